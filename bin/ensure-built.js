@@ -1,0 +1,9 @@
+#!/usr/bin/env node
+// Runs before `npm start` and `npm test`: installs dependencies when node_modules is missing, then compiles.
+import { existsSync } from 'node:fs';
+import { execSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+const root = fileURLToPath(new URL('..', import.meta.url));
+const run = (cmd) => execSync(cmd, { cwd: root, stdio: ['ignore', 2, 2] });
+if (!existsSync(`${root}/node_modules/.package-lock.json`)) run('npm ci --no-audit --no-fund');
+run('npx tsc -p tsconfig.json');

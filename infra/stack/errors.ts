@@ -1,0 +1,29 @@
+/**
+ * Shared types for the local-stack launcher. Kept in a leaf module so that
+ * install.ts and servers.ts can both use them without an import cycle;
+ * servers.ts re-exports everything here.
+ */
+
+export type ServerName = 'postgres' | 'nats' | 'clickhouse';
+
+export const SERVER_NAMES: readonly ServerName[] = ['postgres', 'nats', 'clickhouse'];
+
+export class StackError extends Error {
+  /** When several servers failed at once (stackUp), the individual failures. */
+  failures?: StackError[];
+
+  constructor(message: string, readonly server?: ServerName, readonly logFile?: string) {
+    super(message);
+    this.name = 'StackError';
+  }
+
+  toJSON(): { error: string; server?: ServerName; log_file?: string; failures?: unknown[] } {
+    const out: { error: string; server?: ServerName; log_file?: string; failures?: unknown[] } = {
+      error: this.message,
+    };
+    if (this.server) out.server = this.server;
+    if (this.logFile) out.log_file = this.logFile;
+    if (this.failures && this.failures.length > 0) out.failures = this.failures.map((f) => f.toJSON());
+    return out;
+  }
+}

@@ -1,0 +1,71 @@
+import type { Service, HealthReport } from '../../shared/service.js';
+import { once } from '../../shared/service.js';
+import { HttpServer } from '../../shared/http/server.js';
+import { probeDependencies, type Infra } from '../../shared/infra.js';
+import type { Authenticator } from '../../shared/auth/types.js';
+import { UnauthorizedError } from '../../shared/errors.js';
+import { registerSystemRoutes } from './system-routes.js';
+import type { ApiDeps, RouteModule, RouteModuleFactory } from './modules.js';
+import { ROUTE_MODULES } from './route-modules.js';
+
+const NO_AUTH: Authenticator = {
+  authenticate() {
+    throw new UnauthorizedError('Token verification is not configured.');
+  },
+};
+
+/** The uWebSockets.js app: ingress and control-plane routes on one port. */
+export class ApiService implements Service {
+  readonly name = 'api';
+  readonly server: HttpServer;
+  private modules: RouteModule[] = [];
+  private started = false;
+
+  constructor(
+    private readonly infra: Infra,
+    private readonly factories: RouteModuleFactory[] = ROUTE_MODULES,
+    private readonly authenticator: Authenticator = NO_AUTH,
+  ) {
+    this.server = new HttpServer({ host: infra.config.HOST, port: infra.config.PORT, log: infra.log, metrics: infra.metrics, authenticator });
+  }
+
+  get port(): number {
+    return this.server.port;
+  }
+
+  async start(): Promise<void> {
+    const deps: ApiDeps = { ...this.infra, authenticator: this.authenticator };
+    registerSystemRoutes(this.server, { metrics: this.infra.metrics, readiness: () => this.health() });
+    const wanted = this.infra.config.API_ROUTES;
+    for (const factory of this.factories) {
+      const mod = await factory(deps);
+      if (wanted !== 'all' && mod.area !== wanted) continue;
+      this.modules.push(mod);
+    }
+    for (const mod of this.modules) await mod.start?.();
+    for (const mod of this.modules) mod.register(this.server);
+    await this.server.listen();
+    this.started = true;
+    this.infra.log.info({ port: this.server.port, modules: this.modules.map((m) => m.name) }, 'api listening');
+  }
+
+  readonly stop = once(async () => {
+    // Ingress first: no new requests; then let modules flush (pending publishes, watches).
+    this.server.closeListener();
+    for (const mod of [...this.modules].reverse()) await mod.stop?.().catch((err) => this.infra.log.error({ err, module: mod.name }, 'module stop failed'));
+    this.server.closeAll();
+    this.started = false;
+  });
+
+  async health(): Promise<HealthReport> {
+    const report = await probeDependencies(this.infra);
+    for (const mod of this.modules) {
+      if (!mod.health) continue;
+      const h = await mod.health();
+      report.checks[mod.name] = h;
+      if (!h.ok) report.ok = false;
+    }
+    if (!this.started) report.ok = false;
+    return report;
+  }
+}

@@ -1,0 +1,34 @@
+import type { HttpServer } from '../../shared/http/server.js';
+import type { Metrics } from '../../shared/metrics.js';
+import type { HealthReport } from '../../shared/service.js';
+
+/** Liveness, readiness (every dependency answers) and Prometheus metrics. */
+export function registerSystemRoutes(server: HttpServer, deps: { metrics: Metrics; readiness: () => Promise<HealthReport> }): void {
+  server.route({
+    method: 'GET',
+    path: '/healthz',
+    auth: 'public',
+    handler: () => ({ status: 200, body: { status: 'ok' } }),
+    doc: { summary: 'Liveness: the process serves requests', tags: ['system'] },
+  });
+  server.route({
+    method: 'GET',
+    path: '/readyz',
+    auth: 'public',
+    handler: async () => {
+      const report = await deps.readiness();
+      const down = Object.entries(report.checks).filter(([, c]) => !c.ok).map(([name]) => name);
+      return report.ok
+        ? { status: 200, body: { status: 'ready', checks: report.checks } }
+        : { status: 503, headers: { 'Retry-After': '1' }, body: { status: 'unavailable', down, checks: report.checks } };
+    },
+    doc: { summary: 'Readiness: Postgres, NATS and ClickHouse all answer', tags: ['system'] },
+  });
+  server.route({
+    method: 'GET',
+    path: '/metrics',
+    auth: 'public',
+    handler: async () => ({ status: 200, raw: await deps.metrics.registry.metrics(), contentType: deps.metrics.registry.contentType }),
+    doc: { summary: 'Prometheus metrics', tags: ['system'] },
+  });
+}

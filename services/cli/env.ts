@@ -1,0 +1,20 @@
+import { stackUp, stackStatus } from '../../infra/stack/stack.js';
+import { REPO_ROOT, repoPath } from '../../shared/paths.js';
+import { ensureSecretFile } from '../../shared/secret.js';
+
+/**
+ * The environment a command runs with: the caller's, plus the local stack's server URLs for any of
+ * DATABASE_URL / NATS_URL / CLICKHOUSE_URL not set. `launch` starts the stack when it isn't running.
+ */
+export async function stackEnv(opts: { launch: boolean; log?: (m: string) => void }): Promise<NodeJS.ProcessEnv> {
+  const env = { ...process.env };
+  env.SECRET_KEY ||= await ensureSecretFile(repoPath('.data/secret.key'));
+  if (env.DATABASE_URL && env.NATS_URL && env.CLICKHOUSE_URL) return env;
+  const info = opts.launch ? await stackUp({ root: REPO_ROOT, env, log: opts.log }) : await stackStatus({ root: REPO_ROOT, env });
+  const down = info.servers.filter((s) => !s.running).map((s) => s.name);
+  if (down.length) throw new Error(`not running: ${down.join(', ')} — run "meterline stack up" or set DATABASE_URL, NATS_URL and CLICKHOUSE_URL`);
+  env.DATABASE_URL = info.databaseUrl;
+  env.NATS_URL = info.natsUrl;
+  env.CLICKHOUSE_URL = info.clickhouseUrl;
+  return env;
+}

@@ -1,0 +1,66 @@
+import { parseConfig, ConfigError } from '../../shared/config.js';
+import { migrateAll } from '../../shared/migrate.js';
+import { REPO_ROOT, repoPath } from '../../shared/paths.js';
+import { ensureSecretFile } from '../../shared/secret.js';
+import { stackUp, stackDown, stackStatus } from '../../infra/stack/stack.js';
+import { ROLES } from '../roles.js';
+import { Supervisor } from './supervisor.js';
+import { EXIT, printError, printResult } from './output.js';
+
+/**
+ * `meterline up` (what `npm start` runs): local stack → migrations → every role → base URL.
+ * Ctrl-C stops the roles in order, then the servers this command launched itself.
+ */
+export async function upCommand(): Promise<number> {
+  const log = (m: string) => process.stderr.write(m + '\n');
+  const before = await stackStatus({ root: REPO_ROOT, env: process.env });
+  const runningBefore = new Set(before.servers.filter((s) => s.running).map((s) => s.name));
+  const stack = await stackUp({ root: REPO_ROOT, env: process.env, log });
+  const launchedHere = stack.servers.filter((s) => !s.external && !runningBefore.has(s.name)).map((s) => s.name);
+
+  const env = { ...process.env, SECRET_KEY: process.env.SECRET_KEY || (await ensureSecretFile(repoPath('.data/secret.key'))), DATABASE_URL: stack.databaseUrl, NATS_URL: stack.natsUrl, CLICKHOUSE_URL: stack.clickhouseUrl };
+  let config;
+  try {
+    config = parseConfig(env);
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      printError('invalid configuration', { problems: err.problems });
+      return EXIT.config;
+    }
+    throw err;
+  }
+  const migrations = await migrateAll(config);
+  const supervisor = new Supervisor(ROLES, env);
+
+  let stopping: Promise<void> | null = null;
+  const shutdown = () =>
+    (stopping ??= (async () => {
+      log('stopping roles…');
+      await supervisor.stop();
+      if (launchedHere.length) {
+        const stopped = await stackDown({ root: REPO_ROOT });
+        log(`stopped servers: ${stopped.stopped.map((s) => `${s.name} (${s.pid})`).join(', ') || 'none'}`);
+      }
+    })());
+  process.on('SIGINT', () => void shutdown().then(() => process.exit(0)));
+  process.on('SIGTERM', () => void shutdown().then(() => process.exit(0)));
+
+  let roles;
+  try {
+    roles = await supervisor.start();
+  } catch (err) {
+    printError((err as Error).message);
+    await shutdown();
+    return EXIT.failure;
+  }
+  printResult({
+    base_url: config.PUBLIC_BASE_URL,
+    listening: `http://${config.HOST}:${roles.api?.port ?? config.PORT}`,
+    roles,
+    servers: stack.servers,
+    migrations,
+  });
+  log(`meterline is up at ${config.PUBLIC_BASE_URL} — Ctrl-C to stop`);
+  await new Promise<never>(() => undefined); // run until a signal
+  return EXIT.ok;
+}

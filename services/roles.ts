@@ -1,0 +1,23 @@
+import type { Service } from '../shared/service.js';
+import type { Infra } from '../shared/infra.js';
+import { ApiService } from './api/service.js';
+import { createAuthenticator } from './api/authenticator.js';
+import { createConsumerService } from './consumer/service.js';
+import { createDispatcherService } from './dispatcher/service.js';
+import { createBillingService } from './billing/service.js';
+
+export const ROLES = ['api', 'consumer', 'dispatcher', 'billing'] as const;
+export type Role = (typeof ROLES)[number];
+
+export async function createRole(role: Role, infra: Infra): Promise<Service> {
+  switch (role) {
+    case 'api':
+      return new ApiService(infra, undefined, await createAuthenticator(infra));
+    case 'consumer':
+      return createConsumerService(infra);
+    case 'dispatcher':
+      return createDispatcherService(infra);
+    case 'billing':
+      return createBillingService(infra);
+  }
+}

@@ -1,0 +1,71 @@
+import { generateKeyPair, exportJWK, importJWK, type JWK, type CryptoKey } from 'jose';
+import type { PgPool } from '../clients/postgres.js';
+import { deriveKey, seal, unseal } from '../secret.js';
+import { newId } from '../ids.js';
+
+export const JWT_ALG = 'EdDSA';
+
+export interface ActiveKey {
+  kid: string;
+  privateKey: CryptoKey;
+}
+
+/**
+ * Ed25519 token signing keys kept in Postgres, the private half sealed with a key derived from
+ * SECRET_KEY. Verifiers hold the public keys in memory; an unknown `kid` triggers a (rate-limited) reload.
+ */
+export class SigningKeys {
+  private publicKeys = new Map<string, CryptoKey>();
+  private active: ActiveKey | undefined;
+  private lastReload = 0;
+  private readonly sealKey: Buffer;
+
+  constructor(
+    private readonly pg: PgPool,
+    secret: Buffer,
+  ) {
+    this.sealKey = deriveKey(secret, 'signing-keys');
+  }
+
+  /** Loads every non-retired key; creates the first one when none exists. */
+  async load(): Promise<void> {
+    let rows = (await this.pg.query<{ kid: string; public_jwk: JWK; sealed_private_jwk: string }>(
+      'SELECT kid, public_jwk, sealed_private_jwk FROM signing_keys WHERE retired_at IS NULL ORDER BY created_at DESC, kid',
+    )).rows;
+    if (rows.length === 0) {
+      const { publicKey, privateKey } = await generateKeyPair(JWT_ALG, { crv: 'Ed25519', extractable: true });
+      const kid = newId('key');
+      const publicJwk = { ...(await exportJWK(publicKey)), kid, alg: JWT_ALG, use: 'sig' };
+      const sealed = seal(this.sealKey, JSON.stringify(await exportJWK(privateKey)));
+      await this.pg.query('INSERT INTO signing_keys (kid, public_jwk, sealed_private_jwk) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING', [kid, publicJwk, sealed]);
+      rows = (await this.pg.query('SELECT kid, public_jwk, sealed_private_jwk FROM signing_keys WHERE retired_at IS NULL ORDER BY created_at DESC, kid')).rows;
+    }
+    const keys = new Map<string, CryptoKey>();
+    for (const row of rows) keys.set(row.kid, (await importJWK(row.public_jwk, JWT_ALG)) as CryptoKey);
+    this.publicKeys = keys;
+    const newest = rows[0]!;
+    if (this.active?.kid !== newest.kid) {
+      const jwk = JSON.parse(unseal(this.sealKey, newest.sealed_private_jwk)) as JWK;
+      this.active = { kid: newest.kid, privateKey: (await importJWK(jwk, JWT_ALG)) as CryptoKey };
+    }
+    this.lastReload = Date.now();
+  }
+
+  signingKey(): ActiveKey {
+    if (!this.active) throw new Error('signing keys not loaded');
+    return this.active;
+  }
+
+  /** The public key for `kid`; reloads at most once a second when it is unknown. */
+  async publicKey(kid: string): Promise<CryptoKey | undefined> {
+    const key = this.publicKeys.get(kid);
+    if (key || Date.now() - this.lastReload < 1000) return key;
+    await this.load();
+    return this.publicKeys.get(kid);
+  }
+
+  async jwks(): Promise<{ keys: JWK[] }> {
+    const rows = (await this.pg.query<{ public_jwk: JWK }>('SELECT public_jwk FROM signing_keys WHERE retired_at IS NULL ORDER BY created_at DESC')).rows;
+    return { keys: rows.map((r) => r.public_jwk) };
+  }
+}

@@ -1,0 +1,159 @@
+/**
+ * One validated configuration, parsed once at start-up from the environment.
+ * A bad value stops start-up with a message naming the variable and what it allows.
+ */
+export class ConfigError extends Error {
+  constructor(readonly problems: { variable: string; message: string }[]) {
+    super('invalid configuration:\n' + problems.map((p) => `  ${p.variable}: ${p.message}`).join('\n'));
+    this.name = 'ConfigError';
+  }
+}
+
+type Env = Record<string, string | undefined>;
+type Parser<T> = (raw: string) => T; // throws Error(message) on a bad value
+
+interface VarSpec<T> {
+  parse: Parser<T>;
+  /** Used when the variable is unset or empty; `undefined` means required. */
+  default?: T | ((c: Partial<Config>) => T);
+  describe: string;
+}
+
+const int = (min: number, max: number): Parser<number> => (raw) => {
+  if (!/^-?\d+$/.test(raw.trim())) throw new Error(`must be an integer from ${min} to ${max}, got "${raw}"`);
+  const n = Number(raw);
+  if (n < min || n > max) throw new Error(`must be an integer from ${min} to ${max}, got ${n}`);
+  return n;
+};
+
+const bool: Parser<boolean> = (raw) => {
+  const v = raw.trim().toLowerCase();
+  if (['1', 'true', 'yes', 'on'].includes(v)) return true;
+  if (['0', 'false', 'no', 'off'].includes(v)) return false;
+  throw new Error(`must be true or false, got "${raw}"`);
+};
+
+const url = (protocols: string[]): Parser<string> => (raw) => {
+  let u: URL;
+  try {
+    u = new URL(raw);
+  } catch {
+    throw new Error(`must be a URL (${protocols.join(' or ')}), got "${raw}"`);
+  }
+  if (!protocols.includes(u.protocol.replace(/:$/, ''))) {
+    throw new Error(`must use ${protocols.map((p) => p + '://').join(' or ')}, got "${u.protocol}//"`);
+  }
+  return raw.replace(/\/+$/, '');
+};
+
+const oneOf = <T extends string>(values: readonly T[]): Parser<T> => (raw) => {
+  if (!(values as readonly string[]).includes(raw)) throw new Error(`must be one of ${values.join(', ')}, got "${raw}"`);
+  return raw as T;
+};
+
+const host: Parser<string> = (raw) => {
+  if (!/^[A-Za-z0-9.:\-\[\]]+$/.test(raw)) throw new Error(`must be a host name or IP address, got "${raw}"`);
+  return raw;
+};
+
+const name: Parser<string> = (raw) => {
+  if (!/^[a-z][a-z0-9_]{0,30}$/.test(raw)) throw new Error(`must match [a-z][a-z0-9_]{0,30}, got "${raw}"`);
+  return raw;
+};
+
+const secretKey: Parser<Buffer> = (raw) => {
+  const v = raw.trim();
+  const bytes = /^[0-9a-fA-F]+$/.test(v) && v.length % 2 === 0 ? Buffer.from(v, 'hex') : Buffer.from(v, 'base64');
+  if (bytes.length < 32) throw new Error(`must hold at least 32 random bytes (hex or base64), got ${bytes.length}`);
+  return bytes;
+};
+
+export const API_ROUTE_SETS = ['all', 'ingress', 'control'] as const;
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+
+export interface Config {
+  HOST: string;
+  PORT: number;
+  PUBLIC_BASE_URL: string;
+  DATABASE_URL: string;
+  NATS_URL: string;
+  CLICKHOUSE_URL: string;
+  /** ClickHouse database holding usage; tests use one per test file. */
+  CLICKHOUSE_DATABASE: string;
+  /** Prefix for NATS stream, subject and bucket names; empty in production, unique per test file. */
+  NATS_NAMESPACE: string;
+  ACCESS_TOKEN_TTL_SECONDS: number;
+  WEBHOOKS_ALLOW_PRIVATE_URLS: boolean;
+  /** Which routes an api process mounts: an operator may split ingress and control plane. */
+  API_ROUTES: (typeof API_ROUTE_SETS)[number];
+  LOG_LEVEL: (typeof LOG_LEVELS)[number];
+  /** Bytes the USAGE stream may hold before publishes are refused (discard: new → 503). */
+  USAGE_STREAM_MAX_BYTES: number;
+  /**
+   * 32+ random bytes (hex or base64) keying what must not be stored in clear: signing keys at rest,
+   * card fingerprints, CSRF tokens. `meterline up` and `npm test` create one under .data/ when unset.
+   */
+  SECRET_KEY: Buffer;
+}
+
+const SPEC: { [K in keyof Config]: VarSpec<Config[K]> } = {
+  HOST: { parse: host, default: '127.0.0.1', describe: 'interface the api listens on' },
+  PORT: { parse: int(0, 65535), default: 8080, describe: 'port the api listens on (0 = any free port)' },
+  PUBLIC_BASE_URL: {
+    parse: url(['http', 'https']),
+    default: (c) => `http://${c.HOST ?? '127.0.0.1'}:${c.PORT ?? 8080}`,
+    describe: 'external base URL; the OAuth issuer',
+  },
+  DATABASE_URL: { parse: url(['postgres', 'postgresql']), describe: 'Postgres connection URL' },
+  NATS_URL: { parse: url(['nats', 'tls']), describe: 'NATS server URL (JetStream enabled)' },
+  CLICKHOUSE_URL: { parse: url(['http', 'https']), describe: 'ClickHouse HTTP URL' },
+  CLICKHOUSE_DATABASE: { parse: name, default: 'meterline', describe: 'ClickHouse database for usage' },
+  NATS_NAMESPACE: {
+    parse: (raw) => (raw === '' ? '' : name(raw)),
+    default: '',
+    describe: 'prefix of NATS stream/subject/bucket names',
+  },
+  ACCESS_TOKEN_TTL_SECONDS: { parse: int(60, 86_400), default: 3600, describe: 'access token lifetime' },
+  WEBHOOKS_ALLOW_PRIVATE_URLS: { parse: bool, default: false, describe: 'allow http:// and private webhook targets' },
+  API_ROUTES: { parse: oneOf(API_ROUTE_SETS), default: 'all', describe: 'routes the api mounts' },
+  LOG_LEVEL: { parse: oneOf(LOG_LEVELS), default: 'info', describe: 'log level' },
+  USAGE_STREAM_MAX_BYTES: {
+    parse: int(1 << 20, Number.MAX_SAFE_INTEGER),
+    default: 4 * 1024 ** 3,
+    describe: 'byte cap of the USAGE stream',
+  },
+  SECRET_KEY: { parse: secretKey, describe: 'at least 32 random bytes, hex or base64' },
+};
+
+export const CONFIG_VARIABLES = Object.keys(SPEC) as (keyof Config)[];
+
+export function describeConfig(): { variable: string; default: unknown; describe: string }[] {
+  return CONFIG_VARIABLES.map((k) => {
+    const d = SPEC[k].default;
+    return { variable: k, default: typeof d === 'function' ? 'derived' : d ?? 'required', describe: SPEC[k].describe };
+  });
+}
+
+/** Parses and validates every variable; throws one ConfigError listing every problem. */
+export function parseConfig(env: Env = process.env): Config {
+  const out: Partial<Config> = {};
+  const problems: { variable: string; message: string }[] = [];
+  // Order matters: derived defaults (PUBLIC_BASE_URL) read earlier values.
+  for (const key of CONFIG_VARIABLES) {
+    const spec = SPEC[key] as VarSpec<unknown>;
+    const raw = env[key];
+    try {
+      if (raw === undefined || raw === '') {
+        if (spec.default === undefined) throw new Error(`is required (${spec.describe})`);
+        (out as Record<string, unknown>)[key] =
+          typeof spec.default === 'function' ? (spec.default as (c: Partial<Config>) => unknown)(out) : spec.default;
+      } else {
+        (out as Record<string, unknown>)[key] = spec.parse(raw);
+      }
+    } catch (err) {
+      problems.push({ variable: key, message: (err as Error).message });
+    }
+  }
+  if (problems.length) throw new ConfigError(problems);
+  return Object.freeze(out as Config);
+}

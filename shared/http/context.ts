@@ -1,0 +1,70 @@
+import type { HttpRequest, HttpResponse } from 'uWebSockets.js';
+import { randomUUID } from 'node:crypto';
+import type { Principal } from '../auth/types.js';
+
+/** Everything a handler may read about the request, captured before the first await. */
+export class RequestContext {
+  aborted = false;
+  readonly method: string;
+  readonly path: string;
+  readonly rawQuery: string;
+  readonly headers: Record<string, string> = {};
+  readonly params: Record<string, string> = {};
+  readonly requestId: string;
+  readonly startedAt = performance.now();
+  /** Parsed JSON (or form) body; undefined when the request had none. */
+  body: unknown = undefined;
+  rawBody: Buffer | undefined = undefined;
+  principal: Principal | undefined = undefined;
+  private queryCache: URLSearchParams | undefined;
+
+  constructor(
+    readonly res: HttpResponse,
+    req: HttpRequest,
+    paramNames: readonly string[],
+  ) {
+    this.method = req.getMethod().toUpperCase();
+    this.path = req.getUrl();
+    this.rawQuery = req.getQuery() ?? '';
+    req.forEach((k, v) => {
+      this.headers[k] = v;
+    });
+    for (let i = 0; i < paramNames.length; i++) this.params[paramNames[i]!] = decodeParam(req.getParameter(i) ?? '');
+    const given = this.headers['x-request-id'];
+    this.requestId = given && given.length <= 200 && /^[\x21-\x7e]+$/.test(given) ? given : randomUUID();
+    res.onAborted(() => {
+      this.aborted = true;
+    });
+  }
+
+  get query(): URLSearchParams {
+    return (this.queryCache ??= new URLSearchParams(this.rawQuery));
+  }
+
+  header(name: string): string | undefined {
+    return this.headers[name.toLowerCase()];
+  }
+}
+
+function decodeParam(v: string): string {
+  try {
+    return decodeURIComponent(v);
+  } catch {
+    return v;
+  }
+}
+
+export interface HttpReply {
+  status: number;
+  /** Serialized as JSON unless `raw` is given. */
+  body?: unknown;
+  raw?: string | Buffer;
+  contentType?: string;
+  headers?: Record<string, string>;
+}
+
+export const json = (status: number, body: unknown, headers?: Record<string, string>): HttpReply => ({
+  status,
+  body,
+  headers,
+});

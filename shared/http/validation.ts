@@ -1,0 +1,92 @@
+import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
+import addFormatsImport from 'ajv-formats';
+import { ValidationError, type FieldError } from '../errors.js';
+
+// ajv-formats ships CommonJS; its default export arrives wrapped under ESM.
+const addFormats = ((addFormatsImport as unknown as { default?: unknown }).default ?? addFormatsImport) as (ajv: Ajv) => Ajv;
+
+const ajv = addFormats(new Ajv({ allErrors: true, strict: false, coerceTypes: false, useDefaults: true }));
+const queryAjv = addFormats(new Ajv({ allErrors: true, strict: false, coerceTypes: true, useDefaults: true }));
+
+/** `/card/number` → `card.number`; `/items/0/product_id` → `items[0].product_id`. */
+function fieldOf(e: ErrorObject, prefix: string): string {
+  let path = e.instancePath
+    .split('/')
+    .slice(1)
+    .map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'))
+    .reduce((acc, seg) => (/^\d+$/.test(seg) ? `${acc}[${seg}]` : acc ? `${acc}.${seg}` : seg), '');
+  const extra = (e.params as { missingProperty?: string; additionalProperty?: string }).missingProperty ?? (e.params as { additionalProperty?: string }).additionalProperty;
+  if (extra) path = path ? `${path}.${extra}` : extra;
+  return prefix ? (path ? `${prefix}.${path}` : prefix) : path;
+}
+
+function messageOf(e: ErrorObject): string {
+  switch (e.keyword) {
+    case 'required':
+      return 'is required';
+    case 'additionalProperties':
+      return 'is not a known field';
+    case 'enum':
+      return `must be one of ${(e.params as { allowedValues: unknown[] }).allowedValues.map((v) => JSON.stringify(v)).join(', ')}`;
+    case 'type':
+      return `must be ${(e.params as { type: string }).type}`;
+    default:
+      return e.message ?? 'is invalid';
+  }
+}
+
+export function toFieldErrors(errors: ErrorObject[] | null | undefined, prefix = ''): FieldError[] {
+  const out: FieldError[] = [];
+  const seen = new Set<string>();
+  for (const e of errors ?? []) {
+    // anyOf/oneOf wrappers repeat what their branches said
+    if (e.keyword === 'anyOf' || e.keyword === 'oneOf' || e.keyword === 'if') continue;
+    const fe = { field: fieldOf(e, prefix), message: messageOf(e) };
+    const key = fe.field + '\u0000' + fe.message;
+    if (!seen.has(key)) {
+      seen.add(key);
+      out.push(fe);
+    }
+  }
+  return out;
+}
+
+export interface Validator<T> {
+  schema: object;
+  /** Returns the value typed, or throws ValidationError (422) naming each failing field. */
+  parse(value: unknown): T;
+  check: ValidateFunction;
+}
+
+/** Compiled once at start; request bodies: no coercion, unknown fields rejected by the schema. */
+export function bodyValidator<T>(schema: object): Validator<T> {
+  const check = ajv.compile(schema);
+  return {
+    schema,
+    check,
+    parse(value) {
+      if (value === undefined) throw new ValidationError([{ field: '', message: 'a JSON body is required' }], 'A JSON request body is required.');
+      if (!check(value)) throw new ValidationError(toFieldErrors(check.errors));
+      return value as T;
+    },
+  };
+}
+
+/** Query strings: values coerced from strings ("2" → 2), defaults applied, unknown parameters rejected. */
+export function queryValidator<T>(schema: object): Validator<T> & { parseQuery(q: URLSearchParams): T } {
+  const check = queryAjv.compile(schema);
+  const parse = (value: unknown): T => {
+    if (!check(value)) throw new ValidationError(toFieldErrors(check.errors));
+    return value as T;
+  };
+  return {
+    schema,
+    check,
+    parse,
+    parseQuery(q) {
+      const obj: Record<string, string> = {};
+      for (const [k, v] of q) obj[k] = v;
+      return parse(obj);
+    },
+  };
+}

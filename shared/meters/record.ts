@@ -1,0 +1,42 @@
+import type { KV } from '@nats-io/kv';
+
+export const METER_TYPES = ['counter', 'gauge', 'histogram'] as const;
+export type MeterType = (typeof METER_TYPES)[number];
+
+export const AGGREGATIONS: Record<MeterType, readonly string[]> = {
+  counter: ['sum', 'count'],
+  gauge: ['last', 'max', 'min', 'avg'],
+  histogram: ['sum', 'count', 'min', 'max', 'avg', 'p50', 'p90', 'p95', 'p99'],
+};
+
+/**
+ * What every ingress process knows about a meter, replicated through the NATS KV meter bucket
+ * (key = meter id). The control plane writes it with the Postgres row; the ingress watches it.
+ */
+export interface MeterRecord {
+  id: string;
+  account_id: string;
+  type: MeterType;
+  aggregation: string;
+  status: 'active' | 'inactive';
+  /** Postgres `updated_at` in epoch ms: lets reconciliation tell which side is newer. */
+  updated_at_ms: number;
+}
+
+export function encodeMeter(m: MeterRecord): string {
+  return JSON.stringify(m);
+}
+
+export function decodeMeter(raw: string): MeterRecord | null {
+  try {
+    const m = JSON.parse(raw) as MeterRecord;
+    if (typeof m.id !== 'string' || typeof m.account_id !== 'string' || !METER_TYPES.includes(m.type)) return null;
+    return m;
+  } catch {
+    return null;
+  }
+}
+
+export async function putMeter(kv: KV, m: MeterRecord): Promise<void> {
+  await kv.put(m.id, encodeMeter(m));
+}

@@ -1,0 +1,144 @@
+import { readdir, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import pg from 'pg';
+import { jetstreamManager, DiscardPolicy, StorageType, RetentionPolicy } from '@nats-io/jetstream';
+import { Kvm } from '@nats-io/kv';
+import type { Config } from './config.js';
+import { createClickhouse } from './clients/clickhouse.js';
+import { connectNats, NatsNames, type NatsConnection } from './clients/nats.js';
+import { repoPath } from './paths.js';
+
+export interface MigrationReport {
+  postgres: string[];
+  clickhouse: string[];
+  nats: string[];
+}
+
+async function migrationFiles(dir: string): Promise<{ version: string; sql: string }[]> {
+  const names = (await readdir(dir)).filter((n) => n.endsWith('.sql')).sort();
+  return Promise.all(names.map(async (n) => ({ version: n.replace(/\.sql$/, ''), sql: await readFile(join(dir, n), 'utf8') })));
+}
+
+/** Versioned SQL files applied in order, each in its own transaction, under an advisory lock. */
+export async function migratePostgres(databaseUrl: string): Promise<string[]> {
+  const client = new pg.Client({ connectionString: databaseUrl });
+  await client.connect();
+  const applied: string[] = [];
+  try {
+    // Several processes may start at once: one migrates, the others wait and then find nothing to do.
+    await client.query('SELECT pg_advisory_lock(727274)');
+    await client.query('CREATE TABLE IF NOT EXISTS schema_migrations (version text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())');
+    const done = new Set((await client.query<{ version: string }>('SELECT version FROM schema_migrations')).rows.map((r) => r.version));
+    for (const m of await migrationFiles(repoPath('infra/migrations/postgres'))) {
+      if (done.has(m.version)) continue;
+      try {
+        await client.query('BEGIN');
+        await client.query(m.sql);
+        await client.query('INSERT INTO schema_migrations (version) VALUES ($1)', [m.version]);
+        await client.query('COMMIT');
+      } catch (err) {
+        await client.query('ROLLBACK');
+        throw new Error(`postgres migration ${m.version} failed: ${(err as Error).message}`);
+      }
+      applied.push(m.version);
+    }
+  } finally {
+    await client.query('SELECT pg_advisory_unlock(727274)').catch(() => undefined);
+    await client.end();
+  }
+  return applied;
+}
+
+/**
+ * ClickHouse has no transactions: each file holds idempotent statements (IF NOT EXISTS) separated by
+ * `;` at line end, and the version is recorded after all of them ran.
+ */
+export async function migrateClickhouse(url: string, database: string): Promise<string[]> {
+  const admin = createClickhouse(url);
+  const applied: string[] = [];
+  try {
+    await admin.command({ query: `CREATE DATABASE IF NOT EXISTS ${database}` });
+    await admin.command({
+      query: `CREATE TABLE IF NOT EXISTS ${database}.schema_migrations (version String, applied_at DateTime DEFAULT now()) ENGINE = ReplacingMergeTree() ORDER BY version`,
+    });
+    const rs = await admin.query({ query: `SELECT version FROM ${database}.schema_migrations FINAL`, format: 'JSONEachRow' });
+    const done = new Set((await rs.json<{ version: string }>()).map((r) => r.version));
+    for (const m of await migrationFiles(repoPath('infra/migrations/clickhouse'))) {
+      if (done.has(m.version)) continue;
+      const statements = m.sql
+        .replace(/\{database\}/g, database)
+        .split(/;\s*(?:\n|$)/)
+        .map((s) => s.replace(/^\s*--.*$/gm, '').trim())
+        .filter(Boolean);
+      for (const query of statements) {
+        try {
+          await admin.command({ query });
+        } catch (err) {
+          throw new Error(`clickhouse migration ${m.version} failed: ${(err as Error).message}`);
+        }
+      }
+      await admin.insert({ table: `${database}.schema_migrations`, values: [{ version: m.version }], format: 'JSONEachRow' });
+      applied.push(m.version);
+    }
+  } finally {
+    await admin.close();
+  }
+  return applied;
+}
+
+/** Streams and buckets; created when missing, updated to the configured limits when present. */
+export async function ensureNatsTopology(nc: NatsConnection, names: NatsNames, usageMaxBytes: number): Promise<string[]> {
+  const jsm = await jetstreamManager(nc);
+  const changed: string[] = [];
+  const streams = [
+    {
+      name: names.usageStream,
+      subjects: [names.usageSubjects],
+      storage: StorageType.File,
+      retention: RetentionPolicy.Limits,
+      discard: DiscardPolicy.New,
+      max_bytes: usageMaxBytes,
+      max_age: 0,
+      duplicate_window: 2 * 60 * 1_000_000_000,
+    },
+    {
+      name: names.eventsStream,
+      subjects: [names.eventSubjects],
+      storage: StorageType.File,
+      retention: RetentionPolicy.Limits,
+      discard: DiscardPolicy.Old,
+      max_age: 7 * 24 * 3600 * 1_000_000_000,
+      duplicate_window: 2 * 60 * 1_000_000_000,
+    },
+  ];
+  for (const cfg of streams) {
+    try {
+      const info = await jsm.streams.info(cfg.name);
+      const c = info.config;
+      if (c.max_bytes !== (cfg.max_bytes ?? -1) || c.discard !== cfg.discard) {
+        await jsm.streams.update(cfg.name, { ...c, max_bytes: cfg.max_bytes ?? -1, discard: cfg.discard });
+        changed.push(`${cfg.name} updated`);
+      }
+    } catch {
+      await jsm.streams.add(cfg);
+      changed.push(`${cfg.name} created`);
+    }
+  }
+  const kvm = new Kvm(nc);
+  for (const bucket of [names.meterBucket, names.revocationBucket]) {
+    await kvm.create(bucket, { history: 1, storage: StorageType.File });
+  }
+  return changed;
+}
+
+export async function migrateAll(config: Config): Promise<MigrationReport> {
+  const postgres = await migratePostgres(config.DATABASE_URL);
+  const clickhouse = await migrateClickhouse(config.CLICKHOUSE_URL, config.CLICKHOUSE_DATABASE);
+  const nc = await connectNats(config.NATS_URL, 'meterline-migrate');
+  try {
+    const nats = await ensureNatsTopology(nc, new NatsNames(config.NATS_NAMESPACE), config.USAGE_STREAM_MAX_BYTES);
+    return { postgres, clickhouse, nats };
+  } finally {
+    await nc.close();
+  }
+}

@@ -1,0 +1,72 @@
+import t from 'tap';
+import { spawn } from 'node:child_process';
+import { createInterface } from 'node:readline';
+import { repoPath } from '../../shared/paths.js';
+import { isolatedConfig, freePort, waitUntil } from '../fixtures/env.js';
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+// `meterline up` against the run's servers (given by URL, so it launches none): every role as its own
+// process, a crashed role restarted, SIGINT stops them all.
+t.test('meterline up: roles, readiness, crash restart, clean SIGINT', async (t) => {
+  const config = await isolatedConfig(t);
+  const port = await freePort();
+  const child = spawn(process.execPath, [repoPath('bin/meterline.js'), 'up'], {
+    env: {
+      ...process.env,
+      DATABASE_URL: config.DATABASE_URL,
+      NATS_URL: config.NATS_URL,
+      CLICKHOUSE_URL: config.CLICKHOUSE_URL,
+      CLICKHOUSE_DATABASE: config.CLICKHOUSE_DATABASE,
+      NATS_NAMESPACE: config.NATS_NAMESPACE,
+      PORT: String(port),
+      LOG_LEVEL: 'warn',
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  const stderrLines: string[] = [];
+  child.stdout.on('data', (d) => (stdout += d));
+  createInterface({ input: child.stderr }).on('line', (l) => stderrLines.push(l));
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  t.teardown(() => {
+    if (child.exitCode === null) child.kill('SIGKILL');
+  });
+
+  await waitUntil(() => {
+    try {
+      JSON.parse(stdout);
+      return true;
+    } catch {
+      return child.exitCode !== null;
+    }
+  }, 'meterline up to print its JSON', 60_000);
+  const started = JSON.parse(stdout);
+  t.equal(started.base_url, `http://127.0.0.1:${port}`);
+  t.same(Object.keys(started.roles).sort(), ['api', 'billing', 'consumer', 'dispatcher']);
+  const pids = Object.values(started.roles as Record<string, { pid: number }>).map((r) => r.pid);
+  t.ok(pids.every(alive), 'every role runs as its own process');
+  t.equal(new Set(pids).size, 4);
+
+  const ready = await fetch(`${started.base_url}/readyz`);
+  t.equal(ready.status, 200);
+
+  const consumerPid = started.roles.consumer.pid as number;
+  process.kill(consumerPid, 'SIGKILL');
+  await waitUntil(() => stderrLines.some((l) => l.includes('"role consumer restarted"')), 'the consumer to be restarted', 30_000);
+  t.ok(stderrLines.some((l) => /role consumer exited unexpectedly/.test(l)), 'the crash is reported');
+  const restarted = JSON.parse(stderrLines.find((l) => l.includes('"role consumer restarted"'))!);
+  t.not(restarted.pid, consumerPid);
+  t.ok(alive(restarted.pid));
+
+  child.kill('SIGINT');
+  t.equal(await exited, 0, 'exits 0 after SIGINT');
+  for (const pid of [...pids.filter((p) => p !== consumerPid), restarted.pid]) t.notOk(alive(pid), `role process ${pid} is gone`);
+});

@@ -1,0 +1,67 @@
+/**
+ * `npm test`: bring up the local stack (installing servers when missing), run the whole tap suite
+ * against it, then stop the servers this run launched. Test files get the server URLs through the
+ * environment and create their own isolated databases, namespaces and accounts.
+ */
+import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { readdir } from 'node:fs/promises';
+import { join, relative } from 'node:path';
+import { stackUp, stackDown, stackStatus } from '../infra/stack/stack.js';
+import { REPO_ROOT, repoPath } from '../shared/paths.js';
+import { prepareTestTools } from './fixtures/tools.js';
+
+async function findTests(dir: string): Promise<string[]> {
+  const out: string[] = [];
+  for (const entry of await readdir(dir, { withFileTypes: true })) {
+    const p = join(dir, entry.name);
+    if (entry.isDirectory()) out.push(...(await findTests(p)));
+    else if (entry.name.endsWith('.test.js')) out.push(p);
+  }
+  return out.sort();
+}
+
+async function main(): Promise<number> {
+  const started = Date.now();
+  const log = (m: string) => process.stderr.write(`[test] ${m}\n`);
+  const filter = process.argv.slice(2);
+  const before = await stackStatus({ root: REPO_ROOT, env: process.env });
+  const runningBefore = new Set(before.servers.filter((s) => s.running).map((s) => s.name));
+  const stack = await stackUp({ root: REPO_ROOT, env: process.env, log });
+  const launched = stack.servers.filter((s) => !s.external && !runningBefore.has(s.name));
+  log(`stack ready in ${Date.now() - started} ms (${stack.servers.map((s) => `${s.name}${s.external ? ' external' : ''}`).join(', ')})`);
+  await prepareTestTools(log);
+
+  let files = await findTests(repoPath('dist/test'));
+  if (filter.length) files = files.filter((f) => filter.some((x) => f.includes(x)));
+  const env = {
+    ...process.env,
+    DATABASE_URL: stack.databaseUrl,
+    NATS_URL: stack.natsUrl,
+    CLICKHOUSE_URL: stack.clickhouseUrl,
+    LOG_LEVEL: process.env.LOG_LEVEL ?? 'silent',
+    SECRET_KEY: process.env.SECRET_KEY || randomBytes(32).toString('hex'),
+  };
+  const code = await new Promise<number>((resolve) => {
+    const child = spawn(
+      process.execPath,
+      [repoPath('node_modules/tap/dist/esm/run.mjs'), '--disable-coverage', '--timeout=300', '--jobs=2', '--reporter=base', ...files.map((f) => relative(REPO_ROOT, f))],
+      { cwd: REPO_ROOT, env, stdio: 'inherit' },
+    );
+    child.on('exit', (c, signal) => resolve(c ?? (signal ? 1 : 0)));
+  });
+  if (launched.length && !process.env.KEEP_STACK) {
+    const down = await stackDown({ root: REPO_ROOT });
+    log(`stopped ${down.stopped.map((s) => s.name).join(', ')}`);
+  }
+  log(`finished in ${((Date.now() - started) / 1000).toFixed(1)} s with exit code ${code}`);
+  return code;
+}
+
+main().then(
+  (code) => process.exit(code),
+  (err) => {
+    process.stderr.write(`[test] ${(err as Error).stack ?? err}\n`);
+    process.exit(1);
+  },
+);

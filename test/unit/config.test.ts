@@ -1,0 +1,54 @@
+import t from 'tap';
+import { parseConfig, ConfigError } from '../../shared/config.js';
+
+const base = { DATABASE_URL: 'postgres://u@127.0.0.1:55432/db', NATS_URL: 'nats://127.0.0.1:54222', CLICKHOUSE_URL: 'http://127.0.0.1:58123', SECRET_KEY: 'ab'.repeat(32) };
+
+t.test('defaults follow DESIGN §4', async (t) => {
+  const c = parseConfig(base);
+  t.equal(c.HOST, '127.0.0.1');
+  t.equal(c.PORT, 8080);
+  t.equal(c.PUBLIC_BASE_URL, 'http://127.0.0.1:8080');
+  t.equal(c.ACCESS_TOKEN_TTL_SECONDS, 3600);
+  t.equal(c.WEBHOOKS_ALLOW_PRIVATE_URLS, false);
+  t.equal(c.API_ROUTES, 'all');
+  t.ok(Object.isFrozen(c), 'config is parsed once and frozen');
+});
+
+t.test('PUBLIC_BASE_URL derives from HOST and PORT unless given, without a trailing slash', async (t) => {
+  t.equal(parseConfig({ ...base, HOST: '0.0.0.0', PORT: '9000' }).PUBLIC_BASE_URL, 'http://0.0.0.0:9000');
+  t.equal(parseConfig({ ...base, PUBLIC_BASE_URL: 'https://billing.example.com/' }).PUBLIC_BASE_URL, 'https://billing.example.com');
+});
+
+t.test('booleans accept the usual spellings', async (t) => {
+  t.equal(parseConfig({ ...base, WEBHOOKS_ALLOW_PRIVATE_URLS: 'true' }).WEBHOOKS_ALLOW_PRIVATE_URLS, true);
+  t.equal(parseConfig({ ...base, WEBHOOKS_ALLOW_PRIVATE_URLS: '0' }).WEBHOOKS_ALLOW_PRIVATE_URLS, false);
+});
+
+function problems(env: Record<string, string>): Record<string, string> {
+  try {
+    parseConfig(env);
+  } catch (err) {
+    if (err instanceof ConfigError) return Object.fromEntries(err.problems.map((p) => [p.variable, p.message]));
+    throw err;
+  }
+  throw new Error('expected a ConfigError');
+}
+
+t.test('a bad value names the variable and what is allowed', async (t) => {
+  t.match(problems({ ...base, PORT: 'eighty' }), { PORT: /integer from 0 to 65535.*"eighty"/ });
+  t.match(problems({ ...base, PORT: '70000' }), { PORT: /from 0 to 65535, got 70000/ });
+  t.match(problems({ ...base, ACCESS_TOKEN_TTL_SECONDS: '5' }), { ACCESS_TOKEN_TTL_SECONDS: /from 60 to 86400/ });
+  t.match(problems({ ...base, WEBHOOKS_ALLOW_PRIVATE_URLS: 'maybe' }), { WEBHOOKS_ALLOW_PRIVATE_URLS: /true or false/ });
+  t.match(problems({ ...base, DATABASE_URL: 'mysql://x' }), { DATABASE_URL: /postgres:\/\/ or postgresql:\/\// });
+  t.match(problems({ ...base, NATS_URL: 'not a url' }), { NATS_URL: /must be a URL/ });
+  t.match(problems({ ...base, API_ROUTES: 'everything' }), { API_ROUTES: /one of all, ingress, control/ });
+  t.match(problems({ ...base, PUBLIC_BASE_URL: 'ftp://x' }), { PUBLIC_BASE_URL: /http:\/\/ or https:\/\// });
+  t.match(problems({ ...base, SECRET_KEY: 'abcd' }), { SECRET_KEY: /at least 32 random bytes.*got 2/ });
+});
+
+t.test('every problem is reported at once, required variables included', async (t) => {
+  const p = problems({ PORT: '-1' });
+  t.same(Object.keys(p).sort(), ['CLICKHOUSE_URL', 'DATABASE_URL', 'NATS_URL', 'PORT', 'SECRET_KEY']);
+  t.match(p.DATABASE_URL, /is required/);
+  t.throws(() => parseConfig({ PORT: '-1' }), /PORT: must be an integer/);
+});
