@@ -17,7 +17,7 @@ import {
   statSync,
   writeFileSync,
 } from 'node:fs';
-import { chown, lstat, mkdir, readdir, writeFile, chmod } from 'node:fs/promises';
+import { chown, lchown, lstat, mkdir, readdir, writeFile, chmod } from 'node:fs/promises';
 import http from 'node:http';
 import https from 'node:https';
 import net from 'node:net';
@@ -413,6 +413,7 @@ async function chownIfNeeded(p: string, uid: number, gid: number): Promise<void>
     return;
   }
   if (st.uid === uid && st.gid === gid) return;
+  if (st.isSymbolicLink()) return lchown(p, uid, gid);
   await chown(p, uid, gid);
   if (st.isDirectory()) {
     for (const e of await readdir(p)) await chownIfNeeded(path.join(p, e), uid, gid);
