@@ -42,14 +42,22 @@ async function main(): Promise<number> {
     LOG_LEVEL: process.env.LOG_LEVEL ?? 'silent',
     SECRET_KEY: process.env.SECRET_KEY || randomBytes(32).toString('hex'),
   };
+  let totals: { pass: number; fail: number } | undefined;
   const code = await new Promise<number>((resolve) => {
     const child = spawn(
       process.execPath,
       [repoPath('node_modules/tap/dist/esm/run.mjs'), '--disable-coverage', '--timeout=300', '--jobs=2', '--reporter=base', ...files.map((f) => relative(REPO_ROOT, f))],
-      { cwd: REPO_ROOT, env, stdio: 'inherit' },
+      { cwd: REPO_ROOT, env, stdio: ['ignore', 'pipe', 'inherit'] },
     );
+    // Tee tap's report and keep its totals for the closing line CI reads.
+    child.stdout.on('data', (chunk: Buffer) => {
+      process.stdout.write(chunk);
+      const m = /Asserts:\s+(\d+) pass\s+(\d+) fail/.exec(chunk.toString());
+      if (m) totals = { pass: Number(m[1]), fail: Number(m[2]) };
+    });
     child.on('exit', (c, signal) => resolve(c ?? (signal ? 1 : 0)));
   });
+  if (totals) process.stdout.write(`\n${totals.pass} passed, ${totals.fail} failed\n`);
   if (launched.length && !process.env.KEEP_STACK) {
     const down = await stackDown({ root: REPO_ROOT });
     log(`stopped ${down.stopped.map((s) => s.name).join(', ')}`);
