@@ -3,7 +3,9 @@ import type { Infra } from '../shared/infra.js';
 import { ApiService } from './api/service.js';
 import { createAuthenticator } from './api/authenticator.js';
 import { createConsumerService } from './consumer/service.js';
+import { UsageConsumer } from './consumer/usage-consumer.js';
 import { createDispatcherService } from './dispatcher/service.js';
+import { createOutboxRelay } from './dispatcher/outbox-relay.js';
 import { createBillingService } from './billing/service.js';
 
 export const ROLES = ['api', 'consumer', 'dispatcher', 'billing'] as const;
@@ -14,9 +16,9 @@ export async function createRole(role: Role, infra: Infra): Promise<Service> {
     case 'api':
       return new ApiService(infra, undefined, await createAuthenticator(infra));
     case 'consumer':
-      return createConsumerService(infra);
+      return createConsumerService(infra, [new UsageConsumer(infra)]);
     case 'dispatcher':
-      return createDispatcherService(infra);
+      return createDispatcherService(infra, [createOutboxRelay(infra)]);
     case 'billing':
       return createBillingService(infra);
   }

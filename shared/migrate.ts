@@ -95,7 +95,9 @@ export async function ensureNatsTopology(nc: NatsConnection, names: NatsNames, u
       name: names.usageStream,
       subjects: [names.usageSubjects],
       storage: StorageType.File,
-      retention: RetentionPolicy.Limits,
+      // Work queue: a record leaves the stream once the consumer acked its ClickHouse insert, so max_bytes
+      // caps the backlog (overload → discard new → 503), not the history.
+      retention: RetentionPolicy.Workqueue,
       discard: DiscardPolicy.New,
       max_bytes: usageMaxBytes,
       max_age: 0,
@@ -115,6 +117,17 @@ export async function ensureNatsTopology(nc: NatsConnection, names: NatsNames, u
     try {
       const info = await jsm.streams.info(cfg.name);
       const c = info.config;
+      // Retention cannot be changed in place; an empty stream is re-created, a non-empty one is left alone.
+      if (c.retention !== cfg.retention) {
+        if (info.state.messages === 0) {
+          await jsm.streams.delete(cfg.name);
+          await jsm.streams.add(cfg);
+          changed.push(`${cfg.name} re-created with ${cfg.retention} retention`);
+        } else {
+          changed.push(`${cfg.name} keeps ${c.retention} retention (${info.state.messages} messages); drain and delete it to switch to ${cfg.retention}`);
+        }
+        continue;
+      }
       if (c.max_bytes !== (cfg.max_bytes ?? -1) || c.discard !== cfg.discard) {
         await jsm.streams.update(cfg.name, { ...c, max_bytes: cfg.max_bytes ?? -1, discard: cfg.discard });
         changed.push(`${cfg.name} updated`);

@@ -1,4 +1,27 @@
 import type { RouteModuleFactory } from './modules.js';
+import { oauthRoutes } from '../control/oauth/module.js';
+import { idempotencyModule } from '../control/idempotency/module.js';
+import { productsModule } from '../control/products/module.js';
+import { metersModule } from '../control/meters/module.js';
+import { subscriptionsModule } from '../control/subscriptions/module.js';
+import { openApiModule } from '../control/openapi/module.js';
+import { billingModule } from '../control/billing/module.js';
+import { paymentMethodsModule } from '../control/payment-methods/module.js';
+import { webhooksModule } from '../control/webhooks/module.js';
+import { ingressModule } from '../ingress/module.js';
+import { usageQueryModule } from '../control/usage/module.js';
 
 /** Every route module the api mounts, in registration order. Each area adds its factory here. */
-export const ROUTE_MODULES: RouteModuleFactory[] = [];
+export const ROUTE_MODULES: RouteModuleFactory[] = [
+  oauthRoutes,
+  idempotencyModule,
+  productsModule,
+  metersModule,
+  subscriptionsModule,
+  openApiModule,
+  billingModule,
+  paymentMethodsModule,
+  webhooksModule,
+  ingressModule,
+  usageQueryModule,
+];

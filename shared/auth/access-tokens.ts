@@ -1,8 +1,8 @@
-import { SignJWT, jwtVerify, decodeProtectedHeader, errors as joseErrors } from 'jose';
+import { SignJWT, jwtVerify, decodeProtectedHeader, errors as joseErrors, type CryptoKey } from 'jose';
 import { randomBytes } from 'node:crypto';
 import { UnauthorizedError } from '../errors.js';
-import { SCOPES, type Authenticator, type Principal, type Scope } from './types.js';
-import { JWT_ALG, type SigningKeys } from './signing-keys.js';
+import { isScope, type Authenticator, type Principal, type Scope } from './types.js';
+import { JWT_ALG, type ActiveKey } from './signing-keys.js';
 
 export interface AccessTokenClaims {
   accountId: string;
@@ -15,11 +15,26 @@ export interface IssuedAccessToken {
   token: string;
   jti: string;
   expiresIn: number;
+  /** Unix seconds. */
   expiresAt: number;
 }
 
-/** Signs `{sub, uid, client_id, scope, exp, jti}` with the active Ed25519 key (header carries `kid`). */
-export async function issueAccessToken(keys: SigningKeys, claims: AccessTokenClaims, opts: { issuer: string; ttlSeconds: number; now?: number }): Promise<IssuedAccessToken> {
+/** What signs tokens (SigningKeys, or an in-memory key in benches and unit tests). */
+export interface SigningKeySource {
+  signingKey(): ActiveKey;
+}
+
+/** What verifies them: public keys by `kid`, held in memory. */
+export interface VerificationKeySource {
+  publicKey(kid: string): Promise<CryptoKey | undefined> | CryptoKey | undefined;
+}
+
+/**
+ * Signs an RFC 9068-style access token `{iss, sub (account), aud, uid, client_id, scope, iat, exp, jti}`
+ * with the active Ed25519 key (header: `typ: at+jwt`, `kid`). The audience is the issuer: the API
+ * and the authorization server share one base URL.
+ */
+export async function issueAccessToken(keys: SigningKeySource, claims: AccessTokenClaims, opts: { issuer: string; ttlSeconds: number; now?: number }): Promise<IssuedAccessToken> {
   const { kid, privateKey } = keys.signingKey();
   const now = Math.floor((opts.now ?? Date.now()) / 1000);
   const jti = randomBytes(16).toString('base64url');
@@ -28,6 +43,7 @@ export async function issueAccessToken(keys: SigningKeys, claims: AccessTokenCla
     .setProtectedHeader({ alg: JWT_ALG, kid, typ: 'at+jwt' })
     .setIssuer(opts.issuer)
     .setSubject(claims.accountId)
+    .setAudience(opts.issuer)
     .setIssuedAt(now)
     .setExpirationTime(exp)
     .setJti(jti)
@@ -35,44 +51,54 @@ export async function issueAccessToken(keys: SigningKeys, claims: AccessTokenCla
   return { token, jti, expiresIn: opts.ttlSeconds, expiresAt: exp };
 }
 
-/** Revoked token ids (jti), replicated in memory; see the OAuth revocation list. */
+/** Revoked token ids (jti), replicated in memory (shared/auth/revocations.ts). */
 export interface RevocationList {
   isRevoked(jti: string): boolean;
 }
 
 const NO_REVOCATIONS: RevocationList = { isRevoked: () => false };
-const CACHE_LIMIT = 10_000;
+const DEFAULT_CACHE_LIMIT = 10_000;
 
 /**
- * The one token check shared by ingress and control plane: verifies signature, issuer, expiry and
- * revocation without a database. Verified tokens are cached (bounded) so the hot path pays a map lookup.
+ * The one token check shared by ingress and control plane: verifies signature, issuer, audience,
+ * expiry and revocation without a database. Verified principals are cached by the exact header value
+ * (bounded, oldest evicted first), so the hot path pays one map lookup, an expiry comparison and a
+ * revocation lookup; the signature is checked once per token per process.
  */
 export class JwtAuthenticator implements Authenticator {
   private readonly cache = new Map<string, Principal>();
 
   constructor(
-    private readonly keys: SigningKeys,
+    private readonly keys: VerificationKeySource,
     private readonly issuer: string,
     private readonly revocations: RevocationList = NO_REVOCATIONS,
+    private readonly cacheLimit = DEFAULT_CACHE_LIMIT,
   ) {}
 
-  authenticate(header: string | undefined): Principal | Promise<Principal> {
-    if (!header) throw new UnauthorizedError('A bearer token is required.');
-    if (header.length < 8 || header.slice(0, 7).toLowerCase() !== 'bearer ') throw new UnauthorizedError('Use the Bearer authorization scheme.', 'invalid_request');
-    const token = header.slice(7).trim();
-    const cached = this.cache.get(token);
-    if (cached) {
-      if (cached.expiresAt * 1000 <= Date.now()) {
-        this.cache.delete(token);
-        throw new UnauthorizedError('The access token expired.', 'invalid_token');
-      }
-      if (this.revocations.isRevoked(cached.tokenId)) throw new UnauthorizedError('The access token was revoked.', 'invalid_token');
-      return cached;
-    }
-    return this.verify(token);
+  get cacheSize(): number {
+    return this.cache.size;
   }
 
-  private async verify(token: string): Promise<Principal> {
+  authenticate(header: string | undefined): Principal | Promise<Principal> {
+    if (header) {
+      const cached = this.cache.get(header);
+      if (cached !== undefined) {
+        if (cached.expiresAt * 1000 <= Date.now()) {
+          this.cache.delete(header);
+          throw new UnauthorizedError('The access token expired.', 'invalid_token');
+        }
+        if (this.revocations.isRevoked(cached.tokenId)) throw new UnauthorizedError('The access token was revoked.', 'invalid_token');
+        return cached;
+      }
+    }
+    // RFC 6750 §3.1: a request without bearer credentials gets a bare challenge, no error code.
+    if (!header || !/^bearer /i.test(header)) throw new UnauthorizedError('A bearer token is required (Authorization: Bearer <access token>).');
+    const token = header.slice(7).trim();
+    if (!token) throw new UnauthorizedError('The bearer token is empty.', 'invalid_request');
+    return this.verify(header, token);
+  }
+
+  private async verify(header: string, token: string): Promise<Principal> {
     let kid: string | undefined;
     try {
       kid = decodeProtectedHeader(token).kid;
@@ -83,19 +109,19 @@ export class JwtAuthenticator implements Authenticator {
     if (!key) throw new UnauthorizedError('The access token is not signed by a known key.', 'invalid_token');
     let payload;
     try {
-      ({ payload } = await jwtVerify(token, key, { issuer: this.issuer, algorithms: [JWT_ALG], typ: 'at+jwt' }));
+      ({ payload } = await jwtVerify(token, key, { issuer: this.issuer, audience: this.issuer, algorithms: [JWT_ALG], typ: 'at+jwt', requiredClaims: ['exp', 'jti', 'sub'] }));
     } catch (err) {
       const expired = err instanceof joseErrors.JWTExpired;
       throw new UnauthorizedError(expired ? 'The access token expired.' : 'The access token is invalid.', 'invalid_token');
     }
-    const scopes = String(payload.scope ?? '').split(' ').filter((s): s is Scope => (SCOPES as readonly string[]).includes(s));
-    if (!payload.sub || typeof payload.uid !== 'string' || typeof payload.client_id !== 'string' || !payload.jti || !payload.exp) {
+    if (!payload.sub || typeof payload.uid !== 'string' || typeof payload.client_id !== 'string' || typeof payload.jti !== 'string' || typeof payload.exp !== 'number') {
       throw new UnauthorizedError('The access token lacks required claims.', 'invalid_token');
     }
+    const scopes = typeof payload.scope === 'string' ? payload.scope.split(' ').filter(isScope) : [];
     const principal: Principal = { accountId: payload.sub, userId: payload.uid, clientId: payload.client_id, scopes, tokenId: payload.jti, expiresAt: payload.exp };
     if (this.revocations.isRevoked(principal.tokenId)) throw new UnauthorizedError('The access token was revoked.', 'invalid_token');
-    if (this.cache.size >= CACHE_LIMIT) this.cache.delete(this.cache.keys().next().value!);
-    this.cache.set(token, principal);
+    if (this.cache.size >= this.cacheLimit) this.cache.delete(this.cache.keys().next().value!);
+    this.cache.set(header, principal);
     return principal;
   }
 }

@@ -69,3 +69,27 @@ export class SigningKeys {
     return { keys: rows.map((r) => r.public_jwk) };
   }
 }
+
+/**
+ * One in-memory Ed25519 key that both signs and verifies: for benchmarks and unit tests that exercise
+ * token handling without Postgres. Production keys always come from SigningKeys.
+ */
+export class EphemeralKeys {
+  private constructor(
+    private readonly active: ActiveKey,
+    private readonly verifyKey: CryptoKey,
+  ) {}
+
+  static async generate(kid = newId('key')): Promise<EphemeralKeys> {
+    const { publicKey, privateKey } = await generateKeyPair(JWT_ALG, { crv: 'Ed25519' });
+    return new EphemeralKeys({ kid, privateKey }, publicKey);
+  }
+
+  signingKey(): ActiveKey {
+    return this.active;
+  }
+
+  publicKey(kid: string): CryptoKey | undefined {
+    return kid === this.active.kid ? this.verifyKey : undefined;
+  }
+}

@@ -6,6 +6,7 @@ import { requireScope, type Authenticator, type Scope } from '../auth/types.js';
 import { RequestContext, type HttpReply } from './context.js';
 import { readBody, MAX_BODY_BYTES } from './body.js';
 import { send, sendError } from './respond.js';
+import { isIdempotentRoute, type IdempotencyGuard } from './idempotency.js';
 
 export type HttpMethod = 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE';
 export type Handler = (ctx: RequestContext) => HttpReply | Promise<HttpReply>;
@@ -35,6 +36,8 @@ export interface RouteDef {
   maxBodyBytes?: number;
   handler: Handler;
   doc?: OperationDoc;
+  /** Honour `Idempotency-Key` (shared/http/idempotency.ts). Default: true for authenticated POSTs. */
+  idempotent?: boolean;
 }
 
 interface PatternEntry {
@@ -62,6 +65,7 @@ export class HttpServer {
   private listenSocket: us_listen_socket | null = null;
   private boundPort = 0;
   private authenticator: Authenticator;
+  private idempotency: IdempotencyGuard | undefined;
   private finalized = false;
 
   constructor(private readonly deps: HttpServerDeps) {
@@ -70,6 +74,11 @@ export class HttpServer {
 
   setAuthenticator(a: Authenticator): void {
     this.authenticator = a;
+  }
+
+  /** Installed by the idempotency route module; without it `Idempotency-Key` is ignored. */
+  setIdempotencyGuard(g: IdempotencyGuard): void {
+    this.idempotency = g;
   }
 
   get port(): number {
@@ -165,7 +174,10 @@ export class HttpServer {
         ctx.rawBody = raw;
         if (raw.length > 0) ctx.body = parseBody(raw, mediaType(ctx.headers['content-type']));
       }
-      const reply = await route.handler(ctx);
+      const reply =
+        this.idempotency && isIdempotentRoute(route)
+          ? await this.idempotency.run(ctx, `${route.method} ${pattern}`, async () => route.handler(ctx))
+          : await route.handler(ctx);
       this.finish(ctx, pattern, reply);
     } catch (err) {
       this.finish(ctx, pattern, err);

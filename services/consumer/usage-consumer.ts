@@ -1,0 +1,241 @@
+import { Readable } from 'node:stream';
+import { AckPolicy, DeliverPolicy, jetstream, jetstreamManager, type ConsumerConfig, type ConsumerMessages, type JsMsg } from '@nats-io/jetstream';
+import type { Infra } from '../../shared/infra.js';
+import { HDR_COUNT, HDR_DEADLINE, HDR_FORMAT, HDR_VOID, USAGE_COLUMNS, USAGE_TABLE, WIRE_FORMAT } from '../../shared/usage/wire.js';
+import type { Component } from '../role.js';
+import { isDataError, describeInsertError } from './insert-errors.js';
+
+/** Tunables of the USAGE → ClickHouse pipeline; tests shrink some of them. */
+export interface UsageConsumerOptions {
+  /** Rows per INSERT, at most. */
+  maxRows: number;
+  /** Payload bytes per INSERT, at most. */
+  maxBytes: number;
+  /** A batch is inserted at the latest this long after its first message arrived. */
+  maxWaitMs: number;
+  /** INSERTs in flight per process; more arriving messages wait (bounded memory). */
+  maxConcurrentInserts: number;
+  /** Bytes the pull subscription buffers ahead of the batches. */
+  pullBytes: number;
+  /** Messages handed out and not yet acked, across every consumer process. */
+  maxAckPending: number;
+  /** Redelivery when a process died holding messages. */
+  ackWaitMs: number;
+  /** nak delays: base × 2^(delivery − 1), capped. */
+  backoffBaseMs: number;
+  backoffMaxMs: number;
+}
+
+export const DEFAULT_CONSUMER_OPTIONS: UsageConsumerOptions = {
+  maxRows: 50_000,
+  maxBytes: 8 * 1024 * 1024,
+  maxWaitMs: 500,
+  maxConcurrentInserts: 2,
+  pullBytes: 16 * 1024 * 1024,
+  maxAckPending: 20_000,
+  ackWaitMs: 60_000,
+  backoffBaseMs: 250,
+  backoffMaxMs: 10_000,
+};
+
+interface Batch {
+  msgs: JsMsg[];
+  chunks: Uint8Array[];
+  rows: number;
+  bytes: number;
+  timer: NodeJS.Timeout | undefined;
+}
+
+
+/**
+ * The consumer role's one component: a durable pull consumer on the USAGE stream (shared by every consumer
+ * process, so they split the work) feeding ClickHouse batch INSERTs of up to maxRows rows or every maxWaitMs.
+ * A message is acked only after the INSERT holding it succeeded; a failed INSERT naks its messages with
+ * exponential backoff; a message that cannot be inserted because of its content is terminated and logged.
+ * Redelivery after a crash inserts rows again, which ReplacingMergeTree (read with FINAL) counts once.
+ */
+export class UsageConsumer implements Component {
+  readonly name = 'usage-consumer';
+  private readonly opts: UsageConsumerOptions;
+  private messages: ConsumerMessages | undefined;
+  private loop: Promise<void> | undefined;
+  private batch: Batch = emptyBatch();
+  private readonly inserts = new Set<Promise<void>>();
+  private stopping = false;
+  private lastError: string | undefined;
+  private readonly rowsInserted;
+  private readonly outcomes;
+  private readonly insertSeconds;
+  private readonly lagSeconds;
+
+  constructor(
+    private readonly infra: Infra,
+    opts: Partial<UsageConsumerOptions> = {},
+  ) {
+    this.opts = { ...DEFAULT_CONSUMER_OPTIONS, ...opts };
+    const m = infra.metrics;
+    this.rowsInserted = m.counter('meterline_usage_rows_inserted_total', 'Usage rows inserted into ClickHouse (redeliveries included)');
+    this.outcomes = m.counter('meterline_usage_consumer_messages_total', 'USAGE messages by outcome', ['outcome']);
+    this.insertSeconds = m.histogram('meterline_usage_insert_seconds', 'ClickHouse INSERT duration', [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10]);
+    this.lagSeconds = m.histogram('meterline_usage_ingest_lag_seconds', 'From JetStream storage to ClickHouse insert', [0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30]);
+  }
+
+  async start(): Promise<void> {
+    const { nats, natsNames: names } = this.infra;
+    const jsm = await jetstreamManager(nats);
+    const config: Partial<ConsumerConfig> = {
+      durable_name: names.usageConsumer,
+      ack_policy: AckPolicy.Explicit,
+      deliver_policy: DeliverPolicy.All,
+      filter_subject: names.usageSubjects,
+      ack_wait: this.opts.ackWaitMs * 1_000_000,
+      max_ack_pending: this.opts.maxAckPending,
+      max_deliver: -1, // ClickHouse may be down for long; content problems are terminated instead
+    };
+    const existing = await jsm.consumers.info(names.usageStream, names.usageConsumer).catch(() => null);
+    if (!existing) {
+      await jsm.consumers.add(names.usageStream, config);
+    } else if (existing.config.ack_wait !== config.ack_wait || existing.config.max_ack_pending !== config.max_ack_pending) {
+      await jsm.consumers.update(names.usageStream, names.usageConsumer, { ack_wait: config.ack_wait, max_ack_pending: config.max_ack_pending });
+    }
+    const consumer = await jetstream(nats).consumers.get(names.usageStream, names.usageConsumer);
+    this.messages = await consumer.consume({ max_bytes: this.opts.pullBytes });
+    const messages = this.messages;
+    this.loop = (async () => {
+      for await (const m of messages) {
+        if (this.stopping) break; // not acked: redelivered to another process
+        await this.accept(m);
+      }
+    })().catch((err) => {
+      this.lastError = (err as Error).message;
+      this.infra.log.error({ err }, 'usage consumer loop failed');
+    });
+    this.infra.log.info({ stream: names.usageStream, durable: names.usageConsumer }, 'usage consumer started');
+  }
+
+  private async accept(m: JsMsg): Promise<void> {
+    const h = m.headers;
+    if (h?.get(HDR_VOID)) {
+      this.outcomes.inc({ outcome: 'void' });
+      m.ack();
+      return;
+    }
+    const format = h?.get(HDR_FORMAT) ?? '';
+    const count = Number(h?.get(HDR_COUNT));
+    const deadline = Number(h?.get(HDR_DEADLINE));
+    const data = m.data;
+    if (format !== WIRE_FORMAT) return this.poison(m, `unknown payload format "${format}"`);
+    if (!Number.isInteger(count) || count < 1) return this.poison(m, `bad ${HDR_COUNT} header`);
+    if (!Number.isFinite(deadline)) return this.poison(m, `bad ${HDR_DEADLINE} header`);
+    if (data.length === 0 || data[data.length - 1] !== 0x0a) return this.poison(m, 'payload is not newline-terminated rows');
+    const storedMs = Math.floor(m.info.timestampNanos / 1e6);
+    if (storedMs > deadline) {
+      // The ingress stopped waiting for this message and answered 503: it must not count.
+      this.outcomes.inc({ outcome: 'expired' });
+      this.infra.log.warn({ seq: m.seq, stored_ms: storedMs, deadline }, 'usage message stored after its deadline; skipped');
+      m.ack();
+      return;
+    }
+    const b = this.batch;
+    if (b.msgs.length > 0 && (b.rows + count > this.opts.maxRows || b.bytes + data.length > this.opts.maxBytes)) await this.flush();
+    const nb = this.batch;
+    nb.msgs.push(m);
+    nb.chunks.push(data);
+    nb.rows += count;
+    nb.bytes += data.length;
+    nb.timer ??= setTimeout(() => void this.flush(), this.opts.maxWaitMs);
+  }
+
+  private poison(m: JsMsg, reason: string): void {
+    this.outcomes.inc({ outcome: 'terminated' });
+    this.infra.log.error({ seq: m.seq, subject: m.subject, reason }, 'usage message terminated (poison)');
+    m.term(reason);
+  }
+
+  /** Hands the current batch to an INSERT; waits while maxConcurrentInserts are running. */
+  private async flush(): Promise<void> {
+    const b = this.batch;
+    if (b.timer) clearTimeout(b.timer);
+    this.batch = emptyBatch();
+    if (b.msgs.length === 0) return;
+    while (this.inserts.size >= this.opts.maxConcurrentInserts) await Promise.race(this.inserts);
+    const p = this.insertBatch(b).finally(() => this.inserts.delete(p));
+    this.inserts.add(p);
+  }
+
+  private async insert(chunks: Uint8Array[]): Promise<void> {
+    await this.infra.clickhouse.insert({
+      table: USAGE_TABLE,
+      values: Readable.from(chunks, { objectMode: false }),
+      format: 'TabSeparated',
+      columns: [...USAGE_COLUMNS],
+    });
+  }
+
+  private async insertBatch(b: Batch): Promise<void> {
+    const started = performance.now();
+    try {
+      await this.insert(b.chunks);
+      this.insertSeconds.observe((performance.now() - started) / 1000);
+      this.acked(b.msgs, b.rows);
+      this.lastError = undefined;
+    } catch (err) {
+      this.lastError = describeInsertError(err);
+      if (isDataError(err)) {
+        this.infra.log.warn({ err: this.lastError, messages: b.msgs.length }, 'usage insert rejected its data; isolating the bad messages');
+        await this.isolate(b.msgs);
+      } else {
+        this.infra.log.warn({ err: this.lastError, messages: b.msgs.length, rows: b.rows }, 'usage insert failed; messages will be redelivered');
+        for (const m of b.msgs) this.nak(m);
+      }
+    }
+  }
+
+  /** One INSERT per message: the ones ClickHouse refuses for their content are terminated. */
+  private async isolate(msgs: JsMsg[]): Promise<void> {
+    for (const m of msgs) {
+      try {
+        await this.insert([m.data]);
+        this.acked([m], Number(m.headers?.get(HDR_COUNT)));
+      } catch (err) {
+        if (isDataError(err)) this.poison(m, describeInsertError(err));
+        else this.nak(m);
+      }
+    }
+  }
+
+  private acked(msgs: JsMsg[], rows: number): void {
+    const now = Date.now();
+    for (const m of msgs) {
+      m.ack();
+      this.lagSeconds.observe((now - Math.floor(m.info.timestampNanos / 1e6)) / 1000);
+    }
+    this.rowsInserted.inc(rows);
+    this.outcomes.inc({ outcome: 'inserted' }, msgs.length);
+  }
+
+  private nak(m: JsMsg): void {
+    const attempt = Math.max(1, m.info.deliveryCount);
+    const delay = Math.min(this.opts.backoffMaxMs, this.opts.backoffBaseMs * 2 ** Math.min(attempt - 1, 16));
+    this.outcomes.inc({ outcome: 'nak' });
+    m.nak(delay);
+  }
+
+  async stop(): Promise<void> {
+    this.stopping = true;
+    // Stop pulling; what we hold is inserted and acked, anything buffered beyond it is redelivered.
+    this.messages?.stop();
+    await this.loop;
+    await this.flush();
+    while (this.inserts.size) await Promise.allSettled([...this.inserts]);
+  }
+
+  async health(): Promise<{ ok: boolean; detail?: string }> {
+    if (!this.messages || this.stopping) return { ok: false, detail: 'not consuming' };
+    return this.lastError ? { ok: false, detail: `last insert failed: ${this.lastError}` } : { ok: true };
+  }
+}
+
+function emptyBatch(): Batch {
+  return { msgs: [], chunks: [], rows: 0, bytes: 0, timer: undefined };
+}

@@ -1,0 +1,19 @@
+import type { RouteDef } from '../../../shared/http/server.js';
+import type { ApiDeps } from '../../api/modules.js';
+import { MeterSchema, toMeter } from './schemas.js';
+import { getMeter } from './store.js';
+
+/** GET /v1/meters/:meter_id — 404 for another account's meter. */
+export function getMeterRoute(deps: ApiDeps): RouteDef {
+  return {
+    method: 'GET',
+    path: '/v1/meters/:meter_id',
+    auth: 'read',
+    handler: async (ctx) => ({ status: 200, body: toMeter(await getMeter(deps.pg, ctx.principal!.accountId, ctx.params.meter_id!)) }),
+    doc: {
+      summary: 'Get a meter',
+      tags: ['meters'],
+      responses: { '200': { description: 'The meter', schema: MeterSchema } },
+    },
+  };
+}

@@ -1,0 +1,76 @@
+import Type from 'typebox';
+import { PaginationQuery, listOf } from '../../../shared/http/pagination.js';
+import { AGGREGATIONS, METER_TYPES, type MeterRecord, type MeterType } from '../../../shared/meters/record.js';
+
+const ALL_AGGREGATIONS = [...new Set(Object.values(AGGREGATIONS).flat())];
+
+const MeterTypeSchema = Type.Enum([...METER_TYPES], {
+  description: 'counter (values add up), gauge (sets a value), histogram (a distribution); default counter',
+});
+const AggregationSchema = Type.Enum(ALL_AGGREGATIONS, {
+  description: 'counter: sum|count; gauge: last|max|min|avg; histogram: sum|count|min|max|avg|p50|p90|p95|p99',
+});
+const StatusSchema = Type.Enum(['active', 'inactive']);
+const Name = Type.String({ minLength: 1, maxLength: 200 });
+const Unit = Type.String({ minLength: 1, maxLength: 64, examples: ['requests'] });
+
+export const MeterSchema = Type.Object(
+  {
+    id: Type.String({ examples: ['mtr_4kQ9sP2xR7mV1rT8bN3cJ0'] }),
+    name: Type.String(),
+    unit: Type.String(),
+    type: MeterTypeSchema,
+    aggregation: AggregationSchema,
+    status: StatusSchema,
+    created_at: Type.String({ format: 'date-time' }),
+    updated_at: Type.String({ format: 'date-time' }),
+  },
+  { additionalProperties: false },
+);
+export const MeterListSchema = listOf(MeterSchema);
+
+export const CreateMeterBody = Type.Object(
+  { name: Name, unit: Unit, type: Type.Optional(MeterTypeSchema), aggregation: AggregationSchema },
+  { additionalProperties: false },
+);
+export type CreateMeterBody = Type.Static<typeof CreateMeterBody>;
+
+/** type and aggregation are accepted only to say clearly that they cannot change (422 when they differ). */
+export const UpdateMeterBody = Type.Object(
+  { name: Type.Optional(Name), unit: Type.Optional(Unit), status: Type.Optional(StatusSchema), type: Type.Optional(MeterTypeSchema), aggregation: Type.Optional(AggregationSchema) },
+  { additionalProperties: false },
+);
+export type UpdateMeterBody = Type.Static<typeof UpdateMeterBody>;
+
+export const ListMetersQuery = Type.Object({ ...PaginationQuery, status: Type.Optional(StatusSchema) }, { additionalProperties: false });
+export type ListMetersQuery = Type.Static<typeof ListMetersQuery>;
+
+export interface MeterRow {
+  id: string;
+  account_id: string;
+  name: string;
+  unit: string;
+  type: MeterType;
+  aggregation: string;
+  status: 'active' | 'inactive';
+  created_at: Date;
+  updated_at: Date;
+}
+
+export function toMeter(row: MeterRow) {
+  return {
+    id: row.id,
+    name: row.name,
+    unit: row.unit,
+    type: row.type,
+    aggregation: row.aggregation,
+    status: row.status,
+    created_at: row.created_at.toISOString(),
+    updated_at: row.updated_at.toISOString(),
+  };
+}
+
+/** The registry entry the ingress reads (NATS KV meter bucket). */
+export function toRecord(row: MeterRow): MeterRecord {
+  return { id: row.id, account_id: row.account_id, type: row.type, aggregation: row.aggregation, status: row.status, updated_at_ms: row.updated_at.getTime() };
+}

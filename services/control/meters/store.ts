@@ -1,0 +1,71 @@
+import type { PgPool } from '../../../shared/clients/postgres.js';
+import { withTransaction } from '../../../shared/clients/postgres.js';
+import { newId, hasPrefix } from '../../../shared/ids.js';
+import { NotFoundError } from '../../../shared/errors.js';
+import { limitOffset } from '../../../shared/http/pagination.js';
+import type { MeterType } from '../../../shared/meters/record.js';
+import type { MeterRow } from './schemas.js';
+import type { MeterRegistryWriter } from './registry.js';
+
+const notFound = (id: string) => new NotFoundError(`No meter ${id}.`);
+// Millisecond precision: the KV record's updated_at_ms must equal the column exactly.
+const NOW_MS = "date_trunc('milliseconds', now())";
+
+export async function listMeters(pool: PgPool, accountId: string, q: { page: number; per_page: number; status?: string }): Promise<{ rows: MeterRow[]; total: number }> {
+  const [limit, offset] = limitOffset(q.page, q.per_page);
+  const where = 'account_id = $1 AND ($2::text IS NULL OR status = $2)';
+  const [rows, count] = await Promise.all([
+    pool.query<MeterRow>(`SELECT * FROM meters WHERE ${where} ORDER BY created_at DESC, id DESC LIMIT $3 OFFSET $4`, [accountId, q.status ?? null, limit, offset]),
+    pool.query<{ n: number }>(`SELECT count(*)::int AS n FROM meters WHERE ${where}`, [accountId, q.status ?? null]),
+  ]);
+  return { rows: rows.rows, total: count.rows[0]!.n };
+}
+
+export async function getMeter(pool: PgPool, accountId: string, id: string): Promise<MeterRow> {
+  if (!hasPrefix(id, 'mtr')) throw notFound(id);
+  const r = await pool.query<MeterRow>('SELECT * FROM meters WHERE id = $1 AND account_id = $2', [id, accountId]);
+  if (!r.rows[0]) throw notFound(id);
+  return r.rows[0];
+}
+
+/** Row and registry record in one flow: the KV put happens before COMMIT, so a KV failure leaves no meter. */
+export async function createMeter(
+  pool: PgPool,
+  registry: MeterRegistryWriter,
+  accountId: string,
+  m: { name: string; unit: string; type: MeterType; aggregation: string },
+): Promise<MeterRow> {
+  return withTransaction(pool, async (c) => {
+    const r = await c.query<MeterRow>(
+      `INSERT INTO meters (id, account_id, name, unit, type, aggregation, status, created_at, updated_at)
+       VALUES ($1, $2, $3, $4, $5, $6, 'active', ${NOW_MS}, ${NOW_MS}) RETURNING *`,
+      [newId('mtr'), accountId, m.name, m.unit, m.type, m.aggregation],
+    );
+    await registry.put(r.rows[0]!);
+    return r.rows[0]!;
+  });
+}
+
+/** `check` sees the locked current row and may throw (422) before anything is written. */
+export async function updateMeter(
+  pool: PgPool,
+  registry: MeterRegistryWriter,
+  accountId: string,
+  id: string,
+  change: { name?: string; unit?: string; status?: 'active' | 'inactive' },
+  check: (current: MeterRow) => void,
+): Promise<MeterRow> {
+  if (!hasPrefix(id, 'mtr')) throw notFound(id);
+  return withTransaction(pool, async (c) => {
+    const cur = await c.query<MeterRow>('SELECT * FROM meters WHERE id = $1 AND account_id = $2 FOR UPDATE', [id, accountId]);
+    if (!cur.rows[0]) throw notFound(id);
+    check(cur.rows[0]);
+    const r = await c.query<MeterRow>(
+      `UPDATE meters SET name = COALESCE($2, name), unit = COALESCE($3, unit), status = COALESCE($4, status), updated_at = ${NOW_MS}
+        WHERE id = $1 RETURNING *`,
+      [id, change.name ?? null, change.unit ?? null, change.status ?? null],
+    );
+    await registry.put(r.rows[0]!);
+    return r.rows[0]!;
+  });
+}

@@ -1,0 +1,269 @@
+import { errors as joseErrors, decodeProtectedHeader, jwtVerify } from 'jose';
+import { withTransaction, type PgClient } from '../../../shared/clients/postgres.js';
+import { issueAccessToken } from '../../../shared/auth/access-tokens.js';
+import { JWT_ALG } from '../../../shared/auth/signing-keys.js';
+import { hashOpaqueToken, newOpaqueToken } from '../../../shared/auth/opaque-tokens.js';
+import { verifierMatches, CODE_VERIFIER } from '../../../shared/auth/pkce.js';
+import { formatScopes, isScope, parseScopeParam, scopesCover, type Scope } from '../../../shared/auth/types.js';
+import type { Revocation } from '../../../shared/auth/revocations.js';
+import { newId } from '../../../shared/ids.js';
+import type { OAuthClient } from '../accounts/clients.js';
+import type { User } from '../accounts/users.js';
+import { AUTHORIZATION_CODE_TTL_SECONDS, REFRESH_TOKEN_TTL_SECONDS, type OAuthContext } from './context.js';
+import { invalidGrant, OAuthError } from './errors.js';
+
+/** RFC 6749 §5.1 successful token response. */
+export interface TokenResponse {
+  access_token: string;
+  token_type: 'Bearer';
+  expires_in: number;
+  refresh_token: string;
+  scope: string;
+}
+
+interface Grant {
+  id: string;
+  accountId: string;
+  userId: string;
+  clientId: string;
+  scopes: Scope[];
+}
+
+const toScopes = (raw: string[]): Scope[] => raw.filter(isScope);
+
+/** Why a grant was revoked; kept on the row for audits. */
+export type RevocationReason = 'code_replay' | 'refresh_token_reuse' | 'revoked_by_client' | 'revoked_by_operator';
+
+// ── authorization codes ────────────────────────────────────────────────────────────────────────
+
+export interface CodeRequest {
+  client: OAuthClient;
+  user: User;
+  redirectUri: string;
+  redirectUriInRequest: boolean;
+  scopes: readonly Scope[];
+  codeChallenge: string | null;
+}
+
+/** Stores a code (hashed) valid for 60 s and returns it; the database enforces the bound. */
+export async function createAuthorizationCode(ctx: OAuthContext, req: CodeRequest): Promise<string> {
+  const code = newOpaqueToken();
+  await ctx.pg.query(
+    `INSERT INTO oauth_authorization_codes (code_hash, client_id, account_id, user_id, redirect_uri, redirect_uri_in_request, scopes, code_challenge, expires_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, now() + make_interval(secs => $9))`,
+    [hashOpaqueToken(code), req.client.id, req.user.accountId, req.user.id, req.redirectUri, req.redirectUriInRequest, [...req.scopes], req.codeChallenge, AUTHORIZATION_CODE_TTL_SECONDS],
+  );
+  return code;
+}
+
+interface CodeRow {
+  client_id: string;
+  account_id: string;
+  user_id: string;
+  redirect_uri: string;
+  redirect_uri_in_request: boolean;
+  scopes: string[];
+  code_challenge: string | null;
+  expired: boolean;
+  redeemed_at: Date | null;
+  grant_id: string | null;
+}
+
+/**
+ * authorization_code grant (RFC 6749 §4.1.3, RFC 7636 §4.6). The code row is locked, so concurrent
+ * redemptions serialize: the first one marks it redeemed (whatever the outcome: a code is good for one
+ * attempt), a later one finds it redeemed and revokes the grant the first one created (RFC 6749 §4.1.2).
+ */
+export async function redeemAuthorizationCode(
+  ctx: OAuthContext,
+  client: OAuthClient,
+  input: { code: string; redirectUri: string | undefined; codeVerifier: string | undefined },
+): Promise<TokenResponse> {
+  const outcome = await withTransaction(ctx.pg, async (c): Promise<{ tokens: TokenResponse } | { error: OAuthError; revoked?: Revocation[] }> => {
+    const { rows } = await c.query<CodeRow>(
+      `SELECT client_id, account_id, user_id, redirect_uri, redirect_uri_in_request, scopes, code_challenge, expires_at <= now() AS expired, redeemed_at, grant_id
+         FROM oauth_authorization_codes WHERE code_hash = $1 FOR UPDATE`,
+      [hashOpaqueToken(input.code)],
+    );
+    const row = rows[0];
+    if (!row) return { error: invalidGrant('The authorization code is invalid.') };
+    if (row.redeemed_at) {
+      const revoked = row.grant_id ? await revokeGrant(c, row.grant_id, 'code_replay') : [];
+      return { error: invalidGrant('The authorization code was already used; the tokens issued for it are revoked.'), revoked };
+    }
+    await c.query('UPDATE oauth_authorization_codes SET redeemed_at = now() WHERE code_hash = $1', [hashOpaqueToken(input.code)]);
+    const problem = codeProblem(row, client, input);
+    if (problem) return { error: problem };
+    const grant = await createGrant(c, { accountId: row.account_id, userId: row.user_id, clientId: client.id, scopes: toScopes(row.scopes) });
+    await c.query('UPDATE oauth_authorization_codes SET grant_id = $2 WHERE code_hash = $1', [hashOpaqueToken(input.code), grant.id]);
+    return { tokens: await issueTokenPair(c, ctx, grant, grant.scopes, null) };
+  });
+  if ('tokens' in outcome) return outcome.tokens;
+  if (outcome.revoked?.length) await ctx.revocations.publish(outcome.revoked);
+  throw outcome.error;
+}
+
+function codeProblem(row: CodeRow, client: OAuthClient, input: { redirectUri: string | undefined; codeVerifier: string | undefined }): OAuthError | null {
+  if (row.expired) return invalidGrant('The authorization code expired (codes are valid for 60 seconds).');
+  if (row.client_id !== client.id) return invalidGrant('The authorization code was issued to another client.');
+  if (input.redirectUri !== undefined ? input.redirectUri !== row.redirect_uri : row.redirect_uri_in_request) {
+    return invalidGrant('redirect_uri does not match the one of the authorization request.');
+  }
+  if (row.code_challenge) {
+    if (input.codeVerifier === undefined) return invalidGrant('code_verifier is required: the authorization request carried a code_challenge.');
+    if (!CODE_VERIFIER.test(input.codeVerifier)) return invalidGrant('code_verifier must be 43–128 characters of [A-Za-z0-9-._~].');
+    if (!verifierMatches(input.codeVerifier, row.code_challenge)) return invalidGrant('code_verifier does not match the code_challenge.');
+  } else if (input.codeVerifier !== undefined) {
+    // RFC 9700 §2.1.1: a verifier for a code issued without a challenge is a PKCE downgrade attempt.
+    return invalidGrant('code_verifier was sent but the authorization request carried no code_challenge.');
+  }
+  return null;
+}
+
+// ── refresh tokens ─────────────────────────────────────────────────────────────────────────────
+
+interface RefreshRow {
+  id: string;
+  grant_id: string;
+  rotated_at: Date | null;
+  token_revoked_at: Date | null;
+  expired: boolean;
+  account_id: string;
+  user_id: string;
+  client_id: string;
+  scopes: string[];
+  grant_revoked_at: Date | null;
+}
+
+const REFRESH_SELECT = `SELECT rt.id, rt.grant_id, rt.rotated_at, rt.revoked_at AS token_revoked_at, rt.expires_at <= now() AS expired,
+        g.account_id, g.user_id, g.client_id, g.scopes, g.revoked_at AS grant_revoked_at
+   FROM oauth_refresh_tokens rt JOIN oauth_grants g ON g.id = rt.grant_id
+  WHERE rt.token_hash = $1`;
+
+/**
+ * refresh_token grant (RFC 6749 §6) with rotation (RFC 9700 §4.14.2): every use returns a new refresh
+ * token; presenting one that was already rotated means two parties hold it, so the whole grant is
+ * revoked. `scope` may narrow the access token, never widen it; the new refresh token keeps the grant's.
+ */
+export async function refreshTokens(ctx: OAuthContext, client: OAuthClient, input: { refreshToken: string; scope: string | undefined }): Promise<TokenResponse> {
+  const outcome = await withTransaction(ctx.pg, async (c): Promise<{ tokens: TokenResponse } | { error: OAuthError; revoked?: Revocation[] }> => {
+    const { rows } = await c.query<RefreshRow>(`${REFRESH_SELECT} FOR UPDATE OF rt, g`, [hashOpaqueToken(input.refreshToken)]);
+    const row = rows[0];
+    if (!row) return { error: invalidGrant('The refresh token is invalid.') };
+    if (row.client_id !== client.id) return { error: invalidGrant('The refresh token was issued to another client.') };
+    if (row.grant_revoked_at || row.token_revoked_at) return { error: invalidGrant('The refresh token was revoked.') };
+    if (row.rotated_at) {
+      const revoked = await revokeGrant(c, row.grant_id, 'refresh_token_reuse');
+      return { error: invalidGrant('The refresh token was already used; the grant is revoked.'), revoked };
+    }
+    if (row.expired) return { error: invalidGrant('The refresh token expired.') };
+    const grant: Grant = { id: row.grant_id, accountId: row.account_id, userId: row.user_id, clientId: row.client_id, scopes: toScopes(row.scopes) };
+    let accessScopes = grant.scopes;
+    if (input.scope !== undefined && input.scope !== '') {
+      const parsed = parseScopeParam(input.scope);
+      if ('unknown' in parsed) return { error: new OAuthError('invalid_scope', `Unknown scope "${parsed.unknown}".`) };
+      const beyond = parsed.scopes.find((s) => !scopesCover(grant.scopes, s));
+      if (beyond) return { error: new OAuthError('invalid_scope', `The scope "${beyond}" exceeds what was granted (${formatScopes(grant.scopes)}).`) };
+      if (parsed.scopes.length) accessScopes = parsed.scopes;
+    }
+    await c.query('UPDATE oauth_refresh_tokens SET rotated_at = now() WHERE id = $1', [row.id]);
+    return { tokens: await issueTokenPair(c, ctx, grant, accessScopes, row.id) };
+  });
+  if ('tokens' in outcome) return outcome.tokens;
+  if (outcome.revoked?.length) await ctx.revocations.publish(outcome.revoked);
+  throw outcome.error;
+}
+
+// ── grants and issuance ────────────────────────────────────────────────────────────────────────
+
+async function createGrant(c: PgClient, g: Omit<Grant, 'id'>): Promise<Grant> {
+  const id = newId('grt');
+  await c.query('INSERT INTO oauth_grants (id, account_id, user_id, client_id, scopes) VALUES ($1, $2, $3, $4, $5)', [id, g.accountId, g.userId, g.clientId, g.scopes]);
+  return { id, ...g };
+}
+
+async function issueTokenPair(c: PgClient, ctx: OAuthContext, grant: Grant, accessScopes: readonly Scope[], parentRefreshId: string | null): Promise<TokenResponse> {
+  const access = await issueAccessToken(ctx.keys, { accountId: grant.accountId, userId: grant.userId, clientId: grant.clientId, scopes: accessScopes }, { issuer: ctx.issuer, ttlSeconds: ctx.accessTokenTtlSeconds });
+  await c.query('INSERT INTO oauth_access_tokens (jti, grant_id, client_id, expires_at) VALUES ($1, $2, $3, to_timestamp($4))', [access.jti, grant.id, grant.clientId, access.expiresAt]);
+  const refresh = newOpaqueToken();
+  await c.query(
+    'INSERT INTO oauth_refresh_tokens (id, token_hash, grant_id, parent_id, expires_at) VALUES ($1, $2, $3, $4, now() + make_interval(secs => $5))',
+    [newId('tok'), hashOpaqueToken(refresh), grant.id, parentRefreshId, REFRESH_TOKEN_TTL_SECONDS],
+  );
+  return { access_token: access.token, token_type: 'Bearer', expires_in: access.expiresIn, refresh_token: refresh, scope: formatScopes(accessScopes) };
+}
+
+/**
+ * Operator path (`meterline tokens issue`): a grant for a user and client without the browser, with
+ * the same scope rule as consent. Tokens are recorded like any others, so they can be revoked.
+ */
+export async function issueTokensForUser(ctx: OAuthContext, user: User, client: OAuthClient, scopes: readonly Scope[]): Promise<TokenResponse> {
+  return withTransaction(ctx.pg, async (c) => {
+    const grant = await createGrant(c, { accountId: user.accountId, userId: user.id, clientId: client.id, scopes: [...scopes] });
+    return issueTokenPair(c, ctx, grant, grant.scopes, null);
+  });
+}
+
+/** Revokes a grant, its refresh tokens and its live access tokens; returns the latter for the revocation list. */
+export async function revokeGrant(c: PgClient, grantId: string, reason: RevocationReason): Promise<Revocation[]> {
+  await c.query('UPDATE oauth_grants SET revoked_at = now(), revoked_reason = $2 WHERE id = $1 AND revoked_at IS NULL', [grantId, reason]);
+  await c.query('UPDATE oauth_refresh_tokens SET revoked_at = now() WHERE grant_id = $1 AND revoked_at IS NULL', [grantId]);
+  const { rows } = await c.query<{ jti: string; exp: number }>(
+    `UPDATE oauth_access_tokens SET revoked_at = now()
+      WHERE grant_id = $1 AND revoked_at IS NULL AND expires_at > now()
+      RETURNING jti, extract(epoch FROM expires_at)::bigint AS exp`,
+    [grantId],
+  );
+  return rows.map((r) => ({ jti: r.jti, exp: Number(r.exp) }));
+}
+
+// ── RFC 7009 revocation ────────────────────────────────────────────────────────────────────────
+
+/**
+ * Revokes a refresh token (and with it the whole grant, RFC 7009 §2.1) or an access token (its jti
+ * goes on the revocation list). Unknown, malformed or expired tokens are not an error (§2.2); a token
+ * of another client is refused.
+ */
+export async function revokeToken(ctx: OAuthContext, client: OAuthClient, token: string): Promise<void> {
+  if (looksLikeJwt(token)) {
+    const claims = await verifiedClaims(ctx, token);
+    if (claims) {
+      if (claims.clientId !== client.id) throw new OAuthError('unauthorized_client', 'The token was issued to another client.');
+      await ctx.pg.query(
+        `INSERT INTO oauth_access_tokens (jti, client_id, expires_at, revoked_at) VALUES ($1, $2, to_timestamp($3), now())
+         ON CONFLICT (jti) DO UPDATE SET revoked_at = COALESCE(oauth_access_tokens.revoked_at, now())`,
+        [claims.jti, claims.clientId, claims.exp],
+      );
+      await ctx.revocations.publish([{ jti: claims.jti, exp: claims.exp }]);
+      return;
+    }
+  }
+  const revoked = await withTransaction(ctx.pg, async (c) => {
+    const { rows } = await c.query<RefreshRow>(`${REFRESH_SELECT} FOR UPDATE OF rt, g`, [hashOpaqueToken(token)]);
+    const row = rows[0];
+    if (!row) return [];
+    if (row.client_id !== client.id) throw new OAuthError('unauthorized_client', 'The token was issued to another client.');
+    return revokeGrant(c, row.grant_id, 'revoked_by_client');
+  });
+  if (revoked.length) await ctx.revocations.publish(revoked);
+}
+
+function looksLikeJwt(token: string): boolean {
+  return token.length < 4096 && /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/.test(token);
+}
+
+/** Claims of an access token we signed, or null when it isn't one or has expired already. */
+async function verifiedClaims(ctx: OAuthContext, token: string): Promise<{ jti: string; clientId: string; exp: number } | null> {
+  try {
+    const kid = decodeProtectedHeader(token).kid;
+    const key = kid ? await ctx.keys.publicKey(kid) : undefined;
+    if (!key) return null;
+    const { payload } = await jwtVerify(token, key, { issuer: ctx.issuer, algorithms: [JWT_ALG], typ: 'at+jwt' });
+    if (typeof payload.jti !== 'string' || typeof payload.client_id !== 'string' || typeof payload.exp !== 'number') return null;
+    return { jti: payload.jti, clientId: payload.client_id, exp: payload.exp };
+  } catch (err) {
+    if (err instanceof joseErrors.JOSEError) return null;
+    throw err;
+  }
+}
+

@@ -1,0 +1,55 @@
+import type { RouteModuleFactory } from '../../api/modules.js';
+import { SigningKeys } from '../../../shared/auth/signing-keys.js';
+import { openRevocationBucket } from '../../../shared/auth/revocations.js';
+import type { OAuthContext } from './context.js';
+import { RevocationReplicator } from './housekeeping.js';
+import { Sessions } from './session.js';
+import { SignInThrottle } from './sign-in-throttle.js';
+import { registerAuthorize } from './authorize.js';
+import { registerToken } from './token.js';
+import { registerRevoke } from './revoke.js';
+import { registerMetadata } from './metadata.js';
+
+const HOUSEKEEPING_INTERVAL_MS = 30_000;
+
+/**
+ * The OAuth 2.0 authorization server (DESIGN §7): /oauth/authorize, /oauth/token, /oauth/revoke,
+ * /oauth/jwks and /.well-known/oauth-authorization-server. Endpoints answer with RFC 6749 error
+ * bodies, not the /v1 problem documents.
+ */
+export const oauthRoutes: RouteModuleFactory = async (deps) => {
+  const issuer = deps.config.PUBLIC_BASE_URL;
+  const keys = new SigningKeys(deps.pg, deps.config.SECRET_KEY);
+  let replicator: RevocationReplicator | undefined;
+  let timer: NodeJS.Timeout | undefined;
+  let running: Promise<unknown> = Promise.resolve();
+  let oauth: OAuthContext | undefined;
+
+  return {
+    name: 'oauth',
+    area: 'control',
+    async start() {
+      await keys.load();
+      replicator = new RevocationReplicator(deps.pg, await openRevocationBucket(deps.nats, deps.natsNames.revocationBucket), deps.log);
+      oauth = { pg: deps.pg, log: deps.log, issuer, accessTokenTtlSeconds: deps.config.ACCESS_TOKEN_TTL_SECONDS, keys, revocations: replicator };
+      const tick = () => {
+        running = replicator!.housekeeping().catch((err) => deps.log.warn({ err }, 'oauth housekeeping failed'));
+      };
+      tick();
+      timer = setInterval(tick, HOUSEKEEPING_INTERVAL_MS);
+      timer.unref();
+    },
+    register(server) {
+      if (!oauth) throw new Error('oauth module not started');
+      const sessions = new Sessions(deps.pg, deps.config.SECRET_KEY, issuer.startsWith('https://'));
+      registerMetadata(server, { issuer, keys });
+      registerAuthorize(server, { oauth, sessions, throttle: new SignInThrottle() });
+      registerToken(server, oauth);
+      registerRevoke(server, oauth);
+    },
+    async stop() {
+      clearInterval(timer);
+      await running;
+    },
+  };
+};

@@ -1,0 +1,22 @@
+import type { RouteModuleFactory } from '../../api/modules.js';
+import type { HttpServer } from '../../../shared/http/server.js';
+import { buildOpenApiDocument } from './document.js';
+
+/** GET /openapi.json — built on first request from every route the server serves (all modules are registered by then). */
+export const openApiModule: RouteModuleFactory = (deps) => ({
+  name: 'openapi',
+  area: 'control',
+  register(server: HttpServer) {
+    let cached: string | undefined;
+    server.route({
+      method: 'GET',
+      path: '/openapi.json',
+      auth: 'public',
+      handler: () => {
+        cached ??= JSON.stringify(buildOpenApiDocument(server.routes, { baseUrl: deps.config.PUBLIC_BASE_URL, version: '1.0.0' }));
+        return { status: 200, raw: cached, contentType: 'application/json' };
+      },
+      doc: { summary: 'This API as an OpenAPI 3.1 document', tags: ['system'], responses: { '200': { description: 'OpenAPI 3.1 document' } } },
+    });
+  },
+});

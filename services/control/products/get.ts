@@ -1,0 +1,20 @@
+import type { RouteDef } from '../../../shared/http/server.js';
+import type { ApiDeps } from '../../api/modules.js';
+import { jsonReply } from '../../../shared/money/json.js';
+import { ProductSchema, toProduct } from './schemas.js';
+import { getProduct } from './store.js';
+
+/** GET /v1/products/:product_id */
+export function getProductRoute(deps: ApiDeps): RouteDef {
+  return {
+    method: 'GET',
+    path: '/v1/products/:product_id',
+    auth: 'read',
+    handler: async (ctx) => jsonReply(200, toProduct(await getProduct(deps.pg, ctx.params.product_id!))),
+    doc: {
+      summary: 'Get a product',
+      tags: ['products'],
+      responses: { '200': { description: 'The product', schema: ProductSchema } },
+    },
+  };
+}

@@ -1,0 +1,65 @@
+import type { PgPool } from '../../../shared/clients/postgres.js';
+import { withTransaction } from '../../../shared/clients/postgres.js';
+import { newId, hasPrefix } from '../../../shared/ids.js';
+import { ConflictError, NotFoundError } from '../../../shared/errors.js';
+import { limitOffset } from '../../../shared/http/pagination.js';
+import { PRODUCT_COLUMNS, type Pricing, type ProductRow } from './schemas.js';
+
+const notFound = (id: string) => new NotFoundError(`No product ${id}.`);
+
+export async function listProducts(pool: PgPool, page: number, perPage: number): Promise<{ rows: ProductRow[]; total: number }> {
+  const [limit, offset] = limitOffset(page, perPage);
+  const [rows, count] = await Promise.all([
+    pool.query<ProductRow>(`SELECT ${PRODUCT_COLUMNS} FROM products WHERE deleted_at IS NULL ORDER BY created_at DESC, id DESC LIMIT $1 OFFSET $2`, [limit, offset]),
+    pool.query<{ n: number }>('SELECT count(*)::int AS n FROM products WHERE deleted_at IS NULL'),
+  ]);
+  return { rows: rows.rows, total: count.rows[0]!.n };
+}
+
+export async function getProduct(pool: PgPool, id: string): Promise<ProductRow> {
+  if (!hasPrefix(id, 'prod')) throw notFound(id);
+  const r = await pool.query<ProductRow>(`SELECT ${PRODUCT_COLUMNS} FROM products WHERE id = $1 AND deleted_at IS NULL`, [id]);
+  if (!r.rows[0]) throw notFound(id);
+  return r.rows[0];
+}
+
+export async function insertProduct(pool: PgPool, p: { name: string; price: string; currency: string; pricing: Pricing }): Promise<ProductRow> {
+  const r = await pool.query<ProductRow>(
+    `INSERT INTO products (id, name, price, currency, pricing) VALUES ($1, $2, $3::numeric, $4, $5) RETURNING ${PRODUCT_COLUMNS}`,
+    [newId('prod'), p.name, p.price, p.currency, p.pricing],
+  );
+  return r.rows[0]!;
+}
+
+export async function updateProduct(pool: PgPool, id: string, p: { name?: string; price?: string }): Promise<ProductRow> {
+  if (!hasPrefix(id, 'prod')) throw notFound(id);
+  const r = await pool.query<ProductRow>(
+    `UPDATE products SET name = COALESCE($2, name), price = COALESCE($3::numeric, price), updated_at = now()
+      WHERE id = $1 AND deleted_at IS NULL RETURNING ${PRODUCT_COLUMNS}`,
+    [id, p.name ?? null, p.price ?? null],
+  );
+  if (!r.rows[0]) throw notFound(id);
+  return r.rows[0];
+}
+
+/**
+ * Soft delete (past invoices and canceled subscriptions still name the product). The row lock orders this
+ * against subscription writes, which take FOR SHARE on the products they reference: either the
+ * subscription commits first and this sees it (409), or this commits first and the subscription finds no product.
+ */
+export async function deleteProduct(pool: PgPool, id: string): Promise<void> {
+  if (!hasPrefix(id, 'prod')) throw notFound(id);
+  await withTransaction(pool, async (c) => {
+    const found = await c.query('SELECT 1 FROM products WHERE id = $1 AND deleted_at IS NULL FOR UPDATE', [id]);
+    if (found.rowCount === 0) throw notFound(id);
+    const used = await c.query(
+      `SELECT s.id FROM subscription_items i JOIN subscriptions s ON s.id = i.subscription_id
+        WHERE i.product_id = $1 AND s.status = 'active' LIMIT 1`,
+      [id],
+    );
+    if (used.rowCount) {
+      throw new ConflictError(`Product ${id} is used by an active subscription (${used.rows[0].id}); cancel or change it first.`, 'product_in_use');
+    }
+    await c.query('UPDATE products SET deleted_at = now(), updated_at = now() WHERE id = $1', [id]);
+  });
+}

@@ -1,0 +1,65 @@
+import type { PgClient } from '../../../shared/clients/postgres.js';
+import { ValidationError, type FieldError } from '../../../shared/errors.js';
+import type { Item, ItemInput } from './schemas.js';
+
+/**
+ * Checks items against the catalog and the account's meters, inside the caller's transaction:
+ * every product exists; a metered product names a meter of this account, a flat one none; no item twice;
+ * all products in one currency (and in `requiredCurrency` when the subscription already has one).
+ * The products are locked FOR SHARE so that a concurrent product DELETE waits and then sees this subscription.
+ */
+export async function resolveItems(
+  client: PgClient,
+  accountId: string,
+  input: ItemInput[],
+  requiredCurrency?: string,
+): Promise<{ items: Item[]; currency: string }> {
+  const items: Item[] = input.map((i) => ({ product_id: i.product_id, meter_id: i.meter_id ?? null }));
+  const productIds = [...new Set(items.map((i) => i.product_id))];
+  const meterIds = [...new Set(items.flatMap((i) => (i.meter_id ? [i.meter_id] : [])))];
+  const [products, meters] = await Promise.all([
+    client.query<{ id: string; currency: string; pricing: 'flat' | 'metered' }>(
+      'SELECT id, currency, pricing FROM products WHERE id = ANY($1) AND deleted_at IS NULL ORDER BY id FOR SHARE',
+      [productIds],
+    ),
+    meterIds.length
+      ? client.query<{ id: string }>('SELECT id FROM meters WHERE id = ANY($1) AND account_id = $2', [meterIds, accountId])
+      : Promise.resolve({ rows: [] as { id: string }[] }),
+  ]);
+  const productById = new Map(products.rows.map((p) => [p.id, p]));
+  const knownMeters = new Set(meters.rows.map((m) => m.id));
+
+  const errors: FieldError[] = [];
+  const seen = new Map<string, number>();
+  items.forEach((item, i) => {
+    const at = `items[${i}]`;
+    const pairKey = `${item.product_id}\u0000${item.meter_id ?? ''}`;
+    const earlier = seen.get(pairKey);
+    if (earlier !== undefined) errors.push({ field: at, message: `repeats items[${earlier}]` });
+    else seen.set(pairKey, i);
+    const product = productById.get(item.product_id);
+    if (!product) {
+      errors.push({ field: `${at}.product_id`, message: 'no such product' });
+      return;
+    }
+    if (product.pricing === 'metered') {
+      if (!item.meter_id) errors.push({ field: `${at}.meter_id`, message: 'is required for a metered product' });
+      else if (!knownMeters.has(item.meter_id)) errors.push({ field: `${at}.meter_id`, message: 'no such meter' });
+    } else if (item.meter_id) {
+      errors.push({ field: `${at}.meter_id`, message: 'must be null for a flat product' });
+    }
+  });
+  if (errors.length) throw new ValidationError(errors);
+
+  const currencies = [...new Set(items.map((i) => productById.get(i.product_id)!.currency))].sort();
+  if (currencies.length > 1) throw new ValidationError([{ field: 'items', message: `must all be in one currency (found ${currencies.join(', ')})` }]);
+  const currency = currencies[0]!;
+  if (requiredCurrency && currency !== requiredCurrency) {
+    throw new ValidationError([{ field: 'items', message: `must be in the subscription's currency ${requiredCurrency} (found ${currency})` }]);
+  }
+  return { items, currency };
+}
+
+export function sameItems(a: Item[], b: Item[]): boolean {
+  return a.length === b.length && a.every((x, i) => x.product_id === b[i]!.product_id && x.meter_id === b[i]!.meter_id);
+}

@@ -1,0 +1,14 @@
+import type { RouteModuleFactory } from '../../api/modules.js';
+import { listSubscriptionsRoute } from './list.js';
+import { getSubscriptionRoute } from './get.js';
+import { createSubscriptionRoute } from './create.js';
+import { updateSubscriptionRoute } from './update.js';
+
+/** /v1/subscriptions: list, get, create, PATCH (items, cancel); every change emits subscription.updated. */
+export const subscriptionsModule: RouteModuleFactory = (deps) => ({
+  name: 'subscriptions',
+  area: 'control',
+  register(server) {
+    for (const route of [listSubscriptionsRoute, getSubscriptionRoute, createSubscriptionRoute, updateSubscriptionRoute]) server.route(route(deps));
+  },
+});

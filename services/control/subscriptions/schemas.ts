@@ -1,0 +1,74 @@
+import Type from 'typebox';
+import { PaginationQuery, listOf } from '../../../shared/http/pagination.js';
+import { currentPeriod } from './periods.js';
+
+const Status = Type.Enum(['active', 'canceled']);
+
+export const ItemInput = Type.Object(
+  {
+    product_id: Type.String({ minLength: 1, maxLength: 64 }),
+    meter_id: Type.Optional(Type.Union([Type.String({ minLength: 1, maxLength: 64 }), Type.Null()], { description: 'required for metered products, null/absent for flat ones' })),
+  },
+  { additionalProperties: false },
+);
+export type ItemInput = Type.Static<typeof ItemInput>;
+const Items = Type.Array(ItemInput, { minItems: 1, maxItems: 50, description: 'products of one currency; each metered product with a meter of this account' });
+
+export const SubscriptionSchema = Type.Object(
+  {
+    id: Type.String({ examples: ['sub_7hK2sP9xR1mV4rT8bN3cJ0'] }),
+    status: Status,
+    items: Type.Array(Type.Object({ product_id: Type.String(), meter_id: Type.Union([Type.String(), Type.Null()]) }, { additionalProperties: false })),
+    currency: Type.String(),
+    current_period_start: Type.String({ format: 'date-time' }),
+    current_period_end: Type.String({ format: 'date-time' }),
+    created_at: Type.String({ format: 'date-time' }),
+  },
+  { additionalProperties: false },
+);
+export const SubscriptionListSchema = listOf(SubscriptionSchema);
+
+export const CreateSubscriptionBody = Type.Object({ items: Items }, { additionalProperties: false });
+export type CreateSubscriptionBody = Type.Static<typeof CreateSubscriptionBody>;
+
+export const UpdateSubscriptionBody = Type.Object(
+  { items: Type.Optional(Items), status: Type.Optional(Type.Enum(['canceled'], { description: 'cancels the subscription (final)' })) },
+  { additionalProperties: false },
+);
+export type UpdateSubscriptionBody = Type.Static<typeof UpdateSubscriptionBody>;
+
+export const ListSubscriptionsQuery = Type.Object({ ...PaginationQuery, status: Type.Optional(Status) }, { additionalProperties: false });
+export type ListSubscriptionsQuery = Type.Static<typeof ListSubscriptionsQuery>;
+
+export interface SubscriptionRow {
+  id: string;
+  account_id: string;
+  status: 'active' | 'canceled';
+  currency: string;
+  created_at: Date;
+  updated_at: Date;
+  canceled_at: Date | null;
+}
+
+export interface Item {
+  product_id: string;
+  meter_id: string | null;
+}
+
+export interface Subscription {
+  row: SubscriptionRow;
+  items: Item[];
+}
+
+export function toSubscription(s: Subscription, now = new Date()) {
+  const period = currentPeriod(s.row, now);
+  return {
+    id: s.row.id,
+    status: s.row.status,
+    items: s.items.map((i) => ({ product_id: i.product_id, meter_id: i.meter_id })),
+    currency: s.row.currency,
+    current_period_start: period.start.toISOString(),
+    current_period_end: period.end.toISOString(),
+    created_at: s.row.created_at.toISOString(),
+  };
+}

@@ -1,0 +1,21 @@
+import type { RouteDef } from '../../../shared/http/server.js';
+import { NotFoundError } from '../../../shared/errors.js';
+import type { ApiDeps } from '../../api/modules.js';
+import { deleteWebhook } from './store.js';
+
+export function deleteWebhookRoute(deps: ApiDeps): RouteDef {
+  return {
+    method: 'DELETE',
+    path: '/v1/webhooks/:webhook_id',
+    auth: 'write',
+    handler: async (ctx) => {
+      if (!(await deleteWebhook(deps.pg, ctx.principal!.accountId, ctx.params.webhook_id!))) throw new NotFoundError('No such webhook.');
+      return { status: 204 };
+    },
+    doc: {
+      summary: 'Remove a webhook and its delivery history; nothing more is delivered to it',
+      tags: ['webhooks'],
+      responses: { '204': { description: 'removed' } },
+    },
+  };
+}

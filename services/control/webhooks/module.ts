@@ -1,0 +1,21 @@
+import type { RouteModuleFactory } from '../../api/modules.js';
+import { createWebhookRoute } from './create.js';
+import { listWebhooksRoute } from './list.js';
+import { getWebhookRoute } from './get.js';
+import { updateWebhookRoute } from './update.js';
+import { deleteWebhookRoute } from './delete.js';
+import { listDeliveriesRoute } from './deliveries.js';
+
+/** /v1/webhooks: registrations (CRUD) and their delivery attempts. Delivery itself is the dispatcher's. */
+export const webhooksModule: RouteModuleFactory = (deps) => ({
+  name: 'webhooks',
+  area: 'control',
+  register(server) {
+    server.route(createWebhookRoute(deps));
+    server.route(listWebhooksRoute(deps));
+    server.route(getWebhookRoute(deps));
+    server.route(updateWebhookRoute(deps));
+    server.route(deleteWebhookRoute(deps));
+    server.route(listDeliveriesRoute(deps));
+  },
+});

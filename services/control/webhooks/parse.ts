@@ -1,0 +1,47 @@
+import type { ErrorObject } from 'ajv';
+import { bodyValidator, toFieldErrors } from '../../../shared/http/validation.js';
+import { ValidationError, type FieldError } from '../../../shared/errors.js';
+import { CreateWebhookBody, UpdateWebhookBody, type CreateWebhookInput, type UpdateWebhookInput } from './schemas.js';
+import { webhookUrlProblem } from './url-safety.js';
+
+const createValidator = bodyValidator<CreateWebhookInput>(CreateWebhookBody);
+const updateValidator = bodyValidator<UpdateWebhookInput>(UpdateWebhookBody);
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/**
+ * Schema errors, with two rewritten to name the exact place: a duplicate event names its index
+ * (`events[2]`), an empty PATCH says what it may contain. Then the URL safety rules.
+ */
+function errorsOf(check: (v: unknown) => boolean, errors: () => ErrorObject[] | null | undefined, body: unknown, allowPrivate: boolean): FieldError[] {
+  const raw = check(body) ? [] : (errors() ?? []);
+  const out = toFieldErrors(raw.filter((e) => e.keyword !== 'uniqueItems' && e.keyword !== 'minProperties'));
+  if (!isObject(body)) return out;
+  if (raw.some((e) => e.keyword === 'minProperties')) out.push({ field: '', message: 'must contain at least one of url, events, status, secret' });
+  const events = body.events;
+  if (Array.isArray(events)) {
+    events.forEach((e, i) => {
+      const first = events.indexOf(e);
+      if (typeof e === 'string' && first < i) out.push({ field: `events[${i}]`, message: `duplicates events[${first}]` });
+    });
+  }
+  if (typeof body.url === 'string' && !out.some((e) => e.field === 'url')) {
+    const problem = webhookUrlProblem(body.url, allowPrivate);
+    if (problem) out.push({ field: 'url', message: problem });
+  }
+  return out;
+}
+
+export function parseCreateWebhook(body: unknown, allowPrivate: boolean): CreateWebhookInput {
+  if (body === undefined) createValidator.parse(body); // throws "a JSON body is required"
+  const errors = errorsOf(createValidator.check, () => createValidator.check.errors, body, allowPrivate);
+  if (errors.length) throw new ValidationError(errors);
+  return body as CreateWebhookInput;
+}
+
+export function parseUpdateWebhook(body: unknown, allowPrivate: boolean): UpdateWebhookInput {
+  if (body === undefined) updateValidator.parse(body);
+  const errors = errorsOf(updateValidator.check, () => updateValidator.check.errors, body, allowPrivate);
+  if (errors.length) throw new ValidationError(errors);
+  return body as UpdateWebhookInput;
+}

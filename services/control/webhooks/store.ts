@@ -1,0 +1,107 @@
+import type { PgClient, PgPool } from '../../../shared/clients/postgres.js';
+import { newId } from '../../../shared/ids.js';
+import type { Delivery, Webhook } from './schemas.js';
+
+/** Webhooks and their deliveries in Postgres; every query is scoped to the account. */
+
+interface WebhookRow {
+  id: string;
+  url: string;
+  events: string[];
+  status: 'enabled' | 'disabled';
+  created_at: Date;
+  updated_at: Date;
+}
+
+const COLUMNS = 'id, url, events, status, created_at, updated_at';
+
+function toApi(r: WebhookRow): Webhook {
+  return { id: r.id, url: r.url, events: r.events, status: r.status, created_at: r.created_at.toISOString(), updated_at: r.updated_at.toISOString() };
+}
+
+/** Null when the account doesn't exist. */
+export async function insertWebhook(pg: PgPool, accountId: string, w: { url: string; events: string[]; secretSealed: string }): Promise<Webhook | null> {
+  const r = await pg.query<WebhookRow>(
+    `INSERT INTO webhooks (id, account_id, url, events, secret_sealed)
+     SELECT $1, id, $3, $4::text[], $5 FROM accounts WHERE id = $2
+     RETURNING ${COLUMNS}`,
+    [newId('wh'), accountId, w.url, w.events, w.secretSealed],
+  );
+  return r.rows[0] ? toApi(r.rows[0]) : null;
+}
+
+export async function listWebhooks(pg: PgPool, accountId: string, limit: number, offset: number): Promise<{ data: Webhook[]; total: number }> {
+  const [rows, count] = await Promise.all([
+    pg.query<WebhookRow>(`SELECT ${COLUMNS} FROM webhooks WHERE account_id = $1 ORDER BY seq DESC LIMIT $2 OFFSET $3`, [accountId, limit, offset]),
+    pg.query<{ n: number }>('SELECT count(*)::int AS n FROM webhooks WHERE account_id = $1', [accountId]),
+  ]);
+  return { data: rows.rows.map(toApi), total: count.rows[0]!.n };
+}
+
+export async function getWebhook(pg: PgPool, accountId: string, id: string): Promise<Webhook | null> {
+  const r = await pg.query<WebhookRow>(`SELECT ${COLUMNS} FROM webhooks WHERE account_id = $1 AND id = $2`, [accountId, id]);
+  return r.rows[0] ? toApi(r.rows[0]) : null;
+}
+
+/** Changes the given fields (undefined = keep). Null when the account has no such webhook. */
+export async function updateWebhook(
+  db: PgPool | PgClient,
+  accountId: string,
+  id: string,
+  c: { url?: string; events?: string[]; status?: 'enabled' | 'disabled'; secretSealed?: string },
+): Promise<Webhook | null> {
+  const r = await db.query<WebhookRow>(
+    `UPDATE webhooks
+        SET url = COALESCE($3, url), events = COALESCE($4::text[], events), status = COALESCE($5, status),
+            secret_sealed = COALESCE($6, secret_sealed), updated_at = now()
+      WHERE account_id = $1 AND id = $2
+      RETURNING ${COLUMNS}`,
+    [accountId, id, c.url ?? null, c.events ?? null, c.status ?? null, c.secretSealed ?? null],
+  );
+  return r.rows[0] ? toApi(r.rows[0]) : null;
+}
+
+/** Deletes the webhook and its delivery history. False when the account has no such webhook. */
+export async function deleteWebhook(pg: PgPool, accountId: string, id: string): Promise<boolean> {
+  const r = await pg.query('DELETE FROM webhooks WHERE account_id = $1 AND id = $2', [accountId, id]);
+  return r.rowCount === 1;
+}
+
+interface DeliveryRow extends Omit<Delivery, 'created_at' | 'next_attempt_at'> {
+  created_at: Date;
+  next_attempt_at: Date | null;
+}
+
+/** Attempts of one webhook, newest first; null when the account has no such webhook. */
+export async function listDeliveries(
+  pg: PgPool,
+  accountId: string,
+  webhookId: string,
+  limit: number,
+  offset: number,
+): Promise<{ data: Delivery[]; total: number } | null> {
+  const owner = await pg.query('SELECT 1 FROM webhooks WHERE account_id = $1 AND id = $2', [accountId, webhookId]);
+  if (owner.rowCount !== 1) return null;
+  const [rows, count] = await Promise.all([
+    pg.query<DeliveryRow>(
+      `SELECT id, event_id, event_type, attempt, status, response_status, error, created_at, next_attempt_at
+         FROM webhook_deliveries WHERE account_id = $1 AND webhook_id = $2
+        ORDER BY created_at DESC, seq DESC LIMIT $3 OFFSET $4`,
+      [accountId, webhookId, limit, offset],
+    ),
+    pg.query<{ n: number }>('SELECT count(*)::int AS n FROM webhook_deliveries WHERE account_id = $1 AND webhook_id = $2', [accountId, webhookId]),
+  ]);
+  return {
+    data: rows.rows.map((r) => ({ ...r, created_at: r.created_at.toISOString(), next_attempt_at: r.next_attempt_at ? r.next_attempt_at.toISOString() : null })),
+    total: count.rows[0]!.n,
+  };
+}
+
+/** For delivery: the enabled webhooks of an account subscribed to `eventType`, secrets still sealed. */
+export async function subscribedWebhooks(db: PgPool | PgClient, accountId: string, eventType: string): Promise<{ id: string; url: string; secret_sealed: string }[]> {
+  const r = await db.query<{ id: string; url: string; secret_sealed: string }>(
+    `SELECT id, url, secret_sealed FROM webhooks WHERE account_id = $1 AND status = 'enabled' AND events @> ARRAY[$2]::text[] ORDER BY seq`,
+    [accountId, eventType],
+  );
+  return r.rows;
+}

@@ -1,0 +1,82 @@
+import { BlockList, isIP } from 'node:net';
+
+/**
+ * Webhook targets must be public: a customer must not be able to make meterline call into its own
+ * network (SSRF). At registration we refuse literal non-public addresses and localhost names; at delivery
+ * time the dispatcher resolves the host and checks every address with isPublicAddress() again.
+ */
+const NON_PUBLIC = new BlockList();
+for (const [net, prefix] of [
+  ['0.0.0.0', 8], // "this network", unspecified
+  ['10.0.0.0', 8], // private
+  ['100.64.0.0', 10], // carrier-grade NAT
+  ['127.0.0.0', 8], // loopback
+  ['169.254.0.0', 16], // link-local (cloud metadata lives here)
+  ['172.16.0.0', 12], // private
+  ['192.0.0.0', 24], // IETF protocol assignments
+  ['192.0.2.0', 24], // documentation
+  ['192.88.99.0', 24], // 6to4 relay anycast
+  ['192.168.0.0', 16], // private
+  ['198.18.0.0', 15], // benchmarking
+  ['198.51.100.0', 24], // documentation
+  ['203.0.113.0', 24], // documentation
+  ['224.0.0.0', 4], // multicast
+  ['240.0.0.0', 4], // reserved, broadcast
+] as const) {
+  NON_PUBLIC.addSubnet(net, prefix, 'ipv4');
+}
+for (const [net, prefix] of [
+  ['::', 96], // unspecified, loopback and the deprecated IPv4-compatible ::a.b.c.d
+  ['64:ff9b::', 96], // NAT64: embeds an IPv4 address
+  ['64:ff9b:1::', 48], // local-use NAT64
+  ['100::', 64], // discard-only
+  ['2001::', 23], // IETF protocol assignments (Teredo, benchmarking, ORCHID …)
+  ['2001:db8::', 32], // documentation
+  ['2002::', 16], // 6to4: embeds an IPv4 address
+  ['fc00::', 7], // unique local
+  ['fe80::', 10], // link-local
+  ['fec0::', 10], // site-local (deprecated)
+  ['ff00::', 8], // multicast
+] as const) {
+  NON_PUBLIC.addSubnet(net, prefix, 'ipv6');
+}
+
+/** True for a globally routable unicast address. IPv4-mapped IPv6 addresses are judged as their IPv4. */
+export function isPublicAddress(address: string): boolean {
+  const family = isIP(address);
+  if (family === 0) return false;
+  return !NON_PUBLIC.check(address, family === 4 ? 'ipv4' : 'ipv6');
+}
+
+/** `localhost` and every `*.localhost` name resolve to loopback (RFC 6761). */
+export function isLocalhostName(hostname: string): boolean {
+  const h = hostname.toLowerCase().replace(/\.$/, '');
+  return h === 'localhost' || h.endsWith('.localhost');
+}
+
+export const MAX_URL_LENGTH = 2048;
+
+/**
+ * Checks a webhook URL; returns why it is refused, or null when it is acceptable.
+ * allowPrivate (WEBHOOKS_ALLOW_PRIVATE_URLS, for development and tests) also permits http://.
+ */
+export function webhookUrlProblem(raw: string, allowPrivate: boolean): string | null {
+  if (raw.length > MAX_URL_LENGTH) return `must be at most ${MAX_URL_LENGTH} characters`;
+  if (raw !== raw.trim()) return 'must not have leading or trailing spaces';
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    return 'must be an absolute URL';
+  }
+  const allowed = allowPrivate ? ['https:', 'http:'] : ['https:'];
+  if (!allowed.includes(url.protocol)) return allowPrivate ? 'must use https:// or http://' : 'must use https://';
+  if (url.username || url.password) return 'must not contain a user name or password';
+  if (!url.hostname) return 'must name a host';
+  if (allowPrivate) return null;
+  // The WHATWG parser already normalised numeric forms (https://2130706433/ → 127.0.0.1).
+  const host = url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname;
+  if (isIP(host) !== 0 && !isPublicAddress(host)) return 'must not point to a private, loopback, link-local or reserved address';
+  if (isLocalhostName(host)) return 'must not point to localhost';
+  return null;
+}

@@ -1,0 +1,10 @@
+import type { NatsNames } from '../../shared/clients/nats.js';
+import type { MeterRegistry } from '../../shared/meters/registry.js';
+import type { UsagePublisher } from './publisher.js';
+
+/** What the ingress handlers use: no Postgres on this path. */
+export interface IngressDeps {
+  registry: MeterRegistry;
+  publisher: UsagePublisher;
+  names: NatsNames;
+}

@@ -1,0 +1,44 @@
+import type { RouteModuleFactory } from '../api/modules.js';
+import { MeterRegistry } from '../../shared/meters/registry.js';
+import { UsagePublisher } from './publisher.js';
+import { recordMeterUsageRoute } from './record-meter-usage.js';
+import { recordUsageRoute } from './record-usage.js';
+import type { IngressDeps } from './deps.js';
+
+/**
+ * The usage hot path: token check (shared, cached), meter from the in-memory registry, rules, group-commit
+ * publish to JetStream, 202. No Postgres. start() loads the registry and connects the publisher before the
+ * api listens; stop() (after the listener closed) flushes and waits for every pending acknowledgement.
+ */
+export const ingressModule: RouteModuleFactory = (infra) => {
+  const registry = new MeterRegistry(infra.nats, infra.natsNames, infra.log);
+  const publisher = new UsagePublisher({
+    natsUrl: infra.config.NATS_URL,
+    names: infra.natsNames,
+    log: infra.log,
+    metrics: infra.metrics,
+    name: `meterline-ingress-${process.pid}`,
+  });
+  const deps: IngressDeps = { registry, publisher, names: infra.natsNames };
+  return {
+    name: 'ingress',
+    area: 'ingress',
+    async start() {
+      await registry.start();
+      await publisher.start();
+    },
+    register(server) {
+      server.route(recordMeterUsageRoute(deps));
+      server.route(recordUsageRoute(deps));
+    },
+    async stop() {
+      await publisher.stop();
+      await registry.stop();
+    },
+    async health() {
+      if (!registry.isReady) return { ok: false, detail: 'meter registry not loaded' };
+      if (!publisher.isConnected) return { ok: false, detail: 'usage publisher disconnected from NATS' };
+      return { ok: true, detail: `${registry.size} meters` };
+    },
+  };
+};

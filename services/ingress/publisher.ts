@@ -1,0 +1,270 @@
+import { connect, headers as natsHeaders, nuid, Empty, type NatsConnection } from '@nats-io/transport-node';
+import { jetstream, JetStreamApiError, type JetStreamClient } from '@nats-io/jetstream';
+import type { Logger } from '../../shared/logging.js';
+import type { Metrics } from '../../shared/metrics.js';
+import type { NatsNames } from '../../shared/clients/nats.js';
+import { UnavailableError } from '../../shared/errors.js';
+import { HDR_COUNT, HDR_DEADLINE, HDR_FORMAT, HDR_VOID, WIRE_FORMAT } from '../../shared/usage/wire.js';
+
+/**
+ * Durable acceptance with group commit. Requests hand over their encoded rows; rows of one account that
+ * arrive within FLUSH_AFTER_MS (or until FLUSH_BYTES) travel in ONE JetStream message, and every request in
+ * it is answered when JetStream acknowledged that message. A request's rows never span two messages, so a
+ * request is accepted or refused as a whole.
+ *
+ * Failure handling — the promise: a 202 means stored, a 503 means never counted.
+ * - NATS disconnected when a group flushes, or too much already in flight → 503 at once; nothing is sent
+ *   (nats.js discards what was buffered while disconnected, so nothing goes out later either).
+ * - JetStream answers with an error (stream full: discard new; no stream) → definitive, 503.
+ * - No answer (timeout, connection lost after sending): the message may or may not be stored. We then
+ *   publish a void marker with the same msg id, repeatedly, until JetStream answers: "duplicate" means the
+ *   original is stored (202); stored as new means the original never was and, its id now taken, never will
+ *   be (503). This relies on NATS handling one connection's messages in order and on the stream's
+ *   duplicate window (2 min) outliving SETTLE_FOR_MS.
+ * - Still unanswered after SETTLE_FOR_MS → 503. Each message carries a deadline (sent + DEADLINE_MS);
+ *   the consumer skips messages the stream stored after it, so a message stuck in a slow server is not
+ *   counted later. What remains uncertain — JetStream stored the message, its ack was lost and NATS stayed
+ *   unreachable for SETTLE_FOR_MS — is counted and logged as `usage publish outcome unknown`.
+ */
+export const FLUSH_AFTER_MS = 1;
+export const FLUSH_BYTES = 256 * 1024;
+export const PUBLISH_TIMEOUT_MS = 2_000;
+export const SETTLE_FOR_MS = 15_000;
+/** Ack arrival (ingress clock) vs storage time (NATS clock): allowance for skew between the two hosts. */
+export const CLOCK_SKEW_MS = 5_000;
+export const DEADLINE_MS = SETTLE_FOR_MS + CLOCK_SKEW_MS;
+/** Bytes published and not yet acknowledged, plus bytes waiting to flush: above this we refuse (503). */
+export const MAX_INFLIGHT_BYTES = 64 * 1024 * 1024;
+
+type Outcome = 'stored' | 'refused' | 'unknown';
+
+interface Waiter {
+  resolve: () => void;
+  reject: (err: Error) => void;
+}
+
+interface Group {
+  subject: string;
+  rows: string;
+  bytes: number;
+  count: number;
+  waiters: Waiter[];
+}
+
+export interface UsagePublisherOptions {
+  natsUrl: string;
+  names: NatsNames;
+  log: Logger;
+  metrics: Metrics;
+  /** Connection name, for `nats server report connections`. */
+  name: string;
+}
+
+export class UsagePublisher {
+  private nc: NatsConnection | undefined;
+  private js: JetStreamClient | undefined;
+  private connected = false;
+  private reconnectWaiters: (() => void)[] = [];
+  private readonly groups = new Map<string, Group>();
+  private timer: NodeJS.Timeout | undefined;
+  private inflightBytes = 0;
+  private readonly inflight = new Set<Promise<void>>();
+  private stopping = false;
+  private maxMessageBytes = 1024 * 1024;
+  private readonly log: Logger;
+  private readonly publishSeconds;
+  private readonly messages;
+  private readonly rowsPerMessage;
+  private readonly refused;
+
+  constructor(private readonly opts: UsagePublisherOptions) {
+    this.log = opts.log;
+    this.publishSeconds = opts.metrics.histogram('meterline_usage_publish_seconds', 'Time from flush to JetStream acknowledgement', [0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.5, 2]);
+    this.messages = opts.metrics.counter('meterline_usage_messages_total', 'USAGE stream messages by outcome', ['outcome']);
+    this.rowsPerMessage = opts.metrics.histogram('meterline_usage_rows_per_message', 'Records packed into one JetStream message', [1, 2, 5, 10, 50, 100, 500, 1000, 5000, 20000]);
+    this.refused = opts.metrics.counter('meterline_usage_refused_total', 'Requests answered 503 by reason', ['reason']);
+  }
+
+  get isConnected(): boolean {
+    return this.connected;
+  }
+
+  async start(): Promise<void> {
+    // A connection of its own: the hot path's acks never queue behind other traffic, and async stack
+    // traces (an Error per request) are off.
+    const nc = await connect({
+      servers: this.opts.natsUrl,
+      name: this.opts.name,
+      maxReconnectAttempts: -1,
+      reconnectTimeWait: 250,
+      pingInterval: 5_000,
+      maxPingOut: 2,
+      noAsyncTraces: true,
+    });
+    this.nc = nc;
+    this.js = jetstream(nc, { timeout: PUBLISH_TIMEOUT_MS });
+    this.connected = true;
+    this.maxMessageBytes = Math.min(this.maxMessageBytes, nc.info?.max_payload ?? this.maxMessageBytes);
+    void (async () => {
+      for await (const s of nc.status()) {
+        if (s.type === 'disconnect') {
+          this.connected = false;
+          this.log.warn({ server: s.server }, 'usage publisher: NATS disconnected');
+          // Rows waiting to flush were never sent: refuse them now rather than after the timer.
+          this.flushAll();
+        } else if (s.type === 'reconnect') {
+          this.connected = true;
+          this.log.info({ server: s.server }, 'usage publisher: NATS reconnected');
+          for (const w of this.reconnectWaiters.splice(0)) w();
+        }
+      }
+    })();
+  }
+
+  /**
+   * Resolves once JetStream stored `rows` (one or more TabSeparated rows of `accountId`); rejects with a
+   * 503 UnavailableError when they were not and never will be counted.
+   */
+  submit(subject: string, rows: string, count: number): Promise<void> {
+    if (!this.connected || this.stopping) {
+      this.refused.inc({ reason: this.stopping ? 'stopping' : 'disconnected' });
+      return Promise.reject(unavailable('The usage stream (NATS) is unreachable; nothing was recorded.'));
+    }
+    // Row text is ASCII except caller ids; length is a close enough (and cheap) byte estimate here.
+    const bytes = rows.length;
+    if (this.inflightBytes + bytes > MAX_INFLIGHT_BYTES) {
+      this.refused.inc({ reason: 'saturated' });
+      return Promise.reject(unavailable('Usage ingestion is saturated; nothing was recorded.', 1));
+    }
+    let group = this.groups.get(subject);
+    if (group && group.bytes + bytes > this.maxMessageBytes - 4096) {
+      this.flush(group);
+      group = undefined;
+    }
+    if (!group) {
+      group = { subject, rows: '', bytes: 0, count: 0, waiters: [] };
+      this.groups.set(subject, group);
+    }
+    group.rows += rows;
+    group.bytes += bytes;
+    group.count += count;
+    this.inflightBytes += bytes;
+    const g = group;
+    const p = new Promise<void>((resolve, reject) => g.waiters.push({ resolve, reject }));
+    if (group.bytes >= FLUSH_BYTES) this.flush(group);
+    else this.timer ??= setTimeout(() => this.flushAll(), FLUSH_AFTER_MS);
+    return p;
+  }
+
+  private flushAll(): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
+    for (const g of [...this.groups.values()]) this.flush(g);
+  }
+
+  private flush(g: Group): void {
+    this.groups.delete(g.subject);
+    if (!this.connected || !this.js) {
+      this.inflightBytes -= g.bytes;
+      this.refused.inc({ reason: 'disconnected' }, g.waiters.length);
+      const err = unavailable('The usage stream (NATS) is unreachable; nothing was recorded.');
+      for (const w of g.waiters) w.reject(err);
+      return;
+    }
+    const work = this.publish(g).finally(() => {
+      this.inflightBytes -= g.bytes;
+      this.inflight.delete(work);
+    });
+    this.inflight.add(work);
+  }
+
+  private async publish(g: Group): Promise<void> {
+    const js = this.js!;
+    const msgID = nuid.next();
+    const sentAt = Date.now();
+    const h = natsHeaders();
+    h.set(HDR_FORMAT, WIRE_FORMAT);
+    h.set(HDR_COUNT, String(g.count));
+    h.set(HDR_DEADLINE, String(sentAt + DEADLINE_MS));
+    const started = performance.now();
+    let outcome: Outcome;
+    let reason = '';
+    try {
+      await js.publish(g.subject, Buffer.from(g.rows), { msgID, headers: h, timeout: PUBLISH_TIMEOUT_MS });
+      outcome = 'stored';
+      this.publishSeconds.observe((performance.now() - started) / 1000);
+      this.rowsPerMessage.observe(g.count);
+    } catch (err) {
+      if (isDefinitive(err)) {
+        outcome = 'refused';
+        reason = (err as Error).message;
+      } else {
+        this.log.warn({ err: (err as Error).message, msgID, rows: g.count }, 'usage publish unacknowledged; settling with a void marker');
+        outcome = await this.settle(g.subject, msgID, sentAt);
+        reason = outcome === 'refused' ? 'NATS did not store the records in time' : 'NATS is unreachable';
+      }
+    }
+    this.messages.inc({ outcome });
+    if (outcome === 'stored') {
+      for (const w of g.waiters) w.resolve();
+      return;
+    }
+    if (outcome === 'unknown') this.log.error({ msgID, rows: g.count }, 'usage publish outcome unknown');
+    this.refused.inc({ reason: outcome === 'unknown' ? 'unknown' : 'nats_error' }, g.waiters.length);
+    const full = /maximum (bytes|messages)|resource limits|insufficient resources/i.test(reason);
+    const err = unavailable(full ? 'The usage stream is full; nothing was recorded.' : `The usage stream did not accept the records (${reason}); nothing was recorded.`, full ? 5 : 1);
+    for (const w of g.waiters) w.reject(err);
+  }
+
+  /** Learns (or decides) the fate of an unacknowledged message; see the class comment. */
+  private async settle(subject: string, msgID: string, sentAt: number): Promise<Outcome> {
+    const until = sentAt + SETTLE_FOR_MS;
+    while (Date.now() < until) {
+      if (!this.connected) {
+        await this.waitForReconnect(until - Date.now());
+        continue;
+      }
+      const h = natsHeaders();
+      h.set(HDR_VOID, '1');
+      try {
+        const ack = await this.js!.publish(subject, Empty, { msgID, headers: h, timeout: Math.max(1, Math.min(PUBLISH_TIMEOUT_MS, until - Date.now())) });
+        this.log.info({ msgID, duplicate: ack.duplicate }, 'usage publish settled');
+        return ack.duplicate ? 'stored' : 'refused';
+      } catch (err) {
+        // An error answer came after the original on the same connection: the original was not stored.
+        if (isDefinitive(err)) return 'refused';
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    }
+    return 'unknown';
+  }
+
+  private waitForReconnect(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(done, Math.max(0, ms));
+      function done() {
+        clearTimeout(timer);
+        resolve();
+      }
+      this.reconnectWaiters.push(done);
+    });
+  }
+
+  /** Flushes what is pending and waits for every in-flight publish to be answered. */
+  async stop(): Promise<void> {
+    this.stopping = true;
+    this.flushAll();
+    while (this.inflight.size) await Promise.allSettled([...this.inflight]);
+    if (this.nc && !this.nc.isClosed()) await this.nc.drain().catch(() => undefined);
+  }
+}
+
+function unavailable(detail: string, retryAfter = 1): UnavailableError {
+  return new UnavailableError(detail, retryAfter);
+}
+
+/** JetStream answered: the message was not stored (an error reply, or no stream listening at all). */
+function isDefinitive(err: unknown): boolean {
+  // JetStreamNotEnabled (a "no responders" reply) is not exported by @nats-io/jetstream's main entry.
+  return err instanceof JetStreamApiError || (err instanceof Error && err.name === 'JetStreamNotEnabled');
+}

@@ -1,0 +1,55 @@
+import { ConflictError, NotFoundError, ValidationError, type FieldError } from '../../shared/errors.js';
+import type { RouteDef } from '../../shared/http/server.js';
+import type { MeterRecord } from '../../shared/meters/record.js';
+import { formatTimestamp } from '../../shared/usage/timestamp.js';
+import { problemResponses } from './problem-docs.js';
+import { acceptBatch } from './batch.js';
+import { checkRecord } from './records.js';
+import { AcceptedUsageSchema, BatchResultSchema, UsageBatchBody, UsageRecordBody } from './schemas.js';
+import type { IngressDeps } from './deps.js';
+
+/** The meter of the path, if the caller's account owns it and it takes usage. */
+export function usableMeter(deps: IngressDeps, meterId: string, accountId: string): MeterRecord {
+  const meter = deps.registry.get(meterId);
+  // Another account's meter is indistinguishable from a missing one.
+  if (meter === undefined || meter.account_id !== accountId) throw new NotFoundError(`Meter ${meterId} does not exist.`);
+  if (meter.status !== 'active') throw new ConflictError(`Meter ${meterId} is inactive; reactivate it to record usage.`, 'meter_inactive');
+  return meter;
+}
+
+/** POST /v1/meters/{meter_id}/usage — one record, or a JSON array of up to 1,000. */
+export function recordMeterUsageRoute(deps: IngressDeps): RouteDef {
+  return {
+    method: 'POST',
+    path: '/v1/meters/:meter_id/usage',
+    auth: 'write',
+    body: 'json',
+    idempotent: false, // records carry their own idempotency key (`id`)
+    handler: async (ctx) => {
+      const accountId = ctx.principal!.accountId;
+      const meter = usableMeter(deps, ctx.params.meter_id!, accountId);
+      const now = Date.now();
+      const subject = deps.names.usageSubject(accountId);
+      const body = ctx.body;
+      if (Array.isArray(body)) return acceptBatch(body, () => meter, { accountId, now }, subject, deps.publisher, false);
+      if (body === undefined) throw new ValidationError([{ field: '', message: 'a JSON body is required' }], 'A JSON request body is required.');
+      const errors: FieldError[] = [];
+      const rec = checkRecord(body, meter, { accountId, now }, errors);
+      if (rec === undefined) throw new ValidationError(errors);
+      await deps.publisher.submit(subject, rec.row, 1);
+      return {
+        status: 202,
+        body: { id: rec.id, meter_id: meter.id, value: rec.value, timestamp: formatTimestamp(rec.tsMs), received_at: formatTimestamp(now) },
+      };
+    },
+    doc: {
+      summary: 'Record usage of a meter: one record, or a JSON array of up to 1,000 (202 after JetStream stored them)',
+      tags: ['usage'],
+      requestBody: { oneOf: [UsageRecordBody, UsageBatchBody(UsageRecordBody)] },
+      responses: {
+        '202': { description: 'Accepted: one record `{id, meter_id, value, timestamp, received_at}`, or a batch outcome', schema: { oneOf: [AcceptedUsageSchema, BatchResultSchema] } },
+        ...problemResponses(['404', '409', '422', '503']),
+      },
+    },
+  };
+}

@@ -1,0 +1,43 @@
+import { ValidationError } from '../../shared/errors.js';
+import type { RouteDef } from '../../shared/http/server.js';
+import type { MeterRecord } from '../../shared/meters/record.js';
+import { acceptBatch, type RecordError } from './batch.js';
+import { problemResponses } from './problem-docs.js';
+import { BatchResultSchema, MeterUsageRecordBody, UsageBatchBody } from './schemas.js';
+import type { IngressDeps } from './deps.js';
+
+// Stands in for the meter of an item without a usable meter_id, so its other fields are still checked.
+const NO_METER: MeterRecord = { id: '', account_id: '', type: 'gauge', aggregation: 'last', status: 'active', updated_at_ms: 0 };
+
+/** POST /v1/usage — a batch of up to 1,000 records across the caller's meters (`meter_id` per record). */
+export function recordUsageRoute(deps: IngressDeps): RouteDef {
+  return {
+    method: 'POST',
+    path: '/v1/usage',
+    auth: 'write',
+    body: 'json',
+    idempotent: false,
+    handler: async (ctx) => {
+      const accountId = ctx.principal!.accountId;
+      const body = ctx.body;
+      if (!Array.isArray(body)) {
+        throw new ValidationError([{ field: '', message: body === undefined ? 'a JSON body is required' : 'must be an array of records' }]);
+      }
+      const meterFor = (item: unknown): MeterRecord | RecordError => {
+        const id = item !== null && typeof item === 'object' ? (item as { meter_id?: unknown }).meter_id : undefined;
+        if (typeof id !== 'string') return NO_METER;
+        const meter = deps.registry.get(id);
+        if (meter === undefined || meter.account_id !== accountId) return { code: 'not_found', detail: `Meter ${id} does not exist.` };
+        if (meter.status !== 'active') return { code: 'meter_inactive', detail: `Meter ${id} is inactive.` };
+        return meter;
+      };
+      return acceptBatch(body, meterFor, { accountId, now: Date.now() }, deps.names.usageSubject(accountId), deps.publisher, true);
+    },
+    doc: {
+      summary: 'Record usage across meters: a JSON array of up to 1,000 records, each with its meter_id',
+      tags: ['usage'],
+      requestBody: UsageBatchBody(MeterUsageRecordBody),
+      responses: { '202': { description: 'Batch outcome: accepted and rejected records by index', schema: BatchResultSchema }, ...problemResponses(['422', '503']) },
+    },
+  };
+}

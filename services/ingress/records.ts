@@ -1,0 +1,70 @@
+import type { FieldError } from '../../shared/errors.js';
+import { bodyValidator, toFieldErrors } from '../../shared/http/validation.js';
+import type { MeterRecord } from '../../shared/meters/record.js';
+import { USAGE_LIMITS } from '../../shared/usage/limits.js';
+import { decimalText, valueProblem } from '../../shared/usage/value.js';
+import { parseTimestamp } from '../../shared/usage/timestamp.js';
+import { newUsageId } from '../../shared/usage/ids.js';
+import { encodeRow } from '../../shared/usage/wire.js';
+import { MeterUsageRecordBody, UsageRecordBody } from './schemas.js';
+
+// Compiled once at start; every request reuses them.
+const checkRecordShape = bodyValidator(UsageRecordBody).check;
+const checkMeterRecordShape = bodyValidator(MeterUsageRecordBody).check;
+
+export const TIMESTAMP_FORMAT_MESSAGE = 'must be an RFC 3339 date-time with an offset, e.g. 2026-11-21T10:00:00Z';
+export const TIMESTAMP_WINDOW_MESSAGE = 'must be within the last 35 days and at most 5 minutes ahead';
+export const DECIMALS_MESSAGE = 'must have at most 9 decimal places';
+
+export interface RawRecord {
+  meter_id?: unknown;
+  value: number;
+  timestamp: string;
+  id?: string;
+}
+
+/** A record that passed every rule, encoded for the USAGE stream. */
+export interface CheckedRecord {
+  id: string;
+  value: number;
+  tsMs: number;
+  row: string;
+}
+
+/** Request-wide facts the per-record rules need. */
+export interface RecordContext {
+  accountId: string;
+  now: number;
+}
+
+/**
+ * Structure first (the compiled schema), then the rules a schema cannot say: finite value, counter ≥ 0,
+ * magnitude, decimals, timestamp syntax and window. Pushes every problem into `errors` (fields relative to
+ * the record) and returns undefined, or returns the encoded record.
+ */
+export function checkRecord(raw: unknown, meter: MeterRecord, ctx: RecordContext, errors: FieldError[], withMeterId = false): CheckedRecord | undefined {
+  const check = withMeterId ? checkMeterRecordShape : checkRecordShape;
+  const before = errors.length;
+  if (!check(raw)) {
+    for (const e of toFieldErrors(check.errors)) errors.push(e);
+    if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) return undefined;
+  }
+  const r = raw as RawRecord;
+  let text: string | undefined;
+  if (typeof r.value === 'number') {
+    const problem = valueProblem(r.value, meter.type === 'counter');
+    if (problem) errors.push({ field: 'value', message: problem });
+    else if ((text = decimalText(r.value)) === undefined) errors.push({ field: 'value', message: DECIMALS_MESSAGE });
+  }
+  let tsMs: number | undefined;
+  if (typeof r.timestamp === 'string') {
+    tsMs = parseTimestamp(r.timestamp);
+    if (tsMs === undefined) errors.push({ field: 'timestamp', message: TIMESTAMP_FORMAT_MESSAGE });
+    else if (tsMs < ctx.now - USAGE_LIMITS.maxPastMs || tsMs > ctx.now + USAGE_LIMITS.maxFutureMs) {
+      errors.push({ field: 'timestamp', message: TIMESTAMP_WINDOW_MESSAGE });
+    }
+  }
+  if (errors.length > before || text === undefined || tsMs === undefined) return undefined;
+  const id = r.id ?? newUsageId();
+  return { id, value: r.value === 0 ? 0 : r.value, tsMs, row: encodeRow(ctx.accountId, meter.id, tsMs, id, text, ctx.now) };
+}

@@ -1,0 +1,55 @@
+import Type from 'typebox';
+import { USAGE_LIMITS } from '../../shared/usage/limits.js';
+
+const Value = Type.Number({ description: 'finite; counters ≥ 0; at most 9 decimal places; |value| ≤ 1e18' });
+const Timestamp = Type.String({ description: 'RFC 3339 date-time with an offset, within [now − 35 days, now + 5 min]' });
+const RecordId = Type.String({
+  minLength: 1,
+  maxLength: USAGE_LIMITS.maxRecordIdLength,
+  description: 'idempotency key: a record re-sent with the same id, meter and timestamp is counted once; assigned (use_…) when omitted',
+});
+
+/** One record of POST /v1/meters/{meter_id}/usage. */
+export const UsageRecordBody = Type.Object({ value: Value, timestamp: Timestamp, id: Type.Optional(RecordId) }, { additionalProperties: false });
+
+/** One record of POST /v1/usage (batch across meters). */
+export const MeterUsageRecordBody = Type.Object(
+  { meter_id: Type.String({ minLength: 1, maxLength: 64 }), value: Value, timestamp: Timestamp, id: Type.Optional(RecordId) },
+  { additionalProperties: false },
+);
+
+export const UsageBatchBody = (record: object) =>
+  Type.Array(record as never, { minItems: 1, maxItems: USAGE_LIMITS.maxBatchRecords, description: `1 to ${USAGE_LIMITS.maxBatchRecords} records` });
+
+export const AcceptedUsageSchema = Type.Object(
+  {
+    id: Type.String(),
+    meter_id: Type.String(),
+    value: Type.Number(),
+    timestamp: Type.String({ format: 'date-time' }),
+    received_at: Type.String({ format: 'date-time' }),
+  },
+  { additionalProperties: false },
+);
+
+export const BatchResultSchema = Type.Object(
+  {
+    accepted: Type.Integer(),
+    rejected: Type.Integer(),
+    results: Type.Array(
+      Type.Object({
+        index: Type.Integer(),
+        status: Type.Enum(['accepted', 'rejected']),
+        id: Type.Optional(Type.String()),
+        error: Type.Optional(
+          Type.Object({
+            code: Type.String({ description: 'validation_failed, not_found or meter_inactive' }),
+            detail: Type.String(),
+            errors: Type.Optional(Type.Array(Type.Object({ field: Type.String(), message: Type.String() }))),
+          }),
+        ),
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);

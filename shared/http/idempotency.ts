@@ -1,0 +1,217 @@
+import { createHash } from 'node:crypto';
+import { Decimal as DecimalJs } from 'decimal.js';
+import type pg from 'pg';
+import type { Logger } from '../logging.js';
+import type { RequestContext, HttpReply } from './context.js';
+import type { RouteDef } from './server.js';
+import { ApiError, BadRequestError, ConflictError, UnavailableError, toProblem } from '../errors.js';
+import { JsonNumberLiteral, parseJsonExact } from '../money/json.js';
+
+/**
+ * `Idempotency-Key` on POST (DESIGN §5): the same key with the same request within 24 h replays the first
+ * response (status, body, headers such as Location); with a different request → 409 `idempotency_conflict`.
+ * Keys are scoped per account and route. A duplicate arriving while the first is still running waits for it
+ * (up to `waitMs`) and replays it, or gets 409 `idempotency_in_progress`: a request never runs twice.
+ *
+ * Saved outcomes: every response below 500 except 429 (a 422 replays as a 422, a 201 as the same 201).
+ * Transient failures (5xx, 429, thrown errors) release the key so that a retry runs again.
+ */
+export interface IdempotencyGuard {
+  run(ctx: RequestContext, route: string, execute: () => Promise<HttpReply>): Promise<HttpReply>;
+}
+
+export const IDEMPOTENCY_HEADER = 'idempotency-key';
+export const REPLAY_HEADER = 'Idempotent-Replayed';
+
+/** Authenticated POSTs get idempotency unless the route opts out (usage ingestion does: records carry their own ids). */
+export function isIdempotentRoute(route: Pick<RouteDef, 'method' | 'auth' | 'idempotent'>): boolean {
+  return route.idempotent ?? (route.method === 'POST' && route.auth !== 'public');
+}
+
+const KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
+
+interface StoredRow {
+  fingerprint: string;
+  state: 'running' | 'done';
+  response_status: number | null;
+  response_headers: Record<string, string> | null;
+  response_content_type: string | null;
+  response_body: Buffer | null;
+}
+
+export interface PgIdempotencyOptions {
+  /** How long a duplicate waits for the first request to finish. */
+  waitMs?: number;
+  /** A running claim older than this is presumed dead (its process crashed) and may be taken over. */
+  leaseMs?: number;
+  log?: Logger;
+}
+
+export class PgIdempotencyStore implements IdempotencyGuard {
+  private readonly waitMs: number;
+  private readonly leaseMs: number;
+
+  constructor(
+    private readonly pool: pg.Pool,
+    private readonly opts: PgIdempotencyOptions = {},
+  ) {
+    this.waitMs = opts.waitMs ?? 10_000;
+    this.leaseMs = opts.leaseMs ?? 60_000;
+  }
+
+  async run(ctx: RequestContext, route: string, execute: () => Promise<HttpReply>): Promise<HttpReply> {
+    const key = ctx.headers[IDEMPOTENCY_HEADER];
+    if (key === undefined || !ctx.principal) return execute();
+    if (!KEY_PATTERN.test(key)) {
+      throw new BadRequestError('Idempotency-Key must be 1–255 printable ASCII characters.', 'invalid_idempotency_key', [
+        { field: 'Idempotency-Key', message: 'must be 1–255 printable ASCII characters' },
+      ]);
+    }
+    const id = { account: ctx.principal.accountId, route, key };
+    const fingerprint = fingerprintOf(ctx);
+    const deadline = Date.now() + this.waitMs;
+    for (;;) {
+      if (await this.claim(id, fingerprint)) break;
+      const row = await this.lookup(id);
+      if (row && row.fingerprint !== fingerprint) {
+        throw new ConflictError('This Idempotency-Key was already used with a different request.', 'idempotency_conflict', [
+          { field: 'Idempotency-Key', message: 'was used with a different request body' },
+        ]);
+      }
+      if (row?.state === 'done') return replay(row);
+      if (Date.now() > deadline) {
+        throw new ConflictError('A request with this Idempotency-Key is still being processed; retry later.', 'idempotency_in_progress', [
+          { field: 'Idempotency-Key', message: 'is in use by a request still running' },
+        ]);
+      }
+      // Still running (or released meanwhile, then the next claim wins): poll.
+      await new Promise((r) => setTimeout(r, 25));
+    }
+
+    let reply: HttpReply;
+    try {
+      reply = await execute();
+    } catch (err) {
+      if (err instanceof ApiError && isFinal(err.status)) await this.complete(id, errorReply(err, ctx));
+      else await this.release(id);
+      throw err;
+    }
+    if (isFinal(reply.status)) await this.complete(id, reply);
+    else await this.release(id);
+    return reply;
+  }
+
+  /** Deletes keys past their 24 h; returns how many. */
+  async purgeExpired(): Promise<number> {
+    const r = await this.pool.query("DELETE FROM idempotency_keys WHERE created_at < now() - interval '24 hours'");
+    return r.rowCount ?? 0;
+  }
+
+  /** Inserts the key, or takes over an expired key or a dead claim of the same request; true when this request owns it. */
+  private async claim(id: KeyId, fingerprint: string): Promise<boolean> {
+    try {
+      const r = await this.pool.query(
+        `INSERT INTO idempotency_keys (account_id, route, key, fingerprint, state, locked_until)
+         VALUES ($1, $2, $3, $4, 'running', now() + $5 * interval '1 millisecond')
+         ON CONFLICT (account_id, route, key) DO UPDATE
+           SET fingerprint = EXCLUDED.fingerprint, state = 'running', locked_until = EXCLUDED.locked_until, created_at = now(),
+               response_status = NULL, response_headers = NULL, response_content_type = NULL, response_body = NULL
+           WHERE idempotency_keys.created_at < now() - interval '24 hours'
+              OR (idempotency_keys.state = 'running' AND idempotency_keys.locked_until < now() AND idempotency_keys.fingerprint = EXCLUDED.fingerprint)
+         RETURNING 1`,
+        [id.account, id.route, id.key, fingerprint, this.leaseMs],
+      );
+      return r.rowCount === 1;
+    } catch (err) {
+      this.opts.log?.error({ err }, 'idempotency claim failed');
+      throw new UnavailableError('Idempotency keys cannot be checked right now; nothing was done.');
+    }
+  }
+
+  private async lookup(id: KeyId): Promise<StoredRow | null> {
+    const r = await this.pool.query<StoredRow>(
+      `SELECT fingerprint, state, response_status, response_headers, response_content_type, response_body
+         FROM idempotency_keys
+        WHERE account_id = $1 AND route = $2 AND key = $3 AND created_at >= now() - interval '24 hours'`,
+      [id.account, id.route, id.key],
+    );
+    return r.rows[0] ?? null;
+  }
+
+  private async complete(id: KeyId, reply: HttpReply): Promise<void> {
+    const body = reply.raw !== undefined ? Buffer.from(reply.raw) : reply.body !== undefined ? Buffer.from(JSON.stringify(reply.body)) : null;
+    const contentType = reply.contentType ?? (reply.raw === undefined && reply.body !== undefined ? 'application/json' : null);
+    try {
+      await this.pool.query(
+        `UPDATE idempotency_keys
+            SET state = 'done', locked_until = NULL, response_status = $4, response_headers = $5, response_content_type = $6, response_body = $7
+          WHERE account_id = $1 AND route = $2 AND key = $3`,
+        [id.account, id.route, id.key, reply.status, JSON.stringify(reply.headers ?? {}), contentType, body],
+      );
+    } catch (err) {
+      // The operation itself succeeded; the claim stays "running" until its lease ends.
+      this.opts.log?.error({ err, route: id.route }, 'idempotency result could not be saved');
+    }
+  }
+
+  private async release(id: KeyId): Promise<void> {
+    await this.pool
+      .query(`DELETE FROM idempotency_keys WHERE account_id = $1 AND route = $2 AND key = $3 AND state = 'running'`, [id.account, id.route, id.key])
+      .catch((err) => this.opts.log?.error({ err, route: id.route }, 'idempotency claim could not be released'));
+  }
+}
+
+interface KeyId {
+  account: string;
+  route: string;
+  key: string;
+}
+
+const isFinal = (status: number): boolean => status < 500 && status !== 429;
+
+function errorReply(err: ApiError, ctx: RequestContext): HttpReply {
+  return { status: err.status, raw: JSON.stringify(toProblem(err, ctx.requestId)), contentType: 'application/problem+json', headers: err.headers };
+}
+
+function replay(row: StoredRow): HttpReply {
+  return {
+    status: row.response_status!,
+    raw: row.response_body ?? undefined,
+    contentType: row.response_content_type ?? undefined,
+    headers: { ...(row.response_headers ?? {}), [REPLAY_HEADER]: 'true' },
+  };
+}
+
+/**
+ * What makes two requests "the same": method, concrete path, query and the body as data (key order,
+ * whitespace and number spelling ignored: {"price": 0.10} equals {"price":0.1}; numbers compared exactly).
+ */
+function fingerprintOf(ctx: RequestContext): string {
+  const h = createHash('sha256');
+  h.update(`${ctx.method} ${ctx.path}?${ctx.rawQuery}\n`);
+  const raw = ctx.rawBody;
+  if (raw && raw.length > 0) {
+    let canonical: string | undefined;
+    const type = (ctx.headers['content-type'] ?? '').toLowerCase();
+    if (type.includes('json')) {
+      try {
+        canonical = canonicalJson(parseJsonExact(raw.toString('utf8')));
+      } catch {
+        canonical = undefined;
+      }
+    }
+    if (canonical !== undefined) h.update('json:' + canonical);
+    else h.update('raw:').update(raw);
+  }
+  return h.digest('hex');
+}
+
+function canonicalJson(v: unknown): string {
+  if (v instanceof JsonNumberLiteral) return new DecimalJs(v.text).toString();
+  if (Array.isArray(v)) return `[${v.map(canonicalJson).join(',')}]`;
+  if (v && typeof v === 'object') {
+    const keys = Object.keys(v).sort();
+    return `{${keys.map((k) => `${JSON.stringify(k)}:${canonicalJson((v as Record<string, unknown>)[k])}`).join(',')}}`;
+  }
+  return JSON.stringify(v);
+}

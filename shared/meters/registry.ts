@@ -1,0 +1,89 @@
+import { Kvm, type KV, type KvWatchEntry } from '@nats-io/kv';
+import type { QueuedIterator } from '@nats-io/transport-node';
+import type { NatsConnection } from '../clients/nats.js';
+import type { NatsNames } from '../clients/nats.js';
+import type { Logger } from '../logging.js';
+import { decodeMeter, type MeterRecord } from './record.js';
+
+/**
+ * Every meter, replicated into memory from the NATS KV meter bucket by a watch: the ingress looks meters
+ * up without a network hop, and a create or a deactivation reaches every ingress within milliseconds of the
+ * control plane writing the bucket. start() resolves once the bucket's current content is loaded, so an
+ * api never listens with an empty registry.
+ */
+export class MeterRegistry {
+  private readonly meters = new Map<string, MeterRecord>();
+  private watch: QueuedIterator<KvWatchEntry> | undefined;
+  private loop: Promise<void> | undefined;
+  private ready = false;
+  private lastRevision = 0;
+
+  constructor(
+    private readonly nc: NatsConnection,
+    private readonly names: NatsNames,
+    private readonly log: Logger,
+  ) {}
+
+  get size(): number {
+    return this.meters.size;
+  }
+
+  get isReady(): boolean {
+    return this.ready;
+  }
+
+  get(id: string): MeterRecord | undefined {
+    return this.meters.get(id);
+  }
+
+  async start(timeoutMs = 30_000): Promise<void> {
+    const kv: KV = await new Kvm(this.nc).open(this.names.meterBucket);
+    const empty = (await kv.status()).values === 0;
+    let markReady!: () => void;
+    const loaded = new Promise<void>((resolve) => (markReady = resolve));
+    if (empty) {
+      this.ready = true;
+      markReady();
+    }
+    this.watch = await kv.watch();
+    const watch = this.watch;
+    this.loop = (async () => {
+      for await (const e of watch) {
+        this.apply(e);
+        // The last entry of the initial snapshot is the first one flagged as an update.
+        if (!this.ready && e.isUpdate) {
+          this.ready = true;
+          markReady();
+        }
+      }
+    })().catch((err) => this.log.error({ err }, 'meter registry watch failed'));
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([
+      loaded,
+      new Promise<void>((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`meter registry: bucket ${this.names.meterBucket} not loaded within ${timeoutMs} ms`)), timeoutMs);
+      }),
+    ]).finally(() => clearTimeout(timer));
+    this.log.info({ meters: this.meters.size }, 'meter registry loaded');
+  }
+
+  private apply(e: KvWatchEntry): void {
+    if (e.revision <= this.lastRevision) return; // a re-created watcher may replay what we have
+    this.lastRevision = e.revision;
+    if (e.operation !== 'PUT') {
+      this.meters.delete(e.key);
+      return;
+    }
+    const m = decodeMeter(e.string());
+    if (!m || m.id !== e.key) {
+      this.log.warn({ key: e.key }, 'meter registry: ignoring an undecodable entry');
+      return;
+    }
+    this.meters.set(m.id, m);
+  }
+
+  async stop(): Promise<void> {
+    this.watch?.stop();
+    await this.loop;
+  }
+}

@@ -1,0 +1,46 @@
+import { Decimal as DecimalJs } from 'decimal.js';
+import { minorUnits } from './currencies.js';
+
+/**
+ * Decimal arithmetic for money: 60 significant digits (NUMERIC(38, 9) values multiplied by usage
+ * quantities never lose a digit) and ROUND_HALF_UP, which decimal.js defines as "half away from zero",
+ * the invoice rounding rule. Never do money maths with JS numbers.
+ */
+export const Decimal = DecimalJs.clone({ precision: 60, rounding: DecimalJs.ROUND_HALF_UP, toExpNeg: -100, toExpPos: 100 });
+export type Decimal = InstanceType<typeof Decimal>;
+export type DecimalValue = string | number | Decimal;
+
+/** Unit prices: at most 9 decimals (NUMERIC(38, 9), ClickHouse Decimal(38, 9)), so at most 29 integer digits. */
+export const MAX_SCALE = 9;
+export const MAX_INTEGER_DIGITS = 29;
+
+/** Plain notation, no exponent, no trailing zeros, never "-0": "0.1", "19.99", "0.000000001", "1000". */
+export function canonicalDecimal(value: DecimalValue): string {
+  const d = new Decimal(value);
+  if (d.isZero()) return '0';
+  return d.toFixed();
+}
+
+/**
+ * Checks a price or other non-negative amount given as an exact decimal literal. Returns the canonical
+ * string, or a message saying what is wrong (for a 422 naming the field).
+ */
+export function parseAmount(literal: string, opts: { maxScale?: number } = {}): { value: string } | { error: string } {
+  const maxScale = opts.maxScale ?? MAX_SCALE;
+  let d: Decimal;
+  try {
+    d = new Decimal(literal);
+  } catch {
+    return { error: 'must be a decimal number' };
+  }
+  if (!d.isFinite()) return { error: 'must be a finite decimal number' };
+  if (d.isNegative() && !d.isZero()) return { error: 'must be greater than or equal to 0' };
+  if (d.decimalPlaces() > maxScale) return { error: `must have at most ${maxScale} decimal places` };
+  if (!d.isZero() && d.e + 1 > MAX_INTEGER_DIGITS) return { error: `must be less than 10^${MAX_INTEGER_DIGITS}` };
+  return { value: canonicalDecimal(d) };
+}
+
+/** Rounds an amount to the currency's minor unit, half away from zero (USD 2 decimals, JPY 0, KWD 3). */
+export function roundToMinorUnit(amount: DecimalValue, currency: string): Decimal {
+  return new Decimal(amount).toDecimalPlaces(minorUnits(currency), Decimal.ROUND_HALF_UP);
+}

@@ -1,0 +1,28 @@
+import { USAGE_LIMITS } from './limits.js';
+
+/**
+ * The decimal text of a usage value as stored in ClickHouse, or undefined when it has more than 9 decimal
+ * places. Values arrive as JSON numbers (IEEE-754 doubles): the shortest text that reads back as the same
+ * double is what the caller wrote whenever they wrote at most 15 significant digits, so 0.1 stays 0.1 and
+ * sums in Decimal(38, 9) are exact (0.1 + 0.2 = 0.3). Callers check finiteness and range first.
+ */
+export function decimalText(v: number): string | undefined {
+  if (Number.isInteger(v)) return v === 0 ? '0' : String(v); // |v| ≤ 1e18: never an exponent; -0 → "0"
+  const s = String(v);
+  if (s.indexOf('e') === -1) {
+    const dot = s.indexOf('.');
+    return s.length - dot - 1 > USAGE_LIMITS.maxDecimals ? undefined : s;
+  }
+  // Non-integers print with an exponent only below 1e-6: "1.5e-7". Expand to plain digits.
+  const fixed = v.toFixed(USAGE_LIMITS.maxDecimals);
+  if (Number(fixed) !== v) return undefined;
+  return fixed.replace(/0+$/, '');
+}
+
+/** Why a value is unacceptable for a meter of this type, or undefined when it is fine. */
+export function valueProblem(v: number, counter: boolean): string | undefined {
+  if (!Number.isFinite(v)) return 'must be a finite number';
+  if (counter && v < 0) return 'must be greater than or equal to 0 for a counter meter';
+  if (v > USAGE_LIMITS.maxAbsValue || v < -USAGE_LIMITS.maxAbsValue) return `must be between -1e18 and 1e18`;
+  return undefined;
+}

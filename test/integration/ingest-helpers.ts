@@ -1,0 +1,112 @@
+/**
+ * Helpers of the usage ingestion tests (ingest-*, usage-*, consumer-*): meters written the way the control
+ * plane writes them (Postgres row + KV record), an api running only the usage modules, an in-process
+ * consumer, and exact reads of what ClickHouse holds.
+ */
+import { Kvm } from '@nats-io/kv';
+import type { Config } from '../../shared/config.js';
+import type { Infra } from '../../shared/infra.js';
+import { newId } from '../../shared/ids.js';
+import { putMeter, type MeterRecord, type MeterType } from '../../shared/meters/record.js';
+import { ApiService } from '../../services/api/service.js';
+import { createAuthenticator } from '../../services/api/authenticator.js';
+import { ingressModule } from '../../services/ingress/module.js';
+import { usageQueryModule } from '../../services/control/usage/module.js';
+import { UsageConsumer, type UsageConsumerOptions } from '../../services/consumer/usage-consumer.js';
+import { testInfra, waitUntil, type TestLike } from '../fixtures/env.js';
+
+export interface TestMeter extends MeterRecord {
+  unit: string;
+}
+
+/** A meter as the control plane creates it: the Postgres row and, before that is visible, its KV record. */
+export async function createMeter(
+  infra: Infra,
+  accountId: string,
+  opts: { type?: MeterType; aggregation?: string; status?: 'active' | 'inactive'; unit?: string } = {},
+): Promise<TestMeter> {
+  const type = opts.type ?? 'counter';
+  const aggregation = opts.aggregation ?? (type === 'gauge' ? 'last' : 'sum');
+  const now = new Date();
+  const m: TestMeter = { id: newId('mtr'), account_id: accountId, type, aggregation, status: opts.status ?? 'active', updated_at_ms: now.getTime(), unit: opts.unit ?? 'requests' };
+  await infra.pg.query(
+    'INSERT INTO meters (id, account_id, name, unit, type, aggregation, status, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8)',
+    [m.id, accountId, `meter ${m.id}`, m.unit, type, aggregation, m.status, now],
+  );
+  await putMeter(await new Kvm(infra.nats).open(infra.natsNames.meterBucket), { id: m.id, account_id: accountId, type, aggregation, status: m.status, updated_at_ms: m.updated_at_ms });
+  return m;
+}
+
+/** Changes a meter's status in both places (what PATCH /v1/meters/{id} does). */
+export async function setMeterStatus(infra: Infra, m: TestMeter, status: 'active' | 'inactive'): Promise<void> {
+  const now = new Date();
+  await infra.pg.query('UPDATE meters SET status = $2, updated_at = $3 WHERE id = $1', [m.id, status, now]);
+  m.status = status;
+  m.updated_at_ms = now.getTime();
+  await putMeter(await new Kvm(infra.nats).open(infra.natsNames.meterBucket), { id: m.id, account_id: m.account_id, type: m.type, aggregation: m.aggregation, status, updated_at_ms: m.updated_at_ms });
+}
+
+export interface UsageApi {
+  url: string;
+  service: ApiService;
+  infra: Infra;
+}
+
+/** The api role with only the usage modules (ingress + usage query), in-process on a free port. */
+export async function startUsageApi(t: TestLike, config: Config): Promise<UsageApi> {
+  const infra = await testInfra(t, config, 'api');
+  const service = new ApiService(infra, [ingressModule, usageQueryModule], await createAuthenticator(infra));
+  await service.start();
+  t.teardown(() => service.stop());
+  return { url: `http://127.0.0.1:${service.port}`, service, infra };
+}
+
+/** The consumer component in-process (the e2e tests run the real role process instead). */
+export async function startConsumer(t: TestLike, config: Config, opts: Partial<UsageConsumerOptions> = {}): Promise<{ consumer: UsageConsumer; infra: Infra }> {
+  const infra = await testInfra(t, config, 'consumer');
+  const consumer = new UsageConsumer(infra, opts);
+  await consumer.start();
+  t.teardown(() => consumer.stop());
+  return { consumer, infra };
+}
+
+/** Waits until the api's registry knows the meter (the KV watch is asynchronous): `{}` then gets 422, not 404. */
+export async function waitForMeter(api: UsageApi, m: MeterRecord, authorization: string, status: 'active' | 'inactive' = 'active'): Promise<void> {
+  const want = status === 'active' ? 422 : 409;
+  await waitUntil(async () => {
+    const res = await post(api.url, `/v1/meters/${m.id}/usage`, authorization, {});
+    await res.arrayBuffer();
+    return res.status === want;
+  }, `the ingress registry to see meter ${m.id} ${status}`);
+}
+
+export function post(base: string, path: string, authorization: string, body: unknown): Promise<Response> {
+  return fetch(base + path, { method: 'POST', headers: { authorization, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+}
+
+export async function postJson(base: string, path: string, authorization: string, body: unknown): Promise<{ status: number; body: any; headers: Headers }> {
+  const res = await post(base, path, authorization, body);
+  const text = await res.text();
+  return { status: res.status, body: text ? JSON.parse(text) : undefined, headers: res.headers };
+}
+
+/** Distinct records ClickHouse holds for a meter (FINAL: duplicates collapsed). */
+export async function storedCount(infra: Infra, meterId: string): Promise<number> {
+  const rs = await infra.clickhouse.query({ query: `SELECT count() AS c FROM usage_records FINAL WHERE meter_id = '${meterId}'`, format: 'JSONEachRow' });
+  const rows = await rs.json<{ c: string }>();
+  return Number(rows[0]?.c ?? 0);
+}
+
+/** Record ids ClickHouse holds for a meter. */
+export async function storedIds(infra: Infra, meterId: string): Promise<Set<string>> {
+  const rs = await infra.clickhouse.query({ query: `SELECT DISTINCT record_id FROM usage_records WHERE meter_id = '${meterId}'`, format: 'JSONEachRow' });
+  return new Set((await rs.json<{ record_id: string }>()).map((r) => r.record_id));
+}
+
+/** Raw rows (duplicates included) ClickHouse holds for a meter. */
+export async function rawRowCount(infra: Infra, meterId: string): Promise<number> {
+  const rs = await infra.clickhouse.query({ query: `SELECT count() AS c FROM usage_records WHERE meter_id = '${meterId}'`, format: 'JSONEachRow' });
+  return Number((await rs.json<{ c: string }>())[0]?.c ?? 0);
+}
+
+export const iso = (ms: number) => new Date(ms).toISOString();

@@ -1,0 +1,77 @@
+import t from 'tap';
+import { decimalText, valueProblem } from '../../shared/usage/value.js';
+import { parseTimestamp } from '../../shared/usage/timestamp.js';
+import { newUsageId } from '../../shared/usage/ids.js';
+import { encodeRow, tsvEscape } from '../../shared/usage/wire.js';
+
+t.test('decimalText: exact stored text, at most 9 decimals', async (t) => {
+  const ok: [number, string][] = [
+    [0, '0'],
+    [-0, '0'],
+    [1, '1'],
+    [0.1, '0.1'],
+    [-2.5, '-2.5'],
+    [0.123456789, '0.123456789'],
+    [1e-7, '0.0000001'],
+    [1.5e-7, '0.00000015'],
+    [1e-9, '0.000000001'],
+    [1e18, '1000000000000000000'],
+    [123456.000001, '123456.000001'],
+  ];
+  for (const [v, text] of ok) t.equal(decimalText(v), text, `${v} → ${text}`);
+  for (const v of [0.1234567891, 1e-10, 1.5e-10, 3.14159265358979]) t.equal(decimalText(v), undefined, `${v} has more than 9 decimals`);
+});
+
+t.test('valueProblem: finite, counters ≥ 0, magnitude', async (t) => {
+  t.equal(valueProblem(Infinity, false), 'must be a finite number');
+  t.equal(valueProblem(NaN, false), 'must be a finite number');
+  t.match(valueProblem(-1, true), /greater than or equal to 0/);
+  t.equal(valueProblem(-1, false), undefined, 'gauges and histograms may be negative');
+  t.equal(valueProblem(0, true), undefined);
+  t.match(valueProblem(1.5e18, false), /between/);
+  t.match(valueProblem(-1.5e18, false), /between/);
+  t.equal(valueProblem(1e18, true), undefined);
+});
+
+t.test('parseTimestamp: RFC 3339 with an offset, to UTC ms', async (t) => {
+  const base = Date.UTC(2026, 10, 21, 10, 0, 0);
+  t.equal(parseTimestamp('2026-11-21T10:00:00Z'), base);
+  t.equal(parseTimestamp('2026-11-21t10:00:00z'), base, 'lower-case t and z');
+  t.equal(parseTimestamp('2026-11-21T10:00:00.5Z'), base + 500);
+  t.equal(parseTimestamp('2026-11-21T10:00:00.123456789Z'), base + 123, 'sub-millisecond digits dropped');
+  t.equal(parseTimestamp('2026-11-21T12:30:00+02:30'), base);
+  t.equal(parseTimestamp('2026-11-21T05:00:00-05:00'), base);
+  t.equal(parseTimestamp('2024-02-29T00:00:00Z'), Date.UTC(2024, 1, 29), 'leap day');
+  for (const bad of [
+    '2026-11-21T10:00:00', // no offset
+    '2026-11-21 10:00:00Z',
+    '2026-11-21',
+    '2026-02-29T00:00:00Z', // not a leap year
+    '2026-04-31T00:00:00Z',
+    '2026-13-01T00:00:00Z',
+    '2026-11-21T24:00:00Z',
+    '2026-11-21T10:60:00Z',
+    '2026-11-21T10:00:60Z',
+    '2026-11-21T10:00:00+24:00',
+    '2026-11-21T10:00:00.Z',
+    '1969-12-31T23:59:59Z',
+    '+02026-11-21T10:00:00Z',
+    'Sat, 21 Nov 2026 10:00:00 GMT',
+    '',
+  ]) {
+    t.equal(parseTimestamp(bad), undefined, `rejects ${JSON.stringify(bad)}`);
+  }
+});
+
+t.test('server-assigned ids have the use_ shape and do not repeat', async (t) => {
+  const seen = new Set<string>();
+  for (let i = 0; i < 20_000; i++) seen.add(newUsageId());
+  t.equal(seen.size, 20_000);
+  for (const id of [...seen].slice(0, 100)) t.match(id, /^use_[0-9A-Za-z]{22}$/);
+});
+
+t.test('TSV rows escape what ClickHouse would misread', async (t) => {
+  t.equal(tsvEscape('plain-id_1'), 'plain-id_1');
+  t.equal(tsvEscape('a\tb\nc\\d\re'), 'a\\tb\\nc\\\\d\\re');
+  t.equal(encodeRow('acct_1', 'mtr_1', 1700000000000, 'x\ty', '0.1', 1700000000001), 'acct_1\tmtr_1\t1700000000000\tx\\ty\t0.1\t1700000000001\n');
+});
