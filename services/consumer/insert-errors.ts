@@ -21,12 +21,24 @@ const DATA_ERROR_CODES = new Set([
   '407', // DECIMAL_OVERFLOW
 ]);
 
+/**
+ * The server's exception code. @clickhouse/client parses it only from current servers' messages
+ * ("… (TYPE_NAME)"); 18.16 answers "Code: 27, e.displayText() = DB::Exception: …", read here.
+ */
+export function clickhouseErrorCode(err: unknown): string | undefined {
+  if (err instanceof ClickHouseError) return String(err.code);
+  const m = err instanceof Error ? /^Code: (\d+), e\.displayText\(\) = DB::Exception/.exec(err.message) : null;
+  return m?.[1];
+}
+
 export function isDataError(err: unknown): boolean {
-  return err instanceof ClickHouseError && DATA_ERROR_CODES.has(String(err.code));
+  const code = clickhouseErrorCode(err);
+  return code !== undefined && DATA_ERROR_CODES.has(code);
 }
 
 export function describeInsertError(err: unknown): string {
-  if (err instanceof ClickHouseError) return `ClickHouse error ${err.code} (${err.type}): ${err.message.split('\n')[0]}`;
+  const code = clickhouseErrorCode(err);
+  if (code !== undefined) return `ClickHouse error ${code}: ${(err as Error).message.split('\n')[0]!.slice(0, 300)}`;
   const e = err as NodeJS.ErrnoException;
   return e?.code ? `${e.code}: ${e.message}` : String(e?.message ?? err);
 }

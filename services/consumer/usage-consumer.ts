@@ -1,5 +1,6 @@
 import { Readable } from 'node:stream';
 import { AckPolicy, DeliverPolicy, jetstream, jetstreamManager, type ConsumerConfig, type ConsumerMessages, type JsMsg } from '@nats-io/jetstream';
+import { createClient, ClickHouseLogLevel, type ClickHouseClient } from '@clickhouse/client';
 import type { Infra } from '../../shared/infra.js';
 import { HDR_COUNT, HDR_DEADLINE, HDR_FORMAT, HDR_VOID, USAGE_COLUMNS, USAGE_TABLE, WIRE_FORMAT } from '../../shared/usage/wire.js';
 import type { Component } from '../role.js';
@@ -19,7 +20,10 @@ export interface UsageConsumerOptions {
   pullBytes: number;
   /** Messages handed out and not yet acked, across every consumer process. */
   maxAckPending: number;
-  /** Redelivery when a process died holding messages. */
+  /**
+   * Redelivery when a process died holding messages. A slower INSERT only risks a second delivery, which
+   * the table's dedup absorbs.
+   */
   ackWaitMs: number;
   /** nak delays: base × 2^(delivery − 1), capped. */
   backoffBaseMs: number;
@@ -33,7 +37,7 @@ export const DEFAULT_CONSUMER_OPTIONS: UsageConsumerOptions = {
   maxConcurrentInserts: 2,
   pullBytes: 16 * 1024 * 1024,
   maxAckPending: 20_000,
-  ackWaitMs: 60_000,
+  ackWaitMs: 20_000,
   backoffBaseMs: 250,
   backoffMaxMs: 10_000,
 };
@@ -57,6 +61,8 @@ interface Batch {
 export class UsageConsumer implements Component {
   readonly name = 'usage-consumer';
   private readonly opts: UsageConsumerOptions;
+  /** Its own client: insert failures are reported by our logger (once, with context), not the client's. */
+  private readonly ch: ClickHouseClient;
   private messages: ConsumerMessages | undefined;
   private loop: Promise<void> | undefined;
   private batch: Batch = emptyBatch();
@@ -73,6 +79,14 @@ export class UsageConsumer implements Component {
     opts: Partial<UsageConsumerOptions> = {},
   ) {
     this.opts = { ...DEFAULT_CONSUMER_OPTIONS, ...opts };
+    this.ch = createClient({
+      url: infra.config.CLICKHOUSE_URL,
+      database: infra.config.CLICKHOUSE_DATABASE,
+      request_timeout: 30_000,
+      compression: { request: false, response: false },
+      max_open_connections: this.opts.maxConcurrentInserts + 1,
+      log: { level: ClickHouseLogLevel.OFF },
+    });
     const m = infra.metrics;
     this.rowsInserted = m.counter('meterline_usage_rows_inserted_total', 'Usage rows inserted into ClickHouse (redeliveries included)');
     this.outcomes = m.counter('meterline_usage_consumer_messages_total', 'USAGE messages by outcome', ['outcome']);
@@ -103,7 +117,10 @@ export class UsageConsumer implements Component {
     const messages = this.messages;
     this.loop = (async () => {
       for await (const m of messages) {
-        if (this.stopping) break; // not acked: redelivered to another process
+        if (this.stopping) {
+          m.nak(); // redelivered to another process at once
+          break;
+        }
         await this.accept(m);
       }
     })().catch((err) => {
@@ -164,7 +181,7 @@ export class UsageConsumer implements Component {
   }
 
   private async insert(chunks: Uint8Array[]): Promise<void> {
-    await this.infra.clickhouse.insert({
+    await this.ch.insert({
       table: USAGE_TABLE,
       values: Readable.from(chunks, { objectMode: false }),
       format: 'TabSeparated',
@@ -176,8 +193,10 @@ export class UsageConsumer implements Component {
     const started = performance.now();
     try {
       await this.insert(b.chunks);
-      this.insertSeconds.observe((performance.now() - started) / 1000);
+      const seconds = (performance.now() - started) / 1000;
+      this.insertSeconds.observe(seconds);
       this.acked(b.msgs, b.rows);
+      this.infra.log.debug({ rows: b.rows, messages: b.msgs.length, ms: Math.round(seconds * 1000) }, 'usage batch inserted');
       this.lastError = undefined;
     } catch (err) {
       this.lastError = describeInsertError(err);
@@ -228,6 +247,7 @@ export class UsageConsumer implements Component {
     await this.loop;
     await this.flush();
     while (this.inserts.size) await Promise.allSettled([...this.inserts]);
+    await this.ch.close();
   }
 
   async health(): Promise<{ ok: boolean; detail?: string }> {

@@ -92,7 +92,7 @@ export class JwtAuthenticator implements Authenticator {
       }
     }
     // RFC 6750 §3.1: a request without bearer credentials gets a bare challenge, no error code.
-    if (!header || !/^bearer /i.test(header)) throw new UnauthorizedError('A bearer token is required (Authorization: Bearer <access token>).');
+    if (!header || !/^bearer(?: |$)/i.test(header)) throw new UnauthorizedError('A bearer token is required (Authorization: Bearer <access token>).');
     const token = header.slice(7).trim();
     if (!token) throw new UnauthorizedError('The bearer token is empty.', 'invalid_request');
     return this.verify(header, token);

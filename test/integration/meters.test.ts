@@ -3,7 +3,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Kvm, type KV } from '@nats-io/kv';
-import { freePort, isolatedConfig } from '../fixtures/env.js';
+import { freePort, isolatedConfig, waitUntil } from '../fixtures/env.js';
 import { startApi } from '../fixtures/api.js';
 import { createTestAccount } from '../fixtures/auth.js';
 import { startNats } from '../../infra/stack/servers.js';
@@ -200,7 +200,8 @@ t.test('meters', async (t) => {
     // A private NATS server, so that stopping it disturbs nobody else.
     const dir = await mkdtemp(join(tmpdir(), 'meterline-nats-'));
     t.teardown(() => rm(dir, { recursive: true, force: true }));
-    const nats = await startNats({ dir, port: await freePort() });
+    const port = await freePort();
+    let nats = await startNats({ dir, port });
     t.teardown(() => nats.stop().catch(() => undefined));
     const cfg = await isolatedConfig(t, { NATS_URL: nats.url });
     const priv = await startApi(t, cfg);
@@ -218,5 +219,9 @@ t.test('meters', async (t) => {
     t.equal(patched.status, 503);
     const rows = await priv.infra.pg.query('SELECT name, status FROM meters WHERE account_id = $1', [a.accountId]);
     t.same(rows.rows, [{ name: 'kept', status: 'active' }], 'neither the create nor the deactivation committed');
+
+    // NATS back: the api reconnects and meters can be created again.
+    nats = await startNats({ dir, port });
+    await waitUntil(async () => (await pcall('POST', '/v1/meters', { token: a.tokens.write, body: { name: 'again', unit: 'u', aggregation: 'sum' } })).status === 201, 'meter creation after NATS restarted', 30_000, 200);
   });
 });

@@ -168,7 +168,8 @@ t.test('token endpoint failures', async (t) => {
 
   t.test('revocation endpoint (RFC 7009)', async (t) => {
     const tokens = await exchange(await code(app));
-    isOAuthError(t, await postForm(revokeUrl, {}, authA), 400, 'invalid_request', /"token" is required/);
+    isOAuthError(t, await postForm(revokeUrl, { token_type_hint: 'refresh_token' }, authA), 400, 'invalid_request', /"token" is required/);
+    isOAuthError(t, await postForm(revokeUrl, {}, authA), 400, 'invalid_request', /body is empty/);
     isOAuthError(t, await postForm(revokeUrl, { token: tokens.body.refresh_token }), 401, 'invalid_client');
     isOAuthError(t, await postForm(revokeUrl, { token: tokens.body.refresh_token }, { authorization: basicAuth(app.clientId, 'wrong') }), 401, 'invalid_client');
     isOAuthError(t, await postForm(revokeUrl, { token: tokens.body.refresh_token }, authB), 400, 'unauthorized_client', /another client/);

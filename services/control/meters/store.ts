@@ -23,7 +23,7 @@ export async function listMeters(pool: PgPool, accountId: string, q: { page: num
 
 export async function getMeter(pool: PgPool, accountId: string, id: string): Promise<MeterRow> {
   if (!hasPrefix(id, 'mtr')) throw notFound(id);
-  const r = await pool.query<MeterRow>('SELECT * FROM meters WHERE id = $1 AND account_id = $2', [id, accountId]);
+  const r = await pool.query<MeterRow>({ name: 'meter-get', text: 'SELECT * FROM meters WHERE id = $1 AND account_id = $2', values: [id, accountId] });
   if (!r.rows[0]) throw notFound(id);
   return r.rows[0];
 }

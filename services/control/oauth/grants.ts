@@ -254,10 +254,15 @@ function looksLikeJwt(token: string): boolean {
 
 /** Claims of an access token we signed, or null when it isn't one or has expired already. */
 async function verifiedClaims(ctx: OAuthContext, token: string): Promise<{ jti: string; clientId: string; exp: number } | null> {
+  let kid: string | undefined;
   try {
-    const kid = decodeProtectedHeader(token).kid;
-    const key = kid ? await ctx.keys.publicKey(kid) : undefined;
-    if (!key) return null;
+    kid = decodeProtectedHeader(token).kid;
+  } catch {
+    return null; // not a JWS at all
+  }
+  const key = kid ? await ctx.keys.publicKey(kid) : undefined;
+  if (!key) return null;
+  try {
     const { payload } = await jwtVerify(token, key, { issuer: ctx.issuer, algorithms: [JWT_ALG], typ: 'at+jwt' });
     if (typeof payload.jti !== 'string' || typeof payload.client_id !== 'string' || typeof payload.exp !== 'number') return null;
     return { jti: payload.jti, clientId: payload.client_id, exp: payload.exp };

@@ -18,7 +18,8 @@ export async function listProducts(pool: PgPool, page: number, perPage: number):
 
 export async function getProduct(pool: PgPool, id: string): Promise<ProductRow> {
   if (!hasPrefix(id, 'prod')) throw notFound(id);
-  const r = await pool.query<ProductRow>(`SELECT ${PRODUCT_COLUMNS} FROM products WHERE id = $1 AND deleted_at IS NULL`, [id]);
+  // Named: prepared once per connection (the hottest control-plane read).
+  const r = await pool.query<ProductRow>({ name: 'product-get', text: `SELECT ${PRODUCT_COLUMNS} FROM products WHERE id = $1 AND deleted_at IS NULL`, values: [id] });
   if (!r.rows[0]) throw notFound(id);
   return r.rows[0];
 }

@@ -1,0 +1,103 @@
+import t from 'tap';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { jetstreamManager } from '@nats-io/jetstream';
+import { startNats, type ServerHandle } from '../../infra/stack/servers.js';
+import { freePort, isolatedConfig, waitUntil } from '../fixtures/env.js';
+import { createTestAccount } from '../fixtures/auth.js';
+import { createMeter, iso, post, startConsumer, startUsageApi, storedCount, storedIds, waitForMeter } from '../integration/ingest-helpers.js';
+
+// A private nats-server (never the shared one) is stopped in the middle of a stream of usage posts and
+// started again: 503 + Retry-After while it is down, 202 again after, and ClickHouse ends up holding
+// exactly the records that got a 202 — none of the refused ones.
+t.test('NATS stopped mid-stream', async (t) => {
+  const dir = await mkdtemp(join(tmpdir(), 'meterline-nats-outage-'));
+  const port = await freePort();
+  let nats: ServerHandle = await startNats({ dir, port, maxStoreBytes: 1024 ** 3 });
+  t.teardown(async () => {
+    await nats.stop().catch(() => undefined);
+    await rm(dir, { recursive: true, force: true });
+  });
+  const config = await isolatedConfig(t, { NATS_URL: nats.url });
+  const api = await startUsageApi(t, config);
+  await startConsumer(t, config, { maxWaitMs: 100 });
+  const infra = api.infra;
+  const acct = await createTestAccount(infra);
+  const W = acct.auth.write.authorization;
+  const meter = await createMeter(infra, acct.accountId);
+  await waitForMeter(api, meter, W);
+
+  const accepted = new Set<string>();
+  const refused = new Set<string>();
+  const unexpected: string[] = [];
+  let retryAfterMissing = 0;
+  let n = 0;
+  let running = true;
+  const ts = iso(Date.now() - 60_000);
+  const send = async (batch: boolean) => {
+    const ids = Array.from({ length: batch ? 10 : 1 }, () => `n-${n++}`);
+    const records = ids.map((id) => ({ id, value: 1, timestamp: ts }));
+    let res: Response;
+    try {
+      res = await post(api.url, `/v1/meters/${meter.id}/usage`, W, batch ? records : records[0]);
+    } catch (err) {
+      unexpected.push(`fetch failed: ${(err as Error).message}`);
+      return;
+    }
+    const body = (await res.json()) as any;
+    if (res.status === 202) for (const id of ids) accepted.add(id);
+    else if (res.status === 503 && body.code === 'unavailable') {
+      for (const id of ids) refused.add(id);
+      if (!res.headers.get('retry-after')) retryAfterMissing++;
+    } else unexpected.push(`${res.status} ${JSON.stringify(body)}`);
+  };
+  // Open loop, like independent emitters: a request every 2 ms whatever happened to the earlier ones
+  // (requests caught in flight by the outage are held until their fate is known; new ones get 503).
+  const producing = (async () => {
+    const pending = new Set<Promise<void>>();
+    for (let i = 0; running; i++) {
+      if (pending.size < 300) {
+        const p = send(i % 2 === 0).finally(() => pending.delete(p));
+        pending.add(p);
+      }
+      await new Promise((r) => setTimeout(r, 2));
+    }
+    await Promise.all(pending);
+  })();
+
+  await waitUntil(() => accepted.size >= 3_000, 'traffic flowing', 30_000);
+  const before = { accepted: accepted.size, refused: refused.size };
+  await nats.stop();
+  await waitUntil(() => refused.size >= before.refused + 50, '503s while NATS is down', 10_000);
+  const ready = await fetch(`${api.url}/readyz`);
+  t.equal(ready.status, 503, 'readiness reports the outage');
+  // Down for a few seconds: every new request gets 503 meanwhile.
+  await new Promise((r) => setTimeout(r, 2_500));
+  const acceptedWhileDown = accepted.size;
+  nats = await startNats({ dir, port, maxStoreBytes: 1024 ** 3 });
+  await waitUntil(() => accepted.size >= acceptedWhileDown + 3_000, '202s again after NATS is back', 60_000);
+  running = false;
+  await producing;
+
+  t.same(unexpected, [], 'only 202 and 503 answers');
+  t.equal(retryAfterMissing, 0, 'every 503 carries Retry-After');
+  t.ok(refused.size >= 50, `${refused.size} records refused with 503 during the outage`);
+  t.ok(accepted.size > before.accepted + 3_000, `${accepted.size} records accepted in all`);
+  t.equal([...refused].filter((id) => accepted.has(id)).length, 0);
+
+  await waitUntil(async () => (await storedCount(infra, meter.id)) >= accepted.size, `${accepted.size} records stored`, 60_000, 200);
+  const jsm = await jetstreamManager(infra.nats);
+  await waitUntil(async () => {
+    const ci = await jsm.consumers.info(infra.natsNames.usageStream, infra.natsNames.usageConsumer);
+    return ci.num_pending === 0 && ci.num_ack_pending === 0;
+  }, 'the stream to be fully consumed', 30_000);
+  const stored = await storedIds(infra, meter.id);
+  t.equal(stored.size, accepted.size, 'ClickHouse holds exactly as many records as got 202');
+  t.equal([...accepted].filter((id) => !stored.has(id)).length, 0, 'every 202 record is stored');
+  t.equal([...stored].filter((id) => refused.has(id)).length, 0, 'no 503 record is stored');
+  t.equal((await fetch(`${api.url}/readyz`)).status, 200, 'ready again');
+  const outcomes = await infra.metrics.registry.getSingleMetricAsString('meterline_usage_messages_total');
+  t.notMatch(outcomes, /outcome="unknown"/, 'every publish caught by the outage was settled (no unknown outcome)');
+  t.comment(outcomes.split('\n').filter((l) => !l.startsWith('#')).join('; '));
+});

@@ -1,0 +1,126 @@
+import t from 'tap';
+import { isolatedConfig } from '../fixtures/env.js';
+import { startApi, type RunningApi } from '../fixtures/api.js';
+import { createTestAccount, type TestAccount } from '../fixtures/auth.js';
+
+/**
+ * Scope matrix (DESIGN §6): every endpoint × {no token, read, write, admin}. A token with at least the
+ * row's scope gets the row's success status; a weaker one 403 insufficient_scope (naming the scope);
+ * no token 401. Tokens belong to an operator account, so `admin` really is admin.
+ *
+ * To cover more endpoints, append rows to ROWS. `request` runs once per token that is expected to pass or
+ * fail, so it may create a fresh resource each time (a DELETE needs something to delete every time).
+ */
+interface Fixture {
+  api: RunningApi;
+  account: TestAccount;
+  /** Calls the api as the operator account with its admin token (set-up helper for rows). */
+  admin(method: string, path: string, body?: unknown): Promise<any>;
+  product(pricing?: 'flat' | 'metered'): Promise<string>;
+  meter(): Promise<string>;
+  subscription(): Promise<string>;
+}
+
+interface Row {
+  method: 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE';
+  /** Pattern, for the report: '/v1/meters/:meter_id'. */
+  route: string;
+  scope: 'public' | 'read' | 'write' | 'admin';
+  success: number;
+  request(fx: Fixture): Promise<{ path: string; body?: unknown }>;
+}
+
+const ROWS: Row[] = [
+  // products: the catalog; every token reads it, admin writes it
+  { method: 'GET', route: '/v1/products', scope: 'read', success: 200, request: async () => ({ path: '/v1/products' }) },
+  { method: 'GET', route: '/v1/products/:product_id', scope: 'read', success: 200, request: async (fx) => ({ path: `/v1/products/${await fx.product()}` }) },
+  { method: 'POST', route: '/v1/products', scope: 'admin', success: 201, request: async () => ({ path: '/v1/products', body: { name: 'p', price: 1, currency: 'USD' } }) },
+  { method: 'PATCH', route: '/v1/products/:product_id', scope: 'admin', success: 200, request: async (fx) => ({ path: `/v1/products/${await fx.product()}`, body: { price: 2 } }) },
+  { method: 'DELETE', route: '/v1/products/:product_id', scope: 'admin', success: 204, request: async (fx) => ({ path: `/v1/products/${await fx.product()}` }) },
+  // meters
+  { method: 'GET', route: '/v1/meters', scope: 'read', success: 200, request: async () => ({ path: '/v1/meters?status=active' }) },
+  { method: 'GET', route: '/v1/meters/:meter_id', scope: 'read', success: 200, request: async (fx) => ({ path: `/v1/meters/${await fx.meter()}` }) },
+  { method: 'POST', route: '/v1/meters', scope: 'write', success: 201, request: async () => ({ path: '/v1/meters', body: { name: 'm', unit: 'u', aggregation: 'sum' } }) },
+  { method: 'PATCH', route: '/v1/meters/:meter_id', scope: 'write', success: 200, request: async (fx) => ({ path: `/v1/meters/${await fx.meter()}`, body: { status: 'inactive' } }) },
+  // subscriptions
+  { method: 'GET', route: '/v1/subscriptions', scope: 'read', success: 200, request: async () => ({ path: '/v1/subscriptions' }) },
+  { method: 'GET', route: '/v1/subscriptions/:subscription_id', scope: 'read', success: 200, request: async (fx) => ({ path: `/v1/subscriptions/${await fx.subscription()}` }) },
+  {
+    method: 'POST',
+    route: '/v1/subscriptions',
+    scope: 'write',
+    success: 201,
+    request: async (fx) => ({ path: '/v1/subscriptions', body: { items: [{ product_id: await fx.product() }] } }),
+  },
+  {
+    method: 'PATCH',
+    route: '/v1/subscriptions/:subscription_id',
+    scope: 'write',
+    success: 200,
+    request: async (fx) => ({ path: `/v1/subscriptions/${await fx.subscription()}`, body: { status: 'canceled' } }),
+  },
+  // the API description is public
+  { method: 'GET', route: '/openapi.json', scope: 'public', success: 200, request: async () => ({ path: '/openapi.json' }) },
+  // ↑ append rows for further endpoints here
+];
+
+const RANK = { public: 0, read: 1, write: 2, admin: 3 } as const;
+
+t.test('scope matrix', async (t) => {
+  const config = await isolatedConfig(t);
+  const api = await startApi(t, config);
+  const account = await createTestAccount(api.infra, { operator: true });
+
+  const send = async (method: string, path: string, token: string | undefined, body?: unknown) => {
+    const headers: Record<string, string> = {};
+    if (token) headers.authorization = `Bearer ${token}`;
+    if (body !== undefined) headers['content-type'] = 'application/json';
+    const res = await fetch(api.url + path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+    const text = await res.text();
+    return { status: res.status, headers: res.headers, body: text ? JSON.parse(text) : undefined };
+  };
+  const admin = async (method: string, path: string, body?: unknown) => {
+    const r = await send(method, path, account.tokens.admin, body);
+    if (r.status >= 300) throw new Error(`fixture ${method} ${path} → ${r.status} ${JSON.stringify(r.body)}`);
+    return r.body;
+  };
+  const fx: Fixture = {
+    api,
+    account,
+    admin,
+    product: async (pricing = 'flat') => (await admin('POST', '/v1/products', { name: 'fixture', price: 3, currency: 'USD', pricing })).id,
+    meter: async () => (await admin('POST', '/v1/meters', { name: 'fixture', unit: 'u', aggregation: 'sum' })).id,
+    subscription: async () => (await admin('POST', '/v1/subscriptions', { items: [{ product_id: await fx.product() }] })).id,
+  };
+
+  for (const row of ROWS) {
+    t.test(`${row.method} ${row.route} needs ${row.scope}`, async (t) => {
+      for (const level of ['none', 'read', 'write', 'admin'] as const) {
+        const { path, body } = await row.request(fx);
+        const token = level === 'none' ? undefined : account.tokens[level];
+        const res = await send(row.method, path, token, body);
+        const allowed = row.scope === 'public' || (level !== 'none' && RANK[level] >= RANK[row.scope]);
+        if (allowed) {
+          t.equal(res.status, row.success, `${level}: ${row.success} (${JSON.stringify(res.body)?.slice(0, 200)})`);
+        } else if (level === 'none') {
+          t.equal(res.status, 401, 'no token: 401');
+          t.equal(res.body.code, 'unauthorized');
+          t.match(res.headers.get('www-authenticate'), /^Bearer /);
+        } else {
+          t.equal(res.status, 403, `${level}: 403`);
+          t.equal(res.body.code, 'insufficient_scope');
+          t.match(res.headers.get('www-authenticate'), new RegExp(`error="insufficient_scope".*scope="${row.scope}"`));
+        }
+      }
+    });
+  }
+
+  t.test('every route this file covers is served, and no served /v1 route of these resources is missing', async (t) => {
+    const served = new Set(api.service.server.routes.map((r) => `${r.method} ${r.path}`));
+    for (const row of ROWS) t.ok(served.has(`${row.method} ${row.route}`), `${row.method} ${row.route} is served`);
+    const covered = new Set(ROWS.map((r) => `${r.method} ${r.route}`));
+    for (const r of api.service.server.routes) {
+      if (/^\/v1\/(products|meters|subscriptions)(\/:[a-z_]+)?$/.test(r.path)) t.ok(covered.has(`${r.method} ${r.path}`), `${r.method} ${r.path} has a row`);
+    }
+  });
+});

@@ -1,0 +1,70 @@
+import t from 'tap';
+import { issueAccessToken, JwtAuthenticator, type RevocationList } from '../../shared/auth/access-tokens.js';
+import { EphemeralKeys } from '../../shared/auth/signing-keys.js';
+import { UnauthorizedError } from '../../shared/errors.js';
+
+const ISSUER = 'https://meterline.example.com';
+const claims = { accountId: 'acct_1', userId: 'usr_1', clientId: 'cli_1', scopes: ['read', 'write'] as const };
+
+async function rejection(fn: () => unknown): Promise<UnauthorizedError> {
+  try {
+    await fn();
+  } catch (err) {
+    if (err instanceof UnauthorizedError) return err;
+    throw err;
+  }
+  throw new Error('expected a rejection');
+}
+
+t.test('JwtAuthenticator', async (t) => {
+  const keys = await EphemeralKeys.generate();
+  const revoked = new Set<string>();
+  const list: RevocationList = { isRevoked: (jti) => revoked.has(jti) };
+  const auth = new JwtAuthenticator(keys, ISSUER, list, 3);
+
+  t.test('verifies and maps the claims to a principal', async (t) => {
+    const issued = await issueAccessToken(keys, claims, { issuer: ISSUER, ttlSeconds: 600 });
+    const p = await auth.authenticate(`Bearer ${issued.token}`);
+    t.same(p, { accountId: 'acct_1', userId: 'usr_1', clientId: 'cli_1', scopes: ['read', 'write'], tokenId: issued.jti, expiresAt: issued.expiresAt });
+    const again = auth.authenticate(`Bearer ${issued.token}`);
+    t.notOk(again instanceof Promise, 'a cached token answers synchronously');
+    t.equal(again, p);
+  });
+
+  t.test('the cache is bounded', async (t) => {
+    const small = new JwtAuthenticator(keys, ISSUER, list, 3);
+    for (let i = 0; i < 10; i++) await small.authenticate(`Bearer ${(await issueAccessToken(keys, claims, { issuer: ISSUER, ttlSeconds: 600 })).token}`);
+    t.equal(small.cacheSize, 3);
+  });
+
+  t.test('a cached token is refused once it expires or is revoked', async (t) => {
+    const shortLived = await issueAccessToken(keys, claims, { issuer: ISSUER, ttlSeconds: 60, now: Date.now() - 59_500 });
+    await auth.authenticate(`Bearer ${shortLived.token}`);
+    await new Promise((r) => setTimeout(r, 600));
+    t.match((await rejection(() => auth.authenticate(`Bearer ${shortLived.token}`))).headers['WWW-Authenticate'], /error="invalid_token", error_description="The access token expired\."/);
+    const live = await issueAccessToken(keys, claims, { issuer: ISSUER, ttlSeconds: 600 });
+    await auth.authenticate(`Bearer ${live.token}`);
+    revoked.add(live.jti);
+    t.match((await rejection(() => auth.authenticate(`Bearer ${live.token}`))).message, /revoked/);
+    const fresh = new JwtAuthenticator(keys, ISSUER, list);
+    t.match((await rejection(() => fresh.authenticate(`Bearer ${live.token}`))).message, /revoked/, 'uncached too');
+  });
+
+  t.test('refuses expired, tampered, foreign and malformed tokens', async (t) => {
+    const expired = await issueAccessToken(keys, claims, { issuer: ISSUER, ttlSeconds: 60, now: Date.now() - 3_600_000 });
+    t.match((await rejection(() => auth.authenticate(`Bearer ${expired.token}`))).message, /expired/);
+    const good = (await issueAccessToken(keys, claims, { issuer: ISSUER, ttlSeconds: 600 })).token;
+    const [h, p, s] = good.split('.');
+    const payload = JSON.parse(Buffer.from(p!, 'base64url').toString());
+    const forged = Buffer.from(JSON.stringify({ ...payload, scope: 'admin' })).toString('base64url');
+    t.match((await rejection(() => auth.authenticate(`Bearer ${h}.${forged}.${s}`))).message, /invalid/);
+    const other = await EphemeralKeys.generate(keys.signingKey().kid);
+    t.match((await rejection(async () => auth.authenticate(`Bearer ${(await issueAccessToken(other, claims, { issuer: ISSUER, ttlSeconds: 600 })).token}`))).message, /invalid/);
+    t.match((await rejection(async () => auth.authenticate(`Bearer ${(await issueAccessToken(keys, claims, { issuer: 'https://evil.example.com', ttlSeconds: 600 })).token}`))).message, /invalid/);
+    t.match((await rejection(() => auth.authenticate('Bearer abc'))).message, /malformed/);
+    const missing = await rejection(() => auth.authenticate(undefined));
+    t.equal(missing.headers['WWW-Authenticate'], 'Bearer realm="meterline"');
+    t.equal((await rejection(() => auth.authenticate('Basic Zm9vOmJhcg=='))).headers['WWW-Authenticate'], 'Bearer realm="meterline"');
+    t.match((await rejection(() => auth.authenticate('Bearer'))).headers['WWW-Authenticate'], /error="invalid_request"/);
+  });
+});
