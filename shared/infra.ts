@@ -36,10 +36,20 @@ export async function createInfra(config: Config, role: string, opts: { pgPoolSi
 /** Publishers are flushed by their owners before this; here we only close pools and connections. */
 export async function closeInfra(infra: Infra): Promise<void> {
   await Promise.allSettled([
-    infra.nats.isClosed() ? Promise.resolve() : infra.nats.drain(),
+    closeNats(infra.nats),
     infra.clickhouse.close(),
     infra.pg.end(),
   ]);
+}
+
+/** Drains when NATS answers; a drain cannot finish while the server is down, so fall back to close. */
+async function closeNats(nc: NatsConnection): Promise<void> {
+  if (nc.isClosed()) return;
+  try {
+    await withTimeout(nc.drain(), 2_000, 'nats drain');
+  } catch {
+    await nc.close().catch(() => undefined);
+  }
 }
 
 const PROBE_TIMEOUT_MS = 1_000;

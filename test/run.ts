@@ -46,14 +46,17 @@ async function main(): Promise<number> {
   const code = await new Promise<number>((resolve) => {
     const child = spawn(
       process.execPath,
-      [repoPath('node_modules/tap/dist/esm/run.mjs'), '--disable-coverage', '--timeout=300', '--jobs=2', '--reporter=base', ...files.map((f) => relative(REPO_ROOT, f))],
+      [repoPath('node_modules/tap/dist/esm/run.mjs'), '--disable-coverage', '--timeout=300', '--jobs=2', `--reporter=${process.stdout.isTTY ? 'base' : 'tap'}`, ...files.map((f) => relative(REPO_ROOT, f))],
       { cwd: REPO_ROOT, env, stdio: ['ignore', 'pipe', 'inherit'] },
     );
     // Tee tap's report and keep its totals for the closing line CI reads.
     child.stdout.on('data', (chunk: Buffer) => {
       process.stdout.write(chunk);
-      const m = /Asserts:\s+(\d+) pass\s+(\d+) fail/.exec(chunk.toString());
-      if (m) totals = { pass: Number(m[1]), fail: Number(m[2]) };
+      const text = chunk.toString();
+      const base = /Asserts:\s+(\d+) pass\s+(\d+) fail/.exec(text);
+      if (base) totals = { pass: Number(base[1]), fail: Number(base[2]) };
+      const tap = /^# \{ total: (\d+), pass: (\d+)/m.exec(text);
+      if (tap) totals = { pass: Number(tap[2]), fail: Number(tap[1]) - Number(tap[2]) };
     });
     child.on('exit', (c, signal) => resolve(c ?? (signal ? 1 : 0)));
   });

@@ -166,7 +166,8 @@ export class UsageConsumer implements Component {
   private poison(m: JsMsg, reason: string): void {
     this.outcomes.inc({ outcome: 'terminated' });
     this.infra.log.error({ seq: m.seq, subject: m.subject, reason }, 'usage message terminated (poison)');
-    m.term(reason);
+    // No reason on the wire: servers before 2.11 don't recognise "+TERM <reason>" and would redeliver.
+    m.term();
   }
 
   /** Hands the current batch to an INSERT; waits while maxConcurrentInserts are running. */

@@ -73,6 +73,8 @@ export class JwtAuthenticator implements Authenticator {
     private readonly issuer: string,
     private readonly revocations: RevocationList = NO_REVOCATIONS,
     private readonly cacheLimit = DEFAULT_CACHE_LIMIT,
+    /** Milliseconds since the epoch; injectable so tests can move time. */
+    private readonly now: () => number = Date.now,
   ) {}
 
   get cacheSize(): number {
@@ -83,7 +85,7 @@ export class JwtAuthenticator implements Authenticator {
     if (header) {
       const cached = this.cache.get(header);
       if (cached !== undefined) {
-        if (cached.expiresAt * 1000 <= Date.now()) {
+        if (cached.expiresAt * 1000 <= this.now()) {
           this.cache.delete(header);
           throw new UnauthorizedError('The access token expired.', 'invalid_token');
         }
@@ -109,7 +111,7 @@ export class JwtAuthenticator implements Authenticator {
     if (!key) throw new UnauthorizedError('The access token is not signed by a known key.', 'invalid_token');
     let payload;
     try {
-      ({ payload } = await jwtVerify(token, key, { issuer: this.issuer, audience: this.issuer, algorithms: [JWT_ALG], typ: 'at+jwt', requiredClaims: ['exp', 'jti', 'sub'] }));
+      ({ payload } = await jwtVerify(token, key, { issuer: this.issuer, audience: this.issuer, algorithms: [JWT_ALG], typ: 'at+jwt', requiredClaims: ['exp', 'jti', 'sub'], currentDate: new Date(this.now()) }));
     } catch (err) {
       const expired = err instanceof joseErrors.JWTExpired;
       throw new UnauthorizedError(expired ? 'The access token expired.' : 'The access token is invalid.', 'invalid_token');

@@ -1,4 +1,5 @@
-import { createHash } from 'node:crypto';
+import { createHmac } from 'node:crypto';
+import { deriveKey, seal, unseal } from '../secret.js';
 import { Decimal as DecimalJs } from 'decimal.js';
 import type pg from 'pg';
 import type { Logger } from '../logging.js';
@@ -40,6 +41,12 @@ interface StoredRow {
 }
 
 export interface PgIdempotencyOptions {
+  /**
+   * SECRET_KEY. Request bodies may hold card numbers and responses may hold once-shown secrets (a generated
+   * webhook secret): the fingerprint is a keyed HMAC (no offline guessing of a card from its hash) and the
+   * saved response is sealed (AES-GCM), so neither is ever at rest in clear.
+   */
+  secret: Buffer;
   /** How long a duplicate waits for the first request to finish. */
   waitMs?: number;
   /** A running claim older than this is presumed dead (its process crashed) and may be taken over. */
@@ -50,11 +57,15 @@ export interface PgIdempotencyOptions {
 export class PgIdempotencyStore implements IdempotencyGuard {
   private readonly waitMs: number;
   private readonly leaseMs: number;
+  private readonly fingerprintKey: Buffer;
+  private readonly sealKey: Buffer;
 
   constructor(
     private readonly pool: pg.Pool,
-    private readonly opts: PgIdempotencyOptions = {},
+    private readonly opts: PgIdempotencyOptions,
   ) {
+    this.fingerprintKey = deriveKey(opts.secret, 'idempotency-fingerprint');
+    this.sealKey = deriveKey(opts.secret, 'idempotency-responses');
     this.waitMs = opts.waitMs ?? 10_000;
     this.leaseMs = opts.leaseMs ?? 60_000;
   }
@@ -68,7 +79,7 @@ export class PgIdempotencyStore implements IdempotencyGuard {
       ]);
     }
     const id = { account: ctx.principal.accountId, route, key };
-    const fingerprint = fingerprintOf(ctx);
+    const fingerprint = fingerprintOf(ctx, this.fingerprintKey);
     const deadline = Date.now() + this.waitMs;
     for (;;) {
       if (await this.claim(id, fingerprint)) break;
@@ -78,7 +89,7 @@ export class PgIdempotencyStore implements IdempotencyGuard {
           { field: 'Idempotency-Key', message: 'was used with a different request body' },
         ]);
       }
-      if (row?.state === 'done') return replay(row);
+      if (row?.state === 'done') return replay(row, this.sealKey);
       if (Date.now() > deadline) {
         throw new ConflictError('A request with this Idempotency-Key is still being processed; retry later.', 'idempotency_in_progress', [
           { field: 'Idempotency-Key', message: 'is in use by a request still running' },
@@ -139,7 +150,8 @@ export class PgIdempotencyStore implements IdempotencyGuard {
   }
 
   private async complete(id: KeyId, reply: HttpReply): Promise<void> {
-    const body = reply.raw !== undefined ? Buffer.from(reply.raw) : reply.body !== undefined ? Buffer.from(JSON.stringify(reply.body)) : null;
+    const plain = reply.raw !== undefined ? Buffer.from(reply.raw) : reply.body !== undefined ? Buffer.from(JSON.stringify(reply.body)) : null;
+    const body = plain === null ? null : Buffer.from(seal(this.sealKey, plain.toString('base64')));
     const contentType = reply.contentType ?? (reply.raw === undefined && reply.body !== undefined ? 'application/json' : null);
     try {
       await this.pool.query(
@@ -173,10 +185,10 @@ function errorReply(err: ApiError, ctx: RequestContext): HttpReply {
   return { status: err.status, raw: JSON.stringify(toProblem(err, ctx.requestId)), contentType: 'application/problem+json', headers: err.headers };
 }
 
-function replay(row: StoredRow): HttpReply {
+function replay(row: StoredRow, sealKey: Buffer): HttpReply {
   return {
     status: row.response_status!,
-    raw: row.response_body ?? undefined,
+    raw: row.response_body ? Buffer.from(unseal(sealKey, row.response_body.toString()), 'base64') : undefined,
     contentType: row.response_content_type ?? undefined,
     headers: { ...(row.response_headers ?? {}), [REPLAY_HEADER]: 'true' },
   };
@@ -186,8 +198,8 @@ function replay(row: StoredRow): HttpReply {
  * What makes two requests "the same": method, concrete path, query and the body as data (key order,
  * whitespace and number spelling ignored: {"price": 0.10} equals {"price":0.1}; numbers compared exactly).
  */
-function fingerprintOf(ctx: RequestContext): string {
-  const h = createHash('sha256');
+function fingerprintOf(ctx: RequestContext, key: Buffer): string {
+  const h = createHmac('sha256', key);
   h.update(`${ctx.method} ${ctx.path}?${ctx.rawQuery}\n`);
   const raw = ctx.rawBody;
   if (raw && raw.length > 0) {

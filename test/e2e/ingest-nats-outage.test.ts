@@ -6,7 +6,7 @@ import { jetstreamManager } from '@nats-io/jetstream';
 import { startNats, type ServerHandle } from '../../infra/stack/servers.js';
 import { freePort, isolatedConfig, waitUntil } from '../fixtures/env.js';
 import { createTestAccount } from '../fixtures/auth.js';
-import { createMeter, iso, post, startConsumer, startUsageApi, storedCount, storedIds, waitForMeter } from '../integration/ingest-helpers.js';
+import { createMeter, iso, post, postJson, setMeterStatus, startConsumer, startUsageApi, storedCount, storedIds, waitForMeter } from '../integration/ingest-helpers.js';
 
 // A private nats-server (never the shared one) is stopped in the middle of a stream of usage posts and
 // started again: 503 + Retry-After while it is down, 202 again after, and ClickHouse ends up holding
@@ -26,7 +26,9 @@ t.test('NATS stopped mid-stream', async (t) => {
   const acct = await createTestAccount(infra);
   const W = acct.auth.write.authorization;
   const meter = await createMeter(infra, acct.accountId);
+  const spare = await createMeter(infra, acct.accountId);
   await waitForMeter(api, meter, W);
+  await waitForMeter(api, spare, W);
 
   const accepted = new Set<string>();
   const refused = new Set<string>();
@@ -97,6 +99,9 @@ t.test('NATS stopped mid-stream', async (t) => {
   t.equal([...accepted].filter((id) => !stored.has(id)).length, 0, 'every 202 record is stored');
   t.equal([...stored].filter((id) => refused.has(id)).length, 0, 'no 503 record is stored');
   t.equal((await fetch(`${api.url}/readyz`)).status, 200, 'ready again');
+  // The registry's KV watch resumed after the restart: a deactivation still reaches the ingress.
+  await setMeterStatus(infra, spare, 'inactive');
+  await waitUntil(async () => (await postJson(api.url, `/v1/meters/${spare.id}/usage`, W, { value: 1, timestamp: ts })).status === 409, 'a deactivation after the restart to reach the ingress', 2_000);
   const outcomes = await infra.metrics.registry.getSingleMetricAsString('meterline_usage_messages_total');
   t.notMatch(outcomes, /outcome="unknown"/, 'every publish caught by the outage was settled (no unknown outcome)');
   t.comment(outcomes.split('\n').filter((l) => !l.startsWith('#')).join('; '));

@@ -25,8 +25,10 @@ t.test('no card number, CVC or webhook secret is stored in clear or logged', asy
   t.teardown(() => service.stop());
   const api = { url: `http://127.0.0.1:${service.port}`, infra };
   const a = await createTestAccount(api.infra);
-  const post = async (path: string, body: unknown) => {
-    const res = await fetch(api.url + path, { method: 'POST', headers: { ...a.auth.write, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  // Every POST carries an Idempotency-Key: saved replays must not become a copy of the secrets in clear.
+  let keyCounter = 0;
+  const post = async (path: string, body: unknown, key = `at-rest-${++keyCounter}`) => {
+    const res = await fetch(api.url + path, { method: 'POST', headers: { ...a.auth.write, 'content-type': 'application/json', 'idempotency-key': key }, body: JSON.stringify(body) });
     return { status: res.status, body: (await res.json()) as any };
   };
   const year = new Date().getUTCFullYear() + 4;
@@ -47,10 +49,12 @@ t.test('no card number, CVC or webhook secret is stored in clear or logged', asy
 
   const supplied = 'my-very-own-signing-secret-b1f3e2';
   t.equal((await post('/v1/webhooks', { url: 'https://example.com/a', events: ['invoice.paid'], secret: supplied })).status, 201);
-  const generated = await post('/v1/webhooks', { url: 'https://example.com/b', events: ['invoice.paid'] });
+  const generated = await post('/v1/webhooks', { url: 'https://example.com/b', events: ['invoice.paid'] }, 'generated-secret-key');
   t.equal(generated.status, 201);
   const generatedSecret = generated.body.secret as string;
   t.ok(generatedSecret.length >= 32);
+  const replayed = await post('/v1/webhooks', { url: 'https://example.com/b', events: ['invoice.paid'] }, 'generated-secret-key');
+  t.same(replayed.body, generated.body, 'the replay returns the first response, secret included, from its sealed copy');
   const rotated = 'rotated-secret-value-9d8c7b6a';
   const patch = await fetch(`${api.url}/v1/webhooks/${generated.body.id}`, {
     method: 'PATCH',

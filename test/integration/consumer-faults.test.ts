@@ -56,7 +56,10 @@ t.test('poison messages are terminated with a logged reason; the rest is inserte
   await js.publish(subject, rows(['late-1']), { headers: hdrs(1, now - 1) }); // stored after its deadline
   await js.publish(subject, rows(['no-newline']).trimEnd(), { headers: hdrs(1) });
 
-  await waitUntil(async () => (await drained(infra)) && (await storedCount(infra, 'mtr_poison')) === 5, 'every message settled', 20_000);
+  await waitUntil(async () => (await drained(infra)) && (await storedCount(infra, 'mtr_poison')) === 5, 'every message settled', 20_000).catch((err) => {
+    t.comment(lines.join('\n'));
+    throw err;
+  });
   t.same([...(await storedIds(infra, 'mtr_poison'))].sort(), ['good-1', 'good-2', 'good-3', 'good-4', 'good-5'], 'valid messages inserted, in spite of the poison in their batch');
   const terminated = lines.map((l) => JSON.parse(l)).filter((l) => l.msg === 'usage message terminated (poison)');
   t.equal(terminated.length, 3, 'three poison messages terminated');

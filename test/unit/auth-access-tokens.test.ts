@@ -38,10 +38,15 @@ t.test('JwtAuthenticator', async (t) => {
   });
 
   t.test('a cached token is refused once it expires or is revoked', async (t) => {
-    const shortLived = await issueAccessToken(keys, claims, { issuer: ISSUER, ttlSeconds: 60, now: Date.now() - 59_500 });
-    await auth.authenticate(`Bearer ${shortLived.token}`);
-    await new Promise((r) => setTimeout(r, 600));
-    t.match((await rejection(() => auth.authenticate(`Bearer ${shortLived.token}`))).headers['WWW-Authenticate'], /error="invalid_token", error_description="The access token expired\."/);
+    let clock = Date.now();
+    const timed = new JwtAuthenticator(keys, ISSUER, list, 10, () => clock);
+    const shortLived = await issueAccessToken(keys, claims, { issuer: ISSUER, ttlSeconds: 60, now: clock });
+    await timed.authenticate(`Bearer ${shortLived.token}`);
+    clock += 59_000;
+    t.ok(timed.authenticate(`Bearer ${shortLived.token}`), 'still valid from the cache a second before exp');
+    clock += 1_000;
+    t.match((await rejection(() => timed.authenticate(`Bearer ${shortLived.token}`))).headers['WWW-Authenticate'], /error="invalid_token", error_description="The access token expired\."/);
+    t.match((await rejection(() => timed.authenticate(`Bearer ${shortLived.token}`))).message, /expired/, 'and after it left the cache');
     const live = await issueAccessToken(keys, claims, { issuer: ISSUER, ttlSeconds: 600 });
     await auth.authenticate(`Bearer ${live.token}`);
     revoked.add(live.jti);

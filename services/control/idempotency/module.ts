@@ -9,7 +9,7 @@ const PURGE_INTERVAL_MS = 60 * 60 * 1000;
  * It registers no route of its own.
  */
 export const idempotencyModule: RouteModuleFactory = (deps) => {
-  const store = new PgIdempotencyStore(deps.pg, { log: deps.log });
+  const store = new PgIdempotencyStore(deps.pg, { log: deps.log, secret: deps.config.SECRET_KEY });
   let timer: NodeJS.Timeout | undefined;
   const purge = () => void store.purgeExpired().catch((err) => deps.log.warn({ err }, 'purging expired idempotency keys failed'));
   return {
