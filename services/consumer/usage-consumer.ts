@@ -131,6 +131,10 @@ export class UsageConsumer implements Component {
   }
 
   private async accept(m: JsMsg): Promise<void> {
+    if (m.info.deliveryCount > 1) {
+      this.outcomes.inc({ outcome: 'redelivered' });
+      this.infra.log.info({ seq: m.seq, delivery: m.info.deliveryCount, stored_ms_ago: Date.now() - Math.floor(m.info.timestampNanos / 1e6) }, 'usage message redelivered');
+    }
     const h = m.headers;
     if (h?.get(HDR_VOID)) {
       this.outcomes.inc({ outcome: 'void' });

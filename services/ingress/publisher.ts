@@ -76,6 +76,7 @@ export class UsagePublisher {
   private readonly messages;
   private readonly rowsPerMessage;
   private readonly refused;
+  private readonly accepted;
 
   constructor(private readonly opts: UsagePublisherOptions) {
     this.log = opts.log;
@@ -83,6 +84,7 @@ export class UsagePublisher {
     this.messages = opts.metrics.counter('meterline_usage_messages_total', 'USAGE stream messages by outcome', ['outcome']);
     this.rowsPerMessage = opts.metrics.histogram('meterline_usage_rows_per_message', 'Records packed into one JetStream message', [1, 2, 5, 10, 50, 100, 500, 1000, 5000, 20000]);
     this.refused = opts.metrics.counter('meterline_usage_refused_total', 'Requests answered 503 by reason', ['reason']);
+    this.accepted = opts.metrics.counter('meterline_usage_records_accepted_total', 'Records JetStream stored (their requests get 202)');
   }
 
   get isConnected(): boolean {
@@ -206,6 +208,7 @@ export class UsagePublisher {
     }
     this.messages.inc({ outcome });
     if (outcome === 'stored') {
+      this.accepted.inc(g.count);
       for (const w of g.waiters) w.resolve();
       return;
     }

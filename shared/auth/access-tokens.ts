@@ -58,15 +58,21 @@ export interface RevocationList {
 
 const NO_REVOCATIONS: RevocationList = { isRevoked: () => false };
 const DEFAULT_CACHE_LIMIT = 10_000;
+const CACHE_KEY_CHARS = 32;
 
 /**
  * The one token check shared by ingress and control plane: verifies signature, issuer, audience,
- * expiry and revocation without a database. Verified principals are cached by the exact header value
- * (bounded, oldest evicted first), so the hot path pays one map lookup, an expiry comparison and a
+ * expiry and revocation without a database. Verified principals are cached (bounded, oldest evicted
+ * first), so the hot path pays one map lookup, a string comparison, an expiry comparison and a
  * revocation lookup; the signature is checked once per token per process.
  */
 export class JwtAuthenticator implements Authenticator {
-  private readonly cache = new Map<string, Principal>();
+  /**
+   * Keyed by the header's last CACHE_KEY_CHARS characters (the tail of the Ed25519 signature: 192
+   * random bits), so a lookup hashes a few dozen characters instead of the whole ~600-character header;
+   * the full header must then be identical, so a forged token can never ride on a cached one.
+   */
+  private readonly cache = new Map<string, { header: string; principal: Principal }>();
 
   constructor(
     private readonly keys: VerificationKeySource,
@@ -82,15 +88,17 @@ export class JwtAuthenticator implements Authenticator {
   }
 
   authenticate(header: string | undefined): Principal | Promise<Principal> {
-    if (header) {
-      const cached = this.cache.get(header);
-      if (cached !== undefined) {
-        if (cached.expiresAt * 1000 <= this.now()) {
-          this.cache.delete(header);
+    if (header && header.length > CACHE_KEY_CHARS) {
+      const key = header.slice(-CACHE_KEY_CHARS);
+      const cached = this.cache.get(key);
+      if (cached !== undefined && cached.header === header) {
+        const principal = cached.principal;
+        if (principal.expiresAt * 1000 <= this.now()) {
+          this.cache.delete(key);
           throw new UnauthorizedError('The access token expired.', 'invalid_token');
         }
-        if (this.revocations.isRevoked(cached.tokenId)) throw new UnauthorizedError('The access token was revoked.', 'invalid_token');
-        return cached;
+        if (this.revocations.isRevoked(principal.tokenId)) throw new UnauthorizedError('The access token was revoked.', 'invalid_token');
+        return principal;
       }
     }
     // RFC 6750 §3.1: a request without bearer credentials gets a bare challenge, no error code.
@@ -122,8 +130,9 @@ export class JwtAuthenticator implements Authenticator {
     const scopes = typeof payload.scope === 'string' ? payload.scope.split(' ').filter(isScope) : [];
     const principal: Principal = { accountId: payload.sub, userId: payload.uid, clientId: payload.client_id, scopes, tokenId: payload.jti, expiresAt: payload.exp };
     if (this.revocations.isRevoked(principal.tokenId)) throw new UnauthorizedError('The access token was revoked.', 'invalid_token');
-    if (this.cache.size >= this.cacheLimit) this.cache.delete(this.cache.keys().next().value!);
-    this.cache.set(header, principal);
+    const cacheKey = header.slice(-CACHE_KEY_CHARS);
+    if (!this.cache.has(cacheKey) && this.cache.size >= this.cacheLimit) this.cache.delete(this.cache.keys().next().value!);
+    this.cache.set(cacheKey, { header, principal });
     return principal;
   }
 }

@@ -1,0 +1,37 @@
+/** CPU time of processes, from /proc (Linux), to say where the two cores went during a phase. */
+import { readFileSync } from 'node:fs';
+
+const TICKS_PER_S = 100; // USER_HZ on Linux
+
+export function cpuSeconds(pid: number): number {
+  try {
+    const s = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const f = s.slice(s.lastIndexOf(')') + 2).split(' ');
+    // utime, stime, cutime, cstime are fields 14–17 (1-based) → indexes 11–14 after the comm field.
+    return (Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14])) / TICKS_PER_S;
+  } catch {
+    return NaN;
+  }
+}
+
+export class CpuMeter {
+  private start = new Map<string, number>();
+  private t0 = 0;
+  constructor(private readonly groups: () => Record<string, number[]>) {}
+
+  begin(): void {
+    this.t0 = performance.now();
+    this.start = new Map(Object.entries(this.groups()).map(([k, pids]) => [k, pids.reduce((s, p) => s + cpuSeconds(p), 0)]));
+  }
+
+  /** Cores used per group since begin() (1.0 = one core busy the whole time). */
+  end(): Record<string, number> {
+    const wall = (performance.now() - this.t0) / 1000;
+    const out: Record<string, number> = {};
+    for (const [k, pids] of Object.entries(this.groups())) {
+      const used = pids.reduce((s, p) => s + cpuSeconds(p), 0) - (this.start.get(k) ?? 0);
+      out[k] = Math.round((used / wall) * 100) / 100;
+    }
+    return out;
+  }
+}

@@ -1,0 +1,141 @@
+/**
+ * The two load generators, run the same way for every target: autocannon (Node, with worker threads)
+ * and wrk (C, from Debian). Both keep `connections` requests in flight (closed loop) for `seconds`.
+ */
+import { spawn } from 'node:child_process';
+import { createRequire } from 'node:module';
+import { writeFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+export interface LoadSpec {
+  url: string;
+  body: string;
+  headers: Record<string, string>;
+  connections: number;
+  seconds: number;
+  /** Worker threads of autocannon / threads of wrk. */
+  threads: number;
+}
+
+export interface LoadResult {
+  tool: 'autocannon' | 'wrk';
+  requests: number;
+  requests_per_s: number;
+  latency_p50_ms: number;
+  latency_p99_ms: number;
+  latency_max_ms: number;
+  non_2xx: number;
+  errors: number;
+  duration_s: number;
+  /** Process id of the generator, for CPU accounting (autocannon runs inside the benchmark process). */
+  pid?: number;
+}
+
+interface AutocannonResult {
+  requests: { average: number; total: number };
+  latency: { p50: number; p99: number; max: number };
+  non2xx: number;
+  errors: number;
+  timeouts: number;
+  duration: number;
+  '2xx': number;
+}
+
+const require = createRequire(import.meta.url);
+const autocannon = require('autocannon') as (opts: object) => Promise<AutocannonResult>;
+
+export async function runAutocannon(spec: LoadSpec): Promise<LoadResult> {
+  const r = await autocannon({
+    url: spec.url,
+    method: 'POST',
+    body: spec.body,
+    headers: spec.headers,
+    connections: spec.connections,
+    duration: spec.seconds,
+    workers: spec.threads,
+    pipelining: 1,
+  });
+  const total = r['2xx'] + r.non2xx;
+  return {
+    tool: 'autocannon',
+    requests: total,
+    requests_per_s: total / r.duration,
+    latency_p50_ms: r.latency.p50,
+    latency_p99_ms: r.latency.p99,
+    latency_max_ms: r.latency.max,
+    non_2xx: r.non2xx,
+    errors: r.errors + r.timeouts,
+    duration_s: r.duration,
+    pid: process.pid,
+  };
+}
+
+/** A Lua string literal: JSON string escapes are valid Lua for ASCII text. */
+function luaString(s: string): string {
+  if (!/^[\x20-\x7e]*$/.test(s)) throw new Error('wrk script strings must be printable ASCII');
+  return JSON.stringify(s);
+}
+
+const UNIT_MS: Record<string, number> = { us: 0.001, ms: 1, s: 1000, m: 60_000 };
+const toMs = (v: string, unit: string) => Number(v) * UNIT_MS[unit]!;
+
+export function parseWrk(out: string, seconds: number): Omit<LoadResult, 'tool'> {
+  const num = (re: RegExp) => {
+    const m = re.exec(out);
+    return m ? Number(m[1]) : 0;
+  };
+  const lat = (pct: string) => {
+    const m = new RegExp(`^\\s+${pct}%\\s+([\\d.]+)(us|ms|s|m)\\s*$`, 'm').exec(out);
+    return m ? toMs(m[1]!, m[2]!) : NaN;
+  };
+  const max = /Latency\s+\S+\s+\S+\s+([\d.]+)(us|ms|s|m)/.exec(out);
+  const requests = num(/(\d+) requests in/);
+  const duration = /requests in ([\d.]+)(s|m)/.exec(out);
+  const socket = /Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)/.exec(out);
+  return {
+    requests,
+    requests_per_s: num(/Requests\/sec:\s+([\d.]+)/),
+    latency_p50_ms: lat('50'),
+    latency_p99_ms: lat('99'),
+    latency_max_ms: max ? toMs(max[1]!, max[2]!) : NaN,
+    non_2xx: num(/Non-2xx or 3xx responses: (\d+)/),
+    errors: socket ? socket.slice(1).reduce((s, x) => s + Number(x), 0) : 0,
+    duration_s: duration ? Number(duration[1]) * (duration[2] === 'm' ? 60 : 1) : seconds,
+  };
+}
+
+export async function runWrk(spec: LoadSpec, onStart?: (pid: number) => void): Promise<LoadResult> {
+  const script = join(tmpdir(), `meterline-wrk-${process.pid}-${Date.now()}.lua`);
+  const lua = [
+    'wrk.method = "POST"',
+    `wrk.body = ${luaString(spec.body)}`,
+    ...Object.entries(spec.headers).map(([k, v]) => `wrk.headers[${luaString(k)}] = ${luaString(v)}`),
+    '',
+  ].join('\n');
+  await writeFile(script, lua);
+  try {
+    const child = spawn('wrk', [`-t${spec.threads}`, `-c${spec.connections}`, `-d${spec.seconds}s`, '--latency', '-s', script, spec.url], { stdio: ['ignore', 'pipe', 'pipe'] });
+    if (child.pid) onStart?.(child.pid);
+    let out = '';
+    let err = '';
+    child.stdout.on('data', (d) => (out += d));
+    child.stderr.on('data', (d) => (err += d));
+    const code = await new Promise<number | null>((resolve, reject) => {
+      child.on('error', reject);
+      child.on('exit', resolve);
+    });
+    if (code !== 0) throw new Error(`wrk exited with ${code}: ${err || out}`);
+    return { tool: 'wrk', ...parseWrk(out, spec.seconds), pid: child.pid };
+  } finally {
+    await rm(script, { force: true });
+  }
+}
+
+export async function hasWrk(): Promise<boolean> {
+  return new Promise((resolve) => {
+    const c = spawn('wrk', ['--version'], { stdio: 'ignore' });
+    c.on('error', () => resolve(false));
+    c.on('exit', () => resolve(true));
+  });
+}

@@ -1,0 +1,94 @@
+/** The benchmark's result document and its table, with the DESIGN §11 goals checked. */
+import type { LoadResult } from './load.js';
+import type { LagSummary } from './lag-probe.js';
+
+export interface PhaseResult extends LoadResult {
+  phase: 'ceiling' | 'single' | 'batched';
+  records_per_request: number;
+  records_per_s: number;
+  /** Records the api processes reported as stored in JetStream during the phase (202s sent). */
+  server_accepted_records?: number;
+  /** Cores used per process group during the phase. */
+  cpu_cores: Record<string, number>;
+}
+
+export interface BenchReport {
+  started_at: string;
+  machine: { cpus: number; cpu_model: string; memory_gb: number; node: string; loadavg_before: number[] };
+  options: Record<string, unknown>;
+  phases: PhaseResult[];
+  lag: (LagSummary & { probes_refused: number }) | undefined;
+  count_check: { accepted: number; stored: number; exact: boolean; raw_rows: number; drain_seconds_after_load: number } | undefined;
+  goals?: Goal[];
+}
+
+export interface Goal {
+  goal: string;
+  tool: string;
+  measured: string;
+  met: boolean;
+}
+
+const fmt = (n: number, digits = 0) => (Number.isFinite(n) ? n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits }) : '—');
+
+export function goalsOf(r: BenchReport): Goal[] {
+  const goals: Goal[] = [];
+  const tools = [...new Set(r.phases.map((p) => p.tool))];
+  for (const tool of tools) {
+    const ceiling = r.phases.find((p) => p.phase === 'ceiling' && p.tool === tool);
+    const single = r.phases.find((p) => p.phase === 'single' && p.tool === tool);
+    const batched = r.phases.find((p) => p.phase === 'batched' && p.tool === tool);
+    if (ceiling && single) {
+      const ratio = single.requests_per_s / ceiling.requests_per_s;
+      goals.push({ goal: 'single ≥ 0.5 × ceiling', tool, measured: fmt(ratio, 2), met: ratio >= 0.5 });
+      goals.push({ goal: 'single p99 ≤ 25 ms', tool, measured: `${fmt(single.latency_p99_ms, 1)} ms`, met: single.latency_p99_ms <= 25 });
+    }
+    if (batched) goals.push({ goal: 'batched ≥ 1,000,000 records/s', tool, measured: fmt(batched.records_per_s), met: batched.records_per_s >= 1_000_000 });
+  }
+  if (r.lag) goals.push({ goal: 'ingest → queryable p99 ≤ 2 s', tool: 'probe', measured: `${fmt(r.lag.p99_ms)} ms`, met: r.lag.p99_ms <= 2000 });
+  if (r.count_check) goals.push({ goal: 'ClickHouse count == accepted', tool: '—', measured: `${fmt(r.count_check.stored)} / ${fmt(r.count_check.accepted)}`, met: r.count_check.exact });
+  return goals;
+}
+
+function table(rows: string[][]): string {
+  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
+  return rows.map((r) => r.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ')).join('\n');
+}
+
+export function printReport(r: BenchReport): void {
+  r.goals = goalsOf(r);
+  const ceilingOf = (tool: string) => r.phases.find((p) => p.phase === 'ceiling' && p.tool === tool)?.requests_per_s ?? NaN;
+  const rows = [['phase', 'tool', 'req/s', 'records/s', 'p50 ms', 'p99 ms', 'max ms', 'non-2xx', 'errors', '× ceiling', 'cores: api|ceil / consumer / nats / clickhouse / loadgen']];
+  for (const p of r.phases) {
+    const c = p.cpu_cores;
+    rows.push([
+      p.phase,
+      p.tool,
+      fmt(p.requests_per_s),
+      fmt(p.records_per_s),
+      fmt(p.latency_p50_ms, 2),
+      fmt(p.latency_p99_ms, 2),
+      fmt(p.latency_max_ms, 1),
+      fmt(p.non_2xx),
+      fmt(p.errors),
+      p.phase === 'ceiling' ? '1.00' : fmt(p.requests_per_s / ceilingOf(p.tool), 2),
+      [p.phase === 'ceiling' ? c.ceiling : c.api, c.consumer, c.nats, c.clickhouse, c.load_generator].map((x) => fmt(x ?? NaN, 2)).join(' / '),
+    ]);
+  }
+  const out = [
+    '',
+    `meterline benchmark — ${r.started_at} — ${r.machine.cpus} × ${r.machine.cpu_model}, Node ${r.machine.node}, load average before: ${r.machine.loadavg_before.join(' ')}`,
+    `options: ${JSON.stringify(r.options)}`,
+    '',
+    table(rows),
+    '',
+    r.lag ? `ingest → queryable (${r.lag.seen}/${r.lag.probes} probes, poll ${r.lag.poll_ms} ms): p50 ${fmt(r.lag.p50_ms)} ms, p99 ${fmt(r.lag.p99_ms)} ms, max ${fmt(r.lag.max_ms)} ms` : '',
+    r.count_check
+      ? `count check: ${fmt(r.count_check.accepted)} records accepted (202), ${fmt(r.count_check.stored)} in ClickHouse after dedup (${fmt(r.count_check.raw_rows)} raw rows) → ${r.count_check.exact ? 'EXACT' : 'MISMATCH'}; drained ${fmt(r.count_check.drain_seconds_after_load, 1)} s after the load`
+      : '',
+    '',
+    table([['goal (DESIGN §11)', 'tool', 'measured', 'met'], ...r.goals.map((g) => [g.goal, g.tool, g.measured, g.met ? 'yes' : 'NO'])]),
+    '',
+  ];
+  process.stdout.write(out.join('\n') + '\n');
+}

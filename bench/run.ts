@@ -1,0 +1,242 @@
+/**
+ * `npm run bench`: the DESIGN §11 measurements in one run, on the local stack.
+ *
+ *   1. ceiling   — bench/ceiling-server.ts (bare uWS: read, JSON.parse, 202)
+ *   2. single    — POST /v1/meters/{id}/usage, one record per request, fully durable (202 after the
+ *                  JetStream ack; consumer and ClickHouse running)
+ *   3. batched   — the same route, 100 records per request
+ *   each with autocannon (worker threads) and with wrk when installed, the same connections and duration;
+ *   then it waits until ClickHouse holds every accepted record and checks the count exactly.
+ * Ingest → queryable lag is probed during phases 2 and 3. Results: a table on stdout and
+ * bench/results/<timestamp>.json.
+ *
+ * Options: --seconds 12  --connections 64  --api-procs 1  --consumer-procs 1  --threads 2
+ *          --no-wrk  --no-autocannon  --keep (keep the benchmark's databases and namespace)
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createServer } from 'node:net';
+import { cpus, loadavg, totalmem } from 'node:os';
+import { createWriteStream, mkdirSync, type WriteStream } from 'node:fs';
+import { writeFile } from 'node:fs/promises';
+import { stackUp } from '../infra/stack/stack.js';
+import { REPO_ROOT, repoPath } from '../shared/paths.js';
+import { createClickhouse } from '../shared/clients/clickhouse.js';
+import { createWorld, type BenchWorld } from './world.js';
+import { hasWrk, runAutocannon, runWrk, type LoadResult, type LoadSpec } from './load.js';
+import { LagProbe, type LagSummary } from './lag-probe.js';
+import { CpuMeter } from './cpu.js';
+import { printReport, type PhaseResult, type BenchReport } from './report.js';
+
+function arg(name: string, fallback: number): number {
+  const i = process.argv.indexOf(`--${name}`);
+  return i !== -1 && process.argv[i + 1] !== undefined ? Number(process.argv[i + 1]) : fallback;
+}
+const flag = (name: string) => process.argv.includes(`--${name}`);
+const log = (m: string) => process.stderr.write(`[bench] ${m}\n`);
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+const opts = {
+  seconds: arg('seconds', 12),
+  warmupSeconds: arg('warmup', 3),
+  connections: arg('connections', 64),
+  apiProcs: arg('api-procs', 1),
+  consumerProcs: arg('consumer-procs', 1),
+  threads: arg('threads', 2),
+  batch: arg('batch', 100),
+  wrk: !flag('no-wrk'),
+  autocannon: !flag('no-autocannon'),
+  keep: flag('keep'),
+};
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const port = (s.address() as { port: number }).port;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+interface Proc {
+  name: string;
+  child: ChildProcess;
+}
+
+const procs: Proc[] = [];
+const resultsDir = repoPath('bench/results');
+const runId = new Date().toISOString().replace(/[:.]/g, '-');
+mkdirSync(resultsDir, { recursive: true });
+/** Everything the launched processes print, for looking into a surprising number afterwards. */
+const processLog: WriteStream = createWriteStream(`${resultsDir}/${runId}.log`);
+
+/** Starts a process and resolves on its IPC 'ready' (or on a log line for the consumer role). */
+function launch(name: string, args: string[], env: Record<string, string>, readyLine?: string): Promise<Proc> {
+  const child = spawn(process.execPath, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe', 'ipc'] });
+  const p = { name, child };
+  procs.push(p);
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`${name} not ready within 60 s`)), 60_000);
+    let stderr = '';
+    child.stdout!.on('data', (d) => processLog.write(`[${name}] ${d}`));
+    child.stderr!.on('data', (d) => {
+      processLog.write(`[${name}] ${d}`);
+      stderr += d;
+      if (stderr.length > 20_000) stderr = stderr.slice(-10_000);
+    });
+    child.stdout!.on('data', (d) => {
+      if (readyLine && String(d).includes(readyLine)) {
+        clearTimeout(timer);
+        resolve(p);
+      }
+    });
+    child.on('message', (m: { type?: string }) => {
+      if (m?.type === 'ready') {
+        clearTimeout(timer);
+        resolve(p);
+      }
+    });
+    child.on('exit', (code, signal) => {
+      clearTimeout(timer);
+      reject(new Error(`${name} exited (${code ?? signal}) before it was ready:\n${stderr.slice(-3000)}`));
+    });
+  });
+}
+
+let metricsId = 0;
+/** A counter summed over this api process's registry, read through IPC. */
+function apiCounter(p: Proc, metric: string): Promise<number> {
+  const id = ++metricsId;
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`${p.name}: no metrics answer`)), 10_000);
+    const onMessage = (m: { type: string; id: number; metrics: { name: string; values: { value: number; labels: Record<string, string> }[] }[] }) => {
+      if (m.type !== 'metrics' || m.id !== id) return;
+      clearTimeout(timer);
+      p.child.off('message', onMessage);
+      const found = m.metrics.find((x) => x.name === metric);
+      resolve(found ? found.values.reduce((s, v) => s + v.value, 0) : 0);
+    };
+    p.child.on('message', onMessage);
+    p.child.send({ type: 'metrics', id });
+  });
+}
+
+async function acceptedRecords(apis: Proc[]): Promise<number> {
+  const counts = await Promise.all(apis.map((p) => apiCounter(p, 'meterline_usage_records_accepted_total')));
+  return counts.reduce((a, b) => a + b, 0);
+}
+
+async function main(): Promise<void> {
+  const started = new Date();
+  log(`options ${JSON.stringify(opts)}`);
+  const stack = await stackUp({ root: REPO_ROOT, env: process.env, log });
+  const natsPid = stack.servers.find((s) => s.name === 'nats')?.pid ?? undefined;
+  const chPid = stack.servers.find((s) => s.name === 'clickhouse')?.pid ?? undefined;
+  const apiPort = await freePort();
+  const ceilingPort = await freePort();
+  const world: BenchWorld = await createWorld({ DATABASE_URL: stack.databaseUrl, NATS_URL: stack.natsUrl, CLICKHOUSE_URL: stack.clickhouseUrl }, apiPort, arg('stream-gb', 2) * 1024 ** 3);
+  log(`world ${world.name}: account ${world.accountId}, meter ${world.meterId}`);
+  const ch = createClickhouse(stack.clickhouseUrl, world.config.CLICKHOUSE_DATABASE);
+  const report: BenchReport = {
+    started_at: started.toISOString(),
+    machine: { cpus: cpus().length, cpu_model: cpus()[0]?.model ?? '?', memory_gb: Math.round(totalmem() / 1024 ** 3), node: process.version, loadavg_before: loadavg().map((x) => Math.round(x * 100) / 100) },
+    options: opts,
+    phases: [],
+    lag: undefined,
+    count_check: undefined,
+  };
+  try {
+    const ceilings = await Promise.all(Array.from({ length: opts.apiProcs }, (_, i) => launch(`ceiling-${i}`, [repoPath('dist/bench/ceiling-server.js'), String(ceilingPort)], {})));
+    const apis = await Promise.all(Array.from({ length: opts.apiProcs }, (_, i) => launch(`api-${i}`, [repoPath('dist/bench/api-process.js')], world.env)));
+    const consumers = await Promise.all(
+      Array.from({ length: opts.consumerProcs }, (_, i) => launch(`consumer-${i}`, [repoPath('dist/services/main.js'), 'consumer'], { ...world.env, LOG_LEVEL: 'info' }, 'usage consumer started')),
+    );
+    log(`running: ${procs.map((p) => `${p.name}(${p.child.pid})`).join(' ')}`);
+    const pidsOf = (ps: Proc[]) => ps.map((p) => p.child.pid!).filter(Boolean);
+    let loadPids: number[] = [process.pid];
+    const cpu = new CpuMeter(() => ({
+      api: pidsOf(apis),
+      ceiling: pidsOf(ceilings),
+      consumer: pidsOf(consumers),
+      nats: natsPid ? [natsPid] : [],
+      clickhouse: chPid ? [chPid] : [],
+      load_generator: loadPids,
+    }));
+
+    const ts = new Date(Date.now() - 60_000).toISOString();
+    const single = JSON.stringify({ value: 1, timestamp: ts });
+    const batch = JSON.stringify(Array.from({ length: opts.batch }, (_, i) => ({ value: (i % 10) + 1, timestamp: ts })));
+    const auth = { 'content-type': 'application/json', authorization: `Bearer ${world.token}` };
+    const usageUrl = `http://127.0.0.1:${apiPort}/v1/meters/${world.meterId}/usage`;
+    const ceilingUrl = `http://127.0.0.1:${ceilingPort}/v1/meters/${world.meterId}/usage`;
+    const tools: ('autocannon' | 'wrk')[] = [];
+    if (opts.autocannon) tools.push('autocannon');
+    if (opts.wrk && (await hasWrk())) tools.push('wrk');
+    else if (opts.wrk) log('wrk is not installed: autocannon only (apt-get install wrk)');
+
+    const run = async (tool: 'autocannon' | 'wrk', spec: LoadSpec): Promise<LoadResult> => {
+      if (tool === 'autocannon') return runAutocannon(spec);
+      return runWrk(spec, (pid) => (loadPids = [process.pid, pid]));
+    };
+    const phase = async (name: PhaseResult['phase'], url: string, body: string, records: number, headers: Record<string, string>) => {
+      for (const tool of tools) {
+        const spec: LoadSpec = { url, body, headers, connections: opts.connections, seconds: opts.seconds, threads: opts.threads };
+        if (opts.warmupSeconds > 0) await run(tool, { ...spec, seconds: opts.warmupSeconds });
+        await sleep(500);
+        const before = name === 'ceiling' ? 0 : await acceptedRecords(apis);
+        cpu.begin();
+        const r = await run(tool, spec);
+        const cores = cpu.end();
+        loadPids = [process.pid];
+        const accepted = name === 'ceiling' ? undefined : (await acceptedRecords(apis)) - before;
+        const result: PhaseResult = { phase: name, ...r, records_per_request: records, records_per_s: (r.requests - r.non_2xx) * records / r.duration_s, server_accepted_records: accepted, cpu_cores: cores };
+        report.phases.push(result);
+        log(`${name} ${tool}: ${Math.round(r.requests_per_s)} req/s, p50 ${r.latency_p50_ms} ms, p99 ${r.latency_p99_ms} ms, non-2xx ${r.non_2xx}, errors ${r.errors}, cpu ${JSON.stringify(cores)}`);
+        await sleep(1000);
+      }
+    };
+
+    await phase('ceiling', ceilingUrl, single, 1, auth);
+    const probe = new LagProbe(usageUrl.replace(world.meterId, world.probeMeterId), world.token, world.probeMeterId, ch);
+    probe.start();
+    await phase('single', usageUrl, single, 1, auth);
+    await phase('batched', usageUrl, batch, opts.batch, auth);
+    const lag: LagSummary = await probe.stop();
+    report.lag = { ...lag, probes_refused: probe.refused };
+    log(`lag: ${JSON.stringify(report.lag)}`);
+
+    // Every record that got a 202 must be in ClickHouse, exactly once.
+    const accepted = await acceptedRecords(apis);
+    const drainStart = Date.now();
+    let stored = -1;
+    for (;;) {
+      const rs = await ch.query({ query: `SELECT count() AS c FROM usage_records FINAL WHERE account_id = '${world.accountId}'`, format: 'JSONEachRow' });
+      stored = Number((await rs.json<{ c: string }>())[0]?.c ?? 0);
+      if (stored >= accepted || Date.now() - drainStart > 15 * 60_000) break;
+      await sleep(1000);
+    }
+    const drainS = (Date.now() - drainStart) / 1000;
+    const rawRs = await ch.query({ query: `SELECT count() AS c FROM usage_records WHERE account_id = '${world.accountId}'`, format: 'JSONEachRow' });
+    const raw = Number((await rawRs.json<{ c: string }>())[0]?.c ?? 0);
+    report.count_check = { accepted, stored, exact: stored === accepted, raw_rows: raw, drain_seconds_after_load: drainS };
+    log(`count check: accepted ${accepted}, stored ${stored} (${stored === accepted ? 'exact' : 'MISMATCH'}), drained ${drainS.toFixed(1)} s after the load`);
+
+    const file = `${resultsDir}/${runId}.json`;
+    await writeFile(file, JSON.stringify(report, null, 2) + '\n');
+    printReport(report);
+    log(`written ${file} (process output: ${runId}.log)`);
+    if (!report.count_check.exact) process.exitCode = 1;
+  } finally {
+    for (const p of procs) if (p.child.exitCode === null) p.child.kill('SIGTERM');
+    await Promise.all(procs.map((p) => (p.child.exitCode === null ? new Promise((r) => p.child.once('exit', r)) : undefined)));
+    await ch.close();
+    if (!opts.keep) await world.drop().catch((err) => log(`cleanup failed: ${(err as Error).message}`));
+  }
+}
+
+main().catch((err) => {
+  log((err as Error).stack ?? String(err));
+  for (const p of procs) if (p.child.exitCode === null) p.child.kill('SIGKILL');
+  process.exit(1);
+});

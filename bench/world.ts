@@ -1,0 +1,103 @@
+/**
+ * An isolated world for one benchmark run on the local stack: its own Postgres database, ClickHouse
+ * database and NATS namespace (so runs never mix with tests or with each other), an account, a token
+ * and the meters, all created the way production creates them. Dropped at the end unless --keep.
+ */
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+import { Kvm } from '@nats-io/kv';
+import { jetstreamManager } from '@nats-io/jetstream';
+import { parseConfig, type Config } from '../shared/config.js';
+import { migrateClickhouse, migratePostgres, ensureNatsTopology } from '../shared/migrate.js';
+import { connectNats, NatsNames } from '../shared/clients/nats.js';
+import { createClickhouse } from '../shared/clients/clickhouse.js';
+import { createAccount } from '../services/control/accounts/store.js';
+import { SigningKeys } from '../shared/auth/signing-keys.js';
+import { issueAccessToken } from '../shared/auth/access-tokens.js';
+import { newId } from '../shared/ids.js';
+import { putMeter, type MeterRecord } from '../shared/meters/record.js';
+
+export interface BenchWorld {
+  name: string;
+  config: Config;
+  /** Environment for the role processes. */
+  env: Record<string, string>;
+  accountId: string;
+  token: string;
+  meterId: string;
+  probeMeterId: string;
+  drop(): Promise<void>;
+}
+
+export async function createWorld(urls: { DATABASE_URL: string; NATS_URL: string; CLICKHOUSE_URL: string }, port: number, streamBytes: number): Promise<BenchWorld> {
+  const name = `bench_${Date.now().toString(36)}_${randomBytes(2).toString('hex')}`;
+  const admin = new pg.Client({ connectionString: urls.DATABASE_URL });
+  await admin.connect();
+  await admin.query(`CREATE DATABASE ${name}`);
+  await admin.end();
+  const dbUrl = new URL(urls.DATABASE_URL);
+  dbUrl.pathname = `/${name}`;
+  const env: Record<string, string> = {
+    DATABASE_URL: dbUrl.toString(),
+    NATS_URL: urls.NATS_URL,
+    CLICKHOUSE_URL: urls.CLICKHOUSE_URL,
+    CLICKHOUSE_DATABASE: name,
+    NATS_NAMESPACE: name,
+    PORT: String(port),
+    PUBLIC_BASE_URL: `http://127.0.0.1:${port}`,
+    SECRET_KEY: process.env.SECRET_KEY || randomBytes(32).toString('hex'),
+    USAGE_STREAM_MAX_BYTES: String(streamBytes),
+    LOG_LEVEL: 'warn',
+  };
+  const config = parseConfig(env);
+  const names = new NatsNames(config.NATS_NAMESPACE);
+  const drop = async () => {
+    const a = new pg.Client({ connectionString: urls.DATABASE_URL });
+    await a.connect();
+    await a.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`).finally(() => a.end());
+    const ch = createClickhouse(urls.CLICKHOUSE_URL);
+    await ch.command({ query: `DROP DATABASE IF EXISTS ${name}` }).finally(() => ch.close());
+    const c = await connectNats(urls.NATS_URL, 'bench-teardown');
+    const jsm = await jetstreamManager(c);
+    for (const s of [names.usageStream, names.eventsStream, `KV_${names.meterBucket}`, `KV_${names.revocationBucket}`]) await jsm.streams.delete(s).catch(() => undefined);
+    await c.close();
+  };
+  try {
+    return await populate(name, config, env, names, drop);
+  } catch (err) {
+    await drop().catch(() => undefined);
+    throw err;
+  }
+}
+
+async function populate(name: string, config: Config, env: Record<string, string>, names: NatsNames, drop: () => Promise<void>): Promise<BenchWorld> {
+  await migratePostgres(config.DATABASE_URL);
+  await migrateClickhouse(config.CLICKHOUSE_URL, config.CLICKHOUSE_DATABASE);
+  const nc = await connectNats(config.NATS_URL, 'bench-setup');
+  await ensureNatsTopology(nc, names, config.USAGE_STREAM_MAX_BYTES);
+
+  const pool = new pg.Pool({ connectionString: config.DATABASE_URL, max: 2 });
+  const ids = await createAccount(pool, { name: 'Benchmark', email: `bench-${name}@example.com`, password: randomBytes(12).toString('hex') });
+  const clientId = newId('cli');
+  await pool.query('INSERT INTO oauth_clients (id, name, secret_hash, redirect_uris, is_public) VALUES ($1, $2, NULL, $3, true)', [clientId, 'benchmark', ['http://127.0.0.1/cb']]);
+  const keys = new SigningKeys(pool, config.SECRET_KEY);
+  await keys.load();
+  const { token } = await issueAccessToken(keys, { accountId: ids.account_id, userId: ids.user_id, clientId, scopes: ['write'] }, { issuer: config.PUBLIC_BASE_URL, ttlSeconds: 6 * 3600 });
+  const kv = await new Kvm(nc).open(names.meterBucket);
+  const meter = async (label: string): Promise<string> => {
+    const now = new Date();
+    const m: MeterRecord = { id: newId('mtr'), account_id: ids.account_id, type: 'counter', aggregation: 'sum', status: 'active', updated_at_ms: now.getTime() };
+    await pool.query(
+      'INSERT INTO meters (id, account_id, name, unit, type, aggregation, status, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8)',
+      [m.id, m.account_id, label, 'requests', m.type, m.aggregation, m.status, now],
+    );
+    await putMeter(kv, m);
+    return m.id;
+  };
+  const meterId = await meter('bench load');
+  const probeMeterId = await meter('bench lag probe');
+  await pool.end();
+  await nc.close();
+
+  return { name, config, env, accountId: ids.account_id, token, meterId, probeMeterId, drop };
+}
