@@ -2,6 +2,8 @@ import type { HttpServer } from '../../shared/http/server.js';
 import type { Metrics } from '../../shared/metrics.js';
 import type { HealthReport } from '../../shared/service.js';
 
+const SERVERS = ['postgres', 'nats', 'clickhouse'];
+
 /** Liveness, readiness (every dependency answers) and Prometheus metrics. */
 export function registerSystemRoutes(server: HttpServer, deps: { metrics: Metrics; readiness: () => Promise<HealthReport> }): void {
   server.route({
@@ -17,7 +19,10 @@ export function registerSystemRoutes(server: HttpServer, deps: { metrics: Metric
     auth: 'public',
     handler: async () => {
       const report = await deps.readiness();
-      const down = Object.entries(report.checks).filter(([, c]) => !c.ok).map(([name]) => name);
+      const failing = Object.entries(report.checks).filter(([, c]) => !c.ok).map(([name]) => name);
+      // A component (the ingress publisher, say) fails because a server is down: name the server, the cause.
+      const servers = failing.filter((n) => SERVERS.includes(n));
+      const down = servers.length ? servers : failing;
       return report.ok
         ? { status: 200, body: { status: 'ready', checks: report.checks } }
         : { status: 503, headers: { 'Retry-After': '1' }, body: { status: 'unavailable', down, checks: report.checks } };
