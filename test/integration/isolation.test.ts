@@ -2,6 +2,9 @@ import t from 'tap';
 import { isolatedConfig } from '../fixtures/env.js';
 import { startApi } from '../fixtures/api.js';
 import { createTestAccount } from '../fixtures/auth.js';
+import { jetstreamManager } from '@nats-io/jetstream';
+import { newId } from '../../shared/ids.js';
+import { billingAddressBody, callJson, cardBody, usageRecord, waitForIngressMeter, webhookBody } from '../fixtures/matrix.js';
 
 /**
  * Tenant isolation (DESIGN §6): account B gets 404 for every one of account A's resources, by any method,
@@ -15,19 +18,51 @@ t.test('isolation between accounts', async (t) => {
   const a = await createTestAccount(api.infra);
   const b = await createTestAccount(api.infra);
 
-  async function call(token: string, method: string, path: string, body?: unknown) {
-    const headers: Record<string, string> = { authorization: `Bearer ${token}` };
-    if (body !== undefined) headers['content-type'] = 'application/json';
-    const res = await fetch(api.url + path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
-    const text = await res.text();
-    return { status: res.status, body: text ? JSON.parse(text) : undefined };
-  }
+  const call = (token: string, method: string, path: string, body?: unknown) => callJson(api.url, token, method, path, body);
+  /** Set-up calls must succeed, or every assertion below would be about the wrong thing. */
+  const made = async (token: string, method: string, path: string, body?: unknown) => {
+    const r = await call(token, method, path, body);
+    if (r.status >= 300) throw new Error(`set-up ${method} ${path} → ${r.status} ${JSON.stringify(r.body)}`);
+    return r.body;
+  };
   const flat = (await call(operator.tokens.admin, 'POST', '/v1/products', { name: 'Flat', price: 10, currency: 'USD' })).body.id;
   const metered = (await call(operator.tokens.admin, 'POST', '/v1/products', { name: 'Metered', price: 0.01, currency: 'USD', pricing: 'metered' })).body.id;
   const aMeter = (await call(a.tokens.write, 'POST', '/v1/meters', { name: 'A meter', unit: 'u', aggregation: 'sum' })).body;
   const aSub = (await call(a.tokens.write, 'POST', '/v1/subscriptions', { items: [{ product_id: flat }, { product_id: metered, meter_id: aMeter.id }] })).body;
   const bMeter = (await call(b.tokens.write, 'POST', '/v1/meters', { name: 'B meter', unit: 'u', aggregation: 'sum' })).body;
   const bSub = (await call(b.tokens.write, 'POST', '/v1/subscriptions', { items: [{ product_id: flat }] })).body;
+
+  // A: two cards (the first is the default, so B's "make default" on the second would show), an address,
+  // a webhook with one recorded delivery attempt, and usage recorded on its meter.
+  const aPm = await made(a.tokens.write, 'POST', '/v1/billing/payment-methods', cardBody('4242424242424242'));
+  const aPm2 = await made(a.tokens.write, 'POST', '/v1/billing/payment-methods', cardBody('5555555555554444'));
+  const aBilling = await made(a.tokens.write, 'PATCH', '/v1/billing', billingAddressBody('1 A Street'));
+  const aWh = await made(a.tokens.write, 'POST', '/v1/webhooks', webhookBody('https://a.example.com/hook'));
+  const aDeliveryId = newId('whd');
+  // What the dispatcher records for an attempt; there is no dispatcher in this process.
+  await api.infra.pg.query(
+    `INSERT INTO webhook_deliveries (id, webhook_id, account_id, event_id, event_type, attempt, status, response_status, error)
+     VALUES ($1, $2, $3, $4, 'invoice.created', 1, 'failed', 500, 'HTTP 500')`,
+    [aDeliveryId, aWh.id, a.accountId, newId('evt')],
+  );
+  const sealedSecret = async (id: string) => (await api.infra.pg.query('SELECT secret_sealed FROM webhooks WHERE id = $1', [id])).rows[0]?.secret_sealed as string;
+  const aSecretSealed = await sealedSecret(aWh.id);
+  // The ingress knows meters from an asynchronous registry: without this wait B's usage POSTs would get 404
+  // merely because the meter isn't known yet, proving nothing about isolation.
+  await waitForIngressMeter(api.url, a.tokens.write, aMeter.id);
+  await waitForIngressMeter(api.url, b.tokens.write, bMeter.id);
+  await made(a.tokens.write, 'POST', `/v1/meters/${aMeter.id}/usage`, { ...usageRecord(7), id: 'a-own-record' });
+  // B: its own card and webhook, no address.
+  const bPm = await made(b.tokens.write, 'POST', '/v1/billing/payment-methods', cardBody('378282246310005', '1234'));
+  const bWh = await made(b.tokens.write, 'POST', '/v1/webhooks', webhookBody('https://b.example.com/hook'));
+
+  const jsm = await jetstreamManager(api.infra.nats);
+  /** Records the USAGE stream holds for an account (each accepted record is one message on its subject). */
+  const storedRecords = async (accountId: string) => {
+    const subject = api.infra.natsNames.usageSubject(accountId);
+    const info = await jsm.streams.info(api.infra.natsNames.usageStream, { subjects_filter: subject });
+    return info.state.subjects?.[subject] ?? 0;
+  };
 
   const matrix: [string, string, unknown?][] = [
     ['GET', `/v1/meters/${aMeter.id}`],
@@ -36,6 +71,17 @@ t.test('isolation between accounts', async (t) => {
     ['GET', `/v1/subscriptions/${aSub.id}`],
     ['PATCH', `/v1/subscriptions/${aSub.id}`, { status: 'canceled' }],
     ['PATCH', `/v1/subscriptions/${aSub.id}`, { items: [{ product_id: flat }] }],
+    ['GET', `/v1/meters/${aMeter.id}/usage`],
+    ['POST', `/v1/meters/${aMeter.id}/usage`, usageRecord(1000)],
+    ['POST', `/v1/meters/${aMeter.id}/usage`, [usageRecord(1000), usageRecord(1)]],
+    ['GET', `/v1/billing/payment-methods/${aPm.id}`],
+    ['GET', `/v1/billing/payment-methods/${aPm2.id}`],
+    ['PATCH', `/v1/billing/payment-methods/${aPm2.id}/default`],
+    ['GET', `/v1/webhooks/${aWh.id}`],
+    ['PATCH', `/v1/webhooks/${aWh.id}`, { status: 'disabled' }],
+    ['PATCH', `/v1/webhooks/${aWh.id}`, { url: 'https://b.example.com/stolen', events: ['invoice.paid'], secret: 'b-chosen-secret-0123456789' }],
+    ['GET', `/v1/webhooks/${aWh.id}/deliveries`],
+    ['DELETE', `/v1/webhooks/${aWh.id}`],
   ];
   for (const [method, path, body] of matrix) {
     t.test(`B: ${method} ${path.replace(/_[0-9A-Za-z]{22}/, '_…')} → 404`, async (t) => {
@@ -47,7 +93,8 @@ t.test('isolation between accounts', async (t) => {
         }
         t.equal(res.status, 404, `${scope} token`);
         t.equal(res.body.code, 'not_found');
-        t.notOk(JSON.stringify(res.body).includes(a.accountId), 'the answer names nothing of A');
+        const text = JSON.stringify(res.body);
+        t.notOk(text.includes(a.accountId) || text.includes(a.customerId), 'the answer names nothing of A');
       }
     });
   }
@@ -58,6 +105,29 @@ t.test('isolation between accounts', async (t) => {
     t.same(res.body.errors, [{ field: 'items[0].meter_id', message: 'no such meter' }]);
     const patch = await call(b.tokens.write, 'PATCH', `/v1/subscriptions/${bSub.id}`, { items: [{ product_id: metered, meter_id: aMeter.id }] });
     t.equal(patch.status, 422);
+  });
+
+  t.test('B’s usage batch naming A’s meter: that record is rejected as not found, nothing of it reaches the stream', async (t) => {
+    const before = { a: await storedRecords(a.accountId), b: await storedRecords(b.accountId) };
+    t.equal(before.a, 1, 'A’s own record is in the stream');
+    // A batch with no valid record is a 422; A's meter must read exactly like a meter that never existed.
+    const alone = await call(b.tokens.write, 'POST', '/v1/usage', [{ meter_id: aMeter.id, ...usageRecord(1000) }]);
+    const missing = await call(b.tokens.write, 'POST', '/v1/usage', [{ meter_id: newId('mtr'), ...usageRecord(1000) }]);
+    t.equal(alone.status, 422);
+    t.equal(alone.body.code, 'validation_failed');
+    t.same(alone.body.errors, [{ field: '[0].meter_id', message: 'does not exist' }]);
+    t.same(alone.body.errors, missing.body.errors, 'indistinguishable from an unknown meter id');
+    const mixed = await call(b.tokens.write, 'POST', '/v1/usage', [
+      { meter_id: bMeter.id, ...usageRecord(2) },
+      { meter_id: aMeter.id, ...usageRecord(1000) },
+    ]);
+    t.equal(mixed.status, 202);
+    t.match(mixed.body, { accepted: 1, rejected: 1, results: [{ index: 0, status: 'accepted' }, { index: 1, status: 'rejected', error: { code: 'not_found', detail: `Meter ${aMeter.id} does not exist.` } }] });
+    t.same(
+      { a: await storedRecords(a.accountId), b: await storedRecords(b.accountId) },
+      { a: before.a, b: before.b + 1 },
+      'A’s subject gained nothing (also from the 404 matrix); B’s gained only its own record',
+    );
   });
 
   t.test('lists never leak', async (t) => {
@@ -75,6 +145,33 @@ t.test('isolation between accounts', async (t) => {
     t.same(aMeters.body.data.map((m: { id: string }) => m.id), [aMeter.id]);
     const aSubs = await call(a.tokens.read, 'GET', '/v1/subscriptions');
     t.same(aSubs.body.data.map((s: { id: string }) => s.id), [aSub.id]);
+
+    const bPms = await call(b.tokens.read, 'GET', '/v1/billing/payment-methods?per_page=100');
+    t.same(bPms.body.data.map((p: { id: string }) => p.id), [bPm.id]);
+    t.equal(bPms.body.pagination.total, 1);
+    const bWhs = await call(b.tokens.read, 'GET', '/v1/webhooks?per_page=100');
+    t.same(bWhs.body.data.map((w: { id: string }) => w.id), [bWh.id]);
+    t.equal(bWhs.body.pagination.total, 1);
+    t.same((await call(b.tokens.read, 'GET', `/v1/webhooks/${bWh.id}/deliveries`)).body.data, [], 'B’s webhook has no deliveries: A’s attempt is not listed');
+    const aPms = await call(a.tokens.read, 'GET', '/v1/billing/payment-methods');
+    t.same(aPms.body.data.map((p: { id: string }) => p.id), [aPm2.id, aPm.id]);
+    const aWhs = await call(a.tokens.read, 'GET', '/v1/webhooks');
+    t.same(aWhs.body.data.map((w: { id: string }) => w.id), [aWh.id]);
+  });
+
+  t.test('GET /v1/billing: B sees its own customer id, card and (absent) address, nothing of A', async (t) => {
+    const res = await call(b.tokens.read, 'GET', '/v1/billing');
+    t.equal(res.status, 200);
+    t.same(res.body, { customer_id: b.customerId, payment_method: { id: bPm.id, type: 'card', last4: '0005', brand: 'amex' }, billing_address: null });
+    const text = JSON.stringify(res.body);
+    for (const leak of [a.customerId, aPm.id, aPm2.id, '4242', '4444', '1 A Street']) t.notOk(text.includes(leak), `no ${leak}`);
+    const ofA = await call(a.tokens.read, 'GET', '/v1/billing');
+    t.same(ofA.body, aBilling);
+    t.same(ofA.body, {
+      customer_id: a.customerId,
+      payment_method: { id: aPm.id, type: 'card', last4: '4242', brand: 'visa' },
+      billing_address: billingAddressBody('1 A Street').billing_address,
+    });
   });
 
   t.test('nothing B tried changed A’s resources', async (t) => {
@@ -84,6 +181,15 @@ t.test('isolation between accounts', async (t) => {
     t.same(s.body, aSub);
     const events = await api.infra.pg.query("SELECT account_id FROM outbox_events WHERE data->>'subscription_id' = $1", [aSub.id]);
     t.same(events.rows, [{ account_id: a.accountId }], 'only A’s creation event');
+    t.same((await call(a.tokens.read, 'GET', `/v1/billing/payment-methods/${aPm.id}`)).body, aPm, 'A’s first card is still the default');
+    t.same((await call(a.tokens.read, 'GET', `/v1/billing/payment-methods/${aPm2.id}`)).body, aPm2, 'A’s second card is still not');
+    t.same((await call(a.tokens.read, 'GET', `/v1/webhooks/${aWh.id}`)).body, aWh, 'A’s webhook: same url, events, status, updated_at');
+    t.equal(await sealedSecret(aWh.id), aSecretSealed, 'A’s webhook secret was not rotated');
+    const deliveries = await call(a.tokens.read, 'GET', `/v1/webhooks/${aWh.id}/deliveries`);
+    t.same(deliveries.body.data.map((d: { id: string }) => d.id), [aDeliveryId], 'A’s delivery history survived B’s DELETE');
+    const usage = await call(a.tokens.read, 'GET', `/v1/meters/${aMeter.id}/usage`);
+    t.equal(usage.status, 200);
+    t.equal(usage.body.meter_id, aMeter.id);
   });
 
   t.test('the product catalog is shared: B reads the same products', async (t) => {
