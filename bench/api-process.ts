@@ -17,12 +17,17 @@ async function main(): Promise<void> {
       const metrics = await infra.metrics.registry.getMetricsAsJSON();
       process.send!({ type: 'metrics', id: m.id, metrics });
     } else if (m.type === 'stop') {
-      await service.stop();
-      await closeInfra(infra);
-      process.exit(0);
+      await stop();
     }
   });
-  process.on('disconnect', () => process.exit(0));
+  const stop = async () => {
+    await service.stop();
+    await closeInfra(infra);
+    process.exit(0); // also writes --cpu-prof profiles
+  };
+  process.on('SIGTERM', () => void stop());
+  process.on('SIGINT', () => void stop());
+  process.on('disconnect', () => void stop());
   process.send!({ type: 'ready', port: config.PORT });
 }
 

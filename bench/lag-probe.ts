@@ -33,6 +33,7 @@ export class LagProbe {
   constructor(
     private readonly url: string,
     private readonly token: string,
+    private readonly accountId: string,
     private readonly meterId: string,
     private readonly ch: ClickHouseClient,
     private readonly prefix = `probe-${Date.now().toString(36)}`,
@@ -65,7 +66,11 @@ export class LagProbe {
     if (this.polling || this.acked.size === this.seen.size) return;
     this.polling = true;
     try {
-      const rs = await this.ch.query({ query: `SELECT record_id FROM usage_records WHERE meter_id = '${this.meterId}'`, format: 'JSONEachRow' });
+      // By primary-key prefix (account, meter): a few granules, not a scan of the millions of load rows.
+      const rs = await this.ch.query({
+        query: `SELECT record_id FROM usage_records WHERE account_id = '${this.accountId}' AND meter_id = '${this.meterId}'`,
+        format: 'JSONEachRow',
+      });
       const now = Date.now();
       for (const { record_id } of await rs.json<{ record_id: string }>()) {
         if (this.seen.has(record_id)) continue;

@@ -10,6 +10,7 @@ import { join } from 'node:path';
 
 export interface LoadSpec {
   url: string;
+  method?: 'GET' | 'POST';
   body: string;
   headers: Record<string, string>;
   connections: number;
@@ -48,8 +49,8 @@ const autocannon = require('autocannon') as (opts: object) => Promise<Autocannon
 export async function runAutocannon(spec: LoadSpec): Promise<LoadResult> {
   const r = await autocannon({
     url: spec.url,
-    method: 'POST',
-    body: spec.body,
+    method: spec.method ?? 'POST',
+    ...(spec.method === 'GET' ? {} : { body: spec.body }),
     headers: spec.headers,
     connections: spec.connections,
     duration: spec.seconds,
@@ -108,8 +109,8 @@ export function parseWrk(out: string, seconds: number): Omit<LoadResult, 'tool'>
 export async function runWrk(spec: LoadSpec, onStart?: (pid: number) => void): Promise<LoadResult> {
   const script = join(tmpdir(), `meterline-wrk-${process.pid}-${Date.now()}.lua`);
   const lua = [
-    'wrk.method = "POST"',
-    `wrk.body = ${luaString(spec.body)}`,
+    `wrk.method = ${luaString(spec.method ?? 'POST')}`,
+    ...(spec.method === 'GET' ? [] : [`wrk.body = ${luaString(spec.body)}`]),
     ...Object.entries(spec.headers).map(([k, v]) => `wrk.headers[${luaString(k)}] = ${luaString(v)}`),
     '',
   ].join('\n');

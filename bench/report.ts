@@ -3,13 +3,18 @@ import type { LoadResult } from './load.js';
 import type { LagSummary } from './lag-probe.js';
 
 export interface PhaseResult extends LoadResult {
-  phase: 'ceiling' | 'single' | 'batched';
+  phase: 'ceiling' | 'floor' | 'healthz' | 'single' | 'batched';
   records_per_request: number;
   records_per_s: number;
   /** Records the api processes reported as stored in JetStream during the phase (202s sent). */
   server_accepted_records?: number;
+  /** JetStream messages acknowledged during the phase, and the records the group commit packed into each. */
+  jetstream_messages?: number;
+  records_per_message?: number;
   /** Cores used per process group during the phase. */
   cpu_cores: Record<string, number>;
+  /** CPU time of the server processes (api, or the ceiling server) per request, in µs. */
+  server_cpu_us_per_request: number;
 }
 
 export interface BenchReport {
@@ -58,7 +63,7 @@ function table(rows: string[][]): string {
 export function printReport(r: BenchReport): void {
   r.goals = goalsOf(r);
   const ceilingOf = (tool: string) => r.phases.find((p) => p.phase === 'ceiling' && p.tool === tool)?.requests_per_s ?? NaN;
-  const rows = [['phase', 'tool', 'req/s', 'records/s', 'p50 ms', 'p99 ms', 'max ms', 'non-2xx', 'errors', '× ceiling', 'cores: api|ceil / consumer / nats / clickhouse / loadgen']];
+  const rows = [['phase', 'tool', 'req/s', 'records/s', 'p50 ms', 'p99 ms', 'max ms', 'non-2xx', 'errors', '× ceiling', 'rec/msg', 'server µs/req', 'cores: api|ceil / consumer / nats / clickhouse / loadgen']];
   for (const p of r.phases) {
     const c = p.cpu_cores;
     rows.push([
@@ -72,6 +77,8 @@ export function printReport(r: BenchReport): void {
       fmt(p.non_2xx),
       fmt(p.errors),
       p.phase === 'ceiling' ? '1.00' : fmt(p.requests_per_s / ceilingOf(p.tool), 2),
+      p.records_per_message === undefined ? '—' : fmt(p.records_per_message, 1),
+      fmt(p.server_cpu_us_per_request),
       [p.phase === 'ceiling' ? c.ceiling : c.api, c.consumer, c.nats, c.clickhouse, c.load_generator].map((x) => fmt(x ?? NaN, 2)).join(' / '),
     ]);
   }

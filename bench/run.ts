@@ -12,6 +12,9 @@
  *
  * Options: --seconds 12  --connections 64  --api-procs 1  --consumer-procs 1  --threads 2
  *          --no-wrk  --no-autocannon  --keep (keep the benchmark's databases and namespace)
+ *          --profile (V8 CPU profiles of the api processes in bench/results/)
+ *          --phases ceiling,single,batched (default), plus `floor`: requests to a missing meter (404 after
+ *          auth and parsing), the HTTP layer's own cost
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
@@ -46,6 +49,10 @@ const opts = {
   wrk: !flag('no-wrk'),
   autocannon: !flag('no-autocannon'),
   keep: flag('keep'),
+  /** Writes V8 CPU profiles of the api processes to bench/results/ (open in Chrome DevTools). */
+  profile: flag('profile'),
+  /** Comma-separated subset of ceiling,single,batched (the count check always runs). */
+  phases: (process.argv[process.argv.indexOf('--phases') + 1] && process.argv.includes('--phases') ? process.argv[process.argv.indexOf('--phases') + 1]! : 'ceiling,single,batched').split(','),
 };
 
 async function freePort(): Promise<number> {
@@ -106,7 +113,7 @@ function launch(name: string, args: string[], env: Record<string, string>, ready
 
 let metricsId = 0;
 /** A counter summed over this api process's registry, read through IPC. */
-function apiCounter(p: Proc, metric: string): Promise<number> {
+function apiCounter(p: Proc, metric: string, labels: Record<string, string> = {}): Promise<number> {
   const id = ++metricsId;
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`${p.name}: no metrics answer`)), 10_000);
@@ -115,7 +122,8 @@ function apiCounter(p: Proc, metric: string): Promise<number> {
       clearTimeout(timer);
       p.child.off('message', onMessage);
       const found = m.metrics.find((x) => x.name === metric);
-      resolve(found ? found.values.reduce((s, v) => s + v.value, 0) : 0);
+      const match = (v: { labels: Record<string, string> }) => Object.entries(labels).every(([k, x]) => v.labels[k] === x);
+      resolve(found ? found.values.filter(match).reduce((s, v) => s + v.value, 0) : 0);
     };
     p.child.on('message', onMessage);
     p.child.send({ type: 'metrics', id });
@@ -124,6 +132,12 @@ function apiCounter(p: Proc, metric: string): Promise<number> {
 
 async function acceptedRecords(apis: Proc[]): Promise<number> {
   const counts = await Promise.all(apis.map((p) => apiCounter(p, 'meterline_usage_records_accepted_total')));
+  return counts.reduce((a, b) => a + b, 0);
+}
+
+/** JetStream messages the api processes published and had acknowledged (group commits). */
+async function storedMessages(apis: Proc[]): Promise<number> {
+  const counts = await Promise.all(apis.map((p) => apiCounter(p, 'meterline_usage_messages_total', { outcome: 'stored' })));
   return counts.reduce((a, b) => a + b, 0);
 }
 
@@ -148,7 +162,7 @@ async function main(): Promise<void> {
   };
   try {
     const ceilings = await Promise.all(Array.from({ length: opts.apiProcs }, (_, i) => launch(`ceiling-${i}`, [repoPath('dist/bench/ceiling-server.js'), String(ceilingPort)], {})));
-    const apis = await Promise.all(Array.from({ length: opts.apiProcs }, (_, i) => launch(`api-${i}`, [repoPath('dist/bench/api-process.js')], world.env)));
+    const apis = await Promise.all(Array.from({ length: opts.apiProcs }, (_, i) => launch(`api-${i}`, [...(opts.profile ? ['--cpu-prof', `--cpu-prof-dir=${resultsDir}`] : []), repoPath('dist/bench/api-process.js')], world.env)));
     const consumers = await Promise.all(
       Array.from({ length: opts.consumerProcs }, (_, i) => launch(`consumer-${i}`, [repoPath('dist/services/main.js'), 'consumer'], { ...world.env, LOG_LEVEL: 'info' }, 'usage consumer started')),
     );
@@ -177,31 +191,49 @@ async function main(): Promise<void> {
 
     const run = async (tool: 'autocannon' | 'wrk', spec: LoadSpec): Promise<LoadResult> => {
       if (tool === 'autocannon') return runAutocannon(spec);
-      return runWrk(spec, (pid) => (loadPids = [process.pid, pid]));
+      return runWrk(spec); // wrk's CPU time lands in this process's cutime when it is reaped
     };
-    const phase = async (name: PhaseResult['phase'], url: string, body: string, records: number, headers: Record<string, string>) => {
+    const phase = async (name: PhaseResult['phase'], url: string, body: string, records: number, headers: Record<string, string>, method: 'GET' | 'POST' = 'POST') => {
       for (const tool of tools) {
-        const spec: LoadSpec = { url, body, headers, connections: opts.connections, seconds: opts.seconds, threads: opts.threads };
+        const spec: LoadSpec = { url, method, body, headers, connections: opts.connections, seconds: opts.seconds, threads: opts.threads };
         if (opts.warmupSeconds > 0) await run(tool, { ...spec, seconds: opts.warmupSeconds });
         await sleep(500);
-        const before = name === 'ceiling' ? 0 : await acceptedRecords(apis);
+        const counted = name === 'single' || name === 'batched';
+        const before = counted ? await acceptedRecords(apis) : 0;
+        const messagesBefore = counted ? await storedMessages(apis) : 0;
         cpu.begin();
         const r = await run(tool, spec);
         const cores = cpu.end();
         loadPids = [process.pid];
-        const accepted = name === 'ceiling' ? undefined : (await acceptedRecords(apis)) - before;
-        const result: PhaseResult = { phase: name, ...r, records_per_request: records, records_per_s: (r.requests - r.non_2xx) * records / r.duration_s, server_accepted_records: accepted, cpu_cores: cores };
+        const accepted = counted ? (await acceptedRecords(apis)) - before : undefined;
+        const messages = counted ? (await storedMessages(apis)) - messagesBefore : undefined;
+        const result: PhaseResult = {
+          phase: name,
+          ...r,
+          records_per_request: records,
+          records_per_s: ((r.requests - r.non_2xx) * records) / r.duration_s,
+          server_accepted_records: accepted,
+          jetstream_messages: messages,
+          records_per_message: accepted !== undefined && messages ? Math.round((accepted / messages) * 10) / 10 : undefined,
+          cpu_cores: cores,
+          server_cpu_us_per_request: Math.round(((name === 'ceiling' ? cores.ceiling! : cores.api!) * 1e6) / r.requests_per_s),
+        };
         report.phases.push(result);
-        log(`${name} ${tool}: ${Math.round(r.requests_per_s)} req/s, p50 ${r.latency_p50_ms} ms, p99 ${r.latency_p99_ms} ms, non-2xx ${r.non_2xx}, errors ${r.errors}, cpu ${JSON.stringify(cores)}`);
+        log(`${name} ${tool}: ${Math.round(r.requests_per_s)} req/s, p50 ${r.latency_p50_ms} ms, p99 ${r.latency_p99_ms} ms, non-2xx ${r.non_2xx}, errors ${r.errors}, records/message ${result.records_per_message ?? '—'}, cpu ${JSON.stringify(cores)}`);
         await sleep(1000);
       }
     };
 
-    await phase('ceiling', ceilingUrl, single, 1, auth);
-    const probe = new LagProbe(usageUrl.replace(world.meterId, world.probeMeterId), world.token, world.probeMeterId, ch);
+    if (opts.phases.includes('ceiling')) await phase('ceiling', ceilingUrl, single, 1, auth);
+    const probe = new LagProbe(usageUrl.replace(world.meterId, world.probeMeterId), world.token, world.accountId, world.probeMeterId, ch);
     probe.start();
-    await phase('single', usageUrl, single, 1, auth);
-    await phase('batched', usageUrl, batch, opts.batch, auth);
+    // Diagnostic (opt-in): the same request to a meter that doesn't exist → 404 after the token check, body
+    // read and JSON parse: the shared HTTP layer's cost without validation, NATS or the 202.
+    if (opts.phases.includes('floor')) await phase('floor', usageUrl.replace(world.meterId, 'mtr_doesnotexist'), single, 1, auth);
+    // Diagnostic (opt-in): GET /healthz, the HTTP layer with no auth, no body, a constant reply.
+    if (opts.phases.includes('healthz')) await phase('healthz', `http://127.0.0.1:${apiPort}/healthz`, '', 1, {}, 'GET');
+    if (opts.phases.includes('single')) await phase('single', usageUrl, single, 1, auth);
+    if (opts.phases.includes('batched')) await phase('batched', usageUrl, batch, opts.batch, auth);
     const lag: LagSummary = await probe.stop();
     report.lag = { ...lag, probes_refused: probe.refused };
     log(`lag: ${JSON.stringify(report.lag)}`);

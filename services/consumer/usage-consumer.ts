@@ -16,8 +16,11 @@ export interface UsageConsumerOptions {
   maxWaitMs: number;
   /** INSERTs in flight per process; more arriving messages wait (bounded memory). */
   maxConcurrentInserts: number;
-  /** Bytes the pull subscription buffers ahead of the batches. */
-  pullBytes: number;
+  /**
+   * Messages the pull subscription buffers ahead of the batches (a message holds ≤ 1 MiB). Counted in
+   * messages, not bytes: a byte-bounded pull stalls until it expires when the next message doesn't fit.
+   */
+  pullMessages: number;
   /** Messages handed out and not yet acked, across every consumer process. */
   maxAckPending: number;
   /**
@@ -35,7 +38,7 @@ export const DEFAULT_CONSUMER_OPTIONS: UsageConsumerOptions = {
   maxBytes: 8 * 1024 * 1024,
   maxWaitMs: 500,
   maxConcurrentInserts: 2,
-  pullBytes: 16 * 1024 * 1024,
+  pullMessages: 128,
   maxAckPending: 20_000,
   ackWaitMs: 20_000,
   backoffBaseMs: 250,
@@ -113,7 +116,7 @@ export class UsageConsumer implements Component {
       await jsm.consumers.update(names.usageStream, names.usageConsumer, { ack_wait: config.ack_wait, max_ack_pending: config.max_ack_pending });
     }
     const consumer = await jetstream(nats).consumers.get(names.usageStream, names.usageConsumer);
-    this.messages = await consumer.consume({ max_bytes: this.opts.pullBytes });
+    this.messages = await consumer.consume({ max_messages: this.opts.pullMessages });
     const messages = this.messages;
     this.loop = (async () => {
       for await (const m of messages) {
@@ -122,6 +125,10 @@ export class UsageConsumer implements Component {
           break;
         }
         await this.accept(m);
+      }
+      if (!this.stopping) {
+        this.lastError = 'the pull subscription ended';
+        this.infra.log.error('usage consumer: the pull subscription ended unexpectedly');
       }
     })().catch((err) => {
       this.lastError = (err as Error).message;
@@ -133,7 +140,7 @@ export class UsageConsumer implements Component {
   private async accept(m: JsMsg): Promise<void> {
     if (m.info.deliveryCount > 1) {
       this.outcomes.inc({ outcome: 'redelivered' });
-      this.infra.log.info({ seq: m.seq, delivery: m.info.deliveryCount, stored_ms_ago: Date.now() - Math.floor(m.info.timestampNanos / 1e6) }, 'usage message redelivered');
+      this.infra.log.debug({ seq: m.seq, delivery: m.info.deliveryCount, stored_ms_ago: Date.now() - Math.floor(m.info.timestampNanos / 1e6) }, 'usage message redelivered');
     }
     const h = m.headers;
     if (h?.get(HDR_VOID)) {

@@ -29,35 +29,41 @@ export function checkBatchSize(items: unknown[]): void {
  */
 export async function acceptBatch(items: unknown[], meterFor: MeterFor, ctx: RecordContext, subject: string, publisher: UsagePublisher, withMeterId: boolean): Promise<HttpReply> {
   checkBatchSize(items);
-  const results: BatchResult[] = new Array(items.length);
+  const rejected: { index: number; error: RecordError }[] = [];
+  // The 202 body, written as we go: JSON.stringify of a thousand result objects costs more than the
+  // validation of their records (measured ~5× a string build).
+  let json = '';
   let rows = '';
   let accepted = 0;
+  const errors: FieldError[] = []; // reused: most records have none
   for (let i = 0; i < items.length; i++) {
     const item = items[i];
     const meter = meterFor(item);
-    if (!('type' in meter)) {
-      results[i] = { index: i, status: 'rejected', error: meter };
-      continue;
+    let error: RecordError | undefined;
+    if (!('type' in meter)) error = meter;
+    else {
+      const rec = checkRecord(item, meter, ctx, errors, withMeterId);
+      if (rec !== undefined) {
+        rows += rec.row;
+        accepted++;
+        // Server-assigned ids are [0-9A-Za-z_]: no escaping needed.
+        json += `${i ? ',' : ''}{"index":${i},"status":"accepted","id":${rec.assigned ? `"${rec.id}"` : JSON.stringify(rec.id)}}`;
+        continue;
+      }
+      const own = errors.splice(0);
+      error = { code: 'validation_failed', detail: new ValidationError(own).detail, errors: own };
     }
-    const errors: FieldError[] = [];
-    const rec = checkRecord(item, meter, ctx, errors, withMeterId);
-    if (rec === undefined) {
-      results[i] = { index: i, status: 'rejected', error: { code: 'validation_failed', detail: new ValidationError(errors).detail, errors } };
-      continue;
-    }
-    rows += rec.row;
-    accepted++;
-    results[i] = { index: i, status: 'accepted', id: rec.id };
+    rejected.push({ index: i, error });
+    json += (i ? ',' : '') + JSON.stringify({ index: i, status: 'rejected', error } satisfies BatchResult);
   }
   if (accepted === 0) {
     const all: FieldError[] = [];
-    for (const r of results) {
-      if (r.status !== 'rejected') continue;
+    for (const r of rejected) {
       if (r.error.errors) for (const e of r.error.errors) all.push({ field: e.field ? `[${r.index}].${e.field}` : `[${r.index}]`, message: e.message });
       else all.push({ field: `[${r.index}].meter_id`, message: r.error.code === 'not_found' ? 'does not exist' : 'is inactive' });
     }
     throw new ValidationError(all, `None of the ${items.length} records is valid.`);
   }
   await publisher.submit(subject, rows, accepted);
-  return { status: 202, body: { accepted, rejected: items.length - accepted, results } };
+  return { status: 202, raw: `{"accepted":${accepted},"rejected":${items.length - accepted},"results":[${json}]}`, contentType: 'application/json' };
 }

@@ -7,10 +7,15 @@ import { UnavailableError } from '../../shared/errors.js';
 import { HDR_COUNT, HDR_DEADLINE, HDR_FORMAT, HDR_VOID, WIRE_FORMAT } from '../../shared/usage/wire.js';
 
 /**
- * Durable acceptance with group commit. Requests hand over their encoded rows; rows of one account that
- * arrive within FLUSH_AFTER_MS (or until FLUSH_BYTES) travel in ONE JetStream message, and every request in
- * it is answered when JetStream acknowledged that message. A request's rows never span two messages, so a
- * request is accepted or refused as a whole.
+ * Durable acceptance with group commit. Requests hand over their encoded rows; rows of one account travel
+ * together in ONE JetStream message, and every request in it is answered when JetStream acknowledged that
+ * message. A request's rows never span two messages, so a request is accepted or refused as a whole.
+ *
+ * When to flush (adaptive group commit): at the end of the event-loop turn that received the rows, as long
+ * as fewer than MAX_INFLIGHT_MESSAGES publishes await their ack; otherwise rows accumulate until an ack
+ * frees a slot (or the group reaches FLUSH_BYTES). Light load: one message per request, no added wait.
+ * Heavy load: the ack round trip itself is the batching window, so messages grow with the load and the
+ * number of acknowledged publishes per second stays small.
  *
  * Failure handling — the promise: a 202 means stored, a 503 means never counted.
  * - NATS disconnected when a group flushes, or too much already in flight → 503 at once; nothing is sent
@@ -26,7 +31,7 @@ import { HDR_COUNT, HDR_DEADLINE, HDR_FORMAT, HDR_VOID, WIRE_FORMAT } from '../.
  *   counted later. What remains uncertain — JetStream stored the message, its ack was lost and NATS stayed
  *   unreachable for SETTLE_FOR_MS — is counted and logged as `usage publish outcome unknown`.
  */
-export const FLUSH_AFTER_MS = 1;
+export const MAX_INFLIGHT_MESSAGES = 4;
 export const FLUSH_BYTES = 256 * 1024;
 export const PUBLISH_TIMEOUT_MS = 2_000;
 export const SETTLE_FOR_MS = 15_000;
@@ -66,7 +71,8 @@ export class UsagePublisher {
   private connected = false;
   private reconnectWaiters: (() => void)[] = [];
   private readonly groups = new Map<string, Group>();
-  private timer: NodeJS.Timeout | undefined;
+  private scheduled = false;
+  private inflightMessages = 0;
   private inflightBytes = 0;
   private readonly inflight = new Set<Promise<void>>();
   private stopping = false;
@@ -112,7 +118,7 @@ export class UsagePublisher {
         if (s.type === 'disconnect') {
           this.connected = false;
           this.log.warn({ server: s.server }, 'usage publisher: NATS disconnected');
-          // Rows waiting to flush were never sent: refuse them now rather than after the timer.
+          // Rows waiting to flush were never sent: refuse them now.
           this.flushAll();
         } else if (s.type === 'reconnect') {
           this.connected = true;
@@ -154,13 +160,24 @@ export class UsagePublisher {
     const g = group;
     const p = new Promise<void>((resolve, reject) => g.waiters.push({ resolve, reject }));
     if (group.bytes >= FLUSH_BYTES) this.flush(group);
-    else this.timer ??= setTimeout(() => this.flushAll(), FLUSH_AFTER_MS);
+    else this.schedule();
     return p;
   }
 
+  private schedule(): void {
+    if (this.scheduled) return;
+    this.scheduled = true;
+    setImmediate(() => {
+      this.scheduled = false;
+      for (const g of [...this.groups.values()]) {
+        if (this.inflightMessages >= MAX_INFLIGHT_MESSAGES) break; // an ack will call us again
+        this.flush(g);
+      }
+    });
+  }
+
+  /** Flushes every group now (disconnect: they are refused; stop: they are published). */
   private flushAll(): void {
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = undefined;
     for (const g of [...this.groups.values()]) this.flush(g);
   }
 
@@ -173,9 +190,12 @@ export class UsagePublisher {
       for (const w of g.waiters) w.reject(err);
       return;
     }
+    this.inflightMessages++;
     const work = this.publish(g).finally(() => {
+      this.inflightMessages--;
       this.inflightBytes -= g.bytes;
       this.inflight.delete(work);
+      if (this.groups.size > 0) this.schedule();
     });
     this.inflight.add(work);
   }

@@ -1,7 +1,7 @@
 import { ConflictError, NotFoundError, ValidationError, type FieldError } from '../../shared/errors.js';
 import type { RouteDef } from '../../shared/http/server.js';
 import type { MeterRecord } from '../../shared/meters/record.js';
-import { formatTimestamp } from '../../shared/usage/timestamp.js';
+import { canonicalTimestamp, formatTimestamp } from '../../shared/usage/timestamp.js';
 import { problemResponses } from './problem-docs.js';
 import { acceptBatch } from './batch.js';
 import { checkRecord } from './records.js';
@@ -39,7 +39,7 @@ export function recordMeterUsageRoute(deps: IngressDeps): RouteDef {
       await deps.publisher.submit(subject, rec.row, 1);
       return {
         status: 202,
-        body: { id: rec.id, meter_id: meter.id, value: rec.value, timestamp: formatTimestamp(rec.tsMs), received_at: formatTimestamp(now) },
+        body: { id: rec.id, meter_id: meter.id, value: rec.value, timestamp: canonicalTimestamp((body as { timestamp: string }).timestamp, rec.tsMs), received_at: formatTimestamp(now) },
       };
     },
     doc: {

@@ -5,7 +5,7 @@ import { USAGE_LIMITS } from '../../shared/usage/limits.js';
 import { decimalText, valueProblem } from '../../shared/usage/value.js';
 import { parseTimestamp } from '../../shared/usage/timestamp.js';
 import { newUsageId } from '../../shared/usage/ids.js';
-import { encodeRow } from '../../shared/usage/wire.js';
+import { encodeRow, tsvEscape } from '../../shared/usage/wire.js';
 import { MeterUsageRecordBody, UsageRecordBody } from './schemas.js';
 
 // Compiled once at start; every request reuses them.
@@ -26,6 +26,8 @@ export interface RawRecord {
 /** A record that passed every rule, encoded for the USAGE stream. */
 export interface CheckedRecord {
   id: string;
+  /** The server chose the id (`use_…`). */
+  assigned: boolean;
   value: number;
   tsMs: number;
   row: string;
@@ -65,6 +67,8 @@ export function checkRecord(raw: unknown, meter: MeterRecord, ctx: RecordContext
     }
   }
   if (errors.length > before || text === undefined || tsMs === undefined) return undefined;
-  const id = r.id ?? newUsageId();
-  return { id, value: r.value === 0 ? 0 : r.value, tsMs, row: encodeRow(ctx.accountId, meter.id, tsMs, id, text, ctx.now) };
+  const given = r.id;
+  const id = given ?? newUsageId();
+  const assigned = given === undefined;
+  return { id, assigned, value: r.value === 0 ? 0 : r.value, tsMs, row: encodeRow(ctx.accountId, meter.id, tsMs, assigned ? id : tsvEscape(id), text, ctx.now) };
 }

@@ -1,42 +1,87 @@
 /**
  * RFC 3339 date-times with an explicit offset (`Z` or `±hh:mm`), normalised to UTC epoch milliseconds.
  * Hand-written rather than Date.parse: Date.parse accepts many other shapes (no offset = local time,
- * "2026-02-30" rolls over) and we must reject those precisely. Digits below the millisecond are dropped.
+ * "2026-02-30" rolls over) and we must reject those precisely; and a character scan costs a fraction of
+ * a regular expression on the hot path (every record of every batch). Digits below the millisecond are
+ * dropped.
  */
-const RFC3339 = /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?(?:[Zz]|([+-])(\d{2}):(\d{2}))$/;
-
 const DAYS = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
 
 function daysInMonth(year: number, month: number): number {
-  if (month === 2 && (year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0))) return 29;
+  if (month === 2 && year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0)) return 29;
   return DAYS[month - 1]!;
+}
+
+/** Value of `n` decimal digits at `i`, or -1 when one of them is not a digit. */
+function digits(s: string, i: number, n: number): number {
+  let v = 0;
+  for (let k = i; k < i + n; k++) {
+    const d = s.charCodeAt(k) - 48;
+    if (d < 0 || d > 9) return -1;
+    v = v * 10 + d;
+  }
+  return v;
 }
 
 /** Epoch ms, or undefined when `s` is not a valid RFC 3339 date-time with an offset. */
 export function parseTimestamp(s: string): number | undefined {
-  const m = RFC3339.exec(s);
-  if (m === null) return undefined;
-  const year = +m[1]!;
-  const month = +m[2]!;
-  const day = +m[3]!;
-  const hour = +m[4]!;
-  const minute = +m[5]!;
-  const second = +m[6]!;
-  if (year < 1970 || month < 1 || month > 12 || day < 1 || day > daysInMonth(year, month) || hour > 23 || minute > 59 || second > 59) return undefined;
-  let ms = Date.UTC(year, month - 1, day, hour, minute, second);
-  const frac = m[7];
-  if (frac !== undefined) ms += frac.length >= 3 ? +frac.slice(0, 3) : +frac.padEnd(3, '0');
-  if (m[8] !== undefined) {
-    const oh = +m[9]!;
-    const om = +m[10]!;
-    if (oh > 23 || om > 59) return undefined;
-    const offset = (oh * 60 + om) * 60_000;
-    ms += m[8] === '+' ? -offset : offset;
+  // YYYY-MM-DDTHH:MM:SS is 19 characters, the shortest offset (Z) one more.
+  if (s.length < 20 || s.charCodeAt(4) !== 45 || s.charCodeAt(7) !== 45 || s.charCodeAt(13) !== 58 || s.charCodeAt(16) !== 58) return undefined;
+  const t = s.charCodeAt(10);
+  if (t !== 84 && t !== 116) return undefined; // T or t
+  const year = digits(s, 0, 4);
+  const month = digits(s, 5, 2);
+  const day = digits(s, 8, 2);
+  const hour = digits(s, 11, 2);
+  const minute = digits(s, 14, 2);
+  const second = digits(s, 17, 2);
+  if (year < 1970 || month < 1 || month > 12 || day < 1 || day > daysInMonth(year, month) || hour < 0 || hour > 23 || minute < 0 || minute > 59 || second < 0 || second > 59) return undefined;
+  let i = 19;
+  let ms = 0;
+  if (s.charCodeAt(i) === 46) {
+    // fraction: 1–9 digits, milliseconds from the first three
+    const start = ++i;
+    while (i < s.length && i - start < 10) {
+      const d = s.charCodeAt(i) - 48;
+      if (d < 0 || d > 9) break;
+      if (i - start < 3) ms += d * (i - start === 0 ? 100 : i - start === 1 ? 10 : 1);
+      i++;
+    }
+    const n = i - start;
+    if (n < 1 || n > 9) return undefined;
   }
-  return ms;
+  let offset = 0;
+  const z = s.charCodeAt(i);
+  if (z === 90 || z === 122) {
+    // Z or z
+    if (i + 1 !== s.length) return undefined;
+  } else if (z === 43 || z === 45) {
+    if (i + 6 !== s.length || s.charCodeAt(i + 3) !== 58) return undefined;
+    const oh = digits(s, i + 1, 2);
+    const om = digits(s, i + 4, 2);
+    if (oh < 0 || oh > 23 || om < 0 || om > 59) return undefined;
+    offset = (oh * 60 + om) * 60_000;
+    if (z === 43) offset = -offset;
+  } else return undefined;
+  return Date.UTC(year, month - 1, day, hour, minute, second) + ms + offset;
 }
 
-/** `2026-11-21T10:00:00.000Z` */
+let lastMs = NaN;
+let lastText = '';
+
+/** `2026-11-21T10:00:00.000Z`. Remembers the last one: a busy ingress formats the same millisecond often. */
 export function formatTimestamp(ms: number): string {
-  return new Date(ms).toISOString();
+  if (ms !== lastMs) {
+    lastText = new Date(ms).toISOString();
+    lastMs = ms;
+  }
+  return lastText;
+}
+
+/**
+ * The UTC form of a timestamp parseTimestamp() accepted: the input itself when it already is
+ * `YYYY-MM-DDTHH:MM:SS.sssZ` (the usual case), else formatted from `ms`.
+ */
+export function canonicalTimestamp(input: string, ms: number): string {
+  return input.length === 24 && input.charCodeAt(10) === 84 && input.charCodeAt(19) === 46 && input.charCodeAt(23) === 90 ? input : formatTimestamp(ms);
 }

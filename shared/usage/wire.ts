@@ -30,7 +30,10 @@ export function tsvEscape(s: string): string {
   return NEEDS_ESCAPE.test(s) ? s.replace(/[\\\t\n\r]/g, (c) => ESCAPES[c]!) : s;
 }
 
-/** One TabSeparated row. `valueText` comes from decimalText(); ids of accounts and meters need no escaping. */
+/**
+ * One TabSeparated row. `valueText` comes from decimalText(); `recordId` must be tsvEscape()d when the
+ * caller chose it (server-assigned ids and the ids of accounts and meters need no escaping).
+ */
 export function encodeRow(accountId: string, meterId: string, tsMs: number, recordId: string, valueText: string, receivedMs: number): string {
-  return `${accountId}\t${meterId}\t${tsMs}\t${tsvEscape(recordId)}\t${valueText}\t${receivedMs}\n`;
+  return `${accountId}\t${meterId}\t${tsMs}\t${recordId}\t${valueText}\t${receivedMs}\n`;
 }

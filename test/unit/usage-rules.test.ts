@@ -1,6 +1,6 @@
 import t from 'tap';
 import { decimalText, valueProblem } from '../../shared/usage/value.js';
-import { parseTimestamp } from '../../shared/usage/timestamp.js';
+import { canonicalTimestamp, parseTimestamp } from '../../shared/usage/timestamp.js';
 import { newUsageId } from '../../shared/usage/ids.js';
 import { encodeRow, tsvEscape } from '../../shared/usage/wire.js';
 
@@ -42,6 +42,13 @@ t.test('parseTimestamp: RFC 3339 with an offset, to UTC ms', async (t) => {
   t.equal(parseTimestamp('2026-11-21T12:30:00+02:30'), base);
   t.equal(parseTimestamp('2026-11-21T05:00:00-05:00'), base);
   t.equal(parseTimestamp('2024-02-29T00:00:00Z'), Date.UTC(2024, 1, 29), 'leap day');
+  t.equal(parseTimestamp('2000-02-29T00:00:00Z'), Date.UTC(2000, 1, 29), 'leap day of a year divisible by 400');
+  t.equal(parseTimestamp('2026-11-21T10:00:00.05Z'), base + 50);
+  t.equal(parseTimestamp('2026-11-21T10:00:00.007+00:00'), base + 7);
+  // Same answer as Date.parse wherever both accept the input.
+  for (const s of ['2026-01-31T23:59:59.999Z', '2026-06-15T00:00:00.1-11:30', '1970-01-01T00:00:00Z', '2099-12-31T12:34:56.789+14:00']) {
+    t.equal(parseTimestamp(s), Date.parse(s), s);
+  }
   for (const bad of [
     '2026-11-21T10:00:00', // no offset
     '2026-11-21 10:00:00Z',
@@ -54,12 +61,25 @@ t.test('parseTimestamp: RFC 3339 with an offset, to UTC ms', async (t) => {
     '2026-11-21T10:00:60Z',
     '2026-11-21T10:00:00+24:00',
     '2026-11-21T10:00:00.Z',
+    '2026-11-21T10:00:00.1234567891Z', // 10 fraction digits
+    '2100-02-29T00:00:00Z', // 2100 is not a leap year
+    '2026-11-21T10:00:00+0200',
+    '2026-11-21T10:00:00+02:00 ',
+    '2026-11-21T10:00:00Zjunk',
+    '2026-1a-21T10:00:00Z',
+    '2026-11-21T1-:00:00Z',
     '1969-12-31T23:59:59Z',
     '+02026-11-21T10:00:00Z',
     'Sat, 21 Nov 2026 10:00:00 GMT',
     '',
   ]) {
     t.equal(parseTimestamp(bad), undefined, `rejects ${JSON.stringify(bad)}`);
+  }
+});
+
+t.test('canonicalTimestamp: the UTC form with milliseconds', async (t) => {
+  for (const s of ['2026-11-21T10:00:00Z', '2026-11-21T12:00:00.5+02:00', '2026-11-21t10:00:00.000z', '2026-11-21T10:00:00.000123Z', '2026-11-21T10:00:00.000Z']) {
+    t.equal(canonicalTimestamp(s, parseTimestamp(s)!), '2026-11-21T10:00:00' + (s.includes('.5') ? '.500Z' : '.000Z'), s);
   }
 });
 
@@ -73,5 +93,5 @@ t.test('server-assigned ids have the use_ shape and do not repeat', async (t) =>
 t.test('TSV rows escape what ClickHouse would misread', async (t) => {
   t.equal(tsvEscape('plain-id_1'), 'plain-id_1');
   t.equal(tsvEscape('a\tb\nc\\d\re'), 'a\\tb\\nc\\\\d\\re');
-  t.equal(encodeRow('acct_1', 'mtr_1', 1700000000000, 'x\ty', '0.1', 1700000000001), 'acct_1\tmtr_1\t1700000000000\tx\\ty\t0.1\t1700000000001\n');
+  t.equal(encodeRow('acct_1', 'mtr_1', 1700000000000, tsvEscape('x\ty'), '0.1', 1700000000001), 'acct_1\tmtr_1\t1700000000000\tx\\ty\t0.1\t1700000000001\n');
 });
