@@ -1,7 +1,8 @@
 /**
- * Ingest → queryable lag: while load runs, one record every `everyMs` goes to a probe meter; ClickHouse
- * is polled every `pollMs` for the probe ids it holds. Lag = first seen in ClickHouse − 202 received.
- * The poll interval bounds the resolution (a lag is over-estimated by at most pollMs).
+ * Ingest → queryable lag: while load runs, one record every `everyMs` (200) goes to a probe meter; ClickHouse
+ * is polled every `pollMs` (100) for the probe ids it holds, by primary key (cheap next to the load).
+ * Lag = first seen in ClickHouse − 202 received; the poll interval bounds the resolution (a lag is
+ * over-estimated by at most pollMs).
  */
 import type { ClickHouseClient } from '@clickhouse/client';
 
@@ -37,8 +38,8 @@ export class LagProbe {
     private readonly meterId: string,
     private readonly ch: ClickHouseClient,
     private readonly prefix = `probe-${Date.now().toString(36)}`,
-    private readonly everyMs = 100,
-    private readonly pollMs = 50,
+    private readonly everyMs = 200,
+    private readonly pollMs = 100,
   ) {}
 
   start(): void {

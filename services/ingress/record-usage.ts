@@ -23,6 +23,12 @@ export function recordUsageRoute(deps: IngressDeps): RouteDef {
       if (!Array.isArray(body)) {
         throw new ValidationError([{ field: '', message: body === undefined ? 'a JSON body is required' : 'must be an array of records' }]);
       }
+      const unknown = new Set<string>();
+      for (const item of body) {
+        const id = item !== null && typeof item === 'object' ? (item as { meter_id?: unknown }).meter_id : undefined;
+        if (typeof id === 'string' && deps.registry.get(id) === undefined) unknown.add(id);
+      }
+      if (unknown.size) await deps.registry.ensure(unknown);
       const meterFor = (item: unknown): MeterRecord | RecordError => {
         const id = item !== null && typeof item === 'object' ? (item as { meter_id?: unknown }).meter_id : undefined;
         if (typeof id !== 'string') return NO_METER;

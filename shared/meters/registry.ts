@@ -5,6 +5,11 @@ import type { NatsNames } from '../clients/nats.js';
 import type { Logger } from '../logging.js';
 import { decodeMeter, type MeterRecord } from './record.js';
 
+const MAX_ID_LENGTH = 64;
+const MAX_LOOKUPS = 100;
+const MAX_ABSENT = 10_000;
+const ABSENT_TTL_MS = 1_000;
+
 /**
  * Every meter, replicated into memory from the NATS KV meter bucket by a watch: the ingress looks meters
  * up without a network hop, and a create or a deactivation reaches every ingress within milliseconds of the
@@ -17,6 +22,9 @@ export class MeterRegistry {
   private loop: Promise<void> | undefined;
   private ready = false;
   private lastRevision = 0;
+  private kv: KV | undefined;
+  /** Ids looked up in the bucket and not found, until when: bounds the reads a flood of unknown ids costs. */
+  private readonly absent = new Map<string, number>();
 
   constructor(
     private readonly nc: NatsConnection,
@@ -36,8 +44,42 @@ export class MeterRegistry {
     return this.meters.get(id);
   }
 
+  /**
+   * The control plane puts a meter in the bucket before it answers 201, but the watch may deliver it a few
+   * milliseconds later: ids the registry doesn't know are read from the bucket directly before anyone gets a
+   * 404, so a meter is usable by every ingress as soon as its 201 is sent.
+   */
+  async ensure(ids: Iterable<string>): Promise<void> {
+    const now = Date.now();
+    const wanted: string[] = [];
+    for (const id of ids) {
+      if (this.meters.has(id) || id.length > MAX_ID_LENGTH || (this.absent.get(id) ?? 0) > now) continue;
+      wanted.push(id);
+      if (wanted.length === MAX_LOOKUPS) break;
+    }
+    const kv = this.kv;
+    if (wanted.length === 0 || !kv) return;
+    await Promise.all(
+      wanted.map(async (id) => {
+        try {
+          const e = await kv.get(id);
+          const m = e && e.operation === 'PUT' ? decodeMeter(e.string()) : null;
+          if (m && m.id === id) {
+            if (!this.meters.has(id)) this.meters.set(id, m);
+            return;
+          }
+        } catch {
+          // not a valid key, or NATS is unreachable: answer from what the registry holds
+        }
+        if (this.absent.size >= MAX_ABSENT) this.absent.clear();
+        this.absent.set(id, now + ABSENT_TTL_MS);
+      }),
+    );
+  }
+
   async start(timeoutMs = 30_000): Promise<void> {
     const kv: KV = await new Kvm(this.nc).open(this.names.meterBucket);
+    this.kv = kv;
     const empty = (await kv.status()).values === 0;
     let markReady!: () => void;
     const loaded = new Promise<void>((resolve) => (markReady = resolve));
@@ -74,6 +116,7 @@ export class MeterRegistry {
       this.meters.delete(e.key);
       return;
     }
+    this.absent.delete(e.key);
     const m = decodeMeter(e.string());
     if (!m || m.id !== e.key) {
       this.log.warn({ key: e.key }, 'meter registry: ignoring an undecodable entry');

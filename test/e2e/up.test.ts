@@ -28,6 +28,8 @@ t.test('meterline up: roles, readiness, crash restart, clean SIGINT', async (t) 
       NATS_NAMESPACE: config.NATS_NAMESPACE,
       PORT: String(port),
       LOG_LEVEL: 'warn',
+      // JetStream reserves a stream's byte cap up front: keep this run's USAGE stream small on the shared server.
+      USAGE_STREAM_MAX_BYTES: String(64 * 1024 * 1024),
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
