@@ -72,6 +72,6 @@ t.test('headless Chromium: sign in, approve, land on the redirect URI with a cod
 
   // The client finishes the job.
   const tokens = await postForm(`${base}/oauth/token`, { grant_type: 'authorization_code', code: landed.searchParams.get('code')!, redirect_uri: redirectUri, code_verifier: VERIFIER }, { authorization: basicAuth(client.clientId, client.clientSecret!) });
-  t.equal(tokens.status, 200, JSON.stringify(tokens.body));
+  t.equal(tokens.status, 200, `token exchange (${tokens.body?.error ?? 'ok'})`);
   t.equal(tokens.body.scope, 'read write');
 });

@@ -206,7 +206,7 @@ t.test('OAuth authorization code flow through the HTML pages', async (t) => {
       user,
     );
     const tokens = await postForm(`${base}/oauth/token`, { grant_type: 'authorization_code', code: callback.searchParams.get('code')!, redirect_uri: spa.redirectUri, client_id: spa.clientId, code_verifier: VERIFIER });
-    t.equal(tokens.status, 200, JSON.stringify(tokens.body));
+    t.equal(tokens.status, 200, `token exchange (${tokens.body?.error ?? 'ok'})`);
     const refreshed = await postJson(`${base}/oauth/token`, { grant_type: 'refresh_token', refresh_token: tokens.body.refresh_token, client_id: spa.clientId });
     t.equal(refreshed.status, 200);
     t.equal(refreshed.body.scope, 'read');
