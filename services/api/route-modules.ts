@@ -10,6 +10,7 @@ import { paymentMethodsModule } from '../control/payment-methods/module.js';
 import { webhooksModule } from '../control/webhooks/module.js';
 import { ingressModule } from '../ingress/module.js';
 import { usageQueryModule } from '../control/usage/module.js';
+import { invoicesModule } from '../control/invoices/module.js';
 
 /** Every route module the api mounts, in registration order. Each area adds its factory here. */
 export const ROUTE_MODULES: RouteModuleFactory[] = [
@@ -24,4 +25,5 @@ export const ROUTE_MODULES: RouteModuleFactory[] = [
   webhooksModule,
   ingressModule,
   usageQueryModule,
+  invoicesModule,
 ];

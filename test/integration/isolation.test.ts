@@ -5,6 +5,7 @@ import { createTestAccount } from '../fixtures/auth.js';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { newId } from '../../shared/ids.js';
 import { billingAddressBody, callJson, cardBody, usageRecord, waitForIngressMeter, webhookBody } from '../fixtures/matrix.js';
+import { insertInvoice } from '../fixtures/invoices.js';
 
 /**
  * Tenant isolation (DESIGN §6): account B gets 404 for every one of account A's resources, by any method,
@@ -56,6 +57,20 @@ t.test('isolation between accounts', async (t) => {
   const bPm = await made(b.tokens.write, 'POST', '/v1/billing/payment-methods', cardBody('378282246310005', '1234'));
   const bWh = await made(b.tokens.write, 'POST', '/v1/webhooks', webhookBody('https://b.example.com/hook'));
 
+  // An invoice each, as the billing run writes them (no endpoint creates invoices).
+  const invoiceOf = (who: { accountId: string; customerId: string }, subscriptionId: string) =>
+    insertInvoice(api.infra.pg, {
+      accountId: who.accountId,
+      customerId: who.customerId,
+      subscriptionId,
+      amount: '10',
+      periodStart: '2026-01-01',
+      periodEnd: '2026-01-31',
+      lines: [{ product_id: flat, description: 'Flat', quantity: '1', unit_price: '10', amount: '10' }],
+    });
+  const aInvoice = await invoiceOf(a, aSub.id);
+  const bInvoice = await invoiceOf(b, bSub.id);
+
   const jsm = await jetstreamManager(api.infra.nats);
   /** Records the USAGE stream holds for an account (each accepted record is one message on its subject). */
   const storedRecords = async (accountId: string) => {
@@ -82,6 +97,8 @@ t.test('isolation between accounts', async (t) => {
     ['PATCH', `/v1/webhooks/${aWh.id}`, { url: 'https://b.example.com/stolen', events: ['invoice.paid'], secret: 'b-chosen-secret-0123456789' }],
     ['GET', `/v1/webhooks/${aWh.id}/deliveries`],
     ['DELETE', `/v1/webhooks/${aWh.id}`],
+    ['GET', `/v1/billing/invoices/${aInvoice}`],
+    ['GET', `/v1/billing/invoices/${aInvoice}/download`],
   ];
   for (const [method, path, body] of matrix) {
     t.test(`B: ${method} ${path.replace(/_[0-9A-Za-z]{22}/, '_…')} → 404`, async (t) => {
@@ -153,6 +170,15 @@ t.test('isolation between accounts', async (t) => {
     t.same(bWhs.body.data.map((w: { id: string }) => w.id), [bWh.id]);
     t.equal(bWhs.body.pagination.total, 1);
     t.same((await call(b.tokens.read, 'GET', `/v1/webhooks/${bWh.id}/deliveries`)).body.data, [], 'B’s webhook has no deliveries: A’s attempt is not listed');
+    const bInvoices = await call(b.tokens.read, 'GET', '/v1/billing/invoices?per_page=100');
+    t.same(bInvoices.body.data.map((i: { id: string }) => i.id), [bInvoice]);
+    t.equal(bInvoices.body.pagination.total, 1);
+    for (const status of ['open', 'paid', 'uncollectible', 'void']) {
+      const r = await call(b.tokens.read, 'GET', `/v1/billing/invoices?status=${status}`);
+      t.notOk(r.body.data.some((i: { id: string }) => i.id === aInvoice), `invoices status=${status}`);
+    }
+    const aInvoices = await call(a.tokens.read, 'GET', '/v1/billing/invoices');
+    t.same(aInvoices.body.data.map((i: { id: string }) => i.id), [aInvoice]);
     const aPms = await call(a.tokens.read, 'GET', '/v1/billing/payment-methods');
     t.same(aPms.body.data.map((p: { id: string }) => p.id), [aPm2.id, aPm.id]);
     const aWhs = await call(a.tokens.read, 'GET', '/v1/webhooks');

@@ -3,6 +3,7 @@ import { isolatedConfig } from '../fixtures/env.js';
 import { startApi, type RunningApi } from '../fixtures/api.js';
 import { createTestAccount, type TestAccount } from '../fixtures/auth.js';
 import { billingAddressBody, callJson, cardBody, usageRecord, waitForIngressMeter, webhookBody } from '../fixtures/matrix.js';
+import { insertInvoice } from '../fixtures/invoices.js';
 
 /**
  * Scope matrix (DESIGN §6): every endpoint × {no token, read, write, admin}. A token with at least the
@@ -22,6 +23,8 @@ interface Fixture {
   subscription(): Promise<string>;
   paymentMethod(): Promise<string>;
   webhook(): Promise<string>;
+  /** An invoice of the account (inserted as the billing run writes it; there is no invoice-creating endpoint). */
+  invoice(): Promise<string>;
   /** One active meter the ingress registry already knows (created once, shared by the usage rows). */
   usageMeter(): Promise<string>;
 }
@@ -136,6 +139,23 @@ const ROWS: Row[] = [
     success: 200,
     request: async (fx) => ({ path: `/v1/meters/${await fx.usageMeter()}/usage` }),
   },
+  // invoices (read side; the billing run writes them)
+  { method: 'GET', route: '/v1/billing/invoices', scope: 'read', success: 200, request: async () => ({ path: '/v1/billing/invoices?status=open' }) },
+  {
+    method: 'GET',
+    route: '/v1/billing/invoices/:invoice_id',
+    scope: 'read',
+    success: 200,
+    request: async (fx) => ({ path: `/v1/billing/invoices/${await fx.invoice()}` }),
+  },
+  {
+    method: 'GET',
+    route: '/v1/billing/invoices/:invoice_id/download',
+    scope: 'read',
+    success: 200,
+    request: async (fx) => ({ path: `/v1/billing/invoices/${await fx.invoice()}/download` }),
+    verify: (b) => (typeof b === 'string' && b.startsWith('%PDF-') ? undefined : `not a PDF: ${String(b).slice(0, 40)}`),
+  },
   // the API description is public
   { method: 'GET', route: '/openapi.json', scope: 'public', success: 200, request: async () => ({ path: '/openapi.json' }) },
   // ↑ append rows for further endpoints here
@@ -164,6 +184,16 @@ t.test('scope matrix', async (t) => {
     subscription: async () => (await admin('POST', '/v1/subscriptions', { items: [{ product_id: await fx.product() }] })).id,
     paymentMethod: async () => (await admin('POST', '/v1/billing/payment-methods', cardBody())).id,
     webhook: async () => (await admin('POST', '/v1/webhooks', webhookBody())).id,
+    invoice: async () =>
+      insertInvoice(api.infra.pg, {
+        accountId: account.accountId,
+        customerId: account.customerId,
+        subscriptionId: await fx.subscription(),
+        amount: '3',
+        periodStart: '2026-01-01',
+        periodEnd: '2026-01-31',
+        lines: [{ product_id: await fx.product(), description: 'fixture', quantity: '1', unit_price: '3', amount: '3' }],
+      }),
     usageMeter: () =>
       (usageMeter ??= (async () => {
         const id = await fx.meter();

@@ -1,0 +1,65 @@
+import type { Piscina } from 'piscina';
+import type { RouteDef } from '../../../shared/http/server.js';
+import type { ApiDeps } from '../../api/modules.js';
+import { NotFoundError } from '../../../shared/errors.js';
+import { runPooled } from '../../workers/pool.js';
+import type { InvoicePdfTask } from '../../workers/invoice-pdf.js';
+import { problemResponse } from '../billing/problem-docs.js';
+import { getBillingInfo } from '../billing/store.js';
+import { accountName, getInvoice } from './store.js';
+
+export type InvoicePdfPool = Piscina<InvoicePdfTask, Uint8Array>;
+
+/**
+ * GET /v1/billing/invoices/:invoice_id/download — the invoice as a PDF (customer, billing address, period,
+ * lines, total), rendered in a piscina worker. The address is the account's current one.
+ */
+export function downloadInvoiceRoute(deps: ApiDeps, pool: () => InvoicePdfPool): RouteDef {
+  return {
+    method: 'GET',
+    path: '/v1/billing/invoices/:invoice_id/download',
+    auth: 'read',
+    handler: async (ctx) => {
+      const accountId = ctx.principal!.accountId;
+      const { invoice, lines } = await getInvoice(deps.pg, accountId, ctx.params.invoice_id!);
+      const [billing, name] = await Promise.all([getBillingInfo(deps.pg, accountId), accountName(deps.pg, accountId)]);
+      if (!billing) throw new NotFoundError('The account no longer exists.');
+      const task: InvoicePdfTask = {
+        invoice: {
+          id: invoice.id,
+          customer_id: invoice.customer_id,
+          subscription_id: invoice.subscription_id,
+          status: invoice.status,
+          currency: invoice.currency,
+          amount: invoice.amount,
+          period_start: invoice.period_start,
+          period_end: invoice.period_end,
+          created_at: invoice.created_at.toISOString(),
+          paid_at: invoice.paid_at ? invoice.paid_at.toISOString() : null,
+        },
+        lines: lines.map((l) => ({ product_id: l.product_id, meter_id: l.meter_id, description: l.description, quantity: l.quantity, unit_price: l.unit_price, amount: l.amount })),
+        customer: { name },
+        address: billing.billing_address,
+      };
+      const pdf = await runPooled(pool(), task, 'invoice PDF');
+      return {
+        status: 200,
+        raw: Buffer.from(pdf.buffer, pdf.byteOffset, pdf.byteLength),
+        contentType: 'application/pdf',
+        headers: {
+          'Content-Disposition': `attachment; filename="${invoice.id}.pdf"`,
+          // Status and address can change: clients may keep a copy but must revalidate.
+          'Cache-Control': 'private, no-cache',
+        },
+      };
+    },
+    doc: {
+      summary: 'Download an invoice as a PDF (Content-Disposition: attachment; filename="<id>.pdf")',
+      tags: ['billing'],
+      responses: {
+        '200': { description: 'The invoice as a PDF document', schema: { type: 'string', contentMediaType: 'application/pdf' }, contentType: 'application/pdf' },
+        '503': problemResponse('Too many PDFs are being rendered at once (unavailable); retry after Retry-After seconds'),
+      },
+    },
+  };
+}

@@ -1,0 +1,20 @@
+import type { RouteDef } from '../../../shared/http/server.js';
+import type { ApiDeps } from '../../api/modules.js';
+import { jsonReply } from '../../../shared/money/json.js';
+import { InvoiceSchema, toInvoice } from './schemas.js';
+import { getInvoice } from './store.js';
+
+/** GET /v1/billing/invoices/:invoice_id — 404 for another account's invoice. */
+export function getInvoiceRoute(deps: ApiDeps): RouteDef {
+  return {
+    method: 'GET',
+    path: '/v1/billing/invoices/:invoice_id',
+    auth: 'read',
+    handler: async (ctx) => jsonReply(200, toInvoice(await getInvoice(deps.pg, ctx.principal!.accountId, ctx.params.invoice_id!))),
+    doc: {
+      summary: 'Get an invoice with its lines',
+      tags: ['billing'],
+      responses: { '200': { description: 'The invoice', schema: InvoiceSchema } },
+    },
+  };
+}

@@ -1,0 +1,58 @@
+import type { PgPool } from '../../../shared/clients/postgres.js';
+import { hasPrefix } from '../../../shared/ids.js';
+import { NotFoundError } from '../../../shared/errors.js';
+import { limitOffset } from '../../../shared/http/pagination.js';
+import type { InvoiceLineRow, InvoiceRow, InvoiceStatus, InvoiceWithLines } from './schemas.js';
+
+const notFound = (id: string) => new NotFoundError(`No invoice ${id}.`);
+
+// Money as exact text; dates formatted by Postgres so no JS Date/time-zone round trip can shift a day.
+const INVOICE_COLUMNS = `id, account_id, customer_id, subscription_id, status, currency, amount::text AS amount,
+  to_char(period_start, 'YYYY-MM-DD') AS period_start, to_char(period_end, 'YYYY-MM-DD') AS period_end,
+  attempt_count, created_at, paid_at`;
+const LINE_COLUMNS = 'invoice_id, position, product_id, meter_id, description, quantity::text AS quantity, unit_price::text AS unit_price, amount::text AS amount';
+
+/** Lines of several invoices in one query, grouped by invoice in printed order. */
+async function linesOf(pool: PgPool, invoiceIds: string[]): Promise<Map<string, InvoiceLineRow[]>> {
+  const out = new Map<string, InvoiceLineRow[]>(invoiceIds.map((id) => [id, []]));
+  if (invoiceIds.length === 0) return out;
+  const r = await pool.query<InvoiceLineRow>(`SELECT ${LINE_COLUMNS} FROM invoice_lines WHERE invoice_id = ANY($1) ORDER BY invoice_id, position`, [invoiceIds]);
+  for (const line of r.rows) out.get(line.invoice_id)!.push(line);
+  return out;
+}
+
+/** The account's invoices, newest first (ties by id), optionally of one status. */
+export async function listInvoices(
+  pool: PgPool,
+  accountId: string,
+  q: { page: number; per_page: number; status?: InvoiceStatus },
+): Promise<{ items: InvoiceWithLines[]; total: number }> {
+  const [limit, offset] = limitOffset(q.page, q.per_page);
+  const where = 'account_id = $1 AND ($2::text IS NULL OR status = $2)';
+  const [rows, count] = await Promise.all([
+    pool.query<InvoiceRow>(`SELECT ${INVOICE_COLUMNS} FROM invoices WHERE ${where} ORDER BY created_at DESC, id DESC LIMIT $3 OFFSET $4`, [
+      accountId,
+      q.status ?? null,
+      limit,
+      offset,
+    ]),
+    pool.query<{ n: number }>(`SELECT count(*)::int AS n FROM invoices WHERE ${where}`, [accountId, q.status ?? null]),
+  ]);
+  const lines = await linesOf(pool, rows.rows.map((r) => r.id));
+  return { items: rows.rows.map((invoice) => ({ invoice, lines: lines.get(invoice.id)! })), total: count.rows[0]!.n };
+}
+
+/** One invoice of the account with its lines; another account's invoice is "not found" like an unknown id. */
+export async function getInvoice(pool: PgPool, accountId: string, id: string): Promise<InvoiceWithLines> {
+  if (!hasPrefix(id, 'inv')) throw notFound(id);
+  const r = await pool.query<InvoiceRow>({ name: 'invoice-get', text: `SELECT ${INVOICE_COLUMNS} FROM invoices WHERE id = $1 AND account_id = $2`, values: [id, accountId] });
+  const invoice = r.rows[0];
+  if (!invoice) throw notFound(id);
+  return { invoice, lines: (await linesOf(pool, [id])).get(id)! };
+}
+
+/** The account's display name, printed on the PDF next to the customer id. */
+export async function accountName(pool: PgPool, accountId: string): Promise<string | null> {
+  const r = await pool.query<{ name: string }>('SELECT name FROM accounts WHERE id = $1', [accountId]);
+  return r.rows[0]?.name ?? null;
+}

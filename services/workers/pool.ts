@@ -1,0 +1,45 @@
+import { availableParallelism } from 'node:os';
+import { Piscina } from 'piscina';
+import { UnavailableError } from '../../shared/errors.js';
+import type { InvoicePdfTask } from './invoice-pdf.js';
+
+/**
+ * piscina pools for CPU-bound work kept off the event loop (DESIGN §2: PDF rendering, signatures).
+ * Threads start on demand and exit after IDLE_TIMEOUT_MS idle, so a process that never renders an
+ * invoice runs no extra threads. The caller owns the pool: create it on first use, destroy() it on stop.
+ */
+const IDLE_TIMEOUT_MS = 30_000;
+
+export interface WorkerPoolOptions {
+  /** Default: half the cores (at least 1); the event loop and the other api processes keep the rest. */
+  maxThreads?: number;
+  /** Tasks waiting for a thread before run() rejects (→ 503 with Retry-After, see runPooled). */
+  maxQueue?: number;
+}
+
+export function createWorkerPool<Task, Result>(taskFile: URL, opts: WorkerPoolOptions = {}): Piscina<Task, Result> {
+  const maxThreads = opts.maxThreads ?? Math.max(1, Math.floor(availableParallelism() / 2));
+  return new Piscina<Task, Result>({
+    filename: taskFile.href,
+    name: 'default',
+    minThreads: 0,
+    maxThreads,
+    maxQueue: opts.maxQueue ?? 64,
+    idleTimeout: IDLE_TIMEOUT_MS,
+  });
+}
+
+/** Runs a task; a full queue becomes 503 unavailable (the caller retries) instead of an unbounded backlog. */
+export async function runPooled<Task, Result>(pool: Piscina<Task, Result>, task: Task, what: string): Promise<Result> {
+  try {
+    return await pool.run(task);
+  } catch (err) {
+    if (err instanceof Error && err.message === 'Task queue is at limit') throw new UnavailableError(`Too many ${what} requests at once; retry shortly.`, 1);
+    throw err;
+  }
+}
+
+/** The invoice PDF renderer (services/workers/invoice-pdf.ts); it returns the PDF's bytes. */
+export function createInvoicePdfPool(opts?: WorkerPoolOptions): Piscina<InvoicePdfTask, Uint8Array> {
+  return createWorkerPool<InvoicePdfTask, Uint8Array>(new URL('./invoice-pdf.js', import.meta.url), opts);
+}
