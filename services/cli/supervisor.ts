@@ -40,6 +40,9 @@ export class Supervisor {
         env: this.env,
         // Role logs go to our stderr so that stdout carries only the CLI's JSON.
         stdio: ['ignore', 2, 2, 'ipc'],
+        // Own process group: a terminal's Ctrl-C reaches only the supervisor, which stops the roles in order.
+        // A role whose supervisor dies sees its IPC channel close and stops itself (services/main.ts).
+        detached: true,
       });
       m.child = child;
       let ready = false;
