@@ -17,6 +17,8 @@ export interface LoadSpec {
   seconds: number;
   /** Worker threads of autocannon / threads of wrk. */
   threads: number;
+  /** Per-request timeout (default: autocannon 10 s, wrk 2 s); slow routes need a longer one to be measured at all. */
+  timeoutSeconds?: number;
 }
 
 export interface LoadResult {
@@ -56,15 +58,17 @@ export async function runAutocannon(spec: LoadSpec): Promise<LoadResult> {
     duration: spec.seconds,
     workers: spec.threads,
     pipelining: 1,
+    ...(spec.timeoutSeconds ? { timeout: spec.timeoutSeconds } : {}),
   });
   const total = r['2xx'] + r.non2xx;
   return {
     tool: 'autocannon',
     requests: total,
     requests_per_s: total / r.duration,
-    latency_p50_ms: r.latency.p50,
-    latency_p99_ms: r.latency.p99,
-    latency_max_ms: r.latency.max,
+    // No response at all → no latency (autocannon reports 0).
+    latency_p50_ms: total ? r.latency.p50 : NaN,
+    latency_p99_ms: total ? r.latency.p99 : NaN,
+    latency_max_ms: total ? r.latency.max : NaN,
     non_2xx: r.non2xx,
     errors: r.errors + r.timeouts,
     duration_s: r.duration,
@@ -116,7 +120,7 @@ export async function runWrk(spec: LoadSpec, onStart?: (pid: number) => void): P
   ].join('\n');
   await writeFile(script, lua);
   try {
-    const child = spawn('wrk', [`-t${spec.threads}`, `-c${spec.connections}`, `-d${spec.seconds}s`, '--latency', '-s', script, spec.url], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn('wrk', [`-t${spec.threads}`, `-c${spec.connections}`, `-d${spec.seconds}s`, '--latency', ...(spec.timeoutSeconds ? ['--timeout', `${spec.timeoutSeconds}s`] : []), '-s', script, spec.url], { stdio: ['ignore', 'pipe', 'pipe'] });
     if (child.pid) onStart?.(child.pid);
     let out = '';
     let err = '';

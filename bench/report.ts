@@ -3,7 +3,7 @@ import type { LoadResult } from './load.js';
 import type { LagSummary } from './lag-probe.js';
 
 export interface PhaseResult extends LoadResult {
-  phase: 'ceiling' | 'floor' | 'healthz' | 'single' | 'batched';
+  phase: 'ceiling' | 'floor' | 'healthz' | 'single' | 'batched' | 'get-product' | 'get-usage';
   records_per_request: number;
   records_per_s: number;
   /** Records the api processes reported as stored in JetStream during the phase (202s sent). */
@@ -15,7 +15,17 @@ export interface PhaseResult extends LoadResult {
   cpu_cores: Record<string, number>;
   /** CPU time of the server processes (api, or the ceiling server) per request, in µs. */
   server_cpu_us_per_request: number;
+  /** Control-plane reads: req/s ÷ the DESIGN §11 goal of 10k req/s. */
+  goal_ratio?: number;
+  /** get-usage: records the query aggregates (the response's `count`, after dedup) and raw rows in the table. */
+  usage_records?: number;
+  usage_raw_rows?: number;
+  /** get-usage: one request alone before the load (ms), for comparison with the loaded latencies. */
+  usage_query_alone_ms?: number;
 }
+
+/** DESIGN §11: GET product / meter usage ≥ 10k req/s. */
+export const CONTROL_READ_GOAL = 10_000;
 
 export interface BenchReport {
   started_at: string;
@@ -24,6 +34,8 @@ export interface BenchReport {
   phases: PhaseResult[];
   lag: (LagSummary & { probes_refused: number }) | undefined;
   count_check: { accepted: number; stored: number; exact: boolean; raw_rows: number; drain_seconds_after_load: number } | undefined;
+  /** One GET usage (day windows) over every record the run stored, timed alone (DESIGN §11: ≤ 200 ms over 10 M). */
+  usage_query?: { records: number; ms: number };
   goals?: Goal[];
 }
 
@@ -49,8 +61,13 @@ export function goalsOf(r: BenchReport): Goal[] {
       goals.push({ goal: 'single p99 ≤ 25 ms', tool, measured: `${fmt(single.latency_p99_ms, 1)} ms`, met: single.latency_p99_ms <= 25 });
     }
     if (batched) goals.push({ goal: 'batched ≥ 1,000,000 records/s', tool, measured: fmt(batched.records_per_s), met: batched.records_per_s >= 1_000_000 });
+    for (const p of r.phases.filter((x) => x.tool === tool && x.goal_ratio !== undefined)) {
+      const rows = p.usage_records !== undefined ? ` over ${fmt(p.usage_records)} records` : '';
+      goals.push({ goal: `${p.phase} ≥ 10k req/s`, tool, measured: `${fmt(p.requests_per_s)} (× ${fmt(p.goal_ratio!, 3)})${rows}`, met: p.requests_per_s >= CONTROL_READ_GOAL });
+    }
   }
   if (r.lag) goals.push({ goal: 'ingest → queryable p99 ≤ 2 s', tool: 'probe', measured: `${fmt(r.lag.p99_ms)} ms`, met: r.lag.p99_ms <= 2000 });
+  if (r.usage_query) goals.push({ goal: 'usage query ≤ 200 ms (10 M records)', tool: 'alone', measured: `${fmt(r.usage_query.ms)} ms over ${fmt(r.usage_query.records)} records`, met: r.usage_query.ms <= 200 });
   if (r.count_check) goals.push({ goal: 'ClickHouse count == accepted', tool: '—', measured: `${fmt(r.count_check.stored)} / ${fmt(r.count_check.accepted)}`, met: r.count_check.exact });
   return goals;
 }
@@ -63,20 +80,21 @@ function table(rows: string[][]): string {
 export function printReport(r: BenchReport): void {
   r.goals = goalsOf(r);
   const ceilingOf = (tool: string) => r.phases.find((p) => p.phase === 'ceiling' && p.tool === tool)?.requests_per_s ?? NaN;
-  const rows = [['phase', 'tool', 'req/s', 'records/s', 'p50 ms', 'p99 ms', 'max ms', 'non-2xx', 'errors', '× ceiling', 'rec/msg', 'server µs/req', 'cores: api|ceil / consumer / nats / clickhouse / loadgen']];
+  const rows = [['phase', 'tool', 'req/s', 'records/s', 'p50 ms', 'p99 ms', 'max ms', 'non-2xx', 'errors', '× ceiling', '× 10k goal', 'rec/msg', 'server µs/req', 'cores: api|ceil / consumer / nats / clickhouse / loadgen']];
   for (const p of r.phases) {
     const c = p.cpu_cores;
     rows.push([
       p.phase,
       p.tool,
       fmt(p.requests_per_s),
-      fmt(p.records_per_s),
+      p.records_per_request ? fmt(p.records_per_s) : '—',
       fmt(p.latency_p50_ms, 2),
       fmt(p.latency_p99_ms, 2),
       fmt(p.latency_max_ms, 1),
       fmt(p.non_2xx),
       fmt(p.errors),
-      p.phase === 'ceiling' ? '1.00' : fmt(p.requests_per_s / ceilingOf(p.tool), 2),
+      p.phase === 'ceiling' ? '1.00' : p.goal_ratio !== undefined ? '—' : fmt(p.requests_per_s / ceilingOf(p.tool), 2),
+      p.goal_ratio === undefined ? '—' : fmt(p.goal_ratio, 3),
       p.records_per_message === undefined ? '—' : fmt(p.records_per_message, 1),
       fmt(p.server_cpu_us_per_request),
       [p.phase === 'ceiling' ? c.ceiling : c.api, c.consumer, c.nats, c.clickhouse, c.load_generator].map((x) => fmt(x ?? NaN, 2)).join(' / '),
@@ -89,6 +107,9 @@ export function printReport(r: BenchReport): void {
     '',
     table(rows),
     '',
+    ...r.phases
+      .filter((p) => p.usage_records !== undefined)
+      .map((p) => `get-usage ${p.tool}: the meter holds ${fmt(p.usage_records!)} records (${fmt(p.usage_raw_rows ?? NaN)} raw rows); one request alone took ${fmt(p.usage_query_alone_ms ?? NaN)} ms before the load`),
     r.lag ? `ingest → queryable (${r.lag.seen}/${r.lag.probes} probes, poll ${r.lag.poll_ms} ms): p50 ${fmt(r.lag.p50_ms)} ms, p99 ${fmt(r.lag.p99_ms)} ms, max ${fmt(r.lag.max_ms)} ms` : '',
     r.count_check
       ? `count check: ${fmt(r.count_check.accepted)} records accepted (202), ${fmt(r.count_check.stored)} in ClickHouse after dedup (${fmt(r.count_check.raw_rows)} raw rows) → ${r.count_check.exact ? 'EXACT' : 'MISMATCH'}; drained ${fmt(r.count_check.drain_seconds_after_load, 1)} s after the load`

@@ -7,13 +7,16 @@
  *   3. batched   — the same route, 100 records per request
  *   each with autocannon (worker threads) and with wrk when installed, the same connections and duration;
  *   then it waits until ClickHouse holds every accepted record and checks the count exactly.
+ *   4. get-product — GET /v1/products/{id} (the world's product), against the 10k req/s goal
+ *   5. get-usage   — GET /v1/meters/{id}/usage?window=day of the load meter, over every record the
+ *                    ingest phases stored (its cost grows with that count, reported alongside)
  * Ingest → queryable lag is probed during phases 2 and 3. Results: a table on stdout and
  * bench/results/<timestamp>.json.
  *
  * Options: --seconds 12  --connections 64  --api-procs 1  --consumer-procs 1  --threads 2
  *          --no-wrk  --no-autocannon  --keep (keep the benchmark's databases and namespace)
  *          --profile (V8 CPU profiles of the api processes in bench/results/)
- *          --phases ceiling,single,batched (default), plus `floor`: requests to a missing meter (404 after
+ *          --phases ceiling,single,batched,get-product,usage-query (default; get-usage = usage queries under load, opt-in), plus `floor`: requests to a missing meter (404 after
  *          auth and parsing), the HTTP layer's own cost
  */
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -28,7 +31,7 @@ import { createWorld, type BenchWorld } from './world.js';
 import { hasWrk, runAutocannon, runWrk, type LoadResult, type LoadSpec } from './load.js';
 import { LagProbe, type LagSummary } from './lag-probe.js';
 import { CpuMeter } from './cpu.js';
-import { printReport, type PhaseResult, type BenchReport } from './report.js';
+import { printReport, CONTROL_READ_GOAL, type PhaseResult, type BenchReport } from './report.js';
 
 function arg(name: string, fallback: number): number {
   const i = process.argv.indexOf(`--${name}`);
@@ -51,8 +54,8 @@ const opts = {
   keep: flag('keep'),
   /** Writes V8 CPU profiles of the api processes to bench/results/ (open in Chrome DevTools). */
   profile: flag('profile'),
-  /** Comma-separated subset of ceiling,single,batched (the count check always runs). */
-  phases: (process.argv[process.argv.indexOf('--phases') + 1] && process.argv.includes('--phases') ? process.argv[process.argv.indexOf('--phases') + 1]! : 'ceiling,single,batched').split(','),
+  /** Comma-separated subset of ceiling,single,batched,get-product,get-usage (the count check always runs). */
+  phases: (process.argv[process.argv.indexOf('--phases') + 1] && process.argv.includes('--phases') ? process.argv[process.argv.indexOf('--phases') + 1]! : 'ceiling,single,batched,get-product,usage-query').split(','),
 };
 
 async function freePort(): Promise<number> {
@@ -193,9 +196,18 @@ async function main(): Promise<void> {
       if (tool === 'autocannon') return runAutocannon(spec);
       return runWrk(spec); // wrk's CPU time lands in this process's cutime when it is reaped
     };
-    const phase = async (name: PhaseResult['phase'], url: string, body: string, records: number, headers: Record<string, string>, method: 'GET' | 'POST' = 'POST') => {
+    const phase = async (
+      name: PhaseResult['phase'],
+      url: string,
+      body: string,
+      records: number,
+      headers: Record<string, string>,
+      method: 'GET' | 'POST' = 'POST',
+      read?: { timeoutSeconds: number; extra?: () => Promise<Partial<PhaseResult>> },
+    ) => {
       for (const tool of tools) {
-        const spec: LoadSpec = { url, method, body, headers, connections: opts.connections, seconds: opts.seconds, threads: opts.threads };
+        const spec: LoadSpec = { url, method, body, headers, connections: opts.connections, seconds: opts.seconds, threads: opts.threads, timeoutSeconds: read?.timeoutSeconds };
+        const extra = read?.extra ? await read.extra() : {};
         if (opts.warmupSeconds > 0) await run(tool, { ...spec, seconds: opts.warmupSeconds });
         await sleep(500);
         const counted = name === 'single' || name === 'batched';
@@ -217,6 +229,8 @@ async function main(): Promise<void> {
           records_per_message: accepted !== undefined && messages ? Math.round((accepted / messages) * 10) / 10 : undefined,
           cpu_cores: cores,
           server_cpu_us_per_request: Math.round(((name === 'ceiling' ? cores.ceiling! : cores.api!) * 1e6) / r.requests_per_s),
+          ...(read ? { goal_ratio: r.requests_per_s / CONTROL_READ_GOAL } : {}),
+          ...extra,
         };
         report.phases.push(result);
         log(`${name} ${tool}: ${Math.round(r.requests_per_s)} req/s, p50 ${r.latency_p50_ms} ms, p99 ${r.latency_p99_ms} ms, non-2xx ${r.non_2xx}, errors ${r.errors}, records/message ${result.records_per_message ?? '—'}, cpu ${JSON.stringify(cores)}`);
@@ -253,6 +267,35 @@ async function main(): Promise<void> {
     const raw = Number((await rawRs.json<{ c: string }>())[0]?.c ?? 0);
     report.count_check = { accepted, stored, exact: stored === accepted, raw_rows: raw, drain_seconds_after_load: drainS };
     log(`count check: accepted ${accepted}, stored ${stored} (${stored === accepted ? 'exact' : 'MISMATCH'}), drained ${drainS.toFixed(1)} s after the load`);
+
+    // Control-plane reads (DESIGN §11: ≥ 10k req/s), after the drain so the usage query sees every record.
+    // 30 s request timeouts: the usage query scans the meter's rows, and wrk's default 2 s would count the
+    // slow answers as errors instead of measuring them.
+    const readHeaders = { authorization: `Bearer ${world.token}` };
+    if (opts.phases.includes('get-product')) await phase('get-product', `http://127.0.0.1:${apiPort}/v1/products/${world.productId}`, '', 0, readHeaders, 'GET', { timeoutSeconds: 30 });
+    // A usage query scans the meter's records (seconds over millions on ClickHouse 18.16), so the default run
+    // times one alone; the load phase `get-usage` is opt-in: under 64 connections it queues minutes of queries.
+    if (opts.phases.includes('usage-query')) {
+      const t0 = performance.now();
+      const res = await fetch(`${usageUrl}?window=day`, { headers: readHeaders, signal: AbortSignal.timeout(120_000) });
+      const ms = Math.round(performance.now() - t0);
+      if (res.status !== 200) throw new Error(`GET usage: ${res.status} ${await res.text()}`);
+      report.usage_query = { records: Number(((await res.json()) as { count: number }).count), ms };
+      log(`usage query alone: ${ms} ms over ${report.usage_query.records} records`);
+    }
+    if (opts.phases.includes('get-usage')) {
+      const url = `${usageUrl}?window=day`;
+      const alone = async (): Promise<Partial<PhaseResult>> => {
+        await sleep(2000); // let queries left over from the previous run finish
+        const t0 = performance.now();
+        const res = await fetch(url, { headers: readHeaders });
+        const ms = performance.now() - t0;
+        if (res.status !== 200) throw new Error(`GET usage: ${res.status} ${await res.text()}`);
+        const count = Number(((await res.json()) as { count: number }).count);
+        return { usage_records: count, usage_raw_rows: raw, usage_query_alone_ms: Math.round(ms) };
+      };
+      await phase('get-usage', url, '', 0, readHeaders, 'GET', { timeoutSeconds: 30, extra: alone });
+    }
 
     const file = `${resultsDir}/${runId}.json`;
     await writeFile(file, JSON.stringify(report, null, 2) + '\n');

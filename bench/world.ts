@@ -1,7 +1,7 @@
 /**
  * An isolated world for one benchmark run on the local stack: its own Postgres database, ClickHouse
- * database and NATS namespace (so runs never mix with tests or with each other), an account, a token
- * and the meters, all created the way production creates them. Dropped at the end unless --keep.
+ * database and NATS namespace (so runs never mix with tests or with each other), an account, a token,
+ * the meters and a product, all created the way production creates them. Dropped at the end unless --keep.
  */
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
@@ -16,6 +16,7 @@ import { SigningKeys } from '../shared/auth/signing-keys.js';
 import { issueAccessToken } from '../shared/auth/access-tokens.js';
 import { newId } from '../shared/ids.js';
 import { putMeter, type MeterRecord } from '../shared/meters/record.js';
+import { insertProduct } from '../services/control/products/store.js';
 
 export interface BenchWorld {
   name: string;
@@ -26,6 +27,8 @@ export interface BenchWorld {
   token: string;
   meterId: string;
   probeMeterId: string;
+  /** A catalog product for the GET /v1/products/{id} phase. */
+  productId: string;
   drop(): Promise<void>;
 }
 
@@ -96,8 +99,10 @@ async function populate(name: string, config: Config, env: Record<string, string
   };
   const meterId = await meter('bench load');
   const probeMeterId = await meter('bench lag probe');
+  // Products are the deployment's catalog (POST is admin-only); the store's insert is what that route runs.
+  const product = await insertProduct(pool, { name: 'Benchmark plan', price: '10.00', currency: 'USD', pricing: 'flat' });
   await pool.end();
   await nc.close();
 
-  return { name, config, env, accountId: ids.account_id, token, meterId, probeMeterId, drop };
+  return { name, config, env, accountId: ids.account_id, token, meterId, probeMeterId, productId: product.id, drop };
 }
