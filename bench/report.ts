@@ -67,7 +67,12 @@ export function goalsOf(r: BenchReport): Goal[] {
     }
   }
   if (r.lag) goals.push({ goal: 'ingest → queryable p99 ≤ 2 s', tool: 'probe', measured: `${fmt(r.lag.p99_ms)} ms`, met: r.lag.p99_ms <= 2000 });
-  if (r.usage_query) goals.push({ goal: 'usage query ≤ 200 ms (10 M records)', tool: 'alone', measured: `${fmt(r.usage_query.ms)} ms over ${fmt(r.usage_query.records)} records`, met: r.usage_query.ms <= 200 });
+  if (r.usage_query) {
+    // The goal speaks of 10 M records: a faster answer over fewer says nothing about it, a slower one fails it.
+    const q = r.usage_query;
+    const measured = `${fmt(q.ms)} ms over ${fmt(q.records)} records${q.records < 10_000_000 ? ' (goal needs 10 M)' : ''}`;
+    goals.push({ goal: 'usage query ≤ 200 ms (10 M records)', tool: 'alone', measured, met: q.ms <= 200 && q.records >= 10_000_000 });
+  }
   if (r.count_check) goals.push({ goal: 'ClickHouse count == accepted', tool: '—', measured: `${fmt(r.count_check.stored)} / ${fmt(r.count_check.accepted)}`, met: r.count_check.exact });
   return goals;
 }
