@@ -6,11 +6,10 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { Kvm } from '@nats-io/kv';
-import { jetstreamManager } from '@nats-io/jetstream';
 import { parseConfig, type Config } from '../shared/config.js';
-import { migrateClickhouse, migratePostgres, ensureNatsTopology } from '../shared/migrate.js';
+import { migrateAll } from '../shared/migrate.js';
+import { createIsolatedWorld } from '../infra/isolated-world.js';
 import { connectNats, NatsNames } from '../shared/clients/nats.js';
-import { createClickhouse } from '../shared/clients/clickhouse.js';
 import { createAccount } from '../services/control/accounts/store.js';
 import { SigningKeys } from '../shared/auth/signing-keys.js';
 import { issueAccessToken } from '../shared/auth/access-tokens.js';
@@ -34,18 +33,9 @@ export interface BenchWorld {
 
 export async function createWorld(urls: { DATABASE_URL: string; NATS_URL: string; CLICKHOUSE_URL: string }, port: number, streamBytes: number): Promise<BenchWorld> {
   const name = `bench_${Date.now().toString(36)}_${randomBytes(2).toString('hex')}`;
-  const admin = new pg.Client({ connectionString: urls.DATABASE_URL });
-  await admin.connect();
-  await admin.query(`CREATE DATABASE ${name}`);
-  await admin.end();
-  const dbUrl = new URL(urls.DATABASE_URL);
-  dbUrl.pathname = `/${name}`;
+  const world = await createIsolatedWorld(urls, name);
   const env: Record<string, string> = {
-    DATABASE_URL: dbUrl.toString(),
-    NATS_URL: urls.NATS_URL,
-    CLICKHOUSE_URL: urls.CLICKHOUSE_URL,
-    CLICKHOUSE_DATABASE: name,
-    NATS_NAMESPACE: name,
+    ...world.env,
     PORT: String(port),
     PUBLIC_BASE_URL: `http://127.0.0.1:${port}`,
     SECRET_KEY: process.env.SECRET_KEY || randomBytes(32).toString('hex'),
@@ -53,31 +43,17 @@ export async function createWorld(urls: { DATABASE_URL: string; NATS_URL: string
     LOG_LEVEL: 'warn',
   };
   const config = parseConfig(env);
-  const names = new NatsNames(config.NATS_NAMESPACE);
-  const drop = async () => {
-    const a = new pg.Client({ connectionString: urls.DATABASE_URL });
-    await a.connect();
-    await a.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`).finally(() => a.end());
-    const ch = createClickhouse(urls.CLICKHOUSE_URL);
-    await ch.command({ query: `DROP DATABASE IF EXISTS ${name}` }).finally(() => ch.close());
-    const c = await connectNats(urls.NATS_URL, 'bench-teardown');
-    const jsm = await jetstreamManager(c);
-    for (const s of [names.usageStream, names.eventsStream, `KV_${names.meterBucket}`, `KV_${names.revocationBucket}`]) await jsm.streams.delete(s).catch(() => undefined);
-    await c.close();
-  };
   try {
-    return await populate(name, config, env, names, drop);
+    await migrateAll(config);
+    return await populate(name, config, env, new NatsNames(config.NATS_NAMESPACE), world.drop);
   } catch (err) {
-    await drop().catch(() => undefined);
+    await world.drop().catch(() => undefined);
     throw err;
   }
 }
 
 async function populate(name: string, config: Config, env: Record<string, string>, names: NatsNames, drop: () => Promise<void>): Promise<BenchWorld> {
-  await migratePostgres(config.DATABASE_URL);
-  await migrateClickhouse(config.CLICKHOUSE_URL, config.CLICKHOUSE_DATABASE);
   const nc = await connectNats(config.NATS_URL, 'bench-setup');
-  await ensureNatsTopology(nc, names, config.USAGE_STREAM_MAX_BYTES);
 
   const pool = new pg.Pool({ connectionString: config.DATABASE_URL, max: 2 });
   const ids = await createAccount(pool, { name: 'Benchmark', email: `bench-${name}@example.com`, password: randomBytes(12).toString('hex') });

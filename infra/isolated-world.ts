@@ -1,0 +1,50 @@
+import pg from 'pg';
+import { jetstreamManager } from '@nats-io/jetstream';
+import { createClickhouse } from '../shared/clients/clickhouse.js';
+import { connectNats, NatsNames } from '../shared/clients/nats.js';
+
+export interface ServerUrls {
+  DATABASE_URL: string;
+  NATS_URL: string;
+  CLICKHOUSE_URL: string;
+}
+
+export interface IsolatedWorld {
+  /** Config variables that point a process at this world; migrate it with `migrateAll(parseConfig(…))`. */
+  env: ServerUrls & { CLICKHOUSE_DATABASE: string; NATS_NAMESPACE: string };
+  /** Drops the Postgres database, the ClickHouse database and the NATS streams and buckets. */
+  drop(): Promise<void>;
+}
+
+/**
+ * A world of its own on shared servers: a Postgres database, a ClickHouse database and a NATS namespace,
+ * all named `name`. Tests and benchmark runs use one each, so they never see each other's state.
+ */
+export async function createIsolatedWorld(urls: ServerUrls, name: string): Promise<IsolatedWorld> {
+  if (!/^[a-z][a-z0-9_]{0,30}$/.test(name)) throw new Error(`world name must match [a-z][a-z0-9_]{0,30}: ${name}`);
+  const admin = new pg.Client({ connectionString: urls.DATABASE_URL });
+  await admin.connect();
+  await admin.query(`CREATE DATABASE ${name}`).finally(() => admin.end());
+  const dbUrl = new URL(urls.DATABASE_URL);
+  dbUrl.pathname = `/${name}`;
+  const names = new NatsNames(name);
+  return {
+    env: { ...urls, DATABASE_URL: dbUrl.toString(), CLICKHOUSE_DATABASE: name, NATS_NAMESPACE: name },
+    async drop() {
+      const a = new pg.Client({ connectionString: urls.DATABASE_URL });
+      await a.connect();
+      await a.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`).finally(() => a.end());
+      const ch = createClickhouse(urls.CLICKHOUSE_URL);
+      await ch.command({ query: `DROP DATABASE IF EXISTS ${name}` }).finally(() => ch.close());
+      const nc = await connectNats(urls.NATS_URL, `drop-${name}`);
+      try {
+        const jsm = await jetstreamManager(nc);
+        for (const stream of [names.usageStream, names.eventsStream, `KV_${names.meterBucket}`, `KV_${names.revocationBucket}`]) {
+          await jsm.streams.delete(stream).catch(() => undefined);
+        }
+      } finally {
+        await nc.close();
+      }
+    },
+  };
+}
