@@ -28,3 +28,31 @@ export async function withTransaction<T>(pool: pg.Pool, fn: (client: pg.PoolClie
     client.release();
   }
 }
+
+export interface PageQuery {
+  /** `SELECT` list. */
+  columns: string;
+  from: string;
+  /** Uses $1…$n, bound to `params`. */
+  where: string;
+  params: unknown[];
+  /** Must end in a unique column so pages are stable. */
+  orderBy: string;
+}
+
+/**
+ * One page of rows and the number of rows the WHERE matches in all, as every list endpoint returns them.
+ * The two queries run side by side on separate pool connections.
+ */
+export async function selectPage<R extends pg.QueryResultRow>(
+  pool: pg.Pool,
+  q: PageQuery,
+  page: { limit: number; offset: number },
+): Promise<{ rows: R[]; total: number }> {
+  const n = q.params.length;
+  const [rows, count] = await Promise.all([
+    pool.query<R>(`SELECT ${q.columns} FROM ${q.from} WHERE ${q.where} ORDER BY ${q.orderBy} LIMIT $${n + 1} OFFSET $${n + 2}`, [...q.params, page.limit, page.offset]),
+    pool.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${q.from} WHERE ${q.where}`, q.params),
+  ]);
+  return { rows: rows.rows, total: count.rows[0]!.n };
+}

@@ -1,4 +1,5 @@
 import type { PgPool } from '../../../shared/clients/postgres.js';
+import { selectPage } from '../../../shared/clients/postgres.js';
 import { hasPrefix } from '../../../shared/ids.js';
 import { NotFoundError } from '../../../shared/errors.js';
 import { limitOffset } from '../../../shared/http/pagination.js';
@@ -28,18 +29,13 @@ export async function listInvoices(
   q: { page: number; per_page: number; status?: InvoiceStatus },
 ): Promise<{ items: InvoiceWithLines[]; total: number }> {
   const [limit, offset] = limitOffset(q.page, q.per_page);
-  const where = 'account_id = $1 AND ($2::text IS NULL OR status = $2)';
-  const [rows, count] = await Promise.all([
-    pool.query<InvoiceRow>(`SELECT ${INVOICE_COLUMNS} FROM invoices WHERE ${where} ORDER BY created_at DESC, id DESC LIMIT $3 OFFSET $4`, [
-      accountId,
-      q.status ?? null,
-      limit,
-      offset,
-    ]),
-    pool.query<{ n: number }>(`SELECT count(*)::int AS n FROM invoices WHERE ${where}`, [accountId, q.status ?? null]),
-  ]);
-  const lines = await linesOf(pool, rows.rows.map((r) => r.id));
-  return { items: rows.rows.map((invoice) => ({ invoice, lines: lines.get(invoice.id)! })), total: count.rows[0]!.n };
+  const { rows, total } = await selectPage<InvoiceRow>(
+    pool,
+    { columns: INVOICE_COLUMNS, from: 'invoices', where: 'account_id = $1 AND ($2::text IS NULL OR status = $2)', params: [accountId, q.status ?? null], orderBy: 'created_at DESC, id DESC' },
+    { limit, offset },
+  );
+  const lines = await linesOf(pool, rows.map((r) => r.id));
+  return { items: rows.map((invoice) => ({ invoice, lines: lines.get(invoice.id)! })), total };
 }
 
 /** One invoice of the account with its lines; another account's invoice is "not found" like an unknown id. */

@@ -1,5 +1,5 @@
 import type { PgPool } from '../../../shared/clients/postgres.js';
-import { withTransaction } from '../../../shared/clients/postgres.js';
+import { selectPage, withTransaction } from '../../../shared/clients/postgres.js';
 import { newId, hasPrefix } from '../../../shared/ids.js';
 import { NotFoundError } from '../../../shared/errors.js';
 import { limitOffset } from '../../../shared/http/pagination.js';
@@ -13,12 +13,11 @@ const NOW_MS = "date_trunc('milliseconds', now())";
 
 export async function listMeters(pool: PgPool, accountId: string, q: { page: number; per_page: number; status?: string }): Promise<{ rows: MeterRow[]; total: number }> {
   const [limit, offset] = limitOffset(q.page, q.per_page);
-  const where = 'account_id = $1 AND ($2::text IS NULL OR status = $2)';
-  const [rows, count] = await Promise.all([
-    pool.query<MeterRow>(`SELECT * FROM meters WHERE ${where} ORDER BY created_at DESC, id DESC LIMIT $3 OFFSET $4`, [accountId, q.status ?? null, limit, offset]),
-    pool.query<{ n: number }>(`SELECT count(*)::int AS n FROM meters WHERE ${where}`, [accountId, q.status ?? null]),
-  ]);
-  return { rows: rows.rows, total: count.rows[0]!.n };
+  return selectPage<MeterRow>(
+    pool,
+    { columns: '*', from: 'meters', where: 'account_id = $1 AND ($2::text IS NULL OR status = $2)', params: [accountId, q.status ?? null], orderBy: 'created_at DESC, id DESC' },
+    { limit, offset },
+  );
 }
 
 export async function getMeter(pool: PgPool, accountId: string, id: string): Promise<MeterRow> {

@@ -1,5 +1,5 @@
 import type { PgClient, PgPool } from '../../../shared/clients/postgres.js';
-import { withTransaction } from '../../../shared/clients/postgres.js';
+import { selectPage, withTransaction } from '../../../shared/clients/postgres.js';
 import { newId } from '../../../shared/ids.js';
 import type { ChargeablePaymentMethod } from '../payments/processor.js';
 import type { PaymentMethod } from './schemas.js';
@@ -61,11 +61,8 @@ export async function insertPaymentMethod(pg: PgPool, accountId: string, card: N
 }
 
 export async function listPaymentMethods(pg: PgPool, accountId: string, limit: number, offset: number): Promise<{ data: PaymentMethod[]; total: number }> {
-  const [rows, count] = await Promise.all([
-    pg.query<Row>(`SELECT ${COLUMNS} FROM payment_methods WHERE account_id = $1 ORDER BY seq DESC LIMIT $2 OFFSET $3`, [accountId, limit, offset]),
-    pg.query<{ n: number }>('SELECT count(*)::int AS n FROM payment_methods WHERE account_id = $1', [accountId]),
-  ]);
-  return { data: rows.rows.map(toApi), total: count.rows[0]!.n };
+  const { rows, total } = await selectPage<Row>(pg, { columns: COLUMNS, from: 'payment_methods', where: 'account_id = $1', params: [accountId], orderBy: 'seq DESC' }, { limit, offset });
+  return { data: rows.map(toApi), total };
 }
 
 export async function getPaymentMethod(pg: PgPool, accountId: string, id: string): Promise<PaymentMethod | null> {

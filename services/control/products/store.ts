@@ -1,5 +1,5 @@
 import type { PgPool } from '../../../shared/clients/postgres.js';
-import { withTransaction } from '../../../shared/clients/postgres.js';
+import { selectPage, withTransaction } from '../../../shared/clients/postgres.js';
 import { newId, hasPrefix } from '../../../shared/ids.js';
 import { ConflictError, NotFoundError } from '../../../shared/errors.js';
 import { limitOffset } from '../../../shared/http/pagination.js';
@@ -9,11 +9,7 @@ const notFound = (id: string) => new NotFoundError(`No product ${id}.`);
 
 export async function listProducts(pool: PgPool, page: number, perPage: number): Promise<{ rows: ProductRow[]; total: number }> {
   const [limit, offset] = limitOffset(page, perPage);
-  const [rows, count] = await Promise.all([
-    pool.query<ProductRow>(`SELECT ${PRODUCT_COLUMNS} FROM products WHERE deleted_at IS NULL ORDER BY created_at DESC, id DESC LIMIT $1 OFFSET $2`, [limit, offset]),
-    pool.query<{ n: number }>('SELECT count(*)::int AS n FROM products WHERE deleted_at IS NULL'),
-  ]);
-  return { rows: rows.rows, total: count.rows[0]!.n };
+  return selectPage<ProductRow>(pool, { columns: PRODUCT_COLUMNS, from: 'products', where: 'deleted_at IS NULL', params: [], orderBy: 'created_at DESC, id DESC' }, { limit, offset });
 }
 
 export async function getProduct(pool: PgPool, id: string): Promise<ProductRow> {

@@ -1,4 +1,5 @@
 import type { PgClient, PgPool } from '../../../shared/clients/postgres.js';
+import { selectPage } from '../../../shared/clients/postgres.js';
 import { newId, hasPrefix } from '../../../shared/ids.js';
 import { ConflictError, NotFoundError } from '../../../shared/errors.js';
 import { limitOffset } from '../../../shared/http/pagination.js';
@@ -27,13 +28,13 @@ export async function listSubscriptions(
   q: { page: number; per_page: number; status?: string },
 ): Promise<{ subscriptions: Subscription[]; total: number }> {
   const [limit, offset] = limitOffset(q.page, q.per_page);
-  const where = 'account_id = $1 AND ($2::text IS NULL OR status = $2)';
-  const [rows, count] = await Promise.all([
-    pool.query<SubscriptionRow>(`SELECT * FROM subscriptions WHERE ${where} ORDER BY created_at DESC, id DESC LIMIT $3 OFFSET $4`, [accountId, q.status ?? null, limit, offset]),
-    pool.query<{ n: number }>(`SELECT count(*)::int AS n FROM subscriptions WHERE ${where}`, [accountId, q.status ?? null]),
-  ]);
-  const items = await itemsOf(pool, rows.rows.map((r) => r.id));
-  return { subscriptions: rows.rows.map((row) => ({ row, items: items.get(row.id)! })), total: count.rows[0]!.n };
+  const { rows, total } = await selectPage<SubscriptionRow>(
+    pool,
+    { columns: '*', from: 'subscriptions', where: 'account_id = $1 AND ($2::text IS NULL OR status = $2)', params: [accountId, q.status ?? null], orderBy: 'created_at DESC, id DESC' },
+    { limit, offset },
+  );
+  const items = await itemsOf(pool, rows.map((r) => r.id));
+  return { subscriptions: rows.map((row) => ({ row, items: items.get(row.id)! })), total };
 }
 
 /** One subscription of the account (404 for another account's id); `lock` takes the row lock for a change. */

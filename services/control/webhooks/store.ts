@@ -1,4 +1,5 @@
 import type { PgClient, PgPool } from '../../../shared/clients/postgres.js';
+import { selectPage } from '../../../shared/clients/postgres.js';
 import { newId } from '../../../shared/ids.js';
 import type { Delivery, Webhook } from './schemas.js';
 
@@ -31,11 +32,8 @@ export async function insertWebhook(pg: PgPool, accountId: string, w: { url: str
 }
 
 export async function listWebhooks(pg: PgPool, accountId: string, limit: number, offset: number): Promise<{ data: Webhook[]; total: number }> {
-  const [rows, count] = await Promise.all([
-    pg.query<WebhookRow>(`SELECT ${COLUMNS} FROM webhooks WHERE account_id = $1 ORDER BY seq DESC LIMIT $2 OFFSET $3`, [accountId, limit, offset]),
-    pg.query<{ n: number }>('SELECT count(*)::int AS n FROM webhooks WHERE account_id = $1', [accountId]),
-  ]);
-  return { data: rows.rows.map(toApi), total: count.rows[0]!.n };
+  const { rows, total } = await selectPage<WebhookRow>(pg, { columns: COLUMNS, from: 'webhooks', where: 'account_id = $1', params: [accountId], orderBy: 'seq DESC' }, { limit, offset });
+  return { data: rows.map(toApi), total };
 }
 
 export async function getWebhook(pg: PgPool, accountId: string, id: string): Promise<Webhook | null> {
@@ -82,18 +80,20 @@ export async function listDeliveries(
 ): Promise<{ data: Delivery[]; total: number } | null> {
   const owner = await pg.query('SELECT 1 FROM webhooks WHERE account_id = $1 AND id = $2', [accountId, webhookId]);
   if (owner.rowCount !== 1) return null;
-  const [rows, count] = await Promise.all([
-    pg.query<DeliveryRow>(
-      `SELECT id, event_id, event_type, attempt, status, response_status, error, created_at, next_attempt_at
-         FROM webhook_deliveries WHERE account_id = $1 AND webhook_id = $2
-        ORDER BY created_at DESC, seq DESC LIMIT $3 OFFSET $4`,
-      [accountId, webhookId, limit, offset],
-    ),
-    pg.query<{ n: number }>('SELECT count(*)::int AS n FROM webhook_deliveries WHERE account_id = $1 AND webhook_id = $2', [accountId, webhookId]),
-  ]);
+  const { rows, total } = await selectPage<DeliveryRow>(
+    pg,
+    {
+      columns: 'id, event_id, event_type, attempt, status, response_status, error, created_at, next_attempt_at',
+      from: 'webhook_deliveries',
+      where: 'account_id = $1 AND webhook_id = $2',
+      params: [accountId, webhookId],
+      orderBy: 'created_at DESC, seq DESC',
+    },
+    { limit, offset },
+  );
   return {
-    data: rows.rows.map((r) => ({ ...r, created_at: r.created_at.toISOString(), next_attempt_at: r.next_attempt_at ? r.next_attempt_at.toISOString() : null })),
-    total: count.rows[0]!.n,
+    data: rows.map((r) => ({ ...r, created_at: r.created_at.toISOString(), next_attempt_at: r.next_attempt_at ? r.next_attempt_at.toISOString() : null })),
+    total,
   };
 }
 
