@@ -7,6 +7,7 @@ import { UsageConsumer } from './consumer/usage-consumer.js';
 import { createDispatcherService } from './dispatcher/service.js';
 import { createOutboxRelay } from './dispatcher/outbox-relay.js';
 import { createBillingService } from './billing/service.js';
+import { BillingScheduler } from './billing/scheduler.js';
 
 export const ROLES = ['api', 'consumer', 'dispatcher', 'billing'] as const;
 export type Role = (typeof ROLES)[number];
@@ -20,6 +21,6 @@ export async function createRole(role: Role, infra: Infra): Promise<Service> {
     case 'dispatcher':
       return createDispatcherService(infra, [createOutboxRelay(infra)]);
     case 'billing':
-      return createBillingService(infra);
+      return createBillingService(infra, [new BillingScheduler(infra)]);
   }
 }

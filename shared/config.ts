@@ -94,6 +94,10 @@ export interface Config {
    * card fingerprints, CSRF tokens. `meterline up` and `npm test` create one under .data/ when unset.
    */
   SECRET_KEY: Buffer;
+  /** A period closes (is invoiced) this long after its end, so late usage of the period still counts. */
+  BILLING_GRACE_SECONDS: number;
+  /** How often the billing role looks for periods to close and payment attempts due. */
+  BILLING_INTERVAL_SECONDS: number;
 }
 
 const SPEC: { [K in keyof Config]: VarSpec<Config[K]> } = {
@@ -123,6 +127,8 @@ const SPEC: { [K in keyof Config]: VarSpec<Config[K]> } = {
     describe: 'byte cap of the USAGE stream',
   },
   SECRET_KEY: { parse: secretKey, describe: 'at least 32 random bytes, hex or base64' },
+  BILLING_GRACE_SECONDS: { parse: int(0, 35 * 86_400), default: 3600, describe: 'wait after a period ends before invoicing it (late usage)' },
+  BILLING_INTERVAL_SECONDS: { parse: int(1, 86_400), default: 60, describe: 'how often the billing role closes periods and retries payments' },
 };
 
 export const CONFIG_VARIABLES = Object.keys(SPEC) as (keyof Config)[];

@@ -2,6 +2,8 @@ import { availableParallelism } from 'node:os';
 import { Piscina } from 'piscina';
 import { UnavailableError } from '../../shared/errors.js';
 import type { InvoicePdfTask } from './invoice-pdf.js';
+import type { InvoiceLinesTask } from './invoice-lines.js';
+import type { PricedInvoice } from '../billing/invoice-lines.js';
 
 /**
  * piscina pools for CPU-bound work kept off the event loop (DESIGN §2: PDF rendering, signatures).
@@ -42,4 +44,9 @@ export async function runPooled<Task, Result>(pool: Piscina<Task, Result>, task:
 /** The invoice PDF renderer (services/workers/invoice-pdf.ts); it returns the PDF's bytes. */
 export function createInvoicePdfPool(opts?: WorkerPoolOptions): Piscina<InvoicePdfTask, Uint8Array> {
   return createWorkerPool<InvoicePdfTask, Uint8Array>(new URL('./invoice-pdf.js', import.meta.url), opts);
+}
+
+/** Invoice line maths for the billing run (services/workers/invoice-lines.ts): many invoices per task. */
+export function createInvoiceLinesPool(opts?: WorkerPoolOptions): Piscina<InvoiceLinesTask, PricedInvoice[]> {
+  return createWorkerPool<InvoiceLinesTask, PricedInvoice[]>(new URL('./invoice-lines.js', import.meta.url), { maxQueue: 1024, ...opts });
 }

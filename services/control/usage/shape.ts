@@ -1,49 +1,19 @@
-import { Decimal } from '../../../shared/money/decimal.js';
 import { JsonDecimal } from '../../../shared/money/json.js';
 import type { MeterType } from '../../../shared/meters/record.js';
-import { PERCENTILES, type WindowStats } from '../../../shared/usage/query.js';
+import type { WindowStats } from '../../../shared/usage/query.js';
+import { aggregateValue, averageOf, percentileOf } from '../../../shared/usage/aggregate.js';
 import { formatTimestamp } from '../../../shared/usage/timestamp.js';
 
 type Out = JsonDecimal | number | null;
 
-const dec = (s: string | undefined): JsonDecimal | null => (s === undefined ? null : new JsonDecimal(s));
+const dec = (s: string | null | undefined): JsonDecimal | null => (s == null ? null : new JsonDecimal(s));
+const avg = (s: WindowStats) => dec(averageOf(s));
+const percentile = percentileOf;
 
-/** Mean as an exact decimal, rounded half away from zero to 9 places (the stored precision). */
-function avg(s: WindowStats): JsonDecimal | null {
-  return s.count === 0 ? null : new JsonDecimal(new Decimal(s.sum).div(s.count).toDecimalPlaces(9));
-}
-
-function percentile(s: WindowStats, p: number): number | null {
-  const i = PERCENTILES.indexOf(p as (typeof PERCENTILES)[number]);
-  return s.percentiles?.[i] ?? null;
-}
-
-/** The meter's aggregation over a window: sums and counts are 0 when empty, the others null. */
-export function valueOf(s: WindowStats, type: MeterType, aggregation: string): Out {
-  switch (aggregation) {
-    case 'count':
-      return s.count;
-    case 'sum':
-      return s.count === 0 ? 0 : new JsonDecimal(s.sum);
-    case 'last':
-      return dec(s.last);
-    case 'min':
-      return dec(s.min);
-    case 'max':
-      return dec(s.max);
-    case 'avg':
-      return avg(s);
-    case 'p50':
-      return percentile(s, 0.5);
-    case 'p90':
-      return percentile(s, 0.9);
-    case 'p95':
-      return percentile(s, 0.95);
-    case 'p99':
-      return percentile(s, 0.99);
-    default:
-      throw new Error(`unknown aggregation ${aggregation} of a ${type} meter`);
-  }
+/** The meter's aggregation over a window (shared/usage/aggregate.ts), decimals written exactly. */
+export function valueOf(s: WindowStats, _type: MeterType, aggregation: string): Out {
+  const v = aggregateValue(s, aggregation);
+  return typeof v === 'string' ? new JsonDecimal(v) : v;
 }
 
 /** Histograms show their whole distribution summary next to the chosen aggregation. */
