@@ -64,6 +64,8 @@ const LOCK_COLUMNS = `i.id, i.account_id, i.amount::text AS amount, i.currency, 
   LEFT JOIN payment_attempts pa ON pa.invoice_id = i.id AND pa.status = 'pending'
   LEFT JOIN payment_methods pm ON pm.id = pa.payment_method_id`;
 
+export type PaymentDeps = Pick<BillingDeps, 'pg' | 'processor' | 'log'>;
+
 /** Invoices handled per transaction pair. */
 export const PAYMENT_BATCH = 1000;
 /** Charges in flight at once. */
@@ -105,7 +107,7 @@ export async function attemptDuePayments(deps: BillingDeps, now: Date, opts: { t
  * and a `payment.failed` event record the attempt). Paid or void invoices → 409; no payment method → 402
  * `no_payment_method` without an attempt.
  */
-export async function payInvoiceNow(deps: BillingDeps, accountId: string, invoiceId: string, now: Date): Promise<PaymentOutcome> {
+export async function payInvoiceNow(deps: PaymentDeps, accountId: string, invoiceId: string, now: Date): Promise<PaymentOutcome> {
   if (!hasPrefix(invoiceId, 'inv')) throw new NotFoundError(`No invoice ${invoiceId}.`);
   const begun = await withTransaction(deps.pg, async (client) => {
     const r = await client.query<LockedInvoice>(`SELECT ${LOCK_COLUMNS} WHERE i.id = $1 AND i.account_id = $2 FOR UPDATE OF i`, [invoiceId, accountId]);
@@ -170,7 +172,7 @@ interface Charged {
 }
 
 /** Step 2: the processor calls, a bounded number at a time. A thrown call stays pending for the next run. */
-async function chargeAll(deps: BillingDeps, attempts: Attempt[], timings?: BillingTimings): Promise<Charged[]> {
+async function chargeAll(deps: PaymentDeps, attempts: Attempt[], timings?: BillingTimings): Promise<Charged[]> {
   return timed(timings, 'processor_ms', async () => {
     const out: Charged[] = [];
     let next = 0;

@@ -46,13 +46,13 @@ async function itemsOf(q: PgPool | PgClient, subscriptionIds: string[]): Promise
 /**
  * Prices many subscription periods: items from Postgres (one query), usage of every metered item from
  * ClickHouse (one query per distinct range and meter type), line maths in the piscina pool (many invoices
- * per task) — or inline for a single upcoming invoice, which is not worth a thread hop.
+ * per task) — or inline without a pool: the upcoming invoice, a single one, is not worth a thread hop.
  */
 export async function pricePeriods(
-  deps: BillingDeps,
+  deps: Pick<BillingDeps, 'clickhouse' | 'database'> & { linesPool?: BillingDeps['linesPool'] },
   q: PgPool | PgClient,
   periods: PeriodToPrice[],
-  opts: { timings?: BillingTimings; inline?: boolean } = {},
+  opts: { timings?: BillingTimings } = {},
 ): Promise<PricedInvoice[]> {
   if (periods.length === 0) return [];
   const items = await timed(opts.timings, 'postgres_ms', () => itemsOf(q, periods.map((p) => p.subscription_id)));
@@ -76,11 +76,12 @@ export async function pricePeriods(
       meter: it.meter_id ? { id: it.meter_id, aggregation: it.aggregation!, unit: it.unit!, usage: usage[requestIndex.get(`${p.subscription_id}:${it.meter_id}`)!]! } : null,
     })),
   }));
-  if (opts.inline) return toPrice.map(priceInvoice);
+  const pool = deps.linesPool;
+  if (!pool) return toPrice.map(priceInvoice);
   return timed(opts.timings, 'piscina_ms', async () => {
     const tasks: Promise<PricedInvoice[]>[] = [];
     for (let i = 0; i < toPrice.length; i += INVOICES_PER_TASK) {
-      tasks.push(runPooled(deps.linesPool, { invoices: toPrice.slice(i, i + INVOICES_PER_TASK) }, 'invoice maths'));
+      tasks.push(runPooled(pool, { invoices: toPrice.slice(i, i + INVOICES_PER_TASK) }, 'invoice maths'));
     }
     return (await Promise.all(tasks)).flat();
   });
