@@ -6,7 +6,8 @@ import { reply } from '../../../shared/http/reply.js';
 import type { MeterType } from '../../../shared/meters/record.js';
 import { queryUsage } from '../../../shared/usage/query.js';
 import type { UsageWindow } from '../../../shared/usage/windows.js';
-import { histogramFields, valueOf, windowOut } from './shape.js';
+import { histogramSummary, usageValue } from '../../../shared/usage/aggregate.js';
+import { windowOut } from './shape.js';
 import { MeterUsageSchema, UsageQueryParams } from './schemas.js';
 
 const params = queryValidator<UsageQueryParams>(UsageQueryParams);
@@ -62,9 +63,9 @@ export function getUsageRoute(infra: Infra): RouteDef {
         start_date: range.startDate,
         end_date: range.endDate,
         window,
-        value: valueOf(result.total, type, aggregation),
+        value: usageValue(result.total, aggregation),
         count: result.total.count,
-        ...(type === 'histogram' ? histogramFields(result.total) : {}),
+        ...(type === 'histogram' ? histogramSummary(result.total) : {}),
         data: result.windows.map((w) => windowOut(w, type, aggregation)),
       });
     },
