@@ -1,4 +1,4 @@
-import type { RouteModuleFactory } from './modules.js';
+import type { RouteModuleFactory } from '../../shared/http/route.js';
 import { oauthRoutes } from '../control/oauth/module.js';
 import { idempotencyModule } from '../control/idempotency/module.js';
 import { productsModule } from '../control/products/module.js';
