@@ -1,6 +1,6 @@
 import { readFile, readdir } from 'node:fs/promises';
 import { extname, join } from 'node:path';
-import type { RouteModuleFactory } from '../api/modules.js';
+import type { RouteModuleFactory } from '../../shared/http/route.js';
 import type { HttpReply } from '../../shared/http/context.js';
 import { NotFoundError, UnavailableError } from '../../shared/errors.js';
 import { repoPath } from '../../shared/paths.js';
