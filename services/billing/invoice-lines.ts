@@ -1,14 +1,14 @@
 import { Decimal, canonicalDecimal, roundToMinorUnit } from '../../shared/money/decimal.js';
-import { aggregateValue } from '../../shared/usage/aggregate.js';
-import type { WindowStats } from '../../shared/usage/query.js';
+import { usageQuantity } from '../../shared/usage/aggregate.js';
+import type { WindowStats } from '../../shared/usage/stats.js';
 
 /**
  * Invoice line maths (DESIGN §8 Invoice), a pure function of plain data so it runs the same in the piscina
  * worker (services/workers/invoice-lines.ts, the billing run) and inline (the upcoming invoice):
  * - a flat item is quantity 1 × its product's price;
  * - a metered item's quantity is its meter's aggregation over the period (shared/usage/aggregate.ts, the
- *   rule GET …/usage?window=none reports); no usage is quantity 0 (also for last/max/…, which GET shows
- *   as null);
+ *   usageQuantity, the rule GET …/usage?window=none reports); no usage is quantity 0 (also for last/max/…,
+ *   which GET shows as null);
  * - each line's amount is quantity × unit price rounded half away from zero to the currency's minor unit;
  *   the invoice amount is the exact sum of the lines.
  * Money is decimal.js throughout and crosses thread boundaries as canonical decimal strings.
@@ -47,7 +47,7 @@ export interface PricedInvoice {
 export function priceInvoice(inv: InvoiceToPrice): PricedInvoice {
   let total = new Decimal(0);
   const lines = inv.items.map((item): PricedLine => {
-    const quantity = item.meter ? quantityOf(item.meter.usage, item.meter.aggregation) : new Decimal(1);
+    const quantity = item.meter ? usageQuantity(item.meter.usage, item.meter.aggregation) : new Decimal(1);
     const amount = roundToMinorUnit(quantity.times(item.unit_price), inv.currency);
     total = total.plus(amount);
     return {
@@ -60,12 +60,6 @@ export function priceInvoice(inv: InvoiceToPrice): PricedInvoice {
     };
   });
   return { subscription_id: inv.subscription_id, currency: inv.currency, amount: canonicalDecimal(total), lines };
-}
-
-/** The billed quantity of a metered item: the meter's aggregation over the period, 0 when there is none. */
-export function quantityOf(usage: WindowStats, aggregation: string): Decimal {
-  const v = aggregateValue(usage, aggregation);
-  return new Decimal(v ?? 0);
 }
 
 /** "1234567.5" → "1,234,567.5": quantities as people read them on an invoice. */

@@ -1,6 +1,6 @@
 import type { PgClient, PgPool } from '../../shared/clients/postgres.js';
 import type { MeterType } from '../../shared/meters/record.js';
-import { queryUsageTotals } from '../../shared/usage/totals.js';
+import { queryUsageTotals, type UsageTotalsRequest } from '../../shared/usage/query.js';
 import { runPooled } from '../workers/pool.js';
 import { timed, type BillingDeps, type BillingTimings } from './deps.js';
 import { priceInvoice, type InvoiceToPrice, type PricedInvoice } from './invoice-lines.js';
@@ -56,7 +56,7 @@ export async function pricePeriods(
 ): Promise<PricedInvoice[]> {
   if (periods.length === 0) return [];
   const items = await timed(opts.timings, 'postgres_ms', () => itemsOf(q, periods.map((p) => p.subscription_id)));
-  const requests: Parameters<typeof queryUsageTotals>[2] = [];
+  const requests: UsageTotalsRequest[] = [];
   const requestIndex = new Map<string, number>();
   for (const p of periods) {
     for (const it of items.get(p.subscription_id)!) {

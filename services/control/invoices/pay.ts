@@ -1,6 +1,5 @@
-import type { RouteDef } from '../../../shared/http/server.js';
-import { jsonReply } from '../../../shared/money/json.js';
-import type { ApiDeps } from '../../api/modules.js';
+import type { ApiDeps, RouteDef } from '../../../shared/http/route.js';
+import { reply } from '../../../shared/http/reply.js';
 import type { PaymentProcessor } from '../payments/processor.js';
 import { payInvoiceNow } from '../../billing/payments.js';
 import { problemResponse } from '../billing/problem-docs.js';
@@ -21,7 +20,7 @@ export function payInvoiceRoute(deps: ApiDeps, processor: PaymentProcessor): Rou
     handler: async (ctx) => {
       const accountId = ctx.principal!.accountId;
       await payInvoiceNow({ pg: deps.pg, processor, log: deps.log }, accountId, ctx.params.invoice_id!, new Date());
-      return jsonReply(200, toInvoice(await getInvoice(deps.pg, accountId, ctx.params.invoice_id!)));
+      return reply.ok(toInvoice(await getInvoice(deps.pg, accountId, ctx.params.invoice_id!)));
     },
     doc: {
       summary: 'Pay an open or uncollectible invoice now with the default payment method',

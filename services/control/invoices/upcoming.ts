@@ -1,12 +1,9 @@
 import Type from 'typebox';
-import type { RouteDef } from '../../../shared/http/server.js';
+import type { ApiDeps, RouteDef } from '../../../shared/http/route.js';
 import { queryValidator } from '../../../shared/http/validation.js';
-import { ConflictError } from '../../../shared/errors.js';
-import { JsonDecimal, jsonReply } from '../../../shared/money/json.js';
-import type { ApiDeps } from '../../api/modules.js';
-import { pricePeriods } from '../../billing/pricing.js';
-import { currentPeriod } from '../subscriptions/periods.js';
-import { getSubscription } from '../subscriptions/store.js';
+import { reply } from '../../../shared/http/reply.js';
+import { JsonDecimal } from '../../../shared/money/json.js';
+import { upcomingInvoice } from '../../billing/upcoming.js';
 import { InvoiceLineSchema } from './schemas.js';
 
 export const UpcomingInvoiceQuery = Type.Object(
@@ -45,36 +42,28 @@ const isoDate = (ms: number) => new Date(ms).toISOString().slice(0, 10);
  * closed now: the billing run's maths (services/billing/pricing.ts) over the period's usage so far, nothing
  * stored. Another account's subscription → 404; a canceled one has no upcoming invoice → 409.
  */
-export function upcomingInvoiceRoute(deps: ApiDeps): RouteDef {
+export function upcomingInvoiceRoute(deps: ApiDeps): RouteDef<UpcomingInvoiceQuery> {
   return {
     method: 'GET',
     path: '/v1/billing/invoices/upcoming',
     auth: 'read',
-    handler: async (ctx) => {
-      const q = query.parseQuery(ctx.query);
-      const accountId = ctx.principal!.accountId;
-      const sub = await getSubscription(deps.pg, accountId, q.subscription_id);
-      if (sub.row.status === 'canceled') throw new ConflictError(`Subscription ${q.subscription_id} is canceled: it has no upcoming invoice.`, 'subscription_canceled');
-      const now = new Date();
-      const period = currentPeriod(sub.row, now);
-      const [priced] = await pricePeriods({ clickhouse: deps.clickhouse, database: deps.config.CLICKHOUSE_DATABASE }, deps.pg, [
-        { subscription_id: sub.row.id, account_id: accountId, currency: sub.row.currency, startMs: period.start.getTime(), usageEndMs: now.getTime() },
-      ]);
-      const customer = await deps.pg.query<{ customer_id: string }>('SELECT customer_id FROM accounts WHERE id = $1', [accountId]);
-      return jsonReply(200, {
+    input: (ctx) => query.parseQuery(ctx.query),
+    handler: async (ctx, q) => {
+      const u = await upcomingInvoice({ pg: deps.pg, clickhouse: deps.clickhouse, database: deps.config.CLICKHOUSE_DATABASE }, ctx.principal!.accountId, q.subscription_id, new Date());
+      return reply.ok({
         id: null,
-        customer_id: customer.rows[0]!.customer_id,
-        subscription_id: sub.row.id,
+        customer_id: u.customer_id,
+        subscription_id: u.subscription_id,
         status: 'draft',
-        currency: priced!.currency,
-        amount: new JsonDecimal(priced!.amount),
-        period_start: isoDate(period.start.getTime()),
-        period_end: isoDate(period.end.getTime() - 86_400_000),
-        lines: priced!.lines.map((l) => ({ ...l, quantity: new JsonDecimal(l.quantity), unit_price: new JsonDecimal(l.unit_price), amount: new JsonDecimal(l.amount) })),
+        currency: u.currency,
+        amount: new JsonDecimal(u.amount),
+        period_start: isoDate(u.periodStartMs),
+        period_end: isoDate(u.periodEndMs - 86_400_000),
+        lines: u.lines.map((l) => ({ ...l, quantity: new JsonDecimal(l.quantity), unit_price: new JsonDecimal(l.unit_price), amount: new JsonDecimal(l.amount) })),
         attempt_count: 0,
         next_payment_attempt_at: null,
         last_payment_error: null,
-        created_at: now.toISOString(),
+        created_at: u.at.toISOString(),
         paid_at: null,
       });
     },
