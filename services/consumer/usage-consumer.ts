@@ -31,6 +31,8 @@ export interface UsageConsumerOptions {
   /** nak delays: base × 2^(delivery − 1), capped. */
   backoffBaseMs: number;
   backoffMaxMs: number;
+  /** Called with messages whose rows were just inserted, before they are acked; a throw naks them. */
+  afterInsert?: (msgs: JsMsg[]) => Promise<void>;
 }
 
 export const DEFAULT_CONSUMER_OPTIONS: UsageConsumerOptions = {
@@ -205,6 +207,7 @@ export class UsageConsumer implements Component {
     const started = performance.now();
     try {
       await this.insert(b.chunks);
+      await this.opts.afterInsert?.(b.msgs);
       const seconds = (performance.now() - started) / 1000;
       this.insertSeconds.observe(seconds);
       this.acked(b.msgs, b.rows);
@@ -227,6 +230,7 @@ export class UsageConsumer implements Component {
     for (const m of msgs) {
       try {
         await this.insert([m.data]);
+        await this.opts.afterInsert?.([m]);
         this.acked([m], Number(m.headers?.get(HDR_COUNT)));
       } catch (err) {
         if (isDataError(err)) this.poison(m, describeInsertError(err));
