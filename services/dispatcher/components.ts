@@ -34,6 +34,6 @@ export function createDispatcherParts(infra: Infra, opts: DispatcherOptions = {}
   const clock = opts.delivery?.clock ? { clock: opts.delivery.clock } : {};
   const fanout = new EventFanout(infra, { ...clock, ...opts.fanout, onRecorded: () => delivery.wake() });
   const relay = createOutboxRelay(infra, opts.relay);
-  const housekeeping = new DispatcherHousekeeping(infra, { intervalMs: opts.housekeepingIntervalMs ?? 60_000 });
+  const housekeeping = new DispatcherHousekeeping(infra, opts.housekeepingIntervalMs);
   return { relay, fanout, delivery, housekeeping, components: [delivery, fanout, relay, housekeeping] };
 }

@@ -91,6 +91,7 @@ t.test('webhook delivery', async (t) => {
     t.same(new Map(recorded.rows.map((r) => [r.webhook_id, r.n])), new Map([[all.id, 5], [other.id, 1], [paidOnly.id, 1]]), 'no delivery recorded to an unsubscribed or foreign webhook');
 
     // The log, newest first, with duration_ms; the events API in the delivered payload's shape.
+    await waitUntil(async () => (await attemptsOf(infra, all.id)).every((r) => r.status !== 'pending'), 'the outcomes to be recorded');
     const log = await call(a.tokens.read, 'GET', `/v1/webhooks/${all.id}/deliveries`);
     t.equal(log.status, 200);
     t.equal(log.body.pagination.total, 5);

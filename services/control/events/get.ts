@@ -1,7 +1,5 @@
-import type { RouteDef } from '../../../shared/http/server.js';
-import { NotFoundError } from '../../../shared/errors.js';
-import type { ApiDeps } from '../../api/modules.js';
-import { EVENT_RETENTION_DAYS } from './retention.js';
+import type { ApiDeps, RouteDef } from '../../../shared/http/route.js';
+import { reply } from '../../../shared/http/reply.js';
 import { customerEvent } from './payload.js';
 import { EventSchema } from './schemas.js';
 import { getEvent } from './store.js';
@@ -12,11 +10,7 @@ export function getEventRoute(deps: ApiDeps): RouteDef {
     method: 'GET',
     path: '/v1/events/:event_id',
     auth: 'read',
-    handler: async (ctx) => {
-      const event = await getEvent(deps.pg, ctx.principal!.accountId, ctx.params.event_id!, EVENT_RETENTION_DAYS);
-      if (!event) throw new NotFoundError('No such event.');
-      return { status: 200, body: customerEvent(event) };
-    },
+    handler: async (ctx) => reply.ok(customerEvent(await getEvent(deps.pg, ctx.principal!.accountId, ctx.params.event_id!))),
     doc: {
       summary: 'Get one event (kept 30 days) in the webhook payload shape',
       tags: ['events'],

@@ -1,31 +1,27 @@
-import type { RouteDef } from '../../../shared/http/server.js';
-import type { ApiDeps } from '../../api/modules.js';
-import { queryValidator } from '../../../shared/http/validation.js';
-import { limitOffset, listOf, pageOf } from '../../../shared/http/pagination.js';
-import { EVENT_RETENTION_DAYS } from './retention.js';
+import type { ApiDeps, RouteDef } from '../../../shared/http/route.js';
+import { pageWindow } from '../../../shared/http/pagination.js';
+import { reply } from '../../../shared/http/reply.js';
 import { customerEvent } from './payload.js';
-import { EventSchema, ListEventsQuery } from './schemas.js';
+import { parseListEvents } from './input.js';
+import { EventListSchema, ListEventsQuery, type EventListRequest } from './schemas.js';
 import { listEvents } from './store.js';
 
-const query = queryValidator<ListEventsQuery>(ListEventsQuery);
-
 /** GET /v1/events?type&page&per_page — the account's events of the last 30 days, newest first. */
-export function listEventsRoute(deps: ApiDeps): RouteDef {
+export function listEventsRoute(deps: ApiDeps): RouteDef<EventListRequest> {
   return {
     method: 'GET',
     path: '/v1/events',
     auth: 'read',
-    handler: async (ctx) => {
-      const q = query.parseQuery(ctx.query);
-      const [limit, offset] = limitOffset(q.page, q.per_page);
-      const { items, total } = await listEvents(deps.pg, ctx.principal!.accountId, { type: q.type, limit, offset, retentionDays: EVENT_RETENTION_DAYS });
-      return { status: 200, body: pageOf(items.map(customerEvent), q.page, q.per_page, total) };
+    input: parseListEvents,
+    handler: async (ctx, q) => {
+      const { rows, total } = await listEvents(deps.pg, ctx.principal!.accountId, q.type, pageWindow(q));
+      return reply.page(rows.map(customerEvent), q, total);
     },
     doc: {
       summary: "The account's events of the last 30 days, newest first, in the webhook payload's shape (to reconcile after downtime)",
       tags: ['events'],
       query: ListEventsQuery,
-      responses: { '200': { description: 'a page of events', schema: listOf(EventSchema) } },
+      responses: { '200': { description: 'a page of events', schema: EventListSchema } },
     },
   };
 }

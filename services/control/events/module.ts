@@ -1,4 +1,4 @@
-import type { RouteModuleFactory } from '../../api/modules.js';
+import type { RouteModuleFactory } from '../../../shared/http/route.js';
 import { listEventsRoute } from './list.js';
 import { getEventRoute } from './get.js';
 

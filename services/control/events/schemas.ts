@@ -1,12 +1,17 @@
 import Type from 'typebox';
-import { PaginationQuery } from '../../../shared/http/pagination.js';
-import { EVENT_TYPES } from './outbox.js';
+import { PaginationQuery, listOf, type PageRequest } from '../../../shared/http/pagination.js';
+import { EVENT_TYPES, type EventType } from './outbox.js';
 
 export const ListEventsQuery = Type.Object(
   { ...PaginationQuery, type: Type.Optional(Type.Enum([...EVENT_TYPES], { description: 'only events of this type' })) },
   { additionalProperties: false },
 );
 export type ListEventsQuery = Type.Static<typeof ListEventsQuery>;
+
+/** A validated GET /v1/events query. */
+export interface EventListRequest extends PageRequest {
+  type?: EventType;
+}
 
 /** The delivered payload's shape (DESIGN §9). */
 export const EventSchema = Type.Object(
@@ -18,3 +23,4 @@ export const EventSchema = Type.Object(
   },
   { additionalProperties: false },
 );
+export const EventListSchema = listOf(EventSchema);

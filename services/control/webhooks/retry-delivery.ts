@@ -1,8 +1,7 @@
-import type { RouteDef } from '../../../shared/http/server.js';
-import { ConflictError, NotFoundError } from '../../../shared/errors.js';
-import type { ApiDeps } from '../../api/modules.js';
+import type { ApiDeps, RouteDef } from '../../../shared/http/route.js';
+import { reply } from '../../../shared/http/reply.js';
 import { DeliverySchema } from './schemas.js';
-import { scheduleManualAttempt, WebhookDisabledError } from './actions-store.js';
+import { scheduleManualAttempt } from './actions-store.js';
 
 /** POST /v1/webhooks/:webhook_id/deliveries/:delivery_id/retry — send that event to that webhook again now. */
 export function retryDeliveryRoute(deps: ApiDeps): RouteDef {
@@ -10,18 +9,10 @@ export function retryDeliveryRoute(deps: ApiDeps): RouteDef {
     method: 'POST',
     path: '/v1/webhooks/:webhook_id/deliveries/:delivery_id/retry',
     auth: 'write',
-    handler: async (ctx) => {
-      try {
-        const attempt = await scheduleManualAttempt(deps.pg, ctx.principal!.accountId, ctx.params.webhook_id!, ctx.params.delivery_id!);
-        if (!attempt) throw new NotFoundError('No such delivery of this webhook.');
-        return { status: 202, body: attempt };
-      } catch (err) {
-        if (err instanceof WebhookDisabledError) throw new ConflictError('The webhook is disabled; enable it first.', 'webhook_disabled');
-        throw err;
-      }
-    },
+    body: 'none',
+    handler: async (ctx) => reply.accepted(await scheduleManualAttempt(deps.pg, ctx.principal!.accountId, ctx.params.webhook_id!, ctx.params.delivery_id!)),
     doc: {
-      summary: 'Send the event of this delivery to the webhook again, now (a new attempt with the same event id); the dispatcher sends it within about a second',
+      summary: 'Send the event of this delivery to the webhook again, now (a new attempt with the same event id); the dispatcher sends it within about a second. 409 webhook_disabled for a disabled webhook',
       tags: ['webhooks'],
       responses: { '202': { description: 'the attempt that will be sent', schema: DeliverySchema } },
     },

@@ -1,6 +1,5 @@
-import type { RouteDef } from '../../../shared/http/server.js';
-import { NotFoundError } from '../../../shared/errors.js';
-import type { ApiDeps } from '../../api/modules.js';
+import type { ApiDeps, RouteDef } from '../../../shared/http/route.js';
+import { reply } from '../../../shared/http/reply.js';
 import { CreatedWebhookSchema } from './schemas.js';
 import { generateWebhookSecret, sealWebhookSecret, webhookSecretKey } from './secret.js';
 import { PREVIOUS_SECRET_HOURS, rotateWebhookSecret } from './actions-store.js';
@@ -12,11 +11,11 @@ export function rotateSecretRoute(deps: ApiDeps): RouteDef {
     method: 'POST',
     path: '/v1/webhooks/:webhook_id/rotate-secret',
     auth: 'write',
+    body: 'none',
     handler: async (ctx) => {
       const secret = generateWebhookSecret();
       const webhook = await rotateWebhookSecret(deps.pg, ctx.principal!.accountId, ctx.params.webhook_id!, sealWebhookSecret(key, secret));
-      if (!webhook) throw new NotFoundError('No such webhook.');
-      return { status: 200, body: { ...webhook, secret } };
+      return reply.ok({ ...webhook, secret });
     },
     doc: {
       summary: `Generate a new signing secret, returned once in this response. For ${PREVIOUS_SECRET_HOURS} h both the new and the previous secret sign (two space-separated entries in webhook-signature); X-Webhook-Signature uses the new one`,
