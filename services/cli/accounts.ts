@@ -1,6 +1,6 @@
 import { parseConfig, type Config } from '../../shared/config.js';
 import { createPgPool, type PgPool } from '../../shared/clients/postgres.js';
-import { ApiError } from '../../shared/errors.js';
+import { DomainError } from '../../shared/errors.js';
 import { createAccount } from '../control/accounts/store.js';
 import { stackEnv } from './env.js';
 import { EXIT, parseFlags, printError, printResult, UsageError } from './output.js';
@@ -13,7 +13,7 @@ export async function withControlPlane(fn: (pg: PgPool, config: Config) => Promi
     printResult(await fn(pg, config));
     return EXIT.ok;
   } catch (err) {
-    if (err instanceof ApiError) {
+    if (err instanceof DomainError) {
       printError(err.detail, { code: err.code, ...(err.errors ? { errors: err.errors } : {}) });
       return EXIT.failure;
     }

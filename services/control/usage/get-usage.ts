@@ -1,8 +1,8 @@
 import { NotFoundError, ValidationError } from '../../../shared/errors.js';
-import type { RouteDef } from '../../../shared/http/server.js';
+import type { RouteDef } from '../../../shared/http/route.js';
 import { queryValidator } from '../../../shared/http/validation.js';
 import type { Infra } from '../../../shared/infra.js';
-import { jsonReply } from '../../../shared/money/json.js';
+import { reply } from '../../../shared/http/reply.js';
 import type { MeterType } from '../../../shared/meters/record.js';
 import { queryUsage } from '../../../shared/usage/query.js';
 import type { UsageWindow } from '../../../shared/usage/windows.js';
@@ -55,7 +55,7 @@ export function getUsageRoute(infra: Infra): RouteDef {
         window,
       });
       const { type, aggregation } = meter;
-      return jsonReply(200, {
+      return reply.ok({
         meter_id: meterId,
         type,
         aggregation,
