@@ -1,123 +1,158 @@
 /**
- * One error hierarchy for every HTTP route. Handlers throw these; the HTTP layer renders
- * them as RFC 9457 problem documents. Anything else thrown becomes a 500 without details.
+ * The one error hierarchy. Stores, services and handlers throw these; they say what went wrong in the
+ * domain's words (not found, conflict, invalid field) and carry a stable snake_case `code`. No code that
+ * throws one picks an HTTP status: `PROBLEM_TABLE` below maps each kind to its status and title, and
+ * shared/http/problems.ts renders the RFC 9457 problem document. Anything else thrown becomes a 500
+ * without details.
  */
 export interface FieldError {
   field: string;
   message: string;
 }
 
-export class ApiError extends Error {
+/** Every kind of failure the API reports; the problem table has one row per kind. */
+export type ErrorKind =
+  | 'bad_request'
+  | 'malformed_json'
+  | 'validation'
+  | 'unauthorized'
+  | 'insufficient_scope'
+  | 'not_found'
+  | 'method_not_allowed'
+  | 'conflict'
+  | 'payload_too_large'
+  | 'unsupported_media_type'
+  | 'payment_required'
+  | 'unavailable'
+  | 'internal';
+
+/** Kind → HTTP status and problem title: the only place an error's status is decided. */
+export const PROBLEM_TABLE: Readonly<Record<ErrorKind, { status: number; title: string }>> = {
+  bad_request: { status: 400, title: 'Bad Request' },
+  malformed_json: { status: 400, title: 'Malformed JSON' },
+  unauthorized: { status: 401, title: 'Unauthorized' },
+  payment_required: { status: 402, title: 'Payment Required' },
+  insufficient_scope: { status: 403, title: 'Insufficient Scope' },
+  not_found: { status: 404, title: 'Not Found' },
+  method_not_allowed: { status: 405, title: 'Method Not Allowed' },
+  conflict: { status: 409, title: 'Conflict' },
+  payload_too_large: { status: 413, title: 'Payload Too Large' },
+  unsupported_media_type: { status: 415, title: 'Unsupported Media Type' },
+  validation: { status: 422, title: 'Validation Failed' },
+  internal: { status: 500, title: 'Internal Server Error' },
+  unavailable: { status: 503, title: 'Service Unavailable' },
+};
+
+export class DomainError extends Error {
   readonly headers: Record<string, string>;
   constructor(
-    readonly status: number,
+    readonly kind: ErrorKind,
     readonly code: string,
-    readonly title: string,
-    detail?: string,
+    detail: string,
     readonly errors?: FieldError[],
     headers: Record<string, string> = {},
   ) {
-    super(detail ?? title);
-    this.name = 'ApiError';
+    super(detail);
+    this.name = 'DomainError';
     this.headers = headers;
   }
   get detail(): string {
     return this.message;
   }
+  get status(): number {
+    return PROBLEM_TABLE[this.kind].status;
+  }
+  get title(): string {
+    return PROBLEM_TABLE[this.kind].title;
+  }
 }
 
-export class BadRequestError extends ApiError {
+/** The request is wrong as a whole (not one field of it). */
+export class BadRequestError extends DomainError {
   constructor(detail: string, code = 'bad_request', errors?: FieldError[]) {
-    super(400, code, 'Bad Request', detail, errors);
+    super('bad_request', code, detail, errors);
   }
 }
 
-export class MalformedJsonError extends ApiError {
+export class MalformedJsonError extends DomainError {
   constructor(detail = 'The request body is not valid JSON.') {
-    super(400, 'malformed_json', 'Malformed JSON', detail);
+    super('malformed_json', 'malformed_json', detail);
   }
 }
 
-export class ValidationError extends ApiError {
+/** One or more fields are invalid; `errors` names each (`items[0].product_id`). */
+export class ValidationError extends DomainError {
   constructor(errors: FieldError[], detail?: string) {
-    super(422, 'validation_failed', 'Validation Failed', detail ?? summarize(errors), errors);
+    super('validation', 'validation_failed', detail ?? summarize(errors), errors);
   }
 }
 
-export class UnauthorizedError extends ApiError {
+export class UnauthorizedError extends DomainError {
   constructor(detail = 'A valid bearer token is required.', bearerError?: 'invalid_token' | 'invalid_request') {
     const challenge = bearerError
       ? `Bearer realm="meterline", error="${bearerError}", error_description="${detail.replace(/"/g, "'")}"`
       : 'Bearer realm="meterline"';
-    super(401, 'unauthorized', 'Unauthorized', detail, undefined, { 'WWW-Authenticate': challenge });
+    super('unauthorized', 'unauthorized', detail, undefined, { 'WWW-Authenticate': challenge });
   }
 }
 
-export class InsufficientScopeError extends ApiError {
+export class InsufficientScopeError extends DomainError {
   constructor(readonly requiredScope: string) {
-    super(403, 'insufficient_scope', 'Insufficient Scope', `This operation needs the "${requiredScope}" scope.`, undefined, {
+    super('insufficient_scope', 'insufficient_scope', `This operation needs the "${requiredScope}" scope.`, undefined, {
       'WWW-Authenticate': `Bearer realm="meterline", error="insufficient_scope", scope="${requiredScope}"`,
     });
   }
 }
 
-export class ForbiddenError extends ApiError {
-  constructor(detail: string) {
-    super(403, 'forbidden', 'Forbidden', detail);
-  }
-}
-
-export class NotFoundError extends ApiError {
+/** No such resource — or one of another account, which must look exactly the same. */
+export class NotFoundError extends DomainError {
   constructor(detail = 'The requested resource does not exist.') {
-    super(404, 'not_found', 'Not Found', detail);
+    super('not_found', 'not_found', detail);
   }
 }
 
-export class MethodNotAllowedError extends ApiError {
+export class MethodNotAllowedError extends DomainError {
   constructor(allowed: string[]) {
-    super(405, 'method_not_allowed', 'Method Not Allowed', `Allowed methods: ${allowed.join(', ')}.`, undefined, {
-      Allow: allowed.join(', '),
-    });
+    super('method_not_allowed', 'method_not_allowed', `Allowed methods: ${allowed.join(', ')}.`, undefined, { Allow: allowed.join(', ') });
   }
 }
 
-export class ConflictError extends ApiError {
+/** The request is valid but the resource's state forbids it; `code` says which rule (`product_in_use`). */
+export class ConflictError extends DomainError {
   constructor(detail: string, code = 'conflict', errors?: FieldError[]) {
-    super(409, code, 'Conflict', detail, errors);
+    super('conflict', code, detail, errors);
   }
 }
 
-export class PayloadTooLargeError extends ApiError {
+export class PayloadTooLargeError extends DomainError {
   constructor(limit: number) {
-    super(413, 'payload_too_large', 'Payload Too Large', `The request body exceeds ${limit} bytes.`);
+    super('payload_too_large', 'payload_too_large', `The request body exceeds ${limit} bytes.`);
   }
 }
 
-export class UnsupportedMediaTypeError extends ApiError {
+export class UnsupportedMediaTypeError extends DomainError {
   constructor(accepted: string[]) {
-    super(415, 'unsupported_media_type', 'Unsupported Media Type', `Send the body as ${accepted.join(' or ')}.`);
+    super('unsupported_media_type', 'unsupported_media_type', `Send the body as ${accepted.join(' or ')}.`);
   }
 }
 
-export class PaymentRequiredError extends ApiError {
+/** A charge cannot be made (`card_declined`, `no_payment_method`). */
+export class PaymentRequiredError extends DomainError {
   constructor(code: string, detail: string) {
-    super(402, code, 'Payment Required', detail);
+    super('payment_required', code, detail);
   }
 }
 
-export class RateLimitedError extends ApiError {
-  constructor(retryAfterSeconds: number) {
-    super(429, 'rate_limited', 'Too Many Requests', 'Slow down and retry later.', undefined, {
-      'Retry-After': String(retryAfterSeconds),
-    });
-  }
-}
-
-export class UnavailableError extends ApiError {
+/** A dependency is down or full; nothing was done; retry after `Retry-After`. */
+export class UnavailableError extends DomainError {
   constructor(detail: string, retryAfterSeconds = 1) {
-    super(503, 'unavailable', 'Service Unavailable', detail, undefined, { 'Retry-After': String(retryAfterSeconds) });
+    super('unavailable', 'unavailable', detail, undefined, { 'Retry-After': String(retryAfterSeconds) });
   }
 }
+
+/** What an unexpected exception becomes on the wire: no details (they are logged). */
+export const INTERNAL_ERROR = (): DomainError =>
+  new DomainError('internal', 'internal_error', 'Something went wrong on our side; it has been logged.');
 
 function summarize(errors: FieldError[]): string {
   if (errors.length === 0) return 'The request is invalid.';
@@ -125,29 +160,3 @@ function summarize(errors: FieldError[]): string {
   const more = errors.length > 1 ? ` (and ${errors.length - 1} more)` : '';
   return `${first.field ? first.field + ': ' : ''}${first.message}${more}`;
 }
-
-export interface ProblemDocument {
-  type: string;
-  title: string;
-  status: number;
-  detail: string;
-  code: string;
-  errors?: FieldError[];
-  request_id: string;
-}
-
-export function toProblem(err: ApiError, requestId: string): ProblemDocument {
-  const doc: ProblemDocument = {
-    type: `https://meterline.dev/problems/${err.code.replace(/_/g, '-')}`,
-    title: err.title,
-    status: err.status,
-    detail: err.detail,
-    code: err.code,
-    request_id: requestId,
-  };
-  if (err.errors && err.errors.length) doc.errors = err.errors;
-  return doc;
-}
-
-export const INTERNAL_ERROR = (): ApiError =>
-  new ApiError(500, 'internal_error', 'Internal Server Error', 'Something went wrong on our side; it has been logged.');

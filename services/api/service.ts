@@ -5,7 +5,8 @@ import { probeDependencies, type Infra } from '../../shared/infra.js';
 import type { Authenticator } from '../../shared/auth/types.js';
 import { UnauthorizedError } from '../../shared/errors.js';
 import { registerSystemRoutes } from './system-routes.js';
-import type { ApiDeps, RouteModule, RouteModuleFactory } from './modules.js';
+import type { ApiDeps, RouteModule, RouteModuleFactory } from '../../shared/http/route.js';
+import { apiPipeline } from './pipeline.js';
 import { ROUTE_MODULES } from './route-modules.js';
 
 const NO_AUTH: Authenticator = {
@@ -26,7 +27,7 @@ export class ApiService implements Service {
     private readonly factories: RouteModuleFactory[] = ROUTE_MODULES,
     private readonly authenticator: Authenticator = NO_AUTH,
   ) {
-    this.server = new HttpServer({ host: infra.config.HOST, port: infra.config.PORT, log: infra.log, metrics: infra.metrics, authenticator });
+    this.server = new HttpServer({ host: infra.config.HOST, port: infra.config.PORT, log: infra.log, metrics: infra.metrics, pipeline: apiPipeline(infra, authenticator) });
   }
 
   get port(): number {

@@ -1,11 +1,11 @@
-import type { HttpServer } from '../../shared/http/server.js';
+import type { RouteRegistry } from '../../shared/http/route.js';
 import type { Metrics } from '../../shared/metrics.js';
 import type { HealthReport } from '../../shared/service.js';
 
 const SERVERS = ['postgres', 'nats', 'clickhouse'];
 
 /** Liveness, readiness (every dependency answers) and Prometheus metrics. */
-export function registerSystemRoutes(server: HttpServer, deps: { metrics: Metrics; readiness: () => Promise<HealthReport> }): void {
+export function registerSystemRoutes(server: RouteRegistry, deps: { metrics: Metrics; readiness: () => Promise<HealthReport> }): void {
   server.route({
     method: 'GET',
     path: '/healthz',

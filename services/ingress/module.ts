@@ -1,4 +1,4 @@
-import type { RouteModuleFactory } from '../api/modules.js';
+import type { RouteModuleFactory } from '../../shared/http/route.js';
 import { MeterRegistry } from '../../shared/meters/registry.js';
 import { UsagePublisher } from './publisher.js';
 import { recordMeterUsageRoute } from './record-meter-usage.js';

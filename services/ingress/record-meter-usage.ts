@@ -1,5 +1,5 @@
 import { ConflictError, NotFoundError, ValidationError, type FieldError } from '../../shared/errors.js';
-import type { RouteDef } from '../../shared/http/server.js';
+import type { RouteDef } from '../../shared/http/route.js';
 import type { MeterRecord } from '../../shared/meters/record.js';
 import { canonicalTimestamp, formatTimestamp } from '../../shared/usage/timestamp.js';
 import { problemResponses } from './problem-docs.js';

@@ -1,5 +1,5 @@
 import { ValidationError } from '../../shared/errors.js';
-import type { RouteDef } from '../../shared/http/server.js';
+import type { RouteDef } from '../../shared/http/route.js';
 import type { MeterRecord } from '../../shared/meters/record.js';
 import { acceptBatch, type RecordError } from './batch.js';
 import { problemResponses } from './problem-docs.js';

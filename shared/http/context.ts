@@ -16,6 +16,10 @@ export class RequestContext {
   body: unknown = undefined;
   rawBody: Buffer | undefined = undefined;
   principal: Principal | undefined = undefined;
+  /** The body the server started reading when the request arrived; the pipeline's body step awaits it. */
+  pendingBody: Promise<Buffer> | undefined = undefined;
+  /** What the route's input parser made of the request (the pipeline's validation step sets it). */
+  input: unknown = undefined;
   private queryCache: URLSearchParams | undefined;
 
   constructor(
@@ -44,6 +48,14 @@ export class RequestContext {
   header(name: string): string | undefined {
     return this.headers[name.toLowerCase()];
   }
+
+  /** `application/json` of `Content-Type: application/json; charset=utf-8`, lower case; '' when absent. */
+  get mediaType(): string {
+    const header = this.headers['content-type'];
+    if (!header) return '';
+    const semi = header.indexOf(';');
+    return (semi === -1 ? header : header.slice(0, semi)).trim().toLowerCase();
+  }
 }
 
 function decodeParam(v: string): string {
@@ -61,10 +73,6 @@ export interface HttpReply {
   raw?: string | Buffer;
   contentType?: string;
   headers?: Record<string, string>;
+  /** Close the connection after this reply (a 413 whose body is still streaming). */
+  closeConnection?: boolean;
 }
-
-export const json = (status: number, body: unknown, headers?: Record<string, string>): HttpReply => ({
-  status,
-  body,
-  headers,
-});

@@ -4,8 +4,9 @@ import { Decimal as DecimalJs } from 'decimal.js';
 import type pg from 'pg';
 import type { Logger } from '../logging.js';
 import type { RequestContext, HttpReply } from './context.js';
-import type { RouteDef } from './server.js';
-import { ApiError, BadRequestError, ConflictError, UnavailableError, toProblem } from '../errors.js';
+import type { RouteDef } from './route.js';
+import { DomainError, BadRequestError, ConflictError, UnavailableError } from '../errors.js';
+import { problemReply } from './problems.js';
 import { JsonNumberLiteral, parseJsonExact } from '../money/json.js';
 
 /**
@@ -103,19 +104,13 @@ export class PgIdempotencyStore implements IdempotencyGuard {
     try {
       reply = await execute();
     } catch (err) {
-      if (err instanceof ApiError && isFinal(err.status)) await this.complete(id, errorReply(err, ctx));
+      if (err instanceof DomainError && isFinal(err.status)) await this.complete(id, problemReply(err, ctx.requestId));
       else await this.release(id);
       throw err;
     }
     if (isFinal(reply.status)) await this.complete(id, reply);
     else await this.release(id);
     return reply;
-  }
-
-  /** Deletes keys past their 24 h; returns how many. */
-  async purgeExpired(): Promise<number> {
-    const r = await this.pool.query("DELETE FROM idempotency_keys WHERE created_at < now() - interval '24 hours'");
-    return r.rowCount ?? 0;
   }
 
   /** Inserts the key, or takes over an expired key or a dead claim of the same request; true when this request owns it. */
@@ -173,6 +168,12 @@ export class PgIdempotencyStore implements IdempotencyGuard {
   }
 }
 
+/** Deletes keys past their 24 h; returns how many. */
+export async function purgeExpiredIdempotencyKeys(pool: pg.Pool): Promise<number> {
+  const r = await pool.query("DELETE FROM idempotency_keys WHERE created_at < now() - interval '24 hours'");
+  return r.rowCount ?? 0;
+}
+
 interface KeyId {
   account: string;
   route: string;
@@ -180,10 +181,6 @@ interface KeyId {
 }
 
 const isFinal = (status: number): boolean => status < 500 && status !== 429;
-
-function errorReply(err: ApiError, ctx: RequestContext): HttpReply {
-  return { status: err.status, raw: JSON.stringify(toProblem(err, ctx.requestId)), contentType: 'application/problem+json', headers: err.headers };
-}
 
 function replay(row: StoredRow, sealKey: Buffer): HttpReply {
   return {

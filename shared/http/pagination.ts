@@ -1,5 +1,10 @@
 import Type from 'typebox';
 
+/**
+ * Pagination is the route layer's business: it validates `page`/`per_page`, turns them into a row window
+ * for the store (`pageWindow`), and shapes the reply (`reply.page`). Stores only see `{limit, offset}`.
+ */
+
 /** `page` ≥ 1 (default 1), `per_page` 1–100 (default 20); out of range → 422. */
 export const PaginationQuery = {
   page: Type.Integer({ minimum: 1, default: 1, description: 'page number, from 1' }),
@@ -11,18 +16,29 @@ export const PaginationSchema = Type.Object(
   { additionalProperties: false },
 );
 
+/** A validated `?page&per_page`. */
+export interface PageRequest {
+  page: number;
+  per_page: number;
+}
+
+/** The rows a store reads for one page (SQL `LIMIT`/`OFFSET`). */
+export interface RowWindow {
+  limit: number;
+  offset: number;
+}
+
 export interface Page<T> {
   data: T[];
   pagination: { page: number; per_page: number; total: number };
 }
 
-export function pageOf<T>(data: T[], page: number, perPage: number, total: number): Page<T> {
-  return { data, pagination: { page, per_page: perPage, total } };
+export function pageWindow(p: PageRequest): RowWindow {
+  return { limit: p.per_page, offset: (p.page - 1) * p.per_page };
 }
 
-/** SQL `LIMIT $n OFFSET $m` values for a page. */
-export function limitOffset(page: number, perPage: number): [number, number] {
-  return [perPage, (page - 1) * perPage];
+export function pageOf<T>(data: T[], p: PageRequest, total: number): Page<T> {
+  return { data, pagination: { page: p.page, per_page: p.per_page, total } };
 }
 
 /** A list response schema for OpenAPI. */

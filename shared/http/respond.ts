@@ -1,6 +1,5 @@
 import { STATUS_CODES } from 'node:http';
 import type { RequestContext, HttpReply } from './context.js';
-import { ApiError, toProblem } from '../errors.js';
 
 const STATUS_LINES = new Map<number, string>();
 function statusLine(status: number): string {
@@ -29,19 +28,7 @@ export function send(ctx: RequestContext, reply: HttpReply): void {
     if (contentType) res.writeHeader('Content-Type', contentType);
     if (reply.headers) for (const k in reply.headers) res.writeHeader(k, reply.headers[k]!);
     if (payload === undefined) res.end();
+    else if (reply.closeConnection) res.end(payload, true);
     else res.end(payload);
-  });
-}
-
-export function sendError(ctx: RequestContext, err: ApiError, closeConnection = false): void {
-  if (ctx.aborted) return;
-  const res = ctx.res;
-  const body = JSON.stringify(toProblem(err, ctx.requestId));
-  res.cork(() => {
-    res.writeStatus(statusLine(err.status));
-    res.writeHeader('X-Request-Id', ctx.requestId);
-    res.writeHeader('Content-Type', 'application/problem+json');
-    for (const k in err.headers) res.writeHeader(k, err.headers[k]!);
-    res.end(body, closeConnection);
   });
 }

@@ -1,11 +1,11 @@
 import { randomBytes } from 'node:crypto';
-import type { HttpReply } from '../http/context.js';
 import { canonicalDecimal, type DecimalValue } from './decimal.js';
 
 /**
  * Exact decimals in JSON. `JSON.stringify(0.1 + 0.2)` prints 0.30000000000000004 and a JS number can't hold
  * 29 integer digits plus 9 decimals; money is kept as decimal strings and written as JSON *numbers* from
- * those strings, digit for digit. Put a `JsonDecimal` where a number belongs and serialize with `stringifyJson`.
+ * those strings, digit for digit. Put a `JsonDecimal` where a number belongs and serialize with `stringifyJson` (every route reply does:
+ * shared/http/reply.ts).
  */
 export class JsonDecimal {
   readonly text: string;
@@ -28,11 +28,6 @@ export function stringifyJson(value: unknown): string {
     return v;
   });
   return sawDecimal ? text.replace(PLACEHOLDER, '$1') : text;
-}
-
-/** A JSON reply whose body may hold `JsonDecimal`s (sent pre-serialized, so the HTTP layer never re-encodes them). */
-export function jsonReply(status: number, body: unknown, headers?: Record<string, string>): HttpReply {
-  return { status, raw: stringifyJson(body), contentType: 'application/json', headers };
 }
 
 /** A number literal exactly as the client wrote it (`0.10`, `1e-9`, `12345678901234567890.5`). */

@@ -3,7 +3,7 @@ import { request as httpRequest } from 'node:http';
 import { connect } from 'node:net';
 import { isolatedConfig, testInfra, type TestLike } from '../fixtures/env.js';
 import { ApiService } from '../../services/api/service.js';
-import type { RouteModuleFactory } from '../../services/api/modules.js';
+import type { RouteModuleFactory } from '../../shared/http/route.js';
 
 /** A route module exercising the shared body handling exactly as real routes use it. */
 const echoModule: RouteModuleFactory = () => ({

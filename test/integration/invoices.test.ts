@@ -7,7 +7,7 @@ import { insertInvoice } from '../fixtures/invoices.js';
 import { readPdf } from '../fixtures/pdf.js';
 import { newId } from '../../shared/ids.js';
 import { bodyValidator } from '../../shared/http/validation.js';
-import { ApiError } from '../../shared/errors.js';
+import { DomainError } from '../../shared/errors.js';
 import { createInvoicePdfPool, runPooled } from '../../services/workers/pool.js';
 
 /**
@@ -348,7 +348,7 @@ t.test('invoices', async (t) => {
     const refused = outcomes.flatMap((o) => (o.status === 'rejected' ? [o.reason] : []));
     t.ok(done.length >= 1 && refused.length >= 1, `${done.length} rendered, ${refused.length} refused`);
     for (const err of refused) {
-      t.ok(err instanceof ApiError);
+      t.ok(err instanceof DomainError);
       t.match(err, { status: 503, code: 'unavailable', headers: { 'Retry-After': '1' } });
     }
   });

@@ -1,4 +1,4 @@
-import type { RouteModuleFactory } from '../../api/modules.js';
+import type { RouteModuleFactory } from '../../../shared/http/route.js';
 import { getBillingRoute } from './get.js';
 import { updateBillingRoute } from './update.js';
 

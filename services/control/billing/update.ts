@@ -1,7 +1,7 @@
-import type { RouteDef } from '../../../shared/http/server.js';
+import type { RouteDef } from '../../../shared/http/route.js';
 import { bodyValidator } from '../../../shared/http/validation.js';
 import { NotFoundError, ValidationError } from '../../../shared/errors.js';
-import type { ApiDeps } from '../../api/modules.js';
+import type { ApiDeps } from '../../../shared/http/route.js';
 import { BillingInfoSchema, UpdateBillingBody, type BillingAddress } from './schemas.js';
 import { getBillingInfo, putBillingAddress } from './store.js';
 

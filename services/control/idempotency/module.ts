@@ -1,30 +1,20 @@
-import type { RouteModuleFactory } from '../../api/modules.js';
-import { PgIdempotencyStore } from '../../../shared/http/idempotency.js';
-
-const PURGE_INTERVAL_MS = 60 * 60 * 1000;
+import type { RouteModuleFactory } from '../../../shared/http/route.js';
+import { purgeExpiredIdempotencyKeys } from '../../../shared/http/idempotency.js';
+import { PeriodicTask } from '../../../shared/periodic.js';
 
 /**
- * Installs the Postgres-backed Idempotency-Key guard on the api's HTTP server (every authenticated POST of
- * every module gets it; see shared/http/idempotency.ts) and purges keys older than 24 h hourly.
- * It registers no route of its own.
+ * Idempotency-Key housekeeping: deletes keys older than 24 h, at start and hourly. (The keys themselves are
+ * checked by the pipeline's idempotency step: services/api/pipeline.ts.) It registers no route.
  */
 export const idempotencyModule: RouteModuleFactory = (deps) => {
-  const store = new PgIdempotencyStore(deps.pg, { log: deps.log, secret: deps.config.SECRET_KEY });
-  let timer: NodeJS.Timeout | undefined;
-  const purge = () => void store.purgeExpired().catch((err) => deps.log.warn({ err }, 'purging expired idempotency keys failed'));
+  const purge = new PeriodicTask({ name: 'purging expired idempotency keys', everyMs: 60 * 60 * 1000, log: deps.log, run: () => purgeExpiredIdempotencyKeys(deps.pg) });
   return {
     name: 'idempotency',
     area: 'control',
     async start() {
-      purge();
-      timer = setInterval(purge, PURGE_INTERVAL_MS);
-      timer.unref();
+      void purge.start();
     },
-    async stop() {
-      clearInterval(timer);
-    },
-    register(server) {
-      server.setIdempotencyGuard(store);
-    },
+    stop: () => purge.stop(),
+    register() {},
   };
 };

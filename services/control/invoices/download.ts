@@ -1,6 +1,6 @@
 import type { Piscina } from 'piscina';
-import type { RouteDef } from '../../../shared/http/server.js';
-import type { ApiDeps } from '../../api/modules.js';
+import type { RouteDef } from '../../../shared/http/route.js';
+import type { ApiDeps } from '../../../shared/http/route.js';
 import { NotFoundError } from '../../../shared/errors.js';
 import { runPooled } from '../../workers/pool.js';
 import type { InvoicePdfTask } from '../../workers/invoice-pdf.js';

@@ -1,6 +1,6 @@
-import type { RouteDef } from '../../../shared/http/server.js';
-import type { ApiDeps } from '../../api/modules.js';
-import { jsonReply } from '../../../shared/money/json.js';
+import type { RouteDef } from '../../../shared/http/route.js';
+import type { ApiDeps } from '../../../shared/http/route.js';
+import { reply } from '../../../shared/http/reply.js';
 import { InvoiceSchema, toInvoice } from './schemas.js';
 import { getInvoice } from './store.js';
 
@@ -10,7 +10,7 @@ export function getInvoiceRoute(deps: ApiDeps): RouteDef {
     method: 'GET',
     path: '/v1/billing/invoices/:invoice_id',
     auth: 'read',
-    handler: async (ctx) => jsonReply(200, toInvoice(await getInvoice(deps.pg, ctx.principal!.accountId, ctx.params.invoice_id!))),
+    handler: async (ctx) => reply.ok(toInvoice(await getInvoice(deps.pg, ctx.principal!.accountId, ctx.params.invoice_id!))),
     doc: {
       summary: 'Get an invoice with its lines',
       tags: ['billing'],

@@ -1,4 +1,4 @@
-import type { RouteModuleFactory } from '../../api/modules.js';
+import type { RouteModuleFactory } from '../../../shared/http/route.js';
 import { createInvoicePdfPool } from '../../workers/pool.js';
 import { listInvoicesRoute } from './list.js';
 import { getInvoiceRoute } from './get.js';

@@ -77,7 +77,7 @@ export interface InvoiceWithLines {
   lines: InvoiceLineRow[];
 }
 
-/** The API representation; money goes out as exact JSON numbers (send it with `jsonReply`). */
+/** The API representation; money goes out as exact JSON numbers (every reply serializes them: shared/http/reply.ts). */
 export function toInvoice({ invoice: r, lines }: InvoiceWithLines) {
   return {
     id: r.id,

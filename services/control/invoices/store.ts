@@ -2,7 +2,7 @@ import type { PgPool } from '../../../shared/clients/postgres.js';
 import { selectPage } from '../../../shared/clients/postgres.js';
 import { hasPrefix } from '../../../shared/ids.js';
 import { NotFoundError } from '../../../shared/errors.js';
-import { limitOffset } from '../../../shared/http/pagination.js';
+import type { RowWindow } from '../../../shared/http/pagination.js';
 import type { InvoiceLineRow, InvoiceRow, InvoiceStatus, InvoiceWithLines } from './schemas.js';
 
 const notFound = (id: string) => new NotFoundError(`No invoice ${id}.`);
@@ -26,13 +26,13 @@ async function linesOf(pool: PgPool, invoiceIds: string[]): Promise<Map<string, 
 export async function listInvoices(
   pool: PgPool,
   accountId: string,
-  q: { page: number; per_page: number; status?: InvoiceStatus },
+  q: { status?: InvoiceStatus },
+  window: RowWindow,
 ): Promise<{ items: InvoiceWithLines[]; total: number }> {
-  const [limit, offset] = limitOffset(q.page, q.per_page);
   const { rows, total } = await selectPage<InvoiceRow>(
     pool,
     { columns: INVOICE_COLUMNS, from: 'invoices', where: 'account_id = $1 AND ($2::text IS NULL OR status = $2)', params: [accountId, q.status ?? null], orderBy: 'created_at DESC, id DESC' },
-    { limit, offset },
+    window,
   );
   const lines = await linesOf(pool, rows.map((r) => r.id));
   return { items: rows.map((invoice) => ({ invoice, lines: lines.get(invoice.id)! })), total };

@@ -1,5 +1,5 @@
-import type { RouteDef } from '../../../shared/http/server.js';
-import type { ApiDeps } from '../../api/modules.js';
+import type { RouteDef } from '../../../shared/http/route.js';
+import type { ApiDeps } from '../../../shared/http/route.js';
 import { ValidationError, type FieldError } from '../../../shared/errors.js';
 import { bodyValidator } from '../../../shared/http/validation.js';
 import { AGGREGATIONS } from '../../../shared/meters/record.js';

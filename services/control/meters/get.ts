@@ -1,5 +1,5 @@
-import type { RouteDef } from '../../../shared/http/server.js';
-import type { ApiDeps } from '../../api/modules.js';
+import type { RouteDef } from '../../../shared/http/route.js';
+import type { ApiDeps } from '../../../shared/http/route.js';
 import { MeterSchema, toMeter } from './schemas.js';
 import { getMeter } from './store.js';
 

@@ -1,22 +1,22 @@
-import type { RouteDef } from '../../../shared/http/server.js';
-import type { ApiDeps } from '../../api/modules.js';
+import type { ApiDeps, RouteDef } from '../../../shared/http/route.js';
 import { queryValidator } from '../../../shared/http/validation.js';
-import { pageOf } from '../../../shared/http/pagination.js';
+import { pageWindow } from '../../../shared/http/pagination.js';
+import { reply } from '../../../shared/http/reply.js';
 import { ListMetersQuery, MeterListSchema, toMeter } from './schemas.js';
 import { listMeters } from './store.js';
 
 const query = queryValidator<ListMetersQuery>(ListMetersQuery);
 
 /** GET /v1/meters?page&per_page&status — the caller's meters, newest first. */
-export function listMetersRoute(deps: ApiDeps): RouteDef {
+export function listMetersRoute(deps: ApiDeps): RouteDef<ListMetersQuery> {
   return {
     method: 'GET',
     path: '/v1/meters',
     auth: 'read',
-    handler: async (ctx) => {
-      const q = query.parseQuery(ctx.query);
-      const { rows, total } = await listMeters(deps.pg, ctx.principal!.accountId, q);
-      return { status: 200, body: pageOf(rows.map(toMeter), q.page, q.per_page, total) };
+    input: (ctx) => query.parseQuery(ctx.query),
+    handler: async (ctx, q) => {
+      const { rows, total } = await listMeters(deps.pg, ctx.principal!.accountId, q, pageWindow(q));
+      return reply.page(rows.map(toMeter), q, total);
     },
     doc: {
       summary: 'List meters (newest first)',

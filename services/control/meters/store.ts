@@ -2,7 +2,7 @@ import type { PgPool } from '../../../shared/clients/postgres.js';
 import { selectPage, withTransaction } from '../../../shared/clients/postgres.js';
 import { newId, hasPrefix } from '../../../shared/ids.js';
 import { NotFoundError } from '../../../shared/errors.js';
-import { limitOffset } from '../../../shared/http/pagination.js';
+import type { RowWindow } from '../../../shared/http/pagination.js';
 import type { MeterType } from '../../../shared/meters/record.js';
 import type { MeterRow } from './schemas.js';
 import type { MeterRegistryWriter } from './registry.js';
@@ -11,12 +11,11 @@ const notFound = (id: string) => new NotFoundError(`No meter ${id}.`);
 // Millisecond precision: the KV record's updated_at_ms must equal the column exactly.
 const NOW_MS = "date_trunc('milliseconds', now())";
 
-export async function listMeters(pool: PgPool, accountId: string, q: { page: number; per_page: number; status?: string }): Promise<{ rows: MeterRow[]; total: number }> {
-  const [limit, offset] = limitOffset(q.page, q.per_page);
+export async function listMeters(pool: PgPool, accountId: string, q: { status?: string }, window: RowWindow): Promise<{ rows: MeterRow[]; total: number }> {
   return selectPage<MeterRow>(
     pool,
     { columns: '*', from: 'meters', where: 'account_id = $1 AND ($2::text IS NULL OR status = $2)', params: [accountId, q.status ?? null], orderBy: 'created_at DESC, id DESC' },
-    { limit, offset },
+    window,
   );
 }
 

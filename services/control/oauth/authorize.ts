@@ -1,4 +1,4 @@
-import type { HttpServer } from '../../../shared/http/server.js';
+import type { RouteRegistry } from '../../../shared/http/route.js';
 import type { HttpReply, RequestContext } from '../../../shared/http/context.js';
 import { grantableScopes } from '../../../shared/auth/types.js';
 import { verifyCredentials, type User } from '../accounts/users.js';
@@ -20,7 +20,7 @@ export interface AuthorizeDeps {
  * post back to the same URL, so the authorization request rides along in the query string and is
  * validated again) signs in or records the decision.
  */
-export function registerAuthorize(server: HttpServer, deps: AuthorizeDeps): void {
+export function registerAuthorize(server: RouteRegistry, deps: AuthorizeDeps): void {
   server.route({
     method: 'GET',
     path: '/oauth/authorize',

@@ -1,4 +1,4 @@
-import type { HttpServer } from '../../../shared/http/server.js';
+import type { RouteRegistry } from '../../../shared/http/route.js';
 import { SCOPES } from '../../../shared/auth/types.js';
 import type { SigningKeys } from '../../../shared/auth/signing-keys.js';
 
@@ -21,7 +21,7 @@ export function authorizationServerMetadata(issuer: string): Record<string, unkn
   };
 }
 
-export function registerMetadata(server: HttpServer, deps: { issuer: string; keys: SigningKeys }): void {
+export function registerMetadata(server: RouteRegistry, deps: { issuer: string; keys: SigningKeys }): void {
   const metadata = authorizationServerMetadata(deps.issuer);
   server.route({
     method: 'GET',

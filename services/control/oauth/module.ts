@@ -1,6 +1,7 @@
-import type { RouteModuleFactory } from '../../api/modules.js';
+import type { RouteModuleFactory } from '../../../shared/http/route.js';
 import { SigningKeys } from '../../../shared/auth/signing-keys.js';
 import { openRevocationBucket } from '../../../shared/auth/revocations.js';
+import { PeriodicTask } from '../../../shared/periodic.js';
 import type { OAuthContext } from './context.js';
 import { RevocationReplicator } from './housekeeping.js';
 import { Sessions } from './session.js';
@@ -21,8 +22,7 @@ export const oauthRoutes: RouteModuleFactory = async (deps) => {
   const issuer = deps.config.PUBLIC_BASE_URL;
   const keys = new SigningKeys(deps.pg, deps.config.SECRET_KEY);
   let replicator: RevocationReplicator | undefined;
-  let timer: NodeJS.Timeout | undefined;
-  let running: Promise<unknown> = Promise.resolve();
+  const housekeeping = new PeriodicTask({ name: 'oauth housekeeping', everyMs: HOUSEKEEPING_INTERVAL_MS, log: deps.log, run: () => replicator!.housekeeping() });
   let oauth: OAuthContext | undefined;
 
   return {
@@ -32,12 +32,7 @@ export const oauthRoutes: RouteModuleFactory = async (deps) => {
       await keys.load();
       replicator = new RevocationReplicator(deps.pg, await openRevocationBucket(deps.nats, deps.natsNames.revocationBucket), deps.log);
       oauth = { pg: deps.pg, log: deps.log, issuer, accessTokenTtlSeconds: deps.config.ACCESS_TOKEN_TTL_SECONDS, keys, revocations: replicator };
-      const tick = () => {
-        running = replicator!.housekeeping().catch((err) => deps.log.warn({ err }, 'oauth housekeeping failed'));
-      };
-      tick();
-      timer = setInterval(tick, HOUSEKEEPING_INTERVAL_MS);
-      timer.unref();
+      void housekeeping.start();
     },
     register(server) {
       if (!oauth) throw new Error('oauth module not started');
@@ -47,9 +42,6 @@ export const oauthRoutes: RouteModuleFactory = async (deps) => {
       registerToken(server, oauth);
       registerRevoke(server, oauth);
     },
-    async stop() {
-      clearInterval(timer);
-      await running;
-    },
+    stop: () => housekeeping.stop(),
   };
 };

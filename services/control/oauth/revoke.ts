@@ -1,4 +1,4 @@
-import type { HttpServer } from '../../../shared/http/server.js';
+import type { RouteRegistry } from '../../../shared/http/route.js';
 import type { OAuthContext } from './context.js';
 import { authenticateClient } from './client-auth.js';
 import { NO_STORE, oauthEndpoint } from './errors.js';
@@ -10,7 +10,7 @@ import { requestParams, required } from './params.js';
  * revokes its whole grant; an access token goes on the revocation list. `token_type_hint` is
  * optional and only a hint: both kinds are recognised by their form. Unknown tokens → 200.
  */
-export function registerRevoke(server: HttpServer, oauth: OAuthContext): void {
+export function registerRevoke(server: RouteRegistry, oauth: OAuthContext): void {
   server.route({
     method: 'POST',
     path: '/oauth/revoke',

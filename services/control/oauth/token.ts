@@ -1,4 +1,4 @@
-import type { HttpServer } from '../../../shared/http/server.js';
+import type { RouteRegistry } from '../../../shared/http/route.js';
 import type { OAuthContext } from './context.js';
 import { authenticateClient } from './client-auth.js';
 import { NO_STORE, OAuthError, oauthEndpoint } from './errors.js';
@@ -10,7 +10,7 @@ import { requestParams, required } from './params.js';
  * none (public clients); grants authorization_code and refresh_token. Responses and errors carry
  * Cache-Control: no-store.
  */
-export function registerToken(server: HttpServer, oauth: OAuthContext): void {
+export function registerToken(server: RouteRegistry, oauth: OAuthContext): void {
   server.route({
     method: 'POST',
     path: '/oauth/token',

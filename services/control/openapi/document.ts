@@ -1,4 +1,4 @@
-import type { RouteDef } from '../../../shared/http/server.js';
+import type { RouteDef } from '../../../shared/http/route.js';
 import { isIdempotentRoute } from '../../../shared/http/idempotency.js';
 
 /**

@@ -1,12 +1,12 @@
-import type { RouteModuleFactory } from '../../api/modules.js';
-import type { HttpServer } from '../../../shared/http/server.js';
+import type { RouteModuleFactory } from '../../../shared/http/route.js';
+import type { RouteRegistry } from '../../../shared/http/route.js';
 import { buildOpenApiDocument } from './document.js';
 
 /** GET /openapi.json — built on first request from every route the server serves (all modules are registered by then). */
 export const openApiModule: RouteModuleFactory = (deps) => ({
   name: 'openapi',
   area: 'control',
-  register(server: HttpServer) {
+  register(server: RouteRegistry) {
     let cached: string | undefined;
     server.route({
       method: 'GET',

@@ -1,8 +1,8 @@
-import type { RouteDef } from '../../../shared/http/server.js';
+import type { RouteDef } from '../../../shared/http/route.js';
 import { bodyValidator, toFieldErrors } from '../../../shared/http/validation.js';
 import { NotFoundError, PaymentRequiredError, ValidationError } from '../../../shared/errors.js';
 import { deriveKey, hmacHex } from '../../../shared/secret.js';
-import type { ApiDeps } from '../../api/modules.js';
+import type { ApiDeps } from '../../../shared/http/route.js';
 import type { PaymentProcessor } from '../payments/processor.js';
 import { problemResponse } from '../billing/problem-docs.js';
 import { checkCard, type ValidCard } from './card.js';

@@ -1,4 +1,4 @@
-import type { RouteModuleFactory } from '../../api/modules.js';
+import type { RouteModuleFactory } from '../../../shared/http/route.js';
 import { createPaymentProcessor } from '../payments/processor.js';
 import { createPaymentMethodRoute } from './create.js';
 import { listPaymentMethodsRoute } from './list.js';

@@ -2,6 +2,7 @@ import type { PgClient, PgPool } from '../../../shared/clients/postgres.js';
 import { selectPage, withTransaction } from '../../../shared/clients/postgres.js';
 import { newId } from '../../../shared/ids.js';
 import type { ChargeablePaymentMethod } from '../payments/processor.js';
+import type { RowWindow } from '../../../shared/http/pagination.js';
 import type { PaymentMethod } from './schemas.js';
 
 /** Payment methods in Postgres. Every query is scoped to the account: another account's id is "not found". */
@@ -60,8 +61,8 @@ export async function insertPaymentMethod(pg: PgPool, accountId: string, card: N
   });
 }
 
-export async function listPaymentMethods(pg: PgPool, accountId: string, limit: number, offset: number): Promise<{ data: PaymentMethod[]; total: number }> {
-  const { rows, total } = await selectPage<Row>(pg, { columns: COLUMNS, from: 'payment_methods', where: 'account_id = $1', params: [accountId], orderBy: 'seq DESC' }, { limit, offset });
+export async function listPaymentMethods(pg: PgPool, accountId: string, window: RowWindow): Promise<{ data: PaymentMethod[]; total: number }> {
+  const { rows, total } = await selectPage<Row>(pg, { columns: COLUMNS, from: 'payment_methods', where: 'account_id = $1', params: [accountId], orderBy: 'seq DESC' }, window);
   return { data: rows.map(toApi), total };
 }
 

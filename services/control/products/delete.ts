@@ -1,5 +1,5 @@
-import type { RouteDef } from '../../../shared/http/server.js';
-import type { ApiDeps } from '../../api/modules.js';
+import type { ApiDeps, RouteDef } from '../../../shared/http/route.js';
+import { reply } from '../../../shared/http/reply.js';
 import { deleteProduct } from './store.js';
 
 /** DELETE /v1/products/:product_id — 204; 409 product_in_use while an active subscription references it. */
@@ -10,7 +10,7 @@ export function deleteProductRoute(deps: ApiDeps): RouteDef {
     auth: 'admin',
     handler: async (ctx) => {
       await deleteProduct(deps.pg, ctx.params.product_id!);
-      return { status: 204 };
+      return reply.noContent();
     },
     doc: {
       summary: 'Delete a product',

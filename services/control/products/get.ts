@@ -1,6 +1,5 @@
-import type { RouteDef } from '../../../shared/http/server.js';
-import type { ApiDeps } from '../../api/modules.js';
-import { jsonReply } from '../../../shared/money/json.js';
+import type { ApiDeps, RouteDef } from '../../../shared/http/route.js';
+import { reply } from '../../../shared/http/reply.js';
 import { ProductSchema, toProduct } from './schemas.js';
 import { getProduct } from './store.js';
 
@@ -10,7 +9,7 @@ export function getProductRoute(deps: ApiDeps): RouteDef {
     method: 'GET',
     path: '/v1/products/:product_id',
     auth: 'read',
-    handler: async (ctx) => jsonReply(200, toProduct(await getProduct(deps.pg, ctx.params.product_id!))),
+    handler: async (ctx) => reply.ok(toProduct(await getProduct(deps.pg, ctx.params.product_id!))),
     doc: {
       summary: 'Get a product',
       tags: ['products'],

@@ -1,23 +1,20 @@
-import type { RouteDef } from '../../../shared/http/server.js';
-import type { ApiDeps } from '../../api/modules.js';
-import { queryValidator } from '../../../shared/http/validation.js';
-import { pageOf } from '../../../shared/http/pagination.js';
-import { jsonReply } from '../../../shared/money/json.js';
+import type { ApiDeps, RouteDef } from '../../../shared/http/route.js';
+import { pageWindow, type PageRequest } from '../../../shared/http/pagination.js';
+import { reply } from '../../../shared/http/reply.js';
 import { ListProductsQuery, ProductListSchema, toProduct } from './schemas.js';
+import { parseListProducts } from './input.js';
 import { listProducts } from './store.js';
 
-const query = queryValidator<ListProductsQuery>(ListProductsQuery);
-
 /** GET /v1/products — the catalog, newest first; every token may read it. */
-export function listProductsRoute(deps: ApiDeps): RouteDef {
+export function listProductsRoute(deps: ApiDeps): RouteDef<PageRequest> {
   return {
     method: 'GET',
     path: '/v1/products',
     auth: 'read',
-    handler: async (ctx) => {
-      const q = query.parseQuery(ctx.query);
-      const { rows, total } = await listProducts(deps.pg, q.page, q.per_page);
-      return jsonReply(200, pageOf(rows.map(toProduct), q.page, q.per_page, total));
+    input: parseListProducts,
+    handler: async (_ctx, page) => {
+      const { rows, total } = await listProducts(deps.pg, pageWindow(page));
+      return reply.page(rows.map(toProduct), page, total);
     },
     doc: {
       summary: 'List products (newest first)',

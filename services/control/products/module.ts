@@ -1,4 +1,4 @@
-import type { RouteModuleFactory } from '../../api/modules.js';
+import type { RouteModuleFactory } from '../../../shared/http/route.js';
 import { listProductsRoute } from './list.js';
 import { getProductRoute } from './get.js';
 import { createProductRoute } from './create.js';

@@ -45,6 +45,19 @@ export type UpdateProductBody = Type.Static<typeof UpdateProductBody>;
 export const ListProductsQuery = Type.Object(PaginationQuery, { additionalProperties: false });
 export type ListProductsQuery = Type.Static<typeof ListProductsQuery>;
 
+export interface NewProduct {
+  name: string;
+  /** Exact decimal text, as the client wrote it. */
+  price: string;
+  currency: string;
+  pricing: Pricing;
+}
+
+export interface ProductChange {
+  name?: string;
+  price?: string;
+}
+
 export interface ProductRow {
   id: string;
   name: string;

@@ -2,14 +2,13 @@ import type { PgPool } from '../../../shared/clients/postgres.js';
 import { selectPage, withTransaction } from '../../../shared/clients/postgres.js';
 import { newId, hasPrefix } from '../../../shared/ids.js';
 import { ConflictError, NotFoundError } from '../../../shared/errors.js';
-import { limitOffset } from '../../../shared/http/pagination.js';
-import { PRODUCT_COLUMNS, type Pricing, type ProductRow } from './schemas.js';
+import type { RowWindow } from '../../../shared/http/pagination.js';
+import { PRODUCT_COLUMNS, type NewProduct, type ProductChange, type ProductRow } from './schemas.js';
 
 const notFound = (id: string) => new NotFoundError(`No product ${id}.`);
 
-export async function listProducts(pool: PgPool, page: number, perPage: number): Promise<{ rows: ProductRow[]; total: number }> {
-  const [limit, offset] = limitOffset(page, perPage);
-  return selectPage<ProductRow>(pool, { columns: PRODUCT_COLUMNS, from: 'products', where: 'deleted_at IS NULL', params: [], orderBy: 'created_at DESC, id DESC' }, { limit, offset });
+export async function listProducts(pool: PgPool, window: RowWindow): Promise<{ rows: ProductRow[]; total: number }> {
+  return selectPage<ProductRow>(pool, { columns: PRODUCT_COLUMNS, from: 'products', where: 'deleted_at IS NULL', params: [], orderBy: 'created_at DESC, id DESC' }, window);
 }
 
 export async function getProduct(pool: PgPool, id: string): Promise<ProductRow> {
@@ -20,7 +19,7 @@ export async function getProduct(pool: PgPool, id: string): Promise<ProductRow> 
   return r.rows[0];
 }
 
-export async function insertProduct(pool: PgPool, p: { name: string; price: string; currency: string; pricing: Pricing }): Promise<ProductRow> {
+export async function insertProduct(pool: PgPool, p: NewProduct): Promise<ProductRow> {
   const r = await pool.query<ProductRow>(
     `INSERT INTO products (id, name, price, currency, pricing) VALUES ($1, $2, $3::numeric, $4, $5) RETURNING ${PRODUCT_COLUMNS}`,
     [newId('prod'), p.name, p.price, p.currency, p.pricing],
@@ -28,7 +27,7 @@ export async function insertProduct(pool: PgPool, p: { name: string; price: stri
   return r.rows[0]!;
 }
 
-export async function updateProduct(pool: PgPool, id: string, p: { name?: string; price?: string }): Promise<ProductRow> {
+export async function updateProduct(pool: PgPool, id: string, p: ProductChange): Promise<ProductRow> {
   if (!hasPrefix(id, 'prod')) throw notFound(id);
   const r = await pool.query<ProductRow>(
     `UPDATE products SET name = COALESCE($2, name), price = COALESCE($3::numeric, price), updated_at = now()

@@ -1,23 +1,23 @@
-import type { RouteDef } from '../../../shared/http/server.js';
-import type { ApiDeps } from '../../api/modules.js';
+import type { ApiDeps, RouteDef } from '../../../shared/http/route.js';
 import { queryValidator } from '../../../shared/http/validation.js';
-import { pageOf } from '../../../shared/http/pagination.js';
+import { pageWindow } from '../../../shared/http/pagination.js';
+import { reply } from '../../../shared/http/reply.js';
 import { ListSubscriptionsQuery, SubscriptionListSchema, toSubscription } from './schemas.js';
 import { listSubscriptions } from './store.js';
 
 const query = queryValidator<ListSubscriptionsQuery>(ListSubscriptionsQuery);
 
 /** GET /v1/subscriptions?page&per_page&status — the caller's subscriptions, newest first. */
-export function listSubscriptionsRoute(deps: ApiDeps): RouteDef {
+export function listSubscriptionsRoute(deps: ApiDeps): RouteDef<ListSubscriptionsQuery> {
   return {
     method: 'GET',
     path: '/v1/subscriptions',
     auth: 'read',
-    handler: async (ctx) => {
-      const q = query.parseQuery(ctx.query);
-      const { subscriptions, total } = await listSubscriptions(deps.pg, ctx.principal!.accountId, q);
+    input: (ctx) => query.parseQuery(ctx.query),
+    handler: async (ctx, q) => {
+      const { subscriptions, total } = await listSubscriptions(deps.pg, ctx.principal!.accountId, q, pageWindow(q));
       const now = new Date();
-      return { status: 200, body: pageOf(subscriptions.map((s) => toSubscription(s, now)), q.page, q.per_page, total) };
+      return reply.page(subscriptions.map((s) => toSubscription(s, now)), q, total);
     },
     doc: {
       summary: 'List subscriptions (newest first)',

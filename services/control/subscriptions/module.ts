@@ -1,4 +1,4 @@
-import type { RouteModuleFactory } from '../../api/modules.js';
+import type { RouteModuleFactory } from '../../../shared/http/route.js';
 import { listSubscriptionsRoute } from './list.js';
 import { getSubscriptionRoute } from './get.js';
 import { createSubscriptionRoute } from './create.js';

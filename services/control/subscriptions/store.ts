@@ -2,7 +2,7 @@ import type { PgClient, PgPool } from '../../../shared/clients/postgres.js';
 import { selectPage } from '../../../shared/clients/postgres.js';
 import { newId, hasPrefix } from '../../../shared/ids.js';
 import { ConflictError, NotFoundError } from '../../../shared/errors.js';
-import { limitOffset } from '../../../shared/http/pagination.js';
+import type { RowWindow } from '../../../shared/http/pagination.js';
 import { appendEvent } from '../events/outbox.js';
 import { resolveItems, sameItems } from './items.js';
 import type { Item, ItemInput, Subscription, SubscriptionRow } from './schemas.js';
@@ -25,13 +25,13 @@ async function itemsOf(q: Queryable, ids: string[]): Promise<Map<string, Item[]>
 export async function listSubscriptions(
   pool: PgPool,
   accountId: string,
-  q: { page: number; per_page: number; status?: string },
+  q: { status?: string },
+  window: RowWindow,
 ): Promise<{ subscriptions: Subscription[]; total: number }> {
-  const [limit, offset] = limitOffset(q.page, q.per_page);
   const { rows, total } = await selectPage<SubscriptionRow>(
     pool,
     { columns: '*', from: 'subscriptions', where: 'account_id = $1 AND ($2::text IS NULL OR status = $2)', params: [accountId, q.status ?? null], orderBy: 'created_at DESC, id DESC' },
-    { limit, offset },
+    window,
   );
   const items = await itemsOf(pool, rows.map((r) => r.id));
   return { subscriptions: rows.map((row) => ({ row, items: items.get(row.id)! })), total };

@@ -1,5 +1,5 @@
-import type { RouteDef } from '../../../shared/http/server.js';
-import type { ApiDeps } from '../../api/modules.js';
+import type { RouteDef } from '../../../shared/http/route.js';
+import type { ApiDeps } from '../../../shared/http/route.js';
 import { withTransaction } from '../../../shared/clients/postgres.js';
 import { ValidationError } from '../../../shared/errors.js';
 import { bodyValidator } from '../../../shared/http/validation.js';

@@ -1,12 +1,13 @@
 import { NotFoundError, ValidationError } from '../../../shared/errors.js';
-import type { RouteDef } from '../../../shared/http/server.js';
+import type { RouteDef } from '../../../shared/http/route.js';
 import { queryValidator } from '../../../shared/http/validation.js';
 import type { Infra } from '../../../shared/infra.js';
-import { jsonReply } from '../../../shared/money/json.js';
+import { reply } from '../../../shared/http/reply.js';
 import type { MeterType } from '../../../shared/meters/record.js';
 import { queryUsage } from '../../../shared/usage/query.js';
 import type { UsageWindow } from '../../../shared/usage/windows.js';
-import { histogramFields, valueOf, windowOut } from './shape.js';
+import { histogramSummary, usageValue } from '../../../shared/usage/aggregate.js';
+import { windowOut } from './shape.js';
 import { MeterUsageSchema, UsageQueryParams } from './schemas.js';
 
 const params = queryValidator<UsageQueryParams>(UsageQueryParams);
@@ -54,7 +55,7 @@ export function getUsageRoute(infra: Infra): RouteDef {
         window,
       });
       const { type, aggregation } = meter;
-      return jsonReply(200, {
+      return reply.ok({
         meter_id: meterId,
         type,
         aggregation,
@@ -62,9 +63,9 @@ export function getUsageRoute(infra: Infra): RouteDef {
         start_date: range.startDate,
         end_date: range.endDate,
         window,
-        value: valueOf(result.total, type, aggregation),
+        value: usageValue(result.total, aggregation),
         count: result.total.count,
-        ...(type === 'histogram' ? histogramFields(result.total) : {}),
+        ...(type === 'histogram' ? histogramSummary(result.total) : {}),
         data: result.windows.map((w) => windowOut(w, type, aggregation)),
       });
     },

@@ -1,4 +1,4 @@
-import type { RouteModuleFactory } from '../../api/modules.js';
+import type { RouteModuleFactory } from '../../../shared/http/route.js';
 import { getUsageRoute } from './get-usage.js';
 
 /** Control-plane read of usage (ClickHouse), mounted with the other control routes. */

@@ -1,6 +1,6 @@
-import type { RouteDef } from '../../../shared/http/server.js';
+import type { RouteDef } from '../../../shared/http/route.js';
 import { NotFoundError } from '../../../shared/errors.js';
-import type { ApiDeps } from '../../api/modules.js';
+import type { ApiDeps } from '../../../shared/http/route.js';
 import { deleteWebhook } from './store.js';
 
 export function deleteWebhookRoute(deps: ApiDeps): RouteDef {

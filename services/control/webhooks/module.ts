@@ -1,4 +1,4 @@
-import type { RouteModuleFactory } from '../../api/modules.js';
+import type { RouteModuleFactory } from '../../../shared/http/route.js';
 import { createWebhookRoute } from './create.js';
 import { listWebhooksRoute } from './list.js';
 import { getWebhookRoute } from './get.js';

@@ -1,6 +1,7 @@
 import type { PgClient, PgPool } from '../../../shared/clients/postgres.js';
 import { selectPage } from '../../../shared/clients/postgres.js';
 import { newId } from '../../../shared/ids.js';
+import type { RowWindow } from '../../../shared/http/pagination.js';
 import type { Delivery, Webhook } from './schemas.js';
 
 /** Webhooks and their deliveries in Postgres; every query is scoped to the account. */
@@ -31,8 +32,8 @@ export async function insertWebhook(pg: PgPool, accountId: string, w: { url: str
   return r.rows[0] ? toApi(r.rows[0]) : null;
 }
 
-export async function listWebhooks(pg: PgPool, accountId: string, limit: number, offset: number): Promise<{ data: Webhook[]; total: number }> {
-  const { rows, total } = await selectPage<WebhookRow>(pg, { columns: COLUMNS, from: 'webhooks', where: 'account_id = $1', params: [accountId], orderBy: 'seq DESC' }, { limit, offset });
+export async function listWebhooks(pg: PgPool, accountId: string, window: RowWindow): Promise<{ data: Webhook[]; total: number }> {
+  const { rows, total } = await selectPage<WebhookRow>(pg, { columns: COLUMNS, from: 'webhooks', where: 'account_id = $1', params: [accountId], orderBy: 'seq DESC' }, window);
   return { data: rows.map(toApi), total };
 }
 
@@ -75,8 +76,7 @@ export async function listDeliveries(
   pg: PgPool,
   accountId: string,
   webhookId: string,
-  limit: number,
-  offset: number,
+  window: RowWindow,
 ): Promise<{ data: Delivery[]; total: number } | null> {
   const owner = await pg.query('SELECT 1 FROM webhooks WHERE account_id = $1 AND id = $2', [accountId, webhookId]);
   if (owner.rowCount !== 1) return null;
@@ -89,7 +89,7 @@ export async function listDeliveries(
       params: [accountId, webhookId],
       orderBy: 'created_at DESC, seq DESC',
     },
-    { limit, offset },
+    window,
   );
   return {
     data: rows.map((r) => ({ ...r, created_at: r.created_at.toISOString(), next_attempt_at: r.next_attempt_at ? r.next_attempt_at.toISOString() : null })),

@@ -1,0 +1,121 @@
+import type { Logger } from '../logging.js';
+import { DomainError, INTERNAL_ERROR, MalformedJsonError } from '../errors.js';
+import { requireScope, type Authenticator } from '../auth/types.js';
+import type { HttpReply, RequestContext } from './context.js';
+import type { RouteDef } from './route.js';
+import { problemReply } from './problems.js';
+import { isIdempotentRoute, type IdempotencyGuard } from './idempotency.js';
+
+/**
+ * The request pipeline: a route's handler runs inside an ordered list of steps, each of which may answer
+ * itself, throw a domain error, or call `next()`. The api's list is in services/api/pipeline.ts; the steps
+ * themselves are below.
+ */
+export type Next = () => Promise<HttpReply>;
+
+export interface MatchedRoute {
+  def: RouteDef;
+  /** The uWS pattern that matched (`/v1/meters/:meter_id`): metrics label and idempotency scope. */
+  pattern: string;
+}
+
+export interface RequestStep {
+  readonly name: string;
+  run(ctx: RequestContext, route: MatchedRoute, next: Next): Promise<HttpReply>;
+}
+
+export function runPipeline(steps: readonly RequestStep[], ctx: RequestContext, route: MatchedRoute): Promise<HttpReply> {
+  const at = async (i: number): Promise<HttpReply> => {
+    const step = steps[i];
+    return step ? step.run(ctx, route, () => at(i + 1)) : route.def.handler(ctx, ctx.input);
+  };
+  return at(0);
+}
+
+/** The reply for anything thrown: a domain error's problem document, else a logged, detail-free 500. */
+export function errorReply(err: unknown, ctx: RequestContext, log: Logger): HttpReply {
+  if (err instanceof DomainError) {
+    // A body still streaming after a 413 would be read for nothing: close the connection.
+    return { ...problemReply(err, ctx.requestId), closeConnection: err.kind === 'payload_too_large' };
+  }
+  log.error({ err, request_id: ctx.requestId, method: ctx.method, path: ctx.path }, 'unhandled error');
+  return problemReply(INTERNAL_ERROR(), ctx.requestId);
+}
+
+/** Outermost: every error below becomes its problem response (shared/http/problems.ts has the table). */
+export function mapErrorsToProblems(log: Logger): RequestStep {
+  return {
+    name: 'problems',
+    async run(ctx, _route, next) {
+      try {
+        return await next();
+      } catch (err) {
+        return errorReply(err, ctx, log);
+      }
+    },
+  };
+}
+
+/** Bearer token → principal, and the route's scope; public routes pass through. */
+export function authenticate(authenticator: Authenticator): RequestStep {
+  return {
+    name: 'authenticate',
+    async run(ctx, route, next) {
+      if (route.def.auth !== 'public') {
+        const principal = await authenticator.authenticate(ctx.headers['authorization']);
+        requireScope(principal, route.def.auth);
+        ctx.principal = principal;
+      }
+      return next();
+    },
+  };
+}
+
+/** Waits for the body the server started reading, and parses it (JSON, or a form where the route allows). */
+export function parseBody(): RequestStep {
+  return {
+    name: 'body',
+    async run(ctx, _route, next) {
+      if (ctx.pendingBody) {
+        const raw = await ctx.pendingBody;
+        ctx.rawBody = raw;
+        if (raw.length > 0) ctx.body = parseRaw(raw, ctx.mediaType);
+      }
+      return next();
+    },
+  };
+}
+
+/** `Idempotency-Key` on authenticated POSTs: the same request replays its first answer (shared/http/idempotency.ts). */
+export function idempotency(guard: IdempotencyGuard): RequestStep {
+  return {
+    name: 'idempotency',
+    run(ctx, route, next) {
+      return isIdempotentRoute(route.def) ? guard.run(ctx, `${route.def.method} ${route.pattern}`, next) : next();
+    },
+  };
+}
+
+/** The route's input parser (the feature's one validation place) → `ctx.input`; 422 naming each bad field. */
+export function validateInput(): RequestStep {
+  return {
+    name: 'validate',
+    async run(ctx, route, next) {
+      if (route.def.input) ctx.input = route.def.input(ctx);
+      return next();
+    },
+  };
+}
+
+function parseRaw(raw: Buffer, type: string): unknown {
+  if (type === 'application/x-www-form-urlencoded') {
+    const out: Record<string, string> = {};
+    for (const [k, v] of new URLSearchParams(raw.toString('utf8'))) if (!(k in out)) out[k] = v;
+    return out;
+  }
+  try {
+    return JSON.parse(raw.toString('utf8'));
+  } catch (err) {
+    throw new MalformedJsonError(`The request body is not valid JSON: ${(err as Error).message}`);
+  }
+}

@@ -1,0 +1,22 @@
+import type { HttpReply } from './context.js';
+import { stringifyJson } from '../money/json.js';
+import { pageOf, type PageRequest } from './pagination.js';
+
+/**
+ * The one way a route answers. Bodies are serialized with `stringifyJson`, so a `JsonDecimal` anywhere in
+ * them is written as an exact JSON number (money never passes through a binary float); everything else
+ * serializes exactly as JSON.stringify would.
+ */
+export function jsonReply(status: number, body: unknown, headers?: Record<string, string>): HttpReply {
+  return { status, raw: stringifyJson(body), contentType: 'application/json', headers };
+}
+
+export const reply = {
+  ok: (body: unknown): HttpReply => jsonReply(200, body),
+  /** 201 with `Location` naming the new resource. */
+  created: (body: unknown, location: string): HttpReply => jsonReply(201, body, { Location: location }),
+  accepted: (body: unknown): HttpReply => jsonReply(202, body),
+  noContent: (): HttpReply => ({ status: 204 }),
+  /** `{data, pagination: {page, per_page, total}}` for the page the route asked the store for. */
+  page: <T>(items: T[], page: PageRequest, total: number): HttpReply => jsonReply(200, pageOf(items, page, total)),
+};
