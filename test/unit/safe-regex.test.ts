@@ -28,7 +28,7 @@ const stringValue = (node: ts.Node | undefined): string | undefined => {
 
 /** Every regex in one TypeScript source; `dynamic` lists RegExp constructions whose pattern isn't text. */
 export function regexesIn(fileName: string, text: string): { found: FoundRegex[]; dynamic: string[] } {
-  const file = ts.createSourceFile(fileName, text, ts.ScriptTarget.ES2022, true);
+  const file = ts.createSourceFile(fileName, text, ts.ScriptTarget.ES2022, true, fileName.endsWith('.tsx') ? ts.ScriptKind.TSX : ts.ScriptKind.TS);
   const found: FoundRegex[] = [];
   const dynamic: string[] = [];
   const where = (n: ts.Node) => `${fileName}:${file.getLineAndCharacterOfPosition(n.getStart()).line + 1}`;
@@ -55,8 +55,8 @@ async function sourceFiles(dir: string): Promise<string[]> {
   const out: string[] = [];
   for (const entry of await readdir(dir, { withFileTypes: true })) {
     const p = join(dir, entry.name);
-    if (entry.isDirectory()) out.push(...(await sourceFiles(p)));
-    else if (entry.name.endsWith('.ts') && !entry.name.endsWith('.d.ts')) out.push(p);
+    if (entry.isDirectory() && entry.name !== 'node_modules' && entry.name !== 'dist') out.push(...(await sourceFiles(p)));
+    else if (/\.tsx?$/.test(entry.name) && !entry.name.endsWith('.d.ts')) out.push(p);
   }
   return out;
 }
