@@ -119,6 +119,14 @@ t.test('web console in headless Chromium', async (t) => {
     await page.click(`tr[data-meter-id="${meterId}"] button:has-text("Activate")`);
     await page.waitForSelector('text=No meters with status inactive yet.');
     t.equal((await api('GET', `/v1/meters/${meterId}`)).body.status, 'active');
+
+    // Errors are shown, never a blank page: an unknown meter (the API's 404 detail) and an unknown page.
+    await page.goto(`${base}/console#/meters/mtr_doesnotexist`);
+    const missing = await page.waitForSelector('[role="alert"]');
+    t.match(await missing.textContent(), /code not_found/);
+    t.match(await missing.textContent(), /request \S+/, 'with the request id to look it up');
+    await page.goto(`${base}/console#/nowhere`);
+    t.match(await (await page.waitForSelector('[role="alert"]')).textContent(), 'There is no console page /nowhere.');
   });
 
   await t.test('payment methods: add a test card, a declined one shows the API detail, set default', async (t) => {
@@ -254,5 +262,5 @@ t.test('web console in headless Chromium', async (t) => {
     t.match(tokenCalls.find((c) => c.grant === 'revoke'), { status: 200 }, 'the grant was revoked at the server');
   });
 
-  t.same(consoleErrors.filter((e) => !/status of (402|422)/.test(e)), [], 'no console errors beyond the failed requests the test provoked (no CSP violations)');
+  t.same(consoleErrors.filter((e) => !/status of (402|404|422)/.test(e)), [], 'no console errors beyond the failed requests the test provoked (no CSP violations)');
 });
