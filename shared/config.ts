@@ -9,6 +9,8 @@ export class ConfigError extends Error {
   }
 }
 
+import { stripTrailing } from './strings.js';
+
 type Env = Record<string, string | undefined>;
 type Parser<T> = (raw: string) => T; // throws Error(message) on a bad value
 
@@ -43,7 +45,7 @@ const url = (protocols: string[]): Parser<string> => (raw) => {
   if (!protocols.includes(u.protocol.replace(/:$/, ''))) {
     throw new Error(`must use ${protocols.map((p) => p + '://').join(' or ')}, got "${u.protocol}//"`);
   }
-  return raw.replace(/\/+$/, '');
+  return stripTrailing(raw, '/');
 };
 
 const oneOf = <T extends string>(values: readonly T[]): Parser<T> => (raw) => {

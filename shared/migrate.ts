@@ -68,7 +68,7 @@ export async function migrateClickhouse(url: string, database: string): Promise<
       const statements = m.sql
         .replace(/\{database\}/g, database)
         .split(/;\s*(?:\n|$)/)
-        .map((s) => s.replace(/^\s*--.*$/gm, '').trim())
+        .map((s) => s.replace(/^[ \t]*--.*$/gm, '').trim())
         .filter(Boolean);
       for (const query of statements) {
         try {
