@@ -7,6 +7,7 @@ import net from 'node:net';
 import path from 'node:path';
 import { findOnPath } from './install.js';
 import { NatsNames } from '../../shared/clients/nats.js';
+import { FANOUT_CONSUMER } from '../../services/dispatcher/event-fanout.js';
 import { launch, loginOf, named, requireCommand, type InstanceOptions, type Login, type Ports, type Profile, type ServerHandle, type ServerKind } from './launch.js';
 import { PROBE_TIMEOUT_MS, probing, stripBrackets, urlHost, type ProbeResult } from './probe.js';
 import { errMessage } from './process.js';
@@ -28,7 +29,7 @@ export interface NatsOptions {
 
 type Permissions = { publish: string[]; subscribe: string[] };
 
-/** The JetStream API requests that read or watch a KV bucket (meters, revocations) and write its keys. */
+/** The JetStream API requests that read or watch a KV bucket and write its keys. */
 function kvAccess(bucket: string): string[] {
   const stream = `KV_${bucket}`;
   return [
@@ -45,27 +46,34 @@ function kvAccess(bucket: string): string[] {
   ];
 }
 
+/** The JetStream API requests and acks of a durable pull consumer (created or updated by its role). */
+function durableAccess(stream: string, durable: string): string[] {
+  const name = `${stream}.${durable}`;
+  return [
+    `$JS.API.STREAM.INFO.${stream}`,
+    `$JS.API.CONSUMER.INFO.${name}`,
+    `$JS.API.CONSUMER.CREATE.${name}`,
+    `$JS.API.CONSUMER.CREATE.${name}.>`,
+    `$JS.API.CONSUMER.DURABLE.CREATE.${name}`,
+    `$JS.API.CONSUMER.MSG.NEXT.${name}`,
+    `$JS.ACK.${name}.>`,
+  ];
+}
+
 /**
  * What each role may publish (subjects and JetStream API requests); every role receives replies on
  * `_INBOX.>` only. `admin` (migrations, operator tools, the tests' isolated worlds) may do anything.
  */
 export function rolePermissions(names: NatsNames): Record<Exclude<Profile, 'admin' | 'migrate'>, Permissions> {
-  const usage = names.usageStream;
-  const durable = `${usage}.${names.usageConsumer}`;
   const role = (publish: string[]): Permissions => ({ publish: ['$JS.API.INFO', ...publish], subscribe: ['_INBOX.>'] });
   return {
-    api: role([names.usageSubjects, `$JS.API.STREAM.INFO.${usage}`, ...kvAccess(names.meterBucket), ...kvAccess(names.revocationBucket)]),
-    consumer: role([
-      `$JS.API.STREAM.INFO.${usage}`,
-      `$JS.API.CONSUMER.INFO.${durable}`,
-      `$JS.API.CONSUMER.CREATE.${durable}`,
-      `$JS.API.CONSUMER.CREATE.${durable}.>`,
-      `$JS.API.CONSUMER.DURABLE.CREATE.${durable}`,
-      `$JS.API.CONSUMER.MSG.NEXT.${durable}`,
-      `$JS.ACK.${durable}.>`,
-      ...kvAccess(names.meterBucket),
+    api: role([
+      names.usageSubjects,
+      `$JS.API.STREAM.INFO.${names.usageStream}`,
+      ...[names.meterBucket, names.revocationBucket, names.webhookUsageBucket].flatMap(kvAccess),
     ]),
-    dispatcher: role([names.eventSubjects, `$JS.API.STREAM.INFO.${names.eventsStream}`]),
+    consumer: role([...durableAccess(names.usageStream, names.usageConsumer), ...[names.meterBucket, names.webhookUsageBucket].flatMap(kvAccess)]),
+    dispatcher: role([names.eventSubjects, ...durableAccess(names.eventsStream, FANOUT_CONSUMER), ...kvAccess(names.webhookUsageBucket)]),
     billing: role([]),
   };
 }

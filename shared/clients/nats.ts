@@ -73,6 +73,10 @@ export class NatsNames {
   get revocationBucket(): string {
     return this.upper('revocations');
   }
+  /** Every KV bucket: migrations create them, an isolated world's drop deletes them. */
+  get kvBuckets(): string[] {
+    return [this.meterBucket, this.revocationBucket, this.webhookUsageBucket];
+  }
   get usageConsumer(): string {
     return 'usage-clickhouse';
   }
