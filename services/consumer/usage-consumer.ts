@@ -36,6 +36,8 @@ export interface UsageConsumerOptions {
   backoffMaxMs: number;
   /** How often the rollup sweeper looks for closed hours to roll up. */
   sweepIntervalMs: number;
+  /** Called with messages whose rows were just inserted, before they are acked; a throw naks them. */
+  afterInsert?: (msgs: JsMsg[]) => Promise<void>;
 }
 
 export const DEFAULT_CONSUMER_OPTIONS: UsageConsumerOptions = {
@@ -255,6 +257,7 @@ export class UsageConsumer implements Component {
       await this.recomputeClosedHours(b.rowsOf);
       // ── The batch is durably inserted (raw rows and the rollups of the closed hours it touched). Work that
       // must follow a successful insert goes here, before the acks. ──
+      await this.opts.afterInsert?.(b.msgs);
       const seconds = (performance.now() - started) / 1000;
       this.insertSeconds.observe(seconds);
       this.acked(b.msgs, b.rows);
@@ -279,6 +282,7 @@ export class UsageConsumer implements Component {
         await this.insert([m.data]);
         await this.recomputeClosedHours([rows[i]!]);
         // The message is durably inserted (as in insertBatch).
+        await this.opts.afterInsert?.([m]);
         this.acked([m], Number(m.headers?.get(HDR_COUNT)));
       } catch (err) {
         if (isDataError(err)) this.poison(m, describeInsertError(err));

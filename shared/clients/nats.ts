@@ -48,6 +48,10 @@ export class NatsNames {
   get meterBucket(): string {
     return this.upper('meters');
   }
+  /** Accounts with an enabled webhook subscribed to meter.usage.recorded (key = account id). */
+  get webhookUsageBucket(): string {
+    return this.upper('webhook-usage');
+  }
   get revocationBucket(): string {
     return this.upper('revocations');
   }

@@ -33,6 +33,11 @@ t.test('web console in headless Chromium', async (t) => {
   });
 
   await t.test('sign in → consent → meters page; tokens stay in memory', async (t) => {
+    const html = await fetch(`${base}/console`);
+    t.match(html.headers.get('content-security-policy'), /script-src 'self'; .*connect-src 'self'.*frame-ancestors 'none'/);
+    t.equal(html.headers.get('cache-control'), 'no-store');
+    t.match(await html.text(), `content="{&quot;client_id&quot;:&quot;cli_console&quot;,&quot;redirect_uri&quot;:&quot;${base}/console&quot;`);
+    t.equal((await fetch(`${base}/console/assets/nope.js`)).status, 404);
     await signInToConsole(page, base, user, '#/meters');
     t.equal(new URL(page.url()).hash, '#/meters', 'back on the route the sign-in started from');
     t.notOk(new URL(page.url()).searchParams.has('code'), 'the code left the address bar');
