@@ -8,5 +8,4 @@ const root = fileURLToPath(new URL('..', import.meta.url));
 const run = (cmd) => execSync(cmd, { cwd: root, stdio: ['ignore', 2, 2] });
 if (!existsSync(`${root}/node_modules/.package-lock.json`)) run('npm ci --no-audit --no-fund');
 run('npx tsc -p tsconfig.json');
-run('npx tsc -p services/console/web/tsconfig.json');
-run('npx vite build --config services/console/web/vite.config.mjs --logLevel warn');
+run('node bin/build-console.js');

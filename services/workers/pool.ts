@@ -4,6 +4,7 @@ import { UnavailableError } from '../../shared/errors.js';
 import type { InvoicePdfTask } from './invoice-pdf.js';
 import type { InvoiceLinesTask } from './invoice-lines.js';
 import type { PricedInvoice } from '../billing/invoice-lines.js';
+import type { SignatureRequest, SignatureResult } from './webhook-signatures.js';
 
 /**
  * piscina pools for CPU-bound work kept off the event loop (DESIGN §2: PDF rendering, signatures).
@@ -49,4 +50,9 @@ export function createInvoicePdfPool(opts?: WorkerPoolOptions): Piscina<InvoiceP
 /** Invoice line maths for the billing run (services/workers/invoice-lines.ts): many invoices per task. */
 export function createInvoiceLinesPool(opts?: WorkerPoolOptions): Piscina<InvoiceLinesTask, PricedInvoice[]> {
   return createWorkerPool<InvoiceLinesTask, PricedInvoice[]>(new URL('./invoice-lines.js', import.meta.url), { maxQueue: 1024, ...opts });
+}
+
+/** Webhook request signatures (services/workers/webhook-signatures.ts), many requests per task. */
+export function createWebhookSignaturePool(opts?: WorkerPoolOptions): Piscina<SignatureRequest[], SignatureResult[]> {
+  return createWorkerPool<SignatureRequest[], SignatureResult[]>(new URL('./webhook-signatures.js', import.meta.url), opts);
 }

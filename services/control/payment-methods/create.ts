@@ -17,8 +17,8 @@ const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'obj
 export function parseCreatePaymentMethod(body: unknown, now = new Date()): ValidCard {
   if (body === undefined) validator.parse(body); // throws "a JSON body is required"
   const schemaErrors = validator.check(body) ? [] : toFieldErrors(validator.check.errors);
-  const semantic = isObject(body) && isObject(body.card) ? checkCard(body.card, now) : { errors: [] };
   const reported = new Set(schemaErrors.map((e) => e.field));
+  const semantic = isObject(body) && isObject(body.card) ? checkCard(body.card, now, 'card', reported) : { errors: [] };
   const errors = [...schemaErrors, ...semantic.errors.filter((e) => !reported.has(e.field))];
   if (errors.length || !('card' in semantic) || !semantic.card) throw new ValidationError(errors);
   return semantic.card;

@@ -5,6 +5,7 @@ import { parseCreateWebhook } from './parse.js';
 import { CreateWebhookBody, CreatedWebhookSchema } from './schemas.js';
 import { generateWebhookSecret, sealWebhookSecret, webhookSecretKey } from './secret.js';
 import { insertWebhook } from './store.js';
+import { syncUsageSubscriberQuietly } from './usage-subscribers.js';
 
 export function createWebhookRoute(deps: ApiDeps): RouteDef {
   const key = webhookSecretKey(deps.config.SECRET_KEY);
@@ -18,6 +19,7 @@ export function createWebhookRoute(deps: ApiDeps): RouteDef {
       const secret = input.secret ?? generated!;
       const webhook = await insertWebhook(deps.pg, ctx.principal!.accountId, { url: input.url, events: input.events, secretSealed: sealWebhookSecret(key, secret) });
       if (!webhook) throw new NotFoundError('The account no longer exists.');
+      await syncUsageSubscriberQuietly(deps, ctx.principal!.accountId);
       // A caller-supplied secret is write-only; a generated one is shown this once.
       const body = generated ? { ...webhook, secret: generated } : webhook;
       return { status: 201, body, headers: { Location: `/v1/webhooks/${webhook.id}` } };

@@ -2,6 +2,7 @@ import type { RouteDef } from '../../../shared/http/route.js';
 import { NotFoundError } from '../../../shared/errors.js';
 import type { ApiDeps } from '../../../shared/http/route.js';
 import { deleteWebhook } from './store.js';
+import { syncUsageSubscriberQuietly } from './usage-subscribers.js';
 
 export function deleteWebhookRoute(deps: ApiDeps): RouteDef {
   return {
@@ -10,6 +11,7 @@ export function deleteWebhookRoute(deps: ApiDeps): RouteDef {
     auth: 'write',
     handler: async (ctx) => {
       if (!(await deleteWebhook(deps.pg, ctx.principal!.accountId, ctx.params.webhook_id!))) throw new NotFoundError('No such webhook.');
+      await syncUsageSubscriberQuietly(deps, ctx.principal!.accountId);
       return { status: 204 };
     },
     doc: {

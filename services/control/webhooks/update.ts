@@ -5,6 +5,7 @@ import { parseUpdateWebhook } from './parse.js';
 import { UpdateWebhookBody, WebhookSchema } from './schemas.js';
 import { sealWebhookSecret, webhookSecretKey } from './secret.js';
 import { updateWebhook } from './store.js';
+import { syncUsageSubscriberQuietly } from './usage-subscribers.js';
 
 export function updateWebhookRoute(deps: ApiDeps): RouteDef {
   const key = webhookSecretKey(deps.config.SECRET_KEY);
@@ -21,6 +22,7 @@ export function updateWebhookRoute(deps: ApiDeps): RouteDef {
         secretSealed: input.secret === undefined ? undefined : sealWebhookSecret(key, input.secret),
       });
       if (!webhook) throw new NotFoundError('No such webhook.');
+      await syncUsageSubscriberQuietly(deps, ctx.principal!.accountId);
       return { status: 200, body: webhook };
     },
     doc: {
