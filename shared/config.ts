@@ -96,6 +96,8 @@ export interface Config {
    * card fingerprints, CSRF tokens. `meterline up` and `npm test` create one under .data/ when unset.
    */
   SECRET_KEY: Buffer;
+  /** log2 of scrypt's cost N for new password hashes (17 = OWASP's 2^17); tests lower it for speed. */
+  PASSWORD_SCRYPT_LOG2_N: number;
 }
 
 const SPEC: { [K in keyof Config]: VarSpec<Config[K]> } = {
@@ -125,6 +127,7 @@ const SPEC: { [K in keyof Config]: VarSpec<Config[K]> } = {
     describe: 'byte cap of the USAGE stream',
   },
   SECRET_KEY: { parse: secretKey, describe: 'at least 32 random bytes, hex or base64' },
+  PASSWORD_SCRYPT_LOG2_N: { parse: int(10, 20), default: 17, describe: 'log2 of the scrypt cost of new password hashes' },
 };
 
 export const CONFIG_VARIABLES = Object.keys(SPEC) as (keyof Config)[];

@@ -138,7 +138,7 @@ export async function ensureNatsTopology(nc: NatsConnection, names: NatsNames, u
     }
   }
   const kvm = new Kvm(nc);
-  for (const bucket of [names.meterBucket, names.revocationBucket, names.webhookUsageBucket]) {
+  for (const bucket of names.kvBuckets) {
     await kvm.create(bucket, { history: 1, storage: StorageType.File });
   }
   return changed;
