@@ -1,4 +1,5 @@
 import type { WebhooksResult } from './phases/webhooks.js';
+import { billingRunLines, type BillingRunResult } from './phases/billing-run.js';
 /** The benchmark's result document and its table, with the DESIGN §11 goals checked. */
 import type { LoadResult } from './load.js';
 import type { LagSummary } from './lag-probe.js';
@@ -39,6 +40,7 @@ export interface BenchReport {
   usage_query?: { records: number; ms: number; max_ms?: number; windows?: number; bulk_load?: { records: number; days: number; load_s: number; rollup_rebuild_s: number } };
   goals?: Goal[];
   webhooks?: WebhooksResult;
+  billing_run?: BillingRunResult;
 }
 
 export interface Goal {
@@ -126,6 +128,7 @@ export function printReport(r: BenchReport): void {
     r.count_check
       ? `count check: ${fmt(r.count_check.accepted)} records accepted (202), ${fmt(r.count_check.stored)} in ClickHouse after dedup (${fmt(r.count_check.raw_rows)} raw rows) → ${r.count_check.exact ? 'EXACT' : 'MISMATCH'}; drained ${fmt(r.count_check.drain_seconds_after_load, 1)} s after the load`
       : '',
+    ...(r.billing_run ? billingRunLines(r.billing_run) : []),
     '',
     table([['goal (DESIGN §11)', 'tool', 'measured', 'met'], ...r.goals.map((g) => [g.goal, g.tool, g.measured, g.met ? 'yes' : 'NO'])]),
     '',

@@ -17,6 +17,7 @@
  *          --no-wrk  --no-autocannon  --keep (keep the benchmark's databases and namespace)
  *          --profile (V8 CPU profiles of the api processes in bench/results/)
  *          --phases ceiling,single,batched,get-product,usage-query (default; get-usage = usage queries under load, opt-in), plus `floor`: requests to a missing meter (404 after
+ *          billing-run (default): one billing run over --billing-subscriptions 10000 (half metered; bench/phases/billing-run.ts)
  *          auth and parsing), the HTTP layer's own cost
  */
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -32,6 +33,7 @@ import { hasWrk, runAutocannon, runWrk, type LoadResult, type LoadSpec } from '.
 import { LagProbe, type LagSummary } from './lag-probe.js';
 import { loadMeterDirect, timeQueryAlone } from './phases/usage-reads.js';
 import { runWebhooksPhase } from './phases/webhooks.js';
+import { runBillingPhase } from './phases/billing-run.js';
 import { CpuMeter } from './cpu.js';
 import { printReport, CONTROL_READ_GOAL, type PhaseResult, type BenchReport } from './report.js';
 
@@ -57,7 +59,7 @@ const opts = {
   /** Writes V8 CPU profiles of the api processes to bench/results/ (open in Chrome DevTools). */
   profile: flag('profile'),
   /** Comma-separated subset of ceiling,single,batched,get-product,get-usage (the count check always runs). */
-  phases: (process.argv[process.argv.indexOf('--phases') + 1] && process.argv.includes('--phases') ? process.argv[process.argv.indexOf('--phases') + 1]! : 'ceiling,single,batched,get-product,usage-query,get-usage').split(','),
+  phases: (process.argv[process.argv.indexOf('--phases') + 1] && process.argv.includes('--phases') ? process.argv[process.argv.indexOf('--phases') + 1]! : 'ceiling,single,batched,get-product,usage-query,get-usage,billing-run').split(','),
 };
 
 async function freePort(): Promise<number> {
@@ -297,6 +299,11 @@ async function main(): Promise<void> {
         world, log, launch: (name, args, env) => launch(name, args, env), dispatcherProcs: arg('dispatcher-procs', 1),
         burstEvents: arg('webhook-burst-events', 500), steadyEventsPerS: arg('webhook-events-per-s', 20), steadySeconds: arg('webhook-steady-seconds', 10),
       });
+    }
+
+    // Billing (bench/phases/billing-run.ts): one run closing --billing-subscriptions periods.
+    if (opts.phases.includes('billing-run')) {
+      report.billing_run = await runBillingPhase({ world, log, subscriptions: arg('billing-subscriptions', 10_000), accounts: arg('billing-accounts', 1_000), recordsPerMeter: arg('billing-records-per-meter', 20) });
     }
 
     const file = `${resultsDir}/${runId}.json`;
