@@ -69,7 +69,7 @@ export type PaymentDeps = Pick<BillingDeps, 'pg' | 'processor' | 'log'>;
 /** Invoices handled per transaction pair. */
 export const PAYMENT_BATCH = 1000;
 /** Charges in flight at once. */
-const CHARGE_CONCURRENCY = 32;
+const CHARGE_CONCURRENCY = 256;
 
 /** Every automatic attempt due at `now`, plus attempts a crash left pending. */
 export async function attemptDuePayments(deps: BillingDeps, now: Date, opts: { timings?: BillingTimings; onBatch?: (done: PaymentOutcome[]) => void } = {}): Promise<PaymentOutcome[]> {
@@ -91,8 +91,11 @@ export async function attemptDuePayments(deps: BillingDeps, now: Date, opts: { t
       }),
     );
     if (begun === null) break;
-    seen.push(...begun.attempts.map((a) => a.invoice.id));
     const charged = await chargeAll(deps, begun.toCharge, opts.timings);
+    // An attempt whose charge could not run stays pending: leave it to the next run instead of looping on it.
+    // (Every other invoice of the batch is now paid or scheduled later, so no longer selected.)
+    const done = new Set(charged.map((c) => c.attempt.invoice.id));
+    seen.push(...begun.toCharge.filter((a) => !done.has(a.invoice.id)).map((a) => a.invoice.id));
     const completed = await timed(opts.timings, 'postgres_ms', () => withTransaction(deps.pg, (client) => completeAttempts(client, charged, now)));
     const batch = [...begun.completed, ...completed];
     out.push(...batch);

@@ -45,25 +45,72 @@ export class SandboxProcessor implements PaymentProcessor {
     // Derived from the idempotency key: a retried charge reports the same charge id, never a second one.
     const chargeId = `ch_sandbox_${createHash('sha256').update(req.idempotencyKey).digest('hex').slice(0, 24)}`;
     const outcome: ChargeResult = m[1] === 'insufficient_funds' ? { status: 'failed', failure_code: 'insufficient_funds' } : { status: 'succeeded', id: chargeId };
-    const r = await this.ledger.query<{ charge_id: string; processor_token: string; amount: string; currency: string; status: 'succeeded' | 'failed'; failure_code: ChargeFailureCode | null; inserted: boolean }>(
-      `WITH ins AS (
-         INSERT INTO sandbox_charges (idempotency_key, charge_id, processor_token, amount, currency, status, failure_code)
-         VALUES ($1, $2, $3, $4::numeric, $5, $6, $7) ON CONFLICT (idempotency_key) DO NOTHING
-         RETURNING charge_id, processor_token, amount::text AS amount, currency, status, failure_code, true AS inserted)
-       SELECT * FROM ins
-       UNION ALL
-       SELECT charge_id, processor_token, amount::text, currency, status, failure_code, false FROM sandbox_charges
-        WHERE idempotency_key = $1 AND NOT EXISTS (SELECT 1 FROM ins)`,
-      [req.idempotencyKey, chargeId, req.paymentMethod.processor_token, req.amount, req.currency, outcome.status, outcome.status === 'failed' ? outcome.failure_code : null],
-    );
-    const row = r.rows[0];
-    // A concurrent first use of the key commits between our INSERT and SELECT: ask again.
-    if (!row) return this.charge(req);
-    if (!row.inserted && (row.processor_token !== req.paymentMethod.processor_token || row.currency !== req.currency || !sameAmount(row.amount, req.amount))) {
+    const row = await this.record({ key: req.idempotencyKey, chargeId, token: req.paymentMethod.processor_token, amount: req.amount, currency: req.currency, status: outcome.status, failureCode: outcome.status === 'failed' ? outcome.failure_code : null });
+    if (row.processor_token !== req.paymentMethod.processor_token || row.currency !== req.currency || !sameAmount(row.amount, req.amount)) {
       throw new RangeError(`idempotency key ${req.idempotencyKey} was already used for another charge`);
     }
     return row.status === 'succeeded' ? { status: 'succeeded', id: row.charge_id } : { status: 'failed', failure_code: row.failure_code ?? 'processing_error' };
   }
+
+  private queue: { charge: LedgerCharge; resolve: (row: LedgerRow) => void; reject: (err: unknown) => void }[] = [];
+
+  /**
+   * The ledger row for a key: the new charge, or the one first recorded under that key. Charges arriving in
+   * the same turn of the event loop share one INSERT (a billing run charges thousands at once).
+   */
+  private record(charge: LedgerCharge): Promise<LedgerRow> {
+    return new Promise((resolve, reject) => {
+      if (this.queue.push({ charge, resolve, reject }) === 1) setImmediate(() => void this.flush());
+    });
+  }
+
+  private async flush(): Promise<void> {
+    const batch = this.queue;
+    this.queue = [];
+    const c = batch.map((b) => b.charge);
+    try {
+      const r = await this.ledger.query<LedgerRow & { idempotency_key: string }>(
+        `WITH ins AS (
+           INSERT INTO sandbox_charges (idempotency_key, charge_id, processor_token, amount, currency, status, failure_code)
+           SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::numeric[], $5::text[], $6::text[], $7::text[])
+           ON CONFLICT (idempotency_key) DO NOTHING
+           RETURNING idempotency_key, charge_id, processor_token, amount::text AS amount, currency, status, failure_code)
+         SELECT * FROM ins
+         UNION ALL
+         SELECT idempotency_key, charge_id, processor_token, amount::text, currency, status, failure_code FROM sandbox_charges
+          WHERE idempotency_key = ANY($1) AND idempotency_key NOT IN (SELECT idempotency_key FROM ins)`,
+        [c.map((x) => x.key), c.map((x) => x.chargeId), c.map((x) => x.token), c.map((x) => x.amount), c.map((x) => x.currency), c.map((x) => x.status), c.map((x) => x.failureCode)],
+      );
+      const byKey = new Map(r.rows.map((row) => [row.idempotency_key, row]));
+      for (const b of batch) {
+        const row = byKey.get(b.charge.key);
+        // A concurrent first use of the key committed after this statement's snapshot: ask again.
+        if (row) b.resolve(row);
+        else this.record(b.charge).then(b.resolve, b.reject);
+      }
+    } catch (err) {
+      for (const b of batch) b.reject(err);
+    }
+  }
+}
+
+interface LedgerCharge {
+  key: string;
+  chargeId: string;
+  token: string;
+  amount: string;
+  currency: string;
+  status: 'succeeded' | 'failed';
+  failureCode: ChargeFailureCode | null;
+}
+
+interface LedgerRow {
+  charge_id: string;
+  processor_token: string;
+  amount: string;
+  currency: string;
+  status: 'succeeded' | 'failed';
+  failure_code: ChargeFailureCode | null;
 }
 
 const sameAmount = (a: string, b: string) => new Decimal(a).eq(new Decimal(b));
