@@ -1,16 +1,16 @@
-import type { RouteDef } from '../../../shared/http/route.js';
-import { NotFoundError } from '../../../shared/errors.js';
-import type { ApiDeps } from '../../../shared/http/route.js';
+import type { ApiDeps, RouteDef } from '../../../shared/http/route.js';
+import { reply } from '../../../shared/http/reply.js';
 import { deleteWebhook } from './store.js';
 
+/** DELETE /v1/webhooks/:webhook_id — the webhook and its delivery history. */
 export function deleteWebhookRoute(deps: ApiDeps): RouteDef {
   return {
     method: 'DELETE',
     path: '/v1/webhooks/:webhook_id',
     auth: 'write',
     handler: async (ctx) => {
-      if (!(await deleteWebhook(deps.pg, ctx.principal!.accountId, ctx.params.webhook_id!))) throw new NotFoundError('No such webhook.');
-      return { status: 204 };
+      await deleteWebhook(deps.pg, ctx.principal!.accountId, ctx.params.webhook_id!);
+      return reply.noContent();
     },
     doc: {
       summary: 'Remove a webhook and its delivery history; nothing more is delivered to it',
