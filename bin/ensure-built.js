@@ -1,5 +1,6 @@
 #!/usr/bin/env node
-// Runs before `npm start` and `npm test`: installs dependencies when node_modules is missing, then compiles.
+// Runs before `npm start` and `npm test`: installs dependencies when node_modules is missing, then compiles
+// (tsc) and builds the web console (vite, into dist/console/; see services/console/web/).
 import { existsSync } from 'node:fs';
 import { execSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
@@ -7,3 +8,4 @@ const root = fileURLToPath(new URL('..', import.meta.url));
 const run = (cmd) => execSync(cmd, { cwd: root, stdio: ['ignore', 2, 2] });
 if (!existsSync(`${root}/node_modules/.package-lock.json`)) run('npm ci --no-audit --no-fund');
 run('npx tsc -p tsconfig.json');
+run('node bin/build-console.js');

@@ -11,6 +11,7 @@ import { webhooksModule } from '../control/webhooks/module.js';
 import { ingressModule } from '../ingress/module.js';
 import { usageQueryModule } from '../control/usage/module.js';
 import { invoicesModule } from '../control/invoices/module.js';
+import { consoleModule } from '../console/module.js';
 
 /** Every route module the api mounts, in registration order. Each area adds its factory here. */
 export const ROUTE_MODULES: RouteModuleFactory[] = [
@@ -26,4 +27,5 @@ export const ROUTE_MODULES: RouteModuleFactory[] = [
   ingressModule,
   usageQueryModule,
   invoicesModule,
+  consoleModule,
 ];

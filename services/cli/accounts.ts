@@ -29,11 +29,20 @@ export function requireFlag(flags: Record<string, unknown>, name: string): strin
   return v;
 }
 
-/** `meterline accounts create --name N --email E --password P [--operator]` → {account_id, customer_id, user_id} */
+/**
+ * `meterline accounts create --name N --email E --password P [--operator]` → {account_id, customer_id, user_id};
+ * `--demo` (other flags optional) → the same plus demo data to explore the console with (services/console/demo.ts).
+ */
 export async function accountsCommand(args: string[]): Promise<number> {
   const [sub, ...rest] = args;
   if (sub !== 'create') throw new UsageError(sub ? `unknown subcommand "${sub}"` : 'missing subcommand');
-  const flags = parseFlags(rest, { strings: ['name', 'email', 'password'], booleans: ['operator'] });
+  const flags = parseFlags(rest, { strings: ['name', 'email', 'password'], booleans: ['operator', 'demo'] });
+  if (flags.demo === true) {
+    // An operator account with a meter, usage, a subscription and a card, made through the running api.
+    const { createDemoAccount } = await import('../console/demo.js');
+    const str = (k: string) => (typeof flags[k] === 'string' ? (flags[k] as string) : undefined);
+    return withControlPlane((pg, config) => createDemoAccount(pg, config, { name: str('name'), email: str('email'), password: str('password') }));
+  }
   const input = { name: requireFlag(flags, 'name'), email: requireFlag(flags, 'email'), password: requireFlag(flags, 'password'), operator: flags.operator === true };
   return withControlPlane((pg) => createAccount(pg, input));
 }

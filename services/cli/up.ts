@@ -5,6 +5,8 @@ import { ensureSecretFile } from '../../shared/secret.js';
 import { stackUp, stackDown, stackStatus } from '../../infra/stack/stack.js';
 import { ROLES } from '../roles.js';
 import { Supervisor } from './supervisor.js';
+import { firstRunLines } from '../console/first-run.js';
+import { consoleRedirectUri } from '../console/client.js';
 import { EXIT, printError, printResult } from './output.js';
 
 /**
@@ -55,12 +57,14 @@ export async function upCommand(): Promise<number> {
   }
   printResult({
     base_url: config.PUBLIC_BASE_URL,
+    console_url: consoleRedirectUri(config.PUBLIC_BASE_URL),
     listening: `http://${config.HOST}:${roles.api?.port ?? config.PORT}`,
     roles,
     servers: stack.servers,
     migrations,
   });
   log(`meterline is up at ${config.PUBLIC_BASE_URL} — Ctrl-C to stop`);
+  for (const line of await firstRunLines(config).catch((err) => [`(could not check for accounts: ${(err as Error).message})`])) log(line);
   await new Promise<never>(() => undefined); // run until a signal
   return EXIT.ok;
 }

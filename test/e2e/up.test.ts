@@ -1,5 +1,6 @@
 import t from 'tap';
-import { spawn } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
+import { promisify } from 'node:util';
 import { createInterface } from 'node:readline';
 import { repoPath } from '../../shared/paths.js';
 import { isolatedConfig, freePort, waitUntil } from '../fixtures/env.js';
@@ -18,21 +19,19 @@ function alive(pid: number): boolean {
 t.test('meterline up: roles, readiness, crash restart, clean SIGINT', async (t) => {
   const config = await isolatedConfig(t);
   const port = await freePort();
-  const child = spawn(process.execPath, [repoPath('bin/meterline.js'), 'up'], {
-    env: {
-      ...process.env,
-      DATABASE_URL: config.DATABASE_URL,
-      NATS_URL: config.NATS_URL,
-      CLICKHOUSE_URL: config.CLICKHOUSE_URL,
-      CLICKHOUSE_DATABASE: config.CLICKHOUSE_DATABASE,
-      NATS_NAMESPACE: config.NATS_NAMESPACE,
-      PORT: String(port),
-      LOG_LEVEL: 'warn',
-      // JetStream reserves a stream's byte cap up front: keep this run's USAGE stream small on the shared server.
-      USAGE_STREAM_MAX_BYTES: String(64 * 1024 * 1024),
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const env = {
+    ...process.env,
+    DATABASE_URL: config.DATABASE_URL,
+    NATS_URL: config.NATS_URL,
+    CLICKHOUSE_URL: config.CLICKHOUSE_URL,
+    CLICKHOUSE_DATABASE: config.CLICKHOUSE_DATABASE,
+    NATS_NAMESPACE: config.NATS_NAMESPACE,
+    PORT: String(port),
+    LOG_LEVEL: 'warn',
+    // JetStream reserves a stream's byte cap up front: keep this run's USAGE stream small on the shared server.
+    USAGE_STREAM_MAX_BYTES: String(64 * 1024 * 1024),
+  };
+  const child = spawn(process.execPath, [repoPath('bin/meterline.js'), 'up'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   const stderrLines: string[] = [];
   child.stdout.on('data', (d) => (stdout += d));
@@ -59,6 +58,13 @@ t.test('meterline up: roles, readiness, crash restart, clean SIGINT', async (t) 
 
   const ready = await fetch(`${started.base_url}/readyz`);
   t.equal(ready.status, 200);
+
+  // First run: the console's URL, and (no account yet) the one command that makes one — which works.
+  t.equal(started.console_url, `${started.base_url}/console`);
+  await waitUntil(() => stderrLines.some((l) => l.trim() === 'npx meterline accounts create --demo'), 'the first-run hint');
+  t.ok(stderrLines.includes(`console: ${started.base_url}/console`));
+  const demo = JSON.parse((await promisify(execFile)(process.execPath, [repoPath('bin/meterline.js'), 'accounts', 'create', '--demo'], { env })).stdout);
+  t.match(demo, { meter_id: /^mtr_/, subscription_id: /^sub_/, payment_method_id: /^pm_/, usage_records: 72, operator: true, console_url: `${started.base_url}/console`, email: /@example\.com$/ });
 
   const consumerPid = started.roles.consumer.pid as number;
   process.kill(consumerPid, 'SIGKILL');

@@ -1,0 +1,81 @@
+import { useEffect, useMemo, useState } from 'preact/hooks';
+import { App, type AppContext } from './ui/app-context.js';
+import { MeterPage, MetersPage } from './pages/meters.js';
+import { SubscriptionsPage } from './pages/subscriptions.js';
+import { InvoicePage, InvoicesPage, UpcomingInvoicePage } from './pages/invoices.js';
+import { PaymentMethodsPage } from './pages/payment-methods.js';
+import { WebhookPage, WebhooksPage } from './pages/webhooks.js';
+import { ProductsPage } from './pages/products.js';
+import type { ApiClient } from './lib/api.js';
+import type { TokenSession } from './lib/tokens.js';
+
+const NAV = [
+  ['/meters', 'Meters'],
+  ['/subscriptions', 'Subscriptions'],
+  ['/invoices', 'Invoices'],
+  ['/payment-methods', 'Payment methods'],
+  ['/webhooks', 'Webhooks'],
+  ['/products', 'Products'],
+] as const;
+
+const currentRoute = () => location.hash.replace(/^#/, '') || '/meters';
+
+function Page({ route }: { route: string }) {
+  const [, section, id, extra] = route.split('/');
+  switch (section) {
+    case 'meters':
+      return id ? <MeterPage id={id} /> : <MetersPage />;
+    case 'subscriptions':
+      return <SubscriptionsPage />;
+    case 'invoices':
+      if (id === 'upcoming' && extra) return <UpcomingInvoicePage subscriptionId={extra} />;
+      return id ? <InvoicePage id={id} /> : <InvoicesPage />;
+    case 'payment-methods':
+      return <PaymentMethodsPage />;
+    case 'webhooks':
+      return id ? <WebhookPage id={id} /> : <WebhooksPage />;
+    case 'products':
+      return <ProductsPage />;
+    default:
+      return (
+        <div class="error" role="alert">
+          <strong>There is no console page {route}.</strong> <a href="#/meters">Go to meters</a>
+        </div>
+      );
+  }
+}
+
+/** The signed-in console: navigation and the page the hash names. */
+export function Console({ api, session, onSignOut }: { api: ApiClient; session: TokenSession; onSignOut: () => void }) {
+  const [route, setRoute] = useState(currentRoute);
+  useEffect(() => {
+    const onHash = () => setRoute(currentRoute());
+    addEventListener('hashchange', onHash);
+    return () => removeEventListener('hashchange', onHash);
+  }, []);
+  const ctx = useMemo<AppContext>(() => ({ api, session, navigate: (r) => (location.hash = r) }), [api, session]);
+  const section = '/' + (route.split('/')[1] ?? '');
+  return (
+    <App.Provider value={ctx}>
+      <div class="layout">
+        <nav class="sidebar" aria-label="console">
+          <div class="brand">meterline</div>
+          {NAV.map(([path, label]) => (
+            <a key={path} href={`#${path}`} class={section === path ? 'current' : ''}>
+              {label}
+            </a>
+          ))}
+          <div class="who">
+            <span>scope: {session.scopes.join(' ')}</span>
+            <button type="button" class="link" onClick={onSignOut}>
+              Sign out
+            </button>
+          </div>
+        </nav>
+        <main>
+          <Page key={route} route={route} />
+        </main>
+      </div>
+    </App.Provider>
+  );
+}

@@ -1,0 +1,26 @@
+/** Display helpers. Amounts arrive from the API already exact; they are only formatted here. */
+
+import { minorUnits } from '../../../../../shared/money/currencies.js';
+
+/** Decimals the number needs (at most 9, the API's scale): 0.000000001 → 9, 12.5 → 1. */
+function decimalsOf(n: number): number {
+  for (let d = 0; d < 9; d++) if (Number(n.toFixed(d)) === n) return d;
+  return 9;
+}
+
+/** "1,234.50 USD", "1,234 JPY"; unit prices keep their decimals ("0.000000001 USD"), padded to the minor unit. */
+export function formatMoney(amount: number, currency: string): string {
+  const shown = Math.max(minorUnits(currency), decimalsOf(amount));
+  return `${amount.toLocaleString('en-US', { minimumFractionDigits: shown, maximumFractionDigits: shown })} ${currency}`;
+}
+
+export function formatNumber(value: number | null | undefined): string {
+  if (value === null || value === undefined) return '—';
+  return value.toLocaleString('en-US', { maximumFractionDigits: 9 });
+}
+
+/** "2026-11-23 14:05 UTC" */
+export function formatTime(iso: string | null | undefined): string {
+  if (!iso) return '—';
+  return `${iso.slice(0, 10)} ${iso.slice(11, 16)} UTC`;
+}

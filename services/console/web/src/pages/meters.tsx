@@ -1,0 +1,169 @@
+import { useState } from 'preact/hooks';
+import { useApp } from '../ui/app-context.js';
+import { useAction, useAsync } from '../ui/hooks.js';
+import { Badge, Empty, ErrorBox, formValues, Pager, Panel } from '../ui/components.js';
+import { UsageChart } from '../ui/usage-chart.js';
+import { formatTime } from '../lib/format.js';
+import type { ListPage } from '../lib/api.js';
+import type { Meter } from '../lib/types.js';
+
+const AGGREGATIONS: Record<Meter['type'], string[]> = {
+  counter: ['sum', 'count'],
+  gauge: ['last', 'max', 'min', 'avg'],
+  histogram: ['sum', 'count', 'min', 'max', 'avg', 'p50', 'p90', 'p95', 'p99'],
+};
+
+export function MetersPage() {
+  const { api, canWrite, navigate } = useApp();
+  const [status, setStatus] = useState('');
+  const [page, setPage] = useState(1);
+  const list = useAsync(() => api.get<ListPage<Meter>>('/v1/meters', { status, page, per_page: 20 }), [status, page]);
+  const toggle = useAction(async (m: Meter) => {
+    await api.patch(`/v1/meters/${m.id}`, { status: m.status === 'active' ? 'inactive' : 'active' });
+    list.reload();
+  });
+  return (
+    <>
+      <Panel
+        title="Meters"
+        actions={
+          <label>
+            Status{' '}
+            <select name="status" value={status} onChange={(e) => { setStatus((e.currentTarget as HTMLSelectElement).value); setPage(1); }}>
+              <option value="">all</option>
+              <option value="active">active</option>
+              <option value="inactive">inactive</option>
+            </select>
+          </label>
+        }
+      >
+        <ErrorBox error={list.error} onRetry={list.reload} />
+        <ErrorBox error={toggle.error} />
+        {list.data && list.data.data.length === 0 && <Empty>No meters{status ? ` with status ${status}` : ''} yet.</Empty>}
+        {list.data && list.data.data.length > 0 && (
+          <table class="list" data-testid="meters">
+            <thead>
+              <tr>
+                <th>name</th>
+                <th>unit</th>
+                <th>type · aggregation</th>
+                <th>status</th>
+                <th>created</th>
+                <th />
+              </tr>
+            </thead>
+            <tbody>
+              {list.data.data.map((m) => (
+                <tr key={m.id} data-meter-id={m.id}>
+                  <td>
+                    <a href={`#/meters/${m.id}`}>{m.name}</a>
+                    <div class="id">{m.id}</div>
+                  </td>
+                  <td>{m.unit}</td>
+                  <td>
+                    {m.type} · {m.aggregation}
+                  </td>
+                  <td>
+                    <Badge value={m.status} />
+                  </td>
+                  <td>{formatTime(m.created_at)}</td>
+                  <td class="actions">
+                    {canWrite && (
+                      <button type="button" disabled={toggle.busy} onClick={() => toggle.run(m)}>
+                        {m.status === 'active' ? 'Deactivate' : 'Activate'}
+                      </button>
+                    )}
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        )}
+        <Pager page={list.data?.pagination} onPage={setPage} />
+      </Panel>
+      {canWrite && <CreateMeter onCreated={(m) => navigate(`/meters/${m.id}`)} />}
+    </>
+  );
+}
+
+function CreateMeter({ onCreated }: { onCreated: (m: Meter) => void }) {
+  const { api } = useApp();
+  const [type, setType] = useState<Meter['type']>('counter');
+  const create = useAction(async (v: Record<string, string>) => onCreated(await api.post<Meter>('/v1/meters', { name: v.name, unit: v.unit, type: v.type, aggregation: v.aggregation })));
+  return (
+    <Panel title="Create a meter">
+      <form class="grid" onSubmit={(e) => void create.run(formValues(e))}>
+        <label>
+          Name <input name="name" required placeholder="API requests" />
+        </label>
+        <label>
+          Unit <input name="unit" required placeholder="requests" />
+        </label>
+        <label>
+          Type
+          <select name="type" value={type} onChange={(e) => setType((e.currentTarget as HTMLSelectElement).value as Meter['type'])}>
+            {Object.keys(AGGREGATIONS).map((t) => (
+              <option key={t} value={t}>{t}</option>
+            ))}
+          </select>
+        </label>
+        <label>
+          Aggregation
+          <select name="aggregation">
+            {AGGREGATIONS[type].map((a) => (
+              <option key={a} value={a}>{a}</option>
+            ))}
+          </select>
+        </label>
+        <button type="submit" disabled={create.busy}>
+          Create meter
+        </button>
+      </form>
+      <ErrorBox error={create.error} />
+    </Panel>
+  );
+}
+
+export function MeterPage({ id }: { id: string }) {
+  const { api, canWrite } = useApp();
+  const meter = useAsync(() => api.get<Meter>(`/v1/meters/${id}`), [id]);
+  const toggle = useAction(async (m: Meter) => {
+    await api.patch(`/v1/meters/${m.id}`, { status: m.status === 'active' ? 'inactive' : 'active' });
+    meter.reload();
+  });
+  const m = meter.data;
+  return (
+    <Panel
+      title={m ? `Meter: ${m.name}` : 'Meter'}
+      actions={
+        m &&
+        canWrite && (
+          <button type="button" disabled={toggle.busy} onClick={() => toggle.run(m)}>
+            {m.status === 'active' ? 'Deactivate' : 'Activate'}
+          </button>
+        )
+      }
+    >
+      <p>
+        <a href="#/meters">← all meters</a>
+      </p>
+      <ErrorBox error={meter.error} onRetry={meter.reload} />
+      <ErrorBox error={toggle.error} />
+      {m && (
+        <>
+          <dl class="facts">
+            <dt>id</dt>
+            <dd><code>{m.id}</code></dd>
+            <dt>status</dt>
+            <dd><Badge value={m.status} /></dd>
+            <dt>type</dt>
+            <dd>{m.type} · {m.aggregation}</dd>
+            <dt>unit</dt>
+            <dd>{m.unit}</dd>
+          </dl>
+          <UsageChart meter={m} />
+        </>
+      )}
+    </Panel>
+  );
+}
