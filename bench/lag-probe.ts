@@ -1,10 +1,12 @@
 /**
- * Ingest → queryable lag: while load runs, one record every `everyMs` (200) goes to a probe meter; ClickHouse
- * is polled every `pollMs` (100) for the probe ids it holds, by primary key (cheap next to the load).
- * Lag = first seen in ClickHouse − 202 received; the poll interval bounds the resolution (a lag is
+ * Ingest → visible-in-API lag: while load runs, one record every `everyMs` (200) goes to a probe meter, and
+ * `GET /v1/meters/{probe}/usage?window=none` is polled every `pollMs` (100) — the read path users see
+ * (rollups + unswept raw hours), not the raw table. The answer's `count` says how many probes are visible:
+ * when it first reaches k, the k-th acknowledged probe counts as visible (records become visible in about
+ * the order they were acknowledged; an out-of-order one shifts a lag to its neighbour, not the
+ * distribution). Lag = that moment − 202 received; the poll interval bounds the resolution (a lag is
  * over-estimated by at most pollMs).
  */
-import type { ClickHouseClient } from '@clickhouse/client';
 
 export interface LagSummary {
   probes: number;
@@ -25,7 +27,9 @@ export class LagProbe {
   private readonly t0 = Date.now();
   private readonly samples: { id: string; acked_at_s: number; lag_ms: number }[] = [];
   private pollErrors = 0;
-  private readonly seen = new Set<string>();
+  /** Acknowledged probes in the order their 202 arrived. */
+  private readonly ackOrder: string[] = [];
+  private visible = 0;
   private sendTimer: NodeJS.Timeout | undefined;
   private pollTimer: NodeJS.Timeout | undefined;
   private polling = false;
@@ -34,9 +38,6 @@ export class LagProbe {
   constructor(
     private readonly url: string,
     private readonly token: string,
-    private readonly accountId: string,
-    private readonly meterId: string,
-    private readonly ch: ClickHouseClient,
     private readonly prefix = `probe-${Date.now().toString(36)}`,
     private readonly everyMs = 200,
     private readonly pollMs = 100,
@@ -56,7 +57,10 @@ export class LagProbe {
         body: JSON.stringify({ id, value: 1, timestamp: new Date(Date.now() - 1000).toISOString() }),
       });
       await res.arrayBuffer();
-      if (res.status === 202) this.acked.set(id, Date.now());
+      if (res.status === 202) {
+        this.acked.set(id, Date.now());
+        this.ackOrder.push(id);
+      }
       else this.failures++;
     } catch {
       this.failures++;
@@ -64,25 +68,23 @@ export class LagProbe {
   }
 
   private async poll(): Promise<void> {
-    if (this.polling || this.acked.size === this.seen.size) return;
+    if (this.polling || this.acked.size === this.visible) return;
     this.polling = true;
     try {
-      // By primary-key prefix (account, meter): a few granules, not a scan of the millions of load rows.
-      const rs = await this.ch.query({
-        query: `SELECT record_id FROM usage_records WHERE account_id = '${this.accountId}' AND meter_id = '${this.meterId}'`,
-        format: 'JSONEachRow',
-      });
+      const res = await fetch(`${this.url}?window=none&start_date=${new Date(this.t0 - 86_400_000).toISOString().slice(0, 10)}`, { headers: { authorization: `Bearer ${this.token}` } });
+      const body = (await res.json()) as { count?: number };
+      if (res.status !== 200 || typeof body.count !== 'number') throw new Error(`GET usage ${res.status}`);
       const now = Date.now();
-      for (const { record_id } of await rs.json<{ record_id: string }>()) {
-        if (this.seen.has(record_id)) continue;
-        const acked = this.acked.get(record_id);
-        if (acked === undefined) continue; // its 202 is still on the way
-        this.seen.add(record_id);
+      // Only probes whose 202 has arrived can be matched; the rest are counted on a later poll.
+      const visible = Math.min(body.count, this.ackOrder.length);
+      for (; this.visible < visible; this.visible++) {
+        const id = this.ackOrder[this.visible]!;
+        const acked = this.acked.get(id)!;
         this.lags.push(now - acked);
-        this.samples.push({ id: record_id, acked_at_s: (acked - this.t0) / 1000, lag_ms: now - acked });
+        this.samples.push({ id, acked_at_s: (acked - this.t0) / 1000, lag_ms: now - acked });
       }
     } catch {
-      this.pollErrors++; // ClickHouse busy: the next poll catches up (and the lag shows it)
+      this.pollErrors++; // api or ClickHouse busy: the next poll catches up (and the lag shows it)
     } finally {
       this.polling = false;
     }
@@ -92,12 +94,12 @@ export class LagProbe {
   async stop(waitMs = 60_000): Promise<LagSummary> {
     clearInterval(this.sendTimer);
     const deadline = Date.now() + waitMs;
-    while (this.seen.size < this.acked.size && Date.now() < deadline) await new Promise((r) => setTimeout(r, this.pollMs));
+    while (this.visible < this.acked.size && Date.now() < deadline) await new Promise((r) => setTimeout(r, this.pollMs));
     clearInterval(this.pollTimer);
     const sorted = [...this.lags].sort((a, b) => a - b);
     const q = (p: number) => sorted[Math.min(sorted.length - 1, Math.ceil(p * sorted.length) - 1)] ?? NaN;
     const worst = [...this.samples].sort((a, b) => b.lag_ms - a.lag_ms).slice(0, 5);
-    return { probes: this.acked.size, seen: this.seen.size, p50_ms: q(0.5), p99_ms: q(0.99), max_ms: sorted[sorted.length - 1] ?? NaN, poll_ms: this.pollMs, poll_errors: this.pollErrors, worst };
+    return { probes: this.acked.size, seen: this.visible, p50_ms: q(0.5), p99_ms: q(0.99), max_ms: sorted[sorted.length - 1] ?? NaN, poll_ms: this.pollMs, poll_errors: this.pollErrors, worst };
   }
 
   get refused(): number {

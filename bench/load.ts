@@ -86,27 +86,35 @@ const UNIT_MS: Record<string, number> = { us: 0.001, ms: 1, s: 1000, m: 60_000 }
 const toMs = (v: string, unit: string) => Number(v) * UNIT_MS[unit]!;
 
 export function parseWrk(out: string, seconds: number): Omit<LoadResult, 'tool'> {
+  // Line by line with anchored patterns: the regex lint (test/unit/safe-regex.test.ts) wants every regex linear.
+  const lines = out.split('\n');
+  const find = (re: RegExp) => {
+    for (const line of lines) {
+      const m = re.exec(line);
+      if (m) return m;
+    }
+    return null;
+  };
   const num = (re: RegExp) => {
-    const m = re.exec(out);
+    const m = find(re);
     return m ? Number(m[1]) : 0;
   };
   const lat = (pct: string) => {
-    const m = new RegExp(`^\\s+${pct}%\\s+([\\d.]+)(us|ms|s|m)\\s*$`, 'm').exec(out);
+    const m = find(new RegExp(`^\\s+${pct}%\\s+([\\d.]+)(us|ms|s|m)\\s*$`));
     return m ? toMs(m[1]!, m[2]!) : NaN;
   };
-  const max = /Latency\s+\S+\s+\S+\s+([\d.]+)(us|ms|s|m)/.exec(out);
-  const requests = num(/(\d+) requests in/);
-  const duration = /requests in ([\d.]+)(s|m)/.exec(out);
-  const socket = /Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)/.exec(out);
+  const max = find(/^\s*Latency\s+\S+\s+\S+\s+([\d.]+)(us|ms|s|m)/);
+  const summary = find(/^\s*(\d+) requests in ([\d.]+)(s|m)/);
+  const socket = find(/^\s*Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)/);
   return {
-    requests,
-    requests_per_s: num(/Requests\/sec:\s+([\d.]+)/),
+    requests: summary ? Number(summary[1]) : 0,
+    requests_per_s: num(/^Requests\/sec:\s+([\d.]+)/),
     latency_p50_ms: lat('50'),
     latency_p99_ms: lat('99'),
     latency_max_ms: max ? toMs(max[1]!, max[2]!) : NaN,
-    non_2xx: num(/Non-2xx or 3xx responses: (\d+)/),
+    non_2xx: num(/^\s*Non-2xx or 3xx responses: (\d+)/),
     errors: socket ? socket.slice(1).reduce((s, x) => s + Number(x), 0) : 0,
-    duration_s: duration ? Number(duration[1]) * (duration[2] === 'm' ? 60 : 1) : seconds,
+    duration_s: summary ? Number(summary[2]) * (summary[3] === 'm' ? 60 : 1) : seconds,
   };
 }
 

@@ -1,3 +1,4 @@
+import type { WebhooksResult } from './phases/webhooks.js';
 /** The benchmark's result document and its table, with the DESIGN §11 goals checked. */
 import type { LoadResult } from './load.js';
 import type { LagSummary } from './lag-probe.js';
@@ -34,9 +35,10 @@ export interface BenchReport {
   phases: PhaseResult[];
   lag: (LagSummary & { probes_refused: number }) | undefined;
   count_check: { accepted: number; stored: number; exact: boolean; raw_rows: number; drain_seconds_after_load: number } | undefined;
-  /** One GET usage (day windows) over every record the run stored, timed alone (DESIGN §11: ≤ 200 ms over 10 M). */
-  usage_query?: { records: number; ms: number };
+  /** One GET usage (day windows, 30 days) over the reads meter, timed alone: median (`ms`) and max of 20 (DESIGN §11: ≤ 50 ms over 10 M). */
+  usage_query?: { records: number; ms: number; max_ms?: number; windows?: number; bulk_load?: { records: number; days: number; load_s: number; rollup_rebuild_s: number } };
   goals?: Goal[];
+  webhooks?: WebhooksResult;
 }
 
 export interface Goal {
@@ -61,17 +63,22 @@ export function goalsOf(r: BenchReport): Goal[] {
       goals.push({ goal: 'single p99 ≤ 25 ms', tool, measured: `${fmt(single.latency_p99_ms, 1)} ms`, met: single.latency_p99_ms <= 25 });
     }
     if (batched) goals.push({ goal: 'batched ≥ 1,000,000 records/s', tool, measured: fmt(batched.records_per_s), met: batched.records_per_s >= 1_000_000 });
-    for (const p of r.phases.filter((x) => x.tool === tool && x.goal_ratio !== undefined)) {
+    for (const p of r.phases.filter((x) => x.tool === tool && x.phase === 'get-usage')) {
+      // DESIGN §11: usage reads over 10 M records under load.
+      const over = p.usage_records !== undefined ? ` over ${fmt(p.usage_records)} records` : '';
+      goals.push({ goal: 'get-usage ≥ 2,000 req/s, p99 ≤ 100 ms', tool, measured: `${fmt(p.requests_per_s)} req/s, p99 ${fmt(p.latency_p99_ms, 1)} ms${over}`, met: p.requests_per_s >= 2_000 && p.latency_p99_ms <= 100 && (p.usage_records ?? 0) >= 10_000_000 });
+    }
+    for (const p of r.phases.filter((x) => x.tool === tool && x.goal_ratio !== undefined && x.phase !== 'get-usage')) {
       const rows = p.usage_records !== undefined ? ` over ${fmt(p.usage_records)} records` : '';
       goals.push({ goal: `${p.phase} ≥ 10k req/s`, tool, measured: `${fmt(p.requests_per_s)} (× ${fmt(p.goal_ratio!, 3)})${rows}`, met: p.requests_per_s >= CONTROL_READ_GOAL });
     }
   }
-  if (r.lag) goals.push({ goal: 'ingest → queryable p99 ≤ 2 s', tool: 'probe', measured: `${fmt(r.lag.p99_ms)} ms`, met: r.lag.p99_ms <= 2000 });
+  if (r.lag) goals.push({ goal: 'ingest → visible in GET usage p99 ≤ 2 s', tool: 'probe', measured: `${fmt(r.lag.p99_ms)} ms`, met: r.lag.p99_ms <= 2000 });
   if (r.usage_query) {
     // The goal speaks of 10 M records: a faster answer over fewer says nothing about it, a slower one fails it.
     const q = r.usage_query;
     const measured = `${fmt(q.ms)} ms over ${fmt(q.records)} records${q.records < 10_000_000 ? ' (goal needs 10 M)' : ''}`;
-    goals.push({ goal: 'usage query ≤ 200 ms (10 M records)', tool: 'alone', measured, met: q.ms <= 200 && q.records >= 10_000_000 });
+    goals.push({ goal: 'usage query ≤ 50 ms (10 M records)', tool: 'alone', measured, met: q.ms <= 50 && q.records >= 10_000_000 });
   }
   if (r.count_check) goals.push({ goal: 'ClickHouse count == accepted', tool: '—', measured: `${fmt(r.count_check.stored)} / ${fmt(r.count_check.accepted)}`, met: r.count_check.exact });
   return goals;

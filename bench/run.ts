@@ -30,6 +30,8 @@ import { createClickhouse } from '../shared/clients/clickhouse.js';
 import { createWorld, type BenchWorld } from './world.js';
 import { hasWrk, runAutocannon, runWrk, type LoadResult, type LoadSpec } from './load.js';
 import { LagProbe, type LagSummary } from './lag-probe.js';
+import { loadMeterDirect, timeQueryAlone } from './phases/usage-reads.js';
+import { runWebhooksPhase } from './phases/webhooks.js';
 import { CpuMeter } from './cpu.js';
 import { printReport, CONTROL_READ_GOAL, type PhaseResult, type BenchReport } from './report.js';
 
@@ -55,7 +57,7 @@ const opts = {
   /** Writes V8 CPU profiles of the api processes to bench/results/ (open in Chrome DevTools). */
   profile: flag('profile'),
   /** Comma-separated subset of ceiling,single,batched,get-product,get-usage (the count check always runs). */
-  phases: (process.argv[process.argv.indexOf('--phases') + 1] && process.argv.includes('--phases') ? process.argv[process.argv.indexOf('--phases') + 1]! : 'ceiling,single,batched,get-product,usage-query').split(','),
+  phases: (process.argv[process.argv.indexOf('--phases') + 1] && process.argv.includes('--phases') ? process.argv[process.argv.indexOf('--phases') + 1]! : 'ceiling,single,batched,get-product,usage-query,get-usage').split(','),
 };
 
 async function freePort(): Promise<number> {
@@ -239,7 +241,7 @@ async function main(): Promise<void> {
     };
 
     if (opts.phases.includes('ceiling')) await phase('ceiling', ceilingUrl, single, 1, auth);
-    const probe = new LagProbe(usageUrl.replace(world.meterId, world.probeMeterId), world.token, world.accountId, world.probeMeterId, ch);
+    const probe = new LagProbe(usageUrl.replace(world.meterId, world.probeMeterId), world.token);
     probe.start();
     // Diagnostic (opt-in): the same request to a meter that doesn't exist → 404 after the token check, body
     // read and JSON parse: the shared HTTP layer's cost without validation, NATS or the 202.
@@ -273,28 +275,28 @@ async function main(): Promise<void> {
     // slow answers as errors instead of measuring them.
     const readHeaders = { authorization: `Bearer ${world.token}` };
     if (opts.phases.includes('get-product')) await phase('get-product', `http://127.0.0.1:${apiPort}/v1/products/${world.productId}`, '', 0, readHeaders, 'GET', { timeoutSeconds: 30 });
-    // A usage query scans the meter's records (seconds over millions on ClickHouse 18.16), so the default run
-    // times one alone; the load phase `get-usage` is opt-in: under 64 connections it queues minutes of queries.
-    if (opts.phases.includes('usage-query')) {
-      const t0 = performance.now();
-      const res = await fetch(`${usageUrl}?window=day`, { headers: readHeaders, signal: AbortSignal.timeout(120_000) });
-      const ms = Math.round(performance.now() - t0);
-      if (res.status !== 200) throw new Error(`GET usage: ${res.status} ${await res.text()}`);
-      report.usage_query = { records: Number(((await res.json()) as { count: number }).count), ms };
-      log(`usage query alone: ${ms} ms over ${report.usage_query.records} records`);
+    // Usage reads (issue 10): a meter with --reads-records (10 M) over 30 days, loaded straight into
+    // ClickHouse (bench/phases/usage-reads.ts says how and why), read with day windows over those 30 days.
+    if (opts.phases.includes('usage-query') || opts.phases.includes('get-usage')) {
+      const days = 30;
+      const load = await loadMeterDirect(ch, world.config.CLICKHOUSE_DATABASE, world.accountId, world.readsMeterId, arg('reads-records', 10_000_000), days);
+      log(`usage reads: loaded ${load.records} records straight into ClickHouse in ${load.load_s} s, rollups rebuilt in ${load.rollup_rebuild_s} s`);
+      const today = new Date().toISOString().slice(0, 10);
+      const url = `${usageUrl.replace(world.meterId, world.readsMeterId)}?window=day&start_date=${new Date(Date.now() - days * 86_400_000).toISOString().slice(0, 10)}&end_date=${today}`;
+      const alone = await timeQueryAlone(url, readHeaders);
+      report.usage_query = { ...alone, ms: alone.median_ms, bulk_load: load };
+      log(`usage query alone: median ${alone.median_ms} ms, max ${alone.max_ms} ms over ${alone.records} records (${alone.windows} day windows)`);
+      if (opts.phases.includes('get-usage')) {
+        await phase('get-usage', url, '', 0, readHeaders, 'GET', { timeoutSeconds: 30, extra: async () => ({ usage_records: alone.records, usage_query_alone_ms: alone.median_ms }) });
+      }
     }
-    if (opts.phases.includes('get-usage')) {
-      const url = `${usageUrl}?window=day`;
-      const alone = async (): Promise<Partial<PhaseResult>> => {
-        await sleep(2000); // let queries left over from the previous run finish
-        const t0 = performance.now();
-        const res = await fetch(url, { headers: readHeaders });
-        const ms = performance.now() - t0;
-        if (res.status !== 200) throw new Error(`GET usage: ${res.status} ${await res.text()}`);
-        const count = Number(((await res.json()) as { count: number }).count);
-        return { usage_records: count, usage_raw_rows: raw, usage_query_alone_ms: Math.round(ms) };
-      };
-      await phase('get-usage', url, '', 0, readHeaders, 'GET', { timeoutSeconds: 30, extra: alone });
+
+    // Webhook delivery (bench/phases/webhooks.ts): opt-in, `--phases webhooks`.
+    if (opts.phases.includes('webhooks')) {
+      report.webhooks = await runWebhooksPhase({
+        world, log, launch: (name, args, env) => launch(name, args, env), dispatcherProcs: arg('dispatcher-procs', 1),
+        burstEvents: arg('webhook-burst-events', 500), steadyEventsPerS: arg('webhook-events-per-s', 20), steadySeconds: arg('webhook-steady-seconds', 10),
+      });
     }
 
     const file = `${resultsDir}/${runId}.json`;

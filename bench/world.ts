@@ -26,6 +26,8 @@ export interface BenchWorld {
   token: string;
   meterId: string;
   probeMeterId: string;
+  /** The usage-read phases' meter (10 M records loaded straight into ClickHouse). */
+  readsMeterId: string;
   /** A catalog product for the GET /v1/products/{id} phase. */
   productId: string;
   drop(): Promise<void>;
@@ -75,10 +77,11 @@ async function populate(name: string, config: Config, env: Record<string, string
   };
   const meterId = await meter('bench load');
   const probeMeterId = await meter('bench lag probe');
+  const readsMeterId = await meter('bench usage reads');
   // Products are the deployment's catalog (POST is admin-only); the store's insert is what that route runs.
   const product = await insertProduct(pool, { name: 'Benchmark plan', price: '10.00', currency: 'USD', pricing: 'flat' });
   await pool.end();
   await nc.close();
 
-  return { name, config, env, accountId: ids.account_id, token, meterId, probeMeterId, productId: product.id, drop };
+  return { name, config, env, accountId: ids.account_id, token, meterId, probeMeterId, readsMeterId, productId: product.id, drop };
 }

@@ -5,7 +5,8 @@ import { createAuthenticator } from './api/authenticator.js';
 import { createConsumerService } from './consumer/service.js';
 import { UsageConsumer } from './consumer/usage-consumer.js';
 import { createDispatcherService } from './dispatcher/service.js';
-import { createOutboxRelay } from './dispatcher/outbox-relay.js';
+import { createDispatcherParts } from './dispatcher/components.js';
+import { UsageEventEmitter } from './consumer/usage-events.js';
 import { createBillingService } from './billing/service.js';
 
 export const ROLES = ['api', 'consumer', 'dispatcher', 'billing'] as const;
@@ -15,10 +16,12 @@ export async function createRole(role: Role, infra: Infra): Promise<Service> {
   switch (role) {
     case 'api':
       return new ApiService(infra, undefined, await createAuthenticator(infra));
-    case 'consumer':
-      return createConsumerService(infra, [new UsageConsumer(infra)]);
+    case 'consumer': {
+      const usageEvents = new UsageEventEmitter(infra);
+      return createConsumerService(infra, [usageEvents, new UsageConsumer(infra, { afterInsert: usageEvents.afterInsert })]);
+    }
     case 'dispatcher':
-      return createDispatcherService(infra, [createOutboxRelay(infra)]);
+      return createDispatcherService(infra, createDispatcherParts(infra).components);
     case 'billing':
       return createBillingService(infra);
   }

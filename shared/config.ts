@@ -9,6 +9,8 @@ export class ConfigError extends Error {
   }
 }
 
+import { stripTrailing } from './strings.js';
+
 type Env = Record<string, string | undefined>;
 type Parser<T> = (raw: string) => T; // throws Error(message) on a bad value
 
@@ -43,7 +45,7 @@ const url = (protocols: string[]): Parser<string> => (raw) => {
   if (!protocols.includes(u.protocol.replace(/:$/, ''))) {
     throw new Error(`must use ${protocols.map((p) => p + '://').join(' or ')}, got "${u.protocol}//"`);
   }
-  return raw.replace(/\/+$/, '');
+  return stripTrailing(raw, '/');
 };
 
 const oneOf = <T extends string>(values: readonly T[]): Parser<T> => (raw) => {
@@ -94,6 +96,8 @@ export interface Config {
    * card fingerprints, CSRF tokens. `meterline up` and `npm test` create one under .data/ when unset.
    */
   SECRET_KEY: Buffer;
+  /** log2 of scrypt's cost N for new password hashes (17 = OWASP's 2^17); tests lower it for speed. */
+  PASSWORD_SCRYPT_LOG2_N: number;
 }
 
 const SPEC: { [K in keyof Config]: VarSpec<Config[K]> } = {
@@ -123,6 +127,7 @@ const SPEC: { [K in keyof Config]: VarSpec<Config[K]> } = {
     describe: 'byte cap of the USAGE stream',
   },
   SECRET_KEY: { parse: secretKey, describe: 'at least 32 random bytes, hex or base64' },
+  PASSWORD_SCRYPT_LOG2_N: { parse: int(10, 20), default: 17, describe: 'log2 of the scrypt cost of new password hashes' },
 };
 
 export const CONFIG_VARIABLES = Object.keys(SPEC) as (keyof Config)[];

@@ -68,7 +68,7 @@ export async function migrateClickhouse(url: string, database: string): Promise<
       const statements = m.sql
         .replace(/\{database\}/g, database)
         .split(/;\s*(?:\n|$)/)
-        .map((s) => s.replace(/^\s*--.*$/gm, '').trim())
+        .map((s) => s.replace(/^[ \t]*--.*$/gm, '').trim())
         .filter(Boolean);
       for (const query of statements) {
         try {
@@ -138,7 +138,7 @@ export async function ensureNatsTopology(nc: NatsConnection, names: NatsNames, u
     }
   }
   const kvm = new Kvm(nc);
-  for (const bucket of [names.meterBucket, names.revocationBucket]) {
+  for (const bucket of names.kvBuckets) {
     await kvm.create(bucket, { history: 1, storage: StorageType.File });
   }
   return changed;

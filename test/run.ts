@@ -41,6 +41,9 @@ async function main(): Promise<number> {
     CLICKHOUSE_URL: stack.clickhouseUrl,
     LOG_LEVEL: process.env.LOG_LEVEL ?? 'silent',
     SECRET_KEY: process.env.SECRET_KEY || randomBytes(32).toString('hex'),
+    // Production hashes passwords at scrypt N = 2^17 (test/unit/password-cost.test.ts checks that default);
+    // the suite creates hundreds of accounts, so its own processes use 2^12.
+    PASSWORD_SCRYPT_LOG2_N: process.env.PASSWORD_SCRYPT_LOG2_N ?? '12',
   };
   let totals: { pass: number; fail: number } | undefined;
   const code = await new Promise<number>((resolve) => {

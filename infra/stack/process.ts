@@ -43,7 +43,7 @@ export function tailFile(file: string, lines = LOG_TAIL_LINES, from = 0): string
     if (size <= start) return '';
     const buf = Buffer.alloc(size - start);
     readSync(fd, buf, 0, buf.length, start);
-    const all = buf.toString('utf8').replace(/\s+$/, '').split('\n');
+    const all = buf.toString('utf8').trimEnd().split('\n');
     return all.slice(-lines).join('\n');
   } finally {
     closeSync(fd);

@@ -1,7 +1,7 @@
 import type { Infra } from '../../shared/infra.js';
 import type { Authenticator } from '../../shared/auth/types.js';
 import { PgIdempotencyStore } from '../../shared/http/idempotency.js';
-import { authenticate, idempotency, mapErrorsToProblems, parseBody, validateInput, type RequestStep } from '../../shared/http/pipeline.js';
+import { authenticate, idempotency, mapErrorsToProblems, parseBody, rejectNulInUrl, validateInput, type RequestStep } from '../../shared/http/pipeline.js';
 
 /**
  * Every api request passes these steps, in this order, before its handler runs (the server has already
@@ -13,6 +13,8 @@ export function apiPipeline(infra: Infra, authenticator: Authenticator): Request
     mapErrorsToProblems(infra.log),
     // Before the body is looked at: a caller without a token learns nothing about the payload's validity.
     authenticate(authenticator),
+    // A NUL in an id or a query value: 404/422 here, never a failed Postgres query (500).
+    rejectNulInUrl(),
     // JSON (or form) → ctx.body; 400 malformed_json, 413 while streaming.
     parseBody(),
     // Wraps validation and the handler, so a 422 or a 201 replays byte for byte for the same key.

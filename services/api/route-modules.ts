@@ -8,6 +8,7 @@ import { openApiModule } from '../control/openapi/module.js';
 import { billingModule } from '../control/billing/module.js';
 import { paymentMethodsModule } from '../control/payment-methods/module.js';
 import { webhooksModule } from '../control/webhooks/module.js';
+import { eventsModule } from '../control/events/module.js';
 import { ingressModule } from '../ingress/module.js';
 import { usageQueryModule } from '../control/usage/module.js';
 import { invoicesModule } from '../control/invoices/module.js';
@@ -24,6 +25,7 @@ export const ROUTE_MODULES: RouteModuleFactory[] = [
   billingModule,
   paymentMethodsModule,
   webhooksModule,
+  eventsModule,
   ingressModule,
   usageQueryModule,
   invoicesModule,

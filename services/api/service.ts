@@ -1,13 +1,15 @@
 import type { Service, HealthReport } from '../../shared/service.js';
 import { once } from '../../shared/service.js';
 import { HttpServer } from '../../shared/http/server.js';
-import { probeDependencies, type Infra } from '../../shared/infra.js';
+import { probeDependencies, type Infra, type ServerName } from '../../shared/infra.js';
 import type { Authenticator } from '../../shared/auth/types.js';
 import { UnauthorizedError } from '../../shared/errors.js';
 import { registerSystemRoutes } from './system-routes.js';
 import type { ApiDeps, RouteModule, RouteModuleFactory } from '../../shared/http/route.js';
 import { apiPipeline } from './pipeline.js';
 import { ROUTE_MODULES } from './route-modules.js';
+
+const READINESS_TTL_MS = 1_000;
 
 const NO_AUTH: Authenticator = {
   authenticate() {
@@ -21,6 +23,7 @@ export class ApiService implements Service {
   readonly server: HttpServer;
   private modules: RouteModule[] = [];
   private started = false;
+  private readiness: { at: number; report: Promise<HealthReport> } | undefined;
 
   constructor(
     private readonly infra: Infra,
@@ -58,8 +61,21 @@ export class ApiService implements Service {
     this.started = false;
   });
 
-  async health(): Promise<HealthReport> {
-    const report = await probeDependencies(this.infra);
+  /**
+   * Readiness. The servers that count are the ones this process's routes can't serve without: ingress
+   * needs only NATS; the control plane needs Postgres and NATS (meter registry), and ClickHouse only for
+   * usage queries — which answer 503 on their own — so a ClickHouse outage doesn't pull ingest (or the
+   * rest of the control plane) out of a load balancer. One probe serves every caller for READINESS_TTL_MS:
+   * /readyz is unauthenticated and must not turn into a probe of every server per hit.
+   */
+  health(): Promise<HealthReport> {
+    if (!this.readiness || Date.now() - this.readiness.at > READINESS_TTL_MS) this.readiness = { at: Date.now(), report: this.probe() };
+    return this.readiness.report;
+  }
+
+  private async probe(): Promise<HealthReport> {
+    const required: ServerName[] = this.infra.config.API_ROUTES === 'ingress' ? ['nats'] : ['postgres', 'nats'];
+    const report = await probeDependencies(this.infra, required);
     for (const mod of this.modules) {
       if (!mod.health) continue;
       const h = await mod.health();

@@ -1,6 +1,7 @@
 import { parseConfig, type Config } from '../../shared/config.js';
 import { createPgPool, type PgPool } from '../../shared/clients/postgres.js';
 import { DomainError } from '../../shared/errors.js';
+import { setPasswordCost } from '../../shared/auth/password.js';
 import { createAccount } from '../control/accounts/store.js';
 import { stackEnv } from './env.js';
 import { EXIT, parseFlags, printError, printResult, UsageError } from './output.js';
@@ -9,6 +10,7 @@ import { EXIT, parseFlags, printError, printResult, UsageError } from './output.
 export async function withControlPlane(fn: (pg: PgPool, config: Config) => Promise<unknown>): Promise<number> {
   const config = parseConfig(await stackEnv({ launch: false }));
   const pg = createPgPool(config.DATABASE_URL, 2);
+  setPasswordCost(config.PASSWORD_SCRYPT_LOG2_N);
   try {
     printResult(await fn(pg, config));
     return EXIT.ok;

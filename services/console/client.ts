@@ -1,5 +1,6 @@
 import type { PgPool } from '../../shared/clients/postgres.js';
 import { redirectUriProblem } from '../control/accounts/clients.js';
+import { stripTrailing } from '../../shared/strings.js';
 
 /** The console's OAuth client id: fixed, so the SPA needs no per-deployment value beyond its redirect URI. */
 export const CONSOLE_CLIENT_ID = 'cli_console';
@@ -7,7 +8,7 @@ export const CONSOLE_CLIENT_NAME = 'meterline console';
 
 /** Where the authorization server sends the browser back: the console page itself. */
 export function consoleRedirectUri(publicBaseUrl: string): string {
-  return `${publicBaseUrl.replace(/\/+$/, '')}/console`;
+  return `${stripTrailing(publicBaseUrl, '/')}/console`;
 }
 
 /**

@@ -6,6 +6,7 @@ import { issueAccessToken } from '../../shared/auth/access-tokens.js';
 import { UnavailableError } from '../../shared/errors.js';
 import { createAccount, type CreatedAccount } from '../control/accounts/store.js';
 import { CONSOLE_CLIENT_ID, registerConsoleClient } from './client.js';
+import { stripTrailing } from '../../shared/strings.js';
 
 export interface DemoAccount extends CreatedAccount {
   email: string;
@@ -42,7 +43,7 @@ export function demoUsage(meterId: string, now = Date.now()): { value: number; t
  * five-minute token of the console's client; so `npm start` must be running.
  */
 export async function createDemoAccount(pg: PgPool, config: Config, opts: { name?: string; email?: string; password?: string } = {}): Promise<DemoAccount> {
-  const base = config.PUBLIC_BASE_URL.replace(/\/+$/, '');
+  const base = stripTrailing(config.PUBLIC_BASE_URL, '/');
   await get(base, '/healthz'); // before creating anything: is the api there?
   const email = opts.email ?? `demo-${randomBytes(3).toString('hex')}@example.com`;
   const password = opts.password ?? randomBytes(12).toString('base64url');

@@ -3,8 +3,11 @@ import { AckPolicy, DeliverPolicy, jetstream, jetstreamManager, type ConsumerCon
 import { createClient, ClickHouseLogLevel, type ClickHouseClient } from '@clickhouse/client';
 import type { Infra } from '../../shared/infra.js';
 import { HDR_COUNT, HDR_DEADLINE, HDR_FORMAT, HDR_VOID, USAGE_COLUMNS, USAGE_TABLE, WIRE_FORMAT } from '../../shared/usage/wire.js';
+import { mayBeSwept, recomputeHours, type HourKeys } from '../../shared/usage/rollups.js';
+import { scanRows, type TouchedHours } from '../../shared/usage/row-scan.js';
 import type { Component } from '../role.js';
 import { isDataError, describeInsertError } from './insert-errors.js';
+import { RollupSweeper } from './rollup-sweeper.js';
 
 /** Tunables of the USAGE → ClickHouse pipeline; tests shrink some of them. */
 export interface UsageConsumerOptions {
@@ -31,6 +34,10 @@ export interface UsageConsumerOptions {
   /** nak delays: base × 2^(delivery − 1), capped. */
   backoffBaseMs: number;
   backoffMaxMs: number;
+  /** How often the rollup sweeper looks for closed hours to roll up. */
+  sweepIntervalMs: number;
+  /** Called with messages whose rows were just inserted, before they are acked; a throw naks them. */
+  afterInsert?: (msgs: JsMsg[]) => Promise<void>;
 }
 
 export const DEFAULT_CONSUMER_OPTIONS: UsageConsumerOptions = {
@@ -43,10 +50,19 @@ export const DEFAULT_CONSUMER_OPTIONS: UsageConsumerOptions = {
   ackWaitMs: 20_000,
   backoffBaseMs: 250,
   backoffMaxMs: 10_000,
+  sweepIntervalMs: 2_000,
 };
+
+/** The account a message's subject names and the (meter, hour) pairs its rows touch. */
+interface MessageRows {
+  accountId: string;
+  touched: TouchedHours;
+}
 
 interface Batch {
   msgs: JsMsg[];
+  /** Parallel to msgs. */
+  rowsOf: MessageRows[];
   chunks: Uint8Array[];
   rows: number;
   bytes: number;
@@ -76,6 +92,8 @@ export class UsageConsumer implements Component {
   private readonly outcomes;
   private readonly insertSeconds;
   private readonly lagSeconds;
+  private readonly sweeper: RollupSweeper;
+  private readonly subjectPrefix: string;
 
   constructor(
     private readonly infra: Infra,
@@ -90,6 +108,8 @@ export class UsageConsumer implements Component {
       max_open_connections: this.opts.maxConcurrentInserts + 1,
       log: { level: ClickHouseLogLevel.OFF },
     });
+    this.sweeper = new RollupSweeper(this.ch, infra.config.CLICKHOUSE_DATABASE, infra.log, this.opts.sweepIntervalMs);
+    this.subjectPrefix = infra.natsNames.usageSubject('');
     const m = infra.metrics;
     this.rowsInserted = m.counter('meterline_usage_rows_inserted_total', 'Usage rows inserted into ClickHouse (redeliveries included)');
     this.outcomes = m.counter('meterline_usage_consumer_messages_total', 'USAGE messages by outcome', ['outcome']);
@@ -134,6 +154,7 @@ export class UsageConsumer implements Component {
       this.lastError = (err as Error).message;
       this.infra.log.error({ err }, 'usage consumer loop failed');
     });
+    this.sweeper.start();
     this.infra.log.info({ stream: names.usageStream, durable: names.usageConsumer }, 'usage consumer started');
   }
 
@@ -156,6 +177,11 @@ export class UsageConsumer implements Component {
     if (!Number.isInteger(count) || count < 1) return this.poison(m, `bad ${HDR_COUNT} header`);
     if (!Number.isFinite(deadline)) return this.poison(m, `bad ${HDR_DEADLINE} header`);
     if (data.length === 0 || data[data.length - 1] !== 0x0a) return this.poison(m, 'payload is not newline-terminated rows');
+    if (!m.subject.startsWith(this.subjectPrefix)) return this.poison(m, `subject ${m.subject} names no account`);
+    const rows: MessageRows = { accountId: m.subject.slice(this.subjectPrefix.length), touched: new Map() };
+    // A row may only write the account its subject names: whoever can publish to usage.<account> can't forge another's usage.
+    const bad = scanRows(data, rows.accountId, rows.touched);
+    if (bad) return this.poison(m, bad);
     const storedMs = Math.floor(m.info.timestampNanos / 1e6);
     if (storedMs > deadline) {
       // The ingress stopped waiting for this message and answered 503: it must not count.
@@ -168,6 +194,7 @@ export class UsageConsumer implements Component {
     if (b.msgs.length > 0 && (b.rows + count > this.opts.maxRows || b.bytes + data.length > this.opts.maxBytes)) await this.flush();
     const nb = this.batch;
     nb.msgs.push(m);
+    nb.rowsOf.push(rows);
     nb.chunks.push(data);
     nb.rows += count;
     nb.bytes += data.length;
@@ -201,10 +228,36 @@ export class UsageConsumer implements Component {
     });
   }
 
+  /**
+   * Rollups of the hours these rows touched that a sweep may already have rolled up: recomputed now, so
+   * late records are visible at once. The others are rolled up by the sweep when it comes; until then
+   * readers take them raw.
+   */
+  private async recomputeClosedHours(rows: MessageRows[]): Promise<void> {
+    const now = Date.now();
+    const keys = new Map<string, HourKeys & { hours: Set<number> }>();
+    for (const { accountId, touched } of rows) {
+      for (const [meterId, hours] of touched) {
+        for (const h of hours) {
+          if (!mayBeSwept(h, now)) continue;
+          const k = `${accountId}\u0000${meterId}`;
+          let e = keys.get(k);
+          if (!e) keys.set(k, (e = { accountId, meterId, hours: new Set() }));
+          e.hours.add(h);
+        }
+      }
+    }
+    if (keys.size) await recomputeHours(this.ch, this.infra.config.CLICKHOUSE_DATABASE, [...keys.values()]);
+  }
+
   private async insertBatch(b: Batch): Promise<void> {
     const started = performance.now();
     try {
       await this.insert(b.chunks);
+      await this.recomputeClosedHours(b.rowsOf);
+      // ── The batch is durably inserted (raw rows and the rollups of the closed hours it touched). Work that
+      // must follow a successful insert goes here, before the acks. ──
+      await this.opts.afterInsert?.(b.msgs);
       const seconds = (performance.now() - started) / 1000;
       this.insertSeconds.observe(seconds);
       this.acked(b.msgs, b.rows);
@@ -214,7 +267,7 @@ export class UsageConsumer implements Component {
       this.lastError = describeInsertError(err);
       if (isDataError(err)) {
         this.infra.log.warn({ err: this.lastError, messages: b.msgs.length }, 'usage insert rejected its data; isolating the bad messages');
-        await this.isolate(b.msgs);
+        await this.isolate(b.msgs, b.rowsOf);
       } else {
         this.infra.log.warn({ err: this.lastError, messages: b.msgs.length, rows: b.rows }, 'usage insert failed; messages will be redelivered');
         for (const m of b.msgs) this.nak(m);
@@ -223,10 +276,13 @@ export class UsageConsumer implements Component {
   }
 
   /** One INSERT per message: the ones ClickHouse refuses for their content are terminated. */
-  private async isolate(msgs: JsMsg[]): Promise<void> {
-    for (const m of msgs) {
+  private async isolate(msgs: JsMsg[], rows: MessageRows[]): Promise<void> {
+    for (const [i, m] of msgs.entries()) {
       try {
         await this.insert([m.data]);
+        await this.recomputeClosedHours([rows[i]!]);
+        // The message is durably inserted (as in insertBatch).
+        await this.opts.afterInsert?.([m]);
         this.acked([m], Number(m.headers?.get(HDR_COUNT)));
       } catch (err) {
         if (isDataError(err)) this.poison(m, describeInsertError(err));
@@ -259,15 +315,18 @@ export class UsageConsumer implements Component {
     await this.loop;
     await this.flush();
     while (this.inserts.size) await Promise.allSettled([...this.inserts]);
+    await this.sweeper.stop();
     await this.ch.close();
   }
 
   async health(): Promise<{ ok: boolean; detail?: string }> {
     if (!this.messages || this.stopping) return { ok: false, detail: 'not consuming' };
-    return this.lastError ? { ok: false, detail: `last insert failed: ${this.lastError}` } : { ok: true };
+    if (this.lastError) return { ok: false, detail: `last insert failed: ${this.lastError}` };
+    const sweep = this.sweeper.problem();
+    return sweep ? { ok: false, detail: `rollup sweeps failing for over a minute: ${sweep}` } : { ok: true };
   }
 }
 
 function emptyBatch(): Batch {
-  return { msgs: [], chunks: [], rows: 0, bytes: 0, timer: undefined };
+  return { msgs: [], rowsOf: [], chunks: [], rows: 0, bytes: 0, timer: undefined };
 }

@@ -4,6 +4,7 @@ import type { Infra } from '../../shared/infra.js';
 import { withTransaction } from '../../shared/clients/postgres.js';
 import type { Component } from '../role.js';
 import type { EventEnvelope } from '../control/events/outbox.js';
+import { customerEvent } from '../control/events/payload.js';
 
 /**
  * Outbox relay: moves committed control-plane events from Postgres (outbox_events, written in the same
@@ -39,7 +40,7 @@ interface OutboxRow {
 
 /** The bytes on the EVENTS stream: the customer payload `{id, type, data, created_at}` plus `account_id` for routing. */
 export function eventPayload(r: OutboxRow): EventEnvelope {
-  return { id: r.id, type: r.type, data: r.data, created_at: r.created_at.toISOString(), account_id: r.account_id };
+  return { ...customerEvent(r), account_id: r.account_id };
 }
 
 export class OutboxRelay implements Component {

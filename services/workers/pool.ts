@@ -2,6 +2,7 @@ import { availableParallelism } from 'node:os';
 import { Piscina } from 'piscina';
 import { UnavailableError } from '../../shared/errors.js';
 import type { InvoicePdfTask } from './invoice-pdf.js';
+import type { SignatureRequest, SignatureResult } from './webhook-signatures.js';
 
 /**
  * piscina pools for CPU-bound work kept off the event loop (DESIGN §2: PDF rendering, signatures).
@@ -42,4 +43,9 @@ export async function runPooled<Task, Result>(pool: Piscina<Task, Result>, task:
 /** The invoice PDF renderer (services/workers/invoice-pdf.ts); it returns the PDF's bytes. */
 export function createInvoicePdfPool(opts?: WorkerPoolOptions): Piscina<InvoicePdfTask, Uint8Array> {
   return createWorkerPool<InvoicePdfTask, Uint8Array>(new URL('./invoice-pdf.js', import.meta.url), opts);
+}
+
+/** Webhook request signatures (services/workers/webhook-signatures.ts), many requests per task. */
+export function createWebhookSignaturePool(opts?: WorkerPoolOptions): Piscina<SignatureRequest[], SignatureResult[]> {
+  return createWorkerPool<SignatureRequest[], SignatureResult[]>(new URL('./webhook-signatures.js', import.meta.url), opts);
 }

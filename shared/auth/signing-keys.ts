@@ -4,6 +4,8 @@ import { deriveKey, seal, unseal } from '../secret.js';
 import { newId } from '../ids.js';
 
 export const JWT_ALG = 'EdDSA';
+/** How long a published key set is served from memory; a future key rotation publishes a key this long before signing with it. */
+const JWKS_TTL_MS = 60_000;
 
 export interface ActiveKey {
   kid: string;
@@ -18,6 +20,7 @@ export class SigningKeys {
   private publicKeys = new Map<string, CryptoKey>();
   private active: ActiveKey | undefined;
   private lastReload = 0;
+  private jwksCache: { at: number; keys: Promise<JWK[]> } | undefined;
   private readonly sealKey: Buffer;
 
   constructor(
@@ -64,9 +67,16 @@ export class SigningKeys {
     return this.publicKeys.get(kid);
   }
 
+  /**
+   * The published key set, from memory: the endpoint is unauthenticated, so a request must not cost a
+   * Postgres query. Re-read at most once per JWKS_TTL_MS, one read shared by concurrent callers.
+   */
   async jwks(): Promise<{ keys: JWK[] }> {
-    const rows = (await this.pg.query<{ public_jwk: JWK }>('SELECT public_jwk FROM signing_keys WHERE retired_at IS NULL ORDER BY created_at DESC')).rows;
-    return { keys: rows.map((r) => r.public_jwk) };
+    if (!this.jwksCache || Date.now() - this.jwksCache.at > JWKS_TTL_MS) {
+      this.jwksCache = { at: Date.now(), keys: this.pg.query<{ public_jwk: JWK }>('SELECT public_jwk FROM signing_keys WHERE retired_at IS NULL ORDER BY created_at DESC').then((r) => r.rows.map((row) => row.public_jwk)) };
+      this.jwksCache.keys.catch(() => (this.jwksCache = undefined));
+    }
+    return { keys: await this.jwksCache.keys };
   }
 }
 

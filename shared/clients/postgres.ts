@@ -6,11 +6,29 @@ pg.types.setTypeParser(pg.types.builtins.INT8, (v) => Number(v));
 export type PgPool = pg.Pool;
 export type PgClient = pg.PoolClient;
 
+/** No statement runs longer: a stuck query must not hold a pool connection (and a request) forever. */
+export const STATEMENT_TIMEOUT_MS = 30_000;
+
 export function createPgPool(url: string, max = 10): pg.Pool {
-  const pool = new pg.Pool({ connectionString: url, max, idleTimeoutMillis: 30_000, connectionTimeoutMillis: 5_000 });
+  const pool = new pg.Pool({ connectionString: url, max, idleTimeoutMillis: 30_000, connectionTimeoutMillis: 5_000, statement_timeout: STATEMENT_TIMEOUT_MS });
   // An idle client losing its server must not crash the process; the next query reconnects.
   pool.on('error', () => undefined);
   return pool;
+}
+
+const UNAVAILABLE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', '57P01', '57P02', '57P03', '57014', '53300']);
+
+/**
+ * Whether `err` means Postgres is unreachable or refused to work right now (connection refused or lost,
+ * shutting down, too many connections, statement timeout) rather than that the request was wrong: the
+ * caller should retry later (503), not see a 500.
+ */
+export function isPostgresUnavailable(err: unknown): boolean {
+  const e = err as { code?: unknown; message?: unknown } | null;
+  if (!e || typeof e !== 'object') return false;
+  if (typeof e.code === 'string' && (UNAVAILABLE_CODES.has(e.code) || e.code.startsWith('08'))) return true;
+  const m = typeof e.message === 'string' ? e.message : '';
+  return m.includes('Connection terminated') || m.includes('timeout exceeded when trying to connect');
 }
 
 /** Runs `fn` in a transaction; rolls back on any error. */

@@ -5,9 +5,12 @@ import Type from 'typebox';
  * for the store (`pageWindow`), and shapes the reply (`reply.page`). Stores only see `{limit, offset}`.
  */
 
-/** `page` ≥ 1 (default 1), `per_page` 1–100 (default 20); out of range → 422. */
+/** Beyond this no list has rows, and `page=1e300` (an integer to JSON Schema) would overflow the SQL OFFSET. */
+export const MAX_PAGE = 1_000_000;
+
+/** `page` 1–1,000,000 (default 1), `per_page` 1–100 (default 20); out of range → 422. */
 export const PaginationQuery = {
-  page: Type.Integer({ minimum: 1, default: 1, description: 'page number, from 1' }),
+  page: Type.Integer({ minimum: 1, maximum: MAX_PAGE, default: 1, description: 'page number, from 1 to 1000000' }),
   per_page: Type.Integer({ minimum: 1, maximum: 100, default: 20, description: 'items per page (1–100)' }),
 };
 

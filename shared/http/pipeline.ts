@@ -1,5 +1,6 @@
 import type { Logger } from '../logging.js';
-import { DomainError, INTERNAL_ERROR, MalformedJsonError } from '../errors.js';
+import { DomainError, INTERNAL_ERROR, MalformedJsonError, NotFoundError, UnavailableError, ValidationError } from '../errors.js';
+import { isPostgresUnavailable } from '../clients/postgres.js';
 import { requireScope, type Authenticator } from '../auth/types.js';
 import type { HttpReply, RequestContext } from './context.js';
 import type { RouteDef } from './route.js';
@@ -37,6 +38,10 @@ export function errorReply(err: unknown, ctx: RequestContext, log: Logger): Http
   if (err instanceof DomainError) {
     // A body still streaming after a 413 would be read for nothing: close the connection.
     return { ...problemReply(err, ctx.requestId), closeConnection: err.kind === 'payload_too_large' };
+  }
+  if (isPostgresUnavailable(err)) {
+    log.warn({ err: (err as Error).message, request_id: ctx.requestId, path: ctx.path }, 'postgres unavailable');
+    return problemReply(new UnavailableError('The database is unavailable; retry shortly.', 2), ctx.requestId);
   }
   log.error({ err, request_id: ctx.requestId, method: ctx.method, path: ctx.path }, 'unhandled error');
   return problemReply(INTERNAL_ERROR(), ctx.requestId);
@@ -80,10 +85,52 @@ export function parseBody(): RequestStep {
         const raw = await ctx.pendingBody;
         ctx.rawBody = raw;
         if (raw.length > 0) ctx.body = parseRaw(raw, ctx.mediaType);
+        // Postgres text can't hold NUL (a query with one fails): refuse it here, naming the field. The byte
+        // search is cheap; the walk runs only when an escaped NUL is present.
+        if (raw.includes(ESCAPED_NUL_JSON) || raw.includes(ESCAPED_NUL_FORM)) {
+          const field = fieldWithNul(ctx.body, '');
+          if (field !== undefined) throw new ValidationError([{ field, message: 'must not contain NUL characters' }]);
+        }
       }
       return next();
     },
   };
+}
+
+/** No id holds a NUL character: a path parameter with one names nothing (404); a query value with one is a 422. */
+export function rejectNulInUrl(): RequestStep {
+  return {
+    name: 'nul-in-url',
+    async run(ctx, _route, next) {
+      if (Object.values(ctx.params).some((v) => v.includes('\u0000'))) throw new NotFoundError();
+      for (const [k, v] of ctx.query) {
+        if (k.includes('\u0000') || v.includes('\u0000')) throw new ValidationError([{ field: k.replace(/\u0000/g, ''), message: 'must not contain NUL characters' }]);
+      }
+      return next();
+    },
+  };
+}
+
+const ESCAPED_NUL_JSON = Buffer.from('\\u0000');
+const ESCAPED_NUL_FORM = Buffer.from('%00');
+
+/** The path (`card.number`, `items[0].name`) of the first string or key holding a NUL character. */
+function fieldWithNul(v: unknown, path: string): string | undefined {
+  if (typeof v === 'string') return v.includes('\u0000') ? path : undefined;
+  if (Array.isArray(v)) {
+    for (let i = 0; i < v.length; i++) {
+      const f = fieldWithNul(v[i], `${path}[${i}]`);
+      if (f !== undefined) return f;
+    }
+  } else if (v !== null && typeof v === 'object') {
+    for (const [k, x] of Object.entries(v)) {
+      const here = path ? `${path}.${k.replace(/\u0000/g, '')}` : k.replace(/\u0000/g, '');
+      if (k.includes('\u0000')) return here;
+      const f = fieldWithNul(x, here);
+      if (f !== undefined) return f;
+    }
+  }
+  return undefined;
 }
 
 /** `Idempotency-Key` on authenticated POSTs: the same request replays its first answer (shared/http/idempotency.ts). */

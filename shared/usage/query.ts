@@ -1,10 +1,12 @@
 import type { ClickHouseClient } from '@clickhouse/client';
 import type { MeterType } from '../meters/record.js';
-import { PERCENTILES, type WindowStats } from './stats.js';
+import { chString, HOUR_MS, QUANTILES_MERGE, QUANTILES_STATE, ROLLUP_TABLE, sweptThrough } from './rollups.js';
+import type { WindowStats } from './stats.js';
 import { USAGE_TABLE } from './wire.js';
 import { windowKeySql, windowsOf, type UsageWindow } from './windows.js';
 
 export { PERCENTILES, type WindowStats } from './stats.js';
+export { chString } from './rollups.js';
 
 export interface UsageQuery {
   accountId: string;
@@ -38,42 +40,94 @@ interface Row {
 /** Meters per totals query: keeps the SQL text (18.16 has no query parameters) well under max_query_size. */
 const TOTALS_CHUNK = 500;
 
-/** A ClickHouse string literal (18.16 has no query parameters). */
-export function chString(s: string): string {
-  return `'${s.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
+/**
+ * Which part of [startMs, endMs) comes from rollups and which from raw rows: whole hours up to the sweep
+ * watermark from `usage_hourly`, the rest — partial hours at the edges (a period ending mid-hour) and the
+ * hours not swept yet (the current, still-filling one) — from `usage_records`.
+ */
+export interface ReadPlan {
+  rollupHours?: [number, number];
+  rawRanges: [number, number][];
 }
 
-/** The aggregate columns a meter type needs, over raw rows. */
-function statsColumns(type: MeterType): string[] {
-  const cols = ['count() AS c', 'toString(sum(value)) AS s'];
-  if (type !== 'counter') cols.push('toString(min(value)) AS mn', 'toString(max(value)) AS mx');
-  if (type === 'gauge') cols.push('toString(argMax(value, (ts_ms, record_id))) AS last');
-  if (type === 'histogram') cols.push(`quantilesTDigest(${PERCENTILES.join(', ')})(toFloat64(value)) AS q`);
-  return cols;
+export function readPlan(startMs: number, endMs: number, swept: number | undefined): ReadPlan {
+  const firstFull = Math.ceil(startMs / HOUR_MS);
+  const lastFullEnd = Math.floor(endMs / HOUR_MS);
+  if (swept === undefined || firstFull >= lastFullEnd) return { rawRanges: [[startMs, endMs]] };
+  const rollupEnd = Math.max(firstFull, Math.min(lastFullEnd, swept + 1));
+  const rawRanges: [number, number][] = [];
+  if (startMs < firstFull * HOUR_MS) rawRanges.push([startMs, firstFull * HOUR_MS]);
+  if (rollupEnd * HOUR_MS < endMs) rawRanges.push([rollupEnd * HOUR_MS, endMs]);
+  return { rollupHours: rollupEnd > firstFull ? [firstFull, rollupEnd] : undefined, rawRanges };
+}
+
+/** How long a read trusts the sweep watermark it fetched: a stale one only makes it read more raw rows. */
+const WATERMARK_TTL_MS = 1_000;
+const watermarks = new Map<string, { at: number; value: Promise<number | undefined> }>();
+
+function watermark(ch: ClickHouseClient, database: string): Promise<number | undefined> {
+  const cached = watermarks.get(database);
+  if (cached && Date.now() - cached.at < WATERMARK_TTL_MS) return cached.value;
+  const value = sweptThrough(ch, database);
+  watermarks.set(database, { at: Date.now(), value });
+  value.catch(() => watermarks.delete(database));
+  return value;
+}
+
+/**
+ * One SELECT merging rollup rows and raw rows of the same plan: the inner parts produce the same columns
+ * (raw rows are turned into rollup-shaped partial aggregates, quantiles as t-digest states), the outer
+ * GROUP BY merges them per key. `meters` filters account_id/meter_id; `key` names the result key columns
+ * as computed from an epoch-ms expression.
+ */
+function mergedSql(database: string, type: MeterType, meters: string, plan: ReadPlan, key: (ts: string) => string, outerKey: string, totals: boolean): string {
+  const gauge = type === 'gauge';
+  const histogram = type === 'histogram';
+  const extremes = type !== 'counter';
+  const parts: string[] = [];
+  if (plan.rollupHours) {
+    const cols = [key(`hour * ${HOUR_MS}`), 'records AS c', 'sum AS s'];
+    if (extremes) cols.push('min AS mn', 'max AS mx');
+    if (gauge) cols.push('last_ts AS lt', 'last_id AS li', 'last_value AS lv');
+    if (histogram) cols.push('quantiles AS qs');
+    parts.push(`SELECT ${cols.join(', ')} FROM ${database}.${ROLLUP_TABLE} FINAL
+      WHERE ${meters} AND hour >= ${plan.rollupHours[0]} AND hour < ${plan.rollupHours[1]}`);
+  }
+  if (plan.rawRanges.length) {
+    const cols = [key('ts_ms'), 'count() AS c', 'sum(value) AS s'];
+    if (extremes) cols.push('min(value) AS mn', 'max(value) AS mx');
+    if (gauge) cols.push('max(ts_ms) AS lt', 'argMax(record_id, (ts_ms, record_id)) AS li', 'argMax(value, (ts_ms, record_id)) AS lv');
+    if (histogram) cols.push(`${QUANTILES_STATE}(toFloat64(value)) AS qs`);
+    const ranges = plan.rawRanges.map(([s, e]) => `(ts_ms >= ${Math.trunc(s)} AND ts_ms < ${Math.trunc(e)})`).join(' OR ');
+    parts.push(`SELECT ${cols.join(', ')} FROM ${database}.${USAGE_TABLE} FINAL
+      WHERE ${meters} AND (${ranges}) GROUP BY ${outerKey}`);
+  }
+  const out = [outerKey, 'sum(c) AS c', 'toString(sum(s)) AS s'];
+  if (extremes) out.push('toString(min(mn)) AS mn', 'toString(max(mx)) AS mx');
+  if (gauge) out.push('toString(argMax(lv, (lt, li))) AS last');
+  if (histogram) out.push(`${QUANTILES_MERGE}(qs) AS q`);
+  return `SELECT ${out.join(', ')} FROM (${parts.join(' UNION ALL ')}) GROUP BY ${outerKey}${totals ? ' WITH TOTALS' : ''}`;
 }
 
 /**
  * Usage of one meter over [startMs, endMs) by window, every window present (empty ones with count 0),
- * plus the whole range. Window `none` is answered by queryUsageTotals, the same code billing uses.
- * One scan: FINAL collapses rows sharing (account, meter, ts, record id) — client retries and
- * redeliveries — and WITH TOTALS aggregates the range in the same pass.
+ * plus the whole range, in one SELECT costing O(windows) rollup rows plus the unswept hours' raw rows.
+ * Window `none` is answered by queryUsageTotals, the same code billing uses.
  */
 export async function queryUsage(ch: ClickHouseClient, database: string, q: UsageQuery): Promise<UsageResult> {
   if (q.window === 'none') {
     const [total] = await queryUsageTotals(ch, database, [q]);
     return { windows: [total!], total: total! };
   }
-  const query = `SELECT ${windowKeySql(q.window)} AS w, ${statsColumns(q.type).join(', ')}
-    FROM ${database}.${USAGE_TABLE} FINAL
-    WHERE account_id = ${chString(q.accountId)} AND meter_id = ${chString(q.meterId)}
-      AND ts_ms >= ${Math.trunc(q.startMs)} AND ts_ms < ${Math.trunc(q.endMs)}
-    GROUP BY w WITH TOTALS
-    ORDER BY w`;
+  const plan = readPlan(q.startMs, q.endMs, await watermark(ch, database));
+  const meters = `account_id = ${chString(q.accountId)} AND meter_id = ${chString(q.meterId)}`;
+  const window = q.window;
+  const query = mergedSql(database, q.type, meters, plan, (ts) => `${windowKeySql(window, ts)} AS w`, 'w', true);
   const rs = await ch.query({ query, format: 'JSON' });
   const json = (await rs.json()) as unknown as { data: Row[]; totals?: Row };
   const byKey = new Map<number, Row>();
   for (const r of json.data) byKey.set(Number(r.w), r);
-  const windows = windowsOf(q.window, q.startMs, q.endMs).map((w) => stats(w.start, w.end, byKey.get(w.key)));
+  const windows = windowsOf(window, q.startMs, q.endMs).map((w) => stats(w.start, w.end, byKey.get(w.key)));
   const totalRow = json.totals && Number(json.totals.c) > 0 ? json.totals : undefined;
   return { windows, total: stats(q.startMs, q.endMs, totalRow) };
 }
@@ -81,7 +135,7 @@ export async function queryUsage(ch: ClickHouseClient, database: string, q: Usag
 /**
  * Totals of many meters at once, in request order, with the dedup of `GET …/usage?window=none` (it calls
  * this). One query per distinct (range, meter type) and at most TOTALS_CHUNK meters, filtered with
- * `(account_id, meter_id) IN (…)` on the table's key prefix: a billing run over thousands of meters of one
+ * `(account_id, meter_id) IN (…)` on the tables' key prefix: a billing run over thousands of meters of one
  * period costs a handful of queries.
  */
 export async function queryUsageTotals(ch: ClickHouseClient, database: string, requests: readonly UsageTotalsRequest[]): Promise<WindowStats[]> {
@@ -94,16 +148,14 @@ export async function queryUsageTotals(ch: ClickHouseClient, database: string, r
   });
   const out: WindowStats[] = new Array(requests.length);
   const pairKey = (a: string, m: string) => `${a}\u0000${m}`;
+  const swept = groups.size ? await watermark(ch, database) : undefined;
   for (const group of groups.values()) {
     for (let i = 0; i < group.length; i += TOTALS_CHUNK) {
       const chunk = group.slice(i, i + TOTALS_CHUNK);
       const { startMs, endMs, type } = chunk[0]!.req;
       const pairs = [...new Set(chunk.map(({ req }) => `(${chString(req.accountId)}, ${chString(req.meterId)})`))];
-      const query = `SELECT account_id AS a, meter_id AS m, ${statsColumns(type).join(', ')}
-        FROM ${database}.${USAGE_TABLE} FINAL
-        WHERE (account_id, meter_id) IN (${pairs.join(', ')})
-          AND ts_ms >= ${Math.trunc(startMs)} AND ts_ms < ${Math.trunc(endMs)}
-        GROUP BY a, m`;
+      const meters = `(account_id, meter_id) IN (${pairs.join(', ')})`;
+      const query = mergedSql(database, type, meters, readPlan(startMs, endMs, swept), () => 'account_id AS a, meter_id AS m', 'a, m', false);
       const rs = await ch.query({ query, format: 'JSON' });
       const json = (await rs.json()) as unknown as { data: Row[] };
       const byPair = new Map<string, Row>();

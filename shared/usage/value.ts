@@ -1,4 +1,5 @@
 import { USAGE_LIMITS } from './limits.js';
+import { stripTrailing } from '../strings.js';
 
 /**
  * The decimal text of a usage value as stored in ClickHouse, or undefined when it has more than 9 decimal
@@ -16,7 +17,7 @@ export function decimalText(v: number): string | undefined {
   // Non-integers print with an exponent only below 1e-6: "1.5e-7". Expand to plain digits.
   const fixed = v.toFixed(USAGE_LIMITS.maxDecimals);
   if (Number(fixed) !== v) return undefined;
-  return fixed.replace(/0+$/, '');
+  return stripTrailing(fixed, '0');
 }
 
 /** Why a value is unacceptable for a meter of this type, or undefined when it is fine. */

@@ -12,15 +12,15 @@ export interface TimeWindow {
 const HOUR = 3_600_000;
 const DAY = 86_400_000;
 
-/** ClickHouse expression giving each row's window key; matches windowsOf(). */
-export function windowKeySql(window: UsageWindow): string {
+/** ClickHouse expression giving the window key of an epoch-ms expression (a row's ts_ms); matches windowsOf(). */
+export function windowKeySql(window: UsageWindow, ts = 'ts_ms'): string {
   switch (window) {
     case 'hour':
-      return `intDiv(ts_ms, ${HOUR})`;
+      return `intDiv(${ts}, ${HOUR})`;
     case 'day':
-      return `intDiv(ts_ms, ${DAY})`;
+      return `intDiv(${ts}, ${DAY})`;
     case 'month':
-      return `toYYYYMM(toDateTime(intDiv(ts_ms, 1000), 'UTC'))`;
+      return `toYYYYMM(toDateTime(intDiv(${ts}, 1000), 'UTC'))`;
     case 'none':
       return '0';
   }

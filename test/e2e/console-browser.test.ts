@@ -15,15 +15,29 @@ import { startConsumer } from '../integration/ingest-helpers.js';
  * docs/screenshots/ for the README.
  */
 t.test('web console in headless Chromium', async (t) => {
-  const world = await startConsoleApi(t);
+  // Short-lived access tokens: the page must refresh them while the test runs (at 48 s, a fifth before expiry).
+  const world = await startConsoleApi(t, { ACCESS_TOKEN_TTL_SECONDS: '60' });
   await startConsumer(t, world.config, { maxWaitMs: 100 });
   const { base } = world;
   // An operator: the products page shows its admin forms. The test's own tokens post usage "from an emitter".
   const user = await createTestAccount(world.infra, { operator: true, name: 'Acme Analytics' });
   const api = (method: string, path: string, body?: unknown) => callJson(base, user.tokens.admin, method, path, body);
   const { context, page, consoleErrors } = await launchBrowser(t);
+  const tokenCalls: { grant: string | null; status: number; scope?: string }[] = [];
+  page.on('response', async (res) => {
+    const path = new URL(res.url()).pathname;
+    if (path === '/oauth/revoke') tokenCalls.push({ grant: 'revoke', status: res.status() });
+    if (path !== '/oauth/token') return;
+    const grant = new URLSearchParams(res.request().postData() ?? '').get('grant_type');
+    tokenCalls.push({ grant, status: res.status(), scope: ((await res.json().catch(() => ({}))) as { scope?: string }).scope });
+  });
 
   await t.test('sign in → consent → meters page; tokens stay in memory', async (t) => {
+    const html = await fetch(`${base}/console`);
+    t.match(html.headers.get('content-security-policy'), /script-src 'self'; .*connect-src 'self'.*frame-ancestors 'none'/);
+    t.equal(html.headers.get('cache-control'), 'no-store');
+    t.match(await html.text(), `content="{&quot;client_id&quot;:&quot;cli_console&quot;,&quot;redirect_uri&quot;:&quot;${base}/console&quot;`);
+    t.equal((await fetch(`${base}/console/assets/nope.js`)).status, 404);
     await signInToConsole(page, base, user, '#/meters');
     t.equal(new URL(page.url()).hash, '#/meters', 'back on the route the sign-in started from');
     t.notOk(new URL(page.url()).searchParams.has('code'), 'the code left the address bar');
@@ -110,6 +124,14 @@ t.test('web console in headless Chromium', async (t) => {
     await page.click(`tr[data-meter-id="${meterId}"] button:has-text("Activate")`);
     await page.waitForSelector('text=No meters with status inactive yet.');
     t.equal((await api('GET', `/v1/meters/${meterId}`)).body.status, 'active');
+
+    // Errors are shown, never a blank page: an unknown meter (the API's 404 detail) and an unknown page.
+    await page.goto(`${base}/console#/meters/mtr_doesnotexist`);
+    const missing = await page.waitForSelector('[role="alert"]');
+    t.match(await missing.textContent(), /code not_found/);
+    t.match(await missing.textContent(), /request \S+/, 'with the request id to look it up');
+    await page.goto(`${base}/console#/nowhere`);
+    t.match(await (await page.waitForSelector('[role="alert"]')).textContent(), 'There is no console page /nowhere.');
   });
 
   await t.test('payment methods: add a test card, a declined one shows the API detail, set default', async (t) => {
@@ -230,5 +252,20 @@ t.test('web console in headless Chromium', async (t) => {
     await screenshot(page, 'products');
   });
 
-  t.same(consoleErrors.filter((e) => !/status of (402|422)/.test(e)), [], 'no console errors beyond the failed requests the test provoked (no CSP violations)');
+  await t.test('the access token is refreshed before it expires, and the page keeps working', async (t) => {
+    t.equal(tokenCalls[0]?.grant, 'authorization_code');
+    await waitUntil(() => tokenCalls.some((c) => c.grant === 'refresh_token'), 'the page to refresh its token', 70_000, 250);
+    const refresh = tokenCalls.find((c) => c.grant === 'refresh_token')!;
+    t.match(refresh, { status: 200, scope: 'read write admin' });
+    await page.click('nav.sidebar a:has-text("Meters")');
+    await page.waitForSelector(`tr[data-meter-id="${meterId}"]`);
+    t.equal(tokenCalls.filter((c) => c.grant === 'authorization_code').length, 1, 'no second sign-in');
+    await page.click('nav.sidebar button:has-text("Sign out")');
+    await page.waitForSelector('.signin button:has-text("Sign in")');
+    t.match(await page.textContent('.signin'), 'You signed out.');
+    await waitUntil(() => tokenCalls.some((c) => c.grant === 'revoke'), 'the revocation request');
+    t.match(tokenCalls.find((c) => c.grant === 'revoke'), { status: 200 }, 'the grant was revoked at the server');
+  });
+
+  t.same(consoleErrors.filter((e) => !/status of (402|404|422)/.test(e)), [], 'no console errors beyond the failed requests the test provoked (no CSP violations)');
 });

@@ -1,47 +1,9 @@
-import t, { type Test } from 'tap';
-import { spawn, type ChildProcess } from 'node:child_process';
-import { createInterface } from 'node:readline';
+import t from 'tap';
 import { jetstreamManager } from '@nats-io/jetstream';
-import { repoPath } from '../../shared/paths.js';
-import type { Config } from '../../shared/config.js';
+import { spawnConsumer } from '../fixtures/consumer-process.js';
 import { isolatedConfig, waitUntil } from '../fixtures/env.js';
 import { createTestAccount } from '../fixtures/auth.js';
 import { createMeter, iso, postJson, startUsageApi, storedCount, waitForMeter } from '../integration/ingest-helpers.js';
-
-interface ConsumerProcess {
-  child: ChildProcess;
-  inserted: number;
-  ready: Promise<void>;
-  exited: Promise<number | null>;
-}
-
-/** The real consumer role as its own process (`node dist/services/main.js consumer`). */
-function spawnConsumer(t: Test, config: Config): ConsumerProcess {
-  const child = spawn(process.execPath, [repoPath('dist/services/main.js'), 'consumer'], {
-    env: {
-      ...process.env,
-      DATABASE_URL: config.DATABASE_URL,
-      NATS_URL: config.NATS_URL,
-      CLICKHOUSE_URL: config.CLICKHOUSE_URL,
-      CLICKHOUSE_DATABASE: config.CLICKHOUSE_DATABASE,
-      NATS_NAMESPACE: config.NATS_NAMESPACE,
-      LOG_LEVEL: 'debug',
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  const p: ConsumerProcess = { child, inserted: 0, ready: Promise.resolve(), exited: new Promise((r) => child.on('exit', (code) => r(code))) };
-  p.ready = new Promise((resolve) => {
-    createInterface({ input: child.stdout! }).on('line', (line) => {
-      if (line.includes('"usage consumer started"')) resolve();
-      if (line.includes('"usage batch inserted"')) p.inserted += JSON.parse(line).rows as number;
-    });
-  });
-  child.stderr!.on('data', (d) => process.stderr.write(d));
-  t.teardown(() => {
-    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-  });
-  return p;
-}
 
 // kill -9 of consumer processes in the middle of the stream: nothing lost, nothing counted twice.
 t.test('consumer processes killed with SIGKILL mid-stream; totals stay exact', async (t) => {

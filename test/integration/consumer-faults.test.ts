@@ -48,7 +48,9 @@ t.test('poison messages are terminated with a logged reason; the rest is inserte
   const rows = (ids: string[]) => ids.map((id) => encodeRow('acct_poison', 'mtr_poison', now, id, '1.5', now)).join('');
   await js.publish(subject, rows(['good-1', 'good-2', 'good-3']), { headers: hdrs(3) });
   await js.publish(subject, 'no headers at all\n');
-  await js.publish(subject, 'garbage that is not a row\n', { headers: hdrs(1) });
+  await js.publish(subject, encodeRow('acct_poison', 'mtr_poison', now, 'bad-value', 'not-a-number', now), { headers: hdrs(1) });
+  // Rows of another account on this account's subject: a forgery, never inserted (issue 16 item 6).
+  await js.publish(subject, rows(['good-6']) + encodeRow('acct_victim', 'mtr_poison', now, 'forged', '1', now), { headers: hdrs(2) });
   await js.publish(subject, rows(['good-4', 'good-5']), { headers: hdrs(2) });
   const voidH = natsHeaders();
   voidH.set(HDR_VOID, '1');
@@ -62,7 +64,10 @@ t.test('poison messages are terminated with a logged reason; the rest is inserte
   });
   t.same([...(await storedIds(infra, 'mtr_poison'))].sort(), ['good-1', 'good-2', 'good-3', 'good-4', 'good-5'], 'valid messages inserted, in spite of the poison in their batch');
   const terminated = lines.map((l) => JSON.parse(l)).filter((l) => l.msg === 'usage message terminated (poison)');
-  t.equal(terminated.length, 3, 'three poison messages terminated');
+  t.equal(terminated.length, 4, 'four poison messages terminated');
+  t.ok(terminated.some((l) => /belongs to another account than its subject's \(acct_poison\)/.test(l.reason)), 'reason: a row of another account');
+  const forged = await infra.clickhouse.query({ query: `SELECT count() AS c FROM usage_records WHERE account_id = 'acct_victim' OR record_id IN ('forged', 'good-6')`, format: 'JSONEachRow' });
+  t.equal(Number((await forged.json<{ c: string }>())[0]!.c), 0, 'no row of the forged message is stored, not even its genuine ones');
   t.ok(terminated.some((l) => /unknown payload format/.test(l.reason)), 'reason: no format header');
   t.ok(terminated.some((l) => /ClickHouse error 27|Cannot parse/i.test(l.reason)), `reason: ClickHouse refused the rows (${terminated.map((l) => l.reason).join(' | ')})`);
   t.ok(terminated.some((l) => /newline-terminated/.test(l.reason)), 'reason: truncated payload');
@@ -107,7 +112,7 @@ t.test('ClickHouse stopped mid-stream', async (t) => {
   await waitUntil(async () => (await storedCount(infra, meter.id)) >= 2_000, 'records flowing into ClickHouse', 30_000, 100);
   await ch.stop();
   const acceptedAtStop = accepted.size;
-  await waitUntil(async () => !(await consumer.health()).ok, 'the consumer to report failing inserts', 10_000);
+  await waitUntil(async () => /last insert failed/.test((await consumer.health()).detail ?? ''), 'the consumer to report failing inserts', 10_000);
   t.match((await consumer.health()).detail, /last insert failed/);
   await waitUntil(() => accepted.size >= acceptedAtStop + 3_000, 'ingestion continues while ClickHouse is down', 30_000);
   ch = await startClickhouse({ dir, ...ports });

@@ -14,6 +14,9 @@ import { ingressModule } from '../../services/ingress/module.js';
 import { usageQueryModule } from '../../services/control/usage/module.js';
 import { UsageConsumer, type UsageConsumerOptions } from '../../services/consumer/usage-consumer.js';
 import { testInfra, waitUntil, type TestLike } from '../fixtures/env.js';
+import { queryUsageTotals } from '../../shared/usage/query.js';
+
+const DAY_MS = 86_400_000;
 
 export interface TestMeter extends MeterRecord {
   unit: string;
@@ -90,11 +93,17 @@ export async function postJson(base: string, path: string, authorization: string
   return { status: res.status, body: text ? JSON.parse(text) : undefined, headers: res.headers };
 }
 
-/** Distinct records ClickHouse holds for a meter (FINAL: duplicates collapsed). */
+/**
+ * Distinct records of a meter as the usage read path counts them (rollups of swept hours, raw rows of the
+ * rest; duplicates collapsed) — the records a usage query, an invoice, a test's next read will see. A late
+ * record's raw row is visible a few milliseconds before its hour's recomputed rollup; this waits for both.
+ */
 export async function storedCount(infra: Infra, meterId: string): Promise<number> {
-  const rs = await infra.clickhouse.query({ query: `SELECT count() AS c FROM usage_records FINAL WHERE meter_id = '${meterId}'`, format: 'JSONEachRow' });
-  const rows = await rs.json<{ c: string }>();
-  return Number(rows[0]?.c ?? 0);
+  const rs = await infra.clickhouse.query({ query: `SELECT any(account_id) AS a, count() AS c FROM usage_records WHERE meter_id = '${meterId}'`, format: 'JSONEachRow' });
+  const [row] = await rs.json<{ a: string; c: string }>();
+  if (!row || Number(row.c) === 0) return 0;
+  const [total] = await queryUsageTotals(infra.clickhouse, infra.config.CLICKHOUSE_DATABASE, [{ accountId: row.a, meterId, type: 'counter', startMs: 0, endMs: Date.now() + DAY_MS }]);
+  return total!.count;
 }
 
 /** Record ids ClickHouse holds for a meter. */

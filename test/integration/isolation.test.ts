@@ -46,6 +46,7 @@ t.test('isolation between accounts', async (t) => {
      VALUES ($1, $2, $3, $4, 'invoice.created', 1, 'failed', 500, 'HTTP 500')`,
     [aDeliveryId, aWh.id, a.accountId, newId('evt')],
   );
+  const aEventId = (await api.infra.pg.query("SELECT id FROM outbox_events WHERE account_id = $1 AND data->>'subscription_id' = $2", [a.accountId, aSub.id])).rows[0]!.id as string;
   const sealedSecret = async (id: string) => (await api.infra.pg.query('SELECT secret_sealed FROM webhooks WHERE id = $1', [id])).rows[0]?.secret_sealed as string;
   const aSecretSealed = await sealedSecret(aWh.id);
   // The ingress knows meters from an asynchronous registry: without this wait B's usage POSTs would get 404
@@ -96,6 +97,10 @@ t.test('isolation between accounts', async (t) => {
     ['PATCH', `/v1/webhooks/${aWh.id}`, { status: 'disabled' }],
     ['PATCH', `/v1/webhooks/${aWh.id}`, { url: 'https://b.example.com/stolen', events: ['invoice.paid'], secret: 'b-chosen-secret-0123456789' }],
     ['GET', `/v1/webhooks/${aWh.id}/deliveries`],
+    ['POST', `/v1/webhooks/${aWh.id}/deliveries/${aDeliveryId}/retry`],
+    ['POST', `/v1/webhooks/${bWh.id}/deliveries/${aDeliveryId}/retry`],
+    ['POST', `/v1/webhooks/${aWh.id}/rotate-secret`],
+    ['GET', `/v1/events/${aEventId}`],
     ['DELETE', `/v1/webhooks/${aWh.id}`],
     ['GET', `/v1/billing/invoices/${aInvoice}`],
     ['GET', `/v1/billing/invoices/${aInvoice}/download`],
@@ -170,6 +175,8 @@ t.test('isolation between accounts', async (t) => {
     t.same(bWhs.body.data.map((w: { id: string }) => w.id), [bWh.id]);
     t.equal(bWhs.body.pagination.total, 1);
     t.same((await call(b.tokens.read, 'GET', `/v1/webhooks/${bWh.id}/deliveries`)).body.data, [], 'B’s webhook has no deliveries: A’s attempt is not listed');
+    const bEvents = await call(b.tokens.read, 'GET', '/v1/events?per_page=100');
+    t.same(bEvents.body.data.map((e: { data: { subscription_id?: string } }) => e.data.subscription_id), [bSub.id], 'B’s events: its own subscription’s only');
     const bInvoices = await call(b.tokens.read, 'GET', '/v1/billing/invoices?per_page=100');
     t.same(bInvoices.body.data.map((i: { id: string }) => i.id), [bInvoice]);
     t.equal(bInvoices.body.pagination.total, 1);

@@ -35,3 +35,18 @@ t.test('/readyz follows NATS: 200 → stop → 503 naming nats → start → 200
   await waitUntil(async () => (await readyz()).status === 200, 'readyz to recover after NATS restarts', 30_000);
   t.pass('ready again after NATS came back');
 });
+
+// ClickHouse holds usage for queries only: its outage must not pull ingest (or the control plane, whose usage
+// query answers 503 itself) out of a load balancer.
+t.test('ClickHouse down: an ingest-only and a full api stay ready, naming clickhouse in their checks', async (t) => {
+  const config = await isolatedConfig(t);
+  const deadClickhouse = `http://127.0.0.1:${await freePort()}`;
+  for (const API_ROUTES of ['ingress', 'all'] as const) {
+    const api = await startApi(t, { ...config, API_ROUTES, CLICKHOUSE_URL: deadClickhouse });
+    const res = await fetch(`${api.url}/readyz`);
+    const body = (await res.json()) as any;
+    t.equal(res.status, 200, `${API_ROUTES}: ready`);
+    t.equal(body.checks.clickhouse.ok, false, `${API_ROUTES}: reports clickhouse down`);
+    t.equal(body.checks.nats.ok, true);
+  }
+});

@@ -4,6 +4,7 @@ import { startApi, type RunningApi } from '../fixtures/api.js';
 import { createTestAccount, type TestAccount } from '../fixtures/auth.js';
 import { billingAddressBody, callJson, cardBody, usageRecord, waitForIngressMeter, webhookBody } from '../fixtures/matrix.js';
 import { insertInvoice } from '../fixtures/invoices.js';
+import { appendedEvent, recordedDelivery } from '../fixtures/webhook-events.js';
 
 /**
  * Scope matrix (DESIGN §6): every endpoint × {no token, read, write, admin}. A token with at least the
@@ -115,6 +116,33 @@ const ROWS: Row[] = [
     scope: 'read',
     success: 200,
     request: async (fx) => ({ path: `/v1/webhooks/${await fx.webhook()}/deliveries` }),
+  },
+  {
+    method: 'POST',
+    route: '/v1/webhooks/:webhook_id/deliveries/:delivery_id/retry',
+    scope: 'write',
+    success: 202,
+    request: async (fx) => {
+      const webhookId = await fx.webhook();
+      return { path: `/v1/webhooks/${webhookId}/deliveries/${await recordedDelivery(fx.api.infra, fx.account.accountId, webhookId)}/retry` };
+    },
+  },
+  {
+    method: 'POST',
+    route: '/v1/webhooks/:webhook_id/rotate-secret',
+    scope: 'write',
+    success: 200,
+    request: async (fx) => ({ path: `/v1/webhooks/${await fx.webhook()}/rotate-secret` }),
+    verify: (b) => (typeof b.secret === 'string' ? undefined : 'no new secret in the answer'),
+  },
+  // events
+  { method: 'GET', route: '/v1/events', scope: 'read', success: 200, request: async () => ({ path: '/v1/events?type=subscription.updated' }) },
+  {
+    method: 'GET',
+    route: '/v1/events/:event_id',
+    scope: 'read',
+    success: 200,
+    request: async (fx) => ({ path: `/v1/events/${await appendedEvent(fx.api.infra, fx.account.accountId)}` }),
   },
   // usage: recording needs write, reading needs read
   {

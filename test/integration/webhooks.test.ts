@@ -179,9 +179,9 @@ t.test('webhooks (https only: WEBHOOKS_ALLOW_PRIVATE_URLS=false)', async (t) => 
     t.same(empty.body, { data: [], pagination: { page: 1, per_page: 20, total: 0 } });
     // What the dispatcher will write (a later issue): three attempts of one event.
     const rows = [
-      { attempt: 1, status: 'failed', response_status: 500, error: 'HTTP 500', at: '2026-01-01T10:00:00.000Z', next: '2026-01-01T10:01:00.000Z' },
-      { attempt: 2, status: 'failed', response_status: null, error: 'timeout after 10 s', at: '2026-01-01T10:01:00.000Z', next: '2026-01-01T10:06:00.000Z' },
-      { attempt: 3, status: 'succeeded', response_status: 204, error: null, at: '2026-01-01T10:06:00.000Z', next: null },
+      { attempt: 1, status: 'failed', response_status: 500, error: 'HTTP 500', duration_ms: 31, at: '2026-01-01T10:00:00.000Z', next: '2026-01-01T10:01:00.000Z' },
+      { attempt: 2, status: 'failed', response_status: null, error: 'timeout after 10000 ms', duration_ms: 10_001, at: '2026-01-01T10:01:00.000Z', next: '2026-01-01T10:06:00.000Z' },
+      { attempt: 3, status: 'succeeded', response_status: 204, error: null, duration_ms: 12, at: '2026-01-01T10:06:00.000Z', next: null },
     ];
     const eventId = newId('evt');
     const ids: string[] = [];
@@ -189,9 +189,9 @@ t.test('webhooks (https only: WEBHOOKS_ALLOW_PRIVATE_URLS=false)', async (t) => 
       const id = newId('whd');
       ids.push(id);
       await api.infra.pg.query(
-        `INSERT INTO webhook_deliveries (id, webhook_id, account_id, event_id, event_type, attempt, status, response_status, error, created_at, next_attempt_at)
-         VALUES ($1, $2, $3, $4, 'invoice.paid', $5, $6, $7, $8, $9, $10)`,
-        [id, hookId, a.accountId, eventId, r.attempt, r.status, r.response_status, r.error, r.at, r.next],
+        `INSERT INTO webhook_deliveries (id, webhook_id, account_id, event_id, event_type, attempt, status, response_status, error, duration_ms, created_at, next_attempt_at)
+         VALUES ($1, $2, $3, $4, 'invoice.paid', $5, $6, $7, $8, $9, $10, $11)`,
+        [id, hookId, a.accountId, eventId, r.attempt, r.status, r.response_status, r.error, r.duration_ms, r.at, r.next],
       );
     }
     const res = await call('GET', `/v1/webhooks/${hookId}/deliveries`, { auth: a.auth.read });
@@ -204,6 +204,7 @@ t.test('webhooks (https only: WEBHOOKS_ALLOW_PRIVATE_URLS=false)', async (t) => 
       status: r.status,
       response_status: r.response_status,
       error: r.error,
+      duration_ms: r.duration_ms,
       created_at: r.at,
       next_attempt_at: r.next,
     })));

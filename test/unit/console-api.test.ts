@@ -3,7 +3,7 @@ import { ApiClient, withDecimal, withQuery } from '../../services/console/web/sr
 import { describeError, problemFromResponse } from '../../services/console/web/src/lib/problem.js';
 import { readCallback, s256, beginSignIn, type PendingSignIn } from '../../services/console/web/src/lib/oauth.js';
 import { chartSeries, defaultRange, rangeProblem } from '../../services/console/web/src/lib/usage.js';
-import { formatMoney } from '../../services/console/web/src/lib/format.js';
+import { formatMoney, formatPeriod } from '../../services/console/web/src/lib/format.js';
 import { TokenSession } from '../../services/console/web/src/lib/tokens.js';
 import { s256Challenge } from '../../shared/auth/pkce.js';
 
@@ -139,4 +139,9 @@ t.test('money display: minor units, never hiding a unit price\'s decimals', asyn
   t.equal(formatMoney(1.5, 'KWD'), '1.500 KWD');
   t.equal(formatMoney(0.000000001, 'USD'), '0.000000001 USD');
   t.equal(formatMoney(0.002, 'usd'), '0.002 USD'.replace('USD', 'usd'));
+});
+
+t.test('periods read as inclusive days, whether the API sends an exclusive instant or an inclusive date', async (t) => {
+  t.equal(formatPeriod('2026-11-01T00:00:00.000Z', '2026-12-01T00:00:00.000Z'), '2026-11-01 → 2026-11-30');
+  t.equal(formatPeriod('2026-10-01', '2026-10-31'), '2026-10-01 → 2026-10-31');
 });

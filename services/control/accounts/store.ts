@@ -10,12 +10,18 @@ export interface CreatedAccount {
   user_id: string;
 }
 
-const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
+/** `local@domain.tld`: one `@`, no whitespace, a dot inside the domain. Linear scans, no backtracking regex. */
+function looksLikeEmail(s: string): boolean {
+  const at = s.indexOf('@');
+  if (at < 1 || at !== s.lastIndexOf('@') || /\s/.test(s)) return false;
+  const dot = s.indexOf('.', at + 2);
+  return dot !== -1 && dot < s.length - 1;
+}
 
 export async function createAccount(pg: PgPool, input: { name: string; email: string; password: string; operator?: boolean }): Promise<CreatedAccount> {
   const errors: FieldError[] = [];
   if (!input.name?.trim() || input.name.length > 200) errors.push({ field: 'name', message: 'must be 1–200 characters' });
-  if (!EMAIL.test(input.email ?? '') || input.email.length > 320) errors.push({ field: 'email', message: 'must be an email address' });
+  if (typeof input.email !== 'string' || input.email.length > 320 || !looksLikeEmail(input.email)) errors.push({ field: 'email', message: 'must be an email address' });
   if ((input.password ?? '').length < 8 || input.password.length > 1024) errors.push({ field: 'password', message: 'must be 8–1024 characters' });
   if (errors.length) throw new ValidationError(errors);
   const passwordHash = await hashPassword(input.password);

@@ -17,8 +17,8 @@ export const parseListPaymentMethods = (ctx: RequestContext): PageRequest => lis
 export function parseNewCard(body: unknown, now = new Date()): ValidCard {
   if (body === undefined) createBody.parse(body); // throws "a JSON body is required"
   const schemaErrors = createBody.check(body) ? [] : toFieldErrors(createBody.check.errors);
-  const semantic = isObject(body) && isObject(body.card) ? checkCard(body.card, now) : { errors: [] };
   const reported = new Set(schemaErrors.map((e) => e.field));
+  const semantic = isObject(body) && isObject(body.card) ? checkCard(body.card, now, 'card', reported) : { errors: [] };
   const errors = [...schemaErrors, ...semantic.errors.filter((e) => !reported.has(e.field))];
   if (errors.length || !('card' in semantic) || !semantic.card) throw new ValidationError(errors);
   return semantic.card;

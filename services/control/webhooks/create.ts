@@ -4,6 +4,7 @@ import { parseCreateWebhook } from './input.js';
 import { CreateWebhookBody, CreatedWebhookSchema, toWebhook, type CreateWebhookInput } from './schemas.js';
 import { generateWebhookSecret, sealWebhookSecret, webhookSecretKey } from './secret.js';
 import { insertWebhook } from './store.js';
+import { syncUsageSubscriberQuietly } from './usage-subscribers.js';
 
 /** POST /v1/webhooks — without `secret` the server generates one and shows it in this response only. */
 export function createWebhookRoute(deps: ApiDeps): RouteDef<CreateWebhookInput> {
@@ -17,6 +18,7 @@ export function createWebhookRoute(deps: ApiDeps): RouteDef<CreateWebhookInput> 
       const generated = input.secret === undefined ? generateWebhookSecret() : undefined;
       const secret = input.secret ?? generated!;
       const webhook = toWebhook(await insertWebhook(deps.pg, ctx.principal!.accountId, { url: input.url, events: input.events, secretSealed: sealWebhookSecret(key, secret) }));
+      await syncUsageSubscriberQuietly(deps, ctx.principal!.accountId);
       // A caller-supplied secret is write-only; a generated one is shown this once.
       return reply.created(generated ? { ...webhook, secret: generated } : webhook, `/v1/webhooks/${webhook.id}`);
     },

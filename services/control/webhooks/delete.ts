@@ -1,6 +1,7 @@
 import type { ApiDeps, RouteDef } from '../../../shared/http/route.js';
 import { reply } from '../../../shared/http/reply.js';
 import { deleteWebhook } from './store.js';
+import { syncUsageSubscriberQuietly } from './usage-subscribers.js';
 
 /** DELETE /v1/webhooks/:webhook_id — the webhook and its delivery history. */
 export function deleteWebhookRoute(deps: ApiDeps): RouteDef {
@@ -10,6 +11,7 @@ export function deleteWebhookRoute(deps: ApiDeps): RouteDef {
     auth: 'write',
     handler: async (ctx) => {
       await deleteWebhook(deps.pg, ctx.principal!.accountId, ctx.params.webhook_id!);
+      await syncUsageSubscriberQuietly(deps, ctx.principal!.accountId);
       return reply.noContent();
     },
     doc: {

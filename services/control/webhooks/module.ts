@@ -5,6 +5,8 @@ import { getWebhookRoute } from './get.js';
 import { updateWebhookRoute } from './update.js';
 import { deleteWebhookRoute } from './delete.js';
 import { listDeliveriesRoute } from './deliveries.js';
+import { retryDeliveryRoute } from './retry-delivery.js';
+import { rotateSecretRoute } from './rotate-secret.js';
 
 /** /v1/webhooks: registrations (CRUD) and their delivery attempts. Delivery itself is the dispatcher's. */
 export const webhooksModule: RouteModuleFactory = (deps) => ({
@@ -17,5 +19,7 @@ export const webhooksModule: RouteModuleFactory = (deps) => ({
     server.route(updateWebhookRoute(deps));
     server.route(deleteWebhookRoute(deps));
     server.route(listDeliveriesRoute(deps));
+    server.route(retryDeliveryRoute(deps));
+    server.route(rotateSecretRoute(deps));
   },
 });

@@ -48,6 +48,7 @@ export const DeliverySchema = Type.Object(
     status: Type.Enum(['pending', 'succeeded', 'failed']),
     response_status: Type.Union([Type.Integer(), Type.Null()]),
     error: Type.Union([Type.String(), Type.Null()]),
+    duration_ms: Type.Union([Type.Integer({ minimum: 0 }), Type.Null()], { description: 'request duration; null until attempted' }),
     created_at: Type.String({ format: 'date-time' }),
     next_attempt_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
   },
@@ -76,6 +77,7 @@ export interface Delivery {
   status: 'pending' | 'succeeded' | 'failed';
   response_status: number | null;
   error: string | null;
+  duration_ms: number | null;
   created_at: string;
   next_attempt_at: string | null;
 }

@@ -69,7 +69,7 @@ export async function listDeliveries(
   return selectPage<DeliveryRow>(
     pg,
     {
-      columns: 'id, event_id, event_type, attempt, status, response_status, error, created_at, next_attempt_at',
+      columns: 'id, event_id, event_type, attempt, status, response_status, error, duration_ms, created_at, next_attempt_at',
       from: 'webhook_deliveries',
       where: 'account_id = $1 AND webhook_id = $2',
       params: [accountId, webhookId],

@@ -4,6 +4,7 @@ import { parseUpdateWebhook } from './input.js';
 import { UpdateWebhookBody, WebhookSchema, toWebhook, type UpdateWebhookInput } from './schemas.js';
 import { sealWebhookSecret, webhookSecretKey } from './secret.js';
 import { updateWebhook } from './store.js';
+import { syncUsageSubscriberQuietly } from './usage-subscribers.js';
 
 /** PATCH /v1/webhooks/:webhook_id — url, events, status, secret (rotation). */
 export function updateWebhookRoute(deps: ApiDeps): RouteDef<UpdateWebhookInput> {
@@ -20,6 +21,7 @@ export function updateWebhookRoute(deps: ApiDeps): RouteDef<UpdateWebhookInput> 
         status: input.status,
         secretSealed: input.secret === undefined ? undefined : sealWebhookSecret(key, input.secret),
       });
+      await syncUsageSubscriberQuietly(deps, ctx.principal!.accountId);
       return reply.ok(toWebhook(row));
     },
     doc: {

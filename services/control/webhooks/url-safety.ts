@@ -1,3 +1,4 @@
+import { lookup as dnsLookup } from 'node:dns/promises';
 import { BlockList, isIP } from 'node:net';
 
 /**
@@ -41,10 +42,19 @@ for (const [net, prefix] of [
   NON_PUBLIC.addSubnet(net, prefix, 'ipv6');
 }
 
-/** True for a globally routable unicast address. IPv4-mapped IPv6 addresses are judged as their IPv4. */
+/**
+ * IPv4-mapped IPv6 (::ffff:0:0/96): a socket to ::ffff:127.0.0.1 reaches 127.0.0.1, and no public service
+ * needs this form, so none is trusted. A list of its own: BlockList matches IPv4 addresses against IPv6
+ * rules in mapped form, so in NON_PUBLIC this entry would block every IPv4 address.
+ */
+const IPV4_MAPPED = new BlockList();
+IPV4_MAPPED.addSubnet('::ffff:0:0', 96, 'ipv6');
+
+/** True for a globally routable unicast address. IPv4-mapped IPv6 addresses (::ffff:a.b.c.d) never are. */
 export function isPublicAddress(address: string): boolean {
   const family = isIP(address);
   if (family === 0) return false;
+  if (family === 6 && IPV4_MAPPED.check(address, 'ipv6')) return false;
   return !NON_PUBLIC.check(address, family === 4 ? 'ipv4' : 'ipv6');
 }
 
@@ -79,4 +89,44 @@ export function webhookUrlProblem(raw: string, allowPrivate: boolean): string | 
   if (isIP(host) !== 0 && !isPublicAddress(host)) return 'must not point to a private, loopback, link-local or reserved address';
   if (isLocalhostName(host)) return 'must not point to localhost';
   return null;
+}
+
+/** A resolver with dns.promises.lookup's `{all: true}` shape; tests inject one to map names without DNS. */
+export type AddressLookup = (hostname: string) => Promise<{ address: string; family: number }[]>;
+
+export const systemLookup: AddressLookup = (hostname) => dnsLookup(hostname, { all: true, verbatim: true });
+
+/** A delivery target refused by the SSRF rules; `reason` goes to the delivery log. */
+export class RefusedTargetError extends Error {
+  constructor(readonly reason: string) {
+    super(reason);
+  }
+}
+
+/**
+ * Delivery-time SSRF check: resolves the URL's host and returns the one address to connect to. Unless
+ * allowPrivate, every address the name resolves to must be public (a name mixing public and private
+ * answers is refused rather than trusted). The caller connects to exactly this address, never resolving
+ * again, so DNS rebinding between check and connect cannot redirect the request.
+ */
+export async function resolveDeliveryAddress(url: URL, allowPrivate: boolean, lookup: AddressLookup = systemLookup): Promise<{ address: string; family: 4 | 6 }> {
+  const host = url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname;
+  const literal = isIP(host);
+  let answers: { address: string; family: number }[];
+  if (literal !== 0) answers = [{ address: host, family: literal }];
+  else {
+    if (!allowPrivate && isLocalhostName(host)) throw new RefusedTargetError(`host ${host} is a localhost name`);
+    try {
+      answers = await lookup(host);
+    } catch (err) {
+      throw new RefusedTargetError(`host ${host} did not resolve (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
+    }
+    if (answers.length === 0) throw new RefusedTargetError(`host ${host} did not resolve`);
+  }
+  if (!allowPrivate) {
+    const bad = answers.find((a) => !isPublicAddress(a.address));
+    if (bad) throw new RefusedTargetError(literal !== 0 ? `address ${host} is not public` : `host ${host} resolves to non-public address ${bad.address}`);
+  }
+  const first = answers[0]!;
+  return { address: first.address, family: first.family === 6 ? 6 : 4 };
 }

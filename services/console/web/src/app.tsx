@@ -1,4 +1,6 @@
-import { useEffect, useMemo, useState } from 'preact/hooks';
+import { useEffect, useErrorBoundary, useMemo, useState } from 'preact/hooks';
+import type { ComponentChildren } from 'preact';
+import { ErrorBox } from './ui/components.js';
 import { App, type AppContext } from './ui/app-context.js';
 import { MeterPage, MetersPage } from './pages/meters.js';
 import { SubscriptionsPage } from './pages/subscriptions.js';
@@ -45,6 +47,13 @@ function Page({ route }: { route: string }) {
   }
 }
 
+/** A page that throws while rendering shows the error instead of leaving a blank page. */
+function Guard({ children }: { children: ComponentChildren }) {
+  const [error, reset] = useErrorBoundary();
+  if (error) return <ErrorBox error={error} onRetry={reset} />;
+  return <>{children}</>;
+}
+
 /** The signed-in console: navigation and the page the hash names. */
 export function Console({ api, session, onSignOut }: { api: ApiClient; session: TokenSession; onSignOut: () => void }) {
   const [route, setRoute] = useState(currentRoute);
@@ -73,7 +82,9 @@ export function Console({ api, session, onSignOut }: { api: ApiClient; session: 
           </div>
         </nav>
         <main>
-          <Page key={route} route={route} />
+          <Guard key={route}>
+            <Page route={route} />
+          </Guard>
         </main>
       </div>
     </App.Provider>

@@ -4,7 +4,7 @@ import { Console } from './app.js';
 import { ApiClient } from './lib/api.js';
 import { beginSignIn, exchangeCode, readCallback, type ConsoleSettings, type PendingSignIn } from './lib/oauth.js';
 import { describeError } from './lib/problem.js';
-import { TokenSession } from './lib/tokens.js';
+import { SIGNED_OUT_BY_USER, TokenSession } from './lib/tokens.js';
 import './styles.css';
 
 const PENDING_KEY = 'meterline.console.sign-in';
@@ -44,7 +44,7 @@ function Root() {
         const session = new TokenSession({
           tokenEndpoint: TOKEN_ENDPOINT,
           clientId: settings.client_id,
-          onSignedOut: (reason) => setState({ kind: 'signed-out', message: `You were signed out: ${reason}.` }),
+          onSignedOut: (reason) => setState({ kind: 'signed-out', message: reason === SIGNED_OUT_BY_USER ? 'You signed out.' : `You were signed out: ${reason}.` }),
         });
         session.accept(await exchangeCode(TOKEN_ENDPOINT, settings, callback.code, pending!.verifier));
         setState({ kind: 'signed-in', session, api: new ApiClient(session) });

@@ -24,3 +24,12 @@ export function formatTime(iso: string | null | undefined): string {
   if (!iso) return '—';
   return `${iso.slice(0, 10)} ${iso.slice(11, 16)} UTC`;
 }
+
+/**
+ * A billing period, both ends inclusive UTC days: "2026-11-01 → 2026-11-30". Subscriptions send instants
+ * with an exclusive end (the next month's first midnight); invoices send inclusive dates.
+ */
+export function formatPeriod(start: string, end: string): string {
+  const inclusiveEnd = end.includes('T') ? new Date(Date.parse(end) - 1).toISOString().slice(0, 10) : end;
+  return `${start.slice(0, 10)} → ${inclusiveEnd}`;
+}

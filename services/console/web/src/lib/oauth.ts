@@ -22,7 +22,7 @@ export interface PendingSignIn {
 const base64url = (bytes: Uint8Array): string => {
   let s = '';
   for (const b of bytes) s += String.fromCharCode(b);
-  return btoa(s).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
+  return btoa(s).replace(/\+/g, '-').replace(/\//g, '_').replace(/=/g, '') /* '=' is only ever padding */;
 };
 
 function randomToken(bytes = 32): string {

@@ -10,6 +10,9 @@ export interface TokenResponse {
 }
 
 type Fetch = (input: string, init?: RequestInit) => Promise<Response>;
+
+/** The reason `onSignedOut` gets when the user signed out (rather than the session ending on its own). */
+export const SIGNED_OUT_BY_USER = 'you signed out';
 type TimerHandle = ReturnType<typeof setTimeout>;
 
 export interface TokenSessionOptions {
@@ -100,7 +103,7 @@ export class TokenSession {
         body: new URLSearchParams({ token, client_id: this.opts.clientId }).toString(),
       }).catch(() => undefined); // signing out locally must work even when the server is unreachable
     }
-    this.signOut('you signed out');
+    this.signOut(SIGNED_OUT_BY_USER);
   }
 
   signOut(reason = 'signed out'): void {

@@ -2,7 +2,7 @@ import { useState } from 'preact/hooks';
 import { useApp } from '../ui/app-context.js';
 import { useAction, useAsync } from '../ui/hooks.js';
 import { Badge, Empty, ErrorBox, Pager, Panel } from '../ui/components.js';
-import { formatMoney, formatNumber, formatTime } from '../lib/format.js';
+import { formatMoney, formatNumber, formatPeriod, formatTime } from '../lib/format.js';
 import type { ListPage } from '../lib/api.js';
 import type { Invoice, Subscription } from '../lib/types.js';
 
@@ -24,7 +24,7 @@ export function InvoicesPage() {
               <select name="subscription" onChange={(e) => navigate(`/invoices/upcoming/${(e.currentTarget as HTMLSelectElement).value}`)}>
                 <option value="">choose…</option>
                 {subs.data.data.map((s) => (
-                  <option key={s.id} value={s.id}>{s.id} ({s.currency}, {s.current_period_start} → {s.current_period_end})</option>
+                  <option key={s.id} value={s.id}>{s.id} ({s.currency}, {formatPeriod(s.current_period_start, s.current_period_end)})</option>
                 ))}
               </select>
             </label>
@@ -64,9 +64,7 @@ export function InvoicesPage() {
                   <td>
                     <a href={`#/invoices/${inv.id}`}>{inv.id}</a>
                   </td>
-                  <td>
-                    {inv.period_start} → {inv.period_end}
-                  </td>
+                  <td>{formatPeriod(inv.period_start, inv.period_end)}</td>
                   <td>
                     <Badge value={inv.status} />
                   </td>
@@ -169,7 +167,7 @@ function InvoiceBody({ invoice: inv }: { invoice: Invoice }) {
         <dt>status</dt>
         <dd><Badge value={inv.status} /></dd>
         <dt>period</dt>
-        <dd>{inv.period_start} → {inv.period_end}</dd>
+        <dd>{formatPeriod(inv.period_start, inv.period_end)}</dd>
         <dt>subscription</dt>
         <dd><code>{inv.subscription_id}</code></dd>
         <dt>customer</dt>

@@ -2,7 +2,7 @@ import { useState } from 'preact/hooks';
 import { useApp } from '../ui/app-context.js';
 import { useAction, useAsync } from '../ui/hooks.js';
 import { Badge, Empty, ErrorBox, Pager, Panel } from '../ui/components.js';
-import { formatMoney } from '../lib/format.js';
+import { formatMoney, formatPeriod } from '../lib/format.js';
 import type { ListPage } from '../lib/api.js';
 import type { Meter, Product, Subscription } from '../lib/types.js';
 
@@ -75,9 +75,7 @@ export function SubscriptionsPage() {
                   <td>
                     <Badge value={s.status} />
                   </td>
-                  <td>
-                    {s.current_period_start} → {s.current_period_end}
-                  </td>
+                  <td>{formatPeriod(s.current_period_start, s.current_period_end)}</td>
                   <td class="actions">
                     <a class="button" href={`#/invoices/upcoming/${s.id}`}>Upcoming invoice</a>
                     {canWrite && s.status === 'active' && (

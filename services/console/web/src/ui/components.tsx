@@ -6,12 +6,14 @@ import type { ListPage } from '../lib/api.js';
 export function ErrorBox({ error, onRetry }: { error: unknown; onRetry?: () => void }) {
   if (error === undefined || error === null) return null;
   const view = describeError(error);
+  // The detail already names a lone field's problem: list fields only when it says more.
+  const fields = view.fields.length === 1 && view.message.includes(view.fields[0]!.message) ? [] : view.fields;
   return (
     <div class="error" role="alert">
       <strong>{view.message}</strong>
-      {view.fields.length > 0 && (
+      {fields.length > 0 && (
         <ul>
-          {view.fields.map((f) => (
+          {fields.map((f) => (
             <li key={f.field + f.message}>
               {f.field && <code>{f.field}</code>} {f.message}
             </li>

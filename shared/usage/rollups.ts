@@ -1,0 +1,123 @@
+/**
+ * Hourly rollups of usage records (infra/migrations/clickhouse/310_usage_rollups.sql; README "Usage
+ * rollups"). Writers: the consumer recomputes the closed hours each insert touched, the sweeper recomputes
+ * every (account, meter) of an hour once it has closed. Readers: shared/usage/query.ts.
+ */
+import type { ClickHouseClient } from '@clickhouse/client';
+import { PERCENTILES } from './stats.js';
+import { USAGE_TABLE } from './wire.js';
+
+export const HOUR_MS = 3_600_000;
+export const ROLLUP_TABLE = 'usage_hourly';
+export const TOUCHED_TABLE = 'usage_hours_touched';
+export const SWEEPS_TABLE = 'usage_rollup_sweeps';
+/** The t-digest state type of `usage_hourly.quantiles`; raw rows are turned into the same state to merge. */
+export const QUANTILES_STATE = `quantilesTDigestState(${PERCENTILES.join(', ')})`;
+export const QUANTILES_MERGE = `quantilesTDigestMerge(${PERCENTILES.join(', ')})`;
+
+/**
+ * An hour is swept this long after it ended. Records of the last hour that keep arriving for a while after
+ * it closes (buffering emitters, `timestamp = now − a minute`) are then rolled up once by the sweep rather
+ * than recomputing a busy hour on every consumer batch; readers take the hour raw until then.
+ */
+export const SWEEP_AFTER_MS = 120_000;
+/** Clock skew tolerated between consumer processes (see sweepDueThrough and mayBeSwept). */
+export const SKEW_MARGIN_MS = 5_000;
+
+/** The last hour the sweeper may roll up at `now`. */
+export function sweepDueThrough(now: number): number {
+  return Math.floor((now - SWEEP_AFTER_MS) / HOUR_MS) - 1;
+}
+
+/**
+ * Whether a sweeper (on any process, clocks up to SKEW_MARGIN_MS apart) may already have rolled up `hour`:
+ * then whoever inserts records into it must recompute it.
+ */
+export function mayBeSwept(hour: number, now: number): boolean {
+  return hour <= sweepDueThrough(now + SKEW_MARGIN_MS);
+}
+
+/** One meter's hours to recompute. */
+export interface HourKeys {
+  accountId: string;
+  meterId: string;
+  hours: Iterable<number>;
+}
+
+/** Key ranges per INSERT … SELECT: keeps the statement small; each range is one index seek. */
+const RANGES_PER_RECOMPUTE = 200;
+
+/** A ClickHouse string literal (18.16 has no query parameters). */
+export function chString(s: string): string {
+  return `'${s.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
+}
+
+/** Consecutive hours of one meter as [fromHour, toHour) ranges. */
+function hourRanges(hours: Iterable<number>): [number, number][] {
+  const sorted = [...new Set(hours)].sort((a, b) => a - b);
+  const out: [number, number][] = [];
+  for (const h of sorted) {
+    const last = out[out.length - 1];
+    if (last && last[1] === h) last[1] = h + 1;
+    else out.push([h, h + 1]);
+  }
+  return out;
+}
+
+/**
+ * Recomputes the rollup rows of the given hours from their deduplicated raw rows and inserts them. Safe to
+ * run any number of times, concurrently, in any order (see `version` in the migration): the answer is the
+ * same as if each record had arrived once, on time.
+ */
+export async function recomputeHours(ch: ClickHouseClient, database: string, keys: readonly HourKeys[]): Promise<void> {
+  const conditions: string[] = [];
+  for (const k of keys) {
+    const meter = `account_id = ${chString(k.accountId)} AND meter_id = ${chString(k.meterId)}`;
+    for (const [from, to] of hourRanges(k.hours)) conditions.push(`(${meter} AND ts_ms >= ${from * HOUR_MS} AND ts_ms < ${to * HOUR_MS})`);
+  }
+  for (let i = 0; i < conditions.length; i += RANGES_PER_RECOMPUTE) {
+    await ch.command({
+      query: `INSERT INTO ${database}.${ROLLUP_TABLE}
+        (account_id, meter_id, hour, group_key, records, sum, min, max, last_ts, last_id, last_value, quantiles, version)
+        SELECT account_id, meter_id, intDiv(ts_ms, ${HOUR_MS}) AS hour, '' AS group_key, count() AS records,
+          sum(value), min(value), max(value), max(ts_ms), argMax(record_id, (ts_ms, record_id)),
+          argMax(value, (ts_ms, record_id)), ${QUANTILES_STATE}(toFloat64(value)), count() AS version
+        FROM ${database}.${USAGE_TABLE} FINAL
+        WHERE ${conditions.slice(i, i + RANGES_PER_RECOMPUTE).join(' OR ')}
+        GROUP BY account_id, meter_id, hour`,
+    });
+  }
+}
+
+/** Every hour ≤ this one is rolled up for every meter; undefined before the first sweep. */
+export async function sweptThrough(ch: ClickHouseClient, database: string): Promise<number | undefined> {
+  const rs = await ch.query({ query: `SELECT max(hour) AS h, count() AS n FROM ${database}.${SWEEPS_TABLE}`, format: 'JSONEachRow' });
+  const [row] = await rs.json<{ h: string; n: string }>();
+  return row && Number(row.n) > 0 ? Number(row.h) : undefined;
+}
+
+export async function markSwept(ch: ClickHouseClient, database: string, hour: number): Promise<void> {
+  await ch.insert({ table: `${database}.${SWEEPS_TABLE}`, values: [{ hour, swept_ms: Date.now() }], format: 'JSONEachRow' });
+}
+
+/** (account, meter) pairs with records in `hour`, and the earliest hour anything was recorded in. */
+export async function touchedMeters(ch: ClickHouseClient, database: string, hour: number): Promise<{ accountId: string; meterId: string }[]> {
+  const rs = await ch.query({ query: `SELECT DISTINCT account_id AS a, meter_id AS m FROM ${database}.${TOUCHED_TABLE} WHERE hour = ${hour}`, format: 'JSONEachRow' });
+  return (await rs.json<{ a: string; m: string }>()).map((r) => ({ accountId: r.a, meterId: r.m }));
+}
+
+export async function earliestTouchedHour(ch: ClickHouseClient, database: string): Promise<number | undefined> {
+  const rs = await ch.query({ query: `SELECT min(hour) AS h, count() AS n FROM ${database}.${TOUCHED_TABLE}`, format: 'JSONEachRow' });
+  const [row] = await rs.json<{ h: string; n: string }>();
+  return row && Number(row.n) > 0 ? Number(row.h) : undefined;
+}
+
+/**
+ * Rebuilds the rollups of every hour of one meter in [fromMs, toMs) — for records written straight into
+ * ClickHouse (the bench's bulk load) rather than through the consumer.
+ */
+export async function rebuildRollups(ch: ClickHouseClient, database: string, accountId: string, meterId: string, fromMs: number, toMs: number): Promise<void> {
+  const hours: number[] = [];
+  for (let h = Math.floor(fromMs / HOUR_MS); h * HOUR_MS < toMs; h++) hours.push(h);
+  await recomputeHours(ch, database, [{ accountId, meterId, hours }]);
+}
