@@ -82,8 +82,8 @@ export class MalformedJsonError extends DomainError {
 
 /** One or more fields are invalid; `errors` names each (`items[0].product_id`). */
 export class ValidationError extends DomainError {
-  constructor(errors: FieldError[], detail?: string) {
-    super('validation', 'validation_failed', detail ?? summarize(errors), errors);
+  constructor(errors: FieldError[], detail?: string, code = 'validation_failed') {
+    super('validation', code, detail ?? summarize(errors), errors);
   }
 }
 

@@ -4,7 +4,7 @@ import type { MeterRecord } from '../../shared/meters/record.js';
 import { canonicalTimestamp, formatTimestamp } from '../../shared/usage/timestamp.js';
 import { problemResponses } from './problem-docs.js';
 import { acceptBatch } from './batch.js';
-import { checkRecord } from './records.js';
+import { checkRecord, recordErrorCode } from './records.js';
 import { AcceptedUsageSchema, BatchResultSchema, UsageBatchBody, UsageRecordBody } from './schemas.js';
 import type { IngressDeps } from './deps.js';
 
@@ -37,7 +37,7 @@ export function recordMeterUsageRoute(deps: IngressDeps): RouteDef {
       if (body === undefined) throw new ValidationError([{ field: '', message: 'a JSON body is required' }], 'A JSON request body is required.');
       const errors: FieldError[] = [];
       const rec = checkRecord(body, meter, { accountId, now }, errors);
-      if (rec === undefined) throw new ValidationError(errors);
+      if (rec === undefined) throw new ValidationError(errors, undefined, recordErrorCode(errors));
       await deps.publisher.submit(subject, rec.row, 1);
       // Written by hand (the hot path's reply): every part is a known-safe JSON token except a caller's id.
       const id = rec.assigned ? `"${rec.id}"` : JSON.stringify(rec.id);
