@@ -98,6 +98,12 @@ export interface Config {
   SECRET_KEY: Buffer;
   /** log2 of scrypt's cost N for new password hashes (17 = OWASP's 2^17); tests lower it for speed. */
   PASSWORD_SCRYPT_LOG2_N: number;
+  /** Per-account defaults; `meterline accounts limits` overrides them per account. */
+  LIMIT_INGEST_RECORDS_PER_SECOND: number;
+  LIMIT_REQUESTS_PER_SECOND: number;
+  LIMIT_MAX_METERS: number;
+  LIMIT_MAX_WEBHOOKS: number;
+  LIMIT_MAX_PAYMENT_METHODS: number;
 }
 
 const SPEC: { [K in keyof Config]: VarSpec<Config[K]> } = {
@@ -128,6 +134,11 @@ const SPEC: { [K in keyof Config]: VarSpec<Config[K]> } = {
   },
   SECRET_KEY: { parse: secretKey, describe: 'at least 32 random bytes, hex or base64' },
   PASSWORD_SCRYPT_LOG2_N: { parse: int(10, 20), default: 17, describe: 'log2 of the scrypt cost of new password hashes' },
+  LIMIT_INGEST_RECORDS_PER_SECOND: { parse: int(1, 10_000_000), default: 20_000, describe: 'usage records per second per account (default)' },
+  LIMIT_REQUESTS_PER_SECOND: { parse: int(1, 1_000_000), default: 200, describe: 'control-plane requests per second per account (default)' },
+  LIMIT_MAX_METERS: { parse: int(1, 1_000_000), default: 1_000, describe: 'meters per account (default)' },
+  LIMIT_MAX_WEBHOOKS: { parse: int(1, 10_000), default: 20, describe: 'webhook endpoints per account (default)' },
+  LIMIT_MAX_PAYMENT_METHODS: { parse: int(1, 10_000), default: 10, describe: 'payment methods per account (default)' },
 };
 
 export const CONFIG_VARIABLES = Object.keys(SPEC) as (keyof Config)[];

@@ -25,9 +25,12 @@ export function recordMeterUsageRoute(deps: IngressDeps): RouteDef {
     auth: 'write',
     body: 'json',
     idempotent: false, // records carry their own idempotency key (`id`)
+    rateLimit: 'records',
     handler: async (ctx) => {
       const accountId = ctx.principal!.accountId;
       const meterId = ctx.params.meter_id!;
+      // Before any meter lookup: an account over its rate costs nothing more (429, nothing published).
+      deps.protection.takeIngestRecords(accountId, Array.isArray(ctx.body) ? ctx.body.length : 1);
       if (deps.registry.get(meterId) === undefined) await deps.registry.ensure([meterId]);
       const meter = usableMeter(deps, meterId, accountId);
       const now = Date.now();
@@ -54,7 +57,7 @@ export function recordMeterUsageRoute(deps: IngressDeps): RouteDef {
       requestBody: { oneOf: [UsageRecordBody, UsageBatchBody(UsageRecordBody)] },
       responses: {
         '202': { description: 'Accepted: one record `{id, meter_id, value, timestamp, received_at}`, or a batch outcome', schema: { oneOf: [AcceptedUsageSchema, BatchResultSchema] } },
-        ...problemResponses(['404', '409', '422', '503']),
+        ...problemResponses(['404', '409', '422', '429', '503']),
       },
     },
   };

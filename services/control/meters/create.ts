@@ -27,7 +27,7 @@ export function createMeterRoute(deps: ApiDeps, registry: () => MeterRegistryWri
         errors.push({ field: 'aggregation', message: `must be one of ${AGGREGATIONS[type].join(', ')} for a ${type} meter` });
       }
       if (errors.length) throw new ValidationError(errors);
-      const row = await createMeter(deps.pg, registry(), ctx.principal!.accountId, { name, unit, type, aggregation: input.aggregation });
+      const row = await createMeter(deps.pg, registry(), ctx.principal!.accountId, { name, unit, type, aggregation: input.aggregation }, deps.protection.limits(ctx.principal!.accountId).max_meters);
       return { status: 201, body: toMeter(row), headers: { Location: `/v1/meters/${row.id}` } };
     },
     doc: {

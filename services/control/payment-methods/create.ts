@@ -33,6 +33,7 @@ export function createPaymentMethodRoute(deps: ApiDeps, processor: PaymentProces
     auth: 'write',
     handler: async (ctx) => {
       const card = parseCreatePaymentMethod(ctx.body);
+      deps.protection.takeCardAttempt(ctx.principal!.accountId);
       const verdict = await processor.verifyCard({ number: card.number, exp_month: card.exp_month, exp_year: card.exp_year, cvc: card.cvc });
       if (!verdict.ok) throw new PaymentRequiredError(verdict.code, 'The card was declined by the processor; nothing was stored.');
       const pm = await insertPaymentMethod(deps.pg, ctx.principal!.accountId, {
@@ -43,7 +44,7 @@ export function createPaymentMethodRoute(deps: ApiDeps, processor: PaymentProces
         fingerprint: hmacHex(fingerprintKey, card.number),
         processor: processor.name,
         processorToken: verdict.token,
-      });
+      }, deps.protection.limits(ctx.principal!.accountId).max_payment_methods);
       if (!pm) throw new NotFoundError('The account no longer exists.');
       return { status: 201, body: pm, headers: { Location: `/v1/billing/payment-methods/${pm.id}` } };
     },

@@ -1,3 +1,4 @@
+import { reserveQuota } from '../../../shared/limits/quota.js';
 import type { PgClient, PgPool } from '../../../shared/clients/postgres.js';
 import { selectPage, withTransaction } from '../../../shared/clients/postgres.js';
 import { newId } from '../../../shared/ids.js';
@@ -47,9 +48,9 @@ async function lockAccount(c: PgClient, accountId: string): Promise<boolean> {
 }
 
 /** Inserts a verified card; it becomes the default when the account has none. Null if the account is gone. */
-export async function insertPaymentMethod(pg: PgPool, accountId: string, card: NewCard): Promise<PaymentMethod | null> {
+export async function insertPaymentMethod(pg: PgPool, accountId: string, card: NewCard, maxPaymentMethods: number): Promise<PaymentMethod | null> {
   return withTransaction(pg, async (c) => {
-    if (!(await lockAccount(c, accountId))) return null;
+    if (!(await reserveQuota(c, 'payment_methods', accountId, maxPaymentMethods))) return null;
     const r = await c.query<Row>(
       `INSERT INTO payment_methods (id, account_id, type, brand, last4, exp_month, exp_year, fingerprint, processor, processor_token, is_default)
        VALUES ($1, $2, 'card', $3, $4, $5, $6, $7, $8, $9,

@@ -17,7 +17,7 @@ export function createWebhookRoute(deps: ApiDeps): RouteDef {
       const input = parseCreateWebhook(ctx.body, deps.config.WEBHOOKS_ALLOW_PRIVATE_URLS);
       const generated = input.secret === undefined ? generateWebhookSecret() : undefined;
       const secret = input.secret ?? generated!;
-      const webhook = await insertWebhook(deps.pg, ctx.principal!.accountId, { url: input.url, events: input.events, secretSealed: sealWebhookSecret(key, secret) });
+      const webhook = await insertWebhook(deps.pg, ctx.principal!.accountId, { url: input.url, events: input.events, secretSealed: sealWebhookSecret(key, secret) }, deps.protection.limits(ctx.principal!.accountId).max_webhooks);
       if (!webhook) throw new NotFoundError('The account no longer exists.');
       await syncUsageSubscriberQuietly(deps, ctx.principal!.accountId);
       // A caller-supplied secret is write-only; a generated one is shown this once.

@@ -1,5 +1,6 @@
+import { reserveQuota } from '../../../shared/limits/quota.js';
 import type { PgClient, PgPool } from '../../../shared/clients/postgres.js';
-import { selectPage } from '../../../shared/clients/postgres.js';
+import { selectPage, withTransaction } from '../../../shared/clients/postgres.js';
 import { newId } from '../../../shared/ids.js';
 import type { RowWindow } from '../../../shared/http/pagination.js';
 import type { Delivery, Webhook } from './schemas.js';
@@ -22,14 +23,15 @@ function toApi(r: WebhookRow): Webhook {
 }
 
 /** Null when the account doesn't exist. */
-export async function insertWebhook(pg: PgPool, accountId: string, w: { url: string; events: string[]; secretSealed: string }): Promise<Webhook | null> {
-  const r = await pg.query<WebhookRow>(
-    `INSERT INTO webhooks (id, account_id, url, events, secret_sealed)
-     SELECT $1, id, $3, $4::text[], $5 FROM accounts WHERE id = $2
-     RETURNING ${COLUMNS}`,
-    [newId('wh'), accountId, w.url, w.events, w.secretSealed],
-  );
-  return r.rows[0] ? toApi(r.rows[0]) : null;
+export async function insertWebhook(pg: PgPool, accountId: string, w: { url: string; events: string[]; secretSealed: string }, maxWebhooks: number): Promise<Webhook | null> {
+  return withTransaction(pg, async (c) => {
+    if (!(await reserveQuota(c, 'webhooks', accountId, maxWebhooks))) return null;
+    const r = await c.query<WebhookRow>(
+      `INSERT INTO webhooks (id, account_id, url, events, secret_sealed) VALUES ($1, $2, $3, $4::text[], $5) RETURNING ${COLUMNS}`,
+      [newId('wh'), accountId, w.url, w.events, w.secretSealed],
+    );
+    return toApi(r.rows[0]!);
+  });
 }
 
 export async function listWebhooks(pg: PgPool, accountId: string, window: RowWindow): Promise<{ data: Webhook[]; total: number }> {
