@@ -1,3 +1,4 @@
+import type { WebhooksResult } from './phases/webhooks.js';
 /** The benchmark's result document and its table, with the DESIGN §11 goals checked. */
 import type { LoadResult } from './load.js';
 import type { LagSummary } from './lag-probe.js';
@@ -37,6 +38,7 @@ export interface BenchReport {
   /** One GET usage (day windows, 30 days) over the reads meter, timed alone: median (`ms`) and max of 20 (DESIGN §11: ≤ 50 ms over 10 M). */
   usage_query?: { records: number; ms: number; max_ms?: number; windows?: number; bulk_load?: { records: number; days: number; load_s: number; rollup_rebuild_s: number } };
   goals?: Goal[];
+  webhooks?: WebhooksResult;
 }
 
 export interface Goal {

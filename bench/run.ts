@@ -31,6 +31,7 @@ import { createWorld, type BenchWorld } from './world.js';
 import { hasWrk, runAutocannon, runWrk, type LoadResult, type LoadSpec } from './load.js';
 import { LagProbe, type LagSummary } from './lag-probe.js';
 import { loadMeterDirect, timeQueryAlone } from './phases/usage-reads.js';
+import { runWebhooksPhase } from './phases/webhooks.js';
 import { CpuMeter } from './cpu.js';
 import { printReport, CONTROL_READ_GOAL, type PhaseResult, type BenchReport } from './report.js';
 
@@ -288,6 +289,14 @@ async function main(): Promise<void> {
       if (opts.phases.includes('get-usage')) {
         await phase('get-usage', url, '', 0, readHeaders, 'GET', { timeoutSeconds: 30, extra: async () => ({ usage_records: alone.records, usage_query_alone_ms: alone.median_ms }) });
       }
+    }
+
+    // Webhook delivery (bench/phases/webhooks.ts): opt-in, `--phases webhooks`.
+    if (opts.phases.includes('webhooks')) {
+      report.webhooks = await runWebhooksPhase({
+        world, log, launch: (name, args, env) => launch(name, args, env), dispatcherProcs: arg('dispatcher-procs', 1),
+        burstEvents: arg('webhook-burst-events', 500), steadyEventsPerS: arg('webhook-events-per-s', 20), steadySeconds: arg('webhook-steady-seconds', 10),
+      });
     }
 
     const file = `${resultsDir}/${runId}.json`;

@@ -138,7 +138,7 @@ export async function ensureNatsTopology(nc: NatsConnection, names: NatsNames, u
     }
   }
   const kvm = new Kvm(nc);
-  for (const bucket of [names.meterBucket, names.revocationBucket, names.webhookUsageBucket, names.limitsBucket]) {
+  for (const bucket of names.kvBuckets) {
     await kvm.create(bucket, { history: 1, storage: StorageType.File });
   }
   // Heartbeats: an entry older than the TTL is a process that went away.

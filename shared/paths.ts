@@ -7,3 +7,6 @@ export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', 
 export function repoPath(...parts: string[]): string {
   return resolve(REPO_ROOT, ...parts);
 }
+
+/** Where the local stack keeps `.data/`: the repository, or METERLINE_ROOT (a second stack beside the first). */
+export const STACK_ROOT = process.env.METERLINE_ROOT ? resolve(process.env.METERLINE_ROOT) : REPO_ROOT;

@@ -51,6 +51,19 @@ export interface InstanceOptions {
   ports: Ports;
   host?: string;
   timeoutMs?: number;
+  /** Server user → password: the instance refuses every other connection. Unset: open to anyone on the host. */
+  passwords?: Record<string, string>;
+  /** NATS_NAMESPACE whose streams, buckets and subjects the roles' NATS permissions name. */
+  natsNamespace?: string;
+}
+
+/** Who connects to the servers: the test harness and operator tools, migrations, and each role. */
+export const PROFILES = ['admin', 'migrate', 'api', 'consumer', 'dispatcher', 'billing'] as const;
+export type Profile = (typeof PROFILES)[number];
+
+export interface Login {
+  user: string;
+  password: string;
 }
 
 /** Everything the stack knows about one kind of server; each lives in its own file (postgres.ts, nats.ts, …). */
@@ -68,9 +81,12 @@ export interface ServerKind {
   urlVariable: 'DATABASE_URL' | 'NATS_URL' | 'CLICKHOUSE_URL';
   /** The local stack's ports, in the order they are taken from METERLINE_STACK_PORT_BASE. */
   defaultPorts: Ports;
+  /** The server user each profile connects as; one password per distinct user. */
+  userOf: Record<Profile, string>;
   /** The log to point people at. */
   logFile(dir: string): string;
-  url(ports: Ports, host?: string): string;
+  /** The URL a client uses: with `login`, as that user (and, for Postgres, in that user's database). */
+  url(ports: Ports, host?: string, login?: Login): string;
   start(o: InstanceOptions): Promise<ServerHandle>;
   /** Does the server at `url` answer (and is it the kind of server we need)? */
   probe(url: string): Promise<ProbeResult>;
@@ -184,4 +200,11 @@ function forgetPid(pidFile: string, pid: number): void {
   } catch {
     /* already gone */
   }
+}
+
+/** The login a profile uses on a secured instance; none on an open one. */
+export function loginOf(kind: Pick<ServerKind, 'userOf'>, passwords: Record<string, string> | undefined, profile: Profile): Login | undefined {
+  const user = kind.userOf[profile];
+  const password = passwords?.[user];
+  return password ? { user, password } : undefined;
 }

@@ -2,11 +2,13 @@
  * nats-server with JetStream in the local stack: the Debian package and binary, the generated config,
  * start, readiness probe (an INFO line announcing JetStream), stop, URL.
  */
-import { mkdir, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, writeFile } from 'node:fs/promises';
 import net from 'node:net';
 import path from 'node:path';
 import { findOnPath } from './install.js';
-import { launch, named, requireCommand, type InstanceOptions, type Ports, type ServerHandle, type ServerKind } from './launch.js';
+import { NatsNames } from '../../shared/clients/nats.js';
+import { FANOUT_CONSUMER } from '../../services/dispatcher/event-fanout.js';
+import { launch, loginOf, named, requireCommand, type InstanceOptions, type Login, type Ports, type Profile, type ServerHandle, type ServerKind } from './launch.js';
 import { PROBE_TIMEOUT_MS, probing, stripBrackets, urlHost, type ProbeResult } from './probe.js';
 import { errMessage } from './process.js';
 
@@ -19,6 +21,71 @@ export interface NatsOptions {
   /** JetStream file store limit (default 8 GiB). */
   maxStoreBytes?: number;
   timeoutMs?: number;
+  /** User → password (`admin` and one per role, with the role's permissions). Unset: anyone may connect. */
+  passwords?: Record<string, string>;
+  /** The NATS_NAMESPACE the roles' permissions are written for (default: none). */
+  namespace?: string;
+}
+
+type Permissions = { publish: string[]; subscribe: string[] };
+
+/** The JetStream API requests that read or watch a KV bucket and write its keys. */
+function kvAccess(bucket: string): string[] {
+  const stream = `KV_${bucket}`;
+  return [
+    `$KV.${bucket}.>`,
+    `$JS.API.STREAM.INFO.${stream}`,
+    `$JS.API.STREAM.MSG.GET.${stream}`,
+    `$JS.API.DIRECT.GET.${stream}`,
+    `$JS.API.DIRECT.GET.${stream}.>`,
+    `$JS.API.CONSUMER.CREATE.${stream}`,
+    `$JS.API.CONSUMER.CREATE.${stream}.>`,
+    `$JS.API.CONSUMER.INFO.${stream}.*`,
+    `$JS.API.CONSUMER.DELETE.${stream}.*`,
+    `$JS.FC.${stream}.>`,
+  ];
+}
+
+/** The JetStream API requests and acks of a durable pull consumer (created or updated by its role). */
+function durableAccess(stream: string, durable: string): string[] {
+  const name = `${stream}.${durable}`;
+  return [
+    `$JS.API.STREAM.INFO.${stream}`,
+    `$JS.API.CONSUMER.INFO.${name}`,
+    `$JS.API.CONSUMER.CREATE.${name}`,
+    `$JS.API.CONSUMER.CREATE.${name}.>`,
+    `$JS.API.CONSUMER.DURABLE.CREATE.${name}`,
+    `$JS.API.CONSUMER.MSG.NEXT.${name}`,
+    `$JS.ACK.${name}.>`,
+  ];
+}
+
+/**
+ * What each role may publish (subjects and JetStream API requests); every role receives replies on
+ * `_INBOX.>` only. `admin` (migrations, operator tools, the tests' isolated worlds) may do anything.
+ */
+export function rolePermissions(names: NatsNames): Record<Exclude<Profile, 'admin' | 'migrate'>, Permissions> {
+  const role = (publish: string[]): Permissions => ({ publish: ['$JS.API.INFO', ...publish], subscribe: ['_INBOX.>'] });
+  return {
+    api: role([
+      names.usageSubjects,
+      `$JS.API.STREAM.INFO.${names.usageStream}`,
+      ...[names.meterBucket, names.revocationBucket, names.webhookUsageBucket].flatMap(kvAccess),
+    ]),
+    consumer: role([...durableAccess(names.usageStream, names.usageConsumer), ...[names.meterBucket, names.webhookUsageBucket].flatMap(kvAccess)]),
+    dispatcher: role([names.eventSubjects, ...durableAccess(names.eventsStream, FANOUT_CONSUMER), ...kvAccess(names.webhookUsageBucket)]),
+    billing: role([]),
+  };
+}
+
+function authorization(passwords: Record<string, string>, namespace: string): string[] {
+  const perms = rolePermissions(new NatsNames(namespace)) as Record<string, Permissions>;
+  const users = Object.entries(passwords).map(([user, password]) => {
+    const p = perms[user];
+    const permissions = p ? `, permissions: { publish: { allow: ${JSON.stringify(p.publish)} }, subscribe: { allow: ${JSON.stringify(p.subscribe)} } }` : '';
+    return `    { user: ${JSON.stringify(user)}, password: ${JSON.stringify(password)}${permissions} }`;
+  });
+  return ['authorization {', '  users: [', ...users, '  ]', '}'];
 }
 
 function natsConfig(o: NatsOptions, host: string, storeDir: string): string {
@@ -33,6 +100,7 @@ function natsConfig(o: NatsOptions, host: string, storeDir: string): string {
     `  max_file_store: ${Math.floor(o.maxStoreBytes ?? 8 * 1024 ** 3)}`,
     `  max_memory_store: ${1024 ** 3}`,
     `}`,
+    ...(o.passwords ? authorization(o.passwords, o.namespace ?? '') : []),
     ``,
   ].join('\n');
 }
@@ -44,7 +112,8 @@ export function startNats(o: NatsOptions): Promise<ServerHandle> {
     const confFile = path.join(dir, 'nats.conf');
     const storeDir = path.join(dir, 'js');
     await mkdir(storeDir, { recursive: true });
-    await writeFile(confFile, natsConfig(o, host, storeDir));
+    await writeFile(confFile, natsConfig(o, host, storeDir), { mode: 0o600 });
+    await chmod(confFile, 0o600); // it holds the passwords
     const logFile = nats.logFile(dir);
     return launch({
       server: 'nats',
@@ -53,7 +122,7 @@ export function startNats(o: NatsOptions): Promise<ServerHandle> {
       dir,
       stdoutLog: logFile,
       logFile,
-      url: nats.url({ client: o.port }, host),
+      url: nats.url({ client: o.port }, host, loginOf(nats, o.passwords, 'admin')),
       probe: nats.probe,
       stopSignal: nats.stopSignal,
       ports: [
@@ -137,9 +206,19 @@ export const nats: ServerKind = {
   stopSignal: 'SIGTERM',
   urlVariable: 'NATS_URL',
   defaultPorts: { client: 54222, monitor: 58222 },
+  userOf: { admin: 'admin', migrate: 'admin', api: 'api', consumer: 'consumer', dispatcher: 'dispatcher', billing: 'billing' },
   logFile: (dir) => path.join(dir, 'nats.log'),
-  url: (ports: Ports, host = '127.0.0.1') => `nats://${urlHost(host)}:${ports.client}`,
+  url: (ports: Ports, host = '127.0.0.1', login?: Login) =>
+    `nats://${login ? `${login.user}:${encodeURIComponent(login.password)}@` : ''}${urlHost(host)}:${ports.client}`,
   start: (o: InstanceOptions) =>
-    startNats({ dir: o.dir, port: o.ports.client, monitorPort: o.ports.monitor, host: o.host, timeoutMs: o.timeoutMs }),
+    startNats({
+      dir: o.dir,
+      port: o.ports.client,
+      monitorPort: o.ports.monitor,
+      host: o.host,
+      timeoutMs: o.timeoutMs,
+      passwords: o.passwords,
+      namespace: o.natsNamespace,
+    }),
   probe: probeNats,
 };

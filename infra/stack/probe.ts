@@ -23,8 +23,12 @@ export function stripBrackets(host: string): string {
   return host.startsWith('[') && host.endsWith(']') ? host.slice(1, -1) : host;
 }
 
-/** The URL with any password replaced, for messages. */
+/** The URL (or comma-separated URL list) with any password replaced, for messages and printed output. */
 export function redactUrl(url: string): string {
+  return url.split(',').map(redactOne).join(',');
+}
+
+function redactOne(url: string): string {
   try {
     const u = new URL(url);
     if (!u.password) return url;

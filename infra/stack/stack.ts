@@ -12,7 +12,8 @@ import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { SERVER_NAMES, StackError, type ServerName } from './errors.js';
 import { ensureInstalled } from './install.js';
-import { READY_TIMEOUT_MS, type Ports, type ServerKind } from './launch.js';
+import { PROFILES, READY_TIMEOUT_MS, loginOf, type Ports, type Profile, type ServerKind } from './launch.js';
+import { ensureCredentials, readCredentials, type Credentials } from './credentials.js';
 import { redactUrl } from './probe.js';
 import { isAlive, ownsPid, stopPid, waitFor } from './process.js';
 import { SERVERS } from './servers.js';
@@ -24,19 +25,37 @@ export { stackDataDir } from './state.js';
 export interface StackServer {
   name: string;
   kind: ServerName;
+  /** Without credentials (they are in `.data/credentials.json`). */
   url: string;
   pid: number | null;
   external: boolean;
   running: boolean;
   logFile: string | null;
   ports: Ports | null;
+  /** Whether the server requires passwords (false: started open by an older launcher, or external). */
+  secured: boolean;
+}
+
+export interface ServerUrls {
+  DATABASE_URL: string;
+  NATS_URL: string;
+  CLICKHOUSE_URL: string;
 }
 
 export interface StackInfo {
+  /** The admin profile's URLs: full rights (tests' isolated worlds, the bench, operator tools). */
   databaseUrl: string;
   natsUrl: string;
   clickhouseUrl: string;
+  /** The URLs each profile connects with, credentials included: never print them. */
+  profiles: Record<Profile, ServerUrls>;
   servers: StackServer[];
+}
+
+/** A server as `stackUp`/`stackStatus` found it, with the URL each profile uses. */
+interface Entry {
+  server: StackServer;
+  urls: Record<Profile, string>;
 }
 
 type Log = (m: string) => void;
@@ -60,19 +79,50 @@ function throwAll(failures: StackError[], what: string): void {
   throw err;
 }
 
-/** The URL each setting gets: every instance of the kind, comma-separated (one in the single topology). */
-function info(servers: StackServer[]): StackInfo {
-  const url = (kind: ServerName) => servers.filter((s) => s.kind === kind).map((s) => s.url).join(',');
-  return { databaseUrl: url('postgres'), natsUrl: url('nats'), clickhouseUrl: url('clickhouse'), servers };
+const URL_SETTING: Record<ServerName, keyof ServerUrls> = { postgres: 'DATABASE_URL', nats: 'NATS_URL', clickhouse: 'CLICKHOUSE_URL' };
+
+/** Each setting gets every instance of its kind, comma-separated (one in the single topology). */
+function info(entries: Entry[]): StackInfo {
+  const sorted = sortServers(entries.map((e) => ({ ...e, name: e.server.name })));
+  const urlsOf = (p: Profile) =>
+    Object.fromEntries(
+      SERVER_NAMES.map((k) => [URL_SETTING[k], sorted.filter((e) => e.server.kind === k).map((e) => e.urls[p]).join(',')]),
+    ) as unknown as ServerUrls;
+  const profiles = Object.fromEntries(PROFILES.map((p) => [p, urlsOf(p)])) as Record<Profile, ServerUrls>;
+  const { DATABASE_URL, NATS_URL, CLICKHOUSE_URL } = profiles.admin;
+  return { databaseUrl: DATABASE_URL, natsUrl: NATS_URL, clickhouseUrl: CLICKHOUSE_URL, profiles, servers: sorted.map((e) => e.server) };
 }
 
-function external(kind: ServerKind, url: string, running: boolean): StackServer {
-  return { name: kind.name, kind: kind.name, url, pid: null, external: true, running, logFile: null, ports: null };
+function sameForAll(url: string): Record<Profile, string> {
+  return Object.fromEntries(PROFILES.map((p) => [p, url])) as Record<Profile, string>;
 }
 
-function local(i: Instance, pid: number | null, running: boolean, rec?: ServerRecord): StackServer {
-  const url = rec?.url ?? i.url;
-  return { name: i.name, kind: i.kind.name, url, pid, external: false, running, logFile: rec?.logFile ?? i.kind.logFile(i.dir), ports: rec?.ports ?? i.ports };
+function external(kind: ServerKind, url: string, running: boolean): Entry {
+  const server = { name: kind.name, kind: kind.name, url: redactUrl(url), pid: null, external: true, running, logFile: null, ports: null, secured: false };
+  return { server, urls: sameForAll(url) };
+}
+
+/** The URL of each profile: with its login on a secured instance, the recorded URL on an open one. */
+function profileUrls(i: Instance, rec: ServerRecord | undefined, creds: Credentials): Record<Profile, string> {
+  const passwords = creds[i.kind.name];
+  if (!rec?.secured || !passwords) return sameForAll(rec?.url ?? i.url);
+  const ports = rec.ports ?? i.ports;
+  return Object.fromEntries(PROFILES.map((p) => [p, i.kind.url(ports, undefined, loginOf(i.kind, passwords, p))])) as Record<Profile, string>;
+}
+
+function local(i: Instance, pid: number | null, running: boolean, rec: ServerRecord | undefined, creds: Credentials): Entry {
+  const server = {
+    name: i.name,
+    kind: i.kind.name,
+    url: rec?.url ?? i.url,
+    pid,
+    external: false,
+    running,
+    logFile: rec?.logFile ?? i.kind.logFile(i.dir),
+    ports: rec?.ports ?? i.ports,
+    secured: rec?.secured === true,
+  };
+  return { server, urls: profileUrls(i, rec, creds) };
 }
 
 function readPidFile(dir: string): number | null {
@@ -85,24 +135,25 @@ function readPidFile(dir: string): number | null {
 }
 
 /** Already-running processes of this instance: the recorded one first, then `<dir>/pid`; only pids we own. */
-function candidates(i: Instance, rec: ServerRecord | undefined): ServerRecord[] {
+function candidates(i: Instance, rec: ServerRecord | undefined, creds: Credentials): ServerRecord[] {
   const out: ServerRecord[] = [];
   if (rec && ownsPid(rec.pid, i.dir)) out.push(rec);
   const filePid = readPidFile(i.dir);
-  if (filePid && filePid !== rec?.pid && ownsPid(filePid, i.dir)) out.push(newRecord(i, filePid, i.url, i.kind.logFile(i.dir)));
+  if (filePid && filePid !== rec?.pid && ownsPid(filePid, i.dir)) out.push(newRecord(i, filePid, i.kind.logFile(i.dir), Boolean(creds[i.kind.name])));
   return out;
 }
 
-function newRecord(i: Instance, pid: number, url: string, logFile: string): ServerRecord {
-  return { name: i.name, kind: i.kind.name, pid, url, logFile, dir: i.dir, ports: i.ports, startedAt: new Date().toISOString() };
+/** What stack.json keeps of an instance: never a password. */
+function newRecord(i: Instance, pid: number, logFile: string, secured: boolean): ServerRecord {
+  return { name: i.name, kind: i.kind.name, pid, url: i.url, logFile, dir: i.dir, ports: i.ports, secured, startedAt: new Date().toISOString() };
 }
 
 /** Reuse a running instance if it answers (waiting the usual time while it is still starting); stop it if it never does. */
-async function reuse(i: Instance, c: ServerRecord, log: Log): Promise<boolean> {
-  let r = await i.kind.probe(c.url);
+async function reuse(i: Instance, c: ServerRecord, url: string, log: Log): Promise<boolean> {
+  let r = await i.kind.probe(url);
   if (!r.ok) {
     log(`${i.name}: pid ${c.pid} is running but not answering yet (${r.detail ?? ''}); waiting`);
-    await waitFor(async () => !isAlive(c.pid) || (r = await i.kind.probe(c.url)).ok, {
+    await waitFor(async () => !isAlive(c.pid) || (r = await i.kind.probe(url)).ok, {
       timeoutMs: READY_TIMEOUT_MS,
       intervalMs: 200,
       what: `${i.name} pid ${c.pid} to answer`,
@@ -116,29 +167,41 @@ async function reuse(i: Instance, c: ServerRecord, log: Log): Promise<boolean> {
   return false;
 }
 
-async function upInstance(i: Instance, rec: ServerRecord | undefined, log: Log): Promise<{ server: StackServer; record: ServerRecord }> {
-  for (const c of candidates(i, rec)) {
-    if (await reuse(i, c, log)) {
-      log(`${i.name}: reusing pid ${c.pid} at ${redactUrl(c.url)}`);
-      return { server: local(i, c.pid, true, c), record: c };
+async function upInstance(i: Instance, rec: ServerRecord | undefined, o: UpOptions): Promise<{ entry: Entry; record: ServerRecord }> {
+  for (const c of candidates(i, rec, o.creds)) {
+    if (await reuse(i, c, profileUrls(i, c, o.creds).admin, o.log)) {
+      o.log(`${i.name}: reusing pid ${c.pid} at ${c.url}${c.secured ? '' : ' (started without passwords: restart it to lock it down)'}`);
+      return { entry: local(i, c.pid, true, c, o.creds), record: c };
     }
   }
   await ensureInstalled(i.kind);
-  log(`${i.name}: starting in ${i.dir}`);
+  o.log(`${i.name}: starting in ${i.dir}`);
   const t0 = Date.now();
-  const h = await i.kind.start({ dir: i.dir, ports: i.ports });
-  log(`${i.name}: ready at ${redactUrl(h.url)} (pid ${h.pid}, ${Date.now() - t0} ms)`);
-  const record = newRecord(i, h.pid, h.url, h.logFile);
-  return { server: local(i, h.pid, true, record), record };
+  const h = await i.kind.start({ dir: i.dir, ports: i.ports, passwords: o.creds[i.kind.name], natsNamespace: o.natsNamespace });
+  o.log(`${i.name}: ready at ${i.url} (pid ${h.pid}, ${Date.now() - t0} ms)`);
+  const record = newRecord(i, h.pid, h.logFile, true);
+  return { entry: local(i, h.pid, true, record, o.creds), record };
 }
 
-async function upExternal(kind: ServerKind, url: string, log: Log): Promise<StackServer> {
+async function upExternal(kind: ServerKind, url: string, log: Log): Promise<Entry> {
   const r = await kind.probe(url);
   if (!r.ok) {
     throw new StackError(`${kind.name}: external server ${kind.urlVariable}=${redactUrl(url)} does not answer: ${r.detail ?? 'no answer'}`, kind.name);
   }
   log(`${kind.name}: using external ${redactUrl(url)} (${kind.urlVariable})`);
   return external(kind, url, true);
+}
+
+interface UpOptions {
+  creds: Credentials;
+  natsNamespace: string;
+  log: Log;
+}
+
+/** A password for every server user of the instances to run. */
+function credentialsFor(root: string, instances: Instance[]): Credentials {
+  const users = Object.fromEntries(instances.map((i) => [i.kind.name, [...new Set(Object.values(i.kind.userOf))]]));
+  return ensureCredentials(root, users);
 }
 
 /** The servers to run: one external entry per kind given by URL, the topology's instances for the rest. */
@@ -157,30 +220,31 @@ function plan(root: string, env: NodeJS.ProcessEnv): { externals: [ServerKind, s
  */
 export async function stackUp(o: { root: string; env?: NodeJS.ProcessEnv; log?: Log }): Promise<StackInfo> {
   const root = path.resolve(o.root);
-  const log = o.log ?? (() => undefined);
-  const { externals, instances } = plan(root, o.env ?? process.env);
+  const env = o.env ?? process.env;
+  const { externals, instances } = plan(root, env);
   await mkdir(stackDataDir(root), { recursive: true });
   return withLock(root, async () => {
     const state = readState(root);
+    const up: UpOptions = { creds: credentialsFor(root, instances), natsNamespace: env.NATS_NAMESPACE ?? '', log: o.log ?? (() => undefined) };
     const failures: StackError[] = [];
-    const servers: StackServer[] = [];
+    const entries: Entry[] = [];
     const settle = <T>(name: string, kind: ServerName, p: Promise<T>, ok: (v: T) => void) =>
       p.then(ok, (e: unknown) => {
         failures.push(toError(name, kind, e));
         if (state.servers[name] && !isAlive(state.servers[name].pid)) delete state.servers[name];
       });
     await Promise.all([
-      ...externals.map(([k, url]) => settle(k.name, k.name, upExternal(k, url, log), (s) => servers.push(s))),
+      ...externals.map(([k, url]) => settle(k.name, k.name, upExternal(k, url, up.log), (e) => entries.push(e))),
       ...instances.map((i) =>
-        settle(i.name, i.kind.name, upInstance(i, state.servers[i.name], log), (r) => {
-          servers.push(r.server);
+        settle(i.name, i.kind.name, upInstance(i, state.servers[i.name], up), (r) => {
+          entries.push(r.entry);
           state.servers[i.name] = r.record;
         }),
       ),
     ]);
     writeState(root, state);
     throwAll(failures, 'servers failed to start');
-    return info(sortServers(servers));
+    return info(entries);
   });
 }
 
@@ -225,13 +289,14 @@ export async function stackStatus(o: { root: string; env?: NodeJS.ProcessEnv }):
   const root = path.resolve(o.root);
   const { externals, instances } = plan(root, o.env ?? process.env);
   const state = readState(root);
-  const servers = await Promise.all([
+  const creds = readCredentials(root);
+  const entries = await Promise.all([
     ...externals.map(async ([k, url]) => external(k, url, (await k.probe(url)).ok)),
     ...instances.map(async (i) => {
-      const c = candidates(i, state.servers[i.name])[0];
-      if (!c) return local(i, null, false, state.servers[i.name]);
-      return local(i, c.pid, (await i.kind.probe(c.url)).ok, c);
+      const c = candidates(i, state.servers[i.name], creds)[0];
+      if (!c) return local(i, null, false, state.servers[i.name], creds);
+      return local(i, c.pid, (await i.kind.probe(profileUrls(i, c, creds).admin)).ok, c, creds);
     }),
   ]);
-  return info(sortServers(servers));
+  return info(entries);
 }

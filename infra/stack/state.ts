@@ -18,6 +18,8 @@ export interface ServerRecord {
   startedAt: string;
   kind?: ServerName;
   ports?: Ports;
+  /** Started with passwords (`.data/credentials.json`); absent for servers an older launcher started open. */
+  secured?: boolean;
 }
 
 export interface StackState {

@@ -1,4 +1,4 @@
-import { REPO_ROOT } from '../../shared/paths.js';
+import { STACK_ROOT } from '../../shared/paths.js';
 
 export type Command = (args: string[]) => Promise<number>;
 
@@ -8,7 +8,7 @@ export type Command = (args: string[]) => Promise<number>;
  */
 export const COMMANDS: Record<string, { run: Command; usage: string }> = {
   up: { run: async () => (await import('./up.js')).upCommand(), usage: 'up — start the stack, migrate, run every role' },
-  stack: { run: async (args) => (await import('../../infra/stack/cli.js')).stackCommand(args, REPO_ROOT), usage: 'stack up|down|status — the local servers' },
+  stack: { run: async (args) => (await import('../../infra/stack/cli.js')).stackCommand(args, STACK_ROOT), usage: 'stack up|down|status — the local servers' },
   migrate: { run: async () => (await import('./migrate.js')).migrateCommand(), usage: 'migrate — apply Postgres, ClickHouse and NATS migrations' },
   accounts: {
     run: async (args) => (await import('./accounts.js')).accountsCommand(args),

@@ -1,5 +1,5 @@
 import { stackUp, stackStatus } from '../../infra/stack/stack.js';
-import { REPO_ROOT, repoPath } from '../../shared/paths.js';
+import { STACK_ROOT, repoPath } from '../../shared/paths.js';
 import { ensureSecretFile } from '../../shared/secret.js';
 
 /**
@@ -10,11 +10,9 @@ export async function stackEnv(opts: { launch: boolean; log?: (m: string) => voi
   const env = { ...process.env };
   env.SECRET_KEY ||= await ensureSecretFile(repoPath('.data/secret.key'));
   if (env.DATABASE_URL && env.NATS_URL && env.CLICKHOUSE_URL) return env;
-  const info = opts.launch ? await stackUp({ root: REPO_ROOT, env, log: opts.log }) : await stackStatus({ root: REPO_ROOT, env });
+  const info = opts.launch ? await stackUp({ root: STACK_ROOT, env, log: opts.log }) : await stackStatus({ root: STACK_ROOT, env });
   const down = info.servers.filter((s) => !s.running).map((s) => s.name);
   if (down.length) throw new Error(`not running: ${down.join(', ')} — run "meterline stack up" or set DATABASE_URL, NATS_URL and CLICKHOUSE_URL`);
-  env.DATABASE_URL = info.databaseUrl;
-  env.NATS_URL = info.natsUrl;
-  env.CLICKHOUSE_URL = info.clickhouseUrl;
-  return env;
+  // Operator commands (migrate, accounts) work on the app's schema with the owner's rights.
+  return { ...env, ...info.profiles.migrate };
 }

@@ -23,7 +23,8 @@ export class Supervisor {
 
   constructor(
     roles: readonly Role[],
-    private readonly env: NodeJS.ProcessEnv,
+    /** The environment of each role's process (each role connects with its own credentials). */
+    private readonly envOf: (role: Role) => NodeJS.ProcessEnv,
   ) {
     this.managed = roles.map((role) => ({ role, child: null, restarts: 0 }));
   }
@@ -37,7 +38,7 @@ export class Supervisor {
   private spawn(m: Managed): Promise<void> {
     return new Promise((resolve, reject) => {
       const child = fork(repoPath('dist/services/main.js'), [m.role], {
-        env: this.env,
+        env: this.envOf(m.role),
         // Role logs go to our stderr so that stdout carries only the CLI's JSON.
         stdio: ['ignore', 2, 2, 'ipc'],
         // Own process group: a terminal's Ctrl-C reaches only the supervisor, which stops the roles in order.

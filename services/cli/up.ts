@@ -1,9 +1,9 @@
 import { parseConfig, ConfigError } from '../../shared/config.js';
 import { migrateAll } from '../../shared/migrate.js';
-import { REPO_ROOT, repoPath } from '../../shared/paths.js';
+import { STACK_ROOT, repoPath } from '../../shared/paths.js';
 import { ensureSecretFile } from '../../shared/secret.js';
 import { stackUp, stackDown, stackStatus } from '../../infra/stack/stack.js';
-import { ROLES } from '../roles.js';
+import { ROLES, type Role } from '../roles.js';
 import { Supervisor } from './supervisor.js';
 import { firstRunLines } from '../console/first-run.js';
 import { consoleRedirectUri } from '../console/client.js';
@@ -15,15 +15,17 @@ import { EXIT, printError, printResult } from './output.js';
  */
 export async function upCommand(): Promise<number> {
   const log = (m: string) => process.stderr.write(m + '\n');
-  const before = await stackStatus({ root: REPO_ROOT, env: process.env });
+  const before = await stackStatus({ root: STACK_ROOT, env: process.env });
   const runningBefore = new Set(before.servers.filter((s) => s.running).map((s) => s.name));
-  const stack = await stackUp({ root: REPO_ROOT, env: process.env, log });
+  const stack = await stackUp({ root: STACK_ROOT, env: process.env, log });
   const launchedHere = stack.servers.filter((s) => !s.external && !runningBefore.has(s.name)).map((s) => s.name);
 
-  const env = { ...process.env, SECRET_KEY: process.env.SECRET_KEY || (await ensureSecretFile(repoPath('.data/secret.key'))), DATABASE_URL: stack.databaseUrl, NATS_URL: stack.natsUrl, CLICKHOUSE_URL: stack.clickhouseUrl };
+  // Migrations run as the schema's owner; each role connects as itself (least privilege on servers the stack secured).
+  const env = { ...process.env, SECRET_KEY: process.env.SECRET_KEY || (await ensureSecretFile(repoPath('.data/secret.key'))) };
+  const envOf = (role: Role) => ({ ...env, ...stack.profiles[role] });
   let config;
   try {
-    config = parseConfig(env);
+    config = parseConfig({ ...env, ...stack.profiles.migrate });
   } catch (err) {
     if (err instanceof ConfigError) {
       printError('invalid configuration', { problems: err.problems });
@@ -32,7 +34,7 @@ export async function upCommand(): Promise<number> {
     throw err;
   }
   const migrations = await migrateAll(config);
-  const supervisor = new Supervisor(ROLES, env);
+  const supervisor = new Supervisor(ROLES, envOf);
 
   let stopping: Promise<void> | null = null;
   const shutdown = () =>
@@ -40,7 +42,7 @@ export async function upCommand(): Promise<number> {
       log('stopping roles…');
       await supervisor.stop();
       if (launchedHere.length) {
-        const stopped = await stackDown({ root: REPO_ROOT });
+        const stopped = await stackDown({ root: STACK_ROOT });
         log(`stopped servers: ${stopped.stopped.map((s) => `${s.name} (${s.pid})`).join(', ') || 'none'}`);
       }
     })());

@@ -3,7 +3,7 @@ import { AckPolicy, DeliverPolicy, jetstream, jetstreamManager, type ConsumerCon
 import { createClient, ClickHouseLogLevel, type ClickHouseClient } from '@clickhouse/client';
 import type { Infra } from '../../shared/infra.js';
 import { HDR_COUNT, HDR_DEADLINE, HDR_FORMAT, HDR_VOID, USAGE_COLUMNS, USAGE_TABLE, WIRE_FORMAT } from '../../shared/usage/wire.js';
-import { HOUR_MS, recomputeHours, SETTLE_MS, type HourKeys } from '../../shared/usage/rollups.js';
+import { mayBeSwept, recomputeHours, type HourKeys } from '../../shared/usage/rollups.js';
 import { scanRows, type TouchedHours } from '../../shared/usage/row-scan.js';
 import type { Component } from '../role.js';
 import { isDataError, describeInsertError } from './insert-errors.js';
@@ -62,7 +62,7 @@ interface MessageRows {
 interface Batch {
   msgs: JsMsg[];
   /** Parallel to msgs. */
-  rows_of: MessageRows[];
+  rowsOf: MessageRows[];
   chunks: Uint8Array[];
   rows: number;
   bytes: number;
@@ -194,7 +194,7 @@ export class UsageConsumer implements Component {
     if (b.msgs.length > 0 && (b.rows + count > this.opts.maxRows || b.bytes + data.length > this.opts.maxBytes)) await this.flush();
     const nb = this.batch;
     nb.msgs.push(m);
-    nb.rows_of.push(rows);
+    nb.rowsOf.push(rows);
     nb.chunks.push(data);
     nb.rows += count;
     nb.bytes += data.length;
@@ -229,17 +229,17 @@ export class UsageConsumer implements Component {
   }
 
   /**
-   * Rollups of the hours these rows touched that may already be rolled up (closed, or closing within
-   * SETTLE_MS): recomputed now, so late records are visible at once. Open hours are rolled up by the sweeper
-   * when they close; until then readers take them raw.
+   * Rollups of the hours these rows touched that a sweep may already have rolled up: recomputed now, so
+   * late records are visible at once. The others are rolled up by the sweep when it comes; until then
+   * readers take them raw.
    */
   private async recomputeClosedHours(rows: MessageRows[]): Promise<void> {
-    const closedBefore = Math.floor((Date.now() + SETTLE_MS) / HOUR_MS);
+    const now = Date.now();
     const keys = new Map<string, HourKeys & { hours: Set<number> }>();
     for (const { accountId, touched } of rows) {
       for (const [meterId, hours] of touched) {
         for (const h of hours) {
-          if (h + 1 > closedBefore) continue;
+          if (!mayBeSwept(h, now)) continue;
           const k = `${accountId}\u0000${meterId}`;
           let e = keys.get(k);
           if (!e) keys.set(k, (e = { accountId, meterId, hours: new Set() }));
@@ -254,7 +254,7 @@ export class UsageConsumer implements Component {
     const started = performance.now();
     try {
       await this.insert(b.chunks);
-      await this.recomputeClosedHours(b.rows_of);
+      await this.recomputeClosedHours(b.rowsOf);
       // ── The batch is durably inserted (raw rows and the rollups of the closed hours it touched). Work that
       // must follow a successful insert goes here, before the acks. ──
       await this.opts.afterInsert?.(b.msgs);
@@ -267,7 +267,7 @@ export class UsageConsumer implements Component {
       this.lastError = describeInsertError(err);
       if (isDataError(err)) {
         this.infra.log.warn({ err: this.lastError, messages: b.msgs.length }, 'usage insert rejected its data; isolating the bad messages');
-        await this.isolate(b.msgs, b.rows_of);
+        await this.isolate(b.msgs, b.rowsOf);
       } else {
         this.infra.log.warn({ err: this.lastError, messages: b.msgs.length, rows: b.rows }, 'usage insert failed; messages will be redelivered');
         for (const m of b.msgs) this.nak(m);
@@ -322,10 +322,11 @@ export class UsageConsumer implements Component {
   async health(): Promise<{ ok: boolean; detail?: string }> {
     if (!this.messages || this.stopping) return { ok: false, detail: 'not consuming' };
     if (this.lastError) return { ok: false, detail: `last insert failed: ${this.lastError}` };
-    return this.sweeper.lastError ? { ok: false, detail: `rollup sweep failed: ${this.sweeper.lastError}` } : { ok: true };
+    const sweep = this.sweeper.problem();
+    return sweep ? { ok: false, detail: `rollup sweeps failing for over a minute: ${sweep}` } : { ok: true };
   }
 }
 
 function emptyBatch(): Batch {
-  return { msgs: [], rows_of: [], chunks: [], rows: 0, bytes: 0, timer: undefined };
+  return { msgs: [], rowsOf: [], chunks: [], rows: 0, bytes: 0, timer: undefined };
 }

@@ -2,7 +2,7 @@ import { connect, headers as natsHeaders, nuid, Empty, type NatsConnection } fro
 import { jetstream, JetStreamApiError, type JetStreamClient } from '@nats-io/jetstream';
 import type { Logger } from '../../shared/logging.js';
 import type { Metrics } from '../../shared/metrics.js';
-import type { NatsNames } from '../../shared/clients/nats.js';
+import { natsServerOptions, type NatsNames } from '../../shared/clients/nats.js';
 import { UnavailableError } from '../../shared/errors.js';
 import { HDR_COUNT, HDR_DEADLINE, HDR_FORMAT, HDR_VOID, WIRE_FORMAT } from '../../shared/usage/wire.js';
 
@@ -101,7 +101,7 @@ export class UsagePublisher {
     // A connection of its own: the hot path's acks never queue behind other traffic, and async stack
     // traces (an Error per request) are off.
     const nc = await connect({
-      servers: this.opts.natsUrl,
+      ...natsServerOptions(this.opts.natsUrl),
       name: this.opts.name,
       maxReconnectAttempts: -1,
       reconnectTimeWait: 250,

@@ -2,9 +2,27 @@ import { connect, type NatsConnection } from '@nats-io/transport-node';
 
 export type { NatsConnection };
 
+/**
+ * The servers of a NATS_URL (comma-separated) and the user and password some of them carry
+ * (`nats://user:password@host:port`): the client takes credentials as options, not in the URL.
+ */
+export function natsServerOptions(url: string): { servers: string[]; user?: string; pass?: string } {
+  let user: string | undefined;
+  let pass: string | undefined;
+  const servers = url.split(',').map((s) => {
+    const u = new URL(/^[a-z][a-z0-9+.-]*:\/\//i.test(s.trim()) ? s.trim() : `nats://${s.trim()}`);
+    if (u.username) {
+      user = decodeURIComponent(u.username);
+      pass = decodeURIComponent(u.password);
+    }
+    return `${u.protocol}//${u.host}`;
+  });
+  return user === undefined ? { servers } : { servers, user, pass };
+}
+
 export async function connectNats(url: string, name: string): Promise<NatsConnection> {
   return connect({
-    servers: url,
+    ...natsServerOptions(url),
     name,
     // Reconnect forever: a NATS restart must not kill a role; readiness reports the outage meanwhile.
     maxReconnectAttempts: -1,
@@ -62,6 +80,10 @@ export class NatsNames {
   }
   get revocationBucket(): string {
     return this.upper('revocations');
+  }
+  /** Every KV bucket: migrations create them, an isolated world's drop deletes them. */
+  get kvBuckets(): string[] {
+    return [this.meterBucket, this.revocationBucket, this.webhookUsageBucket, this.limitsBucket];
   }
   get usageConsumer(): string {
     return 'usage-clickhouse';

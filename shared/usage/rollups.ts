@@ -16,11 +16,26 @@ export const QUANTILES_STATE = `quantilesTDigestState(${PERCENTILES.join(', ')})
 export const QUANTILES_MERGE = `quantilesTDigestMerge(${PERCENTILES.join(', ')})`;
 
 /**
- * An hour counts as closed this long before it ends (consumer) and is swept this long after it ended
- * (sweeper): the consumer recomputes every hour that may already have been swept, whatever the clock skew
- * between the two (up to twice this).
+ * An hour is swept this long after it ended. Records of the last hour that keep arriving for a while after
+ * it closes (buffering emitters, `timestamp = now − a minute`) are then rolled up once by the sweep rather
+ * than recomputing a busy hour on every consumer batch; readers take the hour raw until then.
  */
-export const SETTLE_MS = 5_000;
+export const SWEEP_AFTER_MS = 120_000;
+/** Clock skew tolerated between consumer processes (see sweepDueThrough and mayBeSwept). */
+export const SKEW_MARGIN_MS = 5_000;
+
+/** The last hour the sweeper may roll up at `now`. */
+export function sweepDueThrough(now: number): number {
+  return Math.floor((now - SWEEP_AFTER_MS) / HOUR_MS) - 1;
+}
+
+/**
+ * Whether a sweeper (on any process, clocks up to SKEW_MARGIN_MS apart) may already have rolled up `hour`:
+ * then whoever inserts records into it must recompute it.
+ */
+export function mayBeSwept(hour: number, now: number): boolean {
+  return hour <= sweepDueThrough(now + SKEW_MARGIN_MS);
+}
 
 /** One meter's hours to recompute. */
 export interface HourKeys {

@@ -23,7 +23,7 @@ function toApi(r: WebhookRow): Webhook {
 }
 
 /** Null when the account doesn't exist. */
-export async function insertWebhook(pg: PgPool, accountId: string, w: { url: string; events: string[]; secretSealed: string }, maxWebhooks: number): Promise<Webhook | null> {
+export async function insertWebhook(pg: PgPool, accountId: string, w: { url: string; events: string[]; secretSealed: string }, maxWebhooks = Number.POSITIVE_INFINITY): Promise<Webhook | null> {
   return withTransaction(pg, async (c) => {
     if (!(await reserveQuota(c, 'webhooks', accountId, maxWebhooks))) return null;
     const r = await c.query<WebhookRow>(

@@ -125,7 +125,7 @@ export async function resolveDeliveryAddress(url: URL, allowPrivate: boolean, lo
   }
   if (!allowPrivate) {
     const bad = answers.find((a) => !isPublicAddress(a.address));
-    if (bad) throw new RefusedTargetError(`host ${host} resolves to non-public address ${bad.address}`);
+    if (bad) throw new RefusedTargetError(literal !== 0 ? `address ${host} is not public` : `host ${host} resolves to non-public address ${bad.address}`);
   }
   const first = answers[0]!;
   return { address: first.address, family: first.family === 6 ? 6 : 4 };

@@ -1,0 +1,57 @@
+/**
+ * The passwords of the stack's servers: generated at first start into `<root>/.data/credentials.json`
+ * (mode 0600, never printed), one per server user, kept across restarts. A user added later (a new
+ * role) gets its password the next time the stack starts.
+ */
+import { randomBytes } from 'node:crypto';
+import { chmodSync, closeSync, openSync, readFileSync, renameSync, writeSync } from 'node:fs';
+import path from 'node:path';
+import type { ServerName } from './errors.js';
+import { stackDataDir } from './state.js';
+
+/** user → password, per server. */
+export type Credentials = Partial<Record<ServerName, Record<string, string>>>;
+
+export function credentialsFile(root: string): string {
+  return path.join(stackDataDir(root), 'credentials.json');
+}
+
+export function readCredentials(root: string): Credentials {
+  try {
+    return JSON.parse(readFileSync(credentialsFile(root), 'utf8')) as Credentials;
+  } catch {
+    return {};
+  }
+}
+
+/** URL-safe, so a password goes into a URL, a config file or SQL without escaping. */
+function newPassword(): string {
+  return randomBytes(24).toString('base64url');
+}
+
+/** The stored credentials, with a fresh password for every user that has none yet (written back, 0600). */
+export function ensureCredentials(root: string, users: Partial<Record<ServerName, readonly string[]>>): Credentials {
+  const creds = readCredentials(root);
+  let changed = false;
+  for (const [server, names] of Object.entries(users) as [ServerName, readonly string[]][]) {
+    const mine = (creds[server] ??= {});
+    for (const user of names) {
+      if (typeof mine[user] === 'string' && mine[user]) continue;
+      mine[user] = newPassword();
+      changed = true;
+    }
+  }
+  if (changed) {
+    const file = credentialsFile(root);
+    const tmp = `${file}.${process.pid}.tmp`;
+    const fd = openSync(tmp, 'w', 0o600);
+    try {
+      writeSync(fd, JSON.stringify(creds, null, 2) + '\n');
+    } finally {
+      closeSync(fd);
+    }
+    chmodSync(tmp, 0o600);
+    renameSync(tmp, file);
+  }
+  return creds;
+}
