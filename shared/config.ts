@@ -137,8 +137,8 @@ const SPEC: { [K in keyof Config]: VarSpec<Config[K]> } = {
   LIMIT_INGEST_RECORDS_PER_SECOND: { parse: int(1, 10_000_000), default: 20_000, describe: 'usage records per second per account (default)' },
   LIMIT_REQUESTS_PER_SECOND: { parse: int(1, 1_000_000), default: 200, describe: 'control-plane requests per second per account (default)' },
   LIMIT_MAX_METERS: { parse: int(1, 1_000_000), default: 1_000, describe: 'meters per account (default)' },
-  LIMIT_MAX_WEBHOOKS: { parse: int(1, 10_000), default: 20, describe: 'webhook endpoints per account (default)' },
-  LIMIT_MAX_PAYMENT_METHODS: { parse: int(1, 10_000), default: 10, describe: 'payment methods per account (default)' },
+  LIMIT_MAX_WEBHOOKS: { parse: int(1, 10_000), default: 100, describe: 'webhook endpoints per account (default)' },
+  LIMIT_MAX_PAYMENT_METHODS: { parse: int(1, 10_000), default: 25, describe: 'payment methods per account (default)' },
 };
 
 export const CONFIG_VARIABLES = Object.keys(SPEC) as (keyof Config)[];

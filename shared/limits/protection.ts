@@ -8,7 +8,7 @@ import { AccountRateLimiter, ProcessCount } from './rate-limiter.js';
  * memory by a KV watch) and the rate limiter whose share of each limit follows the number of live api
  * processes. Started before the listener opens, stopped after it closed.
  */
-export const CARD_ATTEMPTS_PER_HOUR = 10;
+export const CARD_ATTEMPTS_PER_HOUR = 20;
 
 export class AccountProtection {
   readonly book: AccountLimitsBook;

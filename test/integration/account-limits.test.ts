@@ -6,6 +6,7 @@ import { startApi } from '../fixtures/api.js';
 import { createTestAccount } from '../fixtures/auth.js';
 import { createMeter, iso, post, postJson, startConsumer, storedIds, waitForMeter } from './ingest-helpers.js';
 import type { AccountLimits } from '../../shared/limits/account-limits.js';
+import { CARD_ATTEMPTS_PER_HOUR } from '../../shared/limits/protection.js';
 
 interface CliResult {
   code: number;
@@ -121,15 +122,15 @@ t.test('per-account limits: set by the operator, enforced at every door', async 
 
   t.test('card additions are velocity-limited (declined ones count)', async (t) => {
     const statuses: number[] = [];
-    for (let i = 0; i < 12; i++) {
+    for (let i = 0; i < CARD_ATTEMPTS_PER_HOUR + 2; i++) {
       const res = await postJson2(api.url, '/v1/billing/payment-methods', quiet.auth.write, { type: 'card', card: { number: '4000000000000002', exp_month: 12, exp_year: new Date().getUTCFullYear() + 2, cvc: '123' } });
       statuses.push(res.status);
       if (res.status === 429) {
         t.equal(res.body.code, 'rate_limited');
-        t.equal(res.headers.get('ratelimit-policy'), '"card-attempts";q=10;w=3600');
+        t.equal(res.headers.get('ratelimit-policy'), `"card-attempts";q=${CARD_ATTEMPTS_PER_HOUR};w=3600`);
       }
     }
-    t.same(statuses, [...Array(10).fill(402), 429, 429], 'ten tries an hour, then 429');
+    t.same(statuses, [...Array(CARD_ATTEMPTS_PER_HOUR).fill(402), 429, 429], `${CARD_ATTEMPTS_PER_HOUR} tries an hour, then 429`);
   });
 });
 
