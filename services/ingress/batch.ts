@@ -1,5 +1,6 @@
 import { ValidationError, type FieldError } from '../../shared/errors.js';
 import type { HttpReply } from '../../shared/http/context.js';
+import { reply } from '../../shared/http/reply.js';
 import { USAGE_LIMITS } from '../../shared/usage/limits.js';
 import type { MeterRecord } from '../../shared/meters/record.js';
 import { checkRecord, type RecordContext } from './records.js';
@@ -65,5 +66,5 @@ export async function acceptBatch(items: unknown[], meterFor: MeterFor, ctx: Rec
     throw new ValidationError(all, `None of the ${items.length} records is valid.`);
   }
   await publisher.submit(subject, rows, accepted);
-  return { status: 202, raw: `{"accepted":${accepted},"rejected":${items.length - accepted},"results":[${json}]}`, contentType: 'application/json' };
+  return reply.jsonText(202, `{"accepted":${accepted},"rejected":${items.length - accepted},"results":[${json}]}`);
 }

@@ -1,15 +1,6 @@
-import Type from 'typebox';
+import { problemResponse } from '../../shared/http/problems.js';
 
 /** OpenAPI descriptions of the RFC 9457 problem documents the usage routes answer with. */
-const ProblemSchema = Type.Object({
-  type: Type.String(),
-  title: Type.String(),
-  status: Type.Integer(),
-  detail: Type.String(),
-  code: Type.String({ description: 'stable snake_case error code' }),
-  errors: Type.Optional(Type.Array(Type.Object({ field: Type.String(), message: Type.String() }))),
-  request_id: Type.String(),
-});
 
 const DESCRIPTIONS: Record<string, string> = {
   '400': 'malformed JSON (`malformed_json`)',
@@ -25,5 +16,5 @@ const DESCRIPTIONS: Record<string, string> = {
 
 export function problemResponses(statuses: string[]): Record<string, { description: string; schema: object; contentType: string }> {
   const all = ['400', '401', '403', '413', '415', ...statuses];
-  return Object.fromEntries(all.map((s) => [s, { description: DESCRIPTIONS[s]!, schema: ProblemSchema, contentType: 'application/problem+json' }]));
+  return Object.fromEntries(all.map((s) => [s, problemResponse(DESCRIPTIONS[s]!)]));
 }

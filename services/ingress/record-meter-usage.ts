@@ -2,6 +2,7 @@ import { ConflictError, NotFoundError, ValidationError, type FieldError } from '
 import type { RouteDef } from '../../shared/http/route.js';
 import type { MeterRecord } from '../../shared/meters/record.js';
 import { canonicalTimestamp, formatTimestamp } from '../../shared/usage/timestamp.js';
+import { reply } from '../../shared/http/reply.js';
 import { problemResponses } from './problem-docs.js';
 import { acceptBatch } from './batch.js';
 import { checkRecord } from './records.js';
@@ -42,11 +43,7 @@ export function recordMeterUsageRoute(deps: IngressDeps): RouteDef {
       // Written by hand (the hot path's reply): every part is a known-safe JSON token except a caller's id.
       const id = rec.assigned ? `"${rec.id}"` : JSON.stringify(rec.id);
       const timestamp = canonicalTimestamp((body as { timestamp: string }).timestamp, rec.tsMs);
-      return {
-        status: 202,
-        raw: `{"id":${id},"meter_id":"${meter.id}","value":${String(rec.value)},"timestamp":"${timestamp}","received_at":"${formatTimestamp(now)}"}`,
-        contentType: 'application/json',
-      };
+      return reply.jsonText(202, `{"id":${id},"meter_id":"${meter.id}","value":${String(rec.value)},"timestamp":"${timestamp}","received_at":"${formatTimestamp(now)}"}`);
     },
     doc: {
       summary: 'Record usage of a meter: one record, or a JSON array of up to 1,000 (202 after JetStream stored them)',
