@@ -1,3 +1,4 @@
+import type { NoisyNeighbourResult } from './phases/noisy-neighbour.js';
 import type { WebhooksResult } from './phases/webhooks.js';
 import { billingRunLines, type BillingRunResult } from './phases/billing-run.js';
 /** The benchmark's result document and its table, with the DESIGN §11 goals checked. */
@@ -41,6 +42,7 @@ export interface BenchReport {
   goals?: Goal[];
   webhooks?: WebhooksResult;
   billing_run?: BillingRunResult;
+  noisy_neighbour?: NoisyNeighbourResult;
 }
 
 export interface Goal {

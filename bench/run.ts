@@ -34,6 +34,7 @@ import { LagProbe, type LagSummary } from './lag-probe.js';
 import { loadMeterDirect, timeQueryAlone } from './phases/usage-reads.js';
 import { runWebhooksPhase } from './phases/webhooks.js';
 import { runBillingPhase } from './phases/billing-run.js';
+import { runNoisyNeighbourPhase } from './phases/noisy-neighbour.js';
 import { CpuMeter } from './cpu.js';
 import { printReport, CONTROL_READ_GOAL, type PhaseResult, type BenchReport } from './report.js';
 
@@ -304,6 +305,11 @@ async function main(): Promise<void> {
     // Billing (bench/phases/billing-run.ts): one run closing --billing-subscriptions periods.
     if (opts.phases.includes('billing-run')) {
       report.billing_run = await runBillingPhase({ world, log, subscriptions: arg('billing-subscriptions', 10_000), accounts: arg('billing-accounts', 1_000), recordsPerMeter: arg('billing-records-per-meter', 20) });
+    }
+
+    // One account at 10× its ingest limit next to one at a normal rate (bench/phases/noisy-neighbour.ts): opt-in.
+    if (opts.phases.includes('noisy-neighbour')) {
+      report.noisy_neighbour = await runNoisyNeighbourPhase({ world, apiPort, log, seconds: arg('noisy-seconds', 10), limit: arg('noisy-limit', 2000), quietPerSecond: arg('quiet-per-s', 50) });
     }
 
     const file = `${resultsDir}/${runId}.json`;
