@@ -37,7 +37,7 @@ const CONSOLE_CSP = [
 const escapeAttribute = (s: string) => s.replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 
 /**
- * GET /console: the web console (DESIGN §12), a single-page app built by vite at `npm run build` time,
+ * GET /console: the web console (docs/design.md §12), a single-page app built by vite at `npm run build` time,
  * served from memory. It is a public OAuth client of this server, registered here at start; its
  * settings reach the page in a <meta> tag, so the page needs no inline script.
  */

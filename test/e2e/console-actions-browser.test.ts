@@ -7,7 +7,7 @@ import { launchBrowser, screenshot, signInToConsole, startConsoleApi } from '../
 import { startDispatcher } from '../integration/webhook-delivery-helpers.js';
 
 /**
- * The console's actions on webhooks (DESIGN §12) in headless Chromium against the whole api and the webhook
+ * The console's actions on webhooks (docs/design.md §12) in headless Chromium against the whole api and the webhook
  * dispatcher: a failed delivery retried from the delivery log until a real local receiver accepts it.
  */
 t.test('web console: retry a webhook delivery', async (t) => {
