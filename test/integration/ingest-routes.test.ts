@@ -41,7 +41,11 @@ t.test('usage ingestion routes', async (t) => {
     t.equal(offset.status, 202, 'gauges take negative values; offsets are accepted');
     t.equal(offset.body.timestamp, iso(Math.floor((now - 60_000) / 1000) * 1000), 'the timestamp is normalised to UTC');
 
-    await waitUntil(async () => (await storedIds(infra, counter.id)).has('rec-single-1'), 'the record in ClickHouse');
+    // Two requests may travel in two consumer batches: wait for both, then check both are there.
+    await waitUntil(async () => {
+      const ids = await storedIds(infra, counter.id);
+      return ids.has('rec-single-1') && ids.has(assigned.body.id);
+    }, 'both records in ClickHouse');
     t.ok((await storedIds(infra, counter.id)).has(assigned.body.id));
   });
 
