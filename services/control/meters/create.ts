@@ -13,7 +13,7 @@ export function createMeterRoute(deps: ApiDeps, registry: () => MeterRegistryWri
     auth: 'write',
     input: parseNewMeter,
     handler: async (ctx, meter) => {
-      const row = await createMeter(deps.pg, registry(), ctx.principal!.accountId, meter);
+      const row = await createMeter(deps.pg, registry(), ctx.principal!.accountId, meter, deps.protection.limits(ctx.principal!.accountId).max_meters);
       return reply.created(toMeter(row), `/v1/meters/${row.id}`);
     },
     doc: {

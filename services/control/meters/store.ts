@@ -1,3 +1,4 @@
+import { reserveQuota } from '../../../shared/limits/quota.js';
 import type { PgPool } from '../../../shared/clients/postgres.js';
 import { selectPage, withTransaction } from '../../../shared/clients/postgres.js';
 import { newId, hasPrefix } from '../../../shared/ids.js';
@@ -31,8 +32,10 @@ export async function createMeter(
   registry: MeterRegistryWriter,
   accountId: string,
   m: NewMeter,
+  maxMeters: number,
 ): Promise<MeterRow> {
   return withTransaction(pool, async (c) => {
+    await reserveQuota(c, 'meters', accountId, maxMeters);
     const r = await c.query<MeterRow>(
       `INSERT INTO meters (id, account_id, name, unit, type, aggregation, status, created_at, updated_at)
        VALUES ($1, $2, $3, $4, $5, $6, 'active', ${NOW_MS}, ${NOW_MS}) RETURNING *`,

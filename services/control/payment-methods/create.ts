@@ -19,6 +19,7 @@ export function createPaymentMethodRoute(deps: ApiDeps, processor: PaymentProces
     auth: 'write',
     input: (ctx) => parseNewCard(ctx.body),
     handler: async (ctx, card) => {
+      deps.protection.takeCardAttempt(ctx.principal!.accountId);
       const verdict = await processor.verifyCard({ number: card.number, exp_month: card.exp_month, exp_year: card.exp_year, cvc: card.cvc });
       if (!verdict.ok) throw new PaymentRequiredError(verdict.code, 'The card was declined by the processor; nothing was stored.');
       const row = await insertPaymentMethod(deps.pg, ctx.principal!.accountId, {
@@ -29,7 +30,7 @@ export function createPaymentMethodRoute(deps: ApiDeps, processor: PaymentProces
         fingerprint: hmacHex(fingerprintKey, card.number),
         processor: processor.name,
         processorToken: verdict.token,
-      });
+      }, deps.protection.limits(ctx.principal!.accountId).max_payment_methods);
       return reply.created(toPaymentMethod(row), `/v1/billing/payment-methods/${row.id}`);
     },
     doc: {

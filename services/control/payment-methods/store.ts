@@ -1,3 +1,4 @@
+import { reserveQuota } from '../../../shared/limits/quota.js';
 import type { PgClient, PgPool } from '../../../shared/clients/postgres.js';
 import { selectPage, withTransaction } from '../../../shared/clients/postgres.js';
 import { newId } from '../../../shared/ids.js';
@@ -19,9 +20,9 @@ async function lockAccount(c: PgClient, accountId: string, gone: () => NotFoundE
 }
 
 /** Inserts a verified card; it becomes the default when the account has none. */
-export async function insertPaymentMethod(pg: PgPool, accountId: string, card: NewCard): Promise<PaymentMethodRow> {
+export async function insertPaymentMethod(pg: PgPool, accountId: string, card: NewCard, maxPaymentMethods: number): Promise<PaymentMethodRow> {
   return withTransaction(pg, async (c) => {
-    await lockAccount(c, accountId, accountGone);
+    await reserveQuota(c, 'payment_methods', accountId, maxPaymentMethods);
     const r = await c.query<PaymentMethodRow>(
       `INSERT INTO payment_methods (id, account_id, type, brand, last4, exp_month, exp_year, fingerprint, processor, processor_token, is_default)
        VALUES ($1, $2, 'card', $3, $4, $5, $6, $7, $8, $9,

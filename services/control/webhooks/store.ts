@@ -1,5 +1,6 @@
+import { reserveQuota } from '../../../shared/limits/quota.js';
 import type { PgClient, PgPool } from '../../../shared/clients/postgres.js';
-import { selectPage } from '../../../shared/clients/postgres.js';
+import { selectPage, withTransaction } from '../../../shared/clients/postgres.js';
 import { newId } from '../../../shared/ids.js';
 import type { RowWindow } from '../../../shared/http/pagination.js';
 import { NotFoundError } from '../../../shared/errors.js';
@@ -10,15 +11,16 @@ import type { DeliveryRow, WebhookRow } from './schemas.js';
 const COLUMNS = 'id, url, events, status, created_at, updated_at';
 const noSuchWebhook = () => new NotFoundError('No such webhook.');
 
-export async function insertWebhook(pg: PgPool, accountId: string, w: { url: string; events: string[]; secretSealed: string }): Promise<WebhookRow> {
-  const r = await pg.query<WebhookRow>(
-    `INSERT INTO webhooks (id, account_id, url, events, secret_sealed)
-     SELECT $1, id, $3, $4::text[], $5 FROM accounts WHERE id = $2
-     RETURNING ${COLUMNS}`,
-    [newId('wh'), accountId, w.url, w.events, w.secretSealed],
-  );
-  if (!r.rows[0]) throw new NotFoundError('The account no longer exists.');
-  return r.rows[0];
+/** `maxWebhooks`: the account's quota (409 quota_exceeded); bulk tools (bench, tests) may leave it unbounded. */
+export async function insertWebhook(pg: PgPool, accountId: string, w: { url: string; events: string[]; secretSealed: string }, maxWebhooks = Number.POSITIVE_INFINITY): Promise<WebhookRow> {
+  return withTransaction(pg, async (c) => {
+    await reserveQuota(c, 'webhooks', accountId, maxWebhooks);
+    const r = await c.query<WebhookRow>(
+      `INSERT INTO webhooks (id, account_id, url, events, secret_sealed) VALUES ($1, $2, $3, $4::text[], $5) RETURNING ${COLUMNS}`,
+      [newId('wh'), accountId, w.url, w.events, w.secretSealed],
+    );
+    return r.rows[0]!;
+  });
 }
 
 /** The account's webhooks, newest first. */
