@@ -43,6 +43,8 @@ export const DEFAULT_DELIVERY_OPTIONS: DeliveryOptions = {
 };
 
 const SECRET_CACHE_MAX = 10_000;
+const OUTCOME_BATCH = 256;
+const OUTCOME_FLUSH_MS = 20;
 
 /**
  * Sends due webhook attempts (dispatcher role). Claims due rows from Postgres (delivery-store), signs the
@@ -231,8 +233,9 @@ export class WebhookDelivery implements Component {
       retryAt,
       disableWebhook: r.gone,
     });
-    if (this.outcomes.length >= 200) void this.flush();
-    else this.flushTimer ??= setTimeout(() => void this.flush(), 5);
+    // Outcomes are written in batches (one transaction each); each write then claims more work.
+    if (this.outcomes.length >= OUTCOME_BATCH) void this.flush();
+    else this.flushTimer ??= setTimeout(() => void this.flush(), OUTCOME_FLUSH_MS);
   }
 
   /** Writes queued outcomes; a failed write keeps them for the next flush (the lease covers the gap). */
