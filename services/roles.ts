@@ -8,6 +8,7 @@ import { createDispatcherService } from './dispatcher/service.js';
 import { createDispatcherParts } from './dispatcher/components.js';
 import { UsageEventEmitter } from './consumer/usage-events.js';
 import { createBillingService } from './billing/service.js';
+import { BillingScheduler } from './billing/scheduler.js';
 
 export const ROLES = ['api', 'consumer', 'dispatcher', 'billing'] as const;
 export type Role = (typeof ROLES)[number];
@@ -23,6 +24,6 @@ export async function createRole(role: Role, infra: Infra): Promise<Service> {
     case 'dispatcher':
       return createDispatcherService(infra, createDispatcherParts(infra).components);
     case 'billing':
-      return createBillingService(infra);
+      return createBillingService(infra, [new BillingScheduler(infra)]);
   }
 }

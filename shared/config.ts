@@ -96,6 +96,10 @@ export interface Config {
    * card fingerprints, CSRF tokens. `meterline up` and `npm test` create one under .data/ when unset.
    */
   SECRET_KEY: Buffer;
+  /** A period closes (is invoiced) this long after its end, so late usage of the period still counts. */
+  BILLING_GRACE_SECONDS: number;
+  /** How often the billing role looks for periods to close and payment attempts due. */
+  BILLING_INTERVAL_SECONDS: number;
   /** log2 of scrypt's cost N for new password hashes (17 = OWASP's 2^17); tests lower it for speed. */
   PASSWORD_SCRYPT_LOG2_N: number;
 }
@@ -127,6 +131,8 @@ const SPEC: { [K in keyof Config]: VarSpec<Config[K]> } = {
     describe: 'byte cap of the USAGE stream',
   },
   SECRET_KEY: { parse: secretKey, describe: 'at least 32 random bytes, hex or base64' },
+  BILLING_GRACE_SECONDS: { parse: int(0, 35 * 86_400), default: 3600, describe: 'wait after a period ends before invoicing it (late usage)' },
+  BILLING_INTERVAL_SECONDS: { parse: int(1, 86_400), default: 60, describe: 'how often the billing role closes periods and retries payments' },
   PASSWORD_SCRYPT_LOG2_N: { parse: int(10, 20), default: 17, describe: 'log2 of the scrypt cost of new password hashes' },
 };
 

@@ -22,4 +22,8 @@ export const COMMANDS: Record<string, { run: Command; usage: string }> = {
     run: async (args) => (await import('./tokens.js')).tokensCommand(args),
     usage: 'tokens issue --email E --client-id C --scope "read write" — operator tool: a token response without the browser',
   },
+  billing: {
+    run: async (args) => (await import('./billing.js')).billingCommand(args),
+    usage: 'billing run [--now ISO] — close the periods due at that instant (default now) and make the payment attempts due',
+  },
 };

@@ -2,6 +2,8 @@ import { availableParallelism } from 'node:os';
 import { Piscina } from 'piscina';
 import { UnavailableError } from '../../shared/errors.js';
 import type { InvoicePdfTask } from './invoice-pdf.js';
+import type { InvoiceLinesTask } from './invoice-lines.js';
+import type { PricedInvoice } from '../billing/invoice-lines.js';
 import type { SignatureRequest, SignatureResult } from './webhook-signatures.js';
 
 /**
@@ -43,6 +45,11 @@ export async function runPooled<Task, Result>(pool: Piscina<Task, Result>, task:
 /** The invoice PDF renderer (services/workers/invoice-pdf.ts); it returns the PDF's bytes. */
 export function createInvoicePdfPool(opts?: WorkerPoolOptions): Piscina<InvoicePdfTask, Uint8Array> {
   return createWorkerPool<InvoicePdfTask, Uint8Array>(new URL('./invoice-pdf.js', import.meta.url), opts);
+}
+
+/** Invoice line maths for the billing run (services/workers/invoice-lines.ts): many invoices per task. */
+export function createInvoiceLinesPool(opts?: WorkerPoolOptions): Piscina<InvoiceLinesTask, PricedInvoice[]> {
+  return createWorkerPool<InvoiceLinesTask, PricedInvoice[]>(new URL('./invoice-lines.js', import.meta.url), { maxQueue: 1024, ...opts });
 }
 
 /** Webhook request signatures (services/workers/webhook-signatures.ts), many requests per task. */

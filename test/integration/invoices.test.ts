@@ -69,6 +69,8 @@ t.test('invoices', async (t) => {
       { product_id: calls.id, meter_id: aMeter.id, description: 'API calls — 123,456,789,012 requests', quantity: 123456789012, unit_price: 0.000000001, amount: 123.46 },
     ],
     attempt_count: 1,
+    next_payment_attempt_at: null,
+    last_payment_error: null,
     created_at: '2026-02-01T01:00:00.123Z',
     paid_at: '2026-02-01T01:00:02.500Z',
   };
@@ -116,6 +118,8 @@ t.test('invoices', async (t) => {
       period_end: '2026-02-28',
       lines: [{ product_id: plan.id, meter_id: null, description: 'Pro plan', quantity: 1, unit_price: 49.99, amount: 49.99 }],
       attempt_count: 2,
+      next_payment_attempt_at: null,
+      last_payment_error: null,
       created_at: '2026-03-01T01:00:00.000Z',
       paid_at: null,
     });

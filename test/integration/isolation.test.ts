@@ -104,6 +104,8 @@ t.test('isolation between accounts', async (t) => {
     ['DELETE', `/v1/webhooks/${aWh.id}`],
     ['GET', `/v1/billing/invoices/${aInvoice}`],
     ['GET', `/v1/billing/invoices/${aInvoice}/download`],
+    ['GET', `/v1/billing/invoices/upcoming?subscription_id=${aSub.id}`],
+    ['POST', `/v1/billing/invoices/${aInvoice}/pay`],
   ];
   for (const [method, path, body] of matrix) {
     t.test(`B: ${method} ${path.replace(/_[0-9A-Za-z]{22}/, '_…')} → 404`, async (t) => {

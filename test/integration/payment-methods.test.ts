@@ -178,7 +178,7 @@ t.test('payment methods', async (t) => {
     const res = await call('POST', '/v1/billing/payment-methods', { auth: a.auth.write, body: card('4000000000009995') });
     t.equal(res.status, 201);
     t.same(res.body.card, { brand: 'visa', last4: '9995', exp_month: 12, exp_year: YEAR });
-    const processor = createPaymentProcessor();
+    const processor = createPaymentProcessor(api.infra.pg);
     const row = async (id: string) => (await api.infra.pg.query('SELECT id, processor, processor_token FROM payment_methods WHERE id = $1', [id])).rows[0];
     const poor = await row(res.body.id);
     t.equal(poor.processor, 'sandbox');

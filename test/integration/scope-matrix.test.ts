@@ -184,6 +184,25 @@ const ROWS: Row[] = [
     request: async (fx) => ({ path: `/v1/billing/invoices/${await fx.invoice()}/download` }),
     verify: (b) => (typeof b === 'string' && b.startsWith('%PDF-') ? undefined : `not a PDF: ${String(b).slice(0, 40)}`),
   },
+  // billing engine: the upcoming invoice and a manual payment attempt (the account's first card is its default)
+  {
+    method: 'GET',
+    route: '/v1/billing/invoices/upcoming',
+    scope: 'read',
+    success: 200,
+    request: async (fx) => ({ path: `/v1/billing/invoices/upcoming?subscription_id=${await fx.subscription()}` }),
+  },
+  {
+    method: 'POST',
+    route: '/v1/billing/invoices/:invoice_id/pay',
+    scope: 'write',
+    success: 200,
+    request: async (fx) => {
+      await fx.paymentMethod();
+      return { path: `/v1/billing/invoices/${await fx.invoice()}/pay` };
+    },
+    verify: (b) => (b.status === 'paid' ? undefined : `invoice not paid: ${b.status}`),
+  },
   // the API description is public
   { method: 'GET', route: '/openapi.json', scope: 'public', success: 200, request: async () => ({ path: '/openapi.json' }) },
   // ↑ append rows for further endpoints here

@@ -1,5 +1,6 @@
 import type { PgClient } from '../../../shared/clients/postgres.js';
 import { newId } from '../../../shared/ids.js';
+import { stringifyJson } from '../../../shared/money/json.js';
 
 export const EVENT_TYPES = ['invoice.created', 'invoice.paid', 'payment.failed', 'subscription.updated', 'meter.usage.recorded'] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
@@ -17,8 +18,24 @@ export interface EventEnvelope {
  * Records an event inside the caller's transaction: it is published if and only if the change commits.
  * Returns the event id (`evt_…`).
  */
-export async function appendEvent(client: PgClient, e: { accountId: string; type: EventType; data: Record<string, unknown> }): Promise<string> {
-  const id = newId('evt');
-  await client.query('INSERT INTO outbox_events (id, account_id, type, data) VALUES ($1, $2, $3, $4)', [id, e.accountId, e.type, JSON.stringify(e.data)]);
-  return id;
+export async function appendEvent(client: PgClient, e: NewEvent): Promise<string> {
+  return (await appendEvents(client, [e]))[0]!;
+}
+
+export interface NewEvent {
+  accountId: string;
+  type: EventType;
+  /** May hold JsonDecimal money: stored digit for digit. */
+  data: Record<string, unknown>;
+}
+
+/** Many events in one statement (the billing run writes thousands per transaction); ids in input order. */
+export async function appendEvents(client: PgClient, events: NewEvent[]): Promise<string[]> {
+  if (events.length === 0) return [];
+  const ids = events.map(() => newId('evt'));
+  await client.query(
+    'INSERT INTO outbox_events (id, account_id, type, data) SELECT e.id, e.account_id, e.type, e.data FROM unnest($1::text[], $2::text[], $3::text[], $4::jsonb[]) WITH ORDINALITY AS e(id, account_id, type, data, ord) ORDER BY ord',
+    [ids, events.map((e) => e.accountId), events.map((e) => e.type), events.map((e) => stringifyJson(e.data))],
+  );
+  return ids;
 }

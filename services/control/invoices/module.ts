@@ -3,6 +3,9 @@ import { createInvoicePdfPool } from '../../workers/pool.js';
 import { listInvoicesRoute } from './list.js';
 import { getInvoiceRoute } from './get.js';
 import { downloadInvoiceRoute, type InvoicePdfPool } from './download.js';
+import { upcomingInvoiceRoute } from './upcoming.js';
+import { payInvoiceRoute } from './pay.js';
+import { createPaymentProcessor } from '../payments/processor.js';
 
 /**
  * /v1/billing/invoices: read side of invoices (the billing run writes them). The PDF worker pool is
@@ -15,6 +18,8 @@ export const invoicesModule: RouteModuleFactory = (deps) => {
     area: 'control',
     register(server) {
       server.route(listInvoicesRoute(deps));
+      server.route(upcomingInvoiceRoute(deps));
+      server.route(payInvoiceRoute(deps, createPaymentProcessor(deps.pg)));
       server.route(getInvoiceRoute(deps));
       server.route(downloadInvoiceRoute(deps, () => (pool ??= createInvoicePdfPool())));
     },

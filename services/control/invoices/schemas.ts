@@ -20,6 +20,14 @@ export const InvoiceLineSchema = Type.Object(
   { additionalProperties: false },
 );
 
+export const PaymentErrorSchema = Type.Object(
+  {
+    code: Type.Enum(['card_declined', 'insufficient_funds', 'processing_error', 'no_payment_method']),
+    message: Type.String(),
+  },
+  { additionalProperties: false },
+);
+
 export const InvoiceSchema = Type.Object(
   {
     id: Type.String({ examples: ['inv_7dK2pQ9xR1mV4sT8bN3cJ0'] }),
@@ -32,6 +40,8 @@ export const InvoiceSchema = Type.Object(
     period_end: Day('last day billed'),
     lines: Type.Array(InvoiceLineSchema),
     attempt_count: Type.Integer({ minimum: 0, description: 'payment attempts so far' }),
+    next_payment_attempt_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()], { description: 'when the next automatic payment attempt runs (1, 3 and 5 days after creation); null when none is planned' }),
+    last_payment_error: Type.Union([PaymentErrorSchema, Type.Null()], { description: 'why the last automatic attempt failed' }),
     created_at: Type.String({ format: 'date-time' }),
     paid_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
   },
@@ -57,6 +67,8 @@ export interface InvoiceRow {
   period_start: string;
   period_end: string;
   attempt_count: number;
+  next_payment_attempt_at: Date | null;
+  last_payment_error: { code: string; message: string } | null;
   created_at: Date;
   paid_at: Date | null;
 }
@@ -97,6 +109,8 @@ export function toInvoice({ invoice: r, lines }: InvoiceWithLines) {
       amount: new JsonDecimal(l.amount),
     })),
     attempt_count: r.attempt_count,
+    next_payment_attempt_at: r.next_payment_attempt_at ? r.next_payment_attempt_at.toISOString() : null,
+    last_payment_error: r.last_payment_error,
     created_at: r.created_at.toISOString(),
     paid_at: r.paid_at ? r.paid_at.toISOString() : null,
   };

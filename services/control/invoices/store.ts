@@ -10,7 +10,7 @@ const notFound = (id: string) => new NotFoundError(`No invoice ${id}.`);
 // Money as exact text; dates formatted by Postgres so no JS Date/time-zone round trip can shift a day.
 const INVOICE_COLUMNS = `id, account_id, customer_id, subscription_id, status, currency, amount::text AS amount,
   to_char(period_start, 'YYYY-MM-DD') AS period_start, to_char(period_end, 'YYYY-MM-DD') AS period_end,
-  attempt_count, created_at, paid_at`;
+  attempt_count, next_payment_attempt_at, last_payment_error, created_at, paid_at`;
 const LINE_COLUMNS = 'invoice_id, position, product_id, meter_id, description, quantity::text AS quantity, unit_price::text AS unit_price, amount::text AS amount';
 
 /** Lines of several invoices in one query, grouped by invoice in printed order. */

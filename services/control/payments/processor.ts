@@ -1,3 +1,4 @@
+import type { PgPool } from '../../../shared/clients/postgres.js';
 import { SandboxProcessor } from './sandbox.js';
 
 /**
@@ -50,7 +51,7 @@ export type ChargeFailureCode = 'insufficient_funds' | 'card_declined' | 'proces
 
 export type ChargeResult = { status: 'succeeded'; id: string } | { status: 'failed'; failure_code: ChargeFailureCode };
 
-/** The processor of this deployment. Only the sandbox exists; it needs no configuration. */
-export function createPaymentProcessor(): PaymentProcessor {
-  return new SandboxProcessor();
+/** The processor of this deployment. Only the sandbox exists; it keeps its ledger of charges in `pg`. */
+export function createPaymentProcessor(pg: PgPool): PaymentProcessor {
+  return new SandboxProcessor(pg);
 }

@@ -82,7 +82,13 @@ function CreateProduct({ onCreated }: { onCreated: () => void }) {
   });
   return (
     <Panel title="Create a product">
-      <form class="grid" onSubmit={(e) => void create.run(formValues(e))}>
+      <form
+        class="grid"
+        onSubmit={(e) => {
+          const form = e.currentTarget as HTMLFormElement;
+          void create.run(formValues(e)).then((ok) => ok && form.reset());
+        }}
+      >
         <label>
           Name <input name="name" required placeholder="API calls" />
         </label>

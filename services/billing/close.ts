@@ -1,0 +1,175 @@
+import { withTransaction, type PgClient } from '../../shared/clients/postgres.js';
+import { newId } from '../../shared/ids.js';
+import { Decimal } from '../../shared/money/decimal.js';
+import { JsonDecimal } from '../../shared/money/json.js';
+import { appendEvents, type NewEvent } from '../control/events/outbox.js';
+import { monthStart, nextMonthStart } from '../control/subscriptions/periods.js';
+import { timed, type BillingDeps, type BillingTimings } from './deps.js';
+import { pricePeriods, type PeriodToPrice } from './pricing.js';
+import { firstPaymentAttemptAt } from './dunning.js';
+
+/**
+ * Period close (DESIGN §8 Invoice). A subscription's period [billing_period_start, +1 month) is due once its
+ * end plus the grace period has passed, i.e. once billing_period_start < the month of (now − grace). Each
+ * batch runs in ONE transaction: the due subscriptions are locked (FOR UPDATE SKIP LOCKED: concurrent runs
+ * split the work instead of waiting or doubling it), priced, and their invoices, lines, `invoice.created`
+ * events and the move of billing_period_start to the next month commit together — a crash or kill at any
+ * point leaves either all of it or none. UNIQUE (subscription_id, period_start) is the last line of defence.
+ * A subscription several periods behind is closed one period per pass, oldest first.
+ */
+export interface ClosedInvoice {
+  id: string;
+  customer_id: string;
+  subscription_id: string;
+  amount: string;
+  currency: string;
+  status: 'open' | 'paid';
+}
+
+interface DueRow {
+  id: string;
+  account_id: string;
+  customer_id: string;
+  currency: string;
+  canceled_at: Date | null;
+  billing_period_start: Date;
+}
+
+/** Subscriptions closed per transaction. */
+export const CLOSE_BATCH = 1000;
+
+const DUE = `billing_period_start < $1 AND (status = 'active' OR billing_period_start < canceled_at)`;
+
+/** The first instant of the latest period that may not close yet: periods starting before it are due. */
+export function closeCutoff(now: Date, graceSeconds: number): Date {
+  return monthStart(new Date(now.getTime() - graceSeconds * 1000));
+}
+
+/** Periods due at `now` (for progress: "n of N"); a canceled subscription has none after its last. */
+export async function countDuePeriods(deps: BillingDeps, now: Date): Promise<number> {
+  const idx = (t: string) => `(extract(year FROM ${t} AT TIME ZONE 'UTC') * 12 + extract(month FROM ${t} AT TIME ZONE 'UTC'))`;
+  const r = await deps.pg.query<{ n: string | null }>(
+    `SELECT sum(CASE WHEN status = 'canceled' THEN LEAST(${idx('$1::timestamptz')}, ${idx("(canceled_at - interval '1 millisecond')")} + 1) ELSE ${idx('$1::timestamptz')} END
+               - ${idx('billing_period_start')})::text AS n
+       FROM subscriptions WHERE ${DUE}`,
+    [closeCutoff(now, deps.graceSeconds)],
+  );
+  return Number(r.rows[0]?.n ?? 0);
+}
+
+/** Closes every period due at `now`, batch by batch, until none is left that another run does not hold. */
+export async function closeDuePeriods(
+  deps: BillingDeps,
+  now: Date,
+  opts: { timings?: BillingTimings; onBatch?: (closed: ClosedInvoice[]) => void; batchSize?: number } = {},
+): Promise<ClosedInvoice[]> {
+  const cutoff = closeCutoff(now, deps.graceSeconds);
+  const all: ClosedInvoice[] = [];
+  for (;;) {
+    const closed = await closeBatch(deps, now, cutoff, opts.batchSize ?? CLOSE_BATCH, opts.timings);
+    if (closed === null) break;
+    all.push(...closed);
+    opts.onBatch?.(closed);
+  }
+  return all;
+}
+
+/** One batch in one transaction; null when nothing due was left to lock. */
+async function closeBatch(deps: BillingDeps, now: Date, cutoff: Date, batchSize: number, timings?: BillingTimings): Promise<ClosedInvoice[] | null> {
+  return withTransaction(deps.pg, async (client) => {
+    const due = await timed(timings, 'postgres_ms', () =>
+      client.query<DueRow>(
+        `SELECT s.id, s.account_id, a.customer_id, s.currency, s.canceled_at, s.billing_period_start
+           FROM subscriptions s JOIN accounts a ON a.id = s.account_id
+          WHERE ${DUE}
+          ORDER BY s.billing_period_start, s.id LIMIT $2 FOR UPDATE OF s SKIP LOCKED`,
+        [cutoff, batchSize],
+      ),
+    );
+    if (due.rows.length === 0) return null;
+    const periods: PeriodToPrice[] = due.rows.map((s) => {
+      const end = nextMonthStart(s.billing_period_start).getTime();
+      return {
+        subscription_id: s.id,
+        account_id: s.account_id,
+        currency: s.currency,
+        startMs: s.billing_period_start.getTime(),
+        usageEndMs: s.canceled_at ? Math.min(end, s.canceled_at.getTime()) : end,
+      };
+    });
+    const priced = await pricePeriods(deps, client, periods, { timings });
+    return timed(timings, 'postgres_ms', () => writeInvoices(client, due.rows, priced, now));
+  });
+}
+
+const isoDate = (ms: number) => new Date(ms).toISOString().slice(0, 10);
+
+async function writeInvoices(client: PgClient, due: DueRow[], priced: Awaited<ReturnType<typeof pricePeriods>>, now: Date): Promise<ClosedInvoice[]> {
+  const invoices = due.map((s, i) => {
+    const p = priced[i]!;
+    const settled = new Decimal(p.amount).lte(0); // nothing to charge: paid at once, without a charge
+    return {
+      id: newId('inv'),
+      sub: s,
+      priced: p,
+      status: settled ? ('paid' as const) : ('open' as const),
+      periodStart: isoDate(s.billing_period_start.getTime()),
+      periodEnd: isoDate(nextMonthStart(s.billing_period_start).getTime() - 86_400_000),
+    };
+  });
+  const inserted = await client.query<{ id: string }>(
+    `INSERT INTO invoices (id, account_id, customer_id, subscription_id, status, currency, amount, period_start, period_end,
+                           created_at, paid_at, next_payment_attempt_at)
+     SELECT u.id, u.account_id, u.customer_id, u.subscription_id, u.status, u.currency, u.amount, u.period_start, u.period_end,
+            $9::timestamptz, CASE WHEN u.status = 'paid' THEN $9::timestamptz END, CASE WHEN u.status = 'open' THEN $10::timestamptz END
+       FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::numeric[], $8::date[], $11::date[])
+            AS u(id, account_id, customer_id, subscription_id, status, currency, amount, period_start, period_end)
+     ON CONFLICT (subscription_id, period_start) DO NOTHING RETURNING id`,
+    [
+      invoices.map((v) => v.id),
+      invoices.map((v) => v.sub.account_id),
+      invoices.map((v) => v.sub.customer_id),
+      invoices.map((v) => v.sub.id),
+      invoices.map((v) => v.status),
+      invoices.map((v) => v.sub.currency),
+      invoices.map((v) => v.priced.amount),
+      invoices.map((v) => v.periodStart),
+      now,
+      firstPaymentAttemptAt(now),
+      invoices.map((v) => v.periodEnd),
+    ],
+  );
+  const written = new Set(inserted.rows.map((r) => r.id));
+  const kept = invoices.filter((v) => written.has(v.id));
+  const lines = kept.flatMap((v) => v.priced.lines.map((l, position) => ({ invoice_id: v.id, position, ...l })));
+  if (lines.length) {
+    await client.query(
+      `INSERT INTO invoice_lines (invoice_id, position, product_id, meter_id, description, quantity, unit_price, amount)
+       SELECT * FROM unnest($1::text[], $2::int[], $3::text[], $4::text[], $5::text[], $6::numeric[], $7::numeric[], $8::numeric[])`,
+      [
+        lines.map((l) => l.invoice_id),
+        lines.map((l) => l.position),
+        lines.map((l) => l.product_id),
+        lines.map((l) => l.meter_id),
+        lines.map((l) => l.description),
+        lines.map((l) => l.quantity),
+        lines.map((l) => l.unit_price),
+        lines.map((l) => l.amount),
+      ],
+    );
+  }
+  const events: NewEvent[] = [];
+  for (const v of kept) {
+    const data = { invoice_id: v.id, amount: new JsonDecimal(v.priced.amount), currency: v.sub.currency };
+    events.push({ accountId: v.sub.account_id, type: 'invoice.created', data });
+    if (v.status === 'paid') events.push({ accountId: v.sub.account_id, type: 'invoice.paid', data });
+  }
+  await appendEvents(client, events);
+  // Next period; a canceled subscription whose last period this was is done for good (NULL).
+  await client.query(
+    `UPDATE subscriptions s SET billing_period_start = CASE WHEN s.canceled_at IS NOT NULL AND u.next >= s.canceled_at THEN NULL ELSE u.next END
+       FROM unnest($1::text[], $2::timestamptz[]) AS u(id, next) WHERE s.id = u.id`,
+    [due.map((s) => s.id), due.map((s) => nextMonthStart(s.billing_period_start))],
+  );
+  return kept.map((v) => ({ id: v.id, customer_id: v.sub.customer_id, subscription_id: v.sub.id, amount: v.priced.amount, currency: v.sub.currency, status: v.status }));
+}

@@ -1,0 +1,21 @@
+/**
+ * Dunning schedule (DESIGN §8 Invoice): the first payment attempt runs when the invoice is created; after a
+ * failed automatic attempt the next one runs at the first of creation + 1, 3 and 5 days that is still
+ * ahead; when none is left the invoice becomes `uncollectible`. Taking "the first point still ahead" (rather
+ * than counting attempts) keeps the schedule when a manual attempt happened in between or a run was late.
+ */
+const DAY_MS = 86_400_000;
+export const RETRY_DAYS = [1, 3, 5] as const;
+
+export function firstPaymentAttemptAt(createdAt: Date): Date {
+  return createdAt;
+}
+
+/** After an automatic attempt at `at` failed: the next attempt, or null → uncollectible. */
+export function nextPaymentAttemptAt(createdAt: Date, at: Date): Date | null {
+  for (const days of RETRY_DAYS) {
+    const next = createdAt.getTime() + days * DAY_MS;
+    if (next > at.getTime()) return new Date(next);
+  }
+  return null;
+}

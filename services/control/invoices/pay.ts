@@ -1,0 +1,34 @@
+import type { ApiDeps, RouteDef } from '../../../shared/http/route.js';
+import { reply } from '../../../shared/http/reply.js';
+import type { PaymentProcessor } from '../payments/processor.js';
+import { payInvoiceNow } from '../../billing/payments.js';
+import { problemResponse } from '../billing/problem-docs.js';
+import { InvoiceSchema, toInvoice } from './schemas.js';
+import { getInvoice } from './store.js';
+
+/**
+ * POST /v1/billing/invoices/:invoice_id/pay — a payment attempt now with the default payment method (after
+ * a new card, say) on an open or uncollectible invoice, through the billing engine's attempt (recorded before
+ * the charge, idempotency key `<invoice id>:<attempt>`). 200 with the paid invoice; 402 with the failure code
+ * when the charge fails (the invoice unchanged but for attempt_count); 409 when paid or void.
+ */
+export function payInvoiceRoute(deps: ApiDeps, processor: PaymentProcessor): RouteDef {
+  return {
+    method: 'POST',
+    path: '/v1/billing/invoices/:invoice_id/pay',
+    auth: 'write',
+    handler: async (ctx) => {
+      const accountId = ctx.principal!.accountId;
+      await payInvoiceNow({ pg: deps.pg, processor, log: deps.log }, accountId, ctx.params.invoice_id!, new Date());
+      return reply.ok(toInvoice(await getInvoice(deps.pg, accountId, ctx.params.invoice_id!)));
+    },
+    doc: {
+      summary: 'Pay an open or uncollectible invoice now with the default payment method',
+      tags: ['billing'],
+      responses: {
+        '200': { description: 'The invoice, paid', schema: InvoiceSchema },
+        '402': problemResponse('The charge failed (card_declined, insufficient_funds) or there is no payment method (no_payment_method); the invoice is unchanged but for attempt_count'),
+      },
+    },
+  };
+}

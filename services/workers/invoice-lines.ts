@@ -1,0 +1,13 @@
+import { priceInvoice, type InvoiceToPrice, type PricedInvoice } from '../billing/invoice-lines.js';
+
+/**
+ * piscina task: the line maths of many invoices at once (services/billing/invoice-lines.ts). The billing
+ * run sends a few hundred subscriptions per task so the structured-clone and hand-off cost is shared.
+ */
+export interface InvoiceLinesTask {
+  invoices: InvoiceToPrice[];
+}
+
+export default function priceInvoices(task: InvoiceLinesTask): PricedInvoice[] {
+  return task.invoices.map(priceInvoice);
+}
