@@ -102,6 +102,12 @@ export interface Config {
   BILLING_INTERVAL_SECONDS: number;
   /** log2 of scrypt's cost N for new password hashes (17 = OWASP's 2^17); tests lower it for speed. */
   PASSWORD_SCRYPT_LOG2_N: number;
+  /** Per-account defaults; `meterline accounts limits` overrides them per account. */
+  LIMIT_INGEST_RECORDS_PER_SECOND: number;
+  LIMIT_REQUESTS_PER_SECOND: number;
+  LIMIT_MAX_METERS: number;
+  LIMIT_MAX_WEBHOOKS: number;
+  LIMIT_MAX_PAYMENT_METHODS: number;
 }
 
 const SPEC: { [K in keyof Config]: VarSpec<Config[K]> } = {
@@ -134,6 +140,11 @@ const SPEC: { [K in keyof Config]: VarSpec<Config[K]> } = {
   BILLING_GRACE_SECONDS: { parse: int(0, 35 * 86_400), default: 3600, describe: 'wait after a period ends before invoicing it (late usage)' },
   BILLING_INTERVAL_SECONDS: { parse: int(1, 86_400), default: 60, describe: 'how often the billing role closes periods and retries payments' },
   PASSWORD_SCRYPT_LOG2_N: { parse: int(10, 20), default: 17, describe: 'log2 of the scrypt cost of new password hashes' },
+  LIMIT_INGEST_RECORDS_PER_SECOND: { parse: int(1, 10_000_000), default: 20_000, describe: 'usage records per second per account (default)' },
+  LIMIT_REQUESTS_PER_SECOND: { parse: int(1, 1_000_000), default: 200, describe: 'control-plane requests per second per account (default)' },
+  LIMIT_MAX_METERS: { parse: int(1, 1_000_000), default: 1_000, describe: 'meters per account (default)' },
+  LIMIT_MAX_WEBHOOKS: { parse: int(1, 10_000), default: 100, describe: 'webhook endpoints per account (default)' },
+  LIMIT_MAX_PAYMENT_METHODS: { parse: int(1, 10_000), default: 25, describe: 'payment methods per account (default)' },
 };
 
 export const CONFIG_VARIABLES = Object.keys(SPEC) as (keyof Config)[];

@@ -23,6 +23,7 @@ export type ErrorKind =
   | 'payload_too_large'
   | 'unsupported_media_type'
   | 'payment_required'
+  | 'rate_limited'
   | 'unavailable'
   | 'internal';
 
@@ -39,6 +40,7 @@ export const PROBLEM_TABLE: Readonly<Record<ErrorKind, { status: number; title: 
   payload_too_large: { status: 413, title: 'Payload Too Large' },
   unsupported_media_type: { status: 415, title: 'Unsupported Media Type' },
   validation: { status: 422, title: 'Validation Failed' },
+  rate_limited: { status: 429, title: 'Too Many Requests' },
   internal: { status: 500, title: 'Internal Server Error' },
   unavailable: { status: 503, title: 'Service Unavailable' },
 };
@@ -82,8 +84,8 @@ export class MalformedJsonError extends DomainError {
 
 /** One or more fields are invalid; `errors` names each (`items[0].product_id`). */
 export class ValidationError extends DomainError {
-  constructor(errors: FieldError[], detail?: string) {
-    super('validation', 'validation_failed', detail ?? summarize(errors), errors);
+  constructor(errors: FieldError[], detail?: string, code = 'validation_failed') {
+    super('validation', code, detail ?? summarize(errors), errors);
   }
 }
 
@@ -144,6 +146,13 @@ export class PaymentRequiredError extends DomainError {
 }
 
 /** A dependency is down or full; nothing was done; retry after `Retry-After`. */
+/** Over a per-account rate; `headers` carry Retry-After and the IETF RateLimit-Policy / RateLimit fields. */
+export class RateLimitedError extends DomainError {
+  constructor(detail: string, headers: Record<string, string>) {
+    super('rate_limited', 'rate_limited', detail, undefined, headers);
+  }
+}
+
 export class UnavailableError extends DomainError {
   constructor(detail: string, retryAfterSeconds = 1) {
     super('unavailable', 'unavailable', detail, undefined, { 'Retry-After': String(retryAfterSeconds) });

@@ -141,8 +141,13 @@ export async function ensureNatsTopology(nc: NatsConnection, names: NatsNames, u
   for (const bucket of names.kvBuckets) {
     await kvm.create(bucket, { history: 1, storage: StorageType.File });
   }
+  // Heartbeats: an entry older than the TTL is a process that went away.
+  await kvm.create(names.apiProcessBucket, { history: 1, storage: StorageType.Memory, ttl: API_PROCESS_TTL_MS });
   return changed;
 }
+
+/** How long an api process counts as alive after its last heartbeat (it beats every third of this). */
+export const API_PROCESS_TTL_MS = 15_000;
 
 export async function migrateAll(config: Config): Promise<MigrationReport> {
   const postgres = await migratePostgres(config.DATABASE_URL);

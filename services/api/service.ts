@@ -7,6 +7,7 @@ import { UnauthorizedError } from '../../shared/errors.js';
 import { registerSystemRoutes } from './system-routes.js';
 import type { ApiDeps, RouteModule, RouteModuleFactory } from '../../shared/http/route.js';
 import { apiPipeline } from './pipeline.js';
+import { AccountProtection } from '../../shared/limits/protection.js';
 import { ROUTE_MODULES } from './route-modules.js';
 
 const READINESS_TTL_MS = 1_000;
@@ -21,6 +22,7 @@ const NO_AUTH: Authenticator = {
 export class ApiService implements Service {
   readonly name = 'api';
   readonly server: HttpServer;
+  readonly protection: AccountProtection;
   private modules: RouteModule[] = [];
   private started = false;
   private readiness: { at: number; report: Promise<HealthReport> } | undefined;
@@ -30,7 +32,8 @@ export class ApiService implements Service {
     private readonly factories: RouteModuleFactory[] = ROUTE_MODULES,
     private readonly authenticator: Authenticator = NO_AUTH,
   ) {
-    this.server = new HttpServer({ host: infra.config.HOST, port: infra.config.PORT, log: infra.log, metrics: infra.metrics, pipeline: apiPipeline(infra, authenticator) });
+    this.protection = new AccountProtection(infra);
+    this.server = new HttpServer({ host: infra.config.HOST, port: infra.config.PORT, log: infra.log, metrics: infra.metrics, pipeline: apiPipeline(infra, authenticator, this.protection) });
   }
 
   get port(): number {
@@ -38,7 +41,8 @@ export class ApiService implements Service {
   }
 
   async start(): Promise<void> {
-    const deps: ApiDeps = { ...this.infra, authenticator: this.authenticator };
+    const deps: ApiDeps = { ...this.infra, authenticator: this.authenticator, protection: this.protection };
+    await this.protection.start();
     registerSystemRoutes(this.server, { metrics: this.infra.metrics, readiness: () => this.health() });
     const wanted = this.infra.config.API_ROUTES;
     for (const factory of this.factories) {
@@ -58,6 +62,7 @@ export class ApiService implements Service {
     this.server.closeListener();
     for (const mod of [...this.modules].reverse()) await mod.stop?.().catch((err) => this.infra.log.error({ err, module: mod.name }, 'module stop failed'));
     this.server.closeAll();
+    await this.protection.stop();
     this.started = false;
   });
 
@@ -76,6 +81,9 @@ export class ApiService implements Service {
   private async probe(): Promise<HealthReport> {
     const required: ServerName[] = this.infra.config.API_ROUTES === 'ingress' ? ['nats'] : ['postgres', 'nats'];
     const report = await probeDependencies(this.infra, required);
+    const limits = this.protection.health();
+    report.checks['account-limits'] = limits;
+    if (!limits.ok) report.ok = false;
     for (const mod of this.modules) {
       if (!mod.health) continue;
       const h = await mod.health();

@@ -1,4 +1,5 @@
 import type { RouteRegistry } from '../../shared/http/route.js';
+import { reply } from '../../shared/http/reply.js';
 import type { Metrics } from '../../shared/metrics.js';
 import type { HealthReport } from '../../shared/service.js';
 
@@ -10,7 +11,7 @@ export function registerSystemRoutes(server: RouteRegistry, deps: { metrics: Met
     method: 'GET',
     path: '/healthz',
     auth: 'public',
-    handler: () => ({ status: 200, body: { status: 'ok' } }),
+    handler: () => reply.ok({ status: 'ok' }),
     doc: { summary: 'Liveness: the process serves requests', tags: ['system'] },
   });
   server.route({
@@ -24,8 +25,8 @@ export function registerSystemRoutes(server: RouteRegistry, deps: { metrics: Met
       const servers = failing.filter((n) => SERVERS.includes(n));
       const down = servers.length ? servers : failing;
       return report.ok
-        ? { status: 200, body: { status: 'ready', checks: report.checks } }
-        : { status: 503, headers: { 'Retry-After': '1' }, body: { status: 'unavailable', down, checks: report.checks } };
+        ? reply.ok({ status: 'ready', checks: report.checks })
+        : reply.json(503, { status: 'unavailable', down, checks: report.checks }, { 'Retry-After': '1' });
     },
     doc: { summary: 'Readiness: Postgres, NATS and ClickHouse all answer', tags: ['system'] },
   });
@@ -33,7 +34,7 @@ export function registerSystemRoutes(server: RouteRegistry, deps: { metrics: Met
     method: 'GET',
     path: '/metrics',
     auth: 'public',
-    handler: async () => ({ status: 200, raw: await deps.metrics.registry.metrics(), contentType: deps.metrics.registry.contentType }),
+    handler: async () => reply.file(await deps.metrics.registry.metrics(), deps.metrics.registry.contentType),
     doc: { summary: 'Prometheus metrics', tags: ['system'] },
   });
 }

@@ -37,6 +37,7 @@ export function requireFlag(flags: Record<string, unknown>, name: string): strin
  */
 export async function accountsCommand(args: string[]): Promise<number> {
   const [sub, ...rest] = args;
+  if (sub === 'limits') return (await import('./account-limits.js')).accountLimitsCommand(rest);
   if (sub !== 'create') throw new UsageError(sub ? `unknown subcommand "${sub}"` : 'missing subcommand');
   const flags = parseFlags(rest, { strings: ['name', 'email', 'password'], booleans: ['operator', 'demo'] });
   if (flags.demo === true) {

@@ -12,7 +12,7 @@ export const COMMANDS: Record<string, { run: Command; usage: string }> = {
   migrate: { run: async () => (await import('./migrate.js')).migrateCommand(), usage: 'migrate — apply Postgres, ClickHouse and NATS migrations' },
   accounts: {
     run: async (args) => (await import('./accounts.js')).accountsCommand(args),
-    usage: 'accounts create --name N --email E --password P [--operator] | --demo — an account with its first user (--demo: with a meter, usage, a subscription and a card)',
+    usage: 'accounts create --name N --email E --password P [--operator] | --demo — an account with its first user (--demo: with a meter, usage, a subscription and a card); accounts limits --account ID [--ingest-records-per-second N] [--requests-per-second N] [--max-meters N] [--max-webhooks N] [--max-payment-methods N] — per-account limits (alone: prints them)',
   },
   clients: {
     run: async (args) => (await import('./clients.js')).clientsCommand(args),

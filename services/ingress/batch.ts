@@ -1,12 +1,13 @@
 import { ValidationError, type FieldError } from '../../shared/errors.js';
 import type { HttpReply } from '../../shared/http/context.js';
+import { reply } from '../../shared/http/reply.js';
 import { USAGE_LIMITS } from '../../shared/usage/limits.js';
 import type { MeterRecord } from '../../shared/meters/record.js';
-import { checkRecord, type RecordContext } from './records.js';
+import { checkRecord, recordErrorCode, type RecordContext } from './records.js';
 import type { UsagePublisher } from './publisher.js';
 
 export interface RecordError {
-  code: 'validation_failed' | 'not_found' | 'meter_inactive';
+  code: 'validation_failed' | 'value_out_of_range' | 'not_found' | 'meter_inactive';
   detail: string;
   errors?: FieldError[];
 }
@@ -51,7 +52,7 @@ export async function acceptBatch(items: unknown[], meterFor: MeterFor, ctx: Rec
         continue;
       }
       const own = errors.splice(0);
-      error = { code: 'validation_failed', detail: new ValidationError(own).detail, errors: own };
+      error = { code: recordErrorCode(own), detail: new ValidationError(own).detail, errors: own };
     }
     rejected.push({ index: i, error });
     json += (i ? ',' : '') + JSON.stringify({ index: i, status: 'rejected', error } satisfies BatchResult);
@@ -62,8 +63,8 @@ export async function acceptBatch(items: unknown[], meterFor: MeterFor, ctx: Rec
       if (r.error.errors) for (const e of r.error.errors) all.push({ field: e.field ? `[${r.index}].${e.field}` : `[${r.index}]`, message: e.message });
       else all.push({ field: `[${r.index}].meter_id`, message: r.error.code === 'not_found' ? 'does not exist' : 'is inactive' });
     }
-    throw new ValidationError(all, `None of the ${items.length} records is valid.`);
+    throw new ValidationError(all, `None of the ${items.length} records is valid.`, recordErrorCode(all));
   }
   await publisher.submit(subject, rows, accepted);
-  return { status: 202, raw: `{"accepted":${accepted},"rejected":${items.length - accepted},"results":[${json}]}`, contentType: 'application/json' };
+  return reply.jsonText(202, `{"accepted":${accepted},"rejected":${items.length - accepted},"results":[${json}]}`);
 }

@@ -1,3 +1,4 @@
+import type { AccountProtection } from '../../shared/limits/protection.js';
 import type { NatsNames } from '../../shared/clients/nats.js';
 import type { MeterRegistry } from '../../shared/meters/registry.js';
 import type { UsagePublisher } from './publisher.js';
@@ -7,4 +8,6 @@ export interface IngressDeps {
   registry: MeterRegistry;
   publisher: UsagePublisher;
   names: NatsNames;
+  /** The account's ingest rate: records counted before any meter lookup or publish. */
+  protection: AccountProtection;
 }

@@ -19,7 +19,7 @@ export const ingressModule: RouteModuleFactory = (infra) => {
     metrics: infra.metrics,
     name: `meterline-ingress-${process.pid}`,
   });
-  const deps: IngressDeps = { registry, publisher, names: infra.natsNames };
+  const deps: IngressDeps = { registry, publisher, names: infra.natsNames, protection: infra.protection };
   return {
     name: 'ingress',
     area: 'ingress',

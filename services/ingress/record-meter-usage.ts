@@ -2,9 +2,10 @@ import { ConflictError, NotFoundError, ValidationError, type FieldError } from '
 import type { RouteDef } from '../../shared/http/route.js';
 import type { MeterRecord } from '../../shared/meters/record.js';
 import { canonicalTimestamp, formatTimestamp } from '../../shared/usage/timestamp.js';
+import { reply } from '../../shared/http/reply.js';
 import { problemResponses } from './problem-docs.js';
 import { acceptBatch } from './batch.js';
-import { checkRecord } from './records.js';
+import { checkRecord, recordErrorCode } from './records.js';
 import { AcceptedUsageSchema, BatchResultSchema, UsageBatchBody, UsageRecordBody } from './schemas.js';
 import type { IngressDeps } from './deps.js';
 
@@ -25,9 +26,12 @@ export function recordMeterUsageRoute(deps: IngressDeps): RouteDef {
     auth: 'write',
     body: 'json',
     idempotent: false, // records carry their own idempotency key (`id`)
+    rateLimit: 'records',
     handler: async (ctx) => {
       const accountId = ctx.principal!.accountId;
       const meterId = ctx.params.meter_id!;
+      // Before any meter lookup: an account over its rate costs nothing more (429, nothing published).
+      deps.protection.takeIngestRecords(accountId, Array.isArray(ctx.body) ? ctx.body.length : 1);
       if (deps.registry.get(meterId) === undefined) await deps.registry.ensure([meterId]);
       const meter = usableMeter(deps, meterId, accountId);
       const now = Date.now();
@@ -37,16 +41,12 @@ export function recordMeterUsageRoute(deps: IngressDeps): RouteDef {
       if (body === undefined) throw new ValidationError([{ field: '', message: 'a JSON body is required' }], 'A JSON request body is required.');
       const errors: FieldError[] = [];
       const rec = checkRecord(body, meter, { accountId, now }, errors);
-      if (rec === undefined) throw new ValidationError(errors);
+      if (rec === undefined) throw new ValidationError(errors, undefined, recordErrorCode(errors));
       await deps.publisher.submit(subject, rec.row, 1);
       // Written by hand (the hot path's reply): every part is a known-safe JSON token except a caller's id.
       const id = rec.assigned ? `"${rec.id}"` : JSON.stringify(rec.id);
       const timestamp = canonicalTimestamp((body as { timestamp: string }).timestamp, rec.tsMs);
-      return {
-        status: 202,
-        raw: `{"id":${id},"meter_id":"${meter.id}","value":${String(rec.value)},"timestamp":"${timestamp}","received_at":"${formatTimestamp(now)}"}`,
-        contentType: 'application/json',
-      };
+      return reply.jsonText(202, `{"id":${id},"meter_id":"${meter.id}","value":${String(rec.value)},"timestamp":"${timestamp}","received_at":"${formatTimestamp(now)}"}`);
     },
     doc: {
       summary: 'Record usage of a meter: one record, or a JSON array of up to 1,000 (202 after JetStream stored them)',
@@ -54,7 +54,7 @@ export function recordMeterUsageRoute(deps: IngressDeps): RouteDef {
       requestBody: { oneOf: [UsageRecordBody, UsageBatchBody(UsageRecordBody)] },
       responses: {
         '202': { description: 'Accepted: one record `{id, meter_id, value, timestamp, received_at}`, or a batch outcome', schema: { oneOf: [AcceptedUsageSchema, BatchResultSchema] } },
-        ...problemResponses(['404', '409', '422', '503']),
+        ...problemResponses(['404', '409', '422', '429', '503']),
       },
     },
   };

@@ -17,12 +17,15 @@ export function recordUsageRoute(deps: IngressDeps): RouteDef {
     auth: 'write',
     body: 'json',
     idempotent: false,
+    rateLimit: 'records',
     handler: async (ctx) => {
       const accountId = ctx.principal!.accountId;
       const body = ctx.body;
       if (!Array.isArray(body)) {
         throw new ValidationError([{ field: '', message: body === undefined ? 'a JSON body is required' : 'must be an array of records' }]);
       }
+      // Before any meter lookup: an account over its rate costs nothing more (429, nothing published).
+      deps.protection.takeIngestRecords(accountId, body.length);
       const unknown = new Set<string>();
       for (const item of body) {
         const id = item !== null && typeof item === 'object' ? (item as { meter_id?: unknown }).meter_id : undefined;
@@ -43,7 +46,7 @@ export function recordUsageRoute(deps: IngressDeps): RouteDef {
       summary: 'Record usage across meters: a JSON array of up to 1,000 records, each with its meter_id',
       tags: ['usage'],
       requestBody: UsageBatchBody(MeterUsageRecordBody),
-      responses: { '202': { description: 'Batch outcome: accepted and rejected records by index', schema: BatchResultSchema }, ...problemResponses(['422', '503']) },
+      responses: { '202': { description: 'Batch outcome: accepted and rejected records by index', schema: BatchResultSchema }, ...problemResponses(['422', '429', '503']) },
     },
   };
 }

@@ -2,7 +2,7 @@ import type { FieldError } from '../../shared/errors.js';
 import { bodyValidator, toFieldErrors } from '../../shared/http/validation.js';
 import type { MeterRecord } from '../../shared/meters/record.js';
 import { USAGE_LIMITS } from '../../shared/usage/limits.js';
-import { decimalText, valueProblem } from '../../shared/usage/value.js';
+import { decimalText, valueProblem, INTEGER_PRECISION_MESSAGE, PRECISION_MESSAGE, RANGE_MESSAGE, VALUE_OUT_OF_RANGE } from '../../shared/usage/value.js';
 import { parseTimestamp } from '../../shared/usage/timestamp.js';
 import { newUsageId } from '../../shared/usage/ids.js';
 import { encodeRow, tsvEscape } from '../../shared/usage/wire.js';
@@ -15,6 +15,16 @@ const checkMeterRecordShape = bodyValidator(MeterUsageRecordBody).check;
 export const TIMESTAMP_FORMAT_MESSAGE = 'must be an RFC 3339 date-time with an offset, e.g. 2026-11-21T10:00:00Z';
 export const TIMESTAMP_WINDOW_MESSAGE = 'must be within the last 35 days and at most 5 minutes ahead';
 export const DECIMALS_MESSAGE = 'must have at most 9 decimal places';
+
+const INEXACT_VALUE_MESSAGES: ReadonlySet<string> = new Set([RANGE_MESSAGE, INTEGER_PRECISION_MESSAGE, PRECISION_MESSAGE, DECIMALS_MESSAGE]);
+
+/**
+ * The problem code for a record's errors: `value_out_of_range` when every one of them is a value no meter can
+ * store exactly as written (too large, too precise, too many decimals), else `validation_failed`.
+ */
+export function recordErrorCode(errors: readonly FieldError[]): 'value_out_of_range' | 'validation_failed' {
+  return errors.length > 0 && errors.every((e) => INEXACT_VALUE_MESSAGES.has(e.message)) ? VALUE_OUT_OF_RANGE : 'validation_failed';
+}
 
 export interface RawRecord {
   meter_id?: unknown;

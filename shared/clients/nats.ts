@@ -70,12 +70,20 @@ export class NatsNames {
   get webhookUsageBucket(): string {
     return this.upper('webhook-usage');
   }
+  /** Per-account limit overrides set by operators (`meterline accounts limits`); key = account id. */
+  get limitsBucket(): string {
+    return this.upper('limits');
+  }
+  /** Live api processes (key = process id, entries expire): how many share each account's rate. */
+  get apiProcessBucket(): string {
+    return this.upper('api-processes');
+  }
   get revocationBucket(): string {
     return this.upper('revocations');
   }
   /** Every KV bucket: migrations create them, an isolated world's drop deletes them. */
   get kvBuckets(): string[] {
-    return [this.meterBucket, this.revocationBucket, this.webhookUsageBucket];
+    return [this.meterBucket, this.revocationBucket, this.webhookUsageBucket, this.limitsBucket];
   }
   get usageConsumer(): string {
     return 'usage-clickhouse';

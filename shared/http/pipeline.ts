@@ -1,6 +1,7 @@
 import type { Logger } from '../logging.js';
 import { DomainError, INTERNAL_ERROR, MalformedJsonError, NotFoundError, UnavailableError, ValidationError } from '../errors.js';
 import { isPostgresUnavailable } from '../clients/postgres.js';
+import type { AccountProtection } from '../limits/protection.js';
 import { requireScope, type Authenticator } from '../auth/types.js';
 import type { HttpReply, RequestContext } from './context.js';
 import type { RouteDef } from './route.js';
@@ -92,6 +93,17 @@ export function parseBody(): RequestStep {
           if (field !== undefined) throw new ValidationError([{ field, message: 'must not contain NUL characters' }]);
         }
       }
+      return next();
+    },
+  };
+}
+
+/** Per-account request rate on authenticated routes (ingest routes count records in their handler instead). */
+export function limitRequestRate(protection: AccountProtection): RequestStep {
+  return {
+    name: 'rate-limit',
+    async run(ctx, route, next) {
+      if (ctx.principal && route.def.rateLimit !== 'records') protection.takeRequest(ctx.principal.accountId);
       return next();
     },
   };

@@ -12,11 +12,16 @@ export function jsonReply(status: number, body: unknown, headers?: Record<string
 }
 
 export const reply = {
+  json: jsonReply,
   ok: (body: unknown): HttpReply => jsonReply(200, body),
   /** 201 with `Location` naming the new resource. */
   created: (body: unknown, location: string): HttpReply => jsonReply(201, body, { Location: location }),
   accepted: (body: unknown): HttpReply => jsonReply(202, body),
   noContent: (): HttpReply => ({ status: 204 }),
+  /** JSON already serialized (the usage hot path writes its small replies by hand; a document cached as text). */
+  jsonText: (status: number, text: string): HttpReply => ({ status, raw: text, contentType: 'application/json' }),
+  /** 200 with bytes that are not JSON (a PDF, Prometheus text). */
+  file: (bytes: string | Buffer, contentType: string, headers?: Record<string, string>): HttpReply => ({ status: 200, raw: bytes, contentType, headers }),
   /** `{data, pagination: {page, per_page, total}}` for the page the route asked the store for. */
   page: <T>(items: T[], page: PageRequest, total: number): HttpReply => jsonReply(200, pageOf(items, page, total)),
 };

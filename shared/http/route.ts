@@ -1,3 +1,4 @@
+import type { AccountProtection } from '../limits/protection.js';
 import type { Scope, Authenticator } from '../auth/types.js';
 import type { Infra } from '../infra.js';
 import type { HttpReply, RequestContext } from './context.js';
@@ -41,6 +42,11 @@ export interface RouteDef<I = unknown> {
   doc?: OperationDoc;
   /** Honour `Idempotency-Key` (shared/http/idempotency.ts). Default: true for authenticated POSTs. */
   idempotent?: boolean;
+  /**
+   * How the account's rate counts this route: `requests` (default, the pipeline's step, one per request)
+   * or `records` (ingest: the handler counts the usage records of the body instead).
+   */
+  rateLimit?: 'requests' | 'records';
 }
 
 /** Where a module puts its routes (the HTTP server); `routes` lists every route registered so far. */
@@ -52,6 +58,8 @@ export interface RouteRegistry {
 /** What every route module gets: the infrastructure bag plus the shared token check. */
 export interface ApiDeps extends Infra {
   authenticator: Authenticator;
+  /** Per-account limits and rates (shared/limits/protection.ts). */
+  protection: AccountProtection;
 }
 
 /**

@@ -20,10 +20,29 @@ export function decimalText(v: number): string | undefined {
   return stripTrailing(fixed, '0');
 }
 
+/** The problem code of a value no meter can store exactly as written: it is refused, never rounded. */
+export const VALUE_OUT_OF_RANGE = 'value_out_of_range';
+export const RANGE_MESSAGE = 'must be between -1e18 and 1e18';
+export const INTEGER_PRECISION_MESSAGE = `must be at most ${Number.MAX_SAFE_INTEGER} in magnitude when an integer: a JSON number can't carry larger integers exactly`;
+/** A double holds 15 significant decimal digits exactly; beyond that the number read may not be the one written. */
+export const MAX_SIGNIFICANT_DIGITS = 15;
+export const PRECISION_MESSAGE = `must have at most ${MAX_SIGNIFICANT_DIGITS} significant digits: a JSON number can't carry more exactly`;
+
 /** Why a value is unacceptable for a meter of this type, or undefined when it is fine. */
 export function valueProblem(v: number, counter: boolean): string | undefined {
   if (!Number.isFinite(v)) return 'must be a finite number';
   if (counter && v < 0) return 'must be greater than or equal to 0 for a counter meter';
-  if (v > USAGE_LIMITS.maxAbsValue || v < -USAGE_LIMITS.maxAbsValue) return `must be between -1e18 and 1e18`;
+  if (v > USAGE_LIMITS.maxAbsValue || v < -USAGE_LIMITS.maxAbsValue) return RANGE_MESSAGE;
+  // 123456789012345678 arrives as the double 123456789012345680: refuse what can't be what was sent.
+  if (Number.isInteger(v)) return Number.isSafeInteger(v) ? undefined : INTEGER_PRECISION_MESSAGE;
+  if (significantDigits(String(v)) > MAX_SIGNIFICANT_DIGITS) return PRECISION_MESSAGE;
   return undefined;
+}
+
+/** Significant digits of a number's shortest text ("-0.00120" → 3, "1.5e-7" → 2). */
+function significantDigits(text: string): number {
+  const mantissa = text.split('e')[0]!.replace('-', '').replace('.', '');
+  let start = 0;
+  while (start < mantissa.length - 1 && mantissa[start] === '0') start++;
+  return stripTrailing(mantissa.slice(start), '0').length || 1;
 }

@@ -30,7 +30,12 @@ t.test('valueProblem: finite, counters ≥ 0, magnitude', async (t) => {
   t.equal(valueProblem(0, true), undefined);
   t.match(valueProblem(1.5e18, false), /between/);
   t.match(valueProblem(-1.5e18, false), /between/);
-  t.equal(valueProblem(1e18, true), undefined);
+  t.equal(valueProblem(Number.MAX_SAFE_INTEGER, true), undefined, 'the largest integer a JSON number carries exactly');
+  t.match(valueProblem(1e18, true), /at most 9007199254740991/, 'an integer above 2^53 may not be the one written');
+  t.match(valueProblem(123456789012345678, true), /at most 9007199254740991/, 'arrives as …680: refused, not rounded');
+  t.equal(valueProblem(12345678901.2345, true), undefined, '15 significant digits');
+  t.match(valueProblem(1234567890.1234567, true), /significant digits/, '17 significant digits');
+  t.equal(valueProblem(0.000000123, true), undefined);
 });
 
 t.test('parseTimestamp: RFC 3339 with an offset, to UTC ms', async (t) => {

@@ -1,6 +1,6 @@
 import t from 'tap';
 import { windowsOf } from '../../shared/usage/windows.js';
-import { resolveRange } from '../../services/control/usage/get-usage.js';
+import { resolveRange } from '../../services/control/usage/input.js';
 
 const D = (s: string) => Date.parse(s);
 

@@ -1,19 +1,15 @@
-import type { RouteDef } from '../../../shared/http/route.js';
-import { NotFoundError } from '../../../shared/errors.js';
-import type { ApiDeps } from '../../../shared/http/route.js';
+import type { ApiDeps, RouteDef } from '../../../shared/http/route.js';
+import { reply } from '../../../shared/http/reply.js';
 import { BillingInfoSchema } from './schemas.js';
 import { getBillingInfo } from './store.js';
 
+/** GET /v1/billing — customer id, default payment method, billing address. */
 export function getBillingRoute(deps: ApiDeps): RouteDef {
   return {
     method: 'GET',
     path: '/v1/billing',
     auth: 'read',
-    handler: async (ctx) => {
-      const info = await getBillingInfo(deps.pg, ctx.principal!.accountId);
-      if (!info) throw new NotFoundError('The account no longer exists.');
-      return { status: 200, body: info };
-    },
+    handler: async (ctx) => reply.ok(await getBillingInfo(deps.pg, ctx.principal!.accountId)),
     doc: {
       summary: "The account's customer id, default payment method and billing address",
       tags: ['billing'],

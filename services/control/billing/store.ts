@@ -1,5 +1,8 @@
 import type { PgClient, PgPool } from '../../../shared/clients/postgres.js';
+import { NotFoundError } from '../../../shared/errors.js';
 import type { BillingAddress, BillingInfo } from './schemas.js';
+
+const accountGone = () => new NotFoundError('The account no longer exists.');
 
 interface Row {
   customer_id: string;
@@ -13,8 +16,8 @@ interface Row {
   brand: string | null;
 }
 
-/** Billing info of one account (null if the account doesn't exist). Also used for invoices. */
-export async function getBillingInfo(db: PgPool | PgClient, accountId: string): Promise<BillingInfo | null> {
+/** Billing info of one account. Also used for invoices. */
+export async function getBillingInfo(db: PgPool | PgClient, accountId: string): Promise<BillingInfo> {
   const r = await db.query<Row>(
     `SELECT a.customer_id, ba.line1, ba.city, ba.state, ba.zip, pm.id AS pm_id, pm.type AS pm_type, pm.last4, pm.brand
        FROM accounts a
@@ -24,7 +27,7 @@ export async function getBillingInfo(db: PgPool | PgClient, accountId: string): 
     [accountId],
   );
   const row = r.rows[0];
-  if (!row) return null;
+  if (!row) throw accountGone();
   return {
     customer_id: row.customer_id,
     payment_method: row.pm_id ? { id: row.pm_id, type: row.pm_type!, last4: row.last4!, brand: row.brand! } : null,
@@ -32,8 +35,8 @@ export async function getBillingInfo(db: PgPool | PgClient, accountId: string): 
   };
 }
 
-/** Replaces the address. False when the account doesn't exist. */
-export async function putBillingAddress(pg: PgPool, accountId: string, a: BillingAddress): Promise<boolean> {
+/** Replaces the address. */
+export async function putBillingAddress(pg: PgPool, accountId: string, a: BillingAddress): Promise<void> {
   const r = await pg.query(
     `INSERT INTO billing_addresses (account_id, line1, city, state, zip)
      SELECT id, $2, $3, $4, $5 FROM accounts WHERE id = $1
@@ -41,5 +44,5 @@ export async function putBillingAddress(pg: PgPool, accountId: string, a: Billin
        SET line1 = EXCLUDED.line1, city = EXCLUDED.city, state = EXCLUDED.state, zip = EXCLUDED.zip, updated_at = now()`,
     [accountId, a.line1, a.city, a.state, a.zip],
   );
-  return r.rowCount === 1;
+  if (r.rowCount !== 1) throw accountGone();
 }

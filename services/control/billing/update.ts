@@ -1,32 +1,20 @@
-import type { RouteDef } from '../../../shared/http/route.js';
-import { bodyValidator } from '../../../shared/http/validation.js';
-import { NotFoundError, ValidationError } from '../../../shared/errors.js';
-import type { ApiDeps } from '../../../shared/http/route.js';
+import type { ApiDeps, RouteDef } from '../../../shared/http/route.js';
+import { reply } from '../../../shared/http/reply.js';
 import { BillingInfoSchema, UpdateBillingBody, type BillingAddress } from './schemas.js';
+import { parseBillingAddress } from './input.js';
 import { getBillingInfo, putBillingAddress } from './store.js';
 
-const validator = bodyValidator<{ billing_address: BillingAddress }>(UpdateBillingBody);
-
-export function parseUpdateBilling(body: unknown): BillingAddress {
-  const { billing_address: a } = validator.parse(body);
-  // minLength counts characters; an address line of only spaces is still empty.
-  const blank = (['line1', 'city', 'state', 'zip'] as const).filter((k) => a[k].trim() === '');
-  if (blank.length) throw new ValidationError(blank.map((k) => ({ field: `billing_address.${k}`, message: 'must not be blank' })));
-  return a;
-}
-
-export function updateBillingRoute(deps: ApiDeps): RouteDef {
+/** PATCH /v1/billing — replaces the billing address; answers with the whole billing information. */
+export function updateBillingRoute(deps: ApiDeps): RouteDef<BillingAddress> {
   return {
     method: 'PATCH',
     path: '/v1/billing',
     auth: 'write',
-    handler: async (ctx) => {
-      const address = parseUpdateBilling(ctx.body);
+    input: parseBillingAddress,
+    handler: async (ctx, address) => {
       const accountId = ctx.principal!.accountId;
-      if (!(await putBillingAddress(deps.pg, accountId, address))) throw new NotFoundError('The account no longer exists.');
-      const info = await getBillingInfo(deps.pg, accountId);
-      if (!info) throw new NotFoundError('The account no longer exists.');
-      return { status: 200, body: info };
+      await putBillingAddress(deps.pg, accountId, address);
+      return reply.ok(await getBillingInfo(deps.pg, accountId));
     },
     doc: {
       summary: 'Replace the billing address (line1, city, state, zip: each 1–200 characters, all required)',

@@ -1,10 +1,9 @@
 import type { Piscina } from 'piscina';
-import type { RouteDef } from '../../../shared/http/route.js';
-import type { ApiDeps } from '../../../shared/http/route.js';
-import { NotFoundError } from '../../../shared/errors.js';
+import type { ApiDeps, RouteDef } from '../../../shared/http/route.js';
+import { reply } from '../../../shared/http/reply.js';
 import { runPooled } from '../../workers/pool.js';
 import type { InvoicePdfTask } from '../../workers/invoice-pdf.js';
-import { problemResponse } from '../billing/problem-docs.js';
+import { problemResponse } from '../../../shared/http/problems.js';
 import { getBillingInfo } from '../billing/store.js';
 import { accountName, getInvoice } from './store.js';
 
@@ -23,7 +22,6 @@ export function downloadInvoiceRoute(deps: ApiDeps, pool: () => InvoicePdfPool):
       const accountId = ctx.principal!.accountId;
       const { invoice, lines } = await getInvoice(deps.pg, accountId, ctx.params.invoice_id!);
       const [billing, name] = await Promise.all([getBillingInfo(deps.pg, accountId), accountName(deps.pg, accountId)]);
-      if (!billing) throw new NotFoundError('The account no longer exists.');
       const task: InvoicePdfTask = {
         invoice: {
           id: invoice.id,
@@ -42,16 +40,11 @@ export function downloadInvoiceRoute(deps: ApiDeps, pool: () => InvoicePdfPool):
         address: billing.billing_address,
       };
       const pdf = await runPooled(pool(), task, 'invoice PDF');
-      return {
-        status: 200,
-        raw: Buffer.from(pdf.buffer, pdf.byteOffset, pdf.byteLength),
-        contentType: 'application/pdf',
-        headers: {
-          'Content-Disposition': `attachment; filename="${invoice.id}.pdf"`,
-          // Status and address can change: clients may keep a copy but must revalidate.
-          'Cache-Control': 'private, no-cache',
-        },
-      };
+      return reply.file(Buffer.from(pdf.buffer, pdf.byteOffset, pdf.byteLength), 'application/pdf', {
+        'Content-Disposition': `attachment; filename="${invoice.id}.pdf"`,
+        // Status and address can change: clients may keep a copy but must revalidate.
+        'Cache-Control': 'private, no-cache',
+      });
     },
     doc: {
       summary: 'Download an invoice as a PDF (Content-Disposition: attachment; filename="<id>.pdf")',

@@ -1,5 +1,4 @@
-import type { RouteDef } from '../../../shared/http/route.js';
-import type { ApiDeps } from '../../../shared/http/route.js';
+import type { ApiDeps, RouteDef } from '../../../shared/http/route.js';
 import { reply } from '../../../shared/http/reply.js';
 import { InvoiceSchema, toInvoice } from './schemas.js';
 import { getInvoice } from './store.js';

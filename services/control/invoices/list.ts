@@ -1,11 +1,9 @@
 import type { ApiDeps, RouteDef } from '../../../shared/http/route.js';
-import { queryValidator } from '../../../shared/http/validation.js';
 import { pageWindow } from '../../../shared/http/pagination.js';
 import { reply } from '../../../shared/http/reply.js';
 import { InvoiceListSchema, ListInvoicesQuery, toInvoice } from './schemas.js';
+import { parseListInvoices } from './input.js';
 import { listInvoices } from './store.js';
-
-const query = queryValidator<ListInvoicesQuery>(ListInvoicesQuery);
 
 /** GET /v1/billing/invoices?page&per_page&status — the caller's invoices with their lines, newest first. */
 export function listInvoicesRoute(deps: ApiDeps): RouteDef<ListInvoicesQuery> {
@@ -13,7 +11,7 @@ export function listInvoicesRoute(deps: ApiDeps): RouteDef<ListInvoicesQuery> {
     method: 'GET',
     path: '/v1/billing/invoices',
     auth: 'read',
-    input: (ctx) => query.parseQuery(ctx.query),
+    input: parseListInvoices,
     handler: async (ctx, q) => {
       const { items, total } = await listInvoices(deps.pg, ctx.principal!.accountId, q, pageWindow(q));
       return reply.page(items.map(toInvoice), q, total);

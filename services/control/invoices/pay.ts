@@ -2,7 +2,7 @@ import type { ApiDeps, RouteDef } from '../../../shared/http/route.js';
 import { reply } from '../../../shared/http/reply.js';
 import type { PaymentProcessor } from '../payments/processor.js';
 import { payInvoiceNow } from '../../billing/payments.js';
-import { problemResponse } from '../billing/problem-docs.js';
+import { problemResponse } from '../../../shared/http/problems.js';
 import { InvoiceSchema, toInvoice } from './schemas.js';
 import { getInvoice } from './store.js';
 

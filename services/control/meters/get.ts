@@ -1,5 +1,5 @@
-import type { RouteDef } from '../../../shared/http/route.js';
-import type { ApiDeps } from '../../../shared/http/route.js';
+import type { ApiDeps, RouteDef } from '../../../shared/http/route.js';
+import { reply } from '../../../shared/http/reply.js';
 import { MeterSchema, toMeter } from './schemas.js';
 import { getMeter } from './store.js';
 
@@ -9,7 +9,7 @@ export function getMeterRoute(deps: ApiDeps): RouteDef {
     method: 'GET',
     path: '/v1/meters/:meter_id',
     auth: 'read',
-    handler: async (ctx) => ({ status: 200, body: toMeter(await getMeter(deps.pg, ctx.principal!.accountId, ctx.params.meter_id!)) }),
+    handler: async (ctx) => reply.ok(toMeter(await getMeter(deps.pg, ctx.principal!.accountId, ctx.params.meter_id!))),
     doc: {
       summary: 'Get a meter',
       tags: ['meters'],

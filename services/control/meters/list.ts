@@ -1,11 +1,9 @@
 import type { ApiDeps, RouteDef } from '../../../shared/http/route.js';
-import { queryValidator } from '../../../shared/http/validation.js';
 import { pageWindow } from '../../../shared/http/pagination.js';
 import { reply } from '../../../shared/http/reply.js';
 import { ListMetersQuery, MeterListSchema, toMeter } from './schemas.js';
+import { parseListMeters } from './input.js';
 import { listMeters } from './store.js';
-
-const query = queryValidator<ListMetersQuery>(ListMetersQuery);
 
 /** GET /v1/meters?page&per_page&status — the caller's meters, newest first. */
 export function listMetersRoute(deps: ApiDeps): RouteDef<ListMetersQuery> {
@@ -13,7 +11,7 @@ export function listMetersRoute(deps: ApiDeps): RouteDef<ListMetersQuery> {
     method: 'GET',
     path: '/v1/meters',
     auth: 'read',
-    input: (ctx) => query.parseQuery(ctx.query),
+    input: parseListMeters,
     handler: async (ctx, q) => {
       const { rows, total } = await listMeters(deps.pg, ctx.principal!.accountId, q, pageWindow(q));
       return reply.page(rows.map(toMeter), q, total);

@@ -45,6 +45,22 @@ export type UpdateMeterBody = Type.Static<typeof UpdateMeterBody>;
 export const ListMetersQuery = Type.Object({ ...PaginationQuery, status: Type.Optional(StatusSchema) }, { additionalProperties: false });
 export type ListMetersQuery = Type.Static<typeof ListMetersQuery>;
 
+export interface NewMeter {
+  name: string;
+  unit: string;
+  type: MeterType;
+  aggregation: string;
+}
+
+/** What a PATCH asks for; `type`/`aggregation` only to be refused when they differ (they are fixed). */
+export interface MeterChange {
+  name?: string;
+  unit?: string;
+  status?: 'active' | 'inactive';
+  type?: MeterType;
+  aggregation?: string;
+}
+
 export interface MeterRow {
   id: string;
   account_id: string;

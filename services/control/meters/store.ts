@@ -1,10 +1,10 @@
+import { reserveQuota } from '../../../shared/limits/quota.js';
 import type { PgPool } from '../../../shared/clients/postgres.js';
 import { selectPage, withTransaction } from '../../../shared/clients/postgres.js';
 import { newId, hasPrefix } from '../../../shared/ids.js';
-import { NotFoundError } from '../../../shared/errors.js';
+import { NotFoundError, ValidationError, type FieldError } from '../../../shared/errors.js';
 import type { RowWindow } from '../../../shared/http/pagination.js';
-import type { MeterType } from '../../../shared/meters/record.js';
-import type { MeterRow } from './schemas.js';
+import type { MeterChange, MeterRow, NewMeter } from './schemas.js';
 import type { MeterRegistryWriter } from './registry.js';
 
 const notFound = (id: string) => new NotFoundError(`No meter ${id}.`);
@@ -31,9 +31,11 @@ export async function createMeter(
   pool: PgPool,
   registry: MeterRegistryWriter,
   accountId: string,
-  m: { name: string; unit: string; type: MeterType; aggregation: string },
+  m: NewMeter,
+  maxMeters: number,
 ): Promise<MeterRow> {
   return withTransaction(pool, async (c) => {
+    await reserveQuota(c, 'meters', accountId, maxMeters);
     const r = await c.query<MeterRow>(
       `INSERT INTO meters (id, account_id, name, unit, type, aggregation, status, created_at, updated_at)
        VALUES ($1, $2, $3, $4, $5, $6, 'active', ${NOW_MS}, ${NOW_MS}) RETURNING *`,
@@ -44,20 +46,16 @@ export async function createMeter(
   });
 }
 
-/** `check` sees the locked current row and may throw (422) before anything is written. */
-export async function updateMeter(
-  pool: PgPool,
-  registry: MeterRegistryWriter,
-  accountId: string,
-  id: string,
-  change: { name?: string; unit?: string; status?: 'active' | 'inactive' },
-  check: (current: MeterRow) => void,
-): Promise<MeterRow> {
+/**
+ * Changes name, unit or status under the row lock. type and aggregation are fixed once created (usage already
+ * stored was aggregated under them): a change asking for different ones is refused (422) before any write.
+ */
+export async function updateMeter(pool: PgPool, registry: MeterRegistryWriter, accountId: string, id: string, change: MeterChange): Promise<MeterRow> {
   if (!hasPrefix(id, 'mtr')) throw notFound(id);
   return withTransaction(pool, async (c) => {
     const cur = await c.query<MeterRow>('SELECT * FROM meters WHERE id = $1 AND account_id = $2 FOR UPDATE', [id, accountId]);
     if (!cur.rows[0]) throw notFound(id);
-    check(cur.rows[0]);
+    refuseFixedFieldChanges(cur.rows[0], change);
     const r = await c.query<MeterRow>(
       `UPDATE meters SET name = COALESCE($2, name), unit = COALESCE($3, unit), status = COALESCE($4, status), updated_at = ${NOW_MS}
         WHERE id = $1 RETURNING *`,
@@ -66,4 +64,13 @@ export async function updateMeter(
     await registry.put(r.rows[0]!);
     return r.rows[0]!;
   });
+}
+
+function refuseFixedFieldChanges(current: MeterRow, change: MeterChange): void {
+  const fixed: FieldError[] = [];
+  if (change.type !== undefined && change.type !== current.type) fixed.push({ field: 'type', message: 'cannot be changed after the meter is created' });
+  if (change.aggregation !== undefined && change.aggregation !== current.aggregation) {
+    fixed.push({ field: 'aggregation', message: 'cannot be changed after the meter is created' });
+  }
+  if (fixed.length) throw new ValidationError(fixed);
 }

@@ -1,4 +1,5 @@
 import type { HttpReply } from '../../../shared/http/context.js';
+import { jsonReply } from '../../../shared/http/reply.js';
 
 /** RFC 6749 §5.2 / RFC 7009 §2.2.1 error codes. */
 export type OAuthErrorCode =
@@ -35,7 +36,7 @@ export const invalidGrant = (description: string) => new OAuthError('invalid_gra
 
 /** `{error, error_description}` as JSON, never the problem+json envelope of /v1. */
 export function oauthErrorReply(err: OAuthError): HttpReply {
-  return { status: err.status, body: { error: err.error, error_description: err.description }, headers: { ...NO_STORE, ...err.headers } };
+  return jsonReply(err.status, { error: err.error, error_description: err.description }, { ...NO_STORE, ...err.headers });
 }
 
 /** Runs an OAuth endpoint: OAuthErrors become RFC 6749 error bodies; anything else stays a 500. */

@@ -1,4 +1,5 @@
 import type { RouteRegistry } from '../../../shared/http/route.js';
+import { reply } from '../../../shared/http/reply.js';
 import { SCOPES } from '../../../shared/auth/types.js';
 import type { SigningKeys } from '../../../shared/auth/signing-keys.js';
 
@@ -27,14 +28,14 @@ export function registerMetadata(server: RouteRegistry, deps: { issuer: string; 
     method: 'GET',
     path: '/.well-known/oauth-authorization-server',
     auth: 'public',
-    handler: () => ({ status: 200, body: metadata, headers: { 'Cache-Control': 'public, max-age=300' } }),
+    handler: () => reply.json(200, metadata, { 'Cache-Control': 'public, max-age=300' }),
     doc: { summary: 'OAuth 2.0 authorization server metadata (RFC 8414)', tags: ['oauth'] },
   });
   server.route({
     method: 'GET',
     path: '/oauth/jwks',
     auth: 'public',
-    handler: async () => ({ status: 200, body: await deps.keys.jwks(), headers: { 'Cache-Control': 'public, max-age=300' } }),
+    handler: async () => reply.json(200, await deps.keys.jwks(), { 'Cache-Control': 'public, max-age=300' }),
     doc: { summary: 'Public keys that sign access tokens (JWK Set)', tags: ['oauth'] },
   });
 }

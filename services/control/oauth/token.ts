@@ -1,4 +1,5 @@
 import type { RouteRegistry } from '../../../shared/http/route.js';
+import { reply } from '../../../shared/http/reply.js';
 import type { OAuthContext } from './context.js';
 import { authenticateClient } from './client-auth.js';
 import { NO_STORE, OAuthError, oauthEndpoint } from './errors.js';
@@ -30,7 +31,7 @@ export function registerToken(server: RouteRegistry, oauth: OAuthContext): void 
         } else {
           throw new OAuthError('unsupported_grant_type', `grant_type "${grantType}" is not supported; use authorization_code or refresh_token.`);
         }
-        return { status: 200, body: tokens, headers: { ...NO_STORE } };
+        return reply.json(200, tokens, { ...NO_STORE });
       }),
     doc: {
       summary: 'Token endpoint (RFC 6749 §3.2): authorization_code and refresh_token grants',

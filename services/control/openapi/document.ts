@@ -1,5 +1,6 @@
 import type { RouteDef } from '../../../shared/http/route.js';
 import { isIdempotentRoute } from '../../../shared/http/idempotency.js';
+import { ProblemSchema } from '../../../shared/http/problems.js';
 
 /**
  * OpenAPI 3.1 from the routes the server actually serves: every RouteDef becomes an operation, its `doc`
@@ -10,23 +11,6 @@ export interface OpenApiInfo {
   baseUrl: string;
   version: string;
 }
-
-const PROBLEM_SCHEMA = {
-  type: 'object',
-  required: ['type', 'title', 'status', 'detail', 'code', 'request_id'],
-  properties: {
-    type: { type: 'string' },
-    title: { type: 'string' },
-    status: { type: 'integer' },
-    detail: { type: 'string' },
-    code: { type: 'string', description: 'stable snake_case error code' },
-    errors: {
-      type: 'array',
-      items: { type: 'object', required: ['field', 'message'], properties: { field: { type: 'string' }, message: { type: 'string' } } },
-    },
-    request_id: { type: 'string' },
-  },
-};
 
 const problem = (description: string) => ({
   description,
@@ -131,7 +115,7 @@ export function buildOpenApiDocument(routes: readonly RouteDef[], info: OpenApiI
     servers: [{ url: info.baseUrl }],
     paths,
     components: {
-      schemas: { Problem: PROBLEM_SCHEMA },
+      schemas: { Problem: plain(ProblemSchema) },
       securitySchemes: {
         oauth2: {
           type: 'oauth2',

@@ -1,5 +1,6 @@
 import type { RouteModuleFactory } from '../../../shared/http/route.js';
 import type { RouteRegistry } from '../../../shared/http/route.js';
+import { reply } from '../../../shared/http/reply.js';
 import { buildOpenApiDocument } from './document.js';
 
 /** GET /openapi.json — built on first request from every route the server serves (all modules are registered by then). */
@@ -14,7 +15,7 @@ export const openApiModule: RouteModuleFactory = (deps) => ({
       auth: 'public',
       handler: () => {
         cached ??= JSON.stringify(buildOpenApiDocument(server.routes, { baseUrl: deps.config.PUBLIC_BASE_URL, version: '1.0.0' }));
-        return { status: 200, raw: cached, contentType: 'application/json' };
+        return reply.jsonText(200, cached);
       },
       doc: { summary: 'This API as an OpenAPI 3.1 document', tags: ['system'], responses: { '200': { description: 'OpenAPI 3.1 document' } } },
     });

@@ -1,4 +1,5 @@
 import Type from 'typebox';
+import { PaginationQuery } from '../../../shared/http/pagination.js';
 import { CARD_BRANDS } from './card.js';
 
 /** Shape checks only; card.ts does the semantic ones (Luhn, expiry, CVC length per brand). */
@@ -45,4 +46,38 @@ export interface PaymentMethod {
   created_at: string;
 }
 
-export const PaymentMethodIdParam = { payment_method_id: Type.String({ description: 'pm_…' }) };
+export const ListPaymentMethodsQuery = Type.Object({ ...PaginationQuery }, { additionalProperties: false });
+
+/** A stored card: never the number or CVC, only what identifies it to its owner and the processor's token. */
+export interface PaymentMethodRow {
+  id: string;
+  type: 'card';
+  brand: string;
+  last4: string;
+  exp_month: number;
+  exp_year: number;
+  is_default: boolean;
+  created_at: Date;
+}
+
+/** A verified card about to be stored. */
+export interface NewCard {
+  brand: string;
+  last4: string;
+  exp_month: number;
+  exp_year: number;
+  fingerprint: string;
+  processor: string;
+  processorToken: string;
+}
+
+/** The API representation. */
+export function toPaymentMethod(r: PaymentMethodRow): PaymentMethod {
+  return {
+    id: r.id,
+    type: r.type,
+    card: { brand: r.brand, last4: r.last4, exp_month: r.exp_month, exp_year: r.exp_year },
+    is_default: r.is_default,
+    created_at: r.created_at.toISOString(),
+  };
+}

@@ -1,20 +1,16 @@
-import type { RouteDef } from '../../../shared/http/route.js';
-import { NotFoundError } from '../../../shared/errors.js';
-import type { ApiDeps } from '../../../shared/http/route.js';
-import { PaymentMethodSchema } from './schemas.js';
+import type { ApiDeps, RouteDef } from '../../../shared/http/route.js';
+import { reply } from '../../../shared/http/reply.js';
+import { PaymentMethodSchema, toPaymentMethod } from './schemas.js';
 import { setDefaultPaymentMethod } from './store.js';
 
+/** PATCH /v1/billing/payment-methods/:payment_method_id/default — no body. */
 export function setDefaultPaymentMethodRoute(deps: ApiDeps): RouteDef {
   return {
     method: 'PATCH',
     path: '/v1/billing/payment-methods/:payment_method_id/default',
     auth: 'write',
     body: 'none',
-    handler: async (ctx) => {
-      const pm = await setDefaultPaymentMethod(deps.pg, ctx.principal!.accountId, ctx.params.payment_method_id!);
-      if (!pm) throw new NotFoundError('No such payment method.');
-      return { status: 200, body: pm };
-    },
+    handler: async (ctx) => reply.ok(toPaymentMethod(await setDefaultPaymentMethod(deps.pg, ctx.principal!.accountId, ctx.params.payment_method_id!))),
     doc: {
       summary: 'Make this payment method the default (the one invoices are charged to); exactly one is default',
       tags: ['payment methods'],

@@ -1,86 +1,60 @@
+import { reserveQuota } from '../../../shared/limits/quota.js';
 import type { PgClient, PgPool } from '../../../shared/clients/postgres.js';
 import { selectPage, withTransaction } from '../../../shared/clients/postgres.js';
 import { newId } from '../../../shared/ids.js';
 import type { ChargeablePaymentMethod } from '../payments/processor.js';
 import type { RowWindow } from '../../../shared/http/pagination.js';
-import type { PaymentMethod } from './schemas.js';
+import { NotFoundError } from '../../../shared/errors.js';
+import type { NewCard, PaymentMethodRow } from './schemas.js';
 
-/** Payment methods in Postgres. Every query is scoped to the account: another account's id is "not found". */
-
-interface Row {
-  id: string;
-  type: 'card';
-  brand: string;
-  last4: string;
-  exp_month: number;
-  exp_year: number;
-  is_default: boolean;
-  created_at: Date;
-}
+/** Payment methods in Postgres. Every query is scoped to the account: another account's id is "not found" (NotFoundError). */
 
 const COLUMNS = 'id, type, brand, last4, exp_month, exp_year, is_default, created_at';
+const notFound = () => new NotFoundError('No such payment method.');
+const accountGone = () => new NotFoundError('The account no longer exists.');
 
-function toApi(r: Row): PaymentMethod {
-  return {
-    id: r.id,
-    type: r.type,
-    card: { brand: r.brand, last4: r.last4, exp_month: r.exp_month, exp_year: r.exp_year },
-    is_default: r.is_default,
-    created_at: r.created_at.toISOString(),
-  };
-}
-
-export interface NewCard {
-  brand: string;
-  last4: string;
-  exp_month: number;
-  exp_year: number;
-  fingerprint: string;
-  processor: string;
-  processorToken: string;
-}
-
-/** Serialises changes to one account's payment methods (first-card default, default switches). */
-async function lockAccount(c: PgClient, accountId: string): Promise<boolean> {
+/** Serialises changes to one account's payment methods (first-card default, default switches); `gone` when it no longer exists. */
+async function lockAccount(c: PgClient, accountId: string, gone: () => NotFoundError): Promise<void> {
   const r = await c.query('SELECT 1 FROM accounts WHERE id = $1 FOR UPDATE', [accountId]);
-  return r.rowCount === 1;
+  if (r.rowCount !== 1) throw gone();
 }
 
-/** Inserts a verified card; it becomes the default when the account has none. Null if the account is gone. */
-export async function insertPaymentMethod(pg: PgPool, accountId: string, card: NewCard): Promise<PaymentMethod | null> {
+/** Inserts a verified card; it becomes the default when the account has none. */
+export async function insertPaymentMethod(pg: PgPool, accountId: string, card: NewCard, maxPaymentMethods: number): Promise<PaymentMethodRow> {
   return withTransaction(pg, async (c) => {
-    if (!(await lockAccount(c, accountId))) return null;
-    const r = await c.query<Row>(
+    await reserveQuota(c, 'payment_methods', accountId, maxPaymentMethods);
+    const r = await c.query<PaymentMethodRow>(
       `INSERT INTO payment_methods (id, account_id, type, brand, last4, exp_month, exp_year, fingerprint, processor, processor_token, is_default)
        VALUES ($1, $2, 'card', $3, $4, $5, $6, $7, $8, $9,
                NOT EXISTS (SELECT 1 FROM payment_methods WHERE account_id = $2 AND is_default))
        RETURNING ${COLUMNS}`,
       [newId('pm'), accountId, card.brand, card.last4, card.exp_month, card.exp_year, card.fingerprint, card.processor, card.processorToken],
     );
-    return toApi(r.rows[0]!);
+    return r.rows[0]!;
   });
 }
 
-export async function listPaymentMethods(pg: PgPool, accountId: string, window: RowWindow): Promise<{ data: PaymentMethod[]; total: number }> {
-  const { rows, total } = await selectPage<Row>(pg, { columns: COLUMNS, from: 'payment_methods', where: 'account_id = $1', params: [accountId], orderBy: 'seq DESC' }, window);
-  return { data: rows.map(toApi), total };
+/** The account's payment methods, newest first. */
+export async function listPaymentMethods(pg: PgPool, accountId: string, window: RowWindow): Promise<{ rows: PaymentMethodRow[]; total: number }> {
+  return selectPage<PaymentMethodRow>(pg, { columns: COLUMNS, from: 'payment_methods', where: 'account_id = $1', params: [accountId], orderBy: 'seq DESC' }, window);
 }
 
-export async function getPaymentMethod(pg: PgPool, accountId: string, id: string): Promise<PaymentMethod | null> {
-  const r = await pg.query<Row>(`SELECT ${COLUMNS} FROM payment_methods WHERE account_id = $1 AND id = $2`, [accountId, id]);
-  return r.rows[0] ? toApi(r.rows[0]) : null;
+export async function getPaymentMethod(pg: PgPool, accountId: string, id: string): Promise<PaymentMethodRow> {
+  const r = await pg.query<PaymentMethodRow>(`SELECT ${COLUMNS} FROM payment_methods WHERE account_id = $1 AND id = $2`, [accountId, id]);
+  if (!r.rows[0]) throw notFound();
+  return r.rows[0];
 }
 
-/** Makes `id` the account's only default. Null when the account has no such payment method. */
-export async function setDefaultPaymentMethod(pg: PgPool, accountId: string, id: string): Promise<PaymentMethod | null> {
+/** Makes `id` the account's only default. */
+export async function setDefaultPaymentMethod(pg: PgPool, accountId: string, id: string): Promise<PaymentMethodRow> {
   return withTransaction(pg, async (c) => {
-    if (!(await lockAccount(c, accountId))) return null;
+    await lockAccount(c, accountId, notFound);
     const exists = await c.query('SELECT 1 FROM payment_methods WHERE account_id = $1 AND id = $2', [accountId, id]);
-    if (exists.rowCount !== 1) return null;
+    if (exists.rowCount !== 1) throw notFound();
     // Two statements: the partial unique index is checked row by row, so clear first, then set.
     await c.query('UPDATE payment_methods SET is_default = false WHERE account_id = $1 AND is_default AND id <> $2', [accountId, id]);
-    const r = await c.query<Row>(`UPDATE payment_methods SET is_default = true WHERE account_id = $1 AND id = $2 RETURNING ${COLUMNS}`, [accountId, id]);
-    return toApi(r.rows[0]!);
+    const r = await c.query<PaymentMethodRow>(`UPDATE payment_methods SET is_default = true WHERE account_id = $1 AND id = $2 RETURNING ${COLUMNS}`, [accountId, id]);
+    return r.rows[0]!;
   });
 }
 

@@ -1,22 +1,20 @@
-import type { RouteDef } from '../../../shared/http/route.js';
-import type { ApiDeps } from '../../../shared/http/route.js';
+import type { ApiDeps, RouteDef } from '../../../shared/http/route.js';
 import { withTransaction } from '../../../shared/clients/postgres.js';
-import { bodyValidator } from '../../../shared/http/validation.js';
+import { reply } from '../../../shared/http/reply.js';
 import { CreateSubscriptionBody, SubscriptionSchema, toSubscription } from './schemas.js';
+import { parseNewSubscription } from './input.js';
 import { createSubscription } from './store.js';
 
-const body = bodyValidator<CreateSubscriptionBody>(CreateSubscriptionBody);
-
 /** POST /v1/subscriptions — 201 + Location; emits subscription.updated in the same transaction. */
-export function createSubscriptionRoute(deps: ApiDeps): RouteDef {
+export function createSubscriptionRoute(deps: ApiDeps): RouteDef<CreateSubscriptionBody> {
   return {
     method: 'POST',
     path: '/v1/subscriptions',
     auth: 'write',
-    handler: async (ctx) => {
-      const input = body.parse(ctx.body);
+    input: parseNewSubscription,
+    handler: async (ctx, input) => {
       const sub = await withTransaction(deps.pg, (c) => createSubscription(c, ctx.principal!.accountId, input.items));
-      return { status: 201, body: toSubscription(sub), headers: { Location: `/v1/subscriptions/${sub.row.id}` } };
+      return reply.created(toSubscription(sub), `/v1/subscriptions/${sub.row.id}`);
     },
     doc: {
       summary: 'Subscribe the account to products',

@@ -1,5 +1,5 @@
-import type { RouteDef } from '../../../shared/http/route.js';
-import type { ApiDeps } from '../../../shared/http/route.js';
+import type { ApiDeps, RouteDef } from '../../../shared/http/route.js';
+import { reply } from '../../../shared/http/reply.js';
 import { SubscriptionSchema, toSubscription } from './schemas.js';
 import { getSubscription } from './store.js';
 
@@ -9,7 +9,7 @@ export function getSubscriptionRoute(deps: ApiDeps): RouteDef {
     method: 'GET',
     path: '/v1/subscriptions/:subscription_id',
     auth: 'read',
-    handler: async (ctx) => ({ status: 200, body: toSubscription(await getSubscription(deps.pg, ctx.principal!.accountId, ctx.params.subscription_id!)) }),
+    handler: async (ctx) => reply.ok(toSubscription(await getSubscription(deps.pg, ctx.principal!.accountId, ctx.params.subscription_id!))),
     doc: {
       summary: 'Get a subscription',
       tags: ['subscriptions'],

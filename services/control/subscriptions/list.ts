@@ -1,11 +1,9 @@
 import type { ApiDeps, RouteDef } from '../../../shared/http/route.js';
-import { queryValidator } from '../../../shared/http/validation.js';
 import { pageWindow } from '../../../shared/http/pagination.js';
 import { reply } from '../../../shared/http/reply.js';
 import { ListSubscriptionsQuery, SubscriptionListSchema, toSubscription } from './schemas.js';
+import { parseListSubscriptions } from './input.js';
 import { listSubscriptions } from './store.js';
-
-const query = queryValidator<ListSubscriptionsQuery>(ListSubscriptionsQuery);
 
 /** GET /v1/subscriptions?page&per_page&status — the caller's subscriptions, newest first. */
 export function listSubscriptionsRoute(deps: ApiDeps): RouteDef<ListSubscriptionsQuery> {
@@ -13,7 +11,7 @@ export function listSubscriptionsRoute(deps: ApiDeps): RouteDef<ListSubscription
     method: 'GET',
     path: '/v1/subscriptions',
     auth: 'read',
-    input: (ctx) => query.parseQuery(ctx.query),
+    input: parseListSubscriptions,
     handler: async (ctx, q) => {
       const { subscriptions, total } = await listSubscriptions(deps.pg, ctx.principal!.accountId, q, pageWindow(q));
       const now = new Date();

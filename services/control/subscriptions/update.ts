@@ -1,24 +1,20 @@
-import type { RouteDef } from '../../../shared/http/route.js';
-import type { ApiDeps } from '../../../shared/http/route.js';
+import type { ApiDeps, RouteDef } from '../../../shared/http/route.js';
 import { withTransaction } from '../../../shared/clients/postgres.js';
-import { ValidationError } from '../../../shared/errors.js';
-import { bodyValidator } from '../../../shared/http/validation.js';
+import { reply } from '../../../shared/http/reply.js';
 import { SubscriptionSchema, UpdateSubscriptionBody, toSubscription } from './schemas.js';
+import { parseSubscriptionChange } from './input.js';
 import { changeSubscription } from './store.js';
 
-const body = bodyValidator<UpdateSubscriptionBody>(UpdateSubscriptionBody);
-
 /** PATCH /v1/subscriptions/:subscription_id — replace items and/or cancel (`{"status": "canceled"}`). */
-export function updateSubscriptionRoute(deps: ApiDeps): RouteDef {
+export function updateSubscriptionRoute(deps: ApiDeps): RouteDef<UpdateSubscriptionBody> {
   return {
     method: 'PATCH',
     path: '/v1/subscriptions/:subscription_id',
     auth: 'write',
-    handler: async (ctx) => {
-      const input = body.parse(ctx.body);
-      if (input.items === undefined && input.status === undefined) throw new ValidationError([{ field: '', message: 'must contain items or status' }]);
-      const { subscription } = await withTransaction(deps.pg, (c) => changeSubscription(c, ctx.principal!.accountId, ctx.params.subscription_id!, input));
-      return { status: 200, body: toSubscription(subscription) };
+    input: parseSubscriptionChange,
+    handler: async (ctx, change) => {
+      const { subscription } = await withTransaction(deps.pg, (c) => changeSubscription(c, ctx.principal!.accountId, ctx.params.subscription_id!, change));
+      return reply.ok(toSubscription(subscription));
     },
     doc: {
       summary: 'Change a subscription’s items or cancel it',

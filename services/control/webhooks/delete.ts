@@ -1,18 +1,18 @@
-import type { RouteDef } from '../../../shared/http/route.js';
-import { NotFoundError } from '../../../shared/errors.js';
-import type { ApiDeps } from '../../../shared/http/route.js';
+import type { ApiDeps, RouteDef } from '../../../shared/http/route.js';
+import { reply } from '../../../shared/http/reply.js';
 import { deleteWebhook } from './store.js';
 import { syncUsageSubscriberQuietly } from './usage-subscribers.js';
 
+/** DELETE /v1/webhooks/:webhook_id — the webhook and its delivery history. */
 export function deleteWebhookRoute(deps: ApiDeps): RouteDef {
   return {
     method: 'DELETE',
     path: '/v1/webhooks/:webhook_id',
     auth: 'write',
     handler: async (ctx) => {
-      if (!(await deleteWebhook(deps.pg, ctx.principal!.accountId, ctx.params.webhook_id!))) throw new NotFoundError('No such webhook.');
+      await deleteWebhook(deps.pg, ctx.principal!.accountId, ctx.params.webhook_id!);
       await syncUsageSubscriberQuietly(deps, ctx.principal!.accountId);
-      return { status: 204 };
+      return reply.noContent();
     },
     doc: {
       summary: 'Remove a webhook and its delivery history; nothing more is delivered to it',

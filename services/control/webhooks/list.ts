@@ -1,29 +1,25 @@
-import Type from 'typebox';
-import type { RouteDef } from '../../../shared/http/route.js';
-import { queryValidator } from '../../../shared/http/validation.js';
-import { PaginationQuery, listOf, pageWindow, type PageRequest } from '../../../shared/http/pagination.js';
-import type { ApiDeps } from '../../../shared/http/route.js';
+import type { ApiDeps, RouteDef } from '../../../shared/http/route.js';
+import { listOf, pageWindow, type PageRequest } from '../../../shared/http/pagination.js';
 import { reply } from '../../../shared/http/reply.js';
-import { WebhookSchema } from './schemas.js';
+import { parseListQuery } from './input.js';
+import { ListWebhooksQuery, WebhookSchema, toWebhook } from './schemas.js';
 import { listWebhooks } from './store.js';
 
-export const ListQuery = Type.Object({ ...PaginationQuery }, { additionalProperties: false });
-export const listQuery = queryValidator<Type.Static<typeof ListQuery>>(ListQuery);
-
+/** GET /v1/webhooks — newest first. */
 export function listWebhooksRoute(deps: ApiDeps): RouteDef<PageRequest> {
   return {
     method: 'GET',
     path: '/v1/webhooks',
     auth: 'read',
-    input: (ctx) => listQuery.parseQuery(ctx.query),
+    input: parseListQuery,
     handler: async (ctx, page) => {
-      const { data, total } = await listWebhooks(deps.pg, ctx.principal!.accountId, pageWindow(page));
-      return reply.page(data, page, total);
+      const { rows, total } = await listWebhooks(deps.pg, ctx.principal!.accountId, pageWindow(page));
+      return reply.page(rows.map(toWebhook), page, total);
     },
     doc: {
       summary: "List the account's webhooks, newest first",
       tags: ['webhooks'],
-      query: ListQuery,
+      query: ListWebhooksQuery,
       responses: { '200': { description: 'a page of webhooks', schema: listOf(WebhookSchema) } },
     },
   };

@@ -1,4 +1,5 @@
 import Type from 'typebox';
+import { PaginationQuery } from '../../../shared/http/pagination.js';
 import { EVENT_TYPES } from '../events/outbox.js';
 import { MAX_URL_LENGTH } from './url-safety.js';
 
@@ -54,6 +55,8 @@ export const DeliverySchema = Type.Object(
   { additionalProperties: false },
 );
 
+export const ListWebhooksQuery = Type.Object({ ...PaginationQuery }, { additionalProperties: false });
+
 export type CreateWebhookInput = Type.Static<typeof CreateWebhookBody>;
 export type UpdateWebhookInput = Type.Static<typeof UpdateWebhookBody>;
 
@@ -77,4 +80,27 @@ export interface Delivery {
   duration_ms: number | null;
   created_at: string;
   next_attempt_at: string | null;
+}
+
+/** A webhook as stored (its sealed secret is never read here). */
+export interface WebhookRow {
+  id: string;
+  url: string;
+  events: string[];
+  status: 'enabled' | 'disabled';
+  created_at: Date;
+  updated_at: Date;
+}
+
+export interface DeliveryRow extends Omit<Delivery, 'created_at' | 'next_attempt_at'> {
+  created_at: Date;
+  next_attempt_at: Date | null;
+}
+
+export function toWebhook(r: WebhookRow): Webhook {
+  return { id: r.id, url: r.url, events: r.events, status: r.status, created_at: r.created_at.toISOString(), updated_at: r.updated_at.toISOString() };
+}
+
+export function toDelivery(r: DeliveryRow): Delivery {
+  return { ...r, created_at: r.created_at.toISOString(), next_attempt_at: r.next_attempt_at ? r.next_attempt_at.toISOString() : null };
 }

@@ -1,54 +1,46 @@
+import { reserveQuota } from '../../../shared/limits/quota.js';
 import type { PgClient, PgPool } from '../../../shared/clients/postgres.js';
-import { selectPage } from '../../../shared/clients/postgres.js';
+import { selectPage, withTransaction } from '../../../shared/clients/postgres.js';
 import { newId } from '../../../shared/ids.js';
 import type { RowWindow } from '../../../shared/http/pagination.js';
-import type { Delivery, Webhook } from './schemas.js';
+import { NotFoundError } from '../../../shared/errors.js';
+import type { DeliveryRow, WebhookRow } from './schemas.js';
 
 /** Webhooks and their deliveries in Postgres; every query is scoped to the account. */
 
-interface WebhookRow {
-  id: string;
-  url: string;
-  events: string[];
-  status: 'enabled' | 'disabled';
-  created_at: Date;
-  updated_at: Date;
-}
-
 const COLUMNS = 'id, url, events, status, created_at, updated_at';
+const noSuchWebhook = () => new NotFoundError('No such webhook.');
 
-function toApi(r: WebhookRow): Webhook {
-  return { id: r.id, url: r.url, events: r.events, status: r.status, created_at: r.created_at.toISOString(), updated_at: r.updated_at.toISOString() };
+/** `maxWebhooks`: the account's quota (409 quota_exceeded); bulk tools (bench, tests) may leave it unbounded. */
+export async function insertWebhook(pg: PgPool, accountId: string, w: { url: string; events: string[]; secretSealed: string }, maxWebhooks = Number.POSITIVE_INFINITY): Promise<WebhookRow> {
+  return withTransaction(pg, async (c) => {
+    await reserveQuota(c, 'webhooks', accountId, maxWebhooks);
+    const r = await c.query<WebhookRow>(
+      `INSERT INTO webhooks (id, account_id, url, events, secret_sealed) VALUES ($1, $2, $3, $4::text[], $5) RETURNING ${COLUMNS}`,
+      [newId('wh'), accountId, w.url, w.events, w.secretSealed],
+    );
+    return r.rows[0]!;
+  });
 }
 
-/** Null when the account doesn't exist. */
-export async function insertWebhook(pg: PgPool, accountId: string, w: { url: string; events: string[]; secretSealed: string }): Promise<Webhook | null> {
-  const r = await pg.query<WebhookRow>(
-    `INSERT INTO webhooks (id, account_id, url, events, secret_sealed)
-     SELECT $1, id, $3, $4::text[], $5 FROM accounts WHERE id = $2
-     RETURNING ${COLUMNS}`,
-    [newId('wh'), accountId, w.url, w.events, w.secretSealed],
-  );
-  return r.rows[0] ? toApi(r.rows[0]) : null;
+/** The account's webhooks, newest first. */
+export async function listWebhooks(pg: PgPool, accountId: string, window: RowWindow): Promise<{ rows: WebhookRow[]; total: number }> {
+  return selectPage<WebhookRow>(pg, { columns: COLUMNS, from: 'webhooks', where: 'account_id = $1', params: [accountId], orderBy: 'seq DESC' }, window);
 }
 
-export async function listWebhooks(pg: PgPool, accountId: string, window: RowWindow): Promise<{ data: Webhook[]; total: number }> {
-  const { rows, total } = await selectPage<WebhookRow>(pg, { columns: COLUMNS, from: 'webhooks', where: 'account_id = $1', params: [accountId], orderBy: 'seq DESC' }, window);
-  return { data: rows.map(toApi), total };
-}
-
-export async function getWebhook(pg: PgPool, accountId: string, id: string): Promise<Webhook | null> {
+export async function getWebhook(pg: PgPool, accountId: string, id: string): Promise<WebhookRow> {
   const r = await pg.query<WebhookRow>(`SELECT ${COLUMNS} FROM webhooks WHERE account_id = $1 AND id = $2`, [accountId, id]);
-  return r.rows[0] ? toApi(r.rows[0]) : null;
+  if (!r.rows[0]) throw noSuchWebhook();
+  return r.rows[0];
 }
 
-/** Changes the given fields (undefined = keep). Null when the account has no such webhook. */
+/** Changes the given fields (undefined = keep). */
 export async function updateWebhook(
   db: PgPool | PgClient,
   accountId: string,
   id: string,
   c: { url?: string; events?: string[]; status?: 'enabled' | 'disabled'; secretSealed?: string },
-): Promise<Webhook | null> {
+): Promise<WebhookRow> {
   const r = await db.query<WebhookRow>(
     `UPDATE webhooks
         SET url = COALESCE($3, url), events = COALESCE($4::text[], events), status = COALESCE($5, status),
@@ -57,30 +49,26 @@ export async function updateWebhook(
       RETURNING ${COLUMNS}`,
     [accountId, id, c.url ?? null, c.events ?? null, c.status ?? null, c.secretSealed ?? null],
   );
-  return r.rows[0] ? toApi(r.rows[0]) : null;
+  if (!r.rows[0]) throw noSuchWebhook();
+  return r.rows[0];
 }
 
-/** Deletes the webhook and its delivery history. False when the account has no such webhook. */
-export async function deleteWebhook(pg: PgPool, accountId: string, id: string): Promise<boolean> {
+/** Deletes the webhook and its delivery history. */
+export async function deleteWebhook(pg: PgPool, accountId: string, id: string): Promise<void> {
   const r = await pg.query('DELETE FROM webhooks WHERE account_id = $1 AND id = $2', [accountId, id]);
-  return r.rowCount === 1;
+  if (r.rowCount !== 1) throw noSuchWebhook();
 }
 
-interface DeliveryRow extends Omit<Delivery, 'created_at' | 'next_attempt_at'> {
-  created_at: Date;
-  next_attempt_at: Date | null;
-}
-
-/** Attempts of one webhook, newest first; null when the account has no such webhook. */
+/** Attempts of one webhook, newest first. */
 export async function listDeliveries(
   pg: PgPool,
   accountId: string,
   webhookId: string,
   window: RowWindow,
-): Promise<{ data: Delivery[]; total: number } | null> {
+): Promise<{ rows: DeliveryRow[]; total: number }> {
   const owner = await pg.query('SELECT 1 FROM webhooks WHERE account_id = $1 AND id = $2', [accountId, webhookId]);
-  if (owner.rowCount !== 1) return null;
-  const { rows, total } = await selectPage<DeliveryRow>(
+  if (owner.rowCount !== 1) throw noSuchWebhook();
+  return selectPage<DeliveryRow>(
     pg,
     {
       columns: 'id, event_id, event_type, attempt, status, response_status, error, duration_ms, created_at, next_attempt_at',
@@ -91,10 +79,6 @@ export async function listDeliveries(
     },
     window,
   );
-  return {
-    data: rows.map((r) => ({ ...r, created_at: r.created_at.toISOString(), next_attempt_at: r.next_attempt_at ? r.next_attempt_at.toISOString() : null })),
-    total,
-  };
 }
 
 /** For delivery: the enabled webhooks of an account subscribed to `eventType`, secrets still sealed. */

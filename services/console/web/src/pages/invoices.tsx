@@ -172,7 +172,7 @@ function InvoiceBody({ invoice: inv }: { invoice: Invoice }) {
         <dd><code>{inv.subscription_id}</code></dd>
         <dt>customer</dt>
         <dd><code>{inv.customer_id}</code></dd>
-        {inv.created_at && (<><dt>issued</dt><dd>{formatTime(inv.created_at)}</dd></>)}
+        {inv.created_at && (<><dt>{inv.status === 'draft' ? 'computed' : 'issued'}</dt><dd>{formatTime(inv.created_at)}</dd></>)}
         {inv.paid_at && (<><dt>paid</dt><dd>{formatTime(inv.paid_at)}</dd></>)}
         {inv.status !== 'draft' && (<><dt>payment attempts</dt><dd>{inv.attempt_count}</dd></>)}
         {inv.next_payment_attempt_at && (<><dt>next attempt</dt><dd>{formatTime(inv.next_payment_attempt_at)}</dd></>)}

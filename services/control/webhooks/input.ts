@@ -1,11 +1,17 @@
 import type { ErrorObject } from 'ajv';
-import { bodyValidator, toFieldErrors } from '../../../shared/http/validation.js';
+import { bodyValidator, queryValidator, toFieldErrors } from '../../../shared/http/validation.js';
+import type { RequestContext } from '../../../shared/http/context.js';
+import type { PageRequest } from '../../../shared/http/pagination.js';
 import { ValidationError, type FieldError } from '../../../shared/errors.js';
-import { CreateWebhookBody, UpdateWebhookBody, type CreateWebhookInput, type UpdateWebhookInput } from './schemas.js';
+import { CreateWebhookBody, ListWebhooksQuery, UpdateWebhookBody, type CreateWebhookInput, type UpdateWebhookInput } from './schemas.js';
 import { webhookUrlProblem } from './url-safety.js';
 
 const createValidator = bodyValidator<CreateWebhookInput>(CreateWebhookBody);
 const updateValidator = bodyValidator<UpdateWebhookInput>(UpdateWebhookBody);
+const listQuery = queryValidator<PageRequest>(ListWebhooksQuery);
+
+/** Webhooks' one validation place: schema errors (two rewritten to name the exact place) and the URL safety rules. */
+export const parseListQuery = (ctx: RequestContext): PageRequest => listQuery.parseQuery(ctx.query);
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 

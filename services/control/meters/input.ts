@@ -1,0 +1,40 @@
+import type { RequestContext } from '../../../shared/http/context.js';
+import { ValidationError, type FieldError } from '../../../shared/errors.js';
+import { bodyValidator, queryValidator } from '../../../shared/http/validation.js';
+import { AGGREGATIONS } from '../../../shared/meters/record.js';
+import { CreateMeterBody, ListMetersQuery, UpdateMeterBody, type MeterChange, type NewMeter } from './schemas.js';
+
+/** Meters' one validation place: schema first, then blank names/units and the aggregations a type allows. */
+const createBody = bodyValidator<CreateMeterBody>(CreateMeterBody);
+const updateBody = bodyValidator<UpdateMeterBody>(UpdateMeterBody);
+const listQuery = queryValidator<ListMetersQuery>(ListMetersQuery);
+
+export const parseListMeters = (ctx: RequestContext): ListMetersQuery => listQuery.parseQuery(ctx.query);
+
+export function parseNewMeter(ctx: RequestContext): NewMeter {
+  const input = createBody.parse(ctx.body);
+  const type = input.type ?? 'counter';
+  const errors: FieldError[] = [];
+  const name = input.name.trim();
+  const unit = input.unit.trim();
+  if (!name) errors.push({ field: 'name', message: 'must not be blank' });
+  if (!unit) errors.push({ field: 'unit', message: 'must not be blank' });
+  if (!AGGREGATIONS[type].includes(input.aggregation)) {
+    errors.push({ field: 'aggregation', message: `must be one of ${AGGREGATIONS[type].join(', ')} for a ${type} meter` });
+  }
+  if (errors.length) throw new ValidationError(errors);
+  return { name, unit, type, aggregation: input.aggregation };
+}
+
+/** `type` and `aggregation` pass through: the store rejects them when they differ from the meter's (422). */
+export function parseMeterChange(ctx: RequestContext): MeterChange {
+  const input = updateBody.parse(ctx.body);
+  if (Object.keys(input).length === 0) throw new ValidationError([{ field: '', message: 'must contain at least one of name, unit, status' }]);
+  const errors: FieldError[] = [];
+  const name = input.name?.trim();
+  const unit = input.unit?.trim();
+  if (name === '') errors.push({ field: 'name', message: 'must not be blank' });
+  if (unit === '') errors.push({ field: 'unit', message: 'must not be blank' });
+  if (errors.length) throw new ValidationError(errors);
+  return { name, unit, status: input.status, type: input.type, aggregation: input.aggregation };
+}

@@ -1,0 +1,25 @@
+import type { RequestContext } from '../../../shared/http/context.js';
+import { ValidationError } from '../../../shared/errors.js';
+import { bodyValidator, queryValidator, toFieldErrors } from '../../../shared/http/validation.js';
+import type { PageRequest } from '../../../shared/http/pagination.js';
+import { checkCard, type ValidCard } from './card.js';
+import { CreatePaymentMethodBody, ListPaymentMethodsQuery } from './schemas.js';
+
+/** Payment methods' one validation place: the schema's shape errors plus the card rules (card.ts). */
+const createBody = bodyValidator<unknown>(CreatePaymentMethodBody);
+const listQuery = queryValidator<PageRequest>(ListPaymentMethodsQuery);
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+export const parseListPaymentMethods = (ctx: RequestContext): PageRequest => listQuery.parseQuery(ctx.query);
+
+/** Shape errors from the schema plus the card rules, one error per field, never echoing card data. */
+export function parseNewCard(body: unknown, now = new Date()): ValidCard {
+  if (body === undefined) createBody.parse(body); // throws "a JSON body is required"
+  const schemaErrors = createBody.check(body) ? [] : toFieldErrors(createBody.check.errors);
+  const reported = new Set(schemaErrors.map((e) => e.field));
+  const semantic = isObject(body) && isObject(body.card) ? checkCard(body.card, now, 'card', reported) : { errors: [] };
+  const errors = [...schemaErrors, ...semantic.errors.filter((e) => !reported.has(e.field))];
+  if (errors.length || !('card' in semantic) || !semantic.card) throw new ValidationError(errors);
+  return semantic.card;
+}
