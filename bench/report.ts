@@ -1,3 +1,4 @@
+import type { NoisyNeighbourResult } from './phases/noisy-neighbour.js';
 import type { WebhooksResult } from './phases/webhooks.js';
 /** The benchmark's result document and its table, with the DESIGN §11 goals checked. */
 import type { LoadResult } from './load.js';
@@ -39,6 +40,7 @@ export interface BenchReport {
   usage_query?: { records: number; ms: number; max_ms?: number; windows?: number; bulk_load?: { records: number; days: number; load_s: number; rollup_rebuild_s: number } };
   goals?: Goal[];
   webhooks?: WebhooksResult;
+  noisy_neighbour?: NoisyNeighbourResult;
 }
 
 export interface Goal {

@@ -32,6 +32,7 @@ import { hasWrk, runAutocannon, runWrk, type LoadResult, type LoadSpec } from '.
 import { LagProbe, type LagSummary } from './lag-probe.js';
 import { loadMeterDirect, timeQueryAlone } from './phases/usage-reads.js';
 import { runWebhooksPhase } from './phases/webhooks.js';
+import { runNoisyNeighbourPhase } from './phases/noisy-neighbour.js';
 import { CpuMeter } from './cpu.js';
 import { printReport, CONTROL_READ_GOAL, type PhaseResult, type BenchReport } from './report.js';
 
@@ -297,6 +298,11 @@ async function main(): Promise<void> {
         world, log, launch: (name, args, env) => launch(name, args, env), dispatcherProcs: arg('dispatcher-procs', 1), profileDir: opts.profile ? resultsDir : undefined,
         burstEvents: arg('webhook-burst-events', 500), steadyEventsPerS: arg('webhook-events-per-s', 20), steadySeconds: arg('webhook-steady-seconds', 10),
       });
+    }
+
+    // One account at 10× its ingest limit next to one at a normal rate (bench/phases/noisy-neighbour.ts): opt-in.
+    if (opts.phases.includes('noisy-neighbour')) {
+      report.noisy_neighbour = await runNoisyNeighbourPhase({ world, apiPort, log, seconds: arg('noisy-seconds', 10), limit: arg('noisy-limit', 2000), quietPerSecond: arg('quiet-per-s', 50) });
     }
 
     const file = `${resultsDir}/${runId}.json`;

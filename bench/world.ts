@@ -43,6 +43,9 @@ export async function createWorld(urls: { DATABASE_URL: string; NATS_URL: string
     SECRET_KEY: process.env.SECRET_KEY || randomBytes(32).toString('hex'),
     USAGE_STREAM_MAX_BYTES: String(streamBytes),
     LOG_LEVEL: 'warn',
+    // The benchmark measures capacity: its account isn't rate-limited (the noisy-neighbour phase sets its own limit).
+    LIMIT_INGEST_RECORDS_PER_SECOND: '10000000',
+    LIMIT_REQUESTS_PER_SECOND: '1000000',
   };
   const config = parseConfig(env);
   try {
@@ -84,4 +87,27 @@ async function populate(name: string, config: Config, env: Record<string, string
   await nc.close();
 
   return { name, config, env, accountId: ids.account_id, token, meterId, probeMeterId, readsMeterId, productId: product.id, drop };
+}
+
+/** Another account in the world with a write token and one counter meter (the noisy-neighbour phase's second tenant). */
+export async function addBenchAccount(world: BenchWorld, label: string): Promise<{ accountId: string; token: string; meterId: string }> {
+  const { config } = world;
+  const pool = new pg.Pool({ connectionString: config.DATABASE_URL, max: 2 });
+  const nc = await connectNats(config.NATS_URL, 'bench-setup');
+  try {
+    const ids = await createAccount(pool, { name: label, email: `${label}-${world.name}@example.com`, password: randomBytes(12).toString('hex') });
+    const clientId = newId('cli');
+    await pool.query('INSERT INTO oauth_clients (id, name, secret_hash, redirect_uris, is_public) VALUES ($1, $2, NULL, $3, true)', [clientId, label, ['http://127.0.0.1/cb']]);
+    const keys = new SigningKeys(pool, config.SECRET_KEY);
+    await keys.load();
+    const { token } = await issueAccessToken(keys, { accountId: ids.account_id, userId: ids.user_id, clientId, scopes: ['write'] }, { issuer: config.PUBLIC_BASE_URL, ttlSeconds: 6 * 3600 });
+    const now = new Date();
+    const m: MeterRecord = { id: newId('mtr'), account_id: ids.account_id, type: 'counter', aggregation: 'sum', status: 'active', updated_at_ms: now.getTime() };
+    await pool.query('INSERT INTO meters (id, account_id, name, unit, type, aggregation, status, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8)', [m.id, m.account_id, label, 'requests', m.type, m.aggregation, m.status, now]);
+    await putMeter(await new Kvm(nc).open(new NatsNames(config.NATS_NAMESPACE).meterBucket), m);
+    return { accountId: ids.account_id, token, meterId: m.id };
+  } finally {
+    await pool.end();
+    await nc.close();
+  }
 }
