@@ -1,5 +1,5 @@
 /**
- * The ceiling of DESIGN §11: a bare uWebSockets.js server that reads the request body, parses it as JSON
+ * The ceiling of docs/design.md §11: a bare uWebSockets.js server that reads the request body, parses it as JSON
  * and answers 202 with a small JSON document — no auth, no validation, no NATS. What the ingress achieves
  * is reported as a ratio of this, measured in the same run with the same load generator.
  *

@@ -1,6 +1,6 @@
 import type { NoisyNeighbourResult } from './phases/noisy-neighbour.js';
 import type { WebhooksResult } from './phases/webhooks.js';
-/** The benchmark's result document and its table, with the DESIGN §11 goals checked. */
+/** The benchmark's result document and its table, with the docs/design.md §11 goals checked. */
 import type { LoadResult } from './load.js';
 import type { LagSummary } from './lag-probe.js';
 
@@ -17,7 +17,7 @@ export interface PhaseResult extends LoadResult {
   cpu_cores: Record<string, number>;
   /** CPU time of the server processes (api, or the ceiling server) per request, in µs. */
   server_cpu_us_per_request: number;
-  /** Control-plane reads: req/s ÷ the DESIGN §11 goal of 10k req/s. */
+  /** Control-plane reads: req/s ÷ the docs/design.md §11 goal of 10k req/s. */
   goal_ratio?: number;
   /** get-usage: records the query aggregates (the response's `count`, after dedup) and raw rows in the table. */
   usage_records?: number;
@@ -26,7 +26,7 @@ export interface PhaseResult extends LoadResult {
   usage_query_alone_ms?: number;
 }
 
-/** DESIGN §11: GET product / meter usage ≥ 10k req/s. */
+/** docs/design.md §11: GET product / meter usage ≥ 10k req/s. */
 export const CONTROL_READ_GOAL = 10_000;
 
 export interface BenchReport {
@@ -36,7 +36,7 @@ export interface BenchReport {
   phases: PhaseResult[];
   lag: (LagSummary & { probes_refused: number }) | undefined;
   count_check: { accepted: number; stored: number; exact: boolean; raw_rows: number; drain_seconds_after_load: number } | undefined;
-  /** One GET usage (day windows, 30 days) over the reads meter, timed alone: median (`ms`) and max of 20 (DESIGN §11: ≤ 50 ms over 10 M). */
+  /** One GET usage (day windows, 30 days) over the reads meter, timed alone: median (`ms`) and max of 20 (docs/design.md §11: ≤ 50 ms over 10 M). */
   usage_query?: { records: number; ms: number; max_ms?: number; windows?: number; bulk_load?: { records: number; days: number; load_s: number; rollup_rebuild_s: number } };
   goals?: Goal[];
   webhooks?: WebhooksResult;
@@ -66,7 +66,7 @@ export function goalsOf(r: BenchReport): Goal[] {
     }
     if (batched) goals.push({ goal: 'batched ≥ 1,000,000 records/s', tool, measured: fmt(batched.records_per_s), met: batched.records_per_s >= 1_000_000 });
     for (const p of r.phases.filter((x) => x.tool === tool && x.phase === 'get-usage')) {
-      // DESIGN §11: usage reads over 10 M records under load.
+      // docs/design.md §11: usage reads over 10 M records under load.
       const over = p.usage_records !== undefined ? ` over ${fmt(p.usage_records)} records` : '';
       goals.push({ goal: 'get-usage ≥ 2,000 req/s, p99 ≤ 100 ms', tool, measured: `${fmt(p.requests_per_s)} req/s, p99 ${fmt(p.latency_p99_ms, 1)} ms${over}`, met: p.requests_per_s >= 2_000 && p.latency_p99_ms <= 100 && (p.usage_records ?? 0) >= 10_000_000 });
     }
@@ -129,7 +129,7 @@ export function printReport(r: BenchReport): void {
       ? `count check: ${fmt(r.count_check.accepted)} records accepted (202), ${fmt(r.count_check.stored)} in ClickHouse after dedup (${fmt(r.count_check.raw_rows)} raw rows) → ${r.count_check.exact ? 'EXACT' : 'MISMATCH'}; drained ${fmt(r.count_check.drain_seconds_after_load, 1)} s after the load`
       : '',
     '',
-    table([['goal (DESIGN §11)', 'tool', 'measured', 'met'], ...r.goals.map((g) => [g.goal, g.tool, g.measured, g.met ? 'yes' : 'NO'])]),
+    table([['goal (docs/design.md §11)', 'tool', 'measured', 'met'], ...r.goals.map((g) => [g.goal, g.tool, g.measured, g.met ? 'yes' : 'NO'])]),
     '',
   ];
   process.stdout.write(out.join('\n') + '\n');

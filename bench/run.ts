@@ -1,5 +1,5 @@
 /**
- * `npm run bench`: the DESIGN §11 measurements in one run, on the local stack.
+ * `npm run bench`: the docs/design.md §11 measurements in one run, on the local stack.
  *
  *   1. ceiling   — bench/ceiling-server.ts (bare uWS: read, JSON.parse, 202)
  *   2. single    — POST /v1/meters/{id}/usage, one record per request, fully durable (202 after the
@@ -271,7 +271,7 @@ async function main(): Promise<void> {
     report.count_check = { accepted, stored, exact: stored === accepted, raw_rows: raw, drain_seconds_after_load: drainS };
     log(`count check: accepted ${accepted}, stored ${stored} (${stored === accepted ? 'exact' : 'MISMATCH'}), drained ${drainS.toFixed(1)} s after the load`);
 
-    // Control-plane reads (DESIGN §11: ≥ 10k req/s), after the drain so the usage query sees every record.
+    // Control-plane reads (docs/design.md §11: ≥ 10k req/s), after the drain so the usage query sees every record.
     // 30 s request timeouts: the usage query scans the meter's rows, and wrk's default 2 s would count the
     // slow answers as errors instead of measuring them.
     const readHeaders = { authorization: `Bearer ${world.token}` };

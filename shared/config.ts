@@ -149,13 +149,6 @@ const SPEC: { [K in keyof Config]: VarSpec<Config[K]> } = {
 
 export const CONFIG_VARIABLES = Object.keys(SPEC) as (keyof Config)[];
 
-export function describeConfig(): { variable: string; default: unknown; describe: string }[] {
-  return CONFIG_VARIABLES.map((k) => {
-    const d = SPEC[k].default;
-    return { variable: k, default: typeof d === 'function' ? 'derived' : d ?? 'required', describe: SPEC[k].describe };
-  });
-}
-
 /** Parses and validates every variable; throws one ConfigError listing every problem. */
 export function parseConfig(env: Env = process.env): Config {
   const out: Partial<Config> = {};

@@ -1,5 +1,5 @@
 /**
- * `webhooks` phase (issue 9, DESIGN §11: ≥ 5,000 signed deliveries/s, event → first attempt p99 ≤ 1 s).
+ * `webhooks` phase (issue 9, docs/design.md §11: ≥ 5,000 signed deliveries/s, event → first attempt p99 ≤ 1 s).
  *
  * A local HTTP receiver (in this process, answering 204 at once) and 100 webhooks of the bench account, all
  * subscribed to `invoice.paid`; the real dispatcher role runs as its own process(es). Three measurements:

@@ -9,7 +9,7 @@ import { pricePeriods, type PeriodToPrice } from './pricing.js';
 import { firstPaymentAttemptAt } from './dunning.js';
 
 /**
- * Period close (DESIGN §8 Invoice). A subscription's period [billing_period_start, +1 month) is due once its
+ * Period close (docs/design.md §8 Invoice). A subscription's period [billing_period_start, +1 month) is due once its
  * end plus the grace period has passed, i.e. once billing_period_start < the month of (now − grace). Each
  * batch runs in ONE transaction: the due subscriptions are locked (FOR UPDATE SKIP LOCKED: concurrent runs
  * split the work instead of waiting or doubling it), priced, and their invoices, lines, `invoice.created`

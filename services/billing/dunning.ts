@@ -1,5 +1,5 @@
 /**
- * Dunning schedule (DESIGN §8 Invoice): the first payment attempt runs when the invoice is created; after a
+ * Dunning schedule (docs/design.md §8 Invoice): the first payment attempt runs when the invoice is created; after a
  * failed automatic attempt the next one runs at the first of creation + 1, 3 and 5 days that is still
  * ahead; when none is left the invoice becomes `uncollectible`. Taking "the first point still ahead" (rather
  * than counting attempts) keeps the schedule when a manual attempt happened in between or a run was late.

@@ -3,7 +3,7 @@ import { usageQuantity } from '../../shared/usage/aggregate.js';
 import type { WindowStats } from '../../shared/usage/stats.js';
 
 /**
- * Invoice line maths (DESIGN §8 Invoice), a pure function of plain data so it runs the same in the piscina
+ * Invoice line maths (docs/design.md §8 Invoice), a pure function of plain data so it runs the same in the piscina
  * worker (services/workers/invoice-lines.ts, the billing run) and inline (the upcoming invoice):
  * - a flat item is quantity 1 × its product's price;
  * - a metered item's quantity is its meter's aggregation over the period (shared/usage/aggregate.ts, the

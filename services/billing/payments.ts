@@ -8,7 +8,7 @@ import { timed, type BillingDeps, type BillingTimings } from './deps.js';
 import { nextPaymentAttemptAt } from './dunning.js';
 
 /**
- * Payment attempts (DESIGN §8 Invoice). Every attempt goes through three steps:
+ * Payment attempts (docs/design.md §8 Invoice). Every attempt goes through three steps:
  *   1. in a transaction with the invoice locked: number the attempt (attempt_count + 1) and record it as
  *      `pending` with its idempotency key `<invoice id>:<attempt>` and payment method — committed BEFORE the
  *      processor is called;

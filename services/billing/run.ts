@@ -3,7 +3,7 @@ import { newTimings, timed, type BillingDeps, type BillingTimings } from './deps
 import { attemptDuePayments, type PaymentOutcome } from './payments.js';
 
 /**
- * One billing run at an instant (DESIGN §4 `meterline billing run [--now ISO]`, and every tick of the billing
+ * One billing run at an instant (docs/design.md §4 `meterline billing run [--now ISO]`, and every tick of the billing
  * role): close every period due, then make every payment attempt due — the new invoices' first attempts,
  * dunning retries, and attempts a crash left pending. Safe to repeat and to run in several processes at once.
  */

@@ -2,6 +2,7 @@ import { readFile, readdir } from 'node:fs/promises';
 import { extname, join } from 'node:path';
 import type { RouteModuleFactory } from '../../shared/http/route.js';
 import type { HttpReply } from '../../shared/http/context.js';
+import { reply } from '../../shared/http/reply.js';
 import { NotFoundError, UnavailableError } from '../../shared/errors.js';
 import { repoPath } from '../../shared/paths.js';
 import { CONSOLE_CLIENT_ID, consoleRedirectUri, registerConsoleClient } from './client.js';
@@ -37,7 +38,7 @@ const CONSOLE_CSP = [
 const escapeAttribute = (s: string) => s.replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 
 /**
- * GET /console: the web console (DESIGN §12), a single-page app built by vite at `npm run build` time,
+ * GET /console: the web console (docs/design.md §12), a single-page app built by vite at `npm run build` time,
  * served from memory. It is a public OAuth client of this server, registered here at start; its
  * settings reach the page in a <meta> tag, so the page needs no inline script.
  */
@@ -68,12 +69,13 @@ export const consoleModule: RouteModuleFactory = (deps) => {
         auth: 'public',
         handler: (): HttpReply => {
           if (unavailable || index === undefined) throw new UnavailableError(`The console is unavailable: ${unavailable}.`);
-          return {
-            status: 200,
-            raw: index,
-            contentType: 'text/html; charset=utf-8',
-            headers: { 'Cache-Control': 'no-store', 'Content-Security-Policy': CONSOLE_CSP, 'X-Frame-Options': 'DENY', 'Referrer-Policy': 'no-referrer', 'X-Content-Type-Options': 'nosniff' },
-          };
+          return reply.file(index, 'text/html; charset=utf-8', {
+            'Cache-Control': 'no-store',
+            'Content-Security-Policy': CONSOLE_CSP,
+            'X-Frame-Options': 'DENY',
+            'Referrer-Policy': 'no-referrer',
+            'X-Content-Type-Options': 'nosniff',
+          });
         },
         doc: { summary: 'The web console (single-page app; signs in through /oauth/authorize)', tags: ['console'], responses: { '200': { description: 'HTML page', contentType: 'text/html' } } },
       });
@@ -86,7 +88,7 @@ export const consoleModule: RouteModuleFactory = (deps) => {
           const body = files.get(name);
           if (!body) throw new NotFoundError(`No console asset ${name}.`);
           // File names carry a content hash: cache them for good.
-          return { status: 200, raw: body, contentType: CONTENT_TYPES[extname(name)] ?? 'application/octet-stream', headers: { 'Cache-Control': 'public, max-age=31536000, immutable', 'X-Content-Type-Options': 'nosniff' } };
+          return reply.file(body, CONTENT_TYPES[extname(name)] ?? 'application/octet-stream', { 'Cache-Control': 'public, max-age=31536000, immutable', 'X-Content-Type-Options': 'nosniff' });
         },
         doc: { summary: "The console's scripts and styles (content-hashed file names)", tags: ['console'] },
       });

@@ -46,7 +46,7 @@ export function parseUsageRows(data: Uint8Array): UsageRow[] {
 }
 
 /**
- * Emits `meter.usage.recorded` (DESIGN §9) for stored usage records of accounts with an enabled webhook
+ * Emits `meter.usage.recorded` (docs/design.md §9) for stored usage records of accounts with an enabled webhook
  * subscribed to it. The usage consumer calls afterInsert() once a batch's INSERT succeeded and before it acks:
  * a failure here naks the batch, and the retry's events dedupe on their derived ids. Accounts outside the
  * replicated subscriber set (a KV watch, like the meter registry) cost one Set lookup per message.

@@ -1,5 +1,5 @@
 /**
- * DESIGN §9: a failed attempt is retried 1 min, 5 min, 30 min, 2 h, 6 h, 12 h, 24 h and 24 h after the
+ * docs/design.md §9: a failed attempt is retried 1 min, 5 min, 30 min, 2 h, 6 h, 12 h, 24 h and 24 h after the
  * previous attempt; after the ninth attempt fails the delivery is `failed`. Tests inject a schedule and a
  * clock (DeliveryOptions) instead of waiting.
  */

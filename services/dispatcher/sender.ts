@@ -4,7 +4,7 @@ import type { LookupFunction } from 'node:net';
 import { RefusedTargetError, resolveDeliveryAddress, type AddressLookup } from '../control/webhooks/url-safety.js';
 
 /**
- * One webhook HTTP request (DESIGN §9): POST with the given headers and body, success = any 2xx within the
+ * One webhook HTTP request (docs/design.md §9): POST with the given headers and body, success = any 2xx within the
  * timeout, redirects are failures (never followed), 410 asks us to stop. The host is resolved and checked
  * here, at delivery time, and the socket connects to exactly the checked address (`lookup` answers with
  * it, so nothing resolves the name a second time: DNS rebinding cannot redirect the request). TLS still

@@ -164,7 +164,7 @@ export class WebhookDelivery implements Component {
       else if (!a.event) this.finish(a, { ok: false, status: null, error: 'event no longer stored; not sent', durationMs: 0, refused: false, gone: false }, false);
       else {
         const secrets = [this.unseal(a.secret_sealed)];
-        // After a rotation the previous secret signs too (DESIGN §9), until it expires.
+        // After a rotation the previous secret signs too (docs/design.md §9), until it expires.
         if (a.previous_secret_sealed && a.previous_secret_expires_at && a.previous_secret_expires_at.getTime() > now) secrets.push(this.unseal(a.previous_secret_sealed));
         const body = JSON.stringify(customerEvent({ id: a.event_id, type: a.event_type as EventType, data: a.event.data, created_at: a.event.created_at }));
         sendable.push({ a, body, secrets });

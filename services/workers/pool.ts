@@ -7,7 +7,7 @@ import type { PricedInvoice } from '../billing/invoice-lines.js';
 import type { SignatureRequest, SignatureResult } from './webhook-signatures.js';
 
 /**
- * piscina pools for CPU-bound work kept off the event loop (DESIGN §2: PDF rendering, signatures).
+ * piscina pools for CPU-bound work kept off the event loop (docs/design.md §2: PDF rendering, signatures).
  * Threads start on demand and exit after IDLE_TIMEOUT_MS idle, so a process that never renders an
  * invoice runs no extra threads. The caller owns the pool: create it on first use, destroy() it on stop.
  */

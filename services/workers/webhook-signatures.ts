@@ -4,7 +4,7 @@ import { createHmac } from 'node:crypto';
  * piscina task: the signatures of many webhook requests at once (one task per dispatcher batch, so the
  * thread hop is paid once per batch, not once per request). Runs in services/workers/pool.ts's pool.
  *
- * Per request (DESIGN §9):
+ * Per request (docs/design.md §9):
  * - `X-Webhook-Signature`: lowercase hex HMAC-SHA256 of the exact body bytes, keyed with the current secret;
  * - `webhook-signature` (Standard Webhooks): `v1,` + base64 HMAC-SHA256 of `{id}.{timestamp}.{body}`, keyed
  *   with the UTF-8 bytes of each secret still valid (current, and the previous one for 24 h after a

@@ -61,7 +61,7 @@ export function formatScopes(scopes: readonly Scope[]): string {
 }
 
 /**
- * What a user may delegate of what a client asked for (DESIGN §6): only operators grant `admin`.
+ * What a user may delegate of what a client asked for (docs/design.md §6): only operators grant `admin`.
  * For anyone else `admin` is left out; when nothing would remain, the next strongest scope
  * (`write`) stands in, so the token response's `scope` tells the client what it really got.
  */

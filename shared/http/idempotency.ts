@@ -10,7 +10,7 @@ import { problemReply } from './problems.js';
 import { JsonNumberLiteral, parseJsonExact } from '../money/json.js';
 
 /**
- * `Idempotency-Key` on POST (DESIGN §5): the same key with the same request within 24 h replays the first
+ * `Idempotency-Key` on POST (docs/design.md §5): the same key with the same request within 24 h replays the first
  * response (status, body, headers such as Location); with a different request → 409 `idempotency_conflict`.
  * Keys are scoped per account and route. A duplicate arriving while the first is still running waits for it
  * (up to `waitMs`) and replays it, or gets 409 `idempotency_in_progress`: a request never runs twice.

@@ -18,7 +18,7 @@ function percentile(s: WindowStats, p: number): number | null {
 }
 
 /**
- * THE rule turning a window's stats into a meter's aggregation (DESIGN §8): sums and counts are 0 when the
+ * THE rule turning a window's stats into a meter's aggregation (docs/design.md §8): sums and counts are 0 when the
  * window is empty, the others null. The usage API and the billing engine both call this (billing through
  * usageQuantity), so an invoice's quantity is exactly what `GET …/usage?window=none` shows.
  */

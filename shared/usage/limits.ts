@@ -1,4 +1,4 @@
-/** Rules every usage record obeys (DESIGN §8); the ingress enforces them, the docs quote them. */
+/** Rules every usage record obeys (docs/design.md §8); the ingress enforces them, the docs quote them. */
 export const USAGE_LIMITS = {
   /** Longest caller-supplied record id (the idempotency key). */
   maxRecordIdLength: 128,

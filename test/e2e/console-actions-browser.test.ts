@@ -9,7 +9,7 @@ import { startDispatcher } from '../integration/webhook-delivery-helpers.js';
 import { startConsumer } from '../integration/ingest-helpers.js';
 
 /**
- * The console's actions on billing and webhooks (DESIGN §12) in headless Chromium against the whole api,
+ * The console's actions on billing and webhooks (docs/design.md §12) in headless Chromium against the whole api,
  * the usage consumer and the webhook dispatcher: the upcoming invoice computed from real usage, Pay now
  * (a successful charge and a failing one, whose detail the page shows), and a failed webhook delivery
  * retried from the delivery log until a real local receiver accepts it.

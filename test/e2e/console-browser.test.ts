@@ -9,7 +9,7 @@ import { launchBrowser, screenshot, signInToConsole, startConsoleApi } from '../
 import { startConsumer } from '../integration/ingest-helpers.js';
 
 /**
- * The web console (DESIGN §12) in Debian's headless Chromium against the whole api, the usage consumer,
+ * The web console (docs/design.md §12) in Debian's headless Chromium against the whole api, the usage consumer,
  * Postgres, NATS and ClickHouse: sign in through the real OAuth pages, then use every page the way a
  * customer would. Assertions read the DOM (and the chart's own data), never pixels. Screenshots go to
  * docs/screenshots/ for the README.

@@ -4,9 +4,9 @@ import { createTestAccount } from '../fixtures/auth.js';
 import { callJson } from '../fixtures/matrix.js';
 
 /**
- * Payments and dunning (DESIGN §8 Invoice, §9 events): the first attempt at creation, retries 1, 3 and 5
+ * Payments and dunning (docs/design.md §8 Invoice, §9 events): the first attempt at creation, retries 1, 3 and 5
  * days after creation, then uncollectible; a manual attempt through POST …/pay; events exactly once in the
- * outbox with their DESIGN §9 data; charges counted in the sandbox processor's own ledger.
+ * outbox with their docs/design.md §9 data; charges counted in the sandbox processor's own ledger.
  */
 t.test('payments, dunning, pay and upcoming', async (t) => {
   const w = await billingWorld(t);
@@ -83,7 +83,7 @@ t.test('payments, dunning, pay and upcoming', async (t) => {
       failed(4, failingCard),
       failed(5, failingCard),
       { type: 'invoice.paid', data: { invoice_id: inv.id, amount: 20, currency: 'USD' } },
-    ], 'each event exactly once, with DESIGN §9 data');
+    ], 'each event exactly once, with docs/design.md §9 data');
   });
 
   await t.test('a card that pays: paid at creation, invoice.created and invoice.paid once; no method → no_payment_method', async (t) => {

@@ -5,7 +5,7 @@ import { callJson } from '../fixtures/matrix.js';
 import { Decimal } from '../../shared/money/decimal.js';
 
 /**
- * Worked invoices (DESIGN §8 Invoice), checked to the cent, produced by `meterline billing run --now …` in
+ * Worked invoices (docs/design.md §8 Invoice), checked to the cent, produced by `meterline billing run --now …` in
  * its own process over usage ingested through the real API and stored in ClickHouse.
  */
 t.test('billing run: worked invoices', async (t) => {

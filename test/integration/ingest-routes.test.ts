@@ -3,7 +3,7 @@ import { isolatedConfig, waitUntil } from '../fixtures/env.js';
 import { createTestAccount } from '../fixtures/auth.js';
 import { createMeter, iso, post, postJson, setMeterStatus, startConsumer, startUsageApi, storedCount, storedIds, waitForMeter } from './ingest-helpers.js';
 
-// POST /v1/meters/{id}/usage and POST /v1/usage against the real stack: every rule of DESIGN §8,
+// POST /v1/meters/{id}/usage and POST /v1/usage against the real stack: every rule of docs/design.md §8,
 // each batch outcome, 404/409, scopes, and what gets 202 reaching ClickHouse.
 t.test('usage ingestion routes', async (t) => {
   const config = await isolatedConfig(t);

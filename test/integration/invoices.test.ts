@@ -11,7 +11,7 @@ import { DomainError } from '../../shared/errors.js';
 import { createInvoicePdfPool, runPooled } from '../../services/workers/pool.js';
 
 /**
- * Invoices read side (DESIGN §8 Invoice): list, get and PDF download against the real api and Postgres.
+ * Invoices read side (docs/design.md §8 Invoice): list, get and PDF download against the real api and Postgres.
  * There is no billing run yet, so invoices are inserted as rows (test/fixtures/invoices.ts), exactly as
  * the billing run will write them.
  */

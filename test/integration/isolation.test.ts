@@ -8,7 +8,7 @@ import { billingAddressBody, callJson, cardBody, usageRecord, waitForIngressMete
 import { insertInvoice } from '../fixtures/invoices.js';
 
 /**
- * Tenant isolation (DESIGN §6): account B gets 404 for every one of account A's resources, by any method,
+ * Tenant isolation (docs/design.md §6): account B gets 404 for every one of account A's resources, by any method,
  * and never sees them in lists; nothing B does changes them. Products are the exception by design: the
  * catalog is shared by the deployment, so B reads A's operator's products.
  */

@@ -7,7 +7,7 @@ import { insertInvoice } from '../fixtures/invoices.js';
 import { appendedEvent, recordedDelivery } from '../fixtures/webhook-events.js';
 
 /**
- * Scope matrix (DESIGN §6): every endpoint × {no token, read, write, admin}. A token with at least the
+ * Scope matrix (docs/design.md §6): every endpoint × {no token, read, write, admin}. A token with at least the
  * row's scope gets the row's success status; a weaker one 403 insufficient_scope (naming the scope);
  * no token 401. Tokens belong to an operator account, so `admin` really is admin.
  *

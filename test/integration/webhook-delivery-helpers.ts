@@ -45,7 +45,7 @@ export interface CheckedRequest {
 
 /**
  * What a receiver checks: the seed's headers (hex HMAC-SHA256 of the raw body) and the Standard Webhooks
- * headers, verified by the `standardwebhooks` package given base64(secret) as DESIGN §9 says.
+ * headers, verified by the `standardwebhooks` package given base64(secret) as docs/design.md §9 says.
  */
 export function checkRequest(r: ReceivedRequest, secret: string): CheckedRequest {
   const problems: string[] = [];

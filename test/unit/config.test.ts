@@ -3,7 +3,7 @@ import { parseConfig, ConfigError } from '../../shared/config.js';
 
 const base = { DATABASE_URL: 'postgres://u@127.0.0.1:55432/db', NATS_URL: 'nats://127.0.0.1:54222', CLICKHOUSE_URL: 'http://127.0.0.1:58123', SECRET_KEY: 'ab'.repeat(32) };
 
-t.test('defaults follow DESIGN §4', async (t) => {
+t.test('defaults follow docs/design.md §4', async (t) => {
   const c = parseConfig(base);
   t.equal(c.HOST, '127.0.0.1');
   t.equal(c.PORT, 8080);

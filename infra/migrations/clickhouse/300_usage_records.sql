@@ -1,4 +1,4 @@
--- Usage records (DESIGN §10). One row per accepted record; JetStream redelivery and client retries insert
+-- Usage records (docs/design.md §10). One row per accepted record; JetStream redelivery and client retries insert
 -- the same key again, and ReplacingMergeTree keeps one row per key: queries read with FINAL so duplicates
 -- never count twice, merged or not. Times are epoch milliseconds in Int64 (no DateTime64 on 18.16);
 -- values are exact decimals (9 places). Works on ClickHouse 18.16 and current releases.

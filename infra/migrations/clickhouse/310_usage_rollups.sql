@@ -1,5 +1,5 @@
--- Hourly rollups of usage records (DESIGN §10, README "Usage rollups"). One row per (account, meter, hour,
--- dimension set) holding every aggregate DESIGN §8 needs, so a read costs O(windows), not O(records).
+-- Hourly rollups of usage records (docs/design.md §10, README "Usage rollups"). One row per (account, meter, hour,
+-- dimension set) holding every aggregate docs/design.md §8 needs, so a read costs O(windows), not O(records).
 -- A row is never updated in place: a touched hour is recomputed from its deduplicated raw rows (FINAL) and
 -- inserted again with `version` = the number of distinct records the recompute saw. Records are only ever
 -- added, so a later snapshot of an hour holds a superset of an earlier one: the higher version is the more

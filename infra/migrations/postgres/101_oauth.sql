@@ -1,4 +1,4 @@
--- OAuth 2.0 authorization server state (DESIGN §7).
+-- OAuth 2.0 authorization server state (docs/design.md §7).
 -- Every opaque secret (authorization code, refresh token, session id, client secret) is stored only as
 -- its SHA-256 (base64url): they are 256-bit random values, so a fast hash suffices and a leaked row
 -- cannot be presented. Access tokens are JWTs; only their ids are kept, to revoke them.

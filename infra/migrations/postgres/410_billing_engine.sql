@@ -7,7 +7,7 @@
 ALTER TABLE subscriptions ADD COLUMN billing_period_start timestamptz;
 UPDATE subscriptions SET billing_period_start = date_trunc('month', created_at, 'UTC');
 
--- New subscriptions start billing with the month of their creation (DESIGN §8): set here so the
+-- New subscriptions start billing with the month of their creation (docs/design.md §8): set here so the
 -- subscription store need not know about billing.
 CREATE FUNCTION subscriptions_billing_start() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
@@ -22,7 +22,7 @@ CREATE TRIGGER subscriptions_billing_start BEFORE INSERT ON subscriptions
 -- "Which subscriptions have a period due?" — billing_period_start < the month of (now − grace).
 CREATE INDEX subscriptions_billing_due ON subscriptions (billing_period_start) WHERE billing_period_start IS NOT NULL;
 
--- Dunning state (DESIGN §8 Invoice): when the next automatic attempt runs (NULL: none planned — paid,
+-- Dunning state (docs/design.md §8 Invoice): when the next automatic attempt runs (NULL: none planned — paid,
 -- uncollectible or void) and why the last one failed ({code, message}).
 ALTER TABLE invoices ADD COLUMN next_payment_attempt_at timestamptz;
 ALTER TABLE invoices ADD COLUMN last_payment_error jsonb;

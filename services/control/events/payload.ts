@@ -16,7 +16,7 @@ export interface CustomerEvent {
 }
 
 /**
- * The payload `{id, type, data, created_at}` (DESIGN §9): the webhook request body and the shape of
+ * The payload `{id, type, data, created_at}` (docs/design.md §9): the webhook request body and the shape of
  * GET /v1/events, so a receiver that was down can reconcile. jsonb hands `data` back with its keys in one
  * canonical order, so every attempt of an event sends the same bytes.
  */

@@ -13,7 +13,7 @@ export interface EventListRequest extends PageRequest {
   type?: EventType;
 }
 
-/** The delivered payload's shape (DESIGN §9). */
+/** The delivered payload's shape (docs/design.md §9). */
 export const EventSchema = Type.Object(
   {
     id: Type.String({ description: 'evt_…; the X-Webhook-Id / webhook-id of its deliveries' }),

@@ -14,7 +14,7 @@ import { registerMetadata } from './metadata.js';
 const HOUSEKEEPING_INTERVAL_MS = 30_000;
 
 /**
- * The OAuth 2.0 authorization server (DESIGN §7): /oauth/authorize, /oauth/token, /oauth/revoke,
+ * The OAuth 2.0 authorization server (docs/design.md §7): /oauth/authorize, /oauth/token, /oauth/revoke,
  * /oauth/jwks and /.well-known/oauth-authorization-server. Endpoints answer with RFC 6749 error
  * bodies, not the /v1 problem documents.
  */

@@ -5,7 +5,7 @@ import { createProductRoute } from './create.js';
 import { updateProductRoute } from './update.js';
 import { deleteProductRoute } from './delete.js';
 
-/** /v1/products: the catalog. Readable by every token, writable with `admin` (DESIGN §6). */
+/** /v1/products: the catalog. Readable by every token, writable with `admin` (docs/design.md §6). */
 export const productsModule: RouteModuleFactory = (deps) => ({
   name: 'products',
   area: 'control',

@@ -6,7 +6,7 @@ import type { Delivery, Webhook } from './schemas.js';
 
 /** Webhook actions beyond CRUD: secret rotation and a manual retry. Every query is scoped to the account. */
 
-/** How long the previous secret keeps signing after a rotation (DESIGN §9). */
+/** How long the previous secret keeps signing after a rotation (docs/design.md §9). */
 export const PREVIOUS_SECRET_HOURS = 24;
 
 /** Makes `secretSealed` current; the old secret signs too for 24 h. NotFoundError when the account has no such webhook. */

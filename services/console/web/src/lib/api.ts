@@ -19,7 +19,7 @@ export function withDecimal(fields: Record<string, unknown>, name: string, typed
   return new ExactJson(`${rest.slice(0, -1)}${rest.length > 2 ? ',' : ''}${JSON.stringify(name)}:${literal}}`);
 }
 
-/** A `{data, pagination}` page of any list endpoint (DESIGN §5). */
+/** A `{data, pagination}` page of any list endpoint (docs/design.md §5). */
 export interface ListPage<T> {
   data: T[];
   pagination: { page: number; per_page: number; total: number };

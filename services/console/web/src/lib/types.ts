@@ -1,4 +1,4 @@
-/** The public API's resources (DESIGN §8), as the console reads them. Money arrives as exact JSON numbers. */
+/** The public API's resources (docs/design.md §8), as the console reads them. Money arrives as exact JSON numbers. */
 export interface Meter {
   id: string;
   name: string;

@@ -9,7 +9,7 @@ export interface UsageRange {
 }
 
 const DAY_MS = 86_400_000;
-/** The API's limit on a usage query (DESIGN §8). */
+/** The API's limit on a usage query (docs/design.md §8). */
 export const MAX_RANGE_DAYS = 366;
 /** Hour windows over a long range would draw thousands of bars: keep hour charts to a week. */
 export const MAX_HOUR_RANGE_DAYS = 7;

@@ -6,7 +6,7 @@ import { formatTime } from '../lib/format.js';
 import type { ListPage } from '../lib/api.js';
 import type { PaymentMethod } from '../lib/types.js';
 
-/** The sandbox processor's test cards (DESIGN §8), as Stripe's. */
+/** The sandbox processor's test cards (docs/design.md §8), as Stripe's. */
 const TEST_CARDS = [
   { number: '4242 4242 4242 4242', label: 'Visa, charges succeed' },
   { number: '4000 0000 0000 9995', label: 'Visa, charges fail: insufficient funds' },
