@@ -297,7 +297,7 @@ async function main(): Promise<void> {
     // Webhook delivery (bench/phases/webhooks.ts): opt-in, `--phases webhooks`.
     if (opts.phases.includes('webhooks')) {
       report.webhooks = await runWebhooksPhase({
-        world, log, launch: (name, args, env) => launch(name, args, env), dispatcherProcs: arg('dispatcher-procs', 1),
+        world, log, launch: (name, args, env) => launch(name, args, env), dispatcherProcs: arg('dispatcher-procs', 1), profileDir: opts.profile ? resultsDir : undefined,
         burstEvents: arg('webhook-burst-events', 500), steadyEventsPerS: arg('webhook-events-per-s', 20), steadySeconds: arg('webhook-steady-seconds', 10),
       });
     }

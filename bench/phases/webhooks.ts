@@ -11,6 +11,7 @@
  *               out at 10 s): the others' latency shows what the per-webhook concurrency limit protects.
  * Latency = receipt time − the event's created_at (its commit, same machine clock).
  */
+import { readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import pg from 'pg';
 import type { BenchWorld } from '../world.js';
@@ -29,7 +30,8 @@ export interface LatencyFigures {
 export interface WebhooksResult {
   webhooks: number;
   dispatcher_procs: number;
-  burst: LatencyFigures & { events: number; seconds: number; deliveries_per_s: number };
+  /** dispatcher_cpu_ms_per_1000: CPU the dispatcher processes spent per 1,000 deliveries (stable under a noisy machine). */
+  burst: LatencyFigures & { events: number; seconds: number; deliveries_per_s: number; dispatcher_cpu_ms_per_1000: number; receiver_cpu_ms_per_1000: number };
   steady: LatencyFigures & { events_per_s: number; deliveries_per_s: number };
   steady_with_hanging_receiver: LatencyFigures & { events_per_s: number; hanging_requests: number };
 }
@@ -38,7 +40,9 @@ export interface WebhooksPhaseDeps {
   world: BenchWorld;
   log: (m: string) => void;
   /** Starts a role process and resolves once it is ready (bench/run.ts's launcher). */
-  launch: (name: string, args: string[], env: Record<string, string>) => Promise<unknown>;
+  launch: (name: string, args: string[], env: Record<string, string>) => Promise<{ child: { pid?: number } }>;
+  /** Write a V8 CPU profile of each dispatcher process to this directory. */
+  profileDir?: string;
   dispatcherProcs: number;
   burstEvents: number;
   steadyEventsPerS: number;
@@ -93,6 +97,12 @@ class Receiver {
   }
 }
 
+/** CPU milliseconds (user + system) a process has used, from /proc. */
+function cpuMs(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  return (Number(fields[11]) + Number(fields[12])) * 10; // utime, stime in 1/100 s
+}
+
 function figures(latencies: number[]): LatencyFigures {
   const s = [...latencies].sort((a, b) => a - b);
   const at = (q: number) => s[Math.min(s.length - 1, Math.floor(q * s.length))] ?? NaN;
@@ -142,9 +152,13 @@ export async function runWebhooksPhase(d: WebhooksPhaseDeps): Promise<WebhooksRe
     for (let i = 0; i < WEBHOOKS; i++) {
       await insertWebhook(pool, world.accountId, { url: `http://127.0.0.1:${receiver.port}/h${i}`, events: ['invoice.paid'], secretSealed: sealWebhookSecret(key, `whsec_bench_secret_${i}_0123456789`) });
     }
+    const pids: number[] = [];
     for (let i = 0; i < d.dispatcherProcs; i++) {
-      await d.launch(`dispatcher-${i}`, [repoPath('dist/services/main.js'), 'dispatcher'], { ...world.env, WEBHOOKS_ALLOW_PRIVATE_URLS: 'true' });
+      const profile = d.profileDir ? ['--cpu-prof', `--cpu-prof-dir=${d.profileDir}`] : [];
+      const p = await d.launch(`dispatcher-${i}`, [...profile, repoPath('dist/services/main.js'), 'dispatcher'], { ...world.env, WEBHOOKS_ALLOW_PRIVATE_URLS: 'true' });
+      pids.push(p.child.pid!);
     }
+    const dispatcherCpu = () => pids.reduce((sum, pid) => sum + cpuMs(pid), 0);
     // Warm-up: sockets, the signature worker thread, prepared plans.
     await emitEvents(pool, world.accountId, 20);
     await waitFor(() => receiver.latencies.length >= 20 * WEBHOOKS, 60_000);
@@ -152,10 +166,20 @@ export async function runWebhooksPhase(d: WebhooksPhaseDeps): Promise<WebhooksRe
 
     const total = d.burstEvents * WEBHOOKS;
     log(`webhooks: burst of ${d.burstEvents} events × ${WEBHOOKS} webhooks`);
+    const cpuBefore = { dispatcher: dispatcherCpu(), receiver: process.cpuUsage() };
     const committed = await emitEvents(pool, world.accountId, d.burstEvents);
     if (!(await waitFor(() => receiver.latencies.length >= total, 10 * 60_000))) log(`webhooks: burst incomplete (${receiver.latencies.length} of ${total})`);
     const seconds = (receiver.lastReceiptMs - committed.getTime()) / 1000;
-    const burst = { ...figures(receiver.latencies), events: d.burstEvents, seconds: Math.round(seconds * 100) / 100, deliveries_per_s: Math.round(receiver.latencies.length / seconds) };
+    const receiverCpu = process.cpuUsage(cpuBefore.receiver);
+    const per1000 = (ms: number) => Math.round((ms / receiver.latencies.length) * 1000);
+    const burst = {
+      ...figures(receiver.latencies),
+      events: d.burstEvents,
+      seconds: Math.round(seconds * 100) / 100,
+      deliveries_per_s: Math.round(receiver.latencies.length / seconds),
+      dispatcher_cpu_ms_per_1000: per1000(dispatcherCpu() - cpuBefore.dispatcher),
+      receiver_cpu_ms_per_1000: per1000((receiverCpu.user + receiverCpu.system) / 1000),
+    };
     log(`webhooks burst: ${JSON.stringify(burst)}`);
 
     receiver.reset();

@@ -31,7 +31,7 @@ export interface SenderOptions {
   timeoutMs: number;
   allowPrivate: boolean;
   lookup?: AddressLookup;
-  /** Sockets per origin kept open between attempts. */
+  /** Sockets per origin, open and idle alike (idle ones are kept, never churned). */
   maxSocketsPerOrigin?: number;
 }
 
@@ -40,7 +40,10 @@ export class WebhookSender {
   private readonly httpsAgent: https.Agent;
 
   constructor(private readonly opts: SenderOptions) {
-    const agentOpts = { keepAlive: true, maxSockets: opts.maxSocketsPerOrigin ?? 64, maxFreeSockets: 16, scheduling: 'lifo' as const };
+    // Every socket may stay open between attempts (maxFreeSockets = maxSockets): closing idle ones above a
+    // lower bound made a busy origin open and close connections continuously.
+    const perOrigin = opts.maxSocketsPerOrigin ?? 512;
+    const agentOpts = { keepAlive: true, maxSockets: perOrigin, maxFreeSockets: perOrigin, scheduling: 'lifo' as const };
     this.httpAgent = new http.Agent(agentOpts);
     this.httpsAgent = new https.Agent(agentOpts);
   }

@@ -43,6 +43,8 @@ export const DEFAULT_DELIVERY_OPTIONS: DeliveryOptions = {
 };
 
 const SECRET_CACHE_MAX = 10_000;
+const OUTCOME_BATCH = 256;
+const OUTCOME_FLUSH_MS = 20;
 
 /**
  * Sends due webhook attempts (dispatcher role). Claims due rows from Postgres (delivery-store), signs the
@@ -64,6 +66,8 @@ export class WebhookDelivery implements Component {
   private pumpAgain = false;
   private inflight = 0;
   private readonly busy = new Map<string, number>();
+  /** Attempts this process is sending or has not recorded yet: a claim that returns one again is skipped. */
+  private readonly held = new Set<string>();
   private readonly sends = new Set<Promise<void>>();
   private outcomes: AttemptOutcome[] = [];
   private flushing: Promise<void> | null = null;
@@ -144,7 +148,10 @@ export class WebhookDelivery implements Component {
       });
       this.lastError = undefined;
       if (claimed.length === 0) return;
-      await this.deliver(claimed);
+      // A lease of ours that ran out while its request or its write was slow: still ours, never sent twice.
+      const fresh = claimed.filter((a) => !this.held.has(a.id));
+      for (const a of fresh) this.held.add(a.id);
+      await this.deliver(fresh);
       if (claimed.length < limit) return;
     }
   }
@@ -174,7 +181,10 @@ export class WebhookDelivery implements Component {
       signatures = await this.pool!.run(sendable.map(({ a, body, secrets }) => ({ id: a.event_id, timestamp, body, secrets })));
     } catch (err) {
       // Not sent: the lease runs out and the attempts are claimed again.
-      for (const { a } of sendable) this.release(a.webhook_id);
+      for (const { a } of sendable) {
+        this.release(a.webhook_id);
+        this.held.delete(a.id);
+      }
       throw err;
     }
     sendable.forEach(({ a, body }, i) => {
@@ -231,8 +241,9 @@ export class WebhookDelivery implements Component {
       retryAt,
       disableWebhook: r.gone,
     });
-    if (this.outcomes.length >= 200) void this.flush();
-    else this.flushTimer ??= setTimeout(() => void this.flush(), 5);
+    // Outcomes are written in batches (one transaction each); each write then claims more work.
+    if (this.outcomes.length >= OUTCOME_BATCH) void this.flush();
+    else this.flushTimer ??= setTimeout(() => void this.flush(), OUTCOME_FLUSH_MS);
   }
 
   /** Writes queued outcomes; a failed write keeps them for the next flush (the lease covers the gap). */
@@ -246,6 +257,7 @@ export class WebhookDelivery implements Component {
     this.flushing = (async () => {
       try {
         const disabled = await recordOutcomes(this.infra.pg, batch);
+        for (const o of batch) this.held.delete(o.id);
         if (disabled.length) await this.opts.onWebhooksDisabled?.(disabled).catch((err) => this.infra.log.warn({ err }, 'webhook delivery: after-disable hook failed'));
       } catch (err) {
         this.lastError = `recording outcomes failed: ${(err as Error).message}`;

@@ -16,6 +16,8 @@ t.test('dispatcher killed with SIGKILL mid-burst; after a restart every event is
   const receiver = await startReceiver(t);
   const account = await createTestAccount(infra);
   const key = webhookSecretKey(config.SECRET_KEY);
+  // The lease must outlast the 10 s request timeout (a shorter one would hand a slow request to a second sender).
+  const LEASE_MS = 12_000;
   const HOOKS = 4;
   const EVENTS = 1_500;
   const hooks: string[] = [];
@@ -29,7 +31,7 @@ t.test('dispatcher killed with SIGKILL mid-burst; after a restart every event is
     return ids;
   });
 
-  const first = spawnDispatcher(t, config, 3_000);
+  const first = spawnDispatcher(t, config, LEASE_MS);
   await first.ready;
   await waitUntil(() => receiver.requests.length >= (EVENTS * HOOKS) / 5, 'a fifth of the burst to arrive', 60_000);
   first.child.kill('SIGKILL');
@@ -39,7 +41,7 @@ t.test('dispatcher killed with SIGKILL mid-burst; after a restart every event is
   const leased = (await infra.pg.query<{ n: number }>("SELECT count(*)::int AS n FROM webhook_deliveries WHERE status = 'pending' AND lease_until > now()")).rows[0]!.n;
   t.comment(`${leased} attempts were leased to the killed process`);
 
-  const second = spawnDispatcher(t, config, 3_000);
+  const second = spawnDispatcher(t, config, LEASE_MS);
   await second.ready;
   const key2 = (path: string, id: string) => `${path} ${id}`;
   await waitUntil(() => {
