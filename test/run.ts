@@ -44,6 +44,10 @@ async function main(): Promise<number> {
     // Production hashes passwords at scrypt N = 2^17 (test/unit/password-cost.test.ts checks that default);
     // the suite creates hundreds of accounts, so its own processes use 2^12.
     PASSWORD_SCRYPT_LOG2_N: process.env.PASSWORD_SCRYPT_LOG2_N ?? '12',
+    // Per-account default limits (20,000 records/s, 200 requests/s) would throttle the suite's own load tests;
+    // the limits tests set explicit per-account limits and check enforcement against those.
+    LIMIT_INGEST_RECORDS_PER_SECOND: process.env.LIMIT_INGEST_RECORDS_PER_SECOND ?? '10000000',
+    LIMIT_REQUESTS_PER_SECOND: process.env.LIMIT_REQUESTS_PER_SECOND ?? '1000000',
   };
   let totals: { pass: number; fail: number } | undefined;
   const code = await new Promise<number>((resolve) => {

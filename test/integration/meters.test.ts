@@ -9,6 +9,7 @@ import { createTestAccount } from '../fixtures/auth.js';
 import { startNats } from '../../infra/stack/servers.js';
 import { AGGREGATIONS, METER_TYPES, decodeMeter, putMeter, type MeterRecord } from '../../shared/meters/record.js';
 import { newId } from '../../shared/ids.js';
+import { closeInfra } from '../../shared/infra.js';
 
 const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
@@ -223,5 +224,9 @@ t.test('meters', async (t) => {
     // NATS back: the api reconnects and meters can be created again.
     nats = await startNats({ dir, port });
     await waitUntil(async () => (await pcall('POST', '/v1/meters', { token: a.tokens.write, body: { name: 'again', unit: 'u', aggregation: 'sum' } })).status === 201, 'meter creation after NATS restarted', 30_000, 200);
+    // Stop this api and close its connections while its private NATS still runs: the teardowns above stop
+    // that server first, and a client left connected to it would retry forever and keep the file alive.
+    await priv.service.stop();
+    await closeInfra(priv.infra);
   });
 });
