@@ -5,7 +5,7 @@ import { getInvoiceRoute } from './get.js';
 import { downloadInvoiceRoute, type InvoicePdfPool } from './download.js';
 import { upcomingInvoiceRoute } from './upcoming.js';
 import { payInvoiceRoute } from './pay.js';
-import { createPaymentProcessor } from '../payments/processor.js';
+import { createPaymentProcessor } from '../payments/create.js';
 
 /**
  * /v1/billing/invoices: read side of invoices (the billing run writes them). The PDF worker pool is

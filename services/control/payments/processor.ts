@@ -1,6 +1,3 @@
-import type { PgPool } from '../../../shared/clients/postgres.js';
-import { SandboxProcessor } from './sandbox.js';
-
 /**
  * The card processor meterline talks to. Card numbers reach it once, when a card is added
  * (verifyCard); afterwards only the opaque token it returned is kept and charged — the way Stripe's
@@ -50,8 +47,3 @@ export interface ChargeRequest {
 export type ChargeFailureCode = 'insufficient_funds' | 'card_declined' | 'processing_error';
 
 export type ChargeResult = { status: 'succeeded'; id: string } | { status: 'failed'; failure_code: ChargeFailureCode };
-
-/** The processor of this deployment. Only the sandbox exists; it keeps its ledger of charges in `pg`. */
-export function createPaymentProcessor(pg: PgPool): PaymentProcessor {
-  return new SandboxProcessor(pg);
-}
