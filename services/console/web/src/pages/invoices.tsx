@@ -1,7 +1,7 @@
 import { useState } from 'preact/hooks';
 import { useApp } from '../ui/app-context.js';
 import { useAction, useAsync } from '../ui/hooks.js';
-import { Badge, Empty, ErrorBox, Pager, Panel } from '../ui/components.js';
+import { Badge, Empty, ErrorBox, Pager, Panel, StatusFilter } from '../ui/components.js';
 import { formatMoney, formatNumber, formatPeriod, formatTime } from '../lib/format.js';
 import type { ListPage } from '../lib/api.js';
 import type { Invoice, Subscription } from '../lib/types.js';
@@ -34,15 +34,7 @@ export function InvoicesPage() {
       <Panel
         title="Invoices"
         actions={
-          <label>
-            Status{' '}
-            <select name="status" value={status} onChange={(e) => { setStatus((e.currentTarget as HTMLSelectElement).value); setPage(1); }}>
-              <option value="">all</option>
-              {['open', 'paid', 'uncollectible', 'void'].map((s) => (
-                <option key={s} value={s}>{s}</option>
-              ))}
-            </select>
-          </label>
+          <StatusFilter value={status} statuses={['open', 'paid', 'uncollectible', 'void']} onChange={(s) => { setStatus(s); setPage(1); }} />
         }
       >
         <ErrorBox error={list.error} onRetry={list.reload} />

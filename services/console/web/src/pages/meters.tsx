@@ -1,7 +1,7 @@
 import { useState } from 'preact/hooks';
 import { useApp } from '../ui/app-context.js';
 import { useAction, useAsync } from '../ui/hooks.js';
-import { Badge, Empty, ErrorBox, formValues, Pager, Panel } from '../ui/components.js';
+import { Badge, Empty, ErrorBox, formValues, Pager, Panel, StatusFilter } from '../ui/components.js';
 import { UsageChart } from '../ui/usage-chart.js';
 import { formatTime } from '../lib/format.js';
 import type { ListPage } from '../lib/api.js';
@@ -27,14 +27,7 @@ export function MetersPage() {
       <Panel
         title="Meters"
         actions={
-          <label>
-            Status{' '}
-            <select name="status" value={status} onChange={(e) => { setStatus((e.currentTarget as HTMLSelectElement).value); setPage(1); }}>
-              <option value="">all</option>
-              <option value="active">active</option>
-              <option value="inactive">inactive</option>
-            </select>
-          </label>
+          <StatusFilter value={status} statuses={['active', 'inactive']} onChange={(s) => { setStatus(s); setPage(1); }} />
         }
       >
         <ErrorBox error={list.error} onRetry={list.reload} />

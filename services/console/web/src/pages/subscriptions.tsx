@@ -1,7 +1,7 @@
 import { useState } from 'preact/hooks';
 import { useApp } from '../ui/app-context.js';
 import { useAction, useAsync } from '../ui/hooks.js';
-import { Badge, Empty, ErrorBox, Pager, Panel } from '../ui/components.js';
+import { Badge, Empty, ErrorBox, Pager, Panel, StatusFilter } from '../ui/components.js';
 import { formatMoney, formatPeriod } from '../lib/format.js';
 import type { ListPage } from '../lib/api.js';
 import type { Meter, Product, Subscription } from '../lib/types.js';
@@ -30,14 +30,7 @@ export function SubscriptionsPage() {
       <Panel
         title="Subscriptions"
         actions={
-          <label>
-            Status{' '}
-            <select name="status" value={status} onChange={(e) => { setStatus((e.currentTarget as HTMLSelectElement).value); setPage(1); }}>
-              <option value="">all</option>
-              <option value="active">active</option>
-              <option value="canceled">canceled</option>
-            </select>
-          </label>
+          <StatusFilter value={status} statuses={['active', 'canceled']} onChange={(s) => { setStatus(s); setPage(1); }} />
         }
       >
         <ErrorBox error={list.error} onRetry={list.reload} />

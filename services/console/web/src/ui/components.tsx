@@ -82,3 +82,18 @@ export function formValues(e: Event): Record<string, string> {
   });
   return out;
 }
+
+/** The "Status" filter of a list page: "all" plus the given statuses. */
+export function StatusFilter({ value, statuses, onChange }: { value: string; statuses: readonly string[]; onChange: (status: string) => void }) {
+  return (
+    <label>
+      Status{' '}
+      <select name="status" value={value} onChange={(e) => onChange((e.currentTarget as HTMLSelectElement).value)}>
+        <option value="">all</option>
+        {statuses.map((s) => (
+          <option key={s} value={s}>{s}</option>
+        ))}
+      </select>
+    </label>
+  );
+}
