@@ -1,6 +1,7 @@
 import t from 'tap';
 import { billingWorld } from '../fixtures/billing.js';
 import { createTestAccount } from '../fixtures/auth.js';
+import { waitUntil } from '../fixtures/env.js';
 import { Decimal } from '../../shared/money/decimal.js';
 
 /**
@@ -32,6 +33,10 @@ t.test('late usage: a record crossing a tier boundary is billed once, as an adju
   const invoices = async () =>
     (await w.made(a.tokens.read, 'GET', '/v1/billing/invoices?per_page=100')).data.filter((i: any) => i.subscription_id === sub.id).sort((x: any, y: any) => x.period_start.localeCompare(y.period_start));
 
+  // The usage query (what billing reads) shows a late record once its hour's rollup is recomputed, just after
+  // the raw row lands: wait for October's total there before billing.
+  const octoberShows = (total: number) =>
+    waitUntil(async () => (await w.made(a.tokens.read, 'GET', `/v1/meters/${calls}/usage?start_date=2026-10-01&end_date=2026-10-31&window=none`)).value === total, `October at ${total}`);
   await w.usage(a, calls, [{ value: 900, timestamp: '2026-10-20T00:00:00Z' }]);
   const oct = await w.run('2026-11-01T01:00:00Z');
   t.equal(oct.code, 0, oct.stderr);
@@ -40,6 +45,7 @@ t.test('late usage: a record crossing a tier boundary is billed once, as an adju
 
   // 300 more October calls arrive after October was invoiced: 100 fall in tier 1, 200 in tier 2.
   await w.usage(a, calls, [{ value: 300, timestamp: '2026-10-30T12:00:00Z', id: 'late-oct-1' }]);
+  await octoberShows(1200);
   const adjustment = {
     type: 'adjustment',
     product_id: tiered,
@@ -79,6 +85,7 @@ t.test('late usage: a record crossing a tier boundary is billed once, as an adju
     // A retry of the late record (same id) counts once; one new record of 100 is all that is left to bill.
     await w.usage(a, calls, [{ value: 300, timestamp: '2026-10-30T12:00:00Z', id: 'late-oct-1' }], 0);
     await w.usage(a, calls, [{ value: 100, timestamp: '2026-10-31T12:00:00Z' }]);
+    await octoberShows(1300);
     const jan = await w.run('2027-02-01T01:00:00Z');
     t.equal(jan.code, 0, jan.stderr);
     const all = await invoices();
