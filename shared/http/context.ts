@@ -21,6 +21,7 @@ export class RequestContext {
   /** What the route's input parser made of the request (the pipeline's validation step sets it). */
   input: unknown = undefined;
   private queryCache: URLSearchParams | undefined;
+  private addressCache: string | undefined;
 
   constructor(
     readonly res: HttpResponse,
@@ -43,6 +44,14 @@ export class RequestContext {
 
   get query(): URLSearchParams {
     return (this.queryCache ??= new URLSearchParams(this.rawQuery));
+  }
+
+  /**
+   * The peer's IP address as text (`127.0.0.1`, `::1`), read from the socket on first use — while the
+   * response is still open — and kept. Not X-Forwarded-For: a client could write anything there.
+   */
+  get clientAddress(): string {
+    return (this.addressCache ??= Buffer.from(this.res.getRemoteAddressAsText()).toString('latin1'));
   }
 
   header(name: string): string | undefined {
