@@ -20,6 +20,8 @@ export class RequestContext {
   pendingBody: Promise<Buffer> | undefined = undefined;
   /** What the route's input parser made of the request (the pipeline's validation step sets it). */
   input: unknown = undefined;
+  /** A WebSocket upgrade request (shared/http/server.ts): the handler may answer `reply.upgrade(data)`. */
+  upgrading = false;
   private queryCache: URLSearchParams | undefined;
 
   constructor(
@@ -75,4 +77,6 @@ export interface HttpReply {
   headers?: Record<string, string>;
   /** Close the connection after this reply (a 413 whose body is still streaming). */
   closeConnection?: boolean;
+  /** Open the WebSocket of an upgrade request with this per-socket data (status 101). */
+  upgrade?: object;
 }
