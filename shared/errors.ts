@@ -159,6 +159,13 @@ export class UnavailableError extends DomainError {
   }
 }
 
+/** Too much is being taken in at once (request bodies buffered); nothing was done; retry shortly. */
+export class OverloadedError extends DomainError {
+  constructor(detail = 'The server is taking in too much at once; retry shortly.', retryAfterSeconds = 1) {
+    super('unavailable', 'overloaded', detail, undefined, { 'Retry-After': String(retryAfterSeconds) });
+  }
+}
+
 /** What an unexpected exception becomes on the wire: no details (they are logged). */
 export const INTERNAL_ERROR = (): DomainError =>
   new DomainError('internal', 'internal_error', 'Something went wrong on our side; it has been logged.');
