@@ -107,6 +107,8 @@ export interface Config {
   LOG_LEVEL: (typeof LOG_LEVELS)[number];
   /** Bytes the USAGE stream may hold before publishes are refused (discard: new → 503). */
   USAGE_STREAM_MAX_BYTES: number;
+  /** Unacknowledged frames per usage WebSocket before the server stops reading it (docs/design.md §8). */
+  USAGE_STREAM_MAX_INFLIGHT: number;
   /**
    * 32+ random bytes (hex or base64) keying what must not be stored in clear: signing keys at rest,
    * card fingerprints, CSRF tokens. `meterline up` and `npm test` create one under .data/ when unset.
@@ -124,6 +126,17 @@ export interface Config {
   LIMIT_MAX_METERS: number;
   LIMIT_MAX_WEBHOOKS: number;
   LIMIT_MAX_PAYMENT_METHODS: number;
+  /** Sign-in backoff: the first wait once the free failures are used up (it doubles per failure). */
+  SIGN_IN_BACKOFF_BASE_SECONDS: number;
+  /** Request body bytes buffered at once across all requests of the process; past it → 503 overloaded. */
+  MAX_BUFFERED_REQUEST_BYTES: number;
+  /** How long stop() waits for in-flight requests before closing connections and pools. */
+  SHUTDOWN_DRAIN_SECONDS: number;
+  /** ClickHouse max_execution_time of usage reads. */
+  USAGE_QUERY_MAX_EXECUTION_SECONDS: number;
+  /** Usage reads running at once per account (per process), and how many more may wait. */
+  USAGE_QUERIES_PER_ACCOUNT: number;
+  USAGE_QUERY_QUEUE_PER_ACCOUNT: number;
 }
 
 const SPEC: { [K in keyof Config]: VarSpec<Config[K]> } = {
@@ -158,6 +171,7 @@ const SPEC: { [K in keyof Config]: VarSpec<Config[K]> } = {
     default: 4 * 1024 ** 3,
     describe: 'byte cap of the USAGE stream',
   },
+  USAGE_STREAM_MAX_INFLIGHT: { parse: int(1, 10_000), default: 64, describe: 'unacknowledged frames per usage WebSocket before the server stops reading it' },
   SECRET_KEY: { parse: secretKey, describe: 'at least 32 random bytes, hex or base64' },
   BILLING_GRACE_SECONDS: { parse: int(0, 35 * 86_400), default: 3600, describe: 'wait after a period ends before invoicing it (late usage)' },
   BILLING_INTERVAL_SECONDS: { parse: int(1, 86_400), default: 60, describe: 'how often the billing role closes periods and retries payments' },
@@ -167,6 +181,12 @@ const SPEC: { [K in keyof Config]: VarSpec<Config[K]> } = {
   LIMIT_MAX_METERS: { parse: int(1, 1_000_000), default: 1_000, describe: 'meters per account (default)' },
   LIMIT_MAX_WEBHOOKS: { parse: int(1, 10_000), default: 100, describe: 'webhook endpoints per account (default)' },
   LIMIT_MAX_PAYMENT_METHODS: { parse: int(1, 10_000), default: 25, describe: 'payment methods per account (default)' },
+  SIGN_IN_BACKOFF_BASE_SECONDS: { parse: int(1, 3600), default: 1, describe: 'first sign-in backoff wait in seconds (doubles per further failure)' },
+  MAX_BUFFERED_REQUEST_BYTES: { parse: int(1024 * 1024, 16 * 1024 * 1024 * 1024), default: 256 * 1024 * 1024, describe: 'request body bytes buffered at once across all requests' },
+  SHUTDOWN_DRAIN_SECONDS: { parse: int(0, 600), default: 10, describe: 'seconds stop() waits for in-flight requests' },
+  USAGE_QUERY_MAX_EXECUTION_SECONDS: { parse: int(1, 3600), default: 10, describe: 'ClickHouse max_execution_time of usage reads' },
+  USAGE_QUERIES_PER_ACCOUNT: { parse: int(1, 1000), default: 4, describe: 'usage reads running at once per account' },
+  USAGE_QUERY_QUEUE_PER_ACCOUNT: { parse: int(0, 10_000), default: 16, describe: 'usage reads waiting per account beyond those running' },
 };
 
 export const CONFIG_VARIABLES = Object.keys(SPEC) as (keyof Config)[];

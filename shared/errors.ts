@@ -25,6 +25,7 @@ export type ErrorKind =
   | 'payment_required'
   | 'rate_limited'
   | 'unavailable'
+  | 'upgrade_required'
   | 'internal';
 
 /** Kind → HTTP status and problem title: the only place an error's status is decided. */
@@ -40,6 +41,7 @@ export const PROBLEM_TABLE: Readonly<Record<ErrorKind, { status: number; title: 
   payload_too_large: { status: 413, title: 'Payload Too Large' },
   unsupported_media_type: { status: 415, title: 'Unsupported Media Type' },
   validation: { status: 422, title: 'Validation Failed' },
+  upgrade_required: { status: 426, title: 'Upgrade Required' },
   rate_limited: { status: 429, title: 'Too Many Requests' },
   internal: { status: 500, title: 'Internal Server Error' },
   unavailable: { status: 503, title: 'Service Unavailable' },
@@ -145,7 +147,6 @@ export class PaymentRequiredError extends DomainError {
   }
 }
 
-/** A dependency is down or full; nothing was done; retry after `Retry-After`. */
 /** Over a per-account rate; `headers` carry Retry-After and the IETF RateLimit-Policy / RateLimit fields. */
 export class RateLimitedError extends DomainError {
   constructor(detail: string, headers: Record<string, string>) {
@@ -153,9 +154,31 @@ export class RateLimitedError extends DomainError {
   }
 }
 
+/** Too many of this account's requests of one kind at once (usage reads); retry after `Retry-After`. */
+export class TooManyRequestsError extends DomainError {
+  constructor(detail: string, retryAfterSeconds = 1) {
+    super('rate_limited', 'too_many_requests', detail, undefined, { 'Retry-After': String(retryAfterSeconds) });
+  }
+}
+
+/** A dependency is down or full; nothing was done; retry after `Retry-After`. */
 export class UnavailableError extends DomainError {
   constructor(detail: string, retryAfterSeconds = 1) {
     super('unavailable', 'unavailable', detail, undefined, { 'Retry-After': String(retryAfterSeconds) });
+  }
+}
+
+/** A WebSocket endpoint asked for without the upgrade handshake. */
+export class UpgradeRequiredError extends DomainError {
+  constructor(detail: string) {
+    super('upgrade_required', 'upgrade_required', detail, undefined, { Upgrade: 'websocket', Connection: 'Upgrade' });
+  }
+}
+
+/** Too much is being taken in at once (request bodies buffered); nothing was done; retry shortly. */
+export class OverloadedError extends DomainError {
+  constructor(detail = 'The server is taking in too much at once; retry shortly.', retryAfterSeconds = 1) {
+    super('unavailable', 'overloaded', detail, undefined, { 'Retry-After': String(retryAfterSeconds) });
   }
 }
 

@@ -17,6 +17,13 @@ export interface UsageQuery {
   window: UsageWindow;
 }
 
+/** Bounds of an API read (`USAGE_QUERY_MAX_EXECUTION_SECONDS`): ClickHouse stops a query past them. */
+export interface UsageReadLimits {
+  maxExecutionSeconds?: number;
+}
+
+const settingsOf = (limits: UsageReadLimits) => (limits.maxExecutionSeconds ? { max_execution_time: limits.maxExecutionSeconds } : undefined);
+
 /** One meter's usage over [startMs, endMs) as a single total (billing's period quantities). */
 export type UsageTotalsRequest = Omit<UsageQuery, 'window'>;
 
@@ -114,16 +121,16 @@ function mergedSql(database: string, type: MeterType, meters: string, plan: Read
  * plus the whole range, in one SELECT costing O(windows) rollup rows plus the unswept hours' raw rows.
  * Window `none` is answered by queryUsageTotals, the same code billing uses.
  */
-export async function queryUsage(ch: ClickHouseClient, database: string, q: UsageQuery): Promise<UsageResult> {
+export async function queryUsage(ch: ClickHouseClient, database: string, q: UsageQuery, limits: UsageReadLimits = {}): Promise<UsageResult> {
   if (q.window === 'none') {
-    const [total] = await queryUsageTotals(ch, database, [q]);
+    const [total] = await queryUsageTotals(ch, database, [q], limits);
     return { windows: [total!], total: total! };
   }
   const plan = readPlan(q.startMs, q.endMs, await watermark(ch, database));
   const meters = `account_id = ${chString(q.accountId)} AND meter_id = ${chString(q.meterId)}`;
   const window = q.window;
   const query = mergedSql(database, q.type, meters, plan, (ts) => `${windowKeySql(window, ts)} AS w`, 'w', true);
-  const rs = await ch.query({ query, format: 'JSON' });
+  const rs = await ch.query({ query, format: 'JSON', clickhouse_settings: settingsOf(limits) });
   const json = (await rs.json()) as unknown as { data: Row[]; totals?: Row };
   const byKey = new Map<number, Row>();
   for (const r of json.data) byKey.set(Number(r.w), r);
@@ -138,7 +145,7 @@ export async function queryUsage(ch: ClickHouseClient, database: string, q: Usag
  * `(account_id, meter_id) IN (…)` on the tables' key prefix: a billing run over thousands of meters of one
  * period costs a handful of queries.
  */
-export async function queryUsageTotals(ch: ClickHouseClient, database: string, requests: readonly UsageTotalsRequest[]): Promise<WindowStats[]> {
+export async function queryUsageTotals(ch: ClickHouseClient, database: string, requests: readonly UsageTotalsRequest[], limits: UsageReadLimits = {}): Promise<WindowStats[]> {
   const groups = new Map<string, { req: UsageTotalsRequest; index: number }[]>();
   requests.forEach((req, index) => {
     const key = `${Math.trunc(req.startMs)}:${Math.trunc(req.endMs)}:${req.type}`;
@@ -156,7 +163,7 @@ export async function queryUsageTotals(ch: ClickHouseClient, database: string, r
       const pairs = [...new Set(chunk.map(({ req }) => `(${chString(req.accountId)}, ${chString(req.meterId)})`))];
       const meters = `(account_id, meter_id) IN (${pairs.join(', ')})`;
       const query = mergedSql(database, type, meters, readPlan(startMs, endMs, swept), () => 'account_id AS a, meter_id AS m', 'a, m', false);
-      const rs = await ch.query({ query, format: 'JSON' });
+      const rs = await ch.query({ query, format: 'JSON', clickhouse_settings: settingsOf(limits) });
       const json = (await rs.json()) as unknown as { data: Row[] };
       const byPair = new Map<string, Row>();
       for (const r of json.data) byPair.set(pairKey(r.a!, r.m!), r);
