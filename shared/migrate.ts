@@ -50,7 +50,7 @@ export async function migratePostgres(databaseUrl: string): Promise<string[]> {
 }
 
 /**
- * ClickHouse has no transactions: each file holds idempotent statements (IF NOT EXISTS) separated by
+ * ClickHouse has no transactions: each file holds idempotent statements (IF NOT EXISTS; ADD COLUMN below) separated by
  * `;` at line end, and the version is recorded after all of them ran.
  */
 export async function migrateClickhouse(url: string, database: string): Promise<string[]> {
@@ -74,6 +74,8 @@ export async function migrateClickhouse(url: string, database: string): Promise<
         try {
           await admin.command({ query });
         } catch (err) {
+          // ADD COLUMN has no IF NOT EXISTS on 18.16: a column already there is a statement already run.
+          if (/^ALTER TABLE/i.test(query) && /column with this name already exists/.test((err as Error).message)) continue;
           throw new Error(`clickhouse migration ${m.version} failed: ${(err as Error).message}`);
         }
       }

@@ -24,6 +24,8 @@ interface ItemRow {
   meter_type: MeterType | null;
   aggregation: string | null;
   unit: string | null;
+  /** unique_count meters: the dimension counted. */
+  unique_by: string | null;
 }
 
 /** Subscriptions priced per piscina task: large enough to share the hand-off cost, small enough to spread. */
@@ -34,7 +36,7 @@ async function itemsOf(q: PgPool | PgClient, subscriptionIds: string[]): Promise
   const out = new Map<string, ItemRow[]>(subscriptionIds.map((id) => [id, []]));
   const r = await q.query<ItemRow>(
     `SELECT si.subscription_id, si.product_id, p.name AS product_name, p.price::text AS price,
-            si.meter_id, m.type AS meter_type, m.aggregation, m.unit
+            si.meter_id, m.type AS meter_type, m.aggregation, m.unit, m.unique_by
        FROM subscription_items si JOIN products p ON p.id = si.product_id LEFT JOIN meters m ON m.id = si.meter_id
       WHERE si.subscription_id = ANY($1) ORDER BY si.subscription_id, si.position`,
     [subscriptionIds],
@@ -62,7 +64,7 @@ export async function pricePeriods(
     for (const it of items.get(p.subscription_id)!) {
       if (!it.meter_id) continue;
       requestIndex.set(`${p.subscription_id}:${it.meter_id}`, requests.length);
-      requests.push({ accountId: p.account_id, meterId: it.meter_id, type: it.meter_type!, startMs: p.startMs, endMs: p.usageEndMs });
+      requests.push({ accountId: p.account_id, meterId: it.meter_id, type: it.meter_type!, startMs: p.startMs, endMs: p.usageEndMs, uniqueBy: it.unique_by ?? undefined });
     }
   }
   const usage = requests.length ? await timed(opts.timings, 'clickhouse_ms', () => queryUsageTotals(deps.clickhouse, deps.database, requests)) : [];
