@@ -121,7 +121,8 @@ export function toRecord(row: MeterRow): MeterRecord {
     type: row.type,
     aggregation: row.aggregation,
     status: row.status,
-    dimensions: row.dimensions,
+    // Absent when none are declared: the record of an open meter is what it was before dimensions.
+    ...(row.dimensions.length ? { dimensions: row.dimensions } : {}),
     updated_at_ms: row.updated_at.getTime(),
   };
 }
