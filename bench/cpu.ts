@@ -29,6 +29,13 @@ export class CpuMeter {
     this.startKernel = new Map(Object.entries(this.groups()).map(([k, pids]) => [k, pids.reduce((s, p) => s + alive(cpuSeconds(p, true)), 0)]));
   }
 
+  /** CPU seconds per group since begin() (user + system), without ending the measurement. */
+  usedSeconds(): Record<string, number> {
+    const out: Record<string, number> = {};
+    for (const [k, pids] of Object.entries(this.groups())) out[k] = pids.reduce((s, p) => s + alive(cpuSeconds(p)), 0) - (this.start.get(k) ?? 0);
+    return out;
+  }
+
   /** Cores used per group since begin() (1.0 = one core busy the whole time). */
   end(): Record<string, number> {
     const wall = (performance.now() - this.t0) / 1000;

@@ -4,9 +4,10 @@ import { billingRunLines, type BillingRunResult } from './phases/billing-run.js'
 /** The benchmark's result document and its table, with the docs/design.md §11 goals checked. */
 import type { LoadResult } from './load.js';
 import type { LagSummary } from './lag-probe.js';
+import { PIPELINE_GROUPS, type PipelineCost } from './pipeline-cost.js';
 
 export interface PhaseResult extends LoadResult {
-  phase: 'ceiling' | 'floor' | 'healthz' | 'single' | 'batched' | 'get-product' | 'get-usage';
+  phase: 'ceiling' | 'floor' | 'healthz' | 'single' | 'batched' | 'stream' | 'get-product' | 'get-usage';
   records_per_request: number;
   records_per_s: number;
   /** Records the api processes reported as stored in JetStream during the phase (202s sent). */
@@ -18,6 +19,8 @@ export interface PhaseResult extends LoadResult {
   cpu_cores: Record<string, number>;
   /** CPU time of the server processes (api, or the ceiling server) per request, in µs. */
   server_cpu_us_per_request: number;
+  /** Ingest phases: CPU per accepted record over api + NATS + consumer + ClickHouse, load and drain (bench/pipeline-cost.ts). */
+  pipeline?: PipelineCost;
   /** Control-plane reads: req/s ÷ the docs/design.md §11 goal of 10k req/s. */
   goal_ratio?: number;
   /** get-usage: records the query aggregates (the response's `count`, after dedup) and raw rows in the table. */
@@ -67,6 +70,14 @@ export function goalsOf(r: BenchReport): Goal[] {
       goals.push({ goal: 'single p99 ≤ 25 ms', tool, measured: `${fmt(single.latency_p99_ms, 1)} ms`, met: single.latency_p99_ms <= 25 });
     }
     if (batched) goals.push({ goal: 'batched ≥ 1,000,000 records/s', tool, measured: fmt(batched.records_per_s), met: batched.records_per_s >= 1_000_000 });
+    // Cost goals (docs/design.md §11): single ≤ 2× the ceiling's CPU per request; batched and stream ≤ 2 µs per record.
+    if (ceiling && single?.pipeline) {
+      const ratio = single.pipeline.us_per_record / ceiling.server_cpu_us_per_request;
+      goals.push({ goal: 'single pipeline CPU ≤ 2 × ceiling', tool, measured: `${fmt(single.pipeline.us_per_record, 1)} vs ${fmt(ceiling.server_cpu_us_per_request, 1)} µs (× ${fmt(ratio, 2)})`, met: ratio <= 2 });
+    }
+    for (const p of r.phases.filter((x) => x.tool === tool && (x.phase === 'batched' || x.phase === 'stream') && x.pipeline)) {
+      goals.push({ goal: `${p.phase} pipeline CPU ≤ 2 µs/record`, tool, measured: `${fmt(p.pipeline!.us_per_record, 2)} µs`, met: p.pipeline!.us_per_record <= 2 });
+    }
     for (const p of r.phases.filter((x) => x.tool === tool && x.phase === 'get-usage')) {
       // docs/design.md §11: usage reads over 10 M records under load.
       const over = p.usage_records !== undefined ? ` over ${fmt(p.usage_records)} records` : '';
@@ -86,6 +97,20 @@ export function goalsOf(r: BenchReport): Goal[] {
   }
   if (r.count_check) goals.push({ goal: 'ClickHouse count == accepted', tool: '—', measured: `${fmt(r.count_check.stored)} / ${fmt(r.count_check.accepted)}`, met: r.count_check.exact });
   return goals;
+}
+
+/** Where each ingest phase's CPU went, per accepted record and process group, beside the ceiling's per request. */
+function costLines(r: BenchReport): string[] {
+  const ingest = r.phases.filter((p) => p.pipeline);
+  if (!ingest.length) return [];
+  const rows = [['pipeline cost (load + drain)', 'tool', 'records', 'drain s', 'µs/record', ...PIPELINE_GROUPS.map((g) => `${g} µs`), '× ceiling µs/req']];
+  for (const p of ingest) {
+    const c = p.pipeline!;
+    const ceiling = r.phases.find((x) => x.phase === 'ceiling' && x.tool === p.tool)?.server_cpu_us_per_request ?? NaN;
+    rows.push([p.phase, p.tool, fmt(c.records), fmt(c.drain_s, 1), fmt(c.us_per_record, 2), ...PIPELINE_GROUPS.map((g) => fmt(c.us_per_record_by_group[g] ?? NaN, 2)), fmt((c.us_per_record * p.records_per_request) / ceiling, 2)]);
+  }
+  for (const p of r.phases.filter((x) => x.phase === 'ceiling')) rows.push([`ceiling (bare uWS, per request)`, p.tool, fmt(p.requests), '—', fmt(p.server_cpu_us_per_request, 2), ...PIPELINE_GROUPS.map(() => '—'), '1.00']);
+  return ['', table(rows), ''];
 }
 
 function table(rows: string[][]): string {
@@ -127,6 +152,7 @@ export function printReport(r: BenchReport): void {
       .filter((p) => p.usage_records !== undefined)
       .map((p) => `get-usage ${p.tool}: the meter holds ${fmt(p.usage_records!)} records (${fmt(p.usage_raw_rows ?? NaN)} raw rows); one request alone took ${fmt(p.usage_query_alone_ms ?? NaN)} ms before the load`),
     r.lag ? `ingest → queryable (${r.lag.seen}/${r.lag.probes} probes, poll ${r.lag.poll_ms} ms): p50 ${fmt(r.lag.p50_ms)} ms, p99 ${fmt(r.lag.p99_ms)} ms, max ${fmt(r.lag.max_ms)} ms` : '',
+    ...costLines(r),
     r.count_check
       ? `count check: ${fmt(r.count_check.accepted)} records accepted (202), ${fmt(r.count_check.stored)} in ClickHouse after dedup (${fmt(r.count_check.raw_rows)} raw rows) → ${r.count_check.exact ? 'EXACT' : 'MISMATCH'}; drained ${fmt(r.count_check.drain_seconds_after_load, 1)} s after the load`
       : '',

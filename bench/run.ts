@@ -10,6 +10,9 @@
  *   4. get-product — GET /v1/products/{id} (the world's product), against the 10k req/s goal
  *   5. get-usage   — GET /v1/meters/{id}/usage?window=day of the load meter, over every record the
  *                    ingest phases stored (its cost grows with that count, reported alongside)
+ * Every ingest phase also reports the pipeline's cost: CPU per accepted record of api + NATS + consumer +
+ * ClickHouse (from /proc per process group, load and drain; bench/pipeline-cost.ts) beside the ceiling's CPU
+ * per request. NATS and ClickHouse are private to the run (bench/private-servers.ts) unless --shared-servers.
  * Ingest → queryable lag is probed during phases 2 and 3. Results: a table on stdout and
  * bench/results/<timestamp>.json.
  *
@@ -21,7 +24,6 @@
  *          auth and parsing), the HTTP layer's own cost
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createServer } from 'node:net';
 import { cpus, loadavg, totalmem } from 'node:os';
 import { createWriteStream, mkdirSync, type WriteStream } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
@@ -36,6 +38,8 @@ import { runWebhooksPhase } from './phases/webhooks.js';
 import { runBillingPhase } from './phases/billing-run.js';
 import { runNoisyNeighbourPhase } from './phases/noisy-neighbour.js';
 import { CpuMeter } from './cpu.js';
+import { freePort, startPrivateServers, type PrivateServers } from './private-servers.js';
+import { pipelineCost, rawRowCount, waitForRows } from './pipeline-cost.js';
 import { printReport, CONTROL_READ_GOAL, type PhaseResult, type BenchReport } from './report.js';
 
 function arg(name: string, fallback: number): number {
@@ -57,22 +61,14 @@ const opts = {
   wrk: !flag('no-wrk'),
   autocannon: !flag('no-autocannon'),
   keep: flag('keep'),
+  /** Use the stack's NATS and ClickHouse (their CPU then includes everyone else's work on them). */
+  sharedServers: flag('shared-servers'),
   /** Writes V8 CPU profiles of the api processes to bench/results/ (open in Chrome DevTools). */
   profile: flag('profile'),
   /** Comma-separated subset of ceiling,single,batched,get-product,get-usage (the count check always runs). */
   phases: (process.argv[process.argv.indexOf('--phases') + 1] && process.argv.includes('--phases') ? process.argv[process.argv.indexOf('--phases') + 1]! : 'ceiling,single,batched,get-product,usage-query,get-usage,billing-run').split(','),
 };
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 interface Proc {
   name: string;
@@ -153,13 +149,20 @@ async function main(): Promise<void> {
   const started = new Date();
   log(`options ${JSON.stringify(opts)}`);
   const stack = await stackUp({ root: REPO_ROOT, env: process.env, log });
-  const natsPid = stack.servers.find((s) => s.name === 'nats')?.pid ?? undefined;
-  const chPid = stack.servers.find((s) => s.name === 'clickhouse')?.pid ?? undefined;
+  const streamBytes = arg('stream-gb', 2) * 1024 ** 3;
+  // Private NATS and ClickHouse (bench/private-servers.ts), so their CPU time is this run's alone.
+  const own: PrivateServers | undefined = opts.sharedServers ? undefined : await startPrivateServers(streamBytes);
+  if (own) log(`private servers: nats ${own.natsPid}, clickhouse ${own.clickhousePid}`);
+  const natsPid = own?.natsPid ?? stack.servers.find((s) => s.name === 'nats')?.pid ?? undefined;
+  const chPid = own?.clickhousePid ?? stack.servers.find((s) => s.name === 'clickhouse')?.pid ?? undefined;
   const apiPort = await freePort();
   const ceilingPort = await freePort();
-  const world: BenchWorld = await createWorld({ DATABASE_URL: stack.databaseUrl, NATS_URL: stack.natsUrl, CLICKHOUSE_URL: stack.clickhouseUrl }, apiPort, arg('stream-gb', 2) * 1024 ** 3);
+  const world: BenchWorld = await createWorld({ DATABASE_URL: stack.databaseUrl, NATS_URL: own?.natsUrl ?? stack.natsUrl, CLICKHOUSE_URL: own?.clickhouseUrl ?? stack.clickhouseUrl }, apiPort, streamBytes).catch(async (err) => {
+    await own?.stop();
+    throw err;
+  });
   log(`world ${world.name}: account ${world.accountId}, meter ${world.meterId}`);
-  const ch = createClickhouse(stack.clickhouseUrl, world.config.CLICKHOUSE_DATABASE);
+  const ch = createClickhouse(world.config.CLICKHOUSE_URL, world.config.CLICKHOUSE_DATABASE);
   const report: BenchReport = {
     started_at: started.toISOString(),
     machine: { cpus: cpus().length, cpu_model: cpus()[0]?.model ?? '?', memory_gb: Math.round(totalmem() / 1024 ** 3), node: process.version, loadavg_before: loadavg().map((x) => Math.round(x * 100) / 100) },
@@ -218,12 +221,18 @@ async function main(): Promise<void> {
         const counted = name === 'single' || name === 'batched';
         const before = counted ? await acceptedRecords(apis) : 0;
         const messagesBefore = counted ? await storedMessages(apis) : 0;
+        const rowsBefore = counted ? await rawRowCount(ch, world.accountId) : 0;
         cpu.begin();
+        const t0 = performance.now();
         const r = await run(tool, spec);
+        const loadS = (performance.now() - t0) / 1000;
         const cores = cpu.end();
         loadPids = [process.pid];
         const accepted = counted ? (await acceptedRecords(apis)) - before : undefined;
         const messages = counted ? (await storedMessages(apis)) - messagesBefore : undefined;
+        // The pipeline's cost: CPU from the start of the load until ClickHouse holds what was accepted.
+        const drainS = accepted !== undefined ? await waitForRows(ch, world.accountId, rowsBefore + accepted, 5 * 60_000) : 0;
+        const cost = accepted !== undefined ? pipelineCost(cpu.usedSeconds(), accepted, loadS + drainS, drainS) : undefined;
         const result: PhaseResult = {
           phase: name,
           ...r,
@@ -234,11 +243,12 @@ async function main(): Promise<void> {
           records_per_message: accepted !== undefined && messages ? Math.round((accepted / messages) * 10) / 10 : undefined,
           cpu_cores: cores,
           server_cpu_us_per_request: Math.round(((name === 'ceiling' ? cores.ceiling! : cores.api!) * 1e6) / r.requests_per_s),
+          pipeline: cost,
           ...(read ? { goal_ratio: r.requests_per_s / CONTROL_READ_GOAL } : {}),
           ...extra,
         };
         report.phases.push(result);
-        log(`${name} ${tool}: ${Math.round(r.requests_per_s)} req/s, p50 ${r.latency_p50_ms} ms, p99 ${r.latency_p99_ms} ms, non-2xx ${r.non_2xx}, errors ${r.errors}, records/message ${result.records_per_message ?? '—'}, cpu ${JSON.stringify(cores)}`);
+        log(`${name} ${tool}: ${Math.round(r.requests_per_s)} req/s, p50 ${r.latency_p50_ms} ms, p99 ${r.latency_p99_ms} ms, non-2xx ${r.non_2xx}, errors ${r.errors}, records/message ${result.records_per_message ?? '—'}, cpu ${JSON.stringify(cores)}${cost ? `, pipeline ${cost.us_per_record} µs/record ${JSON.stringify(cost.us_per_record_by_group)}` : ''}`);
         await sleep(1000);
       }
     };
@@ -268,8 +278,7 @@ async function main(): Promise<void> {
       await sleep(1000);
     }
     const drainS = (Date.now() - drainStart) / 1000;
-    const rawRs = await ch.query({ query: `SELECT count() AS c FROM usage_records WHERE account_id = '${world.accountId}'`, format: 'JSONEachRow' });
-    const raw = Number((await rawRs.json<{ c: string }>())[0]?.c ?? 0);
+    const raw = await rawRowCount(ch, world.accountId);
     report.count_check = { accepted, stored, exact: stored === accepted, raw_rows: raw, drain_seconds_after_load: drainS };
     log(`count check: accepted ${accepted}, stored ${stored} (${stored === accepted ? 'exact' : 'MISMATCH'}), drained ${drainS.toFixed(1)} s after the load`);
 
@@ -322,6 +331,7 @@ async function main(): Promise<void> {
     await Promise.all(procs.map((p) => (p.child.exitCode === null ? new Promise((r) => p.child.once('exit', r)) : undefined)));
     await ch.close();
     if (!opts.keep) await world.drop().catch((err) => log(`cleanup failed: ${(err as Error).message}`));
+    await own?.stop();
   }
 }
 

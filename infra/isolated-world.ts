@@ -20,7 +20,7 @@ export interface IsolatedWorld {
  * A world of its own on shared servers: a Postgres database, a ClickHouse database and a NATS namespace,
  * all named `name`. Tests and benchmark runs use one each, so they never see each other's state.
  */
-export async function createIsolatedWorld(urls: ServerUrls, name: string): Promise<IsolatedWorld> {
+export async function createIsolatedWorld(urls: ServerUrls, name: string, o: { clickhouseCluster?: string } = {}): Promise<IsolatedWorld> {
   if (!/^[a-z][a-z0-9_]{0,30}$/.test(name)) throw new Error(`world name must match [a-z][a-z0-9_]{0,30}: ${name}`);
   const admin = new pg.Client({ connectionString: urls.DATABASE_URL });
   await admin.connect();
@@ -35,7 +35,8 @@ export async function createIsolatedWorld(urls: ServerUrls, name: string): Promi
       await a.connect();
       await a.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`).finally(() => a.end());
       const ch = createClickhouse(urls.CLICKHOUSE_URL);
-      await ch.command({ query: `DROP DATABASE IF EXISTS ${name}` }).finally(() => ch.close());
+      const onCluster = o.clickhouseCluster ? ` ON CLUSTER ${o.clickhouseCluster}` : '';
+      await ch.command({ query: `DROP DATABASE IF EXISTS ${name}${onCluster}` }).finally(() => ch.close());
       const nc = await connectNats(urls.NATS_URL, `drop-${name}`);
       try {
         const jsm = await jetstreamManager(nc);

@@ -48,6 +48,13 @@ const url = (protocols: string[]): Parser<string> => (raw) => {
   return stripTrailing(raw, '/');
 };
 
+/** A comma-separated list of URLs (several servers of one cluster), each checked like `url`. */
+const urlList = (protocols: string[]): Parser<string> => (raw) => {
+  const parts = raw.split(',').map((s) => s.trim());
+  if (parts.some((p) => p === '')) throw new Error(`must be one URL or a comma-separated list of URLs, got "${raw}"`);
+  return parts.map(url(protocols)).join(',');
+};
+
 const oneOf = <T extends string>(values: readonly T[]): Parser<T> => (raw) => {
   if (!(values as readonly string[]).includes(raw)) throw new Error(`must be one of ${values.join(', ')}, got "${raw}"`);
   return raw as T;
@@ -78,8 +85,17 @@ export interface Config {
   PORT: number;
   PUBLIC_BASE_URL: string;
   DATABASE_URL: string;
+  /** One NATS server, or every server of a NATS cluster (comma-separated). */
   NATS_URL: string;
+  /** Replicas of each JetStream stream and KV bucket: 1 on one server, 3 on a NATS cluster. */
+  NATS_STREAM_REPLICAS: number;
+  /** One ClickHouse server, or every replica of every shard of CLICKHOUSE_CLUSTER (comma-separated). */
   CLICKHOUSE_URL: string;
+  /**
+   * The ClickHouse cluster (its `remote_servers` name): migrations run ON CLUSTER and create replicated
+   * local tables plus Distributed tables under today's names; empty = one server, plain tables.
+   */
+  CLICKHOUSE_CLUSTER: string;
   /** ClickHouse database holding usage; tests use one per test file. */
   CLICKHOUSE_DATABASE: string;
   /** Prefix for NATS stream, subject and bucket names; empty in production, unique per test file. */
@@ -119,8 +135,14 @@ const SPEC: { [K in keyof Config]: VarSpec<Config[K]> } = {
     describe: 'external base URL; the OAuth issuer',
   },
   DATABASE_URL: { parse: url(['postgres', 'postgresql']), describe: 'Postgres connection URL' },
-  NATS_URL: { parse: url(['nats', 'tls']), describe: 'NATS server URL (JetStream enabled)' },
-  CLICKHOUSE_URL: { parse: url(['http', 'https']), describe: 'ClickHouse HTTP URL' },
+  NATS_URL: { parse: urlList(['nats', 'tls']), describe: 'NATS server URL, or a comma-separated list of a cluster\'s servers (JetStream enabled)' },
+  NATS_STREAM_REPLICAS: { parse: int(1, 5), default: 1, describe: 'replicas of each JetStream stream and KV bucket (3 on a NATS cluster)' },
+  CLICKHOUSE_URL: { parse: urlList(['http', 'https']), describe: 'ClickHouse HTTP URL, or a comma-separated list of every replica of a cluster' },
+  CLICKHOUSE_CLUSTER: {
+    parse: (raw) => (raw === '' ? '' : name(raw)),
+    default: '',
+    describe: 'ClickHouse cluster name (remote_servers): replicated, sharded tables',
+  },
   CLICKHOUSE_DATABASE: { parse: name, default: 'meterline', describe: 'ClickHouse database for usage' },
   NATS_NAMESPACE: {
     parse: (raw) => (raw === '' ? '' : name(raw)),

@@ -5,6 +5,7 @@ import { jetstreamManager, DiscardPolicy, StorageType, RetentionPolicy } from '@
 import { Kvm } from '@nats-io/kv';
 import type { Config } from './config.js';
 import { createClickhouse } from './clients/clickhouse.js';
+import { ClusterDdl } from './clickhouse-cluster.js';
 import { connectNats, NatsNames, type NatsConnection } from './clients/nats.js';
 import { repoPath } from './paths.js';
 
@@ -49,30 +50,41 @@ export async function migratePostgres(databaseUrl: string): Promise<string[]> {
   return applied;
 }
 
+/** One migration file's statements: `;` at line end separates them, comment lines are dropped. */
+function sqlStatements(sql: string, database: string): string[] {
+  return sql
+    .replace(/\{database\}/g, database)
+    .split(/;\s*(?:\n|$)/)
+    .map((s) => s.replace(/^[ \t]*--.*$/gm, '').trim())
+    .filter(Boolean);
+}
+
 /**
  * ClickHouse has no transactions: each file holds idempotent statements (IF NOT EXISTS; ADD COLUMN below) separated by
- * `;` at line end, and the version is recorded after all of them ran.
+ * `;` at line end, and the version is recorded after all of them ran. With `cluster` every statement runs
+ * ON CLUSTER in its replicated/sharded form (shared/clickhouse-cluster.ts), rewritten from the same files.
  */
-export async function migrateClickhouse(url: string, database: string): Promise<string[]> {
+export async function migrateClickhouse(url: string, database: string, cluster = ''): Promise<string[]> {
   const admin = createClickhouse(url);
+  const ddl = cluster ? new ClusterDdl(cluster) : null;
+  const forCluster = (statement: string) => (ddl ? ddl.rewrite(statement) : [statement]);
+  // Data statements of a migration reach the shards before it counts as applied.
+  const settings = cluster ? { insert_distributed_sync: 1 as const } : {};
   const applied: string[] = [];
   try {
-    await admin.command({ query: `CREATE DATABASE IF NOT EXISTS ${database}` });
-    await admin.command({
-      query: `CREATE TABLE IF NOT EXISTS ${database}.schema_migrations (version String, applied_at DateTime DEFAULT now()) ENGINE = ReplacingMergeTree() ORDER BY version`,
-    });
+    await admin.command({ query: `CREATE DATABASE IF NOT EXISTS ${database}${cluster ? ` ON CLUSTER ${cluster}` : ''}` });
+    for (const q of forCluster(`CREATE TABLE IF NOT EXISTS ${database}.schema_migrations (version String, applied_at DateTime DEFAULT now()) ENGINE = ReplacingMergeTree() ORDER BY version`)) {
+      await admin.command({ query: q });
+    }
     const rs = await admin.query({ query: `SELECT version FROM ${database}.schema_migrations FINAL`, format: 'JSONEachRow' });
     const done = new Set((await rs.json<{ version: string }>()).map((r) => r.version));
     for (const m of await migrationFiles(repoPath('infra/migrations/clickhouse'))) {
+      // Rewritten even when applied: later files' statements need to know which tables are sharded.
+      const statements = sqlStatements(m.sql, database).flatMap(forCluster);
       if (done.has(m.version)) continue;
-      const statements = m.sql
-        .replace(/\{database\}/g, database)
-        .split(/;\s*(?:\n|$)/)
-        .map((s) => s.replace(/^[ \t]*--.*$/gm, '').trim())
-        .filter(Boolean);
       for (const query of statements) {
         try {
-          await admin.command({ query });
+          await admin.command({ query, clickhouse_settings: settings });
         } catch (err) {
           // ADD COLUMN has no IF NOT EXISTS on 18.16: a column already there is a statement already run.
           if (/^ALTER TABLE/i.test(query) && /column with this name already exists/.test((err as Error).message)) continue;
@@ -89,12 +101,13 @@ export async function migrateClickhouse(url: string, database: string): Promise<
 }
 
 /** Streams and buckets; created when missing, updated to the configured limits when present. */
-export async function ensureNatsTopology(nc: NatsConnection, names: NatsNames, usageMaxBytes: number): Promise<string[]> {
+export async function ensureNatsTopology(nc: NatsConnection, names: NatsNames, usageMaxBytes: number, replicas = 1): Promise<string[]> {
   const jsm = await jetstreamManager(nc);
   const changed: string[] = [];
   const streams = [
     {
       name: names.usageStream,
+      num_replicas: replicas,
       subjects: [names.usageSubjects],
       storage: StorageType.File,
       // Work queue: a record leaves the stream once the consumer acked its ClickHouse insert, so max_bytes
@@ -107,6 +120,7 @@ export async function ensureNatsTopology(nc: NatsConnection, names: NatsNames, u
     },
     {
       name: names.eventsStream,
+      num_replicas: replicas,
       subjects: [names.eventSubjects],
       storage: StorageType.File,
       retention: RetentionPolicy.Limits,
@@ -141,10 +155,10 @@ export async function ensureNatsTopology(nc: NatsConnection, names: NatsNames, u
   }
   const kvm = new Kvm(nc);
   for (const bucket of names.kvBuckets) {
-    await kvm.create(bucket, { history: 1, storage: StorageType.File });
+    await kvm.create(bucket, { history: 1, storage: StorageType.File, replicas });
   }
   // Heartbeats: an entry older than the TTL is a process that went away.
-  await kvm.create(names.apiProcessBucket, { history: 1, storage: StorageType.Memory, ttl: API_PROCESS_TTL_MS });
+  await kvm.create(names.apiProcessBucket, { history: 1, storage: StorageType.Memory, ttl: API_PROCESS_TTL_MS, replicas });
   return changed;
 }
 
@@ -153,10 +167,10 @@ export const API_PROCESS_TTL_MS = 15_000;
 
 export async function migrateAll(config: Config): Promise<MigrationReport> {
   const postgres = await migratePostgres(config.DATABASE_URL);
-  const clickhouse = await migrateClickhouse(config.CLICKHOUSE_URL, config.CLICKHOUSE_DATABASE);
+  const clickhouse = await migrateClickhouse(config.CLICKHOUSE_URL, config.CLICKHOUSE_DATABASE, config.CLICKHOUSE_CLUSTER);
   const nc = await connectNats(config.NATS_URL, 'meterline-migrate');
   try {
-    const nats = await ensureNatsTopology(nc, new NatsNames(config.NATS_NAMESPACE), config.USAGE_STREAM_MAX_BYTES);
+    const nats = await ensureNatsTopology(nc, new NatsNames(config.NATS_NAMESPACE), config.USAGE_STREAM_MAX_BYTES, config.NATS_STREAM_REPLICAS);
     return { postgres, clickhouse, nats };
   } finally {
     await nc.close();

@@ -9,6 +9,7 @@ import { readdir } from 'node:fs/promises';
 import { join, relative } from 'node:path';
 import { stackUp, stackDown, stackStatus } from '../infra/stack/stack.js';
 import { REPO_ROOT, repoPath } from '../shared/paths.js';
+import { FailureDigest } from './failure-digest.js';
 import { prepareTestTools } from './fixtures/tools.js';
 
 async function findTests(dir: string): Promise<string[]> {
@@ -50,6 +51,7 @@ async function main(): Promise<number> {
     LIMIT_REQUESTS_PER_SECOND: process.env.LIMIT_REQUESTS_PER_SECOND ?? '1000000',
   };
   let totals: { pass: number; fail: number } | undefined;
+  const digest = new FailureDigest();
   const code = await new Promise<number>((resolve) => {
     const child = spawn(
       process.execPath,
@@ -60,6 +62,7 @@ async function main(): Promise<number> {
     child.stdout.on('data', (chunk: Buffer) => {
       process.stdout.write(chunk);
       const text = chunk.toString();
+      digest.push(text);
       const base = /Asserts:\s+(\d+) pass\s+(\d+) fail/.exec(text);
       if (base) totals = { pass: Number(base[1]), fail: Number(base[2]) };
       const tap = /^# \{ total: (\d+), pass: (\d+)/m.exec(text);
@@ -67,6 +70,7 @@ async function main(): Promise<number> {
     });
     child.on('exit', (c, signal) => resolve(c ?? (signal ? 1 : 0)));
   });
+  process.stdout.write(digest.report());
   if (totals) process.stdout.write(`\n${totals.pass} passed, ${totals.fail} failed\n`);
   if (launched.length && !process.env.KEEP_STACK) {
     const down = await stackDown({ root: REPO_ROOT });

@@ -10,7 +10,7 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { StackError } from './errors.js';
 import { redactUrl } from './probe.js';
-import { stackDown, stackStatus, stackUp } from './stack.js';
+import { stackDown, stackProcesses, stackStatus, stackUp } from './stack.js';
 
 const USAGE = 'usage: stack <up|down|status> [--verbose]';
 
@@ -35,7 +35,7 @@ export async function stackCommand(args: string[], root: string): Promise<number
     let out: unknown;
     if (cmd === 'up') out = await stackUp({ root, log });
     else if (cmd === 'down') out = await stackDown({ root });
-    else out = await stackStatus({ root });
+    else out = { ...(await stackStatus({ root })), processes: await stackProcesses({ root }) };
     // Passwords stay in .data/credentials.json: every URL is printed without its password.
     process.stdout.write(JSON.stringify(out, (_k, v: unknown) => (typeof v === 'string' ? redactUrl(v) : v), 2) + '\n');
     return 0;

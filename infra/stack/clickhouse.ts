@@ -3,7 +3,7 @@
  * users.xml, start, readiness probe (GET /ping), stop, URL.
  */
 import { createHash } from 'node:crypto';
-import { mkdir, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { findOnPath } from './install.js';
 import { launch, loginOf, named, requireCommand, type InstanceOptions, type Login, type Ports, type ServerHandle, type ServerKind } from './launch.js';
@@ -19,6 +19,26 @@ export interface ClickhouseOptions {
   timeoutMs?: number;
   /** `{default: password}`: the only user needs it. Unset: no password. */
   passwords?: Record<string, string>;
+  /** One replica of a sharded, replicated cluster (topology.ts): its macros, every shard's replicas' TCP ports, ZooKeeper. */
+  cluster?: { name: string; shard: number; replica: string; shards: number[][]; zookeeperPort: number };
+}
+
+/** ClickHouse's ZooKeeper session: short, so a killed replica's session expires soon after it comes back. */
+const ZOOKEEPER_SESSION_MS = 3_000;
+
+/** remote_servers, macros, ZooKeeper and the ON CLUSTER queue of one replica. */
+function clusterConfig(c: NonNullable<ClickhouseOptions['cluster']>, host: string, password: string | undefined): string {
+  const replica = (tcp: number) =>
+    `<replica><host>${xml(host)}</host><port>${tcp}</port><user>default</user><password>${xml(password ?? '')}</password></replica>`;
+  const shards = c.shards.map((ports) => `<shard><internal_replication>true</internal_replication>${ports.map(replica).join('')}</shard>`);
+  return `
+    <remote_servers><${c.name}>${shards.join('\n')}</${c.name}></remote_servers>
+    <macros><shard>${c.shard}</shard><replica>${xml(c.replica)}</replica></macros>
+    <zookeeper>
+        <node><host>${xml(host)}</host><port>${c.zookeeperPort}</port></node>
+        <session_timeout_ms>${ZOOKEEPER_SESSION_MS}</session_timeout_ms>
+    </zookeeper>
+    <distributed_ddl><path>/clickhouse/task_queue/ddl</path></distributed_ddl>`;
 }
 
 function xml(s: string | number): string {
@@ -61,7 +81,7 @@ function serverConfig(o: ClickhouseOptions, l: Layout): string {
     <mark_cache_size>536870912</mark_cache_size>
     <max_concurrent_queries>100</max_concurrent_queries>
     <timezone>UTC</timezone>
-    <mlock_executable>false</mlock_executable>
+    <mlock_executable>false</mlock_executable>${o.cluster ? clusterConfig(o.cluster, l.host, o.passwords?.default) : ''}
 </yandex>
 `;
 }
@@ -124,7 +144,9 @@ export function startClickhouse(o: ClickhouseOptions): Promise<ServerHandle> {
     };
     for (const d of ['data', 'tmp', 'user_files', 'format_schemas']) await mkdir(path.join(dir, d), { recursive: true });
     const configFile = path.join(dir, 'config.xml');
-    await writeFile(configFile, serverConfig(o, l));
+    // It may hold the cluster's password (remote_servers).
+    await writeFile(configFile, serverConfig(o, l), { mode: 0o600 });
+    await chmod(configFile, 0o600);
     await writeFile(l.usersFile, usersConfig(o.passwords?.default), { mode: 0o600 });
     return launch({
       server: 'clickhouse',
@@ -190,6 +212,13 @@ export const clickhouse: ServerKind = {
       host: o.host,
       timeoutMs: o.timeoutMs,
       passwords: o.passwords,
+      cluster: o.cluster && {
+        name: o.cluster.name,
+        shard: o.cluster.shard!,
+        replica: o.cluster.self,
+        shards: o.cluster.shards!.map((replicas) => replicas.map((p) => p.tcp!)),
+        zookeeperPort: o.cluster.zookeeperPort!,
+      },
     }),
   probe: probeClickhouse,
 };

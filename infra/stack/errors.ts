@@ -4,9 +4,10 @@
  * servers.ts re-exports everything here.
  */
 
-export type ServerName = 'postgres' | 'nats' | 'clickhouse';
+export type ServerName = 'postgres' | 'nats' | 'clickhouse' | 'zookeeper';
 
-export const SERVER_NAMES: readonly ServerName[] = ['postgres', 'nats', 'clickhouse'];
+/** The servers meterline connects to (one URL setting each). ZooKeeper only serves ClickHouse's replication. */
+export const SERVER_NAMES: readonly Exclude<ServerName, 'zookeeper'>[] = ['postgres', 'nats', 'clickhouse'];
 
 export class StackError extends Error {
   /** When several servers failed at once (stackUp), the individual failures. */

@@ -55,6 +55,22 @@ export interface InstanceOptions {
   passwords?: Record<string, string>;
   /** NATS_NAMESPACE whose streams, buckets and subjects the roles' NATS permissions name. */
   natsNamespace?: string;
+  /** In a cluster topology (topology.ts): what this instance must know of the others. */
+  cluster?: ClusterPlace;
+}
+
+/** An instance's place in a cluster topology. */
+export interface ClusterPlace {
+  /** The cluster's name (NATS cluster, ClickHouse remote_servers). */
+  name: string;
+  /** Every instance of this kind, self included, in order (NATS routes). */
+  peers: { name: string; ports: Ports }[];
+  /** This instance's name (unique; ClickHouse's `replica` macro). */
+  self: string;
+  /** ClickHouse: 1-based shard number, every shard's replicas' ports, the ZooKeeper client port. */
+  shard?: number;
+  shards?: Ports[][];
+  zookeeperPort?: number;
 }
 
 /** Who connects to the servers: the test harness and operator tools, migrations, and each role. */
@@ -78,7 +94,7 @@ export interface ServerKind {
   /** The signal that shuts it down cleanly and quickly. */
   stopSignal: NodeJS.Signals;
   /** The setting that points meterline at a server of this kind (and makes the stack leave it alone). */
-  urlVariable: 'DATABASE_URL' | 'NATS_URL' | 'CLICKHOUSE_URL';
+  urlVariable: 'DATABASE_URL' | 'NATS_URL' | 'CLICKHOUSE_URL' | null;
   /** The local stack's ports, in the order they are taken from METERLINE_STACK_PORT_BASE. */
   defaultPorts: Ports;
   /** The server user each profile connects as; one password per distinct user. */

@@ -7,8 +7,9 @@ import type { ServerKind } from './launch.js';
 import { clickhouse } from './clickhouse.js';
 import { nats } from './nats.js';
 import { postgres } from './postgres.js';
+import { zookeeper } from './zookeeper.js';
 
-export const SERVERS: Record<ServerName, ServerKind> = { postgres, nats, clickhouse };
+export const SERVERS: Record<ServerName, ServerKind> = { postgres, nats, clickhouse, zookeeper };
 
 export type { ServerHandle } from './launch.js';
 export { startPostgres } from './postgres.js';

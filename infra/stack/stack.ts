@@ -17,8 +17,9 @@ import { ensureCredentials, readCredentials, type Credentials } from './credenti
 import { redactUrl } from './probe.js';
 import { isAlive, ownsPid, stopPid, waitFor } from './process.js';
 import { SERVERS } from './servers.js';
-import { readState, stackDataDir, withLock, writeState, type ServerRecord } from './state.js';
-import { singleTopology, type Instance } from './topology.js';
+import { readRoleProcesses, readState, stackDataDir, topologyName, withLock, writeState, type ProcessEntry, type ServerRecord } from './state.js';
+import { jetstreamClusterReady } from './nats.js';
+import { CLUSTER_SETTINGS, topology, type Instance } from './topology.js';
 
 export { stackDataDir } from './state.js';
 
@@ -49,6 +50,8 @@ export interface StackInfo {
   clickhouseUrl: string;
   /** The URLs each profile connects with, credentials included: never print them. */
   profiles: Record<Profile, ServerUrls>;
+  /** Settings the roles need besides the URLs (the cluster's NATS_STREAM_REPLICAS and CLICKHOUSE_CLUSTER). */
+  settings: Record<string, string>;
   servers: StackServer[];
 }
 
@@ -61,6 +64,7 @@ interface Entry {
 type Log = (m: string) => void;
 
 function externalUrl(env: NodeJS.ProcessEnv, kind: ServerKind): string | null {
+  if (!kind.urlVariable) return null;
   const v = env[kind.urlVariable];
   return v && v.trim() !== '' ? v.trim() : null;
 }
@@ -79,10 +83,10 @@ function throwAll(failures: StackError[], what: string): void {
   throw err;
 }
 
-const URL_SETTING: Record<ServerName, keyof ServerUrls> = { postgres: 'DATABASE_URL', nats: 'NATS_URL', clickhouse: 'CLICKHOUSE_URL' };
+const URL_SETTING: Record<(typeof SERVER_NAMES)[number], keyof ServerUrls> = { postgres: 'DATABASE_URL', nats: 'NATS_URL', clickhouse: 'CLICKHOUSE_URL' };
 
 /** Each setting gets every instance of its kind, comma-separated (one in the single topology). */
-function info(entries: Entry[]): StackInfo {
+function info(entries: Entry[], settings: Record<string, string> = {}): StackInfo {
   const sorted = sortServers(entries.map((e) => ({ ...e, name: e.server.name })));
   const urlsOf = (p: Profile) =>
     Object.fromEntries(
@@ -90,7 +94,7 @@ function info(entries: Entry[]): StackInfo {
     ) as unknown as ServerUrls;
   const profiles = Object.fromEntries(PROFILES.map((p) => [p, urlsOf(p)])) as Record<Profile, ServerUrls>;
   const { DATABASE_URL, NATS_URL, CLICKHOUSE_URL } = profiles.admin;
-  return { databaseUrl: DATABASE_URL, natsUrl: NATS_URL, clickhouseUrl: CLICKHOUSE_URL, profiles, servers: sorted.map((e) => e.server) };
+  return { databaseUrl: DATABASE_URL, natsUrl: NATS_URL, clickhouseUrl: CLICKHOUSE_URL, profiles, settings, servers: sorted.map((e) => e.server) };
 }
 
 function sameForAll(url: string): Record<Profile, string> {
@@ -177,7 +181,7 @@ async function upInstance(i: Instance, rec: ServerRecord | undefined, o: UpOptio
   await ensureInstalled(i.kind);
   o.log(`${i.name}: starting in ${i.dir}`);
   const t0 = Date.now();
-  const h = await i.kind.start({ dir: i.dir, ports: i.ports, passwords: o.creds[i.kind.name], natsNamespace: o.natsNamespace });
+  const h = await i.kind.start({ dir: i.dir, ports: i.ports, passwords: o.creds[i.kind.name], natsNamespace: o.natsNamespace, cluster: i.cluster });
   o.log(`${i.name}: ready at ${i.url} (pid ${h.pid}, ${Date.now() - t0} ms)`);
   const record = newRecord(i, h.pid, h.logFile, true);
   return { entry: local(i, h.pid, true, record, o.creds), record };
@@ -200,18 +204,44 @@ interface UpOptions {
 
 /** A password for every server user of the instances to run. */
 function credentialsFor(root: string, instances: Instance[]): Credentials {
-  const users = Object.fromEntries(instances.map((i) => [i.kind.name, [...new Set(Object.values(i.kind.userOf))]]));
+  const users = Object.fromEntries(instances.map((i) => [i.kind.name, [...new Set(Object.values(i.kind.userOf))].filter(Boolean)]));
   return ensureCredentials(root, users);
 }
 
 /** The servers to run: one external entry per kind given by URL, the topology's instances for the rest. */
-function plan(root: string, env: NodeJS.ProcessEnv): { externals: [ServerKind, string][]; instances: Instance[] } {
+function plan(root: string, env: NodeJS.ProcessEnv): { externals: [ServerKind, string][]; instances: Instance[]; settings: Record<string, string> } {
   const externals = SERVER_NAMES.flatMap((n): [ServerKind, string][] => {
     const url = externalUrl(env, SERVERS[n]);
     return url ? [[SERVERS[n], url]] : [];
   });
-  const instances = singleTopology(root, env).filter((i) => !externals.some(([k]) => k === i.kind));
-  return { externals, instances };
+  const isExternal = (k: ServerKind) => externals.some(([e]) => e === k) || (k === SERVERS.zookeeper && externals.some(([e]) => e === SERVERS.clickhouse));
+  const instances = topology(root, env).filter((i) => !isExternal(i.kind));
+  const settings: Record<string, string> = {};
+  if (topologyName(env) === 'cluster') {
+    if (!isExternal(SERVERS.nats)) settings.NATS_STREAM_REPLICAS = CLUSTER_SETTINGS.NATS_STREAM_REPLICAS;
+    if (!isExternal(SERVERS.clickhouse)) settings.CLICKHOUSE_CLUSTER = CLUSTER_SETTINGS.CLICKHOUSE_CLUSTER;
+  }
+  return { externals, instances, settings };
+}
+
+/** ClickHouse replicas need ZooKeeper up first: in a cluster the servers start in two waves. */
+function waves(instances: Instance[]): Instance[][] {
+  if (!instances.some((i) => i.cluster)) return [instances];
+  const late = (i: Instance) => i.kind === SERVERS.clickhouse;
+  return [instances.filter((i) => !late(i)), instances.filter(late)];
+}
+
+/** A NATS cluster elects its JetStream meta leader after its nodes answer; streams can be made only then. */
+async function jetstreamReady(instances: Instance[], log: Log): Promise<void> {
+  const node = instances.find((i) => i.kind === SERVERS.nats && i.cluster && i.ports.monitor);
+  if (!node) return;
+  let detail = '';
+  await waitFor(async () => {
+    const r = await jetstreamClusterReady('127.0.0.1', node.ports.monitor!);
+    detail = r.detail ?? '';
+    return r.ok;
+  }, { timeoutMs: READY_TIMEOUT_MS, intervalMs: 200, what: 'the NATS cluster to elect a JetStream leader' });
+  log(`nats cluster: ${detail}`);
 }
 
 /**
@@ -221,8 +251,8 @@ function plan(root: string, env: NodeJS.ProcessEnv): { externals: [ServerKind, s
 export async function stackUp(o: { root: string; env?: NodeJS.ProcessEnv; log?: Log }): Promise<StackInfo> {
   const root = path.resolve(o.root);
   const env = o.env ?? process.env;
-  const { externals, instances } = plan(root, env);
-  await mkdir(stackDataDir(root), { recursive: true });
+  const { externals, instances, settings } = plan(root, env);
+  await mkdir(stackDataDir(root, env), { recursive: true });
   return withLock(root, async () => {
     const state = readState(root);
     const up: UpOptions = { creds: credentialsFor(root, instances), natsNamespace: env.NATS_NAMESPACE ?? '', log: o.log ?? (() => undefined) };
@@ -233,18 +263,22 @@ export async function stackUp(o: { root: string; env?: NodeJS.ProcessEnv; log?: 
         failures.push(toError(name, kind, e));
         if (state.servers[name] && !isAlive(state.servers[name].pid)) delete state.servers[name];
       });
-    await Promise.all([
-      ...externals.map(([k, url]) => settle(k.name, k.name, upExternal(k, url, up.log), (e) => entries.push(e))),
-      ...instances.map((i) =>
-        settle(i.name, i.kind.name, upInstance(i, state.servers[i.name], up), (r) => {
-          entries.push(r.entry);
-          state.servers[i.name] = r.record;
-        }),
-      ),
-    ]);
+    await Promise.all(externals.map(([k, url]) => settle(k.name, k.name, upExternal(k, url, up.log), (e) => entries.push(e))));
+    for (const wave of waves(instances)) {
+      if (failures.length) break;
+      await Promise.all(
+        wave.map((i) =>
+          settle(i.name, i.kind.name, upInstance(i, state.servers[i.name], up), (r) => {
+            entries.push(r.entry);
+            state.servers[i.name] = r.record;
+          }),
+        ),
+      );
+    }
     writeState(root, state);
     throwAll(failures, 'servers failed to start');
-    return info(entries);
+    await jetstreamReady(instances, up.log);
+    return info(entries, settings);
   });
 }
 
@@ -287,7 +321,7 @@ export async function stackDown(o: { root: string }): Promise<{ stopped: { name:
 /** Report the state of the stack without starting or stopping anything. */
 export async function stackStatus(o: { root: string; env?: NodeJS.ProcessEnv }): Promise<StackInfo> {
   const root = path.resolve(o.root);
-  const { externals, instances } = plan(root, o.env ?? process.env);
+  const { externals, instances, settings } = plan(root, o.env ?? process.env);
   const state = readState(root);
   const creds = readCredentials(root);
   const entries = await Promise.all([
@@ -298,5 +332,17 @@ export async function stackStatus(o: { root: string; env?: NodeJS.ProcessEnv }):
       return local(i, c.pid, (await i.kind.probe(profileUrls(i, c, creds).admin)).ok, c, creds);
     }),
   ]);
-  return info(entries);
+  return info(entries, settings);
+}
+
+/**
+ * Every server and role process of the stack, for an operator or a test to find the one to stop: the
+ * servers' pids and ports, and the role processes `meterline up` is supervising (alive ones).
+ */
+export async function stackProcesses(o: { root: string; env?: NodeJS.ProcessEnv }): Promise<ProcessEntry[]> {
+  const st = await stackStatus(o);
+  const servers = st.servers
+    .filter((s) => s.pid !== null && s.running)
+    .map((s) => ({ name: s.name, kind: s.kind, pid: s.pid!, ports: Object.values(s.ports ?? {}) }));
+  return [...servers, ...readRoleProcesses(path.resolve(o.root), o.env).filter((p) => isAlive(p.pid))];
 }

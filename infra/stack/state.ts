@@ -2,7 +2,7 @@
  * What the stack remembers between commands: `<root>/.data/stack.json` (the pid, URL and ports of every
  * server instance it started, written atomically) and the lock that serialises stack operations.
  */
-import { closeSync, openSync, readFileSync, renameSync, rmSync, statSync, writeSync } from 'node:fs';
+import { closeSync, openSync, readFileSync, renameSync, rmSync, statSync, writeFileSync, writeSync } from 'node:fs';
 import path from 'node:path';
 import { StackError, type ServerName } from './errors.js';
 import { READY_TIMEOUT_MS, type Ports } from './launch.js';
@@ -28,8 +28,21 @@ export interface StackState {
   servers: Record<string, ServerRecord>;
 }
 
-export function stackDataDir(root: string): string {
-  return path.join(path.resolve(root), '.data');
+/** METERLINE_TOPOLOGY: `single` (default) or `cluster` (several nodes of each server, several processes per role). */
+export const TOPOLOGY_VARIABLE = 'METERLINE_TOPOLOGY';
+export const TOPOLOGIES = ['single', 'cluster'] as const;
+export type TopologyName = (typeof TOPOLOGIES)[number];
+
+export function topologyName(env: NodeJS.ProcessEnv = process.env): TopologyName {
+  const raw = env[TOPOLOGY_VARIABLE]?.trim() || 'single';
+  if (!(TOPOLOGIES as readonly string[]).includes(raw)) throw new StackError(`${TOPOLOGY_VARIABLE} must be one of ${TOPOLOGIES.join(', ')}, got "${raw}"`);
+  return raw as TopologyName;
+}
+
+/** `<root>/.data` for the single topology, `<root>/.data/cluster` for the cluster: two stacks never share a file. */
+export function stackDataDir(root: string, env: NodeJS.ProcessEnv = process.env): string {
+  const base = path.join(path.resolve(root), '.data');
+  return topologyName(env) === 'cluster' ? path.join(base, 'cluster') : base;
 }
 
 function stateFile(root: string): string {
@@ -101,5 +114,34 @@ export async function withLock<T>(root: string, fn: () => Promise<T>): Promise<T
     return await fn();
   } finally {
     rmSync(lock, { force: true });
+  }
+}
+
+/** One process of the stack, as `meterline stack status` lists it. */
+export interface ProcessEntry {
+  name: string;
+  kind: ServerName | 'api' | 'consumer' | 'dispatcher' | 'billing';
+  pid: number;
+  ports: number[];
+}
+
+function roleProcessesFile(root: string, env?: NodeJS.ProcessEnv): string {
+  return path.join(stackDataDir(root, env), 'processes.json');
+}
+
+/** The role processes `meterline up` supervises, rewritten (atomically) whenever one (re)starts. */
+export function writeRoleProcesses(root: string, processes: ProcessEntry[]): void {
+  const file = roleProcessesFile(root);
+  const tmp = `${file}.${process.pid}.tmp`;
+  writeFileSync(tmp, JSON.stringify(processes, null, 2) + '\n');
+  renameSync(tmp, file);
+}
+
+export function readRoleProcesses(root: string, env?: NodeJS.ProcessEnv): ProcessEntry[] {
+  try {
+    const list = JSON.parse(readFileSync(roleProcessesFile(root, env), 'utf8')) as ProcessEntry[];
+    return Array.isArray(list) ? list.filter((p) => p && Number.isInteger(p.pid) && typeof p.name === 'string') : [];
+  } catch {
+    return [];
   }
 }

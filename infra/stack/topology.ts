@@ -7,9 +7,9 @@
  */
 import path from 'node:path';
 import { SERVER_NAMES, StackError } from './errors.js';
-import type { Ports, ServerKind } from './launch.js';
+import type { ClusterPlace, Ports, ServerKind } from './launch.js';
 import { SERVERS } from './servers.js';
-import { stackDataDir } from './state.js';
+import { stackDataDir, topologyName } from './state.js';
 
 export const PORT_BASE_VARIABLE = 'METERLINE_STACK_PORT_BASE';
 
@@ -20,6 +20,8 @@ export interface Instance {
   dir: string;
   ports: Ports;
   url: string;
+  /** Its place in a cluster topology; none in the single topology. */
+  cluster?: ClusterPlace;
 }
 
 function portBase(env: NodeJS.ProcessEnv, count: number): number | null {
@@ -40,6 +42,11 @@ function assignPorts(kinds: ServerKind[], base: number | null): Ports[] {
   );
 }
 
+/** The instances of METERLINE_TOPOLOGY's topology. */
+export function topology(root: string, env: NodeJS.ProcessEnv): Instance[] {
+  return topologyName(env) === 'cluster' ? clusterTopology(root, env) : singleTopology(root, env);
+}
+
 export function singleTopology(root: string, env: NodeJS.ProcessEnv): Instance[] {
   const kinds = SERVER_NAMES.map((n) => SERVERS[n]);
   const count = kinds.reduce((sum, k) => sum + Object.keys(k.defaultPorts).length, 0);
@@ -51,4 +58,51 @@ export function singleTopology(root: string, env: NodeJS.ProcessEnv): Instance[]
     ports: ports[i]!,
     url: kind.url(ports[i]!),
   }));
+}
+
+/** The local cluster's shape (README "Running on more than one machine"). */
+export const CLUSTER_SHAPE = { natsNodes: 3, clickhouseShards: 2, clickhouseReplicas: 2 } as const;
+/** The name of the NATS cluster and of the ClickHouse cluster (CLICKHOUSE_CLUSTER). */
+export const CLUSTER_NAME = 'meterline';
+/** The cluster's first port without METERLINE_STACK_PORT_BASE: clear of the single stack's defaults and below the ephemeral range (32768+) where an outgoing connection may hold a port. */
+export const CLUSTER_PORT_BASE = 26100;
+
+/** Settings the roles need on the local cluster beyond the server URLs. */
+export const CLUSTER_SETTINGS = { NATS_STREAM_REPLICAS: String(CLUSTER_SHAPE.natsNodes), CLICKHOUSE_CLUSTER: CLUSTER_NAME };
+
+/**
+ * One Postgres, three NATS nodes (client, monitor and route ports), one ZooKeeper, and ClickHouse as
+ * 2 shards × 2 replicas, on consecutive ports from METERLINE_STACK_PORT_BASE (default CLUSTER_PORT_BASE),
+ * each under `.data/cluster/<name>/`.
+ */
+export function clusterTopology(root: string, env: NodeJS.ProcessEnv): Instance[] {
+  const layout: { name: string; kind: ServerKind; ports: string[] }[] = [
+    { name: 'postgres', kind: SERVERS.postgres, ports: Object.keys(SERVERS.postgres.defaultPorts) },
+    ...Array.from({ length: CLUSTER_SHAPE.natsNodes }, (_v, i) => ({ name: `nats-${i + 1}`, kind: SERVERS.nats, ports: ['client', 'monitor', 'cluster'] })),
+    { name: 'zookeeper', kind: SERVERS.zookeeper, ports: ['client'] },
+    ...Array.from({ length: CLUSTER_SHAPE.clickhouseShards * CLUSTER_SHAPE.clickhouseReplicas }, (_v, i) => ({
+      name: `clickhouse-s${Math.floor(i / CLUSTER_SHAPE.clickhouseReplicas) + 1}r${(i % CLUSTER_SHAPE.clickhouseReplicas) + 1}`,
+      kind: SERVERS.clickhouse,
+      ports: ['http', 'tcp', 'interserver'],
+    })),
+  ];
+  const count = layout.reduce((n, l) => n + l.ports.length, 0);
+  let next = portBase(env, count) ?? CLUSTER_PORT_BASE;
+  const dataDir = stackDataDir(root, env);
+  const placed = layout.map((l) => ({ ...l, ports: Object.fromEntries(l.ports.map((p) => [p, next++])) as Ports }));
+  const peersOf = (kind: ServerKind) => placed.filter((p) => p.kind === kind).map((p) => ({ name: p.name, ports: p.ports }));
+  const zookeeperPort = placed.find((p) => p.kind === SERVERS.zookeeper)!.ports.client;
+  const chPeers = peersOf(SERVERS.clickhouse);
+  const shards = Array.from({ length: CLUSTER_SHAPE.clickhouseShards }, (_v, s) =>
+    chPeers.slice(s * CLUSTER_SHAPE.clickhouseReplicas, (s + 1) * CLUSTER_SHAPE.clickhouseReplicas).map((p) => p.ports),
+  );
+  return placed.map((p) => {
+    const base = { name: p.name, kind: p.kind, dir: path.join(dataDir, p.name), ports: p.ports, url: p.kind.url(p.ports) };
+    if (p.kind === SERVERS.nats) return { ...base, cluster: { name: CLUSTER_NAME, self: p.name, peers: peersOf(p.kind) } };
+    if (p.kind === SERVERS.clickhouse) {
+      const shard = Math.floor(chPeers.findIndex((c) => c.name === p.name) / CLUSTER_SHAPE.clickhouseReplicas) + 1;
+      return { ...base, cluster: { name: CLUSTER_NAME, self: p.name, peers: chPeers, shard, shards, zookeeperPort } };
+    }
+    return base;
+  });
 }

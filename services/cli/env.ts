@@ -14,5 +14,5 @@ export async function stackEnv(opts: { launch: boolean; log?: (m: string) => voi
   const down = info.servers.filter((s) => !s.running).map((s) => s.name);
   if (down.length) throw new Error(`not running: ${down.join(', ')} — run "meterline stack up" or set DATABASE_URL, NATS_URL and CLICKHOUSE_URL`);
   // Operator commands (migrate, accounts) work on the app's schema with the owner's rights.
-  return { ...env, ...info.profiles.migrate };
+  return { ...info.settings, ...env, ...info.profiles.migrate };
 }

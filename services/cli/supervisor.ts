@@ -4,18 +4,29 @@ import type { Role } from '../roles.js';
 import { printError } from './output.js';
 
 interface Managed {
+  /** The role, numbered when it runs in several processes (`api-2`). */
+  name: string;
   role: Role;
   child: ChildProcess | null;
   restarts: number;
   port?: number;
 }
 
+/** A role process as `meterline stack status` lists it. */
+export interface RoleProcess {
+  name: string;
+  kind: Role;
+  pid: number;
+  ports: number[];
+}
+
 const MAX_BACKOFF_MS = 30_000;
 const STOP_GRACE_MS = 15_000;
 
 /**
- * Runs every role as its own process, restarts a crashed one with backoff, and stops them in order
- * (api first: close ingress → consumer drains → dispatcher and billing flush).
+ * Runs every role as its own process (`copies` processes of each: the cluster topology runs two), restarts
+ * a crashed or killed one with backoff, and stops them in order (api first: close ingress → consumer drains
+ * → dispatcher and billing flush). Every (re)start is reported to `onChange` with the live processes.
  */
 export class Supervisor {
   private readonly managed: Managed[];
@@ -25,14 +36,25 @@ export class Supervisor {
     roles: readonly Role[],
     /** The environment of each role's process (each role connects with its own credentials). */
     private readonly envOf: (role: Role) => NodeJS.ProcessEnv,
+    copies = 1,
+    private readonly onChange: (processes: RoleProcess[]) => void = () => undefined,
   ) {
-    this.managed = roles.map((role) => ({ role, child: null, restarts: 0 }));
+    this.managed = roles.flatMap((role) =>
+      Array.from({ length: copies }, (_v, i) => ({ name: copies === 1 ? role : `${role}-${i + 1}`, role, child: null, restarts: 0 })),
+    );
+  }
+
+  /** The live role processes. */
+  processes(): RoleProcess[] {
+    return this.managed
+      .filter((m) => m.child?.pid !== undefined && m.child.exitCode === null)
+      .map((m) => ({ name: m.name, kind: m.role, pid: m.child!.pid!, ports: m.port ? [m.port] : [] }));
   }
 
   /** Starts every role and resolves once each reported ready. */
   async start(): Promise<Record<string, { pid: number; port?: number }>> {
     await Promise.all(this.managed.map((m) => this.spawn(m)));
-    return Object.fromEntries(this.managed.map((m) => [m.role, { pid: m.child!.pid!, port: m.port }]));
+    return Object.fromEntries(this.managed.map((m) => [m.name, { pid: m.child!.pid!, port: m.port }]));
   }
 
   private spawn(m: Managed): Promise<void> {
@@ -51,29 +73,39 @@ export class Supervisor {
         if (msg?.type === 'ready' && !ready) {
           ready = true;
           m.port = msg.port;
+          this.onChange(this.processes());
           resolve();
         }
       });
       child.on('exit', (code, signal) => {
         if (m.child === child) m.child = null;
+        if (!this.stopping) this.onChange(this.processes());
         if (!ready) {
-          reject(new Error(`role ${m.role} exited before it was ready (code ${code}, signal ${signal})`));
+          reject(new Error(`role ${m.name} exited before it was ready (code ${code}, signal ${signal})`));
           return;
         }
         if (this.stopping) return;
-        const delay = Math.min(1000 * 2 ** m.restarts, MAX_BACKOFF_MS);
-        printError(`role ${m.role} exited unexpectedly`, { role: m.role, code, signal, restart_in_ms: delay });
+        printError(`role ${m.name} exited unexpectedly`, { role: m.name, code, signal });
         if (code === 78) return; // misconfigured: restarting cannot help
-        m.restarts++;
-        setTimeout(() => {
-          if (this.stopping) return;
-          this.spawn(m).then(
-            () => printError(`role ${m.role} restarted`, { role: m.role, pid: m.child?.pid }),
-            (err) => printError(`role ${m.role} failed to restart`, { role: m.role, reason: (err as Error).message }),
-          );
-        }, delay).unref();
+        this.restartLater(m);
       });
     });
+  }
+
+  /** Restarts with backoff; a restart that fails before ready (a server still down) is tried again later. */
+  private restartLater(m: Managed): void {
+    const delay = Math.min(1000 * 2 ** m.restarts, MAX_BACKOFF_MS);
+    m.restarts++;
+    setTimeout(() => {
+      if (this.stopping) return;
+      this.spawn(m).then(
+        () => printError(`role ${m.name} restarted`, { role: m.name, pid: m.child?.pid }),
+        (err) => {
+          printError(`role ${m.name} failed to restart; retrying`, { role: m.name, reason: (err as Error).message });
+          if (!this.stopping) this.restartLater(m);
+        },
+      );
+    }, delay).unref();
   }
 
   /** Stops roles one by one in start order; idempotent. */

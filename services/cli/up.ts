@@ -3,6 +3,7 @@ import { migrateAll } from '../../shared/migrate.js';
 import { STACK_ROOT, repoPath } from '../../shared/paths.js';
 import { ensureSecretFile } from '../../shared/secret.js';
 import { stackUp, stackDown, stackStatus } from '../../infra/stack/stack.js';
+import { topologyName, writeRoleProcesses } from '../../infra/stack/state.js';
 import { ROLES, type Role } from '../roles.js';
 import { Supervisor } from './supervisor.js';
 import { firstRunLines } from '../console/first-run.js';
@@ -21,7 +22,8 @@ export async function upCommand(): Promise<number> {
   const launchedHere = stack.servers.filter((s) => !s.external && !runningBefore.has(s.name)).map((s) => s.name);
 
   // Migrations run as the schema's owner; each role connects as itself (least privilege on servers the stack secured).
-  const env = { ...process.env, SECRET_KEY: process.env.SECRET_KEY || (await ensureSecretFile(repoPath('.data/secret.key'))) };
+  // The cluster's settings (stream replicas, ClickHouse cluster) unless the operator set them.
+  const env = { ...stack.settings, ...process.env, SECRET_KEY: process.env.SECRET_KEY || (await ensureSecretFile(repoPath('.data/secret.key'))) };
   const envOf = (role: Role) => ({ ...env, ...stack.profiles[role] });
   let config;
   try {
@@ -34,7 +36,9 @@ export async function upCommand(): Promise<number> {
     throw err;
   }
   const migrations = await migrateAll(config);
-  const supervisor = new Supervisor(ROLES, envOf);
+  // The cluster topology runs two processes of every role (the api ones share the port: SO_REUSEPORT).
+  const copies = topologyName(process.env) === 'cluster' ? 2 : 1;
+  const supervisor = new Supervisor(ROLES, envOf, copies, (processes) => writeRoleProcesses(STACK_ROOT, processes));
 
   let stopping: Promise<void> | null = null;
   const shutdown = () =>
@@ -60,7 +64,7 @@ export async function upCommand(): Promise<number> {
   printResult({
     base_url: config.PUBLIC_BASE_URL,
     console_url: consoleRedirectUri(config.PUBLIC_BASE_URL),
-    listening: `http://${config.HOST}:${roles.api?.port ?? config.PORT}`,
+    listening: `http://${config.HOST}:${(roles.api ?? roles['api-1'])?.port ?? config.PORT}`,
     roles,
     servers: stack.servers,
     migrations,

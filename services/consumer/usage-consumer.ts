@@ -1,10 +1,10 @@
 import { Readable } from 'node:stream';
 import { AckPolicy, DeliverPolicy, jetstream, jetstreamManager, type ConsumerConfig, type ConsumerMessages, type JsMsg } from '@nats-io/jetstream';
-import { createClient, ClickHouseLogLevel, type ClickHouseClient } from '@clickhouse/client';
 import type { Infra } from '../../shared/infra.js';
 import { HDR_COUNT, HDR_DEADLINE, HDR_FORMAT, HDR_VOID, USAGE_COLUMNS, USAGE_TABLE, WIRE_FORMAT, WIRE_FORMAT_V1, upgradeV1Rows } from '../../shared/usage/wire.js';
 import { mayBeSwept, recomputeHours, type HourKeys } from '../../shared/usage/rollups.js';
 import { scanRows, type TouchedHours } from '../../shared/usage/row-scan.js';
+import { UsageShards, type UsageShard } from '../../shared/usage/shards.js';
 import type { Component } from '../role.js';
 import { isDataError, describeInsertError } from './insert-errors.js';
 import { RollupSweeper } from './rollup-sweeper.js';
@@ -80,8 +80,11 @@ interface Batch {
 export class UsageConsumer implements Component {
   readonly name = 'usage-consumer';
   private readonly opts: UsageConsumerOptions;
-  /** Its own client: insert failures are reported by our logger (once, with context), not the client's. */
-  private readonly ch: ClickHouseClient;
+  /**
+   * Its own clients, one set per ClickHouse shard (one on a single server): insert failures are reported by
+   * our logger (once, with context), not the client's.
+   */
+  private shards: UsageShards | undefined;
   private messages: ConsumerMessages | undefined;
   private loop: Promise<void> | undefined;
   private batch: Batch = emptyBatch();
@@ -92,7 +95,7 @@ export class UsageConsumer implements Component {
   private readonly outcomes;
   private readonly insertSeconds;
   private readonly lagSeconds;
-  private readonly sweeper: RollupSweeper;
+  private sweeper: RollupSweeper | undefined;
   private readonly subjectPrefix: string;
 
   constructor(
@@ -100,15 +103,6 @@ export class UsageConsumer implements Component {
     opts: Partial<UsageConsumerOptions> = {},
   ) {
     this.opts = { ...DEFAULT_CONSUMER_OPTIONS, ...opts };
-    this.ch = createClient({
-      url: infra.config.CLICKHOUSE_URL,
-      database: infra.config.CLICKHOUSE_DATABASE,
-      request_timeout: 30_000,
-      compression: { request: false, response: false },
-      max_open_connections: this.opts.maxConcurrentInserts + 1,
-      log: { level: ClickHouseLogLevel.OFF },
-    });
-    this.sweeper = new RollupSweeper(this.ch, infra.config.CLICKHOUSE_DATABASE, infra.log, this.opts.sweepIntervalMs);
     this.subjectPrefix = infra.natsNames.usageSubject('');
     const m = infra.metrics;
     this.rowsInserted = m.counter('meterline_usage_rows_inserted_total', 'Usage rows inserted into ClickHouse (redeliveries included)');
@@ -118,7 +112,9 @@ export class UsageConsumer implements Component {
   }
 
   async start(): Promise<void> {
-    const { nats, natsNames: names } = this.infra;
+    const { nats, natsNames: names, config: cfg } = this.infra;
+    this.shards = await UsageShards.open(cfg, { maxOpenConnections: this.opts.maxConcurrentInserts + 1, quiet: true });
+    this.sweeper = new RollupSweeper(this.shards, cfg.CLICKHOUSE_DATABASE, this.infra.log, this.opts.sweepIntervalMs);
     const jsm = await jetstreamManager(nats);
     const config: Partial<ConsumerConfig> = {
       durable_name: names.usageConsumer,
@@ -219,13 +215,16 @@ export class UsageConsumer implements Component {
     this.inserts.add(p);
   }
 
-  private async insert(chunks: Uint8Array[]): Promise<void> {
-    await this.ch.insert({
-      table: USAGE_TABLE,
-      values: Readable.from(chunks, { objectMode: false }),
-      format: 'TabSeparated',
-      columns: [...USAGE_COLUMNS],
-    });
+  /** Into the shard's table itself (a fresh stream per replica tried): it returns once the shard holds the rows. */
+  private async insert(shard: UsageShard, chunks: Uint8Array[]): Promise<void> {
+    await shard.replicas.run((ch) =>
+      ch.insert({
+        table: USAGE_TABLE + shard.local,
+        values: Readable.from(chunks, { objectMode: false }),
+        format: 'TabSeparated',
+        columns: [...USAGE_COLUMNS],
+      }),
+    );
   }
 
   /**
@@ -233,7 +232,7 @@ export class UsageConsumer implements Component {
    * late records are visible at once. The others are rolled up by the sweep when it comes; until then
    * readers take them raw.
    */
-  private async recomputeClosedHours(rows: MessageRows[]): Promise<void> {
+  private async recomputeClosedHours(shard: UsageShard, rows: MessageRows[]): Promise<void> {
     const now = Date.now();
     const keys = new Map<string, HourKeys & { hours: Set<number> }>();
     for (const { accountId, touched } of rows) {
@@ -247,14 +246,29 @@ export class UsageConsumer implements Component {
         }
       }
     }
-    if (keys.size) await recomputeHours(this.ch, this.infra.config.CLICKHOUSE_DATABASE, [...keys.values()]);
+    if (keys.size) await shard.replicas.run((ch) => recomputeHours(ch, this.infra.config.CLICKHOUSE_DATABASE, [...keys.values()], shard.local));
   }
 
+  /** The batch split by the ClickHouse shard owning each message's account; each part acked on its own. */
   private async insertBatch(b: Batch): Promise<void> {
+    const parts = new Map<UsageShard, Batch>();
+    for (const [i, m] of b.msgs.entries()) {
+      const shard = this.shards!.of(b.rowsOf[i]!.accountId);
+      let part = parts.get(shard);
+      if (!part) parts.set(shard, (part = emptyBatch()));
+      part.msgs.push(m);
+      part.rowsOf.push(b.rowsOf[i]!);
+      part.chunks.push(b.chunks[i]!);
+    }
+    if (parts.size === 1) return this.insertPart([...parts.keys()][0]!, b);
+    await Promise.all([...parts].map(([shard, part]) => this.insertPart(shard, { ...part, rows: rowCount(part.msgs) })));
+  }
+
+  private async insertPart(shard: UsageShard, b: Batch): Promise<void> {
     const started = performance.now();
     try {
-      await this.insert(b.chunks);
-      await this.recomputeClosedHours(b.rowsOf);
+      await this.insert(shard, b.chunks);
+      await this.recomputeClosedHours(shard, b.rowsOf);
       // ── The batch is durably inserted (raw rows and the rollups of the closed hours it touched). Work that
       // must follow a successful insert goes here, before the acks. ──
       await this.opts.afterInsert?.(b.msgs);
@@ -267,7 +281,7 @@ export class UsageConsumer implements Component {
       this.lastError = describeInsertError(err);
       if (isDataError(err)) {
         this.infra.log.warn({ err: this.lastError, messages: b.msgs.length }, 'usage insert rejected its data; isolating the bad messages');
-        await this.isolate(b.msgs, b.rowsOf, b.chunks);
+        await this.isolate(shard, b.msgs, b.rowsOf, b.chunks);
       } else {
         this.infra.log.warn({ err: this.lastError, messages: b.msgs.length, rows: b.rows }, 'usage insert failed; messages will be redelivered');
         for (const m of b.msgs) this.nak(m);
@@ -276,14 +290,14 @@ export class UsageConsumer implements Component {
   }
 
   /** One INSERT per message: the ones ClickHouse refuses for their content are terminated. */
-  private async isolate(msgs: JsMsg[], rows: MessageRows[], chunks: Uint8Array[]): Promise<void> {
+  private async isolate(shard: UsageShard, msgs: JsMsg[], rows: MessageRows[], chunks: Uint8Array[]): Promise<void> {
     for (const [i, m] of msgs.entries()) {
       try {
-        await this.insert([chunks[i]!]);
-        await this.recomputeClosedHours([rows[i]!]);
+        await this.insert(shard, [chunks[i]!]); // the message's rows as batched (tsv1 upgraded)
+        await this.recomputeClosedHours(shard, [rows[i]!]);
         // The message is durably inserted (as in insertBatch).
         await this.opts.afterInsert?.([m]);
-        this.acked([m], Number(m.headers?.get(HDR_COUNT)));
+        this.acked([m], rowCount([m]));
       } catch (err) {
         if (isDataError(err)) this.poison(m, describeInsertError(err));
         else this.nak(m);
@@ -315,16 +329,20 @@ export class UsageConsumer implements Component {
     await this.loop;
     await this.flush();
     while (this.inserts.size) await Promise.allSettled([...this.inserts]);
-    await this.sweeper.stop();
-    await this.ch.close();
+    await this.sweeper?.stop();
+    await this.shards?.close();
   }
 
   async health(): Promise<{ ok: boolean; detail?: string }> {
     if (!this.messages || this.stopping) return { ok: false, detail: 'not consuming' };
     if (this.lastError) return { ok: false, detail: `last insert failed: ${this.lastError}` };
-    const sweep = this.sweeper.problem();
+    const sweep = this.sweeper?.problem();
     return sweep ? { ok: false, detail: `rollup sweeps failing for over a minute: ${sweep}` } : { ok: true };
   }
+}
+
+function rowCount(msgs: JsMsg[]): number {
+  return msgs.reduce((n, m) => n + Number(m.headers?.get(HDR_COUNT)), 0);
 }
 
 function emptyBatch(): Batch {

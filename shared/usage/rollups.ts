@@ -73,9 +73,10 @@ function hourRanges(hours: Iterable<number>): [number, number][] {
 /**
  * Recomputes the rollup rows of the given hours from their deduplicated raw rows and inserts them. Safe to
  * run any number of times, concurrently, in any order (see `version` in the migration): the answer is the
- * same as if each record had arrived once, on time.
+ * same as if each record had arrived once, on time. `local` ('_local' on a cluster) makes it read and write
+ * one shard's local tables, on a replica of the shard owning the accounts (shared/usage/shards.ts).
  */
-export async function recomputeHours(ch: ClickHouseClient, database: string, keys: readonly HourKeys[]): Promise<void> {
+export async function recomputeHours(ch: ClickHouseClient, database: string, keys: readonly HourKeys[], local = ''): Promise<void> {
   const conditions: string[] = [];
   for (const k of keys) {
     const meter = `account_id = ${chString(k.accountId)} AND meter_id = ${chString(k.meterId)}`;
@@ -83,12 +84,12 @@ export async function recomputeHours(ch: ClickHouseClient, database: string, key
   }
   for (let i = 0; i < conditions.length; i += RANGES_PER_RECOMPUTE) {
     await ch.command({
-      query: `INSERT INTO ${database}.${ROLLUP_TABLE}
+      query: `INSERT INTO ${database}.${ROLLUP_TABLE}${local}
         (account_id, meter_id, hour, group_key, dim_keys, dim_values, records, sum, min, max, last_ts, last_id, last_value, quantiles, version)
         SELECT account_id, meter_id, intDiv(ts_ms, ${HOUR_MS}) AS hour, ${GROUP_KEY_SQL} AS group_key, dim_keys, dim_values, count() AS records,
           sum(value), min(value), max(value), max(ts_ms), argMax(record_id, (ts_ms, record_id)),
           argMax(value, (ts_ms, record_id)), ${QUANTILES_STATE}(toFloat64(value)), count() AS version
-        FROM ${database}.${USAGE_TABLE} FINAL
+        FROM ${database}.${USAGE_TABLE}${local} FINAL
         WHERE ${conditions.slice(i, i + RANGES_PER_RECOMPUTE).join(' OR ')}
         GROUP BY account_id, meter_id, hour, dim_keys, dim_values`,
     });
@@ -107,13 +108,13 @@ export async function markSwept(ch: ClickHouseClient, database: string, hour: nu
 }
 
 /** (account, meter) pairs with records in `hour`, and the earliest hour anything was recorded in. */
-export async function touchedMeters(ch: ClickHouseClient, database: string, hour: number): Promise<{ accountId: string; meterId: string }[]> {
-  const rs = await ch.query({ query: `SELECT DISTINCT account_id AS a, meter_id AS m FROM ${database}.${TOUCHED_TABLE} WHERE hour = ${hour}`, format: 'JSONEachRow' });
+export async function touchedMeters(ch: ClickHouseClient, database: string, hour: number, local = ''): Promise<{ accountId: string; meterId: string }[]> {
+  const rs = await ch.query({ query: `SELECT DISTINCT account_id AS a, meter_id AS m FROM ${database}.${TOUCHED_TABLE}${local} WHERE hour = ${hour}`, format: 'JSONEachRow' });
   return (await rs.json<{ a: string; m: string }>()).map((r) => ({ accountId: r.a, meterId: r.m }));
 }
 
-export async function earliestTouchedHour(ch: ClickHouseClient, database: string): Promise<number | undefined> {
-  const rs = await ch.query({ query: `SELECT min(hour) AS h, count() AS n FROM ${database}.${TOUCHED_TABLE}`, format: 'JSONEachRow' });
+export async function earliestTouchedHour(ch: ClickHouseClient, database: string, local = ''): Promise<number | undefined> {
+  const rs = await ch.query({ query: `SELECT min(hour) AS h, count() AS n FROM ${database}.${TOUCHED_TABLE}${local}`, format: 'JSONEachRow' });
   const [row] = await rs.json<{ h: string; n: string }>();
   return row && Number(row.n) > 0 ? Number(row.h) : undefined;
 }

@@ -112,7 +112,7 @@ t.test('ClickHouse stopped mid-stream', async (t) => {
   await waitUntil(async () => (await storedCount(infra, meter.id)) >= 2_000, 'records flowing into ClickHouse', 30_000, 100);
   await ch.stop();
   const acceptedAtStop = accepted.size;
-  await waitUntil(async () => /last insert failed/.test((await consumer.health()).detail ?? ''), 'the consumer to report failing inserts', 10_000);
+  await waitUntil(async () => /last insert failed/.test((await consumer.health()).detail ?? ''), 'the consumer to report failing inserts', 30_000);
   t.match((await consumer.health()).detail, /last insert failed/);
   await waitUntil(() => accepted.size >= acceptedAtStop + 3_000, 'ingestion continues while ClickHouse is down', 30_000);
   ch = await startClickhouse({ dir, ...ports });

@@ -116,10 +116,10 @@ t.test('usage ingestion routes', async (t) => {
     t.equal((await postJson(api.url, path(m), W, { value: 1, timestamp: ts })).status, 202);
     await setMeterStatus(infra, m, 'inactive');
     const started = Date.now();
-    await waitUntil(async () => (await postJson(api.url, path(m), W, { value: 1, timestamp: ts })).status === 409, 'the deactivation to reach the ingress', 2_000);
+    await waitUntil(async () => (await postJson(api.url, path(m), W, { value: 1, timestamp: ts })).status === 409, 'the deactivation to reach the ingress', 30_000);
     t.ok(Date.now() - started < 2_000, `deactivation took effect in ${Date.now() - started} ms (≤ 2 s)`);
     await setMeterStatus(infra, m, 'active');
-    await waitUntil(async () => (await postJson(api.url, path(m), W, { value: 1, timestamp: ts })).status === 202, 'the reactivation to reach the ingress', 2_000);
+    await waitUntil(async () => (await postJson(api.url, path(m), W, { value: 1, timestamp: ts })).status === 202, 'the reactivation to reach the ingress', 30_000);
   });
 
   t.test('scopes: a read token gets 403, no token 401', async (t) => {
@@ -207,7 +207,7 @@ t.test('usage ingestion routes', async (t) => {
     for (let i = 0; i < 3; i++) t.equal((await postJson(api.url, path(m), W, { value: 7, timestamp: ts, id: 'retry-me' })).status, 202);
     t.equal((await postJson(api.url, path(m), W, [{ value: 7, timestamp: ts, id: 'retry-me' }, { value: 7, timestamp: ts, id: 'retry-me' }])).status, 202);
     t.equal((await postJson(api.url, path(m), W, { value: 1, timestamp: ts, id: 'tab\there\nand\\slash' })).status, 202, 'ids with TSV control characters');
-    await waitUntil(async () => (await storedCount(infra, m.id)) === 2, 'two distinct records', 10_000);
+    await waitUntil(async () => (await storedCount(infra, m.id)) === 2, 'two distinct records', 30_000);
     t.same([...(await storedIds(infra, m.id))].sort(), ['retry-me', 'tab\there\nand\\slash']);
   });
 });

@@ -89,7 +89,7 @@ export async function attemptsOf(infra: Infra, webhookId: string, eventId?: stri
 }
 
 /** Waits until attempt `attempt` of (webhook, event) has an outcome, and returns it. */
-export async function settledAttempt(infra: Infra, webhookId: string, eventId: string, attempt: number, timeoutMs = 15_000): Promise<DeliveryRow> {
+export async function settledAttempt(infra: Infra, webhookId: string, eventId: string, attempt: number, timeoutMs = 60_000): Promise<DeliveryRow> {
   let row: DeliveryRow | undefined;
   await waitUntil(async () => {
     row = (await attemptsOf(infra, webhookId, eventId)).find((r) => r.attempt === attempt && r.status !== 'pending');

@@ -1,0 +1,51 @@
+/**
+ * The headline figure of docs/design.md §11: server CPU per accepted record over the whole ingest pipeline
+ * (api, NATS, consumer, ClickHouse: every process but the load generator), read from /proc per process
+ * group. The window runs from the start of the load until ClickHouse holds every record accepted so far,
+ * so work the consumer and ClickHouse do after the load ends (the backlog) is counted, not left out.
+ */
+import type { ClickHouseClient } from '@clickhouse/client';
+
+/** The process groups that make up the ingest pipeline. */
+export const PIPELINE_GROUPS = ['api', 'consumer', 'nats', 'clickhouse'] as const;
+
+export interface PipelineCost {
+  /** Records accepted (202 / ack) during the load. */
+  records: number;
+  /** Load plus drain, in seconds. */
+  window_s: number;
+  /** From the end of the load until ClickHouse held every accepted record. */
+  drain_s: number;
+  /** CPU seconds per group over the window. */
+  cpu_s: Record<string, number>;
+  /** Σ over PIPELINE_GROUPS of CPU seconds ÷ records, in µs. */
+  us_per_record: number;
+  us_per_record_by_group: Record<string, number>;
+}
+
+const round2 = (x: number) => Math.round(x * 100) / 100;
+
+export function pipelineCost(cpuSeconds: Record<string, number>, records: number, windowS: number, drainS: number): PipelineCost {
+  const byGroup: Record<string, number> = {};
+  let total = 0;
+  for (const g of PIPELINE_GROUPS) {
+    const s = cpuSeconds[g] ?? 0;
+    total += s;
+    byGroup[g] = records > 0 ? round2((s * 1e6) / records) : NaN;
+  }
+  const cpu_s = Object.fromEntries(Object.entries(cpuSeconds).map(([k, v]) => [k, round2(v)]));
+  return { records, window_s: round2(windowS), drain_s: round2(drainS), cpu_s, us_per_record: records > 0 ? round2((total * 1e6) / records) : NaN, us_per_record_by_group: byGroup };
+}
+
+/** Raw rows of the account in usage_records (duplicates included): cheap, and ≥ the deduplicated count. */
+export async function rawRowCount(ch: ClickHouseClient, accountId: string): Promise<number> {
+  const rs = await ch.query({ query: `SELECT count() AS c FROM usage_records WHERE account_id = '${accountId}'`, format: 'JSONEachRow' });
+  return Number((await rs.json<{ c: string }>())[0]?.c ?? 0);
+}
+
+/** Waits until the account's raw rows reach `target` (or the deadline); returns the seconds waited. */
+export async function waitForRows(ch: ClickHouseClient, accountId: string, target: number, timeoutMs: number): Promise<number> {
+  const t0 = Date.now();
+  while ((await rawRowCount(ch, accountId)) < target && Date.now() - t0 < timeoutMs) await new Promise((r) => setTimeout(r, 100));
+  return (Date.now() - t0) / 1000;
+}
