@@ -40,7 +40,7 @@ export async function createIsolatedWorld(urls: ServerUrls, name: string, o: { c
       const nc = await connectNats(urls.NATS_URL, `drop-${name}`);
       try {
         const jsm = await jetstreamManager(nc);
-        for (const stream of [names.usageStream, names.eventsStream, ...[...names.kvBuckets, names.apiProcessBucket].map((b) => `KV_${b}`)]) {
+        for (const stream of [names.usageStream, names.eventsStream, ...[...names.kvBuckets, names.apiProcessBucket, names.signInThrottleBucket].map((b) => `KV_${b}`)]) {
           await jsm.streams.delete(stream).catch(() => undefined);
         }
       } finally {

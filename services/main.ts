@@ -29,7 +29,8 @@ async function main(): Promise<void> {
     if (stopping) return;
     stopping = true;
     infra.log.info({ signal }, 'stopping');
-    const force = setTimeout(() => process.exit(1), 20_000).unref();
+    // The api drains in-flight requests for up to SHUTDOWN_DRAIN_SECONDS first; past that plus 20 s, give up.
+    const force = setTimeout(() => process.exit(1), config.SHUTDOWN_DRAIN_SECONDS * 1000 + 20_000).unref();
     await service.stop();
     await closeInfra(infra);
     clearTimeout(force);

@@ -124,6 +124,17 @@ export interface Config {
   LIMIT_MAX_METERS: number;
   LIMIT_MAX_WEBHOOKS: number;
   LIMIT_MAX_PAYMENT_METHODS: number;
+  /** Sign-in backoff: the first wait once the free failures are used up (it doubles per failure). */
+  SIGN_IN_BACKOFF_BASE_SECONDS: number;
+  /** Request body bytes buffered at once across all requests of the process; past it → 503 overloaded. */
+  MAX_BUFFERED_REQUEST_BYTES: number;
+  /** How long stop() waits for in-flight requests before closing connections and pools. */
+  SHUTDOWN_DRAIN_SECONDS: number;
+  /** ClickHouse max_execution_time of usage reads. */
+  USAGE_QUERY_MAX_EXECUTION_SECONDS: number;
+  /** Usage reads running at once per account (per process), and how many more may wait. */
+  USAGE_QUERIES_PER_ACCOUNT: number;
+  USAGE_QUERY_QUEUE_PER_ACCOUNT: number;
 }
 
 const SPEC: { [K in keyof Config]: VarSpec<Config[K]> } = {
@@ -167,6 +178,12 @@ const SPEC: { [K in keyof Config]: VarSpec<Config[K]> } = {
   LIMIT_MAX_METERS: { parse: int(1, 1_000_000), default: 1_000, describe: 'meters per account (default)' },
   LIMIT_MAX_WEBHOOKS: { parse: int(1, 10_000), default: 100, describe: 'webhook endpoints per account (default)' },
   LIMIT_MAX_PAYMENT_METHODS: { parse: int(1, 10_000), default: 25, describe: 'payment methods per account (default)' },
+  SIGN_IN_BACKOFF_BASE_SECONDS: { parse: int(1, 3600), default: 1, describe: 'first sign-in backoff wait in seconds (doubles per further failure)' },
+  MAX_BUFFERED_REQUEST_BYTES: { parse: int(1024 * 1024, 16 * 1024 * 1024 * 1024), default: 256 * 1024 * 1024, describe: 'request body bytes buffered at once across all requests' },
+  SHUTDOWN_DRAIN_SECONDS: { parse: int(0, 600), default: 10, describe: 'seconds stop() waits for in-flight requests' },
+  USAGE_QUERY_MAX_EXECUTION_SECONDS: { parse: int(1, 3600), default: 10, describe: 'ClickHouse max_execution_time of usage reads' },
+  USAGE_QUERIES_PER_ACCOUNT: { parse: int(1, 1000), default: 4, describe: 'usage reads running at once per account' },
+  USAGE_QUERY_QUEUE_PER_ACCOUNT: { parse: int(0, 10_000), default: 16, describe: 'usage reads waiting per account beyond those running' },
 };
 
 export const CONFIG_VARIABLES = Object.keys(SPEC) as (keyof Config)[];

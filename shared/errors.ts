@@ -145,7 +145,6 @@ export class PaymentRequiredError extends DomainError {
   }
 }
 
-/** A dependency is down or full; nothing was done; retry after `Retry-After`. */
 /** Over a per-account rate; `headers` carry Retry-After and the IETF RateLimit-Policy / RateLimit fields. */
 export class RateLimitedError extends DomainError {
   constructor(detail: string, headers: Record<string, string>) {
@@ -153,9 +152,24 @@ export class RateLimitedError extends DomainError {
   }
 }
 
+/** Too many of this account's requests of one kind at once (usage reads); retry after `Retry-After`. */
+export class TooManyRequestsError extends DomainError {
+  constructor(detail: string, retryAfterSeconds = 1) {
+    super('rate_limited', 'too_many_requests', detail, undefined, { 'Retry-After': String(retryAfterSeconds) });
+  }
+}
+
+/** A dependency is down or full; nothing was done; retry after `Retry-After`. */
 export class UnavailableError extends DomainError {
   constructor(detail: string, retryAfterSeconds = 1) {
     super('unavailable', 'unavailable', detail, undefined, { 'Retry-After': String(retryAfterSeconds) });
+  }
+}
+
+/** Too much is being taken in at once (request bodies buffered); nothing was done; retry shortly. */
+export class OverloadedError extends DomainError {
+  constructor(detail = 'The server is taking in too much at once; retry shortly.', retryAfterSeconds = 1) {
+    super('unavailable', 'overloaded', detail, undefined, { 'Retry-After': String(retryAfterSeconds) });
   }
 }
 

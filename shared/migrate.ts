@@ -159,8 +159,12 @@ export async function ensureNatsTopology(nc: NatsConnection, names: NatsNames, u
   }
   // Heartbeats: an entry older than the TTL is a process that went away.
   await kvm.create(names.apiProcessBucket, { history: 1, storage: StorageType.Memory, ttl: API_PROCESS_TTL_MS, replicas });
+  await kvm.create(names.signInThrottleBucket, { history: 1, storage: StorageType.File, ttl: SIGN_IN_FAILURE_TTL_MS, replicas });
   return changed;
 }
+
+/** How long a sign-in failure counter is kept after its last failure (services/control/oauth/sign-in-throttle.ts). */
+export const SIGN_IN_FAILURE_TTL_MS = 60 * 60_000;
 
 /** How long an api process counts as alive after its last heartbeat (it beats every third of this). */
 export const API_PROCESS_TTL_MS = 15_000;

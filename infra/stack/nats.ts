@@ -72,7 +72,7 @@ export function rolePermissions(names: NatsNames): Record<Exclude<Profile, 'admi
     api: role([
       names.usageSubjects,
       `$JS.API.STREAM.INFO.${names.usageStream}`,
-      ...[names.meterBucket, names.revocationBucket, names.webhookUsageBucket, names.limitsBucket, names.apiProcessBucket].flatMap(kvAccess),
+      ...[names.meterBucket, names.revocationBucket, names.webhookUsageBucket, names.limitsBucket, names.apiProcessBucket, names.signInThrottleBucket].flatMap(kvAccess),
     ]),
     consumer: role([...durableAccess(names.usageStream, names.usageConsumer), ...[names.meterBucket, names.webhookUsageBucket].flatMap(kvAccess)]),
     dispatcher: role([names.eventSubjects, ...durableAccess(names.eventsStream, FANOUT_CONSUMER), ...kvAccess(names.webhookUsageBucket)]),

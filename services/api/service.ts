@@ -33,7 +33,7 @@ export class ApiService implements Service {
     private readonly authenticator: Authenticator = NO_AUTH,
   ) {
     this.protection = new AccountProtection(infra);
-    this.server = new HttpServer({ host: infra.config.HOST, port: infra.config.PORT, log: infra.log, metrics: infra.metrics, pipeline: apiPipeline(infra, authenticator, this.protection) });
+    this.server = new HttpServer({ host: infra.config.HOST, port: infra.config.PORT, log: infra.log, metrics: infra.metrics, pipeline: apiPipeline(infra, authenticator, this.protection), maxBufferedBodyBytes: infra.config.MAX_BUFFERED_REQUEST_BYTES });
   }
 
   get port(): number {
@@ -58,8 +58,11 @@ export class ApiService implements Service {
   }
 
   readonly stop = once(async () => {
-    // Ingress first: no new requests; then let modules flush (pending publishes, watches).
+    // Ingress first: no new connections; the requests in flight finish with their answer (a committed write
+    // is never reported as a reset), up to SHUTDOWN_DRAIN_SECONDS; then modules flush (publishes, watches).
     this.server.closeListener();
+    const drained = await this.server.drain(this.infra.config.SHUTDOWN_DRAIN_SECONDS * 1000);
+    if (!drained) this.infra.log.warn({ in_flight: this.server.requestsInFlight }, 'shutdown: requests still in flight after the drain deadline; closing');
     for (const mod of [...this.modules].reverse()) await mod.stop?.().catch((err) => this.infra.log.error({ err, module: mod.name }, 'module stop failed'));
     this.server.closeAll();
     await this.protection.stop();

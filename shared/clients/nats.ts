@@ -78,6 +78,10 @@ export class NatsNames {
   get apiProcessBucket(): string {
     return this.upper('api-processes');
   }
+  /** Sign-in failures per client address and per (address, email), hashed keys, expiring (services/control/oauth/sign-in-throttle.ts). */
+  get signInThrottleBucket(): string {
+    return this.upper('sign-in-failures');
+  }
   get revocationBucket(): string {
     return this.upper('revocations');
   }

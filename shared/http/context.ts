@@ -1,6 +1,7 @@
 import type { HttpRequest, HttpResponse } from 'uWebSockets.js';
 import { randomUUID } from 'node:crypto';
 import type { Principal } from '../auth/types.js';
+import type { PendingBody } from './body.js';
 
 /** Everything a handler may read about the request, captured before the first await. */
 export class RequestContext {
@@ -17,10 +18,11 @@ export class RequestContext {
   rawBody: Buffer | undefined = undefined;
   principal: Principal | undefined = undefined;
   /** The body the server started reading when the request arrived; the pipeline's body step awaits it. */
-  pendingBody: Promise<Buffer> | undefined = undefined;
+  pendingBody: PendingBody | undefined = undefined;
   /** What the route's input parser made of the request (the pipeline's validation step sets it). */
   input: unknown = undefined;
   private queryCache: URLSearchParams | undefined;
+  private addressCache: string | undefined;
 
   constructor(
     readonly res: HttpResponse,
@@ -43,6 +45,14 @@ export class RequestContext {
 
   get query(): URLSearchParams {
     return (this.queryCache ??= new URLSearchParams(this.rawQuery));
+  }
+
+  /**
+   * The peer's IP address as text (`127.0.0.1`, `::1`), read from the socket on first use — while the
+   * response is still open — and kept. Not X-Forwarded-For: a client could write anything there.
+   */
+  get clientAddress(): string {
+    return (this.addressCache ??= Buffer.from(this.res.getRemoteAddressAsText()).toString('latin1'));
   }
 
   header(name: string): string | undefined {
@@ -73,6 +83,6 @@ export interface HttpReply {
   raw?: string | Buffer;
   contentType?: string;
   headers?: Record<string, string>;
-  /** Close the connection after this reply (a 413 whose body is still streaming). */
+  /** Close the connection after this reply (set by the server when the body was not read to its end). */
   closeConnection?: boolean;
 }

@@ -37,8 +37,7 @@ export function runPipeline(steps: readonly RequestStep[], ctx: RequestContext, 
 /** The reply for anything thrown: a domain error's problem document, else a logged, detail-free 500. */
 export function errorReply(err: unknown, ctx: RequestContext, log: Logger): HttpReply {
   if (err instanceof DomainError) {
-    // A body still streaming after a 413 would be read for nothing: close the connection.
-    return { ...problemReply(err, ctx.requestId), closeConnection: err.kind === 'payload_too_large' };
+    return problemReply(err, ctx.requestId);
   }
   if (isPostgresUnavailable(err)) {
     log.warn({ err: (err as Error).message, request_id: ctx.requestId, path: ctx.path }, 'postgres unavailable');
@@ -83,7 +82,7 @@ export function parseBody(): RequestStep {
     name: 'body',
     async run(ctx, _route, next) {
       if (ctx.pendingBody) {
-        const raw = await ctx.pendingBody;
+        const raw = await ctx.pendingBody.bytes;
         ctx.rawBody = raw;
         if (raw.length > 0) ctx.body = parseRaw(raw, ctx.mediaType);
         // Postgres text can't hold NUL (a query with one fails): refuse it here, naming the field. The byte

@@ -27,8 +27,8 @@ export function send(ctx: RequestContext, reply: HttpReply): void {
     res.writeHeader('X-Request-Id', ctx.requestId);
     if (contentType) res.writeHeader('Content-Type', contentType);
     if (reply.headers) for (const k in reply.headers) res.writeHeader(k, reply.headers[k]!);
-    if (payload === undefined) res.end();
-    else if (reply.closeConnection) res.end(payload, true);
+    if (reply.closeConnection) res.end(payload ?? '', true);
+    else if (payload === undefined) res.end();
     else res.end(payload);
   });
 }

@@ -4,7 +4,7 @@ import type { Metrics } from '../metrics.js';
 import { MethodNotAllowedError, NotFoundError, UnsupportedMediaTypeError } from '../errors.js';
 import { RequestContext, type HttpReply } from './context.js';
 import type { BodyKind, RouteDef } from './route.js';
-import { readBody, MAX_BODY_BYTES } from './body.js';
+import { readBody, BodyBudget, MAX_BODY_BYTES } from './body.js';
 import { send } from './respond.js';
 import { errorReply, runPipeline, type RequestStep } from './pipeline.js';
 
@@ -20,7 +20,11 @@ export interface HttpServerDeps {
   metrics: Metrics;
   /** The steps every matched request passes before its handler, in order (services/api/pipeline.ts). */
   pipeline: readonly RequestStep[];
+  /** Request body bytes buffered at once across all requests (MAX_BUFFERED_REQUEST_BYTES); past it → 503 overloaded. */
+  maxBufferedBodyBytes?: number;
 }
+
+const DEFAULT_MAX_BUFFERED_BODY_BYTES = 256 * 1024 * 1024;
 
 /**
  * Routing and the wire: matches a route (404/405 itself), checks the media type and starts reading the
@@ -32,8 +36,20 @@ export class HttpServer {
   private listenSocket: us_listen_socket | null = null;
   private boundPort = 0;
   private finalized = false;
+  /** Requests between arrival and their reply; stop() waits for them (`drain`). */
+  private inFlight = 0;
+  private draining = false;
+  private idle: (() => void)[] = [];
+  readonly bodyBudget: BodyBudget;
 
-  constructor(private readonly deps: HttpServerDeps) {}
+  constructor(private readonly deps: HttpServerDeps) {
+    this.bodyBudget = new BodyBudget(deps.maxBufferedBodyBytes ?? DEFAULT_MAX_BUFFERED_BODY_BYTES);
+  }
+
+  /** Requests being handled now. */
+  get requestsInFlight(): number {
+    return this.inFlight;
+  }
 
   get port(): number {
     return this.boundPort;
@@ -84,6 +100,22 @@ export class HttpServer {
     }
   }
 
+  /**
+   * Waits until no request is in flight, or `deadlineMs` passed (resolves false then). Meanwhile every reply
+   * closes its connection, so kept-alive clients reconnect elsewhere instead of adding work here.
+   */
+  drain(deadlineMs: number): Promise<boolean> {
+    this.draining = true;
+    if (this.inFlight === 0) return Promise.resolve(true);
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => resolve(false), deadlineMs);
+      this.idle.push(() => {
+        clearTimeout(timer);
+        resolve(true);
+      });
+    });
+  }
+
   /** Closes every connection, including keep-alive ones. */
   closeAll(): void {
     this.closeListener();
@@ -107,21 +139,37 @@ export class HttpServer {
           this.finish(ctx, pattern, new UnsupportedMediaTypeError(kind === 'json' ? ['application/json'] : ['application/json', 'application/x-www-form-urlencoded']));
           return;
         }
-        ctx.pendingBody = readBody(res, route.maxBodyBytes ?? MAX_BODY_BYTES, length);
-        ctx.pendingBody.catch(() => undefined); // the body step reports it; no unhandled rejection if auth fails first
+        ctx.pendingBody = readBody(res, route.maxBodyBytes ?? MAX_BODY_BYTES, length, this.bodyBudget);
       }
     }
+    this.inFlight++;
     runPipeline(this.deps.pipeline, ctx, { def: route, pattern }).then(
-      (reply) => this.finish(ctx, pattern, reply),
-      (err) => this.finish(ctx, pattern, err),
+      (reply) => this.done(ctx, pattern, reply),
+      (err) => this.done(ctx, pattern, err),
     );
   }
 
   /** Writes the reply, or the problem response for an error (a pipeline without the problems step still answers). */
   private finish(ctx: RequestContext, pattern: string, outcome: HttpReply | Error | unknown): void {
-    const reply = isReply(outcome) ? outcome : errorReply(outcome, ctx, this.deps.log);
+    let reply = isReply(outcome) ? outcome : errorReply(outcome, ctx, this.deps.log);
+    const body = ctx.pendingBody;
+    if (body) {
+      // A request answered before its body arrived (refused by auth, a limit, its size, overload) is closed:
+      // the rest of what it announced is never read, let alone buffered.
+      if (!body.complete || this.draining) reply = { ...reply, closeConnection: true };
+      body.settle();
+    } else if (this.draining) reply = { ...reply, closeConnection: true };
     send(ctx, reply);
     this.deps.metrics.observeHttp(pattern, ctx.method, reply.status, (performance.now() - ctx.startedAt) / 1000);
+  }
+
+  /** The end of a request that went through the pipeline (counted in `inFlight`). */
+  private done(ctx: RequestContext, pattern: string, outcome: HttpReply | Error | unknown): void {
+    try {
+      this.finish(ctx, pattern, outcome);
+    } finally {
+      if (--this.inFlight === 0 && this.idle.length) for (const wake of this.idle.splice(0)) wake();
+    }
   }
 }
 

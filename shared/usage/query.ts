@@ -31,6 +31,13 @@ export interface UsageQuery extends UsageSlice {
   window: UsageWindow;
 }
 
+/** Bounds of an API read (`USAGE_QUERY_MAX_EXECUTION_SECONDS`): ClickHouse stops a query past them. */
+export interface UsageReadLimits {
+  maxExecutionSeconds?: number;
+}
+
+const settingsOf = (limits: UsageReadLimits) => (limits.maxExecutionSeconds ? { max_execution_time: limits.maxExecutionSeconds } : undefined);
+
 /** One meter's usage over [startMs, endMs) as a single total (billing's period quantities). */
 export type UsageTotalsRequest = Omit<UsageQuery, 'window' | 'groupBy'>;
 
@@ -54,8 +61,8 @@ export const MAX_GROUPS = 1_000;
 /** Group × window values one answer may hold (a year of hours for 100 groups is 876,000: refused). */
 export const MAX_GROUP_WINDOWS = 100_000;
 
-async function rowsOf(ch: ClickHouseClient, query: string): Promise<Row[]> {
-  const rs = await ch.query({ query, format: 'JSON' });
+async function rowsOf(ch: ClickHouseClient, query: string, limits: UsageReadLimits): Promise<Row[]> {
+  const rs = await ch.query({ query, format: 'JSON', clickhouse_settings: settingsOf(limits) });
   return ((await rs.json()) as unknown as { data: Row[] }).data;
 }
 
@@ -182,16 +189,16 @@ function mergedSql(database: string, type: MeterType, meters: string, plan: Read
  * plus the whole range, in one SELECT costing O(windows) rollup rows plus the unswept hours' raw rows.
  * Window `none` is answered by queryUsageTotals, the same code billing uses.
  */
-export async function queryUsage(ch: ClickHouseClient, database: string, q: UsageQuery): Promise<UsageResult> {
-  if (q.groupBy?.length) return queryGroupedUsage(ch, database, q);
+export async function queryUsage(ch: ClickHouseClient, database: string, q: UsageQuery, limits: UsageReadLimits = {}): Promise<UsageResult> {
+  if (q.groupBy?.length) return queryGroupedUsage(ch, database, q, limits);
   if (q.window === 'none') {
-    const [total] = await queryUsageTotals(ch, database, [q]);
+    const [total] = await queryUsageTotals(ch, database, [q], limits);
     return { windows: [total!], total: total! };
   }
   const plan = readPlan(q.startMs, q.endMs, await watermark(ch, database));
   const window = q.window;
   const query = mergedSql(database, q.type, meterSql(q), plan, (ts) => `${windowKeySql(window, ts)} AS w`, 'w', true, q);
-  const rs = await ch.query({ query, format: 'JSON' });
+  const rs = await ch.query({ query, format: 'JSON', clickhouse_settings: settingsOf(limits) });
   const json = (await rs.json()) as unknown as { data: Row[]; totals?: Row };
   const byKey = new Map<number, Row>();
   for (const r of json.data) byKey.set(Number(r.w), r);
@@ -207,20 +214,20 @@ const meterSql = (q: { accountId: string; meterId: string }) => `account_id = ${
  * two SELECTs over the same plan — O(windows × groups) rollup rows plus the unswept hours' raw rows. Every
  * group has every window (zero-filled); the overall total is the same read without groupBy.
  */
-async function queryGroupedUsage(ch: ClickHouseClient, database: string, q: UsageQuery): Promise<UsageResult> {
+async function queryGroupedUsage(ch: ClickHouseClient, database: string, q: UsageQuery, limits: UsageReadLimits): Promise<UsageResult> {
   const plan = readPlan(q.startMs, q.endMs, await watermark(ch, database));
   const cols = groupColumns(q);
   const groupKey = (r: Row) => cols.map((c) => r[c as `g${number}`]).join('\u0000');
   const totalsSql = `${mergedSql(database, q.type, meterSql(q), plan, () => '', '', false, q)} ORDER BY ${cols.join(', ')} LIMIT ${MAX_GROUPS + 1}`;
   const window = q.window;
   const windowsSql = mergedSql(database, q.type, meterSql(q), plan, (ts) => `${windowKeySql(window, ts)} AS w`, 'w', false, q);
-  const totalRows = await rowsOf(ch, totalsSql);
+  const totalRows = await rowsOf(ch, totalsSql, limits);
   if (totalRows.length > MAX_GROUPS) throw new TooManyGroupsError();
   const spans = windowsOf(window, q.startMs, q.endMs);
   if (totalRows.length * spans.length > MAX_GROUP_WINDOWS) {
     throw new ValidationError([{ field: 'window', message: `${totalRows.length} groups × ${spans.length} windows is more than ${MAX_GROUP_WINDOWS} values; choose a larger window or a shorter range` }], undefined, 'too_many_groups');
   }
-  const [windowRows, overall] = await Promise.all([window === 'none' ? [] : rowsOf(ch, windowsSql), queryUsage(ch, database, { ...q, groupBy: undefined })]);
+  const [windowRows, overall] = await Promise.all([window === 'none' ? [] : rowsOf(ch, windowsSql, limits), queryUsage(ch, database, { ...q, groupBy: undefined }, limits)]);
   const byGroup = new Map<string, Map<number, Row>>();
   for (const r of windowRows) {
     const k = groupKey(r);
@@ -243,7 +250,7 @@ async function queryGroupedUsage(ch: ClickHouseClient, database: string, q: Usag
  * `(account_id, meter_id) IN (…)` on the tables' key prefix: a billing run over thousands of meters of one
  * period costs a handful of queries.
  */
-export async function queryUsageTotals(ch: ClickHouseClient, database: string, requests: readonly UsageTotalsRequest[]): Promise<WindowStats[]> {
+export async function queryUsageTotals(ch: ClickHouseClient, database: string, requests: readonly UsageTotalsRequest[], limits: UsageReadLimits = {}): Promise<WindowStats[]> {
   const groups = new Map<string, { req: UsageTotalsRequest; index: number }[]>();
   requests.forEach((req, index) => {
     const key = `${Math.trunc(req.startMs)}:${Math.trunc(req.endMs)}:${req.type}:${sliceKey(req)}`;
@@ -261,7 +268,7 @@ export async function queryUsageTotals(ch: ClickHouseClient, database: string, r
       const pairs = [...new Set(chunk.map(({ req }) => `(${chString(req.accountId)}, ${chString(req.meterId)})`))];
       const meters = `(account_id, meter_id) IN (${pairs.join(', ')})`;
       const query = mergedSql(database, type, meters, readPlan(startMs, endMs, swept), () => 'account_id AS a, meter_id AS m', 'a, m', false, { filters, uniqueBy });
-      const rs = await ch.query({ query, format: 'JSON' });
+      const rs = await ch.query({ query, format: 'JSON', clickhouse_settings: settingsOf(limits) });
       const json = (await rs.json()) as unknown as { data: Row[] };
       const byPair = new Map<string, Row>();
       for (const r of json.data) byPair.set(pairKey(r.a!, r.m!), r);

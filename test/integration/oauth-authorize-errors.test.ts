@@ -1,9 +1,10 @@
 import t from 'tap';
+import { FREE_PER_PAIR } from '../../services/control/oauth/sign-in-throttle.js';
 import { authorizeUrl, CHALLENGE, createUser, FormBrowser, parseForm, registerClient, startOAuthServer } from '../fixtures/oauth.js';
 
 /** Every way an authorization request or its forms can be wrong (RFC 6749 §4.1.2.1, RFC 7636, RFC 9700). */
 t.test('authorization endpoint failures', async (t) => {
-  const { base, infra } = await startOAuthServer(t);
+  const { base, infra } = await startOAuthServer(t, { SIGN_IN_BACKOFF_BASE_SECONDS: '60' });
   const user = await createUser(infra);
   const app = await registerClient(infra, { redirectUris: ['https://app.example.com/cb', 'https://app.example.com/cb2'] });
   const spa = await registerClient(infra, { isPublic: true, redirectUris: ['http://127.0.0.1:7777/cb'] });
@@ -159,8 +160,13 @@ t.test('authorization endpoint failures', async (t) => {
     t.equal(unknown.status, 400);
     t.match(unknown.html, /The email or password is incorrect/, 'same message for unknown emails');
 
+    // FREE_PER_PAIR failures are free; then the next attempt waits SIGN_IN_BACKOFF_BASE_SECONDS (60 here, so the
+    // check below can't outlast it), doubling per further failure.
     page = wrong;
-    for (let i = 1; i < 10; i++) page = await browser.submit(page, { email: victim.email, password: `guess ${i}` });
+    for (let i = 1; i < FREE_PER_PAIR; i++) {
+      page = await browser.submit(page, { email: victim.email, password: `guess ${i}` });
+      t.equal(page.status, 400, `guess ${i}: no wait yet`);
+    }
     const throttled = await browser.submit(page, { email: victim.email, password: victim.password });
     t.equal(throttled.status, 429, 'the right password is refused too while throttled');
     t.match(throttled.headers.get('retry-after'), /^\d+$/);

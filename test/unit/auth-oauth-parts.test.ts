@@ -4,7 +4,7 @@ import { hashOpaqueToken, matchesHash, newOpaqueToken } from '../../shared/auth/
 import { redirectUriProblem } from '../../services/control/accounts/clients.js';
 import { authorizationResponse } from '../../services/control/oauth/authorization-request.js';
 import { Sessions } from '../../services/control/oauth/session.js';
-import { SignInThrottle } from '../../services/control/oauth/sign-in-throttle.js';
+import { backoffMs, FREE_PER_PAIR } from '../../services/control/oauth/sign-in-throttle.js';
 import { escapeHtml, consentPage } from '../../services/control/oauth/templates.js';
 import type { PgPool } from '../../shared/clients/postgres.js';
 
@@ -73,17 +73,12 @@ t.test('session cookie and CSRF tokens', async (t) => {
   t.match(secure.anonymous().setCookie, /^__Host-meterline_session=[^;]+; Path=\/; HttpOnly; SameSite=Lax; Secure$/);
 });
 
-t.test('sign-in throttle', async (t) => {
-  const th = new SignInThrottle();
-  const now = 1_000_000;
-  for (let i = 0; i < 9; i++) th.recordFailure('A@example.com', now + i);
-  t.equal(th.retryAfter('a@example.com', now + 10), 0);
-  th.recordFailure('a@example.com ', now + 10);
-  t.equal(th.retryAfter('a@example.com', now + 11), 900, 'locked until the oldest failure leaves the 15 min window');
-  t.equal(th.retryAfter('b@example.com', now + 11), 0, 'per email');
-  t.equal(th.retryAfter('a@example.com', now + 15 * 60_000 + 1), 0, 'window passed');
-  th.recordSuccess('a@example.com');
-  t.equal(th.retryAfter('a@example.com', now + 12), 0);
+t.test('sign-in backoff doubles after the free failures, up to 15 minutes', async (t) => {
+  t.equal(backoffMs(FREE_PER_PAIR - 1, FREE_PER_PAIR), 0, 'no wait while under the free failures');
+  t.equal(backoffMs(FREE_PER_PAIR, FREE_PER_PAIR), 1_000);
+  t.equal(backoffMs(FREE_PER_PAIR + 1, FREE_PER_PAIR), 2_000);
+  t.equal(backoffMs(FREE_PER_PAIR + 3, FREE_PER_PAIR), 8_000);
+  t.equal(backoffMs(FREE_PER_PAIR + 40, FREE_PER_PAIR), 15 * 60_000, 'capped');
 });
 
 t.test('pages escape what they show', async (t) => {

@@ -1,6 +1,7 @@
 import type { RouteRegistry } from '../../../shared/http/route.js';
 import type { HttpReply, RequestContext } from '../../../shared/http/context.js';
 import { grantableScopes } from '../../../shared/auth/types.js';
+import { RateLimitedError } from '../../../shared/errors.js';
 import { verifyCredentials, type User } from '../accounts/users.js';
 import type { OAuthContext } from './context.js';
 import { authorizationResponse, checkAuthorizationRequest, type AuthorizationRequest } from './authorization-request.js';
@@ -97,18 +98,26 @@ async function signIn(deps: AuthorizeDeps, ctx: RequestContext, request: Authori
     return signInForm(deps, undefined, request, { status: 403, email, error: 'This form expired or did not come from this site. Please sign in again.' });
   }
   if (!email || !form.password) return signInForm(deps, cookie, request, { status: 400, email, error: 'Enter your email and password.' });
-  const wait = deps.throttle.retryAfter(email);
-  if (wait > 0) return signInForm(deps, cookie, request, { status: 429, email, error: `Too many failed attempts. Try again in ${Math.ceil(wait / 60)} minutes.`, headers: { 'Retry-After': String(wait) } });
+  const address = ctx.clientAddress;
+  const wait = await deps.throttle.retryAfter(address, email);
+  if (wait > 0) return throttled(deps, ctx, cookie, request, email, wait);
   const user = await verifyCredentials(deps.oauth.pg, email, form.password);
   if (!user) {
-    deps.throttle.recordFailure(email);
+    await deps.throttle.recordFailure(address, email);
     return signInForm(deps, cookie, request, { status: 400, email, error: 'The email or password is incorrect.' });
   }
-  deps.throttle.recordSuccess(email);
+  await deps.throttle.recordSuccess(address, email);
   const session = await deps.sessions.signIn(user, cookie);
   deps.oauth.log.info({ user_id: user.id, client_id: request.client.id }, 'oauth sign-in');
   // Post/Redirect/Get back to the same authorization request, which now shows the consent page.
   return redirect(`/oauth/authorize?${ctx.rawQuery}`, 303, { 'Set-Cookie': session.setCookie });
+}
+
+/** 429 + Retry-After: the sign-in form again for a browser, a problem document for a JSON client. */
+function throttled(deps: AuthorizeDeps, ctx: RequestContext, cookie: string | undefined, request: AuthorizationRequest, email: string, wait: number): HttpReply {
+  const detail = `Too many failed attempts. Try again in ${wait < 120 ? `${wait} seconds` : `${Math.ceil(wait / 60)} minutes`}.`;
+  if (ctx.mediaType !== 'application/x-www-form-urlencoded') throw new RateLimitedError(detail, { 'Retry-After': String(wait) });
+  return signInForm(deps, cookie, request, { status: 429, email, error: detail, headers: { 'Retry-After': String(wait) } });
 }
 
 async function decide(deps: AuthorizeDeps, ctx: RequestContext, request: AuthorizationRequest, form: Form): Promise<HttpReply> {

@@ -24,6 +24,7 @@ export const oauthRoutes: RouteModuleFactory = async (deps) => {
   let replicator: RevocationReplicator | undefined;
   const housekeeping = new PeriodicTask({ name: 'oauth housekeeping', everyMs: HOUSEKEEPING_INTERVAL_MS, log: deps.log, run: () => replicator!.housekeeping() });
   let oauth: OAuthContext | undefined;
+  let throttle: SignInThrottle | undefined;
 
   return {
     name: 'oauth',
@@ -31,14 +32,15 @@ export const oauthRoutes: RouteModuleFactory = async (deps) => {
     async start() {
       await keys.load();
       replicator = new RevocationReplicator(deps.pg, await openRevocationBucket(deps.nats, deps.natsNames.revocationBucket), deps.log);
+      throttle = await SignInThrottle.open(deps.nats, deps.natsNames.signInThrottleBucket, deps.config.SIGN_IN_BACKOFF_BASE_SECONDS * 1000);
       oauth = { pg: deps.pg, log: deps.log, issuer, accessTokenTtlSeconds: deps.config.ACCESS_TOKEN_TTL_SECONDS, keys, revocations: replicator };
       void housekeeping.start();
     },
     register(server) {
-      if (!oauth) throw new Error('oauth module not started');
+      if (!oauth || !throttle) throw new Error('oauth module not started');
       const sessions = new Sessions(deps.pg, deps.config.SECRET_KEY, issuer.startsWith('https://'));
       registerMetadata(server, { issuer, keys });
-      registerAuthorize(server, { oauth, sessions, throttle: new SignInThrottle() });
+      registerAuthorize(server, { oauth, sessions, throttle });
       registerToken(server, oauth);
       registerRevoke(server, oauth);
     },

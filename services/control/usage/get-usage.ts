@@ -3,6 +3,8 @@ import type { HttpReply } from '../../../shared/http/context.js';
 import type { Infra } from '../../../shared/infra.js';
 import { reply } from '../../../shared/http/reply.js';
 import { queryUsage } from '../../../shared/usage/query.js';
+import { AccountReadGate } from '../../../shared/usage/read-gate.js';
+import { UnavailableError } from '../../../shared/errors.js';
 import { histogramSummary, usageValue } from '../../../shared/usage/aggregate.js';
 import { ReadCoalescer } from '../../../shared/usage/coalesce.js';
 import { windowOut } from './shape.js';
@@ -15,16 +17,12 @@ async function usageReply(infra: Infra, accountId: string, meterId: string, read
   const meter = await meterForUsage(infra.pg, accountId, meterId);
   checkReadDimensions(read, meter.dimensions);
   const { range, window, groupBy, filters } = read;
-  const result = await queryUsage(infra.clickhouse, infra.config.CLICKHOUSE_DATABASE, {
-    accountId,
-    meterId,
-    type: meter.type,
-    startMs: range.startMs,
-    endMs: range.endMs,
-    window,
-    groupBy,
-    filters,
-    uniqueBy: meter.unique_by ?? undefined,
+  const maxExecutionSeconds = infra.config.USAGE_QUERY_MAX_EXECUTION_SECONDS;
+  const query = { accountId, meterId, type: meter.type, startMs: range.startMs, endMs: range.endMs, window, groupBy, filters, uniqueBy: meter.unique_by ?? undefined };
+  const result = await queryUsage(infra.clickhouse, infra.config.CLICKHOUSE_DATABASE, query, { maxExecutionSeconds }).catch((err: Error) => {
+    // ClickHouse stopped the read at max_execution_time (18.16: code 159, TIMEOUT_EXCEEDED).
+    if (/TIMEOUT_EXCEEDED|Timeout exceeded: elapsed/.test(err.message)) throw new UnavailableError(`The usage query ran over ${maxExecutionSeconds} s and was stopped; ask for a shorter range or retry later.`, 5);
+    throw err;
   });
   const { type, aggregation } = meter;
   const sliced = {
@@ -61,6 +59,11 @@ async function usageReply(infra: Infra, accountId: string, meterId: string, read
 /** GET /v1/meters/{meter_id}/usage — the meter's usage by window (and by group), duplicates counted once. */
 export function getUsageRoute(infra: Infra): RouteDef<UsageRead> {
   const reads = new ReadCoalescer<HttpReply>();
+  const gated = infra.metrics.counter('meterline_usage_reads_gated_total', 'Usage reads that waited for or were refused a slot of their account (USAGE_QUERIES_PER_ACCOUNT)', ['outcome']);
+  const gate = new AccountReadGate(infra.config.USAGE_QUERIES_PER_ACCOUNT, infra.config.USAGE_QUERY_QUEUE_PER_ACCOUNT, {
+    queued: () => gated.inc({ outcome: 'queued' }),
+    refused: () => gated.inc({ outcome: 'refused' }),
+  });
   return {
     method: 'GET',
     path: '/v1/meters/:meter_id/usage',
@@ -69,10 +72,11 @@ export function getUsageRoute(infra: Infra): RouteDef<UsageRead> {
     handler: async (ctx, read) => {
       const accountId = ctx.principal!.accountId;
       const meterId = ctx.params.meter_id!;
-      // Same account, meter, resolved range and slice: one computation for every such request in flight.
+      // Same account, meter, resolved range and slice: one computation for every such request in flight;
+      // distinct computations of one account pass its gate (a few at once, a short queue, then 429).
       const { range, window, groupBy, filters } = read;
       const key = JSON.stringify([accountId, meterId, range.startMs, range.endMs, window, groupBy, [...filters]]);
-      return { ...(await reads.run(key, () => usageReply(infra, accountId, meterId, read))) };
+      return { ...(await reads.run(key, () => gate.run(accountId, () => usageReply(infra, accountId, meterId, read)))) };
     },
     doc: {
       summary: 'Usage of a meter by window (hour, day, month or none), optionally filtered and grouped by dimensions; every window present, duplicates counted once',
