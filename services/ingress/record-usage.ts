@@ -26,6 +26,7 @@ export function recordUsageRoute(deps: IngressDeps): RouteDef {
       }
       // Before any meter lookup: an account over its rate costs nothing more (429, nothing published).
       deps.protection.takeIngestRecords(accountId, body.length);
+      deps.registry.assertCurrent();
       const unknown = new Set<string>();
       for (const item of body) {
         const id = item !== null && typeof item === 'object' ? (item as { meter_id?: unknown }).meter_id : undefined;
