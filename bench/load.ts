@@ -22,7 +22,7 @@ export interface LoadSpec {
 }
 
 export interface LoadResult {
-  tool: 'autocannon' | 'wrk';
+  tool: 'autocannon' | 'wrk' | 'ws';
   requests: number;
   requests_per_s: number;
   latency_p50_ms: number;

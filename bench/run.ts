@@ -19,7 +19,7 @@
  * Options: --seconds 12  --connections 64  --api-procs 1  --consumer-procs 1  --threads 2
  *          --no-wrk  --no-autocannon  --keep (keep the benchmark's databases and namespace)
  *          --profile (V8 CPU profiles of the api processes in bench/results/)
- *          --phases ceiling,single,batched,get-product,usage-query (default; get-usage = usage queries under load, opt-in), plus `floor`: requests to a missing meter (404 after
+ *          --phases ceiling,single,batched,stream,get-product,usage-query (default; stream = the usage WebSocket, --stream-connections 8 --stream-window 16; get-usage = usage queries under load, opt-in), plus `floor`: requests to a missing meter (404 after
  *          billing-run (default): one billing run over --billing-subscriptions 10000 (half metered; bench/phases/billing-run.ts)
  *          auth and parsing), the HTTP layer's own cost
  */
@@ -37,6 +37,7 @@ import { loadMeterDirect, timeQueryAlone } from './phases/usage-reads.js';
 import { runWebhooksPhase } from './phases/webhooks.js';
 import { runBillingPhase } from './phases/billing-run.js';
 import { runNoisyNeighbourPhase } from './phases/noisy-neighbour.js';
+import { runStreamLoad } from './phases/stream.js';
 import { CpuMeter } from './cpu.js';
 import { freePort, startPrivateServers, type PrivateServers } from './private-servers.js';
 import { pipelineCost, rawRowCount, waitForRows } from './pipeline-cost.js';
@@ -58,6 +59,9 @@ const opts = {
   consumerProcs: arg('consumer-procs', 1),
   threads: arg('threads', 2),
   batch: arg('batch', 100),
+  /** The stream phase: WebSockets, and unanswered frames each keeps (≤ USAGE_STREAM_MAX_INFLIGHT). */
+  streamConnections: arg('stream-connections', 8),
+  streamWindow: arg('stream-window', 16),
   wrk: !flag('no-wrk'),
   autocannon: !flag('no-autocannon'),
   keep: flag('keep'),
@@ -66,7 +70,7 @@ const opts = {
   /** Writes V8 CPU profiles of the api processes to bench/results/ (open in Chrome DevTools). */
   profile: flag('profile'),
   /** Comma-separated subset of ceiling,single,batched,get-product,get-usage (the count check always runs). */
-  phases: (process.argv[process.argv.indexOf('--phases') + 1] && process.argv.includes('--phases') ? process.argv[process.argv.indexOf('--phases') + 1]! : 'ceiling,single,batched,get-product,usage-query,get-usage,billing-run').split(','),
+  phases: (process.argv[process.argv.indexOf('--phases') + 1] && process.argv.includes('--phases') ? process.argv[process.argv.indexOf('--phases') + 1]! : 'ceiling,single,batched,stream,get-product,usage-query,get-usage,billing-run').split(','),
 };
 
 
@@ -200,8 +204,10 @@ async function main(): Promise<void> {
     if (opts.wrk && (await hasWrk())) tools.push('wrk');
     else if (opts.wrk) log('wrk is not installed: autocannon only (apt-get install wrk)');
 
-    const run = async (tool: 'autocannon' | 'wrk', spec: LoadSpec): Promise<LoadResult> => {
+    const run = async (tool: 'autocannon' | 'wrk' | 'ws', spec: LoadSpec): Promise<LoadResult> => {
       if (tool === 'autocannon') return runAutocannon(spec);
+      // The usage WebSocket: `body` is the records array every frame carries.
+      if (tool === 'ws') return runStreamLoad({ url: spec.url, authorization: spec.headers.authorization!, recordsJson: spec.body, connections: opts.streamConnections, window: opts.streamWindow, seconds: spec.seconds });
       return runWrk(spec); // wrk's CPU time lands in this process's cutime when it is reaped
     };
     const phase = async (
@@ -213,12 +219,12 @@ async function main(): Promise<void> {
       method: 'GET' | 'POST' = 'POST',
       read?: { timeoutSeconds: number; extra?: () => Promise<Partial<PhaseResult>> },
     ) => {
-      for (const tool of tools) {
+      for (const tool of name === 'stream' ? (['ws'] as const) : tools) {
         const spec: LoadSpec = { url, method, body, headers, connections: opts.connections, seconds: opts.seconds, threads: opts.threads, timeoutSeconds: read?.timeoutSeconds };
         const extra = read?.extra ? await read.extra() : {};
         if (opts.warmupSeconds > 0) await run(tool, { ...spec, seconds: opts.warmupSeconds });
         await sleep(500);
-        const counted = name === 'single' || name === 'batched';
+        const counted = name === 'single' || name === 'batched' || name === 'stream';
         const before = counted ? await acceptedRecords(apis) : 0;
         const messagesBefore = counted ? await storedMessages(apis) : 0;
         const rowsBefore = counted ? await rawRowCount(ch, world.accountId) : 0;
@@ -263,6 +269,9 @@ async function main(): Promise<void> {
     if (opts.phases.includes('healthz')) await phase('healthz', `http://127.0.0.1:${apiPort}/healthz`, '', 1, {}, 'GET');
     if (opts.phases.includes('single')) await phase('single', usageUrl, single, 1, auth);
     if (opts.phases.includes('batched')) await phase('batched', usageUrl, batch, opts.batch, auth);
+    // The usage WebSocket (bench/phases/stream.ts): frames of --batch records with meter_id, as POST /v1/usage takes them.
+    const streamRecords = JSON.stringify(Array.from({ length: opts.batch }, (_, i) => ({ meter_id: world.meterId, value: (i % 10) + 1, timestamp: ts })));
+    if (opts.phases.includes('stream')) await phase('stream', `ws://127.0.0.1:${apiPort}/v1/usage/stream`, streamRecords, opts.batch, auth);
     const lag: LagSummary = await probe.stop();
     report.lag = { ...lag, probes_refused: probe.refused };
     log(`lag: ${JSON.stringify(report.lag)}`);

@@ -107,6 +107,8 @@ export interface Config {
   LOG_LEVEL: (typeof LOG_LEVELS)[number];
   /** Bytes the USAGE stream may hold before publishes are refused (discard: new → 503). */
   USAGE_STREAM_MAX_BYTES: number;
+  /** Unacknowledged frames per usage WebSocket before the server stops reading it (docs/design.md §8). */
+  USAGE_STREAM_MAX_INFLIGHT: number;
   /**
    * 32+ random bytes (hex or base64) keying what must not be stored in clear: signing keys at rest,
    * card fingerprints, CSRF tokens. `meterline up` and `npm test` create one under .data/ when unset.
@@ -171,6 +173,7 @@ const SPEC: { [K in keyof Config]: VarSpec<Config[K]> } = {
     default: 4 * 1024 ** 3,
     describe: 'byte cap of the USAGE stream',
   },
+  USAGE_STREAM_MAX_INFLIGHT: { parse: int(1, 10_000), default: 64, describe: 'unacknowledged frames per usage WebSocket before the server stops reading it' },
   SECRET_KEY: { parse: secretKey, describe: 'at least 32 random bytes, hex or base64' },
   BILLING_GRACE_SECONDS: { parse: int(0, 35 * 86_400), default: 3600, describe: 'wait after a period ends before invoicing it (late usage)' },
   BILLING_INTERVAL_SECONDS: { parse: int(1, 86_400), default: 60, describe: 'how often the billing role closes periods and retries payments' },

@@ -25,6 +25,7 @@ export type ErrorKind =
   | 'payment_required'
   | 'rate_limited'
   | 'unavailable'
+  | 'upgrade_required'
   | 'internal';
 
 /** Kind → HTTP status and problem title: the only place an error's status is decided. */
@@ -40,6 +41,7 @@ export const PROBLEM_TABLE: Readonly<Record<ErrorKind, { status: number; title: 
   payload_too_large: { status: 413, title: 'Payload Too Large' },
   unsupported_media_type: { status: 415, title: 'Unsupported Media Type' },
   validation: { status: 422, title: 'Validation Failed' },
+  upgrade_required: { status: 426, title: 'Upgrade Required' },
   rate_limited: { status: 429, title: 'Too Many Requests' },
   internal: { status: 500, title: 'Internal Server Error' },
   unavailable: { status: 503, title: 'Service Unavailable' },
@@ -163,6 +165,13 @@ export class TooManyRequestsError extends DomainError {
 export class UnavailableError extends DomainError {
   constructor(detail: string, retryAfterSeconds = 1) {
     super('unavailable', 'unavailable', detail, undefined, { 'Retry-After': String(retryAfterSeconds) });
+  }
+}
+
+/** A WebSocket endpoint asked for without the upgrade handshake. */
+export class UpgradeRequiredError extends DomainError {
+  constructor(detail: string) {
+    super('upgrade_required', 'upgrade_required', detail, undefined, { Upgrade: 'websocket', Connection: 'Upgrade' });
   }
 }
 

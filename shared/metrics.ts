@@ -1,4 +1,4 @@
-import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 
 /** One Prometheus registry per process; every role exposes or pushes it. */
 export class Metrics {
@@ -31,6 +31,11 @@ export class Metrics {
 
   counter<L extends string>(name: string, help: string, labelNames: L[] = []): Counter<L> {
     return (this.registry.getSingleMetric(name) as Counter<L> | undefined) ?? new Counter({ name, help, labelNames, registers: [this.registry] });
+  }
+
+  /** A gauge read when the metrics are collected (`read` returns the current value). */
+  gauge(name: string, help: string, read: () => number): Gauge {
+    return (this.registry.getSingleMetric(name) as Gauge | undefined) ?? new Gauge({ name, help, registers: [this.registry], collect() { this.set(read()); } });
   }
 
   histogram<L extends string>(name: string, help: string, buckets: number[], labelNames: L[] = []): Histogram<L> {

@@ -12,13 +12,13 @@ import { stackDataDir } from './state.js';
 /** user → password, per server. */
 export type Credentials = Partial<Record<ServerName, Record<string, string>>>;
 
-export function credentialsFile(root: string): string {
-  return path.join(stackDataDir(root), 'credentials.json');
+export function credentialsFile(root: string, env?: NodeJS.ProcessEnv): string {
+  return path.join(stackDataDir(root, env), 'credentials.json');
 }
 
-export function readCredentials(root: string): Credentials {
+export function readCredentials(root: string, env?: NodeJS.ProcessEnv): Credentials {
   try {
-    return JSON.parse(readFileSync(credentialsFile(root), 'utf8')) as Credentials;
+    return JSON.parse(readFileSync(credentialsFile(root, env), 'utf8')) as Credentials;
   } catch {
     return {};
   }
@@ -30,8 +30,8 @@ function newPassword(): string {
 }
 
 /** The stored credentials, with a fresh password for every user that has none yet (written back, 0600). */
-export function ensureCredentials(root: string, users: Partial<Record<ServerName, readonly string[]>>): Credentials {
-  const creds = readCredentials(root);
+export function ensureCredentials(root: string, users: Partial<Record<ServerName, readonly string[]>>, env?: NodeJS.ProcessEnv): Credentials {
+  const creds = readCredentials(root, env);
   let changed = false;
   for (const [server, names] of Object.entries(users) as [ServerName, readonly string[]][]) {
     const mine = (creds[server] ??= {});
@@ -42,7 +42,7 @@ export function ensureCredentials(root: string, users: Partial<Record<ServerName
     }
   }
   if (changed) {
-    const file = credentialsFile(root);
+    const file = credentialsFile(root, env);
     const tmp = `${file}.${process.pid}.tmp`;
     const fd = openSync(tmp, 'w', 0o600);
     try {

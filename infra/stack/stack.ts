@@ -203,9 +203,9 @@ interface UpOptions {
 }
 
 /** A password for every server user of the instances to run. */
-function credentialsFor(root: string, instances: Instance[]): Credentials {
+function credentialsFor(root: string, instances: Instance[], env: NodeJS.ProcessEnv): Credentials {
   const users = Object.fromEntries(instances.map((i) => [i.kind.name, [...new Set(Object.values(i.kind.userOf))].filter(Boolean)]));
-  return ensureCredentials(root, users);
+  return ensureCredentials(root, users, env);
 }
 
 /** The servers to run: one external entry per kind given by URL, the topology's instances for the rest. */
@@ -254,8 +254,8 @@ export async function stackUp(o: { root: string; env?: NodeJS.ProcessEnv; log?: 
   const { externals, instances, settings } = plan(root, env);
   await mkdir(stackDataDir(root, env), { recursive: true });
   return withLock(root, async () => {
-    const state = readState(root);
-    const up: UpOptions = { creds: credentialsFor(root, instances), natsNamespace: env.NATS_NAMESPACE ?? '', log: o.log ?? (() => undefined) };
+    const state = readState(root, env);
+    const up: UpOptions = { creds: credentialsFor(root, instances, env), natsNamespace: env.NATS_NAMESPACE ?? '', log: o.log ?? (() => undefined) };
     const failures: StackError[] = [];
     const entries: Entry[] = [];
     const settle = <T>(name: string, kind: ServerName, p: Promise<T>, ok: (v: T) => void) =>
@@ -275,11 +275,11 @@ export async function stackUp(o: { root: string; env?: NodeJS.ProcessEnv; log?: 
         ),
       );
     }
-    writeState(root, state);
+    writeState(root, state, env);
     throwAll(failures, 'servers failed to start');
     await jetstreamReady(instances, up.log);
     return info(entries, settings);
-  });
+  }, env);
 }
 
 function sortServers<T extends { name: string }>(servers: T[]): T[] {
@@ -291,17 +291,18 @@ function sortServers<T extends { name: string }>(servers: T[]): T[] {
  * Stop the servers recorded in stack.json (those still alive and ours), forget them, and report what
  * was stopped. External servers are never recorded, so never stopped.
  */
-export async function stackDown(o: { root: string }): Promise<{ stopped: { name: string; pid: number }[] }> {
+export async function stackDown(o: { root: string; env?: NodeJS.ProcessEnv }): Promise<{ stopped: { name: string; pid: number }[] }> {
   const root = path.resolve(o.root);
-  await mkdir(stackDataDir(root), { recursive: true });
+  const env = o.env ?? process.env;
+  await mkdir(stackDataDir(root, env), { recursive: true });
   return withLock(root, async () => {
-    const state = readState(root);
+    const state = readState(root, env);
     const stopped: { name: string; pid: number }[] = [];
     const errors: StackError[] = [];
     await Promise.all(
       Object.entries(state.servers).map(async ([name, rec]) => {
         const kind = SERVERS[rec.kind ?? (name as ServerName)];
-        if (kind && ownsPid(rec.pid, rec.dir ?? path.join(stackDataDir(root), name))) {
+        if (kind && ownsPid(rec.pid, rec.dir ?? path.join(stackDataDir(root, env), name))) {
           try {
             await stopPid(rec.pid, 30_000, kind.stopSignal);
             stopped.push({ name, pid: rec.pid });
@@ -312,18 +313,19 @@ export async function stackDown(o: { root: string }): Promise<{ stopped: { name:
         delete state.servers[name];
       }),
     );
-    writeState(root, state);
+    writeState(root, state, env);
     throwAll(errors, 'servers failed to stop');
     return { stopped: sortServers(stopped) };
-  });
+  }, env);
 }
 
 /** Report the state of the stack without starting or stopping anything. */
 export async function stackStatus(o: { root: string; env?: NodeJS.ProcessEnv }): Promise<StackInfo> {
   const root = path.resolve(o.root);
-  const { externals, instances, settings } = plan(root, o.env ?? process.env);
-  const state = readState(root);
-  const creds = readCredentials(root);
+  const env = o.env ?? process.env;
+  const { externals, instances, settings } = plan(root, env);
+  const state = readState(root, env);
+  const creds = readCredentials(root, env);
   const entries = await Promise.all([
     ...externals.map(async ([k, url]) => external(k, url, (await k.probe(url)).ok)),
     ...instances.map(async (i) => {

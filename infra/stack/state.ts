@@ -45,14 +45,14 @@ export function stackDataDir(root: string, env: NodeJS.ProcessEnv = process.env)
   return topologyName(env) === 'cluster' ? path.join(base, 'cluster') : base;
 }
 
-function stateFile(root: string): string {
-  return path.join(stackDataDir(root), 'stack.json');
+function stateFile(root: string, env?: NodeJS.ProcessEnv): string {
+  return path.join(stackDataDir(root, env), 'stack.json');
 }
 
-export function readState(root: string): StackState {
+export function readState(root: string, env?: NodeJS.ProcessEnv): StackState {
   let parsed: Partial<StackState>;
   try {
-    parsed = JSON.parse(readFileSync(stateFile(root), 'utf8')) as Partial<StackState>;
+    parsed = JSON.parse(readFileSync(stateFile(root, env), 'utf8')) as Partial<StackState>;
   } catch {
     // Missing, or corrupt (it is written atomically, so that means hand edits): treated as empty.
     return { version: 1, servers: {} };
@@ -64,8 +64,8 @@ export function readState(root: string): StackState {
   return { version: 1, servers };
 }
 
-export function writeState(root: string, state: StackState): void {
-  const file = stateFile(root);
+export function writeState(root: string, state: StackState, env?: NodeJS.ProcessEnv): void {
+  const file = stateFile(root, env);
   const tmp = `${file}.${process.pid}.tmp`;
   const fd = openSync(tmp, 'w');
   try {
@@ -106,8 +106,8 @@ function tryLock(lock: string, deadline: number): boolean {
 }
 
 /** Serialise stack operations (several `npm test` / `npm start` at once) with a pid lock file. */
-export async function withLock<T>(root: string, fn: () => Promise<T>): Promise<T> {
-  const lock = path.join(stackDataDir(root), 'stack.lock');
+export async function withLock<T>(root: string, fn: () => Promise<T>, env?: NodeJS.ProcessEnv): Promise<T> {
+  const lock = path.join(stackDataDir(root, env), 'stack.lock');
   const deadline = Date.now() + 3 * READY_TIMEOUT_MS;
   await waitFor(async () => tryLock(lock, deadline), { timeoutMs: deadline - Date.now() + 1_000, intervalMs: 200, what: `the stack lock ${lock}` });
   try {
@@ -130,8 +130,8 @@ function roleProcessesFile(root: string, env?: NodeJS.ProcessEnv): string {
 }
 
 /** The role processes `meterline up` supervises, rewritten (atomically) whenever one (re)starts. */
-export function writeRoleProcesses(root: string, processes: ProcessEntry[]): void {
-  const file = roleProcessesFile(root);
+export function writeRoleProcesses(root: string, processes: ProcessEntry[], env?: NodeJS.ProcessEnv): void {
+  const file = roleProcessesFile(root, env);
   const tmp = `${file}.${process.pid}.tmp`;
   writeFileSync(tmp, JSON.stringify(processes, null, 2) + '\n');
   renameSync(tmp, file);

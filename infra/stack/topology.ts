@@ -54,7 +54,7 @@ export function singleTopology(root: string, env: NodeJS.ProcessEnv): Instance[]
   return kinds.map((kind, i) => ({
     name: kind.name,
     kind,
-    dir: path.join(stackDataDir(root), kind.name),
+    dir: path.join(stackDataDir(root, env), kind.name),
     ports: ports[i]!,
     url: kind.url(ports[i]!),
   }));

@@ -1,40 +1,72 @@
-import { Decimal, canonicalDecimal, roundToMinorUnit } from '../../shared/money/decimal.js';
+import { Decimal, canonicalDecimal } from '../../shared/money/decimal.js';
 import { usageQuantity } from '../../shared/usage/aggregate.js';
 import type { WindowStats } from '../../shared/usage/stats.js';
+import { minimumTrueUp, priceQuantity, type PriceModel } from './pricing.js';
 
 /**
  * Invoice line maths (docs/design.md §8 Invoice), a pure function of plain data so it runs the same in the piscina
  * worker (services/workers/invoice-lines.ts, the billing run) and inline (the upcoming invoice):
- * - a flat item is quantity 1 × its product's price;
- * - a metered item's quantity is its meter's aggregation over the period (shared/usage/aggregate.ts, the
- *   usageQuantity, the rule GET …/usage?window=none reports); no usage is quantity 0 (also for last/max/…,
- *   which GET shows as null);
- * - each line's amount is quantity × unit price rounded half away from zero to the currency's minor unit;
- *   the invoice amount is the exact sum of the lines.
+ * - a flat item is one `flat` line, quantity 1 × its product's price;
+ * - a metered, tiered or package item is one `usage` line: its quantity is its meter's aggregation over the
+ *   period (shared/usage/aggregate.ts, the usageQuantity, the rule GET …/usage?window=none reports; no usage
+ *   is quantity 0) priced by the product's price model (services/billing/pricing.ts priceQuantity), whose
+ *   breakdown the description shows; an item with a minimum commitment that its usage falls short of gets a
+ *   `minimum_commitment` line for the difference;
+ * - usage of an earlier, already invoiced period that changed since (late records, corrections) is one
+ *   `adjustment` line per item: that period re-priced at its own rates minus everything billed for it so far;
+ * - every amount is rounded half away from zero to the currency's minor unit; the invoice amount is the
+ *   exact sum of the lines (prepaid credit is applied after, by the period close: services/billing/credits.ts).
  * Money is decimal.js throughout and crosses thread boundaries as canonical decimal strings.
  */
+export interface MeterUsage {
+  id: string;
+  aggregation: string;
+  unit: string;
+  usage: WindowStats;
+}
+
 export interface ItemToPrice {
   product_id: string;
   product_name: string;
-  /** Decimal string, up to 9 places. */
-  unit_price: string;
+  model: PriceModel;
+  /** Minimum commitment per period (decimal string), or null. */
+  minimum_amount: string | null;
   /** Metered items: the meter, its aggregation and unit, and its usage over the billed range. */
-  meter: { id: string; aggregation: string; unit: string; usage: WindowStats } | null;
+  meter: MeterUsage | null;
+}
+
+/** An item of an earlier invoice, with that period's usage as it is now and what was billed for it so far. */
+export interface AdjustmentToPrice extends Omit<ItemToPrice, 'meter'> {
+  meter: MeterUsage;
+  invoice_id: string;
+  period_start: string;
+  period_end: string;
+  billed_quantity: string;
+  billed_amount: string;
 }
 
 export interface InvoiceToPrice {
   subscription_id: string;
   currency: string;
   items: ItemToPrice[];
+  adjustments?: AdjustmentToPrice[];
 }
 
+export const LINE_TYPES = ['flat', 'usage', 'minimum_commitment', 'credit', 'adjustment'] as const;
+export type LineType = (typeof LINE_TYPES)[number];
+
 export interface PricedLine {
-  product_id: string;
+  type: LineType;
+  product_id: string | null;
   meter_id: string | null;
   description: string;
   quantity: string;
   unit_price: string;
   amount: string;
+  /** usage lines: the model (and minimum) they were priced with, kept to re-price late usage at these rates. */
+  price_model: (PriceModel & { minimum_amount: string | null }) | null;
+  /** adjustment lines: the earlier invoice whose period the usage belongs to. */
+  adjusts_invoice_id: string | null;
 }
 
 export interface PricedInvoice {
@@ -44,22 +76,95 @@ export interface PricedInvoice {
   lines: PricedLine[];
 }
 
-export function priceInvoice(inv: InvoiceToPrice): PricedInvoice {
-  let total = new Decimal(0);
-  const lines = inv.items.map((item): PricedLine => {
-    const quantity = item.meter ? usageQuantity(item.meter.usage, item.meter.aggregation) : new Decimal(1);
-    const amount = roundToMinorUnit(quantity.times(item.unit_price), inv.currency);
-    total = total.plus(amount);
-    return {
+const line = (l: Partial<PricedLine> & Pick<PricedLine, 'type' | 'description' | 'quantity' | 'unit_price' | 'amount'>): PricedLine => ({
+  product_id: null,
+  meter_id: null,
+  price_model: null,
+  adjusts_invoice_id: null,
+  ...l,
+});
+
+/** "12,500 requests (graduated: 1,000 × 0 + …)". */
+function quantityDescription(meter: MeterUsage, quantity: Decimal, breakdown: string): string {
+  return `${groupDigits(quantity)} ${meter.unit}` + (breakdown ? ` (${breakdown})` : '');
+}
+
+/** An item's priced usage plus its minimum-commitment true-up: what the item costs for a period. */
+function priceItemUsage(item: ItemToPrice & { meter: MeterUsage }, currency: string) {
+  const quantity = usageQuantity(item.meter.usage, item.meter.aggregation);
+  const priced = priceQuantity(item.model, quantity, currency);
+  const trueUp = minimumTrueUp(priced.amount, item.minimum_amount, currency);
+  return { quantity, priced, trueUp, total: priced.amount.plus(trueUp) };
+}
+
+function itemLines(item: ItemToPrice, currency: string): PricedLine[] {
+  if (!item.meter) {
+    const priced = priceQuantity(item.model, new Decimal(1), currency);
+    return [line({ type: 'flat', product_id: item.product_id, description: item.product_name, quantity: '1', unit_price: canonicalDecimal(priced.unit_price), amount: canonicalDecimal(priced.amount) })];
+  }
+  const withMeter = item as ItemToPrice & { meter: MeterUsage };
+  const { quantity, priced, trueUp } = priceItemUsage(withMeter, currency);
+  const lines = [
+    line({
+      type: 'usage',
       product_id: item.product_id,
-      meter_id: item.meter?.id ?? null,
-      description: item.meter ? `${item.product_name} — ${groupDigits(quantity)} ${item.meter.unit}` : item.product_name,
+      meter_id: item.meter.id,
+      description: `${item.product_name} — ${quantityDescription(item.meter, quantity, priced.breakdown)}`,
       quantity: canonicalDecimal(quantity),
-      unit_price: canonicalDecimal(item.unit_price),
-      amount: canonicalDecimal(amount),
-    };
+      unit_price: canonicalDecimal(priced.unit_price),
+      amount: canonicalDecimal(priced.amount),
+      price_model: { ...item.model, minimum_amount: item.minimum_amount },
+    }),
+  ];
+  if (trueUp.gt(0)) {
+    lines.push(
+      line({
+        type: 'minimum_commitment',
+        product_id: item.product_id,
+        meter_id: item.meter.id,
+        description: `${item.product_name} — minimum commitment ${canonicalDecimal(item.minimum_amount!)}, usage ${canonicalDecimal(priced.amount)}: true-up`,
+        quantity: '1',
+        unit_price: canonicalDecimal(trueUp),
+        amount: canonicalDecimal(trueUp),
+      }),
+    );
+  }
+  return lines;
+}
+
+/** The adjustment line of an earlier period's item, or null when what was billed is still right. */
+function adjustmentLine(a: AdjustmentToPrice, currency: string): PricedLine | null {
+  const { quantity, priced, total } = priceItemUsage(a, currency);
+  const dQuantity = quantity.minus(a.billed_quantity);
+  const dAmount = total.minus(a.billed_amount);
+  if (dQuantity.isZero() && dAmount.isZero()) return null;
+  const sign = dQuantity.gte(0) ? '+' : '';
+  return line({
+    type: 'adjustment',
+    product_id: a.product_id,
+    meter_id: a.meter.id,
+    description:
+      `Usage adjustment for ${a.period_start} to ${a.period_end} (invoice ${a.invoice_id}): ${a.product_name} — ${sign}${groupDigits(dQuantity)} ${a.meter.unit}, ` +
+      `now ${quantityDescription(a.meter, quantity, priced.breakdown)}; billed before ${canonicalDecimal(a.billed_amount)}`,
+    quantity: canonicalDecimal(dQuantity),
+    unit_price: canonicalDecimal(priced.unit_price),
+    amount: canonicalDecimal(dAmount),
+    adjusts_invoice_id: a.invoice_id,
   });
-  return { subscription_id: inv.subscription_id, currency: inv.currency, amount: canonicalDecimal(total), lines };
+}
+
+export function priceInvoice(inv: InvoiceToPrice): PricedInvoice {
+  const lines = inv.items.flatMap((item) => itemLines(item, inv.currency));
+  for (const a of inv.adjustments ?? []) {
+    const l = adjustmentLine(a, inv.currency);
+    if (l) lines.push(l);
+  }
+  return { subscription_id: inv.subscription_id, currency: inv.currency, amount: canonicalDecimal(sumOfLines(lines)), lines };
+}
+
+/** amount = Σ lines, exactly: the one place an invoice's total is computed. */
+export function sumOfLines(lines: readonly { amount: string }[]): Decimal {
+  return lines.reduce((s, l) => s.plus(l.amount), new Decimal(0));
 }
 
 /** "1234567.5" → "1,234,567.5": quantities as people read them on an invoice. */

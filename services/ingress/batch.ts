@@ -24,11 +24,22 @@ export function checkBatchSize(items: unknown[]): void {
   }
 }
 
+/** A batch after the record rules: what to publish and the per-record outcomes (the 202 body's parts). */
+export interface CheckedBatch {
+  total: number;
+  accepted: number;
+  /** Encoded rows of the accepted records (one JetStream message's worth). */
+  rows: string;
+  /** The `results` array's items, as JSON text, in index order. */
+  resultsJson: string;
+  rejected: { index: number; error: RecordError }[];
+}
+
 /**
- * A batch: valid records are accepted (all in one JetStream message, so together), invalid ones reported
- * by index. Nothing valid → 422 listing every problem as `[index].field`.
+ * The batch rules, shared by every ingress that takes batches (POST bodies, stream frames): each record is
+ * checked on its own; valid ones are encoded, invalid ones reported by index.
  */
-export async function acceptBatch(items: unknown[], meterFor: MeterFor, ctx: RecordContext, subject: string, publisher: UsagePublisher, withMeterId: boolean): Promise<HttpReply> {
+export function checkBatch(items: unknown[], meterFor: MeterFor, ctx: RecordContext, withMeterId: boolean): CheckedBatch {
   checkBatchSize(items);
   const rejected: { index: number; error: RecordError }[] = [];
   // The 202 body, written as we go: JSON.stringify of a thousand result objects costs more than the
@@ -57,14 +68,28 @@ export async function acceptBatch(items: unknown[], meterFor: MeterFor, ctx: Rec
     rejected.push({ index: i, error });
     json += (i ? ',' : '') + JSON.stringify({ index: i, status: 'rejected', error } satisfies BatchResult);
   }
-  if (accepted === 0) {
+  return { total: items.length, accepted, rows, resultsJson: json, rejected };
+}
+
+/** `{accepted, rejected, results}` of a checked batch, as JSON object members (the caller adds its own). */
+export function batchOutcomeJson(b: CheckedBatch): string {
+  return `"accepted":${b.accepted},"rejected":${b.total - b.accepted},"results":[${b.resultsJson}]`;
+}
+
+/**
+ * A batch: valid records are accepted (all in one JetStream message, so together), invalid ones reported
+ * by index. Nothing valid → 422 listing every problem as `[index].field`.
+ */
+export async function acceptBatch(items: unknown[], meterFor: MeterFor, ctx: RecordContext, subject: string, publisher: UsagePublisher, withMeterId: boolean): Promise<HttpReply> {
+  const b = checkBatch(items, meterFor, ctx, withMeterId);
+  if (b.accepted === 0) {
     const all: FieldError[] = [];
-    for (const r of rejected) {
+    for (const r of b.rejected) {
       if (r.error.errors) for (const e of r.error.errors) all.push({ field: e.field ? `[${r.index}].${e.field}` : `[${r.index}]`, message: e.message });
       else all.push({ field: `[${r.index}].meter_id`, message: r.error.code === 'not_found' ? 'does not exist' : 'is inactive' });
     }
     throw new ValidationError(all, `None of the ${items.length} records is valid.`, recordErrorCode(all));
   }
-  await publisher.submit(subject, rows, accepted);
-  return reply.jsonText(202, `{"accepted":${accepted},"rejected":${items.length - accepted},"results":[${json}]}`);
+  await publisher.submit(subject, b.rows, b.accepted);
+  return reply.jsonText(202, `{${batchOutcomeJson(b)}}`);
 }

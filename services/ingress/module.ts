@@ -3,6 +3,7 @@ import { MeterRegistry } from '../../shared/meters/registry.js';
 import { UsagePublisher } from './publisher.js';
 import { recordMeterUsageRoute } from './record-meter-usage.js';
 import { recordUsageRoute } from './record-usage.js';
+import { UsageStreams } from './usage-stream.js';
 import type { IngressDeps } from './deps.js';
 
 /**
@@ -20,18 +21,22 @@ export const ingressModule: RouteModuleFactory = (infra) => {
     name: `meterline-ingress-${process.pid}`,
   });
   const deps: IngressDeps = { registry, publisher, names: infra.natsNames, protection: infra.protection };
+  const streams = new UsageStreams(deps, { authenticator: infra.authenticator, maxInflight: infra.config.USAGE_STREAM_MAX_INFLIGHT, log: infra.log, metrics: infra.metrics });
   return {
     name: 'ingress',
     area: 'ingress',
     async start() {
       await registry.start();
       await publisher.start();
+      streams.start();
     },
     register(server) {
       server.route(recordMeterUsageRoute(deps));
       server.route(recordUsageRoute(deps));
+      server.route(streams.route());
     },
     async stop() {
+      await streams.stop(); // answers the frames it took while the publisher still runs
       await publisher.stop();
       await registry.stop();
     },

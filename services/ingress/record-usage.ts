@@ -1,13 +1,36 @@
 import { ValidationError } from '../../shared/errors.js';
 import type { RouteDef } from '../../shared/http/route.js';
 import type { MeterRecord } from '../../shared/meters/record.js';
-import { acceptBatch, type RecordError } from './batch.js';
+import { acceptBatch, type MeterFor, type RecordError } from './batch.js';
 import { problemResponses } from './problem-docs.js';
 import { BatchResultSchema, MeterUsageRecordBody, UsageBatchBody } from './schemas.js';
 import type { IngressDeps } from './deps.js';
 
 // Stands in for the meter of an item without a usable meter_id, so its other fields are still checked.
 const NO_METER: MeterRecord = { id: '', account_id: '', type: 'gauge', aggregation: 'last', status: 'active', updated_at_ms: 0 };
+
+const meterIdOf = (item: unknown): unknown => (item !== null && typeof item === 'object' ? (item as { meter_id?: unknown }).meter_id : undefined);
+
+/**
+ * The meter of each item of a batch across meters (its `meter_id`), for `checkBatch`: meters the registry
+ * has not seen yet are looked up first; another account's meter is as missing as an unknown one.
+ */
+export async function itemMeters(deps: IngressDeps, accountId: string, items: unknown[]): Promise<MeterFor> {
+  const unknown = new Set<string>();
+  for (const item of items) {
+    const id = meterIdOf(item);
+    if (typeof id === 'string' && deps.registry.get(id) === undefined) unknown.add(id);
+  }
+  if (unknown.size) await deps.registry.ensure(unknown);
+  return (item: unknown): MeterRecord | RecordError => {
+    const id = meterIdOf(item);
+    if (typeof id !== 'string') return NO_METER;
+    const meter = deps.registry.get(id);
+    if (meter === undefined || meter.account_id !== accountId) return { code: 'not_found', detail: `Meter ${id} does not exist.` };
+    if (meter.status !== 'active') return { code: 'meter_inactive', detail: `Meter ${id} is inactive.` };
+    return meter;
+  };
+}
 
 /** POST /v1/usage — a batch of up to 1,000 records across the caller's meters (`meter_id` per record). */
 export function recordUsageRoute(deps: IngressDeps): RouteDef {
@@ -27,20 +50,7 @@ export function recordUsageRoute(deps: IngressDeps): RouteDef {
       // Before any meter lookup: an account over its rate costs nothing more (429, nothing published).
       deps.protection.takeIngestRecords(accountId, body.length);
       deps.registry.assertCurrent();
-      const unknown = new Set<string>();
-      for (const item of body) {
-        const id = item !== null && typeof item === 'object' ? (item as { meter_id?: unknown }).meter_id : undefined;
-        if (typeof id === 'string' && deps.registry.get(id) === undefined) unknown.add(id);
-      }
-      if (unknown.size) await deps.registry.ensure(unknown);
-      const meterFor = (item: unknown): MeterRecord | RecordError => {
-        const id = item !== null && typeof item === 'object' ? (item as { meter_id?: unknown }).meter_id : undefined;
-        if (typeof id !== 'string') return NO_METER;
-        const meter = deps.registry.get(id);
-        if (meter === undefined || meter.account_id !== accountId) return { code: 'not_found', detail: `Meter ${id} does not exist.` };
-        if (meter.status !== 'active') return { code: 'meter_inactive', detail: `Meter ${id} is inactive.` };
-        return meter;
-      };
+      const meterFor = await itemMeters(deps, accountId, body);
       return acceptBatch(body, meterFor, { accountId, now: Date.now() }, deps.names.usageSubject(accountId), deps.publisher, true);
     },
     doc: {

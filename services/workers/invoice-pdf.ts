@@ -22,7 +22,7 @@ export interface InvoicePdfTask {
     created_at: string;
     paid_at: string | null;
   };
-  lines: { product_id: string; meter_id: string | null; description: string; quantity: string; unit_price: string; amount: string }[];
+  lines: { product_id: string | null; meter_id: string | null; description: string; quantity: string; unit_price: string; amount: string }[];
   customer: { name: string | null };
   address: { line1: string; city: string; state: string; zip: string } | null;
 }
@@ -123,7 +123,7 @@ export default async function renderInvoicePdf(task: InvoicePdfTask): Promise<Ui
   tableHeader();
   for (const line of lines) {
     const description = printable(line.description);
-    const detail = line.meter_id ? `${line.product_id} · meter ${line.meter_id}` : line.product_id;
+    const detail = line.meter_id ? `${line.product_id} · meter ${line.meter_id}` : (line.product_id ?? '');
     doc.font('Helvetica').fontSize(10);
     const descHeight = doc.heightOfString(description, { width: COL.description.w });
     doc.fontSize(8);

@@ -21,6 +21,8 @@ export class RequestContext {
   pendingBody: PendingBody | undefined = undefined;
   /** What the route's input parser made of the request (the pipeline's validation step sets it). */
   input: unknown = undefined;
+  /** A WebSocket upgrade request (shared/http/server.ts): the handler may answer `reply.upgrade(data)`. */
+  upgrading = false;
   private queryCache: URLSearchParams | undefined;
   private addressCache: string | undefined;
 
@@ -85,4 +87,6 @@ export interface HttpReply {
   headers?: Record<string, string>;
   /** Close the connection after this reply (set by the server when the body was not read to its end). */
   closeConnection?: boolean;
+  /** Open the WebSocket of an upgrade request with this per-socket data (status 101). */
+  upgrade?: object;
 }

@@ -20,6 +20,8 @@ export const reply = {
   noContent: (): HttpReply => ({ status: 204 }),
   /** JSON already serialized (the usage hot path writes its small replies by hand; a document cached as text). */
   jsonText: (status: number, text: string): HttpReply => ({ status, raw: text, contentType: 'application/json' }),
+  /** 101: opens the WebSocket of an upgrade request (`ctx.upgrading`), `data` being the socket's own state. */
+  upgrade: (data: object): HttpReply => ({ status: 101, upgrade: data }),
   /** 200 with bytes that are not JSON (a PDF, Prometheus text). */
   file: (bytes: string | Buffer, contentType: string, headers?: Record<string, string>): HttpReply => ({ status: 200, raw: bytes, contentType, headers }),
   /** `{data, pagination: {page, per_page, total}}` for the page the route asked the store for. */

@@ -1,6 +1,7 @@
 import type { AccountProtection } from '../limits/protection.js';
 import type { Scope, Authenticator } from '../auth/types.js';
 import type { Infra } from '../infra.js';
+import type { WebSocketBehavior } from 'uWebSockets.js';
 import type { HttpReply, RequestContext } from './context.js';
 
 /**
@@ -47,6 +48,12 @@ export interface RouteDef<I = unknown> {
    * or `records` (ingest: the handler counts the usage records of the body instead).
    */
   rateLimit?: 'requests' | 'records';
+  /**
+   * A WebSocket endpoint (GET): the upgrade request passes the pipeline like any request (authentication,
+   * scope), and a handler answering `reply.upgrade(data)` opens the socket these handlers then serve.
+   * Without the handshake the request reaches the same handler with `ctx.upgrading` false.
+   */
+  websocket?: Omit<WebSocketBehavior<any>, 'upgrade'>;
 }
 
 /** Where a module puts its routes (the HTTP server); `routes` lists every route registered so far. */

@@ -1,4 +1,4 @@
-import { App, us_listen_socket_close, us_socket_local_port, type TemplatedApp, type us_listen_socket, type HttpResponse, type HttpRequest } from 'uWebSockets.js';
+import { App, us_listen_socket_close, us_socket_local_port, type TemplatedApp, type us_listen_socket, type HttpResponse, type HttpRequest, type us_socket_context_t } from 'uWebSockets.js';
 import type { Logger } from '../logging.js';
 import type { Metrics } from '../metrics.js';
 import { MethodNotAllowedError, NotFoundError, UnsupportedMediaTypeError } from '../errors.js';
@@ -70,6 +70,11 @@ export class HttpServer {
     }
     if (entry.byMethod.has(def.method)) throw new Error(`duplicate route ${def.method} ${def.path}`);
     entry.byMethod.set(def.method, def);
+    if (def.websocket) {
+      const e = entry;
+      // uWS tries this before `any` for GETs with the handshake headers; other requests fall through to dispatch.
+      this.app.ws(def.path, { ...def.websocket, upgrade: (res, req, context) => this.upgrade(e, def, res, req, context) });
+    }
     return this;
   }
 
@@ -146,6 +151,24 @@ export class HttpServer {
     runPipeline(this.deps.pipeline, ctx, { def: route, pattern }).then(
       (reply) => this.done(ctx, pattern, reply),
       (err) => this.done(ctx, pattern, err),
+    );
+  }
+
+  /** A WebSocket handshake: the pipeline decides (401, 403, 429…); `reply.upgrade(data)` opens the socket. */
+  private upgrade(entry: PatternEntry, def: RouteDef, res: HttpResponse, req: HttpRequest, context: us_socket_context_t): void {
+    const ctx = new RequestContext(res, req, entry.paramNames);
+    ctx.upgrading = true;
+    const key = ctx.headers['sec-websocket-key'] ?? '';
+    const protocol = ctx.headers['sec-websocket-protocol'] ?? '';
+    const extensions = ctx.headers['sec-websocket-extensions'] ?? '';
+    runPipeline(this.deps.pipeline, ctx, { def, pattern: def.path }).then(
+      (reply) => {
+        if (reply.upgrade === undefined) return this.finish(ctx, def.path, reply);
+        if (ctx.aborted) return;
+        res.cork(() => res.upgrade(reply.upgrade!, key, protocol, extensions, context));
+        this.deps.metrics.observeHttp(def.path, ctx.method, 101, (performance.now() - ctx.startedAt) / 1000);
+      },
+      (err) => this.finish(ctx, def.path, err),
     );
   }
 

@@ -116,9 +116,21 @@ export function parseJsonExact(text: string): unknown {
 
 /** The exact source text of a top-level number field of a JSON body, or undefined when absent or not a number. */
 export function numberLiteralAt(rawBody: Buffer | undefined, field: string): string | undefined {
-  if (!rawBody || rawBody.length === 0) return undefined;
-  const doc = parseJsonExact(rawBody.toString('utf8'));
-  if (!doc || typeof doc !== 'object' || Array.isArray(doc)) return undefined;
-  const v = (doc as Record<string, unknown>)[field];
-  return v instanceof JsonNumberLiteral ? v.text : undefined;
+  return numberLiteralsOf(rawBody)([field]);
+}
+
+/**
+ * Parses a body once and returns a reader of the exact source text of the number at a path
+ * (`['tiers', 0, 'unit_price']`), undefined when absent or not a number.
+ */
+export function numberLiteralsOf(rawBody: Buffer | undefined): (path: readonly (string | number)[]) => string | undefined {
+  const doc = rawBody && rawBody.length ? parseJsonExact(rawBody.toString('utf8')) : undefined;
+  return (path) => {
+    let v: unknown = doc;
+    for (const key of path) {
+      if (!v || typeof v !== 'object' || Array.isArray(v) !== (typeof key === 'number')) return undefined;
+      v = (v as Record<string | number, unknown>)[key];
+    }
+    return v instanceof JsonNumberLiteral ? v.text : undefined;
+  };
 }

@@ -96,12 +96,12 @@ t.test('billing run: worked invoices', async (t) => {
     // events: 7 × 0.5 = 3.5; peak: max 12.5 × 0.25 = 3.125 → 3.13; storage: last 55.55 × 0.1 = 5.555 → 5.56;
     // latency: p99 250 × 0.01 = 2.5. Total 49.99 + 3.5 + 3.5 + 3.13 + 5.56 + 2.5 = 68.18.
     t.same(oct.lines, [
-      { product_id: plan, meter_id: null, description: 'Pro plan', quantity: 1, unit_price: 49.99, amount: 49.99 },
-      { product_id: callsP, meter_id: calls, description: 'API calls — 3,495 requests', quantity: 3495, unit_price: 0.001, amount: 3.5 },
-      { product_id: eventsP, meter_id: events, description: 'Events — 7 events', quantity: 7, unit_price: 0.5, amount: 3.5 },
-      { product_id: peakP, meter_id: peak, description: 'Peak connections — 12.5 connections', quantity: 12.5, unit_price: 0.25, amount: 3.13 },
-      { product_id: storageP, meter_id: storage, description: 'Storage — 55.55 GB', quantity: 55.55, unit_price: 0.1, amount: 5.56 },
-      { product_id: latencyP, meter_id: latency, description: 'Slow requests (p99 ms) — 250 ms', quantity: 250, unit_price: 0.01, amount: 2.5 },
+      { type: 'flat', product_id: plan, meter_id: null, description: 'Pro plan', quantity: 1, unit_price: 49.99, amount: 49.99 },
+      { type: 'usage', product_id: callsP, meter_id: calls, description: 'API calls — 3,495 requests', quantity: 3495, unit_price: 0.001, amount: 3.5 },
+      { type: 'usage', product_id: eventsP, meter_id: events, description: 'Events — 7 events', quantity: 7, unit_price: 0.5, amount: 3.5 },
+      { type: 'usage', product_id: peakP, meter_id: peak, description: 'Peak connections — 12.5 connections', quantity: 12.5, unit_price: 0.25, amount: 3.13 },
+      { type: 'usage', product_id: storageP, meter_id: storage, description: 'Storage — 55.55 GB', quantity: 55.55, unit_price: 0.1, amount: 5.56 },
+      { type: 'usage', product_id: latencyP, meter_id: latency, description: 'Slow requests (p99 ms) — 250 ms', quantity: 250, unit_price: 0.01, amount: 2.5 },
     ]);
     t.equal(oct.amount, 68.18);
     t.same(run.json.invoices.find((i: any) => i.subscription_id === sub.id), { id: oct.id, customer_id: a.customerId, subscription_id: sub.id, amount: 68.18, currency: 'USD', status: 'paid' });

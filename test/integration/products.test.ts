@@ -87,7 +87,7 @@ t.test('products', async (t) => {
       ['unknown currency', { name: 'p', price: 1, currency: 'XYZ' }, 'currency', /ISO 4217/],
       ['two-letter currency', { name: 'p', price: 1, currency: 'US' }, 'currency'],
       ['numeric currency', { name: 'p', price: 1, currency: 840 }, 'currency'],
-      ['unknown pricing', { name: 'p', price: 1, currency: 'USD', pricing: 'tiered' }, 'pricing', /flat/],
+      ['unknown pricing', { name: 'p', price: 1, currency: 'USD', pricing: 'bulk' }, 'pricing', /flat/],
       ['unknown field', { name: 'p', price: 1, currency: 'USD', color: 'red' }, 'color', /not a known field/],
     ];
     for (const [what, body, field, message] of cases) {

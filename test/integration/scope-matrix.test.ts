@@ -160,6 +160,8 @@ const ROWS: Row[] = [
     request: async (fx) => ({ path: '/v1/usage', body: [{ meter_id: await fx.usageMeter(), ...usageRecord() }] }),
     verify: (b) => (b.accepted === 1 && b.rejected === 0 ? undefined : `batch outcome ${JSON.stringify(b)}`),
   },
+  // the usage stream: a WebSocket; a plain GET passes authentication and scope, then is told to upgrade (426)
+  { method: 'GET', route: '/v1/usage/stream', scope: 'write', success: 426, request: async () => ({ path: '/v1/usage/stream' }) },
   {
     method: 'GET',
     route: '/v1/meters/:meter_id/usage',

@@ -1,6 +1,7 @@
 import Type from 'typebox';
 import { PaginationQuery, listOf } from '../../../shared/http/pagination.js';
 import { JsonDecimal } from '../../../shared/money/json.js';
+import { LINE_TYPES, type LineType } from '../../billing/invoice-lines.js';
 
 export const INVOICE_STATUSES = ['open', 'paid', 'uncollectible', 'void'] as const;
 export type InvoiceStatus = (typeof INVOICE_STATUSES)[number];
@@ -10,12 +11,19 @@ const Day = (description: string) => Type.String({ format: 'date', description: 
 
 export const InvoiceLineSchema = Type.Object(
   {
-    product_id: Type.String(),
-    meter_id: Type.Union([Type.String(), Type.Null()], { description: 'the meter whose usage is the quantity (metered products); null for flat ones' }),
-    description: Type.String(),
-    quantity: Money('units billed'),
-    unit_price: Money('price per unit, up to 9 decimals'),
-    amount: Money("quantity × unit_price, rounded half away from zero to the currency's minor unit"),
+    type: Type.Enum([...LINE_TYPES], {
+      description:
+        'flat: a flat item; usage: a usage-priced item (metered, tiered, package); minimum_commitment: the true-up to an item\'s minimum; credit: prepaid credit applied (negative); adjustment: usage of an earlier invoiced period that changed since, re-priced at that period\'s rates',
+    }),
+    product_id: Type.Union([Type.String(), Type.Null()], { description: 'null on credit lines' }),
+    meter_id: Type.Union([Type.String(), Type.Null()], { description: 'the meter whose usage is the quantity (usage-priced products); null for flat ones' }),
+    description: Type.String({ description: 'what the line bills; usage lines show the tier or package breakdown, adjustments the period they belong to' }),
+    quantity: Money('units billed (adjustments: the change in units)'),
+    unit_price: Money('price per unit, up to 9 decimals (package: per package; tiered: the last tier reached)'),
+    amount: Money(
+      "rounded half away from zero to the currency's minor unit: quantity × unit_price for flat and metered lines; by the price model (see description) for tiered and package lines",
+    ),
+    adjusts_invoice_id: Type.Optional(Type.String({ description: 'adjustment lines: the invoice of the period the usage belongs to' })),
   },
   { additionalProperties: false },
 );
@@ -76,8 +84,10 @@ export interface InvoiceRow {
 export interface InvoiceLineRow {
   invoice_id: string;
   position: number;
-  product_id: string;
+  type: LineType;
+  product_id: string | null;
   meter_id: string | null;
+  adjusts_invoice_id: string | null;
   description: string;
   quantity: string;
   unit_price: string;
@@ -100,18 +110,25 @@ export function toInvoice({ invoice: r, lines }: InvoiceWithLines) {
     amount: new JsonDecimal(r.amount),
     period_start: r.period_start,
     period_end: r.period_end,
-    lines: lines.map((l) => ({
-      product_id: l.product_id,
-      meter_id: l.meter_id,
-      description: l.description,
-      quantity: new JsonDecimal(l.quantity),
-      unit_price: new JsonDecimal(l.unit_price),
-      amount: new JsonDecimal(l.amount),
-    })),
+    lines: lines.map(toInvoiceLine),
     attempt_count: r.attempt_count,
     next_payment_attempt_at: r.next_payment_attempt_at ? r.next_payment_attempt_at.toISOString() : null,
     last_payment_error: r.last_payment_error,
     created_at: r.created_at.toISOString(),
     paid_at: r.paid_at ? r.paid_at.toISOString() : null,
+  };
+}
+
+/** A line on the wire (stored invoices and the upcoming one); money as exact JSON numbers. */
+export function toInvoiceLine(l: Pick<InvoiceLineRow, 'type' | 'product_id' | 'meter_id' | 'description' | 'quantity' | 'unit_price' | 'amount' | 'adjusts_invoice_id'>) {
+  return {
+    type: l.type,
+    product_id: l.product_id,
+    meter_id: l.meter_id,
+    description: l.description,
+    quantity: new JsonDecimal(l.quantity),
+    unit_price: new JsonDecimal(l.unit_price),
+    amount: new JsonDecimal(l.amount),
+    ...(l.adjusts_invoice_id ? { adjusts_invoice_id: l.adjusts_invoice_id } : {}),
   };
 }

@@ -4,7 +4,7 @@ import { queryValidator } from '../../../shared/http/validation.js';
 import { reply } from '../../../shared/http/reply.js';
 import { JsonDecimal } from '../../../shared/money/json.js';
 import { upcomingInvoice } from '../../billing/upcoming.js';
-import { InvoiceLineSchema } from './schemas.js';
+import { InvoiceLineSchema, toInvoiceLine } from './schemas.js';
 
 export const UpcomingInvoiceQuery = Type.Object(
   { subscription_id: Type.String({ minLength: 1, maxLength: 64, description: 'sub_… of the caller' }) },
@@ -59,7 +59,7 @@ export function upcomingInvoiceRoute(deps: ApiDeps): RouteDef<UpcomingInvoiceQue
         amount: new JsonDecimal(u.amount),
         period_start: isoDate(u.periodStartMs),
         period_end: isoDate(u.periodEndMs - 86_400_000),
-        lines: u.lines.map((l) => ({ ...l, quantity: new JsonDecimal(l.quantity), unit_price: new JsonDecimal(l.unit_price), amount: new JsonDecimal(l.amount) })),
+        lines: u.lines.map(toInvoiceLine),
         attempt_count: 0,
         next_payment_attempt_at: null,
         last_payment_error: null,

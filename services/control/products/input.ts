@@ -3,8 +3,9 @@ import { ValidationError, type FieldError } from '../../../shared/errors.js';
 import { bodyValidator, queryValidator } from '../../../shared/http/validation.js';
 import type { PageRequest } from '../../../shared/http/pagination.js';
 import { normalizeCurrency } from '../../../shared/money/currencies.js';
-import { parseAmount } from '../../../shared/money/decimal.js';
-import { numberLiteralAt } from '../../../shared/money/json.js';
+import { Decimal, parseAmount } from '../../../shared/money/decimal.js';
+import { numberLiteralAt, numberLiteralsOf } from '../../../shared/money/json.js';
+import type { Tier } from '../../billing/pricing.js';
 import { CreateProductBody, ListProductsQuery, UpdateProductBody, type NewProduct, type ProductChange } from './schemas.js';
 
 /**
@@ -18,14 +19,85 @@ const listQuery = queryValidator<ListProductsQuery>(ListProductsQuery);
 
 export const parseListProducts = (ctx: RequestContext): PageRequest => listQuery.parseQuery(ctx.query);
 
+/**
+ * A product and its price model: `price` for every model but tiered (whose tiers carry the prices, 422 if
+ * given), `tiers_mode` and `tiers` exactly for tiered, `package_size` exactly for package.
+ */
 export function parseNewProduct(ctx: RequestContext): NewProduct {
   const input = createBody.parse(ctx.body);
   const errors: FieldError[] = [];
+  const pricing = input.pricing ?? 'flat';
+  const literal = numberLiteralsOf(ctx.rawBody);
+  const amount = (path: (string | number)[], opts: { positive?: boolean } = {}) => checkAmount(literal(path), path, errors, opts);
   const name = checkName(input.name, errors)!;
-  const price = checkPrice(ctx, true, errors)!;
   const currency = checkCurrency(input.currency, errors);
+  const only = (field: 'tiers' | 'tiers_mode' | 'package_size', model: string) => {
+    if (input[field] !== undefined && pricing !== model) errors.push({ field, message: `is only for ${model} pricing` });
+  };
+  only('tiers', 'tiered');
+  only('tiers_mode', 'tiered');
+  only('package_size', 'package');
+  let price = '0';
+  if (pricing === 'tiered') {
+    if (input.price !== undefined) errors.push({ field: 'price', message: 'must be omitted for tiered pricing: the tiers carry the prices' });
+  } else if (input.price === undefined) errors.push({ field: 'price', message: 'is required' });
+  else price = amount(['price']) ?? '0';
+  const product: NewProduct = { name, price, currency, pricing };
+  if (pricing === 'tiered') {
+    if (!input.tiers_mode) errors.push({ field: 'tiers_mode', message: 'is required for tiered pricing' });
+    if (!input.tiers) errors.push({ field: 'tiers', message: 'is required for tiered pricing' });
+    else product.tiers = checkTiers(input.tiers, amount, errors);
+    product.tiers_mode = input.tiers_mode;
+  }
+  if (pricing === 'package') {
+    if (input.package_size === undefined) errors.push({ field: 'package_size', message: 'is required for package pricing' });
+    else product.package_size = amount(['package_size'], { positive: true });
+  }
   throwIfAny(errors);
-  return { name, price, currency, pricing: input.pricing ?? 'flat' };
+  return product;
+}
+
+/** Tiers ascending by up_to, only the last one unbounded (null); prices exact. */
+function checkTiers(
+  tiers: { up_to: number | null; unit_price: number; flat_price?: number }[],
+  amount: (path: (string | number)[], opts?: { positive?: boolean }) => string | undefined,
+  errors: FieldError[],
+): Tier[] {
+  let below: Decimal | null = new Decimal(0);
+  return tiers.map((t, i) => {
+    const at = `tiers[${i}]`;
+    const last = i === tiers.length - 1;
+    let upTo: string | null = null;
+    if (t.up_to === null) {
+      if (!last) errors.push({ field: `${at}.up_to`, message: 'may be null on the last tier only' });
+    } else {
+      upTo = amount(['tiers', i, 'up_to'], { positive: true }) ?? null;
+      if (last) errors.push({ field: `${at}.up_to`, message: 'must be null on the last tier (it has no upper bound)' });
+      else if (upTo !== null && below !== null && new Decimal(upTo).lte(below)) {
+        errors.push({ field: `${at}.up_to`, message: `must be greater than the previous tier's up_to (${below.toFixed()})` });
+      }
+    }
+    below = upTo === null ? null : new Decimal(upTo);
+    return {
+      up_to: upTo,
+      unit_price: amount(['tiers', i, 'unit_price']) ?? '0',
+      flat_price: t.flat_price === undefined ? '0' : (amount(['tiers', i, 'flat_price']) ?? '0'),
+    };
+  });
+}
+
+/** A decimal field exactly as the client wrote it (the schema already checked it is a number ≥ 0). */
+function checkAmount(literal: string | undefined, path: (string | number)[], errors: FieldError[], opts: { positive?: boolean } = {}): string | undefined {
+  const field = path.map((k, i) => (typeof k === 'number' ? `[${k}]` : i ? `.${k}` : k)).join('');
+  if (literal === undefined) {
+    errors.push({ field, message: 'must be a number' });
+    return undefined;
+  }
+  const r = parseAmount(literal);
+  if ('error' in r) errors.push({ field, message: r.error });
+  else if (opts.positive && new Decimal(r.value).isZero()) errors.push({ field, message: 'must be greater than 0' });
+  else return r.value;
+  return undefined;
 }
 
 export function parseProductChange(ctx: RequestContext): ProductChange {
@@ -45,20 +117,10 @@ function checkName(name: string | undefined, errors: FieldError[]): string | und
   return trimmed;
 }
 
-/** The price exactly as the client wrote it (the schema already checked it is a number ≥ 0). */
+/** The price exactly as the client wrote it. */
 function checkPrice(ctx: RequestContext, present: boolean, errors: FieldError[]): string | undefined {
   if (!present) return undefined;
-  const literal = numberLiteralAt(ctx.rawBody, 'price');
-  if (literal === undefined) {
-    errors.push({ field: 'price', message: 'must be a number' });
-    return undefined;
-  }
-  const r = parseAmount(literal);
-  if ('error' in r) {
-    errors.push({ field: 'price', message: r.error });
-    return undefined;
-  }
-  return r.value;
+  return checkAmount(numberLiteralAt(ctx.rawBody, 'price'), ['price'], errors);
 }
 
 function checkCurrency(code: string, errors: FieldError[]): string {

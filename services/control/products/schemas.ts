@@ -1,9 +1,9 @@
 import Type from 'typebox';
 import { PaginationQuery, listOf } from '../../../shared/http/pagination.js';
 import { JsonDecimal } from '../../../shared/money/json.js';
+import { PRICINGS, TIERS_MODES, priceModelOf, type Pricing, type ProductPriceRow, type Tier, type TiersMode } from '../../billing/pricing.js';
 
-export const PRICING = ['flat', 'metered'] as const;
-export type Pricing = (typeof PRICING)[number];
+const PRICING = PRICINGS;
 
 const Price = Type.Number({
   minimum: 0,
@@ -12,6 +12,20 @@ const Price = Type.Number({
 });
 const Currency = Type.String({ pattern: '^[A-Za-z]{3}$', description: 'ISO 4217 code, any case; returned upper case.', examples: ['USD'] });
 const Name = Type.String({ minLength: 1, maxLength: 200 });
+const Amount = (description: string) => Type.Number({ minimum: 0, description: `${description}; an exact decimal with up to 9 places` });
+const TiersModeSchema = Type.Enum(TIERS_MODES, {
+  description: 'graduated: each unit at the price of the tier it falls in; volume: every unit at the price of the tier the total falls in',
+});
+const TierSchema = Type.Object(
+  {
+    up_to: Type.Union([Type.Number({ exclusiveMinimum: 0 }), Type.Null()], { description: 'last unit of the tier (inclusive); null on the last tier only' }),
+    unit_price: Amount('price per unit in this tier'),
+    flat_price: Type.Optional(Amount('added once when the tier is reached (default 0)')),
+  },
+  { additionalProperties: false },
+);
+const TiersSchema = Type.Array(TierSchema, { minItems: 1, maxItems: 20, description: 'ascending up_to; the last one null' });
+const PackageSize = Type.Number({ exclusiveMinimum: 0, description: 'units per package; usage is rounded up to whole packages, each at `price`' });
 
 export const ProductSchema = Type.Object(
   {
@@ -20,6 +34,9 @@ export const ProductSchema = Type.Object(
     price: Type.Number(),
     currency: Type.String(),
     pricing: Type.Enum(PRICING),
+    tiers_mode: Type.Optional(TiersModeSchema),
+    tiers: Type.Optional(TiersSchema),
+    package_size: Type.Optional(PackageSize),
     created_at: Type.String({ format: 'date-time' }),
     updated_at: Type.String({ format: 'date-time' }),
   },
@@ -31,9 +48,17 @@ export const ProductListSchema = listOf(ProductSchema);
 export const CreateProductBody = Type.Object(
   {
     name: Name,
-    price: Price,
+    price: Type.Optional(Price),
     currency: Currency,
-    pricing: Type.Optional(Type.Enum(PRICING, { description: 'flat (billed in full each period) or metered (price per unit of a meter); default flat' })),
+    pricing: Type.Optional(
+      Type.Enum(PRICING, {
+        description:
+          'flat (price billed in full each period), metered (price per unit of a meter), tiered (tiers, by tiers_mode) or package (price per started package of package_size units); default flat. price is required except for tiered',
+      }),
+    ),
+    tiers_mode: Type.Optional(TiersModeSchema),
+    tiers: Type.Optional(TiersSchema),
+    package_size: Type.Optional(PackageSize),
   },
   { additionalProperties: false },
 );
@@ -47,10 +72,13 @@ export type ListProductsQuery = Type.Static<typeof ListProductsQuery>;
 
 export interface NewProduct {
   name: string;
-  /** Exact decimal text, as the client wrote it. */
+  /** Exact decimal text, as the client wrote it ("0" for tiered products: the tiers carry the prices). */
   price: string;
   currency: string;
   pricing: Pricing;
+  tiers_mode?: TiersMode;
+  tiers?: Tier[];
+  package_size?: string;
 }
 
 export interface ProductChange {
@@ -58,7 +86,7 @@ export interface ProductChange {
   price?: string;
 }
 
-export interface ProductRow {
+export interface ProductRow extends ProductPriceRow {
   id: string;
   name: string;
   /** NUMERIC as text: exact. */
@@ -69,7 +97,7 @@ export interface ProductRow {
   updated_at: Date;
 }
 
-export const PRODUCT_COLUMNS = 'id, name, price::text AS price, currency, pricing, created_at, updated_at';
+export const PRODUCT_COLUMNS = 'id, name, price::text AS price, currency, pricing, tiers_mode, tiers, package_size::text AS package_size, created_at, updated_at';
 
 /** The API representation; `price` is written as a JSON number from its exact decimal text. */
 export function toProduct(row: ProductRow) {
@@ -79,7 +107,19 @@ export function toProduct(row: ProductRow) {
     price: new JsonDecimal(row.price),
     currency: row.currency,
     pricing: row.pricing,
+    ...priceModelFields(row),
     created_at: row.created_at.toISOString(),
     updated_at: row.updated_at.toISOString(),
+  };
+}
+
+/** The fields of a tiered or package product's model, as exact JSON numbers (none for flat and metered). */
+function priceModelFields(row: ProductRow) {
+  const model = priceModelOf(row);
+  if (model.pricing === 'package') return { package_size: new JsonDecimal(model.package_size) };
+  if (model.pricing !== 'tiered') return {};
+  return {
+    tiers_mode: model.tiers_mode,
+    tiers: model.tiers.map((t) => ({ up_to: t.up_to === null ? null : new JsonDecimal(t.up_to), unit_price: new JsonDecimal(t.unit_price), flat_price: new JsonDecimal(t.flat_price) })),
   };
 }

@@ -21,8 +21,9 @@ export async function getProduct(pool: PgPool, id: string): Promise<ProductRow> 
 
 export async function insertProduct(pool: PgPool, p: NewProduct): Promise<ProductRow> {
   const r = await pool.query<ProductRow>(
-    `INSERT INTO products (id, name, price, currency, pricing) VALUES ($1, $2, $3::numeric, $4, $5) RETURNING ${PRODUCT_COLUMNS}`,
-    [newId('prod'), p.name, p.price, p.currency, p.pricing],
+    `INSERT INTO products (id, name, price, currency, pricing, tiers_mode, tiers, package_size)
+     VALUES ($1, $2, $3::numeric, $4, $5, $6, $7::jsonb, $8::numeric) RETURNING ${PRODUCT_COLUMNS}`,
+    [newId('prod'), p.name, p.price, p.currency, p.pricing, p.tiers_mode ?? null, p.tiers ? JSON.stringify(p.tiers) : null, p.package_size ?? null],
   );
   return r.rows[0]!;
 }

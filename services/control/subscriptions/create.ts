@@ -2,11 +2,11 @@ import type { ApiDeps, RouteDef } from '../../../shared/http/route.js';
 import { withTransaction } from '../../../shared/clients/postgres.js';
 import { reply } from '../../../shared/http/reply.js';
 import { CreateSubscriptionBody, SubscriptionSchema, toSubscription } from './schemas.js';
-import { parseNewSubscription } from './input.js';
+import { parseNewSubscription, type NewSubscription } from './input.js';
 import { createSubscription } from './store.js';
 
 /** POST /v1/subscriptions — 201 + Location; emits subscription.updated in the same transaction. */
-export function createSubscriptionRoute(deps: ApiDeps): RouteDef<CreateSubscriptionBody> {
+export function createSubscriptionRoute(deps: ApiDeps): RouteDef<NewSubscription> {
   return {
     method: 'POST',
     path: '/v1/subscriptions',

@@ -1,7 +1,9 @@
 import type { RequestContext } from '../../../shared/http/context.js';
 import { ValidationError } from '../../../shared/errors.js';
 import { bodyValidator, queryValidator } from '../../../shared/http/validation.js';
-import { CreateSubscriptionBody, ListSubscriptionsQuery, UpdateSubscriptionBody } from './schemas.js';
+import { numberLiteralsOf } from '../../../shared/money/json.js';
+import { parseAmount } from '../../../shared/money/decimal.js';
+import { CreateSubscriptionBody, ListSubscriptionsQuery, UpdateSubscriptionBody, type ItemInput, type ItemRequest } from './schemas.js';
 
 /**
  * Subscriptions' one validation place for the request's shape. Whether the items make sense (products exist,
@@ -14,10 +16,32 @@ const listQuery = queryValidator<ListSubscriptionsQuery>(ListSubscriptionsQuery)
 
 export const parseListSubscriptions = (ctx: RequestContext): ListSubscriptionsQuery => listQuery.parseQuery(ctx.query);
 
-export const parseNewSubscription = (ctx: RequestContext): CreateSubscriptionBody => createBody.parse(ctx.body);
+export interface NewSubscription {
+  items: ItemRequest[];
+}
+export interface SubscriptionChange {
+  items?: ItemRequest[];
+  status?: 'canceled';
+}
 
-export function parseSubscriptionChange(ctx: RequestContext): UpdateSubscriptionBody {
+export const parseNewSubscription = (ctx: RequestContext): NewSubscription => ({ items: exactItems(ctx, createBody.parse(ctx.body).items) });
+
+export function parseSubscriptionChange(ctx: RequestContext): SubscriptionChange {
   const input = updateBody.parse(ctx.body);
   if (input.items === undefined && input.status === undefined) throw new ValidationError([{ field: '', message: 'must contain items or status' }]);
-  return input;
+  return { ...input, items: input.items && exactItems(ctx, input.items) };
+}
+
+/** Items with each minimum_amount as the exact digits the client wrote (≤ 9 decimals). */
+function exactItems(ctx: RequestContext, items: ItemInput[]): ItemRequest[] {
+  const literal = numberLiteralsOf(ctx.rawBody);
+  const errors: { field: string; message: string }[] = [];
+  const out = items.map(({ minimum_amount, ...item }, i): ItemRequest => {
+    if (minimum_amount === undefined) return item;
+    const r = parseAmount(literal(['items', i, 'minimum_amount']) ?? '');
+    if ('error' in r) errors.push({ field: `items[${i}].minimum_amount`, message: r.error });
+    return { ...item, minimum_amount: 'value' in r ? r.value : '0' };
+  });
+  if (errors.length) throw new ValidationError(errors);
+  return out;
 }

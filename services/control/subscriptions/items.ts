@@ -1,6 +1,8 @@
 import type { PgClient } from '../../../shared/clients/postgres.js';
 import { ValidationError, type FieldError } from '../../../shared/errors.js';
-import type { Item, ItemInput } from './schemas.js';
+import type { Pricing } from '../../billing/pricing.js';
+import { Decimal } from '../../../shared/money/decimal.js';
+import type { Item, ItemRequest } from './schemas.js';
 
 /**
  * Checks items against the catalog and the account's meters, inside the caller's transaction:
@@ -11,14 +13,14 @@ import type { Item, ItemInput } from './schemas.js';
 export async function resolveItems(
   client: PgClient,
   accountId: string,
-  input: ItemInput[],
+  input: ItemRequest[],
   requiredCurrency?: string,
 ): Promise<{ items: Item[]; currency: string }> {
-  const items: Item[] = input.map((i) => ({ product_id: i.product_id, meter_id: i.meter_id ?? null }));
+  const items: Item[] = input.map((i) => ({ product_id: i.product_id, meter_id: i.meter_id ?? null, minimum_amount: i.minimum_amount ?? null }));
   const productIds = [...new Set(items.map((i) => i.product_id))];
   const meterIds = [...new Set(items.flatMap((i) => (i.meter_id ? [i.meter_id] : [])))];
   const [products, meters] = await Promise.all([
-    client.query<{ id: string; currency: string; pricing: 'flat' | 'metered' }>(
+    client.query<{ id: string; currency: string; pricing: Pricing }>(
       'SELECT id, currency, pricing FROM products WHERE id = ANY($1) AND deleted_at IS NULL ORDER BY id FOR SHARE',
       [productIds],
     ),
@@ -42,11 +44,12 @@ export async function resolveItems(
       errors.push({ field: `${at}.product_id`, message: 'no such product' });
       return;
     }
-    if (product.pricing === 'metered') {
-      if (!item.meter_id) errors.push({ field: `${at}.meter_id`, message: 'is required for a metered product' });
+    if (product.pricing !== 'flat') {
+      if (!item.meter_id) errors.push({ field: `${at}.meter_id`, message: `is required for a ${product.pricing} product` });
       else if (!knownMeters.has(item.meter_id)) errors.push({ field: `${at}.meter_id`, message: 'no such meter' });
-    } else if (item.meter_id) {
-      errors.push({ field: `${at}.meter_id`, message: 'must be null for a flat product' });
+    } else {
+      if (item.meter_id) errors.push({ field: `${at}.meter_id`, message: 'must be null for a flat product' });
+      if (item.minimum_amount !== null) errors.push({ field: `${at}.minimum_amount`, message: 'is only for usage-priced (metered, tiered, package) products' });
     }
   });
   if (errors.length) throw new ValidationError(errors);
@@ -61,5 +64,6 @@ export async function resolveItems(
 }
 
 export function sameItems(a: Item[], b: Item[]): boolean {
-  return a.length === b.length && a.every((x, i) => x.product_id === b[i]!.product_id && x.meter_id === b[i]!.meter_id);
+  const sameMinimum = (x: string | null, y: string | null) => (x === null || y === null ? x === y : new Decimal(x).eq(y));
+  return a.length === b.length && a.every((x, i) => x.product_id === b[i]!.product_id && x.meter_id === b[i]!.meter_id && sameMinimum(x.minimum_amount, b[i]!.minimum_amount));
 }

@@ -1,5 +1,6 @@
 import Type from 'typebox';
 import { PaginationQuery, listOf } from '../../../shared/http/pagination.js';
+import { JsonDecimal } from '../../../shared/money/json.js';
 import { currentPeriod } from './periods.js';
 
 const Status = Type.Enum(['active', 'canceled']);
@@ -7,18 +8,28 @@ const Status = Type.Enum(['active', 'canceled']);
 export const ItemInput = Type.Object(
   {
     product_id: Type.String({ minLength: 1, maxLength: 64 }),
-    meter_id: Type.Optional(Type.Union([Type.String({ minLength: 1, maxLength: 64 }), Type.Null()], { description: 'required for metered products, null/absent for flat ones' })),
+    meter_id: Type.Optional(Type.Union([Type.String({ minLength: 1, maxLength: 64 }), Type.Null()], { description: 'required for metered, tiered and package products, null/absent for flat ones' })),
+    minimum_amount: Type.Optional(
+      Type.Number({ minimum: 0, description: "minimum commitment per period (usage-priced items only): usage priced below it is trued up to it on the invoice; an exact decimal" }),
+    ),
   },
   { additionalProperties: false },
 );
 export type ItemInput = Type.Static<typeof ItemInput>;
+/** An item as the routes pass it on: the minimum as the exact decimal text the client wrote. */
+export type ItemRequest = Omit<ItemInput, 'minimum_amount'> & { minimum_amount?: string };
 const Items = Type.Array(ItemInput, { minItems: 1, maxItems: 50, description: 'products of one currency; each metered product with a meter of this account' });
 
 export const SubscriptionSchema = Type.Object(
   {
     id: Type.String({ examples: ['sub_7hK2sP9xR1mV4rT8bN3cJ0'] }),
     status: Status,
-    items: Type.Array(Type.Object({ product_id: Type.String(), meter_id: Type.Union([Type.String(), Type.Null()]) }, { additionalProperties: false })),
+    items: Type.Array(
+      Type.Object(
+        { product_id: Type.String(), meter_id: Type.Union([Type.String(), Type.Null()]), minimum_amount: Type.Optional(Type.Number({ description: 'minimum commitment per period, when set' })) },
+        { additionalProperties: false },
+      ),
+    ),
     currency: Type.String(),
     current_period_start: Type.String({ format: 'date-time' }),
     current_period_end: Type.String({ format: 'date-time' }),
@@ -53,6 +64,8 @@ export interface SubscriptionRow {
 export interface Item {
   product_id: string;
   meter_id: string | null;
+  /** Exact decimal text, or null: no minimum commitment. */
+  minimum_amount: string | null;
 }
 
 export interface Subscription {
@@ -65,10 +78,15 @@ export function toSubscription(s: Subscription, now = new Date()) {
   return {
     id: s.row.id,
     status: s.row.status,
-    items: s.items.map((i) => ({ product_id: i.product_id, meter_id: i.meter_id })),
+    items: s.items.map(itemOut),
     currency: s.row.currency,
     current_period_start: period.start.toISOString(),
     current_period_end: period.end.toISOString(),
     created_at: s.row.created_at.toISOString(),
   };
+}
+
+/** An item on the wire (subscription representation and `subscription.updated`): the minimum only when set. */
+export function itemOut(i: Item) {
+  return { product_id: i.product_id, meter_id: i.meter_id, ...(i.minimum_amount === null ? {} : { minimum_amount: new JsonDecimal(i.minimum_amount) }) };
 }

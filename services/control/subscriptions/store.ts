@@ -5,7 +5,7 @@ import { ConflictError, NotFoundError } from '../../../shared/errors.js';
 import type { RowWindow } from '../../../shared/http/pagination.js';
 import { appendEvent } from '../events/outbox.js';
 import { resolveItems, sameItems } from './items.js';
-import type { Item, ItemInput, Subscription, SubscriptionRow } from './schemas.js';
+import { itemOut, type Item, type ItemRequest, type Subscription, type SubscriptionRow } from './schemas.js';
 
 type Queryable = Pick<PgPool, 'query'> | PgClient;
 
@@ -15,10 +15,10 @@ async function itemsOf(q: Queryable, ids: string[]): Promise<Map<string, Item[]>
   const out = new Map<string, Item[]>(ids.map((id) => [id, []]));
   if (ids.length === 0) return out;
   const r = await q.query<Item & { subscription_id: string }>(
-    'SELECT subscription_id, product_id, meter_id FROM subscription_items WHERE subscription_id = ANY($1) ORDER BY subscription_id, position',
+    'SELECT subscription_id, product_id, meter_id, minimum_amount::text AS minimum_amount FROM subscription_items WHERE subscription_id = ANY($1) ORDER BY subscription_id, position',
     [ids],
   );
-  for (const row of r.rows) out.get(row.subscription_id)!.push({ product_id: row.product_id, meter_id: row.meter_id });
+  for (const row of r.rows) out.get(row.subscription_id)!.push({ product_id: row.product_id, meter_id: row.meter_id, minimum_amount: row.minimum_amount });
   return out;
 }
 
@@ -48,9 +48,10 @@ export async function getSubscription(q: Queryable, accountId: string, id: strin
 async function writeItems(client: PgClient, subscriptionId: string, items: Item[]): Promise<void> {
   await client.query('DELETE FROM subscription_items WHERE subscription_id = $1', [subscriptionId]);
   await client.query(
-    `INSERT INTO subscription_items (subscription_id, position, product_id, meter_id)
-     SELECT $1, p.ord - 1, p.product_id, p.meter_id FROM unnest($2::text[], $3::text[]) WITH ORDINALITY AS p(product_id, meter_id, ord)`,
-    [subscriptionId, items.map((i) => i.product_id), items.map((i) => i.meter_id)],
+    `INSERT INTO subscription_items (subscription_id, position, product_id, meter_id, minimum_amount)
+     SELECT $1, p.ord - 1, p.product_id, p.meter_id, p.minimum_amount
+       FROM unnest($2::text[], $3::text[], $4::numeric[]) WITH ORDINALITY AS p(product_id, meter_id, minimum_amount, ord)`,
+    [subscriptionId, items.map((i) => i.product_id), items.map((i) => i.meter_id), items.map((i) => i.minimum_amount)],
   );
 }
 
@@ -59,12 +60,12 @@ async function emitUpdated(client: PgClient, s: Subscription): Promise<void> {
   await appendEvent(client, {
     accountId: s.row.account_id,
     type: 'subscription.updated',
-    data: { subscription_id: s.row.id, status: s.row.status, items: s.items.map((i) => ({ product_id: i.product_id, meter_id: i.meter_id })) },
+    data: { subscription_id: s.row.id, status: s.row.status, items: s.items.map(itemOut) },
   });
 }
 
 /** Creates a subscription inside the caller's transaction. */
-export async function createSubscription(client: PgClient, accountId: string, input: ItemInput[]): Promise<Subscription> {
+export async function createSubscription(client: PgClient, accountId: string, input: ItemRequest[]): Promise<Subscription> {
   const { items, currency } = await resolveItems(client, accountId, input);
   const r = await client.query<SubscriptionRow>(
     `INSERT INTO subscriptions (id, account_id, status, currency) VALUES ($1, $2, 'active', $3) RETURNING *`,
@@ -85,7 +86,7 @@ export async function changeSubscription(
   client: PgClient,
   accountId: string,
   id: string,
-  change: { items?: ItemInput[]; status?: 'canceled' },
+  change: { items?: ItemRequest[]; status?: 'canceled' },
 ): Promise<{ subscription: Subscription; changed: boolean }> {
   const cur = await getSubscription(client, accountId, id, true);
   if (cur.row.status === 'canceled') {

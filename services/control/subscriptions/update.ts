@@ -2,11 +2,11 @@ import type { ApiDeps, RouteDef } from '../../../shared/http/route.js';
 import { withTransaction } from '../../../shared/clients/postgres.js';
 import { reply } from '../../../shared/http/reply.js';
 import { SubscriptionSchema, UpdateSubscriptionBody, toSubscription } from './schemas.js';
-import { parseSubscriptionChange } from './input.js';
+import { parseSubscriptionChange, type SubscriptionChange } from './input.js';
 import { changeSubscription } from './store.js';
 
 /** PATCH /v1/subscriptions/:subscription_id — replace items and/or cancel (`{"status": "canceled"}`). */
-export function updateSubscriptionRoute(deps: ApiDeps): RouteDef<UpdateSubscriptionBody> {
+export function updateSubscriptionRoute(deps: ApiDeps): RouteDef<SubscriptionChange> {
   return {
     method: 'PATCH',
     path: '/v1/subscriptions/:subscription_id',

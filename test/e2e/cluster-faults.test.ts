@@ -1,0 +1,178 @@
+import t from 'tap';
+import { jetstreamManager } from '@nats-io/jetstream';
+import { shardIndex } from '../../shared/clickhouse-cluster.js';
+import { CLUSTER_SHAPE } from '../../infra/stack/topology.js';
+import { startLocalCluster } from '../fixtures/cluster.js';
+import { createTestAccount } from '../fixtures/auth.js';
+import { waitUntil } from '../fixtures/env.js';
+import { callJson, cardBody, webhookBody } from '../fixtures/matrix.js';
+import { startReceiver } from '../fixtures/webhook-receiver.js';
+import { countsPerReplica, killNow, sendRecords, storedCount, waitForMeterEverywhere } from './cluster-helpers.js';
+
+// The local cluster (METERLINE_TOPOLOGY=cluster: 3 NATS nodes with R3 streams, ClickHouse 2 shards × 2
+// replicas on ZooKeeper, two processes of every role) with one server or process killed at a time, under
+// load. Records carry ids and a client retries a refused batch with the same ids: every record that got a
+// 202 must be counted exactly once. Deadlines are generous: the machine is shared.
+t.test('local cluster under node and process kills', async (t) => {
+  const c = await startLocalCluster(t, { BILLING_INTERVAL_SECONDS: '1', BILLING_GRACE_SECONDS: '0' });
+  const processes = await c.processes();
+  t.same(
+    processes.map((p) => p.kind).sort(),
+    ['api', 'api', 'billing', 'billing', 'clickhouse', 'clickhouse', 'clickhouse', 'clickhouse', 'consumer', 'consumer', 'dispatcher', 'dispatcher', 'nats', 'nats', 'nats', 'postgres', 'zookeeper'],
+    'stack status lists every server and role process',
+  );
+  const apis = processes.filter((p) => p.kind === 'api');
+  t.equal(apis[0]!.ports[0], apis[1]!.ports[0], 'the two api processes share one port');
+
+  const account = await createTestAccount(c.infra);
+  const token = account.tokens.write;
+  const meter = await callJson(c.base, token, 'POST', '/v1/meters', { name: 'calls', unit: 'call', type: 'counter', aggregation: 'sum' });
+  t.equal(meter.status, 201);
+  const meterId = meter.body.id as string;
+  await waitForMeterEverywhere(c.base, token, meterId);
+  let expected = 0;
+
+  await t.test('kill -9 of the USAGE stream leader while 20,000 records stream in', async (t) => {
+    const N = 20_000;
+    const jsm = await jetstreamManager(c.infra.nats);
+    const stream = c.infra.natsNames.usageStream;
+    const before = await jsm.streams.info(stream);
+    t.equal(before.config.num_replicas, 3, 'the USAGE stream has 3 replicas');
+    const sender = sendRecords(c.base, token, meterId, 'nats', N, { connections: 8, batch: 50 });
+    await waitUntil(() => sender.accepted() >= N / 4, 'a quarter of the records accepted', 120_000);
+    const leader = (await jsm.streams.info(stream)).cluster!.leader!;
+    const victim = await c.process(leader);
+    killNow(victim.pid);
+    sender.mark();
+    const report = await sender.done;
+    expected += N;
+    t.equal(report.accepted, N, 'every batch was eventually accepted');
+    t.ok(report.acceptedAfterMark > 0, 'ingest went on after the node died');
+    await waitUntil(async () => (await storedCount(c, meterId)).records >= expected, 'every accepted record in ClickHouse', 180_000, 250);
+    const stored = await storedCount(c, meterId);
+    t.same(stored.records, expected, 'counted exactly once');
+    t.equal(stored.ids, expected);
+    t.equal(Number(stored.sum), expected);
+    t.comment(`NATS kill: sent ${report.sent}, 202 ${report.accepted}, counted ${stored.records}, retried requests ${report.retried} (killed ${leader})`);
+
+    await c.serversUp();
+    await waitUntil(async () => {
+      const info = await jsm.streams.info(stream).catch(() => null);
+      const replica = info?.cluster?.replicas?.find((r) => r.name === leader);
+      return Boolean(replica?.current && (replica.lag ?? 0) === 0);
+    }, `${leader} to rejoin and catch up`, 120_000, 250);
+    t.pass(`${leader} rejoined the stream's replicas and caught up`);
+  });
+
+  await t.test('kill -9 of a ClickHouse replica during ingest and usage reads', async (t) => {
+    const N = 8_000;
+    const shard = shardIndex(account.accountId, CLUSTER_SHAPE.clickhouseShards) + 1;
+    const victim = await c.process(`clickhouse-s${shard}r1`);
+    const twin = `clickhouse-s${shard}r2`;
+    const sender = sendRecords(c.base, token, meterId, 'ch', N, { connections: 6, batch: 50 });
+    const reads: number[] = [];
+    let reading = true;
+    const reader = (async () => {
+      while (reading) {
+        const r = await callJson(c.base, account.tokens.read, 'GET', `/v1/meters/${meterId}/usage?window=day`).catch(() => null);
+        reads.push(r?.status ?? 0);
+      }
+    })();
+    await waitUntil(() => sender.accepted() >= N / 4, 'a quarter of the records accepted', 120_000);
+    killNow(victim.pid);
+    const readsAtKill = reads.length;
+    sender.mark();
+    const report = await sender.done;
+    expected += N;
+    await waitUntil(async () => (await storedCount(c, meterId)).records >= expected, 'every accepted record in ClickHouse (on the twin)', 180_000, 250);
+    await waitUntil(() => reads.length >= readsAtKill + 20, 'usage reads after the kill');
+    reading = false;
+    await reader;
+    t.same(reads.filter((s) => s !== 200), [], `every usage read answered 200 (${reads.length} reads, ${reads.length - readsAtKill} after the kill)`);
+    t.equal(report.accepted, N);
+    t.ok(report.acceptedAfterMark > 0, 'inserts went on');
+    const stored = await storedCount(c, meterId);
+    t.equal(stored.records, expected, 'counted exactly once');
+    const usage = await callJson(c.base, account.tokens.read, 'GET', `/v1/meters/${meterId}/usage?window=day`);
+    t.equal(usage.body.count, expected, 'GET usage shows every record');
+
+    await c.serversUp();
+    await waitUntil(async () => {
+      const counts = await countsPerReplica(c, meterId);
+      return counts[victim.name] === expected && counts[twin] === expected;
+    }, `${victim.name} to come back and replicate what its twin took`, 180_000, 500);
+    const counts = await countsPerReplica(c, meterId);
+    t.equal(counts[victim.name], expected, `${victim.name} holds every record`);
+    t.equal(counts[twin], expected, `${twin} holds every record`);
+    const other = 3 - shard;
+    t.equal(counts[`clickhouse-s${other}r1`], 0, 'the other shard holds none of this account');
+    t.comment(`ClickHouse kill: sent ${report.sent}, 202 ${report.accepted}, counted ${stored.records} (total ${expected}), reads ${reads.length}, retried requests ${report.retried}`);
+  });
+
+  await t.test('kill -9 of an api and of a consumer: the twins take over, the supervisor restarts them', async (t) => {
+    const N = 8_000;
+    const api = await c.process('api-1');
+    const consumer = await c.process('consumer-1');
+    const sender = sendRecords(c.base, token, meterId, 'roles', N, { connections: 6, batch: 50 });
+    await waitUntil(() => sender.accepted() >= N / 4, 'a quarter of the records accepted', 120_000);
+    killNow(api.pid);
+    sender.mark();
+    await waitUntil(() => sender.accepted() >= N / 2, 'half of the records accepted after the api kill', 120_000);
+    killNow(consumer.pid);
+    const report = await sender.done;
+    expected += N;
+    t.equal(report.accepted, N);
+    t.ok(report.acceptedAfterMark > 0, 'the other api kept serving on the same port');
+    await waitUntil(async () => (await storedCount(c, meterId)).records >= expected, 'every accepted record in ClickHouse', 180_000, 250);
+    const stored = await storedCount(c, meterId);
+    t.equal(stored.records, expected, 'nothing lost or doubled');
+    t.equal(Number(stored.sum), expected);
+    t.comment(`api + consumer kill: sent ${report.sent}, 202 ${report.accepted}, counted ${stored.records} (total ${expected}), retried requests ${report.retried}`);
+    await waitUntil(async () => {
+      const now = await c.processes();
+      const a = now.find((p) => p.name === 'api-1');
+      const k = now.find((p) => p.name === 'consumer-1');
+      return Boolean(a && k && a.pid !== api.pid && k.pid !== consumer.pid);
+    }, 'the supervisor to restart api-1 and consumer-1', 120_000, 250);
+    t.pass('api-1 and consumer-1 run again under new pids');
+  });
+
+  await t.test('two billing processes close one period once; two dispatchers deliver each event once', async (t) => {
+    const receiver = await startReceiver(t);
+    const operator = await createTestAccount(c.infra, { operator: true });
+    const made = async (tok: string, method: string, path: string, body?: unknown) => {
+      const r = await callJson(c.base, tok, method, path, body);
+      if (r.status >= 300) throw new Error(`${method} ${path} → ${r.status} ${JSON.stringify(r.body)}`);
+      return r.body;
+    };
+    const customer = await createTestAccount(c.infra);
+    await made(customer.tokens.write, 'POST', '/v1/webhooks', webhookBody(receiver.url('/hook')));
+    await made(customer.tokens.write, 'POST', '/v1/billing/payment-methods', cardBody());
+    const plans: string[] = [];
+    for (let i = 0; i < 3; i++) plans.push((await made(operator.tokens.admin, 'POST', '/v1/products', { name: `Plan ${i}`, price: 10 + i, currency: 'USD' })).id);
+    const subs: string[] = [];
+    for (const plan of plans) subs.push((await made(customer.tokens.write, 'POST', '/v1/subscriptions', { items: [{ product_id: plan }] })).id);
+    // Created last month: the period has ended, both billing processes find it due at their next tick.
+    const lastMonth = new Date(Date.UTC(new Date().getUTCFullYear(), new Date().getUTCMonth() - 1, 5, 10));
+    await c.infra.pg.query(`UPDATE subscriptions SET created_at = $2, billing_period_start = date_trunc('month', $2::timestamptz, 'UTC') WHERE id = ANY($1)`, [subs, lastMonth.toISOString()]);
+    const invoices = async () => (await c.infra.pg.query<{ id: string; subscription_id: string; status: string }>('SELECT id, subscription_id, status FROM invoices WHERE subscription_id = ANY($1)', [subs])).rows;
+    await waitUntil(async () => (await invoices()).filter((i) => i.status === 'paid').length === subs.length, 'every subscription invoiced and paid', 120_000, 250);
+    const rows = await invoices();
+    t.equal(rows.length, subs.length, 'one invoice per subscription and period');
+    t.same(new Set(rows.map((r) => r.subscription_id)).size, subs.length);
+    for (const inv of rows) {
+      const charges = (await c.infra.pg.query<{ n: number }>(`SELECT count(*)::int AS n FROM sandbox_charges WHERE idempotency_key LIKE $1`, [`${inv.id}:%`])).rows[0]!.n;
+      t.equal(charges, 1, `one charge for ${inv.id}`);
+    }
+    // invoice.created and invoice.paid per invoice, each delivered once (the receiver answers 200 at once).
+    const events = subs.length * 2;
+    await waitUntil(() => new Set(receiver.requests.map((r) => r.headers['x-webhook-id'])).size >= events, 'every event delivered', 120_000, 250);
+    await waitUntil(async () => (await c.infra.pg.query("SELECT 1 FROM webhook_deliveries WHERE status <> 'succeeded'")).rowCount === 0, 'every attempt recorded', 60_000, 250);
+    const perEvent = new Map<string, number>();
+    for (const r of receiver.requests) perEvent.set(String(r.headers['x-webhook-id']), (perEvent.get(String(r.headers['x-webhook-id'])) ?? 0) + 1);
+    t.equal(perEvent.size, events, 'every event arrived');
+    t.same([...perEvent.values()].filter((n) => n !== 1), [], 'each event delivered once (one attempt each)');
+    const attempts = (await c.infra.pg.query<{ n: number }>('SELECT count(*)::int AS n FROM webhook_deliveries')).rows[0]!.n;
+    t.equal(attempts, events, 'one delivery row per event');
+  });
+});
