@@ -1,4 +1,5 @@
 import Type from 'typebox';
+import { DIMENSION_LIMITS } from '../../shared/usage/dimensions.js';
 import { USAGE_LIMITS } from '../../shared/usage/limits.js';
 
 const Value = Type.Number({ description: 'finite; counters ≥ 0; at most 9 decimal places; |value| ≤ 1e18' });
@@ -9,12 +10,17 @@ const RecordId = Type.String({
   description: 'idempotency key: a record re-sent with the same id, meter and timestamp is counted once; assigned (use_…) when omitted',
 });
 
+const Dimensions = Type.Record(Type.String(), Type.String({ minLength: 1, maxLength: DIMENSION_LIMITS.maxValueLength }), {
+  maxProperties: DIMENSION_LIMITS.maxKeys,
+  description: `string key → string value, e.g. {"model": "gpt-x"}: at most ${DIMENSION_LIMITS.maxKeys} keys of ${DIMENSION_LIMITS.keyDescription}, values 1–${DIMENSION_LIMITS.maxValueLength} characters; a meter declaring dimensions accepts only those keys`,
+});
+
 /** One record of POST /v1/meters/{meter_id}/usage. */
-export const UsageRecordBody = Type.Object({ value: Value, timestamp: Timestamp, id: Type.Optional(RecordId) }, { additionalProperties: false });
+export const UsageRecordBody = Type.Object({ value: Value, timestamp: Timestamp, id: Type.Optional(RecordId), dimensions: Type.Optional(Dimensions) }, { additionalProperties: false });
 
 /** One record of POST /v1/usage (batch across meters). */
 export const MeterUsageRecordBody = Type.Object(
-  { meter_id: Type.String({ minLength: 1, maxLength: 64 }), value: Value, timestamp: Timestamp, id: Type.Optional(RecordId) },
+  { meter_id: Type.String({ minLength: 1, maxLength: 64 }), value: Value, timestamp: Timestamp, id: Type.Optional(RecordId), dimensions: Type.Optional(Dimensions) },
   { additionalProperties: false },
 );
 
