@@ -68,10 +68,10 @@ t.test('NATS stopped mid-stream', async (t) => {
     await Promise.all(pending);
   })();
 
-  await waitUntil(() => accepted.size >= 3_000, 'traffic flowing', 30_000);
+  await waitUntil(() => accepted.size >= 1_000, 'traffic flowing');
   const before = { accepted: accepted.size, refused: refused.size };
   await nats.stop();
-  await waitUntil(() => refused.size >= before.refused + 50, '503s while NATS is down', 30_000);
+  await waitUntil(() => refused.size >= before.refused + 50, '503s while NATS is down');
   const ready = await fetch(`${api.url}/readyz`);
   t.equal(ready.status, 503, 'readiness reports the outage');
   // Down for a few seconds: every new request gets 503 meanwhile.
