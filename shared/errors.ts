@@ -154,10 +154,13 @@ export class RateLimitedError extends DomainError {
   }
 }
 
-/** Too many of this account's requests of one kind at once (usage reads); retry after `Retry-After`. */
-export class TooManyRequestsError extends DomainError {
+/**
+ * This account already has as many requests of one kind running and queued as it may (usage reads): 503 with
+ * Retry-After, as for a full queue anywhere — nothing was done; the same request later succeeds.
+ */
+export class BusyError extends DomainError {
   constructor(detail: string, retryAfterSeconds = 1) {
-    super('rate_limited', 'too_many_requests', detail, undefined, { 'Retry-After': String(retryAfterSeconds) });
+    super('unavailable', 'busy', detail, undefined, { 'Retry-After': String(retryAfterSeconds) });
   }
 }
 

@@ -1,9 +1,9 @@
-import { TooManyRequestsError } from '../errors.js';
+import { BusyError } from '../errors.js';
 
 /**
  * Per-account concurrency of usage reads: at most `running` of one account's reads query ClickHouse at
- * once, at most `queued` more wait their turn (first come, first served), and any beyond get 429
- * `too_many_requests` at once. One account's heavy dashboards then queue behind each other — never in
+ * once, at most `queued` more wait their turn (first come, first served), and any beyond get 503
+ * `busy` with Retry-After at once. One account's heavy dashboards then queue behind each other — never in
  * front of another account's reads, and never for long: with ClickHouse's max_execution_time a read waits
  * at most (queued / running + 1) × that.
  */
@@ -23,7 +23,7 @@ export class AccountReadGate {
     if (a.running >= this.running) {
       if (a.waiting.length >= this.queued) {
         this.observe.refused();
-        throw new TooManyRequestsError(`This account already has ${this.running} usage queries running and ${this.queued} waiting; retry shortly.`);
+        throw new BusyError(`This account already has ${this.running} usage queries running and ${this.queued} waiting; retry shortly.`);
       }
       this.observe.queued();
       await new Promise<void>((resolve) => a!.waiting.push(resolve));

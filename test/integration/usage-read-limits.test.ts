@@ -5,7 +5,7 @@ import { createTestAccount } from '../fixtures/auth.js';
 import { createMeter, startUsageApi } from './ingest-helpers.js';
 
 /**
- * Usage reads are bounded per account: a few at once, a short queue, then 429 `too_many_requests`; each
+ * Usage reads are bounded per account: a few at once, a short queue, then 503 `busy` with Retry-After; each
  * carries ClickHouse's max_execution_time. The api talks to the real ClickHouse through a forwarding proxy
  * that can hold one account's queries (as a slow, heavy query would stay in ClickHouse), so "a read is
  * running" is a condition the test controls instead of a race it hopes to win.
@@ -85,8 +85,8 @@ t.test('usage reads: per-account concurrency with a short queue, then 429; max_e
   const queuedReads = async () => Number(/meterline_usage_reads_gated_total\{[^}]*outcome="queued"[^}]*\} (\d+)/.exec(await (await fetch(`${api.url}/metrics`)).text())?.[1] ?? 0);
   await waitUntil(async () => (await queuedReads()) === 1, 'the third read waits in the queue');
   const refused = await read(heavy, heavyMeter.id, 'none');
-  t.equal(refused.status, 429, 'past two running and one queued: refused at once');
-  t.equal(refused.body.code, 'too_many_requests');
+  t.equal(refused.status, 503, 'past two running and one queued: refused at once');
+  t.equal(refused.body.code, 'busy');
   t.match(refused.headers.get('retry-after'), /^\d+$/);
   t.equal(proxy.held(), 2, 'the queued read did not reach ClickHouse');
 

@@ -73,7 +73,7 @@ export function getUsageRoute(infra: Infra): RouteDef<UsageRead> {
       const accountId = ctx.principal!.accountId;
       const meterId = ctx.params.meter_id!;
       // Same account, meter, resolved range and slice: one computation for every such request in flight;
-      // distinct computations of one account pass its gate (a few at once, a short queue, then 429).
+      // distinct computations of one account pass its gate (a few at once, a short queue, then 503 busy).
       const { range, window, groupBy, filters } = read;
       const key = JSON.stringify([accountId, meterId, range.startMs, range.endMs, window, groupBy, [...filters]]);
       return { ...(await reads.run(key, () => gate.run(accountId, () => usageReply(infra, accountId, meterId, read)))) };
