@@ -60,7 +60,7 @@ function sqlStatements(sql: string, database: string): string[] {
 }
 
 /**
- * ClickHouse has no transactions: each file holds idempotent statements (IF NOT EXISTS) separated by
+ * ClickHouse has no transactions: each file holds idempotent statements (IF NOT EXISTS; ADD COLUMN below) separated by
  * `;` at line end, and the version is recorded after all of them ran. With `cluster` every statement runs
  * ON CLUSTER in its replicated/sharded form (shared/clickhouse-cluster.ts), rewritten from the same files.
  */
@@ -86,6 +86,8 @@ export async function migrateClickhouse(url: string, database: string, cluster =
         try {
           await admin.command({ query, clickhouse_settings: settings });
         } catch (err) {
+          // ADD COLUMN has no IF NOT EXISTS on 18.16: a column already there is a statement already run.
+          if (/^ALTER TABLE/i.test(query) && /column with this name already exists/.test((err as Error).message)) continue;
           throw new Error(`clickhouse migration ${m.version} failed: ${(err as Error).message}`);
         }
       }

@@ -44,6 +44,8 @@ interface ItemRow extends ProductPriceRow {
   meter_type: MeterType | null;
   aggregation: string | null;
   unit: string | null;
+  /** unique_count meters: the dimension counted. */
+  unique_by: string | null;
 }
 
 /** An earlier invoice's usage line, with what was billed for its item so far (usage, true-up, adjustments). */
@@ -60,6 +62,7 @@ interface BilledRow {
   meter_type: MeterType;
   aggregation: string;
   unit: string;
+  unique_by: string | null;
   price_model: PriceModel & { minimum_amount: string | null };
   billed_quantity: string;
   billed_amount: string;
@@ -79,7 +82,7 @@ async function itemsOf(q: PgPool | PgClient, subscriptionIds: string[]): Promise
   const out = new Map<string, ItemRow[]>(subscriptionIds.map((id) => [id, []]));
   const r = await q.query<ItemRow>(
     `SELECT si.subscription_id, si.product_id, p.name AS product_name, ${PRODUCT_PRICE_COLUMNS('p')}, si.minimum_amount::text AS minimum_amount,
-            si.meter_id, m.type AS meter_type, m.aggregation, m.unit
+            si.meter_id, m.type AS meter_type, m.aggregation, m.unit, m.unique_by
        FROM subscription_items si JOIN products p ON p.id = si.product_id LEFT JOIN meters m ON m.id = si.meter_id
       WHERE si.subscription_id = ANY($1) ORDER BY si.subscription_id, si.position`,
     [subscriptionIds],
@@ -99,7 +102,7 @@ async function billedBefore(q: PgPool | PgClient, periods: PeriodToPrice[]): Pro
     `SELECT i.subscription_id, i.id AS invoice_id, to_char(i.period_start, 'YYYY-MM-DD') AS period_start, to_char(i.period_end, 'YYYY-MM-DD') AS period_end,
             i.period_start::timestamp AT TIME ZONE 'UTC' AS usage_start,
             LEAST((i.period_end + 1)::timestamp AT TIME ZONE 'UTC', s.canceled_at) AS usage_end,
-            l.product_id, p.name AS product_name, l.meter_id, m.type AS meter_type, m.aggregation, m.unit,
+            l.product_id, p.name AS product_name, l.meter_id, m.type AS meter_type, m.aggregation, m.unit, m.unique_by,
             COALESCE(l.price_model, jsonb_build_object('pricing', 'metered', 'price', l.unit_price::text, 'minimum_amount', NULL)) AS price_model,
             (l.quantity + COALESCE(adj.quantity, 0))::text AS billed_quantity,
             (l.amount + COALESCE(mc.amount, 0) + COALESCE(adj.amount, 0))::text AS billed_amount
@@ -142,11 +145,11 @@ export async function pricePeriods(
   for (const p of periods) {
     for (const it of items.get(p.subscription_id)!) {
       if (!it.meter_id) continue;
-      itemUsage.set(`${p.subscription_id}:${it.meter_id}`, usageOf({ accountId: p.account_id, meterId: it.meter_id, type: it.meter_type!, startMs: p.startMs, endMs: p.usageEndMs }));
+      itemUsage.set(`${p.subscription_id}:${it.meter_id}`, usageOf({ accountId: p.account_id, meterId: it.meter_id, type: it.meter_type!, startMs: p.startMs, endMs: p.usageEndMs, uniqueBy: it.unique_by ?? undefined }));
     }
   }
   const billedUsage = periods.map((p) =>
-    billed.get(p.subscription_id)!.map((b) => usageOf({ accountId: p.account_id, meterId: b.meter_id, type: b.meter_type, startMs: b.usage_start.getTime(), endMs: b.usage_end.getTime() })),
+    billed.get(p.subscription_id)!.map((b) => usageOf({ accountId: p.account_id, meterId: b.meter_id, type: b.meter_type, startMs: b.usage_start.getTime(), endMs: b.usage_end.getTime(), uniqueBy: b.unique_by ?? undefined })),
   );
   const usage = requests.length ? await timed(opts.timings, 'clickhouse_ms', () => queryUsageTotals(deps.clickhouse, deps.database, requests)) : [];
   const toPrice: InvoiceToPrice[] = periods.map((p, pi) => ({

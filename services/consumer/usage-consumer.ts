@@ -1,7 +1,7 @@
 import { Readable } from 'node:stream';
 import { AckPolicy, DeliverPolicy, jetstream, jetstreamManager, type ConsumerConfig, type ConsumerMessages, type JsMsg } from '@nats-io/jetstream';
 import type { Infra } from '../../shared/infra.js';
-import { HDR_COUNT, HDR_DEADLINE, HDR_FORMAT, HDR_VOID, USAGE_COLUMNS, USAGE_TABLE, WIRE_FORMAT } from '../../shared/usage/wire.js';
+import { HDR_COUNT, HDR_DEADLINE, HDR_FORMAT, HDR_VOID, USAGE_COLUMNS, USAGE_TABLE, WIRE_FORMAT, WIRE_FORMAT_V1, upgradeV1Rows } from '../../shared/usage/wire.js';
 import { mayBeSwept, recomputeHours, type HourKeys } from '../../shared/usage/rollups.js';
 import { scanRows, type TouchedHours } from '../../shared/usage/row-scan.js';
 import { UsageShards, type UsageShard } from '../../shared/usage/shards.js';
@@ -168,8 +168,8 @@ export class UsageConsumer implements Component {
     const format = h?.get(HDR_FORMAT) ?? '';
     const count = Number(h?.get(HDR_COUNT));
     const deadline = Number(h?.get(HDR_DEADLINE));
-    const data = m.data;
-    if (format !== WIRE_FORMAT) return this.poison(m, `unknown payload format "${format}"`);
+    if (format !== WIRE_FORMAT && format !== WIRE_FORMAT_V1) return this.poison(m, `unknown payload format "${format}"`);
+    const data = format === WIRE_FORMAT_V1 ? upgradeV1Rows(m.data) : m.data;
     if (!Number.isInteger(count) || count < 1) return this.poison(m, `bad ${HDR_COUNT} header`);
     if (!Number.isFinite(deadline)) return this.poison(m, `bad ${HDR_DEADLINE} header`);
     if (data.length === 0 || data[data.length - 1] !== 0x0a) return this.poison(m, 'payload is not newline-terminated rows');
@@ -281,7 +281,7 @@ export class UsageConsumer implements Component {
       this.lastError = describeInsertError(err);
       if (isDataError(err)) {
         this.infra.log.warn({ err: this.lastError, messages: b.msgs.length }, 'usage insert rejected its data; isolating the bad messages');
-        await this.isolate(shard, b.msgs, b.rowsOf);
+        await this.isolate(shard, b.msgs, b.rowsOf, b.chunks);
       } else {
         this.infra.log.warn({ err: this.lastError, messages: b.msgs.length, rows: b.rows }, 'usage insert failed; messages will be redelivered');
         for (const m of b.msgs) this.nak(m);
@@ -290,10 +290,10 @@ export class UsageConsumer implements Component {
   }
 
   /** One INSERT per message: the ones ClickHouse refuses for their content are terminated. */
-  private async isolate(shard: UsageShard, msgs: JsMsg[], rows: MessageRows[]): Promise<void> {
+  private async isolate(shard: UsageShard, msgs: JsMsg[], rows: MessageRows[], chunks: Uint8Array[]): Promise<void> {
     for (const [i, m] of msgs.entries()) {
       try {
-        await this.insert(shard, [m.data]);
+        await this.insert(shard, [chunks[i]!]); // the message's rows as batched (tsv1 upgraded)
         await this.recomputeClosedHours(shard, [rows[i]!]);
         // The message is durably inserted (as in insertBatch).
         await this.opts.afterInsert?.([m]);

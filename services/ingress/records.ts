@@ -5,6 +5,7 @@ import { USAGE_LIMITS } from '../../shared/usage/limits.js';
 import { decimalText, valueProblem, INTEGER_PRECISION_MESSAGE, PRECISION_MESSAGE, RANGE_MESSAGE, VALUE_OUT_OF_RANGE } from '../../shared/usage/value.js';
 import { parseTimestamp } from '../../shared/usage/timestamp.js';
 import { newUsageId } from '../../shared/usage/ids.js';
+import { checkDimensions, NO_DIMENSIONS } from '../../shared/usage/dimensions.js';
 import { encodeRow, tsvEscape } from '../../shared/usage/wire.js';
 import { MeterUsageRecordBody, UsageRecordBody } from './schemas.js';
 
@@ -31,6 +32,7 @@ export interface RawRecord {
   value: number;
   timestamp: string;
   id?: string;
+  dimensions?: unknown;
 }
 
 /** A record that passed every rule, encoded for the USAGE stream. */
@@ -50,8 +52,9 @@ export interface RecordContext {
 }
 
 /**
- * Structure first (the compiled schema), then the rules a schema cannot say: finite value, counter ≥ 0,
- * magnitude, decimals, timestamp syntax and window. Pushes every problem into `errors` (fields relative to
+ * THE record rules, for every ingest path (single, batch, stream): structure first (the compiled schema),
+ * then the rules a schema cannot say: finite value, counter ≥ 0, magnitude, decimals, timestamp syntax and
+ * window, dimensions (checkDimensions: keys, values, the meter's declared keys). Pushes every problem into `errors` (fields relative to
  * the record) and returns undefined, or returns the encoded record.
  */
 export function checkRecord(raw: unknown, meter: MeterRecord, ctx: RecordContext, errors: FieldError[], withMeterId = false): CheckedRecord | undefined {
@@ -76,9 +79,12 @@ export function checkRecord(raw: unknown, meter: MeterRecord, ctx: RecordContext
       errors.push({ field: 'timestamp', message: TIMESTAMP_WINDOW_MESSAGE });
     }
   }
-  if (errors.length > before || text === undefined || tsMs === undefined) return undefined;
+  // The schema already named what is wrong inside `dimensions` (values): don't say it twice.
+  const schemaSaidDims = errors.some((e, i) => i >= before && e.field.startsWith('dimensions'));
+  const dims = r.dimensions === undefined ? NO_DIMENSIONS : schemaSaidDims ? undefined : checkDimensions(r.dimensions, meter.dimensions, errors);
+  if (errors.length > before || text === undefined || tsMs === undefined || dims === undefined) return undefined;
   const given = r.id;
   const id = given ?? newUsageId();
   const assigned = given === undefined;
-  return { id, assigned, value: r.value === 0 ? 0 : r.value, tsMs, row: encodeRow(ctx.accountId, meter.id, tsMs, assigned ? id : tsvEscape(id), text, ctx.now) };
+  return { id, assigned, value: r.value === 0 ? 0 : r.value, tsMs, row: encodeRow(ctx.accountId, meter.id, tsMs, assigned ? id : tsvEscape(id), text, ctx.now, dims) };
 }

@@ -1,4 +1,5 @@
 import Type from 'typebox';
+import { DIMENSION_LIMITS } from '../../shared/usage/dimensions.js';
 import { USAGE_LIMITS } from '../../shared/usage/limits.js';
 
 const Value = Type.Number({ description: 'finite; counters ≥ 0; at most 9 decimal places; |value| ≤ 1e18' });
@@ -9,13 +10,35 @@ const RecordId = Type.String({
   description: 'idempotency key: a record re-sent with the same id, meter and timestamp is counted once; assigned (use_…) when omitted',
 });
 
+const Dimensions = Type.Record(Type.String(), Type.String({ minLength: 1, maxLength: DIMENSION_LIMITS.maxValueLength }), {
+  maxProperties: DIMENSION_LIMITS.maxKeys,
+  description: `string key → string value, e.g. {"model": "gpt-x"}: at most ${DIMENSION_LIMITS.maxKeys} keys of ${DIMENSION_LIMITS.keyDescription}, values 1–${DIMENSION_LIMITS.maxValueLength} characters; a meter declaring dimensions accepts only those keys`,
+});
+
 /** One record of POST /v1/meters/{meter_id}/usage. */
-export const UsageRecordBody = Type.Object({ value: Value, timestamp: Timestamp, id: Type.Optional(RecordId) }, { additionalProperties: false });
+export const UsageRecordBody = Type.Object({ value: Value, timestamp: Timestamp, id: Type.Optional(RecordId), dimensions: Type.Optional(Dimensions) }, { additionalProperties: false });
 
 /** One record of POST /v1/usage (batch across meters). */
 export const MeterUsageRecordBody = Type.Object(
-  { meter_id: Type.String({ minLength: 1, maxLength: 64 }), value: Value, timestamp: Timestamp, id: Type.Optional(RecordId) },
+  { meter_id: Type.String({ minLength: 1, maxLength: 64 }), value: Value, timestamp: Timestamp, id: Type.Optional(RecordId), dimensions: Type.Optional(Dimensions) },
   { additionalProperties: false },
+);
+
+/** A CloudEvent of POST /v1/usage (structured mode; services/ingress/cloudevents.ts says how it maps to a record). */
+export const CloudEventSchema = Type.Object(
+  {
+    specversion: Type.Literal('1.0'),
+    id: Type.String({ minLength: 1, description: 'with source: the record id (ce_ + SHA-256), so a resent event counts once' }),
+    source: Type.String({ minLength: 1 }),
+    type: Type.String({ minLength: 1, description: 'the meter: its id, or its name if no other meter of the account has it' }),
+    time: Timestamp,
+    datacontenttype: Type.Optional(Type.Literal('application/json')),
+    data: Type.Object(
+      { value: Value },
+      { additionalProperties: Type.String({ minLength: 1, maxLength: DIMENSION_LIMITS.maxValueLength }), description: 'value, and dimensions as further string fields' },
+    ),
+  },
+  { additionalProperties: true, description: 'extension attributes are accepted and ignored' },
 );
 
 export const UsageBatchBody = (record: object) =>

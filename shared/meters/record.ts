@@ -4,10 +4,13 @@ export const METER_TYPES = ['counter', 'gauge', 'histogram'] as const;
 export type MeterType = (typeof METER_TYPES)[number];
 
 export const AGGREGATIONS: Record<MeterType, readonly string[]> = {
-  counter: ['sum', 'count'],
+  counter: ['sum', 'count', 'unique_count'],
   gauge: ['last', 'max', 'min', 'avg'],
   histogram: ['sum', 'count', 'min', 'max', 'avg', 'p50', 'p90', 'p95', 'p99'],
 };
+
+/** Keys a meter may declare (a record carries at most 16 of them). */
+export const MAX_DECLARED_DIMENSIONS = 64;
 
 /**
  * What every ingress process knows about a meter, replicated through the NATS KV meter bucket
@@ -19,6 +22,10 @@ export interface MeterRecord {
   type: MeterType;
   aggregation: string;
   status: 'active' | 'inactive';
+  /** The meter's name: CloudEvents name a meter by id or name (`type`). */
+  name?: string;
+  /** Declared dimension keys; empty or absent: any keys (shared/usage/dimensions.ts). */
+  dimensions?: string[];
   /** Postgres `updated_at` in epoch ms: lets reconciliation tell which side is newer. */
   updated_at_ms: number;
 }

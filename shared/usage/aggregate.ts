@@ -28,6 +28,8 @@ export function usageValue(s: WindowStats, aggregation: string): UsageValue {
       return s.count;
     case 'sum':
       return s.count === 0 ? 0 : new JsonDecimal(s.sum);
+    case 'unique_count':
+      return s.unique ?? 0;
     case 'last':
       return dec(s.last);
     case 'min':

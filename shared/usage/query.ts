@@ -3,12 +3,26 @@ import type { MeterType } from '../meters/record.js';
 import { chString, HOUR_MS, QUANTILES_MERGE, QUANTILES_STATE, ROLLUP_TABLE, sweptThrough } from './rollups.js';
 import type { WindowStats } from './stats.js';
 import { USAGE_TABLE } from './wire.js';
+import { dimensionSql } from './dimensions.js';
+import { ValidationError } from '../errors.js';
 import { windowKeySql, windowsOf, type UsageWindow } from './windows.js';
 
 export { PERCENTILES, type WindowStats } from './stats.js';
 export { chString } from './rollups.js';
 
-export interface UsageQuery {
+/**
+ * Which records of a meter a read counts and how it splits them (issue 18): `filters` keep records whose
+ * dimension is one of the listed values (several keys: all must match); `uniqueBy` adds the exact number of
+ * distinct values of that dimension (records without it don't count); `groupBy` splits the answer by the
+ * values of those dimensions (an absent dimension is its own group, value '').
+ */
+export interface UsageSlice {
+  filters?: ReadonlyMap<string, readonly string[]>;
+  uniqueBy?: string;
+  groupBy?: readonly string[];
+}
+
+export interface UsageQuery extends UsageSlice {
   accountId: string;
   meterId: string;
   type: MeterType;
@@ -25,11 +39,41 @@ export interface UsageReadLimits {
 const settingsOf = (limits: UsageReadLimits) => (limits.maxExecutionSeconds ? { max_execution_time: limits.maxExecutionSeconds } : undefined);
 
 /** One meter's usage over [startMs, endMs) as a single total (billing's period quantities). */
-export type UsageTotalsRequest = Omit<UsageQuery, 'window'>;
+export type UsageTotalsRequest = Omit<UsageQuery, 'window' | 'groupBy'>;
+
+/** One group of a group-by read: its dimension values (parallel to groupBy, '' = absent), every window. */
+export interface GroupUsage {
+  values: string[];
+  windows: WindowStats[];
+  total: WindowStats;
+}
 
 export interface UsageResult {
   windows: WindowStats[];
   total: WindowStats;
+  /** Present when the query had groupBy; sorted by values. */
+  groups?: GroupUsage[];
+}
+
+/** Groups one answer may hold: past it the read is refused (TooManyGroupsError), never truncated. */
+export const MAX_GROUPS = 1_000;
+
+/** Group × window values one answer may hold (a year of hours for 100 groups is 876,000: refused). */
+export const MAX_GROUP_WINDOWS = 100_000;
+
+async function rowsOf(ch: ClickHouseClient, query: string, limits: UsageReadLimits): Promise<Row[]> {
+  const rs = await ch.query({ query, format: 'JSON', clickhouse_settings: settingsOf(limits) });
+  return ((await rs.json()) as unknown as { data: Row[] }).data;
+}
+
+export class TooManyGroupsError extends ValidationError {
+  constructor() {
+    super(
+      [{ field: 'group_by', message: `the answer would have more than ${MAX_GROUPS} groups; add filter[...] or group by fewer dimensions` }],
+      `More than ${MAX_GROUPS} groups.`,
+      'too_many_groups',
+    );
+  }
 }
 
 interface Row {
@@ -42,6 +86,8 @@ interface Row {
   mx?: string;
   last?: string;
   q?: number[];
+  uq?: string | number;
+  [group: `g${number}`]: string;
 }
 
 /** Meters per totals query: keeps the SQL text (18.16 has no query parameters) well under max_query_size. */
@@ -81,39 +127,61 @@ function watermark(ch: ClickHouseClient, database: string): Promise<number | und
   return value;
 }
 
+/** The WHERE condition of a slice's filters (both tables carry dim_keys/dim_values). */
+function filterSql(slice: UsageSlice): string {
+  let out = '';
+  for (const [key, values] of slice.filters ?? []) out += ` AND ${dimensionSql(key)} IN (${values.map(chString).join(', ')})`;
+  return out;
+}
+
+/** `g0, g1, …`: the result columns of the group-by dimensions. */
+function groupColumns(slice: UsageSlice): string[] {
+  return (slice.groupBy ?? []).map((_, i) => `g${i}`);
+}
+
 /**
  * One SELECT merging rollup rows and raw rows of the same plan: the inner parts produce the same columns
  * (raw rows are turned into rollup-shaped partial aggregates, quantiles as t-digest states), the outer
  * GROUP BY merges them per key. `meters` filters account_id/meter_id; `key` names the result key columns
- * as computed from an epoch-ms expression.
+ * as computed from an epoch-ms expression; the slice adds its filters, group columns and the unique
+ * dimension (rollup rows are per dimension set, so a distinct count over them is exact and mergeable).
  */
-function mergedSql(database: string, type: MeterType, meters: string, plan: ReadPlan, key: (ts: string) => string, outerKey: string, totals: boolean): string {
+function mergedSql(database: string, type: MeterType, meters: string, plan: ReadPlan, key: (ts: string) => string, outerKey: string, totals: boolean, slice: UsageSlice = {}): string {
   const gauge = type === 'gauge';
   const histogram = type === 'histogram';
   const extremes = type !== 'counter';
+  const groups = (slice.groupBy ?? []).map((k, i) => `${dimensionSql(k)} AS g${i}`);
+  const unique = slice.uniqueBy ? `${dimensionSql(slice.uniqueBy)} AS u` : undefined;
+  const where = `${meters}${filterSql(slice)}`;
   const parts: string[] = [];
   if (plan.rollupHours) {
-    const cols = [key(`hour * ${HOUR_MS}`), 'records AS c', 'sum AS s'];
+    const cols = [key(`hour * ${HOUR_MS}`), ...groups, 'records AS c', 'sum AS s'].filter(Boolean);
+    if (unique) cols.push(unique);
     if (extremes) cols.push('min AS mn', 'max AS mx');
     if (gauge) cols.push('last_ts AS lt', 'last_id AS li', 'last_value AS lv');
     if (histogram) cols.push('quantiles AS qs');
     parts.push(`SELECT ${cols.join(', ')} FROM ${database}.${ROLLUP_TABLE} FINAL
-      WHERE ${meters} AND hour >= ${plan.rollupHours[0]} AND hour < ${plan.rollupHours[1]}`);
+      WHERE ${where} AND hour >= ${plan.rollupHours[0]} AND hour < ${plan.rollupHours[1]}`);
   }
   if (plan.rawRanges.length) {
-    const cols = [key('ts_ms'), 'count() AS c', 'sum(value) AS s'];
+    const cols = [key('ts_ms'), ...groups, 'count() AS c', 'sum(value) AS s'].filter(Boolean);
+    if (unique) cols.push(unique);
     if (extremes) cols.push('min(value) AS mn', 'max(value) AS mx');
     if (gauge) cols.push('max(ts_ms) AS lt', 'argMax(record_id, (ts_ms, record_id)) AS li', 'argMax(value, (ts_ms, record_id)) AS lv');
     if (histogram) cols.push(`${QUANTILES_STATE}(toFloat64(value)) AS qs`);
     const ranges = plan.rawRanges.map(([s, e]) => `(ts_ms >= ${Math.trunc(s)} AND ts_ms < ${Math.trunc(e)})`).join(' OR ');
+    const rawKey = [outerKey, ...groupColumns(slice), ...(unique ? ['u'] : [])].filter(Boolean).join(', ');
     parts.push(`SELECT ${cols.join(', ')} FROM ${database}.${USAGE_TABLE} FINAL
-      WHERE ${meters} AND (${ranges}) GROUP BY ${outerKey}`);
+      WHERE ${where} AND (${ranges}) GROUP BY ${rawKey}`);
   }
-  const out = [outerKey, 'sum(c) AS c', 'toString(sum(s)) AS s'];
+  const outKey = [outerKey, ...groupColumns(slice)].filter(Boolean).join(', ');
+  const out = [outKey, 'sum(c) AS c', 'toString(sum(s)) AS s'];
+  if (unique) out.push("uniqExactIf(u, u != '') AS uq");
   if (extremes) out.push('toString(min(mn)) AS mn', 'toString(max(mx)) AS mx');
   if (gauge) out.push('toString(argMax(lv, (lt, li))) AS last');
   if (histogram) out.push(`${QUANTILES_MERGE}(qs) AS q`);
-  return `SELECT ${out.join(', ')} FROM (${parts.join(' UNION ALL ')}) GROUP BY ${outerKey}${totals ? ' WITH TOTALS' : ''}`;
+  const grouped = outKey ? ` GROUP BY ${outKey}` : '';
+  return `SELECT ${out.join(', ')} FROM (${parts.join(' UNION ALL ')})${grouped}${totals ? ' WITH TOTALS' : ''}`;
 }
 
 /**
@@ -122,14 +190,14 @@ function mergedSql(database: string, type: MeterType, meters: string, plan: Read
  * Window `none` is answered by queryUsageTotals, the same code billing uses.
  */
 export async function queryUsage(ch: ClickHouseClient, database: string, q: UsageQuery, limits: UsageReadLimits = {}): Promise<UsageResult> {
+  if (q.groupBy?.length) return queryGroupedUsage(ch, database, q, limits);
   if (q.window === 'none') {
     const [total] = await queryUsageTotals(ch, database, [q], limits);
     return { windows: [total!], total: total! };
   }
   const plan = readPlan(q.startMs, q.endMs, await watermark(ch, database));
-  const meters = `account_id = ${chString(q.accountId)} AND meter_id = ${chString(q.meterId)}`;
   const window = q.window;
-  const query = mergedSql(database, q.type, meters, plan, (ts) => `${windowKeySql(window, ts)} AS w`, 'w', true);
+  const query = mergedSql(database, q.type, meterSql(q), plan, (ts) => `${windowKeySql(window, ts)} AS w`, 'w', true, q);
   const rs = await ch.query({ query, format: 'JSON', clickhouse_settings: settingsOf(limits) });
   const json = (await rs.json()) as unknown as { data: Row[]; totals?: Row };
   const byKey = new Map<number, Row>();
@@ -137,6 +205,43 @@ export async function queryUsage(ch: ClickHouseClient, database: string, q: Usag
   const windows = windowsOf(window, q.startMs, q.endMs).map((w) => stats(w.start, w.end, byKey.get(w.key)));
   const totalRow = json.totals && Number(json.totals.c) > 0 ? json.totals : undefined;
   return { windows, total: stats(q.startMs, q.endMs, totalRow) };
+}
+
+const meterSql = (q: { accountId: string; meterId: string }) => `account_id = ${chString(q.accountId)} AND meter_id = ${chString(q.meterId)}`;
+
+/**
+ * A group-by read: the groups' totals (at most MAX_GROUPS, else TooManyGroupsError) and their windows, in
+ * two SELECTs over the same plan — O(windows × groups) rollup rows plus the unswept hours' raw rows. Every
+ * group has every window (zero-filled); the overall total is the same read without groupBy.
+ */
+async function queryGroupedUsage(ch: ClickHouseClient, database: string, q: UsageQuery, limits: UsageReadLimits): Promise<UsageResult> {
+  const plan = readPlan(q.startMs, q.endMs, await watermark(ch, database));
+  const cols = groupColumns(q);
+  const groupKey = (r: Row) => cols.map((c) => r[c as `g${number}`]).join('\u0000');
+  const totalsSql = `${mergedSql(database, q.type, meterSql(q), plan, () => '', '', false, q)} ORDER BY ${cols.join(', ')} LIMIT ${MAX_GROUPS + 1}`;
+  const window = q.window;
+  const windowsSql = mergedSql(database, q.type, meterSql(q), plan, (ts) => `${windowKeySql(window, ts)} AS w`, 'w', false, q);
+  const totalRows = await rowsOf(ch, totalsSql, limits);
+  if (totalRows.length > MAX_GROUPS) throw new TooManyGroupsError();
+  const spans = windowsOf(window, q.startMs, q.endMs);
+  if (totalRows.length * spans.length > MAX_GROUP_WINDOWS) {
+    throw new ValidationError([{ field: 'window', message: `${totalRows.length} groups × ${spans.length} windows is more than ${MAX_GROUP_WINDOWS} values; choose a larger window or a shorter range` }], undefined, 'too_many_groups');
+  }
+  const [windowRows, overall] = await Promise.all([window === 'none' ? [] : rowsOf(ch, windowsSql, limits), queryUsage(ch, database, { ...q, groupBy: undefined }, limits)]);
+  const byGroup = new Map<string, Map<number, Row>>();
+  for (const r of windowRows) {
+    const k = groupKey(r);
+    let m = byGroup.get(k);
+    if (!m) byGroup.set(k, (m = new Map()));
+    m.set(Number(r.w), r);
+  }
+  const groups = totalRows.map((r): GroupUsage => {
+    const total = stats(q.startMs, q.endMs, r);
+    const rows = byGroup.get(groupKey(r));
+    const windows = window === 'none' ? [total] : spans.map((w) => stats(w.start, w.end, rows?.get(w.key)));
+    return { values: cols.map((c) => r[c as `g${number}`] ?? ''), windows, total };
+  });
+  return { ...overall, groups };
 }
 
 /**
@@ -148,7 +253,7 @@ export async function queryUsage(ch: ClickHouseClient, database: string, q: Usag
 export async function queryUsageTotals(ch: ClickHouseClient, database: string, requests: readonly UsageTotalsRequest[], limits: UsageReadLimits = {}): Promise<WindowStats[]> {
   const groups = new Map<string, { req: UsageTotalsRequest; index: number }[]>();
   requests.forEach((req, index) => {
-    const key = `${Math.trunc(req.startMs)}:${Math.trunc(req.endMs)}:${req.type}`;
+    const key = `${Math.trunc(req.startMs)}:${Math.trunc(req.endMs)}:${req.type}:${sliceKey(req)}`;
     let g = groups.get(key);
     if (!g) groups.set(key, (g = []));
     g.push({ req, index });
@@ -159,10 +264,10 @@ export async function queryUsageTotals(ch: ClickHouseClient, database: string, r
   for (const group of groups.values()) {
     for (let i = 0; i < group.length; i += TOTALS_CHUNK) {
       const chunk = group.slice(i, i + TOTALS_CHUNK);
-      const { startMs, endMs, type } = chunk[0]!.req;
+      const { startMs, endMs, type, filters, uniqueBy } = chunk[0]!.req;
       const pairs = [...new Set(chunk.map(({ req }) => `(${chString(req.accountId)}, ${chString(req.meterId)})`))];
       const meters = `(account_id, meter_id) IN (${pairs.join(', ')})`;
-      const query = mergedSql(database, type, meters, readPlan(startMs, endMs, swept), () => 'account_id AS a, meter_id AS m', 'a, m', false);
+      const query = mergedSql(database, type, meters, readPlan(startMs, endMs, swept), () => 'account_id AS a, meter_id AS m', 'a, m', false, { filters, uniqueBy });
       const rs = await ch.query({ query, format: 'JSON', clickhouse_settings: settingsOf(limits) });
       const json = (await rs.json()) as unknown as { data: Row[] };
       const byPair = new Map<string, Row>();
@@ -173,9 +278,15 @@ export async function queryUsageTotals(ch: ClickHouseClient, database: string, r
   return out;
 }
 
+/** Requests that can share one totals query have the same slice. */
+function sliceKey(s: UsageSlice): string {
+  return JSON.stringify([s.uniqueBy ?? null, [...(s.filters ?? [])]]);
+}
+
 function stats(start: number, end: number, r: Row | undefined): WindowStats {
-  if (!r || Number(r.c) === 0) return { start, end, count: 0, sum: '0' };
+  if (!r || Number(r.c) === 0) return { start, end, count: 0, sum: '0', ...(r?.uq !== undefined ? { unique: 0 } : {}) };
   const out: WindowStats = { start, end, count: Number(r.c), sum: r.s };
+  if (r.uq !== undefined) out.unique = Number(r.uq);
   if (r.mn !== undefined) out.min = r.mn;
   if (r.mx !== undefined) out.max = r.mx;
   if (r.last !== undefined) out.last = r.last;

@@ -44,6 +44,12 @@ export interface HourKeys {
   hours: Iterable<number>;
 }
 
+/**
+ * `usage_hourly.group_key` of a row's dimension set: `<len>:<key><len>:<value>…` over the sorted keys, so
+ * distinct sets never share a key; '' without dimensions (the rows written before issue 18).
+ */
+const GROUP_KEY_SQL = "arrayStringConcat(arrayMap((k, v) -> concat(toString(length(k)), ':', k, toString(length(v)), ':', v), dim_keys, dim_values))";
+
 /** Key ranges per INSERT … SELECT: keeps the statement small; each range is one index seek. */
 const RANGES_PER_RECOMPUTE = 200;
 
@@ -79,13 +85,13 @@ export async function recomputeHours(ch: ClickHouseClient, database: string, key
   for (let i = 0; i < conditions.length; i += RANGES_PER_RECOMPUTE) {
     await ch.command({
       query: `INSERT INTO ${database}.${ROLLUP_TABLE}${local}
-        (account_id, meter_id, hour, group_key, records, sum, min, max, last_ts, last_id, last_value, quantiles, version)
-        SELECT account_id, meter_id, intDiv(ts_ms, ${HOUR_MS}) AS hour, '' AS group_key, count() AS records,
+        (account_id, meter_id, hour, group_key, dim_keys, dim_values, records, sum, min, max, last_ts, last_id, last_value, quantiles, version)
+        SELECT account_id, meter_id, intDiv(ts_ms, ${HOUR_MS}) AS hour, ${GROUP_KEY_SQL} AS group_key, dim_keys, dim_values, count() AS records,
           sum(value), min(value), max(value), max(ts_ms), argMax(record_id, (ts_ms, record_id)),
           argMax(value, (ts_ms, record_id)), ${QUANTILES_STATE}(toFloat64(value)), count() AS version
         FROM ${database}.${USAGE_TABLE}${local} FINAL
         WHERE ${conditions.slice(i, i + RANGES_PER_RECOMPUTE).join(' OR ')}
-        GROUP BY account_id, meter_id, hour`,
+        GROUP BY account_id, meter_id, hour, dim_keys, dim_values`,
     });
   }
 }

@@ -11,6 +11,8 @@ export interface WindowStats {
   max?: string;
   /** Value with the latest timestamp (ties: the greatest record id). */
   last?: string;
+  /** Distinct values of the meter's unique_by dimension (unique_count meters only). */
+  unique?: number;
   /** t-digest estimates for PERCENTILES (ClickHouse quantilesTDigest, Float32). */
   percentiles?: number[];
 }

@@ -42,7 +42,7 @@ t.test('meters', async (t) => {
     t.equal(res.status, 201);
     t.match(res.body.id, /^mtr_[0-9A-Za-z]{22}$/);
     t.equal(res.headers.get('location'), `/v1/meters/${res.body.id}`);
-    t.same(Object.keys(res.body).sort(), ['aggregation', 'created_at', 'id', 'name', 'status', 'type', 'unit', 'updated_at']);
+    t.same(Object.keys(res.body).sort(), ['aggregation', 'created_at', 'dimensions', 'id', 'name', 'status', 'type', 'unique_by', 'unit', 'updated_at']);
     t.match(res.body, { name: 'API requests', unit: 'requests', type: 'counter', aggregation: 'sum', status: 'active' });
     t.match(res.body.created_at, ISO_MS);
     t.equal(res.body.updated_at, res.body.created_at);
@@ -50,6 +50,7 @@ t.test('meters', async (t) => {
     t.same(await kvRecord(kv, res.body.id), {
       id: res.body.id,
       account_id: acct.accountId,
+      name: 'API requests',
       type: 'counter',
       aggregation: 'sum',
       status: 'active',
@@ -62,7 +63,7 @@ t.test('meters', async (t) => {
   t.test('every type with every allowed aggregation', async (t) => {
     for (const type of METER_TYPES) {
       for (const aggregation of AGGREGATIONS[type]) {
-        const res = await call('POST', '/v1/meters', { token: w, body: { name: `${type} ${aggregation}`, unit: 'u', type, aggregation } });
+        const res = await call('POST', '/v1/meters', { token: w, body: { name: `${type} ${aggregation}`, unit: 'u', type, aggregation, ...(aggregation === 'unique_count' ? { unique_by: 'user' } : {}) } });
         t.equal(res.status, 201, `${type}/${aggregation}`);
         t.match(res.body, { type, aggregation });
         t.match(await kvRecord(kv, res.body.id), { type, aggregation, status: 'active' });
@@ -81,7 +82,7 @@ t.test('meters', async (t) => {
       ['unknown aggregation', { name: 'n', unit: 'u', aggregation: 'median' }, 'aggregation', /one of/],
       ['unknown type', { name: 'n', unit: 'u', type: 'timer', aggregation: 'sum' }, 'type', /one of/],
       ['gauge cannot sum', { name: 'n', unit: 'u', type: 'gauge', aggregation: 'sum' }, 'aggregation', /last, max, min, avg for a gauge/],
-      ['counter has no p99', { name: 'n', unit: 'u', aggregation: 'p99' }, 'aggregation', /sum, count for a counter/],
+      ['counter has no p99', { name: 'n', unit: 'u', aggregation: 'p99' }, 'aggregation', /sum, count, unique_count for a counter/],
       ['unknown field', { name: 'n', unit: 'u', aggregation: 'sum', status: 'inactive' }, 'status', /not a known field/],
       ['name not a string', { name: 5, unit: 'u', aggregation: 'sum' }, 'name', /string/],
     ];
@@ -190,7 +191,7 @@ t.test('meters', async (t) => {
 
     await startApi(t, config); // a second api process starting: it reconciles before listening
 
-    t.same(await kvRecord(kv, deleted.id), { id: deleted.id, account_id: acct.accountId, type: 'counter', aggregation: 'sum', status: 'active', updated_at_ms: Date.parse(deleted.updated_at) });
+    t.same(await kvRecord(kv, deleted.id), { id: deleted.id, account_id: acct.accountId, name: deleted.name, type: 'counter', aggregation: 'sum', status: 'active', updated_at_ms: Date.parse(deleted.updated_at) });
     t.match(await kvRecord(kv, tampered.id), { aggregation: 'sum', updated_at_ms: Date.parse(tampered.updated_at) });
     t.match(await kvRecord(kv, lostCommit.id), { status: 'active', updated_at_ms: Date.parse(lostCommit.updated_at) });
     t.equal(await kvRecord(kv, orphanOld), null, 'a meter Postgres never committed is removed');

@@ -55,6 +55,8 @@ t.test('usage stream', async (t) => {
       { meter_id: foreign.id, value: 1, timestamp: ts, id: 'f-foreign' },
       { meter_id: counter.id, value: 1, timestamp: 'yesterday', id: 'f-bad-ts' },
       { meter_id: counter.id, value: 1, timestamp: ts, extra: true },
+      { meter_id: counter.id, value: 2, timestamp: ts, id: 'f-dims', dimensions: { model: 'gpt-x', region: 'eu' } },
+      { meter_id: counter.id, value: 2, timestamp: ts, id: 'f-bad-dims', dimensions: { model: '' } },
     ];
     c.send({ seq: 1, records });
     c.send({ seq: 2, records: { meter_id: counter.id, value: 4, timestamp: ts, id: 'f-single' } });
@@ -70,11 +72,12 @@ t.test('usage stream', async (t) => {
     const http = await postJson(api.url, '/v1/usage', W, records.map((r) => ('id' in r ? { ...r, id: `http-${r.id}` } : r)));
     const [one] = c.answersTo(1);
     t.equal(c.answersTo(1).length, 1, 'one answer per frame');
-    t.equal(one!.accepted, 2);
-    t.equal(one!.rejected, 5);
+    t.equal(one!.accepted, 3);
+    t.equal(one!.rejected, 6);
     const shape = (results: StreamAnswer['results']) => results!.map((r) => ({ index: r.index, status: r.status, code: r.error?.code, fields: r.error?.errors?.map((e) => e.field) }));
     t.same(shape(one!.results), shape(http.body.results), 'per-record outcomes match the HTTP batch');
-    t.same(one!.results!.map((r) => r.status), ['accepted', 'rejected', 'accepted', 'rejected', 'rejected', 'rejected', 'rejected']);
+    t.same(one!.results!.map((r) => r.status), ['accepted', 'rejected', 'accepted', 'rejected', 'rejected', 'rejected', 'rejected', 'accepted', 'rejected']);
+    t.match(one!.results![8]!.error, { errors: [{ field: /^dimensions/ }] }, 'dimensions follow the same rules as in a batch');
     t.equal(one!.results![4]!.error!.code, 'not_found', "another account's meter does not exist");
     t.equal(one!.results![3]!.error!.code, 'meter_inactive');
 
@@ -90,7 +93,7 @@ t.test('usage stream', async (t) => {
 
     await waitUntil(async () => (await storedIds(infra, counter.id)).has('f-single'), 'the accepted records stored');
     const ids = await storedIds(infra, counter.id);
-    t.ok(ids.has('f-ok-1') && !ids.has('f-negative') && !ids.has('f-bad-ts'), 'accepted records stored, rejected ones not');
+    t.ok(ids.has('f-ok-1') && ids.has('f-dims') && !ids.has('f-negative') && !ids.has('f-bad-ts') && !ids.has('f-bad-dims'), 'accepted records stored, rejected ones not');
     t.ok((await storedIds(infra, gauge.id)).has('f-ok-2'));
   });
 

@@ -98,5 +98,7 @@ t.test('server-assigned ids have the use_ shape and do not repeat', async (t) =>
 t.test('TSV rows escape what ClickHouse would misread', async (t) => {
   t.equal(tsvEscape('plain-id_1'), 'plain-id_1');
   t.equal(tsvEscape('a\tb\nc\\d\re'), 'a\\tb\\nc\\\\d\\re');
-  t.equal(encodeRow('acct_1', 'mtr_1', 1700000000000, tsvEscape('x\ty'), '0.1', 1700000000001), 'acct_1\tmtr_1\t1700000000000\tx\\ty\t0.1\t1700000000001\n');
+  t.equal(encodeRow('acct_1', 'mtr_1', 1700000000000, tsvEscape('x\ty'), '0.1', 1700000000001), 'acct_1\tmtr_1\t1700000000000\tx\\ty\t0.1\t1700000000001\t[]\t[]\n');
+  const dims = { keys: ['model', 'region'], values: ["o'1\tx\\", 'eu'] };
+  t.equal(encodeRow('acct_1', 'mtr_1', 1, 'r', '1', 2, dims), "acct_1\tmtr_1\t1\tr\t1\t2\t['model','region']\t['o\\'1\\tx\\\\','eu']\n", 'dimension values escaped inside the array literal');
 });

@@ -1,6 +1,7 @@
 import Type from 'typebox';
 import { PaginationQuery, listOf } from '../../../shared/http/pagination.js';
-import { AGGREGATIONS, METER_TYPES, type MeterRecord, type MeterType } from '../../../shared/meters/record.js';
+import { DIMENSION_LIMITS } from '../../../shared/usage/dimensions.js';
+import { AGGREGATIONS, MAX_DECLARED_DIMENSIONS, METER_TYPES, type MeterRecord, type MeterType } from '../../../shared/meters/record.js';
 
 const ALL_AGGREGATIONS = [...new Set(Object.values(AGGREGATIONS).flat())];
 
@@ -8,7 +9,17 @@ const MeterTypeSchema = Type.Enum([...METER_TYPES], {
   description: 'counter (values add up), gauge (sets a value), histogram (a distribution); default counter',
 });
 const AggregationSchema = Type.Enum(ALL_AGGREGATIONS, {
-  description: 'counter: sum|count; gauge: last|max|min|avg; histogram: sum|count|min|max|avg|p50|p90|p95|p99',
+  description: 'counter: sum|count|unique_count; gauge: last|max|min|avg; histogram: sum|count|min|max|avg|p50|p90|p95|p99',
+});
+const DimensionKey = Type.String({ pattern: DIMENSION_LIMITS.keyPattern.source });
+const DeclaredDimensions = Type.Array(DimensionKey, {
+  maxItems: MAX_DECLARED_DIMENSIONS,
+  uniqueItems: true,
+  description: 'dimension keys records of this meter may carry; empty (default): any keys. Keys can be added later, never removed',
+});
+const UniqueBy = Type.String({
+  pattern: DIMENSION_LIMITS.keyPattern.source,
+  description: 'aggregation unique_count only (required there): the dimension whose distinct values are counted; fixed once created',
 });
 const StatusSchema = Type.Enum(['active', 'inactive']);
 const Name = Type.String({ minLength: 1, maxLength: 200 });
@@ -21,6 +32,8 @@ export const MeterSchema = Type.Object(
     unit: Type.String(),
     type: MeterTypeSchema,
     aggregation: AggregationSchema,
+    dimensions: DeclaredDimensions,
+    unique_by: Type.Union([Type.String(), Type.Null()]),
     status: StatusSchema,
     created_at: Type.String({ format: 'date-time' }),
     updated_at: Type.String({ format: 'date-time' }),
@@ -30,14 +43,21 @@ export const MeterSchema = Type.Object(
 export const MeterListSchema = listOf(MeterSchema);
 
 export const CreateMeterBody = Type.Object(
-  { name: Name, unit: Unit, type: Type.Optional(MeterTypeSchema), aggregation: AggregationSchema },
+  { name: Name, unit: Unit, type: Type.Optional(MeterTypeSchema), aggregation: AggregationSchema, dimensions: Type.Optional(DeclaredDimensions), unique_by: Type.Optional(UniqueBy) },
   { additionalProperties: false },
 );
 export type CreateMeterBody = Type.Static<typeof CreateMeterBody>;
 
 /** type and aggregation are accepted only to say clearly that they cannot change (422 when they differ). */
 export const UpdateMeterBody = Type.Object(
-  { name: Type.Optional(Name), unit: Type.Optional(Unit), status: Type.Optional(StatusSchema), type: Type.Optional(MeterTypeSchema), aggregation: Type.Optional(AggregationSchema) },
+  {
+    name: Type.Optional(Name),
+    unit: Type.Optional(Unit),
+    status: Type.Optional(StatusSchema),
+    type: Type.Optional(MeterTypeSchema),
+    aggregation: Type.Optional(AggregationSchema),
+    dimensions: Type.Optional({ ...DeclaredDimensions, description: 'the full new list: every declared key must stay (add only)' }),
+  },
   { additionalProperties: false },
 );
 export type UpdateMeterBody = Type.Static<typeof UpdateMeterBody>;
@@ -50,6 +70,8 @@ export interface NewMeter {
   unit: string;
   type: MeterType;
   aggregation: string;
+  dimensions: string[];
+  uniqueBy: string | null;
 }
 
 /** What a PATCH asks for; `type`/`aggregation` only to be refused when they differ (they are fixed). */
@@ -59,6 +81,7 @@ export interface MeterChange {
   status?: 'active' | 'inactive';
   type?: MeterType;
   aggregation?: string;
+  dimensions?: string[];
 }
 
 export interface MeterRow {
@@ -68,6 +91,8 @@ export interface MeterRow {
   unit: string;
   type: MeterType;
   aggregation: string;
+  dimensions: string[];
+  unique_by: string | null;
   status: 'active' | 'inactive';
   created_at: Date;
   updated_at: Date;
@@ -80,6 +105,8 @@ export function toMeter(row: MeterRow) {
     unit: row.unit,
     type: row.type,
     aggregation: row.aggregation,
+    dimensions: row.dimensions,
+    unique_by: row.unique_by,
     status: row.status,
     created_at: row.created_at.toISOString(),
     updated_at: row.updated_at.toISOString(),
@@ -88,5 +115,15 @@ export function toMeter(row: MeterRow) {
 
 /** The registry entry the ingress reads (NATS KV meter bucket). */
 export function toRecord(row: MeterRow): MeterRecord {
-  return { id: row.id, account_id: row.account_id, type: row.type, aggregation: row.aggregation, status: row.status, updated_at_ms: row.updated_at.getTime() };
+  return {
+    id: row.id,
+    account_id: row.account_id,
+    name: row.name,
+    type: row.type,
+    aggregation: row.aggregation,
+    status: row.status,
+    // Absent when none are declared: the record of an open meter is what it was before dimensions.
+    ...(row.dimensions.length ? { dimensions: row.dimensions } : {}),
+    updated_at_ms: row.updated_at.getTime(),
+  };
 }

@@ -37,9 +37,9 @@ export async function createMeter(
   return withTransaction(pool, async (c) => {
     await reserveQuota(c, 'meters', accountId, maxMeters);
     const r = await c.query<MeterRow>(
-      `INSERT INTO meters (id, account_id, name, unit, type, aggregation, status, created_at, updated_at)
-       VALUES ($1, $2, $3, $4, $5, $6, 'active', ${NOW_MS}, ${NOW_MS}) RETURNING *`,
-      [newId('mtr'), accountId, m.name, m.unit, m.type, m.aggregation],
+      `INSERT INTO meters (id, account_id, name, unit, type, aggregation, dimensions, unique_by, status, created_at, updated_at)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'active', ${NOW_MS}, ${NOW_MS}) RETURNING *`,
+      [newId('mtr'), accountId, m.name, m.unit, m.type, m.aggregation, m.dimensions, m.uniqueBy],
     );
     await registry.put(r.rows[0]!);
     return r.rows[0]!;
@@ -57,9 +57,10 @@ export async function updateMeter(pool: PgPool, registry: MeterRegistryWriter, a
     if (!cur.rows[0]) throw notFound(id);
     refuseFixedFieldChanges(cur.rows[0], change);
     const r = await c.query<MeterRow>(
-      `UPDATE meters SET name = COALESCE($2, name), unit = COALESCE($3, unit), status = COALESCE($4, status), updated_at = ${NOW_MS}
+      `UPDATE meters SET name = COALESCE($2, name), unit = COALESCE($3, unit), status = COALESCE($4, status),
+         dimensions = COALESCE($5, dimensions), updated_at = ${NOW_MS}
         WHERE id = $1 RETURNING *`,
-      [id, change.name ?? null, change.unit ?? null, change.status ?? null],
+      [id, change.name ?? null, change.unit ?? null, change.status ?? null, change.dimensions ?? null],
     );
     await registry.put(r.rows[0]!);
     return r.rows[0]!;
@@ -71,6 +72,14 @@ function refuseFixedFieldChanges(current: MeterRow, change: MeterChange): void {
   if (change.type !== undefined && change.type !== current.type) fixed.push({ field: 'type', message: 'cannot be changed after the meter is created' });
   if (change.aggregation !== undefined && change.aggregation !== current.aggregation) {
     fixed.push({ field: 'aggregation', message: 'cannot be changed after the meter is created' });
+  }
+  if (change.dimensions !== undefined) {
+    const removed = current.dimensions.filter((d) => !change.dimensions!.includes(d));
+    if (removed.length) fixed.push({ field: 'dimensions', message: `declared dimensions can be added, not removed (missing: ${removed.join(', ')})` });
+    // An open meter (no declared keys) that starts declaring must keep accepting its unique_by dimension.
+    if (current.unique_by && change.dimensions.length > 0 && !change.dimensions.includes(current.unique_by)) {
+      fixed.push({ field: 'dimensions', message: `must include ${current.unique_by}, the meter's unique_by dimension` });
+    }
   }
   if (fixed.length) throw new ValidationError(fixed);
 }

@@ -38,11 +38,13 @@ function parameters(route: RouteDef): object[] {
   for (const seg of route.path.split('/')) {
     if (seg.startsWith(':')) out.push({ name: seg.slice(1), in: 'path', required: true, schema: { type: 'string' } });
   }
-  const q = route.doc?.query as { properties?: Record<string, { description?: string; default?: unknown }>; required?: string[] } | undefined;
-  for (const [name, schema] of Object.entries(q?.properties ?? {})) {
+  const q = route.doc?.query as { properties?: Record<string, { description?: string; default?: unknown; style?: string }>; required?: string[] } | undefined;
+  for (const [name, { style, ...schema }] of Object.entries(q?.properties ?? {})) {
     // A parameter with a default may be left out (the validator fills it in).
     const required = (q?.required?.includes(name) ?? false) && schema.default === undefined;
-    out.push({ name, in: 'query', required, schema: plain(schema), ...(schema.description ? { description: schema.description } : {}) });
+    // `style` on a property (e.g. deepObject for filter[key]=value) is the parameter's serialization.
+    const serialization = style ? { style, explode: true } : {};
+    out.push({ name, in: 'query', required, ...serialization, schema: plain(schema), ...(schema.description ? { description: schema.description } : {}) });
   }
   if (isIdempotentRoute(route)) {
     out.push({
@@ -95,6 +97,7 @@ function operation(route: RouteDef): object {
     const schema = plain(doc.requestBody);
     const content: Record<string, object> = { 'application/json': { schema } };
     if (route.body === 'form-or-json') content['application/x-www-form-urlencoded'] = { schema };
+    for (const [mediaType, other] of Object.entries(doc.otherRequestBodies ?? {})) content[mediaType] = { schema: plain(other) };
     op.requestBody = { required: true, content };
   }
   return op;

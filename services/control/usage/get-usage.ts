@@ -5,26 +5,41 @@ import { reply } from '../../../shared/http/reply.js';
 import { queryUsage } from '../../../shared/usage/query.js';
 import { AccountReadGate } from '../../../shared/usage/read-gate.js';
 import { UnavailableError } from '../../../shared/errors.js';
-import type { UsageWindow } from '../../../shared/usage/windows.js';
 import { histogramSummary, usageValue } from '../../../shared/usage/aggregate.js';
 import { ReadCoalescer } from '../../../shared/usage/coalesce.js';
 import { windowOut } from './shape.js';
-import { MeterUsageSchema, UsageQueryParams } from './schemas.js';
-import { parseUsageQuery, type UsageRange } from './input.js';
+import { MeterUsageSchema, UsageQueryDoc } from './schemas.js';
+import { checkReadDimensions, parseUsageQuery, type UsageRead } from './input.js';
 import { meterForUsage } from './store.js';
 
 /** The usage answer of one meter of the account (404 when it has none of that id). */
-async function usageReply(infra: Infra, accountId: string, meterId: string, range: UsageRange, window: UsageWindow): Promise<HttpReply> {
+async function usageReply(infra: Infra, accountId: string, meterId: string, read: UsageRead): Promise<HttpReply> {
   const meter = await meterForUsage(infra.pg, accountId, meterId);
+  checkReadDimensions(read, meter.dimensions);
+  const { range, window, groupBy, filters } = read;
   const maxExecutionSeconds = infra.config.USAGE_QUERY_MAX_EXECUTION_SECONDS;
-  const result = await queryUsage(infra.clickhouse, infra.config.CLICKHOUSE_DATABASE, { accountId, meterId, type: meter.type, startMs: range.startMs, endMs: range.endMs, window }, { maxExecutionSeconds }).catch(
-    (err: Error) => {
-      // ClickHouse stopped the read at max_execution_time (18.16: code 159, TIMEOUT_EXCEEDED).
-      if (/TIMEOUT_EXCEEDED|Timeout exceeded: elapsed/.test(err.message)) throw new UnavailableError(`The usage query ran over ${maxExecutionSeconds} s and was stopped; ask for a shorter range or retry later.`, 5);
-      throw err;
-    },
-  );
+  const query = { accountId, meterId, type: meter.type, startMs: range.startMs, endMs: range.endMs, window, groupBy, filters, uniqueBy: meter.unique_by ?? undefined };
+  const result = await queryUsage(infra.clickhouse, infra.config.CLICKHOUSE_DATABASE, query, { maxExecutionSeconds }).catch((err: Error) => {
+    // ClickHouse stopped the read at max_execution_time (18.16: code 159, TIMEOUT_EXCEEDED).
+    if (/TIMEOUT_EXCEEDED|Timeout exceeded: elapsed/.test(err.message)) throw new UnavailableError(`The usage query ran over ${maxExecutionSeconds} s and was stopped; ask for a shorter range or retry later.`, 5);
+    throw err;
+  });
   const { type, aggregation } = meter;
+  const sliced = {
+    ...(filters.size ? { filters: Object.fromEntries(filters) } : {}),
+    ...(result.groups
+      ? {
+          group_by: groupBy,
+          groups: result.groups.map((g) => ({
+            dimensions: Object.fromEntries(groupBy.map((k, i) => [k, g.values[i] || null])),
+            value: usageValue(g.total, aggregation),
+            count: g.total.count,
+            ...(type === 'histogram' ? histogramSummary(g.total) : {}),
+            data: g.windows.map((w) => windowOut(w, type, aggregation)),
+          })),
+        }
+      : {}),
+  };
   return reply.ok({
     meter_id: meterId,
     type,
@@ -37,11 +52,12 @@ async function usageReply(infra: Infra, accountId: string, meterId: string, rang
     count: result.total.count,
     ...(type === 'histogram' ? histogramSummary(result.total) : {}),
     data: result.windows.map((w) => windowOut(w, type, aggregation)),
+    ...sliced,
   });
 }
 
-/** GET /v1/meters/{meter_id}/usage — the meter's usage by window, duplicates counted once. */
-export function getUsageRoute(infra: Infra): RouteDef<{ range: UsageRange; window: UsageWindow }> {
+/** GET /v1/meters/{meter_id}/usage — the meter's usage by window (and by group), duplicates counted once. */
+export function getUsageRoute(infra: Infra): RouteDef<UsageRead> {
   const reads = new ReadCoalescer<HttpReply>();
   const gated = infra.metrics.counter('meterline_usage_reads_gated_total', 'Usage reads that waited for or were refused a slot of their account (USAGE_QUERIES_PER_ACCOUNT)', ['outcome']);
   const gate = new AccountReadGate(infra.config.USAGE_QUERIES_PER_ACCOUNT, infra.config.USAGE_QUERY_QUEUE_PER_ACCOUNT, {
@@ -53,19 +69,20 @@ export function getUsageRoute(infra: Infra): RouteDef<{ range: UsageRange; windo
     path: '/v1/meters/:meter_id/usage',
     auth: 'read',
     input: parseUsageQuery,
-    handler: async (ctx, { range, window }) => {
+    handler: async (ctx, read) => {
       const accountId = ctx.principal!.accountId;
       const meterId = ctx.params.meter_id!;
-      // Same account, meter and resolved range: one computation for every such request in flight; distinct
-      // computations of one account pass its gate (a few at once, a short queue, then 429).
-      const key = [accountId, meterId, range.startMs, range.endMs, window].join('\u0000');
-      return { ...(await reads.run(key, () => gate.run(accountId, () => usageReply(infra, accountId, meterId, range, window)))) };
+      // Same account, meter, resolved range and slice: one computation for every such request in flight;
+      // distinct computations of one account pass its gate (a few at once, a short queue, then 429).
+      const { range, window, groupBy, filters } = read;
+      const key = JSON.stringify([accountId, meterId, range.startMs, range.endMs, window, groupBy, [...filters]]);
+      return { ...(await reads.run(key, () => gate.run(accountId, () => usageReply(infra, accountId, meterId, read)))) };
     },
     doc: {
-      summary: 'Usage of a meter by window (hour, day, month or none); every window present, duplicates counted once',
+      summary: 'Usage of a meter by window (hour, day, month or none), optionally filtered and grouped by dimensions; every window present, duplicates counted once',
       tags: ['usage'],
-      query: UsageQueryParams,
-      responses: { '200': { description: 'Usage by window', schema: MeterUsageSchema } },
+      query: UsageQueryDoc,
+      responses: { '200': { description: 'Usage by window (and by group with group_by)', schema: MeterUsageSchema } },
     },
   };
 }

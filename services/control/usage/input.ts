@@ -1,8 +1,9 @@
 import type { RequestContext } from '../../../shared/http/context.js';
-import { ValidationError } from '../../../shared/errors.js';
+import { ValidationError, type FieldError } from '../../../shared/errors.js';
+import { DIMENSION_LIMITS, dimensionKeyProblem } from '../../../shared/usage/dimensions.js';
 import { queryValidator } from '../../../shared/http/validation.js';
 import type { UsageWindow } from '../../../shared/usage/windows.js';
-import { UsageQueryParams } from './schemas.js';
+import { MAX_FILTER_KEYS, MAX_FILTER_VALUES, UsageQueryParams } from './schemas.js';
 
 /** The usage query's one validation place: the query schema, then the date range rules. */
 const params = queryValidator<UsageQueryParams>(UsageQueryParams);
@@ -30,7 +31,57 @@ export function resolveRange(q: UsageQueryParams, now = Date.now()): UsageRange 
   return { startDate, endDate, startMs, endMs };
 }
 
-export function parseUsageQuery(ctx: RequestContext): { range: UsageRange; window: UsageWindow } {
-  const q = params.parseQuery(ctx.query);
-  return { range: resolveRange(q), window: q.window ?? 'day' };
+export interface UsageRead {
+  range: UsageRange;
+  window: UsageWindow;
+  /** Dimension keys to group by, in the order asked. */
+  groupBy: string[];
+  /** Dimension key → accepted values (filter[key]=value, repeatable). */
+  filters: Map<string, string[]>;
+}
+
+const FILTER_PARAM = /^filter\[(.*)\]$/;
+
+/** `filter[key]=value` pairs out of the query (the rest goes to the schema), with their rules. */
+function parseFilters(query: URLSearchParams): { filters: Map<string, string[]>; rest: URLSearchParams } {
+  const filters = new Map<string, string[]>();
+  const rest = new URLSearchParams();
+  const errors: FieldError[] = [];
+  for (const [name, value] of query) {
+    const m = FILTER_PARAM.exec(name);
+    if (!m) {
+      rest.append(name, value);
+      continue;
+    }
+    const key = m[1]!;
+    const problem = dimensionKeyProblem(key, undefined);
+    if (problem) errors.push({ field: name, message: problem });
+    else if (value.length === 0 || value.length > DIMENSION_LIMITS.maxValueLength) errors.push({ field: name, message: `must be 1 to ${DIMENSION_LIMITS.maxValueLength} characters` });
+    else {
+      const values = filters.get(key) ?? [];
+      if (!values.includes(value)) values.push(value);
+      filters.set(key, values);
+      if (values.length > MAX_FILTER_VALUES) errors.push({ field: name, message: `at most ${MAX_FILTER_VALUES} values per key` });
+    }
+  }
+  if (filters.size > MAX_FILTER_KEYS) errors.push({ field: 'filter', message: `at most ${MAX_FILTER_KEYS} keys` });
+  if (errors.length) throw new ValidationError(errors);
+  return { filters, rest };
+}
+
+export function parseUsageQuery(ctx: RequestContext): UsageRead {
+  const { filters, rest } = parseFilters(ctx.query);
+  const q = params.parseQuery(rest);
+  const groupBy = q.group_by ? q.group_by.split(',') : [];
+  if (new Set(groupBy).size !== groupBy.length) throw new ValidationError([{ field: 'group_by', message: 'must not name a dimension twice' }]);
+  return { range: resolveRange(q), window: q.window ?? 'day', groupBy, filters };
+}
+
+/** The meter-dependent rules of a read: a meter declaring dimensions is read by those only. */
+export function checkReadDimensions(read: UsageRead, declared: readonly string[]): void {
+  if (declared.length === 0) return;
+  const errors: FieldError[] = [];
+  for (const key of read.groupBy) if (!declared.includes(key)) errors.push({ field: 'group_by', message: `${key} is not a declared dimension of this meter` });
+  for (const key of read.filters.keys()) if (!declared.includes(key)) errors.push({ field: `filter[${key}]`, message: 'is not a declared dimension of this meter' });
+  if (errors.length) throw new ValidationError(errors);
 }

@@ -1,15 +1,43 @@
 import Type from 'typebox';
 import { USAGE_WINDOWS } from '../../../shared/usage/windows.js';
+import { DIMENSION_LIMITS } from '../../../shared/usage/dimensions.js';
+import { MAX_GROUPS } from '../../../shared/usage/query.js';
+
+const KEY = DIMENSION_LIMITS.keyPattern.source.slice(1, -1);
+export const MAX_GROUP_BY = 4;
+/** Distinct filter keys, and values of one key, per request. */
+export const MAX_FILTER_KEYS = 8;
+export const MAX_FILTER_VALUES = 100;
 
 export const UsageQueryParams = Type.Object(
   {
     start_date: Type.Optional(Type.String({ format: 'date', description: 'YYYY-MM-DD, inclusive; default: first day of end_date’s month' })),
     end_date: Type.Optional(Type.String({ format: 'date', description: 'YYYY-MM-DD, inclusive; default: today (UTC)' })),
     window: Type.Optional(Type.Enum([...USAGE_WINDOWS], { description: 'default day' })),
+    group_by: Type.Optional(
+      Type.String({
+        pattern: `^${KEY}(,${KEY}){0,${MAX_GROUP_BY - 1}}$`,
+        description: `comma-separated dimension keys (at most ${MAX_GROUP_BY}), e.g. model,region: the answer gains \`groups\`, one per combination of values (at most ${MAX_GROUPS}, else 422 too_many_groups)`,
+      }),
+    ),
   },
   { additionalProperties: false },
 );
 export type UsageQueryParams = Type.Static<typeof UsageQueryParams>;
+
+/**
+ * The query as documented: the validated parameters plus `filter[<key>]=<value>` (a deepObject parameter;
+ * input.ts takes it out before the schema sees the rest).
+ */
+export const UsageQueryDoc = Type.Object({
+  ...UsageQueryParams.properties,
+  filter: Type.Optional(
+    Type.Record(Type.String(), Type.String({ maxLength: DIMENSION_LIMITS.maxValueLength }), {
+      style: 'deepObject',
+      description: `filter[<dimension>]=<value>: only records whose dimension equals the value (exact match). Repeat a key for any of several values (at most ${MAX_FILTER_VALUES}); several keys (at most ${MAX_FILTER_KEYS}) must all match`,
+    }),
+  ),
+});
 
 const Num = Type.Union([Type.Number(), Type.Null()]);
 const HistogramFields = {
@@ -30,6 +58,14 @@ export const UsageWindowSchema = Type.Object({
   ...HistogramFields,
 });
 
+export const UsageGroupSchema = Type.Object({
+  dimensions: Type.Record(Type.String(), Type.Union([Type.String(), Type.Null()]), { description: 'the group_by keys; null: records without that dimension' }),
+  value: Num,
+  count: Type.Integer(),
+  ...HistogramFields,
+  data: Type.Array(UsageWindowSchema, { description: 'every window of the range, zero-filled' }),
+});
+
 export const MeterUsageSchema = Type.Object({
   meter_id: Type.String(),
   type: Type.Enum(['counter', 'gauge', 'histogram']),
@@ -42,4 +78,7 @@ export const MeterUsageSchema = Type.Object({
   count: Type.Integer(),
   ...HistogramFields,
   data: Type.Array(UsageWindowSchema),
+  filters: Type.Optional(Type.Record(Type.String(), Type.Array(Type.String()), { description: 'the filter[...] the answer applied' })),
+  group_by: Type.Optional(Type.Array(Type.String())),
+  groups: Type.Optional(Type.Array(UsageGroupSchema, { description: 'with group_by: one per combination of values present, sorted' })),
 });
