@@ -137,6 +137,8 @@ export interface Config {
   /** Usage reads running at once per account (per process), and how many more may wait. */
   USAGE_QUERIES_PER_ACCOUNT: number;
   USAGE_QUERY_QUEUE_PER_ACCOUNT: number;
+  /** How long the revocation list and meter registry may go unconfirmed before tokens/ingest get 503. */
+  WATCH_MAX_STALENESS_SECONDS: number;
 }
 
 const SPEC: { [K in keyof Config]: VarSpec<Config[K]> } = {
@@ -187,6 +189,7 @@ const SPEC: { [K in keyof Config]: VarSpec<Config[K]> } = {
   USAGE_QUERY_MAX_EXECUTION_SECONDS: { parse: int(1, 3600), default: 10, describe: 'ClickHouse max_execution_time of usage reads' },
   USAGE_QUERIES_PER_ACCOUNT: { parse: int(1, 1000), default: 4, describe: 'usage reads running at once per account' },
   USAGE_QUERY_QUEUE_PER_ACCOUNT: { parse: int(0, 10_000), default: 16, describe: 'usage reads waiting per account beyond those running' },
+  WATCH_MAX_STALENESS_SECONDS: { parse: int(1, 3600), default: 10, describe: 'seconds the revocation and meter watches may go unconfirmed before failing closed' },
 };
 
 export const CONFIG_VARIABLES = Object.keys(SPEC) as (keyof Config)[];

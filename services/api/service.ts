@@ -87,6 +87,11 @@ export class ApiService implements Service {
     const limits = this.protection.health();
     report.checks['account-limits'] = limits;
     if (!limits.ok) report.ok = false;
+    const tokens = this.authenticator.health?.();
+    if (tokens) {
+      report.checks['revocations'] = tokens;
+      if (!tokens.ok) report.ok = false;
+    }
     for (const mod of this.modules) {
       if (!mod.health) continue;
       const h = await mod.health();

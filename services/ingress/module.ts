@@ -12,7 +12,7 @@ import type { IngressDeps } from './deps.js';
  * api listens; stop() (after the listener closed) flushes and waits for every pending acknowledgement.
  */
 export const ingressModule: RouteModuleFactory = (infra) => {
-  const registry = new MeterRegistry(infra.nats, infra.natsNames, infra.log);
+  const registry = new MeterRegistry(infra.nats, infra.natsNames, infra.log, infra.config.WATCH_MAX_STALENESS_SECONDS * 1000);
   const publisher = new UsagePublisher({
     natsUrl: infra.config.NATS_URL,
     names: infra.natsNames,
@@ -41,7 +41,8 @@ export const ingressModule: RouteModuleFactory = (infra) => {
       await registry.stop();
     },
     async health() {
-      if (!registry.isReady) return { ok: false, detail: 'meter registry not loaded' };
+      const current = registry.health();
+      if (!current.ok) return current;
       if (!publisher.isConnected) return { ok: false, detail: 'usage publisher disconnected from NATS' };
       return { ok: true, detail: `${registry.size} meters` };
     },

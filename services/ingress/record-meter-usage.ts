@@ -32,6 +32,7 @@ export function recordMeterUsageRoute(deps: IngressDeps): RouteDef {
       const meterId = ctx.params.meter_id!;
       // Before any meter lookup: an account over its rate costs nothing more (429, nothing published).
       deps.protection.takeIngestRecords(accountId, Array.isArray(ctx.body) ? ctx.body.length : 1);
+      deps.registry.assertCurrent();
       if (deps.registry.get(meterId) === undefined) await deps.registry.ensure([meterId]);
       const meter = usableMeter(deps, meterId, accountId);
       const now = Date.now();

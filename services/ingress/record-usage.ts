@@ -16,6 +16,7 @@ const meterIdOf = (item: unknown): unknown => (item !== null && typeof item === 
  * has not seen yet are looked up first; another account's meter is as missing as an unknown one.
  */
 export async function itemMeters(deps: IngressDeps, accountId: string, items: unknown[]): Promise<MeterFor> {
+  deps.registry.assertCurrent(); // 503 rather than meters the process may no longer know the state of
   const unknown = new Set<string>();
   for (const item of items) {
     const id = meterIdOf(item);

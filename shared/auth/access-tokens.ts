@@ -54,6 +54,7 @@ export async function issueAccessToken(keys: SigningKeySource, claims: AccessTok
 /** Revoked token ids (jti), replicated in memory (shared/auth/revocations.ts). */
 export interface RevocationList {
   isRevoked(jti: string): boolean;
+  health?(): { ok: boolean; detail?: string };
 }
 
 const NO_REVOCATIONS: RevocationList = { isRevoked: () => false };
@@ -82,6 +83,10 @@ export class JwtAuthenticator implements Authenticator {
     /** Milliseconds since the epoch; injectable so tests can move time. */
     private readonly now: () => number = Date.now,
   ) {}
+
+  health(): { ok: boolean; detail?: string } {
+    return this.revocations.health?.() ?? { ok: true };
+  }
 
   get cacheSize(): number {
     return this.cache.size;

@@ -2,6 +2,8 @@ import { Kvm, type KV, type KvWatchEntry } from '@nats-io/kv';
 import type { NatsConnection } from '../clients/nats.js';
 import type { Logger } from '../logging.js';
 import type { RevocationList } from './access-tokens.js';
+import { KvMirror } from '../kv-mirror.js';
+import { UnavailableError } from '../errors.js';
 
 /** A revoked access token: its id and when it expires anyway (unix seconds). */
 export interface Revocation {
@@ -34,43 +36,33 @@ export async function publishRevocations(kv: KV, entries: readonly Revocation[])
  */
 export class KvRevocationList implements RevocationList {
   private readonly revoked = new Map<string, number>();
-  private watcher: Awaited<ReturnType<KV['watch']>> | undefined;
+  private mirror: KvMirror | undefined;
   private pruneTimer: NodeJS.Timeout | undefined;
 
   private constructor(private readonly log?: Logger) {}
 
-  /** Opens the watch and resolves once the bucket's current content is in memory. */
-  static async start(nc: NatsConnection, bucket: string, log?: Logger): Promise<KvRevocationList> {
+  /**
+   * Opens the watch and resolves once the bucket's current content is in memory (or INITIAL_SYNC_TIMEOUT_MS
+   * passed: then every check answers 503 until it is). `maxStalenessMs`: how long the list may go unconfirmed
+   * (the watch lost) before checks fail closed (WATCH_MAX_STALENESS_SECONDS).
+   */
+  static async start(nc: NatsConnection, bucket: string, log?: Logger, maxStalenessMs = 10_000): Promise<KvRevocationList> {
     const list = new KvRevocationList(log);
-    const kv = await openRevocationBucket(nc, bucket);
-    const existing = (await kv.status()).values;
-    list.watcher = await kv.watch();
-    let markSynced!: () => void;
-    const synced = new Promise<void>((resolve) => (markSynced = resolve));
-    if (existing === 0) markSynced();
-    void (async () => {
-      try {
-        for await (const entry of list.watcher!) {
-          list.apply(entry);
-          // The watch marks the last entry of the initial snapshot (and every later one) as an update.
-          if (entry.isUpdate) markSynced();
-        }
-      } catch (err) {
-        log?.error({ err }, 'revocation watch ended');
-      } finally {
-        markSynced();
-      }
-    })();
-    let timeout: NodeJS.Timeout | undefined;
-    await Promise.race([synced, new Promise<void>((resolve) => (timeout = setTimeout(resolve, INITIAL_SYNC_TIMEOUT_MS)))]);
-    clearTimeout(timeout);
+    list.mirror = new KvMirror(nc, bucket, { name: 'revocations', apply: (e) => list.apply(e), maxStalenessMs, log });
+    await list.mirror.start(INITIAL_SYNC_TIMEOUT_MS).catch((err) => log?.error({ err: (err as Error).message }, 'revocation list not loaded; tokens are refused (503) until it is'));
     list.pruneTimer = setInterval(() => list.prune(), PRUNE_INTERVAL_MS);
     list.pruneTimer.unref();
     return list;
   }
 
+  /** Whether the token was revoked; 503 when the list can't be known current (fail closed, never open). */
   isRevoked(jti: string): boolean {
+    if (!this.mirror?.fresh) throw new UnavailableError('Token revocations cannot be confirmed right now; retry shortly.', 2);
     return this.revoked.has(jti);
+  }
+
+  health(): { ok: boolean; detail?: string } {
+    return this.mirror?.health() ?? { ok: false, detail: 'revocation list not started' };
   }
 
   get size(): number {
@@ -84,7 +76,7 @@ export class KvRevocationList implements RevocationList {
 
   stop(): void {
     clearInterval(this.pruneTimer);
-    this.watcher?.stop();
+    void this.mirror?.stop();
   }
 
   private apply(entry: KvWatchEntry): void {

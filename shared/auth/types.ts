@@ -18,6 +18,8 @@ export interface Principal {
 /** Verifies an `Authorization` header; throws UnauthorizedError (401) when it is missing or invalid. */
 export interface Authenticator {
   authenticate(authorizationHeader: string | undefined): Principal | Promise<Principal>;
+  /** Whether what it relies on is current (the revocation list's watch); part of /readyz. */
+  health?(): { ok: boolean; detail?: string };
 }
 
 const RANK: Record<Scope, number> = { read: 1, write: 2, admin: 3 };

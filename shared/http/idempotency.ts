@@ -1,4 +1,4 @@
-import { createHmac } from 'node:crypto';
+import { createHash, createHmac } from 'node:crypto';
 import { deriveKey, seal, unseal } from '../secret.js';
 import { Decimal as DecimalJs } from 'decimal.js';
 import type pg from 'pg';
@@ -52,6 +52,11 @@ export interface PgIdempotencyOptions {
   waitMs?: number;
   /** A running claim older than this is presumed dead (its process crashed) and may be taken over. */
   leaseMs?: number;
+  /**
+   * A waiting duplicate wakes on the first request's NOTIFY (Postgres LISTEN/NOTIFY); it also looks again
+   * this often in case a notification was missed (the listening connection was lost).
+   */
+  fallbackPollMs?: number;
   log?: Logger;
 }
 
@@ -60,6 +65,8 @@ export class PgIdempotencyStore implements IdempotencyGuard {
   private readonly leaseMs: number;
   private readonly fingerprintKey: Buffer;
   private readonly sealKey: Buffer;
+  private readonly fallbackPollMs: number;
+  private readonly notices: CompletionNotices;
 
   constructor(
     private readonly pool: pg.Pool,
@@ -69,6 +76,8 @@ export class PgIdempotencyStore implements IdempotencyGuard {
     this.sealKey = deriveKey(opts.secret, 'idempotency-responses');
     this.waitMs = opts.waitMs ?? 10_000;
     this.leaseMs = opts.leaseMs ?? 60_000;
+    this.fallbackPollMs = opts.fallbackPollMs ?? 1_000;
+    this.notices = new CompletionNotices(pool, opts.log);
   }
 
   async run(ctx: RequestContext, route: string, execute: () => Promise<HttpReply>): Promise<HttpReply> {
@@ -82,22 +91,33 @@ export class PgIdempotencyStore implements IdempotencyGuard {
     const id = { account: ctx.principal.accountId, route, key };
     const fingerprint = fingerprintOf(ctx, this.fingerprintKey);
     const deadline = Date.now() + this.waitMs;
-    for (;;) {
-      if (await this.claim(id, fingerprint)) break;
-      const row = await this.lookup(id);
-      if (row && row.fingerprint !== fingerprint) {
-        throw new ConflictError('This Idempotency-Key was already used with a different request.', 'idempotency_conflict', [
-          { field: 'Idempotency-Key', message: 'was used with a different request body' },
-        ]);
+    const channel = noticeKey(id);
+    let listening = false;
+    try {
+      for (;;) {
+        if (await this.claim(id, fingerprint)) break;
+        const row = await this.lookup(id);
+        if (row && row.fingerprint !== fingerprint) {
+          throw new ConflictError('This Idempotency-Key was already used with a different request.', 'idempotency_conflict', [
+            { field: 'Idempotency-Key', message: 'was used with a different request body' },
+          ]);
+        }
+        if (row?.state === 'done') return replay(row, this.sealKey);
+        if (Date.now() > deadline) {
+          throw new ConflictError('A request with this Idempotency-Key is still being processed; retry later.', 'idempotency_in_progress', [
+            { field: 'Idempotency-Key', message: 'is in use by a request still running' },
+          ]);
+        }
+        // Still running: listen for its completion, then look again (it may have finished before we listened).
+        if (!listening) {
+          listening = true;
+          await this.notices.subscribe();
+          continue;
+        }
+        await this.notices.next(channel, Math.min(this.fallbackPollMs, Math.max(0, deadline - Date.now()) + 1));
       }
-      if (row?.state === 'done') return replay(row, this.sealKey);
-      if (Date.now() > deadline) {
-        throw new ConflictError('A request with this Idempotency-Key is still being processed; retry later.', 'idempotency_in_progress', [
-          { field: 'Idempotency-Key', message: 'is in use by a request still running' },
-        ]);
-      }
-      // Still running (or released meanwhile, then the next claim wins): poll.
-      await new Promise((r) => setTimeout(r, 25));
+    } finally {
+      if (listening) this.notices.unsubscribe();
     }
 
     let reply: HttpReply;
@@ -150,10 +170,12 @@ export class PgIdempotencyStore implements IdempotencyGuard {
     const contentType = reply.contentType ?? (reply.raw === undefined && reply.body !== undefined ? 'application/json' : null);
     try {
       await this.pool.query(
-        `UPDATE idempotency_keys
-            SET state = 'done', locked_until = NULL, response_status = $4, response_headers = $5, response_content_type = $6, response_body = $7
-          WHERE account_id = $1 AND route = $2 AND key = $3`,
-        [id.account, id.route, id.key, reply.status, JSON.stringify(reply.headers ?? {}), contentType, body],
+        `WITH done AS (
+           UPDATE idempotency_keys
+              SET state = 'done', locked_until = NULL, response_status = $4, response_headers = $5, response_content_type = $6, response_body = $7
+            WHERE account_id = $1 AND route = $2 AND key = $3 RETURNING 1)
+         SELECT pg_notify('${NOTICE_CHANNEL}', $8) FROM done`,
+        [id.account, id.route, id.key, reply.status, JSON.stringify(reply.headers ?? {}), contentType, body, noticeKey(id)],
       );
     } catch (err) {
       // The operation itself succeeded; the claim stays "running" until its lease ends.
@@ -163,8 +185,92 @@ export class PgIdempotencyStore implements IdempotencyGuard {
 
   private async release(id: KeyId): Promise<void> {
     await this.pool
-      .query(`DELETE FROM idempotency_keys WHERE account_id = $1 AND route = $2 AND key = $3 AND state = 'running'`, [id.account, id.route, id.key])
+      .query(
+        `WITH gone AS (DELETE FROM idempotency_keys WHERE account_id = $1 AND route = $2 AND key = $3 AND state = 'running' RETURNING 1)
+         SELECT pg_notify('${NOTICE_CHANNEL}', $4) FROM gone`,
+        [id.account, id.route, id.key, noticeKey(id)],
+      )
       .catch((err) => this.opts.log?.error({ err, route: id.route }, 'idempotency claim could not be released'));
+  }
+}
+
+const NOTICE_CHANNEL = 'idempotency_keys';
+
+/** The NOTIFY payload naming a key: a digest, so neither the key nor the account travels in clear. */
+const noticeKey = (id: KeyId): string => createHash('sha256').update(`${id.account}\u0000${id.route}\u0000${id.key}`).digest('base64url').slice(0, 22);
+
+/**
+ * One LISTEN connection per process, held only while some duplicate waits (a pool client, given back when the
+ * last waiter leaves, so it never blocks shutdown). `next(key)` resolves on that key's notification or after
+ * `ms`; a lost or unobtainable connection just means waiters fall back to looking every `fallbackPollMs`.
+ */
+class CompletionNotices {
+  private client: pg.PoolClient | undefined;
+  private connecting: Promise<void> | undefined;
+  private users = 0;
+  private readonly waiters = new Map<string, Set<() => void>>();
+
+  constructor(
+    private readonly pool: pg.Pool,
+    private readonly log?: Logger,
+  ) {}
+
+  async subscribe(): Promise<void> {
+    this.users++;
+    await (this.connecting ??= this.connect());
+  }
+
+  unsubscribe(): void {
+    if (--this.users > 0) return;
+    this.disconnect();
+  }
+
+  next(key: string, ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      let set = this.waiters.get(key);
+      if (!set) this.waiters.set(key, (set = new Set()));
+      const wake = () => {
+        clearTimeout(timer);
+        set!.delete(wake);
+        if (set!.size === 0 && this.waiters.get(key) === set) this.waiters.delete(key);
+        resolve();
+      };
+      const timer = setTimeout(wake, ms);
+      set.add(wake);
+    });
+  }
+
+  private async connect(): Promise<void> {
+    try {
+      const client = await this.pool.connect();
+      client.on('notification', (m) => {
+        for (const wake of [...(this.waiters.get(m.payload ?? '') ?? [])]) wake();
+      });
+      client.on('error', (err) => {
+        this.log?.warn({ err: err.message }, 'idempotency LISTEN connection lost; waiting duplicates poll');
+        if (this.client === client) this.disconnect(err);
+      });
+      await client.query(`LISTEN ${NOTICE_CHANNEL}`);
+      if (this.client) {
+        // Another connect (after a quick unsubscribe/subscribe) won: one listener is enough.
+        client.query(`UNLISTEN ${NOTICE_CHANNEL}`).then(() => client.release(), (e: Error) => client.release(e));
+        return;
+      }
+      this.client = client;
+      if (this.users === 0) this.disconnect(); // everyone left while we connected
+    } catch (err) {
+      this.log?.warn({ err: (err as Error).message }, 'idempotency LISTEN unavailable; waiting duplicates poll');
+      this.connecting = undefined;
+    }
+  }
+
+  private disconnect(err?: Error): void {
+    const client = this.client;
+    this.client = undefined;
+    this.connecting = undefined;
+    if (!client) return;
+    if (err) client.release(err);
+    else client.query(`UNLISTEN ${NOTICE_CHANNEL}`).then(() => client.release(), (e: Error) => client.release(e));
   }
 }
 

@@ -1,9 +1,10 @@
 import { Kvm, type KV, type KvWatchEntry } from '@nats-io/kv';
-import type { QueuedIterator } from '@nats-io/transport-node';
 import type { NatsConnection } from '../clients/nats.js';
 import type { NatsNames } from '../clients/nats.js';
 import type { Logger } from '../logging.js';
 import { decodeMeter, type MeterRecord } from './record.js';
+import { KvMirror } from '../kv-mirror.js';
+import { UnavailableError } from '../errors.js';
 
 const MAX_ID_LENGTH = 64;
 /** Bucket reads one request may cause: a batch naming 1,000 made-up meter ids must not cost 1,000 (or 100) NATS round trips. */
@@ -19,10 +20,8 @@ const ABSENT_TTL_MS = 1_000;
  */
 export class MeterRegistry {
   private readonly meters = new Map<string, MeterRecord>();
-  private watch: QueuedIterator<KvWatchEntry> | undefined;
-  private loop: Promise<void> | undefined;
+  private mirror: KvMirror | undefined;
   private ready = false;
-  private lastRevision = 0;
   private kv: KV | undefined;
   /** Ids looked up in the bucket and not found, until when: bounds the reads a flood of unknown ids costs. */
   private readonly absent = new Map<string, number>();
@@ -31,6 +30,8 @@ export class MeterRegistry {
     private readonly nc: NatsConnection,
     private readonly names: NatsNames,
     private readonly log: Logger,
+    /** How long the copy may go unconfirmed (the watch lost) before ingest answers 503 (WATCH_MAX_STALENESS_SECONDS). */
+    private readonly maxStalenessMs = 10_000,
   ) {}
 
   get size(): number {
@@ -39,6 +40,19 @@ export class MeterRegistry {
 
   get isReady(): boolean {
     return this.ready;
+  }
+
+  /**
+   * 503 unless the registry is known current: a deactivation the process may have missed must not let usage
+   * through (fail closed); the watch is being re-established meanwhile.
+   */
+  assertCurrent(): void {
+    if (!this.mirror?.fresh) throw new UnavailableError('The meter registry cannot be confirmed current right now; retry shortly.', 2);
+  }
+
+  health(): { ok: boolean; detail?: string } {
+    if (!this.ready) return { ok: false, detail: 'meter registry not loaded' };
+    return this.mirror?.health() ?? { ok: false, detail: 'meter registry not started' };
   }
 
   get(id: string): MeterRecord | undefined {
@@ -79,40 +93,14 @@ export class MeterRegistry {
   }
 
   async start(timeoutMs = 30_000): Promise<void> {
-    const kv: KV = await new Kvm(this.nc).open(this.names.meterBucket);
-    this.kv = kv;
-    const empty = (await kv.status()).values === 0;
-    let markReady!: () => void;
-    const loaded = new Promise<void>((resolve) => (markReady = resolve));
-    if (empty) {
-      this.ready = true;
-      markReady();
-    }
-    this.watch = await kv.watch();
-    const watch = this.watch;
-    this.loop = (async () => {
-      for await (const e of watch) {
-        this.apply(e);
-        // The last entry of the initial snapshot is the first one flagged as an update.
-        if (!this.ready && e.isUpdate) {
-          this.ready = true;
-          markReady();
-        }
-      }
-    })().catch((err) => this.log.error({ err }, 'meter registry watch failed'));
-    let timer: NodeJS.Timeout | undefined;
-    await Promise.race([
-      loaded,
-      new Promise<void>((_, reject) => {
-        timer = setTimeout(() => reject(new Error(`meter registry: bucket ${this.names.meterBucket} not loaded within ${timeoutMs} ms`)), timeoutMs);
-      }),
-    ]).finally(() => clearTimeout(timer));
+    this.kv = await new Kvm(this.nc).open(this.names.meterBucket);
+    this.mirror = new KvMirror(this.nc, this.names.meterBucket, { name: 'meter registry', apply: (e) => this.apply(e), maxStalenessMs: this.maxStalenessMs, log: this.log });
+    await this.mirror.start(timeoutMs);
+    this.ready = true;
     this.log.info({ meters: this.meters.size }, 'meter registry loaded');
   }
 
   private apply(e: KvWatchEntry): void {
-    if (e.revision <= this.lastRevision) return; // a re-created watcher may replay what we have
-    this.lastRevision = e.revision;
     if (e.operation !== 'PUT') {
       this.meters.delete(e.key);
       return;
@@ -127,7 +115,6 @@ export class MeterRegistry {
   }
 
   async stop(): Promise<void> {
-    this.watch?.stop();
-    await this.loop;
+    await this.mirror?.stop();
   }
 }
