@@ -12,6 +12,7 @@ import { eventsModule } from '../control/events/module.js';
 import { ingressModule } from '../ingress/module.js';
 import { usageQueryModule } from '../control/usage/module.js';
 import { invoicesModule } from '../control/invoices/module.js';
+import { creditsModule } from '../control/credits/module.js';
 import { consoleModule } from '../console/module.js';
 
 /** Every route module the api mounts, in registration order. Each area adds its factory here. */
@@ -29,5 +30,6 @@ export const ROUTE_MODULES: RouteModuleFactory[] = [
   ingressModule,
   usageQueryModule,
   invoicesModule,
+  creditsModule,
   consoleModule,
 ];

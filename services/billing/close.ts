@@ -7,13 +7,15 @@ import { monthStart, nextMonthStart } from '../control/subscriptions/periods.js'
 import { timed, type BillingDeps, type BillingTimings } from './deps.js';
 import { pricePeriods, type PeriodToPrice } from './pricing.js';
 import { firstPaymentAttemptAt } from './dunning.js';
+import { lockAndAllocateCredits, recordCreditUses } from './credits.js';
 
 /**
  * Period close (docs/design.md §8 Invoice). A subscription's period [billing_period_start, +1 month) is due once its
  * end plus the grace period has passed, i.e. once billing_period_start < the month of (now − grace). Each
  * batch runs in ONE transaction: the due subscriptions are locked (FOR UPDATE SKIP LOCKED: concurrent runs
- * split the work instead of waiting or doubling it), priced, and their invoices, lines, `invoice.created`
- * events and the move of billing_period_start to the next month commit together — a crash or kill at any
+ * split the work instead of waiting or doubling it), priced (late usage of earlier periods included), prepaid
+ * credit applied (services/billing/credits.ts; the grants stay locked until commit), and their invoices, lines,
+ * credit ledger, `invoice.created` events and the move of billing_period_start to the next month commit together — a crash or kill at any
  * point leaves either all of it or none. UNIQUE (subscription_id, period_start) is the last line of defence.
  * A subscription several periods behind is closed one period per pass, oldest first.
  */
@@ -105,14 +107,16 @@ async function closeBatch(deps: BillingDeps, now: Date, cutoff: Date, batchSize:
 const isoDate = (ms: number) => new Date(ms).toISOString().slice(0, 10);
 
 async function writeInvoices(client: PgClient, due: DueRow[], priced: Awaited<ReturnType<typeof pricePeriods>>, now: Date): Promise<ClosedInvoice[]> {
+  const ids = due.map(() => newId('inv'));
+  // Prepaid credit first (it lowers the amount), then the status: nothing left to charge → paid at once, without a charge.
+  const creditUses = await lockAndAllocateCredits(client, due.map((s, i) => ({ invoice_id: ids[i]!, account_id: s.account_id, priced: priced[i]! })), now);
   const invoices = due.map((s, i) => {
     const p = priced[i]!;
-    const settled = new Decimal(p.amount).lte(0); // nothing to charge: paid at once, without a charge
     return {
-      id: newId('inv'),
+      id: ids[i]!,
       sub: s,
       priced: p,
-      status: settled ? ('paid' as const) : ('open' as const),
+      status: new Decimal(p.amount).lte(0) ? ('paid' as const) : ('open' as const),
       periodStart: isoDate(s.billing_period_start.getTime()),
       periodEnd: isoDate(nextMonthStart(s.billing_period_start).getTime() - 86_400_000),
     };
@@ -141,6 +145,7 @@ async function writeInvoices(client: PgClient, due: DueRow[], priced: Awaited<Re
   );
   const written = new Set(inserted.rows.map((r) => r.id));
   const kept = invoices.filter((v) => written.has(v.id));
+  await recordCreditUses(client, creditUses.filter((u) => written.has(u.invoice_id)));
   const lines = kept.flatMap((v) => v.priced.lines.map((l, position) => ({ invoice_id: v.id, position, ...l })));
   if (lines.length) {
     await client.query(

@@ -1,4 +1,4 @@
-import { Decimal, canonicalDecimal } from '../../shared/money/decimal.js';
+import { Decimal, canonicalDecimal, formatGrouped } from '../../shared/money/decimal.js';
 import { usageQuantity } from '../../shared/usage/aggregate.js';
 import type { WindowStats } from '../../shared/usage/stats.js';
 import { minimumTrueUp, priceQuantity, type PriceModel } from './pricing.js';
@@ -169,9 +169,5 @@ export function sumOfLines(lines: readonly { amount: string }[]): Decimal {
 
 /** "1234567.5" → "1,234,567.5": quantities as people read them on an invoice. */
 export function groupDigits(d: Decimal): string {
-  const [int, frac] = canonicalDecimal(d).split('.');
-  const sign = int!.startsWith('-') ? '-' : '';
-  const digits = sign ? int!.slice(1) : int!;
-  const grouped = digits.replace(/\B(?=(\d{3})+(?!\d))/g, ',');
-  return sign + grouped + (frac ? `.${frac}` : '');
+  return formatGrouped(d);
 }

@@ -5,6 +5,7 @@ import { getSubscription } from '../control/subscriptions/store.js';
 import type { BillingDeps } from './deps.js';
 import type { PricedInvoice } from './invoice-lines.js';
 import { pricePeriods } from './pricing.js';
+import { previewCredits } from './credits.js';
 
 export interface UpcomingInvoice extends PricedInvoice {
   customer_id: string;
@@ -27,5 +28,6 @@ export async function upcomingInvoice(deps: Pick<BillingDeps, 'clickhouse' | 'da
     pricePeriods(deps, deps.pg, [{ subscription_id: sub.row.id, account_id: accountId, currency: sub.row.currency, startMs: period.start.getTime(), usageEndMs: now.getTime() }]),
     deps.pg.query<{ customer_id: string }>('SELECT customer_id FROM accounts WHERE id = $1', [accountId]),
   ]);
+  await previewCredits(deps.pg, accountId, priced!, now);
   return { ...priced!, customer_id: customer.rows[0]!.customer_id, periodStartMs: period.start.getTime(), periodEndMs: period.end.getTime(), at: now };
 }

@@ -39,7 +39,7 @@ export interface CheckedBatch {
  * The batch rules, shared by every ingress that takes batches (POST bodies, stream frames): each record is
  * checked on its own; valid ones are encoded, invalid ones reported by index.
  */
-export function checkBatch(items: unknown[], meterFor: MeterFor, ctx: RecordContext, withMeterId: boolean): CheckedBatch {
+export function checkBatch(items: unknown[], meterFor: MeterFor, ctx: RecordContext, withMeterId: boolean, fieldName?: (field: string) => string): CheckedBatch {
   checkBatchSize(items);
   const rejected: { index: number; error: RecordError }[] = [];
   // The 202 body, written as we go: JSON.stringify of a thousand result objects costs more than the
@@ -63,6 +63,8 @@ export function checkBatch(items: unknown[], meterFor: MeterFor, ctx: RecordCont
         continue;
       }
       const own = errors.splice(0);
+      // Records converted from another envelope (CloudEvents) name the fields the caller sent.
+      if (fieldName) for (const e of own) e.field = fieldName(e.field);
       error = { code: recordErrorCode(own), detail: new ValidationError(own).detail, errors: own };
     }
     rejected.push({ index: i, error });
@@ -80,13 +82,21 @@ export function batchOutcomeJson(b: CheckedBatch): string {
  * A batch: valid records are accepted (all in one JetStream message, so together), invalid ones reported
  * by index. Nothing valid → 422 listing every problem as `[index].field`.
  */
-export async function acceptBatch(items: unknown[], meterFor: MeterFor, ctx: RecordContext, subject: string, publisher: UsagePublisher, withMeterId: boolean): Promise<HttpReply> {
-  const b = checkBatch(items, meterFor, ctx, withMeterId);
+export async function acceptBatch(
+  items: unknown[],
+  meterFor: MeterFor,
+  ctx: RecordContext,
+  subject: string,
+  publisher: UsagePublisher,
+  withMeterId: boolean,
+  fieldName?: (field: string) => string,
+): Promise<HttpReply> {
+  const b = checkBatch(items, meterFor, ctx, withMeterId, fieldName);
   if (b.accepted === 0) {
     const all: FieldError[] = [];
     for (const r of b.rejected) {
       if (r.error.errors) for (const e of r.error.errors) all.push({ field: e.field ? `[${r.index}].${e.field}` : `[${r.index}]`, message: e.message });
-      else all.push({ field: `[${r.index}].meter_id`, message: r.error.code === 'not_found' ? 'does not exist' : 'is inactive' });
+      else all.push({ field: `[${r.index}].${fieldName?.('meter_id') ?? 'meter_id'}`, message: r.error.code === 'not_found' ? 'does not exist' : 'is inactive' });
     }
     throw new ValidationError(all, `None of the ${items.length} records is valid.`, recordErrorCode(all));
   }

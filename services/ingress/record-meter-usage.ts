@@ -5,7 +5,8 @@ import { canonicalTimestamp, formatTimestamp } from '../../shared/usage/timestam
 import { reply } from '../../shared/http/reply.js';
 import { problemResponses } from './problem-docs.js';
 import { acceptBatch } from './batch.js';
-import { checkRecord, recordErrorCode } from './records.js';
+import { checkRecord, recordErrorCode, type CheckedRecord } from './records.js';
+import type { HttpReply } from '../../shared/http/context.js';
 import { AcceptedUsageSchema, BatchResultSchema, UsageBatchBody, UsageRecordBody } from './schemas.js';
 import type { IngressDeps } from './deps.js';
 
@@ -16,6 +17,14 @@ export function usableMeter(deps: IngressDeps, meterId: string, accountId: strin
   if (meter === undefined || meter.account_id !== accountId) throw new NotFoundError(`Meter ${meterId} does not exist.`);
   if (meter.status !== 'active') throw new ConflictError(`Meter ${meterId} is inactive; reactivate it to record usage.`, 'meter_inactive');
   return meter;
+}
+
+/** The 202 of one accepted record `{id, meter_id, value, timestamp, received_at}` (every single-record ingest). */
+export function acceptedRecordReply(rec: CheckedRecord, meterId: string, timestampSent: string, now: number): HttpReply {
+  // Written by hand (the hot path's reply): every part is a known-safe JSON token except a caller's id.
+  const id = rec.assigned ? `"${rec.id}"` : JSON.stringify(rec.id);
+  const timestamp = canonicalTimestamp(timestampSent, rec.tsMs);
+  return reply.jsonText(202, `{"id":${id},"meter_id":"${meterId}","value":${String(rec.value)},"timestamp":"${timestamp}","received_at":"${formatTimestamp(now)}"}`);
 }
 
 /** POST /v1/meters/{meter_id}/usage — one record, or a JSON array of up to 1,000. */
@@ -44,10 +53,7 @@ export function recordMeterUsageRoute(deps: IngressDeps): RouteDef {
       const rec = checkRecord(body, meter, { accountId, now }, errors);
       if (rec === undefined) throw new ValidationError(errors, undefined, recordErrorCode(errors));
       await deps.publisher.submit(subject, rec.row, 1);
-      // Written by hand (the hot path's reply): every part is a known-safe JSON token except a caller's id.
-      const id = rec.assigned ? `"${rec.id}"` : JSON.stringify(rec.id);
-      const timestamp = canonicalTimestamp((body as { timestamp: string }).timestamp, rec.tsMs);
-      return reply.jsonText(202, `{"id":${id},"meter_id":"${meter.id}","value":${String(rec.value)},"timestamp":"${timestamp}","received_at":"${formatTimestamp(now)}"}`);
+      return acceptedRecordReply(rec, meter.id, (body as { timestamp: string }).timestamp, now);
     },
     doc: {
       summary: 'Record usage of a meter: one record, or a JSON array of up to 1,000 (202 after JetStream stored them)',

@@ -3,7 +3,8 @@ import type { RouteDef } from '../../shared/http/route.js';
 import type { MeterRecord } from '../../shared/meters/record.js';
 import { acceptBatch, type MeterFor, type RecordError } from './batch.js';
 import { problemResponses } from './problem-docs.js';
-import { BatchResultSchema, MeterUsageRecordBody, UsageBatchBody } from './schemas.js';
+import { AcceptedUsageSchema, BatchResultSchema, CloudEventSchema, MeterUsageRecordBody, UsageBatchBody } from './schemas.js';
+import { acceptCloudEvents, CLOUDEVENT_MEDIA_TYPE, CLOUDEVENTS_BATCH_MEDIA_TYPE } from './cloudevents.js';
 import type { IngressDeps } from './deps.js';
 
 // Stands in for the meter of an item without a usable meter_id, so its other fields are still checked.
@@ -45,6 +46,10 @@ export function recordUsageRoute(deps: IngressDeps): RouteDef {
     handler: async (ctx) => {
       const accountId = ctx.principal!.accountId;
       const body = ctx.body;
+      if (ctx.mediaType === CLOUDEVENT_MEDIA_TYPE || ctx.mediaType === CLOUDEVENTS_BATCH_MEDIA_TYPE) {
+        deps.protection.takeIngestRecords(accountId, Array.isArray(body) ? body.length : 1);
+        return acceptCloudEvents(deps, ctx, accountId);
+      }
       if (!Array.isArray(body)) {
         throw new ValidationError([{ field: '', message: body === undefined ? 'a JSON body is required' : 'must be an array of records' }]);
       }
@@ -54,10 +59,18 @@ export function recordUsageRoute(deps: IngressDeps): RouteDef {
       return acceptBatch(body, meterFor, { accountId, now: Date.now() }, deps.names.usageSubject(accountId), deps.publisher, true);
     },
     doc: {
-      summary: 'Record usage across meters: a JSON array of up to 1,000 records, each with its meter_id',
+      summary:
+        'Record usage across meters: a JSON array of up to 1,000 records, each with its meter_id; or CloudEvents 1.0 in structured mode (application/cloudevents+json, application/cloudevents-batch+json)',
       tags: ['usage'],
       requestBody: UsageBatchBody(MeterUsageRecordBody),
-      responses: { '202': { description: 'Batch outcome: accepted and rejected records by index', schema: BatchResultSchema }, ...problemResponses(['422', '429', '503']) },
+      otherRequestBodies: { [CLOUDEVENT_MEDIA_TYPE]: CloudEventSchema, [CLOUDEVENTS_BATCH_MEDIA_TYPE]: UsageBatchBody(CloudEventSchema) },
+      responses: {
+        '202': {
+          description: 'Batch outcome: accepted and rejected records by index (one CloudEvent: the accepted record `{id, meter_id, value, timestamp, received_at}`)',
+          schema: { oneOf: [BatchResultSchema, AcceptedUsageSchema] },
+        },
+        ...problemResponses(['404', '409', '422', '429', '503']),
+      },
     },
   };
 }

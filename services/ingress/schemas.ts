@@ -24,6 +24,23 @@ export const MeterUsageRecordBody = Type.Object(
   { additionalProperties: false },
 );
 
+/** A CloudEvent of POST /v1/usage (structured mode; services/ingress/cloudevents.ts says how it maps to a record). */
+export const CloudEventSchema = Type.Object(
+  {
+    specversion: Type.Literal('1.0'),
+    id: Type.String({ minLength: 1, description: 'with source: the record id (ce_ + SHA-256), so a resent event counts once' }),
+    source: Type.String({ minLength: 1 }),
+    type: Type.String({ minLength: 1, description: 'the meter: its id, or its name if no other meter of the account has it' }),
+    time: Timestamp,
+    datacontenttype: Type.Optional(Type.Literal('application/json')),
+    data: Type.Object(
+      { value: Value },
+      { additionalProperties: Type.String({ minLength: 1, maxLength: DIMENSION_LIMITS.maxValueLength }), description: 'value, and dimensions as further string fields' },
+    ),
+  },
+  { additionalProperties: true, description: 'extension attributes are accepted and ignored' },
+);
+
 export const UsageBatchBody = (record: object) =>
   Type.Array(record as never, { minItems: 1, maxItems: USAGE_LIMITS.maxBatchRecords, description: `1 to ${USAGE_LIMITS.maxBatchRecords} records` });
 

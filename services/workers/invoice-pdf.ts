@@ -1,6 +1,6 @@
 import PDFDocument from 'pdfkit';
 import { move } from 'piscina';
-import { Decimal } from '../../shared/money/decimal.js';
+import { formatGrouped } from '../../shared/money/decimal.js';
 import { CURRENCY_MINOR_UNITS } from '../../shared/money/currencies.js';
 
 /**
@@ -40,11 +40,7 @@ const COL = {
 
 /** 1234567.5 → "1,234,567.50" with at least `minDecimals` decimals; never loses a digit. */
 export function formatDecimal(value: string, minDecimals: number): string {
-  const d = new Decimal(value);
-  const text = d.toFixed(Math.max(minDecimals, d.decimalPlaces()));
-  const [int, frac] = text.replace('-', '').split('.');
-  const grouped = int!.replace(/\B(?=(\d{3})+(?!\d))/g, ',');
-  return (d.isNegative() && !d.isZero() ? '-' : '') + grouped + (frac ? '.' + frac : '');
+  return formatGrouped(value, minDecimals);
 }
 
 // pdfkit's built-in fonts encode text as WinAnsi (Latin-1 plus these); any other character would print

@@ -21,6 +21,8 @@ export interface OperationDoc {
   summary: string;
   tags?: string[];
   requestBody?: object;
+  /** Bodies of other JSON media types the route also takes (e.g. application/cloudevents+json), by media type. */
+  otherRequestBodies?: Record<string, object>;
   query?: object;
   responses?: Record<string, { description: string; schema?: object; contentType?: string }>;
 }

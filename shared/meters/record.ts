@@ -22,6 +22,8 @@ export interface MeterRecord {
   type: MeterType;
   aggregation: string;
   status: 'active' | 'inactive';
+  /** The meter's name: CloudEvents name a meter by id or name (`type`). */
+  name?: string;
   /** Declared dimension keys; empty or absent: any keys (shared/usage/dimensions.ts). */
   dimensions?: string[];
   /** Postgres `updated_at` in epoch ms: lets reconciliation tell which side is newer. */

@@ -7,6 +7,7 @@ import { KvMirror } from '../kv-mirror.js';
 import { UnavailableError } from '../errors.js';
 
 const MAX_ID_LENGTH = 64;
+const nameKey = (accountId: string, name: string) => `${accountId}\u0000${name}`;
 /** Bucket reads one request may cause: a batch naming 1,000 made-up meter ids must not cost 1,000 (or 100) NATS round trips. */
 const MAX_LOOKUPS = 10;
 const MAX_ABSENT = 10_000;
@@ -20,6 +21,8 @@ const ABSENT_TTL_MS = 1_000;
  */
 export class MeterRegistry {
   private readonly meters = new Map<string, MeterRecord>();
+  /** account + name → meter ids (names are not unique). */
+  private readonly byNames = new Map<string, Set<string>>();
   private mirror: KvMirror | undefined;
   private ready = false;
   private kv: KV | undefined;
@@ -60,6 +63,36 @@ export class MeterRegistry {
   }
 
   /**
+   * The account's meter of that name (CloudEvents `type`): undefined when none, 'ambiguous' when several
+   * meters share it (names need not be unique; the caller must then use the id).
+   */
+  byName(accountId: string, name: string): MeterRecord | 'ambiguous' | undefined {
+    const ids = this.byNames.get(nameKey(accountId, name));
+    if (!ids || ids.size === 0) return undefined;
+    if (ids.size > 1) return 'ambiguous';
+    return this.meters.get(ids.values().next().value!);
+  }
+
+  private index(m: MeterRecord | undefined, add: boolean): void {
+    if (!m?.name) return;
+    const k = nameKey(m.account_id, m.name);
+    let ids = this.byNames.get(k);
+    if (add) {
+      if (!ids) this.byNames.set(k, (ids = new Set()));
+      ids.add(m.id);
+    } else if (ids) {
+      ids.delete(m.id);
+      if (ids.size === 0) this.byNames.delete(k);
+    }
+  }
+
+  private put(m: MeterRecord): void {
+    this.index(this.meters.get(m.id), false);
+    this.meters.set(m.id, m);
+    this.index(m, true);
+  }
+
+  /**
    * The control plane puts a meter in the bucket before it answers 201, but the watch may deliver it a few
    * milliseconds later: ids the registry doesn't know are read from the bucket directly before anyone gets a
    * 404, so a meter is usable by every ingress as soon as its 201 is sent.
@@ -80,7 +113,7 @@ export class MeterRegistry {
           const e = await kv.get(id);
           const m = e && e.operation === 'PUT' ? decodeMeter(e.string()) : null;
           if (m && m.id === id) {
-            if (!this.meters.has(id)) this.meters.set(id, m);
+            if (!this.meters.has(id)) this.put(m);
             return;
           }
         } catch {
@@ -102,6 +135,7 @@ export class MeterRegistry {
 
   private apply(e: KvWatchEntry): void {
     if (e.operation !== 'PUT') {
+      this.index(this.meters.get(e.key), false);
       this.meters.delete(e.key);
       return;
     }
@@ -111,7 +145,7 @@ export class MeterRegistry {
       this.log.warn({ key: e.key }, 'meter registry: ignoring an undecodable entry');
       return;
     }
-    this.meters.set(m.id, m);
+    this.put(m);
   }
 
   async stop(): Promise<void> {

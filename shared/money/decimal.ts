@@ -44,3 +44,21 @@ export function parseAmount(literal: string, opts: { maxScale?: number } = {}): 
 export function roundToMinorUnit(amount: DecimalValue, currency: string): Decimal {
   return new Decimal(amount).toDecimalPlaces(minorUnits(currency), Decimal.ROUND_HALF_UP);
 }
+
+/**
+ * 1234567.5 → "1,234,567.5", with at least `minDecimals` decimals: amounts and quantities as people read them on
+ * an invoice and its PDF. A loop rather than the usual look-ahead regex, which rescans the rest of the digits at
+ * every position (quadratic).
+ */
+export function formatGrouped(value: DecimalValue, minDecimals = 0): string {
+  const d = new Decimal(value);
+  const text = d.abs().toFixed(Math.max(minDecimals, d.decimalPlaces()));
+  const dot = text.indexOf('.');
+  const int = dot < 0 ? text : text.slice(0, dot);
+  let grouped = '';
+  for (let i = 0; i < int.length; i++) {
+    if (i > 0 && (int.length - i) % 3 === 0) grouped += ',';
+    grouped += int[i];
+  }
+  return (d.isNegative() && !d.isZero() ? '-' : '') + grouped + (dot < 0 ? '' : text.slice(dot));
+}

@@ -71,6 +71,7 @@ t.test('isolation between accounts', async (t) => {
     });
   const aInvoice = await invoiceOf(a, aSub.id);
   const bInvoice = await invoiceOf(b, bSub.id);
+  const aCredit = await made(operator.tokens.admin, 'POST', '/v1/billing/credits', { account_id: a.accountId, amount: 25, currency: 'USD', description: 'A credit' });
 
   const jsm = await jetstreamManager(api.infra.nats);
   /** Records the USAGE stream holds for an account (each accepted record is one message on its subject). */
@@ -106,6 +107,7 @@ t.test('isolation between accounts', async (t) => {
     ['GET', `/v1/billing/invoices/${aInvoice}/download`],
     ['GET', `/v1/billing/invoices/upcoming?subscription_id=${aSub.id}`],
     ['POST', `/v1/billing/invoices/${aInvoice}/pay`],
+    ['GET', `/v1/billing/credits/${aCredit.id}`],
   ];
   for (const [method, path, body] of matrix) {
     t.test(`B: ${method} ${path.replace(/_[0-9A-Za-z]{22}/, '_…')} → 404`, async (t) => {
@@ -186,6 +188,9 @@ t.test('isolation between accounts', async (t) => {
       const r = await call(b.tokens.read, 'GET', `/v1/billing/invoices?status=${status}`);
       t.notOk(r.body.data.some((i: { id: string }) => i.id === aInvoice), `invoices status=${status}`);
     }
+    const bCredits = await call(b.tokens.read, 'GET', '/v1/billing/credits');
+    t.same({ data: bCredits.body.data, balance: bCredits.body.balance }, { data: [], balance: [] }, 'A’s credit is not B’s');
+    t.same((await call(a.tokens.read, 'GET', '/v1/billing/credits')).body.balance, [{ currency: 'USD', amount: 25 }]);
     const aInvoices = await call(a.tokens.read, 'GET', '/v1/billing/invoices');
     t.same(aInvoices.body.data.map((i: { id: string }) => i.id), [aInvoice]);
     const aPms = await call(a.tokens.read, 'GET', '/v1/billing/payment-methods');

@@ -50,6 +50,7 @@ t.test('meters', async (t) => {
     t.same(await kvRecord(kv, res.body.id), {
       id: res.body.id,
       account_id: acct.accountId,
+      name: 'API requests',
       type: 'counter',
       aggregation: 'sum',
       status: 'active',
@@ -190,7 +191,7 @@ t.test('meters', async (t) => {
 
     await startApi(t, config); // a second api process starting: it reconciles before listening
 
-    t.same(await kvRecord(kv, deleted.id), { id: deleted.id, account_id: acct.accountId, type: 'counter', aggregation: 'sum', status: 'active', updated_at_ms: Date.parse(deleted.updated_at) });
+    t.same(await kvRecord(kv, deleted.id), { id: deleted.id, account_id: acct.accountId, name: deleted.name, type: 'counter', aggregation: 'sum', status: 'active', updated_at_ms: Date.parse(deleted.updated_at) });
     t.match(await kvRecord(kv, tampered.id), { aggregation: 'sum', updated_at_ms: Date.parse(tampered.updated_at) });
     t.match(await kvRecord(kv, lostCommit.id), { status: 'active', updated_at_ms: Date.parse(lostCommit.updated_at) });
     t.equal(await kvRecord(kv, orphanOld), null, 'a meter Postgres never committed is removed');

@@ -205,6 +205,22 @@ const ROWS: Row[] = [
     },
     verify: (b) => (b.status === 'paid' ? undefined : `invoice not paid: ${b.status}`),
   },
+  // prepaid credits: operators grant (admin), accounts read their own
+  {
+    method: 'POST',
+    route: '/v1/billing/credits',
+    scope: 'admin',
+    success: 201,
+    request: async (fx) => ({ path: '/v1/billing/credits', body: { account_id: fx.account.accountId, amount: 5, currency: 'USD', description: 'matrix' } }),
+  },
+  { method: 'GET', route: '/v1/billing/credits', scope: 'read', success: 200, request: async () => ({ path: '/v1/billing/credits' }) },
+  {
+    method: 'GET',
+    route: '/v1/billing/credits/:credit_id',
+    scope: 'read',
+    success: 200,
+    request: async (fx) => ({ path: `/v1/billing/credits/${(await fx.admin('POST', '/v1/billing/credits', { account_id: fx.account.accountId, amount: 1, currency: 'USD', description: 'matrix' })).id}` }),
+  },
   // the API description is public
   { method: 'GET', route: '/openapi.json', scope: 'public', success: 200, request: async () => ({ path: '/openapi.json' }) },
   // ↑ append rows for further endpoints here

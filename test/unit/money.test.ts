@@ -1,6 +1,6 @@
 import t from 'tap';
 import { CURRENCY_MINOR_UNITS, minorUnits, normalizeCurrency } from '../../shared/money/currencies.js';
-import { Decimal, canonicalDecimal, parseAmount, roundToMinorUnit } from '../../shared/money/decimal.js';
+import { Decimal, canonicalDecimal, parseAmount, roundToMinorUnit, formatGrouped } from '../../shared/money/decimal.js';
 import { JsonDecimal, JsonNumberLiteral, numberLiteralAt, parseJsonExact, stringifyJson } from '../../shared/money/json.js';
 
 t.test('currencies: ISO 4217, any case in, upper case out, minor units', async (t) => {
@@ -59,4 +59,21 @@ t.test('JSON: exact decimals out, exact number literals in', async (t) => {
   t.equal(numberLiteralAt(Buffer.from('{"price":19.990}'), 'price'), '19.990');
   t.equal(numberLiteralAt(Buffer.from('{"price":"19.99"}'), 'price'), undefined);
   t.equal(numberLiteralAt(Buffer.from('{"price":' + '9'.repeat(2000) + '}'), 'price'), '9'.repeat(2000), 'long literals are read whole');
+});
+
+t.test('formatGrouped: thousands separators, every digit kept, at least the given decimals', async (t) => {
+  const cases: [string, number, string][] = [
+    ['0', 0, '0'],
+    ['0', 2, '0.00'],
+    ['-0', 2, '0.00'],
+    ['7', 0, '7'],
+    ['999', 2, '999.00'],
+    ['1000', 0, '1,000'],
+    ['-1234567.5', 2, '-1,234,567.50'],
+    ['1234567.123456789', 2, '1,234,567.123456789'],
+    ['100000', 0, '100,000'],
+    ['12345678901234567890123456789', 0, '12,345,678,901,234,567,890,123,456,789'],
+  ];
+  for (const [value, min, text] of cases) t.equal(formatGrouped(value, min), text, `${value} with ${min} decimals`);
+  t.equal(formatGrouped(new Decimal('1e6')), '1,000,000', 'a Decimal in plain notation');
 });

@@ -104,6 +104,7 @@ function sameRecord(a: MeterRecord | null, b: MeterRecord): boolean {
     a.type === b.type &&
     a.aggregation === b.aggregation &&
     a.status === b.status &&
+    a.name === b.name &&
     a.updated_at_ms === b.updated_at_ms
   );
 }

@@ -118,6 +118,7 @@ export function toRecord(row: MeterRow): MeterRecord {
   return {
     id: row.id,
     account_id: row.account_id,
+    name: row.name,
     type: row.type,
     aggregation: row.aggregation,
     status: row.status,

@@ -97,6 +97,7 @@ function operation(route: RouteDef): object {
     const schema = plain(doc.requestBody);
     const content: Record<string, object> = { 'application/json': { schema } };
     if (route.body === 'form-or-json') content['application/x-www-form-urlencoded'] = { schema };
+    for (const [mediaType, other] of Object.entries(doc.otherRequestBodies ?? {})) content[mediaType] = { schema: plain(other) };
     op.requestBody = { required: true, content };
   }
   return op;

@@ -3,7 +3,7 @@ import { ValidationError, type FieldError } from '../../../shared/errors.js';
 import { DIMENSION_LIMITS, dimensionKeyProblem } from '../../../shared/usage/dimensions.js';
 import { queryValidator } from '../../../shared/http/validation.js';
 import type { UsageWindow } from '../../../shared/usage/windows.js';
-import { MAX_FILTER_KEYS, MAX_FILTER_VALUES, UsageQueryParams } from './schemas.js';
+import { MAX_FILTER_KEYS, MAX_FILTER_VALUES, MAX_GROUP_BY, UsageQueryParams } from './schemas.js';
 
 /** The usage query's one validation place: the query schema, then the date range rules. */
 const params = queryValidator<UsageQueryParams>(UsageQueryParams);
@@ -73,7 +73,11 @@ export function parseUsageQuery(ctx: RequestContext): UsageRead {
   const { filters, rest } = parseFilters(ctx.query);
   const q = params.parseQuery(rest);
   const groupBy = q.group_by ? q.group_by.split(',') : [];
-  if (new Set(groupBy).size !== groupBy.length) throw new ValidationError([{ field: 'group_by', message: 'must not name a dimension twice' }]);
+  const problem =
+    groupBy.length > MAX_GROUP_BY
+      ? `must name at most ${MAX_GROUP_BY} dimensions`
+      : groupBy.map((k) => dimensionKeyProblem(k, undefined)).find(Boolean) ?? (new Set(groupBy).size !== groupBy.length ? 'must not name a dimension twice' : undefined);
+  if (problem) throw new ValidationError([{ field: 'group_by', message: problem }]);
   return { range: resolveRange(q), window: q.window ?? 'day', groupBy, filters };
 }
 

@@ -1,0 +1,19 @@
+import type { ApiDeps, RouteDef } from '../../../shared/http/route.js';
+import { reply } from '../../../shared/http/reply.js';
+import { CreditGrantSchema, toCreditGrant } from './schemas.js';
+import { getCreditGrant } from './store.js';
+
+/** GET /v1/billing/credits/:credit_id — one of the caller's grants (404 for another account's). */
+export function getCreditGrantRoute(deps: ApiDeps): RouteDef {
+  return {
+    method: 'GET',
+    path: '/v1/billing/credits/:credit_id',
+    auth: 'read',
+    handler: async (ctx) => reply.ok(toCreditGrant(await getCreditGrant(deps.pg, ctx.principal!.accountId, ctx.params.credit_id!))),
+    doc: {
+      summary: 'Get a prepaid credit grant with what remains of it',
+      tags: ['billing'],
+      responses: { '200': { description: 'The grant', schema: CreditGrantSchema } },
+    },
+  };
+}

@@ -1,0 +1,107 @@
+/**
+ * The typed API client of `meterline/client` (issue 18). Its types are the Static types of the very schemas
+ * that validate requests and document them in the OpenAPI document (services/ingress/schemas.ts,
+ * services/control/usage/schemas.ts, services/control/meters/schemas.ts), so client, server and
+ * `/openapi.json` cannot drift apart.
+ */
+import type Type from 'typebox';
+import type { AcceptedUsageSchema, BatchResultSchema, MeterUsageRecordBody } from '../../services/ingress/schemas.js';
+import type { MeterUsageSchema } from '../../services/control/usage/schemas.js';
+import type { CreateMeterBody, MeterSchema } from '../../services/control/meters/schemas.js';
+
+export type UsageRecord = Type.Static<typeof MeterUsageRecordBody>;
+export type AcceptedUsage = Type.Static<typeof AcceptedUsageSchema>;
+export type BatchResult = Type.Static<typeof BatchResultSchema>;
+export type MeterUsage = Type.Static<typeof MeterUsageSchema>;
+export type NewMeter = Type.Static<typeof CreateMeterBody>;
+export type Meter = Type.Static<typeof MeterSchema>;
+
+export interface UsageQuery {
+  start_date?: string;
+  end_date?: string;
+  window?: 'hour' | 'day' | 'month' | 'none';
+  group_by?: string[];
+  /** filter[key]=value; an array: any of the values. */
+  filter?: Record<string, string | string[]>;
+}
+
+/** An answer other than 2xx: the RFC 9457 problem document, and Retry-After (seconds) when the server sent one. */
+export class MeterlineError extends Error {
+  constructor(
+    readonly status: number,
+    readonly problem: { code?: string; detail?: string; errors?: { field: string; message: string }[] } | undefined,
+    readonly retryAfterSeconds: number | undefined,
+  ) {
+    super(`meterline ${status}${problem?.code ? ` ${problem.code}` : ''}: ${problem?.detail ?? 'request failed'}`);
+  }
+
+  /** 429 and 503: the request was not applied and may be sent again (after retryAfterSeconds). */
+  get retryable(): boolean {
+    return this.status === 429 || this.status === 503;
+  }
+}
+
+export interface ClientOptions {
+  baseUrl: string;
+  /** A bearer token, or a function returning the current one. */
+  token: string | (() => string | Promise<string>);
+  fetch?: typeof fetch;
+}
+
+export class MeterlineClient {
+  private readonly fetch: typeof fetch;
+
+  constructor(private readonly opts: ClientOptions) {
+    this.fetch = opts.fetch ?? fetch;
+  }
+
+  /** One request; JSON in and out; non-2xx → MeterlineError. A kept-alive socket the server closed is retried once. */
+  async request<T>(method: string, path: string, body?: unknown, contentType = 'application/json'): Promise<T> {
+    const token = typeof this.opts.token === 'function' ? await this.opts.token() : this.opts.token;
+    const init: RequestInit = { method, headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { 'content-type': contentType }) } };
+    if (body !== undefined) init.body = typeof body === 'string' ? body : JSON.stringify(body);
+    const url = new URL(path, this.opts.baseUrl);
+    let res: Response;
+    try {
+      res = await this.fetch(url, init);
+    } catch (err) {
+      if ((err as { cause?: { code?: string } }).cause?.code !== 'UND_ERR_SOCKET') throw err;
+      res = await this.fetch(url, init);
+    }
+    const text = await res.text();
+    const json = text ? (JSON.parse(text) as unknown) : undefined;
+    if (!res.ok) {
+      const retryAfter = Number(res.headers.get('retry-after'));
+      throw new MeterlineError(res.status, json as MeterlineError['problem'], Number.isFinite(retryAfter) && retryAfter >= 0 ? retryAfter : undefined);
+    }
+    return json as T;
+  }
+
+  /** POST /v1/usage: a batch across meters (1–1,000 records). */
+  recordUsage(records: UsageRecord[]): Promise<BatchResult> {
+    return this.request('POST', '/v1/usage', records);
+  }
+
+  /** POST /v1/meters/{id}/usage: one record. */
+  recordMeterUsage(meterId: string, record: Omit<UsageRecord, 'meter_id'>): Promise<AcceptedUsage> {
+    return this.request('POST', `/v1/meters/${encodeURIComponent(meterId)}/usage`, record);
+  }
+
+  /** GET /v1/meters/{id}/usage with windows, group_by and filters. */
+  getUsage(meterId: string, q: UsageQuery = {}): Promise<MeterUsage> {
+    const params = new URLSearchParams();
+    for (const k of ['start_date', 'end_date', 'window'] as const) if (q[k]) params.set(k, q[k]!);
+    if (q.group_by?.length) params.set('group_by', q.group_by.join(','));
+    for (const [k, v] of Object.entries(q.filter ?? {})) for (const one of Array.isArray(v) ? v : [v]) params.append(`filter[${k}]`, one);
+    const qs = params.toString();
+    return this.request('GET', `/v1/meters/${encodeURIComponent(meterId)}/usage${qs ? `?${qs}` : ''}`);
+  }
+
+  createMeter(meter: NewMeter): Promise<Meter> {
+    return this.request('POST', '/v1/meters', meter);
+  }
+
+  getMeter(meterId: string): Promise<Meter> {
+    return this.request('GET', `/v1/meters/${encodeURIComponent(meterId)}`);
+  }
+}

@@ -1,0 +1,154 @@
+/**
+ * The usage emitter of `meterline/client`: for senders of many records. It buffers records, sends them in
+ * batches of up to 1,000 (POST /v1/usage), and retries a batch that got no answer (network error, server
+ * restarting) or a 429/503 (after `Retry-After`) with the SAME record ids and timestamps — every record gets an
+ * id when it is emitted — so the server's idempotent storage makes delivery exactly once end to end.
+ * A 202 settles each record (accepted, or rejected for its content: reported through onRejected, not retried).
+ */
+import { randomBytes } from 'node:crypto';
+import { MeterlineClient, MeterlineError, type ClientOptions, type UsageRecord } from './api.js';
+
+export interface EmitterOptions extends ClientOptions {
+  /** Records per request (≤ 1,000). */
+  batchSize?: number;
+  /** A partial batch is sent at the latest this long after its first record was emitted. */
+  lingerMs?: number;
+  /** Requests in flight at once. */
+  concurrency?: number;
+  /** Records held at most (buffered + in flight); emit() waits while full. */
+  maxBuffered?: number;
+  /** Retry backoff without Retry-After: base × 2^attempt, capped. */
+  retryBaseMs?: number;
+  retryMaxMs?: number;
+  /** Flush on process exit ('beforeExit'). Default true. */
+  flushOnExit?: boolean;
+  /** Records the server refused for their content (never retried). */
+  onRejected?: (record: UsageRecord, error: unknown) => void;
+  /** Batches refused as a whole for a reason retrying can't fix (401, 403, 413, 422): dropped and reported. */
+  onError?: (error: unknown, records: UsageRecord[]) => void;
+}
+
+export interface EmitterCounters {
+  emitted: number;
+  accepted: number;
+  rejected: number;
+  /** Records dropped with their batch (onError). */
+  failed: number;
+  requests: number;
+  /** Sends of a batch after the first (network errors, 429, 503). */
+  retries: number;
+  /** Records emitted and not settled yet. */
+  pending: number;
+}
+
+/** A record id unique to this emitter's record: `cli_` + 22 random base64url characters. */
+export const newClientRecordId = (): string => 'cli_' + randomBytes(16).toString('base64url');
+
+const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+
+export class UsageEmitter {
+  readonly client: MeterlineClient;
+  private readonly o: Required<Omit<EmitterOptions, keyof ClientOptions | 'onRejected' | 'onError'>> & EmitterOptions;
+  private buffer: UsageRecord[] = [];
+  private timer: NodeJS.Timeout | undefined;
+  private readonly inflight = new Set<Promise<void>>();
+  private readonly waiters: (() => void)[] = [];
+  private closed = false;
+  private readonly c: EmitterCounters = { emitted: 0, accepted: 0, rejected: 0, failed: 0, requests: 0, retries: 0, pending: 0 };
+  private readonly onExit = () => void this.flush();
+
+  constructor(opts: EmitterOptions) {
+    this.o = { batchSize: 1000, lingerMs: 50, concurrency: 4, maxBuffered: 100_000, retryBaseMs: 100, retryMaxMs: 10_000, flushOnExit: true, ...opts };
+    this.client = new MeterlineClient(opts);
+    if (this.o.flushOnExit) process.on('beforeExit', this.onExit);
+  }
+
+  /** A copy of the counters. */
+  get counters(): EmitterCounters {
+    return { ...this.c };
+  }
+
+  /**
+   * Queues one record; `id` and `timestamp` are fixed now when absent (a retry must resend the same ones).
+   * Resolves once it is buffered (waits while maxBuffered records are pending). Returns the record's id.
+   */
+  async emit(record: Omit<UsageRecord, 'id' | 'timestamp'> & { id?: string; timestamp?: string }): Promise<string> {
+    if (this.closed) throw new Error('the emitter is closed');
+    while (this.c.pending >= this.o.maxBuffered) await new Promise<void>((r) => this.waiters.push(r));
+    const full: UsageRecord = { ...record, id: record.id ?? newClientRecordId(), timestamp: record.timestamp ?? new Date().toISOString() };
+    this.buffer.push(full);
+    this.c.emitted++;
+    this.c.pending++;
+    if (this.buffer.length >= this.o.batchSize) this.sendBuffered();
+    else this.timer ??= setTimeout(() => this.sendBuffered(), this.o.lingerMs);
+    return full.id!;
+  }
+
+  /** Sends everything emitted so far and waits until every record is settled. */
+  async flush(): Promise<void> {
+    while (this.buffer.length || this.inflight.size) {
+      this.sendBuffered();
+      await Promise.all([...this.inflight]);
+    }
+  }
+
+  /** Flushes, then refuses further records. */
+  async close(): Promise<void> {
+    this.closed = true;
+    process.off('beforeExit', this.onExit);
+    await this.flush();
+  }
+
+  private sendBuffered(): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
+    while (this.buffer.length && this.inflight.size < this.o.concurrency) {
+      const batch = this.buffer.splice(0, this.o.batchSize);
+      const p = this.send(batch).finally(() => {
+        this.inflight.delete(p);
+        this.c.pending -= batch.length;
+        for (const w of this.waiters.splice(0)) w();
+        if (this.buffer.length) this.sendBuffered();
+      });
+      this.inflight.add(p);
+    }
+  }
+
+  /** One batch until the server settled it: retried on network errors and 429/503, never re-identified. */
+  private async send(batch: UsageRecord[]): Promise<void> {
+    for (let attempt = 0; ; attempt++) {
+      if (attempt > 0) this.c.retries++;
+      this.c.requests++;
+      try {
+        const outcome = await this.client.recordUsage(batch);
+        for (const r of outcome.results) {
+          if (r.status === 'accepted') this.c.accepted++;
+          else {
+            this.c.rejected++;
+            this.o.onRejected?.(batch[r.index]!, r.error);
+          }
+        }
+        return;
+      } catch (err) {
+        const backoff = Math.min(this.o.retryMaxMs, this.o.retryBaseMs * 2 ** Math.min(attempt, 16));
+        if (err instanceof MeterlineError) {
+          if (err.retryable) {
+            await sleep(err.retryAfterSeconds !== undefined ? err.retryAfterSeconds * 1000 : backoff);
+            continue;
+          }
+          if (err.status === 422 && err.problem?.errors) {
+            // Every record invalid: each is settled as rejected.
+            this.c.rejected += batch.length;
+            for (const r of batch) this.o.onRejected?.(r, err.problem);
+            return;
+          }
+          this.c.failed += batch.length;
+          this.o.onError?.(err, batch);
+          return;
+        }
+        // No answer (connection refused or reset, server restarting): nothing says it wasn't stored — resend as is.
+        await sleep(backoff);
+      }
+    }
+  }
+}
