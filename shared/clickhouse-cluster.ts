@@ -75,8 +75,15 @@ export class ClusterDdl {
     if (m) {
       const [, db, table, change] = m as unknown as string[];
       const out = [`ALTER TABLE ${db}.${this.local(table!)} ${on} ${change}`];
-      // The Distributed table lists the columns too.
-      if (this.sharded.has(table!)) out.push(`ALTER TABLE ${db}.${table} ${on} ${change}`);
+      // The Distributed table lists the columns too. 18.16 refuses ALTER … ON CLUSTER on a Distributed table
+      // over replicated shards ("isn't replicated"), so it is re-created from the altered local table (it
+      // holds no data: inserts go to the locals synchronously).
+      if (this.sharded.has(table!)) {
+        out.push(
+          `DROP TABLE IF EXISTS ${db}.${table} ${on}`,
+          `CREATE TABLE IF NOT EXISTS ${db}.${table} ${on} AS ${db}.${table + LOCAL_SUFFIX} ENGINE = Distributed(${this.cluster}, ${db}, ${table + LOCAL_SUFFIX}, ${SHARDING_KEY_SQL})`,
+        );
+      }
       return out;
     }
     // Data statements go through the Distributed tables (synchronously: see migrate.ts).
