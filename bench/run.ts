@@ -327,7 +327,7 @@ async function main(): Promise<void> {
 
     // One account at 10× its ingest limit next to one at a normal rate (bench/phases/noisy-neighbour.ts): opt-in.
     if (opts.phases.includes('noisy-neighbour')) {
-      report.noisy_neighbour = await runNoisyNeighbourPhase({ world, apiPort, log, seconds: arg('noisy-seconds', 10), limit: arg('noisy-limit', 2000), quietPerSecond: arg('quiet-per-s', 50) });
+      report.noisy_neighbour = await runNoisyNeighbourPhase({ world, apiPort, log, seconds: arg('noisy-seconds', 10), limit: arg('noisy-limit', 2000), quietPerSecond: arg('quiet-per-s', 50), floodGenerator: process.argv.includes('--noisy-in-process') ? 'in-process' : 'process' });
     }
 
     const file = `${resultsDir}/${runId}.json`;

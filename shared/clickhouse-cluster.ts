@@ -45,6 +45,11 @@ export class ClusterDdl {
     return this.sharded.has(table) ? table + LOCAL_SUFFIX : table;
   }
 
+  private distributed(db: string, table: string): string {
+    const local = table + LOCAL_SUFFIX;
+    return `CREATE TABLE IF NOT EXISTS ${db}.${table} ON CLUSTER ${this.cluster} AS ${db}.${local} ENGINE = Distributed(${this.cluster}, ${db}, ${local}, ${SHARDING_KEY_SQL})`;
+  }
+
   /** Statements to run instead of `statement` on the cluster. */
   rewrite(statement: string): string[] {
     const on = `ON CLUSTER ${this.cluster}`;
@@ -60,10 +65,7 @@ export class ClusterDdl {
       this.sharded.add(table!);
       const local = table + LOCAL_SUFFIX;
       const path = `'/clickhouse/tables/{shard}/${db}/${local}'`;
-      return [
-        `CREATE TABLE IF NOT EXISTS ${db}.${local} ${on} (${columns}) ENGINE = Replicated${engine}(${path}, '{replica}'${args2})${rest}`,
-        `CREATE TABLE IF NOT EXISTS ${db}.${table} ${on} AS ${db}.${local} ENGINE = Distributed(${this.cluster}, ${db}, ${local}, ${SHARDING_KEY_SQL})`,
-      ];
+      return [`CREATE TABLE IF NOT EXISTS ${db}.${local} ${on} (${columns}) ENGINE = Replicated${engine}(${path}, '{replica}'${args2})${rest}`, this.distributed(db!, table!)];
     }
     m = CREATE_VIEW.exec(statement);
     if (m) {
@@ -75,15 +77,9 @@ export class ClusterDdl {
     if (m) {
       const [, db, table, change] = m as unknown as string[];
       const out = [`ALTER TABLE ${db}.${this.local(table!)} ${on} ${change}`];
-      // The Distributed table lists the columns too. 18.16 refuses ALTER … ON CLUSTER on a Distributed table
-      // over replicated shards ("isn't replicated"), so it is re-created from the altered local table (it
-      // holds no data: inserts go to the locals synchronously).
-      if (this.sharded.has(table!)) {
-        out.push(
-          `DROP TABLE IF EXISTS ${db}.${table} ${on}`,
-          `CREATE TABLE IF NOT EXISTS ${db}.${table} ${on} AS ${db}.${table + LOCAL_SUFFIX} ENGINE = Distributed(${this.cluster}, ${db}, ${table + LOCAL_SUFFIX}, ${SHARDING_KEY_SQL})`,
-        );
-      }
+      // The Distributed table lists the columns too. 18.16 refuses ALTER … ON CLUSTER of a table that is not
+      // replicated on a replicated cluster; it holds no data, so it is made again from the altered local table.
+      if (this.sharded.has(table!)) out.push(`DROP TABLE IF EXISTS ${db}.${table} ${on}`, this.distributed(db!, table!));
       return out;
     }
     // Data statements go through the Distributed tables (synchronously: see migrate.ts).

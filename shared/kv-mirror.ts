@@ -28,7 +28,8 @@ export class KvMirror {
   private watcher: Awaited<ReturnType<KV['watch']>> | undefined;
   /** Highest stream sequence the watch delivered (or the bucket's last one when a snapshot completed). */
   private seen = 0;
-  private confirmedAt = 0;
+  /** Since when the copy is in doubt (a probe failed, or the watch stayed behind); undefined while confirmed. */
+  private doubtSince: number | undefined;
   private behindSince: number | undefined;
   private stopped = false;
   private probeTimer: NodeJS.Timeout | undefined;
@@ -54,14 +55,19 @@ export class KvMirror {
     await this.reopening;
   }
 
-  /** The copy was confirmed current within `maxStalenessMs`. */
+  /**
+   * Loaded, and not in doubt for longer than `maxStalenessMs`. Doubt starts when a probe fails (NATS
+   * unreachable or the bucket gone: from the probe's start) or finds the watch behind — a probe that is
+   * merely slow on a busy server casts none.
+   */
   get fresh(): boolean {
-    return this.fresh_ && Date.now() - this.confirmedAt <= this.opts.maxStalenessMs;
+    return this.fresh_ && (this.doubtSince === undefined || Date.now() - this.doubtSince <= this.opts.maxStalenessMs);
   }
 
   health(): { ok: boolean; detail?: string } {
     if (this.fresh) return { ok: true };
-    return { ok: false, detail: `${this.opts.name} watch not confirmed current for ${Math.round((Date.now() - this.confirmedAt) / 1000)} s; re-establishing` };
+    const since = this.doubtSince === undefined ? '' : ` for ${Math.round((Date.now() - this.doubtSince) / 1000)} s`;
+    return { ok: false, detail: `${this.opts.name} watch not confirmed current${since}; re-establishing` };
   }
 
   async stop(): Promise<void> {
@@ -104,7 +110,7 @@ export class KvMirror {
   }
 
   private confirm(): void {
-    this.confirmedAt = Date.now();
+    this.doubtSince = undefined;
     this.behindSince = undefined;
     if (!this.fresh_) {
       if (this.seen > 0 || this.kv) this.opts.log?.info({ bucket: this.bucket }, `${this.opts.name} watch current`);
@@ -115,16 +121,18 @@ export class KvMirror {
   private async probe(): Promise<void> {
     if (this.probing || this.stopped) return;
     this.probing = true;
+    const started = Date.now();
     try {
       if (!this.kv) throw new Error('bucket not opened yet');
       const last = (await this.kv.status()).streamInfo.state.last_seq;
       if (this.seen >= last) return this.confirm();
-      this.behindSince ??= Date.now();
-      if (Date.now() - this.behindSince < 2 * this.probeMs) return;
+      this.behindSince ??= started;
+      if (started - this.behindSince < 2 * this.probeMs) return;
+      this.doubtSince ??= this.behindSince;
       this.opts.log?.warn({ bucket: this.bucket, seen: this.seen, last }, `${this.opts.name} watch is behind the bucket; re-opening it`);
     } catch (err) {
+      this.doubtSince ??= started;
       this.opts.log?.warn({ err: (err as Error).message, bucket: this.bucket }, `${this.opts.name}: cannot confirm the watch is current`);
-      if (Date.now() - this.confirmedAt < this.opts.maxStalenessMs) return;
     } finally {
       this.probing = false;
     }
