@@ -45,6 +45,7 @@ export interface BenchReport {
   goals?: Goal[];
   webhooks?: WebhooksResult;
   billing_run?: BillingRunResult;
+  billing_run_mix?: BillingRunResult;
   noisy_neighbour?: NoisyNeighbourResult;
 }
 
@@ -157,6 +158,7 @@ export function printReport(r: BenchReport): void {
       ? `count check: ${fmt(r.count_check.accepted)} records accepted (202), ${fmt(r.count_check.stored)} in ClickHouse after dedup (${fmt(r.count_check.raw_rows)} raw rows) → ${r.count_check.exact ? 'EXACT' : 'MISMATCH'}; drained ${fmt(r.count_check.drain_seconds_after_load, 1)} s after the load`
       : '',
     ...(r.billing_run ? billingRunLines(r.billing_run) : []),
+    ...(r.billing_run_mix ? billingRunLines(r.billing_run_mix) : []),
     '',
     table([['goal (docs/design.md §11)', 'tool', 'measured', 'met'], ...r.goals.map((g) => [g.goal, g.tool, g.measured, g.met ? 'yes' : 'NO'])]),
     '',

@@ -324,6 +324,8 @@ async function main(): Promise<void> {
     // Billing (bench/phases/billing-run.ts): one run closing --billing-subscriptions periods.
     if (opts.phases.includes('billing-run')) {
       report.billing_run = await runBillingPhase({ world, log, subscriptions: arg('billing-subscriptions', 10_000), accounts: arg('billing-accounts', 1_000), recordsPerMeter: arg('billing-records-per-meter', 20) });
+      // The same run with every price model, minimums, prepaid credit and late usage (issue 17), beside it.
+      report.billing_run_mix = await runBillingPhase({ world, log, subscriptions: arg('billing-subscriptions', 10_000), accounts: arg('billing-accounts', 1_000), recordsPerMeter: arg('billing-records-per-meter', 20), mix: true });
     }
 
     // One account at 10× its ingest limit next to one at a normal rate (bench/phases/noisy-neighbour.ts): opt-in.
