@@ -6,10 +6,10 @@
  * machine, so their CPU time would not be ours. Postgres is not on the ingest path and stays shared.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startClickhouse, startNats, type ServerHandle } from '../infra/stack/servers.js';
+import { freePort } from '../infra/stack/process.js';
 
 export interface PrivateServers {
   natsUrl: string;
@@ -17,17 +17,6 @@ export interface PrivateServers {
   natsPid: number;
   clickhousePid: number;
   stop(): Promise<void>;
-}
-
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => resolve(port));
-    });
-  });
 }
 
 export async function startPrivateServers(streamBytes: number): Promise<PrivateServers> {

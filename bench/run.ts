@@ -39,7 +39,8 @@ import { runBillingPhase } from './phases/billing-run.js';
 import { runNoisyNeighbourPhase } from './phases/noisy-neighbour.js';
 import { runStreamLoad } from './phases/stream.js';
 import { CpuMeter } from './cpu.js';
-import { freePort, startPrivateServers, type PrivateServers } from './private-servers.js';
+import { startPrivateServers, type PrivateServers } from './private-servers.js';
+import { freePort } from '../infra/stack/process.js';
 import { pipelineCost, rawRowCount, waitForRows } from './pipeline-cost.js';
 import { printReport, CONTROL_READ_GOAL, type PhaseResult, type BenchReport } from './report.js';
 

@@ -189,6 +189,18 @@ function portHolder(port: number): string | null {
   }
 }
 
+/** A TCP port on 127.0.0.1 that nothing listens on now (for private servers of tests and benchmarks). */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = net.createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const port = (s.address() as net.AddressInfo).port;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
 /** Throws a StackError naming the port and server if host:port cannot be bound. */
 export async function assertPortFree(port: number, host: string, server: ServerName, role = 'port'): Promise<void> {
   const err = await new Promise<NodeJS.ErrnoException | null>((resolve) => {

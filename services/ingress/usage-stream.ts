@@ -207,6 +207,7 @@ export class UsageStreams {
     s.inflight--;
     if (s.closed) return this.notifyIdle();
     if (answer !== undefined) ws.cork(() => ws.send(answer, false));
+    if (s.closed) return this.notifyIdle(); // the send hit MAX_SEND_BUFFER_BYTES: uWS closed the socket
     if (s.closing) {
       if (s.inflight === 0) {
         s.closed = true;

@@ -1,10 +1,7 @@
 import t from 'tap';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { jetstreamManager } from '@nats-io/jetstream';
-import { startNats, type ServerHandle } from '../../infra/stack/servers.js';
-import { freePort, isolatedConfig, waitUntil } from '../fixtures/env.js';
+import { PrivateNats } from '../fixtures/private-nats.js';
+import { isolatedConfig, waitUntil } from '../fixtures/env.js';
 import { createTestAccount } from '../fixtures/auth.js';
 import { createMeter, iso, post, postJson, setMeterStatus, startConsumer, startUsageApi, storedCount, storedIds, waitForMeter } from '../integration/ingest-helpers.js';
 
@@ -12,13 +9,7 @@ import { createMeter, iso, post, postJson, setMeterStatus, startConsumer, startU
 // started again: 503 + Retry-After while it is down, 202 again after, and ClickHouse ends up holding
 // exactly the records that got a 202 — none of the refused ones.
 t.test('NATS stopped mid-stream', async (t) => {
-  const dir = await mkdtemp(join(tmpdir(), 'meterline-nats-outage-'));
-  const port = await freePort();
-  let nats: ServerHandle = await startNats({ dir, port, maxStoreBytes: 1024 ** 3 });
-  t.teardown(async () => {
-    await nats.stop().catch(() => undefined);
-    await rm(dir, { recursive: true, force: true });
-  });
+  const nats = await PrivateNats.start(t, 'nats-outage');
   const config = await isolatedConfig(t, { NATS_URL: nats.url });
   const api = await startUsageApi(t, config);
   await startConsumer(t, config, { maxWaitMs: 100 });
@@ -77,7 +68,7 @@ t.test('NATS stopped mid-stream', async (t) => {
   // Down for a few seconds: every new request gets 503 meanwhile.
   await new Promise((r) => setTimeout(r, 2_500));
   const acceptedWhileDown = accepted.size;
-  nats = await startNats({ dir, port, maxStoreBytes: 1024 ** 3 });
+  await nats.restart();
   await waitUntil(() => accepted.size >= acceptedWhileDown + 3_000, '202s again after NATS is back', 60_000);
   running = false;
   await producing;

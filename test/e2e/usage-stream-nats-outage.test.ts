@@ -1,10 +1,7 @@
 import t from 'tap';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { jetstreamManager } from '@nats-io/jetstream';
-import { startNats, type ServerHandle } from '../../infra/stack/servers.js';
-import { freePort, isolatedConfig, waitUntil } from '../fixtures/env.js';
+import { PrivateNats } from '../fixtures/private-nats.js';
+import { isolatedConfig, waitUntil } from '../fixtures/env.js';
 import { createTestAccount } from '../fixtures/auth.js';
 import { StreamClient } from '../fixtures/usage-stream.js';
 import { createMeter, iso, startConsumer, startUsageApi, storedCount, storedIds, waitForMeter } from '../integration/ingest-helpers.js';
@@ -13,13 +10,7 @@ import { createMeter, iso, startConsumer, startUsageApi, storedCount, storedIds,
 // again: frames get `unavailable` while it is down and acks again after, the socket stays open, and ClickHouse
 // ends up holding exactly the records of acknowledged frames.
 t.test('NATS stopped mid-stream (WebSocket)', async (t) => {
-  const dir = await mkdtemp(join(tmpdir(), 'meterline-stream-outage-'));
-  const port = await freePort();
-  let nats: ServerHandle = await startNats({ dir, port, maxStoreBytes: 1024 ** 3 });
-  t.teardown(async () => {
-    await nats.stop().catch(() => undefined);
-    await rm(dir, { recursive: true, force: true });
-  });
+  const nats = await PrivateNats.start(t, 'stream-outage');
   const config = await isolatedConfig(t, { NATS_URL: nats.url });
   const api = await startUsageApi(t, config);
   await startConsumer(t, config, { maxWaitMs: 100 });
@@ -47,7 +38,7 @@ t.test('NATS stopped mid-stream (WebSocket)', async (t) => {
   await nats.stop();
   await waitUntil(() => unavailable() >= 20, '`unavailable` answers while NATS is down', 20_000);
   const ackedWhileDown = acked();
-  nats = await startNats({ dir, port, maxStoreBytes: 1024 ** 3 });
+  await nats.restart();
   await waitUntil(() => acked() >= ackedWhileDown + 300, 'acks again after NATS is back', 60_000);
   clearInterval(sending);
   await c.waitForAnswers(seq, `answers to all ${seq} frames`, 60_000);
