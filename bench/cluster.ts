@@ -37,7 +37,15 @@ interface Figures {
 
 /** The p99 bucket bound of a Prometheus histogram in /metrics text. */
 export function histogramP99(text: string, metric: string): number | null {
-  const buckets = [...text.matchAll(new RegExp(`^${metric}_bucket\\{(?:[^}]*,)?le="([^"]+)"[^}]*\\} (\\d+(?:\\.\\d+)?)`, 'gm'))].map((m) => [Number(m[1]), Number(m[2])] as const);
+  // Read line by line with indexOf: a regex over label lists backtracks polynomially (test/unit/safe-regex.test.ts).
+  const buckets: (readonly [number, number])[] = [];
+  for (const line of text.split('\n')) {
+    if (!line.startsWith(`${metric}_bucket{`)) continue;
+    const close = line.lastIndexOf('} ');
+    const le = line.indexOf('le="');
+    if (close < 0 || le < 0 || le > close) continue;
+    buckets.push([Number(line.slice(le + 4, line.indexOf('"', le + 4))), Number(line.slice(close + 2))] as const);
+  }
   const total = buckets.find(([le]) => Number.isNaN(le))?.[1] ?? 0; // le="+Inf"
   if (!total) return null;
   const hit = buckets.filter(([le]) => !Number.isNaN(le)).find(([, n]) => n >= 0.99 * total);
