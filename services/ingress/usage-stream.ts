@@ -198,7 +198,7 @@ export class UsageStreams {
 
   private refuse(seq: number | null, outcome: string, err: unknown): string {
     this.frames.inc({ outcome });
-    if (err instanceof DomainError) return errorAnswer(seq, err.code, err.detail, err.errors);
+    if (err instanceof DomainError) return errorAnswer(seq, err.code, err.detail, err.errors, retryAfterOf(err));
     this.opts.log.error({ err }, 'usage stream frame failed');
     return errorAnswer(seq, 'internal_error', 'Something went wrong on our side; nothing was recorded.');
   }
@@ -294,6 +294,12 @@ function safeParse(text: string): unknown {
   }
 }
 
-function errorAnswer(seq: number | null, code: string, detail: string, errors?: FieldError[]): string {
-  return JSON.stringify({ seq, error: errors ? { code, detail, errors } : { code, detail } });
+function errorAnswer(seq: number | null, code: string, detail: string, errors?: FieldError[], retryAfter?: number): string {
+  return JSON.stringify({ seq, error: { code, detail, ...(errors ? { errors } : {}), ...(retryAfter !== undefined ? { retry_after: retryAfter } : {}) } });
+}
+
+/** A refusal that says when to come back over HTTP (Retry-After: rate limits, outages) says it in the frame too. */
+function retryAfterOf(err: DomainError): number | undefined {
+  const seconds = Number(err.headers['Retry-After']);
+  return Number.isFinite(seconds) && seconds > 0 ? seconds : undefined;
 }

@@ -4,6 +4,7 @@ import { repoPath } from '../../shared/paths.js';
 import { isolatedConfig, waitUntil } from '../fixtures/env.js';
 import { startApi } from '../fixtures/api.js';
 import { createTestAccount } from '../fixtures/auth.js';
+import { StreamClient } from '../fixtures/usage-stream.js';
 import { createMeter, iso, post, postJson, startConsumer, storedIds, waitForMeter } from './ingest-helpers.js';
 import type { AccountLimits } from '../../shared/limits/account-limits.js';
 import { CARD_ATTEMPTS_PER_HOUR } from '../../shared/limits/protection.js';
@@ -84,6 +85,18 @@ t.test('per-account limits: set by the operator, enforced at every door', async 
     const stored = await storedIds(infra, noisyMeter.id);
     t.equal(stored.size, 100, 'exactly the accepted records');
     t.notOk([...stored].some((id) => id.startsWith('over-') || id.startsWith('x-')), 'no limited record was counted');
+  });
+
+  t.test('the usage stream honours the same limit: a frame over it → rate_limited with retry_after', async (t) => {
+    const ts = iso(Date.now() - 60_000);
+    const stream = await StreamClient.open(api.url, noisy.auth.write.authorization);
+    t.teardown(() => stream.close());
+    // Two frames of a second's worth back to back: the second cannot fit whatever the refill did meanwhile.
+    for (const seq of [1, 2]) stream.send({ seq, records: Array.from({ length: 100 }, (_, i) => ({ id: `ws-${seq}-${i}`, meter_id: noisyMeter.id, value: 1, timestamp: ts })) });
+    await stream.waitForAnswers(2);
+    const limited = stream.answers.filter((a) => a.error?.code === 'rate_limited');
+    t.ok(limited.length >= 1, `a frame refused: ${JSON.stringify(stream.answers.map((a) => a.error?.code ?? a.accepted))}`);
+    for (const a of limited) t.ok(Number((a.error as { retry_after?: number }).retry_after) >= 1, 'retry_after in seconds, as Retry-After over HTTP');
   });
 
   t.test('requests per second on the control plane', async (t) => {
