@@ -1,10 +1,12 @@
 import t from 'tap';
+import { lookup as systemResolve } from 'node:dns/promises';
+import { hostname } from 'node:os';
 import { isolatedConfig, waitUntil } from '../fixtures/env.js';
 import { startApi } from '../fixtures/api.js';
 import { createTestAccount } from '../fixtures/auth.js';
 import { callJson } from '../fixtures/matrix.js';
 import { startReceiver } from '../fixtures/webhook-receiver.js';
-import type { AddressLookup } from '../../services/control/webhooks/url-safety.js';
+import { isPublicAddress, type AddressLookup } from '../../services/control/webhooks/url-safety.js';
 import { emit, settledAttempt, startDispatcher } from './webhook-delivery-helpers.js';
 
 /**
@@ -74,4 +76,28 @@ t.test('the socket connects to the address that was checked, never resolving the
   const unknown = await callJson(api.url, a.tokens.write, 'POST', '/v1/webhooks', { url: 'http://nowhere.test/hook', events: ['invoice.created'] });
   const id2 = await emit(api.infra, a.accountId, 'invoice.created', { invoice_id: 'inv_nowhere', amount: 1, currency: 'USD' });
   t.match(await settledAttempt(dispatcher.infra, unknown.body.id, id2, 1), { status: 'failed', error: 'refused: host nowhere.test did not resolve (ENOTFOUND)' });
+});
+
+t.test('at registration, a name that already resolves to a non-public address is refused (422 on url)', async (t) => {
+  const config = await isolatedConfig(t, { WEBHOOKS_ALLOW_PRIVATE_URLS: 'false' });
+  const api = await startApi(t, config);
+  const a = await createTestAccount(api.infra);
+  // This machine's own name, resolved by the system resolver as the api will (/etc/hosts maps it to a loopback or
+  // private address on the machines we run on): the expectation follows what it really resolves to.
+  const host = hostname();
+  const answers = await systemResolve(host, { all: true }).catch(() => []);
+  const inside = answers.find((x) => !isPublicAddress(x.address));
+  t.ok(answers.length > 0, `${host} resolves here`);
+  const created = await callJson(api.url, a.tokens.write, 'POST', '/v1/webhooks', { url: `https://${host}/hook`, events: ['invoice.paid'] });
+  if (inside) {
+    t.equal(created.status, 422);
+    t.match(created.body.errors, [{ field: 'url', message: `must not point to a private, loopback, link-local or reserved address (${host} resolves to ${inside.address})` }]);
+  } else t.equal(created.status, 201, `${host} resolves to public addresses only`);
+  // The same rule when the URL of an existing webhook is changed.
+  const hook = await callJson(api.url, a.tokens.write, 'POST', '/v1/webhooks', { url: 'https://example.com/hook', events: ['invoice.paid'] });
+  t.equal(hook.status, 201, 'a public (or not yet resolvable) name is accepted; delivery checks it again');
+  const patched = await callJson(api.url, a.tokens.write, 'PATCH', `/v1/webhooks/${hook.body.id}`, { url: `https://${host}/other` });
+  t.equal(patched.status, inside ? 422 : 200);
+  const rows = await api.infra.pg.query('SELECT url FROM webhooks WHERE account_id = $1 ORDER BY created_at', [a.accountId]);
+  t.same(rows.rows.map((r) => r.url), inside ? ['https://example.com/hook'] : [`https://${host}/hook`, `https://${host}/other`], 'nothing refused was stored');
 });

@@ -1,6 +1,6 @@
 import type { ApiDeps, RouteDef } from '../../../shared/http/route.js';
 import { reply } from '../../../shared/http/reply.js';
-import { parseCreateWebhook } from './input.js';
+import { parseCreateWebhook, refuseNonPublicHost } from './input.js';
 import { CreateWebhookBody, CreatedWebhookSchema, toWebhook, type CreateWebhookInput } from './schemas.js';
 import { generateWebhookSecret, sealWebhookSecret, webhookSecretKey } from './secret.js';
 import { insertWebhook } from './store.js';
@@ -15,6 +15,7 @@ export function createWebhookRoute(deps: ApiDeps): RouteDef<CreateWebhookInput> 
     auth: 'write',
     input: (ctx) => parseCreateWebhook(ctx.body, deps.config.WEBHOOKS_ALLOW_PRIVATE_URLS),
     handler: async (ctx, input) => {
+      if (input.url !== undefined) await refuseNonPublicHost(input.url, deps.config.WEBHOOKS_ALLOW_PRIVATE_URLS);
       const generated = input.secret === undefined ? generateWebhookSecret() : undefined;
       const secret = input.secret ?? generated!;
       const webhook = toWebhook(await insertWebhook(deps.pg, ctx.principal!.accountId, { url: input.url, events: input.events, secretSealed: sealWebhookSecret(key, secret) }, deps.protection.limits(ctx.principal!.accountId).max_webhooks));

@@ -4,7 +4,7 @@ import type { RequestContext } from '../../../shared/http/context.js';
 import type { PageRequest } from '../../../shared/http/pagination.js';
 import { ValidationError, type FieldError } from '../../../shared/errors.js';
 import { CreateWebhookBody, ListWebhooksQuery, UpdateWebhookBody, type CreateWebhookInput, type UpdateWebhookInput } from './schemas.js';
-import { webhookUrlProblem } from './url-safety.js';
+import { webhookHostProblem, webhookUrlProblem } from './url-safety.js';
 
 const createValidator = bodyValidator<CreateWebhookInput>(CreateWebhookBody);
 const updateValidator = bodyValidator<UpdateWebhookInput>(UpdateWebhookBody);
@@ -50,4 +50,10 @@ export function parseUpdateWebhook(body: unknown, allowPrivate: boolean): Update
   const errors = errorsOf(updateValidator.check, () => updateValidator.check.errors, body, allowPrivate);
   if (errors.length) throw new ValidationError(errors);
   return body as UpdateWebhookInput;
+}
+
+/** The registration-time DNS check of `url` (webhookHostProblem): 422 on `url` when its host resolves inside. */
+export async function refuseNonPublicHost(url: string, allowPrivate: boolean): Promise<void> {
+  const problem = await webhookHostProblem(url, allowPrivate);
+  if (problem) throw new ValidationError([{ field: 'url', message: problem }]);
 }

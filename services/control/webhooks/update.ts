@@ -1,6 +1,6 @@
 import type { ApiDeps, RouteDef } from '../../../shared/http/route.js';
 import { reply } from '../../../shared/http/reply.js';
-import { parseUpdateWebhook } from './input.js';
+import { parseUpdateWebhook, refuseNonPublicHost } from './input.js';
 import { UpdateWebhookBody, WebhookSchema, toWebhook, type UpdateWebhookInput } from './schemas.js';
 import { sealWebhookSecret, webhookSecretKey } from './secret.js';
 import { updateWebhook } from './store.js';
@@ -15,6 +15,7 @@ export function updateWebhookRoute(deps: ApiDeps): RouteDef<UpdateWebhookInput> 
     auth: 'write',
     input: (ctx) => parseUpdateWebhook(ctx.body, deps.config.WEBHOOKS_ALLOW_PRIVATE_URLS),
     handler: async (ctx, input) => {
+      if (input.url !== undefined) await refuseNonPublicHost(input.url, deps.config.WEBHOOKS_ALLOW_PRIVATE_URLS);
       const row = await updateWebhook(deps.pg, ctx.principal!.accountId, ctx.params.webhook_id!, {
         url: input.url,
         events: input.events,

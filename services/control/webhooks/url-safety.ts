@@ -3,8 +3,9 @@ import { BlockList, isIP } from 'node:net';
 
 /**
  * Webhook targets must be public: a customer must not be able to make meterline call into its own
- * network (SSRF). At registration we refuse literal non-public addresses and localhost names; at delivery
- * time the dispatcher resolves the host and checks every address with isPublicAddress() again.
+ * network (SSRF). At registration we refuse literal non-public addresses, localhost names and names that
+ * resolve to a non-public address now; at delivery time the dispatcher resolves the host again and checks
+ * every address with isPublicAddress() (DNS can change after registration, so that check is the one that binds).
  */
 const NON_PUBLIC = new BlockList();
 for (const [net, prefix] of [
@@ -129,4 +130,25 @@ export async function resolveDeliveryAddress(url: URL, allowPrivate: boolean, lo
   }
   const first = answers[0]!;
   return { address: first.address, family: first.family === 6 ? 6 : 4 };
+}
+
+/** How long registration waits for DNS before accepting the name (delivery checks it again anyway). */
+const REGISTRATION_LOOKUP_TIMEOUT_MS = 2_000;
+
+/**
+ * Registration-time check of a host name (`127.0.0.1.nip.io`, `metadata.google.internal`): if it resolves now
+ * and any address is non-public, returns why it is refused (422). A name that does not resolve yet, or not within
+ * two seconds, is accepted: the delivery-time check (resolveDeliveryAddress) refuses it if it ever points inside.
+ */
+export async function webhookHostProblem(raw: string, allowPrivate: boolean, lookup: AddressLookup = systemLookup): Promise<string | null> {
+  if (allowPrivate) return null;
+  const host = new URL(raw).hostname;
+  if (host.startsWith('[') || isIP(host) !== 0) return null; // literals were checked by webhookUrlProblem
+  let timer: NodeJS.Timeout | undefined;
+  const answers = await Promise.race([
+    lookup(host).catch(() => [] as { address: string; family: number }[]),
+    new Promise<{ address: string; family: number }[]>((resolve) => (timer = setTimeout(() => resolve([]), REGISTRATION_LOOKUP_TIMEOUT_MS))),
+  ]).finally(() => clearTimeout(timer));
+  const bad = answers.find((a) => !isPublicAddress(a.address));
+  return bad ? `must not point to a private, loopback, link-local or reserved address (${host} resolves to ${bad.address})` : null;
 }
