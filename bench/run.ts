@@ -21,6 +21,7 @@
  *          --profile (V8 CPU profiles of the api processes in bench/results/)
  *          --phases ceiling,single,batched,stream,get-product,usage-query (default; stream = the usage WebSocket, --stream-connections 8 --stream-window 16; get-usage = usage queries under load, opt-in), plus `floor`: requests to a missing meter (404 after
  *          billing-run (default): one billing run over --billing-subscriptions 10000 (half metered; bench/phases/billing-run.ts)
+ *          cluster (opt-in, alone): the single topology and the local cluster side by side, as ratios (bench/cluster.ts)
  *          auth and parsing), the HTTP layer's own cost
  */
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -151,6 +152,13 @@ async function storedMessages(apis: Proc[]): Promise<number> {
 }
 
 async function main(): Promise<void> {
+  // `cluster` starts two whole topologies of its own (bench/cluster.ts); it runs by itself with the same options.
+  if (opts.phases.includes('cluster')) {
+    const args = process.argv.slice(2).filter((a, i, all) => a !== '--phases' && all[i - 1] !== '--phases');
+    const child = spawn(process.execPath, [new URL('./cluster.js', import.meta.url).pathname, ...args], { stdio: 'inherit' });
+    process.exitCode = await new Promise<number>((resolve) => child.on('exit', (code) => resolve(code ?? 1)));
+    return;
+  }
   const started = new Date();
   log(`options ${JSON.stringify(opts)}`);
   const stack = await stackUp({ root: REPO_ROOT, env: process.env, log });

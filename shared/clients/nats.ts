@@ -20,8 +20,14 @@ export function natsServerOptions(url: string): { servers: string[]; user?: stri
   return user === undefined ? { servers } : { servers, user, pass };
 }
 
+/** Connections of this process not closed yet, by name: what a process that will not exit still holds. */
+const openConnections = new Map<NatsConnection, string>();
+export function openNatsConnections(): string[] {
+  return [...openConnections.values()];
+}
+
 export async function connectNats(url: string, name: string): Promise<NatsConnection> {
-  return connect({
+  const nc = await connect({
     ...natsServerOptions(url),
     name,
     // Reconnect forever: a NATS restart must not kill a role; readiness reports the outage meanwhile.
@@ -30,6 +36,9 @@ export async function connectNats(url: string, name: string): Promise<NatsConnec
     pingInterval: 5_000,
     maxPingOut: 2,
   });
+  openConnections.set(nc, name);
+  void nc.closed().finally(() => openConnections.delete(nc));
+  return nc;
 }
 
 /**

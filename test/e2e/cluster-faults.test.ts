@@ -7,6 +7,7 @@ import { createTestAccount } from '../fixtures/auth.js';
 import { waitUntil } from '../fixtures/env.js';
 import { callJson, cardBody, webhookBody } from '../fixtures/matrix.js';
 import { startReceiver } from '../fixtures/webhook-receiver.js';
+import { StreamClient } from '../fixtures/usage-stream.js';
 import { countsPerReplica, killNow, sendRecords, storedCount, waitForMeterEverywhere } from './cluster-helpers.js';
 
 // The local cluster (METERLINE_TOPOLOGY=cluster: 3 NATS nodes with R3 streams, ClickHouse 2 shards × 2
@@ -135,6 +136,30 @@ t.test('local cluster under node and process kills', async (t) => {
       return Boolean(a && k && a.pid !== api.pid && k.pid !== consumer.pid);
     }, 'the supervisor to restart api-1 and consumer-1', 120_000, 250);
     t.pass('api-1 and consumer-1 run again under new pids');
+  });
+
+  await t.test('the usage stream, a read and the console work unchanged on the cluster', async (t) => {
+    const stream = await StreamClient.open(c.base, `Bearer ${token}`);
+    t.teardown(() => stream.close());
+    const FRAMES = 100;
+    const PER_FRAME = 50;
+    const ts = new Date().toISOString();
+    for (let seq = 1; seq <= FRAMES; seq++) {
+      stream.send({ seq, records: Array.from({ length: PER_FRAME }, (_v, i) => ({ id: `ws-${seq}-${i}`, meter_id: meterId, value: 1, timestamp: ts })) });
+    }
+    await stream.waitForAnswers(FRAMES, 'an answer to every frame', 120_000);
+    t.same(stream.answers.filter((a) => a.accepted !== PER_FRAME).map((a) => a.error ?? a.rejected), [], 'every frame accepted whole (acked after the R3 stream stored it)');
+    t.equal(new Set(stream.answers.map((a) => a.seq)).size, FRAMES, 'each frame answered once');
+    expected += FRAMES * PER_FRAME;
+    await waitUntil(async () => (await storedCount(c, meterId)).records >= expected, 'the streamed records in ClickHouse', 180_000, 250);
+    t.equal((await storedCount(c, meterId)).records, expected, 'counted exactly once');
+    const usage = await callJson(c.base, account.tokens.read, 'GET', `/v1/meters/${meterId}/usage?window=day`);
+    t.equal(usage.status, 200);
+    t.equal(usage.body.count, expected, 'GET usage (Distributed reads) shows every record');
+    const page = await fetch(`${c.base}/console`);
+    t.equal(page.status, 200, 'the console is served by the api processes');
+    t.match(page.headers.get('content-type'), /^text\/html/);
+    t.match(await page.text(), /<div id="app"|<script type="module"/, 'its page');
   });
 
   await t.test('two billing processes close one period once; two dispatchers deliver each event once', async (t) => {
