@@ -1,7 +1,7 @@
 import { Decimal, canonicalDecimal, formatGrouped } from '../../shared/money/decimal.js';
 import { usageQuantity } from '../../shared/usage/aggregate.js';
 import type { WindowStats } from '../../shared/usage/stats.js';
-import { minimumTrueUp, priceQuantity, type PriceModel } from './pricing.js';
+import { minimumTrueUp, priceQuantity, type PriceModel } from './price-models.js';
 
 /**
  * Invoice line maths (docs/design.md §8 Invoice), a pure function of plain data so it runs the same in the piscina

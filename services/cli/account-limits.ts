@@ -1,7 +1,7 @@
 import { connectNats, NatsNames } from '../../shared/clients/nats.js';
 import { NotFoundError } from '../../shared/errors.js';
 import { defaultLimits, LIMIT_NAMES, openLimitsBucket, readOverrides, writeOverrides, type LimitOverrides } from '../../shared/limits/account-limits.js';
-import { withControlPlane, requireFlag } from './accounts.js';
+import { withControlPlane, requireFlag } from './control-plane.js';
 import { parseFlags, UsageError } from './output.js';
 
 const FLAG_OF = (limit: string) => limit.replace(/_/g, '-');

@@ -1,5 +1,5 @@
 import { createClient } from '../control/accounts/clients.js';
-import { requireFlag, withControlPlane } from './accounts.js';
+import { requireFlag, withControlPlane } from './control-plane.js';
 import { parseFlags, UsageError } from './output.js';
 
 /** `meterline clients create --name N --redirect-uri U [--redirect-uri U2 …] [--public]` → {client_id, client_secret} */

@@ -5,7 +5,7 @@ import { createLogger } from '../../shared/logging.js';
 import { findClient } from '../control/accounts/clients.js';
 import { findUserByEmail } from '../control/accounts/users.js';
 import { issueTokensForUser } from '../control/oauth/grants.js';
-import { requireFlag, withControlPlane } from './accounts.js';
+import { requireFlag, withControlPlane } from './control-plane.js';
 import { parseFlags, UsageError } from './output.js';
 
 /**

@@ -1,6 +1,6 @@
 import type { PgClient } from '../../../shared/clients/postgres.js';
 import { ValidationError, type FieldError } from '../../../shared/errors.js';
-import type { Pricing } from '../../billing/pricing.js';
+import type { Pricing } from '../../billing/price-models.js';
 import { Decimal } from '../../../shared/money/decimal.js';
 import type { Item, ItemRequest } from './schemas.js';
 
