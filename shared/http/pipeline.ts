@@ -57,14 +57,17 @@ export function errorReply(err: unknown, ctx: RequestContext, log: Logger): Http
   return problemReply(INTERNAL_ERROR(), ctx.requestId);
 }
 
-/** Outermost: every error below becomes its problem response (shared/http/problems.ts has the table). */
+/**
+ * Outermost: every error below becomes its problem response (shared/http/problems.ts has the table). A
+ * rejected answer passes through as it is: the server maps it with the same `errorReply` when it settles
+ * (shared/http/server.ts), which spares every request a promise here.
+ */
 export function mapErrorsToProblems(log: Logger): RequestStep {
   return {
     name: 'problems',
     run(ctx, _route, next) {
       try {
-        const answer = next();
-        return isPromise(answer) ? answer.catch((err: unknown) => errorReply(err, ctx, log)) : answer;
+        return next();
       } catch (err) {
         return errorReply(err, ctx, log);
       }
