@@ -11,6 +11,7 @@ import { webhooksModule } from '../control/webhooks/module.js';
 import { eventsModule } from '../control/events/module.js';
 import { ingressModule } from '../ingress/module.js';
 import { usageQueryModule } from '../control/usage/module.js';
+import { correctionsModule } from '../control/corrections/module.js';
 import { invoicesModule } from '../control/invoices/module.js';
 import { creditsModule } from '../control/credits/module.js';
 import { consoleModule } from '../console/module.js';
@@ -29,6 +30,7 @@ export const ROUTE_MODULES: RouteModuleFactory[] = [
   eventsModule,
   ingressModule,
   usageQueryModule,
+  correctionsModule,
   invoicesModule,
   creditsModule,
   consoleModule,
