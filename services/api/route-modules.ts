@@ -14,6 +14,7 @@ import { usageQueryModule } from '../control/usage/module.js';
 import { correctionsModule } from '../control/corrections/module.js';
 import { invoicesModule } from '../control/invoices/module.js';
 import { creditsModule } from '../control/credits/module.js';
+import { creditNotesModule } from '../control/credit-notes/module.js';
 import { consoleModule } from '../console/module.js';
 
 /** Every route module the api mounts, in registration order. Each area adds its factory here. */
@@ -33,5 +34,6 @@ export const ROUTE_MODULES: RouteModuleFactory[] = [
   correctionsModule,
   invoicesModule,
   creditsModule,
+  creditNotesModule,
   consoleModule,
 ];

@@ -30,6 +30,7 @@ export function downloadInvoiceRoute(deps: ApiDeps, pool: () => InvoicePdfPool):
           status: invoice.status,
           currency: invoice.currency,
           amount: invoice.amount,
+          amount_credited: invoice.amount_credited,
           period_start: invoice.period_start,
           period_end: invoice.period_end,
           created_at: invoice.created_at.toISOString(),

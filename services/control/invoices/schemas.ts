@@ -1,6 +1,7 @@
 import Type from 'typebox';
 import { PaginationQuery, listOf } from '../../../shared/http/pagination.js';
 import { JsonDecimal } from '../../../shared/money/json.js';
+import { Decimal, canonicalDecimal } from '../../../shared/money/decimal.js';
 import { LINE_TYPES, type LineType } from '../../billing/invoice-lines.js';
 
 export const INVOICE_STATUSES = ['open', 'paid', 'uncollectible', 'void'] as const;
@@ -44,6 +45,8 @@ export const InvoiceSchema = Type.Object(
     status: Type.Enum([...INVOICE_STATUSES]),
     currency: Type.String({ description: 'ISO 4217, upper case' }),
     amount: Money('the sum of the lines'),
+    amount_credited: Money('what credit notes took off the invoice (GET /v1/billing/credit-notes?invoice_id=…)'),
+    amount_due: Money('what is still to be paid: amount − amount_credited while open or uncollectible (what the next payment attempt charges), 0 once paid or void'),
     period_start: Day('first day billed'),
     period_end: Day('last day billed'),
     lines: Type.Array(InvoiceLineSchema),
@@ -72,6 +75,7 @@ export interface InvoiceRow {
   status: InvoiceStatus;
   currency: string;
   amount: string;
+  amount_credited: string;
   period_start: string;
   period_end: string;
   attempt_count: number;
@@ -99,6 +103,11 @@ export interface InvoiceWithLines {
   lines: InvoiceLineRow[];
 }
 
+/** What is still to be paid on an invoice: its amount less credit notes while unpaid; nothing once paid or void. */
+export function amountDue(r: Pick<InvoiceRow, 'status' | 'amount' | 'amount_credited'>): string {
+  return r.status === 'open' || r.status === 'uncollectible' ? canonicalDecimal(new Decimal(r.amount).minus(r.amount_credited)) : '0';
+}
+
 /** The API representation; money goes out as exact JSON numbers (every reply serializes them: shared/http/reply.ts). */
 export function toInvoice({ invoice: r, lines }: InvoiceWithLines) {
   return {
@@ -108,6 +117,8 @@ export function toInvoice({ invoice: r, lines }: InvoiceWithLines) {
     status: r.status,
     currency: r.currency,
     amount: new JsonDecimal(r.amount),
+    amount_credited: new JsonDecimal(r.amount_credited),
+    amount_due: new JsonDecimal(amountDue(r)),
     period_start: r.period_start,
     period_end: r.period_end,
     lines: lines.map(toInvoiceLine),
