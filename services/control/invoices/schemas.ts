@@ -25,6 +25,11 @@ export const InvoiceLineSchema = Type.Object(
       "rounded half away from zero to the currency's minor unit: quantity × unit_price for flat and metered lines; by the price model (see description) for tiered and package lines",
     ),
     adjusts_invoice_id: Type.Optional(Type.String({ description: 'adjustment lines: the invoice of the period the usage belongs to' })),
+    dimensions: Type.Optional(
+      Type.Record(Type.String(), Type.Union([Type.String(), Type.Null()]), {
+        description: "usage and adjustment lines of an item with group_by: the group of dimension values the line bills (null: records without that dimension), e.g. {\"model\": \"gpt-x\"}",
+      }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -92,6 +97,8 @@ export interface InvoiceLineRow {
   product_id: string | null;
   meter_id: string | null;
   adjusts_invoice_id: string | null;
+  /** Lines of a grouped item: the group's dimension values. */
+  dimensions?: Record<string, string | null> | null;
   description: string;
   quantity: string;
   unit_price: string;
@@ -131,7 +138,7 @@ export function toInvoice({ invoice: r, lines }: InvoiceWithLines) {
 }
 
 /** A line on the wire (stored invoices and the upcoming one); money as exact JSON numbers. */
-export function toInvoiceLine(l: Pick<InvoiceLineRow, 'type' | 'product_id' | 'meter_id' | 'description' | 'quantity' | 'unit_price' | 'amount' | 'adjusts_invoice_id'>) {
+export function toInvoiceLine(l: Pick<InvoiceLineRow, 'type' | 'product_id' | 'meter_id' | 'description' | 'quantity' | 'unit_price' | 'amount' | 'adjusts_invoice_id' | 'dimensions'>) {
   return {
     type: l.type,
     product_id: l.product_id,
@@ -141,5 +148,6 @@ export function toInvoiceLine(l: Pick<InvoiceLineRow, 'type' | 'product_id' | 'm
     unit_price: new JsonDecimal(l.unit_price),
     amount: new JsonDecimal(l.amount),
     ...(l.adjusts_invoice_id ? { adjusts_invoice_id: l.adjusts_invoice_id } : {}),
+    ...(l.dimensions ? { dimensions: l.dimensions } : {}),
   };
 }

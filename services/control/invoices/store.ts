@@ -13,7 +13,7 @@ const notFound = (id: string) => new NotFoundError(`No invoice ${id}.`);
 const INVOICE_COLUMNS = `id, account_id, customer_id, subscription_id, status, currency, amount::text AS amount,
   to_char(period_start, 'YYYY-MM-DD') AS period_start, to_char(period_end, 'YYYY-MM-DD') AS period_end,
   amount_credited::text AS amount_credited, attempt_count, next_payment_attempt_at, last_payment_error, created_at, paid_at`;
-const LINE_COLUMNS = 'invoice_id, position, type, product_id, meter_id, adjusts_invoice_id, description, quantity::text AS quantity, unit_price::text AS unit_price, amount::text AS amount';
+const LINE_COLUMNS = 'invoice_id, position, type, product_id, meter_id, adjusts_invoice_id, description, quantity::text AS quantity, unit_price::text AS unit_price, amount::text AS amount, dimensions';
 
 /** Lines of several invoices in one query, grouped by invoice in printed order. */
 async function linesOf(pool: PgPool, invoiceIds: string[]): Promise<Map<string, InvoiceLineRow[]>> {
