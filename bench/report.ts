@@ -1,6 +1,7 @@
 import type { NoisyNeighbourResult } from './phases/noisy-neighbour.js';
 import type { WebhooksResult } from './phases/webhooks.js';
 import { billingRunLines, type BillingRunResult } from './phases/billing-run.js';
+import { dimensionReadLines, type DimensionReadsResult } from './phases/dimension-reads.js';
 /** The benchmark's result document and its table, with the docs/design.md §11 goals checked. */
 import type { LoadResult } from './load.js';
 import type { LagSummary } from './lag-probe.js';
@@ -47,6 +48,8 @@ export interface BenchReport {
   billing_run?: BillingRunResult;
   billing_run_mix?: BillingRunResult;
   noisy_neighbour?: NoisyNeighbourResult;
+  group_by_reads?: DimensionReadsResult;
+  unique_counts?: DimensionReadsResult;
 }
 
 export interface Goal {
@@ -159,6 +162,8 @@ export function printReport(r: BenchReport): void {
       : '',
     ...(r.billing_run ? billingRunLines(r.billing_run) : []),
     ...(r.billing_run_mix ? billingRunLines(r.billing_run_mix) : []),
+    ...(r.group_by_reads ? dimensionReadLines(r.group_by_reads) : []),
+    ...(r.unique_counts ? dimensionReadLines(r.unique_counts) : []),
     '',
     table([['goal (docs/design.md §11)', 'tool', 'measured', 'met'], ...r.goals.map((g) => [g.goal, g.tool, g.measured, g.met ? 'yes' : 'NO'])]),
     '',

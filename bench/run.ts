@@ -21,6 +21,8 @@
  *          --profile (V8 CPU profiles of the api processes in bench/results/)
  *          --phases ceiling,single,batched,stream,get-product,usage-query (default; stream = the usage WebSocket, --stream-connections 8 --stream-window 16; get-usage = usage queries under load, opt-in), plus `floor`: requests to a missing meter (404 after
  *          billing-run (default): one billing run over --billing-subscriptions 10000 (half metered; bench/phases/billing-run.ts)
+ *          group-by-reads (opt-in): --group-by-records 10000000 with --group-by-values 20 models, read grouped and filtered
+ *          unique-counts (opt-in): --unique-records 2000000 of --unique-users 1000000 users, hour/day/month windows
  *          cluster (opt-in, alone): the single topology and the local cluster side by side, as ratios (bench/cluster.ts)
  *          auth and parsing), the HTTP layer's own cost
  */
@@ -39,6 +41,7 @@ import { runWebhooksPhase } from './phases/webhooks.js';
 import { runBillingPhase } from './phases/billing-run.js';
 import { runNoisyNeighbourPhase } from './phases/noisy-neighbour.js';
 import { runStreamLoad } from './phases/stream.js';
+import { runGroupByReadsPhase, runUniqueCountsPhase } from './phases/dimension-reads.js';
 import { CpuMeter } from './cpu.js';
 import { startPrivateServers, type PrivateServers } from './private-servers.js';
 import { freePort } from '../infra/stack/process.js';
@@ -319,6 +322,14 @@ async function main(): Promise<void> {
       if (opts.phases.includes('get-usage')) {
         await phase('get-usage', url, '', 0, readHeaders, 'GET', { timeoutSeconds: 30, extra: async () => ({ usage_records: alone.records, usage_query_alone_ms: alone.median_ms }) });
       }
+    }
+
+    // Dimension reads (bench/phases/dimension-reads.ts, issue 18): opt-in, `--phases group-by-reads,unique-counts`.
+    if (opts.phases.includes('group-by-reads')) {
+      report.group_by_reads = await runGroupByReadsPhase({ world, ch, apiPort, log, records: arg('group-by-records', 10_000_000), distinct: arg('group-by-values', 20) });
+    }
+    if (opts.phases.includes('unique-counts')) {
+      report.unique_counts = await runUniqueCountsPhase({ world, ch, apiPort, log, records: arg('unique-records', 2_000_000), users: arg('unique-users', 1_000_000) });
     }
 
     // Webhook delivery (bench/phases/webhooks.ts): opt-in, `--phases webhooks`.

@@ -68,16 +68,7 @@ async function populate(name: string, config: Config, env: Record<string, string
   await keys.load();
   const { token } = await issueAccessToken(keys, { accountId: ids.account_id, userId: ids.user_id, clientId, scopes: ['write'] }, { issuer: config.PUBLIC_BASE_URL, ttlSeconds: 6 * 3600 });
   const kv = await new Kvm(nc).open(names.meterBucket);
-  const meter = async (label: string): Promise<string> => {
-    const now = new Date();
-    const m: MeterRecord = { id: newId('mtr'), account_id: ids.account_id, type: 'counter', aggregation: 'sum', status: 'active', updated_at_ms: now.getTime() };
-    await pool.query(
-      'INSERT INTO meters (id, account_id, name, unit, type, aggregation, status, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8)',
-      [m.id, m.account_id, label, 'requests', m.type, m.aggregation, m.status, now],
-    );
-    await putMeter(kv, m);
-    return m.id;
-  };
+  const meter = (label: string) => insertBenchMeter(pool, kv, ids.account_id, label);
   const meterId = await meter('bench load');
   const probeMeterId = await meter('bench lag probe');
   const readsMeterId = await meter('bench usage reads');
@@ -87,6 +78,38 @@ async function populate(name: string, config: Config, env: Record<string, string
   await nc.close();
 
   return { name, config, env, accountId: ids.account_id, token, meterId, probeMeterId, readsMeterId, productId: product.id, drop };
+}
+
+/** How a bench meter aggregates: a counter summing by default, or counting distinct values of a dimension. */
+export interface BenchMeterShape {
+  aggregation?: 'sum' | 'unique_count';
+  uniqueBy?: string;
+  dimensions?: string[];
+}
+
+/** A counter meter of the account, in Postgres and in the meter registry, as the control plane writes one. */
+async function insertBenchMeter(pool: pg.Pool, kv: Awaited<ReturnType<Kvm['open']>>, accountId: string, label: string, shape: BenchMeterShape = {}): Promise<string> {
+  const now = new Date();
+  const m: MeterRecord = { id: newId('mtr'), account_id: accountId, type: 'counter', aggregation: shape.aggregation ?? 'sum', status: 'active', updated_at_ms: now.getTime() };
+  if (shape.dimensions?.length) m.dimensions = shape.dimensions;
+  await pool.query(
+    'INSERT INTO meters (id, account_id, name, unit, type, aggregation, status, created_at, updated_at, dimensions, unique_by) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8, $9, $10)',
+    [m.id, m.account_id, label, shape.uniqueBy ? 'users' : 'requests', m.type, m.aggregation, m.status, now, shape.dimensions ?? [], shape.uniqueBy ?? null],
+  );
+  await putMeter(kv, m);
+  return m.id;
+}
+
+/** Another meter of the world's account (the dimension read phases' meters). */
+export async function addBenchMeter(world: BenchWorld, label: string, shape: BenchMeterShape): Promise<string> {
+  const pool = new pg.Pool({ connectionString: world.config.DATABASE_URL, max: 1 });
+  const nc = await connectNats(world.config.NATS_URL, 'bench-setup');
+  try {
+    return await insertBenchMeter(pool, await new Kvm(nc).open(new NatsNames(world.config.NATS_NAMESPACE).meterBucket), world.accountId, label, shape);
+  } finally {
+    await pool.end();
+    await nc.close();
+  }
 }
 
 /** Another account in the world with a write token and one counter meter (the noisy-neighbour phase's second tenant). */
@@ -101,11 +124,8 @@ export async function addBenchAccount(world: BenchWorld, label: string): Promise
     const keys = new SigningKeys(pool, config.SECRET_KEY);
     await keys.load();
     const { token } = await issueAccessToken(keys, { accountId: ids.account_id, userId: ids.user_id, clientId, scopes: ['write'] }, { issuer: config.PUBLIC_BASE_URL, ttlSeconds: 6 * 3600 });
-    const now = new Date();
-    const m: MeterRecord = { id: newId('mtr'), account_id: ids.account_id, type: 'counter', aggregation: 'sum', status: 'active', updated_at_ms: now.getTime() };
-    await pool.query('INSERT INTO meters (id, account_id, name, unit, type, aggregation, status, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8)', [m.id, m.account_id, label, 'requests', m.type, m.aggregation, m.status, now]);
-    await putMeter(await new Kvm(nc).open(new NatsNames(config.NATS_NAMESPACE).meterBucket), m);
-    return { accountId: ids.account_id, token, meterId: m.id };
+    const meterId = await insertBenchMeter(pool, await new Kvm(nc).open(new NatsNames(config.NATS_NAMESPACE).meterBucket), ids.account_id, label);
+    return { accountId: ids.account_id, token, meterId };
   } finally {
     await pool.end();
     await nc.close();

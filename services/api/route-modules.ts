@@ -13,6 +13,7 @@ import { ingressModule } from '../ingress/module.js';
 import { usageQueryModule } from '../control/usage/module.js';
 import { invoicesModule } from '../control/invoices/module.js';
 import { creditsModule } from '../control/credits/module.js';
+import { creditNotesModule } from '../control/credit-notes/module.js';
 import { consoleModule } from '../console/module.js';
 
 /** Every route module the api mounts, in registration order. Each area adds its factory here. */
@@ -31,5 +32,6 @@ export const ROUTE_MODULES: RouteModuleFactory[] = [
   usageQueryModule,
   invoicesModule,
   creditsModule,
+  creditNotesModule,
   consoleModule,
 ];

@@ -23,6 +23,16 @@ export interface MeterUsage {
   aggregation: string;
   unit: string;
   usage: WindowStats;
+  /** Billing per group (an item's group_by): the usage of each group of dimension values, sorted. */
+  groups?: GroupToPrice[];
+}
+
+/** A group's dimension values by key: null = records without that dimension. */
+export type LineDimensions = Record<string, string | null>;
+
+export interface GroupToPrice {
+  dimensions: LineDimensions;
+  usage: WindowStats;
 }
 
 export interface ItemToPrice {
@@ -33,6 +43,8 @@ export interface ItemToPrice {
   minimum_amount: string | null;
   /** Metered items: the meter, its aggregation and unit, and its usage over the billed range. */
   meter: MeterUsage | null;
+  /** Dimension keys the usage is billed by (one line per group); absent or empty: one line. */
+  group_by?: string[];
 }
 
 /** An item of an earlier invoice, with that period's usage as it is now and what was billed for it so far. */
@@ -43,6 +55,8 @@ export interface AdjustmentToPrice extends Omit<ItemToPrice, 'meter'> {
   period_end: string;
   billed_quantity: string;
   billed_amount: string;
+  /** Grouped items: the group re-priced (every group of the period apart), or null. */
+  dimensions?: LineDimensions | null;
 }
 
 export interface InvoiceToPrice {
@@ -63,10 +77,12 @@ export interface PricedLine {
   quantity: string;
   unit_price: string;
   amount: string;
-  /** usage lines: the model (and minimum) they were priced with, kept to re-price late usage at these rates. */
-  price_model: (PriceModel & { minimum_amount: string | null }) | null;
+  /** usage lines: the model (and minimum, and group keys) they were priced with, kept to re-price late usage at these rates. */
+  price_model: (PriceModel & { minimum_amount: string | null; group_by?: string[] }) | null;
   /** adjustment lines: the earlier invoice whose period the usage belongs to. */
   adjusts_invoice_id: string | null;
+  /** usage and adjustment lines of a grouped item: the group they bill; null otherwise. */
+  dimensions?: LineDimensions | null;
 }
 
 export interface PricedInvoice {
@@ -98,6 +114,7 @@ function priceItemUsage(item: ItemToPrice & { meter: MeterUsage }, currency: str
 }
 
 function itemLines(item: ItemToPrice, currency: string): PricedLine[] {
+  if (item.meter && item.group_by?.length) return groupLines(item as ItemToPrice & { meter: MeterUsage }, item.group_by, currency);
   if (!item.meter) {
     const priced = priceQuantity(item.model, new Decimal(1), currency);
     return [line({ type: 'flat', product_id: item.product_id, description: item.product_name, quantity: '1', unit_price: canonicalDecimal(priced.unit_price), amount: canonicalDecimal(priced.amount) })];
@@ -144,12 +161,45 @@ function adjustmentLine(a: AdjustmentToPrice, currency: string): PricedLine | nu
     product_id: a.product_id,
     meter_id: a.meter.id,
     description:
-      `Usage adjustment for ${a.period_start} to ${a.period_end} (invoice ${a.invoice_id}): ${a.product_name} — ${sign}${groupDigits(dQuantity)} ${a.meter.unit}, ` +
+      `Usage adjustment for ${a.period_start} to ${a.period_end} (invoice ${a.invoice_id}): ${a.product_name}${a.dimensions ? ` — ${groupLabel(a.dimensions)}` : ''} — ${sign}${groupDigits(dQuantity)} ${a.meter.unit}, ` +
       `now ${quantityDescription(a.meter, quantity, priced.breakdown)}; billed before ${canonicalDecimal(a.billed_amount)}`,
     quantity: canonicalDecimal(dQuantity),
     unit_price: canonicalDecimal(priced.unit_price),
     amount: canonicalDecimal(dAmount),
     adjusts_invoice_id: a.invoice_id,
+    ...(a.dimensions ? { dimensions: a.dimensions } : {}),
+  });
+}
+
+/** "model gpt-x, region (none)": a group as an invoice line names it. */
+export function groupLabel(dimensions: LineDimensions): string {
+  return Object.entries(dimensions)
+    .map(([k, v]) => `${k} ${v ?? '(none)'}`)
+    .join(', ');
+}
+
+/**
+ * A grouped item's usage lines (issue 18): one per group of dimension values, each priced by the product's
+ * model on its own — tiers and packages count per group, not on the item's total. No usage at all is one
+ * line of quantity 0 for the all-absent group (so a late group re-prices against it like any other).
+ * The snapshot carries group_by, so late usage of the period is re-priced per group the same way.
+ */
+function groupLines(item: ItemToPrice & { meter: MeterUsage }, groupBy: string[], currency: string): PricedLine[] {
+  const groups = item.meter.groups?.length ? item.meter.groups : [{ dimensions: Object.fromEntries(groupBy.map((k) => [k, null])), usage: item.meter.usage }];
+  const labelled = !!item.meter.groups?.length;
+  return groups.map((g) => {
+    const { quantity, priced } = priceItemUsage({ ...item, minimum_amount: null, meter: { ...item.meter, usage: g.usage } }, currency);
+    return line({
+      type: 'usage',
+      product_id: item.product_id,
+      meter_id: item.meter.id,
+      description: `${item.product_name} — ${labelled ? `${groupLabel(g.dimensions)} — ` : ''}${quantityDescription(item.meter, quantity, priced.breakdown)}`,
+      quantity: canonicalDecimal(quantity),
+      unit_price: canonicalDecimal(priced.unit_price),
+      amount: canonicalDecimal(priced.amount),
+      price_model: { ...item.model, minimum_amount: null, group_by: groupBy },
+      dimensions: g.dimensions,
+    });
   });
 }
 

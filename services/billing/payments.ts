@@ -39,6 +39,8 @@ interface LockedInvoice {
   id: string;
   account_id: string;
   amount: string;
+  /** What is still owed: the amount less what credit notes took off it (services/billing/credit-notes.ts). */
+  amount_due: string;
   currency: string;
   status: string;
   attempt_count: number;
@@ -58,7 +60,7 @@ interface Attempt {
 
 const keyOf = (a: { invoice: { id: string }; attempt: number }) => `${a.invoice.id}:${a.attempt}`;
 
-const LOCK_COLUMNS = `i.id, i.account_id, i.amount::text AS amount, i.currency, i.status, i.attempt_count, i.created_at,
+const LOCK_COLUMNS = `i.id, i.account_id, i.amount::text AS amount, (i.amount - i.amount_credited)::text AS amount_due, i.currency, i.status, i.attempt_count, i.created_at,
   pa.attempt AS pending_attempt, pa.manual AS pending_manual, pm.id AS pending_pm_id, pm.processor_token AS pending_pm_token
   FROM invoices i
   LEFT JOIN payment_attempts pa ON pa.invoice_id = i.id AND pa.status = 'pending'
@@ -183,7 +185,7 @@ async function chargeAll(deps: PaymentDeps, attempts: Attempt[], timings?: Billi
       while (next < attempts.length) {
         const a = attempts[next++]!;
         try {
-          const result = await deps.processor.charge({ paymentMethod: a.pm!, amount: a.invoice.amount, currency: a.invoice.currency, idempotencyKey: keyOf(a) });
+          const result = await deps.processor.charge({ paymentMethod: a.pm!, amount: a.invoice.amount_due, currency: a.invoice.currency, idempotencyKey: keyOf(a) });
           out.push({ attempt: a, result });
         } catch (err) {
           deps.log.error({ err, invoice_id: a.invoice.id, attempt: a.attempt }, 'charge failed to run; the attempt stays pending and is retried with the same key');

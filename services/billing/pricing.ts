@@ -1,11 +1,12 @@
 import type { PgClient, PgPool } from '../../shared/clients/postgres.js';
 import { Decimal, canonicalDecimal, roundToMinorUnit } from '../../shared/money/decimal.js';
 import type { MeterType } from '../../shared/meters/record.js';
-import { queryUsageTotals, type UsageTotalsRequest } from '../../shared/usage/query.js';
+import { queryUsageTotals, type UsageTotals, type UsageTotalsRequest } from '../../shared/usage/query.js';
+import { billedGroupsBefore, groupAdjustments, groupsToPrice } from './group-adjustments.js';
 import { runPooled } from '../workers/pool.js';
 import { timed, type BillingDeps, type BillingTimings } from './deps.js';
 import type { PriceModel, Pricing, Tier, TiersMode } from './price-models.js';
-import { priceInvoice, type AdjustmentToPrice, type InvoiceToPrice, type PricedInvoice } from './invoice-lines.js';
+import { priceInvoice, type AdjustmentToPrice, type InvoiceToPrice, type MeterUsage, type PricedInvoice } from './invoice-lines.js';
 
 /** A subscription's period to price: usage counts from periodStart up to usageEndMs (exclusive). */
 export interface PeriodToPrice {
@@ -47,6 +48,8 @@ interface ItemRow extends ProductPriceRow {
   unit: string | null;
   /** unique_count meters: the dimension counted. */
   unique_by: string | null;
+  /** Billing per group (issue 18): the dimension keys; empty: one line. */
+  group_by: string[];
 }
 
 /** An earlier invoice's usage line, with what was billed for its item so far (usage, true-up, adjustments). */
@@ -83,7 +86,7 @@ async function itemsOf(q: PgPool | PgClient, subscriptionIds: string[]): Promise
   const out = new Map<string, ItemRow[]>(subscriptionIds.map((id) => [id, []]));
   const r = await q.query<ItemRow>(
     `SELECT si.subscription_id, si.product_id, p.name AS product_name, ${PRODUCT_PRICE_COLUMNS('p')}, si.minimum_amount::text AS minimum_amount,
-            si.meter_id, m.type AS meter_type, m.aggregation, m.unit, m.unique_by
+            si.meter_id, m.type AS meter_type, m.aggregation, m.unit, m.unique_by, si.group_by
        FROM subscription_items si JOIN products p ON p.id = si.product_id LEFT JOIN meters m ON m.id = si.meter_id
       WHERE si.subscription_id = ANY($1) ORDER BY si.subscription_id, si.position`,
     [subscriptionIds],
@@ -111,17 +114,25 @@ async function billedBefore(q: PgPool | PgClient, periods: PeriodToPrice[]): Pro
        JOIN invoices i ON i.subscription_id = c.subscription_id AND i.status <> 'void'
                       AND i.period_start < c.period_start AND i.period_start >= c.period_start - make_interval(months => $3)
        JOIN subscriptions s ON s.id = i.subscription_id
-       JOIN invoice_lines l ON l.invoice_id = i.id AND l.type = 'usage'
+       JOIN invoice_lines l ON l.invoice_id = i.id AND l.type = 'usage' AND l.dimensions IS NULL
        JOIN products p ON p.id = l.product_id
        JOIN meters m ON m.id = l.meter_id
        LEFT JOIN LATERAL (SELECT sum(x.amount) AS amount FROM invoice_lines x
                            WHERE x.invoice_id = i.id AND x.type = 'minimum_commitment' AND x.product_id = l.product_id AND x.meter_id = l.meter_id) mc ON true
        LEFT JOIN LATERAL (SELECT sum(x.quantity) AS quantity, sum(x.amount) AS amount FROM invoice_lines x JOIN invoices xi ON xi.id = x.invoice_id
-                           WHERE x.adjusts_invoice_id = i.id AND xi.status <> 'void' AND x.product_id = l.product_id AND x.meter_id = l.meter_id) adj ON true
+                           WHERE x.adjusts_invoice_id = i.id AND xi.status <> 'void' AND x.product_id = l.product_id AND x.meter_id = l.meter_id AND x.dimensions IS NULL) adj ON true
       ORDER BY i.subscription_id, i.period_start, l.position`,
     [periods.map((p) => p.subscription_id), periods.map((p) => new Date(p.startMs)), LATE_USAGE_LOOKBACK_MONTHS],
   );
   for (const row of r.rows) out.get(row.subscription_id)!.push(row);
+  return out;
+}
+
+/** A metered item's usage as the line maths take it: the total, and each group's for a grouped item. */
+function meterUsage(it: ItemRow, usage: UsageTotals): MeterUsage {
+  const { groups, ...total } = usage;
+  const out: MeterUsage = { id: it.meter_id!, aggregation: it.aggregation!, unit: it.unit!, usage: total };
+  if (it.group_by.length) out.groups = groupsToPrice(it.group_by, groups);
   return out;
 }
 
@@ -139,19 +150,22 @@ export async function pricePeriods(
 ): Promise<PricedInvoice[]> {
   if (periods.length === 0) return [];
   const ids = periods.map((p) => p.subscription_id);
-  const [items, billed] = await timed(opts.timings, 'postgres_ms', () => Promise.all([itemsOf(q, ids), billedBefore(q, periods)]));
+  const [items, billed, billedGroups] = await timed(opts.timings, 'postgres_ms', () =>
+    Promise.all([itemsOf(q, ids), billedBefore(q, periods), billedGroupsBefore(q, periods, LATE_USAGE_LOOKBACK_MONTHS)]),
+  );
   const requests: UsageTotalsRequest[] = [];
   const usageOf = (r: UsageTotalsRequest) => requests.push(r) - 1;
   const itemUsage = new Map<string, number>();
   for (const p of periods) {
     for (const it of items.get(p.subscription_id)!) {
       if (!it.meter_id) continue;
-      itemUsage.set(`${p.subscription_id}:${it.meter_id}`, usageOf({ accountId: p.account_id, meterId: it.meter_id, type: it.meter_type!, startMs: p.startMs, endMs: p.usageEndMs, uniqueBy: it.unique_by ?? undefined }));
+      itemUsage.set(`${p.subscription_id}:${it.meter_id}`, usageOf({ accountId: p.account_id, meterId: it.meter_id, type: it.meter_type!, startMs: p.startMs, endMs: p.usageEndMs, uniqueBy: it.unique_by ?? undefined, groupBy: it.group_by.length ? it.group_by : undefined }));
     }
   }
   const billedUsage = periods.map((p) =>
     billed.get(p.subscription_id)!.map((b) => usageOf({ accountId: p.account_id, meterId: b.meter_id, type: b.meter_type, startMs: b.usage_start.getTime(), endMs: b.usage_end.getTime(), uniqueBy: b.unique_by ?? undefined })),
   );
+  const billedGroupUsage = periods.map((p) => billedGroups.get(p.subscription_id)!.map((g) => usageOf(g.request)));
   const usage = requests.length ? await timed(opts.timings, 'clickhouse_ms', () => queryUsageTotals(deps.clickhouse, deps.database, requests)) : [];
   const toPrice: InvoiceToPrice[] = periods.map((p, pi) => ({
     subscription_id: p.subscription_id,
@@ -161,7 +175,8 @@ export async function pricePeriods(
       product_name: it.product_name,
       model: priceModelOf(it),
       minimum_amount: it.minimum_amount,
-      meter: it.meter_id ? { id: it.meter_id, aggregation: it.aggregation!, unit: it.unit!, usage: usage[itemUsage.get(`${p.subscription_id}:${it.meter_id}`)!]! } : null,
+      meter: it.meter_id ? meterUsage(it, usage[itemUsage.get(`${p.subscription_id}:${it.meter_id}`)!]!) : null,
+      ...(it.group_by.length ? { group_by: it.group_by } : {}),
     })),
     adjustments: billed.get(p.subscription_id)!.map((b, bi): AdjustmentToPrice => {
       const { minimum_amount, ...model } = b.price_model;
@@ -177,7 +192,7 @@ export async function pricePeriods(
         billed_quantity: b.billed_quantity,
         billed_amount: b.billed_amount,
       };
-    }),
+    }).concat(billedGroups.get(p.subscription_id)!.flatMap((g, gi) => groupAdjustments(g, usage[billedGroupUsage[pi]![gi]!]!.groups))),
   }));
   const pool = deps.linesPool;
   if (!pool) return toPrice.map(priceInvoice);

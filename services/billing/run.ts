@@ -1,6 +1,7 @@
 import { closeDuePeriods, countDuePeriods, type ClosedInvoice } from './close.js';
 import { newTimings, timed, type BillingDeps, type BillingTimings } from './deps.js';
 import { attemptDuePayments, type PaymentOutcome } from './payments.js';
+import { completePendingRefunds } from './credit-notes.js';
 
 /**
  * One billing run at an instant (docs/design.md §4 `meterline billing run [--now ISO]`, and every tick of the billing
@@ -30,6 +31,8 @@ export async function runBilling(deps: BillingDeps, now: Date, progress: RunProg
   });
   let paidSoFar = 0;
   const payments = await attemptDuePayments(deps, now, { timings, onBatch: (batch) => progress.paying?.((paidSoFar += batch.length)) });
+  // Refunds of credit notes a crash left pending (services/billing/credit-notes.ts).
+  await timed(timings, 'processor_ms', () => completePendingRefunds(deps));
   // Report each new invoice's status after its first attempt.
   const status = new Map<string, ClosedInvoice['status']>();
   for (const p of payments) if (p.outcome === 'succeeded') status.set(p.invoice_id, 'paid');

@@ -2,6 +2,7 @@ import { availableParallelism } from 'node:os';
 import { Piscina } from 'piscina';
 import { UnavailableError } from '../../shared/errors.js';
 import type { InvoicePdfTask } from './invoice-pdf.js';
+import type { CreditNotePdfTask } from './credit-note-pdf.js';
 import type { InvoiceLinesTask } from './invoice-lines.js';
 import type { PricedInvoice } from '../billing/invoice-lines.js';
 import type { SignatureRequest, SignatureResult } from './webhook-signatures.js';
@@ -45,6 +46,11 @@ export async function runPooled<Task, Result>(pool: Piscina<Task, Result>, task:
 /** The invoice PDF renderer (services/workers/invoice-pdf.ts); it returns the PDF's bytes. */
 export function createInvoicePdfPool(opts?: WorkerPoolOptions): Piscina<InvoicePdfTask, Uint8Array> {
   return createWorkerPool<InvoicePdfTask, Uint8Array>(new URL('./invoice-pdf.js', import.meta.url), opts);
+}
+
+/** The credit note PDF renderer (services/workers/credit-note-pdf.ts); it returns the PDF's bytes. */
+export function createCreditNotePdfPool(opts?: WorkerPoolOptions): Piscina<CreditNotePdfTask, Uint8Array> {
+  return createWorkerPool<CreditNotePdfTask, Uint8Array>(new URL('./credit-note-pdf.js', import.meta.url), opts);
 }
 
 /** Invoice line maths for the billing run (services/workers/invoice-lines.ts): many invoices per task. */

@@ -38,8 +38,19 @@ export interface UsageReadLimits {
 
 const settingsOf = (limits: UsageReadLimits) => (limits.maxExecutionSeconds ? { max_execution_time: limits.maxExecutionSeconds } : undefined);
 
-/** One meter's usage over [startMs, endMs) as a single total (billing's period quantities). */
-export type UsageTotalsRequest = Omit<UsageQuery, 'window' | 'groupBy'>;
+/** One meter's usage over [startMs, endMs) as a single total (billing's period quantities), and by group with groupBy. */
+export type UsageTotalsRequest = Omit<UsageQuery, 'window'>;
+
+/** One group's total over a totals request's range: its dimension values (parallel to groupBy, '' = absent). */
+export interface GroupTotals {
+  values: string[];
+  total: WindowStats;
+}
+
+/** A totals answer: the whole range, and its groups when the request had groupBy. */
+export interface UsageTotals extends WindowStats {
+  groups?: GroupTotals[];
+}
 
 /** One group of a group-by read: its dimension values (parallel to groupBy, '' = absent), every window. */
 export interface GroupUsage {
@@ -248,34 +259,69 @@ async function queryGroupedUsage(ch: ClickHouseClient, database: string, q: Usag
  * Totals of many meters at once, in request order, with the dedup of `GET …/usage?window=none` (it calls
  * this). One query per distinct (range, meter type) and at most TOTALS_CHUNK meters, filtered with
  * `(account_id, meter_id) IN (…)` on the tables' key prefix: a billing run over thousands of meters of one
- * period costs a handful of queries.
+ * period costs a handful of queries. A request with `groupBy` (billing per group, issue 18) also gets its
+ * groups' totals, sorted by values — every group, never capped: each is a line of an invoice — from one more
+ * query per distinct (range, meter type, group keys).
  */
-export async function queryUsageTotals(ch: ClickHouseClient, database: string, requests: readonly UsageTotalsRequest[], limits: UsageReadLimits = {}): Promise<WindowStats[]> {
-  const groups = new Map<string, { req: UsageTotalsRequest; index: number }[]>();
+export async function queryUsageTotals(ch: ClickHouseClient, database: string, requests: readonly UsageTotalsRequest[], limits: UsageReadLimits = {}): Promise<UsageTotals[]> {
+  const swept = requests.length ? await watermark(ch, database) : undefined;
+  const out: UsageTotals[] = new Array(requests.length);
+  await eachTotalsChunk(ch, database, requests, swept, limits, false, (req, index, rows) => {
+    out[index] = stats(req.startMs, req.endMs, rows?.[0]);
+  });
+  await eachTotalsChunk(ch, database, requests, swept, limits, true, (req, index, rows) => {
+    const cols = groupColumns(req);
+    const groups = (rows ?? []).map((r): GroupTotals => ({ values: cols.map((c) => r[c as `g${number}`] ?? ''), total: stats(req.startMs, req.endMs, r) }));
+    out[index]!.groups = groups.sort((x, y) => compareValues(x.values, y.values));
+  });
+  return out;
+}
+
+const compareValues = (x: readonly string[], y: readonly string[]) => {
+  for (let i = 0; i < x.length; i++) if (x[i] !== y[i]) return x[i]! < y[i]! ? -1 : 1;
+  return 0;
+};
+
+/**
+ * The totals queries of `requests` (grouped: only those with groupBy, split by it), a chunk of meters at a
+ * time; `each` gets every request with its rows (one row per group, or the single total row; undefined: none).
+ */
+async function eachTotalsChunk(
+  ch: ClickHouseClient,
+  database: string,
+  requests: readonly UsageTotalsRequest[],
+  swept: number | undefined,
+  limits: UsageReadLimits,
+  grouped: boolean,
+  each: (req: UsageTotalsRequest, index: number, rows: Row[] | undefined) => void,
+): Promise<void> {
+  const chunks = new Map<string, { req: UsageTotalsRequest; index: number }[]>();
   requests.forEach((req, index) => {
-    const key = `${Math.trunc(req.startMs)}:${Math.trunc(req.endMs)}:${req.type}:${sliceKey(req)}`;
-    let g = groups.get(key);
-    if (!g) groups.set(key, (g = []));
+    if (grouped && !req.groupBy?.length) return;
+    const key = `${Math.trunc(req.startMs)}:${Math.trunc(req.endMs)}:${req.type}:${sliceKey(req)}:${grouped ? JSON.stringify(req.groupBy) : ''}`;
+    let g = chunks.get(key);
+    if (!g) chunks.set(key, (g = []));
     g.push({ req, index });
   });
-  const out: WindowStats[] = new Array(requests.length);
   const pairKey = (a: string, m: string) => `${a}\u0000${m}`;
-  const swept = groups.size ? await watermark(ch, database) : undefined;
-  for (const group of groups.values()) {
+  for (const group of chunks.values()) {
     for (let i = 0; i < group.length; i += TOTALS_CHUNK) {
       const chunk = group.slice(i, i + TOTALS_CHUNK);
-      const { startMs, endMs, type, filters, uniqueBy } = chunk[0]!.req;
+      const { startMs, endMs, type, filters, uniqueBy, groupBy } = chunk[0]!.req;
       const pairs = [...new Set(chunk.map(({ req }) => `(${chString(req.accountId)}, ${chString(req.meterId)})`))];
       const meters = `(account_id, meter_id) IN (${pairs.join(', ')})`;
-      const query = mergedSql(database, type, meters, readPlan(startMs, endMs, swept), () => 'account_id AS a, meter_id AS m', 'a, m', false, { filters, uniqueBy });
-      const rs = await ch.query({ query, format: 'JSON', clickhouse_settings: settingsOf(limits) });
-      const json = (await rs.json()) as unknown as { data: Row[] };
-      const byPair = new Map<string, Row>();
-      for (const r of json.data) byPair.set(pairKey(r.a!, r.m!), r);
-      for (const { req, index } of chunk) out[index] = stats(req.startMs, req.endMs, byPair.get(pairKey(req.accountId, req.meterId)));
+      const slice = { filters, uniqueBy, groupBy: grouped ? groupBy : undefined };
+      const rows = await rowsOf(ch, mergedSql(database, type, meters, readPlan(startMs, endMs, swept), () => 'account_id AS a, meter_id AS m', 'a, m', false, slice), limits);
+      const byPair = new Map<string, Row[]>();
+      for (const r of rows) {
+        const k = pairKey(r.a!, r.m!);
+        const list = byPair.get(k);
+        if (list) list.push(r);
+        else byPair.set(k, [r]);
+      }
+      for (const { req, index } of chunk) each(req, index, byPair.get(pairKey(req.accountId, req.meterId)));
     }
   }
-  return out;
 }
 
 /** Requests that can share one totals query have the same slice. */

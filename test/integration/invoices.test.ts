@@ -62,6 +62,8 @@ t.test('invoices', async (t) => {
     status: 'paid',
     currency: 'USD',
     amount: 173.45,
+    amount_credited: 0,
+    amount_due: 0,
     period_start: '2026-01-01',
     period_end: '2026-01-31',
     lines: [
@@ -114,6 +116,8 @@ t.test('invoices', async (t) => {
       status: 'open',
       currency: 'USD',
       amount: 49.99,
+      amount_credited: 0,
+      amount_due: 49.99,
       period_start: '2026-02-01',
       period_end: '2026-02-28',
       lines: [{ type: 'flat', product_id: plan.id, meter_id: null, description: 'Pro plan', quantity: 1, unit_price: 49.99, amount: 49.99 }],

@@ -72,6 +72,7 @@ t.test('isolation between accounts', async (t) => {
   const aInvoice = await invoiceOf(a, aSub.id);
   const bInvoice = await invoiceOf(b, bSub.id);
   const aCredit = await made(operator.tokens.admin, 'POST', '/v1/billing/credits', { account_id: a.accountId, amount: 25, currency: 'USD', description: 'A credit' });
+  const aCreditNote = await made(operator.tokens.admin, 'POST', `/v1/billing/invoices/${aInvoice}/credit-notes`, { amount: 2, reason: 'A note' });
 
   const jsm = await jetstreamManager(api.infra.nats);
   /** Records the USAGE stream holds for an account (each accepted record is one message on its subject). */
@@ -108,6 +109,8 @@ t.test('isolation between accounts', async (t) => {
     ['GET', `/v1/billing/invoices/upcoming?subscription_id=${aSub.id}`],
     ['POST', `/v1/billing/invoices/${aInvoice}/pay`],
     ['GET', `/v1/billing/credits/${aCredit.id}`],
+    ['GET', `/v1/billing/credit-notes/${aCreditNote.id}`],
+    ['GET', `/v1/billing/credit-notes/${aCreditNote.id}/download`],
   ];
   for (const [method, path, body] of matrix) {
     t.test(`B: ${method} ${path.replace(/_[0-9A-Za-z]{22}/, '_…')} → 404`, async (t) => {
@@ -191,6 +194,10 @@ t.test('isolation between accounts', async (t) => {
     const bCredits = await call(b.tokens.read, 'GET', '/v1/billing/credits');
     t.same({ data: bCredits.body.data, balance: bCredits.body.balance }, { data: [], balance: [] }, 'A’s credit is not B’s');
     t.same((await call(a.tokens.read, 'GET', '/v1/billing/credits')).body.balance, [{ currency: 'USD', amount: 25 }]);
+    const bNotes = await call(b.tokens.read, 'GET', '/v1/billing/credit-notes?per_page=100');
+    t.same({ data: bNotes.body.data, total: bNotes.body.pagination.total }, { data: [], total: 0 }, 'A’s credit note is not listed for B');
+    t.same((await call(b.tokens.read, 'GET', `/v1/billing/credit-notes?invoice_id=${aInvoice}`)).body.data, [], 'not even by A’s invoice id');
+    t.same((await call(a.tokens.read, 'GET', '/v1/billing/credit-notes')).body.data.map((n: { id: string }) => n.id), [aCreditNote.id]);
     const aInvoices = await call(a.tokens.read, 'GET', '/v1/billing/invoices');
     t.same(aInvoices.body.data.map((i: { id: string }) => i.id), [aInvoice]);
     const aPms = await call(a.tokens.read, 'GET', '/v1/billing/payment-methods');
@@ -230,6 +237,14 @@ t.test('isolation between accounts', async (t) => {
     const usage = await call(a.tokens.read, 'GET', `/v1/meters/${aMeter.id}/usage`);
     t.equal(usage.status, 200);
     t.equal(usage.body.meter_id, aMeter.id);
+  });
+
+  t.test('B cannot credit or void A’s invoice: operators only, and nothing of A changed', async (t) => {
+    for (const scope of ['write', 'admin'] as const) {
+      t.equal((await call(b.tokens[scope], 'POST', `/v1/billing/invoices/${aInvoice}/credit-notes`, { amount: 1, reason: 'B' })).status, 403, `${scope} token: credit note`);
+      t.equal((await call(b.tokens[scope], 'POST', `/v1/billing/invoices/${aInvoice}/void`)).status, 403, `${scope} token: void`);
+    }
+    t.match((await call(a.tokens.read, 'GET', `/v1/billing/invoices/${aInvoice}`)).body, { status: 'open', amount_credited: 2, amount_due: 8 });
   });
 
   t.test('the product catalog is shared: B reads the same products', async (t) => {

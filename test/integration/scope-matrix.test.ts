@@ -221,6 +221,38 @@ const ROWS: Row[] = [
     success: 200,
     request: async (fx) => ({ path: `/v1/billing/credits/${(await fx.admin('POST', '/v1/billing/credits', { account_id: fx.account.accountId, amount: 1, currency: 'USD', description: 'matrix' })).id}` }),
   },
+  // credit notes and void: operators issue them (admin), accounts read their own notes
+  {
+    method: 'POST',
+    route: '/v1/billing/invoices/:invoice_id/credit-notes',
+    scope: 'admin',
+    success: 201,
+    request: async (fx) => ({ path: `/v1/billing/invoices/${await fx.invoice()}/credit-notes`, body: { amount: 1, reason: 'matrix' } }),
+    verify: (b) => (b.type === 'credit' && b.amount === 1 ? undefined : `not a credit of 1: ${JSON.stringify(b)}`),
+  },
+  {
+    method: 'POST',
+    route: '/v1/billing/invoices/:invoice_id/void',
+    scope: 'admin',
+    success: 200,
+    request: async (fx) => ({ path: `/v1/billing/invoices/${await fx.invoice()}/void` }),
+    verify: (b) => (b.status === 'void' ? undefined : `invoice not void: ${b.status}`),
+  },
+  { method: 'GET', route: '/v1/billing/credit-notes', scope: 'read', success: 200, request: async () => ({ path: '/v1/billing/credit-notes' }) },
+  {
+    method: 'GET',
+    route: '/v1/billing/credit-notes/:credit_note_id',
+    scope: 'read',
+    success: 200,
+    request: async (fx) => ({ path: `/v1/billing/credit-notes/${(await fx.admin('POST', `/v1/billing/invoices/${await fx.invoice()}/credit-notes`, { amount: 1, reason: 'matrix' })).id}` }),
+  },
+  {
+    method: 'GET',
+    route: '/v1/billing/credit-notes/:credit_note_id/download',
+    scope: 'read',
+    success: 200,
+    request: async (fx) => ({ path: `/v1/billing/credit-notes/${(await fx.admin('POST', `/v1/billing/invoices/${await fx.invoice()}/credit-notes`, { amount: 1, reason: 'matrix' })).id}/download` }),
+  },
   // the API description is public
   { method: 'GET', route: '/openapi.json', scope: 'public', success: 200, request: async () => ({ path: '/openapi.json' }) },
   // ↑ append rows for further endpoints here

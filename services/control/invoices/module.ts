@@ -5,6 +5,7 @@ import { getInvoiceRoute } from './get.js';
 import { downloadInvoiceRoute, type InvoicePdfPool } from './download.js';
 import { upcomingInvoiceRoute } from './upcoming.js';
 import { payInvoiceRoute } from './pay.js';
+import { voidInvoiceRoute } from './void.js';
 import { createPaymentProcessor } from '../payments/create.js';
 
 /**
@@ -20,6 +21,7 @@ export const invoicesModule: RouteModuleFactory = (deps) => {
       server.route(listInvoicesRoute(deps));
       server.route(upcomingInvoiceRoute(deps));
       server.route(payInvoiceRoute(deps, createPaymentProcessor(deps.pg)));
+      server.route(voidInvoiceRoute(deps));
       server.route(getInvoiceRoute(deps));
       server.route(downloadInvoiceRoute(deps, () => (pool ??= createInvoicePdfPool())));
     },

@@ -1,6 +1,7 @@
 import Type from 'typebox';
 import { PaginationQuery, listOf } from '../../../shared/http/pagination.js';
 import { JsonDecimal } from '../../../shared/money/json.js';
+import { Decimal, canonicalDecimal } from '../../../shared/money/decimal.js';
 import { LINE_TYPES, type LineType } from '../../billing/invoice-lines.js';
 
 export const INVOICE_STATUSES = ['open', 'paid', 'uncollectible', 'void'] as const;
@@ -24,6 +25,11 @@ export const InvoiceLineSchema = Type.Object(
       "rounded half away from zero to the currency's minor unit: quantity × unit_price for flat and metered lines; by the price model (see description) for tiered and package lines",
     ),
     adjusts_invoice_id: Type.Optional(Type.String({ description: 'adjustment lines: the invoice of the period the usage belongs to' })),
+    dimensions: Type.Optional(
+      Type.Record(Type.String(), Type.Union([Type.String(), Type.Null()]), {
+        description: "usage and adjustment lines of an item with group_by: the group of dimension values the line bills (null: records without that dimension), e.g. {\"model\": \"gpt-x\"}",
+      }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -44,6 +50,8 @@ export const InvoiceSchema = Type.Object(
     status: Type.Enum([...INVOICE_STATUSES]),
     currency: Type.String({ description: 'ISO 4217, upper case' }),
     amount: Money('the sum of the lines'),
+    amount_credited: Money('what credit notes took off the invoice (GET /v1/billing/credit-notes?invoice_id=…)'),
+    amount_due: Money('what is still to be paid: amount − amount_credited while open or uncollectible (what the next payment attempt charges), 0 once paid or void'),
     period_start: Day('first day billed'),
     period_end: Day('last day billed'),
     lines: Type.Array(InvoiceLineSchema),
@@ -72,6 +80,7 @@ export interface InvoiceRow {
   status: InvoiceStatus;
   currency: string;
   amount: string;
+  amount_credited: string;
   period_start: string;
   period_end: string;
   attempt_count: number;
@@ -88,6 +97,8 @@ export interface InvoiceLineRow {
   product_id: string | null;
   meter_id: string | null;
   adjusts_invoice_id: string | null;
+  /** Lines of a grouped item: the group's dimension values. */
+  dimensions?: Record<string, string | null> | null;
   description: string;
   quantity: string;
   unit_price: string;
@@ -99,6 +110,11 @@ export interface InvoiceWithLines {
   lines: InvoiceLineRow[];
 }
 
+/** What is still to be paid on an invoice: its amount less credit notes while unpaid; nothing once paid or void. */
+export function amountDue(r: Pick<InvoiceRow, 'status' | 'amount' | 'amount_credited'>): string {
+  return r.status === 'open' || r.status === 'uncollectible' ? canonicalDecimal(new Decimal(r.amount).minus(r.amount_credited)) : '0';
+}
+
 /** The API representation; money goes out as exact JSON numbers (every reply serializes them: shared/http/reply.ts). */
 export function toInvoice({ invoice: r, lines }: InvoiceWithLines) {
   return {
@@ -108,6 +124,8 @@ export function toInvoice({ invoice: r, lines }: InvoiceWithLines) {
     status: r.status,
     currency: r.currency,
     amount: new JsonDecimal(r.amount),
+    amount_credited: new JsonDecimal(r.amount_credited),
+    amount_due: new JsonDecimal(amountDue(r)),
     period_start: r.period_start,
     period_end: r.period_end,
     lines: lines.map(toInvoiceLine),
@@ -120,7 +138,7 @@ export function toInvoice({ invoice: r, lines }: InvoiceWithLines) {
 }
 
 /** A line on the wire (stored invoices and the upcoming one); money as exact JSON numbers. */
-export function toInvoiceLine(l: Pick<InvoiceLineRow, 'type' | 'product_id' | 'meter_id' | 'description' | 'quantity' | 'unit_price' | 'amount' | 'adjusts_invoice_id'>) {
+export function toInvoiceLine(l: Pick<InvoiceLineRow, 'type' | 'product_id' | 'meter_id' | 'description' | 'quantity' | 'unit_price' | 'amount' | 'adjusts_invoice_id' | 'dimensions'>) {
   return {
     type: l.type,
     product_id: l.product_id,
@@ -130,5 +148,6 @@ export function toInvoiceLine(l: Pick<InvoiceLineRow, 'type' | 'product_id' | 'm
     unit_price: new JsonDecimal(l.unit_price),
     amount: new JsonDecimal(l.amount),
     ...(l.adjusts_invoice_id ? { adjusts_invoice_id: l.adjusts_invoice_id } : {}),
+    ...(l.dimensions ? { dimensions: l.dimensions } : {}),
   };
 }

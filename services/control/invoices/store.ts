@@ -1,7 +1,9 @@
 import type { PgPool } from '../../../shared/clients/postgres.js';
-import { selectPage } from '../../../shared/clients/postgres.js';
+import { selectPage, withTransaction } from '../../../shared/clients/postgres.js';
 import { hasPrefix } from '../../../shared/ids.js';
-import { NotFoundError } from '../../../shared/errors.js';
+import { ConflictError, NotFoundError } from '../../../shared/errors.js';
+import { JsonDecimal } from '../../../shared/money/json.js';
+import { appendEvent } from '../events/outbox.js';
 import type { RowWindow } from '../../../shared/http/pagination.js';
 import type { InvoiceLineRow, InvoiceRow, InvoiceStatus, InvoiceWithLines } from './schemas.js';
 
@@ -10,8 +12,8 @@ const notFound = (id: string) => new NotFoundError(`No invoice ${id}.`);
 // Money as exact text; dates formatted by Postgres so no JS Date/time-zone round trip can shift a day.
 const INVOICE_COLUMNS = `id, account_id, customer_id, subscription_id, status, currency, amount::text AS amount,
   to_char(period_start, 'YYYY-MM-DD') AS period_start, to_char(period_end, 'YYYY-MM-DD') AS period_end,
-  attempt_count, next_payment_attempt_at, last_payment_error, created_at, paid_at`;
-const LINE_COLUMNS = 'invoice_id, position, type, product_id, meter_id, adjusts_invoice_id, description, quantity::text AS quantity, unit_price::text AS unit_price, amount::text AS amount';
+  amount_credited::text AS amount_credited, attempt_count, next_payment_attempt_at, last_payment_error, created_at, paid_at`;
+const LINE_COLUMNS = 'invoice_id, position, type, product_id, meter_id, adjusts_invoice_id, description, quantity::text AS quantity, unit_price::text AS unit_price, amount::text AS amount, dimensions';
 
 /** Lines of several invoices in one query, grouped by invoice in printed order. */
 async function linesOf(pool: PgPool, invoiceIds: string[]): Promise<Map<string, InvoiceLineRow[]>> {
@@ -40,8 +42,21 @@ export async function listInvoices(
 
 /** One invoice of the account with its lines; another account's invoice is "not found" like an unknown id. */
 export async function getInvoice(pool: PgPool, accountId: string, id: string): Promise<InvoiceWithLines> {
+  return selectInvoice(pool, id, accountId);
+}
+
+/** One invoice of any account (operators' routes: void, credit notes). */
+export async function getInvoiceById(pool: PgPool, id: string): Promise<InvoiceWithLines> {
+  return selectInvoice(pool, id, null);
+}
+
+async function selectInvoice(pool: PgPool, id: string, accountId: string | null): Promise<InvoiceWithLines> {
   if (!hasPrefix(id, 'inv')) throw notFound(id);
-  const r = await pool.query<InvoiceRow>({ name: 'invoice-get', text: `SELECT ${INVOICE_COLUMNS} FROM invoices WHERE id = $1 AND account_id = $2`, values: [id, accountId] });
+  const r = await pool.query<InvoiceRow>({
+    name: 'invoice-get',
+    text: `SELECT ${INVOICE_COLUMNS} FROM invoices WHERE id = $1 AND ($2::text IS NULL OR account_id = $2)`,
+    values: [id, accountId],
+  });
   const invoice = r.rows[0];
   if (!invoice) throw notFound(id);
   return { invoice, lines: (await linesOf(pool, [id])).get(id)! };
@@ -51,4 +66,37 @@ export async function getInvoice(pool: PgPool, accountId: string, id: string): P
 export async function accountName(pool: PgPool, accountId: string): Promise<string | null> {
   const r = await pool.query<{ name: string }>('SELECT name FROM accounts WHERE id = $1', [accountId]);
   return r.rows[0]?.name ?? null;
+}
+
+/**
+ * Voids an unpaid invoice (docs/design.md §8 Invoice): nothing is charged for it afterwards (payment attempts
+ * and dunning only take open invoices; its usage is not re-billed as late usage), and the prepaid credit it had
+ * taken goes back to its grants. Voiding a void invoice changes nothing (false: no new event). A paid invoice,
+ * one with credit notes or one whose payment attempt is in flight cannot be voided (ConflictError).
+ */
+export async function voidInvoice(pool: PgPool, id: string, now: Date): Promise<boolean> {
+  if (!hasPrefix(id, 'inv')) throw notFound(id);
+  return withTransaction(pool, async (client) => {
+    const r = await client.query<{ account_id: string; status: InvoiceStatus; amount: string; currency: string; credited: boolean; payment_pending: boolean }>(
+      `SELECT i.account_id, i.status, i.amount::text AS amount, i.currency,
+              EXISTS (SELECT 1 FROM credit_notes n WHERE n.invoice_id = i.id) AS credited,
+              EXISTS (SELECT 1 FROM payment_attempts pa WHERE pa.invoice_id = i.id AND pa.status = 'pending') AS payment_pending
+         FROM invoices i WHERE i.id = $1 FOR UPDATE OF i`,
+      [id],
+    );
+    const inv = r.rows[0];
+    if (!inv) throw notFound(id);
+    if (inv.status === 'void') return false;
+    if (inv.status === 'paid') throw new ConflictError(`Invoice ${id} is paid: issue a credit note to refund it instead.`, 'invoice_paid');
+    if (inv.credited) throw new ConflictError(`Invoice ${id} has credit notes: credit what is left instead of voiding it.`, 'invoice_credited');
+    if (inv.payment_pending) throw new ConflictError(`A payment attempt on invoice ${id} is in progress; retry when it completed.`, 'invoice_payment_pending');
+    await client.query(`UPDATE invoices SET status = 'void', next_payment_attempt_at = NULL WHERE id = $1`, [id]);
+    await client.query(
+      `WITH returned AS (DELETE FROM credit_applications WHERE invoice_id = $1 RETURNING grant_id, amount)
+       UPDATE credit_grants g SET remaining = g.remaining + returned.amount FROM returned WHERE g.id = returned.grant_id`,
+      [id],
+    );
+    await appendEvent(client, { accountId: inv.account_id, type: 'invoice.voided', data: { invoice_id: id, amount: new JsonDecimal(inv.amount), currency: inv.currency } });
+    return true;
+  });
 }

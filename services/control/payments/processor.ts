@@ -14,6 +14,11 @@ export interface PaymentProcessor {
    * after a crash reports the first outcome instead of charging twice.
    */
   charge(req: ChargeRequest): Promise<ChargeResult>;
+  /**
+   * Pays back part or all of a succeeded charge. Like charge(), the same idempotencyKey always denotes the
+   * same refund: a retry after a crash reports the first outcome instead of refunding twice.
+   */
+  refund(req: RefundRequest): Promise<RefundResult>;
 }
 
 /** Only ever held in memory for the duration of one request; never stored or logged. */
@@ -47,3 +52,16 @@ export interface ChargeRequest {
 export type ChargeFailureCode = 'insufficient_funds' | 'card_declined' | 'processing_error';
 
 export type ChargeResult = { status: 'succeeded'; id: string } | { status: 'failed'; failure_code: ChargeFailureCode };
+
+export interface RefundRequest {
+  /** The charge paid back (a ChargeResult id). */
+  chargeId: string;
+  /** Decimal string in the currency's major unit; at most what is left of the charge. */
+  amount: string;
+  currency: string;
+  idempotencyKey: string;
+}
+
+export type RefundFailureCode = 'charge_not_found' | 'amount_exceeds_charge' | 'processing_error';
+
+export type RefundResult = { status: 'succeeded'; id: string } | { status: 'failed'; failure_code: RefundFailureCode };

@@ -1,6 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
-import type { PgPool } from '../../../shared/clients/postgres.js';
-import type { CardToVerify, ChargeFailureCode, ChargeRequest, ChargeResult, PaymentProcessor, VerifyCardResult } from './processor.js';
+import { withTransaction, type PgPool } from '../../../shared/clients/postgres.js';
+import type { CardToVerify, ChargeFailureCode, ChargeRequest, ChargeResult, PaymentProcessor, RefundFailureCode, RefundRequest, RefundResult, VerifyCardResult } from './processor.js';
 import { Decimal } from '../../../shared/money/decimal.js';
 
 /**
@@ -18,6 +18,7 @@ import { Decimal } from '../../../shared/money/decimal.js';
  * idempotency key): a charge retried with the same key — after a crash, or by two billing processes at
  * once — reports the first outcome and is never made twice, across processes. The same key with another
  * amount, currency or card is refused, as Stripe refuses a reused idempotency key with other parameters.
+ * Refunds likewise (table sandbox_refunds): one per idempotency key, never more in total than the charge.
  */
 export const SANDBOX_DECLINED_CARD = '4000000000000002';
 export const SANDBOX_INSUFFICIENT_FUNDS_CARD = '4000000000009995';
@@ -50,6 +51,38 @@ export class SandboxProcessor implements PaymentProcessor {
       throw new RangeError(`idempotency key ${req.idempotencyKey} was already used for another charge`);
     }
     return row.status === 'succeeded' ? { status: 'succeeded', id: row.charge_id } : { status: 'failed', failure_code: row.failure_code ?? 'processing_error' };
+  }
+
+  /**
+   * Under the charge's row lock (refunds of one charge are serialised): the refund first recorded under the
+   * key, or a new one if what is left of the charge covers it.
+   */
+  async refund(req: RefundRequest): Promise<RefundResult> {
+    if (!DECIMAL.test(req.amount) || !/[1-9]/.test(req.amount)) throw new RangeError(`refund amount must be a positive decimal string, got "${req.amount}"`);
+    if (!req.idempotencyKey) throw new RangeError('refund needs an idempotency key');
+    const refundId = `re_sandbox_${createHash('sha256').update(req.idempotencyKey).digest('hex').slice(0, 24)}`;
+    const row = await withTransaction(this.ledger, async (client) => {
+      const charge = await client.query<{ amount: string; currency: string; refunded: string }>(
+        `SELECT c.amount::text AS amount, c.currency,
+                (SELECT COALESCE(sum(r.amount), 0)::text FROM sandbox_refunds r WHERE r.charge_id = c.charge_id AND r.status = 'succeeded') AS refunded
+           FROM sandbox_charges c WHERE c.charge_id = $1 AND c.status = 'succeeded' FOR UPDATE OF c`,
+        [req.chargeId],
+      );
+      const first = await client.query<RefundRow>('SELECT refund_id, charge_id, amount::text AS amount, currency, status, failure_code FROM sandbox_refunds WHERE idempotency_key = $1', [req.idempotencyKey]);
+      if (first.rows[0]) return first.rows[0];
+      const c = charge.rows[0];
+      const failure: RefundFailureCode | null = !c || c.currency !== req.currency ? 'charge_not_found' : new Decimal(c.refunded).plus(req.amount).gt(c.amount) ? 'amount_exceeds_charge' : null;
+      const r = await client.query<RefundRow>(
+        `INSERT INTO sandbox_refunds (idempotency_key, refund_id, charge_id, amount, currency, status, failure_code) VALUES ($1, $2, $3, $4, $5, $6, $7)
+         RETURNING refund_id, charge_id, amount::text AS amount, currency, status, failure_code`,
+        [req.idempotencyKey, refundId, req.chargeId, req.amount, req.currency, failure ? 'failed' : 'succeeded', failure],
+      );
+      return r.rows[0]!;
+    });
+    if (row.charge_id !== req.chargeId || row.currency !== req.currency || !sameAmount(row.amount, req.amount)) {
+      throw new RangeError(`idempotency key ${req.idempotencyKey} was already used for another refund`);
+    }
+    return row.status === 'succeeded' ? { status: 'succeeded', id: row.refund_id } : { status: 'failed', failure_code: row.failure_code ?? 'processing_error' };
   }
 
   private queue: { charge: LedgerCharge; resolve: (row: LedgerRow) => void; reject: (err: unknown) => void }[] = [];
@@ -111,6 +144,15 @@ interface LedgerRow {
   currency: string;
   status: 'succeeded' | 'failed';
   failure_code: ChargeFailureCode | null;
+}
+
+interface RefundRow {
+  refund_id: string;
+  charge_id: string;
+  amount: string;
+  currency: string;
+  status: 'succeeded' | 'failed';
+  failure_code: RefundFailureCode | null;
 }
 
 const sameAmount = (a: string, b: string) => new Decimal(a).eq(new Decimal(b));

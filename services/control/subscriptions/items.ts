@@ -3,6 +3,7 @@ import { ValidationError, type FieldError } from '../../../shared/errors.js';
 import type { Pricing } from '../../billing/price-models.js';
 import { Decimal } from '../../../shared/money/decimal.js';
 import type { Item, ItemRequest } from './schemas.js';
+import { dimensionKeyProblem } from '../../../shared/usage/dimensions.js';
 
 /**
  * Checks items against the catalog and the account's meters, inside the caller's transaction:
@@ -16,7 +17,7 @@ export async function resolveItems(
   input: ItemRequest[],
   requiredCurrency?: string,
 ): Promise<{ items: Item[]; currency: string }> {
-  const items: Item[] = input.map((i) => ({ product_id: i.product_id, meter_id: i.meter_id ?? null, minimum_amount: i.minimum_amount ?? null }));
+  const items: Item[] = input.map((i) => ({ product_id: i.product_id, meter_id: i.meter_id ?? null, minimum_amount: i.minimum_amount ?? null, group_by: i.group_by ?? [] }));
   const productIds = [...new Set(items.map((i) => i.product_id))];
   const meterIds = [...new Set(items.flatMap((i) => (i.meter_id ? [i.meter_id] : [])))];
   const [products, meters] = await Promise.all([
@@ -25,11 +26,11 @@ export async function resolveItems(
       [productIds],
     ),
     meterIds.length
-      ? client.query<{ id: string }>('SELECT id FROM meters WHERE id = ANY($1) AND account_id = $2', [meterIds, accountId])
-      : Promise.resolve({ rows: [] as { id: string }[] }),
+      ? client.query<{ id: string; dimensions: string[] }>('SELECT id, dimensions FROM meters WHERE id = ANY($1) AND account_id = $2', [meterIds, accountId])
+      : Promise.resolve({ rows: [] as { id: string; dimensions: string[] }[] }),
   ]);
   const productById = new Map(products.rows.map((p) => [p.id, p]));
-  const knownMeters = new Set(meters.rows.map((m) => m.id));
+  const knownMeters = new Map(meters.rows.map((m) => [m.id, m.dimensions]));
 
   const errors: FieldError[] = [];
   const seen = new Map<string, number>();
@@ -47,9 +48,11 @@ export async function resolveItems(
     if (product.pricing !== 'flat') {
       if (!item.meter_id) errors.push({ field: `${at}.meter_id`, message: `is required for a ${product.pricing} product` });
       else if (!knownMeters.has(item.meter_id)) errors.push({ field: `${at}.meter_id`, message: 'no such meter' });
+      else groupByProblems(item, knownMeters.get(item.meter_id)!, at, errors);
     } else {
       if (item.meter_id) errors.push({ field: `${at}.meter_id`, message: 'must be null for a flat product' });
       if (item.minimum_amount !== null) errors.push({ field: `${at}.minimum_amount`, message: 'is only for usage-priced (metered, tiered, package) products' });
+      if (item.group_by.length) errors.push({ field: `${at}.group_by`, message: 'is only for usage-priced (metered, tiered, package) products' });
     }
   });
   if (errors.length) throw new ValidationError(errors);
@@ -63,7 +66,23 @@ export async function resolveItems(
   return { items, currency };
 }
 
+/**
+ * Billing per group (issue 18): the keys must be dimensions the meter may carry (its declared ones when it
+ * declares some — the rule of GET …/usage's group_by); a minimum commitment can't be split across groups.
+ */
+function groupByProblems(item: Item, declared: readonly string[], at: string, errors: FieldError[]): void {
+  item.group_by.forEach((key, k) => {
+    const problem = dimensionKeyProblem(key, declared);
+    if (problem) errors.push({ field: `${at}.group_by[${k}]`, message: problem });
+  });
+  if (item.group_by.length && item.minimum_amount !== null) errors.push({ field: `${at}.minimum_amount`, message: 'is not available with group_by (a minimum applies to one usage line)' });
+}
+
 export function sameItems(a: Item[], b: Item[]): boolean {
   const sameMinimum = (x: string | null, y: string | null) => (x === null || y === null ? x === y : new Decimal(x).eq(y));
-  return a.length === b.length && a.every((x, i) => x.product_id === b[i]!.product_id && x.meter_id === b[i]!.meter_id && sameMinimum(x.minimum_amount, b[i]!.minimum_amount));
+  const sameGroups = (x: string[], y: string[]) => x.length === y.length && x.every((k, i) => k === y[i]);
+  return (
+    a.length === b.length &&
+    a.every((x, i) => x.product_id === b[i]!.product_id && x.meter_id === b[i]!.meter_id && sameMinimum(x.minimum_amount, b[i]!.minimum_amount) && sameGroups(x.group_by, b[i]!.group_by))
+  );
 }

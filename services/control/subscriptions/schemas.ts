@@ -2,8 +2,18 @@ import Type from 'typebox';
 import { PaginationQuery, listOf } from '../../../shared/http/pagination.js';
 import { JsonDecimal } from '../../../shared/money/json.js';
 import { currentPeriod } from './periods.js';
+import { MAX_GROUP_BY } from '../usage/schemas.js';
+import { DIMENSION_LIMITS } from '../../../shared/usage/dimensions.js';
 
 const Status = Type.Enum(['active', 'canceled']);
+
+/** Billing per group (issue 18): at most MAX_GROUP_BY keys, as GET …/usage's group_by takes them. */
+const GroupBy = Type.Array(Type.String({ pattern: DIMENSION_LIMITS.keyPattern.source, description: 'a dimension key' }), {
+  maxItems: MAX_GROUP_BY,
+  uniqueItems: true,
+  description:
+    `usage-priced items only: dimension keys (at most ${MAX_GROUP_BY}; declared dimensions of the meter when it declares some) to bill the usage by — one usage line per group of values, each priced by the product's model on its own (tiers and packages per group); not with minimum_amount`,
+});
 
 export const ItemInput = Type.Object(
   {
@@ -12,6 +22,7 @@ export const ItemInput = Type.Object(
     minimum_amount: Type.Optional(
       Type.Number({ minimum: 0, description: "minimum commitment per period (usage-priced items only): usage priced below it is trued up to it on the invoice; an exact decimal" }),
     ),
+    group_by: Type.Optional(GroupBy),
   },
   { additionalProperties: false },
 );
@@ -26,7 +37,12 @@ export const SubscriptionSchema = Type.Object(
     status: Status,
     items: Type.Array(
       Type.Object(
-        { product_id: Type.String(), meter_id: Type.Union([Type.String(), Type.Null()]), minimum_amount: Type.Optional(Type.Number({ description: 'minimum commitment per period, when set' })) },
+        {
+          product_id: Type.String(),
+          meter_id: Type.Union([Type.String(), Type.Null()]),
+          minimum_amount: Type.Optional(Type.Number({ description: 'minimum commitment per period, when set' })),
+          group_by: Type.Optional(Type.Array(Type.String(), { description: 'dimension keys the usage is billed by (one line per group), when set' })),
+        },
         { additionalProperties: false },
       ),
     ),
@@ -66,6 +82,8 @@ export interface Item {
   meter_id: string | null;
   /** Exact decimal text, or null: no minimum commitment. */
   minimum_amount: string | null;
+  /** Dimension keys billed per group; empty: one line for the whole meter. */
+  group_by: string[];
 }
 
 export interface Subscription {
@@ -86,7 +104,12 @@ export function toSubscription(s: Subscription, now = new Date()) {
   };
 }
 
-/** An item on the wire (subscription representation and `subscription.updated`): the minimum only when set. */
+/** An item on the wire (subscription representation and `subscription.updated`): the minimum and group_by only when set. */
 export function itemOut(i: Item) {
-  return { product_id: i.product_id, meter_id: i.meter_id, ...(i.minimum_amount === null ? {} : { minimum_amount: new JsonDecimal(i.minimum_amount) }) };
+  return {
+    product_id: i.product_id,
+    meter_id: i.meter_id,
+    ...(i.minimum_amount === null ? {} : { minimum_amount: new JsonDecimal(i.minimum_amount) }),
+    ...(i.group_by.length ? { group_by: i.group_by } : {}),
+  };
 }

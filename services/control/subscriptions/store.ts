@@ -15,10 +15,10 @@ async function itemsOf(q: Queryable, ids: string[]): Promise<Map<string, Item[]>
   const out = new Map<string, Item[]>(ids.map((id) => [id, []]));
   if (ids.length === 0) return out;
   const r = await q.query<Item & { subscription_id: string }>(
-    'SELECT subscription_id, product_id, meter_id, minimum_amount::text AS minimum_amount FROM subscription_items WHERE subscription_id = ANY($1) ORDER BY subscription_id, position',
+    'SELECT subscription_id, product_id, meter_id, minimum_amount::text AS minimum_amount, group_by FROM subscription_items WHERE subscription_id = ANY($1) ORDER BY subscription_id, position',
     [ids],
   );
-  for (const row of r.rows) out.get(row.subscription_id)!.push({ product_id: row.product_id, meter_id: row.meter_id, minimum_amount: row.minimum_amount });
+  for (const row of r.rows) out.get(row.subscription_id)!.push({ product_id: row.product_id, meter_id: row.meter_id, minimum_amount: row.minimum_amount, group_by: row.group_by });
   return out;
 }
 
@@ -48,10 +48,10 @@ export async function getSubscription(q: Queryable, accountId: string, id: strin
 async function writeItems(client: PgClient, subscriptionId: string, items: Item[]): Promise<void> {
   await client.query('DELETE FROM subscription_items WHERE subscription_id = $1', [subscriptionId]);
   await client.query(
-    `INSERT INTO subscription_items (subscription_id, position, product_id, meter_id, minimum_amount)
-     SELECT $1, p.ord - 1, p.product_id, p.meter_id, p.minimum_amount
-       FROM unnest($2::text[], $3::text[], $4::numeric[]) WITH ORDINALITY AS p(product_id, meter_id, minimum_amount, ord)`,
-    [subscriptionId, items.map((i) => i.product_id), items.map((i) => i.meter_id), items.map((i) => i.minimum_amount)],
+    `INSERT INTO subscription_items (subscription_id, position, product_id, meter_id, minimum_amount, group_by)
+     SELECT $1, p.ord - 1, p.product_id, p.meter_id, p.minimum_amount, ARRAY(SELECT jsonb_array_elements_text(p.group_by))
+       FROM unnest($2::text[], $3::text[], $4::numeric[], $5::jsonb[]) WITH ORDINALITY AS p(product_id, meter_id, minimum_amount, group_by, ord)`,
+    [subscriptionId, items.map((i) => i.product_id), items.map((i) => i.meter_id), items.map((i) => i.minimum_amount), items.map((i) => JSON.stringify(i.group_by))],
   );
 }
 

@@ -1,0 +1,41 @@
+import type { Piscina } from 'piscina';
+import type { ApiDeps, RouteDef } from '../../../shared/http/route.js';
+import { reply } from '../../../shared/http/reply.js';
+import { runPooled } from '../../workers/pool.js';
+import type { CreditNotePdfTask } from '../../workers/credit-note-pdf.js';
+import { getBillingInfo } from '../billing/store.js';
+import { accountName, getInvoice } from '../invoices/store.js';
+import { pdfResponses } from '../invoices/download.js';
+import { getCreditNote } from './store.js';
+
+export type CreditNotePdfPool = Piscina<CreditNotePdfTask, Uint8Array>;
+
+/**
+ * GET /v1/billing/credit-notes/:credit_note_id/download — the credit note as a PDF (the credited invoice, reason,
+ * lines, total), rendered in a piscina worker like the invoice's (services/control/invoices/download.ts).
+ */
+export function downloadCreditNoteRoute(deps: ApiDeps, pool: () => CreditNotePdfPool): RouteDef {
+  return {
+    method: 'GET',
+    path: '/v1/billing/credit-notes/:credit_note_id/download',
+    auth: 'read',
+    handler: async (ctx) => {
+      const accountId = ctx.principal!.accountId;
+      const { note, lines } = await getCreditNote(deps.pg, accountId, ctx.params.credit_note_id!);
+      const [{ invoice }, billing, name] = await Promise.all([getInvoice(deps.pg, accountId, note.invoice_id), getBillingInfo(deps.pg, accountId), accountName(deps.pg, accountId)]);
+      const task: CreditNotePdfTask = {
+        note: { ...note, created_at: note.created_at.toISOString() },
+        invoice: { amount: invoice.amount, period_start: invoice.period_start, period_end: invoice.period_end },
+        lines: lines.map((l) => ({ description: l.description, invoice_line: l.invoice_position, quantity: l.quantity, amount: l.amount })),
+        customer: { name },
+        address: billing.billing_address,
+      };
+      return reply.pdf(await runPooled(pool(), task, 'credit note PDF'), note.id);
+    },
+    doc: {
+      summary: 'Download a credit note as a PDF (Content-Disposition: attachment; filename="<id>.pdf")',
+      tags: ['billing'],
+      responses: pdfResponses('The credit note'),
+    },
+  };
+}

@@ -1,0 +1,19 @@
+import type { ApiDeps, RouteDef } from '../../../shared/http/route.js';
+import { reply } from '../../../shared/http/reply.js';
+import { CreditNoteSchema, toCreditNote } from './schemas.js';
+import { getCreditNote } from './store.js';
+
+/** GET /v1/billing/credit-notes/:credit_note_id — 404 for another account's note. */
+export function getCreditNoteRoute(deps: ApiDeps): RouteDef {
+  return {
+    method: 'GET',
+    path: '/v1/billing/credit-notes/:credit_note_id',
+    auth: 'read',
+    handler: async (ctx) => reply.ok(toCreditNote(await getCreditNote(deps.pg, ctx.principal!.accountId, ctx.params.credit_note_id!))),
+    doc: {
+      summary: 'Get a credit note with its lines and refund',
+      tags: ['billing'],
+      responses: { '200': { description: 'The credit note', schema: CreditNoteSchema } },
+    },
+  };
+}

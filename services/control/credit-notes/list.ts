@@ -1,0 +1,26 @@
+import type { ApiDeps, RouteDef } from '../../../shared/http/route.js';
+import { pageWindow } from '../../../shared/http/pagination.js';
+import { reply } from '../../../shared/http/reply.js';
+import { CreditNoteListSchema, ListCreditNotesQuery, toCreditNote } from './schemas.js';
+import { parseListCreditNotes } from './input.js';
+import { listCreditNotes } from './store.js';
+
+/** GET /v1/billing/credit-notes?page&per_page&invoice_id — the caller's credit notes, newest first. */
+export function listCreditNotesRoute(deps: ApiDeps): RouteDef<ListCreditNotesQuery> {
+  return {
+    method: 'GET',
+    path: '/v1/billing/credit-notes',
+    auth: 'read',
+    input: parseListCreditNotes,
+    handler: async (ctx, q) => {
+      const { items, total } = await listCreditNotes(deps.pg, ctx.principal!.accountId, q, pageWindow(q));
+      return reply.page(items.map(toCreditNote), q, total);
+    },
+    doc: {
+      summary: 'List credit notes (newest first), optionally of one invoice',
+      tags: ['billing'],
+      query: ListCreditNotesQuery,
+      responses: { '200': { description: 'A page of credit notes', schema: CreditNoteListSchema } },
+    },
+  };
+}

@@ -1,0 +1,170 @@
+import PDFDocument from 'pdfkit';
+import { move } from 'piscina';
+import { formatGrouped } from '../../shared/money/decimal.js';
+import { CURRENCY_MINOR_UNITS } from '../../shared/money/currencies.js';
+
+/**
+ * The layout shared by meterline's billing documents (invoices, credit notes): A4, pdfkit's built-in Helvetica,
+ * compressed content streams — a title with the document's facts, a "Bill to" block beside a second block (the
+ * period, the credited invoice), a table of lines and the totals. Runs inside piscina workers
+ * (services/workers/invoice-pdf.ts, credit-note-pdf.ts); money arrives as exact decimal strings.
+ */
+export interface PdfDocumentSpec {
+  title: string;
+  /** The file's Title metadata ("Invoice inv_…"). */
+  name: string;
+  /** RFC 3339: the file's creation date, so the same document always has the same dates. */
+  createdAt: string;
+  /** Label → value pairs printed at the top right. */
+  facts: [string, string][];
+  billTo: string[];
+  side: { heading: string; text: string; detail?: string };
+  /** Printed under the blocks, before the lines ("Reason: …"). */
+  note?: string;
+  currency: string;
+  lines: { description: string; detail: string; quantity: string | null; unit_price: string | null; amount: string }[];
+  /** Shown when there are no lines. */
+  empty: string;
+  /** Label → amount; the last one is printed bold with the currency. */
+  totals: [string, string][];
+}
+
+const MARGIN = 50;
+const GRAY = '#555555';
+const RULE = '#bbbbbb';
+// Table columns (x, width) on an A4 page (595 pt wide, 495 between margins).
+const COL = {
+  description: { x: MARGIN, w: 225 },
+  quantity: { x: 280, w: 75 },
+  unitPrice: { x: 360, w: 85 },
+  amount: { x: 450, w: 95 },
+};
+
+/** 1234567.5 → "1,234,567.50" with at least `minDecimals` decimals; never loses a digit. */
+export function formatDecimal(value: string, minDecimals: number): string {
+  return formatGrouped(value, minDecimals);
+}
+
+// pdfkit's built-in fonts encode text as WinAnsi (Latin-1 plus these); any other character would print
+// as an unrelated glyph, so it is shown as '?' instead. (Full Unicode needs an embedded TrueType font.)
+const WIN_ANSI_EXTRA = new Set('€‚ƒ„…†‡ˆ‰Š‹ŒŽ‘’“”•–—˜™š›œžŸ');
+export function printable(text: string): string {
+  let out = '';
+  for (const ch of text) {
+    const c = ch.codePointAt(0)!;
+    out += (c >= 0x20 && c < 0x7f) || (c >= 0xa0 && c <= 0xff) || WIN_ANSI_EXTRA.has(ch) ? ch : c === 0x09 || c === 0x0a ? ' ' : '?';
+  }
+  return out;
+}
+
+/** "Bill to": the account's name, its customer id and the billing address on file. */
+export function billToLines(name: string | null, customerId: string, address: { line1: string; city: string; state: string; zip: string } | null): string[] {
+  const out = [printable(name ?? ''), `Customer ${customerId}`];
+  if (address) out.push(printable(address.line1), printable(`${address.city}, ${address.state} ${address.zip}`));
+  else out.push('No billing address on file');
+  return out.filter(Boolean);
+}
+
+export async function renderPdfDocument(spec: PdfDocumentSpec): Promise<Uint8Array> {
+  const minor = CURRENCY_MINOR_UNITS[spec.currency] ?? 2;
+  const money = (v: string) => formatDecimal(v, minor);
+  const doc = new PDFDocument({
+    size: 'A4',
+    margin: MARGIN,
+    info: { Title: spec.name, Author: 'meterline', Creator: 'meterline', CreationDate: new Date(spec.createdAt), ModDate: new Date(spec.createdAt) },
+  });
+  const chunks: Buffer[] = [];
+  doc.on('data', (c) => chunks.push(c));
+  const finished = new Promise<void>((resolve, reject) => {
+    doc.on('end', resolve);
+    doc.on('error', reject);
+  });
+  const pageBottom = () => doc.page.height - MARGIN - 30;
+  const right = doc.page.width - MARGIN;
+
+  // Header: title left, facts right.
+  doc.font('Helvetica-Bold').fontSize(24).fillColor('black').text(spec.title, MARGIN, MARGIN);
+  let y = MARGIN;
+  for (const [label, value] of spec.facts) {
+    doc.font('Helvetica').fontSize(9).fillColor(GRAY).text(label, 300, y, { width: 70 });
+    doc.font('Helvetica').fontSize(9).fillColor('black').text(value, 370, y, { width: right - 370, align: 'right' });
+    y += 14;
+  }
+
+  // Bill to (left column); the side block (right column).
+  const blockTop = Math.max(y, MARGIN + 40) + 20;
+  doc.font('Helvetica-Bold').fontSize(10).fillColor('black').text('Bill to', MARGIN, blockTop);
+  doc.font('Helvetica').fontSize(10);
+  for (const line of spec.billTo) doc.text(line, MARGIN, doc.y + 1, { width: 240 });
+  const leftBottom = doc.y;
+  doc.font('Helvetica-Bold').fontSize(10).text(spec.side.heading, 300, blockTop);
+  doc.font('Helvetica').fontSize(10).text(spec.side.text, 300, doc.y + 1, { width: right - 300 });
+  if (spec.side.detail) doc.fillColor(GRAY).fontSize(9).text(spec.side.detail, 300, doc.y + 2, { width: right - 300 });
+  y = Math.max(leftBottom, doc.y) + 25;
+  if (spec.note) {
+    doc.font('Helvetica').fontSize(10).fillColor('black').text(printable(spec.note), MARGIN, y, { width: right - MARGIN });
+    y = doc.y + 15;
+  }
+
+  // Lines table.
+  const tableHeader = () => {
+    doc.font('Helvetica-Bold').fontSize(9).fillColor('black');
+    doc.text('Description', COL.description.x, y, { width: COL.description.w });
+    doc.text('Quantity', COL.quantity.x, y, { width: COL.quantity.w, align: 'right' });
+    doc.text('Unit price', COL.unitPrice.x, y, { width: COL.unitPrice.w, align: 'right' });
+    doc.text(`Amount (${spec.currency})`, COL.amount.x, y, { width: COL.amount.w, align: 'right' });
+    y += 14;
+    doc.strokeColor(RULE).lineWidth(0.5).moveTo(MARGIN, y).lineTo(right, y).stroke();
+    y += 6;
+  };
+  tableHeader();
+  for (const line of spec.lines) {
+    const description = printable(line.description);
+    doc.font('Helvetica').fontSize(10);
+    const descHeight = doc.heightOfString(description, { width: COL.description.w });
+    doc.fontSize(8);
+    const rowHeight = descHeight + doc.heightOfString(line.detail, { width: COL.description.w }) + 8;
+    if (y + rowHeight > pageBottom()) {
+      doc.addPage();
+      y = MARGIN;
+      tableHeader();
+    }
+    doc.font('Helvetica').fontSize(10).fillColor('black');
+    doc.text(description, COL.description.x, y, { width: COL.description.w });
+    if (line.quantity !== null) doc.text(formatDecimal(line.quantity, 0), COL.quantity.x, y, { width: COL.quantity.w, align: 'right' });
+    if (line.unit_price !== null) doc.text(money(line.unit_price), COL.unitPrice.x, y, { width: COL.unitPrice.w, align: 'right' });
+    doc.text(money(line.amount), COL.amount.x, y, { width: COL.amount.w, align: 'right' });
+    doc.fontSize(8).fillColor(GRAY).text(line.detail, COL.description.x, y + descHeight + 1, { width: COL.description.w });
+    y += rowHeight;
+  }
+  if (spec.lines.length === 0) {
+    doc.font('Helvetica').fontSize(10).fillColor(GRAY).text(spec.empty, MARGIN, y);
+    y += 18;
+  }
+
+  // Totals.
+  if (y + 20 + 18 * spec.totals.length > pageBottom()) {
+    doc.addPage();
+    y = MARGIN;
+  }
+  doc.strokeColor(RULE).lineWidth(0.5).moveTo(COL.unitPrice.x, y).lineTo(right, y).stroke();
+  y += 8;
+  spec.totals.forEach(([label, amount], i) => {
+    const last = i === spec.totals.length - 1;
+    doc.font(last ? 'Helvetica-Bold' : 'Helvetica').fontSize(last ? 12 : 10).fillColor('black');
+    doc.text(label, COL.unitPrice.x - 80, y, { width: COL.unitPrice.w + 80, align: 'right' });
+    doc.text(last ? `${money(amount)} ${spec.currency}` : money(amount), COL.amount.x - 40, y, { width: COL.amount.w + 40, align: 'right' });
+    y += last ? 18 : 14;
+  });
+
+  doc.end();
+  await finished;
+  // One buffer of its own (not a slice of Node's shared pool), so its memory can move to the main thread.
+  const out = new Uint8Array(chunks.reduce((n, c) => n + c.length, 0));
+  let at = 0;
+  for (const c of chunks) {
+    out.set(c, at);
+    at += c.length;
+  }
+  return move(out) as unknown as Uint8Array;
+}
