@@ -55,7 +55,7 @@ export function checkCorrection(req: CorrectionRequest, meter: MeterRecord, acco
     throw new ValidationError(errors, `${b.rejected.length} of the ${records.length} replacement records are not valid.`);
   }
   const ids = (JSON.parse(`[${b.resultsJson}]`) as { id: string }[]).map((r) => r.id);
-  return { kind: 'replace', startMs, endMs, ids, rows: b.rows };
+  return { kind: 'replace', startMs, endMs, ids, rows: b.rows.toString('utf8') };
 }
 
 /** Replacement ids already taken (by a record stored in the range, or a cancelled one): each a field error. */
