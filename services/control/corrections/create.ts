@@ -10,8 +10,8 @@ import { applyCorrection } from './apply.js';
 /**
  * POST /v1/meters/{meter_id}/usage/corrections — cancel records, or replace a range's records, of one meter.
  * Recorded in Postgres first (pending), then applied, then marked applied: a failure in between leaves a
- * pending correction that the module's sweep (or nothing at all: the client's retry with the same
- * Idempotency-Key gets the stored answer only once there is one) completes.
+ * pending correction that the module's sweep applies again (every step is idempotent). The pipeline's
+ * idempotency step answers a retry carrying the same Idempotency-Key with the stored answer.
  */
 export function createCorrectionRoute(deps: ApiDeps, shards: () => UsageShards): RouteDef<CorrectionRequest> {
   const database = deps.config.CLICKHOUSE_DATABASE;
