@@ -28,7 +28,8 @@ import type { PaymentDeps } from './payments.js';
  *     (1) the note is written with refund_status `pending` and committed, (2) the processor refunds with
  *     idempotency key `<credit note id>:refund`, (3) the answer is recorded (only if still pending). A crash between
  *     them leaves a pending note that a retried request (same Idempotency-Key) or the next billing run completes
- *     with the same key, which the processor answers with the first refund, never a second one.
+ *     with the same key, which the processor answers with the first refund, never a second one. A refund the
+ *     processor refuses gave nothing back: the note stays as a record (refund.status `failed`) and no longer counts.
  * Every note is taken under the invoice's row lock, so concurrent notes never add up to more than the invoice's
  * amount (the amount_credited CHECK is the last line of defence). A void invoice takes no note; nor does an
  * unpaid one while a payment attempt is in flight (its charge is for what was owed when it began).

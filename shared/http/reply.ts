@@ -24,6 +24,16 @@ export const reply = {
   upgrade: (data: object): HttpReply => ({ status: 101, upgrade: data }),
   /** 200 with bytes that are not JSON (a PDF, Prometheus text). */
   file: (bytes: string | Buffer, contentType: string, headers?: Record<string, string>): HttpReply => ({ status: 200, raw: bytes, contentType, headers }),
+  /**
+   * 200 with a rendered billing document (invoice, credit note) to save as `<filename>.pdf`. Its status and the
+   * address on it can change: clients may keep a copy but must revalidate.
+   */
+  pdf: (bytes: Uint8Array, filename: string): HttpReply => ({
+    status: 200,
+    raw: Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength),
+    contentType: 'application/pdf',
+    headers: { 'Content-Disposition': `attachment; filename="${filename}.pdf"`, 'Cache-Control': 'private, no-cache' },
+  }),
   /** `{data, pagination: {page, per_page, total}}` for the page the route asked the store for. */
   page: <T>(items: T[], page: PageRequest, total: number): HttpReply => jsonReply(200, pageOf(items, page, total)),
 };

@@ -198,6 +198,15 @@ t.test('credit notes and void', async (t) => {
     const refunded = (await pg.query(`SELECT sum(amount)::text AS s, count(*)::int AS n FROM sandbox_refunds WHERE charge_id = (SELECT charge_id FROM sandbox_charges WHERE idempotency_key = $1)`, [`${inv.id}:1`])).rows[0];
     t.same(refunded, { s: '44.99', n: 4 }, 'refunds: 20 + 5.50 + 4.49 + 15, each once, never more than charged');
     t.match(await w.made(a.tokens.read, 'GET', `/v1/billing/invoices/${inv.id}`), { status: 'paid', amount: 49.99, amount_credited: 44.99, amount_due: 0 });
+
+    // A refund the processor refuses gave nothing back: recorded as failed, its amount free to credit again.
+    const refusing: PaymentProcessor = { ...crashing, refund: async () => ({ status: 'failed', failure_code: 'processing_error' }) };
+    const refused = await issueCreditNote({ pg, processor: refusing, log }, { invoiceId: inv.id, credit: { kind: 'amount', amount: '5' }, reason: 'refused', requestKey: null }, new Date());
+    t.match(refused.note, { refund_status: 'failed', refund_failure_code: 'processing_error', refund_id: null });
+    t.match(await w.made(a.tokens.read, 'GET', `/v1/billing/invoices/${inv.id}`), { amount_credited: 44.99 }, 'the failed refund does not count');
+    const last = await credit(inv.id, { amount: 5, reason: 'the last 5' });
+    t.equal(last.status, 201);
+    t.match(last.body.refund, { status: 'succeeded' });
   });
 
   await t.test('void: nothing charged afterwards, idempotent, prepaid credit returned; 409 with a code otherwise', async (t) => {
@@ -247,13 +256,21 @@ t.test('credit notes and void', async (t) => {
     t.equal((await callJson(w.api.url, other.tokens.read, 'GET', `/v1/billing/credit-notes/${note.id}`)).status, 404);
     t.equal((await callJson(w.api.url, other.tokens.read, 'GET', `/v1/billing/credit-notes/${note.id}/download`)).status, 404);
     t.same((await callJson(w.api.url, other.tokens.read, 'GET', `/v1/billing/credit-notes?invoice_id=${inv.id}`)).body.data, []);
+    // Minor units are the invoice currency's: JPY has none.
+    const yen = await w.product('Plan (JP)', 1000, 'JPY');
+    const yenInvoice = await octoberInvoice(a, [yen]);
+    const fine = await credit(yenInvoice.id, { amount: 0.5, reason: 'x' });
+    t.match(fine, { status: 422, body: { code: 'validation_failed', errors: [{ field: 'amount', message: 'must have at most 0 decimal places in JPY' }] } });
+    const third = await credit(yenInvoice.id, { lines: [{ line: 0, quantity: 0.3333 }], reason: 'a third' });
+    t.match(third.body, { amount: 333, lines: [{ quantity: 0.3333, amount: 333 }] }, '1000 × 0.3333 rounded to whole yen');
+    t.match(await w.made(a.tokens.read, 'GET', `/v1/billing/invoices/${yenInvoice.id}`), { amount_credited: 333, amount_due: 667 });
     const ledger = await pg.query(
       `SELECT i.id, i.amount::text AS amount, i.amount_credited::text AS credited, (SELECT COALESCE(sum(l.amount), 0)::text FROM invoice_lines l WHERE l.invoice_id = i.id) AS lines,
-              (SELECT COALESCE(sum(n.amount), 0)::text FROM credit_notes n WHERE n.invoice_id = i.id) AS notes FROM invoices i`,
+              (SELECT COALESCE(sum(n.amount), 0)::text FROM credit_notes n WHERE n.invoice_id = i.id AND n.refund_status IS DISTINCT FROM 'failed') AS notes FROM invoices i`,
     );
     for (const r of ledger.rows) {
       t.ok(new Decimal(r.amount).eq(r.lines), `${r.id}: amount = Σ lines`);
-      t.ok(new Decimal(r.credited).eq(r.notes) && new Decimal(r.notes).lte(Decimal.max(r.amount, 0)), `${r.id}: amount_credited = Σ notes ≤ amount`);
+      t.ok(new Decimal(r.credited).eq(r.notes) && new Decimal(r.notes).lte(Decimal.max(r.amount, 0)), `${r.id}: amount_credited = Σ notes (but failed refunds) ≤ amount`);
     }
   });
 });

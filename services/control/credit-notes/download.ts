@@ -1,11 +1,11 @@
 import type { Piscina } from 'piscina';
 import type { ApiDeps, RouteDef } from '../../../shared/http/route.js';
 import { reply } from '../../../shared/http/reply.js';
-import { problemResponse } from '../../../shared/http/problems.js';
 import { runPooled } from '../../workers/pool.js';
 import type { CreditNotePdfTask } from '../../workers/credit-note-pdf.js';
 import { getBillingInfo } from '../billing/store.js';
 import { accountName, getInvoice } from '../invoices/store.js';
+import { pdfResponses } from '../invoices/download.js';
 import { getCreditNote } from './store.js';
 
 export type CreditNotePdfPool = Piscina<CreditNotePdfTask, Uint8Array>;
@@ -30,20 +30,12 @@ export function downloadCreditNoteRoute(deps: ApiDeps, pool: () => CreditNotePdf
         customer: { name },
         address: billing.billing_address,
       };
-      const pdf = await runPooled(pool(), task, 'credit note PDF');
-      return reply.file(Buffer.from(pdf.buffer, pdf.byteOffset, pdf.byteLength), 'application/pdf', {
-        'Content-Disposition': `attachment; filename="${note.id}.pdf"`,
-        // The refund status and the address can change: clients may keep a copy but must revalidate.
-        'Cache-Control': 'private, no-cache',
-      });
+      return reply.pdf(await runPooled(pool(), task, 'credit note PDF'), note.id);
     },
     doc: {
       summary: 'Download a credit note as a PDF (Content-Disposition: attachment; filename="<id>.pdf")',
       tags: ['billing'],
-      responses: {
-        '200': { description: 'The credit note as a PDF document', schema: { type: 'string', contentMediaType: 'application/pdf' }, contentType: 'application/pdf' },
-        '503': problemResponse('Too many PDFs are being rendered at once (unavailable); retry after Retry-After seconds'),
-      },
+      responses: pdfResponses('The credit note'),
     },
   };
 }

@@ -61,7 +61,8 @@ export async function linesToCredit(client: PgClient, invoiceId: string): Promis
        FROM invoice_lines l
        LEFT JOIN (SELECT cl.invoice_position, sum(cl.amount) AS amount, sum(cl.quantity) AS quantity
                     FROM credit_note_lines cl JOIN credit_notes n ON n.id = cl.credit_note_id
-                   WHERE n.invoice_id = $1 AND cl.invoice_position IS NOT NULL GROUP BY cl.invoice_position) c ON c.invoice_position = l.position
+                   WHERE n.invoice_id = $1 AND cl.invoice_position IS NOT NULL AND n.refund_status IS DISTINCT FROM 'failed'
+                   GROUP BY cl.invoice_position) c ON c.invoice_position = l.position
       WHERE l.invoice_id = $1 ORDER BY l.position`,
     [invoiceId],
   );
@@ -130,13 +131,21 @@ export async function pendingRefunds(pool: PgPool, limit: number, ids: string[] 
   return r.rows;
 }
 
-/** Records the processor's answer on a pending refund; false when another run recorded it first. */
+/**
+ * Records the processor's answer on a pending refund; false when another run recorded it first. A failed refund
+ * gave nothing back, so its amount no longer counts as credited on the invoice (it may be credited again).
+ */
 export async function completeRefund(pool: PgPool, id: string, result: RefundResult): Promise<boolean> {
-  const r = await pool.query(
-    `UPDATE credit_notes SET refund_status = $2, refund_id = $3, refund_failure_code = $4 WHERE id = $1 AND refund_status = 'pending'`,
+  const r = await pool.query<{ n: number }>(
+    `WITH done AS (
+       UPDATE credit_notes SET refund_status = $2, refund_id = $3, refund_failure_code = $4 WHERE id = $1 AND refund_status = 'pending'
+       RETURNING invoice_id, amount),
+     released AS (
+       UPDATE invoices i SET amount_credited = i.amount_credited - done.amount FROM done WHERE i.id = done.invoice_id AND $2 = 'failed' RETURNING 1)
+     SELECT count(*)::int AS n FROM done`,
     [id, result.status, result.status === 'succeeded' ? result.id : null, result.status === 'failed' ? result.failure_code : null],
   );
-  return r.rowCount === 1;
+  return r.rows[0]!.n === 1;
 }
 
 /** Lines of several notes in one query, grouped by note in printed order. */

@@ -1,5 +1,5 @@
 import type { Piscina } from 'piscina';
-import type { ApiDeps, RouteDef } from '../../../shared/http/route.js';
+import type { ApiDeps, OperationDoc, RouteDef } from '../../../shared/http/route.js';
 import { reply } from '../../../shared/http/reply.js';
 import { runPooled } from '../../workers/pool.js';
 import type { InvoicePdfTask } from '../../workers/invoice-pdf.js';
@@ -40,20 +40,20 @@ export function downloadInvoiceRoute(deps: ApiDeps, pool: () => InvoicePdfPool):
         customer: { name },
         address: billing.billing_address,
       };
-      const pdf = await runPooled(pool(), task, 'invoice PDF');
-      return reply.file(Buffer.from(pdf.buffer, pdf.byteOffset, pdf.byteLength), 'application/pdf', {
-        'Content-Disposition': `attachment; filename="${invoice.id}.pdf"`,
-        // Status and address can change: clients may keep a copy but must revalidate.
-        'Cache-Control': 'private, no-cache',
-      });
+      return reply.pdf(await runPooled(pool(), task, 'invoice PDF'), invoice.id);
     },
     doc: {
       summary: 'Download an invoice as a PDF (Content-Disposition: attachment; filename="<id>.pdf")',
       tags: ['billing'],
-      responses: {
-        '200': { description: 'The invoice as a PDF document', schema: { type: 'string', contentMediaType: 'application/pdf' }, contentType: 'application/pdf' },
-        '503': problemResponse('Too many PDFs are being rendered at once (unavailable); retry after Retry-After seconds'),
-      },
+      responses: pdfResponses('The invoice'),
     },
+  };
+}
+
+/** The OpenAPI answers of a PDF download route (invoices, credit notes). */
+export function pdfResponses(what: string): NonNullable<OperationDoc['responses']> {
+  return {
+    '200': { description: `${what} as a PDF document`, schema: { type: 'string', contentMediaType: 'application/pdf' }, contentType: 'application/pdf' },
+    '503': problemResponse('Too many PDFs are being rendered at once (unavailable); retry after Retry-After seconds'),
   };
 }

@@ -9,7 +9,7 @@ import { getInvoice } from './store.js';
 /**
  * POST /v1/billing/invoices/:invoice_id/pay — a payment attempt now with the default payment method (after
  * a new card, say) on an open or uncollectible invoice, through the billing engine's attempt (recorded before
- * the charge, idempotency key `<invoice id>:<attempt>`). 200 with the paid invoice; 402 with the failure code
+ * the charge, idempotency key `<invoice id>:<attempt>`), for its amount_due (what credit notes left of it). 200 with the paid invoice; 402 with the failure code
  * when the charge fails (the invoice unchanged but for attempt_count); 409 when paid or void.
  */
 export function payInvoiceRoute(deps: ApiDeps, processor: PaymentProcessor): RouteDef {
@@ -23,7 +23,7 @@ export function payInvoiceRoute(deps: ApiDeps, processor: PaymentProcessor): Rou
       return reply.ok(toInvoice(await getInvoice(deps.pg, accountId, ctx.params.invoice_id!)));
     },
     doc: {
-      summary: 'Pay an open or uncollectible invoice now with the default payment method',
+      summary: 'Pay an open or uncollectible invoice now with the default payment method (its amount_due is charged)',
       tags: ['billing'],
       responses: {
         '200': { description: 'The invoice, paid', schema: InvoiceSchema },
