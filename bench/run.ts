@@ -191,7 +191,7 @@ async function main(): Promise<void> {
     const ceilings = await Promise.all(Array.from({ length: opts.apiProcs }, (_, i) => launch(`ceiling-${i}`, [repoPath('dist/bench/ceiling-server.js'), String(ceilingPort)], {})));
     const apis = await Promise.all(Array.from({ length: opts.apiProcs }, (_, i) => launch(`api-${i}`, [...(opts.profile ? ['--cpu-prof', `--cpu-prof-dir=${resultsDir}`] : []), repoPath('dist/bench/api-process.js')], world.env)));
     const consumers = await Promise.all(
-      Array.from({ length: opts.consumerProcs }, (_, i) => launch(`consumer-${i}`, [repoPath('dist/services/main.js'), 'consumer'], { ...world.env, LOG_LEVEL: 'info' }, 'usage consumer started')),
+      Array.from({ length: opts.consumerProcs }, (_, i) => launch(`consumer-${i}`, [...(opts.profile ? ['--cpu-prof', `--cpu-prof-dir=${resultsDir}`] : []), repoPath('dist/services/main.js'), 'consumer'], { ...world.env, LOG_LEVEL: 'info' }, 'usage consumer started')),
     );
     log(`running: ${procs.map((p) => `${p.name}(${p.child.pid})`).join(' ')}`);
     const pidsOf = (ps: Proc[]) => ps.map((p) => p.child.pid!).filter(Boolean);
