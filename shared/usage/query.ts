@@ -6,10 +6,12 @@ import { USAGE_TABLE } from './wire.js';
 import { dimensionSql } from './dimensions.js';
 import { notCancelledSql } from './cancellations.js';
 import { ValidationError } from '../errors.js';
+import { MAX_GROUPS } from './limits.js';
 import { windowKeySql, windowsOf, type UsageWindow } from './windows.js';
 
 export { PERCENTILES, type WindowStats } from './stats.js';
 export { chString } from './rollups.js';
+export { MAX_GROUPS };
 
 /**
  * Which records of a meter a read counts and how it splits them (issue 18): `filters` keep records whose
@@ -67,8 +69,6 @@ export interface UsageResult {
   groups?: GroupUsage[];
 }
 
-/** Groups one answer may hold: past it the read is refused (TooManyGroupsError), never truncated. */
-export const MAX_GROUPS = 1_000;
 
 /** Group × window values one answer may hold (a year of hours for 100 groups is 876,000: refused). */
 export const MAX_GROUP_WINDOWS = 100_000;
