@@ -12,6 +12,7 @@ export const ItemInput = Type.Object(
     minimum_amount: Type.Optional(
       Type.Number({ minimum: 0, description: "minimum commitment per period (usage-priced items only): usage priced below it is trued up to it on the invoice; an exact decimal" }),
     ),
+    quantity: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000, description: 'units of a flat product (seats), billed quantity × price per period; default 1' })),
   },
   { additionalProperties: false },
 );
@@ -26,7 +27,12 @@ export const SubscriptionSchema = Type.Object(
     status: Status,
     items: Type.Array(
       Type.Object(
-        { product_id: Type.String(), meter_id: Type.Union([Type.String(), Type.Null()]), minimum_amount: Type.Optional(Type.Number({ description: 'minimum commitment per period, when set' })) },
+        {
+          product_id: Type.String(),
+          meter_id: Type.Union([Type.String(), Type.Null()]),
+          minimum_amount: Type.Optional(Type.Number({ description: 'minimum commitment per period, when set' })),
+          quantity: Type.Optional(Type.Integer({ description: 'units of a flat product, when not 1' })),
+        },
         { additionalProperties: false },
       ),
     ),
@@ -66,6 +72,8 @@ export interface Item {
   meter_id: string | null;
   /** Exact decimal text, or null: no minimum commitment. */
   minimum_amount: string | null;
+  /** Units of a flat product (1 for usage-priced ones). */
+  quantity: number;
 }
 
 export interface Subscription {
@@ -86,7 +94,12 @@ export function toSubscription(s: Subscription, now = new Date()) {
   };
 }
 
-/** An item on the wire (subscription representation and `subscription.updated`): the minimum only when set. */
+/** An item on the wire (subscription representation and `subscription.updated`): the minimum only when set, the quantity when not 1. */
 export function itemOut(i: Item) {
-  return { product_id: i.product_id, meter_id: i.meter_id, ...(i.minimum_amount === null ? {} : { minimum_amount: new JsonDecimal(i.minimum_amount) }) };
+  return {
+    product_id: i.product_id,
+    meter_id: i.meter_id,
+    ...(i.minimum_amount === null ? {} : { minimum_amount: new JsonDecimal(i.minimum_amount) }),
+    ...(i.quantity === 1 ? {} : { quantity: i.quantity }),
+  };
 }
