@@ -108,6 +108,7 @@ async function closeBatch(deps: BillingDeps, now: Date, cutoff: Date, batchSize:
         account_id: s.account_id,
         currency: s.currency,
         startMs: s.billing_period_start.getTime(),
+        endMs: end,
         usageEndMs: s.canceled_at ? Math.min(end, s.canceled_at.getTime()) : end,
       };
     });
@@ -161,8 +162,10 @@ async function writeInvoices(client: PgClient, due: DueRow[], priced: Awaited<Re
   const lines = kept.flatMap((v) => v.priced.lines.map((l, position) => ({ invoice_id: v.id, position, ...l })));
   if (lines.length) {
     await client.query(
-      `INSERT INTO invoice_lines (invoice_id, position, product_id, meter_id, description, quantity, unit_price, amount, type, price_model, adjusts_invoice_id, dimensions)
-       SELECT * FROM unnest($1::text[], $2::int[], $3::text[], $4::text[], $5::text[], $6::numeric[], $7::numeric[], $8::numeric[], $9::text[], $10::jsonb[], $11::text[], $12::jsonb[])`,
+      `INSERT INTO invoice_lines (invoice_id, position, product_id, meter_id, description, quantity, unit_price, amount, type, price_model, adjusts_invoice_id, dimensions,
+                                 service_start, service_end)
+       SELECT * FROM unnest($1::text[], $2::int[], $3::text[], $4::text[], $5::text[], $6::numeric[], $7::numeric[], $8::numeric[], $9::text[], $10::jsonb[], $11::text[], $12::jsonb[],
+                            $13::timestamptz[], $14::timestamptz[])`,
       [
         lines.map((l) => l.invoice_id),
         lines.map((l) => l.position),
@@ -176,6 +179,8 @@ async function writeInvoices(client: PgClient, due: DueRow[], priced: Awaited<Re
         lines.map((l) => (l.price_model ? JSON.stringify(l.price_model) : null)),
         lines.map((l) => l.adjusts_invoice_id),
         lines.map((l) => (l.dimensions ? JSON.stringify(l.dimensions) : null)),
+        lines.map((l) => (l.service ? new Date(l.service.fromMs) : null)),
+        lines.map((l) => (l.service ? new Date(l.service.toMs) : null)),
       ],
     );
   }

@@ -1,7 +1,8 @@
-import { Decimal, canonicalDecimal, formatGrouped } from '../../shared/money/decimal.js';
+import { Decimal, canonicalDecimal, formatGrouped, roundToMinorUnit } from '../../shared/money/decimal.js';
 import { usageQuantity } from '../../shared/usage/aggregate.js';
 import type { WindowStats } from '../../shared/usage/stats.js';
 import { minimumTrueUp, priceQuantity, type PriceModel } from './price-models.js';
+import { prorated, proratedAmount, prorationText, type ServiceInterval } from './proration.js';
 
 /**
  * Invoice line maths (docs/design.md §8 Invoice), a pure function of plain data so it runs the same in the piscina
@@ -45,6 +46,10 @@ export interface ItemToPrice {
   meter: MeterUsage | null;
   /** Dimension keys the usage is billed by (one line per group); absent or empty: one line. */
   group_by?: string[];
+  /** Flat items: units (seats); 1 otherwise. */
+  quantity?: number;
+  /** The part of the period the item was on when not all of it (services/billing/proration.ts); usage was counted over it. */
+  service?: ServiceInterval | null;
 }
 
 /** An item of an earlier invoice, with that period's usage as it is now and what was billed for it so far. */
@@ -83,6 +88,8 @@ export interface PricedLine {
   adjusts_invoice_id: string | null;
   /** usage and adjustment lines of a grouped item: the group they bill; null otherwise. */
   dimensions?: LineDimensions | null;
+  /** A pro-rated item's lines (and their adjustments): the interval they cover, [fromMs, toMs) of usage counted. */
+  service?: { fromMs: number; toMs: number };
 }
 
 export interface PricedInvoice {
@@ -105,19 +112,29 @@ function quantityDescription(meter: MeterUsage, quantity: Decimal, breakdown: st
   return `${groupDigits(quantity)} ${meter.unit}` + (breakdown ? ` (${breakdown})` : '');
 }
 
+/** The minimum commitment that applies: pro-rated when the item was on for part of the period. */
+function minimumOf(item: Pick<ItemToPrice, 'minimum_amount' | 'service'>): string | null {
+  return item.minimum_amount === null || !item.service ? item.minimum_amount : canonicalDecimal(prorated(item.minimum_amount, item.service));
+}
+
 /** An item's priced usage plus its minimum-commitment true-up: what the item costs for a period. */
 function priceItemUsage(item: ItemToPrice & { meter: MeterUsage }, currency: string) {
   const quantity = usageQuantity(item.meter.usage, item.meter.aggregation);
   const priced = priceQuantity(item.model, quantity, currency);
-  const trueUp = minimumTrueUp(priced.amount, item.minimum_amount, currency);
+  const trueUp = minimumTrueUp(priced.amount, minimumOf(item), currency);
   return { quantity, priced, trueUp, total: priced.amount.plus(trueUp) };
 }
 
 function itemLines(item: ItemToPrice, currency: string): PricedLine[] {
+  const service = item.service ? { fromMs: item.service.fromMs, toMs: item.service.toMs } : undefined;
+  const proration = item.service ? ` — ${prorationText(item.service)}` : '';
   if (item.meter && item.group_by?.length) return groupLines(item as ItemToPrice & { meter: MeterUsage }, item.group_by, currency);
   if (!item.meter) {
-    const priced = priceQuantity(item.model, new Decimal(1), currency);
-    return [line({ type: 'flat', product_id: item.product_id, description: item.product_name, quantity: '1', unit_price: canonicalDecimal(priced.unit_price), amount: canonicalDecimal(priced.amount) })];
+    const units = new Decimal(item.quantity ?? 1);
+    const priced = priceQuantity(item.model, units, currency);
+    const amount = item.service ? proratedAmount(units.times(priced.unit_price), item.service, currency) : priced.amount;
+    const name = units.eq(1) ? item.product_name : `${item.product_name} × ${units}`;
+    return [line({ type: 'flat', product_id: item.product_id, description: `${name}${proration}`, quantity: canonicalDecimal(units), unit_price: canonicalDecimal(priced.unit_price), amount: canonicalDecimal(amount), service })];
   }
   const withMeter = item as ItemToPrice & { meter: MeterUsage };
   const { quantity, priced, trueUp } = priceItemUsage(withMeter, currency);
@@ -126,7 +143,8 @@ function itemLines(item: ItemToPrice, currency: string): PricedLine[] {
       type: 'usage',
       product_id: item.product_id,
       meter_id: item.meter.id,
-      description: `${item.product_name} — ${quantityDescription(item.meter, quantity, priced.breakdown)}`,
+      service,
+      description: `${item.product_name} — ${quantityDescription(item.meter, quantity, priced.breakdown)}${proration}`,
       quantity: canonicalDecimal(quantity),
       unit_price: canonicalDecimal(priced.unit_price),
       amount: canonicalDecimal(priced.amount),
@@ -139,7 +157,8 @@ function itemLines(item: ItemToPrice, currency: string): PricedLine[] {
         type: 'minimum_commitment',
         product_id: item.product_id,
         meter_id: item.meter.id,
-        description: `${item.product_name} — minimum commitment ${canonicalDecimal(item.minimum_amount!)}, usage ${canonicalDecimal(priced.amount)}: true-up`,
+        service,
+        description: `${item.product_name} — minimum commitment ${canonicalDecimal(item.minimum_amount!)}${item.service ? ` ${prorationText(item.service)}: ${canonicalDecimal(roundToMinorUnit(minimumOf(item)!, currency))}` : ''}, usage ${canonicalDecimal(priced.amount)}: true-up`,
         quantity: '1',
         unit_price: canonicalDecimal(trueUp),
         amount: canonicalDecimal(trueUp),
@@ -167,6 +186,7 @@ function adjustmentLine(a: AdjustmentToPrice, currency: string): PricedLine | nu
     unit_price: canonicalDecimal(priced.unit_price),
     amount: canonicalDecimal(dAmount),
     adjusts_invoice_id: a.invoice_id,
+    service: a.service ? { fromMs: a.service.fromMs, toMs: a.service.toMs } : undefined,
     ...(a.dimensions ? { dimensions: a.dimensions } : {}),
   });
 }

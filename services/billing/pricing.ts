@@ -7,6 +7,7 @@ import { runPooled } from '../workers/pool.js';
 import { timed, type BillingDeps, type BillingTimings } from './deps.js';
 import type { PriceModel, Pricing, Tier, TiersMode } from './price-models.js';
 import { priceInvoice, type AdjustmentToPrice, type InvoiceToPrice, type MeterUsage, type PricedInvoice } from './invoice-lines.js';
+import { serviceInterval } from './proration.js';
 
 /** A subscription's period to price: usage counts from periodStart up to usageEndMs (exclusive). */
 export interface PeriodToPrice {
@@ -14,6 +15,8 @@ export interface PeriodToPrice {
   account_id: string;
   currency: string;
   startMs: number;
+  /** The period's end (the start of the next one). */
+  endMs: number;
   /** The period's end; a canceled subscription's cancellation instant if earlier; now for the upcoming invoice. */
   usageEndMs: number;
 }
@@ -39,6 +42,10 @@ export function priceModelOf(row: ProductPriceRow): PriceModel {
 
 interface ItemRow extends ProductPriceRow {
   subscription_id: string;
+  quantity: number;
+  /** The item's interval (services/billing/proration.ts): from null = since the subscription began, to null = still on. */
+  effective_from: Date | null;
+  effective_to: Date | null;
   product_id: string;
   product_name: string;
   minimum_amount: string | null;
@@ -60,6 +67,11 @@ interface BilledRow {
   period_end: string;
   usage_start: Date;
   usage_end: Date;
+  /** A pro-rated line: the item's interval and its period's bounds. */
+  service_start: Date | null;
+  service_end: Date | null;
+  period_start_at: Date;
+  period_end_at: Date;
   product_id: string;
   product_name: string;
   meter_id: string;
@@ -81,15 +93,23 @@ const INVOICES_PER_TASK = 250;
  */
 export const LATE_USAGE_LOOKBACK_MONTHS = 3;
 
-/** Items of many subscriptions in printed order, with their product's name and price model and their meter. */
-async function itemsOf(q: PgPool | PgClient, subscriptionIds: string[]): Promise<Map<string, ItemRow[]>> {
-  const out = new Map<string, ItemRow[]>(subscriptionIds.map((id) => [id, []]));
+/**
+ * The items of many subscriptions that were on during each one's period — current ones and those removed or
+ * changed during it (services/control/subscriptions/store.ts keeps the history) — in printed order, with
+ * their product's name and price model and their meter.
+ */
+async function itemsOf(q: PgPool | PgClient, periods: PeriodToPrice[]): Promise<Map<string, ItemRow[]>> {
+  const out = new Map<string, ItemRow[]>(periods.map((p) => [p.subscription_id, []]));
   const r = await q.query<ItemRow>(
     `SELECT si.subscription_id, si.product_id, p.name AS product_name, ${PRODUCT_PRICE_COLUMNS('p')}, si.minimum_amount::text AS minimum_amount,
+            si.quantity, NULLIF(si.effective_from, '-infinity') AS effective_from, si.effective_to,
             si.meter_id, m.type AS meter_type, m.aggregation, m.unit, m.unique_by, si.group_by
-       FROM subscription_items si JOIN products p ON p.id = si.product_id LEFT JOIN meters m ON m.id = si.meter_id
-      WHERE si.subscription_id = ANY($1) ORDER BY si.subscription_id, si.position`,
-    [subscriptionIds],
+       FROM unnest($1::text[], $2::timestamptz[], $3::timestamptz[]) AS c(subscription_id, period_start, period_end)
+       JOIN subscription_items si ON si.subscription_id = c.subscription_id AND si.effective_from < c.period_end
+                                 AND (si.effective_to IS NULL OR si.effective_to > c.period_start)
+       JOIN products p ON p.id = si.product_id LEFT JOIN meters m ON m.id = si.meter_id
+      ORDER BY si.subscription_id, si.position, si.effective_from`,
+    [periods.map((p) => p.subscription_id), periods.map((p) => new Date(p.startMs)), periods.map((p) => new Date(p.endMs))],
   );
   for (const row of r.rows) out.get(row.subscription_id)!.push(row);
   return out;
@@ -104,8 +124,10 @@ async function billedBefore(q: PgPool | PgClient, periods: PeriodToPrice[]): Pro
   const out = new Map<string, BilledRow[]>(periods.map((p) => [p.subscription_id, []]));
   const r = await q.query<BilledRow>(
     `SELECT i.subscription_id, i.id AS invoice_id, to_char(i.period_start, 'YYYY-MM-DD') AS period_start, to_char(i.period_end, 'YYYY-MM-DD') AS period_end,
-            i.period_start::timestamp AT TIME ZONE 'UTC' AS usage_start,
-            LEAST((i.period_end + 1)::timestamp AT TIME ZONE 'UTC', s.canceled_at) AS usage_end,
+            i.period_start::timestamp AT TIME ZONE 'UTC' AS period_start_at, (i.period_end + 1)::timestamp AT TIME ZONE 'UTC' AS period_end_at,
+            COALESCE(l.service_start, i.period_start::timestamp AT TIME ZONE 'UTC') AS usage_start,
+            LEAST(COALESCE(l.service_end, (i.period_end + 1)::timestamp AT TIME ZONE 'UTC'), s.canceled_at) AS usage_end,
+            l.service_start, l.service_end,
             l.product_id, p.name AS product_name, l.meter_id, m.type AS meter_type, m.aggregation, m.unit, m.unique_by,
             COALESCE(l.price_model, jsonb_build_object('pricing', 'metered', 'price', l.unit_price::text, 'minimum_amount', NULL)) AS price_model,
             (l.quantity + COALESCE(adj.quantity, 0))::text AS billed_quantity,
@@ -118,9 +140,11 @@ async function billedBefore(q: PgPool | PgClient, periods: PeriodToPrice[]): Pro
        JOIN products p ON p.id = l.product_id
        JOIN meters m ON m.id = l.meter_id
        LEFT JOIN LATERAL (SELECT sum(x.amount) AS amount FROM invoice_lines x
-                           WHERE x.invoice_id = i.id AND x.type = 'minimum_commitment' AND x.product_id = l.product_id AND x.meter_id = l.meter_id) mc ON true
+                           WHERE x.invoice_id = i.id AND x.type = 'minimum_commitment' AND x.product_id = l.product_id AND x.meter_id = l.meter_id
+                             AND x.service_start IS NOT DISTINCT FROM l.service_start) mc ON true
        LEFT JOIN LATERAL (SELECT sum(x.quantity) AS quantity, sum(x.amount) AS amount FROM invoice_lines x JOIN invoices xi ON xi.id = x.invoice_id
-                           WHERE x.adjusts_invoice_id = i.id AND xi.status <> 'void' AND x.product_id = l.product_id AND x.meter_id = l.meter_id AND x.dimensions IS NULL) adj ON true
+                           WHERE x.adjusts_invoice_id = i.id AND xi.status <> 'void' AND x.product_id = l.product_id AND x.meter_id = l.meter_id AND x.dimensions IS NULL
+                             AND x.service_start IS NOT DISTINCT FROM l.service_start) adj ON true
       ORDER BY i.subscription_id, i.period_start, l.position`,
     [periods.map((p) => p.subscription_id), periods.map((p) => new Date(p.startMs)), LATE_USAGE_LOOKBACK_MONTHS],
   );
@@ -149,19 +173,22 @@ export async function pricePeriods(
   opts: { timings?: BillingTimings } = {},
 ): Promise<PricedInvoice[]> {
   if (periods.length === 0) return [];
-  const ids = periods.map((p) => p.subscription_id);
   const [items, billed, billedGroups] = await timed(opts.timings, 'postgres_ms', () =>
-    Promise.all([itemsOf(q, ids), billedBefore(q, periods), billedGroupsBefore(q, periods, LATE_USAGE_LOOKBACK_MONTHS)]),
+    Promise.all([itemsOf(q, periods), billedBefore(q, periods), billedGroupsBefore(q, periods, LATE_USAGE_LOOKBACK_MONTHS)]),
   );
   const requests: UsageTotalsRequest[] = [];
   const usageOf = (r: UsageTotalsRequest) => requests.push(r) - 1;
-  const itemUsage = new Map<string, number>();
-  for (const p of periods) {
-    for (const it of items.get(p.subscription_id)!) {
-      if (!it.meter_id) continue;
-      itemUsage.set(`${p.subscription_id}:${it.meter_id}`, usageOf({ accountId: p.account_id, meterId: it.meter_id, type: it.meter_type!, startMs: p.startMs, endMs: p.usageEndMs, uniqueBy: it.unique_by ?? undefined, groupBy: it.group_by.length ? it.group_by : undefined }));
-    }
-  }
+  // Per item row: the part of the period it was on (null: all of it) and, if metered, its usage request over that part.
+  const itemService = periods.map((p) => items.get(p.subscription_id)!.map((it) => serviceInterval(it.effective_from, it.effective_to, p.startMs, p.endMs)));
+  const itemUsage = periods.map((p, pi) =>
+    items.get(p.subscription_id)!.map((it, ii) => {
+      if (!it.meter_id) return -1;
+      const service = itemService[pi]![ii];
+      const startMs = service?.fromMs ?? p.startMs;
+      const endMs = Math.max(startMs, Math.min(p.usageEndMs, service?.toMs ?? p.endMs));
+      return usageOf({ accountId: p.account_id, meterId: it.meter_id, type: it.meter_type!, startMs, endMs, uniqueBy: it.unique_by ?? undefined, groupBy: it.group_by.length ? it.group_by : undefined });
+    }),
+  );
   const billedUsage = periods.map((p) =>
     billed.get(p.subscription_id)!.map((b) => usageOf({ accountId: p.account_id, meterId: b.meter_id, type: b.meter_type, startMs: b.usage_start.getTime(), endMs: b.usage_end.getTime(), uniqueBy: b.unique_by ?? undefined })),
   );
@@ -170,12 +197,14 @@ export async function pricePeriods(
   const toPrice: InvoiceToPrice[] = periods.map((p, pi) => ({
     subscription_id: p.subscription_id,
     currency: p.currency,
-    items: items.get(p.subscription_id)!.map((it) => ({
+    items: items.get(p.subscription_id)!.map((it, ii) => ({
       product_id: it.product_id,
       product_name: it.product_name,
       model: priceModelOf(it),
       minimum_amount: it.minimum_amount,
-      meter: it.meter_id ? meterUsage(it, usage[itemUsage.get(`${p.subscription_id}:${it.meter_id}`)!]!) : null,
+      quantity: it.quantity,
+      service: itemService[pi]![ii],
+      meter: it.meter_id ? meterUsage(it, usage[itemUsage[pi]![ii]!]!) : null,
       ...(it.group_by.length ? { group_by: it.group_by } : {}),
     })),
     adjustments: billed.get(p.subscription_id)!.map((b, bi): AdjustmentToPrice => {
@@ -188,6 +217,9 @@ export async function pricePeriods(
         product_name: b.product_name,
         model: model as PriceModel,
         minimum_amount,
+        service: b.service_start
+          ? { fromMs: b.service_start.getTime(), toMs: b.service_end!.getTime(), periodStartMs: b.period_start_at.getTime(), periodEndMs: b.period_end_at.getTime() }
+          : null,
         meter: { id: b.meter_id, aggregation: b.aggregation, unit: b.unit, usage: usage[billedUsage[pi]![bi]!]! },
         billed_quantity: b.billed_quantity,
         billed_amount: b.billed_amount,

@@ -25,7 +25,7 @@ export async function upcomingInvoice(deps: Pick<BillingDeps, 'clickhouse' | 'da
   if (sub.row.status === 'canceled') throw new ConflictError(`Subscription ${subscriptionId} is canceled: it has no upcoming invoice.`, 'subscription_canceled');
   const period = currentPeriod(sub.row, now);
   const [[priced], customer] = await Promise.all([
-    pricePeriods(deps, deps.pg, [{ subscription_id: sub.row.id, account_id: accountId, currency: sub.row.currency, startMs: period.start.getTime(), usageEndMs: now.getTime() }]),
+    pricePeriods(deps, deps.pg, [{ subscription_id: sub.row.id, account_id: accountId, currency: sub.row.currency, startMs: period.start.getTime(), endMs: period.end.getTime(), usageEndMs: now.getTime() }]),
     deps.pg.query<{ customer_id: string }>('SELECT customer_id FROM accounts WHERE id = $1', [accountId]),
   ]);
   await previewCredits(deps.pg, accountId, priced!, now);

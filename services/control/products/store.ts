@@ -51,7 +51,7 @@ export async function deleteProduct(pool: PgPool, id: string): Promise<void> {
     if (found.rowCount === 0) throw notFound(id);
     const used = await c.query(
       `SELECT s.id FROM subscription_items i JOIN subscriptions s ON s.id = i.subscription_id
-        WHERE i.product_id = $1 AND s.status = 'active' LIMIT 1`,
+        WHERE i.product_id = $1 AND i.effective_to IS NULL AND s.status = 'active' LIMIT 1`,
       [id],
     );
     if (used.rowCount) {

@@ -17,7 +17,7 @@ export async function resolveItems(
   input: ItemRequest[],
   requiredCurrency?: string,
 ): Promise<{ items: Item[]; currency: string }> {
-  const items: Item[] = input.map((i) => ({ product_id: i.product_id, meter_id: i.meter_id ?? null, minimum_amount: i.minimum_amount ?? null, group_by: i.group_by ?? [] }));
+  const items: Item[] = input.map((i) => ({ product_id: i.product_id, meter_id: i.meter_id ?? null, minimum_amount: i.minimum_amount ?? null, group_by: i.group_by ?? [], quantity: i.quantity ?? 1 }));
   const productIds = [...new Set(items.map((i) => i.product_id))];
   const meterIds = [...new Set(items.flatMap((i) => (i.meter_id ? [i.meter_id] : [])))];
   const [products, meters] = await Promise.all([
@@ -36,7 +36,7 @@ export async function resolveItems(
   const seen = new Map<string, number>();
   items.forEach((item, i) => {
     const at = `items[${i}]`;
-    const pairKey = `${item.product_id}\u0000${item.meter_id ?? ''}`;
+    const pairKey = itemKey(item);
     const earlier = seen.get(pairKey);
     if (earlier !== undefined) errors.push({ field: at, message: `repeats items[${earlier}]` });
     else seen.set(pairKey, i);
@@ -49,6 +49,7 @@ export async function resolveItems(
       if (!item.meter_id) errors.push({ field: `${at}.meter_id`, message: `is required for a ${product.pricing} product` });
       else if (!knownMeters.has(item.meter_id)) errors.push({ field: `${at}.meter_id`, message: 'no such meter' });
       else groupByProblems(item, knownMeters.get(item.meter_id)!, at, errors);
+      if (item.quantity !== 1) errors.push({ field: `${at}.quantity`, message: `is only for flat products (a ${product.pricing} product's quantity is its usage)` });
     } else {
       if (item.meter_id) errors.push({ field: `${at}.meter_id`, message: 'must be null for a flat product' });
       if (item.minimum_amount !== null) errors.push({ field: `${at}.minimum_amount`, message: 'is only for usage-priced (metered, tiered, package) products' });
@@ -78,11 +79,16 @@ function groupByProblems(item: Item, declared: readonly string[], at: string, er
   if (item.group_by.length && item.minimum_amount !== null) errors.push({ field: `${at}.minimum_amount`, message: 'is not available with group_by (a minimum applies to one usage line)' });
 }
 
+/** Items are the same item (product and meter: no subscription has one twice) — perhaps with other terms. */
+export const itemKey = (i: Item): string => `${i.product_id}\u0000${i.meter_id ?? ''}`;
+
+/** The same item on the same terms: a change between them is no change (no new history row, no proration). */
+export function sameItem(x: Item, y: Item): boolean {
+  const sameMinimum = (a: string | null, b: string | null) => (a === null || b === null ? a === b : new Decimal(a).eq(b));
+  const sameGroups = (a: string[], b: string[]) => a.length === b.length && a.every((k, i) => k === b[i]);
+  return itemKey(x) === itemKey(y) && x.quantity === y.quantity && sameMinimum(x.minimum_amount, y.minimum_amount) && sameGroups(x.group_by, y.group_by);
+}
+
 export function sameItems(a: Item[], b: Item[]): boolean {
-  const sameMinimum = (x: string | null, y: string | null) => (x === null || y === null ? x === y : new Decimal(x).eq(y));
-  const sameGroups = (x: string[], y: string[]) => x.length === y.length && x.every((k, i) => k === y[i]);
-  return (
-    a.length === b.length &&
-    a.every((x, i) => x.product_id === b[i]!.product_id && x.meter_id === b[i]!.meter_id && sameMinimum(x.minimum_amount, b[i]!.minimum_amount) && sameGroups(x.group_by, b[i]!.group_by))
-  );
+  return a.length === b.length && a.every((x, i) => sameItem(x, b[i]!));
 }

@@ -23,6 +23,7 @@ export const ItemInput = Type.Object(
       Type.Number({ minimum: 0, description: "minimum commitment per period (usage-priced items only): usage priced below it is trued up to it on the invoice; an exact decimal" }),
     ),
     group_by: Type.Optional(GroupBy),
+    quantity: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000, description: 'units of a flat product (seats), billed quantity × price per period; default 1' })),
   },
   { additionalProperties: false },
 );
@@ -42,6 +43,7 @@ export const SubscriptionSchema = Type.Object(
           meter_id: Type.Union([Type.String(), Type.Null()]),
           minimum_amount: Type.Optional(Type.Number({ description: 'minimum commitment per period, when set' })),
           group_by: Type.Optional(Type.Array(Type.String(), { description: 'dimension keys the usage is billed by (one line per group), when set' })),
+          quantity: Type.Optional(Type.Integer({ description: 'units of a flat product, when not 1' })),
         },
         { additionalProperties: false },
       ),
@@ -84,6 +86,8 @@ export interface Item {
   minimum_amount: string | null;
   /** Dimension keys billed per group; empty: one line for the whole meter. */
   group_by: string[];
+  /** Units of a flat product (1 for usage-priced ones). */
+  quantity: number;
 }
 
 export interface Subscription {
@@ -104,12 +108,13 @@ export function toSubscription(s: Subscription, now = new Date()) {
   };
 }
 
-/** An item on the wire (subscription representation and `subscription.updated`): the minimum and group_by only when set. */
+/** An item on the wire (subscription representation and `subscription.updated`): the minimum and group_by only when set, the quantity when not 1. */
 export function itemOut(i: Item) {
   return {
     product_id: i.product_id,
     meter_id: i.meter_id,
     ...(i.minimum_amount === null ? {} : { minimum_amount: new JsonDecimal(i.minimum_amount) }),
     ...(i.group_by.length ? { group_by: i.group_by } : {}),
+    ...(i.quantity === 1 ? {} : { quantity: i.quantity }),
   };
 }
