@@ -2,6 +2,7 @@ import type { NoisyNeighbourResult } from './phases/noisy-neighbour.js';
 import type { WebhooksResult } from './phases/webhooks.js';
 import { billingRunLines, type BillingRunResult } from './phases/billing-run.js';
 import { dimensionReadLines, type DimensionReadsResult } from './phases/dimension-reads.js';
+import { emitterLines, type EmitterResult } from './phases/emitter.js';
 /** The benchmark's result document and its table, with the docs/design.md §11 goals checked. */
 import type { LoadResult } from './load.js';
 import type { LagSummary } from './lag-probe.js';
@@ -50,6 +51,7 @@ export interface BenchReport {
   noisy_neighbour?: NoisyNeighbourResult;
   group_by_reads?: DimensionReadsResult;
   unique_counts?: DimensionReadsResult;
+  emitter?: EmitterResult;
 }
 
 export interface Goal {
@@ -164,6 +166,7 @@ export function printReport(r: BenchReport): void {
     ...(r.billing_run_mix ? billingRunLines(r.billing_run_mix) : []),
     ...(r.group_by_reads ? dimensionReadLines(r.group_by_reads) : []),
     ...(r.unique_counts ? dimensionReadLines(r.unique_counts) : []),
+    ...(r.emitter ? emitterLines(r.emitter) : []),
     '',
     table([['goal (docs/design.md §11)', 'tool', 'measured', 'met'], ...r.goals.map((g) => [g.goal, g.tool, g.measured, g.met ? 'yes' : 'NO'])]),
     '',

@@ -21,6 +21,7 @@
  *          --profile (V8 CPU profiles of the api processes in bench/results/)
  *          --phases ceiling,single,batched,stream,get-product,usage-query (default; stream = the usage WebSocket, --stream-connections 8 --stream-window 16; get-usage = usage queries under load, opt-in), plus `floor`: requests to a missing meter (404 after
  *          billing-run (default): one billing run over --billing-subscriptions 10000 (half metered; bench/phases/billing-run.ts)
+ *          emitter (opt-in): --emitter-records 200000 sent by raw batched posts and by meterline/client's UsageEmitter (--emitter-batch 1000, --emitter-concurrency 4)
  *          group-by-reads (opt-in): --group-by-records 10000000 with --group-by-values 20 models, read grouped and filtered
  *          unique-counts (opt-in): --unique-records 2000000 of --unique-users 1000000 users, hour/day/month windows
  *          cluster (opt-in, alone): the single topology and the local cluster side by side, as ratios (bench/cluster.ts)
@@ -42,6 +43,7 @@ import { runBillingPhase } from './phases/billing-run.js';
 import { runNoisyNeighbourPhase } from './phases/noisy-neighbour.js';
 import { runStreamLoad } from './phases/stream.js';
 import { runGroupByReadsPhase, runUniqueCountsPhase } from './phases/dimension-reads.js';
+import { runEmitterPhase } from './phases/emitter.js';
 import { CpuMeter } from './cpu.js';
 import { startPrivateServers, type PrivateServers } from './private-servers.js';
 import { freePort } from '../infra/stack/process.js';
@@ -191,7 +193,7 @@ async function main(): Promise<void> {
     const ceilings = await Promise.all(Array.from({ length: opts.apiProcs }, (_, i) => launch(`ceiling-${i}`, [repoPath('dist/bench/ceiling-server.js'), String(ceilingPort)], {})));
     const apis = await Promise.all(Array.from({ length: opts.apiProcs }, (_, i) => launch(`api-${i}`, [...(opts.profile ? ['--cpu-prof', `--cpu-prof-dir=${resultsDir}`] : []), repoPath('dist/bench/api-process.js')], world.env)));
     const consumers = await Promise.all(
-      Array.from({ length: opts.consumerProcs }, (_, i) => launch(`consumer-${i}`, [repoPath('dist/services/main.js'), 'consumer'], { ...world.env, LOG_LEVEL: 'info' }, 'usage consumer started')),
+      Array.from({ length: opts.consumerProcs }, (_, i) => launch(`consumer-${i}`, [...(opts.profile ? ['--cpu-prof', `--cpu-prof-dir=${resultsDir}`] : []), repoPath('dist/services/main.js'), 'consumer'], { ...world.env, LOG_LEVEL: 'info' }, 'usage consumer started')),
     );
     log(`running: ${procs.map((p) => `${p.name}(${p.child.pid})`).join(' ')}`);
     const pidsOf = (ps: Proc[]) => ps.map((p) => p.child.pid!).filter(Boolean);
@@ -284,6 +286,10 @@ async function main(): Promise<void> {
     // The usage WebSocket (bench/phases/stream.ts): frames of --batch records with meter_id, as POST /v1/usage takes them.
     const streamRecords = JSON.stringify(Array.from({ length: opts.batch }, (_, i) => ({ meter_id: world.meterId, value: (i % 10) + 1, timestamp: ts })));
     if (opts.phases.includes('stream')) await phase('stream', `ws://127.0.0.1:${apiPort}/v1/usage/stream`, streamRecords, opts.batch, auth);
+    // The client library's UsageEmitter against plain batched posts, same records (bench/phases/emitter.ts): opt-in.
+    if (opts.phases.includes('emitter')) {
+      report.emitter = await runEmitterPhase({ world, ch, apiPort, cpu, log, records: arg('emitter-records', 200_000), batch: arg('emitter-batch', 1000), concurrency: arg('emitter-concurrency', 4) });
+    }
     const lag: LagSummary = await probe.stop();
     report.lag = { ...lag, probes_refused: probe.refused };
     log(`lag: ${JSON.stringify(report.lag)}`);

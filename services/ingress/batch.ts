@@ -3,7 +3,8 @@ import type { HttpReply } from '../../shared/http/context.js';
 import { reply } from '../../shared/http/reply.js';
 import { USAGE_LIMITS } from '../../shared/usage/limits.js';
 import type { MeterRecord } from '../../shared/meters/record.js';
-import { checkRecord, recordErrorCode, type RecordContext } from './records.js';
+import { recordErrorCode, writeRecord, type RecordContext } from './records.js';
+import { RowWriter } from '../../shared/usage/wire.js';
 import type { UsagePublisher } from './publisher.js';
 
 export interface RecordError {
@@ -29,7 +30,7 @@ export interface CheckedBatch {
   total: number;
   accepted: number;
   /** Encoded rows of the accepted records (one JetStream message's worth). */
-  rows: string;
+  rows: Buffer;
   /** The `results` array's items, as JSON text, in index order. */
   resultsJson: string;
   rejected: { index: number; error: RecordError }[];
@@ -45,7 +46,7 @@ export function checkBatch(items: unknown[], meterFor: MeterFor, ctx: RecordCont
   // The 202 body, written as we go: JSON.stringify of a thousand result objects costs more than the
   // validation of their records (measured ~5× a string build).
   let json = '';
-  let rows = '';
+  const rows = new RowWriter(items.length);
   let accepted = 0;
   const errors: FieldError[] = []; // reused: most records have none
   for (let i = 0; i < items.length; i++) {
@@ -54,12 +55,11 @@ export function checkBatch(items: unknown[], meterFor: MeterFor, ctx: RecordCont
     let error: RecordError | undefined;
     if (!('type' in meter)) error = meter;
     else {
-      const rec = checkRecord(item, meter, ctx, errors, withMeterId);
-      if (rec !== undefined) {
-        rows += rec.row;
+      const id = writeRecord(rows, item, meter, ctx, errors, withMeterId);
+      if (id !== undefined) {
         accepted++;
         // Server-assigned ids are [0-9A-Za-z_]: no escaping needed.
-        json += `${i ? ',' : ''}{"index":${i},"status":"accepted","id":${rec.assigned ? `"${rec.id}"` : JSON.stringify(rec.id)}}`;
+        json += `${i ? ',' : ''}{"index":${i},"status":"accepted","id":${(item as { id?: string }).id === undefined ? `"${id}"` : JSON.stringify(id)}}`;
         continue;
       }
       const own = errors.splice(0);
@@ -70,7 +70,7 @@ export function checkBatch(items: unknown[], meterFor: MeterFor, ctx: RecordCont
     rejected.push({ index: i, error });
     json += (i ? ',' : '') + JSON.stringify({ index: i, status: 'rejected', error } satisfies BatchResult);
   }
-  return { total: items.length, accepted, rows, resultsJson: json, rejected };
+  return { total: items.length, accepted, rows: rows.bytes(), resultsJson: json, rejected };
 }
 
 /** `{accepted, rejected, results}` of a checked batch, as JSON object members (the caller adds its own). */

@@ -50,7 +50,8 @@ interface Waiter {
 
 interface Group {
   subject: string;
-  rows: string;
+  /** The requests' payloads, in arrival order: concatenated once, when the group is published. */
+  chunks: Uint8Array[];
   bytes: number;
   count: number;
   waiters: Waiter[];
@@ -130,15 +131,14 @@ export class UsagePublisher {
   }
 
   /**
-   * Resolves once JetStream stored `rows` (one or more TabSeparated rows of `accountId`); rejects with a
-   * 503 UnavailableError when they were not and never will be counted.
+   * Resolves once JetStream stored `rows` (one or more rows of `accountId`, shared/usage/wire.ts); rejects
+   * with a 503 UnavailableError when they were not and never will be counted.
    */
-  submit(subject: string, rows: string, count: number): Promise<void> {
+  submit(subject: string, rows: Uint8Array, count: number): Promise<void> {
     if (!this.connected || this.stopping) {
       this.refused.inc({ reason: this.stopping ? 'stopping' : 'disconnected' });
       return Promise.reject(unavailable('The usage stream (NATS) is unreachable; nothing was recorded.'));
     }
-    // Row text is ASCII except caller ids; length is a close enough (and cheap) byte estimate here.
     const bytes = rows.length;
     if (this.inflightBytes + bytes > MAX_INFLIGHT_BYTES) {
       this.refused.inc({ reason: 'saturated' });
@@ -150,10 +150,10 @@ export class UsagePublisher {
       group = undefined;
     }
     if (!group) {
-      group = { subject, rows: '', bytes: 0, count: 0, waiters: [] };
+      group = { subject, chunks: [], bytes: 0, count: 0, waiters: [] };
       this.groups.set(subject, group);
     }
-    group.rows += rows;
+    group.chunks.push(rows);
     group.bytes += bytes;
     group.count += count;
     this.inflightBytes += bytes;
@@ -212,7 +212,7 @@ export class UsagePublisher {
     let outcome: Outcome;
     let reason = '';
     try {
-      await js.publish(g.subject, Buffer.from(g.rows), { msgID, headers: h, timeout: PUBLISH_TIMEOUT_MS });
+      await js.publish(g.subject, g.chunks.length === 1 ? g.chunks[0]! : Buffer.concat(g.chunks, g.bytes), { msgID, headers: h, timeout: PUBLISH_TIMEOUT_MS });
       outcome = 'stored';
       this.publishSeconds.observe((performance.now() - started) / 1000);
       this.rowsPerMessage.observe(g.count);

@@ -6,7 +6,7 @@ import { reply } from '../../shared/http/reply.js';
 import { problemResponses } from './problem-docs.js';
 import { acceptBatch } from './batch.js';
 import { checkRecord, recordErrorCode, type CheckedRecord } from './records.js';
-import type { HttpReply } from '../../shared/http/context.js';
+import type { HttpReply, RequestContext } from '../../shared/http/context.js';
 import { AcceptedUsageSchema, BatchResultSchema, UsageBatchBody, UsageRecordBody } from './schemas.js';
 import type { IngressDeps } from './deps.js';
 
@@ -27,6 +27,20 @@ export function acceptedRecordReply(rec: CheckedRecord, meterId: string, timesta
   return reply.jsonText(202, `{"id":${id},"meter_id":"${meterId}","value":${String(rec.value)},"timestamp":"${timestamp}","received_at":"${formatTimestamp(now)}"}`);
 }
 
+/** The body of one request to a meter, its meter now known to the registry (or known to be missing). */
+function recordMeterUsage(deps: IngressDeps, ctx: RequestContext, accountId: string, meterId: string): HttpReply | Promise<HttpReply> {
+  const meter = usableMeter(deps, meterId, accountId);
+  const now = Date.now();
+  const subject = deps.names.usageSubject(accountId);
+  const body = ctx.body;
+  if (Array.isArray(body)) return acceptBatch(body, () => meter, { accountId, now }, subject, deps.publisher, false);
+  if (body === undefined) throw new ValidationError([{ field: '', message: 'a JSON body is required' }], 'A JSON request body is required.');
+  const errors: FieldError[] = [];
+  const rec = checkRecord(body, meter, { accountId, now }, errors);
+  if (rec === undefined) throw new ValidationError(errors, undefined, recordErrorCode(errors));
+  return deps.publisher.submit(subject, rec.row, 1).then(() => acceptedRecordReply(rec, meter.id, (body as { timestamp: string }).timestamp, now));
+}
+
 /** POST /v1/meters/{meter_id}/usage — one record, or a JSON array of up to 1,000. */
 export function recordMeterUsageRoute(deps: IngressDeps): RouteDef {
   return {
@@ -36,24 +50,16 @@ export function recordMeterUsageRoute(deps: IngressDeps): RouteDef {
     body: 'json',
     idempotent: false, // records carry their own idempotency key (`id`)
     rateLimit: 'records',
-    handler: async (ctx) => {
+    // Not async: a meter the registry holds is checked and the record handed to the publisher in the
+    // request's own tick, and the one promise is the JetStream ack's (docs/design.md §11).
+    handler: (ctx) => {
       const accountId = ctx.principal!.accountId;
       const meterId = ctx.params.meter_id!;
       // Before any meter lookup: an account over its rate costs nothing more (429, nothing published).
       deps.protection.takeIngestRecords(accountId, Array.isArray(ctx.body) ? ctx.body.length : 1);
       deps.registry.assertCurrent();
-      if (deps.registry.get(meterId) === undefined) await deps.registry.ensure([meterId]);
-      const meter = usableMeter(deps, meterId, accountId);
-      const now = Date.now();
-      const subject = deps.names.usageSubject(accountId);
-      const body = ctx.body;
-      if (Array.isArray(body)) return acceptBatch(body, () => meter, { accountId, now }, subject, deps.publisher, false);
-      if (body === undefined) throw new ValidationError([{ field: '', message: 'a JSON body is required' }], 'A JSON request body is required.');
-      const errors: FieldError[] = [];
-      const rec = checkRecord(body, meter, { accountId, now }, errors);
-      if (rec === undefined) throw new ValidationError(errors, undefined, recordErrorCode(errors));
-      await deps.publisher.submit(subject, rec.row, 1);
-      return acceptedRecordReply(rec, meter.id, (body as { timestamp: string }).timestamp, now);
+      if (deps.registry.get(meterId) === undefined) return deps.registry.ensure([meterId]).then(() => recordMeterUsage(deps, ctx, accountId, meterId));
+      return recordMeterUsage(deps, ctx, accountId, meterId);
     },
     doc: {
       summary: 'Record usage of a meter: one record, or a JSON array of up to 1,000 (202 after JetStream stored them)',

@@ -1,5 +1,6 @@
 import { ValidationError } from '../../shared/errors.js';
 import type { RouteDef } from '../../shared/http/route.js';
+import { isPromise } from '../../shared/http/pipeline.js';
 import type { MeterRecord } from '../../shared/meters/record.js';
 import { acceptBatch, type MeterFor, type RecordError } from './batch.js';
 import { problemResponses } from './problem-docs.js';
@@ -16,14 +17,18 @@ const meterIdOf = (item: unknown): unknown => (item !== null && typeof item === 
  * The meter of each item of a batch across meters (its `meter_id`), for `checkBatch`: meters the registry
  * has not seen yet are looked up first; another account's meter is as missing as an unknown one.
  */
-export async function itemMeters(deps: IngressDeps, accountId: string, items: unknown[]): Promise<MeterFor> {
+export function itemMeters(deps: IngressDeps, accountId: string, items: unknown[]): MeterFor | Promise<MeterFor> {
   deps.registry.assertCurrent(); // 503 rather than meters the process may no longer know the state of
-  const unknown = new Set<string>();
+  let unknown: Set<string> | undefined;
   for (const item of items) {
     const id = meterIdOf(item);
-    if (typeof id === 'string' && deps.registry.get(id) === undefined) unknown.add(id);
+    if (typeof id === 'string' && deps.registry.get(id) === undefined) (unknown ??= new Set()).add(id);
   }
-  if (unknown.size) await deps.registry.ensure(unknown);
+  // Every meter known already (the usual case): no promise.
+  return unknown ? deps.registry.ensure(unknown).then(() => meterLookup(deps, accountId)) : meterLookup(deps, accountId);
+}
+
+function meterLookup(deps: IngressDeps, accountId: string): MeterFor {
   return (item: unknown): MeterRecord | RecordError => {
     const id = meterIdOf(item);
     if (typeof id !== 'string') return NO_METER;
@@ -43,7 +48,7 @@ export function recordUsageRoute(deps: IngressDeps): RouteDef {
     body: 'json',
     idempotent: false,
     rateLimit: 'records',
-    handler: async (ctx) => {
+    handler: (ctx) => {
       const accountId = ctx.principal!.accountId;
       const body = ctx.body;
       if (ctx.mediaType === CLOUDEVENT_MEDIA_TYPE || ctx.mediaType === CLOUDEVENTS_BATCH_MEDIA_TYPE) {
@@ -55,8 +60,9 @@ export function recordUsageRoute(deps: IngressDeps): RouteDef {
       }
       // Before any meter lookup: an account over its rate costs nothing more (429, nothing published).
       deps.protection.takeIngestRecords(accountId, body.length);
-      const meterFor = await itemMeters(deps, accountId, body);
-      return acceptBatch(body, meterFor, { accountId, now: Date.now() }, deps.names.usageSubject(accountId), deps.publisher, true);
+      const accept = (meterFor: MeterFor) => acceptBatch(body, meterFor, { accountId, now: Date.now() }, deps.names.usageSubject(accountId), deps.publisher, true);
+      const meters = itemMeters(deps, accountId, body);
+      return isPromise(meters) ? meters.then(accept) : accept(meters);
     },
     doc: {
       summary:

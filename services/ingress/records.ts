@@ -5,8 +5,8 @@ import { USAGE_LIMITS } from '../../shared/usage/limits.js';
 import { decimalText, valueProblem, INTEGER_PRECISION_MESSAGE, PRECISION_MESSAGE, RANGE_MESSAGE, VALUE_OUT_OF_RANGE } from '../../shared/usage/value.js';
 import { parseTimestamp } from '../../shared/usage/timestamp.js';
 import { newUsageId } from '../../shared/usage/ids.js';
-import { checkDimensions, NO_DIMENSIONS } from '../../shared/usage/dimensions.js';
-import { encodeRow, tsvEscape } from '../../shared/usage/wire.js';
+import { checkDimensions, NO_DIMENSIONS, type Dimensions } from '../../shared/usage/dimensions.js';
+import { RowWriter, tsvEscape } from '../../shared/usage/wire.js';
 import { MeterUsageRecordBody, UsageRecordBody } from './schemas.js';
 
 // Compiled once at start; every request reuses them.
@@ -42,13 +42,19 @@ export interface CheckedRecord {
   assigned: boolean;
   value: number;
   tsMs: number;
-  row: string;
+  /** Its row on the USAGE stream (shared/usage/wire.ts), for UsagePublisher.submit. */
+  row: Buffer;
 }
 
 /** Request-wide facts the per-record rules need. */
 export interface RecordContext {
   accountId: string;
   now: number;
+  /**
+   * The timestamps accepted, [fromMs, toMs), and what to say otherwise. Default: the ingest window (the last
+   * 35 days, 5 minutes ahead); a correction's replacement records take its range instead.
+   */
+  window?: { fromMs: number; toMs: number; message: string };
 }
 
 /**
@@ -58,6 +64,18 @@ export interface RecordContext {
  * the record) and returns undefined, or returns the encoded record.
  */
 export function checkRecord(raw: unknown, meter: MeterRecord, ctx: RecordContext, errors: FieldError[], withMeterId = false): CheckedRecord | undefined {
+  const out = new RowWriter();
+  const id = writeRecord(out, raw, meter, ctx, errors, withMeterId);
+  if (id === undefined) return undefined;
+  const r = raw as RawRecord;
+  return { id, assigned: r.id === undefined, value: r.value === 0 ? 0 : r.value, tsMs: parseTimestamp(r.timestamp)!, row: out.bytes() };
+}
+
+/**
+ * checkRecord for batches: a valid record's row goes straight into `out` (one writer per request) and its
+ * id is returned — no object per record; an invalid one pushes its problems into `errors`.
+ */
+export function writeRecord(out: RowWriter, raw: unknown, meter: MeterRecord, ctx: RecordContext, errors: FieldError[], withMeterId: boolean): string | undefined {
   const check = withMeterId ? checkMeterRecordShape : checkRecordShape;
   const before = errors.length;
   if (!check(raw)) {
@@ -75,16 +93,24 @@ export function checkRecord(raw: unknown, meter: MeterRecord, ctx: RecordContext
   if (typeof r.timestamp === 'string') {
     tsMs = parseTimestamp(r.timestamp);
     if (tsMs === undefined) errors.push({ field: 'timestamp', message: TIMESTAMP_FORMAT_MESSAGE });
-    else if (tsMs < ctx.now - USAGE_LIMITS.maxPastMs || tsMs > ctx.now + USAGE_LIMITS.maxFutureMs) {
-      errors.push({ field: 'timestamp', message: TIMESTAMP_WINDOW_MESSAGE });
+    else if (ctx.window ? tsMs < ctx.window.fromMs || tsMs >= ctx.window.toMs : tsMs < ctx.now - USAGE_LIMITS.maxPastMs || tsMs > ctx.now + USAGE_LIMITS.maxFutureMs) {
+      errors.push({ field: 'timestamp', message: ctx.window?.message ?? TIMESTAMP_WINDOW_MESSAGE });
     }
   }
-  // The schema already named what is wrong inside `dimensions` (values): don't say it twice.
-  const schemaSaidDims = errors.some((e, i) => i >= before && e.field.startsWith('dimensions'));
-  const dims = r.dimensions === undefined ? NO_DIMENSIONS : schemaSaidDims ? undefined : checkDimensions(r.dimensions, meter.dimensions, errors);
+  let dims: Dimensions | undefined = NO_DIMENSIONS;
+  if (r.dimensions !== undefined) {
+    // The schema already named what is wrong inside `dimensions` (values): don't say it twice.
+    let schemaSaidDims = false;
+    for (let i = before; i < errors.length; i++) if (errors[i]!.field.startsWith('dimensions')) schemaSaidDims = true;
+    dims = schemaSaidDims ? undefined : checkDimensions(r.dimensions, meter.dimensions, errors);
+  }
   if (errors.length > before || text === undefined || tsMs === undefined || dims === undefined) return undefined;
   const given = r.id;
-  const id = given ?? newUsageId();
-  const assigned = given === undefined;
-  return { id, assigned, value: r.value === 0 ? 0 : r.value, tsMs, row: encodeRow(ctx.accountId, meter.id, tsMs, assigned ? id : tsvEscape(id), text, ctx.now, dims) };
+  if (given === undefined) {
+    const id = newUsageId();
+    out.row(ctx.accountId, meter.id, tsMs, id, text, ctx.now, dims);
+    return id;
+  }
+  out.row(ctx.accountId, meter.id, tsMs, tsvEscape(given), text, ctx.now, dims);
+  return given;
 }

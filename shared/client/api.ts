@@ -2,7 +2,8 @@
  * The typed API client of `meterline/client` (issue 18). Its types are the Static types of the very schemas
  * that validate requests and document them in the OpenAPI document (services/ingress/schemas.ts,
  * services/control/usage/schemas.ts, services/control/meters/schemas.ts), so client, server and
- * `/openapi.json` cannot drift apart.
+ * `/openapi.json` cannot drift apart. Browser-safe (fetch, URL; no Node module): the web console
+ * (services/console/web/src/lib/api.ts) calls the API through it. The emitter (emitter.ts) is Node-only.
  */
 import type Type from 'typebox';
 import type { AcceptedUsageSchema, BatchResultSchema, MeterUsageRecordBody } from '../../services/ingress/schemas.js';
@@ -29,8 +30,10 @@ export interface UsageQuery {
 export class MeterlineError extends Error {
   constructor(
     readonly status: number,
-    readonly problem: { code?: string; detail?: string; errors?: { field: string; message: string }[] } | undefined,
+    readonly problem: { code?: string; detail?: string; errors?: { field: string; message: string }[]; request_id?: string } | undefined,
     readonly retryAfterSeconds: number | undefined,
+    /** The answer as sent, and its X-Request-Id: for an error that is not a problem document (a proxy's page, an OAuth error). */
+    readonly body: { text: string; json: unknown; requestId?: string } = { text: '', json: undefined },
   ) {
     super(`meterline ${status}${problem?.code ? ` ${problem.code}` : ''}: ${problem?.detail ?? 'request failed'}`);
   }
@@ -45,6 +48,8 @@ export interface ClientOptions {
   baseUrl: string;
   /** A bearer token, or a function returning the current one. */
   token: string | (() => string | Promise<string>);
+  /** A new token after a 401 (expired or revoked): the request is sent once more with it. */
+  refreshToken?: () => Promise<string>;
   fetch?: typeof fetch;
 }
 
@@ -55,24 +60,44 @@ export class MeterlineClient {
     this.fetch = opts.fetch ?? fetch;
   }
 
-  /** One request; JSON in and out; non-2xx → MeterlineError. A kept-alive socket the server closed is retried once. */
-  async request<T>(method: string, path: string, body?: unknown, contentType = 'application/json'): Promise<T> {
-    const token = typeof this.opts.token === 'function' ? await this.opts.token() : this.opts.token;
-    const init: RequestInit = { method, headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { 'content-type': contentType }) } };
-    if (body !== undefined) init.body = typeof body === 'string' ? body : JSON.stringify(body);
+  /**
+   * One request, the answer as it came (any status): a string body is sent as is (exact decimals written by
+   * hand), anything else as JSON. A kept-alive socket the server closed is retried once; a 401 once with
+   * `refreshToken`'s token.
+   */
+  async send(method: string, path: string, body?: unknown, contentType = 'application/json'): Promise<Response> {
+    const headers = (token: string): Record<string, string> => ({ authorization: `Bearer ${token}`, accept: 'application/json', ...(body === undefined ? {} : { 'content-type': contentType }) });
     const url = new URL(path, this.opts.baseUrl);
-    let res: Response;
-    try {
-      res = await this.fetch(url, init);
-    } catch (err) {
-      if ((err as { cause?: { code?: string } }).cause?.code !== 'UND_ERR_SOCKET') throw err;
-      res = await this.fetch(url, init);
-    }
+    const attempt = async (token: string) => {
+      const init: RequestInit = { method, headers: headers(token) };
+      if (body !== undefined) init.body = typeof body === 'string' ? body : JSON.stringify(body);
+      try {
+        return await this.fetch(url, init);
+      } catch (err) {
+        if ((err as { cause?: { code?: string } }).cause?.code !== 'UND_ERR_SOCKET') throw err;
+        return this.fetch(url, init);
+      }
+    };
+    const res = await attempt(typeof this.opts.token === 'function' ? await this.opts.token() : this.opts.token);
+    if (res.status !== 401 || !this.opts.refreshToken) return res;
+    await res.body?.cancel().catch(() => undefined);
+    return attempt(await this.opts.refreshToken());
+  }
+
+  /** One request; JSON in and out (204: undefined); non-2xx → MeterlineError. */
+  async request<T>(method: string, path: string, body?: unknown, contentType = 'application/json'): Promise<T> {
+    const res = await this.send(method, path, body, contentType);
     const text = await res.text();
-    const json = text ? (JSON.parse(text) as unknown) : undefined;
+    let json: unknown;
+    try {
+      json = text ? JSON.parse(text) : undefined;
+    } catch (err) {
+      if (res.ok) throw err;
+    }
     if (!res.ok) {
-      const retryAfter = Number(res.headers.get('retry-after'));
-      throw new MeterlineError(res.status, json as MeterlineError['problem'], Number.isFinite(retryAfter) && retryAfter >= 0 ? retryAfter : undefined);
+      const retryAfter = Number(res.headers.get('retry-after') ?? NaN);
+      const problem = json && typeof json === 'object' && !Array.isArray(json) ? (json as MeterlineError['problem']) : undefined;
+      throw new MeterlineError(res.status, problem, Number.isFinite(retryAfter) && retryAfter >= 0 ? retryAfter : undefined, { text, json, requestId: res.headers.get('x-request-id') ?? undefined });
     }
     return json as T;
   }

@@ -31,6 +31,8 @@ export class BodyBudget {
 /** A body being read: the bytes when complete, and `settle()` to give its budget back when the request is answered. */
 export interface PendingBody {
   readonly bytes: Promise<Buffer>;
+  /** The bytes once every one arrived (the same as `bytes` resolves to), readable without awaiting. */
+  readonly received: Buffer | undefined;
   /** Every byte arrived (false: refused, failed, or still streaming). */
   readonly complete: boolean;
   /** Stops buffering (chunks still arriving are dropped) and releases the reservation; idempotent. */
@@ -47,6 +49,7 @@ export function readBody(res: HttpResponse, limit: number, declaredLength: numbe
   let done = false;
   let complete = false;
   let chunks: Buffer[] | null = null;
+  let received: Buffer | undefined;
   const settle = () => {
     done = true;
     chunks = null;
@@ -74,13 +77,15 @@ export function readBody(res: HttpResponse, limit: number, declaredLength: numbe
       }
       if (isLast && chunks === null) {
         complete = true;
-        resolve(Buffer.from(new Uint8Array(chunk))); // one chunk: one copy
+        received = Buffer.from(new Uint8Array(chunk)); // one chunk: one copy
+        resolve(received);
         return;
       }
       (chunks ??= []).push(Buffer.from(new Uint8Array(chunk)));
       if (isLast) {
         complete = true;
-        resolve(Buffer.concat(chunks, size));
+        received = Buffer.concat(chunks, size);
+        resolve(received);
       }
     });
   });
@@ -89,6 +94,9 @@ export function readBody(res: HttpResponse, limit: number, declaredLength: numbe
     bytes,
     get complete() {
       return complete;
+    },
+    get received() {
+      return received;
     },
     settle,
   };

@@ -71,6 +71,7 @@ export class RequestContext {
 }
 
 function decodeParam(v: string): string {
+  if (!v.includes('%')) return v; // the usual id: nothing to decode
   try {
     return decodeURIComponent(v);
   } catch {

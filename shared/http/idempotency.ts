@@ -19,7 +19,7 @@ import { JsonNumberLiteral, parseJsonExact } from '../money/json.js';
  * Transient failures (5xx, 429, thrown errors) release the key so that a retry runs again.
  */
 export interface IdempotencyGuard {
-  run(ctx: RequestContext, route: string, execute: () => Promise<HttpReply>): Promise<HttpReply>;
+  run(ctx: RequestContext, route: string, execute: () => HttpReply | Promise<HttpReply>): Promise<HttpReply>;
 }
 
 export const IDEMPOTENCY_HEADER = 'idempotency-key';
@@ -80,7 +80,7 @@ export class PgIdempotencyStore implements IdempotencyGuard {
     this.notices = new CompletionNotices(pool, opts.log);
   }
 
-  async run(ctx: RequestContext, route: string, execute: () => Promise<HttpReply>): Promise<HttpReply> {
+  async run(ctx: RequestContext, route: string, execute: () => HttpReply | Promise<HttpReply>): Promise<HttpReply> {
     const key = ctx.headers[IDEMPOTENCY_HEADER];
     if (key === undefined || !ctx.principal) return execute();
     if (!KEY_PATTERN.test(key)) {

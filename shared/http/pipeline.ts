@@ -2,7 +2,7 @@ import type { Logger } from '../logging.js';
 import { DomainError, INTERNAL_ERROR, MalformedJsonError, NotFoundError, UnavailableError, ValidationError } from '../errors.js';
 import { isPostgresUnavailable } from '../clients/postgres.js';
 import type { AccountProtection } from '../limits/protection.js';
-import { requireScope, type Authenticator } from '../auth/types.js';
+import { requireScope, type Authenticator, type Principal } from '../auth/types.js';
 import type { HttpReply, RequestContext } from './context.js';
 import type { RouteDef } from './route.js';
 import { problemReply } from './problems.js';
@@ -12,8 +12,13 @@ import { isIdempotentRoute, type IdempotencyGuard } from './idempotency.js';
  * The request pipeline: a route's handler runs inside an ordered list of steps, each of which may answer
  * itself, throw a domain error, or call `next()`. The api's list is in services/api/pipeline.ts; the steps
  * themselves are below.
+ *
+ * A step answers synchronously when it can (a cached token, an in-memory rate check, a body already read):
+ * the hot ingest path then costs one promise for the JetStream ack instead of one per step and await
+ * (docs/design.md §11). A step that must wait returns a promise; `next()` may return either.
  */
-export type Next = () => Promise<HttpReply>;
+export type Answer = HttpReply | Promise<HttpReply>;
+export type Next = () => Answer;
 
 export interface MatchedRoute {
   def: RouteDef;
@@ -23,15 +28,20 @@ export interface MatchedRoute {
 
 export interface RequestStep {
   readonly name: string;
-  run(ctx: RequestContext, route: MatchedRoute, next: Next): Promise<HttpReply>;
+  run(ctx: RequestContext, route: MatchedRoute, next: Next): Answer;
 }
 
-export function runPipeline(steps: readonly RequestStep[], ctx: RequestContext, route: MatchedRoute): Promise<HttpReply> {
-  const at = async (i: number): Promise<HttpReply> => {
+/** Runs the steps and the handler; a throw anywhere surfaces as a throw (sync) or a rejection (async). */
+export function runPipeline(steps: readonly RequestStep[], ctx: RequestContext, route: MatchedRoute): Answer {
+  const at = (i: number): Answer => {
     const step = steps[i];
     return step ? step.run(ctx, route, () => at(i + 1)) : route.def.handler(ctx, ctx.input);
   };
   return at(0);
+}
+
+export function isPromise<T>(v: T | Promise<T>): v is Promise<T> {
+  return typeof (v as { then?: unknown } | null)?.then === 'function';
 }
 
 /** The reply for anything thrown: a domain error's problem document, else a logged, detail-free 500. */
@@ -47,13 +57,17 @@ export function errorReply(err: unknown, ctx: RequestContext, log: Logger): Http
   return problemReply(INTERNAL_ERROR(), ctx.requestId);
 }
 
-/** Outermost: every error below becomes its problem response (shared/http/problems.ts has the table). */
+/**
+ * Outermost: every error below becomes its problem response (shared/http/problems.ts has the table). A
+ * rejected answer passes through as it is: the server maps it with the same `errorReply` when it settles
+ * (shared/http/server.ts), which spares every request a promise here.
+ */
 export function mapErrorsToProblems(log: Logger): RequestStep {
   return {
     name: 'problems',
-    async run(ctx, _route, next) {
+    run(ctx, _route, next) {
       try {
-        return await next();
+        return next();
       } catch (err) {
         return errorReply(err, ctx, log);
       }
@@ -65,13 +79,17 @@ export function mapErrorsToProblems(log: Logger): RequestStep {
 export function authenticate(authenticator: Authenticator): RequestStep {
   return {
     name: 'authenticate',
-    async run(ctx, route, next) {
-      if (route.def.auth !== 'public') {
-        const principal = await authenticator.authenticate(ctx.headers['authorization']);
-        requireScope(principal, route.def.auth);
+    run(ctx, route, next) {
+      if (route.def.auth === 'public') return next();
+      const needed = route.def.auth;
+      const admit = (principal: Principal): Answer => {
+        requireScope(principal, needed);
         ctx.principal = principal;
-      }
-      return next();
+        return next();
+      };
+      // A token verified before is answered from memory (shared/auth/access-tokens.ts): no promise.
+      const principal = authenticator.authenticate(ctx.headers['authorization']);
+      return isPromise(principal) ? principal.then(admit) : admit(principal);
     },
   };
 }
@@ -80,9 +98,10 @@ export function authenticate(authenticator: Authenticator): RequestStep {
 export function parseBody(): RequestStep {
   return {
     name: 'body',
-    async run(ctx, _route, next) {
-      if (ctx.pendingBody) {
-        const raw = await ctx.pendingBody.bytes;
+    run(ctx, _route, next) {
+      const pending = ctx.pendingBody;
+      if (!pending) return next();
+      const parse = (raw: Buffer): Answer => {
         ctx.rawBody = raw;
         if (raw.length > 0) ctx.body = parseRaw(raw, ctx.mediaType);
         // Postgres text can't hold NUL (a query with one fails): refuse it here, naming the field. The byte
@@ -91,8 +110,10 @@ export function parseBody(): RequestStep {
           const field = fieldWithNul(ctx.body, '');
           if (field !== undefined) throw new ValidationError([{ field, message: 'must not contain NUL characters' }]);
         }
-      }
-      return next();
+        return next();
+      };
+      // Read in full already (the usual small body, when the pipeline starts on its last chunk): no promise.
+      return pending.received !== undefined ? parse(pending.received) : pending.bytes.then(parse);
     },
   };
 }
@@ -101,7 +122,7 @@ export function parseBody(): RequestStep {
 export function limitRequestRate(protection: AccountProtection): RequestStep {
   return {
     name: 'rate-limit',
-    async run(ctx, route, next) {
+    run(ctx, route, next) {
       if (ctx.principal && route.def.rateLimit !== 'records') protection.takeRequest(ctx.principal.accountId);
       return next();
     },
@@ -112,10 +133,13 @@ export function limitRequestRate(protection: AccountProtection): RequestStep {
 export function rejectNulInUrl(): RequestStep {
   return {
     name: 'nul-in-url',
-    async run(ctx, _route, next) {
-      if (Object.values(ctx.params).some((v) => v.includes('\u0000'))) throw new NotFoundError();
-      for (const [k, v] of ctx.query) {
-        if (k.includes('\u0000') || v.includes('\u0000')) throw new ValidationError([{ field: k.replace(/\u0000/g, ''), message: 'must not contain NUL characters' }]);
+    run(ctx, _route, next) {
+      for (const k in ctx.params) if (ctx.params[k]!.includes('\u0000')) throw new NotFoundError();
+      // Decoded, a NUL is `%00` or a raw NUL in the query text: no query, or none of those, nothing to parse.
+      if (ctx.rawQuery !== '' && (ctx.rawQuery.includes('%00') || ctx.rawQuery.includes('\u0000'))) {
+        for (const [k, v] of ctx.query) {
+          if (k.includes('\u0000') || v.includes('\u0000')) throw new ValidationError([{ field: k.replace(/\u0000/g, ''), message: 'must not contain NUL characters' }]);
+        }
       }
       return next();
     },
@@ -158,7 +182,7 @@ export function idempotency(guard: IdempotencyGuard): RequestStep {
 export function validateInput(): RequestStep {
   return {
     name: 'validate',
-    async run(ctx, route, next) {
+    run(ctx, route, next) {
       if (route.def.input) ctx.input = route.def.input(ctx);
       return next();
     },

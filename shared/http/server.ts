@@ -6,7 +6,7 @@ import { RequestContext, type HttpReply } from './context.js';
 import type { BodyKind, RouteDef } from './route.js';
 import { readBody, BodyBudget, MAX_BODY_BYTES } from './body.js';
 import { send } from './respond.js';
-import { errorReply, runPipeline, type RequestStep } from './pipeline.js';
+import { errorReply, isPromise, runPipeline, type MatchedRoute, type RequestStep } from './pipeline.js';
 
 interface PatternEntry {
   paramNames: string[];
@@ -148,10 +148,7 @@ export class HttpServer {
       }
     }
     this.inFlight++;
-    runPipeline(this.deps.pipeline, ctx, { def: route, pattern }).then(
-      (reply) => this.done(ctx, pattern, reply),
-      (err) => this.done(ctx, pattern, err),
-    );
+    whenAnswered(this.deps.pipeline, ctx, { def: route, pattern }, (outcome) => this.done(ctx, pattern, outcome));
   }
 
   /** A WebSocket handshake: the pipeline decides (401, 403, 429…); `reply.upgrade(data)` opens the socket. */
@@ -161,15 +158,12 @@ export class HttpServer {
     const key = ctx.headers['sec-websocket-key'] ?? '';
     const protocol = ctx.headers['sec-websocket-protocol'] ?? '';
     const extensions = ctx.headers['sec-websocket-extensions'] ?? '';
-    runPipeline(this.deps.pipeline, ctx, { def, pattern: def.path }).then(
-      (reply) => {
-        if (reply.upgrade === undefined) return this.finish(ctx, def.path, reply);
-        if (ctx.aborted) return;
-        res.cork(() => res.upgrade(reply.upgrade!, key, protocol, extensions, context));
-        this.deps.metrics.observeHttp(def.path, ctx.method, 101, (performance.now() - ctx.startedAt) / 1000);
-      },
-      (err) => this.finish(ctx, def.path, err),
-    );
+    whenAnswered(this.deps.pipeline, ctx, { def, pattern: def.path }, (outcome) => {
+      if (!isReply(outcome) || outcome.upgrade === undefined) return this.finish(ctx, def.path, outcome);
+      if (ctx.aborted) return;
+      res.cork(() => res.upgrade(outcome.upgrade!, key, protocol, extensions, context));
+      this.deps.metrics.observeHttp(def.path, ctx.method, 101, (performance.now() - ctx.startedAt) / 1000);
+    });
   }
 
   /** Writes the reply, or the problem response for an error (a pipeline without the problems step still answers). */
@@ -194,6 +188,19 @@ export class HttpServer {
       if (--this.inFlight === 0 && this.idle.length) for (const wake of this.idle.splice(0)) wake();
     }
   }
+}
+
+/** Runs the pipeline and hands its reply or error to `then`: at once when every step answered synchronously. */
+function whenAnswered(steps: readonly RequestStep[], ctx: RequestContext, route: MatchedRoute, then: (outcome: HttpReply | unknown) => void): void {
+  let answer;
+  try {
+    answer = runPipeline(steps, ctx, route);
+  } catch (err) {
+    then(err);
+    return;
+  }
+  if (isPromise(answer)) answer.then(then, then);
+  else then(answer);
 }
 
 function isReply(outcome: unknown): outcome is HttpReply {

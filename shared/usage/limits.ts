@@ -16,3 +16,6 @@ export const USAGE_LIMITS = {
    */
   maxAbsValue: 1e18,
 } as const;
+
+/** Groups one usage answer may hold: past it the read is refused (TooManyGroupsError), never truncated. */
+export const MAX_GROUPS = 1_000;

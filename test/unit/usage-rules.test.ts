@@ -2,7 +2,8 @@ import t from 'tap';
 import { decimalText, valueProblem } from '../../shared/usage/value.js';
 import { canonicalTimestamp, parseTimestamp } from '../../shared/usage/timestamp.js';
 import { newUsageId } from '../../shared/usage/ids.js';
-import { encodeRow, tsvEscape } from '../../shared/usage/wire.js';
+import { encodeRow, RowWriter, tsvEscape } from '../../shared/usage/wire.js';
+import { NO_DIMENSIONS } from '../../shared/usage/dimensions.js';
 
 t.test('decimalText: exact stored text, at most 9 decimals', async (t) => {
   const ok: [number, string][] = [
@@ -98,7 +99,21 @@ t.test('server-assigned ids have the use_ shape and do not repeat', async (t) =>
 t.test('TSV rows escape what ClickHouse would misread', async (t) => {
   t.equal(tsvEscape('plain-id_1'), 'plain-id_1');
   t.equal(tsvEscape('a\tb\nc\\d\re'), 'a\\tb\\nc\\\\d\\re');
-  t.equal(encodeRow('acct_1', 'mtr_1', 1700000000000, tsvEscape('x\ty'), '0.1', 1700000000001), 'acct_1\tmtr_1\t1700000000000\tx\\ty\t0.1\t1700000000001\t[]\t[]\n');
+  t.equal(encodeRow('acct_1', 'mtr_1', 1700000000000, tsvEscape('x\ty'), '0.1', 1700000000001).toString(), 'acct_1\tmtr_1\t1700000000000\tx\\ty\t0.1\t1700000000001\t[]\t[]\n');
   const dims = { keys: ['model', 'region'], values: ["o'1\tx\\", 'eu'] };
-  t.equal(encodeRow('acct_1', 'mtr_1', 1, 'r', '1', 2, dims), "acct_1\tmtr_1\t1\tr\t1\t2\t['model','region']\t['o\\'1\\tx\\\\','eu']\n", 'dimension values escaped inside the array literal');
+  t.equal(encodeRow('acct_1', 'mtr_1', 1, 'r', '1', 2, dims).toString(), "acct_1\tmtr_1\t1\tr\t1\t2\t['model','region']\t['o\\'1\\tx\\\\','eu']\n", 'dimension values escaped inside the array literal');
+  // Caller-chosen ids and dimension values may be any Unicode: written as UTF-8, rows of a writer back to back.
+  const w = new RowWriter();
+  w.row('acct_1', 'mtr_1', 1, 'ré-1', '1', 2, { keys: ['k'], values: ['日本'] });
+  w.row('acct_1', 'mtr_1', 1700000000000, 'use_x', '-0.000000001', 2, NO_DIMENSIONS);
+  t.equal(w.bytes().toString('utf8'), "acct_1\tmtr_1\t1\tré-1\t1\t2\t['k']\t['日本']\nacct_1\tmtr_1\t1700000000000\tuse_x\t-0.000000001\t2\t[]\t[]\n");
+  t.equal(w.rows, 2);
+  // A writer grows past its first estimate without losing what it holds.
+  const many = new RowWriter(1);
+  const one: Buffer[] = [];
+  for (let i = 0; i < 500; i++) {
+    many.row('acct_1', 'mtr_1', 1700000000000 + i, `id-${i}-${'ü'.repeat(i % 7)}`, String(i), 3);
+    one.push(encodeRow('acct_1', 'mtr_1', 1700000000000 + i, `id-${i}-${'ü'.repeat(i % 7)}`, String(i), 3));
+  }
+  t.same(many.bytes(), Buffer.concat(one));
 });

@@ -1,4 +1,5 @@
-import { ApiProblem, problemFromResponse } from './problem.js';
+import { MeterlineClient, MeterlineError } from '../../../../../shared/client/api.js';
+import { ApiProblem, problemFromAnswer, problemFromResponse } from './problem.js';
 import type { TokenSession } from './tokens.js';
 
 type Fetch = (input: string, init?: RequestInit) => Promise<Response>;
@@ -26,19 +27,23 @@ export interface ListPage<T> {
 }
 
 /**
- * The console's only way to the server: the public /v1 API with the session's bearer token. A 401 gets
- * one refresh and one retry (the token may have been revoked or have expired in a sleeping tab); every
- * other failure is thrown as an ApiProblem with the server's detail.
+ * The console's only way to the server: the public /v1 API through `meterline/client`'s typed client (the
+ * same one integrations use; browser-safe) with the session's bearer token. A 401 gets one refresh and one
+ * retry (the token may have been revoked or have expired in a sleeping tab); every other failure is thrown as
+ * an ApiProblem with the server's detail. Typed calls (`client.getUsage`, `client.getMeter`, …) go straight
+ * to the client; the generic ones below serve the routes it has no method for.
  */
 export class ApiClient {
-  private readonly fetch: Fetch;
+  readonly client: MeterlineClient;
 
-  constructor(
-    private readonly session: TokenSession,
-    private readonly baseUrl = '',
-    fetcher?: Fetch,
-  ) {
-    this.fetch = fetcher ?? ((input, init) => globalThis.fetch(input, init));
+  constructor(session: TokenSession, baseUrl = globalThis.location?.origin ?? '', fetcher?: Fetch) {
+    const fetch = fetcher ?? ((input: string, init?: RequestInit) => globalThis.fetch(input, init));
+    this.client = new MeterlineClient({
+      baseUrl,
+      token: () => session.accessToken(),
+      refreshToken: () => session.refresh(),
+      fetch: ((input: string | URL, init?: RequestInit) => fetch(String(input), init)) as typeof globalThis.fetch,
+    });
   }
 
   get<T>(path: string, query?: Record<string, string | number | undefined>): Promise<T> {
@@ -57,39 +62,28 @@ export class ApiClient {
     return this.json<void>('DELETE', path);
   }
 
+  /** A typed call of the client, its failure as the ApiProblem pages show. */
+  async typed<T>(call: (client: MeterlineClient) => Promise<T>): Promise<T> {
+    try {
+      return await call(this.client);
+    } catch (err) {
+      if (err instanceof MeterlineError) throw problemFromAnswer(err.status, '', err.body.text, err.body.requestId);
+      if (err instanceof SyntaxError) throw new ApiProblem(200, 'malformed_response', 'The server answered with something that is not JSON.');
+      throw err;
+    }
+  }
+
   /** A binary download (invoice PDFs): the bytes and the file name the server suggests. */
   async download(path: string): Promise<{ blob: Blob; filename: string | undefined; contentType: string }> {
-    const res = await this.send('GET', path);
+    const res = await this.client.send('GET', path);
+    if (!res.ok) throw await problemFromResponse(res);
     const disposition = res.headers.get('content-disposition') ?? '';
     const filename = /filename="([^"]+)"/.exec(disposition)?.[1];
     return { blob: await res.blob(), filename, contentType: res.headers.get('content-type') ?? '' };
   }
 
-  private async json<T>(method: string, path: string, body?: unknown): Promise<T> {
-    const res = await this.send(method, path, body);
-    if (res.status === 204) return undefined as T;
-    const text = await res.text();
-    try {
-      return (text ? JSON.parse(text) : undefined) as T;
-    } catch {
-      throw new ApiProblem(res.status, 'malformed_response', `The server answered ${method} ${path} with something that is not JSON.`);
-    }
-  }
-
-  private async send(method: string, path: string, body?: unknown): Promise<Response> {
-    const attempt = async (token: string) =>
-      this.fetch(this.baseUrl + path, {
-        method,
-        headers: { authorization: `Bearer ${token}`, accept: 'application/json', ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
-        ...(body !== undefined ? { body: body instanceof ExactJson ? body.text : JSON.stringify(body) } : {}),
-      });
-    let res = await attempt(await this.session.accessToken());
-    if (res.status === 401) {
-      await res.body?.cancel().catch(() => undefined);
-      res = await attempt(await this.session.refresh());
-    }
-    if (!res.ok) throw await problemFromResponse(res);
-    return res;
+  private json<T>(method: string, path: string, body?: unknown): Promise<T> {
+    return this.typed((client) => client.request<T>(method, path, body instanceof ExactJson ? body.text : body));
   }
 }
 

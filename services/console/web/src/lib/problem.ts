@@ -32,7 +32,12 @@ const asString = (v: unknown): string | undefined => (typeof v === 'string' && v
 
 /** Reads a failed response: problem+json, an OAuth error body, or (from a proxy, say) anything else. */
 export async function problemFromResponse(res: Response): Promise<ApiProblem> {
-  const text = await res.text().catch(() => '');
+  return problemFromAnswer(res.status, res.statusText, await res.text().catch(() => ''), res.headers.get('x-request-id') ?? undefined);
+}
+
+/** The same from an answer already read (the API client's MeterlineError keeps the text and the X-Request-Id). */
+export function problemFromAnswer(status: number, statusText: string, text: string, requestIdHeader: string | undefined): ApiProblem {
+  const res = { status, statusText };
   let body: Record<string, unknown> | undefined;
   try {
     const parsed: unknown = JSON.parse(text);
@@ -40,7 +45,7 @@ export async function problemFromResponse(res: Response): Promise<ApiProblem> {
   } catch {
     body = undefined;
   }
-  const requestId = asString(body?.request_id) ?? res.headers.get('x-request-id') ?? undefined;
+  const requestId = asString(body?.request_id) ?? requestIdHeader;
   const fields = Array.isArray(body?.errors)
     ? (body!.errors as unknown[]).flatMap((e) => {
         const f = e as { field?: unknown; message?: unknown };

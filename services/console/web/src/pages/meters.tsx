@@ -82,7 +82,7 @@ export function MetersPage() {
 function CreateMeter({ onCreated }: { onCreated: (m: Meter) => void }) {
   const { api } = useApp();
   const [type, setType] = useState<Meter['type']>('counter');
-  const create = useAction(async (v: Record<string, string>) => onCreated(await api.post<Meter>('/v1/meters', { name: v.name, unit: v.unit, type: v.type, aggregation: v.aggregation })));
+  const create = useAction(async (v: Record<string, string>) => onCreated(await api.typed((client) => client.createMeter({ name: v.name!, unit: v.unit!, type: v.type as Meter['type'], aggregation: v.aggregation! }))));
   return (
     <Panel title="Create a meter">
       <form class="grid" onSubmit={(e) => void create.run(formValues(e))}>
@@ -119,7 +119,7 @@ function CreateMeter({ onCreated }: { onCreated: (m: Meter) => void }) {
 
 export function MeterPage({ id }: { id: string }) {
   const { api, canWrite } = useApp();
-  const meter = useAsync(() => api.get<Meter>(`/v1/meters/${id}`), [id]);
+  const meter = useAsync((): Promise<Meter> => api.typed((client) => client.getMeter(id)), [id]);
   const toggle = useAction(async (m: Meter) => {
     await api.patch(`/v1/meters/${m.id}`, { status: m.status === 'active' ? 'inactive' : 'active' });
     meter.reload();

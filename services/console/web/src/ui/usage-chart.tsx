@@ -19,7 +19,7 @@ export function UsageChart({ meter }: { meter: Meter }) {
   const [range, setRange] = useState<UsageRange>(() => defaultRange());
   const problem = rangeProblem(range);
   const report = useAsync(
-    () => (problem ? Promise.resolve(undefined) : api.get<UsageReport>(`/v1/meters/${meter.id}/usage`, { ...range })),
+    (): Promise<UsageReport | undefined> => (problem ? Promise.resolve(undefined) : api.typed((client) => client.getUsage(meter.id, range))),
     [meter.id, range.start_date, range.end_date, range.window],
   );
   const canvas = useRef<HTMLCanvasElement>(null);
