@@ -11,6 +11,7 @@ import { webhooksModule } from '../control/webhooks/module.js';
 import { eventsModule } from '../control/events/module.js';
 import { ingressModule } from '../ingress/module.js';
 import { usageQueryModule } from '../control/usage/module.js';
+import { correctionsModule } from '../control/corrections/module.js';
 import { invoicesModule } from '../control/invoices/module.js';
 import { creditsModule } from '../control/credits/module.js';
 import { creditNotesModule } from '../control/credit-notes/module.js';
@@ -30,6 +31,7 @@ export const ROUTE_MODULES: RouteModuleFactory[] = [
   eventsModule,
   ingressModule,
   usageQueryModule,
+  correctionsModule,
   invoicesModule,
   creditsModule,
   creditNotesModule,

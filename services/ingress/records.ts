@@ -50,6 +50,11 @@ export interface CheckedRecord {
 export interface RecordContext {
   accountId: string;
   now: number;
+  /**
+   * The timestamps accepted, [fromMs, toMs), and what to say otherwise. Default: the ingest window (the last
+   * 35 days, 5 minutes ahead); a correction's replacement records take its range instead.
+   */
+  window?: { fromMs: number; toMs: number; message: string };
 }
 
 /**
@@ -88,8 +93,8 @@ export function writeRecord(out: RowWriter, raw: unknown, meter: MeterRecord, ct
   if (typeof r.timestamp === 'string') {
     tsMs = parseTimestamp(r.timestamp);
     if (tsMs === undefined) errors.push({ field: 'timestamp', message: TIMESTAMP_FORMAT_MESSAGE });
-    else if (tsMs < ctx.now - USAGE_LIMITS.maxPastMs || tsMs > ctx.now + USAGE_LIMITS.maxFutureMs) {
-      errors.push({ field: 'timestamp', message: TIMESTAMP_WINDOW_MESSAGE });
+    else if (ctx.window ? tsMs < ctx.window.fromMs || tsMs >= ctx.window.toMs : tsMs < ctx.now - USAGE_LIMITS.maxPastMs || tsMs > ctx.now + USAGE_LIMITS.maxFutureMs) {
+      errors.push({ field: 'timestamp', message: ctx.window?.message ?? TIMESTAMP_WINDOW_MESSAGE });
     }
   }
   let dims: Dimensions | undefined = NO_DIMENSIONS;

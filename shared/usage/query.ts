@@ -4,6 +4,7 @@ import { chString, HOUR_MS, QUANTILES_MERGE, QUANTILES_STATE, ROLLUP_TABLE, swep
 import type { WindowStats } from './stats.js';
 import { USAGE_TABLE } from './wire.js';
 import { dimensionSql } from './dimensions.js';
+import { notCancelledSql } from './cancellations.js';
 import { ValidationError } from '../errors.js';
 import { MAX_GROUPS } from './limits.js';
 import { windowKeySql, windowsOf, type UsageWindow } from './windows.js';
@@ -171,8 +172,9 @@ function mergedSql(database: string, type: MeterType, meters: string, plan: Read
     if (extremes) cols.push('min AS mn', 'max AS mx');
     if (gauge) cols.push('last_ts AS lt', 'last_id AS li', 'last_value AS lv');
     if (histogram) cols.push('quantiles AS qs');
+    // records = 0: a dimension set whose every record was cancelled (recomputeHours).
     parts.push(`SELECT ${cols.join(', ')} FROM ${database}.${ROLLUP_TABLE} FINAL
-      WHERE ${where} AND hour >= ${plan.rollupHours[0]} AND hour < ${plan.rollupHours[1]}`);
+      WHERE ${where} AND hour >= ${plan.rollupHours[0]} AND hour < ${plan.rollupHours[1]} AND records > 0`);
   }
   if (plan.rawRanges.length) {
     const cols = [key('ts_ms'), ...groups, 'count() AS c', 'sum(value) AS s'].filter(Boolean);
@@ -183,7 +185,7 @@ function mergedSql(database: string, type: MeterType, meters: string, plan: Read
     const ranges = plan.rawRanges.map(([s, e]) => `(ts_ms >= ${Math.trunc(s)} AND ts_ms < ${Math.trunc(e)})`).join(' OR ');
     const rawKey = [outerKey, ...groupColumns(slice), ...(unique ? ['u'] : [])].filter(Boolean).join(', ');
     parts.push(`SELECT ${cols.join(', ')} FROM ${database}.${USAGE_TABLE} FINAL
-      WHERE ${where} AND (${ranges}) GROUP BY ${rawKey}`);
+      WHERE ${where} AND (${ranges}) AND ${notCancelledSql(database, meters, { global: true })} GROUP BY ${rawKey}`);
   }
   const outKey = [outerKey, ...groupColumns(slice)].filter(Boolean).join(', ');
   const out = [outKey, 'sum(c) AS c', 'toString(sum(s)) AS s'];

@@ -6,6 +6,7 @@
 import type { ClickHouseClient } from '@clickhouse/client';
 import { PERCENTILES } from './stats.js';
 import { USAGE_TABLE } from './wire.js';
+import { cancellationCount, cancelledSql } from './cancellations.js';
 
 export const HOUR_MS = 3_600_000;
 export const ROLLUP_TABLE = 'usage_hourly';
@@ -70,28 +71,47 @@ function hourRanges(hours: Iterable<number>): [number, number][] {
   return out;
 }
 
+/** A rollup row's version per cancellation: above any count of records an hour of a meter can hold. */
+const VERSION_PER_CANCELLATION = 2 ** 32;
+
 /**
  * Recomputes the rollup rows of the given hours from their deduplicated raw rows and inserts them. Safe to
  * run any number of times, concurrently, in any order (see `version` in the migration): the answer is the
  * same as if each record had arrived once, on time. `local` ('_local' on a cluster) makes it read and write
  * one shard's local tables, on a replica of the shard owning the accounts (shared/usage/shards.ts).
+ *
+ * Cancelled records (shared/usage/cancellations.ts) are left out. The rows of an hour are grouped by dimension
+ * set *and* by whether they are cancelled: a set whose every record is cancelled gets a row with `records` = 0
+ * (readers skip those), which replaces the set's earlier row. A snapshot's version is
+ * cancellations × 2^32 + (2 × records + 1, or 0 for such an empty row): cancellations and records only ever
+ * grow, so a later snapshot still wins, and of one snapshot's two rows of a set the one with records wins.
+ * The count of cancellations is read (its own query) before the rows are, so it never claims more than they reflect.
  */
 export async function recomputeHours(ch: ClickHouseClient, database: string, keys: readonly HourKeys[], local = ''): Promise<void> {
   const conditions: string[] = [];
+  const pairs = new Set<string>();
   for (const k of keys) {
     const meter = `account_id = ${chString(k.accountId)} AND meter_id = ${chString(k.meterId)}`;
+    pairs.add(`(${chString(k.accountId)}, ${chString(k.meterId)})`);
     for (const [from, to] of hourRanges(k.hours)) conditions.push(`(${meter} AND ts_ms >= ${from * HOUR_MS} AND ts_ms < ${to * HOUR_MS})`);
   }
+  if (conditions.length === 0) return;
+  const cancelled = cancelledSql(database, `(account_id, meter_id) IN (${[...pairs].join(', ')})`, { local });
   for (let i = 0; i < conditions.length; i += RANGES_PER_RECOMPUTE) {
+    const cancellations = await cancellationCount(ch, database, local);
     await ch.command({
       query: `INSERT INTO ${database}.${ROLLUP_TABLE}${local}
         (account_id, meter_id, hour, group_key, dim_keys, dim_values, records, sum, min, max, last_ts, last_id, last_value, quantiles, version)
-        SELECT account_id, meter_id, intDiv(ts_ms, ${HOUR_MS}) AS hour, ${GROUP_KEY_SQL} AS group_key, dim_keys, dim_values, count() AS records,
-          sum(value), min(value), max(value), max(ts_ms), argMax(record_id, (ts_ms, record_id)),
-          argMax(value, (ts_ms, record_id)), ${QUANTILES_STATE}(toFloat64(value)), count() AS version
-        FROM ${database}.${USAGE_TABLE}${local} FINAL
-        WHERE ${conditions.slice(i, i + RANGES_PER_RECOMPUTE).join(' OR ')}
-        GROUP BY account_id, meter_id, hour, dim_keys, dim_values`,
+        SELECT account_id, meter_id, hour, group_key, dim_keys, dim_values, if(cancelled, toUInt64(0), n) AS records, s, mn, mx, lt, li, lv, qs,
+          ${cancellations} * ${VERSION_PER_CANCELLATION} + if(cancelled, 0, 2 * n + 1) AS version
+        FROM (
+          SELECT account_id, meter_id, intDiv(ts_ms, ${HOUR_MS}) AS hour, ${GROUP_KEY_SQL} AS group_key, dim_keys, dim_values,
+            ${cancelled} AS cancelled, count() AS n, sum(value) AS s, min(value) AS mn, max(value) AS mx, max(ts_ms) AS lt,
+            argMax(record_id, (ts_ms, record_id)) AS li, argMax(value, (ts_ms, record_id)) AS lv, ${QUANTILES_STATE}(toFloat64(value)) AS qs
+          FROM ${database}.${USAGE_TABLE}${local} FINAL
+          WHERE ${conditions.slice(i, i + RANGES_PER_RECOMPUTE).join(' OR ')}
+          GROUP BY account_id, meter_id, hour, dim_keys, dim_values, cancelled
+        )`,
     });
   }
 }

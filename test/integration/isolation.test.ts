@@ -92,6 +92,8 @@ t.test('isolation between accounts', async (t) => {
     ['GET', `/v1/meters/${aMeter.id}/usage`],
     ['POST', `/v1/meters/${aMeter.id}/usage`, usageRecord(1000)],
     ['POST', `/v1/meters/${aMeter.id}/usage`, [usageRecord(1000), usageRecord(1)]],
+    ['POST', `/v1/meters/${aMeter.id}/usage/corrections`, { cancel: ['a-own-record'] }],
+    ['GET', `/v1/meters/${aMeter.id}/usage/corrections`],
     ['GET', `/v1/billing/payment-methods/${aPm.id}`],
     ['GET', `/v1/billing/payment-methods/${aPm2.id}`],
     ['PATCH', `/v1/billing/payment-methods/${aPm2.id}/default`],
@@ -237,6 +239,7 @@ t.test('isolation between accounts', async (t) => {
     const usage = await call(a.tokens.read, 'GET', `/v1/meters/${aMeter.id}/usage`);
     t.equal(usage.status, 200);
     t.equal(usage.body.meter_id, aMeter.id);
+    t.equal((await call(a.tokens.read, 'GET', `/v1/meters/${aMeter.id}/usage/corrections`)).body.pagination.total, 0, 'B corrected nothing of A');
   });
 
   t.test('B cannot credit or void A’s invoice: operators only, and nothing of A changed', async (t) => {

@@ -169,6 +169,21 @@ const ROWS: Row[] = [
     success: 200,
     request: async (fx) => ({ path: `/v1/meters/${await fx.usageMeter()}/usage` }),
   },
+  // usage corrections: correcting needs write, the log needs read
+  {
+    method: 'POST',
+    route: '/v1/meters/:meter_id/usage/corrections',
+    scope: 'write',
+    success: 201,
+    request: async (fx) => ({ path: `/v1/meters/${await fx.usageMeter()}/usage/corrections`, body: { cancel: ['scope-matrix-record'] } }),
+  },
+  {
+    method: 'GET',
+    route: '/v1/meters/:meter_id/usage/corrections',
+    scope: 'read',
+    success: 200,
+    request: async (fx) => ({ path: `/v1/meters/${await fx.usageMeter()}/usage/corrections` }),
+  },
   // invoices (read side; the billing run writes them)
   { method: 'GET', route: '/v1/billing/invoices', scope: 'read', success: 200, request: async () => ({ path: '/v1/billing/invoices?status=open' }) },
   {

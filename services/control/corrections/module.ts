@@ -1,0 +1,46 @@
+import type { RouteModuleFactory } from '../../../shared/http/route.js';
+import { PeriodicTask } from '../../../shared/periodic.js';
+import { UsageShards } from '../../../shared/usage/shards.js';
+import { createCorrectionRoute } from './create.js';
+import { listCorrectionsRoute } from './list.js';
+import { completePendingCorrections } from './apply.js';
+
+/** A correction pending this long was interrupted (its request takes seconds): the sweep completes it. */
+export const PENDING_GRACE_MS = 60_000;
+const SWEEP_EVERY_MS = 30_000;
+
+/**
+ * /v1/meters/{id}/usage/corrections. Owns the ClickHouse shard clients the corrections write with (the
+ * account's shard, like the consumer) and the sweep that completes corrections left pending.
+ */
+export const correctionsModule: RouteModuleFactory = (deps) => {
+  let shards: UsageShards | undefined;
+  const openShards = () => {
+    if (!shards) throw new Error('corrections module not started');
+    return shards;
+  };
+  const database = deps.config.CLICKHOUSE_DATABASE;
+  const sweep = new PeriodicTask({
+    name: 'usage corrections sweep',
+    everyMs: SWEEP_EVERY_MS,
+    log: deps.log,
+    run: () => completePendingCorrections(deps.pg, openShards(), database, PENDING_GRACE_MS),
+  });
+  return {
+    name: 'usage-corrections',
+    area: 'control',
+    register(server) {
+      server.route(createCorrectionRoute(deps, openShards));
+      server.route(listCorrectionsRoute(deps));
+    },
+    async start() {
+      shards = await UsageShards.open(deps.config, { quiet: true });
+      void sweep.start();
+    },
+    async stop() {
+      await sweep.stop();
+      await shards?.close();
+      shards = undefined;
+    },
+  };
+};

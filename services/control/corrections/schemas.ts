@@ -1,0 +1,116 @@
+import Type from 'typebox';
+import { PaginationQuery, PaginationSchema } from '../../../shared/http/pagination.js';
+import { USAGE_LIMITS } from '../../../shared/usage/limits.js';
+import { UsageRecordBody } from '../../ingress/schemas.js';
+
+const RecordId = Type.String({ minLength: 1, maxLength: USAGE_LIMITS.maxRecordIdLength });
+const Instant = (description: string) => Type.String({ format: 'date-time', description });
+
+/**
+ * The body as validated. `replace.records` are checked by the ingest record rules (input.ts →
+ * services/ingress/batch.ts checkBatch), not here, so their problems read exactly as on the batch route;
+ * CreateCorrectionDoc documents them as records.
+ */
+export const CreateCorrectionBody = Type.Object(
+  {
+    cancel: Type.Optional(
+      Type.Array(RecordId, {
+        minItems: 1,
+        maxItems: USAGE_LIMITS.maxBatchRecords,
+        description: 'ids of records of this meter to cancel: they stop counting in every read, rollup and invoice. An id no record has yet is cancelled when it arrives',
+      }),
+    ),
+    replace: Type.Optional(
+      Type.Object(
+        {
+          start: Instant('RFC 3339, inclusive'),
+          end: Instant('RFC 3339, exclusive; at most 366 days after start'),
+          records: Type.Array(Type.Unknown(), { maxItems: USAGE_LIMITS.maxBatchRecords }),
+        },
+        { additionalProperties: false },
+      ),
+    ),
+  },
+  { additionalProperties: false },
+);
+export type CreateCorrectionBody = Type.Static<typeof CreateCorrectionBody>;
+
+export const CreateCorrectionDoc = Type.Object(
+  {
+    cancel: CreateCorrectionBody.properties.cancel,
+    replace: Type.Optional(
+      Type.Object({
+        start: CreateCorrectionBody.properties.replace.properties.start,
+        end: CreateCorrectionBody.properties.replace.properties.end,
+        records: Type.Array(UsageRecordBody, {
+          maxItems: USAGE_LIMITS.maxBatchRecords,
+          description:
+            'the usage of [start, end) from now on: every record of the meter stored in the range is cancelled and these are stored instead (the ingest record rules, timestamps within the range). Ids must be new: not the id of a record stored in the range nor of a cancelled one',
+        }),
+      }),
+    ),
+  },
+  { description: 'exactly one of cancel or replace' },
+);
+
+export const CorrectionSchema = Type.Object(
+  {
+    id: Type.String({ examples: ['corr_4fH9sK1xQ7mV4rT8bN3cJ0'] }),
+    meter_id: Type.String(),
+    type: Type.Enum(['cancel', 'replace']),
+    cancel: Type.Optional(Type.Array(Type.String(), { description: 'the record ids cancelled' })),
+    replace: Type.Optional(
+      Type.Object({
+        start: Type.String({ format: 'date-time' }),
+        end: Type.String({ format: 'date-time' }),
+        record_ids: Type.Array(Type.String(), { description: 'ids of the records stored in place of the range’s (assigned use_… ids included)' }),
+      }),
+    ),
+    state: Type.Enum(['pending', 'applied'], { description: 'pending: recorded, being applied (completed automatically if interrupted)' }),
+    created_by: Type.Object({ user_id: Type.String({ description: 'the token’s subject' }), client_id: Type.String({ description: 'the token’s OAuth client' }) }),
+    created_at: Type.String({ format: 'date-time' }),
+    applied_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
+  },
+  { additionalProperties: false },
+);
+
+export const CorrectionListSchema = Type.Object({ data: Type.Array(CorrectionSchema), pagination: PaginationSchema });
+
+export const ListCorrectionsQuery = Type.Object(PaginationQuery, { additionalProperties: false });
+export type ListCorrectionsQuery = Type.Static<typeof ListCorrectionsQuery>;
+
+/** A correction request after every rule. */
+export type NewCorrection = { kind: 'cancel'; ids: string[] } | { kind: 'replace'; startMs: number; endMs: number; ids: string[]; rows: string };
+
+export interface CorrectionRow {
+  id: string;
+  account_id: string;
+  meter_id: string;
+  kind: 'cancel' | 'replace';
+  cancel_ids: string[];
+  replace_start: Date | null;
+  replace_end: Date | null;
+  replacement_ids: string[];
+  replacement_rows: string;
+  state: 'pending' | 'applied';
+  created_by_user: string;
+  created_by_client: string;
+  created_at: Date;
+  applied_at: Date | null;
+}
+
+export const CORRECTION_COLUMNS =
+  'id, account_id, meter_id, kind, cancel_ids, replace_start, replace_end, replacement_ids, replacement_rows, state, created_by_user, created_by_client, created_at, applied_at';
+
+export function toCorrection(r: CorrectionRow): Type.Static<typeof CorrectionSchema> {
+  return {
+    id: r.id,
+    meter_id: r.meter_id,
+    type: r.kind,
+    ...(r.kind === 'cancel' ? { cancel: r.cancel_ids } : { replace: { start: r.replace_start!.toISOString(), end: r.replace_end!.toISOString(), record_ids: r.replacement_ids } }),
+    state: r.state,
+    created_by: { user_id: r.created_by_user, client_id: r.created_by_client },
+    created_at: r.created_at.toISOString(),
+    applied_at: r.applied_at ? r.applied_at.toISOString() : null,
+  };
+}

@@ -1,0 +1,89 @@
+/**
+ * Applying a usage correction to ClickHouse (issue 18; the log and its states are in Postgres,
+ * services/control/corrections/). Every step is idempotent — cancellation rows and replacement rows land in
+ * ReplacingMergeTree tables, a recompute may run any number of times — so a correction interrupted half-way
+ * is completed by applying it again.
+ */
+import { Readable } from 'node:stream';
+import type { ClickHouseClient } from '@clickhouse/client';
+import { chString, HOUR_MS, recomputeHours } from './rollups.js';
+import { CANCELLATIONS_TABLE } from './cancellations.js';
+import { USAGE_COLUMNS, USAGE_TABLE } from './wire.js';
+import type { UsageShard } from './shards.js';
+
+/** A correction as ClickHouse needs it. */
+export interface CorrectionWork {
+  id: string;
+  accountId: string;
+  meterId: string;
+  /** cancel: the record ids named. */
+  cancelIds: readonly string[];
+  /** replace: every record of the meter in [startMs, endMs) but `ids` is cancelled, and `rows` (TSV) inserted. */
+  replace?: { startMs: number; endMs: number; ids: readonly string[]; rows: string };
+}
+
+/** Hour of a cancellation whose record id no stored record had (yet). */
+const UNKNOWN_HOUR = -1;
+
+const idList = (ids: readonly string[]) => ids.map(chString).join(', ');
+
+/**
+ * Cancels the correction's records on the account's shard, stores its replacement records, and recomputes
+ * the rollups of every hour it touched — in that order, so a read never counts a cancelled record once this
+ * returned. The cancelled records' hours come from the stored rows themselves.
+ */
+export async function applyCorrectionToUsage(shard: UsageShard, database: string, c: CorrectionWork, now = Date.now()): Promise<void> {
+  const { local } = shard;
+  const meter = `account_id = ${chString(c.accountId)} AND meter_id = ${chString(c.meterId)}`;
+  const cancellations = `${database}.${CANCELLATIONS_TABLE}${local}`;
+  const hours = new Set<number>();
+  // On a cluster: this replica holds every record its twins have before we look records up.
+  await shard.syncReplica(USAGE_TABLE);
+  await shard.replicas.run(async (ch) => {
+    if (c.cancelIds.length) {
+      const rs = await ch.query({
+        query: `SELECT DISTINCT record_id AS id, intDiv(ts_ms, ${HOUR_MS}) AS h FROM ${database}.${USAGE_TABLE}${local} WHERE ${meter} AND record_id IN (${idList(c.cancelIds)})`,
+        format: 'JSONEachRow',
+      });
+      const found = await rs.json<{ id: string; h: string | number }>();
+      const seen = new Set(found.map((r) => r.id));
+      const rows = [
+        ...found.map((r) => ({ id: r.id, hour: Number(r.h) })),
+        ...c.cancelIds.filter((id) => !seen.has(id)).map((id) => ({ id, hour: UNKNOWN_HOUR })),
+      ].map(({ id, hour }) => ({ account_id: c.accountId, meter_id: c.meterId, record_id: id, hour, correction_id: c.id, cancelled_ms: now }));
+      for (const r of rows) if (r.hour !== UNKNOWN_HOUR) hours.add(r.hour);
+      await ch.insert({ table: `${database}.${CANCELLATIONS_TABLE}${local}`, values: rows, format: 'JSONEachRow' });
+    }
+    const r = c.replace;
+    if (r) {
+      const range = `ts_ms >= ${Math.trunc(r.startMs)} AND ts_ms < ${Math.trunc(r.endMs)}`;
+      const keep = r.ids.length ? ` AND record_id NOT IN (${idList(r.ids)})` : '';
+      await ch.command({
+        query: `INSERT INTO ${cancellations} (account_id, meter_id, record_id, hour, correction_id, cancelled_ms)
+          SELECT DISTINCT account_id, meter_id, record_id, intDiv(ts_ms, ${HOUR_MS}), ${chString(c.id)}, ${now}
+          FROM ${database}.${USAGE_TABLE}${local} WHERE ${meter} AND ${range}${keep}`,
+      });
+      if (r.rows) await ch.insert({ table: `${database}.${USAGE_TABLE}${local}`, values: Readable.from([Buffer.from(r.rows)], { objectMode: false }), format: 'TabSeparated', columns: [...USAGE_COLUMNS] });
+      for (let h = Math.floor(r.startMs / HOUR_MS); h * HOUR_MS < r.endMs; h++) hours.add(h);
+    }
+  });
+  if (hours.size === 0) return;
+  await shard.syncReplica(CANCELLATIONS_TABLE);
+  await shard.syncReplica(USAGE_TABLE);
+  await shard.replicas.run((ch) => recomputeHours(ch, database, [{ accountId: c.accountId, meterId: c.meterId, hours }], local));
+}
+
+/**
+ * Which of `ids` a replacement of [startMs, endMs) may not use: the id of a record stored in the range (it is
+ * about to be cancelled, and a cancellation is by id) or of a record cancelled before.
+ */
+export async function takenRecordIds(ch: ClickHouseClient, database: string, accountId: string, meterId: string, ids: readonly string[], startMs: number, endMs: number): Promise<Set<string>> {
+  if (ids.length === 0) return new Set();
+  const meter = `account_id = ${chString(accountId)} AND meter_id = ${chString(meterId)} AND record_id IN (${idList(ids)})`;
+  const rs = await ch.query({
+    query: `SELECT record_id AS id FROM ${database}.${USAGE_TABLE} WHERE ${meter} AND ts_ms >= ${Math.trunc(startMs)} AND ts_ms < ${Math.trunc(endMs)}
+      UNION ALL SELECT record_id AS id FROM ${database}.${CANCELLATIONS_TABLE} WHERE ${meter}`,
+    format: 'JSONEachRow',
+  });
+  return new Set((await rs.json<{ id: string }>()).map((r) => r.id));
+}
