@@ -99,7 +99,7 @@ t.test('subscriptions', async (t) => {
       ['unknown meter', { items: [{ product_id: meteredUsd, meter_id: 'mtr_doesnotexist000000000000' }] }, 'items[0].meter_id', /no such meter/],
       ['two currencies', { items: [{ product_id: flatUsd }, { product_id: flatEur }] }, 'items', /one currency \(found EUR, USD\)/],
       ['same item twice', { items: [{ product_id: flatUsd }, { product_id: flatUsd }] }, 'items[1]', /repeats items\[0\]/],
-      ['unknown item field', { items: [{ product_id: flatUsd, quantity: 2 }] }, 'items[0].quantity', /not a known field/],
+      ['unknown item field', { items: [{ product_id: flatUsd, seats: 2 }] }, 'items[0].seats', /not a known field/],
       ['product_id not a string', { items: [{ product_id: 7 }] }, 'items[0].product_id', /string/],
       ['unknown top-level field', { items: [{ product_id: flatUsd }], currency: 'USD' }, 'currency', /not a known field/],
     ];
