@@ -149,6 +149,9 @@ export async function runBillingPhase(opts: {
       // What the consumer does for records of hours already rolled up: recompute those hours.
       await recomputeHours(ch, config.CLICKHOUSE_DATABASE, late);
     }
+    // The tables were bulk-loaded a moment ago: give the planner the statistics autovacuum would have gathered
+    // by the time a real month's billing runs (without them it plans the close's joins for empty tables).
+    await pg.query('ANALYZE subscriptions, subscription_items, invoices, invoice_lines, credit_grants, payment_methods, meters, accounts');
     log(`billing-run: set up ${subs.length} subscriptions (${withMeter.length} metered, ${accounts.length} accounts, ${records} usage records) in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
 
     try {

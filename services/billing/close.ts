@@ -38,7 +38,13 @@ interface DueRow {
 }
 
 /** Subscriptions closed per transaction. */
-export const CLOSE_BATCH = 1000;
+export const CLOSE_BATCH = 500;
+/**
+ * Batches closed at once by one run: while one transaction writes (Postgres), the next prices (ClickHouse,
+ * piscina). Due subscriptions are taken in account order, so concurrent batches mostly hold different
+ * accounts' credit grants and don't wait on each other's locks.
+ */
+export const CLOSE_CONCURRENCY = 2;
 
 const DUE = `billing_period_start < $1 AND (status = 'active' OR billing_period_start < canceled_at)`;
 
@@ -63,16 +69,22 @@ export async function countDuePeriods(deps: BillingDeps, now: Date): Promise<num
 export async function closeDuePeriods(
   deps: BillingDeps,
   now: Date,
-  opts: { timings?: BillingTimings; onBatch?: (closed: ClosedInvoice[]) => void; batchSize?: number } = {},
+  opts: { timings?: BillingTimings; onBatch?: (closed: ClosedInvoice[]) => void; batchSize?: number; concurrency?: number } = {},
 ): Promise<ClosedInvoice[]> {
   const cutoff = closeCutoff(now, deps.graceSeconds);
   const all: ClosedInvoice[] = [];
-  for (;;) {
-    const closed = await closeBatch(deps, now, cutoff, opts.batchSize ?? CLOSE_BATCH, opts.timings);
-    if (closed === null) break;
-    all.push(...closed);
-    opts.onBatch?.(closed);
-  }
+  const closer = async () => {
+    for (;;) {
+      const closed = await closeBatch(deps, now, cutoff, opts.batchSize ?? CLOSE_BATCH, opts.timings);
+      if (closed === null) return;
+      all.push(...closed);
+      opts.onBatch?.(closed);
+    }
+  };
+  // allSettled: a failed batch rolls back alone; the run ends only once no other batch is still writing.
+  const settled = await Promise.allSettled(Array.from({ length: opts.concurrency ?? CLOSE_CONCURRENCY }, closer));
+  const failed = settled.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+  if (failed) throw failed.reason;
   return all;
 }
 
@@ -84,7 +96,7 @@ async function closeBatch(deps: BillingDeps, now: Date, cutoff: Date, batchSize:
         `SELECT s.id, s.account_id, a.customer_id, s.currency, s.canceled_at, s.billing_period_start
            FROM subscriptions s JOIN accounts a ON a.id = s.account_id
           WHERE ${DUE}
-          ORDER BY s.billing_period_start, s.id LIMIT $2 FOR UPDATE OF s SKIP LOCKED`,
+          ORDER BY s.billing_period_start, s.account_id, s.id LIMIT $2 FOR UPDATE OF s SKIP LOCKED`,
         [cutoff, batchSize],
       ),
     );

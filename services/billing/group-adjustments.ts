@@ -13,8 +13,8 @@ import type { AdjustmentToPrice, GroupToPrice, LineDimensions } from './invoice-
  * line naming the group, so a re-run finds every group billed and adds nothing.
  */
 
-/** One group of an earlier invoice's grouped item, as billed so far. */
-interface BilledGroupRow {
+/** An item of an earlier invoice (its period's usage range, product, meter) and what was billed for it so far. */
+export interface EarlierItemRow {
   subscription_id: string;
   invoice_id: string;
   period_start: string;
@@ -28,10 +28,14 @@ interface BilledGroupRow {
   aggregation: string;
   unit: string;
   unique_by: string | null;
-  price_model: PriceModel & { minimum_amount: string | null; group_by: string[] };
-  dimensions: LineDimensions;
   billed_quantity: string;
   billed_amount: string;
+}
+
+/** One group of an earlier invoice's grouped item, as billed so far. */
+interface BilledGroupRow extends EarlierItemRow {
+  price_model: PriceModel & { minimum_amount: string | null; group_by: string[] };
+  dimensions: LineDimensions;
 }
 
 /** The groups of one earlier invoice's grouped item, with the usage request that reads them as they are now. */

@@ -2,7 +2,7 @@ import type { PgClient, PgPool } from '../../shared/clients/postgres.js';
 import { Decimal, canonicalDecimal, roundToMinorUnit } from '../../shared/money/decimal.js';
 import type { MeterType } from '../../shared/meters/record.js';
 import { queryUsageTotals, type UsageTotals, type UsageTotalsRequest } from '../../shared/usage/query.js';
-import { billedGroupsBefore, groupAdjustments, groupsToPrice } from './group-adjustments.js';
+import { billedGroupsBefore, groupAdjustments, groupsToPrice, type EarlierItemRow } from './group-adjustments.js';
 import { runPooled } from '../workers/pool.js';
 import { timed, type BillingDeps, type BillingTimings } from './deps.js';
 import type { PriceModel, Pricing, Tier, TiersMode } from './price-models.js';
@@ -53,23 +53,8 @@ interface ItemRow extends ProductPriceRow {
 }
 
 /** An earlier invoice's usage line, with what was billed for its item so far (usage, true-up, adjustments). */
-interface BilledRow {
-  subscription_id: string;
-  invoice_id: string;
-  period_start: string;
-  period_end: string;
-  usage_start: Date;
-  usage_end: Date;
-  product_id: string;
-  product_name: string;
-  meter_id: string;
-  meter_type: MeterType;
-  aggregation: string;
-  unit: string;
-  unique_by: string | null;
+interface BilledRow extends EarlierItemRow {
   price_model: PriceModel & { minimum_amount: string | null };
-  billed_quantity: string;
-  billed_amount: string;
 }
 
 /** Subscriptions priced per piscina task: large enough to share the hand-off cost, small enough to spread. */

@@ -147,6 +147,25 @@ t.test('credit notes and void', async (t) => {
     t.equal((await post(`/v1/billing/invoices/${inv.id}/pay`, undefined, undefined, a.tokens.write)).body.code, 'invoice_paid');
   });
 
+  await t.test('a payment attempt in flight: no credit note, no void (its charge is for what was due when it began); uncollectible invoices take notes', async (t) => {
+    const a = await createTestAccount(w.api.infra);
+    const inv = await octoberInvoice(a, [plan]);
+    // What step 1 of a payment attempt commits before the processor is called (services/billing/payments.ts).
+    await pg.query(`INSERT INTO payment_attempts (invoice_id, attempt, idempotency_key, status) VALUES ($1, 2, $2, 'pending')`, [inv.id, `${inv.id}:2`]);
+    await pg.query(`UPDATE invoices SET attempt_count = 2 WHERE id = $1`, [inv.id]);
+    t.match(await credit(inv.id, { amount: 1, reason: 'x' }), { status: 409, body: { code: 'invoice_payment_pending' } });
+    t.match(await post(`/v1/billing/invoices/${inv.id}/void`), { status: 409, body: { code: 'invoice_payment_pending' } });
+    await pg.query(`UPDATE payment_attempts SET status = 'failed', failure_code = 'card_declined', completed_at = now() WHERE invoice_id = $1 AND attempt = 2`, [inv.id]);
+    await pg.query(`UPDATE invoices SET status = 'uncollectible', next_payment_attempt_at = NULL WHERE id = $1`, [inv.id]);
+    const r = await credit(inv.id, { amount: 9.99, reason: 'Settlement' });
+    t.match(r, { status: 201, body: { type: 'credit', amount: 9.99 } });
+    t.match(await w.made(a.tokens.read, 'GET', `/v1/billing/invoices/${inv.id}`), { status: 'uncollectible', amount_due: 40 });
+    await w.card(a);
+    const paid = await post(`/v1/billing/invoices/${inv.id}/pay`, undefined, undefined, a.tokens.write);
+    t.match(paid, { status: 200, body: { status: 'paid', amount_due: 0 } });
+    t.same(await chargesOf(inv.id), ['40'], 'pay charges what the note left');
+  });
+
   await t.test('paid invoice: refunded once — retried request, crash between refund and write, concurrent over-refund', async (t) => {
     const a = await createTestAccount(w.api.infra);
     await w.card(a);
