@@ -47,6 +47,8 @@ t.test('the migration files rewritten for a cluster: sharded by account, replica
   t.match(find(/MATERIALIZED VIEW/), /usage_hours_touched_mv ON CLUSTER mc TO db\.usage_hours_touched_local AS[\s\S]*FROM db\.usage_records_local/);
   t.match(find(/usage_rollup_sweeps/), /'\/clickhouse\/tables\/all\/db\/usage_rollup_sweeps'/, 'a table without accounts is replicated to every node');
   t.notOk(out.some((s) => /usage_rollup_sweeps_local/.test(s)));
+  t.match(find(/db\.usage_cancellations_local ON CLUSTER mc/), /ReplicatedReplacingMergeTree\('\/clickhouse\/tables\/\{shard\}\/db\/usage_cancellations_local'/, 'cancellations live on the account\'s shard');
+  t.match(find(/TABLE IF NOT EXISTS db\.usage_cancellations ON CLUSTER/), 'ENGINE = Distributed(mc, db, usage_cancellations_local');
   t.same(ddl.rewrite('ALTER TABLE db.usage_records ADD COLUMN dims String'), [
     'ALTER TABLE db.usage_records_local ON CLUSTER mc ADD COLUMN dims String',
     'DROP TABLE IF EXISTS db.usage_records ON CLUSTER mc',
