@@ -6,7 +6,7 @@
  */
 import { Readable } from 'node:stream';
 import type { ClickHouseClient } from '@clickhouse/client';
-import { chString, HOUR_MS, recomputeHours } from './rollups.js';
+import { chString, HOUR_MS, recomputeHours, ROLLUP_TABLE } from './rollups.js';
 import { CANCELLATIONS_TABLE } from './cancellations.js';
 import { USAGE_COLUMNS, USAGE_TABLE } from './wire.js';
 import type { UsageShard } from './shards.js';
@@ -67,10 +67,12 @@ export async function applyCorrectionToUsage(shard: UsageShard, database: string
       for (let h = Math.floor(r.startMs / HOUR_MS); h * HOUR_MS < r.endMs; h++) hours.add(h);
     }
   });
-  if (hours.size === 0) return;
+  if (hours.size === 0) return shard.syncEveryReplica(CANCELLATIONS_TABLE);
   await shard.syncReplica(CANCELLATIONS_TABLE);
   await shard.syncReplica(USAGE_TABLE);
   await shard.replicas.run((ch) => recomputeHours(ch, database, [{ accountId: c.accountId, meterId: c.meterId, hours }], local));
+  // A read after the 201 may be served by the shard's other replica: it must hold all three writes by then.
+  for (const table of [CANCELLATIONS_TABLE, USAGE_TABLE, ROLLUP_TABLE]) await shard.syncEveryReplica(table);
 }
 
 /**

@@ -4,7 +4,8 @@
  * returns when that shard's replica has the rows, never on a Distributed table's asynchronous forwarding,
  * so the consumer acks only what a shard holds.
  */
-import { ClickhouseReplicas, clickhouseUrls, type ClickhouseClientOptions } from '../clients/clickhouse.js';
+import type { ClickHouseClient } from '@clickhouse/client';
+import { ClickhouseReplicas, clickhouseUrls, isConnectionError, type ClickhouseClientOptions } from '../clients/clickhouse.js';
 import { LOCAL_SUFFIX, shardIndex } from '../clickhouse-cluster.js';
 import type { Config } from '../config.js';
 
@@ -16,6 +17,12 @@ export interface UsageShard {
   local: string;
   /** Waits until this replica holds every part its twins have (before a recompute that must see them all). */
   syncReplica(table: string): Promise<void>;
+  /**
+   * Waits until every reachable replica of the shard holds every part of `table`: after a write a reader must
+   * see at once (a correction's 201), since a Distributed read may be served by any replica. A replica that
+   * cannot be reached serves no reads; it catches up when it comes back.
+   */
+  syncEveryReplica(table: string): Promise<void>;
 }
 
 export class UsageShards {
@@ -73,6 +80,10 @@ export class UsageShards {
 /** How long a sweep waits for a replica to catch up before it gives up (and is retried later). */
 const SYNC_REPLICA_TIMEOUT_S = 20;
 
+function syncReplica(ch: ClickHouseClient, database: string, table: string): Promise<unknown> {
+  return ch.command({ query: `SYSTEM SYNC REPLICA ${database}.${table}`, clickhouse_settings: { receive_timeout: SYNC_REPLICA_TIMEOUT_S } });
+}
+
 function shard(index: number, replicas: ClickhouseReplicas, database: string, local: string): UsageShard {
   return {
     index,
@@ -80,8 +91,16 @@ function shard(index: number, replicas: ClickhouseReplicas, database: string, lo
     local,
     syncReplica: async (name) => {
       if (!local) return;
-      await replicas.run((ch) =>
-        ch.command({ query: `SYSTEM SYNC REPLICA ${database}.${name}${local}`, clickhouse_settings: { receive_timeout: SYNC_REPLICA_TIMEOUT_S } }),
+      await replicas.run((ch) => syncReplica(ch, database, name + local));
+    },
+    syncEveryReplica: async (name) => {
+      if (!local) return;
+      await Promise.all(
+        replicas.clients.map((ch) =>
+          syncReplica(ch, database, name + local).catch((err) => {
+            if (!isConnectionError(err)) throw err;
+          }),
+        ),
       );
     },
   };
