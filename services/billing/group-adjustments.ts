@@ -36,6 +36,11 @@ export interface EarlierItemRow {
 interface BilledGroupRow extends EarlierItemRow {
   price_model: PriceModel & { minimum_amount: string | null; group_by: string[] };
   dimensions: LineDimensions;
+  /** A pro-rated item's interval (its lines' service_start/service_end) and its period; null when on all period. */
+  service_start: Date | null;
+  service_end: Date | null;
+  period_start_at: Date;
+  period_end_at: Date;
 }
 
 /** The groups of one earlier invoice's grouped item, with the usage request that reads them as they are now. */
@@ -59,22 +64,26 @@ export async function billedGroupsBefore(
   const accountOf = new Map(periods.map((p) => [p.subscription_id, p.account_id]));
   const r = await q.query<BilledGroupRow>(
     `SELECT i.subscription_id, i.id AS invoice_id, to_char(i.period_start, 'YYYY-MM-DD') AS period_start, to_char(i.period_end, 'YYYY-MM-DD') AS period_end,
-            i.period_start::timestamp AT TIME ZONE 'UTC' AS usage_start,
-            LEAST((i.period_end + 1)::timestamp AT TIME ZONE 'UTC', s.canceled_at) AS usage_end,
+            i.period_start::timestamp AT TIME ZONE 'UTC' AS period_start_at, (i.period_end + 1)::timestamp AT TIME ZONE 'UTC' AS period_end_at,
+            COALESCE(u.service_start, i.period_start::timestamp AT TIME ZONE 'UTC') AS usage_start,
+            LEAST(COALESCE(u.service_end, (i.period_end + 1)::timestamp AT TIME ZONE 'UTC'), s.canceled_at) AS usage_end,
+            u.service_start, u.service_end,
             u.product_id, p.name AS product_name, u.meter_id, m.type AS meter_type, m.aggregation, m.unit, m.unique_by, u.price_model,
             g.dimensions, g.quantity::text AS billed_quantity, g.amount::text AS billed_amount
        FROM unnest($1::text[], $2::timestamptz[]) AS c(subscription_id, period_start)
        JOIN invoices i ON i.subscription_id = c.subscription_id AND i.status <> 'void'
                       AND i.period_start < c.period_start AND i.period_start >= c.period_start - make_interval(months => $3)
        JOIN subscriptions s ON s.id = i.subscription_id
-       JOIN LATERAL (SELECT DISTINCT ON (l.product_id, l.meter_id) l.product_id, l.meter_id, l.price_model, l.position FROM invoice_lines l
+       JOIN LATERAL (SELECT DISTINCT ON (l.product_id, l.meter_id, l.service_start) l.product_id, l.meter_id, l.price_model, l.position, l.service_start, l.service_end
+                       FROM invoice_lines l
                       WHERE l.invoice_id = i.id AND l.type = 'usage' AND l.dimensions IS NOT NULL
-                      ORDER BY l.product_id, l.meter_id, l.position) u ON true
+                      ORDER BY l.product_id, l.meter_id, l.service_start, l.position) u ON true
        JOIN products p ON p.id = u.product_id
        JOIN meters m ON m.id = u.meter_id
        JOIN LATERAL (SELECT x.dimensions, sum(x.quantity) AS quantity, sum(x.amount) AS amount
                        FROM invoice_lines x JOIN invoices xi ON xi.id = x.invoice_id
                       WHERE xi.status <> 'void' AND x.product_id = u.product_id AND x.meter_id = u.meter_id AND x.dimensions IS NOT NULL
+                        AND x.service_start IS NOT DISTINCT FROM u.service_start
                         AND ((x.invoice_id = i.id AND x.type = 'usage') OR x.adjusts_invoice_id = i.id)
                       GROUP BY x.dimensions) g ON true
       ORDER BY i.subscription_id, i.period_start, u.position, g.dimensions::text`,
@@ -83,7 +92,7 @@ export async function billedGroupsBefore(
   for (const row of r.rows) {
     const items = out.get(row.subscription_id)!;
     const last = items[items.length - 1];
-    if (last && last.first.invoice_id === row.invoice_id && last.first.product_id === row.product_id && last.first.meter_id === row.meter_id) {
+    if (last && last.first.invoice_id === row.invoice_id && last.first.product_id === row.product_id && last.first.meter_id === row.meter_id && last.first.service_start?.getTime() === row.service_start?.getTime()) {
       last.groups.push(row);
       continue;
     }
@@ -132,6 +141,10 @@ export function groupAdjustments(item: BilledGroupedItem, now: readonly GroupTot
       billed_quantity: b?.billed_quantity ?? '0',
       billed_amount: b?.billed_amount ?? '0',
       dimensions,
+      // Re-priced over the interval the item was on, like its usage lines (services/billing/pricing.ts billedBefore).
+      service: first.service_start
+        ? { fromMs: first.service_start.getTime(), toMs: first.service_end!.getTime(), periodStartMs: first.period_start_at.getTime(), periodEndMs: first.period_end_at.getTime() }
+        : undefined,
     };
   });
 }

@@ -128,7 +128,7 @@ function priceItemUsage(item: ItemToPrice & { meter: MeterUsage }, currency: str
 function itemLines(item: ItemToPrice, currency: string): PricedLine[] {
   const service = item.service ? { fromMs: item.service.fromMs, toMs: item.service.toMs } : undefined;
   const proration = item.service ? ` — ${prorationText(item.service)}` : '';
-  if (item.meter && item.group_by?.length) return groupLines(item as ItemToPrice & { meter: MeterUsage }, item.group_by, currency);
+  if (item.meter && item.group_by?.length) return groupLines(item as ItemToPrice & { meter: MeterUsage }, item.group_by, currency, service, proration);
   if (!item.meter) {
     const units = new Decimal(item.quantity ?? 1);
     const priced = priceQuantity(item.model, units, currency);
@@ -204,7 +204,7 @@ export function groupLabel(dimensions: LineDimensions): string {
  * line of quantity 0 for the all-absent group (so a late group re-prices against it like any other).
  * The snapshot carries group_by, so late usage of the period is re-priced per group the same way.
  */
-function groupLines(item: ItemToPrice & { meter: MeterUsage }, groupBy: string[], currency: string): PricedLine[] {
+function groupLines(item: ItemToPrice & { meter: MeterUsage }, groupBy: string[], currency: string, service: PricedLine['service'], proration: string): PricedLine[] {
   const groups = item.meter.groups?.length ? item.meter.groups : [{ dimensions: Object.fromEntries(groupBy.map((k) => [k, null])), usage: item.meter.usage }];
   const labelled = !!item.meter.groups?.length;
   return groups.map((g) => {
@@ -213,7 +213,8 @@ function groupLines(item: ItemToPrice & { meter: MeterUsage }, groupBy: string[]
       type: 'usage',
       product_id: item.product_id,
       meter_id: item.meter.id,
-      description: `${item.product_name} — ${labelled ? `${groupLabel(g.dimensions)} — ` : ''}${quantityDescription(item.meter, quantity, priced.breakdown)}`,
+      service,
+      description: `${item.product_name} — ${labelled ? `${groupLabel(g.dimensions)} — ` : ''}${quantityDescription(item.meter, quantity, priced.breakdown)}${proration}`,
       quantity: canonicalDecimal(quantity),
       unit_price: canonicalDecimal(priced.unit_price),
       amount: canonicalDecimal(priced.amount),

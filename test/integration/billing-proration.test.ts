@@ -109,3 +109,51 @@ t.test('proration: items added, removed and changed mid-period, to the cent', as
     t.equal(current.amount, sumOfLines(current).toNumber(), 'amount = Σ lines');
   });
 });
+
+t.test('a grouped item removed mid-period: its groups, and their late usage, count only while it was on', async (t) => {
+  const w = await billingWorld(t);
+  const a = await createTestAccount(w.api.infra, { name: 'Grouped Prorated Co' });
+  await w.card(a);
+  const plan = await w.product('Plan', 30, 'USD');
+  const tokensProduct = await w.product('Tokens', 0.01, 'USD', 'metered');
+  const tokens = await w.meter(a, 'Tokens', 'tokens', 'counter', 'sum');
+  const sub = await w.made(a.tokens.write, 'POST', '/v1/subscriptions', { items: [{ product_id: plan }, { product_id: tokensProduct, meter_id: tokens, group_by: ['model'] }] });
+  await w.backdate(sub.id, '2026-10-05T00:00:00Z');
+  await w.usage(a, tokens, [
+    { value: 100, timestamp: '2026-10-21T00:00:00Z', dimensions: { model: 'a' } },
+    { value: 200, timestamp: '2026-10-22T00:00:00Z', dimensions: { model: 'b' } },
+    { value: 400, timestamp: '2026-10-28T00:00:00Z', dimensions: { model: 'a' } }, // after the removal: not billed
+  ]);
+  // The tokens item is removed; the change is moved to 2026-10-25 00:00 (24 d of October's 31).
+  const r = await callJson(w.api.url, a.tokens.write, 'PATCH', `/v1/subscriptions/${sub.id}`, { items: [{ product_id: plan }] });
+  t.equal(r.status, 200, JSON.stringify(r.body));
+  const moved = await w.api.infra.pg.query(`UPDATE subscription_items SET effective_to = $2 WHERE subscription_id = $1 AND effective_to > $2`, [sub.id, '2026-10-25T00:00:00Z']);
+  t.equal(moved.rowCount, 1, 'the removal is moved to 2026-10-25');
+  const invoices = async () =>
+    (await w.made(a.tokens.read, 'GET', '/v1/billing/invoices?per_page=100')).data.filter((i: any) => i.subscription_id === sub.id).sort((x: any, y: any) => x.period_start.localeCompare(y.period_start));
+  const shape = (inv: any) => inv.lines.map((l: any) => [l.type, l.description, l.amount]);
+  const interval = 'pro-rated 24 d of 31 d (2026-10-01 00:00:00 to 2026-10-25 00:00:00 UTC)';
+
+  t.equal((await w.run('2026-11-01T01:00:00Z')).code, 0);
+  const [october] = await invoices();
+  t.same(shape(october), [
+    ['flat', 'Plan', 30],
+    ['usage', `Tokens — model a — 100 tokens — ${interval}`, 1],
+    ['usage', `Tokens — model b — 200 tokens — ${interval}`, 2],
+  ], 'each group bills the usage of the time the item was on, and says so');
+  t.equal(october.amount, 33);
+
+  // Late records: model a inside the interval (billed), model b after the removal (not billed).
+  await w.usage(a, tokens, [
+    { value: 50, timestamp: '2026-10-23T00:00:00Z', dimensions: { model: 'a' } },
+    { value: 70, timestamp: '2026-10-29T00:00:00Z', dimensions: { model: 'b' } },
+  ]);
+  for (const _ of [1, 2]) t.equal((await w.run('2026-12-01T01:00:00Z')).code, 0);
+  const all = await invoices();
+  t.equal(all.length, 2, 'one invoice per period across two runs');
+  const november = all[1];
+  const adjustments = november.lines.filter((l: any) => l.type === 'adjustment');
+  t.same(adjustments.map((l: any) => [l.dimensions, l.quantity, l.amount]), [[{ model: 'a' }, 50, 0.5]], 'only the late record inside the interval is billed, once');
+  t.equal(november.amount, 30.5);
+  t.equal(november.amount, sumOfLines(november).toNumber(), 'amount = Σ lines');
+});
