@@ -3,6 +3,7 @@ import type { MeterType } from '../../shared/meters/record.js';
 import type { GroupTotals, UsageTotalsRequest } from '../../shared/usage/query.js';
 import type { WindowStats } from '../../shared/usage/stats.js';
 import type { PriceModel } from './price-models.js';
+import type { ServiceInterval } from './proration.js';
 import type { AdjustmentToPrice, GroupToPrice, LineDimensions } from './invoice-lines.js';
 
 /**
@@ -30,17 +31,35 @@ export interface EarlierItemRow {
   unique_by: string | null;
   billed_quantity: string;
   billed_amount: string;
+  /** A pro-rated item's lines: the interval they cover (service_start/service_end) and their period's bounds. */
+  service_start: Date | null;
+  service_end: Date | null;
+  period_start_at: Date;
+  period_end_at: Date;
+}
+
+/**
+ * The columns of an earlier invoice line's period and usage range, for both late-usage queries (ungrouped in
+ * pricing.ts, grouped here): `i` the invoice, `s` the subscription, `line` the usage line (alias) whose interval counts.
+ */
+export function earlierRangeColumns(line: string): string {
+  return `i.period_start::timestamp AT TIME ZONE 'UTC' AS period_start_at, (i.period_end + 1)::timestamp AT TIME ZONE 'UTC' AS period_end_at,
+            COALESCE(${line}.service_start, i.period_start::timestamp AT TIME ZONE 'UTC') AS usage_start,
+            LEAST(COALESCE(${line}.service_end, (i.period_end + 1)::timestamp AT TIME ZONE 'UTC'), s.canceled_at) AS usage_end,
+            ${line}.service_start, ${line}.service_end`;
+}
+
+/** The interval an earlier line was priced over (re-priced over the same), or null for the whole period. */
+export function earlierService(row: EarlierItemRow): ServiceInterval | null {
+  return row.service_start
+    ? { fromMs: row.service_start.getTime(), toMs: row.service_end!.getTime(), periodStartMs: row.period_start_at.getTime(), periodEndMs: row.period_end_at.getTime() }
+    : null;
 }
 
 /** One group of an earlier invoice's grouped item, as billed so far. */
 interface BilledGroupRow extends EarlierItemRow {
   price_model: PriceModel & { minimum_amount: string | null; group_by: string[] };
   dimensions: LineDimensions;
-  /** A pro-rated item's interval (its lines' service_start/service_end) and its period; null when on all period. */
-  service_start: Date | null;
-  service_end: Date | null;
-  period_start_at: Date;
-  period_end_at: Date;
 }
 
 /** The groups of one earlier invoice's grouped item, with the usage request that reads them as they are now. */
@@ -64,10 +83,7 @@ export async function billedGroupsBefore(
   const accountOf = new Map(periods.map((p) => [p.subscription_id, p.account_id]));
   const r = await q.query<BilledGroupRow>(
     `SELECT i.subscription_id, i.id AS invoice_id, to_char(i.period_start, 'YYYY-MM-DD') AS period_start, to_char(i.period_end, 'YYYY-MM-DD') AS period_end,
-            i.period_start::timestamp AT TIME ZONE 'UTC' AS period_start_at, (i.period_end + 1)::timestamp AT TIME ZONE 'UTC' AS period_end_at,
-            COALESCE(u.service_start, i.period_start::timestamp AT TIME ZONE 'UTC') AS usage_start,
-            LEAST(COALESCE(u.service_end, (i.period_end + 1)::timestamp AT TIME ZONE 'UTC'), s.canceled_at) AS usage_end,
-            u.service_start, u.service_end,
+            ${earlierRangeColumns('u')},
             u.product_id, p.name AS product_name, u.meter_id, m.type AS meter_type, m.aggregation, m.unit, m.unique_by, u.price_model,
             g.dimensions, g.quantity::text AS billed_quantity, g.amount::text AS billed_amount
        FROM unnest($1::text[], $2::timestamptz[]) AS c(subscription_id, period_start)
@@ -141,10 +157,7 @@ export function groupAdjustments(item: BilledGroupedItem, now: readonly GroupTot
       billed_quantity: b?.billed_quantity ?? '0',
       billed_amount: b?.billed_amount ?? '0',
       dimensions,
-      // Re-priced over the interval the item was on, like its usage lines (services/billing/pricing.ts billedBefore).
-      service: first.service_start
-        ? { fromMs: first.service_start.getTime(), toMs: first.service_end!.getTime(), periodStartMs: first.period_start_at.getTime(), periodEndMs: first.period_end_at.getTime() }
-        : undefined,
+      service: earlierService(first),
     };
   });
 }

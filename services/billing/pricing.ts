@@ -2,7 +2,7 @@ import type { PgClient, PgPool } from '../../shared/clients/postgres.js';
 import { Decimal, canonicalDecimal, roundToMinorUnit } from '../../shared/money/decimal.js';
 import type { MeterType } from '../../shared/meters/record.js';
 import { queryUsageTotals, type UsageTotals, type UsageTotalsRequest } from '../../shared/usage/query.js';
-import { billedGroupsBefore, groupAdjustments, groupsToPrice, type EarlierItemRow } from './group-adjustments.js';
+import { billedGroupsBefore, earlierRangeColumns, earlierService, groupAdjustments, groupsToPrice, type EarlierItemRow } from './group-adjustments.js';
 import { runPooled } from '../workers/pool.js';
 import { timed, type BillingDeps, type BillingTimings } from './deps.js';
 import type { PriceModel, Pricing, Tier, TiersMode } from './price-models.js';
@@ -61,11 +61,6 @@ interface ItemRow extends ProductPriceRow {
 
 /** An earlier invoice's usage line, with what was billed for its item so far (usage, true-up, adjustments). */
 interface BilledRow extends EarlierItemRow {
-  /** A pro-rated line: the item's interval and its period's bounds. */
-  service_start: Date | null;
-  service_end: Date | null;
-  period_start_at: Date;
-  period_end_at: Date;
   price_model: PriceModel & { minimum_amount: string | null };
 }
 
@@ -109,10 +104,7 @@ async function billedBefore(q: PgPool | PgClient, periods: PeriodToPrice[]): Pro
   const out = new Map<string, BilledRow[]>(periods.map((p) => [p.subscription_id, []]));
   const r = await q.query<BilledRow>(
     `SELECT i.subscription_id, i.id AS invoice_id, to_char(i.period_start, 'YYYY-MM-DD') AS period_start, to_char(i.period_end, 'YYYY-MM-DD') AS period_end,
-            i.period_start::timestamp AT TIME ZONE 'UTC' AS period_start_at, (i.period_end + 1)::timestamp AT TIME ZONE 'UTC' AS period_end_at,
-            COALESCE(l.service_start, i.period_start::timestamp AT TIME ZONE 'UTC') AS usage_start,
-            LEAST(COALESCE(l.service_end, (i.period_end + 1)::timestamp AT TIME ZONE 'UTC'), s.canceled_at) AS usage_end,
-            l.service_start, l.service_end,
+            ${earlierRangeColumns('l')},
             l.product_id, p.name AS product_name, l.meter_id, m.type AS meter_type, m.aggregation, m.unit, m.unique_by,
             COALESCE(l.price_model, jsonb_build_object('pricing', 'metered', 'price', l.unit_price::text, 'minimum_amount', NULL)) AS price_model,
             (l.quantity + COALESCE(adj.quantity, 0))::text AS billed_quantity,
@@ -202,9 +194,7 @@ export async function pricePeriods(
         product_name: b.product_name,
         model: model as PriceModel,
         minimum_amount,
-        service: b.service_start
-          ? { fromMs: b.service_start.getTime(), toMs: b.service_end!.getTime(), periodStartMs: b.period_start_at.getTime(), periodEndMs: b.period_end_at.getTime() }
-          : null,
+        service: earlierService(b),
         meter: { id: b.meter_id, aggregation: b.aggregation, unit: b.unit, usage: usage[billedUsage[pi]![bi]!]! },
         billed_quantity: b.billed_quantity,
         billed_amount: b.billed_amount,
