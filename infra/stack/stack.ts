@@ -258,6 +258,8 @@ export async function stackUp(o: { root: string; env?: NodeJS.ProcessEnv; log?: 
     const up: UpOptions = { creds: credentialsFor(root, instances, env), natsNamespace: env.NATS_NAMESPACE ?? '', log: o.log ?? (() => undefined) };
     const failures: StackError[] = [];
     const entries: Entry[] = [];
+    /** Servers this call started (not reused): stopped again if another server fails to start. */
+    const started: string[] = [];
     const settle = <T>(name: string, kind: ServerName, p: Promise<T>, ok: (v: T) => void) =>
       p.then(ok, (e: unknown) => {
         failures.push(toError(name, kind, e));
@@ -270,16 +272,37 @@ export async function stackUp(o: { root: string; env?: NodeJS.ProcessEnv; log?: 
         wave.map((i) =>
           settle(i.name, i.kind.name, upInstance(i, state.servers[i.name], up), (r) => {
             entries.push(r.entry);
+            if (r.record.pid !== state.servers[i.name]?.pid) started.push(i.name);
             state.servers[i.name] = r.record;
           }),
         ),
       );
     }
+    // A half-started stack is not left behind: a caller that fails here (the test runner, CI) would
+    // otherwise leave servers holding the ports the next attempt needs. Servers that were already running
+    // before this call stay up.
+    if (failures.length) await stopStarted(started, state, up.log);
     writeState(root, state, env);
     throwAll(failures, 'servers failed to start');
     await jetstreamReady(instances, up.log);
     return info(entries, settings);
   }, env);
+}
+
+async function stopStarted(names: string[], state: ReturnType<typeof readState>, log: Log): Promise<void> {
+  await Promise.all(
+    names.map(async (name) => {
+      const rec = state.servers[name]!;
+      const kind = SERVERS[rec.kind ?? (name as ServerName)];
+      try {
+        await stopPid(rec.pid, 30_000, kind?.stopSignal);
+        delete state.servers[name];
+        log(`${name}: stopped (pid ${rec.pid}) since another server failed to start`);
+      } catch (e) {
+        log(`${name}: could not be stopped after another server failed to start: ${String(e)}`);
+      }
+    }),
+  );
 }
 
 function sortServers<T extends { name: string }>(servers: T[]): T[] {

@@ -1,4 +1,5 @@
-import { createClient, ClickHouseLogLevel, type ClickHouseClient } from '@clickhouse/client';
+import { Readable } from 'node:stream';
+import { createClient, ClickHouseLogLevel, ResultSet, type ClickHouseClient, type DataFormat, type QueryParams } from '@clickhouse/client';
 
 export type { ClickHouseClient };
 
@@ -31,12 +32,33 @@ export function isConnectionError(err: unknown): boolean {
 }
 
 /**
+ * A SELECT failed because a server it read from went away mid-query, not because of the query: on a
+ * cluster, the node serving a Distributed read lost the connection to the shard replica it had picked
+ * (NETWORK_ERROR 210, SOCKET_TIMEOUT 209, ATTEMPT_TO_READ_AFTER_EOF 32, ALL_CONNECTION_TRIES_FAILED 279), or
+ * the answer's body was cut off. Asked again, the Distributed engine picks a live replica. 18.16's error
+ * text ("Code: 210, e.displayText() = DB::NetException: …") is matched, since the client can't parse its codes.
+ */
+export function isInterruptedRead(err: unknown): boolean {
+  if (isConnectionError(err)) return true;
+  const e = err as { code?: string; message?: string } | undefined;
+  if (!e) return false;
+  if (e.code === 'ERR_STREAM_PREMATURE_CLOSE' || e.code === 'ECONNABORTED') return true;
+  return /\bCode: (32|209|210|279)\b|DB::NetException|^aborted$/.test(e.message ?? '');
+}
+
+/** Attempts of one SELECT (select): the first and two more. */
+export const READ_ATTEMPTS = 3;
+const isSelect = (sql: string) => /^\s*\(*\s*(SELECT|WITH)\b/i.test(sql);
+
+/**
  * Several replicas that hold the same data (one shard, or the Distributed tables every node serves): a
  * request goes to the replica that last answered and moves on to the next when that one cannot be reached.
  */
 export class ClickhouseReplicas {
   readonly clients: ClickHouseClient[];
   private current = 0;
+  /** SELECTs asked again after a server went away under them (select). */
+  retriedReads = 0;
 
   constructor(
     readonly urls: readonly string[],
@@ -64,6 +86,33 @@ export class ClickhouseReplicas {
     throw lastError;
   }
 
+  /**
+   * A SELECT whose whole answer is read before it returns, asked again (on this replica or the next) when a
+   * server went away under it (isInterruptedRead): a read is safe to repeat, and a usage read during a
+   * replica's kill must answer, not fail. The answer comes back as a ResultSet over the buffered body.
+   */
+  async select<F extends DataFormat>(params: QueryParams & { format?: F }): Promise<ResultSet<F>> {
+    const format = (params.format ?? 'JSON') as F;
+    let lastError: unknown;
+    for (let attempt = 0; attempt < READ_ATTEMPTS; attempt++) {
+      if (attempt > 0) {
+        this.retriedReads++;
+        await new Promise((r) => setTimeout(r, 100 * attempt));
+      }
+      try {
+        return await this.run(async (ch) => {
+          const rs = await ch.query({ ...params, format });
+          const body = await rs.text();
+          return new ResultSet(Readable.from([Buffer.from(body)]), format, rs.query_id, undefined, rs.response_headers);
+        });
+      } catch (err) {
+        if (!isInterruptedRead(err)) throw err;
+        lastError = err;
+      }
+    }
+    throw lastError;
+  }
+
   async close(): Promise<void> {
     await Promise.allSettled(this.clients.map((c) => c.close()));
   }
@@ -76,7 +125,8 @@ export function clickhouseUrls(url: string): string[] {
 
 /**
  * A client for CLICKHOUSE_URL. With several URLs (a cluster's replicas, each serving the Distributed
- * tables) every request fails over to the next replica when one is unreachable. Streams passed as insert
+ * tables) every request fails over to the next replica when one is unreachable, and a SELECT is asked again
+ * when a server went away under it (ClickhouseReplicas.select). Streams passed as insert
  * values can't be replayed: callers inserting streams use ClickhouseReplicas.run with a fresh stream.
  */
 export function createClickhouse(url: string, database?: string, o: ClickhouseClientOptions = {}): ClickHouseClient {
@@ -87,6 +137,9 @@ export function createClickhouse(url: string, database?: string, o: ClickhouseCl
   return new Proxy(first, {
     get(target, prop, receiver) {
       if (prop === 'close') return () => replicas.close();
+      if (prop === 'query') {
+        return (params: QueryParams) => (isSelect(params.query) ? replicas.select(params) : replicas.run((ch) => ch.query(params)));
+      }
       const value = Reflect.get(target, prop, receiver) as unknown;
       if (typeof value !== 'function') return value;
       return (...args: unknown[]) => replicas.run((ch) => (Reflect.get(ch, prop) as (...a: unknown[]) => Promise<unknown>).apply(ch, args));

@@ -72,11 +72,13 @@ t.test('local cluster under node and process kills', async (t) => {
     const twin = `clickhouse-s${shard}r2`;
     const sender = sendRecords(c.base, token, meterId, 'ch', N, { connections: 6, batch: 50 });
     const reads: number[] = [];
+    const failures: string[] = [];
     let reading = true;
     const reader = (async () => {
       while (reading) {
-        const r = await callJson(c.base, account.tokens.read, 'GET', `/v1/meters/${meterId}/usage?window=day`).catch(() => null);
-        reads.push(r?.status ?? 0);
+        const r = await callJson(c.base, account.tokens.read, 'GET', `/v1/meters/${meterId}/usage?window=day`).catch((err: Error) => ({ status: 0, body: String(err) }));
+        reads.push(r.status);
+        if (r.status !== 200) failures.push(`${r.status} ${JSON.stringify(r.body).slice(0, 300)}`);
       }
     })();
     await waitUntil(() => sender.accepted() >= N / 4, 'a quarter of the records accepted', 120_000);
@@ -89,6 +91,7 @@ t.test('local cluster under node and process kills', async (t) => {
     await waitUntil(() => reads.length >= readsAtKill + 20, 'usage reads after the kill');
     reading = false;
     await reader;
+    if (failures.length) t.comment(`failed reads: ${failures.join(' | ')}\nlog: ${c.log.filter((l) => /error|fail/i.test(l)).slice(-20).join('\n')}`);
     t.same(reads.filter((s) => s !== 200), [], `every usage read answered 200 (${reads.length} reads, ${reads.length - readsAtKill} after the kill)`);
     t.equal(report.accepted, N);
     t.ok(report.acceptedAfterMark > 0, 'inserts went on');
