@@ -9,7 +9,7 @@ import { writeFile, mkdir } from 'node:fs/promises';
 import { repoPath } from '../shared/paths.js';
 import { startLocalCluster } from '../test/fixtures/cluster.js';
 import { createTestAccount } from '../test/fixtures/auth.js';
-import { callJson } from '../test/fixtures/matrix.js';
+import { MeterlineClient } from '../shared/client/index.js';
 import { waitUntil } from '../test/fixtures/env.js';
 import { storedCount, waitForMeterEverywhere } from '../test/e2e/cluster-helpers.js';
 import { runAutocannon, type LoadResult } from './load.js';
@@ -77,8 +77,7 @@ async function measure(topology: Topology): Promise<Figures> {
     log(`${topology}: starting`);
     const c = await startLocalCluster(t, { LOG_LEVEL: 'error' }, topology);
     const account = await createTestAccount(c.infra);
-    const meter = await callJson(c.base, account.tokens.write, 'POST', '/v1/meters', { name: 'bench', unit: 'call', type: 'counter', aggregation: 'sum' });
-    const meterId = meter.body.id as string;
+    const { id: meterId } = await new MeterlineClient({ baseUrl: c.base, token: account.tokens.write }).createMeter({ name: 'bench', unit: 'call', type: 'counter', aggregation: 'sum' });
     await waitForMeterEverywhere(c.base, account.tokens.write, meterId);
     const ts = new Date(Date.now() - 60_000).toISOString();
     const url = `${c.base}/v1/meters/${meterId}/usage`;

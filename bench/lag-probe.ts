@@ -5,8 +5,9 @@
  * when it first reaches k, the k-th acknowledged probe counts as visible (records become visible in about
  * the order they were acknowledged; an out-of-order one shifts a lag to its neighbour, not the
  * distribution). Lag = that moment − 202 received; the poll interval bounds the resolution (a lag is
- * over-estimated by at most pollMs).
+ * over-estimated by at most pollMs). Both go through `meterline/client`'s typed API client.
  */
+import { MeterlineClient } from '../shared/client/index.js';
 
 export interface LagSummary {
   probes: number;
@@ -35,13 +36,18 @@ export class LagProbe {
   private polling = false;
   private failures = 0;
 
+  private readonly client: MeterlineClient;
+
   constructor(
-    private readonly url: string,
-    private readonly token: string,
+    baseUrl: string,
+    token: string,
+    private readonly meterId: string,
     private readonly prefix = `probe-${Date.now().toString(36)}`,
     private readonly everyMs = 200,
     private readonly pollMs = 100,
-  ) {}
+  ) {
+    this.client = new MeterlineClient({ baseUrl, token });
+  }
 
   start(): void {
     this.sendTimer = setInterval(() => void this.send(), this.everyMs);
@@ -51,19 +57,11 @@ export class LagProbe {
   private async send(): Promise<void> {
     const id = `${this.prefix}-${this.n++}`;
     try {
-      const res = await fetch(this.url, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${this.token}`, 'content-type': 'application/json' },
-        body: JSON.stringify({ id, value: 1, timestamp: new Date(Date.now() - 1000).toISOString() }),
-      });
-      await res.arrayBuffer();
-      if (res.status === 202) {
-        this.acked.set(id, Date.now());
-        this.ackOrder.push(id);
-      }
-      else this.failures++;
+      await this.client.recordMeterUsage(this.meterId, { id, value: 1, timestamp: new Date(Date.now() - 1000).toISOString() });
+      this.acked.set(id, Date.now());
+      this.ackOrder.push(id);
     } catch {
-      this.failures++;
+      this.failures++; // refused (MeterlineError) or no answer
     }
   }
 
@@ -71,9 +69,7 @@ export class LagProbe {
     if (this.polling || this.acked.size === this.visible) return;
     this.polling = true;
     try {
-      const res = await fetch(`${this.url}?window=none&start_date=${new Date(this.t0 - 86_400_000).toISOString().slice(0, 10)}`, { headers: { authorization: `Bearer ${this.token}` } });
-      const body = (await res.json()) as { count?: number };
-      if (res.status !== 200 || typeof body.count !== 'number') throw new Error(`GET usage ${res.status}`);
+      const body = await this.client.getUsage(this.meterId, { window: 'none', start_date: new Date(this.t0 - 86_400_000).toISOString().slice(0, 10) });
       const now = Date.now();
       // Only probes whose 202 has arrived can be matched; the rest are counted on a later poll.
       const visible = Math.min(body.count, this.ackOrder.length);

@@ -38,7 +38,8 @@ import { createClickhouse } from '../shared/clients/clickhouse.js';
 import { createWorld, type BenchWorld } from './world.js';
 import { hasWrk, runAutocannon, runWrk, type LoadResult, type LoadSpec } from './load.js';
 import { LagProbe, type LagSummary } from './lag-probe.js';
-import { loadMeterDirect, timeQueryAlone } from './phases/usage-reads.js';
+import { loadMeterDirect, readClient, timeQueryAlone } from './phases/usage-reads.js';
+import { usageQueryString } from '../shared/client/index.js';
 import { runWebhooksPhase } from './phases/webhooks.js';
 import { runBillingPhase } from './phases/billing-run.js';
 import { runNoisyNeighbourPhase } from './phases/noisy-neighbour.js';
@@ -222,7 +223,7 @@ async function main(): Promise<void> {
     const run = async (tool: 'autocannon' | 'wrk' | 'ws', spec: LoadSpec): Promise<LoadResult> => {
       if (tool === 'autocannon') return runAutocannon(spec);
       // The usage WebSocket: `body` is the records array every frame carries.
-      if (tool === 'ws') return runStreamLoad({ url: spec.url, authorization: spec.headers.authorization!, recordsJson: spec.body, connections: opts.streamConnections, window: opts.streamWindow, seconds: spec.seconds });
+      if (tool === 'ws') return runStreamLoad({ baseUrl: `http://127.0.0.1:${apiPort}`, token: world.token, recordsJson: spec.body, connections: opts.streamConnections, window: opts.streamWindow, seconds: spec.seconds });
       return runWrk(spec); // wrk's CPU time lands in this process's cutime when it is reaped
     };
     const phase = async (
@@ -275,7 +276,7 @@ async function main(): Promise<void> {
     };
 
     if (opts.phases.includes('ceiling')) await phase('ceiling', ceilingUrl, single, 1, auth);
-    const probe = new LagProbe(usageUrl.replace(world.meterId, world.probeMeterId), world.token);
+    const probe = new LagProbe(`http://127.0.0.1:${apiPort}`, world.token, world.probeMeterId);
     probe.start();
     // Diagnostic (opt-in): the same request to a meter that doesn't exist → 404 after the token check, body
     // read and JSON parse: the shared HTTP layer's cost without validation, NATS or the 202.
@@ -322,8 +323,9 @@ async function main(): Promise<void> {
       const load = await loadMeterDirect(ch, world.config.CLICKHOUSE_DATABASE, world.accountId, world.readsMeterId, arg('reads-records', 10_000_000), days);
       log(`usage reads: loaded ${load.records} records straight into ClickHouse in ${load.load_s} s, rollups rebuilt in ${load.rollup_rebuild_s} s`);
       const today = new Date().toISOString().slice(0, 10);
-      const url = `${usageUrl.replace(world.meterId, world.readsMeterId)}?window=day&start_date=${new Date(Date.now() - days * 86_400_000).toISOString().slice(0, 10)}&end_date=${today}`;
-      const alone = await timeQueryAlone(url, readHeaders);
+      const query = { window: 'day', start_date: new Date(Date.now() - days * 86_400_000).toISOString().slice(0, 10), end_date: today } as const;
+      const url = `${usageUrl.replace(world.meterId, world.readsMeterId)}?${usageQueryString(query)}`;
+      const alone = await timeQueryAlone(readClient(`http://127.0.0.1:${apiPort}`, world.token), world.readsMeterId, query);
       report.usage_query = { ...alone, ms: alone.median_ms, bulk_load: load };
       log(`usage query alone: median ${alone.median_ms} ms, max ${alone.max_ms} ms over ${alone.records} records (${alone.windows} day windows)`);
       if (opts.phases.includes('get-usage')) {

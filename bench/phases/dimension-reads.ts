@@ -17,7 +17,8 @@
 import type { ClickHouseClient } from '@clickhouse/client';
 import type { BenchWorld } from '../world.js';
 import { addBenchMeter } from '../world.js';
-import { loadMeterDirect, timeQueryAlone, type BulkLoad, type QueryAlone } from './usage-reads.js';
+import { loadMeterDirect, readClient, timeQueryAlone, type BulkLoad, type QueryAlone } from './usage-reads.js';
+import { usageQueryString, type UsageQuery } from '../../shared/client/index.js';
 import { chString, ROLLUP_TABLE } from '../../shared/usage/rollups.js';
 import { UNIQUE_ROLLUP_TABLE } from '../../shared/usage/unique-rollups.js';
 
@@ -57,13 +58,14 @@ async function rollupRows(ch: ClickHouseClient, database: string, accountId: str
   return Number((await rs.json<{ c: string }>())[0]?.c ?? 0);
 }
 
-/** Times each `name → query string` read of the meter alone, over the last DAYS days. */
-async function timeReads(deps: PhaseDeps, meterId: string, reads: [string, string][]): Promise<DimensionRead[]> {
-  const base = `http://127.0.0.1:${deps.apiPort}/v1/meters/${meterId}/usage?start_date=${dateOf(Date.now() - DAYS * DAY)}&end_date=${dateOf(Date.now())}`;
-  const headers = { authorization: `Bearer ${deps.world.token}` };
+/** Times each `name → query` read of the meter alone, over the last DAYS days. */
+async function timeReads(deps: PhaseDeps, meterId: string, reads: [string, UsageQuery][]): Promise<DimensionRead[]> {
+  const client = readClient(`http://127.0.0.1:${deps.apiPort}`, deps.world.token);
   const out: DimensionRead[] = [];
-  for (const [read, query] of reads) {
-    const timed = await timeQueryAlone(`${base}&${query}`, headers, deps.repeats ?? 20).catch((err: Error) => err);
+  for (const [read, slice] of reads) {
+    const q: UsageQuery = { start_date: dateOf(Date.now() - DAYS * DAY), end_date: dateOf(Date.now()), ...slice };
+    const query = decodeURIComponent(usageQueryString(slice));
+    const timed = await timeQueryAlone(client, meterId, q, deps.repeats ?? 20).catch((err: Error) => err);
     if (timed instanceof Error) {
       out.push({ read, query, error: timed.message.slice(0, 300) });
       deps.log(`${read}: ${timed.message.slice(0, 300)}`);
@@ -82,13 +84,13 @@ export async function runGroupByReadsPhase(deps: PhaseDeps & { distinct?: number
   const meterId = await addBenchMeter(world, 'bench group-by reads', { dimensions: ['model'] });
   const load = await loadMeterDirect(ch, database, world.accountId, meterId, deps.records, DAYS, Date.now(), { key: 'model', distinct, prefix: 'model-' });
   deps.log(`group-by reads: loaded ${load.records} records (${distinct} models) in ${load.load_s} s, rollups rebuilt in ${load.rollup_rebuild_s} s`);
-  const five = Array.from({ length: Math.min(5, distinct) }, (_, i) => `filter[model]=model-${i}`).join('&');
+  const five = Array.from({ length: Math.min(5, distinct) }, (_, i) => `model-${i}`);
   const reads = await timeReads(deps, meterId, [
-    ['day windows, no slicing', 'window=day'],
-    [`day windows, group_by=model (${distinct} groups)`, 'window=day&group_by=model'],
-    ['day windows, group_by=model, filter 5 models', `window=day&group_by=model&${five}`],
-    ['day windows, filter[model]=model-3', 'window=day&filter[model]=model-3'],
-    ['window=none, group_by=model', 'window=none&group_by=model'],
+    ['day windows, no slicing', { window: 'day' }],
+    [`day windows, group_by=model (${distinct} groups)`, { window: 'day', group_by: ['model'] }],
+    ['day windows, group_by=model, filter 5 models', { window: 'day', group_by: ['model'], filter: { model: five } }],
+    ['day windows, filter[model]=model-3', { window: 'day', filter: { model: 'model-3' } }],
+    ['window=none, group_by=model', { window: 'none', group_by: ['model'] }],
   ]);
   return { phase: 'group-by-reads', bulk_load: load, distinct_values: distinct, rollup_rows: await rollupRows(ch, database, world.accountId, meterId), reads };
 }
@@ -103,13 +105,13 @@ export async function runUniqueCountsPhase(deps: PhaseDeps & { users: number }):
   ]);
   deps.log(`unique counts: loaded ${load.records} records (${deps.users} users, 4 regions) in ${load.load_s} s, rollups rebuilt in ${load.rollup_rebuild_s} s`);
   const reads = await timeReads(deps, meterId, [
-    ['window=none', 'window=none'],
-    ['month windows', 'window=month'],
-    ['day windows (30 days)', 'window=day'],
-    ['hour windows (30 days)', 'window=hour'],
-    ['day windows, group_by=region (4 groups)', 'window=day&group_by=region'],
-    ['window=none, group_by=region', 'window=none&group_by=region'],
-    ['day windows, filter[region]=region-1', 'window=day&filter[region]=region-1'],
+    ['window=none', { window: 'none' }],
+    ['month windows', { window: 'month' }],
+    ['day windows (30 days)', { window: 'day' }],
+    ['hour windows (30 days)', { window: 'hour' }],
+    ['day windows, group_by=region (4 groups)', { window: 'day', group_by: ['region'] }],
+    ['window=none, group_by=region', { window: 'none', group_by: ['region'] }],
+    ['day windows, filter[region]=region-1', { window: 'day', filter: { region: 'region-1' } }],
   ]);
   const rows = await rollupRows(ch, database, world.accountId, meterId);
   const uniqueRows = await rollupRows(ch, database, world.accountId, meterId, UNIQUE_ROLLUP_TABLE);

@@ -8,6 +8,7 @@ import { connectNats, NatsNames } from '../../shared/clients/nats.js';
 import { repoPath } from '../../shared/paths.js';
 import { openLimitsBucket, writeOverrides } from '../../shared/limits/account-limits.js';
 import { addBenchAccount, type BenchWorld } from '../world.js';
+import { MeterlineClient, MeterlineError } from '../../shared/client/index.js';
 
 export interface NoisyNeighbourResult {
   noisy_limit_records_per_s: number;
@@ -16,7 +17,7 @@ export interface NoisyNeighbourResult {
   seconds: number;
   quiet_alone: { requests: number; p50_ms: number; p99_ms: number; non_202: number };
   quiet_during_flood: { requests: number; p50_ms: number; p99_ms: number; non_202: number };
-  /** `process`: autocannon in its own OS process; `in-process`: fetch from the bench's own event loop. */
+  /** `process`: autocannon in its own OS process; `in-process`: the typed client from the bench's own event loop. */
   flood_generator: 'process' | 'in-process';
   flood: { requests: number; accepted_202: number; limited_429: number; other: number };
 }
@@ -80,16 +81,16 @@ export async function runNoisyNeighbourPhase(o: { world: BenchWorld; apiPort: nu
   }
   await new Promise((r) => setTimeout(r, 500)); // the api processes' KV watch delivers the override
   const ts = new Date(Date.now() - 60_000).toISOString();
-  const post = (token: string, meterId: string, body: string) => async () => {
-    const res = await fetch(`http://127.0.0.1:${apiPort}/v1/meters/${meterId}/usage`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body });
-    await res.arrayBuffer();
-    return res.status;
-  };
-  const quietSend = post(quiet.token, quiet.meterId, JSON.stringify({ value: 1, timestamp: ts }));
+  // Through the typed client: the status of each answer (202, or the MeterlineError's: 429 for the flood).
+  const statusOf = (send: () => Promise<unknown>) => () => send().then(() => 202, (err: unknown) => (err instanceof MeterlineError ? err.status : Promise.reject(err)));
+  const baseUrl = `http://127.0.0.1:${apiPort}`;
+  const quietClient = new MeterlineClient({ baseUrl, token: quiet.token });
+  const quietSend = statusOf(() => quietClient.recordMeterUsage(quiet.meterId, { value: 1, timestamp: ts }));
   const batchSize = 50;
   const floodPerSecond = (limit * 10) / batchSize;
-  const floodBody = JSON.stringify(Array.from({ length: batchSize }, () => ({ value: 1, timestamp: ts })));
-  const floodSend = post(world.token, world.meterId, floodBody);
+  const floodRecords = Array.from({ length: batchSize }, () => ({ value: 1, timestamp: ts }));
+  const floodClient = new MeterlineClient({ baseUrl, token: world.token });
+  const floodSend = statusOf(() => floodClient.recordMeterUsageBatch(world.meterId, floodRecords));
 
   const summarize = (xs: { status: number; ms: number }[]) => ({ requests: xs.length, p50_ms: pct(xs.map((x) => x.ms), 50), p99_ms: pct(xs.map((x) => x.ms), 99), non_202: xs.filter((x) => x.status !== 202).length });
   log(`noisy-neighbour: quiet account alone, ${quietPerSecond} req/s for ${seconds} s`);
@@ -97,7 +98,7 @@ export async function runNoisyNeighbourPhase(o: { world: BenchWorld; apiPort: nu
   log(`noisy-neighbour: flood at ${limit * 10} records/s (10× its limit of ${limit}, generated ${floodGenerator}) + quiet account`);
   const floodRun =
     floodGenerator === 'process'
-      ? floodFromProcess(`http://127.0.0.1:${apiPort}/v1/meters/${world.meterId}/usage`, world.token, floodBody, floodPerSecond, seconds)
+      ? floodFromProcess(`${baseUrl}/v1/meters/${world.meterId}/usage`, world.token, JSON.stringify(floodRecords), floodPerSecond, seconds)
       : openLoop(floodPerSecond, seconds, floodSend).then((xs) => ({ requests: xs.length, accepted_202: xs.filter((x) => x.status === 202).length, limited_429: xs.filter((x) => x.status === 429).length, other: xs.filter((x) => x.status !== 202 && x.status !== 429).length }));
   const [during, flood] = await Promise.all([openLoop(quietPerSecond, seconds, quietSend), floodRun]);
   const result: NoisyNeighbourResult = {

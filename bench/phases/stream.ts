@@ -1,16 +1,18 @@
 /**
- * Load for the `stream` phase: GET /v1/usage/stream (docs/design.md §8) over `connections` WebSockets, each
- * keeping `window` frames unanswered (closed loop, like wrk's connections), every frame `{seq, records}`
- * with the same batch of records. Reports frames as requests, records/s from the answers, and the frame →
- * answer latency. Runs in the benchmark process (the load generator's CPU is counted apart).
+ * Load for the `stream` phase: GET /v1/usage/stream (docs/design.md §8) through `meterline/client`'s
+ * UsageStream, over `connections` sockets, each keeping `window` frames unanswered (closed loop, like wrk's
+ * connections: the stream's maxInflight is the window, and `window` senders each send a frame as soon as
+ * their previous one is answered), every frame the same pre-serialised batch of records. Reports frames as
+ * requests, records/s from the answers, and the client's frame → answer latency. Runs in the benchmark
+ * process (the load generator's CPU is counted apart).
  */
-import { WebSocket } from 'ws';
+import { MeterlineError, UsageStream } from '../../shared/client/index.js';
 import type { LoadResult } from '../load.js';
 
 export interface StreamLoadSpec {
-  /** ws://host:port/v1/usage/stream */
-  url: string;
-  authorization: string;
+  /** http://host:port of the api. */
+  baseUrl: string;
+  token: string;
   /** JSON array of the records every frame carries. */
   recordsJson: string;
   connections: number;
@@ -26,64 +28,40 @@ function percentile(sorted: number[], p: number): number {
 
 export async function runStreamLoad(spec: StreamLoadSpec): Promise<LoadResult & { records_accepted: number }> {
   const latencies: number[] = [];
-  let frames = 0;
-  let refused = 0;
-  let errors = 0;
-  let accepted = 0;
-  let stopping = false;
   const t0 = performance.now();
   const deadline = t0 + spec.seconds * 1000;
-  const one = (): Promise<void> =>
-    new Promise((resolve) => {
-      const ws = new WebSocket(spec.url, { headers: { authorization: spec.authorization }, perMessageDeflate: false });
-      const sentAt = new Map<number, number>();
-      let seq = 0;
-      const sendOne = () => {
-        const s = seq++;
-        sentAt.set(s, performance.now());
-        ws.send(`{"seq":${s},"records":${spec.recordsJson}}`);
-      };
-      ws.on('open', () => {
-        for (let i = 0; i < spec.window; i++) sendOne();
-      });
-      ws.on('message', (data) => {
-        const text = String(data);
-        // Answers start `{"seq":N,`: read the seq and the accepted count without parsing the results.
-        const seqEnd = text.indexOf(',', 7);
-        const s = Number(text.slice(7, seqEnd));
-        const at = sentAt.get(s);
-        sentAt.delete(s);
-        if (at !== undefined) latencies.push(performance.now() - at);
-        frames++;
-        if (text.startsWith('"accepted":', seqEnd + 1)) accepted += Number(text.slice(seqEnd + 12, text.indexOf(',', seqEnd + 12)));
-        else refused++;
-        if (performance.now() < deadline && !stopping) sendOne();
-        else if (sentAt.size === 0) ws.close();
-      });
-      ws.on('error', () => errors++);
-      const hardStop = setTimeout(() => ws.terminate(), spec.seconds * 1000 + 30_000);
-      ws.on('close', () => {
-        clearTimeout(hardStop);
-        resolve();
-      });
-    });
-  const timer = setTimeout(() => (stopping = true), spec.seconds * 1000);
-  await Promise.all(Array.from({ length: spec.connections }, one));
-  clearTimeout(timer);
+  const streams = Array.from({ length: spec.connections }, () => new UsageStream({ baseUrl: spec.baseUrl, token: spec.token, maxInflight: spec.window }));
+  let errors = 0;
+  const sender = async (stream: UsageStream) => {
+    while (performance.now() < deadline) {
+      try {
+        latencies.push((await stream.send(spec.recordsJson)).latencyMs);
+      } catch (err) {
+        // A frame refused for now (429/503, counted by the stream as refused): keep the window full; anything
+        // else (socket dropped, handshake refused for its token): this sender stops.
+        if (err instanceof MeterlineError && err.retryable) continue;
+        errors++;
+        return;
+      }
+    }
+  };
+  await Promise.all(streams.flatMap((s) => Array.from({ length: spec.window }, () => sender(s))));
   const duration = (performance.now() - t0) / 1000;
+  await Promise.all(streams.map((s) => s.close()));
+  const total = streams.map((s) => s.counters).reduce((a, c) => ({ acks: a.acks + c.acks, refused: a.refused + c.refused, accepted: a.accepted + c.accepted }), { acks: 0, refused: 0, accepted: 0 });
   latencies.sort((a, b) => a - b);
   const r = (x: number) => Math.round(x * 100) / 100;
   return {
     tool: 'ws',
-    requests: frames,
-    requests_per_s: frames / duration,
+    requests: total.acks + total.refused,
+    requests_per_s: (total.acks + total.refused) / duration,
     latency_p50_ms: r(percentile(latencies, 50)),
     latency_p99_ms: r(percentile(latencies, 99)),
     latency_max_ms: r(latencies[latencies.length - 1] ?? NaN),
-    non_2xx: refused,
+    non_2xx: total.refused,
     errors,
     duration_s: duration,
     pid: process.pid,
-    records_accepted: accepted,
+    records_accepted: total.accepted,
   };
 }

@@ -9,6 +9,7 @@
  * left raw, exactly the state the pipeline leaves behind. Load and rebuild times are reported.
  */
 import type { ClickHouseClient } from '@clickhouse/client';
+import { MeterlineClient, type UsageQuery } from '../../shared/client/index.js';
 import { chString, HOUR_MS, rebuildRollups } from '../../shared/usage/rollups.js';
 import { USAGE_TABLE } from '../../shared/usage/wire.js';
 
@@ -69,7 +70,7 @@ export interface QueryAlone {
   /** Groups of a group-by answer. */
   groups?: number;
   /** The answer's whole-range value. */
-  value: string | number;
+  value: string | number | null;
   repeats: number;
   median_ms: number;
   p99_ms: number;
@@ -77,12 +78,10 @@ export interface QueryAlone {
 }
 
 /** One request at a time: the first warms connections and caches, the next `repeats` are timed. */
-export async function timeQueryAlone(url: string, headers: Record<string, string>, repeats = 20): Promise<QueryAlone> {
+export async function timeQueryAlone(client: MeterlineClient, meterId: string, query: UsageQuery, repeats = 20): Promise<QueryAlone> {
   const once = async () => {
     const t0 = performance.now();
-    const res = await fetch(url, { headers, signal: AbortSignal.timeout(120_000) });
-    const body = (await res.json()) as { count: number; value: string | number; data: unknown[]; groups?: unknown[] };
-    if (res.status !== 200) throw new Error(`GET usage: ${res.status} ${JSON.stringify(body)}`);
+    const body = await client.getUsage(meterId, query);
     return { ms: performance.now() - t0, count: body.count, value: body.value, windows: body.data.length, groups: body.groups?.length };
   };
   const first = await once();
@@ -92,3 +91,6 @@ export async function timeQueryAlone(url: string, headers: Record<string, string
   const at = (q: number) => round(times[Math.min(times.length - 1, Math.floor(times.length * q))]!);
   return { records: first.count, windows: first.windows, groups: first.groups, value: first.value, repeats, median_ms: at(0.5), p99_ms: at(0.99), max_ms: round(times[times.length - 1]!) };
 }
+
+/** The typed client the read phases time requests with: 120 s per request (a slow read is measured, not cut off). */
+export const readClient = (baseUrl: string, token: string): MeterlineClient => new MeterlineClient({ baseUrl, token, timeoutMs: 120_000 });

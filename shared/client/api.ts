@@ -51,6 +51,17 @@ export interface ClientOptions {
   /** A new token after a 401 (expired or revoked): the request is sent once more with it. */
   refreshToken?: () => Promise<string>;
   fetch?: typeof fetch;
+  /** Abort a request without an answer after this long (ms); default: no limit. */
+  timeoutMs?: number;
+}
+
+/** The query string of GET /v1/meters/{id}/usage for `q` (without `?`). */
+export function usageQueryString(q: UsageQuery): string {
+  const params = new URLSearchParams();
+  for (const k of ['start_date', 'end_date', 'window'] as const) if (q[k]) params.set(k, q[k]!);
+  if (q.group_by?.length) params.set('group_by', q.group_by.join(','));
+  for (const [k, v] of Object.entries(q.filter ?? {})) for (const one of Array.isArray(v) ? v : [v]) params.append(`filter[${k}]`, one);
+  return params.toString();
 }
 
 export class MeterlineClient {
@@ -69,7 +80,7 @@ export class MeterlineClient {
     const headers = (token: string): Record<string, string> => ({ authorization: `Bearer ${token}`, accept: 'application/json', ...(body === undefined ? {} : { 'content-type': contentType }) });
     const url = new URL(path, this.opts.baseUrl);
     const attempt = async (token: string) => {
-      const init: RequestInit = { method, headers: headers(token) };
+      const init: RequestInit = { method, headers: headers(token), ...(this.opts.timeoutMs ? { signal: AbortSignal.timeout(this.opts.timeoutMs) } : {}) };
       if (body !== undefined) init.body = typeof body === 'string' ? body : JSON.stringify(body);
       try {
         return await this.fetch(url, init);
@@ -112,13 +123,14 @@ export class MeterlineClient {
     return this.request('POST', `/v1/meters/${encodeURIComponent(meterId)}/usage`, record);
   }
 
+  /** POST /v1/meters/{id}/usage with a JSON array: 1–1,000 records of one meter, settled one by one. */
+  recordMeterUsageBatch(meterId: string, records: Omit<UsageRecord, 'meter_id'>[]): Promise<BatchResult> {
+    return this.request('POST', `/v1/meters/${encodeURIComponent(meterId)}/usage`, records);
+  }
+
   /** GET /v1/meters/{id}/usage with windows, group_by and filters. */
   getUsage(meterId: string, q: UsageQuery = {}): Promise<MeterUsage> {
-    const params = new URLSearchParams();
-    for (const k of ['start_date', 'end_date', 'window'] as const) if (q[k]) params.set(k, q[k]!);
-    if (q.group_by?.length) params.set('group_by', q.group_by.join(','));
-    for (const [k, v] of Object.entries(q.filter ?? {})) for (const one of Array.isArray(v) ? v : [v]) params.append(`filter[${k}]`, one);
-    const qs = params.toString();
+    const qs = usageQueryString(q);
     return this.request('GET', `/v1/meters/${encodeURIComponent(meterId)}/usage${qs ? `?${qs}` : ''}`);
   }
 

@@ -1,19 +1,23 @@
 /**
  * The usage emitter of `meterline/client`: for senders of many records. It buffers records, sends them in
- * batches of up to 1,000 (POST /v1/usage), and retries a batch that got no answer (network error, server
- * restarting) or a 429/503 (after `Retry-After`) with the SAME record ids and timestamps — every record gets an
- * id when it is emitted — so the server's idempotent storage makes delivery exactly once end to end.
- * A 202 settles each record (accepted, or rejected for its content: reported through onRejected, not retried).
+ * batches of up to 1,000 — POST /v1/usage, or frames of the usage WebSocket (`transport: 'stream'`,
+ * stream.ts) — and retries a batch that got no answer (network error, server restarting, socket dropped) or
+ * a 429/503 (after `Retry-After`) with the SAME record ids and timestamps — every record gets an id when it
+ * is emitted — so the server's idempotent storage makes delivery exactly once end to end. An answer settles
+ * each record (accepted, or rejected for its content: reported through onRejected, not retried).
  */
 import { randomBytes } from 'node:crypto';
-import { MeterlineClient, MeterlineError, type ClientOptions, type UsageRecord } from './api.js';
+import { MeterlineClient, MeterlineError, type BatchResult, type ClientOptions, type UsageRecord } from './api.js';
+import { UsageStream } from './stream.js';
 
 export interface EmitterOptions extends ClientOptions {
   /** Records per request (≤ 1,000). */
   batchSize?: number;
   /** A partial batch is sent at the latest this long after its first record was emitted. */
   lingerMs?: number;
-  /** Requests in flight at once. */
+  /** `batches`: POST /v1/usage; `stream`: frames of GET /v1/usage/stream (one socket). */
+  transport?: 'batches' | 'stream';
+  /** Requests (or frames) in flight at once. */
   concurrency?: number;
   /** Records held at most (buffered + in flight); emit() waits while full. */
   maxBuffered?: number;
@@ -39,6 +43,12 @@ export interface EmitterCounters {
   retries: number;
   /** Records emitted and not settled yet. */
   pending: number;
+  /** Requests (or frames) sent and not answered now (≤ concurrency). */
+  inflight: number;
+  /** Answers received (any status), and Σ / max of their latencies in ms (send → answer): mean = ackLatencyMsSum / acks. */
+  acks: number;
+  ackLatencyMsSum: number;
+  ackLatencyMsMax: number;
 }
 
 /** A record id unique to this emitter's record: `cli_` + 22 random base64url characters. */
@@ -48,18 +58,21 @@ const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
 export class UsageEmitter {
   readonly client: MeterlineClient;
+  /** The socket of `transport: 'stream'`. */
+  private readonly stream: UsageStream | undefined;
   private readonly o: Required<Omit<EmitterOptions, keyof ClientOptions | 'onRejected' | 'onError'>> & EmitterOptions;
   private buffer: UsageRecord[] = [];
   private timer: NodeJS.Timeout | undefined;
   private readonly inflight = new Set<Promise<void>>();
   private readonly waiters: (() => void)[] = [];
   private closed = false;
-  private readonly c: EmitterCounters = { emitted: 0, accepted: 0, rejected: 0, failed: 0, requests: 0, retries: 0, pending: 0 };
+  private readonly c: EmitterCounters = { emitted: 0, accepted: 0, rejected: 0, failed: 0, requests: 0, retries: 0, pending: 0, inflight: 0, acks: 0, ackLatencyMsSum: 0, ackLatencyMsMax: 0 };
   private readonly onExit = () => void this.flush();
 
   constructor(opts: EmitterOptions) {
-    this.o = { batchSize: 1000, lingerMs: 50, concurrency: 4, maxBuffered: 100_000, retryBaseMs: 100, retryMaxMs: 10_000, flushOnExit: true, ...opts };
+    this.o = { batchSize: 1000, lingerMs: 50, transport: 'batches', concurrency: 4, maxBuffered: 100_000, retryBaseMs: 100, retryMaxMs: 10_000, flushOnExit: true, ...opts };
     this.client = new MeterlineClient(opts);
+    if (this.o.transport === 'stream') this.stream = new UsageStream({ ...opts, maxInflight: this.o.concurrency });
     if (this.o.flushOnExit) process.on('beforeExit', this.onExit);
   }
 
@@ -92,11 +105,12 @@ export class UsageEmitter {
     }
   }
 
-  /** Flushes, then refuses further records. */
+  /** Flushes, then refuses further records (and closes the stream's socket). */
   async close(): Promise<void> {
     this.closed = true;
     process.off('beforeExit', this.onExit);
     await this.flush();
+    await this.stream?.close();
   }
 
   private sendBuffered(): void {
@@ -120,13 +134,11 @@ export class UsageEmitter {
       if (attempt > 0) this.c.retries++;
       this.c.requests++;
       try {
-        const outcome = await this.client.recordUsage(batch);
-        for (const r of outcome.results) {
-          if (r.status === 'accepted') this.c.accepted++;
-          else {
-            this.c.rejected++;
-            this.o.onRejected?.(batch[r.index]!, r.error);
-          }
+        const outcome = await this.answered(() => this.sendOnce(batch));
+        this.c.accepted += outcome.accepted;
+        for (const r of outcome.rejections) {
+          this.c.rejected++;
+          this.o.onRejected?.(batch[r.index]!, r.error);
         }
         return;
       } catch (err) {
@@ -146,9 +158,38 @@ export class UsageEmitter {
           this.o.onError?.(err, batch);
           return;
         }
-        // No answer (connection refused or reset, server restarting): nothing says it wasn't stored — resend as is.
+        // No answer (connection refused or reset, socket dropped, server restarting): nothing says it wasn't stored — resend as is.
         await sleep(backoff);
       }
+    }
+  }
+
+  /** One send of a batch by the transport: the accepted count and the rejected records' results. */
+  private async sendOnce(batch: UsageRecord[]): Promise<{ accepted: number; rejections: BatchResult['results'] }> {
+    if (this.stream) return this.stream.send(batch);
+    const outcome = await this.client.recordUsage(batch);
+    return { accepted: outcome.accepted, rejections: outcome.results.filter((r) => r.status !== 'accepted') };
+  }
+
+  /** Counts a request in flight while `send` runs, and its latency when an answer (of any status) came back. */
+  private async answered<T>(send: () => Promise<T>): Promise<T> {
+    const t0 = performance.now();
+    this.c.inflight++;
+    const ack = () => {
+      const ms = performance.now() - t0;
+      this.c.acks++;
+      this.c.ackLatencyMsSum += ms;
+      if (ms > this.c.ackLatencyMsMax) this.c.ackLatencyMsMax = ms;
+    };
+    try {
+      const out = await send();
+      ack();
+      return out;
+    } catch (err) {
+      if (err instanceof MeterlineError) ack();
+      throw err;
+    } finally {
+      this.c.inflight--;
     }
   }
 }

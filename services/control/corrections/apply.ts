@@ -1,7 +1,7 @@
 import type { PgPool } from '../../../shared/clients/postgres.js';
 import { applyCorrectionToUsage } from '../../../shared/usage/corrections.js';
 import type { UsageShards } from '../../../shared/usage/shards.js';
-import { markCorrectionApplied, pendingCorrections } from './store.js';
+import { markCorrectionApplied, pendingCorrections, pendingCorrectionsOfMeter, withMeterCorrectionLock } from './store.js';
 import type { CorrectionRow } from './schemas.js';
 
 /**
@@ -16,11 +16,22 @@ export async function applyCorrection(pg: PgPool, shards: UsageShards, database:
 }
 
 /**
- * Completes the corrections left pending for longer than `graceMs` (a request that failed or whose process
- * died between recording and applying); returns how many it applied.
+ * Applies the meter's pending corrections, oldest first. Call it holding the meter's correction lock: a request
+ * holds that lock from recording its correction to applying it, so what is pending then was interrupted.
  */
-export async function completePendingCorrections(pg: PgPool, shards: UsageShards, database: string, graceMs: number, batch = 100): Promise<number> {
-  const rows = await pendingCorrections(pg, graceMs, batch);
+export async function completePendingOfMeter(pg: PgPool, shards: UsageShards, database: string, accountId: string, meterId: string): Promise<number> {
+  const rows = await pendingCorrectionsOfMeter(pg, accountId, meterId);
   for (const row of rows) await applyCorrection(pg, shards, database, row);
   return rows.length;
+}
+
+/**
+ * Completes the corrections left pending for longer than `graceMs` (a request that failed or whose process
+ * died between recording and applying), each meter's under its lock and in order; returns how many it applied.
+ */
+export async function completePendingCorrections(pg: PgPool, shards: UsageShards, database: string, graceMs: number, batch = 100): Promise<number> {
+  const meters = new Map((await pendingCorrections(pg, graceMs, batch)).map((r) => [`${r.account_id}:${r.meter_id}`, r] as const));
+  let applied = 0;
+  for (const r of meters.values()) applied += await withMeterCorrectionLock(pg, r.account_id, r.meter_id, () => completePendingOfMeter(pg, shards, database, r.account_id, r.meter_id));
+  return applied;
 }

@@ -1,16 +1,18 @@
 import type { ApiDeps, RouteDef } from '../../../shared/http/route.js';
 import { reply } from '../../../shared/http/reply.js';
+import { problemResponse } from '../../../shared/http/problems.js';
 import { takenRecordIds } from '../../../shared/usage/corrections.js';
 import type { UsageShards } from '../../../shared/usage/shards.js';
 import { CorrectionSchema, CreateCorrectionDoc, toCorrection } from './schemas.js';
 import { checkCorrection, parseCreateCorrection, refuseTakenIds, type CorrectionRequest } from './input.js';
-import { insertCorrection, meterForCorrection } from './store.js';
-import { applyCorrection } from './apply.js';
+import { insertCorrection, meterForCorrection, withMeterCorrectionLock } from './store.js';
+import { applyCorrection, completePendingOfMeter } from './apply.js';
 
 /**
  * POST /v1/meters/{meter_id}/usage/corrections — cancel records, or replace a range's records, of one meter.
- * Recorded in Postgres first (pending), then applied, then marked applied: a failure in between leaves a
- * pending correction that the module's sweep applies again (every step is idempotent). The pipeline's
+ * Recorded in Postgres first (pending), then applied, then marked applied, under the meter's correction lock
+ * (corrections of one meter apply one at a time, in order): a failure in between leaves a pending correction
+ * that the next correction of the meter or the module's sweep applies again (every step is idempotent). The pipeline's
  * idempotency step answers a retry carrying the same Idempotency-Key with the stored answer.
  */
 export function createCorrectionRoute(deps: ApiDeps, shards: () => UsageShards): RouteDef<CorrectionRequest> {
@@ -25,16 +27,26 @@ export function createCorrectionRoute(deps: ApiDeps, shards: () => UsageShards):
       const meterId = ctx.params.meter_id!;
       const meter = await meterForCorrection(deps.pg, accountId, meterId);
       const correction = checkCorrection(req, meter, accountId);
-      if (correction.kind === 'replace') refuseTakenIds(correction.ids, await takenRecordIds(deps.clickhouse, database, accountId, meterId, correction.ids, correction.startMs, correction.endMs));
-      const pending = await insertCorrection(deps.pg, accountId, meterId, correction, { userId, clientId });
-      const applied = await applyCorrection(deps.pg, shards(), database, pending);
+      const applied = await withMeterCorrectionLock(deps.pg, accountId, meterId, async () => {
+        // One at a time per meter, in the order recorded: an earlier one left pending (interrupted) goes first.
+        await completePendingOfMeter(deps.pg, shards(), database, accountId, meterId);
+        if (correction.kind === 'replace') refuseTakenIds(correction.ids, await takenRecordIds(deps.clickhouse, database, accountId, meterId, correction.ids, correction.startMs, correction.endMs));
+        const pending = await insertCorrection(deps.pg, accountId, meterId, correction, { userId, clientId });
+        return applyCorrection(deps.pg, shards(), database, pending);
+      });
       return reply.json(201, toCorrection(applied));
     },
     doc: {
       summary: 'Correct a meter’s usage: cancel records by id, or replace every record of a time range; cancelled records stop counting in reads, rollups and invoices (an invoiced period gets an adjustment on the next invoice). Idempotent with Idempotency-Key',
       tags: ['usage'],
       requestBody: CreateCorrectionDoc,
-      responses: { '201': { description: 'The correction, applied', schema: CorrectionSchema } },
+      responses: {
+        '201': { description: 'The correction, applied. The same request again with the same Idempotency-Key (24 h) replays this answer (`Idempotent-Replayed: true`) and changes nothing', schema: CorrectionSchema },
+        '404': problemResponse('no such meter in this account (`not_found`)'),
+        '409': problemResponse('the Idempotency-Key was used with a different body (`idempotency_conflict`) or its first request is still running (`idempotency_in_progress`)'),
+        '422': problemResponse('`validation_failed`: not exactly one of cancel/replace, a bad range, a replacement record breaking the ingest rules, or a replacement id already taken (`replace.records[i].id`: the id of a record stored in the range or of a cancelled one — what repeating an applied replace with ids gets)'),
+        '503': problemResponse('another correction of this meter kept it busy for 30 s (`busy`, Retry-After); nothing was done'),
+      },
     },
   };
 }

@@ -62,7 +62,7 @@ export function checkCorrection(req: CorrectionRequest, meter: MeterRecord, acco
 export function refuseTakenIds(ids: readonly string[], taken: ReadonlySet<string>): void {
   const errors: FieldError[] = [];
   ids.forEach((id, i) => {
-    if (taken.has(id)) errors.push({ field: `replace.records[${i}].id`, message: 'is the id of a record stored in the range or of a cancelled record; give replacement records new ids' });
+    if (taken.has(id)) errors.push({ field: `replace.records[${i}].id`, message: 'is the id of a record stored in the range or of a cancelled record; give replacement records new ids (repeating a replace already applied? it stands: GET …/usage/corrections lists it)' });
   });
   if (errors.length) throw new ValidationError(errors);
 }

@@ -17,7 +17,8 @@ export const CreateCorrectionBody = Type.Object(
       Type.Array(RecordId, {
         minItems: 1,
         maxItems: USAGE_LIMITS.maxBatchRecords,
-        description: 'ids of records of this meter to cancel: they stop counting in every read, rollup and invoice. An id no record has yet is cancelled when it arrives',
+        description:
+          'ids of records of this meter to cancel: they stop counting in every read, rollup and invoice. Final and by id: an id named twice (or in two corrections) is cancelled once; an id no record of this meter has yet (a typo, a record still in flight, another meter’s id) is accepted all the same — the answer lists the ids as named, not which matched — and a record of this meter with that id never counts when it arrives',
       }),
     ),
     replace: Type.Optional(
@@ -45,7 +46,7 @@ export const CreateCorrectionDoc = Type.Object(
         records: Type.Array(UsageRecordBody, {
           maxItems: USAGE_LIMITS.maxBatchRecords,
           description:
-            'the usage of [start, end) from now on: every record of the meter stored in the range is cancelled and these are stored instead (the ingest record rules, timestamps within the range). Ids must be new: not the id of a record stored in the range nor of a cancelled one',
+            'the usage of [start, end) from now on: every record of the meter stored in the range is cancelled and these are stored instead (the ingest record rules, timestamps within the range). Ids must be new: not the id of a record stored in the range nor of a cancelled one — so the same replace posted again without its Idempotency-Key is refused 422 when its records carry ids (the first one stands), and applied again under new `use_…` ids when they carry none (the range still holds them once; both corrections are listed). A meter’s corrections apply one at a time in the order received: where two replaced ranges overlap, the later replace wins',
         }),
       }),
     ),
