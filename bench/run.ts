@@ -19,7 +19,7 @@
  * Options: --seconds 12  --connections 64  --api-procs 1  --consumer-procs 1  --threads 2
  *          --no-wrk  --no-autocannon  --keep (keep the benchmark's databases and namespace)
  *          --profile (V8 CPU profiles of the api processes in bench/results/)
- *          --phases ceiling,single,batched,stream,get-product,usage-query (default; stream = the usage WebSocket, --stream-connections 8 --stream-window 16; get-usage = usage queries under load, opt-in), plus `floor`: requests to a missing meter (404 after
+ *          --phases ceiling,single,batched,stream,get-product,usage-query (default; stream = the usage WebSocket through meterline/client's UsageStream, --stream-connections 8 --stream-window 16; get-usage = usage queries under load, opt-in), plus `floor`: requests to a missing meter (404 after
  *          billing-run (default): one billing run over --billing-subscriptions 10000 (half metered; bench/phases/billing-run.ts)
  *          emitter (opt-in): --emitter-records 200000 sent by raw batched posts and by meterline/client's UsageEmitter (--emitter-batch 1000, --emitter-concurrency 4)
  *          group-by-reads (opt-in): --group-by-records 10000000 with --group-by-values 20 models, read grouped and filtered

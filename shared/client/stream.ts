@@ -109,6 +109,10 @@ export class UsageStream {
     }
     const seq = this.seq++;
     const json = typeof records === 'string' ? records : JSON.stringify(records);
+    if (ws.readyState !== WebSocket.OPEN) {
+      this.freeSlot();
+      throw new StreamClosedError(1006, 'closed before the frame was sent');
+    }
     return new Promise<StreamAck>((resolve, reject) => {
       this.pending.set(seq, { sentAt: performance.now(), resolve, reject });
       this.c.frames++;

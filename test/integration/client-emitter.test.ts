@@ -47,6 +47,8 @@ t.test('meterline/client: the emitter against an api restarted mid-stream loses 
   t.equal(c.accepted, total, 'every record settled as accepted once');
   t.equal(c.pending, 0);
   t.equal(c.rejected + c.failed, 0);
+  t.equal(c.inflight, 0, 'nothing in flight after close');
+  t.ok(c.acks >= total / 200 && c.acks <= c.requests && c.ackLatencyMsMax > 0 && c.ackLatencyMsSum >= c.ackLatencyMsMax, 'answers and their latency counted');
   t.comment(`requests ${c.requests}, retries ${c.retries}`);
   await waitUntil(async () => (await storedCount(infra, meter.id)) === total, 'every emitted record stored');
   const usage = await new MeterlineClient({ baseUrl, token: acct.auth.read.authorization.replace(/^Bearer /, '') }).getUsage(meter.id, { window: 'none', group_by: ['model'] });
