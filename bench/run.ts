@@ -24,6 +24,7 @@
  *          emitter (opt-in): --emitter-records 200000 sent by raw batched posts and by meterline/client's UsageEmitter (--emitter-batch 1000, --emitter-concurrency 4)
  *          group-by-reads (opt-in): --group-by-records 10000000 with --group-by-values 20 models, read grouped and filtered
  *          unique-counts (opt-in): --unique-records 2000000 of --unique-users 1000000 users, hour/day/month windows
+ *          (--unique-repeats 20 timed reads each)
  *          cluster (opt-in, alone): the single topology and the local cluster side by side, as ratios (bench/cluster.ts)
  *          auth and parsing), the HTTP layer's own cost
  */
@@ -337,7 +338,7 @@ async function main(): Promise<void> {
       report.group_by_reads = await runGroupByReadsPhase({ world, ch, apiPort, log, records: arg('group-by-records', 10_000_000), distinct: arg('group-by-values', 20) });
     }
     if (opts.phases.includes('unique-counts')) {
-      report.unique_counts = await runUniqueCountsPhase({ world, ch, apiPort, log, records: arg('unique-records', 2_000_000), users: arg('unique-users', 1_000_000) });
+      report.unique_counts = await runUniqueCountsPhase({ world, ch, apiPort, log, records: arg('unique-records', 2_000_000), users: arg('unique-users', 1_000_000), repeats: arg('unique-repeats', 20) });
     }
 
     // Webhook delivery (bench/phases/webhooks.ts): opt-in, `--phases webhooks`.

@@ -16,6 +16,8 @@ import { issueAccessToken } from '../shared/auth/access-tokens.js';
 import { newId } from '../shared/ids.js';
 import { putMeter, type MeterRecord } from '../shared/meters/record.js';
 import { insertProduct } from '../services/control/products/store.js';
+import { UsageShards } from '../shared/usage/shards.js';
+import { registerUniqueMeter } from '../shared/usage/unique-rollups.js';
 
 export interface BenchWorld {
   name: string;
@@ -68,7 +70,7 @@ async function populate(name: string, config: Config, env: Record<string, string
   await keys.load();
   const { token } = await issueAccessToken(keys, { accountId: ids.account_id, userId: ids.user_id, clientId, scopes: ['write'] }, { issuer: config.PUBLIC_BASE_URL, ttlSeconds: 6 * 3600 });
   const kv = await new Kvm(nc).open(names.meterBucket);
-  const meter = (label: string) => insertBenchMeter(pool, kv, ids.account_id, label);
+  const meter = (label: string) => insertBenchMeter(pool, kv, config, ids.account_id, label);
   const meterId = await meter('bench load');
   const probeMeterId = await meter('bench lag probe');
   const readsMeterId = await meter('bench usage reads');
@@ -87,11 +89,22 @@ export interface BenchMeterShape {
   dimensions?: string[];
 }
 
-/** A counter meter of the account, in Postgres and in the meter registry, as the control plane writes one. */
-async function insertBenchMeter(pool: pg.Pool, kv: Awaited<ReturnType<Kvm['open']>>, accountId: string, label: string, shape: BenchMeterShape = {}): Promise<string> {
+/**
+ * A counter meter of the account, in Postgres and in the meter registry, as the control plane writes one (a
+ * unique_count meter registered for per-hour distinct sets first, as createMeter does).
+ */
+async function insertBenchMeter(pool: pg.Pool, kv: Awaited<ReturnType<Kvm['open']>>, config: Config, accountId: string, label: string, shape: BenchMeterShape = {}): Promise<string> {
   const now = new Date();
   const m: MeterRecord = { id: newId('mtr'), account_id: accountId, type: 'counter', aggregation: shape.aggregation ?? 'sum', status: 'active', updated_at_ms: now.getTime() };
   if (shape.dimensions?.length) m.dimensions = shape.dimensions;
+  if (shape.uniqueBy) {
+    const shards = await UsageShards.open(config, { quiet: true });
+    try {
+      await registerUniqueMeter(shards.of(accountId), config.CLICKHOUSE_DATABASE, { accountId, meterId: m.id, uniqueBy: shape.uniqueBy });
+    } finally {
+      await shards.close();
+    }
+  }
   await pool.query(
     'INSERT INTO meters (id, account_id, name, unit, type, aggregation, status, created_at, updated_at, dimensions, unique_by) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8, $9, $10)',
     [m.id, m.account_id, label, shape.uniqueBy ? 'users' : 'requests', m.type, m.aggregation, m.status, now, shape.dimensions ?? [], shape.uniqueBy ?? null],
@@ -105,7 +118,7 @@ export async function addBenchMeter(world: BenchWorld, label: string, shape: Ben
   const pool = new pg.Pool({ connectionString: world.config.DATABASE_URL, max: 1 });
   const nc = await connectNats(world.config.NATS_URL, 'bench-setup');
   try {
-    return await insertBenchMeter(pool, await new Kvm(nc).open(new NatsNames(world.config.NATS_NAMESPACE).meterBucket), world.accountId, label, shape);
+    return await insertBenchMeter(pool, await new Kvm(nc).open(new NatsNames(world.config.NATS_NAMESPACE).meterBucket), world.config, world.accountId, label, shape);
   } finally {
     await pool.end();
     await nc.close();
@@ -124,7 +137,7 @@ export async function addBenchAccount(world: BenchWorld, label: string): Promise
     const keys = new SigningKeys(pool, config.SECRET_KEY);
     await keys.load();
     const { token } = await issueAccessToken(keys, { accountId: ids.account_id, userId: ids.user_id, clientId, scopes: ['write'] }, { issuer: config.PUBLIC_BASE_URL, ttlSeconds: 6 * 3600 });
-    const meterId = await insertBenchMeter(pool, await new Kvm(nc).open(new NatsNames(config.NATS_NAMESPACE).meterBucket), ids.account_id, label);
+    const meterId = await insertBenchMeter(pool, await new Kvm(nc).open(new NatsNames(config.NATS_NAMESPACE).meterBucket), config, ids.account_id, label);
     return { accountId: ids.account_id, token, meterId };
   } finally {
     await pool.end();

@@ -6,8 +6,9 @@
  *   values, read with day windows: without slicing, grouped by model (20 groups × 30 windows), grouped and
  *   filtered to 5 models, and filtered to one model without grouping.
  * - `unique-counts`: a unique_count meter (`unique_by: user`) with `records` (2 M) records of `users` (1 M)
- *   distinct users over 30 days, read with hour, day and month windows; the whole range's answer must be
- *   exactly `users` (printed beside it, not asserted: a bench prints).
+ *   distinct users (each in one of 4 regions) over 30 days, read with hour, day, month and none windows, and
+ *   grouped or filtered by region; the whole range's answer must be exactly `users` (printed beside it, not
+ *   asserted: a bench prints).
  *
  * Records go straight into ClickHouse and the closed hours are rolled up (bench/phases/usage-reads.ts
  * loadMeterDirect), then each read is timed alone over HTTP: the first warms, `repeats` are timed (p50, p99,
@@ -19,6 +20,7 @@ import { addBenchMeter } from '../world.js';
 import { loadMeterDirect, readClient, timeQueryAlone, type BulkLoad, type QueryAlone } from './usage-reads.js';
 import { usageQueryString, type UsageQuery } from '../../shared/client/index.js';
 import { chString, ROLLUP_TABLE } from '../../shared/usage/rollups.js';
+import { UNIQUE_ROLLUP_TABLE } from '../../shared/usage/unique-rollups.js';
 
 const DAY = 86_400_000;
 const DAYS = 30;
@@ -35,6 +37,8 @@ export interface DimensionReadsResult {
   bulk_load: BulkLoad;
   distinct_values: number;
   rollup_rows: number;
+  /** unique-counts: the per-hour distinct-set rows (shared/usage/unique-rollups.ts) its reads merge. */
+  unique_rollup_rows?: number;
   reads: DimensionRead[];
 }
 
@@ -49,8 +53,8 @@ interface PhaseDeps {
 
 const dateOf = (ms: number) => new Date(ms).toISOString().slice(0, 10);
 
-async function rollupRows(ch: ClickHouseClient, database: string, accountId: string, meterId: string): Promise<number> {
-  const rs = await ch.query({ query: `SELECT count() AS c FROM ${database}.${ROLLUP_TABLE} FINAL WHERE account_id = ${chString(accountId)} AND meter_id = ${chString(meterId)}`, format: 'JSONEachRow' });
+async function rollupRows(ch: ClickHouseClient, database: string, accountId: string, meterId: string, table = ROLLUP_TABLE): Promise<number> {
+  const rs = await ch.query({ query: `SELECT count() AS c FROM ${database}.${table} FINAL WHERE account_id = ${chString(accountId)} AND meter_id = ${chString(meterId)}`, format: 'JSONEachRow' });
   return Number((await rs.json<{ c: string }>())[0]?.c ?? 0);
 }
 
@@ -94,21 +98,30 @@ export async function runGroupByReadsPhase(deps: PhaseDeps & { distinct?: number
 export async function runUniqueCountsPhase(deps: PhaseDeps & { users: number }): Promise<DimensionReadsResult> {
   const { world, ch } = deps;
   const database = world.config.CLICKHOUSE_DATABASE;
-  const meterId = await addBenchMeter(world, 'bench unique users', { aggregation: 'unique_count', uniqueBy: 'user', dimensions: ['user'] });
-  const load = await loadMeterDirect(ch, database, world.accountId, meterId, deps.records, DAYS, Date.now(), { key: 'user', distinct: deps.users, prefix: 'user-' });
-  deps.log(`unique counts: loaded ${load.records} records (${deps.users} users) in ${load.load_s} s, rollups rebuilt in ${load.rollup_rebuild_s} s`);
+  const meterId = await addBenchMeter(world, 'bench unique users', { aggregation: 'unique_count', uniqueBy: 'user', dimensions: ['user', 'region'] });
+  const load = await loadMeterDirect(ch, database, world.accountId, meterId, deps.records, DAYS, Date.now(), [
+    { key: 'user', distinct: deps.users, prefix: 'user-' },
+    { key: 'region', distinct: 4, prefix: 'region-' },
+  ]);
+  deps.log(`unique counts: loaded ${load.records} records (${deps.users} users, 4 regions) in ${load.load_s} s, rollups rebuilt in ${load.rollup_rebuild_s} s`);
   const reads = await timeReads(deps, meterId, [
     ['window=none', { window: 'none' }],
     ['month windows', { window: 'month' }],
     ['day windows (30 days)', { window: 'day' }],
     ['hour windows (30 days)', { window: 'hour' }],
+    ['day windows, group_by=region (4 groups)', { window: 'day', group_by: ['region'] }],
+    ['window=none, group_by=region', { window: 'none', group_by: ['region'] }],
+    ['day windows, filter[region]=region-1', { window: 'day', filter: { region: 'region-1' } }],
   ]);
-  return { phase: 'unique-counts', bulk_load: load, distinct_values: deps.users, rollup_rows: await rollupRows(ch, database, world.accountId, meterId), reads };
+  const rows = await rollupRows(ch, database, world.accountId, meterId);
+  const uniqueRows = await rollupRows(ch, database, world.accountId, meterId, UNIQUE_ROLLUP_TABLE);
+  deps.log(`unique counts: ${rows} usage_hourly rows, ${uniqueRows} ${UNIQUE_ROLLUP_TABLE} rows (what the reads merge)`);
+  return { phase: 'unique-counts', bulk_load: load, distinct_values: deps.users, rollup_rows: rows, unique_rollup_rows: uniqueRows, reads };
 }
 
 /** The printed table: one row per read, beside the §11 target for a read alone (≤ 50 ms over 10 M records). */
 export function dimensionReadLines(r: DimensionReadsResult): string[] {
-  const head = `${r.phase}: ${r.bulk_load.records.toLocaleString('en-US')} records, ${r.distinct_values.toLocaleString('en-US')} distinct values, ${r.rollup_rows.toLocaleString('en-US')} rollup rows (load ${r.bulk_load.load_s} s, rollup rebuild ${r.bulk_load.rollup_rebuild_s} s); target ≤ 50 ms alone`;
+  const head = `${r.phase}: ${r.bulk_load.records.toLocaleString('en-US')} records, ${r.distinct_values.toLocaleString('en-US')} distinct values, ${r.rollup_rows.toLocaleString('en-US')} rollup rows${r.unique_rollup_rows !== undefined ? ` (${r.unique_rollup_rows.toLocaleString('en-US')} distinct-set rows)` : ''} (load ${r.bulk_load.load_s} s, rollup rebuild ${r.bulk_load.rollup_rebuild_s} s); target ≤ 50 ms alone`;
   const rows = r.reads.map((x) =>
     x.error
       ? `  ${x.read.padEnd(48)} failed: ${x.error}`

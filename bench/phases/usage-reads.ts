@@ -32,16 +32,19 @@ export interface BulkDimension {
   prefix: string;
 }
 
-/** `records` records of one meter, evenly spread over the `days` days before `nowMs` (ids bulk-0…), optionally with one dimension. */
-export async function loadMeterDirect(ch: ClickHouseClient, database: string, accountId: string, meterId: string, records: number, days: number, nowMs = Date.now(), dimension?: BulkDimension): Promise<BulkLoad> {
+/** `records` records of one meter, evenly spread over the `days` days before `nowMs` (ids bulk-0…), optionally with dimensions. */
+export async function loadMeterDirect(ch: ClickHouseClient, database: string, accountId: string, meterId: string, records: number, days: number, nowMs = Date.now(), dimension?: BulkDimension | BulkDimension[]): Promise<BulkLoad> {
+  const dims = [dimension ?? []].flat().sort((a, b) => (a.key < b.key ? -1 : 1)); // stored keys are sorted
   const from = nowMs - days * DAY;
   const span = nowMs - 60_000 - from;
   const chunk = 2_000_000;
   const t0 = performance.now();
   for (let offset = 0; offset < records; offset += chunk) {
     const n = Math.min(chunk, records - offset);
-    const dimColumns = dimension ? ', dim_keys, dim_values' : '';
-    const dimValues = dimension ? `, [${chString(dimension.key)}], [concat(${chString(dimension.prefix)}, toString((number + ${offset}) % ${dimension.distinct}))]` : '';
+    const dimColumns = dims.length ? ', dim_keys, dim_values' : '';
+    const dimValues = dims.length
+      ? `, [${dims.map((d) => chString(d.key)).join(', ')}], [${dims.map((d) => `concat(${chString(d.prefix)}, toString((number + ${offset}) % ${d.distinct}))`).join(', ')}]`
+      : '';
     await ch.command({
       query: `INSERT INTO ${database}.${USAGE_TABLE} (account_id, meter_id, ts_ms, record_id, value, received_ms${dimColumns})
         SELECT '${accountId}', '${meterId}', toInt64(${from}) + toInt64(intDiv((number + ${offset}) * ${span}, ${records})) AS ts,

@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import { earliestTouchedHour, HOUR_MS, markSwept, recomputeHours, sweepDueThrough, sweptThrough, touchedMeters } from '../../shared/usage/rollups.js';
 import type { UsageShards } from '../../shared/usage/shards.js';
 import { USAGE_TABLE } from '../../shared/usage/wire.js';
+import { UNIQUE_METERS_TABLE } from '../../shared/usage/unique-rollups.js';
 
 /**
  * Rolls up each hour once it has closed (plus SWEEP_AFTER_MS): every (account, meter) the hour's inserts touched
@@ -67,6 +68,7 @@ export class RollupSweeper {
       let meters = 0;
       for (const s of shards) {
         await s.syncReplica(USAGE_TABLE);
+        await s.syncReplica(UNIQUE_METERS_TABLE);
         await s.replicas.run(async (ch) => {
           const touched = await touchedMeters(ch, db, hour, s.local);
           await recomputeHours(ch, db, touched.map((m) => ({ ...m, hours: [hour] })), s.local);

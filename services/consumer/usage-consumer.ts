@@ -3,6 +3,7 @@ import { AckPolicy, DeliverPolicy, jetstream, jetstreamManager, type ConsumerCon
 import type { Infra } from '../../shared/infra.js';
 import { HDR_COUNT, HDR_DEADLINE, HDR_FORMAT, HDR_VOID, USAGE_COLUMNS, USAGE_TABLE, WIRE_FORMAT, WIRE_FORMAT_V1, upgradeV1Rows } from '../../shared/usage/wire.js';
 import { mayBeSwept, recomputeHours, type HourKeys } from '../../shared/usage/rollups.js';
+import { UNIQUE_METERS_TABLE } from '../../shared/usage/unique-rollups.js';
 import { scanRows, type TouchedHours } from '../../shared/usage/row-scan.js';
 import { UsageShards, type UsageShard } from '../../shared/usage/shards.js';
 import type { Component } from '../role.js';
@@ -246,7 +247,10 @@ export class UsageConsumer implements Component {
         }
       }
     }
-    if (keys.size) await shard.replicas.run((ch) => recomputeHours(ch, this.infra.config.CLICKHOUSE_DATABASE, [...keys.values()], shard.local));
+    if (keys.size === 0) return;
+    // On a cluster: this replica knows every unique_count meter registered on a twin (registerUniqueMeter).
+    await shard.syncReplica(UNIQUE_METERS_TABLE);
+    await shard.replicas.run((ch) => recomputeHours(ch, this.infra.config.CLICKHOUSE_DATABASE, [...keys.values()], shard.local));
   }
 
   /** The batch split by the ClickHouse shard owning each message's account; each part acked on its own. */

@@ -1,4 +1,5 @@
 import type { ClickHouseClient } from '@clickhouse/client';
+import { chString } from './rollups.js';
 
 /**
  * Cancelled usage records (issue 18 corrections; infra/migrations/clickhouse/330_usage_cancellations.sql): the
@@ -33,4 +34,13 @@ export function notCancelledSql(database: string, meters: string, o: CancelledSq
 export async function cancellationCount(ch: ClickHouseClient, database: string, local = ''): Promise<number> {
   const rs = await ch.query({ query: `SELECT count() AS n FROM ${database}.${CANCELLATIONS_TABLE}${local} FINAL`, format: 'JSONEachRow' });
   return Number((await rs.json<{ n: string }>())[0]?.n ?? 0);
+}
+
+/**
+ * The meters among `meters` (a condition over account_id and meter_id) with at least one cancellation, as
+ * `(account, meter)` SQL tuples: a recompute leaves the cancelled-records lookup out for the others.
+ */
+export async function correctedMeters(ch: ClickHouseClient, database: string, meters: string, local = ''): Promise<string[]> {
+  const rs = await ch.query({ query: `SELECT DISTINCT account_id AS a, meter_id AS m FROM ${database}.${CANCELLATIONS_TABLE}${local} WHERE ${meters}`, format: 'JSONEachRow' });
+  return (await rs.json<{ a: string; m: string }>()).map((r) => `(${chString(r.a)}, ${chString(r.m)})`);
 }

@@ -10,6 +10,7 @@ import { chString, HOUR_MS, recomputeHours, ROLLUP_TABLE } from './rollups.js';
 import { CANCELLATIONS_TABLE } from './cancellations.js';
 import { USAGE_COLUMNS, USAGE_TABLE } from './wire.js';
 import type { UsageShard } from './shards.js';
+import { UNIQUE_METERS_TABLE, UNIQUE_ROLLUP_TABLE } from './unique-rollups.js';
 
 /** A correction as ClickHouse needs it. */
 export interface CorrectionWork {
@@ -70,9 +71,10 @@ export async function applyCorrectionToUsage(shard: UsageShard, database: string
   if (hours.size === 0) return shard.syncEveryReplica(CANCELLATIONS_TABLE);
   await shard.syncReplica(CANCELLATIONS_TABLE);
   await shard.syncReplica(USAGE_TABLE);
+  await shard.syncReplica(UNIQUE_METERS_TABLE);
   await shard.replicas.run((ch) => recomputeHours(ch, database, [{ accountId: c.accountId, meterId: c.meterId, hours }], local));
-  // A read after the 201 may be served by the shard's other replica: it must hold all three writes by then.
-  for (const table of [CANCELLATIONS_TABLE, USAGE_TABLE, ROLLUP_TABLE]) await shard.syncEveryReplica(table);
+  // A read after the 201 may be served by the shard's other replica: it must hold every write by then.
+  for (const table of [CANCELLATIONS_TABLE, USAGE_TABLE, ROLLUP_TABLE, UNIQUE_ROLLUP_TABLE]) await shard.syncEveryReplica(table);
 }
 
 /**

@@ -8,6 +8,7 @@ import { notCancelledSql } from './cancellations.js';
 import { ValidationError } from '../errors.js';
 import { MAX_GROUPS } from './limits.js';
 import { windowKeySql, windowsOf, type UsageWindow } from './windows.js';
+import { meterPairKey, readableUniqueStates, UNIQUE_ROLLUP_TABLE, UNIQUES_MERGE, UNIQUES_STATE } from './unique-rollups.js';
 
 export { PERCENTILES, type WindowStats } from './stats.js';
 export { chString } from './rollups.js';
@@ -32,6 +33,21 @@ export interface UsageQuery extends UsageSlice {
   startMs: number;
   endMs: number;
   window: UsageWindow;
+  /**
+   * The caller saw no correction of the meter in the Postgres correction log, read before this query (a
+   * correction is logged there before ClickHouse holds any of its cancellations): raw rows are read without
+   * the cancelled-records lookup. Absent: the lookup is made.
+   */
+  neverCorrected?: boolean;
+}
+
+/**
+ * How one SELECT reads a slice: `uniqueStates` — the unique count comes from per-hour distinct sets
+ * (shared/usage/unique-rollups.ts) rather than from rollup rows per unique value; `neverCorrected` as in UsageQuery.
+ */
+interface ReadSlice extends UsageSlice {
+  uniqueStates?: boolean;
+  neverCorrected?: boolean;
 }
 
 /** Bounds of an API read (`USAGE_QUERY_MAX_EXECUTION_SECONDS`): ClickHouse stops a query past them. */
@@ -158,7 +174,8 @@ function groupColumns(slice: UsageSlice): string[] {
  * as computed from an epoch-ms expression; the slice adds its filters, group columns and the unique
  * dimension (rollup rows are per dimension set, so a distinct count over them is exact and mergeable).
  */
-function mergedSql(database: string, type: MeterType, meters: string, plan: ReadPlan, key: (ts: string) => string, outerKey: string, totals: boolean, slice: UsageSlice = {}): string {
+function mergedSql(database: string, type: MeterType, meters: string, plan: ReadPlan, key: (ts: string) => string, outerKey: string, totals: boolean, slice: ReadSlice = {}): string {
+  if (slice.uniqueStates && slice.uniqueBy) return uniqueStatesSql(database, meters, plan, key, outerKey, totals, slice, slice.uniqueBy);
   const gauge = type === 'gauge';
   const histogram = type === 'histogram';
   const extremes = type !== 'counter';
@@ -182,10 +199,8 @@ function mergedSql(database: string, type: MeterType, meters: string, plan: Read
     if (extremes) cols.push('min(value) AS mn', 'max(value) AS mx');
     if (gauge) cols.push('max(ts_ms) AS lt', 'argMax(record_id, (ts_ms, record_id)) AS li', 'argMax(value, (ts_ms, record_id)) AS lv');
     if (histogram) cols.push(`${QUANTILES_STATE}(toFloat64(value)) AS qs`);
-    const ranges = plan.rawRanges.map(([s, e]) => `(ts_ms >= ${Math.trunc(s)} AND ts_ms < ${Math.trunc(e)})`).join(' OR ');
     const rawKey = [outerKey, ...groupColumns(slice), ...(unique ? ['u'] : [])].filter(Boolean).join(', ');
-    parts.push(`SELECT ${cols.join(', ')} FROM ${database}.${USAGE_TABLE} FINAL
-      WHERE ${where} AND (${ranges}) AND ${notCancelledSql(database, meters, { global: true })} GROUP BY ${rawKey}`);
+    parts.push(`SELECT ${cols.join(', ')} FROM ${database}.${USAGE_TABLE} FINAL WHERE ${where} AND ${rawRangesSql(database, meters, plan, slice)}${rawKey ? ` GROUP BY ${rawKey}` : ''}`);
   }
   const outKey = [outerKey, ...groupColumns(slice)].filter(Boolean).join(', ');
   const out = [outKey, 'sum(c) AS c', 'toString(sum(s)) AS s'];
@@ -197,27 +212,68 @@ function mergedSql(database: string, type: MeterType, meters: string, plan: Read
   return `SELECT ${out.join(', ')} FROM (${parts.join(' UNION ALL ')})${grouped}${totals ? ' WITH TOTALS' : ''}`;
 }
 
+/** The raw part's time condition, and the cancelled-records lookup unless the slice's meters were never corrected. */
+function rawRangesSql(database: string, meters: string, plan: ReadPlan, slice: ReadSlice): string {
+  const ranges = plan.rawRanges.map(([s, e]) => `(ts_ms >= ${Math.trunc(s)} AND ts_ms < ${Math.trunc(e)})`).join(' OR ');
+  return `(${ranges})${slice.neverCorrected ? '' : ` AND ${notCancelledSql(database, meters, { global: true })}`}`;
+}
+
+/**
+ * mergedSql of a unique_count counter whose hours carry distinct sets: rollup rows are (hour, other
+ * dimensions) with a uniqExact state, raw rows become the same state, the outer GROUP BY unions them per key.
+ */
+function uniqueStatesSql(database: string, meters: string, plan: ReadPlan, key: (ts: string) => string, outerKey: string, totals: boolean, slice: ReadSlice, uniqueBy: string): string {
+  const groups = (slice.groupBy ?? []).map((k, i) => `${dimensionSql(k)} AS g${i}`);
+  const where = `${meters}${filterSql(slice)}`;
+  const parts: string[] = [];
+  if (plan.rollupHours) {
+    const cols = [key(`hour * ${HOUR_MS}`), ...groups, 'records AS c', 'sum AS s', 'uniques AS us'].filter(Boolean);
+    parts.push(`SELECT ${cols.join(', ')} FROM ${database}.${UNIQUE_ROLLUP_TABLE} FINAL
+      WHERE ${where} AND hour >= ${plan.rollupHours[0]} AND hour < ${plan.rollupHours[1]} AND records > 0`);
+  }
+  if (plan.rawRanges.length) {
+    const cols = [key('ts_ms'), ...groups, 'count() AS c', 'sum(value) AS s', `${UNIQUES_STATE(uniqueBy)} AS us`].filter(Boolean);
+    const rawKey = [outerKey, ...groupColumns(slice)].filter(Boolean).join(', ');
+    parts.push(`SELECT ${cols.join(', ')} FROM ${database}.${USAGE_TABLE} FINAL WHERE ${where} AND ${rawRangesSql(database, meters, plan, slice)}${rawKey ? ` GROUP BY ${rawKey}` : ''}`);
+  }
+  const outKey = [outerKey, ...groupColumns(slice)].filter(Boolean).join(', ');
+  const out = [outKey, 'sum(c) AS c', 'toString(sum(s)) AS s', `${UNIQUES_MERGE}(us) AS uq`].filter(Boolean);
+  return `SELECT ${out.join(', ')} FROM (${parts.join(' UNION ALL ')})${outKey ? ` GROUP BY ${outKey}` : ''}${totals ? ' WITH TOTALS' : ''}`;
+}
+
+/**
+ * Whether each request's unique count may come from per-hour distinct sets: a counter counting distinct
+ * values of a dimension it neither filters nor groups by (those need rows per value), registered for sets.
+ */
+async function withUniqueStates<Q extends UsageTotalsRequest>(ch: ClickHouseClient, database: string, requests: readonly Q[]): Promise<(Q & ReadSlice)[]> {
+  const eligible = (q: Q) => q.type === 'counter' && q.uniqueBy !== undefined && !q.filters?.has(q.uniqueBy) && !q.groupBy?.includes(q.uniqueBy);
+  const candidates = requests.filter(eligible).map((q) => ({ accountId: q.accountId, meterId: q.meterId, uniqueBy: q.uniqueBy! }));
+  const readable = candidates.length ? await readableUniqueStates(ch, database, candidates) : new Set<string>();
+  return requests.map((q) => ({ ...q, uniqueStates: eligible(q) && readable.has(meterPairKey(q)) }));
+}
+
 /**
  * Usage of one meter over [startMs, endMs) by window, every window present (empty ones with count 0),
  * plus the whole range, in one SELECT costing O(windows) rollup rows plus the unswept hours' raw rows.
  * Window `none` is answered by queryUsageTotals, the same code billing uses.
  */
-export async function queryUsage(ch: ClickHouseClient, database: string, q: UsageQuery, limits: UsageReadLimits = {}): Promise<UsageResult> {
-  if (q.groupBy?.length) return queryGroupedUsage(ch, database, q, limits);
-  if (q.window === 'none') {
-    const [total] = await queryUsageTotals(ch, database, [q], limits);
+export async function queryUsage(ch: ClickHouseClient, database: string, query: UsageQuery, limits: UsageReadLimits = {}): Promise<UsageResult> {
+  if (query.groupBy?.length) return queryGroupedUsage(ch, database, query, limits);
+  if (query.window === 'none') {
+    const [total] = await queryUsageTotals(ch, database, [query], limits);
     return { windows: [total!], total: total! };
   }
-  const plan = readPlan(q.startMs, q.endMs, await watermark(ch, database));
-  const window = q.window;
-  const query = mergedSql(database, q.type, meterSql(q), plan, (ts) => `${windowKeySql(window, ts)} AS w`, 'w', true, q);
-  const rs = await ch.query({ query, format: 'JSON', clickhouse_settings: settingsOf(limits) });
+  const [[q], swept] = await Promise.all([withUniqueStates(ch, database, [query]), watermark(ch, database)]);
+  const plan = readPlan(query.startMs, query.endMs, swept);
+  const window = query.window;
+  const sql = mergedSql(database, query.type, meterSql(query), plan, (ts) => `${windowKeySql(window, ts)} AS w`, 'w', true, q);
+  const rs = await ch.query({ query: sql, format: 'JSON', clickhouse_settings: settingsOf(limits) });
   const json = (await rs.json()) as unknown as { data: Row[]; totals?: Row };
   const byKey = new Map<number, Row>();
   for (const r of json.data) byKey.set(Number(r.w), r);
-  const windows = windowsOf(window, q.startMs, q.endMs).map((w) => stats(w.start, w.end, byKey.get(w.key)));
+  const windows = windowsOf(window, query.startMs, query.endMs).map((w) => stats(w.start, w.end, byKey.get(w.key)));
   const totalRow = json.totals && Number(json.totals.c) > 0 ? json.totals : undefined;
-  return { windows, total: stats(q.startMs, q.endMs, totalRow) };
+  return { windows, total: stats(query.startMs, query.endMs, totalRow) };
 }
 
 const meterSql = (q: { accountId: string; meterId: string }) => `account_id = ${chString(q.accountId)} AND meter_id = ${chString(q.meterId)}`;
@@ -227,8 +283,10 @@ const meterSql = (q: { accountId: string; meterId: string }) => `account_id = ${
  * two SELECTs over the same plan — O(windows × groups) rollup rows plus the unswept hours' raw rows. Every
  * group has every window (zero-filled); the overall total is the same read without groupBy.
  */
-async function queryGroupedUsage(ch: ClickHouseClient, database: string, q: UsageQuery, limits: UsageReadLimits): Promise<UsageResult> {
-  const plan = readPlan(q.startMs, q.endMs, await watermark(ch, database));
+async function queryGroupedUsage(ch: ClickHouseClient, database: string, query: UsageQuery, limits: UsageReadLimits): Promise<UsageResult> {
+  const [[planned], swept] = await Promise.all([withUniqueStates(ch, database, [query]), watermark(ch, database)]);
+  const q = planned!;
+  const plan = readPlan(query.startMs, query.endMs, swept);
   const cols = groupColumns(q);
   const groupKey = (r: Row) => cols.map((c) => r[c as `g${number}`]).join('\u0000');
   const totalsSql = `${mergedSql(database, q.type, meterSql(q), plan, () => '', '', false, q)} ORDER BY ${cols.join(', ')} LIMIT ${MAX_GROUPS + 1}`;
@@ -266,12 +324,12 @@ async function queryGroupedUsage(ch: ClickHouseClient, database: string, q: Usag
  * query per distinct (range, meter type, group keys).
  */
 export async function queryUsageTotals(ch: ClickHouseClient, database: string, requests: readonly UsageTotalsRequest[], limits: UsageReadLimits = {}): Promise<UsageTotals[]> {
-  const swept = requests.length ? await watermark(ch, database) : undefined;
+  const [swept, planned] = requests.length ? await Promise.all([watermark(ch, database), withUniqueStates(ch, database, requests)]) : [undefined, []];
   const out: UsageTotals[] = new Array(requests.length);
-  await eachTotalsChunk(ch, database, requests, swept, limits, false, (req, index, rows) => {
+  await eachTotalsChunk(ch, database, planned, swept, limits, false, (req, index, rows) => {
     out[index] = stats(req.startMs, req.endMs, rows?.[0]);
   });
-  await eachTotalsChunk(ch, database, requests, swept, limits, true, (req, index, rows) => {
+  await eachTotalsChunk(ch, database, planned, swept, limits, true, (req, index, rows) => {
     const cols = groupColumns(req);
     const groups = (rows ?? []).map((r): GroupTotals => ({ values: cols.map((c) => r[c as `g${number}`] ?? ''), total: stats(req.startMs, req.endMs, r) }));
     out[index]!.groups = groups.sort((x, y) => compareValues(x.values, y.values));
@@ -291,13 +349,13 @@ const compareValues = (x: readonly string[], y: readonly string[]) => {
 async function eachTotalsChunk(
   ch: ClickHouseClient,
   database: string,
-  requests: readonly UsageTotalsRequest[],
+  requests: readonly (UsageTotalsRequest & ReadSlice)[],
   swept: number | undefined,
   limits: UsageReadLimits,
   grouped: boolean,
   each: (req: UsageTotalsRequest, index: number, rows: Row[] | undefined) => void,
 ): Promise<void> {
-  const chunks = new Map<string, { req: UsageTotalsRequest; index: number }[]>();
+  const chunks = new Map<string, { req: UsageTotalsRequest & ReadSlice; index: number }[]>();
   requests.forEach((req, index) => {
     if (grouped && !req.groupBy?.length) return;
     const key = `${Math.trunc(req.startMs)}:${Math.trunc(req.endMs)}:${req.type}:${sliceKey(req)}:${grouped ? JSON.stringify(req.groupBy) : ''}`;
@@ -309,10 +367,10 @@ async function eachTotalsChunk(
   for (const group of chunks.values()) {
     for (let i = 0; i < group.length; i += TOTALS_CHUNK) {
       const chunk = group.slice(i, i + TOTALS_CHUNK);
-      const { startMs, endMs, type, filters, uniqueBy, groupBy } = chunk[0]!.req;
+      const { startMs, endMs, type, filters, uniqueBy, groupBy, uniqueStates, neverCorrected } = chunk[0]!.req;
       const pairs = [...new Set(chunk.map(({ req }) => `(${chString(req.accountId)}, ${chString(req.meterId)})`))];
       const meters = `(account_id, meter_id) IN (${pairs.join(', ')})`;
-      const slice = { filters, uniqueBy, groupBy: grouped ? groupBy : undefined };
+      const slice = { filters, uniqueBy, groupBy: grouped ? groupBy : undefined, uniqueStates, neverCorrected };
       const rows = await rowsOf(ch, mergedSql(database, type, meters, readPlan(startMs, endMs, swept), () => 'account_id AS a, meter_id AS m', 'a, m', false, slice), limits);
       const byPair = new Map<string, Row[]>();
       for (const r of rows) {
@@ -326,9 +384,9 @@ async function eachTotalsChunk(
   }
 }
 
-/** Requests that can share one totals query have the same slice. */
-function sliceKey(s: UsageSlice): string {
-  return JSON.stringify([s.uniqueBy ?? null, [...(s.filters ?? [])]]);
+/** Requests that can share one totals query have the same slice and read it the same way. */
+function sliceKey(s: ReadSlice): string {
+  return JSON.stringify([s.uniqueBy ?? null, [...(s.filters ?? [])], Boolean(s.uniqueStates), Boolean(s.neverCorrected)]);
 }
 
 function stats(start: number, end: number, r: Row | undefined): WindowStats {

@@ -6,7 +6,8 @@
 import type { ClickHouseClient } from '@clickhouse/client';
 import { PERCENTILES } from './stats.js';
 import { USAGE_TABLE } from './wire.js';
-import { cancellationCount, cancelledSql } from './cancellations.js';
+import { cancellationCount, cancelledSql, correctedMeters } from './cancellations.js';
+import { meterPairKey, uniqueKeysOf, uniqueRecomputeSql } from './unique-rollups.js';
 
 export const HOUR_MS = 3_600_000;
 export const ROLLUP_TABLE = 'usage_hourly';
@@ -46,10 +47,12 @@ export interface HourKeys {
 }
 
 /**
- * `usage_hourly.group_key` of a row's dimension set: `<len>:<key><len>:<value>…` over the sorted keys, so
- * distinct sets never share a key; '' without dimensions (the rows written before issue 18).
+ * `usage_hourly.group_key` of a row's dimension set (two parallel array columns): `<len>:<key><len>:<value>…`
+ * over the sorted keys, so distinct sets never share a key; '' without dimensions (the rows written before issue 18).
  */
-const GROUP_KEY_SQL = "arrayStringConcat(arrayMap((k, v) -> concat(toString(length(k)), ':', k, toString(length(v)), ':', v), dim_keys, dim_values))";
+export function groupKeySql(keys = 'dim_keys', values = 'dim_values'): string {
+  return `arrayStringConcat(arrayMap((k, v) -> concat(toString(length(k)), ':', k, toString(length(v)), ':', v), ${keys}, ${values}))`;
+}
 
 /** Key ranges per INSERT … SELECT: keeps the statement small; each range is one index seek. */
 const RANGES_PER_RECOMPUTE = 200;
@@ -86,33 +89,54 @@ const VERSION_PER_CANCELLATION = 2 ** 32;
  * cancellations × 2^32 + (2 × records + 1, or 0 for such an empty row): cancellations and records only ever
  * grow, so a later snapshot still wins, and of one snapshot's two rows of a set the one with records wins.
  * The count of cancellations is read (its own query) before the rows are, so it never claims more than they reflect.
+ * Meters without any cancellation at that moment skip the per-row lookup (a cancellation landing later raises
+ * the count, so the correction's own recompute outranks this snapshot).
+ *
+ * A unique_count meter registered for distinct sets (shared/usage/unique-rollups.ts) also gets its
+ * usage_unique_hourly rows from the same raw rows, under the same version rule.
  */
 export async function recomputeHours(ch: ClickHouseClient, database: string, keys: readonly HourKeys[], local = ''): Promise<void> {
-  const conditions: string[] = [];
-  const pairs = new Set<string>();
+  const ranges: { pair: string; sql: string }[] = [];
   for (const k of keys) {
     const meter = `account_id = ${chString(k.accountId)} AND meter_id = ${chString(k.meterId)}`;
-    pairs.add(`(${chString(k.accountId)}, ${chString(k.meterId)})`);
-    for (const [from, to] of hourRanges(k.hours)) conditions.push(`(${meter} AND ts_ms >= ${from * HOUR_MS} AND ts_ms < ${to * HOUR_MS})`);
+    const pair = `(${chString(k.accountId)}, ${chString(k.meterId)})`;
+    for (const [from, to] of hourRanges(k.hours)) ranges.push({ pair, sql: `(${meter} AND ts_ms >= ${from * HOUR_MS} AND ts_ms < ${to * HOUR_MS})` });
   }
-  if (conditions.length === 0) return;
-  const cancelled = cancelledSql(database, `(account_id, meter_id) IN (${[...pairs].join(', ')})`, { local });
-  for (let i = 0; i < conditions.length; i += RANGES_PER_RECOMPUTE) {
+  if (ranges.length === 0) return;
+  const pairsIn = (pairs: Iterable<string>) => `(account_id, meter_id) IN (${[...new Set(pairs)].join(', ')})`;
+  // Registered before any of the meter's records existed (registerUniqueMeter): read once is enough.
+  const uniqueKeys = await uniqueKeysOf(ch, database, pairsIn(ranges.map((r) => r.pair)), local);
+  const uniqueKeyOf = new Map(keys.map((k) => [`(${chString(k.accountId)}, ${chString(k.meterId)})`, uniqueKeys.get(meterPairKey(k))]));
+  for (let i = 0; i < ranges.length; i += RANGES_PER_RECOMPUTE) {
+    const chunk = ranges.slice(i, i + RANGES_PER_RECOMPUTE);
+    const where = (rs: typeof chunk) => rs.map((r) => r.sql).join(' OR ');
+    // The count first, then which meters have cancellations: a cancellation landing after the count is not
+    // claimed by this snapshot's version, so the correction's own recompute outranks it either way.
     const cancellations = await cancellationCount(ch, database, local);
+    const corrected = await correctedMeters(ch, database, pairsIn(chunk.map((r) => r.pair)), local);
+    // A meter never corrected has nothing to leave out: no per-row lookup in the cancellations set.
+    const cancelled = corrected.length ? cancelledSql(database, pairsIn(corrected), { local }) : '0';
+    const version = (n: string, isCancelled: string) => `${cancellations} * ${VERSION_PER_CANCELLATION} + if(${isCancelled}, 0, 2 * ${n} + 1)`;
     await ch.command({
       query: `INSERT INTO ${database}.${ROLLUP_TABLE}${local}
         (account_id, meter_id, hour, group_key, dim_keys, dim_values, records, sum, min, max, last_ts, last_id, last_value, quantiles, version)
         SELECT account_id, meter_id, hour, group_key, dim_keys, dim_values, if(cancelled, toUInt64(0), n) AS records, s, mn, mx, lt, li, lv, qs,
-          ${cancellations} * ${VERSION_PER_CANCELLATION} + if(cancelled, 0, 2 * n + 1) AS version
+          ${version('n', 'cancelled')} AS version
         FROM (
-          SELECT account_id, meter_id, intDiv(ts_ms, ${HOUR_MS}) AS hour, ${GROUP_KEY_SQL} AS group_key, dim_keys, dim_values,
+          SELECT account_id, meter_id, intDiv(ts_ms, ${HOUR_MS}) AS hour, ${groupKeySql()} AS group_key, dim_keys, dim_values,
             ${cancelled} AS cancelled, count() AS n, sum(value) AS s, min(value) AS mn, max(value) AS mx, max(ts_ms) AS lt,
             argMax(record_id, (ts_ms, record_id)) AS li, argMax(value, (ts_ms, record_id)) AS lv, ${QUANTILES_STATE}(toFloat64(value)) AS qs
           FROM ${database}.${USAGE_TABLE}${local} FINAL
-          WHERE ${conditions.slice(i, i + RANGES_PER_RECOMPUTE).join(' OR ')}
+          WHERE ${where(chunk)}
           GROUP BY account_id, meter_id, hour, dim_keys, dim_values, cancelled
         )`,
     });
+    const byUniqueKey = new Map<string, typeof chunk>();
+    for (const r of chunk) {
+      const key = uniqueKeyOf.get(r.pair);
+      if (key !== undefined) byUniqueKey.set(key, [...(byUniqueKey.get(key) ?? []), r]);
+    }
+    for (const [uniqueBy, rs] of byUniqueKey) await ch.command({ query: uniqueRecomputeSql(database, local, uniqueBy, where(rs), cancelled, version) });
   }
 }
 

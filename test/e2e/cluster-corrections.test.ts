@@ -10,7 +10,7 @@ import { waitForMeterEverywhere } from './cluster-helpers.js';
  * Usage corrections on the local cluster (ClickHouse 2 shards × 2 replicas, two api processes): the cancellations
  * table exists per shard behind a Distributed table, a correction writes the account's shard, and reads through
  * the Distributed tables (GLOBAL NOT IN) and the shard's recomputed rollups leave the cancelled records out —
- * for accounts on both shards.
+ * for accounts on both shards; a unique_count meter's distinct sets (usage_unique_hourly) likewise.
  */
 t.test('corrections on the ClickHouse cluster', async (t) => {
   const c = await startLocalCluster(t);
@@ -39,5 +39,22 @@ t.test('corrections on the ClickHouse cluster', async (t) => {
     const after = await total();
     t.equal(after.count, 7, `account ${n} (shard ${shardIndex(account.accountId, 2)}): the cancelled records no longer count`);
     t.equal(after.value, 55 - 2 - 4 - 8, `account ${n}: nor their values`);
+
+    // A unique_count meter: registered on the account's shard, its closed hour read from distinct sets.
+    const users = await callJson(c.base, W, 'POST', '/v1/meters', { name: 'users', unit: 'user', type: 'counter', aggregation: 'unique_count', unique_by: 'user' });
+    t.equal(users.status, 201, JSON.stringify(users.body));
+    const usersId = users.body.id as string;
+    await waitForMeterEverywhere(c.base, W, usersId);
+    const visits = Array.from({ length: 10 }, (_, i) => ({ id: `v${i}`, value: 1, timestamp: new Date(i < 6 ? base + i * 60_000 : Date.now() - 60_000).toISOString(), dimensions: { user: `u${i % 4}` } }));
+    t.equal((await callJson(c.base, W, 'POST', `/v1/meters/${usersId}/usage`, visits)).status, 202);
+    const day = new Date(base).toISOString().slice(0, 10);
+    const closedHour = async () => (await callJson(c.base, account.tokens.read, 'GET', `/v1/meters/${usersId}/usage?start_date=${day}&end_date=${day}&window=hour`)).body.data.find((d: { start: string }) => Date.parse(d.start) === base);
+    await waitUntil(async () => (await closedHour())?.count === 6, `account ${n}: the closed hour's visits rolled up`, 120_000, 250);
+    t.equal((await closedHour()).value, 4, `account ${n}: u0–u3 in the closed hour`);
+    const sets = await c.infra.clickhouse.query({ query: `SELECT count() AS n FROM usage_unique_hourly WHERE meter_id = '${usersId}'`, format: 'JSONEachRow' });
+    t.ok(Number((await sets.json<{ n: string }>())[0]!.n) > 0, `account ${n}: the hour's distinct set is on the shard`);
+    // v1 and v5 are u1's visits in that hour: cancelling both leaves three users.
+    t.equal((await callJson(c.base, W, 'POST', `/v1/meters/${usersId}/usage/corrections`, { cancel: ['v1', 'v5'] })).status, 201);
+    t.match(await closedHour(), { count: 4, value: 3 }, `account ${n}: u1 no longer counts`);
   }
 });

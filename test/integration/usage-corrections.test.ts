@@ -109,6 +109,8 @@ t.test('corrections: cancel and replace stop counting everywhere; idempotent; is
   const startMs = Date.parse(`${startDate}T00:00:00Z`);
   const days = Math.round((Date.parse(`${endDate}T00:00:00Z`) + DAY - startMs) / DAY);
   const q = `start_date=${startDate}&end_date=${endDate}`;
+  // A late record is read from its hour's recompute, which lands a moment after its raw row: wait for the read path.
+  for (const m of [sums.id, users.id]) await waitUntil(async () => (await get(`/v1/meters/${m}/usage?${q}&window=none`)).body.count === recs.length, 'every record read', 30_000, 100);
   const keyOf = (r: Rec, by: string[]) => JSON.stringify(by.map((k) => r.dimensions[k] ?? null));
 
   /** Every group of every window (day over the range, hour over the days given) and the totals equal the model. */

@@ -6,14 +6,15 @@ import { createMeter } from './store.js';
 import type { MeterRegistryWriter } from './registry.js';
 
 /** POST /v1/meters — 201 + Location once Postgres and the KV registry both hold the meter. */
-export function createMeterRoute(deps: ApiDeps, registry: () => MeterRegistryWriter): RouteDef<NewMeter> {
+export function createMeterRoute(deps: ApiDeps, registry: () => MeterRegistryWriter, registerUnique: (accountId: string, meterId: string, uniqueBy: string) => Promise<void>): RouteDef<NewMeter> {
   return {
     method: 'POST',
     path: '/v1/meters',
     auth: 'write',
     input: parseNewMeter,
     handler: async (ctx, meter) => {
-      const row = await createMeter(deps.pg, registry(), ctx.principal!.accountId, meter, deps.protection.limits(ctx.principal!.accountId).max_meters);
+      const accountId = ctx.principal!.accountId;
+      const row = await createMeter(deps.pg, registry(), accountId, meter, deps.protection.limits(accountId).max_meters, (meterId, uniqueBy) => registerUnique(accountId, meterId, uniqueBy));
       return reply.created(toMeter(row), `/v1/meters/${row.id}`);
     },
     doc: {

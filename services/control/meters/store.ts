@@ -26,13 +26,18 @@ export async function getMeter(pool: PgPool, accountId: string, id: string): Pro
   return r.rows[0];
 }
 
-/** Row and registry record in one flow: the KV put happens before COMMIT, so a KV failure leaves no meter. */
+/**
+ * Row and registry record in one flow: the KV put happens before COMMIT, so a KV failure leaves no meter. A
+ * unique_count meter is registered for per-hour distinct sets (`registerUnique`) before the KV put makes it
+ * usable; a registration left by a rolled-back create names a meter id nothing will ever use.
+ */
 export async function createMeter(
   pool: PgPool,
   registry: MeterRegistryWriter,
   accountId: string,
   m: NewMeter,
   maxMeters: number,
+  registerUnique: (meterId: string, uniqueBy: string) => Promise<void>,
 ): Promise<MeterRow> {
   return withTransaction(pool, async (c) => {
     await reserveQuota(c, 'meters', accountId, maxMeters);
@@ -41,6 +46,7 @@ export async function createMeter(
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'active', ${NOW_MS}, ${NOW_MS}) RETURNING *`,
       [newId('mtr'), accountId, m.name, m.unit, m.type, m.aggregation, m.dimensions, m.uniqueBy],
     );
+    if (m.uniqueBy !== null) await registerUnique(r.rows[0]!.id, m.uniqueBy);
     await registry.put(r.rows[0]!);
     return r.rows[0]!;
   });

@@ -18,7 +18,7 @@ async function usageReply(infra: Infra, accountId: string, meterId: string, read
   checkReadDimensions(read, meter.dimensions);
   const { range, window, groupBy, filters } = read;
   const maxExecutionSeconds = infra.config.USAGE_QUERY_MAX_EXECUTION_SECONDS;
-  const query = { accountId, meterId, type: meter.type, startMs: range.startMs, endMs: range.endMs, window, groupBy, filters, uniqueBy: meter.unique_by ?? undefined };
+  const query = { accountId, meterId, type: meter.type, startMs: range.startMs, endMs: range.endMs, window, groupBy, filters, uniqueBy: meter.unique_by ?? undefined, neverCorrected: !meter.corrected };
   const result = await queryUsage(infra.clickhouse, infra.config.CLICKHOUSE_DATABASE, query, { maxExecutionSeconds }).catch((err: Error) => {
     // ClickHouse stopped the read at max_execution_time (18.16: code 159, TIMEOUT_EXCEEDED).
     if (/TIMEOUT_EXCEEDED|Timeout exceeded: elapsed/.test(err.message)) throw new UnavailableError(`The usage query ran over ${maxExecutionSeconds} s and was stopped; ask for a shorter range or retry later.`, 5);

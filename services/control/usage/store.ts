@@ -9,13 +9,17 @@ export interface UsageMeter {
   unit: string;
   dimensions: string[];
   unique_by: string | null;
+  /** Whether the correction log holds any correction of the meter (logged before ClickHouse is touched). */
+  corrected: boolean;
 }
 
 export async function meterForUsage(pg: PgPool, accountId: string, meterId: string): Promise<UsageMeter> {
-  const { rows } = await pg.query<UsageMeter>('SELECT type, aggregation, unit, dimensions, unique_by FROM meters WHERE id = $1 AND account_id = $2', [
-    meterId,
-    accountId,
-  ]);
+  const { rows } = await pg.query<UsageMeter>(
+    `SELECT type, aggregation, unit, dimensions, unique_by,
+        EXISTS (SELECT 1 FROM usage_corrections c WHERE c.account_id = m.account_id AND c.meter_id = m.id) AS corrected
+       FROM meters m WHERE id = $1 AND account_id = $2`,
+    [meterId, accountId],
+  );
   if (!rows[0]) throw new NotFoundError(`Meter ${meterId} does not exist.`);
   return rows[0];
 }
