@@ -5,6 +5,7 @@ import type { Metrics } from '../../shared/metrics.js';
 import { natsServerOptions, type NatsNames } from '../../shared/clients/nats.js';
 import { UnavailableError } from '../../shared/errors.js';
 import { HDR_COUNT, HDR_DEADLINE, HDR_FORMAT, HDR_VOID, WIRE_FORMAT } from '../../shared/usage/wire.js';
+import { NoStreamError, StreamPublisher } from './stream-acks.js';
 
 /**
  * Durable acceptance with group commit. Requests hand over their encoded rows; rows of one account travel
@@ -40,6 +41,8 @@ export const CLOCK_SKEW_MS = 5_000;
 export const DEADLINE_MS = SETTLE_FOR_MS + CLOCK_SKEW_MS;
 /** Bytes published and not yet acknowledged, plus bytes waiting to flush: above this we refuse (503). */
 export const MAX_INFLIGHT_BYTES = 64 * 1024 * 1024;
+/** JetStream's duplicate-detection header (what js.publish's `msgID` option sets). */
+const MSG_ID_HEADER = 'Nats-Msg-Id';
 
 type Outcome = 'stored' | 'refused' | 'unknown';
 
@@ -69,6 +72,8 @@ export interface UsagePublisherOptions {
 export class UsagePublisher {
   private nc: NatsConnection | undefined;
   private js: JetStreamClient | undefined;
+  /** The hot path's publishes (the void markers of settle() go through `js`). */
+  private acks: StreamPublisher | undefined;
   private connected = false;
   private reconnectWaiters: (() => void)[] = [];
   private readonly groups = new Map<string, Group>();
@@ -112,6 +117,7 @@ export class UsagePublisher {
     });
     this.nc = nc;
     this.js = jetstream(nc, { timeout: PUBLISH_TIMEOUT_MS });
+    this.acks = new StreamPublisher(nc, PUBLISH_TIMEOUT_MS);
     this.connected = true;
     this.maxMessageBytes = Math.min(this.maxMessageBytes, nc.info?.max_payload ?? this.maxMessageBytes);
     void (async () => {
@@ -201,18 +207,18 @@ export class UsagePublisher {
   }
 
   private async publish(g: Group): Promise<void> {
-    const js = this.js!;
     const msgID = nuid.next();
     const sentAt = Date.now();
     const h = natsHeaders();
     h.set(HDR_FORMAT, WIRE_FORMAT);
     h.set(HDR_COUNT, String(g.count));
     h.set(HDR_DEADLINE, String(sentAt + DEADLINE_MS));
+    h.set(MSG_ID_HEADER, msgID);
     const started = performance.now();
     let outcome: Outcome;
     let reason = '';
     try {
-      await js.publish(g.subject, g.chunks.length === 1 ? g.chunks[0]! : Buffer.concat(g.chunks, g.bytes), { msgID, headers: h, timeout: PUBLISH_TIMEOUT_MS });
+      await this.acks!.publish(g.subject, g.chunks.length === 1 ? g.chunks[0]! : Buffer.concat(g.chunks, g.bytes), h);
       outcome = 'stored';
       this.publishSeconds.observe((performance.now() - started) / 1000);
       this.rowsPerMessage.observe(g.count);
@@ -278,6 +284,7 @@ export class UsagePublisher {
     this.stopping = true;
     this.flushAll();
     while (this.inflight.size) await Promise.allSettled([...this.inflight]);
+    this.acks?.close();
     if (this.nc && !this.nc.isClosed()) await this.nc.drain().catch(() => undefined);
   }
 }
@@ -288,6 +295,6 @@ function unavailable(detail: string, retryAfter = 1): UnavailableError {
 
 /** JetStream answered: the message was not stored (an error reply, or no stream listening at all). */
 function isDefinitive(err: unknown): boolean {
-  // JetStreamNotEnabled (a "no responders" reply) is not exported by @nats-io/jetstream's main entry.
-  return err instanceof JetStreamApiError || (err instanceof Error && err.name === 'JetStreamNotEnabled');
+  // JetStreamNotEnabled (js.publish's "no responders" error) is not exported by @nats-io/jetstream's main entry.
+  return err instanceof JetStreamApiError || err instanceof NoStreamError || (err instanceof Error && err.name === 'JetStreamNotEnabled');
 }
