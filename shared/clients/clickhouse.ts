@@ -48,7 +48,7 @@ export function isInterruptedRead(err: unknown): boolean {
 
 /** Attempts of one SELECT (select): the first and two more. */
 export const READ_ATTEMPTS = 3;
-const isSelect = (sql: string) => /^\s*\(*\s*(SELECT|WITH)\b/i.test(sql);
+const isSelect = (sql: string) => /^[\s(]*(SELECT|WITH)\b/i.test(sql);
 
 /**
  * Several replicas that hold the same data (one shard, or the Distributed tables every node serves): a
