@@ -228,8 +228,14 @@ function uniqueStatesSql(database: string, meters: string, plan: ReadPlan, key: 
   const parts: string[] = [];
   if (plan.rollupHours) {
     const cols = [key(`hour * ${HOUR_MS}`), ...groups, 'records AS c', 'sum AS s', 'uniques AS us'].filter(Boolean);
-    parts.push(`SELECT ${cols.join(', ')} FROM ${database}.${UNIQUE_ROLLUP_TABLE} FINAL
-      WHERE ${where} AND hour >= ${plan.rollupHours[0]} AND hour < ${plan.rollupHours[1]} AND records > 0`);
+    // The highest version of each row, as FINAL would pick it (equal versions hold equal sets), but without
+    // FINAL's copy of every state: the filters run first (as PREWHERE) and only the winners' states are merged.
+    const rowKey = 'account_id, meter_id, hour, group_key';
+    parts.push(`SELECT ${cols.join(', ')} FROM (
+        SELECT account_id, meter_id, hour, dim_keys, dim_values, records, sum, uniques FROM ${database}.${UNIQUE_ROLLUP_TABLE}
+        WHERE ${where} AND hour >= ${plan.rollupHours[0]} AND hour < ${plan.rollupHours[1]}
+        ORDER BY ${rowKey}, version DESC LIMIT 1 BY ${rowKey}
+      ) WHERE records > 0`);
   }
   if (plan.rawRanges.length) {
     const cols = [key('ts_ms'), ...groups, 'count() AS c', 'sum(value) AS s', `${UNIQUES_STATE(uniqueBy)} AS us`].filter(Boolean);
