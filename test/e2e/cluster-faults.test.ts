@@ -63,6 +63,17 @@ t.test('local cluster under node and process kills', async (t) => {
       return Boolean(replica?.current && (replica.lag ?? 0) === 0);
     }, `${leader} to rejoin and catch up`, 120_000, 250);
     t.pass(`${leader} rejoined the stream's replicas and caught up`);
+    // While a NATS node is gone the api's revocation watch may go unconfirmed past WATCH_MAX_STALENESS_SECONDS
+    // and authenticated requests fail closed (503 `unavailable`, by design). The api must recover on its own:
+    // every process serves reads again (the port is shared, so several reads in a row reach both).
+    await waitUntil(async () => {
+      for (let i = 0; i < 10; i++) {
+        const r = await callJson(c.base, account.tokens.read, 'GET', `/v1/meters/${meterId}`).catch(() => null);
+        if (r?.status !== 200) return false;
+      }
+      return true;
+    }, 'every api process to serve authenticated reads again', 120_000, 500);
+    t.pass('the api processes serve authenticated reads again after the NATS node came back');
   });
 
   await t.test('kill -9 of a ClickHouse replica during ingest and usage reads', async (t) => {
