@@ -90,9 +90,6 @@ export class UsageConsumer implements Component {
   private loop: Promise<void> | undefined;
   private batch: Batch = emptyBatch();
   private readonly inserts = new Set<Promise<void>>();
-  /** Messages of the batches handed to an INSERT and not answered yet. */
-  private readonly inserting = new Set<JsMsg[]>();
-  private stillWorking: NodeJS.Timeout | undefined;
   /** The current batch waited maxWaitMs while every INSERT slot was busy: flushed when one frees. */
   private flushWhenFree = false;
   private stopping = false;
@@ -157,13 +154,6 @@ export class UsageConsumer implements Component {
       this.infra.log.error({ err }, 'usage consumer loop failed');
     });
     this.sweeper.start();
-    // Messages held here (a batch filling up, waiting for an INSERT slot, being inserted) are reported as in
-    // progress, so a slow ClickHouse does not make JetStream redeliver them to another process after ack_wait
-    // — which would insert and recompute them twice. If this process dies or hangs, the reports stop.
-    this.stillWorking = setInterval(() => {
-      for (const m of this.batch.msgs) m.working();
-      for (const msgs of this.inserting) for (const m of msgs) m.working();
-    }, this.opts.ackWaitMs / 3);
     this.infra.log.info({ stream: names.usageStream, durable: names.usageConsumer }, 'usage consumer started');
   }
 
@@ -236,11 +226,9 @@ export class UsageConsumer implements Component {
     this.flushWhenFree = false;
     this.batch = emptyBatch();
     if (b.msgs.length === 0) return;
-    this.inserting.add(b.msgs);
     while (this.inserts.size >= this.opts.maxConcurrentInserts) await Promise.race(this.inserts);
     const p = this.insertBatch(b).finally(() => {
       this.inserts.delete(p);
-      this.inserting.delete(b.msgs);
       if (this.flushWhenFree) void this.flush();
     });
     this.inserts.add(p);
@@ -363,7 +351,6 @@ export class UsageConsumer implements Component {
     await this.loop;
     await this.flush();
     while (this.inserts.size) await Promise.allSettled([...this.inserts]);
-    clearInterval(this.stillWorking);
     await this.sweeper?.stop();
     await this.shards?.close();
   }
