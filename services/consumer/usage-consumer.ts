@@ -90,8 +90,6 @@ export class UsageConsumer implements Component {
   private loop: Promise<void> | undefined;
   private batch: Batch = emptyBatch();
   private readonly inserts = new Set<Promise<void>>();
-  /** The current batch waited maxWaitMs while every INSERT slot was busy: flushed when one frees. */
-  private flushWhenFree = false;
   private stopping = false;
   private lastError: string | undefined;
   private readonly rowsInserted;
@@ -197,7 +195,7 @@ export class UsageConsumer implements Component {
     nb.chunks.push(data);
     nb.rows += count;
     nb.bytes += data.length;
-    nb.timer ??= setTimeout(this.waited, this.opts.maxWaitMs);
+    nb.timer ??= setTimeout(() => void this.flush(), this.opts.maxWaitMs);
   }
 
   private poison(m: JsMsg, reason: string): void {
@@ -207,30 +205,14 @@ export class UsageConsumer implements Component {
     m.term();
   }
 
-  /**
-   * The batch's maxWaitMs is up: it goes to an INSERT now if one may start; otherwise it keeps growing
-   * (up to maxRows) until an INSERT ends. A slow ClickHouse thus gets fewer, larger INSERTs — fewer parts,
-   * and one recompute of the closed hours a batch touched instead of one per small batch (late records of
-   * many hours made each batch of a few hundred rows recompute them all).
-   */
-  private readonly waited = (): void => {
-    this.batch.timer = undefined;
-    if (this.inserts.size < this.opts.maxConcurrentInserts) void this.flush();
-    else this.flushWhenFree = true;
-  };
-
   /** Hands the current batch to an INSERT; waits while maxConcurrentInserts are running. */
   private async flush(): Promise<void> {
     const b = this.batch;
     if (b.timer) clearTimeout(b.timer);
-    this.flushWhenFree = false;
     this.batch = emptyBatch();
     if (b.msgs.length === 0) return;
     while (this.inserts.size >= this.opts.maxConcurrentInserts) await Promise.race(this.inserts);
-    const p = this.insertBatch(b).finally(() => {
-      this.inserts.delete(p);
-      if (this.flushWhenFree) void this.flush();
-    });
+    const p = this.insertBatch(b).finally(() => this.inserts.delete(p));
     this.inserts.add(p);
   }
 
