@@ -98,7 +98,9 @@ t.test('local cluster under node and process kills', async (t) => {
     sender.mark();
     const report = await sender.done;
     expected += N;
-    await waitUntil(async () => (await storedCount(c, meterId)).records >= expected, 'every accepted record in ClickHouse (on the twin)', 180_000, 250);
+    // Rows the consumer inserted into the victim in the second before its kill, not yet fetched by the twin,
+    // are on the victim's disk only (replication is asynchronous, README "Durability"): they are counted
+    // once it is back, checked below. Until then the twin answers reads with what it holds.
     await waitUntil(() => reads.length >= readsAtKill + 20, 'usage reads after the kill');
     reading = false;
     await reader;
@@ -106,10 +108,6 @@ t.test('local cluster under node and process kills', async (t) => {
     t.same(reads.filter((s) => s !== 200), [], `every usage read answered 200 (${reads.length} reads, ${reads.length - readsAtKill} after the kill)`);
     t.equal(report.accepted, N);
     t.ok(report.acceptedAfterMark > 0, 'inserts went on');
-    const stored = await storedCount(c, meterId);
-    t.equal(stored.records, expected, 'counted exactly once');
-    const usage = await callJson(c.base, account.tokens.read, 'GET', `/v1/meters/${meterId}/usage?window=day`);
-    t.equal(usage.body.count, expected, 'GET usage shows every record');
 
     await c.serversUp();
     await waitUntil(async () => {
@@ -121,6 +119,12 @@ t.test('local cluster under node and process kills', async (t) => {
     t.equal(counts[twin], expected, `${twin} holds every record`);
     const other = 3 - shard;
     t.equal(counts[`clickhouse-s${other}r1`], 0, 'the other shard holds none of this account');
+    await waitUntil(async () => (await storedCount(c, meterId)).records >= expected, 'every accepted record readable', 120_000, 250);
+    const stored = await storedCount(c, meterId);
+    t.equal(stored.records, expected, 'counted exactly once');
+    t.equal(stored.ids, expected);
+    const usage = await callJson(c.base, account.tokens.read, 'GET', `/v1/meters/${meterId}/usage?window=day`);
+    t.equal(usage.body.count, expected, 'GET usage shows every record');
     t.comment(`ClickHouse kill: sent ${report.sent}, 202 ${report.accepted}, counted ${stored.records} (total ${expected}), reads ${reads.length}, retried requests ${report.retried}`);
   });
 
