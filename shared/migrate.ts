@@ -65,7 +65,9 @@ function sqlStatements(sql: string, database: string): string[] {
  * ON CLUSTER in its replicated/sharded form (shared/clickhouse-cluster.ts), rewritten from the same files.
  */
 export async function migrateClickhouse(url: string, database: string, cluster = ''): Promise<string[]> {
-  const admin = createClickhouse(url);
+  // An ON CLUSTER statement answers once every host ran it (distributed_ddl_task_timeout, 180 s): on a cluster
+  // still starting, or two starting at once on a busy machine, that takes longer than a query's 30 s.
+  const admin = createClickhouse(url, undefined, cluster ? { requestTimeoutMs: 300_000 } : {});
   const ddl = cluster ? new ClusterDdl(cluster) : null;
   const forCluster = (statement: string) => (ddl ? ddl.rewrite(statement) : [statement]);
   // Data statements of a migration reach the shards before it counts as applied.

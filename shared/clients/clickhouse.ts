@@ -8,13 +8,15 @@ export interface ClickhouseClientOptions {
   maxOpenConnections?: number;
   /** Failures are reported by the caller (once, with context) rather than by the client's own logger. */
   quiet?: boolean;
+  /** How long one request may take (default 30 s). */
+  requestTimeoutMs?: number;
 }
 
 function clientFor(url: string, database: string | undefined, o: ClickhouseClientOptions): ClickHouseClient {
   return createClient({
     url,
     database,
-    request_timeout: 30_000,
+    request_timeout: o.requestTimeoutMs ?? 30_000,
     compression: { request: false, response: false },
     max_open_connections: o.maxOpenConnections ?? 16,
     ...(o.quiet ? { log: { level: ClickHouseLogLevel.OFF } } : {}),
