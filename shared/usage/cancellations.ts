@@ -1,5 +1,5 @@
 import type { ClickHouseClient } from '@clickhouse/client';
-import { chString } from './rollups.js';
+import { chString } from './sql.js';
 
 /**
  * Cancelled usage records (issue 18 corrections; infra/migrations/clickhouse/330_usage_cancellations.sql): the

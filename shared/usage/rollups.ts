@@ -6,10 +6,11 @@
 import type { ClickHouseClient } from '@clickhouse/client';
 import { PERCENTILES } from './stats.js';
 import { USAGE_TABLE } from './wire.js';
+import { chString, groupKeySql, HOUR_MS } from './sql.js';
 import { cancellationCount, cancelledSql, correctedMeters } from './cancellations.js';
+export { chString, groupKeySql, HOUR_MS };
 import { meterPairKey, uniqueKeysOf, uniqueRecomputeSql } from './unique-rollups.js';
 
-export const HOUR_MS = 3_600_000;
 export const ROLLUP_TABLE = 'usage_hourly';
 export const TOUCHED_TABLE = 'usage_hours_touched';
 export const SWEEPS_TABLE = 'usage_rollup_sweeps';
@@ -46,21 +47,8 @@ export interface HourKeys {
   hours: Iterable<number>;
 }
 
-/**
- * `usage_hourly.group_key` of a row's dimension set (two parallel array columns): `<len>:<key><len>:<value>…`
- * over the sorted keys, so distinct sets never share a key; '' without dimensions (the rows written before issue 18).
- */
-export function groupKeySql(keys = 'dim_keys', values = 'dim_values'): string {
-  return `arrayStringConcat(arrayMap((k, v) -> concat(toString(length(k)), ':', k, toString(length(v)), ':', v), ${keys}, ${values}))`;
-}
-
 /** Key ranges per INSERT … SELECT: keeps the statement small; each range is one index seek. */
 const RANGES_PER_RECOMPUTE = 200;
-
-/** A ClickHouse string literal (18.16 has no query parameters). */
-export function chString(s: string): string {
-  return `'${s.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
-}
 
 /** Consecutive hours of one meter as [fromHour, toHour) ranges. */
 function hourRanges(hours: Iterable<number>): [number, number][] {

@@ -9,7 +9,7 @@
  */
 import type { ClickHouseClient } from '@clickhouse/client';
 import { dimensionSql } from './dimensions.js';
-import { chString, groupKeySql, HOUR_MS } from './rollups.js';
+import { chString, groupKeySql, HOUR_MS } from './sql.js';
 import { USAGE_TABLE } from './wire.js';
 import type { UsageShard } from './shards.js';
 
