@@ -63,7 +63,20 @@ export function parseTimestamp(s: string): number | undefined {
     offset = (oh * 60 + om) * 60_000;
     if (z === 43) offset = -offset;
   } else return undefined;
-  return Date.UTC(year, month - 1, day, hour, minute, second) + ms + offset;
+  return daysSinceEpoch(year, month, day) * 86_400_000 + ((hour * 60 + minute) * 60 + second) * 1000 + ms + offset;
+}
+
+/**
+ * Days from 1970-01-01 to a valid proleptic Gregorian date (year ≥ 1970), in integer arithmetic: what
+ * Date.UTC computes, at a fraction of its cost on the hot path (H. Hinnant's days_from_civil).
+ */
+function daysSinceEpoch(year: number, month: number, day: number): number {
+  const y = month <= 2 ? year - 1 : year;
+  const era = Math.floor(y / 400);
+  const yearOfEra = y - era * 400;
+  const dayOfYear = Math.floor((153 * (month > 2 ? month - 3 : month + 9) + 2) / 5) + day - 1;
+  const dayOfEra = yearOfEra * 365 + Math.floor(yearOfEra / 4) - Math.floor(yearOfEra / 100) + dayOfYear;
+  return era * 146_097 + dayOfEra - 719_468;
 }
 
 let lastMs = NaN;

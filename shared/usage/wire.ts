@@ -42,11 +42,27 @@ const NL = 0x0a;
  * Encodes rows straight into one growing Buffer: the USAGE payload of a request (or of one record) is
  * written once, in bytes, by the ingress. Cheaper than building row strings — a batch's string of
  * thousands of concatenated pieces had to be flattened and UTF-8 encoded again before publishing.
+ *
+ * The rows of one request mostly repeat themselves: the same account and meter, one received time, often
+ * the same timestamp, no dimensions. Those runs of bytes are written once and copied (`copyWithin`, a
+ * memmove) into the next row instead of being encoded character by character again (measured: a row of
+ * the usual batch ≈ 2× cheaper).
  */
 export class RowWriter {
   private buf: Buffer;
   private pos = 0;
   rows = 0;
+  // Where the last row's repeatable parts are, and what they were written from.
+  private prefixAccount: string | undefined;
+  private prefixMeter: string | undefined;
+  private prefixAt = 0;
+  private prefixLength = 0;
+  private tsValue = NaN;
+  private tsAt = 0;
+  private tsLength = 0;
+  private suffixReceived = NaN;
+  private suffixAt = 0;
+  private suffixLength = 0;
 
   constructor(expectedRows = 1) {
     this.buf = Buffer.allocUnsafe(Math.max(256, expectedRows * 128));
@@ -75,22 +91,49 @@ export class RowWriter {
     this.pos = p;
   }
 
-  /** A safe integer in decimal digits. */
+  /** A safe integer in decimal digits: two int32 halves (integer division), not a float loop per digit. */
   private int(v: number): void {
     if (v < 0) {
       this.buf[this.pos++] = 0x2d;
       v = -v;
     }
+    if (v < 1e8) {
+      this.smallInt(v);
+      return;
+    }
+    const high = Math.floor(v / 1e8);
+    this.smallInt(high);
+    let low = v - high * 1e8;
     const b = this.buf;
+    const end = this.pos + 8;
+    for (let p = end - 1; p >= this.pos; p--) {
+      const q = (low / 10) | 0;
+      b[p] = 0x30 + low - q * 10;
+      low = q;
+    }
+    this.pos = end;
+  }
+
+  /** 0 ≤ v < 2³¹. */
+  private smallInt(v: number): void {
     let digits = 1;
-    for (let t = v; t >= 10; t = Math.floor(t / 10)) digits++;
+    for (let t = v; t >= 10; t = (t / 10) | 0) digits++;
+    const b = this.buf;
     let p = this.pos + digits;
     this.pos = p;
     do {
-      const q = Math.floor(v / 10);
-      b[--p] = 0x30 + (v - q * 10);
+      const q = (v / 10) | 0;
+      b[--p] = 0x30 + v - q * 10;
       v = q;
     } while (v > 0);
+  }
+
+  /** Copies `length` bytes written at `from` to the end; returns where the copy starts. */
+  private repeat(from: number, length: number): number {
+    const at = this.pos;
+    this.buf.copyWithin(at, from, from + length);
+    this.pos = at + length;
+    return at;
   }
 
   /**
@@ -102,22 +145,49 @@ export class RowWriter {
     const values = dims.keys.length ? tsvArray(dims.values) : '[]';
     // 3 bytes per UTF-16 unit at most; two integers of ≤ 20 characters; 8 separators.
     this.room(3 * (accountId.length + meterId.length + recordId.length + valueText.length + keys.length + values.length) + 64);
-    this.text(accountId);
-    this.buf[this.pos++] = TAB;
-    this.text(meterId);
-    this.buf[this.pos++] = TAB;
-    this.int(tsMs);
-    this.buf[this.pos++] = TAB;
+    const b = this.buf;
+    if (accountId === this.prefixAccount && meterId === this.prefixMeter) {
+      this.prefixAt = this.repeat(this.prefixAt, this.prefixLength);
+    } else {
+      this.prefixAt = this.pos;
+      this.text(accountId);
+      b[this.pos++] = TAB;
+      this.text(meterId);
+      b[this.pos++] = TAB;
+      this.prefixLength = this.pos - this.prefixAt;
+      this.prefixAccount = accountId;
+      this.prefixMeter = meterId;
+    }
+    if (tsMs === this.tsValue) {
+      this.tsAt = this.repeat(this.tsAt, this.tsLength);
+    } else {
+      this.tsAt = this.pos;
+      this.int(tsMs);
+      this.tsLength = this.pos - this.tsAt;
+      this.tsValue = tsMs;
+    }
+    b[this.pos++] = TAB;
     this.text(recordId);
-    this.buf[this.pos++] = TAB;
+    b[this.pos++] = TAB;
     this.text(valueText);
-    this.buf[this.pos++] = TAB;
-    this.int(receivedMs);
-    this.buf[this.pos++] = TAB;
-    this.text(keys);
-    this.buf[this.pos++] = TAB;
-    this.text(values);
-    this.buf[this.pos++] = NL;
+    if (dims.keys.length === 0 && receivedMs === this.suffixReceived) {
+      this.suffixAt = this.repeat(this.suffixAt, this.suffixLength);
+    } else {
+      const at = this.pos;
+      b[this.pos++] = TAB;
+      this.int(receivedMs);
+      b[this.pos++] = TAB;
+      this.text(keys);
+      b[this.pos++] = TAB;
+      this.text(values);
+      b[this.pos++] = NL;
+      // Only a row without dimensions has a suffix worth repeating.
+      if (dims.keys.length === 0) {
+        this.suffixAt = at;
+        this.suffixLength = this.pos - at;
+        this.suffixReceived = receivedMs;
+      } else this.suffixReceived = NaN;
+    }
     this.rows++;
   }
 

@@ -49,6 +49,13 @@ t.test('parseTimestamp: RFC 3339 with an offset, to UTC ms', async (t) => {
   t.equal(parseTimestamp('2026-11-21T05:00:00-05:00'), base);
   t.equal(parseTimestamp('2024-02-29T00:00:00Z'), Date.UTC(2024, 1, 29), 'leap day');
   t.equal(parseTimestamp('2000-02-29T00:00:00Z'), Date.UTC(2000, 1, 29), 'leap day of a year divisible by 400');
+  // Computed without Date.UTC: the same epoch ms as Date.parse for every day of several (leap) years.
+  for (const year of [1970, 1999, 2000, 2024, 2026, 2100, 2400, 9999]) {
+    for (let day = Date.UTC(year, 0, 1); day < Date.UTC(year + 1, 0, 1); day += 86_400_000 + 3_723_004) {
+      const text = new Date(day).toISOString();
+      if (parseTimestamp(text) !== day) t.fail(`${text} → ${parseTimestamp(text)}`);
+    }
+  }
   t.equal(parseTimestamp('2026-11-21T10:00:00.05Z'), base + 50);
   t.equal(parseTimestamp('2026-11-21T10:00:00.007+00:00'), base + 7);
   // Same answer as Date.parse wherever both accept the input.
@@ -116,4 +123,33 @@ t.test('TSV rows escape what ClickHouse would misread', async (t) => {
     one.push(encodeRow('acct_1', 'mtr_1', 1700000000000 + i, `id-${i}-${'ü'.repeat(i % 7)}`, String(i), 3));
   }
   t.same(many.bytes(), Buffer.concat(one));
+});
+
+t.test('RowWriter: rows that repeat parts of the previous one (copied, not re-encoded) equal rows written alone', async (t) => {
+  const dims = { keys: ['model'], values: ['gpt-x'] };
+  // [account, meter, ts, id, value, received, dims]: runs of the same account/meter, timestamp and received
+  // time, broken by a change of each, by dimensions, by negative and 8-digit-boundary integers and Unicode.
+  const table: [string, string, number, string, string, number, typeof dims | undefined][] = [
+    ['acct_1', 'mtr_1', 1700000000000, 'a', '1', 1700000000500, undefined],
+    ['acct_1', 'mtr_1', 1700000000000, 'b', '2', 1700000000500, undefined],
+    ['acct_1', 'mtr_1', 1700000000000, 'c', '3', 1700000000500, dims],
+    ['acct_1', 'mtr_1', 1700000000000, 'd', '4', 1700000000500, undefined],
+    ['acct_1', 'mtr_2', 1700000000000, 'e', '5', 1700000000500, undefined],
+    ['acct_1', 'mtr_2', 1700000000001, 'f', '6', 1700000000500, undefined],
+    ['acct_2', 'mtr_2', 1700000000001, 'g', '7', 1700000000501, undefined],
+    ['acct_2', 'mtr_2', 99999999, 'h', '-0.5', 100000000, undefined],
+    ['acct_2', 'mtr_2', 100000000, 'h', '0', 100000001, undefined],
+    ['acct_2', 'mtr_2', 0, 'ü-日本', '1', -1, undefined],
+    ['acct_2', 'mtr_2', -12345678901, 'i', '1', -1, undefined],
+    ['acct_2', 'mtr_2', Number.MAX_SAFE_INTEGER, 'j', '1', -1, dims],
+    ['acct_2', 'mtr_2', Number.MAX_SAFE_INTEGER, 'k', '1', -1, dims],
+  ];
+  const w = new RowWriter(1);
+  for (let round = 0; round < 40; round++) for (const [a, m, ts, id, v, rcv, d] of table) w.row(a, m, ts, id, v, rcv, d);
+  const alone = table.map(([a, m, ts, id, v, rcv, d]) => encodeRow(a, m, ts, id, v, rcv, d).toString('utf8')).join('');
+  t.equal(w.bytes().toString('utf8'), alone.repeat(40));
+  t.match(alone, /\t1700000000000\ta\t1\t1700000000500\t\[\]\t\[\]\n/);
+  t.match(alone, /\t-12345678901\ti\t1\t-1\t/);
+  t.match(alone, /\t9007199254740991\tj\t/);
+  t.match(alone, /\t99999999\th\t-0\.5\t100000000\t/);
 });
