@@ -216,8 +216,11 @@ function mergedSql(database: string, type: MeterType, meters: string, plan: Read
 /**
  * How the outer GROUP BY of a read ends: `totals` adds the whole range (WITH TOTALS); `cube` answers a
  * group-by read at once — every (window, group) cell, each group's total, each window's total over the
- * groups and the whole range — with WITH CUBE over `[w] AS wk` and `[g0, …] AS gk`: on the rows CUBE merged
- * over, the array is empty, so an absent dimension's '' stays a group of its own. Sorted by group, then window.
+ * groups and the whole range: every partial row is counted under `[w]` and under `[]` (every window), and
+ * under `[g0, …]` and `[]` (every group), by two arrayJoins, and one GROUP BY merges them — an empty array
+ * cannot be a real key, so an absent dimension's '' stays a group of its own. Sorted by group, then window.
+ * Not 18.16's WITH CUBE: it cubes each block of the aggregation's output on its own, and a two-level
+ * aggregation (large states: 1 M distinct users) has many blocks — duplicated, partial totals.
  */
 type Finish = 'totals' | 'cube' | undefined;
 
@@ -226,9 +229,9 @@ function outerSql(parts: readonly string[], outerKey: string, slice: UsageSlice,
   const from = `FROM (${parts.join(' UNION ALL ')})`;
   const groups = groupColumns(slice);
   if (finish === 'cube') {
-    const keyCols = [...(outerKey ? [`[${outerKey}] AS wk`] : []), `[${groups.join(', ')}] AS gk`];
+    const keyCols = [...(outerKey ? [`arrayJoin([[${outerKey}], []]) AS wk`] : []), `arrayJoin([[${groups.join(', ')}], []]) AS gk`];
     const [grouped, ordered] = outerKey ? ['wk, gk', 'gk, wk'] : ['gk', 'gk'];
-    return `SELECT ${[...keyCols, ...aggregates].join(', ')} ${from} GROUP BY ${grouped} WITH CUBE ORDER BY ${ordered}`;
+    return `SELECT ${[...keyCols, ...aggregates].join(', ')} ${from} GROUP BY ${grouped} ORDER BY ${ordered}`;
   }
   const outKey = [outerKey, ...groups].filter(Boolean).join(', ');
   return `SELECT ${[outKey, ...aggregates].filter(Boolean).join(', ')} ${from}${outKey ? ` GROUP BY ${outKey}` : ''}${finish === 'totals' ? ' WITH TOTALS' : ''}`;
@@ -308,7 +311,7 @@ const meterSql = (q: { accountId: string; meterId: string }) => `account_id = ${
  * A group-by read: every group (at most MAX_GROUPS, else TooManyGroupsError) with every window (zero-filled)
  * and its total, and the overall windows and total (the same read without groupBy), from ONE SELECT over the
  * plan (`cube`): O(windows × groups) rollup rows plus the unswept hours' raw rows, one round trip.
- * ClickHouse stops the query once its (window, group) cells pass what a legal answer can hold; then
+ * ClickHouse stops the query once its keys pass what a legal answer can hold; then
  * refusedGroups says why (or, when the cells were a raw part's per-unique-value rows, the query runs unbounded).
  */
 async function queryGroupedUsage(ch: ClickHouseClient, database: string, query: UsageQuery, limits: UsageReadLimits): Promise<UsageResult> {
@@ -319,8 +322,10 @@ async function queryGroupedUsage(ch: ClickHouseClient, database: string, query: 
   const windowed = window !== 'none';
   const spans = windowsOf(window, q.startMs, q.endMs);
   const sql = mergedSql(database, q.type, meterSql(q), plan, windowed ? (ts) => `${windowKeySql(window, ts)} AS w` : () => '', windowed ? 'w' : '', 'cube', q);
-  const maxCells = Math.min(MAX_GROUPS, Math.floor(MAX_GROUP_WINDOWS / spans.length)) * spans.length;
-  const bounded = { max_rows_to_group_by: String(maxCells), group_by_overflow_mode: 'throw' } as ClickHouseSettings;
+  // Keys of a legal answer: its cells, group totals, window totals and the whole range.
+  const maxGroups = Math.min(MAX_GROUPS, Math.floor(MAX_GROUP_WINDOWS / spans.length));
+  const maxKeys = windowed ? (maxGroups + 1) * (spans.length + 1) : maxGroups + 1;
+  const bounded = { max_rows_to_group_by: String(maxKeys), group_by_overflow_mode: 'throw' } as ClickHouseSettings;
   const rows = await rowsOf(ch, sql, limits, bounded).catch(async (err: Error) => {
     if (!/Limit for rows to GROUP BY exceeded/.test(err.message)) throw err;
     refusedGroups(await rowsOf(ch, groupTotalsSql(database, q, plan), limits), spans.length);
