@@ -1,4 +1,4 @@
-import type { ClickHouseClient } from '@clickhouse/client';
+import type { ClickHouseClient, ClickHouseSettings } from '@clickhouse/client';
 import type { MeterType } from '../meters/record.js';
 import { chString, HOUR_MS, QUANTILES_MERGE, QUANTILES_STATE, ROLLUP_TABLE, sweptThrough } from './rollups.js';
 import type { WindowStats } from './stats.js';
@@ -89,8 +89,8 @@ export interface UsageResult {
 /** Group × window values one answer may hold (a year of hours for 100 groups is 876,000: refused). */
 export const MAX_GROUP_WINDOWS = 100_000;
 
-async function rowsOf(ch: ClickHouseClient, query: string, limits: UsageReadLimits): Promise<Row[]> {
-  const rs = await ch.query({ query, format: 'JSON', clickhouse_settings: settingsOf(limits) });
+async function rowsOf(ch: ClickHouseClient, query: string, limits: UsageReadLimits, settings: ClickHouseSettings = {}): Promise<Row[]> {
+  const rs = await ch.query({ query, format: 'JSON', clickhouse_settings: { ...settingsOf(limits), ...settings } });
   return ((await rs.json()) as unknown as { data: Row[] }).data;
 }
 
@@ -115,6 +115,9 @@ interface Row {
   last?: string;
   q?: number[];
   uq?: string | number;
+  /** A `cube` read's keys: `[window]` or [] (every window), `[g0, …]` or [] (every group). */
+  wk?: (string | number)[];
+  gk?: string[];
   [group: `g${number}`]: string;
 }
 
@@ -174,8 +177,8 @@ function groupColumns(slice: UsageSlice): string[] {
  * as computed from an epoch-ms expression; the slice adds its filters, group columns and the unique
  * dimension (rollup rows are per dimension set, so a distinct count over them is exact and mergeable).
  */
-function mergedSql(database: string, type: MeterType, meters: string, plan: ReadPlan, key: (ts: string) => string, outerKey: string, totals: boolean, slice: ReadSlice = {}): string {
-  if (slice.uniqueStates && slice.uniqueBy) return uniqueStatesSql(database, meters, plan, key, outerKey, totals, slice, slice.uniqueBy);
+function mergedSql(database: string, type: MeterType, meters: string, plan: ReadPlan, key: (ts: string) => string, outerKey: string, finish: Finish, slice: ReadSlice = {}): string {
+  if (slice.uniqueStates && slice.uniqueBy) return uniqueStatesSql(database, meters, plan, key, outerKey, finish, slice, slice.uniqueBy);
   const gauge = type === 'gauge';
   const histogram = type === 'histogram';
   const extremes = type !== 'counter';
@@ -202,14 +205,36 @@ function mergedSql(database: string, type: MeterType, meters: string, plan: Read
     const rawKey = [outerKey, ...groupColumns(slice), ...(unique ? ['u'] : [])].filter(Boolean).join(', ');
     parts.push(`SELECT ${cols.join(', ')} FROM ${database}.${USAGE_TABLE} FINAL WHERE ${where} AND ${rawRangesSql(database, meters, plan, slice)}${rawKey ? ` GROUP BY ${rawKey}` : ''}`);
   }
-  const outKey = [outerKey, ...groupColumns(slice)].filter(Boolean).join(', ');
-  const out = [outKey, 'sum(c) AS c', 'toString(sum(s)) AS s'];
+  const out = ['sum(c) AS c', 'toString(sum(s)) AS s'];
   if (unique) out.push("uniqExactIf(u, u != '') AS uq");
   if (extremes) out.push('toString(min(mn)) AS mn', 'toString(max(mx)) AS mx');
   if (gauge) out.push('toString(argMax(lv, (lt, li))) AS last');
   if (histogram) out.push(`${QUANTILES_MERGE}(qs) AS q`);
-  const grouped = outKey ? ` GROUP BY ${outKey}` : '';
-  return `SELECT ${out.join(', ')} FROM (${parts.join(' UNION ALL ')})${grouped}${totals ? ' WITH TOTALS' : ''}`;
+  return outerSql(parts, outerKey, slice, out, finish);
+}
+
+/**
+ * How the outer GROUP BY of a read ends: `totals` adds the whole range (WITH TOTALS); `cube` answers a
+ * group-by read at once — every (window, group) cell, each group's total, each window's total over the
+ * groups and the whole range: every partial row is counted under `[w]` and under `[]` (every window), and
+ * under `[g0, …]` and `[]` (every group), by two arrayJoins, and one GROUP BY merges them — an empty array
+ * cannot be a real key, so an absent dimension's '' stays a group of its own. Sorted by group, then window.
+ * Not 18.16's WITH CUBE: it cubes each block of the aggregation's output on its own, and a two-level
+ * aggregation (large states: 1 M distinct users) has many blocks — duplicated, partial totals.
+ */
+type Finish = 'totals' | 'cube' | undefined;
+
+/** The outer SELECT merging the inner parts' partial aggregates by `outerKey` and the slice's group columns. */
+function outerSql(parts: readonly string[], outerKey: string, slice: UsageSlice, aggregates: readonly string[], finish: Finish): string {
+  const from = `FROM (${parts.join(' UNION ALL ')})`;
+  const groups = groupColumns(slice);
+  if (finish === 'cube') {
+    const keyCols = [...(outerKey ? [`arrayJoin([[${outerKey}], []]) AS wk`] : []), `arrayJoin([[${groups.join(', ')}], []]) AS gk`];
+    const [grouped, ordered] = outerKey ? ['wk, gk', 'gk, wk'] : ['gk', 'gk'];
+    return `SELECT ${[...keyCols, ...aggregates].join(', ')} ${from} GROUP BY ${grouped} ORDER BY ${ordered}`;
+  }
+  const outKey = [outerKey, ...groups].filter(Boolean).join(', ');
+  return `SELECT ${[outKey, ...aggregates].filter(Boolean).join(', ')} ${from}${outKey ? ` GROUP BY ${outKey}` : ''}${finish === 'totals' ? ' WITH TOTALS' : ''}`;
 }
 
 /** The raw part's time condition, and the cancelled-records lookup unless the slice's meters were never corrected. */
@@ -222,7 +247,7 @@ function rawRangesSql(database: string, meters: string, plan: ReadPlan, slice: R
  * mergedSql of a unique_count counter whose hours carry distinct sets: rollup rows are (hour, other
  * dimensions) with a uniqExact state, raw rows become the same state, the outer GROUP BY unions them per key.
  */
-function uniqueStatesSql(database: string, meters: string, plan: ReadPlan, key: (ts: string) => string, outerKey: string, totals: boolean, slice: ReadSlice, uniqueBy: string): string {
+function uniqueStatesSql(database: string, meters: string, plan: ReadPlan, key: (ts: string) => string, outerKey: string, finish: Finish, slice: ReadSlice, uniqueBy: string): string {
   const groups = (slice.groupBy ?? []).map((k, i) => `${dimensionSql(k)} AS g${i}`);
   const where = `${meters}${filterSql(slice)}`;
   const parts: string[] = [];
@@ -242,9 +267,7 @@ function uniqueStatesSql(database: string, meters: string, plan: ReadPlan, key: 
     const rawKey = [outerKey, ...groupColumns(slice)].filter(Boolean).join(', ');
     parts.push(`SELECT ${cols.join(', ')} FROM ${database}.${USAGE_TABLE} FINAL WHERE ${where} AND ${rawRangesSql(database, meters, plan, slice)}${rawKey ? ` GROUP BY ${rawKey}` : ''}`);
   }
-  const outKey = [outerKey, ...groupColumns(slice)].filter(Boolean).join(', ');
-  const out = [outKey, 'sum(c) AS c', 'toString(sum(s)) AS s', `${UNIQUES_MERGE}(us) AS uq`].filter(Boolean);
-  return `SELECT ${out.join(', ')} FROM (${parts.join(' UNION ALL ')})${outKey ? ` GROUP BY ${outKey}` : ''}${totals ? ' WITH TOTALS' : ''}`;
+  return outerSql(parts, outerKey, slice, ['sum(c) AS c', 'toString(sum(s)) AS s', `${UNIQUES_MERGE}(us) AS uq`], finish);
 }
 
 /**
@@ -272,7 +295,7 @@ export async function queryUsage(ch: ClickHouseClient, database: string, query: 
   const [[q], swept] = await Promise.all([withUniqueStates(ch, database, [query]), watermark(ch, database)]);
   const plan = readPlan(query.startMs, query.endMs, swept);
   const window = query.window;
-  const sql = mergedSql(database, query.type, meterSql(query), plan, (ts) => `${windowKeySql(window, ts)} AS w`, 'w', true, q);
+  const sql = mergedSql(database, query.type, meterSql(query), plan, (ts) => `${windowKeySql(window, ts)} AS w`, 'w', 'totals', q);
   const rs = await ch.query({ query: sql, format: 'JSON', clickhouse_settings: settingsOf(limits) });
   const json = (await rs.json()) as unknown as { data: Row[]; totals?: Row };
   const byKey = new Map<number, Row>();
@@ -285,40 +308,62 @@ export async function queryUsage(ch: ClickHouseClient, database: string, query: 
 const meterSql = (q: { accountId: string; meterId: string }) => `account_id = ${chString(q.accountId)} AND meter_id = ${chString(q.meterId)}`;
 
 /**
- * A group-by read: the groups' totals (at most MAX_GROUPS, else TooManyGroupsError) and their windows, in
- * two SELECTs over the same plan — O(windows × groups) rollup rows plus the unswept hours' raw rows. Every
- * group has every window (zero-filled); the overall total is the same read without groupBy.
+ * A group-by read: every group (at most MAX_GROUPS, else TooManyGroupsError) with every window (zero-filled)
+ * and its total, and the overall windows and total (the same read without groupBy), from ONE SELECT over the
+ * plan (`cube`): O(windows × groups) rollup rows plus the unswept hours' raw rows, one round trip.
+ * ClickHouse stops the query once its keys pass what a legal answer can hold; then
+ * refusedGroups says why (or, when the cells were a raw part's per-unique-value rows, the query runs unbounded).
  */
 async function queryGroupedUsage(ch: ClickHouseClient, database: string, query: UsageQuery, limits: UsageReadLimits): Promise<UsageResult> {
   const [[planned], swept] = await Promise.all([withUniqueStates(ch, database, [query]), watermark(ch, database)]);
   const q = planned!;
-  const plan = readPlan(query.startMs, query.endMs, swept);
-  const cols = groupColumns(q);
-  const groupKey = (r: Row) => cols.map((c) => r[c as `g${number}`]).join('\u0000');
-  const totalsSql = `${mergedSql(database, q.type, meterSql(q), plan, () => '', '', false, q)} ORDER BY ${cols.join(', ')} LIMIT ${MAX_GROUPS + 1}`;
+  const plan = readPlan(q.startMs, q.endMs, swept);
   const window = q.window;
-  const windowsSql = mergedSql(database, q.type, meterSql(q), plan, (ts) => `${windowKeySql(window, ts)} AS w`, 'w', false, q);
-  const totalRows = await rowsOf(ch, totalsSql, limits);
-  if (totalRows.length > MAX_GROUPS) throw new TooManyGroupsError();
+  const windowed = window !== 'none';
   const spans = windowsOf(window, q.startMs, q.endMs);
-  if (totalRows.length * spans.length > MAX_GROUP_WINDOWS) {
-    throw new ValidationError([{ field: 'window', message: `${totalRows.length} groups × ${spans.length} windows is more than ${MAX_GROUP_WINDOWS} values; choose a larger window or a shorter range` }], undefined, 'too_many_groups');
-  }
-  const [windowRows, overall] = await Promise.all([window === 'none' ? [] : rowsOf(ch, windowsSql, limits), queryUsage(ch, database, { ...q, groupBy: undefined }, limits)]);
-  const byGroup = new Map<string, Map<number, Row>>();
-  for (const r of windowRows) {
-    const k = groupKey(r);
-    let m = byGroup.get(k);
-    if (!m) byGroup.set(k, (m = new Map()));
-    m.set(Number(r.w), r);
-  }
-  const groups = totalRows.map((r): GroupUsage => {
-    const total = stats(q.startMs, q.endMs, r);
-    const rows = byGroup.get(groupKey(r));
-    const windows = window === 'none' ? [total] : spans.map((w) => stats(w.start, w.end, rows?.get(w.key)));
-    return { values: cols.map((c) => r[c as `g${number}`] ?? ''), windows, total };
+  const sql = mergedSql(database, q.type, meterSql(q), plan, windowed ? (ts) => `${windowKeySql(window, ts)} AS w` : () => '', windowed ? 'w' : '', 'cube', q);
+  // Keys of a legal answer: its cells, group totals, window totals and the whole range.
+  const maxGroups = Math.min(MAX_GROUPS, Math.floor(MAX_GROUP_WINDOWS / spans.length));
+  const maxKeys = windowed ? (maxGroups + 1) * (spans.length + 1) : maxGroups + 1;
+  const bounded = { max_rows_to_group_by: String(maxKeys), group_by_overflow_mode: 'throw' } as ClickHouseSettings;
+  const rows = await rowsOf(ch, sql, limits, bounded).catch(async (err: Error) => {
+    if (!/Limit for rows to GROUP BY exceeded/.test(err.message)) throw err;
+    refusedGroups(await rowsOf(ch, groupTotalsSql(database, q, plan), limits), spans.length);
+    return rowsOf(ch, sql, limits);
   });
-  return { ...overall, groups };
+  const overall = new Map<number, Row>();
+  const groups: { total: Row; cells: Map<number, Row> }[] = [];
+  for (const r of rows) {
+    const inGroup = r.gk!.length > 0;
+    if (inGroup && (!r.wk || r.wk.length === 0)) groups.push({ total: r, cells: new Map() });
+    else if (inGroup) groups[groups.length - 1]!.cells.set(Number(r.wk![0]), r);
+    else if (r.wk?.length) overall.set(Number(r.wk[0]), r);
+    else overall.set(NaN, r);
+  }
+  refusedGroups(groups, spans.length);
+  const windowsFrom = (total: WindowStats, cells: Map<number, Row>) => (windowed ? spans.map((w) => stats(w.start, w.end, cells.get(w.key))) : [total]);
+  const total = stats(q.startMs, q.endMs, overall.get(NaN));
+  return {
+    windows: windowsFrom(total, overall),
+    total,
+    groups: groups.map(({ total: r, cells }): GroupUsage => {
+      const groupTotal = stats(q.startMs, q.endMs, r);
+      return { values: r.gk!, windows: windowsFrom(groupTotal, cells), total: groupTotal };
+    }),
+  };
+}
+
+/** The group totals of a group-by read, at most MAX_GROUPS + 1 of them: enough to tell why an answer is refused. */
+function groupTotalsSql(database: string, q: UsageQuery & ReadSlice, plan: ReadPlan): string {
+  return `${mergedSql(database, q.type, meterSql(q), plan, () => '', '', undefined, q)} ORDER BY ${groupColumns(q).join(', ')} LIMIT ${MAX_GROUPS + 1}`;
+}
+
+/** Throws when an answer of `groups` groups × `windows` windows is more than a read may hold. */
+function refusedGroups(groups: readonly unknown[], windows: number): void {
+  if (groups.length > MAX_GROUPS) throw new TooManyGroupsError();
+  if (groups.length * windows > MAX_GROUP_WINDOWS) {
+    throw new ValidationError([{ field: 'window', message: `${groups.length} groups × ${windows} windows is more than ${MAX_GROUP_WINDOWS} values; choose a larger window or a shorter range` }], undefined, 'too_many_groups');
+  }
 }
 
 /**
@@ -377,7 +422,7 @@ async function eachTotalsChunk(
       const pairs = [...new Set(chunk.map(({ req }) => `(${chString(req.accountId)}, ${chString(req.meterId)})`))];
       const meters = `(account_id, meter_id) IN (${pairs.join(', ')})`;
       const slice = { filters, uniqueBy, groupBy: grouped ? groupBy : undefined, uniqueStates, neverCorrected };
-      const rows = await rowsOf(ch, mergedSql(database, type, meters, readPlan(startMs, endMs, swept), () => 'account_id AS a, meter_id AS m', 'a, m', false, slice), limits);
+      const rows = await rowsOf(ch, mergedSql(database, type, meters, readPlan(startMs, endMs, swept), () => 'account_id AS a, meter_id AS m', 'a, m', undefined, slice), limits);
       const byPair = new Map<string, Row[]>();
       for (const r of rows) {
         const k = pairKey(r.a!, r.m!);
