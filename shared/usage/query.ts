@@ -115,9 +115,11 @@ interface Row {
   last?: string;
   q?: number[];
   uq?: string | number;
-  /** A `cube` read's keys: `[window]` or [] (every window), `[g0, …]` or [] (every group). */
-  wk?: (string | number)[];
-  gk?: string[];
+  /** A `cube` read's keys: `bw` 1 — the window `wk`, 0 — every window; `bg` 1 — the group `k0, k1, …`, 0 — every group. */
+  bw?: number;
+  wk?: string | number;
+  bg?: number;
+  [groupValue: `k${number}`]: string;
   [group: `g${number}`]: string;
 }
 
@@ -216,9 +218,10 @@ function mergedSql(database: string, type: MeterType, meters: string, plan: Read
 /**
  * How the outer GROUP BY of a read ends: `totals` adds the whole range (WITH TOTALS); `cube` answers a
  * group-by read at once — every (window, group) cell, each group's total, each window's total over the
- * groups and the whole range: every partial row is counted under `[w]` and under `[]` (every window), and
- * under `[g0, …]` and `[]` (every group), by two arrayJoins, and one GROUP BY merges them — an empty array
- * cannot be a real key, so an absent dimension's '' stays a group of its own. Sorted by group, then window.
+ * groups and the whole range: every partial row is counted twice over by two arrayJoins, under its window
+ * (`bw` = 1) and under every window (`bw` = 0, key 0), and likewise under its group and every group (`bg`),
+ * and one GROUP BY merges them (the flags keep an absent dimension's '' a group of its own). Sorted: the
+ * overall rows, then each group's total followed by its windows.
  * Not 18.16's WITH CUBE: it cubes each block of the aggregation's output on its own, and a two-level
  * aggregation (large states: 1 M distinct users) has many blocks — duplicated, partial totals.
  */
@@ -229,9 +232,12 @@ function outerSql(parts: readonly string[], outerKey: string, slice: UsageSlice,
   const from = `FROM (${parts.join(' UNION ALL ')})`;
   const groups = groupColumns(slice);
   if (finish === 'cube') {
-    const keyCols = [...(outerKey ? [`arrayJoin([[${outerKey}], []]) AS wk`] : []), `arrayJoin([[${groups.join(', ')}], []]) AS gk`];
-    const [grouped, ordered] = outerKey ? ['wk, gk', 'gk, wk'] : ['gk', 'gk'];
-    return `SELECT ${[...keyCols, ...aggregates].join(', ')} ${from} GROUP BY ${grouped} ORDER BY ${ordered}`;
+    const groupKeys = groups.map((g, i) => `if(bg, ${g}, '') AS k${i}`);
+    const byWindow = outerKey ? ['arrayJoin([1, 0]) AS bw', `if(bw, ${outerKey}, 0) AS wk`] : [];
+    const keys = [...(outerKey ? ['bw', 'wk'] : []), 'bg', ...groups.map((_, i) => `k${i}`)];
+    const ordered = ['bg', ...groups.map((_, i) => `k${i}`), ...(outerKey ? ['bw', 'wk'] : [])];
+    // [0, 1], not [1, 0] again: ClickHouse would take two equal arrayJoin expressions for one (no cross product).
+    return `SELECT ${[...byWindow, 'arrayJoin([0, 1]) AS bg', ...groupKeys, ...aggregates].join(', ')} ${from} GROUP BY ${keys.join(', ')} ORDER BY ${ordered.join(', ')}`;
   }
   const outKey = [outerKey, ...groups].filter(Boolean).join(', ');
   return `SELECT ${[outKey, ...aggregates].filter(Boolean).join(', ')} ${from}${outKey ? ` GROUP BY ${outKey}` : ''}${finish === 'totals' ? ' WITH TOTALS' : ''}`;
@@ -334,11 +340,10 @@ async function queryGroupedUsage(ch: ClickHouseClient, database: string, query: 
   const overall = new Map<number, Row>();
   const groups: { total: Row; cells: Map<number, Row> }[] = [];
   for (const r of rows) {
-    const inGroup = r.gk!.length > 0;
-    if (inGroup && (!r.wk || r.wk.length === 0)) groups.push({ total: r, cells: new Map() });
-    else if (inGroup) groups[groups.length - 1]!.cells.set(Number(r.wk![0]), r);
-    else if (r.wk?.length) overall.set(Number(r.wk[0]), r);
-    else overall.set(NaN, r);
+    const inWindow = Number(r.bw) === 1;
+    if (Number(r.bg) === 0) overall.set(inWindow ? Number(r.wk) : NaN, r);
+    else if (!inWindow) groups.push({ total: r, cells: new Map() });
+    else groups[groups.length - 1]!.cells.set(Number(r.wk), r);
   }
   refusedGroups(groups, spans.length);
   const windowsFrom = (total: WindowStats, cells: Map<number, Row>) => (windowed ? spans.map((w) => stats(w.start, w.end, cells.get(w.key))) : [total]);
@@ -348,7 +353,7 @@ async function queryGroupedUsage(ch: ClickHouseClient, database: string, query: 
     total,
     groups: groups.map(({ total: r, cells }): GroupUsage => {
       const groupTotal = stats(q.startMs, q.endMs, r);
-      return { values: r.gk!, windows: windowsFrom(groupTotal, cells), total: groupTotal };
+      return { values: groupColumns(q).map((_, i) => r[`k${i}`] ?? ''), windows: windowsFrom(groupTotal, cells), total: groupTotal };
     }),
   };
 }
