@@ -49,7 +49,7 @@ import { runEmitterPhase } from './phases/emitter.js';
 import { CpuMeter } from './cpu.js';
 import { startPrivateServers, type PrivateServers } from './private-servers.js';
 import { freePort } from '../infra/stack/process.js';
-import { pipelineCost, rawRowCount, waitForRows } from './pipeline-cost.js';
+import { pipelineCost, rawRowCount, storedRowCount, waitForRows } from './pipeline-cost.js';
 import { printReport, CONTROL_READ_GOAL, type PhaseResult, type BenchReport } from './report.js';
 
 function arg(name: string, fallback: number): number {
@@ -243,7 +243,7 @@ async function main(): Promise<void> {
         const counted = name === 'single' || name === 'batched' || name === 'stream';
         const before = counted ? await acceptedRecords(apis) : 0;
         const messagesBefore = counted ? await storedMessages(apis) : 0;
-        const rowsBefore = counted ? await rawRowCount(ch, world.accountId) : 0;
+        const rowsBefore = counted ? await storedRowCount(ch) : 0;
         cpu.begin();
         const t0 = performance.now();
         const r = await run(tool, spec);
@@ -253,7 +253,7 @@ async function main(): Promise<void> {
         const accepted = counted ? (await acceptedRecords(apis)) - before : undefined;
         const messages = counted ? (await storedMessages(apis)) - messagesBefore : undefined;
         // The pipeline's cost: CPU from the start of the load until ClickHouse holds what was accepted.
-        const drainS = accepted !== undefined ? await waitForRows(ch, world.accountId, rowsBefore + accepted, 5 * 60_000) : 0;
+        const drainS = accepted !== undefined ? await waitForRows(ch, rowsBefore + accepted, 5 * 60_000) : 0;
         const cost = accepted !== undefined ? pipelineCost(cpu.usedSeconds(), accepted, loadS + drainS, drainS) : undefined;
         const result: PhaseResult = {
           phase: name,

@@ -8,11 +8,15 @@ import { createClickhouse } from './clients/clickhouse.js';
 import { ClusterDdl } from './clickhouse-cluster.js';
 import { connectNats, NatsNames, type NatsConnection } from './clients/nats.js';
 import { repoPath } from './paths.js';
+import { UsageShards } from './usage/shards.js';
+import { backfillUniqueMeters } from './usage/unique-backfill.js';
 
 export interface MigrationReport {
   postgres: string[];
   clickhouse: string[];
   nats: string[];
+  /** unique_count meters whose distinct sets were backfilled (shared/usage/unique-backfill.ts). */
+  uniqueBackfill: string[];
 }
 
 async function migrationFiles(dir: string): Promise<{ version: string; sql: string }[]> {
@@ -171,13 +175,27 @@ export const SIGN_IN_FAILURE_TTL_MS = 60 * 60_000;
 /** How long an api process counts as alive after its last heartbeat (it beats every third of this). */
 export const API_PROCESS_TTL_MS = 15_000;
 
+/** Data step after the schema: distinct sets for unique_count meters older than them (needs Postgres and ClickHouse migrated). */
+async function backfillUniqueCounts(config: Config): Promise<string[]> {
+  const client = new pg.Client({ connectionString: config.DATABASE_URL });
+  await client.connect();
+  const shards = await UsageShards.open(config, { quiet: true });
+  try {
+    return await backfillUniqueMeters(client, shards, config.CLICKHOUSE_DATABASE);
+  } finally {
+    await shards.close();
+    await client.end();
+  }
+}
+
 export async function migrateAll(config: Config): Promise<MigrationReport> {
   const postgres = await migratePostgres(config.DATABASE_URL);
   const clickhouse = await migrateClickhouse(config.CLICKHOUSE_URL, config.CLICKHOUSE_DATABASE, config.CLICKHOUSE_CLUSTER);
+  const uniqueBackfill = await backfillUniqueCounts(config);
   const nc = await connectNats(config.NATS_URL, 'meterline-migrate');
   try {
     const nats = await ensureNatsTopology(nc, new NatsNames(config.NATS_NAMESPACE), config.USAGE_STREAM_MAX_BYTES, config.NATS_STREAM_REPLICAS);
-    return { postgres, clickhouse, nats };
+    return { postgres, clickhouse, nats, uniqueBackfill };
   } finally {
     await nc.close();
   }

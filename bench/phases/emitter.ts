@@ -11,7 +11,7 @@
 import type { ClickHouseClient } from '@clickhouse/client';
 import { UsageEmitter, newClientRecordId } from '../../shared/client/index.js';
 import type { CpuMeter } from '../cpu.js';
-import { rawRowCount, waitForRows } from '../pipeline-cost.js';
+import { storedRowCount, waitForRows } from '../pipeline-cost.js';
 import type { BenchWorld } from '../world.js';
 
 export interface EmitterRun {
@@ -85,7 +85,7 @@ export async function runEmitterPhase(deps: EmitterDeps): Promise<EmitterResult>
   const baseUrl = `http://127.0.0.1:${deps.apiPort}`;
   const runs: EmitterRun[] = [];
   for (const sender of ['raw-posts', 'usage-emitter', 'usage-emitter-stream'] as const) {
-    const rowsBefore = await rawRowCount(ch, world.accountId);
+    const rowsBefore = await storedRowCount(ch);
     cpu.begin();
     const t0 = performance.now();
     const sent =
@@ -93,7 +93,7 @@ export async function runEmitterPhase(deps: EmitterDeps): Promise<EmitterResult>
         ? await rawPosts(`${baseUrl}/v1/usage`, world.token, world.meterId, records, batch, concurrency)
         : await viaEmitter(baseUrl, world.token, world.meterId, records, batch, concurrency, sender === 'usage-emitter' ? 'batches' : 'stream');
     const sendS = (performance.now() - t0) / 1000;
-    const drainS = await waitForRows(ch, world.accountId, rowsBefore + records, 5 * 60_000);
+    const drainS = await waitForRows(ch, rowsBefore + records, 5 * 60_000);
     const used = cpu.usedSeconds();
     cpu.end();
     const us = Object.fromEntries(Object.entries(used).map(([g, s]) => [g, Math.round(((s * 1e6) / records) * 100) / 100]));

@@ -1,30 +1,17 @@
-import type { ClickHouseClient } from '@clickhouse/client';
+import type { ClickHouseClient, ClickHouseSettings } from '@clickhouse/client';
 import type { MeterType } from '../meters/record.js';
-import { chString, HOUR_MS, QUANTILES_MERGE, QUANTILES_STATE, ROLLUP_TABLE, sweptThrough } from './rollups.js';
+import { chString, sweptThrough } from './rollups.js';
 import type { WindowStats } from './stats.js';
-import { USAGE_TABLE } from './wire.js';
-import { dimensionSql } from './dimensions.js';
-import { notCancelledSql } from './cancellations.js';
 import { ValidationError } from '../errors.js';
 import { MAX_GROUPS } from './limits.js';
 import { windowKeySql, windowsOf, type UsageWindow } from './windows.js';
-import { meterPairKey, readableUniqueStates, UNIQUE_ROLLUP_TABLE, UNIQUES_MERGE, UNIQUES_STATE } from './unique-rollups.js';
+import { meterPairKey, readableUniqueStates } from './unique-rollups.js';
+import { groupColumns, mergedSql, readPlan, type ReadPlan, type ReadSlice, type UsageSlice } from './read-sql.js';
 
 export { PERCENTILES, type WindowStats } from './stats.js';
 export { chString } from './rollups.js';
 export { MAX_GROUPS };
-
-/**
- * Which records of a meter a read counts and how it splits them (issue 18): `filters` keep records whose
- * dimension is one of the listed values (several keys: all must match); `uniqueBy` adds the exact number of
- * distinct values of that dimension (records without it don't count); `groupBy` splits the answer by the
- * values of those dimensions (an absent dimension is its own group, value '').
- */
-export interface UsageSlice {
-  filters?: ReadonlyMap<string, readonly string[]>;
-  uniqueBy?: string;
-  groupBy?: readonly string[];
-}
+export { readPlan, type ReadPlan, type UsageSlice } from './read-sql.js';
 
 export interface UsageQuery extends UsageSlice {
   accountId: string;
@@ -38,15 +25,6 @@ export interface UsageQuery extends UsageSlice {
    * correction is logged there before ClickHouse holds any of its cancellations): raw rows are read without
    * the cancelled-records lookup. Absent: the lookup is made.
    */
-  neverCorrected?: boolean;
-}
-
-/**
- * How one SELECT reads a slice: `uniqueStates` — the unique count comes from per-hour distinct sets
- * (shared/usage/unique-rollups.ts) rather than from rollup rows per unique value; `neverCorrected` as in UsageQuery.
- */
-interface ReadSlice extends UsageSlice {
-  uniqueStates?: boolean;
   neverCorrected?: boolean;
 }
 
@@ -85,12 +63,11 @@ export interface UsageResult {
   groups?: GroupUsage[];
 }
 
-
 /** Group × window values one answer may hold (a year of hours for 100 groups is 876,000: refused). */
 export const MAX_GROUP_WINDOWS = 100_000;
 
-async function rowsOf(ch: ClickHouseClient, query: string, limits: UsageReadLimits): Promise<Row[]> {
-  const rs = await ch.query({ query, format: 'JSON', clickhouse_settings: settingsOf(limits) });
+async function rowsOf(ch: ClickHouseClient, query: string, limits: UsageReadLimits, settings: ClickHouseSettings = {}): Promise<Row[]> {
+  const rs = await ch.query({ query, format: 'JSON', clickhouse_settings: { ...settingsOf(limits), ...settings } });
   return ((await rs.json()) as unknown as { data: Row[] }).data;
 }
 
@@ -115,32 +92,16 @@ interface Row {
   last?: string;
   q?: number[];
   uq?: string | number;
+  /** A `cube` read's keys: `bw` 1 — the window `wk`, 0 — every window; `bg` 1 — the group `k0, k1, …`, 0 — every group. */
+  bw?: number;
+  wk?: string | number;
+  bg?: number;
+  [groupValue: `k${number}`]: string;
   [group: `g${number}`]: string;
 }
 
 /** Meters per totals query: keeps the SQL text (18.16 has no query parameters) well under max_query_size. */
 const TOTALS_CHUNK = 500;
-
-/**
- * Which part of [startMs, endMs) comes from rollups and which from raw rows: whole hours up to the sweep
- * watermark from `usage_hourly`, the rest — partial hours at the edges (a period ending mid-hour) and the
- * hours not swept yet (the current, still-filling one) — from `usage_records`.
- */
-export interface ReadPlan {
-  rollupHours?: [number, number];
-  rawRanges: [number, number][];
-}
-
-export function readPlan(startMs: number, endMs: number, swept: number | undefined): ReadPlan {
-  const firstFull = Math.ceil(startMs / HOUR_MS);
-  const lastFullEnd = Math.floor(endMs / HOUR_MS);
-  if (swept === undefined || firstFull >= lastFullEnd) return { rawRanges: [[startMs, endMs]] };
-  const rollupEnd = Math.max(firstFull, Math.min(lastFullEnd, swept + 1));
-  const rawRanges: [number, number][] = [];
-  if (startMs < firstFull * HOUR_MS) rawRanges.push([startMs, firstFull * HOUR_MS]);
-  if (rollupEnd * HOUR_MS < endMs) rawRanges.push([rollupEnd * HOUR_MS, endMs]);
-  return { rollupHours: rollupEnd > firstFull ? [firstFull, rollupEnd] : undefined, rawRanges };
-}
 
 /** How long a read trusts the sweep watermark it fetched: a stale one only makes it read more raw rows. */
 const WATERMARK_TTL_MS = 1_000;
@@ -153,98 +114,6 @@ function watermark(ch: ClickHouseClient, database: string): Promise<number | und
   watermarks.set(database, { at: Date.now(), value });
   value.catch(() => watermarks.delete(database));
   return value;
-}
-
-/** The WHERE condition of a slice's filters (both tables carry dim_keys/dim_values). */
-function filterSql(slice: UsageSlice): string {
-  let out = '';
-  for (const [key, values] of slice.filters ?? []) out += ` AND ${dimensionSql(key)} IN (${values.map(chString).join(', ')})`;
-  return out;
-}
-
-/** `g0, g1, …`: the result columns of the group-by dimensions. */
-function groupColumns(slice: UsageSlice): string[] {
-  return (slice.groupBy ?? []).map((_, i) => `g${i}`);
-}
-
-/**
- * One SELECT merging rollup rows and raw rows of the same plan: the inner parts produce the same columns
- * (raw rows are turned into rollup-shaped partial aggregates, quantiles as t-digest states), the outer
- * GROUP BY merges them per key. `meters` filters account_id/meter_id; `key` names the result key columns
- * as computed from an epoch-ms expression; the slice adds its filters, group columns and the unique
- * dimension (rollup rows are per dimension set, so a distinct count over them is exact and mergeable).
- */
-function mergedSql(database: string, type: MeterType, meters: string, plan: ReadPlan, key: (ts: string) => string, outerKey: string, totals: boolean, slice: ReadSlice = {}): string {
-  if (slice.uniqueStates && slice.uniqueBy) return uniqueStatesSql(database, meters, plan, key, outerKey, totals, slice, slice.uniqueBy);
-  const gauge = type === 'gauge';
-  const histogram = type === 'histogram';
-  const extremes = type !== 'counter';
-  const groups = (slice.groupBy ?? []).map((k, i) => `${dimensionSql(k)} AS g${i}`);
-  const unique = slice.uniqueBy ? `${dimensionSql(slice.uniqueBy)} AS u` : undefined;
-  const where = `${meters}${filterSql(slice)}`;
-  const parts: string[] = [];
-  if (plan.rollupHours) {
-    const cols = [key(`hour * ${HOUR_MS}`), ...groups, 'records AS c', 'sum AS s'].filter(Boolean);
-    if (unique) cols.push(unique);
-    if (extremes) cols.push('min AS mn', 'max AS mx');
-    if (gauge) cols.push('last_ts AS lt', 'last_id AS li', 'last_value AS lv');
-    if (histogram) cols.push('quantiles AS qs');
-    // records = 0: a dimension set whose every record was cancelled (recomputeHours).
-    parts.push(`SELECT ${cols.join(', ')} FROM ${database}.${ROLLUP_TABLE} FINAL
-      WHERE ${where} AND hour >= ${plan.rollupHours[0]} AND hour < ${plan.rollupHours[1]} AND records > 0`);
-  }
-  if (plan.rawRanges.length) {
-    const cols = [key('ts_ms'), ...groups, 'count() AS c', 'sum(value) AS s'].filter(Boolean);
-    if (unique) cols.push(unique);
-    if (extremes) cols.push('min(value) AS mn', 'max(value) AS mx');
-    if (gauge) cols.push('max(ts_ms) AS lt', 'argMax(record_id, (ts_ms, record_id)) AS li', 'argMax(value, (ts_ms, record_id)) AS lv');
-    if (histogram) cols.push(`${QUANTILES_STATE}(toFloat64(value)) AS qs`);
-    const rawKey = [outerKey, ...groupColumns(slice), ...(unique ? ['u'] : [])].filter(Boolean).join(', ');
-    parts.push(`SELECT ${cols.join(', ')} FROM ${database}.${USAGE_TABLE} FINAL WHERE ${where} AND ${rawRangesSql(database, meters, plan, slice)}${rawKey ? ` GROUP BY ${rawKey}` : ''}`);
-  }
-  const outKey = [outerKey, ...groupColumns(slice)].filter(Boolean).join(', ');
-  const out = [outKey, 'sum(c) AS c', 'toString(sum(s)) AS s'];
-  if (unique) out.push("uniqExactIf(u, u != '') AS uq");
-  if (extremes) out.push('toString(min(mn)) AS mn', 'toString(max(mx)) AS mx');
-  if (gauge) out.push('toString(argMax(lv, (lt, li))) AS last');
-  if (histogram) out.push(`${QUANTILES_MERGE}(qs) AS q`);
-  const grouped = outKey ? ` GROUP BY ${outKey}` : '';
-  return `SELECT ${out.join(', ')} FROM (${parts.join(' UNION ALL ')})${grouped}${totals ? ' WITH TOTALS' : ''}`;
-}
-
-/** The raw part's time condition, and the cancelled-records lookup unless the slice's meters were never corrected. */
-function rawRangesSql(database: string, meters: string, plan: ReadPlan, slice: ReadSlice): string {
-  const ranges = plan.rawRanges.map(([s, e]) => `(ts_ms >= ${Math.trunc(s)} AND ts_ms < ${Math.trunc(e)})`).join(' OR ');
-  return `(${ranges})${slice.neverCorrected ? '' : ` AND ${notCancelledSql(database, meters, { global: true })}`}`;
-}
-
-/**
- * mergedSql of a unique_count counter whose hours carry distinct sets: rollup rows are (hour, other
- * dimensions) with a uniqExact state, raw rows become the same state, the outer GROUP BY unions them per key.
- */
-function uniqueStatesSql(database: string, meters: string, plan: ReadPlan, key: (ts: string) => string, outerKey: string, totals: boolean, slice: ReadSlice, uniqueBy: string): string {
-  const groups = (slice.groupBy ?? []).map((k, i) => `${dimensionSql(k)} AS g${i}`);
-  const where = `${meters}${filterSql(slice)}`;
-  const parts: string[] = [];
-  if (plan.rollupHours) {
-    const cols = [key(`hour * ${HOUR_MS}`), ...groups, 'records AS c', 'sum AS s', 'uniques AS us'].filter(Boolean);
-    // The highest version of each row, as FINAL would pick it (equal versions hold equal sets), but without
-    // FINAL's copy of every state: the filters run first (as PREWHERE) and only the winners' states are merged.
-    const rowKey = 'account_id, meter_id, hour, group_key';
-    parts.push(`SELECT ${cols.join(', ')} FROM (
-        SELECT account_id, meter_id, hour, dim_keys, dim_values, records, sum, uniques FROM ${database}.${UNIQUE_ROLLUP_TABLE}
-        WHERE ${where} AND hour >= ${plan.rollupHours[0]} AND hour < ${plan.rollupHours[1]}
-        ORDER BY ${rowKey}, version DESC LIMIT 1 BY ${rowKey}
-      ) WHERE records > 0`);
-  }
-  if (plan.rawRanges.length) {
-    const cols = [key('ts_ms'), ...groups, 'count() AS c', 'sum(value) AS s', `${UNIQUES_STATE(uniqueBy)} AS us`].filter(Boolean);
-    const rawKey = [outerKey, ...groupColumns(slice)].filter(Boolean).join(', ');
-    parts.push(`SELECT ${cols.join(', ')} FROM ${database}.${USAGE_TABLE} FINAL WHERE ${where} AND ${rawRangesSql(database, meters, plan, slice)}${rawKey ? ` GROUP BY ${rawKey}` : ''}`);
-  }
-  const outKey = [outerKey, ...groupColumns(slice)].filter(Boolean).join(', ');
-  const out = [outKey, 'sum(c) AS c', 'toString(sum(s)) AS s', `${UNIQUES_MERGE}(us) AS uq`].filter(Boolean);
-  return `SELECT ${out.join(', ')} FROM (${parts.join(' UNION ALL ')})${outKey ? ` GROUP BY ${outKey}` : ''}${totals ? ' WITH TOTALS' : ''}`;
 }
 
 /**
@@ -272,7 +141,7 @@ export async function queryUsage(ch: ClickHouseClient, database: string, query: 
   const [[q], swept] = await Promise.all([withUniqueStates(ch, database, [query]), watermark(ch, database)]);
   const plan = readPlan(query.startMs, query.endMs, swept);
   const window = query.window;
-  const sql = mergedSql(database, query.type, meterSql(query), plan, (ts) => `${windowKeySql(window, ts)} AS w`, 'w', true, q);
+  const sql = mergedSql(database, query.type, meterSql(query), plan, (ts) => `${windowKeySql(window, ts)} AS w`, 'w', 'totals', q);
   const rs = await ch.query({ query: sql, format: 'JSON', clickhouse_settings: settingsOf(limits) });
   const json = (await rs.json()) as unknown as { data: Row[]; totals?: Row };
   const byKey = new Map<number, Row>();
@@ -285,40 +154,61 @@ export async function queryUsage(ch: ClickHouseClient, database: string, query: 
 const meterSql = (q: { accountId: string; meterId: string }) => `account_id = ${chString(q.accountId)} AND meter_id = ${chString(q.meterId)}`;
 
 /**
- * A group-by read: the groups' totals (at most MAX_GROUPS, else TooManyGroupsError) and their windows, in
- * two SELECTs over the same plan — O(windows × groups) rollup rows plus the unswept hours' raw rows. Every
- * group has every window (zero-filled); the overall total is the same read without groupBy.
+ * A group-by read: every group (at most MAX_GROUPS, else TooManyGroupsError) with every window (zero-filled)
+ * and its total, and the overall windows and total (the same read without groupBy), from ONE SELECT over the
+ * plan (`cube`): O(windows × groups) rollup rows plus the unswept hours' raw rows, one round trip.
+ * ClickHouse stops the query once its keys pass what a legal answer can hold; then
+ * refusedGroups says why (or, when the cells were a raw part's per-unique-value rows, the query runs unbounded).
  */
 async function queryGroupedUsage(ch: ClickHouseClient, database: string, query: UsageQuery, limits: UsageReadLimits): Promise<UsageResult> {
   const [[planned], swept] = await Promise.all([withUniqueStates(ch, database, [query]), watermark(ch, database)]);
   const q = planned!;
-  const plan = readPlan(query.startMs, query.endMs, swept);
-  const cols = groupColumns(q);
-  const groupKey = (r: Row) => cols.map((c) => r[c as `g${number}`]).join('\u0000');
-  const totalsSql = `${mergedSql(database, q.type, meterSql(q), plan, () => '', '', false, q)} ORDER BY ${cols.join(', ')} LIMIT ${MAX_GROUPS + 1}`;
+  const plan = readPlan(q.startMs, q.endMs, swept);
   const window = q.window;
-  const windowsSql = mergedSql(database, q.type, meterSql(q), plan, (ts) => `${windowKeySql(window, ts)} AS w`, 'w', false, q);
-  const totalRows = await rowsOf(ch, totalsSql, limits);
-  if (totalRows.length > MAX_GROUPS) throw new TooManyGroupsError();
+  const windowed = window !== 'none';
   const spans = windowsOf(window, q.startMs, q.endMs);
-  if (totalRows.length * spans.length > MAX_GROUP_WINDOWS) {
-    throw new ValidationError([{ field: 'window', message: `${totalRows.length} groups × ${spans.length} windows is more than ${MAX_GROUP_WINDOWS} values; choose a larger window or a shorter range` }], undefined, 'too_many_groups');
-  }
-  const [windowRows, overall] = await Promise.all([window === 'none' ? [] : rowsOf(ch, windowsSql, limits), queryUsage(ch, database, { ...q, groupBy: undefined }, limits)]);
-  const byGroup = new Map<string, Map<number, Row>>();
-  for (const r of windowRows) {
-    const k = groupKey(r);
-    let m = byGroup.get(k);
-    if (!m) byGroup.set(k, (m = new Map()));
-    m.set(Number(r.w), r);
-  }
-  const groups = totalRows.map((r): GroupUsage => {
-    const total = stats(q.startMs, q.endMs, r);
-    const rows = byGroup.get(groupKey(r));
-    const windows = window === 'none' ? [total] : spans.map((w) => stats(w.start, w.end, rows?.get(w.key)));
-    return { values: cols.map((c) => r[c as `g${number}`] ?? ''), windows, total };
+  const sql = mergedSql(database, q.type, meterSql(q), plan, windowed ? (ts) => `${windowKeySql(window, ts)} AS w` : () => '', windowed ? 'w' : '', 'cube', q);
+  // Keys of a legal answer: its cells, group totals, window totals and the whole range.
+  const maxGroups = Math.min(MAX_GROUPS, Math.floor(MAX_GROUP_WINDOWS / spans.length));
+  const maxKeys = windowed ? (maxGroups + 1) * (spans.length + 1) : maxGroups + 1;
+  const bounded = { max_rows_to_group_by: String(maxKeys), group_by_overflow_mode: 'throw' } as ClickHouseSettings;
+  const rows = await rowsOf(ch, sql, limits, bounded).catch(async (err: Error) => {
+    if (!/Limit for rows to GROUP BY exceeded/.test(err.message)) throw err;
+    refusedGroups(await rowsOf(ch, groupTotalsSql(database, q, plan), limits), spans.length);
+    return rowsOf(ch, sql, limits);
   });
-  return { ...overall, groups };
+  const overall = new Map<number, Row>();
+  const groups: { total: Row; cells: Map<number, Row> }[] = [];
+  for (const r of rows) {
+    const inWindow = Number(r.bw) === 1;
+    if (Number(r.bg) === 0) overall.set(inWindow ? Number(r.wk) : NaN, r);
+    else if (!inWindow) groups.push({ total: r, cells: new Map() });
+    else groups[groups.length - 1]!.cells.set(Number(r.wk), r);
+  }
+  refusedGroups(groups, spans.length);
+  const windowsFrom = (total: WindowStats, cells: Map<number, Row>) => (windowed ? spans.map((w) => stats(w.start, w.end, cells.get(w.key))) : [total]);
+  const total = stats(q.startMs, q.endMs, overall.get(NaN));
+  return {
+    windows: windowsFrom(total, overall),
+    total,
+    groups: groups.map(({ total: r, cells }): GroupUsage => {
+      const groupTotal = stats(q.startMs, q.endMs, r);
+      return { values: groupColumns(q).map((_, i) => r[`k${i}`] ?? ''), windows: windowsFrom(groupTotal, cells), total: groupTotal };
+    }),
+  };
+}
+
+/** The group totals of a group-by read, at most MAX_GROUPS + 1 of them: enough to tell why an answer is refused. */
+function groupTotalsSql(database: string, q: UsageQuery & ReadSlice, plan: ReadPlan): string {
+  return `${mergedSql(database, q.type, meterSql(q), plan, () => '', '', undefined, q)} ORDER BY ${groupColumns(q).join(', ')} LIMIT ${MAX_GROUPS + 1}`;
+}
+
+/** Throws when an answer of `groups` groups × `windows` windows is more than a read may hold. */
+function refusedGroups(groups: readonly unknown[], windows: number): void {
+  if (groups.length > MAX_GROUPS) throw new TooManyGroupsError();
+  if (groups.length * windows > MAX_GROUP_WINDOWS) {
+    throw new ValidationError([{ field: 'window', message: `${groups.length} groups × ${windows} windows is more than ${MAX_GROUP_WINDOWS} values; choose a larger window or a shorter range` }], undefined, 'too_many_groups');
+  }
 }
 
 /**
@@ -377,7 +267,7 @@ async function eachTotalsChunk(
       const pairs = [...new Set(chunk.map(({ req }) => `(${chString(req.accountId)}, ${chString(req.meterId)})`))];
       const meters = `(account_id, meter_id) IN (${pairs.join(', ')})`;
       const slice = { filters, uniqueBy, groupBy: grouped ? groupBy : undefined, uniqueStates, neverCorrected };
-      const rows = await rowsOf(ch, mergedSql(database, type, meters, readPlan(startMs, endMs, swept), () => 'account_id AS a, meter_id AS m', 'a, m', false, slice), limits);
+      const rows = await rowsOf(ch, mergedSql(database, type, meters, readPlan(startMs, endMs, swept), () => 'account_id AS a, meter_id AS m', 'a, m', undefined, slice), limits);
       const byPair = new Map<string, Row[]>();
       for (const r of rows) {
         const k = pairKey(r.a!, r.m!);

@@ -31,14 +31,15 @@ const pairKey = (p: MeterPair) => `${p.accountId}\u0000${p.meterId}`;
 /**
  * Registers a unique_count meter for per-hour distinct sets, on the shard owning its account and on every
  * reachable replica of it — before the meter is usable (its Postgres commit and registry put), so that every
- * recompute of its hours, on any replica, writes the state.
+ * recompute of its hours, on any replica, writes the state. `ready` = false registers a meter that already has
+ * records (shared/usage/unique-backfill.ts): recomputes write its sets, reads don't use them yet.
  */
-export async function registerUniqueMeter(shard: UsageShard, database: string, m: MeterPair & { uniqueBy: string }): Promise<void> {
+export async function registerUniqueMeter(shard: UsageShard, database: string, m: MeterPair & { uniqueBy: string }, ready = true): Promise<void> {
   dimensionSql(m.uniqueBy); // checks the key's syntax before it goes into SQL
   await shard.replicas.run((ch) =>
     ch.insert({
       table: `${database}.${UNIQUE_METERS_TABLE}${shard.local}`,
-      values: [{ account_id: m.accountId, meter_id: m.meterId, unique_by: m.uniqueBy, created_ms: Date.now() }],
+      values: [{ account_id: m.accountId, meter_id: m.meterId, unique_by: m.uniqueBy, created_ms: Date.now(), ready: ready ? 1 : 0 }],
       format: 'JSONEachRow',
     }),
   );
@@ -47,11 +48,13 @@ export async function registerUniqueMeter(shard: UsageShard, database: string, m
 
 /**
  * The unique_by dimension of each registered meter among `pairs` (by `account\0meter`). `pairsSql` is the
- * `(account_id, meter_id) IN (…)` condition of the same pairs; `local` as in recomputeHours.
+ * `(account_id, meter_id) IN (…)` condition of the same pairs; `local` as in recomputeHours. Writers take every
+ * registered meter; `readyOnly` (readers) only those whose sets cover all their hours.
  */
-export async function uniqueKeysOf(ch: ClickHouseClient, database: string, pairsSql: string, local = ''): Promise<Map<string, string>> {
+export async function uniqueKeysOf(ch: ClickHouseClient, database: string, pairsSql: string, local = '', readyOnly = false): Promise<Map<string, string>> {
   const rs = await ch.query({
-    query: `SELECT DISTINCT account_id AS a, meter_id AS m, unique_by AS u FROM ${database}.${UNIQUE_METERS_TABLE}${local} WHERE ${pairsSql}`,
+    query: `SELECT account_id AS a, meter_id AS m, any(unique_by) AS u FROM ${database}.${UNIQUE_METERS_TABLE}${local} WHERE ${pairsSql}
+      GROUP BY account_id, meter_id${readyOnly ? ' HAVING max(ready) = 1' : ''}`,
     format: 'JSONEachRow',
   });
   const out = new Map<string, string>();
@@ -66,7 +69,7 @@ const unregistered = new Map<string, number>();
 
 /**
  * Which of `pairs` a read may answer from per-hour distinct sets counting `uniqueBy` (registered with that
- * dimension), by `account\0meter`. Cached per process: a registration never goes away.
+ * dimension and ready), by `account\0meter`. Cached per process: a ready registration never goes away.
  */
 export async function readableUniqueStates(ch: ClickHouseClient, database: string, pairs: readonly (MeterPair & { uniqueBy: string })[]): Promise<Set<string>> {
   const now = Date.now();
@@ -76,7 +79,7 @@ export async function readableUniqueStates(ch: ClickHouseClient, database: strin
   });
   if (unknown.length) {
     const inList = [...new Set(unknown.map((p) => `(${chString(p.accountId)}, ${chString(p.meterId)})`))].join(', ');
-    const found = await uniqueKeysOf(ch, database, `(account_id, meter_id) IN (${inList})`);
+    const found = await uniqueKeysOf(ch, database, `(account_id, meter_id) IN (${inList})`, '', true);
     for (const p of unknown) {
       const k = `${database}\u0000${pairKey(p)}`;
       const key = found.get(pairKey(p));

@@ -56,5 +56,16 @@ t.test('corrections on the ClickHouse cluster', async (t) => {
     // v1 and v5 are u1's visits in that hour: cancelling both leaves three users.
     t.equal((await callJson(c.base, W, 'POST', `/v1/meters/${usersId}/usage/corrections`, { cancel: ['v1', 'v5'] })).status, 201);
     t.match(await closedHour(), { count: 4, value: 3 }, `account ${n}: u1 no longer counts`);
+    // A group-by read through the Distributed tables (one SELECT: every group's total and the overall one):
+    // v0–v5 in the closed hour (v1, v5 cancelled), v6–v9 raw in the current one.
+    const byUser = async () => (await callJson(c.base, account.tokens.read, 'GET', `/v1/meters/${usersId}/usage?start_date=${day}&window=none&group_by=user`)).body;
+    await waitUntil(async () => (await byUser()).count === 8, `account ${n}: the current hour's visits stored`, 120_000, 250);
+    const grouped = await byUser();
+    t.same(
+      grouped.groups.map((g: { dimensions: { user: string }; count: number; value: number }) => [g.dimensions.user, g.count, g.value]),
+      [['u0', 3, 1], ['u1', 1, 1], ['u2', 2, 1], ['u3', 2, 1]],
+      `account ${n}: every user's visits, the cancelled ones left out`,
+    );
+    t.equal(grouped.value, 4, `account ${n}: four users over both hours`);
   }
 });

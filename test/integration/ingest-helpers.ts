@@ -26,15 +26,15 @@ export interface TestMeter extends MeterRecord {
 export async function createMeter(
   infra: Infra,
   accountId: string,
-  opts: { type?: MeterType; aggregation?: string; status?: 'active' | 'inactive'; unit?: string } = {},
+  opts: { type?: MeterType; aggregation?: string; status?: 'active' | 'inactive'; unit?: string; uniqueBy?: string } = {},
 ): Promise<TestMeter> {
   const type = opts.type ?? 'counter';
   const aggregation = opts.aggregation ?? (type === 'gauge' ? 'last' : 'sum');
   const now = new Date();
   const m: TestMeter = { id: newId('mtr'), account_id: accountId, type, aggregation, status: opts.status ?? 'active', updated_at_ms: now.getTime(), unit: opts.unit ?? 'requests' };
   await infra.pg.query(
-    'INSERT INTO meters (id, account_id, name, unit, type, aggregation, status, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8)',
-    [m.id, accountId, `meter ${m.id}`, m.unit, type, aggregation, m.status, now],
+    'INSERT INTO meters (id, account_id, name, unit, type, aggregation, status, created_at, updated_at, unique_by) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8, $9)',
+    [m.id, accountId, `meter ${m.id}`, m.unit, type, aggregation, m.status, now, opts.uniqueBy ?? null],
   );
   await putMeter(await new Kvm(infra.nats).open(infra.natsNames.meterBucket), { id: m.id, account_id: accountId, type, aggregation, status: m.status, updated_at_ms: m.updated_at_ms });
   return m;

@@ -200,5 +200,34 @@ t.test('dimensions: validation, declared keys, group-by and filters equal a loca
     t.equal(capped.body.code, 'too_many_groups');
     const narrowed = await get(`/v1/meters/${open.id}/usage?group_by=session&filter[session]=s1&filter[session]=s2`);
     t.equal(narrowed.body.groups.length, 2, 'a filter brings the answer under the cap');
+    // window=none: the one-query read stops at MAX_GROUPS cells in ClickHouse and says why.
+    const cappedTotals = await get(`/v1/meters/${open.id}/usage?group_by=session&window=none`);
+    t.equal(cappedTotals.status, 422);
+    t.equal(cappedTotals.body.code, 'too_many_groups');
+    t.equal(cappedTotals.body.errors[0].field, 'group_by');
+    // 20 groups × 300 days of hours is past MAX_GROUP_WINDOWS values: refused on the window, not truncated.
+    const twenty = Array.from({ length: 20 }, (_, i) => `filter[session]=s${i}`).join('&');
+    const longRange = `start_date=${iso(now - 300 * DAY).slice(0, 10)}&end_date=${iso(now).slice(0, 10)}&window=hour`;
+    const cappedWindows = await get(`/v1/meters/${open.id}/usage?${longRange}&group_by=session&${twenty}`);
+    t.equal(cappedWindows.status, 422);
+    t.equal(cappedWindows.body.errors[0].field, 'window');
+  });
+
+  t.test('a legal group-by answer whose unswept rows per counted value pass the cell bound is still answered', async (t) => {
+    // 11 models × 100 users in the still-filling hour, the users filtered (so counted from rows per user):
+    // 1,100 raw (model, user) rows, more than the 1,000 cells a window=none answer may hold — but 11 groups.
+    const counted = await newMeter({ aggregation: 'unique_count', unique_by: 'user', dimensions: ['user', 'model'] });
+    const userIds = Array.from({ length: 100 }, (_, i) => `u${i}`);
+    const recs = userIds.flatMap((user, u) => Array.from({ length: 11 }, (_, m) => ({ value: 1, timestamp: iso(now - 1000), id: `b-${u}-${m}`, dimensions: { user, model: `m${m}` } })));
+    for (let i = 0; i < recs.length; i += 1000) t.equal((await postJson(api.url, `/v1/meters/${counted.id}/usage`, W, recs.slice(i, i + 1000))).status, 202);
+    await waitUntil(async () => (await storedCount(infra, counted.id)) === recs.length, 'the records stored');
+    const read = await get(`/v1/meters/${counted.id}/usage?window=none&group_by=model&${userIds.map((u) => `filter[user]=${u}`).join('&')}`);
+    t.equal(read.status, 200);
+    t.equal(read.body.value, 100, 'distinct users of the range');
+    t.same(
+      read.body.groups.map((g: { dimensions: { model: string }; value: number; count: number }) => [g.dimensions.model, g.value, g.count]),
+      Array.from({ length: 11 }, (_, m) => [`m${m}`, 100, 100]).sort((a, b) => (a[0]! < b[0]! ? -1 : 1)),
+      'every model: 100 users, 100 records',
+    );
   });
 });

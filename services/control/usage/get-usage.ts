@@ -7,7 +7,7 @@ import { AccountReadGate } from '../../../shared/usage/read-gate.js';
 import { UnavailableError } from '../../../shared/errors.js';
 import { histogramSummary, usageValue } from '../../../shared/usage/aggregate.js';
 import { ReadCoalescer } from '../../../shared/usage/coalesce.js';
-import { windowOut } from './shape.js';
+import { windowOut, windowStamps } from './shape.js';
 import { MeterUsageSchema, UsageQueryDoc } from './schemas.js';
 import { checkReadDimensions, parseUsageQuery, type UsageRead } from './input.js';
 import { meterForUsage } from './store.js';
@@ -25,6 +25,7 @@ async function usageReply(infra: Infra, accountId: string, meterId: string, read
     throw err;
   });
   const { type, aggregation } = meter;
+  const stamp = windowStamps();
   const sliced = {
     ...(filters.size ? { filters: Object.fromEntries(filters) } : {}),
     ...(result.groups
@@ -35,7 +36,7 @@ async function usageReply(infra: Infra, accountId: string, meterId: string, read
             value: usageValue(g.total, aggregation),
             count: g.total.count,
             ...(type === 'histogram' ? histogramSummary(g.total) : {}),
-            data: g.windows.map((w) => windowOut(w, type, aggregation)),
+            data: g.windows.map((w) => windowOut(w, type, aggregation, stamp)),
           })),
         }
       : {}),
@@ -51,7 +52,7 @@ async function usageReply(infra: Infra, accountId: string, meterId: string, read
     value: usageValue(result.total, aggregation),
     count: result.total.count,
     ...(type === 'histogram' ? histogramSummary(result.total) : {}),
-    data: result.windows.map((w) => windowOut(w, type, aggregation)),
+    data: result.windows.map((w) => windowOut(w, type, aggregation, stamp)),
     ...sliced,
   });
 }

@@ -1,0 +1,142 @@
+/**
+ * ClickHouse's CPU per usage row, isolated from the rest of the pipeline (issue 11: cheaper storage writes): a
+ * private ClickHouse per variant (bench/private-servers.ts, so its CPU is this run's alone), the real schema
+ * (infra/migrations/clickhouse, with the hours-touched view), rows in the USAGE wire format (shared/usage/wire.ts
+ * RowWriter, the bytes the consumer passes through), inserted as the consumer does (blocks of --block rows, 2 in
+ * flight). The CPU is counted from the first INSERT until the background merges have settled, less the idle
+ * server's own (measured first), so the merges an INSERT causes are part of its cost.
+ *
+ *   node dist/bench/storage-writes.js [--rows 1000000] [--block 50000] [--meters 1] [--variants base,no-mv]
+ *                                     [--repeat 2]
+ *
+ * Variants (alternated --repeat times, so a machine's load drifts over all of them alike):
+ *   base          the schema as migrated, the server as infra/stack/clickhouse.ts configures it
+ *   no-mv         without usage_hours_touched_mv (what the view costs)
+ *   block=<n>     INSERT blocks of n rows
+ * Rows: one account, --meters meters, one timestamp, random server-assigned ids (the bench's batched phase).
+ * Every variant checks the count read back with FINAL (exact). Prints one JSON document.
+ */
+import { Readable } from 'node:stream';
+import { cpuSeconds } from './cpu.js';
+import { startPrivateServers } from './private-servers.js';
+import { createClickhouse, type ClickHouseClient } from '../shared/clients/clickhouse.js';
+import { migrateClickhouse } from '../shared/migrate.js';
+import { RowWriter, USAGE_COLUMNS, USAGE_TABLE } from '../shared/usage/wire.js';
+import { newUsageId } from '../shared/usage/ids.js';
+
+function arg(name: string, fallback: string): string {
+  const i = process.argv.indexOf(`--${name}`);
+  return i !== -1 && process.argv[i + 1] ? process.argv[i + 1]! : fallback;
+}
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const round2 = (x: number) => Math.round(x * 100) / 100;
+
+const DATABASE = 'storage_writes';
+
+/** The rows of one INSERT block each, encoded once (the consumer's cost is not ClickHouse's). */
+function encodeBlocks(rows: number, block: number, meters: number): Buffer[] {
+  const account = 'acct_4f3kQ2xY8pLm0NvR7sT1uW';
+  const ts = Date.now() - 60_000;
+  const blocks: Buffer[] = [];
+  for (let i = 0; i < rows; i += block) {
+    const n = Math.min(block, rows - i);
+    const w = new RowWriter(n);
+    for (let j = 0; j < n; j++) w.row(account, `mtr_${String((i + j) % meters).padStart(22, '0')}`, ts, newUsageId(), String(((i + j) % 10) + 1), ts + 5);
+    blocks.push(Buffer.from(w.bytes()));
+  }
+  return blocks;
+}
+
+async function events(ch: ClickHouseClient): Promise<Record<string, number>> {
+  const rs = await ch.query({ query: `SELECT event, value FROM system.events WHERE event IN ('InsertQuery', 'InsertedRows', 'Merge', 'MergedRows')`, format: 'JSONEachRow' });
+  return Object.fromEntries((await rs.json<{ event: string; value: string }>()).map((e) => [e.event, Number(e.value)]));
+}
+
+/** Until no merge has run and the active part count has not changed for `quietMs`. */
+async function mergesSettled(ch: ClickHouseClient, quietMs = 1500): Promise<void> {
+  let last = '';
+  let since = Date.now();
+  for (;;) {
+    const rs = await ch.query({ query: `SELECT (SELECT count() FROM system.merges) AS m, (SELECT count() FROM system.parts WHERE active AND database = '${DATABASE}') AS p`, format: 'JSONEachRow' });
+    const [r] = await rs.json<{ m: string; p: string }>();
+    const now = `${r!.m}/${r!.p}`;
+    if (now !== last || r!.m !== '0') {
+      last = now;
+      since = Date.now();
+    } else if (Date.now() - since >= quietMs) return;
+    await sleep(100);
+  }
+}
+
+async function runVariant(variant: string, rows: number, defaultBlock: number, meters: number): Promise<Record<string, unknown>> {
+  const block = variant.startsWith('block=') ? Number(variant.slice('block='.length)) : defaultBlock;
+  const blocks = encodeBlocks(rows, block, meters);
+  const servers = await startPrivateServers(64 * 1024 ** 2);
+  const ch = createClickhouse(servers.clickhouseUrl, DATABASE);
+  try {
+    await migrateClickhouse(servers.clickhouseUrl, DATABASE);
+    if (variant === 'no-mv') await ch.command({ query: `DROP TABLE ${DATABASE}.usage_hours_touched_mv` });
+    await mergesSettled(ch);
+    // The idle server's own CPU (asynchronous metrics, part cleanup), subtracted below.
+    const idle0 = cpuSeconds(servers.clickhousePid);
+    const i0 = performance.now();
+    await sleep(3000);
+    const idleCores = (cpuSeconds(servers.clickhousePid) - idle0) / ((performance.now() - i0) / 1000);
+    const ev0 = await events(ch);
+    const cpu0 = cpuSeconds(servers.clickhousePid);
+    const t0 = performance.now();
+    let next = 0;
+    const inserter = async () => {
+      while (next < blocks.length) {
+        const b = blocks[next++]!;
+        await ch.insert({ table: USAGE_TABLE, values: Readable.from([b], { objectMode: false }), format: 'TabSeparated', columns: [...USAGE_COLUMNS] });
+      }
+    };
+    await Promise.all([inserter(), inserter()]);
+    const insertS = (performance.now() - t0) / 1000;
+    const insertCpu = cpuSeconds(servers.clickhousePid) - cpu0;
+    await mergesSettled(ch);
+    const wall = (performance.now() - t0) / 1000;
+    const cpu = cpuSeconds(servers.clickhousePid) - cpu0 - idleCores * wall;
+    const ev1 = await events(ch);
+    const rs = await ch.query({ query: `SELECT count() AS c FROM ${USAGE_TABLE} FINAL`, format: 'JSONEachRow' });
+    const stored = Number((await rs.json<{ c: string }>())[0]!.c);
+    return {
+      variant,
+      block,
+      inserts: (ev1.InsertQuery ?? 0) - (ev0.InsertQuery ?? 0),
+      merged_rows_per_row: round2(((ev1.MergedRows ?? 0) - (ev0.MergedRows ?? 0)) / rows),
+      idle_cores: Math.round(idleCores * 10_000) / 10_000,
+      insert_s: round2(insertS),
+      settled_s: round2(wall),
+      clickhouse_us_per_row_inserts: round2((insertCpu * 1e6) / rows),
+      clickhouse_us_per_row: round2((cpu * 1e6) / rows),
+      exact: stored === rows,
+    };
+  } finally {
+    await ch.close();
+    await servers.stop();
+  }
+}
+
+async function main(): Promise<void> {
+  const rows = Number(arg('rows', '1000000'));
+  const block = Number(arg('block', '50000'));
+  const meters = Number(arg('meters', '1'));
+  const repeat = Number(arg('repeat', '2'));
+  const variants = arg('variants', 'base,no-mv').split(',');
+  const results: Record<string, unknown>[] = [];
+  for (let r = 0; r < repeat; r++) {
+    for (const v of variants) {
+      const res = await runVariant(v, rows, block, meters);
+      process.stderr.write(`[storage-writes] ${JSON.stringify(res)}\n`);
+      results.push(res);
+    }
+  }
+  process.stdout.write(JSON.stringify({ rows, block, meters, results }, null, 2) + '\n');
+}
+
+main().catch((err) => {
+  process.stderr.write(`${(err as Error).stack ?? err}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,71 @@
+/**
+ * Distinct sets for unique_count meters created before they existed (migration 340, README "Unique counts"):
+ * such a meter has records but no registration, so its reads take the older, slower path (a distinct count
+ * over usage_hourly). Every migration pass (shared/migrate.ts) backfills them, safe to interrupt and re-run:
+ *
+ * 1. register the meter with `ready` = 0: from then on every recompute of its hours — consumer, sweeper,
+ *    correction, on any process — writes its distinct sets too, while readers keep the older path;
+ * 2. recompute every hour the meter has records in (hours gaining records later are recomputed by whoever
+ *    inserts them, and that recompute reads the registration after its rows were written);
+ * 3. register it again with `ready` = 1: readers switch to the sets, which now cover every hour.
+ */
+import type pg from 'pg';
+import { chString, HOUR_MS, recomputeHours } from './rollups.js';
+import { registerUniqueMeter, uniqueKeysOf, meterPairKey, UNIQUE_METERS_TABLE, UNIQUE_ROLLUP_TABLE, type MeterPair } from './unique-rollups.js';
+import { USAGE_TABLE } from './wire.js';
+import type { UsageShards } from './shards.js';
+
+interface UniqueMeter extends MeterPair {
+  uniqueBy: string;
+}
+
+/** Backfills every unique_count meter whose distinct sets are not ready; returns their ids. */
+export async function backfillUniqueMeters(db: pg.ClientBase, shards: UsageShards, database: string): Promise<string[]> {
+  const meters = (
+    await db.query<{ account_id: string; id: string; unique_by: string }>(`SELECT account_id, id, unique_by FROM meters WHERE unique_by IS NOT NULL ORDER BY account_id, id`)
+  ).rows.map((r): UniqueMeter => ({ accountId: r.account_id, meterId: r.id, uniqueBy: r.unique_by }));
+  const done: string[] = [];
+  for (const m of await notReady(shards, database, meters)) {
+    await backfillUniqueMeter(shards, database, m);
+    done.push(m.meterId);
+  }
+  return done;
+}
+
+/** The meters of `meters` whose sets readers may not use yet. */
+async function notReady(shards: UsageShards, database: string, meters: readonly UniqueMeter[]): Promise<UniqueMeter[]> {
+  const byShard = new Map<number, UniqueMeter[]>();
+  for (const m of meters) {
+    const i = shards.of(m.accountId).index;
+    byShard.set(i, [...(byShard.get(i) ?? []), m]);
+  }
+  const out: UniqueMeter[] = [];
+  for (const ms of byShard.values()) {
+    const shard = shards.of(ms[0]!.accountId);
+    await shard.syncReplica(UNIQUE_METERS_TABLE);
+    const pairs = `(account_id, meter_id) IN (${ms.map((m) => `(${chString(m.accountId)}, ${chString(m.meterId)})`).join(', ')})`;
+    const ready = await shard.replicas.run((ch) => uniqueKeysOf(ch, database, pairs, shard.local, true));
+    out.push(...ms.filter((m) => !ready.has(meterPairKey(m))));
+  }
+  return out;
+}
+
+/** Steps 1–3 above for one meter. */
+export async function backfillUniqueMeter(shards: UsageShards, database: string, m: UniqueMeter): Promise<void> {
+  const shard = shards.of(m.accountId);
+  const { local } = shard;
+  await registerUniqueMeter(shard, database, m, false);
+  await shard.syncReplica(USAGE_TABLE);
+  const hours = await shard.replicas.run(async (ch) => {
+    const rs = await ch.query({
+      query: `SELECT DISTINCT intDiv(ts_ms, ${HOUR_MS}) AS h FROM ${database}.${USAGE_TABLE}${local}
+        WHERE account_id = ${chString(m.accountId)} AND meter_id = ${chString(m.meterId)}`,
+      format: 'JSONEachRow',
+    });
+    return (await rs.json<{ h: string | number }>()).map((r) => Number(r.h));
+  });
+  await shard.replicas.run((ch) => recomputeHours(ch, database, [{ accountId: m.accountId, meterId: m.meterId, hours }], local));
+  // Readers on the shard's other replica switch only once it holds the sets.
+  await shard.syncEveryReplica(UNIQUE_ROLLUP_TABLE);
+  await registerUniqueMeter(shard, database, m, true);
+}
