@@ -7,7 +7,7 @@ import { parseTimestamp } from '../../shared/usage/timestamp.js';
 import { newUsageId } from '../../shared/usage/ids.js';
 import { checkDimensions, NO_DIMENSIONS, type Dimensions } from '../../shared/usage/dimensions.js';
 import { RowWriter, tsvEscape } from '../../shared/usage/wire.js';
-import { MeterUsageRecordBody, UsageRecordBody } from './schemas.js';
+import { MAX_METER_ID_LENGTH, MeterUsageRecordBody, UsageRecordBody } from './schemas.js';
 
 // Compiled once at start; every request reuses them.
 const checkRecordShape = bodyValidator(UsageRecordBody).check;
@@ -72,13 +72,37 @@ export function checkRecord(raw: unknown, meter: MeterRecord, ctx: RecordContext
 }
 
 /**
+ * The usual record — `value` a number, `timestamp` a string, perhaps an `id` of 1 to 128 characters (and a
+ * `meter_id` of 1 to 64), nothing else — recognised without the compiled schema's generic walk. True only
+ * where the schema accepts the record too (a UTF-16 length bounds the code points the schema counts); for
+ * anything else, dimensions included, the schema decides and names the problems.
+ */
+export function plainRecordShape(raw: unknown, withMeterId: boolean): boolean {
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) return false;
+  const r = raw as RawRecord;
+  if (typeof r.value !== 'number' || typeof r.timestamp !== 'string') return false;
+  let fields = 2;
+  if (r.id !== undefined) {
+    if (typeof r.id !== 'string' || r.id.length === 0 || r.id.length > USAGE_LIMITS.maxRecordIdLength) return false;
+    fields++;
+  }
+  if (withMeterId) {
+    if (typeof r.meter_id !== 'string' || r.meter_id.length === 0 || r.meter_id.length > MAX_METER_ID_LENGTH) return false;
+    fields++;
+  }
+  // No other field (own or inherited, e.g. a `__proto__` key): exactly the fields counted above.
+  for (const _ in r) if (--fields < 0) return false;
+  return fields === 0;
+}
+
+/**
  * checkRecord for batches: a valid record's row goes straight into `out` (one writer per request) and its
  * id is returned — no object per record; an invalid one pushes its problems into `errors`.
  */
 export function writeRecord(out: RowWriter, raw: unknown, meter: MeterRecord, ctx: RecordContext, errors: FieldError[], withMeterId: boolean): string | undefined {
   const check = withMeterId ? checkMeterRecordShape : checkRecordShape;
   const before = errors.length;
-  if (!check(raw)) {
+  if (!plainRecordShape(raw, withMeterId) && !check(raw)) {
     for (const e of toFieldErrors(check.errors)) errors.push(e);
     if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) return undefined;
   }

@@ -18,9 +18,11 @@ const Dimensions = Type.Record(Type.String(), Type.String({ minLength: 1, maxLen
 /** One record of POST /v1/meters/{meter_id}/usage. */
 export const UsageRecordBody = Type.Object({ value: Value, timestamp: Timestamp, id: Type.Optional(RecordId), dimensions: Type.Optional(Dimensions) }, { additionalProperties: false });
 
+export const MAX_METER_ID_LENGTH = 64;
+
 /** One record of POST /v1/usage (batch across meters). */
 export const MeterUsageRecordBody = Type.Object(
-  { meter_id: Type.String({ minLength: 1, maxLength: 64 }), value: Value, timestamp: Timestamp, id: Type.Optional(RecordId), dimensions: Type.Optional(Dimensions) },
+  { meter_id: Type.String({ minLength: 1, maxLength: MAX_METER_ID_LENGTH }), value: Value, timestamp: Timestamp, id: Type.Optional(RecordId), dimensions: Type.Optional(Dimensions) },
   { additionalProperties: false },
 );
 

@@ -23,8 +23,25 @@ function digits(s: string, i: number, n: number): number {
   return v;
 }
 
-/** Epoch ms, or undefined when `s` is not a valid RFC 3339 date-time with an offset. */
+let lastParsedText = '';
+let lastParsedMs = 0;
+
+/**
+ * Epoch ms, or undefined when `s` is not a valid RFC 3339 date-time with an offset. Remembers the last
+ * valid one: the records of a batch often share their timestamp (a client's period), and a string
+ * comparison costs less than the scan.
+ */
 export function parseTimestamp(s: string): number | undefined {
+  if (s === lastParsedText) return lastParsedMs;
+  const ms = scanTimestamp(s);
+  if (ms !== undefined) {
+    lastParsedText = s;
+    lastParsedMs = ms;
+  }
+  return ms;
+}
+
+function scanTimestamp(s: string): number | undefined {
   // YYYY-MM-DDTHH:MM:SS is 19 characters, the shortest offset (Z) one more.
   if (s.length < 20 || s.charCodeAt(4) !== 45 || s.charCodeAt(7) !== 45 || s.charCodeAt(13) !== 58 || s.charCodeAt(16) !== 58) return undefined;
   const t = s.charCodeAt(10);

@@ -4,6 +4,9 @@ import { canonicalTimestamp, parseTimestamp } from '../../shared/usage/timestamp
 import { newUsageId } from '../../shared/usage/ids.js';
 import { encodeRow, RowWriter, tsvEscape } from '../../shared/usage/wire.js';
 import { NO_DIMENSIONS } from '../../shared/usage/dimensions.js';
+import { bodyValidator } from '../../shared/http/validation.js';
+import { plainRecordShape, writeRecord } from '../../services/ingress/records.js';
+import { MeterUsageRecordBody, UsageRecordBody } from '../../services/ingress/schemas.js';
 
 t.test('decimalText: exact stored text, at most 9 decimals', async (t) => {
   const ok: [number, string][] = [
@@ -152,4 +155,61 @@ t.test('RowWriter: rows that repeat parts of the previous one (copied, not re-en
   t.match(alone, /\t-12345678901\ti\t1\t-1\t/);
   t.match(alone, /\t9007199254740991\tj\t/);
   t.match(alone, /\t99999999\th\t-0\.5\t100000000\t/);
+});
+
+t.test('plainRecordShape (the batch fast path) accepts a record only where the compiled schema does', async (t) => {
+  const schemaFor = (withMeterId: boolean) => bodyValidator(withMeterId ? MeterUsageRecordBody : UsageRecordBody).check;
+  const ts = '2026-11-21T10:00:00Z';
+  const long = (n: number) => 'x'.repeat(n);
+  const records: unknown[] = [
+    { value: 1, timestamp: ts },
+    { value: 1.5, timestamp: ts, id: 'r-1' },
+    { meter_id: 'mtr_1', value: 1, timestamp: ts },
+    { meter_id: 'mtr_1', value: -2, timestamp: 'not a time', id: 'é' },
+    { value: 1, timestamp: ts, id: long(128) },
+    { value: 1, timestamp: ts, id: long(129) },
+    { value: 1, timestamp: ts, id: '😀'.repeat(64) }, // 128 UTF-16 units, 64 code points
+    { value: 1, timestamp: ts, id: '😀'.repeat(65) }, // 130 units, 65 code points: the schema allows it
+    { value: 1, timestamp: ts, id: '' },
+    { value: 1, timestamp: ts, id: 7 },
+    { value: 1, timestamp: ts, id: null },
+    { value: '1', timestamp: ts },
+    { value: 1, timestamp: 1700000000000 },
+    { value: 1 },
+    { timestamp: ts },
+    { value: 1, timestamp: ts, extra: true },
+    { value: 1, timestamp: ts, dimensions: { model: 'x' } },
+    { value: 1, timestamp: ts, dimensions: {} },
+    { value: 1, timestamp: ts, meter_id: 'mtr_1' },
+    { meter_id: '', value: 1, timestamp: ts },
+    { meter_id: long(64), value: 1, timestamp: ts },
+    { meter_id: long(65), value: 1, timestamp: ts },
+    { meter_id: 5, value: 1, timestamp: ts },
+    JSON.parse('{"value":1,"timestamp":"2026-11-21T10:00:00Z","__proto__":{"id":"x"}}'),
+    JSON.parse('{"value":1,"timestamp":"2026-11-21T10:00:00Z","value":2}'),
+    Object.assign(Object.create({ inherited: 1 }), { value: 1, timestamp: ts }),
+    [1, 2],
+    null,
+    'record',
+    42,
+  ];
+  for (const withMeterId of [false, true]) {
+    const schema = schemaFor(withMeterId);
+    let fast = 0;
+    for (const r of records) {
+      if (!plainRecordShape(r, withMeterId)) continue;
+      fast++;
+      t.ok(schema(r), `fast path only for what the schema accepts: ${JSON.stringify(r)} (meter_id: ${withMeterId})`);
+    }
+    t.ok(fast >= 3, 'the usual shapes take the fast path');
+  }
+  // The fast path and the schema give one answer per record, through the whole record rules.
+  const meter = { id: 'mtr_1', account_id: 'acct_1', type: 'counter', aggregation: 'sum', status: 'active', updated_at_ms: 0 } as const;
+  for (const r of records) {
+    const errors: { field: string; message: string }[] = [];
+    const w = new RowWriter();
+    const id = writeRecord(w, r, meter, { accountId: 'acct_1', now: Date.parse(ts) }, errors, false);
+    const schema = schemaFor(false);
+    t.equal(id !== undefined, schema(r) && errors.length === 0, `one outcome for ${JSON.stringify(r)}`);
+  }
 });
