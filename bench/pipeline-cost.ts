@@ -52,13 +52,24 @@ export async function rawRowCount(ch: ClickHouseClient, accountId: string): Prom
  * its parts on every shard) it counts the rows instead.
  */
 export async function storedRowCount(ch: ClickHouseClient): Promise<number> {
-  const tables = await ch.query({ query: `SELECT engine FROM system.tables WHERE database = currentDatabase() AND name = 'usage_records'`, format: 'JSONEachRow' });
-  const distributed = (await tables.json<{ engine: string }>())[0]?.engine === 'Distributed';
-  const query = distributed
+  const query = (await isDistributed(ch))
     ? 'SELECT count() AS c FROM usage_records'
     : `SELECT sum(rows) AS c FROM system.parts WHERE active AND database = currentDatabase() AND table = 'usage_records'`;
   const rs = await ch.query({ query, format: 'JSONEachRow' });
   return Number((await rs.json<{ c: string }>())[0]?.c ?? 0);
+}
+
+/** Whether the client's usage_records is a cluster's Distributed table: looked up once per client, not per poll. */
+const distributedByClient = new WeakMap<ClickHouseClient, Promise<boolean>>();
+function isDistributed(ch: ClickHouseClient): Promise<boolean> {
+  let known = distributedByClient.get(ch);
+  if (!known) {
+    known = ch
+      .query({ query: `SELECT engine FROM system.tables WHERE database = currentDatabase() AND name = 'usage_records'`, format: 'JSONEachRow' })
+      .then(async (rs) => (await rs.json<{ engine: string }>())[0]?.engine === 'Distributed');
+    distributedByClient.set(ch, known);
+  }
+  return known;
 }
 
 /** Waits until usage_records holds `target` rows (storedRowCount), or the deadline; returns the seconds waited. */

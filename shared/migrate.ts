@@ -9,7 +9,7 @@ import { ClusterDdl } from './clickhouse-cluster.js';
 import { connectNats, NatsNames, type NatsConnection } from './clients/nats.js';
 import { repoPath } from './paths.js';
 import { UsageShards } from './usage/shards.js';
-import { backfillUniqueMeters } from './usage/unique-backfill.js';
+import { backfillUniqueMeters, uniqueCountMeters } from './usage/unique-backfill.js';
 
 export interface MigrationReport {
   postgres: string[];
@@ -175,16 +175,20 @@ export const SIGN_IN_FAILURE_TTL_MS = 60 * 60_000;
 /** How long an api process counts as alive after its last heartbeat (it beats every third of this). */
 export const API_PROCESS_TTL_MS = 15_000;
 
-/** Data step after the schema: distinct sets for unique_count meters older than them (needs Postgres and ClickHouse migrated). */
+/**
+ * Data step after the schema: distinct sets for unique_count meters older than them (needs Postgres and
+ * ClickHouse migrated). Opens the shard clients only when there is a unique_count meter to look at.
+ */
 async function backfillUniqueCounts(config: Config): Promise<string[]> {
   const client = new pg.Client({ connectionString: config.DATABASE_URL });
   await client.connect();
+  const meters = await uniqueCountMeters(client).finally(() => client.end());
+  if (meters.length === 0) return [];
   const shards = await UsageShards.open(config, { quiet: true });
   try {
-    return await backfillUniqueMeters(client, shards, config.CLICKHOUSE_DATABASE);
+    return await backfillUniqueMeters(shards, config.CLICKHOUSE_DATABASE, meters);
   } finally {
     await shards.close();
-    await client.end();
   }
 }
 

@@ -13,17 +13,22 @@ import type pg from 'pg';
 import { chString, HOUR_MS, recomputeHours } from './rollups.js';
 import { registerUniqueMeter, uniqueKeysOf, meterPairKey, UNIQUE_METERS_TABLE, UNIQUE_ROLLUP_TABLE, type MeterPair } from './unique-rollups.js';
 import { USAGE_TABLE } from './wire.js';
-import type { UsageShards } from './shards.js';
+import type { UsageShard, UsageShards } from './shards.js';
 
-interface UniqueMeter extends MeterPair {
+export interface UniqueMeter extends MeterPair {
   uniqueBy: string;
 }
 
-/** Backfills every unique_count meter whose distinct sets are not ready; returns their ids. */
-export async function backfillUniqueMeters(db: pg.ClientBase, shards: UsageShards, database: string): Promise<string[]> {
-  const meters = (
-    await db.query<{ account_id: string; id: string; unique_by: string }>(`SELECT account_id, id, unique_by FROM meters WHERE unique_by IS NOT NULL ORDER BY account_id, id`)
-  ).rows.map((r): UniqueMeter => ({ accountId: r.account_id, meterId: r.id, uniqueBy: r.unique_by }));
+/** Every unique_count meter of every account (the backfill's candidates; most deployments have few). */
+export async function uniqueCountMeters(db: pg.ClientBase): Promise<UniqueMeter[]> {
+  const { rows } = await db.query<{ account_id: string; id: string; unique_by: string }>(
+    `SELECT account_id, id, unique_by FROM meters WHERE unique_by IS NOT NULL ORDER BY account_id, id`,
+  );
+  return rows.map((r) => ({ accountId: r.account_id, meterId: r.id, uniqueBy: r.unique_by }));
+}
+
+/** Backfills every meter of `meters` whose distinct sets are not ready; returns their ids. */
+export async function backfillUniqueMeters(shards: UsageShards, database: string, meters: readonly UniqueMeter[]): Promise<string[]> {
   const done: string[] = [];
   for (const m of await notReady(shards, database, meters)) {
     await backfillUniqueMeter(shards, database, m);
@@ -32,16 +37,15 @@ export async function backfillUniqueMeters(db: pg.ClientBase, shards: UsageShard
   return done;
 }
 
-/** The meters of `meters` whose sets readers may not use yet. */
+/** The meters of `meters` whose sets readers may not use yet: one lookup per shard. */
 async function notReady(shards: UsageShards, database: string, meters: readonly UniqueMeter[]): Promise<UniqueMeter[]> {
-  const byShard = new Map<number, UniqueMeter[]>();
+  const byShard = new Map<UsageShard, UniqueMeter[]>();
   for (const m of meters) {
-    const i = shards.of(m.accountId).index;
-    byShard.set(i, [...(byShard.get(i) ?? []), m]);
+    const shard = shards.of(m.accountId);
+    byShard.set(shard, [...(byShard.get(shard) ?? []), m]);
   }
   const out: UniqueMeter[] = [];
-  for (const ms of byShard.values()) {
-    const shard = shards.of(ms[0]!.accountId);
+  for (const [shard, ms] of byShard) {
     await shard.syncReplica(UNIQUE_METERS_TABLE);
     const pairs = `(account_id, meter_id) IN (${ms.map((m) => `(${chString(m.accountId)}, ${chString(m.meterId)})`).join(', ')})`;
     const ready = await shard.replicas.run((ch) => uniqueKeysOf(ch, database, pairs, shard.local, true));
