@@ -29,6 +29,7 @@
  *          auth and parsing), the HTTP layer's own cost
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { setPriority } from 'node:os';
 import { cpus, loadavg, totalmem } from 'node:os';
 import { createWriteStream, mkdirSync, type WriteStream } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
@@ -66,6 +67,8 @@ const opts = {
   connections: arg('connections', 64),
   apiProcs: arg('api-procs', 1),
   consumerProcs: arg('consumer-procs', 1),
+  /** Scheduling priority (nice) of the api processes: > 0 lets storage have the CPU first on a shared machine. */
+  apiNice: arg('api-nice', 0),
   threads: arg('threads', 2),
   batch: arg('batch', 100),
   /** The stream phase: WebSockets, and unanswered frames each keeps (≤ USAGE_STREAM_MAX_INFLIGHT). */
@@ -194,6 +197,7 @@ async function main(): Promise<void> {
   try {
     const ceilings = await Promise.all(Array.from({ length: opts.apiProcs }, (_, i) => launch(`ceiling-${i}`, [repoPath('dist/bench/ceiling-server.js'), String(ceilingPort)], {})));
     const apis = await Promise.all(Array.from({ length: opts.apiProcs }, (_, i) => launch(`api-${i}`, [...(opts.profile ? ['--cpu-prof', `--cpu-prof-dir=${resultsDir}`] : []), repoPath('dist/bench/api-process.js')], world.env)));
+    if (opts.apiNice) for (const a of apis) setPriority(a.child.pid!, opts.apiNice);
     const consumers = await Promise.all(
       Array.from({ length: opts.consumerProcs }, (_, i) => launch(`consumer-${i}`, [...(opts.profile ? ['--cpu-prof', `--cpu-prof-dir=${resultsDir}`] : []), repoPath('dist/services/main.js'), 'consumer'], { ...world.env, LOG_LEVEL: 'info' }, 'usage consumer started')),
     );

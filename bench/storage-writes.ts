@@ -13,6 +13,10 @@
  *   base          the schema as migrated, the server as infra/stack/clickhouse.ts configures it
  *   no-mv         without usage_hours_touched_mv (what the view costs)
  *   block=<n>     INSERT blocks of n rows
+ *   ts-spread     each 100 rows' timestamps 1 ms apart (emitters' event times) instead of one timestamp for all
+ *   presorted     rows sent in the table's key order (does a sorted block make ClickHouse's sort cheaper?)
+ *   mergetree     a plain MergeTree (no replacing), no view: what the dedup engine and the view cost together
+ *   null          ENGINE = Null, no view: receiving and parsing the rows only, the floor of any INSERT
  * Rows: one account, --meters meters, one timestamp, random server-assigned ids (the bench's batched phase).
  * Every variant checks the count read back with FINAL (exact). Prints one JSON document.
  */
@@ -34,14 +38,18 @@ const round2 = (x: number) => Math.round(x * 100) / 100;
 const DATABASE = 'storage_writes';
 
 /** The rows of one INSERT block each, encoded once (the consumer's cost is not ClickHouse's). */
-function encodeBlocks(rows: number, block: number, meters: number): Buffer[] {
+function encodeBlocks(rows: number, block: number, meters: number, presorted = false, tsSpread = false): Buffer[] {
   const account = 'acct_4f3kQ2xY8pLm0NvR7sT1uW';
   const ts = Date.now() - 60_000;
   const blocks: Buffer[] = [];
   for (let i = 0; i < rows; i += block) {
     const n = Math.min(block, rows - i);
     const w = new RowWriter(n);
-    for (let j = 0; j < n; j++) w.row(account, `mtr_${String((i + j) % meters).padStart(22, '0')}`, ts, newUsageId(), String(((i + j) % 10) + 1), ts + 5);
+    const rowsOf = Array.from({ length: n }, (_, j) => ({ meter: `mtr_${String((i + j) % meters).padStart(22, '0')}`, id: newUsageId(), value: String(((i + j) % 10) + 1) }));
+    // presorted: in the table's key order (one account, one timestamp: meter, then id), as a sorting consumer would send them.
+    if (presorted) rowsOf.sort((a, b) => (a.meter < b.meter ? -1 : a.meter > b.meter ? 1 : a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+    // tsSpread: each run of 100 rows (a request) spans 100 ms of event time, as emitters' own timestamps do.
+    rowsOf.forEach((r, j) => w.row(account, r.meter, tsSpread ? ts + (j % 100) : ts, r.id, r.value, ts + 5));
     blocks.push(Buffer.from(w.bytes()));
   }
   return blocks;
@@ -70,12 +78,20 @@ async function mergesSettled(ch: ClickHouseClient, quietMs = 1500): Promise<void
 
 async function runVariant(variant: string, rows: number, defaultBlock: number, meters: number): Promise<Record<string, unknown>> {
   const block = variant.startsWith('block=') ? Number(variant.slice('block='.length)) : defaultBlock;
-  const blocks = encodeBlocks(rows, block, meters);
+  const blocks = encodeBlocks(rows, block, meters, variant === 'presorted', variant === 'ts-spread');
   const servers = await startPrivateServers(64 * 1024 ** 2);
   const ch = createClickhouse(servers.clickhouseUrl, DATABASE);
   try {
     await migrateClickhouse(servers.clickhouseUrl, DATABASE);
     if (variant === 'no-mv') await ch.command({ query: `DROP TABLE ${DATABASE}.usage_hours_touched_mv` });
+    if (variant === 'null' || variant === 'mergetree') {
+      // The floor: what receiving and parsing the rows costs (Null keeps nothing), or a MergeTree without replacing.
+      const rs = await ch.query({ query: `SHOW CREATE TABLE ${DATABASE}.${USAGE_TABLE}`, format: 'TabSeparatedRaw' });
+      const ddl = (await rs.text()).trim();
+      await ch.command({ query: `DROP TABLE ${DATABASE}.usage_hours_touched_mv` });
+      await ch.command({ query: `DROP TABLE ${DATABASE}.${USAGE_TABLE}` });
+      await ch.command({ query: variant === 'null' ? ddl.replace(/\) ENGINE = [\s\S]*$/, ') ENGINE = Null') : ddl.replace('ReplacingMergeTree()', 'MergeTree()') });
+    }
     await mergesSettled(ch);
     // The idle server's own CPU (asynchronous metrics, part cleanup), subtracted below.
     const idle0 = cpuSeconds(servers.clickhousePid);
@@ -99,8 +115,7 @@ async function runVariant(variant: string, rows: number, defaultBlock: number, m
     const wall = (performance.now() - t0) / 1000;
     const cpu = cpuSeconds(servers.clickhousePid) - cpu0 - idleCores * wall;
     const ev1 = await events(ch);
-    const rs = await ch.query({ query: `SELECT count() AS c FROM ${USAGE_TABLE} FINAL`, format: 'JSONEachRow' });
-    const stored = Number((await rs.json<{ c: string }>())[0]!.c);
+    const stored = variant === 'null' ? rows : await storedCount(ch, variant === 'mergetree' ? '' : ' FINAL');
     return {
       variant,
       block,
@@ -117,6 +132,11 @@ async function runVariant(variant: string, rows: number, defaultBlock: number, m
     await ch.close();
     await servers.stop();
   }
+}
+
+async function storedCount(ch: ClickHouseClient, final: string): Promise<number> {
+  const rs = await ch.query({ query: `SELECT count() AS c FROM ${USAGE_TABLE}${final}`, format: 'JSONEachRow' });
+  return Number((await rs.json<{ c: string }>())[0]!.c);
 }
 
 async function main(): Promise<void> {
