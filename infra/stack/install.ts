@@ -39,8 +39,24 @@ function run(cmd: string, args: string[], env: NodeJS.ProcessEnv): Promise<numbe
   });
 }
 
+/** Every meterline process's apt-get runs take this file lock first (util-linux `flock`), one at a time. */
+export const APT_LOCK_FILE = '/tmp/meterline-apt.lock';
+
+/**
+ * `apt-get <args>`, one at a time across processes: apt refuses at once ("Could not get lock
+ * /var/lib/apt/lists/lock") while another apt-get runs, and two stacks starting together — the test suite's
+ * two cluster tests on a fresh machine, each installing zookeeper — would fail each other. So each run waits
+ * for meterline's own file lock, and for dpkg's (`DPkg::Lock::Timeout`) when something else holds that.
+ */
+export function aptGet(args: string[], env: NodeJS.ProcessEnv = process.env): Promise<number> {
+  const aptEnv = { ...env, DEBIAN_FRONTEND: 'noninteractive' };
+  const apt = ['apt-get', '-o', 'DPkg::Lock::Timeout=600', ...args];
+  const flock = findOnPath('flock', env);
+  return flock ? run(flock, ['-w', '1200', APT_LOCK_FILE, ...apt], aptEnv) : run(apt[0]!, apt.slice(1), aptEnv);
+}
+
 let aptUpdated: Promise<void> | null = null;
-/** apt/dpkg hold a global lock: serialise our installs. */
+/** Within this process, one install at a time (the lock file orders processes). */
 let aptQueue: Promise<unknown> = Promise.resolve();
 
 function installHint(kind: ServerKind): string {
@@ -48,15 +64,17 @@ function installHint(kind: ServerKind): string {
 }
 
 async function aptInstall(kind: ServerKind): Promise<void> {
-  const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
-  aptUpdated ??= run('apt-get', ['update'], env).then((code) => {
+  // Another process may have installed it while this one waited for the lock.
+  if (kind.command()) return;
+  aptUpdated ??= aptGet(['update']).then((code) => {
     if (code !== 0) {
       aptUpdated = null;
       throw new StackError(`apt-get update failed (exit ${code}); install ${kind.name} manually: ${installHint(kind)}`, kind.name);
     }
   });
   await aptUpdated;
-  const code = await run('apt-get', ['install', '-y', '-q', kind.debianPackage], env);
+  if (kind.command()) return;
+  const code = await aptGet(['install', '-y', '-q', kind.debianPackage]);
   if (code !== 0) {
     throw new StackError(`apt-get install -y -q ${kind.debianPackage} failed (exit ${code}); install it manually: ${installHint(kind)}`, kind.name);
   }
