@@ -1,8 +1,8 @@
 /**
  * ZooKeeper (Debian's `zookeeper` package, 3.8) for the cluster topology: ClickHouse's ReplicatedMergeTree
  * tables and ON CLUSTER DDL keep their coordination state in it. One node, on loopback, open (no client
- * authentication; it holds no meterline data): the generated zoo.cfg, start, readiness probe (`ruok` →
- * `imok`), stop. Sessions are short so that a ClickHouse replica killed and restarted gets its old session
+ * authentication; it holds no meterline data): the generated zoo.cfg, start, readiness probe (`srvr` →
+ * `Mode: standalone`), stop. Sessions are short so that a ClickHouse replica killed and restarted gets its old session
  * expired — and replicates again — within seconds rather than half a minute.
  */
 import { existsSync } from 'node:fs';
@@ -35,10 +35,18 @@ function zooConfig(dir: string, host: string, port: number): string {
   ].join('\n');
 }
 
-function askRuok(host: string, port: number): Promise<ProbeResult> {
+/**
+ * Ready = serving sessions. `ruok` is not enough: ZooKeeper answers `imok` as soon as its client port is bound,
+ * while it still refuses session handshakes (loading its database — slow on a cold JVM, e.g. right after the
+ * package was installed), and ClickHouse 18.16 connecting then can crash (a segfault in
+ * zkutil::ZooKeeper::createImpl after "Cannot read all data … while receiving handshake"). `srvr` prints
+ * `Mode: …` only once the server serves requests ("This ZooKeeper instance is not currently serving requests"
+ * before).
+ */
+function askServing(host: string, port: number): Promise<ProbeResult> {
   return new Promise((resolve) => {
     let buf = '';
-    const sock = net.connect({ host, port }, () => sock.write('ruok'));
+    const sock = net.connect({ host, port }, () => sock.write('srvr'));
     const finish = (r: ProbeResult) => {
       sock.destroy();
       resolve(r);
@@ -46,14 +54,14 @@ function askRuok(host: string, port: number): Promise<ProbeResult> {
     sock.setTimeout(PROBE_TIMEOUT_MS, () => finish({ ok: false, detail: `no answer from ${host}:${port} within ${PROBE_TIMEOUT_MS} ms` }));
     sock.on('error', (e) => finish({ ok: false, detail: errMessage(e) }));
     sock.on('data', (d) => (buf += d.toString('utf8')));
-    sock.on('close', () => finish(buf.startsWith('imok') ? { ok: true, detail: 'zookeeper' } : { ok: false, detail: `answered ${JSON.stringify(buf.slice(0, 40))} to ruok` }));
+    sock.on('close', () => finish(/^Mode: /m.test(buf) ? { ok: true, detail: 'zookeeper' } : { ok: false, detail: `not serving yet: ${JSON.stringify(buf.slice(0, 80))}` }));
   });
 }
 
 function probeZookeeper(url: string): Promise<ProbeResult> {
   return probing(async () => {
     const u = new URL(url);
-    return askRuok(stripBrackets(u.hostname) || '127.0.0.1', Number(u.port));
+    return askServing(stripBrackets(u.hostname) || '127.0.0.1', Number(u.port));
   });
 }
 
