@@ -77,7 +77,7 @@ export function writeState(root: string, state: StackState, env?: NodeJS.Process
 }
 
 /** Takes the lock file if free (or stale: its holder is gone); false while someone else holds it. */
-function tryLock(lock: string, deadline: number): boolean {
+function tryLock(lock: string, deadline: number, what = 'another stack operation'): boolean {
   try {
     const fd = openSync(lock, 'wx');
     try {
@@ -100,21 +100,28 @@ function tryLock(lock: string, deadline: number): boolean {
   const holder = Number(content);
   if (content === '' ? age > 5_000 : !isAlive(holder)) rmSync(lock, { force: true });
   if (Date.now() > deadline) {
-    throw new StackError(`another stack operation (pid ${holder || '?'}) has held ${lock} for too long; remove it if that process is gone`);
+    throw new StackError(`${what} (pid ${holder || '?'}) has held ${lock} for too long; remove it if that process is gone`);
   }
   return false;
 }
 
-/** Serialise stack operations (several `npm test` / `npm start` at once) with a pid lock file. */
-export async function withLock<T>(root: string, fn: () => Promise<T>, env?: NodeJS.ProcessEnv): Promise<T> {
-  const lock = path.join(stackDataDir(root, env), 'stack.lock');
-  const deadline = Date.now() + 3 * READY_TIMEOUT_MS;
-  await waitFor(async () => tryLock(lock, deadline), { timeoutMs: deadline - Date.now() + 1_000, intervalMs: 200, what: `the stack lock ${lock}` });
+/**
+ * Runs `fn` holding the pid lock file `lock` (one holder at a time across processes; a lock whose holder is
+ * gone is taken over), waiting up to `timeoutMs` for it.
+ */
+export async function withPidLock<T>(lock: string, timeoutMs: number, fn: () => Promise<T>, what?: string): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  await waitFor(async () => tryLock(lock, deadline, what), { timeoutMs: timeoutMs + 1_000, intervalMs: 200, what: `the lock ${lock}` });
   try {
     return await fn();
   } finally {
     rmSync(lock, { force: true });
   }
+}
+
+/** Serialise stack operations (several `npm test` / `npm start` at once) with a pid lock file. */
+export function withLock<T>(root: string, fn: () => Promise<T>, env?: NodeJS.ProcessEnv): Promise<T> {
+  return withPidLock(path.join(stackDataDir(root, env), 'stack.lock'), 3 * READY_TIMEOUT_MS, fn);
 }
 
 /** One process of the stack, as `meterline stack status` lists it. */
