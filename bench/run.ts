@@ -29,8 +29,7 @@
  *          auth and parsing), the HTTP layer's own cost
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { setPriority } from 'node:os';
-import { cpus, loadavg, totalmem } from 'node:os';
+import { cpus, loadavg, setPriority, totalmem } from 'node:os';
 import { createWriteStream, mkdirSync, type WriteStream } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { stackUp } from '../infra/stack/stack.js';

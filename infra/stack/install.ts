@@ -64,7 +64,7 @@ function installHint(kind: ServerKind): string {
 }
 
 async function aptInstall(kind: ServerKind): Promise<void> {
-  // Another process may have installed it while this one waited for the lock.
+  // An install queued before this one, here or in another process, may have brought it meanwhile.
   if (kind.command()) return;
   aptUpdated ??= aptGet(['update']).then((code) => {
     if (code !== 0) {
