@@ -7,6 +7,7 @@ import { accessSync, constants, statSync } from 'node:fs';
 import path from 'node:path';
 import { StackError } from './errors.js';
 import type { ServerKind } from './launch.js';
+import { withPidLock } from './state.js';
 
 const SYSTEM_DIRS = ['/usr/sbin', '/usr/bin', '/usr/local/sbin', '/usr/local/bin', '/sbin', '/bin'];
 
@@ -39,20 +40,20 @@ function run(cmd: string, args: string[], env: NodeJS.ProcessEnv): Promise<numbe
   });
 }
 
-/** Every meterline process's apt-get runs take this file lock first (util-linux `flock`), one at a time. */
+/** Every meterline process's apt-get runs hold this pid lock (state.ts withPidLock), one at a time. */
 export const APT_LOCK_FILE = '/tmp/meterline-apt.lock';
+/** Longest a run waits for the others (a chromium install over a slow mirror takes minutes). */
+const APT_LOCK_WAIT_MS = 20 * 60_000;
 
 /**
  * `apt-get <args>`, one at a time across processes: apt refuses at once ("Could not get lock
  * /var/lib/apt/lists/lock") while another apt-get runs, and two stacks starting together — the test suite's
- * two cluster tests on a fresh machine, each installing zookeeper — would fail each other. So each run waits
- * for meterline's own file lock, and for dpkg's (`DPkg::Lock::Timeout`) when something else holds that.
+ * two cluster tests on a fresh machine, each installing zookeeper — would fail each other. So each run holds
+ * meterline's own lock, and waits for dpkg's (`DPkg::Lock::Timeout`) when something else holds that.
  */
 export function aptGet(args: string[], env: NodeJS.ProcessEnv = process.env): Promise<number> {
   const aptEnv = { ...env, DEBIAN_FRONTEND: 'noninteractive' };
-  const apt = ['apt-get', '-o', 'DPkg::Lock::Timeout=600', ...args];
-  const flock = findOnPath('flock', env);
-  return flock ? run(flock, ['-w', '1200', APT_LOCK_FILE, ...apt], aptEnv) : run(apt[0]!, apt.slice(1), aptEnv);
+  return withPidLock(APT_LOCK_FILE, APT_LOCK_WAIT_MS, () => run('apt-get', ['-o', 'DPkg::Lock::Timeout=600', ...args], aptEnv), 'another apt-get');
 }
 
 let aptUpdated: Promise<void> | null = null;
@@ -64,8 +65,6 @@ function installHint(kind: ServerKind): string {
 }
 
 async function aptInstall(kind: ServerKind): Promise<void> {
-  // An install queued before this one, here or in another process, may have brought it meanwhile.
-  if (kind.command()) return;
   aptUpdated ??= aptGet(['update']).then((code) => {
     if (code !== 0) {
       aptUpdated = null;
@@ -73,6 +72,7 @@ async function aptInstall(kind: ServerKind): Promise<void> {
     }
   });
   await aptUpdated;
+  // An install queued before this one, here or in another process, may have brought it meanwhile.
   if (kind.command()) return;
   const code = await aptGet(['install', '-y', '-q', kind.debianPackage]);
   if (code !== 0) {
