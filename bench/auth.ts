@@ -47,7 +47,8 @@ async function main(): Promise<void> {
   // Issuing (the token endpoint's signing cost, for scale).
   const headers: string[] = [];
   let t0 = process.hrtime.bigint();
-  for (let i = 0; i < tokenCount; i++) headers.push(`Bearer ${(await issueAccessToken(keys, claims, { issuer: ISSUER, ttlSeconds: 3600 })).token}`);
+  for (let i = 0; i < tokenCount; i++)
+    headers.push(`Bearer ${(await issueAccessToken(keys, claims, { issuer: ISSUER, ttlSeconds: 3600 })).token}`);
   const issue = summarize(tokenCount, process.hrtime.bigint() - t0);
 
   // Uncached: a fresh authenticator whose cache holds them all, each token verified once.

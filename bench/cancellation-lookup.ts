@@ -43,7 +43,20 @@ try {
       clickhouse_settings: { max_execution_time: 600 },
     });
   }
-  await ch.insert({ table: `${db}.${CANCELLATIONS_TABLE}`, values: [{ account_id: accountId, meter_id: corrected, record_id: 'ghost', hour: -1, correction_id: 'bench', cancelled_ms: Date.now() }], format: 'JSONEachRow' });
+  await ch.insert({
+    table: `${db}.${CANCELLATIONS_TABLE}`,
+    values: [
+      {
+        account_id: accountId,
+        meter_id: corrected,
+        record_id: 'ghost',
+        hour: -1,
+        correction_id: 'bench',
+        cancelled_ms: Date.now(),
+      },
+    ],
+    format: 'JSONEachRow',
+  });
   const hours = Array.from({ length: 24 }, (_, i) => from / HOUR_MS + i);
   const ms = async (f: () => Promise<unknown>) => {
     const t = performance.now();
@@ -51,9 +64,24 @@ try {
     return Math.round(performance.now() - t);
   };
   const recompute = (meterId: string) => () => recomputeHours(ch, db, [{ accountId, meterId, hours }]);
-  const read = (neverCorrected: boolean) => () => queryUsage(ch, db, { accountId, meterId: plain, type: 'counter', startMs: from, endMs: from + 24 * HOUR_MS, window: 'hour', neverCorrected });
+  const read = (neverCorrected: boolean) => () =>
+    queryUsage(ch, db, {
+      accountId,
+      meterId: plain,
+      type: 'counter',
+      startMs: from,
+      endMs: from + 24 * HOUR_MS,
+      window: 'hour',
+      neverCorrected,
+    });
   for (const f of [recompute(plain), recompute(corrected), read(true), read(false)]) await f(); // warm
-  const out = { records, recompute_never_corrected: [] as number[], recompute_corrected: [] as number[], raw_read_skip: [] as number[], raw_read_lookup: [] as number[] };
+  const out = {
+    records,
+    recompute_never_corrected: [] as number[],
+    recompute_corrected: [] as number[],
+    raw_read_skip: [] as number[],
+    raw_read_lookup: [] as number[],
+  };
   for (let i = 0; i < rounds; i++) {
     out.recompute_never_corrected.push(await ms(recompute(plain)));
     out.recompute_corrected.push(await ms(recompute(corrected)));
@@ -65,7 +93,11 @@ try {
   console.log(
     JSON.stringify({
       ...out,
-      medians: Object.fromEntries(Object.entries(out).filter(([, v]) => Array.isArray(v)).map(([k, v]) => [k, median(v as number[])])),
+      medians: Object.fromEntries(
+        Object.entries(out)
+          .filter(([, v]) => Array.isArray(v))
+          .map(([k, v]) => [k, median(v as number[])]),
+      ),
       same_answer: skip.total.count === lookup.total.count && skip.total.sum === lookup.total.sum,
     }),
   );

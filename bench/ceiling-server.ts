@@ -14,7 +14,10 @@ function reply(res: HttpResponse, body: Buffer[] | null, size: number): void {
   let out: string;
   try {
     const parsed = JSON.parse(Buffer.concat(body ?? [], size).toString('utf8')) as unknown;
-    out = JSON.stringify({ accepted: Array.isArray(parsed) ? parsed.length : 1, received_at: new Date().toISOString() });
+    out = JSON.stringify({
+      accepted: Array.isArray(parsed) ? parsed.length : 1,
+      received_at: new Date().toISOString(),
+    });
   } catch {
     status = '400 Bad Request';
     out = '{"code":"malformed_json"}';

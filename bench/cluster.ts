@@ -20,13 +20,24 @@ const arg = (name: string, fallback: number) => {
   const i = process.argv.indexOf(`--${name}`);
   return i !== -1 ? Number(process.argv[i + 1]) : fallback;
 };
-const opts = { seconds: arg('seconds', 10), connections: arg('connections', 32), batch: arg('batch', 100), threads: arg('threads', 1) };
+const opts = {
+  seconds: arg('seconds', 10),
+  connections: arg('connections', 32),
+  batch: arg('batch', 100),
+  threads: arg('threads', 1),
+};
 const log = (m: string) => process.stderr.write(`[bench:cluster] ${m}\n`);
 
 type Topology = 'single' | 'cluster';
 interface Figures {
   topology: Topology;
-  phases: Record<string, Pick<LoadResult, 'requests_per_s' | 'latency_p50_ms' | 'latency_p99_ms' | 'non_2xx' | 'errors'> & { records_per_s?: number; cpu_cores: Record<string, number> }>;
+  phases: Record<
+    string,
+    Pick<LoadResult, 'requests_per_s' | 'latency_p50_ms' | 'latency_p99_ms' | 'non_2xx' | 'errors'> & {
+      records_per_s?: number;
+      cpu_cores: Record<string, number>;
+    }
+  >;
   /** Compressed bytes on disk per record, per copy (each replica holds one copy). */
   bytes_per_record: number | null;
   /** Upper bound of the histogram bucket holding the 99th percentile of JetStream publish → ack, one api process. */
@@ -59,7 +70,10 @@ async function bytesPerRecord(urls: string, table: string, records: number): Pro
   for (const url of urls.split(',')) {
     const ch = createClickhouse(url);
     try {
-      const rs = await ch.query({ query: `SELECT sum(bytes_on_disk) AS b, sum(rows) AS r FROM system.parts WHERE database = 'meterline' AND table = '${table}' AND active`, format: 'JSONEachRow' });
+      const rs = await ch.query({
+        query: `SELECT sum(bytes_on_disk) AS b, sum(rows) AS r FROM system.parts WHERE database = 'meterline' AND table = '${table}' AND active`,
+        format: 'JSONEachRow',
+      });
       const [row] = await rs.json<{ b: string; r: string }>();
       bytes += Number(row?.b ?? 0);
       rows += Number(row?.r ?? 0);
@@ -77,40 +91,97 @@ async function measure(topology: Topology): Promise<Figures> {
     log(`${topology}: starting`);
     const c = await startLocalCluster(t, { LOG_LEVEL: 'error' }, topology);
     const account = await createTestAccount(c.infra);
-    const { id: meterId } = await new MeterlineClient({ baseUrl: c.base, token: account.tokens.write }).createMeter({ name: 'bench', unit: 'call', type: 'counter', aggregation: 'sum' });
+    const { id: meterId } = await new MeterlineClient({ baseUrl: c.base, token: account.tokens.write }).createMeter({
+      name: 'bench',
+      unit: 'call',
+      type: 'counter',
+      aggregation: 'sum',
+    });
     await waitForMeterEverywhere(c.base, account.tokens.write, meterId);
     const ts = new Date(Date.now() - 60_000).toISOString();
     const url = `${c.base}/v1/meters/${meterId}/usage`;
     const write = { 'content-type': 'application/json', authorization: `Bearer ${account.tokens.write}` };
     const read = { authorization: `Bearer ${account.tokens.read}` };
     const loads = [
-      { name: 'single', method: 'POST' as const, body: JSON.stringify({ value: 1, timestamp: ts }), headers: write, records: 1 },
-      { name: 'batched', method: 'POST' as const, body: JSON.stringify(Array.from({ length: opts.batch }, () => ({ value: 1, timestamp: ts }))), headers: write, records: opts.batch },
+      {
+        name: 'single',
+        method: 'POST' as const,
+        body: JSON.stringify({ value: 1, timestamp: ts }),
+        headers: write,
+        records: 1,
+      },
+      {
+        name: 'batched',
+        method: 'POST' as const,
+        body: JSON.stringify(Array.from({ length: opts.batch }, () => ({ value: 1, timestamp: ts }))),
+        headers: write,
+        records: opts.batch,
+      },
       { name: 'get-usage', method: 'GET' as const, body: '', headers: read, records: 0, url: `${url}?window=day` },
     ];
-    const figures: Figures = { topology, phases: {}, publish_p99_ms_at_most: null, accepted: 0, counted: 0, bytes_per_record: null };
+    const figures: Figures = {
+      topology,
+      phases: {},
+      publish_p99_ms_at_most: null,
+      accepted: 0,
+      counted: 0,
+      bytes_per_record: null,
+    };
     const pids: Record<string, number[]> = {};
     for (const p of await c.processes()) (pids[p.kind] ??= []).push(p.pid);
     const cpu = new CpuMeter(() => pids);
     for (const l of loads) {
       cpu.begin();
-      const r = await runAutocannon({ url: l.url ?? url, method: l.method, body: l.body, headers: l.headers, connections: opts.connections, seconds: opts.seconds, threads: opts.threads, timeoutSeconds: 30 });
+      const r = await runAutocannon({
+        url: l.url ?? url,
+        method: l.method,
+        body: l.body,
+        headers: l.headers,
+        connections: opts.connections,
+        seconds: opts.seconds,
+        threads: opts.threads,
+        timeoutSeconds: 30,
+      });
       const ok = r.requests - r.non_2xx;
       figures.accepted += ok * l.records;
       const cores = Object.fromEntries(Object.entries(cpu.end()).filter(([k]) => !k.endsWith('_kernel')));
-      figures.phases[l.name] = { requests_per_s: r.requests_per_s, latency_p50_ms: r.latency_p50_ms, latency_p99_ms: r.latency_p99_ms, non_2xx: r.non_2xx, errors: r.errors, cpu_cores: cores, ...(l.records ? { records_per_s: (ok * l.records) / r.duration_s } : {}) };
-      log(`${topology} ${l.name}: ${Math.round(r.requests_per_s)} req/s, p99 ${r.latency_p99_ms} ms, non-2xx ${r.non_2xx}, errors ${r.errors}`);
+      figures.phases[l.name] = {
+        requests_per_s: r.requests_per_s,
+        latency_p50_ms: r.latency_p50_ms,
+        latency_p99_ms: r.latency_p99_ms,
+        non_2xx: r.non_2xx,
+        errors: r.errors,
+        cpu_cores: cores,
+        ...(l.records ? { records_per_s: (ok * l.records) / r.duration_s } : {}),
+      };
+      log(
+        `${topology} ${l.name}: ${Math.round(r.requests_per_s)} req/s, p99 ${r.latency_p99_ms} ms, non-2xx ${r.non_2xx}, errors ${r.errors}`,
+      );
     }
     const metrics = await fetch(`${c.base}/metrics`).then((r) => r.text());
     figures.publish_p99_ms_at_most = histogramP99(metrics, 'meterline_usage_publish_seconds');
     // Every accepted record counted once (autocannon's 2xx × records per request).
-    await waitUntil(async () => (await storedCount(c, meterId)).records >= figures.accepted, 'ClickHouse to hold every accepted record', 300_000, 500);
+    await waitUntil(
+      async () => (await storedCount(c, meterId)).records >= figures.accepted,
+      'ClickHouse to hold every accepted record',
+      300_000,
+      500,
+    );
     figures.counted = (await storedCount(c, meterId)).records;
-    figures.bytes_per_record = await bytesPerRecord(c.config.CLICKHOUSE_URL, topology === 'cluster' ? 'usage_records_local' : 'usage_records', figures.counted);
+    figures.bytes_per_record = await bytesPerRecord(
+      c.config.CLICKHOUSE_URL,
+      topology === 'cluster' ? 'usage_records_local' : 'usage_records',
+      figures.counted,
+    );
     // autocannon stops with up to `connections` requests in flight: accepted by the server, not counted as 2xx here.
     const inFlight = opts.connections * (1 + opts.batch); // the single phase and the batched one
-    if (figures.counted < figures.accepted || figures.counted > figures.accepted + inFlight) throw new Error(`${topology}: counted ${figures.counted}, 2xx records ${figures.accepted} (+ at most ${inFlight} in flight)`);
-    log(`${topology}: 2xx records ${figures.accepted} (+ ≤ ${inFlight} in flight at the end), counted ${figures.counted}, ${figures.bytes_per_record} bytes/record, publish p99 ≤ ${figures.publish_p99_ms_at_most} ms`);
+    if (figures.counted < figures.accepted || figures.counted > figures.accepted + inFlight)
+      throw new Error(
+        `${topology}: counted ${figures.counted}, 2xx records ${figures.accepted} (+ at most ${inFlight} in flight)`,
+      );
+    log(
+      `${topology}: 2xx records ${figures.accepted} (+ ≤ ${inFlight} in flight at the end), counted ${figures.counted}, ${figures.bytes_per_record} bytes/record, publish p99 ≤ ${figures.publish_p99_ms_at_most} ms`,
+    );
     return figures;
   } finally {
     for (const fn of teardowns) await fn();
@@ -130,19 +201,29 @@ async function main(): Promise<void> {
       },
     ]),
   );
-  const report = { phase: 'cluster', started_at: new Date().toISOString(), options: opts, single, cluster, ratios_cluster_over_single: ratios };
+  const report = {
+    phase: 'cluster',
+    started_at: new Date().toISOString(),
+    options: opts,
+    single,
+    cluster,
+    ratios_cluster_over_single: ratios,
+  };
   const dir = repoPath('bench/results');
   await mkdir(dir, { recursive: true });
   const file = `${dir}/${new Date().toISOString().replace(/[:.]/g, '-')}-cluster.json`;
   await writeFile(file, JSON.stringify(report, null, 2) + '\n');
   for (const [p, r] of Object.entries(ratios)) log(`cluster/single ${p}: throughput × ${r.throughput}, p99 × ${r.p99}`);
-  log(`publish p99: single ≤ ${single.publish_p99_ms_at_most} ms (R1), cluster ≤ ${cluster.publish_p99_ms_at_most} ms (R3)`);
+  log(
+    `publish p99: single ≤ ${single.publish_p99_ms_at_most} ms (R1), cluster ≤ ${cluster.publish_p99_ms_at_most} ms (R3)`,
+  );
   log(`exact counts: single ${single.counted}/${single.accepted}, cluster ${cluster.counted}/${cluster.accepted}`);
   log(`written ${file}`);
   process.stdout.write(JSON.stringify(report) + '\n');
 }
 
-if (process.argv[1]?.endsWith('cluster.js')) main().catch((err) => {
-  process.stderr.write(`[bench:cluster] failed: ${(err as Error).stack ?? err}\n`);
-  process.exitCode = 1;
-});
+if (process.argv[1]?.endsWith('cluster.js'))
+  main().catch((err) => {
+    process.stderr.write(`[bench:cluster] failed: ${(err as Error).stack ?? err}\n`);
+    process.exitCode = 1;
+  });

@@ -9,7 +9,10 @@ export function cpuSeconds(pid: number, kernel = false): number {
     const s = readFileSync(`/proc/${pid}/stat`, 'utf8');
     const f = s.slice(s.lastIndexOf(')') + 2).split(' ');
     // utime, stime, cutime, cstime are fields 14–17 (1-based) → indexes 11–14 after the comm field.
-    return (kernel ? Number(f[12]) + Number(f[14]) : Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14])) / TICKS_PER_S;
+    return (
+      (kernel ? Number(f[12]) + Number(f[14]) : Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14])) /
+      TICKS_PER_S
+    );
   } catch {
     return NaN;
   }
@@ -25,14 +28,19 @@ export class CpuMeter {
 
   begin(): void {
     this.t0 = performance.now();
-    this.start = new Map(Object.entries(this.groups()).map(([k, pids]) => [k, pids.reduce((s, p) => s + alive(cpuSeconds(p)), 0)]));
-    this.startKernel = new Map(Object.entries(this.groups()).map(([k, pids]) => [k, pids.reduce((s, p) => s + alive(cpuSeconds(p, true)), 0)]));
+    this.start = new Map(
+      Object.entries(this.groups()).map(([k, pids]) => [k, pids.reduce((s, p) => s + alive(cpuSeconds(p)), 0)]),
+    );
+    this.startKernel = new Map(
+      Object.entries(this.groups()).map(([k, pids]) => [k, pids.reduce((s, p) => s + alive(cpuSeconds(p, true)), 0)]),
+    );
   }
 
   /** CPU seconds per group since begin() (user + system), without ending the measurement. */
   usedSeconds(): Record<string, number> {
     const out: Record<string, number> = {};
-    for (const [k, pids] of Object.entries(this.groups())) out[k] = pids.reduce((s, p) => s + alive(cpuSeconds(p)), 0) - (this.start.get(k) ?? 0);
+    for (const [k, pids] of Object.entries(this.groups()))
+      out[k] = pids.reduce((s, p) => s + alive(cpuSeconds(p)), 0) - (this.start.get(k) ?? 0);
     return out;
   }
 

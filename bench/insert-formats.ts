@@ -113,8 +113,12 @@ async function main(): Promise<void> {
         // What migrations add to every usage INSERT: the hours-touched view (infra/migrations/clickhouse/310_usage_rollups.sql).
         await ch.command({ query: `DROP TABLE IF EXISTS ${table}_touched` });
         await ch.command({ query: `DROP TABLE IF EXISTS ${table}_touched_mv` });
-        await ch.command({ query: `CREATE TABLE ${table}_touched (hour Int64, account_id String, meter_id String) ENGINE = ReplacingMergeTree() ORDER BY (hour, account_id, meter_id)` });
-        await ch.command({ query: `CREATE MATERIALIZED VIEW ${table}_touched_mv TO ${table}_touched AS SELECT intDiv(ts_ms, 3600000) AS hour, account_id, meter_id FROM ${table} GROUP BY hour, account_id, meter_id` });
+        await ch.command({
+          query: `CREATE TABLE ${table}_touched (hour Int64, account_id String, meter_id String) ENGINE = ReplacingMergeTree() ORDER BY (hour, account_id, meter_id)`,
+        });
+        await ch.command({
+          query: `CREATE MATERIALIZED VIEW ${table}_touched_mv TO ${table}_touched AS SELECT intDiv(ts_ms, 3600000) AS hour, account_id, meter_id FROM ${table} GROUP BY hour, account_id, meter_id`,
+        });
       }
       const blocks: Buffer[] = [];
       const t0 = performance.now();
@@ -124,14 +128,20 @@ async function main(): Promise<void> {
       const w0 = performance.now();
       for (let r = 0; r < rounds; r++) {
         for (const b of blocks) {
-          const res = await fetch(`${servers.clickhouseUrl.replace(/\/$/, '')}/?query=${encodeURIComponent(`INSERT INTO ${table} FORMAT ${format}`)}`, { method: 'POST', body: new Uint8Array(b) });
+          const res = await fetch(
+            `${servers.clickhouseUrl.replace(/\/$/, '')}/?query=${encodeURIComponent(`INSERT INTO ${table} FORMAT ${format}`)}`,
+            { method: 'POST', body: new Uint8Array(b) },
+          );
           if (!res.ok) throw new Error(`${format}: ${res.status} ${await res.text()}`);
           await res.arrayBuffer();
         }
       }
       const wall = (performance.now() - w0) / 1000;
       const chCpu = cpuSeconds(servers.clickhousePid) - cpu0;
-      const rs = await ch.query({ query: `SELECT toString(sum(value)) AS s, count() AS c FROM ${table} FINAL`, format: 'JSONEachRow' });
+      const rs = await ch.query({
+        query: `SELECT toString(sum(value)) AS s, count() AS c FROM ${table} FINAL`,
+        format: 'JSONEachRow',
+      });
       const [got] = await rs.json<{ s: string; c: string }>();
       const expected = `${expectedSum / SCALE}${expectedSum % SCALE ? '.' + trimZeros((expectedSum % SCALE).toString().padStart(9, '0')) : ''}`;
       results.push({

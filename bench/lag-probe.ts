@@ -57,7 +57,11 @@ export class LagProbe {
   private async send(): Promise<void> {
     const id = `${this.prefix}-${this.n++}`;
     try {
-      await this.client.recordMeterUsage(this.meterId, { id, value: 1, timestamp: new Date(Date.now() - 1000).toISOString() });
+      await this.client.recordMeterUsage(this.meterId, {
+        id,
+        value: 1,
+        timestamp: new Date(Date.now() - 1000).toISOString(),
+      });
       this.acked.set(id, Date.now());
       this.ackOrder.push(id);
     } catch {
@@ -69,7 +73,10 @@ export class LagProbe {
     if (this.polling || this.acked.size === this.visible) return;
     this.polling = true;
     try {
-      const body = await this.client.getUsage(this.meterId, { window: 'none', start_date: new Date(this.t0 - 86_400_000).toISOString().slice(0, 10) });
+      const body = await this.client.getUsage(this.meterId, {
+        window: 'none',
+        start_date: new Date(this.t0 - 86_400_000).toISOString().slice(0, 10),
+      });
       const now = Date.now();
       // Only probes whose 202 has arrived can be matched; the rest are counted on a later poll.
       const visible = Math.min(body.count, this.ackOrder.length);
@@ -90,12 +97,22 @@ export class LagProbe {
   async stop(waitMs = 60_000): Promise<LagSummary> {
     clearInterval(this.sendTimer);
     const deadline = Date.now() + waitMs;
-    while (this.visible < this.acked.size && Date.now() < deadline) await new Promise((r) => setTimeout(r, this.pollMs));
+    while (this.visible < this.acked.size && Date.now() < deadline)
+      await new Promise((r) => setTimeout(r, this.pollMs));
     clearInterval(this.pollTimer);
     const sorted = [...this.lags].sort((a, b) => a - b);
     const q = (p: number) => sorted[Math.min(sorted.length - 1, Math.ceil(p * sorted.length) - 1)] ?? NaN;
     const worst = [...this.samples].sort((a, b) => b.lag_ms - a.lag_ms).slice(0, 5);
-    return { probes: this.acked.size, seen: this.visible, p50_ms: q(0.5), p99_ms: q(0.99), max_ms: sorted[sorted.length - 1] ?? NaN, poll_ms: this.pollMs, poll_errors: this.pollErrors, worst };
+    return {
+      probes: this.acked.size,
+      seen: this.visible,
+      p50_ms: q(0.5),
+      p99_ms: q(0.99),
+      max_ms: sorted[sorted.length - 1] ?? NaN,
+      poll_ms: this.pollMs,
+      poll_errors: this.pollErrors,
+      worst,
+    };
   }
 
   get refused(): number {

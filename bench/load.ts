@@ -128,7 +128,20 @@ export async function runWrk(spec: LoadSpec, onStart?: (pid: number) => void): P
   ].join('\n');
   await writeFile(script, lua);
   try {
-    const child = spawn('wrk', [`-t${spec.threads}`, `-c${spec.connections}`, `-d${spec.seconds}s`, '--latency', ...(spec.timeoutSeconds ? ['--timeout', `${spec.timeoutSeconds}s`] : []), '-s', script, spec.url], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(
+      'wrk',
+      [
+        `-t${spec.threads}`,
+        `-c${spec.connections}`,
+        `-d${spec.seconds}s`,
+        '--latency',
+        ...(spec.timeoutSeconds ? ['--timeout', `${spec.timeoutSeconds}s`] : []),
+        '-s',
+        script,
+        spec.url,
+      ],
+      { stdio: ['ignore', 'pipe', 'pipe'] },
+    );
     if (child.pid) onStart?.(child.pid);
     let out = '';
     let err = '';

@@ -25,7 +25,12 @@ export interface PipelineCost {
 
 const round2 = (x: number) => Math.round(x * 100) / 100;
 
-export function pipelineCost(cpuSeconds: Record<string, number>, records: number, windowS: number, drainS: number): PipelineCost {
+export function pipelineCost(
+  cpuSeconds: Record<string, number>,
+  records: number,
+  windowS: number,
+  drainS: number,
+): PipelineCost {
   const byGroup: Record<string, number> = {};
   let total = 0;
   for (const g of PIPELINE_GROUPS) {
@@ -34,12 +39,22 @@ export function pipelineCost(cpuSeconds: Record<string, number>, records: number
     byGroup[g] = records > 0 ? round2((s * 1e6) / records) : NaN;
   }
   const cpu_s = Object.fromEntries(Object.entries(cpuSeconds).map(([k, v]) => [k, round2(v)]));
-  return { records, window_s: round2(windowS), drain_s: round2(drainS), cpu_s, us_per_record: records > 0 ? round2((total * 1e6) / records) : NaN, us_per_record_by_group: byGroup };
+  return {
+    records,
+    window_s: round2(windowS),
+    drain_s: round2(drainS),
+    cpu_s,
+    us_per_record: records > 0 ? round2((total * 1e6) / records) : NaN,
+    us_per_record_by_group: byGroup,
+  };
 }
 
 /** Raw rows of the account in usage_records (duplicates included): ≥ the deduplicated count. Reads the rows. */
 export async function rawRowCount(ch: ClickHouseClient, accountId: string): Promise<number> {
-  const rs = await ch.query({ query: `SELECT count() AS c FROM usage_records WHERE account_id = '${accountId}'`, format: 'JSONEachRow' });
+  const rs = await ch.query({
+    query: `SELECT count() AS c FROM usage_records WHERE account_id = '${accountId}'`,
+    format: 'JSONEachRow',
+  });
   return Number((await rs.json<{ c: string }>())[0]?.c ?? 0);
 }
 
@@ -65,7 +80,10 @@ function isDistributed(ch: ClickHouseClient): Promise<boolean> {
   let known = distributedByClient.get(ch);
   if (!known) {
     known = ch
-      .query({ query: `SELECT engine FROM system.tables WHERE database = currentDatabase() AND name = 'usage_records'`, format: 'JSONEachRow' })
+      .query({
+        query: `SELECT engine FROM system.tables WHERE database = currentDatabase() AND name = 'usage_records'`,
+        format: 'JSONEachRow',
+      })
       .then(async (rs) => (await rs.json<{ engine: string }>())[0]?.engine === 'Distributed');
     distributedByClient.set(ch, known);
   }
@@ -75,6 +93,7 @@ function isDistributed(ch: ClickHouseClient): Promise<boolean> {
 /** Waits until usage_records holds `target` rows (storedRowCount), or the deadline; returns the seconds waited. */
 export async function waitForRows(ch: ClickHouseClient, target: number, timeoutMs: number): Promise<number> {
   const t0 = Date.now();
-  while ((await storedRowCount(ch)) < target && Date.now() - t0 < timeoutMs) await new Promise((r) => setTimeout(r, 100));
+  while ((await storedRowCount(ch)) < target && Date.now() - t0 < timeoutMs)
+    await new Promise((r) => setTimeout(r, 100));
   return (Date.now() - t0) / 1000;
 }

@@ -29,7 +29,12 @@ export async function startPrivateServers(streamBytes: number): Promise<PrivateS
   try {
     const nats = await startNats({ dir: join(dir, 'nats'), port: await freePort(), maxStoreBytes: streamBytes * 2 });
     started.push(nats);
-    const ch = await startClickhouse({ dir: join(dir, 'clickhouse'), httpPort: await freePort(), tcpPort: await freePort(), interserverPort: await freePort() });
+    const ch = await startClickhouse({
+      dir: join(dir, 'clickhouse'),
+      httpPort: await freePort(),
+      tcpPort: await freePort(),
+      interserverPort: await freePort(),
+    });
     started.push(ch);
     return { natsUrl: nats.url, clickhouseUrl: ch.url, natsPid: nats.pid, clickhousePid: ch.pid, stop };
   } catch (err) {

@@ -41,9 +41,17 @@ export interface BenchReport {
   options: Record<string, unknown>;
   phases: PhaseResult[];
   lag: (LagSummary & { probes_refused: number }) | undefined;
-  count_check: { accepted: number; stored: number; exact: boolean; raw_rows: number; drain_seconds_after_load: number } | undefined;
+  count_check:
+    | { accepted: number; stored: number; exact: boolean; raw_rows: number; drain_seconds_after_load: number }
+    | undefined;
   /** One GET usage (day windows, 30 days) over the reads meter, timed alone: median (`ms`) and max of 20 (docs/design.md §11: ≤ 50 ms over 10 M). */
-  usage_query?: { records: number; ms: number; max_ms?: number; windows?: number; bulk_load?: { records: number; days: number; load_s: number; rollup_rebuild_s: number } };
+  usage_query?: {
+    records: number;
+    ms: number;
+    max_ms?: number;
+    windows?: number;
+    bulk_load?: { records: number; days: number; load_s: number; rollup_rebuild_s: number };
+  };
   goals?: Goal[];
   webhooks?: WebhooksResult;
   billing_run?: BillingRunResult;
@@ -61,7 +69,10 @@ export interface Goal {
   met: boolean;
 }
 
-const fmt = (n: number, digits = 0) => (Number.isFinite(n) ? n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits }) : '—');
+const fmt = (n: number, digits = 0) =>
+  Number.isFinite(n)
+    ? n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits })
+    : '—';
 
 export function goalsOf(r: BenchReport): Goal[] {
   const goals: Goal[] = [];
@@ -73,35 +84,85 @@ export function goalsOf(r: BenchReport): Goal[] {
     if (ceiling && single) {
       const ratio = single.requests_per_s / ceiling.requests_per_s;
       goals.push({ goal: 'single ≥ 0.5 × ceiling', tool, measured: fmt(ratio, 2), met: ratio >= 0.5 });
-      goals.push({ goal: 'single p99 ≤ 25 ms', tool, measured: `${fmt(single.latency_p99_ms, 1)} ms`, met: single.latency_p99_ms <= 25 });
+      goals.push({
+        goal: 'single p99 ≤ 25 ms',
+        tool,
+        measured: `${fmt(single.latency_p99_ms, 1)} ms`,
+        met: single.latency_p99_ms <= 25,
+      });
     }
-    if (batched) goals.push({ goal: 'batched ≥ 1,000,000 records/s', tool, measured: fmt(batched.records_per_s), met: batched.records_per_s >= 1_000_000 });
+    if (batched)
+      goals.push({
+        goal: 'batched ≥ 1,000,000 records/s',
+        tool,
+        measured: fmt(batched.records_per_s),
+        met: batched.records_per_s >= 1_000_000,
+      });
     // Cost goals (docs/design.md §11): single ≤ 2× the ceiling's CPU per request; batched and stream ≤ 2 µs per record.
     if (ceiling && single?.pipeline) {
       const ratio = single.pipeline.us_per_record / ceiling.server_cpu_us_per_request;
-      goals.push({ goal: 'single pipeline CPU ≤ 2 × ceiling', tool, measured: `${fmt(single.pipeline.us_per_record, 1)} vs ${fmt(ceiling.server_cpu_us_per_request, 1)} µs (× ${fmt(ratio, 2)})`, met: ratio <= 2 });
+      goals.push({
+        goal: 'single pipeline CPU ≤ 2 × ceiling',
+        tool,
+        measured: `${fmt(single.pipeline.us_per_record, 1)} vs ${fmt(ceiling.server_cpu_us_per_request, 1)} µs (× ${fmt(ratio, 2)})`,
+        met: ratio <= 2,
+      });
     }
-    for (const p of r.phases.filter((x) => x.tool === tool && (x.phase === 'batched' || x.phase === 'stream') && x.pipeline)) {
-      goals.push({ goal: `${p.phase} pipeline CPU ≤ 2 µs/record`, tool, measured: `${fmt(p.pipeline!.us_per_record, 2)} µs`, met: p.pipeline!.us_per_record <= 2 });
+    for (const p of r.phases.filter(
+      (x) => x.tool === tool && (x.phase === 'batched' || x.phase === 'stream') && x.pipeline,
+    )) {
+      goals.push({
+        goal: `${p.phase} pipeline CPU ≤ 2 µs/record`,
+        tool,
+        measured: `${fmt(p.pipeline!.us_per_record, 2)} µs`,
+        met: p.pipeline!.us_per_record <= 2,
+      });
     }
     for (const p of r.phases.filter((x) => x.tool === tool && x.phase === 'get-usage')) {
       // docs/design.md §11: usage reads over 10 M records under load.
       const over = p.usage_records !== undefined ? ` over ${fmt(p.usage_records)} records` : '';
-      goals.push({ goal: 'get-usage ≥ 2,000 req/s, p99 ≤ 100 ms', tool, measured: `${fmt(p.requests_per_s)} req/s, p99 ${fmt(p.latency_p99_ms, 1)} ms${over}`, met: p.requests_per_s >= 2_000 && p.latency_p99_ms <= 100 && (p.usage_records ?? 0) >= 10_000_000 });
+      goals.push({
+        goal: 'get-usage ≥ 2,000 req/s, p99 ≤ 100 ms',
+        tool,
+        measured: `${fmt(p.requests_per_s)} req/s, p99 ${fmt(p.latency_p99_ms, 1)} ms${over}`,
+        met: p.requests_per_s >= 2_000 && p.latency_p99_ms <= 100 && (p.usage_records ?? 0) >= 10_000_000,
+      });
     }
     for (const p of r.phases.filter((x) => x.tool === tool && x.goal_ratio !== undefined && x.phase !== 'get-usage')) {
       const rows = p.usage_records !== undefined ? ` over ${fmt(p.usage_records)} records` : '';
-      goals.push({ goal: `${p.phase} ≥ 10k req/s`, tool, measured: `${fmt(p.requests_per_s)} (× ${fmt(p.goal_ratio!, 3)})${rows}`, met: p.requests_per_s >= CONTROL_READ_GOAL });
+      goals.push({
+        goal: `${p.phase} ≥ 10k req/s`,
+        tool,
+        measured: `${fmt(p.requests_per_s)} (× ${fmt(p.goal_ratio!, 3)})${rows}`,
+        met: p.requests_per_s >= CONTROL_READ_GOAL,
+      });
     }
   }
-  if (r.lag) goals.push({ goal: 'ingest → visible in GET usage p99 ≤ 2 s', tool: 'probe', measured: `${fmt(r.lag.p99_ms)} ms`, met: r.lag.p99_ms <= 2000 });
+  if (r.lag)
+    goals.push({
+      goal: 'ingest → visible in GET usage p99 ≤ 2 s',
+      tool: 'probe',
+      measured: `${fmt(r.lag.p99_ms)} ms`,
+      met: r.lag.p99_ms <= 2000,
+    });
   if (r.usage_query) {
     // The goal speaks of 10 M records: a faster answer over fewer says nothing about it, a slower one fails it.
     const q = r.usage_query;
     const measured = `${fmt(q.ms)} ms over ${fmt(q.records)} records${q.records < 10_000_000 ? ' (goal needs 10 M)' : ''}`;
-    goals.push({ goal: 'usage query ≤ 50 ms (10 M records)', tool: 'alone', measured, met: q.ms <= 50 && q.records >= 10_000_000 });
+    goals.push({
+      goal: 'usage query ≤ 50 ms (10 M records)',
+      tool: 'alone',
+      measured,
+      met: q.ms <= 50 && q.records >= 10_000_000,
+    });
   }
-  if (r.count_check) goals.push({ goal: 'ClickHouse count == accepted', tool: '—', measured: `${fmt(r.count_check.stored)} / ${fmt(r.count_check.accepted)}`, met: r.count_check.exact });
+  if (r.count_check)
+    goals.push({
+      goal: 'ClickHouse count == accepted',
+      tool: '—',
+      measured: `${fmt(r.count_check.stored)} / ${fmt(r.count_check.accepted)}`,
+      met: r.count_check.exact,
+    });
   return goals;
 }
 
@@ -109,25 +170,72 @@ export function goalsOf(r: BenchReport): Goal[] {
 function costLines(r: BenchReport): string[] {
   const ingest = r.phases.filter((p) => p.pipeline);
   if (!ingest.length) return [];
-  const rows = [['pipeline cost (load + drain)', 'tool', 'records', 'drain s', 'µs/record', ...PIPELINE_GROUPS.map((g) => `${g} µs`), '× ceiling µs/req']];
+  const rows = [
+    [
+      'pipeline cost (load + drain)',
+      'tool',
+      'records',
+      'drain s',
+      'µs/record',
+      ...PIPELINE_GROUPS.map((g) => `${g} µs`),
+      '× ceiling µs/req',
+    ],
+  ];
   for (const p of ingest) {
     const c = p.pipeline!;
     const ceiling = r.phases.find((x) => x.phase === 'ceiling' && x.tool === p.tool)?.server_cpu_us_per_request ?? NaN;
-    rows.push([p.phase, p.tool, fmt(c.records), fmt(c.drain_s, 1), fmt(c.us_per_record, 2), ...PIPELINE_GROUPS.map((g) => fmt(c.us_per_record_by_group[g] ?? NaN, 2)), fmt((c.us_per_record * p.records_per_request) / ceiling, 2)]);
+    rows.push([
+      p.phase,
+      p.tool,
+      fmt(c.records),
+      fmt(c.drain_s, 1),
+      fmt(c.us_per_record, 2),
+      ...PIPELINE_GROUPS.map((g) => fmt(c.us_per_record_by_group[g] ?? NaN, 2)),
+      fmt((c.us_per_record * p.records_per_request) / ceiling, 2),
+    ]);
   }
-  for (const p of r.phases.filter((x) => x.phase === 'ceiling')) rows.push([`ceiling (bare uWS, per request)`, p.tool, fmt(p.requests), '—', fmt(p.server_cpu_us_per_request, 2), ...PIPELINE_GROUPS.map(() => '—'), '1.00']);
+  for (const p of r.phases.filter((x) => x.phase === 'ceiling'))
+    rows.push([
+      `ceiling (bare uWS, per request)`,
+      p.tool,
+      fmt(p.requests),
+      '—',
+      fmt(p.server_cpu_us_per_request, 2),
+      ...PIPELINE_GROUPS.map(() => '—'),
+      '1.00',
+    ]);
   return ['', table(rows), ''];
 }
 
 function table(rows: string[][]): string {
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
-  return rows.map((r) => r.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ')).join('\n');
+  return rows
+    .map((r) => r.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  '))
+    .join('\n');
 }
 
 export function printReport(r: BenchReport): void {
   r.goals = goalsOf(r);
-  const ceilingOf = (tool: string) => r.phases.find((p) => p.phase === 'ceiling' && p.tool === tool)?.requests_per_s ?? NaN;
-  const rows = [['phase', 'tool', 'req/s', 'records/s', 'p50 ms', 'p99 ms', 'max ms', 'non-2xx', 'errors', '× ceiling', '× 10k goal', 'rec/msg', 'server µs/req', 'cores: api|ceil / consumer / nats / clickhouse / loadgen']];
+  const ceilingOf = (tool: string) =>
+    r.phases.find((p) => p.phase === 'ceiling' && p.tool === tool)?.requests_per_s ?? NaN;
+  const rows = [
+    [
+      'phase',
+      'tool',
+      'req/s',
+      'records/s',
+      'p50 ms',
+      'p99 ms',
+      'max ms',
+      'non-2xx',
+      'errors',
+      '× ceiling',
+      '× 10k goal',
+      'rec/msg',
+      'server µs/req',
+      'cores: api|ceil / consumer / nats / clickhouse / loadgen',
+    ],
+  ];
   for (const p of r.phases) {
     const c = p.cpu_cores;
     rows.push([
@@ -144,7 +252,9 @@ export function printReport(r: BenchReport): void {
       p.goal_ratio === undefined ? '—' : fmt(p.goal_ratio, 3),
       p.records_per_message === undefined ? '—' : fmt(p.records_per_message, 1),
       fmt(p.server_cpu_us_per_request),
-      [p.phase === 'ceiling' ? c.ceiling : c.api, c.consumer, c.nats, c.clickhouse, c.load_generator].map((x) => fmt(x ?? NaN, 2)).join(' / '),
+      [p.phase === 'ceiling' ? c.ceiling : c.api, c.consumer, c.nats, c.clickhouse, c.load_generator]
+        .map((x) => fmt(x ?? NaN, 2))
+        .join(' / '),
     ]);
   }
   const out = [
@@ -156,8 +266,13 @@ export function printReport(r: BenchReport): void {
     '',
     ...r.phases
       .filter((p) => p.usage_records !== undefined)
-      .map((p) => `get-usage ${p.tool}: the meter holds ${fmt(p.usage_records!)} records (${fmt(p.usage_raw_rows ?? NaN)} raw rows); one request alone took ${fmt(p.usage_query_alone_ms ?? NaN)} ms before the load`),
-    r.lag ? `ingest → queryable (${r.lag.seen}/${r.lag.probes} probes, poll ${r.lag.poll_ms} ms): p50 ${fmt(r.lag.p50_ms)} ms, p99 ${fmt(r.lag.p99_ms)} ms, max ${fmt(r.lag.max_ms)} ms` : '',
+      .map(
+        (p) =>
+          `get-usage ${p.tool}: the meter holds ${fmt(p.usage_records!)} records (${fmt(p.usage_raw_rows ?? NaN)} raw rows); one request alone took ${fmt(p.usage_query_alone_ms ?? NaN)} ms before the load`,
+      ),
+    r.lag
+      ? `ingest → queryable (${r.lag.seen}/${r.lag.probes} probes, poll ${r.lag.poll_ms} ms): p50 ${fmt(r.lag.p50_ms)} ms, p99 ${fmt(r.lag.p99_ms)} ms, max ${fmt(r.lag.max_ms)} ms`
+      : '',
     ...costLines(r),
     r.count_check
       ? `count check: ${fmt(r.count_check.accepted)} records accepted (202), ${fmt(r.count_check.stored)} in ClickHouse after dedup (${fmt(r.count_check.raw_rows)} raw rows) → ${r.count_check.exact ? 'EXACT' : 'MISMATCH'}; drained ${fmt(r.count_check.drain_seconds_after_load, 1)} s after the load`
@@ -168,7 +283,10 @@ export function printReport(r: BenchReport): void {
     ...(r.unique_counts ? dimensionReadLines(r.unique_counts) : []),
     ...(r.emitter ? emitterLines(r.emitter) : []),
     '',
-    table([['goal (docs/design.md §11)', 'tool', 'measured', 'met'], ...r.goals.map((g) => [g.goal, g.tool, g.measured, g.met ? 'yes' : 'NO'])]),
+    table([
+      ['goal (docs/design.md §11)', 'tool', 'measured', 'met'],
+      ...r.goals.map((g) => [g.goal, g.tool, g.measured, g.met ? 'yes' : 'NO']),
+    ]),
     '',
   ];
   process.stdout.write(out.join('\n') + '\n');

@@ -81,9 +81,11 @@ const opts = {
   /** Writes V8 CPU profiles of the api processes to bench/results/ (open in Chrome DevTools). */
   profile: flag('profile'),
   /** Comma-separated subset of ceiling,single,batched,get-product,get-usage (the count check always runs). */
-  phases: (process.argv[process.argv.indexOf('--phases') + 1] && process.argv.includes('--phases') ? process.argv[process.argv.indexOf('--phases') + 1]! : 'ceiling,single,batched,stream,get-product,usage-query,get-usage,billing-run').split(','),
+  phases: (process.argv[process.argv.indexOf('--phases') + 1] && process.argv.includes('--phases')
+    ? process.argv[process.argv.indexOf('--phases') + 1]!
+    : 'ceiling,single,batched,stream,get-product,usage-query,get-usage,billing-run'
+  ).split(','),
 };
-
 
 interface Proc {
   name: string;
@@ -99,7 +101,10 @@ const processLog: WriteStream = createWriteStream(`${resultsDir}/${runId}.log`);
 
 /** Starts a process and resolves on its IPC 'ready' (or on a log line for the consumer role). */
 function launch(name: string, args: string[], env: Record<string, string>, readyLine?: string): Promise<Proc> {
-  const child = spawn(process.execPath, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe', 'ipc'] });
+  const child = spawn(process.execPath, args, {
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
+  });
   const p = { name, child };
   procs.push(p);
   return new Promise((resolve, reject) => {
@@ -136,12 +141,17 @@ function apiCounter(p: Proc, metric: string, labels: Record<string, string> = {}
   const id = ++metricsId;
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`${p.name}: no metrics answer`)), 10_000);
-    const onMessage = (m: { type: string; id: number; metrics: { name: string; values: { value: number; labels: Record<string, string> }[] }[] }) => {
+    const onMessage = (m: {
+      type: string;
+      id: number;
+      metrics: { name: string; values: { value: number; labels: Record<string, string> }[] }[];
+    }) => {
       if (m.type !== 'metrics' || m.id !== id) return;
       clearTimeout(timer);
       p.child.off('message', onMessage);
       const found = m.metrics.find((x) => x.name === metric);
-      const match = (v: { labels: Record<string, string> }) => Object.entries(labels).every(([k, x]) => v.labels[k] === x);
+      const match = (v: { labels: Record<string, string> }) =>
+        Object.entries(labels).every(([k, x]) => v.labels[k] === x);
       resolve(found ? found.values.filter(match).reduce((s, v) => s + v.value, 0) : 0);
     };
     p.child.on('message', onMessage);
@@ -156,7 +166,9 @@ async function acceptedRecords(apis: Proc[]): Promise<number> {
 
 /** JetStream messages the api processes published and had acknowledged (group commits). */
 async function storedMessages(apis: Proc[]): Promise<number> {
-  const counts = await Promise.all(apis.map((p) => apiCounter(p, 'meterline_usage_messages_total', { outcome: 'stored' })));
+  const counts = await Promise.all(
+    apis.map((p) => apiCounter(p, 'meterline_usage_messages_total', { outcome: 'stored' })),
+  );
   return counts.reduce((a, b) => a + b, 0);
 }
 
@@ -164,7 +176,9 @@ async function main(): Promise<void> {
   // `cluster` starts two whole topologies of its own (bench/cluster.ts); it runs by itself with the same options.
   if (opts.phases.includes('cluster')) {
     const args = process.argv.slice(2).filter((a, i, all) => a !== '--phases' && all[i - 1] !== '--phases');
-    const child = spawn(process.execPath, [new URL('./cluster.js', import.meta.url).pathname, ...args], { stdio: 'inherit' });
+    const child = spawn(process.execPath, [new URL('./cluster.js', import.meta.url).pathname, ...args], {
+      stdio: 'inherit',
+    });
     process.exitCode = await new Promise<number>((resolve) => child.on('exit', (code) => resolve(code ?? 1)));
     return;
   }
@@ -179,7 +193,15 @@ async function main(): Promise<void> {
   const chPid = own?.clickhousePid ?? stack.servers.find((s) => s.name === 'clickhouse')?.pid ?? undefined;
   const apiPort = await freePort();
   const ceilingPort = await freePort();
-  const world: BenchWorld = await createWorld({ DATABASE_URL: stack.databaseUrl, NATS_URL: own?.natsUrl ?? stack.natsUrl, CLICKHOUSE_URL: own?.clickhouseUrl ?? stack.clickhouseUrl }, apiPort, streamBytes).catch(async (err) => {
+  const world: BenchWorld = await createWorld(
+    {
+      DATABASE_URL: stack.databaseUrl,
+      NATS_URL: own?.natsUrl ?? stack.natsUrl,
+      CLICKHOUSE_URL: own?.clickhouseUrl ?? stack.clickhouseUrl,
+    },
+    apiPort,
+    streamBytes,
+  ).catch(async (err) => {
     await own?.stop();
     throw err;
   });
@@ -187,18 +209,50 @@ async function main(): Promise<void> {
   const ch = createClickhouse(world.config.CLICKHOUSE_URL, world.config.CLICKHOUSE_DATABASE);
   const report: BenchReport = {
     started_at: started.toISOString(),
-    machine: { cpus: cpus().length, cpu_model: cpus()[0]?.model ?? '?', memory_gb: Math.round(totalmem() / 1024 ** 3), node: process.version, loadavg_before: loadavg().map((x) => Math.round(x * 100) / 100) },
+    machine: {
+      cpus: cpus().length,
+      cpu_model: cpus()[0]?.model ?? '?',
+      memory_gb: Math.round(totalmem() / 1024 ** 3),
+      node: process.version,
+      loadavg_before: loadavg().map((x) => Math.round(x * 100) / 100),
+    },
     options: opts,
     phases: [],
     lag: undefined,
     count_check: undefined,
   };
   try {
-    const ceilings = await Promise.all(Array.from({ length: opts.apiProcs }, (_, i) => launch(`ceiling-${i}`, [repoPath('dist/bench/ceiling-server.js'), String(ceilingPort)], {})));
-    const apis = await Promise.all(Array.from({ length: opts.apiProcs }, (_, i) => launch(`api-${i}`, [...(opts.profile ? ['--cpu-prof', `--cpu-prof-dir=${resultsDir}`] : []), repoPath('dist/bench/api-process.js')], world.env)));
+    const ceilings = await Promise.all(
+      Array.from({ length: opts.apiProcs }, (_, i) =>
+        launch(`ceiling-${i}`, [repoPath('dist/bench/ceiling-server.js'), String(ceilingPort)], {}),
+      ),
+    );
+    const apis = await Promise.all(
+      Array.from({ length: opts.apiProcs }, (_, i) =>
+        launch(
+          `api-${i}`,
+          [
+            ...(opts.profile ? ['--cpu-prof', `--cpu-prof-dir=${resultsDir}`] : []),
+            repoPath('dist/bench/api-process.js'),
+          ],
+          world.env,
+        ),
+      ),
+    );
     if (opts.apiNice) for (const a of apis) setPriority(a.child.pid!, opts.apiNice);
     const consumers = await Promise.all(
-      Array.from({ length: opts.consumerProcs }, (_, i) => launch(`consumer-${i}`, [...(opts.profile ? ['--cpu-prof', `--cpu-prof-dir=${resultsDir}`] : []), repoPath('dist/services/main.js'), 'consumer'], { ...world.env, LOG_LEVEL: 'info' }, 'usage consumer started')),
+      Array.from({ length: opts.consumerProcs }, (_, i) =>
+        launch(
+          `consumer-${i}`,
+          [
+            ...(opts.profile ? ['--cpu-prof', `--cpu-prof-dir=${resultsDir}`] : []),
+            repoPath('dist/services/main.js'),
+            'consumer',
+          ],
+          { ...world.env, LOG_LEVEL: 'info' },
+          'usage consumer started',
+        ),
+      ),
     );
     log(`running: ${procs.map((p) => `${p.name}(${p.child.pid})`).join(' ')}`);
     const pidsOf = (ps: Proc[]) => ps.map((p) => p.child.pid!).filter(Boolean);
@@ -214,7 +268,9 @@ async function main(): Promise<void> {
 
     const ts = new Date(Date.now() - 60_000).toISOString();
     const single = JSON.stringify({ value: 1, timestamp: ts });
-    const batch = JSON.stringify(Array.from({ length: opts.batch }, (_, i) => ({ value: (i % 10) + 1, timestamp: ts })));
+    const batch = JSON.stringify(
+      Array.from({ length: opts.batch }, (_, i) => ({ value: (i % 10) + 1, timestamp: ts })),
+    );
     const auth = { 'content-type': 'application/json', authorization: `Bearer ${world.token}` };
     const usageUrl = `http://127.0.0.1:${apiPort}/v1/meters/${world.meterId}/usage`;
     const ceilingUrl = `http://127.0.0.1:${ceilingPort}/v1/meters/${world.meterId}/usage`;
@@ -226,7 +282,15 @@ async function main(): Promise<void> {
     const run = async (tool: 'autocannon' | 'wrk' | 'ws', spec: LoadSpec): Promise<LoadResult> => {
       if (tool === 'autocannon') return runAutocannon(spec);
       // The usage WebSocket: `body` is the records array every frame carries.
-      if (tool === 'ws') return runStreamLoad({ baseUrl: `http://127.0.0.1:${apiPort}`, token: world.token, recordsJson: spec.body, connections: opts.streamConnections, window: opts.streamWindow, seconds: spec.seconds });
+      if (tool === 'ws')
+        return runStreamLoad({
+          baseUrl: `http://127.0.0.1:${apiPort}`,
+          token: world.token,
+          recordsJson: spec.body,
+          connections: opts.streamConnections,
+          window: opts.streamWindow,
+          seconds: spec.seconds,
+        });
       return runWrk(spec); // wrk's CPU time lands in this process's cutime when it is reaped
     };
     const phase = async (
@@ -239,7 +303,16 @@ async function main(): Promise<void> {
       read?: { timeoutSeconds: number; extra?: () => Promise<Partial<PhaseResult>> },
     ) => {
       for (const tool of name === 'stream' ? (['ws'] as const) : tools) {
-        const spec: LoadSpec = { url, method, body, headers, connections: opts.connections, seconds: opts.seconds, threads: opts.threads, timeoutSeconds: read?.timeoutSeconds };
+        const spec: LoadSpec = {
+          url,
+          method,
+          body,
+          headers,
+          connections: opts.connections,
+          seconds: opts.seconds,
+          threads: opts.threads,
+          timeoutSeconds: read?.timeoutSeconds,
+        };
         const extra = read?.extra ? await read.extra() : {};
         if (opts.warmupSeconds > 0) await run(tool, { ...spec, seconds: opts.warmupSeconds });
         await sleep(500);
@@ -257,7 +330,8 @@ async function main(): Promise<void> {
         const messages = counted ? (await storedMessages(apis)) - messagesBefore : undefined;
         // The pipeline's cost: CPU from the start of the load until ClickHouse holds what was accepted.
         const drainS = accepted !== undefined ? await waitForRows(ch, rowsBefore + accepted, 5 * 60_000) : 0;
-        const cost = accepted !== undefined ? pipelineCost(cpu.usedSeconds(), accepted, loadS + drainS, drainS) : undefined;
+        const cost =
+          accepted !== undefined ? pipelineCost(cpu.usedSeconds(), accepted, loadS + drainS, drainS) : undefined;
         const result: PhaseResult = {
           phase: name,
           ...r,
@@ -265,15 +339,20 @@ async function main(): Promise<void> {
           records_per_s: ((r.requests - r.non_2xx) * records) / r.duration_s,
           server_accepted_records: accepted,
           jetstream_messages: messages,
-          records_per_message: accepted !== undefined && messages ? Math.round((accepted / messages) * 10) / 10 : undefined,
+          records_per_message:
+            accepted !== undefined && messages ? Math.round((accepted / messages) * 10) / 10 : undefined,
           cpu_cores: cores,
-          server_cpu_us_per_request: Math.round(((name === 'ceiling' ? cores.ceiling! : cores.api!) * 1e6) / r.requests_per_s),
+          server_cpu_us_per_request: Math.round(
+            ((name === 'ceiling' ? cores.ceiling! : cores.api!) * 1e6) / r.requests_per_s,
+          ),
           pipeline: cost,
           ...(read ? { goal_ratio: r.requests_per_s / CONTROL_READ_GOAL } : {}),
           ...extra,
         };
         report.phases.push(result);
-        log(`${name} ${tool}: ${Math.round(r.requests_per_s)} req/s, p50 ${r.latency_p50_ms} ms, p99 ${r.latency_p99_ms} ms, non-2xx ${r.non_2xx}, errors ${r.errors}, records/message ${result.records_per_message ?? '—'}, cpu ${JSON.stringify(cores)}${cost ? `, pipeline ${cost.us_per_record} µs/record ${JSON.stringify(cost.us_per_record_by_group)}` : ''}`);
+        log(
+          `${name} ${tool}: ${Math.round(r.requests_per_s)} req/s, p50 ${r.latency_p50_ms} ms, p99 ${r.latency_p99_ms} ms, non-2xx ${r.non_2xx}, errors ${r.errors}, records/message ${result.records_per_message ?? '—'}, cpu ${JSON.stringify(cores)}${cost ? `, pipeline ${cost.us_per_record} µs/record ${JSON.stringify(cost.us_per_record_by_group)}` : ''}`,
+        );
         await sleep(1000);
       }
     };
@@ -283,17 +362,31 @@ async function main(): Promise<void> {
     probe.start();
     // Diagnostic (opt-in): the same request to a meter that doesn't exist → 404 after the token check, body
     // read and JSON parse: the shared HTTP layer's cost without validation, NATS or the 202.
-    if (opts.phases.includes('floor')) await phase('floor', usageUrl.replace(world.meterId, 'mtr_doesnotexist'), single, 1, auth);
+    if (opts.phases.includes('floor'))
+      await phase('floor', usageUrl.replace(world.meterId, 'mtr_doesnotexist'), single, 1, auth);
     // Diagnostic (opt-in): GET /healthz, the HTTP layer with no auth, no body, a constant reply.
-    if (opts.phases.includes('healthz')) await phase('healthz', `http://127.0.0.1:${apiPort}/healthz`, '', 1, {}, 'GET');
+    if (opts.phases.includes('healthz'))
+      await phase('healthz', `http://127.0.0.1:${apiPort}/healthz`, '', 1, {}, 'GET');
     if (opts.phases.includes('single')) await phase('single', usageUrl, single, 1, auth);
     if (opts.phases.includes('batched')) await phase('batched', usageUrl, batch, opts.batch, auth);
     // The usage WebSocket (bench/phases/stream.ts): frames of --batch records with meter_id, as POST /v1/usage takes them.
-    const streamRecords = JSON.stringify(Array.from({ length: opts.batch }, (_, i) => ({ meter_id: world.meterId, value: (i % 10) + 1, timestamp: ts })));
-    if (opts.phases.includes('stream')) await phase('stream', `ws://127.0.0.1:${apiPort}/v1/usage/stream`, streamRecords, opts.batch, auth);
+    const streamRecords = JSON.stringify(
+      Array.from({ length: opts.batch }, (_, i) => ({ meter_id: world.meterId, value: (i % 10) + 1, timestamp: ts })),
+    );
+    if (opts.phases.includes('stream'))
+      await phase('stream', `ws://127.0.0.1:${apiPort}/v1/usage/stream`, streamRecords, opts.batch, auth);
     // The client library's UsageEmitter against plain batched posts, same records (bench/phases/emitter.ts): opt-in.
     if (opts.phases.includes('emitter')) {
-      report.emitter = await runEmitterPhase({ world, ch, apiPort, cpu, log, records: arg('emitter-records', 200_000), batch: arg('emitter-batch', 1000), concurrency: arg('emitter-concurrency', 4) });
+      report.emitter = await runEmitterPhase({
+        world,
+        ch,
+        apiPort,
+        cpu,
+        log,
+        records: arg('emitter-records', 200_000),
+        batch: arg('emitter-batch', 1000),
+        concurrency: arg('emitter-concurrency', 4),
+      });
     }
     const lag: LagSummary = await probe.stop();
     report.lag = { ...lag, probes_refused: probe.refused };
@@ -304,64 +397,148 @@ async function main(): Promise<void> {
     const drainStart = Date.now();
     let stored = -1;
     for (;;) {
-      const rs = await ch.query({ query: `SELECT count() AS c FROM usage_records FINAL WHERE account_id = '${world.accountId}'`, format: 'JSONEachRow' });
+      const rs = await ch.query({
+        query: `SELECT count() AS c FROM usage_records FINAL WHERE account_id = '${world.accountId}'`,
+        format: 'JSONEachRow',
+      });
       stored = Number((await rs.json<{ c: string }>())[0]?.c ?? 0);
       if (stored >= accepted || Date.now() - drainStart > 15 * 60_000) break;
       await sleep(1000);
     }
     const drainS = (Date.now() - drainStart) / 1000;
     const raw = await rawRowCount(ch, world.accountId);
-    report.count_check = { accepted, stored, exact: stored === accepted, raw_rows: raw, drain_seconds_after_load: drainS };
-    log(`count check: accepted ${accepted}, stored ${stored} (${stored === accepted ? 'exact' : 'MISMATCH'}), drained ${drainS.toFixed(1)} s after the load`);
+    report.count_check = {
+      accepted,
+      stored,
+      exact: stored === accepted,
+      raw_rows: raw,
+      drain_seconds_after_load: drainS,
+    };
+    log(
+      `count check: accepted ${accepted}, stored ${stored} (${stored === accepted ? 'exact' : 'MISMATCH'}), drained ${drainS.toFixed(1)} s after the load`,
+    );
 
     // Control-plane reads (docs/design.md §11: ≥ 10k req/s), after the drain so the usage query sees every record.
     // 30 s request timeouts: the usage query scans the meter's rows, and wrk's default 2 s would count the
     // slow answers as errors instead of measuring them.
     const readHeaders = { authorization: `Bearer ${world.token}` };
-    if (opts.phases.includes('get-product')) await phase('get-product', `http://127.0.0.1:${apiPort}/v1/products/${world.productId}`, '', 0, readHeaders, 'GET', { timeoutSeconds: 30 });
+    if (opts.phases.includes('get-product'))
+      await phase(
+        'get-product',
+        `http://127.0.0.1:${apiPort}/v1/products/${world.productId}`,
+        '',
+        0,
+        readHeaders,
+        'GET',
+        { timeoutSeconds: 30 },
+      );
     // Usage reads (issue 10): a meter with --reads-records (10 M) over 30 days, loaded straight into
     // ClickHouse (bench/phases/usage-reads.ts says how and why), read with day windows over those 30 days.
     if (opts.phases.includes('usage-query') || opts.phases.includes('get-usage')) {
       const days = 30;
-      const load = await loadMeterDirect(ch, world.config.CLICKHOUSE_DATABASE, world.accountId, world.readsMeterId, arg('reads-records', 10_000_000), days);
-      log(`usage reads: loaded ${load.records} records straight into ClickHouse in ${load.load_s} s, rollups rebuilt in ${load.rollup_rebuild_s} s`);
+      const load = await loadMeterDirect(
+        ch,
+        world.config.CLICKHOUSE_DATABASE,
+        world.accountId,
+        world.readsMeterId,
+        arg('reads-records', 10_000_000),
+        days,
+      );
+      log(
+        `usage reads: loaded ${load.records} records straight into ClickHouse in ${load.load_s} s, rollups rebuilt in ${load.rollup_rebuild_s} s`,
+      );
       const today = new Date().toISOString().slice(0, 10);
-      const query = { window: 'day', start_date: new Date(Date.now() - days * 86_400_000).toISOString().slice(0, 10), end_date: today } as const;
+      const query = {
+        window: 'day',
+        start_date: new Date(Date.now() - days * 86_400_000).toISOString().slice(0, 10),
+        end_date: today,
+      } as const;
       const url = `${usageUrl.replace(world.meterId, world.readsMeterId)}?${usageQueryString(query)}`;
-      const alone = await timeQueryAlone(readClient(`http://127.0.0.1:${apiPort}`, world.token), world.readsMeterId, query);
+      const alone = await timeQueryAlone(
+        readClient(`http://127.0.0.1:${apiPort}`, world.token),
+        world.readsMeterId,
+        query,
+      );
       report.usage_query = { ...alone, ms: alone.median_ms, bulk_load: load };
-      log(`usage query alone: median ${alone.median_ms} ms, max ${alone.max_ms} ms over ${alone.records} records (${alone.windows} day windows)`);
+      log(
+        `usage query alone: median ${alone.median_ms} ms, max ${alone.max_ms} ms over ${alone.records} records (${alone.windows} day windows)`,
+      );
       if (opts.phases.includes('get-usage')) {
-        await phase('get-usage', url, '', 0, readHeaders, 'GET', { timeoutSeconds: 30, extra: async () => ({ usage_records: alone.records, usage_query_alone_ms: alone.median_ms }) });
+        await phase('get-usage', url, '', 0, readHeaders, 'GET', {
+          timeoutSeconds: 30,
+          extra: async () => ({ usage_records: alone.records, usage_query_alone_ms: alone.median_ms }),
+        });
       }
     }
 
     // Dimension reads (bench/phases/dimension-reads.ts, issue 18): opt-in, `--phases group-by-reads,unique-counts`.
     if (opts.phases.includes('group-by-reads')) {
-      report.group_by_reads = await runGroupByReadsPhase({ world, ch, apiPort, log, records: arg('group-by-records', 10_000_000), distinct: arg('group-by-values', 20) });
+      report.group_by_reads = await runGroupByReadsPhase({
+        world,
+        ch,
+        apiPort,
+        log,
+        records: arg('group-by-records', 10_000_000),
+        distinct: arg('group-by-values', 20),
+      });
     }
     if (opts.phases.includes('unique-counts')) {
-      report.unique_counts = await runUniqueCountsPhase({ world, ch, apiPort, log, records: arg('unique-records', 2_000_000), users: arg('unique-users', 1_000_000), repeats: arg('unique-repeats', 20) });
+      report.unique_counts = await runUniqueCountsPhase({
+        world,
+        ch,
+        apiPort,
+        log,
+        records: arg('unique-records', 2_000_000),
+        users: arg('unique-users', 1_000_000),
+        repeats: arg('unique-repeats', 20),
+      });
     }
 
     // Webhook delivery (bench/phases/webhooks.ts): opt-in, `--phases webhooks`.
     if (opts.phases.includes('webhooks')) {
       report.webhooks = await runWebhooksPhase({
-        world, log, launch: (name, args, env) => launch(name, args, env), dispatcherProcs: arg('dispatcher-procs', 1), profileDir: opts.profile ? resultsDir : undefined,
-        burstEvents: arg('webhook-burst-events', 500), steadyEventsPerS: arg('webhook-events-per-s', 20), steadySeconds: arg('webhook-steady-seconds', 10),
+        world,
+        log,
+        launch: (name, args, env) => launch(name, args, env),
+        dispatcherProcs: arg('dispatcher-procs', 1),
+        profileDir: opts.profile ? resultsDir : undefined,
+        burstEvents: arg('webhook-burst-events', 500),
+        steadyEventsPerS: arg('webhook-events-per-s', 20),
+        steadySeconds: arg('webhook-steady-seconds', 10),
       });
     }
 
     // Billing (bench/phases/billing-run.ts): one run closing --billing-subscriptions periods.
     if (opts.phases.includes('billing-run')) {
-      report.billing_run = await runBillingPhase({ world, log, subscriptions: arg('billing-subscriptions', 10_000), accounts: arg('billing-accounts', 1_000), recordsPerMeter: arg('billing-records-per-meter', 20) });
+      report.billing_run = await runBillingPhase({
+        world,
+        log,
+        subscriptions: arg('billing-subscriptions', 10_000),
+        accounts: arg('billing-accounts', 1_000),
+        recordsPerMeter: arg('billing-records-per-meter', 20),
+      });
       // The same run with every price model, minimums, prepaid credit and late usage (issue 17), beside it.
-      report.billing_run_mix = await runBillingPhase({ world, log, subscriptions: arg('billing-subscriptions', 10_000), accounts: arg('billing-accounts', 1_000), recordsPerMeter: arg('billing-records-per-meter', 20), mix: true });
+      report.billing_run_mix = await runBillingPhase({
+        world,
+        log,
+        subscriptions: arg('billing-subscriptions', 10_000),
+        accounts: arg('billing-accounts', 1_000),
+        recordsPerMeter: arg('billing-records-per-meter', 20),
+        mix: true,
+      });
     }
 
     // One account at 10× its ingest limit next to one at a normal rate (bench/phases/noisy-neighbour.ts): opt-in.
     if (opts.phases.includes('noisy-neighbour')) {
-      report.noisy_neighbour = await runNoisyNeighbourPhase({ world, apiPort, log, seconds: arg('noisy-seconds', 10), limit: arg('noisy-limit', 2000), quietPerSecond: arg('quiet-per-s', 50), floodGenerator: process.argv.includes('--noisy-in-process') ? 'in-process' : 'process' });
+      report.noisy_neighbour = await runNoisyNeighbourPhase({
+        world,
+        apiPort,
+        log,
+        seconds: arg('noisy-seconds', 10),
+        limit: arg('noisy-limit', 2000),
+        quietPerSecond: arg('quiet-per-s', 50),
+        floodGenerator: process.argv.includes('--noisy-in-process') ? 'in-process' : 'process',
+      });
     }
 
     const file = `${resultsDir}/${runId}.json`;
@@ -371,7 +548,9 @@ async function main(): Promise<void> {
     if (!report.count_check.exact) process.exitCode = 1;
   } finally {
     for (const p of procs) if (p.child.exitCode === null) p.child.kill('SIGTERM');
-    await Promise.all(procs.map((p) => (p.child.exitCode === null ? new Promise((r) => p.child.once('exit', r)) : undefined)));
+    await Promise.all(
+      procs.map((p) => (p.child.exitCode === null ? new Promise((r) => p.child.once('exit', r)) : undefined)),
+    );
     await ch.close();
     if (!opts.keep) await world.drop().catch((err) => log(`cleanup failed: ${(err as Error).message}`));
     await own?.stop();

@@ -45,9 +45,14 @@ function encodeBlocks(rows: number, block: number, meters: number, presorted = f
   for (let i = 0; i < rows; i += block) {
     const n = Math.min(block, rows - i);
     const w = new RowWriter(n);
-    const rowsOf = Array.from({ length: n }, (_, j) => ({ meter: `mtr_${String((i + j) % meters).padStart(22, '0')}`, id: newUsageId(), value: String(((i + j) % 10) + 1) }));
+    const rowsOf = Array.from({ length: n }, (_, j) => ({
+      meter: `mtr_${String((i + j) % meters).padStart(22, '0')}`,
+      id: newUsageId(),
+      value: String(((i + j) % 10) + 1),
+    }));
     // presorted: in the table's key order (one account, one timestamp: meter, then id), as a sorting consumer would send them.
-    if (presorted) rowsOf.sort((a, b) => (a.meter < b.meter ? -1 : a.meter > b.meter ? 1 : a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+    if (presorted)
+      rowsOf.sort((a, b) => (a.meter < b.meter ? -1 : a.meter > b.meter ? 1 : a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
     // tsSpread: each run of 100 rows (a request) spans 100 ms of event time, as emitters' own timestamps do.
     rowsOf.forEach((r, j) => w.row(account, r.meter, tsSpread ? ts + (j % 100) : ts, r.id, r.value, ts + 5));
     blocks.push(Buffer.from(w.bytes()));
@@ -56,7 +61,10 @@ function encodeBlocks(rows: number, block: number, meters: number, presorted = f
 }
 
 async function events(ch: ClickHouseClient): Promise<Record<string, number>> {
-  const rs = await ch.query({ query: `SELECT event, value FROM system.events WHERE event IN ('InsertQuery', 'InsertedRows', 'Merge', 'MergedRows')`, format: 'JSONEachRow' });
+  const rs = await ch.query({
+    query: `SELECT event, value FROM system.events WHERE event IN ('InsertQuery', 'InsertedRows', 'Merge', 'MergedRows')`,
+    format: 'JSONEachRow',
+  });
   return Object.fromEntries((await rs.json<{ event: string; value: string }>()).map((e) => [e.event, Number(e.value)]));
 }
 
@@ -65,7 +73,10 @@ async function mergesSettled(ch: ClickHouseClient, quietMs = 1500): Promise<void
   let last = '';
   let since = Date.now();
   for (;;) {
-    const rs = await ch.query({ query: `SELECT (SELECT count() FROM system.merges) AS m, (SELECT count() FROM system.parts WHERE active AND database = '${DATABASE}') AS p`, format: 'JSONEachRow' });
+    const rs = await ch.query({
+      query: `SELECT (SELECT count() FROM system.merges) AS m, (SELECT count() FROM system.parts WHERE active AND database = '${DATABASE}') AS p`,
+      format: 'JSONEachRow',
+    });
     const [r] = await rs.json<{ m: string; p: string }>();
     const now = `${r!.m}/${r!.p}`;
     if (now !== last || r!.m !== '0') {
@@ -76,7 +87,12 @@ async function mergesSettled(ch: ClickHouseClient, quietMs = 1500): Promise<void
   }
 }
 
-async function runVariant(variant: string, rows: number, defaultBlock: number, meters: number): Promise<Record<string, unknown>> {
+async function runVariant(
+  variant: string,
+  rows: number,
+  defaultBlock: number,
+  meters: number,
+): Promise<Record<string, unknown>> {
   const block = variant.startsWith('block=') ? Number(variant.slice('block='.length)) : defaultBlock;
   const blocks = encodeBlocks(rows, block, meters, variant === 'presorted', variant === 'ts-spread');
   const servers = await startPrivateServers(64 * 1024 ** 2);
@@ -90,7 +106,12 @@ async function runVariant(variant: string, rows: number, defaultBlock: number, m
       const ddl = (await rs.text()).trim();
       await ch.command({ query: `DROP TABLE ${DATABASE}.usage_hours_touched_mv` });
       await ch.command({ query: `DROP TABLE ${DATABASE}.${USAGE_TABLE}` });
-      await ch.command({ query: variant === 'null' ? ddl.replace(/\) ENGINE = [\s\S]*$/, ') ENGINE = Null') : ddl.replace('ReplacingMergeTree()', 'MergeTree()') });
+      await ch.command({
+        query:
+          variant === 'null'
+            ? ddl.replace(/\) ENGINE = [\s\S]*$/, ') ENGINE = Null')
+            : ddl.replace('ReplacingMergeTree()', 'MergeTree()'),
+      });
     }
     await mergesSettled(ch);
     // The idle server's own CPU (asynchronous metrics, part cleanup), subtracted below.
@@ -105,7 +126,12 @@ async function runVariant(variant: string, rows: number, defaultBlock: number, m
     const inserter = async () => {
       while (next < blocks.length) {
         const b = blocks[next++]!;
-        await ch.insert({ table: USAGE_TABLE, values: Readable.from([b], { objectMode: false }), format: 'TabSeparated', columns: [...USAGE_COLUMNS] });
+        await ch.insert({
+          table: USAGE_TABLE,
+          values: Readable.from([b], { objectMode: false }),
+          format: 'TabSeparated',
+          columns: [...USAGE_COLUMNS],
+        });
       }
     };
     await Promise.all([inserter(), inserter()]);

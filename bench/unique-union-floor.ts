@@ -75,7 +75,11 @@ function add(bits: Uint32Array, id: number): number {
  * Counts of the `day windows, group_by=region` read from RowBinary rows (hour Int64, region UInt8, ids
  * Array(UInt32)) sorted by hour: distinct ids per (day, region), per day, per region and overall.
  */
-function countIdSets(body: Buffer, maxId: number, firstHour: number): { total: number; days: number[]; groups: number[]; cells: number[][] } {
+function countIdSets(
+  body: Buffer,
+  maxId: number,
+  firstHour: number,
+): { total: number; days: number[]; groups: number[]; cells: number[][] } {
   const words = (maxId >>> 5) + 1;
   const overall = new Uint32Array(words);
   const groupBits = Array.from({ length: GROUPS }, () => new Uint32Array(words));
@@ -133,7 +137,10 @@ function countIdSets(body: Buffer, maxId: number, firstHour: number): { total: n
   return out;
 }
 
-async function timed<T>(repeat: number, run: () => Promise<T>): Promise<{ median_ms: number; max_ms: number; value: T }> {
+async function timed<T>(
+  repeat: number,
+  run: () => Promise<T>,
+): Promise<{ median_ms: number; max_ms: number; value: T }> {
   let value = await run(); // warm-up: caches, V8's compile
   const times: number[] = [];
   for (let i = 0; i < repeat; i++) {
@@ -155,7 +162,9 @@ async function main(): Promise<void> {
   try {
     const firstHour = 490_000;
     await q('CREATE DATABASE floor');
-    await q(`CREATE TABLE floor.entries (hour Int64, g UInt8, h128 FixedString(16), h64 UInt64, id UInt32) ENGINE = MergeTree ORDER BY (hour, g, id)`);
+    await q(
+      `CREATE TABLE floor.entries (hour Int64, g UInt8, h128 FixedString(16), h64 UInt64, id UInt32) ENGINE = MergeTree ORDER BY (hour, g, id)`,
+    );
     await q(`INSERT INTO floor.entries SELECT DISTINCT ${firstHour} + intDiv(number * ${HOURS}, ${records}) AS hour, toUInt8(number % ${GROUPS}),
       sipHash128(concat('user-', toString(number % ${users}))), sipHash64(concat('user-', toString(number % ${users}))), toUInt32(number % ${users})
       FROM numbers(${records})`);
@@ -173,7 +182,13 @@ async function main(): Promise<void> {
       ['scan', 'SELECT count() FROM floor.entries'],
     ] as const) {
       const t = await timed(repeat, () => number(sql));
-      variants.push({ variant: name, median_ms: t.median_ms, max_ms: t.max_ms, value: t.value, exact: name === 'scan' ? t.value === entries : t.value === users });
+      variants.push({
+        variant: name,
+        median_ms: t.median_ms,
+        max_ms: t.max_ms,
+        value: t.value,
+        exact: name === 'scan' ? t.value === entries : t.value === users,
+      });
     }
     const read = () => q('SELECT hour, g, ids FROM floor.sets ORDER BY hour, g FORMAT RowBinary');
     const fetched = await timed(repeat, read);

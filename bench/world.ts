@@ -35,7 +35,11 @@ export interface BenchWorld {
   drop(): Promise<void>;
 }
 
-export async function createWorld(urls: { DATABASE_URL: string; NATS_URL: string; CLICKHOUSE_URL: string }, port: number, streamBytes: number): Promise<BenchWorld> {
+export async function createWorld(
+  urls: { DATABASE_URL: string; NATS_URL: string; CLICKHOUSE_URL: string },
+  port: number,
+  streamBytes: number,
+): Promise<BenchWorld> {
   const name = `bench_${Date.now().toString(36)}_${randomBytes(2).toString('hex')}`;
   const world = await createIsolatedWorld(urls, name);
   const env: Record<string, string> = {
@@ -59,27 +63,60 @@ export async function createWorld(urls: { DATABASE_URL: string; NATS_URL: string
   }
 }
 
-async function populate(name: string, config: Config, env: Record<string, string>, names: NatsNames, drop: () => Promise<void>): Promise<BenchWorld> {
+async function populate(
+  name: string,
+  config: Config,
+  env: Record<string, string>,
+  names: NatsNames,
+  drop: () => Promise<void>,
+): Promise<BenchWorld> {
   const nc = await connectNats(config.NATS_URL, 'bench-setup');
 
   const pool = new pg.Pool({ connectionString: config.DATABASE_URL, max: 2 });
-  const ids = await createAccount(pool, { name: 'Benchmark', email: `bench-${name}@example.com`, password: randomBytes(12).toString('hex') });
+  const ids = await createAccount(pool, {
+    name: 'Benchmark',
+    email: `bench-${name}@example.com`,
+    password: randomBytes(12).toString('hex'),
+  });
   const clientId = newId('cli');
-  await pool.query('INSERT INTO oauth_clients (id, name, secret_hash, redirect_uris, is_public) VALUES ($1, $2, NULL, $3, true)', [clientId, 'benchmark', ['http://127.0.0.1/cb']]);
+  await pool.query(
+    'INSERT INTO oauth_clients (id, name, secret_hash, redirect_uris, is_public) VALUES ($1, $2, NULL, $3, true)',
+    [clientId, 'benchmark', ['http://127.0.0.1/cb']],
+  );
   const keys = new SigningKeys(pool, config.SECRET_KEY);
   await keys.load();
-  const { token } = await issueAccessToken(keys, { accountId: ids.account_id, userId: ids.user_id, clientId, scopes: ['write'] }, { issuer: config.PUBLIC_BASE_URL, ttlSeconds: 6 * 3600 });
+  const { token } = await issueAccessToken(
+    keys,
+    { accountId: ids.account_id, userId: ids.user_id, clientId, scopes: ['write'] },
+    { issuer: config.PUBLIC_BASE_URL, ttlSeconds: 6 * 3600 },
+  );
   const kv = await new Kvm(nc).open(names.meterBucket);
   const meter = (label: string) => insertBenchMeter(pool, kv, config, ids.account_id, label);
   const meterId = await meter('bench load');
   const probeMeterId = await meter('bench lag probe');
   const readsMeterId = await meter('bench usage reads');
   // Products are the deployment's catalog (POST is admin-only); the store's insert is what that route runs.
-  const product = await insertProduct(pool, { name: 'Benchmark plan', price: '10.00', currency: 'USD', pricing: 'flat' });
+  const product = await insertProduct(pool, {
+    name: 'Benchmark plan',
+    price: '10.00',
+    currency: 'USD',
+    pricing: 'flat',
+  });
   await pool.end();
   await nc.close();
 
-  return { name, config, env, accountId: ids.account_id, token, meterId, probeMeterId, readsMeterId, productId: product.id, drop };
+  return {
+    name,
+    config,
+    env,
+    accountId: ids.account_id,
+    token,
+    meterId,
+    probeMeterId,
+    readsMeterId,
+    productId: product.id,
+    drop,
+  };
 }
 
 /** How a bench meter aggregates: a counter summing by default, or counting distinct values of a dimension. */
@@ -93,21 +130,50 @@ export interface BenchMeterShape {
  * A counter meter of the account, in Postgres and in the meter registry, as the control plane writes one (a
  * unique_count meter registered for per-hour distinct sets first, as createMeter does).
  */
-async function insertBenchMeter(pool: pg.Pool, kv: Awaited<ReturnType<Kvm['open']>>, config: Config, accountId: string, label: string, shape: BenchMeterShape = {}): Promise<string> {
+async function insertBenchMeter(
+  pool: pg.Pool,
+  kv: Awaited<ReturnType<Kvm['open']>>,
+  config: Config,
+  accountId: string,
+  label: string,
+  shape: BenchMeterShape = {},
+): Promise<string> {
   const now = new Date();
-  const m: MeterRecord = { id: newId('mtr'), account_id: accountId, type: 'counter', aggregation: shape.aggregation ?? 'sum', status: 'active', updated_at_ms: now.getTime() };
+  const m: MeterRecord = {
+    id: newId('mtr'),
+    account_id: accountId,
+    type: 'counter',
+    aggregation: shape.aggregation ?? 'sum',
+    status: 'active',
+    updated_at_ms: now.getTime(),
+  };
   if (shape.dimensions?.length) m.dimensions = shape.dimensions;
   if (shape.uniqueBy) {
     const shards = await UsageShards.open(config, { quiet: true });
     try {
-      await registerUniqueMeter(shards.of(accountId), config.CLICKHOUSE_DATABASE, { accountId, meterId: m.id, uniqueBy: shape.uniqueBy });
+      await registerUniqueMeter(shards.of(accountId), config.CLICKHOUSE_DATABASE, {
+        accountId,
+        meterId: m.id,
+        uniqueBy: shape.uniqueBy,
+      });
     } finally {
       await shards.close();
     }
   }
   await pool.query(
     'INSERT INTO meters (id, account_id, name, unit, type, aggregation, status, created_at, updated_at, dimensions, unique_by) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8, $9, $10)',
-    [m.id, m.account_id, label, shape.uniqueBy ? 'users' : 'requests', m.type, m.aggregation, m.status, now, shape.dimensions ?? [], shape.uniqueBy ?? null],
+    [
+      m.id,
+      m.account_id,
+      label,
+      shape.uniqueBy ? 'users' : 'requests',
+      m.type,
+      m.aggregation,
+      m.status,
+      now,
+      shape.dimensions ?? [],
+      shape.uniqueBy ?? null,
+    ],
   );
   await putMeter(kv, m);
   return m.id;
@@ -118,7 +184,14 @@ export async function addBenchMeter(world: BenchWorld, label: string, shape: Ben
   const pool = new pg.Pool({ connectionString: world.config.DATABASE_URL, max: 1 });
   const nc = await connectNats(world.config.NATS_URL, 'bench-setup');
   try {
-    return await insertBenchMeter(pool, await new Kvm(nc).open(new NatsNames(world.config.NATS_NAMESPACE).meterBucket), world.config, world.accountId, label, shape);
+    return await insertBenchMeter(
+      pool,
+      await new Kvm(nc).open(new NatsNames(world.config.NATS_NAMESPACE).meterBucket),
+      world.config,
+      world.accountId,
+      label,
+      shape,
+    );
   } finally {
     await pool.end();
     await nc.close();
@@ -126,18 +199,38 @@ export async function addBenchMeter(world: BenchWorld, label: string, shape: Ben
 }
 
 /** Another account in the world with a write token and one counter meter (the noisy-neighbour phase's second tenant). */
-export async function addBenchAccount(world: BenchWorld, label: string): Promise<{ accountId: string; token: string; meterId: string }> {
+export async function addBenchAccount(
+  world: BenchWorld,
+  label: string,
+): Promise<{ accountId: string; token: string; meterId: string }> {
   const { config } = world;
   const pool = new pg.Pool({ connectionString: config.DATABASE_URL, max: 2 });
   const nc = await connectNats(config.NATS_URL, 'bench-setup');
   try {
-    const ids = await createAccount(pool, { name: label, email: `${label}-${world.name}@example.com`, password: randomBytes(12).toString('hex') });
+    const ids = await createAccount(pool, {
+      name: label,
+      email: `${label}-${world.name}@example.com`,
+      password: randomBytes(12).toString('hex'),
+    });
     const clientId = newId('cli');
-    await pool.query('INSERT INTO oauth_clients (id, name, secret_hash, redirect_uris, is_public) VALUES ($1, $2, NULL, $3, true)', [clientId, label, ['http://127.0.0.1/cb']]);
+    await pool.query(
+      'INSERT INTO oauth_clients (id, name, secret_hash, redirect_uris, is_public) VALUES ($1, $2, NULL, $3, true)',
+      [clientId, label, ['http://127.0.0.1/cb']],
+    );
     const keys = new SigningKeys(pool, config.SECRET_KEY);
     await keys.load();
-    const { token } = await issueAccessToken(keys, { accountId: ids.account_id, userId: ids.user_id, clientId, scopes: ['write'] }, { issuer: config.PUBLIC_BASE_URL, ttlSeconds: 6 * 3600 });
-    const meterId = await insertBenchMeter(pool, await new Kvm(nc).open(new NatsNames(config.NATS_NAMESPACE).meterBucket), config, ids.account_id, label);
+    const { token } = await issueAccessToken(
+      keys,
+      { accountId: ids.account_id, userId: ids.user_id, clientId, scopes: ['write'] },
+      { issuer: config.PUBLIC_BASE_URL, ttlSeconds: 6 * 3600 },
+    );
+    const meterId = await insertBenchMeter(
+      pool,
+      await new Kvm(nc).open(new NatsNames(config.NATS_NAMESPACE).meterBucket),
+      config,
+      ids.account_id,
+      label,
+    );
     return { accountId: ids.account_id, token, meterId };
   } finally {
     await pool.end();

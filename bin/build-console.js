@@ -11,7 +11,9 @@ const run = (cmd) => execSync(cmd, { cwd: root, stdio: ['ignore', 2, 2] });
 const needed = ['vite', 'preact', 'chart.js'];
 const missing = needed.filter((pkg) => !existsSync(`${root}/node_modules/${pkg}/package.json`));
 if (missing.length) {
-  process.stderr.write(`[build-console] installing the console's build dependencies (${missing.join(', ')} missing): npm install\n`);
+  process.stderr.write(
+    `[build-console] installing the console's build dependencies (${missing.join(', ')} missing): npm install\n`,
+  );
   run('npm install --no-audit --no-fund');
 }
 run('npx vite build --config services/console/web/vite.config.mjs --logLevel warn');

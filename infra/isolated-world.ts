@@ -20,7 +20,11 @@ export interface IsolatedWorld {
  * A world of its own on shared servers: a Postgres database, a ClickHouse database and a NATS namespace,
  * all named `name`. Tests and benchmark runs use one each, so they never see each other's state.
  */
-export async function createIsolatedWorld(urls: ServerUrls, name: string, o: { clickhouseCluster?: string } = {}): Promise<IsolatedWorld> {
+export async function createIsolatedWorld(
+  urls: ServerUrls,
+  name: string,
+  o: { clickhouseCluster?: string } = {},
+): Promise<IsolatedWorld> {
   if (!/^[a-z][a-z0-9_]{0,30}$/.test(name)) throw new Error(`world name must match [a-z][a-z0-9_]{0,30}: ${name}`);
   const admin = new pg.Client({ connectionString: urls.DATABASE_URL });
   await admin.connect();
@@ -40,7 +44,11 @@ export async function createIsolatedWorld(urls: ServerUrls, name: string, o: { c
       const nc = await connectNats(urls.NATS_URL, `drop-${name}`);
       try {
         const jsm = await jetstreamManager(nc);
-        for (const stream of [names.usageStream, names.eventsStream, ...[...names.kvBuckets, names.apiProcessBucket, names.signInThrottleBucket].map((b) => `KV_${b}`)]) {
+        for (const stream of [
+          names.usageStream,
+          names.eventsStream,
+          ...[...names.kvBuckets, names.apiProcessBucket, names.signInThrottleBucket].map((b) => `KV_${b}`),
+        ]) {
           await jsm.streams.delete(stream).catch(() => undefined);
         }
       } finally {

@@ -41,7 +41,8 @@ async function main(): Promise<void> {
   // The supervisor dies → we go too, never orphaned.
   process.on('disconnect', () => void shutdown('parent-gone'));
   await service.start();
-  if (process.send) process.send({ type: 'ready', role, port: 'port' in service ? (service as { port: number }).port : undefined });
+  if (process.send)
+    process.send({ type: 'ready', role, port: 'port' in service ? (service as { port: number }).port : undefined });
 }
 
 main().catch((err) => {

@@ -19,7 +19,10 @@ export async function createRole(role: Role, infra: Infra): Promise<Service> {
       return new ApiService(infra, undefined, await createAuthenticator(infra));
     case 'consumer': {
       const usageEvents = new UsageEventEmitter(infra);
-      return createConsumerService(infra, [usageEvents, new UsageConsumer(infra, { afterInsert: usageEvents.afterInsert })]);
+      return createConsumerService(infra, [
+        usageEvents,
+        new UsageConsumer(infra, { afterInsert: usageEvents.afterInsert }),
+      ]);
     }
     case 'dispatcher':
       return createDispatcherService(infra, createDispatcherParts(infra).components);

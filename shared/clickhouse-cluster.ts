@@ -23,7 +23,8 @@ export function shardIndex(accountId: string, shards: number): number {
   return createHash('md5').update(accountId).digest().readUInt32LE(0) % shards;
 }
 
-const CREATE_TABLE = /^CREATE TABLE IF NOT EXISTS (\w+)\.(\w+)\s*\(([\s\S]*?)\)\s*ENGINE\s*=\s*(\w*MergeTree)\(([^)]*)\)([\s\S]*)$/i;
+const CREATE_TABLE =
+  /^CREATE TABLE IF NOT EXISTS (\w+)\.(\w+)\s*\(([\s\S]*?)\)\s*ENGINE\s*=\s*(\w*MergeTree)\(([^)]*)\)([\s\S]*)$/i;
 const CREATE_VIEW = /^CREATE MATERIALIZED VIEW IF NOT EXISTS (\w+)\.(\w+) TO (\w+)\.(\w+) AS([\s\S]*)$/i;
 const ALTER_TABLE = /^ALTER TABLE (\w+)\.(\w+)\s([\s\S]*)$/i;
 const PASS_THROUGH = /^(SELECT|INSERT)\s/i;
@@ -60,18 +61,28 @@ export class ClusterDdl {
       const args2 = args!.trim() ? `, ${args!.trim()}` : '';
       if (!byAccount) {
         const path = `'/clickhouse/tables/all/${db}/${table}'`;
-        return [`CREATE TABLE IF NOT EXISTS ${db}.${table} ${on} (${columns}) ENGINE = Replicated${engine}(${path}, '{replica}'${args2})${rest}`];
+        return [
+          `CREATE TABLE IF NOT EXISTS ${db}.${table} ${on} (${columns}) ENGINE = Replicated${engine}(${path}, '{replica}'${args2})${rest}`,
+        ];
       }
       this.sharded.add(table!);
       const local = table + LOCAL_SUFFIX;
       const path = `'/clickhouse/tables/{shard}/${db}/${local}'`;
-      return [`CREATE TABLE IF NOT EXISTS ${db}.${local} ${on} (${columns}) ENGINE = Replicated${engine}(${path}, '{replica}'${args2})${rest}`, this.distributed(db!, table!)];
+      return [
+        `CREATE TABLE IF NOT EXISTS ${db}.${local} ${on} (${columns}) ENGINE = Replicated${engine}(${path}, '{replica}'${args2})${rest}`,
+        this.distributed(db!, table!),
+      ];
     }
     m = CREATE_VIEW.exec(statement);
     if (m) {
       const [, db, view, targetDb, target, select] = m as unknown as string[];
-      const localSelect = select!.replace(new RegExp(`\\b${db}\\.(\\w+)`, 'g'), (_s, t: string) => `${db}.${this.local(t)}`);
-      return [`CREATE MATERIALIZED VIEW IF NOT EXISTS ${db}.${view} ${on} TO ${targetDb}.${this.local(target!)} AS${localSelect}`];
+      const localSelect = select!.replace(
+        new RegExp(`\\b${db}\\.(\\w+)`, 'g'),
+        (_s, t: string) => `${db}.${this.local(t)}`,
+      );
+      return [
+        `CREATE MATERIALIZED VIEW IF NOT EXISTS ${db}.${view} ${on} TO ${targetDb}.${this.local(target!)} AS${localSelect}`,
+      ];
     }
     m = ALTER_TABLE.exec(statement);
     if (m) {
@@ -79,11 +90,14 @@ export class ClusterDdl {
       const out = [`ALTER TABLE ${db}.${this.local(table!)} ${on} ${change}`];
       // The Distributed table lists the columns too. 18.16 refuses ALTER … ON CLUSTER of a table that is not
       // replicated on a replicated cluster; it holds no data, so it is made again from the altered local table.
-      if (this.sharded.has(table!)) out.push(`DROP TABLE IF EXISTS ${db}.${table} ${on}`, this.distributed(db!, table!));
+      if (this.sharded.has(table!))
+        out.push(`DROP TABLE IF EXISTS ${db}.${table} ${on}`, this.distributed(db!, table!));
       return out;
     }
     // Data statements go through the Distributed tables (synchronously: see migrate.ts).
     if (PASS_THROUGH.test(statement)) return [statement];
-    throw new Error(`no cluster form for this migration statement (add one in shared/clickhouse-cluster.ts): ${statement.slice(0, 120)}`);
+    throw new Error(
+      `no cluster form for this migration statement (add one in shared/clickhouse-cluster.ts): ${statement.slice(0, 120)}`,
+    );
   }
 }

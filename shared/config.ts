@@ -21,12 +21,14 @@ interface VarSpec<T> {
   describe: string;
 }
 
-const int = (min: number, max: number): Parser<number> => (raw) => {
-  if (!/^-?\d+$/.test(raw.trim())) throw new Error(`must be an integer from ${min} to ${max}, got "${raw}"`);
-  const n = Number(raw);
-  if (n < min || n > max) throw new Error(`must be an integer from ${min} to ${max}, got ${n}`);
-  return n;
-};
+const int =
+  (min: number, max: number): Parser<number> =>
+  (raw) => {
+    if (!/^-?\d+$/.test(raw.trim())) throw new Error(`must be an integer from ${min} to ${max}, got "${raw}"`);
+    const n = Number(raw);
+    if (n < min || n > max) throw new Error(`must be an integer from ${min} to ${max}, got ${n}`);
+    return n;
+  };
 
 const bool: Parser<boolean> = (raw) => {
   const v = raw.trim().toLowerCase();
@@ -35,33 +37,40 @@ const bool: Parser<boolean> = (raw) => {
   throw new Error(`must be true or false, got "${raw}"`);
 };
 
-const url = (protocols: string[]): Parser<string> => (raw) => {
-  let u: URL;
-  try {
-    u = new URL(raw);
-  } catch {
-    throw new Error(`must be a URL (${protocols.join(' or ')}), got "${raw}"`);
-  }
-  if (!protocols.includes(u.protocol.replace(/:$/, ''))) {
-    throw new Error(`must use ${protocols.map((p) => p + '://').join(' or ')}, got "${u.protocol}//"`);
-  }
-  return stripTrailing(raw, '/');
-};
+const url =
+  (protocols: string[]): Parser<string> =>
+  (raw) => {
+    let u: URL;
+    try {
+      u = new URL(raw);
+    } catch {
+      throw new Error(`must be a URL (${protocols.join(' or ')}), got "${raw}"`);
+    }
+    if (!protocols.includes(u.protocol.replace(/:$/, ''))) {
+      throw new Error(`must use ${protocols.map((p) => p + '://').join(' or ')}, got "${u.protocol}//"`);
+    }
+    return stripTrailing(raw, '/');
+  };
 
 /** A comma-separated list of URLs (several servers of one cluster), each checked like `url`. */
-const urlList = (protocols: string[]): Parser<string> => (raw) => {
-  const parts = raw.split(',').map((s) => s.trim());
-  if (parts.some((p) => p === '')) throw new Error(`must be one URL or a comma-separated list of URLs, got "${raw}"`);
-  return parts.map(url(protocols)).join(',');
-};
+const urlList =
+  (protocols: string[]): Parser<string> =>
+  (raw) => {
+    const parts = raw.split(',').map((s) => s.trim());
+    if (parts.some((p) => p === '')) throw new Error(`must be one URL or a comma-separated list of URLs, got "${raw}"`);
+    return parts.map(url(protocols)).join(',');
+  };
 
-const oneOf = <T extends string>(values: readonly T[]): Parser<T> => (raw) => {
-  if (!(values as readonly string[]).includes(raw)) throw new Error(`must be one of ${values.join(', ')}, got "${raw}"`);
-  return raw as T;
-};
+const oneOf =
+  <T extends string>(values: readonly T[]): Parser<T> =>
+  (raw) => {
+    if (!(values as readonly string[]).includes(raw))
+      throw new Error(`must be one of ${values.join(', ')}, got "${raw}"`);
+    return raw as T;
+  };
 
 const host: Parser<string> = (raw) => {
-  if (!/^[A-Za-z0-9.:\-\[\]]+$/.test(raw)) throw new Error(`must be a host name or IP address, got "${raw}"`);
+  if (!/^[A-Za-z0-9.:\-[\]]+$/.test(raw)) throw new Error(`must be a host name or IP address, got "${raw}"`);
   return raw;
 };
 
@@ -150,9 +159,19 @@ const SPEC: { [K in keyof Config]: VarSpec<Config[K]> } = {
     describe: 'external base URL; the OAuth issuer',
   },
   DATABASE_URL: { parse: url(['postgres', 'postgresql']), describe: 'Postgres connection URL' },
-  NATS_URL: { parse: urlList(['nats', 'tls']), describe: 'NATS server URL, or a comma-separated list of a cluster\'s servers (JetStream enabled)' },
-  NATS_STREAM_REPLICAS: { parse: int(1, 5), default: 1, describe: 'replicas of each JetStream stream and KV bucket (3 on a NATS cluster)' },
-  CLICKHOUSE_URL: { parse: urlList(['http', 'https']), describe: 'ClickHouse HTTP URL, or a comma-separated list of every replica of a cluster' },
+  NATS_URL: {
+    parse: urlList(['nats', 'tls']),
+    describe: "NATS server URL, or a comma-separated list of a cluster's servers (JetStream enabled)",
+  },
+  NATS_STREAM_REPLICAS: {
+    parse: int(1, 5),
+    default: 1,
+    describe: 'replicas of each JetStream stream and KV bucket (3 on a NATS cluster)',
+  },
+  CLICKHOUSE_URL: {
+    parse: urlList(['http', 'https']),
+    describe: 'ClickHouse HTTP URL, or a comma-separated list of every replica of a cluster',
+  },
   CLICKHOUSE_CLUSTER: {
     parse: (raw) => (raw === '' ? '' : name(raw)),
     default: '',
@@ -173,23 +192,67 @@ const SPEC: { [K in keyof Config]: VarSpec<Config[K]> } = {
     default: 4 * 1024 ** 3,
     describe: 'byte cap of the USAGE stream',
   },
-  USAGE_STREAM_MAX_INFLIGHT: { parse: int(1, 10_000), default: 64, describe: 'unacknowledged frames per usage WebSocket before the server stops reading it' },
+  USAGE_STREAM_MAX_INFLIGHT: {
+    parse: int(1, 10_000),
+    default: 64,
+    describe: 'unacknowledged frames per usage WebSocket before the server stops reading it',
+  },
   SECRET_KEY: { parse: secretKey, describe: 'at least 32 random bytes, hex or base64' },
-  BILLING_GRACE_SECONDS: { parse: int(0, 35 * 86_400), default: 3600, describe: 'wait after a period ends before invoicing it (late usage)' },
-  BILLING_INTERVAL_SECONDS: { parse: int(1, 86_400), default: 60, describe: 'how often the billing role closes periods and retries payments' },
-  PASSWORD_SCRYPT_LOG2_N: { parse: int(10, 20), default: 17, describe: 'log2 of the scrypt cost of new password hashes' },
-  LIMIT_INGEST_RECORDS_PER_SECOND: { parse: int(1, 10_000_000), default: 20_000, describe: 'usage records per second per account (default)' },
-  LIMIT_REQUESTS_PER_SECOND: { parse: int(1, 1_000_000), default: 200, describe: 'control-plane requests per second per account (default)' },
+  BILLING_GRACE_SECONDS: {
+    parse: int(0, 35 * 86_400),
+    default: 3600,
+    describe: 'wait after a period ends before invoicing it (late usage)',
+  },
+  BILLING_INTERVAL_SECONDS: {
+    parse: int(1, 86_400),
+    default: 60,
+    describe: 'how often the billing role closes periods and retries payments',
+  },
+  PASSWORD_SCRYPT_LOG2_N: {
+    parse: int(10, 20),
+    default: 17,
+    describe: 'log2 of the scrypt cost of new password hashes',
+  },
+  LIMIT_INGEST_RECORDS_PER_SECOND: {
+    parse: int(1, 10_000_000),
+    default: 20_000,
+    describe: 'usage records per second per account (default)',
+  },
+  LIMIT_REQUESTS_PER_SECOND: {
+    parse: int(1, 1_000_000),
+    default: 200,
+    describe: 'control-plane requests per second per account (default)',
+  },
   LIMIT_MAX_METERS: { parse: int(1, 1_000_000), default: 1_000, describe: 'meters per account (default)' },
   LIMIT_MAX_WEBHOOKS: { parse: int(1, 10_000), default: 100, describe: 'webhook endpoints per account (default)' },
   LIMIT_MAX_PAYMENT_METHODS: { parse: int(1, 10_000), default: 25, describe: 'payment methods per account (default)' },
-  SIGN_IN_BACKOFF_BASE_SECONDS: { parse: int(1, 3600), default: 1, describe: 'first sign-in backoff wait in seconds (doubles per further failure)' },
-  MAX_BUFFERED_REQUEST_BYTES: { parse: int(1024 * 1024, 16 * 1024 * 1024 * 1024), default: 256 * 1024 * 1024, describe: 'request body bytes buffered at once across all requests' },
+  SIGN_IN_BACKOFF_BASE_SECONDS: {
+    parse: int(1, 3600),
+    default: 1,
+    describe: 'first sign-in backoff wait in seconds (doubles per further failure)',
+  },
+  MAX_BUFFERED_REQUEST_BYTES: {
+    parse: int(1024 * 1024, 16 * 1024 * 1024 * 1024),
+    default: 256 * 1024 * 1024,
+    describe: 'request body bytes buffered at once across all requests',
+  },
   SHUTDOWN_DRAIN_SECONDS: { parse: int(0, 600), default: 10, describe: 'seconds stop() waits for in-flight requests' },
-  USAGE_QUERY_MAX_EXECUTION_SECONDS: { parse: int(1, 3600), default: 10, describe: 'ClickHouse max_execution_time of usage reads' },
+  USAGE_QUERY_MAX_EXECUTION_SECONDS: {
+    parse: int(1, 3600),
+    default: 10,
+    describe: 'ClickHouse max_execution_time of usage reads',
+  },
   USAGE_QUERIES_PER_ACCOUNT: { parse: int(1, 1000), default: 4, describe: 'usage reads running at once per account' },
-  USAGE_QUERY_QUEUE_PER_ACCOUNT: { parse: int(0, 10_000), default: 16, describe: 'usage reads waiting per account beyond those running' },
-  WATCH_MAX_STALENESS_SECONDS: { parse: int(1, 3600), default: 10, describe: 'seconds the revocation and meter watches may go unconfirmed before failing closed' },
+  USAGE_QUERY_QUEUE_PER_ACCOUNT: {
+    parse: int(0, 10_000),
+    default: 16,
+    describe: 'usage reads waiting per account beyond those running',
+  },
+  WATCH_MAX_STALENESS_SECONDS: {
+    parse: int(1, 3600),
+    default: 10,
+    describe: 'seconds the revocation and meter watches may go unconfirmed before failing closed',
+  },
 };
 
 export const CONFIG_VARIABLES = Object.keys(SPEC) as (keyof Config)[];

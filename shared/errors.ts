@@ -117,7 +117,9 @@ export class NotFoundError extends DomainError {
 
 export class MethodNotAllowedError extends DomainError {
   constructor(allowed: string[]) {
-    super('method_not_allowed', 'method_not_allowed', `Allowed methods: ${allowed.join(', ')}.`, undefined, { Allow: allowed.join(', ') });
+    super('method_not_allowed', 'method_not_allowed', `Allowed methods: ${allowed.join(', ')}.`, undefined, {
+      Allow: allowed.join(', '),
+    });
   }
 }
 

@@ -1,6 +1,25 @@
 import { randomBytes } from 'node:crypto';
 
-export type IdPrefix = 'acct' | 'cus' | 'usr' | 'cli' | 'prod' | 'mtr' | 'use' | 'inv' | 'pm' | 'sub' | 'wh' | 'evt' | 'whd' | 'grt' | 'key' | 'tok' | 'cred' | 'cn' | 'corr';
+export type IdPrefix =
+  | 'acct'
+  | 'cus'
+  | 'usr'
+  | 'cli'
+  | 'prod'
+  | 'mtr'
+  | 'use'
+  | 'inv'
+  | 'pm'
+  | 'sub'
+  | 'wh'
+  | 'evt'
+  | 'whd'
+  | 'grt'
+  | 'key'
+  | 'tok'
+  | 'cred'
+  | 'cn'
+  | 'corr';
 
 const ALPHABET = '0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ';
 

@@ -37,11 +37,7 @@ export async function createInfra(config: Config, role: string, opts: { pgPoolSi
 
 /** Publishers are flushed by their owners before this; here we only close pools and connections. */
 export async function closeInfra(infra: Infra): Promise<void> {
-  await Promise.allSettled([
-    closeNats(infra.nats),
-    infra.clickhouse.close(),
-    infra.pg.end(),
-  ]);
+  await Promise.allSettled([closeNats(infra.nats), infra.clickhouse.close(), infra.pg.end()]);
 }
 
 /** Drains when NATS answers; a drain cannot finish while the server is down, so fall back to close. */
@@ -63,7 +59,10 @@ export const ALL_SERVERS: readonly ServerName[] = ['postgres', 'nats', 'clickhou
  * Asks each server a trivial question; a server that doesn't answer within a second is down. Every server
  * is reported; only those in `required` (what this process can't serve without) make the report not ok.
  */
-export async function probeDependencies(infra: Infra, required: readonly ServerName[] = ALL_SERVERS): Promise<HealthReport> {
+export async function probeDependencies(
+  infra: Infra,
+  required: readonly ServerName[] = ALL_SERVERS,
+): Promise<HealthReport> {
   const check = async (what: string, fn: () => Promise<unknown>) => {
     try {
       await withTimeout(fn(), PROBE_TIMEOUT_MS, what);

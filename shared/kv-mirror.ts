@@ -51,7 +51,9 @@ export class KvMirror {
     // Probing starts first: if this first load fails or hangs, the probes keep re-opening the watch.
     this.probeTimer = setInterval(() => void this.probe(), this.probeMs);
     this.probeTimer.unref();
-    this.reopening = withTimeout(this.open(), timeoutMs, `${this.opts.name}: bucket ${this.bucket} load`).finally(() => (this.reopening = undefined));
+    this.reopening = withTimeout(this.open(), timeoutMs, `${this.opts.name}: bucket ${this.bucket} load`).finally(
+      () => (this.reopening = undefined),
+    );
     await this.reopening;
   }
 
@@ -129,10 +131,16 @@ export class KvMirror {
       this.behindSince ??= started;
       if (started - this.behindSince < 2 * this.probeMs) return;
       this.doubtSince ??= this.behindSince;
-      this.opts.log?.warn({ bucket: this.bucket, seen: this.seen, last }, `${this.opts.name} watch is behind the bucket; re-opening it`);
+      this.opts.log?.warn(
+        { bucket: this.bucket, seen: this.seen, last },
+        `${this.opts.name} watch is behind the bucket; re-opening it`,
+      );
     } catch (err) {
       this.doubtSince ??= started;
-      this.opts.log?.warn({ err: (err as Error).message, bucket: this.bucket }, `${this.opts.name}: cannot confirm the watch is current`);
+      this.opts.log?.warn(
+        { err: (err as Error).message, bucket: this.bucket },
+        `${this.opts.name}: cannot confirm the watch is current`,
+      );
     } finally {
       this.probing = false;
     }
@@ -142,8 +150,17 @@ export class KvMirror {
 
   private reopen(): void {
     if (this.reopening || this.stopped) return;
-    this.reopening = withTimeout(this.open(), Math.max(this.opts.maxStalenessMs, 5_000), `${this.opts.name}: re-opening ${this.bucket}`)
-      .catch((err) => this.opts.log?.warn({ err: (err as Error).message, bucket: this.bucket }, `${this.opts.name}: re-opening the watch failed; retrying`))
+    this.reopening = withTimeout(
+      this.open(),
+      Math.max(this.opts.maxStalenessMs, 5_000),
+      `${this.opts.name}: re-opening ${this.bucket}`,
+    )
+      .catch((err) =>
+        this.opts.log?.warn(
+          { err: (err as Error).message, bucket: this.bucket },
+          `${this.opts.name}: re-opening the watch failed; retrying`,
+        ),
+      )
       .finally(() => (this.reopening = undefined));
   }
 }

@@ -18,16 +18,32 @@ export class Metrics {
   }
 
   counter<L extends string>(name: string, help: string, labelNames: L[] = []): Counter<L> {
-    return (this.registry.getSingleMetric(name) as Counter<L> | undefined) ?? new Counter({ name, help, labelNames, registers: [this.registry] });
+    return (
+      (this.registry.getSingleMetric(name) as Counter<L> | undefined) ??
+      new Counter({ name, help, labelNames, registers: [this.registry] })
+    );
   }
 
   /** A gauge read when the metrics are collected (`read` returns the current value). */
   gauge(name: string, help: string, read: () => number): Gauge {
-    return (this.registry.getSingleMetric(name) as Gauge | undefined) ?? new Gauge({ name, help, registers: [this.registry], collect() { this.set(read()); } });
+    return (
+      (this.registry.getSingleMetric(name) as Gauge | undefined) ??
+      new Gauge({
+        name,
+        help,
+        registers: [this.registry],
+        collect() {
+          this.set(read());
+        },
+      })
+    );
   }
 
   histogram<L extends string>(name: string, help: string, buckets: number[], labelNames: L[] = []): Histogram<L> {
-    return (this.registry.getSingleMetric(name) as Histogram<L> | undefined) ?? new Histogram({ name, help, labelNames, buckets, registers: [this.registry] });
+    return (
+      (this.registry.getSingleMetric(name) as Histogram<L> | undefined) ??
+      new Histogram({ name, help, labelNames, buckets, registers: [this.registry] })
+    );
   }
 }
 
@@ -53,7 +69,11 @@ class HttpRequestStats {
     let byMethod = this.routes.get(route);
     if (byMethod === undefined) this.routes.set(route, (byMethod = new Map()));
     let s = byMethod.get(method);
-    if (s === undefined) byMethod.set(method, (s = { byStatus: new Map(), buckets: new Float64Array(HTTP_DURATION_BUCKETS.length + 1), sum: 0, count: 0 }));
+    if (s === undefined)
+      byMethod.set(
+        method,
+        (s = { byStatus: new Map(), buckets: new Float64Array(HTTP_DURATION_BUCKETS.length + 1), sum: 0, count: 0 }),
+      );
     s.byStatus.set(status, (s.byStatus.get(status) ?? 0) + 1);
     let i = 0;
     while (i < HTTP_DURATION_BUCKETS.length && seconds > HTTP_DURATION_BUCKETS[i]!) i++;
@@ -84,7 +104,8 @@ class HttpRequestStats {
   private requestValues(): { labels: Record<string, string>; value: number }[] {
     const out = [];
     for (const [route, byMethod] of this.routes)
-      for (const [method, s] of byMethod) for (const [status, n] of s.byStatus) out.push({ labels: { route, method, status: String(status) }, value: n });
+      for (const [method, s] of byMethod)
+        for (const [status, n] of s.byStatus) out.push({ labels: { route, method, status: String(status) }, value: n });
     return out;
   }
 
@@ -96,7 +117,11 @@ class HttpRequestStats {
         let cumulative = 0;
         for (let i = 0; i <= HTTP_DURATION_BUCKETS.length; i++) {
           cumulative += s.buckets[i]!;
-          out.push({ labels: { le: HTTP_DURATION_BUCKETS[i] ?? '+Inf', route, method }, value: cumulative, metricName: `${name}_bucket` });
+          out.push({
+            labels: { le: HTTP_DURATION_BUCKETS[i] ?? '+Inf', route, method },
+            value: cumulative,
+            metricName: `${name}_bucket`,
+          });
         }
         out.push({ labels: { route, method }, value: s.sum, metricName: `${name}_sum` });
         out.push({ labels: { route, method }, value: s.count, metricName: `${name}_count` });

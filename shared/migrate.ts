@@ -21,7 +21,9 @@ export interface MigrationReport {
 
 async function migrationFiles(dir: string): Promise<{ version: string; sql: string }[]> {
   const names = (await readdir(dir)).filter((n) => n.endsWith('.sql')).sort();
-  return Promise.all(names.map(async (n) => ({ version: n.replace(/\.sql$/, ''), sql: await readFile(join(dir, n), 'utf8') })));
+  return Promise.all(
+    names.map(async (n) => ({ version: n.replace(/\.sql$/, ''), sql: await readFile(join(dir, n), 'utf8') })),
+  );
 }
 
 /** Versioned SQL files applied in order, each in its own transaction, under an advisory lock. */
@@ -32,8 +34,12 @@ export async function migratePostgres(databaseUrl: string): Promise<string[]> {
   try {
     // Several processes may start at once: one migrates, the others wait and then find nothing to do.
     await client.query('SELECT pg_advisory_lock(727274)');
-    await client.query('CREATE TABLE IF NOT EXISTS schema_migrations (version text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())');
-    const done = new Set((await client.query<{ version: string }>('SELECT version FROM schema_migrations')).rows.map((r) => r.version));
+    await client.query(
+      'CREATE TABLE IF NOT EXISTS schema_migrations (version text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())',
+    );
+    const done = new Set(
+      (await client.query<{ version: string }>('SELECT version FROM schema_migrations')).rows.map((r) => r.version),
+    );
     for (const m of await migrationFiles(repoPath('infra/migrations/postgres'))) {
       if (done.has(m.version)) continue;
       try {
@@ -78,11 +84,18 @@ export async function migrateClickhouse(url: string, database: string, cluster =
   const settings = cluster ? { insert_distributed_sync: 1 as const } : {};
   const applied: string[] = [];
   try {
-    await admin.command({ query: `CREATE DATABASE IF NOT EXISTS ${database}${cluster ? ` ON CLUSTER ${cluster}` : ''}` });
-    for (const q of forCluster(`CREATE TABLE IF NOT EXISTS ${database}.schema_migrations (version String, applied_at DateTime DEFAULT now()) ENGINE = ReplacingMergeTree() ORDER BY version`)) {
+    await admin.command({
+      query: `CREATE DATABASE IF NOT EXISTS ${database}${cluster ? ` ON CLUSTER ${cluster}` : ''}`,
+    });
+    for (const q of forCluster(
+      `CREATE TABLE IF NOT EXISTS ${database}.schema_migrations (version String, applied_at DateTime DEFAULT now()) ENGINE = ReplacingMergeTree() ORDER BY version`,
+    )) {
       await admin.command({ query: q });
     }
-    const rs = await admin.query({ query: `SELECT version FROM ${database}.schema_migrations FINAL`, format: 'JSONEachRow' });
+    const rs = await admin.query({
+      query: `SELECT version FROM ${database}.schema_migrations FINAL`,
+      format: 'JSONEachRow',
+    });
     const done = new Set((await rs.json<{ version: string }>()).map((r) => r.version));
     for (const m of await migrationFiles(repoPath('infra/migrations/clickhouse'))) {
       // Rewritten even when applied: later files' statements need to know which tables are sharded.
@@ -93,11 +106,16 @@ export async function migrateClickhouse(url: string, database: string, cluster =
           await admin.command({ query, clickhouse_settings: settings });
         } catch (err) {
           // ADD COLUMN has no IF NOT EXISTS on 18.16: a column already there is a statement already run.
-          if (/^ALTER TABLE/i.test(query) && /column with this name already exists/.test((err as Error).message)) continue;
+          if (/^ALTER TABLE/i.test(query) && /column with this name already exists/.test((err as Error).message))
+            continue;
           throw new Error(`clickhouse migration ${m.version} failed: ${(err as Error).message}`);
         }
       }
-      await admin.insert({ table: `${database}.schema_migrations`, values: [{ version: m.version }], format: 'JSONEachRow' });
+      await admin.insert({
+        table: `${database}.schema_migrations`,
+        values: [{ version: m.version }],
+        format: 'JSONEachRow',
+      });
       applied.push(m.version);
     }
   } finally {
@@ -107,7 +125,12 @@ export async function migrateClickhouse(url: string, database: string, cluster =
 }
 
 /** Streams and buckets; created when missing, updated to the configured limits when present. */
-export async function ensureNatsTopology(nc: NatsConnection, names: NatsNames, usageMaxBytes: number, replicas = 1): Promise<string[]> {
+export async function ensureNatsTopology(
+  nc: NatsConnection,
+  names: NatsNames,
+  usageMaxBytes: number,
+  replicas = 1,
+): Promise<string[]> {
   const jsm = await jetstreamManager(nc);
   const changed: string[] = [];
   const streams = [
@@ -146,7 +169,9 @@ export async function ensureNatsTopology(nc: NatsConnection, names: NatsNames, u
           await jsm.streams.add(cfg);
           changed.push(`${cfg.name} re-created with ${cfg.retention} retention`);
         } else {
-          changed.push(`${cfg.name} keeps ${c.retention} retention (${info.state.messages} messages); drain and delete it to switch to ${cfg.retention}`);
+          changed.push(
+            `${cfg.name} keeps ${c.retention} retention (${info.state.messages} messages); drain and delete it to switch to ${cfg.retention}`,
+          );
         }
         continue;
       }
@@ -164,8 +189,18 @@ export async function ensureNatsTopology(nc: NatsConnection, names: NatsNames, u
     await kvm.create(bucket, { history: 1, storage: StorageType.File, replicas });
   }
   // Heartbeats: an entry older than the TTL is a process that went away.
-  await kvm.create(names.apiProcessBucket, { history: 1, storage: StorageType.Memory, ttl: API_PROCESS_TTL_MS, replicas });
-  await kvm.create(names.signInThrottleBucket, { history: 1, storage: StorageType.File, ttl: SIGN_IN_FAILURE_TTL_MS, replicas });
+  await kvm.create(names.apiProcessBucket, {
+    history: 1,
+    storage: StorageType.Memory,
+    ttl: API_PROCESS_TTL_MS,
+    replicas,
+  });
+  await kvm.create(names.signInThrottleBucket, {
+    history: 1,
+    storage: StorageType.File,
+    ttl: SIGN_IN_FAILURE_TTL_MS,
+    replicas,
+  });
   return changed;
 }
 
@@ -194,11 +229,20 @@ async function backfillUniqueCounts(config: Config): Promise<string[]> {
 
 export async function migrateAll(config: Config): Promise<MigrationReport> {
   const postgres = await migratePostgres(config.DATABASE_URL);
-  const clickhouse = await migrateClickhouse(config.CLICKHOUSE_URL, config.CLICKHOUSE_DATABASE, config.CLICKHOUSE_CLUSTER);
+  const clickhouse = await migrateClickhouse(
+    config.CLICKHOUSE_URL,
+    config.CLICKHOUSE_DATABASE,
+    config.CLICKHOUSE_CLUSTER,
+  );
   const uniqueBackfill = await backfillUniqueCounts(config);
   const nc = await connectNats(config.NATS_URL, 'meterline-migrate');
   try {
-    const nats = await ensureNatsTopology(nc, new NatsNames(config.NATS_NAMESPACE), config.USAGE_STREAM_MAX_BYTES, config.NATS_STREAM_REPLICAS);
+    const nats = await ensureNatsTopology(
+      nc,
+      new NatsNames(config.NATS_NAMESPACE),
+      config.USAGE_STREAM_MAX_BYTES,
+      config.NATS_STREAM_REPLICAS,
+    );
     return { postgres, clickhouse, nats, uniqueBackfill };
   } finally {
     await nc.close();

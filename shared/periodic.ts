@@ -9,9 +9,7 @@ export class PeriodicTask {
   private timer: NodeJS.Timeout | undefined;
   private running: Promise<void> | undefined;
 
-  constructor(
-    private readonly opts: { name: string; everyMs: number; log: Logger; run: () => Promise<unknown> },
-  ) {}
+  constructor(private readonly opts: { name: string; everyMs: number; log: Logger; run: () => Promise<unknown> }) {}
 
   /** Starts the timer and the first run; the returned promise settles when that run ended (it never rejects). */
   start(): Promise<void> {
@@ -26,7 +24,8 @@ export class PeriodicTask {
       .run()
       .then(
         () => undefined,
-        (err) => this.opts.log.error({ err, task: this.opts.name }, `${this.opts.name} failed; retrying at the next tick`),
+        (err) =>
+          this.opts.log.error({ err, task: this.opts.name }, `${this.opts.name} failed; retrying at the next tick`),
       )
       .finally(() => (this.running = undefined));
     return this.running;

@@ -54,7 +54,11 @@ export class FailureDigest {
     this.failedBelow[depth] = true;
     // A parent fails because a child did; its own block only points at the t.test call. Keep the child's.
     if (restatesChild) return;
-    const failure: Failure = { file: this.names[0] ?? bad[2], path: [...this.names.slice(1, depth), bad[2]], diagnostics: [] };
+    const failure: Failure = {
+      file: this.names[0] ?? bad[2],
+      path: [...this.names.slice(1, depth), bad[2]],
+      diagnostics: [],
+    };
     this.failures.push(failure);
     this.open = { indent: bad[1], failure };
   }

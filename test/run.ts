@@ -30,7 +30,9 @@ async function main(): Promise<number> {
   const runningBefore = new Set(before.servers.filter((s) => s.running).map((s) => s.name));
   const stack = await stackUp({ root: REPO_ROOT, env: process.env, log });
   const launched = stack.servers.filter((s) => !s.external && !runningBefore.has(s.name));
-  log(`stack ready in ${Date.now() - started} ms (${stack.servers.map((s) => `${s.name}${s.external ? ' external' : ''}`).join(', ')})`);
+  log(
+    `stack ready in ${Date.now() - started} ms (${stack.servers.map((s) => `${s.name}${s.external ? ' external' : ''}`).join(', ')})`,
+  );
   await prepareTestTools(log);
 
   let files = await findTests(repoPath('dist/test'));
@@ -55,7 +57,14 @@ async function main(): Promise<number> {
   const code = await new Promise<number>((resolve) => {
     const child = spawn(
       process.execPath,
-      [repoPath('node_modules/tap/dist/esm/run.mjs'), '--disable-coverage', '--timeout=300', '--jobs=2', `--reporter=${process.stdout.isTTY ? 'base' : 'tap'}`, ...files.map((f) => relative(REPO_ROOT, f))],
+      [
+        repoPath('node_modules/tap/dist/esm/run.mjs'),
+        '--disable-coverage',
+        '--timeout=300',
+        '--jobs=2',
+        `--reporter=${process.stdout.isTTY ? 'base' : 'tap'}`,
+        ...files.map((f) => relative(REPO_ROOT, f)),
+      ],
       { cwd: REPO_ROOT, env, stdio: ['ignore', 'pipe', 'inherit'] },
     );
     // Tee tap's report and keep its totals for the closing line CI reads.

@@ -74,15 +74,25 @@ export async function runBillingPhase(opts: {
     const firstMonth = mix ? monthBefore : lastMonth;
     const t0 = performance.now();
     const accounts = Array.from({ length: opts.accounts }, () => ({ id: newId('acct'), customer: newId('cus') }));
-    await pg.query(`INSERT INTO accounts (id, customer_id, name) SELECT a, c, 'bench billing' FROM unnest($1::text[], $2::text[]) AS u(a, c)`, [accounts.map((a) => a.id), accounts.map((a) => a.customer)]);
+    await pg.query(
+      `INSERT INTO accounts (id, customer_id, name) SELECT a, c, 'bench billing' FROM unnest($1::text[], $2::text[]) AS u(a, c)`,
+      [accounts.map((a) => a.id), accounts.map((a) => a.customer)],
+    );
     await pg.query(
       `INSERT INTO payment_methods (id, account_id, type, brand, last4, exp_month, exp_year, fingerprint, processor, processor_token, is_default)
        SELECT p, a, 'card', 'visa', '4242', 12, 2099, 'bench', 'sandbox', t, true FROM unnest($1::text[], $2::text[], $3::text[]) AS u(p, a, t)`,
-      [accounts.map(() => newId('pm')), accounts.map((a) => a.id), accounts.map(() => `sandbox_tok_ok_${randomBytes(9).toString('base64url')}`)],
+      [
+        accounts.map(() => newId('pm')),
+        accounts.map((a) => a.id),
+        accounts.map(() => `sandbox_tok_ok_${randomBytes(9).toString('base64url')}`),
+      ],
     );
     const flat = newId('prod');
     const metered = newId('prod');
-    await pg.query(`INSERT INTO products (id, name, price, currency, pricing) VALUES ($1, 'Bench plan', 10, 'USD', 'flat'), ($2, 'Bench calls', 0.000123, 'USD', 'metered')`, [flat, metered]);
+    await pg.query(
+      `INSERT INTO products (id, name, price, currency, pricing) VALUES ($1, 'Bench plan', 10, 'USD', 'flat'), ($2, 'Bench calls', 0.000123, 'USD', 'metered')`,
+      [flat, metered],
+    );
     const usageProducts = mix ? [metered, ...(await mixProducts(pg))] : [metered];
     const subs = Array.from({ length: opts.subscriptions }, (_, i) => ({
       id: newId('sub'),
@@ -97,16 +107,22 @@ export async function runBillingPhase(opts: {
        SELECT m, a, 'bench calls', 'calls', 'counter', 'sum', 'active', $3, $3 FROM unnest($1::text[], $2::text[]) AS u(m, a)`,
       [withMeter.map((s) => s.meter), withMeter.map((s) => s.account), new Date(firstMonth)],
     );
-    await pg.query(`INSERT INTO subscriptions (id, account_id, status, currency, created_at) SELECT s, a, 'active', 'USD', $3 FROM unnest($1::text[], $2::text[]) AS u(s, a)`, [
-      subs.map((s) => s.id),
-      subs.map((s) => s.account),
-      new Date(firstMonth + 3_600_000),
-    ]);
+    await pg.query(
+      `INSERT INTO subscriptions (id, account_id, status, currency, created_at) SELECT s, a, 'active', 'USD', $3 FROM unnest($1::text[], $2::text[]) AS u(s, a)`,
+      [subs.map((s) => s.id), subs.map((s) => s.account), new Date(firstMonth + 3_600_000)],
+    );
     await pg.query(
       `INSERT INTO subscription_items (subscription_id, position, product_id, meter_id, minimum_amount)
        SELECT s, 0, $2, NULL, NULL FROM unnest($1::text[]) AS u(s)
        UNION ALL SELECT s, 1, p, m, x FROM unnest($3::text[], $4::text[], $5::text[], $6::numeric[]) AS v(s, m, p, x)`,
-      [subs.map((s) => s.id), flat, withMeter.map((s) => s.id), withMeter.map((s) => s.meter), withMeter.map((s) => s.product), withMeter.map((s) => s.minimum)],
+      [
+        subs.map((s) => s.id),
+        flat,
+        withMeter.map((s) => s.id),
+        withMeter.map((s) => s.meter),
+        withMeter.map((s) => s.product),
+        withMeter.map((s) => s.minimum),
+      ],
     );
     if (mix) {
       // Prepaid credit for every fifth account: 200 USD, expiring in a year (about two months of its invoices).
@@ -119,7 +135,13 @@ export async function runBillingPhase(opts: {
     }
     // Usage straight into the world's table (the ingest path is measured by other phases).
     let records = 0;
-    const insertUsage = async (meters: typeof withMeter, from: number, to: number, prefix: string, perMeter: number): Promise<HourKeys[]> => {
+    const insertUsage = async (
+      meters: typeof withMeter,
+      from: number,
+      to: number,
+      prefix: string,
+      perMeter: number,
+    ): Promise<HourKeys[]> => {
       let rows = '';
       const touched: HourKeys[] = [];
       for (const s of meters) {
@@ -132,36 +154,67 @@ export async function runBillingPhase(opts: {
         }
         touched.push({ accountId: s.account, meterId: s.meter!, hours });
         if (rows.length > 8_000_000) {
-          await ch.command({ query: `INSERT INTO ${config.CLICKHOUSE_DATABASE}.${USAGE_TABLE} FORMAT JSONEachRow\n${rows}` });
+          await ch.command({
+            query: `INSERT INTO ${config.CLICKHOUSE_DATABASE}.${USAGE_TABLE} FORMAT JSONEachRow\n${rows}`,
+          });
           rows = '';
         }
       }
-      if (rows) await ch.command({ query: `INSERT INTO ${config.CLICKHOUSE_DATABASE}.${USAGE_TABLE} FORMAT JSONEachRow\n${rows}` });
+      if (rows)
+        await ch.command({
+          query: `INSERT INTO ${config.CLICKHOUSE_DATABASE}.${USAGE_TABLE} FORMAT JSONEachRow\n${rows}`,
+        });
       return touched;
     };
     await insertUsage(withMeter, firstMonth, thisMonth, 'r', opts.recordsPerMeter * (mix ? 2 : 1));
-    const deps = billingDeps({ pg, clickhouse: ch, config, log: createLogger({ level: 'warn', name: 'bench-billing' }) });
+    const deps = billingDeps({
+      pg,
+      clickhouse: ch,
+      config,
+      log: createLogger({ level: 'warn', name: 'bench-billing' }),
+    });
     if (mix) {
       // The month before last is invoiced first (not measured); then late records of it arrive.
       const first = await runBilling(deps, new Date(lastMonth + (config.BILLING_GRACE_SECONDS + 60) * 1000));
       log(`billing-run: month before last closed first (${first.invoices.length} invoices, not measured)`);
-      const late = await insertUsage(withMeter.filter((_, i) => i % 4 === 0), monthBefore, lastMonth, 'late', 5);
+      const late = await insertUsage(
+        withMeter.filter((_, i) => i % 4 === 0),
+        monthBefore,
+        lastMonth,
+        'late',
+        5,
+      );
       // What the consumer does for records of hours already rolled up: recompute those hours.
       await recomputeHours(ch, config.CLICKHOUSE_DATABASE, late);
     }
     // The tables were bulk-loaded a moment ago: give the planner the statistics autovacuum would have gathered
     // by the time a real month's billing runs (without them it plans the close's joins for empty tables).
-    await pg.query('ANALYZE subscriptions, subscription_items, invoices, invoice_lines, credit_grants, payment_methods, meters, accounts');
-    log(`billing-run: set up ${subs.length} subscriptions (${withMeter.length} metered, ${accounts.length} accounts, ${records} usage records) in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+    await pg.query(
+      'ANALYZE subscriptions, subscription_items, invoices, invoice_lines, credit_grants, payment_methods, meters, accounts',
+    );
+    log(
+      `billing-run: set up ${subs.length} subscriptions (${withMeter.length} metered, ${accounts.length} accounts, ${records} usage records) in ${((performance.now() - t0) / 1000).toFixed(1)} s`,
+    );
 
     try {
       const startedAt = new Date();
       const started = performance.now();
       let closedAt = started;
-      const r = await runBilling(deps, now, { closing: (done, total) => ((closedAt = performance.now()), done === total && log(`billing-run: closed ${done} of ${total}`)) });
+      const r = await runBilling(deps, now, {
+        closing: (done, total) => (
+          (closedAt = performance.now()), done === total && log(`billing-run: closed ${done} of ${total}`)
+        ),
+      });
       const seconds = (performance.now() - started) / 1000;
       const counts = (
-        await pg.query<{ invoices: number; paid: number; events: number; credit_lines: number; adjustment_lines: number; minimum_lines: number }>(
+        await pg.query<{
+          invoices: number;
+          paid: number;
+          events: number;
+          credit_lines: number;
+          adjustment_lines: number;
+          minimum_lines: number;
+        }>(
           `WITH mine AS (SELECT id, status FROM invoices WHERE account_id = ANY($1) AND period_start = $2::date)
            SELECT (SELECT count(*)::int FROM mine) AS invoices, (SELECT count(*)::int FROM mine WHERE status = 'paid') AS paid,
                   (SELECT count(*)::int FROM outbox_events WHERE account_id = ANY($1) AND created_at >= $3 AND type IN ('invoice.created', 'invoice.paid')) AS events,
@@ -172,7 +225,9 @@ export async function runBillingPhase(opts: {
         )
       ).rows[0]!;
       const { credit_lines, adjustment_lines, minimum_lines, ...base } = counts;
-      const timings = Object.fromEntries(Object.entries(r.timings).map(([k, v]) => [k, Math.round(v)])) as unknown as BillingTimings;
+      const timings = Object.fromEntries(
+        Object.entries(r.timings).map(([k, v]) => [k, Math.round(v)]),
+      ) as unknown as BillingTimings;
       const result: BillingRunResult = {
         mix,
         subscriptions: subs.length,
@@ -219,7 +274,9 @@ async function mixProducts(pg: ReturnType<typeof createPgPool>): Promise<string[
 export function billingRunLines(r: BillingRunResult): string[] {
   const t = r.timings;
   const name = r.mix ? 'billing-run (mix)' : 'billing-run';
-  const mixed = r.mix ? `; mix of every price model: ${r.minimum_lines} minimum true-ups, ${r.credit_lines} credit lines, ${r.adjustment_lines} late-usage adjustments` : '';
+  const mixed = r.mix
+    ? `; mix of every price model: ${r.minimum_lines} minimum true-ups, ${r.credit_lines} credit lines, ${r.adjustment_lines} late-usage adjustments`
+    : '';
   return [
     `${name}: ${r.invoices} invoices (${r.paid} paid, ${r.events} invoice events) for ${r.subscriptions} subscriptions (${r.metered} metered, ${r.usage_records} usage records) in ${r.seconds} s → ${r.invoices_per_s} invoices/s (goal ≥ ${BILLING_GOAL_INVOICES_PER_S}: ${r.goal_met ? 'met' : 'NOT met'}); period close ${r.close_s} s${mixed}`,
     `${name} time by store: ClickHouse ${t.clickhouse_ms} ms, piscina ${t.piscina_ms} ms, Postgres ${t.postgres_ms} ms, processor (sandbox ledger) ${t.processor_ms} ms`,

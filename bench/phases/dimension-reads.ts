@@ -53,8 +53,17 @@ interface PhaseDeps {
 
 const dateOf = (ms: number) => new Date(ms).toISOString().slice(0, 10);
 
-async function rollupRows(ch: ClickHouseClient, database: string, accountId: string, meterId: string, table = ROLLUP_TABLE): Promise<number> {
-  const rs = await ch.query({ query: `SELECT count() AS c FROM ${database}.${table} FINAL WHERE account_id = ${chString(accountId)} AND meter_id = ${chString(meterId)}`, format: 'JSONEachRow' });
+async function rollupRows(
+  ch: ClickHouseClient,
+  database: string,
+  accountId: string,
+  meterId: string,
+  table = ROLLUP_TABLE,
+): Promise<number> {
+  const rs = await ch.query({
+    query: `SELECT count() AS c FROM ${database}.${table} FINAL WHERE account_id = ${chString(accountId)} AND meter_id = ${chString(meterId)}`,
+    format: 'JSONEachRow',
+  });
   return Number((await rs.json<{ c: string }>())[0]?.c ?? 0);
 }
 
@@ -72,7 +81,9 @@ async function timeReads(deps: PhaseDeps, meterId: string, reads: [string, Usage
       continue;
     }
     out.push({ read, query, ...timed });
-    deps.log(`${read}: p50 ${timed.median_ms} ms, p99 ${timed.p99_ms} ms, max ${timed.max_ms} ms (${timed.windows} windows${timed.groups !== undefined ? `, ${timed.groups} groups` : ''}, value ${timed.value})`);
+    deps.log(
+      `${read}: p50 ${timed.median_ms} ms, p99 ${timed.p99_ms} ms, max ${timed.max_ms} ms (${timed.windows} windows${timed.groups !== undefined ? `, ${timed.groups} groups` : ''}, value ${timed.value})`,
+    );
   }
   return out;
 }
@@ -82,8 +93,14 @@ export async function runGroupByReadsPhase(deps: PhaseDeps & { distinct?: number
   const distinct = deps.distinct ?? 20;
   const database = world.config.CLICKHOUSE_DATABASE;
   const meterId = await addBenchMeter(world, 'bench group-by reads', { dimensions: ['model'] });
-  const load = await loadMeterDirect(ch, database, world.accountId, meterId, deps.records, DAYS, Date.now(), { key: 'model', distinct, prefix: 'model-' });
-  deps.log(`group-by reads: loaded ${load.records} records (${distinct} models) in ${load.load_s} s, rollups rebuilt in ${load.rollup_rebuild_s} s`);
+  const load = await loadMeterDirect(ch, database, world.accountId, meterId, deps.records, DAYS, Date.now(), {
+    key: 'model',
+    distinct,
+    prefix: 'model-',
+  });
+  deps.log(
+    `group-by reads: loaded ${load.records} records (${distinct} models) in ${load.load_s} s, rollups rebuilt in ${load.rollup_rebuild_s} s`,
+  );
   const five = Array.from({ length: Math.min(5, distinct) }, (_, i) => `model-${i}`);
   const reads = await timeReads(deps, meterId, [
     ['day windows, no slicing', { window: 'day' }],
@@ -92,18 +109,30 @@ export async function runGroupByReadsPhase(deps: PhaseDeps & { distinct?: number
     ['day windows, filter[model]=model-3', { window: 'day', filter: { model: 'model-3' } }],
     ['window=none, group_by=model', { window: 'none', group_by: ['model'] }],
   ]);
-  return { phase: 'group-by-reads', bulk_load: load, distinct_values: distinct, rollup_rows: await rollupRows(ch, database, world.accountId, meterId), reads };
+  return {
+    phase: 'group-by-reads',
+    bulk_load: load,
+    distinct_values: distinct,
+    rollup_rows: await rollupRows(ch, database, world.accountId, meterId),
+    reads,
+  };
 }
 
 export async function runUniqueCountsPhase(deps: PhaseDeps & { users: number }): Promise<DimensionReadsResult> {
   const { world, ch } = deps;
   const database = world.config.CLICKHOUSE_DATABASE;
-  const meterId = await addBenchMeter(world, 'bench unique users', { aggregation: 'unique_count', uniqueBy: 'user', dimensions: ['user', 'region'] });
+  const meterId = await addBenchMeter(world, 'bench unique users', {
+    aggregation: 'unique_count',
+    uniqueBy: 'user',
+    dimensions: ['user', 'region'],
+  });
   const load = await loadMeterDirect(ch, database, world.accountId, meterId, deps.records, DAYS, Date.now(), [
     { key: 'user', distinct: deps.users, prefix: 'user-' },
     { key: 'region', distinct: 4, prefix: 'region-' },
   ]);
-  deps.log(`unique counts: loaded ${load.records} records (${deps.users} users, 4 regions) in ${load.load_s} s, rollups rebuilt in ${load.rollup_rebuild_s} s`);
+  deps.log(
+    `unique counts: loaded ${load.records} records (${deps.users} users, 4 regions) in ${load.load_s} s, rollups rebuilt in ${load.rollup_rebuild_s} s`,
+  );
   const reads = await timeReads(deps, meterId, [
     ['window=none', { window: 'none' }],
     ['month windows', { window: 'month' }],
@@ -115,8 +144,17 @@ export async function runUniqueCountsPhase(deps: PhaseDeps & { users: number }):
   ]);
   const rows = await rollupRows(ch, database, world.accountId, meterId);
   const uniqueRows = await rollupRows(ch, database, world.accountId, meterId, UNIQUE_ROLLUP_TABLE);
-  deps.log(`unique counts: ${rows} usage_hourly rows, ${uniqueRows} ${UNIQUE_ROLLUP_TABLE} rows (what the reads merge)`);
-  return { phase: 'unique-counts', bulk_load: load, distinct_values: deps.users, rollup_rows: rows, unique_rollup_rows: uniqueRows, reads };
+  deps.log(
+    `unique counts: ${rows} usage_hourly rows, ${uniqueRows} ${UNIQUE_ROLLUP_TABLE} rows (what the reads merge)`,
+  );
+  return {
+    phase: 'unique-counts',
+    bulk_load: load,
+    distinct_values: deps.users,
+    rollup_rows: rows,
+    unique_rollup_rows: uniqueRows,
+    reads,
+  };
 }
 
 /** The printed table: one row per read, beside the §11 target for a read alone (≤ 50 ms over 10 M records). */

@@ -50,7 +50,14 @@ interface EmitterDeps {
 }
 
 /** Plain batched posts: what a caller writes without the library. */
-async function rawPosts(url: string, token: string, meterId: string, records: number, batch: number, concurrency: number): Promise<Sent> {
+async function rawPosts(
+  url: string,
+  token: string,
+  meterId: string,
+  records: number,
+  batch: number,
+  concurrency: number,
+): Promise<Sent> {
   let next = 0;
   let requests = 0;
   const worker = async () => {
@@ -58,11 +65,23 @@ async function rawPosts(url: string, token: string, meterId: string, records: nu
       const n = Math.min(batch, records - next);
       next += n;
       const timestamp = new Date().toISOString();
-      const body = JSON.stringify(Array.from({ length: n }, (_, i) => ({ meter_id: meterId, value: (i % 10) + 1, timestamp, id: newClientRecordId() })));
+      const body = JSON.stringify(
+        Array.from({ length: n }, (_, i) => ({
+          meter_id: meterId,
+          value: (i % 10) + 1,
+          timestamp,
+          id: newClientRecordId(),
+        })),
+      );
       requests++;
-      const res = await fetch(url, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body });
+      const res = await fetch(url, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        body,
+      });
       const answer = (await res.json()) as { rejected?: number };
-      if (res.status !== 202 || answer.rejected) throw new Error(`raw post: ${res.status} ${JSON.stringify(answer).slice(0, 300)}`);
+      if (res.status !== 202 || answer.rejected)
+        throw new Error(`raw post: ${res.status} ${JSON.stringify(answer).slice(0, 300)}`);
     }
   };
   await Promise.all(Array.from({ length: concurrency }, worker));
@@ -71,13 +90,26 @@ async function rawPosts(url: string, token: string, meterId: string, records: nu
 
 type Sent = Pick<EmitterRun, 'requests' | 'retries' | 'ack_latency_mean_ms' | 'ack_latency_max_ms'>;
 
-async function viaEmitter(baseUrl: string, token: string, meterId: string, records: number, batch: number, concurrency: number, transport: 'batches' | 'stream'): Promise<Sent> {
+async function viaEmitter(
+  baseUrl: string,
+  token: string,
+  meterId: string,
+  records: number,
+  batch: number,
+  concurrency: number,
+  transport: 'batches' | 'stream',
+): Promise<Sent> {
   const emitter = new UsageEmitter({ baseUrl, token, batchSize: batch, concurrency, transport, flushOnExit: false });
   for (let i = 0; i < records; i++) await emitter.emit({ meter_id: meterId, value: (i % 10) + 1 });
   await emitter.close();
   const c = emitter.counters;
   if (c.accepted !== records) throw new Error(`emitter: ${JSON.stringify(c)}`);
-  return { requests: c.requests, retries: c.retries, ack_latency_mean_ms: round(c.ackLatencyMsSum / c.acks), ack_latency_max_ms: round(c.ackLatencyMsMax) };
+  return {
+    requests: c.requests,
+    retries: c.retries,
+    ack_latency_mean_ms: round(c.ackLatencyMsSum / c.acks),
+    ack_latency_max_ms: round(c.ackLatencyMsMax),
+  };
 }
 
 export async function runEmitterPhase(deps: EmitterDeps): Promise<EmitterResult> {
@@ -91,15 +123,35 @@ export async function runEmitterPhase(deps: EmitterDeps): Promise<EmitterResult>
     const sent =
       sender === 'raw-posts'
         ? await rawPosts(`${baseUrl}/v1/usage`, world.token, world.meterId, records, batch, concurrency)
-        : await viaEmitter(baseUrl, world.token, world.meterId, records, batch, concurrency, sender === 'usage-emitter' ? 'batches' : 'stream');
+        : await viaEmitter(
+            baseUrl,
+            world.token,
+            world.meterId,
+            records,
+            batch,
+            concurrency,
+            sender === 'usage-emitter' ? 'batches' : 'stream',
+          );
     const sendS = (performance.now() - t0) / 1000;
     const drainS = await waitForRows(ch, rowsBefore + records, 5 * 60_000);
     const used = cpu.usedSeconds();
     cpu.end();
-    const us = Object.fromEntries(Object.entries(used).map(([g, s]) => [g, Math.round(((s * 1e6) / records) * 100) / 100]));
-    const run: EmitterRun = { sender, records, send_s: round(sendS), drain_s: round(drainS), records_per_s: Math.round(records / sendS), us_per_record: us, ...sent };
+    const us = Object.fromEntries(
+      Object.entries(used).map(([g, s]) => [g, Math.round(((s * 1e6) / records) * 100) / 100]),
+    );
+    const run: EmitterRun = {
+      sender,
+      records,
+      send_s: round(sendS),
+      drain_s: round(drainS),
+      records_per_s: Math.round(records / sendS),
+      us_per_record: us,
+      ...sent,
+    };
     runs.push(run);
-    deps.log(`emitter ${sender}: ${run.records_per_s} records/s (${run.send_s} s, drained ${run.drain_s} s after), ${run.requests} requests, ${run.retries} retries, ack latency mean ${run.ack_latency_mean_ms ?? '—'} ms max ${run.ack_latency_max_ms ?? '—'} ms, µs/record ${JSON.stringify(us)}`);
+    deps.log(
+      `emitter ${sender}: ${run.records_per_s} records/s (${run.send_s} s, drained ${run.drain_s} s after), ${run.requests} requests, ${run.retries} retries, ack latency mean ${run.ack_latency_mean_ms ?? '—'} ms max ${run.ack_latency_max_ms ?? '—'} ms, µs/record ${JSON.stringify(us)}`,
+    );
   }
   return { records, batch, concurrency, runs };
 }
@@ -109,6 +161,9 @@ const round = (x: number) => Math.round(x * 100) / 100;
 export function emitterLines(r: EmitterResult): string[] {
   const groups = [...new Set(r.runs.flatMap((x) => Object.keys(x.us_per_record)))];
   const head = `emitter: ${r.records.toLocaleString('en-US')} records per sender, batches of ${r.batch}, ${r.concurrency} in flight; CPU µs per record by process group`;
-  const rows = r.runs.map((x) => `  ${x.sender.padEnd(20)} ${String(x.records_per_s).padStart(8)} records/s  ${groups.map((g) => `${g} ${x.us_per_record[g] ?? '—'}`).join('  ')}`);
+  const rows = r.runs.map(
+    (x) =>
+      `  ${x.sender.padEnd(20)} ${String(x.records_per_s).padStart(8)} records/s  ${groups.map((g) => `${g} ${x.us_per_record[g] ?? '—'}`).join('  ')}`,
+  );
   return ['', head, ...rows];
 }

@@ -30,7 +30,10 @@ export async function runStreamLoad(spec: StreamLoadSpec): Promise<LoadResult & 
   const latencies: number[] = [];
   const t0 = performance.now();
   const deadline = t0 + spec.seconds * 1000;
-  const streams = Array.from({ length: spec.connections }, () => new UsageStream({ baseUrl: spec.baseUrl, token: spec.token, maxInflight: spec.window }));
+  const streams = Array.from(
+    { length: spec.connections },
+    () => new UsageStream({ baseUrl: spec.baseUrl, token: spec.token, maxInflight: spec.window }),
+  );
   let errors = 0;
   const sender = async (stream: UsageStream) => {
     while (performance.now() < deadline) {
@@ -48,7 +51,13 @@ export async function runStreamLoad(spec: StreamLoadSpec): Promise<LoadResult & 
   await Promise.all(streams.flatMap((s) => Array.from({ length: spec.window }, () => sender(s))));
   const duration = (performance.now() - t0) / 1000;
   await Promise.all(streams.map((s) => s.close()));
-  const total = streams.map((s) => s.counters).reduce((a, c) => ({ acks: a.acks + c.acks, refused: a.refused + c.refused, accepted: a.accepted + c.accepted }), { acks: 0, refused: 0, accepted: 0 });
+  const total = streams
+    .map((s) => s.counters)
+    .reduce((a, c) => ({ acks: a.acks + c.acks, refused: a.refused + c.refused, accepted: a.accepted + c.accepted }), {
+      acks: 0,
+      refused: 0,
+      accepted: 0,
+    });
   latencies.sort((a, b) => a - b);
   const r = (x: number) => Math.round(x * 100) / 100;
   return {

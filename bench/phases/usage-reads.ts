@@ -35,7 +35,16 @@ export interface BulkDimension {
 }
 
 /** `records` records of one meter, evenly spread over the `days` days before `nowMs` (ids bulk-0…), optionally with dimensions. */
-export async function loadMeterDirect(ch: ClickHouseClient, database: string, accountId: string, meterId: string, records: number, days: number, nowMs = Date.now(), dimension?: BulkDimension | BulkDimension[]): Promise<BulkLoad> {
+export async function loadMeterDirect(
+  ch: ClickHouseClient,
+  database: string,
+  accountId: string,
+  meterId: string,
+  records: number,
+  days: number,
+  nowMs = Date.now(),
+  dimension?: BulkDimension | BulkDimension[],
+): Promise<BulkLoad> {
   const dims = [dimension ?? []].flat().sort((a, b) => (a.key < b.key ? -1 : 1)); // stored keys are sorted
   const from = nowMs - days * DAY;
   const span = nowMs - 60_000 - from;
@@ -59,11 +68,18 @@ export async function loadMeterDirect(ch: ClickHouseClient, database: string, ac
   // Every closed hour (the current one stays raw until the consumer's sweeper rolls it up), a day per
   // statement: a month of a million distinct dimension sets in one INSERT … SELECT outlasts the client's timeout.
   const rolledUpTo = Math.floor(nowMs / HOUR_MS) * HOUR_MS;
-  for (let day = from; day < rolledUpTo; day += DAY) await rebuildRollups(ch, database, accountId, meterId, day, Math.min(day + DAY, rolledUpTo));
+  for (let day = from; day < rolledUpTo; day += DAY)
+    await rebuildRollups(ch, database, accountId, meterId, day, Math.min(day + DAY, rolledUpTo));
   const t2 = performance.now();
   await settleMerges(ch, database);
   const t3 = performance.now();
-  return { records, days, load_s: round((t1 - t0) / 1000), rollup_rebuild_s: round((t2 - t1) / 1000), merges_settled_s: round((t3 - t2) / 1000) };
+  return {
+    records,
+    days,
+    load_s: round((t1 - t0) / 1000),
+    rollup_rebuild_s: round((t2 - t1) / 1000),
+    merges_settled_s: round((t3 - t2) / 1000),
+  };
 }
 
 /**
@@ -74,7 +90,10 @@ export async function loadMeterDirect(ch: ClickHouseClient, database: string, ac
 async function settleMerges(ch: ClickHouseClient, database: string, maxMs = 120_000): Promise<void> {
   const until = Date.now() + maxMs;
   while (Date.now() < until) {
-    const rs = await ch.query({ query: `SELECT count() AS n FROM system.merges WHERE database = ${chString(database)}`, format: 'JSONEachRow' });
+    const rs = await ch.query({
+      query: `SELECT count() AS n FROM system.merges WHERE database = ${chString(database)}`,
+      format: 'JSONEachRow',
+    });
     if (Number((await rs.json<{ n: string }>())[0]?.n ?? 0) === 0) return;
     await new Promise((r) => setTimeout(r, 500));
   }
@@ -96,19 +115,40 @@ export interface QueryAlone {
 }
 
 /** One request at a time: the first warms connections and caches, the next `repeats` are timed. */
-export async function timeQueryAlone(client: MeterlineClient, meterId: string, query: UsageQuery, repeats = 20): Promise<QueryAlone> {
+export async function timeQueryAlone(
+  client: MeterlineClient,
+  meterId: string,
+  query: UsageQuery,
+  repeats = 20,
+): Promise<QueryAlone> {
   const once = async () => {
     const t0 = performance.now();
     const body = await client.getUsage(meterId, query);
-    return { ms: performance.now() - t0, count: body.count, value: body.value, windows: body.data.length, groups: body.groups?.length };
+    return {
+      ms: performance.now() - t0,
+      count: body.count,
+      value: body.value,
+      windows: body.data.length,
+      groups: body.groups?.length,
+    };
   };
   const first = await once();
   const times: number[] = [];
   for (let i = 0; i < repeats; i++) times.push((await once()).ms);
   times.sort((a, b) => a - b);
   const at = (q: number) => round(times[Math.min(times.length - 1, Math.floor(times.length * q))]!);
-  return { records: first.count, windows: first.windows, groups: first.groups, value: first.value, repeats, median_ms: at(0.5), p99_ms: at(0.99), max_ms: round(times[times.length - 1]!) };
+  return {
+    records: first.count,
+    windows: first.windows,
+    groups: first.groups,
+    value: first.value,
+    repeats,
+    median_ms: at(0.5),
+    p99_ms: at(0.99),
+    max_ms: round(times[times.length - 1]!),
+  };
 }
 
 /** The typed client the read phases time requests with: 120 s per request (a slow read is measured, not cut off). */
-export const readClient = (baseUrl: string, token: string): MeterlineClient => new MeterlineClient({ baseUrl, token, timeoutMs: 120_000 });
+export const readClient = (baseUrl: string, token: string): MeterlineClient =>
+  new MeterlineClient({ baseUrl, token, timeoutMs: 120_000 });

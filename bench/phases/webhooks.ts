@@ -31,7 +31,13 @@ export interface WebhooksResult {
   webhooks: number;
   dispatcher_procs: number;
   /** dispatcher_cpu_ms_per_1000: CPU the dispatcher processes spent per 1,000 deliveries (stable under a noisy machine). */
-  burst: LatencyFigures & { events: number; seconds: number; deliveries_per_s: number; dispatcher_cpu_ms_per_1000: number; receiver_cpu_ms_per_1000: number };
+  burst: LatencyFigures & {
+    events: number;
+    seconds: number;
+    deliveries_per_s: number;
+    dispatcher_cpu_ms_per_1000: number;
+    receiver_cpu_ms_per_1000: number;
+  };
   steady: LatencyFigures & { events_per_s: number; deliveries_per_s: number };
   steady_with_hanging_receiver: LatencyFigures & { events_per_s: number; hanging_requests: number };
 }
@@ -150,12 +156,19 @@ export async function runWebhooksPhase(d: WebhooksPhaseDeps): Promise<WebhooksRe
   try {
     const key = webhookSecretKey(world.config.SECRET_KEY);
     for (let i = 0; i < WEBHOOKS; i++) {
-      await insertWebhook(pool, world.accountId, { url: `http://127.0.0.1:${receiver.port}/h${i}`, events: ['invoice.paid'], secretSealed: sealWebhookSecret(key, `whsec_bench_secret_${i}_0123456789`) });
+      await insertWebhook(pool, world.accountId, {
+        url: `http://127.0.0.1:${receiver.port}/h${i}`,
+        events: ['invoice.paid'],
+        secretSealed: sealWebhookSecret(key, `whsec_bench_secret_${i}_0123456789`),
+      });
     }
     const pids: number[] = [];
     for (let i = 0; i < d.dispatcherProcs; i++) {
       const profile = d.profileDir ? ['--cpu-prof', `--cpu-prof-dir=${d.profileDir}`] : [];
-      const p = await d.launch(`dispatcher-${i}`, [...profile, repoPath('dist/services/main.js'), 'dispatcher'], { ...world.env, WEBHOOKS_ALLOW_PRIVATE_URLS: 'true' });
+      const p = await d.launch(`dispatcher-${i}`, [...profile, repoPath('dist/services/main.js'), 'dispatcher'], {
+        ...world.env,
+        WEBHOOKS_ALLOW_PRIVATE_URLS: 'true',
+      });
       pids.push(p.child.pid!);
     }
     const dispatcherCpu = () => pids.reduce((sum, pid) => sum + cpuMs(pid), 0);
@@ -168,7 +181,8 @@ export async function runWebhooksPhase(d: WebhooksPhaseDeps): Promise<WebhooksRe
     log(`webhooks: burst of ${d.burstEvents} events × ${WEBHOOKS} webhooks`);
     const cpuBefore = { dispatcher: dispatcherCpu(), receiver: process.cpuUsage() };
     const committed = await emitEvents(pool, world.accountId, d.burstEvents);
-    if (!(await waitFor(() => receiver.latencies.length >= total, 10 * 60_000))) log(`webhooks: burst incomplete (${receiver.latencies.length} of ${total})`);
+    if (!(await waitFor(() => receiver.latencies.length >= total, 10 * 60_000)))
+      log(`webhooks: burst incomplete (${receiver.latencies.length} of ${total})`);
     const seconds = (receiver.lastReceiptMs - committed.getTime()) / 1000;
     const receiverCpu = process.cpuUsage(cpuBefore.receiver);
     const per1000 = (ms: number) => Math.round((ms / receiver.latencies.length) * 1000);
@@ -185,18 +199,36 @@ export async function runWebhooksPhase(d: WebhooksPhaseDeps): Promise<WebhooksRe
     receiver.reset();
     const n = await steady(pool, world.accountId, d.steadyEventsPerS, d.steadySeconds);
     await waitFor(() => receiver.latencies.length >= n * WEBHOOKS, 120_000);
-    const steadyFigures = { ...figures(receiver.latencies), events_per_s: d.steadyEventsPerS, deliveries_per_s: d.steadyEventsPerS * WEBHOOKS };
+    const steadyFigures = {
+      ...figures(receiver.latencies),
+      events_per_s: d.steadyEventsPerS,
+      deliveries_per_s: d.steadyEventsPerS * WEBHOOKS,
+    };
     log(`webhooks steady: ${JSON.stringify(steadyFigures)}`);
 
-    await insertWebhook(pool, world.accountId, { url: `http://127.0.0.1:${receiver.port}/hang`, events: ['invoice.paid'], secretSealed: sealWebhookSecret(key, 'whsec_bench_hanging_0123456789') });
+    await insertWebhook(pool, world.accountId, {
+      url: `http://127.0.0.1:${receiver.port}/hang`,
+      events: ['invoice.paid'],
+      secretSealed: sealWebhookSecret(key, 'whsec_bench_hanging_0123456789'),
+    });
     receiver.reset();
     const n2 = await steady(pool, world.accountId, d.steadyEventsPerS, d.steadySeconds);
     await waitFor(() => receiver.latencies.length >= n2 * WEBHOOKS, 120_000);
-    const withHanging = { ...figures(receiver.latencies), events_per_s: d.steadyEventsPerS, hanging_requests: receiver.hanging };
+    const withHanging = {
+      ...figures(receiver.latencies),
+      events_per_s: d.steadyEventsPerS,
+      hanging_requests: receiver.hanging,
+    };
     log(`webhooks steady with a hanging receiver: ${JSON.stringify(withHanging)}`);
     // The hanging webhook's backlog is not the bench's business: stop delivering to it.
     await pool.query("UPDATE webhooks SET status = 'disabled' WHERE url LIKE '%/hang'");
-    return { webhooks: WEBHOOKS, dispatcher_procs: d.dispatcherProcs, burst, steady: steadyFigures, steady_with_hanging_receiver: withHanging };
+    return {
+      webhooks: WEBHOOKS,
+      dispatcher_procs: d.dispatcherProcs,
+      burst,
+      steady: steadyFigures,
+      steady_with_hanging_receiver: withHanging,
+    };
   } finally {
     await pool.end();
     await receiver.stop();

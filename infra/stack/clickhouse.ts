@@ -6,7 +6,17 @@ import { createHash } from 'node:crypto';
 import { chmod, mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { findOnPath } from './install.js';
-import { launch, loginOf, named, requireCommand, type InstanceOptions, type Login, type Ports, type ServerHandle, type ServerKind } from './launch.js';
+import {
+  launch,
+  loginOf,
+  named,
+  requireCommand,
+  type InstanceOptions,
+  type Login,
+  type Ports,
+  type ServerHandle,
+  type ServerKind,
+} from './launch.js';
 import { httpGet, probing, urlHost, type ProbeResult } from './probe.js';
 
 export interface ClickhouseOptions {
@@ -27,10 +37,16 @@ export interface ClickhouseOptions {
 const ZOOKEEPER_SESSION_MS = 3_000;
 
 /** remote_servers, macros, ZooKeeper and the ON CLUSTER queue of one replica. */
-function clusterConfig(c: NonNullable<ClickhouseOptions['cluster']>, host: string, password: string | undefined): string {
+function clusterConfig(
+  c: NonNullable<ClickhouseOptions['cluster']>,
+  host: string,
+  password: string | undefined,
+): string {
   const replica = (tcp: number) =>
     `<replica><host>${xml(host)}</host><port>${tcp}</port><user>default</user><password>${xml(password ?? '')}</password></replica>`;
-  const shards = c.shards.map((ports) => `<shard><internal_replication>true</internal_replication>${ports.map(replica).join('')}</shard>`);
+  const shards = c.shards.map(
+    (ports) => `<shard><internal_replication>true</internal_replication>${ports.map(replica).join('')}</shard>`,
+  );
   return `
     <remote_servers><${c.name}>${shards.join('\n')}</${c.name}></remote_servers>
     <macros><shard>${c.shard}</shard><replica>${xml(c.replica)}</replica></macros>
@@ -142,7 +158,8 @@ export function startClickhouse(o: ClickhouseOptions): Promise<ServerHandle> {
       usersFile: path.join(dir, 'users.xml'),
       interserverPort: o.interserverPort ?? o.tcpPort + 9,
     };
-    for (const d of ['data', 'tmp', 'user_files', 'format_schemas']) await mkdir(path.join(dir, d), { recursive: true });
+    for (const d of ['data', 'tmp', 'user_files', 'format_schemas'])
+      await mkdir(path.join(dir, d), { recursive: true });
     const configFile = path.join(dir, 'config.xml');
     // It may hold the cluster's password (remote_servers).
     await writeFile(configFile, serverConfig(o, l), { mode: 0o600 });
@@ -199,7 +216,14 @@ export const clickhouse: ServerKind = {
   urlVariable: 'CLICKHOUSE_URL',
   defaultPorts: { http: 58123, tcp: 59000, interserver: 59009 },
   // ClickHouse 18.16 has no grants: one user, its password required on the HTTP and native ports.
-  userOf: { admin: 'default', migrate: 'default', api: 'default', consumer: 'default', dispatcher: 'default', billing: 'default' },
+  userOf: {
+    admin: 'default',
+    migrate: 'default',
+    api: 'default',
+    consumer: 'default',
+    dispatcher: 'default',
+    billing: 'default',
+  },
   logFile: (dir) => path.join(dir, 'clickhouse-server.log'),
   url: (ports: Ports, host = '127.0.0.1', login?: Login) =>
     `http://${login ? `${login.user}:${encodeURIComponent(login.password)}@` : ''}${urlHost(host)}:${ports.http}`,

@@ -30,7 +30,11 @@ function newPassword(): string {
 }
 
 /** The stored credentials, with a fresh password for every user that has none yet (written back, 0600). */
-export function ensureCredentials(root: string, users: Partial<Record<ServerName, readonly string[]>>, env?: NodeJS.ProcessEnv): Credentials {
+export function ensureCredentials(
+  root: string,
+  users: Partial<Record<ServerName, readonly string[]>>,
+  env?: NodeJS.ProcessEnv,
+): Credentials {
   const creds = readCredentials(root, env);
   let changed = false;
   for (const [server, names] of Object.entries(users) as [ServerName, readonly string[]][]) {

@@ -13,7 +13,11 @@ export class StackError extends Error {
   /** When several servers failed at once (stackUp), the individual failures. */
   failures?: StackError[];
 
-  constructor(message: string, readonly server?: ServerName, readonly logFile?: string) {
+  constructor(
+    message: string,
+    readonly server?: ServerName,
+    readonly logFile?: string,
+  ) {
     super(message);
     this.name = 'StackError';
   }

@@ -53,7 +53,12 @@ const APT_LOCK_WAIT_MS = 20 * 60_000;
  */
 export function aptGet(args: string[], env: NodeJS.ProcessEnv = process.env): Promise<number> {
   const aptEnv = { ...env, DEBIAN_FRONTEND: 'noninteractive' };
-  return withPidLock(APT_LOCK_FILE, APT_LOCK_WAIT_MS, () => run('apt-get', ['-o', 'DPkg::Lock::Timeout=600', ...args], aptEnv), 'another apt-get');
+  return withPidLock(
+    APT_LOCK_FILE,
+    APT_LOCK_WAIT_MS,
+    () => run('apt-get', ['-o', 'DPkg::Lock::Timeout=600', ...args], aptEnv),
+    'another apt-get',
+  );
 }
 
 let aptUpdated: Promise<void> | null = null;
@@ -68,7 +73,10 @@ async function aptInstall(kind: ServerKind): Promise<void> {
   aptUpdated ??= aptGet(['update']).then((code) => {
     if (code !== 0) {
       aptUpdated = null;
-      throw new StackError(`apt-get update failed (exit ${code}); install ${kind.name} manually: ${installHint(kind)}`, kind.name);
+      throw new StackError(
+        `apt-get update failed (exit ${code}); install ${kind.name} manually: ${installHint(kind)}`,
+        kind.name,
+      );
     }
   });
   await aptUpdated;
@@ -76,7 +84,10 @@ async function aptInstall(kind: ServerKind): Promise<void> {
   if (kind.command()) return;
   const code = await aptGet(['install', '-y', '-q', kind.debianPackage]);
   if (code !== 0) {
-    throw new StackError(`apt-get install -y -q ${kind.debianPackage} failed (exit ${code}); install it manually: ${installHint(kind)}`, kind.name);
+    throw new StackError(
+      `apt-get install -y -q ${kind.debianPackage} failed (exit ${code}); install it manually: ${installHint(kind)}`,
+      kind.name,
+    );
   }
 }
 
@@ -102,6 +113,9 @@ export async function ensureInstalled(kind: ServerKind): Promise<void> {
   aptQueue = job.catch(() => undefined);
   await job;
   if (!kind.command()) {
-    throw new StackError(`${kind.debianPackage} was installed but ${kind.binaryDescription} is still not found. Run: ${installHint(kind)}`, kind.name);
+    throw new StackError(
+      `${kind.debianPackage} was installed but ${kind.binaryDescription} is still not found. Run: ${installHint(kind)}`,
+      kind.name,
+    );
   }
 }

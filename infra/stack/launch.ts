@@ -150,7 +150,10 @@ export async function named<T>(server: ServerName, fn: () => Promise<T>): Promis
 async function assertPortsFree(l: LaunchSpec): Promise<void> {
   const ports = l.ports.map((p) => p.port);
   if (new Set(ports).size !== ports.length) {
-    throw new StackError(`${l.server}: ports must be distinct (${l.ports.map((p) => `${p.role} ${p.port}`).join(', ')})`, l.server);
+    throw new StackError(
+      `${l.server}: ports must be distinct (${l.ports.map((p) => `${p.role} ${p.port}`).join(', ')})`,
+      l.server,
+    );
   }
   for (const p of l.ports) await assertPortFree(p.port, l.host, l.server, p.role);
 }
@@ -161,11 +164,17 @@ function failureReporter(l: LaunchSpec): (what: string) => StackError {
   const offsets = new Map(logs.map((f) => [f, fileSize(f)] as const));
   return (what) => {
     const tails = logs.map((f) => [f, tailFile(f, LOG_TAIL_LINES, offsets.get(f))] as const).filter(([, t]) => t);
-    const tail = tails.length ? tails.map(([f, t]) => (logs.length > 1 ? `--- ${f}\n${t}` : t)).join('\n') : '(log is empty)';
+    const tail = tails.length
+      ? tails.map(([f, t]) => (logs.length > 1 ? `--- ${f}\n${t}` : t)).join('\n')
+      : '(log is empty)';
     const portHint = ADDR_IN_USE.test(tail)
       ? ` One of its ports (${l.ports.map((p) => `${p.role} ${p.port}`).join(', ')}) is already in use.`
       : '';
-    return new StackError(`${l.server} ${what}.${portHint} See ${l.logFile}; last lines:\n${tail}`, l.server, l.logFile);
+    return new StackError(
+      `${l.server} ${what}.${portHint} See ${l.logFile}; last lines:\n${tail}`,
+      l.server,
+      l.logFile,
+    );
   };
 }
 
@@ -173,14 +182,23 @@ function failureReporter(l: LaunchSpec): (what: string) => StackError {
 export async function launch(l: LaunchSpec): Promise<ServerHandle> {
   await assertPortsFree(l);
   const failure = failureReporter(l);
-  const child = spawnDetached(l.command.command, [...l.command.args, ...l.args], { cwd: l.dir, logFile: l.stdoutLog, runAs: l.runAs, env: l.env });
+  const child = spawnDetached(l.command.command, [...l.command.args, ...l.args], {
+    cwd: l.dir,
+    logFile: l.stdoutLog,
+    runAs: l.runAs,
+    env: l.env,
+  });
   let exited: ExitInfo | Error | null = null;
   child.on('exit', (code, signal) => (exited = { code, signal }));
   child.on('error', (e) => (exited = e));
   child.unref();
   if (child.pid === undefined) {
     await new Promise((r) => setImmediate(r));
-    throw new StackError(`${l.server}: could not start ${l.command.command}: ${exited ? describeExit(exited) : 'spawn failed'}`, l.server, l.logFile);
+    throw new StackError(
+      `${l.server}: could not start ${l.command.command}: ${exited ? describeExit(exited) : 'spawn failed'}`,
+      l.server,
+      l.logFile,
+    );
   }
   const pid = child.pid;
   const pidFile = path.join(l.dir, 'pid');
@@ -207,7 +225,14 @@ export async function launch(l: LaunchSpec): Promise<ServerHandle> {
     await stopPid(pid, 10_000, l.stopSignal).catch(() => undefined);
     throw failure(`did not become ready within ${timeoutMs / 1000} s (last probe: ${lastDetail || 'no answer'})`);
   }
-  return { name: l.server, url: l.url, pid, dir: l.dir, logFile: l.logFile, stop: () => stopPid(pid, 30_000, l.stopSignal) };
+  return {
+    name: l.server,
+    url: l.url,
+    pid,
+    dir: l.dir,
+    logFile: l.logFile,
+    stop: () => stopPid(pid, 30_000, l.stopSignal),
+  };
 }
 
 function forgetPid(pidFile: string, pid: number): void {
@@ -219,7 +244,11 @@ function forgetPid(pidFile: string, pid: number): void {
 }
 
 /** The login a profile uses on a secured instance; none on an open one. */
-export function loginOf(kind: Pick<ServerKind, 'userOf'>, passwords: Record<string, string> | undefined, profile: Profile): Login | undefined {
+export function loginOf(
+  kind: Pick<ServerKind, 'userOf'>,
+  passwords: Record<string, string> | undefined,
+  profile: Profile,
+): Login | undefined {
   const user = kind.userOf[profile];
   const password = passwords?.[user];
   return password ? { user, password } : undefined;

@@ -8,7 +8,18 @@ import path from 'node:path';
 import { findOnPath } from './install.js';
 import { NatsNames } from '../../shared/clients/nats.js';
 import { FANOUT_CONSUMER } from '../../services/dispatcher/event-fanout.js';
-import { launch, loginOf, named, requireCommand, type InstanceOptions, type Login, type Ports, type Profile, type ServerHandle, type ServerKind } from './launch.js';
+import {
+  launch,
+  loginOf,
+  named,
+  requireCommand,
+  type InstanceOptions,
+  type Login,
+  type Ports,
+  type Profile,
+  type ServerHandle,
+  type ServerKind,
+} from './launch.js';
 import { PROBE_TIMEOUT_MS, httpGet, probing, stripBrackets, urlHost, type ProbeResult } from './probe.js';
 import { errMessage } from './process.js';
 
@@ -72,10 +83,24 @@ export function rolePermissions(names: NatsNames): Record<Exclude<Profile, 'admi
     api: role([
       names.usageSubjects,
       `$JS.API.STREAM.INFO.${names.usageStream}`,
-      ...[names.meterBucket, names.revocationBucket, names.webhookUsageBucket, names.limitsBucket, names.apiProcessBucket, names.signInThrottleBucket].flatMap(kvAccess),
+      ...[
+        names.meterBucket,
+        names.revocationBucket,
+        names.webhookUsageBucket,
+        names.limitsBucket,
+        names.apiProcessBucket,
+        names.signInThrottleBucket,
+      ].flatMap(kvAccess),
     ]),
-    consumer: role([...durableAccess(names.usageStream, names.usageConsumer), ...[names.meterBucket, names.webhookUsageBucket].flatMap(kvAccess)]),
-    dispatcher: role([names.eventSubjects, ...durableAccess(names.eventsStream, FANOUT_CONSUMER), ...kvAccess(names.webhookUsageBucket)]),
+    consumer: role([
+      ...durableAccess(names.usageStream, names.usageConsumer),
+      ...[names.meterBucket, names.webhookUsageBucket].flatMap(kvAccess),
+    ]),
+    dispatcher: role([
+      names.eventSubjects,
+      ...durableAccess(names.eventsStream, FANOUT_CONSUMER),
+      ...kvAccess(names.webhookUsageBucket),
+    ]),
     billing: role([]),
   };
 }
@@ -84,7 +109,9 @@ function authorization(passwords: Record<string, string>, namespace: string): st
   const perms = rolePermissions(new NatsNames(namespace)) as Record<string, Permissions>;
   const users = Object.entries(passwords).map(([user, password]) => {
     const p = perms[user];
-    const permissions = p ? `, permissions: { publish: { allow: ${JSON.stringify(p.publish)} }, subscribe: { allow: ${JSON.stringify(p.subscribe)} } }` : '';
+    const permissions = p
+      ? `, permissions: { publish: { allow: ${JSON.stringify(p.publish)} }, subscribe: { allow: ${JSON.stringify(p.subscribe)} } }`
+      : '';
     return `    { user: ${JSON.stringify(user)}, password: ${JSON.stringify(password)}${permissions} }`;
   });
   return ['authorization {', '  users: [', ...users, '  ]', '}'];
@@ -161,14 +188,16 @@ function natsEndpoints(url: string): { host: string; port: number }[] {
 
 /** The server's first line must be INFO announcing JetStream. */
 function judgeInfo(line: string): ProbeResult {
-  if (!line.startsWith('INFO ')) return { ok: false, detail: `not a NATS server (got ${JSON.stringify(line.slice(0, 80))})` };
+  if (!line.startsWith('INFO '))
+    return { ok: false, detail: `not a NATS server (got ${JSON.stringify(line.slice(0, 80))})` };
   let info: { jetstream?: boolean; version?: string };
   try {
     info = JSON.parse(line.slice(5)) as typeof info;
   } catch {
     return { ok: false, detail: 'unparsable INFO line' };
   }
-  if (info.jetstream !== true) return { ok: false, detail: `NATS ${info.version ?? '?'} answers but JetStream is not enabled` };
+  if (info.jetstream !== true)
+    return { ok: false, detail: `NATS ${info.version ?? '?'} answers but JetStream is not enabled` };
   return { ok: true, detail: `nats-server ${info.version ?? '?'} with JetStream` };
 }
 
@@ -180,7 +209,9 @@ function readNatsInfo(host: string, port: number): Promise<ProbeResult> {
       sock.destroy();
       resolve(r); // later calls are no-ops
     };
-    sock.setTimeout(PROBE_TIMEOUT_MS, () => finish({ ok: false, detail: `no INFO from ${host}:${port} within ${PROBE_TIMEOUT_MS} ms` }));
+    sock.setTimeout(PROBE_TIMEOUT_MS, () =>
+      finish({ ok: false, detail: `no INFO from ${host}:${port} within ${PROBE_TIMEOUT_MS} ms` }),
+    );
     sock.on('error', (e) => finish({ ok: false, detail: errMessage(e) }));
     sock.on('close', () => finish({ ok: false, detail: `connection to ${host}:${port} closed before INFO` }));
     sock.on('data', (d) => {
@@ -218,7 +249,14 @@ export const nats: ServerKind = {
   stopSignal: 'SIGTERM',
   urlVariable: 'NATS_URL',
   defaultPorts: { client: 54222, monitor: 58222 },
-  userOf: { admin: 'admin', migrate: 'admin', api: 'api', consumer: 'consumer', dispatcher: 'dispatcher', billing: 'billing' },
+  userOf: {
+    admin: 'admin',
+    migrate: 'admin',
+    api: 'api',
+    consumer: 'consumer',
+    dispatcher: 'dispatcher',
+    billing: 'billing',
+  },
   logFile: (dir) => path.join(dir, 'nats.log'),
   url: (ports: Ports, host = '127.0.0.1', login?: Login) =>
     `nats://${login ? `${login.user}:${encodeURIComponent(login.password)}@` : ''}${urlHost(host)}:${ports.client}`,
@@ -249,6 +287,8 @@ export async function jetstreamClusterReady(host: string, monitorPort: number): 
   return probing(async () => {
     const r = await httpGet(new URL(`http://${urlHost(host)}:${monitorPort}/jsz`));
     const leader = (JSON.parse(r.body) as { meta_cluster?: { leader?: string } }).meta_cluster?.leader;
-    return leader ? { ok: true, detail: `JetStream meta leader ${leader}` } : { ok: false, detail: 'no JetStream meta leader yet' };
+    return leader
+      ? { ok: true, detail: `JetStream meta leader ${leader}` }
+      : { ok: false, detail: 'no JetStream meta leader yet' };
   });
 }

@@ -9,9 +9,29 @@ import path from 'node:path';
 import pg from 'pg';
 import { StackError } from './errors.js';
 import { findOnPath, isExecutableFile } from './install.js';
-import { launch, loginOf, named, requireCommand, type InstanceOptions, type Login, type Ports, type ServerHandle, type ServerKind } from './launch.js';
+import {
+  launch,
+  loginOf,
+  named,
+  requireCommand,
+  type InstanceOptions,
+  type Login,
+  type Ports,
+  type ServerHandle,
+  type ServerKind,
+} from './launch.js';
 import { PROBE_TIMEOUT_MS, probing, urlHost, type ProbeResult } from './probe.js';
-import { LOG_TAIL_LINES, assertPortFree, describeExit, exitOf, fileSize, isAlive, spawnDetached, tailFile, type RunAs } from './process.js';
+import {
+  LOG_TAIL_LINES,
+  assertPortFree,
+  describeExit,
+  exitOf,
+  fileSize,
+  isAlive,
+  spawnDetached,
+  tailFile,
+  type RunAs,
+} from './process.js';
 
 export interface PostgresOptions {
   dir: string;
@@ -46,7 +66,8 @@ function postgresBinDir(): string | null {
   } catch {
     /* not a Debian-style layout */
   }
-  const hasBoth = (dir: string) => isExecutableFile(path.join(dir, 'postgres')) && isExecutableFile(path.join(dir, 'initdb'));
+  const hasBoth = (dir: string) =>
+    isExecutableFile(path.join(dir, 'postgres')) && isExecutableFile(path.join(dir, 'initdb'));
   for (const v of versions.sort(compareVersions).reverse()) {
     if (hasBoth(path.join(base, v, 'bin'))) return path.join(base, v, 'bin');
   }
@@ -168,7 +189,11 @@ function hbaConfig(method: 'scram-sha-256' | 'trust'): string {
  * The superuser's password, set before the server listens (single-user mode needs no login), so that a
  * cluster initialised open (by an older launcher) is locked down too. The password goes through stdin.
  */
-async function setSuperuserPassword(dir: string, password: string, o: { runAs: RunAs | null; env: NodeJS.ProcessEnv; logFile: string }): Promise<void> {
+async function setSuperuserPassword(
+  dir: string,
+  password: string,
+  o: { runAs: RunAs | null; env: NodeJS.ProcessEnv; logFile: string },
+): Promise<void> {
   const before = fileSize(o.logFile);
   const args = ['--single', '-D', path.join(dir, 'data'), '-c', 'exit_on_error=on', 'postgres'];
   const child = spawnDetached(path.join(postgresBinDir() ?? '', 'postgres'), args, { cwd: dir, ...o, stdin: 'pipe' });
@@ -206,7 +231,9 @@ async function provisionRoles(adminUrl: string, passwords: Record<string, string
   await runSql(adminUrl, [...role(OWNER), ...role(APP)]);
   const admin = new pg.Client({ connectionString: adminUrl });
   await admin.connect();
-  const exists = await admin.query('SELECT 1 FROM pg_database WHERE datname = $1', [DATABASE]).finally(() => admin.end());
+  const exists = await admin
+    .query('SELECT 1 FROM pg_database WHERE datname = $1', [DATABASE])
+    .finally(() => admin.end());
   if (exists.rowCount === 0) await runSql(adminUrl, [`CREATE DATABASE ${DATABASE} OWNER ${OWNER}`]);
   const inApp = new URL(adminUrl);
   inApp.pathname = `/${DATABASE}`;
@@ -240,7 +267,20 @@ async function startPostgresImpl(o: PostgresOptions): Promise<ServerHandle> {
   await writeFile(path.join(dataDir, 'pg_hba.conf'), hbaConfig(superuserPassword ? 'scram-sha-256' : 'trust'));
   // Unix socket paths are limited to 107 bytes; skip the socket when the directory is too deep.
   const sockArg = Buffer.byteLength(path.join(sockDir, `.s.PGSQL.${o.port}`)) < 100 ? sockDir : '';
-  const args = ['-D', dataDir, '-p', String(o.port), '-k', sockArg, '-h', host, '-c', 'max_connections=200', '-c', 'shared_buffers=128MB'];
+  const args = [
+    '-D',
+    dataDir,
+    '-p',
+    String(o.port),
+    '-k',
+    sockArg,
+    '-h',
+    host,
+    '-c',
+    'max_connections=200',
+    '-c',
+    'shared_buffers=128MB',
+  ];
   const handle = await launch({
     server: 'postgres',
     command,
@@ -257,10 +297,11 @@ async function startPostgresImpl(o: PostgresOptions): Promise<ServerHandle> {
     host,
     timeoutMs: o.timeoutMs,
   });
-  if (o.passwords) await provisionRoles(handle.url, o.passwords).catch(async (e) => {
-    await handle.stop();
-    throw e;
-  });
+  if (o.passwords)
+    await provisionRoles(handle.url, o.passwords).catch(async (e) => {
+      await handle.stop();
+      throw e;
+    });
   return handle;
 }
 
@@ -274,7 +315,11 @@ export function startPostgres(o: PostgresOptions): Promise<ServerHandle> {
 
 function probePostgres(url: string): Promise<ProbeResult> {
   return probing(async () => {
-    const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: PROBE_TIMEOUT_MS, query_timeout: PROBE_TIMEOUT_MS });
+    const client = new pg.Client({
+      connectionString: url,
+      connectionTimeoutMillis: PROBE_TIMEOUT_MS,
+      query_timeout: PROBE_TIMEOUT_MS,
+    });
     client.on('error', () => undefined);
     try {
       await client.connect();
@@ -305,6 +350,7 @@ export const postgres: ServerKind = {
     const db = login.user === 'postgres' ? 'postgres' : DATABASE;
     return `postgres://${login.user}:${encodeURIComponent(login.password)}@${urlHost(host)}:${ports.port}/${db}`;
   },
-  start: (o: InstanceOptions) => startPostgres({ dir: o.dir, port: o.ports.port, host: o.host, timeoutMs: o.timeoutMs, passwords: o.passwords }),
+  start: (o: InstanceOptions) =>
+    startPostgres({ dir: o.dir, port: o.ports.port, host: o.host, timeoutMs: o.timeoutMs, passwords: o.passwords }),
   probe: probePostgres,
 };

@@ -17,7 +17,16 @@ import { ensureCredentials, readCredentials, type Credentials } from './credenti
 import { redactUrl } from './probe.js';
 import { isAlive, ownsPid, stopPid, waitFor } from './process.js';
 import { SERVERS } from './servers.js';
-import { readRoleProcesses, readState, stackDataDir, topologyName, withLock, writeState, type ProcessEntry, type ServerRecord } from './state.js';
+import {
+  readRoleProcesses,
+  readState,
+  stackDataDir,
+  topologyName,
+  withLock,
+  writeState,
+  type ProcessEntry,
+  type ServerRecord,
+} from './state.js';
 import { jetstreamClusterReady } from './nats.js';
 import { CLUSTER_SETTINGS, topology, type Instance } from './topology.js';
 
@@ -83,18 +92,35 @@ function throwAll(failures: StackError[], what: string): void {
   throw err;
 }
 
-const URL_SETTING: Record<(typeof SERVER_NAMES)[number], keyof ServerUrls> = { postgres: 'DATABASE_URL', nats: 'NATS_URL', clickhouse: 'CLICKHOUSE_URL' };
+const URL_SETTING: Record<(typeof SERVER_NAMES)[number], keyof ServerUrls> = {
+  postgres: 'DATABASE_URL',
+  nats: 'NATS_URL',
+  clickhouse: 'CLICKHOUSE_URL',
+};
 
 /** Each setting gets every instance of its kind, comma-separated (one in the single topology). */
 function info(entries: Entry[], settings: Record<string, string> = {}): StackInfo {
   const sorted = sortServers(entries.map((e) => ({ ...e, name: e.server.name })));
   const urlsOf = (p: Profile) =>
     Object.fromEntries(
-      SERVER_NAMES.map((k) => [URL_SETTING[k], sorted.filter((e) => e.server.kind === k).map((e) => e.urls[p]).join(',')]),
+      SERVER_NAMES.map((k) => [
+        URL_SETTING[k],
+        sorted
+          .filter((e) => e.server.kind === k)
+          .map((e) => e.urls[p])
+          .join(','),
+      ]),
     ) as unknown as ServerUrls;
   const profiles = Object.fromEntries(PROFILES.map((p) => [p, urlsOf(p)])) as Record<Profile, ServerUrls>;
   const { DATABASE_URL, NATS_URL, CLICKHOUSE_URL } = profiles.admin;
-  return { databaseUrl: DATABASE_URL, natsUrl: NATS_URL, clickhouseUrl: CLICKHOUSE_URL, profiles, settings, servers: sorted.map((e) => e.server) };
+  return {
+    databaseUrl: DATABASE_URL,
+    natsUrl: NATS_URL,
+    clickhouseUrl: CLICKHOUSE_URL,
+    profiles,
+    settings,
+    servers: sorted.map((e) => e.server),
+  };
 }
 
 function sameForAll(url: string): Record<Profile, string> {
@@ -102,7 +128,17 @@ function sameForAll(url: string): Record<Profile, string> {
 }
 
 function external(kind: ServerKind, url: string, running: boolean): Entry {
-  const server = { name: kind.name, kind: kind.name, url: redactUrl(url), pid: null, external: true, running, logFile: null, ports: null, secured: false };
+  const server = {
+    name: kind.name,
+    kind: kind.name,
+    url: redactUrl(url),
+    pid: null,
+    external: true,
+    running,
+    logFile: null,
+    ports: null,
+    secured: false,
+  };
   return { server, urls: sameForAll(url) };
 }
 
@@ -111,10 +147,18 @@ function profileUrls(i: Instance, rec: ServerRecord | undefined, creds: Credenti
   const passwords = creds[i.kind.name];
   if (!rec?.secured || !passwords) return sameForAll(rec?.url ?? i.url);
   const ports = rec.ports ?? i.ports;
-  return Object.fromEntries(PROFILES.map((p) => [p, i.kind.url(ports, undefined, loginOf(i.kind, passwords, p))])) as Record<Profile, string>;
+  return Object.fromEntries(
+    PROFILES.map((p) => [p, i.kind.url(ports, undefined, loginOf(i.kind, passwords, p))]),
+  ) as Record<Profile, string>;
 }
 
-function local(i: Instance, pid: number | null, running: boolean, rec: ServerRecord | undefined, creds: Credentials): Entry {
+function local(
+  i: Instance,
+  pid: number | null,
+  running: boolean,
+  rec: ServerRecord | undefined,
+  creds: Credentials,
+): Entry {
   const server = {
     name: i.name,
     kind: i.kind.name,
@@ -143,13 +187,24 @@ function candidates(i: Instance, rec: ServerRecord | undefined, creds: Credentia
   const out: ServerRecord[] = [];
   if (rec && ownsPid(rec.pid, i.dir)) out.push(rec);
   const filePid = readPidFile(i.dir);
-  if (filePid && filePid !== rec?.pid && ownsPid(filePid, i.dir)) out.push(newRecord(i, filePid, i.kind.logFile(i.dir), Boolean(creds[i.kind.name])));
+  if (filePid && filePid !== rec?.pid && ownsPid(filePid, i.dir))
+    out.push(newRecord(i, filePid, i.kind.logFile(i.dir), Boolean(creds[i.kind.name])));
   return out;
 }
 
 /** What stack.json keeps of an instance: never a password. */
 function newRecord(i: Instance, pid: number, logFile: string, secured: boolean): ServerRecord {
-  return { name: i.name, kind: i.kind.name, pid, url: i.url, logFile, dir: i.dir, ports: i.ports, secured, startedAt: new Date().toISOString() };
+  return {
+    name: i.name,
+    kind: i.kind.name,
+    pid,
+    url: i.url,
+    logFile,
+    dir: i.dir,
+    ports: i.ports,
+    secured,
+    startedAt: new Date().toISOString(),
+  };
 }
 
 /** Reuse a running instance if it answers (waiting the usual time while it is still starting); stop it if it never does. */
@@ -171,17 +226,29 @@ async function reuse(i: Instance, c: ServerRecord, url: string, log: Log): Promi
   return false;
 }
 
-async function upInstance(i: Instance, rec: ServerRecord | undefined, o: UpOptions): Promise<{ entry: Entry; record: ServerRecord }> {
+async function upInstance(
+  i: Instance,
+  rec: ServerRecord | undefined,
+  o: UpOptions,
+): Promise<{ entry: Entry; record: ServerRecord }> {
   for (const c of candidates(i, rec, o.creds)) {
     if (await reuse(i, c, profileUrls(i, c, o.creds).admin, o.log)) {
-      o.log(`${i.name}: reusing pid ${c.pid} at ${c.url}${c.secured ? '' : ' (started without passwords: restart it to lock it down)'}`);
+      o.log(
+        `${i.name}: reusing pid ${c.pid} at ${c.url}${c.secured ? '' : ' (started without passwords: restart it to lock it down)'}`,
+      );
       return { entry: local(i, c.pid, true, c, o.creds), record: c };
     }
   }
   await ensureInstalled(i.kind);
   o.log(`${i.name}: starting in ${i.dir}`);
   const t0 = Date.now();
-  const h = await i.kind.start({ dir: i.dir, ports: i.ports, passwords: o.creds[i.kind.name], natsNamespace: o.natsNamespace, cluster: i.cluster });
+  const h = await i.kind.start({
+    dir: i.dir,
+    ports: i.ports,
+    passwords: o.creds[i.kind.name],
+    natsNamespace: o.natsNamespace,
+    cluster: i.cluster,
+  });
   o.log(`${i.name}: ready at ${i.url} (pid ${h.pid}, ${Date.now() - t0} ms)`);
   const record = newRecord(i, h.pid, h.logFile, true);
   return { entry: local(i, h.pid, true, record, o.creds), record };
@@ -190,7 +257,10 @@ async function upInstance(i: Instance, rec: ServerRecord | undefined, o: UpOptio
 async function upExternal(kind: ServerKind, url: string, log: Log): Promise<Entry> {
   const r = await kind.probe(url);
   if (!r.ok) {
-    throw new StackError(`${kind.name}: external server ${kind.urlVariable}=${redactUrl(url)} does not answer: ${r.detail ?? 'no answer'}`, kind.name);
+    throw new StackError(
+      `${kind.name}: external server ${kind.urlVariable}=${redactUrl(url)} does not answer: ${r.detail ?? 'no answer'}`,
+      kind.name,
+    );
   }
   log(`${kind.name}: using external ${redactUrl(url)} (${kind.urlVariable})`);
   return external(kind, url, true);
@@ -204,17 +274,23 @@ interface UpOptions {
 
 /** A password for every server user of the instances to run. */
 function credentialsFor(root: string, instances: Instance[], env: NodeJS.ProcessEnv): Credentials {
-  const users = Object.fromEntries(instances.map((i) => [i.kind.name, [...new Set(Object.values(i.kind.userOf))].filter(Boolean)]));
+  const users = Object.fromEntries(
+    instances.map((i) => [i.kind.name, [...new Set(Object.values(i.kind.userOf))].filter(Boolean)]),
+  );
   return ensureCredentials(root, users, env);
 }
 
 /** The servers to run: one external entry per kind given by URL, the topology's instances for the rest. */
-function plan(root: string, env: NodeJS.ProcessEnv): { externals: [ServerKind, string][]; instances: Instance[]; settings: Record<string, string> } {
+function plan(
+  root: string,
+  env: NodeJS.ProcessEnv,
+): { externals: [ServerKind, string][]; instances: Instance[]; settings: Record<string, string> } {
   const externals = SERVER_NAMES.flatMap((n): [ServerKind, string][] => {
     const url = externalUrl(env, SERVERS[n]);
     return url ? [[SERVERS[n], url]] : [];
   });
-  const isExternal = (k: ServerKind) => externals.some(([e]) => e === k) || (k === SERVERS.zookeeper && externals.some(([e]) => e === SERVERS.clickhouse));
+  const isExternal = (k: ServerKind) =>
+    externals.some(([e]) => e === k) || (k === SERVERS.zookeeper && externals.some(([e]) => e === SERVERS.clickhouse));
   const instances = topology(root, env).filter((i) => !isExternal(i.kind));
   const settings: Record<string, string> = {};
   if (topologyName(env) === 'cluster') {
@@ -236,11 +312,14 @@ async function jetstreamReady(instances: Instance[], log: Log): Promise<void> {
   const node = instances.find((i) => i.kind === SERVERS.nats && i.cluster && i.ports.monitor);
   if (!node) return;
   let detail = '';
-  await waitFor(async () => {
-    const r = await jetstreamClusterReady('127.0.0.1', node.ports.monitor!);
-    detail = r.detail ?? '';
-    return r.ok;
-  }, { timeoutMs: READY_TIMEOUT_MS, intervalMs: 200, what: 'the NATS cluster to elect a JetStream leader' });
+  await waitFor(
+    async () => {
+      const r = await jetstreamClusterReady('127.0.0.1', node.ports.monitor!);
+      detail = r.detail ?? '';
+      return r.ok;
+    },
+    { timeoutMs: READY_TIMEOUT_MS, intervalMs: 200, what: 'the NATS cluster to elect a JetStream leader' },
+  );
   log(`nats cluster: ${detail}`);
 }
 
@@ -253,40 +332,50 @@ export async function stackUp(o: { root: string; env?: NodeJS.ProcessEnv; log?: 
   const env = o.env ?? process.env;
   const { externals, instances, settings } = plan(root, env);
   await mkdir(stackDataDir(root, env), { recursive: true });
-  return withLock(root, async () => {
-    const state = readState(root, env);
-    const up: UpOptions = { creds: credentialsFor(root, instances, env), natsNamespace: env.NATS_NAMESPACE ?? '', log: o.log ?? (() => undefined) };
-    const failures: StackError[] = [];
-    const entries: Entry[] = [];
-    /** Servers this call started (not reused): stopped again if another server fails to start. */
-    const started: string[] = [];
-    const settle = <T>(name: string, kind: ServerName, p: Promise<T>, ok: (v: T) => void) =>
-      p.then(ok, (e: unknown) => {
-        failures.push(toError(name, kind, e));
-        if (state.servers[name] && !isAlive(state.servers[name].pid)) delete state.servers[name];
-      });
-    await Promise.all(externals.map(([k, url]) => settle(k.name, k.name, upExternal(k, url, up.log), (e) => entries.push(e))));
-    for (const wave of waves(instances)) {
-      if (failures.length) break;
+  return withLock(
+    root,
+    async () => {
+      const state = readState(root, env);
+      const up: UpOptions = {
+        creds: credentialsFor(root, instances, env),
+        natsNamespace: env.NATS_NAMESPACE ?? '',
+        log: o.log ?? (() => undefined),
+      };
+      const failures: StackError[] = [];
+      const entries: Entry[] = [];
+      /** Servers this call started (not reused): stopped again if another server fails to start. */
+      const started: string[] = [];
+      const settle = <T>(name: string, kind: ServerName, p: Promise<T>, ok: (v: T) => void) =>
+        p.then(ok, (e: unknown) => {
+          failures.push(toError(name, kind, e));
+          if (state.servers[name] && !isAlive(state.servers[name].pid)) delete state.servers[name];
+        });
       await Promise.all(
-        wave.map((i) =>
-          settle(i.name, i.kind.name, upInstance(i, state.servers[i.name], up), (r) => {
-            entries.push(r.entry);
-            if (r.record.pid !== state.servers[i.name]?.pid) started.push(i.name);
-            state.servers[i.name] = r.record;
-          }),
-        ),
+        externals.map(([k, url]) => settle(k.name, k.name, upExternal(k, url, up.log), (e) => entries.push(e))),
       );
-    }
-    // A half-started stack is not left behind: a caller that fails here (the test runner, CI) would
-    // otherwise leave servers holding the ports the next attempt needs. Servers that were already running
-    // before this call stay up.
-    if (failures.length) await stopStarted(started, state, up.log);
-    writeState(root, state, env);
-    throwAll(failures, 'servers failed to start');
-    await jetstreamReady(instances, up.log);
-    return info(entries, settings);
-  }, env);
+      for (const wave of waves(instances)) {
+        if (failures.length) break;
+        await Promise.all(
+          wave.map((i) =>
+            settle(i.name, i.kind.name, upInstance(i, state.servers[i.name], up), (r) => {
+              entries.push(r.entry);
+              if (r.record.pid !== state.servers[i.name]?.pid) started.push(i.name);
+              state.servers[i.name] = r.record;
+            }),
+          ),
+        );
+      }
+      // A half-started stack is not left behind: a caller that fails here (the test runner, CI) would
+      // otherwise leave servers holding the ports the next attempt needs. Servers that were already running
+      // before this call stay up.
+      if (failures.length) await stopStarted(started, state, up.log);
+      writeState(root, state, env);
+      throwAll(failures, 'servers failed to start');
+      await jetstreamReady(instances, up.log);
+      return info(entries, settings);
+    },
+    env,
+  );
 }
 
 async function stopStarted(names: string[], state: ReturnType<typeof readState>, log: Log): Promise<void> {
@@ -314,32 +403,39 @@ function sortServers<T extends { name: string }>(servers: T[]): T[] {
  * Stop the servers recorded in stack.json (those still alive and ours), forget them, and report what
  * was stopped. External servers are never recorded, so never stopped.
  */
-export async function stackDown(o: { root: string; env?: NodeJS.ProcessEnv }): Promise<{ stopped: { name: string; pid: number }[] }> {
+export async function stackDown(o: {
+  root: string;
+  env?: NodeJS.ProcessEnv;
+}): Promise<{ stopped: { name: string; pid: number }[] }> {
   const root = path.resolve(o.root);
   const env = o.env ?? process.env;
   await mkdir(stackDataDir(root, env), { recursive: true });
-  return withLock(root, async () => {
-    const state = readState(root, env);
-    const stopped: { name: string; pid: number }[] = [];
-    const errors: StackError[] = [];
-    await Promise.all(
-      Object.entries(state.servers).map(async ([name, rec]) => {
-        const kind = SERVERS[rec.kind ?? (name as ServerName)];
-        if (kind && ownsPid(rec.pid, rec.dir ?? path.join(stackDataDir(root, env), name))) {
-          try {
-            await stopPid(rec.pid, 30_000, kind.stopSignal);
-            stopped.push({ name, pid: rec.pid });
-          } catch (e) {
-            return errors.push(toError(name, kind.name, e)); // keep the record: it is still running
+  return withLock(
+    root,
+    async () => {
+      const state = readState(root, env);
+      const stopped: { name: string; pid: number }[] = [];
+      const errors: StackError[] = [];
+      await Promise.all(
+        Object.entries(state.servers).map(async ([name, rec]) => {
+          const kind = SERVERS[rec.kind ?? (name as ServerName)];
+          if (kind && ownsPid(rec.pid, rec.dir ?? path.join(stackDataDir(root, env), name))) {
+            try {
+              await stopPid(rec.pid, 30_000, kind.stopSignal);
+              stopped.push({ name, pid: rec.pid });
+            } catch (e) {
+              return errors.push(toError(name, kind.name, e)); // keep the record: it is still running
+            }
           }
-        }
-        delete state.servers[name];
-      }),
-    );
-    writeState(root, state, env);
-    throwAll(errors, 'servers failed to stop');
-    return { stopped: sortServers(stopped) };
-  }, env);
+          delete state.servers[name];
+        }),
+      );
+      writeState(root, state, env);
+      throwAll(errors, 'servers failed to stop');
+      return { stopped: sortServers(stopped) };
+    },
+    env,
+  );
 }
 
 /** Report the state of the stack without starting or stopping anything. */

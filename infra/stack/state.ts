@@ -35,7 +35,8 @@ export type TopologyName = (typeof TOPOLOGIES)[number];
 
 export function topologyName(env: NodeJS.ProcessEnv = process.env): TopologyName {
   const raw = env[TOPOLOGY_VARIABLE]?.trim() || 'single';
-  if (!(TOPOLOGIES as readonly string[]).includes(raw)) throw new StackError(`${TOPOLOGY_VARIABLE} must be one of ${TOPOLOGIES.join(', ')}, got "${raw}"`);
+  if (!(TOPOLOGIES as readonly string[]).includes(raw))
+    throw new StackError(`${TOPOLOGY_VARIABLE} must be one of ${TOPOLOGIES.join(', ')}, got "${raw}"`);
   return raw as TopologyName;
 }
 
@@ -100,7 +101,9 @@ function tryLock(lock: string, deadline: number, what = 'another stack operation
   const holder = Number(content);
   if (content === '' ? age > 5_000 : !isAlive(holder)) rmSync(lock, { force: true });
   if (Date.now() > deadline) {
-    throw new StackError(`${what} (pid ${holder || '?'}) has held ${lock} for too long; remove it if that process is gone`);
+    throw new StackError(
+      `${what} (pid ${holder || '?'}) has held ${lock} for too long; remove it if that process is gone`,
+    );
   }
   return false;
 }
@@ -111,7 +114,11 @@ function tryLock(lock: string, deadline: number, what = 'another stack operation
  */
 export async function withPidLock<T>(lock: string, timeoutMs: number, fn: () => Promise<T>, what?: string): Promise<T> {
   const deadline = Date.now() + timeoutMs;
-  await waitFor(async () => tryLock(lock, deadline, what), { timeoutMs: timeoutMs + 1_000, intervalMs: 200, what: `the lock ${lock}` });
+  await waitFor(async () => tryLock(lock, deadline, what), {
+    timeoutMs: timeoutMs + 1_000,
+    intervalMs: 200,
+    what: `the lock ${lock}`,
+  });
   try {
     return await fn();
   } finally {

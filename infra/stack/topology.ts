@@ -68,7 +68,10 @@ export const CLUSTER_NAME = 'meterline';
 export const CLUSTER_PORT_BASE = 26100;
 
 /** Settings the roles need on the local cluster beyond the server URLs. */
-export const CLUSTER_SETTINGS = { NATS_STREAM_REPLICAS: String(CLUSTER_SHAPE.natsNodes), CLICKHOUSE_CLUSTER: CLUSTER_NAME };
+export const CLUSTER_SETTINGS = {
+  NATS_STREAM_REPLICAS: String(CLUSTER_SHAPE.natsNodes),
+  CLICKHOUSE_CLUSTER: CLUSTER_NAME,
+};
 
 /**
  * One Postgres, three NATS nodes (client, monitor and route ports), one ZooKeeper, and ClickHouse as
@@ -78,7 +81,11 @@ export const CLUSTER_SETTINGS = { NATS_STREAM_REPLICAS: String(CLUSTER_SHAPE.nat
 export function clusterTopology(root: string, env: NodeJS.ProcessEnv): Instance[] {
   const layout: { name: string; kind: ServerKind; ports: string[] }[] = [
     { name: 'postgres', kind: SERVERS.postgres, ports: Object.keys(SERVERS.postgres.defaultPorts) },
-    ...Array.from({ length: CLUSTER_SHAPE.natsNodes }, (_v, i) => ({ name: `nats-${i + 1}`, kind: SERVERS.nats, ports: ['client', 'monitor', 'cluster'] })),
+    ...Array.from({ length: CLUSTER_SHAPE.natsNodes }, (_v, i) => ({
+      name: `nats-${i + 1}`,
+      kind: SERVERS.nats,
+      ports: ['client', 'monitor', 'cluster'],
+    })),
     { name: 'zookeeper', kind: SERVERS.zookeeper, ports: ['client'] },
     ...Array.from({ length: CLUSTER_SHAPE.clickhouseShards * CLUSTER_SHAPE.clickhouseReplicas }, (_v, i) => ({
       name: `clickhouse-s${Math.floor(i / CLUSTER_SHAPE.clickhouseReplicas) + 1}r${(i % CLUSTER_SHAPE.clickhouseReplicas) + 1}`,
@@ -90,15 +97,23 @@ export function clusterTopology(root: string, env: NodeJS.ProcessEnv): Instance[
   let next = portBase(env, count) ?? CLUSTER_PORT_BASE;
   const dataDir = stackDataDir(root, env);
   const placed = layout.map((l) => ({ ...l, ports: Object.fromEntries(l.ports.map((p) => [p, next++])) as Ports }));
-  const peersOf = (kind: ServerKind) => placed.filter((p) => p.kind === kind).map((p) => ({ name: p.name, ports: p.ports }));
+  const peersOf = (kind: ServerKind) =>
+    placed.filter((p) => p.kind === kind).map((p) => ({ name: p.name, ports: p.ports }));
   const zookeeperPort = placed.find((p) => p.kind === SERVERS.zookeeper)!.ports.client;
   const chPeers = peersOf(SERVERS.clickhouse);
   const shards = Array.from({ length: CLUSTER_SHAPE.clickhouseShards }, (_v, s) =>
     chPeers.slice(s * CLUSTER_SHAPE.clickhouseReplicas, (s + 1) * CLUSTER_SHAPE.clickhouseReplicas).map((p) => p.ports),
   );
   return placed.map((p) => {
-    const base = { name: p.name, kind: p.kind, dir: path.join(dataDir, p.name), ports: p.ports, url: p.kind.url(p.ports) };
-    if (p.kind === SERVERS.nats) return { ...base, cluster: { name: CLUSTER_NAME, self: p.name, peers: peersOf(p.kind) } };
+    const base = {
+      name: p.name,
+      kind: p.kind,
+      dir: path.join(dataDir, p.name),
+      ports: p.ports,
+      url: p.kind.url(p.ports),
+    };
+    if (p.kind === SERVERS.nats)
+      return { ...base, cluster: { name: CLUSTER_NAME, self: p.name, peers: peersOf(p.kind) } };
     if (p.kind === SERVERS.clickhouse) {
       const shard = Math.floor(chPeers.findIndex((c) => c.name === p.name) / CLUSTER_SHAPE.clickhouseReplicas) + 1;
       return { ...base, cluster: { name: CLUSTER_NAME, self: p.name, peers: chPeers, shard, shards, zookeeperPort } };

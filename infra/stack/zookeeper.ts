@@ -51,10 +51,18 @@ function askServing(host: string, port: number): Promise<ProbeResult> {
       sock.destroy();
       resolve(r);
     };
-    sock.setTimeout(PROBE_TIMEOUT_MS, () => finish({ ok: false, detail: `no answer from ${host}:${port} within ${PROBE_TIMEOUT_MS} ms` }));
+    sock.setTimeout(PROBE_TIMEOUT_MS, () =>
+      finish({ ok: false, detail: `no answer from ${host}:${port} within ${PROBE_TIMEOUT_MS} ms` }),
+    );
     sock.on('error', (e) => finish({ ok: false, detail: errMessage(e) }));
     sock.on('data', (d) => (buf += d.toString('utf8')));
-    sock.on('close', () => finish(/^Mode: /m.test(buf) ? { ok: true, detail: 'zookeeper' } : { ok: false, detail: `not serving yet: ${JSON.stringify(buf.slice(0, 80))}` }));
+    sock.on('close', () =>
+      finish(
+        /^Mode: /m.test(buf)
+          ? { ok: true, detail: 'zookeeper' }
+          : { ok: false, detail: `not serving yet: ${JSON.stringify(buf.slice(0, 80))}` },
+      ),
+    );
   });
 }
 

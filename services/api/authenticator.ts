@@ -12,6 +12,11 @@ import { KvRevocationList } from '../../shared/auth/revocations.js';
 export async function createAuthenticator(infra: Infra): Promise<Authenticator> {
   const keys = new SigningKeys(infra.pg, infra.config.SECRET_KEY);
   await keys.load();
-  const revocations = await KvRevocationList.start(infra.nats, infra.natsNames.revocationBucket, infra.log, infra.config.WATCH_MAX_STALENESS_SECONDS * 1000);
+  const revocations = await KvRevocationList.start(
+    infra.nats,
+    infra.natsNames.revocationBucket,
+    infra.log,
+    infra.config.WATCH_MAX_STALENESS_SECONDS * 1000,
+  );
   return new JwtAuthenticator(keys, infra.config.PUBLIC_BASE_URL, revocations);
 }

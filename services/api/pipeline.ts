@@ -2,7 +2,16 @@ import type { AccountProtection } from '../../shared/limits/protection.js';
 import type { Infra } from '../../shared/infra.js';
 import type { Authenticator } from '../../shared/auth/types.js';
 import { PgIdempotencyStore } from '../../shared/http/idempotency.js';
-import { authenticate, idempotency, limitRequestRate, mapErrorsToProblems, parseBody, rejectNulInUrl, validateInput, type RequestStep } from '../../shared/http/pipeline.js';
+import {
+  authenticate,
+  idempotency,
+  limitRequestRate,
+  mapErrorsToProblems,
+  parseBody,
+  rejectNulInUrl,
+  validateInput,
+  type RequestStep,
+} from '../../shared/http/pipeline.js';
 
 /**
  * Every api request passes these steps, in this order, before its handler runs (the server has already

@@ -33,7 +33,14 @@ export class ApiService implements Service {
     private readonly authenticator: Authenticator = NO_AUTH,
   ) {
     this.protection = new AccountProtection(infra);
-    this.server = new HttpServer({ host: infra.config.HOST, port: infra.config.PORT, log: infra.log, metrics: infra.metrics, pipeline: apiPipeline(infra, authenticator, this.protection), maxBufferedBodyBytes: infra.config.MAX_BUFFERED_REQUEST_BYTES });
+    this.server = new HttpServer({
+      host: infra.config.HOST,
+      port: infra.config.PORT,
+      log: infra.log,
+      metrics: infra.metrics,
+      pipeline: apiPipeline(infra, authenticator, this.protection),
+      maxBufferedBodyBytes: infra.config.MAX_BUFFERED_REQUEST_BYTES,
+    });
   }
 
   get port(): number {
@@ -62,8 +69,13 @@ export class ApiService implements Service {
     // is never reported as a reset), up to SHUTDOWN_DRAIN_SECONDS; then modules flush (publishes, watches).
     this.server.closeListener();
     const drained = await this.server.drain(this.infra.config.SHUTDOWN_DRAIN_SECONDS * 1000);
-    if (!drained) this.infra.log.warn({ in_flight: this.server.requestsInFlight }, 'shutdown: requests still in flight after the drain deadline; closing');
-    for (const mod of [...this.modules].reverse()) await mod.stop?.().catch((err) => this.infra.log.error({ err, module: mod.name }, 'module stop failed'));
+    if (!drained)
+      this.infra.log.warn(
+        { in_flight: this.server.requestsInFlight },
+        'shutdown: requests still in flight after the drain deadline; closing',
+      );
+    for (const mod of [...this.modules].reverse())
+      await mod.stop?.().catch((err) => this.infra.log.error({ err, module: mod.name }, 'module stop failed'));
     this.server.closeAll();
     await this.protection.stop();
     this.started = false;
@@ -77,7 +89,8 @@ export class ApiService implements Service {
    * /readyz is unauthenticated and must not turn into a probe of every server per hit.
    */
   health(): Promise<HealthReport> {
-    if (!this.readiness || Date.now() - this.readiness.at > READINESS_TTL_MS) this.readiness = { at: Date.now(), report: this.probe() };
+    if (!this.readiness || Date.now() - this.readiness.at > READINESS_TTL_MS)
+      this.readiness = { at: Date.now(), report: this.probe() };
     return this.readiness.report;
   }
 

@@ -6,7 +6,10 @@ import type { HealthReport } from '../../shared/service.js';
 const SERVERS = ['postgres', 'nats', 'clickhouse'];
 
 /** Liveness, readiness (every dependency answers) and Prometheus metrics. */
-export function registerSystemRoutes(server: RouteRegistry, deps: { metrics: Metrics; readiness: () => Promise<HealthReport> }): void {
+export function registerSystemRoutes(
+  server: RouteRegistry,
+  deps: { metrics: Metrics; readiness: () => Promise<HealthReport> },
+): void {
   server.route({
     method: 'GET',
     path: '/healthz',
@@ -20,7 +23,9 @@ export function registerSystemRoutes(server: RouteRegistry, deps: { metrics: Met
     auth: 'public',
     handler: async () => {
       const report = await deps.readiness();
-      const failing = Object.entries(report.checks).filter(([, c]) => !c.ok).map(([name]) => name);
+      const failing = Object.entries(report.checks)
+        .filter(([, c]) => !c.ok)
+        .map(([name]) => name);
       // A component (the ingress publisher, say) fails because a server is down: name the server, the cause.
       const servers = failing.filter((n) => SERVERS.includes(n));
       const down = servers.length ? servers : failing;

@@ -55,7 +55,8 @@ export function closeCutoff(now: Date, graceSeconds: number): Date {
 
 /** Periods due at `now` (for progress: "n of N"); a canceled subscription has none after its last. */
 export async function countDuePeriods(deps: BillingDeps, now: Date): Promise<number> {
-  const idx = (t: string) => `(extract(year FROM ${t} AT TIME ZONE 'UTC') * 12 + extract(month FROM ${t} AT TIME ZONE 'UTC'))`;
+  const idx = (t: string) =>
+    `(extract(year FROM ${t} AT TIME ZONE 'UTC') * 12 + extract(month FROM ${t} AT TIME ZONE 'UTC'))`;
   const r = await deps.pg.query<{ n: string | null }>(
     `SELECT sum(CASE WHEN status = 'canceled' THEN LEAST(${idx('$1::timestamptz')}, ${idx("(canceled_at - interval '1 millisecond')")} + 1) ELSE ${idx('$1::timestamptz')} END
                - ${idx('billing_period_start')})::text AS n
@@ -69,7 +70,12 @@ export async function countDuePeriods(deps: BillingDeps, now: Date): Promise<num
 export async function closeDuePeriods(
   deps: BillingDeps,
   now: Date,
-  opts: { timings?: BillingTimings; onBatch?: (closed: ClosedInvoice[]) => void; batchSize?: number; concurrency?: number } = {},
+  opts: {
+    timings?: BillingTimings;
+    onBatch?: (closed: ClosedInvoice[]) => void;
+    batchSize?: number;
+    concurrency?: number;
+  } = {},
 ): Promise<ClosedInvoice[]> {
   const cutoff = closeCutoff(now, deps.graceSeconds);
   const all: ClosedInvoice[] = [];
@@ -89,7 +95,13 @@ export async function closeDuePeriods(
 }
 
 /** One batch in one transaction; null when nothing due was left to lock. */
-async function closeBatch(deps: BillingDeps, now: Date, cutoff: Date, batchSize: number, timings?: BillingTimings): Promise<ClosedInvoice[] | null> {
+async function closeBatch(
+  deps: BillingDeps,
+  now: Date,
+  cutoff: Date,
+  batchSize: number,
+  timings?: BillingTimings,
+): Promise<ClosedInvoice[] | null> {
   return withTransaction(deps.pg, async (client) => {
     const due = await timed(timings, 'postgres_ms', () =>
       client.query<DueRow>(
@@ -119,10 +131,19 @@ async function closeBatch(deps: BillingDeps, now: Date, cutoff: Date, batchSize:
 
 const isoDate = (ms: number) => new Date(ms).toISOString().slice(0, 10);
 
-async function writeInvoices(client: PgClient, due: DueRow[], priced: Awaited<ReturnType<typeof pricePeriods>>, now: Date): Promise<ClosedInvoice[]> {
+async function writeInvoices(
+  client: PgClient,
+  due: DueRow[],
+  priced: Awaited<ReturnType<typeof pricePeriods>>,
+  now: Date,
+): Promise<ClosedInvoice[]> {
   const ids = due.map(() => newId('inv'));
   // Prepaid credit first (it lowers the amount), then the status: nothing left to charge → paid at once, without a charge.
-  const creditUses = await lockAndAllocateCredits(client, due.map((s, i) => ({ invoice_id: ids[i]!, account_id: s.account_id, priced: priced[i]! })), now);
+  const creditUses = await lockAndAllocateCredits(
+    client,
+    due.map((s, i) => ({ invoice_id: ids[i]!, account_id: s.account_id, priced: priced[i]! })),
+    now,
+  );
   const invoices = due.map((s, i) => {
     const p = priced[i]!;
     return {
@@ -158,7 +179,10 @@ async function writeInvoices(client: PgClient, due: DueRow[], priced: Awaited<Re
   );
   const written = new Set(inserted.rows.map((r) => r.id));
   const kept = invoices.filter((v) => written.has(v.id));
-  await recordCreditUses(client, creditUses.filter((u) => written.has(u.invoice_id)));
+  await recordCreditUses(
+    client,
+    creditUses.filter((u) => written.has(u.invoice_id)),
+  );
   const lines = kept.flatMap((v) => v.priced.lines.map((l, position) => ({ invoice_id: v.id, position, ...l })));
   if (lines.length) {
     await client.query(
@@ -197,5 +221,12 @@ async function writeInvoices(client: PgClient, due: DueRow[], priced: Awaited<Re
        FROM unnest($1::text[], $2::timestamptz[]) AS u(id, next) WHERE s.id = u.id`,
     [due.map((s) => s.id), due.map((s) => nextMonthStart(s.billing_period_start))],
   );
-  return kept.map((v) => ({ id: v.id, customer_id: v.sub.customer_id, subscription_id: v.sub.id, amount: v.priced.amount, currency: v.sub.currency, status: v.status }));
+  return kept.map((v) => ({
+    id: v.id,
+    customer_id: v.sub.customer_id,
+    subscription_id: v.sub.id,
+    amount: v.priced.amount,
+    currency: v.sub.currency,
+    status: v.status,
+  }));
 }

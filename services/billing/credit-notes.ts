@@ -48,7 +48,12 @@ type NoteLines = CreditNoteToInsert['lines'];
  * invoice currency's minor unit, each ≤ what is left of its invoice line, the total ≤ what is left of the invoice.
  * A quantity credits that share of the line's amount. Throws ValidationError naming each field.
  */
-export function creditLinesOf(invoice: Pick<InvoiceToCredit, 'currency' | 'amount' | 'amount_credited'>, lines: LineToCredit[], credit: CreditRequest, reason: string): { lines: NoteLines; amount: string } {
+export function creditLinesOf(
+  invoice: Pick<InvoiceToCredit, 'currency' | 'amount' | 'amount_credited'>,
+  lines: LineToCredit[],
+  credit: CreditRequest,
+  reason: string,
+): { lines: NoteLines; amount: string } {
   const errors: FieldError[] = [];
   let code = 'validation_failed';
   const scale = minorUnits(invoice.currency);
@@ -59,11 +64,16 @@ export function creditLinesOf(invoice: Pick<InvoiceToCredit, 'currency' | 'amoun
   };
   let out: NoteLines = [];
   if (credit.kind === 'amount') {
-    if (inMinorUnits(credit.amount, 'amount')) out = [{ invoice_position: null, description: reason, quantity: null, amount: credit.amount }];
+    if (inMinorUnits(credit.amount, 'amount'))
+      out = [{ invoice_position: null, description: reason, quantity: null, amount: credit.amount }];
   } else {
     credit.lines.forEach((c, i) => {
       const line = lines[c.line];
-      if (!line) return errors.push({ field: `lines[${i}].line`, message: `the invoice has no line ${c.line} (it has ${lines.length})` });
+      if (!line)
+        return errors.push({
+          field: `lines[${i}].line`,
+          message: `the invoice has no line ${c.line} (it has ${lines.length})`,
+        });
       const left = new Decimal(line.amount).minus(line.credited_amount);
       if (!left.gt(0)) {
         code = 'credit_exceeds_line';
@@ -74,19 +84,34 @@ export function creditLinesOf(invoice: Pick<InvoiceToCredit, 'currency' | 'amoun
         const quantityLeft = new Decimal(line.quantity).minus(line.credited_quantity);
         if (new Decimal(c.quantity).gt(quantityLeft)) {
           code = 'credit_exceeds_line';
-          return errors.push({ field: `lines[${i}].quantity`, message: `must be at most ${canonicalDecimal(quantityLeft)}, the quantity of line ${c.line} not yet credited` });
+          return errors.push({
+            field: `lines[${i}].quantity`,
+            message: `must be at most ${canonicalDecimal(quantityLeft)}, the quantity of line ${c.line} not yet credited`,
+          });
         }
         amount = roundToMinorUnit(new Decimal(line.amount).times(c.quantity).div(line.quantity), invoice.currency);
-        if (!amount.gt(0)) return errors.push({ field: `lines[${i}].quantity`, message: `credits less than the smallest unit of ${invoice.currency}` });
+        if (!amount.gt(0))
+          return errors.push({
+            field: `lines[${i}].quantity`,
+            message: `credits less than the smallest unit of ${invoice.currency}`,
+          });
       } else {
         if (!inMinorUnits(c.amount!, `lines[${i}].amount`)) return;
         amount = new Decimal(c.amount!);
       }
       if (amount.gt(left)) {
         code = 'credit_exceeds_line';
-        return errors.push({ field: `lines[${i}].${c.quantity !== undefined ? 'quantity' : 'amount'}`, message: `credits ${canonicalDecimal(amount)}, more than the ${canonicalDecimal(left)} of line ${c.line} not yet credited` });
+        return errors.push({
+          field: `lines[${i}].${c.quantity !== undefined ? 'quantity' : 'amount'}`,
+          message: `credits ${canonicalDecimal(amount)}, more than the ${canonicalDecimal(left)} of line ${c.line} not yet credited`,
+        });
       }
-      out.push({ invoice_position: line.position, description: line.description, quantity: c.quantity ?? null, amount: canonicalDecimal(amount) });
+      out.push({
+        invoice_position: line.position,
+        description: line.description,
+        quantity: c.quantity ?? null,
+        amount: canonicalDecimal(amount),
+      });
     });
   }
   if (errors.length) throw new ValidationError(errors, undefined, code);
@@ -94,7 +119,12 @@ export function creditLinesOf(invoice: Pick<InvoiceToCredit, 'currency' | 'amoun
   const left = new Decimal(invoice.amount).minus(invoice.amount_credited);
   if (total.gt(left)) {
     throw new ValidationError(
-      [{ field: credit.kind === 'amount' ? 'amount' : 'lines', message: `credits ${canonicalDecimal(total)}, more than the ${canonicalDecimal(Decimal.max(left, 0))} ${invoice.currency} of the invoice not yet credited` }],
+      [
+        {
+          field: credit.kind === 'amount' ? 'amount' : 'lines',
+          message: `credits ${canonicalDecimal(total)}, more than the ${canonicalDecimal(Decimal.max(left, 0))} ${invoice.currency} of the invoice not yet credited`,
+        },
+      ],
       undefined,
       'credit_exceeds_invoice',
     );
@@ -110,17 +140,47 @@ export async function issueCreditNote(deps: PaymentDeps, req: NewCreditNote, now
       const earlier = await creditNoteOfRequest(client, invoice.id, req.requestKey);
       if (earlier) return earlier;
     }
-    if (invoice.status === 'void') throw new ConflictError(`Invoice ${invoice.id} is void: there is nothing to credit.`, 'invoice_void');
-    if (invoice.payment_pending) throw new ConflictError(`A payment attempt on invoice ${invoice.id} is in progress; retry when it completed.`, 'invoice_payment_pending');
+    if (invoice.status === 'void')
+      throw new ConflictError(`Invoice ${invoice.id} is void: there is nothing to credit.`, 'invoice_void');
+    if (invoice.payment_pending)
+      throw new ConflictError(
+        `A payment attempt on invoice ${invoice.id} is in progress; retry when it completed.`,
+        'invoice_payment_pending',
+      );
     const { lines, amount } = creditLinesOf(invoice, await linesToCredit(client, invoice.id), req.credit, req.reason);
     const type = invoice.status === 'paid' ? 'refund' : 'credit';
-    if (type === 'refund' && !invoice.charge_id) throw new ConflictError(`Invoice ${invoice.id} was settled without a charge: there is nothing to refund.`, 'invoice_not_charged');
+    if (type === 'refund' && !invoice.charge_id)
+      throw new ConflictError(
+        `Invoice ${invoice.id} was settled without a charge: there is nothing to refund.`,
+        'invoice_not_charged',
+      );
     const settle = type === 'credit' && new Decimal(invoice.amount_credited).plus(amount).eq(invoice.amount);
-    const written = await insertCreditNote(client, { id: newId('cn'), invoice, type, amount, reason: req.reason, requestKey: req.requestKey, lines }, settle, now);
+    const written = await insertCreditNote(
+      client,
+      { id: newId('cn'), invoice, type, amount, reason: req.reason, requestKey: req.requestKey, lines },
+      settle,
+      now,
+    );
     const events: NewEvent[] = [
-      { accountId: invoice.account_id, type: 'credit_note.created', data: { credit_note_id: written.note.id, invoice_id: invoice.id, type, amount: new JsonDecimal(amount), currency: invoice.currency, reason: req.reason } },
+      {
+        accountId: invoice.account_id,
+        type: 'credit_note.created',
+        data: {
+          credit_note_id: written.note.id,
+          invoice_id: invoice.id,
+          type,
+          amount: new JsonDecimal(amount),
+          currency: invoice.currency,
+          reason: req.reason,
+        },
+      },
     ];
-    if (settle) events.push({ accountId: invoice.account_id, type: 'invoice.paid', data: { invoice_id: invoice.id, amount: new JsonDecimal(invoice.amount), currency: invoice.currency } });
+    if (settle)
+      events.push({
+        accountId: invoice.account_id,
+        type: 'invoice.paid',
+        data: { invoice_id: invoice.id, amount: new JsonDecimal(invoice.amount), currency: invoice.currency },
+      });
     await appendEvents(client, events);
     return written;
   });
@@ -138,10 +198,18 @@ export async function completePendingRefunds(deps: PaymentDeps, only?: string[])
   const done: string[] = [];
   for (const p of pending) {
     try {
-      const result = await deps.processor.refund({ chargeId: p.charge_id, amount: p.amount, currency: p.currency, idempotencyKey: refundKeyOf(p.id) });
+      const result = await deps.processor.refund({
+        chargeId: p.charge_id,
+        amount: p.amount,
+        currency: p.currency,
+        idempotencyKey: refundKeyOf(p.id),
+      });
       if (await completeRefund(deps.pg, p.id, result)) done.push(p.id);
     } catch (err) {
-      deps.log.error({ err, credit_note_id: p.id }, 'refund failed to run; the credit note stays pending and is retried with the same key');
+      deps.log.error(
+        { err, credit_note_id: p.id },
+        'refund failed to run; the credit note stays pending and is retried with the same key',
+      );
     }
   }
   return done;

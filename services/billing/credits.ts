@@ -65,7 +65,10 @@ export function allocateCredits(grants: SpendableGrant[], invoices: CreditToAppl
     }
     if (taken.length === 0) continue;
     const total = taken.reduce((s, x) => s.plus(x.amount), new Decimal(0));
-    const from = taken.map((x) => `${canonicalDecimal(x.amount)} of ${x.grant.id}${x.grant.expires_at ? ` (expires ${x.grant.expires_at.toISOString().slice(0, 10)})` : ''}`);
+    const from = taken.map(
+      (x) =>
+        `${canonicalDecimal(x.amount)} of ${x.grant.id}${x.grant.expires_at ? ` (expires ${x.grant.expires_at.toISOString().slice(0, 10)})` : ''}`,
+    );
     const line: PricedLine = {
       type: 'credit',
       product_id: null,
@@ -84,7 +87,11 @@ export function allocateCredits(grants: SpendableGrant[], invoices: CreditToAppl
 }
 
 /** Inside the close transaction: locks the accounts' spendable grants (in id order: no deadlock between runs) and allocates them. */
-export async function lockAndAllocateCredits(client: PgClient, invoices: CreditToApply[], now: Date): Promise<CreditUse[]> {
+export async function lockAndAllocateCredits(
+  client: PgClient,
+  invoices: CreditToApply[],
+  now: Date,
+): Promise<CreditUse[]> {
   const accounts = [...new Set(invoices.filter((i) => new Decimal(i.priced.amount).gt(0)).map((i) => i.account_id))];
   if (accounts.length === 0) return [];
   const grants = await client.query<SpendableGrant>(`${SPENDABLE} ORDER BY id FOR UPDATE`, [accounts, now]);

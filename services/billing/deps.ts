@@ -34,7 +34,11 @@ export interface BillingTimings {
 export const newTimings = (): BillingTimings => ({ clickhouse_ms: 0, piscina_ms: 0, postgres_ms: 0, processor_ms: 0 });
 
 /** Adds the time `fn` takes to `timings[key]`. */
-export async function timed<T>(timings: BillingTimings | undefined, key: keyof BillingTimings, fn: () => Promise<T>): Promise<T> {
+export async function timed<T>(
+  timings: BillingTimings | undefined,
+  key: keyof BillingTimings,
+  fn: () => Promise<T>,
+): Promise<T> {
   const t0 = performance.now();
   try {
     return await fn();
@@ -44,7 +48,12 @@ export async function timed<T>(timings: BillingTimings | undefined, key: keyof B
 }
 
 /** The engine's dependencies over existing connections; the caller destroys `linesPool` when done. */
-export function billingDeps(base: { pg: PgPool; clickhouse: ClickHouseClient; config: Config; log: Logger }): BillingDeps {
+export function billingDeps(base: {
+  pg: PgPool;
+  clickhouse: ClickHouseClient;
+  config: Config;
+  log: Logger;
+}): BillingDeps {
   return {
     pg: base.pg,
     clickhouse: base.clickhouse,

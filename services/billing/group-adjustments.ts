@@ -52,7 +52,12 @@ export function earlierRangeColumns(line: string): string {
 /** The interval an earlier line was priced over (re-priced over the same), or null for the whole period. */
 export function earlierService(row: EarlierItemRow): ServiceInterval | null {
   return row.service_start
-    ? { fromMs: row.service_start.getTime(), toMs: row.service_end!.getTime(), periodStartMs: row.period_start_at.getTime(), periodEndMs: row.period_end_at.getTime() }
+    ? {
+        fromMs: row.service_start.getTime(),
+        toMs: row.service_end!.getTime(),
+        periodStartMs: row.period_start_at.getTime(),
+        periodEndMs: row.period_end_at.getTime(),
+      }
     : null;
 }
 
@@ -108,7 +113,13 @@ export async function billedGroupsBefore(
   for (const row of r.rows) {
     const items = out.get(row.subscription_id)!;
     const last = items[items.length - 1];
-    if (last && last.first.invoice_id === row.invoice_id && last.first.product_id === row.product_id && last.first.meter_id === row.meter_id && last.first.service_start?.getTime() === row.service_start?.getTime()) {
+    if (
+      last &&
+      last.first.invoice_id === row.invoice_id &&
+      last.first.product_id === row.product_id &&
+      last.first.meter_id === row.meter_id &&
+      last.first.service_start?.getTime() === row.service_start?.getTime()
+    ) {
       last.groups.push(row);
       continue;
     }
@@ -128,18 +139,30 @@ export async function billedGroupsBefore(
 
 /** A group's usage as invoice lines carry it: dimension values by key, null for absent (ClickHouse's ''). */
 export function groupsToPrice(groupBy: readonly string[], groups: readonly GroupTotals[] | undefined): GroupToPrice[] {
-  return (groups ?? []).map((g) => ({ dimensions: Object.fromEntries(groupBy.map((k, i) => [k, g.values[i] || null])), usage: g.total }));
+  return (groups ?? []).map((g) => ({
+    dimensions: Object.fromEntries(groupBy.map((k, i) => [k, g.values[i] || null])),
+    usage: g.total,
+  }));
 }
 
 /** Every group of a grouped item of an earlier invoice, billed or now used, as adjustments to price. */
-export function groupAdjustments(item: BilledGroupedItem, now: readonly GroupTotals[] | undefined): AdjustmentToPrice[] {
+export function groupAdjustments(
+  item: BilledGroupedItem,
+  now: readonly GroupTotals[] | undefined,
+): AdjustmentToPrice[] {
   const { first } = item;
   const groupBy = first.price_model.group_by;
   const keyOf = (d: LineDimensions) => JSON.stringify(groupBy.map((k) => d[k] ?? null));
   const current = new Map(groupsToPrice(groupBy, now).map((g) => [keyOf(g.dimensions), g]));
   const billed = new Map(item.groups.map((g) => [keyOf(g.dimensions), g]));
   const keys = [...new Set([...billed.keys(), ...current.keys()])].sort();
-  const zero: WindowStats = { start: item.request.startMs, end: item.request.endMs, count: 0, sum: '0', ...(first.unique_by ? { unique: 0 } : {}) };
+  const zero: WindowStats = {
+    start: item.request.startMs,
+    end: item.request.endMs,
+    count: 0,
+    sum: '0',
+    ...(first.unique_by ? { unique: 0 } : {}),
+  };
   const { minimum_amount: _minimum, group_by: _groupBy, ...model } = first.price_model;
   return keys.map((key): AdjustmentToPrice => {
     const g = current.get(key);

@@ -99,7 +99,9 @@ export interface PricedInvoice {
   lines: PricedLine[];
 }
 
-const line = (l: Partial<PricedLine> & Pick<PricedLine, 'type' | 'description' | 'quantity' | 'unit_price' | 'amount'>): PricedLine => ({
+const line = (
+  l: Partial<PricedLine> & Pick<PricedLine, 'type' | 'description' | 'quantity' | 'unit_price' | 'amount'>,
+): PricedLine => ({
   product_id: null,
   meter_id: null,
   price_model: null,
@@ -114,7 +116,9 @@ function quantityDescription(meter: MeterUsage, quantity: Decimal, breakdown: st
 
 /** The minimum commitment that applies: pro-rated when the item was on for part of the period. */
 function minimumOf(item: Pick<ItemToPrice, 'minimum_amount' | 'service'>): string | null {
-  return item.minimum_amount === null || !item.service ? item.minimum_amount : canonicalDecimal(prorated(item.minimum_amount, item.service));
+  return item.minimum_amount === null || !item.service
+    ? item.minimum_amount
+    : canonicalDecimal(prorated(item.minimum_amount, item.service));
 }
 
 /** An item's priced usage plus its minimum-commitment true-up: what the item costs for a period. */
@@ -128,13 +132,26 @@ function priceItemUsage(item: ItemToPrice & { meter: MeterUsage }, currency: str
 function itemLines(item: ItemToPrice, currency: string): PricedLine[] {
   const service = item.service ? { fromMs: item.service.fromMs, toMs: item.service.toMs } : undefined;
   const proration = item.service ? ` — ${prorationText(item.service)}` : '';
-  if (item.meter && item.group_by?.length) return groupLines(item as ItemToPrice & { meter: MeterUsage }, item.group_by, currency, service, proration);
+  if (item.meter && item.group_by?.length)
+    return groupLines(item as ItemToPrice & { meter: MeterUsage }, item.group_by, currency, service, proration);
   if (!item.meter) {
     const units = new Decimal(item.quantity ?? 1);
     const priced = priceQuantity(item.model, units, currency);
-    const amount = item.service ? proratedAmount(units.times(priced.unit_price), item.service, currency) : priced.amount;
+    const amount = item.service
+      ? proratedAmount(units.times(priced.unit_price), item.service, currency)
+      : priced.amount;
     const name = units.eq(1) ? item.product_name : `${item.product_name} × ${units}`;
-    return [line({ type: 'flat', product_id: item.product_id, description: `${name}${proration}`, quantity: canonicalDecimal(units), unit_price: canonicalDecimal(priced.unit_price), amount: canonicalDecimal(amount), service })];
+    return [
+      line({
+        type: 'flat',
+        product_id: item.product_id,
+        description: `${name}${proration}`,
+        quantity: canonicalDecimal(units),
+        unit_price: canonicalDecimal(priced.unit_price),
+        amount: canonicalDecimal(amount),
+        service,
+      }),
+    ];
   }
   const withMeter = item as ItemToPrice & { meter: MeterUsage };
   const { quantity, priced, trueUp } = priceItemUsage(withMeter, currency);
@@ -204,11 +221,22 @@ export function groupLabel(dimensions: LineDimensions): string {
  * line of quantity 0 for the all-absent group (so a late group re-prices against it like any other).
  * The snapshot carries group_by, so late usage of the period is re-priced per group the same way.
  */
-function groupLines(item: ItemToPrice & { meter: MeterUsage }, groupBy: string[], currency: string, service: PricedLine['service'], proration: string): PricedLine[] {
-  const groups = item.meter.groups?.length ? item.meter.groups : [{ dimensions: Object.fromEntries(groupBy.map((k) => [k, null])), usage: item.meter.usage }];
+function groupLines(
+  item: ItemToPrice & { meter: MeterUsage },
+  groupBy: string[],
+  currency: string,
+  service: PricedLine['service'],
+  proration: string,
+): PricedLine[] {
+  const groups = item.meter.groups?.length
+    ? item.meter.groups
+    : [{ dimensions: Object.fromEntries(groupBy.map((k) => [k, null])), usage: item.meter.usage }];
   const labelled = !!item.meter.groups?.length;
   return groups.map((g) => {
-    const { quantity, priced } = priceItemUsage({ ...item, minimum_amount: null, meter: { ...item.meter, usage: g.usage } }, currency);
+    const { quantity, priced } = priceItemUsage(
+      { ...item, minimum_amount: null, meter: { ...item.meter, usage: g.usage } },
+      currency,
+    );
     return line({
       type: 'usage',
       product_id: item.product_id,
@@ -230,7 +258,12 @@ export function priceInvoice(inv: InvoiceToPrice): PricedInvoice {
     const l = adjustmentLine(a, inv.currency);
     if (l) lines.push(l);
   }
-  return { subscription_id: inv.subscription_id, currency: inv.currency, amount: canonicalDecimal(sumOfLines(lines)), lines };
+  return {
+    subscription_id: inv.subscription_id,
+    currency: inv.currency,
+    amount: canonicalDecimal(sumOfLines(lines)),
+    lines,
+  };
 }
 
 /** amount = Σ lines, exactly: the one place an invoice's total is computed. */

@@ -74,7 +74,11 @@ export const PAYMENT_BATCH = 1000;
 const CHARGE_CONCURRENCY = 256;
 
 /** Every automatic attempt due at `now`, plus attempts a crash left pending. */
-export async function attemptDuePayments(deps: BillingDeps, now: Date, opts: { timings?: BillingTimings; onBatch?: (done: PaymentOutcome[]) => void } = {}): Promise<PaymentOutcome[]> {
+export async function attemptDuePayments(
+  deps: BillingDeps,
+  now: Date,
+  opts: { timings?: BillingTimings; onBatch?: (done: PaymentOutcome[]) => void } = {},
+): Promise<PaymentOutcome[]> {
   const seen: string[] = [];
   const out: PaymentOutcome[] = [];
   for (;;) {
@@ -98,7 +102,9 @@ export async function attemptDuePayments(deps: BillingDeps, now: Date, opts: { t
     // (Every other invoice of the batch is now paid or scheduled later, so no longer selected.)
     const done = new Set(charged.map((c) => c.attempt.invoice.id));
     seen.push(...begun.toCharge.filter((a) => !done.has(a.invoice.id)).map((a) => a.invoice.id));
-    const completed = await timed(opts.timings, 'postgres_ms', () => withTransaction(deps.pg, (client) => completeAttempts(client, charged, now)));
+    const completed = await timed(opts.timings, 'postgres_ms', () =>
+      withTransaction(deps.pg, (client) => completeAttempts(client, charged, now)),
+    );
     const batch = [...begun.completed, ...completed];
     out.push(...batch);
     opts.onBatch?.(batch);
@@ -112,23 +118,42 @@ export async function attemptDuePayments(deps: BillingDeps, now: Date, opts: { t
  * and a `payment.failed` event record the attempt). Paid or void invoices → 409; no payment method → 402
  * `no_payment_method` without an attempt.
  */
-export async function payInvoiceNow(deps: PaymentDeps, accountId: string, invoiceId: string, now: Date): Promise<PaymentOutcome> {
+export async function payInvoiceNow(
+  deps: PaymentDeps,
+  accountId: string,
+  invoiceId: string,
+  now: Date,
+): Promise<PaymentOutcome> {
   if (!hasPrefix(invoiceId, 'inv')) throw new NotFoundError(`No invoice ${invoiceId}.`);
   const begun = await withTransaction(deps.pg, async (client) => {
-    const r = await client.query<LockedInvoice>(`SELECT ${LOCK_COLUMNS} WHERE i.id = $1 AND i.account_id = $2 FOR UPDATE OF i`, [invoiceId, accountId]);
+    const r = await client.query<LockedInvoice>(
+      `SELECT ${LOCK_COLUMNS} WHERE i.id = $1 AND i.account_id = $2 FOR UPDATE OF i`,
+      [invoiceId, accountId],
+    );
     const inv = r.rows[0];
     if (!inv) throw new NotFoundError(`No invoice ${invoiceId}.`);
     if (inv.status === 'paid') throw new ConflictError(`Invoice ${invoiceId} is already paid.`, 'invoice_paid');
     if (inv.status === 'void') throw new ConflictError(`Invoice ${invoiceId} is void.`, 'invoice_void');
     const begun = await beginAttempts(client, [inv], now, true);
-    if (begun.toCharge.length === 0) throw new PaymentRequiredError('no_payment_method', 'The account has no default payment method: add a card first.');
+    if (begun.toCharge.length === 0)
+      throw new PaymentRequiredError(
+        'no_payment_method',
+        'The account has no default payment method: add a card first.',
+      );
     return begun;
   });
   const [charged] = await chargeAll(deps, begun.toCharge);
   const completed = await withTransaction(deps.pg, (client) => completeAttempts(client, [charged!], now));
-  const outcome = completed[0] ?? { invoice_id: invoiceId, attempt: charged!.attempt.attempt, ...outcomeOf(charged!.result) };
+  const outcome = completed[0] ?? {
+    invoice_id: invoiceId,
+    attempt: charged!.attempt.attempt,
+    ...outcomeOf(charged!.result),
+  };
   if (outcome.outcome === 'failed') {
-    throw new PaymentRequiredError(outcome.failure_code!, `${FAILURE_MESSAGES[outcome.failure_code as FailureCode] ?? 'The payment failed.'} The invoice is unchanged.`);
+    throw new PaymentRequiredError(
+      outcome.failure_code!,
+      `${FAILURE_MESSAGES[outcome.failure_code as FailureCode] ?? 'The payment failed.'} The invoice is unchanged.`,
+    );
   }
   return outcome;
 }
@@ -137,7 +162,12 @@ export async function payInvoiceNow(deps: PaymentDeps, accountId: string, invoic
  * Step 1 for locked invoices: resume a pending attempt, or number a new one with the account's default
  * payment method. Without a method (and not manual) the attempt fails at once, completed in this transaction.
  */
-async function beginAttempts(client: PgClient, invoices: LockedInvoice[], now: Date, manual: boolean): Promise<{ attempts: Attempt[]; toCharge: Attempt[]; completed: PaymentOutcome[] }> {
+async function beginAttempts(
+  client: PgClient,
+  invoices: LockedInvoice[],
+  now: Date,
+  manual: boolean,
+): Promise<{ attempts: Attempt[]; toCharge: Attempt[]; completed: PaymentOutcome[] }> {
   const fresh = invoices.filter((i) => i.pending_attempt === null);
   const pms = new Map<string, { id: string; processor_token: string }>();
   if (fresh.length) {
@@ -149,7 +179,12 @@ async function beginAttempts(client: PgClient, invoices: LockedInvoice[], now: D
   }
   const attempts: Attempt[] = invoices.map((inv) =>
     inv.pending_attempt !== null
-      ? { invoice: inv, attempt: inv.pending_attempt, manual: inv.pending_manual!, pm: inv.pending_pm_id ? { id: inv.pending_pm_id, processor_token: inv.pending_pm_token! } : null }
+      ? {
+          invoice: inv,
+          attempt: inv.pending_attempt,
+          manual: inv.pending_manual!,
+          pm: inv.pending_pm_id ? { id: inv.pending_pm_id, processor_token: inv.pending_pm_token! } : null,
+        }
       : { invoice: inv, attempt: inv.attempt_count + 1, manual, pm: pms.get(inv.account_id) ?? null },
   );
   const newOnes = attempts.filter((a) => a.invoice.pending_attempt === null && (a.pm || !manual));
@@ -159,15 +194,28 @@ async function beginAttempts(client: PgClient, invoices: LockedInvoice[], now: D
        SELECT u.invoice_id, u.attempt, u.pm, u.key, CASE WHEN u.pm IS NULL THEN 'failed' ELSE 'pending' END,
               CASE WHEN u.pm IS NULL THEN 'no_payment_method' END, $5, $6, CASE WHEN u.pm IS NULL THEN $6::timestamptz END
          FROM unnest($1::text[], $2::int[], $3::text[], $4::text[]) AS u(invoice_id, attempt, pm, key)`,
-      [newOnes.map((a) => a.invoice.id), newOnes.map((a) => a.attempt), newOnes.map((a) => a.pm?.id ?? null), newOnes.map(keyOf), manual, now],
+      [
+        newOnes.map((a) => a.invoice.id),
+        newOnes.map((a) => a.attempt),
+        newOnes.map((a) => a.pm?.id ?? null),
+        newOnes.map(keyOf),
+        manual,
+        now,
+      ],
     );
-    await client.query('UPDATE invoices i SET attempt_count = u.attempt FROM unnest($1::text[], $2::int[]) AS u(id, attempt) WHERE i.id = u.id', [
-      newOnes.map((a) => a.invoice.id),
-      newOnes.map((a) => a.attempt),
-    ]);
+    await client.query(
+      'UPDATE invoices i SET attempt_count = u.attempt FROM unnest($1::text[], $2::int[]) AS u(id, attempt) WHERE i.id = u.id',
+      [newOnes.map((a) => a.invoice.id), newOnes.map((a) => a.attempt)],
+    );
   }
   const noMethod = newOnes.filter((a) => !a.pm);
-  const completed = noMethod.length ? await applyOutcomes(client, noMethod.map((attempt) => ({ attempt, result: { status: 'failed', failure_code: 'no_payment_method' } })), now) : [];
+  const completed = noMethod.length
+    ? await applyOutcomes(
+        client,
+        noMethod.map((attempt) => ({ attempt, result: { status: 'failed', failure_code: 'no_payment_method' } })),
+        now,
+      )
+    : [];
   return { attempts, toCharge: attempts.filter((a) => a.pm), completed };
 }
 
@@ -185,10 +233,18 @@ async function chargeAll(deps: PaymentDeps, attempts: Attempt[], timings?: Billi
       while (next < attempts.length) {
         const a = attempts[next++]!;
         try {
-          const result = await deps.processor.charge({ paymentMethod: a.pm!, amount: a.invoice.amount_due, currency: a.invoice.currency, idempotencyKey: keyOf(a) });
+          const result = await deps.processor.charge({
+            paymentMethod: a.pm!,
+            amount: a.invoice.amount_due,
+            currency: a.invoice.currency,
+            idempotencyKey: keyOf(a),
+          });
           out.push({ attempt: a, result });
         } catch (err) {
-          deps.log.error({ err, invoice_id: a.invoice.id, attempt: a.attempt }, 'charge failed to run; the attempt stays pending and is retried with the same key');
+          deps.log.error(
+            { err, invoice_id: a.invoice.id, attempt: a.attempt },
+            'charge failed to run; the attempt stays pending and is retried with the same key',
+          );
         }
       }
     };
@@ -215,7 +271,11 @@ async function completeAttempts(client: PgClient, charged: Charged[], now: Date)
     ],
   );
   const won = new Set(r.rows.map((x) => `${x.invoice_id}:${x.attempt}`));
-  return applyOutcomes(client, charged.filter((c) => won.has(keyOf(c.attempt))), now);
+  return applyOutcomes(
+    client,
+    charged.filter((c) => won.has(keyOf(c.attempt))),
+    now,
+  );
 }
 
 const outcomeOf = (result: Charged['result']): Pick<PaymentOutcome, 'outcome' | 'failure_code'> =>
@@ -251,7 +311,12 @@ async function applyOutcomes(client: PgClient, charged: Charged[], now: Date): P
     return {
       accountId: inv.account_id,
       type: 'payment.failed',
-      data: { ...base, payment_method_id: c.attempt.pm?.id ?? null, failure_code: c.result.failure_code, attempt_count: c.attempt.attempt },
+      data: {
+        ...base,
+        payment_method_id: c.attempt.pm?.id ?? null,
+        failure_code: c.result.failure_code,
+        attempt_count: c.attempt.attempt,
+      },
     };
   });
   await appendEvents(client, events);

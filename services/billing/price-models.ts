@@ -58,13 +58,17 @@ export function priceQuantity(model: PriceModel, quantity: Decimal, currency: st
       };
     }
     case 'tiered':
-      return model.tiers_mode === 'graduated' ? priceGraduated(model.tiers, quantity, round) : priceVolume(model.tiers, quantity, round);
+      return model.tiers_mode === 'graduated'
+        ? priceGraduated(model.tiers, quantity, round)
+        : priceVolume(model.tiers, quantity, round);
   }
 }
 
 function tierPart(units: Decimal, t: Tier): { amount: Decimal; text: string } {
   const flat = new Decimal(t.flat_price);
-  const text = `${formatGrouped(units)} × ${canonicalDecimal(t.unit_price)}` + (flat.isZero() ? '' : ` + ${canonicalDecimal(flat)} flat`);
+  const text =
+    `${formatGrouped(units)} × ${canonicalDecimal(t.unit_price)}` +
+    (flat.isZero() ? '' : ` + ${canonicalDecimal(flat)} flat`);
   return { amount: units.times(t.unit_price).plus(flat), text };
 }
 
@@ -83,16 +87,28 @@ function priceGraduated(tiers: Tier[], quantity: Decimal, round: (d: Decimal) =>
     if (t.up_to === null) break;
     below = new Decimal(t.up_to);
   }
-  return { amount: round(total), unit_price: unitPrice, breakdown: parts.length ? `graduated: ${parts.join(' + ')}` : 'graduated: no tier reached' };
+  return {
+    amount: round(total),
+    unit_price: unitPrice,
+    breakdown: parts.length ? `graduated: ${parts.join(' + ')}` : 'graduated: no tier reached',
+  };
 }
 
 function priceVolume(tiers: Tier[], quantity: Decimal, round: (d: Decimal) => Decimal): PricedQuantity {
-  if (quantity.lte(0)) return { amount: ZERO, unit_price: new Decimal(tiers[0]!.unit_price), breakdown: 'volume: no tier reached' };
+  if (quantity.lte(0))
+    return { amount: ZERO, unit_price: new Decimal(tiers[0]!.unit_price), breakdown: 'volume: no tier reached' };
   const i = tiers.findIndex((t) => t.up_to === null || quantity.lte(t.up_to));
   const t = tiers[i]!;
   const part = tierPart(quantity, t);
-  const range = t.up_to === null ? `above ${formatGrouped(new Decimal(tiers[i - 1]?.up_to ?? 0))}` : `up to ${formatGrouped(new Decimal(t.up_to))}`;
-  return { amount: round(part.amount), unit_price: new Decimal(t.unit_price), breakdown: `volume (tier ${i + 1}, ${range}): ${part.text}` };
+  const range =
+    t.up_to === null
+      ? `above ${formatGrouped(new Decimal(tiers[i - 1]?.up_to ?? 0))}`
+      : `up to ${formatGrouped(new Decimal(t.up_to))}`;
+  return {
+    amount: round(part.amount),
+    unit_price: new Decimal(t.unit_price),
+    breakdown: `volume (tier ${i + 1}, ${range}): ${part.text}`,
+  };
 }
 
 /** Minimum commitment: what tops an item's priced usage up to its per-period minimum (0 when reached). */

@@ -1,12 +1,24 @@
 import type { PgClient, PgPool } from '../../shared/clients/postgres.js';
-import { Decimal, canonicalDecimal, roundToMinorUnit } from '../../shared/money/decimal.js';
 import type { MeterType } from '../../shared/meters/record.js';
 import { queryUsageTotals, type UsageTotals, type UsageTotalsRequest } from '../../shared/usage/query.js';
-import { billedGroupsBefore, earlierRangeColumns, earlierService, groupAdjustments, groupsToPrice, type EarlierItemRow } from './group-adjustments.js';
+import {
+  billedGroupsBefore,
+  earlierRangeColumns,
+  earlierService,
+  groupAdjustments,
+  groupsToPrice,
+  type EarlierItemRow,
+} from './group-adjustments.js';
 import { runPooled } from '../workers/pool.js';
 import { timed, type BillingDeps, type BillingTimings } from './deps.js';
 import type { PriceModel, Pricing, Tier, TiersMode } from './price-models.js';
-import { priceInvoice, type AdjustmentToPrice, type InvoiceToPrice, type MeterUsage, type PricedInvoice } from './invoice-lines.js';
+import {
+  priceInvoice,
+  type AdjustmentToPrice,
+  type InvoiceToPrice,
+  type MeterUsage,
+  type PricedInvoice,
+} from './invoice-lines.js';
 import { serviceInterval } from './proration.js';
 
 /** A subscription's period to price: usage counts from periodStart up to usageEndMs (exclusive). */
@@ -89,7 +101,11 @@ async function itemsOf(q: PgPool | PgClient, periods: PeriodToPrice[]): Promise<
                                  AND (si.effective_to IS NULL OR si.effective_to > c.period_start)
        JOIN products p ON p.id = si.product_id LEFT JOIN meters m ON m.id = si.meter_id
       ORDER BY si.subscription_id, si.position, si.effective_from`,
-    [periods.map((p) => p.subscription_id), periods.map((p) => new Date(p.startMs)), periods.map((p) => new Date(p.endMs))],
+    [
+      periods.map((p) => p.subscription_id),
+      periods.map((p) => new Date(p.startMs)),
+      periods.map((p) => new Date(p.endMs)),
+    ],
   );
   for (const row of r.rows) out.get(row.subscription_id)!.push(row);
   return out;
@@ -151,26 +167,51 @@ export async function pricePeriods(
 ): Promise<PricedInvoice[]> {
   if (periods.length === 0) return [];
   const [items, billed, billedGroups] = await timed(opts.timings, 'postgres_ms', () =>
-    Promise.all([itemsOf(q, periods), billedBefore(q, periods), billedGroupsBefore(q, periods, LATE_USAGE_LOOKBACK_MONTHS)]),
+    Promise.all([
+      itemsOf(q, periods),
+      billedBefore(q, periods),
+      billedGroupsBefore(q, periods, LATE_USAGE_LOOKBACK_MONTHS),
+    ]),
   );
   const requests: UsageTotalsRequest[] = [];
   const usageOf = (r: UsageTotalsRequest) => requests.push(r) - 1;
   // Per item row: the part of the period it was on (null: all of it) and, if metered, its usage request over that part.
-  const itemService = periods.map((p) => items.get(p.subscription_id)!.map((it) => serviceInterval(it.effective_from, it.effective_to, p.startMs, p.endMs)));
+  const itemService = periods.map((p) =>
+    items.get(p.subscription_id)!.map((it) => serviceInterval(it.effective_from, it.effective_to, p.startMs, p.endMs)),
+  );
   const itemUsage = periods.map((p, pi) =>
     items.get(p.subscription_id)!.map((it, ii) => {
       if (!it.meter_id) return -1;
       const service = itemService[pi]![ii];
       const startMs = service?.fromMs ?? p.startMs;
       const endMs = Math.max(startMs, Math.min(p.usageEndMs, service?.toMs ?? p.endMs));
-      return usageOf({ accountId: p.account_id, meterId: it.meter_id, type: it.meter_type!, startMs, endMs, uniqueBy: it.unique_by ?? undefined, groupBy: it.group_by.length ? it.group_by : undefined });
+      return usageOf({
+        accountId: p.account_id,
+        meterId: it.meter_id,
+        type: it.meter_type!,
+        startMs,
+        endMs,
+        uniqueBy: it.unique_by ?? undefined,
+        groupBy: it.group_by.length ? it.group_by : undefined,
+      });
     }),
   );
   const billedUsage = periods.map((p) =>
-    billed.get(p.subscription_id)!.map((b) => usageOf({ accountId: p.account_id, meterId: b.meter_id, type: b.meter_type, startMs: b.usage_start.getTime(), endMs: b.usage_end.getTime(), uniqueBy: b.unique_by ?? undefined })),
+    billed.get(p.subscription_id)!.map((b) =>
+      usageOf({
+        accountId: p.account_id,
+        meterId: b.meter_id,
+        type: b.meter_type,
+        startMs: b.usage_start.getTime(),
+        endMs: b.usage_end.getTime(),
+        uniqueBy: b.unique_by ?? undefined,
+      }),
+    ),
   );
   const billedGroupUsage = periods.map((p) => billedGroups.get(p.subscription_id)!.map((g) => usageOf(g.request)));
-  const usage = requests.length ? await timed(opts.timings, 'clickhouse_ms', () => queryUsageTotals(deps.clickhouse, deps.database, requests)) : [];
+  const usage = requests.length
+    ? await timed(opts.timings, 'clickhouse_ms', () => queryUsageTotals(deps.clickhouse, deps.database, requests))
+    : [];
   const toPrice: InvoiceToPrice[] = periods.map((p, pi) => ({
     subscription_id: p.subscription_id,
     currency: p.currency,
@@ -184,22 +225,29 @@ export async function pricePeriods(
       meter: it.meter_id ? meterUsage(it, usage[itemUsage[pi]![ii]!]!) : null,
       ...(it.group_by.length ? { group_by: it.group_by } : {}),
     })),
-    adjustments: billed.get(p.subscription_id)!.map((b, bi): AdjustmentToPrice => {
-      const { minimum_amount, ...model } = b.price_model;
-      return {
-        invoice_id: b.invoice_id,
-        period_start: b.period_start,
-        period_end: b.period_end,
-        product_id: b.product_id,
-        product_name: b.product_name,
-        model: model as PriceModel,
-        minimum_amount,
-        service: earlierService(b),
-        meter: { id: b.meter_id, aggregation: b.aggregation, unit: b.unit, usage: usage[billedUsage[pi]![bi]!]! },
-        billed_quantity: b.billed_quantity,
-        billed_amount: b.billed_amount,
-      };
-    }).concat(billedGroups.get(p.subscription_id)!.flatMap((g, gi) => groupAdjustments(g, usage[billedGroupUsage[pi]![gi]!]!.groups))),
+    adjustments: billed
+      .get(p.subscription_id)!
+      .map((b, bi): AdjustmentToPrice => {
+        const { minimum_amount, ...model } = b.price_model;
+        return {
+          invoice_id: b.invoice_id,
+          period_start: b.period_start,
+          period_end: b.period_end,
+          product_id: b.product_id,
+          product_name: b.product_name,
+          model: model as PriceModel,
+          minimum_amount,
+          service: earlierService(b),
+          meter: { id: b.meter_id, aggregation: b.aggregation, unit: b.unit, usage: usage[billedUsage[pi]![bi]!]! },
+          billed_quantity: b.billed_quantity,
+          billed_amount: b.billed_amount,
+        };
+      })
+      .concat(
+        billedGroups
+          .get(p.subscription_id)!
+          .flatMap((g, gi) => groupAdjustments(g, usage[billedGroupUsage[pi]![gi]!]!.groups)),
+      ),
   }));
   const pool = deps.linesPool;
   if (!pool) return toPrice.map(priceInvoice);

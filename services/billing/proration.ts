@@ -21,7 +21,12 @@ export interface ServiceInterval {
  * The part of [periodStartMs, periodEndMs) an item on over [effectiveFrom, effectiveTo) covers; null: all of
  * it. effectiveFrom null: on since the subscription began; effectiveTo null: still on.
  */
-export function serviceInterval(effectiveFrom: Date | null, effectiveTo: Date | null, periodStartMs: number, periodEndMs: number): ServiceInterval | null {
+export function serviceInterval(
+  effectiveFrom: Date | null,
+  effectiveTo: Date | null,
+  periodStartMs: number,
+  periodEndMs: number,
+): ServiceInterval | null {
   const fromMs = Math.max(periodStartMs, effectiveFrom?.getTime() ?? -Infinity);
   const toMs = Math.min(periodEndMs, effectiveTo?.getTime() ?? Infinity);
   if (fromMs === periodStartMs && toMs === periodEndMs) return null;
@@ -58,7 +63,12 @@ export function durationText(ms: number): string {
   return parts.length ? parts.join(' ') : '0 s';
 }
 
-const instant = (ms: number) => new Date(ms).toISOString().replace('T', ' ').replace(/\.000Z$/, '').replace(/Z$/, '');
+const instant = (ms: number) =>
+  new Date(ms)
+    .toISOString()
+    .replace('T', ' ')
+    .replace(/\.000Z$/, '')
+    .replace(/Z$/, '');
 
 /** "pro-rated 12 d 3 h of 30 d (2026-11-18 21:00:00 to 2026-12-01 00:00:00 UTC)": what a pro-rated line says. */
 export function prorationText(s: ServiceInterval): string {

@@ -27,7 +27,9 @@ export async function runBilling(deps: BillingDeps, now: Date, progress: RunProg
   const timings = newTimings();
   const due = progress.closing ? await timed(timings, 'postgres_ms', () => countDuePeriods(deps, now)) : 0;
   let paidSoFar = 0;
-  const payer = new PaymentPasses(() => attemptDuePayments(deps, now, { timings, onBatch: (batch) => progress.paying?.((paidSoFar += batch.length)) }));
+  const payer = new PaymentPasses(() =>
+    attemptDuePayments(deps, now, { timings, onBatch: (batch) => progress.paying?.((paidSoFar += batch.length)) }),
+  );
   let closedSoFar = 0;
   const invoices = await closeDuePeriods(deps, now, {
     timings,

@@ -28,7 +28,11 @@ export class BillingScheduler implements Component {
         try {
           const r = await runBilling(deps, new Date());
           this.lastError = undefined;
-          if (r.invoices.length || r.payments.length) this.infra.log.info({ invoices: r.invoices.length, payments: r.payments.length, timings: r.timings }, 'billing run');
+          if (r.invoices.length || r.payments.length)
+            this.infra.log.info(
+              { invoices: r.invoices.length, payments: r.payments.length, timings: r.timings },
+              'billing run',
+            );
         } catch (err) {
           this.lastError = (err as Error).message;
           throw err;

@@ -20,14 +20,38 @@ export interface UpcomingInvoice extends PricedInvoice {
  * pricing over the usage so far, nothing stored. Another account's subscription → NotFoundError; a canceled
  * one has no upcoming invoice → ConflictError subscription_canceled.
  */
-export async function upcomingInvoice(deps: Pick<BillingDeps, 'clickhouse' | 'database'> & { pg: PgPool }, accountId: string, subscriptionId: string, now: Date): Promise<UpcomingInvoice> {
+export async function upcomingInvoice(
+  deps: Pick<BillingDeps, 'clickhouse' | 'database'> & { pg: PgPool },
+  accountId: string,
+  subscriptionId: string,
+  now: Date,
+): Promise<UpcomingInvoice> {
   const sub = await getSubscription(deps.pg, accountId, subscriptionId);
-  if (sub.row.status === 'canceled') throw new ConflictError(`Subscription ${subscriptionId} is canceled: it has no upcoming invoice.`, 'subscription_canceled');
+  if (sub.row.status === 'canceled')
+    throw new ConflictError(
+      `Subscription ${subscriptionId} is canceled: it has no upcoming invoice.`,
+      'subscription_canceled',
+    );
   const period = currentPeriod(sub.row, now);
   const [[priced], customer] = await Promise.all([
-    pricePeriods(deps, deps.pg, [{ subscription_id: sub.row.id, account_id: accountId, currency: sub.row.currency, startMs: period.start.getTime(), endMs: period.end.getTime(), usageEndMs: now.getTime() }]),
+    pricePeriods(deps, deps.pg, [
+      {
+        subscription_id: sub.row.id,
+        account_id: accountId,
+        currency: sub.row.currency,
+        startMs: period.start.getTime(),
+        endMs: period.end.getTime(),
+        usageEndMs: now.getTime(),
+      },
+    ]),
     deps.pg.query<{ customer_id: string }>('SELECT customer_id FROM accounts WHERE id = $1', [accountId]),
   ]);
   await previewCredits(deps.pg, accountId, priced!, now);
-  return { ...priced!, customer_id: customer.rows[0]!.customer_id, periodStartMs: period.start.getTime(), periodEndMs: period.end.getTime(), at: now };
+  return {
+    ...priced!,
+    customer_id: customer.rows[0]!.customer_id,
+    periodStartMs: period.start.getTime(),
+    periodEndMs: period.end.getTime(),
+    at: now,
+  };
 }

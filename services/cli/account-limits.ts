@@ -1,6 +1,13 @@
 import { connectNats, NatsNames } from '../../shared/clients/nats.js';
 import { NotFoundError } from '../../shared/errors.js';
-import { defaultLimits, LIMIT_NAMES, openLimitsBucket, readOverrides, writeOverrides, type LimitOverrides } from '../../shared/limits/account-limits.js';
+import {
+  defaultLimits,
+  LIMIT_NAMES,
+  openLimitsBucket,
+  readOverrides,
+  writeOverrides,
+  type LimitOverrides,
+} from '../../shared/limits/account-limits.js';
 import { withControlPlane, requireFlag } from './control-plane.js';
 import { parseFlags, UsageError } from './output.js';
 
@@ -19,7 +26,8 @@ export async function accountLimitsCommand(args: string[]): Promise<number> {
   for (const limit of LIMIT_NAMES) {
     const raw = flags[FLAG_OF(limit)];
     if (raw === undefined) continue;
-    if (typeof raw !== 'string' || !/^[1-9][0-9]{0,9}$/.test(raw)) throw new UsageError(`--${FLAG_OF(limit)} must be a positive integer`);
+    if (typeof raw !== 'string' || !/^[1-9][0-9]{0,9}$/.test(raw))
+      throw new UsageError(`--${FLAG_OF(limit)} must be a positive integer`);
     changes[limit] = Number(raw);
   }
   return withControlPlane(async (pg, config) => {
@@ -28,7 +36,9 @@ export async function accountLimitsCommand(args: string[]): Promise<number> {
     const nc = await connectNats(config.NATS_URL, 'meterline-cli-limits');
     try {
       const kv = await openLimitsBucket(nc, new NatsNames(config.NATS_NAMESPACE).limitsBucket);
-      const overrides = Object.keys(changes).length ? await writeOverrides(kv, accountId, changes) : await readOverrides(kv, accountId);
+      const overrides = Object.keys(changes).length
+        ? await writeOverrides(kv, accountId, changes)
+        : await readOverrides(kv, accountId);
       const defaults = defaultLimits(config);
       return { account_id: accountId, limits: { ...defaults, ...overrides }, overrides, defaults };
     } finally {

@@ -1,6 +1,6 @@
 import { createAccount } from '../control/accounts/store.js';
 import { requireFlag, withControlPlane } from './control-plane.js';
-import { EXIT, parseFlags, printError, printResult, UsageError } from './output.js';
+import { parseFlags, UsageError } from './output.js';
 
 /**
  * `meterline accounts create --name N --email E --password P [--operator]` → {account_id, customer_id, user_id};
@@ -15,8 +15,15 @@ export async function accountsCommand(args: string[]): Promise<number> {
     // An operator account with a meter, usage, a subscription and a card, made through the running api.
     const { createDemoAccount } = await import('../console/demo.js');
     const str = (k: string) => (typeof flags[k] === 'string' ? (flags[k] as string) : undefined);
-    return withControlPlane((pg, config) => createDemoAccount(pg, config, { name: str('name'), email: str('email'), password: str('password') }));
+    return withControlPlane((pg, config) =>
+      createDemoAccount(pg, config, { name: str('name'), email: str('email'), password: str('password') }),
+    );
   }
-  const input = { name: requireFlag(flags, 'name'), email: requireFlag(flags, 'email'), password: requireFlag(flags, 'password'), operator: flags.operator === true };
+  const input = {
+    name: requireFlag(flags, 'name'),
+    email: requireFlag(flags, 'email'),
+    password: requireFlag(flags, 'password'),
+    operator: flags.operator === true,
+  };
   return withControlPlane((pg) => createAccount(pg, input));
 }

@@ -21,7 +21,10 @@ export async function billingCommand(args: string[]): Promise<number> {
   let now = new Date();
   if (typeof flags.now === 'string') {
     const ms = parseTimestamp(flags.now);
-    if (ms === undefined) throw new UsageError(`--now must be an RFC 3339 date-time with an offset (2026-12-01T01:00:00Z), got "${flags.now}"`);
+    if (ms === undefined)
+      throw new UsageError(
+        `--now must be an RFC 3339 date-time with an offset (2026-12-01T01:00:00Z), got "${flags.now}"`,
+      );
     now = new Date(ms);
   }
   const config = parseConfig(await stackEnv({ launch: false }));
@@ -36,7 +39,12 @@ export async function billingCommand(args: string[]): Promise<number> {
       paying: (done) => say(`${done} payment attempts`),
     });
     // Amounts as exact JSON numbers, like the API writes them.
-    process.stdout.write(stringifyJson({ invoices: r.invoices.map((i) => ({ ...i, amount: new JsonDecimal(i.amount) })), payments: r.payments }) + '\n');
+    process.stdout.write(
+      stringifyJson({
+        invoices: r.invoices.map((i) => ({ ...i, amount: new JsonDecimal(i.amount) })),
+        payments: r.payments,
+      }) + '\n',
+    );
     return EXIT.ok;
   } finally {
     await Promise.allSettled([deps.linesPool.destroy(), pg.end(), clickhouse.close()]);

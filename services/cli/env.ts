@@ -10,9 +10,14 @@ export async function stackEnv(opts: { launch: boolean; log?: (m: string) => voi
   const env = { ...process.env };
   env.SECRET_KEY ||= await ensureSecretFile(repoPath('.data/secret.key'));
   if (env.DATABASE_URL && env.NATS_URL && env.CLICKHOUSE_URL) return env;
-  const info = opts.launch ? await stackUp({ root: STACK_ROOT, env, log: opts.log }) : await stackStatus({ root: STACK_ROOT, env });
+  const info = opts.launch
+    ? await stackUp({ root: STACK_ROOT, env, log: opts.log })
+    : await stackStatus({ root: STACK_ROOT, env });
   const down = info.servers.filter((s) => !s.running).map((s) => s.name);
-  if (down.length) throw new Error(`not running: ${down.join(', ')} — run "meterline stack up" or set DATABASE_URL, NATS_URL and CLICKHOUSE_URL`);
+  if (down.length)
+    throw new Error(
+      `not running: ${down.join(', ')} — run "meterline stack up" or set DATABASE_URL, NATS_URL and CLICKHOUSE_URL`,
+    );
   // Operator commands (migrate, accounts) work on the app's schema with the owner's rights.
   return { ...info.settings, ...env, ...info.profiles.migrate };
 }

@@ -6,7 +6,9 @@ async function main(argv: string[]): Promise<number> {
   const [name, ...args] = argv;
   const command = name ? COMMANDS[name] : undefined;
   if (!command) {
-    printError(name ? `unknown command "${name}"` : 'missing command', { usage: Object.values(COMMANDS).map((c) => `meterline ${c.usage}`) });
+    printError(name ? `unknown command "${name}"` : 'missing command', {
+      usage: Object.values(COMMANDS).map((c) => `meterline ${c.usage}`),
+    });
     return EXIT.usage;
   }
   try {

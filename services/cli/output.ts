@@ -12,7 +12,10 @@ export function printError(message: string, extra: Record<string, unknown> = {})
 export class UsageError extends Error {}
 
 /** Parses `--name value`, repeated flags and bare `--flag` booleans. */
-export function parseFlags(args: string[], spec: { strings?: string[]; multi?: string[]; booleans?: string[] }): Record<string, string | string[] | boolean> {
+export function parseFlags(
+  args: string[],
+  spec: { strings?: string[]; multi?: string[]; booleans?: string[] },
+): Record<string, string | string[] | boolean> {
   const out: Record<string, string | string[] | boolean> = {};
   for (let i = 0; i < args.length; i++) {
     const arg = args[i]!;

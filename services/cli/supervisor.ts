@@ -40,7 +40,12 @@ export class Supervisor {
     private readonly onChange: (processes: RoleProcess[]) => void = () => undefined,
   ) {
     this.managed = roles.flatMap((role) =>
-      Array.from({ length: copies }, (_v, i) => ({ name: copies === 1 ? role : `${role}-${i + 1}`, role, child: null, restarts: 0 })),
+      Array.from({ length: copies }, (_v, i) => ({
+        name: copies === 1 ? role : `${role}-${i + 1}`,
+        role,
+        child: null,
+        restarts: 0,
+      })),
     );
   }
 

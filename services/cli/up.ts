@@ -23,7 +23,11 @@ export async function upCommand(): Promise<number> {
 
   // Migrations run as the schema's owner; each role connects as itself (least privilege on servers the stack secured).
   // The cluster's settings (stream replicas, ClickHouse cluster) unless the operator set them.
-  const env = { ...stack.settings, ...process.env, SECRET_KEY: process.env.SECRET_KEY || (await ensureSecretFile(repoPath('.data/secret.key'))) };
+  const env = {
+    ...stack.settings,
+    ...process.env,
+    SECRET_KEY: process.env.SECRET_KEY || (await ensureSecretFile(repoPath('.data/secret.key'))),
+  };
   const envOf = (role: Role) => ({ ...env, ...stack.profiles[role] });
   let config;
   try {
@@ -70,7 +74,10 @@ export async function upCommand(): Promise<number> {
     migrations,
   });
   log(`meterline is up at ${config.PUBLIC_BASE_URL} — Ctrl-C to stop`);
-  for (const line of await firstRunLines(config).catch((err) => [`(could not check for accounts: ${(err as Error).message})`])) log(line);
+  for (const line of await firstRunLines(config).catch((err) => [
+    `(could not check for accounts: ${(err as Error).message})`,
+  ]))
+    log(line);
   await new Promise<never>(() => undefined); // run until a signal
   return EXIT.ok;
 }

@@ -42,7 +42,11 @@ export function demoUsage(meterId: string, now = Date.now()): { value: number; t
  * the account is made through the running api's public /v1 API, exactly as a customer would, with a
  * five-minute token of the console's client; so `npm start` must be running.
  */
-export async function createDemoAccount(pg: PgPool, config: Config, opts: { name?: string; email?: string; password?: string } = {}): Promise<DemoAccount> {
+export async function createDemoAccount(
+  pg: PgPool,
+  config: Config,
+  opts: { name?: string; email?: string; password?: string } = {},
+): Promise<DemoAccount> {
   const base = stripTrailing(config.PUBLIC_BASE_URL, '/');
   await get(base, '/healthz'); // before creating anything: is the api there?
   const email = opts.email ?? `demo-${randomBytes(3).toString('hex')}@example.com`;
@@ -52,14 +56,33 @@ export async function createDemoAccount(pg: PgPool, config: Config, opts: { name
   await registerConsoleClient(pg, config.PUBLIC_BASE_URL);
   const keys = new SigningKeys(pg, config.SECRET_KEY);
   await keys.load();
-  const { token } = await issueAccessToken(keys, { accountId: ids.account_id, userId: ids.user_id, clientId: CONSOLE_CLIENT_ID, scopes: ['admin'] }, { issuer: config.PUBLIC_BASE_URL, ttlSeconds: 300 });
+  const { token } = await issueAccessToken(
+    keys,
+    { accountId: ids.account_id, userId: ids.user_id, clientId: CONSOLE_CLIENT_ID, scopes: ['admin'] },
+    { issuer: config.PUBLIC_BASE_URL, ttlSeconds: 300 },
+  );
   const call = (method: string, path: string, body: unknown) => send(base, token, method, path, body);
 
-  const meter = await call('POST', '/v1/meters', { name: 'API requests', unit: 'requests', type: 'counter', aggregation: 'sum' });
+  const meter = await call('POST', '/v1/meters', {
+    name: 'API requests',
+    unit: 'requests',
+    type: 'counter',
+    aggregation: 'sum',
+  });
   const plan = await call('POST', '/v1/products', { name: 'Demo plan', price: 29, currency: 'USD' });
-  const calls = await call('POST', '/v1/products', { name: 'Demo API requests', price: 0.001, currency: 'USD', pricing: 'metered' });
-  const card = await call('POST', '/v1/billing/payment-methods', { type: 'card', card: { number: '4242424242424242', exp_month: 12, exp_year: new Date().getUTCFullYear() + 3, cvc: '123' } });
-  const subscription = await call('POST', '/v1/subscriptions', { items: [{ product_id: plan.id }, { product_id: calls.id, meter_id: meter.id }] });
+  const calls = await call('POST', '/v1/products', {
+    name: 'Demo API requests',
+    price: 0.001,
+    currency: 'USD',
+    pricing: 'metered',
+  });
+  const card = await call('POST', '/v1/billing/payment-methods', {
+    type: 'card',
+    card: { number: '4242424242424242', exp_month: 12, exp_year: new Date().getUTCFullYear() + 3, cvc: '123' },
+  });
+  const subscription = await call('POST', '/v1/subscriptions', {
+    items: [{ product_id: plan.id }, { product_id: calls.id, meter_id: meter.id }],
+  });
   const usage = await call('POST', `/v1/meters/${meter.id}/usage`, demoUsage(meter.id));
   return {
     ...ids,
@@ -79,12 +102,18 @@ async function get(base: string, path: string): Promise<void> {
     const res = await fetch(base + path);
     if (!res.ok) throw new Error(`GET ${path} answered ${res.status}`);
   } catch (err) {
-    throw new UnavailableError(`The api is not reachable at ${base} (${(err as Error).message}): start it with npm start, then run this command again.`);
+    throw new UnavailableError(
+      `The api is not reachable at ${base} (${(err as Error).message}): start it with npm start, then run this command again.`,
+    );
   }
 }
 
 async function send(base: string, token: string, method: string, path: string, body: unknown): Promise<any> {
-  const res = await fetch(base + path, { method, headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  const res = await fetch(base + path, {
+    method,
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
   const answer = (await res.json().catch(() => ({}))) as { detail?: string };
   if (!res.ok) throw new Error(`${method} ${path} answered ${res.status}: ${answer.detail ?? 'no detail'}`);
   return answer;

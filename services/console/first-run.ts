@@ -12,7 +12,9 @@ export async function firstRunLines(config: Config): Promise<string[]> {
   try {
     const { rows } = await pg.query<{ any: boolean }>('SELECT EXISTS (SELECT 1 FROM users) AS any');
     if (!rows[0]?.any) {
-      lines.push('no account yet — in another terminal, create one with demo data (it prints the email and password to sign in with):');
+      lines.push(
+        'no account yet — in another terminal, create one with demo data (it prints the email and password to sign in with):',
+      );
       lines.push('  npx meterline accounts create --demo');
     }
   } finally {

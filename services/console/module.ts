@@ -35,7 +35,8 @@ const CONSOLE_CSP = [
   "frame-ancestors 'none'",
 ].join('; ');
 
-const escapeAttribute = (s: string) => s.replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+const escapeAttribute = (s: string) =>
+  s.replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 
 /**
  * GET /console: the web console (docs/design.md §12), a single-page app built by vite at `npm run build` time,
@@ -54,9 +55,17 @@ export const consoleModule: RouteModuleFactory = (deps) => {
       if (unavailable) deps.log.warn({ reason: unavailable }, 'the console cannot sign in');
       try {
         const html = await readFile(join(CONSOLE_BUILD_DIR, 'index.html'), 'utf8');
-        const settings = { client_id: CONSOLE_CLIENT_ID, redirect_uri: consoleRedirectUri(deps.config.PUBLIC_BASE_URL), issuer: deps.config.PUBLIC_BASE_URL };
-        index = html.replace('content="__CONSOLE_SETTINGS__"', `content="${escapeAttribute(JSON.stringify(settings))}"`);
-        for (const name of await readdir(join(CONSOLE_BUILD_DIR, 'assets'))) files.set(name, await readFile(join(CONSOLE_BUILD_DIR, 'assets', name)));
+        const settings = {
+          client_id: CONSOLE_CLIENT_ID,
+          redirect_uri: consoleRedirectUri(deps.config.PUBLIC_BASE_URL),
+          issuer: deps.config.PUBLIC_BASE_URL,
+        };
+        index = html.replace(
+          'content="__CONSOLE_SETTINGS__"',
+          `content="${escapeAttribute(JSON.stringify(settings))}"`,
+        );
+        for (const name of await readdir(join(CONSOLE_BUILD_DIR, 'assets')))
+          files.set(name, await readFile(join(CONSOLE_BUILD_DIR, 'assets', name)));
       } catch (err) {
         unavailable ??= `the console is not built (${(err as Error).message}): run npm run build`;
         deps.log.warn({ reason: unavailable }, 'console not served');
@@ -68,7 +77,8 @@ export const consoleModule: RouteModuleFactory = (deps) => {
         path: '/console',
         auth: 'public',
         handler: (): HttpReply => {
-          if (unavailable || index === undefined) throw new UnavailableError(`The console is unavailable: ${unavailable}.`);
+          if (unavailable || index === undefined)
+            throw new UnavailableError(`The console is unavailable: ${unavailable}.`);
           return reply.file(index, 'text/html; charset=utf-8', {
             'Cache-Control': 'no-store',
             'Content-Security-Policy': CONSOLE_CSP,
@@ -77,7 +87,11 @@ export const consoleModule: RouteModuleFactory = (deps) => {
             'X-Content-Type-Options': 'nosniff',
           });
         },
-        doc: { summary: 'The web console (single-page app; signs in through /oauth/authorize)', tags: ['console'], responses: { '200': { description: 'HTML page', contentType: 'text/html' } } },
+        doc: {
+          summary: 'The web console (single-page app; signs in through /oauth/authorize)',
+          tags: ['console'],
+          responses: { '200': { description: 'HTML page', contentType: 'text/html' } },
+        },
       });
       server.route({
         method: 'GET',
@@ -88,7 +102,10 @@ export const consoleModule: RouteModuleFactory = (deps) => {
           const body = files.get(name);
           if (!body) throw new NotFoundError(`No console asset ${name}.`);
           // File names carry a content hash: cache them for good.
-          return reply.file(body, CONTENT_TYPES[extname(name)] ?? 'application/octet-stream', { 'Cache-Control': 'public, max-age=31536000, immutable', 'X-Content-Type-Options': 'nosniff' });
+          return reply.file(body, CONTENT_TYPES[extname(name)] ?? 'application/octet-stream', {
+            'Cache-Control': 'public, max-age=31536000, immutable',
+            'X-Content-Type-Options': 'nosniff',
+          });
         },
         doc: { summary: "The console's scripts and styles (content-hashed file names)", tags: ['console'] },
       });

@@ -1,5 +1,13 @@
 import type { Logger } from 'pino';
-import { earliestTouchedHour, HOUR_MS, markSwept, recomputeHours, sweepDueThrough, sweptThrough, touchedMeters } from '../../shared/usage/rollups.js';
+import {
+  earliestTouchedHour,
+  HOUR_MS,
+  markSwept,
+  recomputeHours,
+  sweepDueThrough,
+  sweptThrough,
+  touchedMeters,
+} from '../../shared/usage/rollups.js';
 import type { UsageShards } from '../../shared/usage/shards.js';
 import { USAGE_TABLE } from '../../shared/usage/wire.js';
 import { UNIQUE_METERS_TABLE } from '../../shared/usage/unique-rollups.js';
@@ -71,7 +79,12 @@ export class RollupSweeper {
         await s.syncReplica(UNIQUE_METERS_TABLE);
         await s.replicas.run(async (ch) => {
           const touched = await touchedMeters(ch, db, hour, s.local);
-          await recomputeHours(ch, db, touched.map((m) => ({ ...m, hours: [hour] })), s.local);
+          await recomputeHours(
+            ch,
+            db,
+            touched.map((m) => ({ ...m, hours: [hour] })),
+            s.local,
+          );
           meters += touched.length;
         });
       }

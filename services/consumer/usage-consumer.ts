@@ -1,7 +1,25 @@
 import { Readable } from 'node:stream';
-import { AckPolicy, DeliverPolicy, jetstream, jetstreamManager, type ConsumerConfig, type ConsumerMessages, type JsMsg } from '@nats-io/jetstream';
+import {
+  AckPolicy,
+  DeliverPolicy,
+  jetstream,
+  jetstreamManager,
+  type ConsumerConfig,
+  type ConsumerMessages,
+  type JsMsg,
+} from '@nats-io/jetstream';
 import type { Infra } from '../../shared/infra.js';
-import { HDR_COUNT, HDR_DEADLINE, HDR_FORMAT, HDR_VOID, USAGE_COLUMNS, USAGE_TABLE, WIRE_FORMAT, WIRE_FORMAT_V1, upgradeV1Rows } from '../../shared/usage/wire.js';
+import {
+  HDR_COUNT,
+  HDR_DEADLINE,
+  HDR_FORMAT,
+  HDR_VOID,
+  USAGE_COLUMNS,
+  USAGE_TABLE,
+  WIRE_FORMAT,
+  WIRE_FORMAT_V1,
+  upgradeV1Rows,
+} from '../../shared/usage/wire.js';
 import { mayBeSwept, recomputeHours, type HourKeys } from '../../shared/usage/rollups.js';
 import { UNIQUE_METERS_TABLE } from '../../shared/usage/unique-rollups.js';
 import { scanRows, type TouchedHours } from '../../shared/usage/row-scan.js';
@@ -70,7 +88,6 @@ interface Batch {
   timer: NodeJS.Timeout | undefined;
 }
 
-
 /**
  * The consumer role's one component: a durable pull consumer on the USAGE stream (shared by every consumer
  * process, so they split the work) feeding ClickHouse batch INSERTs of up to maxRows rows or every maxWaitMs.
@@ -106,10 +123,21 @@ export class UsageConsumer implements Component {
     this.opts = { ...DEFAULT_CONSUMER_OPTIONS, ...opts };
     this.subjectPrefix = infra.natsNames.usageSubject('');
     const m = infra.metrics;
-    this.rowsInserted = m.counter('meterline_usage_rows_inserted_total', 'Usage rows inserted into ClickHouse (redeliveries included)');
+    this.rowsInserted = m.counter(
+      'meterline_usage_rows_inserted_total',
+      'Usage rows inserted into ClickHouse (redeliveries included)',
+    );
     this.outcomes = m.counter('meterline_usage_consumer_messages_total', 'USAGE messages by outcome', ['outcome']);
-    this.insertSeconds = m.histogram('meterline_usage_insert_seconds', 'ClickHouse INSERT duration', [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10]);
-    this.lagSeconds = m.histogram('meterline_usage_ingest_lag_seconds', 'From JetStream storage to ClickHouse insert', [0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30]);
+    this.insertSeconds = m.histogram(
+      'meterline_usage_insert_seconds',
+      'ClickHouse INSERT duration',
+      [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10],
+    );
+    this.lagSeconds = m.histogram(
+      'meterline_usage_ingest_lag_seconds',
+      'From JetStream storage to ClickHouse insert',
+      [0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30],
+    );
   }
 
   async start(): Promise<void> {
@@ -129,8 +157,14 @@ export class UsageConsumer implements Component {
     const existing = await jsm.consumers.info(names.usageStream, names.usageConsumer).catch(() => null);
     if (!existing) {
       await jsm.consumers.add(names.usageStream, config);
-    } else if (existing.config.ack_wait !== config.ack_wait || existing.config.max_ack_pending !== config.max_ack_pending) {
-      await jsm.consumers.update(names.usageStream, names.usageConsumer, { ack_wait: config.ack_wait, max_ack_pending: config.max_ack_pending });
+    } else if (
+      existing.config.ack_wait !== config.ack_wait ||
+      existing.config.max_ack_pending !== config.max_ack_pending
+    ) {
+      await jsm.consumers.update(names.usageStream, names.usageConsumer, {
+        ack_wait: config.ack_wait,
+        max_ack_pending: config.max_ack_pending,
+      });
     }
     const consumer = await jetstream(nats).consumers.get(names.usageStream, names.usageConsumer);
     this.messages = await consumer.consume({ max_messages: this.opts.pullMessages });
@@ -158,7 +192,14 @@ export class UsageConsumer implements Component {
   private async accept(m: JsMsg): Promise<void> {
     if (m.info.deliveryCount > 1) {
       this.outcomes.inc({ outcome: 'redelivered' });
-      this.infra.log.debug({ seq: m.seq, delivery: m.info.deliveryCount, stored_ms_ago: Date.now() - Math.floor(m.info.timestampNanos / 1e6) }, 'usage message redelivered');
+      this.infra.log.debug(
+        {
+          seq: m.seq,
+          delivery: m.info.deliveryCount,
+          stored_ms_ago: Date.now() - Math.floor(m.info.timestampNanos / 1e6),
+        },
+        'usage message redelivered',
+      );
     }
     const h = m.headers;
     if (h?.get(HDR_VOID)) {
@@ -169,11 +210,13 @@ export class UsageConsumer implements Component {
     const format = h?.get(HDR_FORMAT) ?? '';
     const count = Number(h?.get(HDR_COUNT));
     const deadline = Number(h?.get(HDR_DEADLINE));
-    if (format !== WIRE_FORMAT && format !== WIRE_FORMAT_V1) return this.poison(m, `unknown payload format "${format}"`);
+    if (format !== WIRE_FORMAT && format !== WIRE_FORMAT_V1)
+      return this.poison(m, `unknown payload format "${format}"`);
     const data = format === WIRE_FORMAT_V1 ? upgradeV1Rows(m.data) : m.data;
     if (!Number.isInteger(count) || count < 1) return this.poison(m, `bad ${HDR_COUNT} header`);
     if (!Number.isFinite(deadline)) return this.poison(m, `bad ${HDR_DEADLINE} header`);
-    if (data.length === 0 || data[data.length - 1] !== 0x0a) return this.poison(m, 'payload is not newline-terminated rows');
+    if (data.length === 0 || data[data.length - 1] !== 0x0a)
+      return this.poison(m, 'payload is not newline-terminated rows');
     if (!m.subject.startsWith(this.subjectPrefix)) return this.poison(m, `subject ${m.subject} names no account`);
     const rows: MessageRows = { accountId: m.subject.slice(this.subjectPrefix.length), touched: new Map() };
     // A row may only write the account its subject names: whoever can publish to usage.<account> can't forge another's usage.
@@ -183,12 +226,16 @@ export class UsageConsumer implements Component {
     if (storedMs > deadline) {
       // The ingress stopped waiting for this message and answered 503: it must not count.
       this.outcomes.inc({ outcome: 'expired' });
-      this.infra.log.warn({ seq: m.seq, stored_ms: storedMs, deadline }, 'usage message stored after its deadline; skipped');
+      this.infra.log.warn(
+        { seq: m.seq, stored_ms: storedMs, deadline },
+        'usage message stored after its deadline; skipped',
+      );
       m.ack();
       return;
     }
     const b = this.batch;
-    if (b.msgs.length > 0 && (b.rows + count > this.opts.maxRows || b.bytes + data.length > this.opts.maxBytes)) await this.flush();
+    if (b.msgs.length > 0 && (b.rows + count > this.opts.maxRows || b.bytes + data.length > this.opts.maxBytes))
+      await this.flush();
     const nb = this.batch;
     nb.msgs.push(m);
     nb.rowsOf.push(rows);
@@ -250,7 +297,9 @@ export class UsageConsumer implements Component {
     if (keys.size === 0) return;
     // On a cluster: this replica knows every unique_count meter registered on a twin (registerUniqueMeter).
     await shard.syncReplica(UNIQUE_METERS_TABLE);
-    await shard.replicas.run((ch) => recomputeHours(ch, this.infra.config.CLICKHOUSE_DATABASE, [...keys.values()], shard.local));
+    await shard.replicas.run((ch) =>
+      recomputeHours(ch, this.infra.config.CLICKHOUSE_DATABASE, [...keys.values()], shard.local),
+    );
   }
 
   /** The batch split by the ClickHouse shard owning each message's account; each part acked on its own. */
@@ -265,7 +314,9 @@ export class UsageConsumer implements Component {
       part.chunks.push(b.chunks[i]!);
     }
     if (parts.size === 1) return this.insertPart([...parts.keys()][0]!, b);
-    await Promise.all([...parts].map(([shard, part]) => this.insertPart(shard, { ...part, rows: rowCount(part.msgs) })));
+    await Promise.all(
+      [...parts].map(([shard, part]) => this.insertPart(shard, { ...part, rows: rowCount(part.msgs) })),
+    );
   }
 
   private async insertPart(shard: UsageShard, b: Batch): Promise<void> {
@@ -279,15 +330,24 @@ export class UsageConsumer implements Component {
       const seconds = (performance.now() - started) / 1000;
       this.insertSeconds.observe(seconds);
       this.acked(b.msgs, b.rows);
-      this.infra.log.debug({ rows: b.rows, messages: b.msgs.length, ms: Math.round(seconds * 1000) }, 'usage batch inserted');
+      this.infra.log.debug(
+        { rows: b.rows, messages: b.msgs.length, ms: Math.round(seconds * 1000) },
+        'usage batch inserted',
+      );
       this.lastError = undefined;
     } catch (err) {
       this.lastError = describeInsertError(err);
       if (isDataError(err)) {
-        this.infra.log.warn({ err: this.lastError, messages: b.msgs.length }, 'usage insert rejected its data; isolating the bad messages');
+        this.infra.log.warn(
+          { err: this.lastError, messages: b.msgs.length },
+          'usage insert rejected its data; isolating the bad messages',
+        );
         await this.isolate(shard, b.msgs, b.rowsOf, b.chunks);
       } else {
-        this.infra.log.warn({ err: this.lastError, messages: b.msgs.length, rows: b.rows }, 'usage insert failed; messages will be redelivered');
+        this.infra.log.warn(
+          { err: this.lastError, messages: b.msgs.length, rows: b.rows },
+          'usage insert failed; messages will be redelivered',
+        );
         for (const m of b.msgs) this.nak(m);
       }
     }

@@ -40,7 +40,13 @@ export function parseUsageRows(data: Uint8Array): UsageRow[] {
     if (!line) continue;
     const [accountId, meterId, ts, recordId, valueText] = line.split('\t');
     if (!accountId || !meterId || !ts || recordId === undefined || !valueText) continue;
-    rows.push({ accountId, meterId, tsMs: Number(ts), recordId: recordId.replace(/\\[\\tnr]/g, (s) => UNESCAPE[s]!), valueText });
+    rows.push({
+      accountId,
+      meterId,
+      tsMs: Number(ts),
+      recordId: recordId.replace(/\\[\\tnr]/g, (s) => UNESCAPE[s]!),
+      valueText,
+    });
   }
   return rows;
 }
@@ -62,7 +68,10 @@ export class UsageEventEmitter implements Component {
   private readonly emitted;
 
   constructor(private readonly infra: Infra) {
-    this.emitted = infra.metrics.counter('meterline_usage_events_emitted_total', 'meter.usage.recorded events written (duplicates of earlier ones excluded)');
+    this.emitted = infra.metrics.counter(
+      'meterline_usage_events_emitted_total',
+      'meter.usage.recorded events written (duplicates of earlier ones excluded)',
+    );
   }
 
   async start(): Promise<void> {

@@ -23,7 +23,14 @@ export async function insertFirstAttempts(pg: PgPool, rows: FirstAttempt[], due:
     `INSERT INTO webhook_deliveries (id, webhook_id, account_id, event_id, event_type, attempt, status, next_attempt_at)
      SELECT i, w, a, e, t, 1, 'pending', $6 FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[]) AS x(i, w, a, e, t)
      ON CONFLICT (event_id, webhook_id, attempt) DO NOTHING`,
-    [rows.map(() => newId('whd')), rows.map((r) => r.webhookId), rows.map((r) => r.accountId), rows.map((r) => r.eventId), rows.map((r) => r.eventType), due],
+    [
+      rows.map(() => newId('whd')),
+      rows.map((r) => r.webhookId),
+      rows.map((r) => r.accountId),
+      rows.map((r) => r.eventId),
+      rows.map((r) => r.eventType),
+      due,
+    ],
   );
   return r.rowCount ?? 0;
 }
@@ -58,7 +65,9 @@ export interface ClaimOptions {
 export async function claimDueAttempts(pg: PgPool, o: ClaimOptions): Promise<ClaimedAttempt[]> {
   // The window function runs over a bounded slice of the due rows (oldest first), so a large backlog costs
   // the same per claim; FOR UPDATE cannot sit beside a window function, hence the separate locking step.
-  const r = await pg.query<ClaimedAttempt & { event_data: Record<string, unknown> | null; event_created_at: Date | null }>(
+  const r = await pg.query<
+    ClaimedAttempt & { event_data: Record<string, unknown> | null; event_created_at: Date | null }
+  >(
     `WITH candidates AS (
        SELECT id FROM (
          SELECT id, webhook_id, row_number() OVER (PARTITION BY webhook_id ORDER BY next_attempt_at, seq) AS rn
@@ -163,11 +172,18 @@ export async function recordOutcomes(pg: PgPool, outcomes: AttemptOutcome[]): Pr
 
 /** Gives claimed attempts back (a stopping dispatcher that had not sent them yet). */
 export async function releaseAttempts(pg: PgPool, ids: string[]): Promise<void> {
-  if (ids.length) await pg.query('UPDATE webhook_deliveries SET lease_until = NULL WHERE id = ANY($1::text[]) AND status = $2', [ids, 'pending']);
+  if (ids.length)
+    await pg.query('UPDATE webhook_deliveries SET lease_until = NULL WHERE id = ANY($1::text[]) AND status = $2', [
+      ids,
+      'pending',
+    ]);
 }
 
 /** The enabled webhooks of these accounts with their subscribed types, for fanning events out. */
-export async function enabledWebhooksOf(pg: PgPool, accountIds: string[]): Promise<{ id: string; account_id: string; events: string[] }[]> {
+export async function enabledWebhooksOf(
+  pg: PgPool,
+  accountIds: string[],
+): Promise<{ id: string; account_id: string; events: string[] }[]> {
   const r = await pg.query<{ id: string; account_id: string; events: string[] }>(
     `SELECT id, account_id, events FROM webhooks WHERE account_id = ANY($1::text[]) AND status = 'enabled' ORDER BY seq`,
     [accountIds],

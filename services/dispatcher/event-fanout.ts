@@ -1,4 +1,12 @@
-import { AckPolicy, DeliverPolicy, jetstream, jetstreamManager, type ConsumerConfig, type ConsumerMessages, type JsMsg } from '@nats-io/jetstream';
+import {
+  AckPolicy,
+  DeliverPolicy,
+  jetstream,
+  jetstreamManager,
+  type ConsumerConfig,
+  type ConsumerMessages,
+  type JsMsg,
+} from '@nats-io/jetstream';
 import type { Infra } from '../../shared/infra.js';
 import type { Component } from '../role.js';
 import type { EventEnvelope } from '../control/events/outbox.js';
@@ -44,7 +52,11 @@ export class EventFanout implements Component {
     opts: Partial<FanoutOptions> = {},
   ) {
     this.opts = { ...DEFAULTS, ...opts };
-    this.fannedOut = infra.metrics.counter('meterline_webhook_fanout_total', 'Events read from EVENTS and first attempts recorded', ['what']);
+    this.fannedOut = infra.metrics.counter(
+      'meterline_webhook_fanout_total',
+      'Events read from EVENTS and first attempts recorded',
+      ['what'],
+    );
   }
 
   async start(): Promise<void> {
@@ -97,11 +109,15 @@ export class EventFanout implements Component {
     for (const m of batch) {
       try {
         const e = m.json<EventEnvelope>();
-        if (typeof e.id !== 'string' || typeof e.account_id !== 'string' || typeof e.type !== 'string') throw new Error('missing id, account_id or type');
+        if (typeof e.id !== 'string' || typeof e.account_id !== 'string' || typeof e.type !== 'string')
+          throw new Error('missing id, account_id or type');
         events.push(e);
         usable.push(m);
       } catch (err) {
-        this.infra.log.error({ seq: m.seq, subject: m.subject, err: (err as Error).message }, 'webhook fan-out: undecodable event terminated');
+        this.infra.log.error(
+          { seq: m.seq, subject: m.subject, err: (err as Error).message },
+          'webhook fan-out: undecodable event terminated',
+        );
         m.term();
       }
     }
@@ -110,7 +126,8 @@ export class EventFanout implements Component {
       const rows: FirstAttempt[] = [];
       for (const e of events) {
         for (const h of hooks) {
-          if (h.account_id === e.account_id && h.events.includes(e.type)) rows.push({ webhookId: h.id, accountId: e.account_id, eventId: e.id, eventType: e.type });
+          if (h.account_id === e.account_id && h.events.includes(e.type))
+            rows.push({ webhookId: h.id, accountId: e.account_id, eventId: e.id, eventType: e.type });
         }
       }
       const inserted = await insertFirstAttempts(this.infra.pg, rows, this.opts.clock());
@@ -121,7 +138,10 @@ export class EventFanout implements Component {
       if (inserted > 0) this.opts.onRecorded?.();
     } catch (err) {
       this.lastError = `recording deliveries failed: ${(err as Error).message}`;
-      this.infra.log.warn({ err, events: usable.length }, 'webhook fan-out: recording deliveries failed; events will be redelivered');
+      this.infra.log.warn(
+        { err, events: usable.length },
+        'webhook fan-out: recording deliveries failed; events will be redelivered',
+      );
       for (const m of usable) m.nak(1_000);
     }
   }

@@ -30,6 +30,9 @@ export class DispatcherHousekeeping implements Component {
   private async run(): Promise<void> {
     const repaired = await reconcileUsageSubscribers(this.infra);
     if (repaired) this.infra.log.info({ accounts: repaired }, 'webhook usage subscribers reconciled');
-    await this.infra.pg.query(`DELETE FROM outbox_events WHERE published_at IS NOT NULL AND created_at < now() - make_interval(days => $1)`, [EVENT_ROW_DAYS]);
+    await this.infra.pg.query(
+      `DELETE FROM outbox_events WHERE published_at IS NOT NULL AND created_at < now() - make_interval(days => $1)`,
+      [EVENT_ROW_DAYS],
+    );
   }
 }

@@ -70,9 +70,20 @@ export class OutboxRelay implements Component {
     this.pollIntervalMs = opts.pollIntervalMs ?? 1_000;
     this.batchSize = opts.batchSize ?? 100;
     this.publishTimeoutMs = opts.publishTimeoutMs ?? 5_000;
-    this.published = infra.metrics.counter('meterline_outbox_published_total', 'Outbox events published to the EVENTS stream', ['type']);
-    this.duplicates = infra.metrics.counter('meterline_outbox_duplicates_total', 'Outbox publishes JetStream dropped as duplicates (re-publish after a crash or lost ack)');
-    this.lag = infra.metrics.histogram('meterline_outbox_relay_lag_seconds', 'Commit-to-publish delay of outbox events', [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2, 5, 30]);
+    this.published = infra.metrics.counter(
+      'meterline_outbox_published_total',
+      'Outbox events published to the EVENTS stream',
+      ['type'],
+    );
+    this.duplicates = infra.metrics.counter(
+      'meterline_outbox_duplicates_total',
+      'Outbox publishes JetStream dropped as duplicates (re-publish after a crash or lost ack)',
+    );
+    this.lag = infra.metrics.histogram(
+      'meterline_outbox_relay_lag_seconds',
+      'Commit-to-publish delay of outbox events',
+      [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2, 5, 30],
+    );
   }
 
   async start(): Promise<void> {
@@ -142,12 +153,17 @@ export class OutboxRelay implements Component {
       // Published back to back on one connection: the stream receives them in seq order.
       const results = await Promise.allSettled(
         rows.map((r) =>
-          this.js.publish(this.infra.natsNames.eventSubject(r.type), JSON.stringify(eventPayload(r)), { msgID: r.id, timeout: this.publishTimeoutMs }),
+          this.js.publish(this.infra.natsNames.eventSubject(r.type), JSON.stringify(eventPayload(r)), {
+            msgID: r.id,
+            timeout: this.publishTimeoutMs,
+          }),
         ),
       );
       const done = rows.filter((_, i) => results[i]!.status === 'fulfilled');
       if (done.length) {
-        await c.query('UPDATE outbox_events SET published_at = now() WHERE id = ANY($1::text[])', [done.map((r) => r.id)]);
+        await c.query('UPDATE outbox_events SET published_at = now() WHERE id = ANY($1::text[])', [
+          done.map((r) => r.id),
+        ]);
         const now = Date.now();
         for (const r of done) {
           this.published.inc({ type: r.type });
@@ -156,7 +172,11 @@ export class OutboxRelay implements Component {
         for (const res of results) if (res.status === 'fulfilled' && res.value.duplicate) this.duplicates.inc();
       }
       const rejected = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
-      return { selected: rows.length, published: done.length, failed: rejected ? (rejected.reason as Error) : undefined };
+      return {
+        selected: rows.length,
+        published: done.length,
+        failed: rejected ? (rejected.reason as Error) : undefined,
+      };
     });
   }
 

@@ -5,7 +5,16 @@
  */
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
-export const RETRY_DELAYS_MS: readonly number[] = [MINUTE, 5 * MINUTE, 30 * MINUTE, 2 * HOUR, 6 * HOUR, 12 * HOUR, 24 * HOUR, 24 * HOUR];
+export const RETRY_DELAYS_MS: readonly number[] = [
+  MINUTE,
+  5 * MINUTE,
+  30 * MINUTE,
+  2 * HOUR,
+  6 * HOUR,
+  12 * HOUR,
+  24 * HOUR,
+  24 * HOUR,
+];
 
 /** When attempt `attempt` (from 1) failed at `at`: when the next one is due, or null when none is left. */
 export function nextAttemptAt(attempt: number, at: Date, delays: readonly number[] = RETRY_DELAYS_MS): Date | null {

@@ -43,7 +43,12 @@ export class WebhookSender {
     // Every socket may stay open between attempts (maxFreeSockets = maxSockets): closing idle ones above a
     // lower bound made a busy origin open and close connections continuously.
     const perOrigin = opts.maxSocketsPerOrigin ?? 512;
-    const agentOpts = { keepAlive: true, maxSockets: perOrigin, maxFreeSockets: perOrigin, scheduling: 'lifo' as const };
+    const agentOpts = {
+      keepAlive: true,
+      maxSockets: perOrigin,
+      maxFreeSockets: perOrigin,
+      scheduling: 'lifo' as const,
+    };
     this.httpAgent = new http.Agent(agentOpts);
     this.httpsAgent = new https.Agent(agentOpts);
   }
@@ -55,14 +60,28 @@ export class WebhookSender {
     try {
       url = new URL(req.url);
     } catch {
-      return { ok: false, status: null, error: 'refused: the URL does not parse', durationMs: 0, refused: true, gone: false };
+      return {
+        ok: false,
+        status: null,
+        error: 'refused: the URL does not parse',
+        durationMs: 0,
+        refused: true,
+        gone: false,
+      };
     }
     let target: { address: string; family: 4 | 6 };
     try {
       target = await resolveDeliveryAddress(url, this.opts.allowPrivate, this.opts.lookup);
     } catch (err) {
       const reason = err instanceof RefusedTargetError ? err.reason : (err as Error).message;
-      return { ok: false, status: null, error: `refused: ${reason}`, durationMs: elapsed(), refused: true, gone: false };
+      return {
+        ok: false,
+        status: null,
+        error: `refused: ${reason}`,
+        durationMs: elapsed(),
+        refused: true,
+        gone: false,
+      };
     }
     let outcome = await this.request(url, target, req);
     // A kept-alive socket the receiver closed meanwhile fails at once: one retry on a fresh socket.
@@ -71,11 +90,16 @@ export class WebhookSender {
     return { ...result, durationMs: elapsed(), refused: false };
   }
 
-  private request(url: URL, target: { address: string; family: 4 | 6 }, req: SendRequest): Promise<Omit<SendResult, 'durationMs' | 'refused'> & { staleSocket?: boolean }> {
+  private request(
+    url: URL,
+    target: { address: string; family: 4 | 6 },
+    req: SendRequest,
+  ): Promise<Omit<SendResult, 'durationMs' | 'refused'> & { staleSocket?: boolean }> {
     const isHttps = url.protocol === 'https:';
     const pinned: LookupFunction = (_host, options, cb) => {
       // net asks for every address when it may try several (autoSelectFamily); either way, only the checked one.
-      if ((options as { all?: boolean }).all) (cb as unknown as (e: null, a: { address: string; family: number }[]) => void)(null, [target]);
+      if ((options as { all?: boolean }).all)
+        (cb as unknown as (e: null, a: { address: string; family: number }[]) => void)(null, [target]);
       else cb(null, target.address, target.family);
     };
     return new Promise((resolve) => {
@@ -103,7 +127,8 @@ export class WebhookSender {
           res.on('error', () => undefined);
           res.resume();
           if (status >= 200 && status < 300) finish({ ok: true, status, error: null, gone: false });
-          else if (status >= 300 && status < 400) finish({ ok: false, status, error: `redirect (${status}) not followed`, gone: false });
+          else if (status >= 300 && status < 400)
+            finish({ ok: false, status, error: `redirect (${status}) not followed`, gone: false });
           else if (status === 410) finish({ ok: false, status, error: 'gone (410): webhook disabled', gone: true });
           else finish({ ok: false, status, error: `HTTP ${status}`, gone: false });
         },
@@ -115,7 +140,8 @@ export class WebhookSender {
       r.on('error', (err) => {
         clearTimeout(timer);
         const code = (err as NodeJS.ErrnoException).code;
-        if (r.reusedSocket && code === 'ECONNRESET') return finish({ ok: false, status: null, error: err.message, gone: false, staleSocket: true });
+        if (r.reusedSocket && code === 'ECONNRESET')
+          return finish({ ok: false, status: null, error: err.message, gone: false, staleSocket: true });
         finish({ ok: false, status: null, error: code ? `${code}: ${err.message}` : err.message, gone: false });
       });
       r.end(req.body);

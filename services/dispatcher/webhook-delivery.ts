@@ -84,14 +84,26 @@ export class WebhookDelivery implements Component {
     this.secretKey = webhookSecretKey(infra.config.SECRET_KEY);
     const m = infra.metrics;
     this.attempts = m.counter('meterline_webhook_attempts_total', 'Webhook delivery attempts by outcome', ['outcome']);
-    this.firstAttemptLag = m.histogram('meterline_webhook_first_attempt_lag_seconds', 'Event creation to the start of its first attempt', [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2, 5, 30]);
-    this.requestSeconds = m.histogram('meterline_webhook_request_seconds', 'Webhook request duration', [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]);
+    this.firstAttemptLag = m.histogram(
+      'meterline_webhook_first_attempt_lag_seconds',
+      'Event creation to the start of its first attempt',
+      [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2, 5, 30],
+    );
+    this.requestSeconds = m.histogram(
+      'meterline_webhook_request_seconds',
+      'Webhook request duration',
+      [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+    );
   }
 
   async start(): Promise<void> {
     this.stopped = false;
     this.pool = createWebhookSignaturePool({ maxQueue: 1_024 });
-    this.sender = new WebhookSender({ timeoutMs: this.opts.timeoutMs, allowPrivate: this.infra.config.WEBHOOKS_ALLOW_PRIVATE_URLS, lookup: this.opts.lookup });
+    this.sender = new WebhookSender({
+      timeoutMs: this.opts.timeoutMs,
+      allowPrivate: this.infra.config.WEBHOOKS_ALLOW_PRIVATE_URLS,
+      lookup: this.opts.lookup,
+    });
     this.pollTimer = setInterval(() => this.wake(), this.opts.pollIntervalMs);
     this.pollTimer.unref();
     this.wake();
@@ -160,13 +172,38 @@ export class WebhookDelivery implements Component {
     const sendable: { a: ClaimedAttempt; body: string; secrets: string[] }[] = [];
     const now = Date.now(); // the rotation set the expiry in real time
     for (const a of claimed) {
-      if (a.webhook_status !== 'enabled') this.finish(a, { ok: false, status: null, error: 'webhook disabled; not sent', durationMs: 0, refused: false, gone: false }, false);
-      else if (!a.event) this.finish(a, { ok: false, status: null, error: 'event no longer stored; not sent', durationMs: 0, refused: false, gone: false }, false);
+      if (a.webhook_status !== 'enabled')
+        this.finish(
+          a,
+          { ok: false, status: null, error: 'webhook disabled; not sent', durationMs: 0, refused: false, gone: false },
+          false,
+        );
+      else if (!a.event)
+        this.finish(
+          a,
+          {
+            ok: false,
+            status: null,
+            error: 'event no longer stored; not sent',
+            durationMs: 0,
+            refused: false,
+            gone: false,
+          },
+          false,
+        );
       else {
         const secrets = [this.unseal(a.secret_sealed)];
         // After a rotation the previous secret signs too (docs/design.md §9), until it expires.
-        if (a.previous_secret_sealed && a.previous_secret_expires_at && a.previous_secret_expires_at.getTime() > now) secrets.push(this.unseal(a.previous_secret_sealed));
-        const body = JSON.stringify(customerEvent({ id: a.event_id, type: a.event_type as EventType, data: a.event.data, created_at: a.event.created_at }));
+        if (a.previous_secret_sealed && a.previous_secret_expires_at && a.previous_secret_expires_at.getTime() > now)
+          secrets.push(this.unseal(a.previous_secret_sealed));
+        const body = JSON.stringify(
+          customerEvent({
+            id: a.event_id,
+            type: a.event_type as EventType,
+            data: a.event.data,
+            created_at: a.event.created_at,
+          }),
+        );
         sendable.push({ a, body, secrets });
       }
     }
@@ -178,7 +215,9 @@ export class WebhookDelivery implements Component {
     const timestamp = Math.floor(Date.now() / 1000);
     let signatures: SignatureResult[];
     try {
-      signatures = await this.pool!.run(sendable.map(({ a, body, secrets }) => ({ id: a.event_id, timestamp, body, secrets })));
+      signatures = await this.pool!.run(
+        sendable.map(({ a, body, secrets }) => ({ id: a.event_id, timestamp, body, secrets })),
+      );
     } catch (err) {
       // Not sent: the lease runs out and the attempts are claimed again.
       for (const { a } of sendable) {
@@ -189,7 +228,8 @@ export class WebhookDelivery implements Component {
     }
     sendable.forEach(({ a, body }, i) => {
       const sig = signatures[i]!;
-      if (a.attempt === 1 && a.event) this.firstAttemptLag.observe(Math.max(0, Date.now() - a.event.created_at.getTime()) / 1000);
+      if (a.attempt === 1 && a.event)
+        this.firstAttemptLag.observe(Math.max(0, Date.now() - a.event.created_at.getTime()) / 1000);
       const headers = {
         'content-type': 'application/json',
         'user-agent': 'meterline-webhooks/1',
@@ -221,11 +261,24 @@ export class WebhookDelivery implements Component {
   /** Queues an outcome for the next batched write. `retryable`: a failure gets the next scheduled attempt. */
   private finish(a: ClaimedAttempt, r: SendResult, retryable: boolean): void {
     const attemptedAt = this.opts.clock();
-    const outcome = r.ok ? 'succeeded' : r.refused ? 'refused' : r.gone ? 'gone' : r.status === null ? 'error' : 'failed';
+    const outcome = r.ok
+      ? 'succeeded'
+      : r.refused
+        ? 'refused'
+        : r.gone
+          ? 'gone'
+          : r.status === null
+            ? 'error'
+            : 'failed';
     this.attempts.inc({ outcome });
     if (r.durationMs > 0) this.requestSeconds.observe(r.durationMs / 1000);
-    if (r.refused) this.infra.log.warn({ delivery: a.id, webhook: a.webhook_id, event: a.event_id, reason: r.error }, 'webhook delivery refused by the SSRF rules');
-    const retryAt = r.ok || r.gone || !retryable ? null : nextAttemptAt(a.attempt, attemptedAt, this.opts.retryDelaysMs);
+    if (r.refused)
+      this.infra.log.warn(
+        { delivery: a.id, webhook: a.webhook_id, event: a.event_id, reason: r.error },
+        'webhook delivery refused by the SSRF rules',
+      );
+    const retryAt =
+      r.ok || r.gone || !retryable ? null : nextAttemptAt(a.attempt, attemptedAt, this.opts.retryDelaysMs);
     this.outcomes.push({
       id: a.id,
       webhookId: a.webhook_id,
@@ -258,7 +311,10 @@ export class WebhookDelivery implements Component {
       try {
         const disabled = await recordOutcomes(this.infra.pg, batch);
         for (const o of batch) this.held.delete(o.id);
-        if (disabled.length) await this.opts.onWebhooksDisabled?.(disabled).catch((err) => this.infra.log.warn({ err }, 'webhook delivery: after-disable hook failed'));
+        if (disabled.length)
+          await this.opts
+            .onWebhooksDisabled?.(disabled)
+            .catch((err) => this.infra.log.warn({ err }, 'webhook delivery: after-disable hook failed'));
       } catch (err) {
         this.lastError = `recording outcomes failed: ${(err as Error).message}`;
         this.infra.log.warn({ err, outcomes: batch.length }, 'webhook delivery: recording outcomes failed; retrying');

@@ -13,7 +13,9 @@ export interface RecordError {
   errors?: FieldError[];
 }
 
-export type BatchResult = { index: number; status: 'accepted'; id: string } | { index: number; status: 'rejected'; error: RecordError };
+export type BatchResult =
+  | { index: number; status: 'accepted'; id: string }
+  | { index: number; status: 'rejected'; error: RecordError };
 
 /** Where a batch item's meter comes from: fixed by the path, or the item's `meter_id`. */
 export type MeterFor = (item: unknown) => MeterRecord | RecordError;
@@ -40,7 +42,13 @@ export interface CheckedBatch {
  * The batch rules, shared by every ingress that takes batches (POST bodies, stream frames): each record is
  * checked on its own; valid ones are encoded, invalid ones reported by index.
  */
-export function checkBatch(items: unknown[], meterFor: MeterFor, ctx: RecordContext, withMeterId: boolean, fieldName?: (field: string) => string): CheckedBatch {
+export function checkBatch(
+  items: unknown[],
+  meterFor: MeterFor,
+  ctx: RecordContext,
+  withMeterId: boolean,
+  fieldName?: (field: string) => string,
+): CheckedBatch {
   checkBatchSize(items);
   const rejected: { index: number; error: RecordError }[] = [];
   // The 202 body, written as we go: JSON.stringify of a thousand result objects costs more than the
@@ -95,8 +103,14 @@ export async function acceptBatch(
   if (b.accepted === 0) {
     const all: FieldError[] = [];
     for (const r of b.rejected) {
-      if (r.error.errors) for (const e of r.error.errors) all.push({ field: e.field ? `[${r.index}].${e.field}` : `[${r.index}]`, message: e.message });
-      else all.push({ field: `[${r.index}].${fieldName?.('meter_id') ?? 'meter_id'}`, message: r.error.code === 'not_found' ? 'does not exist' : 'is inactive' });
+      if (r.error.errors)
+        for (const e of r.error.errors)
+          all.push({ field: e.field ? `[${r.index}].${e.field}` : `[${r.index}]`, message: e.message });
+      else
+        all.push({
+          field: `[${r.index}].${fieldName?.('meter_id') ?? 'meter_id'}`,
+          message: r.error.code === 'not_found' ? 'does not exist' : 'is inactive',
+        });
     }
     throw new ValidationError(all, `None of the ${items.length} records is valid.`, recordErrorCode(all));
   }

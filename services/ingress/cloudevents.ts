@@ -39,21 +39,29 @@ export function cloudEventField(field: string): string {
 const nonEmptyString = (v: unknown): v is string => typeof v === 'string' && v.length > 0;
 
 /** The native record `{meter_id, value, timestamp, id, dimensions}` of an event, or its envelope problems. */
-function toRecord(event: unknown, meterOf: (type: string) => MeterRecord | RecordError): { record: object; meter: MeterRecord | RecordError } | { error: RecordError } {
+function toRecord(
+  event: unknown,
+  meterOf: (type: string) => MeterRecord | RecordError,
+): { record: object; meter: MeterRecord | RecordError } | { error: RecordError } {
   const errors: FieldError[] = [];
-  if (event === null || typeof event !== 'object' || Array.isArray(event)) return { error: invalid([{ field: '', message: 'must be a CloudEvent (a JSON object)' }]) };
+  if (event === null || typeof event !== 'object' || Array.isArray(event))
+    return { error: invalid([{ field: '', message: 'must be a CloudEvent (a JSON object)' }]) };
   const e = event as Record<string, unknown>;
   if (e.specversion !== '1.0') errors.push({ field: 'specversion', message: 'must be "1.0"' });
-  for (const k of ['id', 'source', 'type', 'time'] as const) if (!nonEmptyString(e[k])) errors.push({ field: k, message: 'is required (a non-empty string)' });
-  if (e.datacontenttype !== undefined && e.datacontenttype !== 'application/json') errors.push({ field: 'datacontenttype', message: 'must be application/json' });
+  for (const k of ['id', 'source', 'type', 'time'] as const)
+    if (!nonEmptyString(e[k])) errors.push({ field: k, message: 'is required (a non-empty string)' });
+  if (e.datacontenttype !== undefined && e.datacontenttype !== 'application/json')
+    errors.push({ field: 'datacontenttype', message: 'must be application/json' });
   const data = e.data;
   const dimensions: Record<string, unknown> = {};
-  if (data === null || typeof data !== 'object' || Array.isArray(data)) errors.push({ field: 'data', message: 'must be an object with a numeric value' });
+  if (data === null || typeof data !== 'object' || Array.isArray(data))
+    errors.push({ field: 'data', message: 'must be an object with a numeric value' });
   else {
     for (const [k, v] of Object.entries(data)) {
       if (k === 'value') continue;
       if (typeof v === 'string') dimensions[k] = v;
-      else errors.push({ field: `data.${k}`, message: 'must be string (fields of data other than value are dimensions)' });
+      else
+        errors.push({ field: `data.${k}`, message: 'must be string (fields of data other than value are dimensions)' });
     }
   }
   if (errors.length) return { error: invalid(errors) };
@@ -73,7 +81,11 @@ function invalid(errors: FieldError[]): RecordError {
 }
 
 /** Resolves `type` (an id, or a name unique in the account) to a usable meter; ids are looked up in KV first. */
-async function meterResolver(deps: IngressDeps, accountId: string, events: unknown[]): Promise<(type: string) => MeterRecord | RecordError> {
+async function meterResolver(
+  deps: IngressDeps,
+  accountId: string,
+  events: unknown[],
+): Promise<(type: string) => MeterRecord | RecordError> {
   const unknown = new Set<string>();
   for (const ev of events) {
     const type = ev !== null && typeof ev === 'object' ? (ev as { type?: unknown }).type : undefined;
@@ -83,7 +95,8 @@ async function meterResolver(deps: IngressDeps, accountId: string, events: unkno
   return (type) => {
     const byId = deps.registry.get(type);
     const meter = byId && byId.account_id === accountId ? byId : deps.registry.byName(accountId, type);
-    if (meter === 'ambiguous') return invalid([{ field: 'type', message: 'names several meters of this account; use the meter id' }]);
+    if (meter === 'ambiguous')
+      return invalid([{ field: 'type', message: 'names several meters of this account; use the meter id' }]);
     if (meter === undefined) return { code: 'not_found', detail: `Meter ${type} does not exist.` };
     if (meter.status !== 'active') return { code: 'meter_inactive', detail: `Meter ${type} is inactive.` };
     return meter;
@@ -96,7 +109,8 @@ export async function acceptCloudEvents(deps: IngressDeps, ctx: RequestContext, 
   const subject = deps.names.usageSubject(accountId);
   const body = ctx.body;
   if (ctx.mediaType === CLOUDEVENTS_BATCH_MEDIA_TYPE) {
-    if (!Array.isArray(body)) throw new ValidationError([{ field: '', message: 'must be a JSON array of CloudEvents' }]);
+    if (!Array.isArray(body))
+      throw new ValidationError([{ field: '', message: 'must be a JSON array of CloudEvents' }]);
     const meterOf = await meterResolver(deps, accountId, body);
     const outcome = new Map<object, MeterRecord | RecordError>();
     const records = body.map((event) => {
@@ -105,7 +119,15 @@ export async function acceptCloudEvents(deps: IngressDeps, ctx: RequestContext, 
       outcome.set(record, 'error' in r ? r.error : r.meter);
       return record;
     });
-    return acceptBatch(records, (item) => outcome.get(item as object)!, { accountId, now }, subject, deps.publisher, true, cloudEventField);
+    return acceptBatch(
+      records,
+      (item) => outcome.get(item as object)!,
+      { accountId, now },
+      subject,
+      deps.publisher,
+      true,
+      cloudEventField,
+    );
   }
   const meterOf = await meterResolver(deps, accountId, [body]);
   const r = toRecord(body, meterOf);

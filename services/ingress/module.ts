@@ -12,7 +12,12 @@ import type { IngressDeps } from './deps.js';
  * api listens; stop() (after the listener closed) flushes and waits for every pending acknowledgement.
  */
 export const ingressModule: RouteModuleFactory = (infra) => {
-  const registry = new MeterRegistry(infra.nats, infra.natsNames, infra.log, infra.config.WATCH_MAX_STALENESS_SECONDS * 1000);
+  const registry = new MeterRegistry(
+    infra.nats,
+    infra.natsNames,
+    infra.log,
+    infra.config.WATCH_MAX_STALENESS_SECONDS * 1000,
+  );
   const publisher = new UsagePublisher({
     natsUrl: infra.config.NATS_URL,
     names: infra.natsNames,
@@ -21,7 +26,12 @@ export const ingressModule: RouteModuleFactory = (infra) => {
     name: `meterline-ingress-${process.pid}`,
   });
   const deps: IngressDeps = { registry, publisher, names: infra.natsNames, protection: infra.protection };
-  const streams = new UsageStreams(deps, { authenticator: infra.authenticator, maxInflight: infra.config.USAGE_STREAM_MAX_INFLIGHT, log: infra.log, metrics: infra.metrics });
+  const streams = new UsageStreams(deps, {
+    authenticator: infra.authenticator,
+    maxInflight: infra.config.USAGE_STREAM_MAX_INFLIGHT,
+    log: infra.log,
+    metrics: infra.metrics,
+  });
   return {
     name: 'ingress',
     area: 'ingress',

@@ -10,12 +10,17 @@ const DESCRIPTIONS: Record<string, string> = {
   '409': 'the meter is inactive (`meter_inactive`)',
   '413': 'body over 1 MiB (`payload_too_large`)',
   '415': 'body is not application/json (`unsupported_media_type`)',
-  '422': 'invalid input; `errors` names each failing field, `[index].field` in batches (`validation_failed`; `value_out_of_range` for a value no meter can store exactly)',
-  '429': "over the account's usage records per second (a batch of 100 counts 100); nothing was recorded; `Retry-After`, `RateLimit-Policy` and `RateLimit` say when (`rate_limited`)",
-  '503': 'NATS could not store the records (down, slow or full); nothing was recorded; retry after `Retry-After` (`unavailable`)',
+  '422':
+    'invalid input; `errors` names each failing field, `[index].field` in batches (`validation_failed`; `value_out_of_range` for a value no meter can store exactly)',
+  '429':
+    "over the account's usage records per second (a batch of 100 counts 100); nothing was recorded; `Retry-After`, `RateLimit-Policy` and `RateLimit` say when (`rate_limited`)",
+  '503':
+    'NATS could not store the records (down, slow or full); nothing was recorded; retry after `Retry-After` (`unavailable`)',
 };
 
-export function problemResponses(statuses: string[]): Record<string, { description: string; schema: object; contentType: string }> {
+export function problemResponses(
+  statuses: string[],
+): Record<string, { description: string; schema: object; contentType: string }> {
   const all = ['400', '401', '403', '413', '415', ...statuses];
   return Object.fromEntries(all.map((s) => [s, problemResponse(DESCRIPTIONS[s]!)]));
 }

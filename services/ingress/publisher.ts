@@ -92,11 +92,24 @@ export class UsagePublisher {
 
   constructor(private readonly opts: UsagePublisherOptions) {
     this.log = opts.log;
-    this.publishSeconds = opts.metrics.histogram('meterline_usage_publish_seconds', 'Time from flush to JetStream acknowledgement', [0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.5, 2]);
-    this.messages = opts.metrics.counter('meterline_usage_messages_total', 'USAGE stream messages by outcome', ['outcome']);
-    this.rowsPerMessage = opts.metrics.histogram('meterline_usage_rows_per_message', 'Records packed into one JetStream message', [1, 2, 5, 10, 50, 100, 500, 1000, 5000, 20000]);
+    this.publishSeconds = opts.metrics.histogram(
+      'meterline_usage_publish_seconds',
+      'Time from flush to JetStream acknowledgement',
+      [0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.5, 2],
+    );
+    this.messages = opts.metrics.counter('meterline_usage_messages_total', 'USAGE stream messages by outcome', [
+      'outcome',
+    ]);
+    this.rowsPerMessage = opts.metrics.histogram(
+      'meterline_usage_rows_per_message',
+      'Records packed into one JetStream message',
+      [1, 2, 5, 10, 50, 100, 500, 1000, 5000, 20000],
+    );
     this.refused = opts.metrics.counter('meterline_usage_refused_total', 'Requests answered 503 by reason', ['reason']);
-    this.accepted = opts.metrics.counter('meterline_usage_records_accepted_total', 'Records JetStream stored (their requests get 202)');
+    this.accepted = opts.metrics.counter(
+      'meterline_usage_records_accepted_total',
+      'Records JetStream stored (their requests get 202)',
+    );
   }
 
   get isConnected(): boolean {
@@ -227,7 +240,10 @@ export class UsagePublisher {
         outcome = 'refused';
         reason = (err as Error).message;
       } else {
-        this.log.warn({ err: (err as Error).message, msgID, rows: g.count }, 'usage publish unacknowledged; settling with a void marker');
+        this.log.warn(
+          { err: (err as Error).message, msgID, rows: g.count },
+          'usage publish unacknowledged; settling with a void marker',
+        );
         outcome = await this.settle(g.subject, msgID, sentAt);
         reason = outcome === 'refused' ? 'NATS did not store the records in time' : 'NATS is unreachable';
       }
@@ -241,7 +257,12 @@ export class UsagePublisher {
     if (outcome === 'unknown') this.log.error({ msgID, rows: g.count }, 'usage publish outcome unknown');
     this.refused.inc({ reason: outcome === 'unknown' ? 'unknown' : 'nats_error' }, g.waiters.length);
     const full = /maximum (bytes|messages)|resource limits|insufficient resources/i.test(reason);
-    const err = unavailable(full ? 'The usage stream is full; nothing was recorded.' : `The usage stream did not accept the records (${reason}); nothing was recorded.`, full ? 5 : 1);
+    const err = unavailable(
+      full
+        ? 'The usage stream is full; nothing was recorded.'
+        : `The usage stream did not accept the records (${reason}); nothing was recorded.`,
+      full ? 5 : 1,
+    );
     for (const w of g.waiters) w.reject(err);
   }
 
@@ -256,7 +277,11 @@ export class UsagePublisher {
       const h = natsHeaders();
       h.set(HDR_VOID, '1');
       try {
-        const ack = await this.js!.publish(subject, Empty, { msgID, headers: h, timeout: Math.max(1, Math.min(PUBLISH_TIMEOUT_MS, until - Date.now())) });
+        const ack = await this.js!.publish(subject, Empty, {
+          msgID,
+          headers: h,
+          timeout: Math.max(1, Math.min(PUBLISH_TIMEOUT_MS, until - Date.now())),
+        });
         this.log.info({ msgID, duplicate: ack.duplicate }, 'usage publish settled');
         return ack.duplicate ? 'stored' : 'refused';
       } catch (err) {
@@ -296,5 +321,9 @@ function unavailable(detail: string, retryAfter = 1): UnavailableError {
 /** JetStream answered: the message was not stored (an error reply, or no stream listening at all). */
 function isDefinitive(err: unknown): boolean {
   // JetStreamNotEnabled (js.publish's "no responders" error) is not exported by @nats-io/jetstream's main entry.
-  return err instanceof JetStreamApiError || err instanceof NoStreamError || (err instanceof Error && err.name === 'JetStreamNotEnabled');
+  return (
+    err instanceof JetStreamApiError ||
+    err instanceof NoStreamError ||
+    (err instanceof Error && err.name === 'JetStreamNotEnabled')
+  );
 }

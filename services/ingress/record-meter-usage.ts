@@ -14,31 +14,49 @@ import type { IngressDeps } from './deps.js';
 export function usableMeter(deps: IngressDeps, meterId: string, accountId: string): MeterRecord {
   const meter = deps.registry.get(meterId);
   // Another account's meter is indistinguishable from a missing one.
-  if (meter === undefined || meter.account_id !== accountId) throw new NotFoundError(`Meter ${meterId} does not exist.`);
-  if (meter.status !== 'active') throw new ConflictError(`Meter ${meterId} is inactive; reactivate it to record usage.`, 'meter_inactive');
+  if (meter === undefined || meter.account_id !== accountId)
+    throw new NotFoundError(`Meter ${meterId} does not exist.`);
+  if (meter.status !== 'active')
+    throw new ConflictError(`Meter ${meterId} is inactive; reactivate it to record usage.`, 'meter_inactive');
   return meter;
 }
 
 /** The 202 of one accepted record `{id, meter_id, value, timestamp, received_at}` (every single-record ingest). */
-export function acceptedRecordReply(rec: CheckedRecord, meterId: string, timestampSent: string, now: number): HttpReply {
+export function acceptedRecordReply(
+  rec: CheckedRecord,
+  meterId: string,
+  timestampSent: string,
+  now: number,
+): HttpReply {
   // Written by hand (the hot path's reply): every part is a known-safe JSON token except a caller's id.
   const id = rec.assigned ? `"${rec.id}"` : JSON.stringify(rec.id);
   const timestamp = canonicalTimestamp(timestampSent, rec.tsMs);
-  return reply.jsonText(202, `{"id":${id},"meter_id":"${meterId}","value":${String(rec.value)},"timestamp":"${timestamp}","received_at":"${formatTimestamp(now)}"}`);
+  return reply.jsonText(
+    202,
+    `{"id":${id},"meter_id":"${meterId}","value":${String(rec.value)},"timestamp":"${timestamp}","received_at":"${formatTimestamp(now)}"}`,
+  );
 }
 
 /** The body of one request to a meter, its meter now known to the registry (or known to be missing). */
-function recordMeterUsage(deps: IngressDeps, ctx: RequestContext, accountId: string, meterId: string): HttpReply | Promise<HttpReply> {
+function recordMeterUsage(
+  deps: IngressDeps,
+  ctx: RequestContext,
+  accountId: string,
+  meterId: string,
+): HttpReply | Promise<HttpReply> {
   const meter = usableMeter(deps, meterId, accountId);
   const now = Date.now();
   const subject = deps.names.usageSubject(accountId);
   const body = ctx.body;
   if (Array.isArray(body)) return acceptBatch(body, () => meter, { accountId, now }, subject, deps.publisher, false);
-  if (body === undefined) throw new ValidationError([{ field: '', message: 'a JSON body is required' }], 'A JSON request body is required.');
+  if (body === undefined)
+    throw new ValidationError([{ field: '', message: 'a JSON body is required' }], 'A JSON request body is required.');
   const errors: FieldError[] = [];
   const rec = checkRecord(body, meter, { accountId, now }, errors);
   if (rec === undefined) throw new ValidationError(errors, undefined, recordErrorCode(errors));
-  return deps.publisher.submit(subject, rec.row, 1).then(() => acceptedRecordReply(rec, meter.id, (body as { timestamp: string }).timestamp, now));
+  return deps.publisher
+    .submit(subject, rec.row, 1)
+    .then(() => acceptedRecordReply(rec, meter.id, (body as { timestamp: string }).timestamp, now));
 }
 
 /** POST /v1/meters/{meter_id}/usage — one record, or a JSON array of up to 1,000. */
@@ -58,7 +76,8 @@ export function recordMeterUsageRoute(deps: IngressDeps): RouteDef {
       // Before any meter lookup: an account over its rate costs nothing more (429, nothing published).
       deps.protection.takeIngestRecords(accountId, Array.isArray(ctx.body) ? ctx.body.length : 1);
       deps.registry.assertCurrent();
-      if (deps.registry.get(meterId) === undefined) return deps.registry.ensure([meterId]).then(() => recordMeterUsage(deps, ctx, accountId, meterId));
+      if (deps.registry.get(meterId) === undefined)
+        return deps.registry.ensure([meterId]).then(() => recordMeterUsage(deps, ctx, accountId, meterId));
       return recordMeterUsage(deps, ctx, accountId, meterId);
     },
     doc: {
@@ -66,7 +85,10 @@ export function recordMeterUsageRoute(deps: IngressDeps): RouteDef {
       tags: ['usage'],
       requestBody: { oneOf: [UsageRecordBody, UsageBatchBody(UsageRecordBody)] },
       responses: {
-        '202': { description: 'Accepted: one record `{id, meter_id, value, timestamp, received_at}`, or a batch outcome', schema: { oneOf: [AcceptedUsageSchema, BatchResultSchema] } },
+        '202': {
+          description: 'Accepted: one record `{id, meter_id, value, timestamp, received_at}`, or a batch outcome',
+          schema: { oneOf: [AcceptedUsageSchema, BatchResultSchema] },
+        },
         ...problemResponses(['404', '409', '422', '429', '503']),
       },
     },

@@ -4,14 +4,28 @@ import { isPromise } from '../../shared/http/pipeline.js';
 import type { MeterRecord } from '../../shared/meters/record.js';
 import { acceptBatch, type MeterFor, type RecordError } from './batch.js';
 import { problemResponses } from './problem-docs.js';
-import { AcceptedUsageSchema, BatchResultSchema, CloudEventSchema, MeterUsageRecordBody, UsageBatchBody } from './schemas.js';
+import {
+  AcceptedUsageSchema,
+  BatchResultSchema,
+  CloudEventSchema,
+  MeterUsageRecordBody,
+  UsageBatchBody,
+} from './schemas.js';
 import { acceptCloudEvents, CLOUDEVENT_MEDIA_TYPE, CLOUDEVENTS_BATCH_MEDIA_TYPE } from './cloudevents.js';
 import type { IngressDeps } from './deps.js';
 
 // Stands in for the meter of an item without a usable meter_id, so its other fields are still checked.
-const NO_METER: MeterRecord = { id: '', account_id: '', type: 'gauge', aggregation: 'last', status: 'active', updated_at_ms: 0 };
+const NO_METER: MeterRecord = {
+  id: '',
+  account_id: '',
+  type: 'gauge',
+  aggregation: 'last',
+  status: 'active',
+  updated_at_ms: 0,
+};
 
-const meterIdOf = (item: unknown): unknown => (item !== null && typeof item === 'object' ? (item as { meter_id?: unknown }).meter_id : undefined);
+const meterIdOf = (item: unknown): unknown =>
+  item !== null && typeof item === 'object' ? (item as { meter_id?: unknown }).meter_id : undefined;
 
 /**
  * The meter of each item of a batch across meters (its `meter_id`), for `checkBatch`: meters the registry
@@ -25,7 +39,9 @@ export function itemMeters(deps: IngressDeps, accountId: string, items: unknown[
     if (typeof id === 'string' && deps.registry.get(id) === undefined) (unknown ??= new Set()).add(id);
   }
   // Every meter known already (the usual case): no promise.
-  return unknown ? deps.registry.ensure(unknown).then(() => meterLookup(deps, accountId)) : meterLookup(deps, accountId);
+  return unknown
+    ? deps.registry.ensure(unknown).then(() => meterLookup(deps, accountId))
+    : meterLookup(deps, accountId);
 }
 
 function meterLookup(deps: IngressDeps, accountId: string): MeterFor {
@@ -33,7 +49,8 @@ function meterLookup(deps: IngressDeps, accountId: string): MeterFor {
     const id = meterIdOf(item);
     if (typeof id !== 'string') return NO_METER;
     const meter = deps.registry.get(id);
-    if (meter === undefined || meter.account_id !== accountId) return { code: 'not_found', detail: `Meter ${id} does not exist.` };
+    if (meter === undefined || meter.account_id !== accountId)
+      return { code: 'not_found', detail: `Meter ${id} does not exist.` };
     if (meter.status !== 'active') return { code: 'meter_inactive', detail: `Meter ${id} is inactive.` };
     return meter;
   };
@@ -56,11 +73,21 @@ export function recordUsageRoute(deps: IngressDeps): RouteDef {
         return acceptCloudEvents(deps, ctx, accountId);
       }
       if (!Array.isArray(body)) {
-        throw new ValidationError([{ field: '', message: body === undefined ? 'a JSON body is required' : 'must be an array of records' }]);
+        throw new ValidationError([
+          { field: '', message: body === undefined ? 'a JSON body is required' : 'must be an array of records' },
+        ]);
       }
       // Before any meter lookup: an account over its rate costs nothing more (429, nothing published).
       deps.protection.takeIngestRecords(accountId, body.length);
-      const accept = (meterFor: MeterFor) => acceptBatch(body, meterFor, { accountId, now: Date.now() }, deps.names.usageSubject(accountId), deps.publisher, true);
+      const accept = (meterFor: MeterFor) =>
+        acceptBatch(
+          body,
+          meterFor,
+          { accountId, now: Date.now() },
+          deps.names.usageSubject(accountId),
+          deps.publisher,
+          true,
+        );
       const meters = itemMeters(deps, accountId, body);
       return isPromise(meters) ? meters.then(accept) : accept(meters);
     },
@@ -69,10 +96,14 @@ export function recordUsageRoute(deps: IngressDeps): RouteDef {
         'Record usage across meters: a JSON array of up to 1,000 records, each with its meter_id; or CloudEvents 1.0 in structured mode (application/cloudevents+json, application/cloudevents-batch+json)',
       tags: ['usage'],
       requestBody: UsageBatchBody(MeterUsageRecordBody),
-      otherRequestBodies: { [CLOUDEVENT_MEDIA_TYPE]: CloudEventSchema, [CLOUDEVENTS_BATCH_MEDIA_TYPE]: UsageBatchBody(CloudEventSchema) },
+      otherRequestBodies: {
+        [CLOUDEVENT_MEDIA_TYPE]: CloudEventSchema,
+        [CLOUDEVENTS_BATCH_MEDIA_TYPE]: UsageBatchBody(CloudEventSchema),
+      },
       responses: {
         '202': {
-          description: 'Batch outcome: accepted and rejected records by index (one CloudEvent: the accepted record `{id, meter_id, value, timestamp, received_at}`)',
+          description:
+            'Batch outcome: accepted and rejected records by index (one CloudEvent: the accepted record `{id, meter_id, value, timestamp, received_at}`)',
           schema: { oneOf: [BatchResultSchema, AcceptedUsageSchema] },
         },
         ...problemResponses(['404', '409', '422', '429', '503']),

@@ -2,7 +2,14 @@ import type { FieldError } from '../../shared/errors.js';
 import { bodyValidator, toFieldErrors } from '../../shared/http/validation.js';
 import type { MeterRecord } from '../../shared/meters/record.js';
 import { USAGE_LIMITS } from '../../shared/usage/limits.js';
-import { decimalText, valueProblem, INTEGER_PRECISION_MESSAGE, PRECISION_MESSAGE, RANGE_MESSAGE, VALUE_OUT_OF_RANGE } from '../../shared/usage/value.js';
+import {
+  decimalText,
+  valueProblem,
+  INTEGER_PRECISION_MESSAGE,
+  PRECISION_MESSAGE,
+  RANGE_MESSAGE,
+  VALUE_OUT_OF_RANGE,
+} from '../../shared/usage/value.js';
 import { parseTimestamp } from '../../shared/usage/timestamp.js';
 import { newUsageId } from '../../shared/usage/ids.js';
 import { checkDimensions, NO_DIMENSIONS, type Dimensions } from '../../shared/usage/dimensions.js';
@@ -17,14 +24,21 @@ export const TIMESTAMP_FORMAT_MESSAGE = 'must be an RFC 3339 date-time with an o
 export const TIMESTAMP_WINDOW_MESSAGE = 'must be within the last 35 days and at most 5 minutes ahead';
 export const DECIMALS_MESSAGE = 'must have at most 9 decimal places';
 
-const INEXACT_VALUE_MESSAGES: ReadonlySet<string> = new Set([RANGE_MESSAGE, INTEGER_PRECISION_MESSAGE, PRECISION_MESSAGE, DECIMALS_MESSAGE]);
+const INEXACT_VALUE_MESSAGES: ReadonlySet<string> = new Set([
+  RANGE_MESSAGE,
+  INTEGER_PRECISION_MESSAGE,
+  PRECISION_MESSAGE,
+  DECIMALS_MESSAGE,
+]);
 
 /**
  * The problem code for a record's errors: `value_out_of_range` when every one of them is a value no meter can
  * store exactly as written (too large, too precise, too many decimals), else `validation_failed`.
  */
 export function recordErrorCode(errors: readonly FieldError[]): 'value_out_of_range' | 'validation_failed' {
-  return errors.length > 0 && errors.every((e) => INEXACT_VALUE_MESSAGES.has(e.message)) ? VALUE_OUT_OF_RANGE : 'validation_failed';
+  return errors.length > 0 && errors.every((e) => INEXACT_VALUE_MESSAGES.has(e.message))
+    ? VALUE_OUT_OF_RANGE
+    : 'validation_failed';
 }
 
 export interface RawRecord {
@@ -63,12 +77,24 @@ export interface RecordContext {
  * window, dimensions (checkDimensions: keys, values, the meter's declared keys). Pushes every problem into `errors` (fields relative to
  * the record) and returns undefined, or returns the encoded record.
  */
-export function checkRecord(raw: unknown, meter: MeterRecord, ctx: RecordContext, errors: FieldError[], withMeterId = false): CheckedRecord | undefined {
+export function checkRecord(
+  raw: unknown,
+  meter: MeterRecord,
+  ctx: RecordContext,
+  errors: FieldError[],
+  withMeterId = false,
+): CheckedRecord | undefined {
   const out = new RowWriter();
   const id = writeRecord(out, raw, meter, ctx, errors, withMeterId);
   if (id === undefined) return undefined;
   const r = raw as RawRecord;
-  return { id, assigned: r.id === undefined, value: r.value === 0 ? 0 : r.value, tsMs: parseTimestamp(r.timestamp)!, row: out.bytes() };
+  return {
+    id,
+    assigned: r.id === undefined,
+    value: r.value === 0 ? 0 : r.value,
+    tsMs: parseTimestamp(r.timestamp)!,
+    row: out.bytes(),
+  };
 }
 
 /**
@@ -87,7 +113,8 @@ export function plainRecordShape(raw: unknown, withMeterId: boolean): boolean {
     fields++;
   }
   if (withMeterId) {
-    if (typeof r.meter_id !== 'string' || r.meter_id.length === 0 || r.meter_id.length > MAX_METER_ID_LENGTH) return false;
+    if (typeof r.meter_id !== 'string' || r.meter_id.length === 0 || r.meter_id.length > MAX_METER_ID_LENGTH)
+      return false;
     fields++;
   }
   // No other field (own or inherited, e.g. a `__proto__` key): exactly the fields counted above.
@@ -99,7 +126,14 @@ export function plainRecordShape(raw: unknown, withMeterId: boolean): boolean {
  * checkRecord for batches: a valid record's row goes straight into `out` (one writer per request) and its
  * id is returned — no object per record; an invalid one pushes its problems into `errors`.
  */
-export function writeRecord(out: RowWriter, raw: unknown, meter: MeterRecord, ctx: RecordContext, errors: FieldError[], withMeterId: boolean): string | undefined {
+export function writeRecord(
+  out: RowWriter,
+  raw: unknown,
+  meter: MeterRecord,
+  ctx: RecordContext,
+  errors: FieldError[],
+  withMeterId: boolean,
+): string | undefined {
   const check = withMeterId ? checkMeterRecordShape : checkRecordShape;
   const before = errors.length;
   if (!plainRecordShape(raw, withMeterId) && !check(raw)) {
@@ -117,7 +151,11 @@ export function writeRecord(out: RowWriter, raw: unknown, meter: MeterRecord, ct
   if (typeof r.timestamp === 'string') {
     tsMs = parseTimestamp(r.timestamp);
     if (tsMs === undefined) errors.push({ field: 'timestamp', message: TIMESTAMP_FORMAT_MESSAGE });
-    else if (ctx.window ? tsMs < ctx.window.fromMs || tsMs >= ctx.window.toMs : tsMs < ctx.now - USAGE_LIMITS.maxPastMs || tsMs > ctx.now + USAGE_LIMITS.maxFutureMs) {
+    else if (
+      ctx.window
+        ? tsMs < ctx.window.fromMs || tsMs >= ctx.window.toMs
+        : tsMs < ctx.now - USAGE_LIMITS.maxPastMs || tsMs > ctx.now + USAGE_LIMITS.maxFutureMs
+    ) {
       errors.push({ field: 'timestamp', message: ctx.window?.message ?? TIMESTAMP_WINDOW_MESSAGE });
     }
   }

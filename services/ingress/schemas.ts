@@ -3,26 +3,42 @@ import { DIMENSION_LIMITS } from '../../shared/usage/dimensions.js';
 import { USAGE_LIMITS } from '../../shared/usage/limits.js';
 
 const Value = Type.Number({ description: 'finite; counters ≥ 0; at most 9 decimal places; |value| ≤ 1e18' });
-const Timestamp = Type.String({ description: 'RFC 3339 date-time with an offset, within [now − 35 days, now + 5 min]' });
+const Timestamp = Type.String({
+  description: 'RFC 3339 date-time with an offset, within [now − 35 days, now + 5 min]',
+});
 const RecordId = Type.String({
   minLength: 1,
   maxLength: USAGE_LIMITS.maxRecordIdLength,
-  description: 'idempotency key: a record re-sent with the same id, meter and timestamp is counted once; assigned (use_…) when omitted',
+  description:
+    'idempotency key: a record re-sent with the same id, meter and timestamp is counted once; assigned (use_…) when omitted',
 });
 
-const Dimensions = Type.Record(Type.String(), Type.String({ minLength: 1, maxLength: DIMENSION_LIMITS.maxValueLength }), {
-  maxProperties: DIMENSION_LIMITS.maxKeys,
-  description: `string key → string value, e.g. {"model": "gpt-x"}: at most ${DIMENSION_LIMITS.maxKeys} keys of ${DIMENSION_LIMITS.keyDescription}, values 1–${DIMENSION_LIMITS.maxValueLength} characters; a meter declaring dimensions accepts only those keys`,
-});
+const Dimensions = Type.Record(
+  Type.String(),
+  Type.String({ minLength: 1, maxLength: DIMENSION_LIMITS.maxValueLength }),
+  {
+    maxProperties: DIMENSION_LIMITS.maxKeys,
+    description: `string key → string value, e.g. {"model": "gpt-x"}: at most ${DIMENSION_LIMITS.maxKeys} keys of ${DIMENSION_LIMITS.keyDescription}, values 1–${DIMENSION_LIMITS.maxValueLength} characters; a meter declaring dimensions accepts only those keys`,
+  },
+);
 
 /** One record of POST /v1/meters/{meter_id}/usage. */
-export const UsageRecordBody = Type.Object({ value: Value, timestamp: Timestamp, id: Type.Optional(RecordId), dimensions: Type.Optional(Dimensions) }, { additionalProperties: false });
+export const UsageRecordBody = Type.Object(
+  { value: Value, timestamp: Timestamp, id: Type.Optional(RecordId), dimensions: Type.Optional(Dimensions) },
+  { additionalProperties: false },
+);
 
 export const MAX_METER_ID_LENGTH = 64;
 
 /** One record of POST /v1/usage (batch across meters). */
 export const MeterUsageRecordBody = Type.Object(
-  { meter_id: Type.String({ minLength: 1, maxLength: MAX_METER_ID_LENGTH }), value: Value, timestamp: Timestamp, id: Type.Optional(RecordId), dimensions: Type.Optional(Dimensions) },
+  {
+    meter_id: Type.String({ minLength: 1, maxLength: MAX_METER_ID_LENGTH }),
+    value: Value,
+    timestamp: Timestamp,
+    id: Type.Optional(RecordId),
+    dimensions: Type.Optional(Dimensions),
+  },
   { additionalProperties: false },
 );
 
@@ -30,21 +46,34 @@ export const MeterUsageRecordBody = Type.Object(
 export const CloudEventSchema = Type.Object(
   {
     specversion: Type.Literal('1.0'),
-    id: Type.String({ minLength: 1, description: 'with source: the record id (ce_ + SHA-256), so a resent event counts once' }),
+    id: Type.String({
+      minLength: 1,
+      description: 'with source: the record id (ce_ + SHA-256), so a resent event counts once',
+    }),
     source: Type.String({ minLength: 1 }),
-    type: Type.String({ minLength: 1, description: 'the meter: its id, or its name if no other meter of the account has it' }),
+    type: Type.String({
+      minLength: 1,
+      description: 'the meter: its id, or its name if no other meter of the account has it',
+    }),
     time: Timestamp,
     datacontenttype: Type.Optional(Type.Literal('application/json')),
     data: Type.Object(
       { value: Value },
-      { additionalProperties: Type.String({ minLength: 1, maxLength: DIMENSION_LIMITS.maxValueLength }), description: 'value, and dimensions as further string fields' },
+      {
+        additionalProperties: Type.String({ minLength: 1, maxLength: DIMENSION_LIMITS.maxValueLength }),
+        description: 'value, and dimensions as further string fields',
+      },
     ),
   },
   { additionalProperties: true, description: 'extension attributes are accepted and ignored' },
 );
 
 export const UsageBatchBody = (record: object) =>
-  Type.Array(record as never, { minItems: 1, maxItems: USAGE_LIMITS.maxBatchRecords, description: `1 to ${USAGE_LIMITS.maxBatchRecords} records` });
+  Type.Array(record as never, {
+    minItems: 1,
+    maxItems: USAGE_LIMITS.maxBatchRecords,
+    description: `1 to ${USAGE_LIMITS.maxBatchRecords} records`,
+  });
 
 export const AcceptedUsageSchema = Type.Object(
   {

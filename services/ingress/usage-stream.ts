@@ -74,11 +74,21 @@ export class UsageStreams {
     private readonly deps: IngressDeps,
     private readonly opts: UsageStreamOptions,
   ) {
-    this.frames = opts.metrics.counter('meterline_usage_stream_frames_total', 'Usage stream frames by answer', ['outcome']);
+    this.frames = opts.metrics.counter('meterline_usage_stream_frames_total', 'Usage stream frames by answer', [
+      'outcome',
+    ]);
     opts.metrics.gauge('meterline_usage_stream_sockets', 'Open usage stream sockets', () => this.sockets.size);
-    opts.metrics.gauge('meterline_usage_stream_queued_frames', 'Usage stream frames waiting to be taken (backpressure)', () => this.sum((s) => s.queued.length));
-    opts.metrics.gauge('meterline_usage_stream_queued_bytes', 'Bytes of usage stream frames waiting to be taken', () => this.sum((s) => s.queuedBytes));
-    opts.metrics.gauge('meterline_usage_stream_inflight_frames', 'Usage stream frames read and not yet answered', () => this.sum((s) => s.inflight));
+    opts.metrics.gauge(
+      'meterline_usage_stream_queued_frames',
+      'Usage stream frames waiting to be taken (backpressure)',
+      () => this.sum((s) => s.queued.length),
+    );
+    opts.metrics.gauge('meterline_usage_stream_queued_bytes', 'Bytes of usage stream frames waiting to be taken', () =>
+      this.sum((s) => s.queuedBytes),
+    );
+    opts.metrics.gauge('meterline_usage_stream_inflight_frames', 'Usage stream frames read and not yet answered', () =>
+      this.sum((s) => s.inflight),
+    );
     opts.metrics.gauge('meterline_usage_stream_buffered_bytes', 'Usage stream acks waiting in send buffers', () => {
       let n = 0;
       for (const ws of this.sockets) n += ws.getBufferedAmount();
@@ -107,8 +117,19 @@ export class UsageStreams {
       idempotent: false,
       rateLimit: 'records', // frames count their records against the account's ingest rate
       handler: (ctx) => {
-        if (!ctx.upgrading) throw new UpgradeRequiredError(`${STREAM_PATH} is a WebSocket: send the upgrade handshake (GET with Upgrade: websocket).`);
-        const state: StreamState = { principal: ctx.principal!, authorization: ctx.headers['authorization']!, inflight: 0, queued: [], queuedBytes: 0, closing: undefined, closed: false };
+        if (!ctx.upgrading)
+          throw new UpgradeRequiredError(
+            `${STREAM_PATH} is a WebSocket: send the upgrade handshake (GET with Upgrade: websocket).`,
+          );
+        const state: StreamState = {
+          principal: ctx.principal!,
+          authorization: ctx.headers['authorization']!,
+          inflight: 0,
+          queued: [],
+          queuedBytes: 0,
+          closing: undefined,
+          closed: false,
+        };
         return reply.upgrade(state);
       },
       websocket: {
@@ -127,10 +148,14 @@ export class UsageStreams {
         },
       },
       doc: {
-        summary: 'Usage stream (WebSocket): frames {seq, records} in the shape of POST /v1/usage, each answered {seq, accepted, rejected, results} after JetStream stored it',
+        summary:
+          'Usage stream (WebSocket): frames {seq, records} in the shape of POST /v1/usage, each answered {seq, accepted, rejected, results} after JetStream stored it',
         tags: ['usage'],
         responses: {
-          '101': { description: 'Switching protocols: the socket is open. Closes with 4001 when the token expires or is revoked.' },
+          '101': {
+            description:
+              'Switching protocols: the socket is open. Closes with 4001 when the token expires or is revoked.',
+          },
           '401': problemResponse('missing, invalid or expired bearer token (`unauthorized`)'),
           '403': problemResponse('the token lacks the `write` scope (`insufficient_scope`)'),
           '426': problemResponse('a plain GET without the WebSocket handshake (`upgrade_required`)'),
@@ -150,7 +175,8 @@ export class UsageStreams {
       s.queuedBytes += text?.length ?? 0;
     } else {
       this.frames.inc({ outcome: 'overflow' });
-      const detail = 'Too many frames are waiting for an answer (read the answers, send fewer at once); this frame was not recorded.';
+      const detail =
+        'Too many frames are waiting for an answer (read the answers, send fewer at once); this frame was not recorded.';
       ws.send(errorAnswer(text === undefined ? null : seqOf(safeParse(text)), 'unavailable', detail), false);
     }
   }
@@ -174,7 +200,8 @@ export class UsageStreams {
 
   private async handle(ws: Socket, s: StreamState, text: string | undefined): Promise<Answer> {
     if (!(await this.tokenValid(ws, s))) return undefined;
-    if (text === undefined) return this.refuse(null, 'frame', new ValidationError([{ field: '', message: 'frames must be text (JSON)' }]));
+    if (text === undefined)
+      return this.refuse(null, 'frame', new ValidationError([{ field: '', message: 'frames must be text (JSON)' }]));
     let frame: unknown;
     try {
       frame = JSON.parse(text);
@@ -268,19 +295,22 @@ function seqOf(frame: unknown): number | null {
 
 /** `{seq, records}` → the batch; a single record object counts as a batch of one. */
 function frameRecords(frame: unknown): unknown[] {
-  if (frame === null || typeof frame !== 'object' || Array.isArray(frame)) throw new ValidationError([{ field: '', message: 'a frame is an object {seq, records}' }]);
+  if (frame === null || typeof frame !== 'object' || Array.isArray(frame))
+    throw new ValidationError([{ field: '', message: 'a frame is an object {seq, records}' }]);
   const { seq, records, ...rest } = frame as { seq?: unknown; records?: unknown };
   const errors: FieldError[] = [];
   if (!Number.isSafeInteger(seq)) errors.push({ field: 'seq', message: 'must be an integer' });
   if (records === undefined) errors.push({ field: 'records', message: 'is required' });
-  else if (records === null || typeof records !== 'object') errors.push({ field: 'records', message: 'must be an array of records or one record' });
+  else if (records === null || typeof records !== 'object')
+    errors.push({ field: 'records', message: 'must be an array of records or one record' });
   for (const k of Object.keys(rest)) errors.push({ field: k, message: 'is not a frame field' });
   if (errors.length) throw new ValidationError(errors);
   const items = Array.isArray(records) ? records : [records];
   try {
     checkBatchSize(items);
   } catch (err) {
-    if (err instanceof ValidationError) throw new ValidationError((err.errors ?? []).map((e) => ({ ...e, field: 'records' })));
+    if (err instanceof ValidationError)
+      throw new ValidationError((err.errors ?? []).map((e) => ({ ...e, field: 'records' })));
     throw err;
   }
   return items;
@@ -294,8 +324,22 @@ function safeParse(text: string): unknown {
   }
 }
 
-function errorAnswer(seq: number | null, code: string, detail: string, errors?: FieldError[], retryAfter?: number): string {
-  return JSON.stringify({ seq, error: { code, detail, ...(errors ? { errors } : {}), ...(retryAfter !== undefined ? { retry_after: retryAfter } : {}) } });
+function errorAnswer(
+  seq: number | null,
+  code: string,
+  detail: string,
+  errors?: FieldError[],
+  retryAfter?: number,
+): string {
+  return JSON.stringify({
+    seq,
+    error: {
+      code,
+      detail,
+      ...(errors ? { errors } : {}),
+      ...(retryAfter !== undefined ? { retry_after: retryAfter } : {}),
+    },
+  });
 }
 
 /** A refusal that says when to come back over HTTP (Retry-After: rate limits, outages) says it in the frame too. */

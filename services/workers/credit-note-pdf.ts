@@ -41,10 +41,20 @@ export default async function renderCreditNotePdf(task: CreditNotePdfTask): Prom
       ['Settled', note.type === 'credit' ? SETTLEMENT.credit : SETTLEMENT.refund[note.refund_status ?? 'pending']],
     ],
     billTo: billToLines(task.customer.name, note.customer_id, task.address),
-    side: { heading: 'Credited invoice', text: note.invoice_id, detail: `Period ${task.invoice.period_start} to ${task.invoice.period_end}, invoiced ${task.invoice.amount} ${note.currency}` },
+    side: {
+      heading: 'Credited invoice',
+      text: note.invoice_id,
+      detail: `Period ${task.invoice.period_start} to ${task.invoice.period_end}, invoiced ${task.invoice.amount} ${note.currency}`,
+    },
     note: `Reason: ${note.reason}`,
     currency: note.currency,
-    lines: task.lines.map((l) => ({ description: l.description, detail: l.invoice_line === null ? '' : `Invoice line ${l.invoice_line + 1}`, quantity: l.quantity, unit_price: null, amount: l.amount })),
+    lines: task.lines.map((l) => ({
+      description: l.description,
+      detail: l.invoice_line === null ? '' : `Invoice line ${l.invoice_line + 1}`,
+      quantity: l.quantity,
+      unit_price: null,
+      amount: l.amount,
+    })),
     empty: 'No lines.',
     totals: [['Total credited', note.amount]],
   });

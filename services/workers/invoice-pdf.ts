@@ -24,7 +24,14 @@ export interface InvoicePdfTask {
     created_at: string;
     paid_at: string | null;
   };
-  lines: { product_id: string | null; meter_id: string | null; description: string; quantity: string; unit_price: string; amount: string }[];
+  lines: {
+    product_id: string | null;
+    meter_id: string | null;
+    description: string;
+    quantity: string;
+    unit_price: string;
+    amount: string;
+  }[];
   customer: { name: string | null };
   address: { line1: string; city: string; state: string; zip: string } | null;
 }
@@ -45,7 +52,10 @@ export default async function renderInvoicePdf(task: InvoicePdfTask): Promise<Ui
     : [
         ['Total', invoice.amount],
         ['Credited', canonicalDecimal(credited.neg())],
-        [invoice.status === 'paid' ? 'Net' : 'Amount due', canonicalDecimal(new Decimal(invoice.amount).minus(credited))],
+        [
+          invoice.status === 'paid' ? 'Net' : 'Amount due',
+          canonicalDecimal(new Decimal(invoice.amount).minus(credited)),
+        ],
       ];
   return renderPdfDocument({
     title: 'INVOICE',
@@ -53,7 +63,11 @@ export default async function renderInvoicePdf(task: InvoicePdfTask): Promise<Ui
     createdAt: invoice.created_at,
     facts,
     billTo: billToLines(task.customer.name, invoice.customer_id, task.address),
-    side: { heading: 'Billing period', text: `${invoice.period_start} to ${invoice.period_end}`, detail: `Subscription ${invoice.subscription_id}` },
+    side: {
+      heading: 'Billing period',
+      text: `${invoice.period_start} to ${invoice.period_end}`,
+      detail: `Subscription ${invoice.subscription_id}`,
+    },
     currency: invoice.currency,
     lines: task.lines.map((l) => ({
       description: l.description,

@@ -52,13 +52,22 @@ export function printable(text: string): string {
   let out = '';
   for (const ch of text) {
     const c = ch.codePointAt(0)!;
-    out += (c >= 0x20 && c < 0x7f) || (c >= 0xa0 && c <= 0xff) || WIN_ANSI_EXTRA.has(ch) ? ch : c === 0x09 || c === 0x0a ? ' ' : '?';
+    out +=
+      (c >= 0x20 && c < 0x7f) || (c >= 0xa0 && c <= 0xff) || WIN_ANSI_EXTRA.has(ch)
+        ? ch
+        : c === 0x09 || c === 0x0a
+          ? ' '
+          : '?';
   }
   return out;
 }
 
 /** "Bill to": the account's name, its customer id and the billing address on file. */
-export function billToLines(name: string | null, customerId: string, address: { line1: string; city: string; state: string; zip: string } | null): string[] {
+export function billToLines(
+  name: string | null,
+  customerId: string,
+  address: { line1: string; city: string; state: string; zip: string } | null,
+): string[] {
   const out = [printable(name ?? ''), `Customer ${customerId}`];
   if (address) out.push(printable(address.line1), printable(`${address.city}, ${address.state} ${address.zip}`));
   else out.push('No billing address on file');
@@ -71,7 +80,13 @@ export async function renderPdfDocument(spec: PdfDocumentSpec): Promise<Uint8Arr
   const doc = new PDFDocument({
     size: 'A4',
     margin: MARGIN,
-    info: { Title: spec.name, Author: 'meterline', Creator: 'meterline', CreationDate: new Date(spec.createdAt), ModDate: new Date(spec.createdAt) },
+    info: {
+      Title: spec.name,
+      Author: 'meterline',
+      Creator: 'meterline',
+      CreationDate: new Date(spec.createdAt),
+      ModDate: new Date(spec.createdAt),
+    },
   });
   const chunks: Buffer[] = [];
   doc.on('data', (c) => chunks.push(c));
@@ -87,7 +102,11 @@ export async function renderPdfDocument(spec: PdfDocumentSpec): Promise<Uint8Arr
   let y = MARGIN;
   for (const [label, value] of spec.facts) {
     doc.font('Helvetica').fontSize(9).fillColor(GRAY).text(label, 300, y, { width: 70 });
-    doc.font('Helvetica').fontSize(9).fillColor('black').text(value, 370, y, { width: right - 370, align: 'right' });
+    doc
+      .font('Helvetica')
+      .fontSize(9)
+      .fillColor('black')
+      .text(value, 370, y, { width: right - 370, align: 'right' });
     y += 14;
   }
 
@@ -98,11 +117,22 @@ export async function renderPdfDocument(spec: PdfDocumentSpec): Promise<Uint8Arr
   for (const line of spec.billTo) doc.text(line, MARGIN, doc.y + 1, { width: 240 });
   const leftBottom = doc.y;
   doc.font('Helvetica-Bold').fontSize(10).text(spec.side.heading, 300, blockTop);
-  doc.font('Helvetica').fontSize(10).text(spec.side.text, 300, doc.y + 1, { width: right - 300 });
-  if (spec.side.detail) doc.fillColor(GRAY).fontSize(9).text(spec.side.detail, 300, doc.y + 2, { width: right - 300 });
+  doc
+    .font('Helvetica')
+    .fontSize(10)
+    .text(spec.side.text, 300, doc.y + 1, { width: right - 300 });
+  if (spec.side.detail)
+    doc
+      .fillColor(GRAY)
+      .fontSize(9)
+      .text(spec.side.detail, 300, doc.y + 2, { width: right - 300 });
   y = Math.max(leftBottom, doc.y) + 25;
   if (spec.note) {
-    doc.font('Helvetica').fontSize(10).fillColor('black').text(printable(spec.note), MARGIN, y, { width: right - MARGIN });
+    doc
+      .font('Helvetica')
+      .fontSize(10)
+      .fillColor('black')
+      .text(printable(spec.note), MARGIN, y, { width: right - MARGIN });
     y = doc.y + 15;
   }
 
@@ -131,10 +161,15 @@ export async function renderPdfDocument(spec: PdfDocumentSpec): Promise<Uint8Arr
     }
     doc.font('Helvetica').fontSize(10).fillColor('black');
     doc.text(description, COL.description.x, y, { width: COL.description.w });
-    if (line.quantity !== null) doc.text(formatDecimal(line.quantity, 0), COL.quantity.x, y, { width: COL.quantity.w, align: 'right' });
-    if (line.unit_price !== null) doc.text(money(line.unit_price), COL.unitPrice.x, y, { width: COL.unitPrice.w, align: 'right' });
+    if (line.quantity !== null)
+      doc.text(formatDecimal(line.quantity, 0), COL.quantity.x, y, { width: COL.quantity.w, align: 'right' });
+    if (line.unit_price !== null)
+      doc.text(money(line.unit_price), COL.unitPrice.x, y, { width: COL.unitPrice.w, align: 'right' });
     doc.text(money(line.amount), COL.amount.x, y, { width: COL.amount.w, align: 'right' });
-    doc.fontSize(8).fillColor(GRAY).text(line.detail, COL.description.x, y + descHeight + 1, { width: COL.description.w });
+    doc
+      .fontSize(8)
+      .fillColor(GRAY)
+      .text(line.detail, COL.description.x, y + descHeight + 1, { width: COL.description.w });
     y += rowHeight;
   }
   if (spec.lines.length === 0) {
@@ -151,9 +186,15 @@ export async function renderPdfDocument(spec: PdfDocumentSpec): Promise<Uint8Arr
   y += 8;
   spec.totals.forEach(([label, amount], i) => {
     const last = i === spec.totals.length - 1;
-    doc.font(last ? 'Helvetica-Bold' : 'Helvetica').fontSize(last ? 12 : 10).fillColor('black');
+    doc
+      .font(last ? 'Helvetica-Bold' : 'Helvetica')
+      .fontSize(last ? 12 : 10)
+      .fillColor('black');
     doc.text(label, COL.unitPrice.x - 80, y, { width: COL.unitPrice.w + 80, align: 'right' });
-    doc.text(last ? `${money(amount)} ${spec.currency}` : money(amount), COL.amount.x - 40, y, { width: COL.amount.w + 40, align: 'right' });
+    doc.text(last ? `${money(amount)} ${spec.currency}` : money(amount), COL.amount.x - 40, y, {
+      width: COL.amount.w + 40,
+      align: 'right',
+    });
     y += last ? 18 : 14;
   });
 

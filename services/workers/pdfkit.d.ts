@@ -8,7 +8,15 @@ declare module 'pdfkit' {
     autoFirstPage?: boolean;
     bufferPages?: boolean;
     lang?: string;
-    info?: { Title?: string; Author?: string; Subject?: string; Creator?: string; Producer?: string; CreationDate?: Date; ModDate?: Date };
+    info?: {
+      Title?: string;
+      Author?: string;
+      Subject?: string;
+      Creator?: string;
+      Producer?: string;
+      CreationDate?: Date;
+      ModDate?: Date;
+    };
   }
   interface TextOptions {
     width?: number;

@@ -38,7 +38,8 @@ export async function runPooled<Task, Result>(pool: Piscina<Task, Result>, task:
   try {
     return await pool.run(task);
   } catch (err) {
-    if (err instanceof Error && err.message === 'Task queue is at limit') throw new UnavailableError(`Too many ${what} requests at once; retry shortly.`, 1);
+    if (err instanceof Error && err.message === 'Task queue is at limit')
+      throw new UnavailableError(`Too many ${what} requests at once; retry shortly.`, 1);
     throw err;
   }
 }
@@ -55,10 +56,16 @@ export function createCreditNotePdfPool(opts?: WorkerPoolOptions): Piscina<Credi
 
 /** Invoice line maths for the billing run (services/workers/invoice-lines.ts): many invoices per task. */
 export function createInvoiceLinesPool(opts?: WorkerPoolOptions): Piscina<InvoiceLinesTask, PricedInvoice[]> {
-  return createWorkerPool<InvoiceLinesTask, PricedInvoice[]>(new URL('./invoice-lines.js', import.meta.url), { maxQueue: 1024, ...opts });
+  return createWorkerPool<InvoiceLinesTask, PricedInvoice[]>(new URL('./invoice-lines.js', import.meta.url), {
+    maxQueue: 1024,
+    ...opts,
+  });
 }
 
 /** Webhook request signatures (services/workers/webhook-signatures.ts), many requests per task. */
 export function createWebhookSignaturePool(opts?: WorkerPoolOptions): Piscina<SignatureRequest[], SignatureResult[]> {
-  return createWorkerPool<SignatureRequest[], SignatureResult[]>(new URL('./webhook-signatures.js', import.meta.url), opts);
+  return createWorkerPool<SignatureRequest[], SignatureResult[]>(
+    new URL('./webhook-signatures.js', import.meta.url),
+    opts,
+  );
 }

@@ -29,7 +29,9 @@ export function signWebhookRequest(r: SignatureRequest): SignatureResult {
   const body = Buffer.from(r.body, 'utf8');
   const hex = createHmac('sha256', r.secrets[0]!).update(body).digest('hex');
   const signed = Buffer.concat([Buffer.from(`${r.id}.${r.timestamp}.`, 'utf8'), body]);
-  const standard = r.secrets.map((s) => `v1,${createHmac('sha256', Buffer.from(s, 'utf8')).update(signed).digest('base64')}`).join(' ');
+  const standard = r.secrets
+    .map((s) => `v1,${createHmac('sha256', Buffer.from(s, 'utf8')).update(signed).digest('base64')}`)
+    .join(' ');
   return { hex, standard };
 }
 

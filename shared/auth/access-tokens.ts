@@ -34,7 +34,11 @@ export interface VerificationKeySource {
  * with the active Ed25519 key (header: `typ: at+jwt`, `kid`). The audience is the issuer: the API
  * and the authorization server share one base URL.
  */
-export async function issueAccessToken(keys: SigningKeySource, claims: AccessTokenClaims, opts: { issuer: string; ttlSeconds: number; now?: number }): Promise<IssuedAccessToken> {
+export async function issueAccessToken(
+  keys: SigningKeySource,
+  claims: AccessTokenClaims,
+  opts: { issuer: string; ttlSeconds: number; now?: number },
+): Promise<IssuedAccessToken> {
   const { kid, privateKey } = keys.signingKey();
   const now = Math.floor((opts.now ?? Date.now()) / 1000);
   const jti = randomBytes(16).toString('base64url');
@@ -102,12 +106,14 @@ export class JwtAuthenticator implements Authenticator {
           this.cache.delete(key);
           throw new UnauthorizedError('The access token expired.', 'invalid_token');
         }
-        if (this.revocations.isRevoked(principal.tokenId)) throw new UnauthorizedError('The access token was revoked.', 'invalid_token');
+        if (this.revocations.isRevoked(principal.tokenId))
+          throw new UnauthorizedError('The access token was revoked.', 'invalid_token');
         return principal;
       }
     }
     // RFC 6750 §3.1: a request without bearer credentials gets a bare challenge, no error code.
-    if (!header || !/^bearer(?: |$)/i.test(header)) throw new UnauthorizedError('A bearer token is required (Authorization: Bearer <access token>).');
+    if (!header || !/^bearer(?: |$)/i.test(header))
+      throw new UnauthorizedError('A bearer token is required (Authorization: Bearer <access token>).');
     const token = header.slice(7).trim();
     if (!token) throw new UnauthorizedError('The bearer token is empty.', 'invalid_request');
     return this.verify(header, token);
@@ -124,19 +130,44 @@ export class JwtAuthenticator implements Authenticator {
     if (!key) throw new UnauthorizedError('The access token is not signed by a known key.', 'invalid_token');
     let payload;
     try {
-      ({ payload } = await jwtVerify(token, key, { issuer: this.issuer, audience: this.issuer, algorithms: [JWT_ALG], typ: 'at+jwt', requiredClaims: ['exp', 'jti', 'sub'], currentDate: new Date(this.now()) }));
+      ({ payload } = await jwtVerify(token, key, {
+        issuer: this.issuer,
+        audience: this.issuer,
+        algorithms: [JWT_ALG],
+        typ: 'at+jwt',
+        requiredClaims: ['exp', 'jti', 'sub'],
+        currentDate: new Date(this.now()),
+      }));
     } catch (err) {
       const expired = err instanceof joseErrors.JWTExpired;
-      throw new UnauthorizedError(expired ? 'The access token expired.' : 'The access token is invalid.', 'invalid_token');
+      throw new UnauthorizedError(
+        expired ? 'The access token expired.' : 'The access token is invalid.',
+        'invalid_token',
+      );
     }
-    if (!payload.sub || typeof payload.uid !== 'string' || typeof payload.client_id !== 'string' || typeof payload.jti !== 'string' || typeof payload.exp !== 'number') {
+    if (
+      !payload.sub ||
+      typeof payload.uid !== 'string' ||
+      typeof payload.client_id !== 'string' ||
+      typeof payload.jti !== 'string' ||
+      typeof payload.exp !== 'number'
+    ) {
       throw new UnauthorizedError('The access token lacks required claims.', 'invalid_token');
     }
     const scopes = typeof payload.scope === 'string' ? payload.scope.split(' ').filter(isScope) : [];
-    const principal: Principal = { accountId: payload.sub, userId: payload.uid, clientId: payload.client_id, scopes, tokenId: payload.jti, expiresAt: payload.exp };
-    if (this.revocations.isRevoked(principal.tokenId)) throw new UnauthorizedError('The access token was revoked.', 'invalid_token');
+    const principal: Principal = {
+      accountId: payload.sub,
+      userId: payload.uid,
+      clientId: payload.client_id,
+      scopes,
+      tokenId: payload.jti,
+      expiresAt: payload.exp,
+    };
+    if (this.revocations.isRevoked(principal.tokenId))
+      throw new UnauthorizedError('The access token was revoked.', 'invalid_token');
     const cacheKey = header.slice(-CACHE_KEY_CHARS);
-    if (!this.cache.has(cacheKey) && this.cache.size >= this.cacheLimit) this.cache.delete(this.cache.keys().next().value!);
+    if (!this.cache.has(cacheKey) && this.cache.size >= this.cacheLimit)
+      this.cache.delete(this.cache.keys().next().value!);
     this.cache.set(cacheKey, { header, principal });
     return principal;
   }

@@ -32,14 +32,16 @@ export function passwordCost(): number {
 
 async function withHashingSlot<T>(fn: () => Promise<T>): Promise<T> {
   if (running >= MAX_CONCURRENT) {
-    if (waiting.length >= MAX_WAITING) throw new UnavailableError('Too many sign-ins are being checked right now; try again shortly.');
+    if (waiting.length >= MAX_WAITING)
+      throw new UnavailableError('Too many sign-ins are being checked right now; try again shortly.');
     await new Promise<void>((resolve) => waiting.push(resolve));
   } else running++;
   try {
     return await fn();
   } finally {
     const nextInLine = waiting.shift();
-    if (nextInLine) nextInLine(); // the slot passes straight on
+    if (nextInLine)
+      nextInLine(); // the slot passes straight on
     else running--;
   }
 }
@@ -48,7 +50,9 @@ function derive(password: string, salt: Buffer, n: number, r: number, p: number)
   return withHashingSlot(
     () =>
       new Promise((resolve, reject) =>
-        scrypt(password.normalize('NFKC'), salt, KEYLEN, { N: n, r, p, maxmem: MAX_MEM }, (err, key) => (err ? reject(err) : resolve(key))),
+        scrypt(password.normalize('NFKC'), salt, KEYLEN, { N: n, r, p, maxmem: MAX_MEM }, (err, key) =>
+          err ? reject(err) : resolve(key),
+        ),
       ),
   );
 }

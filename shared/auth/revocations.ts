@@ -46,10 +46,19 @@ export class KvRevocationList implements RevocationList {
    * passed: then every check answers 503 until it is). `maxStalenessMs`: how long the list may go unconfirmed
    * (the watch lost) before checks fail closed (WATCH_MAX_STALENESS_SECONDS).
    */
-  static async start(nc: NatsConnection, bucket: string, log?: Logger, maxStalenessMs = 10_000): Promise<KvRevocationList> {
+  static async start(
+    nc: NatsConnection,
+    bucket: string,
+    log?: Logger,
+    maxStalenessMs = 10_000,
+  ): Promise<KvRevocationList> {
     const list = new KvRevocationList(log);
     list.mirror = new KvMirror(nc, bucket, { name: 'revocations', apply: (e) => list.apply(e), maxStalenessMs, log });
-    await list.mirror.start(INITIAL_SYNC_TIMEOUT_MS).catch((err) => log?.error({ err: (err as Error).message }, 'revocation list not loaded; tokens are refused (503) until it is'));
+    await list.mirror
+      .start(INITIAL_SYNC_TIMEOUT_MS)
+      .catch((err) =>
+        log?.error({ err: (err as Error).message }, 'revocation list not loaded; tokens are refused (503) until it is'),
+      );
     list.pruneTimer = setInterval(() => list.prune(), PRUNE_INTERVAL_MS);
     list.pruneTimer.unref();
     return list;
@@ -57,7 +66,8 @@ export class KvRevocationList implements RevocationList {
 
   /** Whether the token was revoked; 503 when the list can't be known current (fail closed, never open). */
   isRevoked(jti: string): boolean {
-    if (!this.mirror?.fresh) throw new UnavailableError('Token revocations cannot be confirmed right now; retry shortly.', 2);
+    if (!this.mirror?.fresh)
+      throw new UnavailableError('Token revocations cannot be confirmed right now; retry shortly.', 2);
     return this.revoked.has(jti);
   }
 

@@ -32,16 +32,25 @@ export class SigningKeys {
 
   /** Loads every non-retired key; creates the first one when none exists. */
   async load(): Promise<void> {
-    let rows = (await this.pg.query<{ kid: string; public_jwk: JWK; sealed_private_jwk: string }>(
-      'SELECT kid, public_jwk, sealed_private_jwk FROM signing_keys WHERE retired_at IS NULL ORDER BY created_at DESC, kid',
-    )).rows;
+    let rows = (
+      await this.pg.query<{ kid: string; public_jwk: JWK; sealed_private_jwk: string }>(
+        'SELECT kid, public_jwk, sealed_private_jwk FROM signing_keys WHERE retired_at IS NULL ORDER BY created_at DESC, kid',
+      )
+    ).rows;
     if (rows.length === 0) {
       const { publicKey, privateKey } = await generateKeyPair(JWT_ALG, { crv: 'Ed25519', extractable: true });
       const kid = newId('key');
       const publicJwk = { ...(await exportJWK(publicKey)), kid, alg: JWT_ALG, use: 'sig' };
       const sealed = seal(this.sealKey, JSON.stringify(await exportJWK(privateKey)));
-      await this.pg.query('INSERT INTO signing_keys (kid, public_jwk, sealed_private_jwk) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING', [kid, publicJwk, sealed]);
-      rows = (await this.pg.query('SELECT kid, public_jwk, sealed_private_jwk FROM signing_keys WHERE retired_at IS NULL ORDER BY created_at DESC, kid')).rows;
+      await this.pg.query(
+        'INSERT INTO signing_keys (kid, public_jwk, sealed_private_jwk) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING',
+        [kid, publicJwk, sealed],
+      );
+      rows = (
+        await this.pg.query(
+          'SELECT kid, public_jwk, sealed_private_jwk FROM signing_keys WHERE retired_at IS NULL ORDER BY created_at DESC, kid',
+        )
+      ).rows;
     }
     const keys = new Map<string, CryptoKey>();
     for (const row of rows) keys.set(row.kid, (await importJWK(row.public_jwk, JWT_ALG)) as CryptoKey);
@@ -73,7 +82,14 @@ export class SigningKeys {
    */
   async jwks(): Promise<{ keys: JWK[] }> {
     if (!this.jwksCache || Date.now() - this.jwksCache.at > JWKS_TTL_MS) {
-      this.jwksCache = { at: Date.now(), keys: this.pg.query<{ public_jwk: JWK }>('SELECT public_jwk FROM signing_keys WHERE retired_at IS NULL ORDER BY created_at DESC').then((r) => r.rows.map((row) => row.public_jwk)) };
+      this.jwksCache = {
+        at: Date.now(),
+        keys: this.pg
+          .query<{ public_jwk: JWK }>(
+            'SELECT public_jwk FROM signing_keys WHERE retired_at IS NULL ORDER BY created_at DESC',
+          )
+          .then((r) => r.rows.map((row) => row.public_jwk)),
+      };
       this.jwksCache.keys.catch(() => (this.jwksCache = undefined));
     }
     return { keys: await this.jwksCache.keys };

@@ -67,7 +67,10 @@ export function formatScopes(scopes: readonly Scope[]): string {
  * For anyone else `admin` is left out; when nothing would remain, the next strongest scope
  * (`write`) stands in, so the token response's `scope` tells the client what it really got.
  */
-export function grantableScopes(requested: readonly Scope[], isOperator: boolean): { granted: Scope[]; withheld: Scope[] } {
+export function grantableScopes(
+  requested: readonly Scope[],
+  isOperator: boolean,
+): { granted: Scope[]; withheld: Scope[] } {
   if (isOperator || !requested.includes('admin')) return { granted: [...requested], withheld: [] };
   const rest = requested.filter((s) => s !== 'admin');
   return { granted: rest.length ? rest : ['write'], withheld: ['admin'] };

@@ -30,7 +30,9 @@ export interface UsageQuery {
 export class MeterlineError extends Error {
   constructor(
     readonly status: number,
-    readonly problem: { code?: string; detail?: string; errors?: { field: string; message: string }[]; request_id?: string } | undefined,
+    readonly problem:
+      | { code?: string; detail?: string; errors?: { field: string; message: string }[]; request_id?: string }
+      | undefined,
     readonly retryAfterSeconds: number | undefined,
     /** The answer as sent, and its X-Request-Id: for an error that is not a problem document (a proxy's page, an OAuth error). */
     readonly body: { text: string; json: unknown; requestId?: string } = { text: '', json: undefined },
@@ -60,7 +62,8 @@ export function usageQueryString(q: UsageQuery): string {
   const params = new URLSearchParams();
   for (const k of ['start_date', 'end_date', 'window'] as const) if (q[k]) params.set(k, q[k]!);
   if (q.group_by?.length) params.set('group_by', q.group_by.join(','));
-  for (const [k, v] of Object.entries(q.filter ?? {})) for (const one of Array.isArray(v) ? v : [v]) params.append(`filter[${k}]`, one);
+  for (const [k, v] of Object.entries(q.filter ?? {}))
+    for (const one of Array.isArray(v) ? v : [v]) params.append(`filter[${k}]`, one);
   return params.toString();
 }
 
@@ -77,10 +80,18 @@ export class MeterlineClient {
    * `refreshToken`'s token.
    */
   async send(method: string, path: string, body?: unknown, contentType = 'application/json'): Promise<Response> {
-    const headers = (token: string): Record<string, string> => ({ authorization: `Bearer ${token}`, accept: 'application/json', ...(body === undefined ? {} : { 'content-type': contentType }) });
+    const headers = (token: string): Record<string, string> => ({
+      authorization: `Bearer ${token}`,
+      accept: 'application/json',
+      ...(body === undefined ? {} : { 'content-type': contentType }),
+    });
     const url = new URL(path, this.opts.baseUrl);
     const attempt = async (token: string) => {
-      const init: RequestInit = { method, headers: headers(token), ...(this.opts.timeoutMs ? { signal: AbortSignal.timeout(this.opts.timeoutMs) } : {}) };
+      const init: RequestInit = {
+        method,
+        headers: headers(token),
+        ...(this.opts.timeoutMs ? { signal: AbortSignal.timeout(this.opts.timeoutMs) } : {}),
+      };
       if (body !== undefined) init.body = typeof body === 'string' ? body : JSON.stringify(body);
       try {
         return await this.fetch(url, init);
@@ -107,8 +118,14 @@ export class MeterlineClient {
     }
     if (!res.ok) {
       const retryAfter = Number(res.headers.get('retry-after') ?? NaN);
-      const problem = json && typeof json === 'object' && !Array.isArray(json) ? (json as MeterlineError['problem']) : undefined;
-      throw new MeterlineError(res.status, problem, Number.isFinite(retryAfter) && retryAfter >= 0 ? retryAfter : undefined, { text, json, requestId: res.headers.get('x-request-id') ?? undefined });
+      const problem =
+        json && typeof json === 'object' && !Array.isArray(json) ? (json as MeterlineError['problem']) : undefined;
+      throw new MeterlineError(
+        res.status,
+        problem,
+        Number.isFinite(retryAfter) && retryAfter >= 0 ? retryAfter : undefined,
+        { text, json, requestId: res.headers.get('x-request-id') ?? undefined },
+      );
     }
     return json as T;
   }

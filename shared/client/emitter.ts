@@ -100,11 +100,33 @@ export class UsageEmitter {
   private readonly inflight = new Set<Promise<void>>();
   private readonly waiters: (() => void)[] = [];
   private closed = false;
-  private readonly c: EmitterCounters = { emitted: 0, accepted: 0, rejected: 0, failed: 0, requests: 0, retries: 0, pending: 0, inflight: 0, acks: 0, ackLatencyMsSum: 0, ackLatencyMsMax: 0 };
+  private readonly c: EmitterCounters = {
+    emitted: 0,
+    accepted: 0,
+    rejected: 0,
+    failed: 0,
+    requests: 0,
+    retries: 0,
+    pending: 0,
+    inflight: 0,
+    acks: 0,
+    ackLatencyMsSum: 0,
+    ackLatencyMsMax: 0,
+  };
   private readonly onExit = () => void this.flush();
 
   constructor(opts: EmitterOptions) {
-    this.o = { batchSize: 1000, lingerMs: 50, transport: 'batches', concurrency: 4, maxBuffered: 100_000, retryBaseMs: 100, retryMaxMs: 10_000, flushOnExit: true, ...opts };
+    this.o = {
+      batchSize: 1000,
+      lingerMs: 50,
+      transport: 'batches',
+      concurrency: 4,
+      maxBuffered: 100_000,
+      retryBaseMs: 100,
+      retryMaxMs: 10_000,
+      flushOnExit: true,
+      ...opts,
+    };
     this.client = new MeterlineClient(opts);
     if (this.o.transport === 'stream') this.stream = new UsageStream({ ...opts, maxInflight: this.o.concurrency });
     if (this.o.flushOnExit) process.on('beforeExit', this.onExit);
@@ -122,7 +144,11 @@ export class UsageEmitter {
   async emit(record: Omit<UsageRecord, 'id' | 'timestamp'> & { id?: string; timestamp?: string }): Promise<string> {
     if (this.closed) throw new Error('the emitter is closed');
     while (this.c.pending >= this.o.maxBuffered) await new Promise<void>((r) => this.waiters.push(r));
-    const full: UsageRecord = { ...record, id: record.id ?? newClientRecordId(), timestamp: record.timestamp ?? nowIso() };
+    const full: UsageRecord = {
+      ...record,
+      id: record.id ?? newClientRecordId(),
+      timestamp: record.timestamp ?? nowIso(),
+    };
     this.buffer.push(full);
     this.c.emitted++;
     this.c.pending++;

@@ -6,6 +6,18 @@
  *   await emitter.emit({ meter_id: 'mtr_…', value: 1200, dimensions: { model: 'gpt-x' } });
  *   await emitter.close(); // flushes
  */
-export { MeterlineClient, MeterlineError, usageQueryString, type ClientOptions, type UsageRecord, type AcceptedUsage, type BatchResult, type MeterUsage, type UsageQuery, type Meter, type NewMeter } from './api.js';
+export {
+  MeterlineClient,
+  MeterlineError,
+  usageQueryString,
+  type ClientOptions,
+  type UsageRecord,
+  type AcceptedUsage,
+  type BatchResult,
+  type MeterUsage,
+  type UsageQuery,
+  type Meter,
+  type NewMeter,
+} from './api.js';
 export { UsageEmitter, newClientRecordId, type EmitterOptions, type EmitterCounters } from './emitter.js';
 export { UsageStream, StreamClosedError, type StreamOptions, type StreamAck, type StreamCounters } from './stream.js';

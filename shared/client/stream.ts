@@ -61,7 +61,15 @@ export class StreamClosedError extends Error {
 }
 
 /** The HTTP status a frame's error code stands for (the same refusal over POST /v1/usage). */
-const STATUS_OF_CODE: Record<string, number> = { rate_limited: 429, unavailable: 503, overloaded: 503, busy: 503, malformed_json: 400, validation_failed: 422, internal_error: 500 };
+const STATUS_OF_CODE: Record<string, number> = {
+  rate_limited: 429,
+  unavailable: 503,
+  overloaded: 503,
+  busy: 503,
+  malformed_json: 400,
+  validation_failed: 422,
+  internal_error: 500,
+};
 
 /** `{"seq":N,"accepted":A,"rejected":R,` — the head of every ack (services/ingress/batch.ts batchOutcomeJson): read without parsing the results when R is 0. */
 const ACK_HEAD = /^\{"seq":(\d+),"accepted":(\d+),"rejected":(\d+),/;
@@ -79,7 +87,18 @@ export class UsageStream {
   private readonly pending = new Map<number, Pending>();
   private readonly roomWaiters: (() => void)[] = [];
   private watchdog: NodeJS.Timeout | undefined;
-  private readonly c: StreamCounters = { frames: 0, acks: 0, refused: 0, unanswered: 0, accepted: 0, rejected: 0, inflight: 0, ackLatencyMsSum: 0, ackLatencyMsMax: 0, connects: 0 };
+  private readonly c: StreamCounters = {
+    frames: 0,
+    acks: 0,
+    refused: 0,
+    unanswered: 0,
+    accepted: 0,
+    rejected: 0,
+    inflight: 0,
+    ackLatencyMsSum: 0,
+    ackLatencyMsMax: 0,
+    connects: 0,
+  };
   private readonly maxInflight: number;
   private readonly answerTimeoutMs: number;
 
@@ -138,7 +157,11 @@ export class UsageStream {
   }
 
   private async connect(refreshed: boolean): Promise<WebSocket> {
-    const token = refreshed ? await this.opts.refreshToken!() : typeof this.opts.token === 'function' ? await this.opts.token() : this.opts.token;
+    const token = refreshed
+      ? await this.opts.refreshToken!()
+      : typeof this.opts.token === 'function'
+        ? await this.opts.token()
+        : this.opts.token;
     const url = new URL('/v1/usage/stream', this.opts.baseUrl.replace(/^http/, 'ws'));
     const ws = new WebSocket(url, { headers: { authorization: `Bearer ${token}` }, perMessageDeflate: false });
     try {
@@ -157,13 +180,19 @@ export class UsageStream {
             }
             const retryAfter = Number(res.headers['retry-after'] ?? NaN);
             const problem = json && typeof json === 'object' ? (json as MeterlineError['problem']) : undefined;
-            reject(new MeterlineError(res.statusCode ?? 0, problem, Number.isFinite(retryAfter) ? retryAfter : undefined, { text, json }));
+            reject(
+              new MeterlineError(res.statusCode ?? 0, problem, Number.isFinite(retryAfter) ? retryAfter : undefined, {
+                text,
+                json,
+              }),
+            );
           });
         });
       });
     } catch (err) {
       ws.terminate();
-      if (err instanceof MeterlineError && err.status === 401 && this.opts.refreshToken && !refreshed) return this.connect(true);
+      if (err instanceof MeterlineError && err.status === 401 && this.opts.refreshToken && !refreshed)
+        return this.connect(true);
       throw err;
     }
     this.c.connects++;
@@ -184,7 +213,10 @@ export class UsageStream {
       seq = Number(head[1]);
       ack = { seq, accepted: Number(head[2]), rejected: 0, rejections: [] };
     } else {
-      let answer: { seq: number | null; error?: { code: string; detail: string; errors?: { field: string; message: string }[]; retry_after?: number } } & Partial<BatchResult>;
+      let answer: {
+        seq: number | null;
+        error?: { code: string; detail: string; errors?: { field: string; message: string }[]; retry_after?: number };
+      } & Partial<BatchResult>;
       try {
         answer = JSON.parse(text) as typeof answer;
       } catch {
@@ -192,8 +224,18 @@ export class UsageStream {
       }
       if (answer.seq === null || answer.seq === undefined) return; // a frame the server could not read: never one of ours
       seq = answer.seq;
-      if (answer.error) error = new MeterlineError(STATUS_OF_CODE[answer.error.code] ?? 400, answer.error, answer.error.retry_after, { text, json: answer });
-      else ack = { seq, accepted: answer.accepted ?? 0, rejected: answer.rejected ?? 0, rejections: (answer.results ?? []).filter((r) => r.status !== 'accepted') };
+      if (answer.error)
+        error = new MeterlineError(STATUS_OF_CODE[answer.error.code] ?? 400, answer.error, answer.error.retry_after, {
+          text,
+          json: answer,
+        });
+      else
+        ack = {
+          seq,
+          accepted: answer.accepted ?? 0,
+          rejected: answer.rejected ?? 0,
+          rejections: (answer.results ?? []).filter((r) => r.status !== 'accepted'),
+        };
     }
     const p = this.pending.get(seq);
     if (!p) return;

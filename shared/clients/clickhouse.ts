@@ -1,5 +1,12 @@
 import { Readable } from 'node:stream';
-import { createClient, ClickHouseLogLevel, ResultSet, type ClickHouseClient, type DataFormat, type QueryParams } from '@clickhouse/client';
+import {
+  createClient,
+  ClickHouseLogLevel,
+  ResultSet,
+  type ClickHouseClient,
+  type DataFormat,
+  type QueryParams,
+} from '@clickhouse/client';
 
 export type { ClickHouseClient };
 
@@ -23,7 +30,15 @@ function clientFor(url: string, database: string | undefined, o: ClickhouseClien
   });
 }
 
-const CONNECTION_ERRORS = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'EHOSTUNREACH', 'ENETUNREACH', 'ETIMEDOUT', 'UND_ERR_SOCKET']);
+const CONNECTION_ERRORS = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'EPIPE',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ETIMEDOUT',
+  'UND_ERR_SOCKET',
+]);
 
 /** The server could not be reached (or dropped the connection): another replica may answer. */
 export function isConnectionError(err: unknown): boolean {
@@ -122,7 +137,10 @@ export class ClickhouseReplicas {
 
 /** The URLs of a CLICKHOUSE_URL setting (one server, or a comma-separated list of replicas). */
 export function clickhouseUrls(url: string): string[] {
-  return url.split(',').map((s) => s.trim()).filter(Boolean);
+  return url
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
 }
 
 /**
@@ -140,11 +158,13 @@ export function createClickhouse(url: string, database?: string, o: ClickhouseCl
     get(target, prop, receiver) {
       if (prop === 'close') return () => replicas.close();
       if (prop === 'query') {
-        return (params: QueryParams) => (isSelect(params.query) ? replicas.select(params) : replicas.run((ch) => ch.query(params)));
+        return (params: QueryParams) =>
+          isSelect(params.query) ? replicas.select(params) : replicas.run((ch) => ch.query(params));
       }
       const value = Reflect.get(target, prop, receiver) as unknown;
       if (typeof value !== 'function') return value;
-      return (...args: unknown[]) => replicas.run((ch) => (Reflect.get(ch, prop) as (...a: unknown[]) => Promise<unknown>).apply(ch, args));
+      return (...args: unknown[]) =>
+        replicas.run((ch) => (Reflect.get(ch, prop) as (...a: unknown[]) => Promise<unknown>).apply(ch, args));
     },
   });
 }

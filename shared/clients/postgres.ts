@@ -10,13 +10,30 @@ export type PgClient = pg.PoolClient;
 export const STATEMENT_TIMEOUT_MS = 30_000;
 
 export function createPgPool(url: string, max = 10): pg.Pool {
-  const pool = new pg.Pool({ connectionString: url, max, idleTimeoutMillis: 30_000, connectionTimeoutMillis: 5_000, statement_timeout: STATEMENT_TIMEOUT_MS });
+  const pool = new pg.Pool({
+    connectionString: url,
+    max,
+    idleTimeoutMillis: 30_000,
+    connectionTimeoutMillis: 5_000,
+    statement_timeout: STATEMENT_TIMEOUT_MS,
+  });
   // An idle client losing its server must not crash the process; the next query reconnects.
   pool.on('error', () => undefined);
   return pool;
 }
 
-const UNAVAILABLE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', '57P01', '57P02', '57P03', '57014', '53300']);
+const UNAVAILABLE_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EPIPE',
+  'ENOTFOUND',
+  '57P01',
+  '57P02',
+  '57P03',
+  '57014',
+  '53300',
+]);
 
 /**
  * Whether `err` means Postgres is unreachable or refused to work right now (connection refused or lost,
@@ -69,7 +86,10 @@ export async function selectPage<R extends pg.QueryResultRow>(
 ): Promise<{ rows: R[]; total: number }> {
   const n = q.params.length;
   const [rows, count] = await Promise.all([
-    pool.query<R>(`SELECT ${q.columns} FROM ${q.from} WHERE ${q.where} ORDER BY ${q.orderBy} LIMIT $${n + 1} OFFSET $${n + 2}`, [...q.params, page.limit, page.offset]),
+    pool.query<R>(
+      `SELECT ${q.columns} FROM ${q.from} WHERE ${q.where} ORDER BY ${q.orderBy} LIMIT $${n + 1} OFFSET $${n + 2}`,
+      [...q.params, page.limit, page.offset],
+    ),
     pool.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${q.from} WHERE ${q.where}`, q.params),
   ]);
   return { rows: rows.rows, total: count.rows[0]!.n };

@@ -44,7 +44,12 @@ export interface PendingBody {
  * because uWS delivers data only to an `onData` registered in that first tick. Chunks are copied:
  * uWS reuses the ArrayBuffer after the callback returns.
  */
-export function readBody(res: HttpResponse, limit: number, declaredLength: number | undefined, budget: BodyBudget): PendingBody {
+export function readBody(
+  res: HttpResponse,
+  limit: number,
+  declaredLength: number | undefined,
+  budget: BodyBudget,
+): PendingBody {
   let reserved = 0;
   let done = false;
   let complete = false;

@@ -84,9 +84,11 @@ export class PgIdempotencyStore implements IdempotencyGuard {
     const key = ctx.headers[IDEMPOTENCY_HEADER];
     if (key === undefined || !ctx.principal) return execute();
     if (!KEY_PATTERN.test(key)) {
-      throw new BadRequestError('Idempotency-Key must be 1–255 printable ASCII characters.', 'invalid_idempotency_key', [
-        { field: 'Idempotency-Key', message: 'must be 1–255 printable ASCII characters' },
-      ]);
+      throw new BadRequestError(
+        'Idempotency-Key must be 1–255 printable ASCII characters.',
+        'invalid_idempotency_key',
+        [{ field: 'Idempotency-Key', message: 'must be 1–255 printable ASCII characters' }],
+      );
     }
     const id = { account: ctx.principal.accountId, route, key };
     const fingerprint = fingerprintOf(ctx, this.fingerprintKey);
@@ -98,15 +100,19 @@ export class PgIdempotencyStore implements IdempotencyGuard {
         if (await this.claim(id, fingerprint)) break;
         const row = await this.lookup(id);
         if (row && row.fingerprint !== fingerprint) {
-          throw new ConflictError('This Idempotency-Key was already used with a different request.', 'idempotency_conflict', [
-            { field: 'Idempotency-Key', message: 'was used with a different request body' },
-          ]);
+          throw new ConflictError(
+            'This Idempotency-Key was already used with a different request.',
+            'idempotency_conflict',
+            [{ field: 'Idempotency-Key', message: 'was used with a different request body' }],
+          );
         }
         if (row?.state === 'done') return replay(row, this.sealKey);
         if (Date.now() > deadline) {
-          throw new ConflictError('A request with this Idempotency-Key is still being processed; retry later.', 'idempotency_in_progress', [
-            { field: 'Idempotency-Key', message: 'is in use by a request still running' },
-          ]);
+          throw new ConflictError(
+            'A request with this Idempotency-Key is still being processed; retry later.',
+            'idempotency_in_progress',
+            [{ field: 'Idempotency-Key', message: 'is in use by a request still running' }],
+          );
         }
         // Still running: listen for its completion, then look again (it may have finished before we listened).
         if (!listening) {
@@ -165,9 +171,15 @@ export class PgIdempotencyStore implements IdempotencyGuard {
   }
 
   private async complete(id: KeyId, reply: HttpReply): Promise<void> {
-    const plain = reply.raw !== undefined ? Buffer.from(reply.raw) : reply.body !== undefined ? Buffer.from(JSON.stringify(reply.body)) : null;
+    const plain =
+      reply.raw !== undefined
+        ? Buffer.from(reply.raw)
+        : reply.body !== undefined
+          ? Buffer.from(JSON.stringify(reply.body))
+          : null;
     const body = plain === null ? null : Buffer.from(seal(this.sealKey, plain.toString('base64')));
-    const contentType = reply.contentType ?? (reply.raw === undefined && reply.body !== undefined ? 'application/json' : null);
+    const contentType =
+      reply.contentType ?? (reply.raw === undefined && reply.body !== undefined ? 'application/json' : null);
     try {
       await this.pool.query(
         `WITH done AS (
@@ -175,7 +187,16 @@ export class PgIdempotencyStore implements IdempotencyGuard {
               SET state = 'done', locked_until = NULL, response_status = $4, response_headers = $5, response_content_type = $6, response_body = $7
             WHERE account_id = $1 AND route = $2 AND key = $3 RETURNING 1)
          SELECT pg_notify('${NOTICE_CHANNEL}', $8) FROM done`,
-        [id.account, id.route, id.key, reply.status, JSON.stringify(reply.headers ?? {}), contentType, body, noticeKey(id)],
+        [
+          id.account,
+          id.route,
+          id.key,
+          reply.status,
+          JSON.stringify(reply.headers ?? {}),
+          contentType,
+          body,
+          noticeKey(id),
+        ],
       );
     } catch (err) {
       // The operation itself succeeded; the claim stays "running" until its lease ends.
@@ -197,7 +218,8 @@ export class PgIdempotencyStore implements IdempotencyGuard {
 const NOTICE_CHANNEL = 'idempotency_keys';
 
 /** The NOTIFY payload naming a key: a digest, so neither the key nor the account travels in clear. */
-const noticeKey = (id: KeyId): string => createHash('sha256').update(`${id.account}\u0000${id.route}\u0000${id.key}`).digest('base64url').slice(0, 22);
+const noticeKey = (id: KeyId): string =>
+  createHash('sha256').update(`${id.account}\u0000${id.route}\u0000${id.key}`).digest('base64url').slice(0, 22);
 
 /**
  * One LISTEN connection per process, held only while some duplicate waits (a pool client, given back when the
@@ -253,7 +275,10 @@ class CompletionNotices {
       await client.query(`LISTEN ${NOTICE_CHANNEL}`);
       if (this.client) {
         // Another connect (after a quick unsubscribe/subscribe) won: one listener is enough.
-        client.query(`UNLISTEN ${NOTICE_CHANNEL}`).then(() => client.release(), (e: Error) => client.release(e));
+        client.query(`UNLISTEN ${NOTICE_CHANNEL}`).then(
+          () => client.release(),
+          (e: Error) => client.release(e),
+        );
         return;
       }
       this.client = client;
@@ -270,7 +295,11 @@ class CompletionNotices {
     this.connecting = undefined;
     if (!client) return;
     if (err) client.release(err);
-    else client.query(`UNLISTEN ${NOTICE_CHANNEL}`).then(() => client.release(), (e: Error) => client.release(e));
+    else
+      client.query(`UNLISTEN ${NOTICE_CHANNEL}`).then(
+        () => client.release(),
+        (e: Error) => client.release(e),
+      );
   }
 }
 

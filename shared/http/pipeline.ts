@@ -1,5 +1,12 @@
 import type { Logger } from '../logging.js';
-import { DomainError, INTERNAL_ERROR, MalformedJsonError, NotFoundError, UnavailableError, ValidationError } from '../errors.js';
+import {
+  DomainError,
+  INTERNAL_ERROR,
+  MalformedJsonError,
+  NotFoundError,
+  UnavailableError,
+  ValidationError,
+} from '../errors.js';
 import { isPostgresUnavailable } from '../clients/postgres.js';
 import type { AccountProtection } from '../limits/protection.js';
 import { requireScope, type Authenticator, type Principal } from '../auth/types.js';
@@ -138,7 +145,10 @@ export function rejectNulInUrl(): RequestStep {
       // Decoded, a NUL is `%00` or a raw NUL in the query text: no query, or none of those, nothing to parse.
       if (ctx.rawQuery !== '' && (ctx.rawQuery.includes('%00') || ctx.rawQuery.includes('\u0000'))) {
         for (const [k, v] of ctx.query) {
-          if (k.includes('\u0000') || v.includes('\u0000')) throw new ValidationError([{ field: k.replace(/\u0000/g, ''), message: 'must not contain NUL characters' }]);
+          if (k.includes('\u0000') || v.includes('\u0000'))
+            throw new ValidationError([
+              { field: k.replace(/\u0000/g, ''), message: 'must not contain NUL characters' },
+            ]);
         }
       }
       return next();

@@ -42,7 +42,12 @@ export function toProblem(err: DomainError, requestId: string): ProblemDocument 
 
 /** The problem response for an error: status from the table, `application/problem+json`, the error's headers. */
 export function problemReply(err: DomainError, requestId: string): HttpReply {
-  return { status: err.status, raw: JSON.stringify(toProblem(err, requestId)), contentType: 'application/problem+json', headers: err.headers };
+  return {
+    status: err.status,
+    raw: JSON.stringify(toProblem(err, requestId)),
+    contentType: 'application/problem+json',
+    headers: err.headers,
+  };
 }
 
 /** An error response in a route's OpenAPI `doc`: a problem document (the shared component). */

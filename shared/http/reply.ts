@@ -23,7 +23,12 @@ export const reply = {
   /** 101: opens the WebSocket of an upgrade request (`ctx.upgrading`), `data` being the socket's own state. */
   upgrade: (data: object): HttpReply => ({ status: 101, upgrade: data }),
   /** 200 with bytes that are not JSON (a PDF, Prometheus text). */
-  file: (bytes: string | Buffer, contentType: string, headers?: Record<string, string>): HttpReply => ({ status: 200, raw: bytes, contentType, headers }),
+  file: (bytes: string | Buffer, contentType: string, headers?: Record<string, string>): HttpReply => ({
+    status: 200,
+    raw: bytes,
+    contentType,
+    headers,
+  }),
   /**
    * 200 with a rendered billing document (invoice, credit note) to save as `<filename>.pdf`. Its status and the
    * address on it can change: clients may keep a copy but must revalidate.

@@ -1,4 +1,13 @@
-import { App, us_listen_socket_close, us_socket_local_port, type TemplatedApp, type us_listen_socket, type HttpResponse, type HttpRequest, type us_socket_context_t } from 'uWebSockets.js';
+import {
+  App,
+  us_listen_socket_close,
+  us_socket_local_port,
+  type TemplatedApp,
+  type us_listen_socket,
+  type HttpResponse,
+  type HttpRequest,
+  type us_socket_context_t,
+} from 'uWebSockets.js';
 import type { Logger } from '../logging.js';
 import type { Metrics } from '../metrics.js';
 import { MethodNotAllowedError, NotFoundError, UnsupportedMediaTypeError } from '../errors.js';
@@ -63,7 +72,13 @@ export class HttpServer {
     if (this.finalized) throw new Error('routes must be added before listen()');
     let entry = this.patterns.get(def.path);
     if (!entry) {
-      entry = { paramNames: def.path.split('/').filter((s) => s.startsWith(':')).map((s) => s.slice(1)), byMethod: new Map() };
+      entry = {
+        paramNames: def.path
+          .split('/')
+          .filter((s) => s.startsWith(':'))
+          .map((s) => s.slice(1)),
+        byMethod: new Map(),
+      };
       this.patterns.set(def.path, entry);
       const e = entry;
       this.app.any(def.path, (res, req) => this.dispatch(e, def.path, res, req));
@@ -73,7 +88,10 @@ export class HttpServer {
     if (def.websocket) {
       const e = entry;
       // uWS tries this before `any` for GETs with the handshake headers; other requests fall through to dispatch.
-      this.app.ws(def.path, { ...def.websocket, upgrade: (res, req, context) => this.upgrade(e, def, res, req, context) });
+      this.app.ws(def.path, {
+        ...def.websocket,
+        upgrade: (res, req, context) => this.upgrade(e, def, res, req, context),
+      });
     }
     return this;
   }
@@ -141,7 +159,13 @@ export class HttpServer {
       const hasBody = (length !== undefined && length > 0) || ctx.headers['transfer-encoding'] !== undefined;
       if (hasBody) {
         if (!acceptsMediaType(kind, ctx.mediaType)) {
-          this.finish(ctx, pattern, new UnsupportedMediaTypeError(kind === 'json' ? ['application/json'] : ['application/json', 'application/x-www-form-urlencoded']));
+          this.finish(
+            ctx,
+            pattern,
+            new UnsupportedMediaTypeError(
+              kind === 'json' ? ['application/json'] : ['application/json', 'application/x-www-form-urlencoded'],
+            ),
+          );
           return;
         }
         ctx.pendingBody = readBody(res, route.maxBodyBytes ?? MAX_BODY_BYTES, length, this.bodyBudget);
@@ -152,7 +176,13 @@ export class HttpServer {
   }
 
   /** A WebSocket handshake: the pipeline decides (401, 403, 429…); `reply.upgrade(data)` opens the socket. */
-  private upgrade(entry: PatternEntry, def: RouteDef, res: HttpResponse, req: HttpRequest, context: us_socket_context_t): void {
+  private upgrade(
+    entry: PatternEntry,
+    def: RouteDef,
+    res: HttpResponse,
+    req: HttpRequest,
+    context: us_socket_context_t,
+  ): void {
     const ctx = new RequestContext(res, req, entry.paramNames);
     ctx.upgrading = true;
     const key = ctx.headers['sec-websocket-key'] ?? '';
@@ -191,7 +221,12 @@ export class HttpServer {
 }
 
 /** Runs the pipeline and hands its reply or error to `then`: at once when every step answered synchronously. */
-function whenAnswered(steps: readonly RequestStep[], ctx: RequestContext, route: MatchedRoute, then: (outcome: HttpReply | unknown) => void): void {
+function whenAnswered(
+  steps: readonly RequestStep[],
+  ctx: RequestContext,
+  route: MatchedRoute,
+  then: (outcome: HttpReply | unknown) => void,
+): void {
   let answer;
   try {
     answer = runPipeline(steps, ctx, route);
@@ -204,7 +239,12 @@ function whenAnswered(steps: readonly RequestStep[], ctx: RequestContext, route:
 }
 
 function isReply(outcome: unknown): outcome is HttpReply {
-  return !!outcome && typeof outcome === 'object' && !(outcome instanceof Error) && typeof (outcome as HttpReply).status === 'number';
+  return (
+    !!outcome &&
+    typeof outcome === 'object' &&
+    !(outcome instanceof Error) &&
+    typeof (outcome as HttpReply).status === 'number'
+  );
 }
 
 function isJson(type: string): boolean {

@@ -3,7 +3,9 @@ import addFormatsImport from 'ajv-formats';
 import { ValidationError, type FieldError } from '../errors.js';
 
 // ajv-formats ships CommonJS; its default export arrives wrapped under ESM.
-const addFormats = ((addFormatsImport as unknown as { default?: unknown }).default ?? addFormatsImport) as (ajv: Ajv) => Ajv;
+const addFormats = ((addFormatsImport as unknown as { default?: unknown }).default ?? addFormatsImport) as (
+  ajv: Ajv,
+) => Ajv;
 
 const ajv = addFormats(new Ajv({ allErrors: true, strict: false, coerceTypes: false, useDefaults: true }));
 const queryAjv = addFormats(new Ajv({ allErrors: true, strict: false, coerceTypes: true, useDefaults: true }));
@@ -15,7 +17,9 @@ function fieldOf(e: ErrorObject, prefix: string): string {
     .slice(1)
     .map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'))
     .reduce((acc, seg) => (/^\d+$/.test(seg) ? `${acc}[${seg}]` : acc ? `${acc}.${seg}` : seg), '');
-  const extra = (e.params as { missingProperty?: string; additionalProperty?: string }).missingProperty ?? (e.params as { additionalProperty?: string }).additionalProperty;
+  const extra =
+    (e.params as { missingProperty?: string; additionalProperty?: string }).missingProperty ??
+    (e.params as { additionalProperty?: string }).additionalProperty;
   if (extra) path = path ? `${path}.${extra}` : extra;
   return prefix ? (path ? `${prefix}.${path}` : prefix) : path;
 }
@@ -65,7 +69,11 @@ export function bodyValidator<T>(schema: object): Validator<T> {
     schema,
     check,
     parse(value) {
-      if (value === undefined) throw new ValidationError([{ field: '', message: 'a JSON body is required' }], 'A JSON request body is required.');
+      if (value === undefined)
+        throw new ValidationError(
+          [{ field: '', message: 'a JSON body is required' }],
+          'A JSON request body is required.',
+        );
       if (!check(value)) throw new ValidationError(toFieldErrors(check.errors));
       return value as T;
     },

@@ -12,7 +12,13 @@ export interface AccountLimits {
   max_payment_methods: number;
 }
 
-export const LIMIT_NAMES = ['ingest_records_per_second', 'requests_per_second', 'max_meters', 'max_webhooks', 'max_payment_methods'] as const;
+export const LIMIT_NAMES = [
+  'ingest_records_per_second',
+  'requests_per_second',
+  'max_meters',
+  'max_webhooks',
+  'max_payment_methods',
+] as const;
 export type LimitOverrides = Partial<AccountLimits>;
 
 export function defaultLimits(config: Config): AccountLimits {
@@ -85,7 +91,9 @@ export class AccountLimitsBook {
   }
 
   health(): { ok: boolean; detail?: string } {
-    return this.synced ? { ok: true, detail: `${this.overrides.size} accounts with overrides` } : { ok: false, detail: 'account limits watch not established' };
+    return this.synced
+      ? { ok: true, detail: `${this.overrides.size} accounts with overrides` }
+      : { ok: false, detail: 'account limits watch not established' };
   }
 
   async stop(): Promise<void> {

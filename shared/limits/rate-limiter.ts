@@ -38,7 +38,14 @@ export class AccountRateLimiter {
    * with Retry-After and the IETF RateLimit-Policy / RateLimit fields. Nothing is taken when refused. A cost
    * above one second's worth passes when the bucket is full and leaves it in debt.
    */
-  take(accountId: string, policy: string, cost: number, limit: number, windowSeconds = 1, now = performance.now()): void {
+  take(
+    accountId: string,
+    policy: string,
+    cost: number,
+    limit: number,
+    windowSeconds = 1,
+    now = performance.now(),
+  ): void {
     const capacity = Math.max(limit * this.share(), 1e-3);
     const rate = capacity / windowSeconds;
     const key = `${policy}\u0000${accountId}`;
@@ -51,11 +58,14 @@ export class AccountRateLimiter {
       return;
     }
     const wait = Math.max(1, Math.ceil((Math.min(cost, capacity) - b.tokens) / rate));
-    throw new RateLimitedError(`Over this account's limit of ${limit} ${POLICY_UNITS[policy] ?? 'requests'} per ${windowSeconds === 1 ? 'second' : `${windowSeconds} s`}; retry after ${wait} s.`, {
-      'Retry-After': String(wait),
-      'RateLimit-Policy': `"${policy}";q=${limit};w=${windowSeconds}`,
-      RateLimit: `"${policy}";r=${Math.max(0, Math.floor(b.tokens / this.share()))};t=${wait}`,
-    });
+    throw new RateLimitedError(
+      `Over this account's limit of ${limit} ${POLICY_UNITS[policy] ?? 'requests'} per ${windowSeconds === 1 ? 'second' : `${windowSeconds} s`}; retry after ${wait} s.`,
+      {
+        'Retry-After': String(wait),
+        'RateLimit-Policy': `"${policy}";q=${limit};w=${windowSeconds}`,
+        RateLimit: `"${policy}";r=${Math.max(0, Math.floor(b.tokens / this.share()))};t=${wait}`,
+      },
+    );
   }
 
   stop(): void {

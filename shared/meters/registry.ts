@@ -50,7 +50,8 @@ export class MeterRegistry {
    * through (fail closed); the watch is being re-established meanwhile.
    */
   assertCurrent(): void {
-    if (!this.mirror?.fresh) throw new UnavailableError('The meter registry cannot be confirmed current right now; retry shortly.', 2);
+    if (!this.mirror?.fresh)
+      throw new UnavailableError('The meter registry cannot be confirmed current right now; retry shortly.', 2);
   }
 
   health(): { ok: boolean; detail?: string } {
@@ -127,7 +128,12 @@ export class MeterRegistry {
 
   async start(timeoutMs = 30_000): Promise<void> {
     this.kv = await new Kvm(this.nc).open(this.names.meterBucket);
-    this.mirror = new KvMirror(this.nc, this.names.meterBucket, { name: 'meter registry', apply: (e) => this.apply(e), maxStalenessMs: this.maxStalenessMs, log: this.log });
+    this.mirror = new KvMirror(this.nc, this.names.meterBucket, {
+      name: 'meter registry',
+      apply: (e) => this.apply(e),
+      maxStalenessMs: this.maxStalenessMs,
+      log: this.log,
+    });
     await this.mirror.start(timeoutMs);
     this.ready = true;
     this.log.info({ meters: this.meters.size }, 'meter registry loaded');

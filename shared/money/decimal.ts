@@ -6,7 +6,12 @@ import { minorUnits } from './currencies.js';
  * quantities never lose a digit) and ROUND_HALF_UP, which decimal.js defines as "half away from zero",
  * the invoice rounding rule. Never do money maths with JS numbers.
  */
-export const Decimal = DecimalJs.clone({ precision: 60, rounding: DecimalJs.ROUND_HALF_UP, toExpNeg: -100, toExpPos: 100 });
+export const Decimal = DecimalJs.clone({
+  precision: 60,
+  rounding: DecimalJs.ROUND_HALF_UP,
+  toExpNeg: -100,
+  toExpPos: 100,
+});
 export type Decimal = InstanceType<typeof Decimal>;
 export type DecimalValue = string | number | Decimal;
 

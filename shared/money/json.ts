@@ -99,9 +99,9 @@ export function parseJsonExact(text: string): unknown {
       }
     }
     if (c === '"') return str();
-    if (text.startsWith('true', i)) return (i += 4), true;
-    if (text.startsWith('false', i)) return (i += 5), false;
-    if (text.startsWith('null', i)) return (i += 4), null;
+    if (text.startsWith('true', i)) return ((i += 4), true);
+    if (text.startsWith('false', i)) return ((i += 5), false);
+    if (text.startsWith('null', i)) return ((i += 4), null);
     NUMBER.lastIndex = i;
     const m = NUMBER.exec(text);
     if (!m) fail();
@@ -123,7 +123,9 @@ export function numberLiteralAt(rawBody: Buffer | undefined, field: string): str
  * Parses a body once and returns a reader of the exact source text of the number at a path
  * (`['tiers', 0, 'unit_price']`), undefined when absent or not a number.
  */
-export function numberLiteralsOf(rawBody: Buffer | undefined): (path: readonly (string | number)[]) => string | undefined {
+export function numberLiteralsOf(
+  rawBody: Buffer | undefined,
+): (path: readonly (string | number)[]) => string | undefined {
   const doc = rawBody && rawBody.length ? parseJsonExact(rawBody.toString('utf8')) : undefined;
   return (path) => {
     let v: unknown = doc;

@@ -32,7 +32,10 @@ export function notCancelledSql(database: string, meters: string, o: CancelledSq
  * across cancellations (see recomputeHours).
  */
 export async function cancellationCount(ch: ClickHouseClient, database: string, local = ''): Promise<number> {
-  const rs = await ch.query({ query: `SELECT count() AS n FROM ${database}.${CANCELLATIONS_TABLE}${local} FINAL`, format: 'JSONEachRow' });
+  const rs = await ch.query({
+    query: `SELECT count() AS n FROM ${database}.${CANCELLATIONS_TABLE}${local} FINAL`,
+    format: 'JSONEachRow',
+  });
   return Number((await rs.json<{ n: string }>())[0]?.n ?? 0);
 }
 
@@ -40,7 +43,15 @@ export async function cancellationCount(ch: ClickHouseClient, database: string, 
  * The meters among `meters` (a condition over account_id and meter_id) with at least one cancellation, as
  * `(account, meter)` SQL tuples: a recompute leaves the cancelled-records lookup out for the others.
  */
-export async function correctedMeters(ch: ClickHouseClient, database: string, meters: string, local = ''): Promise<string[]> {
-  const rs = await ch.query({ query: `SELECT DISTINCT account_id AS a, meter_id AS m FROM ${database}.${CANCELLATIONS_TABLE}${local} WHERE ${meters}`, format: 'JSONEachRow' });
+export async function correctedMeters(
+  ch: ClickHouseClient,
+  database: string,
+  meters: string,
+  local = '',
+): Promise<string[]> {
+  const rs = await ch.query({
+    query: `SELECT DISTINCT account_id AS a, meter_id AS m FROM ${database}.${CANCELLATIONS_TABLE}${local} WHERE ${meters}`,
+    format: 'JSONEachRow',
+  });
   return (await rs.json<{ a: string; m: string }>()).map((r) => `(${chString(r.a)}, ${chString(r.m)})`);
 }

@@ -33,7 +33,12 @@ const idList = (ids: readonly string[]) => ids.map(chString).join(', ');
  * the rollups of every hour it touched — in that order, so a read never counts a cancelled record once this
  * returned. The cancelled records' hours come from the stored rows themselves.
  */
-export async function applyCorrectionToUsage(shard: UsageShard, database: string, c: CorrectionWork, now = Date.now()): Promise<void> {
+export async function applyCorrectionToUsage(
+  shard: UsageShard,
+  database: string,
+  c: CorrectionWork,
+  now = Date.now(),
+): Promise<void> {
   const { local } = shard;
   const meter = `account_id = ${chString(c.accountId)} AND meter_id = ${chString(c.meterId)}`;
   const cancellations = `${database}.${CANCELLATIONS_TABLE}${local}`;
@@ -51,7 +56,14 @@ export async function applyCorrectionToUsage(shard: UsageShard, database: string
       const rows = [
         ...found.map((r) => ({ id: r.id, hour: Number(r.h) })),
         ...c.cancelIds.filter((id) => !seen.has(id)).map((id) => ({ id, hour: UNKNOWN_HOUR })),
-      ].map(({ id, hour }) => ({ account_id: c.accountId, meter_id: c.meterId, record_id: id, hour, correction_id: c.id, cancelled_ms: now }));
+      ].map(({ id, hour }) => ({
+        account_id: c.accountId,
+        meter_id: c.meterId,
+        record_id: id,
+        hour,
+        correction_id: c.id,
+        cancelled_ms: now,
+      }));
       for (const r of rows) if (r.hour !== UNKNOWN_HOUR) hours.add(r.hour);
       await ch.insert({ table: `${database}.${CANCELLATIONS_TABLE}${local}`, values: rows, format: 'JSONEachRow' });
     }
@@ -64,7 +76,13 @@ export async function applyCorrectionToUsage(shard: UsageShard, database: string
           SELECT DISTINCT account_id, meter_id, record_id, intDiv(ts_ms, ${HOUR_MS}), ${chString(c.id)}, ${now}
           FROM ${database}.${USAGE_TABLE}${local} WHERE ${meter} AND ${range}${keep}`,
       });
-      if (r.rows) await ch.insert({ table: `${database}.${USAGE_TABLE}${local}`, values: Readable.from([Buffer.from(r.rows)], { objectMode: false }), format: 'TabSeparated', columns: [...USAGE_COLUMNS] });
+      if (r.rows)
+        await ch.insert({
+          table: `${database}.${USAGE_TABLE}${local}`,
+          values: Readable.from([Buffer.from(r.rows)], { objectMode: false }),
+          format: 'TabSeparated',
+          columns: [...USAGE_COLUMNS],
+        });
       for (let h = Math.floor(r.startMs / HOUR_MS); h * HOUR_MS < r.endMs; h++) hours.add(h);
     }
   });
@@ -72,16 +90,27 @@ export async function applyCorrectionToUsage(shard: UsageShard, database: string
   await shard.syncReplica(CANCELLATIONS_TABLE);
   await shard.syncReplica(USAGE_TABLE);
   await shard.syncReplica(UNIQUE_METERS_TABLE);
-  await shard.replicas.run((ch) => recomputeHours(ch, database, [{ accountId: c.accountId, meterId: c.meterId, hours }], local));
+  await shard.replicas.run((ch) =>
+    recomputeHours(ch, database, [{ accountId: c.accountId, meterId: c.meterId, hours }], local),
+  );
   // A read after the 201 may be served by the shard's other replica: it must hold every write by then.
-  for (const table of [CANCELLATIONS_TABLE, USAGE_TABLE, ROLLUP_TABLE, UNIQUE_ROLLUP_TABLE]) await shard.syncEveryReplica(table);
+  for (const table of [CANCELLATIONS_TABLE, USAGE_TABLE, ROLLUP_TABLE, UNIQUE_ROLLUP_TABLE])
+    await shard.syncEveryReplica(table);
 }
 
 /**
  * Which of `ids` a replacement of [startMs, endMs) may not use: the id of a record stored in the range (it is
  * about to be cancelled, and a cancellation is by id) or of a record cancelled before.
  */
-export async function takenRecordIds(ch: ClickHouseClient, database: string, accountId: string, meterId: string, ids: readonly string[], startMs: number, endMs: number): Promise<Set<string>> {
+export async function takenRecordIds(
+  ch: ClickHouseClient,
+  database: string,
+  accountId: string,
+  meterId: string,
+  ids: readonly string[],
+  startMs: number,
+  endMs: number,
+): Promise<Set<string>> {
   if (ids.length === 0) return new Set();
   const meter = `account_id = ${chString(accountId)} AND meter_id = ${chString(meterId)} AND record_id IN (${idList(ids)})`;
   const rs = await ch.query({

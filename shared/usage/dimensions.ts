@@ -33,7 +33,8 @@ export const KEY_MESSAGE = `must be a key of ${DIMENSION_LIMITS.keyDescription}`
 /** Why a dimension key is unusable (for a meter declaring `declared`), or undefined. */
 export function dimensionKeyProblem(key: string, declared: readonly string[] | undefined): string | undefined {
   if (!DIMENSION_LIMITS.keyPattern.test(key)) return KEY_MESSAGE;
-  if (declared && declared.length > 0 && !declared.includes(key)) return `is not a declared dimension of this meter (declared: ${declared.join(', ')})`;
+  if (declared && declared.length > 0 && !declared.includes(key))
+    return `is not a declared dimension of this meter (declared: ${declared.join(', ')})`;
   return undefined;
 }
 
@@ -42,7 +43,12 @@ export function dimensionKeyProblem(key: string, declared: readonly string[] | u
  * 16 string values of 1–256 characters under valid, declared keys. Pushes problems as `dimensions.<key>`
  * (prefixed with `field`) and returns undefined, or returns the sorted dimensions.
  */
-export function checkDimensions(raw: unknown, declared: readonly string[] | undefined, errors: FieldError[], field = 'dimensions'): Dimensions | undefined {
+export function checkDimensions(
+  raw: unknown,
+  declared: readonly string[] | undefined,
+  errors: FieldError[],
+  field = 'dimensions',
+): Dimensions | undefined {
   if (raw === undefined) return NO_DIMENSIONS;
   if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
     errors.push({ field, message: 'must be an object of string values' });
@@ -50,7 +56,8 @@ export function checkDimensions(raw: unknown, declared: readonly string[] | unde
   }
   const before = errors.length;
   const keys = Object.keys(raw).sort();
-  if (keys.length > DIMENSION_LIMITS.maxKeys) errors.push({ field, message: `must have at most ${DIMENSION_LIMITS.maxKeys} keys` });
+  if (keys.length > DIMENSION_LIMITS.maxKeys)
+    errors.push({ field, message: `must have at most ${DIMENSION_LIMITS.maxKeys} keys` });
   const values: string[] = [];
   for (const key of keys) {
     const value = (raw as Record<string, unknown>)[key];
@@ -70,7 +77,8 @@ const ARRAY_ESCAPES: Record<string, string> = { '\\': '\\\\', "'": "\\'", '\t': 
 export function tsvArray(items: readonly string[]): string {
   if (items.length === 0) return '[]';
   let out = '[';
-  for (let i = 0; i < items.length; i++) out += `${i ? ',' : ''}'${items[i]!.replace(/[\\'\t\n\r]/g, (c) => ARRAY_ESCAPES[c]!)}'`;
+  for (let i = 0; i < items.length; i++)
+    out += `${i ? ',' : ''}'${items[i]!.replace(/[\\'\t\n\r]/g, (c) => ARRAY_ESCAPES[c]!)}'`;
   return out + ']';
 }
 

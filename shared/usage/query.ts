@@ -33,7 +33,8 @@ export interface UsageReadLimits {
   maxExecutionSeconds?: number;
 }
 
-const settingsOf = (limits: UsageReadLimits) => (limits.maxExecutionSeconds ? { max_execution_time: limits.maxExecutionSeconds } : undefined);
+const settingsOf = (limits: UsageReadLimits) =>
+  limits.maxExecutionSeconds ? { max_execution_time: limits.maxExecutionSeconds } : undefined;
 
 /** One meter's usage over [startMs, endMs) as a single total (billing's period quantities), and by group with groupBy. */
 export type UsageTotalsRequest = Omit<UsageQuery, 'window'>;
@@ -66,7 +67,12 @@ export interface UsageResult {
 /** Group × window values one answer may hold (a year of hours for 100 groups is 876,000: refused). */
 export const MAX_GROUP_WINDOWS = 100_000;
 
-async function rowsOf(ch: ClickHouseClient, query: string, limits: UsageReadLimits, settings: ClickHouseSettings = {}): Promise<Row[]> {
+async function rowsOf(
+  ch: ClickHouseClient,
+  query: string,
+  limits: UsageReadLimits,
+  settings: ClickHouseSettings = {},
+): Promise<Row[]> {
   const rs = await ch.query({ query, format: 'JSON', clickhouse_settings: { ...settingsOf(limits), ...settings } });
   return ((await rs.json()) as unknown as { data: Row[] }).data;
 }
@@ -74,7 +80,12 @@ async function rowsOf(ch: ClickHouseClient, query: string, limits: UsageReadLimi
 export class TooManyGroupsError extends ValidationError {
   constructor() {
     super(
-      [{ field: 'group_by', message: `the answer would have more than ${MAX_GROUPS} groups; add filter[...] or group by fewer dimensions` }],
+      [
+        {
+          field: 'group_by',
+          message: `the answer would have more than ${MAX_GROUPS} groups; add filter[...] or group by fewer dimensions`,
+        },
+      ],
       `More than ${MAX_GROUPS} groups.`,
       'too_many_groups',
     );
@@ -120,9 +131,16 @@ function watermark(ch: ClickHouseClient, database: string): Promise<number | und
  * Whether each request's unique count may come from per-hour distinct sets: a counter counting distinct
  * values of a dimension it neither filters nor groups by (those need rows per value), registered for sets.
  */
-async function withUniqueStates<Q extends UsageTotalsRequest>(ch: ClickHouseClient, database: string, requests: readonly Q[]): Promise<(Q & ReadSlice)[]> {
-  const eligible = (q: Q) => q.type === 'counter' && q.uniqueBy !== undefined && !q.filters?.has(q.uniqueBy) && !q.groupBy?.includes(q.uniqueBy);
-  const candidates = requests.filter(eligible).map((q) => ({ accountId: q.accountId, meterId: q.meterId, uniqueBy: q.uniqueBy! }));
+async function withUniqueStates<Q extends UsageTotalsRequest>(
+  ch: ClickHouseClient,
+  database: string,
+  requests: readonly Q[],
+): Promise<(Q & ReadSlice)[]> {
+  const eligible = (q: Q) =>
+    q.type === 'counter' && q.uniqueBy !== undefined && !q.filters?.has(q.uniqueBy) && !q.groupBy?.includes(q.uniqueBy);
+  const candidates = requests
+    .filter(eligible)
+    .map((q) => ({ accountId: q.accountId, meterId: q.meterId, uniqueBy: q.uniqueBy! }));
   const readable = candidates.length ? await readableUniqueStates(ch, database, candidates) : new Set<string>();
   return requests.map((q) => ({ ...q, uniqueStates: eligible(q) && readable.has(meterPairKey(q)) }));
 }
@@ -132,7 +150,12 @@ async function withUniqueStates<Q extends UsageTotalsRequest>(ch: ClickHouseClie
  * plus the whole range, in one SELECT costing O(windows) rollup rows plus the unswept hours' raw rows.
  * Window `none` is answered by queryUsageTotals, the same code billing uses.
  */
-export async function queryUsage(ch: ClickHouseClient, database: string, query: UsageQuery, limits: UsageReadLimits = {}): Promise<UsageResult> {
+export async function queryUsage(
+  ch: ClickHouseClient,
+  database: string,
+  query: UsageQuery,
+  limits: UsageReadLimits = {},
+): Promise<UsageResult> {
   if (query.groupBy?.length) return queryGroupedUsage(ch, database, query, limits);
   if (query.window === 'none') {
     const [total] = await queryUsageTotals(ch, database, [query], limits);
@@ -141,7 +164,16 @@ export async function queryUsage(ch: ClickHouseClient, database: string, query: 
   const [[q], swept] = await Promise.all([withUniqueStates(ch, database, [query]), watermark(ch, database)]);
   const plan = readPlan(query.startMs, query.endMs, swept);
   const window = query.window;
-  const sql = mergedSql(database, query.type, meterSql(query), plan, (ts) => `${windowKeySql(window, ts)} AS w`, 'w', 'totals', q);
+  const sql = mergedSql(
+    database,
+    query.type,
+    meterSql(query),
+    plan,
+    (ts) => `${windowKeySql(window, ts)} AS w`,
+    'w',
+    'totals',
+    q,
+  );
   const rs = await ch.query({ query: sql, format: 'JSON', clickhouse_settings: settingsOf(limits) });
   const json = (await rs.json()) as unknown as { data: Row[]; totals?: Row };
   const byKey = new Map<number, Row>();
@@ -151,7 +183,8 @@ export async function queryUsage(ch: ClickHouseClient, database: string, query: 
   return { windows, total: stats(query.startMs, query.endMs, totalRow) };
 }
 
-const meterSql = (q: { accountId: string; meterId: string }) => `account_id = ${chString(q.accountId)} AND meter_id = ${chString(q.meterId)}`;
+const meterSql = (q: { accountId: string; meterId: string }) =>
+  `account_id = ${chString(q.accountId)} AND meter_id = ${chString(q.meterId)}`;
 
 /**
  * A group-by read: every group (at most MAX_GROUPS, else TooManyGroupsError) with every window (zero-filled)
@@ -160,14 +193,28 @@ const meterSql = (q: { accountId: string; meterId: string }) => `account_id = ${
  * ClickHouse stops the query once its keys pass what a legal answer can hold; then
  * refusedGroups says why (or, when the cells were a raw part's per-unique-value rows, the query runs unbounded).
  */
-async function queryGroupedUsage(ch: ClickHouseClient, database: string, query: UsageQuery, limits: UsageReadLimits): Promise<UsageResult> {
+async function queryGroupedUsage(
+  ch: ClickHouseClient,
+  database: string,
+  query: UsageQuery,
+  limits: UsageReadLimits,
+): Promise<UsageResult> {
   const [[planned], swept] = await Promise.all([withUniqueStates(ch, database, [query]), watermark(ch, database)]);
   const q = planned!;
   const plan = readPlan(q.startMs, q.endMs, swept);
   const window = q.window;
   const windowed = window !== 'none';
   const spans = windowsOf(window, q.startMs, q.endMs);
-  const sql = mergedSql(database, q.type, meterSql(q), plan, windowed ? (ts) => `${windowKeySql(window, ts)} AS w` : () => '', windowed ? 'w' : '', 'cube', q);
+  const sql = mergedSql(
+    database,
+    q.type,
+    meterSql(q),
+    plan,
+    windowed ? (ts) => `${windowKeySql(window, ts)} AS w` : () => '',
+    windowed ? 'w' : '',
+    'cube',
+    q,
+  );
   // Keys of a legal answer: its cells, group totals, window totals and the whole range.
   const maxGroups = Math.min(MAX_GROUPS, Math.floor(MAX_GROUP_WINDOWS / spans.length));
   const maxKeys = windowed ? (maxGroups + 1) * (spans.length + 1) : maxGroups + 1;
@@ -186,14 +233,19 @@ async function queryGroupedUsage(ch: ClickHouseClient, database: string, query: 
     else groups[groups.length - 1]!.cells.set(Number(r.wk), r);
   }
   refusedGroups(groups, spans.length);
-  const windowsFrom = (total: WindowStats, cells: Map<number, Row>) => (windowed ? spans.map((w) => stats(w.start, w.end, cells.get(w.key))) : [total]);
+  const windowsFrom = (total: WindowStats, cells: Map<number, Row>) =>
+    windowed ? spans.map((w) => stats(w.start, w.end, cells.get(w.key))) : [total];
   const total = stats(q.startMs, q.endMs, overall.get(NaN));
   return {
     windows: windowsFrom(total, overall),
     total,
     groups: groups.map(({ total: r, cells }): GroupUsage => {
       const groupTotal = stats(q.startMs, q.endMs, r);
-      return { values: groupColumns(q).map((_, i) => r[`k${i}`] ?? ''), windows: windowsFrom(groupTotal, cells), total: groupTotal };
+      return {
+        values: groupColumns(q).map((_, i) => r[`k${i}`] ?? ''),
+        windows: windowsFrom(groupTotal, cells),
+        total: groupTotal,
+      };
     }),
   };
 }
@@ -207,7 +259,16 @@ function groupTotalsSql(database: string, q: UsageQuery & ReadSlice, plan: ReadP
 function refusedGroups(groups: readonly unknown[], windows: number): void {
   if (groups.length > MAX_GROUPS) throw new TooManyGroupsError();
   if (groups.length * windows > MAX_GROUP_WINDOWS) {
-    throw new ValidationError([{ field: 'window', message: `${groups.length} groups × ${windows} windows is more than ${MAX_GROUP_WINDOWS} values; choose a larger window or a shorter range` }], undefined, 'too_many_groups');
+    throw new ValidationError(
+      [
+        {
+          field: 'window',
+          message: `${groups.length} groups × ${windows} windows is more than ${MAX_GROUP_WINDOWS} values; choose a larger window or a shorter range`,
+        },
+      ],
+      undefined,
+      'too_many_groups',
+    );
   }
 }
 
@@ -219,15 +280,27 @@ function refusedGroups(groups: readonly unknown[], windows: number): void {
  * groups' totals, sorted by values — every group, never capped: each is a line of an invoice — from one more
  * query per distinct (range, meter type, group keys).
  */
-export async function queryUsageTotals(ch: ClickHouseClient, database: string, requests: readonly UsageTotalsRequest[], limits: UsageReadLimits = {}): Promise<UsageTotals[]> {
-  const [swept, planned] = requests.length ? await Promise.all([watermark(ch, database), withUniqueStates(ch, database, requests)]) : [undefined, []];
+export async function queryUsageTotals(
+  ch: ClickHouseClient,
+  database: string,
+  requests: readonly UsageTotalsRequest[],
+  limits: UsageReadLimits = {},
+): Promise<UsageTotals[]> {
+  const [swept, planned] = requests.length
+    ? await Promise.all([watermark(ch, database), withUniqueStates(ch, database, requests)])
+    : [undefined, []];
   const out: UsageTotals[] = new Array(requests.length);
   await eachTotalsChunk(ch, database, planned, swept, limits, false, (req, index, rows) => {
     out[index] = stats(req.startMs, req.endMs, rows?.[0]);
   });
   await eachTotalsChunk(ch, database, planned, swept, limits, true, (req, index, rows) => {
     const cols = groupColumns(req);
-    const groups = (rows ?? []).map((r): GroupTotals => ({ values: cols.map((c) => r[c as `g${number}`] ?? ''), total: stats(req.startMs, req.endMs, r) }));
+    const groups = (rows ?? []).map(
+      (r): GroupTotals => ({
+        values: cols.map((c) => r[c as `g${number}`] ?? ''),
+        total: stats(req.startMs, req.endMs, r),
+      }),
+    );
     out[index]!.groups = groups.sort((x, y) => compareValues(x.values, y.values));
   });
   return out;
@@ -267,7 +340,20 @@ async function eachTotalsChunk(
       const pairs = [...new Set(chunk.map(({ req }) => `(${chString(req.accountId)}, ${chString(req.meterId)})`))];
       const meters = `(account_id, meter_id) IN (${pairs.join(', ')})`;
       const slice = { filters, uniqueBy, groupBy: grouped ? groupBy : undefined, uniqueStates, neverCorrected };
-      const rows = await rowsOf(ch, mergedSql(database, type, meters, readPlan(startMs, endMs, swept), () => 'account_id AS a, meter_id AS m', 'a, m', undefined, slice), limits);
+      const rows = await rowsOf(
+        ch,
+        mergedSql(
+          database,
+          type,
+          meters,
+          readPlan(startMs, endMs, swept),
+          () => 'account_id AS a, meter_id AS m',
+          'a, m',
+          undefined,
+          slice,
+        ),
+        limits,
+      );
       const byPair = new Map<string, Row[]>();
       for (const r of rows) {
         const k = pairKey(r.a!, r.m!);
@@ -282,7 +368,12 @@ async function eachTotalsChunk(
 
 /** Requests that can share one totals query have the same slice and read it the same way. */
 function sliceKey(s: ReadSlice): string {
-  return JSON.stringify([s.uniqueBy ?? null, [...(s.filters ?? [])], Boolean(s.uniqueStates), Boolean(s.neverCorrected)]);
+  return JSON.stringify([
+    s.uniqueBy ?? null,
+    [...(s.filters ?? [])],
+    Boolean(s.uniqueStates),
+    Boolean(s.neverCorrected),
+  ]);
 }
 
 function stats(start: number, end: number, r: Row | undefined): WindowStats {

@@ -23,7 +23,9 @@ export class AccountReadGate {
     if (a.running >= this.running) {
       if (a.waiting.length >= this.queued) {
         this.observe.refused();
-        throw new BusyError(`This account already has ${this.running} usage queries running and ${this.queued} waiting; retry shortly.`);
+        throw new BusyError(
+          `This account already has ${this.running} usage queries running and ${this.queued} waiting; retry shortly.`,
+        );
       }
       this.observe.queued();
       await new Promise<void>((resolve) => a!.waiting.push(resolve));
@@ -32,7 +34,8 @@ export class AccountReadGate {
       return await read();
     } finally {
       const next = a.waiting.shift();
-      if (next) next(); // the slot passes straight to the next in line
+      if (next)
+        next(); // the slot passes straight to the next in line
       else if (--a.running === 0) this.accounts.delete(accountId);
     }
   }

@@ -55,7 +55,8 @@ export function readPlan(startMs: number, endMs: number, swept: number | undefin
 /** The WHERE condition of a slice's filters (both tables carry dim_keys/dim_values). */
 export function filterSql(slice: UsageSlice): string {
   let out = '';
-  for (const [key, values] of slice.filters ?? []) out += ` AND ${dimensionSql(key)} IN (${values.map(chString).join(', ')})`;
+  for (const [key, values] of slice.filters ?? [])
+    out += ` AND ${dimensionSql(key)} IN (${values.map(chString).join(', ')})`;
   return out;
 }
 
@@ -71,8 +72,18 @@ export function groupColumns(slice: UsageSlice): string[] {
  * as computed from an epoch-ms expression; the slice adds its filters, group columns and the unique
  * dimension (rollup rows are per dimension set, so a distinct count over them is exact and mergeable).
  */
-export function mergedSql(database: string, type: MeterType, meters: string, plan: ReadPlan, key: (ts: string) => string, outerKey: string, finish: Finish, slice: ReadSlice = {}): string {
-  if (slice.uniqueStates && slice.uniqueBy) return uniqueStatesSql(database, meters, plan, key, outerKey, finish, slice, slice.uniqueBy);
+export function mergedSql(
+  database: string,
+  type: MeterType,
+  meters: string,
+  plan: ReadPlan,
+  key: (ts: string) => string,
+  outerKey: string,
+  finish: Finish,
+  slice: ReadSlice = {},
+): string {
+  if (slice.uniqueStates && slice.uniqueBy)
+    return uniqueStatesSql(database, meters, plan, key, outerKey, finish, slice, slice.uniqueBy);
   const gauge = type === 'gauge';
   const histogram = type === 'histogram';
   const extremes = type !== 'counter';
@@ -94,10 +105,17 @@ export function mergedSql(database: string, type: MeterType, meters: string, pla
     const cols = [key('ts_ms'), ...groups, 'count() AS c', 'sum(value) AS s'].filter(Boolean);
     if (unique) cols.push(unique);
     if (extremes) cols.push('min(value) AS mn', 'max(value) AS mx');
-    if (gauge) cols.push('max(ts_ms) AS lt', 'argMax(record_id, (ts_ms, record_id)) AS li', 'argMax(value, (ts_ms, record_id)) AS lv');
+    if (gauge)
+      cols.push(
+        'max(ts_ms) AS lt',
+        'argMax(record_id, (ts_ms, record_id)) AS li',
+        'argMax(value, (ts_ms, record_id)) AS lv',
+      );
     if (histogram) cols.push(`${QUANTILES_STATE}(toFloat64(value)) AS qs`);
     const rawKey = [outerKey, ...groupColumns(slice), ...(unique ? ['u'] : [])].filter(Boolean).join(', ');
-    parts.push(`SELECT ${cols.join(', ')} FROM ${database}.${USAGE_TABLE} FINAL WHERE ${where} AND ${rawRangesSql(database, meters, plan, slice)}${rawKey ? ` GROUP BY ${rawKey}` : ''}`);
+    parts.push(
+      `SELECT ${cols.join(', ')} FROM ${database}.${USAGE_TABLE} FINAL WHERE ${where} AND ${rawRangesSql(database, meters, plan, slice)}${rawKey ? ` GROUP BY ${rawKey}` : ''}`,
+    );
   }
   const out = [simple('c', 'sum'), simple('s', 'sum', true)];
   if (unique) out.push(stateful('uq', 'uniqExactIf', "u, u != ''"));
@@ -131,7 +149,12 @@ function stateful(name: string, fn: string, args: string, text = false): OuterAg
   const at = fn.indexOf('(');
   const [base, params] = at < 0 ? [fn, ''] : [fn.slice(0, at), fn.slice(at)];
   const show = (e: string) => (text ? `toString(${e})` : e);
-  return { name, merge: show(`${fn}(${args})`), partial: `${base}State${params}(${args})`, finish: show(`${base.endsWith('Merge') ? base : `${base}Merge`}${params}(${name})`) };
+  return {
+    name,
+    merge: show(`${fn}(${args})`),
+    partial: `${base}State${params}(${args})`,
+    finish: show(`${base.endsWith('Merge') ? base : `${base}Merge`}${params}(${name})`),
+  };
 }
 
 /**
@@ -147,7 +170,13 @@ function stateful(name: string, fn: string, args: string, text = false): OuterAg
 export type Finish = 'totals' | 'cube' | undefined;
 
 /** The outer SELECT merging the inner parts' partial aggregates by `outerKey` and the slice's group columns. */
-function outerSql(parts: readonly string[], outerKey: string, slice: UsageSlice, aggregates: readonly OuterAggregate[], finish: Finish): string {
+function outerSql(
+  parts: readonly string[],
+  outerKey: string,
+  slice: UsageSlice,
+  aggregates: readonly OuterAggregate[],
+  finish: Finish,
+): string {
   const from = `FROM (${parts.join(' UNION ALL ')})`;
   const groups = groupColumns(slice);
   if (finish === 'cube') {
@@ -158,7 +187,12 @@ function outerSql(parts: readonly string[], outerKey: string, slice: UsageSlice,
     const keys = [...(outerKey ? ['bw', 'wk'] : []), 'bg', ...groups.map((_, i) => `k${i}`)];
     const ordered = ['bg', ...groups.map((_, i) => `k${i}`), ...(outerKey ? ['bw', 'wk'] : [])];
     // [0, 1], not [1, 0] again: ClickHouse would take two equal arrayJoin expressions for one (no cross product).
-    const cols = [...byWindow, 'arrayJoin([0, 1]) AS bg', ...groupKeys, ...aggregates.map((a) => `${a.finish} AS ${a.name}`)];
+    const cols = [
+      ...byWindow,
+      'arrayJoin([0, 1]) AS bg',
+      ...groupKeys,
+      ...aggregates.map((a) => `${a.finish} AS ${a.name}`),
+    ];
     return `SELECT ${cols.join(', ')} FROM (${cells}) GROUP BY ${keys.join(', ')} ORDER BY ${ordered.join(', ')}`;
   }
   const outKey = [outerKey, ...groups].filter(Boolean).join(', ');
@@ -168,7 +202,9 @@ function outerSql(parts: readonly string[], outerKey: string, slice: UsageSlice,
 
 /** The raw part's time condition, and the cancelled-records lookup unless the slice's meters were never corrected. */
 export function rawRangesSql(database: string, meters: string, plan: ReadPlan, slice: ReadSlice): string {
-  const ranges = plan.rawRanges.map(([s, e]) => `(ts_ms >= ${Math.trunc(s)} AND ts_ms < ${Math.trunc(e)})`).join(' OR ');
+  const ranges = plan.rawRanges
+    .map(([s, e]) => `(ts_ms >= ${Math.trunc(s)} AND ts_ms < ${Math.trunc(e)})`)
+    .join(' OR ');
   return `(${ranges})${slice.neverCorrected ? '' : ` AND ${notCancelledSql(database, meters, { global: true })}`}`;
 }
 
@@ -176,7 +212,16 @@ export function rawRangesSql(database: string, meters: string, plan: ReadPlan, s
  * mergedSql of a unique_count counter whose hours carry distinct sets: rollup rows are (hour, other
  * dimensions) with a uniqExact state, raw rows become the same state, the outer GROUP BY unions them per key.
  */
-export function uniqueStatesSql(database: string, meters: string, plan: ReadPlan, key: (ts: string) => string, outerKey: string, finish: Finish, slice: ReadSlice, uniqueBy: string): string {
+export function uniqueStatesSql(
+  database: string,
+  meters: string,
+  plan: ReadPlan,
+  key: (ts: string) => string,
+  outerKey: string,
+  finish: Finish,
+  slice: ReadSlice,
+  uniqueBy: string,
+): string {
   const groups = (slice.groupBy ?? []).map((k, i) => `${dimensionSql(k)} AS g${i}`);
   const where = `${meters}${filterSql(slice)}`;
   const parts: string[] = [];
@@ -192,10 +237,23 @@ export function uniqueStatesSql(database: string, meters: string, plan: ReadPlan
       ) WHERE records > 0`);
   }
   if (plan.rawRanges.length) {
-    const cols = [key('ts_ms'), ...groups, 'count() AS c', 'sum(value) AS s', `${UNIQUES_STATE(uniqueBy)} AS us`].filter(Boolean);
+    const cols = [
+      key('ts_ms'),
+      ...groups,
+      'count() AS c',
+      'sum(value) AS s',
+      `${UNIQUES_STATE(uniqueBy)} AS us`,
+    ].filter(Boolean);
     const rawKey = [outerKey, ...groupColumns(slice)].filter(Boolean).join(', ');
-    parts.push(`SELECT ${cols.join(', ')} FROM ${database}.${USAGE_TABLE} FINAL WHERE ${where} AND ${rawRangesSql(database, meters, plan, slice)}${rawKey ? ` GROUP BY ${rawKey}` : ''}`);
+    parts.push(
+      `SELECT ${cols.join(', ')} FROM ${database}.${USAGE_TABLE} FINAL WHERE ${where} AND ${rawRangesSql(database, meters, plan, slice)}${rawKey ? ` GROUP BY ${rawKey}` : ''}`,
+    );
   }
-  return outerSql(parts, outerKey, slice, [simple('c', 'sum'), simple('s', 'sum', true), stateful('uq', UNIQUES_MERGE, 'us')], finish);
+  return outerSql(
+    parts,
+    outerKey,
+    slice,
+    [simple('c', 'sum'), simple('s', 'sum', true), stateful('uq', UNIQUES_MERGE, 'us')],
+    finish,
+  );
 }
-

@@ -83,18 +83,26 @@ const VERSION_PER_CANCELLATION = 2 ** 32;
  * A unique_count meter registered for distinct sets (shared/usage/unique-rollups.ts) also gets its
  * usage_unique_hourly rows from the same raw rows, under the same version rule.
  */
-export async function recomputeHours(ch: ClickHouseClient, database: string, keys: readonly HourKeys[], local = ''): Promise<void> {
+export async function recomputeHours(
+  ch: ClickHouseClient,
+  database: string,
+  keys: readonly HourKeys[],
+  local = '',
+): Promise<void> {
   const ranges: { pair: string; sql: string }[] = [];
   for (const k of keys) {
     const meter = `account_id = ${chString(k.accountId)} AND meter_id = ${chString(k.meterId)}`;
     const pair = `(${chString(k.accountId)}, ${chString(k.meterId)})`;
-    for (const [from, to] of hourRanges(k.hours)) ranges.push({ pair, sql: `(${meter} AND ts_ms >= ${from * HOUR_MS} AND ts_ms < ${to * HOUR_MS})` });
+    for (const [from, to] of hourRanges(k.hours))
+      ranges.push({ pair, sql: `(${meter} AND ts_ms >= ${from * HOUR_MS} AND ts_ms < ${to * HOUR_MS})` });
   }
   if (ranges.length === 0) return;
   const pairsIn = (pairs: Iterable<string>) => `(account_id, meter_id) IN (${[...new Set(pairs)].join(', ')})`;
   // Registered before any of the meter's records existed (registerUniqueMeter): read once is enough.
   const uniqueKeys = await uniqueKeysOf(ch, database, pairsIn(ranges.map((r) => r.pair)), local);
-  const uniqueKeyOf = new Map(keys.map((k) => [`(${chString(k.accountId)}, ${chString(k.meterId)})`, uniqueKeys.get(meterPairKey(k))]));
+  const uniqueKeyOf = new Map(
+    keys.map((k) => [`(${chString(k.accountId)}, ${chString(k.meterId)})`, uniqueKeys.get(meterPairKey(k))]),
+  );
   for (let i = 0; i < ranges.length; i += RANGES_PER_RECOMPUTE) {
     const chunk = ranges.slice(i, i + RANGES_PER_RECOMPUTE);
     const where = (rs: typeof chunk) => rs.map((r) => r.sql).join(' OR ');
@@ -104,7 +112,8 @@ export async function recomputeHours(ch: ClickHouseClient, database: string, key
     const corrected = await correctedMeters(ch, database, pairsIn(chunk.map((r) => r.pair)), local);
     // A meter never corrected has nothing to leave out: no per-row lookup in the cancellations set.
     const cancelled = corrected.length ? cancelledSql(database, pairsIn(corrected), { local }) : '0';
-    const version = (n: string, isCancelled: string) => `${cancellations} * ${VERSION_PER_CANCELLATION} + if(${isCancelled}, 0, 2 * ${n} + 1)`;
+    const version = (n: string, isCancelled: string) =>
+      `${cancellations} * ${VERSION_PER_CANCELLATION} + if(${isCancelled}, 0, 2 * ${n} + 1)`;
     await ch.command({
       query: `INSERT INTO ${database}.${ROLLUP_TABLE}${local}
         (account_id, meter_id, hour, group_key, dim_keys, dim_values, records, sum, min, max, last_ts, last_id, last_value, quantiles, version)
@@ -124,29 +133,52 @@ export async function recomputeHours(ch: ClickHouseClient, database: string, key
       const key = uniqueKeyOf.get(r.pair);
       if (key !== undefined) byUniqueKey.set(key, [...(byUniqueKey.get(key) ?? []), r]);
     }
-    for (const [uniqueBy, rs] of byUniqueKey) await ch.command({ query: uniqueRecomputeSql(database, local, uniqueBy, where(rs), cancelled, version) });
+    for (const [uniqueBy, rs] of byUniqueKey)
+      await ch.command({ query: uniqueRecomputeSql(database, local, uniqueBy, where(rs), cancelled, version) });
   }
 }
 
 /** Every hour ≤ this one is rolled up for every meter; undefined before the first sweep. */
 export async function sweptThrough(ch: ClickHouseClient, database: string): Promise<number | undefined> {
-  const rs = await ch.query({ query: `SELECT max(hour) AS h, count() AS n FROM ${database}.${SWEEPS_TABLE}`, format: 'JSONEachRow' });
+  const rs = await ch.query({
+    query: `SELECT max(hour) AS h, count() AS n FROM ${database}.${SWEEPS_TABLE}`,
+    format: 'JSONEachRow',
+  });
   const [row] = await rs.json<{ h: string; n: string }>();
   return row && Number(row.n) > 0 ? Number(row.h) : undefined;
 }
 
 export async function markSwept(ch: ClickHouseClient, database: string, hour: number): Promise<void> {
-  await ch.insert({ table: `${database}.${SWEEPS_TABLE}`, values: [{ hour, swept_ms: Date.now() }], format: 'JSONEachRow' });
+  await ch.insert({
+    table: `${database}.${SWEEPS_TABLE}`,
+    values: [{ hour, swept_ms: Date.now() }],
+    format: 'JSONEachRow',
+  });
 }
 
 /** (account, meter) pairs with records in `hour`, and the earliest hour anything was recorded in. */
-export async function touchedMeters(ch: ClickHouseClient, database: string, hour: number, local = ''): Promise<{ accountId: string; meterId: string }[]> {
-  const rs = await ch.query({ query: `SELECT DISTINCT account_id AS a, meter_id AS m FROM ${database}.${TOUCHED_TABLE}${local} WHERE hour = ${hour}`, format: 'JSONEachRow' });
+export async function touchedMeters(
+  ch: ClickHouseClient,
+  database: string,
+  hour: number,
+  local = '',
+): Promise<{ accountId: string; meterId: string }[]> {
+  const rs = await ch.query({
+    query: `SELECT DISTINCT account_id AS a, meter_id AS m FROM ${database}.${TOUCHED_TABLE}${local} WHERE hour = ${hour}`,
+    format: 'JSONEachRow',
+  });
   return (await rs.json<{ a: string; m: string }>()).map((r) => ({ accountId: r.a, meterId: r.m }));
 }
 
-export async function earliestTouchedHour(ch: ClickHouseClient, database: string, local = ''): Promise<number | undefined> {
-  const rs = await ch.query({ query: `SELECT min(hour) AS h, count() AS n FROM ${database}.${TOUCHED_TABLE}${local}`, format: 'JSONEachRow' });
+export async function earliestTouchedHour(
+  ch: ClickHouseClient,
+  database: string,
+  local = '',
+): Promise<number | undefined> {
+  const rs = await ch.query({
+    query: `SELECT min(hour) AS h, count() AS n FROM ${database}.${TOUCHED_TABLE}${local}`,
+    format: 'JSONEachRow',
+  });
   const [row] = await rs.json<{ h: string; n: string }>();
   return row && Number(row.n) > 0 ? Number(row.h) : undefined;
 }
@@ -155,7 +187,14 @@ export async function earliestTouchedHour(ch: ClickHouseClient, database: string
  * Rebuilds the rollups of every hour of one meter in [fromMs, toMs) — for records written straight into
  * ClickHouse (the bench's bulk load) rather than through the consumer.
  */
-export async function rebuildRollups(ch: ClickHouseClient, database: string, accountId: string, meterId: string, fromMs: number, toMs: number): Promise<void> {
+export async function rebuildRollups(
+  ch: ClickHouseClient,
+  database: string,
+  accountId: string,
+  meterId: string,
+  fromMs: number,
+  toMs: number,
+): Promise<void> {
   const hours: number[] = [];
   for (let h = Math.floor(fromMs / HOUR_MS); h * HOUR_MS < toMs; h++) hours.push(h);
   await recomputeHours(ch, database, [{ accountId, meterId, hours }]);

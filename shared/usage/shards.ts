@@ -5,7 +5,12 @@
  * so the consumer acks only what a shard holds.
  */
 import type { ClickHouseClient } from '@clickhouse/client';
-import { ClickhouseReplicas, clickhouseUrls, isConnectionError, type ClickhouseClientOptions } from '../clients/clickhouse.js';
+import {
+  ClickhouseReplicas,
+  clickhouseUrls,
+  isConnectionError,
+  type ClickhouseClientOptions,
+} from '../clients/clickhouse.js';
 import { LOCAL_SUFFIX, shardIndex } from '../clickhouse-cluster.js';
 import type { Config } from '../config.js';
 
@@ -42,7 +47,10 @@ export class UsageShards {
    * shard it serves (the launcher sets it to the shard's number in remote_servers). Replicas that do not
    * answer now are left out of this process; a shard none of whose replicas answers is an error.
    */
-  static async open(config: Pick<Config, 'CLICKHOUSE_URL' | 'CLICKHOUSE_DATABASE' | 'CLICKHOUSE_CLUSTER'>, o: ClickhouseClientOptions = {}): Promise<UsageShards> {
+  static async open(
+    config: Pick<Config, 'CLICKHOUSE_URL' | 'CLICKHOUSE_DATABASE' | 'CLICKHOUSE_CLUSTER'>,
+    o: ClickhouseClientOptions = {},
+  ): Promise<UsageShards> {
     const urls = clickhouseUrls(config.CLICKHOUSE_URL);
     const db = config.CLICKHOUSE_DATABASE;
     const cluster = config.CLICKHOUSE_CLUSTER;
@@ -50,14 +58,20 @@ export class UsageShards {
     const probe = new ClickhouseReplicas(urls, db, { quiet: true });
     try {
       const count = await probe.run(async (ch) => {
-        const rs = await ch.query({ query: `SELECT uniqExact(shard_num) AS n FROM system.clusters WHERE cluster = '${cluster}'`, format: 'JSONEachRow' });
+        const rs = await ch.query({
+          query: `SELECT uniqExact(shard_num) AS n FROM system.clusters WHERE cluster = '${cluster}'`,
+          format: 'JSONEachRow',
+        });
         return Number((await rs.json<{ n: string }>())[0]?.n ?? 0);
       });
       if (count === 0) throw new Error(`ClickHouse knows no cluster "${cluster}" (CLICKHOUSE_CLUSTER)`);
       const shardOf = await Promise.all(
         probe.clients.map(async (ch) => {
           try {
-            const rs = await ch.query({ query: `SELECT substitution AS s FROM system.macros WHERE macro = 'shard'`, format: 'JSONEachRow' });
+            const rs = await ch.query({
+              query: `SELECT substitution AS s FROM system.macros WHERE macro = 'shard'`,
+              format: 'JSONEachRow',
+            });
             return Number((await rs.json<{ s: string }>())[0]?.s);
           } catch {
             return NaN; // unreachable now
@@ -67,7 +81,8 @@ export class UsageShards {
       const out: UsageShard[] = [];
       for (let i = 0; i < count; i++) {
         const mine = urls.filter((_u, j) => shardOf[j] === i + 1);
-        if (mine.length === 0) throw new Error(`no replica of ClickHouse shard ${i + 1} of ${count} answers among CLICKHOUSE_URL`);
+        if (mine.length === 0)
+          throw new Error(`no replica of ClickHouse shard ${i + 1} of ${count} answers among CLICKHOUSE_URL`);
         out.push(shard(i, new ClickhouseReplicas(mine, db, o), db, LOCAL_SUFFIX));
       }
       return new UsageShards(out);
@@ -81,7 +96,10 @@ export class UsageShards {
 const SYNC_REPLICA_TIMEOUT_S = 20;
 
 function syncReplica(ch: ClickHouseClient, database: string, table: string): Promise<unknown> {
-  return ch.command({ query: `SYSTEM SYNC REPLICA ${database}.${table}`, clickhouse_settings: { receive_timeout: SYNC_REPLICA_TIMEOUT_S } });
+  return ch.command({
+    query: `SYSTEM SYNC REPLICA ${database}.${table}`,
+    clickhouse_settings: { receive_timeout: SYNC_REPLICA_TIMEOUT_S },
+  });
 }
 
 function shard(index: number, replicas: ClickhouseReplicas, database: string, local: string): UsageShard {

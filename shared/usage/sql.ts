@@ -14,4 +14,3 @@ export function groupKeySql(keys = 'dim_keys', values = 'dim_values'): string {
 export function chString(s: string): string {
   return `'${s.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
 }
-

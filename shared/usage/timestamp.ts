@@ -43,7 +43,14 @@ export function parseTimestamp(s: string): number | undefined {
 
 function scanTimestamp(s: string): number | undefined {
   // YYYY-MM-DDTHH:MM:SS is 19 characters, the shortest offset (Z) one more.
-  if (s.length < 20 || s.charCodeAt(4) !== 45 || s.charCodeAt(7) !== 45 || s.charCodeAt(13) !== 58 || s.charCodeAt(16) !== 58) return undefined;
+  if (
+    s.length < 20 ||
+    s.charCodeAt(4) !== 45 ||
+    s.charCodeAt(7) !== 45 ||
+    s.charCodeAt(13) !== 58 ||
+    s.charCodeAt(16) !== 58
+  )
+    return undefined;
   const t = s.charCodeAt(10);
   if (t !== 84 && t !== 116) return undefined; // T or t
   const year = digits(s, 0, 4);
@@ -52,7 +59,20 @@ function scanTimestamp(s: string): number | undefined {
   const hour = digits(s, 11, 2);
   const minute = digits(s, 14, 2);
   const second = digits(s, 17, 2);
-  if (year < 1970 || month < 1 || month > 12 || day < 1 || day > daysInMonth(year, month) || hour < 0 || hour > 23 || minute < 0 || minute > 59 || second < 0 || second > 59) return undefined;
+  if (
+    year < 1970 ||
+    month < 1 ||
+    month > 12 ||
+    day < 1 ||
+    day > daysInMonth(year, month) ||
+    hour < 0 ||
+    hour > 23 ||
+    minute < 0 ||
+    minute > 59 ||
+    second < 0 ||
+    second > 59
+  )
+    return undefined;
   let i = 19;
   let ms = 0;
   if (s.charCodeAt(i) === 46) {
@@ -113,5 +133,10 @@ export function formatTimestamp(ms: number): string {
  * `YYYY-MM-DDTHH:MM:SS.sssZ` (the usual case), else formatted from `ms`.
  */
 export function canonicalTimestamp(input: string, ms: number): string {
-  return input.length === 24 && input.charCodeAt(10) === 84 && input.charCodeAt(19) === 46 && input.charCodeAt(23) === 90 ? input : formatTimestamp(ms);
+  return input.length === 24 &&
+    input.charCodeAt(10) === 84 &&
+    input.charCodeAt(19) === 46 &&
+    input.charCodeAt(23) === 90
+    ? input
+    : formatTimestamp(ms);
 }

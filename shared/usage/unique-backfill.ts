@@ -11,7 +11,14 @@
  */
 import type pg from 'pg';
 import { chString, HOUR_MS, recomputeHours } from './rollups.js';
-import { registerUniqueMeter, uniqueKeysOf, meterPairKey, UNIQUE_METERS_TABLE, UNIQUE_ROLLUP_TABLE, type MeterPair } from './unique-rollups.js';
+import {
+  registerUniqueMeter,
+  uniqueKeysOf,
+  meterPairKey,
+  UNIQUE_METERS_TABLE,
+  UNIQUE_ROLLUP_TABLE,
+  type MeterPair,
+} from './unique-rollups.js';
 import { USAGE_TABLE } from './wire.js';
 import type { UsageShard, UsageShards } from './shards.js';
 
@@ -28,7 +35,11 @@ export async function uniqueCountMeters(db: pg.ClientBase): Promise<UniqueMeter[
 }
 
 /** Backfills every meter of `meters` whose distinct sets are not ready; returns their ids. */
-export async function backfillUniqueMeters(shards: UsageShards, database: string, meters: readonly UniqueMeter[]): Promise<string[]> {
+export async function backfillUniqueMeters(
+  shards: UsageShards,
+  database: string,
+  meters: readonly UniqueMeter[],
+): Promise<string[]> {
   const done: string[] = [];
   for (const m of await notReady(shards, database, meters)) {
     await backfillUniqueMeter(shards, database, m);
@@ -68,7 +79,9 @@ export async function backfillUniqueMeter(shards: UsageShards, database: string,
     });
     return (await rs.json<{ h: string | number }>()).map((r) => Number(r.h));
   });
-  await shard.replicas.run((ch) => recomputeHours(ch, database, [{ accountId: m.accountId, meterId: m.meterId, hours }], local));
+  await shard.replicas.run((ch) =>
+    recomputeHours(ch, database, [{ accountId: m.accountId, meterId: m.meterId, hours }], local),
+  );
   // Readers on the shard's other replica switch only once it holds the sets.
   await shard.syncEveryReplica(UNIQUE_ROLLUP_TABLE);
   await registerUniqueMeter(shard, database, m, true);

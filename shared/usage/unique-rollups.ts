@@ -34,12 +34,25 @@ const pairKey = (p: MeterPair) => `${p.accountId}\u0000${p.meterId}`;
  * recompute of its hours, on any replica, writes the state. `ready` = false registers a meter that already has
  * records (shared/usage/unique-backfill.ts): recomputes write its sets, reads don't use them yet.
  */
-export async function registerUniqueMeter(shard: UsageShard, database: string, m: MeterPair & { uniqueBy: string }, ready = true): Promise<void> {
+export async function registerUniqueMeter(
+  shard: UsageShard,
+  database: string,
+  m: MeterPair & { uniqueBy: string },
+  ready = true,
+): Promise<void> {
   dimensionSql(m.uniqueBy); // checks the key's syntax before it goes into SQL
   await shard.replicas.run((ch) =>
     ch.insert({
       table: `${database}.${UNIQUE_METERS_TABLE}${shard.local}`,
-      values: [{ account_id: m.accountId, meter_id: m.meterId, unique_by: m.uniqueBy, created_ms: Date.now(), ready: ready ? 1 : 0 }],
+      values: [
+        {
+          account_id: m.accountId,
+          meter_id: m.meterId,
+          unique_by: m.uniqueBy,
+          created_ms: Date.now(),
+          ready: ready ? 1 : 0,
+        },
+      ],
       format: 'JSONEachRow',
     }),
   );
@@ -51,14 +64,21 @@ export async function registerUniqueMeter(shard: UsageShard, database: string, m
  * `(account_id, meter_id) IN (…)` condition of the same pairs; `local` as in recomputeHours. Writers take every
  * registered meter; `readyOnly` (readers) only those whose sets cover all their hours.
  */
-export async function uniqueKeysOf(ch: ClickHouseClient, database: string, pairsSql: string, local = '', readyOnly = false): Promise<Map<string, string>> {
+export async function uniqueKeysOf(
+  ch: ClickHouseClient,
+  database: string,
+  pairsSql: string,
+  local = '',
+  readyOnly = false,
+): Promise<Map<string, string>> {
   const rs = await ch.query({
     query: `SELECT account_id AS a, meter_id AS m, any(unique_by) AS u FROM ${database}.${UNIQUE_METERS_TABLE}${local} WHERE ${pairsSql}
       GROUP BY account_id, meter_id${readyOnly ? ' HAVING max(ready) = 1' : ''}`,
     format: 'JSONEachRow',
   });
   const out = new Map<string, string>();
-  for (const r of await rs.json<{ a: string; m: string; u: string }>()) out.set(pairKey({ accountId: r.a, meterId: r.m }), r.u);
+  for (const r of await rs.json<{ a: string; m: string; u: string }>())
+    out.set(pairKey({ accountId: r.a, meterId: r.m }), r.u);
   return out;
 }
 
@@ -71,7 +91,11 @@ const unregistered = new Map<string, number>();
  * Which of `pairs` a read may answer from per-hour distinct sets counting `uniqueBy` (registered with that
  * dimension and ready), by `account\0meter`. Cached per process: a ready registration never goes away.
  */
-export async function readableUniqueStates(ch: ClickHouseClient, database: string, pairs: readonly (MeterPair & { uniqueBy: string })[]): Promise<Set<string>> {
+export async function readableUniqueStates(
+  ch: ClickHouseClient,
+  database: string,
+  pairs: readonly (MeterPair & { uniqueBy: string })[],
+): Promise<Set<string>> {
   const now = Date.now();
   const unknown = pairs.filter((p) => {
     const k = `${database}\u0000${pairKey(p)}`;
@@ -98,7 +122,14 @@ export { pairKey as meterPairKey };
  * condition, or '0' for meters never corrected), versioned by `versionSql(n, cancelled)` — the rule of
  * recomputeHours, whose comment says why a later snapshot wins.
  */
-export function uniqueRecomputeSql(database: string, local: string, uniqueBy: string, conditions: string, cancelledSql: string, versionSql: (n: string, cancelled: string) => string): string {
+export function uniqueRecomputeSql(
+  database: string,
+  local: string,
+  uniqueBy: string,
+  conditions: string,
+  cancelledSql: string,
+  versionSql: (n: string, cancelled: string) => string,
+): string {
   const key = chString(uniqueBy);
   return `INSERT INTO ${database}.${UNIQUE_ROLLUP_TABLE}${local} (account_id, meter_id, hour, group_key, dim_keys, dim_values, records, sum, uniques, version)
     SELECT account_id, meter_id, hour, ${groupKeySql('ks', 'vs')}, ks, vs, if(cancelled, toUInt64(0), n), s, us, ${versionSql('n', 'cancelled')}

@@ -25,7 +25,16 @@ export const HDR_VOID = 'Ml-Void';
 
 /** ClickHouse table of usage records (infra/migrations/clickhouse/300_usage_records.sql). */
 export const USAGE_TABLE = 'usage_records';
-export const USAGE_COLUMNS = ['account_id', 'meter_id', 'ts_ms', 'record_id', 'value', 'received_ms', 'dim_keys', 'dim_values'] as const;
+export const USAGE_COLUMNS = [
+  'account_id',
+  'meter_id',
+  'ts_ms',
+  'record_id',
+  'value',
+  'received_ms',
+  'dim_keys',
+  'dim_values',
+] as const;
 
 const NEEDS_ESCAPE = /[\\\t\n\r]/;
 const ESCAPES: Record<string, string> = { '\\': '\\\\', '\t': '\\t', '\n': '\\n', '\r': '\\r' };
@@ -140,11 +149,21 @@ export class RowWriter {
    * One TabSeparated row. `valueText` comes from decimalText(); `recordId` must be tsvEscape()d when the
    * caller chose it (server-assigned ids and the ids of accounts and meters need no escaping).
    */
-  row(accountId: string, meterId: string, tsMs: number, recordId: string, valueText: string, receivedMs: number, dims: Dimensions = NO_DIMENSIONS): void {
+  row(
+    accountId: string,
+    meterId: string,
+    tsMs: number,
+    recordId: string,
+    valueText: string,
+    receivedMs: number,
+    dims: Dimensions = NO_DIMENSIONS,
+  ): void {
     const keys = dims.keys.length ? tsvArray(dims.keys) : '[]';
     const values = dims.keys.length ? tsvArray(dims.values) : '[]';
     // 3 bytes per UTF-16 unit at most; two integers of ≤ 20 characters; 8 separators.
-    this.room(3 * (accountId.length + meterId.length + recordId.length + valueText.length + keys.length + values.length) + 64);
+    this.room(
+      3 * (accountId.length + meterId.length + recordId.length + valueText.length + keys.length + values.length) + 64,
+    );
     const b = this.buf;
     if (accountId === this.prefixAccount && meterId === this.prefixMeter) {
       this.prefixAt = this.repeat(this.prefixAt, this.prefixLength);
@@ -198,7 +217,15 @@ export class RowWriter {
 }
 
 /** One row's bytes (the single-record paths and tests); batches write theirs into one RowWriter. */
-export function encodeRow(accountId: string, meterId: string, tsMs: number, recordId: string, valueText: string, receivedMs: number, dims: Dimensions = NO_DIMENSIONS): Buffer {
+export function encodeRow(
+  accountId: string,
+  meterId: string,
+  tsMs: number,
+  recordId: string,
+  valueText: string,
+  receivedMs: number,
+  dims: Dimensions = NO_DIMENSIONS,
+): Buffer {
   const w = new RowWriter();
   w.row(accountId, meterId, tsMs, recordId, valueText, receivedMs, dims);
   return w.bytes();

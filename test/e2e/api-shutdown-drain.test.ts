@@ -17,7 +17,11 @@ t.test('SIGTERM drains in-flight requests: the slow request completes with its a
   const port = Number(new URL(api.url).port);
 
   const body = JSON.stringify({ name: 'created during shutdown', unit: 'requests', aggregation: 'sum' });
-  const slow = await rawRequest(port, jsonPostHead('/v1/meters', body.length, acct.auth.write.authorization), body.slice(0, 10));
+  const slow = await rawRequest(
+    port,
+    jsonPostHead('/v1/meters', body.length, acct.auth.write.authorization),
+    body.slice(0, 10),
+  );
   const exited = new Promise<number | null>((resolve) => api.child.once('exit', (code) => resolve(code)));
   // The request has reached the process (its body has started) before the signal.
   await waitUntil(async () => (await fetch(`${api.url}/metrics`).then((r) => r.text())).length > 0, 'the api answers');
@@ -26,7 +30,11 @@ t.test('SIGTERM drains in-flight requests: the slow request completes with its a
   t.equal(slow.closed(), false, 'the in-flight request is still open');
 
   slow.socket.write(body.slice(10));
-  await waitUntil(() => rawStatus(slow.received()) !== 0 && rawBody(slow.received()).endsWith('}'), 'the in-flight request is answered', 60_000);
+  await waitUntil(
+    () => rawStatus(slow.received()) !== 0 && rawBody(slow.received()).endsWith('}'),
+    'the in-flight request is answered',
+    60_000,
+  );
   t.equal(rawStatus(slow.received()), 201, 'the request completed with its answer');
   const meter = JSON.parse(rawBody(slow.received())) as { id: string };
   const { rows } = await infra.pg.query('SELECT name FROM meters WHERE id = $1', [meter.id]);

@@ -7,7 +7,8 @@ import { startApiProcess } from '../fixtures/api-process.js';
 // seconds to hours (each digit doubled it), freezing the whole api process. A fresh process each time:
 // V8 compiles a regex only after its first runs, and the first runs are the slowest.
 const year = new Date().getUTCFullYear() + 2;
-const body = (number: string) => JSON.stringify({ type: 'card', card: { number, exp_month: 12, exp_year: year, cvc: '123' } });
+const body = (number: string) =>
+  JSON.stringify({ type: 'card', card: { number, exp_month: 12, exp_year: year, cvc: '123' } });
 
 t.test('a hostile card number is refused at once and never blocks the process', async (t) => {
   const config = await isolatedConfig(t);
@@ -19,7 +20,10 @@ t.test('a hostile card number is refused at once and never blocks the process', 
     ['28 digits + "!"', '4'.repeat(28) + '!'],
     ['40 digits + "!"', '4'.repeat(40) + '!'],
     ['40 grouped digits + "!"', '4242 '.repeat(8) + '4!'],
-    ['digits over the schema length (the card check must not run on a field the schema refused)', '4'.repeat(100) + '!'],
+    [
+      'digits over the schema length (the card check must not run on a field the schema refused)',
+      '4'.repeat(100) + '!',
+    ],
   ] as const) {
     await t.test(label, async (t) => {
       const posted = fetch(`${api.url}/v1/billing/payment-methods`, {
@@ -36,7 +40,11 @@ t.test('a hostile card number is refused at once and never blocks the process', 
       t.equal(res.status, 422);
       const problem = (await res.json()) as { code: string; errors: { field: string; message: string }[] };
       t.equal(problem.code, 'validation_failed');
-      t.same(problem.errors.map((e) => e.field), ['card.number'], 'one error, on the number');
+      t.same(
+        problem.errors.map((e) => e.field),
+        ['card.number'],
+        'one error, on the number',
+      );
       t.notMatch(JSON.stringify(problem), /4444/, 'the number is not echoed');
     });
   }

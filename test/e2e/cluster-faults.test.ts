@@ -19,7 +19,25 @@ t.test('local cluster under node and process kills', async (t) => {
   const processes = await c.processes();
   t.same(
     processes.map((p) => p.kind).sort(),
-    ['api', 'api', 'billing', 'billing', 'clickhouse', 'clickhouse', 'clickhouse', 'clickhouse', 'consumer', 'consumer', 'dispatcher', 'dispatcher', 'nats', 'nats', 'nats', 'postgres', 'zookeeper'],
+    [
+      'api',
+      'api',
+      'billing',
+      'billing',
+      'clickhouse',
+      'clickhouse',
+      'clickhouse',
+      'clickhouse',
+      'consumer',
+      'consumer',
+      'dispatcher',
+      'dispatcher',
+      'nats',
+      'nats',
+      'nats',
+      'postgres',
+      'zookeeper',
+    ],
     'stack status lists every server and role process',
   );
   const apis = processes.filter((p) => p.kind === 'api');
@@ -27,7 +45,12 @@ t.test('local cluster under node and process kills', async (t) => {
 
   const account = await createTestAccount(c.infra);
   const token = account.tokens.write;
-  const meter = await callJson(c.base, token, 'POST', '/v1/meters', { name: 'calls', unit: 'call', type: 'counter', aggregation: 'sum' });
+  const meter = await callJson(c.base, token, 'POST', '/v1/meters', {
+    name: 'calls',
+    unit: 'call',
+    type: 'counter',
+    aggregation: 'sum',
+  });
   t.equal(meter.status, 201);
   const meterId = meter.body.id as string;
   await waitForMeterEverywhere(c.base, token, meterId);
@@ -49,30 +72,47 @@ t.test('local cluster under node and process kills', async (t) => {
     expected += N;
     t.equal(report.accepted, N, 'every batch was eventually accepted');
     t.ok(report.acceptedAfterMark > 0, 'ingest went on after the node died');
-    await waitUntil(async () => (await storedCount(c, meterId)).records >= expected, 'every accepted record in ClickHouse', 180_000, 250);
+    await waitUntil(
+      async () => (await storedCount(c, meterId)).records >= expected,
+      'every accepted record in ClickHouse',
+      180_000,
+      250,
+    );
     const stored = await storedCount(c, meterId);
     t.same(stored.records, expected, 'counted exactly once');
     t.equal(stored.ids, expected);
     t.equal(Number(stored.sum), expected);
-    t.comment(`NATS kill: sent ${report.sent}, 202 ${report.accepted}, counted ${stored.records}, retried requests ${report.retried} (killed ${leader})`);
+    t.comment(
+      `NATS kill: sent ${report.sent}, 202 ${report.accepted}, counted ${stored.records}, retried requests ${report.retried} (killed ${leader})`,
+    );
 
     await c.serversUp();
-    await waitUntil(async () => {
-      const info = await jsm.streams.info(stream).catch(() => null);
-      const replica = info?.cluster?.replicas?.find((r) => r.name === leader);
-      return Boolean(replica?.current && (replica.lag ?? 0) === 0);
-    }, `${leader} to rejoin and catch up`, 120_000, 250);
+    await waitUntil(
+      async () => {
+        const info = await jsm.streams.info(stream).catch(() => null);
+        const replica = info?.cluster?.replicas?.find((r) => r.name === leader);
+        return Boolean(replica?.current && (replica.lag ?? 0) === 0);
+      },
+      `${leader} to rejoin and catch up`,
+      120_000,
+      250,
+    );
     t.pass(`${leader} rejoined the stream's replicas and caught up`);
     // While a NATS node is gone the api's revocation watch may go unconfirmed past WATCH_MAX_STALENESS_SECONDS
     // and authenticated requests fail closed (503 `unavailable`, by design). The api must recover on its own:
     // every process serves reads again (the port is shared, so several reads in a row reach both).
-    await waitUntil(async () => {
-      for (let i = 0; i < 10; i++) {
-        const r = await callJson(c.base, account.tokens.read, 'GET', `/v1/meters/${meterId}`).catch(() => null);
-        if (r?.status !== 200) return false;
-      }
-      return true;
-    }, 'every api process to serve authenticated reads again', 120_000, 500);
+    await waitUntil(
+      async () => {
+        for (let i = 0; i < 10; i++) {
+          const r = await callJson(c.base, account.tokens.read, 'GET', `/v1/meters/${meterId}`).catch(() => null);
+          if (r?.status !== 200) return false;
+        }
+        return true;
+      },
+      'every api process to serve authenticated reads again',
+      120_000,
+      500,
+    );
     t.pass('the api processes serve authenticated reads again after the NATS node came back');
   });
 
@@ -87,7 +127,9 @@ t.test('local cluster under node and process kills', async (t) => {
     let reading = true;
     const reader = (async () => {
       while (reading) {
-        const r = await callJson(c.base, account.tokens.read, 'GET', `/v1/meters/${meterId}/usage?window=day`).catch((err: Error) => ({ status: 0, body: String(err) }));
+        const r = await callJson(c.base, account.tokens.read, 'GET', `/v1/meters/${meterId}/usage?window=day`).catch(
+          (err: Error) => ({ status: 0, body: String(err) }),
+        );
         reads.push(r.status);
         if (r.status !== 200) failures.push(`${r.status} ${JSON.stringify(r.body).slice(0, 300)}`);
       }
@@ -104,28 +146,50 @@ t.test('local cluster under node and process kills', async (t) => {
     await waitUntil(() => reads.length >= readsAtKill + 20, 'usage reads after the kill');
     reading = false;
     await reader;
-    if (failures.length) t.comment(`failed reads: ${failures.join(' | ')}\nlog: ${c.log.filter((l) => /error|fail/i.test(l)).slice(-20).join('\n')}`);
-    t.same(reads.filter((s) => s !== 200), [], `every usage read answered 200 (${reads.length} reads, ${reads.length - readsAtKill} after the kill)`);
+    if (failures.length)
+      t.comment(
+        `failed reads: ${failures.join(' | ')}\nlog: ${c.log
+          .filter((l) => /error|fail/i.test(l))
+          .slice(-20)
+          .join('\n')}`,
+      );
+    t.same(
+      reads.filter((s) => s !== 200),
+      [],
+      `every usage read answered 200 (${reads.length} reads, ${reads.length - readsAtKill} after the kill)`,
+    );
     t.equal(report.accepted, N);
     t.ok(report.acceptedAfterMark > 0, 'inserts went on');
 
     await c.serversUp();
-    await waitUntil(async () => {
-      const counts = await countsPerReplica(c, meterId);
-      return counts[victim.name] === expected && counts[twin] === expected;
-    }, `${victim.name} to come back and replicate what its twin took`, 180_000, 500);
+    await waitUntil(
+      async () => {
+        const counts = await countsPerReplica(c, meterId);
+        return counts[victim.name] === expected && counts[twin] === expected;
+      },
+      `${victim.name} to come back and replicate what its twin took`,
+      180_000,
+      500,
+    );
     const counts = await countsPerReplica(c, meterId);
     t.equal(counts[victim.name], expected, `${victim.name} holds every record`);
     t.equal(counts[twin], expected, `${twin} holds every record`);
     const other = 3 - shard;
     t.equal(counts[`clickhouse-s${other}r1`], 0, 'the other shard holds none of this account');
-    await waitUntil(async () => (await storedCount(c, meterId)).records >= expected, 'every accepted record readable', 120_000, 250);
+    await waitUntil(
+      async () => (await storedCount(c, meterId)).records >= expected,
+      'every accepted record readable',
+      120_000,
+      250,
+    );
     const stored = await storedCount(c, meterId);
     t.equal(stored.records, expected, 'counted exactly once');
     t.equal(stored.ids, expected);
     const usage = await callJson(c.base, account.tokens.read, 'GET', `/v1/meters/${meterId}/usage?window=day`);
     t.equal(usage.body.count, expected, 'GET usage shows every record');
-    t.comment(`ClickHouse kill: sent ${report.sent}, 202 ${report.accepted}, counted ${stored.records} (total ${expected}), reads ${reads.length}, retried requests ${report.retried}`);
+    t.comment(
+      `ClickHouse kill: sent ${report.sent}, 202 ${report.accepted}, counted ${stored.records} (total ${expected}), reads ${reads.length}, retried requests ${report.retried}`,
+    );
   });
 
   await t.test('kill -9 of an api and of a consumer: the twins take over, the supervisor restarts them', async (t) => {
@@ -142,17 +206,29 @@ t.test('local cluster under node and process kills', async (t) => {
     expected += N;
     t.equal(report.accepted, N);
     t.ok(report.acceptedAfterMark > 0, 'the other api kept serving on the same port');
-    await waitUntil(async () => (await storedCount(c, meterId)).records >= expected, 'every accepted record in ClickHouse', 180_000, 250);
+    await waitUntil(
+      async () => (await storedCount(c, meterId)).records >= expected,
+      'every accepted record in ClickHouse',
+      180_000,
+      250,
+    );
     const stored = await storedCount(c, meterId);
     t.equal(stored.records, expected, 'nothing lost or doubled');
     t.equal(Number(stored.sum), expected);
-    t.comment(`api + consumer kill: sent ${report.sent}, 202 ${report.accepted}, counted ${stored.records} (total ${expected}), retried requests ${report.retried}`);
-    await waitUntil(async () => {
-      const now = await c.processes();
-      const a = now.find((p) => p.name === 'api-1');
-      const k = now.find((p) => p.name === 'consumer-1');
-      return Boolean(a && k && a.pid !== api.pid && k.pid !== consumer.pid);
-    }, 'the supervisor to restart api-1 and consumer-1', 120_000, 250);
+    t.comment(
+      `api + consumer kill: sent ${report.sent}, 202 ${report.accepted}, counted ${stored.records} (total ${expected}), retried requests ${report.retried}`,
+    );
+    await waitUntil(
+      async () => {
+        const now = await c.processes();
+        const a = now.find((p) => p.name === 'api-1');
+        const k = now.find((p) => p.name === 'consumer-1');
+        return Boolean(a && k && a.pid !== api.pid && k.pid !== consumer.pid);
+      },
+      'the supervisor to restart api-1 and consumer-1',
+      120_000,
+      250,
+    );
     t.pass('api-1 and consumer-1 run again under new pids');
   });
 
@@ -163,13 +239,30 @@ t.test('local cluster under node and process kills', async (t) => {
     const PER_FRAME = 50;
     const ts = new Date().toISOString();
     for (let seq = 1; seq <= FRAMES; seq++) {
-      stream.send({ seq, records: Array.from({ length: PER_FRAME }, (_v, i) => ({ id: `ws-${seq}-${i}`, meter_id: meterId, value: 1, timestamp: ts })) });
+      stream.send({
+        seq,
+        records: Array.from({ length: PER_FRAME }, (_v, i) => ({
+          id: `ws-${seq}-${i}`,
+          meter_id: meterId,
+          value: 1,
+          timestamp: ts,
+        })),
+      });
     }
     await stream.waitForAnswers(FRAMES, 'an answer to every frame', 120_000);
-    t.same(stream.answers.filter((a) => a.accepted !== PER_FRAME).map((a) => a.error ?? a.rejected), [], 'every frame accepted whole (acked after the R3 stream stored it)');
+    t.same(
+      stream.answers.filter((a) => a.accepted !== PER_FRAME).map((a) => a.error ?? a.rejected),
+      [],
+      'every frame accepted whole (acked after the R3 stream stored it)',
+    );
     t.equal(new Set(stream.answers.map((a) => a.seq)).size, FRAMES, 'each frame answered once');
     expected += FRAMES * PER_FRAME;
-    await waitUntil(async () => (await storedCount(c, meterId)).records >= expected, 'the streamed records in ClickHouse', 180_000, 250);
+    await waitUntil(
+      async () => (await storedCount(c, meterId)).records >= expected,
+      'the streamed records in ClickHouse',
+      180_000,
+      250,
+    );
     t.equal((await storedCount(c, meterId)).records, expected, 'counted exactly once');
     const usage = await callJson(c.base, account.tokens.read, 'GET', `/v1/meters/${meterId}/usage?window=day`);
     t.equal(usage.status, 200);
@@ -192,30 +285,76 @@ t.test('local cluster under node and process kills', async (t) => {
     await made(customer.tokens.write, 'POST', '/v1/webhooks', webhookBody(receiver.url('/hook')));
     await made(customer.tokens.write, 'POST', '/v1/billing/payment-methods', cardBody());
     const plans: string[] = [];
-    for (let i = 0; i < 3; i++) plans.push((await made(operator.tokens.admin, 'POST', '/v1/products', { name: `Plan ${i}`, price: 10 + i, currency: 'USD' })).id);
+    for (let i = 0; i < 3; i++)
+      plans.push(
+        (
+          await made(operator.tokens.admin, 'POST', '/v1/products', {
+            name: `Plan ${i}`,
+            price: 10 + i,
+            currency: 'USD',
+          })
+        ).id,
+      );
     const subs: string[] = [];
-    for (const plan of plans) subs.push((await made(customer.tokens.write, 'POST', '/v1/subscriptions', { items: [{ product_id: plan }] })).id);
+    for (const plan of plans)
+      subs.push((await made(customer.tokens.write, 'POST', '/v1/subscriptions', { items: [{ product_id: plan }] })).id);
     // Created last month: the period has ended, both billing processes find it due at their next tick.
     const lastMonth = new Date(Date.UTC(new Date().getUTCFullYear(), new Date().getUTCMonth() - 1, 5, 10));
-    await c.infra.pg.query(`UPDATE subscriptions SET created_at = $2, billing_period_start = date_trunc('month', $2::timestamptz, 'UTC') WHERE id = ANY($1)`, [subs, lastMonth.toISOString()]);
-    const invoices = async () => (await c.infra.pg.query<{ id: string; subscription_id: string; status: string }>('SELECT id, subscription_id, status FROM invoices WHERE subscription_id = ANY($1)', [subs])).rows;
-    await waitUntil(async () => (await invoices()).filter((i) => i.status === 'paid').length === subs.length, 'every subscription invoiced and paid', 120_000, 250);
+    await c.infra.pg.query(
+      `UPDATE subscriptions SET created_at = $2, billing_period_start = date_trunc('month', $2::timestamptz, 'UTC') WHERE id = ANY($1)`,
+      [subs, lastMonth.toISOString()],
+    );
+    const invoices = async () =>
+      (
+        await c.infra.pg.query<{ id: string; subscription_id: string; status: string }>(
+          'SELECT id, subscription_id, status FROM invoices WHERE subscription_id = ANY($1)',
+          [subs],
+        )
+      ).rows;
+    await waitUntil(
+      async () => (await invoices()).filter((i) => i.status === 'paid').length === subs.length,
+      'every subscription invoiced and paid',
+      120_000,
+      250,
+    );
     const rows = await invoices();
     t.equal(rows.length, subs.length, 'one invoice per subscription and period');
     t.same(new Set(rows.map((r) => r.subscription_id)).size, subs.length);
     for (const inv of rows) {
-      const charges = (await c.infra.pg.query<{ n: number }>(`SELECT count(*)::int AS n FROM sandbox_charges WHERE idempotency_key LIKE $1`, [`${inv.id}:%`])).rows[0]!.n;
+      const charges = (
+        await c.infra.pg.query<{ n: number }>(
+          `SELECT count(*)::int AS n FROM sandbox_charges WHERE idempotency_key LIKE $1`,
+          [`${inv.id}:%`],
+        )
+      ).rows[0]!.n;
       t.equal(charges, 1, `one charge for ${inv.id}`);
     }
     // invoice.created and invoice.paid per invoice, each delivered once (the receiver answers 200 at once).
     const events = subs.length * 2;
-    await waitUntil(() => new Set(receiver.requests.map((r) => r.headers['x-webhook-id'])).size >= events, 'every event delivered', 120_000, 250);
-    await waitUntil(async () => (await c.infra.pg.query("SELECT 1 FROM webhook_deliveries WHERE status <> 'succeeded'")).rowCount === 0, 'every attempt recorded', 60_000, 250);
+    await waitUntil(
+      () => new Set(receiver.requests.map((r) => r.headers['x-webhook-id'])).size >= events,
+      'every event delivered',
+      120_000,
+      250,
+    );
+    await waitUntil(
+      async () =>
+        (await c.infra.pg.query("SELECT 1 FROM webhook_deliveries WHERE status <> 'succeeded'")).rowCount === 0,
+      'every attempt recorded',
+      60_000,
+      250,
+    );
     const perEvent = new Map<string, number>();
-    for (const r of receiver.requests) perEvent.set(String(r.headers['x-webhook-id']), (perEvent.get(String(r.headers['x-webhook-id'])) ?? 0) + 1);
+    for (const r of receiver.requests)
+      perEvent.set(String(r.headers['x-webhook-id']), (perEvent.get(String(r.headers['x-webhook-id'])) ?? 0) + 1);
     t.equal(perEvent.size, events, 'every event arrived');
-    t.same([...perEvent.values()].filter((n) => n !== 1), [], 'each event delivered once (one attempt each)');
-    const attempts = (await c.infra.pg.query<{ n: number }>('SELECT count(*)::int AS n FROM webhook_deliveries')).rows[0]!.n;
+    t.same(
+      [...perEvent.values()].filter((n) => n !== 1),
+      [],
+      'each event delivered once (one attempt each)',
+    );
+    const attempts = (await c.infra.pg.query<{ n: number }>('SELECT count(*)::int AS n FROM webhook_deliveries'))
+      .rows[0]!.n;
     t.equal(attempts, events, 'one delivery row per event');
   });
 });

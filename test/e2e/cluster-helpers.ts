@@ -30,7 +30,14 @@ export interface Sender {
  * Sends `count` records (value 1, ids `<prefix>-<n>`) in batches of `batch` over `connections` concurrent
  * request loops. A batch that is not answered 202 is sent again with the same ids until it is.
  */
-export function sendRecords(base: string, token: string, meterId: string, prefix: string, count: number, o: { connections?: number; batch?: number; deadlineMs?: number } = {}): Sender {
+export function sendRecords(
+  base: string,
+  token: string,
+  meterId: string,
+  prefix: string,
+  count: number,
+  o: { connections?: number; batch?: number; deadlineMs?: number } = {},
+): Sender {
   const batch = o.batch ?? 100;
   const deadline = Date.now() + (o.deadlineMs ?? 240_000);
   let next = 0;
@@ -44,7 +51,11 @@ export function sendRecords(base: string, token: string, meterId: string, prefix
       const from = next;
       if (from >= count) return;
       next = Math.min(count, from + batch);
-      const records = Array.from({ length: next - from }, (_v, i) => ({ id: `${prefix}-${from + i}`, value: 1, timestamp: ts }));
+      const records = Array.from({ length: next - from }, (_v, i) => ({
+        id: `${prefix}-${from + i}`,
+        value: 1,
+        timestamp: ts,
+      }));
       for (;;) {
         if (Date.now() > deadline) throw new Error(`records ${from}..${next} not accepted before the deadline`);
         const r = await callJson(base, token, 'POST', `/v1/meters/${meterId}/usage`, records).catch(() => null);
@@ -59,12 +70,20 @@ export function sendRecords(base: string, token: string, meterId: string, prefix
       }
     }
   };
-  const done = Promise.all(Array.from({ length: o.connections ?? 8 }, loop)).then(() => ({ sent: count, accepted, retried, acceptedAfterMark }));
+  const done = Promise.all(Array.from({ length: o.connections ?? 8 }, loop)).then(() => ({
+    sent: count,
+    accepted,
+    retried,
+    acceptedAfterMark,
+  }));
   return { done, accepted: () => accepted, mark: () => (marked = true) };
 }
 
 /** Distinct records and their sum for a meter, read through the Distributed table (deduplicated). */
-export async function storedCount(c: LocalCluster, meterId: string): Promise<{ records: number; ids: number; sum: string }> {
+export async function storedCount(
+  c: LocalCluster,
+  meterId: string,
+): Promise<{ records: number; ids: number; sum: string }> {
   const rs = await c.infra.clickhouse.query({
     query: `SELECT count() AS n, uniqExact(record_id) AS ids, toString(sum(value)) AS s FROM usage_records FINAL WHERE meter_id = '${meterId}'`,
     format: 'JSONEachRow',
@@ -83,7 +102,10 @@ export async function countsPerReplica(c: LocalCluster, meterId: string): Promis
     if (!url) continue;
     const ch = createClickhouse(url, c.config.CLICKHOUSE_DATABASE);
     try {
-      const rs = await ch.query({ query: `SELECT count() AS n FROM usage_records_local FINAL WHERE meter_id = '${meterId}'`, format: 'JSONEachRow' });
+      const rs = await ch.query({
+        query: `SELECT count() AS n FROM usage_records_local FINAL WHERE meter_id = '${meterId}'`,
+        format: 'JSONEachRow',
+      });
       out[p.name] = Number((await rs.json<{ n: string }>())[0]?.n ?? 0);
     } catch {
       out[p.name] = null;
@@ -97,11 +119,15 @@ export async function countsPerReplica(c: LocalCluster, meterId: string): Promis
 /** Several answers in a row from the shared port know the meter (each api process has its own registry). */
 export async function waitForMeterEverywhere(base: string, token: string, meterId: string): Promise<void> {
   let streak = 0;
-  await waitUntil(async () => {
-    const r = await callJson(base, token, 'POST', `/v1/meters/${meterId}/usage`, {}).catch(() => null);
-    streak = r?.status === 422 ? streak + 1 : 0;
-    return streak >= 12;
-  }, `every api process to know meter ${meterId}`, 60_000);
+  await waitUntil(
+    async () => {
+      const r = await callJson(base, token, 'POST', `/v1/meters/${meterId}/usage`, {}).catch(() => null);
+      streak = r?.status === 422 ? streak + 1 : 0;
+      return streak >= 12;
+    },
+    `every api process to know meter ${meterId}`,
+    60_000,
+  );
 }
 
 export function killNow(pid: number): void {

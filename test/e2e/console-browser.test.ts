@@ -29,25 +29,41 @@ t.test('web console in headless Chromium', async (t) => {
     if (path === '/oauth/revoke') tokenCalls.push({ grant: 'revoke', status: res.status() });
     if (path !== '/oauth/token') return;
     const grant = new URLSearchParams(res.request().postData() ?? '').get('grant_type');
-    tokenCalls.push({ grant, status: res.status(), scope: ((await res.json().catch(() => ({}))) as { scope?: string }).scope });
+    tokenCalls.push({
+      grant,
+      status: res.status(),
+      scope: ((await res.json().catch(() => ({}))) as { scope?: string }).scope,
+    });
   });
 
   await t.test('sign in → consent → meters page; tokens stay in memory', async (t) => {
     const html = await fetch(`${base}/console`);
-    t.match(html.headers.get('content-security-policy'), /script-src 'self'; .*connect-src 'self'.*frame-ancestors 'none'/);
+    t.match(
+      html.headers.get('content-security-policy'),
+      /script-src 'self'; .*connect-src 'self'.*frame-ancestors 'none'/,
+    );
     t.equal(html.headers.get('cache-control'), 'no-store');
-    t.match(await html.text(), `content="{&quot;client_id&quot;:&quot;cli_console&quot;,&quot;redirect_uri&quot;:&quot;${base}/console&quot;`);
+    t.match(
+      await html.text(),
+      `content="{&quot;client_id&quot;:&quot;cli_console&quot;,&quot;redirect_uri&quot;:&quot;${base}/console&quot;`,
+    );
     t.equal((await fetch(`${base}/console/assets/nope.js`)).status, 404);
     await signInToConsole(page, base, user, '#/meters');
     t.equal(new URL(page.url()).hash, '#/meters', 'back on the route the sign-in started from');
     t.notOk(new URL(page.url()).searchParams.has('code'), 'the code left the address bar');
     t.match(await page.textContent('main h2'), 'Meters');
     t.match(await page.textContent('nav.sidebar'), 'scope: read write admin');
-    const stored = await page.evaluate(() => JSON.stringify({ ...localStorage }) + JSON.stringify({ ...sessionStorage }));
+    const stored = await page.evaluate(
+      () => JSON.stringify({ ...localStorage }) + JSON.stringify({ ...sessionStorage }),
+    );
     t.notMatch(stored, /eyJ/, 'no access token in web storage');
     t.equal(stored, '{}{}', 'nothing left in web storage after the sign-in');
     const cookies = await context.cookies(`${base}/console`);
-    t.same(cookies.map((c) => c.name), [], 'the console itself sets no cookie (the OAuth session cookie is scoped to /oauth)');
+    t.same(
+      cookies.map((c) => c.name),
+      [],
+      'the console itself sets no cookie (the OAuth session cookie is scoped to /oauth)',
+    );
   });
 
   let meterId = '';
@@ -63,7 +79,10 @@ t.test('web console in headless Chromium', async (t) => {
     await page.waitForSelector('canvas[data-values]');
     const empty = JSON.parse((await page.getAttribute('canvas', 'data-values'))!) as number[];
     t.ok(empty.length >= 24 && empty.length <= 48, `hour windows over yesterday and today (${empty.length})`);
-    t.ok(empty.every((v) => v === 0), 'no usage yet');
+    t.ok(
+      empty.every((v) => v === 0),
+      'no usage yet',
+    );
 
     await waitForIngressMeter(base, user.tokens.write, meterId);
     const now = Date.now();
@@ -80,13 +99,18 @@ t.test('web console in headless Chromium', async (t) => {
     // The page refreshes on demand; the consumer needs a moment to write the records to ClickHouse.
     let values: number[] = [];
     let labels: string[] = [];
-    await waitUntil(async () => {
-      await page.click('button:has-text("Refresh")');
-      await page.waitForSelector('button:has-text("Refresh"):not([disabled])');
-      values = JSON.parse((await page.getAttribute('canvas', 'data-values'))!);
-      labels = JSON.parse((await page.getAttribute('canvas', 'data-labels'))!);
-      return values.reduce((a, b) => a + b, 0) === 14.5;
-    }, 'the chart to show the posted usage', 30_000, 250);
+    await waitUntil(
+      async () => {
+        await page.click('button:has-text("Refresh")');
+        await page.waitForSelector('button:has-text("Refresh"):not([disabled])');
+        values = JSON.parse((await page.getAttribute('canvas', 'data-values'))!);
+        labels = JSON.parse((await page.getAttribute('canvas', 'data-labels'))!);
+        return values.reduce((a, b) => a + b, 0) === 14.5;
+      },
+      'the chart to show the posted usage',
+      30_000,
+      250,
+    );
     const label = (iso: string) => `${iso.slice(5, 10)} ${iso.slice(11, 13)}:00`;
     const at = (iso: string) => values[labels.indexOf(label(iso))];
     if (label(hourAgo) === label(records[0]!.timestamp)) t.equal(at(hourAgo), 14.5, 'all three records in this hour');
@@ -100,9 +124,15 @@ t.test('web console in headless Chromium', async (t) => {
 
     // Day windows over the same range: one bar per day, the total unchanged.
     await page.selectOption('select[name="window"]', 'day');
-    await waitUntil(async () => JSON.parse((await page.getAttribute('canvas', 'data-values'))!).length === 2, 'day windows');
+    await waitUntil(
+      async () => JSON.parse((await page.getAttribute('canvas', 'data-values'))!).length === 2,
+      'day windows',
+    );
     const days = JSON.parse((await page.getAttribute('canvas', 'data-values'))!) as number[];
-    t.equal(days.reduce((a, b) => a + b, 0), 14.5);
+    t.equal(
+      days.reduce((a, b) => a + b, 0),
+      14.5,
+    );
 
     // A range the API would refuse is explained before asking it.
     await page.fill('input[name="start_date"]', '2026-01-01');
@@ -151,7 +181,11 @@ t.test('web console in headless Chromium', async (t) => {
     await page.click('button:has-text("Add card")');
     await page.waitForSelector('text=•••• 4444');
     await page.click('button:has-text("Set as default")');
-    await waitUntil(async () => /mastercard •••• 4444\s*default/.test((await page.textContent('table[data-testid="payment-methods"]')) ?? ''), 'the new default');
+    await waitUntil(
+      async () =>
+        /mastercard •••• 4444\s*default/.test((await page.textContent('table[data-testid="payment-methods"]')) ?? ''),
+      'the new default',
+    );
     t.equal((await api('GET', '/v1/billing')).body.payment_method.last4, '4444', 'the API agrees');
     await screenshot(page, 'payment-methods');
   });
@@ -159,7 +193,9 @@ t.test('web console in headless Chromium', async (t) => {
   let subscriptionId = '';
   await t.test('subscriptions: subscribe to a flat and a metered product', async (t) => {
     const plan = (await api('POST', '/v1/products', { name: 'Pro plan', price: 49.99, currency: 'USD' })).body;
-    const calls = (await api('POST', '/v1/products', { name: 'API calls', price: 0.002, currency: 'USD', pricing: 'metered' })).body;
+    const calls = (
+      await api('POST', '/v1/products', { name: 'API calls', price: 0.002, currency: 'USD', pricing: 'metered' })
+    ).body;
     await page.goto(`${base}/console#/subscriptions`);
     await page.waitForSelector('text=No subscriptions yet.');
     await page.check(`label:has-text("${plan.name}") input`);
@@ -169,8 +205,14 @@ t.test('web console in headless Chromium', async (t) => {
     const list = (await api('GET', '/v1/subscriptions')).body.data;
     t.equal(list.length, 1);
     subscriptionId = list[0].id;
-    t.same(list[0].items, [{ product_id: plan.id, meter_id: null }, { product_id: calls.id, meter_id: meterId }]);
-    t.match(await page.textContent('table[data-testid="subscriptions"]'), /Pro plan[\s\S]*API calls · metered by API requests/);
+    t.same(list[0].items, [
+      { product_id: plan.id, meter_id: null },
+      { product_id: calls.id, meter_id: meterId },
+    ]);
+    t.match(
+      await page.textContent('table[data-testid="subscriptions"]'),
+      /Pro plan[\s\S]*API calls · metered by API requests/,
+    );
     await screenshot(page, 'subscriptions');
   });
 
@@ -191,20 +233,36 @@ t.test('web console in headless Chromium', async (t) => {
       createdAt: '2026-11-01T01:00:00Z',
       lines: [
         { product_id: plan.product_id, description: 'Pro plan', quantity: '1', unit_price: '49.99', amount: '49.99' },
-        { product_id: calls.product_id, meter_id: meterId, description: 'API calls', quantity: '14.5', unit_price: '0.002', amount: '0.03' },
+        {
+          product_id: calls.product_id,
+          meter_id: meterId,
+          description: 'API calls',
+          quantity: '14.5',
+          unit_price: '0.002',
+          amount: '0.03',
+        },
       ],
     });
     await page.goto(`${base}/console#/invoices`);
     await page.waitForSelector(`a:has-text("${invoiceId}")`);
     t.match(await page.textContent('table[data-testid="invoices"]'), /2026-10-01 → 2026-10-31\s*paid\s*50\.02 USD/);
     await screenshot(page, 'invoices');
-    await Promise.all([page.waitForURL(new RegExp(`#/invoices/${invoiceId}$`)), page.click(`a:has-text("${invoiceId}")`)]);
+    await Promise.all([
+      page.waitForURL(new RegExp(`#/invoices/${invoiceId}$`)),
+      page.click(`a:has-text("${invoiceId}")`),
+    ]);
     await page.waitForSelector('table[data-testid="invoice-lines"]');
     t.equal(await page.textContent('[data-testid="invoice-total"]'), '50.02 USD');
-    t.match(await page.textContent('table[data-testid="invoice-lines"]'), /API calls[\s\S]*14\.5[\s\S]*0\.002 USD[\s\S]*0\.03 USD/);
+    t.match(
+      await page.textContent('table[data-testid="invoice-lines"]'),
+      /API calls[\s\S]*14\.5[\s\S]*0\.002 USD[\s\S]*0\.03 USD/,
+    );
     await screenshot(page, 'invoice');
 
-    const [download] = await Promise.all([page.waitForEvent('download'), page.click('button:has-text("Download PDF")')]);
+    const [download] = await Promise.all([
+      page.waitForEvent('download'),
+      page.click('button:has-text("Download PDF")'),
+    ]);
     t.equal(download.suggestedFilename(), `${invoiceId}.pdf`);
     const pdf = await readFile((await download.path())!);
     const facts = readPdf(pdf);
@@ -227,8 +285,16 @@ t.test('web console in headless Chromium', async (t) => {
     await page.check('input[name="events"][value="subscription.updated"]');
     await page.selectOption('select[name="status"]', 'disabled');
     await page.click('button:has-text("Save changes")');
-    await waitUntil(async () => (await api('GET', `/v1/webhooks/${hook.id}`)).body.status === 'disabled', 'the edit to be saved');
-    t.same((await api('GET', `/v1/webhooks/${hook.id}`)).body.events, ['invoice.created', 'invoice.paid', 'payment.failed', 'subscription.updated']);
+    await waitUntil(
+      async () => (await api('GET', `/v1/webhooks/${hook.id}`)).body.status === 'disabled',
+      'the edit to be saved',
+    );
+    t.same((await api('GET', `/v1/webhooks/${hook.id}`)).body.events, [
+      'invoice.created',
+      'invoice.paid',
+      'payment.failed',
+      'subscription.updated',
+    ]);
     await page.waitForSelector('.facts .badge-disabled');
 
     // An invalid URL: the API's problem detail, naming the field, appears on the page.
@@ -254,7 +320,12 @@ t.test('web console in headless Chromium', async (t) => {
 
   await t.test('the access token is refreshed before it expires, and the page keeps working', async (t) => {
     t.equal(tokenCalls[0]?.grant, 'authorization_code');
-    await waitUntil(() => tokenCalls.some((c) => c.grant === 'refresh_token'), 'the page to refresh its token', 70_000, 250);
+    await waitUntil(
+      () => tokenCalls.some((c) => c.grant === 'refresh_token'),
+      'the page to refresh its token',
+      70_000,
+      250,
+    );
     const refresh = tokenCalls.find((c) => c.grant === 'refresh_token')!;
     t.match(refresh, { status: 200, scope: 'read write admin' });
     await page.click('nav.sidebar a:has-text("Meters")');
@@ -264,8 +335,16 @@ t.test('web console in headless Chromium', async (t) => {
     await page.waitForSelector('.signin button:has-text("Sign in")');
     t.match(await page.textContent('.signin'), 'You signed out.');
     await waitUntil(() => tokenCalls.some((c) => c.grant === 'revoke'), 'the revocation request');
-    t.match(tokenCalls.find((c) => c.grant === 'revoke'), { status: 200 }, 'the grant was revoked at the server');
+    t.match(
+      tokenCalls.find((c) => c.grant === 'revoke'),
+      { status: 200 },
+      'the grant was revoked at the server',
+    );
   });
 
-  t.same(consoleErrors.filter((e) => !/status of (402|404|422)/.test(e)), [], 'no console errors beyond the failed requests the test provoked (no CSP violations)');
+  t.same(
+    consoleErrors.filter((e) => !/status of (402|404|422)/.test(e)),
+    [],
+    'no console errors beyond the failed requests the test provoked (no CSP violations)',
+  );
 });

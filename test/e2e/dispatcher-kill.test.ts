@@ -22,12 +22,23 @@ t.test('dispatcher killed with SIGKILL mid-burst; after a restart every event is
   const EVENTS = 1_500;
   const hooks: string[] = [];
   for (let i = 0; i < HOOKS; i++) {
-    const w = await insertWebhook(infra.pg, account.accountId, { url: receiver.url(`/h${i}`), events: ['invoice.paid'], secretSealed: sealWebhookSecret(key, `whsec_kill_test_secret_${i}`) });
+    const w = await insertWebhook(infra.pg, account.accountId, {
+      url: receiver.url(`/h${i}`),
+      events: ['invoice.paid'],
+      secretSealed: sealWebhookSecret(key, `whsec_kill_test_secret_${i}`),
+    });
     hooks.push(w!.id);
   }
   const eventIds = await withTransaction(infra.pg, async (c) => {
     const ids: string[] = [];
-    for (let i = 0; i < EVENTS; i++) ids.push(await appendEvent(c, { accountId: account.accountId, type: 'invoice.paid', data: { invoice_id: `inv_${i}`, amount: i, currency: 'USD' } }));
+    for (let i = 0; i < EVENTS; i++)
+      ids.push(
+        await appendEvent(c, {
+          accountId: account.accountId,
+          type: 'invoice.paid',
+          data: { invoice_id: `inv_${i}`, amount: i, currency: 'USD' },
+        }),
+      );
     return ids;
   });
 
@@ -38,28 +49,53 @@ t.test('dispatcher killed with SIGKILL mid-burst; after a restart every event is
   await first.exited;
   const atKill = receiver.requests.length;
   t.ok(atKill < EVENTS * HOOKS, `killed mid-burst (${atKill} of ${EVENTS * HOOKS} requests received)`);
-  const leased = (await infra.pg.query<{ n: number }>("SELECT count(*)::int AS n FROM webhook_deliveries WHERE status = 'pending' AND lease_until > now()")).rows[0]!.n;
+  const leased = (
+    await infra.pg.query<{ n: number }>(
+      "SELECT count(*)::int AS n FROM webhook_deliveries WHERE status = 'pending' AND lease_until > now()",
+    )
+  ).rows[0]!.n;
   t.comment(`${leased} attempts were leased to the killed process`);
 
   const second = spawnDispatcher(t, config, LEASE_MS);
   await second.ready;
   const key2 = (path: string, id: string) => `${path} ${id}`;
-  await waitUntil(() => {
-    const seen = new Set(receiver.requests.map((r) => key2(r.path, r.headers['x-webhook-id'] as string)));
-    return seen.size === EVENTS * HOOKS;
-  }, 'every event at every webhook', 120_000);
-  await waitUntil(async () => (await infra.pg.query("SELECT 1 FROM webhook_deliveries WHERE status <> 'succeeded'")).rowCount === 0, 'every attempt recorded as succeeded', 60_000);
+  await waitUntil(
+    () => {
+      const seen = new Set(receiver.requests.map((r) => key2(r.path, r.headers['x-webhook-id'] as string)));
+      return seen.size === EVENTS * HOOKS;
+    },
+    'every event at every webhook',
+    120_000,
+  );
+  await waitUntil(
+    async () => (await infra.pg.query("SELECT 1 FROM webhook_deliveries WHERE status <> 'succeeded'")).rowCount === 0,
+    'every attempt recorded as succeeded',
+    60_000,
+  );
 
   const perPair = new Map<string, number>();
-  for (const r of receiver.requests) perPair.set(key2(r.path, r.headers['x-webhook-id'] as string), (perPair.get(key2(r.path, r.headers['x-webhook-id'] as string)) ?? 0) + 1);
+  for (const r of receiver.requests)
+    perPair.set(
+      key2(r.path, r.headers['x-webhook-id'] as string),
+      (perPair.get(key2(r.path, r.headers['x-webhook-id'] as string)) ?? 0) + 1,
+    );
   for (let i = 0; i < HOOKS; i++) {
     const ids = new Set(receiver.at(`/h${i}`).map((r) => r.headers['x-webhook-id']));
     t.equal(ids.size, EVENTS, `webhook ${i}: every event id arrived`);
-    t.ok(eventIds.every((id) => ids.has(id)), `webhook ${i}: exactly the burst's events`);
+    t.ok(
+      eventIds.every((id) => ids.has(id)),
+      `webhook ${i}: exactly the burst's events`,
+    );
   }
   const duplicated = [...perPair.values()].filter((n) => n > 1).length;
-  t.ok([...perPair.values()].every((n) => n <= 2), 'nothing arrived more than twice');
-  t.ok(duplicated <= 512, `duplicates (${duplicated}) only for requests the killed process could have had in flight (≤ its global limit, 512)`);
+  t.ok(
+    [...perPair.values()].every((n) => n <= 2),
+    'nothing arrived more than twice',
+  );
+  t.ok(
+    duplicated <= 512,
+    `duplicates (${duplicated}) only for requests the killed process could have had in flight (≤ its global limit, 512)`,
+  );
   const rows = (await infra.pg.query<{ n: number }>('SELECT count(*)::int AS n FROM webhook_deliveries')).rows[0]!.n;
   t.equal(rows, EVENTS * HOOKS, 'one attempt row per event and webhook: the lost ones were sent again, not duplicated');
   second.child.kill('SIGTERM');

@@ -32,7 +32,11 @@ t.test('consumer processes killed with SIGKILL mid-stream; totals stay exact', a
       sent += perRequest;
       // Every tenth request is a retry of the previous one: same ids, counted once.
       const base = first % (perRequest * 10) === perRequest * 9 ? first - perRequest : first;
-      const body = Array.from({ length: perRequest }, (_, i) => ({ id: `k-${base + i}`, value: ((base + i) % 1000) / 100, timestamp: ts }));
+      const body = Array.from({ length: perRequest }, (_, i) => ({
+        id: `k-${base + i}`,
+        value: ((base + i) % 1000) / 100,
+        timestamp: ts,
+      }));
       const res = await postJson(api.url, `/v1/meters/${meter.id}/usage`, W, body);
       if (res.status !== 202) throw new Error(`unexpected ${res.status}: ${JSON.stringify(res.body)}`);
       if (base === first) {
@@ -44,10 +48,20 @@ t.test('consumer processes killed with SIGKILL mid-stream; totals stay exact', a
   };
   const producing = Promise.all([produce(), produce()]);
 
-  await waitUntil(async () => (await storedCount(infra, meter.id)) >= total * 0.15, '15% of the stream stored', 60_000, 50);
+  await waitUntil(
+    async () => (await storedCount(infra, meter.id)) >= total * 0.15,
+    '15% of the stream stored',
+    60_000,
+    50,
+  );
   a.child.kill('SIGKILL');
   t.equal(await a.exited, null, 'consumer A killed by SIGKILL');
-  await waitUntil(async () => (await storedCount(infra, meter.id)) >= total * 0.4, '40% stored by the survivor', 60_000, 50);
+  await waitUntil(
+    async () => (await storedCount(infra, meter.id)) >= total * 0.4,
+    '40% stored by the survivor',
+    60_000,
+    50,
+  );
   b.child.kill('SIGKILL');
   await b.exited;
   const atKill = await storedCount(infra, meter.id);
@@ -57,18 +71,33 @@ t.test('consumer processes killed with SIGKILL mid-stream; totals stay exact', a
 
   const c = spawnConsumer(t, config);
   await c.ready;
-  await waitUntil(async () => (await storedCount(infra, meter.id)) === acceptedCount, `${acceptedCount} distinct records stored`, 90_000, 200);
+  await waitUntil(
+    async () => (await storedCount(infra, meter.id)) === acceptedCount,
+    `${acceptedCount} distinct records stored`,
+    90_000,
+    200,
+  );
   // Every message acked: nothing pending that could still add rows.
   const jsm = await jetstreamManager(infra.nats);
-  await waitUntil(async () => {
-    const ci = await jsm.consumers.info(infra.natsNames.usageStream, infra.natsNames.usageConsumer);
-    return ci.num_pending === 0 && ci.num_ack_pending === 0;
-  }, 'the durable consumer to be drained', 30_000);
-  const rs = await infra.clickhouse.query({ query: `SELECT count() AS c, toString(sum(value)) AS s FROM usage_records FINAL WHERE meter_id = '${meter.id}'`, format: 'JSONEachRow' });
+  await waitUntil(
+    async () => {
+      const ci = await jsm.consumers.info(infra.natsNames.usageStream, infra.natsNames.usageConsumer);
+      return ci.num_pending === 0 && ci.num_ack_pending === 0;
+    },
+    'the durable consumer to be drained',
+    30_000,
+  );
+  const rs = await infra.clickhouse.query({
+    query: `SELECT count() AS c, toString(sum(value)) AS s FROM usage_records FINAL WHERE meter_id = '${meter.id}'`,
+    format: 'JSONEachRow',
+  });
   const [row] = await rs.json<{ c: string; s: string }>();
   t.equal(Number(row!.c), acceptedCount, 'exact count');
   t.equal(Number(row!.s), acceptedMilli / 100, `exact sum ${acceptedMilli / 100}`);
-  const res = await fetch(`${api.url}/v1/meters/${meter.id}/usage?window=none&start_date=${ts.slice(0, 10)}&end_date=${ts.slice(0, 10)}`, { headers: acct.auth.read });
+  const res = await fetch(
+    `${api.url}/v1/meters/${meter.id}/usage?window=none&start_date=${ts.slice(0, 10)}&end_date=${ts.slice(0, 10)}`,
+    { headers: acct.auth.read },
+  );
   const body = (await res.json()) as any;
   t.equal(body.count, acceptedCount, 'the usage API reports the exact count');
   t.equal(body.value, acceptedMilli / 100, 'and the exact sum');

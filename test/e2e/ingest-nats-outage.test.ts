@@ -3,7 +3,18 @@ import { jetstreamManager } from '@nats-io/jetstream';
 import { PrivateNats } from '../fixtures/private-nats.js';
 import { isolatedConfig, waitUntil } from '../fixtures/env.js';
 import { createTestAccount } from '../fixtures/auth.js';
-import { createMeter, iso, post, postJson, setMeterStatus, startConsumer, startUsageApi, storedCount, storedIds, waitForMeter } from '../integration/ingest-helpers.js';
+import {
+  createMeter,
+  iso,
+  post,
+  postJson,
+  setMeterStatus,
+  startConsumer,
+  startUsageApi,
+  storedCount,
+  storedIds,
+  waitForMeter,
+} from '../integration/ingest-helpers.js';
 
 // A private nats-server (never the shared one) is stopped in the middle of a stream of usage posts and
 // started again: 503 + Retry-After while it is down, 202 again after, and ClickHouse ends up holding
@@ -79,12 +90,21 @@ t.test('NATS stopped mid-stream', async (t) => {
   t.ok(accepted.size > before.accepted + 3_000, `${accepted.size} records accepted in all`);
   t.equal([...refused].filter((id) => accepted.has(id)).length, 0);
 
-  await waitUntil(async () => (await storedCount(infra, meter.id)) >= accepted.size, `${accepted.size} records stored`, 60_000, 200);
+  await waitUntil(
+    async () => (await storedCount(infra, meter.id)) >= accepted.size,
+    `${accepted.size} records stored`,
+    60_000,
+    200,
+  );
   const jsm = await jetstreamManager(infra.nats);
-  await waitUntil(async () => {
-    const ci = await jsm.consumers.info(infra.natsNames.usageStream, infra.natsNames.usageConsumer);
-    return ci.num_pending === 0 && ci.num_ack_pending === 0;
-  }, 'the stream to be fully consumed', 30_000);
+  await waitUntil(
+    async () => {
+      const ci = await jsm.consumers.info(infra.natsNames.usageStream, infra.natsNames.usageConsumer);
+      return ci.num_pending === 0 && ci.num_ack_pending === 0;
+    },
+    'the stream to be fully consumed',
+    30_000,
+  );
   const stored = await storedIds(infra, meter.id);
   t.equal(stored.size, accepted.size, 'ClickHouse holds exactly as many records as got 202');
   t.equal([...accepted].filter((id) => !stored.has(id)).length, 0, 'every 202 record is stored');
@@ -92,9 +112,19 @@ t.test('NATS stopped mid-stream', async (t) => {
   t.equal((await fetch(`${api.url}/readyz`)).status, 200, 'ready again');
   // The registry's KV watch resumed after the restart: a deactivation still reaches the ingress.
   await setMeterStatus(infra, spare, 'inactive');
-  await waitUntil(async () => (await postJson(api.url, `/v1/meters/${spare.id}/usage`, W, { value: 1, timestamp: ts })).status === 409, 'a deactivation after the restart to reach the ingress', 30_000);
+  await waitUntil(
+    async () =>
+      (await postJson(api.url, `/v1/meters/${spare.id}/usage`, W, { value: 1, timestamp: ts })).status === 409,
+    'a deactivation after the restart to reach the ingress',
+    30_000,
+  );
   t.pass('a deactivation after the restart reached the ingress within 2 s');
   const outcomes = await infra.metrics.registry.getSingleMetricAsString('meterline_usage_messages_total');
   t.notMatch(outcomes, /outcome="unknown"/, 'every publish caught by the outage was settled (no unknown outcome)');
-  t.comment(outcomes.split('\n').filter((l) => !l.startsWith('#')).join('; '));
+  t.comment(
+    outcomes
+      .split('\n')
+      .filter((l) => !l.startsWith('#'))
+      .join('; '),
+  );
 });

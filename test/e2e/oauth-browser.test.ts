@@ -7,7 +7,15 @@ import { join } from 'node:path';
 import { chromium } from 'playwright-core';
 import { freePort } from '../fixtures/env.js';
 import { CHROMIUM_PATH } from '../fixtures/tools.js';
-import { basicAuth, CHALLENGE, createUser, postForm, registerClient, startOAuthServer, VERIFIER } from '../fixtures/oauth.js';
+import {
+  basicAuth,
+  CHALLENGE,
+  createUser,
+  postForm,
+  registerClient,
+  startOAuthServer,
+  VERIFIER,
+} from '../fixtures/oauth.js';
 
 /**
  * A real headless Chromium (Debian's, installed by the test set-up) signs in, approves, and lands on
@@ -15,7 +23,10 @@ import { basicAuth, CHALLENGE, createUser, postForm, registerClient, startOAuthS
  * browser really handles them.
  */
 t.test('headless Chromium: sign in, approve, land on the redirect URI with a code', async (t) => {
-  t.ok(existsSync(CHROMIUM_PATH), `${CHROMIUM_PATH} is installed (npm test installs it; else: apt-get install -y chromium)`);
+  t.ok(
+    existsSync(CHROMIUM_PATH),
+    `${CHROMIUM_PATH} is installed (npm test installs it; else: apt-get install -y chromium)`,
+  );
   const { base, infra } = await startOAuthServer(t);
   const user = await createUser(infra);
 
@@ -36,7 +47,16 @@ t.test('headless Chromium: sign in, approve, land on the redirect URI with a cod
   const context = await chromium.launchPersistentContext(userDataDir, {
     executablePath: CHROMIUM_PATH,
     headless: true,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
     timeout: 60_000,
   });
   t.teardown(() => context.close());
@@ -45,7 +65,15 @@ t.test('headless Chromium: sign in, approve, land on the redirect URI with a cod
   page.on('console', (m) => m.type() === 'error' && consoleErrors.push(m.text()));
 
   const authorize = new URL('/oauth/authorize', base);
-  authorize.search = new URLSearchParams({ response_type: 'code', client_id: client.clientId, redirect_uri: redirectUri, scope: 'read write', state: 'browser-state', code_challenge: CHALLENGE, code_challenge_method: 'S256' }).toString();
+  authorize.search = new URLSearchParams({
+    response_type: 'code',
+    client_id: client.clientId,
+    redirect_uri: redirectUri,
+    scope: 'read write',
+    state: 'browser-state',
+    code_challenge: CHALLENGE,
+    code_challenge_method: 'S256',
+  }).toString();
   const signIn = await page.goto(authorize.toString());
   t.equal(signIn?.status(), 200);
   t.match(await page.title(), /Sign in/);
@@ -60,7 +88,10 @@ t.test('headless Chromium: sign in, approve, land on the redirect URI with a cod
   t.match(await page.textContent('h1'), /Browser Test App wants to access your meterline account/);
   t.match(await page.textContent('main'), new RegExp(`Signed in as ${user.email.replace(/\./g, '\\.')}`));
 
-  await Promise.all([page.waitForURL((u) => u.toString().startsWith(redirectUri)), page.click('button[name="decision"][value="approve"]')]);
+  await Promise.all([
+    page.waitForURL((u) => u.toString().startsWith(redirectUri)),
+    page.click('button[name="decision"][value="approve"]'),
+  ]);
   const landed = new URL(page.url());
   t.equal(`${landed.origin}${landed.pathname}`, redirectUri);
   t.match(landed.searchParams.get('code'), /^[A-Za-z0-9_-]{43}$/);
@@ -71,7 +102,16 @@ t.test('headless Chromium: sign in, approve, land on the redirect URI with a cod
   t.same(consoleErrors, [], 'no console errors (CSP violations would show here)');
 
   // The client finishes the job.
-  const tokens = await postForm(`${base}/oauth/token`, { grant_type: 'authorization_code', code: landed.searchParams.get('code')!, redirect_uri: redirectUri, code_verifier: VERIFIER }, { authorization: basicAuth(client.clientId, client.clientSecret!) });
+  const tokens = await postForm(
+    `${base}/oauth/token`,
+    {
+      grant_type: 'authorization_code',
+      code: landed.searchParams.get('code')!,
+      redirect_uri: redirectUri,
+      code_verifier: VERIFIER,
+    },
+    { authorization: basicAuth(client.clientId, client.clientSecret!) },
+  );
   t.equal(tokens.status, 200, `token exchange (${tokens.body?.error ?? 'ok'})`);
   t.equal(tokens.body.scope, 'read write');
 });

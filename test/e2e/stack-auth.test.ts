@@ -48,25 +48,50 @@ t.test('the launched servers refuse clients without credentials; roles get least
   const file = join(root, '.data', 'credentials.json');
   t.equal(statSync(file).mode & 0o777, 0o600, 'credentials.json is readable by its owner only');
   const creds = JSON.parse(readFileSync(file, 'utf8'));
-  t.ok(up.servers.every((s) => s.secured && !/:[^/@]+@/.test(s.url)), 'every server is secured; printed URLs carry no password');
+  t.ok(
+    up.servers.every((s) => s.secured && !/:[^/@]+@/.test(s.url)),
+    'every server is secured; printed URLs carry no password',
+  );
   const admin = up.profiles.admin;
   const app = up.profiles.api;
 
   t.match(await pgError(withoutPassword(admin.DATABASE_URL)), /password/, 'Postgres: no password, no connection');
-  t.match(await pgError(withoutPassword(admin.DATABASE_URL) .replace('postgres@', 'postgres:wrong@')), /password authentication failed/, 'Postgres: a wrong password is refused');
+  t.match(
+    await pgError(withoutPassword(admin.DATABASE_URL).replace('postgres@', 'postgres:wrong@')),
+    /password authentication failed/,
+    'Postgres: a wrong password is refused',
+  );
   t.equal(await pgError(admin.DATABASE_URL), 'ok', 'Postgres: the superuser logs in with its password');
-  t.match(await pgError(app.DATABASE_URL, 'CREATE DATABASE nope'), /permission denied/, 'the app role cannot create databases');
+  t.match(
+    await pgError(app.DATABASE_URL, 'CREATE DATABASE nope'),
+    /permission denied/,
+    'the app role cannot create databases',
+  );
   t.match(await pgError(app.DATABASE_URL, 'CREATE ROLE nope'), /permission denied/, 'the app role cannot create roles');
-  t.match(await pgError(app.DATABASE_URL, 'CREATE TABLE nope (x int)'), /permission denied/, 'the app role cannot create tables');
+  t.match(
+    await pgError(app.DATABASE_URL, 'CREATE TABLE nope (x int)'),
+    /permission denied/,
+    'the app role cannot create tables',
+  );
 
-  await t.rejects(natsConnect(withoutPassword(admin.NATS_URL).replace(/\/\/[^@]*@/, '//')), /Authorization Violation/, 'NATS: no user, no connection');
-  await t.rejects(natsConnect(withoutPassword(app.NATS_URL, 'api').replace('api@', 'api:wrong@')), /Authorization Violation/, 'NATS: a wrong password is refused');
+  await t.rejects(
+    natsConnect(withoutPassword(admin.NATS_URL).replace(/\/\/[^@]*@/, '//')),
+    /Authorization Violation/,
+    'NATS: no user, no connection',
+  );
+  await t.rejects(
+    natsConnect(withoutPassword(app.NATS_URL, 'api').replace('api@', 'api:wrong@')),
+    /Authorization Violation/,
+    'NATS: a wrong password is refused',
+  );
 
   const ch = new URL(admin.CLICKHOUSE_URL);
   const anonymous = await fetch(`http://${ch.host}/?query=SELECT%201`);
   t.not(anonymous.status, 200, 'ClickHouse: no password, no query');
   t.match(await anonymous.text(), /Password required|password is incorrect|Authentication failed/);
-  const withPassword = await fetch(`http://${ch.host}/?query=SELECT%201`, { headers: { authorization: `Basic ${Buffer.from(`default:${creds.clickhouse.default}`).toString('base64')}` } });
+  const withPassword = await fetch(`http://${ch.host}/?query=SELECT%201`, {
+    headers: { authorization: `Basic ${Buffer.from(`default:${creds.clickhouse.default}`).toString('base64')}` },
+  });
   t.equal((await withPassword.text()).trim(), '1', 'ClickHouse: the password works');
 
   const api = await natsConnect(app.NATS_URL);
@@ -77,7 +102,10 @@ t.test('the launched servers refuse clients without credentials; roles get least
   })();
   api.publish('events.forged', 'x');
   await api.flush();
-  await waitUntil(() => denied.some((e) => /Permissions Violation.*events\.forged/i.test(e)), 'the api user to be denied publishing events');
+  await waitUntil(
+    () => denied.some((e) => /Permissions Violation.*events\.forged/i.test(e)),
+    'the api user to be denied publishing events',
+  );
   const jsm = await jetstreamManager(api);
   await t.rejects(jsm.streams.add({ name: 'FORGED', subjects: ['forged.>'] }), 'the api user cannot create streams');
 });
@@ -89,7 +117,14 @@ t.test('meterline up runs every role with its own credentials', async (t) => {
   const port = await freePort();
   const SECRET_KEY = randomBytes(32).toString('hex');
   const child = spawn(process.execPath, [repoPath('bin/meterline.js'), 'up'], {
-    env: { ...env, METERLINE_ROOT: root, PORT: String(port), SECRET_KEY, LOG_LEVEL: 'warn', USAGE_STREAM_MAX_BYTES: String(64 * 1024 * 1024) },
+    env: {
+      ...env,
+      METERLINE_ROOT: root,
+      PORT: String(port),
+      SECRET_KEY,
+      LOG_LEVEL: 'warn',
+      USAGE_STREAM_MAX_BYTES: String(64 * 1024 * 1024),
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let stdout = '';
@@ -121,16 +156,31 @@ t.test('meterline up runs every role with its own credentials', async (t) => {
     body: JSON.stringify({ id: 'r-1', value: 3, timestamp: new Date(Date.now() - 60_000).toISOString() }),
   });
   t.equal(posted.status, 202, 'the api role publishes usage');
-  await waitUntil(async () => (await storedCount(infra, meterId)) === 1, 'the consumer role to store the record', 30_000, 100);
-  const client = await infra.pg.connect();
-  const eventId = await appendEvent(client, { accountId: acct.accountId, type: 'subscription.updated', data: {} }).finally(() => client.release());
   await waitUntil(
-    async () => (await infra.pg.query('SELECT published_at FROM outbox_events WHERE id = $1', [eventId])).rows[0]?.published_at != null,
+    async () => (await storedCount(infra, meterId)) === 1,
+    'the consumer role to store the record',
+    30_000,
+    100,
+  );
+  const client = await infra.pg.connect();
+  const eventId = await appendEvent(client, {
+    accountId: acct.accountId,
+    type: 'subscription.updated',
+    data: {},
+  }).finally(() => client.release());
+  await waitUntil(
+    async () =>
+      (await infra.pg.query('SELECT published_at FROM outbox_events WHERE id = $1', [eventId])).rows[0]?.published_at !=
+      null,
     'the dispatcher role to publish the event to the EVENTS stream',
     30_000,
     100,
   );
-  t.notMatch(readFileSync(join(root, '.data', 'nats', 'nats.log'), 'utf8'), /Violation/, 'no role hit a NATS permission it lacks');
+  t.notMatch(
+    readFileSync(join(root, '.data', 'nats', 'nats.log'), 'utf8'),
+    /Violation/,
+    'no role hit a NATS permission it lacks',
+  );
 
   child.kill('SIGINT');
   t.equal(await exited, 0, 'meterline up exits 0 after SIGINT');

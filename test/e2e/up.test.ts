@@ -31,7 +31,10 @@ t.test('meterline up: roles, readiness, crash restart, clean SIGINT', async (t) 
     // JetStream reserves a stream's byte cap up front: keep this run's USAGE stream small on the shared server.
     USAGE_STREAM_MAX_BYTES: String(64 * 1024 * 1024),
   };
-  const child = spawn(process.execPath, [repoPath('bin/meterline.js'), 'up'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [repoPath('bin/meterline.js'), 'up'], {
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let stdout = '';
   const stderrLines: string[] = [];
   child.stdout.on('data', (d) => (stdout += d));
@@ -41,14 +44,18 @@ t.test('meterline up: roles, readiness, crash restart, clean SIGINT', async (t) 
     if (child.exitCode === null) child.kill('SIGKILL');
   });
 
-  await waitUntil(() => {
-    try {
-      JSON.parse(stdout);
-      return true;
-    } catch {
-      return child.exitCode !== null;
-    }
-  }, 'meterline up to print its JSON', 60_000);
+  await waitUntil(
+    () => {
+      try {
+        JSON.parse(stdout);
+        return true;
+      } catch {
+        return child.exitCode !== null;
+      }
+    },
+    'meterline up to print its JSON',
+    60_000,
+  );
   const started = JSON.parse(stdout);
   t.equal(started.base_url, `http://127.0.0.1:${port}`);
   t.same(Object.keys(started.roles).sort(), ['api', 'billing', 'consumer', 'dispatcher']);
@@ -61,20 +68,45 @@ t.test('meterline up: roles, readiness, crash restart, clean SIGINT', async (t) 
 
   // First run: the console's URL, and (no account yet) the one command that makes one — which works.
   t.equal(started.console_url, `${started.base_url}/console`);
-  await waitUntil(() => stderrLines.some((l) => l.trim() === 'npx meterline accounts create --demo'), 'the first-run hint');
+  await waitUntil(
+    () => stderrLines.some((l) => l.trim() === 'npx meterline accounts create --demo'),
+    'the first-run hint',
+  );
   t.ok(stderrLines.includes(`console: ${started.base_url}/console`));
-  const demo = JSON.parse((await promisify(execFile)(process.execPath, [repoPath('bin/meterline.js'), 'accounts', 'create', '--demo'], { env })).stdout);
-  t.match(demo, { meter_id: /^mtr_/, subscription_id: /^sub_/, payment_method_id: /^pm_/, usage_records: 72, operator: true, console_url: `${started.base_url}/console`, email: /@example\.com$/ });
+  const demo = JSON.parse(
+    (
+      await promisify(execFile)(process.execPath, [repoPath('bin/meterline.js'), 'accounts', 'create', '--demo'], {
+        env,
+      })
+    ).stdout,
+  );
+  t.match(demo, {
+    meter_id: /^mtr_/,
+    subscription_id: /^sub_/,
+    payment_method_id: /^pm_/,
+    usage_records: 72,
+    operator: true,
+    console_url: `${started.base_url}/console`,
+    email: /@example\.com$/,
+  });
 
   const consumerPid = started.roles.consumer.pid as number;
   process.kill(consumerPid, 'SIGKILL');
-  await waitUntil(() => stderrLines.some((l) => l.includes('"role consumer restarted"')), 'the consumer to be restarted', 30_000);
-  t.ok(stderrLines.some((l) => /role consumer exited unexpectedly/.test(l)), 'the crash is reported');
+  await waitUntil(
+    () => stderrLines.some((l) => l.includes('"role consumer restarted"')),
+    'the consumer to be restarted',
+    30_000,
+  );
+  t.ok(
+    stderrLines.some((l) => /role consumer exited unexpectedly/.test(l)),
+    'the crash is reported',
+  );
   const restarted = JSON.parse(stderrLines.find((l) => l.includes('"role consumer restarted"'))!);
   t.not(restarted.pid, consumerPid);
   t.ok(alive(restarted.pid));
 
   child.kill('SIGINT');
   t.equal(await exited, 0, 'exits 0 after SIGINT');
-  for (const pid of [...pids.filter((p) => p !== consumerPid), restarted.pid]) t.notOk(alive(pid), `role process ${pid} is gone`);
+  for (const pid of [...pids.filter((p) => p !== consumerPid), restarted.pid])
+    t.notOk(alive(pid), `role process ${pid} is gone`);
 });

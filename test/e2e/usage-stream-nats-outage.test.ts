@@ -4,7 +4,15 @@ import { PrivateNats } from '../fixtures/private-nats.js';
 import { isolatedConfig, waitUntil } from '../fixtures/env.js';
 import { createTestAccount } from '../fixtures/auth.js';
 import { StreamClient } from '../fixtures/usage-stream.js';
-import { createMeter, iso, startConsumer, startUsageApi, storedCount, storedIds, waitForMeter } from '../integration/ingest-helpers.js';
+import {
+  createMeter,
+  iso,
+  startConsumer,
+  startUsageApi,
+  storedCount,
+  storedIds,
+  waitForMeter,
+} from '../integration/ingest-helpers.js';
 
 // A private nats-server (never the shared one) is stopped while a usage WebSocket streams frames, then started
 // again: frames get `unavailable` while it is down and acks again after, the socket stays open, and ClickHouse
@@ -51,12 +59,21 @@ t.test('NATS stopped mid-stream (WebSocket)', async (t) => {
   const refusedIds = new Set(c.answers.filter((a) => a.error).flatMap((a) => idsOf(a.seq!)));
   t.ok(refusedIds.size >= 200, `${refusedIds.size} records refused during the outage`);
 
-  await waitUntil(async () => (await storedCount(infra, meter.id)) >= ackedIds.size, `${ackedIds.size} records stored`, 60_000, 200);
+  await waitUntil(
+    async () => (await storedCount(infra, meter.id)) >= ackedIds.size,
+    `${ackedIds.size} records stored`,
+    60_000,
+    200,
+  );
   const jsm = await jetstreamManager(infra.nats);
-  await waitUntil(async () => {
-    const ci = await jsm.consumers.info(infra.natsNames.usageStream, infra.natsNames.usageConsumer);
-    return ci.num_pending === 0 && ci.num_ack_pending === 0;
-  }, 'the stream to be fully consumed', 30_000);
+  await waitUntil(
+    async () => {
+      const ci = await jsm.consumers.info(infra.natsNames.usageStream, infra.natsNames.usageConsumer);
+      return ci.num_pending === 0 && ci.num_ack_pending === 0;
+    },
+    'the stream to be fully consumed',
+    30_000,
+  );
   const stored = await storedIds(infra, meter.id);
   t.equal(stored.size, ackedIds.size, 'ClickHouse holds exactly as many records as were acknowledged');
   t.equal([...ackedIds].filter((id) => !stored.has(id)).length, 0, 'every acknowledged record is stored');

@@ -19,7 +19,15 @@ t.test('no card number, CVC or webhook secret is stored in clear or logged', asy
   const config = await isolatedConfig(t);
   const infra = await testInfra(t, config, 'api');
   let logged = '';
-  infra.log = pino({ level: 'trace' }, new Writable({ write(chunk, _enc, done) { logged += chunk.toString(); done(); } }));
+  infra.log = pino(
+    { level: 'trace' },
+    new Writable({
+      write(chunk, _enc, done) {
+        logged += chunk.toString();
+        done();
+      },
+    }),
+  );
   const service = new ApiService(infra, undefined, await createAuthenticator(infra));
   await service.start();
   t.teardown(() => service.stop());
@@ -28,7 +36,11 @@ t.test('no card number, CVC or webhook secret is stored in clear or logged', asy
   // Every POST carries an Idempotency-Key: saved replays must not become a copy of the secrets in clear.
   let keyCounter = 0;
   const post = async (path: string, body: unknown, key = `at-rest-${++keyCounter}`) => {
-    const res = await fetch(api.url + path, { method: 'POST', headers: { ...a.auth.write, 'content-type': 'application/json', 'idempotency-key': key }, body: JSON.stringify(body) });
+    const res = await fetch(api.url + path, {
+      method: 'POST',
+      headers: { ...a.auth.write, 'content-type': 'application/json', 'idempotency-key': key },
+      body: JSON.stringify(body),
+    });
     return { status: res.status, body: (await res.json()) as any };
   };
   const year = new Date().getUTCFullYear() + 4;
@@ -39,21 +51,41 @@ t.test('no card number, CVC or webhook secret is stored in clear or logged', asy
     { typed: '4000000000009995', digits: '4000000000009995', cvc: '6481' },
   ];
   for (const c of cards) {
-    const res = await post('/v1/billing/payment-methods', { type: 'card', card: { number: c.typed, exp_month: 11, exp_year: year, cvc: c.cvc } });
+    const res = await post('/v1/billing/payment-methods', {
+      type: 'card',
+      card: { number: c.typed, exp_month: 11, exp_year: year, cvc: c.cvc },
+    });
     t.equal(res.status, 201, c.typed);
   }
-  const declined = await post('/v1/billing/payment-methods', { type: 'card', card: { number: '4000000000000002', exp_month: 11, exp_year: year, cvc: '9173' } });
+  const declined = await post('/v1/billing/payment-methods', {
+    type: 'card',
+    card: { number: '4000000000000002', exp_month: 11, exp_year: year, cvc: '9173' },
+  });
   t.equal(declined.status, 402);
-  const invalid = await post('/v1/billing/payment-methods', { type: 'card', card: { number: '4111111111111112', exp_month: 13, exp_year: year, cvc: '4826' } });
+  const invalid = await post('/v1/billing/payment-methods', {
+    type: 'card',
+    card: { number: '4111111111111112', exp_month: 13, exp_year: year, cvc: '4826' },
+  });
   t.equal(invalid.status, 422);
 
   const supplied = 'my-very-own-signing-secret-b1f3e2';
-  t.equal((await post('/v1/webhooks', { url: 'https://example.com/a', events: ['invoice.paid'], secret: supplied })).status, 201);
-  const generated = await post('/v1/webhooks', { url: 'https://example.com/b', events: ['invoice.paid'] }, 'generated-secret-key');
+  t.equal(
+    (await post('/v1/webhooks', { url: 'https://example.com/a', events: ['invoice.paid'], secret: supplied })).status,
+    201,
+  );
+  const generated = await post(
+    '/v1/webhooks',
+    { url: 'https://example.com/b', events: ['invoice.paid'] },
+    'generated-secret-key',
+  );
   t.equal(generated.status, 201);
   const generatedSecret = generated.body.secret as string;
   t.ok(generatedSecret.length >= 32);
-  const replayed = await post('/v1/webhooks', { url: 'https://example.com/b', events: ['invoice.paid'] }, 'generated-secret-key');
+  const replayed = await post(
+    '/v1/webhooks',
+    { url: 'https://example.com/b', events: ['invoice.paid'] },
+    'generated-secret-key',
+  );
   t.same(replayed.body, generated.body, 'the replay returns the first response, secret included, from its sealed copy');
   const rotated = 'rotated-secret-value-9d8c7b6a';
   const patch = await fetch(`${api.url}/v1/webhooks/${generated.body.id}`, {
@@ -63,12 +95,16 @@ t.test('no card number, CVC or webhook secret is stored in clear or logged', asy
   });
   t.equal(patch.status, 200);
 
-  const { stdout: dump } = await promisify(execFile)(PG_DUMP, ['--no-owner', '--dbname', config.DATABASE_URL], { maxBuffer: 64 * 1024 * 1024 });
+  const { stdout: dump } = await promisify(execFile)(PG_DUMP, ['--no-owner', '--dbname', config.DATABASE_URL], {
+    maxBuffer: 64 * 1024 * 1024,
+  });
   t.match(dump, /COPY public\.payment_methods/, 'the dump holds the payment methods');
   t.match(dump, /COPY public\.webhooks/, 'and the webhooks');
 
   const rows: string[] = [];
-  const tables = await api.infra.pg.query<{ schemaname: string; tablename: string }>("SELECT schemaname, tablename FROM pg_tables WHERE schemaname = 'public'");
+  const tables = await api.infra.pg.query<{ schemaname: string; tablename: string }>(
+    "SELECT schemaname, tablename FROM pg_tables WHERE schemaname = 'public'",
+  );
   for (const { tablename } of tables.rows) {
     const r = await api.infra.pg.query(`SELECT t::text AS row FROM public."${tablename}" t`);
     rows.push(...r.rows.map((x) => `${tablename}: ${x.row}`));
@@ -77,9 +113,17 @@ t.test('no card number, CVC or webhook secret is stored in clear or logged', asy
   const everything = dump + '\n' + rows.join('\n') + '\n' + logged;
 
   // A CVC is short enough to occur inside random ids and hashes: look for it as a whole value.
-  const asValue = (v: string) => new RegExp(`(^|[\\s,:;"'(){}\\[\\]=|])${v}($|[\\s,:;"'(){}\\[\\]=|])`, 'm').test(everything);
-  t.ok(asValue('1111') && asValue('8431') && asValue(String(year)), 'what is kept (last4, expiry) is found as values: the matcher works');
-  for (const c of [...cards, { typed: '4000000000000002', digits: '4000000000000002', cvc: '9173' }, { typed: '4111111111111112', digits: '4111111111111112', cvc: '4826' }]) {
+  const asValue = (v: string) =>
+    new RegExp(`(^|[\\s,:;"'(){}\\[\\]=|])${v}($|[\\s,:;"'(){}\\[\\]=|])`, 'm').test(everything);
+  t.ok(
+    asValue('1111') && asValue('8431') && asValue(String(year)),
+    'what is kept (last4, expiry) is found as values: the matcher works',
+  );
+  for (const c of [
+    ...cards,
+    { typed: '4000000000000002', digits: '4000000000000002', cvc: '9173' },
+    { typed: '4111111111111112', digits: '4111111111111112', cvc: '4826' },
+  ]) {
     t.notOk(everything.includes(c.digits), `number ${c.digits.slice(-4)} not stored`);
     t.notOk(everything.includes(c.typed), `number as typed not stored`);
     t.notOk(asValue(c.cvc), `cvc of ${c.digits.slice(-4)} not stored as a value`);

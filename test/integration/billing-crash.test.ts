@@ -10,7 +10,12 @@ import { newId } from '../../shared/ids.js';
  */
 
 /** `n` subscriptions of the account (rows written as POST /v1/subscriptions writes them; set-up speed). */
-async function subscriptions(w: BillingWorld, account: TestAccount, n: number, items: { product_id: string; meter_id?: string }[]): Promise<string[]> {
+async function subscriptions(
+  w: BillingWorld,
+  account: TestAccount,
+  n: number,
+  items: { product_id: string; meter_id?: string }[],
+): Promise<string[]> {
   const ids = Array.from({ length: n }, () => newId('sub'));
   await w.api.infra.pg.query(
     `INSERT INTO subscriptions (id, account_id, status, currency, created_at) SELECT unnest($1::text[]), $2, 'active', 'USD', '2026-11-02T00:00:00Z'`,
@@ -33,7 +38,11 @@ async function checkInvariants(t: Test, w: BillingWorld, subs: string[], label: 
        FROM invoices WHERE subscription_id = ANY($1) AND period_start = '2026-11-01'`,
     [subs],
   );
-  t.same(inv.rows[0], { n: subs.length, subs: subs.length, paid: subs.length, one_attempt: subs.length }, `${label}: one invoice per subscription, each paid at its first attempt`);
+  t.same(
+    inv.rows[0],
+    { n: subs.length, subs: subs.length, paid: subs.length, one_attempt: subs.length },
+    `${label}: one invoice per subscription, each paid at its first attempt`,
+  );
   const charges = await pg.query(
     `SELECT count(*)::int AS n, count(DISTINCT split_part(idempotency_key, ':', 1))::int AS invoices FROM sandbox_charges c
       WHERE split_part(idempotency_key, ':', 1) IN (SELECT id FROM invoices WHERE subscription_id = ANY($1))`,
@@ -45,13 +54,20 @@ async function checkInvariants(t: Test, w: BillingWorld, subs: string[], label: 
       WHERE data->>'invoice_id' IN (SELECT id FROM invoices WHERE subscription_id = ANY($1)) GROUP BY type ORDER BY type`,
     [subs],
   );
-  t.same(events.rows, [
-    { type: 'invoice.created', n: subs.length, invoices: subs.length },
-    { type: 'invoice.paid', n: subs.length, invoices: subs.length },
-  ], `${label}: invoice.created and invoice.paid once per invoice`);
+  t.same(
+    events.rows,
+    [
+      { type: 'invoice.created', n: subs.length, invoices: subs.length },
+      { type: 'invoice.paid', n: subs.length, invoices: subs.length },
+    ],
+    `${label}: invoice.created and invoice.paid once per invoice`,
+  );
   const pending = await pg.query(`SELECT count(*)::int AS n FROM payment_attempts WHERE status = 'pending'`);
   t.equal(pending.rows[0].n, 0, `${label}: no attempt left pending`);
-  const moved = await pg.query(`SELECT count(*)::int AS n FROM subscriptions WHERE id = ANY($1) AND billing_period_start = '2026-12-01T00:00:00Z'`, [subs]);
+  const moved = await pg.query(
+    `SELECT count(*)::int AS n FROM subscriptions WHERE id = ANY($1) AND billing_period_start = '2026-12-01T00:00:00Z'`,
+    [subs],
+  );
   t.equal(moved.rows[0].n, subs.length, `${label}: every subscription moved to December`);
 }
 
@@ -72,7 +88,9 @@ t.test('concurrent runs and crashes', async (t) => {
     const printed = [...one!.json.invoices, ...two!.json.invoices].map((i: any) => i.subscription_id).sort();
     t.same(printed, [...subs].sort(), 'the two runs together printed each subscription once');
     await checkInvariants(t, w, subs, 'two runs');
-    const amount = (await w.api.infra.pg.query(`SELECT DISTINCT amount::text FROM invoices WHERE subscription_id = ANY($1)`, [subs])).rows;
+    const amount = (
+      await w.api.infra.pg.query(`SELECT DISTINCT amount::text FROM invoices WHERE subscription_id = ANY($1)`, [subs])
+    ).rows;
     t.same(amount, [{ amount: '12.46' }], '9.99 + 1,234 × 0.002 = 12.458 → 12.46');
   });
 
@@ -84,7 +102,14 @@ t.test('concurrent runs and crashes', async (t) => {
     const count = async (sql: string) => Number((await pg.query(sql, [subs])).rows[0].n);
     // Killed once invoices are committed but before the run is through …
     const first = w.spawnRun('2026-12-01T01:00:00Z');
-    await waitUntil(async () => (await count(`SELECT count(*) AS n FROM invoices WHERE subscription_id = ANY($1)`)) > 0 || first.exitCode !== null, 'the first batch to commit', 60_000, 5);
+    await waitUntil(
+      async () =>
+        (await count(`SELECT count(*) AS n FROM invoices WHERE subscription_id = ANY($1)`)) > 0 ||
+        first.exitCode !== null,
+      'the first batch to commit',
+      60_000,
+      5,
+    );
     first.kill('SIGKILL');
     await new Promise((r) => (first.exitCode !== null || first.signalCode !== null ? r(null) : first.once('exit', r)));
     const afterFirst = await count(`SELECT count(*) AS n FROM invoices WHERE subscription_id = ANY($1)`);
@@ -92,13 +117,18 @@ t.test('concurrent runs and crashes', async (t) => {
     // … and once payment attempts are recorded (some charged, their completion not yet written).
     const second = w.spawnRun('2026-12-01T01:00:00Z');
     await waitUntil(
-      async () => (await count(`SELECT count(*) AS n FROM payment_attempts pa JOIN invoices i ON i.id = pa.invoice_id WHERE i.subscription_id = ANY($1)`)) > 0 || second.exitCode !== null,
+      async () =>
+        (await count(
+          `SELECT count(*) AS n FROM payment_attempts pa JOIN invoices i ON i.id = pa.invoice_id WHERE i.subscription_id = ANY($1)`,
+        )) > 0 || second.exitCode !== null,
       'payment attempts to be recorded',
       60_000,
       5,
     );
     second.kill('SIGKILL');
-    await new Promise((r) => (second.exitCode !== null || second.signalCode !== null ? r(null) : second.once('exit', r)));
+    await new Promise((r) =>
+      second.exitCode !== null || second.signalCode !== null ? r(null) : second.once('exit', r),
+    );
     const third = await w.run('2026-12-01T01:00:00Z');
     t.equal(third.code, 0, third.stderr);
     await checkInvariants(t, w, subs, 'after two kills');

@@ -19,9 +19,17 @@ t.test('prepaid credits', async (t) => {
   const plan = await w.product('Plan', 49.99, 'USD');
   const sub = await w.made(a.tokens.write, 'POST', '/v1/subscriptions', { items: [{ product_id: plan }] });
   await w.backdate(sub.id, '2026-10-05T00:00:00Z');
-  const grant = (body: Record<string, unknown>) => callJson(w.api.url, admin, 'POST', '/v1/billing/credits', { account_id: a.accountId, currency: 'USD', description: 'Welcome credit', ...body });
+  const grant = (body: Record<string, unknown>) =>
+    callJson(w.api.url, admin, 'POST', '/v1/billing/credits', {
+      account_id: a.accountId,
+      currency: 'USD',
+      description: 'Welcome credit',
+      ...body,
+    });
   const invoicesOf = async () =>
-    (await w.made(a.tokens.read, 'GET', '/v1/billing/invoices?per_page=100')).data.filter((i: any) => i.subscription_id === sub.id).sort((x: any, y: any) => x.period_start.localeCompare(y.period_start));
+    (await w.made(a.tokens.read, 'GET', '/v1/billing/invoices?per_page=100')).data
+      .filter((i: any) => i.subscription_id === sub.id)
+      .sort((x: any, y: any) => x.period_start.localeCompare(y.period_start));
 
   const never = await grant({ amount: 100, description: 'Goodwill' });
   const soon = await grant({ amount: 30, expires_at: '2027-01-01T00:00:00Z' });
@@ -29,9 +37,21 @@ t.test('prepaid credits', async (t) => {
   await t.test('granting: operators only, exact amounts in minor units, 422 naming the field', async (t) => {
     t.equal(never.status, 201);
     t.equal(never.headers.get('location'), `/v1/billing/credits/${never.body.id}`);
-    t.match(never.body, { account_id: a.accountId, amount: 100, remaining: 100, currency: 'USD', expires_at: null, description: 'Goodwill' });
+    t.match(never.body, {
+      account_id: a.accountId,
+      amount: 100,
+      remaining: 100,
+      currency: 'USD',
+      expires_at: null,
+      description: 'Goodwill',
+    });
     t.match(soon.body, { amount: 30, expires_at: '2027-01-01T00:00:00.000Z' });
-    const self = await callJson(w.api.url, a.tokens.admin, 'POST', '/v1/billing/credits', { account_id: a.accountId, amount: 1000, currency: 'USD', description: 'free money' });
+    const self = await callJson(w.api.url, a.tokens.admin, 'POST', '/v1/billing/credits', {
+      account_id: a.accountId,
+      amount: 1000,
+      currency: 'USD',
+      description: 'free money',
+    });
     t.equal(self.status, 403, 'a customer cannot grant itself credit');
     for (const [body, field] of [
       [{ amount: 0 }, 'amount'],
@@ -45,7 +65,10 @@ t.test('prepaid credits', async (t) => {
     ] as [Record<string, unknown>, string][]) {
       const r = await grant(body);
       t.equal(r.status, 422, JSON.stringify(body));
-      t.ok(r.body.errors?.some((e: any) => e.field === field), `${JSON.stringify(body)} names ${field}: ${JSON.stringify(r.body.errors)}`);
+      t.ok(
+        r.body.errors?.some((e: any) => e.field === field),
+        `${JSON.stringify(body)} names ${field}: ${JSON.stringify(r.body.errors)}`,
+      );
     }
     const list = await w.made(a.tokens.read, 'GET', '/v1/billing/credits');
     t.same(list.data.map((g: any) => g.id).sort(), [never.body.id, soon.body.id].sort());
@@ -55,58 +78,113 @@ t.test('prepaid credits', async (t) => {
   await t.test('the upcoming invoice shows the credit it would take', async (t) => {
     const up = await w.made(a.tokens.read, 'GET', `/v1/billing/invoices/upcoming?subscription_id=${sub.id}`);
     t.equal(up.amount, 0);
-    t.match(up.lines.at(-1), { type: 'credit', amount: -49.99, description: `Prepaid credit applied: 30 of ${soon.body.id} (expires 2027-01-01), 19.99 of ${never.body.id}` });
-    t.same((await w.made(a.tokens.read, 'GET', '/v1/billing/credits')).balance, [{ currency: 'USD', amount: 130 }], 'nothing spent by a preview');
+    t.match(up.lines.at(-1), {
+      type: 'credit',
+      amount: -49.99,
+      description: `Prepaid credit applied: 30 of ${soon.body.id} (expires 2027-01-01), 19.99 of ${never.body.id}`,
+    });
+    t.same(
+      (await w.made(a.tokens.read, 'GET', '/v1/billing/credits')).balance,
+      [{ currency: 'USD', amount: 130 }],
+      'nothing spent by a preview',
+    );
   });
 
-  await t.test('fully covered (oldest-expiring first) → paid without a charge; then partly covered → the rest charged once', async (t) => {
-    const oct = await w.run('2026-11-01T01:00:00Z');
-    t.equal(oct.code, 0, oct.stderr);
-    const [october] = await invoicesOf();
-    t.same(october.lines, [
-      { type: 'flat', product_id: plan, meter_id: null, description: 'Plan', quantity: 1, unit_price: 49.99, amount: 49.99 },
-      { type: 'credit', product_id: null, meter_id: null, description: `Prepaid credit applied: 30 of ${soon.body.id} (expires 2027-01-01), 19.99 of ${never.body.id}`, quantity: 1, unit_price: -49.99, amount: -49.99 },
-    ]);
-    t.match(october, { amount: 0, status: 'paid', attempt_count: 0 });
-    t.equal(await w.charges(october.id), 0, 'no charge');
-    await w.run('2026-12-01T01:00:00Z'); // November: 49.99 of the remaining 80.01
-    await w.run('2027-01-01T01:00:00Z'); // December: the last 30.02 of credit, 19.97 charged
-    const [, november, december] = await invoicesOf();
-    t.match(november, { amount: 0, status: 'paid' });
-    t.same(december.lines.map((l: any) => [l.type, l.amount]), [['flat', 49.99], ['credit', -30.02]]);
-    t.match(december, { amount: 19.97, status: 'paid', attempt_count: 1 });
-    t.equal(await w.charges(december.id), 1, 'the rest charged once');
-    const list = await w.made(a.tokens.read, 'GET', '/v1/billing/credits');
-    t.same(list.balance, [], 'all credit spent');
-    t.same(list.data.map((g: any) => g.remaining), [0, 0]);
-    const again = await w.run('2027-01-01T01:00:00Z');
-    t.same(again.json, { invoices: [], payments: [] }, 'a re-run spends nothing more');
-  });
+  await t.test(
+    'fully covered (oldest-expiring first) → paid without a charge; then partly covered → the rest charged once',
+    async (t) => {
+      const oct = await w.run('2026-11-01T01:00:00Z');
+      t.equal(oct.code, 0, oct.stderr);
+      const [october] = await invoicesOf();
+      t.same(october.lines, [
+        {
+          type: 'flat',
+          product_id: plan,
+          meter_id: null,
+          description: 'Plan',
+          quantity: 1,
+          unit_price: 49.99,
+          amount: 49.99,
+        },
+        {
+          type: 'credit',
+          product_id: null,
+          meter_id: null,
+          description: `Prepaid credit applied: 30 of ${soon.body.id} (expires 2027-01-01), 19.99 of ${never.body.id}`,
+          quantity: 1,
+          unit_price: -49.99,
+          amount: -49.99,
+        },
+      ]);
+      t.match(october, { amount: 0, status: 'paid', attempt_count: 0 });
+      t.equal(await w.charges(october.id), 0, 'no charge');
+      await w.run('2026-12-01T01:00:00Z'); // November: 49.99 of the remaining 80.01
+      await w.run('2027-01-01T01:00:00Z'); // December: the last 30.02 of credit, 19.97 charged
+      const [, november, december] = await invoicesOf();
+      t.match(november, { amount: 0, status: 'paid' });
+      t.same(
+        december.lines.map((l: any) => [l.type, l.amount]),
+        [
+          ['flat', 49.99],
+          ['credit', -30.02],
+        ],
+      );
+      t.match(december, { amount: 19.97, status: 'paid', attempt_count: 1 });
+      t.equal(await w.charges(december.id), 1, 'the rest charged once');
+      const list = await w.made(a.tokens.read, 'GET', '/v1/billing/credits');
+      t.same(list.balance, [], 'all credit spent');
+      t.same(
+        list.data.map((g: any) => g.remaining),
+        [0, 0],
+      );
+      const again = await w.run('2027-01-01T01:00:00Z');
+      t.same(again.json, { invoices: [], payments: [] }, 'a re-run spends nothing more');
+    },
+  );
 
   await t.test('concurrent closes spend a grant exactly, never below 0', async (t) => {
     const b = await createTestAccount(w.api.infra, { name: 'Busy Co' });
     const cheap = await w.product('Seat', 10, 'USD');
     const subs: string[] = [];
-    for (let i = 0; i < 24; i++) subs.push((await w.made(b.tokens.write, 'POST', '/v1/subscriptions', { items: [{ product_id: cheap }] })).id);
-    await w.api.infra.pg.query(`UPDATE subscriptions SET created_at = '2026-10-05', billing_period_start = '2026-10-01' WHERE id = ANY($1)`, [subs]);
+    for (let i = 0; i < 24; i++)
+      subs.push((await w.made(b.tokens.write, 'POST', '/v1/subscriptions', { items: [{ product_id: cheap }] })).id);
+    await w.api.infra.pg.query(
+      `UPDATE subscriptions SET created_at = '2026-10-05', billing_period_start = '2026-10-01' WHERE id = ANY($1)`,
+      [subs],
+    );
     const g = await grant({ account_id: b.accountId, amount: 95.5 });
     t.equal(g.status, 201);
     const deps = billingDeps(w.api.infra);
     t.teardown(() => deps.linesPool.destroy());
     // Four closers at once, three subscriptions per transaction: they interleave on the same grant.
-    const closed = (await Promise.all([1, 2, 3, 4].map(() => closeDuePeriods(deps, new Date('2026-11-01T01:00:00Z'), { batchSize: 3 })))).flat();
+    const closed = (
+      await Promise.all(
+        [1, 2, 3, 4].map(() => closeDuePeriods(deps, new Date('2026-11-01T01:00:00Z'), { batchSize: 3 })),
+      )
+    ).flat();
     t.equal(closed.length, 24, 'each period closed once');
     const invoices = (await w.made(b.tokens.read, 'GET', '/v1/billing/invoices?per_page=100')).data;
     const credited = invoices.flatMap((i: any) => i.lines).filter((l: any) => l.type === 'credit');
     const applied = credited.reduce((s: Decimal, l: any) => s.minus(String(l.amount)), new Decimal(0));
     t.ok(applied.eq('95.5'), `exactly the grant applied (${applied})`);
     t.equal(invoices.filter((i: any) => i.amount === 0).length, 9, '9 invoices fully covered (90), one partly (5.50)');
-    t.ok(invoices.some((i: any) => i.amount === 4.5), 'the partly covered one owes 4.50');
+    t.ok(
+      invoices.some((i: any) => i.amount === 4.5),
+      'the partly covered one owes 4.50',
+    );
     for (const inv of invoices) {
       const sum = inv.lines.reduce((s: Decimal, l: any) => s.plus(String(l.amount)), new Decimal(0));
       t.ok(sum.eq(String(inv.amount)), `${inv.id}: amount = Σ lines`);
     }
-    const ledger = (await w.api.infra.pg.query('SELECT remaining::text AS r, (SELECT sum(amount)::text FROM credit_applications WHERE grant_id = $1) AS used FROM credit_grants WHERE id = $1', [g.body.id])).rows[0];
-    t.ok(new Decimal(ledger.r).isZero() && new Decimal(ledger.used).eq('95.5'), `grant spent to 0, ledger 95.5 (${JSON.stringify(ledger)})`);
+    const ledger = (
+      await w.api.infra.pg.query(
+        'SELECT remaining::text AS r, (SELECT sum(amount)::text FROM credit_applications WHERE grant_id = $1) AS used FROM credit_grants WHERE id = $1',
+        [g.body.id],
+      )
+    ).rows[0];
+    t.ok(
+      new Decimal(ledger.r).isZero() && new Decimal(ledger.used).eq('95.5'),
+      `grant spent to 0, ledger 95.5 (${JSON.stringify(ledger)})`,
+    );
   });
 });

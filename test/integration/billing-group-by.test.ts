@@ -12,7 +12,8 @@ import { Decimal } from '../../shared/money/decimal.js';
  * pricing per group and pricing the sum give different amounts — worked to the cent, over usage ingested
  * through the real API and billed by `meterline billing run`; late usage re-priced group by group, once.
  */
-const sumOfLines = (inv: { lines: { amount: number }[] }) => inv.lines.reduce((s, l) => s.plus(String(l.amount)), new Decimal(0));
+const sumOfLines = (inv: { lines: { amount: number }[] }) =>
+  inv.lines.reduce((s, l) => s.plus(String(l.amount)), new Decimal(0));
 
 t.test('billing per group: one line per group, tiers per group, late usage per group, to the cent', async (t) => {
   const w = await billingWorld(t);
@@ -32,40 +33,94 @@ t.test('billing per group: one line per group, tiers per group, late usage per g
       ],
     })
   ).id as string;
-  const tokens = (await w.made(a.tokens.write, 'POST', '/v1/meters', { name: 'Tokens', unit: 'tokens', type: 'counter', aggregation: 'sum', dimensions: ['model', 'region'] })).id as string;
-  const open = (await w.made(a.tokens.write, 'POST', '/v1/meters', { name: 'Open', unit: 'calls', type: 'counter', aggregation: 'sum' })).id as string;
+  const tokens = (
+    await w.made(a.tokens.write, 'POST', '/v1/meters', {
+      name: 'Tokens',
+      unit: 'tokens',
+      type: 'counter',
+      aggregation: 'sum',
+      dimensions: ['model', 'region'],
+    })
+  ).id as string;
+  const open = (
+    await w.made(a.tokens.write, 'POST', '/v1/meters', {
+      name: 'Open',
+      unit: 'calls',
+      type: 'counter',
+      aggregation: 'sum',
+    })
+  ).id as string;
 
-  await t.test('group_by is checked: declared keys of the meter, ≤ 4, usage-priced items only, not with a minimum (422 naming the field)', async (t) => {
-    const bad: [string, Record<string, unknown>, string][] = [
-      ['an undeclared key', { product_id: tokensProduct, meter_id: tokens, group_by: ['model', 'tier'] }, 'items[0].group_by[1]'],
-      ['a key that is no dimension key', { product_id: tokensProduct, meter_id: open, group_by: ['Model!'] }, 'items[0].group_by'],
-      ['five keys', { product_id: tokensProduct, meter_id: open, group_by: ['a', 'b', 'c', 'd', 'e'] }, 'items[0].group_by'],
-      ['a key twice', { product_id: tokensProduct, meter_id: open, group_by: ['a', 'a'] }, 'items[0].group_by'],
-      ['a flat product', { product_id: plan, group_by: ['model'] }, 'items[0].group_by'],
-      ['with a minimum', { product_id: tokensProduct, meter_id: tokens, group_by: ['model'], minimum_amount: 5 }, 'items[0].minimum_amount'],
-    ];
-    for (const [what, item, field] of bad) {
-      const r = await callJson(w.api.url, a.tokens.write, 'POST', '/v1/subscriptions', { items: [item] });
-      t.equal(r.status, 422, what);
-      t.ok(
-        r.body.errors?.some((e: { field: string }) => e.field === field || e.field.startsWith(`${field}`)),
-        `${what}: names ${field} (${JSON.stringify(r.body.errors)})`,
+  await t.test(
+    'group_by is checked: declared keys of the meter, ≤ 4, usage-priced items only, not with a minimum (422 naming the field)',
+    async (t) => {
+      const bad: [string, Record<string, unknown>, string][] = [
+        [
+          'an undeclared key',
+          { product_id: tokensProduct, meter_id: tokens, group_by: ['model', 'tier'] },
+          'items[0].group_by[1]',
+        ],
+        [
+          'a key that is no dimension key',
+          { product_id: tokensProduct, meter_id: open, group_by: ['Model!'] },
+          'items[0].group_by',
+        ],
+        [
+          'five keys',
+          { product_id: tokensProduct, meter_id: open, group_by: ['a', 'b', 'c', 'd', 'e'] },
+          'items[0].group_by',
+        ],
+        ['a key twice', { product_id: tokensProduct, meter_id: open, group_by: ['a', 'a'] }, 'items[0].group_by'],
+        ['a flat product', { product_id: plan, group_by: ['model'] }, 'items[0].group_by'],
+        [
+          'with a minimum',
+          { product_id: tokensProduct, meter_id: tokens, group_by: ['model'], minimum_amount: 5 },
+          'items[0].minimum_amount',
+        ],
+      ];
+      for (const [what, item, field] of bad) {
+        const r = await callJson(w.api.url, a.tokens.write, 'POST', '/v1/subscriptions', { items: [item] });
+        t.equal(r.status, 422, what);
+        t.ok(
+          r.body.errors?.some((e: { field: string }) => e.field === field || e.field.startsWith(`${field}`)),
+          `${what}: names ${field} (${JSON.stringify(r.body.errors)})`,
+        );
+      }
+      const anyKey = await w.made(a.tokens.write, 'POST', '/v1/subscriptions', {
+        items: [{ product_id: tokensProduct, meter_id: open, group_by: ['customer', 'region'] }],
+      });
+      t.same(
+        anyKey.items,
+        [{ product_id: tokensProduct, meter_id: open, group_by: ['customer', 'region'] }],
+        'a meter declaring no dimensions takes any valid keys',
       );
-    }
-    const anyKey = await w.made(a.tokens.write, 'POST', '/v1/subscriptions', { items: [{ product_id: tokensProduct, meter_id: open, group_by: ['customer', 'region'] }] });
-    t.same(anyKey.items, [{ product_id: tokensProduct, meter_id: open, group_by: ['customer', 'region'] }], 'a meter declaring no dimensions takes any valid keys');
-    await w.made(a.tokens.write, 'PATCH', `/v1/subscriptions/${anyKey.id}`, { status: 'canceled' });
-  });
+      await w.made(a.tokens.write, 'PATCH', `/v1/subscriptions/${anyKey.id}`, { status: 'canceled' });
+    },
+  );
 
-  const sub = await w.made(a.tokens.write, 'POST', '/v1/subscriptions', { items: [{ product_id: plan }, { product_id: tokensProduct, meter_id: tokens, group_by: ['model'] }] });
-  t.same(sub.items[1], { product_id: tokensProduct, meter_id: tokens, group_by: ['model'] }, 'group_by is part of the item');
+  const sub = await w.made(a.tokens.write, 'POST', '/v1/subscriptions', {
+    items: [{ product_id: plan }, { product_id: tokensProduct, meter_id: tokens, group_by: ['model'] }],
+  });
+  t.same(
+    sub.items[1],
+    { product_id: tokensProduct, meter_id: tokens, group_by: ['model'] },
+    'group_by is part of the item',
+  );
   t.same((await w.made(a.tokens.read, 'GET', `/v1/subscriptions/${sub.id}`)).items, sub.items, 'and reads back');
   await w.backdate(sub.id, '2026-10-05T00:00:00Z');
   const invoices = async () =>
-    (await w.made(a.tokens.read, 'GET', '/v1/billing/invoices?per_page=100')).data.filter((i: any) => i.subscription_id === sub.id).sort((x: any, y: any) => x.period_start.localeCompare(y.period_start));
+    (await w.made(a.tokens.read, 'GET', '/v1/billing/invoices?per_page=100')).data
+      .filter((i: any) => i.subscription_id === sub.id)
+      .sort((x: any, y: any) => x.period_start.localeCompare(y.period_start));
   const octoberByModel = async () =>
     Object.fromEntries(
-      (await w.made(a.tokens.read, 'GET', `/v1/meters/${tokens}/usage?start_date=2026-10-01&end_date=2026-10-31&window=none&group_by=model`)).groups.map((g: any) => [g.dimensions.model ?? '', g.value]),
+      (
+        await w.made(
+          a.tokens.read,
+          'GET',
+          `/v1/meters/${tokens}/usage?start_date=2026-10-01&end_date=2026-10-31&window=none&group_by=model`,
+        )
+      ).groups.map((g: any) => [g.dimensions.model ?? '', g.value]),
     );
 
   await w.usage(a, tokens, [
@@ -74,7 +129,10 @@ t.test('billing per group: one line per group, tiers per group, late usage per g
     { value: 900, timestamp: '2026-10-27T10:00:00Z', dimensions: { model: 'b' } },
     { value: 100, timestamp: '2026-10-28T10:00:00Z', dimensions: { region: 'eu' } },
   ]);
-  await waitUntil(async () => JSON.stringify(await octoberByModel()) === JSON.stringify({ '': 100, a: 1200, b: 900 }), 'October by model');
+  await waitUntil(
+    async () => JSON.stringify(await octoberByModel()) === JSON.stringify({ '': 100, a: 1200, b: 900 }),
+    'October by model',
+  );
 
   const line = (model: string | null, quantity: number, breakdown: string, unit_price: number, amount: number) => ({
     type: 'usage',
@@ -101,10 +159,13 @@ t.test('billing per group: one line per group, tiers per group, late usage per g
     ]);
     t.equal(october.amount, 31, '10 + 1 + 11 + 9');
     t.ok(sumOfLines(october).eq(String(october.amount)), 'amount = Σ lines');
-    const pdf = await fetch(`${w.api.url}/v1/billing/invoices/${october.id}/download`, { headers: { authorization: `Bearer ${a.tokens.read}` } });
+    const pdf = await fetch(`${w.api.url}/v1/billing/invoices/${october.id}/download`, {
+      headers: { authorization: `Bearer ${a.tokens.read}` },
+    });
     t.equal(pdf.status, 200);
     const text = readPdf(Buffer.from(await pdf.arrayBuffer())).text.replace(/\s+/g, ' ');
-    for (const shown of ['model a', '1,200 tokens', '200 × 0.005', 'model b', 'model (none)', '31.00']) t.ok(text.includes(shown), `the PDF shows “${shown}”`);
+    for (const shown of ['model a', '1,200 tokens', '200 × 0.005', 'model b', 'model (none)', '31.00'])
+      t.ok(text.includes(shown), `the PDF shows “${shown}”`);
   });
 
   await t.test('re-running the same close changes nothing', async (t) => {
@@ -125,8 +186,19 @@ t.test('billing per group: one line per group, tiers per group, late usage per g
     { value: 200, timestamp: '2026-10-30T12:00:00Z', dimensions: { model: 'b' }, id: 'late-b' },
     { value: 50, timestamp: '2026-10-31T12:00:00Z', dimensions: { model: 'c' }, id: 'late-c' },
   ]);
-  await waitUntil(async () => JSON.stringify(await octoberByModel()) === JSON.stringify({ '': 100, a: 1200, b: 1100, c: 50 }), 'late October by model');
-  const adjustment = (model: string, delta: number, now: number, breakdown: string, billed: number, unit_price: number, amount: number) => ({
+  await waitUntil(
+    async () => JSON.stringify(await octoberByModel()) === JSON.stringify({ '': 100, a: 1200, b: 1100, c: 50 }),
+    'late October by model',
+  );
+  const adjustment = (
+    model: string,
+    delta: number,
+    now: number,
+    breakdown: string,
+    billed: number,
+    unit_price: number,
+    amount: number,
+  ) => ({
     type: 'adjustment',
     product_id: tokensProduct,
     meter_id: tokens,
@@ -138,7 +210,10 @@ t.test('billing per group: one line per group, tiers per group, late usage per g
     dimensions: { model },
   });
   // b re-priced: 1,000 × 0.01 + 100 × 0.005 = 10.50, billed 9.00 → 1.50; c: 50 × 0.01 = 0.50, billed nothing.
-  const lateLines = [adjustment('b', 200, 1100, '1,000 × 0.01 + 100 × 0.005', 9, 0.005, 1.5), adjustment('c', 50, 50, '50 × 0.01', 0, 0.01, 0.5)];
+  const lateLines = [
+    adjustment('b', 200, 1100, '1,000 × 0.01 + 100 × 0.005', 9, 0.005, 1.5),
+    adjustment('c', 50, 50, '50 × 0.01', 0, 0.01, 0.5),
+  ];
   const novemberLines = [
     { type: 'flat', product_id: plan, meter_id: null, description: 'Plan', quantity: 1, unit_price: 10, amount: 10 },
     line('a', 500, '500 × 0.01', 0.01, 5),

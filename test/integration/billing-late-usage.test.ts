@@ -28,20 +28,41 @@ t.test('late usage: a record crossing a tier boundary is billed once, as an adju
       ],
     })
   ).id;
-  const sub = await w.made(a.tokens.write, 'POST', '/v1/subscriptions', { items: [{ product_id: plan }, { product_id: tiered, meter_id: calls }] });
+  const sub = await w.made(a.tokens.write, 'POST', '/v1/subscriptions', {
+    items: [{ product_id: plan }, { product_id: tiered, meter_id: calls }],
+  });
   await w.backdate(sub.id, '2026-10-05T00:00:00Z');
   const invoices = async () =>
-    (await w.made(a.tokens.read, 'GET', '/v1/billing/invoices?per_page=100')).data.filter((i: any) => i.subscription_id === sub.id).sort((x: any, y: any) => x.period_start.localeCompare(y.period_start));
+    (await w.made(a.tokens.read, 'GET', '/v1/billing/invoices?per_page=100')).data
+      .filter((i: any) => i.subscription_id === sub.id)
+      .sort((x: any, y: any) => x.period_start.localeCompare(y.period_start));
 
   // The usage query (what billing reads) shows a late record once its hour's rollup is recomputed, just after
   // the raw row lands: wait for October's total there before billing.
   const octoberShows = (total: number) =>
-    waitUntil(async () => (await w.made(a.tokens.read, 'GET', `/v1/meters/${calls}/usage?start_date=2026-10-01&end_date=2026-10-31&window=none`)).value === total, `October at ${total}`);
+    waitUntil(
+      async () =>
+        (
+          await w.made(
+            a.tokens.read,
+            'GET',
+            `/v1/meters/${calls}/usage?start_date=2026-10-01&end_date=2026-10-31&window=none`,
+          )
+        ).value === total,
+      `October at ${total}`,
+    );
   await w.usage(a, calls, [{ value: 900, timestamp: '2026-10-20T00:00:00Z' }]);
   const oct = await w.run('2026-11-01T01:00:00Z');
   t.equal(oct.code, 0, oct.stderr);
   const [october] = await invoices();
-  t.same(october.lines.map((l: any) => [l.type, l.quantity, l.amount]), [['flat', 1, 10], ['usage', 900, 9]], 'October: 900 × 0.01');
+  t.same(
+    october.lines.map((l: any) => [l.type, l.quantity, l.amount]),
+    [
+      ['flat', 1, 10],
+      ['usage', 900, 9],
+    ],
+    'October: 900 × 0.01',
+  );
 
   // 300 more October calls arrive after October was invoiced: 100 fall in tier 1, 200 in tier 2.
   await w.usage(a, calls, [{ value: 300, timestamp: '2026-10-30T12:00:00Z', id: 'late-oct-1' }]);
@@ -68,7 +89,15 @@ t.test('late usage: a record crossing a tier boundary is billed once, as an adju
     const [, november] = await invoices();
     t.same(november.lines, [
       { type: 'flat', product_id: plan, meter_id: null, description: 'Plan', quantity: 1, unit_price: 10, amount: 10 },
-      { type: 'usage', product_id: tiered, meter_id: calls, description: 'API calls — 0 requests (graduated: no tier reached)', quantity: 0, unit_price: 0.01, amount: 0 },
+      {
+        type: 'usage',
+        product_id: tiered,
+        meter_id: calls,
+        description: 'API calls — 0 requests (graduated: no tier reached)',
+        quantity: 0,
+        unit_price: 0.01,
+        amount: 0,
+      },
       adjustment,
     ]);
     t.equal(november.amount, 12);
@@ -77,28 +106,39 @@ t.test('late usage: a record crossing a tier boundary is billed once, as an adju
     t.equal(await w.charges(november.id), 1, 'charged once');
   });
 
-  await t.test('the next run bills nothing more for October, until more October usage arrives (then only that)', async (t) => {
-    const dec = await w.run('2027-01-01T01:00:00Z');
-    t.equal(dec.code, 0, dec.stderr);
-    const [, , december] = await invoices();
-    t.same(december.lines.map((l: any) => l.type), ['flat', 'usage'], 'no second adjustment for the same record');
-    // A retry of the late record (same id) counts once; one new record of 100 is all that is left to bill.
-    await w.usage(a, calls, [{ value: 300, timestamp: '2026-10-30T12:00:00Z', id: 'late-oct-1' }], 0);
-    await w.usage(a, calls, [{ value: 100, timestamp: '2026-10-31T12:00:00Z' }]);
-    await octoberShows(1300);
-    const jan = await w.run('2027-02-01T01:00:00Z');
-    t.equal(jan.code, 0, jan.stderr);
-    const all = await invoices();
-    const january = all[3];
-    t.same(january.lines.slice(2).map((l: any) => [l.type, l.quantity, l.amount, l.adjusts_invoice_id]), [['adjustment', 100, 0.5, october.id]], '100 × 0.005, all in tier 2');
-    for (const inv of all) {
-      const sum = inv.lines.reduce((s: Decimal, l: any) => s.plus(String(l.amount)), new Decimal(0));
-      t.ok(sum.eq(String(inv.amount)), `${inv.period_start}: amount = Σ lines`);
-    }
-    const octTotal = [...october.lines.filter((l: any) => l.type === 'usage'), ...all.flatMap((i: any) => i.lines).filter((l: any) => l.adjusts_invoice_id === october.id)].reduce(
-      (s: Decimal, l: any) => s.plus(String(l.amount)),
-      new Decimal(0),
-    );
-    t.ok(octTotal.eq('11.5'), 'October in all: 1,300 calls = 1,000 × 0.01 + 300 × 0.005 = 11.50');
-  });
+  await t.test(
+    'the next run bills nothing more for October, until more October usage arrives (then only that)',
+    async (t) => {
+      const dec = await w.run('2027-01-01T01:00:00Z');
+      t.equal(dec.code, 0, dec.stderr);
+      const [, , december] = await invoices();
+      t.same(
+        december.lines.map((l: any) => l.type),
+        ['flat', 'usage'],
+        'no second adjustment for the same record',
+      );
+      // A retry of the late record (same id) counts once; one new record of 100 is all that is left to bill.
+      await w.usage(a, calls, [{ value: 300, timestamp: '2026-10-30T12:00:00Z', id: 'late-oct-1' }], 0);
+      await w.usage(a, calls, [{ value: 100, timestamp: '2026-10-31T12:00:00Z' }]);
+      await octoberShows(1300);
+      const jan = await w.run('2027-02-01T01:00:00Z');
+      t.equal(jan.code, 0, jan.stderr);
+      const all = await invoices();
+      const january = all[3];
+      t.same(
+        january.lines.slice(2).map((l: any) => [l.type, l.quantity, l.amount, l.adjusts_invoice_id]),
+        [['adjustment', 100, 0.5, october.id]],
+        '100 × 0.005, all in tier 2',
+      );
+      for (const inv of all) {
+        const sum = inv.lines.reduce((s: Decimal, l: any) => s.plus(String(l.amount)), new Decimal(0));
+        t.ok(sum.eq(String(inv.amount)), `${inv.period_start}: amount = Σ lines`);
+      }
+      const octTotal = [
+        ...october.lines.filter((l: any) => l.type === 'usage'),
+        ...all.flatMap((i: any) => i.lines).filter((l: any) => l.adjusts_invoice_id === october.id),
+      ].reduce((s: Decimal, l: any) => s.plus(String(l.amount)), new Decimal(0));
+      t.ok(octTotal.eq('11.5'), 'October in all: 1,300 calls = 1,000 × 0.01 + 300 × 0.005 = 11.50');
+    },
+  );
 });

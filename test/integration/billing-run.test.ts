@@ -49,8 +49,12 @@ t.test('billing run: worked invoices', async (t) => {
   const kwdCalls = await w.product('API calls (KW)', 0.0025, 'KWD', 'metered');
   const jpMeter = await w.meter(a, 'JP calls', 'requests', 'counter', 'sum');
   const kwMeter = await w.meter(a, 'KW calls', 'requests', 'counter', 'sum');
-  const yenSub = await w.made(a.tokens.write, 'POST', '/v1/subscriptions', { items: [{ product_id: yenPlan }, { product_id: yenCalls, meter_id: jpMeter }] });
-  const kwdSub = await w.made(a.tokens.write, 'POST', '/v1/subscriptions', { items: [{ product_id: kwdPlan }, { product_id: kwdCalls, meter_id: kwMeter }] });
+  const yenSub = await w.made(a.tokens.write, 'POST', '/v1/subscriptions', {
+    items: [{ product_id: yenPlan }, { product_id: yenCalls, meter_id: jpMeter }],
+  });
+  const kwdSub = await w.made(a.tokens.write, 'POST', '/v1/subscriptions', {
+    items: [{ product_id: kwdPlan }, { product_id: kwdCalls, meter_id: kwMeter }],
+  });
   await w.backdate(yenSub.id, '2026-10-20T00:00:00Z');
   await w.backdate(kwdSub.id, '2026-10-20T00:00:00Z');
 
@@ -63,7 +67,11 @@ t.test('billing run: worked invoices', async (t) => {
   ]);
   // The client retries one record (same id, meter and timestamp): it counts once.
   await w.usage(a, calls, [{ value: 100, timestamp: '2026-10-26T00:00:00Z', id: 'retried-usage-1' }], 0);
-  await w.usage(a, events, Array.from({ length: 7 }, (_, i) => ({ value: 1, timestamp: `2026-10-2${i}T12:00:00Z` })));
+  await w.usage(
+    a,
+    events,
+    Array.from({ length: 7 }, (_, i) => ({ value: 1, timestamp: `2026-10-2${i}T12:00:00Z` })),
+  );
   await w.usage(a, peak, [
     { value: 3, timestamp: '2026-10-25T00:00:00Z' },
     { value: 12.5, timestamp: '2026-10-26T00:00:00Z' },
@@ -74,7 +82,11 @@ t.test('billing run: worked invoices', async (t) => {
     { value: 55.55, timestamp: '2026-10-30T00:00:00Z' },
     { value: 10, timestamp: '2026-11-02T00:00:00Z' },
   ]);
-  await w.usage(a, latency, [250, 250, 250].map((v, i) => ({ value: v, timestamp: `2026-10-2${i + 1}T00:00:00Z` })));
+  await w.usage(
+    a,
+    latency,
+    [250, 250, 250].map((v, i) => ({ value: v, timestamp: `2026-10-2${i + 1}T00:00:00Z` })),
+  );
   await w.usage(a, jpMeter, [{ value: 5, timestamp: '2026-10-28T00:00:00Z' }]);
   await w.usage(a, kwMeter, [{ value: 5, timestamp: '2026-10-28T00:00:00Z' }]);
 
@@ -91,83 +103,197 @@ t.test('billing run: worked invoices', async (t) => {
     t.equal(run.code, 0, run.stderr);
     t.equal(run.json.invoices.length, 3, 'one invoice per subscription');
     const [oct] = await invoicesOf(sub.id);
-    t.match(oct, { status: 'paid', currency: 'USD', period_start: '2026-10-01', period_end: '2026-10-31', attempt_count: 1, customer_id: a.customerId, created_at: '2026-11-01T01:00:00.000Z' });
+    t.match(oct, {
+      status: 'paid',
+      currency: 'USD',
+      period_start: '2026-10-01',
+      period_end: '2026-10-31',
+      attempt_count: 1,
+      customer_id: a.customerId,
+      created_at: '2026-11-01T01:00:00.000Z',
+    });
     // calls: 1000 + 2345 + 100 (retried, once) + 50 (late) = 3495 × 0.001 = 3.495 → 3.50
     // events: 7 × 0.5 = 3.5; peak: max 12.5 × 0.25 = 3.125 → 3.13; storage: last 55.55 × 0.1 = 5.555 → 5.56;
     // latency: p99 250 × 0.01 = 2.5. Total 49.99 + 3.5 + 3.5 + 3.13 + 5.56 + 2.5 = 68.18.
     t.same(oct.lines, [
-      { type: 'flat', product_id: plan, meter_id: null, description: 'Pro plan', quantity: 1, unit_price: 49.99, amount: 49.99 },
-      { type: 'usage', product_id: callsP, meter_id: calls, description: 'API calls — 3,495 requests', quantity: 3495, unit_price: 0.001, amount: 3.5 },
-      { type: 'usage', product_id: eventsP, meter_id: events, description: 'Events — 7 events', quantity: 7, unit_price: 0.5, amount: 3.5 },
-      { type: 'usage', product_id: peakP, meter_id: peak, description: 'Peak connections — 12.5 connections', quantity: 12.5, unit_price: 0.25, amount: 3.13 },
-      { type: 'usage', product_id: storageP, meter_id: storage, description: 'Storage — 55.55 GB', quantity: 55.55, unit_price: 0.1, amount: 5.56 },
-      { type: 'usage', product_id: latencyP, meter_id: latency, description: 'Slow requests (p99 ms) — 250 ms', quantity: 250, unit_price: 0.01, amount: 2.5 },
+      {
+        type: 'flat',
+        product_id: plan,
+        meter_id: null,
+        description: 'Pro plan',
+        quantity: 1,
+        unit_price: 49.99,
+        amount: 49.99,
+      },
+      {
+        type: 'usage',
+        product_id: callsP,
+        meter_id: calls,
+        description: 'API calls — 3,495 requests',
+        quantity: 3495,
+        unit_price: 0.001,
+        amount: 3.5,
+      },
+      {
+        type: 'usage',
+        product_id: eventsP,
+        meter_id: events,
+        description: 'Events — 7 events',
+        quantity: 7,
+        unit_price: 0.5,
+        amount: 3.5,
+      },
+      {
+        type: 'usage',
+        product_id: peakP,
+        meter_id: peak,
+        description: 'Peak connections — 12.5 connections',
+        quantity: 12.5,
+        unit_price: 0.25,
+        amount: 3.13,
+      },
+      {
+        type: 'usage',
+        product_id: storageP,
+        meter_id: storage,
+        description: 'Storage — 55.55 GB',
+        quantity: 55.55,
+        unit_price: 0.1,
+        amount: 5.56,
+      },
+      {
+        type: 'usage',
+        product_id: latencyP,
+        meter_id: latency,
+        description: 'Slow requests (p99 ms) — 250 ms',
+        quantity: 250,
+        unit_price: 0.01,
+        amount: 2.5,
+      },
     ]);
     t.equal(oct.amount, 68.18);
-    t.same(run.json.invoices.find((i: any) => i.subscription_id === sub.id), { id: oct.id, customer_id: a.customerId, subscription_id: sub.id, amount: 68.18, currency: 'USD', status: 'paid' });
+    t.same(
+      run.json.invoices.find((i: any) => i.subscription_id === sub.id),
+      {
+        id: oct.id,
+        customer_id: a.customerId,
+        subscription_id: sub.id,
+        amount: 68.18,
+        currency: 'USD',
+        status: 'paid',
+      },
+    );
     // Each metered quantity is exactly what GET …/usage?window=none reports for the period.
     for (const line of oct.lines.filter((l: any) => l.meter_id)) {
-      const u = await callJson(w.api.url, a.tokens.read, 'GET', `/v1/meters/${line.meter_id}/usage?start_date=2026-10-01&end_date=2026-10-31&window=none`);
+      const u = await callJson(
+        w.api.url,
+        a.tokens.read,
+        'GET',
+        `/v1/meters/${line.meter_id}/usage?start_date=2026-10-01&end_date=2026-10-31&window=none`,
+      );
       t.equal(u.body.value, line.quantity, `quantity of ${line.description}`);
     }
     const [yen] = await invoicesOf(yenSub.id);
     t.same(
       { amount: yen.amount, currency: yen.currency, lines: yen.lines.map((l: any) => [l.quantity, l.amount]) },
-      { amount: 1003, currency: 'JPY', lines: [[1, 1000], [5, 3]] },
+      {
+        amount: 1003,
+        currency: 'JPY',
+        lines: [
+          [1, 1000],
+          [5, 3],
+        ],
+      },
       '5 × 0.5 JPY = 2.5 → 3',
     );
     const [kwd] = await invoicesOf(kwdSub.id);
-    t.same({ amount: kwd.amount, lines: kwd.lines.map((l: any) => [l.quantity, l.amount]) }, { amount: 1.513, lines: [[1, 1.5], [5, 0.013]] }, '5 × 0.0025 KWD = 0.0125 → 0.013');
+    t.same(
+      { amount: kwd.amount, lines: kwd.lines.map((l: any) => [l.quantity, l.amount]) },
+      {
+        amount: 1.513,
+        lines: [
+          [1, 1.5],
+          [5, 0.013],
+        ],
+      },
+      '5 × 0.0025 KWD = 0.0125 → 0.013',
+    );
     const again = await w.run('2026-11-01T01:00:00Z');
     t.same(again.json, { invoices: [], payments: [] }, 'a repeated run at the same instant invoices nothing');
   });
 
-  await t.test('a canceled subscription: its last period once, metered usage only before the cancellation', async (t) => {
-    const gone = await w.product('Support', 10, 'USD');
-    const goneCalls = await w.product('Support tickets', 0.01, 'USD', 'metered');
-    const tickets = await w.meter(a, 'Tickets', 'tickets', 'counter', 'sum');
-    const s = await w.made(a.tokens.write, 'POST', '/v1/subscriptions', { items: [{ product_id: gone }, { product_id: goneCalls, meter_id: tickets }] });
-    await w.usage(a, tickets, [{ value: 30, timestamp: new Date(Date.now() - 60_000).toISOString() }]);
-    await w.made(a.tokens.write, 'PATCH', `/v1/subscriptions/${s.id}`, { status: 'canceled' });
-    const canceledAt = (await w.api.infra.pg.query('SELECT canceled_at FROM subscriptions WHERE id = $1', [s.id])).rows[0].canceled_at as Date;
-    await w.usage(a, tickets, [{ value: 20, timestamp: new Date(canceledAt.getTime() + 1).toISOString() }]);
-    const month = canceledAt.toISOString().slice(0, 7);
-    const next = new Date(Date.UTC(canceledAt.getUTCFullYear(), canceledAt.getUTCMonth() + 1, 1, 1)).toISOString();
-    const run = await w.run(next);
-    t.equal(run.code, 0, run.stderr);
-    const [last] = await invoicesOf(s.id);
-    t.match(last, { period_start: `${month}-01`, amount: 10.3 });
-    t.same(last.lines.map((l: any) => [l.quantity, l.amount]), [[1, 10], [30, 0.3]], 'flat in full, 30 tickets before the cancellation, not the 20 after');
-    await w.run('2027-06-01T01:00:00Z');
-    t.equal((await invoicesOf(s.id)).length, 1, 'never invoiced again');
-  });
+  await t.test(
+    'a canceled subscription: its last period once, metered usage only before the cancellation',
+    async (t) => {
+      const gone = await w.product('Support', 10, 'USD');
+      const goneCalls = await w.product('Support tickets', 0.01, 'USD', 'metered');
+      const tickets = await w.meter(a, 'Tickets', 'tickets', 'counter', 'sum');
+      const s = await w.made(a.tokens.write, 'POST', '/v1/subscriptions', {
+        items: [{ product_id: gone }, { product_id: goneCalls, meter_id: tickets }],
+      });
+      await w.usage(a, tickets, [{ value: 30, timestamp: new Date(Date.now() - 60_000).toISOString() }]);
+      await w.made(a.tokens.write, 'PATCH', `/v1/subscriptions/${s.id}`, { status: 'canceled' });
+      const canceledAt = (await w.api.infra.pg.query('SELECT canceled_at FROM subscriptions WHERE id = $1', [s.id]))
+        .rows[0].canceled_at as Date;
+      await w.usage(a, tickets, [{ value: 20, timestamp: new Date(canceledAt.getTime() + 1).toISOString() }]);
+      const month = canceledAt.toISOString().slice(0, 7);
+      const next = new Date(Date.UTC(canceledAt.getUTCFullYear(), canceledAt.getUTCMonth() + 1, 1, 1)).toISOString();
+      const run = await w.run(next);
+      t.equal(run.code, 0, run.stderr);
+      const [last] = await invoicesOf(s.id);
+      t.match(last, { period_start: `${month}-01`, amount: 10.3 });
+      t.same(
+        last.lines.map((l: any) => [l.quantity, l.amount]),
+        [
+          [1, 10],
+          [30, 0.3],
+        ],
+        'flat in full, 30 tickets before the cancellation, not the 20 after',
+      );
+      await w.run('2027-06-01T01:00:00Z');
+      t.equal((await invoicesOf(s.id)).length, 1, 'never invoiced again');
+    },
+  );
 
-  await t.test('November (zero usage on some meters), then months of 31, 28, 30 and 29 days and December → January', async (t) => {
-    const run = await w.run('2028-03-01T01:00:00Z');
-    t.equal(run.code, 0, run.stderr);
-    const all = await invoicesOf(sub.id);
-    t.equal(all.length, 17, 'October 2026 to February 2028, one invoice each');
-    const nov = all[1];
-    t.same(
-      nov.lines.map((l: any) => [l.quantity, l.amount]),
-      [[1, 49.99], [5, 0.01], [0, 0], [0, 0], [10, 1], [0, 0]],
-      'calls 5 × 0.001 = 0.005 → 0.01; storage last 10; no events, peak or latency → 0',
-    );
-    t.equal(nov.amount, 51);
-    const periods = all.map((i: any) => [i.period_start, i.period_end]);
-    t.same(periods.slice(1, 5), [
-      ['2026-11-01', '2026-11-30'],
-      ['2026-12-01', '2026-12-31'],
-      ['2027-01-01', '2027-01-31'],
-      ['2027-02-01', '2027-02-28'],
-    ]);
-    t.same(periods[6], ['2027-04-01', '2027-04-30']);
-    t.same(periods[16], ['2028-02-01', '2028-02-29'], 'leap February');
-    for (const inv of all) {
-      const sum = inv.lines.reduce((s: Decimal, l: any) => s.plus(String(l.amount)), new Decimal(0));
-      t.ok(sum.eq(String(inv.amount)), `${inv.period_start}: amount = Σ lines`);
-    }
-    t.ok(all.slice(2).every((i: any) => i.amount === 49.99), 'months without usage: the flat price alone');
-    t.match(run.stderr, /closed \d+ of \d+ periods/, 'progress on stderr');
-  });
+  await t.test(
+    'November (zero usage on some meters), then months of 31, 28, 30 and 29 days and December → January',
+    async (t) => {
+      const run = await w.run('2028-03-01T01:00:00Z');
+      t.equal(run.code, 0, run.stderr);
+      const all = await invoicesOf(sub.id);
+      t.equal(all.length, 17, 'October 2026 to February 2028, one invoice each');
+      const nov = all[1];
+      t.same(
+        nov.lines.map((l: any) => [l.quantity, l.amount]),
+        [
+          [1, 49.99],
+          [5, 0.01],
+          [0, 0],
+          [0, 0],
+          [10, 1],
+          [0, 0],
+        ],
+        'calls 5 × 0.001 = 0.005 → 0.01; storage last 10; no events, peak or latency → 0',
+      );
+      t.equal(nov.amount, 51);
+      const periods = all.map((i: any) => [i.period_start, i.period_end]);
+      t.same(periods.slice(1, 5), [
+        ['2026-11-01', '2026-11-30'],
+        ['2026-12-01', '2026-12-31'],
+        ['2027-01-01', '2027-01-31'],
+        ['2027-02-01', '2027-02-28'],
+      ]);
+      t.same(periods[6], ['2027-04-01', '2027-04-30']);
+      t.same(periods[16], ['2028-02-01', '2028-02-29'], 'leap February');
+      for (const inv of all) {
+        const sum = inv.lines.reduce((s: Decimal, l: any) => s.plus(String(l.amount)), new Decimal(0));
+        t.ok(sum.eq(String(inv.amount)), `${inv.period_start}: amount = Σ lines`);
+      }
+      t.ok(
+        all.slice(2).every((i: any) => i.amount === 49.99),
+        'months without usage: the flat price alone',
+      );
+      t.match(run.stderr, /closed \d+ of \d+ periods/, 'progress on stderr');
+    },
+  );
 });

@@ -7,7 +7,11 @@ function client(base: string) {
   return async (method: string, path: string, opts: { auth?: { authorization: string }; body?: unknown } = {}) => {
     const headers: Record<string, string> = { ...(opts.auth ?? {}) };
     if (opts.body !== undefined) headers['content-type'] = 'application/json';
-    const res = await fetch(base + path, { method, headers, body: opts.body === undefined ? undefined : JSON.stringify(opts.body) });
+    const res = await fetch(base + path, {
+      method,
+      headers,
+      body: opts.body === undefined ? undefined : JSON.stringify(opts.body),
+    });
     const text = await res.text();
     return { status: res.status, body: text ? JSON.parse(text) : null, headers: res.headers };
   };
@@ -47,13 +51,20 @@ t.test('billing information', async (t) => {
   t.test('the default card appears as {id, type, last4, brand}', async (t) => {
     const pm = await call('POST', '/v1/billing/payment-methods', {
       auth: a.auth.write,
-      body: { type: 'card', card: { number: '5555555555554444', exp_month: 1, exp_year: new Date().getUTCFullYear() + 2, cvc: '321' } },
+      body: {
+        type: 'card',
+        card: { number: '5555555555554444', exp_month: 1, exp_year: new Date().getUTCFullYear() + 2, cvc: '321' },
+      },
     });
     t.equal(pm.status, 201);
     const res = await call('GET', '/v1/billing', { auth: a.auth.read });
     t.same(res.body.payment_method, { id: pm.body.id, type: 'card', last4: '4444', brand: 'mastercard' });
     const patched = await call('PATCH', '/v1/billing', { auth: a.auth.write, body: { billing_address: address } });
-    t.same(patched.body, { customer_id: a.customerId, payment_method: { id: pm.body.id, type: 'card', last4: '4444', brand: 'mastercard' }, billing_address: address });
+    t.same(patched.body, {
+      customer_id: a.customerId,
+      payment_method: { id: pm.body.id, type: 'card', last4: '4444', brand: 'mastercard' },
+      billing_address: address,
+    });
   });
 
   t.test('every invalid address is a 422 naming the field; nothing changes', async (t) => {
@@ -71,7 +82,11 @@ t.test('billing information', async (t) => {
       ['address null', { billing_address: null }, ['billing_address']],
       ['address missing', {}, ['billing_address']],
       ['body an array', [address], ['']],
-      ['two fields wrong', { billing_address: { line1: '', city: 'ok', state: 'ok' } }, ['billing_address.line1', 'billing_address.zip']],
+      [
+        'two fields wrong',
+        { billing_address: { line1: '', city: 'ok', state: 'ok' } },
+        ['billing_address.line1', 'billing_address.zip'],
+      ],
     ];
     for (const [what, body, fields] of cases) {
       const res = await call('PATCH', '/v1/billing', { auth: a.auth.write, body });
@@ -94,12 +109,16 @@ t.test('billing information', async (t) => {
     t.equal((await call('GET', '/v1/billing', { auth: { authorization: 'Bearer not-a-token' } })).status, 401);
   });
 
-  t.test("isolation: each account sees only its own billing information", async (t) => {
+  t.test('isolation: each account sees only its own billing information', async (t) => {
     const res = await call('GET', '/v1/billing', { auth: b.auth.read });
     t.same(res.body, { customer_id: b.customerId, payment_method: null, billing_address: null });
     const other = { line1: '2 Other St', city: 'Springfield', state: 'IL', zip: '62701' };
     await call('PATCH', '/v1/billing', { auth: b.auth.write, body: { billing_address: other } });
-    t.same((await call('GET', '/v1/billing', { auth: a.auth.read })).body.billing_address, address, "B's PATCH leaves A alone");
+    t.same(
+      (await call('GET', '/v1/billing', { auth: a.auth.read })).body.billing_address,
+      address,
+      "B's PATCH leaves A alone",
+    );
     t.same((await call('GET', '/v1/billing', { auth: b.auth.read })).body.billing_address, other);
   });
 });

@@ -10,8 +10,14 @@ t.test('shardIndex in JS equals the Distributed sharding key ClickHouse computes
   t.teardown(() => ch.close());
   const accounts = Array.from({ length: 200 }, (_v, i) => `acct_${i.toString(36)}_${'x'.repeat(i % 7)}`);
   const list = accounts.map((a) => `'${a}'`).join(',');
-  const rs = await ch.query({ query: `SELECT account_id, ${SHARDING_KEY_SQL} % 2 AS s2, ${SHARDING_KEY_SQL} % 3 AS s3 FROM (SELECT arrayJoin([${list}]) AS account_id)`, format: 'JSONEachRow' });
+  const rs = await ch.query({
+    query: `SELECT account_id, ${SHARDING_KEY_SQL} % 2 AS s2, ${SHARDING_KEY_SQL} % 3 AS s3 FROM (SELECT arrayJoin([${list}]) AS account_id)`,
+    format: 'JSONEachRow',
+  });
   const rows = await rs.json<{ account_id: string; s2: number; s3: number }>();
   t.equal(rows.length, accounts.length);
-  t.same(rows.map((r) => [r.account_id, Number(r.s2), Number(r.s3)]), rows.map((r) => [r.account_id, shardIndex(r.account_id, 2), shardIndex(r.account_id, 3)]));
+  t.same(
+    rows.map((r) => [r.account_id, Number(r.s2), Number(r.s3)]),
+    rows.map((r) => [r.account_id, shardIndex(r.account_id, 2), shardIndex(r.account_id, 3)]),
+  );
 });

@@ -7,33 +7,68 @@ import { startApi } from '../fixtures/api.js';
 import { iso, startConsumer, storedCount } from './ingest-helpers.js';
 
 /** The typed client's smaller parts: a batch to one meter, the usage query string, a request timeout. */
-t.test('meterline/client: recordMeterUsageBatch settles records one by one; getUsage sends group_by and filters', async (t) => {
-  const config = await isolatedConfig(t);
-  const api = await startApi(t, config);
-  const { infra } = await startConsumer(t, config, { maxWaitMs: 100 });
-  const acct = await createTestAccount(api.infra);
-  const client = new MeterlineClient({ baseUrl: api.url, token: acct.auth.write.authorization.replace(/^Bearer /, ''), timeoutMs: 30_000 });
-  const meter = await client.createMeter({ name: 'tokens', unit: 'tokens', aggregation: 'sum', dimensions: ['model'] });
-  const at = iso(Date.now() - 60_000);
-  const out = await client.recordMeterUsageBatch(meter.id, [
-    { value: 3, timestamp: at, dimensions: { model: 'a' } },
-    { value: -1, timestamp: at },
-    { value: 4, timestamp: at, dimensions: { model: 'b' } },
-  ]);
-  t.match(out, { accepted: 2, rejected: 1 });
-  t.equal(out.results[1]?.status, 'rejected');
-  t.equal(out.results[1]?.error?.code, 'validation_failed');
-  const none = await client.recordMeterUsageBatch(meter.id, [{ value: -1, timestamp: at }]).catch((e: unknown) => e);
-  t.ok(none instanceof MeterlineError && none.status === 422 && none.problem?.errors?.[0]?.field === '[0].value', 'nothing valid: a 422 problem naming the field');
-  await waitUntil(async () => (await storedCount(infra, meter.id)) === 2, 'the two accepted records stored');
-  const usage = await client.getUsage(meter.id, { window: 'none', group_by: ['model'], filter: { model: ['a', 'b'] } });
-  t.same(usage.groups?.map((g) => [g.dimensions.model, g.value]), [['a', 3], ['b', 4]]);
-  t.same(usage.filters, { model: ['a', 'b'] });
-});
+t.test(
+  'meterline/client: recordMeterUsageBatch settles records one by one; getUsage sends group_by and filters',
+  async (t) => {
+    const config = await isolatedConfig(t);
+    const api = await startApi(t, config);
+    const { infra } = await startConsumer(t, config, { maxWaitMs: 100 });
+    const acct = await createTestAccount(api.infra);
+    const client = new MeterlineClient({
+      baseUrl: api.url,
+      token: acct.auth.write.authorization.replace(/^Bearer /, ''),
+      timeoutMs: 30_000,
+    });
+    const meter = await client.createMeter({
+      name: 'tokens',
+      unit: 'tokens',
+      aggregation: 'sum',
+      dimensions: ['model'],
+    });
+    const at = iso(Date.now() - 60_000);
+    const out = await client.recordMeterUsageBatch(meter.id, [
+      { value: 3, timestamp: at, dimensions: { model: 'a' } },
+      { value: -1, timestamp: at },
+      { value: 4, timestamp: at, dimensions: { model: 'b' } },
+    ]);
+    t.match(out, { accepted: 2, rejected: 1 });
+    t.equal(out.results[1]?.status, 'rejected');
+    t.equal(out.results[1]?.error?.code, 'validation_failed');
+    const none = await client.recordMeterUsageBatch(meter.id, [{ value: -1, timestamp: at }]).catch((e: unknown) => e);
+    t.ok(
+      none instanceof MeterlineError && none.status === 422 && none.problem?.errors?.[0]?.field === '[0].value',
+      'nothing valid: a 422 problem naming the field',
+    );
+    await waitUntil(async () => (await storedCount(infra, meter.id)) === 2, 'the two accepted records stored');
+    const usage = await client.getUsage(meter.id, {
+      window: 'none',
+      group_by: ['model'],
+      filter: { model: ['a', 'b'] },
+    });
+    t.same(
+      usage.groups?.map((g) => [g.dimensions.model, g.value]),
+      [
+        ['a', 3],
+        ['b', 4],
+      ],
+    );
+    t.same(usage.filters, { model: ['a', 'b'] });
+  },
+);
 
 t.test('usageQueryString: the GET usage query as the API reads it', async (t) => {
   t.equal(usageQueryString({}), '');
-  t.equal(decodeURIComponent(usageQueryString({ window: 'day', start_date: '2026-11-01', group_by: ['model', 'region'], filter: { model: ['a', 'b'], region: 'eu' } })), 'start_date=2026-11-01&window=day&group_by=model,region&filter[model]=a&filter[model]=b&filter[region]=eu');
+  t.equal(
+    decodeURIComponent(
+      usageQueryString({
+        window: 'day',
+        start_date: '2026-11-01',
+        group_by: ['model', 'region'],
+        filter: { model: ['a', 'b'], region: 'eu' },
+      }),
+    ),
+    'start_date=2026-11-01&window=day&group_by=model,region&filter[model]=a&filter[model]=b&filter[region]=eu',
+  );
 });
 
 t.test('timeoutMs: a request without an answer is aborted', async (t) => {

@@ -28,7 +28,16 @@ t.test('meterline/client: the emitter against an api restarted mid-stream loses 
   const meter = await client.createMeter({ name: 'tokens', unit: 'tokens', aggregation: 'sum', dimensions: ['model'] });
   t.same(meter.dimensions, ['model'], 'typed client: create a meter');
 
-  const emitter = new UsageEmitter({ baseUrl, token, batchSize: 200, lingerMs: 20, concurrency: 2, maxBuffered: 1000, retryBaseMs: 20, retryMaxMs: 200 });
+  const emitter = new UsageEmitter({
+    baseUrl,
+    token,
+    batchSize: 200,
+    lingerMs: 20,
+    concurrency: 2,
+    maxBuffered: 1000,
+    retryBaseMs: 20,
+    retryMaxMs: 200,
+  });
   const total = 6000;
   let restarted = false;
   for (let i = 0; i < total; i++) {
@@ -48,10 +57,16 @@ t.test('meterline/client: the emitter against an api restarted mid-stream loses 
   t.equal(c.pending, 0);
   t.equal(c.rejected + c.failed, 0);
   t.equal(c.inflight, 0, 'nothing in flight after close');
-  t.ok(c.acks >= total / 200 && c.acks <= c.requests && c.ackLatencyMsMax > 0 && c.ackLatencyMsSum >= c.ackLatencyMsMax, 'answers and their latency counted');
+  t.ok(
+    c.acks >= total / 200 && c.acks <= c.requests && c.ackLatencyMsMax > 0 && c.ackLatencyMsSum >= c.ackLatencyMsMax,
+    'answers and their latency counted',
+  );
   t.comment(`requests ${c.requests}, retries ${c.retries}`);
   await waitUntil(async () => (await storedCount(infra, meter.id)) === total, 'every emitted record stored');
-  const usage = await new MeterlineClient({ baseUrl, token: acct.auth.read.authorization.replace(/^Bearer /, '') }).getUsage(meter.id, { window: 'none', group_by: ['model'] });
+  const usage = await new MeterlineClient({
+    baseUrl,
+    token: acct.auth.read.authorization.replace(/^Bearer /, ''),
+  }).getUsage(meter.id, { window: 'none', group_by: ['model'] });
   t.equal(usage.count, total, 'stored exactly once: nothing lost, nothing doubled');
   let want = 0;
   for (let i = 0; i < total; i++) want += 1 + (i % 7);

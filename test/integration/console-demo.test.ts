@@ -23,12 +23,22 @@ t.test('first run: the hint, then a demo account with a meter, usage, a subscrip
   ]);
 
   const demo = await createDemoAccount(world.infra.pg, world.config);
-  t.match(demo, { email: /^demo-[0-9a-f]{6}@example\.com$/, password: /^[A-Za-z0-9_-]{16}$/, operator: true, usage_records: 72, console_url: `${world.base}/console` });
+  t.match(demo, {
+    email: /^demo-[0-9a-f]{6}@example\.com$/,
+    password: /^[A-Za-z0-9_-]{16}$/,
+    operator: true,
+    usage_records: 72,
+    console_url: `${world.base}/console`,
+  });
   t.same(await firstRunLines(world.config), [`console: ${world.base}/console`], 'no hint once an account exists');
 
   const keys = new SigningKeys(world.infra.pg, world.config.SECRET_KEY);
   await keys.load();
-  const { token } = await issueAccessToken(keys, { accountId: demo.account_id, userId: demo.user_id, clientId: CONSOLE_CLIENT_ID, scopes: ['read'] }, { issuer: world.base, ttlSeconds: 300 });
+  const { token } = await issueAccessToken(
+    keys,
+    { accountId: demo.account_id, userId: demo.user_id, clientId: CONSOLE_CLIENT_ID, scopes: ['read'] },
+    { issuer: world.base, ttlSeconds: 300 },
+  );
   const get = async (path: string) => (await callJson(world.base, token, 'GET', path)).body;
 
   t.match(await get(`/v1/meters/${demo.meter_id}`), { name: 'API requests', status: 'active', aggregation: 'sum' });
@@ -41,20 +51,36 @@ t.test('first run: the hint, then a demo account with a meter, usage, a subscrip
   const today = new Date().toISOString().slice(0, 10);
   const fourDaysAgo = new Date(Date.now() - 4 * 86_400_000).toISOString().slice(0, 10);
   let usage: any;
-  await waitUntil(async () => {
-    usage = await get(`/v1/meters/${demo.meter_id}/usage?start_date=${fourDaysAgo}&end_date=${today}&window=hour`);
-    return usage.count === 72;
-  }, 'the demo usage to be queryable', 30_000, 200);
-  t.equal(usage.data.filter((w: { count: number }) => w.count > 0).length, 72, 'one record in each of the last 72 hours');
+  await waitUntil(
+    async () => {
+      usage = await get(`/v1/meters/${demo.meter_id}/usage?start_date=${fourDaysAgo}&end_date=${today}&window=hour`);
+      return usage.count === 72;
+    },
+    'the demo usage to be queryable',
+    30_000,
+    200,
+  );
+  t.equal(
+    usage.data.filter((w: { count: number }) => w.count > 0).length,
+    72,
+    'one record in each of the last 72 hours',
+  );
   t.ok(usage.data.every((w: { value: number }) => w.value >= 0));
 
-  await t.rejects(createDemoAccount(world.infra.pg, world.config, { email: demo.email }), { code: 'email_taken' }, 'the same email twice is refused');
+  await t.rejects(
+    createDemoAccount(world.infra.pg, world.config, { email: demo.email }),
+    { code: 'email_taken' },
+    'the same email twice is refused',
+  );
 });
 
 t.test('the demo needs the api running: a clear message, nothing created', async (t) => {
   const config = await isolatedConfig(t, { PUBLIC_BASE_URL: 'http://127.0.0.1:9' });
   const infra = await testInfra(t, config);
-  await t.rejects(createDemoAccount(infra.pg, config), { code: 'unavailable', message: /not reachable at http:\/\/127\.0\.0\.1:9 .*start it with npm start/ });
+  await t.rejects(createDemoAccount(infra.pg, config), {
+    code: 'unavailable',
+    message: /not reachable at http:\/\/127\.0\.0\.1:9 .*start it with npm start/,
+  });
   t.equal((await infra.pg.query('SELECT count(*)::int AS n FROM accounts')).rows[0].n, 0);
 });
 
@@ -64,7 +90,20 @@ t.test('console client registration is idempotent and adds base URLs', async (t)
   t.equal(await registerConsoleClient(infra.pg, 'http://127.0.0.1:8080'), null);
   t.equal(await registerConsoleClient(infra.pg, 'http://127.0.0.1:8080'), null);
   t.equal(await registerConsoleClient(infra.pg, 'https://billing.example.com/'), null);
-  const { rows } = await infra.pg.query('SELECT is_public, secret_hash, redirect_uris FROM oauth_clients WHERE id = $1', [CONSOLE_CLIENT_ID]);
-  t.same(rows, [{ is_public: true, secret_hash: null, redirect_uris: ['http://127.0.0.1:8080/console', 'https://billing.example.com/console'] }]);
-  t.match(await registerConsoleClient(infra.pg, 'http://meterline.internal:8080'), /http is only allowed for loopback hosts/, 'an http base URL off loopback cannot be a redirect URI');
+  const { rows } = await infra.pg.query(
+    'SELECT is_public, secret_hash, redirect_uris FROM oauth_clients WHERE id = $1',
+    [CONSOLE_CLIENT_ID],
+  );
+  t.same(rows, [
+    {
+      is_public: true,
+      secret_hash: null,
+      redirect_uris: ['http://127.0.0.1:8080/console', 'https://billing.example.com/console'],
+    },
+  ]);
+  t.match(
+    await registerConsoleClient(infra.pg, 'http://meterline.internal:8080'),
+    /http is only allowed for loopback hosts/,
+    'an http base URL off loopback cannot be a redirect URI',
+  );
 });

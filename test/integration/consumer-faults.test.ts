@@ -12,7 +12,16 @@ import { createTestAccount } from '../fixtures/auth.js';
 import { UsageConsumer } from '../../services/consumer/usage-consumer.js';
 import { encodeRow, HDR_COUNT, HDR_DEADLINE, HDR_FORMAT, HDR_VOID, WIRE_FORMAT } from '../../shared/usage/wire.js';
 import type { Infra } from '../../shared/infra.js';
-import { createMeter, iso, postJson, startConsumer, startUsageApi, storedCount, storedIds, waitForMeter } from './ingest-helpers.js';
+import {
+  createMeter,
+  iso,
+  postJson,
+  startConsumer,
+  startUsageApi,
+  storedCount,
+  storedIds,
+  waitForMeter,
+} from './ingest-helpers.js';
 
 async function drained(infra: Infra): Promise<boolean> {
   const jsm = await jetstreamManager(infra.nats);
@@ -48,9 +57,13 @@ t.test('poison messages are terminated with a logged reason; the rest is inserte
   const rows = (ids: string[]) => ids.map((id) => encodeRow('acct_poison', 'mtr_poison', now, id, '1.5', now)).join('');
   await js.publish(subject, rows(['good-1', 'good-2', 'good-3']), { headers: hdrs(3) });
   await js.publish(subject, 'no headers at all\n');
-  await js.publish(subject, encodeRow('acct_poison', 'mtr_poison', now, 'bad-value', 'not-a-number', now), { headers: hdrs(1) });
+  await js.publish(subject, encodeRow('acct_poison', 'mtr_poison', now, 'bad-value', 'not-a-number', now), {
+    headers: hdrs(1),
+  });
   // Rows of another account on this account's subject: a forgery, never inserted (issue 16 item 6).
-  await js.publish(subject, rows(['good-6']) + encodeRow('acct_victim', 'mtr_poison', now, 'forged', '1', now), { headers: hdrs(2) });
+  await js.publish(subject, rows(['good-6']) + encodeRow('acct_victim', 'mtr_poison', now, 'forged', '1', now), {
+    headers: hdrs(2),
+  });
   await js.publish(subject, rows(['good-4', 'good-5']), { headers: hdrs(2) });
   const voidH = natsHeaders();
   voidH.set(HDR_VOID, '1');
@@ -58,22 +71,56 @@ t.test('poison messages are terminated with a logged reason; the rest is inserte
   await js.publish(subject, rows(['late-1']), { headers: hdrs(1, now - 1) }); // stored after its deadline
   await js.publish(subject, rows(['no-newline']).trimEnd(), { headers: hdrs(1) });
 
-  await waitUntil(async () => (await drained(infra)) && (await storedCount(infra, 'mtr_poison')) === 5, 'every message settled', 20_000).catch((err) => {
+  await waitUntil(
+    async () => (await drained(infra)) && (await storedCount(infra, 'mtr_poison')) === 5,
+    'every message settled',
+    20_000,
+  ).catch((err) => {
     t.comment(lines.join('\n'));
     throw err;
   });
-  t.same([...(await storedIds(infra, 'mtr_poison'))].sort(), ['good-1', 'good-2', 'good-3', 'good-4', 'good-5'], 'valid messages inserted, in spite of the poison in their batch');
+  t.same(
+    [...(await storedIds(infra, 'mtr_poison'))].sort(),
+    ['good-1', 'good-2', 'good-3', 'good-4', 'good-5'],
+    'valid messages inserted, in spite of the poison in their batch',
+  );
   const terminated = lines.map((l) => JSON.parse(l)).filter((l) => l.msg === 'usage message terminated (poison)');
   t.equal(terminated.length, 4, 'four poison messages terminated');
-  t.ok(terminated.some((l) => /belongs to another account than its subject's \(acct_poison\)/.test(l.reason)), 'reason: a row of another account');
-  const forged = await infra.clickhouse.query({ query: `SELECT count() AS c FROM usage_records WHERE account_id = 'acct_victim' OR record_id IN ('forged', 'good-6')`, format: 'JSONEachRow' });
-  t.equal(Number((await forged.json<{ c: string }>())[0]!.c), 0, 'no row of the forged message is stored, not even its genuine ones');
-  t.ok(terminated.some((l) => /unknown payload format/.test(l.reason)), 'reason: no format header');
-  t.ok(terminated.some((l) => /ClickHouse error 27|Cannot parse/i.test(l.reason)), `reason: ClickHouse refused the rows (${terminated.map((l) => l.reason).join(' | ')})`);
-  t.ok(terminated.some((l) => /newline-terminated/.test(l.reason)), 'reason: truncated payload');
-  t.ok(lines.some((l) => l.includes('stored after its deadline')), 'the late message is skipped and logged');
+  t.ok(
+    terminated.some((l) => /belongs to another account than its subject's \(acct_poison\)/.test(l.reason)),
+    'reason: a row of another account',
+  );
+  const forged = await infra.clickhouse.query({
+    query: `SELECT count() AS c FROM usage_records WHERE account_id = 'acct_victim' OR record_id IN ('forged', 'good-6')`,
+    format: 'JSONEachRow',
+  });
+  t.equal(
+    Number((await forged.json<{ c: string }>())[0]!.c),
+    0,
+    'no row of the forged message is stored, not even its genuine ones',
+  );
+  t.ok(
+    terminated.some((l) => /unknown payload format/.test(l.reason)),
+    'reason: no format header',
+  );
+  t.ok(
+    terminated.some((l) => /ClickHouse error 27|Cannot parse/i.test(l.reason)),
+    `reason: ClickHouse refused the rows (${terminated.map((l) => l.reason).join(' | ')})`,
+  );
+  t.ok(
+    terminated.some((l) => /newline-terminated/.test(l.reason)),
+    'reason: truncated payload',
+  );
+  t.ok(
+    lines.some((l) => l.includes('stored after its deadline')),
+    'the late message is skipped and logged',
+  );
   const jsm = await jetstreamManager(infra.nats);
-  t.equal((await jsm.streams.info(infra.natsNames.usageStream)).state.messages, 0, 'the work queue is empty: nothing is redelivered forever');
+  t.equal(
+    (await jsm.streams.info(infra.natsNames.usageStream)).state.messages,
+    0,
+    'the work queue is empty: nothing is redelivered forever',
+  );
 });
 
 // ClickHouse (a private server) stops mid-stream: the consumer naks and retries with backoff; after the
@@ -88,7 +135,11 @@ t.test('ClickHouse stopped mid-stream', async (t) => {
   });
   const config = await isolatedConfig(t, { CLICKHOUSE_URL: ch.url });
   const api = await startUsageApi(t, config);
-  const { consumer, infra: consumerInfra } = await startConsumer(t, config, { maxWaitMs: 100, backoffBaseMs: 100, backoffMaxMs: 1_000 });
+  const { consumer, infra: consumerInfra } = await startConsumer(t, config, {
+    maxWaitMs: 100,
+    backoffBaseMs: 100,
+    backoffMaxMs: 1_000,
+  });
   const infra = api.infra;
   const acct = await createTestAccount(infra);
   const W = acct.auth.write.authorization;
@@ -109,22 +160,42 @@ t.test('ClickHouse stopped mid-stream', async (t) => {
     }
   };
   const producing = Promise.all([producer(), producer()]);
-  await waitUntil(async () => (await storedCount(infra, meter.id)) >= 2_000, 'records flowing into ClickHouse', 30_000, 100);
+  await waitUntil(
+    async () => (await storedCount(infra, meter.id)) >= 2_000,
+    'records flowing into ClickHouse',
+    30_000,
+    100,
+  );
   await ch.stop();
   const acceptedAtStop = accepted.size;
-  await waitUntil(async () => /last insert failed/.test((await consumer.health()).detail ?? ''), 'the consumer to report failing inserts', 30_000);
+  await waitUntil(
+    async () => /last insert failed/.test((await consumer.health()).detail ?? ''),
+    'the consumer to report failing inserts',
+    30_000,
+  );
   t.match((await consumer.health()).detail, /last insert failed/);
-  await waitUntil(() => accepted.size >= acceptedAtStop + 3_000, 'ingestion continues while ClickHouse is down', 30_000);
+  await waitUntil(
+    () => accepted.size >= acceptedAtStop + 3_000,
+    'ingestion continues while ClickHouse is down',
+    30_000,
+  );
   ch = await startClickhouse({ dir, ...ports });
   await new Promise((r) => setTimeout(r, 500));
   running = false;
   await producing;
-  await waitUntil(async () => (await storedCount(infra, meter.id).catch(() => -1)) === accepted.size, `${accepted.size} records stored after the restart`, 60_000, 200);
+  await waitUntil(
+    async () => (await storedCount(infra, meter.id).catch(() => -1)) === accepted.size,
+    `${accepted.size} records stored after the restart`,
+    60_000,
+    200,
+  );
   await waitUntil(() => drained(infra), 'the stream to be fully consumed', 30_000);
   const stored = await storedIds(infra, meter.id);
   t.equal(stored.size, accepted.size, `exactly the ${accepted.size} accepted records are stored`);
   t.equal([...accepted].filter((id) => !stored.has(id)).length, 0, 'none lost');
   t.ok((await consumer.health()).ok, 'the consumer is healthy again');
-  const outcomes = await consumerInfra.metrics.registry.getSingleMetricAsString('meterline_usage_consumer_messages_total');
+  const outcomes = await consumerInfra.metrics.registry.getSingleMetricAsString(
+    'meterline_usage_consumer_messages_total',
+  );
   t.match(outcomes, /outcome="nak"[^\n]* [1-9]/, 'failed inserts were nak’d for redelivery');
 });

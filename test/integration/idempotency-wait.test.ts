@@ -26,7 +26,15 @@ t.test('a waiting duplicate is woken by the first request finishing (LISTEN/NOTI
   });
   const store = new PgIdempotencyStore(pool, { secret: randomBytes(32), waitMs: 600_000, fallbackPollMs: 3_600_000 });
   const ctx = (key: string) =>
-    ({ method: 'POST', path: '/v1/things', rawQuery: '', headers: { 'idempotency-key': key, 'content-type': 'application/json' }, rawBody: Buffer.from('{"a":1}'), principal: { accountId: acct.accountId }, requestId: 'r' }) as unknown as RequestContext;
+    ({
+      method: 'POST',
+      path: '/v1/things',
+      rawQuery: '',
+      headers: { 'idempotency-key': key, 'content-type': 'application/json' },
+      rawBody: Buffer.from('{"a":1}'),
+      principal: { accountId: acct.accountId },
+      requestId: 'r',
+    }) as unknown as RequestContext;
 
   await t.test('completed: the duplicate replays the first answer', async (t) => {
     let finish!: (r: HttpReply) => void;

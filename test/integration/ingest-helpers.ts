@@ -26,17 +26,38 @@ export interface TestMeter extends MeterRecord {
 export async function createMeter(
   infra: Infra,
   accountId: string,
-  opts: { type?: MeterType; aggregation?: string; status?: 'active' | 'inactive'; unit?: string; uniqueBy?: string } = {},
+  opts: {
+    type?: MeterType;
+    aggregation?: string;
+    status?: 'active' | 'inactive';
+    unit?: string;
+    uniqueBy?: string;
+  } = {},
 ): Promise<TestMeter> {
   const type = opts.type ?? 'counter';
   const aggregation = opts.aggregation ?? (type === 'gauge' ? 'last' : 'sum');
   const now = new Date();
-  const m: TestMeter = { id: newId('mtr'), account_id: accountId, type, aggregation, status: opts.status ?? 'active', updated_at_ms: now.getTime(), unit: opts.unit ?? 'requests' };
+  const m: TestMeter = {
+    id: newId('mtr'),
+    account_id: accountId,
+    type,
+    aggregation,
+    status: opts.status ?? 'active',
+    updated_at_ms: now.getTime(),
+    unit: opts.unit ?? 'requests',
+  };
   await infra.pg.query(
     'INSERT INTO meters (id, account_id, name, unit, type, aggregation, status, created_at, updated_at, unique_by) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8, $9)',
     [m.id, accountId, `meter ${m.id}`, m.unit, type, aggregation, m.status, now, opts.uniqueBy ?? null],
   );
-  await putMeter(await new Kvm(infra.nats).open(infra.natsNames.meterBucket), { id: m.id, account_id: accountId, type, aggregation, status: m.status, updated_at_ms: m.updated_at_ms });
+  await putMeter(await new Kvm(infra.nats).open(infra.natsNames.meterBucket), {
+    id: m.id,
+    account_id: accountId,
+    type,
+    aggregation,
+    status: m.status,
+    updated_at_ms: m.updated_at_ms,
+  });
   return m;
 }
 
@@ -46,7 +67,14 @@ export async function setMeterStatus(infra: Infra, m: TestMeter, status: 'active
   await infra.pg.query('UPDATE meters SET status = $2, updated_at = $3 WHERE id = $1', [m.id, status, now]);
   m.status = status;
   m.updated_at_ms = now.getTime();
-  await putMeter(await new Kvm(infra.nats).open(infra.natsNames.meterBucket), { id: m.id, account_id: m.account_id, type: m.type, aggregation: m.aggregation, status, updated_at_ms: m.updated_at_ms });
+  await putMeter(await new Kvm(infra.nats).open(infra.natsNames.meterBucket), {
+    id: m.id,
+    account_id: m.account_id,
+    type: m.type,
+    aggregation: m.aggregation,
+    status,
+    updated_at_ms: m.updated_at_ms,
+  });
 }
 
 export interface UsageApi {
@@ -65,7 +93,11 @@ export async function startUsageApi(t: TestLike, config: Config): Promise<UsageA
 }
 
 /** The consumer component in-process (the e2e tests run the real role process instead). */
-export async function startConsumer(t: TestLike, config: Config, opts: Partial<UsageConsumerOptions> = {}): Promise<{ consumer: UsageConsumer; infra: Infra }> {
+export async function startConsumer(
+  t: TestLike,
+  config: Config,
+  opts: Partial<UsageConsumerOptions> = {},
+): Promise<{ consumer: UsageConsumer; infra: Infra }> {
   const infra = await testInfra(t, config, 'consumer');
   const consumer = new UsageConsumer(infra, opts);
   await consumer.start();
@@ -74,7 +106,12 @@ export async function startConsumer(t: TestLike, config: Config, opts: Partial<U
 }
 
 /** Waits until the api's registry knows the meter (the KV watch is asynchronous): `{}` then gets 422, not 404. */
-export async function waitForMeter(api: UsageApi, m: MeterRecord, authorization: string, status: 'active' | 'inactive' = 'active'): Promise<void> {
+export async function waitForMeter(
+  api: UsageApi,
+  m: MeterRecord,
+  authorization: string,
+  status: 'active' | 'inactive' = 'active',
+): Promise<void> {
   const want = status === 'active' ? 422 : 409;
   await waitUntil(async () => {
     const res = await post(api.url, `/v1/meters/${m.id}/usage`, authorization, {});
@@ -84,10 +121,19 @@ export async function waitForMeter(api: UsageApi, m: MeterRecord, authorization:
 }
 
 export function post(base: string, path: string, authorization: string, body: unknown): Promise<Response> {
-  return fetch(base + path, { method: 'POST', headers: { authorization, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  return fetch(base + path, {
+    method: 'POST',
+    headers: { authorization, 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
 }
 
-export async function postJson(base: string, path: string, authorization: string, body: unknown): Promise<{ status: number; body: any; headers: Headers }> {
+export async function postJson(
+  base: string,
+  path: string,
+  authorization: string,
+  body: unknown,
+): Promise<{ status: number; body: any; headers: Headers }> {
   const res = await post(base, path, authorization, body);
   const text = await res.text();
   return { status: res.status, body: text ? JSON.parse(text) : undefined, headers: res.headers };
@@ -99,22 +145,33 @@ export async function postJson(base: string, path: string, authorization: string
  * record's raw row is visible a few milliseconds before its hour's recomputed rollup; this waits for both.
  */
 export async function storedCount(infra: Infra, meterId: string): Promise<number> {
-  const rs = await infra.clickhouse.query({ query: `SELECT any(account_id) AS a, count() AS c FROM usage_records WHERE meter_id = '${meterId}'`, format: 'JSONEachRow' });
+  const rs = await infra.clickhouse.query({
+    query: `SELECT any(account_id) AS a, count() AS c FROM usage_records WHERE meter_id = '${meterId}'`,
+    format: 'JSONEachRow',
+  });
   const [row] = await rs.json<{ a: string; c: string }>();
   if (!row || Number(row.c) === 0) return 0;
-  const [total] = await queryUsageTotals(infra.clickhouse, infra.config.CLICKHOUSE_DATABASE, [{ accountId: row.a, meterId, type: 'counter', startMs: 0, endMs: Date.now() + DAY_MS }]);
+  const [total] = await queryUsageTotals(infra.clickhouse, infra.config.CLICKHOUSE_DATABASE, [
+    { accountId: row.a, meterId, type: 'counter', startMs: 0, endMs: Date.now() + DAY_MS },
+  ]);
   return total!.count;
 }
 
 /** Record ids ClickHouse holds for a meter. */
 export async function storedIds(infra: Infra, meterId: string): Promise<Set<string>> {
-  const rs = await infra.clickhouse.query({ query: `SELECT DISTINCT record_id FROM usage_records WHERE meter_id = '${meterId}'`, format: 'JSONEachRow' });
+  const rs = await infra.clickhouse.query({
+    query: `SELECT DISTINCT record_id FROM usage_records WHERE meter_id = '${meterId}'`,
+    format: 'JSONEachRow',
+  });
   return new Set((await rs.json<{ record_id: string }>()).map((r) => r.record_id));
 }
 
 /** Raw rows (duplicates included) ClickHouse holds for a meter. */
 export async function rawRowCount(infra: Infra, meterId: string): Promise<number> {
-  const rs = await infra.clickhouse.query({ query: `SELECT count() AS c FROM usage_records WHERE meter_id = '${meterId}'`, format: 'JSONEachRow' });
+  const rs = await infra.clickhouse.query({
+    query: `SELECT count() AS c FROM usage_records WHERE meter_id = '${meterId}'`,
+    format: 'JSONEachRow',
+  });
   return Number((await rs.json<{ c: string }>())[0]?.c ?? 0);
 }
 

@@ -2,7 +2,16 @@ import t from 'tap';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { isolatedConfig, waitUntil } from '../fixtures/env.js';
 import { createTestAccount } from '../fixtures/auth.js';
-import { createMeter, iso, postJson, startConsumer, startUsageApi, storedCount, storedIds, waitForMeter } from './ingest-helpers.js';
+import {
+  createMeter,
+  iso,
+  postJson,
+  startConsumer,
+  startUsageApi,
+  storedCount,
+  storedIds,
+  waitForMeter,
+} from './ingest-helpers.js';
 
 // The USAGE stream's byte cap with discard: new turns overload into 503s, never into loss.
 t.test('a full USAGE stream answers 503 + Retry-After and drops nothing it accepted', async (t) => {
@@ -14,7 +23,11 @@ t.test('a full USAGE stream answers 503 + Retry-After and drops nothing it accep
   const meter = await createMeter(infra, acct.accountId);
   await waitForMeter(api, meter, W);
   const jsm = await jetstreamManager(infra.nats);
-  t.match((await jsm.streams.info(infra.natsNames.usageStream)).config, { retention: 'workqueue', discard: 'new', max_bytes: 1024 * 1024 });
+  t.match((await jsm.streams.info(infra.natsNames.usageStream)).config, {
+    retention: 'workqueue',
+    discard: 'new',
+    max_bytes: 1024 * 1024,
+  });
 
   // No consumer yet: the backlog grows until the cap.
   const ts = iso(Date.now() - 60_000);
@@ -34,10 +47,19 @@ t.test('a full USAGE stream answers 503 + Retry-After and drops nothing it accep
 
   // A consumer drains the backlog; ingestion resumes.
   await startConsumer(t, config, { maxWaitMs: 50 });
-  await waitUntil(async () => (await storedCount(infra, meter.id)) === accepted.size, 'the backlog stored', 30_000, 100);
+  await waitUntil(
+    async () => (await storedCount(infra, meter.id)) === accepted.size,
+    'the backlog stored',
+    30_000,
+    100,
+  );
   const again = await postJson(api.url, `/v1/meters/${meter.id}/usage`, W, { id: 'after', value: 1, timestamp: ts });
   t.equal(again.status, 202, 'accepted again once the backlog drained');
   await waitUntil(async () => (await storedCount(infra, meter.id)) === accepted.size + 1, 'the new record stored');
   const stored = await storedIds(infra, meter.id);
-  t.equal([...stored].filter((id) => id.startsWith('f-') && !accepted.has(id)).length, 0, 'no refused record was stored');
+  t.equal(
+    [...stored].filter((id) => id.startsWith('f-') && !accepted.has(id)).length,
+    0,
+    'no refused record was stored',
+  );
 });

@@ -21,22 +21,45 @@ t.test('invoices', async (t) => {
   const operator = await createTestAccount(api.infra, { operator: true });
   const a = await createTestAccount(api.infra, { name: 'Acme Widgets Ltd' });
   const b = await createTestAccount(api.infra, { name: 'Bravo GmbH' });
-  const call = (token: string, method: string, path: string, body?: unknown) => callJson(api.url, token, method, path, body);
+  const call = (token: string, method: string, path: string, body?: unknown) =>
+    callJson(api.url, token, method, path, body);
   const made = async (token: string, method: string, path: string, body?: unknown) => {
     const r = await call(token, method, path, body);
     if (r.status >= 300) throw new Error(`set-up ${method} ${path} → ${r.status} ${JSON.stringify(r.body)}`);
     return r.body;
   };
-  const download = (token: string, id: string) => fetch(`${api.url}/v1/billing/invoices/${id}/download`, { headers: { authorization: `Bearer ${token}` } });
+  const download = (token: string, id: string) =>
+    fetch(`${api.url}/v1/billing/invoices/${id}/download`, { headers: { authorization: `Bearer ${token}` } });
 
-  const plan = await made(operator.tokens.admin, 'POST', '/v1/products', { name: 'Pro plan', price: 49.99, currency: 'USD' });
-  const calls = await made(operator.tokens.admin, 'POST', '/v1/products', { name: 'API calls', price: 0.000000001, currency: 'USD', pricing: 'metered' });
-  const yenPlan = await made(operator.tokens.admin, 'POST', '/v1/products', { name: 'Basic (JP)', price: 1000, currency: 'JPY' });
-  const aMeter = await made(a.tokens.write, 'POST', '/v1/meters', { name: 'API requests', unit: 'requests', aggregation: 'sum' });
-  const aSub = await made(a.tokens.write, 'POST', '/v1/subscriptions', { items: [{ product_id: plan.id }, { product_id: calls.id, meter_id: aMeter.id }] });
+  const plan = await made(operator.tokens.admin, 'POST', '/v1/products', {
+    name: 'Pro plan',
+    price: 49.99,
+    currency: 'USD',
+  });
+  const calls = await made(operator.tokens.admin, 'POST', '/v1/products', {
+    name: 'API calls',
+    price: 0.000000001,
+    currency: 'USD',
+    pricing: 'metered',
+  });
+  const yenPlan = await made(operator.tokens.admin, 'POST', '/v1/products', {
+    name: 'Basic (JP)',
+    price: 1000,
+    currency: 'JPY',
+  });
+  const aMeter = await made(a.tokens.write, 'POST', '/v1/meters', {
+    name: 'API requests',
+    unit: 'requests',
+    aggregation: 'sum',
+  });
+  const aSub = await made(a.tokens.write, 'POST', '/v1/subscriptions', {
+    items: [{ product_id: plan.id }, { product_id: calls.id, meter_id: aMeter.id }],
+  });
   const aYenSub = await made(a.tokens.write, 'POST', '/v1/subscriptions', { items: [{ product_id: yenPlan.id }] });
   const bSub = await made(b.tokens.write, 'POST', '/v1/subscriptions', { items: [{ product_id: plan.id }] });
-  await made(a.tokens.write, 'PATCH', '/v1/billing', { billing_address: { line1: '221B Baker Street', city: 'London', state: 'Greater London', zip: 'NW1 6XE' } });
+  await made(a.tokens.write, 'PATCH', '/v1/billing', {
+    billing_address: { line1: '221B Baker Street', city: 'London', state: 'Greater London', zip: 'NW1 6XE' },
+  });
 
   // A's January invoice: a flat line and a metered one (123,456,789,012 calls at 0.000000001 → 123.456789012 → 123.46).
   const january = await insertInvoice(api.infra.pg, {
@@ -52,7 +75,14 @@ t.test('invoices', async (t) => {
     paidAt: '2026-02-01T01:00:02.5Z',
     lines: [
       { product_id: plan.id, description: 'Pro plan', quantity: '1', unit_price: '49.99', amount: '49.99' },
-      { product_id: calls.id, meter_id: aMeter.id, description: 'API calls — 123,456,789,012 requests', quantity: '123456789012', unit_price: '0.000000001', amount: '123.46' },
+      {
+        product_id: calls.id,
+        meter_id: aMeter.id,
+        description: 'API calls — 123,456,789,012 requests',
+        quantity: '123456789012',
+        unit_price: '0.000000001',
+        amount: '123.46',
+      },
     ],
   });
   const januaryJson = {
@@ -67,8 +97,24 @@ t.test('invoices', async (t) => {
     period_start: '2026-01-01',
     period_end: '2026-01-31',
     lines: [
-      { type: 'flat', product_id: plan.id, meter_id: null, description: 'Pro plan', quantity: 1, unit_price: 49.99, amount: 49.99 },
-      { type: 'usage', product_id: calls.id, meter_id: aMeter.id, description: 'API calls — 123,456,789,012 requests', quantity: 123456789012, unit_price: 0.000000001, amount: 123.46 },
+      {
+        type: 'flat',
+        product_id: plan.id,
+        meter_id: null,
+        description: 'Pro plan',
+        quantity: 1,
+        unit_price: 49.99,
+        amount: 49.99,
+      },
+      {
+        type: 'usage',
+        product_id: calls.id,
+        meter_id: aMeter.id,
+        description: 'API calls — 123,456,789,012 requests',
+        quantity: 123456789012,
+        unit_price: 0.000000001,
+        amount: 123.46,
+      },
     ],
     attempt_count: 1,
     next_payment_attempt_at: null,
@@ -120,7 +166,17 @@ t.test('invoices', async (t) => {
       amount_due: 49.99,
       period_start: '2026-02-01',
       period_end: '2026-02-28',
-      lines: [{ type: 'flat', product_id: plan.id, meter_id: null, description: 'Pro plan', quantity: 1, unit_price: 49.99, amount: 49.99 }],
+      lines: [
+        {
+          type: 'flat',
+          product_id: plan.id,
+          meter_id: null,
+          description: 'Pro plan',
+          quantity: 1,
+          unit_price: 49.99,
+          amount: 49.99,
+        },
+      ],
       attempt_count: 2,
       next_payment_attempt_at: null,
       last_payment_error: null,
@@ -131,11 +187,26 @@ t.test('invoices', async (t) => {
 
   t.test('one invoice per subscription and period (the billing run relies on it)', async (t) => {
     await t.rejects(
-      insertInvoice(api.infra.pg, { accountId: a.accountId, customerId: a.customerId, subscriptionId: aSub.id, amount: '1', periodStart: '2026-01-01', periodEnd: '2026-01-31' }),
+      insertInvoice(api.infra.pg, {
+        accountId: a.accountId,
+        customerId: a.customerId,
+        subscriptionId: aSub.id,
+        amount: '1',
+        periodStart: '2026-01-01',
+        periodEnd: '2026-01-31',
+      }),
       { code: '23505' },
     );
     await t.rejects(
-      insertInvoice(api.infra.pg, { accountId: a.accountId, customerId: a.customerId, subscriptionId: aSub.id, status: 'paid', amount: '1', periodStart: '2025-01-01', periodEnd: '2025-01-31' }),
+      insertInvoice(api.infra.pg, {
+        accountId: a.accountId,
+        customerId: a.customerId,
+        subscriptionId: aSub.id,
+        status: 'paid',
+        amount: '1',
+        periodStart: '2025-01-01',
+        periodEnd: '2025-01-31',
+      }),
       { code: '23514' },
       'paid needs paid_at',
     );
@@ -161,11 +232,18 @@ t.test('invoices', async (t) => {
   t.test('lists show only the caller’s invoices', async (t) => {
     const ofA = await call(a.tokens.read, 'GET', '/v1/billing/invoices');
     t.equal(ofA.status, 200);
-    t.same(ofA.body.data.map((i: { id: string }) => i.id), [february, january], 'newest first');
+    t.same(
+      ofA.body.data.map((i: { id: string }) => i.id),
+      [february, january],
+      'newest first',
+    );
     t.same(ofA.body.data[1], januaryJson, 'list items are the full invoice, lines included');
     t.same(ofA.body.pagination, { page: 1, per_page: 20, total: 2 });
     const ofB = await call(b.tokens.read, 'GET', '/v1/billing/invoices?per_page=100');
-    t.same(ofB.body.data.map((i: { id: string }) => i.id), [bInvoice]);
+    t.same(
+      ofB.body.data.map((i: { id: string }) => i.id),
+      [bInvoice],
+    );
     t.equal(ofB.body.pagination.total, 1);
   });
 
@@ -196,7 +274,9 @@ t.test('invoices', async (t) => {
       made23.push({ id, createdAt, status });
     }
     // Postgres runs with --locale=C: ids compare bytewise, as JS strings do.
-    const expected = [...made23].sort((x, y) => (x.createdAt === y.createdAt ? (x.id < y.id ? 1 : -1) : x.createdAt < y.createdAt ? 1 : -1)).map((x) => x.id);
+    const expected = [...made23]
+      .sort((x, y) => (x.createdAt === y.createdAt ? (x.id < y.id ? 1 : -1) : x.createdAt < y.createdAt ? 1 : -1))
+      .map((x) => x.id);
     const ids = (body: any) => body.data.map((i: { id: string }) => i.id);
 
     const first = await call(c.tokens.read, 'GET', '/v1/billing/invoices');
@@ -236,10 +316,16 @@ t.test('invoices', async (t) => {
       const r = await call(c.tokens.read, 'GET', `/v1/billing/invoices?${query}`);
       t.equal(r.status, 422, query);
       t.equal(r.body.code, 'validation_failed', query);
-      t.same(r.body.errors.map((e: { field: string }) => e.field), [field], `${query} names ${field}`);
+      t.same(
+        r.body.errors.map((e: { field: string }) => e.field),
+        [field],
+        `${query} names ${field}`,
+      );
     }
     const badStatus = await call(c.tokens.read, 'GET', '/v1/billing/invoices?status=draft');
-    t.same(badStatus.body.errors, [{ field: 'status', message: 'must be one of "open", "paid", "uncollectible", "void"' }]);
+    t.same(badStatus.body.errors, [
+      { field: 'status', message: 'must be one of "open", "paid", "uncollectible", "void"' },
+    ]);
   });
 
   t.test('download: a real PDF with the customer, address, period, every line and the total', async (t) => {
@@ -318,12 +404,23 @@ t.test('invoices', async (t) => {
     const one = doc.paths['/v1/billing/invoices/{invoice_id}'].get;
     const pdf = doc.paths['/v1/billing/invoices/{invoice_id}/download'].get;
     for (const op of [list, one, pdf]) t.same(op.security, [{ oauth2: ['read'] }]);
-    t.match(list.parameters.find((p: any) => p.name === 'status'), { in: 'query', required: false, schema: { enum: ['open', 'paid', 'uncollectible', 'void'] } });
+    t.match(
+      list.parameters.find((p: any) => p.name === 'status'),
+      { in: 'query', required: false, schema: { enum: ['open', 'paid', 'uncollectible', 'void'] } },
+    );
     t.ok(pdf.responses['200'].content['application/pdf'], 'the download is documented as application/pdf');
     t.ok(pdf.responses['404'] && pdf.responses['503']);
     const checks: [string, object, unknown][] = [
-      ['list', list.responses['200'].content['application/json'].schema, (await call(a.tokens.read, 'GET', '/v1/billing/invoices')).body],
-      ['get', one.responses['200'].content['application/json'].schema, (await call(a.tokens.read, 'GET', `/v1/billing/invoices/${january}`)).body],
+      [
+        'list',
+        list.responses['200'].content['application/json'].schema,
+        (await call(a.tokens.read, 'GET', '/v1/billing/invoices')).body,
+      ],
+      [
+        'get',
+        one.responses['200'].content['application/json'].schema,
+        (await call(a.tokens.read, 'GET', `/v1/billing/invoices/${january}`)).body,
+      ],
     ];
     for (const [what, schema, body] of checks) {
       const v = bodyValidator(schema);
@@ -334,10 +431,15 @@ t.test('invoices', async (t) => {
   t.test('concurrent downloads are all served by the worker pool', async (t) => {
     const started = performance.now();
     const all = await Promise.all(Array.from({ length: 12 }, () => download(a.tokens.read, january)));
-    const bodies = await Promise.all(all.map(async (r) => ({ status: r.status, pdf: Buffer.from(await r.arrayBuffer()) })));
+    const bodies = await Promise.all(
+      all.map(async (r) => ({ status: r.status, pdf: Buffer.from(await r.arrayBuffer()) })),
+    );
     t.ok(bodies.every((b) => b.status === 200));
     t.ok(bodies.every((b) => readPdf(b.pdf).text.includes('173.45 USD')));
-    t.ok(bodies.every((b) => b.pdf.equals(bodies[0]!.pdf)), 'the same invoice renders to the same bytes');
+    t.ok(
+      bodies.every((b) => b.pdf.equals(bodies[0]!.pdf)),
+      'the same invoice renders to the same bytes',
+    );
     t.comment(`12 concurrent PDF downloads: ${(performance.now() - started).toFixed(0)} ms`);
   });
 
@@ -346,7 +448,18 @@ t.test('invoices', async (t) => {
     const pool = createInvoicePdfPool({ maxThreads: 1, maxQueue: 1 });
     t.teardown(() => pool.destroy());
     const task = {
-      invoice: { id: january, customer_id: a.customerId, subscription_id: aSub.id, status: 'open' as const, currency: 'USD', amount: '1', period_start: '2026-01-01', period_end: '2026-01-31', created_at: new Date().toISOString(), paid_at: null },
+      invoice: {
+        id: january,
+        customer_id: a.customerId,
+        subscription_id: aSub.id,
+        status: 'open' as const,
+        currency: 'USD',
+        amount: '1',
+        period_start: '2026-01-01',
+        period_end: '2026-01-31',
+        created_at: new Date().toISOString(),
+        paid_at: null,
+      },
       lines: [],
       customer: { name: 'x' },
       address: null,

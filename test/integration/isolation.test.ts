@@ -4,7 +4,14 @@ import { startApi } from '../fixtures/api.js';
 import { createTestAccount } from '../fixtures/auth.js';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { newId } from '../../shared/ids.js';
-import { billingAddressBody, callJson, cardBody, usageRecord, waitForIngressMeter, webhookBody } from '../fixtures/matrix.js';
+import {
+  billingAddressBody,
+  callJson,
+  cardBody,
+  usageRecord,
+  waitForIngressMeter,
+  webhookBody,
+} from '../fixtures/matrix.js';
 import { insertInvoice } from '../fixtures/invoices.js';
 
 /**
@@ -19,18 +26,33 @@ t.test('isolation between accounts', async (t) => {
   const a = await createTestAccount(api.infra);
   const b = await createTestAccount(api.infra);
 
-  const call = (token: string, method: string, path: string, body?: unknown) => callJson(api.url, token, method, path, body);
+  const call = (token: string, method: string, path: string, body?: unknown) =>
+    callJson(api.url, token, method, path, body);
   /** Set-up calls must succeed, or every assertion below would be about the wrong thing. */
   const made = async (token: string, method: string, path: string, body?: unknown) => {
     const r = await call(token, method, path, body);
     if (r.status >= 300) throw new Error(`set-up ${method} ${path} → ${r.status} ${JSON.stringify(r.body)}`);
     return r.body;
   };
-  const flat = (await call(operator.tokens.admin, 'POST', '/v1/products', { name: 'Flat', price: 10, currency: 'USD' })).body.id;
-  const metered = (await call(operator.tokens.admin, 'POST', '/v1/products', { name: 'Metered', price: 0.01, currency: 'USD', pricing: 'metered' })).body.id;
-  const aMeter = (await call(a.tokens.write, 'POST', '/v1/meters', { name: 'A meter', unit: 'u', aggregation: 'sum' })).body;
-  const aSub = (await call(a.tokens.write, 'POST', '/v1/subscriptions', { items: [{ product_id: flat }, { product_id: metered, meter_id: aMeter.id }] })).body;
-  const bMeter = (await call(b.tokens.write, 'POST', '/v1/meters', { name: 'B meter', unit: 'u', aggregation: 'sum' })).body;
+  const flat = (await call(operator.tokens.admin, 'POST', '/v1/products', { name: 'Flat', price: 10, currency: 'USD' }))
+    .body.id;
+  const metered = (
+    await call(operator.tokens.admin, 'POST', '/v1/products', {
+      name: 'Metered',
+      price: 0.01,
+      currency: 'USD',
+      pricing: 'metered',
+    })
+  ).body.id;
+  const aMeter = (await call(a.tokens.write, 'POST', '/v1/meters', { name: 'A meter', unit: 'u', aggregation: 'sum' }))
+    .body;
+  const aSub = (
+    await call(a.tokens.write, 'POST', '/v1/subscriptions', {
+      items: [{ product_id: flat }, { product_id: metered, meter_id: aMeter.id }],
+    })
+  ).body;
+  const bMeter = (await call(b.tokens.write, 'POST', '/v1/meters', { name: 'B meter', unit: 'u', aggregation: 'sum' }))
+    .body;
   const bSub = (await call(b.tokens.write, 'POST', '/v1/subscriptions', { items: [{ product_id: flat }] })).body;
 
   // A: two cards (the first is the default, so B's "make default" on the second would show), an address,
@@ -46,8 +68,15 @@ t.test('isolation between accounts', async (t) => {
      VALUES ($1, $2, $3, $4, 'invoice.created', 1, 'failed', 500, 'HTTP 500')`,
     [aDeliveryId, aWh.id, a.accountId, newId('evt')],
   );
-  const aEventId = (await api.infra.pg.query("SELECT id FROM outbox_events WHERE account_id = $1 AND data->>'subscription_id' = $2", [a.accountId, aSub.id])).rows[0]!.id as string;
-  const sealedSecret = async (id: string) => (await api.infra.pg.query('SELECT secret_sealed FROM webhooks WHERE id = $1', [id])).rows[0]?.secret_sealed as string;
+  const aEventId = (
+    await api.infra.pg.query("SELECT id FROM outbox_events WHERE account_id = $1 AND data->>'subscription_id' = $2", [
+      a.accountId,
+      aSub.id,
+    ])
+  ).rows[0]!.id as string;
+  const sealedSecret = async (id: string) =>
+    (await api.infra.pg.query('SELECT secret_sealed FROM webhooks WHERE id = $1', [id])).rows[0]
+      ?.secret_sealed as string;
   const aSecretSealed = await sealedSecret(aWh.id);
   // The ingress knows meters from an asynchronous registry: without this wait B's usage POSTs would get 404
   // merely because the meter isn't known yet, proving nothing about isolation.
@@ -71,8 +100,16 @@ t.test('isolation between accounts', async (t) => {
     });
   const aInvoice = await invoiceOf(a, aSub.id);
   const bInvoice = await invoiceOf(b, bSub.id);
-  const aCredit = await made(operator.tokens.admin, 'POST', '/v1/billing/credits', { account_id: a.accountId, amount: 25, currency: 'USD', description: 'A credit' });
-  const aCreditNote = await made(operator.tokens.admin, 'POST', `/v1/billing/invoices/${aInvoice}/credit-notes`, { amount: 2, reason: 'A note' });
+  const aCredit = await made(operator.tokens.admin, 'POST', '/v1/billing/credits', {
+    account_id: a.accountId,
+    amount: 25,
+    currency: 'USD',
+    description: 'A credit',
+  });
+  const aCreditNote = await made(operator.tokens.admin, 'POST', `/v1/billing/invoices/${aInvoice}/credit-notes`, {
+    amount: 2,
+    reason: 'A note',
+  });
 
   const jsm = await jetstreamManager(api.infra.nats);
   /** Records the USAGE stream holds for an account (each accepted record is one message on its subject). */
@@ -99,7 +136,11 @@ t.test('isolation between accounts', async (t) => {
     ['PATCH', `/v1/billing/payment-methods/${aPm2.id}/default`],
     ['GET', `/v1/webhooks/${aWh.id}`],
     ['PATCH', `/v1/webhooks/${aWh.id}`, { status: 'disabled' }],
-    ['PATCH', `/v1/webhooks/${aWh.id}`, { url: 'https://b.example.com/stolen', events: ['invoice.paid'], secret: 'b-chosen-secret-0123456789' }],
+    [
+      'PATCH',
+      `/v1/webhooks/${aWh.id}`,
+      { url: 'https://b.example.com/stolen', events: ['invoice.paid'], secret: 'b-chosen-secret-0123456789' },
+    ],
     ['GET', `/v1/webhooks/${aWh.id}/deliveries`],
     ['POST', `/v1/webhooks/${aWh.id}/deliveries/${aDeliveryId}/retry`],
     ['POST', `/v1/webhooks/${bWh.id}/deliveries/${aDeliveryId}/retry`],
@@ -131,89 +172,169 @@ t.test('isolation between accounts', async (t) => {
   }
 
   t.test('B cannot use A’s meter in a subscription', async (t) => {
-    const res = await call(b.tokens.write, 'POST', '/v1/subscriptions', { items: [{ product_id: metered, meter_id: aMeter.id }] });
+    const res = await call(b.tokens.write, 'POST', '/v1/subscriptions', {
+      items: [{ product_id: metered, meter_id: aMeter.id }],
+    });
     t.equal(res.status, 422);
     t.same(res.body.errors, [{ field: 'items[0].meter_id', message: 'no such meter' }]);
-    const patch = await call(b.tokens.write, 'PATCH', `/v1/subscriptions/${bSub.id}`, { items: [{ product_id: metered, meter_id: aMeter.id }] });
+    const patch = await call(b.tokens.write, 'PATCH', `/v1/subscriptions/${bSub.id}`, {
+      items: [{ product_id: metered, meter_id: aMeter.id }],
+    });
     t.equal(patch.status, 422);
   });
 
-  t.test('B’s usage batch naming A’s meter: that record is rejected as not found, nothing of it reaches the stream', async (t) => {
-    const before = { a: await storedRecords(a.accountId), b: await storedRecords(b.accountId) };
-    t.equal(before.a, 1, 'A’s own record is in the stream');
-    // A batch with no valid record is a 422; A's meter must read exactly like a meter that never existed.
-    const alone = await call(b.tokens.write, 'POST', '/v1/usage', [{ meter_id: aMeter.id, ...usageRecord(1000) }]);
-    const missing = await call(b.tokens.write, 'POST', '/v1/usage', [{ meter_id: newId('mtr'), ...usageRecord(1000) }]);
-    t.equal(alone.status, 422);
-    t.equal(alone.body.code, 'validation_failed');
-    t.same(alone.body.errors, [{ field: '[0].meter_id', message: 'does not exist' }]);
-    t.same(alone.body.errors, missing.body.errors, 'indistinguishable from an unknown meter id');
-    const mixed = await call(b.tokens.write, 'POST', '/v1/usage', [
-      { meter_id: bMeter.id, ...usageRecord(2) },
-      { meter_id: aMeter.id, ...usageRecord(1000) },
-    ]);
-    t.equal(mixed.status, 202);
-    t.match(mixed.body, { accepted: 1, rejected: 1, results: [{ index: 0, status: 'accepted' }, { index: 1, status: 'rejected', error: { code: 'not_found', detail: `Meter ${aMeter.id} does not exist.` } }] });
-    t.same(
-      { a: await storedRecords(a.accountId), b: await storedRecords(b.accountId) },
-      { a: before.a, b: before.b + 1 },
-      'A’s subject gained nothing (also from the 404 matrix); B’s gained only its own record',
-    );
-  });
+  t.test(
+    'B’s usage batch naming A’s meter: that record is rejected as not found, nothing of it reaches the stream',
+    async (t) => {
+      const before = { a: await storedRecords(a.accountId), b: await storedRecords(b.accountId) };
+      t.equal(before.a, 1, 'A’s own record is in the stream');
+      // A batch with no valid record is a 422; A's meter must read exactly like a meter that never existed.
+      const alone = await call(b.tokens.write, 'POST', '/v1/usage', [{ meter_id: aMeter.id, ...usageRecord(1000) }]);
+      const missing = await call(b.tokens.write, 'POST', '/v1/usage', [
+        { meter_id: newId('mtr'), ...usageRecord(1000) },
+      ]);
+      t.equal(alone.status, 422);
+      t.equal(alone.body.code, 'validation_failed');
+      t.same(alone.body.errors, [{ field: '[0].meter_id', message: 'does not exist' }]);
+      t.same(alone.body.errors, missing.body.errors, 'indistinguishable from an unknown meter id');
+      const mixed = await call(b.tokens.write, 'POST', '/v1/usage', [
+        { meter_id: bMeter.id, ...usageRecord(2) },
+        { meter_id: aMeter.id, ...usageRecord(1000) },
+      ]);
+      t.equal(mixed.status, 202);
+      t.match(mixed.body, {
+        accepted: 1,
+        rejected: 1,
+        results: [
+          { index: 0, status: 'accepted' },
+          { index: 1, status: 'rejected', error: { code: 'not_found', detail: `Meter ${aMeter.id} does not exist.` } },
+        ],
+      });
+      t.same(
+        { a: await storedRecords(a.accountId), b: await storedRecords(b.accountId) },
+        { a: before.a, b: before.b + 1 },
+        'A’s subject gained nothing (also from the 404 matrix); B’s gained only its own record',
+      );
+    },
+  );
 
   t.test('lists never leak', async (t) => {
     const bMeters = await call(b.tokens.read, 'GET', '/v1/meters?per_page=100');
-    t.same(bMeters.body.data.map((m: { id: string }) => m.id), [bMeter.id]);
+    t.same(
+      bMeters.body.data.map((m: { id: string }) => m.id),
+      [bMeter.id],
+    );
     t.equal(bMeters.body.pagination.total, 1);
     for (const status of ['active', 'inactive']) {
       const r = await call(b.tokens.read, 'GET', `/v1/meters?status=${status}`);
-      t.notOk(r.body.data.some((m: { id: string }) => m.id === aMeter.id), `status=${status}`);
+      t.notOk(
+        r.body.data.some((m: { id: string }) => m.id === aMeter.id),
+        `status=${status}`,
+      );
     }
     const bSubs = await call(b.tokens.read, 'GET', '/v1/subscriptions?per_page=100');
-    t.same(bSubs.body.data.map((s: { id: string }) => s.id), [bSub.id]);
+    t.same(
+      bSubs.body.data.map((s: { id: string }) => s.id),
+      [bSub.id],
+    );
     t.equal(bSubs.body.pagination.total, 1);
     const aMeters = await call(a.tokens.read, 'GET', '/v1/meters');
-    t.same(aMeters.body.data.map((m: { id: string }) => m.id), [aMeter.id]);
+    t.same(
+      aMeters.body.data.map((m: { id: string }) => m.id),
+      [aMeter.id],
+    );
     const aSubs = await call(a.tokens.read, 'GET', '/v1/subscriptions');
-    t.same(aSubs.body.data.map((s: { id: string }) => s.id), [aSub.id]);
+    t.same(
+      aSubs.body.data.map((s: { id: string }) => s.id),
+      [aSub.id],
+    );
 
     const bPms = await call(b.tokens.read, 'GET', '/v1/billing/payment-methods?per_page=100');
-    t.same(bPms.body.data.map((p: { id: string }) => p.id), [bPm.id]);
+    t.same(
+      bPms.body.data.map((p: { id: string }) => p.id),
+      [bPm.id],
+    );
     t.equal(bPms.body.pagination.total, 1);
     const bWhs = await call(b.tokens.read, 'GET', '/v1/webhooks?per_page=100');
-    t.same(bWhs.body.data.map((w: { id: string }) => w.id), [bWh.id]);
+    t.same(
+      bWhs.body.data.map((w: { id: string }) => w.id),
+      [bWh.id],
+    );
     t.equal(bWhs.body.pagination.total, 1);
-    t.same((await call(b.tokens.read, 'GET', `/v1/webhooks/${bWh.id}/deliveries`)).body.data, [], 'B’s webhook has no deliveries: A’s attempt is not listed');
+    t.same(
+      (await call(b.tokens.read, 'GET', `/v1/webhooks/${bWh.id}/deliveries`)).body.data,
+      [],
+      'B’s webhook has no deliveries: A’s attempt is not listed',
+    );
     const bEvents = await call(b.tokens.read, 'GET', '/v1/events?per_page=100');
-    t.same(bEvents.body.data.map((e: { data: { subscription_id?: string } }) => e.data.subscription_id), [bSub.id], 'B’s events: its own subscription’s only');
+    t.same(
+      bEvents.body.data.map((e: { data: { subscription_id?: string } }) => e.data.subscription_id),
+      [bSub.id],
+      'B’s events: its own subscription’s only',
+    );
     const bInvoices = await call(b.tokens.read, 'GET', '/v1/billing/invoices?per_page=100');
-    t.same(bInvoices.body.data.map((i: { id: string }) => i.id), [bInvoice]);
+    t.same(
+      bInvoices.body.data.map((i: { id: string }) => i.id),
+      [bInvoice],
+    );
     t.equal(bInvoices.body.pagination.total, 1);
     for (const status of ['open', 'paid', 'uncollectible', 'void']) {
       const r = await call(b.tokens.read, 'GET', `/v1/billing/invoices?status=${status}`);
-      t.notOk(r.body.data.some((i: { id: string }) => i.id === aInvoice), `invoices status=${status}`);
+      t.notOk(
+        r.body.data.some((i: { id: string }) => i.id === aInvoice),
+        `invoices status=${status}`,
+      );
     }
     const bCredits = await call(b.tokens.read, 'GET', '/v1/billing/credits');
-    t.same({ data: bCredits.body.data, balance: bCredits.body.balance }, { data: [], balance: [] }, 'A’s credit is not B’s');
+    t.same(
+      { data: bCredits.body.data, balance: bCredits.body.balance },
+      { data: [], balance: [] },
+      'A’s credit is not B’s',
+    );
     t.same((await call(a.tokens.read, 'GET', '/v1/billing/credits')).body.balance, [{ currency: 'USD', amount: 25 }]);
     const bNotes = await call(b.tokens.read, 'GET', '/v1/billing/credit-notes?per_page=100');
-    t.same({ data: bNotes.body.data, total: bNotes.body.pagination.total }, { data: [], total: 0 }, 'A’s credit note is not listed for B');
-    t.same((await call(b.tokens.read, 'GET', `/v1/billing/credit-notes?invoice_id=${aInvoice}`)).body.data, [], 'not even by A’s invoice id');
-    t.same((await call(a.tokens.read, 'GET', '/v1/billing/credit-notes')).body.data.map((n: { id: string }) => n.id), [aCreditNote.id]);
+    t.same(
+      { data: bNotes.body.data, total: bNotes.body.pagination.total },
+      { data: [], total: 0 },
+      'A’s credit note is not listed for B',
+    );
+    t.same(
+      (await call(b.tokens.read, 'GET', `/v1/billing/credit-notes?invoice_id=${aInvoice}`)).body.data,
+      [],
+      'not even by A’s invoice id',
+    );
+    t.same(
+      (await call(a.tokens.read, 'GET', '/v1/billing/credit-notes')).body.data.map((n: { id: string }) => n.id),
+      [aCreditNote.id],
+    );
     const aInvoices = await call(a.tokens.read, 'GET', '/v1/billing/invoices');
-    t.same(aInvoices.body.data.map((i: { id: string }) => i.id), [aInvoice]);
+    t.same(
+      aInvoices.body.data.map((i: { id: string }) => i.id),
+      [aInvoice],
+    );
     const aPms = await call(a.tokens.read, 'GET', '/v1/billing/payment-methods');
-    t.same(aPms.body.data.map((p: { id: string }) => p.id), [aPm2.id, aPm.id]);
+    t.same(
+      aPms.body.data.map((p: { id: string }) => p.id),
+      [aPm2.id, aPm.id],
+    );
     const aWhs = await call(a.tokens.read, 'GET', '/v1/webhooks');
-    t.same(aWhs.body.data.map((w: { id: string }) => w.id), [aWh.id]);
+    t.same(
+      aWhs.body.data.map((w: { id: string }) => w.id),
+      [aWh.id],
+    );
   });
 
   t.test('GET /v1/billing: B sees its own customer id, card and (absent) address, nothing of A', async (t) => {
     const res = await call(b.tokens.read, 'GET', '/v1/billing');
     t.equal(res.status, 200);
-    t.same(res.body, { customer_id: b.customerId, payment_method: { id: bPm.id, type: 'card', last4: '0005', brand: 'amex' }, billing_address: null });
+    t.same(res.body, {
+      customer_id: b.customerId,
+      payment_method: { id: bPm.id, type: 'card', last4: '0005', brand: 'amex' },
+      billing_address: null,
+    });
     const text = JSON.stringify(res.body);
-    for (const leak of [a.customerId, aPm.id, aPm2.id, '4242', '4444', '1 A Street']) t.notOk(text.includes(leak), `no ${leak}`);
+    for (const leak of [a.customerId, aPm.id, aPm2.id, '4242', '4444', '1 A Street'])
+      t.notOk(text.includes(leak), `no ${leak}`);
     const ofA = await call(a.tokens.read, 'GET', '/v1/billing');
     t.same(ofA.body, aBilling);
     t.same(ofA.body, {
@@ -228,26 +349,66 @@ t.test('isolation between accounts', async (t) => {
     t.same(m.body, aMeter);
     const s = await call(a.tokens.read, 'GET', `/v1/subscriptions/${aSub.id}`);
     t.same(s.body, aSub);
-    const events = await api.infra.pg.query("SELECT account_id FROM outbox_events WHERE data->>'subscription_id' = $1", [aSub.id]);
+    const events = await api.infra.pg.query(
+      "SELECT account_id FROM outbox_events WHERE data->>'subscription_id' = $1",
+      [aSub.id],
+    );
     t.same(events.rows, [{ account_id: a.accountId }], 'only A’s creation event');
-    t.same((await call(a.tokens.read, 'GET', `/v1/billing/payment-methods/${aPm.id}`)).body, aPm, 'A’s first card is still the default');
-    t.same((await call(a.tokens.read, 'GET', `/v1/billing/payment-methods/${aPm2.id}`)).body, aPm2, 'A’s second card is still not');
-    t.same((await call(a.tokens.read, 'GET', `/v1/webhooks/${aWh.id}`)).body, aWh, 'A’s webhook: same url, events, status, updated_at');
+    t.same(
+      (await call(a.tokens.read, 'GET', `/v1/billing/payment-methods/${aPm.id}`)).body,
+      aPm,
+      'A’s first card is still the default',
+    );
+    t.same(
+      (await call(a.tokens.read, 'GET', `/v1/billing/payment-methods/${aPm2.id}`)).body,
+      aPm2,
+      'A’s second card is still not',
+    );
+    t.same(
+      (await call(a.tokens.read, 'GET', `/v1/webhooks/${aWh.id}`)).body,
+      aWh,
+      'A’s webhook: same url, events, status, updated_at',
+    );
     t.equal(await sealedSecret(aWh.id), aSecretSealed, 'A’s webhook secret was not rotated');
     const deliveries = await call(a.tokens.read, 'GET', `/v1/webhooks/${aWh.id}/deliveries`);
-    t.same(deliveries.body.data.map((d: { id: string }) => d.id), [aDeliveryId], 'A’s delivery history survived B’s DELETE');
+    t.same(
+      deliveries.body.data.map((d: { id: string }) => d.id),
+      [aDeliveryId],
+      'A’s delivery history survived B’s DELETE',
+    );
     const usage = await call(a.tokens.read, 'GET', `/v1/meters/${aMeter.id}/usage`);
     t.equal(usage.status, 200);
     t.equal(usage.body.meter_id, aMeter.id);
-    t.equal((await call(a.tokens.read, 'GET', `/v1/meters/${aMeter.id}/usage/corrections`)).body.pagination.total, 0, 'B corrected nothing of A');
+    t.equal(
+      (await call(a.tokens.read, 'GET', `/v1/meters/${aMeter.id}/usage/corrections`)).body.pagination.total,
+      0,
+      'B corrected nothing of A',
+    );
   });
 
   t.test('B cannot credit or void A’s invoice: operators only, and nothing of A changed', async (t) => {
     for (const scope of ['write', 'admin'] as const) {
-      t.equal((await call(b.tokens[scope], 'POST', `/v1/billing/invoices/${aInvoice}/credit-notes`, { amount: 1, reason: 'B' })).status, 403, `${scope} token: credit note`);
-      t.equal((await call(b.tokens[scope], 'POST', `/v1/billing/invoices/${aInvoice}/void`)).status, 403, `${scope} token: void`);
+      t.equal(
+        (
+          await call(b.tokens[scope], 'POST', `/v1/billing/invoices/${aInvoice}/credit-notes`, {
+            amount: 1,
+            reason: 'B',
+          })
+        ).status,
+        403,
+        `${scope} token: credit note`,
+      );
+      t.equal(
+        (await call(b.tokens[scope], 'POST', `/v1/billing/invoices/${aInvoice}/void`)).status,
+        403,
+        `${scope} token: void`,
+      );
     }
-    t.match((await call(a.tokens.read, 'GET', `/v1/billing/invoices/${aInvoice}`)).body, { status: 'open', amount_credited: 2, amount_due: 8 });
+    t.match((await call(a.tokens.read, 'GET', `/v1/billing/invoices/${aInvoice}`)).body, {
+      status: 'open',
+      amount_credited: 2,
+      amount_due: 8,
+    });
   });
 
   t.test('the product catalog is shared: B reads the same products', async (t) => {

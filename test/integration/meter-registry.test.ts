@@ -14,7 +14,14 @@ t.test('meters the watch has not delivered are read from the bucket', async (t) 
   await registry.stop(); // freeze the watch: from here on, only ensure() can learn about new meters
 
   const kv = await new Kvm(infra.nats).open(infra.natsNames.meterBucket);
-  const meter: MeterRecord = { id: 'mtr_lateWatch', account_id: 'acct_a', type: 'counter', aggregation: 'sum', status: 'active', updated_at_ms: Date.now() };
+  const meter: MeterRecord = {
+    id: 'mtr_lateWatch',
+    account_id: 'acct_a',
+    type: 'counter',
+    aggregation: 'sum',
+    status: 'active',
+    updated_at_ms: Date.now(),
+  };
   await putMeter(kv, meter);
   t.equal(registry.get(meter.id), undefined, 'the frozen watch did not deliver it');
 
@@ -26,5 +33,9 @@ t.test('meters the watch has not delivered are read from the bucket', async (t) 
   const late: MeterRecord = { ...meter, id: 'mtr_doesNotExist' };
   await putMeter(kv, late);
   await registry.ensure(['mtr_doesNotExist']);
-  t.equal(registry.get('mtr_doesNotExist'), undefined, 'a miss is remembered briefly, so a flood of unknown ids costs one read per id per second');
+  t.equal(
+    registry.get('mtr_doesNotExist'),
+    undefined,
+    'a miss is remembered briefly, so a flood of unknown ids costs one read per id per second',
+  );
 });

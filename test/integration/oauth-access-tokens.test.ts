@@ -16,13 +16,26 @@ t.test('access tokens at the API', async (t) => {
   await keys.load();
   const kid = keys.signingKey().kid;
   const claims = { accountId: user.accountId, userId: user.userId, clientId: 'cli_test', scopes: ['read'] as const };
-  const issue = (o: { scopes?: readonly ('read' | 'write' | 'admin')[]; now?: number; issuer?: string; ttl?: number } = {}) =>
-    issueAccessToken(keys, { ...claims, scopes: o.scopes ?? claims.scopes }, { issuer: o.issuer ?? base, ttlSeconds: o.ttl ?? 3600, now: o.now }).then((x) => x.token);
+  const issue = (
+    o: { scopes?: readonly ('read' | 'write' | 'admin')[]; now?: number; issuer?: string; ttl?: number } = {},
+  ) =>
+    issueAccessToken(
+      keys,
+      { ...claims, scopes: o.scopes ?? claims.scopes },
+      { issuer: o.issuer ?? base, ttlSeconds: o.ttl ?? 3600, now: o.now },
+    ).then((x) => x.token);
   const call = async (authorization: string | undefined, scope = 'read') => {
-    const res = await fetch(`${base}/v1/oauth-probe/${scope}`, { headers: authorization === undefined ? {} : { authorization } });
+    const res = await fetch(`${base}/v1/oauth-probe/${scope}`, {
+      headers: authorization === undefined ? {} : { authorization },
+    });
     return { status: res.status, challenge: res.headers.get('www-authenticate'), body: (await res.json()) as any };
   };
-  const invalid = (t: Tap, r: { status: number; challenge: string | null; body: any }, description: RegExp, name: string) => {
+  const invalid = (
+    t: Tap,
+    r: { status: number; challenge: string | null; body: any },
+    description: RegExp,
+    name: string,
+  ) => {
     t.equal(r.status, 401, name);
     t.match(r.challenge, /^Bearer realm="meterline", error="invalid_token", error_description="[^"]*"$/, name);
     t.match(r.challenge, description, name);
@@ -48,7 +61,11 @@ t.test('access tokens at the API', async (t) => {
   });
 
   t.test('missing or non-bearer credentials: a bare challenge (RFC 6750 §3.1)', async (t) => {
-    for (const [name, header] of [['no header', undefined], ['Basic', 'Basic dXNlcjpwYXNz'], ['just a token', await issue()]] as const) {
+    for (const [name, header] of [
+      ['no header', undefined],
+      ['Basic', 'Basic dXNlcjpwYXNz'],
+      ['just a token', await issue()],
+    ] as const) {
       const r = await call(header);
       t.equal(r.status, 401, name);
       t.equal(r.challenge, 'Bearer realm="meterline"', name);
@@ -60,7 +77,12 @@ t.test('access tokens at the API', async (t) => {
 
   t.test('expired', async (t) => {
     invalid(t, await call(`Bearer ${await issue({ now: Date.now() - 7200_000 })}`), /expired/, 'expired an hour ago');
-    invalid(t, await call(`Bearer ${await issue({ now: Date.now() - 61_000, ttl: 60 })}`), /expired/, 'expired a second ago');
+    invalid(
+      t,
+      await call(`Bearer ${await issue({ now: Date.now() - 61_000, ttl: 60 })}`),
+      /expired/,
+      'expired a second ago',
+    );
   });
 
   t.test('tampered', async (t) => {
@@ -68,9 +90,24 @@ t.test('access tokens at the API', async (t) => {
     const [h, p, s] = token.split('.');
     const payload = JSON.parse(Buffer.from(p!, 'base64url').toString());
     const reencode = (o: unknown) => base64url.encode(JSON.stringify(o));
-    invalid(t, await call(`Bearer ${h}.${reencode({ ...payload, scope: 'admin' })}.${s}`), /invalid/, 'scope raised to admin');
-    invalid(t, await call(`Bearer ${h}.${reencode({ ...payload, sub: 'acct_someoneelse' })}.${s}`), /invalid/, 'another account');
-    invalid(t, await call(`Bearer ${h}.${reencode({ ...payload, exp: payload.exp + 86400 })}.${s}`), /invalid/, 'lifetime extended');
+    invalid(
+      t,
+      await call(`Bearer ${h}.${reencode({ ...payload, scope: 'admin' })}.${s}`),
+      /invalid/,
+      'scope raised to admin',
+    );
+    invalid(
+      t,
+      await call(`Bearer ${h}.${reencode({ ...payload, sub: 'acct_someoneelse' })}.${s}`),
+      /invalid/,
+      'another account',
+    );
+    invalid(
+      t,
+      await call(`Bearer ${h}.${reencode({ ...payload, exp: payload.exp + 86400 })}.${s}`),
+      /invalid/,
+      'lifetime extended',
+    );
     const flipped = s!.slice(0, 10) + (s![10] === 'A' ? 'B' : 'A') + s!.slice(11);
     invalid(t, await call(`Bearer ${h}.${p}.${flipped}`), /invalid/, 'signature altered');
     invalid(t, await call(`Bearer ${h}.${p}.`), /invalid/, 'signature removed');
@@ -80,10 +117,25 @@ t.test('access tokens at the API', async (t) => {
 
   t.test('foreign tokens', async (t) => {
     const impostor = await EphemeralKeys.generate(kid); // same kid, different key
-    invalid(t, await call(`Bearer ${(await issueAccessToken(impostor, claims, { issuer: base, ttlSeconds: 600 })).token}`), /invalid/, 'same kid, another key');
+    invalid(
+      t,
+      await call(`Bearer ${(await issueAccessToken(impostor, claims, { issuer: base, ttlSeconds: 600 })).token}`),
+      /invalid/,
+      'same kid, another key',
+    );
     const unknown = await EphemeralKeys.generate();
-    invalid(t, await call(`Bearer ${(await issueAccessToken(unknown, claims, { issuer: base, ttlSeconds: 600 })).token}`), /not signed by a known key/, 'unknown kid');
-    invalid(t, await call(`Bearer ${await issue({ issuer: 'https://other.example.com' })}`), /invalid/, 'another issuer');
+    invalid(
+      t,
+      await call(`Bearer ${(await issueAccessToken(unknown, claims, { issuer: base, ttlSeconds: 600 })).token}`),
+      /not signed by a known key/,
+      'unknown kid',
+    );
+    invalid(
+      t,
+      await call(`Bearer ${await issue({ issuer: 'https://other.example.com' })}`),
+      /invalid/,
+      'another issuer',
+    );
     const { privateKey } = keys.signingKey();
     const now = Math.floor(Date.now() / 1000);
     const custom = (header: Record<string, unknown>, body: Record<string, unknown>) =>
@@ -95,9 +147,23 @@ t.test('access tokens at the API', async (t) => {
         .setExpirationTime(now + 600)
         .setJti('j1')
         .sign(privateKey);
-    t.equal((await call(`Bearer ${await custom({ typ: 'at+jwt' }, { aud: base })}`)).status, 200, 'the control token is accepted');
-    invalid(t, await call(`Bearer ${await custom({ typ: 'at+jwt' }, { aud: 'https://another-api.example.com' })}`), /invalid/, 'another audience');
-    invalid(t, await call(`Bearer ${await custom({ typ: 'JWT' }, { aud: base })}`), /invalid/, 'not an access token (typ JWT)');
+    t.equal(
+      (await call(`Bearer ${await custom({ typ: 'at+jwt' }, { aud: base })}`)).status,
+      200,
+      'the control token is accepted',
+    );
+    invalid(
+      t,
+      await call(`Bearer ${await custom({ typ: 'at+jwt' }, { aud: 'https://another-api.example.com' })}`),
+      /invalid/,
+      'another audience',
+    );
+    invalid(
+      t,
+      await call(`Bearer ${await custom({ typ: 'JWT' }, { aud: base })}`),
+      /invalid/,
+      'not an access token (typ JWT)',
+    );
     const hs = await new SignJWT({ uid: user.userId, client_id: 'cli_test', scope: 'admin', aud: base })
       .setProtectedHeader({ alg: 'HS256', kid, typ: 'at+jwt' })
       .setIssuer(base)

@@ -12,29 +12,62 @@ interface CliResult {
 /** `meterline accounts|clients|tokens …` against a test world, as an operator would run them. */
 t.test('meterline accounts / clients / tokens', async (t) => {
   const { base, config, infra } = await startOAuthServer(t);
-  const env = { ...process.env, DATABASE_URL: config.DATABASE_URL, NATS_URL: config.NATS_URL, CLICKHOUSE_URL: config.CLICKHOUSE_URL, PUBLIC_BASE_URL: base, SECRET_KEY: config.SECRET_KEY.toString('hex') };
+  const env = {
+    ...process.env,
+    DATABASE_URL: config.DATABASE_URL,
+    NATS_URL: config.NATS_URL,
+    CLICKHOUSE_URL: config.CLICKHOUSE_URL,
+    PUBLIC_BASE_URL: base,
+    SECRET_KEY: config.SECRET_KEY.toString('hex'),
+  };
   const cli = (...args: string[]) =>
     new Promise<CliResult>((resolve, reject) => {
-      const child = spawn(process.execPath, [repoPath('bin/meterline.js'), ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+      const child = spawn(process.execPath, [repoPath('bin/meterline.js'), ...args], {
+        env,
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
       let out = '';
       let err = '';
       child.stdout.on('data', (c) => (out += c));
       child.stderr.on('data', (c) => (err += c));
       child.on('error', reject);
-      child.on('exit', (code) => resolve({ code: code ?? 1, json: out ? JSON.parse(out) : null, stderr: err ? JSON.parse(err) : null }));
+      child.on('exit', (code) =>
+        resolve({ code: code ?? 1, json: out ? JSON.parse(out) : null, stderr: err ? JSON.parse(err) : null }),
+      );
     });
   const email = `cli.${process.pid}.${Date.now()}@example.com`;
   const opEmail = `op.${email}`;
 
-  const account = await cli('accounts', 'create', '--name', 'Acme Corp', '--email', email, '--password', 'hunter2hunter2');
+  const account = await cli(
+    'accounts',
+    'create',
+    '--name',
+    'Acme Corp',
+    '--email',
+    email,
+    '--password',
+    'hunter2hunter2',
+  );
   t.equal(account.code, 0, JSON.stringify(account.stderr));
   t.same(Object.keys(account.json).sort(), ['account_id', 'customer_id', 'user_id']);
   t.match(account.json, { account_id: /^acct_/, customer_id: /^cus_/, user_id: /^usr_/ });
-  const stored = (await infra.pg.query('SELECT password_hash, is_operator FROM users WHERE id = $1', [account.json.user_id])).rows[0];
+  const stored = (
+    await infra.pg.query('SELECT password_hash, is_operator FROM users WHERE id = $1', [account.json.user_id])
+  ).rows[0];
   t.match(stored.password_hash, /^scrypt\$/);
   t.notMatch(stored.password_hash, /hunter2/);
   t.equal(stored.is_operator, false);
-  const operator = await cli('accounts', 'create', '--name', 'Ops', '--email', opEmail, '--password', 'hunter2hunter2', '--operator');
+  const operator = await cli(
+    'accounts',
+    'create',
+    '--name',
+    'Ops',
+    '--email',
+    opEmail,
+    '--password',
+    'hunter2hunter2',
+    '--operator',
+  );
   t.equal(operator.code, 0);
 
   t.test('account errors', async (t) => {
@@ -51,11 +84,24 @@ t.test('meterline accounts / clients / tokens', async (t) => {
     t.match(usage.stderr, { error: '--password is required' });
   });
 
-  const confidential = await cli('clients', 'create', '--name', 'Reports', '--redirect-uri', 'https://reports.example.com/cb', '--redirect-uri', 'http://localhost:3000/cb');
+  const confidential = await cli(
+    'clients',
+    'create',
+    '--name',
+    'Reports',
+    '--redirect-uri',
+    'https://reports.example.com/cb',
+    '--redirect-uri',
+    'http://localhost:3000/cb',
+  );
   t.equal(confidential.code, 0, JSON.stringify(confidential.stderr));
   t.same(Object.keys(confidential.json).sort(), ['client_id', 'client_secret']);
   t.match(confidential.json, { client_id: /^cli_/, client_secret: /^[A-Za-z0-9_-]{43}$/ });
-  const row = (await infra.pg.query('SELECT secret_hash, redirect_uris, is_public FROM oauth_clients WHERE id = $1', [confidential.json.client_id])).rows[0];
+  const row = (
+    await infra.pg.query('SELECT secret_hash, redirect_uris, is_public FROM oauth_clients WHERE id = $1', [
+      confidential.json.client_id,
+    ])
+  ).rows[0];
   t.match(row, { is_public: false, redirect_uris: ['https://reports.example.com/cb', 'http://localhost:3000/cb'] });
   t.match(row.secret_hash, /^sha256\$/);
   t.notOk(row.secret_hash.includes(confidential.json.client_secret), 'only a hash of the secret is stored');
@@ -63,7 +109,16 @@ t.test('meterline accounts / clients / tokens', async (t) => {
   t.test('client errors and public clients', async (t) => {
     const [pub, insecure, native, none] = await Promise.all([
       cli('clients', 'create', '--name', 'CLI tool', '--redirect-uri', 'http://127.0.0.1:9999/cb', '--public'),
-      cli('clients', 'create', '--name', 'Bad', '--redirect-uri', 'http://example.com/cb', '--redirect-uri', 'https://x.example.com/cb#f'),
+      cli(
+        'clients',
+        'create',
+        '--name',
+        'Bad',
+        '--redirect-uri',
+        'http://example.com/cb',
+        '--redirect-uri',
+        'https://x.example.com/cb#f',
+      ),
       cli('clients', 'create', '--name', 'Native', '--redirect-uri', 'com.example.app:/oauth', '--public'),
       cli('clients', 'create', '--name', 'None'),
     ]);
@@ -83,22 +138,67 @@ t.test('meterline accounts / clients / tokens', async (t) => {
   });
 
   t.test('tokens issue: a token response that works at the API and the token endpoint', async (t) => {
-    const issued = await cli('tokens', 'issue', '--email', email, '--client-id', confidential.json.client_id, '--scope', 'read write admin');
+    const issued = await cli(
+      'tokens',
+      'issue',
+      '--email',
+      email,
+      '--client-id',
+      confidential.json.client_id,
+      '--scope',
+      'read write admin',
+    );
     t.equal(issued.code, 0, JSON.stringify(issued.stderr));
     t.same(Object.keys(issued.json).sort(), ['access_token', 'expires_in', 'refresh_token', 'scope', 'token_type']);
-    t.match(issued.json, { token_type: 'Bearer', expires_in: 3600, scope: 'read write' }, 'admin left out for a non-operator');
-    const probe = await fetch(`${base}/v1/oauth-probe/write`, { headers: { authorization: `Bearer ${issued.json.access_token}` } });
+    t.match(
+      issued.json,
+      { token_type: 'Bearer', expires_in: 3600, scope: 'read write' },
+      'admin left out for a non-operator',
+    );
+    const probe = await fetch(`${base}/v1/oauth-probe/write`, {
+      headers: { authorization: `Bearer ${issued.json.access_token}` },
+    });
     t.equal(probe.status, 200);
-    t.match(await probe.json(), { accountId: account.json.account_id, userId: account.json.user_id, clientId: confidential.json.client_id });
-    const refreshed = await postForm(`${base}/oauth/token`, { grant_type: 'refresh_token', refresh_token: issued.json.refresh_token }, { authorization: basicAuth(confidential.json.client_id, confidential.json.client_secret) });
+    t.match(await probe.json(), {
+      accountId: account.json.account_id,
+      userId: account.json.user_id,
+      clientId: confidential.json.client_id,
+    });
+    const refreshed = await postForm(
+      `${base}/oauth/token`,
+      { grant_type: 'refresh_token', refresh_token: issued.json.refresh_token },
+      { authorization: basicAuth(confidential.json.client_id, confidential.json.client_secret) },
+    );
     t.equal(refreshed.status, 200);
 
-    const op = await cli('tokens', 'issue', '--email', opEmail, '--client-id', confidential.json.client_id, '--scope', 'admin');
+    const op = await cli(
+      'tokens',
+      'issue',
+      '--email',
+      opEmail,
+      '--client-id',
+      confidential.json.client_id,
+      '--scope',
+      'admin',
+    );
     t.equal(op.json.scope, 'admin');
-    t.equal((await fetch(`${base}/v1/oauth-probe/admin`, { headers: { authorization: `Bearer ${op.json.access_token}` } })).status, 200);
+    t.equal(
+      (await fetch(`${base}/v1/oauth-probe/admin`, { headers: { authorization: `Bearer ${op.json.access_token}` } }))
+        .status,
+      200,
+    );
 
     const [unknownUser, badScope] = await Promise.all([
-      cli('tokens', 'issue', '--email', 'nobody@example.com', '--client-id', confidential.json.client_id, '--scope', 'read'),
+      cli(
+        'tokens',
+        'issue',
+        '--email',
+        'nobody@example.com',
+        '--client-id',
+        confidential.json.client_id,
+        '--scope',
+        'read',
+      ),
       cli('tokens', 'issue', '--email', email, '--client-id', confidential.json.client_id, '--scope', 'root'),
     ]);
     t.equal(unknownUser.code, 1);

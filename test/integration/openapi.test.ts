@@ -31,10 +31,21 @@ t.test('GET /openapi.json', async (t) => {
       .sort();
     t.same(documented, served);
     for (const expected of [
-      'GET /v1/products', 'POST /v1/products', 'GET /v1/products/{product_id}', 'PATCH /v1/products/{product_id}', 'DELETE /v1/products/{product_id}',
-      'GET /v1/meters', 'POST /v1/meters', 'GET /v1/meters/{meter_id}', 'PATCH /v1/meters/{meter_id}',
-      'GET /v1/subscriptions', 'POST /v1/subscriptions', 'GET /v1/subscriptions/{subscription_id}', 'PATCH /v1/subscriptions/{subscription_id}',
-      'GET /openapi.json', 'GET /healthz',
+      'GET /v1/products',
+      'POST /v1/products',
+      'GET /v1/products/{product_id}',
+      'PATCH /v1/products/{product_id}',
+      'DELETE /v1/products/{product_id}',
+      'GET /v1/meters',
+      'POST /v1/meters',
+      'GET /v1/meters/{meter_id}',
+      'PATCH /v1/meters/{meter_id}',
+      'GET /v1/subscriptions',
+      'POST /v1/subscriptions',
+      'GET /v1/subscriptions/{subscription_id}',
+      'PATCH /v1/subscriptions/{subscription_id}',
+      'GET /openapi.json',
+      'GET /healthz',
     ]) {
       t.ok(documented.includes(expected), expected);
     }
@@ -52,7 +63,11 @@ t.test('GET /openapi.json', async (t) => {
       }
     }
     const createProduct = doc.paths['/v1/products'].post;
-    t.same(createProduct.requestBody.content['application/json'].schema, JSON.parse(JSON.stringify(CreateProductBody)), 'the validating schema itself');
+    t.same(
+      createProduct.requestBody.content['application/json'].schema,
+      JSON.parse(JSON.stringify(CreateProductBody)),
+      'the validating schema itself',
+    );
     t.same(createProduct.security, [{ oauth2: ['admin'] }]);
     t.ok(createProduct.parameters.some((p: any) => p.in === 'header' && p.name === 'Idempotency-Key'));
     t.ok(createProduct.responses['201'].content['application/json'].schema.properties.price);
@@ -61,10 +76,23 @@ t.test('GET /openapi.json', async (t) => {
     t.same(doc.paths['/v1/meters'].post.security, [{ oauth2: ['write'] }]);
     t.same(doc.paths['/openapi.json'].get.security, []);
     const listMeters = doc.paths['/v1/meters'].get.parameters;
-    t.match(listMeters.find((p: any) => p.name === 'page'), { in: 'query', required: false, schema: { type: 'integer', minimum: 1, default: 1 } });
-    t.match(listMeters.find((p: any) => p.name === 'per_page'), { in: 'query', schema: { minimum: 1, maximum: 100, default: 20 } });
-    t.match(listMeters.find((p: any) => p.name === 'status'), { in: 'query', schema: { enum: ['active', 'inactive'] } });
-    t.same(Object.keys(doc.components.securitySchemes.oauth2.flows.authorizationCode.scopes).sort(), ['admin', 'read', 'write']);
+    t.match(
+      listMeters.find((p: any) => p.name === 'page'),
+      { in: 'query', required: false, schema: { type: 'integer', minimum: 1, default: 1 } },
+    );
+    t.match(
+      listMeters.find((p: any) => p.name === 'per_page'),
+      { in: 'query', schema: { minimum: 1, maximum: 100, default: 20 } },
+    );
+    t.match(
+      listMeters.find((p: any) => p.name === 'status'),
+      { in: 'query', schema: { enum: ['active', 'inactive'] } },
+    );
+    t.same(Object.keys(doc.components.securitySchemes.oauth2.flows.authorizationCode.scopes).sort(), [
+      'admin',
+      'read',
+      'write',
+    ]);
   });
 
   t.test('documented response schemas describe the real responses', async (t) => {
@@ -77,23 +105,38 @@ t.test('GET /openapi.json', async (t) => {
       });
       return { status: r.status, body: (await r.json()) as any };
     };
-    const product = await call('POST', '/v1/products', op.tokens.admin, { name: 'p', price: 0.5, currency: 'usd', pricing: 'metered' });
+    const product = await call('POST', '/v1/products', op.tokens.admin, {
+      name: 'p',
+      price: 0.5,
+      currency: 'usd',
+      pricing: 'metered',
+    });
     const meter = await call('POST', '/v1/meters', op.tokens.write, { name: 'm', unit: 'u', aggregation: 'sum' });
-    const sub = await call('POST', '/v1/subscriptions', op.tokens.write, { items: [{ product_id: product.body.id, meter_id: meter.body.id }] });
+    const sub = await call('POST', '/v1/subscriptions', op.tokens.write, {
+      items: [{ product_id: product.body.id, meter_id: meter.body.id }],
+    });
     const checks: [string, string, string, { status: number; body: unknown }][] = [
       ['/v1/products', 'post', '201', product],
       ['/v1/products', 'get', '200', await call('GET', '/v1/products', op.tokens.read)],
       ['/v1/meters', 'post', '201', meter],
       ['/v1/meters', 'get', '200', await call('GET', '/v1/meters', op.tokens.read)],
       ['/v1/subscriptions', 'post', '201', sub],
-      ['/v1/subscriptions/{subscription_id}', 'get', '200', await call('GET', `/v1/subscriptions/${sub.body.id}`, op.tokens.read)],
+      [
+        '/v1/subscriptions/{subscription_id}',
+        'get',
+        '200',
+        await call('GET', `/v1/subscriptions/${sub.body.id}`, op.tokens.read),
+      ],
       ['/v1/subscriptions', 'get', '200', await call('GET', '/v1/subscriptions', op.tokens.read)],
     ];
     for (const [path, method, status, res] of checks) {
       t.equal(res.status, Number(status), `${method} ${path}`);
       const schema = doc.paths[path][method].responses[status].content['application/json'].schema;
       const v = bodyValidator(schema);
-      t.ok(v.check(res.body), `${method.toUpperCase()} ${path} ${status} matches its schema: ${JSON.stringify(v.check.errors)}`);
+      t.ok(
+        v.check(res.body),
+        `${method.toUpperCase()} ${path} ${status} matches its schema: ${JSON.stringify(v.check.errors)}`,
+      );
     }
     const problem = await call('POST', '/v1/meters', op.tokens.write, { name: 'm' });
     const problemSchema = doc.components.schemas.Problem;

@@ -64,14 +64,18 @@ t.test('products', async (t) => {
     for (const [sent, expected] of cases) {
       const res = await createRaw(`{"name":"p ${sent}","price":${sent},"currency":"JPY"}`);
       t.equal(res.status, 201, `price ${sent} accepted`);
-      t.ok(res.text.includes(`"price":${expected},`), `create answers "price":${expected} for ${sent} (got ${res.text})`);
+      t.ok(
+        res.text.includes(`"price":${expected},`),
+        `create answers "price":${expected} for ${sent} (got ${res.text})`,
+      );
       const got = await call('GET', `/v1/products/${res.body.id}`, { token: admin });
       t.ok(got.text.includes(`"price":${expected},`), `GET answers "price":${expected}`);
       const stored = await api.infra.pg.query('SELECT price::text AS p FROM products WHERE id = $1', [res.body.id]);
       t.ok(new Decimal(stored.rows[0].p).eq(expected), 'stored as NUMERIC with the same value');
     }
     const list = await call('GET', '/v1/products?per_page=100', { token: admin });
-    for (const [, expected] of cases) t.ok(list.text.includes(`"price":${expected},`), `the list writes ${expected} exactly too`);
+    for (const [, expected] of cases)
+      t.ok(list.text.includes(`"price":${expected},`), `the list writes ${expected} exactly too`);
   });
 
   t.test('every validation error is a 422 naming the field', async (t) => {
@@ -119,13 +123,23 @@ t.test('products', async (t) => {
     const p = (await create({ name: 'Basic', price: 5, currency: 'USD' })).body;
     const renamed = await call('PATCH', `/v1/products/${p.id}`, { token: admin, body: { name: 'Basic 2' } });
     t.equal(renamed.status, 200);
-    t.match(renamed.body, { id: p.id, name: 'Basic 2', price: 5, currency: 'USD', pricing: 'flat', created_at: p.created_at });
+    t.match(renamed.body, {
+      id: p.id,
+      name: 'Basic 2',
+      price: 5,
+      currency: 'USD',
+      pricing: 'flat',
+      created_at: p.created_at,
+    });
     t.ok(Date.parse(renamed.body.updated_at) >= Date.parse(p.updated_at));
     const repriced = await call('PATCH', `/v1/products/${p.id}`, { token: admin, raw: '{"price":0.30}' });
     t.equal(repriced.status, 200);
     t.ok(repriced.text.includes('"price":0.3,'), repriced.text);
     t.equal(repriced.body.name, 'Basic 2');
-    const both = await call('PATCH', `/v1/products/${p.id}`, { token: admin, body: { name: 'Basic 3', price: 0.000000001 } });
+    const both = await call('PATCH', `/v1/products/${p.id}`, {
+      token: admin,
+      body: { name: 'Basic 3', price: 0.000000001 },
+    });
     t.ok(both.text.includes('"price":0.000000001,'));
     t.equal(both.body.name, 'Basic 3');
 
@@ -142,7 +156,10 @@ t.test('products', async (t) => {
       t.equal(res.status, 422, JSON.stringify(body));
       t.equal(res.body.errors[0].field, field, JSON.stringify(body));
     }
-    const missing = await call('PATCH', '/v1/products/prod_doesnotexist0000000000', { token: admin, body: { name: 'x' } });
+    const missing = await call('PATCH', '/v1/products/prod_doesnotexist0000000000', {
+      token: admin,
+      body: { name: 'x' },
+    });
     t.equal(missing.status, 404);
   });
 
@@ -155,18 +172,32 @@ t.test('products', async (t) => {
     t.equal((await call('DELETE', `/v1/products/${p.id}`, { token: admin })).status, 404);
     t.equal((await call('PATCH', `/v1/products/${p.id}`, { token: admin, body: { name: 'x' } })).status, 404);
     const list = await call('GET', '/v1/products?per_page=100', { token: admin });
-    t.notOk(list.body.data.some((x: { id: string }) => x.id === p.id), 'not listed');
+    t.notOk(
+      list.body.data.some((x: { id: string }) => x.id === p.id),
+      'not listed',
+    );
   });
 
   t.test('delete a product used by an active subscription → 409 product_in_use; after cancel → 204', async (t) => {
     const p = (await create({ name: 'Team', price: 49, currency: 'USD' })).body;
-    const sub = await call('POST', '/v1/subscriptions', { token: customer.tokens.write, body: { items: [{ product_id: p.id }] } });
+    const sub = await call('POST', '/v1/subscriptions', {
+      token: customer.tokens.write,
+      body: { items: [{ product_id: p.id }] },
+    });
     t.equal(sub.status, 201);
     const del = await call('DELETE', `/v1/products/${p.id}`, { token: admin });
     t.equal(del.status, 409);
     t.equal(del.body.code, 'product_in_use');
     t.equal((await call('GET', `/v1/products/${p.id}`, { token: admin })).status, 200, 'still there');
-    t.equal((await call('PATCH', `/v1/subscriptions/${sub.body.id}`, { token: customer.tokens.write, body: { status: 'canceled' } })).status, 200);
+    t.equal(
+      (
+        await call('PATCH', `/v1/subscriptions/${sub.body.id}`, {
+          token: customer.tokens.write,
+          body: { status: 'canceled' },
+        })
+      ).status,
+      200,
+    );
     t.equal((await call('DELETE', `/v1/products/${p.id}`, { token: admin })).status, 204);
     const after = await call('GET', `/v1/subscriptions/${sub.body.id}`, { token: customer.tokens.read });
     t.same(after.body.items, [{ product_id: p.id, meter_id: null }], 'the canceled subscription still names it');
@@ -183,12 +214,21 @@ t.test('products', async (t) => {
     t.equal(first.status, 200);
     t.same(Object.keys(first.body).sort(), ['data', 'pagination']);
     t.same(first.body.pagination, { page: 1, per_page: 20, total: 23 });
-    t.same(first.body.data.map((p: { id: string }) => p.id), newestFirst.slice(0, 20));
+    t.same(
+      first.body.data.map((p: { id: string }) => p.id),
+      newestFirst.slice(0, 20),
+    );
     const second = await call('GET', '/v1/products?page=2', { token: customer.tokens.read });
     t.same(second.body.pagination, { page: 2, per_page: 20, total: 23 });
-    t.same(second.body.data.map((p: { id: string }) => p.id), newestFirst.slice(20));
+    t.same(
+      second.body.data.map((p: { id: string }) => p.id),
+      newestFirst.slice(20),
+    );
     const small = await call('GET', '/v1/products?page=3&per_page=5', { token: customer.tokens.read });
-    t.same(small.body.data.map((p: { id: string }) => p.id), newestFirst.slice(10, 15));
+    t.same(
+      small.body.data.map((p: { id: string }) => p.id),
+      newestFirst.slice(10, 15),
+    );
     const beyond = await call('GET', '/v1/products?page=9', { token: customer.tokens.read });
     t.same(beyond.body, { data: [], pagination: { page: 9, per_page: 20, total: 23 } });
     const max = await call('GET', '/v1/products?per_page=100', { token: customer.tokens.read });
@@ -200,7 +240,10 @@ t.test('products', async (t) => {
     const p1 = await call('GET', '/v1/products?per_page=10', { token: admin });
     const p2 = await call('GET', '/v1/products?per_page=10&page=2', { token: admin });
     const p3 = await call('GET', '/v1/products?per_page=10&page=3', { token: admin });
-    t.same([...p1.body.data, ...p2.body.data, ...p3.body.data].map((p: { id: string }) => p.id), byId);
+    t.same(
+      [...p1.body.data, ...p2.body.data, ...p3.body.data].map((p: { id: string }) => p.id),
+      byId,
+    );
 
     for (const [qs, field] of [
       ['per_page=0', 'per_page'],

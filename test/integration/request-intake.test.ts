@@ -34,26 +34,39 @@ t.test('refused requests are closed unread; buffered bodies are capped', async (
     t.equal(status(x.received()), 413);
   });
 
-  t.test('past the cap on buffered bytes: 503 overloaded and closed; the request holding the bytes completes', async (t) => {
-    const size = 700 * 1024;
-    const body = meterBody(size);
-    const holder = await rawRequest(port, head(size, acct.auth.write.authorization), body.slice(0, 1024));
-    await waitUntil(() => api.service.server.bodyBudget.bytes >= size, 'the slow request reserved its announced body');
+  t.test(
+    'past the cap on buffered bytes: 503 overloaded and closed; the request holding the bytes completes',
+    async (t) => {
+      const size = 700 * 1024;
+      const body = meterBody(size);
+      const holder = await rawRequest(port, head(size, acct.auth.write.authorization), body.slice(0, 1024));
+      await waitUntil(
+        () => api.service.server.bodyBudget.bytes >= size,
+        'the slow request reserved its announced body',
+      );
 
-    const refused = await rawRequest(port, head(size, acct.auth.write.authorization), body.slice(0, 1024));
-    await waitUntil(() => refused.closed(), 'the overloaded request is answered and closed');
-    t.equal(status(refused.received()), 503);
-    t.match(refused.received(), /\r\nRetry-After: \d+\r\n/i);
-    t.equal(JSON.parse(bodyOf(refused.received())).code, 'overloaded');
-    t.equal(holder.closed(), false, 'the first request is still being read');
+      const refused = await rawRequest(port, head(size, acct.auth.write.authorization), body.slice(0, 1024));
+      await waitUntil(() => refused.closed(), 'the overloaded request is answered and closed');
+      t.equal(status(refused.received()), 503);
+      t.match(refused.received(), /\r\nRetry-After: \d+\r\n/i);
+      t.equal(JSON.parse(bodyOf(refused.received())).code, 'overloaded');
+      t.equal(holder.closed(), false, 'the first request is still being read');
 
-    holder.socket.write(body.slice(1024));
-    await waitUntil(() => status(holder.received()) !== 0 && bodyOf(holder.received()).endsWith('}'), 'the first request is answered');
-    t.equal(status(holder.received()), 201, 'the request within the cap was served');
-    holder.socket.destroy();
-    await waitUntil(() => api.service.server.bodyBudget.bytes === 0, 'its bytes are given back once answered');
+      holder.socket.write(body.slice(1024));
+      await waitUntil(
+        () => status(holder.received()) !== 0 && bodyOf(holder.received()).endsWith('}'),
+        'the first request is answered',
+      );
+      t.equal(status(holder.received()), 201, 'the request within the cap was served');
+      holder.socket.destroy();
+      await waitUntil(() => api.service.server.bodyBudget.bytes === 0, 'its bytes are given back once answered');
 
-    const after = await fetch(`${api.url}/v1/meters`, { method: 'POST', headers: { ...acct.auth.write, 'content-type': 'application/json' }, body: meterBody(size) });
-    t.equal(after.status, 201, 'room again for a request of the same size');
-  });
+      const after = await fetch(`${api.url}/v1/meters`, {
+        method: 'POST',
+        headers: { ...acct.auth.write, 'content-type': 'application/json' },
+        body: meterBody(size),
+      });
+      t.equal(after.status, 201, 'room again for a request of the same size');
+    },
+  );
 });

@@ -2,7 +2,14 @@ import t from 'tap';
 import { isolatedConfig } from '../fixtures/env.js';
 import { startApi, type RunningApi } from '../fixtures/api.js';
 import { createTestAccount, type TestAccount } from '../fixtures/auth.js';
-import { billingAddressBody, callJson, cardBody, usageRecord, waitForIngressMeter, webhookBody } from '../fixtures/matrix.js';
+import {
+  billingAddressBody,
+  callJson,
+  cardBody,
+  usageRecord,
+  waitForIngressMeter,
+  webhookBody,
+} from '../fixtures/matrix.js';
 import { insertInvoice } from '../fixtures/invoices.js';
 import { appendedEvent, recordedDelivery } from '../fixtures/webhook-events.js';
 
@@ -43,19 +50,85 @@ interface Row {
 
 const ROWS: Row[] = [
   // products: the catalog; every token reads it, admin writes it
-  { method: 'GET', route: '/v1/products', scope: 'read', success: 200, request: async () => ({ path: '/v1/products' }) },
-  { method: 'GET', route: '/v1/products/:product_id', scope: 'read', success: 200, request: async (fx) => ({ path: `/v1/products/${await fx.product()}` }) },
-  { method: 'POST', route: '/v1/products', scope: 'admin', success: 201, request: async () => ({ path: '/v1/products', body: { name: 'p', price: 1, currency: 'USD' } }) },
-  { method: 'PATCH', route: '/v1/products/:product_id', scope: 'admin', success: 200, request: async (fx) => ({ path: `/v1/products/${await fx.product()}`, body: { price: 2 } }) },
-  { method: 'DELETE', route: '/v1/products/:product_id', scope: 'admin', success: 204, request: async (fx) => ({ path: `/v1/products/${await fx.product()}` }) },
+  {
+    method: 'GET',
+    route: '/v1/products',
+    scope: 'read',
+    success: 200,
+    request: async () => ({ path: '/v1/products' }),
+  },
+  {
+    method: 'GET',
+    route: '/v1/products/:product_id',
+    scope: 'read',
+    success: 200,
+    request: async (fx) => ({ path: `/v1/products/${await fx.product()}` }),
+  },
+  {
+    method: 'POST',
+    route: '/v1/products',
+    scope: 'admin',
+    success: 201,
+    request: async () => ({ path: '/v1/products', body: { name: 'p', price: 1, currency: 'USD' } }),
+  },
+  {
+    method: 'PATCH',
+    route: '/v1/products/:product_id',
+    scope: 'admin',
+    success: 200,
+    request: async (fx) => ({ path: `/v1/products/${await fx.product()}`, body: { price: 2 } }),
+  },
+  {
+    method: 'DELETE',
+    route: '/v1/products/:product_id',
+    scope: 'admin',
+    success: 204,
+    request: async (fx) => ({ path: `/v1/products/${await fx.product()}` }),
+  },
   // meters
-  { method: 'GET', route: '/v1/meters', scope: 'read', success: 200, request: async () => ({ path: '/v1/meters?status=active' }) },
-  { method: 'GET', route: '/v1/meters/:meter_id', scope: 'read', success: 200, request: async (fx) => ({ path: `/v1/meters/${await fx.meter()}` }) },
-  { method: 'POST', route: '/v1/meters', scope: 'write', success: 201, request: async () => ({ path: '/v1/meters', body: { name: 'm', unit: 'u', aggregation: 'sum' } }) },
-  { method: 'PATCH', route: '/v1/meters/:meter_id', scope: 'write', success: 200, request: async (fx) => ({ path: `/v1/meters/${await fx.meter()}`, body: { status: 'inactive' } }) },
+  {
+    method: 'GET',
+    route: '/v1/meters',
+    scope: 'read',
+    success: 200,
+    request: async () => ({ path: '/v1/meters?status=active' }),
+  },
+  {
+    method: 'GET',
+    route: '/v1/meters/:meter_id',
+    scope: 'read',
+    success: 200,
+    request: async (fx) => ({ path: `/v1/meters/${await fx.meter()}` }),
+  },
+  {
+    method: 'POST',
+    route: '/v1/meters',
+    scope: 'write',
+    success: 201,
+    request: async () => ({ path: '/v1/meters', body: { name: 'm', unit: 'u', aggregation: 'sum' } }),
+  },
+  {
+    method: 'PATCH',
+    route: '/v1/meters/:meter_id',
+    scope: 'write',
+    success: 200,
+    request: async (fx) => ({ path: `/v1/meters/${await fx.meter()}`, body: { status: 'inactive' } }),
+  },
   // subscriptions
-  { method: 'GET', route: '/v1/subscriptions', scope: 'read', success: 200, request: async () => ({ path: '/v1/subscriptions' }) },
-  { method: 'GET', route: '/v1/subscriptions/:subscription_id', scope: 'read', success: 200, request: async (fx) => ({ path: `/v1/subscriptions/${await fx.subscription()}` }) },
+  {
+    method: 'GET',
+    route: '/v1/subscriptions',
+    scope: 'read',
+    success: 200,
+    request: async () => ({ path: '/v1/subscriptions' }),
+  },
+  {
+    method: 'GET',
+    route: '/v1/subscriptions/:subscription_id',
+    scope: 'read',
+    success: 200,
+    request: async (fx) => ({ path: `/v1/subscriptions/${await fx.subscription()}` }),
+  },
   {
     method: 'POST',
     route: '/v1/subscriptions',
@@ -78,11 +151,24 @@ const ROWS: Row[] = [
     scope: 'write',
     success: 200,
     request: async () => ({ path: '/v1/billing', body: billingAddressBody('1 Main St') }),
-    verify: (b) => (b.billing_address?.line1 === '1 Main St' ? undefined : `billing_address is ${JSON.stringify(b.billing_address)}`),
+    verify: (b) =>
+      b.billing_address?.line1 === '1 Main St' ? undefined : `billing_address is ${JSON.stringify(b.billing_address)}`,
   },
   // payment methods
-  { method: 'POST', route: '/v1/billing/payment-methods', scope: 'write', success: 201, request: async () => ({ path: '/v1/billing/payment-methods', body: cardBody() }) },
-  { method: 'GET', route: '/v1/billing/payment-methods', scope: 'read', success: 200, request: async () => ({ path: '/v1/billing/payment-methods' }) },
+  {
+    method: 'POST',
+    route: '/v1/billing/payment-methods',
+    scope: 'write',
+    success: 201,
+    request: async () => ({ path: '/v1/billing/payment-methods', body: cardBody() }),
+  },
+  {
+    method: 'GET',
+    route: '/v1/billing/payment-methods',
+    scope: 'read',
+    success: 200,
+    request: async () => ({ path: '/v1/billing/payment-methods' }),
+  },
   {
     method: 'GET',
     route: '/v1/billing/payment-methods/:payment_method_id',
@@ -99,9 +185,27 @@ const ROWS: Row[] = [
     verify: (b) => (b.is_default === true ? undefined : `is_default is ${b.is_default}`),
   },
   // webhooks
-  { method: 'POST', route: '/v1/webhooks', scope: 'write', success: 201, request: async () => ({ path: '/v1/webhooks', body: webhookBody() }) },
-  { method: 'GET', route: '/v1/webhooks', scope: 'read', success: 200, request: async () => ({ path: '/v1/webhooks' }) },
-  { method: 'GET', route: '/v1/webhooks/:webhook_id', scope: 'read', success: 200, request: async (fx) => ({ path: `/v1/webhooks/${await fx.webhook()}` }) },
+  {
+    method: 'POST',
+    route: '/v1/webhooks',
+    scope: 'write',
+    success: 201,
+    request: async () => ({ path: '/v1/webhooks', body: webhookBody() }),
+  },
+  {
+    method: 'GET',
+    route: '/v1/webhooks',
+    scope: 'read',
+    success: 200,
+    request: async () => ({ path: '/v1/webhooks' }),
+  },
+  {
+    method: 'GET',
+    route: '/v1/webhooks/:webhook_id',
+    scope: 'read',
+    success: 200,
+    request: async (fx) => ({ path: `/v1/webhooks/${await fx.webhook()}` }),
+  },
   {
     method: 'PATCH',
     route: '/v1/webhooks/:webhook_id',
@@ -109,7 +213,13 @@ const ROWS: Row[] = [
     success: 200,
     request: async (fx) => ({ path: `/v1/webhooks/${await fx.webhook()}`, body: { status: 'disabled' } }),
   },
-  { method: 'DELETE', route: '/v1/webhooks/:webhook_id', scope: 'write', success: 204, request: async (fx) => ({ path: `/v1/webhooks/${await fx.webhook()}` }) },
+  {
+    method: 'DELETE',
+    route: '/v1/webhooks/:webhook_id',
+    scope: 'write',
+    success: 204,
+    request: async (fx) => ({ path: `/v1/webhooks/${await fx.webhook()}` }),
+  },
   {
     method: 'GET',
     route: '/v1/webhooks/:webhook_id/deliveries',
@@ -124,7 +234,9 @@ const ROWS: Row[] = [
     success: 202,
     request: async (fx) => {
       const webhookId = await fx.webhook();
-      return { path: `/v1/webhooks/${webhookId}/deliveries/${await recordedDelivery(fx.api.infra, fx.account.accountId, webhookId)}/retry` };
+      return {
+        path: `/v1/webhooks/${webhookId}/deliveries/${await recordedDelivery(fx.api.infra, fx.account.accountId, webhookId)}/retry`,
+      };
     },
   },
   {
@@ -136,7 +248,13 @@ const ROWS: Row[] = [
     verify: (b) => (typeof b.secret === 'string' ? undefined : 'no new secret in the answer'),
   },
   // events
-  { method: 'GET', route: '/v1/events', scope: 'read', success: 200, request: async () => ({ path: '/v1/events?type=subscription.updated' }) },
+  {
+    method: 'GET',
+    route: '/v1/events',
+    scope: 'read',
+    success: 200,
+    request: async () => ({ path: '/v1/events?type=subscription.updated' }),
+  },
   {
     method: 'GET',
     route: '/v1/events/:event_id',
@@ -161,7 +279,13 @@ const ROWS: Row[] = [
     verify: (b) => (b.accepted === 1 && b.rejected === 0 ? undefined : `batch outcome ${JSON.stringify(b)}`),
   },
   // the usage stream: a WebSocket; a plain GET passes authentication and scope, then is told to upgrade (426)
-  { method: 'GET', route: '/v1/usage/stream', scope: 'write', success: 426, request: async () => ({ path: '/v1/usage/stream' }) },
+  {
+    method: 'GET',
+    route: '/v1/usage/stream',
+    scope: 'write',
+    success: 426,
+    request: async () => ({ path: '/v1/usage/stream' }),
+  },
   {
     method: 'GET',
     route: '/v1/meters/:meter_id/usage',
@@ -175,7 +299,10 @@ const ROWS: Row[] = [
     route: '/v1/meters/:meter_id/usage/corrections',
     scope: 'write',
     success: 201,
-    request: async (fx) => ({ path: `/v1/meters/${await fx.usageMeter()}/usage/corrections`, body: { cancel: ['scope-matrix-record'] } }),
+    request: async (fx) => ({
+      path: `/v1/meters/${await fx.usageMeter()}/usage/corrections`,
+      body: { cancel: ['scope-matrix-record'] },
+    }),
   },
   {
     method: 'GET',
@@ -185,7 +312,13 @@ const ROWS: Row[] = [
     request: async (fx) => ({ path: `/v1/meters/${await fx.usageMeter()}/usage/corrections` }),
   },
   // invoices (read side; the billing run writes them)
-  { method: 'GET', route: '/v1/billing/invoices', scope: 'read', success: 200, request: async () => ({ path: '/v1/billing/invoices?status=open' }) },
+  {
+    method: 'GET',
+    route: '/v1/billing/invoices',
+    scope: 'read',
+    success: 200,
+    request: async () => ({ path: '/v1/billing/invoices?status=open' }),
+  },
   {
     method: 'GET',
     route: '/v1/billing/invoices/:invoice_id',
@@ -199,7 +332,8 @@ const ROWS: Row[] = [
     scope: 'read',
     success: 200,
     request: async (fx) => ({ path: `/v1/billing/invoices/${await fx.invoice()}/download` }),
-    verify: (b) => (typeof b === 'string' && b.startsWith('%PDF-') ? undefined : `not a PDF: ${String(b).slice(0, 40)}`),
+    verify: (b) =>
+      typeof b === 'string' && b.startsWith('%PDF-') ? undefined : `not a PDF: ${String(b).slice(0, 40)}`,
   },
   // billing engine: the upcoming invoice and a manual payment attempt (the account's first card is its default)
   {
@@ -226,15 +360,26 @@ const ROWS: Row[] = [
     route: '/v1/billing/credits',
     scope: 'admin',
     success: 201,
-    request: async (fx) => ({ path: '/v1/billing/credits', body: { account_id: fx.account.accountId, amount: 5, currency: 'USD', description: 'matrix' } }),
+    request: async (fx) => ({
+      path: '/v1/billing/credits',
+      body: { account_id: fx.account.accountId, amount: 5, currency: 'USD', description: 'matrix' },
+    }),
   },
-  { method: 'GET', route: '/v1/billing/credits', scope: 'read', success: 200, request: async () => ({ path: '/v1/billing/credits' }) },
+  {
+    method: 'GET',
+    route: '/v1/billing/credits',
+    scope: 'read',
+    success: 200,
+    request: async () => ({ path: '/v1/billing/credits' }),
+  },
   {
     method: 'GET',
     route: '/v1/billing/credits/:credit_id',
     scope: 'read',
     success: 200,
-    request: async (fx) => ({ path: `/v1/billing/credits/${(await fx.admin('POST', '/v1/billing/credits', { account_id: fx.account.accountId, amount: 1, currency: 'USD', description: 'matrix' })).id}` }),
+    request: async (fx) => ({
+      path: `/v1/billing/credits/${(await fx.admin('POST', '/v1/billing/credits', { account_id: fx.account.accountId, amount: 1, currency: 'USD', description: 'matrix' })).id}`,
+    }),
   },
   // credit notes and void: operators issue them (admin), accounts read their own notes
   {
@@ -242,7 +387,10 @@ const ROWS: Row[] = [
     route: '/v1/billing/invoices/:invoice_id/credit-notes',
     scope: 'admin',
     success: 201,
-    request: async (fx) => ({ path: `/v1/billing/invoices/${await fx.invoice()}/credit-notes`, body: { amount: 1, reason: 'matrix' } }),
+    request: async (fx) => ({
+      path: `/v1/billing/invoices/${await fx.invoice()}/credit-notes`,
+      body: { amount: 1, reason: 'matrix' },
+    }),
     verify: (b) => (b.type === 'credit' && b.amount === 1 ? undefined : `not a credit of 1: ${JSON.stringify(b)}`),
   },
   {
@@ -253,23 +401,39 @@ const ROWS: Row[] = [
     request: async (fx) => ({ path: `/v1/billing/invoices/${await fx.invoice()}/void` }),
     verify: (b) => (b.status === 'void' ? undefined : `invoice not void: ${b.status}`),
   },
-  { method: 'GET', route: '/v1/billing/credit-notes', scope: 'read', success: 200, request: async () => ({ path: '/v1/billing/credit-notes' }) },
+  {
+    method: 'GET',
+    route: '/v1/billing/credit-notes',
+    scope: 'read',
+    success: 200,
+    request: async () => ({ path: '/v1/billing/credit-notes' }),
+  },
   {
     method: 'GET',
     route: '/v1/billing/credit-notes/:credit_note_id',
     scope: 'read',
     success: 200,
-    request: async (fx) => ({ path: `/v1/billing/credit-notes/${(await fx.admin('POST', `/v1/billing/invoices/${await fx.invoice()}/credit-notes`, { amount: 1, reason: 'matrix' })).id}` }),
+    request: async (fx) => ({
+      path: `/v1/billing/credit-notes/${(await fx.admin('POST', `/v1/billing/invoices/${await fx.invoice()}/credit-notes`, { amount: 1, reason: 'matrix' })).id}`,
+    }),
   },
   {
     method: 'GET',
     route: '/v1/billing/credit-notes/:credit_note_id/download',
     scope: 'read',
     success: 200,
-    request: async (fx) => ({ path: `/v1/billing/credit-notes/${(await fx.admin('POST', `/v1/billing/invoices/${await fx.invoice()}/credit-notes`, { amount: 1, reason: 'matrix' })).id}/download` }),
+    request: async (fx) => ({
+      path: `/v1/billing/credit-notes/${(await fx.admin('POST', `/v1/billing/invoices/${await fx.invoice()}/credit-notes`, { amount: 1, reason: 'matrix' })).id}/download`,
+    }),
   },
   // the API description is public
-  { method: 'GET', route: '/openapi.json', scope: 'public', success: 200, request: async () => ({ path: '/openapi.json' }) },
+  {
+    method: 'GET',
+    route: '/openapi.json',
+    scope: 'public',
+    success: 200,
+    request: async () => ({ path: '/openapi.json' }),
+  },
   // ↑ append rows for further endpoints here
 ];
 
@@ -280,7 +444,8 @@ t.test('scope matrix', async (t) => {
   const api = await startApi(t, config);
   const account = await createTestAccount(api.infra, { operator: true });
 
-  const send = (method: string, path: string, token: string | undefined, body?: unknown) => callJson(api.url, token, method, path, body);
+  const send = (method: string, path: string, token: string | undefined, body?: unknown) =>
+    callJson(api.url, token, method, path, body);
   const admin = async (method: string, path: string, body?: unknown) => {
     const r = await send(method, path, account.tokens.admin, body);
     if (r.status >= 300) throw new Error(`fixture ${method} ${path} → ${r.status} ${JSON.stringify(r.body)}`);
@@ -291,9 +456,11 @@ t.test('scope matrix', async (t) => {
     api,
     account,
     admin,
-    product: async (pricing = 'flat') => (await admin('POST', '/v1/products', { name: 'fixture', price: 3, currency: 'USD', pricing })).id,
+    product: async (pricing = 'flat') =>
+      (await admin('POST', '/v1/products', { name: 'fixture', price: 3, currency: 'USD', pricing })).id,
     meter: async () => (await admin('POST', '/v1/meters', { name: 'fixture', unit: 'u', aggregation: 'sum' })).id,
-    subscription: async () => (await admin('POST', '/v1/subscriptions', { items: [{ product_id: await fx.product() }] })).id,
+    subscription: async () =>
+      (await admin('POST', '/v1/subscriptions', { items: [{ product_id: await fx.product() }] })).id,
     paymentMethod: async () => (await admin('POST', '/v1/billing/payment-methods', cardBody())).id,
     webhook: async () => (await admin('POST', '/v1/webhooks', webhookBody())).id,
     invoice: async () =>
@@ -304,7 +471,9 @@ t.test('scope matrix', async (t) => {
         amount: '3',
         periodStart: '2026-01-01',
         periodEnd: '2026-01-31',
-        lines: [{ product_id: await fx.product(), description: 'fixture', quantity: '1', unit_price: '3', amount: '3' }],
+        lines: [
+          { product_id: await fx.product(), description: 'fixture', quantity: '1', unit_price: '3', amount: '3' },
+        ],
       }),
     usageMeter: () =>
       (usageMeter ??= (async () => {
@@ -323,7 +492,8 @@ t.test('scope matrix', async (t) => {
         const allowed = row.scope === 'public' || (level !== 'none' && RANK[level] >= RANK[row.scope]);
         if (allowed) {
           t.equal(res.status, row.success, `${level}: ${row.success} (${JSON.stringify(res.body)?.slice(0, 200)})`);
-          if (row.verify && res.status === row.success) t.equal(row.verify(res.body), undefined, `${level}: the answer is a real success`);
+          if (row.verify && res.status === row.success)
+            t.equal(row.verify(res.body), undefined, `${level}: the answer is a real success`);
         } else if (level === 'none') {
           t.equal(res.status, 401, 'no token: 401');
           t.equal(res.body.code, 'unauthorized');

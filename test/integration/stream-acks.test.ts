@@ -26,12 +26,20 @@ t.test('StreamPublisher: acks, duplicates, errors, no stream and timeouts as js.
   t.same(again, { ...first, duplicate: true }, 'the same msg id again: a duplicate of the same sequence');
 
   // Many at once: each publish gets its own message's answer.
-  const many = await Promise.all(Array.from({ length: 200 }, (_, i) => acks.publish(subject, Buffer.from(String(i)), withId(`many-${i}`))));
+  const many = await Promise.all(
+    Array.from({ length: 200 }, (_, i) => acks.publish(subject, Buffer.from(String(i)), withId(`many-${i}`))),
+  );
   t.equal(new Set(many.map((a) => a.seq)).size, 200, '200 publishes, 200 distinct sequences');
   t.ok(many.every((a) => !a.duplicate));
   const jsm = await jetstreamManager(infra.nats);
-  const stored = await Promise.all([5, 150].map((i) => jsm.streams.getMessage(names.usageStream, { seq: many[i]!.seq })));
-  t.same(stored.map((m) => m!.string()), ['5', '150'], 'the sequence answered to a publish holds that publish');
+  const stored = await Promise.all(
+    [5, 150].map((i) => jsm.streams.getMessage(names.usageStream, { seq: many[i]!.seq })),
+  );
+  t.same(
+    stored.map((m) => m!.string()),
+    ['5', '150'],
+    'the sequence answered to a publish holds that publish',
+  );
 
   // JetStream refuses (a full stream with discard new): its error, as JetStreamApiError.
   const capStream = `${names.usageStream}_ACKS_CAP`;

@@ -57,7 +57,11 @@ t.test('corrections: cancel and replace stop counting everywhere; idempotent; is
   const correct = (meterId: string, body: unknown, o: { key?: string; authorization?: string } = {}) =>
     fetch(`${api.url}/v1/meters/${meterId}/usage/corrections`, {
       method: 'POST',
-      headers: { authorization: o.authorization ?? W, 'content-type': 'application/json', ...(o.key ? { 'idempotency-key': o.key } : {}) },
+      headers: {
+        authorization: o.authorization ?? W,
+        'content-type': 'application/json',
+        ...(o.key ? { 'idempotency-key': o.key } : {}),
+      },
       body: JSON.stringify(body),
     }).then(async (res) => ({ status: res.status, body: (await res.json()) as any }));
   const newMeter = async (authorization: string, body: object) => {
@@ -67,8 +71,16 @@ t.test('corrections: cancel and replace stop counting everywhere; idempotent; is
   };
   const send = async (meterId: string, batch: Rec[], authorization = W) => {
     for (let i = 0; i < batch.length; i += 500) {
-      const res = await postJson(api.url, `/v1/meters/${meterId}/usage`, authorization, batch.slice(i, i + 500).map((r) => ({ id: r.id, value: r.value, timestamp: iso(r.ts), dimensions: r.dimensions })));
-      if (res.status !== 202 || res.body.rejected !== 0) throw new Error(`batch refused: ${res.status} ${JSON.stringify(res.body).slice(0, 300)}`);
+      const res = await postJson(
+        api.url,
+        `/v1/meters/${meterId}/usage`,
+        authorization,
+        batch
+          .slice(i, i + 500)
+          .map((r) => ({ id: r.id, value: r.value, timestamp: iso(r.ts), dimensions: r.dimensions })),
+      );
+      if (res.status !== 202 || res.body.rejected !== 0)
+        throw new Error(`batch refused: ${res.status} ${JSON.stringify(res.body).slice(0, 300)}`);
     }
   };
   await waitUntil(async () => (await sweptThrough(ch, db)) !== undefined, 'the sweeper to set its watermark');
@@ -80,12 +92,13 @@ t.test('corrections: cancel and replace stop counting everywhere; idempotent; is
   const theirs = await newMeter(other.auth.write.authorization, { aggregation: 'sum' });
 
   let seed = 18;
-  const rand = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+  const rand = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
   const pick = <T>(xs: T[]) => xs[Math.floor(rand() * xs.length)]!;
   const recs: Rec[] = [];
   for (let i = 0; i < 1500; i++) {
     // Mostly closed hours of the last 6 days (rollups), some in the still-filling hour (raw rows).
-    const ts = i % 10 === 0 ? now - Math.floor(rand() * 20 * 60_000) - 1 : now - 6 * DAY + Math.floor(rand() * (6 * DAY - HOUR));
+    const ts =
+      i % 10 === 0 ? now - Math.floor(rand() * 20 * 60_000) - 1 : now - 6 * DAY + Math.floor(rand() * (6 * DAY - HOUR));
     const dimensions: Record<string, string> = { region: pick(['eu', 'us']), user: `u${Math.floor(rand() * 120)}` };
     const model = pick(['gpt-x', 'gpt-y', '']);
     if (model) dimensions.model = model;
@@ -98,11 +111,25 @@ t.test('corrections: cancel and replace stop counting everywhere; idempotent; is
   }
   // The other account uses the same record ids on its own meter.
   await send(theirs.id, recs.slice(0, 300), other.auth.write.authorization);
-  await waitUntil(async () => (await storedIds(infra, sums.id)).size === recs.length && (await storedIds(infra, users.id)).size === recs.length, 'every record stored', 30_000, 100);
-  await waitUntil(async () => {
-    const rs = await ch.query({ query: `SELECT count() AS c FROM ${db}.usage_hourly FINAL WHERE meter_id = '${sums.id}'`, format: 'JSONEachRow' });
-    return Number((await rs.json<{ c: string }>())[0]!.c) > 100;
-  }, 'closed hours rolled up', 30_000, 100);
+  await waitUntil(
+    async () =>
+      (await storedIds(infra, sums.id)).size === recs.length && (await storedIds(infra, users.id)).size === recs.length,
+    'every record stored',
+    30_000,
+    100,
+  );
+  await waitUntil(
+    async () => {
+      const rs = await ch.query({
+        query: `SELECT count() AS c FROM ${db}.usage_hourly FINAL WHERE meter_id = '${sums.id}'`,
+        format: 'JSONEachRow',
+      });
+      return Number((await rs.json<{ c: string }>())[0]!.c) > 100;
+    },
+    'closed hours rolled up',
+    30_000,
+    100,
+  );
 
   const startDate = iso(now - 7 * DAY).slice(0, 10);
   const endDate = iso(now).slice(0, 10);
@@ -110,14 +137,25 @@ t.test('corrections: cancel and replace stop counting everywhere; idempotent; is
   const days = Math.round((Date.parse(`${endDate}T00:00:00Z`) + DAY - startMs) / DAY);
   const q = `start_date=${startDate}&end_date=${endDate}`;
   // A late record is read from its hour's recompute, which lands a moment after its raw row: wait for the read path.
-  for (const m of [sums.id, users.id]) await waitUntil(async () => (await get(`/v1/meters/${m}/usage?${q}&window=none`)).body.count === recs.length, 'every record read', 30_000, 100);
+  for (const m of [sums.id, users.id])
+    await waitUntil(
+      async () => (await get(`/v1/meters/${m}/usage?${q}&window=none`)).body.count === recs.length,
+      'every record read',
+      30_000,
+      100,
+    );
   const keyOf = (r: Rec, by: string[]) => JSON.stringify(by.map((k) => r.dimensions[k] ?? null));
 
   /** Every group of every window (day over the range, hour over the days given) and the totals equal the model. */
   const compare = async (t: Test, live: Rec[], what: string, liveUsers = live) => {
     const windows: [string, number, number, (ts: number) => number][] = [
       [`${q}&window=day`, startMs, days, (ts) => Math.floor((ts - startMs) / DAY)],
-      [`start_date=${iso(now - 3 * DAY).slice(0, 10)}&end_date=${iso(now - 2 * DAY).slice(0, 10)}&window=hour`, Date.parse(`${iso(now - 3 * DAY).slice(0, 10)}T00:00:00Z`), 48, (ts) => 0],
+      [
+        `start_date=${iso(now - 3 * DAY).slice(0, 10)}&end_date=${iso(now - 2 * DAY).slice(0, 10)}&window=hour`,
+        Date.parse(`${iso(now - 3 * DAY).slice(0, 10)}T00:00:00Z`),
+        48,
+        (ts) => 0,
+      ],
     ];
     windows[1]![3] = (ts) => Math.floor((ts - windows[1]![1]) / HOUR);
     for (const [query, from, n, slot] of windows) {
@@ -137,7 +175,10 @@ t.test('corrections: cancel and replace stop counting everywhere; idempotent; is
       for (const g of body.groups!) {
         const w = want.get(JSON.stringify([g.dimensions.model, g.dimensions.region]));
         if (!w || w.value !== g.value || w.count !== g.count || g.data.length !== n) mismatches++;
-        else g.data.forEach((d, i) => (mismatches += d.count === w.w[i]!.count && (d.value ?? 0) === w.w[i]!.value ? 0 : 1));
+        else
+          g.data.forEach(
+            (d, i) => (mismatches += d.count === w.w[i]!.count && (d.value ?? 0) === w.w[i]!.value ? 0 : 1),
+          );
       }
       t.equal(body.groups!.length, want.size, `${what}: ${want.size} groups (${query})`);
       t.equal(mismatches, 0, `${what}: every group of every window equals the model (${query})`);
@@ -145,7 +186,11 @@ t.test('corrections: cancel and replace stop counting everywhere; idempotent; is
     }
     // window=none is queryUsageTotals, the rule billing prices with.
     const total = (await get(`/v1/meters/${sums.id}/usage?${q}&window=none`)).body as UsageAnswer;
-    t.equal(total.value, live.reduce((s, r) => s + r.value, 0), `${what}: the billed total`);
+    t.equal(
+      total.value,
+      live.reduce((s, r) => s + r.value, 0),
+      `${what}: the billed total`,
+    );
     const uniq = (await get(`/v1/meters/${users.id}/usage?${q}&window=day`)).body as UsageAnswer;
     const setOf = (rs: Rec[]) => new Set(rs.map((r) => r.dimensions.user)).size;
     t.equal(uniq.value, setOf(liveUsers), `${what}: distinct users of the range`);
@@ -188,13 +233,20 @@ t.test('corrections: cancel and replace stop counting everywhere; idempotent; is
     await compare(t, live, 'after late arrivals');
   });
 
-  await t.test('another account: its records with the same ids still count; our corrections on its meter are 404', async (t) => {
-    const theirsTotal = (await get(`/v1/meters/${theirs.id}/usage?${q}&window=none`, other.auth.read.authorization)).body;
-    t.equal(theirsTotal.count, 300);
-    t.equal(theirsTotal.value, recs.slice(0, 300).reduce((s, r) => s + r.value, 0));
-    t.equal((await correct(theirs.id, { cancel: ['r1'] })).status, 404);
-    t.equal((await get(`/v1/meters/${theirs.id}/usage/corrections`)).status, 404);
-  });
+  await t.test(
+    'another account: its records with the same ids still count; our corrections on its meter are 404',
+    async (t) => {
+      const theirsTotal = (await get(`/v1/meters/${theirs.id}/usage?${q}&window=none`, other.auth.read.authorization))
+        .body;
+      t.equal(theirsTotal.count, 300);
+      t.equal(
+        theirsTotal.value,
+        recs.slice(0, 300).reduce((s, r) => s + r.value, 0),
+      );
+      t.equal((await correct(theirs.id, { cancel: ['r1'] })).status, 404);
+      t.equal((await get(`/v1/meters/${theirs.id}/usage/corrections`)).status, 404);
+    },
+  );
 
   await t.test('replace a range: its records are cancelled, the given ones counted instead', async (t) => {
     const from = Date.parse(`${iso(now - 3 * DAY).slice(0, 10)}T05:00:00Z`);
@@ -205,10 +257,19 @@ t.test('corrections: cancel and replace stop counting everywhere; idempotent; is
       value: 1 + Math.floor(rand() * 50),
       dimensions: { region: pick(['eu', 'us', 'ap']), user: `u${i}`, ...(i % 3 ? { model: 'gpt-z' } : {}) },
     }));
-    const body = { replace: { start: iso(from), end: iso(to), records: replacement.map((r) => ({ id: r.id, value: r.value, timestamp: iso(r.ts), dimensions: r.dimensions })) } };
+    const body = {
+      replace: {
+        start: iso(from),
+        end: iso(to),
+        records: replacement.map((r) => ({ id: r.id, value: r.value, timestamp: iso(r.ts), dimensions: r.dimensions })),
+      },
+    };
     const res = await correct(sums.id, body, { key: 'replace-1' });
     t.equal(res.status, 201, JSON.stringify(res.body).slice(0, 400));
-    t.same(res.body.replace.record_ids, replacement.map((r) => r.id));
+    t.same(
+      res.body.replace.record_ids,
+      replacement.map((r) => r.id),
+    );
     t.same((await correct(sums.id, body, { key: 'replace-1' })).body, res.body, 'replayed: same answer');
     const again = await correct(sums.id, body);
     t.equal(again.status, 422, 'the same ids again without the key: taken');
@@ -219,29 +280,55 @@ t.test('corrections: cancel and replace stop counting everywhere; idempotent; is
   });
 
   await t.test('validation: precise problems, nothing recorded', async (t) => {
-    const both = await correct(sums.id, { cancel: ['a'], replace: { start: iso(now - DAY), end: iso(now), records: [] } });
+    const both = await correct(sums.id, {
+      cancel: ['a'],
+      replace: { start: iso(now - DAY), end: iso(now), records: [] },
+    });
     t.equal(both.status, 422);
     t.equal((await correct(sums.id, {})).body.errors[0].field, 'cancel');
     t.equal((await correct(sums.id, { cancel: [] })).status, 422);
     const bad = await correct(sums.id, {
-      replace: { start: iso(now - DAY), end: iso(now - HOUR), records: [{ value: -1, timestamp: iso(now - 2 * HOUR) }, { value: 1, timestamp: iso(now - 2 * DAY) }] },
+      replace: {
+        start: iso(now - DAY),
+        end: iso(now - HOUR),
+        records: [
+          { value: -1, timestamp: iso(now - 2 * HOUR) },
+          { value: 1, timestamp: iso(now - 2 * DAY) },
+        ],
+      },
     });
     t.equal(bad.status, 422);
-    t.same(bad.body.errors.map((e: any) => e.field), ['replace.records[0].value', 'replace.records[1].timestamp']);
-    t.equal((await correct(sums.id, { replace: { start: iso(now), end: iso(now - HOUR), records: [] } })).body.errors[0].field, 'replace.end');
+    t.same(
+      bad.body.errors.map((e: any) => e.field),
+      ['replace.records[0].value', 'replace.records[1].timestamp'],
+    );
+    t.equal(
+      (await correct(sums.id, { replace: { start: iso(now), end: iso(now - HOUR), records: [] } })).body.errors[0]
+        .field,
+      'replace.end',
+    );
     const readOnly = await correct(sums.id, { cancel: ['r1'] }, { authorization: R });
     t.equal(readOnly.status, 403);
-    t.equal((await get(`/v1/meters/${sums.id}/usage/corrections?per_page=100`)).body.pagination.total, 3, 'refused corrections left no trace');
+    t.equal(
+      (await get(`/v1/meters/${sums.id}/usage/corrections?per_page=100`)).body.pagination.total,
+      3,
+      'refused corrections left no trace',
+    );
     await compare(t, live, 'after refused corrections');
   });
 
   await t.test('histogram: a cancelled outlier leaves max and p99', async (t) => {
     const hourStart = Math.floor((now - 2 * DAY) / HOUR) * HOUR;
     const values = [10, 20, 30, 40, 5000];
-    await send(latency.id, values.map((value, i) => ({ id: `l${i}`, ts: hourStart + i * 60_000, value, dimensions: {} })));
+    await send(
+      latency.id,
+      values.map((value, i) => ({ id: `l${i}`, ts: hourStart + i * 60_000, value, dimensions: {} })),
+    );
     await waitUntil(async () => (await storedIds(infra, latency.id)).size === values.length, 'latencies stored');
     const day = iso(hourStart).slice(0, 10);
-    const read = async () => (await get(`/v1/meters/${latency.id}/usage?start_date=${day}&end_date=${day}&window=none`)).body as UsageAnswer & { max: number; p99: number };
+    const read = async () =>
+      (await get(`/v1/meters/${latency.id}/usage?start_date=${day}&end_date=${day}&window=none`))
+        .body as UsageAnswer & { max: number; p99: number };
     await waitUntil(async () => (await read()).count === 5, 'the hour read');
     t.equal((await read()).max, 5000);
     t.equal((await correct(latency.id, { cancel: ['l4'] })).status, 201);
@@ -253,7 +340,13 @@ t.test('corrections: cancel and replace stop counting everywhere; idempotent; is
 
   await t.test('a correction left pending (its process died) is completed by the sweep', async (t) => {
     const victim = live.find((r) => r.ts < now - DAY)!;
-    const pending = await insertCorrection(infra.pg, acct.accountId, sums.id, { kind: 'cancel', ids: [victim.id] }, { userId: acct.userId, clientId: 'test' });
+    const pending = await insertCorrection(
+      infra.pg,
+      acct.accountId,
+      sums.id,
+      { kind: 'cancel', ids: [victim.id] },
+      { userId: acct.userId, clientId: 'test' },
+    );
     t.equal(pending.state, 'pending');
     const liveUsers = live;
     await compare(t, live, 'pending: not applied yet');

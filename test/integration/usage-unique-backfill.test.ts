@@ -40,30 +40,46 @@ t.test('unique_count meters older than the distinct sets are backfilled by the m
   const pair = `(account_id, meter_id) IN (('${acct.accountId}', '${meter.id}'))`;
   const ready = async () => (await uniqueKeysOf(ch, db, pair, '', true)).has(`${acct.accountId}\u0000${meter.id}`);
   const setRows = async () => {
-    const rs = await ch.query({ query: `SELECT count() AS n FROM ${db}.${UNIQUE_ROLLUP_TABLE} WHERE meter_id = '${meter.id}'`, format: 'JSONEachRow' });
+    const rs = await ch.query({
+      query: `SELECT count() AS n FROM ${db}.${UNIQUE_ROLLUP_TABLE} WHERE meter_id = '${meter.id}'`,
+      format: 'JSONEachRow',
+    });
     return Number((await rs.json<{ n: string }>())[0]!.n);
   };
 
   const now = Date.now();
   let seed = 424_242;
-  const rand = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+  const rand = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
   // Closed hours of the last three days (swept), plus a few in the hour still filling (read raw).
   const record = (id: string, ts: number): Rec => ({ id, ts, user: `u${Math.floor(rand() * 90)}` });
   const closed = (i: number) => record(`r${i}`, now - 3 * DAY + Math.floor(rand() * (3 * DAY - 3 * HOUR_MS)));
-  let live: Rec[] = [...Array.from({ length: 700 }, (_, i) => closed(i)), ...Array.from({ length: 20 }, (_, i) => record(`now${i}`, now - Math.floor(rand() * 10 * 60_000) - 1))];
+  let live: Rec[] = [
+    ...Array.from({ length: 700 }, (_, i) => closed(i)),
+    ...Array.from({ length: 20 }, (_, i) => record(`now${i}`, now - Math.floor(rand() * 10 * 60_000) - 1)),
+  ];
   const send = async (batch: Rec[]) => {
-    const res = await postJson(api.url, `/v1/meters/${meter.id}/usage`, W, batch.map((r) => ({ id: r.id, value: 1, timestamp: iso(r.ts), dimensions: { user: r.user } })));
-    if (res.status !== 202 || res.body.rejected !== 0) throw new Error(`batch refused: ${res.status} ${JSON.stringify(res.body).slice(0, 300)}`);
+    const res = await postJson(
+      api.url,
+      `/v1/meters/${meter.id}/usage`,
+      W,
+      batch.map((r) => ({ id: r.id, value: 1, timestamp: iso(r.ts), dimensions: { user: r.user } })),
+    );
+    if (res.status !== 202 || res.body.rejected !== 0)
+      throw new Error(`batch refused: ${res.status} ${JSON.stringify(res.body).slice(0, 300)}`);
   };
   for (let i = 0; i < live.length; i += 250) await send(live.slice(i, i + 250));
 
   const start = iso(now - 4 * DAY).slice(0, 10);
   const end = iso(now).slice(0, 10);
   const usage = async (window: string) => {
-    const res = await fetch(`${api.url}/v1/meters/${meter.id}/usage?start_date=${start}&end_date=${end}&window=${window}`, { headers: { authorization: R } });
+    const res = await fetch(
+      `${api.url}/v1/meters/${meter.id}/usage?start_date=${start}&end_date=${end}&window=${window}`,
+      { headers: { authorization: R } },
+    );
     return (await res.json()) as { value: number; count: number; data: { start: string; value?: number }[] };
   };
-  const usersIn = (rs: Rec[], from: number, to: number) => new Set(rs.filter((r) => r.ts >= from && r.ts < to).map((r) => r.user)).size;
+  const usersIn = (rs: Rec[], from: number, to: number) =>
+    new Set(rs.filter((r) => r.ts >= from && r.ts < to).map((r) => r.user)).size;
   /** Day and none windows through the API equal the local sets. */
   const compare = async (t: Test, what: string) => {
     const none = await usage('none');
@@ -71,7 +87,11 @@ t.test('unique_count meters older than the distinct sets are backfilled by the m
     t.equal(none.count, live.length, `${what}: records`);
     const days = await usage('day');
     const starts = days.data.map((d) => Date.parse(d.start));
-    t.same(days.data.map((d) => d.value ?? 0), starts.map((s) => usersIn(live, s, s + DAY)), `${what}: distinct users per day`);
+    t.same(
+      days.data.map((d) => d.value ?? 0),
+      starts.map((s) => usersIn(live, s, s + DAY)),
+      `${what}: distinct users per day`,
+    );
   };
   /** The stored sets themselves, hour by hour, against the local sets (closed hours: the sweep wrote them). */
   const wrongHours = async () => {
@@ -81,9 +101,16 @@ t.test('unique_count meters older than the distinct sets are backfilled by the m
         ) GROUP BY hour ORDER BY hour`,
       format: 'JSONEachRow',
     });
-    const got = new Map((await rs.json<{ hour: string | number; u: string | number }>()).map((r) => [Number(r.hour), Number(r.u)]));
-    const closedHours = [...new Set(live.filter((r) => r.ts < now - 2 * HOUR_MS).map((r) => Math.floor(r.ts / HOUR_MS)))];
-    return { hours: closedHours.length, wrong: closedHours.filter((h) => got.get(h) !== usersIn(live, h * HOUR_MS, (h + 1) * HOUR_MS)) };
+    const got = new Map(
+      (await rs.json<{ hour: string | number; u: string | number }>()).map((r) => [Number(r.hour), Number(r.u)]),
+    );
+    const closedHours = [
+      ...new Set(live.filter((r) => r.ts < now - 2 * HOUR_MS).map((r) => Math.floor(r.ts / HOUR_MS))),
+    ];
+    return {
+      hours: closedHours.length,
+      wrong: closedHours.filter((h) => got.get(h) !== usersIn(live, h * HOUR_MS, (h + 1) * HOUR_MS)),
+    };
   };
   const compareSets = async (t: Test, what: string) => {
     const { hours, wrong } = await wrongHours();
@@ -100,7 +127,12 @@ t.test('unique_count meters older than the distinct sets are backfilled by the m
   const shards = await UsageShards.open(config, { quiet: true });
   t.teardown(() => shards.close());
   await t.test('an interrupted backfill (registered, not ready) is not read from', async (t) => {
-    await registerUniqueMeter(shards.of(acct.accountId), db, { accountId: acct.accountId, meterId: meter.id, uniqueBy: 'user' }, false);
+    await registerUniqueMeter(
+      shards.of(acct.accountId),
+      db,
+      { accountId: acct.accountId, meterId: meter.id, uniqueBy: 'user' },
+      false,
+    );
     t.notOk(await ready(), 'registered without ready: readers keep the older path');
     await compare(t, 'registered, not ready');
   });
@@ -125,7 +157,12 @@ t.test('unique_count meters older than the distinct sets are backfilled by the m
     live = [...live, ...late];
     await waitUntil(async () => (await usage('none')).count === live.length, 'the late records visible', 60_000, 100);
     // The raw rows are read before their hours' recompute wrote the sets: wait for that.
-    await waitUntil(async () => (await wrongHours()).wrong.length === 0, 'the recompute of the late hours', 60_000, 100);
+    await waitUntil(
+      async () => (await wrongHours()).wrong.length === 0,
+      'the recompute of the late hours',
+      60_000,
+      100,
+    );
     await compareSets(t, 'late');
     await compare(t, 'late');
   });

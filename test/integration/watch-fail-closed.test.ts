@@ -24,21 +24,36 @@ t.test('broken KV watches fail closed and are re-established', async (t) => {
   const meter = await createMeter(infra, acct.accountId);
   const jsm = await jetstreamManager(infra.nats);
   const names = infra.natsNames;
-  const post = () => postJson(api.url, `/v1/meters/${meter.id}/usage`, acct.auth.write.authorization, { value: 1, timestamp: iso(Date.now()) });
+  const post = () =>
+    postJson(api.url, `/v1/meters/${meter.id}/usage`, acct.auth.write.authorization, {
+      value: 1,
+      timestamp: iso(Date.now()),
+    });
   const readyz = async () => {
     const res = await fetch(`${api.url}/readyz`);
     return { status: res.status, text: await res.text() };
   };
   const restoreBuckets = async () => {
     await ensureNatsTopology(infra.nats, names, config.USAGE_STREAM_MAX_BYTES);
-    await putMeter(await new Kvm(infra.nats).open(names.meterBucket), { id: meter.id, account_id: acct.accountId, type: meter.type, aggregation: meter.aggregation, status: 'active', updated_at_ms: Date.now() });
+    await putMeter(await new Kvm(infra.nats).open(names.meterBucket), {
+      id: meter.id,
+      account_id: acct.accountId,
+      type: meter.type,
+      aggregation: meter.aggregation,
+      status: 'active',
+      updated_at_ms: Date.now(),
+    });
   };
 
   t.equal((await post()).status, 202, 'ingest works while both watches are current');
 
   await t.test('meter registry', async (t) => {
     await jsm.streams.delete(`KV_${names.meterBucket}`);
-    await waitUntil(async () => (await post()).status === 503, 'ingest refuses once the registry cannot be confirmed', 60_000);
+    await waitUntil(
+      async () => (await post()).status === 503,
+      'ingest refuses once the registry cannot be confirmed',
+      60_000,
+    );
     const refused = await post();
     t.equal(refused.body.code, 'unavailable');
     t.match(refused.body.detail, /meter registry/);
@@ -47,21 +62,39 @@ t.test('broken KV watches fail closed and are re-established', async (t) => {
     t.equal(ready.status, 503);
     t.match(ready.text, /meter registry/);
     await restoreBuckets();
-    await waitUntil(async () => (await post()).status === 202, 'the watch is re-established and ingest accepts again', 60_000);
+    await waitUntil(
+      async () => (await post()).status === 202,
+      'the watch is re-established and ingest accepts again',
+      60_000,
+    );
     await waitUntil(async () => (await readyz()).status === 200, 'ready again', 60_000);
   });
 
   await t.test('revocation list', async (t) => {
     await jsm.streams.delete(`KV_${names.revocationBucket}`);
-    await waitUntil(async () => (await post()).status === 503, 'tokens are refused once revocations cannot be confirmed', 60_000);
+    await waitUntil(
+      async () => (await post()).status === 503,
+      'tokens are refused once revocations cannot be confirmed',
+      60_000,
+    );
     const refused = await post();
     t.equal(refused.body.code, 'unavailable');
     t.match(refused.body.detail, /revocations/);
     t.match((await readyz()).text, /revocations/);
     await restoreBuckets();
-    await waitUntil(async () => (await post()).status === 202, 'the token is accepted again once the watch is back', 60_000);
+    await waitUntil(
+      async () => (await post()).status === 202,
+      'the token is accepted again once the watch is back',
+      60_000,
+    );
     const jti = decodeJwt(acct.tokens.write).jti!;
-    await publishRevocations(await new Kvm(infra.nats).open(names.revocationBucket), [{ jti, exp: Math.floor(Date.now() / 1000) + 3600 }]);
-    await waitUntil(async () => (await post()).status === 401, 'a revocation written after the re-established watch is enforced', 60_000);
+    await publishRevocations(await new Kvm(infra.nats).open(names.revocationBucket), [
+      { jti, exp: Math.floor(Date.now() / 1000) + 3600 },
+    ]);
+    await waitUntil(
+      async () => (await post()).status === 401,
+      'a revocation written after the re-established watch is enforced',
+      60_000,
+    );
   });
 });

@@ -5,7 +5,11 @@ import type { Infra } from '../../shared/infra.js';
 import { withTransaction } from '../../shared/clients/postgres.js';
 import { RoleService } from '../../services/role.js';
 import { appendEvent, type EventType } from '../../services/control/events/outbox.js';
-import { createDispatcherParts, type DispatcherOptions, type DispatcherParts } from '../../services/dispatcher/components.js';
+import {
+  createDispatcherParts,
+  type DispatcherOptions,
+  type DispatcherParts,
+} from '../../services/dispatcher/components.js';
 import { testInfra, waitUntil, type TestLike } from '../fixtures/env.js';
 import type { ReceivedRequest } from '../fixtures/webhook-receiver.js';
 
@@ -23,9 +27,17 @@ export function testClock(): TestClock {
   return { now: () => new Date(Date.now() + offset), advance: (ms) => void (offset += ms) };
 }
 
-export async function startDispatcher(t: TestLike, config: Config, opts: DispatcherOptions = {}): Promise<DispatcherParts & { infra: Infra }> {
+export async function startDispatcher(
+  t: TestLike,
+  config: Config,
+  opts: DispatcherOptions = {},
+): Promise<DispatcherParts & { infra: Infra }> {
   const infra = await testInfra(t, config, 'dispatcher');
-  const parts = createDispatcherParts(infra, { ...opts, delivery: { pollIntervalMs: 50, ...opts.delivery }, relay: { pollIntervalMs: 200, ...opts.relay } });
+  const parts = createDispatcherParts(infra, {
+    ...opts,
+    delivery: { pollIntervalMs: 50, ...opts.delivery },
+    relay: { pollIntervalMs: 200, ...opts.relay },
+  });
   const role = new RoleService('dispatcher', infra, parts.components);
   await role.start();
   t.teardown(() => role.stop());
@@ -57,9 +69,13 @@ export function checkRequest(r: ReceivedRequest, secret: string): CheckedRequest
   if (!/^\d{10}$/.test(String(h['x-webhook-timestamp']))) problems.push('x-webhook-timestamp is not unix seconds');
   const hex = createHmac('sha256', secret).update(r.body).digest('hex');
   if (h['x-webhook-signature'] !== hex) problems.push('x-webhook-signature does not match the body');
-  if (h['webhook-id'] !== payload.id || h['webhook-timestamp'] !== h['x-webhook-timestamp']) problems.push('standard webhook id/timestamp headers differ');
+  if (h['webhook-id'] !== payload.id || h['webhook-timestamp'] !== h['x-webhook-timestamp'])
+    problems.push('standard webhook id/timestamp headers differ');
   try {
-    new StandardWebhook(Buffer.from(secret, 'utf8').toString('base64')).verify(r.body.toString('utf8'), h as Record<string, string>);
+    new StandardWebhook(Buffer.from(secret, 'utf8').toString('base64')).verify(
+      r.body.toString('utf8'),
+      h as Record<string, string>,
+    );
   } catch (err) {
     problems.push(`standardwebhooks: ${(err as Error).message}`);
   }
@@ -89,11 +105,21 @@ export async function attemptsOf(infra: Infra, webhookId: string, eventId?: stri
 }
 
 /** Waits until attempt `attempt` of (webhook, event) has an outcome, and returns it. */
-export async function settledAttempt(infra: Infra, webhookId: string, eventId: string, attempt: number, timeoutMs = 60_000): Promise<DeliveryRow> {
+export async function settledAttempt(
+  infra: Infra,
+  webhookId: string,
+  eventId: string,
+  attempt: number,
+  timeoutMs = 60_000,
+): Promise<DeliveryRow> {
   let row: DeliveryRow | undefined;
-  await waitUntil(async () => {
-    row = (await attemptsOf(infra, webhookId, eventId)).find((r) => r.attempt === attempt && r.status !== 'pending');
-    return row !== undefined;
-  }, `attempt ${attempt} of ${eventId} to ${webhookId} to be recorded`, timeoutMs);
+  await waitUntil(
+    async () => {
+      row = (await attemptsOf(infra, webhookId, eventId)).find((r) => r.attempt === attempt && r.status !== 'pending');
+      return row !== undefined;
+    },
+    `attempt ${attempt} of ${eventId} to ${webhookId} to be recorded`,
+    timeoutMs,
+  );
   return row!;
 }

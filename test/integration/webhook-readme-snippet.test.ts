@@ -30,15 +30,27 @@ t.test('the README verification snippet accepts a real delivery and rejects a ta
   const file = join(dir, 'receiver.mjs');
   await writeFile(file, await readmeSnippet());
 
-  const created = await callJson(api.url, a.tokens.write, 'POST', '/v1/webhooks', { url: 'http://127.0.0.1:1/placeholder', events: ['invoice.paid'] });
+  const created = await callJson(api.url, a.tokens.write, 'POST', '/v1/webhooks', {
+    url: 'http://127.0.0.1:1/placeholder',
+    events: ['invoice.paid'],
+  });
   const secret = created.body.secret as string;
   const port = await freePort();
-  const child = spawn(process.execPath, [file], { env: { ...process.env, WEBHOOK_SECRET: secret, PORT: String(port) }, stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, [file], {
+    env: { ...process.env, WEBHOOK_SECRET: secret, PORT: String(port) },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   t.teardown(() => void child.kill('SIGKILL'));
   const lines: string[] = [];
   createInterface({ input: child.stdout! }).on('line', (l) => lines.push(l));
   const url = `http://127.0.0.1:${port}/webhooks`;
-  await waitUntil(async () => (await fetch(url, { method: 'POST', body: '{}' }).then((r) => r.status).catch(() => 0)) === 400, 'the snippet to listen (an unsigned request → 400)');
+  await waitUntil(
+    async () =>
+      (await fetch(url, { method: 'POST', body: '{}' })
+        .then((r) => r.status)
+        .catch(() => 0)) === 400,
+    'the snippet to listen (an unsigned request → 400)',
+  );
   await callJson(api.url, a.tokens.write, 'PATCH', `/v1/webhooks/${created.body.id}`, { url });
 
   const data = { invoice_id: 'inv_snippet', amount: 12.5, currency: 'USD' };
@@ -54,8 +66,18 @@ t.test('the README verification snippet accepts a real delivery and rejects a ta
   // The same signed headers over different bytes must not verify.
   const res = await fetch(url, {
     method: 'POST',
-    headers: { 'webhook-id': id, 'webhook-timestamp': String(Math.floor(Date.now() / 1000)), 'webhook-signature': 'v1,' + Buffer.alloc(32).toString('base64'), 'content-type': 'application/json' },
-    body: JSON.stringify({ id, type: 'invoice.paid', data: { ...data, amount: 1_000_000 }, created_at: new Date().toISOString() }),
+    headers: {
+      'webhook-id': id,
+      'webhook-timestamp': String(Math.floor(Date.now() / 1000)),
+      'webhook-signature': 'v1,' + Buffer.alloc(32).toString('base64'),
+      'content-type': 'application/json',
+    },
+    body: JSON.stringify({
+      id,
+      type: 'invoice.paid',
+      data: { ...data, amount: 1_000_000 },
+      created_at: new Date().toISOString(),
+    }),
   });
   t.equal(res.status, 400, 'a forged request is refused');
 });

@@ -16,13 +16,20 @@ t.test('concurrent apt-get runs wait for each other instead of failing', async (
   const fake = join(dir, 'apt-get');
   const lock = join(dir, 'apt-lists.lock');
   const log = join(dir, 'calls.log');
-  await writeFile(fake, `#!/bin/sh\nexec flock -n ${lock} sh -c 'echo "$*" >> ${log}; sleep 0.3' -- "$@" || exit 100\n`);
+  await writeFile(
+    fake,
+    `#!/bin/sh\nexec flock -n ${lock} sh -c 'echo "$*" >> ${log}; sleep 0.3' -- "$@" || exit 100\n`,
+  );
   await chmod(fake, 0o755);
   const env = { ...process.env, PATH: `${dir}:${process.env.PATH}` };
 
-  const codes = await Promise.all([aptGet(['update'], env), aptGet(['install', '-y', 'zookeeper'], env), aptGet(['install', '-y', 'chromium'], env)]);
+  const codes = await Promise.all([
+    aptGet(['update'], env),
+    aptGet(['install', '-y', 'zookeeper'], env),
+    aptGet(['install', '-y', 'chromium'], env),
+  ]);
   t.same(codes, [0, 0, 0], 'every run got its turn: none was refused by another holding the lock');
   const calls = (await readFile(log, 'utf8')).trim().split('\n');
   t.equal(calls.length, 3, 'each run executed once');
-  for (const c of calls) t.match(c, /^-o DPkg::Lock::Timeout=\d+ /, 'apt-get also waits for dpkg\'s own lock');
+  for (const c of calls) t.match(c, /^-o DPkg::Lock::Timeout=\d+ /, "apt-get also waits for dpkg's own lock");
 });

@@ -25,7 +25,14 @@ t.test('JwtAuthenticator', async (t) => {
   t.test('verifies and maps the claims to a principal', async (t) => {
     const issued = await issueAccessToken(keys, claims, { issuer: ISSUER, ttlSeconds: 600 });
     const p = await auth.authenticate(`Bearer ${issued.token}`);
-    t.same(p, { accountId: 'acct_1', userId: 'usr_1', clientId: 'cli_1', scopes: ['read', 'write'], tokenId: issued.jti, expiresAt: issued.expiresAt });
+    t.same(p, {
+      accountId: 'acct_1',
+      userId: 'usr_1',
+      clientId: 'cli_1',
+      scopes: ['read', 'write'],
+      tokenId: issued.jti,
+      expiresAt: issued.expiresAt,
+    });
     const again = auth.authenticate(`Bearer ${issued.token}`);
     t.notOk(again instanceof Promise, 'a cached token answers synchronously');
     t.equal(again, p);
@@ -33,7 +40,10 @@ t.test('JwtAuthenticator', async (t) => {
 
   t.test('the cache is bounded', async (t) => {
     const small = new JwtAuthenticator(keys, ISSUER, list, 3);
-    for (let i = 0; i < 10; i++) await small.authenticate(`Bearer ${(await issueAccessToken(keys, claims, { issuer: ISSUER, ttlSeconds: 600 })).token}`);
+    for (let i = 0; i < 10; i++)
+      await small.authenticate(
+        `Bearer ${(await issueAccessToken(keys, claims, { issuer: ISSUER, ttlSeconds: 600 })).token}`,
+      );
     t.equal(small.cacheSize, 3);
   });
 
@@ -45,8 +55,15 @@ t.test('JwtAuthenticator', async (t) => {
     clock += 59_000;
     t.ok(timed.authenticate(`Bearer ${shortLived.token}`), 'still valid from the cache a second before exp');
     clock += 1_000;
-    t.match((await rejection(() => timed.authenticate(`Bearer ${shortLived.token}`))).headers['WWW-Authenticate'], /error="invalid_token", error_description="The access token expired\."/);
-    t.match((await rejection(() => timed.authenticate(`Bearer ${shortLived.token}`))).message, /expired/, 'and after it left the cache');
+    t.match(
+      (await rejection(() => timed.authenticate(`Bearer ${shortLived.token}`))).headers['WWW-Authenticate'],
+      /error="invalid_token", error_description="The access token expired\."/,
+    );
+    t.match(
+      (await rejection(() => timed.authenticate(`Bearer ${shortLived.token}`))).message,
+      /expired/,
+      'and after it left the cache',
+    );
     const live = await issueAccessToken(keys, claims, { issuer: ISSUER, ttlSeconds: 600 });
     await auth.authenticate(`Bearer ${live.token}`);
     revoked.add(live.jti);
@@ -56,7 +73,11 @@ t.test('JwtAuthenticator', async (t) => {
   });
 
   t.test('refuses expired, tampered, foreign and malformed tokens', async (t) => {
-    const expired = await issueAccessToken(keys, claims, { issuer: ISSUER, ttlSeconds: 60, now: Date.now() - 3_600_000 });
+    const expired = await issueAccessToken(keys, claims, {
+      issuer: ISSUER,
+      ttlSeconds: 60,
+      now: Date.now() - 3_600_000,
+    });
     t.match((await rejection(() => auth.authenticate(`Bearer ${expired.token}`))).message, /expired/);
     const good = (await issueAccessToken(keys, claims, { issuer: ISSUER, ttlSeconds: 600 })).token;
     const [h, p, s] = good.split('.');
@@ -64,12 +85,36 @@ t.test('JwtAuthenticator', async (t) => {
     const forged = Buffer.from(JSON.stringify({ ...payload, scope: 'admin' })).toString('base64url');
     t.match((await rejection(() => auth.authenticate(`Bearer ${h}.${forged}.${s}`))).message, /invalid/);
     const other = await EphemeralKeys.generate(keys.signingKey().kid);
-    t.match((await rejection(async () => auth.authenticate(`Bearer ${(await issueAccessToken(other, claims, { issuer: ISSUER, ttlSeconds: 600 })).token}`))).message, /invalid/);
-    t.match((await rejection(async () => auth.authenticate(`Bearer ${(await issueAccessToken(keys, claims, { issuer: 'https://evil.example.com', ttlSeconds: 600 })).token}`))).message, /invalid/);
+    t.match(
+      (
+        await rejection(async () =>
+          auth.authenticate(
+            `Bearer ${(await issueAccessToken(other, claims, { issuer: ISSUER, ttlSeconds: 600 })).token}`,
+          ),
+        )
+      ).message,
+      /invalid/,
+    );
+    t.match(
+      (
+        await rejection(async () =>
+          auth.authenticate(
+            `Bearer ${(await issueAccessToken(keys, claims, { issuer: 'https://evil.example.com', ttlSeconds: 600 })).token}`,
+          ),
+        )
+      ).message,
+      /invalid/,
+    );
     t.match((await rejection(() => auth.authenticate('Bearer abc'))).message, /malformed/);
     const missing = await rejection(() => auth.authenticate(undefined));
     t.equal(missing.headers['WWW-Authenticate'], 'Bearer realm="meterline"');
-    t.equal((await rejection(() => auth.authenticate('Basic Zm9vOmJhcg=='))).headers['WWW-Authenticate'], 'Bearer realm="meterline"');
-    t.match((await rejection(() => auth.authenticate('Bearer'))).headers['WWW-Authenticate'], /error="invalid_request"/);
+    t.equal(
+      (await rejection(() => auth.authenticate('Basic Zm9vOmJhcg=='))).headers['WWW-Authenticate'],
+      'Bearer realm="meterline"',
+    );
+    t.match(
+      (await rejection(() => auth.authenticate('Bearer'))).headers['WWW-Authenticate'],
+      /error="invalid_request"/,
+    );
   });
 });

@@ -11,7 +11,9 @@ import type { PgPool } from '../../shared/clients/postgres.js';
 t.test('PKCE S256 (RFC 7636 appendix B)', async (t) => {
   t.equal(s256Challenge('dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk'), 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM');
   t.ok(verifierMatches('dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk', 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM'));
-  t.notOk(verifierMatches('dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXK', 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM'));
+  t.notOk(
+    verifierMatches('dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXK', 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM'),
+  );
   t.notOk(verifierMatches('short', s256Challenge('short')), 'verifiers under 43 characters are refused');
   t.notOk(verifierMatches('a'.repeat(129), s256Challenge('a'.repeat(129))), 'over 128 refused');
   t.ok(S256_CHALLENGE.test(s256Challenge('x'.repeat(43))));
@@ -29,7 +31,14 @@ t.test('opaque tokens: 256 bits, stored as SHA-256 only', async (t) => {
 });
 
 t.test('redirect URIs that can be registered (RFC 9700 §2.1, RFC 8252 §7)', async (t) => {
-  for (const ok of ['https://app.example.com/cb', 'https://app.example.com/cb?tenant=1', 'http://127.0.0.1:8080/cb', 'http://localhost/cb', 'http://[::1]:9000/cb', 'com.example.app:/oauth2redirect']) {
+  for (const ok of [
+    'https://app.example.com/cb',
+    'https://app.example.com/cb?tenant=1',
+    'http://127.0.0.1:8080/cb',
+    'http://localhost/cb',
+    'http://[::1]:9000/cb',
+    'com.example.app:/oauth2redirect',
+  ]) {
     t.equal(redirectUriProblem(ok), null, ok);
   }
   const bad: [string, RegExp][] = [
@@ -46,7 +55,13 @@ t.test('redirect URIs that can be registered (RFC 9700 §2.1, RFC 8252 §7)', as
 });
 
 t.test('authorization responses keep the registered query and add iss', async (t) => {
-  const loc = new URL(authorizationResponse('https://app.example.com/cb?tenant=1', 'https://auth.example.com', { code: 'abc', state: 'a b&c', error: undefined }));
+  const loc = new URL(
+    authorizationResponse('https://app.example.com/cb?tenant=1', 'https://auth.example.com', {
+      code: 'abc',
+      state: 'a b&c',
+      error: undefined,
+    }),
+  );
   t.equal(loc.searchParams.get('tenant'), '1');
   t.equal(loc.searchParams.get('code'), 'abc');
   t.equal(loc.searchParams.get('state'), 'a b&c');
@@ -68,7 +83,10 @@ t.test('session cookie and CSRF tokens', async (t) => {
   t.notOk(sessions.csrfValid(sessions.anonymous().value, 'sign-in', token), 'bound to its cookie');
   t.notOk(sessions.csrfValid(undefined, 'sign-in', token));
   t.notOk(sessions.csrfValid(value, 'sign-in', undefined));
-  t.notOk(new Sessions({} as PgPool, Buffer.alloc(32, 8), false).csrfValid(value, 'sign-in', token), 'bound to the deployment secret');
+  t.notOk(
+    new Sessions({} as PgPool, Buffer.alloc(32, 8), false).csrfValid(value, 'sign-in', token),
+    'bound to the deployment secret',
+  );
   const secure = new Sessions({} as PgPool, secret, true);
   t.match(secure.anonymous().setCookie, /^__Host-meterline_session=[^;]+; Path=\/; HttpOnly; SameSite=Lax; Secure$/);
 });
@@ -83,7 +101,13 @@ t.test('sign-in backoff doubles after the free failures, up to 15 minutes', asyn
 
 t.test('pages escape what they show', async (t) => {
   t.equal(escapeHtml(`<a href="x">'&'</a>`), '&lt;a href=&quot;x&quot;&gt;&#39;&amp;&#39;&lt;/a&gt;');
-  const page = consentPage({ clientName: '<script>alert(1)</script>', email: 'a@example.com', granted: ['read'], withheld: [], csrfToken: 't' });
+  const page = consentPage({
+    clientName: '<script>alert(1)</script>',
+    email: 'a@example.com',
+    granted: ['read'],
+    withheld: [],
+    csrfToken: 't',
+  });
   t.notMatch(String(page.raw), /<script>/);
   t.match(String(page.raw), /&lt;script&gt;alert\(1\)&lt;\/script&gt; wants to access/);
   t.equal(page.headers!['X-Frame-Options'], 'DENY');

@@ -1,5 +1,13 @@
 import t from 'tap';
-import { formatScopes, grantableScopes, hasScope, parseScopeParam, requireScope, scopesCover, type Principal } from '../../shared/auth/types.js';
+import {
+  formatScopes,
+  grantableScopes,
+  hasScope,
+  parseScopeParam,
+  requireScope,
+  scopesCover,
+  type Principal,
+} from '../../shared/auth/types.js';
 import { InsufficientScopeError } from '../../shared/errors.js';
 
 t.test('scopes nest: admin ⊇ write ⊇ read', async (t) => {

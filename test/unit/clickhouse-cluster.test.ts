@@ -4,7 +4,12 @@ import { ClusterDdl, SHARDING_KEY_SQL, shardIndex } from '../../shared/clickhous
 import { parseConfig } from '../../shared/config.js';
 import { repoPath } from '../../shared/paths.js';
 
-const base = { DATABASE_URL: 'postgres://u@127.0.0.1:55432/db', NATS_URL: 'nats://127.0.0.1:54222', CLICKHOUSE_URL: 'http://127.0.0.1:58123', SECRET_KEY: 'ab'.repeat(32) };
+const base = {
+  DATABASE_URL: 'postgres://u@127.0.0.1:55432/db',
+  NATS_URL: 'nats://127.0.0.1:54222',
+  CLICKHOUSE_URL: 'http://127.0.0.1:58123',
+  SECRET_KEY: 'ab'.repeat(32),
+};
 
 t.test('cluster settings: URL lists, replicas, cluster name; single-server defaults', async (t) => {
   const single = parseConfig(base);
@@ -20,9 +25,15 @@ t.test('cluster settings: URL lists, replicas, cluster name; single-server defau
   t.equal(c.NATS_URL, 'nats://a:1,nats://b:2,nats://c:3');
   t.equal(c.CLICKHOUSE_URL, 'http://h:1,http://h:2');
   t.equal(c.NATS_STREAM_REPLICAS, 3);
-  t.throws(() => parseConfig({ ...base, NATS_URL: 'nats://a:1,,nats://b:2' }), /NATS_URL: must be one URL or a comma-separated list/);
+  t.throws(
+    () => parseConfig({ ...base, NATS_URL: 'nats://a:1,,nats://b:2' }),
+    /NATS_URL: must be one URL or a comma-separated list/,
+  );
   t.throws(() => parseConfig({ ...base, CLICKHOUSE_URL: 'http://a:1,ftp://b' }), /CLICKHOUSE_URL: must use http/);
-  t.throws(() => parseConfig({ ...base, NATS_STREAM_REPLICAS: '0' }), /NATS_STREAM_REPLICAS: must be an integer from 1 to 5/);
+  t.throws(
+    () => parseConfig({ ...base, NATS_STREAM_REPLICAS: '0' }),
+    /NATS_STREAM_REPLICAS: must be an integer from 1 to 5/,
+  );
   t.throws(() => parseConfig({ ...base, CLICKHOUSE_CLUSTER: 'Bad-Name' }), /CLICKHOUSE_CLUSTER: must match/);
 });
 
@@ -41,19 +52,47 @@ t.test('the migration files rewritten for a cluster: sharded by account, replica
     )
     .flatMap((s) => ddl.rewrite(s));
   const find = (re: RegExp) => out.find((s) => re.test(s)) ?? '';
-  t.match(find(/db\.usage_records_local ON CLUSTER mc/), /ENGINE = ReplicatedReplacingMergeTree\('\/clickhouse\/tables\/\{shard\}\/db\/usage_records_local', '\{replica\}'\)/);
-  t.match(find(/TABLE IF NOT EXISTS db\.usage_records ON CLUSTER/), `AS db.usage_records_local ENGINE = Distributed(mc, db, usage_records_local, ${SHARDING_KEY_SQL})`);
-  t.match(find(/db\.usage_hourly_local ON CLUSTER/), /ReplicatedReplacingMergeTree\('[^']+usage_hourly_local', '\{replica\}', version\)/, 'engine arguments kept after the replication ones');
-  t.match(find(/MATERIALIZED VIEW/), /usage_hours_touched_mv ON CLUSTER mc TO db\.usage_hours_touched_local AS[\s\S]*FROM db\.usage_records_local/);
-  t.match(find(/usage_rollup_sweeps/), /'\/clickhouse\/tables\/all\/db\/usage_rollup_sweeps'/, 'a table without accounts is replicated to every node');
+  t.match(
+    find(/db\.usage_records_local ON CLUSTER mc/),
+    /ENGINE = ReplicatedReplacingMergeTree\('\/clickhouse\/tables\/\{shard\}\/db\/usage_records_local', '\{replica\}'\)/,
+  );
+  t.match(
+    find(/TABLE IF NOT EXISTS db\.usage_records ON CLUSTER/),
+    `AS db.usage_records_local ENGINE = Distributed(mc, db, usage_records_local, ${SHARDING_KEY_SQL})`,
+  );
+  t.match(
+    find(/db\.usage_hourly_local ON CLUSTER/),
+    /ReplicatedReplacingMergeTree\('[^']+usage_hourly_local', '\{replica\}', version\)/,
+    'engine arguments kept after the replication ones',
+  );
+  t.match(
+    find(/MATERIALIZED VIEW/),
+    /usage_hours_touched_mv ON CLUSTER mc TO db\.usage_hours_touched_local AS[\s\S]*FROM db\.usage_records_local/,
+  );
+  t.match(
+    find(/usage_rollup_sweeps/),
+    /'\/clickhouse\/tables\/all\/db\/usage_rollup_sweeps'/,
+    'a table without accounts is replicated to every node',
+  );
   t.notOk(out.some((s) => /usage_rollup_sweeps_local/.test(s)));
-  t.match(find(/db\.usage_cancellations_local ON CLUSTER mc/), /ReplicatedReplacingMergeTree\('\/clickhouse\/tables\/\{shard\}\/db\/usage_cancellations_local'/, 'cancellations live on the account\'s shard');
-  t.match(find(/TABLE IF NOT EXISTS db\.usage_cancellations ON CLUSTER/), 'ENGINE = Distributed(mc, db, usage_cancellations_local');
-  t.same(ddl.rewrite('ALTER TABLE db.usage_records ADD COLUMN dims String'), [
-    'ALTER TABLE db.usage_records_local ON CLUSTER mc ADD COLUMN dims String',
-    'DROP TABLE IF EXISTS db.usage_records ON CLUSTER mc',
-    `CREATE TABLE IF NOT EXISTS db.usage_records ON CLUSTER mc AS db.usage_records_local ENGINE = Distributed(mc, db, usage_records_local, ${SHARDING_KEY_SQL})`,
-  ], 'a column added later reaches the local table, and the Distributed table is made again from it');
+  t.match(
+    find(/db\.usage_cancellations_local ON CLUSTER mc/),
+    /ReplicatedReplacingMergeTree\('\/clickhouse\/tables\/\{shard\}\/db\/usage_cancellations_local'/,
+    "cancellations live on the account's shard",
+  );
+  t.match(
+    find(/TABLE IF NOT EXISTS db\.usage_cancellations ON CLUSTER/),
+    'ENGINE = Distributed(mc, db, usage_cancellations_local',
+  );
+  t.same(
+    ddl.rewrite('ALTER TABLE db.usage_records ADD COLUMN dims String'),
+    [
+      'ALTER TABLE db.usage_records_local ON CLUSTER mc ADD COLUMN dims String',
+      'DROP TABLE IF EXISTS db.usage_records ON CLUSTER mc',
+      `CREATE TABLE IF NOT EXISTS db.usage_records ON CLUSTER mc AS db.usage_records_local ENGINE = Distributed(mc, db, usage_records_local, ${SHARDING_KEY_SQL})`,
+    ],
+    'a column added later reaches the local table, and the Distributed table is made again from it',
+  );
   t.throws(() => ddl.rewrite('DROP TABLE db.x'), /no cluster form/);
 });
 

@@ -1,7 +1,12 @@
 import t from 'tap';
 import { parseConfig, ConfigError } from '../../shared/config.js';
 
-const base = { DATABASE_URL: 'postgres://u@127.0.0.1:55432/db', NATS_URL: 'nats://127.0.0.1:54222', CLICKHOUSE_URL: 'http://127.0.0.1:58123', SECRET_KEY: 'ab'.repeat(32) };
+const base = {
+  DATABASE_URL: 'postgres://u@127.0.0.1:55432/db',
+  NATS_URL: 'nats://127.0.0.1:54222',
+  CLICKHOUSE_URL: 'http://127.0.0.1:58123',
+  SECRET_KEY: 'ab'.repeat(32),
+};
 
 t.test('defaults follow docs/design.md §4', async (t) => {
   const c = parseConfig(base);
@@ -16,7 +21,10 @@ t.test('defaults follow docs/design.md §4', async (t) => {
 
 t.test('PUBLIC_BASE_URL derives from HOST and PORT unless given, without a trailing slash', async (t) => {
   t.equal(parseConfig({ ...base, HOST: '0.0.0.0', PORT: '9000' }).PUBLIC_BASE_URL, 'http://0.0.0.0:9000');
-  t.equal(parseConfig({ ...base, PUBLIC_BASE_URL: 'https://billing.example.com/' }).PUBLIC_BASE_URL, 'https://billing.example.com');
+  t.equal(
+    parseConfig({ ...base, PUBLIC_BASE_URL: 'https://billing.example.com/' }).PUBLIC_BASE_URL,
+    'https://billing.example.com',
+  );
 });
 
 t.test('booleans accept the usual spellings', async (t) => {
@@ -38,7 +46,9 @@ t.test('a bad value names the variable and what is allowed', async (t) => {
   t.match(problems({ ...base, PORT: 'eighty' }), { PORT: /integer from 0 to 65535.*"eighty"/ });
   t.match(problems({ ...base, PORT: '70000' }), { PORT: /from 0 to 65535, got 70000/ });
   t.match(problems({ ...base, ACCESS_TOKEN_TTL_SECONDS: '5' }), { ACCESS_TOKEN_TTL_SECONDS: /from 60 to 86400/ });
-  t.match(problems({ ...base, WEBHOOKS_ALLOW_PRIVATE_URLS: 'maybe' }), { WEBHOOKS_ALLOW_PRIVATE_URLS: /true or false/ });
+  t.match(problems({ ...base, WEBHOOKS_ALLOW_PRIVATE_URLS: 'maybe' }), {
+    WEBHOOKS_ALLOW_PRIVATE_URLS: /true or false/,
+  });
   t.match(problems({ ...base, DATABASE_URL: 'mysql://x' }), { DATABASE_URL: /postgres:\/\/ or postgresql:\/\// });
   t.match(problems({ ...base, NATS_URL: 'not a url' }), { NATS_URL: /must be a URL/ });
   t.match(problems({ ...base, API_ROUTES: 'everything' }), { API_ROUTES: /one of all, ingress, control/ });

@@ -57,8 +57,16 @@ function world(script: (call: Call, n: number) => Response | Promise<Response>) 
   };
 }
 
-const tokens = (n: number, extra: Partial<TokenResponse> = {}): TokenResponse => ({ access_token: `at-${n}`, token_type: 'Bearer', expires_in: 3600, refresh_token: `rt-${n}`, scope: 'read write', ...extra });
-const json = (status: number, body: unknown) => new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json' } });
+const tokens = (n: number, extra: Partial<TokenResponse> = {}): TokenResponse => ({
+  access_token: `at-${n}`,
+  token_type: 'Bearer',
+  expires_in: 3600,
+  refresh_token: `rt-${n}`,
+  scope: 'read write',
+  ...extra,
+});
+const json = (status: number, body: unknown) =>
+  new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json' } });
 const flush = () => new Promise((r) => setImmediate(r));
 
 t.test('refresh margin: a fifth of the lifetime, at most a minute', async (t) => {
@@ -79,7 +87,11 @@ t.test('the timer refreshes before expiry, and the refresh token rotates', async
   t.ok(w.fireDue());
   await flush();
   t.equal(w.calls.length, 1);
-  t.same(Object.fromEntries(w.calls[0]!.body), { grant_type: 'refresh_token', refresh_token: 'rt-1', client_id: 'cli_console' }, 'public client: no secret');
+  t.same(
+    Object.fromEntries(w.calls[0]!.body),
+    { grant_type: 'refresh_token', refresh_token: 'rt-1', client_id: 'cli_console' },
+    'public client: no secret',
+  );
   t.equal(await w.session.accessToken(), 'at-2', 'the new access token');
 
   w.advance(3_540_000);
@@ -112,10 +124,15 @@ t.test('concurrent callers share one refresh (a rotated refresh token must never
   t.equal(w.calls.length, 1);
 });
 
-t.test('a refused refresh ends the session with the server\'s reason', async (t) => {
+t.test("a refused refresh ends the session with the server's reason", async (t) => {
   const w = world(() => json(400, { error: 'invalid_grant', error_description: 'The refresh token was revoked.' }));
   w.session.accept(tokens(1));
-  await t.rejects(w.session.refresh(), { name: 'ApiProblem', status: 400, code: 'invalid_grant', detail: 'The refresh token was revoked.' });
+  await t.rejects(w.session.refresh(), {
+    name: 'ApiProblem',
+    status: 400,
+    code: 'invalid_grant',
+    detail: 'The refresh token was revoked.',
+  });
   t.notOk(w.session.signedIn);
   t.same(w.signedOut, ['the session ended: The refresh token was revoked.']);
   await t.rejects(w.session.accessToken(), /Not signed in/);
@@ -144,7 +161,11 @@ t.test('a server error or a network failure keeps the session and retries soon',
   w.fireDue();
   await flush();
   t.equal(await w.session.accessToken(), 'at-4');
-  t.equal(w.calls.filter((c) => c.body.get('refresh_token') === 'rt-1').length, 3, 'the unspent refresh token was reused until it worked');
+  t.equal(
+    w.calls.filter((c) => c.body.get('refresh_token') === 'rt-1').length,
+    3,
+    'the unspent refresh token was reused until it worked',
+  );
   t.same(w.signedOut, []);
 });
 

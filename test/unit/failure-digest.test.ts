@@ -58,7 +58,10 @@ t.test('keeps the innermost failures with their diagnostics, in chunks split any
       `chunks of ${size}`,
     );
     t.same(digest.failures[0].diagnostics, ['compare: ===', 'diff: |', '  -2', '  +1']);
-    t.match(digest.report(), /2 failure\(s\):\n\n✗ dist\/test\/a\.test\.js › outer › inner › one is two\n {4}compare: ===/);
+    t.match(
+      digest.report(),
+      /2 failure\(s\):\n\n✗ dist\/test\/a\.test\.js › outer › inner › one is two\n {4}compare: ===/,
+    );
   }
 });
 
@@ -70,6 +73,11 @@ t.test('a green stream reports nothing', async (t) => {
 
 t.test('a file that dies without a failed assertion is still named', async (t) => {
   const digest = new FailureDigest();
-  digest.push('# Subtest: dist/test/c.test.js\n    ok 1 - fine\nnot ok 1 - dist/test/c.test.js # time=5ms\n  ---\n  exitCode: 1\n  ...\n');
-  t.same(digest.failures.map((f) => [f.file, f.path, f.diagnostics]), [['dist/test/c.test.js', ['dist/test/c.test.js'], ['exitCode: 1']]]);
+  digest.push(
+    '# Subtest: dist/test/c.test.js\n    ok 1 - fine\nnot ok 1 - dist/test/c.test.js # time=5ms\n  ---\n  exitCode: 1\n  ...\n',
+  );
+  t.same(
+    digest.failures.map((f) => [f.file, f.path, f.diagnostics]),
+    [['dist/test/c.test.js', ['dist/test/c.test.js'], ['exitCode: 1']]],
+  );
 });

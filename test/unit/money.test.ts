@@ -1,7 +1,13 @@
 import t from 'tap';
 import { CURRENCY_MINOR_UNITS, minorUnits, normalizeCurrency } from '../../shared/money/currencies.js';
 import { Decimal, canonicalDecimal, parseAmount, roundToMinorUnit, formatGrouped } from '../../shared/money/decimal.js';
-import { JsonDecimal, JsonNumberLiteral, numberLiteralAt, parseJsonExact, stringifyJson } from '../../shared/money/json.js';
+import {
+  JsonDecimal,
+  JsonNumberLiteral,
+  numberLiteralAt,
+  parseJsonExact,
+  stringifyJson,
+} from '../../shared/money/json.js';
 
 t.test('currencies: ISO 4217, any case in, upper case out, minor units', async (t) => {
   t.equal(normalizeCurrency('usd'), 'USD');
@@ -11,7 +17,10 @@ t.test('currencies: ISO 4217, any case in, upper case out, minor units', async (
   t.equal(normalizeCurrency('XAU'), null, 'no minor unit (gold): not billable');
   t.equal(normalizeCurrency('constructor'), null);
   t.equal(normalizeCurrency('toS'), null);
-  t.same([minorUnits('USD'), minorUnits('jpy'), minorUnits('KWD'), minorUnits('CLF'), minorUnits('BHD'), minorUnits('ISK')], [2, 0, 3, 4, 3, 0]);
+  t.same(
+    [minorUnits('USD'), minorUnits('jpy'), minorUnits('KWD'), minorUnits('CLF'), minorUnits('BHD'), minorUnits('ISK')],
+    [2, 0, 3, 4, 3, 0],
+  );
   t.throws(() => minorUnits('XYZ'));
   t.ok(Object.keys(CURRENCY_MINOR_UNITS).length > 150);
   t.ok(Object.keys(CURRENCY_MINOR_UNITS).every((c) => /^[A-Z]{3}$/.test(c)));
@@ -38,16 +47,26 @@ t.test('decimals: canonical text, price checks, rounding half away from zero', a
 });
 
 t.test('JSON: exact decimals out, exact number literals in', async (t) => {
-  const body = { a: new JsonDecimal('0.30'), b: [new JsonDecimal('0.000000001'), 2], c: 'text', d: { e: new JsonDecimal('12345678901234567890.123456789') } };
+  const body = {
+    a: new JsonDecimal('0.30'),
+    b: [new JsonDecimal('0.000000001'), 2],
+    c: 'text',
+    d: { e: new JsonDecimal('12345678901234567890.123456789') },
+  };
   const text = stringifyJson(body);
   t.equal(text, '{"a":0.3,"b":[0.000000001,2],"c":"text","d":{"e":12345678901234567890.123456789}}');
   t.same(JSON.parse(text).a, 0.3);
   t.equal(stringifyJson({ s: '~dec0~1~dec0~' }), '{"s":"~dec0~1~dec0~"}', 'look-alike strings stay strings');
 
-  const doc = parseJsonExact('{"price": 0.10, "n": [1e-9, -2, 3.5E+2], "s": "a\\"b}", "t": true, "z": null, "price2": {}}') as any;
+  const doc = parseJsonExact(
+    '{"price": 0.10, "n": [1e-9, -2, 3.5E+2], "s": "a\\"b}", "t": true, "z": null, "price2": {}}',
+  ) as any;
   t.ok(doc.price instanceof JsonNumberLiteral);
   t.equal(doc.price.text, '0.10');
-  t.same(doc.n.map((x: JsonNumberLiteral) => x.text), ['1e-9', '-2', '3.5E+2']);
+  t.same(
+    doc.n.map((x: JsonNumberLiteral) => x.text),
+    ['1e-9', '-2', '3.5E+2'],
+  );
   t.equal(doc.s, 'a"b}');
   t.equal(doc.t, true);
   t.equal(doc.z, null);
@@ -58,7 +77,11 @@ t.test('JSON: exact decimals out, exact number literals in', async (t) => {
   t.throws(() => parseJsonExact('[1 2]'));
   t.equal(numberLiteralAt(Buffer.from('{"price":19.990}'), 'price'), '19.990');
   t.equal(numberLiteralAt(Buffer.from('{"price":"19.99"}'), 'price'), undefined);
-  t.equal(numberLiteralAt(Buffer.from('{"price":' + '9'.repeat(2000) + '}'), 'price'), '9'.repeat(2000), 'long literals are read whole');
+  t.equal(
+    numberLiteralAt(Buffer.from('{"price":' + '9'.repeat(2000) + '}'), 'price'),
+    '9'.repeat(2000),
+    'long literals are read whole',
+  );
 });
 
 t.test('formatGrouped: thousands separators, every digit kept, at least the given decimals', async (t) => {

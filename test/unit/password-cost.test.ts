@@ -4,7 +4,12 @@ import { hashPassword, passwordCost, setPasswordCost, verifyPassword } from '../
 
 // Production hashes at OWASP's scrypt N = 2^17; only the test suite's own processes lower it (test/run.ts).
 t.test('new password hashes cost scrypt N = 2^17 by default', async (t) => {
-  const config = parseConfig({ DATABASE_URL: 'postgres://x/y', NATS_URL: 'nats://x', CLICKHOUSE_URL: 'http://x', SECRET_KEY: '11'.repeat(32) });
+  const config = parseConfig({
+    DATABASE_URL: 'postgres://x/y',
+    NATS_URL: 'nats://x',
+    CLICKHOUSE_URL: 'http://x',
+    SECRET_KEY: '11'.repeat(32),
+  });
   t.equal(config.PASSWORD_SCRYPT_LOG2_N, 17);
   const before = passwordCost();
   t.teardown(() => setPasswordCost(Math.log2(before)));
@@ -21,5 +26,15 @@ t.test('new password hashes cost scrypt N = 2^17 by default', async (t) => {
 });
 
 t.test('the cost is validated', async (t) => {
-  t.throws(() => parseConfig({ DATABASE_URL: 'postgres://x/y', NATS_URL: 'nats://x', CLICKHOUSE_URL: 'http://x', SECRET_KEY: '11'.repeat(32), PASSWORD_SCRYPT_LOG2_N: '40' }), /PASSWORD_SCRYPT_LOG2_N/);
+  t.throws(
+    () =>
+      parseConfig({
+        DATABASE_URL: 'postgres://x/y',
+        NATS_URL: 'nats://x',
+        CLICKHOUSE_URL: 'http://x',
+        SECRET_KEY: '11'.repeat(32),
+        PASSWORD_SCRYPT_LOG2_N: '40',
+      }),
+    /PASSWORD_SCRYPT_LOG2_N/,
+  );
 });

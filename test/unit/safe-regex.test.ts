@@ -22,13 +22,20 @@ interface FoundRegex {
 const stringValue = (node: ts.Node | undefined): string | undefined => {
   if (!node) return undefined;
   if (ts.isStringLiteral(node) || ts.isNoSubstitutionTemplateLiteral(node)) return node.text;
-  if (ts.isTemplateExpression(node)) return node.head.text + node.templateSpans.map((s) => 'a' + s.literal.text).join('');
+  if (ts.isTemplateExpression(node))
+    return node.head.text + node.templateSpans.map((s) => 'a' + s.literal.text).join('');
   return undefined;
 };
 
 /** Every regex in one TypeScript source; `dynamic` lists RegExp constructions whose pattern isn't text. */
 export function regexesIn(fileName: string, text: string): { found: FoundRegex[]; dynamic: string[] } {
-  const file = ts.createSourceFile(fileName, text, ts.ScriptTarget.ES2022, true, fileName.endsWith('.tsx') ? ts.ScriptKind.TSX : ts.ScriptKind.TS);
+  const file = ts.createSourceFile(
+    fileName,
+    text,
+    ts.ScriptTarget.ES2022,
+    true,
+    fileName.endsWith('.tsx') ? ts.ScriptKind.TSX : ts.ScriptKind.TS,
+  );
   const found: FoundRegex[] = [];
   const dynamic: string[] = [];
   const where = (n: ts.Node) => `${fileName}:${file.getLineAndCharacterOfPosition(n.getStart()).line + 1}`;
@@ -37,7 +44,11 @@ export function regexesIn(fileName: string, text: string): { found: FoundRegex[]
       const literal = node.getText();
       const end = literal.lastIndexOf('/');
       found.push({ where: where(node), source: literal.slice(1, end), flags: literal.slice(end + 1) });
-    } else if ((ts.isNewExpression(node) || ts.isCallExpression(node)) && ts.isIdentifier(node.expression) && node.expression.text === 'RegExp') {
+    } else if (
+      (ts.isNewExpression(node) || ts.isCallExpression(node)) &&
+      ts.isIdentifier(node.expression) &&
+      node.expression.text === 'RegExp'
+    ) {
       const source = stringValue(node.arguments?.[0]);
       if (source === undefined) dynamic.push(where(node));
       else found.push({ where: where(node), source, flags: stringValue(node.arguments?.[1]) ?? '' });
@@ -55,7 +66,8 @@ async function sourceFiles(dir: string): Promise<string[]> {
   const out: string[] = [];
   for (const entry of await readdir(dir, { withFileTypes: true })) {
     const p = join(dir, entry.name);
-    if (entry.isDirectory() && entry.name !== 'node_modules' && entry.name !== 'dist') out.push(...(await sourceFiles(p)));
+    if (entry.isDirectory() && entry.name !== 'node_modules' && entry.name !== 'dist')
+      out.push(...(await sourceFiles(p)));
     else if (/\.tsx?$/.test(entry.name) && !entry.name.endsWith('.d.ts')) out.push(p);
   }
   return out;
@@ -68,7 +80,11 @@ const check = (r: FoundRegex, timeout: number) => checkSync(r.source, r.flags, {
 const verdict = (r: FoundRegex) => {
   let d = check(r, 10_000);
   if (d.status === 'unknown' && d.error.kind === 'timeout') d = check(r, 120_000);
-  return d.status === 'vulnerable' ? `${d.complexity.type}, attack ${JSON.stringify(d.attack.pattern)}` : d.status === 'unknown' ? `undecided: ${d.error.kind}` : null;
+  return d.status === 'vulnerable'
+    ? `${d.complexity.type}, attack ${JSON.stringify(d.attack.pattern)}`
+    : d.status === 'unknown'
+      ? `undecided: ${d.error.kind}`
+      : null;
 };
 
 t.test('the lint recognises the regex shapes that froze the api', async (t) => {
@@ -79,8 +95,14 @@ t.test('the lint recognises the regex shapes that froze the api', async (t) => {
     'const fine = /^[0-9]{3,4}$/;',
   ].join('\n');
   const { found } = regexesIn('sample.ts', sample);
-  t.same(found.map((r) => r.source), ['^[0-9]+(?:[ -]?[0-9]+)*$', '\\s*$', '^(a|a)*$', '^[0-9]{3,4}$']);
-  t.same(found.map((r) => verdict(r)?.split(',')[0] ?? 'safe'), ['exponential', 'polynomial', 'exponential', 'safe']);
+  t.same(
+    found.map((r) => r.source),
+    ['^[0-9]+(?:[ -]?[0-9]+)*$', '\\s*$', '^(a|a)*$', '^[0-9]{3,4}$'],
+  );
+  t.same(
+    found.map((r) => verdict(r)?.split(',')[0] ?? 'safe'),
+    ['exponential', 'polynomial', 'exponential', 'safe'],
+  );
 });
 
 t.test(`no regex in ${SCANNED.join('/, ')}/ backtracks super-linearly`, async (t) => {

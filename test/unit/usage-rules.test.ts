@@ -23,7 +23,8 @@ t.test('decimalText: exact stored text, at most 9 decimals', async (t) => {
     [123456.000001, '123456.000001'],
   ];
   for (const [v, text] of ok) t.equal(decimalText(v), text, `${v} → ${text}`);
-  for (const v of [0.1234567891, 1e-10, 1.5e-10, 3.14159265358979]) t.equal(decimalText(v), undefined, `${v} has more than 9 decimals`);
+  for (const v of [0.1234567891, 1e-10, 1.5e-10, 3.14159265358979])
+    t.equal(decimalText(v), undefined, `${v} has more than 9 decimals`);
 });
 
 t.test('valueProblem: finite, counters ≥ 0, magnitude', async (t) => {
@@ -62,7 +63,12 @@ t.test('parseTimestamp: RFC 3339 with an offset, to UTC ms', async (t) => {
   t.equal(parseTimestamp('2026-11-21T10:00:00.05Z'), base + 50);
   t.equal(parseTimestamp('2026-11-21T10:00:00.007+00:00'), base + 7);
   // Same answer as Date.parse wherever both accept the input.
-  for (const s of ['2026-01-31T23:59:59.999Z', '2026-06-15T00:00:00.1-11:30', '1970-01-01T00:00:00Z', '2099-12-31T12:34:56.789+14:00']) {
+  for (const s of [
+    '2026-01-31T23:59:59.999Z',
+    '2026-06-15T00:00:00.1-11:30',
+    '1970-01-01T00:00:00Z',
+    '2099-12-31T12:34:56.789+14:00',
+  ]) {
     t.equal(parseTimestamp(s), Date.parse(s), s);
   }
   for (const bad of [
@@ -94,8 +100,18 @@ t.test('parseTimestamp: RFC 3339 with an offset, to UTC ms', async (t) => {
 });
 
 t.test('canonicalTimestamp: the UTC form with milliseconds', async (t) => {
-  for (const s of ['2026-11-21T10:00:00Z', '2026-11-21T12:00:00.5+02:00', '2026-11-21t10:00:00.000z', '2026-11-21T10:00:00.000123Z', '2026-11-21T10:00:00.000Z']) {
-    t.equal(canonicalTimestamp(s, parseTimestamp(s)!), '2026-11-21T10:00:00' + (s.includes('.5') ? '.500Z' : '.000Z'), s);
+  for (const s of [
+    '2026-11-21T10:00:00Z',
+    '2026-11-21T12:00:00.5+02:00',
+    '2026-11-21t10:00:00.000z',
+    '2026-11-21T10:00:00.000123Z',
+    '2026-11-21T10:00:00.000Z',
+  ]) {
+    t.equal(
+      canonicalTimestamp(s, parseTimestamp(s)!),
+      '2026-11-21T10:00:00' + (s.includes('.5') ? '.500Z' : '.000Z'),
+      s,
+    );
   }
 });
 
@@ -109,14 +125,24 @@ t.test('server-assigned ids have the use_ shape and do not repeat', async (t) =>
 t.test('TSV rows escape what ClickHouse would misread', async (t) => {
   t.equal(tsvEscape('plain-id_1'), 'plain-id_1');
   t.equal(tsvEscape('a\tb\nc\\d\re'), 'a\\tb\\nc\\\\d\\re');
-  t.equal(encodeRow('acct_1', 'mtr_1', 1700000000000, tsvEscape('x\ty'), '0.1', 1700000000001).toString(), 'acct_1\tmtr_1\t1700000000000\tx\\ty\t0.1\t1700000000001\t[]\t[]\n');
+  t.equal(
+    encodeRow('acct_1', 'mtr_1', 1700000000000, tsvEscape('x\ty'), '0.1', 1700000000001).toString(),
+    'acct_1\tmtr_1\t1700000000000\tx\\ty\t0.1\t1700000000001\t[]\t[]\n',
+  );
   const dims = { keys: ['model', 'region'], values: ["o'1\tx\\", 'eu'] };
-  t.equal(encodeRow('acct_1', 'mtr_1', 1, 'r', '1', 2, dims).toString(), "acct_1\tmtr_1\t1\tr\t1\t2\t['model','region']\t['o\\'1\\tx\\\\','eu']\n", 'dimension values escaped inside the array literal');
+  t.equal(
+    encodeRow('acct_1', 'mtr_1', 1, 'r', '1', 2, dims).toString(),
+    "acct_1\tmtr_1\t1\tr\t1\t2\t['model','region']\t['o\\'1\\tx\\\\','eu']\n",
+    'dimension values escaped inside the array literal',
+  );
   // Caller-chosen ids and dimension values may be any Unicode: written as UTF-8, rows of a writer back to back.
   const w = new RowWriter();
   w.row('acct_1', 'mtr_1', 1, 'ré-1', '1', 2, { keys: ['k'], values: ['日本'] });
   w.row('acct_1', 'mtr_1', 1700000000000, 'use_x', '-0.000000001', 2, NO_DIMENSIONS);
-  t.equal(w.bytes().toString('utf8'), "acct_1\tmtr_1\t1\tré-1\t1\t2\t['k']\t['日本']\nacct_1\tmtr_1\t1700000000000\tuse_x\t-0.000000001\t2\t[]\t[]\n");
+  t.equal(
+    w.bytes().toString('utf8'),
+    "acct_1\tmtr_1\t1\tré-1\t1\t2\t['k']\t['日本']\nacct_1\tmtr_1\t1700000000000\tuse_x\t-0.000000001\t2\t[]\t[]\n",
+  );
   t.equal(w.rows, 2);
   // A writer grows past its first estimate without losing what it holds.
   const many = new RowWriter(1);
@@ -128,34 +154,40 @@ t.test('TSV rows escape what ClickHouse would misread', async (t) => {
   t.same(many.bytes(), Buffer.concat(one));
 });
 
-t.test('RowWriter: rows that repeat parts of the previous one (copied, not re-encoded) equal rows written alone', async (t) => {
-  const dims = { keys: ['model'], values: ['gpt-x'] };
-  // [account, meter, ts, id, value, received, dims]: runs of the same account/meter, timestamp and received
-  // time, broken by a change of each, by dimensions, by negative and 8-digit-boundary integers and Unicode.
-  const table: [string, string, number, string, string, number, typeof dims | undefined][] = [
-    ['acct_1', 'mtr_1', 1700000000000, 'a', '1', 1700000000500, undefined],
-    ['acct_1', 'mtr_1', 1700000000000, 'b', '2', 1700000000500, undefined],
-    ['acct_1', 'mtr_1', 1700000000000, 'c', '3', 1700000000500, dims],
-    ['acct_1', 'mtr_1', 1700000000000, 'd', '4', 1700000000500, undefined],
-    ['acct_1', 'mtr_2', 1700000000000, 'e', '5', 1700000000500, undefined],
-    ['acct_1', 'mtr_2', 1700000000001, 'f', '6', 1700000000500, undefined],
-    ['acct_2', 'mtr_2', 1700000000001, 'g', '7', 1700000000501, undefined],
-    ['acct_2', 'mtr_2', 99999999, 'h', '-0.5', 100000000, undefined],
-    ['acct_2', 'mtr_2', 100000000, 'h', '0', 100000001, undefined],
-    ['acct_2', 'mtr_2', 0, 'ü-日本', '1', -1, undefined],
-    ['acct_2', 'mtr_2', -12345678901, 'i', '1', -1, undefined],
-    ['acct_2', 'mtr_2', Number.MAX_SAFE_INTEGER, 'j', '1', -1, dims],
-    ['acct_2', 'mtr_2', Number.MAX_SAFE_INTEGER, 'k', '1', -1, dims],
-  ];
-  const w = new RowWriter(1);
-  for (let round = 0; round < 40; round++) for (const [a, m, ts, id, v, rcv, d] of table) w.row(a, m, ts, id, v, rcv, d);
-  const alone = table.map(([a, m, ts, id, v, rcv, d]) => encodeRow(a, m, ts, id, v, rcv, d).toString('utf8')).join('');
-  t.equal(w.bytes().toString('utf8'), alone.repeat(40));
-  t.match(alone, /\t1700000000000\ta\t1\t1700000000500\t\[\]\t\[\]\n/);
-  t.match(alone, /\t-12345678901\ti\t1\t-1\t/);
-  t.match(alone, /\t9007199254740991\tj\t/);
-  t.match(alone, /\t99999999\th\t-0\.5\t100000000\t/);
-});
+t.test(
+  'RowWriter: rows that repeat parts of the previous one (copied, not re-encoded) equal rows written alone',
+  async (t) => {
+    const dims = { keys: ['model'], values: ['gpt-x'] };
+    // [account, meter, ts, id, value, received, dims]: runs of the same account/meter, timestamp and received
+    // time, broken by a change of each, by dimensions, by negative and 8-digit-boundary integers and Unicode.
+    const table: [string, string, number, string, string, number, typeof dims | undefined][] = [
+      ['acct_1', 'mtr_1', 1700000000000, 'a', '1', 1700000000500, undefined],
+      ['acct_1', 'mtr_1', 1700000000000, 'b', '2', 1700000000500, undefined],
+      ['acct_1', 'mtr_1', 1700000000000, 'c', '3', 1700000000500, dims],
+      ['acct_1', 'mtr_1', 1700000000000, 'd', '4', 1700000000500, undefined],
+      ['acct_1', 'mtr_2', 1700000000000, 'e', '5', 1700000000500, undefined],
+      ['acct_1', 'mtr_2', 1700000000001, 'f', '6', 1700000000500, undefined],
+      ['acct_2', 'mtr_2', 1700000000001, 'g', '7', 1700000000501, undefined],
+      ['acct_2', 'mtr_2', 99999999, 'h', '-0.5', 100000000, undefined],
+      ['acct_2', 'mtr_2', 100000000, 'h', '0', 100000001, undefined],
+      ['acct_2', 'mtr_2', 0, 'ü-日本', '1', -1, undefined],
+      ['acct_2', 'mtr_2', -12345678901, 'i', '1', -1, undefined],
+      ['acct_2', 'mtr_2', Number.MAX_SAFE_INTEGER, 'j', '1', -1, dims],
+      ['acct_2', 'mtr_2', Number.MAX_SAFE_INTEGER, 'k', '1', -1, dims],
+    ];
+    const w = new RowWriter(1);
+    for (let round = 0; round < 40; round++)
+      for (const [a, m, ts, id, v, rcv, d] of table) w.row(a, m, ts, id, v, rcv, d);
+    const alone = table
+      .map(([a, m, ts, id, v, rcv, d]) => encodeRow(a, m, ts, id, v, rcv, d).toString('utf8'))
+      .join('');
+    t.equal(w.bytes().toString('utf8'), alone.repeat(40));
+    t.match(alone, /\t1700000000000\ta\t1\t1700000000500\t\[\]\t\[\]\n/);
+    t.match(alone, /\t-12345678901\ti\t1\t-1\t/);
+    t.match(alone, /\t9007199254740991\tj\t/);
+    t.match(alone, /\t99999999\th\t-0\.5\t100000000\t/);
+  },
+);
 
 t.test('plainRecordShape (the batch fast path) accepts a record only where the compiled schema does', async (t) => {
   const schemaFor = (withMeterId: boolean) => bodyValidator(withMeterId ? MeterUsageRecordBody : UsageRecordBody).check;
@@ -204,7 +236,14 @@ t.test('plainRecordShape (the batch fast path) accepts a record only where the c
     t.ok(fast >= 3, 'the usual shapes take the fast path');
   }
   // The fast path and the schema give one answer per record, through the whole record rules.
-  const meter = { id: 'mtr_1', account_id: 'acct_1', type: 'counter', aggregation: 'sum', status: 'active', updated_at_ms: 0 } as const;
+  const meter = {
+    id: 'mtr_1',
+    account_id: 'acct_1',
+    type: 'counter',
+    aggregation: 'sum',
+    status: 'active',
+    updated_at_ms: 0,
+  } as const;
   for (const r of records) {
     const errors: { field: string; message: string }[] = [];
     const w = new RowWriter();

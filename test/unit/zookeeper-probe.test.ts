@@ -14,7 +14,12 @@ t.test('the ZooKeeper probe waits until the server serves sessions', async (t) =
     sock.once('data', (d) => {
       const word = d.toString('utf8');
       if (word === 'ruok') sock.end('imok');
-      else if (word === 'srvr') sock.end(serving ? 'Zookeeper version: 3.8.0\nLatency min/avg/max: 0/0.0/0\nMode: standalone\nNode count: 5\n' : 'This ZooKeeper instance is not currently serving requests\n');
+      else if (word === 'srvr')
+        sock.end(
+          serving
+            ? 'Zookeeper version: 3.8.0\nLatency min/avg/max: 0/0.0/0\nMode: standalone\nNode count: 5\n'
+            : 'This ZooKeeper instance is not currently serving requests\n',
+        );
       else sock.end();
     });
   });

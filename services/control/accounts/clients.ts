@@ -29,7 +29,8 @@ const FORBIDDEN_SCHEMES = new Set(['javascript:', 'data:', 'file:', 'vbscript:',
  * Matching at authorization time is exact string comparison.
  */
 export function redirectUriProblem(uri: string): string | null {
-  if (typeof uri !== 'string' || uri.length === 0 || uri.length > 2000) return 'must be an absolute URI of at most 2000 characters';
+  if (typeof uri !== 'string' || uri.length === 0 || uri.length > 2000)
+    return 'must be an absolute URI of at most 2000 characters';
   if (uri.includes('#')) return 'must not contain a fragment';
   if (/\s/.test(uri)) return 'must not contain whitespace';
   let u: URL;
@@ -40,14 +41,24 @@ export function redirectUriProblem(uri: string): string | null {
   }
   if (FORBIDDEN_SCHEMES.has(u.protocol)) return `the ${u.protocol} scheme is not allowed`;
   if (u.protocol === 'https:') return u.host ? null : 'must name a host';
-  if (u.protocol === 'http:') return LOOPBACK_HOSTS.has(u.hostname) ? null : 'http is only allowed for loopback hosts (localhost, 127.0.0.1, [::1]); use https';
-  return u.protocol.slice(0, -1).includes('.') ? null : 'a custom scheme must be in reverse-domain form, e.g. com.example.app:/callback';
+  if (u.protocol === 'http:')
+    return LOOPBACK_HOSTS.has(u.hostname)
+      ? null
+      : 'http is only allowed for loopback hosts (localhost, 127.0.0.1, [::1]); use https';
+  return u.protocol.slice(0, -1).includes('.')
+    ? null
+    : 'a custom scheme must be in reverse-domain form, e.g. com.example.app:/callback';
 }
 
-export async function createClient(pg: PgPool, input: { name: string; redirectUris: readonly string[]; isPublic: boolean }): Promise<CreatedClient> {
+export async function createClient(
+  pg: PgPool,
+  input: { name: string; redirectUris: readonly string[]; isPublic: boolean },
+): Promise<CreatedClient> {
   const errors: FieldError[] = [];
-  if (!input.name?.trim() || input.name.length > 200) errors.push({ field: 'name', message: 'must be 1–200 characters' });
-  if (!input.redirectUris?.length) errors.push({ field: 'redirect_uri', message: 'at least one redirect URI is required' });
+  if (!input.name?.trim() || input.name.length > 200)
+    errors.push({ field: 'name', message: 'must be 1–200 characters' });
+  if (!input.redirectUris?.length)
+    errors.push({ field: 'redirect_uri', message: 'at least one redirect URI is required' });
   for (const uri of input.redirectUris ?? []) {
     const problem = redirectUriProblem(uri);
     if (problem) errors.push({ field: 'redirect_uri', message: `${uri}: ${problem}` });
@@ -55,24 +66,32 @@ export async function createClient(pg: PgPool, input: { name: string; redirectUr
   if (errors.length) throw new ValidationError(errors);
   const id = newId('cli');
   const secret = input.isPublic ? null : newOpaqueToken();
-  await pg.query('INSERT INTO oauth_clients (id, name, secret_hash, redirect_uris, is_public) VALUES ($1, $2, $3, $4, $5)', [
-    id,
-    input.name.trim(),
-    secret ? SECRET_SCHEME + hashOpaqueToken(secret) : null,
-    [...new Set(input.redirectUris)],
-    input.isPublic,
-  ]);
+  await pg.query(
+    'INSERT INTO oauth_clients (id, name, secret_hash, redirect_uris, is_public) VALUES ($1, $2, $3, $4, $5)',
+    [
+      id,
+      input.name.trim(),
+      secret ? SECRET_SCHEME + hashOpaqueToken(secret) : null,
+      [...new Set(input.redirectUris)],
+      input.isPublic,
+    ],
+  );
   return { client_id: id, client_secret: secret };
 }
 
 export async function findClient(pg: PgPool, clientId: string): Promise<OAuthClient | null> {
   if (!clientId || clientId.length > 100) return null;
-  const { rows } = await pg.query<{ id: string; name: string; is_public: boolean; redirect_uris: string[]; secret_hash: string | null }>(
-    'SELECT id, name, is_public, redirect_uris, secret_hash FROM oauth_clients WHERE id = $1',
-    [clientId],
-  );
+  const { rows } = await pg.query<{
+    id: string;
+    name: string;
+    is_public: boolean;
+    redirect_uris: string[];
+    secret_hash: string | null;
+  }>('SELECT id, name, is_public, redirect_uris, secret_hash FROM oauth_clients WHERE id = $1', [clientId]);
   const r = rows[0];
-  return r ? { id: r.id, name: r.name, isPublic: r.is_public, redirectUris: r.redirect_uris, secretHash: r.secret_hash } : null;
+  return r
+    ? { id: r.id, name: r.name, isPublic: r.is_public, redirectUris: r.redirect_uris, secretHash: r.secret_hash }
+    : null;
 }
 
 /** Constant-time check of a confidential client's secret. */

@@ -20,7 +20,10 @@ interface UserRow {
 const toUser = (r: UserRow): User => ({ id: r.id, accountId: r.account_id, email: r.email, isOperator: r.is_operator });
 
 export async function findUserByEmail(pg: PgPool, email: string): Promise<User | null> {
-  const { rows } = await pg.query<UserRow>('SELECT id, account_id, email, is_operator, password_hash FROM users WHERE lower(email) = lower($1)', [email.trim()]);
+  const { rows } = await pg.query<UserRow>(
+    'SELECT id, account_id, email, is_operator, password_hash FROM users WHERE lower(email) = lower($1)',
+    [email.trim()],
+  );
   return rows[0] ? toUser(rows[0]) : null;
 }
 
@@ -29,7 +32,10 @@ export async function findUserByEmail(pg: PgPool, email: string): Promise<User |
  * reveal which addresses have accounts.
  */
 export async function verifyCredentials(pg: PgPool, email: string, password: string): Promise<User | null> {
-  const { rows } = await pg.query<UserRow>('SELECT id, account_id, email, is_operator, password_hash FROM users WHERE lower(email) = lower($1)', [email.trim()]);
+  const { rows } = await pg.query<UserRow>(
+    'SELECT id, account_id, email, is_operator, password_hash FROM users WHERE lower(email) = lower($1)',
+    [email.trim()],
+  );
   const row = rows[0];
   if (!row) return burnPasswordCheck(password).then(() => null);
   return (await verifyPassword(password, row.password_hash)) ? toUser(row) : null;

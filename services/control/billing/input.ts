@@ -10,6 +10,7 @@ export function parseBillingAddress(ctx: RequestContext): BillingAddress {
   const { billing_address: a } = updateBody.parse(ctx.body);
   // minLength counts characters; an address line of only spaces is still empty.
   const blank = (['line1', 'city', 'state', 'zip'] as const).filter((k) => a[k].trim() === '');
-  if (blank.length) throw new ValidationError(blank.map((k) => ({ field: `billing_address.${k}`, message: 'must not be blank' })));
+  if (blank.length)
+    throw new ValidationError(blank.map((k) => ({ field: `billing_address.${k}`, message: 'must not be blank' })));
   return a;
 }

@@ -31,7 +31,8 @@ export async function getBillingInfo(db: PgPool | PgClient, accountId: string): 
   return {
     customer_id: row.customer_id,
     payment_method: row.pm_id ? { id: row.pm_id, type: row.pm_type!, last4: row.last4!, brand: row.brand! } : null,
-    billing_address: row.line1 !== null ? { line1: row.line1, city: row.city!, state: row.state!, zip: row.zip! } : null,
+    billing_address:
+      row.line1 !== null ? { line1: row.line1, city: row.city!, state: row.state!, zip: row.zip! } : null,
   };
 }
 

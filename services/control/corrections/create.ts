@@ -30,22 +30,45 @@ export function createCorrectionRoute(deps: ApiDeps, shards: () => UsageShards):
       const applied = await withMeterCorrectionLock(deps.pg, accountId, meterId, async () => {
         // One at a time per meter, in the order recorded: an earlier one left pending (interrupted) goes first.
         await completePendingOfMeter(deps.pg, shards(), database, accountId, meterId);
-        if (correction.kind === 'replace') refuseTakenIds(correction.ids, await takenRecordIds(deps.clickhouse, database, accountId, meterId, correction.ids, correction.startMs, correction.endMs));
+        if (correction.kind === 'replace')
+          refuseTakenIds(
+            correction.ids,
+            await takenRecordIds(
+              deps.clickhouse,
+              database,
+              accountId,
+              meterId,
+              correction.ids,
+              correction.startMs,
+              correction.endMs,
+            ),
+          );
         const pending = await insertCorrection(deps.pg, accountId, meterId, correction, { userId, clientId });
         return applyCorrection(deps.pg, shards(), database, pending);
       });
       return reply.json(201, toCorrection(applied));
     },
     doc: {
-      summary: 'Correct a meter’s usage: cancel records by id, or replace every record of a time range; cancelled records stop counting in reads, rollups and invoices (an invoiced period gets an adjustment on the next invoice). Idempotent with Idempotency-Key',
+      summary:
+        'Correct a meter’s usage: cancel records by id, or replace every record of a time range; cancelled records stop counting in reads, rollups and invoices (an invoiced period gets an adjustment on the next invoice). Idempotent with Idempotency-Key',
       tags: ['usage'],
       requestBody: CreateCorrectionDoc,
       responses: {
-        '201': { description: 'The correction, applied. The same request again with the same Idempotency-Key (24 h) replays this answer (`Idempotent-Replayed: true`) and changes nothing', schema: CorrectionSchema },
+        '201': {
+          description:
+            'The correction, applied. The same request again with the same Idempotency-Key (24 h) replays this answer (`Idempotent-Replayed: true`) and changes nothing',
+          schema: CorrectionSchema,
+        },
         '404': problemResponse('no such meter in this account (`not_found`)'),
-        '409': problemResponse('the Idempotency-Key was used with a different body (`idempotency_conflict`) or its first request is still running (`idempotency_in_progress`)'),
-        '422': problemResponse('`validation_failed`: not exactly one of cancel/replace, a bad range, a replacement record breaking the ingest rules, or a replacement id already taken (`replace.records[i].id`: the id of a record stored in the range or of a cancelled one — what repeating an applied replace with ids gets)'),
-        '503': problemResponse('another correction of this meter kept it busy for 30 s (`busy`, Retry-After); nothing was done'),
+        '409': problemResponse(
+          'the Idempotency-Key was used with a different body (`idempotency_conflict`) or its first request is still running (`idempotency_in_progress`)',
+        ),
+        '422': problemResponse(
+          '`validation_failed`: not exactly one of cancel/replace, a bad range, a replacement record breaking the ingest rules, or a replacement id already taken (`replace.records[i].id`: the id of a record stored in the range or of a cancelled one — what repeating an applied replace with ids gets)',
+        ),
+        '503': problemResponse(
+          'another correction of this meter kept it busy for 30 s (`busy`, Retry-After); nothing was done',
+        ),
       },
     },
   };

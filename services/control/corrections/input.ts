@@ -17,12 +17,16 @@ const DAY_MS = 86_400_000;
 export const parseListCorrections = (ctx: RequestContext): PageRequest => listQuery.parseQuery(ctx.query);
 
 /** A replace before its records met the meter's rules (they need the meter: checkReplacement). */
-export type CorrectionRequest = { kind: 'cancel'; ids: string[] } | { kind: 'replace'; startMs: number; endMs: number; records: unknown[] };
+export type CorrectionRequest =
+  | { kind: 'cancel'; ids: string[] }
+  | { kind: 'replace'; startMs: number; endMs: number; records: unknown[] };
 
 export function parseCreateCorrection(ctx: RequestContext): CorrectionRequest {
   const body = createBody.parse(ctx.body);
   if ((body.cancel === undefined) === (body.replace === undefined)) {
-    throw new ValidationError([{ field: body.cancel ? 'replace' : 'cancel', message: 'give exactly one of cancel or replace' }]);
+    throw new ValidationError([
+      { field: body.cancel ? 'replace' : 'cancel', message: 'give exactly one of cancel or replace' },
+    ]);
   }
   if (body.cancel) return { kind: 'cancel', ids: [...new Set(body.cancel)] };
   const r = body.replace!;
@@ -33,7 +37,8 @@ export function parseCreateCorrection(ctx: RequestContext): CorrectionRequest {
   if (endMs === undefined) errors.push({ field: 'replace.end', message: TIMESTAMP_FORMAT_MESSAGE });
   if (startMs !== undefined && endMs !== undefined) {
     if (startMs >= endMs) errors.push({ field: 'replace.end', message: 'must be after start' });
-    else if (endMs - startMs > MAX_RANGE_DAYS * DAY_MS) errors.push({ field: 'replace.end', message: `must be at most ${MAX_RANGE_DAYS} days after start` });
+    else if (endMs - startMs > MAX_RANGE_DAYS * DAY_MS)
+      errors.push({ field: 'replace.end', message: `must be at most ${MAX_RANGE_DAYS} days after start` });
   }
   if (errors.length) throw new ValidationError(errors);
   return { kind: 'replace', startMs: startMs!, endMs: endMs!, records: r.records };
@@ -43,7 +48,12 @@ export function parseCreateCorrection(ctx: RequestContext): CorrectionRequest {
  * A request against its meter: a replace's records pass the ingest record rules (checkBatch, the batch
  * route's own), with timestamps inside the replaced range; any rejected record refuses the whole correction.
  */
-export function checkCorrection(req: CorrectionRequest, meter: MeterRecord, accountId: string, now = Date.now()): NewCorrection {
+export function checkCorrection(
+  req: CorrectionRequest,
+  meter: MeterRecord,
+  accountId: string,
+  now = Date.now(),
+): NewCorrection {
   if (req.kind === 'cancel') return req;
   const { startMs, endMs, records } = req;
   if (records.length === 0) return { kind: 'replace', startMs, endMs, ids: [], rows: '' };
@@ -51,8 +61,13 @@ export function checkCorrection(req: CorrectionRequest, meter: MeterRecord, acco
   const b = checkBatch(records, () => meter, { accountId, now, window }, false);
   if (b.rejected.length) {
     const errors: FieldError[] = [];
-    for (const r of b.rejected) for (const e of r.error.errors ?? []) errors.push({ field: `replace.records[${r.index}]${e.field ? `.${e.field}` : ''}`, message: e.message });
-    throw new ValidationError(errors, `${b.rejected.length} of the ${records.length} replacement records are not valid.`);
+    for (const r of b.rejected)
+      for (const e of r.error.errors ?? [])
+        errors.push({ field: `replace.records[${r.index}]${e.field ? `.${e.field}` : ''}`, message: e.message });
+    throw new ValidationError(
+      errors,
+      `${b.rejected.length} of the ${records.length} replacement records are not valid.`,
+    );
   }
   const ids = (JSON.parse(`[${b.resultsJson}]`) as { id: string }[]).map((r) => r.id);
   return { kind: 'replace', startMs, endMs, ids, rows: b.rows.toString('utf8') };
@@ -62,7 +77,12 @@ export function checkCorrection(req: CorrectionRequest, meter: MeterRecord, acco
 export function refuseTakenIds(ids: readonly string[], taken: ReadonlySet<string>): void {
   const errors: FieldError[] = [];
   ids.forEach((id, i) => {
-    if (taken.has(id)) errors.push({ field: `replace.records[${i}].id`, message: 'is the id of a record stored in the range or of a cancelled record; give replacement records new ids (repeating a replace already applied? it stands: GET …/usage/corrections lists it)' });
+    if (taken.has(id))
+      errors.push({
+        field: `replace.records[${i}].id`,
+        message:
+          'is the id of a record stored in the range or of a cancelled record; give replacement records new ids (repeating a replace already applied? it stands: GET …/usage/corrections lists it)',
+      });
   });
   if (errors.length) throw new ValidationError(errors);
 }

@@ -64,11 +64,18 @@ export const CorrectionSchema = Type.Object(
       Type.Object({
         start: Type.String({ format: 'date-time' }),
         end: Type.String({ format: 'date-time' }),
-        record_ids: Type.Array(Type.String(), { description: 'ids of the records stored in place of the range’s (assigned use_… ids included)' }),
+        record_ids: Type.Array(Type.String(), {
+          description: 'ids of the records stored in place of the range’s (assigned use_… ids included)',
+        }),
       }),
     ),
-    state: Type.Enum(['pending', 'applied'], { description: 'pending: recorded, being applied (completed automatically if interrupted)' }),
-    created_by: Type.Object({ user_id: Type.String({ description: 'the token’s subject' }), client_id: Type.String({ description: 'the token’s OAuth client' }) }),
+    state: Type.Enum(['pending', 'applied'], {
+      description: 'pending: recorded, being applied (completed automatically if interrupted)',
+    }),
+    created_by: Type.Object({
+      user_id: Type.String({ description: 'the token’s subject' }),
+      client_id: Type.String({ description: 'the token’s OAuth client' }),
+    }),
     created_at: Type.String({ format: 'date-time' }),
     applied_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
   },
@@ -81,7 +88,9 @@ export const ListCorrectionsQuery = Type.Object(PaginationQuery, { additionalPro
 export type ListCorrectionsQuery = Type.Static<typeof ListCorrectionsQuery>;
 
 /** A correction request after every rule. */
-export type NewCorrection = { kind: 'cancel'; ids: string[] } | { kind: 'replace'; startMs: number; endMs: number; ids: string[]; rows: string };
+export type NewCorrection =
+  | { kind: 'cancel'; ids: string[] }
+  | { kind: 'replace'; startMs: number; endMs: number; ids: string[]; rows: string };
 
 export interface CorrectionRow {
   id: string;
@@ -108,7 +117,15 @@ export function toCorrection(r: CorrectionRow): Type.Static<typeof CorrectionSch
     id: r.id,
     meter_id: r.meter_id,
     type: r.kind,
-    ...(r.kind === 'cancel' ? { cancel: r.cancel_ids } : { replace: { start: r.replace_start!.toISOString(), end: r.replace_end!.toISOString(), record_ids: r.replacement_ids } }),
+    ...(r.kind === 'cancel'
+      ? { cancel: r.cancel_ids }
+      : {
+          replace: {
+            start: r.replace_start!.toISOString(),
+            end: r.replace_end!.toISOString(),
+            record_ids: r.replacement_ids,
+          },
+        }),
     state: r.state,
     created_by: { user_id: r.created_by_user, client_id: r.created_by_client },
     created_at: r.created_at.toISOString(),

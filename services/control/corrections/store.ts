@@ -25,14 +25,21 @@ export async function meterForCorrection(pg: PgPool, accountId: string, meterId:
  * blocking on a pool connection (waiters holding every connection would starve the holder's own queries); after
  * `waitMs` → 503 busy, nothing done.
  */
-export async function withMeterCorrectionLock<T>(pg: PgPool, accountId: string, meterId: string, fn: () => Promise<T>, waitMs = 30_000): Promise<T> {
+export async function withMeterCorrectionLock<T>(
+  pg: PgPool,
+  accountId: string,
+  meterId: string,
+  fn: () => Promise<T>,
+  waitMs = 30_000,
+): Promise<T> {
   const key = `usage-corrections:${accountId}:${meterId}`;
   const deadline = Date.now() + waitMs;
   for (;;) {
     const c = await pg.connect();
     let locked: boolean;
     try {
-      locked = (await c.query<{ locked: boolean }>('SELECT pg_try_advisory_lock(hashtext($1)) AS locked', [key])).rows[0]!.locked;
+      locked = (await c.query<{ locked: boolean }>('SELECT pg_try_advisory_lock(hashtext($1)) AS locked', [key]))
+        .rows[0]!.locked;
     } catch (err) {
       c.release(true);
       throw err;
@@ -42,12 +49,16 @@ export async function withMeterCorrectionLock<T>(pg: PgPool, accountId: string, 
         return await fn();
       } finally {
         // A session that can't unlock is destroyed: ending it frees the lock.
-        const unlocked = await c.query('SELECT pg_advisory_unlock(hashtext($1))', [key]).then(() => true, () => false);
+        const unlocked = await c.query('SELECT pg_advisory_unlock(hashtext($1))', [key]).then(
+          () => true,
+          () => false,
+        );
         c.release(!unlocked);
       }
     }
     c.release();
-    if (Date.now() > deadline) throw new BusyError(`Another correction of meter ${meterId} is being applied; retry shortly.`);
+    if (Date.now() > deadline)
+      throw new BusyError(`Another correction of meter ${meterId} is being applied; retry shortly.`);
     await new Promise((r) => setTimeout(r, 25 + Math.random() * 50));
   }
 }
@@ -59,7 +70,13 @@ export interface CorrectionActor {
 }
 
 /** Records a correction, state pending: the first step, before ClickHouse is touched. */
-export async function insertCorrection(pg: PgPool, accountId: string, meterId: string, c: NewCorrection, by: CorrectionActor): Promise<CorrectionRow> {
+export async function insertCorrection(
+  pg: PgPool,
+  accountId: string,
+  meterId: string,
+  c: NewCorrection,
+  by: CorrectionActor,
+): Promise<CorrectionRow> {
   const replace = c.kind === 'replace';
   const { rows } = await pg.query<CorrectionRow>(
     `INSERT INTO usage_corrections (id, account_id, meter_id, kind, cancel_ids, replace_start, replace_end, replacement_ids, replacement_rows, created_by_user, created_by_client)
@@ -91,16 +108,31 @@ export async function markCorrectionApplied(pg: PgPool, id: string): Promise<Cor
 }
 
 /** One meter's corrections, newest first; an unknown meter or another account's lists nothing. */
-export async function listCorrections(pg: PgPool, accountId: string, meterId: string, window: RowWindow): Promise<{ rows: CorrectionRow[]; total: number }> {
+export async function listCorrections(
+  pg: PgPool,
+  accountId: string,
+  meterId: string,
+  window: RowWindow,
+): Promise<{ rows: CorrectionRow[]; total: number }> {
   return selectPage<CorrectionRow>(
     pg,
-    { columns: CORRECTION_COLUMNS, from: 'usage_corrections', where: 'account_id = $1 AND meter_id = $2', params: [accountId, meterId], orderBy: 'created_at DESC, id DESC' },
+    {
+      columns: CORRECTION_COLUMNS,
+      from: 'usage_corrections',
+      where: 'account_id = $1 AND meter_id = $2',
+      params: [accountId, meterId],
+      orderBy: 'created_at DESC, id DESC',
+    },
     window,
   );
 }
 
 /** A meter's pending corrections, in the order they were recorded. */
-export async function pendingCorrectionsOfMeter(pg: PgPool, accountId: string, meterId: string): Promise<CorrectionRow[]> {
+export async function pendingCorrectionsOfMeter(
+  pg: PgPool,
+  accountId: string,
+  meterId: string,
+): Promise<CorrectionRow[]> {
   const { rows } = await pg.query<CorrectionRow>(
     `SELECT ${CORRECTION_COLUMNS} FROM usage_corrections WHERE state = 'pending' AND account_id = $1 AND meter_id = $2 ORDER BY created_at, id`,
     [accountId, meterId],

@@ -26,9 +26,17 @@ export function createCreditNoteRoute(deps: ApiDeps, processor: PaymentProcessor
       tags: ['billing'],
       requestBody: CreateCreditNoteBody,
       responses: {
-        '201': { description: 'The credit note (Location names it); a retry with the same Idempotency-Key answers with the same note and never refunds twice', schema: CreditNoteSchema },
-        '409': problemResponse('invoice_void; invoice_payment_pending (a payment attempt is in flight: retry); invoice_not_charged (paid without a charge: nothing to refund)'),
-        '422': problemResponse('credit_exceeds_invoice (errors[].field amount or lines) or credit_exceeds_line (lines[i].amount / lines[i].quantity): more than is left to credit; validation_failed otherwise'),
+        '201': {
+          description:
+            'The credit note (Location names it); a retry with the same Idempotency-Key answers with the same note and never refunds twice',
+          schema: CreditNoteSchema,
+        },
+        '409': problemResponse(
+          'invoice_void; invoice_payment_pending (a payment attempt is in flight: retry); invoice_not_charged (paid without a charge: nothing to refund)',
+        ),
+        '422': problemResponse(
+          'credit_exceeds_invoice (errors[].field amount or lines) or credit_exceeds_line (lines[i].amount / lines[i].quantity): more than is left to credit; validation_failed otherwise',
+        ),
       },
     },
   };

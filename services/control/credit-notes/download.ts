@@ -22,11 +22,20 @@ export function downloadCreditNoteRoute(deps: ApiDeps, pool: () => CreditNotePdf
     handler: async (ctx) => {
       const accountId = ctx.principal!.accountId;
       const { note, lines } = await getCreditNote(deps.pg, accountId, ctx.params.credit_note_id!);
-      const [{ invoice }, billing, name] = await Promise.all([getInvoice(deps.pg, accountId, note.invoice_id), getBillingInfo(deps.pg, accountId), accountName(deps.pg, accountId)]);
+      const [{ invoice }, billing, name] = await Promise.all([
+        getInvoice(deps.pg, accountId, note.invoice_id),
+        getBillingInfo(deps.pg, accountId),
+        accountName(deps.pg, accountId),
+      ]);
       const task: CreditNotePdfTask = {
         note: { ...note, created_at: note.created_at.toISOString() },
         invoice: { amount: invoice.amount, period_start: invoice.period_start, period_end: invoice.period_end },
-        lines: lines.map((l) => ({ description: l.description, invoice_line: l.invoice_position, quantity: l.quantity, amount: l.amount })),
+        lines: lines.map((l) => ({
+          description: l.description,
+          invoice_line: l.invoice_position,
+          quantity: l.quantity,
+          amount: l.amount,
+        })),
         customer: { name },
         address: billing.billing_address,
       };

@@ -9,7 +9,8 @@ export function getCreditNoteRoute(deps: ApiDeps): RouteDef {
     method: 'GET',
     path: '/v1/billing/credit-notes/:credit_note_id',
     auth: 'read',
-    handler: async (ctx) => reply.ok(toCreditNote(await getCreditNote(deps.pg, ctx.principal!.accountId, ctx.params.credit_note_id!))),
+    handler: async (ctx) =>
+      reply.ok(toCreditNote(await getCreditNote(deps.pg, ctx.principal!.accountId, ctx.params.credit_note_id!))),
     doc: {
       summary: 'Get a credit note with its lines and refund',
       tags: ['billing'],

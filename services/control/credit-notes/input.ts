@@ -43,12 +43,19 @@ export function parseNewCreditNote(ctx: RequestContext): NewCreditNote {
         errors.push({ field: `lines[${i}]`, message: 'give exactly one of quantity or amount' });
         return { line: l.line };
       }
-      return l.quantity !== undefined ? { line: l.line, quantity: exact(['lines', i, 'quantity'], `lines[${i}].quantity`) } : { line: l.line, amount: exact(['lines', i, 'amount'], `lines[${i}].amount`) };
+      return l.quantity !== undefined
+        ? { line: l.line, quantity: exact(['lines', i, 'quantity'], `lines[${i}].quantity`) }
+        : { line: l.line, amount: exact(['lines', i, 'amount'], `lines[${i}].amount`) };
     });
     credit = { kind: 'lines', lines };
   }
   const reason = input.reason.trim();
   if (!reason) errors.push({ field: 'reason', message: 'must not be blank' });
   if (errors.length) throw new ValidationError(errors);
-  return { invoiceId: ctx.params.invoice_id!, credit: credit!, reason, requestKey: ctx.headers[IDEMPOTENCY_HEADER] ?? null };
+  return {
+    invoiceId: ctx.params.invoice_id!,
+    credit: credit!,
+    reason,
+    requestKey: ctx.headers[IDEMPOTENCY_HEADER] ?? null,
+  };
 }

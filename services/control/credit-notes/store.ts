@@ -13,7 +13,8 @@ const noInvoice = (id: string) => new NotFoundError(`No invoice ${id}.`);
 const NOTE_COLUMNS = `n.id, n.account_id, n.invoice_id, i.customer_id, n.type, n.currency, n.amount::text AS amount, n.reason,
   n.refund_status, n.refund_id, n.refund_failure_code, n.created_at`;
 const NOTES = 'credit_notes n JOIN invoices i ON i.id = n.invoice_id';
-const LINE_COLUMNS = 'credit_note_id, position, invoice_position, description, quantity::text AS quantity, amount::text AS amount';
+const LINE_COLUMNS =
+  'credit_note_id, position, invoice_position, description, quantity::text AS quantity, amount::text AS amount';
 
 /** An invoice as a credit note sees it, locked for the rest of the transaction. */
 export interface InvoiceToCredit {
@@ -70,8 +71,15 @@ export async function linesToCredit(client: PgClient, invoiceId: string): Promis
 }
 
 /** The note an earlier run of the same request (same Idempotency-Key) made on this invoice, if any. */
-export async function creditNoteOfRequest(client: PgClient, invoiceId: string, requestKey: string): Promise<CreditNoteWithLines | null> {
-  const r = await client.query<CreditNoteRow>(`SELECT ${NOTE_COLUMNS} FROM ${NOTES} WHERE n.invoice_id = $1 AND n.request_key = $2`, [invoiceId, requestKey]);
+export async function creditNoteOfRequest(
+  client: PgClient,
+  invoiceId: string,
+  requestKey: string,
+): Promise<CreditNoteWithLines | null> {
+  const r = await client.query<CreditNoteRow>(
+    `SELECT ${NOTE_COLUMNS} FROM ${NOTES} WHERE n.invoice_id = $1 AND n.request_key = $2`,
+    [invoiceId, requestKey],
+  );
   return r.rows[0] ? { note: r.rows[0], lines: (await linesOf(client, [r.rows[0].id])).get(r.rows[0].id)! } : null;
 }
 
@@ -89,7 +97,12 @@ export interface CreditNoteToInsert {
  * Writes the note and its lines and adds its amount to the invoice's amount_credited (the CHECK refuses a sum
  * above the invoice's amount). `settle`: nothing is left to pay — the invoice is paid without a charge.
  */
-export async function insertCreditNote(client: PgClient, n: CreditNoteToInsert, settle: boolean, now: Date): Promise<CreditNoteWithLines> {
+export async function insertCreditNote(
+  client: PgClient,
+  n: CreditNoteToInsert,
+  settle: boolean,
+  now: Date,
+): Promise<CreditNoteWithLines> {
   await client.query(
     `INSERT INTO credit_notes (id, account_id, invoice_id, type, currency, amount, reason, refund_status, request_key, created_at)
      VALUES ($1, $2, $3, $4, $5, $6::numeric, $7, CASE WHEN $4 = 'refund' THEN 'pending' END, $8, $9)`,
@@ -99,7 +112,13 @@ export async function insertCreditNote(client: PgClient, n: CreditNoteToInsert, 
     `INSERT INTO credit_note_lines (credit_note_id, position, invoice_position, description, quantity, amount)
      SELECT $1, u.ord - 1, u.invoice_position, u.description, u.quantity, u.amount
        FROM unnest($2::int[], $3::text[], $4::numeric[], $5::numeric[]) WITH ORDINALITY AS u(invoice_position, description, quantity, amount, ord)`,
-    [n.id, n.lines.map((l) => l.invoice_position), n.lines.map((l) => l.description), n.lines.map((l) => l.quantity), n.lines.map((l) => l.amount)],
+    [
+      n.id,
+      n.lines.map((l) => l.invoice_position),
+      n.lines.map((l) => l.description),
+      n.lines.map((l) => l.quantity),
+      n.lines.map((l) => l.amount),
+    ],
   );
   await client.query(
     `UPDATE invoices SET amount_credited = amount_credited + $2::numeric,
@@ -121,7 +140,11 @@ export interface PendingRefund {
 }
 
 /** Refund notes a crash (or a processor error) left pending, oldest first; `ids`: only these. */
-export async function pendingRefunds(pool: PgPool, limit: number, ids: string[] | null = null): Promise<PendingRefund[]> {
+export async function pendingRefunds(
+  pool: PgPool,
+  limit: number,
+  ids: string[] | null = null,
+): Promise<PendingRefund[]> {
   const r = await pool.query<PendingRefund>(
     `SELECT n.id, n.account_id, n.amount::text AS amount, n.currency, pa.charge_id
        FROM credit_notes n JOIN payment_attempts pa ON pa.invoice_id = n.invoice_id AND pa.status = 'succeeded'
@@ -143,7 +166,12 @@ export async function completeRefund(pool: PgPool, id: string, result: RefundRes
      released AS (
        UPDATE invoices i SET amount_credited = i.amount_credited - done.amount FROM done WHERE i.id = done.invoice_id AND $2 = 'failed' RETURNING 1)
      SELECT count(*)::int AS n FROM done`,
-    [id, result.status, result.status === 'succeeded' ? result.id : null, result.status === 'failed' ? result.failure_code : null],
+    [
+      id,
+      result.status,
+      result.status === 'succeeded' ? result.id : null,
+      result.status === 'failed' ? result.failure_code : null,
+    ],
   );
   return r.rows[0]!.n === 1;
 }
@@ -152,26 +180,46 @@ export async function completeRefund(pool: PgPool, id: string, result: RefundRes
 async function linesOf(q: PgPool | PgClient, ids: string[]): Promise<Map<string, CreditNoteLineRow[]>> {
   const out = new Map<string, CreditNoteLineRow[]>(ids.map((id) => [id, []]));
   if (ids.length === 0) return out;
-  const r = await q.query<CreditNoteLineRow>(`SELECT ${LINE_COLUMNS} FROM credit_note_lines WHERE credit_note_id = ANY($1) ORDER BY credit_note_id, position`, [ids]);
+  const r = await q.query<CreditNoteLineRow>(
+    `SELECT ${LINE_COLUMNS} FROM credit_note_lines WHERE credit_note_id = ANY($1) ORDER BY credit_note_id, position`,
+    [ids],
+  );
   for (const line of r.rows) out.get(line.credit_note_id)!.push(line);
   return out;
 }
 
 /** The account's credit notes, newest first (ties by id), optionally of one invoice. */
-export async function listCreditNotes(pool: PgPool, accountId: string, q: { invoice_id?: string }, window: RowWindow): Promise<{ items: CreditNoteWithLines[]; total: number }> {
+export async function listCreditNotes(
+  pool: PgPool,
+  accountId: string,
+  q: { invoice_id?: string },
+  window: RowWindow,
+): Promise<{ items: CreditNoteWithLines[]; total: number }> {
   const { rows, total } = await selectPage<CreditNoteRow>(
     pool,
-    { columns: NOTE_COLUMNS, from: NOTES, where: 'n.account_id = $1 AND ($2::text IS NULL OR n.invoice_id = $2)', params: [accountId, q.invoice_id ?? null], orderBy: 'n.created_at DESC, n.id DESC' },
+    {
+      columns: NOTE_COLUMNS,
+      from: NOTES,
+      where: 'n.account_id = $1 AND ($2::text IS NULL OR n.invoice_id = $2)',
+      params: [accountId, q.invoice_id ?? null],
+      orderBy: 'n.created_at DESC, n.id DESC',
+    },
     window,
   );
-  const lines = await linesOf(pool, rows.map((r) => r.id));
+  const lines = await linesOf(
+    pool,
+    rows.map((r) => r.id),
+  );
   return { items: rows.map((note) => ({ note, lines: lines.get(note.id)! })), total };
 }
 
 /** One note of the account; another account's note is "not found" like an unknown id. */
 export async function getCreditNote(q: PgPool | PgClient, accountId: string, id: string): Promise<CreditNoteWithLines> {
   if (!hasPrefix(id, 'cn')) throw notFound(id);
-  const r = await q.query<CreditNoteRow>(`SELECT ${NOTE_COLUMNS} FROM ${NOTES} WHERE n.id = $1 AND n.account_id = $2`, [id, accountId]);
+  const r = await q.query<CreditNoteRow>(`SELECT ${NOTE_COLUMNS} FROM ${NOTES} WHERE n.id = $1 AND n.account_id = $2`, [
+    id,
+    accountId,
+  ]);
   if (!r.rows[0]) throw notFound(id);
   return { note: r.rows[0], lines: (await linesOf(q, [id])).get(id)! };
 }

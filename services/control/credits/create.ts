@@ -22,7 +22,13 @@ export function createCreditGrantRoute(deps: ApiDeps): RouteDef<NewCreditGrant> 
       summary: 'Grant prepaid credit to an account (operators only)',
       tags: ['billing'],
       requestBody: CreateCreditGrantBody,
-      responses: { '201': { description: 'The grant (Location names it); applied to the account’s next invoices in its currency, oldest-expiring first', schema: CreditGrantSchema } },
+      responses: {
+        '201': {
+          description:
+            'The grant (Location names it); applied to the account’s next invoices in its currency, oldest-expiring first',
+          schema: CreditGrantSchema,
+        },
+      },
     },
   };
 }

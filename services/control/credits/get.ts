@@ -9,7 +9,8 @@ export function getCreditGrantRoute(deps: ApiDeps): RouteDef {
     method: 'GET',
     path: '/v1/billing/credits/:credit_id',
     auth: 'read',
-    handler: async (ctx) => reply.ok(toCreditGrant(await getCreditGrant(deps.pg, ctx.principal!.accountId, ctx.params.credit_id!))),
+    handler: async (ctx) =>
+      reply.ok(toCreditGrant(await getCreditGrant(deps.pg, ctx.principal!.accountId, ctx.params.credit_id!))),
     doc: {
       summary: 'Get a prepaid credit grant with what remains of it',
       tags: ['billing'],

@@ -18,12 +18,21 @@ export function parseNewCreditGrant(ctx: RequestContext, now = new Date()): NewC
   const errors: FieldError[] = [];
   const currency = normalizeCurrency(input.currency);
   if (!currency) errors.push({ field: 'currency', message: 'must be an ISO 4217 currency code' });
-  const amount = parseAmount(numberLiteralAt(ctx.rawBody, 'amount') ?? '', { maxScale: currency ? minorUnits(currency) : undefined });
+  const amount = parseAmount(numberLiteralAt(ctx.rawBody, 'amount') ?? '', {
+    maxScale: currency ? minorUnits(currency) : undefined,
+  });
   if ('error' in amount) errors.push({ field: 'amount', message: amount.error });
   const expiresAt = input.expires_at === undefined ? null : new Date(input.expires_at);
-  if (expiresAt && !(expiresAt.getTime() > now.getTime())) errors.push({ field: 'expires_at', message: 'must be in the future' });
+  if (expiresAt && !(expiresAt.getTime() > now.getTime()))
+    errors.push({ field: 'expires_at', message: 'must be in the future' });
   const description = input.description.trim();
   if (!description) errors.push({ field: 'description', message: 'must not be blank' });
   if (errors.length) throw new ValidationError(errors);
-  return { accountId: input.account_id, amount: (amount as { value: string }).value, currency: currency!, expiresAt, description };
+  return {
+    accountId: input.account_id,
+    amount: (amount as { value: string }).value,
+    currency: currency!,
+    expiresAt,
+    description,
+  };
 }

@@ -14,14 +14,27 @@ export function listCreditGrantsRoute(deps: ApiDeps): RouteDef<PageRequest> {
     auth: 'read',
     input: parseListCreditGrants,
     handler: async (ctx, page) => {
-      const { rows, total, balance } = await listCreditGrants(deps.pg, ctx.principal!.accountId, pageWindow(page), new Date());
-      return reply.ok({ ...pageOf(rows.map(toCreditGrant), page, total), balance: balance.map((b) => ({ currency: b.currency, amount: new JsonDecimal(b.amount) })) });
+      const { rows, total, balance } = await listCreditGrants(
+        deps.pg,
+        ctx.principal!.accountId,
+        pageWindow(page),
+        new Date(),
+      );
+      return reply.ok({
+        ...pageOf(rows.map(toCreditGrant), page, total),
+        balance: balance.map((b) => ({ currency: b.currency, amount: new JsonDecimal(b.amount) })),
+      });
     },
     doc: {
       summary: 'List the account’s prepaid credit grants and its balance',
       tags: ['billing'],
       query: ListCreditGrantsQuery,
-      responses: { '200': { description: 'A page of grants, newest first, and the balance per currency', schema: CreditGrantListSchema } },
+      responses: {
+        '200': {
+          description: 'A page of grants, newest first, and the balance per currency',
+          schema: CreditGrantListSchema,
+        },
+      },
     },
   };
 }

@@ -2,14 +2,26 @@ import Type from 'typebox';
 import { PaginationQuery, PaginationSchema } from '../../../shared/http/pagination.js';
 import { JsonDecimal } from '../../../shared/money/json.js';
 
-const Money = (description: string) => Type.Number({ description: `${description}; an exact decimal written as a JSON number` });
+const Money = (description: string) =>
+  Type.Number({ description: `${description}; an exact decimal written as a JSON number` });
 
 export const CreateCreditGrantBody = Type.Object(
   {
     account_id: Type.String({ minLength: 1, maxLength: 64, description: 'acct_… of the account credited' }),
-    amount: Type.Number({ exclusiveMinimum: 0, description: "the credit, > 0, with at most the currency's minor-unit decimals (USD 2, JPY 0)" }),
-    currency: Type.String({ pattern: '^[A-Za-z]{3}$', description: 'ISO 4217; applies to invoices in this currency only' }),
-    expires_at: Type.Optional(Type.String({ format: 'date-time', description: 'RFC 3339, in the future; not applied to invoices created from then on. Absent: never expires' })),
+    amount: Type.Number({
+      exclusiveMinimum: 0,
+      description: "the credit, > 0, with at most the currency's minor-unit decimals (USD 2, JPY 0)",
+    }),
+    currency: Type.String({
+      pattern: '^[A-Za-z]{3}$',
+      description: 'ISO 4217; applies to invoices in this currency only',
+    }),
+    expires_at: Type.Optional(
+      Type.String({
+        format: 'date-time',
+        description: 'RFC 3339, in the future; not applied to invoices created from then on. Absent: never expires',
+      }),
+    ),
     description: Type.String({ minLength: 1, maxLength: 500 }),
   },
   { additionalProperties: false },
@@ -34,9 +46,15 @@ export const CreditGrantListSchema = Type.Object(
   {
     data: Type.Array(CreditGrantSchema),
     pagination: PaginationSchema,
-    balance: Type.Array(Type.Object({ currency: Type.String(), amount: Money('spendable now: the remaining credit of unexpired grants') }, { additionalProperties: false }), {
-      description: 'per currency, of all the account’s grants (not only this page)',
-    }),
+    balance: Type.Array(
+      Type.Object(
+        { currency: Type.String(), amount: Money('spendable now: the remaining credit of unexpired grants') },
+        { additionalProperties: false },
+      ),
+      {
+        description: 'per currency, of all the account’s grants (not only this page)',
+      },
+    ),
   },
   { additionalProperties: false },
 );
@@ -64,7 +82,8 @@ export interface CreditGrantRow {
   created_at: Date;
 }
 
-export const CREDIT_GRANT_COLUMNS = 'id, account_id, amount::text AS amount, remaining::text AS remaining, currency, expires_at, description, created_at';
+export const CREDIT_GRANT_COLUMNS =
+  'id, account_id, amount::text AS amount, remaining::text AS remaining, currency, expires_at, description, created_at';
 
 export function toCreditGrant(r: CreditGrantRow) {
   return {

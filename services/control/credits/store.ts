@@ -27,7 +27,17 @@ export async function listCreditGrants(
   now: Date,
 ): Promise<{ rows: CreditGrantRow[]; total: number; balance: { currency: string; amount: string }[] }> {
   const [page, balance] = await Promise.all([
-    selectPage<CreditGrantRow>(pool, { columns: CREDIT_GRANT_COLUMNS, from: 'credit_grants', where: 'account_id = $1', params: [accountId], orderBy: 'created_at DESC, id DESC' }, window),
+    selectPage<CreditGrantRow>(
+      pool,
+      {
+        columns: CREDIT_GRANT_COLUMNS,
+        from: 'credit_grants',
+        where: 'account_id = $1',
+        params: [accountId],
+        orderBy: 'created_at DESC, id DESC',
+      },
+      window,
+    ),
     pool.query<{ currency: string; amount: string }>(
       `SELECT currency, sum(remaining)::text AS amount FROM credit_grants
         WHERE account_id = $1 AND remaining > 0 AND (expires_at IS NULL OR expires_at > $2) GROUP BY currency ORDER BY currency`,
@@ -40,7 +50,10 @@ export async function listCreditGrants(
 /** One grant of the account; another account's grant is "not found" like an unknown id. */
 export async function getCreditGrant(pool: PgPool, accountId: string, id: string): Promise<CreditGrantRow> {
   if (!hasPrefix(id, 'cred')) throw notFound(id);
-  const r = await pool.query<CreditGrantRow>(`SELECT ${CREDIT_GRANT_COLUMNS} FROM credit_grants WHERE id = $1 AND account_id = $2`, [id, accountId]);
+  const r = await pool.query<CreditGrantRow>(
+    `SELECT ${CREDIT_GRANT_COLUMNS} FROM credit_grants WHERE id = $1 AND account_id = $2`,
+    [id, accountId],
+  );
   if (!r.rows[0]) throw notFound(id);
   return r.rows[0];
 }

@@ -10,7 +10,8 @@ export function getEventRoute(deps: ApiDeps): RouteDef {
     method: 'GET',
     path: '/v1/events/:event_id',
     auth: 'read',
-    handler: async (ctx) => reply.ok(customerEvent(await getEvent(deps.pg, ctx.principal!.accountId, ctx.params.event_id!))),
+    handler: async (ctx) =>
+      reply.ok(customerEvent(await getEvent(deps.pg, ctx.principal!.accountId, ctx.params.event_id!))),
     doc: {
       summary: 'Get one event (kept 30 days) in the webhook payload shape',
       tags: ['events'],

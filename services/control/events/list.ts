@@ -18,7 +18,8 @@ export function listEventsRoute(deps: ApiDeps): RouteDef<EventListRequest> {
       return reply.page(rows.map(customerEvent), q, total);
     },
     doc: {
-      summary: "The account's events of the last 30 days, newest first, in the webhook payload's shape (to reconcile after downtime)",
+      summary:
+        "The account's events of the last 30 days, newest first, in the webhook payload's shape (to reconcile after downtime)",
       tags: ['events'],
       query: ListEventsQuery,
       responses: { '200': { description: 'a page of events', schema: EventListSchema } },

@@ -18,7 +18,10 @@ export const EventSchema = Type.Object(
   {
     id: Type.String({ description: 'evt_…; the X-Webhook-Id / webhook-id of its deliveries' }),
     type: Type.Enum([...EVENT_TYPES]),
-    data: Type.Object({}, { additionalProperties: true, description: 'depends on type (README, "Receiving webhooks")' }),
+    data: Type.Object(
+      {},
+      { additionalProperties: true, description: 'depends on type (README, "Receiving webhooks")' },
+    ),
     created_at: Type.String({ format: 'date-time' }),
   },
   { additionalProperties: false },

@@ -7,7 +7,12 @@ import { PeriodicTask } from '../../../shared/periodic.js';
  * checked by the pipeline's idempotency step: services/api/pipeline.ts.) It registers no route.
  */
 export const idempotencyModule: RouteModuleFactory = (deps) => {
-  const purge = new PeriodicTask({ name: 'purging expired idempotency keys', everyMs: 60 * 60 * 1000, log: deps.log, run: () => purgeExpiredIdempotencyKeys(deps.pg) });
+  const purge = new PeriodicTask({
+    name: 'purging expired idempotency keys',
+    everyMs: 60 * 60 * 1000,
+    log: deps.log,
+    run: () => purgeExpiredIdempotencyKeys(deps.pg),
+  });
   return {
     name: 'idempotency',
     area: 'control',

@@ -36,7 +36,14 @@ export function downloadInvoiceRoute(deps: ApiDeps, pool: () => InvoicePdfPool):
           created_at: invoice.created_at.toISOString(),
           paid_at: invoice.paid_at ? invoice.paid_at.toISOString() : null,
         },
-        lines: lines.map((l) => ({ product_id: l.product_id, meter_id: l.meter_id, description: l.description, quantity: l.quantity, unit_price: l.unit_price, amount: l.amount })),
+        lines: lines.map((l) => ({
+          product_id: l.product_id,
+          meter_id: l.meter_id,
+          description: l.description,
+          quantity: l.quantity,
+          unit_price: l.unit_price,
+          amount: l.amount,
+        })),
         customer: { name },
         address: billing.billing_address,
       };
@@ -53,7 +60,11 @@ export function downloadInvoiceRoute(deps: ApiDeps, pool: () => InvoicePdfPool):
 /** The OpenAPI answers of a PDF download route (invoices, credit notes). */
 export function pdfResponses(what: string): NonNullable<OperationDoc['responses']> {
   return {
-    '200': { description: `${what} as a PDF document`, schema: { type: 'string', contentMediaType: 'application/pdf' }, contentType: 'application/pdf' },
+    '200': {
+      description: `${what} as a PDF document`,
+      schema: { type: 'string', contentMediaType: 'application/pdf' },
+      contentType: 'application/pdf',
+    },
     '503': problemResponse('Too many PDFs are being rendered at once (unavailable); retry after Retry-After seconds'),
   };
 }

@@ -9,7 +9,8 @@ export function getInvoiceRoute(deps: ApiDeps): RouteDef {
     method: 'GET',
     path: '/v1/billing/invoices/:invoice_id',
     auth: 'read',
-    handler: async (ctx) => reply.ok(toInvoice(await getInvoice(deps.pg, ctx.principal!.accountId, ctx.params.invoice_id!))),
+    handler: async (ctx) =>
+      reply.ok(toInvoice(await getInvoice(deps.pg, ctx.principal!.accountId, ctx.params.invoice_id!))),
     doc: {
       summary: 'Get an invoice with its lines',
       tags: ['billing'],

@@ -27,7 +27,9 @@ export function payInvoiceRoute(deps: ApiDeps, processor: PaymentProcessor): Rou
       tags: ['billing'],
       responses: {
         '200': { description: 'The invoice, paid', schema: InvoiceSchema },
-        '402': problemResponse('The charge failed (card_declined, insufficient_funds) or there is no payment method (no_payment_method); the invoice is unchanged but for attempt_count'),
+        '402': problemResponse(
+          'The charge failed (card_declined, insufficient_funds) or there is no payment method (no_payment_method); the invoice is unchanged but for attempt_count',
+        ),
       },
     },
   };

@@ -7,27 +7,37 @@ import { LINE_TYPES, type LineType } from '../../billing/invoice-lines.js';
 export const INVOICE_STATUSES = ['open', 'paid', 'uncollectible', 'void'] as const;
 export type InvoiceStatus = (typeof INVOICE_STATUSES)[number];
 
-const Money = (description: string) => Type.Number({ description: `${description}; an exact decimal written as a JSON number` });
-const Day = (description: string) => Type.String({ format: 'date', description: `${description} (YYYY-MM-DD, UTC, inclusive)` });
+const Money = (description: string) =>
+  Type.Number({ description: `${description}; an exact decimal written as a JSON number` });
+const Day = (description: string) =>
+  Type.String({ format: 'date', description: `${description} (YYYY-MM-DD, UTC, inclusive)` });
 
 export const InvoiceLineSchema = Type.Object(
   {
     type: Type.Enum([...LINE_TYPES], {
       description:
-        'flat: a flat item; usage: a usage-priced item (metered, tiered, package); minimum_commitment: the true-up to an item\'s minimum; credit: prepaid credit applied (negative); adjustment: usage of an earlier invoiced period that changed since, re-priced at that period\'s rates',
+        "flat: a flat item; usage: a usage-priced item (metered, tiered, package); minimum_commitment: the true-up to an item's minimum; credit: prepaid credit applied (negative); adjustment: usage of an earlier invoiced period that changed since, re-priced at that period's rates",
     }),
     product_id: Type.Union([Type.String(), Type.Null()], { description: 'null on credit lines' }),
-    meter_id: Type.Union([Type.String(), Type.Null()], { description: 'the meter whose usage is the quantity (usage-priced products); null for flat ones' }),
-    description: Type.String({ description: 'what the line bills; usage lines show the tier or package breakdown, adjustments the period they belong to' }),
+    meter_id: Type.Union([Type.String(), Type.Null()], {
+      description: 'the meter whose usage is the quantity (usage-priced products); null for flat ones',
+    }),
+    description: Type.String({
+      description:
+        'what the line bills; usage lines show the tier or package breakdown, adjustments the period they belong to',
+    }),
     quantity: Money('units billed (adjustments: the change in units)'),
     unit_price: Money('price per unit, up to 9 decimals (package: per package; tiered: the last tier reached)'),
     amount: Money(
       "rounded half away from zero to the currency's minor unit: quantity × unit_price for flat and metered lines; by the price model (see description) for tiered and package lines",
     ),
-    adjusts_invoice_id: Type.Optional(Type.String({ description: 'adjustment lines: the invoice of the period the usage belongs to' })),
+    adjusts_invoice_id: Type.Optional(
+      Type.String({ description: 'adjustment lines: the invoice of the period the usage belongs to' }),
+    ),
     dimensions: Type.Optional(
       Type.Record(Type.String(), Type.Union([Type.String(), Type.Null()]), {
-        description: "usage and adjustment lines of an item with group_by: the group of dimension values the line bills (null: records without that dimension), e.g. {\"model\": \"gpt-x\"}",
+        description:
+          'usage and adjustment lines of an item with group_by: the group of dimension values the line bills (null: records without that dimension), e.g. {"model": "gpt-x"}',
       }),
     ),
   },
@@ -51,13 +61,20 @@ export const InvoiceSchema = Type.Object(
     currency: Type.String({ description: 'ISO 4217, upper case' }),
     amount: Money('the sum of the lines'),
     amount_credited: Money('what credit notes took off the invoice (GET /v1/billing/credit-notes?invoice_id=…)'),
-    amount_due: Money('what is still to be paid: amount − amount_credited while open or uncollectible (what the next payment attempt charges), 0 once paid or void'),
+    amount_due: Money(
+      'what is still to be paid: amount − amount_credited while open or uncollectible (what the next payment attempt charges), 0 once paid or void',
+    ),
     period_start: Day('first day billed'),
     period_end: Day('last day billed'),
     lines: Type.Array(InvoiceLineSchema),
     attempt_count: Type.Integer({ minimum: 0, description: 'payment attempts so far' }),
-    next_payment_attempt_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()], { description: 'when the next automatic payment attempt runs (1, 3 and 5 days after creation); null when none is planned' }),
-    last_payment_error: Type.Union([PaymentErrorSchema, Type.Null()], { description: 'why the last automatic attempt failed' }),
+    next_payment_attempt_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()], {
+      description:
+        'when the next automatic payment attempt runs (1, 3 and 5 days after creation); null when none is planned',
+    }),
+    last_payment_error: Type.Union([PaymentErrorSchema, Type.Null()], {
+      description: 'why the last automatic attempt failed',
+    }),
     created_at: Type.String({ format: 'date-time' }),
     paid_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
   },
@@ -66,7 +83,10 @@ export const InvoiceSchema = Type.Object(
 export const InvoiceListSchema = listOf(InvoiceSchema);
 
 export const ListInvoicesQuery = Type.Object(
-  { ...PaginationQuery, status: Type.Optional(Type.Enum([...INVOICE_STATUSES], { description: 'only invoices in this status' })) },
+  {
+    ...PaginationQuery,
+    status: Type.Optional(Type.Enum([...INVOICE_STATUSES], { description: 'only invoices in this status' })),
+  },
   { additionalProperties: false },
 );
 export type ListInvoicesQuery = Type.Static<typeof ListInvoicesQuery>;
@@ -112,7 +132,9 @@ export interface InvoiceWithLines {
 
 /** What is still to be paid on an invoice: its amount less credit notes while unpaid; nothing once paid or void. */
 export function amountDue(r: Pick<InvoiceRow, 'status' | 'amount' | 'amount_credited'>): string {
-  return r.status === 'open' || r.status === 'uncollectible' ? canonicalDecimal(new Decimal(r.amount).minus(r.amount_credited)) : '0';
+  return r.status === 'open' || r.status === 'uncollectible'
+    ? canonicalDecimal(new Decimal(r.amount).minus(r.amount_credited))
+    : '0';
 }
 
 /** The API representation; money goes out as exact JSON numbers (every reply serializes them: shared/http/reply.ts). */
@@ -138,7 +160,20 @@ export function toInvoice({ invoice: r, lines }: InvoiceWithLines) {
 }
 
 /** A line on the wire (stored invoices and the upcoming one); money as exact JSON numbers. */
-export function toInvoiceLine(l: Pick<InvoiceLineRow, 'type' | 'product_id' | 'meter_id' | 'description' | 'quantity' | 'unit_price' | 'amount' | 'adjusts_invoice_id' | 'dimensions'>) {
+export function toInvoiceLine(
+  l: Pick<
+    InvoiceLineRow,
+    | 'type'
+    | 'product_id'
+    | 'meter_id'
+    | 'description'
+    | 'quantity'
+    | 'unit_price'
+    | 'amount'
+    | 'adjusts_invoice_id'
+    | 'dimensions'
+  >,
+) {
   return {
     type: l.type,
     product_id: l.product_id,

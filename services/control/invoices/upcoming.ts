@@ -13,7 +13,8 @@ export const UpcomingInvoiceQuery = Type.Object(
 type UpcomingInvoiceQuery = Type.Static<typeof UpcomingInvoiceQuery>;
 const query = queryValidator<UpcomingInvoiceQuery>(UpcomingInvoiceQuery);
 
-const Money = (description: string) => Type.Number({ description: `${description}; an exact decimal written as a JSON number` });
+const Money = (description: string) =>
+  Type.Number({ description: `${description}; an exact decimal written as a JSON number` });
 
 export const UpcomingInvoiceSchema = Type.Object(
   {
@@ -29,7 +30,10 @@ export const UpcomingInvoiceSchema = Type.Object(
     attempt_count: Type.Literal(0),
     next_payment_attempt_at: Type.Null(),
     last_payment_error: Type.Null(),
-    created_at: Type.String({ format: 'date-time', description: 'the instant the draft was computed; usage counts up to it' }),
+    created_at: Type.String({
+      format: 'date-time',
+      description: 'the instant the draft was computed; usage counts up to it',
+    }),
     paid_at: Type.Null(),
   },
   { additionalProperties: false },
@@ -49,7 +53,12 @@ export function upcomingInvoiceRoute(deps: ApiDeps): RouteDef<UpcomingInvoiceQue
     auth: 'read',
     input: (ctx) => query.parseQuery(ctx.query),
     handler: async (ctx, q) => {
-      const u = await upcomingInvoice({ pg: deps.pg, clickhouse: deps.clickhouse, database: deps.config.CLICKHOUSE_DATABASE }, ctx.principal!.accountId, q.subscription_id, new Date());
+      const u = await upcomingInvoice(
+        { pg: deps.pg, clickhouse: deps.clickhouse, database: deps.config.CLICKHOUSE_DATABASE },
+        ctx.principal!.accountId,
+        q.subscription_id,
+        new Date(),
+      );
       return reply.ok({
         id: null,
         customer_id: u.customer_id,
@@ -68,7 +77,8 @@ export function upcomingInvoiceRoute(deps: ApiDeps): RouteDef<UpcomingInvoiceQue
       });
     },
     doc: {
-      summary: 'The upcoming invoice of a subscription: its current period priced with the usage so far (nothing stored)',
+      summary:
+        'The upcoming invoice of a subscription: its current period priced with the usage so far (nothing stored)',
       tags: ['billing'],
       query: UpcomingInvoiceQuery,
       responses: { '200': { description: 'A draft invoice (id null, status draft)', schema: UpcomingInvoiceSchema } },

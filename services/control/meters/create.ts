@@ -6,7 +6,11 @@ import { createMeter } from './store.js';
 import type { MeterRegistryWriter } from './registry.js';
 
 /** POST /v1/meters — 201 + Location once Postgres and the KV registry both hold the meter. */
-export function createMeterRoute(deps: ApiDeps, registry: () => MeterRegistryWriter, registerUnique: (accountId: string, meterId: string, uniqueBy: string) => Promise<void>): RouteDef<NewMeter> {
+export function createMeterRoute(
+  deps: ApiDeps,
+  registry: () => MeterRegistryWriter,
+  registerUnique: (accountId: string, meterId: string, uniqueBy: string) => Promise<void>,
+): RouteDef<NewMeter> {
   return {
     method: 'POST',
     path: '/v1/meters',
@@ -14,14 +18,23 @@ export function createMeterRoute(deps: ApiDeps, registry: () => MeterRegistryWri
     input: parseNewMeter,
     handler: async (ctx, meter) => {
       const accountId = ctx.principal!.accountId;
-      const row = await createMeter(deps.pg, registry(), accountId, meter, deps.protection.limits(accountId).max_meters, (meterId, uniqueBy) => registerUnique(accountId, meterId, uniqueBy));
+      const row = await createMeter(
+        deps.pg,
+        registry(),
+        accountId,
+        meter,
+        deps.protection.limits(accountId).max_meters,
+        (meterId, uniqueBy) => registerUnique(accountId, meterId, uniqueBy),
+      );
       return reply.created(toMeter(row), `/v1/meters/${row.id}`);
     },
     doc: {
       summary: 'Create a meter',
       tags: ['meters'],
       requestBody: CreateMeterBody,
-      responses: { '201': { description: 'The created meter, usable by every ingress (Location names it)', schema: MeterSchema } },
+      responses: {
+        '201': { description: 'The created meter, usable by every ingress (Location names it)', schema: MeterSchema },
+      },
     },
   };
 }

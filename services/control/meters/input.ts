@@ -20,13 +20,19 @@ export function parseNewMeter(ctx: RequestContext): NewMeter {
   if (!name) errors.push({ field: 'name', message: 'must not be blank' });
   if (!unit) errors.push({ field: 'unit', message: 'must not be blank' });
   if (!AGGREGATIONS[type].includes(input.aggregation)) {
-    errors.push({ field: 'aggregation', message: `must be one of ${AGGREGATIONS[type].join(', ')} for a ${type} meter` });
+    errors.push({
+      field: 'aggregation',
+      message: `must be one of ${AGGREGATIONS[type].join(', ')} for a ${type} meter`,
+    });
   }
   const dimensions = input.dimensions ?? [];
   const uniqueBy = input.unique_by ?? null;
-  if (input.aggregation === 'unique_count' && uniqueBy === null) errors.push({ field: 'unique_by', message: 'is required for aggregation unique_count' });
-  if (input.aggregation !== 'unique_count' && uniqueBy !== null) errors.push({ field: 'unique_by', message: 'is only for aggregation unique_count' });
-  if (uniqueBy !== null && dimensions.length > 0 && !dimensions.includes(uniqueBy)) errors.push({ field: 'unique_by', message: 'must be one of the declared dimensions' });
+  if (input.aggregation === 'unique_count' && uniqueBy === null)
+    errors.push({ field: 'unique_by', message: 'is required for aggregation unique_count' });
+  if (input.aggregation !== 'unique_count' && uniqueBy !== null)
+    errors.push({ field: 'unique_by', message: 'is only for aggregation unique_count' });
+  if (uniqueBy !== null && dimensions.length > 0 && !dimensions.includes(uniqueBy))
+    errors.push({ field: 'unique_by', message: 'must be one of the declared dimensions' });
   if (errors.length) throw new ValidationError(errors);
   return { name, unit, type, aggregation: input.aggregation, dimensions, uniqueBy };
 }
@@ -34,12 +40,20 @@ export function parseNewMeter(ctx: RequestContext): NewMeter {
 /** `type` and `aggregation` pass through: the store rejects them when they differ from the meter's (422). */
 export function parseMeterChange(ctx: RequestContext): MeterChange {
   const input = updateBody.parse(ctx.body);
-  if (Object.keys(input).length === 0) throw new ValidationError([{ field: '', message: 'must contain at least one of name, unit, status, dimensions' }]);
+  if (Object.keys(input).length === 0)
+    throw new ValidationError([{ field: '', message: 'must contain at least one of name, unit, status, dimensions' }]);
   const errors: FieldError[] = [];
   const name = input.name?.trim();
   const unit = input.unit?.trim();
   if (name === '') errors.push({ field: 'name', message: 'must not be blank' });
   if (unit === '') errors.push({ field: 'unit', message: 'must not be blank' });
   if (errors.length) throw new ValidationError(errors);
-  return { name, unit, status: input.status, type: input.type, aggregation: input.aggregation, dimensions: input.dimensions };
+  return {
+    name,
+    unit,
+    status: input.status,
+    type: input.type,
+    aggregation: input.aggregation,
+    dimensions: input.dimensions,
+  };
 }

@@ -26,7 +26,12 @@ export const metersModule: RouteModuleFactory = (deps) => {
     if (!shards) throw new Error('meters module not started');
     return registerUniqueMeter(shards.of(accountId), deps.config.CLICKHOUSE_DATABASE, { accountId, meterId, uniqueBy });
   };
-  const reconcile = new PeriodicTask({ name: 'meter registry reconciliation', everyMs: RECONCILE_INTERVAL_MS, log: deps.log, run: () => get().reconcile() });
+  const reconcile = new PeriodicTask({
+    name: 'meter registry reconciliation',
+    everyMs: RECONCILE_INTERVAL_MS,
+    log: deps.log,
+    run: () => get().reconcile(),
+  });
   return {
     name: 'meters',
     area: 'control',

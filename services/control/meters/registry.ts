@@ -43,7 +43,9 @@ export class MeterRegistryWriter {
    * don't exist are deleted once older than `orphanGraceMs` (younger ones may belong to a create still in
    * its transaction).
    */
-  async reconcile(opts: { orphanGraceMs?: number } = {}): Promise<{ checked: number; repaired: number; removed: number }> {
+  async reconcile(
+    opts: { orphanGraceMs?: number } = {},
+  ): Promise<{ checked: number; repaired: number; removed: number }> {
     const grace = opts.orphanGraceMs ?? 60_000;
     const stats = { checked: 0, repaired: 0, removed: 0 };
     const keys = new Set<string>();
@@ -51,7 +53,9 @@ export class MeterRegistryWriter {
 
     let after = '';
     for (;;) {
-      const { rows } = await this.pg.query<MeterRow>('SELECT * FROM meters WHERE id > $1 ORDER BY id LIMIT 500', [after]);
+      const { rows } = await this.pg.query<MeterRow>('SELECT * FROM meters WHERE id > $1 ORDER BY id LIMIT 500', [
+        after,
+      ]);
       if (rows.length === 0) break;
       after = rows[rows.length - 1]!.id;
       await inBatches(rows, 16, async (row) => {

@@ -1,7 +1,13 @@
 import Type from 'typebox';
 import { PaginationQuery, listOf } from '../../../shared/http/pagination.js';
 import { DIMENSION_LIMITS } from '../../../shared/usage/dimensions.js';
-import { AGGREGATIONS, MAX_DECLARED_DIMENSIONS, METER_TYPES, type MeterRecord, type MeterType } from '../../../shared/meters/record.js';
+import {
+  AGGREGATIONS,
+  MAX_DECLARED_DIMENSIONS,
+  METER_TYPES,
+  type MeterRecord,
+  type MeterType,
+} from '../../../shared/meters/record.js';
 
 const ALL_AGGREGATIONS = [...new Set(Object.values(AGGREGATIONS).flat())];
 
@@ -9,17 +15,20 @@ const MeterTypeSchema = Type.Enum([...METER_TYPES], {
   description: 'counter (values add up), gauge (sets a value), histogram (a distribution); default counter',
 });
 const AggregationSchema = Type.Enum(ALL_AGGREGATIONS, {
-  description: 'counter: sum|count|unique_count; gauge: last|max|min|avg; histogram: sum|count|min|max|avg|p50|p90|p95|p99',
+  description:
+    'counter: sum|count|unique_count; gauge: last|max|min|avg; histogram: sum|count|min|max|avg|p50|p90|p95|p99',
 });
 const DimensionKey = Type.String({ pattern: DIMENSION_LIMITS.keyPattern.source });
 const DeclaredDimensions = Type.Array(DimensionKey, {
   maxItems: MAX_DECLARED_DIMENSIONS,
   uniqueItems: true,
-  description: 'dimension keys records of this meter may carry; empty (default): any keys. Keys can be added later, never removed',
+  description:
+    'dimension keys records of this meter may carry; empty (default): any keys. Keys can be added later, never removed',
 });
 const UniqueBy = Type.String({
   pattern: DIMENSION_LIMITS.keyPattern.source,
-  description: 'aggregation unique_count only (required there): the dimension whose distinct values are counted; fixed once created',
+  description:
+    'aggregation unique_count only (required there): the dimension whose distinct values are counted; fixed once created',
 });
 const StatusSchema = Type.Enum(['active', 'inactive']);
 const Name = Type.String({ minLength: 1, maxLength: 200 });
@@ -43,7 +52,14 @@ export const MeterSchema = Type.Object(
 export const MeterListSchema = listOf(MeterSchema);
 
 export const CreateMeterBody = Type.Object(
-  { name: Name, unit: Unit, type: Type.Optional(MeterTypeSchema), aggregation: AggregationSchema, dimensions: Type.Optional(DeclaredDimensions), unique_by: Type.Optional(UniqueBy) },
+  {
+    name: Name,
+    unit: Unit,
+    type: Type.Optional(MeterTypeSchema),
+    aggregation: AggregationSchema,
+    dimensions: Type.Optional(DeclaredDimensions),
+    unique_by: Type.Optional(UniqueBy),
+  },
   { additionalProperties: false },
 );
 export type CreateMeterBody = Type.Static<typeof CreateMeterBody>;
@@ -56,13 +72,19 @@ export const UpdateMeterBody = Type.Object(
     status: Type.Optional(StatusSchema),
     type: Type.Optional(MeterTypeSchema),
     aggregation: Type.Optional(AggregationSchema),
-    dimensions: Type.Optional({ ...DeclaredDimensions, description: 'the full new list: every declared key must stay (add only)' }),
+    dimensions: Type.Optional({
+      ...DeclaredDimensions,
+      description: 'the full new list: every declared key must stay (add only)',
+    }),
   },
   { additionalProperties: false },
 );
 export type UpdateMeterBody = Type.Static<typeof UpdateMeterBody>;
 
-export const ListMetersQuery = Type.Object({ ...PaginationQuery, status: Type.Optional(StatusSchema) }, { additionalProperties: false });
+export const ListMetersQuery = Type.Object(
+  { ...PaginationQuery, status: Type.Optional(StatusSchema) },
+  { additionalProperties: false },
+);
 export type ListMetersQuery = Type.Static<typeof ListMetersQuery>;
 
 export interface NewMeter {

@@ -11,17 +11,32 @@ const notFound = (id: string) => new NotFoundError(`No meter ${id}.`);
 // Millisecond precision: the KV record's updated_at_ms must equal the column exactly.
 const NOW_MS = "date_trunc('milliseconds', now())";
 
-export async function listMeters(pool: PgPool, accountId: string, q: { status?: string }, window: RowWindow): Promise<{ rows: MeterRow[]; total: number }> {
+export async function listMeters(
+  pool: PgPool,
+  accountId: string,
+  q: { status?: string },
+  window: RowWindow,
+): Promise<{ rows: MeterRow[]; total: number }> {
   return selectPage<MeterRow>(
     pool,
-    { columns: '*', from: 'meters', where: 'account_id = $1 AND ($2::text IS NULL OR status = $2)', params: [accountId, q.status ?? null], orderBy: 'created_at DESC, id DESC' },
+    {
+      columns: '*',
+      from: 'meters',
+      where: 'account_id = $1 AND ($2::text IS NULL OR status = $2)',
+      params: [accountId, q.status ?? null],
+      orderBy: 'created_at DESC, id DESC',
+    },
     window,
   );
 }
 
 export async function getMeter(pool: PgPool, accountId: string, id: string): Promise<MeterRow> {
   if (!hasPrefix(id, 'mtr')) throw notFound(id);
-  const r = await pool.query<MeterRow>({ name: 'meter-get', text: 'SELECT * FROM meters WHERE id = $1 AND account_id = $2', values: [id, accountId] });
+  const r = await pool.query<MeterRow>({
+    name: 'meter-get',
+    text: 'SELECT * FROM meters WHERE id = $1 AND account_id = $2',
+    values: [id, accountId],
+  });
   if (!r.rows[0]) throw notFound(id);
   return r.rows[0];
 }
@@ -56,10 +71,19 @@ export async function createMeter(
  * Changes name, unit or status under the row lock. type and aggregation are fixed once created (usage already
  * stored was aggregated under them): a change asking for different ones is refused (422) before any write.
  */
-export async function updateMeter(pool: PgPool, registry: MeterRegistryWriter, accountId: string, id: string, change: MeterChange): Promise<MeterRow> {
+export async function updateMeter(
+  pool: PgPool,
+  registry: MeterRegistryWriter,
+  accountId: string,
+  id: string,
+  change: MeterChange,
+): Promise<MeterRow> {
   if (!hasPrefix(id, 'mtr')) throw notFound(id);
   return withTransaction(pool, async (c) => {
-    const cur = await c.query<MeterRow>('SELECT * FROM meters WHERE id = $1 AND account_id = $2 FOR UPDATE', [id, accountId]);
+    const cur = await c.query<MeterRow>('SELECT * FROM meters WHERE id = $1 AND account_id = $2 FOR UPDATE', [
+      id,
+      accountId,
+    ]);
     if (!cur.rows[0]) throw notFound(id);
     refuseFixedFieldChanges(cur.rows[0], change);
     const r = await c.query<MeterRow>(
@@ -75,16 +99,24 @@ export async function updateMeter(pool: PgPool, registry: MeterRegistryWriter, a
 
 function refuseFixedFieldChanges(current: MeterRow, change: MeterChange): void {
   const fixed: FieldError[] = [];
-  if (change.type !== undefined && change.type !== current.type) fixed.push({ field: 'type', message: 'cannot be changed after the meter is created' });
+  if (change.type !== undefined && change.type !== current.type)
+    fixed.push({ field: 'type', message: 'cannot be changed after the meter is created' });
   if (change.aggregation !== undefined && change.aggregation !== current.aggregation) {
     fixed.push({ field: 'aggregation', message: 'cannot be changed after the meter is created' });
   }
   if (change.dimensions !== undefined) {
     const removed = current.dimensions.filter((d) => !change.dimensions!.includes(d));
-    if (removed.length) fixed.push({ field: 'dimensions', message: `declared dimensions can be added, not removed (missing: ${removed.join(', ')})` });
+    if (removed.length)
+      fixed.push({
+        field: 'dimensions',
+        message: `declared dimensions can be added, not removed (missing: ${removed.join(', ')})`,
+      });
     // An open meter (no declared keys) that starts declaring must keep accepting its unique_by dimension.
     if (current.unique_by && change.dimensions.length > 0 && !change.dimensions.includes(current.unique_by)) {
-      fixed.push({ field: 'dimensions', message: `must include ${current.unique_by}, the meter's unique_by dimension` });
+      fixed.push({
+        field: 'dimensions',
+        message: `must include ${current.unique_by}, the meter's unique_by dimension`,
+      });
     }
   }
   if (fixed.length) throw new ValidationError(fixed);

@@ -15,7 +15,8 @@ export function updateMeterRoute(deps: ApiDeps, registry: () => MeterRegistryWri
     path: '/v1/meters/:meter_id',
     auth: 'write',
     input: parseMeterChange,
-    handler: async (ctx, change) => reply.ok(toMeter(await updateMeter(deps.pg, registry(), ctx.principal!.accountId, ctx.params.meter_id!, change))),
+    handler: async (ctx, change) =>
+      reply.ok(toMeter(await updateMeter(deps.pg, registry(), ctx.principal!.accountId, ctx.params.meter_id!, change))),
     doc: {
       summary: 'Update a meter’s name, unit or status',
       tags: ['meters'],

@@ -4,7 +4,11 @@ import { grantableScopes } from '../../../shared/auth/types.js';
 import { RateLimitedError } from '../../../shared/errors.js';
 import { verifyCredentials, type User } from '../accounts/users.js';
 import type { OAuthContext } from './context.js';
-import { authorizationResponse, checkAuthorizationRequest, type AuthorizationRequest } from './authorization-request.js';
+import {
+  authorizationResponse,
+  checkAuthorizationRequest,
+  type AuthorizationRequest,
+} from './authorization-request.js';
 import { createAuthorizationCode } from './grants.js';
 import { consentPage, errorPage, signInPage } from './templates.js';
 import type { Sessions } from './session.js';
@@ -27,7 +31,14 @@ export function registerAuthorize(server: RouteRegistry, deps: AuthorizeDeps): v
     path: '/oauth/authorize',
     auth: 'public',
     handler: (ctx) => withRequest(deps, ctx, (request) => showPage(deps, ctx, request)),
-    doc: { summary: 'Authorization endpoint (RFC 6749 §4.1.1): HTML sign-in and consent', tags: ['oauth'], responses: { '200': { description: 'HTML page', contentType: 'text/html' }, '302': { description: 'Authorization error redirect' } } },
+    doc: {
+      summary: 'Authorization endpoint (RFC 6749 §4.1.1): HTML sign-in and consent',
+      tags: ['oauth'],
+      responses: {
+        '200': { description: 'HTML page', contentType: 'text/html' },
+        '302': { description: 'Authorization error redirect' },
+      },
+    },
   });
   server.route({
     method: 'POST',
@@ -42,7 +53,14 @@ export function registerAuthorize(server: RouteRegistry, deps: AuthorizeDeps): v
         if (form.email !== undefined || form.password !== undefined) return signIn(deps, ctx, request, form);
         return Promise.resolve(errorPage(400, 'Invalid form', 'The form carried neither a sign-in nor a decision.'));
       }),
-    doc: { summary: 'Sign-in and consent form submissions', tags: ['oauth'], responses: { '302': { description: 'Redirect to the client with code or error' }, '303': { description: 'Signed in: back to the consent page' } } },
+    doc: {
+      summary: 'Sign-in and consent form submissions',
+      tags: ['oauth'],
+      responses: {
+        '302': { description: 'Redirect to the client with code or error' },
+        '303': { description: 'Signed in: back to the consent page' },
+      },
+    },
   });
 }
 
@@ -55,7 +73,11 @@ function formFields(body: unknown): Form {
   return out;
 }
 
-async function withRequest(deps: AuthorizeDeps, ctx: RequestContext, fn: (r: AuthorizationRequest) => Promise<HttpReply>): Promise<HttpReply> {
+async function withRequest(
+  deps: AuthorizeDeps,
+  ctx: RequestContext,
+  fn: (r: AuthorizationRequest) => Promise<HttpReply>,
+): Promise<HttpReply> {
   const check = await checkAuthorizationRequest(deps.oauth.pg, deps.oauth.issuer, ctx.query);
   if (check.kind === 'page') return errorPage(400, check.title, check.message);
   if (check.kind === 'redirect') return redirect(check.location);
@@ -75,29 +97,65 @@ async function showPage(deps: AuthorizeDeps, ctx: RequestContext, request: Autho
 }
 
 /** The sign-in form, under a fresh anonymous cookie when the browser has none. */
-function signInForm(deps: AuthorizeDeps, cookie: string | undefined, request: AuthorizationRequest, o: { status?: number; error?: string; email?: string; headers?: Record<string, string> }): HttpReply {
+function signInForm(
+  deps: AuthorizeDeps,
+  cookie: string | undefined,
+  request: AuthorizationRequest,
+  o: { status?: number; error?: string; email?: string; headers?: Record<string, string> },
+): HttpReply {
   let headers = o.headers ?? {};
   if (!cookie) {
     const fresh = deps.sessions.anonymous();
     cookie = fresh.value;
     headers = { ...headers, 'Set-Cookie': fresh.setCookie };
   }
-  return signInPage({ status: o.status, clientName: request.client.name, csrfToken: deps.sessions.csrfToken(cookie, 'sign-in'), email: o.email, error: o.error, headers });
+  return signInPage({
+    status: o.status,
+    clientName: request.client.name,
+    csrfToken: deps.sessions.csrfToken(cookie, 'sign-in'),
+    email: o.email,
+    error: o.error,
+    headers,
+  });
 }
 
-function consent(deps: AuthorizeDeps, cookie: string, user: User, request: AuthorizationRequest, o: { status?: number; error?: string } = {}): HttpReply {
+function consent(
+  deps: AuthorizeDeps,
+  cookie: string,
+  user: User,
+  request: AuthorizationRequest,
+  o: { status?: number; error?: string } = {},
+): HttpReply {
   const { granted, withheld } = grantableScopes(request.scopes, user.isOperator);
-  return consentPage({ status: o.status, clientName: request.client.name, email: user.email, granted, withheld, csrfToken: deps.sessions.csrfToken(cookie, 'consent'), error: o.error });
+  return consentPage({
+    status: o.status,
+    clientName: request.client.name,
+    email: user.email,
+    granted,
+    withheld,
+    csrfToken: deps.sessions.csrfToken(cookie, 'consent'),
+    error: o.error,
+  });
 }
 
-async function signIn(deps: AuthorizeDeps, ctx: RequestContext, request: AuthorizationRequest, form: Form): Promise<HttpReply> {
+async function signIn(
+  deps: AuthorizeDeps,
+  ctx: RequestContext,
+  request: AuthorizationRequest,
+  form: Form,
+): Promise<HttpReply> {
   const cookie = deps.sessions.cookie(ctx.headers.cookie);
   const email = (form.email ?? '').trim();
   if (!deps.sessions.csrfValid(cookie, 'sign-in', form.csrf_token)) {
     // No cookie or a forged/stale token: nothing is checked; a fresh form lets a real user go on.
-    return signInForm(deps, undefined, request, { status: 403, email, error: 'This form expired or did not come from this site. Please sign in again.' });
+    return signInForm(deps, undefined, request, {
+      status: 403,
+      email,
+      error: 'This form expired or did not come from this site. Please sign in again.',
+    });
   }
-  if (!email || !form.password) return signInForm(deps, cookie, request, { status: 400, email, error: 'Enter your email and password.' });
+  if (!email || !form.password)
+    return signInForm(deps, cookie, request, { status: 400, email, error: 'Enter your email and password.' });
   const address = ctx.clientAddress;
   const wait = await deps.throttle.retryAfter(address, email);
   if (wait > 0) return throttled(deps, ctx, cookie, request, email, wait);
@@ -114,25 +172,54 @@ async function signIn(deps: AuthorizeDeps, ctx: RequestContext, request: Authori
 }
 
 /** 429 + Retry-After: the sign-in form again for a browser, a problem document for a JSON client. */
-function throttled(deps: AuthorizeDeps, ctx: RequestContext, cookie: string | undefined, request: AuthorizationRequest, email: string, wait: number): HttpReply {
+function throttled(
+  deps: AuthorizeDeps,
+  ctx: RequestContext,
+  cookie: string | undefined,
+  request: AuthorizationRequest,
+  email: string,
+  wait: number,
+): HttpReply {
   const detail = `Too many failed attempts. Try again in ${wait < 120 ? `${wait} seconds` : `${Math.ceil(wait / 60)} minutes`}.`;
-  if (ctx.mediaType !== 'application/x-www-form-urlencoded') throw new RateLimitedError(detail, { 'Retry-After': String(wait) });
-  return signInForm(deps, cookie, request, { status: 429, email, error: detail, headers: { 'Retry-After': String(wait) } });
+  if (ctx.mediaType !== 'application/x-www-form-urlencoded')
+    throw new RateLimitedError(detail, { 'Retry-After': String(wait) });
+  return signInForm(deps, cookie, request, {
+    status: 429,
+    email,
+    error: detail,
+    headers: { 'Retry-After': String(wait) },
+  });
 }
 
-async function decide(deps: AuthorizeDeps, ctx: RequestContext, request: AuthorizationRequest, form: Form): Promise<HttpReply> {
+async function decide(
+  deps: AuthorizeDeps,
+  ctx: RequestContext,
+  request: AuthorizationRequest,
+  form: Form,
+): Promise<HttpReply> {
   const cookie = deps.sessions.cookie(ctx.headers.cookie);
   const user = await deps.sessions.user(cookie);
-  if (!user) return signInForm(deps, cookie, request, { status: 403, error: 'Your session ended. Please sign in again.' });
+  if (!user)
+    return signInForm(deps, cookie, request, { status: 403, error: 'Your session ended. Please sign in again.' });
   if (!deps.sessions.csrfValid(cookie, 'consent', form.csrf_token)) {
-    return consent(deps, cookie!, user, request, { status: 403, error: 'This form expired or did not come from this site. Please decide again.' });
+    return consent(deps, cookie!, user, request, {
+      status: 403,
+      error: 'This form expired or did not come from this site. Please decide again.',
+    });
   }
   const issuer = deps.oauth.issuer;
   if (form.decision === 'deny') {
     deps.oauth.log.info({ user_id: user.id, client_id: request.client.id }, 'oauth consent denied');
-    return redirect(authorizationResponse(request.redirectUri, issuer, { error: 'access_denied', error_description: 'The user denied the request.', state: request.state }));
+    return redirect(
+      authorizationResponse(request.redirectUri, issuer, {
+        error: 'access_denied',
+        error_description: 'The user denied the request.',
+        state: request.state,
+      }),
+    );
   }
-  if (form.decision !== 'approve') return consent(deps, cookie!, user, request, { status: 400, error: 'Choose Approve or Deny.' });
+  if (form.decision !== 'approve')
+    return consent(deps, cookie!, user, request, { status: 400, error: 'Choose Approve or Deny.' });
   const { granted } = grantableScopes(request.scopes, user.isOperator);
   const code = await createAuthorizationCode(deps.oauth, {
     client: request.client,
@@ -142,6 +229,9 @@ async function decide(deps: AuthorizeDeps, ctx: RequestContext, request: Authori
     scopes: granted,
     codeChallenge: request.codeChallenge,
   });
-  deps.oauth.log.info({ user_id: user.id, client_id: request.client.id, scope: granted.join(' ') }, 'oauth consent approved');
+  deps.oauth.log.info(
+    { user_id: user.id, client_id: request.client.id, scope: granted.join(' ') },
+    'oauth consent approved',
+  );
   return redirect(authorizationResponse(request.redirectUri, issuer, { code, state: request.state }));
 }

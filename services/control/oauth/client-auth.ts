@@ -25,20 +25,31 @@ function decodeBasic(header: string): { id: string; secret: string } | null {
  * `client_secret_post`, or `none` (public clients identify themselves with `client_id`).
  * One method per request (RFC 6749 §2.3); every failure is 401 invalid_client.
  */
-export async function authenticateClient(pg: PgPool, authorization: string | undefined, params: Map<string, string>): Promise<OAuthClient> {
+export async function authenticateClient(
+  pg: PgPool,
+  authorization: string | undefined,
+  params: Map<string, string>,
+): Promise<OAuthClient> {
   const bodySecret = params.get('client_secret');
   const bodyId = params.get('client_id');
   if (authorization !== undefined && authorization !== '') {
-    if (!/^basic /i.test(authorization)) throw invalidClient('Client authentication must use HTTP Basic or client_secret in the body.');
-    if (bodySecret !== undefined) throw invalidRequest('Use one client authentication method: HTTP Basic or client_secret in the body, not both.');
+    if (!/^basic /i.test(authorization))
+      throw invalidClient('Client authentication must use HTTP Basic or client_secret in the body.');
+    if (bodySecret !== undefined)
+      throw invalidRequest('Use one client authentication method: HTTP Basic or client_secret in the body, not both.');
     const creds = decodeBasic(authorization);
     if (!creds) throw invalidClient('The Basic credentials are malformed.');
-    if (bodyId !== undefined && bodyId !== creds.id) throw invalidRequest('client_id in the body differs from the authenticated client.');
+    if (bodyId !== undefined && bodyId !== creds.id)
+      throw invalidRequest('client_id in the body differs from the authenticated client.');
     const client = await findClient(pg, creds.id);
-    if (!client || client.isPublic || !clientSecretMatches(client, creds.secret)) throw invalidClient('Client authentication failed.');
+    if (!client || client.isPublic || !clientSecretMatches(client, creds.secret))
+      throw invalidClient('Client authentication failed.');
     return client;
   }
-  if (!bodyId) throw invalidClient('Client authentication is required: send client_id (and client_secret for confidential clients).');
+  if (!bodyId)
+    throw invalidClient(
+      'Client authentication is required: send client_id (and client_secret for confidential clients).',
+    );
   const client = await findClient(pg, bodyId);
   if (!client) throw invalidClient('Client authentication failed.');
   if (client.isPublic) {

@@ -28,7 +28,9 @@ export class OAuthError extends Error {
 
 /** invalid_client: 401 with a Basic challenge, telling the client how it may authenticate. */
 export function invalidClient(description: string): OAuthError {
-  return new OAuthError('invalid_client', description, 401, { 'WWW-Authenticate': 'Basic realm="meterline", charset="UTF-8"' });
+  return new OAuthError('invalid_client', description, 401, {
+    'WWW-Authenticate': 'Basic realm="meterline", charset="UTF-8"',
+  });
 }
 
 export const invalidRequest = (description: string) => new OAuthError('invalid_request', description);
@@ -36,7 +38,11 @@ export const invalidGrant = (description: string) => new OAuthError('invalid_gra
 
 /** `{error, error_description}` as JSON, never the problem+json envelope of /v1. */
 export function oauthErrorReply(err: OAuthError): HttpReply {
-  return jsonReply(err.status, { error: err.error, error_description: err.description }, { ...NO_STORE, ...err.headers });
+  return jsonReply(
+    err.status,
+    { error: err.error, error_description: err.description },
+    { ...NO_STORE, ...err.headers },
+  );
 }
 
 /** Runs an OAuth endpoint: OAuthErrors become RFC 6749 error bodies; anything else stays a 500. */

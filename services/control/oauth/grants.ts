@@ -51,7 +51,17 @@ export async function createAuthorizationCode(ctx: OAuthContext, req: CodeReques
   await ctx.pg.query(
     `INSERT INTO oauth_authorization_codes (code_hash, client_id, account_id, user_id, redirect_uri, redirect_uri_in_request, scopes, code_challenge, expires_at)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, now() + make_interval(secs => $9))`,
-    [hashOpaqueToken(code), req.client.id, req.user.accountId, req.user.id, req.redirectUri, req.redirectUriInRequest, [...req.scopes], req.codeChallenge, AUTHORIZATION_CODE_TTL_SECONDS],
+    [
+      hashOpaqueToken(code),
+      req.client.id,
+      req.user.accountId,
+      req.user.id,
+      req.redirectUri,
+      req.redirectUriInRequest,
+      [...req.scopes],
+      req.codeChallenge,
+      AUTHORIZATION_CODE_TTL_SECONDS,
+    ],
   );
   return code;
 }
@@ -79,40 +89,63 @@ export async function redeemAuthorizationCode(
   client: OAuthClient,
   input: { code: string; redirectUri: string | undefined; codeVerifier: string | undefined },
 ): Promise<TokenResponse> {
-  const outcome = await withTransaction(ctx.pg, async (c): Promise<{ tokens: TokenResponse } | { error: OAuthError; revoked?: Revocation[] }> => {
-    const { rows } = await c.query<CodeRow>(
-      `SELECT client_id, account_id, user_id, redirect_uri, redirect_uri_in_request, scopes, code_challenge, expires_at <= now() AS expired, redeemed_at, grant_id
+  const outcome = await withTransaction(
+    ctx.pg,
+    async (c): Promise<{ tokens: TokenResponse } | { error: OAuthError; revoked?: Revocation[] }> => {
+      const { rows } = await c.query<CodeRow>(
+        `SELECT client_id, account_id, user_id, redirect_uri, redirect_uri_in_request, scopes, code_challenge, expires_at <= now() AS expired, redeemed_at, grant_id
          FROM oauth_authorization_codes WHERE code_hash = $1 FOR UPDATE`,
-      [hashOpaqueToken(input.code)],
-    );
-    const row = rows[0];
-    if (!row) return { error: invalidGrant('The authorization code is invalid.') };
-    if (row.redeemed_at) {
-      const revoked = row.grant_id ? await revokeGrant(c, row.grant_id, 'code_replay') : [];
-      return { error: invalidGrant('The authorization code was already used; the tokens issued for it are revoked.'), revoked };
-    }
-    await c.query('UPDATE oauth_authorization_codes SET redeemed_at = now() WHERE code_hash = $1', [hashOpaqueToken(input.code)]);
-    const problem = codeProblem(row, client, input);
-    if (problem) return { error: problem };
-    const grant = await createGrant(c, { accountId: row.account_id, userId: row.user_id, clientId: client.id, scopes: toScopes(row.scopes) });
-    await c.query('UPDATE oauth_authorization_codes SET grant_id = $2 WHERE code_hash = $1', [hashOpaqueToken(input.code), grant.id]);
-    return { tokens: await issueTokenPair(c, ctx, grant, grant.scopes, null) };
-  });
+        [hashOpaqueToken(input.code)],
+      );
+      const row = rows[0];
+      if (!row) return { error: invalidGrant('The authorization code is invalid.') };
+      if (row.redeemed_at) {
+        const revoked = row.grant_id ? await revokeGrant(c, row.grant_id, 'code_replay') : [];
+        return {
+          error: invalidGrant('The authorization code was already used; the tokens issued for it are revoked.'),
+          revoked,
+        };
+      }
+      await c.query('UPDATE oauth_authorization_codes SET redeemed_at = now() WHERE code_hash = $1', [
+        hashOpaqueToken(input.code),
+      ]);
+      const problem = codeProblem(row, client, input);
+      if (problem) return { error: problem };
+      const grant = await createGrant(c, {
+        accountId: row.account_id,
+        userId: row.user_id,
+        clientId: client.id,
+        scopes: toScopes(row.scopes),
+      });
+      await c.query('UPDATE oauth_authorization_codes SET grant_id = $2 WHERE code_hash = $1', [
+        hashOpaqueToken(input.code),
+        grant.id,
+      ]);
+      return { tokens: await issueTokenPair(c, ctx, grant, grant.scopes, null) };
+    },
+  );
   if ('tokens' in outcome) return outcome.tokens;
   if (outcome.revoked?.length) await ctx.revocations.publish(outcome.revoked);
   throw outcome.error;
 }
 
-function codeProblem(row: CodeRow, client: OAuthClient, input: { redirectUri: string | undefined; codeVerifier: string | undefined }): OAuthError | null {
+function codeProblem(
+  row: CodeRow,
+  client: OAuthClient,
+  input: { redirectUri: string | undefined; codeVerifier: string | undefined },
+): OAuthError | null {
   if (row.expired) return invalidGrant('The authorization code expired (codes are valid for 60 seconds).');
   if (row.client_id !== client.id) return invalidGrant('The authorization code was issued to another client.');
   if (input.redirectUri !== undefined ? input.redirectUri !== row.redirect_uri : row.redirect_uri_in_request) {
     return invalidGrant('redirect_uri does not match the one of the authorization request.');
   }
   if (row.code_challenge) {
-    if (input.codeVerifier === undefined) return invalidGrant('code_verifier is required: the authorization request carried a code_challenge.');
-    if (!CODE_VERIFIER.test(input.codeVerifier)) return invalidGrant('code_verifier must be 43–128 characters of [A-Za-z0-9-._~].');
-    if (!verifierMatches(input.codeVerifier, row.code_challenge)) return invalidGrant('code_verifier does not match the code_challenge.');
+    if (input.codeVerifier === undefined)
+      return invalidGrant('code_verifier is required: the authorization request carried a code_challenge.');
+    if (!CODE_VERIFIER.test(input.codeVerifier))
+      return invalidGrant('code_verifier must be 43–128 characters of [A-Za-z0-9-._~].');
+    if (!verifierMatches(input.codeVerifier, row.code_challenge))
+      return invalidGrant('code_verifier does not match the code_challenge.');
   } else if (input.codeVerifier !== undefined) {
     // RFC 9700 §2.1.1: a verifier for a code issued without a challenge is a PKCE downgrade attempt.
     return invalidGrant('code_verifier was sent but the authorization request carried no code_challenge.');
@@ -145,30 +178,54 @@ const REFRESH_SELECT = `SELECT rt.id, rt.grant_id, rt.rotated_at, rt.revoked_at 
  * token; presenting one that was already rotated means two parties hold it, so the whole grant is
  * revoked. `scope` may narrow the access token, never widen it; the new refresh token keeps the grant's.
  */
-export async function refreshTokens(ctx: OAuthContext, client: OAuthClient, input: { refreshToken: string; scope: string | undefined }): Promise<TokenResponse> {
-  const outcome = await withTransaction(ctx.pg, async (c): Promise<{ tokens: TokenResponse } | { error: OAuthError; revoked?: Revocation[] }> => {
-    const { rows } = await c.query<RefreshRow>(`${REFRESH_SELECT} FOR UPDATE OF rt, g`, [hashOpaqueToken(input.refreshToken)]);
-    const row = rows[0];
-    if (!row) return { error: invalidGrant('The refresh token is invalid.') };
-    if (row.client_id !== client.id) return { error: invalidGrant('The refresh token was issued to another client.') };
-    if (row.grant_revoked_at || row.token_revoked_at) return { error: invalidGrant('The refresh token was revoked.') };
-    if (row.rotated_at) {
-      const revoked = await revokeGrant(c, row.grant_id, 'refresh_token_reuse');
-      return { error: invalidGrant('The refresh token was already used; the grant is revoked.'), revoked };
-    }
-    if (row.expired) return { error: invalidGrant('The refresh token expired.') };
-    const grant: Grant = { id: row.grant_id, accountId: row.account_id, userId: row.user_id, clientId: row.client_id, scopes: toScopes(row.scopes) };
-    let accessScopes = grant.scopes;
-    if (input.scope !== undefined && input.scope !== '') {
-      const parsed = parseScopeParam(input.scope);
-      if ('unknown' in parsed) return { error: new OAuthError('invalid_scope', `Unknown scope "${parsed.unknown}".`) };
-      const beyond = parsed.scopes.find((s) => !scopesCover(grant.scopes, s));
-      if (beyond) return { error: new OAuthError('invalid_scope', `The scope "${beyond}" exceeds what was granted (${formatScopes(grant.scopes)}).`) };
-      if (parsed.scopes.length) accessScopes = parsed.scopes;
-    }
-    await c.query('UPDATE oauth_refresh_tokens SET rotated_at = now() WHERE id = $1', [row.id]);
-    return { tokens: await issueTokenPair(c, ctx, grant, accessScopes, row.id) };
-  });
+export async function refreshTokens(
+  ctx: OAuthContext,
+  client: OAuthClient,
+  input: { refreshToken: string; scope: string | undefined },
+): Promise<TokenResponse> {
+  const outcome = await withTransaction(
+    ctx.pg,
+    async (c): Promise<{ tokens: TokenResponse } | { error: OAuthError; revoked?: Revocation[] }> => {
+      const { rows } = await c.query<RefreshRow>(`${REFRESH_SELECT} FOR UPDATE OF rt, g`, [
+        hashOpaqueToken(input.refreshToken),
+      ]);
+      const row = rows[0];
+      if (!row) return { error: invalidGrant('The refresh token is invalid.') };
+      if (row.client_id !== client.id)
+        return { error: invalidGrant('The refresh token was issued to another client.') };
+      if (row.grant_revoked_at || row.token_revoked_at)
+        return { error: invalidGrant('The refresh token was revoked.') };
+      if (row.rotated_at) {
+        const revoked = await revokeGrant(c, row.grant_id, 'refresh_token_reuse');
+        return { error: invalidGrant('The refresh token was already used; the grant is revoked.'), revoked };
+      }
+      if (row.expired) return { error: invalidGrant('The refresh token expired.') };
+      const grant: Grant = {
+        id: row.grant_id,
+        accountId: row.account_id,
+        userId: row.user_id,
+        clientId: row.client_id,
+        scopes: toScopes(row.scopes),
+      };
+      let accessScopes = grant.scopes;
+      if (input.scope !== undefined && input.scope !== '') {
+        const parsed = parseScopeParam(input.scope);
+        if ('unknown' in parsed)
+          return { error: new OAuthError('invalid_scope', `Unknown scope "${parsed.unknown}".`) };
+        const beyond = parsed.scopes.find((s) => !scopesCover(grant.scopes, s));
+        if (beyond)
+          return {
+            error: new OAuthError(
+              'invalid_scope',
+              `The scope "${beyond}" exceeds what was granted (${formatScopes(grant.scopes)}).`,
+            ),
+          };
+        if (parsed.scopes.length) accessScopes = parsed.scopes;
+      }
+      await c.query('UPDATE oauth_refresh_tokens SET rotated_at = now() WHERE id = $1', [row.id]);
+      return { tokens: await issueTokenPair(c, ctx, grant, accessScopes, row.id) };
+    },
+  );
   if ('tokens' in outcome) return outcome.tokens;
   if (outcome.revoked?.length) await ctx.revocations.publish(outcome.revoked);
   throw outcome.error;
@@ -178,36 +235,76 @@ export async function refreshTokens(ctx: OAuthContext, client: OAuthClient, inpu
 
 async function createGrant(c: PgClient, g: Omit<Grant, 'id'>): Promise<Grant> {
   const id = newId('grt');
-  await c.query('INSERT INTO oauth_grants (id, account_id, user_id, client_id, scopes) VALUES ($1, $2, $3, $4, $5)', [id, g.accountId, g.userId, g.clientId, g.scopes]);
+  await c.query('INSERT INTO oauth_grants (id, account_id, user_id, client_id, scopes) VALUES ($1, $2, $3, $4, $5)', [
+    id,
+    g.accountId,
+    g.userId,
+    g.clientId,
+    g.scopes,
+  ]);
   return { id, ...g };
 }
 
-async function issueTokenPair(c: PgClient, ctx: OAuthContext, grant: Grant, accessScopes: readonly Scope[], parentRefreshId: string | null): Promise<TokenResponse> {
-  const access = await issueAccessToken(ctx.keys, { accountId: grant.accountId, userId: grant.userId, clientId: grant.clientId, scopes: accessScopes }, { issuer: ctx.issuer, ttlSeconds: ctx.accessTokenTtlSeconds });
-  await c.query('INSERT INTO oauth_access_tokens (jti, grant_id, client_id, expires_at) VALUES ($1, $2, $3, to_timestamp($4))', [access.jti, grant.id, grant.clientId, access.expiresAt]);
+async function issueTokenPair(
+  c: PgClient,
+  ctx: OAuthContext,
+  grant: Grant,
+  accessScopes: readonly Scope[],
+  parentRefreshId: string | null,
+): Promise<TokenResponse> {
+  const access = await issueAccessToken(
+    ctx.keys,
+    { accountId: grant.accountId, userId: grant.userId, clientId: grant.clientId, scopes: accessScopes },
+    { issuer: ctx.issuer, ttlSeconds: ctx.accessTokenTtlSeconds },
+  );
+  await c.query(
+    'INSERT INTO oauth_access_tokens (jti, grant_id, client_id, expires_at) VALUES ($1, $2, $3, to_timestamp($4))',
+    [access.jti, grant.id, grant.clientId, access.expiresAt],
+  );
   const refresh = newOpaqueToken();
   await c.query(
     'INSERT INTO oauth_refresh_tokens (id, token_hash, grant_id, parent_id, expires_at) VALUES ($1, $2, $3, $4, now() + make_interval(secs => $5))',
     [newId('tok'), hashOpaqueToken(refresh), grant.id, parentRefreshId, REFRESH_TOKEN_TTL_SECONDS],
   );
-  return { access_token: access.token, token_type: 'Bearer', expires_in: access.expiresIn, refresh_token: refresh, scope: formatScopes(accessScopes) };
+  return {
+    access_token: access.token,
+    token_type: 'Bearer',
+    expires_in: access.expiresIn,
+    refresh_token: refresh,
+    scope: formatScopes(accessScopes),
+  };
 }
 
 /**
  * Operator path (`meterline tokens issue`): a grant for a user and client without the browser, with
  * the same scope rule as consent. Tokens are recorded like any others, so they can be revoked.
  */
-export async function issueTokensForUser(ctx: OAuthContext, user: User, client: OAuthClient, scopes: readonly Scope[]): Promise<TokenResponse> {
+export async function issueTokensForUser(
+  ctx: OAuthContext,
+  user: User,
+  client: OAuthClient,
+  scopes: readonly Scope[],
+): Promise<TokenResponse> {
   return withTransaction(ctx.pg, async (c) => {
-    const grant = await createGrant(c, { accountId: user.accountId, userId: user.id, clientId: client.id, scopes: [...scopes] });
+    const grant = await createGrant(c, {
+      accountId: user.accountId,
+      userId: user.id,
+      clientId: client.id,
+      scopes: [...scopes],
+    });
     return issueTokenPair(c, ctx, grant, grant.scopes, null);
   });
 }
 
 /** Revokes a grant, its refresh tokens and its live access tokens; returns the latter for the revocation list. */
 export async function revokeGrant(c: PgClient, grantId: string, reason: RevocationReason): Promise<Revocation[]> {
-  await c.query('UPDATE oauth_grants SET revoked_at = now(), revoked_reason = $2 WHERE id = $1 AND revoked_at IS NULL', [grantId, reason]);
-  await c.query('UPDATE oauth_refresh_tokens SET revoked_at = now() WHERE grant_id = $1 AND revoked_at IS NULL', [grantId]);
+  await c.query(
+    'UPDATE oauth_grants SET revoked_at = now(), revoked_reason = $2 WHERE id = $1 AND revoked_at IS NULL',
+    [grantId, reason],
+  );
+  await c.query('UPDATE oauth_refresh_tokens SET revoked_at = now() WHERE grant_id = $1 AND revoked_at IS NULL', [
+    grantId,
+  ]);
   const { rows } = await c.query<{ jti: string; exp: number }>(
     `UPDATE oauth_access_tokens SET revoked_at = now()
       WHERE grant_id = $1 AND revoked_at IS NULL AND expires_at > now()
@@ -228,7 +325,8 @@ export async function revokeToken(ctx: OAuthContext, client: OAuthClient, token:
   if (looksLikeJwt(token)) {
     const claims = await verifiedClaims(ctx, token);
     if (claims) {
-      if (claims.clientId !== client.id) throw new OAuthError('unauthorized_client', 'The token was issued to another client.');
+      if (claims.clientId !== client.id)
+        throw new OAuthError('unauthorized_client', 'The token was issued to another client.');
       await ctx.pg.query(
         `INSERT INTO oauth_access_tokens (jti, client_id, expires_at, revoked_at) VALUES ($1, $2, to_timestamp($3), now())
          ON CONFLICT (jti) DO UPDATE SET revoked_at = COALESCE(oauth_access_tokens.revoked_at, now())`,
@@ -242,7 +340,8 @@ export async function revokeToken(ctx: OAuthContext, client: OAuthClient, token:
     const { rows } = await c.query<RefreshRow>(`${REFRESH_SELECT} FOR UPDATE OF rt, g`, [hashOpaqueToken(token)]);
     const row = rows[0];
     if (!row) return [];
-    if (row.client_id !== client.id) throw new OAuthError('unauthorized_client', 'The token was issued to another client.');
+    if (row.client_id !== client.id)
+      throw new OAuthError('unauthorized_client', 'The token was issued to another client.');
     return revokeGrant(c, row.grant_id, 'revoked_by_client');
   });
   if (revoked.length) await ctx.revocations.publish(revoked);
@@ -253,7 +352,10 @@ function looksLikeJwt(token: string): boolean {
 }
 
 /** Claims of an access token we signed, or null when it isn't one or has expired already. */
-async function verifiedClaims(ctx: OAuthContext, token: string): Promise<{ jti: string; clientId: string; exp: number } | null> {
+async function verifiedClaims(
+  ctx: OAuthContext,
+  token: string,
+): Promise<{ jti: string; clientId: string; exp: number } | null> {
   let kid: string | undefined;
   try {
     kid = decodeProtectedHeader(token).kid;
@@ -264,11 +366,11 @@ async function verifiedClaims(ctx: OAuthContext, token: string): Promise<{ jti: 
   if (!key) return null;
   try {
     const { payload } = await jwtVerify(token, key, { issuer: ctx.issuer, algorithms: [JWT_ALG], typ: 'at+jwt' });
-    if (typeof payload.jti !== 'string' || typeof payload.client_id !== 'string' || typeof payload.exp !== 'number') return null;
+    if (typeof payload.jti !== 'string' || typeof payload.client_id !== 'string' || typeof payload.exp !== 'number')
+      return null;
     return { jti: payload.jti, clientId: payload.client_id, exp: payload.exp };
   } catch (err) {
     if (err instanceof joseErrors.JOSEError) return null;
     throw err;
   }
 }
-

@@ -25,7 +25,9 @@ export class RevocationReplicator implements RevocationSink {
     if (!entries.length) return;
     try {
       await publishRevocations(this.kv, entries);
-      await this.pg.query('UPDATE oauth_access_tokens SET published_at = now() WHERE jti = ANY($1)', [entries.map((e) => e.jti)]);
+      await this.pg.query('UPDATE oauth_access_tokens SET published_at = now() WHERE jti = ANY($1)', [
+        entries.map((e) => e.jti),
+      ]);
     } catch (err) {
       this.log.error({ err, count: entries.length }, 'revocation not yet replicated; housekeeping will retry');
     }
@@ -40,9 +42,13 @@ export class RevocationReplicator implements RevocationSink {
     const entries = pending.rows.map((r) => ({ jti: r.jti, exp: Number(r.exp) }));
     if (entries.length) {
       await publishRevocations(this.kv, entries);
-      await this.pg.query('UPDATE oauth_access_tokens SET published_at = now() WHERE jti = ANY($1)', [entries.map((e) => e.jti)]);
+      await this.pg.query('UPDATE oauth_access_tokens SET published_at = now() WHERE jti = ANY($1)', [
+        entries.map((e) => e.jti),
+      ]);
     }
-    const expired = await this.pg.query<{ jti: string }>(`SELECT jti FROM oauth_access_tokens WHERE published_at IS NOT NULL AND expires_at <= now() LIMIT ${BATCH}`);
+    const expired = await this.pg.query<{ jti: string }>(
+      `SELECT jti FROM oauth_access_tokens WHERE published_at IS NOT NULL AND expires_at <= now() LIMIT ${BATCH}`,
+    );
     if (expired.rows.length) {
       for (const { jti } of expired.rows) await this.kv.purge(jti);
       // Drop the purge markers too (the KV implementation has it, the KV type does not): the bucket holds only live revocations.

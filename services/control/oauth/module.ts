@@ -22,7 +22,12 @@ export const oauthRoutes: RouteModuleFactory = async (deps) => {
   const issuer = deps.config.PUBLIC_BASE_URL;
   const keys = new SigningKeys(deps.pg, deps.config.SECRET_KEY);
   let replicator: RevocationReplicator | undefined;
-  const housekeeping = new PeriodicTask({ name: 'oauth housekeeping', everyMs: HOUSEKEEPING_INTERVAL_MS, log: deps.log, run: () => replicator!.housekeeping() });
+  const housekeeping = new PeriodicTask({
+    name: 'oauth housekeeping',
+    everyMs: HOUSEKEEPING_INTERVAL_MS,
+    log: deps.log,
+    run: () => replicator!.housekeeping(),
+  });
   let oauth: OAuthContext | undefined;
   let throttle: SignInThrottle | undefined;
 
@@ -31,9 +36,24 @@ export const oauthRoutes: RouteModuleFactory = async (deps) => {
     area: 'control',
     async start() {
       await keys.load();
-      replicator = new RevocationReplicator(deps.pg, await openRevocationBucket(deps.nats, deps.natsNames.revocationBucket), deps.log);
-      throttle = await SignInThrottle.open(deps.nats, deps.natsNames.signInThrottleBucket, deps.config.SIGN_IN_BACKOFF_BASE_SECONDS * 1000);
-      oauth = { pg: deps.pg, log: deps.log, issuer, accessTokenTtlSeconds: deps.config.ACCESS_TOKEN_TTL_SECONDS, keys, revocations: replicator };
+      replicator = new RevocationReplicator(
+        deps.pg,
+        await openRevocationBucket(deps.nats, deps.natsNames.revocationBucket),
+        deps.log,
+      );
+      throttle = await SignInThrottle.open(
+        deps.nats,
+        deps.natsNames.signInThrottleBucket,
+        deps.config.SIGN_IN_BACKOFF_BASE_SECONDS * 1000,
+      );
+      oauth = {
+        pg: deps.pg,
+        log: deps.log,
+        issuer,
+        accessTokenTtlSeconds: deps.config.ACCESS_TOKEN_TTL_SECONDS,
+        keys,
+        revocations: replicator,
+      };
       void housekeeping.start();
     },
     register(server) {

@@ -7,7 +7,10 @@ import { invalidRequest } from './errors.js';
  */
 export function requestParams(ctx: RequestContext): Map<string, string> {
   const params = new Map<string, string>();
-  if (ctx.body === undefined || ctx.rawBody === undefined) throw invalidRequest('The request body is empty; send the parameters as application/x-www-form-urlencoded or JSON.');
+  if (ctx.body === undefined || ctx.rawBody === undefined)
+    throw invalidRequest(
+      'The request body is empty; send the parameters as application/x-www-form-urlencoded or JSON.',
+    );
   const type = (ctx.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
   if (type === 'application/x-www-form-urlencoded') {
     for (const [k, v] of new URLSearchParams(ctx.rawBody.toString('utf8'))) {
@@ -16,7 +19,8 @@ export function requestParams(ctx: RequestContext): Map<string, string> {
     }
     return params;
   }
-  if (typeof ctx.body !== 'object' || ctx.body === null || Array.isArray(ctx.body)) throw invalidRequest('The JSON body must be an object of string parameters.');
+  if (typeof ctx.body !== 'object' || ctx.body === null || Array.isArray(ctx.body))
+    throw invalidRequest('The JSON body must be an object of string parameters.');
   for (const [k, v] of Object.entries(ctx.body as Record<string, unknown>)) {
     if (v === null || v === undefined) continue;
     if (typeof v !== 'string') throw invalidRequest(`The parameter "${k}" must be a string.`);

@@ -25,6 +25,13 @@ export function registerRevoke(server: RouteRegistry, oauth: OAuthContext): void
         await revokeToken(oauth, client, token);
         return { status: 200, headers: { ...NO_STORE } };
       }),
-    doc: { summary: 'Token revocation (RFC 7009)', tags: ['oauth'], responses: { '200': { description: 'Revoked, or the token was not valid anyway' }, '401': { description: 'invalid_client' } } },
+    doc: {
+      summary: 'Token revocation (RFC 7009)',
+      tags: ['oauth'],
+      responses: {
+        '200': { description: 'Revoked, or the token was not valid anyway' },
+        '401': { description: 'invalid_client' },
+      },
+    },
   });
 }

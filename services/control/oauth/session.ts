@@ -64,9 +64,15 @@ export class Sessions {
   /** Starts a signed-in session under a new cookie value; the old (anonymous) one is dropped. */
   async signIn(user: User, previous: string | undefined): Promise<{ value: string; setCookie: string }> {
     const value = newOpaqueToken();
-    await this.pg.query('INSERT INTO oauth_sessions (id_hash, user_id, expires_at) VALUES ($1, $2, now() + make_interval(secs => $3))', [hashOpaqueToken(value), user.id, SESSION_TTL_SECONDS]);
+    await this.pg.query(
+      'INSERT INTO oauth_sessions (id_hash, user_id, expires_at) VALUES ($1, $2, now() + make_interval(secs => $3))',
+      [hashOpaqueToken(value), user.id, SESSION_TTL_SECONDS],
+    );
     if (previous) await this.pg.query('DELETE FROM oauth_sessions WHERE id_hash = $1', [hashOpaqueToken(previous)]);
-    return { value, setCookie: `${this.cookieName}=${value}; ${this.cookieAttributes}; Max-Age=${SESSION_TTL_SECONDS}` };
+    return {
+      value,
+      setCookie: `${this.cookieName}=${value}; ${this.cookieAttributes}; Max-Age=${SESSION_TTL_SECONDS}`,
+    };
   }
 
   csrfToken(cookie: string, purpose: CsrfPurpose): string {

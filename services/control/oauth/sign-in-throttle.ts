@@ -43,13 +43,20 @@ export class SignInThrottle {
 
   /** Seconds until this address may try this email again, or 0. NATS unreachable → 503 (fail closed). */
   async retryAfter(address: string, email: string, now = Date.now()): Promise<number> {
-    const [pair, addr] = await this.guard(() => Promise.all([this.read(pairKey(address, email)), this.read(addressKey(address))]));
-    const until = Math.max(pair ? pair.value.at + backoffMs(pair.value.n, FREE_PER_PAIR, this.baseWaitMs) : 0, addr ? addr.value.at + backoffMs(addr.value.n, FREE_PER_ADDRESS, this.baseWaitMs) : 0);
+    const [pair, addr] = await this.guard(() =>
+      Promise.all([this.read(pairKey(address, email)), this.read(addressKey(address))]),
+    );
+    const until = Math.max(
+      pair ? pair.value.at + backoffMs(pair.value.n, FREE_PER_PAIR, this.baseWaitMs) : 0,
+      addr ? addr.value.at + backoffMs(addr.value.n, FREE_PER_ADDRESS, this.baseWaitMs) : 0,
+    );
     return until > now ? Math.max(1, Math.ceil((until - now) / 1000)) : 0;
   }
 
   async recordFailure(address: string, email: string, now = Date.now()): Promise<void> {
-    await this.guard(() => Promise.all([this.increment(pairKey(address, email), now), this.increment(addressKey(address), now)]));
+    await this.guard(() =>
+      Promise.all([this.increment(pairKey(address, email), now), this.increment(addressKey(address), now)]),
+    );
   }
 
   /** The right password from this address resets this (address, email) pair; the address counter stays. */

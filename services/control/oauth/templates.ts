@@ -47,9 +47,17 @@ ${body}
   return { status, raw: html, contentType: 'text/html; charset=utf-8', headers: { ...PAGE_HEADERS, ...headers } };
 }
 
-const errorBlock = (message: string | undefined) => (message ? `<p class="error" role="alert">${escapeHtml(message)}</p>\n` : '');
+const errorBlock = (message: string | undefined) =>
+  message ? `<p class="error" role="alert">${escapeHtml(message)}</p>\n` : '';
 
-export function signInPage(o: { status?: number; clientName: string; csrfToken: string; email?: string; error?: string; headers?: Record<string, string> }): HttpReply {
+export function signInPage(o: {
+  status?: number;
+  clientName: string;
+  csrfToken: string;
+  email?: string;
+  error?: string;
+  headers?: Record<string, string>;
+}): HttpReply {
   return page(
     o.status ?? 200,
     'Sign in',
@@ -66,7 +74,15 @@ ${errorBlock(o.error)}<form method="post">
   );
 }
 
-export function consentPage(o: { status?: number; clientName: string; email: string; granted: readonly Scope[]; withheld: readonly Scope[]; csrfToken: string; error?: string }): HttpReply {
+export function consentPage(o: {
+  status?: number;
+  clientName: string;
+  email: string;
+  granted: readonly Scope[];
+  withheld: readonly Scope[];
+  csrfToken: string;
+  error?: string;
+}): HttpReply {
   const items = o.granted.map((s) => `<li><strong>${s}</strong>: ${escapeHtml(SCOPE_DESCRIPTIONS[s])}</li>`).join('\n');
   const withheld = o.withheld.length
     ? `<p class="note">Also requested, but your account cannot grant it: ${o.withheld.map((s) => `<strong>${s}</strong>`).join(', ')} (only operators can).</p>\n`
@@ -88,6 +104,16 @@ ${withheld}<form method="post">
 }
 
 /** For requests that must not redirect (unknown client, unregistered redirect URI, RFC 6749 §4.1.2.1). */
-export function errorPage(status: number, title: string, message: string, headers: Record<string, string> = {}): HttpReply {
-  return page(status, title, `<h1>${escapeHtml(title)}</h1>\n<p class="error" role="alert">${escapeHtml(message)}</p>\n<p class="note">Return to the application you came from and try again. If this keeps happening, tell its developers.</p>`, headers);
+export function errorPage(
+  status: number,
+  title: string,
+  message: string,
+  headers: Record<string, string> = {},
+): HttpReply {
+  return page(
+    status,
+    title,
+    `<h1>${escapeHtml(title)}</h1>\n<p class="error" role="alert">${escapeHtml(message)}</p>\n<p class="note">Return to the application you came from and try again. If this keeps happening, tell its developers.</p>`,
+    headers,
+  );
 }

@@ -25,18 +25,32 @@ export function registerToken(server: RouteRegistry, oauth: OAuthContext): void 
         const client = await authenticateClient(oauth.pg, ctx.headers.authorization, params);
         let tokens;
         if (grantType === 'authorization_code') {
-          tokens = await redeemAuthorizationCode(oauth, client, { code: required(params, 'code'), redirectUri: params.get('redirect_uri'), codeVerifier: params.get('code_verifier') });
+          tokens = await redeemAuthorizationCode(oauth, client, {
+            code: required(params, 'code'),
+            redirectUri: params.get('redirect_uri'),
+            codeVerifier: params.get('code_verifier'),
+          });
         } else if (grantType === 'refresh_token') {
-          tokens = await refreshTokens(oauth, client, { refreshToken: required(params, 'refresh_token'), scope: params.get('scope') });
+          tokens = await refreshTokens(oauth, client, {
+            refreshToken: required(params, 'refresh_token'),
+            scope: params.get('scope'),
+          });
         } else {
-          throw new OAuthError('unsupported_grant_type', `grant_type "${grantType}" is not supported; use authorization_code or refresh_token.`);
+          throw new OAuthError(
+            'unsupported_grant_type',
+            `grant_type "${grantType}" is not supported; use authorization_code or refresh_token.`,
+          );
         }
         return reply.json(200, tokens, { ...NO_STORE });
       }),
     doc: {
       summary: 'Token endpoint (RFC 6749 §3.2): authorization_code and refresh_token grants',
       tags: ['oauth'],
-      responses: { '200': { description: '{access_token, token_type, expires_in, refresh_token, scope}' }, '400': { description: 'RFC 6749 §5.2 error' }, '401': { description: 'invalid_client' } },
+      responses: {
+        '200': { description: '{access_token, token_type, expires_in, refresh_token, scope}' },
+        '400': { description: 'RFC 6749 §5.2 error' },
+        '401': { description: 'invalid_client' },
+      },
     },
   });
 }

@@ -38,20 +38,30 @@ function parameters(route: RouteDef): object[] {
   for (const seg of route.path.split('/')) {
     if (seg.startsWith(':')) out.push({ name: seg.slice(1), in: 'path', required: true, schema: { type: 'string' } });
   }
-  const q = route.doc?.query as { properties?: Record<string, { description?: string; default?: unknown; style?: string }>; required?: string[] } | undefined;
+  const q = route.doc?.query as
+    | { properties?: Record<string, { description?: string; default?: unknown; style?: string }>; required?: string[] }
+    | undefined;
   for (const [name, { style, ...schema }] of Object.entries(q?.properties ?? {})) {
     // A parameter with a default may be left out (the validator fills it in).
     const required = (q?.required?.includes(name) ?? false) && schema.default === undefined;
     // `style` on a property (e.g. deepObject for filter[key]=value) is the parameter's serialization.
     const serialization = style ? { style, explode: true } : {};
-    out.push({ name, in: 'query', required, ...serialization, schema: plain(schema), ...(schema.description ? { description: schema.description } : {}) });
+    out.push({
+      name,
+      in: 'query',
+      required,
+      ...serialization,
+      schema: plain(schema),
+      ...(schema.description ? { description: schema.description } : {}),
+    });
   }
   if (isIdempotentRoute(route)) {
     out.push({
       name: 'Idempotency-Key',
       in: 'header',
       required: false,
-      description: 'Same key and same body within 24 h replay the first response; a different body → 409 idempotency_conflict.',
+      description:
+        'Same key and same body within 24 h replay the first response; a different body → 409 idempotency_conflict.',
       schema: { type: 'string', minLength: 1, maxLength: 255 },
     });
   }
@@ -61,7 +71,9 @@ function parameters(route: RouteDef): object[] {
 function responses(route: RouteDef): Record<string, object> {
   const out: Record<string, object> = {};
   for (const [status, r] of Object.entries(route.doc?.responses ?? {})) {
-    out[status] = r.schema ? { description: r.description, content: { [r.contentType ?? 'application/json']: { schema: plain(r.schema) } } } : { description: r.description };
+    out[status] = r.schema
+      ? { description: r.description, content: { [r.contentType ?? 'application/json']: { schema: plain(r.schema) } } }
+      : { description: r.description };
   }
   if (Object.keys(out).length === 0) out.default = { description: 'Response' };
   const add = (status: string, description: string) => {
@@ -78,7 +90,8 @@ function responses(route: RouteDef): Record<string, object> {
   }
   if (route.path.includes('/:')) add('404', 'No such resource in this account (not_found)');
   if (isIdempotentRoute(route)) add('409', 'Idempotency-Key reused with a different request (idempotency_conflict)');
-  if (route.doc?.requestBody || route.doc?.query) add('422', 'A field is invalid (validation_failed); errors[] names each field');
+  if (route.doc?.requestBody || route.doc?.query)
+    add('422', 'A field is invalid (validation_failed); errors[] names each field');
   return out;
 }
 
@@ -87,7 +100,12 @@ function operation(route: RouteDef): object {
   const op: Record<string, unknown> = {
     operationId: operationId(route),
     summary: doc?.summary ?? `${route.method} ${openApiPath(route.path)}`,
-    tags: doc?.tags ?? [route.path.split('/').filter(Boolean).find((s) => s !== 'v1' && !s.startsWith(':')) ?? 'default'],
+    tags: doc?.tags ?? [
+      route.path
+        .split('/')
+        .filter(Boolean)
+        .find((s) => s !== 'v1' && !s.startsWith(':')) ?? 'default',
+    ],
     security: route.auth === 'public' ? [] : [{ oauth2: [route.auth] }],
     responses: responses(route),
   };
@@ -97,7 +115,8 @@ function operation(route: RouteDef): object {
     const schema = plain(doc.requestBody);
     const content: Record<string, object> = { 'application/json': { schema } };
     if (route.body === 'form-or-json') content['application/x-www-form-urlencoded'] = { schema };
-    for (const [mediaType, other] of Object.entries(doc.otherRequestBodies ?? {})) content[mediaType] = { schema: plain(other) };
+    for (const [mediaType, other] of Object.entries(doc.otherRequestBodies ?? {}))
+      content[mediaType] = { schema: plain(other) };
     op.requestBody = { required: true, content };
   }
   return op;
@@ -128,7 +147,11 @@ export function buildOpenApiDocument(routes: readonly RouteDef[], info: OpenApiI
               authorizationUrl: `${info.baseUrl}/oauth/authorize`,
               tokenUrl: `${info.baseUrl}/oauth/token`,
               refreshUrl: `${info.baseUrl}/oauth/token`,
-              scopes: { read: 'read every resource', write: 'change meters, usage, webhooks, billing, subscriptions', admin: 'change the product catalog' },
+              scopes: {
+                read: 'read every resource',
+                write: 'change meters, usage, webhooks, billing, subscriptions',
+                admin: 'change the product catalog',
+              },
             },
           },
         },

@@ -14,10 +14,16 @@ export const openApiModule: RouteModuleFactory = (deps) => ({
       path: '/openapi.json',
       auth: 'public',
       handler: () => {
-        cached ??= JSON.stringify(buildOpenApiDocument(server.routes, { baseUrl: deps.config.PUBLIC_BASE_URL, version: '1.0.0' }));
+        cached ??= JSON.stringify(
+          buildOpenApiDocument(server.routes, { baseUrl: deps.config.PUBLIC_BASE_URL, version: '1.0.0' }),
+        );
         return reply.jsonText(200, cached);
       },
-      doc: { summary: 'This API as an OpenAPI 3.1 document', tags: ['system'], responses: { '200': { description: 'OpenAPI 3.1 document' } } },
+      doc: {
+        summary: 'This API as an OpenAPI 3.1 document',
+        tags: ['system'],
+        responses: { '200': { description: 'OpenAPI 3.1 document' } },
+      },
     });
   },
 });

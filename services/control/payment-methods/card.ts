@@ -48,7 +48,8 @@ export function cardBrand(digits: string): CardBrand {
   if (digits.startsWith('4')) return 'visa';
   if ((p(2) >= 51 && p(2) <= 55) || (p(4) >= 2221 && p(4) <= 2720)) return 'mastercard';
   // Discover's range inside UnionPay's 62 (622126–622925) is checked before UnionPay.
-  if (p(4) === 6011 || (p(3) >= 644 && p(3) <= 649) || p(2) === 65 || (p(6) >= 622126 && p(6) <= 622925)) return 'discover';
+  if (p(4) === 6011 || (p(3) >= 644 && p(3) <= 649) || p(2) === 65 || (p(6) >= 622126 && p(6) <= 622925))
+    return 'discover';
   if ((p(3) >= 300 && p(3) <= 305) || p(4) === 3095 || p(2) === 36 || p(2) === 38 || p(2) === 39) return 'diners';
   if (p(4) >= 3528 && p(4) <= 3589) return 'jcb';
   if (p(2) === 62 || (p(4) >= 8100 && p(4) <= 8171)) return 'unionpay';
@@ -87,7 +88,8 @@ export function checkCard(
   let number: string | null = null;
   if (typeof card.number === 'string' && !rejected.has(f('number'))) {
     number = normalizeCardNumber(card.number);
-    if (number === null) errors.push({ field: f('number'), message: 'must contain only digits, optionally grouped by spaces or dashes' });
+    if (number === null)
+      errors.push({ field: f('number'), message: 'must contain only digits, optionally grouped by spaces or dashes' });
     else if (number.length < MIN_DIGITS || number.length > MAX_DIGITS) {
       errors.push({ field: f('number'), message: `must have ${MIN_DIGITS}–${MAX_DIGITS} digits` });
       number = null;
@@ -102,24 +104,38 @@ export function checkCard(
   const year = card.exp_year;
   const monthOk = Number.isInteger(month) && (month as number) >= 1 && (month as number) <= 12;
   const yearOk = Number.isInteger(year);
-  if (Number.isInteger(month) && !monthOk) errors.push({ field: f('exp_month'), message: 'must be a month number from 1 to 12' });
+  if (Number.isInteger(month) && !monthOk)
+    errors.push({ field: f('exp_month'), message: 'must be a month number from 1 to 12' });
   if (yearOk) {
     const y = year as number;
     const thisYear = now.getUTCFullYear();
     const thisMonth = now.getUTCMonth() + 1;
     if (y < thisYear) errors.push({ field: f('exp_year'), message: 'the card has expired' });
-    else if (y > thisYear + MAX_YEARS_AHEAD) errors.push({ field: f('exp_year'), message: `must be a four-digit year at most ${MAX_YEARS_AHEAD} years ahead` });
-    else if (monthOk && y === thisYear && (month as number) < thisMonth) errors.push({ field: f('exp_month'), message: 'the card has expired' });
+    else if (y > thisYear + MAX_YEARS_AHEAD)
+      errors.push({
+        field: f('exp_year'),
+        message: `must be a four-digit year at most ${MAX_YEARS_AHEAD} years ahead`,
+      });
+    else if (monthOk && y === thisYear && (month as number) < thisMonth)
+      errors.push({ field: f('exp_month'), message: 'the card has expired' });
   }
 
   if (typeof card.cvc === 'string' && !rejected.has(f('cvc'))) {
     if (!/^[0-9]{3,4}$/.test(card.cvc)) errors.push({ field: f('cvc'), message: 'must be 3 or 4 digits' });
-    else if (brand === 'amex' && card.cvc.length !== 4) errors.push({ field: f('cvc'), message: 'must be 4 digits for American Express cards' });
+    else if (brand === 'amex' && card.cvc.length !== 4)
+      errors.push({ field: f('cvc'), message: 'must be 4 digits for American Express cards' });
   }
 
   if (errors.length || !number || !brand || !monthOk || !yearOk || typeof card.cvc !== 'string') return { errors };
   return {
     errors,
-    card: { number, exp_month: month as number, exp_year: year as number, cvc: card.cvc, brand, last4: number.slice(-4) },
+    card: {
+      number,
+      exp_month: month as number,
+      exp_year: year as number,
+      cvc: card.cvc,
+      brand,
+      last4: number.slice(-4),
+    },
   };
 }

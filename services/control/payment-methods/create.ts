@@ -20,25 +20,40 @@ export function createPaymentMethodRoute(deps: ApiDeps, processor: PaymentProces
     input: (ctx) => parseNewCard(ctx.body),
     handler: async (ctx, card) => {
       deps.protection.takeCardAttempt(ctx.principal!.accountId);
-      const verdict = await processor.verifyCard({ number: card.number, exp_month: card.exp_month, exp_year: card.exp_year, cvc: card.cvc });
-      if (!verdict.ok) throw new PaymentRequiredError(verdict.code, 'The card was declined by the processor; nothing was stored.');
-      const row = await insertPaymentMethod(deps.pg, ctx.principal!.accountId, {
-        brand: card.brand,
-        last4: card.last4,
+      const verdict = await processor.verifyCard({
+        number: card.number,
         exp_month: card.exp_month,
         exp_year: card.exp_year,
-        fingerprint: hmacHex(fingerprintKey, card.number),
-        processor: processor.name,
-        processorToken: verdict.token,
-      }, deps.protection.limits(ctx.principal!.accountId).max_payment_methods);
+        cvc: card.cvc,
+      });
+      if (!verdict.ok)
+        throw new PaymentRequiredError(verdict.code, 'The card was declined by the processor; nothing was stored.');
+      const row = await insertPaymentMethod(
+        deps.pg,
+        ctx.principal!.accountId,
+        {
+          brand: card.brand,
+          last4: card.last4,
+          exp_month: card.exp_month,
+          exp_year: card.exp_year,
+          fingerprint: hmacHex(fingerprintKey, card.number),
+          processor: processor.name,
+          processorToken: verdict.token,
+        },
+        deps.protection.limits(ctx.principal!.accountId).max_payment_methods,
+      );
       return reply.created(toPaymentMethod(row), `/v1/billing/payment-methods/${row.id}`);
     },
     doc: {
-      summary: 'Add a card. The first one becomes the default. The number and CVC are checked with the processor and never stored.',
+      summary:
+        'Add a card. The first one becomes the default. The number and CVC are checked with the processor and never stored.',
       tags: ['payment methods'],
       requestBody: CreatePaymentMethodBody,
       responses: {
-        '201': { description: 'the stored payment method (brand, last four digits, expiry)', schema: PaymentMethodSchema },
+        '201': {
+          description: 'the stored payment method (brand, last four digits, expiry)',
+          schema: PaymentMethodSchema,
+        },
         '402': problemResponse('the processor declined the card (`card_declined`); nothing was stored'),
       },
     },

@@ -9,7 +9,10 @@ export function getPaymentMethodRoute(deps: ApiDeps): RouteDef {
     method: 'GET',
     path: '/v1/billing/payment-methods/:payment_method_id',
     auth: 'read',
-    handler: async (ctx) => reply.ok(toPaymentMethod(await getPaymentMethod(deps.pg, ctx.principal!.accountId, ctx.params.payment_method_id!))),
+    handler: async (ctx) =>
+      reply.ok(
+        toPaymentMethod(await getPaymentMethod(deps.pg, ctx.principal!.accountId, ctx.params.payment_method_id!)),
+      ),
     doc: {
       summary: 'Get one payment method',
       tags: ['payment methods'],

@@ -8,7 +8,11 @@ export const CreatePaymentMethodBody = Type.Object(
     type: Type.Enum(['card'], { description: 'only "card" is supported' }),
     card: Type.Object(
       {
-        number: Type.String({ minLength: 1, maxLength: 64, description: '12–19 digits; spaces and dashes between digits are ignored' }),
+        number: Type.String({
+          minLength: 1,
+          maxLength: 64,
+          description: '12–19 digits; spaces and dashes between digits are ignored',
+        }),
         exp_month: Type.Integer({ minimum: 1, maximum: 12 }),
         exp_year: Type.Integer({ description: 'four-digit year; the card must not have expired (UTC month)' }),
         cvc: Type.String({ maxLength: 8, description: '3 or 4 digits; 4 for American Express' }),

@@ -10,11 +10,18 @@ export function setDefaultPaymentMethodRoute(deps: ApiDeps): RouteDef {
     path: '/v1/billing/payment-methods/:payment_method_id/default',
     auth: 'write',
     body: 'none',
-    handler: async (ctx) => reply.ok(toPaymentMethod(await setDefaultPaymentMethod(deps.pg, ctx.principal!.accountId, ctx.params.payment_method_id!))),
+    handler: async (ctx) =>
+      reply.ok(
+        toPaymentMethod(
+          await setDefaultPaymentMethod(deps.pg, ctx.principal!.accountId, ctx.params.payment_method_id!),
+        ),
+      ),
     doc: {
       summary: 'Make this payment method the default (the one invoices are charged to); exactly one is default',
       tags: ['payment methods'],
-      responses: { '200': { description: 'the payment method, now with is_default: true', schema: PaymentMethodSchema } },
+      responses: {
+        '200': { description: 'the payment method, now with is_default: true', schema: PaymentMethodSchema },
+      },
     },
   };
 }

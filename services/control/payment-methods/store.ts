@@ -11,7 +11,6 @@ import type { NewCard, PaymentMethodRow } from './schemas.js';
 
 const COLUMNS = 'id, type, brand, last4, exp_month, exp_year, is_default, created_at';
 const notFound = () => new NotFoundError('No such payment method.');
-const accountGone = () => new NotFoundError('The account no longer exists.');
 
 /** Serialises changes to one account's payment methods (first-card default, default switches); `gone` when it no longer exists. */
 async function lockAccount(c: PgClient, accountId: string, gone: () => NotFoundError): Promise<void> {
@@ -20,7 +19,12 @@ async function lockAccount(c: PgClient, accountId: string, gone: () => NotFoundE
 }
 
 /** Inserts a verified card; it becomes the default when the account has none. */
-export async function insertPaymentMethod(pg: PgPool, accountId: string, card: NewCard, maxPaymentMethods: number): Promise<PaymentMethodRow> {
+export async function insertPaymentMethod(
+  pg: PgPool,
+  accountId: string,
+  card: NewCard,
+  maxPaymentMethods: number,
+): Promise<PaymentMethodRow> {
   return withTransaction(pg, async (c) => {
     await reserveQuota(c, 'payment_methods', accountId, maxPaymentMethods);
     const r = await c.query<PaymentMethodRow>(
@@ -28,19 +32,40 @@ export async function insertPaymentMethod(pg: PgPool, accountId: string, card: N
        VALUES ($1, $2, 'card', $3, $4, $5, $6, $7, $8, $9,
                NOT EXISTS (SELECT 1 FROM payment_methods WHERE account_id = $2 AND is_default))
        RETURNING ${COLUMNS}`,
-      [newId('pm'), accountId, card.brand, card.last4, card.exp_month, card.exp_year, card.fingerprint, card.processor, card.processorToken],
+      [
+        newId('pm'),
+        accountId,
+        card.brand,
+        card.last4,
+        card.exp_month,
+        card.exp_year,
+        card.fingerprint,
+        card.processor,
+        card.processorToken,
+      ],
     );
     return r.rows[0]!;
   });
 }
 
 /** The account's payment methods, newest first. */
-export async function listPaymentMethods(pg: PgPool, accountId: string, window: RowWindow): Promise<{ rows: PaymentMethodRow[]; total: number }> {
-  return selectPage<PaymentMethodRow>(pg, { columns: COLUMNS, from: 'payment_methods', where: 'account_id = $1', params: [accountId], orderBy: 'seq DESC' }, window);
+export async function listPaymentMethods(
+  pg: PgPool,
+  accountId: string,
+  window: RowWindow,
+): Promise<{ rows: PaymentMethodRow[]; total: number }> {
+  return selectPage<PaymentMethodRow>(
+    pg,
+    { columns: COLUMNS, from: 'payment_methods', where: 'account_id = $1', params: [accountId], orderBy: 'seq DESC' },
+    window,
+  );
 }
 
 export async function getPaymentMethod(pg: PgPool, accountId: string, id: string): Promise<PaymentMethodRow> {
-  const r = await pg.query<PaymentMethodRow>(`SELECT ${COLUMNS} FROM payment_methods WHERE account_id = $1 AND id = $2`, [accountId, id]);
+  const r = await pg.query<PaymentMethodRow>(
+    `SELECT ${COLUMNS} FROM payment_methods WHERE account_id = $1 AND id = $2`,
+    [accountId, id],
+  );
   if (!r.rows[0]) throw notFound();
   return r.rows[0];
 }
@@ -52,8 +77,14 @@ export async function setDefaultPaymentMethod(pg: PgPool, accountId: string, id:
     const exists = await c.query('SELECT 1 FROM payment_methods WHERE account_id = $1 AND id = $2', [accountId, id]);
     if (exists.rowCount !== 1) throw notFound();
     // Two statements: the partial unique index is checked row by row, so clear first, then set.
-    await c.query('UPDATE payment_methods SET is_default = false WHERE account_id = $1 AND is_default AND id <> $2', [accountId, id]);
-    const r = await c.query<PaymentMethodRow>(`UPDATE payment_methods SET is_default = true WHERE account_id = $1 AND id = $2 RETURNING ${COLUMNS}`, [accountId, id]);
+    await c.query('UPDATE payment_methods SET is_default = false WHERE account_id = $1 AND is_default AND id <> $2', [
+      accountId,
+      id,
+    ]);
+    const r = await c.query<PaymentMethodRow>(
+      `UPDATE payment_methods SET is_default = true WHERE account_id = $1 AND id = $2 RETURNING ${COLUMNS}`,
+      [accountId, id],
+    );
     return r.rows[0]!;
   });
 }

@@ -1,6 +1,16 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { withTransaction, type PgPool } from '../../../shared/clients/postgres.js';
-import type { CardToVerify, ChargeFailureCode, ChargeRequest, ChargeResult, PaymentProcessor, RefundFailureCode, RefundRequest, RefundResult, VerifyCardResult } from './processor.js';
+import type {
+  CardToVerify,
+  ChargeFailureCode,
+  ChargeRequest,
+  ChargeResult,
+  PaymentProcessor,
+  RefundFailureCode,
+  RefundRequest,
+  RefundResult,
+  VerifyCardResult,
+} from './processor.js';
 import { Decimal } from '../../../shared/money/decimal.js';
 
 /**
@@ -38,19 +48,38 @@ export class SandboxProcessor implements PaymentProcessor {
   }
 
   async charge(req: ChargeRequest): Promise<ChargeResult> {
-    if (!DECIMAL.test(req.amount) || !/[1-9]/.test(req.amount)) throw new RangeError(`charge amount must be a positive decimal string, got "${req.amount}"`);
-    if (!/^[A-Z]{3}$/.test(req.currency)) throw new RangeError(`charge currency must be an ISO 4217 code, got "${req.currency}"`);
+    if (!DECIMAL.test(req.amount) || !/[1-9]/.test(req.amount))
+      throw new RangeError(`charge amount must be a positive decimal string, got "${req.amount}"`);
+    if (!/^[A-Z]{3}$/.test(req.currency))
+      throw new RangeError(`charge currency must be an ISO 4217 code, got "${req.currency}"`);
     if (!req.idempotencyKey) throw new RangeError('charge needs an idempotency key');
     const m = TOKEN.exec(req.paymentMethod.processor_token);
     if (!m) return { status: 'failed', failure_code: 'processing_error' };
     // Derived from the idempotency key: a retried charge reports the same charge id, never a second one.
     const chargeId = `ch_sandbox_${createHash('sha256').update(req.idempotencyKey).digest('hex').slice(0, 24)}`;
-    const outcome: ChargeResult = m[1] === 'insufficient_funds' ? { status: 'failed', failure_code: 'insufficient_funds' } : { status: 'succeeded', id: chargeId };
-    const row = await this.record({ key: req.idempotencyKey, chargeId, token: req.paymentMethod.processor_token, amount: req.amount, currency: req.currency, status: outcome.status, failureCode: outcome.status === 'failed' ? outcome.failure_code : null });
-    if (row.processor_token !== req.paymentMethod.processor_token || row.currency !== req.currency || !sameAmount(row.amount, req.amount)) {
+    const outcome: ChargeResult =
+      m[1] === 'insufficient_funds'
+        ? { status: 'failed', failure_code: 'insufficient_funds' }
+        : { status: 'succeeded', id: chargeId };
+    const row = await this.record({
+      key: req.idempotencyKey,
+      chargeId,
+      token: req.paymentMethod.processor_token,
+      amount: req.amount,
+      currency: req.currency,
+      status: outcome.status,
+      failureCode: outcome.status === 'failed' ? outcome.failure_code : null,
+    });
+    if (
+      row.processor_token !== req.paymentMethod.processor_token ||
+      row.currency !== req.currency ||
+      !sameAmount(row.amount, req.amount)
+    ) {
       throw new RangeError(`idempotency key ${req.idempotencyKey} was already used for another charge`);
     }
-    return row.status === 'succeeded' ? { status: 'succeeded', id: row.charge_id } : { status: 'failed', failure_code: row.failure_code ?? 'processing_error' };
+    return row.status === 'succeeded'
+      ? { status: 'succeeded', id: row.charge_id }
+      : { status: 'failed', failure_code: row.failure_code ?? 'processing_error' };
   }
 
   /**
@@ -58,7 +87,8 @@ export class SandboxProcessor implements PaymentProcessor {
    * key, or a new one if what is left of the charge covers it.
    */
   async refund(req: RefundRequest): Promise<RefundResult> {
-    if (!DECIMAL.test(req.amount) || !/[1-9]/.test(req.amount)) throw new RangeError(`refund amount must be a positive decimal string, got "${req.amount}"`);
+    if (!DECIMAL.test(req.amount) || !/[1-9]/.test(req.amount))
+      throw new RangeError(`refund amount must be a positive decimal string, got "${req.amount}"`);
     if (!req.idempotencyKey) throw new RangeError('refund needs an idempotency key');
     const refundId = `re_sandbox_${createHash('sha256').update(req.idempotencyKey).digest('hex').slice(0, 24)}`;
     const row = await withTransaction(this.ledger, async (client) => {
@@ -68,21 +98,39 @@ export class SandboxProcessor implements PaymentProcessor {
            FROM sandbox_charges c WHERE c.charge_id = $1 AND c.status = 'succeeded' FOR UPDATE OF c`,
         [req.chargeId],
       );
-      const first = await client.query<RefundRow>('SELECT refund_id, charge_id, amount::text AS amount, currency, status, failure_code FROM sandbox_refunds WHERE idempotency_key = $1', [req.idempotencyKey]);
+      const first = await client.query<RefundRow>(
+        'SELECT refund_id, charge_id, amount::text AS amount, currency, status, failure_code FROM sandbox_refunds WHERE idempotency_key = $1',
+        [req.idempotencyKey],
+      );
       if (first.rows[0]) return first.rows[0];
       const c = charge.rows[0];
-      const failure: RefundFailureCode | null = !c || c.currency !== req.currency ? 'charge_not_found' : new Decimal(c.refunded).plus(req.amount).gt(c.amount) ? 'amount_exceeds_charge' : null;
+      const failure: RefundFailureCode | null =
+        !c || c.currency !== req.currency
+          ? 'charge_not_found'
+          : new Decimal(c.refunded).plus(req.amount).gt(c.amount)
+            ? 'amount_exceeds_charge'
+            : null;
       const r = await client.query<RefundRow>(
         `INSERT INTO sandbox_refunds (idempotency_key, refund_id, charge_id, amount, currency, status, failure_code) VALUES ($1, $2, $3, $4, $5, $6, $7)
          RETURNING refund_id, charge_id, amount::text AS amount, currency, status, failure_code`,
-        [req.idempotencyKey, refundId, req.chargeId, req.amount, req.currency, failure ? 'failed' : 'succeeded', failure],
+        [
+          req.idempotencyKey,
+          refundId,
+          req.chargeId,
+          req.amount,
+          req.currency,
+          failure ? 'failed' : 'succeeded',
+          failure,
+        ],
       );
       return r.rows[0]!;
     });
     if (row.charge_id !== req.chargeId || row.currency !== req.currency || !sameAmount(row.amount, req.amount)) {
       throw new RangeError(`idempotency key ${req.idempotencyKey} was already used for another refund`);
     }
-    return row.status === 'succeeded' ? { status: 'succeeded', id: row.refund_id } : { status: 'failed', failure_code: row.failure_code ?? 'processing_error' };
+    return row.status === 'succeeded'
+      ? { status: 'succeeded', id: row.refund_id }
+      : { status: 'failed', failure_code: row.failure_code ?? 'processing_error' };
   }
 
   private queue: { charge: LedgerCharge; resolve: (row: LedgerRow) => void; reject: (err: unknown) => void }[] = [];
@@ -112,7 +160,15 @@ export class SandboxProcessor implements PaymentProcessor {
          UNION ALL
          SELECT idempotency_key, charge_id, processor_token, amount::text, currency, status, failure_code FROM sandbox_charges
           WHERE idempotency_key = ANY($1) AND idempotency_key NOT IN (SELECT idempotency_key FROM ins)`,
-        [c.map((x) => x.key), c.map((x) => x.chargeId), c.map((x) => x.token), c.map((x) => x.amount), c.map((x) => x.currency), c.map((x) => x.status), c.map((x) => x.failureCode)],
+        [
+          c.map((x) => x.key),
+          c.map((x) => x.chargeId),
+          c.map((x) => x.token),
+          c.map((x) => x.amount),
+          c.map((x) => x.currency),
+          c.map((x) => x.status),
+          c.map((x) => x.failureCode),
+        ],
       );
       const byKey = new Map(r.rows.map((row) => [row.idempotency_key, row]));
       for (const b of batch) {

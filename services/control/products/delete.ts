@@ -15,7 +15,10 @@ export function deleteProductRoute(deps: ApiDeps): RouteDef {
     doc: {
       summary: 'Delete a product',
       tags: ['products'],
-      responses: { '204': { description: 'Deleted' }, '409': { description: 'An active subscription uses the product (code product_in_use)' } },
+      responses: {
+        '204': { description: 'Deleted' },
+        '409': { description: 'An active subscription uses the product (code product_in_use)' },
+      },
     },
   };
 }

@@ -6,7 +6,13 @@ import { normalizeCurrency } from '../../../shared/money/currencies.js';
 import { Decimal, parseAmount } from '../../../shared/money/decimal.js';
 import { numberLiteralAt, numberLiteralsOf } from '../../../shared/money/json.js';
 import type { Tier } from '../../billing/price-models.js';
-import { CreateProductBody, ListProductsQuery, UpdateProductBody, type NewProduct, type ProductChange } from './schemas.js';
+import {
+  CreateProductBody,
+  ListProductsQuery,
+  UpdateProductBody,
+  type NewProduct,
+  type ProductChange,
+} from './schemas.js';
 
 /**
  * Products' one validation place: each route's `input` parser. The JSON schema first (types, ranges,
@@ -28,18 +34,21 @@ export function parseNewProduct(ctx: RequestContext): NewProduct {
   const errors: FieldError[] = [];
   const pricing = input.pricing ?? 'flat';
   const literal = numberLiteralsOf(ctx.rawBody);
-  const amount = (path: (string | number)[], opts: { positive?: boolean } = {}) => checkAmount(literal(path), path, errors, opts);
+  const amount = (path: (string | number)[], opts: { positive?: boolean } = {}) =>
+    checkAmount(literal(path), path, errors, opts);
   const name = checkName(input.name, errors)!;
   const currency = checkCurrency(input.currency, errors);
   const only = (field: 'tiers' | 'tiers_mode' | 'package_size', model: string) => {
-    if (input[field] !== undefined && pricing !== model) errors.push({ field, message: `is only for ${model} pricing` });
+    if (input[field] !== undefined && pricing !== model)
+      errors.push({ field, message: `is only for ${model} pricing` });
   };
   only('tiers', 'tiered');
   only('tiers_mode', 'tiered');
   only('package_size', 'package');
   let price = '0';
   if (pricing === 'tiered') {
-    if (input.price !== undefined) errors.push({ field: 'price', message: 'must be omitted for tiered pricing: the tiers carry the prices' });
+    if (input.price !== undefined)
+      errors.push({ field: 'price', message: 'must be omitted for tiered pricing: the tiers carry the prices' });
   } else if (input.price === undefined) errors.push({ field: 'price', message: 'is required' });
   else price = amount(['price']) ?? '0';
   const product: NewProduct = { name, price, currency, pricing };
@@ -50,7 +59,8 @@ export function parseNewProduct(ctx: RequestContext): NewProduct {
     product.tiers_mode = input.tiers_mode;
   }
   if (pricing === 'package') {
-    if (input.package_size === undefined) errors.push({ field: 'package_size', message: 'is required for package pricing' });
+    if (input.package_size === undefined)
+      errors.push({ field: 'package_size', message: 'is required for package pricing' });
     else product.package_size = amount(['package_size'], { positive: true });
   }
   throwIfAny(errors);
@@ -74,7 +84,10 @@ function checkTiers(
       upTo = amount(['tiers', i, 'up_to'], { positive: true }) ?? null;
       if (last) errors.push({ field: `${at}.up_to`, message: 'must be null on the last tier (it has no upper bound)' });
       else if (upTo !== null && below !== null && new Decimal(upTo).lte(below)) {
-        errors.push({ field: `${at}.up_to`, message: `must be greater than the previous tier's up_to (${below.toFixed()})` });
+        errors.push({
+          field: `${at}.up_to`,
+          message: `must be greater than the previous tier's up_to (${below.toFixed()})`,
+        });
       }
     }
     below = upTo === null ? null : new Decimal(upTo);
@@ -87,7 +100,12 @@ function checkTiers(
 }
 
 /** A decimal field exactly as the client wrote it (the schema already checked it is a number ≥ 0). */
-function checkAmount(literal: string | undefined, path: (string | number)[], errors: FieldError[], opts: { positive?: boolean } = {}): string | undefined {
+function checkAmount(
+  literal: string | undefined,
+  path: (string | number)[],
+  errors: FieldError[],
+  opts: { positive?: boolean } = {},
+): string | undefined {
   const field = path.map((k, i) => (typeof k === 'number' ? `[${k}]` : i ? `.${k}` : k)).join('');
   if (literal === undefined) {
     errors.push({ field, message: 'must be a number' });
@@ -102,7 +120,8 @@ function checkAmount(literal: string | undefined, path: (string | number)[], err
 
 export function parseProductChange(ctx: RequestContext): ProductChange {
   const input = updateBody.parse(ctx.body);
-  if (input.name === undefined && input.price === undefined) throw new ValidationError([{ field: '', message: 'must contain name or price' }]);
+  if (input.name === undefined && input.price === undefined)
+    throw new ValidationError([{ field: '', message: 'must contain name or price' }]);
   const errors: FieldError[] = [];
   const name = checkName(input.name, errors);
   const price = checkPrice(ctx, input.price !== undefined, errors);

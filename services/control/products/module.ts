@@ -10,6 +10,13 @@ export const productsModule: RouteModuleFactory = (deps) => ({
   name: 'products',
   area: 'control',
   register(server) {
-    for (const route of [listProductsRoute, getProductRoute, createProductRoute, updateProductRoute, deleteProductRoute]) server.route(route(deps));
+    for (const route of [
+      listProductsRoute,
+      getProductRoute,
+      createProductRoute,
+      updateProductRoute,
+      deleteProductRoute,
+    ])
+      server.route(route(deps));
   },
 });

@@ -8,25 +8,41 @@ const PRICING = PRICINGS;
 
 const Price = Type.Number({
   minimum: 0,
-  description: 'Unit price, an exact decimal with up to 9 places (read digit for digit from the request, never through a float).',
+  description:
+    'Unit price, an exact decimal with up to 9 places (read digit for digit from the request, never through a float).',
   examples: [19.99],
 });
-const Currency = Type.String({ pattern: '^[A-Za-z]{3}$', description: 'ISO 4217 code, any case; returned upper case.', examples: ['USD'] });
+const Currency = Type.String({
+  pattern: '^[A-Za-z]{3}$',
+  description: 'ISO 4217 code, any case; returned upper case.',
+  examples: ['USD'],
+});
 const Name = Type.String({ minLength: 1, maxLength: 200 });
-const Amount = (description: string) => Type.Number({ minimum: 0, description: `${description}; an exact decimal with up to 9 places` });
+const Amount = (description: string) =>
+  Type.Number({ minimum: 0, description: `${description}; an exact decimal with up to 9 places` });
 const TiersModeSchema = Type.Enum(TIERS_MODES, {
-  description: 'graduated: each unit at the price of the tier it falls in; volume: every unit at the price of the tier the total falls in',
+  description:
+    'graduated: each unit at the price of the tier it falls in; volume: every unit at the price of the tier the total falls in',
 });
 const TierSchema = Type.Object(
   {
-    up_to: Type.Union([Type.Number({ exclusiveMinimum: 0 }), Type.Null()], { description: 'last unit of the tier (inclusive); null on the last tier only' }),
+    up_to: Type.Union([Type.Number({ exclusiveMinimum: 0 }), Type.Null()], {
+      description: 'last unit of the tier (inclusive); null on the last tier only',
+    }),
     unit_price: Amount('price per unit in this tier'),
     flat_price: Type.Optional(Amount('added once when the tier is reached (default 0)')),
   },
   { additionalProperties: false },
 );
-const TiersSchema = Type.Array(TierSchema, { minItems: 1, maxItems: 20, description: 'ascending up_to; the last one null' });
-const PackageSize = Type.Number({ exclusiveMinimum: 0, description: 'units per package; usage is rounded up to whole packages, each at `price`' });
+const TiersSchema = Type.Array(TierSchema, {
+  minItems: 1,
+  maxItems: 20,
+  description: 'ascending up_to; the last one null',
+});
+const PackageSize = Type.Number({
+  exclusiveMinimum: 0,
+  description: 'units per package; usage is rounded up to whole packages, each at `price`',
+});
 
 export const ProductSchema = Type.Object(
   {
@@ -65,7 +81,10 @@ export const CreateProductBody = Type.Object(
 );
 export type CreateProductBody = Type.Static<typeof CreateProductBody>;
 
-export const UpdateProductBody = Type.Object({ name: Type.Optional(Name), price: Type.Optional(Price) }, { additionalProperties: false });
+export const UpdateProductBody = Type.Object(
+  { name: Type.Optional(Name), price: Type.Optional(Price) },
+  { additionalProperties: false },
+);
 export type UpdateProductBody = Type.Static<typeof UpdateProductBody>;
 
 export const ListProductsQuery = Type.Object(PaginationQuery, { additionalProperties: false });
@@ -98,7 +117,8 @@ export interface ProductRow extends ProductPriceRow {
   updated_at: Date;
 }
 
-export const PRODUCT_COLUMNS = 'id, name, price::text AS price, currency, pricing, tiers_mode, tiers, package_size::text AS package_size, created_at, updated_at';
+export const PRODUCT_COLUMNS =
+  'id, name, price::text AS price, currency, pricing, tiers_mode, tiers, package_size::text AS package_size, created_at, updated_at';
 
 /** The API representation; `price` is written as a JSON number from its exact decimal text. */
 export function toProduct(row: ProductRow) {
@@ -121,6 +141,10 @@ function priceModelFields(row: ProductRow) {
   if (model.pricing !== 'tiered') return {};
   return {
     tiers_mode: model.tiers_mode,
-    tiers: model.tiers.map((t) => ({ up_to: t.up_to === null ? null : new JsonDecimal(t.up_to), unit_price: new JsonDecimal(t.unit_price), flat_price: new JsonDecimal(t.flat_price) })),
+    tiers: model.tiers.map((t) => ({
+      up_to: t.up_to === null ? null : new JsonDecimal(t.up_to),
+      unit_price: new JsonDecimal(t.unit_price),
+      flat_price: new JsonDecimal(t.flat_price),
+    })),
   };
 }

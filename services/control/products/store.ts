@@ -8,13 +8,27 @@ import { PRODUCT_COLUMNS, type NewProduct, type ProductChange, type ProductRow }
 const notFound = (id: string) => new NotFoundError(`No product ${id}.`);
 
 export async function listProducts(pool: PgPool, window: RowWindow): Promise<{ rows: ProductRow[]; total: number }> {
-  return selectPage<ProductRow>(pool, { columns: PRODUCT_COLUMNS, from: 'products', where: 'deleted_at IS NULL', params: [], orderBy: 'created_at DESC, id DESC' }, window);
+  return selectPage<ProductRow>(
+    pool,
+    {
+      columns: PRODUCT_COLUMNS,
+      from: 'products',
+      where: 'deleted_at IS NULL',
+      params: [],
+      orderBy: 'created_at DESC, id DESC',
+    },
+    window,
+  );
 }
 
 export async function getProduct(pool: PgPool, id: string): Promise<ProductRow> {
   if (!hasPrefix(id, 'prod')) throw notFound(id);
   // Named: prepared once per connection (the hottest control-plane read).
-  const r = await pool.query<ProductRow>({ name: 'product-get', text: `SELECT ${PRODUCT_COLUMNS} FROM products WHERE id = $1 AND deleted_at IS NULL`, values: [id] });
+  const r = await pool.query<ProductRow>({
+    name: 'product-get',
+    text: `SELECT ${PRODUCT_COLUMNS} FROM products WHERE id = $1 AND deleted_at IS NULL`,
+    values: [id],
+  });
   if (!r.rows[0]) throw notFound(id);
   return r.rows[0];
 }
@@ -23,7 +37,16 @@ export async function insertProduct(pool: PgPool, p: NewProduct): Promise<Produc
   const r = await pool.query<ProductRow>(
     `INSERT INTO products (id, name, price, currency, pricing, tiers_mode, tiers, package_size)
      VALUES ($1, $2, $3::numeric, $4, $5, $6, $7::jsonb, $8::numeric) RETURNING ${PRODUCT_COLUMNS}`,
-    [newId('prod'), p.name, p.price, p.currency, p.pricing, p.tiers_mode ?? null, p.tiers ? JSON.stringify(p.tiers) : null, p.package_size ?? null],
+    [
+      newId('prod'),
+      p.name,
+      p.price,
+      p.currency,
+      p.pricing,
+      p.tiers_mode ?? null,
+      p.tiers ? JSON.stringify(p.tiers) : null,
+      p.package_size ?? null,
+    ],
   );
   return r.rows[0]!;
 }
@@ -55,7 +78,10 @@ export async function deleteProduct(pool: PgPool, id: string): Promise<void> {
       [id],
     );
     if (used.rowCount) {
-      throw new ConflictError(`Product ${id} is used by an active subscription (${used.rows[0].id}); cancel or change it first.`, 'product_in_use');
+      throw new ConflictError(
+        `Product ${id} is used by an active subscription (${used.rows[0].id}); cancel or change it first.`,
+        'product_in_use',
+      );
     }
     await c.query('UPDATE products SET deleted_at = now(), updated_at = now() WHERE id = $1', [id]);
   });

@@ -9,7 +9,8 @@ export function getSubscriptionRoute(deps: ApiDeps): RouteDef {
     method: 'GET',
     path: '/v1/subscriptions/:subscription_id',
     auth: 'read',
-    handler: async (ctx) => reply.ok(toSubscription(await getSubscription(deps.pg, ctx.principal!.accountId, ctx.params.subscription_id!))),
+    handler: async (ctx) =>
+      reply.ok(toSubscription(await getSubscription(deps.pg, ctx.principal!.accountId, ctx.params.subscription_id!))),
     doc: {
       summary: 'Get a subscription',
       tags: ['subscriptions'],

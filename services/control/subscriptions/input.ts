@@ -3,7 +3,13 @@ import { ValidationError } from '../../../shared/errors.js';
 import { bodyValidator, queryValidator } from '../../../shared/http/validation.js';
 import { numberLiteralsOf } from '../../../shared/money/json.js';
 import { parseAmount } from '../../../shared/money/decimal.js';
-import { CreateSubscriptionBody, ListSubscriptionsQuery, UpdateSubscriptionBody, type ItemInput, type ItemRequest } from './schemas.js';
+import {
+  CreateSubscriptionBody,
+  ListSubscriptionsQuery,
+  UpdateSubscriptionBody,
+  type ItemInput,
+  type ItemRequest,
+} from './schemas.js';
 
 /**
  * Subscriptions' one validation place for the request's shape. Whether the items make sense (products exist,
@@ -24,11 +30,14 @@ export interface SubscriptionChange {
   status?: 'canceled';
 }
 
-export const parseNewSubscription = (ctx: RequestContext): NewSubscription => ({ items: exactItems(ctx, createBody.parse(ctx.body).items) });
+export const parseNewSubscription = (ctx: RequestContext): NewSubscription => ({
+  items: exactItems(ctx, createBody.parse(ctx.body).items),
+});
 
 export function parseSubscriptionChange(ctx: RequestContext): SubscriptionChange {
   const input = updateBody.parse(ctx.body);
-  if (input.items === undefined && input.status === undefined) throw new ValidationError([{ field: '', message: 'must contain items or status' }]);
+  if (input.items === undefined && input.status === undefined)
+    throw new ValidationError([{ field: '', message: 'must contain items or status' }]);
   return { ...input, items: input.items && exactItems(ctx, input.items) };
 }
 

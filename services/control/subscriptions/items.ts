@@ -17,7 +17,13 @@ export async function resolveItems(
   input: ItemRequest[],
   requiredCurrency?: string,
 ): Promise<{ items: Item[]; currency: string }> {
-  const items: Item[] = input.map((i) => ({ product_id: i.product_id, meter_id: i.meter_id ?? null, minimum_amount: i.minimum_amount ?? null, group_by: i.group_by ?? [], quantity: i.quantity ?? 1 }));
+  const items: Item[] = input.map((i) => ({
+    product_id: i.product_id,
+    meter_id: i.meter_id ?? null,
+    minimum_amount: i.minimum_amount ?? null,
+    group_by: i.group_by ?? [],
+    quantity: i.quantity ?? 1,
+  }));
   const productIds = [...new Set(items.map((i) => i.product_id))];
   const meterIds = [...new Set(items.flatMap((i) => (i.meter_id ? [i.meter_id] : [])))];
   const [products, meters] = await Promise.all([
@@ -26,7 +32,10 @@ export async function resolveItems(
       [productIds],
     ),
     meterIds.length
-      ? client.query<{ id: string; dimensions: string[] }>('SELECT id, dimensions FROM meters WHERE id = ANY($1) AND account_id = $2', [meterIds, accountId])
+      ? client.query<{ id: string; dimensions: string[] }>(
+          'SELECT id, dimensions FROM meters WHERE id = ANY($1) AND account_id = $2',
+          [meterIds, accountId],
+        )
       : Promise.resolve({ rows: [] as { id: string; dimensions: string[] }[] }),
   ]);
   const productById = new Map(products.rows.map((p) => [p.id, p]));
@@ -46,23 +55,41 @@ export async function resolveItems(
       return;
     }
     if (product.pricing !== 'flat') {
-      if (!item.meter_id) errors.push({ field: `${at}.meter_id`, message: `is required for a ${product.pricing} product` });
+      if (!item.meter_id)
+        errors.push({ field: `${at}.meter_id`, message: `is required for a ${product.pricing} product` });
       else if (!knownMeters.has(item.meter_id)) errors.push({ field: `${at}.meter_id`, message: 'no such meter' });
       else groupByProblems(item, knownMeters.get(item.meter_id)!, at, errors);
-      if (item.quantity !== 1) errors.push({ field: `${at}.quantity`, message: `is only for flat products (a ${product.pricing} product's quantity is its usage)` });
+      if (item.quantity !== 1)
+        errors.push({
+          field: `${at}.quantity`,
+          message: `is only for flat products (a ${product.pricing} product's quantity is its usage)`,
+        });
     } else {
       if (item.meter_id) errors.push({ field: `${at}.meter_id`, message: 'must be null for a flat product' });
-      if (item.minimum_amount !== null) errors.push({ field: `${at}.minimum_amount`, message: 'is only for usage-priced (metered, tiered, package) products' });
-      if (item.group_by.length) errors.push({ field: `${at}.group_by`, message: 'is only for usage-priced (metered, tiered, package) products' });
+      if (item.minimum_amount !== null)
+        errors.push({
+          field: `${at}.minimum_amount`,
+          message: 'is only for usage-priced (metered, tiered, package) products',
+        });
+      if (item.group_by.length)
+        errors.push({
+          field: `${at}.group_by`,
+          message: 'is only for usage-priced (metered, tiered, package) products',
+        });
     }
   });
   if (errors.length) throw new ValidationError(errors);
 
   const currencies = [...new Set(items.map((i) => productById.get(i.product_id)!.currency))].sort();
-  if (currencies.length > 1) throw new ValidationError([{ field: 'items', message: `must all be in one currency (found ${currencies.join(', ')})` }]);
+  if (currencies.length > 1)
+    throw new ValidationError([
+      { field: 'items', message: `must all be in one currency (found ${currencies.join(', ')})` },
+    ]);
   const currency = currencies[0]!;
   if (requiredCurrency && currency !== requiredCurrency) {
-    throw new ValidationError([{ field: 'items', message: `must be in the subscription's currency ${requiredCurrency} (found ${currency})` }]);
+    throw new ValidationError([
+      { field: 'items', message: `must be in the subscription's currency ${requiredCurrency} (found ${currency})` },
+    ]);
   }
   return { items, currency };
 }
@@ -76,7 +103,11 @@ function groupByProblems(item: Item, declared: readonly string[], at: string, er
     const problem = dimensionKeyProblem(key, declared);
     if (problem) errors.push({ field: `${at}.group_by[${k}]`, message: problem });
   });
-  if (item.group_by.length && item.minimum_amount !== null) errors.push({ field: `${at}.minimum_amount`, message: 'is not available with group_by (a minimum applies to one usage line)' });
+  if (item.group_by.length && item.minimum_amount !== null)
+    errors.push({
+      field: `${at}.minimum_amount`,
+      message: 'is not available with group_by (a minimum applies to one usage line)',
+    });
 }
 
 /** Items are the same item (product and meter: no subscription has one twice) — perhaps with other terms. */
@@ -84,9 +115,15 @@ export const itemKey = (i: Item): string => `${i.product_id}\u0000${i.meter_id ?
 
 /** The same item on the same terms: a change between them is no change (no new history row, no proration). */
 export function sameItem(x: Item, y: Item): boolean {
-  const sameMinimum = (a: string | null, b: string | null) => (a === null || b === null ? a === b : new Decimal(a).eq(b));
+  const sameMinimum = (a: string | null, b: string | null) =>
+    a === null || b === null ? a === b : new Decimal(a).eq(b);
   const sameGroups = (a: string[], b: string[]) => a.length === b.length && a.every((k, i) => k === b[i]);
-  return itemKey(x) === itemKey(y) && x.quantity === y.quantity && sameMinimum(x.minimum_amount, y.minimum_amount) && sameGroups(x.group_by, y.group_by);
+  return (
+    itemKey(x) === itemKey(y) &&
+    x.quantity === y.quantity &&
+    sameMinimum(x.minimum_amount, y.minimum_amount) &&
+    sameGroups(x.group_by, y.group_by)
+  );
 }
 
 export function sameItems(a: Item[], b: Item[]): boolean {

@@ -15,7 +15,11 @@ export function listSubscriptionsRoute(deps: ApiDeps): RouteDef<ListSubscription
     handler: async (ctx, q) => {
       const { subscriptions, total } = await listSubscriptions(deps.pg, ctx.principal!.accountId, q, pageWindow(q));
       const now = new Date();
-      return reply.page(subscriptions.map((s) => toSubscription(s, now)), q, total);
+      return reply.page(
+        subscriptions.map((s) => toSubscription(s, now)),
+        q,
+        total,
+      );
     },
     doc: {
       summary: 'List subscriptions (newest first)',

@@ -9,6 +9,12 @@ export const subscriptionsModule: RouteModuleFactory = (deps) => ({
   name: 'subscriptions',
   area: 'control',
   register(server) {
-    for (const route of [listSubscriptionsRoute, getSubscriptionRoute, createSubscriptionRoute, updateSubscriptionRoute]) server.route(route(deps));
+    for (const route of [
+      listSubscriptionsRoute,
+      getSubscriptionRoute,
+      createSubscriptionRoute,
+      updateSubscriptionRoute,
+    ])
+      server.route(route(deps));
   },
 });

@@ -23,6 +23,9 @@ export function periodAt(createdAt: Date, at: Date): Period {
 }
 
 /** Active: the period containing now. Canceled: the period it was canceled in (its last). */
-export function currentPeriod(sub: { status: string; created_at: Date; canceled_at: Date | null }, now = new Date()): Period {
+export function currentPeriod(
+  sub: { status: string; created_at: Date; canceled_at: Date | null },
+  now = new Date(),
+): Period {
   return periodAt(sub.created_at, sub.status === 'canceled' && sub.canceled_at ? sub.canceled_at : now);
 }

@@ -8,29 +8,49 @@ import { DIMENSION_LIMITS } from '../../../shared/usage/dimensions.js';
 const Status = Type.Enum(['active', 'canceled']);
 
 /** Billing per group (issue 18): at most MAX_GROUP_BY keys, as GET …/usage's group_by takes them. */
-const GroupBy = Type.Array(Type.String({ pattern: DIMENSION_LIMITS.keyPattern.source, description: 'a dimension key' }), {
-  maxItems: MAX_GROUP_BY,
-  uniqueItems: true,
-  description:
-    `usage-priced items only: dimension keys (at most ${MAX_GROUP_BY}; declared dimensions of the meter when it declares some) to bill the usage by — one usage line per group of values, each priced by the product's model on its own (tiers and packages per group); not with minimum_amount`,
-});
+const GroupBy = Type.Array(
+  Type.String({ pattern: DIMENSION_LIMITS.keyPattern.source, description: 'a dimension key' }),
+  {
+    maxItems: MAX_GROUP_BY,
+    uniqueItems: true,
+    description: `usage-priced items only: dimension keys (at most ${MAX_GROUP_BY}; declared dimensions of the meter when it declares some) to bill the usage by — one usage line per group of values, each priced by the product's model on its own (tiers and packages per group); not with minimum_amount`,
+  },
+);
 
 export const ItemInput = Type.Object(
   {
     product_id: Type.String({ minLength: 1, maxLength: 64 }),
-    meter_id: Type.Optional(Type.Union([Type.String({ minLength: 1, maxLength: 64 }), Type.Null()], { description: 'required for metered, tiered and package products, null/absent for flat ones' })),
+    meter_id: Type.Optional(
+      Type.Union([Type.String({ minLength: 1, maxLength: 64 }), Type.Null()], {
+        description: 'required for metered, tiered and package products, null/absent for flat ones',
+      }),
+    ),
     minimum_amount: Type.Optional(
-      Type.Number({ minimum: 0, description: "minimum commitment per period (usage-priced items only): usage priced below it is trued up to it on the invoice; an exact decimal" }),
+      Type.Number({
+        minimum: 0,
+        description:
+          'minimum commitment per period (usage-priced items only): usage priced below it is trued up to it on the invoice; an exact decimal',
+      }),
     ),
     group_by: Type.Optional(GroupBy),
-    quantity: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000, description: 'units of a flat product (seats), billed quantity × price per period; default 1' })),
+    quantity: Type.Optional(
+      Type.Integer({
+        minimum: 1,
+        maximum: 1_000_000,
+        description: 'units of a flat product (seats), billed quantity × price per period; default 1',
+      }),
+    ),
   },
   { additionalProperties: false },
 );
 export type ItemInput = Type.Static<typeof ItemInput>;
 /** An item as the routes pass it on: the minimum as the exact decimal text the client wrote. */
 export type ItemRequest = Omit<ItemInput, 'minimum_amount'> & { minimum_amount?: string };
-const Items = Type.Array(ItemInput, { minItems: 1, maxItems: 50, description: 'products of one currency; each metered product with a meter of this account' });
+const Items = Type.Array(ItemInput, {
+  minItems: 1,
+  maxItems: 50,
+  description: 'products of one currency; each metered product with a meter of this account',
+});
 
 export const SubscriptionSchema = Type.Object(
   {
@@ -42,7 +62,11 @@ export const SubscriptionSchema = Type.Object(
           product_id: Type.String(),
           meter_id: Type.Union([Type.String(), Type.Null()]),
           minimum_amount: Type.Optional(Type.Number({ description: 'minimum commitment per period, when set' })),
-          group_by: Type.Optional(Type.Array(Type.String(), { description: 'dimension keys the usage is billed by (one line per group), when set' })),
+          group_by: Type.Optional(
+            Type.Array(Type.String(), {
+              description: 'dimension keys the usage is billed by (one line per group), when set',
+            }),
+          ),
           quantity: Type.Optional(Type.Integer({ description: 'units of a flat product, when not 1' })),
         },
         { additionalProperties: false },
@@ -61,12 +85,18 @@ export const CreateSubscriptionBody = Type.Object({ items: Items }, { additional
 export type CreateSubscriptionBody = Type.Static<typeof CreateSubscriptionBody>;
 
 export const UpdateSubscriptionBody = Type.Object(
-  { items: Type.Optional(Items), status: Type.Optional(Type.Enum(['canceled'], { description: 'cancels the subscription (final)' })) },
+  {
+    items: Type.Optional(Items),
+    status: Type.Optional(Type.Enum(['canceled'], { description: 'cancels the subscription (final)' })),
+  },
   { additionalProperties: false },
 );
 export type UpdateSubscriptionBody = Type.Static<typeof UpdateSubscriptionBody>;
 
-export const ListSubscriptionsQuery = Type.Object({ ...PaginationQuery, status: Type.Optional(Status) }, { additionalProperties: false });
+export const ListSubscriptionsQuery = Type.Object(
+  { ...PaginationQuery, status: Type.Optional(Status) },
+  { additionalProperties: false },
+);
 export type ListSubscriptionsQuery = Type.Static<typeof ListSubscriptionsQuery>;
 
 export interface SubscriptionRow {

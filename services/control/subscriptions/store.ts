@@ -20,7 +20,13 @@ async function itemsOf(q: Queryable, ids: string[]): Promise<Map<string, Item[]>
     [ids],
   );
   for (const row of r.rows) {
-    out.get(row.subscription_id)!.push({ product_id: row.product_id, meter_id: row.meter_id, minimum_amount: row.minimum_amount, group_by: row.group_by, quantity: row.quantity });
+    out.get(row.subscription_id)!.push({
+      product_id: row.product_id,
+      meter_id: row.meter_id,
+      minimum_amount: row.minimum_amount,
+      group_by: row.group_by,
+      quantity: row.quantity,
+    });
   }
   return out;
 }
@@ -33,17 +39,34 @@ export async function listSubscriptions(
 ): Promise<{ subscriptions: Subscription[]; total: number }> {
   const { rows, total } = await selectPage<SubscriptionRow>(
     pool,
-    { columns: '*', from: 'subscriptions', where: 'account_id = $1 AND ($2::text IS NULL OR status = $2)', params: [accountId, q.status ?? null], orderBy: 'created_at DESC, id DESC' },
+    {
+      columns: '*',
+      from: 'subscriptions',
+      where: 'account_id = $1 AND ($2::text IS NULL OR status = $2)',
+      params: [accountId, q.status ?? null],
+      orderBy: 'created_at DESC, id DESC',
+    },
     window,
   );
-  const items = await itemsOf(pool, rows.map((r) => r.id));
+  const items = await itemsOf(
+    pool,
+    rows.map((r) => r.id),
+  );
   return { subscriptions: rows.map((row) => ({ row, items: items.get(row.id)! })), total };
 }
 
 /** One subscription of the account (404 for another account's id); `lock` takes the row lock for a change. */
-export async function getSubscription(q: Queryable, accountId: string, id: string, lock = false): Promise<Subscription> {
+export async function getSubscription(
+  q: Queryable,
+  accountId: string,
+  id: string,
+  lock = false,
+): Promise<Subscription> {
   if (!hasPrefix(id, 'sub')) throw notFound(id);
-  const r = await q.query<SubscriptionRow>(`SELECT * FROM subscriptions WHERE id = $1 AND account_id = $2${lock ? ' FOR UPDATE' : ''}`, [id, accountId]);
+  const r = await q.query<SubscriptionRow>(
+    `SELECT * FROM subscriptions WHERE id = $1 AND account_id = $2${lock ? ' FOR UPDATE' : ''}`,
+    [id, accountId],
+  );
   if (!r.rows[0]) throw notFound(id);
   return { row: r.rows[0], items: (await itemsOf(q, [id])).get(id)! };
 }
@@ -54,7 +77,12 @@ export async function getSubscription(q: Queryable, accountId: string, id: strin
  * its row (only its position may move), and every other current row is closed and every new or altered item
  * opened at the change's instant (the transaction's now()), which the billing run pro-rates around.
  */
-async function writeItems(client: PgClient, subscriptionId: string, items: Item[], before: Item[] | null): Promise<void> {
+async function writeItems(
+  client: PgClient,
+  subscriptionId: string,
+  items: Item[],
+  before: Item[] | null,
+): Promise<void> {
   const kept = new Map<string, number>();
   if (before) {
     const stillOn = new Map(items.map((item, position) => [itemKey(item), { item, position }]));
@@ -68,7 +96,12 @@ async function writeItems(client: PgClient, subscriptionId: string, items: Item[
          FROM subscription_items cur LEFT JOIN unnest($2::text[], $3::text[], $4::int[]) AS k(product_id, meter_id, position)
               ON k.product_id = cur.product_id AND k.meter_id IS NOT DISTINCT FROM cur.meter_id
         WHERE cur.id = si.id AND si.subscription_id = $1 AND si.effective_to IS NULL`,
-      [subscriptionId, keep.map((b) => b.product_id), keep.map((b) => b.meter_id), keep.map((b) => kept.get(itemKey(b))!)],
+      [
+        subscriptionId,
+        keep.map((b) => b.product_id),
+        keep.map((b) => b.meter_id),
+        keep.map((b) => kept.get(itemKey(b))!),
+      ],
     );
   }
   const added = items.map((item, position) => ({ item, position })).filter(({ item }) => !kept.has(itemKey(item)));
@@ -101,7 +134,11 @@ async function emitUpdated(client: PgClient, s: Subscription): Promise<void> {
 }
 
 /** Creates a subscription inside the caller's transaction. */
-export async function createSubscription(client: PgClient, accountId: string, input: ItemRequest[]): Promise<Subscription> {
+export async function createSubscription(
+  client: PgClient,
+  accountId: string,
+  input: ItemRequest[],
+): Promise<Subscription> {
   const { items, currency } = await resolveItems(client, accountId, input);
   const r = await client.query<SubscriptionRow>(
     `INSERT INTO subscriptions (id, account_id, status, currency) VALUES ($1, $2, 'active', $3) RETURNING *`,

@@ -13,7 +13,9 @@ export function updateSubscriptionRoute(deps: ApiDeps): RouteDef<SubscriptionCha
     auth: 'write',
     input: parseSubscriptionChange,
     handler: async (ctx, change) => {
-      const { subscription } = await withTransaction(deps.pg, (c) => changeSubscription(c, ctx.principal!.accountId, ctx.params.subscription_id!, change));
+      const { subscription } = await withTransaction(deps.pg, (c) =>
+        changeSubscription(c, ctx.principal!.accountId, ctx.params.subscription_id!, change),
+      );
       return reply.ok(toSubscription(subscription));
     },
     doc: {

@@ -18,10 +18,27 @@ async function usageReply(infra: Infra, accountId: string, meterId: string, read
   checkReadDimensions(read, meter.dimensions);
   const { range, window, groupBy, filters } = read;
   const maxExecutionSeconds = infra.config.USAGE_QUERY_MAX_EXECUTION_SECONDS;
-  const query = { accountId, meterId, type: meter.type, startMs: range.startMs, endMs: range.endMs, window, groupBy, filters, uniqueBy: meter.unique_by ?? undefined, neverCorrected: !meter.corrected };
-  const result = await queryUsage(infra.clickhouse, infra.config.CLICKHOUSE_DATABASE, query, { maxExecutionSeconds }).catch((err: Error) => {
+  const query = {
+    accountId,
+    meterId,
+    type: meter.type,
+    startMs: range.startMs,
+    endMs: range.endMs,
+    window,
+    groupBy,
+    filters,
+    uniqueBy: meter.unique_by ?? undefined,
+    neverCorrected: !meter.corrected,
+  };
+  const result = await queryUsage(infra.clickhouse, infra.config.CLICKHOUSE_DATABASE, query, {
+    maxExecutionSeconds,
+  }).catch((err: Error) => {
     // ClickHouse stopped the read at max_execution_time (18.16: code 159, TIMEOUT_EXCEEDED).
-    if (/TIMEOUT_EXCEEDED|Timeout exceeded: elapsed/.test(err.message)) throw new UnavailableError(`The usage query ran over ${maxExecutionSeconds} s and was stopped; ask for a shorter range or retry later.`, 5);
+    if (/TIMEOUT_EXCEEDED|Timeout exceeded: elapsed/.test(err.message))
+      throw new UnavailableError(
+        `The usage query ran over ${maxExecutionSeconds} s and was stopped; ask for a shorter range or retry later.`,
+        5,
+      );
     throw err;
   });
   const { type, aggregation } = meter;
@@ -60,7 +77,11 @@ async function usageReply(infra: Infra, accountId: string, meterId: string, read
 /** GET /v1/meters/{meter_id}/usage — the meter's usage by window (and by group), duplicates counted once. */
 export function getUsageRoute(infra: Infra): RouteDef<UsageRead> {
   const reads = new ReadCoalescer<HttpReply>();
-  const gated = infra.metrics.counter('meterline_usage_reads_gated_total', 'Usage reads that waited for or were refused a slot of their account (USAGE_QUERIES_PER_ACCOUNT)', ['outcome']);
+  const gated = infra.metrics.counter(
+    'meterline_usage_reads_gated_total',
+    'Usage reads that waited for or were refused a slot of their account (USAGE_QUERIES_PER_ACCOUNT)',
+    ['outcome'],
+  );
   const gate = new AccountReadGate(infra.config.USAGE_QUERIES_PER_ACCOUNT, infra.config.USAGE_QUERY_QUEUE_PER_ACCOUNT, {
     queued: () => gated.inc({ outcome: 'queued' }),
     refused: () => gated.inc({ outcome: 'refused' }),
@@ -77,10 +98,13 @@ export function getUsageRoute(infra: Infra): RouteDef<UsageRead> {
       // distinct computations of one account pass its gate (a few at once, a short queue, then 503 busy).
       const { range, window, groupBy, filters } = read;
       const key = JSON.stringify([accountId, meterId, range.startMs, range.endMs, window, groupBy, [...filters]]);
-      return { ...(await reads.run(key, () => gate.run(accountId, () => usageReply(infra, accountId, meterId, read)))) };
+      return {
+        ...(await reads.run(key, () => gate.run(accountId, () => usageReply(infra, accountId, meterId, read)))),
+      };
     },
     doc: {
-      summary: 'Usage of a meter by window (hour, day, month or none), optionally filtered and grouped by dimensions; every window present, duplicates counted once',
+      summary:
+        'Usage of a meter by window (hour, day, month or none), optionally filtered and grouped by dimensions; every window present, duplicates counted once',
       tags: ['usage'],
       query: UsageQueryDoc,
       responses: { '200': { description: 'Usage by window (and by group with group_by)', schema: MeterUsageSchema } },

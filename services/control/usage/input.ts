@@ -27,7 +27,8 @@ export function resolveRange(q: UsageQueryParams, now = Date.now()): UsageRange 
   const startMs = dateMs(startDate);
   const endMs = dateMs(endDate) + DAY;
   if (startMs >= endMs) throw new ValidationError([{ field: 'start_date', message: 'must not be after end_date' }]);
-  if ((endMs - startMs) / DAY > MAX_RANGE_DAYS) throw new ValidationError([{ field: 'end_date', message: `the range must span at most ${MAX_RANGE_DAYS} days` }]);
+  if ((endMs - startMs) / DAY > MAX_RANGE_DAYS)
+    throw new ValidationError([{ field: 'end_date', message: `the range must span at most ${MAX_RANGE_DAYS} days` }]);
   return { startDate, endDate, startMs, endMs };
 }
 
@@ -56,12 +57,14 @@ function parseFilters(query: URLSearchParams): { filters: Map<string, string[]>;
     const key = m[1]!;
     const problem = dimensionKeyProblem(key, undefined);
     if (problem) errors.push({ field: name, message: problem });
-    else if (value.length === 0 || value.length > DIMENSION_LIMITS.maxValueLength) errors.push({ field: name, message: `must be 1 to ${DIMENSION_LIMITS.maxValueLength} characters` });
+    else if (value.length === 0 || value.length > DIMENSION_LIMITS.maxValueLength)
+      errors.push({ field: name, message: `must be 1 to ${DIMENSION_LIMITS.maxValueLength} characters` });
     else {
       const values = filters.get(key) ?? [];
       if (!values.includes(value)) values.push(value);
       filters.set(key, values);
-      if (values.length > MAX_FILTER_VALUES) errors.push({ field: name, message: `at most ${MAX_FILTER_VALUES} values per key` });
+      if (values.length > MAX_FILTER_VALUES)
+        errors.push({ field: name, message: `at most ${MAX_FILTER_VALUES} values per key` });
     }
   }
   if (filters.size > MAX_FILTER_KEYS) errors.push({ field: 'filter', message: `at most ${MAX_FILTER_KEYS} keys` });
@@ -76,7 +79,8 @@ export function parseUsageQuery(ctx: RequestContext): UsageRead {
   const problem =
     groupBy.length > MAX_GROUP_BY
       ? `must name at most ${MAX_GROUP_BY} dimensions`
-      : groupBy.map((k) => dimensionKeyProblem(k, undefined)).find(Boolean) ?? (new Set(groupBy).size !== groupBy.length ? 'must not name a dimension twice' : undefined);
+      : (groupBy.map((k) => dimensionKeyProblem(k, undefined)).find(Boolean) ??
+        (new Set(groupBy).size !== groupBy.length ? 'must not name a dimension twice' : undefined));
   if (problem) throw new ValidationError([{ field: 'group_by', message: problem }]);
   return { range: resolveRange(q), window: q.window ?? 'day', groupBy, filters };
 }
@@ -85,7 +89,11 @@ export function parseUsageQuery(ctx: RequestContext): UsageRead {
 export function checkReadDimensions(read: UsageRead, declared: readonly string[]): void {
   if (declared.length === 0) return;
   const errors: FieldError[] = [];
-  for (const key of read.groupBy) if (!declared.includes(key)) errors.push({ field: 'group_by', message: `${key} is not a declared dimension of this meter` });
-  for (const key of read.filters.keys()) if (!declared.includes(key)) errors.push({ field: `filter[${key}]`, message: 'is not a declared dimension of this meter' });
+  for (const key of read.groupBy)
+    if (!declared.includes(key))
+      errors.push({ field: 'group_by', message: `${key} is not a declared dimension of this meter` });
+  for (const key of read.filters.keys())
+    if (!declared.includes(key))
+      errors.push({ field: `filter[${key}]`, message: 'is not a declared dimension of this meter' });
   if (errors.length) throw new ValidationError(errors);
 }

@@ -10,8 +10,12 @@ export const MAX_FILTER_VALUES = 100;
 
 export const UsageQueryParams = Type.Object(
   {
-    start_date: Type.Optional(Type.String({ format: 'date', description: 'YYYY-MM-DD, inclusive; default: first day of end_date’s month' })),
-    end_date: Type.Optional(Type.String({ format: 'date', description: 'YYYY-MM-DD, inclusive; default: today (UTC)' })),
+    start_date: Type.Optional(
+      Type.String({ format: 'date', description: 'YYYY-MM-DD, inclusive; default: first day of end_date’s month' }),
+    ),
+    end_date: Type.Optional(
+      Type.String({ format: 'date', description: 'YYYY-MM-DD, inclusive; default: today (UTC)' }),
+    ),
     window: Type.Optional(Type.Enum([...USAGE_WINDOWS], { description: 'default day' })),
     group_by: Type.Optional(
       Type.String({
@@ -59,7 +63,9 @@ export const UsageWindowSchema = Type.Object({
 });
 
 export const UsageGroupSchema = Type.Object({
-  dimensions: Type.Record(Type.String(), Type.Union([Type.String(), Type.Null()]), { description: 'the group_by keys; null: records without that dimension' }),
+  dimensions: Type.Record(Type.String(), Type.Union([Type.String(), Type.Null()]), {
+    description: 'the group_by keys; null: records without that dimension',
+  }),
   value: Num,
   count: Type.Integer(),
   ...HistogramFields,
@@ -78,7 +84,11 @@ export const MeterUsageSchema = Type.Object({
   count: Type.Integer(),
   ...HistogramFields,
   data: Type.Array(UsageWindowSchema),
-  filters: Type.Optional(Type.Record(Type.String(), Type.Array(Type.String()), { description: 'the filter[...] the answer applied' })),
+  filters: Type.Optional(
+    Type.Record(Type.String(), Type.Array(Type.String()), { description: 'the filter[...] the answer applied' }),
+  ),
   group_by: Type.Optional(Type.Array(Type.String())),
-  groups: Type.Optional(Type.Array(UsageGroupSchema, { description: 'with group_by: one per combination of values present, sorted' })),
+  groups: Type.Optional(
+    Type.Array(UsageGroupSchema, { description: 'with group_by: one per combination of values present, sorted' }),
+  ),
 });

@@ -16,7 +16,17 @@ export function windowStamps(): (ms: number) => string {
   };
 }
 
-export function windowOut(s: WindowStats, type: MeterType, aggregation: string, stamp: (ms: number) => string = formatTimestamp): Record<string, unknown> {
-  const out: Record<string, unknown> = { start: stamp(s.start), end: stamp(s.end), value: usageValue(s, aggregation), count: s.count };
+export function windowOut(
+  s: WindowStats,
+  type: MeterType,
+  aggregation: string,
+  stamp: (ms: number) => string = formatTimestamp,
+): Record<string, unknown> {
+  const out: Record<string, unknown> = {
+    start: stamp(s.start),
+    end: stamp(s.end),
+    value: usageValue(s, aggregation),
+    count: s.count,
+  };
   return type === 'histogram' ? { ...out, ...histogramSummary(s) } : out;
 }

@@ -10,7 +10,12 @@ import type { Delivery, Webhook } from './schemas.js';
 export const PREVIOUS_SECRET_HOURS = 24;
 
 /** Makes `secretSealed` current; the old secret signs too for 24 h. NotFoundError when the account has no such webhook. */
-export async function rotateWebhookSecret(pg: PgPool, accountId: string, id: string, secretSealed: string): Promise<Webhook> {
+export async function rotateWebhookSecret(
+  pg: PgPool,
+  accountId: string,
+  id: string,
+  secretSealed: string,
+): Promise<Webhook> {
   const r = await pg.query<Omit<Webhook, 'created_at' | 'updated_at'> & { created_at: Date; updated_at: Date }>(
     `UPDATE webhooks
         SET previous_secret_sealed = secret_sealed, previous_secret_expires_at = now() + make_interval(hours => $4),
@@ -29,14 +34,20 @@ interface DeliveryRow extends Omit<Delivery, 'created_at' | 'next_attempt_at'> {
   next_attempt_at: Date | null;
 }
 
-const DELIVERY_COLUMNS = 'id, event_id, event_type, attempt, status, response_status, error, duration_ms, created_at, next_attempt_at';
+const DELIVERY_COLUMNS =
+  'id, event_id, event_type, attempt, status, response_status, error, duration_ms, created_at, next_attempt_at';
 
 /**
  * Sends the event of `deliveryId` to its webhook again, now: a retry already scheduled for that event is
  * made due now; otherwise a new attempt (next number) is added, due now. Returns the attempt that will be
  * sent. NotFoundError when the account has no such webhook or delivery; ConflictError `webhook_disabled`.
  */
-export async function scheduleManualAttempt(pg: PgPool, accountId: string, webhookId: string, deliveryId: string): Promise<Delivery> {
+export async function scheduleManualAttempt(
+  pg: PgPool,
+  accountId: string,
+  webhookId: string,
+  deliveryId: string,
+): Promise<Delivery> {
   const row = await withTransaction(pg, async (c) => {
     const src = await c.query<{ event_id: string; event_type: string; status: string }>(
       `SELECT d.event_id, d.event_type, w.status FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id
@@ -46,7 +57,8 @@ export async function scheduleManualAttempt(pg: PgPool, accountId: string, webho
     );
     const s = src.rows[0];
     if (!s) throw new NotFoundError('No such delivery of this webhook.');
-    if (s.status !== 'enabled') throw new ConflictError('The webhook is disabled; enable it first.', 'webhook_disabled');
+    if (s.status !== 'enabled')
+      throw new ConflictError('The webhook is disabled; enable it first.', 'webhook_disabled');
     const pending = await c.query<DeliveryRow>(
       `UPDATE webhook_deliveries SET next_attempt_at = now()
         WHERE webhook_id = $1 AND event_id = $2 AND status = 'pending'
@@ -63,5 +75,9 @@ export async function scheduleManualAttempt(pg: PgPool, accountId: string, webho
     );
     return added.rows[0]!;
   });
-  return { ...row, created_at: row.created_at.toISOString(), next_attempt_at: row.next_attempt_at ? row.next_attempt_at.toISOString() : null };
+  return {
+    ...row,
+    created_at: row.created_at.toISOString(),
+    next_attempt_at: row.next_attempt_at ? row.next_attempt_at.toISOString() : null,
+  };
 }

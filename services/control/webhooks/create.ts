@@ -18,7 +18,14 @@ export function createWebhookRoute(deps: ApiDeps): RouteDef<CreateWebhookInput> 
       if (input.url !== undefined) await refuseNonPublicHost(input.url, deps.config.WEBHOOKS_ALLOW_PRIVATE_URLS);
       const generated = input.secret === undefined ? generateWebhookSecret() : undefined;
       const secret = input.secret ?? generated!;
-      const webhook = toWebhook(await insertWebhook(deps.pg, ctx.principal!.accountId, { url: input.url, events: input.events, secretSealed: sealWebhookSecret(key, secret) }, deps.protection.limits(ctx.principal!.accountId).max_webhooks));
+      const webhook = toWebhook(
+        await insertWebhook(
+          deps.pg,
+          ctx.principal!.accountId,
+          { url: input.url, events: input.events, secretSealed: sealWebhookSecret(key, secret) },
+          deps.protection.limits(ctx.principal!.accountId).max_webhooks,
+        ),
+      );
       await syncUsageSubscriberQuietly(deps, ctx.principal!.accountId);
       // A caller-supplied secret is write-only; a generated one is shown this once.
       return reply.created(generated ? { ...webhook, secret: generated } : webhook, `/v1/webhooks/${webhook.id}`);

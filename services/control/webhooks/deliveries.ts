@@ -13,7 +13,12 @@ export function listDeliveriesRoute(deps: ApiDeps): RouteDef<PageRequest> {
     auth: 'read',
     input: parseListQuery,
     handler: async (ctx, page) => {
-      const { rows, total } = await listDeliveries(deps.pg, ctx.principal!.accountId, ctx.params.webhook_id!, pageWindow(page));
+      const { rows, total } = await listDeliveries(
+        deps.pg,
+        ctx.principal!.accountId,
+        ctx.params.webhook_id!,
+        pageWindow(page),
+      );
       return reply.page(rows.map(toDelivery), page, total);
     },
     doc: {

@@ -9,7 +9,8 @@ export function getWebhookRoute(deps: ApiDeps): RouteDef {
     method: 'GET',
     path: '/v1/webhooks/:webhook_id',
     auth: 'read',
-    handler: async (ctx) => reply.ok(toWebhook(await getWebhook(deps.pg, ctx.principal!.accountId, ctx.params.webhook_id!))),
+    handler: async (ctx) =>
+      reply.ok(toWebhook(await getWebhook(deps.pg, ctx.principal!.accountId, ctx.params.webhook_id!))),
     doc: {
       summary: 'Get one webhook (the secret is never returned)',
       tags: ['webhooks'],

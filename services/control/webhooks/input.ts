@@ -3,7 +3,13 @@ import { bodyValidator, queryValidator, toFieldErrors } from '../../../shared/ht
 import type { RequestContext } from '../../../shared/http/context.js';
 import type { PageRequest } from '../../../shared/http/pagination.js';
 import { ValidationError, type FieldError } from '../../../shared/errors.js';
-import { CreateWebhookBody, ListWebhooksQuery, UpdateWebhookBody, type CreateWebhookInput, type UpdateWebhookInput } from './schemas.js';
+import {
+  CreateWebhookBody,
+  ListWebhooksQuery,
+  UpdateWebhookBody,
+  type CreateWebhookInput,
+  type UpdateWebhookInput,
+} from './schemas.js';
 import { webhookHostProblem, webhookUrlProblem } from './url-safety.js';
 
 const createValidator = bodyValidator<CreateWebhookInput>(CreateWebhookBody);
@@ -19,16 +25,23 @@ const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'obj
  * Schema errors, with two rewritten to name the exact place: a duplicate event names its index
  * (`events[2]`), an empty PATCH says what it may contain. Then the URL safety rules.
  */
-function errorsOf(check: (v: unknown) => boolean, errors: () => ErrorObject[] | null | undefined, body: unknown, allowPrivate: boolean): FieldError[] {
+function errorsOf(
+  check: (v: unknown) => boolean,
+  errors: () => ErrorObject[] | null | undefined,
+  body: unknown,
+  allowPrivate: boolean,
+): FieldError[] {
   const raw = check(body) ? [] : (errors() ?? []);
   const out = toFieldErrors(raw.filter((e) => e.keyword !== 'uniqueItems' && e.keyword !== 'minProperties'));
   if (!isObject(body)) return out;
-  if (raw.some((e) => e.keyword === 'minProperties')) out.push({ field: '', message: 'must contain at least one of url, events, status, secret' });
+  if (raw.some((e) => e.keyword === 'minProperties'))
+    out.push({ field: '', message: 'must contain at least one of url, events, status, secret' });
   const events = body.events;
   if (Array.isArray(events)) {
     events.forEach((e, i) => {
       const first = events.indexOf(e);
-      if (typeof e === 'string' && first < i) out.push({ field: `events[${i}]`, message: `duplicates events[${first}]` });
+      if (typeof e === 'string' && first < i)
+        out.push({ field: `events[${i}]`, message: `duplicates events[${first}]` });
     });
   }
   if (typeof body.url === 'string' && !out.some((e) => e.field === 'url')) {

@@ -10,9 +10,13 @@ export function retryDeliveryRoute(deps: ApiDeps): RouteDef {
     path: '/v1/webhooks/:webhook_id/deliveries/:delivery_id/retry',
     auth: 'write',
     body: 'none',
-    handler: async (ctx) => reply.accepted(await scheduleManualAttempt(deps.pg, ctx.principal!.accountId, ctx.params.webhook_id!, ctx.params.delivery_id!)),
+    handler: async (ctx) =>
+      reply.accepted(
+        await scheduleManualAttempt(deps.pg, ctx.principal!.accountId, ctx.params.webhook_id!, ctx.params.delivery_id!),
+      ),
     doc: {
-      summary: 'Send the event of this delivery to the webhook again, now (a new attempt with the same event id); the dispatcher sends it within about a second. 409 webhook_disabled for a disabled webhook',
+      summary:
+        'Send the event of this delivery to the webhook again, now (a new attempt with the same event id); the dispatcher sends it within about a second. 409 webhook_disabled for a disabled webhook',
       tags: ['webhooks'],
       responses: { '202': { description: 'the attempt that will be sent', schema: DeliverySchema } },
     },

@@ -14,13 +14,20 @@ export function rotateSecretRoute(deps: ApiDeps): RouteDef {
     body: 'none',
     handler: async (ctx) => {
       const secret = generateWebhookSecret();
-      const webhook = await rotateWebhookSecret(deps.pg, ctx.principal!.accountId, ctx.params.webhook_id!, sealWebhookSecret(key, secret));
+      const webhook = await rotateWebhookSecret(
+        deps.pg,
+        ctx.principal!.accountId,
+        ctx.params.webhook_id!,
+        sealWebhookSecret(key, secret),
+      );
       return reply.ok({ ...webhook, secret });
     },
     doc: {
       summary: `Generate a new signing secret, returned once in this response. For ${PREVIOUS_SECRET_HOURS} h both the new and the previous secret sign (two space-separated entries in webhook-signature); X-Webhook-Signature uses the new one`,
       tags: ['webhooks'],
-      responses: { '200': { description: 'the webhook with its new secret (shown this once)', schema: CreatedWebhookSchema } },
+      responses: {
+        '200': { description: 'the webhook with its new secret (shown this once)', schema: CreatedWebhookSchema },
+      },
     },
   };
 }

@@ -4,8 +4,16 @@ import { EVENT_TYPES } from '../events/outbox.js';
 import { MAX_URL_LENGTH } from './url-safety.js';
 
 const Url = Type.String({ minLength: 1, maxLength: MAX_URL_LENGTH, description: 'https:// URL of a public host' });
-const Events = Type.Array(Type.Enum([...EVENT_TYPES]), { minItems: 1, uniqueItems: true, description: 'event types to receive' });
-const Secret = Type.String({ minLength: 16, maxLength: 256, description: 'signing secret (write-only); HMAC-SHA256 key of X-Webhook-Signature' });
+const Events = Type.Array(Type.Enum([...EVENT_TYPES]), {
+  minItems: 1,
+  uniqueItems: true,
+  description: 'event types to receive',
+});
+const Secret = Type.String({
+  minLength: 16,
+  maxLength: 256,
+  description: 'signing secret (write-only); HMAC-SHA256 key of X-Webhook-Signature',
+});
 const Status = Type.Enum(['enabled', 'disabled']);
 
 export const CreateWebhookBody = Type.Object(
@@ -14,7 +22,12 @@ export const CreateWebhookBody = Type.Object(
 );
 
 export const UpdateWebhookBody = Type.Object(
-  { url: Type.Optional(Url), events: Type.Optional(Events), status: Type.Optional(Status), secret: Type.Optional(Secret) },
+  {
+    url: Type.Optional(Url),
+    events: Type.Optional(Events),
+    status: Type.Optional(Status),
+    secret: Type.Optional(Secret),
+  },
   { additionalProperties: false, minProperties: 1 },
 );
 
@@ -34,7 +47,9 @@ export const WebhookSchema = Type.Object(
 export const CreatedWebhookSchema = Type.Object(
   {
     ...WebhookSchema.properties,
-    secret: Type.Optional(Type.String({ description: 'present only when the server generated the secret; shown this once' })),
+    secret: Type.Optional(
+      Type.String({ description: 'present only when the server generated the secret; shown this once' }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -48,7 +63,9 @@ export const DeliverySchema = Type.Object(
     status: Type.Enum(['pending', 'succeeded', 'failed']),
     response_status: Type.Union([Type.Integer(), Type.Null()]),
     error: Type.Union([Type.String(), Type.Null()]),
-    duration_ms: Type.Union([Type.Integer({ minimum: 0 }), Type.Null()], { description: 'request duration; null until attempted' }),
+    duration_ms: Type.Union([Type.Integer({ minimum: 0 }), Type.Null()], {
+      description: 'request duration; null until attempted',
+    }),
     created_at: Type.String({ format: 'date-time' }),
     next_attempt_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
   },
@@ -98,9 +115,20 @@ export interface DeliveryRow extends Omit<Delivery, 'created_at' | 'next_attempt
 }
 
 export function toWebhook(r: WebhookRow): Webhook {
-  return { id: r.id, url: r.url, events: r.events, status: r.status, created_at: r.created_at.toISOString(), updated_at: r.updated_at.toISOString() };
+  return {
+    id: r.id,
+    url: r.url,
+    events: r.events,
+    status: r.status,
+    created_at: r.created_at.toISOString(),
+    updated_at: r.updated_at.toISOString(),
+  };
 }
 
 export function toDelivery(r: DeliveryRow): Delivery {
-  return { ...r, created_at: r.created_at.toISOString(), next_attempt_at: r.next_attempt_at ? r.next_attempt_at.toISOString() : null };
+  return {
+    ...r,
+    created_at: r.created_at.toISOString(),
+    next_attempt_at: r.next_attempt_at ? r.next_attempt_at.toISOString() : null,
+  };
 }

@@ -12,7 +12,12 @@ const COLUMNS = 'id, url, events, status, created_at, updated_at';
 const noSuchWebhook = () => new NotFoundError('No such webhook.');
 
 /** `maxWebhooks`: the account's quota (409 quota_exceeded); bulk tools (bench, tests) may leave it unbounded. */
-export async function insertWebhook(pg: PgPool, accountId: string, w: { url: string; events: string[]; secretSealed: string }, maxWebhooks = Number.POSITIVE_INFINITY): Promise<WebhookRow> {
+export async function insertWebhook(
+  pg: PgPool,
+  accountId: string,
+  w: { url: string; events: string[]; secretSealed: string },
+  maxWebhooks = Number.POSITIVE_INFINITY,
+): Promise<WebhookRow> {
   return withTransaction(pg, async (c) => {
     await reserveQuota(c, 'webhooks', accountId, maxWebhooks);
     const r = await c.query<WebhookRow>(
@@ -24,12 +29,23 @@ export async function insertWebhook(pg: PgPool, accountId: string, w: { url: str
 }
 
 /** The account's webhooks, newest first. */
-export async function listWebhooks(pg: PgPool, accountId: string, window: RowWindow): Promise<{ rows: WebhookRow[]; total: number }> {
-  return selectPage<WebhookRow>(pg, { columns: COLUMNS, from: 'webhooks', where: 'account_id = $1', params: [accountId], orderBy: 'seq DESC' }, window);
+export async function listWebhooks(
+  pg: PgPool,
+  accountId: string,
+  window: RowWindow,
+): Promise<{ rows: WebhookRow[]; total: number }> {
+  return selectPage<WebhookRow>(
+    pg,
+    { columns: COLUMNS, from: 'webhooks', where: 'account_id = $1', params: [accountId], orderBy: 'seq DESC' },
+    window,
+  );
 }
 
 export async function getWebhook(pg: PgPool, accountId: string, id: string): Promise<WebhookRow> {
-  const r = await pg.query<WebhookRow>(`SELECT ${COLUMNS} FROM webhooks WHERE account_id = $1 AND id = $2`, [accountId, id]);
+  const r = await pg.query<WebhookRow>(`SELECT ${COLUMNS} FROM webhooks WHERE account_id = $1 AND id = $2`, [
+    accountId,
+    id,
+  ]);
   if (!r.rows[0]) throw noSuchWebhook();
   return r.rows[0];
 }
@@ -71,7 +87,8 @@ export async function listDeliveries(
   return selectPage<DeliveryRow>(
     pg,
     {
-      columns: 'id, event_id, event_type, attempt, status, response_status, error, duration_ms, created_at, next_attempt_at',
+      columns:
+        'id, event_id, event_type, attempt, status, response_status, error, duration_ms, created_at, next_attempt_at',
       from: 'webhook_deliveries',
       where: 'account_id = $1 AND webhook_id = $2',
       params: [accountId, webhookId],
@@ -82,7 +99,11 @@ export async function listDeliveries(
 }
 
 /** For delivery: the enabled webhooks of an account subscribed to `eventType`, secrets still sealed. */
-export async function subscribedWebhooks(db: PgPool | PgClient, accountId: string, eventType: string): Promise<{ id: string; url: string; secret_sealed: string }[]> {
+export async function subscribedWebhooks(
+  db: PgPool | PgClient,
+  accountId: string,
+  eventType: string,
+): Promise<{ id: string; url: string; secret_sealed: string }[]> {
   const r = await db.query<{ id: string; url: string; secret_sealed: string }>(
     `SELECT id, url, secret_sealed FROM webhooks WHERE account_id = $1 AND status = 'enabled' AND events @> ARRAY[$2]::text[] ORDER BY seq`,
     [accountId, eventType],

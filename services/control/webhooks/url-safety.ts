@@ -87,7 +87,8 @@ export function webhookUrlProblem(raw: string, allowPrivate: boolean): string | 
   if (allowPrivate) return null;
   // The WHATWG parser already normalised numeric forms (https://2130706433/ → 127.0.0.1).
   const host = url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname;
-  if (isIP(host) !== 0 && !isPublicAddress(host)) return 'must not point to a private, loopback, link-local or reserved address';
+  if (isIP(host) !== 0 && !isPublicAddress(host))
+    return 'must not point to a private, loopback, link-local or reserved address';
   if (isLocalhostName(host)) return 'must not point to localhost';
   return null;
 }
@@ -110,7 +111,11 @@ export class RefusedTargetError extends Error {
  * answers is refused rather than trusted). The caller connects to exactly this address, never resolving
  * again, so DNS rebinding between check and connect cannot redirect the request.
  */
-export async function resolveDeliveryAddress(url: URL, allowPrivate: boolean, lookup: AddressLookup = systemLookup): Promise<{ address: string; family: 4 | 6 }> {
+export async function resolveDeliveryAddress(
+  url: URL,
+  allowPrivate: boolean,
+  lookup: AddressLookup = systemLookup,
+): Promise<{ address: string; family: 4 | 6 }> {
   const host = url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname;
   const literal = isIP(host);
   let answers: { address: string; family: number }[];
@@ -120,13 +125,18 @@ export async function resolveDeliveryAddress(url: URL, allowPrivate: boolean, lo
     try {
       answers = await lookup(host);
     } catch (err) {
-      throw new RefusedTargetError(`host ${host} did not resolve (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
+      throw new RefusedTargetError(
+        `host ${host} did not resolve (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`,
+      );
     }
     if (answers.length === 0) throw new RefusedTargetError(`host ${host} did not resolve`);
   }
   if (!allowPrivate) {
     const bad = answers.find((a) => !isPublicAddress(a.address));
-    if (bad) throw new RefusedTargetError(literal !== 0 ? `address ${host} is not public` : `host ${host} resolves to non-public address ${bad.address}`);
+    if (bad)
+      throw new RefusedTargetError(
+        literal !== 0 ? `address ${host} is not public` : `host ${host} resolves to non-public address ${bad.address}`,
+      );
   }
   const first = answers[0]!;
   return { address: first.address, family: first.family === 6 ? 6 : 4 };
@@ -140,15 +150,23 @@ const REGISTRATION_LOOKUP_TIMEOUT_MS = 2_000;
  * and any address is non-public, returns why it is refused (422). A name that does not resolve yet, or not within
  * two seconds, is accepted: the delivery-time check (resolveDeliveryAddress) refuses it if it ever points inside.
  */
-export async function webhookHostProblem(raw: string, allowPrivate: boolean, lookup: AddressLookup = systemLookup): Promise<string | null> {
+export async function webhookHostProblem(
+  raw: string,
+  allowPrivate: boolean,
+  lookup: AddressLookup = systemLookup,
+): Promise<string | null> {
   if (allowPrivate) return null;
   const host = new URL(raw).hostname;
   if (host.startsWith('[') || isIP(host) !== 0) return null; // literals were checked by webhookUrlProblem
   let timer: NodeJS.Timeout | undefined;
   const answers = await Promise.race([
     lookup(host).catch(() => [] as { address: string; family: number }[]),
-    new Promise<{ address: string; family: number }[]>((resolve) => (timer = setTimeout(() => resolve([]), REGISTRATION_LOOKUP_TIMEOUT_MS))),
+    new Promise<{ address: string; family: number }[]>(
+      (resolve) => (timer = setTimeout(() => resolve([]), REGISTRATION_LOOKUP_TIMEOUT_MS)),
+    ),
   ]).finally(() => clearTimeout(timer));
   const bad = answers.find((a) => !isPublicAddress(a.address));
-  return bad ? `must not point to a private, loopback, link-local or reserved address (${host} resolves to ${bad.address})` : null;
+  return bad
+    ? `must not point to a private, loopback, link-local or reserved address (${host} resolves to ${bad.address})`
+    : null;
 }

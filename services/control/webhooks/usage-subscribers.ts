@@ -52,7 +52,9 @@ export async function syncUsageSubscriber(deps: UsageSubscriberDeps, accountId: 
  * reconciliation repairs the bucket within a minute.
  */
 export async function syncUsageSubscriberQuietly(deps: UsageSubscriberDeps, accountId: string): Promise<void> {
-  await syncUsageSubscriber(deps, accountId).catch((err) => deps.log.warn({ err, account: accountId }, 'webhook usage subscribers: sync failed; reconciliation will repair it'));
+  await syncUsageSubscriber(deps, accountId).catch((err) =>
+    deps.log.warn({ err, account: accountId }, 'webhook usage subscribers: sync failed; reconciliation will repair it'),
+  );
 }
 
 /** Brings the bucket in line with Postgres: every account that differs is synced. Returns how many did. */

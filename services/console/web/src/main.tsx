@@ -22,7 +22,11 @@ function readSettings(): ConsoleSettings {
 
 /** Sends the browser to the authorization server; the PKCE verifier waits in sessionStorage (never the tokens). */
 async function signIn(settings: ConsoleSettings): Promise<void> {
-  const { url, pending } = await beginSignIn(settings, new URL('/oauth/authorize', location.origin).toString(), location.hash || '#/meters');
+  const { url, pending } = await beginSignIn(
+    settings,
+    new URL('/oauth/authorize', location.origin).toString(),
+    location.hash || '#/meters',
+  );
   sessionStorage.setItem(PENDING_KEY, JSON.stringify(pending));
   location.assign(url);
 }
@@ -44,7 +48,11 @@ function Root() {
         const session = new TokenSession({
           tokenEndpoint: TOKEN_ENDPOINT,
           clientId: settings.client_id,
-          onSignedOut: (reason) => setState({ kind: 'signed-out', message: reason === SIGNED_OUT_BY_USER ? 'You signed out.' : `You were signed out: ${reason}.` }),
+          onSignedOut: (reason) =>
+            setState({
+              kind: 'signed-out',
+              message: reason === SIGNED_OUT_BY_USER ? 'You signed out.' : `You were signed out: ${reason}.`,
+            }),
         });
         session.accept(await exchangeCode(TOKEN_ENDPOINT, settings, callback.code, pending!.verifier));
         setState({ kind: 'signed-in', session, api: new ApiClient(session) });
@@ -55,7 +63,9 @@ function Root() {
   }, []);
 
   if (state.kind === 'signed-in') {
-    return <Console api={state.api} session={state.session} onSignOut={() => void state.session.revoke('/oauth/revoke')} />;
+    return (
+      <Console api={state.api} session={state.session} onSignOut={() => void state.session.revoke('/oauth/revoke')} />
+    );
   }
   return (
     <div class="signin">

@@ -15,7 +15,8 @@ export class ExactJson {
 /** `{...fields, [name]: <digits as typed>}` as JSON; throws when the text is not a plain decimal. */
 export function withDecimal(fields: Record<string, unknown>, name: string, typed: string): ExactJson {
   const literal = typed.trim();
-  if (!/^\d{1,29}(\.\d{1,9})?$/.test(literal)) throw new Error(`${name}: enter a number such as 19.99 (at most 9 decimals).`);
+  if (!/^\d{1,29}(\.\d{1,9})?$/.test(literal))
+    throw new Error(`${name}: enter a number such as 19.99 (at most 9 decimals).`);
   const rest = JSON.stringify(fields);
   return new ExactJson(`${rest.slice(0, -1)}${rest.length > 2 ? ',' : ''}${JSON.stringify(name)}:${literal}}`);
 }
@@ -68,7 +69,8 @@ export class ApiClient {
       return await call(this.client);
     } catch (err) {
       if (err instanceof MeterlineError) throw problemFromAnswer(err.status, '', err.body.text, err.body.requestId);
-      if (err instanceof SyntaxError) throw new ApiProblem(200, 'malformed_response', 'The server answered with something that is not JSON.');
+      if (err instanceof SyntaxError)
+        throw new ApiProblem(200, 'malformed_response', 'The server answered with something that is not JSON.');
       throw err;
     }
   }

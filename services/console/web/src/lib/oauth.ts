@@ -36,7 +36,11 @@ export async function s256(verifier: string): Promise<string> {
 }
 
 /** A fresh state and PKCE verifier, and the authorization URL that carries them. */
-export async function beginSignIn(settings: ConsoleSettings, authorizeEndpoint: string, returnTo: string): Promise<{ url: string; pending: PendingSignIn }> {
+export async function beginSignIn(
+  settings: ConsoleSettings,
+  authorizeEndpoint: string,
+  returnTo: string,
+): Promise<{ url: string; pending: PendingSignIn }> {
   const pending: PendingSignIn = { state: randomToken(16), verifier: randomToken(48), returnTo };
   const url = new URL(authorizeEndpoint);
   url.search = new URLSearchParams({
@@ -60,22 +64,48 @@ export type CallbackResult = { kind: 'none' } | { kind: 'code'; code: string } |
 export function readCallback(search: string, pending: PendingSignIn | undefined, issuer: string): CallbackResult {
   const q = new URLSearchParams(search);
   if (!q.has('code') && !q.has('error')) return { kind: 'none' };
-  if (!pending || q.get('state') !== pending.state) return { kind: 'error', message: 'The sign-in response does not belong to this browser tab (state mismatch). Sign in again.' };
-  if (q.get('iss') !== issuer) return { kind: 'error', message: `The sign-in response came from ${q.get('iss') ?? 'an unnamed issuer'}, not ${issuer}.` };
+  if (!pending || q.get('state') !== pending.state)
+    return {
+      kind: 'error',
+      message: 'The sign-in response does not belong to this browser tab (state mismatch). Sign in again.',
+    };
+  if (q.get('iss') !== issuer)
+    return {
+      kind: 'error',
+      message: `The sign-in response came from ${q.get('iss') ?? 'an unnamed issuer'}, not ${issuer}.`,
+    };
   const error = q.get('error');
   if (error) {
     const description = q.get('error_description');
-    return { kind: 'error', message: error === 'access_denied' ? 'Access was denied on the consent page.' : `Sign-in failed: ${description ?? error}.` };
+    return {
+      kind: 'error',
+      message:
+        error === 'access_denied'
+          ? 'Access was denied on the consent page.'
+          : `Sign-in failed: ${description ?? error}.`,
+    };
   }
   return { kind: 'code', code: q.get('code')! };
 }
 
 /** Redeems the code at the token endpoint as a public client: client_id and the PKCE verifier, no secret. */
-export async function exchangeCode(tokenEndpoint: string, settings: ConsoleSettings, code: string, verifier: string, fetcher: typeof fetch = fetch): Promise<TokenResponse> {
+export async function exchangeCode(
+  tokenEndpoint: string,
+  settings: ConsoleSettings,
+  code: string,
+  verifier: string,
+  fetcher: typeof fetch = fetch,
+): Promise<TokenResponse> {
   const res = await fetcher(tokenEndpoint, {
     method: 'POST',
     headers: { 'content-type': 'application/x-www-form-urlencoded' },
-    body: new URLSearchParams({ grant_type: 'authorization_code', code, redirect_uri: settings.redirect_uri, client_id: settings.client_id, code_verifier: verifier }).toString(),
+    body: new URLSearchParams({
+      grant_type: 'authorization_code',
+      code,
+      redirect_uri: settings.redirect_uri,
+      client_id: settings.client_id,
+      code_verifier: verifier,
+    }).toString(),
   });
   if (!res.ok) throw await problemFromResponse(res);
   return (await res.json()) as TokenResponse;

@@ -32,11 +32,21 @@ const asString = (v: unknown): string | undefined => (typeof v === 'string' && v
 
 /** Reads a failed response: problem+json, an OAuth error body, or (from a proxy, say) anything else. */
 export async function problemFromResponse(res: Response): Promise<ApiProblem> {
-  return problemFromAnswer(res.status, res.statusText, await res.text().catch(() => ''), res.headers.get('x-request-id') ?? undefined);
+  return problemFromAnswer(
+    res.status,
+    res.statusText,
+    await res.text().catch(() => ''),
+    res.headers.get('x-request-id') ?? undefined,
+  );
 }
 
 /** The same from an answer already read (the API client's MeterlineError keeps the text and the X-Request-Id). */
-export function problemFromAnswer(status: number, statusText: string, text: string, requestIdHeader: string | undefined): ApiProblem {
+export function problemFromAnswer(
+  status: number,
+  statusText: string,
+  text: string,
+  requestIdHeader: string | undefined,
+): ApiProblem {
   const res = { status, statusText };
   let body: Record<string, unknown> | undefined;
   try {
@@ -49,7 +59,9 @@ export function problemFromAnswer(status: number, statusText: string, text: stri
   const fields = Array.isArray(body?.errors)
     ? (body!.errors as unknown[]).flatMap((e) => {
         const f = e as { field?: unknown; message?: unknown };
-        return typeof f?.message === 'string' ? [{ field: typeof f.field === 'string' ? f.field : '', message: f.message }] : [];
+        return typeof f?.message === 'string'
+          ? [{ field: typeof f.field === 'string' ? f.field : '', message: f.message }]
+          : [];
       })
     : [];
   const detail =
@@ -64,9 +76,14 @@ export function problemFromAnswer(status: number, statusText: string, text: stri
 
 /** Anything thrown while talking to the API, as the page displays it. */
 export function describeError(err: unknown): ErrorView {
-  if (err instanceof ApiProblem) return { message: err.detail, fields: err.errors, code: err.code, requestId: err.requestId };
+  if (err instanceof ApiProblem)
+    return { message: err.detail, fields: err.errors, code: err.code, requestId: err.requestId };
   // fetch rejects with a TypeError when the network or the server is unreachable.
-  if (err instanceof TypeError) return { message: `The meterline API could not be reached (${err.message}). Check that it is running, then retry.`, fields: [] };
+  if (err instanceof TypeError)
+    return {
+      message: `The meterline API could not be reached (${err.message}). Check that it is running, then retry.`,
+      fields: [],
+    };
   if (err instanceof Error && err.message) return { message: err.message, fields: [] };
   return { message: `Unexpected error: ${String(err)}`, fields: [] };
 }

@@ -68,7 +68,8 @@ export class TokenSession {
 
   /** Takes a token response (from the code exchange or a refresh) and schedules the next refresh. */
   accept(t: TokenResponse): void {
-    if (!t.access_token || typeof t.expires_in !== 'number') throw new Error('The token response has no access_token or expires_in.');
+    if (!t.access_token || typeof t.expires_in !== 'number')
+      throw new Error('The token response has no access_token or expires_in.');
     const lifetime = t.expires_in * 1000;
     this.access = t.access_token;
     if (t.refresh_token) this.refreshToken = t.refresh_token;
@@ -128,7 +129,11 @@ export class TokenSession {
       res = await this.fetch(this.opts.tokenEndpoint, {
         method: 'POST',
         headers: { 'content-type': 'application/x-www-form-urlencoded' },
-        body: new URLSearchParams({ grant_type: 'refresh_token', refresh_token: refreshToken, client_id: this.opts.clientId }).toString(),
+        body: new URLSearchParams({
+          grant_type: 'refresh_token',
+          refresh_token: refreshToken,
+          client_id: this.opts.clientId,
+        }).toString(),
       });
     } catch (err) {
       // Network trouble: keep the tokens (the refresh token was not spent) and try again shortly.

@@ -84,7 +84,15 @@ export interface PaymentMethod {
   created_at: string;
 }
 
-export const WEBHOOK_EVENTS = ['invoice.created', 'invoice.paid', 'invoice.voided', 'payment.failed', 'credit_note.created', 'subscription.updated', 'meter.usage.recorded'] as const;
+export const WEBHOOK_EVENTS = [
+  'invoice.created',
+  'invoice.paid',
+  'invoice.voided',
+  'payment.failed',
+  'credit_note.created',
+  'subscription.updated',
+  'meter.usage.recorded',
+] as const;
 
 export interface Webhook {
   id: string;

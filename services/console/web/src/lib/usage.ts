@@ -28,7 +28,8 @@ export function rangeProblem(r: UsageRange): string | null {
   const days = (Date.parse(`${r.end_date}T00:00:00Z`) - Date.parse(`${r.start_date}T00:00:00Z`)) / DAY_MS + 1;
   if (days < 1) return 'The start date is after the end date.';
   if (days > MAX_RANGE_DAYS) return `A range covers at most ${MAX_RANGE_DAYS} days.`;
-  if (r.window === 'hour' && days > MAX_HOUR_RANGE_DAYS) return `Hour windows cover at most ${MAX_HOUR_RANGE_DAYS} days; use day windows for longer ranges.`;
+  if (r.window === 'hour' && days > MAX_HOUR_RANGE_DAYS)
+    return `Hour windows cover at most ${MAX_HOUR_RANGE_DAYS} days; use day windows for longer ranges.`;
   return null;
 }
 

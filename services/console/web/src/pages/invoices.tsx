@@ -10,8 +10,14 @@ export function InvoicesPage() {
   const { api, navigate } = useApp();
   const [status, setStatus] = useState('');
   const [page, setPage] = useState(1);
-  const list = useAsync(() => api.get<ListPage<Invoice>>('/v1/billing/invoices', { status, page, per_page: 20 }), [status, page]);
-  const subs = useAsync(() => api.get<ListPage<Subscription>>('/v1/subscriptions', { status: 'active', per_page: 100 }), []);
+  const list = useAsync(
+    () => api.get<ListPage<Invoice>>('/v1/billing/invoices', { status, page, per_page: 20 }),
+    [status, page],
+  );
+  const subs = useAsync(
+    () => api.get<ListPage<Subscription>>('/v1/subscriptions', { status: 'active', per_page: 100 }),
+    [],
+  );
   return (
     <>
       <Panel title="Upcoming invoices">
@@ -21,10 +27,15 @@ export function InvoicesPage() {
           <form class="inline" onSubmit={(e) => e.preventDefault()}>
             <label>
               Subscription{' '}
-              <select name="subscription" onChange={(e) => navigate(`/invoices/upcoming/${(e.currentTarget as HTMLSelectElement).value}`)}>
+              <select
+                name="subscription"
+                onChange={(e) => navigate(`/invoices/upcoming/${(e.currentTarget as HTMLSelectElement).value}`)}
+              >
                 <option value="">choose…</option>
                 {subs.data.data.map((s) => (
-                  <option key={s.id} value={s.id}>{s.id} ({s.currency}, {formatPeriod(s.current_period_start, s.current_period_end)})</option>
+                  <option key={s.id} value={s.id}>
+                    {s.id} ({s.currency}, {formatPeriod(s.current_period_start, s.current_period_end)})
+                  </option>
                 ))}
               </select>
             </label>
@@ -34,7 +45,14 @@ export function InvoicesPage() {
       <Panel
         title="Invoices"
         actions={
-          <StatusFilter value={status} statuses={['open', 'paid', 'uncollectible', 'void']} onChange={(s) => { setStatus(s); setPage(1); }} />
+          <StatusFilter
+            value={status}
+            statuses={['open', 'paid', 'uncollectible', 'void']}
+            onChange={(s) => {
+              setStatus(s);
+              setPage(1);
+            }}
+          />
         }
       >
         <ErrorBox error={list.error} onRetry={list.reload} />
@@ -125,7 +143,11 @@ export function InvoicePage({ id }: { id: string }) {
       <ErrorBox error={invoice.error} onRetry={invoice.reload} />
       <ErrorBox error={download.error} />
       <ErrorBox error={pay.error} />
-      {paid?.status === 'paid' && <div class="notice" role="status">Paid: {formatMoney(paid.amount, paid.currency)} charged to the default card.</div>}
+      {paid?.status === 'paid' && (
+        <div class="notice" role="status">
+          Paid: {formatMoney(paid.amount, paid.currency)} charged to the default card.
+        </div>
+      )}
       {inv && <InvoiceBody invoice={inv} />}
     </Panel>
   );
@@ -133,11 +155,22 @@ export function InvoicePage({ id }: { id: string }) {
 
 export function UpcomingInvoicePage({ subscriptionId }: { subscriptionId: string }) {
   const { api } = useApp();
-  const upcoming = useAsync(() => api.get<Invoice>('/v1/billing/invoices/upcoming', { subscription_id: subscriptionId }), [subscriptionId]);
+  const upcoming = useAsync(
+    () => api.get<Invoice>('/v1/billing/invoices/upcoming', { subscription_id: subscriptionId }),
+    [subscriptionId],
+  );
   return (
-    <Panel title={`Upcoming invoice of ${subscriptionId}`} actions={<button type="button" onClick={upcoming.reload}>Refresh</button>}>
+    <Panel
+      title={`Upcoming invoice of ${subscriptionId}`}
+      actions={
+        <button type="button" onClick={upcoming.reload}>
+          Refresh
+        </button>
+      }
+    >
       <p>
-        <a href="#/invoices">← all invoices</a> · what the current period would be invoiced if it closed now (nothing is stored)
+        <a href="#/invoices">← all invoices</a> · what the current period would be invoiced if it closed now (nothing is
+        stored)
       </p>
       <ErrorBox error={upcoming.error} onRetry={upcoming.reload} />
       {upcoming.data && <InvoiceBody invoice={upcoming.data} />}
@@ -157,18 +190,49 @@ function InvoiceBody({ invoice: inv }: { invoice: Invoice }) {
     <>
       <dl class="facts">
         <dt>status</dt>
-        <dd><Badge value={inv.status} /></dd>
+        <dd>
+          <Badge value={inv.status} />
+        </dd>
         <dt>period</dt>
         <dd>{formatPeriod(inv.period_start, inv.period_end)}</dd>
         <dt>subscription</dt>
-        <dd><code>{inv.subscription_id}</code></dd>
+        <dd>
+          <code>{inv.subscription_id}</code>
+        </dd>
         <dt>customer</dt>
-        <dd><code>{inv.customer_id}</code></dd>
-        {inv.created_at && (<><dt>{inv.status === 'draft' ? 'computed' : 'issued'}</dt><dd>{formatTime(inv.created_at)}</dd></>)}
-        {inv.paid_at && (<><dt>paid</dt><dd>{formatTime(inv.paid_at)}</dd></>)}
-        {inv.status !== 'draft' && (<><dt>payment attempts</dt><dd>{inv.attempt_count}</dd></>)}
-        {inv.next_payment_attempt_at && (<><dt>next attempt</dt><dd>{formatTime(inv.next_payment_attempt_at)}</dd></>)}
-        {inv.last_payment_error && (<><dt>last payment error</dt><dd class="bad">{paymentError(inv.last_payment_error)}</dd></>)}
+        <dd>
+          <code>{inv.customer_id}</code>
+        </dd>
+        {inv.created_at && (
+          <>
+            <dt>{inv.status === 'draft' ? 'computed' : 'issued'}</dt>
+            <dd>{formatTime(inv.created_at)}</dd>
+          </>
+        )}
+        {inv.paid_at && (
+          <>
+            <dt>paid</dt>
+            <dd>{formatTime(inv.paid_at)}</dd>
+          </>
+        )}
+        {inv.status !== 'draft' && (
+          <>
+            <dt>payment attempts</dt>
+            <dd>{inv.attempt_count}</dd>
+          </>
+        )}
+        {inv.next_payment_attempt_at && (
+          <>
+            <dt>next attempt</dt>
+            <dd>{formatTime(inv.next_payment_attempt_at)}</dd>
+          </>
+        )}
+        {inv.last_payment_error && (
+          <>
+            <dt>last payment error</dt>
+            <dd class="bad">{paymentError(inv.last_payment_error)}</dd>
+          </>
+        )}
       </dl>
       <table class="list" data-testid="invoice-lines">
         <thead>
@@ -184,7 +248,10 @@ function InvoiceBody({ invoice: inv }: { invoice: Invoice }) {
             <tr key={i}>
               <td>
                 {l.description}
-                <div class="id">{l.product_id}{l.meter_id ? ` · ${l.meter_id}` : ''}</div>
+                <div class="id">
+                  {l.product_id}
+                  {l.meter_id ? ` · ${l.meter_id}` : ''}
+                </div>
               </td>
               <td class="num">{formatNumber(l.quantity)}</td>
               <td class="num">{formatMoney(l.unit_price, inv.currency)}</td>
@@ -195,7 +262,9 @@ function InvoiceBody({ invoice: inv }: { invoice: Invoice }) {
         <tfoot>
           <tr>
             <th colSpan={3}>Total</th>
-            <th class="num" data-testid="invoice-total">{formatMoney(inv.amount, inv.currency)}</th>
+            <th class="num" data-testid="invoice-total">
+              {formatMoney(inv.amount, inv.currency)}
+            </th>
           </tr>
         </tfoot>
       </table>

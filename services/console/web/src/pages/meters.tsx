@@ -27,12 +27,21 @@ export function MetersPage() {
       <Panel
         title="Meters"
         actions={
-          <StatusFilter value={status} statuses={['active', 'inactive']} onChange={(s) => { setStatus(s); setPage(1); }} />
+          <StatusFilter
+            value={status}
+            statuses={['active', 'inactive']}
+            onChange={(s) => {
+              setStatus(s);
+              setPage(1);
+            }}
+          />
         }
       >
         <ErrorBox error={list.error} onRetry={list.reload} />
         <ErrorBox error={toggle.error} />
-        {list.data && list.data.data.length === 0 && <Empty>No meters{status ? ` with status ${status}` : ''} yet.</Empty>}
+        {list.data && list.data.data.length === 0 && (
+          <Empty>No meters{status ? ` with status ${status}` : ''} yet.</Empty>
+        )}
         {list.data && list.data.data.length > 0 && (
           <table class="list" data-testid="meters">
             <thead>
@@ -82,7 +91,18 @@ export function MetersPage() {
 function CreateMeter({ onCreated }: { onCreated: (m: Meter) => void }) {
   const { api } = useApp();
   const [type, setType] = useState<Meter['type']>('counter');
-  const create = useAction(async (v: Record<string, string>) => onCreated(await api.typed((client) => client.createMeter({ name: v.name!, unit: v.unit!, type: v.type as Meter['type'], aggregation: v.aggregation! }))));
+  const create = useAction(async (v: Record<string, string>) =>
+    onCreated(
+      await api.typed((client) =>
+        client.createMeter({
+          name: v.name!,
+          unit: v.unit!,
+          type: v.type as Meter['type'],
+          aggregation: v.aggregation!,
+        }),
+      ),
+    ),
+  );
   return (
     <Panel title="Create a meter">
       <form class="grid" onSubmit={(e) => void create.run(formValues(e))}>
@@ -94,9 +114,15 @@ function CreateMeter({ onCreated }: { onCreated: (m: Meter) => void }) {
         </label>
         <label>
           Type
-          <select name="type" value={type} onChange={(e) => setType((e.currentTarget as HTMLSelectElement).value as Meter['type'])}>
+          <select
+            name="type"
+            value={type}
+            onChange={(e) => setType((e.currentTarget as HTMLSelectElement).value as Meter['type'])}
+          >
             {Object.keys(AGGREGATIONS).map((t) => (
-              <option key={t} value={t}>{t}</option>
+              <option key={t} value={t}>
+                {t}
+              </option>
             ))}
           </select>
         </label>
@@ -104,7 +130,9 @@ function CreateMeter({ onCreated }: { onCreated: (m: Meter) => void }) {
           Aggregation
           <select name="aggregation">
             {AGGREGATIONS[type].map((a) => (
-              <option key={a} value={a}>{a}</option>
+              <option key={a} value={a}>
+                {a}
+              </option>
             ))}
           </select>
         </label>
@@ -146,11 +174,17 @@ export function MeterPage({ id }: { id: string }) {
         <>
           <dl class="facts">
             <dt>id</dt>
-            <dd><code>{m.id}</code></dd>
+            <dd>
+              <code>{m.id}</code>
+            </dd>
             <dt>status</dt>
-            <dd><Badge value={m.status} /></dd>
+            <dd>
+              <Badge value={m.status} />
+            </dd>
             <dt>type</dt>
-            <dd>{m.type} · {m.aggregation}</dd>
+            <dd>
+              {m.type} · {m.aggregation}
+            </dd>
             <dt>unit</dt>
             <dd>{m.unit}</dd>
           </dl>

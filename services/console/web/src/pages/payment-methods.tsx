@@ -17,7 +17,10 @@ const TEST_CARDS = [
 export function PaymentMethodsPage() {
   const { api, canWrite } = useApp();
   const [page, setPage] = useState(1);
-  const list = useAsync(() => api.get<ListPage<PaymentMethod>>('/v1/billing/payment-methods', { page, per_page: 20 }), [page]);
+  const list = useAsync(
+    () => api.get<ListPage<PaymentMethod>>('/v1/billing/payment-methods', { page, per_page: 20 }),
+    [page],
+  );
   const makeDefault = useAction(async (pm: PaymentMethod) => {
     await api.patch(`/v1/billing/payment-methods/${pm.id}/default`);
     list.reload();
@@ -73,26 +76,38 @@ function AddCard({ onAdded }: { onAdded: () => void }) {
   const [number, setNumber] = useState(TEST_CARDS[0]!.number);
   const year = new Date().getUTCFullYear() + 3;
   const add = useAction(async (v: Record<string, string>) => {
-    await api.post('/v1/billing/payment-methods', { type: 'card', card: { number: v.number, exp_month: Number(v.exp_month), exp_year: Number(v.exp_year), cvc: v.cvc } });
+    await api.post('/v1/billing/payment-methods', {
+      type: 'card',
+      card: { number: v.number, exp_month: Number(v.exp_month), exp_year: Number(v.exp_year), cvc: v.cvc },
+    });
     onAdded();
   });
   return (
     <Panel title="Add a test card">
       <p class="hint">
-        The sandbox processor takes test numbers only; the number and CVC are checked and then discarded (only brand, last four digits and
-        expiry are kept).
+        The sandbox processor takes test numbers only; the number and CVC are checked and then discarded (only brand,
+        last four digits and expiry are kept).
       </p>
       <form class="grid" onSubmit={(e) => void add.run(formValues(e))}>
         <label>
           Test card
           <select value={number} onChange={(e) => setNumber((e.currentTarget as HTMLSelectElement).value)}>
             {TEST_CARDS.map((c) => (
-              <option key={c.number} value={c.number}>{c.number} — {c.label}</option>
+              <option key={c.number} value={c.number}>
+                {c.number} — {c.label}
+              </option>
             ))}
           </select>
         </label>
         <label>
-          Number <input name="number" value={number} onInput={(e) => setNumber((e.currentTarget as HTMLInputElement).value)} autocomplete="off" required />
+          Number{' '}
+          <input
+            name="number"
+            value={number}
+            onInput={(e) => setNumber((e.currentTarget as HTMLInputElement).value)}
+            autocomplete="off"
+            required
+          />
         </label>
         <label>
           Month <input name="exp_month" type="number" min={1} max={12} defaultValue="12" required />

@@ -54,8 +54,17 @@ export function ProductsPage() {
                   {isAdmin && (
                     <td class="actions">
                       <form class="inline" onSubmit={(e) => void reprice.run(p, formValues(e).price!)}>
-                        <input name="price" type="text" inputMode="decimal" size={10} placeholder="new price" required />
-                        <button type="submit" disabled={reprice.busy}>Reprice</button>
+                        <input
+                          name="price"
+                          type="text"
+                          inputMode="decimal"
+                          size={10}
+                          placeholder="new price"
+                          required
+                        />
+                        <button type="submit" disabled={reprice.busy}>
+                          Reprice
+                        </button>
                       </form>
                       <button type="button" class="danger" disabled={remove.busy} onClick={() => remove.run(p)}>
                         Delete
@@ -77,7 +86,10 @@ export function ProductsPage() {
 function CreateProduct({ onCreated }: { onCreated: () => void }) {
   const { api } = useApp();
   const create = useAction(async (v: Record<string, string>) => {
-    await api.post('/v1/products', withDecimal({ name: v.name, currency: v.currency, pricing: v.pricing }, 'price', v.price!));
+    await api.post(
+      '/v1/products',
+      withDecimal({ name: v.name, currency: v.currency, pricing: v.pricing }, 'price', v.price!),
+    );
     onCreated();
   });
   return (
@@ -105,7 +117,9 @@ function CreateProduct({ onCreated }: { onCreated: () => void }) {
             <option value="metered">metered (per unit)</option>
           </select>
         </label>
-        <button type="submit" disabled={create.busy}>Create product</button>
+        <button type="submit" disabled={create.busy}>
+          Create product
+        </button>
       </form>
       <ErrorBox error={create.error} />
     </Panel>

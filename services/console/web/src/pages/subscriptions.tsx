@@ -10,8 +10,16 @@ import type { Meter, Product, Subscription } from '../lib/types.js';
 export function useCatalog() {
   const { api } = useApp();
   return useAsync(async () => {
-    const [products, meters] = await Promise.all([api.get<ListPage<Product>>('/v1/products', { per_page: 100 }), api.get<ListPage<Meter>>('/v1/meters', { per_page: 100, status: 'active' })]);
-    return { products: products.data, meters: meters.data, productName: (id: string) => products.data.find((p) => p.id === id)?.name ?? id, meterName: (id: string) => meters.data.find((m) => m.id === id)?.name ?? id };
+    const [products, meters] = await Promise.all([
+      api.get<ListPage<Product>>('/v1/products', { per_page: 100 }),
+      api.get<ListPage<Meter>>('/v1/meters', { per_page: 100, status: 'active' }),
+    ]);
+    return {
+      products: products.data,
+      meters: meters.data,
+      productName: (id: string) => products.data.find((p) => p.id === id)?.name ?? id,
+      meterName: (id: string) => meters.data.find((m) => m.id === id)?.name ?? id,
+    };
   }, []);
 }
 
@@ -19,7 +27,10 @@ export function SubscriptionsPage() {
   const { api, canWrite } = useApp();
   const [status, setStatus] = useState('');
   const [page, setPage] = useState(1);
-  const list = useAsync(() => api.get<ListPage<Subscription>>('/v1/subscriptions', { status, page, per_page: 20 }), [status, page]);
+  const list = useAsync(
+    () => api.get<ListPage<Subscription>>('/v1/subscriptions', { status, page, per_page: 20 }),
+    [status, page],
+  );
   const catalog = useCatalog();
   const cancel = useAction(async (s: Subscription) => {
     await api.patch(`/v1/subscriptions/${s.id}`, { status: 'canceled' });
@@ -30,7 +41,14 @@ export function SubscriptionsPage() {
       <Panel
         title="Subscriptions"
         actions={
-          <StatusFilter value={status} statuses={['active', 'canceled']} onChange={(s) => { setStatus(s); setPage(1); }} />
+          <StatusFilter
+            value={status}
+            statuses={['active', 'canceled']}
+            onChange={(s) => {
+              setStatus(s);
+              setPage(1);
+            }}
+          />
         }
       >
         <ErrorBox error={list.error} onRetry={list.reload} />
@@ -60,7 +78,13 @@ export function SubscriptionsPage() {
                       {s.items.map((i) => (
                         <li key={i.product_id}>
                           {catalog.data?.productName(i.product_id) ?? i.product_id}
-                          {i.meter_id && <> · metered by <a href={`#/meters/${i.meter_id}`}>{catalog.data?.meterName(i.meter_id) ?? i.meter_id}</a></>}
+                          {i.meter_id && (
+                            <>
+                              {' '}
+                              · metered by{' '}
+                              <a href={`#/meters/${i.meter_id}`}>{catalog.data?.meterName(i.meter_id) ?? i.meter_id}</a>
+                            </>
+                          )}
                         </li>
                       ))}
                     </ul>
@@ -70,7 +94,9 @@ export function SubscriptionsPage() {
                   </td>
                   <td>{formatPeriod(s.current_period_start, s.current_period_end)}</td>
                   <td class="actions">
-                    <a class="button" href={`#/invoices/upcoming/${s.id}`}>Upcoming invoice</a>
+                    <a class="button" href={`#/invoices/upcoming/${s.id}`}>
+                      Upcoming invoice
+                    </a>
                     {canWrite && s.status === 'active' && (
                       <button type="button" disabled={cancel.busy} onClick={() => cancel.run(s)}>
                         Cancel
@@ -84,23 +110,47 @@ export function SubscriptionsPage() {
         )}
         <Pager page={list.data?.pagination} onPage={setPage} />
       </Panel>
-      {canWrite && catalog.data && <CreateSubscription products={catalog.data.products} meters={catalog.data.meters} onCreated={list.reload} />}
+      {canWrite && catalog.data && (
+        <CreateSubscription products={catalog.data.products} meters={catalog.data.meters} onCreated={list.reload} />
+      )}
     </>
   );
 }
 
-function CreateSubscription({ products, meters, onCreated }: { products: Product[]; meters: Meter[]; onCreated: () => void }) {
+function CreateSubscription({
+  products,
+  meters,
+  onCreated,
+}: {
+  products: Product[];
+  meters: Meter[];
+  onCreated: () => void;
+}) {
   const { api } = useApp();
   const [chosen, setChosen] = useState<Record<string, string>>({}); // product id → meter id ('' for flat)
   const create = useAction(async () => {
-    await api.post('/v1/subscriptions', { items: Object.entries(chosen).map(([product_id, meter_id]) => (meter_id ? { product_id, meter_id } : { product_id })) });
+    await api.post('/v1/subscriptions', {
+      items: Object.entries(chosen).map(([product_id, meter_id]) =>
+        meter_id ? { product_id, meter_id } : { product_id },
+      ),
+    });
     setChosen({});
     onCreated();
   });
-  if (!products.length) return <Panel title="Subscribe"><Empty>The catalog has no products yet.</Empty></Panel>;
+  if (!products.length)
+    return (
+      <Panel title="Subscribe">
+        <Empty>The catalog has no products yet.</Empty>
+      </Panel>
+    );
   return (
     <Panel title="Subscribe">
-      <form onSubmit={(e) => { e.preventDefault(); void create.run(); }}>
+      <form
+        onSubmit={(e) => {
+          e.preventDefault();
+          void create.run();
+        }}
+      >
         <table class="list">
           <tbody>
             {products.map((p) => (
@@ -112,7 +162,8 @@ function CreateSubscription({ products, meters, onCreated }: { products: Product
                       checked={p.id in chosen}
                       onChange={(e) => {
                         const next = { ...chosen };
-                        if ((e.currentTarget as HTMLInputElement).checked) next[p.id] = p.pricing === 'metered' ? meters[0]?.id ?? '' : '';
+                        if ((e.currentTarget as HTMLInputElement).checked)
+                          next[p.id] = p.pricing === 'metered' ? (meters[0]?.id ?? '') : '';
                         else delete next[p.id];
                         setChosen(next);
                       }}
@@ -120,12 +171,20 @@ function CreateSubscription({ products, meters, onCreated }: { products: Product
                     {p.name}
                   </label>
                 </td>
-                <td>{formatMoney(p.price, p.currency)}{p.pricing === 'metered' ? ' per unit' : ' per month'}</td>
+                <td>
+                  {formatMoney(p.price, p.currency)}
+                  {p.pricing === 'metered' ? ' per unit' : ' per month'}
+                </td>
                 <td>
                   {p.pricing === 'metered' && p.id in chosen && (
-                    <select value={chosen[p.id]} onChange={(e) => setChosen({ ...chosen, [p.id]: (e.currentTarget as HTMLSelectElement).value })}>
+                    <select
+                      value={chosen[p.id]}
+                      onChange={(e) => setChosen({ ...chosen, [p.id]: (e.currentTarget as HTMLSelectElement).value })}
+                    >
                       {meters.map((m) => (
-                        <option key={m.id} value={m.id}>{m.name}</option>
+                        <option key={m.id} value={m.id}>
+                          {m.name}
+                        </option>
                       ))}
                     </select>
                   )}

@@ -73,9 +73,19 @@ interface WebhookInput {
   secret?: string;
 }
 
-function WebhookForm({ initial, submitLabel, onSubmit }: { initial?: Webhook; submitLabel: string; onSubmit: (body: WebhookInput) => Promise<void> }) {
+function WebhookForm({
+  initial,
+  submitLabel,
+  onSubmit,
+}: {
+  initial?: Webhook;
+  submitLabel: string;
+  onSubmit: (body: WebhookInput) => Promise<void>;
+}) {
   const [url, setUrl] = useState(initial?.url ?? '');
-  const [events, setEvents] = useState<string[]>(initial?.events ?? ['invoice.created', 'invoice.paid', 'payment.failed']);
+  const [events, setEvents] = useState<string[]>(
+    initial?.events ?? ['invoice.created', 'invoice.paid', 'payment.failed'],
+  );
   const [status, setStatus] = useState<Webhook['status']>(initial?.status ?? 'enabled');
   const [secret, setSecret] = useState('');
   const save = useAction(async () => {
@@ -83,9 +93,23 @@ function WebhookForm({ initial, submitLabel, onSubmit }: { initial?: Webhook; su
     setSecret('');
   });
   return (
-    <form class="grid" onSubmit={(e) => { e.preventDefault(); void save.run(); }}>
+    <form
+      class="grid"
+      onSubmit={(e) => {
+        e.preventDefault();
+        void save.run();
+      }}
+    >
       <label class="wide">
-        URL <input name="url" type="url" required value={url} onInput={(e) => setUrl((e.currentTarget as HTMLInputElement).value)} placeholder="https://example.com/hooks/meterline" />
+        URL{' '}
+        <input
+          name="url"
+          type="url"
+          required
+          value={url}
+          onInput={(e) => setUrl((e.currentTarget as HTMLInputElement).value)}
+          placeholder="https://example.com/hooks/meterline"
+        />
       </label>
       <fieldset class="wide">
         <legend>Events</legend>
@@ -96,7 +120,11 @@ function WebhookForm({ initial, submitLabel, onSubmit }: { initial?: Webhook; su
               name="events"
               value={ev}
               checked={events.includes(ev)}
-              onChange={(e) => setEvents((e.currentTarget as HTMLInputElement).checked ? [...events, ev] : events.filter((x) => x !== ev))}
+              onChange={(e) =>
+                setEvents(
+                  (e.currentTarget as HTMLInputElement).checked ? [...events, ev] : events.filter((x) => x !== ev),
+                )
+              }
             />{' '}
             {ev}
           </label>
@@ -105,7 +133,11 @@ function WebhookForm({ initial, submitLabel, onSubmit }: { initial?: Webhook; su
       {initial && (
         <label>
           Status
-          <select name="status" value={status} onChange={(e) => setStatus((e.currentTarget as HTMLSelectElement).value as Webhook['status'])}>
+          <select
+            name="status"
+            value={status}
+            onChange={(e) => setStatus((e.currentTarget as HTMLSelectElement).value as Webhook['status'])}
+          >
             <option value="enabled">enabled</option>
             <option value="disabled">disabled</option>
           </select>
@@ -113,7 +145,13 @@ function WebhookForm({ initial, submitLabel, onSubmit }: { initial?: Webhook; su
       )}
       <label>
         {initial ? 'New secret (optional)' : 'Secret (optional, 16–256 characters; generated if empty)'}
-        <input name="secret" type="password" autocomplete="off" value={secret} onInput={(e) => setSecret((e.currentTarget as HTMLInputElement).value)} />
+        <input
+          name="secret"
+          type="password"
+          autocomplete="off"
+          value={secret}
+          onInput={(e) => setSecret((e.currentTarget as HTMLInputElement).value)}
+        />
       </label>
       <button type="submit" disabled={save.busy}>
         {submitLabel}
@@ -129,7 +167,10 @@ export function WebhookPage({ id }: { id: string }) {
   const { api, canWrite, navigate } = useApp();
   const webhook = useAsync(() => api.get<Webhook>(`/v1/webhooks/${id}`), [id]);
   const [page, setPage] = useState(1);
-  const deliveries = useAsync(() => api.get<ListPage<Delivery>>(`/v1/webhooks/${id}/deliveries`, { page, per_page: 20 }), [id, page]);
+  const deliveries = useAsync(
+    () => api.get<ListPage<Delivery>>(`/v1/webhooks/${id}/deliveries`, { page, per_page: 20 }),
+    [id, page],
+  );
   const [retried, setRetried] = useState<string | undefined>(undefined);
   const retry = useAction(async (d: Delivery) => {
     await api.post(`/v1/webhooks/${id}/deliveries/${d.id}/retry`);
@@ -145,7 +186,14 @@ export function WebhookPage({ id }: { id: string }) {
     <>
       <Panel
         title={w ? `Webhook ${w.url}` : `Webhook ${id}`}
-        actions={canWrite && w && <button type="button" class="danger" disabled={remove.busy} onClick={() => void remove.run()}>Delete</button>}
+        actions={
+          canWrite &&
+          w && (
+            <button type="button" class="danger" disabled={remove.busy} onClick={() => void remove.run()}>
+              Delete
+            </button>
+          )
+        }
       >
         <p>
           <a href="#/webhooks">← all webhooks</a>
@@ -155,9 +203,13 @@ export function WebhookPage({ id }: { id: string }) {
         {w && (
           <dl class="facts">
             <dt>id</dt>
-            <dd><code>{w.id}</code></dd>
+            <dd>
+              <code>{w.id}</code>
+            </dd>
             <dt>status</dt>
-            <dd><Badge value={w.status} /></dd>
+            <dd>
+              <Badge value={w.status} />
+            </dd>
             <dt>events</dt>
             <dd>{w.events.join(', ')}</dd>
           </dl>
@@ -174,10 +226,21 @@ export function WebhookPage({ id }: { id: string }) {
           />
         )}
       </Panel>
-      <Panel title="Delivery log" actions={<button type="button" onClick={deliveries.reload}>Refresh</button>}>
+      <Panel
+        title="Delivery log"
+        actions={
+          <button type="button" onClick={deliveries.reload}>
+            Refresh
+          </button>
+        }
+      >
         <ErrorBox error={deliveries.error} onRetry={deliveries.reload} />
         <ErrorBox error={retry.error} />
-        {retried && <div class="notice" role="status">Delivery {retried} sent again: the new attempt appears in the log.</div>}
+        {retried && (
+          <div class="notice" role="status">
+            Delivery {retried} sent again: the new attempt appears in the log.
+          </div>
+        )}
         {deliveries.data?.data.length === 0 && <Empty>No deliveries yet.</Empty>}
         {!!deliveries.data?.data.length && (
           <table class="list" data-testid="deliveries">

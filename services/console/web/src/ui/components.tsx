@@ -22,7 +22,16 @@ export function ErrorBox({ error, onRetry }: { error: unknown; onRetry?: () => v
       )}
       {(view.code || view.requestId) && (
         <small>
-          {view.code && <>code <code>{view.code}</code></>} {view.requestId && <>· request <code>{view.requestId}</code></>}
+          {view.code && (
+            <>
+              code <code>{view.code}</code>
+            </>
+          )}{' '}
+          {view.requestId && (
+            <>
+              · request <code>{view.requestId}</code>
+            </>
+          )}
         </small>
       )}
       {onRetry && (
@@ -38,7 +47,15 @@ export function Badge({ value }: { value: string }) {
   return <span class={`badge badge-${value}`}>{value}</span>;
 }
 
-export function Panel({ title, actions, children }: { title: string; actions?: ComponentChildren; children: ComponentChildren }) {
+export function Panel({
+  title,
+  actions,
+  children,
+}: {
+  title: string;
+  actions?: ComponentChildren;
+  children: ComponentChildren;
+}) {
   return (
     <section class="panel">
       <header>
@@ -50,7 +67,13 @@ export function Panel({ title, actions, children }: { title: string; actions?: C
   );
 }
 
-export function Pager({ page, onPage }: { page: ListPage<unknown>['pagination'] | undefined; onPage: (n: number) => void }) {
+export function Pager({
+  page,
+  onPage,
+}: {
+  page: ListPage<unknown>['pagination'] | undefined;
+  onPage: (n: number) => void;
+}) {
   if (!page) return null;
   const pages = Math.max(1, Math.ceil(page.total / page.per_page));
   return (
@@ -84,14 +107,24 @@ export function formValues(e: Event): Record<string, string> {
 }
 
 /** The "Status" filter of a list page: "all" plus the given statuses. */
-export function StatusFilter({ value, statuses, onChange }: { value: string; statuses: readonly string[]; onChange: (status: string) => void }) {
+export function StatusFilter({
+  value,
+  statuses,
+  onChange,
+}: {
+  value: string;
+  statuses: readonly string[];
+  onChange: (status: string) => void;
+}) {
   return (
     <label>
       Status{' '}
       <select name="status" value={value} onChange={(e) => onChange((e.currentTarget as HTMLSelectElement).value)}>
         <option value="">all</option>
         {statuses.map((s) => (
-          <option key={s} value={s}>{s}</option>
+          <option key={s} value={s}>
+            {s}
+          </option>
         ))}
       </select>
     </label>

@@ -9,7 +9,11 @@ export interface Async<T> {
 
 /** Runs `load` whenever `deps` change (and on reload); a stale answer never overwrites a newer one. */
 export function useAsync<T>(load: () => Promise<T>, deps: unknown[]): Async<T> {
-  const [state, setState] = useState<{ data: T | undefined; error: unknown; loading: boolean }>({ data: undefined, error: undefined, loading: true });
+  const [state, setState] = useState<{ data: T | undefined; error: unknown; loading: boolean }>({
+    data: undefined,
+    error: undefined,
+    loading: true,
+  });
   const [tick, setTick] = useState(0);
   const seq = useRef(0);
   useEffect(() => {
@@ -28,7 +32,9 @@ export function useAsync<T>(load: () => Promise<T>, deps: unknown[]): Async<T> {
  * A button's action: runs it, keeps its error for display, and reports success. While it runs the
  * button is disabled, so a double click never sends two requests.
  */
-export function useAction<A extends unknown[]>(action: (...args: A) => Promise<unknown>): { run: (...args: A) => Promise<boolean>; busy: boolean; error: unknown; clear(): void } {
+export function useAction<A extends unknown[]>(
+  action: (...args: A) => Promise<unknown>,
+): { run: (...args: A) => Promise<boolean>; busy: boolean; error: unknown; clear(): void } {
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<unknown>(undefined);
   const run = async (...args: A) => {

@@ -19,7 +19,8 @@ export function UsageChart({ meter }: { meter: Meter }) {
   const [range, setRange] = useState<UsageRange>(() => defaultRange());
   const problem = rangeProblem(range);
   const report = useAsync(
-    (): Promise<UsageReport | undefined> => (problem ? Promise.resolve(undefined) : api.typed((client) => client.getUsage(meter.id, range))),
+    (): Promise<UsageReport | undefined> =>
+      problem ? Promise.resolve(undefined) : api.typed((client) => client.getUsage(meter.id, range)),
     [meter.id, range.start_date, range.end_date, range.window],
   );
   const canvas = useRef<HTMLCanvasElement>(null);
@@ -32,8 +33,19 @@ export function UsageChart({ meter }: { meter: Meter }) {
     if (!chart.current) {
       chart.current = new Chart(canvas.current, {
         type: 'bar',
-        data: { labels, datasets: [{ label: `${meter.name} (${meter.aggregation}, ${meter.unit})`, data: values, backgroundColor: '#3b6fd8' }] },
-        options: { responsive: true, maintainAspectRatio: false, animation: false, scales: { y: { beginAtZero: true } }, plugins: { tooltip: { enabled: true } } },
+        data: {
+          labels,
+          datasets: [
+            { label: `${meter.name} (${meter.aggregation}, ${meter.unit})`, data: values, backgroundColor: '#3b6fd8' },
+          ],
+        },
+        options: {
+          responsive: true,
+          maintainAspectRatio: false,
+          animation: false,
+          scales: { y: { beginAtZero: true } },
+          plugins: { tooltip: { enabled: true } },
+        },
       });
     } else {
       chart.current.data.labels = labels;
@@ -50,29 +62,48 @@ export function UsageChart({ meter }: { meter: Meter }) {
       <form class="inline" onSubmit={(e) => e.preventDefault()}>
         <label>
           Window
-          <select name="window" value={range.window} onChange={(e) => set({ window: (e.currentTarget as HTMLSelectElement).value as UsageRange['window'] })}>
+          <select
+            name="window"
+            value={range.window}
+            onChange={(e) => set({ window: (e.currentTarget as HTMLSelectElement).value as UsageRange['window'] })}
+          >
             <option value="hour">hour</option>
             <option value="day">day</option>
           </select>
         </label>
         <label>
           From
-          <input type="date" name="start_date" value={range.start_date} onChange={(e) => set({ start_date: (e.currentTarget as HTMLInputElement).value })} />
+          <input
+            type="date"
+            name="start_date"
+            value={range.start_date}
+            onChange={(e) => set({ start_date: (e.currentTarget as HTMLInputElement).value })}
+          />
         </label>
         <label>
           To
-          <input type="date" name="end_date" value={range.end_date} onChange={(e) => set({ end_date: (e.currentTarget as HTMLInputElement).value })} />
+          <input
+            type="date"
+            name="end_date"
+            value={range.end_date}
+            onChange={(e) => set({ end_date: (e.currentTarget as HTMLInputElement).value })}
+          />
         </label>
         <button type="button" onClick={report.reload} disabled={report.loading}>
           Refresh
         </button>
       </form>
-      {problem && <div class="error" role="alert"><strong>{problem}</strong></div>}
+      {problem && (
+        <div class="error" role="alert">
+          <strong>{problem}</strong>
+        </div>
+      )}
       <ErrorBox error={report.error} onRetry={report.reload} />
       {report.data && (
         <p class="totals">
-          Total <strong data-testid="usage-total">{formatNumber(report.data.value)}</strong> {meter.unit} ({report.data.aggregation}) from{' '}
-          <strong data-testid="usage-count">{report.data.count}</strong> records, {report.data.start_date} to {report.data.end_date} (UTC)
+          Total <strong data-testid="usage-total">{formatNumber(report.data.value)}</strong> {meter.unit} (
+          {report.data.aggregation}) from <strong data-testid="usage-count">{report.data.count}</strong> records,{' '}
+          {report.data.start_date} to {report.data.end_date} (UTC)
         </p>
       )}
       <div class="chart-box">
@@ -90,13 +121,15 @@ export function UsageChart({ meter }: { meter: Meter }) {
               </tr>
             </thead>
             <tbody>
-              {report.data.data.filter((w) => w.count > 0).map((w) => (
-                <tr key={w.start}>
-                  <td>{w.start}</td>
-                  <td class="num">{formatNumber(w.value)}</td>
-                  <td class="num">{w.count}</td>
-                </tr>
-              ))}
+              {report.data.data
+                .filter((w) => w.count > 0)
+                .map((w) => (
+                  <tr key={w.start}>
+                    <td>{w.start}</td>
+                    <td class="num">{formatNumber(w.value)}</td>
+                    <td class="num">{w.count}</td>
+                  </tr>
+                ))}
             </tbody>
           </table>
         </details>
