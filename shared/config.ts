@@ -139,6 +139,13 @@ export interface Config {
   SIGN_IN_BACKOFF_BASE_SECONDS: number;
   /** Request body bytes buffered at once across all requests of the process; past it → 503 overloaded. */
   MAX_BUFFERED_REQUEST_BYTES: number;
+  /**
+   * How much of MAX_BUFFERED_REQUEST_BYTES one caller may hold (an account; a client address on the public
+   * routes): past it that caller's requests get 503 overloaded while everyone else's are read (docs/limits.md).
+   */
+  MAX_BUFFERED_REQUEST_BYTES_PER_CALLER: number;
+  /** A request body not complete this long after its request arrived is answered 408 and released. */
+  BODY_READ_TIMEOUT_SECONDS: number;
   /** How long stop() waits for in-flight requests before closing connections and pools. */
   SHUTDOWN_DRAIN_SECONDS: number;
   /** ClickHouse max_execution_time of usage reads. */
@@ -236,6 +243,16 @@ const SPEC: { [K in keyof Config]: VarSpec<Config[K]> } = {
     default: 256 * 1024 * 1024,
     describe: 'request body bytes buffered at once across all requests',
   },
+  MAX_BUFFERED_REQUEST_BYTES_PER_CALLER: {
+    parse: int(1024 * 1024, 16 * 1024 * 1024 * 1024),
+    default: (c) => Math.max(1024 * 1024, Math.floor((c.MAX_BUFFERED_REQUEST_BYTES ?? 256 * 1024 * 1024) / 8)),
+    describe: 'request body bytes one account (or client address) may have buffered at once',
+  },
+  BODY_READ_TIMEOUT_SECONDS: {
+    parse: int(1, 600),
+    default: 10,
+    describe: 'seconds a request body may take to arrive before a 408',
+  },
   SHUTDOWN_DRAIN_SECONDS: { parse: int(0, 600), default: 10, describe: 'seconds stop() waits for in-flight requests' },
   USAGE_QUERY_MAX_EXECUTION_SECONDS: {
     parse: int(1, 3600),
@@ -277,6 +294,18 @@ export function parseConfig(env: Env = process.env): Config {
       problems.push({ variable: key, message: (err as Error).message });
     }
   }
+  if (!problems.length) problems.push(...crossChecks(out as Config));
   if (problems.length) throw new ConfigError(problems);
   return Object.freeze(out as Config);
+}
+
+/** Rules between variables, once each one parsed. */
+function crossChecks(c: Config): { variable: string; message: string }[] {
+  const problems: { variable: string; message: string }[] = [];
+  if (c.MAX_BUFFERED_REQUEST_BYTES_PER_CALLER > c.MAX_BUFFERED_REQUEST_BYTES)
+    problems.push({
+      variable: 'MAX_BUFFERED_REQUEST_BYTES_PER_CALLER',
+      message: `must not exceed MAX_BUFFERED_REQUEST_BYTES (${c.MAX_BUFFERED_REQUEST_BYTES}), got ${c.MAX_BUFFERED_REQUEST_BYTES_PER_CALLER}`,
+    });
+  return problems;
 }

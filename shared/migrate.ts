@@ -195,6 +195,14 @@ export async function ensureNatsTopology(
     ttl: API_PROCESS_TTL_MS,
     replicas,
   });
+  // Shared rate buckets: an entry idle this long has refilled (the longest window is an hour); memory, like the
+  // heartbeats: after a restart of every NATS node each account starts with a full bucket.
+  await kvm.create(names.rateBucket, {
+    history: 1,
+    storage: StorageType.Memory,
+    ttl: RATE_BUCKET_TTL_MS,
+    replicas,
+  });
   await kvm.create(names.signInThrottleBucket, {
     history: 1,
     storage: StorageType.File,
@@ -206,6 +214,9 @@ export async function ensureNatsTopology(
 
 /** How long a sign-in failure counter is kept after its last failure (services/control/oauth/sign-in-throttle.ts). */
 export const SIGN_IN_FAILURE_TTL_MS = 60 * 60_000;
+
+/** How long a shared rate bucket is kept after its last change (shared/limits/rate-leases.ts): > the longest window. */
+export const RATE_BUCKET_TTL_MS = 2 * 3_600_000;
 
 /** How long an api process counts as alive after its last heartbeat (it beats every third of this). */
 export const API_PROCESS_TTL_MS = 15_000;

@@ -27,7 +27,10 @@ export interface ClickhouseOptions {
   interserverPort?: number;
   host?: string;
   timeoutMs?: number;
-  /** `{default: password}`: the only user needs it. Unset: no password. */
+  /**
+   * `{default: password, interserver: password}`: the only client user needs its password; replicas
+   * authenticate to each other's interserver port as `interserver`. Unset: no passwords.
+   */
   passwords?: Record<string, string>;
   /** One replica of a sharded, replicated cluster (topology.ts): its macros, every shard's replicas' TCP ports, ZooKeeper. */
   cluster?: { name: string; shard: number; replica: string; shards: number[][]; zookeeperPort: number };
@@ -86,7 +89,7 @@ function serverConfig(o: ClickhouseOptions, l: Layout): string {
     <http_port>${o.httpPort}</http_port>
     <tcp_port>${o.tcpPort}</tcp_port>
     <interserver_http_port>${l.interserverPort}</interserver_http_port>
-    <interserver_http_host>${xml(l.host)}</interserver_http_host>
+    <interserver_http_host>${xml(l.host)}</interserver_http_host>${interserverCredentials(o.passwords?.[INTERSERVER_USER])}
     <path>${sub('data')}</path>
     <tmp_path>${sub('tmp')}</tmp_path>
     <user_files_path>${sub('user_files')}</user_files_path>
@@ -100,6 +103,22 @@ function serverConfig(o: ClickhouseOptions, l: Layout): string {
     <mlock_executable>false</mlock_executable>${o.cluster ? clusterConfig(o.cluster, l.host, o.passwords?.default) : ''}
 </yandex>
 `;
+}
+
+/** The user replicas authenticate as on each other's interserver port (replication fetches). */
+export const INTERSERVER_USER = 'interserver';
+
+/**
+ * Credentials of the interserver port (HTTP Basic, ClickHouse ≥ 18.x): every replica presents them when it
+ * fetches parts and refuses a request without them, so the port serves no data to anyone else.
+ */
+function interserverCredentials(password: string | undefined): string {
+  if (!password) return '';
+  return `
+    <interserver_http_credentials>
+        <user>${INTERSERVER_USER}</user>
+        <password>${xml(password)}</password>
+    </interserver_http_credentials>`;
 }
 
 /** The default user's password as ClickHouse stores it (a SHA-256), or an empty password when open. */
@@ -224,6 +243,7 @@ export const clickhouse: ServerKind = {
     dispatcher: 'default',
     billing: 'default',
   },
+  serverUsers: [INTERSERVER_USER],
   logFile: (dir) => path.join(dir, 'clickhouse-server.log'),
   url: (ports: Ports, host = '127.0.0.1', login?: Login) =>
     `http://${login ? `${login.user}:${encodeURIComponent(login.password)}@` : ''}${urlHost(host)}:${ports.http}`,

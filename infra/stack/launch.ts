@@ -57,6 +57,11 @@ export interface InstanceOptions {
   natsNamespace?: string;
   /** In a cluster topology (topology.ts): what this instance must know of the others. */
   cluster?: ClusterPlace;
+  /**
+   * NATS: open the HTTP monitoring endpoint on its port (METERLINE_NATS_MONITOR=1), loopback only. Off by
+   * default: nats-server 2.9's monitor takes no credentials and lists connections, users and streams.
+   */
+  openMonitor?: boolean;
 }
 
 /** An instance's place in a cluster topology. */
@@ -99,6 +104,8 @@ export interface ServerKind {
   defaultPorts: Ports;
   /** The server user each profile connects as; one password per distinct user. */
   userOf: Record<Profile, string>;
+  /** Users the servers of this kind use among themselves (ClickHouse replication); each gets a password too. */
+  serverUsers?: readonly string[];
   /** The log to point people at. */
   logFile(dir: string): string;
   /** The URL a client uses: with `login`, as that user (and, for Postgres, in that user's database). */

@@ -248,6 +248,7 @@ async function upInstance(
     passwords: o.creds[i.kind.name],
     natsNamespace: o.natsNamespace,
     cluster: i.cluster,
+    openMonitor: o.natsMonitor,
   });
   o.log(`${i.name}: ready at ${i.url} (pid ${h.pid}, ${Date.now() - t0} ms)`);
   const record = newRecord(i, h.pid, h.logFile, true);
@@ -269,13 +270,18 @@ async function upExternal(kind: ServerKind, url: string, log: Log): Promise<Entr
 interface UpOptions {
   creds: Credentials;
   natsNamespace: string;
+  /** METERLINE_NATS_MONITOR: open NATS's (unauthenticated) monitoring endpoint. */
+  natsMonitor: boolean;
   log: Log;
 }
 
 /** A password for every server user of the instances to run. */
 function credentialsFor(root: string, instances: Instance[], env: NodeJS.ProcessEnv): Credentials {
   const users = Object.fromEntries(
-    instances.map((i) => [i.kind.name, [...new Set(Object.values(i.kind.userOf))].filter(Boolean)]),
+    instances.map((i) => [
+      i.kind.name,
+      [...new Set([...Object.values(i.kind.userOf), ...(i.kind.serverUsers ?? [])])].filter(Boolean),
+    ]),
   );
   return ensureCredentials(root, users, env);
 }
@@ -307,14 +313,18 @@ function waves(instances: Instance[]): Instance[][] {
   return [instances.filter((i) => !late(i)), instances.filter(late)];
 }
 
-/** A NATS cluster elects its JetStream meta leader after its nodes answer; streams can be made only then. */
-async function jetstreamReady(instances: Instance[], log: Log): Promise<void> {
-  const node = instances.find((i) => i.kind === SERVERS.nats && i.cluster && i.ports.monitor);
+/**
+ * A NATS cluster elects its JetStream meta leader after its nodes answer; streams can be made only then. Asked
+ * over the client port as the admin user (the monitoring endpoint is off: it takes no credentials).
+ */
+async function jetstreamReady(instances: Instance[], creds: Credentials, log: Log): Promise<void> {
+  const node = instances.find((i) => i.kind === SERVERS.nats && i.cluster);
   if (!node) return;
+  const url = node.kind.url(node.ports, '127.0.0.1', loginOf(node.kind, creds[node.kind.name], 'admin'));
   let detail = '';
   await waitFor(
     async () => {
-      const r = await jetstreamClusterReady('127.0.0.1', node.ports.monitor!);
+      const r = await jetstreamClusterReady(url);
       detail = r.detail ?? '';
       return r.ok;
     },
@@ -339,6 +349,7 @@ export async function stackUp(o: { root: string; env?: NodeJS.ProcessEnv; log?: 
       const up: UpOptions = {
         creds: credentialsFor(root, instances, env),
         natsNamespace: env.NATS_NAMESPACE ?? '',
+        natsMonitor: /^(1|true|yes|on)$/i.test(env.METERLINE_NATS_MONITOR ?? ''),
         log: o.log ?? (() => undefined),
       };
       const failures: StackError[] = [];
@@ -371,7 +382,7 @@ export async function stackUp(o: { root: string; env?: NodeJS.ProcessEnv; log?: 
       if (failures.length) await stopStarted(started, state, up.log);
       writeState(root, state, env);
       throwAll(failures, 'servers failed to start');
-      await jetstreamReady(instances, up.log);
+      await jetstreamReady(instances, up.creds, up.log);
       return info(entries, settings);
     },
     env,

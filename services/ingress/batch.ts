@@ -20,11 +20,13 @@ export type BatchResult =
 /** Where a batch item's meter comes from: fixed by the path, or the item's `meter_id`. */
 export type MeterFor = (item: unknown) => MeterRecord | RecordError;
 
-export function checkBatchSize(items: unknown[]): void {
+/** A batch holds 1 to 1,000 records (422 otherwise); returns how many. */
+export function checkBatchSize(items: unknown[]): number {
   if (items.length === 0) throw new ValidationError([{ field: '', message: 'must contain at least 1 record' }]);
   if (items.length > USAGE_LIMITS.maxBatchRecords) {
     throw new ValidationError([{ field: '', message: `must contain at most ${USAGE_LIMITS.maxBatchRecords} records` }]);
   }
+  return items.length;
 }
 
 /** A batch after the record rules: what to publish and the per-record outcomes (the 202 body's parts). */

@@ -31,6 +31,7 @@ export const ingressModule: RouteModuleFactory = (infra) => {
     maxInflight: infra.config.USAGE_STREAM_MAX_INFLIGHT,
     log: infra.log,
     metrics: infra.metrics,
+    budget: infra.bodyBudget,
   });
   return {
     name: 'ingress',

@@ -4,7 +4,8 @@ import type { MeterRecord } from '../../shared/meters/record.js';
 import { canonicalTimestamp, formatTimestamp } from '../../shared/usage/timestamp.js';
 import { reply } from '../../shared/http/reply.js';
 import { problemResponses } from './problem-docs.js';
-import { acceptBatch } from './batch.js';
+import { acceptBatch, checkBatchSize } from './batch.js';
+import { afterRate } from '../../shared/http/pipeline.js';
 import { checkRecord, recordErrorCode, type CheckedRecord } from './records.js';
 import type { HttpReply, RequestContext } from '../../shared/http/context.js';
 import { AcceptedUsageSchema, BatchResultSchema, UsageBatchBody, UsageRecordBody } from './schemas.js';
@@ -73,12 +74,16 @@ export function recordMeterUsageRoute(deps: IngressDeps): RouteDef {
     handler: (ctx) => {
       const accountId = ctx.principal!.accountId;
       const meterId = ctx.params.meter_id!;
-      // Before any meter lookup: an account over its rate costs nothing more (429, nothing published).
-      deps.protection.takeIngestRecords(accountId, Array.isArray(ctx.body) ? ctx.body.length : 1);
-      deps.registry.assertCurrent();
-      if (deps.registry.get(meterId) === undefined)
-        return deps.registry.ensure([meterId]).then(() => recordMeterUsage(deps, ctx, accountId, meterId));
-      return recordMeterUsage(deps, ctx, accountId, meterId);
+      // Only records of a batch of an acceptable size count against the rate (an oversized array is a 422
+      // that costs the caller nothing); counted before any meter lookup: an account over its rate costs
+      // nothing more (429, nothing published).
+      const records = Array.isArray(ctx.body) ? checkBatchSize(ctx.body) : 1;
+      return afterRate(ctx, deps.protection.takeIngestRecords(accountId, records), () => {
+        deps.registry.assertCurrent();
+        if (deps.registry.get(meterId) === undefined)
+          return deps.registry.ensure([meterId]).then(() => recordMeterUsage(deps, ctx, accountId, meterId));
+        return recordMeterUsage(deps, ctx, accountId, meterId);
+      });
     },
     doc: {
       summary: 'Record usage of a meter: one record, or a JSON array of up to 1,000 (202 after JetStream stored them)',

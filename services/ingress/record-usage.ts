@@ -1,8 +1,8 @@
 import { ValidationError } from '../../shared/errors.js';
 import type { RouteDef } from '../../shared/http/route.js';
-import { isPromise } from '../../shared/http/pipeline.js';
+import { afterRate, isPromise } from '../../shared/http/pipeline.js';
 import type { MeterRecord } from '../../shared/meters/record.js';
-import { acceptBatch, type MeterFor, type RecordError } from './batch.js';
+import { acceptBatch, checkBatchSize, type MeterFor, type RecordError } from './batch.js';
 import { problemResponses } from './problem-docs.js';
 import {
   AcceptedUsageSchema,
@@ -68,28 +68,32 @@ export function recordUsageRoute(deps: IngressDeps): RouteDef {
     handler: (ctx) => {
       const accountId = ctx.principal!.accountId;
       const body = ctx.body;
+      // Only records of a batch of an acceptable size count against the rate; before any meter lookup, so an
+      // account over its rate costs nothing more (429, nothing published).
       if (ctx.mediaType === CLOUDEVENT_MEDIA_TYPE || ctx.mediaType === CLOUDEVENTS_BATCH_MEDIA_TYPE) {
-        deps.protection.takeIngestRecords(accountId, Array.isArray(body) ? body.length : 1);
-        return acceptCloudEvents(deps, ctx, accountId);
+        const events = Array.isArray(body) ? checkBatchSize(body) : 1;
+        return afterRate(ctx, deps.protection.takeIngestRecords(accountId, events), () =>
+          acceptCloudEvents(deps, ctx, accountId),
+        );
       }
       if (!Array.isArray(body)) {
         throw new ValidationError([
           { field: '', message: body === undefined ? 'a JSON body is required' : 'must be an array of records' },
         ]);
       }
-      // Before any meter lookup: an account over its rate costs nothing more (429, nothing published).
-      deps.protection.takeIngestRecords(accountId, body.length);
-      const accept = (meterFor: MeterFor) =>
-        acceptBatch(
-          body,
-          meterFor,
-          { accountId, now: Date.now() },
-          deps.names.usageSubject(accountId),
-          deps.publisher,
-          true,
-        );
-      const meters = itemMeters(deps, accountId, body);
-      return isPromise(meters) ? meters.then(accept) : accept(meters);
+      return afterRate(ctx, deps.protection.takeIngestRecords(accountId, checkBatchSize(body)), () => {
+        const accept = (meterFor: MeterFor) =>
+          acceptBatch(
+            body,
+            meterFor,
+            { accountId, now: Date.now() },
+            deps.names.usageSubject(accountId),
+            deps.publisher,
+            true,
+          );
+        const meters = itemMeters(deps, accountId, body);
+        return isPromise(meters) ? meters.then(accept) : accept(meters);
+      });
     },
     doc: {
       summary:

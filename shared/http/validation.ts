@@ -1,6 +1,6 @@
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormatsImport from 'ajv-formats';
-import { ValidationError, type FieldError } from '../errors.js';
+import { BadRequestError, ValidationError, type FieldError } from '../errors.js';
 
 // ajv-formats ships CommonJS; its default export arrives wrapped under ESM.
 const addFormats = ((addFormatsImport as unknown as { default?: unknown }).default ?? addFormatsImport) as (
@@ -80,9 +80,25 @@ export function bodyValidator<T>(schema: object): Validator<T> {
   };
 }
 
-/** Query strings: values coerced from strings ("2" → 2), defaults applied, unknown parameters rejected. */
+/** The JSON Schema type of each property a query schema names (its own, and those of an `allOf`). */
+function propertyTypes(schema: object): Map<string, unknown> {
+  const out = new Map<string, unknown>();
+  const visit = (s: { properties?: Record<string, { type?: unknown }>; allOf?: object[] }) => {
+    for (const [k, v] of Object.entries(s.properties ?? {})) out.set(k, v.type);
+    for (const part of s.allOf ?? []) visit(part);
+  };
+  visit(schema);
+  return out;
+}
+
+/**
+ * Query strings: each parameter at most once (a repeated one → 400 `repeated_parameter`: which value was
+ * meant is not ours to guess), integers written in decimal digits only (`0x10`, `1e2`, ` 5` → 422), then
+ * values coerced from strings ("2" → 2), defaults applied, unknown parameters rejected.
+ */
 export function queryValidator<T>(schema: object): Validator<T> & { parseQuery(q: URLSearchParams): T } {
   const check = queryAjv.compile(schema);
+  const types = propertyTypes(schema);
   const parse = (value: unknown): T => {
     if (!check(value)) throw new ValidationError(toFieldErrors(check.errors));
     return value as T;
@@ -92,9 +108,21 @@ export function queryValidator<T>(schema: object): Validator<T> & { parseQuery(q
     check,
     parse,
     parseQuery(q) {
-      const obj: Record<string, string> = {};
-      for (const [k, v] of q) obj[k] = v;
-      return parse(obj);
+      const obj: Record<string, string> = Object.create(null);
+      const errors: FieldError[] = [];
+      for (const [k, v] of q) {
+        if (Object.hasOwn(obj, k))
+          throw new BadRequestError(
+            `The query parameter ${k} is given more than once; give it once.`,
+            'repeated_parameter',
+            [{ field: k, message: 'must be given at most once' }],
+          );
+        obj[k] = v;
+        if (types.get(k) === 'integer' && !/^\d+$/.test(v))
+          errors.push({ field: k, message: 'must be an integer written in decimal digits' });
+      }
+      if (errors.length) throw new ValidationError(errors);
+      return parse({ ...obj });
     },
   };
 }

@@ -122,6 +122,13 @@ t.test('per-account limits: set by the operator, enforced at every door', async 
       const path = `/v1/meters/${noisyMeter.id}/usage`;
       const first = await postJson(api.url, path, noisy.auth.write.authorization, batch('ok', 100));
       t.equal(first.status, 202, 'a full second’s worth in one batch');
+      t.equal(
+        first.headers.get('ratelimit-policy'),
+        '"ingest";q=100;w=1',
+        'a 202 says which policy it counted against',
+      );
+      t.match(first.headers.get('ratelimit'), /^"ingest";r=\d+;t=\d+$/, 'and what is left of it');
+      t.ok(Number(/r=(\d+)/.exec(first.headers.get('ratelimit')!)![1]) < 100, 'less than the whole limit left');
       const over = await postJson(api.url, path, noisy.auth.write.authorization, batch('over', 100));
       t.equal(over.status, 429);
       t.equal(over.body.code, 'rate_limited');
@@ -200,6 +207,8 @@ t.test('per-account limits: set by the operator, enforced at every door', async 
     t.ok(statuses.includes(200), 'the first ones served');
     const res = await fetch(`${api.url}/v1/products`, { headers: quiet.auth.read });
     t.equal(res.status, 200, 'the other account is not affected');
+    t.match(res.headers.get('ratelimit-policy'), /^"requests";q=\d+;w=1$/, 'a 200 carries the RateLimit fields too');
+    t.match(res.headers.get('ratelimit'), /^"requests";r=\d+;t=\d+$/);
     await waitUntil(
       async () => (await fetch(`${api.url}/v1/products`, { headers: noisy.auth.read })).status === 200,
       'the rate to refill',
@@ -255,7 +264,11 @@ t.test('per-account limits: set by the operator, enforced at every door', async 
       statuses.push(res.status);
       if (res.status === 429) {
         t.equal(res.body.code, 'rate_limited');
-        t.equal(res.headers.get('ratelimit-policy'), `"card-attempts";q=${CARD_ATTEMPTS_PER_HOUR};w=3600`);
+        // The policy that refused first, then the others this request counted against.
+        t.match(
+          res.headers.get('ratelimit-policy'),
+          new RegExp(`^"card-attempts";q=${CARD_ATTEMPTS_PER_HOUR};w=3600, "requests";q=\\d+;w=1$`),
+        );
       }
     }
     t.same(
