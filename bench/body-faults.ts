@@ -37,19 +37,24 @@ const MIB = 1024 * 1024;
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-/** A socket that announced a 1 MiB body and sent `{`; the first bytes of any answer are kept. */
-function holdBody(path: string, token: string): Promise<{ socket: Socket; answer: () => string }> {
+/** A socket that announced a 1 MiB body and sent `[`; what the server answered and whether it closed. */
+function holdBody(
+  path: string,
+  token: string,
+): Promise<{ socket: Socket; answer: () => string; closed: () => boolean }> {
   return new Promise((resolve, reject) => {
     const socket = connect(Number(base.port), base.hostname);
     let answer = '';
+    let closedByServer = false;
     socket.on('data', (d) => (answer += d.toString('latin1')));
-    socket.on('error', () => undefined);
+    socket.on('end', () => (closedByServer = true));
+    socket.on('error', () => (closedByServer = true));
     socket.once('connect', () => {
       socket.write(
         `POST ${path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nAuthorization: Bearer ${token}\r\n` +
           `Content-Length: ${MIB}\r\n\r\n[`,
       );
-      resolve({ socket, answer: () => answer });
+      resolve({ socket, answer: () => answer, closed: () => closedByServer });
     });
     socket.once('error', reject);
   });
@@ -96,12 +101,19 @@ async function probe(meterId: string): Promise<Record<string, Record<string, num
   return out;
 }
 
+/** The intake counters of /metrics, one entry per sample (`name{labels}`). */
 async function budgetCounters(): Promise<Record<string, number>> {
   const text = await fetch(new URL('/metrics', base)).then((r) => r.text());
   const out: Record<string, number> = {};
   for (const line of text.split('\n')) {
-    const m = /^(meterline_(?:request_body\w*|http_requests_in_flight\w*))(?:\{[^}]*\})? (\S+)$/.exec(line);
-    if (m) out[m[1]!] = Number(m[2]);
+    const m = /^(meterline_(?:request_bod\w*|http_requests_in_flight)(?:\{[^}]*\})?) (\S+)$/.exec(line);
+    if (m)
+      out[
+        m[1]!
+          .replace(/,?role="[^"]*"/, '')
+          .replace(/,}/, '}')
+          .replace('{}', '')
+      ] = Number(m[2]);
   }
   return out;
 }
@@ -119,13 +131,15 @@ async function main(): Promise<void> {
   const held = [];
   for (let i = 0; i < SOCKETS; i++) held.push(await holdBody(`/v1/meters/${meterId}/usage`, tokenA));
   const started = Date.now();
+  await sleep(1_000);
+  const countersAfterOpening = await budgetCounters();
   while (Date.now() - started < HOLD_MS) {
     await sleep(Math.min(INTERVAL_MS, HOLD_MS - (Date.now() - started)));
     for (const h of held) if (!h.socket.destroyed) h.socket.write(' ');
   }
   const answeredWhileHeld: Record<string, number> = {};
   for (const h of held) {
-    const s = /^HTTP\/1\.1 (\d{3})/.exec(h.answer())?.[1] ?? 'none';
+    const s = /^HTTP\/1\.1 (\d{3})/.exec(h.answer())?.[1] ?? (h.closed() ? 'closed unanswered' : 'open, unanswered');
     answeredWhileHeld[s] = (answeredWhileHeld[s] ?? 0) + 1;
   }
   const countersWhileHeld = await budgetCounters();
@@ -141,6 +155,7 @@ async function main(): Promise<void> {
         hold_seconds: HOLD_MS / 1000,
         load_average_1m: Number(load1!.toFixed(2)),
         probes_before: before,
+        counters_1s_after_opening: countersAfterOpening,
         held_sockets_answered_while_held: answeredWhileHeld,
         counters_while_held: countersWhileHeld,
         probes_after_close: after,

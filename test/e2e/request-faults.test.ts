@@ -4,6 +4,7 @@ import { isolatedConfig, testInfra, waitUntil } from '../fixtures/env.js';
 import { createTestAccount } from '../fixtures/auth.js';
 import { startApiProcess } from '../fixtures/api-process.js';
 import { fetchFrom } from '../fixtures/oauth.js';
+import { StreamClient } from '../fixtures/usage-stream.js';
 import { AT_REST, intakeCounters, metricSum } from '../fixtures/budget-counters.js';
 import {
   chunk,
@@ -221,14 +222,27 @@ t.test('request intake under faulty clients: everything reserved comes back, oth
         door: `${door.name}, chunked`,
       });
     }
+    // Steady but too slow for its size (32 KiB/s for 512 KiB): fast enough that uWebSockets.js's own guard
+    // (under 16 KiB/s) never cuts it, so only the read deadline ends it.
+    const steady: RawExchange[] = [];
+    for (const door of doors.slice(0, 2))
+      steady.push(
+        await rawRequest(port, postHead(door.path, door.type, 512 * KIB, door.authorization), door.body(8 * KIB)),
+      );
     const drip = setInterval(() => {
       for (const { x, drip } of trickles) if (!x.closed()) x.socket.write(drip);
+      for (const x of steady) if (!x.closed()) x.socket.write(' '.repeat(8 * KIB));
     }, 250);
     t.teardown(() => clearInterval(drip));
     await othersServed(t);
-    await waitUntil(() => trickles.every(({ x }) => x.closed()), 'every trickled request answered and closed', 30_000);
+    await waitUntil(
+      () => trickles.every(({ x }) => x.closed()) && steady.every((x) => x.closed()),
+      'every trickled request answered and closed',
+      30_000,
+    );
     clearInterval(drip);
-    for (const { x, door } of trickles) {
+    const answered = [...trickles, ...steady.map((x, i) => ({ x, door: `${doors[i]!.name}, steady at 32 KiB/s` }))];
+    for (const { x, door } of answered) {
       t.equal(rawStatus(x.received()), 408, `${door}: 408`);
       t.equal(JSON.parse(rawBody(x.received())).code, 'request_timeout', `${door}: request_timeout`);
     }
@@ -285,6 +299,34 @@ t.test('request intake under faulty clients: everything reserved comes back, oth
     await othersServed(t);
     for (const x of [partial, halfClosed, deaf]) x.socket.destroy();
     await atRest('every socket gone, no frame queued or in flight, no byte reserved');
+  });
+
+  t.test('frames count against the account’s share too: past it a frame is answered overloaded', async (t) => {
+    const ingest = doors[0]!;
+    const stream = await StreamClient.open(api.url, ingest.authorization);
+    t.teardown(() => stream.close());
+    const frame = (seq: number) =>
+      JSON.stringify({
+        seq,
+        records: [{ id: `big-${seq}`, meter_id: ingestMeter.body.id, value: 1, timestamp: new Date().toISOString() }],
+      }).padEnd(400 * KIB);
+    // The account already holds 768 KiB of its 1 MiB share in slow bodies: a 400 KiB frame does not fit.
+    const held: RawExchange[] = [];
+    for (let i = 0; i < 3; i++)
+      held.push(await rawRequest(port, postHead(ingest.path, JSON_TYPE, 256 * KIB, ingest.authorization), '['));
+    await waitUntil(async () => (await intakeCounters(api.url)).reservedBytes >= 768 * KIB, 'the bodies reserved');
+    stream.send(frame(1));
+    await stream.waitForAnswers(1);
+    const refused = stream.answersTo(1)[0]?.error as { code: string; retry_after?: number } | undefined;
+    t.equal(refused?.code, 'overloaded', 'over the share: refused, not recorded');
+    t.equal(refused?.retry_after, 1, 'with when to retry');
+    for (const x of held) x.socket.destroy();
+    await waitUntil(async () => (await intakeCounters(api.url)).reservedBytes === 0, 'the bodies released');
+    stream.send(frame(2));
+    await stream.waitForAnswers(2);
+    t.equal(stream.answersTo(2)[0]?.accepted, 1, 'with the share free again, the same frame is taken');
+    stream.close();
+    await atRest('the frames’ bytes released');
   });
 
   t.test('SIGTERM with faulty clients connected: the drain finishes at once', async (t) => {

@@ -253,10 +253,21 @@ t.test('products', async (t) => {
       ['page=abc', 'page'],
       ['per_page=1.5', 'per_page'],
       ['sort=name', 'sort'],
+      // Integers are decimal digits and nothing else (issue 24): no hex, exponent, sign or padding.
+      ['page=0x10', 'page'],
+      ['page=1e1', 'page'],
+      ['page=%2B2', 'page'],
+      ['per_page=%2010', 'per_page'],
+      ['per_page=', 'per_page'],
     ]) {
       const res = await call('GET', `/v1/products?${qs}`, { token: admin });
       t.equal(res.status, 422, qs);
       t.equal(res.body.errors[0].field, field, qs);
     }
+    // A single-valued parameter given twice: which one was meant is not ours to guess.
+    const twice = await call('GET', '/v1/products?per_page=10&per_page=20', { token: admin });
+    t.equal(twice.status, 400);
+    t.equal(twice.body.code, 'repeated_parameter');
+    t.same(twice.body.errors, [{ field: 'per_page', message: 'must be given at most once' }]);
   });
 });

@@ -90,9 +90,11 @@ export class SignInThrottle {
   /** Counts one attempt unless the counter says wait: the seconds to wait (nothing counted), else 0. */
   private async count(key: string, free: number, now: number): Promise<number> {
     return this.compareAndSet(key, (current) => {
-      const until = current ? current.at + backoffMs(current.n, free, this.baseWaitMs) : 0;
+      const backoff = current ? backoffMs(current.n, free, this.baseWaitMs) : 0;
+      // Under the free attempts there is no wait at all (a concurrent attempt may have written a later `at`).
+      const until = backoff > 0 ? current!.at + backoff : 0;
       if (until > now) return { wait: Math.max(1, Math.ceil((until - now) / 1000)) };
-      return { next: { n: (current?.n ?? 0) + 1, at: now } };
+      return { next: { n: (current?.n ?? 0) + 1, at: Math.max(now, current?.at ?? 0) } };
     });
   }
 
