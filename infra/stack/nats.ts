@@ -14,6 +14,7 @@ import {
   launch,
   loginOf,
   named,
+  READY_TIMEOUT_MS,
   requireCommand,
   type InstanceOptions,
   type Login,
@@ -23,7 +24,7 @@ import {
   type ServerKind,
 } from './launch.js';
 import { PROBE_TIMEOUT_MS, probing, stripBrackets, urlHost, type ProbeResult } from './probe.js';
-import { errMessage } from './process.js';
+import { errMessage, waitFor } from './process.js';
 
 export interface NatsOptions {
   dir: string;
@@ -298,4 +299,18 @@ export async function jetstreamClusterReady(url: string): Promise<ProbeResult> {
       await nc.close();
     }
   });
+}
+
+/** Waits (up to READY_TIMEOUT_MS) for a NATS cluster's JetStream meta leader; what the check last said. */
+export async function waitForJetstreamLeader(url: string): Promise<string> {
+  let detail = '';
+  await waitFor(
+    async () => {
+      const r = await jetstreamClusterReady(url);
+      detail = r.detail ?? '';
+      return r.ok;
+    },
+    { timeoutMs: READY_TIMEOUT_MS, intervalMs: 200, what: 'the NATS cluster to elect a JetStream leader' },
+  );
+  return detail;
 }

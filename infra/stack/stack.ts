@@ -27,7 +27,7 @@ import {
   type ProcessEntry,
   type ServerRecord,
 } from './state.js';
-import { jetstreamClusterReady } from './nats.js';
+import { waitForJetstreamLeader } from './nats.js';
 import { CLUSTER_SETTINGS, topology, type Instance } from './topology.js';
 
 export { stackDataDir } from './state.js';
@@ -314,26 +314,6 @@ function waves(instances: Instance[]): Instance[][] {
 }
 
 /**
- * A NATS cluster elects its JetStream meta leader after its nodes answer; streams can be made only then. Asked
- * over the client port as the admin user (the monitoring endpoint is off: it takes no credentials).
- */
-async function jetstreamReady(instances: Instance[], creds: Credentials, log: Log): Promise<void> {
-  const node = instances.find((i) => i.kind === SERVERS.nats && i.cluster);
-  if (!node) return;
-  const url = node.kind.url(node.ports, '127.0.0.1', loginOf(node.kind, creds[node.kind.name], 'admin'));
-  let detail = '';
-  await waitFor(
-    async () => {
-      const r = await jetstreamClusterReady(url);
-      detail = r.detail ?? '';
-      return r.ok;
-    },
-    { timeoutMs: READY_TIMEOUT_MS, intervalMs: 200, what: 'the NATS cluster to elect a JetStream leader' },
-  );
-  log(`nats cluster: ${detail}`);
-}
-
-/**
  * Bring the stack up (idempotent). Starts the servers in parallel; if any fails, the others are
  * still recorded (so `stackDown` can stop them) and a StackError describing every failure is thrown.
  */
@@ -382,7 +362,12 @@ export async function stackUp(o: { root: string; env?: NodeJS.ProcessEnv; log?: 
       if (failures.length) await stopStarted(started, state, up.log);
       writeState(root, state, env);
       throwAll(failures, 'servers failed to start');
-      await jetstreamReady(instances, up.creds, up.log);
+      // A NATS cluster elects its JetStream meta leader after its nodes answer; streams can be made only then.
+      const nats = instances.find((i) => i.kind === SERVERS.nats && i.cluster);
+      if (nats)
+        up.log(
+          `nats cluster: ${await waitForJetstreamLeader(nats.kind.url(nats.ports, '127.0.0.1', loginOf(nats.kind, up.creds.nats, 'admin')))}`,
+        );
       return info(entries, settings);
     },
     env,

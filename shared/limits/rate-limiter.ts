@@ -36,8 +36,8 @@ const SWEEP_MS = 500;
 /** A bucket idle this long has refilled (windows are at most an hour): forgotten. */
 const FORGET_IDLE_MS = 3_600_000;
 /** A lease slower than this (NATS down or far away) → the process's own share for FALLBACK_MS. */
-const LEASE_TIMEOUT_MS = 1_000;
-const FALLBACK_MS = 5_000;
+const LEASE_TIMEOUT_MS = 2_000;
+const FALLBACK_MS = 10_000;
 const POLICY_UNITS: Record<string, string> = { ingest: 'usage records', 'card-attempts': 'card additions' };
 
 interface Waiter {
