@@ -1,8 +1,8 @@
 import type { Infra } from '../../shared/infra.js';
 import { PeriodicTask } from '../../shared/periodic.js';
 import type { Component } from '../role.js';
-import { billingDeps, type BillingDeps } from './deps.js';
-import { runBilling } from './run.js';
+import { billingDeps, type BillingDeps } from '../domain/billing/deps.js';
+import { runBilling } from '../domain/billing/run.js';
 
 /**
  * The billing role's work: a billing run (due period closes, due payment attempts) every

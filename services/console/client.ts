@@ -1,5 +1,5 @@
 import type { PgPool } from '../../shared/clients/postgres.js';
-import { redirectUriProblem } from '../control/accounts/clients.js';
+import { redirectUriProblem } from '../domain/accounts/clients.js';
 import { stripTrailing } from '../../shared/strings.js';
 
 /** The console's OAuth client id: fixed, so the SPA needs no per-deployment value beyond its redirect URI. */

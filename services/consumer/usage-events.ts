@@ -4,7 +4,7 @@ import type { JsMsg } from '@nats-io/jetstream';
 import type { QueuedIterator } from '@nats-io/transport-node';
 import type { Infra } from '../../shared/infra.js';
 import type { Component } from '../role.js';
-import { USAGE_EVENT_TYPE } from '../control/webhooks/usage-subscribers.js';
+import { USAGE_EVENT_TYPE } from '../domain/webhooks/usage-subscribers.js';
 
 const ALPHABET = '0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ';
 const ROWS_PER_INSERT = 5_000;

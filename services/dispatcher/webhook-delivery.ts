@@ -3,12 +3,17 @@ import type { Infra } from '../../shared/infra.js';
 import type { Component } from '../role.js';
 import { createWebhookSignaturePool } from '../workers/pool.js';
 import type { SignatureRequest, SignatureResult } from '../workers/webhook-signatures.js';
-import { customerEvent } from '../control/events/payload.js';
-import type { EventType } from '../control/events/outbox.js';
-import { unsealWebhookSecret, webhookSecretKey } from '../control/webhooks/secret.js';
-import type { AddressLookup } from '../control/webhooks/url-safety.js';
-import { claimDueAttempts, recordOutcomes, type AttemptOutcome, type ClaimedAttempt } from './delivery-store.js';
-import { nextAttemptAt, RETRY_DELAYS_MS } from './retry-schedule.js';
+import { customerEvent } from '../domain/events/payload.js';
+import type { EventType } from '../domain/events/outbox.js';
+import { unsealWebhookSecret, webhookSecretKey } from '../domain/webhooks/secret.js';
+import type { AddressLookup } from '../domain/webhooks/url-safety.js';
+import {
+  claimDueAttempts,
+  recordOutcomes,
+  type AttemptOutcome,
+  type ClaimedAttempt,
+} from '../domain/webhooks/delivery-store.js';
+import { nextAttemptAt, RETRY_DELAYS_MS } from '../domain/webhooks/retry-schedule.js';
 import { WebhookSender, type SendResult } from './sender.js';
 
 export interface DeliveryOptions {

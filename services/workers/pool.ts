@@ -4,7 +4,7 @@ import { UnavailableError } from '../../shared/errors.js';
 import type { InvoicePdfTask } from './invoice-pdf.js';
 import type { CreditNotePdfTask } from './credit-note-pdf.js';
 import type { InvoiceLinesTask } from './invoice-lines.js';
-import type { PricedInvoice } from '../billing/invoice-lines.js';
+import type { PricedInvoice } from '../domain/pricing/invoice-lines.js';
 import type { SignatureRequest, SignatureResult } from './webhook-signatures.js';
 
 /**

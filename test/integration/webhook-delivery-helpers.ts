@@ -4,7 +4,7 @@ import type { Config } from '../../shared/config.js';
 import type { Infra } from '../../shared/infra.js';
 import { withTransaction } from '../../shared/clients/postgres.js';
 import { RoleService } from '../../services/role.js';
-import { appendEvent, type EventType } from '../../services/control/events/outbox.js';
+import { appendEvent, type EventType } from '../../services/domain/events/outbox.js';
 import {
   createDispatcherParts,
   type DispatcherOptions,

@@ -9,7 +9,7 @@ import { startReceiver } from '../fixtures/webhook-receiver.js';
 import { startConsumer, waitForMeter } from './ingest-helpers.js';
 import { UsageEventEmitter } from '../../services/consumer/usage-events.js';
 import { testInfra } from '../fixtures/env.js';
-import { RETRY_DELAYS_MS } from '../../services/dispatcher/retry-schedule.js';
+import { RETRY_DELAYS_MS } from '../../services/domain/webhooks/retry-schedule.js';
 import {
   attemptsOf,
   checkRequest,

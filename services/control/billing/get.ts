@@ -1,7 +1,7 @@
 import type { ApiDeps, RouteDef } from '../../../shared/http/route.js';
 import { reply } from '../../../shared/http/reply.js';
 import { BillingInfoSchema } from './schemas.js';
-import { getBillingInfo } from './store.js';
+import { getBillingInfo } from '../../domain/billing-info/store.js';
 
 /** GET /v1/billing — customer id, default payment method, billing address. */
 export function getBillingRoute(deps: ApiDeps): RouteDef {

@@ -2,7 +2,7 @@ import type { ApiDeps, RouteDef } from '../../../shared/http/route.js';
 import { reply } from '../../../shared/http/reply.js';
 import { BillingInfoSchema, UpdateBillingBody, type BillingAddress } from './schemas.js';
 import { parseBillingAddress } from './input.js';
-import { getBillingInfo, putBillingAddress } from './store.js';
+import { getBillingInfo, putBillingAddress } from '../../domain/billing-info/store.js';
 
 /** PATCH /v1/billing — replaces the billing address; answers with the whole billing information. */
 export function updateBillingRoute(deps: ApiDeps): RouteDef<BillingAddress> {

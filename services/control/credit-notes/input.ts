@@ -9,7 +9,7 @@ import { CreateCreditNoteBody, ListCreditNotesQuery, type CreditRequest, type Ne
 /**
  * Credit notes' one validation place: the schema, then exactly one of amount / lines (and per line exactly one
  * of quantity / amount), each an exact decimal as the client wrote it. What depends on the invoice — its
- * currency's minor unit, what is left to credit — is the billing rule's (services/billing/credit-notes.ts).
+ * currency's minor unit, what is left to credit — is the billing rule's (services/domain/billing/credit-notes.ts).
  */
 const createBody = bodyValidator<CreateCreditNoteBody>(CreateCreditNoteBody);
 const listQuery = queryValidator<ListCreditNotesQuery>(ListCreditNotesQuery);

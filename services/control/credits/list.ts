@@ -4,7 +4,7 @@ import { reply } from '../../../shared/http/reply.js';
 import { JsonDecimal } from '../../../shared/money/json.js';
 import { CreditGrantListSchema, ListCreditGrantsQuery, toCreditGrant } from './schemas.js';
 import { parseListCreditGrants } from './input.js';
-import { listCreditGrants } from './store.js';
+import { listCreditGrants } from '../../domain/credits/store.js';
 
 /** GET /v1/billing/credits?page&per_page — the caller's grants, newest first, and its spendable balance. */
 export function listCreditGrantsRoute(deps: ApiDeps): RouteDef<PageRequest> {

@@ -3,7 +3,7 @@ import { pageWindow } from '../../../shared/http/pagination.js';
 import { reply } from '../../../shared/http/reply.js';
 import { InvoiceListSchema, ListInvoicesQuery, toInvoice } from './schemas.js';
 import { parseListInvoices } from './input.js';
-import { listInvoices } from './store.js';
+import { listInvoices } from '../../domain/invoices/store.js';
 
 /** GET /v1/billing/invoices?page&per_page&status — the caller's invoices with their lines, newest first. */
 export function listInvoicesRoute(deps: ApiDeps): RouteDef<ListInvoicesQuery> {

@@ -2,7 +2,7 @@ import Type from 'typebox';
 import { PaginationQuery, listOf } from '../../../shared/http/pagination.js';
 import { JsonDecimal } from '../../../shared/money/json.js';
 import { Decimal, canonicalDecimal } from '../../../shared/money/decimal.js';
-import { LINE_TYPES, type LineType } from '../../billing/invoice-lines.js';
+import { LINE_TYPES, type LineType } from '../../domain/pricing/invoice-lines.js';
 
 export const INVOICE_STATUSES = ['open', 'paid', 'uncollectible', 'void'] as const;
 export type InvoiceStatus = (typeof INVOICE_STATUSES)[number];

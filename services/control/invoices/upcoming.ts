@@ -3,7 +3,7 @@ import type { ApiDeps, RouteDef } from '../../../shared/http/route.js';
 import { queryValidator } from '../../../shared/http/validation.js';
 import { reply } from '../../../shared/http/reply.js';
 import { JsonDecimal } from '../../../shared/money/json.js';
-import { upcomingInvoice } from '../../billing/upcoming.js';
+import { upcomingInvoice } from '../../domain/billing/upcoming.js';
 import { InvoiceLineSchema, toInvoiceLine } from './schemas.js';
 
 export const UpcomingInvoiceQuery = Type.Object(
@@ -43,7 +43,7 @@ const isoDate = (ms: number) => new Date(ms).toISOString().slice(0, 10);
 
 /**
  * GET /v1/billing/invoices/upcoming?subscription_id=… — the invoice the current period would produce if it
- * closed now: the billing run's maths (services/billing/pricing.ts) over the period's usage so far, nothing
+ * closed now: the billing run's maths (services/domain/billing/price-periods.ts) over the period's usage so far, nothing
  * stored. Another account's subscription → 404; a canceled one has no upcoming invoice → 409.
  */
 export function upcomingInvoiceRoute(deps: ApiDeps): RouteDef<UpcomingInvoiceQuery> {

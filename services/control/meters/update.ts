@@ -2,8 +2,8 @@ import type { ApiDeps, RouteDef } from '../../../shared/http/route.js';
 import { reply } from '../../../shared/http/reply.js';
 import { MeterSchema, UpdateMeterBody, toMeter, type MeterChange } from './schemas.js';
 import { parseMeterChange } from './input.js';
-import { updateMeter } from './store.js';
-import type { MeterRegistryWriter } from './registry.js';
+import { updateMeter } from '../../domain/meters/store.js';
+import type { MeterRegistryWriter } from '../../domain/meters/registry.js';
 
 /**
  * PATCH /v1/meters/:meter_id — name, unit, status (inactive ↔ active). type and aggregation are fixed

@@ -3,7 +3,7 @@ import { listOf, pageWindow, type PageRequest } from '../../../shared/http/pagin
 import { reply } from '../../../shared/http/reply.js';
 import { ListPaymentMethodsQuery, PaymentMethodSchema, toPaymentMethod } from './schemas.js';
 import { parseListPaymentMethods } from './input.js';
-import { listPaymentMethods } from './store.js';
+import { listPaymentMethods } from '../../domain/payment-methods/store.js';
 
 /** GET /v1/billing/payment-methods — newest first. */
 export function listPaymentMethodsRoute(deps: ApiDeps): RouteDef<PageRequest> {

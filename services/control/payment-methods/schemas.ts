@@ -1,6 +1,6 @@
 import Type from 'typebox';
 import { PaginationQuery } from '../../../shared/http/pagination.js';
-import { CARD_BRANDS } from './card.js';
+import { CARD_BRANDS } from '../../domain/payment-methods/card.js';
 
 /** Shape checks only; card.ts does the semantic ones (Luhn, expiry, CVC length per brand). */
 export const CreatePaymentMethodBody = Type.Object(

@@ -2,7 +2,7 @@ import type { ApiDeps, RouteDef } from '../../../shared/http/route.js';
 import { reply } from '../../../shared/http/reply.js';
 import { CreateProductBody, ProductSchema, toProduct, type NewProduct } from './schemas.js';
 import { parseNewProduct } from './input.js';
-import { insertProduct } from './store.js';
+import { insertProduct } from '../../domain/products/store.js';
 
 /** POST /v1/products — admin only: products are the deployment's catalog. */
 export function createProductRoute(deps: ApiDeps): RouteDef<NewProduct> {

@@ -5,7 +5,7 @@ import type { PageRequest } from '../../../shared/http/pagination.js';
 import { normalizeCurrency } from '../../../shared/money/currencies.js';
 import { Decimal, parseAmount } from '../../../shared/money/decimal.js';
 import { numberLiteralAt, numberLiteralsOf } from '../../../shared/money/json.js';
-import type { Tier } from '../../billing/price-models.js';
+import type { Tier } from '../../domain/pricing/price-models.js';
 import {
   CreateProductBody,
   ListProductsQuery,

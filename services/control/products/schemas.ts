@@ -1,8 +1,8 @@
 import Type from 'typebox';
 import { PaginationQuery, listOf } from '../../../shared/http/pagination.js';
 import { JsonDecimal } from '../../../shared/money/json.js';
-import { priceModelOf, type ProductPriceRow } from '../../billing/pricing.js';
-import { PRICINGS, TIERS_MODES, type Pricing, type Tier, type TiersMode } from '../../billing/price-models.js';
+import { priceModelOf, type ProductPriceRow } from '../../domain/billing/price-periods.js';
+import { PRICINGS, TIERS_MODES, type Pricing, type Tier, type TiersMode } from '../../domain/pricing/price-models.js';
 
 const PRICING = PRICINGS;
 

@@ -1,7 +1,7 @@
 import Type from 'typebox';
 import { PaginationQuery, listOf } from '../../../shared/http/pagination.js';
 import { JsonDecimal } from '../../../shared/money/json.js';
-import { currentPeriod } from './periods.js';
+import { currentPeriod } from '../../domain/billing/periods.js';
 import { MAX_GROUP_BY } from '../usage/schemas.js';
 import { DIMENSION_LIMITS } from '../../../shared/usage/dimensions.js';
 

@@ -3,7 +3,7 @@ import { withTransaction } from '../../../shared/clients/postgres.js';
 import { reply } from '../../../shared/http/reply.js';
 import { SubscriptionSchema, UpdateSubscriptionBody, toSubscription } from './schemas.js';
 import { parseSubscriptionChange, type SubscriptionChange } from './input.js';
-import { changeSubscription } from './store.js';
+import { changeSubscription } from '../../domain/subscriptions/store.js';
 
 /** PATCH /v1/subscriptions/:subscription_id — replace items and/or cancel (`{"status": "canceled"}`). */
 export function updateSubscriptionRoute(deps: ApiDeps): RouteDef<SubscriptionChange> {

@@ -3,7 +3,7 @@ import { listOf, pageWindow, type PageRequest } from '../../../shared/http/pagin
 import { reply } from '../../../shared/http/reply.js';
 import { parseListQuery } from './input.js';
 import { DeliverySchema, ListWebhooksQuery, toDelivery } from './schemas.js';
-import { listDeliveries } from './store.js';
+import { listDeliveries } from '../../domain/webhooks/store.js';
 
 /** GET /v1/webhooks/:webhook_id/deliveries — the attempts, newest first. */
 export function listDeliveriesRoute(deps: ApiDeps): RouteDef<PageRequest> {

@@ -10,7 +10,7 @@ import {
   type CreateWebhookInput,
   type UpdateWebhookInput,
 } from './schemas.js';
-import { webhookHostProblem, webhookUrlProblem } from './url-safety.js';
+import { webhookHostProblem, webhookUrlProblem } from '../../domain/webhooks/url-safety.js';
 
 const createValidator = bodyValidator<CreateWebhookInput>(CreateWebhookBody);
 const updateValidator = bodyValidator<UpdateWebhookInput>(UpdateWebhookBody);

@@ -3,7 +3,7 @@ import { listOf, pageWindow, type PageRequest } from '../../../shared/http/pagin
 import { reply } from '../../../shared/http/reply.js';
 import { parseListQuery } from './input.js';
 import { ListWebhooksQuery, WebhookSchema, toWebhook } from './schemas.js';
-import { listWebhooks } from './store.js';
+import { listWebhooks } from '../../domain/webhooks/store.js';
 
 /** GET /v1/webhooks — newest first. */
 export function listWebhooksRoute(deps: ApiDeps): RouteDef<PageRequest> {

@@ -1,7 +1,7 @@
 import type { ApiDeps, RouteDef } from '../../../shared/http/route.js';
 import { reply } from '../../../shared/http/reply.js';
 import { DeliverySchema } from './schemas.js';
-import { scheduleManualAttempt } from './actions-store.js';
+import { scheduleManualAttempt } from '../../domain/webhooks/actions-store.js';
 
 /** POST /v1/webhooks/:webhook_id/deliveries/:delivery_id/retry — send that event to that webhook again now. */
 export function retryDeliveryRoute(deps: ApiDeps): RouteDef {

@@ -1,8 +1,8 @@
 import type { ApiDeps, RouteDef } from '../../../shared/http/route.js';
 import { reply } from '../../../shared/http/reply.js';
 import { CreatedWebhookSchema } from './schemas.js';
-import { generateWebhookSecret, sealWebhookSecret, webhookSecretKey } from './secret.js';
-import { PREVIOUS_SECRET_HOURS, rotateWebhookSecret } from './actions-store.js';
+import { generateWebhookSecret, sealWebhookSecret, webhookSecretKey } from '../../domain/webhooks/secret.js';
+import { PREVIOUS_SECRET_HOURS, rotateWebhookSecret } from '../../domain/webhooks/actions-store.js';
 
 /** POST /v1/webhooks/:webhook_id/rotate-secret — a new generated secret, shown once; the old one signs 24 h more. */
 export function rotateSecretRoute(deps: ApiDeps): RouteDef {

@@ -1,7 +1,7 @@
 import Type from 'typebox';
 import { PaginationQuery } from '../../../shared/http/pagination.js';
-import { EVENT_TYPES } from '../events/outbox.js';
-import { MAX_URL_LENGTH } from './url-safety.js';
+import { EVENT_TYPES } from '../../domain/events/outbox.js';
+import { MAX_URL_LENGTH } from '../../domain/webhooks/url-safety.js';
 
 const Url = Type.String({ minLength: 1, maxLength: MAX_URL_LENGTH, description: 'https:// URL of a public host' });
 const Events = Type.Array(Type.Enum([...EVENT_TYPES]), {
