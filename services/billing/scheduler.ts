@@ -1,7 +1,8 @@
 import type { Infra } from '../../shared/infra.js';
 import { PeriodicTask } from '../../shared/periodic.js';
 import type { Component } from '../role.js';
-import { billingDeps, type BillingDeps } from '../domain/billing/deps.js';
+import type { BillingDeps } from '../domain/billing/deps.js';
+import { billingDeps } from '../roles/billing/deps.js';
 import { runBilling } from '../domain/billing/run.js';
 
 /**

@@ -2,7 +2,7 @@ import type { Piscina } from 'piscina';
 import type { Infra } from '../../shared/infra.js';
 import type { Component } from '../role.js';
 import { createWebhookSignaturePool } from '../workers/pool.js';
-import type { SignatureRequest, SignatureResult } from '../workers/webhook-signatures.js';
+import type { SignatureRequest, SignatureResult } from '../domain/webhooks/signing.js';
 import { customerEvent } from '../domain/events/payload.js';
 import type { EventType } from '../domain/events/outbox.js';
 import { unsealWebhookSecret, webhookSecretKey } from '../domain/webhooks/secret.js';

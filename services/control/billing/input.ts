@@ -1,7 +1,8 @@
 import type { RequestContext } from '../../../shared/http/context.js';
 import { ValidationError } from '../../../shared/errors.js';
 import { bodyValidator } from '../../../shared/http/validation.js';
-import { UpdateBillingBody, type BillingAddress } from './schemas.js';
+import { UpdateBillingBody } from './schemas.js';
+import type { BillingAddress } from '../../domain/billing-info/types.js';
 
 /** Billing information's one validation place. */
 const updateBody = bodyValidator<{ billing_address: BillingAddress }>(UpdateBillingBody);

@@ -35,9 +35,3 @@ export const BillingInfoSchema = Type.Object(
 );
 
 export type BillingAddress = Type.Static<typeof BillingAddressSchema>;
-
-export interface BillingInfo {
-  customer_id: string;
-  payment_method: { id: string; type: 'card'; last4: string; brand: string } | null;
-  billing_address: BillingAddress | null;
-}

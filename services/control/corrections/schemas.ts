@@ -2,6 +2,7 @@ import Type from 'typebox';
 import { PaginationQuery, PaginationSchema } from '../../../shared/http/pagination.js';
 import { USAGE_LIMITS } from '../../../shared/usage/limits.js';
 import { UsageRecordBody } from '../../ingress/schemas.js';
+import type { CorrectionRow } from '../../domain/corrections/types.js';
 
 const RecordId = Type.String({ minLength: 1, maxLength: USAGE_LIMITS.maxRecordIdLength });
 const Instant = (description: string) => Type.String({ format: 'date-time', description });
@@ -86,31 +87,6 @@ export const CorrectionListSchema = Type.Object({ data: Type.Array(CorrectionSch
 
 export const ListCorrectionsQuery = Type.Object(PaginationQuery, { additionalProperties: false });
 export type ListCorrectionsQuery = Type.Static<typeof ListCorrectionsQuery>;
-
-/** A correction request after every rule. */
-export type NewCorrection =
-  | { kind: 'cancel'; ids: string[] }
-  | { kind: 'replace'; startMs: number; endMs: number; ids: string[]; rows: string };
-
-export interface CorrectionRow {
-  id: string;
-  account_id: string;
-  meter_id: string;
-  kind: 'cancel' | 'replace';
-  cancel_ids: string[];
-  replace_start: Date | null;
-  replace_end: Date | null;
-  replacement_ids: string[];
-  replacement_rows: string;
-  state: 'pending' | 'applied';
-  created_by_user: string;
-  created_by_client: string;
-  created_at: Date;
-  applied_at: Date | null;
-}
-
-export const CORRECTION_COLUMNS =
-  'id, account_id, meter_id, kind, cancel_ids, replace_start, replace_end, replacement_ids, replacement_rows, state, created_by_user, created_by_client, created_at, applied_at';
 
 export function toCorrection(r: CorrectionRow): Type.Static<typeof CorrectionSchema> {
   return {

@@ -4,7 +4,8 @@ import { bodyValidator, queryValidator } from '../../../shared/http/validation.j
 import { IDEMPOTENCY_HEADER } from '../../../shared/http/idempotency.js';
 import { parseAmount } from '../../../shared/money/decimal.js';
 import { numberLiteralsOf } from '../../../shared/money/json.js';
-import { CreateCreditNoteBody, ListCreditNotesQuery, type CreditRequest, type NewCreditNote } from './schemas.js';
+import { CreateCreditNoteBody, ListCreditNotesQuery } from './schemas.js';
+import type { CreditRequest, NewCreditNote } from '../../domain/credit-notes/types.js';
 
 /**
  * Credit notes' one validation place: the schema, then exactly one of amount / lines (and per line exactly one

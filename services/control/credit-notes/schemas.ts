@@ -1,13 +1,10 @@
 import Type from 'typebox';
 import { PaginationQuery, listOf } from '../../../shared/http/pagination.js';
 import { JsonDecimal } from '../../../shared/money/json.js';
+import { CREDIT_NOTE_TYPES, type CreditNoteWithLines } from '../../domain/credit-notes/types.js';
 
 const Money = (description: string) =>
   Type.Number({ description: `${description}; an exact decimal written as a JSON number` });
-
-export const CREDIT_NOTE_TYPES = ['credit', 'refund'] as const;
-export type CreditNoteType = (typeof CREDIT_NOTE_TYPES)[number];
-export type RefundStatus = 'pending' | 'succeeded' | 'failed';
 
 const LineCredit = Type.Object(
   {
@@ -117,48 +114,6 @@ export const ListCreditNotesQuery = Type.Object(
   { additionalProperties: false },
 );
 export type ListCreditNotesQuery = Type.Static<typeof ListCreditNotesQuery>;
-
-/** What the operator asked to credit: a plain amount, or per invoice line a quantity or an amount (exact decimal text). */
-export type CreditRequest =
-  | { kind: 'amount'; amount: string }
-  | { kind: 'lines'; lines: { line: number; quantity?: string; amount?: string }[] };
-
-export interface NewCreditNote {
-  invoiceId: string;
-  credit: CreditRequest;
-  reason: string;
-  /** The request's Idempotency-Key, if any. */
-  requestKey: string | null;
-}
-
-export interface CreditNoteRow {
-  id: string;
-  account_id: string;
-  invoice_id: string;
-  customer_id: string;
-  type: CreditNoteType;
-  currency: string;
-  amount: string;
-  reason: string;
-  refund_status: RefundStatus | null;
-  refund_id: string | null;
-  refund_failure_code: string | null;
-  created_at: Date;
-}
-
-export interface CreditNoteLineRow {
-  credit_note_id: string;
-  position: number;
-  invoice_position: number | null;
-  description: string;
-  quantity: string | null;
-  amount: string;
-}
-
-export interface CreditNoteWithLines {
-  note: CreditNoteRow;
-  lines: CreditNoteLineRow[];
-}
 
 export function toCreditNote({ note: r, lines }: CreditNoteWithLines) {
   return {

@@ -1,6 +1,7 @@
 import Type from 'typebox';
 import { PaginationQuery, PaginationSchema } from '../../../shared/http/pagination.js';
 import { JsonDecimal } from '../../../shared/money/json.js';
+import type { CreditGrantRow } from '../../domain/credits/types.js';
 
 const Money = (description: string) =>
   Type.Number({ description: `${description}; an exact decimal written as a JSON number` });
@@ -61,29 +62,6 @@ export const CreditGrantListSchema = Type.Object(
 
 export const ListCreditGrantsQuery = Type.Object(PaginationQuery, { additionalProperties: false });
 export type ListCreditGrantsQuery = Type.Static<typeof ListCreditGrantsQuery>;
-
-export interface NewCreditGrant {
-  accountId: string;
-  /** Exact decimal text. */
-  amount: string;
-  currency: string;
-  expiresAt: Date | null;
-  description: string;
-}
-
-export interface CreditGrantRow {
-  id: string;
-  account_id: string;
-  amount: string;
-  remaining: string;
-  currency: string;
-  expires_at: Date | null;
-  description: string;
-  created_at: Date;
-}
-
-export const CREDIT_GRANT_COLUMNS =
-  'id, account_id, amount::text AS amount, remaining::text AS remaining, currency, expires_at, description, created_at';
 
 export function toCreditGrant(r: CreditGrantRow) {
   return {

@@ -1,11 +1,13 @@
 import Type from 'typebox';
 import { PaginationQuery, listOf } from '../../../shared/http/pagination.js';
 import { JsonDecimal } from '../../../shared/money/json.js';
-import { Decimal, canonicalDecimal } from '../../../shared/money/decimal.js';
-import { LINE_TYPES, type LineType } from '../../domain/pricing/invoice-lines.js';
-
-export const INVOICE_STATUSES = ['open', 'paid', 'uncollectible', 'void'] as const;
-export type InvoiceStatus = (typeof INVOICE_STATUSES)[number];
+import { LINE_TYPES } from '../../domain/pricing/invoice-lines.js';
+import {
+  INVOICE_STATUSES,
+  amountDue,
+  type InvoiceLineRow,
+  type InvoiceWithLines,
+} from '../../domain/invoices/types.js';
 
 const Money = (description: string) =>
   Type.Number({ description: `${description}; an exact decimal written as a JSON number` });
@@ -90,52 +92,6 @@ export const ListInvoicesQuery = Type.Object(
   { additionalProperties: false },
 );
 export type ListInvoicesQuery = Type.Static<typeof ListInvoicesQuery>;
-
-/** invoices row; NUMERIC as text (exact), dates as YYYY-MM-DD text (no time-zone shift through JS Date). */
-export interface InvoiceRow {
-  id: string;
-  account_id: string;
-  customer_id: string;
-  subscription_id: string;
-  status: InvoiceStatus;
-  currency: string;
-  amount: string;
-  amount_credited: string;
-  period_start: string;
-  period_end: string;
-  attempt_count: number;
-  next_payment_attempt_at: Date | null;
-  last_payment_error: { code: string; message: string } | null;
-  created_at: Date;
-  paid_at: Date | null;
-}
-
-export interface InvoiceLineRow {
-  invoice_id: string;
-  position: number;
-  type: LineType;
-  product_id: string | null;
-  meter_id: string | null;
-  adjusts_invoice_id: string | null;
-  /** Lines of a grouped item: the group's dimension values. */
-  dimensions?: Record<string, string | null> | null;
-  description: string;
-  quantity: string;
-  unit_price: string;
-  amount: string;
-}
-
-export interface InvoiceWithLines {
-  invoice: InvoiceRow;
-  lines: InvoiceLineRow[];
-}
-
-/** What is still to be paid on an invoice: its amount less credit notes while unpaid; nothing once paid or void. */
-export function amountDue(r: Pick<InvoiceRow, 'status' | 'amount' | 'amount_credited'>): string {
-  return r.status === 'open' || r.status === 'uncollectible'
-    ? canonicalDecimal(new Decimal(r.amount).minus(r.amount_credited))
-    : '0';
-}
 
 /** The API representation; money goes out as exact JSON numbers (every reply serializes them: shared/http/reply.ts). */
 export function toInvoice({ invoice: r, lines }: InvoiceWithLines) {

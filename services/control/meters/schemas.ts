@@ -1,13 +1,8 @@
 import Type from 'typebox';
 import { PaginationQuery, listOf } from '../../../shared/http/pagination.js';
 import { DIMENSION_LIMITS } from '../../../shared/usage/dimensions.js';
-import {
-  AGGREGATIONS,
-  MAX_DECLARED_DIMENSIONS,
-  METER_TYPES,
-  type MeterRecord,
-  type MeterType,
-} from '../../../shared/meters/record.js';
+import { AGGREGATIONS, MAX_DECLARED_DIMENSIONS, METER_TYPES } from '../../../shared/meters/record.js';
+import type { MeterRow } from '../../domain/meters/types.js';
 
 const ALL_AGGREGATIONS = [...new Set(Object.values(AGGREGATIONS).flat())];
 
@@ -87,39 +82,6 @@ export const ListMetersQuery = Type.Object(
 );
 export type ListMetersQuery = Type.Static<typeof ListMetersQuery>;
 
-export interface NewMeter {
-  name: string;
-  unit: string;
-  type: MeterType;
-  aggregation: string;
-  dimensions: string[];
-  uniqueBy: string | null;
-}
-
-/** What a PATCH asks for; `type`/`aggregation` only to be refused when they differ (they are fixed). */
-export interface MeterChange {
-  name?: string;
-  unit?: string;
-  status?: 'active' | 'inactive';
-  type?: MeterType;
-  aggregation?: string;
-  dimensions?: string[];
-}
-
-export interface MeterRow {
-  id: string;
-  account_id: string;
-  name: string;
-  unit: string;
-  type: MeterType;
-  aggregation: string;
-  dimensions: string[];
-  unique_by: string | null;
-  status: 'active' | 'inactive';
-  created_at: Date;
-  updated_at: Date;
-}
-
 export function toMeter(row: MeterRow) {
   return {
     id: row.id,
@@ -132,20 +94,5 @@ export function toMeter(row: MeterRow) {
     status: row.status,
     created_at: row.created_at.toISOString(),
     updated_at: row.updated_at.toISOString(),
-  };
-}
-
-/** The registry entry the ingress reads (NATS KV meter bucket). */
-export function toRecord(row: MeterRow): MeterRecord {
-  return {
-    id: row.id,
-    account_id: row.account_id,
-    name: row.name,
-    type: row.type,
-    aggregation: row.aggregation,
-    status: row.status,
-    // Absent when none are declared: the record of an open meter is what it was before dimensions.
-    ...(row.dimensions.length ? { dimensions: row.dimensions } : {}),
-    updated_at_ms: row.updated_at.getTime(),
   };
 }

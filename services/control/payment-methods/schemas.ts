@@ -1,6 +1,7 @@
 import Type from 'typebox';
 import { PaginationQuery } from '../../../shared/http/pagination.js';
 import { CARD_BRANDS } from '../../domain/payment-methods/card.js';
+import type { PaymentMethodRow } from '../../domain/payment-methods/types.js';
 
 /** Shape checks only; card.ts does the semantic ones (Luhn, expiry, CVC length per brand). */
 export const CreatePaymentMethodBody = Type.Object(
@@ -51,29 +52,6 @@ export interface PaymentMethod {
 }
 
 export const ListPaymentMethodsQuery = Type.Object({ ...PaginationQuery }, { additionalProperties: false });
-
-/** A stored card: never the number or CVC, only what identifies it to its owner and the processor's token. */
-export interface PaymentMethodRow {
-  id: string;
-  type: 'card';
-  brand: string;
-  last4: string;
-  exp_month: number;
-  exp_year: number;
-  is_default: boolean;
-  created_at: Date;
-}
-
-/** A verified card about to be stored. */
-export interface NewCard {
-  brand: string;
-  last4: string;
-  exp_month: number;
-  exp_year: number;
-  fingerprint: string;
-  processor: string;
-  processorToken: string;
-}
 
 /** The API representation. */
 export function toPaymentMethod(r: PaymentMethodRow): PaymentMethod {

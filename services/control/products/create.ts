@@ -1,6 +1,7 @@
 import type { ApiDeps, RouteDef } from '../../../shared/http/route.js';
 import { reply } from '../../../shared/http/reply.js';
-import { CreateProductBody, ProductSchema, toProduct, type NewProduct } from './schemas.js';
+import { CreateProductBody, ProductSchema, toProduct } from './schemas.js';
+import type { NewProduct } from '../../domain/products/types.js';
 import { parseNewProduct } from './input.js';
 import { insertProduct } from '../../domain/products/store.js';
 

@@ -1,8 +1,9 @@
 import Type from 'typebox';
 import { PaginationQuery, listOf } from '../../../shared/http/pagination.js';
 import { JsonDecimal } from '../../../shared/money/json.js';
-import { priceModelOf, type ProductPriceRow } from '../../domain/billing/price-periods.js';
-import { PRICINGS, TIERS_MODES, type Pricing, type Tier, type TiersMode } from '../../domain/pricing/price-models.js';
+import { priceModelOf } from '../../domain/pricing/price-models.js';
+import { PRICINGS, TIERS_MODES } from '../../domain/pricing/price-models.js';
+import type { ProductRow } from '../../domain/products/types.js';
 
 const PRICING = PRICINGS;
 
@@ -89,36 +90,6 @@ export type UpdateProductBody = Type.Static<typeof UpdateProductBody>;
 
 export const ListProductsQuery = Type.Object(PaginationQuery, { additionalProperties: false });
 export type ListProductsQuery = Type.Static<typeof ListProductsQuery>;
-
-export interface NewProduct {
-  name: string;
-  /** Exact decimal text, as the client wrote it ("0" for tiered products: the tiers carry the prices). */
-  price: string;
-  currency: string;
-  pricing: Pricing;
-  tiers_mode?: TiersMode;
-  tiers?: Tier[];
-  package_size?: string;
-}
-
-export interface ProductChange {
-  name?: string;
-  price?: string;
-}
-
-export interface ProductRow extends ProductPriceRow {
-  id: string;
-  name: string;
-  /** NUMERIC as text: exact. */
-  price: string;
-  currency: string;
-  pricing: Pricing;
-  created_at: Date;
-  updated_at: Date;
-}
-
-export const PRODUCT_COLUMNS =
-  'id, name, price::text AS price, currency, pricing, tiers_mode, tiers, package_size::text AS package_size, created_at, updated_at';
 
 /** The API representation; `price` is written as a JSON number from its exact decimal text. */
 export function toProduct(row: ProductRow) {

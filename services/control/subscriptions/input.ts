@@ -3,13 +3,8 @@ import { ValidationError } from '../../../shared/errors.js';
 import { bodyValidator, queryValidator } from '../../../shared/http/validation.js';
 import { numberLiteralsOf } from '../../../shared/money/json.js';
 import { parseAmount } from '../../../shared/money/decimal.js';
-import {
-  CreateSubscriptionBody,
-  ListSubscriptionsQuery,
-  UpdateSubscriptionBody,
-  type ItemInput,
-  type ItemRequest,
-} from './schemas.js';
+import { CreateSubscriptionBody, ListSubscriptionsQuery, UpdateSubscriptionBody, type ItemInput } from './schemas.js';
+import type { ItemRequest } from '../../domain/subscriptions/types.js';
 
 /**
  * Subscriptions' one validation place for the request's shape. Whether the items make sense (products exist,

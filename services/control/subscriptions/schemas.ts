@@ -1,9 +1,9 @@
 import Type from 'typebox';
 import { PaginationQuery, listOf } from '../../../shared/http/pagination.js';
-import { JsonDecimal } from '../../../shared/money/json.js';
 import { currentPeriod } from '../../domain/billing/periods.js';
 import { MAX_GROUP_BY } from '../usage/schemas.js';
 import { DIMENSION_LIMITS } from '../../../shared/usage/dimensions.js';
+import { itemOut, type Subscription } from '../../domain/subscriptions/types.js';
 
 const Status = Type.Enum(['active', 'canceled']);
 
@@ -44,8 +44,6 @@ export const ItemInput = Type.Object(
   { additionalProperties: false },
 );
 export type ItemInput = Type.Static<typeof ItemInput>;
-/** An item as the routes pass it on: the minimum as the exact decimal text the client wrote. */
-export type ItemRequest = Omit<ItemInput, 'minimum_amount'> & { minimum_amount?: string };
 const Items = Type.Array(ItemInput, {
   minItems: 1,
   maxItems: 50,
@@ -99,32 +97,6 @@ export const ListSubscriptionsQuery = Type.Object(
 );
 export type ListSubscriptionsQuery = Type.Static<typeof ListSubscriptionsQuery>;
 
-export interface SubscriptionRow {
-  id: string;
-  account_id: string;
-  status: 'active' | 'canceled';
-  currency: string;
-  created_at: Date;
-  updated_at: Date;
-  canceled_at: Date | null;
-}
-
-export interface Item {
-  product_id: string;
-  meter_id: string | null;
-  /** Exact decimal text, or null: no minimum commitment. */
-  minimum_amount: string | null;
-  /** Dimension keys billed per group; empty: one line for the whole meter. */
-  group_by: string[];
-  /** Units of a flat product (1 for usage-priced ones). */
-  quantity: number;
-}
-
-export interface Subscription {
-  row: SubscriptionRow;
-  items: Item[];
-}
-
 export function toSubscription(s: Subscription, now = new Date()) {
   const period = currentPeriod(s.row, now);
   return {
@@ -135,16 +107,5 @@ export function toSubscription(s: Subscription, now = new Date()) {
     current_period_start: period.start.toISOString(),
     current_period_end: period.end.toISOString(),
     created_at: s.row.created_at.toISOString(),
-  };
-}
-
-/** An item on the wire (subscription representation and `subscription.updated`): the minimum and group_by only when set, the quantity when not 1. */
-export function itemOut(i: Item) {
-  return {
-    product_id: i.product_id,
-    meter_id: i.meter_id,
-    ...(i.minimum_amount === null ? {} : { minimum_amount: new JsonDecimal(i.minimum_amount) }),
-    ...(i.group_by.length ? { group_by: i.group_by } : {}),
-    ...(i.quantity === 1 ? {} : { quantity: i.quantity }),
   };
 }

@@ -2,6 +2,7 @@ import Type from 'typebox';
 import { PaginationQuery } from '../../../shared/http/pagination.js';
 import { EVENT_TYPES } from '../../domain/events/outbox.js';
 import { MAX_URL_LENGTH } from '../../domain/webhooks/url-safety.js';
+import type { DeliveryRow, WebhookRow } from '../../domain/webhooks/types.js';
 
 const Url = Type.String({ minLength: 1, maxLength: MAX_URL_LENGTH, description: 'https:// URL of a public host' });
 const Events = Type.Array(Type.Enum([...EVENT_TYPES]), {
@@ -97,21 +98,6 @@ export interface Delivery {
   duration_ms: number | null;
   created_at: string;
   next_attempt_at: string | null;
-}
-
-/** A webhook as stored (its sealed secret is never read here). */
-export interface WebhookRow {
-  id: string;
-  url: string;
-  events: string[];
-  status: 'enabled' | 'disabled';
-  created_at: Date;
-  updated_at: Date;
-}
-
-export interface DeliveryRow extends Omit<Delivery, 'created_at' | 'next_attempt_at'> {
-  created_at: Date;
-  next_attempt_at: Date | null;
 }
 
 export function toWebhook(r: WebhookRow): Webhook {

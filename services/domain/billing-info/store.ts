@@ -1,6 +1,6 @@
 import type { PgClient, PgPool } from '../../../shared/clients/postgres.js';
 import { NotFoundError } from '../../../shared/errors.js';
-import type { BillingAddress, BillingInfo } from '../../control/billing/schemas.js';
+import type { BillingAddress, BillingInfo } from './types.js';
 
 const accountGone = () => new NotFoundError('The account no longer exists.');
 

@@ -5,7 +5,7 @@ import { minorUnits } from '../../../shared/money/currencies.js';
 import { Decimal, canonicalDecimal, roundToMinorUnit } from '../../../shared/money/decimal.js';
 import { JsonDecimal } from '../../../shared/money/json.js';
 import { appendEvents, type NewEvent } from '../events/outbox.js';
-import type { CreditNoteWithLines, CreditRequest, NewCreditNote } from '../../control/credit-notes/schemas.js';
+import type { CreditNoteWithLines, CreditRequest, NewCreditNote } from '../credit-notes/types.js';
 import {
   completeRefund,
   creditNoteOfRequest,

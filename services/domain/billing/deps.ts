@@ -1,15 +1,19 @@
 import type { ClickHouseClient } from '@clickhouse/client';
-import type { Piscina } from 'piscina';
 import type { PgPool } from '../../../shared/clients/postgres.js';
 import type { Logger } from '../../../shared/logging.js';
-import type { Config } from '../../../shared/config.js';
 import type { PaymentProcessor } from '../payments/processor.js';
-import { createPaymentProcessor } from '../payments/create.js';
-import { createInvoiceLinesPool } from '../../workers/pool.js';
-import type { InvoiceLinesTask } from '../../workers/invoice-lines.js';
-import type { PricedInvoice } from '../pricing/invoice-lines.js';
+import type { InvoiceLinesTask, PricedInvoice } from '../pricing/invoice-lines.js';
 
-/** What the billing engine works with: the billing role, the CLI and the api's upcoming/pay routes build it. */
+/**
+ * Invoice line maths off the event loop. The engine only declares it; whoever builds BillingDeps passes one
+ * (services/roles/billing/deps.ts: a piscina pool of services/workers/invoice-lines.ts).
+ */
+export interface InvoiceLinesPool {
+  run(task: InvoiceLinesTask): Promise<PricedInvoice[]>;
+  destroy(): Promise<void>;
+}
+
+/** What the billing engine works with: the billing role and the CLI build it (services/roles/billing/deps.ts). */
 export interface BillingDeps {
   pg: PgPool;
   clickhouse: ClickHouseClient;
@@ -18,8 +22,7 @@ export interface BillingDeps {
   /** BILLING_GRACE_SECONDS: a period closes this long after its end. */
   graceSeconds: number;
   processor: PaymentProcessor;
-  /** piscina pool running services/workers/invoice-lines.ts. */
-  linesPool: Piscina<InvoiceLinesTask, PricedInvoice[]>;
+  linesPool: InvoiceLinesPool;
   log: Logger;
 }
 
@@ -45,22 +48,4 @@ export async function timed<T>(
   } finally {
     if (timings) timings[key] += performance.now() - t0;
   }
-}
-
-/** The engine's dependencies over existing connections; the caller destroys `linesPool` when done. */
-export function billingDeps(base: {
-  pg: PgPool;
-  clickhouse: ClickHouseClient;
-  config: Config;
-  log: Logger;
-}): BillingDeps {
-  return {
-    pg: base.pg,
-    clickhouse: base.clickhouse,
-    database: base.config.CLICKHOUSE_DATABASE,
-    graceSeconds: base.config.BILLING_GRACE_SECONDS,
-    processor: createPaymentProcessor(base.pg),
-    linesPool: createInvoiceLinesPool(),
-    log: base.log,
-  };
 }

@@ -9,9 +9,8 @@ import {
   groupsToPrice,
   type EarlierItemRow,
 } from './group-adjustments.js';
-import { runPooled } from '../../workers/pool.js';
 import { timed, type BillingDeps, type BillingTimings } from './deps.js';
-import type { PriceModel, Pricing, Tier, TiersMode } from '../pricing/price-models.js';
+import { priceModelOf, type PriceModel, type ProductPriceRow } from '../pricing/price-models.js';
 import {
   priceInvoice,
   type AdjustmentToPrice,
@@ -33,24 +32,8 @@ export interface PeriodToPrice {
   usageEndMs: number;
 }
 
-/** A product's price columns (products table), as every reader selects them. */
-export interface ProductPriceRow {
-  pricing: Pricing;
-  price: string;
-  tiers_mode: TiersMode | null;
-  tiers: Tier[] | null;
-  package_size: string | null;
-}
-
 export const PRODUCT_PRICE_COLUMNS = (p: string) =>
   `${p}.pricing, ${p}.price::text AS price, ${p}.tiers_mode, ${p}.tiers, ${p}.package_size::text AS package_size`;
-
-/** The price model a product row describes. */
-export function priceModelOf(row: ProductPriceRow): PriceModel {
-  if (row.pricing === 'tiered') return { pricing: 'tiered', tiers_mode: row.tiers_mode!, tiers: row.tiers! };
-  if (row.pricing === 'package') return { pricing: 'package', price: row.price, package_size: row.package_size! };
-  return { pricing: row.pricing, price: row.price };
-}
 
 interface ItemRow extends ProductPriceRow {
   subscription_id: string;
@@ -254,7 +237,7 @@ export async function pricePeriods(
   return timed(opts.timings, 'piscina_ms', async () => {
     const tasks: Promise<PricedInvoice[]>[] = [];
     for (let i = 0; i < toPrice.length; i += INVOICES_PER_TASK) {
-      tasks.push(runPooled(pool, { invoices: toPrice.slice(i, i + INVOICES_PER_TASK) }, 'invoice maths'));
+      tasks.push(pool.run({ invoices: toPrice.slice(i, i + INVOICES_PER_TASK) }));
     }
     return (await Promise.all(tasks)).flat();
   });

@@ -7,7 +7,7 @@ import {
   pendingCorrectionsOfMeter,
   withMeterCorrectionLock,
 } from './store.js';
-import type { CorrectionRow } from '../../control/corrections/schemas.js';
+import type { CorrectionRow } from './types.js';
 
 /**
  * Steps 2 and 3 of a correction (step 1 recorded it pending): its effect in ClickHouse on the account's shard,

@@ -2,9 +2,13 @@ import type { PgPool } from '../../../shared/clients/postgres.js';
 import { selectPage } from '../../../shared/clients/postgres.js';
 import { newId } from '../../../shared/ids.js';
 import { BusyError, NotFoundError } from '../../../shared/errors.js';
-import type { RowWindow } from '../../../shared/http/pagination.js';
+import type { RowWindow } from '../../../shared/row-window.js';
 import type { MeterRecord } from '../../../shared/meters/record.js';
-import { CORRECTION_COLUMNS, type CorrectionRow, type NewCorrection } from '../../control/corrections/schemas.js';
+
+import type { CorrectionRow, NewCorrection } from './types.js';
+
+const CORRECTION_COLUMNS =
+  'id, account_id, meter_id, kind, cancel_ids, replace_start, replace_end, replacement_ids, replacement_rows, state, created_by_user, created_by_client, created_at, applied_at';
 
 /** The meter as the record rules need it; another account's meter is "does not exist". */
 export async function meterForCorrection(pg: PgPool, accountId: string, meterId: string): Promise<MeterRecord> {

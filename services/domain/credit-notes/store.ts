@@ -2,15 +2,10 @@ import type { PgClient, PgPool } from '../../../shared/clients/postgres.js';
 import { selectPage } from '../../../shared/clients/postgres.js';
 import { hasPrefix } from '../../../shared/ids.js';
 import { NotFoundError } from '../../../shared/errors.js';
-import type { RowWindow } from '../../../shared/http/pagination.js';
-import type { InvoiceStatus } from '../../control/invoices/schemas.js';
+import type { RowWindow } from '../../../shared/row-window.js';
+import type { InvoiceStatus } from '../invoices/types.js';
 import type { RefundResult } from '../payments/processor.js';
-import type {
-  CreditNoteLineRow,
-  CreditNoteRow,
-  CreditNoteType,
-  CreditNoteWithLines,
-} from '../../control/credit-notes/schemas.js';
+import type { CreditNoteLineRow, CreditNoteRow, CreditNoteType, CreditNoteWithLines } from './types.js';
 
 const notFound = (id: string) => new NotFoundError(`No credit note ${id}.`);
 const noInvoice = (id: string) => new NotFoundError(`No invoice ${id}.`);

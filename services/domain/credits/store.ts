@@ -2,8 +2,12 @@ import type { PgPool } from '../../../shared/clients/postgres.js';
 import { selectPage } from '../../../shared/clients/postgres.js';
 import { hasPrefix, newId } from '../../../shared/ids.js';
 import { NotFoundError, ValidationError } from '../../../shared/errors.js';
-import type { RowWindow } from '../../../shared/http/pagination.js';
-import { CREDIT_GRANT_COLUMNS, type CreditGrantRow, type NewCreditGrant } from '../../control/credits/schemas.js';
+import type { RowWindow } from '../../../shared/row-window.js';
+
+import type { CreditGrantRow, NewCreditGrant } from './types.js';
+
+const CREDIT_GRANT_COLUMNS =
+  'id, account_id, amount::text AS amount, remaining::text AS remaining, currency, expires_at, description, created_at';
 
 const notFound = (id: string) => new NotFoundError(`No credit grant ${id}.`);
 

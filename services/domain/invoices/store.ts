@@ -4,8 +4,8 @@ import { hasPrefix } from '../../../shared/ids.js';
 import { ConflictError, NotFoundError } from '../../../shared/errors.js';
 import { JsonDecimal } from '../../../shared/money/json.js';
 import { appendEvent } from '../events/outbox.js';
-import type { RowWindow } from '../../../shared/http/pagination.js';
-import type { InvoiceLineRow, InvoiceRow, InvoiceStatus, InvoiceWithLines } from '../../control/invoices/schemas.js';
+import type { RowWindow } from '../../../shared/row-window.js';
+import type { InvoiceLineRow, InvoiceRow, InvoiceStatus, InvoiceWithLines } from './types.js';
 
 const notFound = (id: string) => new NotFoundError(`No invoice ${id}.`);
 

@@ -5,7 +5,7 @@ import { withTransaction } from '../../../shared/clients/postgres.js';
 import type { Logger } from '../../../shared/logging.js';
 import { UnavailableError } from '../../../shared/errors.js';
 import { decodeMeter, putMeter, type MeterRecord } from '../../../shared/meters/record.js';
-import { toRecord, type MeterRow } from '../../control/meters/schemas.js';
+import { toRecord, type MeterRow } from './types.js';
 
 /**
  * The control plane's side of the meter registry: Postgres is the truth, the NATS KV meter bucket the copy

@@ -3,8 +3,8 @@ import type { PgPool } from '../../../shared/clients/postgres.js';
 import { selectPage, withTransaction } from '../../../shared/clients/postgres.js';
 import { newId, hasPrefix } from '../../../shared/ids.js';
 import { NotFoundError, ValidationError, type FieldError } from '../../../shared/errors.js';
-import type { RowWindow } from '../../../shared/http/pagination.js';
-import type { MeterChange, MeterRow, NewMeter } from '../../control/meters/schemas.js';
+import type { RowWindow } from '../../../shared/row-window.js';
+import type { MeterChange, MeterRow, NewMeter } from './types.js';
 import type { MeterRegistryWriter } from './registry.js';
 
 const notFound = (id: string) => new NotFoundError(`No meter ${id}.`);

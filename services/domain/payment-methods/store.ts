@@ -3,9 +3,9 @@ import type { PgClient, PgPool } from '../../../shared/clients/postgres.js';
 import { selectPage, withTransaction } from '../../../shared/clients/postgres.js';
 import { newId } from '../../../shared/ids.js';
 import type { ChargeablePaymentMethod } from '../payments/processor.js';
-import type { RowWindow } from '../../../shared/http/pagination.js';
+import type { RowWindow } from '../../../shared/row-window.js';
 import { NotFoundError } from '../../../shared/errors.js';
-import type { NewCard, PaymentMethodRow } from '../../control/payment-methods/schemas.js';
+import type { NewCard, PaymentMethodRow } from './types.js';
 
 /** Payment methods in Postgres. Every query is scoped to the account: another account's id is "not found" (NotFoundError). */
 

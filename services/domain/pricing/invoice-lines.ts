@@ -71,6 +71,11 @@ export interface InvoiceToPrice {
   adjustments?: AdjustmentToPrice[];
 }
 
+/** Many invoices priced at once: one piscina task of the billing run (services/workers/invoice-lines.ts). */
+export interface InvoiceLinesTask {
+  invoices: InvoiceToPrice[];
+}
+
 export const LINE_TYPES = ['flat', 'usage', 'minimum_commitment', 'credit', 'adjustment'] as const;
 export type LineType = (typeof LINE_TYPES)[number];
 

@@ -117,3 +117,19 @@ export function minimumTrueUp(usageAmount: Decimal, minimum: string | null, curr
   const short = roundToMinorUnit(minimum, currency).minus(usageAmount);
   return short.gt(0) ? short : ZERO;
 }
+
+/** A product's price columns (products table), as every reader selects them. */
+export interface ProductPriceRow {
+  pricing: Pricing;
+  price: string;
+  tiers_mode: TiersMode | null;
+  tiers: Tier[] | null;
+  package_size: string | null;
+}
+
+/** The price model a product row describes. */
+export function priceModelOf(row: ProductPriceRow): PriceModel {
+  if (row.pricing === 'tiered') return { pricing: 'tiered', tiers_mode: row.tiers_mode!, tiers: row.tiers! };
+  if (row.pricing === 'package') return { pricing: 'package', price: row.price, package_size: row.package_size! };
+  return { pricing: row.pricing, price: row.price };
+}

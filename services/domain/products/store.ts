@@ -2,13 +2,12 @@ import type { PgPool } from '../../../shared/clients/postgres.js';
 import { selectPage, withTransaction } from '../../../shared/clients/postgres.js';
 import { newId, hasPrefix } from '../../../shared/ids.js';
 import { ConflictError, NotFoundError } from '../../../shared/errors.js';
-import type { RowWindow } from '../../../shared/http/pagination.js';
-import {
-  PRODUCT_COLUMNS,
-  type NewProduct,
-  type ProductChange,
-  type ProductRow,
-} from '../../control/products/schemas.js';
+import type { RowWindow } from '../../../shared/row-window.js';
+
+import type { NewProduct, ProductChange, ProductRow } from './types.js';
+
+const PRODUCT_COLUMNS =
+  'id, name, price::text AS price, currency, pricing, tiers_mode, tiers, package_size::text AS package_size, created_at, updated_at';
 
 const notFound = (id: string) => new NotFoundError(`No product ${id}.`);
 

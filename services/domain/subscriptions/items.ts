@@ -2,7 +2,7 @@ import type { PgClient } from '../../../shared/clients/postgres.js';
 import { ValidationError, type FieldError } from '../../../shared/errors.js';
 import type { Pricing } from '../pricing/price-models.js';
 import { Decimal } from '../../../shared/money/decimal.js';
-import type { Item, ItemRequest } from '../../control/subscriptions/schemas.js';
+import type { Item, ItemRequest } from './types.js';
 import { dimensionKeyProblem } from '../../../shared/usage/dimensions.js';
 
 /**

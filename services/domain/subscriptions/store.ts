@@ -2,16 +2,11 @@ import type { PgClient, PgPool } from '../../../shared/clients/postgres.js';
 import { selectPage } from '../../../shared/clients/postgres.js';
 import { newId, hasPrefix } from '../../../shared/ids.js';
 import { ConflictError, NotFoundError } from '../../../shared/errors.js';
-import type { RowWindow } from '../../../shared/http/pagination.js';
+import type { RowWindow } from '../../../shared/row-window.js';
 import { appendEvent } from '../events/outbox.js';
 import { itemKey, resolveItems, sameItem, sameItems } from './items.js';
-import {
-  itemOut,
-  type Item,
-  type ItemRequest,
-  type Subscription,
-  type SubscriptionRow,
-} from '../../control/subscriptions/schemas.js';
+import { itemOut } from './types.js';
+import type { Item, ItemRequest, Subscription, SubscriptionRow } from './types.js';
 
 type Queryable = Pick<PgPool, 'query'> | PgClient;
 

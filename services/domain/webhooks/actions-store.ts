@@ -2,7 +2,7 @@ import type { PgPool } from '../../../shared/clients/postgres.js';
 import { withTransaction } from '../../../shared/clients/postgres.js';
 import { newId } from '../../../shared/ids.js';
 import { ConflictError, NotFoundError } from '../../../shared/errors.js';
-import type { Delivery, Webhook } from '../../control/webhooks/schemas.js';
+import type { DeliveryRow, WebhookRow } from './types.js';
 
 /** Webhook actions beyond CRUD: secret rotation and a manual retry. Every query is scoped to the account. */
 
@@ -15,8 +15,8 @@ export async function rotateWebhookSecret(
   accountId: string,
   id: string,
   secretSealed: string,
-): Promise<Webhook> {
-  const r = await pg.query<Omit<Webhook, 'created_at' | 'updated_at'> & { created_at: Date; updated_at: Date }>(
+): Promise<WebhookRow> {
+  const r = await pg.query<WebhookRow>(
     `UPDATE webhooks
         SET previous_secret_sealed = secret_sealed, previous_secret_expires_at = now() + make_interval(hours => $4),
             secret_sealed = $3, updated_at = now()
@@ -26,12 +26,7 @@ export async function rotateWebhookSecret(
   );
   const w = r.rows[0];
   if (!w) throw new NotFoundError('No such webhook.');
-  return { ...w, created_at: w.created_at.toISOString(), updated_at: w.updated_at.toISOString() };
-}
-
-interface DeliveryRow extends Omit<Delivery, 'created_at' | 'next_attempt_at'> {
-  created_at: Date;
-  next_attempt_at: Date | null;
+  return w;
 }
 
 const DELIVERY_COLUMNS =
@@ -47,8 +42,8 @@ export async function scheduleManualAttempt(
   accountId: string,
   webhookId: string,
   deliveryId: string,
-): Promise<Delivery> {
-  const row = await withTransaction(pg, async (c) => {
+): Promise<DeliveryRow> {
+  return withTransaction(pg, async (c) => {
     const src = await c.query<{ event_id: string; event_type: string; status: string }>(
       `SELECT d.event_id, d.event_type, w.status FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id
         WHERE d.account_id = $1 AND w.account_id = $1 AND d.webhook_id = $2 AND d.id = $3
@@ -75,9 +70,4 @@ export async function scheduleManualAttempt(
     );
     return added.rows[0]!;
   });
-  return {
-    ...row,
-    created_at: row.created_at.toISOString(),
-    next_attempt_at: row.next_attempt_at ? row.next_attempt_at.toISOString() : null,
-  };
 }

@@ -2,9 +2,9 @@ import { reserveQuota } from '../../../shared/limits/quota.js';
 import type { PgClient, PgPool } from '../../../shared/clients/postgres.js';
 import { selectPage, withTransaction } from '../../../shared/clients/postgres.js';
 import { newId } from '../../../shared/ids.js';
-import type { RowWindow } from '../../../shared/http/pagination.js';
+import type { RowWindow } from '../../../shared/row-window.js';
 import { NotFoundError } from '../../../shared/errors.js';
-import type { DeliveryRow, WebhookRow } from '../../control/webhooks/schemas.js';
+import type { DeliveryRow, WebhookRow } from './types.js';
 
 /** Webhooks and their deliveries in Postgres; every query is scoped to the account. */
 
