@@ -7,7 +7,7 @@ import net from 'node:net';
 import path from 'node:path';
 import { findOnPath } from './install.js';
 import { NatsNames } from '../../shared/clients/nats.js';
-import { FANOUT_CONSUMER } from '../../services/dispatcher/event-fanout.js';
+import { FANOUT_CONSUMER } from '../../services/roles/dispatcher/event-fanout.js';
 import {
   launch,
   loginOf,

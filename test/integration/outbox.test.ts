@@ -12,8 +12,8 @@ import {
   createOutboxRelay,
   type OutboxRelay,
   type OutboxRelayOptions,
-} from '../../services/dispatcher/outbox-relay.js';
-import { createDispatcherService } from '../../services/dispatcher/service.js';
+} from '../../services/roles/dispatcher/outbox-relay.js';
+import { createDispatcherService } from '../../services/roles/dispatcher/service.js';
 import type { Infra } from '../../shared/infra.js';
 
 interface StreamMsg {
@@ -173,7 +173,7 @@ t.test('outbox relay', async (t) => {
     const row = (
       await infra.pg.query('SELECT id, account_id, type, data, created_at FROM outbox_events WHERE id = $1', [id])
     ).rows[0];
-    const { eventPayload } = await import('../../services/dispatcher/outbox-relay.js');
+    const { eventPayload } = await import('../../services/roles/dispatcher/outbox-relay.js');
     await jetstream(infra.nats).publish(
       infra.natsNames.eventSubject('invoice.paid'),
       JSON.stringify(eventPayload(row)),

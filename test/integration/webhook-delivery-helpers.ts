@@ -3,13 +3,13 @@ import { Webhook as StandardWebhook } from 'standardwebhooks';
 import type { Config } from '../../shared/config.js';
 import type { Infra } from '../../shared/infra.js';
 import { withTransaction } from '../../shared/clients/postgres.js';
-import { RoleService } from '../../services/role.js';
+import { RoleService } from '../../services/roles/role.js';
 import { appendEvent, type EventType } from '../../services/domain/events/outbox.js';
 import {
   createDispatcherParts,
   type DispatcherOptions,
   type DispatcherParts,
-} from '../../services/dispatcher/components.js';
+} from '../../services/roles/dispatcher/components.js';
 import { testInfra, waitUntil, type TestLike } from '../fixtures/env.js';
 import type { ReceivedRequest } from '../fixtures/webhook-receiver.js';
 

@@ -1,4 +1,4 @@
--- The billing engine (services/billing): period close, payment attempts, dunning.
+-- The billing engine (services/domain/billing): period close, payment attempts, dunning.
 
 -- Where each subscription's billing stands: the first day (00:00 UTC) of the next period to invoice. A run
 -- closes the period [billing_period_start, +1 month) once its end plus BILLING_GRACE_SECONDS has passed, in the

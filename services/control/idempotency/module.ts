@@ -4,7 +4,7 @@ import { PeriodicTask } from '../../../shared/periodic.js';
 
 /**
  * Idempotency-Key housekeeping: deletes keys older than 24 h, at start and hourly. (The keys themselves are
- * checked by the pipeline's idempotency step: services/api/pipeline.ts.) It registers no route.
+ * checked by the pipeline's idempotency step: services/roles/api/pipeline.ts.) It registers no route.
  */
 export const idempotencyModule: RouteModuleFactory = (deps) => {
   const purge = new PeriodicTask({

@@ -7,7 +7,7 @@ import type { Logger } from '../../../shared/logging.js';
 /**
  * `meter.usage.recorded` is produced only for accounts with an enabled webhook subscribed to it, and the
  * usage consumer must learn that without asking Postgres per record: the set of such accounts lives in a
- * NATS KV bucket (key = account id), replicated into each consumer's memory (services/consumer/usage-events.ts).
+ * NATS KV bucket (key = account id), replicated into each consumer's memory (services/roles/consumer/usage-events.ts).
  *
  * Written after every change that can alter it (webhook create, update, delete, a 410 disabling one) and
  * reconciled by the dispatcher every minute. Each sync reads the account's committed state under a per-account

@@ -2,9 +2,9 @@ import { createHash } from 'node:crypto';
 import { Kvm, type KvWatchEntry } from '@nats-io/kv';
 import type { JsMsg } from '@nats-io/jetstream';
 import type { QueuedIterator } from '@nats-io/transport-node';
-import type { Infra } from '../../shared/infra.js';
+import type { Infra } from '../../../shared/infra.js';
 import type { Component } from '../role.js';
-import { USAGE_EVENT_TYPE } from '../domain/webhooks/usage-subscribers.js';
+import { USAGE_EVENT_TYPE } from '../../domain/webhooks/usage-subscribers.js';
 
 const ALPHABET = '0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ';
 const ROWS_PER_INSERT = 5_000;

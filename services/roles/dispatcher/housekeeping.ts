@@ -1,8 +1,8 @@
-import type { Infra } from '../../shared/infra.js';
-import { PeriodicTask } from '../../shared/periodic.js';
+import type { Infra } from '../../../shared/infra.js';
+import { PeriodicTask } from '../../../shared/periodic.js';
 import type { Component } from '../role.js';
-import { reconcileUsageSubscribers } from '../domain/webhooks/usage-subscribers.js';
-import { EVENT_ROW_DAYS } from '../domain/events/retention.js';
+import { reconcileUsageSubscribers } from '../../domain/webhooks/usage-subscribers.js';
+import { EVENT_ROW_DAYS } from '../../domain/events/retention.js';
 
 /**
  * Periodic dispatcher chores: the meter.usage.recorded subscriber bucket is reconciled with Postgres (a route

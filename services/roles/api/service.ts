@@ -1,13 +1,13 @@
-import type { Service, HealthReport } from '../../shared/service.js';
-import { once } from '../../shared/service.js';
-import { HttpServer } from '../../shared/http/server.js';
-import { probeDependencies, type Infra, type ServerName } from '../../shared/infra.js';
-import type { Authenticator } from '../../shared/auth/types.js';
-import { UnauthorizedError } from '../../shared/errors.js';
+import type { Service, HealthReport } from '../../../shared/service.js';
+import { once } from '../../../shared/service.js';
+import { HttpServer } from '../../../shared/http/server.js';
+import { probeDependencies, type Infra, type ServerName } from '../../../shared/infra.js';
+import type { Authenticator } from '../../../shared/auth/types.js';
+import { UnauthorizedError } from '../../../shared/errors.js';
 import { registerSystemRoutes } from './system-routes.js';
-import type { ApiDeps, RouteModule, RouteModuleFactory } from '../../shared/http/route.js';
+import type { ApiDeps, RouteModule, RouteModuleFactory } from '../../../shared/http/route.js';
 import { apiPipeline } from './pipeline.js';
-import { AccountProtection } from '../../shared/limits/protection.js';
+import { AccountProtection } from '../../../shared/limits/protection.js';
 import { ROUTE_MODULES } from './route-modules.js';
 
 const READINESS_TTL_MS = 1_000;

@@ -1,4 +1,4 @@
-import type { Infra } from '../../shared/infra.js';
+import type { Infra } from '../../../shared/infra.js';
 import { RoleService, type Component } from '../role.js';
 
 /** billing role: period close, invoices, payment attempts and dunning. */

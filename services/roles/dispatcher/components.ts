@@ -1,6 +1,6 @@
-import type { Infra } from '../../shared/infra.js';
+import type { Infra } from '../../../shared/infra.js';
 import type { Component } from '../role.js';
-import { syncUsageSubscriber } from '../domain/webhooks/usage-subscribers.js';
+import { syncUsageSubscriber } from '../../domain/webhooks/usage-subscribers.js';
 import { createOutboxRelay, type OutboxRelayOptions } from './outbox-relay.js';
 import { EventFanout, type FanoutOptions } from './event-fanout.js';
 import { WebhookDelivery, type DeliveryOptions } from './webhook-delivery.js';

@@ -1,4 +1,4 @@
-import type { Infra } from '../../shared/infra.js';
+import type { Infra } from '../../../shared/infra.js';
 import { RoleService, type Component } from '../role.js';
 
 /** consumer role: USAGE stream → ClickHouse. Its components arrive with the ingestion pipeline. */

@@ -1,8 +1,8 @@
-import type { Authenticator } from '../../shared/auth/types.js';
-import type { Infra } from '../../shared/infra.js';
-import { SigningKeys } from '../../shared/auth/signing-keys.js';
-import { JwtAuthenticator } from '../../shared/auth/access-tokens.js';
-import { KvRevocationList } from '../../shared/auth/revocations.js';
+import type { Authenticator } from '../../../shared/auth/types.js';
+import type { Infra } from '../../../shared/infra.js';
+import { SigningKeys } from '../../../shared/auth/signing-keys.js';
+import { JwtAuthenticator } from '../../../shared/auth/access-tokens.js';
+import { KvRevocationList } from '../../../shared/auth/revocations.js';
 
 /**
  * Builds the shared token check used by ingress and control plane: public keys from Postgres once

@@ -7,10 +7,10 @@ import {
   type ConsumerMessages,
   type JsMsg,
 } from '@nats-io/jetstream';
-import type { Infra } from '../../shared/infra.js';
+import type { Infra } from '../../../shared/infra.js';
 import type { Component } from '../role.js';
-import type { EventEnvelope } from '../domain/events/outbox.js';
-import { enabledWebhooksOf, insertFirstAttempts, type FirstAttempt } from '../domain/webhooks/delivery-store.js';
+import type { EventEnvelope } from '../../domain/events/outbox.js';
+import { enabledWebhooksOf, insertFirstAttempts, type FirstAttempt } from '../../domain/webhooks/delivery-store.js';
 
 export interface FanoutOptions {
   /** When first attempts are due (the delivery clock). */

@@ -1,7 +1,7 @@
 import http from 'node:http';
 import https from 'node:https';
 import type { LookupFunction } from 'node:net';
-import { RefusedTargetError, resolveDeliveryAddress, type AddressLookup } from '../domain/webhooks/url-safety.js';
+import { RefusedTargetError, resolveDeliveryAddress, type AddressLookup } from '../../domain/webhooks/url-safety.js';
 
 /**
  * One webhook HTTP request (docs/design.md §9): POST with the given headers and body, success = any 2xx within the

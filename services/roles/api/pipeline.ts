@@ -1,7 +1,7 @@
-import type { AccountProtection } from '../../shared/limits/protection.js';
-import type { Infra } from '../../shared/infra.js';
-import type { Authenticator } from '../../shared/auth/types.js';
-import { PgIdempotencyStore } from '../../shared/http/idempotency.js';
+import type { AccountProtection } from '../../../shared/limits/protection.js';
+import type { Infra } from '../../../shared/infra.js';
+import type { Authenticator } from '../../../shared/auth/types.js';
+import { PgIdempotencyStore } from '../../../shared/http/idempotency.js';
 import {
   authenticate,
   idempotency,
@@ -11,7 +11,7 @@ import {
   rejectNulInUrl,
   validateInput,
   type RequestStep,
-} from '../../shared/http/pipeline.js';
+} from '../../../shared/http/pipeline.js';
 
 /**
  * Every api request passes these steps, in this order, before its handler runs (the server has already

@@ -1,9 +1,9 @@
-import type { Infra } from '../../shared/infra.js';
-import { PeriodicTask } from '../../shared/periodic.js';
+import type { Infra } from '../../../shared/infra.js';
+import { PeriodicTask } from '../../../shared/periodic.js';
 import type { Component } from '../role.js';
-import type { BillingDeps } from '../domain/billing/deps.js';
-import { billingDeps } from '../roles/billing/deps.js';
-import { runBilling } from '../domain/billing/run.js';
+import type { BillingDeps } from '../../domain/billing/deps.js';
+import { billingDeps } from './deps.js';
+import { runBilling } from '../../domain/billing/run.js';
 
 /**
  * The billing role's work: a billing run (due period closes, due payment attempts) every

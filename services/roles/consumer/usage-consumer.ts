@@ -8,7 +8,7 @@ import {
   type ConsumerMessages,
   type JsMsg,
 } from '@nats-io/jetstream';
-import type { Infra } from '../../shared/infra.js';
+import type { Infra } from '../../../shared/infra.js';
 import {
   HDR_COUNT,
   HDR_DEADLINE,
@@ -19,11 +19,11 @@ import {
   WIRE_FORMAT,
   WIRE_FORMAT_V1,
   upgradeV1Rows,
-} from '../../shared/usage/wire.js';
-import { mayBeSwept, recomputeHours, type HourKeys } from '../../shared/usage/rollups.js';
-import { UNIQUE_METERS_TABLE } from '../../shared/usage/unique-rollups.js';
-import { scanRows, type TouchedHours } from '../../shared/usage/row-scan.js';
-import { UsageShards, type UsageShard } from '../../shared/usage/shards.js';
+} from '../../../shared/usage/wire.js';
+import { mayBeSwept, recomputeHours, type HourKeys } from '../../../shared/usage/rollups.js';
+import { UNIQUE_METERS_TABLE } from '../../../shared/usage/unique-rollups.js';
+import { scanRows, type TouchedHours } from '../../../shared/usage/row-scan.js';
+import { UsageShards, type UsageShard } from '../../../shared/usage/shards.js';
 import type { Component } from '../role.js';
 import { isDataError, describeInsertError } from './insert-errors.js';
 import { RollupSweeper } from './rollup-sweeper.js';

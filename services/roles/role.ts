@@ -1,6 +1,6 @@
-import type { Service, HealthReport } from '../shared/service.js';
-import { once } from '../shared/service.js';
-import { probeDependencies, type Infra } from '../shared/infra.js';
+import type { Service, HealthReport } from '../../shared/service.js';
+import { once } from '../../shared/service.js';
+import { probeDependencies, type Infra } from '../../shared/infra.js';
 
 /** A background worker of one process role; its components start in order and stop in reverse. */
 export interface Component {

@@ -1,10 +1,10 @@
 import pg from 'pg';
 import { jetstream, type JetStreamClient } from '@nats-io/jetstream';
-import type { Infra } from '../../shared/infra.js';
-import { withTransaction } from '../../shared/clients/postgres.js';
+import type { Infra } from '../../../shared/infra.js';
+import { withTransaction } from '../../../shared/clients/postgres.js';
 import type { Component } from '../role.js';
-import type { EventEnvelope } from '../domain/events/outbox.js';
-import { customerEvent } from '../domain/events/payload.js';
+import type { EventEnvelope } from '../../domain/events/outbox.js';
+import { customerEvent } from '../../domain/events/payload.js';
 
 /**
  * Outbox relay: moves committed control-plane events from Postgres (outbox_events, written in the same

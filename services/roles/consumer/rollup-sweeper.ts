@@ -7,10 +7,10 @@ import {
   sweepDueThrough,
   sweptThrough,
   touchedMeters,
-} from '../../shared/usage/rollups.js';
-import type { UsageShards } from '../../shared/usage/shards.js';
-import { USAGE_TABLE } from '../../shared/usage/wire.js';
-import { UNIQUE_METERS_TABLE } from '../../shared/usage/unique-rollups.js';
+} from '../../../shared/usage/rollups.js';
+import type { UsageShards } from '../../../shared/usage/shards.js';
+import { USAGE_TABLE } from '../../../shared/usage/wire.js';
+import { UNIQUE_METERS_TABLE } from '../../../shared/usage/unique-rollups.js';
 
 /**
  * Rolls up each hour once it has closed (plus SWEEP_AFTER_MS): every (account, meter) the hour's inserts touched

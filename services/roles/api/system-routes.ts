@@ -1,7 +1,7 @@
-import type { RouteRegistry } from '../../shared/http/route.js';
-import { reply } from '../../shared/http/reply.js';
-import type { Metrics } from '../../shared/metrics.js';
-import type { HealthReport } from '../../shared/service.js';
+import type { RouteRegistry } from '../../../shared/http/route.js';
+import { reply } from '../../../shared/http/reply.js';
+import type { Metrics } from '../../../shared/metrics.js';
+import type { HealthReport } from '../../../shared/service.js';
 
 const SERVERS = ['postgres', 'nats', 'clickhouse'];
 

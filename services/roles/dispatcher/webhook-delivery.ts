@@ -1,19 +1,19 @@
 import type { Piscina } from 'piscina';
-import type { Infra } from '../../shared/infra.js';
+import type { Infra } from '../../../shared/infra.js';
 import type { Component } from '../role.js';
-import { createWebhookSignaturePool } from '../workers/pool.js';
-import type { SignatureRequest, SignatureResult } from '../domain/webhooks/signing.js';
-import { customerEvent } from '../domain/events/payload.js';
-import type { EventType } from '../domain/events/outbox.js';
-import { unsealWebhookSecret, webhookSecretKey } from '../domain/webhooks/secret.js';
-import type { AddressLookup } from '../domain/webhooks/url-safety.js';
+import { createWebhookSignaturePool } from '../../workers/pool.js';
+import type { SignatureRequest, SignatureResult } from '../../domain/webhooks/signing.js';
+import { customerEvent } from '../../domain/events/payload.js';
+import type { EventType } from '../../domain/events/outbox.js';
+import { unsealWebhookSecret, webhookSecretKey } from '../../domain/webhooks/secret.js';
+import type { AddressLookup } from '../../domain/webhooks/url-safety.js';
 import {
   claimDueAttempts,
   recordOutcomes,
   type AttemptOutcome,
   type ClaimedAttempt,
-} from '../domain/webhooks/delivery-store.js';
-import { nextAttemptAt, RETRY_DELAYS_MS } from '../domain/webhooks/retry-schedule.js';
+} from '../../domain/webhooks/delivery-store.js';
+import { nextAttemptAt, RETRY_DELAYS_MS } from '../../domain/webhooks/retry-schedule.js';
 import { WebhookSender, type SendResult } from './sender.js';
 
 export interface DeliveryOptions {
