@@ -4,7 +4,7 @@ import { isolatedConfig } from '../fixtures/env.js';
 import { startApi } from '../fixtures/api.js';
 import { createTestAccount } from '../fixtures/auth.js';
 import { bodyValidator } from '../../shared/http/validation.js';
-import { openApiPath } from '../../services/control/openapi/document.js';
+import { openApiPath } from '../../shared/http/openapi.js';
 import { CreateProductBody } from '../../services/control/products/schemas.js';
 
 t.test('GET /openapi.json', async (t) => {

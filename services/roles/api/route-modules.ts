@@ -1,11 +1,11 @@
 import type { RouteModuleFactory } from '../../../shared/http/route.js';
 import { oauthRoutes } from '../../control/oauth/module.js';
-import { idempotencyModule } from '../../control/idempotency/module.js';
+import { idempotencyModule } from './idempotency-purge.js';
 import { productsModule } from '../../control/products/module.js';
 import { metersModule } from '../../control/meters/module.js';
 import { subscriptionsModule } from '../../control/subscriptions/module.js';
-import { openApiModule } from '../../control/openapi/module.js';
-import { billingModule } from '../../control/billing/module.js';
+import { openApiModule } from './openapi.js';
+import { billingInfoModule } from '../../control/billing-info/module.js';
 import { paymentMethodsModule } from '../../control/payment-methods/module.js';
 import { webhooksModule } from '../../control/webhooks/module.js';
 import { eventsModule } from '../../control/events/module.js';
@@ -25,7 +25,7 @@ export const ROUTE_MODULES: RouteModuleFactory[] = [
   metersModule,
   subscriptionsModule,
   openApiModule,
-  billingModule,
+  billingInfoModule,
   paymentMethodsModule,
   webhooksModule,
   eventsModule,

@@ -1,6 +1,6 @@
-import type { RouteDef } from '../../../shared/http/route.js';
-import { isIdempotentRoute } from '../../../shared/http/idempotency.js';
-import { ProblemSchema } from '../../../shared/http/problems.js';
+import type { RouteDef } from './route.js';
+import { isIdempotentRoute } from './idempotency.js';
+import { ProblemSchema } from './problems.js';
 
 /**
  * OpenAPI 3.1 from the routes the server actually serves: every RouteDef becomes an operation, its `doc`

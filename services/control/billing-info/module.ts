@@ -3,7 +3,7 @@ import { getBillingRoute } from './get.js';
 import { updateBillingRoute } from './update.js';
 
 /** /v1/billing: customer id, default payment method and billing address of the caller's account. */
-export const billingModule: RouteModuleFactory = (deps) => ({
+export const billingInfoModule: RouteModuleFactory = (deps) => ({
   name: 'billing',
   area: 'control',
   register(server) {

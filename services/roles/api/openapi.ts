@@ -1,7 +1,7 @@
 import type { RouteModuleFactory } from '../../../shared/http/route.js';
 import type { RouteRegistry } from '../../../shared/http/route.js';
 import { reply } from '../../../shared/http/reply.js';
-import { buildOpenApiDocument } from './document.js';
+import { buildOpenApiDocument } from '../../../shared/http/openapi.js';
 
 /** GET /openapi.json — built on first request from every route the server serves (all modules are registered by then). */
 export const openApiModule: RouteModuleFactory = (deps) => ({
