@@ -1,6 +1,6 @@
 import type { ApiDeps, RouteDef } from '../../../shared/http/route.js';
 import { reply } from '../../../shared/http/reply.js';
-import { BillingInfoSchema } from './schemas.js';
+import { BillingInfoSchema } from '../../../shared/api/billing-info.js';
 import { getBillingInfo } from '../../domain/billing-info/store.js';
 
 /** GET /v1/billing — customer id, default payment method, billing address. */

@@ -1,7 +1,7 @@
 import type { RequestContext } from '../../../shared/http/context.js';
 import { ValidationError } from '../../../shared/errors.js';
 import { bodyValidator } from '../../../shared/http/validation.js';
-import { UpdateBillingBody } from './schemas.js';
+import { UpdateBillingBody } from '../../../shared/api/billing-info.js';
 import type { BillingAddress } from '../../domain/billing-info/types.js';
 
 /** Billing information's one validation place. */

@@ -1,6 +1,6 @@
 import type { ApiDeps, RouteDef } from '../../../shared/http/route.js';
 import { reply } from '../../../shared/http/reply.js';
-import { BillingInfoSchema, UpdateBillingBody } from './schemas.js';
+import { BillingInfoSchema, UpdateBillingBody } from '../../../shared/api/billing-info.js';
 import type { BillingAddress } from '../../domain/billing-info/types.js';
 import { parseBillingAddress } from './input.js';
 import { getBillingInfo, putBillingAddress } from '../../domain/billing-info/store.js';

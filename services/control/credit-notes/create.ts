@@ -3,7 +3,8 @@ import { reply } from '../../../shared/http/reply.js';
 import { problemResponse } from '../../../shared/http/problems.js';
 import type { PaymentProcessor } from '../../domain/payments/processor.js';
 import { issueCreditNote } from '../../domain/billing/credit-notes.js';
-import { CreateCreditNoteBody, CreditNoteSchema, toCreditNote } from './schemas.js';
+import { CreateCreditNoteBody, CreditNoteSchema } from '../../../shared/api/credit-notes.js';
+import { toCreditNote } from './representation.js';
 import type { NewCreditNote } from '../../domain/credit-notes/types.js';
 import { parseNewCreditNote } from './input.js';
 

@@ -4,7 +4,7 @@ import { bodyValidator, queryValidator } from '../../../shared/http/validation.j
 import { IDEMPOTENCY_HEADER } from '../../../shared/http/idempotency.js';
 import { parseAmount } from '../../../shared/money/decimal.js';
 import { numberLiteralsOf } from '../../../shared/money/json.js';
-import { CreateCreditNoteBody, ListCreditNotesQuery } from './schemas.js';
+import { CreateCreditNoteBody, ListCreditNotesQuery } from '../../../shared/api/credit-notes.js';
 import type { CreditRequest, NewCreditNote } from '../../domain/credit-notes/types.js';
 
 /**

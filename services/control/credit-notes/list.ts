@@ -1,7 +1,8 @@
 import type { ApiDeps, RouteDef } from '../../../shared/http/route.js';
 import { pageWindow } from '../../../shared/http/pagination.js';
 import { reply } from '../../../shared/http/reply.js';
-import { CreditNoteListSchema, ListCreditNotesQuery, toCreditNote } from './schemas.js';
+import { CreditNoteListSchema, ListCreditNotesQuery } from '../../../shared/api/credit-notes.js';
+import { toCreditNote } from './representation.js';
 import { parseListCreditNotes } from './input.js';
 import { listCreditNotes } from '../../domain/credit-notes/store.js';
 

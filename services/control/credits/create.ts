@@ -1,6 +1,7 @@
 import type { ApiDeps, RouteDef } from '../../../shared/http/route.js';
 import { reply } from '../../../shared/http/reply.js';
-import { CreateCreditGrantBody, CreditGrantSchema, toCreditGrant } from './schemas.js';
+import { CreateCreditGrantBody, CreditGrantSchema } from '../../../shared/api/credits.js';
+import { toCreditGrant } from './representation.js';
 import type { NewCreditGrant } from '../../domain/credits/types.js';
 import { parseNewCreditGrant } from './input.js';
 import { insertCreditGrant } from '../../domain/credits/store.js';

@@ -2,7 +2,8 @@ import type { ApiDeps, RouteDef } from '../../../shared/http/route.js';
 import { pageOf, pageWindow, type PageRequest } from '../../../shared/http/pagination.js';
 import { reply } from '../../../shared/http/reply.js';
 import { JsonDecimal } from '../../../shared/money/json.js';
-import { CreditGrantListSchema, ListCreditGrantsQuery, toCreditGrant } from './schemas.js';
+import { CreditGrantListSchema, ListCreditGrantsQuery } from '../../../shared/api/credits.js';
+import { toCreditGrant } from './representation.js';
 import { parseListCreditGrants } from './input.js';
 import { listCreditGrants } from '../../domain/credits/store.js';
 

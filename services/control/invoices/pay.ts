@@ -3,7 +3,8 @@ import { reply } from '../../../shared/http/reply.js';
 import type { PaymentProcessor } from '../../domain/payments/processor.js';
 import { payInvoiceNow } from '../../domain/billing/payments.js';
 import { problemResponse } from '../../../shared/http/problems.js';
-import { InvoiceSchema, toInvoice } from './schemas.js';
+import { InvoiceSchema } from '../../../shared/api/invoices.js';
+import { toInvoice } from './representation.js';
 import { getInvoice } from '../../domain/invoices/store.js';
 
 /**

@@ -1,7 +1,8 @@
 import type { ApiDeps, RouteDef } from '../../../shared/http/route.js';
 import { reply } from '../../../shared/http/reply.js';
 import { problemResponse } from '../../../shared/http/problems.js';
-import { InvoiceSchema, toInvoice } from './schemas.js';
+import { InvoiceSchema } from '../../../shared/api/invoices.js';
+import { toInvoice } from './representation.js';
 import { getInvoiceById, voidInvoice } from '../../domain/invoices/store.js';
 
 /**

@@ -1,6 +1,7 @@
 import type { ApiDeps, RouteDef } from '../../../shared/http/route.js';
 import { reply } from '../../../shared/http/reply.js';
-import { CreateMeterBody, MeterSchema, toMeter } from './schemas.js';
+import { CreateMeterBody, MeterSchema } from '../../../shared/api/meters.js';
+import { toMeter } from './representation.js';
 import type { NewMeter } from '../../domain/meters/types.js';
 import { parseNewMeter } from './input.js';
 import { createMeter } from '../../domain/meters/store.js';

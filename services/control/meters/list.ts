@@ -1,7 +1,8 @@
 import type { ApiDeps, RouteDef } from '../../../shared/http/route.js';
 import { pageWindow } from '../../../shared/http/pagination.js';
 import { reply } from '../../../shared/http/reply.js';
-import { ListMetersQuery, MeterListSchema, toMeter } from './schemas.js';
+import { ListMetersQuery, MeterListSchema } from '../../../shared/api/meters.js';
+import { toMeter } from './representation.js';
 import { parseListMeters } from './input.js';
 import { listMeters } from '../../domain/meters/store.js';
 

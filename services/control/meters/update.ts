@@ -1,6 +1,7 @@
 import type { ApiDeps, RouteDef } from '../../../shared/http/route.js';
 import { reply } from '../../../shared/http/reply.js';
-import { MeterSchema, UpdateMeterBody, toMeter } from './schemas.js';
+import { MeterSchema, UpdateMeterBody } from '../../../shared/api/meters.js';
+import { toMeter } from './representation.js';
 import type { MeterChange } from '../../domain/meters/types.js';
 import { parseMeterChange } from './input.js';
 import { updateMeter } from '../../domain/meters/store.js';

@@ -6,7 +6,8 @@ import { deriveKey, hmacHex } from '../../../shared/secret.js';
 import type { PaymentProcessor } from '../../domain/payments/processor.js';
 import type { ValidCard } from '../../domain/payment-methods/card.js';
 import { parseNewCard } from './input.js';
-import { CreatePaymentMethodBody, PaymentMethodSchema, toPaymentMethod } from './schemas.js';
+import { CreatePaymentMethodBody, PaymentMethodSchema } from '../../../shared/api/payment-methods.js';
+import { toPaymentMethod } from './representation.js';
 import { insertPaymentMethod } from '../../domain/payment-methods/store.js';
 
 /** POST /v1/billing/payment-methods — the card is verified with the processor first; nothing is stored on a decline. */

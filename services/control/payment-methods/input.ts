@@ -3,7 +3,7 @@ import { ValidationError } from '../../../shared/errors.js';
 import { bodyValidator, queryValidator, toFieldErrors } from '../../../shared/http/validation.js';
 import type { PageRequest } from '../../../shared/http/pagination.js';
 import { checkCard, type ValidCard } from '../../domain/payment-methods/card.js';
-import { CreatePaymentMethodBody, ListPaymentMethodsQuery } from './schemas.js';
+import { CreatePaymentMethodBody, ListPaymentMethodsQuery } from '../../../shared/api/payment-methods.js';
 
 /** Payment methods' one validation place: the schema's shape errors plus the card rules (card.ts). */
 const createBody = bodyValidator<unknown>(CreatePaymentMethodBody);

@@ -1,6 +1,7 @@
 import type { ApiDeps, RouteDef } from '../../../shared/http/route.js';
 import { reply } from '../../../shared/http/reply.js';
-import { CreateProductBody, ProductSchema, toProduct } from './schemas.js';
+import { CreateProductBody, ProductSchema } from '../../../shared/api/products.js';
+import { toProduct } from './representation.js';
 import type { NewProduct } from '../../domain/products/types.js';
 import { parseNewProduct } from './input.js';
 import { insertProduct } from '../../domain/products/store.js';

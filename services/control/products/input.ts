@@ -6,7 +6,7 @@ import { normalizeCurrency } from '../../../shared/money/currencies.js';
 import { Decimal, parseAmount } from '../../../shared/money/decimal.js';
 import { numberLiteralAt, numberLiteralsOf } from '../../../shared/money/json.js';
 import type { Tier } from '../../domain/pricing/price-models.js';
-import { CreateProductBody, ListProductsQuery, UpdateProductBody } from './schemas.js';
+import { CreateProductBody, ListProductsQuery, UpdateProductBody } from '../../../shared/api/products.js';
 import type { NewProduct, ProductChange } from '../../domain/products/types.js';
 
 /**

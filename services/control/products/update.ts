@@ -1,6 +1,7 @@
 import type { ApiDeps, RouteDef } from '../../../shared/http/route.js';
 import { reply } from '../../../shared/http/reply.js';
-import { ProductSchema, UpdateProductBody, toProduct } from './schemas.js';
+import { ProductSchema, UpdateProductBody } from '../../../shared/api/products.js';
+import { toProduct } from './representation.js';
 import type { ProductChange } from '../../domain/products/types.js';
 import { parseProductChange } from './input.js';
 import { updateProduct } from '../../domain/products/store.js';

@@ -3,7 +3,12 @@ import { ValidationError } from '../../../shared/errors.js';
 import { bodyValidator, queryValidator } from '../../../shared/http/validation.js';
 import { numberLiteralsOf } from '../../../shared/money/json.js';
 import { parseAmount } from '../../../shared/money/decimal.js';
-import { CreateSubscriptionBody, ListSubscriptionsQuery, UpdateSubscriptionBody, type ItemInput } from './schemas.js';
+import {
+  CreateSubscriptionBody,
+  ListSubscriptionsQuery,
+  UpdateSubscriptionBody,
+  type ItemInput,
+} from '../../../shared/api/subscriptions.js';
 import type { ItemRequest } from '../../domain/subscriptions/types.js';
 
 /**

@@ -1,7 +1,8 @@
 import type { ApiDeps, RouteDef } from '../../../shared/http/route.js';
 import { pageWindow } from '../../../shared/http/pagination.js';
 import { reply } from '../../../shared/http/reply.js';
-import { ListSubscriptionsQuery, SubscriptionListSchema, toSubscription } from './schemas.js';
+import { ListSubscriptionsQuery, SubscriptionListSchema } from '../../../shared/api/subscriptions.js';
+import { toSubscription } from './representation.js';
 import { parseListSubscriptions } from './input.js';
 import { listSubscriptions } from '../../domain/subscriptions/store.js';
 

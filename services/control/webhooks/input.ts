@@ -9,7 +9,7 @@ import {
   UpdateWebhookBody,
   type CreateWebhookInput,
   type UpdateWebhookInput,
-} from './schemas.js';
+} from '../../../shared/api/webhooks.js';
 import { webhookHostProblem, webhookUrlProblem } from '../../domain/webhooks/url-safety.js';
 
 const createValidator = bodyValidator<CreateWebhookInput>(CreateWebhookBody);

@@ -1,6 +1,7 @@
 import type { ApiDeps, RouteDef } from '../../../shared/http/route.js';
 import { reply } from '../../../shared/http/reply.js';
-import { DeliverySchema, toDelivery } from './schemas.js';
+import { DeliverySchema } from '../../../shared/api/webhooks.js';
+import { toDelivery } from './representation.js';
 import { scheduleManualAttempt } from '../../domain/webhooks/actions-store.js';
 
 /** POST /v1/webhooks/:webhook_id/deliveries/:delivery_id/retry — send that event to that webhook again now. */

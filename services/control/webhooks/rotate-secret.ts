@@ -1,6 +1,7 @@
 import type { ApiDeps, RouteDef } from '../../../shared/http/route.js';
 import { reply } from '../../../shared/http/reply.js';
-import { CreatedWebhookSchema, toWebhook } from './schemas.js';
+import { CreatedWebhookSchema } from '../../../shared/api/webhooks.js';
+import { toWebhook } from './representation.js';
 import { generateWebhookSecret, sealWebhookSecret, webhookSecretKey } from '../../domain/webhooks/secret.js';
 import { PREVIOUS_SECRET_HOURS, rotateWebhookSecret } from '../../domain/webhooks/actions-store.js';
 

@@ -3,9 +3,10 @@ import { selectPage } from '../../../shared/clients/postgres.js';
 import { hasPrefix } from '../../../shared/ids.js';
 import { NotFoundError } from '../../../shared/errors.js';
 import type { RowWindow } from '../../../shared/row-window.js';
-import type { InvoiceStatus } from '../invoices/types.js';
+import type { InvoiceStatus } from '../../../shared/vocabulary.js';
 import type { RefundResult } from '../payments/processor.js';
-import type { CreditNoteLineRow, CreditNoteRow, CreditNoteType, CreditNoteWithLines } from './types.js';
+import type { CreditNoteLineRow, CreditNoteRow, CreditNoteWithLines } from './types.js';
+import type { CreditNoteType } from '../../../shared/vocabulary.js';
 
 const notFound = (id: string) => new NotFoundError(`No credit note ${id}.`);
 const noInvoice = (id: string) => new NotFoundError(`No invoice ${id}.`);

@@ -1,8 +1,5 @@
+import type { CreditNoteType } from '../../../shared/vocabulary.js';
 /** Credit notes (docs/design.md §8): a credit or refund of an invoice, as stored. */
-
-export const CREDIT_NOTE_TYPES = ['credit', 'refund'] as const;
-
-export type CreditNoteType = (typeof CREDIT_NOTE_TYPES)[number];
 
 export type RefundStatus = 'pending' | 'succeeded' | 'failed';
 

@@ -1,17 +1,7 @@
 import type { PgClient } from '../../../shared/clients/postgres.js';
 import { newId } from '../../../shared/ids.js';
 import { stringifyJson } from '../../../shared/money/json.js';
-
-export const EVENT_TYPES = [
-  'invoice.created',
-  'invoice.paid',
-  'invoice.voided',
-  'payment.failed',
-  'credit_note.created',
-  'subscription.updated',
-  'meter.usage.recorded',
-] as const;
-export type EventType = (typeof EVENT_TYPES)[number];
+import type { EventType } from '../../../shared/vocabulary.js';
 
 /** The payload customers receive: `{id, type, data, created_at}`. */
 export interface EventEnvelope {

@@ -1,4 +1,4 @@
-import type { EventType } from './outbox.js';
+import type { EventType } from '../../../shared/vocabulary.js';
 
 /** An event as stored (outbox_events) and as customers see it. */
 export interface StoredEvent {

@@ -2,7 +2,7 @@ import type { PgPool } from '../../../shared/clients/postgres.js';
 import { selectPage } from '../../../shared/clients/postgres.js';
 import { NotFoundError } from '../../../shared/errors.js';
 import type { RowWindow } from '../../../shared/row-window.js';
-import type { EventType } from './outbox.js';
+import type { EventType } from '../../../shared/vocabulary.js';
 import type { StoredEvent } from './payload.js';
 import { EVENT_RETENTION_DAYS } from './retention.js';
 

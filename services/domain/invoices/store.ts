@@ -5,7 +5,8 @@ import { ConflictError, NotFoundError } from '../../../shared/errors.js';
 import { JsonDecimal } from '../../../shared/money/json.js';
 import { appendEvent } from '../events/outbox.js';
 import type { RowWindow } from '../../../shared/row-window.js';
-import type { InvoiceLineRow, InvoiceRow, InvoiceStatus, InvoiceWithLines } from './types.js';
+import type { InvoiceLineRow, InvoiceRow, InvoiceWithLines } from './types.js';
+import type { InvoiceStatus } from '../../../shared/vocabulary.js';
 
 const notFound = (id: string) => new NotFoundError(`No invoice ${id}.`);
 

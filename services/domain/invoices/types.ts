@@ -1,9 +1,6 @@
 import { Decimal, canonicalDecimal } from '../../../shared/money/decimal.js';
-import type { LineType } from '../pricing/invoice-lines.js';
-
-export const INVOICE_STATUSES = ['open', 'paid', 'uncollectible', 'void'] as const;
-
-export type InvoiceStatus = (typeof INVOICE_STATUSES)[number];
+import type { LineType } from '../../../shared/vocabulary.js';
+import type { InvoiceStatus } from '../../../shared/vocabulary.js';
 
 /** invoices row; NUMERIC as text (exact), dates as YYYY-MM-DD text (no time-zone shift through JS Date). */
 export interface InvoiceRow {

@@ -1,9 +1,7 @@
 import type { FieldError } from '../../../shared/errors.js';
+import type { CardBrand } from '../../../shared/vocabulary.js';
 
 /** Card rules that don't depend on storage: number normalisation, Luhn, brand, expiry and CVC checks. */
-
-export const CARD_BRANDS = ['visa', 'mastercard', 'amex', 'discover', 'diners', 'jcb', 'unionpay', 'unknown'] as const;
-export type CardBrand = (typeof CARD_BRANDS)[number];
 
 const isDigit = (c: string | undefined): boolean => c !== undefined && c >= '0' && c <= '9';
 

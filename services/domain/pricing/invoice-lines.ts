@@ -3,6 +3,7 @@ import { usageQuantity } from '../../../shared/usage/aggregate.js';
 import type { WindowStats } from '../../../shared/usage/stats.js';
 import { minimumTrueUp, priceQuantity, type PriceModel } from './price-models.js';
 import { prorated, proratedAmount, prorationText, type ServiceInterval } from './proration.js';
+import type { LineType } from '../../../shared/vocabulary.js';
 
 /**
  * Invoice line maths (docs/design.md §8 Invoice), a pure function of plain data so it runs the same in the piscina
@@ -75,9 +76,6 @@ export interface InvoiceToPrice {
 export interface InvoiceLinesTask {
   invoices: InvoiceToPrice[];
 }
-
-export const LINE_TYPES = ['flat', 'usage', 'minimum_commitment', 'credit', 'adjustment'] as const;
-export type LineType = (typeof LINE_TYPES)[number];
 
 export interface PricedLine {
   type: LineType;

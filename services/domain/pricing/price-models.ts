@@ -1,15 +1,11 @@
 import { Decimal, canonicalDecimal, formatGrouped, roundToMinorUnit } from '../../../shared/money/decimal.js';
+import type { Pricing, TiersMode } from '../../../shared/vocabulary.js';
 
 /* ---------------------------------------------------------------------------------------------------------
  * Price models (docs/design.md §8 Product): THE maths of each pricing rule, pure functions of plain data so
  * the billing run (piscina worker), the upcoming invoice, late-usage adjustments and per-group lines all
  * price the same way. Amounts are exact until one final rounding, half away from zero, to the minor unit.
  * ------------------------------------------------------------------------------------------------------- */
-
-export const PRICINGS = ['flat', 'metered', 'tiered', 'package'] as const;
-export type Pricing = (typeof PRICINGS)[number];
-export const TIERS_MODES = ['graduated', 'volume'] as const;
-export type TiersMode = (typeof TIERS_MODES)[number];
 
 /** One tier; exact decimal strings. `up_to` null: unbounded (the last tier). */
 export interface Tier {

@@ -1,4 +1,5 @@
-import type { Pricing, Tier, TiersMode } from '../pricing/price-models.js';
+import type { Tier } from '../pricing/price-models.js';
+import type { Pricing, TiersMode } from '../../../shared/vocabulary.js';
 import type { ProductPriceRow } from '../pricing/price-models.js';
 
 export interface NewProduct {

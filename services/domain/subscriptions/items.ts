@@ -1,6 +1,6 @@
 import type { PgClient } from '../../../shared/clients/postgres.js';
 import { ValidationError, type FieldError } from '../../../shared/errors.js';
-import type { Pricing } from '../pricing/price-models.js';
+import type { Pricing } from '../../../shared/vocabulary.js';
 import { Decimal } from '../../../shared/money/decimal.js';
 import type { Item, ItemRequest } from './types.js';
 import { dimensionKeyProblem } from '../../../shared/usage/dimensions.js';

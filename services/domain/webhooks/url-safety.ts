@@ -1,5 +1,6 @@
 import { lookup as dnsLookup } from 'node:dns/promises';
 import { BlockList, isIP } from 'node:net';
+import { MAX_URL_LENGTH } from '../../../shared/vocabulary.js';
 
 /**
  * Webhook targets must be public: a customer must not be able to make meterline call into its own
@@ -64,8 +65,6 @@ export function isLocalhostName(hostname: string): boolean {
   const h = hostname.toLowerCase().replace(/\.$/, '');
   return h === 'localhost' || h.endsWith('.localhost');
 }
-
-export const MAX_URL_LENGTH = 2048;
 
 /**
  * Checks a webhook URL; returns why it is refused, or null when it is acceptable.

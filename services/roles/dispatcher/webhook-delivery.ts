@@ -4,7 +4,7 @@ import type { Component } from '../role.js';
 import { createWebhookSignaturePool } from '../../workers/pool.js';
 import type { SignatureRequest, SignatureResult } from '../../domain/webhooks/signing.js';
 import { customerEvent } from '../../domain/events/payload.js';
-import type { EventType } from '../../domain/events/outbox.js';
+import type { EventType } from '../../../shared/vocabulary.js';
 import { unsealWebhookSecret, webhookSecretKey } from '../../domain/webhooks/secret.js';
 import type { AddressLookup } from '../../domain/webhooks/url-safety.js';
 import {

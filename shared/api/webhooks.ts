@@ -1,8 +1,7 @@
 import Type from 'typebox';
-import { PaginationQuery } from '../../../shared/http/pagination.js';
-import { EVENT_TYPES } from '../../domain/events/outbox.js';
-import { MAX_URL_LENGTH } from '../../domain/webhooks/url-safety.js';
-import type { DeliveryRow, WebhookRow } from '../../domain/webhooks/types.js';
+import { PaginationQuery } from '../http/pagination.js';
+import { EVENT_TYPES } from '../vocabulary.js';
+import { MAX_URL_LENGTH } from '../vocabulary.js';
 
 const Url = Type.String({ minLength: 1, maxLength: MAX_URL_LENGTH, description: 'https:// URL of a public host' });
 const Events = Type.Array(Type.Enum([...EVENT_TYPES]), {
@@ -98,23 +97,4 @@ export interface Delivery {
   duration_ms: number | null;
   created_at: string;
   next_attempt_at: string | null;
-}
-
-export function toWebhook(r: WebhookRow): Webhook {
-  return {
-    id: r.id,
-    url: r.url,
-    events: r.events,
-    status: r.status,
-    created_at: r.created_at.toISOString(),
-    updated_at: r.updated_at.toISOString(),
-  };
-}
-
-export function toDelivery(r: DeliveryRow): Delivery {
-  return {
-    ...r,
-    created_at: r.created_at.toISOString(),
-    next_attempt_at: r.next_attempt_at ? r.next_attempt_at.toISOString() : null,
-  };
 }

@@ -1,7 +1,7 @@
 import Type from 'typebox';
-import { USAGE_WINDOWS } from '../../../shared/usage/windows.js';
-import { DIMENSION_LIMITS } from '../../../shared/usage/dimensions.js';
-import { MAX_GROUPS } from '../../../shared/usage/limits.js';
+import { USAGE_WINDOWS } from '../usage/windows.js';
+import { DIMENSION_LIMITS } from '../usage/dimensions.js';
+import { MAX_GROUPS } from '../usage/limits.js';
 
 export const MAX_GROUP_BY = 4;
 /** Distinct filter keys, and values of one key, per request. */

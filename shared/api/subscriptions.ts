@@ -1,9 +1,7 @@
 import Type from 'typebox';
-import { PaginationQuery, listOf } from '../../../shared/http/pagination.js';
-import { currentPeriod } from '../../domain/billing/periods.js';
-import { MAX_GROUP_BY } from '../usage/schemas.js';
-import { DIMENSION_LIMITS } from '../../../shared/usage/dimensions.js';
-import { itemOut, type Subscription } from '../../domain/subscriptions/types.js';
+import { PaginationQuery, listOf } from '../http/pagination.js';
+import { MAX_GROUP_BY } from './usage.js';
+import { DIMENSION_LIMITS } from '../usage/dimensions.js';
 
 const Status = Type.Enum(['active', 'canceled']);
 
@@ -96,16 +94,3 @@ export const ListSubscriptionsQuery = Type.Object(
   { additionalProperties: false },
 );
 export type ListSubscriptionsQuery = Type.Static<typeof ListSubscriptionsQuery>;
-
-export function toSubscription(s: Subscription, now = new Date()) {
-  const period = currentPeriod(s.row, now);
-  return {
-    id: s.row.id,
-    status: s.row.status,
-    items: s.items.map(itemOut),
-    currency: s.row.currency,
-    current_period_start: period.start.toISOString(),
-    current_period_end: period.end.toISOString(),
-    created_at: s.row.created_at.toISOString(),
-  };
-}

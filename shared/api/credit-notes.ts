@@ -1,7 +1,6 @@
 import Type from 'typebox';
-import { PaginationQuery, listOf } from '../../../shared/http/pagination.js';
-import { JsonDecimal } from '../../../shared/money/json.js';
-import { CREDIT_NOTE_TYPES, type CreditNoteWithLines } from '../../domain/credit-notes/types.js';
+import { PaginationQuery, listOf } from '../http/pagination.js';
+import { CREDIT_NOTE_TYPES } from '../vocabulary.js';
 
 const Money = (description: string) =>
   Type.Number({ description: `${description}; an exact decimal written as a JSON number` });
@@ -114,23 +113,3 @@ export const ListCreditNotesQuery = Type.Object(
   { additionalProperties: false },
 );
 export type ListCreditNotesQuery = Type.Static<typeof ListCreditNotesQuery>;
-
-export function toCreditNote({ note: r, lines }: CreditNoteWithLines) {
-  return {
-    id: r.id,
-    invoice_id: r.invoice_id,
-    customer_id: r.customer_id,
-    type: r.type,
-    currency: r.currency,
-    amount: new JsonDecimal(r.amount),
-    reason: r.reason,
-    lines: lines.map((l) => ({
-      invoice_line: l.invoice_position,
-      description: l.description,
-      quantity: l.quantity === null ? null : new JsonDecimal(l.quantity),
-      amount: new JsonDecimal(l.amount),
-    })),
-    refund: r.refund_status ? { status: r.refund_status, id: r.refund_id, failure_code: r.refund_failure_code } : null,
-    created_at: r.created_at.toISOString(),
-  };
-}

@@ -1,8 +1,7 @@
 import Type from 'typebox';
-import { PaginationQuery, listOf } from '../../../shared/http/pagination.js';
-import { DIMENSION_LIMITS } from '../../../shared/usage/dimensions.js';
-import { AGGREGATIONS, MAX_DECLARED_DIMENSIONS, METER_TYPES } from '../../../shared/meters/record.js';
-import type { MeterRow } from '../../domain/meters/types.js';
+import { PaginationQuery, listOf } from '../http/pagination.js';
+import { DIMENSION_LIMITS } from '../usage/dimensions.js';
+import { AGGREGATIONS, MAX_DECLARED_DIMENSIONS, METER_TYPES } from '../meters/record.js';
 
 const ALL_AGGREGATIONS = [...new Set(Object.values(AGGREGATIONS).flat())];
 
@@ -81,18 +80,3 @@ export const ListMetersQuery = Type.Object(
   { additionalProperties: false },
 );
 export type ListMetersQuery = Type.Static<typeof ListMetersQuery>;
-
-export function toMeter(row: MeterRow) {
-  return {
-    id: row.id,
-    name: row.name,
-    unit: row.unit,
-    type: row.type,
-    aggregation: row.aggregation,
-    dimensions: row.dimensions,
-    unique_by: row.unique_by,
-    status: row.status,
-    created_at: row.created_at.toISOString(),
-    updated_at: row.updated_at.toISOString(),
-  };
-}

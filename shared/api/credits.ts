@@ -1,7 +1,5 @@
 import Type from 'typebox';
-import { PaginationQuery, PaginationSchema } from '../../../shared/http/pagination.js';
-import { JsonDecimal } from '../../../shared/money/json.js';
-import type { CreditGrantRow } from '../../domain/credits/types.js';
+import { PaginationQuery, PaginationSchema } from '../http/pagination.js';
 
 const Money = (description: string) =>
   Type.Number({ description: `${description}; an exact decimal written as a JSON number` });
@@ -62,16 +60,3 @@ export const CreditGrantListSchema = Type.Object(
 
 export const ListCreditGrantsQuery = Type.Object(PaginationQuery, { additionalProperties: false });
 export type ListCreditGrantsQuery = Type.Static<typeof ListCreditGrantsQuery>;
-
-export function toCreditGrant(r: CreditGrantRow) {
-  return {
-    id: r.id,
-    account_id: r.account_id,
-    amount: new JsonDecimal(r.amount),
-    remaining: new JsonDecimal(r.remaining),
-    currency: r.currency,
-    expires_at: r.expires_at ? r.expires_at.toISOString() : null,
-    description: r.description,
-    created_at: r.created_at.toISOString(),
-  };
-}

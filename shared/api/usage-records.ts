@@ -1,6 +1,6 @@
 import Type from 'typebox';
-import { DIMENSION_LIMITS } from '../../shared/usage/dimensions.js';
-import { USAGE_LIMITS } from '../../shared/usage/limits.js';
+import { DIMENSION_LIMITS } from '../usage/dimensions.js';
+import { USAGE_LIMITS } from '../usage/limits.js';
 
 const Value = Type.Number({ description: 'finite; counters ≥ 0; at most 9 decimal places; |value| ≤ 1e18' });
 const Timestamp = Type.String({

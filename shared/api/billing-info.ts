@@ -1,5 +1,5 @@
 import Type from 'typebox';
-import { CARD_BRANDS } from '../../domain/payment-methods/card.js';
+import { CARD_BRANDS } from '../vocabulary.js';
 
 const line = (description: string) => Type.String({ minLength: 1, maxLength: 200, description });
 

@@ -1,13 +1,7 @@
 import Type from 'typebox';
-import { PaginationQuery, listOf } from '../../../shared/http/pagination.js';
-import { JsonDecimal } from '../../../shared/money/json.js';
-import { LINE_TYPES } from '../../domain/pricing/invoice-lines.js';
-import {
-  INVOICE_STATUSES,
-  amountDue,
-  type InvoiceLineRow,
-  type InvoiceWithLines,
-} from '../../domain/invoices/types.js';
+import { PaginationQuery, listOf } from '../http/pagination.js';
+import { LINE_TYPES } from '../vocabulary.js';
+import { INVOICE_STATUSES } from '../vocabulary.js';
 
 const Money = (description: string) =>
   Type.Number({ description: `${description}; an exact decimal written as a JSON number` });
@@ -93,52 +87,33 @@ export const ListInvoicesQuery = Type.Object(
 );
 export type ListInvoicesQuery = Type.Static<typeof ListInvoicesQuery>;
 
-/** The API representation; money goes out as exact JSON numbers (every reply serializes them: shared/http/reply.ts). */
-export function toInvoice({ invoice: r, lines }: InvoiceWithLines) {
-  return {
-    id: r.id,
-    customer_id: r.customer_id,
-    subscription_id: r.subscription_id,
-    status: r.status,
-    currency: r.currency,
-    amount: new JsonDecimal(r.amount),
-    amount_credited: new JsonDecimal(r.amount_credited),
-    amount_due: new JsonDecimal(amountDue(r)),
-    period_start: r.period_start,
-    period_end: r.period_end,
-    lines: lines.map(toInvoiceLine),
-    attempt_count: r.attempt_count,
-    next_payment_attempt_at: r.next_payment_attempt_at ? r.next_payment_attempt_at.toISOString() : null,
-    last_payment_error: r.last_payment_error,
-    created_at: r.created_at.toISOString(),
-    paid_at: r.paid_at ? r.paid_at.toISOString() : null,
-  };
-}
+/** GET /v1/billing/invoices/upcoming?subscription_id=… */
+export const UpcomingInvoiceQuery = Type.Object(
+  { subscription_id: Type.String({ minLength: 1, maxLength: 64, description: 'sub_… of the caller' }) },
+  { additionalProperties: false },
+);
+export type UpcomingInvoiceQuery = Type.Static<typeof UpcomingInvoiceQuery>;
 
-/** A line on the wire (stored invoices and the upcoming one); money as exact JSON numbers. */
-export function toInvoiceLine(
-  l: Pick<
-    InvoiceLineRow,
-    | 'type'
-    | 'product_id'
-    | 'meter_id'
-    | 'description'
-    | 'quantity'
-    | 'unit_price'
-    | 'amount'
-    | 'adjusts_invoice_id'
-    | 'dimensions'
-  >,
-) {
-  return {
-    type: l.type,
-    product_id: l.product_id,
-    meter_id: l.meter_id,
-    description: l.description,
-    quantity: new JsonDecimal(l.quantity),
-    unit_price: new JsonDecimal(l.unit_price),
-    amount: new JsonDecimal(l.amount),
-    ...(l.adjusts_invoice_id ? { adjusts_invoice_id: l.adjusts_invoice_id } : {}),
-    ...(l.dimensions ? { dimensions: l.dimensions } : {}),
-  };
-}
+/** The upcoming invoice: the draft the current period would produce now (not stored). */
+export const UpcomingInvoiceSchema = Type.Object(
+  {
+    id: Type.Null({ description: 'not stored: null' }),
+    customer_id: Type.String(),
+    subscription_id: Type.String(),
+    status: Type.Literal('draft'),
+    currency: Type.String(),
+    amount: Money('the sum of the lines'),
+    period_start: Type.String({ format: 'date' }),
+    period_end: Type.String({ format: 'date' }),
+    lines: Type.Array(InvoiceLineSchema),
+    attempt_count: Type.Literal(0),
+    next_payment_attempt_at: Type.Null(),
+    last_payment_error: Type.Null(),
+    created_at: Type.String({
+      format: 'date-time',
+      description: 'the instant the draft was computed; usage counts up to it',
+    }),
+    paid_at: Type.Null(),
+  },
+  { additionalProperties: false },
+);

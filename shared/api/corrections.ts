@@ -1,8 +1,7 @@
 import Type from 'typebox';
-import { PaginationQuery, PaginationSchema } from '../../../shared/http/pagination.js';
-import { USAGE_LIMITS } from '../../../shared/usage/limits.js';
-import { UsageRecordBody } from '../../ingress/schemas.js';
-import type { CorrectionRow } from '../../domain/corrections/types.js';
+import { PaginationQuery, PaginationSchema } from '../http/pagination.js';
+import { USAGE_LIMITS } from '../usage/limits.js';
+import { UsageRecordBody } from './usage-records.js';
 
 const RecordId = Type.String({ minLength: 1, maxLength: USAGE_LIMITS.maxRecordIdLength });
 const Instant = (description: string) => Type.String({ format: 'date-time', description });
@@ -87,24 +86,3 @@ export const CorrectionListSchema = Type.Object({ data: Type.Array(CorrectionSch
 
 export const ListCorrectionsQuery = Type.Object(PaginationQuery, { additionalProperties: false });
 export type ListCorrectionsQuery = Type.Static<typeof ListCorrectionsQuery>;
-
-export function toCorrection(r: CorrectionRow): Type.Static<typeof CorrectionSchema> {
-  return {
-    id: r.id,
-    meter_id: r.meter_id,
-    type: r.kind,
-    ...(r.kind === 'cancel'
-      ? { cancel: r.cancel_ids }
-      : {
-          replace: {
-            start: r.replace_start!.toISOString(),
-            end: r.replace_end!.toISOString(),
-            record_ids: r.replacement_ids,
-          },
-        }),
-    state: r.state,
-    created_by: { user_id: r.created_by_user, client_id: r.created_by_client },
-    created_at: r.created_at.toISOString(),
-    applied_at: r.applied_at ? r.applied_at.toISOString() : null,
-  };
-}

@@ -1,7 +1,6 @@
 import Type from 'typebox';
-import { PaginationQuery } from '../../../shared/http/pagination.js';
-import { CARD_BRANDS } from '../../domain/payment-methods/card.js';
-import type { PaymentMethodRow } from '../../domain/payment-methods/types.js';
+import { PaginationQuery } from '../http/pagination.js';
+import { CARD_BRANDS } from '../vocabulary.js';
 
 /** Shape checks only; card.ts does the semantic ones (Luhn, expiry, CVC length per brand). */
 export const CreatePaymentMethodBody = Type.Object(
@@ -52,14 +51,3 @@ export interface PaymentMethod {
 }
 
 export const ListPaymentMethodsQuery = Type.Object({ ...PaginationQuery }, { additionalProperties: false });
-
-/** The API representation. */
-export function toPaymentMethod(r: PaymentMethodRow): PaymentMethod {
-  return {
-    id: r.id,
-    type: r.type,
-    card: { brand: r.brand, last4: r.last4, exp_month: r.exp_month, exp_year: r.exp_year },
-    is_default: r.is_default,
-    created_at: r.created_at.toISOString(),
-  };
-}

@@ -1,6 +1,6 @@
 import Type from 'typebox';
-import { PaginationQuery, listOf, type PageRequest } from '../../../shared/http/pagination.js';
-import { EVENT_TYPES, type EventType } from '../../domain/events/outbox.js';
+import { PaginationQuery, listOf, type PageRequest } from '../http/pagination.js';
+import { EVENT_TYPES, type EventType } from '../vocabulary.js';
 
 export const ListEventsQuery = Type.Object(
   { ...PaginationQuery, type: Type.Optional(Type.Enum([...EVENT_TYPES], { description: 'only events of this type' })) },
