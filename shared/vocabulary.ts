@@ -20,7 +20,7 @@ export type InvoiceStatus = (typeof INVOICE_STATUSES)[number];
 export const CREDIT_NOTE_TYPES = ['credit', 'refund'] as const;
 export type CreditNoteType = (typeof CREDIT_NOTE_TYPES)[number];
 
-/** The events a webhook subscribes to (services/domain/events/outbox.ts appends them). */
+/** The events a webhook subscribes to (services/domain/events/outbox-store.ts appends them). */
 export const EVENT_TYPES = [
   'invoice.created',
   'invoice.paid',

@@ -4,7 +4,7 @@ import { createTestAccount } from '../fixtures/auth.js';
 import { startReceiver } from '../fixtures/webhook-receiver.js';
 import { spawnDispatcher } from '../fixtures/dispatcher-process.js';
 import { withTransaction } from '../../shared/clients/postgres.js';
-import { appendEvent } from '../../services/domain/events/outbox.js';
+import { appendEvent } from '../../services/domain/events/outbox-store.js';
 import { insertWebhook } from '../../services/domain/webhooks/store.js';
 import { sealWebhookSecret, webhookSecretKey } from '../../services/domain/webhooks/secret.js';
 

@@ -7,7 +7,7 @@ import { isolatedConfig, testInfra, waitUntil, freePort, type TestLike } from '.
 import { createTestAccount } from '../fixtures/auth.js';
 import { startNats } from '../../infra/stack/servers.js';
 import { withTransaction } from '../../shared/clients/postgres.js';
-import { appendEvent } from '../../services/domain/events/outbox.js';
+import { appendEvent } from '../../services/domain/events/outbox-store.js';
 import type { EventType } from '../../shared/vocabulary.js';
 import {
   createOutboxRelay,

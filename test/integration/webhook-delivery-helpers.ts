@@ -4,7 +4,7 @@ import type { Config } from '../../shared/config.js';
 import type { Infra } from '../../shared/infra.js';
 import { withTransaction } from '../../shared/clients/postgres.js';
 import { RoleService } from '../../services/roles/role.js';
-import { appendEvent } from '../../services/domain/events/outbox.js';
+import { appendEvent } from '../../services/domain/events/outbox-store.js';
 import type { EventType } from '../../shared/vocabulary.js';
 import {
   createDispatcherParts,

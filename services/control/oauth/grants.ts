@@ -7,8 +7,8 @@ import { verifierMatches, CODE_VERIFIER } from '../../../shared/auth/pkce.js';
 import { formatScopes, isScope, parseScopeParam, scopesCover, type Scope } from '../../../shared/auth/types.js';
 import type { Revocation } from '../../../shared/auth/revocations.js';
 import { newId } from '../../../shared/ids.js';
-import type { OAuthClient } from '../../domain/accounts/clients.js';
-import type { User } from '../../domain/accounts/users.js';
+import type { OAuthClient } from '../../domain/accounts/clients-store.js';
+import type { User } from '../../domain/accounts/users-store.js';
 import { AUTHORIZATION_CODE_TTL_SECONDS, REFRESH_TOKEN_TTL_SECONDS, type OAuthContext } from './context.js';
 import { invalidGrant, OAuthError } from './errors.js';
 

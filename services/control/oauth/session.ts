@@ -2,7 +2,7 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { PgPool } from '../../../shared/clients/postgres.js';
 import { deriveKey } from '../../../shared/secret.js';
 import { hashOpaqueToken, newOpaqueToken } from '../../../shared/auth/opaque-tokens.js';
-import type { User } from '../../domain/accounts/users.js';
+import type { User } from '../../domain/accounts/users-store.js';
 import { SESSION_TTL_SECONDS } from './context.js';
 
 export type CsrfPurpose = 'sign-in' | 'consent';

@@ -2,15 +2,7 @@ import type { PgPool } from '../../../shared/clients/postgres.js';
 import { newId } from '../../../shared/ids.js';
 import { hashOpaqueToken, matchesHash, newOpaqueToken } from '../../../shared/auth/opaque-tokens.js';
 import { ValidationError, type FieldError } from '../../../shared/errors.js';
-
-/** A registered OAuth client: confidential (has a secret) or public (PKCE, no secret). */
-export interface OAuthClient {
-  id: string;
-  name: string;
-  isPublic: boolean;
-  redirectUris: readonly string[];
-  secretHash: string | null;
-}
+import { insertClient, type OAuthClient } from './clients-store.js';
 
 export interface CreatedClient {
   client_id: string;
@@ -66,32 +58,14 @@ export async function createClient(
   if (errors.length) throw new ValidationError(errors);
   const id = newId('cli');
   const secret = input.isPublic ? null : newOpaqueToken();
-  await pg.query(
-    'INSERT INTO oauth_clients (id, name, secret_hash, redirect_uris, is_public) VALUES ($1, $2, $3, $4, $5)',
-    [
-      id,
-      input.name.trim(),
-      secret ? SECRET_SCHEME + hashOpaqueToken(secret) : null,
-      [...new Set(input.redirectUris)],
-      input.isPublic,
-    ],
-  );
+  await insertClient(pg, {
+    id,
+    name: input.name.trim(),
+    secretHash: secret ? SECRET_SCHEME + hashOpaqueToken(secret) : null,
+    redirectUris: [...new Set(input.redirectUris)],
+    isPublic: input.isPublic,
+  });
   return { client_id: id, client_secret: secret };
-}
-
-export async function findClient(pg: PgPool, clientId: string): Promise<OAuthClient | null> {
-  if (!clientId || clientId.length > 100) return null;
-  const { rows } = await pg.query<{
-    id: string;
-    name: string;
-    is_public: boolean;
-    redirect_uris: string[];
-    secret_hash: string | null;
-  }>('SELECT id, name, is_public, redirect_uris, secret_hash FROM oauth_clients WHERE id = $1', [clientId]);
-  const r = rows[0];
-  return r
-    ? { id: r.id, name: r.name, isPublic: r.is_public, redirectUris: r.redirect_uris, secretHash: r.secret_hash }
-    : null;
 }
 
 /** Constant-time check of a confidential client's secret. */

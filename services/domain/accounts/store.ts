@@ -53,3 +53,8 @@ export async function createAccount(
   }
   return ids;
 }
+
+export async function accountExists(pg: PgPool, accountId: string): Promise<boolean> {
+  const r = await pg.query('SELECT 1 FROM accounts WHERE id = $1', [accountId]);
+  return r.rowCount === 1;
+}

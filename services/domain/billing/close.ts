@@ -2,7 +2,7 @@ import { withTransaction, type PgClient } from '../../../shared/clients/postgres
 import { newId } from '../../../shared/ids.js';
 import { Decimal } from '../../../shared/money/decimal.js';
 import { JsonDecimal } from '../../../shared/money/json.js';
-import { appendEvents, type NewEvent } from '../events/outbox.js';
+import { appendEvents, type NewEvent } from '../events/outbox-store.js';
 import { monthStart, nextMonthStart } from './periods.js';
 import { timed, type BillingDeps, type BillingTimings } from './deps.js';
 import { pricePeriods, type PeriodToPrice } from './price-periods.js';

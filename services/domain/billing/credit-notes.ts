@@ -4,7 +4,7 @@ import { newId } from '../../../shared/ids.js';
 import { minorUnits } from '../../../shared/money/currencies.js';
 import { Decimal, canonicalDecimal, roundToMinorUnit } from '../../../shared/money/decimal.js';
 import { JsonDecimal } from '../../../shared/money/json.js';
-import { appendEvents, type NewEvent } from '../events/outbox.js';
+import { appendEvents, type NewEvent } from '../events/outbox-store.js';
 import type { CreditNoteWithLines, CreditRequest, NewCreditNote } from '../credit-notes/types.js';
 import {
   completeRefund,

@@ -2,7 +2,7 @@ import { withTransaction, type PgClient } from '../../../shared/clients/postgres
 import { ConflictError, NotFoundError, PaymentRequiredError } from '../../../shared/errors.js';
 import { hasPrefix } from '../../../shared/ids.js';
 import { JsonDecimal } from '../../../shared/money/json.js';
-import { appendEvents, type NewEvent } from '../events/outbox.js';
+import { appendEvents, type NewEvent } from '../events/outbox-store.js';
 import type { ChargeResult } from '../payments/processor.js';
 import { timed, type BillingDeps, type BillingTimings } from './deps.js';
 import { nextPaymentAttemptAt } from './dunning.js';

@@ -3,7 +3,7 @@ import { selectPage, withTransaction } from '../../../shared/clients/postgres.js
 import { hasPrefix } from '../../../shared/ids.js';
 import { ConflictError, NotFoundError } from '../../../shared/errors.js';
 import { JsonDecimal } from '../../../shared/money/json.js';
-import { appendEvent } from '../events/outbox.js';
+import { appendEvent } from '../events/outbox-store.js';
 import type { RowWindow } from '../../../shared/row-window.js';
 import type { InvoiceLineRow, InvoiceRow, InvoiceWithLines } from './types.js';
 import type { InvoiceStatus } from '../../../shared/vocabulary.js';

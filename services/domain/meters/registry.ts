@@ -6,6 +6,7 @@ import type { Logger } from '../../../shared/logging.js';
 import { UnavailableError } from '../../../shared/errors.js';
 import { decodeMeter, putMeter, type MeterRecord } from '../../../shared/meters/record.js';
 import { toRecord, type MeterRow } from './types.js';
+import { lockMeter, metersAfter } from './store.js';
 
 /**
  * The control plane's side of the meter registry: Postgres is the truth, the NATS KV meter bucket the copy
@@ -53,9 +54,7 @@ export class MeterRegistryWriter {
 
     let after = '';
     for (;;) {
-      const { rows } = await this.pg.query<MeterRow>('SELECT * FROM meters WHERE id > $1 ORDER BY id LIMIT 500', [
-        after,
-      ]);
+      const rows = await metersAfter(this.pg, after, 500);
       if (rows.length === 0) break;
       after = rows[rows.length - 1]!.id;
       await inBatches(rows, 16, async (row) => {
@@ -78,15 +77,15 @@ export class MeterRegistryWriter {
   /** Under the row lock: rewrite the record from Postgres, or delete it when the meter doesn't exist. True if it changed KV. */
   private async repair(id: string): Promise<boolean> {
     return withTransaction(this.pg, async (c: PgClient) => {
-      const { rows } = await c.query<MeterRow>('SELECT * FROM meters WHERE id = $1 FOR UPDATE', [id]);
-      if (!rows[0]) {
+      const row = await lockMeter(c, id);
+      if (!row) {
         const e = await this.kv.get(id);
         if (!e || e.operation !== 'PUT') return false;
         await this.kv.delete(id);
         return true;
       }
       const inKv = await this.current(id);
-      const want = toRecord(rows[0]);
+      const want = toRecord(row);
       if (sameRecord(inKv, want)) return false;
       await putMeter(this.kv, want);
       return true;

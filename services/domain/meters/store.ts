@@ -1,11 +1,10 @@
 import { reserveQuota } from '../../../shared/limits/quota.js';
-import type { PgPool } from '../../../shared/clients/postgres.js';
+import type { PgClient, PgPool } from '../../../shared/clients/postgres.js';
 import { selectPage, withTransaction } from '../../../shared/clients/postgres.js';
 import { newId, hasPrefix } from '../../../shared/ids.js';
 import { NotFoundError, ValidationError, type FieldError } from '../../../shared/errors.js';
 import type { RowWindow } from '../../../shared/row-window.js';
-import type { MeterChange, MeterRow, NewMeter } from './types.js';
-import type { MeterRegistryWriter } from './registry.js';
+import type { MeterChange, MeterRecordPut, MeterRow, NewMeter } from './types.js';
 
 const notFound = (id: string) => new NotFoundError(`No meter ${id}.`);
 // Millisecond precision: the KV record's updated_at_ms must equal the column exactly.
@@ -48,7 +47,7 @@ export async function getMeter(pool: PgPool, accountId: string, id: string): Pro
  */
 export async function createMeter(
   pool: PgPool,
-  registry: MeterRegistryWriter,
+  registry: MeterRecordPut,
   accountId: string,
   m: NewMeter,
   maxMeters: number,
@@ -73,7 +72,7 @@ export async function createMeter(
  */
 export async function updateMeter(
   pool: PgPool,
-  registry: MeterRegistryWriter,
+  registry: MeterRecordPut,
   accountId: string,
   id: string,
   change: MeterChange,
@@ -120,4 +119,33 @@ function refuseFixedFieldChanges(current: MeterRow, change: MeterChange): void {
     }
   }
   if (fixed.length) throw new ValidationError(fixed);
+}
+
+/** Every meter of every account, in id order, `limit` at a time after `afterId` (the registry's reconciliation). */
+export async function metersAfter(pg: PgPool, afterId: string, limit: number): Promise<MeterRow[]> {
+  const { rows } = await pg.query<MeterRow>('SELECT * FROM meters WHERE id > $1 ORDER BY id LIMIT $2', [
+    afterId,
+    limit,
+  ]);
+  return rows;
+}
+
+/** The meter row, locked for the caller's transaction; null when it does not exist. */
+export async function lockMeter(client: PgClient, id: string): Promise<MeterRow | null> {
+  const { rows } = await client.query<MeterRow>('SELECT * FROM meters WHERE id = $1 FOR UPDATE', [id]);
+  return rows[0] ?? null;
+}
+
+/** The declared dimensions of the account's meters among `ids` (a meter of another account is absent). */
+export async function meterDimensions(
+  client: PgClient,
+  accountId: string,
+  ids: string[],
+): Promise<Map<string, string[]>> {
+  if (ids.length === 0) return new Map();
+  const { rows } = await client.query<{ id: string; dimensions: string[] }>(
+    'SELECT id, dimensions FROM meters WHERE id = ANY($1) AND account_id = $2',
+    [ids, accountId],
+  );
+  return new Map(rows.map((m) => [m.id, m.dimensions]));
 }

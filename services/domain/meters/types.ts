@@ -47,3 +47,8 @@ export function toRecord(row: MeterRow): MeterRecord {
     updated_at_ms: row.updated_at.getTime(),
   };
 }
+
+/** What a meter write needs of the registry (registry.ts): the meter's record put in NATS KV inside the row's transaction. */
+export interface MeterRecordPut {
+  put(row: MeterRow): Promise<void>;
+}

@@ -1,8 +1,15 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { withTransaction, type PgPool } from '../../../shared/clients/postgres.js';
+import {
+  insertChargesOnce,
+  insertRefund,
+  lockSucceededCharge,
+  refundByKey,
+  type LedgerCharge,
+  type LedgerRow,
+} from './sandbox-store.js';
 import type {
   CardToVerify,
-  ChargeFailureCode,
   ChargeRequest,
   ChargeResult,
   PaymentProcessor,
@@ -92,38 +99,24 @@ export class SandboxProcessor implements PaymentProcessor {
     if (!req.idempotencyKey) throw new RangeError('refund needs an idempotency key');
     const refundId = `re_sandbox_${createHash('sha256').update(req.idempotencyKey).digest('hex').slice(0, 24)}`;
     const row = await withTransaction(this.ledger, async (client) => {
-      const charge = await client.query<{ amount: string; currency: string; refunded: string }>(
-        `SELECT c.amount::text AS amount, c.currency,
-                (SELECT COALESCE(sum(r.amount), 0)::text FROM sandbox_refunds r WHERE r.charge_id = c.charge_id AND r.status = 'succeeded') AS refunded
-           FROM sandbox_charges c WHERE c.charge_id = $1 AND c.status = 'succeeded' FOR UPDATE OF c`,
-        [req.chargeId],
-      );
-      const first = await client.query<RefundRow>(
-        'SELECT refund_id, charge_id, amount::text AS amount, currency, status, failure_code FROM sandbox_refunds WHERE idempotency_key = $1',
-        [req.idempotencyKey],
-      );
-      if (first.rows[0]) return first.rows[0];
-      const c = charge.rows[0];
+      const c = await lockSucceededCharge(client, req.chargeId);
+      const first = await refundByKey(client, req.idempotencyKey);
+      if (first) return first;
       const failure: RefundFailureCode | null =
         !c || c.currency !== req.currency
           ? 'charge_not_found'
           : new Decimal(c.refunded).plus(req.amount).gt(c.amount)
             ? 'amount_exceeds_charge'
             : null;
-      const r = await client.query<RefundRow>(
-        `INSERT INTO sandbox_refunds (idempotency_key, refund_id, charge_id, amount, currency, status, failure_code) VALUES ($1, $2, $3, $4, $5, $6, $7)
-         RETURNING refund_id, charge_id, amount::text AS amount, currency, status, failure_code`,
-        [
-          req.idempotencyKey,
-          refundId,
-          req.chargeId,
-          req.amount,
-          req.currency,
-          failure ? 'failed' : 'succeeded',
-          failure,
-        ],
-      );
-      return r.rows[0]!;
+      return insertRefund(client, {
+        key: req.idempotencyKey,
+        refundId,
+        chargeId: req.chargeId,
+        amount: req.amount,
+        currency: req.currency,
+        status: failure ? 'failed' : 'succeeded',
+        failureCode: failure,
+      });
     });
     if (row.charge_id !== req.chargeId || row.currency !== req.currency || !sameAmount(row.amount, req.amount)) {
       throw new RangeError(`idempotency key ${req.idempotencyKey} was already used for another refund`);
@@ -150,27 +143,8 @@ export class SandboxProcessor implements PaymentProcessor {
     this.queue = [];
     const c = batch.map((b) => b.charge);
     try {
-      const r = await this.ledger.query<LedgerRow & { idempotency_key: string }>(
-        `WITH ins AS (
-           INSERT INTO sandbox_charges (idempotency_key, charge_id, processor_token, amount, currency, status, failure_code)
-           SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::numeric[], $5::text[], $6::text[], $7::text[])
-           ON CONFLICT (idempotency_key) DO NOTHING
-           RETURNING idempotency_key, charge_id, processor_token, amount::text AS amount, currency, status, failure_code)
-         SELECT * FROM ins
-         UNION ALL
-         SELECT idempotency_key, charge_id, processor_token, amount::text, currency, status, failure_code FROM sandbox_charges
-          WHERE idempotency_key = ANY($1) AND idempotency_key NOT IN (SELECT idempotency_key FROM ins)`,
-        [
-          c.map((x) => x.key),
-          c.map((x) => x.chargeId),
-          c.map((x) => x.token),
-          c.map((x) => x.amount),
-          c.map((x) => x.currency),
-          c.map((x) => x.status),
-          c.map((x) => x.failureCode),
-        ],
-      );
-      const byKey = new Map(r.rows.map((row) => [row.idempotency_key, row]));
+      const rows = await insertChargesOnce(this.ledger, c);
+      const byKey = new Map(rows.map((row) => [row.idempotency_key, row]));
       for (const b of batch) {
         const row = byKey.get(b.charge.key);
         // A concurrent first use of the key committed after this statement's snapshot: ask again.
@@ -181,34 +155,6 @@ export class SandboxProcessor implements PaymentProcessor {
       for (const b of batch) b.reject(err);
     }
   }
-}
-
-interface LedgerCharge {
-  key: string;
-  chargeId: string;
-  token: string;
-  amount: string;
-  currency: string;
-  status: 'succeeded' | 'failed';
-  failureCode: ChargeFailureCode | null;
-}
-
-interface LedgerRow {
-  charge_id: string;
-  processor_token: string;
-  amount: string;
-  currency: string;
-  status: 'succeeded' | 'failed';
-  failure_code: ChargeFailureCode | null;
-}
-
-interface RefundRow {
-  refund_id: string;
-  charge_id: string;
-  amount: string;
-  currency: string;
-  status: 'succeeded' | 'failed';
-  failure_code: RefundFailureCode | null;
 }
 
 const sameAmount = (a: string, b: string) => new Decimal(a).eq(new Decimal(b));

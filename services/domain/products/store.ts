@@ -1,10 +1,11 @@
-import type { PgPool } from '../../../shared/clients/postgres.js';
+import type { PgClient, PgPool } from '../../../shared/clients/postgres.js';
 import { selectPage, withTransaction } from '../../../shared/clients/postgres.js';
 import { newId, hasPrefix } from '../../../shared/ids.js';
 import { ConflictError, NotFoundError } from '../../../shared/errors.js';
 import type { RowWindow } from '../../../shared/row-window.js';
 
 import type { NewProduct, ProductChange, ProductRow } from './types.js';
+import type { Pricing } from '../../../shared/vocabulary.js';
 
 const PRODUCT_COLUMNS =
   'id, name, price::text AS price, currency, pricing, tiers_mode, tiers, package_size::text AS package_size, created_at, updated_at';
@@ -89,4 +90,19 @@ export async function deleteProduct(pool: PgPool, id: string): Promise<void> {
     }
     await c.query('UPDATE products SET deleted_at = now(), updated_at = now() WHERE id = $1', [id]);
   });
+}
+
+/**
+ * The existing products among `ids` with what a subscription item checks, locked FOR SHARE in the caller's
+ * transaction: a concurrent product DELETE waits, then sees the subscription that uses it.
+ */
+export async function lockProductsForShare(
+  client: PgClient,
+  ids: string[],
+): Promise<{ id: string; currency: string; pricing: Pricing }[]> {
+  const { rows } = await client.query<{ id: string; currency: string; pricing: Pricing }>(
+    'SELECT id, currency, pricing FROM products WHERE id = ANY($1) AND deleted_at IS NULL ORDER BY id FOR SHARE',
+    [ids],
+  );
+  return rows;
 }

@@ -1,8 +1,9 @@
 import type { PgClient } from '../../../shared/clients/postgres.js';
 import { ValidationError, type FieldError } from '../../../shared/errors.js';
-import type { Pricing } from '../../../shared/vocabulary.js';
 import { Decimal } from '../../../shared/money/decimal.js';
 import type { Item, ItemRequest } from './types.js';
+import { lockProductsForShare } from '../products/store.js';
+import { meterDimensions } from '../meters/store.js';
 import { dimensionKeyProblem } from '../../../shared/usage/dimensions.js';
 
 /**
@@ -26,20 +27,11 @@ export async function resolveItems(
   }));
   const productIds = [...new Set(items.map((i) => i.product_id))];
   const meterIds = [...new Set(items.flatMap((i) => (i.meter_id ? [i.meter_id] : [])))];
-  const [products, meters] = await Promise.all([
-    client.query<{ id: string; currency: string; pricing: Pricing }>(
-      'SELECT id, currency, pricing FROM products WHERE id = ANY($1) AND deleted_at IS NULL ORDER BY id FOR SHARE',
-      [productIds],
-    ),
-    meterIds.length
-      ? client.query<{ id: string; dimensions: string[] }>(
-          'SELECT id, dimensions FROM meters WHERE id = ANY($1) AND account_id = $2',
-          [meterIds, accountId],
-        )
-      : Promise.resolve({ rows: [] as { id: string; dimensions: string[] }[] }),
+  const [products, knownMeters] = await Promise.all([
+    lockProductsForShare(client, productIds),
+    meterDimensions(client, accountId, meterIds),
   ]);
-  const productById = new Map(products.rows.map((p) => [p.id, p]));
-  const knownMeters = new Map(meters.rows.map((m) => [m.id, m.dimensions]));
+  const productById = new Map(products.map((p) => [p.id, p]));
 
   const errors: FieldError[] = [];
   const seen = new Map<string, number>();

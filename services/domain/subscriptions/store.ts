@@ -3,7 +3,7 @@ import { selectPage } from '../../../shared/clients/postgres.js';
 import { newId, hasPrefix } from '../../../shared/ids.js';
 import { ConflictError, NotFoundError } from '../../../shared/errors.js';
 import type { RowWindow } from '../../../shared/row-window.js';
-import { appendEvent } from '../events/outbox.js';
+import { appendEvent } from '../events/outbox-store.js';
 import { itemKey, resolveItems, sameItem, sameItems } from './items.js';
 import { itemOut } from './types.js';
 import type { Item, ItemRequest, Subscription, SubscriptionRow } from './types.js';

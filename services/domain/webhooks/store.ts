@@ -5,6 +5,7 @@ import { newId } from '../../../shared/ids.js';
 import type { RowWindow } from '../../../shared/row-window.js';
 import { NotFoundError } from '../../../shared/errors.js';
 import type { DeliveryRow, WebhookRow } from './types.js';
+import type { EventType } from '../../../shared/vocabulary.js';
 
 /** Webhooks and their deliveries in Postgres; every query is scoped to the account. */
 
@@ -109,4 +110,27 @@ export async function subscribedWebhooks(
     [accountId, eventType],
   );
   return r.rows;
+}
+
+/** Whether the account has an enabled webhook subscribed to `type`. */
+export async function hasEnabledSubscriber(client: PgClient, accountId: string, type: EventType): Promise<boolean> {
+  const r = await client.query<{ subscribed: boolean }>(
+    `SELECT EXISTS (SELECT 1 FROM webhooks WHERE account_id = $1 AND status = 'enabled' AND events @> ARRAY[$2]::text[]) AS subscribed`,
+    [accountId, type],
+  );
+  return r.rows[0]!.subscribed;
+}
+
+/** The accounts with an enabled webhook subscribed to `type`. */
+export async function accountsWithEnabledSubscribers(pg: PgPool, type: EventType): Promise<string[]> {
+  const r = await pg.query<{ account_id: string }>(
+    `SELECT DISTINCT account_id FROM webhooks WHERE status = 'enabled' AND events @> ARRAY[$1]::text[]`,
+    [type],
+  );
+  return r.rows.map((x) => x.account_id);
+}
+
+/** Serialises the syncs of one account's usage-subscriber entry (usage-subscribers.ts): an advisory lock until commit. */
+export async function lockUsageSubscriberSync(client: PgClient, accountId: string): Promise<void> {
+  await client.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`webhook-usage:${accountId}`]);
 }

@@ -3,6 +3,7 @@ import type { PgPool } from '../../../shared/clients/postgres.js';
 import { withTransaction } from '../../../shared/clients/postgres.js';
 import type { NatsConnection, NatsNames } from '../../../shared/clients/nats.js';
 import type { Logger } from '../../../shared/logging.js';
+import { accountsWithEnabledSubscribers, hasEnabledSubscriber, lockUsageSubscriberSync } from './store.js';
 
 /**
  * `meter.usage.recorded` is produced only for accounts with an enabled webhook subscribed to it, and the
@@ -37,12 +38,8 @@ export interface UsageSubscriberDeps {
 export async function syncUsageSubscriber(deps: UsageSubscriberDeps, accountId: string): Promise<void> {
   const kv = await bucketOf(deps.nats, deps.natsNames);
   await withTransaction(deps.pg, async (c) => {
-    await c.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`webhook-usage:${accountId}`]);
-    const r = await c.query<{ subscribed: boolean }>(
-      `SELECT EXISTS (SELECT 1 FROM webhooks WHERE account_id = $1 AND status = 'enabled' AND events @> ARRAY[$2]::text[]) AS subscribed`,
-      [accountId, USAGE_EVENT_TYPE],
-    );
-    if (r.rows[0]!.subscribed) await kv.put(accountId, '1');
+    await lockUsageSubscriberSync(c, accountId);
+    if (await hasEnabledSubscriber(c, accountId, USAGE_EVENT_TYPE)) await kv.put(accountId, '1');
     else await kv.delete(accountId);
   });
 }
@@ -60,11 +57,7 @@ export async function syncUsageSubscriberQuietly(deps: UsageSubscriberDeps, acco
 /** Brings the bucket in line with Postgres: every account that differs is synced. Returns how many did. */
 export async function reconcileUsageSubscribers(deps: UsageSubscriberDeps): Promise<number> {
   const kv = await bucketOf(deps.nats, deps.natsNames);
-  const r = await deps.pg.query<{ account_id: string }>(
-    `SELECT DISTINCT account_id FROM webhooks WHERE status = 'enabled' AND events @> ARRAY[$1]::text[]`,
-    [USAGE_EVENT_TYPE],
-  );
-  const wanted = new Set(r.rows.map((x) => x.account_id));
+  const wanted = new Set(await accountsWithEnabledSubscribers(deps.pg, USAGE_EVENT_TYPE));
   const present = new Set<string>();
   for await (const k of await kv.keys()) present.add(k);
   const differing = [...wanted].filter((a) => !present.has(a)).concat([...present].filter((a) => !wanted.has(a)));

@@ -5,6 +5,7 @@ import type { QueuedIterator } from '@nats-io/transport-node';
 import type { Infra } from '../../../shared/infra.js';
 import type { Component } from '../role.js';
 import { USAGE_EVENT_TYPE } from '../../domain/webhooks/usage-subscribers.js';
+import { appendUsageEvents } from '../../domain/events/outbox-store.js';
 
 const ALPHABET = '0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ';
 const ROWS_PER_INSERT = 5_000;
@@ -117,21 +118,18 @@ export class UsageEventEmitter implements Component {
   };
 
   private async write(rows: UsageRow[]): Promise<void> {
-    const r = await this.infra.pg.query(
-      `INSERT INTO outbox_events (id, account_id, type, data)
-       SELECT id, a, $6, jsonb_build_object('meter_id', m, 'usage_id', u, 'value', v::numeric, 'timestamp', ts)
-         FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $7::text[]) AS x(id, a, m, u, v, ts)
-       ON CONFLICT (id) DO NOTHING`,
-      [
-        rows.map((r) => usageEventId(r.accountId, r.meterId, r.tsMs, r.recordId)),
-        rows.map((r) => r.accountId),
-        rows.map((r) => r.meterId),
-        rows.map((r) => r.recordId),
-        rows.map((r) => r.valueText),
-        USAGE_EVENT_TYPE,
-        rows.map((r) => new Date(r.tsMs).toISOString()),
-      ],
+    const appended = await appendUsageEvents(
+      this.infra.pg,
+      USAGE_EVENT_TYPE,
+      rows.map((r) => ({
+        id: usageEventId(r.accountId, r.meterId, r.tsMs, r.recordId),
+        accountId: r.accountId,
+        meterId: r.meterId,
+        recordId: r.recordId,
+        value: r.valueText,
+        timestamp: new Date(r.tsMs).toISOString(),
+      })),
     );
-    this.emitted.inc(r.rowCount ?? 0);
+    this.emitted.inc(appended);
   }
 }

@@ -9,7 +9,7 @@ import {
 } from '@nats-io/jetstream';
 import type { Infra } from '../../../shared/infra.js';
 import type { Component } from '../role.js';
-import type { EventEnvelope } from '../../domain/events/outbox.js';
+import type { EventEnvelope } from '../../domain/events/outbox-store.js';
 import { enabledWebhooksOf, insertFirstAttempts, type FirstAttempt } from '../../domain/webhooks/delivery-store.js';
 
 export interface FanoutOptions {

@@ -2,7 +2,7 @@ import type { Infra } from '../../../shared/infra.js';
 import { PeriodicTask } from '../../../shared/periodic.js';
 import type { Component } from '../role.js';
 import { reconcileUsageSubscribers } from '../../domain/webhooks/usage-subscribers.js';
-import { EVENT_ROW_DAYS } from '../../domain/events/retention.js';
+import { purgePublishedEvents } from '../../domain/events/outbox-store.js';
 
 /**
  * Periodic dispatcher chores: the meter.usage.recorded subscriber bucket is reconciled with Postgres (a route
@@ -30,9 +30,6 @@ export class DispatcherHousekeeping implements Component {
   private async run(): Promise<void> {
     const repaired = await reconcileUsageSubscribers(this.infra);
     if (repaired) this.infra.log.info({ accounts: repaired }, 'webhook usage subscribers reconciled');
-    await this.infra.pg.query(
-      `DELETE FROM outbox_events WHERE published_at IS NOT NULL AND created_at < now() - make_interval(days => $1)`,
-      [EVENT_ROW_DAYS],
-    );
+    await purgePublishedEvents(this.infra.pg);
   }
 }

@@ -3,7 +3,12 @@ import { jetstream, type JetStreamClient } from '@nats-io/jetstream';
 import type { Infra } from '../../../shared/infra.js';
 import { withTransaction } from '../../../shared/clients/postgres.js';
 import type { Component } from '../role.js';
-import type { EventEnvelope } from '../../domain/events/outbox.js';
+import {
+  lockUnpublishedEvents,
+  markEventsPublished,
+  type EventEnvelope,
+  type OutboxRow,
+} from '../../domain/events/outbox-store.js';
 import { customerEvent } from '../../domain/events/payload.js';
 
 /**
@@ -29,14 +34,6 @@ export interface OutboxRelayOptions {
 }
 
 export const OUTBOX_CHANNEL = 'outbox_events';
-
-interface OutboxRow {
-  id: string;
-  account_id: string;
-  type: EventEnvelope['type'];
-  data: Record<string, unknown>;
-  created_at: Date;
-}
 
 /** The bytes on the EVENTS stream: the customer payload `{id, type, data, created_at}` plus `account_id` for routing. */
 export function eventPayload(r: OutboxRow): EventEnvelope {
@@ -144,11 +141,7 @@ export class OutboxRelay implements Component {
   /** One transaction: lock a batch, publish it, mark what JetStream acknowledged. */
   async relayBatch(): Promise<{ selected: number; published: number; failed?: Error }> {
     return withTransaction(this.infra.pg, async (c) => {
-      const { rows } = await c.query<OutboxRow>(
-        `SELECT id, account_id, type, data, created_at FROM outbox_events
-          WHERE published_at IS NULL ORDER BY seq LIMIT $1 FOR UPDATE SKIP LOCKED`,
-        [this.batchSize],
-      );
+      const rows = await lockUnpublishedEvents(c, this.batchSize);
       if (rows.length === 0) return { selected: 0, published: 0 };
       // Published back to back on one connection: the stream receives them in seq order.
       const results = await Promise.allSettled(
@@ -161,9 +154,10 @@ export class OutboxRelay implements Component {
       );
       const done = rows.filter((_, i) => results[i]!.status === 'fulfilled');
       if (done.length) {
-        await c.query('UPDATE outbox_events SET published_at = now() WHERE id = ANY($1::text[])', [
+        await markEventsPublished(
+          c,
           done.map((r) => r.id),
-        ]);
+        );
         const now = Date.now();
         for (const r of done) {
           this.published.inc({ type: r.type });

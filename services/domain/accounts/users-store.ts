@@ -40,3 +40,9 @@ export async function verifyCredentials(pg: PgPool, email: string, password: str
   if (!row) return burnPasswordCheck(password).then(() => null);
   return (await verifyPassword(password, row.password_hash)) ? toUser(row) : null;
 }
+
+/** Whether anyone can sign in yet (`meterline up` prints how to create the first account when not). */
+export async function anyUserExists(pg: PgPool): Promise<boolean> {
+  const { rows } = await pg.query<{ any: boolean }>('SELECT EXISTS (SELECT 1 FROM users) AS any');
+  return rows[0]?.any === true;
+}
