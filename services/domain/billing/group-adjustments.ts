@@ -40,7 +40,7 @@ export interface EarlierItemRow {
 
 /**
  * The columns of an earlier invoice line's period and usage range, for both late-usage queries (ungrouped in
- * pricing.ts, grouped here): `i` the invoice, `s` the subscription, `line` the usage line (alias) whose interval counts.
+ * price-periods.ts, grouped here): `i` the invoice, `s` the subscription, `line` the usage line (alias) whose interval counts.
  */
 export function earlierRangeColumns(line: string): string {
   return `i.period_start::timestamp AT TIME ZONE 'UTC' AS period_start_at, (i.period_end + 1)::timestamp AT TIME ZONE 'UTC' AS period_end_at,
