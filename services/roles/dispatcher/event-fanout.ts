@@ -26,9 +26,6 @@ export interface FanoutOptions {
 
 const DEFAULTS: FanoutOptions = { clock: () => new Date(), maxBatch: 500, maxWaitMs: 5, ackWaitMs: 30_000 };
 
-/** Durable consumer name on the EVENTS stream; every dispatcher process shares it. */
-export const FANOUT_CONSUMER = 'webhook-fanout';
-
 /**
  * Reads the EVENTS stream (durable pull consumer shared by every dispatcher process) and records, for each
  * event, attempt 1 for every enabled webhook of the event's account subscribed to its type — in Postgres,
@@ -63,16 +60,16 @@ export class EventFanout implements Component {
     const { nats, natsNames: names } = this.infra;
     const jsm = await jetstreamManager(nats);
     const config: Partial<ConsumerConfig> = {
-      durable_name: FANOUT_CONSUMER,
+      durable_name: names.fanoutConsumer,
       ack_policy: AckPolicy.Explicit,
       deliver_policy: DeliverPolicy.All,
       ack_wait: this.opts.ackWaitMs * 1_000_000,
       max_ack_pending: 20_000,
       max_deliver: -1,
     };
-    const existing = await jsm.consumers.info(names.eventsStream, FANOUT_CONSUMER).catch(() => null);
+    const existing = await jsm.consumers.info(names.eventsStream, names.fanoutConsumer).catch(() => null);
     if (!existing) await jsm.consumers.add(names.eventsStream, config);
-    const consumer = await jetstream(nats).consumers.get(names.eventsStream, FANOUT_CONSUMER);
+    const consumer = await jetstream(nats).consumers.get(names.eventsStream, names.fanoutConsumer);
     const messages = await consumer.consume({ max_messages: 1_000 });
     this.messages = messages;
     this.loop = (async () => {
@@ -89,7 +86,7 @@ export class EventFanout implements Component {
       this.lastError = (err as Error).message;
       this.infra.log.error({ err }, 'webhook fan-out loop failed');
     });
-    this.infra.log.info({ stream: names.eventsStream, durable: FANOUT_CONSUMER }, 'webhook fan-out started');
+    this.infra.log.info({ stream: names.eventsStream, durable: names.fanoutConsumer }, 'webhook fan-out started');
   }
 
   /** Writes are serialised: a batch waits for the previous one, so the loop's backpressure is one batch. */
