@@ -9,7 +9,6 @@ import { findOnPath } from './install.js';
 import { connect } from '@nats-io/transport-node';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { NatsNames, natsServerOptions } from '../../shared/clients/nats.js';
-import { FANOUT_CONSUMER } from '../../services/dispatcher/event-fanout.js';
 import {
   launch,
   loginOf,
@@ -102,7 +101,7 @@ export function rolePermissions(names: NatsNames): Record<Exclude<Profile, 'admi
     ]),
     dispatcher: role([
       names.eventSubjects,
-      ...durableAccess(names.eventsStream, FANOUT_CONSUMER),
+      ...durableAccess(names.eventsStream, names.fanoutConsumer),
       ...kvAccess(names.webhookUsageBucket),
     ]),
     billing: role([]),

@@ -14,7 +14,7 @@ import { createTestAccount } from '../fixtures/auth.js';
 import { privateStack } from '../fixtures/stack.js';
 import { refusesConnections } from '../fixtures/raw-http.js';
 import { storedCount } from '../integration/ingest-helpers.js';
-import { appendEvent } from '../../services/control/events/outbox.js';
+import { appendEvent } from '../../services/domain/events/outbox-store.js';
 
 async function pgError(url: string, sql = 'SELECT 1'): Promise<string> {
   const c = new pg.Client({ connectionString: url });
