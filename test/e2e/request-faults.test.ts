@@ -175,9 +175,15 @@ t.test('request intake under faulty clients: everything reserved comes back, oth
   const openAtEveryStage = (to: Target) =>
     Promise.all(doors.flatMap((door) => STAGES.map((stage) => stage.open(door, to.port))));
 
-  /** Another account (from the same address) and another client are answered while the faulty ones hold on. */
+  /**
+   * Another account (from the same address) and another client are answered while the faulty ones hold on,
+   * and /readyz tells the truth: in the issue it said 200 while every request with a body got 503.
+   */
   const othersServed = async (t: Test, to: Target) => {
     const W = other.auth.write.authorization;
+    const ready = await fetch(`${to.url}/readyz`);
+    t.equal(ready.status, 200, '/readyz: ready');
+    t.equal(((await ready.json()) as { status: string }).status, 'ready');
     t.equal((await post(to, '/v1/meters', W, meterBody(`m ${Math.random()}`))).status, 201, 'a control-plane write');
     const padded = JSON.stringify({ name: `big ${Math.random()}`, unit: 'u', aggregation: 'sum' }).padEnd(200 * KIB);
     t.equal((await post(to, '/v1/meters', W, padded)).status, 201, 'a 200 KiB body');
