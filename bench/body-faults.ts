@@ -1,9 +1,9 @@
 /**
  * The security review's reproduction of issue 24 against a running api (`npm start`, or one api process):
  * SOCKETS raw connections announce 1 MiB JSON bodies on the ingest route with account A's token, send a byte
- * every TRICKLE_INTERVAL_SECONDS for HOLD_SECONDS, then close without finishing. Afterwards every kind of body
- * request is tried — account B's control-plane write, account B's ingest, the unauthenticated OAuth token
- * endpoint — and the statuses are counted, with the api's body budget counters from /metrics.
+ * every TRICKLE_INTERVAL_SECONDS for HOLD_SECONDS, then close without finishing. While they are held and after
+ * they closed, every kind of body request is tried — account B's control-plane write, account B's ingest, the
+ * unauthenticated OAuth token endpoint — and the statuses are counted, with the body budget counters of /metrics.
  *
  *   node dist/bench/body-faults.js --base http://127.0.0.1:8080 --token-a "$TOKEN_A" --token-b "$TOKEN_B" \
  *     [--sockets 300] [--hold 12] [--interval 5] [--probes 20]
@@ -133,6 +133,7 @@ async function main(): Promise<void> {
   const started = Date.now();
   await sleep(1_000);
   const countersAfterOpening = await budgetCounters();
+  const whileHeld = await probe(meterId); // account A's slow bodies must not starve account B nor the OAuth client
   while (Date.now() - started < HOLD_MS) {
     await sleep(Math.min(INTERVAL_MS, HOLD_MS - (Date.now() - started)));
     for (const h of held) if (!h.socket.destroyed) h.socket.write(' ');
@@ -156,6 +157,7 @@ async function main(): Promise<void> {
         load_average_1m: Number(load1!.toFixed(2)),
         probes_before: before,
         counters_1s_after_opening: countersAfterOpening,
+        probes_while_held: whileHeld,
         held_sockets_answered_while_held: answeredWhileHeld,
         counters_while_held: countersWhileHeld,
         probes_after_close: after,
