@@ -29,9 +29,18 @@ export function typeOf(s: Schema | undefined): string {
   };
   const numbers = range(s.minimum, s.maximum, s.exclusiveMinimum, s.exclusiveMaximum);
   if (numbers) parts.push(numbers);
-  if (s.minLength !== undefined || s.maxLength !== undefined)
-    parts.push(`${s.minLength ?? 0}–${s.maxLength ?? '…'} characters`);
-  if (s.minItems !== undefined || s.maxItems !== undefined) parts.push(`${s.minItems ?? 0}–${s.maxItems ?? '…'} items`);
+  const count = (min: number | undefined, max: number | undefined, what: string) =>
+    min !== undefined && max !== undefined
+      ? `${min}–${max} ${what}`
+      : min !== undefined
+        ? `≥ ${min} ${what}`
+        : max !== undefined
+          ? `≤ ${max} ${what}`
+          : undefined;
+  const length = count(s.minLength, s.maxLength, 'characters');
+  if (length) parts.push(length);
+  const items = count(s.minItems, s.maxItems, 'items');
+  if (items) parts.push(items);
   if (s.pattern) parts.push(`matching \`${s.pattern}\``);
   return parts.join(' ');
 }
@@ -70,10 +79,22 @@ export function fieldRows(s: Schema | undefined, prefix = '', depth = 0): string
   return rows;
 }
 
+/** The array a body or response is, when it is one (directly or as one of its alternatives). */
+const arrayOf = (s: Schema | undefined): Schema | undefined =>
+  s?.type === 'array' ? s : (s?.anyOf ?? s?.oneOf ?? []).find((x: Schema) => x.type === 'array');
+
 function fieldsTable(s: Schema | undefined): string[] {
   const rows = fieldRows(s);
   if (!rows.length) return s ? [`A ${typeOf(s)}.`, ''] : [];
-  return ['| field | type | required | description |', '|---|---|---|---|', ...rows, ''];
+  const array = arrayOf(s);
+  const alternatives = (s?.anyOf ?? s?.oneOf ?? []).length > 1;
+  const intro = array
+    ? [
+        `${alternatives ? 'One object, or a' : 'A'} JSON array${array.maxItems !== undefined ? ` of ${array.minItems ?? 0}–${array.maxItems}` : ''} objects with these fields:`,
+        '',
+      ]
+    : [];
+  return [...intro, '| field | type | required | description |', '|---|---|---|---|', ...rows, ''];
 }
 
 const scopeOf = (op: Operation) => {
