@@ -1,6 +1,6 @@
 /**
  * Which server instances a stack runs, each with its own directory and ports. The single topology is
- * one instance of each server, named after it, under `.data/<server>/`, on the ports in the README —
+ * one instance of each server, named after it, under `.data/<server>/`, on the ports in docs/operations.md —
  * or, with METERLINE_STACK_PORT_BASE=N, on N, N+1, … (in SERVER_NAMES order, each server's ports in
  * its `defaultPorts` order), so a second stack can run beside the first. A cluster topology is a
  * longer list of instances (several of a kind, each with its ports) built the same way.
@@ -60,7 +60,7 @@ export function singleTopology(root: string, env: NodeJS.ProcessEnv): Instance[]
   }));
 }
 
-/** The local cluster's shape (README "Running on more than one machine"). */
+/** The local cluster's shape (docs/operations.md "Running on more than one machine"). */
 export const CLUSTER_SHAPE = { natsNodes: 3, clickhouseShards: 2, clickhouseReplicas: 2 } as const;
 /** The name of the NATS cluster and of the ClickHouse cluster (CLICKHOUSE_CLUSTER). */
 export const CLUSTER_NAME = 'meterline';
