@@ -9,6 +9,8 @@ import { createDispatcherParts } from './dispatcher/components.js';
 import { UsageEventEmitter } from './consumer/usage-events.js';
 import { createBillingService } from './billing/service.js';
 import { BillingScheduler } from './billing/scheduler.js';
+import { FANOUT_CONSUMER } from './dispatcher/event-fanout.js';
+import { registerConsumerLag } from '../shared/jetstream-lag.js';
 
 export const ROLES = ['api', 'consumer', 'dispatcher', 'billing'] as const;
 export type Role = (typeof ROLES)[number];
@@ -18,6 +20,7 @@ export async function createRole(role: Role, infra: Infra): Promise<Service> {
     case 'api':
       return new ApiService(infra, undefined, await createAuthenticator(infra));
     case 'consumer': {
+      registerConsumerLag(infra.metrics, infra.nats, infra.natsNames.usageStream, infra.natsNames.usageConsumer);
       const usageEvents = new UsageEventEmitter(infra);
       return createConsumerService(infra, [
         usageEvents,
@@ -25,6 +28,7 @@ export async function createRole(role: Role, infra: Infra): Promise<Service> {
       ]);
     }
     case 'dispatcher':
+      registerConsumerLag(infra.metrics, infra.nats, infra.natsNames.eventsStream, FANOUT_CONSUMER);
       return createDispatcherService(infra, createDispatcherParts(infra).components);
     case 'billing':
       return createBillingService(infra, [new BillingScheduler(infra)]);
