@@ -12,8 +12,9 @@ import { BillingScheduler } from './billing/scheduler.js';
 import { FANOUT_CONSUMER } from './dispatcher/event-fanout.js';
 import { registerConsumerLag } from '../shared/jetstream-lag.js';
 
-export const ROLES = ['api', 'consumer', 'dispatcher', 'billing'] as const;
-export type Role = (typeof ROLES)[number];
+import type { Role } from './role-names.js';
+
+export { ROLES, type Role } from './role-names.js';
 
 export async function createRole(role: Role, infra: Infra): Promise<Service> {
   switch (role) {

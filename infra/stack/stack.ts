@@ -148,7 +148,7 @@ function profileUrls(i: Instance, rec: ServerRecord | undefined, creds: Credenti
   if (!rec?.secured || !passwords) return sameForAll(rec?.url ?? i.url);
   const ports = rec.ports ?? i.ports;
   return Object.fromEntries(
-    PROFILES.map((p) => [p, i.kind.url(ports, undefined, loginOf(i.kind, passwords, p))]),
+    PROFILES.map((p) => [p, i.kind.url(ports, i.host, loginOf(i.kind, passwords, p))]),
   ) as Record<Profile, string>;
 }
 
@@ -248,6 +248,8 @@ async function upInstance(
     passwords: o.creds[i.kind.name],
     natsNamespace: o.natsNamespace,
     cluster: i.cluster,
+    host: i.host,
+    clients: i.clients,
   });
   o.log(`${i.name}: ready at ${i.url} (pid ${h.pid}, ${Date.now() - t0} ms)`);
   const record = newRecord(i, h.pid, h.logFile, true);
@@ -307,19 +309,29 @@ function waves(instances: Instance[]): Instance[][] {
   return [instances.filter((i) => !late(i)), instances.filter(late)];
 }
 
-/** A NATS cluster elects its JetStream meta leader after its nodes answer; streams can be made only then. */
-async function jetstreamReady(instances: Instance[], log: Log): Promise<void> {
+/**
+ * A NATS cluster elects its JetStream meta leader after its nodes answer; streams can be made only then. One host
+ * of an inventory cannot make a majority alone: there a missing leader is reported, not an error (the other hosts'
+ * nodes may start later).
+ */
+async function jetstreamReady(instances: Instance[], log: Log, hosts: boolean): Promise<void> {
   const node = instances.find((i) => i.kind === SERVERS.nats && i.cluster && i.ports.monitor);
   if (!node) return;
   let detail = '';
-  await waitFor(
-    async () => {
-      const r = await jetstreamClusterReady('127.0.0.1', node.ports.monitor!);
-      detail = r.detail ?? '';
-      return r.ok;
-    },
-    { timeoutMs: READY_TIMEOUT_MS, intervalMs: 200, what: 'the NATS cluster to elect a JetStream leader' },
-  );
+  try {
+    await waitFor(
+      async () => {
+        const r = await jetstreamClusterReady(node.host ?? '127.0.0.1', node.ports.monitor!);
+        detail = r.detail ?? '';
+        return r.ok;
+      },
+      { timeoutMs: READY_TIMEOUT_MS, intervalMs: 200, what: 'the NATS cluster to elect a JetStream leader' },
+    );
+  } catch (e) {
+    if (!hosts) throw e;
+    log(`nats cluster: ${detail} — start the NATS nodes of the other hosts`);
+    return;
+  }
   log(`nats cluster: ${detail}`);
 }
 
@@ -371,7 +383,7 @@ export async function stackUp(o: { root: string; env?: NodeJS.ProcessEnv; log?: 
       if (failures.length) await stopStarted(started, state, up.log);
       writeState(root, state, env);
       throwAll(failures, 'servers failed to start');
-      await jetstreamReady(instances, up.log);
+      await jetstreamReady(instances, up.log, topologyName(env) === 'hosts');
       return info(entries, settings);
     },
     env,
