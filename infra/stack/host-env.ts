@@ -51,7 +51,8 @@ export function profileEnvironment(
   const clickhouse = hostsRunning(inv, 'clickhouse');
   return {
     ...inv.settings,
-    DATABASE_URL: url('postgres', hostsRunning(inv, 'postgres')),
+    // No host runs Postgres: DATABASE_URL comes from the environment (a managed Postgres).
+    ...(hostsRunning(inv, 'postgres').length ? { DATABASE_URL: url('postgres', hostsRunning(inv, 'postgres')) } : {}),
     NATS_URL: url('nats', nearestFirst(nats, host)),
     NATS_STREAM_REPLICAS: String(nats.length >= 3 ? 3 : 1),
     CLICKHOUSE_URL: url('clickhouse', nearestFirst(clickhouse, host)),

@@ -144,7 +144,7 @@ export function parseInventory(doc: unknown, file: string): Inventory {
   unique('name');
   unique('address');
   const runs = (s: HostServer) => hosts.filter((h) => h.servers.includes(s));
-  if (runs('postgres').length !== 1) problems.push('hosts: exactly one host must run postgres');
+  if (runs('postgres').length > 1) problems.push('hosts: at most one host may run postgres (none: DATABASE_URL)');
   if (runs('nats').length === 0) problems.push('hosts: at least one host must run nats');
   if (runs('nats').length === 2) problems.push('hosts: run 1 or at least 3 nats nodes (JetStream needs a majority)');
   if (runs('clickhouse').length === 0) problems.push('hosts: at least one host must run clickhouse');

@@ -126,6 +126,11 @@ function natsConfig(o: NatsOptions, host: string, storeDir: string): string {
     `max_payload: 8MB`,
     ...(o.cluster
       ? [
+          // A peer whose host vanished (no FIN, no RST) must be noticed in seconds, not at the 2-minute default:
+          // until its route is closed, JetStream's meta and KV requests routed through it stall.
+          `ping_interval: "2s"`,
+          `ping_max: 3`,
+          `write_deadline: "3s"`,
           `cluster {`,
           `  name: ${JSON.stringify(o.cluster.name)}`,
           `  listen: ${JSON.stringify(`${urlHost(host)}:${o.cluster.port}`)}`,

@@ -1,7 +1,7 @@
 /**
  * Operator tools meterline's own checks use, from Debian like the servers: HAProxy (the load balancer in
- * front of the api processes of several hosts, docs/operations-hosts.md) and promtool (the `prometheus`
- * package: checks and unit-tests the alert rules, docs/metrics.md).
+ * front of the api processes of several hosts, docs/operations-hosts.md), promtool (the `prometheus`
+ * package: checks and unit-tests the alert rules, docs/metrics.md) and systemd-analyze (checks the units).
  */
 import { ensureInstalled, findOnPath, type Installable } from './install.js';
 
@@ -20,6 +20,7 @@ function tool(name: string, debianPackage: string, binary: string): Installable 
 export const TOOLS = {
   haproxy: tool('haproxy', 'haproxy', 'haproxy'),
   promtool: tool('promtool', 'prometheus', 'promtool'),
+  systemdAnalyze: tool('systemd-analyze', 'systemd', 'systemd-analyze'),
 } as const;
 
 /** The tool's executable, installing its Debian package first when it is missing (as the servers are). */

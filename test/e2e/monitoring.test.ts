@@ -16,6 +16,7 @@ import {
   type ExposedMetric,
 } from '../../infra/monitoring/metrics-doc.js';
 import { metricNames } from '../../infra/monitoring/promql.js';
+import { DEFAULT_HOST_PORTS, parseInventory } from '../../infra/stack/inventory.js';
 import { isolatedConfig, testInfra, waitUntil } from '../fixtures/env.js';
 import { createTestAccount } from '../fixtures/auth.js';
 import { callJson, usageRecord, waitForIngressMeter } from '../fixtures/matrix.js';
@@ -80,6 +81,25 @@ t.test('alert rules: promtool check rules and promtool test rules', async (t) =>
   );
   const run = promtool(bin, ['test', 'rules', 'alerts.test.yml']);
   t.equal(run.status, 0, `promtool test rules passes:\n${run.out}`);
+
+  // The scrape configuration of the three-host layout: valid, and aimed at every role of every host of the
+  // example inventory on the ports the hosts use.
+  const config = promtool(bin, ['check', 'config', path.join(MONITORING, 'prometheus.yml')]);
+  t.equal(config.status, 0, `promtool check config passes:\n${config.out}`);
+  const example = repoPath('infra/hosts/inventory.example.json');
+  const inv = parseInventory(JSON.parse(readFileSync(example, 'utf8')), example);
+  const scrape = parseYaml(readFileSync(path.join(MONITORING, 'prometheus.yml'), 'utf8')) as {
+    scrape_configs: { job_name: string; static_configs: { targets: string[] }[] }[];
+  };
+  for (const role of ROLES) {
+    const port = role === 'api' ? DEFAULT_HOST_PORTS.api : DEFAULT_HOST_PORTS[`${role}_metrics`];
+    const job = scrape.scrape_configs.find((j) => j.job_name === `meterline-${role}`);
+    t.same(
+      job?.static_configs.flatMap((c) => c.targets),
+      inv.hosts.filter((h) => h.roles.includes(role)).map((h) => `${h.address}:${port}`),
+      `prometheus.yml scrapes ${role} on every host`,
+    );
+  }
 
   // The tests do bite: the same tests against a rule with a tenfold threshold fail.
   const dir = mkdtempSync(path.join(tmpdir(), 'meterline-alerts-'));
