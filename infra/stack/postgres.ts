@@ -60,7 +60,7 @@ function compareVersions(a: string, b: string): number {
 }
 
 /** Directory holding `postgres` and `initdb` (highest /usr/lib/postgresql/<v>/bin, else PATH). */
-function postgresBinDir(): string | null {
+export function postgresBinDir(): string | null {
   const base = '/usr/lib/postgresql';
   let versions: string[] = [];
   try {

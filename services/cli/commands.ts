@@ -25,6 +25,11 @@ export const COMMANDS: Record<string, { run: Command; usage: string }> = {
     run: async () => (await import('./migrate.js')).migrateCommand(),
     usage: 'migrate — apply Postgres, ClickHouse and NATS migrations',
   },
+  backup: {
+    run: async (args) => (await import('./backup.js')).backupCommand(args),
+    usage:
+      'backup create --out DIR — Postgres, ClickHouse, the JetStream state to resume, secret.key and credentials.json, taken while everything runs; backup restore --from DIR — into an empty stack (started when it is not running) of this release or a later one, before its roles start (docs/backups.md)',
+  },
   accounts: {
     run: async (args) => (await import('./accounts.js')).accountsCommand(args),
     usage:

@@ -2,7 +2,7 @@ import { stackUp, stackStatus } from '../../infra/stack/stack.js';
 import { readCredentials } from '../../infra/stack/credentials.js';
 import { profileEnvironment } from '../../infra/stack/host-env.js';
 import { selectedHost } from '../../infra/stack/inventory.js';
-import { STACK_ROOT, repoPath } from '../../shared/paths.js';
+import { STACK_ROOT, stackSecretFile } from '../../shared/paths.js';
 import { ensureSecretFile } from '../../shared/secret.js';
 
 /**
@@ -17,7 +17,7 @@ export async function stackEnv(opts: { launch: boolean; log?: (m: string) => voi
     return { ...process.env, ...profileEnvironment(inventory, host, readCredentials(STACK_ROOT), 'migrate') };
   }
   const env = { ...process.env };
-  env.SECRET_KEY ||= await ensureSecretFile(repoPath('.data/secret.key'));
+  env.SECRET_KEY ||= await ensureSecretFile(stackSecretFile());
   if (env.DATABASE_URL && env.NATS_URL && env.CLICKHOUSE_URL) return env;
   const info = opts.launch
     ? await stackUp({ root: STACK_ROOT, env, log: opts.log })

@@ -1,6 +1,6 @@
 import { parseConfig, ConfigError } from '../../shared/config.js';
 import { migrateAll } from '../../shared/migrate.js';
-import { STACK_ROOT, repoPath } from '../../shared/paths.js';
+import { STACK_ROOT, stackSecretFile } from '../../shared/paths.js';
 import { ensureSecretFile } from '../../shared/secret.js';
 import { stackUp, stackDown, stackStatus } from '../../infra/stack/stack.js';
 import { topologyName, writeRoleProcesses } from '../../infra/stack/state.js';
@@ -45,7 +45,7 @@ export async function upCommand(args: string[] = []): Promise<number> {
   const env = {
     ...stack.settings,
     ...process.env,
-    SECRET_KEY: process.env.SECRET_KEY || (await ensureSecretFile(repoPath('.data/secret.key'))),
+    SECRET_KEY: process.env.SECRET_KEY || (await ensureSecretFile(stackSecretFile())),
   };
   const envOf = (role: Role) => ({ ...env, ...stack.profiles[role] });
   let config;
