@@ -1,15 +1,14 @@
 import type { Service } from '../shared/service.js';
 import type { Infra } from '../shared/infra.js';
-import { ApiService } from './api/service.js';
-import { createAuthenticator } from './api/authenticator.js';
-import { createConsumerService } from './consumer/service.js';
-import { UsageConsumer } from './consumer/usage-consumer.js';
-import { createDispatcherService } from './dispatcher/service.js';
-import { createDispatcherParts } from './dispatcher/components.js';
-import { UsageEventEmitter } from './consumer/usage-events.js';
-import { createBillingService } from './billing/service.js';
-import { BillingScheduler } from './billing/scheduler.js';
-import { FANOUT_CONSUMER } from './dispatcher/event-fanout.js';
+import { ApiService } from './roles/api/service.js';
+import { createAuthenticator } from './roles/api/authenticator.js';
+import { createConsumerService } from './roles/consumer/service.js';
+import { UsageConsumer } from './roles/consumer/usage-consumer.js';
+import { createDispatcherService } from './roles/dispatcher/service.js';
+import { createDispatcherParts } from './roles/dispatcher/components.js';
+import { UsageEventEmitter } from './roles/consumer/usage-events.js';
+import { createBillingService } from './roles/billing/service.js';
+import { BillingScheduler } from './roles/billing/scheduler.js';
 import { registerConsumerLag } from '../shared/jetstream-lag.js';
 
 import type { Role } from './role-names.js';
@@ -29,7 +28,7 @@ export async function createRole(role: Role, infra: Infra): Promise<Service> {
       ]);
     }
     case 'dispatcher':
-      registerConsumerLag(infra.metrics, infra.nats, infra.natsNames.eventsStream, FANOUT_CONSUMER);
+      registerConsumerLag(infra.metrics, infra.nats, infra.natsNames.eventsStream, infra.natsNames.fanoutConsumer);
       return createDispatcherService(infra, createDispatcherParts(infra).components);
     case 'billing':
       return createBillingService(infra, [new BillingScheduler(infra)]);

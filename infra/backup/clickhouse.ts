@@ -186,7 +186,9 @@ export async function clickhouseRows(url: string, database: string): Promise<Rec
 export async function dropClickhouseDatabase(url: string, database: string, cluster: string): Promise<void> {
   const ch = replicas(url, database);
   try {
-    await ch.run((c) => c.command({ query: `DROP DATABASE IF EXISTS ${database}${cluster ? ` ON CLUSTER ${cluster}` : ''}` }));
+    await ch.run((c) =>
+      c.command({ query: `DROP DATABASE IF EXISTS ${database}${cluster ? ` ON CLUSTER ${cluster}` : ''}` }),
+    );
   } finally {
     await ch.close();
   }

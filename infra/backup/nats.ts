@@ -19,7 +19,6 @@ import { jetstream, jetstreamManager, type StoredMsg } from '@nats-io/jetstream'
 import { Kvm } from '@nats-io/kv';
 import { headers as natsHeaders, type MsgHdrs } from '@nats-io/transport-node';
 import type { NatsConnection, NatsNames } from '../../shared/clients/nats.js';
-import { FANOUT_CONSUMER } from '../../services/dispatcher/event-fanout.js';
 import { HDR_COUNT, HDR_DEADLINE, HDR_VOID } from '../../shared/usage/wire.js';
 
 interface SavedMessage {
@@ -71,7 +70,7 @@ function writer(file: string) {
 /** The fan-out consumer's ack floor: every EVENTS message up to it has its deliveries in Postgres. */
 export async function eventsAckFloor(nc: NatsConnection, names: NatsNames): Promise<number> {
   const jsm = await jetstreamManager(nc);
-  const info = await jsm.consumers.info(names.eventsStream, FANOUT_CONSUMER).catch(() => null);
+  const info = await jsm.consumers.info(names.eventsStream, names.fanoutConsumer).catch(() => null);
   return info?.ack_floor.stream_seq ?? 0;
 }
 
@@ -145,7 +144,7 @@ export async function natsInUse(nc: NatsConnection, names: NatsNames): Promise<s
   if (usage && usage.state.messages > 0) problems.push(`${names.usageStream} holds ${usage.state.messages} messages`);
   for (const [stream, consumer] of [
     [names.usageStream, names.usageConsumer],
-    [names.eventsStream, FANOUT_CONSUMER],
+    [names.eventsStream, names.fanoutConsumer],
   ] as const) {
     const info = await jsm.consumers.info(stream, consumer).catch(() => null);
     if (info && info.num_waiting > 0) problems.push(`a role is pulling from ${stream} (consumer ${consumer})`);

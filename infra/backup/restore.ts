@@ -87,7 +87,9 @@ export async function restoreBackup(
   };
   const unknown = await unknownMigrations(m);
   if (unknown.length)
-    throw new Error(`the backup was made by a later release (migrations ${unknown.join(', ')}): restore it with that one`);
+    throw new Error(
+      `the backup was made by a later release (migrations ${unknown.join(', ')}): restore it with that one`,
+    );
   const names = new NatsNames(config.NATS_NAMESPACE);
   await step('check the target is empty', () => checkEmpty(config, names));
 
@@ -113,7 +115,9 @@ export async function restoreBackup(
     const kv = await step('kv buckets', async () => {
       const out: RestoreReport['kv'] = [];
       // The source's bucket names carry its namespace; the target's are the same buckets under its own.
-      const targetOf = new Map(new NatsNames(m.source.nats_namespace).kvBuckets.map((b, i) => [b, names.kvBuckets[i]!]));
+      const targetOf = new Map(
+        new NatsNames(m.source.nats_namespace).kvBuckets.map((b, i) => [b, names.kvBuckets[i]!]),
+      );
       for (const b of m.nats.kv) {
         const bucket = targetOf.get(b.bucket) ?? b.bucket;
         out.push({ bucket, keys: await restoreBucket(nc, bucket, path.join(dir, b.file)) });
