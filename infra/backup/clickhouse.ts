@@ -72,6 +72,17 @@ async function migrationOrder(): Promise<{ tables: string[]; views: string[] }> 
   return { tables, views };
 }
 
+/** `Distributed(cluster, 'db', 'table', key)` → its arguments, unquoted. */
+function distributedArguments(engineFull: string): string[] {
+  const open = engineFull.indexOf('(');
+  const close = engineFull.indexOf(')', open);
+  if (!engineFull.startsWith('Distributed') || open < 0) return [];
+  return engineFull
+    .slice(open + 1, close < 0 ? undefined : close)
+    .split(',')
+    .map((a) => a.trim().replace(/^'|'$/g, ''));
+}
+
 /** The tables whose rows a backup keeps, in migration order (unknown ones after, by name). */
 async function dataTables(ch: ClickhouseReplicas, database: string): Promise<TableRow[]> {
   const all = await tablesOf(ch, database);
@@ -79,7 +90,7 @@ async function dataTables(ch: ClickhouseReplicas, database: string): Promise<Tab
   const behindDistributed = new Set(
     all
       .filter((t) => t.engine === 'Distributed')
-      .map((t) => /^Distributed\(\s*[^,]+,\s*'?(\w+)'?\s*,\s*'?(\w+)'?/.exec(t.engine_full)?.[2])
+      .map((t) => distributedArguments(t.engine_full)[2])
       .filter((x): x is string => !!x),
   );
   const out: TableRow[] = [];

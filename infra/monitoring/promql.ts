@@ -20,16 +20,67 @@ const KEYWORDS = new Set([
   'nan',
 ]);
 
+const LABEL_LISTS = new Set(['by', 'without', 'on', 'ignoring', 'group_left', 'group_right']);
+const NAME_START = /[a-zA-Z_:]/;
+const NAME_PART = /[a-zA-Z0-9_:]/;
+const DURATION_PART = /[0-9.a-zA-Z]/;
+
+/** Where the bracket opened at `i` closes (or the end): strings inside are skipped whole. */
+function closing(expr: string, i: number, close: string): number {
+  let j = i + 1;
+  while (j < expr.length && expr[j] !== close) j = expr[j] === '"' || expr[j] === "'" ? skipString(expr, j) : j + 1;
+  return j + 1;
+}
+
+/** The index after the string literal opened at `i` (escapes honoured). */
+function skipString(expr: string, i: number): number {
+  const quote = expr[i];
+  let j = i + 1;
+  while (j < expr.length && expr[j] !== quote) j += expr[j] === '\\' ? 2 : 1;
+  return j + 1;
+}
+
+/** The next non-blank index after `i`, past a `by (…)`-style list there (`sum by (le) (…)` is a call of sum). */
+function afterLabelList(expr: string, i: number): number {
+  let j = i;
+  while (j < expr.length && /\s/.test(expr[j]!)) j++;
+  let k = j;
+  while (k < expr.length && NAME_PART.test(expr[k]!)) k++;
+  if (k === j || !LABEL_LISTS.has(expr.slice(j, k).toLowerCase())) return j;
+  let open = k;
+  while (open < expr.length && /\s/.test(expr[open]!)) open++;
+  if (expr[open] !== '(') return j;
+  j = closing(expr, open, ')');
+  while (j < expr.length && /\s/.test(expr[j]!)) j++;
+  return j;
+}
+
+/**
+ * One pass over the expression, each character looked at a bounded number of times (a scanner, not regexes that
+ * rescan from every position: the regex lint, test/unit/safe-regex.test.ts, holds this file to linear time too).
+ */
 export function metricNames(expr: string): string[] {
-  const s = expr
-    .replace(/"(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*'/g, ' ') // strings
-    .replace(/\{[^}]*\}/g, ' ') // label matchers
-    .replace(/\[[^\]]*\]/g, ' ') // ranges, subqueries
-    .replace(/\b(by|without|on|ignoring|group_left|group_right)\s*\([^)]*\)/g, ' ') // label lists
-    .replace(/\$__\w+|\$\w+/g, ' ') // dashboard variables
-    .replace(/\b[a-zA-Z_][a-zA-Z0-9_]*\s*\(/g, '(') // function calls
-    .replace(/\b\d+(\.\d+)?([smhdwy]|ms)?\b/g, ' '); // numbers and durations
   const out = new Set<string>();
-  for (const m of s.matchAll(/[a-zA-Z_:][a-zA-Z0-9_:]*/g)) if (!KEYWORDS.has(m[0].toLowerCase())) out.add(m[0]);
+  let i = 0;
+  while (i < expr.length) {
+    const c = expr[i]!;
+    if (c === '"' || c === "'" || c === '`') i = skipString(expr, i);
+    else if (c === '{') i = closing(expr, i, '}');
+    else if (c === '[') i = closing(expr, i, ']');
+    else if (c === '$') {
+      i++;
+      while (i < expr.length && NAME_PART.test(expr[i]!)) i++;
+    } else if (/[0-9]/.test(c)) {
+      while (i < expr.length && DURATION_PART.test(expr[i]!)) i++;
+    } else if (NAME_START.test(c)) {
+      const start = i;
+      while (i < expr.length && NAME_PART.test(expr[i]!)) i++;
+      const name = expr.slice(start, i);
+      const next = afterLabelList(expr, i);
+      const call = expr[next] === '(';
+      if (call && LABEL_LISTS.has(name.toLowerCase())) i = closing(expr, next, ')');
+      else if (!call && !KEYWORDS.has(name.toLowerCase())) out.add(name);
+    } else i++;
+  }
   return [...out];
 }

@@ -1,5 +1,5 @@
 /**
- * HAProxy (Debian's package) in front of the api processes of an inventory (docs/operations-hosts.md). Every
+ * HAProxy (Debian's package) in front of the api processes of an inventory (docs/operations.md). Every
  * api answers every route, so one backend holds them all; `/readyz` decides who gets traffic (an api whose
  * NATS, Postgres or watches are down says 503 and is taken out within two seconds, and back once it is ready).
  *

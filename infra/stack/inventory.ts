@@ -1,5 +1,5 @@
 /**
- * Several hosts (docs/operations-hosts.md): one inventory file, the same on every host, lists the hosts — each
+ * Several hosts (docs/operations.md): one inventory file, the same on every host, lists the hosts — each
  * its name, its address, the servers it runs and the roles it runs — the ports (the same on every host) and the
  * settings every role shares. Beside it live the files every host shares: `credentials.json` (a password per
  * server user) and `secret.key` (SECRET_KEY), made once by `meterline hosts init` and copied with the inventory.

@@ -1,6 +1,6 @@
 /**
  * Operator tools meterline's own checks use, from Debian like the servers: HAProxy (the load balancer in
- * front of the api processes of several hosts, docs/operations-hosts.md), promtool (the `prometheus`
+ * front of the api processes of several hosts, docs/operations.md), promtool (the `prometheus`
  * package: checks and unit-tests the alert rules, docs/metrics.md) and systemd-analyze (checks the units).
  */
 import { ensureInstalled, findOnPath, type Installable } from './install.js';

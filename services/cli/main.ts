@@ -3,7 +3,7 @@ import { EXIT, printError, UsageError } from './output.js';
 import { ConfigError } from '../../shared/config.js';
 
 /**
- * `--inventory FILE` and `--host NAME` anywhere on the line: this host of an inventory (docs/operations-hosts.md),
+ * `--inventory FILE` and `--host NAME` anywhere on the line: this host of an inventory (docs/operations.md),
  * the same as METERLINE_INVENTORY and METERLINE_HOST, for every command.
  */
 function takeHostFlags(argv: string[]): string[] {

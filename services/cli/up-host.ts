@@ -1,5 +1,5 @@
 /**
- * `meterline up` on one host of an inventory (docs/operations-hosts.md): this host's roles (or the `--role` ones)
+ * `meterline up` on one host of an inventory (docs/operations.md): this host's roles (or the `--role` ones)
  * against every host's servers, each role with its own login. No server is started here (`meterline stack up`
  * does that on each host) and nothing is migrated unless `--migrate`: an upgrade migrates once, then rolls the
  * processes (docs/upgrades.md).

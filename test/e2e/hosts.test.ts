@@ -12,7 +12,7 @@ import { waitUntil } from '../fixtures/env.js';
 import { makeRelease } from '../fixtures/release.js';
 import { startIngest, startReads } from './hosts-load.js';
 
-// Three hosts (network namespaces on a private bridge) laid out as docs/operations-hosts.md: each runs a NATS
+// Three hosts (network namespaces on a private bridge) laid out as docs/operations.md: each runs a NATS
 // node, a ZooKeeper node, a ClickHouse replica (one shard, three replicas) and every role; the first also
 // Postgres. HAProxy in front of the three api processes. Clients behave as docs/upgrades.md says (records carry
 // ids, failed requests are sent again). Deadlines are generous: the machine is shared.

@@ -9,7 +9,7 @@ import { haproxyConfig } from '../../infra/stack/haproxy.js';
 import { parseInventory } from '../../infra/stack/inventory.js';
 import { TOOLS, toolPath } from '../../infra/stack/tools.js';
 
-// The files an operator copies onto the hosts (docs/operations-hosts.md): the systemd units pass
+// The files an operator copies onto the hosts (docs/operations.md): the systemd units pass
 // `systemd-analyze verify` without a warning, the example inventory is valid, and the HAProxy configuration
 // generated from it passes `haproxy -c`.
 
@@ -56,11 +56,8 @@ t.test('the example inventory and its HAProxy configuration', async (t) => {
       ['meterline-3', 3, 4],
     ],
   );
-  const doc = readFileSync(repoPath('docs/operations-hosts.md'), 'utf8');
-  t.ok(
-    doc.includes(readFileSync(EXAMPLE, 'utf8').trim()),
-    'docs/operations-hosts.md shows the example inventory as it is',
-  );
+  const doc = readFileSync(repoPath('docs/operations.md'), 'utf8');
+  t.ok(doc.includes(readFileSync(EXAMPLE, 'utf8').trim()), 'docs/operations.md shows the example inventory as it is');
   t.ok(doc.includes(readFileSync(repoPath('infra/hosts/host.env.example'), 'utf8').trim()), 'and the host.env example');
   const bin = await toolPath(TOOLS.haproxy);
   const dir = mkdtempSync(path.join(tmpdir(), 'meterline-haproxy-'));
