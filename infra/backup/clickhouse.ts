@@ -43,8 +43,9 @@ const MIGRATIONS_TABLE = 'schema_migrations';
 const HOLDS_ROWS = /MergeTree$|Log$|^Memory$/;
 const NO_ROWS_OF_ITS_OWN = /^(View|MaterializedView|Null|Merge)$/;
 
-function replicas(url: string, database: string): ClickhouseReplicas {
-  return new ClickhouseReplicas(clickhouseUrls(url), database, { requestTimeoutMs: 3_600_000, quiet: true });
+function replicas(url: string): ClickhouseReplicas {
+  // No default database: every query names it, and the checks run before it exists.
+  return new ClickhouseReplicas(clickhouseUrls(url), undefined, { requestTimeoutMs: 3_600_000, quiet: true });
 }
 
 async function rowsOf<T>(ch: ClickhouseReplicas, query: string): Promise<T[]> {
@@ -119,7 +120,7 @@ async function writableColumns(ch: ClickhouseReplicas, database: string, table: 
 
 /** The versions of the applied ClickHouse migrations (none when the database does not exist yet). */
 export async function clickhouseMigrationsApplied(url: string, database: string): Promise<string[]> {
-  const ch = replicas(url, database);
+  const ch = replicas(url);
   try {
     const exists = await rowsOf<{ n: string }>(
       ch,
@@ -144,7 +145,7 @@ const READ_SETTINGS = {
 } as const;
 
 export async function dumpClickhouse(url: string, database: string, dir: string): Promise<TableDump[]> {
-  const ch = replicas(url, database);
+  const ch = replicas(url);
   try {
     const tables = await dataTables(ch, database);
     const out: TableDump[] = [];
@@ -175,7 +176,7 @@ export async function dumpClickhouse(url: string, database: string, dir: string)
 
 /** Tables of the target that hold rows (a restore goes into an empty database), with their counts. */
 export async function clickhouseRows(url: string, database: string): Promise<Record<string, number>> {
-  const ch = replicas(url, database);
+  const ch = replicas(url);
   try {
     const exists = await rowsOf<{ n: string }>(
       ch,
@@ -195,7 +196,7 @@ export async function clickhouseRows(url: string, database: string): Promise<Rec
 
 /** Drops the (empty) database: a target migrated past its backup is made again at the backup's version. */
 export async function dropClickhouseDatabase(url: string, database: string, cluster: string): Promise<void> {
-  const ch = replicas(url, database);
+  const ch = replicas(url);
   try {
     await ch.run((c) =>
       c.command({ query: `DROP DATABASE IF EXISTS ${database}${cluster ? ` ON CLUSTER ${cluster}` : ''}` }),
@@ -216,7 +217,7 @@ export async function restoreClickhouse(
   dir: string,
   tables: TableDump[],
 ): Promise<{ table: string; rows: number }[]> {
-  const ch = replicas(url, database);
+  const ch = replicas(url);
   const onCluster = cluster ? ` ON CLUSTER ${cluster}` : '';
   const ddl = (query: string) => ch.run((c) => c.command({ query }));
   try {

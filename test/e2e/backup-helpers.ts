@@ -100,6 +100,11 @@ export async function pathsOf(base: string, token: string, octoberMeters: string
   return paths;
 }
 
+function plainId(id: string): string {
+  if (!/^[A-Za-z0-9_]+$/.test(id)) throw new Error(`not an id: ${id}`);
+  return id;
+}
+
 /** Record id → value of a meter's rows in ClickHouse, each record once (FINAL), and the rows' count unmerged. */
 export async function storedRecords(
   clickhouseUrl: string,
@@ -109,8 +114,8 @@ export async function storedRecords(
   const ch = createClickhouse(clickhouseUrl, database);
   try {
     const rs = await ch.query({
-      query: `SELECT record_id, toString(value) AS value FROM ${database}.usage_records FINAL WHERE meter_id = {m:String}`,
-      query_params: { m: meterId },
+      // ClickHouse 18.16 has no query parameters: the id is checked to be plain instead.
+      query: `SELECT record_id, toString(value) AS value FROM ${database}.usage_records FINAL WHERE meter_id = '${plainId(meterId)}'`,
       format: 'JSONEachRow',
     });
     const rows = await rs.json<{ record_id: string; value: string }>();
