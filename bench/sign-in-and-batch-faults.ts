@@ -63,12 +63,18 @@ async function signInForm(): Promise<{ action: string; fields: Record<string, st
     keep(res);
   }
   const html = await res.text();
-  const form = /<form\b([^>]*)>([\s\S]*?)<\/form>/i.exec(html);
+  // indexOf, not a lazy regex over the page: the safe-regex lint (test/unit/safe-regex.test.ts) flags that one.
+  const lower = html.toLowerCase();
+  const start = lower.indexOf('<form');
+  const end = start < 0 ? -1 : lower.indexOf('</form>', start);
+  const open = end < 0 ? -1 : html.indexOf('>', start);
+  const form =
+    open < 0 || open > end ? null : [html.slice(start, end), html.slice(start + 5, open), html.slice(open + 1, end)];
   if (!form) throw new Error(`no sign-in form (status ${res.status}): ${html.slice(0, 300)}`);
   const attr = (tag: string, name: string) =>
     new RegExp(`\\s${name}="([^"]*)"`, 'i').exec(tag)?.[1]?.replace(/&amp;/g, '&') ?? null;
   const fields: Record<string, string> = {};
-  for (const tag of form[2]!.match(/<input\b[^>]*>/gi) ?? []) {
+  for (const tag of form[2]!.match(/<input\b[^<>]*>/gi) ?? []) {
     const name = attr(tag, 'name');
     if (name) fields[name] = attr(tag, 'value') ?? '';
   }

@@ -159,6 +159,10 @@ export interface Config {
   USAGE_QUERY_QUEUE_PER_ACCOUNT: number;
   /** How long the revocation list and meter registry may go unconfirmed before tokens/ingest get 503. */
   WATCH_MAX_STALENESS_SECONDS: number;
+  /** Interface and port of the consumer, dispatcher and billing roles' `/metrics` (the api serves it on PORT). */
+  METRICS_HOST: string;
+  /** 0 = a free port chosen at start (reported to `meterline up`, listed by `stack status`). */
+  METRICS_PORT: number;
 }
 
 const SPEC: { [K in keyof Config]: VarSpec<Config[K]> } = {
@@ -305,6 +309,16 @@ const SPEC: { [K in keyof Config]: VarSpec<Config[K]> } = {
     default: 10,
     describe:
       'how long the revocation list and meter registry (NATS KV watches) may go unconfirmed before tokens and ingest get 503',
+  },
+  METRICS_HOST: {
+    parse: host,
+    default: (c) => c.HOST ?? '127.0.0.1',
+    describe: 'interface the consumer, dispatcher and billing roles serve /metrics on',
+  },
+  METRICS_PORT: {
+    parse: int(0, 65535),
+    default: 0,
+    describe: 'port of /metrics of the consumer, dispatcher and billing roles (0 = any free port)',
   },
 };
 

@@ -69,12 +69,24 @@ function sqlStatements(sql: string, database: string): string[] {
     .filter(Boolean);
 }
 
+/** The ClickHouse migration files, in the order they apply (a backup restores its tables in this order). */
+export function clickhouseMigrations(): Promise<{ version: string; sql: string }[]> {
+  return migrationFiles(repoPath('infra/migrations/clickhouse'));
+}
+
 /**
  * ClickHouse has no transactions: each file holds idempotent statements (IF NOT EXISTS; ADD COLUMN below) separated by
  * `;` at line end, and the version is recorded after all of them ran. With `cluster` every statement runs
  * ON CLUSTER in its replicated/sharded form (shared/clickhouse-cluster.ts), rewritten from the same files.
+ * `only`: apply just these versions (a restore brings the schema to its backup's version, loads the rows, then
+ * migrates the rest, so later migrations' data steps run over them).
  */
-export async function migrateClickhouse(url: string, database: string, cluster = ''): Promise<string[]> {
+export async function migrateClickhouse(
+  url: string,
+  database: string,
+  cluster = '',
+  only?: ReadonlySet<string>,
+): Promise<string[]> {
   // An ON CLUSTER statement answers once every host ran it (distributed_ddl_task_timeout, 180 s): on a cluster
   // still starting, or two starting at once on a busy machine, that takes longer than a query's 30 s.
   const admin = createClickhouse(url, undefined, cluster ? { requestTimeoutMs: 300_000 } : {});
@@ -97,10 +109,10 @@ export async function migrateClickhouse(url: string, database: string, cluster =
       format: 'JSONEachRow',
     });
     const done = new Set((await rs.json<{ version: string }>()).map((r) => r.version));
-    for (const m of await migrationFiles(repoPath('infra/migrations/clickhouse'))) {
+    for (const m of await clickhouseMigrations()) {
       // Rewritten even when applied: later files' statements need to know which tables are sharded.
       const statements = sqlStatements(m.sql, database).flatMap(forCluster);
-      if (done.has(m.version)) continue;
+      if (done.has(m.version) || (only && !only.has(m.version))) continue;
       for (const query of statements) {
         try {
           await admin.command({ query, clickhouse_settings: settings });

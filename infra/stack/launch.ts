@@ -62,20 +62,22 @@ export interface InstanceOptions {
    * default: nats-server 2.9's monitor takes no credentials and lists connections, users and streams.
    */
   openMonitor?: boolean;
+  /** Addresses besides loopback whose clients may connect (the other hosts of an inventory). */
+  clients?: string[];
 }
 
 /** An instance's place in a cluster topology. */
 export interface ClusterPlace {
   /** The cluster's name (NATS cluster, ClickHouse remote_servers). */
   name: string;
-  /** Every instance of this kind, self included, in order (NATS routes). */
-  peers: { name: string; ports: Ports }[];
+  /** Every instance of this kind, self included, in order (NATS routes, a ZooKeeper ensemble); `host` default: its own. */
+  peers: { name: string; ports: Ports; host?: string }[];
   /** This instance's name (unique; ClickHouse's `replica` macro). */
   self: string;
-  /** ClickHouse: 1-based shard number, every shard's replicas' ports, the ZooKeeper client port. */
+  /** ClickHouse: 1-based shard number, every shard's replicas, the ZooKeeper nodes. */
   shard?: number;
-  shards?: Ports[][];
-  zookeeperPort?: number;
+  shards?: { host: string; ports: Ports }[][];
+  zookeepers?: { host: string; port: number }[];
 }
 
 /** Who connects to the servers: the test harness and operator tools, migrations, and each role. */

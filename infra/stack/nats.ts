@@ -38,8 +38,8 @@ export interface NatsOptions {
   passwords?: Record<string, string>;
   /** The NATS_NAMESPACE the roles' permissions are written for (default: none). */
   namespace?: string;
-  /** One node of a NATS cluster: its route port and the other nodes' route ports (all on `host`). */
-  cluster?: { name: string; serverName: string; port: number; routes: number[] };
+  /** One node of a NATS cluster: its route port and the other nodes' route addresses. */
+  cluster?: { name: string; serverName: string; port: number; routes: { host: string; port: number }[] };
 }
 
 type Permissions = { publish: string[]; subscribe: string[] };
@@ -129,10 +129,15 @@ function natsConfig(o: NatsOptions, host: string, storeDir: string): string {
     `max_payload: 8MB`,
     ...(o.cluster
       ? [
+          // A peer whose host vanished (no FIN, no RST) must be noticed in seconds, not at the 2-minute default:
+          // until its route is closed, JetStream's meta and KV requests routed through it stall.
+          `ping_interval: "2s"`,
+          `ping_max: 3`,
+          `write_deadline: "3s"`,
           `cluster {`,
           `  name: ${JSON.stringify(o.cluster.name)}`,
           `  listen: ${JSON.stringify(`${urlHost(host)}:${o.cluster.port}`)}`,
-          `  routes: ${JSON.stringify(o.cluster.routes.map((p) => `nats-route://${urlHost(host)}:${p}`))}`,
+          `  routes: ${JSON.stringify(o.cluster.routes.map((r) => `nats-route://${urlHost(r.host)}:${r.port}`))}`,
           `}`,
         ]
       : []),
@@ -277,7 +282,9 @@ export const nats: ServerKind = {
         name: o.cluster.name,
         serverName: o.cluster.self,
         port: o.ports.cluster!,
-        routes: o.cluster.peers.filter((p) => p.name !== o.cluster!.self).map((p) => p.ports.cluster!),
+        routes: o.cluster.peers
+          .filter((p) => p.name !== o.cluster!.self)
+          .map((p) => ({ host: p.host ?? o.host ?? '127.0.0.1', port: p.ports.cluster! })),
       },
     }),
   probe: probeNats,

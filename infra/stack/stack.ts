@@ -148,7 +148,7 @@ function profileUrls(i: Instance, rec: ServerRecord | undefined, creds: Credenti
   if (!rec?.secured || !passwords) return sameForAll(rec?.url ?? i.url);
   const ports = rec.ports ?? i.ports;
   return Object.fromEntries(
-    PROFILES.map((p) => [p, i.kind.url(ports, undefined, loginOf(i.kind, passwords, p))]),
+    PROFILES.map((p) => [p, i.kind.url(ports, i.host, loginOf(i.kind, passwords, p))]),
   ) as Record<Profile, string>;
 }
 
@@ -249,6 +249,8 @@ async function upInstance(
     natsNamespace: o.natsNamespace,
     cluster: i.cluster,
     openMonitor: o.natsMonitor,
+    host: i.host,
+    clients: i.clients,
   });
   o.log(`${i.name}: ready at ${i.url} (pid ${h.pid}, ${Date.now() - t0} ms)`);
   const record = newRecord(i, h.pid, h.logFile, true);
@@ -314,6 +316,23 @@ function waves(instances: Instance[]): Instance[][] {
 }
 
 /**
+ * A NATS cluster elects its JetStream meta leader after its nodes answer; streams can be made only then. Asked
+ * over the client port (the HTTP monitor is off by default, docs/limits.md). One host of an inventory cannot make
+ * a majority alone: there a missing leader is reported, not an error (the other hosts' nodes may start later).
+ */
+async function jetstreamReady(instances: Instance[], log: Log, hosts: boolean, creds: Credentials): Promise<void> {
+  const node = instances.find((i) => i.kind === SERVERS.nats && i.cluster);
+  if (!node) return;
+  const url = node.kind.url(node.ports, node.host ?? '127.0.0.1', loginOf(node.kind, creds.nats, 'admin'));
+  try {
+    log(`nats cluster: ${await waitForJetstreamLeader(url)}`);
+  } catch (e) {
+    if (!hosts) throw e;
+    log(`nats cluster: ${(e as Error).message} — start the NATS nodes of the other hosts`);
+  }
+}
+
+/**
  * Bring the stack up (idempotent). Starts the servers in parallel; if any fails, the others are
  * still recorded (so `stackDown` can stop them) and a StackError describing every failure is thrown.
  */
@@ -362,12 +381,7 @@ export async function stackUp(o: { root: string; env?: NodeJS.ProcessEnv; log?: 
       if (failures.length) await stopStarted(started, state, up.log);
       writeState(root, state, env);
       throwAll(failures, 'servers failed to start');
-      // A NATS cluster elects its JetStream meta leader after its nodes answer; streams can be made only then.
-      const nats = instances.find((i) => i.kind === SERVERS.nats && i.cluster);
-      if (nats)
-        up.log(
-          `nats cluster: ${await waitForJetstreamLeader(nats.kind.url(nats.ports, '127.0.0.1', loginOf(nats.kind, up.creds.nats, 'admin')))}`,
-        );
+      await jetstreamReady(instances, up.log, topologyName(env) === 'hosts', up.creds);
       return info(entries, settings);
     },
     env,

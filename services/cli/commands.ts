@@ -8,16 +8,27 @@ export type Command = (args: string[]) => Promise<number>;
  */
 export const COMMANDS: Record<string, { run: Command; usage: string }> = {
   up: {
-    run: async () => (await import('./up.js')).upCommand(),
-    usage: 'up — start the stack, migrate, run every role',
+    run: async (args) => (await import('./up.js')).upCommand(args),
+    usage:
+      'up [--role api,consumer,dispatcher,billing] [--migrate] — start the stack, migrate, run every role (or the given ones); with --inventory F --host H: this host’s roles against the inventory’s servers (no servers started; --migrate to migrate first)',
   },
   stack: {
     run: async (args) => (await import('../../infra/stack/cli.js')).stackCommand(args, STACK_ROOT),
-    usage: 'stack up|down|status — the local servers',
+    usage: 'stack up|down|status — the local servers (with --inventory F --host H: this host’s servers)',
+  },
+  hosts: {
+    run: async (args) => (await import('./hosts.js')).hostsCommand(args),
+    usage:
+      'hosts init --inventory F — check the inventory, write credentials.json and secret.key beside it (once, then copy the directory to every host); hosts haproxy --inventory F [--bind ADDR:PORT] — an haproxy.cfg for the api processes of the inventory',
   },
   migrate: {
     run: async () => (await import('./migrate.js')).migrateCommand(),
     usage: 'migrate — apply Postgres, ClickHouse and NATS migrations',
+  },
+  backup: {
+    run: async (args) => (await import('./backup.js')).backupCommand(args),
+    usage:
+      'backup create --out DIR — Postgres, ClickHouse, the JetStream state to resume, secret.key and credentials.json, taken while everything runs; backup restore --from DIR — into an empty stack (started when it is not running) of this release or a later one, before its roles start (docs/backups.md)',
   },
   accounts: {
     run: async (args) => (await import('./accounts.js')).accountsCommand(args),

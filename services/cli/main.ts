@@ -2,8 +2,34 @@ import { COMMANDS } from './commands.js';
 import { EXIT, printError, UsageError } from './output.js';
 import { ConfigError } from '../../shared/config.js';
 
+/**
+ * `--inventory FILE` and `--host NAME` anywhere on the line: this host of an inventory (docs/hosts.md),
+ * the same as METERLINE_INVENTORY and METERLINE_HOST, for every command.
+ */
+function takeHostFlags(argv: string[]): string[] {
+  const rest: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const m = /^--(inventory|host)(?:=(.*))?$/.exec(argv[i]!);
+    if (!m) {
+      rest.push(argv[i]!);
+      continue;
+    }
+    const value = m[2] ?? argv[++i];
+    if (value === undefined) throw new UsageError(`--${m[1]} needs a value`);
+    process.env[m[1] === 'inventory' ? 'METERLINE_INVENTORY' : 'METERLINE_HOST'] = value;
+  }
+  return rest;
+}
+
 async function main(argv: string[]): Promise<number> {
-  const [name, ...args] = argv;
+  let rest: string[];
+  try {
+    rest = takeHostFlags(argv);
+  } catch (err) {
+    printError((err as Error).message);
+    return EXIT.usage;
+  }
+  const [name, ...args] = rest;
   const command = name ? COMMANDS[name] : undefined;
   if (!command) {
     printError(name ? `unknown command "${name}"` : 'missing command', {

@@ -18,6 +18,11 @@ export const ingressModule: RouteModuleFactory = (infra) => {
     infra.log,
     infra.config.WATCH_MAX_STALENESS_SECONDS * 1000,
   );
+  infra.metrics.gauge(
+    'meterline_meter_registry_fresh',
+    '1 while the meter registry (NATS KV watch) is confirmed current; 0 once unconfirmed for WATCH_MAX_STALENESS_SECONDS: ingest answers 503',
+    () => (registry.health().ok ? 1 : 0),
+  );
   const publisher = new UsagePublisher({
     natsUrl: infra.config.NATS_URL,
     names: infra.natsNames,

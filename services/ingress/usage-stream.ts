@@ -89,9 +89,11 @@ export class UsageStreams {
     private readonly deps: IngressDeps,
     private readonly opts: UsageStreamOptions,
   ) {
-    this.frames = opts.metrics.counter('meterline_usage_stream_frames_total', 'Usage stream frames by answer', [
-      'outcome',
-    ]);
+    this.frames = opts.metrics.counter(
+      'meterline_usage_stream_frames_total',
+      'Usage stream (WebSocket) frames by outcome: answered (an ack with per-record results), overflow (too much unread input: answered unavailable), and the code of a frame answered with an error',
+      ['outcome'],
+    );
     opts.metrics.gauge('meterline_usage_stream_sockets', 'Open usage stream sockets', () => this.sockets.size);
     opts.metrics.gauge(
       'meterline_usage_stream_queued_frames',

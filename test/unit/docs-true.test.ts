@@ -118,7 +118,8 @@ t.test('every repository path a doc names exists', async (t) => {
 t.test('every migration the docs and the sources cite exists', async (t) => {
   const sources = [
     ...DOCS,
-    ...['services', 'shared', 'infra', 'bench', 'test'].flatMap((d) => files(d, (n) => /\.(ts|sql)$/.test(n))),
+    // Not test/: tests write migrations of their own (fixtures of a later release) that are meant not to exist.
+    ...['services', 'shared', 'infra', 'bench'].flatMap((d) => files(d, (n) => /\.(ts|sql)$/.test(n))),
   ];
   const missing: string[] = [];
   for (const file of sources)

@@ -17,7 +17,7 @@ import type { SignInThrottle } from './sign-in-throttle.js';
 export interface AuthorizeDeps {
   oauth: OAuthContext;
   sessions: Sessions;
-  throttle: Pick<SignInThrottle, 'retryAfter' | 'recordFailure' | 'recordSuccess'>;
+  throttle: Pick<SignInThrottle, 'admit' | 'recordSuccess'>;
 }
 
 /**

@@ -44,8 +44,7 @@ export const oauthRoutes: RouteModuleFactory = async (deps) => {
     revocations: { publish: (entries) => started(replicator).publish(entries) },
   };
   const signInThrottle = {
-    retryAfter: (address: string, email: string) => started(throttle).retryAfter(address, email),
-    recordFailure: (address: string, email: string) => started(throttle).recordFailure(address, email),
+    admit: (address: string, email: string) => started(throttle).admit(address, email),
     recordSuccess: (address: string, email: string) => started(throttle).recordSuccess(address, email),
   };
 
