@@ -74,6 +74,31 @@ export function clickhouseMigrations(): Promise<{ version: string; sql: string }
   return migrationFiles(repoPath('infra/migrations/clickhouse'));
 }
 
+/** Sends of an ON CLUSTER statement that a slow host made outlast distributed_ddl_task_timeout. */
+const DDL_ATTEMPTS = 4;
+
+/**
+ * One migration statement. An ON CLUSTER one answers when every host ran it; a host slower than
+ * distributed_ddl_task_timeout (180 s: a loaded machine, a replica catching up) makes it fail with code 159 while the
+ * task goes on in the background. Every statement here is idempotent (IF NOT EXISTS; an existing column is
+ * tolerated by the caller), so it is sent again: on the slow host it queues behind the first and finds it done.
+ */
+async function clusterCommand(
+  admin: ReturnType<typeof createClickhouse>,
+  query: string,
+  settings: { insert_distributed_sync?: 1 } = {},
+): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await admin.command({ query, clickhouse_settings: settings });
+      return;
+    } catch (err) {
+      const slowHost = / ON CLUSTER /i.test(query) && /distributed_ddl_task_timeout/.test((err as Error).message);
+      if (!slowHost || attempt >= DDL_ATTEMPTS) throw err;
+    }
+  }
+}
+
 /**
  * ClickHouse has no transactions: each file holds idempotent statements (IF NOT EXISTS; ADD COLUMN below) separated by
  * `;` at line end, and the version is recorded after all of them ran. With `cluster` every statement runs
@@ -96,13 +121,11 @@ export async function migrateClickhouse(
   const settings = cluster ? { insert_distributed_sync: 1 as const } : {};
   const applied: string[] = [];
   try {
-    await admin.command({
-      query: `CREATE DATABASE IF NOT EXISTS ${database}${cluster ? ` ON CLUSTER ${cluster}` : ''}`,
-    });
+    await clusterCommand(admin, `CREATE DATABASE IF NOT EXISTS ${database}${cluster ? ` ON CLUSTER ${cluster}` : ''}`);
     for (const q of forCluster(
       `CREATE TABLE IF NOT EXISTS ${database}.schema_migrations (version String, applied_at DateTime DEFAULT now()) ENGINE = ReplacingMergeTree() ORDER BY version`,
     )) {
-      await admin.command({ query: q });
+      await clusterCommand(admin, q);
     }
     const rs = await admin.query({
       query: `SELECT version FROM ${database}.schema_migrations FINAL`,
@@ -115,7 +138,7 @@ export async function migrateClickhouse(
       if (done.has(m.version) || (only && !only.has(m.version))) continue;
       for (const query of statements) {
         try {
-          await admin.command({ query, clickhouse_settings: settings });
+          await clusterCommand(admin, query, settings);
         } catch (err) {
           // ADD COLUMN has no IF NOT EXISTS on 18.16: a column already there is a statement already run.
           if (/^ALTER TABLE/i.test(query) && /column with this name already exists/.test((err as Error).message))
