@@ -86,6 +86,24 @@ const secretKey: Parser<Buffer> = (raw) => {
   return bytes;
 };
 
+/**
+ * Text printed on documents: trimmed, at most `max` characters; `multiline` keeps line breaks (a newline, or the
+ * two characters \\n since an environment file holds one line), no other control character.
+ */
+const printedText =
+  (max: number, multiline: boolean): Parser<string> =>
+  (raw) => {
+    const text = (multiline ? raw.replace(/\r?\n|\\n/g, '\n') : raw)
+      .split('\n')
+      .map((l) => l.trim())
+      .join('\n')
+      .trim();
+    if (text.length > max) throw new Error(`must be at most ${max} characters, got ${text.length}`);
+    if (/[\u0000-\u0009\u000b-\u001f\u007f]/.test(text) || (!multiline && text.includes('\n')))
+      throw new Error(multiline ? 'must not hold control characters other than line breaks' : 'must be one line');
+    return text;
+  };
+
 export const API_ROUTE_SETS = ['all', 'ingress', 'control'] as const;
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
@@ -148,6 +166,12 @@ export interface Config {
   USAGE_QUERY_QUEUE_PER_ACCOUNT: number;
   /** How long the revocation list and meter registry may go unconfirmed before tokens/ingest get 503. */
   WATCH_MAX_STALENESS_SECONDS: number;
+  /** The seller printed on invoice and credit note PDFs (empty: not printed); the address may span lines. */
+  SELLER_NAME: string;
+  SELLER_ADDRESS: string;
+  SELLER_TAX_ID: string;
+  /** A line at the bottom of every page of those PDFs (payment terms, registration, contact). */
+  INVOICE_FOOTER: string;
 }
 
 const SPEC: { [K in keyof Config]: VarSpec<Config[K]> } = {
@@ -253,6 +277,14 @@ const SPEC: { [K in keyof Config]: VarSpec<Config[K]> } = {
     default: 10,
     describe: 'seconds the revocation and meter watches may go unconfirmed before failing closed',
   },
+  SELLER_NAME: { parse: printedText(200, false), default: '', describe: 'seller name on invoice PDFs' },
+  SELLER_ADDRESS: {
+    parse: printedText(500, true),
+    default: '',
+    describe: 'seller address on invoice PDFs; lines separated by newlines or \\n',
+  },
+  SELLER_TAX_ID: { parse: printedText(64, false), default: '', describe: 'seller tax id (VAT, EIN…) on invoice PDFs' },
+  INVOICE_FOOTER: { parse: printedText(500, false), default: '', describe: 'footer line of every invoice PDF page' },
 };
 
 export const CONFIG_VARIABLES = Object.keys(SPEC) as (keyof Config)[];

@@ -9,6 +9,7 @@ import { Supervisor } from './supervisor.js';
 import { firstRunLines } from '../console/first-run.js';
 import { consoleRedirectUri } from '../console/client.js';
 import { EXIT, printError, printResult } from './output.js';
+import { databaseIdentity, forgetRunningApi, recordRunningApi } from './running-api.js';
 
 /**
  * `meterline up` (what `npm start` runs): local stack → migrations → every role → base URL.
@@ -48,6 +49,7 @@ export async function upCommand(): Promise<number> {
   const shutdown = () =>
     (stopping ??= (async () => {
       log('stopping roles…');
+      forgetRunningApi();
       await supervisor.stop();
       if (launchedHere.length) {
         const stopped = await stackDown({ root: STACK_ROOT });
@@ -65,6 +67,12 @@ export async function upCommand(): Promise<number> {
     await shutdown();
     return EXIT.failure;
   }
+  // Other commands (another terminal) sign tokens for this issuer and call this api (services/cli/running-api.ts).
+  recordRunningApi({
+    base_url: config.PUBLIC_BASE_URL,
+    pid: process.pid,
+    database: databaseIdentity(config.DATABASE_URL),
+  });
   printResult({
     base_url: config.PUBLIC_BASE_URL,
     console_url: consoleRedirectUri(config.PUBLIC_BASE_URL),

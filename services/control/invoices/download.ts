@@ -3,6 +3,8 @@ import type { ApiDeps, OperationDoc, RouteDef } from '../../../shared/http/route
 import { reply } from '../../../shared/http/reply.js';
 import { runPooled } from '../../workers/pool.js';
 import type { InvoicePdfTask } from '../../workers/invoice-pdf.js';
+import type { Seller } from '../../workers/pdf-document.js';
+import type { Config } from '../../../shared/config.js';
 import { problemResponse } from '../../../shared/http/problems.js';
 import { getBillingInfo } from '../billing/store.js';
 import { accountName, getInvoice } from './store.js';
@@ -46,6 +48,7 @@ export function downloadInvoiceRoute(deps: ApiDeps, pool: () => InvoicePdfPool):
         })),
         customer: { name },
         address: billing.billing_address,
+        seller: sellerOf(deps.config),
       };
       return reply.pdf(await runPooled(pool(), task, 'invoice PDF'), invoice.id);
     },
@@ -54,6 +57,16 @@ export function downloadInvoiceRoute(deps: ApiDeps, pool: () => InvoicePdfPool):
       tags: ['billing'],
       responses: pdfResponses('The invoice'),
     },
+  };
+}
+
+/** The seller printed on billing documents: the deployment's configuration (SELLER_*, INVOICE_FOOTER). */
+export function sellerOf(config: Config): Seller {
+  return {
+    name: config.SELLER_NAME,
+    address: config.SELLER_ADDRESS,
+    tax_id: config.SELLER_TAX_ID,
+    footer: config.INVOICE_FOOTER,
   };
 }
 

@@ -1,6 +1,7 @@
 import Type from 'typebox';
 import { PaginationQuery, listOf } from '../../../shared/http/pagination.js';
 import { JsonDecimal } from '../../../shared/money/json.js';
+import { CURRENCY_CODE_MESSAGE, CURRENCY_CODE_PATTERN } from '../../../shared/money/currencies.js';
 import { priceModelOf, type ProductPriceRow } from '../../billing/pricing.js';
 import { PRICINGS, TIERS_MODES, type Pricing, type Tier, type TiersMode } from '../../billing/price-models.js';
 
@@ -13,7 +14,8 @@ const Price = Type.Number({
   examples: [19.99],
 });
 const Currency = Type.String({
-  pattern: '^[A-Za-z]{3}$',
+  pattern: CURRENCY_CODE_PATTERN,
+  errorMessage: CURRENCY_CODE_MESSAGE,
   description: 'ISO 4217 code, any case; returned upper case.',
   examples: ['USD'],
 });

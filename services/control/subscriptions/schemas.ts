@@ -3,13 +3,17 @@ import { PaginationQuery, listOf } from '../../../shared/http/pagination.js';
 import { JsonDecimal } from '../../../shared/money/json.js';
 import { currentPeriod } from './periods.js';
 import { MAX_GROUP_BY } from '../usage/schemas.js';
-import { DIMENSION_LIMITS } from '../../../shared/usage/dimensions.js';
+import { DIMENSION_LIMITS, KEY_MESSAGE } from '../../../shared/usage/dimensions.js';
 
 const Status = Type.Enum(['active', 'canceled']);
 
 /** Billing per group (issue 18): at most MAX_GROUP_BY keys, as GET …/usage's group_by takes them. */
 const GroupBy = Type.Array(
-  Type.String({ pattern: DIMENSION_LIMITS.keyPattern.source, description: 'a dimension key' }),
+  Type.String({
+    pattern: DIMENSION_LIMITS.keyPattern.source,
+    errorMessage: KEY_MESSAGE,
+    description: 'a dimension key',
+  }),
   {
     maxItems: MAX_GROUP_BY,
     uniqueItems: true,

@@ -2,7 +2,7 @@ import type { PgPool } from '../../../shared/clients/postgres.js';
 import { withTransaction } from '../../../shared/clients/postgres.js';
 import { newId } from '../../../shared/ids.js';
 import { ConflictError, NotFoundError } from '../../../shared/errors.js';
-import type { Delivery, Webhook } from './schemas.js';
+import { toDelivery, type Delivery, type DeliveryRow, type Webhook } from './schemas.js';
 
 /** Webhook actions beyond CRUD: secret rotation and a manual retry. Every query is scoped to the account. */
 
@@ -29,13 +29,8 @@ export async function rotateWebhookSecret(
   return { ...w, created_at: w.created_at.toISOString(), updated_at: w.updated_at.toISOString() };
 }
 
-interface DeliveryRow extends Omit<Delivery, 'created_at' | 'next_attempt_at'> {
-  created_at: Date;
-  next_attempt_at: Date | null;
-}
-
 const DELIVERY_COLUMNS =
-  'id, event_id, event_type, attempt, status, response_status, error, duration_ms, created_at, next_attempt_at';
+  'id, event_id, event_type, attempt, status, response_status, error, duration_ms, created_at, attempted_at, next_attempt_at';
 
 /**
  * Sends the event of `deliveryId` to its webhook again, now: a retry already scheduled for that event is
@@ -75,9 +70,5 @@ export async function scheduleManualAttempt(
     );
     return added.rows[0]!;
   });
-  return {
-    ...row,
-    created_at: row.created_at.toISOString(),
-    next_attempt_at: row.next_attempt_at ? row.next_attempt_at.toISOString() : null,
-  };
+  return toDelivery(row);
 }

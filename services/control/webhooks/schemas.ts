@@ -66,7 +66,10 @@ export const DeliverySchema = Type.Object(
     duration_ms: Type.Union([Type.Integer({ minimum: 0 }), Type.Null()], {
       description: 'request duration; null until attempted',
     }),
-    created_at: Type.String({ format: 'date-time' }),
+    created_at: Type.String({ format: 'date-time', description: 'when the attempt was scheduled' }),
+    attempted_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()], {
+      description: 'when the request was sent; null while the attempt is pending',
+    }),
     next_attempt_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
   },
   { additionalProperties: false },
@@ -96,6 +99,7 @@ export interface Delivery {
   error: string | null;
   duration_ms: number | null;
   created_at: string;
+  attempted_at: string | null;
   next_attempt_at: string | null;
 }
 
@@ -109,8 +113,9 @@ export interface WebhookRow {
   updated_at: Date;
 }
 
-export interface DeliveryRow extends Omit<Delivery, 'created_at' | 'next_attempt_at'> {
+export interface DeliveryRow extends Omit<Delivery, 'created_at' | 'attempted_at' | 'next_attempt_at'> {
   created_at: Date;
+  attempted_at: Date | null;
   next_attempt_at: Date | null;
 }
 
@@ -129,6 +134,7 @@ export function toDelivery(r: DeliveryRow): Delivery {
   return {
     ...r,
     created_at: r.created_at.toISOString(),
+    attempted_at: r.attempted_at ? r.attempted_at.toISOString() : null,
     next_attempt_at: r.next_attempt_at ? r.next_attempt_at.toISOString() : null,
   };
 }

@@ -5,6 +5,8 @@ export interface Meter {
   unit: string;
   type: 'counter' | 'gauge' | 'histogram';
   aggregation: string;
+  /** unique_count meters: the dimension whose distinct values are counted. */
+  unique_by?: string | null;
   status: 'active' | 'inactive';
   created_at: string;
   updated_at: string;
@@ -30,12 +32,25 @@ export interface UsageReport {
   data: UsageWindow[];
 }
 
+/** One tier of a tiered product; `up_to` null on the last one (unbounded). */
+export interface Tier {
+  up_to: number | null;
+  unit_price: number;
+  flat_price?: number;
+}
+
+export const PRICINGS = ['flat', 'metered', 'package', 'tiered'] as const;
+
 export interface Product {
   id: string;
   name: string;
+  /** flat: per month; metered: per unit; package: per package; tiered: 0 (the tiers carry the prices). */
   price: number;
   currency: string;
-  pricing: 'flat' | 'metered';
+  pricing: (typeof PRICINGS)[number];
+  tiers_mode?: 'graduated' | 'volume';
+  tiers?: Tier[];
+  package_size?: number;
   created_at: string;
   updated_at: string;
 }
@@ -115,6 +130,8 @@ export interface Delivery {
   error: string | null;
   duration_ms?: number | null;
   created_at: string;
+  /** When the request was sent; null while the attempt is pending. */
+  attempted_at: string | null;
   next_attempt_at: string | null;
 }
 

@@ -11,6 +11,8 @@ export function WebhooksPage() {
   const [page, setPage] = useState(1);
   const list = useAsync(() => api.get<ListPage<Webhook>>('/v1/webhooks', { page, per_page: 20 }), [page]);
   const [created, setCreated] = useState<Webhook | undefined>(undefined);
+  // A new key after each creation mounts an empty form: the next webhook starts from the defaults.
+  const [formKey, setFormKey] = useState(0);
   return (
     <>
       <Panel title="Webhooks">
@@ -54,9 +56,11 @@ export function WebhooksPage() {
       {canWrite && (
         <Panel title="Add a webhook">
           <WebhookForm
+            key={formKey}
             submitLabel="Create webhook"
             onSubmit={async (body) => {
               setCreated(await api.post<Webhook>('/v1/webhooks', body));
+              setFormKey((k) => k + 1);
               list.reload();
             }}
           />
@@ -271,7 +275,7 @@ export function WebhookPage({ id }: { id: string }) {
                     {d.response_status ?? ''} {d.error && <span class="bad">{d.error}</span>}
                   </td>
                   <td class="num">{d.duration_ms == null ? '—' : `${d.duration_ms} ms`}</td>
-                  <td>{formatTime(d.created_at)}</td>
+                  <td>{d.attempted_at ? formatTime(d.attempted_at) : 'not yet'}</td>
                   <td>{formatTime(d.next_attempt_at)}</td>
                   <td class="actions">
                     {canWrite && d.status === 'failed' && (
