@@ -150,6 +150,9 @@ t.test('the packed client installs into another project, type-checks and sends r
     const lines = out.stderr.trim().split('\n');
     t.equal(lines.length, 2, 'two bursts (3 batches each), one line each');
     for (const line of lines)
-      t.match(line, /^meterline\/client: dropped 2 usage records: meterline 401 invalid_token: .* pass onError/);
+      t.match(
+        line,
+        /^meterline\/client: dropped 2 usage records: meterline 401 unauthorized: The access token is malformed\. .* pass onError/,
+      );
   });
 });

@@ -266,9 +266,13 @@ t.test('meterline accounts / clients / tokens', async (t) => {
     });
     t.equal(res.status, 401);
     t.equal(res.headers.get('content-type'), 'application/problem+json');
+    t.match(
+      res.headers.get('www-authenticate'),
+      /error="invalid_token", error_description="The access token was issued/,
+    );
     t.match(await res.json(), {
       status: 401,
-      code: 'invalid_token',
+      code: 'unauthorized',
       detail: `The access token was issued for another server: issuer http://127.0.0.1:8080 is not this server's (${base}).`,
     });
   });
@@ -303,7 +307,7 @@ t.test('meterline --help and <command> --help', async (t) => {
     /^meterline — usage metering and billing\n\nUsage: meterline <command> \[options\]\n\nCommands:\n/,
   );
   for (const command of ['up', 'stack', 'migrate', 'accounts', 'clients', 'tokens', 'billing'])
-    t.match(main.stdout, new RegExp(`\n  ${command} +S`), `lists ${command}`);
+    t.match(main.stdout, new RegExp(`\n  ${command} +\\S`), `lists ${command}`);
   t.throws(() => JSON.parse(main.stdout), 'help is text, not JSON');
   t.equal(short.stdout, main.stdout, '-h is --help');
   t.equal(tokens.code, 0);
