@@ -17,10 +17,15 @@ export function WebhooksPage() {
     <>
       <Panel title="Webhooks">
         <ErrorBox error={list.error} onRetry={list.reload} />
-        {created?.secret && (
+        {created && (
           <div class="notice" role="status">
-            Webhook <a href={`#/webhooks/${created.id}`}>{created.id}</a> created. Its signing secret is shown only now:{' '}
-            <code data-testid="webhook-secret">{created.secret}</code>
+            Webhook <a href={`#/webhooks/${created.id}`}>{created.id}</a> created.
+            {created.secret && (
+              <>
+                {' '}
+                Its signing secret is shown only now: <code data-testid="webhook-secret">{created.secret}</code>
+              </>
+            )}
           </div>
         )}
         {list.data?.data.length === 0 && <Empty>No webhooks yet.</Empty>}

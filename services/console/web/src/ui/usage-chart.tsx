@@ -129,8 +129,8 @@ export function UsageChart({ meter }: { meter: Meter }) {
 
 /**
  * A UTC date typed as YYYY-MM-DD: the browser's date picker shows the user's locale (11/23/2026 in en-US) and
- * its day is local, while the API's ranges are UTC days written ISO. The range is checked (rangeProblem)
- * before it is asked for.
+ * its day is local, while the API's ranges are UTC days written ISO. The range is checked as it is typed
+ * (rangeProblem) and asked for once it is whole.
  */
 function DateField(props: { label: string; name: string; value: string; onChange: (v: string) => void }) {
   return (
@@ -144,7 +144,7 @@ function DateField(props: { label: string; name: string; value: string; onChange
         placeholder="YYYY-MM-DD"
         pattern="\d{4}-\d{2}-\d{2}"
         size={10}
-        onChange={(e) => props.onChange((e.currentTarget as HTMLInputElement).value.trim())}
+        onInput={(e) => props.onChange((e.currentTarget as HTMLInputElement).value.trim())}
       />
     </label>
   );
