@@ -55,7 +55,7 @@ export const COMMANDS: Record<string, CommandSpec> = {
       ['--name N', 'the account’s name'],
       ['--email E', 'the first user’s email (they sign in with it)'],
       ['--password P', 'the first user’s password (at least 10 characters)'],
-      ['--operator', 'the user may hold the admin scope (the product catalog, every account’s billing runs)'],
+      ['--operator', 'the user may hold the admin scope: the product catalog, credits, credit notes, voiding invoices'],
       ['--demo', 'with npm start running: an operator account with a meter, usage, a subscription and a card'],
       ['--account ID', 'limits: the account (acct_…); without a limit flag, prints its limits'],
     ],

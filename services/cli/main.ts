@@ -15,13 +15,14 @@ async function main(argv: string[]): Promise<number> {
     return EXIT.ok;
   }
   const helpFor = name === 'help' ? args[0]! : undefined;
-  const command = COMMANDS[helpFor ?? name];
+  const asked = helpFor ?? name;
+  const command = Object.hasOwn(COMMANDS, asked) ? COMMANDS[asked] : undefined;
   if (!command) {
-    printError(`unknown command "${helpFor ?? name}"`, { commands: Object.keys(COMMANDS), help: 'meterline --help' });
+    printError(`unknown command "${asked}"`, { commands: Object.keys(COMMANDS), help: 'meterline --help' });
     return EXIT.usage;
   }
   if (helpFor || wantsHelp(args)) {
-    process.stdout.write(commandHelp(helpFor ?? name, command) + '\n');
+    process.stdout.write(commandHelp(asked, command) + '\n');
     return EXIT.ok;
   }
   try {

@@ -3,6 +3,7 @@ import path from 'node:path';
 import { isAlive } from '../../infra/stack/process.js';
 import { stackDataDir } from '../../infra/stack/state.js';
 import { STACK_ROOT } from '../../shared/paths.js';
+import { stripTrailing } from '../../shared/strings.js';
 import { printWarning } from './output.js';
 
 /**
@@ -92,4 +93,4 @@ export function apiBaseUrl(env: NodeJS.ProcessEnv, configured: string, databaseU
   return running.base_url;
 }
 
-const stripSlash = (u: string) => u.replace(/\/+$/, '');
+const stripSlash = (u: string) => stripTrailing(u, '/');
