@@ -1,4 +1,4 @@
-import { createAccount } from '../control/accounts/store.js';
+import { createAccount } from '../domain/accounts/store.js';
 import { withControlPlane } from './control-plane.js';
 import { parseFlags, stringFlag, UsageError } from './output.js';
 

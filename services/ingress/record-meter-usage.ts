@@ -7,7 +7,12 @@ import { problemResponses } from './problem-docs.js';
 import { acceptBatch } from './batch.js';
 import { checkRecord, recordErrorCode, type CheckedRecord } from './records.js';
 import type { HttpReply, RequestContext } from '../../shared/http/context.js';
-import { AcceptedUsageSchema, BatchResultSchema, UsageBatchBody, UsageRecordBody } from './schemas.js';
+import {
+  AcceptedUsageSchema,
+  BatchResultSchema,
+  UsageBatchBody,
+  UsageRecordBody,
+} from '../../shared/api/usage-records.js';
 import type { IngressDeps } from './deps.js';
 
 /** The meter of the path, if the caller's account owns it and it takes usage. */

@@ -14,7 +14,7 @@ import { parseTimestamp, TIMESTAMP_FORMAT_MESSAGE } from '../../shared/usage/tim
 import { newUsageId } from '../../shared/usage/ids.js';
 import { checkDimensions, NO_DIMENSIONS, type Dimensions } from '../../shared/usage/dimensions.js';
 import { RowWriter, tsvEscape } from '../../shared/usage/wire.js';
-import { MAX_METER_ID_LENGTH, MeterUsageRecordBody, UsageRecordBody } from './schemas.js';
+import { MAX_METER_ID_LENGTH, MeterUsageRecordBody, UsageRecordBody } from '../../shared/api/usage-records.js';
 
 // Compiled once at start; every request reuses them.
 const checkRecordShape = bodyValidator(UsageRecordBody).check;

@@ -1,9 +1,9 @@
 import t from 'tap';
 import type Type from 'typebox';
 import type * as Client from '../../shared/client/index.js';
-import type { AcceptedUsageSchema, BatchResultSchema, MeterUsageRecordBody } from '../../services/ingress/schemas.js';
-import type { MeterUsageSchema } from '../../services/control/usage/schemas.js';
-import type { CreateMeterBody, MeterSchema } from '../../services/control/meters/schemas.js';
+import type { AcceptedUsageSchema, BatchResultSchema, MeterUsageRecordBody } from '../../shared/api/usage-records.js';
+import type { MeterUsageSchema } from '../../shared/api/usage.js';
+import type { CreateMeterBody, MeterSchema } from '../../shared/api/meters.js';
 
 /**
  * `meterline/client` writes its types out (shared/client/types.ts) so that its package needs nothing of the

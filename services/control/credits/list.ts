@@ -2,9 +2,10 @@ import type { ApiDeps, RouteDef } from '../../../shared/http/route.js';
 import { pageOf, pageWindow, type PageRequest } from '../../../shared/http/pagination.js';
 import { reply } from '../../../shared/http/reply.js';
 import { JsonDecimal } from '../../../shared/money/json.js';
-import { CreditGrantListSchema, ListCreditGrantsQuery, toCreditGrant } from './schemas.js';
+import { CreditGrantListSchema, ListCreditGrantsQuery } from '../../../shared/api/credits.js';
+import { toCreditGrant } from './representation.js';
 import { parseListCreditGrants } from './input.js';
-import { listCreditGrants } from './store.js';
+import { listCreditGrants } from '../../domain/credits/store.js';
 
 /** GET /v1/billing/credits?page&per_page — the caller's grants, newest first, and its spendable balance. */
 export function listCreditGrantsRoute(deps: ApiDeps): RouteDef<PageRequest> {

@@ -6,8 +6,8 @@ import type { InvoicePdfTask } from '../../workers/invoice-pdf.js';
 import type { Seller } from '../../workers/pdf-document.js';
 import type { Config } from '../../../shared/config.js';
 import { problemResponse } from '../../../shared/http/problems.js';
-import { getBillingInfo } from '../billing/store.js';
-import { accountName, getInvoice } from './store.js';
+import { getBillingInfo } from '../../domain/billing-info/store.js';
+import { accountName, getInvoice } from '../../domain/invoices/store.js';
 
 export type InvoicePdfPool = Piscina<InvoicePdfTask, Uint8Array>;
 

@@ -1,7 +1,8 @@
 import type { ApiDeps, RouteDef } from '../../../shared/http/route.js';
 import { reply } from '../../../shared/http/reply.js';
-import { MeterSchema, toMeter } from './schemas.js';
-import { getMeter } from './store.js';
+import { MeterSchema } from '../../../shared/api/meters.js';
+import { toMeter } from './representation.js';
+import { getMeter } from '../../domain/meters/store.js';
 
 /** GET /v1/meters/:meter_id — 404 for another account's meter. */
 export function getMeterRoute(deps: ApiDeps): RouteDef {

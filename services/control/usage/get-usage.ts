@@ -8,9 +8,9 @@ import { UnavailableError } from '../../../shared/errors.js';
 import { histogramSummary, usageValue } from '../../../shared/usage/aggregate.js';
 import { ReadCoalescer } from '../../../shared/usage/coalesce.js';
 import { windowOut, windowStamps } from './shape.js';
-import { MeterUsageSchema, UsageQueryDoc } from './schemas.js';
+import { MeterUsageSchema, UsageQueryDoc } from '../../../shared/api/usage.js';
 import { checkReadDimensions, parseUsageQuery, type UsageRead } from './input.js';
-import { meterForUsage } from './store.js';
+import { meterForUsage } from '../../domain/usage/store.js';
 
 /** The usage answer of one meter of the account (404 when it has none of that id). */
 async function usageReply(infra: Infra, accountId: string, meterId: string, read: UsageRead): Promise<HttpReply> {
