@@ -108,7 +108,20 @@ t.test('billing run: worked invoices', async (t) => {
     t.equal(run.json.invoices.length, 3, 'one invoice per subscription');
     t.notOk('reason' in run.json || 'next_due_at' in run.json, 'a run that closed periods gives no reason');
     t.notMatch(run.stderr, /Warning/, 'no warning on stderr (a pg client is never given two queries at once)');
+    // The close numbers the invoices it creates, one series: three consecutive numbers.
+    const numbers = (
+      await w.api.infra.pg.query<{ number: string }>('SELECT number::text FROM invoices WHERE id = ANY($1)', [
+        run.json.invoices.map((i: { id: string }) => i.id),
+      ])
+    ).rows
+      .map((r) => Number(r.number))
+      .sort((x, y) => x - y);
+    t.same(numbers, [numbers[0], numbers[0]! + 1, numbers[0]! + 2], 'numbered consecutively');
     const [oct] = await invoicesOf(sub.id);
+    t.ok(
+      numbers.map((n) => String(n).padStart(6, '0')).includes(oct.number),
+      `the API gives one of them, as printed (${oct.number})`,
+    );
     t.match(oct, {
       status: 'paid',
       currency: 'USD',

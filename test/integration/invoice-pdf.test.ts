@@ -10,7 +10,8 @@ import { createInvoicePdfPool, runPooled } from '../../services/workers/pool.js'
 /**
  * Who issues the invoice (issue 30): the seller's name, address and tax id and a footer line, configured once
  * for the deployment (SELLER_*, INVOICE_FOOTER in shared/config.ts) and printed on every invoice PDF the api
- * renders; an invoice number and a due date are printed when the invoice has them.
+ * renders; the invoice's number (one series for the deployment, the API's `number`) and its due date (on issue:
+ * it is charged at once).
  */
 t.test('invoice PDF: seller details, footer, number and due date', async (t) => {
   const seller = {
@@ -72,11 +73,46 @@ t.test('invoice PDF: seller details, footer, number and due date', async (t) => 
     t.ok(pdf.text.includes('Acme Widgets Ltd'), 'the customer is still billed');
   });
 
-  await t.test('an invoice number and a due date are printed when the invoice has them', async (t) => {
+  await t.test('the invoice number and the due date: the API’s, on the PDF', async (t) => {
+    const first = await insertInvoice(api.infra.pg, {
+      accountId: a.accountId,
+      customerId: a.customerId,
+      subscriptionId: sub.id,
+      amount: '49.99',
+      periodStart: '2026-02-01',
+      periodEnd: '2026-02-28',
+      createdAt: '2026-03-01T01:00:00Z',
+      lines: [{ product_id: plan.id, description: 'Pro plan', quantity: '1', unit_price: '49.99', amount: '49.99' }],
+    });
+    const second = await insertInvoice(api.infra.pg, {
+      accountId: a.accountId,
+      customerId: a.customerId,
+      subscriptionId: sub.id,
+      amount: '49.99',
+      periodStart: '2026-03-01',
+      periodEnd: '2026-03-31',
+      createdAt: '2026-04-01T01:00:00Z',
+    });
+    const [one, two] = [
+      await made(a.tokens.read, 'GET', `/v1/billing/invoices/${first}`),
+      await made(a.tokens.read, 'GET', `/v1/billing/invoices/${second}`),
+    ];
+    t.match(one.number, /^\d{6}$/, 'six digits');
+    t.equal(Number(two.number), Number(one.number) + 1, 'one series: the next invoice has the next number');
+    const pdf = (await download(first)).text;
+    t.match(pdf, `Invoice number\n${one.number}\nInvoice\n${first}\n`, 'the number the API gives, above the id');
+    // Charged to the card on file when issued: due on issue.
+    t.match(pdf, /Issued\n2026-03-01\nDue\n2026-03-01\n/);
+    const upcoming = await made(a.tokens.read, 'GET', `/v1/billing/invoices/upcoming?subscription_id=${sub.id}`);
+    t.equal(upcoming.number, null, 'a draft has no number yet');
+  });
+
+  await t.test('a deployment without SELLER_* prints no seller block', async (t) => {
     const pool = createInvoicePdfPool({ maxThreads: 1 });
     t.teardown(() => pool.destroy());
     const invoice = {
-      id: 'inv_numbered',
+      id: 'inv_plain',
+      number: '000007',
       customer_id: a.customerId,
       subscription_id: sub.id,
       status: 'open' as const,
@@ -85,23 +121,12 @@ t.test('invoice PDF: seller details, footer, number and due date', async (t) => 
       period_start: '2026-01-01',
       period_end: '2026-01-31',
       created_at: '2026-02-01T01:00:00.000Z',
+      due_at: '2026-02-01T01:00:00.000Z',
       paid_at: null,
     };
-    const render = async (extra: object) =>
-      readPdf(
-        Buffer.from(
-          await runPooled(
-            pool,
-            { invoice: { ...invoice, ...extra }, lines: [], customer: { name: 'Acme' }, address: null },
-            'invoice PDF',
-          ),
-        ),
-      ).text;
-    const numbered = await render({ number: 'ML-2026-000042', due_at: '2026-03-03T01:00:00.000Z' });
-    t.match(numbered, /Invoice number\nML-2026-000042\nInvoice\ninv_numbered\n/);
-    t.match(numbered, /Issued\n2026-02-01\nDue\n2026-03-03\n/);
-    const plain = await render({});
-    t.notMatch(plain, /Invoice number|Due\n/, 'nothing printed for fields the invoice does not have');
-    t.notMatch(plain, /Tax ID/, 'no seller block when the task carries none');
+    const task = { invoice, lines: [], customer: { name: 'Acme' }, address: null };
+    const plain = readPdf(Buffer.from(await runPooled(pool, task, 'invoice PDF'))).text;
+    t.match(plain, /^INVOICE\nInvoice number\n000007\n/, 'the title, then the invoice facts');
+    t.notMatch(plain, /Tax ID|Meterline Ltd/);
   });
 });

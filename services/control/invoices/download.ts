@@ -8,6 +8,7 @@ import type { Config } from '../../../shared/config.js';
 import { problemResponse } from '../../../shared/http/problems.js';
 import { getBillingInfo } from '../../domain/billing-info/store.js';
 import { accountName, getInvoice } from '../../domain/invoices/store.js';
+import { invoiceDueAt } from '../../domain/invoices/types.js';
 
 export type InvoicePdfPool = Piscina<InvoicePdfTask, Uint8Array>;
 
@@ -27,6 +28,7 @@ export function downloadInvoiceRoute(deps: ApiDeps, pool: () => InvoicePdfPool):
       const task: InvoicePdfTask = {
         invoice: {
           id: invoice.id,
+          number: invoice.number,
           customer_id: invoice.customer_id,
           subscription_id: invoice.subscription_id,
           status: invoice.status,
@@ -36,6 +38,7 @@ export function downloadInvoiceRoute(deps: ApiDeps, pool: () => InvoicePdfPool):
           period_start: invoice.period_start,
           period_end: invoice.period_end,
           created_at: invoice.created_at.toISOString(),
+          due_at: invoiceDueAt(invoice).toISOString(),
           paid_at: invoice.paid_at ? invoice.paid_at.toISOString() : null,
         },
         lines: lines.map((l) => ({
