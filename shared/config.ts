@@ -90,6 +90,24 @@ const secretKey: Parser<Buffer> = allowing('32 or more bytes, hex or base64', (r
   return bytes;
 });
 
+/**
+ * Text printed on documents: trimmed, at most `max` characters; `multiline` keeps line breaks (a newline, or the
+ * two characters \\n since an environment file holds one line), no other control character.
+ */
+const printedText =
+  (max: number, multiline: boolean): Parser<string> =>
+  (raw) => {
+    const text = (multiline ? raw.replace(/\r?\n|\\n/g, '\n') : raw)
+      .split('\n')
+      .map((l) => l.trim())
+      .join('\n')
+      .trim();
+    if (text.length > max) throw new Error(`must be at most ${max} characters, got ${text.length}`);
+    if (/[\u0000-\u0009\u000b-\u001f\u007f]/.test(text) || (!multiline && text.includes('\n')))
+      throw new Error(multiline ? 'must not hold control characters other than line breaks' : 'must be one line');
+    return text;
+  };
+
 export const API_ROUTE_SETS = ['all', 'ingress', 'control'] as const;
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
@@ -163,6 +181,12 @@ export interface Config {
   METRICS_HOST: string;
   /** 0 = a free port chosen at start (reported to `meterline up`, listed by `stack status`). */
   METRICS_PORT: number;
+  /** The seller printed on invoice and credit note PDFs (empty: not printed); the address may span lines. */
+  SELLER_NAME: string;
+  SELLER_ADDRESS: string;
+  SELLER_TAX_ID: string;
+  /** A line at the bottom of every page of those PDFs (payment terms, registration, contact). */
+  INVOICE_FOOTER: string;
 }
 
 const SPEC: { [K in keyof Config]: VarSpec<Config[K]> } = {
@@ -313,6 +337,7 @@ const SPEC: { [K in keyof Config]: VarSpec<Config[K]> } = {
   METRICS_HOST: {
     parse: host,
     default: (c) => c.HOST ?? '127.0.0.1',
+    shownDefault: '`HOST`, else `127.0.0.1`',
     describe: 'interface the consumer, dispatcher and billing roles serve /metrics on',
   },
   METRICS_PORT: {
@@ -320,6 +345,14 @@ const SPEC: { [K in keyof Config]: VarSpec<Config[K]> } = {
     default: 0,
     describe: 'port of /metrics of the consumer, dispatcher and billing roles (0 = any free port)',
   },
+  SELLER_NAME: { parse: printedText(200, false), default: '', describe: 'seller name on invoice PDFs' },
+  SELLER_ADDRESS: {
+    parse: printedText(500, true),
+    default: '',
+    describe: 'seller address on invoice PDFs; lines separated by newlines or \\n',
+  },
+  SELLER_TAX_ID: { parse: printedText(64, false), default: '', describe: 'seller tax id (VAT, EIN…) on invoice PDFs' },
+  INVOICE_FOOTER: { parse: printedText(500, false), default: '', describe: 'footer line of every invoice PDF page' },
 };
 
 export const CONFIG_VARIABLES = Object.keys(SPEC) as (keyof Config)[];

@@ -8,8 +8,8 @@ import {
   writeOverrides,
   type LimitOverrides,
 } from '../../shared/limits/account-limits.js';
-import { withControlPlane, requireFlag } from './control-plane.js';
-import { parseFlags, UsageError } from './output.js';
+import { withControlPlane } from './control-plane.js';
+import { parseFlags, stringFlag, UsageError } from './output.js';
 import { accountExists } from '../domain/accounts/store.js';
 
 const FLAG_OF = (limit: string) => limit.replace(/_/g, '-');
@@ -21,8 +21,8 @@ const FLAG_OF = (limit: string) => limit.replace(/_/g, '-');
  * limits bucket, which every api process watches: in force within milliseconds, no restart.
  */
 export async function accountLimitsCommand(args: string[]): Promise<number> {
-  const flags = parseFlags(args, { strings: ['account', ...LIMIT_NAMES.map(FLAG_OF)] });
-  const accountId = requireFlag(flags, 'account');
+  const flags = parseFlags(args, { strings: ['account', ...LIMIT_NAMES.map(FLAG_OF)], required: ['account'] });
+  const accountId = stringFlag(flags, 'account')!;
   const changes: LimitOverrides = {};
   for (const limit of LIMIT_NAMES) {
     const raw = flags[FLAG_OF(limit)];

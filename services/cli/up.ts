@@ -7,6 +7,7 @@ import { topologyName, writeRoleProcesses } from '../../infra/stack/state.js';
 import { ROLES, type Role } from '../role-names.js';
 import { Supervisor } from './supervisor.js';
 import { EXIT, parseFlags, printError, printResult, UsageError } from './output.js';
+import { databaseIdentity, forgetRunningApi, recordRunningApi } from './running-api.js';
 import { selectedHost } from '../../infra/stack/inventory.js';
 
 /** `--role api,consumer` (repeatable): the roles to run, in ROLES order; default every role. */
@@ -69,6 +70,7 @@ export async function upCommand(args: string[] = []): Promise<number> {
   const shutdown = () =>
     (stopping ??= (async () => {
       log('stopping roles…');
+      forgetRunningApi();
       await supervisor.stop();
       if (launchedHere.length) {
         const stopped = await stackDown({ root: STACK_ROOT });
@@ -89,6 +91,12 @@ export async function upCommand(args: string[] = []): Promise<number> {
   // Loaded here, not at the top: a host's `meterline up --role …` never needs the console's code.
   const { firstRunLines } = await import('../console/first-run.js');
   const { consoleRedirectUri } = await import('../console/client.js');
+  // Other commands (another terminal) sign tokens for this issuer and call this api (services/cli/running-api.ts).
+  recordRunningApi({
+    base_url: config.PUBLIC_BASE_URL,
+    pid: process.pid,
+    database: databaseIdentity(config.DATABASE_URL),
+  });
   printResult({
     base_url: config.PUBLIC_BASE_URL,
     console_url: consoleRedirectUri(config.PUBLIC_BASE_URL),

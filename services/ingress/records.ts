@@ -10,7 +10,7 @@ import {
   RANGE_MESSAGE,
   VALUE_OUT_OF_RANGE,
 } from '../../shared/usage/value.js';
-import { parseTimestamp } from '../../shared/usage/timestamp.js';
+import { parseTimestamp, TIMESTAMP_FORMAT_MESSAGE } from '../../shared/usage/timestamp.js';
 import { newUsageId } from '../../shared/usage/ids.js';
 import { checkDimensions, NO_DIMENSIONS, type Dimensions } from '../../shared/usage/dimensions.js';
 import { RowWriter, tsvEscape } from '../../shared/usage/wire.js';
@@ -20,7 +20,7 @@ import { MAX_METER_ID_LENGTH, MeterUsageRecordBody, UsageRecordBody } from '../.
 const checkRecordShape = bodyValidator(UsageRecordBody).check;
 const checkMeterRecordShape = bodyValidator(MeterUsageRecordBody).check;
 
-export const TIMESTAMP_FORMAT_MESSAGE = 'must be an RFC 3339 date-time with an offset, e.g. 2026-11-21T10:00:00Z';
+export { TIMESTAMP_FORMAT_MESSAGE };
 export const TIMESTAMP_WINDOW_MESSAGE = 'must be within the last 35 days and at most 5 minutes ahead';
 export const DECIMALS_MESSAGE = 'must have at most 9 decimal places';
 
