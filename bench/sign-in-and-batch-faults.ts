@@ -63,23 +63,28 @@ async function signInForm(): Promise<{ action: string; fields: Record<string, st
     keep(res);
   }
   const html = await res.text();
-  // indexOf, not a lazy regex over the page: the safe-regex lint (test/unit/safe-regex.test.ts) flags that one.
+  // The page's first form, found by plain search (no regex over the whole page: test/unit/safe-regex.test.ts).
   const lower = html.toLowerCase();
-  const start = lower.indexOf('<form');
-  const end = start < 0 ? -1 : lower.indexOf('</form>', start);
-  const open = end < 0 ? -1 : html.indexOf('>', start);
-  const form =
-    open < 0 || open > end ? null : [html.slice(start, end), html.slice(start + 5, open), html.slice(open + 1, end)];
-  if (!form) throw new Error(`no sign-in form (status ${res.status}): ${html.slice(0, 300)}`);
-  const attr = (tag: string, name: string) =>
-    new RegExp(`\\s${name}="([^"]*)"`, 'i').exec(tag)?.[1]?.replace(/&amp;/g, '&') ?? null;
+  const open = lower.indexOf('<form');
+  const openEnd = lower.indexOf('>', open);
+  const close = lower.indexOf('</form>', openEnd);
+  if (open < 0 || openEnd < 0 || close < 0)
+    throw new Error(`no sign-in form (status ${res.status}): ${html.slice(0, 300)}`);
+  const formTag = html.slice(open, openEnd + 1);
+  const attr = (tag: string, name: string): string | null => {
+    const at = tag.toLowerCase().indexOf(` ${name}="`);
+    if (at < 0) return null;
+    const from = at + name.length + 3;
+    return tag.slice(from, tag.indexOf('"', from)).replaceAll('&amp;', '&');
+  };
   const fields: Record<string, string> = {};
-  for (const tag of form[2]!.match(/<input\b[^<>]*>/gi) ?? []) {
+  for (let at = lower.indexOf('<input', openEnd); at >= 0 && at < close; at = lower.indexOf('<input', at + 1)) {
+    const tag = html.slice(at, lower.indexOf('>', at) + 1);
     const name = attr(tag, 'name');
     if (name) fields[name] = attr(tag, 'value') ?? '';
   }
   return {
-    action: new URL(attr(` ${form[1]}`, 'action') ?? url.toString(), url).toString(),
+    action: new URL(attr(formTag, 'action') ?? url.toString(), url).toString(),
     fields,
     cookie: [...cookies].map(([k, v]) => `${k}=${v}`).join('; '),
   };

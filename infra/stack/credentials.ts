@@ -72,3 +72,8 @@ export function ensureCredentials(
   }
   return creds;
 }
+
+/** Every user a server needs a password for: its clients' logins and its own (ClickHouse's interserver user). */
+export function serverUsersOf(kind: { userOf: Record<string, string>; serverUsers?: readonly string[] }): string[] {
+  return [...new Set([...Object.values(kind.userOf), ...(kind.serverUsers ?? [])])].filter(Boolean);
+}

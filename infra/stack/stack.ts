@@ -13,7 +13,7 @@ import path from 'node:path';
 import { SERVER_NAMES, StackError, type ServerName } from './errors.js';
 import { ensureInstalled } from './install.js';
 import { PROFILES, READY_TIMEOUT_MS, loginOf, type Ports, type Profile, type ServerKind } from './launch.js';
-import { ensureCredentials, readCredentials, type Credentials } from './credentials.js';
+import { ensureCredentials, readCredentials, serverUsersOf, type Credentials } from './credentials.js';
 import { redactUrl } from './probe.js';
 import { isAlive, ownsPid, stopPid, waitFor } from './process.js';
 import { SERVERS } from './servers.js';
@@ -279,12 +279,7 @@ interface UpOptions {
 
 /** A password for every server user of the instances to run. */
 function credentialsFor(root: string, instances: Instance[], env: NodeJS.ProcessEnv): Credentials {
-  const users = Object.fromEntries(
-    instances.map((i) => [
-      i.kind.name,
-      [...new Set([...Object.values(i.kind.userOf), ...(i.kind.serverUsers ?? [])])].filter(Boolean),
-    ]),
-  );
+  const users = Object.fromEntries(instances.map((i) => [i.kind.name, serverUsersOf(i.kind)]));
   return ensureCredentials(root, users, env);
 }
 

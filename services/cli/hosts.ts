@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
-import { credentialsFile, ensureCredentials } from '../../infra/stack/credentials.js';
+import { credentialsFile, ensureCredentials, serverUsersOf } from '../../infra/stack/credentials.js';
 import { haproxyConfig } from '../../infra/stack/haproxy.js';
 import { SECRET_FILE } from '../../infra/stack/host-env.js';
 import { INVENTORY_VARIABLE, inventoryDir, readInventory } from '../../infra/stack/inventory.js';
@@ -31,7 +31,7 @@ export async function hostsCommand(args: string[]): Promise<number> {
     const secretFile = path.join(inventoryDir(inv), SECRET_FILE);
     const existed = { credentials: existsSync(file), secret: existsSync(secretFile) };
     const users = Object.fromEntries(
-      (['postgres', 'nats', 'clickhouse'] as const).map((k) => [k, [...new Set(Object.values(SERVERS[k].userOf))]]),
+      (['postgres', 'nats', 'clickhouse'] as const).map((k) => [k, serverUsersOf(SERVERS[k])]),
     );
     ensureCredentials(STACK_ROOT, users, env, true);
     await ensureSecretFile(secretFile);

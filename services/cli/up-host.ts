@@ -4,7 +4,7 @@
  * does that on each host) and nothing is migrated unless `--migrate`: an upgrade migrates once, then rolls the
  * processes (docs/upgrades.md).
  */
-import { ensureCredentials } from '../../infra/stack/credentials.js';
+import { ensureCredentials, serverUsersOf } from '../../infra/stack/credentials.js';
 import { profileEnvironment, roleEnvironment } from '../../infra/stack/host-env.js';
 import type { HostSpec, Inventory } from '../../infra/stack/inventory.js';
 import { SERVERS } from '../../infra/stack/servers.js';
@@ -24,7 +24,7 @@ export async function upHost(
   const { inventory: inv, host } = selected;
   const log = (m: string) => process.stderr.write(m + '\n');
   const users = Object.fromEntries(
-    (['postgres', 'nats', 'clickhouse'] as const).map((k) => [k, [...new Set(Object.values(SERVERS[k].userOf))]]),
+    (['postgres', 'nats', 'clickhouse'] as const).map((k) => [k, serverUsersOf(SERVERS[k])]),
   );
   const creds = ensureCredentials(STACK_ROOT, users, process.env, false);
   const envOf = (role: Role) => ({ ...process.env, ...roleEnvironment(inv, host, creds, role) });
