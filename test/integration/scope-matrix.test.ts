@@ -35,6 +35,8 @@ interface Fixture {
   invoice(): Promise<string>;
   /** One active meter the ingress registry already knows (created once, shared by the usage rows). */
   usageMeter(): Promise<string>;
+  /** A new test clock of the account, at 2026-11-10T00:00:00Z. */
+  testClock(): Promise<string>;
 }
 
 interface Row {
@@ -426,6 +428,57 @@ const ROWS: Row[] = [
       path: `/v1/billing/credit-notes/${(await fx.admin('POST', `/v1/billing/invoices/${await fx.invoice()}/credit-notes`, { amount: 1, reason: 'matrix' })).id}/download`,
     }),
   },
+  // test clocks: the operator's (admin) simulated time for its test customers
+  {
+    method: 'POST',
+    route: '/v1/test_clocks',
+    scope: 'admin',
+    success: 201,
+    request: async () => ({ path: '/v1/test_clocks', body: { frozen_time: '2026-11-10T00:00:00Z' } }),
+  },
+  {
+    method: 'GET',
+    route: '/v1/test_clocks',
+    scope: 'admin',
+    success: 200,
+    request: async () => ({ path: '/v1/test_clocks' }),
+  },
+  {
+    method: 'GET',
+    route: '/v1/test_clocks/:clock_id',
+    scope: 'admin',
+    success: 200,
+    request: async (fx) => ({ path: `/v1/test_clocks/${await fx.testClock()}` }),
+  },
+  {
+    method: 'DELETE',
+    route: '/v1/test_clocks/:clock_id',
+    scope: 'admin',
+    success: 204,
+    request: async (fx) => ({ path: `/v1/test_clocks/${await fx.testClock()}` }),
+  },
+  {
+    method: 'POST',
+    route: '/v1/test_clocks/:clock_id/advance',
+    scope: 'admin',
+    success: 200,
+    request: async (fx) => ({
+      path: `/v1/test_clocks/${await fx.testClock()}/advance`,
+      body: { frozen_time: '2026-11-11T00:00:00Z' },
+    }),
+    verify: (b) => (b.frozen_time === '2026-11-11T00:00:00.000Z' ? undefined : `not advanced: ${JSON.stringify(b)}`),
+  },
+  {
+    method: 'POST',
+    route: '/v1/test_clocks/:clock_id/customers',
+    scope: 'admin',
+    success: 200,
+    request: async (fx) => ({
+      path: `/v1/test_clocks/${await fx.testClock()}/customers`,
+      body: { customer_id: (await createTestAccount(fx.api.infra)).customerId },
+    }),
+    verify: (b) => (b.customer_ids.length === 1 ? undefined : `no customer on it: ${JSON.stringify(b)}`),
+  },
   // the API description is public
   {
     method: 'GET',
@@ -475,6 +528,7 @@ t.test('scope matrix', async (t) => {
           { product_id: await fx.product(), description: 'fixture', quantity: '1', unit_price: '3', amount: '3' },
         ],
       }),
+    testClock: async () => (await admin('POST', '/v1/test_clocks', { frozen_time: '2026-11-10T00:00:00Z' })).id,
     usageMeter: () =>
       (usageMeter ??= (async () => {
         const id = await fx.meter();

@@ -5,6 +5,7 @@ import { CreateSubscriptionBody, SubscriptionSchema } from '../../../shared/api/
 import { toSubscription } from './representation.js';
 import { parseNewSubscription, type NewSubscription } from './input.js';
 import { createSubscription } from '../../domain/subscriptions/store.js';
+import { accountTime } from '../../domain/test-clocks/store.js';
 
 /** POST /v1/subscriptions — 201 + Location; emits subscription.updated in the same transaction. */
 export function createSubscriptionRoute(deps: ApiDeps): RouteDef<NewSubscription> {
@@ -14,8 +15,12 @@ export function createSubscriptionRoute(deps: ApiDeps): RouteDef<NewSubscription
     auth: 'write',
     input: parseNewSubscription,
     handler: async (ctx, input) => {
-      const sub = await withTransaction(deps.pg, (c) => createSubscription(c, ctx.principal!.accountId, input.items));
-      return reply.created(toSubscription(sub), `/v1/subscriptions/${sub.row.id}`);
+      const accountId = ctx.principal!.accountId;
+      const { sub, now } = await withTransaction(deps.pg, async (c) => {
+        const { now } = await accountTime(c, accountId);
+        return { sub: await createSubscription(c, accountId, input.items, now), now };
+      });
+      return reply.created(toSubscription(sub, now), `/v1/subscriptions/${sub.row.id}`);
     },
     doc: {
       summary: 'Subscribe the account to products',

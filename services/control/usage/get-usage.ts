@@ -9,7 +9,8 @@ import { histogramSummary, usageValue } from '../../../shared/usage/aggregate.js
 import { ReadCoalescer } from '../../../shared/usage/coalesce.js';
 import { windowOut, windowStamps } from './shape.js';
 import { MeterUsageSchema, UsageQueryDoc } from '../../../shared/api/usage.js';
-import { checkReadDimensions, parseUsageQuery, type UsageRead } from './input.js';
+import { checkReadDimensions, parseUsageQuery, resolveRange, type UsageRead } from './input.js';
+import { accountTime } from '../../domain/test-clocks/store.js';
 import { meterForUsage } from '../../domain/usage/store.js';
 
 /** The usage answer of one meter of the account (404 when it has none of that id). */
@@ -94,6 +95,11 @@ export function getUsageRoute(infra: Infra): RouteDef<UsageRead> {
     handler: async (ctx, read) => {
       const accountId = ctx.principal!.accountId;
       const meterId = ctx.params.meter_id!;
+      // The default range (this month up to today) is the account's: its test clock's month for a clocked customer.
+      if (read.dates.end_date === undefined) {
+        const { now, clockId } = await accountTime(infra.pg, accountId);
+        if (clockId) read = { ...read, range: resolveRange(read.dates, now.getTime()) };
+      }
       // Same account, meter, resolved range and slice: one computation for every such request in flight;
       // distinct computations of one account pass its gate (a few at once, a short queue, then 503 busy).
       const { range, window, groupBy, filters } = read;

@@ -33,7 +33,9 @@ export function resolveRange(q: UsageQueryParams, now = Date.now()): UsageRange 
 }
 
 export interface UsageRead {
+  /** Resolved at real time; a customer on a test clock has its range resolved again at the clock's (`dates`). */
   range: UsageRange;
+  dates: Pick<UsageQueryParams, 'start_date' | 'end_date'>;
   window: UsageWindow;
   /** Dimension keys to group by, in the order asked. */
   groupBy: string[];
@@ -82,7 +84,8 @@ export function parseUsageQuery(ctx: RequestContext): UsageRead {
       : (groupBy.map((k) => dimensionKeyProblem(k, undefined)).find(Boolean) ??
         (new Set(groupBy).size !== groupBy.length ? 'must not name a dimension twice' : undefined));
   if (problem) throw new ValidationError([{ field: 'group_by', message: problem }]);
-  return { range: resolveRange(q), window: q.window ?? 'day', groupBy, filters };
+  const dates = { start_date: q.start_date, end_date: q.end_date };
+  return { range: resolveRange(q), dates, window: q.window ?? 'day', groupBy, filters };
 }
 
 /** The meter-dependent rules of a read: a meter declaring dimensions is read by those only. */

@@ -15,6 +15,7 @@ import { correctionsModule } from '../../control/corrections/module.js';
 import { invoicesModule } from '../../control/invoices/module.js';
 import { creditsModule } from '../../control/credits/module.js';
 import { creditNotesModule } from '../../control/credit-notes/module.js';
+import { testClocksModule } from '../../control/test-clocks/module.js';
 import { consoleModule } from '../../console/module.js';
 
 /** Every route module the api mounts, in registration order. Each area adds its factory here. */
@@ -35,5 +36,6 @@ export const ROUTE_MODULES: RouteModuleFactory[] = [
   invoicesModule,
   creditsModule,
   creditNotesModule,
+  testClocksModule,
   consoleModule,
 ];
