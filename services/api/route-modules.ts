@@ -3,6 +3,7 @@ import { oauthRoutes } from '../control/oauth/module.js';
 import { idempotencyModule } from '../control/idempotency/module.js';
 import { productsModule } from '../control/products/module.js';
 import { metersModule } from '../control/meters/module.js';
+import { customersModule } from '../control/customers/module.js';
 import { subscriptionsModule } from '../control/subscriptions/module.js';
 import { openApiModule } from '../control/openapi/module.js';
 import { billingModule } from '../control/billing/module.js';
@@ -23,6 +24,7 @@ export const ROUTE_MODULES: RouteModuleFactory[] = [
   idempotencyModule,
   productsModule,
   metersModule,
+  customersModule,
   subscriptionsModule,
   openApiModule,
   billingModule,

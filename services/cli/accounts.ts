@@ -1,5 +1,6 @@
 import { createAccount } from '../control/accounts/store.js';
 import { requireFlag, withControlPlane } from './control-plane.js';
+import { withRegistryWriter } from './customers.js';
 import { parseFlags, UsageError } from './output.js';
 
 /**
@@ -25,5 +26,6 @@ export async function accountsCommand(args: string[]): Promise<number> {
     password: requireFlag(flags, 'password'),
     operator: flags.operator === true,
   };
-  return withControlPlane((pg) => createAccount(pg, input));
+  // In the customer registry at once: an operator can attribute usage to it by customer_id right away.
+  return withControlPlane((pg, config) => withRegistryWriter(config, (registry) => createAccount(pg, input, registry)));
 }

@@ -24,6 +24,11 @@ export const COMMANDS: Record<string, { run: Command; usage: string }> = {
     usage:
       'accounts create --name N --email E --password P [--operator] | --demo — an account with its first user (--demo: with a meter, usage, a subscription and a card); accounts limits --account ID [--ingest-records-per-second N] [--requests-per-second N] [--max-meters N] [--max-webhooks N] [--max-payment-methods N] — per-account limits (alone: prints them)',
   },
+  customers: {
+    run: async (args) => (await import('./customers.js')).customersCommand(args),
+    usage:
+      'customers sign-in --customer cus_… --email E [--password P] — a sign-in for one of a customer’s people (password generated and printed once when omitted)',
+  },
   clients: {
     run: async (args) => (await import('./clients.js')).clientsCommand(args),
     usage: 'clients create --name N --redirect-uri U [--redirect-uri U2 …] [--public] — register an OAuth client',

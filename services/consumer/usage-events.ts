@@ -107,6 +107,12 @@ export class UsageEventEmitter implements Component {
     if (this.subscribers.size === 0) return;
     let rows: UsageRow[] | undefined;
     for (const m of msgs) {
+      // An operator's attributed rows (usage.customers.<emitter>) are many accounts': each row is its own.
+      if (this.infra.natsNames.isAttributedUsageSubject(m.subject)) {
+        const mine = parseUsageRows(m.data).filter((r) => this.subscribers.has(r.accountId));
+        if (mine.length) (rows ??= []).push(...mine);
+        continue;
+      }
       // One account per message, named by the subject's last token (usage.<account>).
       const account = m.subject.slice(m.subject.lastIndexOf('.') + 1);
       if (!this.subscribers.has(account)) continue;

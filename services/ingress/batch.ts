@@ -1,4 +1,5 @@
-import { ValidationError, type FieldError } from '../../shared/errors.js';
+import { RateLimitedError, ValidationError, type FieldError } from '../../shared/errors.js';
+import type { NatsNames } from '../../shared/clients/nats.js';
 import type { HttpReply } from '../../shared/http/context.js';
 import { reply } from '../../shared/http/reply.js';
 import { USAGE_LIMITS } from '../../shared/usage/limits.js';
@@ -8,7 +9,13 @@ import { RowWriter } from '../../shared/usage/wire.js';
 import type { UsagePublisher } from './publisher.js';
 
 export interface RecordError {
-  code: 'validation_failed' | 'value_out_of_range' | 'not_found' | 'meter_inactive';
+  code:
+    | 'validation_failed'
+    | 'value_out_of_range'
+    | 'not_found'
+    | 'meter_inactive'
+    | 'unknown_customer'
+    | 'rate_limited';
   detail: string;
   errors?: FieldError[];
 }
@@ -36,6 +43,16 @@ export interface CheckedBatch {
   /** The `results` array's items, as JSON text, in index order. */
   resultsJson: string;
   rejected: { index: number; error: RecordError }[];
+  /** A record refused for its account's rate (admin emitters): a batch of nothing else is a 429. */
+  rateLimited?: RateLimitedError;
+}
+
+/**
+ * The subject of a request's rows: `usage.<account>` when they are all the emitter's, the attributed subject
+ * when an operator's token recorded usage for its customers (shared/clients/nats.ts).
+ */
+export function usageSubjectOf(names: NatsNames, ctx: RecordContext): string {
+  return ctx.attribution?.forOthers ? names.attributedUsageSubject(ctx.accountId) : names.usageSubject(ctx.accountId);
 }
 
 /**
@@ -56,6 +73,7 @@ export function checkBatch(
   let json = '';
   const rows = new RowWriter(items.length);
   let accepted = 0;
+  let rateLimited: RateLimitedError | undefined;
   const errors: FieldError[] = []; // reused: most records have none
   for (let i = 0; i < items.length; i++) {
     const item = items[i];
@@ -63,7 +81,17 @@ export function checkBatch(
     let error: RecordError | undefined;
     if (!('type' in meter)) error = meter;
     else {
-      const id = writeRecord(rows, item, meter, ctx, errors, withMeterId);
+      let id: string | undefined;
+      try {
+        id = writeRecord(rows, item, meter, ctx, errors, withMeterId);
+      } catch (err) {
+        // Its customer is over its rate: this record only (one noisy customer doesn't stop the others).
+        if (!(err instanceof RateLimitedError)) throw err;
+        rateLimited = err;
+        rejected.push({ index: i, error: { code: 'rate_limited', detail: err.detail } });
+        json += (i ? ',' : '') + JSON.stringify({ index: i, status: 'rejected', error: rejected.at(-1)!.error });
+        continue;
+      }
       if (id !== undefined) {
         accepted++;
         // Server-assigned ids are [0-9A-Za-z_]: no escaping needed.
@@ -78,7 +106,7 @@ export function checkBatch(
     rejected.push({ index: i, error });
     json += (i ? ',' : '') + JSON.stringify({ index: i, status: 'rejected', error } satisfies BatchResult);
   }
-  return { total: items.length, accepted, rows: rows.bytes(), resultsJson: json, rejected };
+  return { total: items.length, accepted, rows: rows.bytes(), resultsJson: json, rejected, rateLimited };
 }
 
 /** `{accepted, rejected, results}` of a checked batch, as JSON object members (the caller adds its own). */
@@ -94,18 +122,21 @@ export async function acceptBatch(
   items: unknown[],
   meterFor: MeterFor,
   ctx: RecordContext,
-  subject: string,
+  names: NatsNames,
   publisher: UsagePublisher,
   withMeterId: boolean,
   fieldName?: (field: string) => string,
 ): Promise<HttpReply> {
   const b = checkBatch(items, meterFor, ctx, withMeterId, fieldName);
+  if (b.accepted === 0 && b.rateLimited && b.rejected.every((r) => r.error.code === 'rate_limited'))
+    throw b.rateLimited;
   if (b.accepted === 0) {
     const all: FieldError[] = [];
     for (const r of b.rejected) {
       if (r.error.errors)
         for (const e of r.error.errors)
           all.push({ field: e.field ? `[${r.index}].${e.field}` : `[${r.index}]`, message: e.message });
+      else if (r.error.code === 'rate_limited') all.push({ field: `[${r.index}]`, message: r.error.detail });
       else
         all.push({
           field: `[${r.index}].${fieldName?.('meter_id') ?? 'meter_id'}`,
@@ -114,6 +145,6 @@ export async function acceptBatch(
     }
     throw new ValidationError(all, `None of the ${items.length} records is valid.`, recordErrorCode(all));
   }
-  await publisher.submit(subject, b.rows, b.accepted);
+  await publisher.submit(usageSubjectOf(names, ctx), b.rows, b.accepted);
   return reply.jsonText(202, `{${batchOutcomeJson(b)}}`);
 }

@@ -1,7 +1,7 @@
 import { ValidationError } from '../../shared/errors.js';
 import type { RouteDef } from '../../shared/http/route.js';
 import { isPromise } from '../../shared/http/pipeline.js';
-import type { MeterRecord } from '../../shared/meters/record.js';
+import { meterUsableBy, type MeterRecord } from '../../shared/meters/record.js';
 import { acceptBatch, type MeterFor, type RecordError } from './batch.js';
 import { problemResponses } from './problem-docs.js';
 import {
@@ -12,6 +12,7 @@ import {
   UsageBatchBody,
 } from './schemas.js';
 import { acceptCloudEvents, CLOUDEVENT_MEDIA_TYPE, CLOUDEVENTS_BATCH_MEDIA_TYPE } from './cloudevents.js';
+import { recordContext } from './emitter.js';
 import type { IngressDeps } from './deps.js';
 
 // Stands in for the meter of an item without a usable meter_id, so its other fields are still checked.
@@ -49,7 +50,7 @@ function meterLookup(deps: IngressDeps, accountId: string): MeterFor {
     const id = meterIdOf(item);
     if (typeof id !== 'string') return NO_METER;
     const meter = deps.registry.get(id);
-    if (meter === undefined || meter.account_id !== accountId)
+    if (meter === undefined || !meterUsableBy(meter, accountId))
       return { code: 'not_found', detail: `Meter ${id} does not exist.` };
     if (meter.status !== 'active') return { code: 'meter_inactive', detail: `Meter ${id} is inactive.` };
     return meter;
@@ -66,29 +67,18 @@ export function recordUsageRoute(deps: IngressDeps): RouteDef {
     idempotent: false,
     rateLimit: 'records',
     handler: (ctx) => {
-      const accountId = ctx.principal!.accountId;
       const body = ctx.body;
-      if (ctx.mediaType === CLOUDEVENT_MEDIA_TYPE || ctx.mediaType === CLOUDEVENTS_BATCH_MEDIA_TYPE) {
-        deps.protection.takeIngestRecords(accountId, Array.isArray(body) ? body.length : 1);
-        return acceptCloudEvents(deps, ctx, accountId);
-      }
+      if (ctx.mediaType === CLOUDEVENT_MEDIA_TYPE || ctx.mediaType === CLOUDEVENTS_BATCH_MEDIA_TYPE)
+        return acceptCloudEvents(deps, ctx, recordContext(deps, ctx.principal!, Array.isArray(body) ? body.length : 1));
       if (!Array.isArray(body)) {
         throw new ValidationError([
           { field: '', message: body === undefined ? 'a JSON body is required' : 'must be an array of records' },
         ]);
       }
-      // Before any meter lookup: an account over its rate costs nothing more (429, nothing published).
-      deps.protection.takeIngestRecords(accountId, body.length);
-      const accept = (meterFor: MeterFor) =>
-        acceptBatch(
-          body,
-          meterFor,
-          { accountId, now: Date.now() },
-          deps.names.usageSubject(accountId),
-          deps.publisher,
-          true,
-        );
-      const meters = itemMeters(deps, accountId, body);
+      // Before any meter lookup: a caller over its rate costs nothing more (429, nothing published).
+      const rc = recordContext(deps, ctx.principal!, body.length);
+      const accept = (meterFor: MeterFor) => acceptBatch(body, meterFor, rc, deps.names, deps.publisher, true);
+      const meters = itemMeters(deps, rc.accountId, body);
       return isPromise(meters) ? meters.then(accept) : accept(meters);
     },
     doc: {

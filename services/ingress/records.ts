@@ -14,7 +14,15 @@ import { parseTimestamp } from '../../shared/usage/timestamp.js';
 import { newUsageId } from '../../shared/usage/ids.js';
 import { checkDimensions, NO_DIMENSIONS, type Dimensions } from '../../shared/usage/dimensions.js';
 import { RowWriter, tsvEscape } from '../../shared/usage/wire.js';
-import { MAX_METER_ID_LENGTH, MeterUsageRecordBody, UsageRecordBody } from './schemas.js';
+import {
+  ACCOUNT_METER_MESSAGE,
+  CUSTOMER_ID_KEY,
+  CUSTOMER_KEY,
+  UNKNOWN_CUSTOMER,
+  UNKNOWN_CUSTOMER_MESSAGES,
+  type Attribution,
+} from '../../shared/customers/attribution.js';
+import { MAX_CUSTOMER_ID_LENGTH, MAX_METER_ID_LENGTH, MeterUsageRecordBody, UsageRecordBody } from './schemas.js';
 
 // Compiled once at start; every request reuses them.
 const checkRecordShape = bodyValidator(UsageRecordBody).check;
@@ -33,12 +41,16 @@ const INEXACT_VALUE_MESSAGES: ReadonlySet<string> = new Set([
 
 /**
  * The problem code for a record's errors: `value_out_of_range` when every one of them is a value no meter can
- * store exactly as written (too large, too precise, too many decimals), else `validation_failed`.
+ * store exactly as written (too large, too precise, too many decimals), `unknown_customer` when every one is a
+ * customer the deployment doesn't have (or not the token's own), else `validation_failed`.
  */
-export function recordErrorCode(errors: readonly FieldError[]): 'value_out_of_range' | 'validation_failed' {
-  return errors.length > 0 && errors.every((e) => INEXACT_VALUE_MESSAGES.has(e.message))
-    ? VALUE_OUT_OF_RANGE
-    : 'validation_failed';
+export function recordErrorCode(
+  errors: readonly FieldError[],
+): 'value_out_of_range' | 'validation_failed' | typeof UNKNOWN_CUSTOMER {
+  if (errors.length === 0) return 'validation_failed';
+  if (errors.every((e) => INEXACT_VALUE_MESSAGES.has(e.message))) return VALUE_OUT_OF_RANGE;
+  if (errors.every((e) => UNKNOWN_CUSTOMER_MESSAGES.has(e.message))) return UNKNOWN_CUSTOMER;
+  return 'validation_failed';
 }
 
 export interface RawRecord {
@@ -47,6 +59,8 @@ export interface RawRecord {
   timestamp: string;
   id?: string;
   dimensions?: unknown;
+  customer?: unknown;
+  customer_id?: unknown;
 }
 
 /** A record that passed every rule, encoded for the USAGE stream. */
@@ -69,13 +83,25 @@ export interface RecordContext {
    * 35 days, 5 minutes ahead); a correction's replacement records take its range instead.
    */
   window?: { fromMs: number; toMs: number; message: string };
+  /**
+   * Whose each record is (operator mode, shared/customers/attribution.ts). Absent (corrections): every record is
+   * `accountId`'s and none may name a customer.
+   */
+  attribution?: Attribution;
+  /**
+   * Counts one valid record against the rate of the account it is for, before its row is written; throws
+   * RateLimitedError (429) when that account is over it. Set for admin emitters, whose records may be many
+   * customers' (the others count a request's records at once, before anything else).
+   */
+  takeRecord?: (accountId: string) => void;
 }
 
 /**
  * THE record rules, for every ingest path (single, batch, stream): structure first (the compiled schema),
  * then the rules a schema cannot say: finite value, counter ≥ 0, magnitude, decimals, timestamp syntax and
- * window, dimensions (checkDimensions: keys, values, the meter's declared keys). Pushes every problem into `errors` (fields relative to
- * the record) and returns undefined, or returns the encoded record.
+ * window, dimensions (checkDimensions: keys, values, the meter's declared keys), whose record it is
+ * (ctx.attribution). Pushes every problem into `errors` (fields relative to the record) and returns undefined,
+ * or returns the encoded record.
  */
 export function checkRecord(
   raw: unknown,
@@ -115,6 +141,15 @@ export function plainRecordShape(raw: unknown, withMeterId: boolean): boolean {
   if (withMeterId) {
     if (typeof r.meter_id !== 'string' || r.meter_id.length === 0 || r.meter_id.length > MAX_METER_ID_LENGTH)
       return false;
+    fields++;
+  }
+  if (r.customer !== undefined) {
+    if (typeof r.customer !== 'string' || r.customer.length === 0 || r.customer.length > 128) return false;
+    fields++;
+  }
+  if (r.customer_id !== undefined) {
+    const c = r.customer_id;
+    if (typeof c !== 'string' || c.length === 0 || c.length > MAX_CUSTOMER_ID_LENGTH) return false;
     fields++;
   }
   // No other field (own or inherited, e.g. a `__proto__` key): exactly the fields counted above.
@@ -166,13 +201,22 @@ export function writeRecord(
     for (let i = before; i < errors.length; i++) if (errors[i]!.field.startsWith('dimensions')) schemaSaidDims = true;
     dims = schemaSaidDims ? undefined : checkDimensions(r.dimensions, meter.dimensions, errors);
   }
+  const account = ctx.attribution ? ctx.attribution.accountOf(r, meter, errors) : ownAccount(r, ctx.accountId, errors);
   if (errors.length > before || text === undefined || tsMs === undefined || dims === undefined) return undefined;
+  ctx.takeRecord?.(account!);
   const given = r.id;
   if (given === undefined) {
     const id = newUsageId();
-    out.row(ctx.accountId, meter.id, tsMs, id, text, ctx.now, dims);
+    out.row(account!, meter.id, tsMs, id, text, ctx.now, dims);
     return id;
   }
-  out.row(ctx.accountId, meter.id, tsMs, tsvEscape(given), text, ctx.now, dims);
+  out.row(account!, meter.id, tsMs, tsvEscape(given), text, ctx.now, dims);
   return given;
+}
+
+/** A record without attribution (a correction's replacements): the account's own, naming no customer. */
+function ownAccount(r: RawRecord, accountId: string, errors: FieldError[]): string | undefined {
+  if (r.customer === undefined && r.customer_id === undefined) return accountId;
+  errors.push({ field: r.customer !== undefined ? CUSTOMER_KEY : CUSTOMER_ID_KEY, message: ACCOUNT_METER_MESSAGE });
+  return undefined;
 }

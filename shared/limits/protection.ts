@@ -26,8 +26,16 @@ export class AccountProtection {
   }
 
   /** Counts `records` usage records against the account's ingest rate; 429 (nothing counted) when over. */
-  takeIngestRecords(accountId: string, records: number): void {
-    this.limiter.take(accountId, 'ingest', records, this.book.limits(accountId).ingest_records_per_second);
+  takeIngestRecords(accountId: string, records: number, now?: number): void {
+    this.limiter.take(accountId, 'ingest', records, this.book.limits(accountId).ingest_records_per_second, 1, now);
+  }
+
+  /**
+   * Counts the `records` of an admin token's request against its account's emitter ceiling (operator mode:
+   * records for many customers, each of which also counts against its customer's ingest rate).
+   */
+  takeAttributedRecords(accountId: string, records: number): void {
+    this.limiter.take(accountId, 'attributed', records, this.book.limits(accountId).attributed_records_per_second);
   }
 
   /**

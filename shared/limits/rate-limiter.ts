@@ -22,7 +22,11 @@ interface Bucket {
 }
 
 const IDLE_PRUNE_MS = 60_000;
-const POLICY_UNITS: Record<string, string> = { ingest: 'usage records', 'card-attempts': 'card additions' };
+const POLICY_UNITS: Record<string, string> = {
+  ingest: 'usage records',
+  attributed: 'usage records for customers',
+  'card-attempts': 'card additions',
+};
 
 export class AccountRateLimiter {
   private readonly buckets = new Map<string, Bucket>();

@@ -24,10 +24,20 @@ export interface MeterRecord {
   status: 'active' | 'inactive';
   /** The meter's name: CloudEvents name a meter by id or name (`type`). */
   name?: string;
+  /**
+   * `deployment`: a meter of the whole deployment (operator mode, docs/design.md §6) — every customer records and
+   * reads its own usage of it, an admin token records for any customer. Absent: a meter of `account_id`.
+   */
+  scope?: 'deployment';
   /** Declared dimension keys; empty or absent: any keys (shared/usage/dimensions.ts). */
   dimensions?: string[];
   /** Postgres `updated_at` in epoch ms: lets reconciliation tell which side is newer. */
   updated_at_ms: number;
+}
+
+/** Whether `accountId` may record usage to (and read) the meter: its own, or the deployment's. */
+export function meterUsableBy(m: MeterRecord, accountId: string): boolean {
+  return m.account_id === accountId || m.scope === 'deployment';
 }
 
 export function encodeMeter(m: MeterRecord): string {

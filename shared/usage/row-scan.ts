@@ -51,3 +51,52 @@ export function scanRows(data: Uint8Array, accountId: string, into: TouchedHours
   }
   return undefined;
 }
+
+/** Account → the (meter, hour) pairs its rows touch. */
+export type TouchedByAccount = Map<string, TouchedHours>;
+
+/**
+ * scanRows for a message of an operator's emitter (the attributed subject, `usage.customers.<emitter>`), whose
+ * rows belong to many accounts: adds each row's (meter, hour) under its own account. Returns why the payload is
+ * unacceptable, or undefined.
+ */
+export function scanAttributedRows(data: Uint8Array, into: TouchedByAccount): string | undefined {
+  const buf = Buffer.isBuffer(data) ? data : Buffer.from(data.buffer, data.byteOffset, data.byteLength);
+  let row = 0;
+  for (let pos = 0; pos < buf.length; row++) {
+    const accountEnd = buf.indexOf(TAB, pos);
+    const end = buf.indexOf(NL, pos);
+    if (accountEnd <= pos || end < 0 || accountEnd > end) return `row ${row} names no account`;
+    const accountId = buf.toString('latin1', pos, accountEnd);
+    let touched = into.get(accountId);
+    if (!touched) into.set(accountId, (touched = new Map()));
+    const bad = scanRows(buf.subarray(pos, end + 1), accountId, touched);
+    if (bad) return bad.replace('row 0', `row ${row}`);
+    pos = end + 1;
+  }
+  return undefined;
+}
+
+/**
+ * The rows of an attributed message split by the shard that owns each row's account (a ClickHouse cluster:
+ * shared/usage/shards.ts), in their order. One shard → the payload itself.
+ */
+export function rowsByShard(data: Uint8Array, shardOf: (accountId: string) => number): Map<number, Buffer> {
+  const buf = Buffer.isBuffer(data) ? data : Buffer.from(data.buffer, data.byteOffset, data.byteLength);
+  const parts = new Map<number, Buffer[]>();
+  const shards = new Map<string, number>();
+  for (let pos = 0; pos < buf.length; ) {
+    const accountEnd = buf.indexOf(TAB, pos);
+    const end = buf.indexOf(NL, pos);
+    const accountId = buf.toString('latin1', pos, accountEnd);
+    let shard = shards.get(accountId);
+    if (shard === undefined) shards.set(accountId, (shard = shardOf(accountId)));
+    const list = parts.get(shard);
+    const rowBytes = buf.subarray(pos, end + 1);
+    if (list) list.push(rowBytes);
+    else parts.set(shard, [rowBytes]);
+    pos = end + 1;
+  }
+  if (parts.size === 1) return new Map([[parts.keys().next().value!, buf]]);
+  return new Map([...parts].map(([s, list]) => [s, Buffer.concat(list)]));
+}

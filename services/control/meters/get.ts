@@ -3,7 +3,7 @@ import { reply } from '../../../shared/http/reply.js';
 import { MeterSchema, toMeter } from './schemas.js';
 import { getMeter } from './store.js';
 
-/** GET /v1/meters/:meter_id — 404 for another account's meter. */
+/** GET /v1/meters/:meter_id — the account's meter or a deployment meter; 404 for another account's. */
 export function getMeterRoute(deps: ApiDeps): RouteDef {
   return {
     method: 'GET',

@@ -31,6 +31,12 @@ const UniqueBy = Type.String({
     'aggregation unique_count only (required there): the dimension whose distinct values are counted; fixed once created',
 });
 const StatusSchema = Type.Enum(['active', 'inactive']);
+export const METER_SCOPES = ['account', 'deployment'] as const;
+export type MeterScope = (typeof METER_SCOPES)[number];
+const ScopeSchema = Type.Enum([...METER_SCOPES], {
+  description:
+    'account (default): the caller’s account’s meter; deployment (admin only): one meter for every customer — each records and reads its own usage, an admin token records for any customer',
+});
 const Name = Type.String({ minLength: 1, maxLength: 200 });
 const Unit = Type.String({ minLength: 1, maxLength: 64, examples: ['requests'] });
 
@@ -44,6 +50,7 @@ export const MeterSchema = Type.Object(
     dimensions: DeclaredDimensions,
     unique_by: Type.Union([Type.String(), Type.Null()]),
     status: StatusSchema,
+    scope: ScopeSchema,
     created_at: Type.String({ format: 'date-time' }),
     updated_at: Type.String({ format: 'date-time' }),
   },
@@ -59,6 +66,7 @@ export const CreateMeterBody = Type.Object(
     aggregation: AggregationSchema,
     dimensions: Type.Optional(DeclaredDimensions),
     unique_by: Type.Optional(UniqueBy),
+    scope: Type.Optional(ScopeSchema),
   },
   { additionalProperties: false },
 );
@@ -94,6 +102,7 @@ export interface NewMeter {
   aggregation: string;
   dimensions: string[];
   uniqueBy: string | null;
+  scope: MeterScope;
 }
 
 /** What a PATCH asks for; `type`/`aggregation` only to be refused when they differ (they are fixed). */
@@ -116,6 +125,7 @@ export interface MeterRow {
   dimensions: string[];
   unique_by: string | null;
   status: 'active' | 'inactive';
+  scope: MeterScope;
   created_at: Date;
   updated_at: Date;
 }
@@ -130,6 +140,7 @@ export function toMeter(row: MeterRow) {
     dimensions: row.dimensions,
     unique_by: row.unique_by,
     status: row.status,
+    scope: row.scope,
     created_at: row.created_at.toISOString(),
     updated_at: row.updated_at.toISOString(),
   };
@@ -144,6 +155,7 @@ export function toRecord(row: MeterRow): MeterRecord {
     type: row.type,
     aggregation: row.aggregation,
     status: row.status,
+    ...(row.scope === 'deployment' ? { scope: 'deployment' as const } : {}),
     // Absent when none are declared: the record of an open meter is what it was before dimensions.
     ...(row.dimensions.length ? { dimensions: row.dimensions } : {}),
     updated_at_ms: row.updated_at.getTime(),

@@ -2,7 +2,7 @@ import { reserveQuota } from '../../../shared/limits/quota.js';
 import type { PgPool } from '../../../shared/clients/postgres.js';
 import { selectPage, withTransaction } from '../../../shared/clients/postgres.js';
 import { newId, hasPrefix } from '../../../shared/ids.js';
-import { NotFoundError, ValidationError, type FieldError } from '../../../shared/errors.js';
+import { InsufficientScopeError, NotFoundError, ValidationError, type FieldError } from '../../../shared/errors.js';
 import type { RowWindow } from '../../../shared/http/pagination.js';
 import type { MeterChange, MeterRow, NewMeter } from './schemas.js';
 import type { MeterRegistryWriter } from './registry.js';
@@ -22,7 +22,8 @@ export async function listMeters(
     {
       columns: '*',
       from: 'meters',
-      where: 'account_id = $1 AND ($2::text IS NULL OR status = $2)',
+      // The account's meters and the deployment's (operator mode): every customer sees those.
+      where: "(account_id = $1 OR scope = 'deployment') AND ($2::text IS NULL OR status = $2)",
       params: [accountId, q.status ?? null],
       orderBy: 'created_at DESC, id DESC',
     },
@@ -34,7 +35,7 @@ export async function getMeter(pool: PgPool, accountId: string, id: string): Pro
   if (!hasPrefix(id, 'mtr')) throw notFound(id);
   const r = await pool.query<MeterRow>({
     name: 'meter-get',
-    text: 'SELECT * FROM meters WHERE id = $1 AND account_id = $2',
+    text: "SELECT * FROM meters WHERE id = $1 AND (account_id = $2 OR scope = 'deployment')",
     values: [id, accountId],
   });
   if (!r.rows[0]) throw notFound(id);
@@ -57,9 +58,9 @@ export async function createMeter(
   return withTransaction(pool, async (c) => {
     await reserveQuota(c, 'meters', accountId, maxMeters);
     const r = await c.query<MeterRow>(
-      `INSERT INTO meters (id, account_id, name, unit, type, aggregation, dimensions, unique_by, status, created_at, updated_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'active', ${NOW_MS}, ${NOW_MS}) RETURNING *`,
-      [newId('mtr'), accountId, m.name, m.unit, m.type, m.aggregation, m.dimensions, m.uniqueBy],
+      `INSERT INTO meters (id, account_id, name, unit, type, aggregation, dimensions, unique_by, scope, status, created_at, updated_at)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 'active', ${NOW_MS}, ${NOW_MS}) RETURNING *`,
+      [newId('mtr'), accountId, m.name, m.unit, m.type, m.aggregation, m.dimensions, m.uniqueBy, m.scope],
     );
     if (m.uniqueBy !== null) await registerUnique(r.rows[0]!.id, m.uniqueBy);
     await registry.put(r.rows[0]!);
@@ -69,7 +70,8 @@ export async function createMeter(
 
 /**
  * Changes name, unit or status under the row lock. type and aggregation are fixed once created (usage already
- * stored was aggregated under them): a change asking for different ones is refused (422) before any write.
+ * stored was aggregated under them): a change asking for different ones is refused (422) before any write. A
+ * deployment meter is every customer's: only an operator (`asOperator`, an admin token) changes it (403).
  */
 export async function updateMeter(
   pool: PgPool,
@@ -77,14 +79,16 @@ export async function updateMeter(
   accountId: string,
   id: string,
   change: MeterChange,
+  asOperator: boolean,
 ): Promise<MeterRow> {
   if (!hasPrefix(id, 'mtr')) throw notFound(id);
   return withTransaction(pool, async (c) => {
-    const cur = await c.query<MeterRow>('SELECT * FROM meters WHERE id = $1 AND account_id = $2 FOR UPDATE', [
-      id,
-      accountId,
-    ]);
+    const cur = await c.query<MeterRow>(
+      "SELECT * FROM meters WHERE id = $1 AND (account_id = $2 OR scope = 'deployment') FOR UPDATE",
+      [id, accountId],
+    );
     if (!cur.rows[0]) throw notFound(id);
+    if (cur.rows[0].scope === 'deployment' && !asOperator) throw new InsufficientScopeError('admin');
     refuseFixedFieldChanges(cur.rows[0], change);
     const r = await c.query<MeterRow>(
       `UPDATE meters SET name = COALESCE($2, name), unit = COALESCE($3, unit), status = COALESCE($4, status),

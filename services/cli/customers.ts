@@ -1,0 +1,40 @@
+import { connectNats, NatsNames } from '../../shared/clients/nats.js';
+import { addSignIn } from '../control/customers/sign-ins-store.js';
+import { toSignIn } from '../control/customers/schemas.js';
+import { CustomerRegistryWriter } from '../control/customers/registry-writer.js';
+import type { Config } from '../../shared/config.js';
+import { requireFlag, withControlPlane } from './control-plane.js';
+import { parseFlags, UsageError } from './output.js';
+
+/**
+ * `meterline customers sign-in --customer cus_… --email E [--password P]` → the user `{id, customer_id, email,
+ * password?}` (the password only when generated): one of a customer's people can then sign in to the console
+ * and OAuth apps for that customer. The same as POST /v1/customers/{id}/users.
+ */
+export async function customersCommand(args: string[]): Promise<number> {
+  const [sub, ...rest] = args;
+  if (sub !== 'sign-in') throw new UsageError(sub ? `unknown subcommand "${sub}"` : 'missing subcommand');
+  const flags = parseFlags(rest, { strings: ['customer', 'email', 'password'] });
+  const customerId = requireFlag(flags, 'customer');
+  const email = requireFlag(flags, 'email');
+  const password = typeof flags.password === 'string' ? flags.password : undefined;
+  if (password !== undefined && (password.length < 8 || password.length > 1024))
+    throw new UsageError('--password must be 8–1024 characters');
+  return withControlPlane(async (pg) => {
+    const { row, generatedPassword } = await addSignIn(pg, customerId, { email, password });
+    return toSignIn(row, generatedPassword);
+  });
+}
+
+/** The customer registry writer of the CLI's own NATS connection, for commands that make accounts. */
+export async function withRegistryWriter<T>(
+  config: Config,
+  fn: (registry: CustomerRegistryWriter) => Promise<T>,
+): Promise<T> {
+  const nc = await connectNats(config.NATS_URL, 'meterline-cli-accounts');
+  try {
+    return await fn(await CustomerRegistryWriter.open(nc, new NatsNames(config.NATS_NAMESPACE).customerBucket));
+  } finally {
+    await nc.close();
+  }
+}
