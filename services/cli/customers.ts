@@ -26,15 +26,26 @@ export async function customersCommand(args: string[]): Promise<number> {
   });
 }
 
-/** The customer registry writer of the CLI's own NATS connection, for commands that make accounts. */
+/**
+ * The customer registry writer of the CLI's own NATS connection, for commands that make accounts. NATS out of
+ * reach (or its bucket not migrated yet) is no reason to refuse an account: `fn` then gets none, and the api's
+ * reconciliation puts the account in the registry within minutes.
+ */
 export async function withRegistryWriter<T>(
   config: Config,
-  fn: (registry: CustomerRegistryWriter) => Promise<T>,
+  fn: (registry: CustomerRegistryWriter | undefined) => Promise<T>,
 ): Promise<T> {
-  const nc = await connectNats(config.NATS_URL, 'meterline-cli-accounts');
+  let nc: Awaited<ReturnType<typeof connectNats>> | undefined;
+  let registry: CustomerRegistryWriter | undefined;
   try {
-    return await fn(await CustomerRegistryWriter.open(nc, new NatsNames(config.NATS_NAMESPACE).customerBucket));
+    nc = await connectNats(config.NATS_URL, 'meterline-cli-accounts');
+    registry = await CustomerRegistryWriter.open(nc, new NatsNames(config.NATS_NAMESPACE).customerBucket);
+  } catch {
+    registry = undefined;
+  }
+  try {
+    return await fn(registry);
   } finally {
-    await nc.close();
+    await nc?.close().catch(() => undefined);
   }
 }
