@@ -94,24 +94,31 @@ t.test('customers API', async (t) => {
     t.equal((await callJson(api.url, undefined, 'GET', '/v1/customers')).status, 401);
   });
 
-  t.test('GET lists every account (CLI-made ones with external_id null), newest first; ?external_id finds one', async (t) => {
-    const all = await admin('GET', '/v1/customers?per_page=100');
-    t.equal(all.status, 200);
-    t.equal(all.body.pagination.total, 4, 'the operator, the CLI-made account, Acme and Minimal');
-    const cli = all.body.data.find((c: { account_id: string }) => c.account_id === cliMade.accountId);
-    t.match(cli, { id: cliMade.customerId, external_id: null, name: 'Made with the CLI' });
-    const created = all.body.data.map((c: { created_at: string }) => c.created_at);
-    t.same(created, [...created].sort().reverse(), 'newest first');
-    const one = await admin('GET', `/v1/customers?external_id=${encodeURIComponent(acme.external_id)}`);
-    t.equal(one.body.data.length, 1);
-    t.equal(one.body.data[0].external_id, acme.external_id);
-    t.equal((await admin('GET', '/v1/customers?external_id=nobody')).body.pagination.total, 0);
-    const page2 = await admin('GET', '/v1/customers?per_page=3&page=2');
-    t.equal(page2.body.data.length, 1);
-    t.equal((await admin('GET', '/v1/customers?per_page=101')).status, 422);
-    t.equal((await admin('GET', '/v1/customers/cus_doesnotexist0000000000')).status, 404);
-    t.equal((await admin('GET', `/v1/customers/${cliMade.accountId}`)).status, 404, 'an account id is not a customer id');
-  });
+  t.test(
+    'GET lists every account (CLI-made ones with external_id null), newest first; ?external_id finds one',
+    async (t) => {
+      const all = await admin('GET', '/v1/customers?per_page=100');
+      t.equal(all.status, 200);
+      t.equal(all.body.pagination.total, 4, 'the operator, the CLI-made account, Acme and Minimal');
+      const cli = all.body.data.find((c: { account_id: string }) => c.account_id === cliMade.accountId);
+      t.match(cli, { id: cliMade.customerId, external_id: null, name: 'Made with the CLI' });
+      const created = all.body.data.map((c: { created_at: string }) => c.created_at);
+      t.same(created, [...created].sort().reverse(), 'newest first');
+      const one = await admin('GET', `/v1/customers?external_id=${encodeURIComponent(acme.external_id)}`);
+      t.equal(one.body.data.length, 1);
+      t.equal(one.body.data[0].external_id, acme.external_id);
+      t.equal((await admin('GET', '/v1/customers?external_id=nobody')).body.pagination.total, 0);
+      const page2 = await admin('GET', '/v1/customers?per_page=3&page=2');
+      t.equal(page2.body.data.length, 1);
+      t.equal((await admin('GET', '/v1/customers?per_page=101')).status, 422);
+      t.equal((await admin('GET', '/v1/customers/cus_doesnotexist0000000000')).status, 404);
+      t.equal(
+        (await admin('GET', `/v1/customers/${cliMade.accountId}`)).status,
+        404,
+        'an account id is not a customer id',
+      );
+    },
+  );
 
   t.test('PATCH: external_id on a CLI-made account, clearing fields, 409 on a taken external_id', async (t) => {
     const r = await admin('PATCH', `/v1/customers/${cliMade.customerId}`, {
@@ -120,7 +127,12 @@ t.test('customers API', async (t) => {
       metadata: { a: 'b' },
     });
     t.equal(r.status, 200, JSON.stringify(r.body));
-    t.match(r.body, { id: cliMade.customerId, external_id: 'cli-customer', email: 'cli@example.com', metadata: { a: 'b' } });
+    t.match(r.body, {
+      id: cliMade.customerId,
+      external_id: 'cli-customer',
+      email: 'cli@example.com',
+      metadata: { a: 'b' },
+    });
     const cleared = await admin('PATCH', `/v1/customers/${cliMade.customerId}`, { email: null, metadata: {} });
     t.match(cleared.body, { external_id: 'cli-customer', email: null, metadata: {} });
     const taken = await admin('PATCH', `/v1/customers/${cliMade.customerId}`, { external_id: acme.external_id });
@@ -203,7 +215,10 @@ t.test('customers API', async (t) => {
       code_challenge: CHALLENGE,
       code_challenge_method: 'S256',
     });
-    const redirect = await new FormBrowser().authorize(url, { email: 'ann@acme.example', password: made.body.password });
+    const redirect = await new FormBrowser().authorize(url, {
+      email: 'ann@acme.example',
+      password: made.body.password,
+    });
     const tokens = await postForm(`${base}/oauth/token`, {
       grant_type: 'authorization_code',
       code: redirect.searchParams.get('code')!,

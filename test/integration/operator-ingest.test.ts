@@ -26,7 +26,8 @@ t.test('operator ingest rules', async (t) => {
   const [a, b] = await createCustomers(api.url, ADMIN, 2, 'ingest');
   const A = await customerToken(api.infra, a!.accountId);
   const meter = await deploymentMeter(api.url, ADMIN, { name: 'calls', aggregation: 'sum' });
-  const own = (await callJson(api.url, ADMIN, 'POST', '/v1/meters', { name: 'own', unit: 'u', aggregation: 'sum' })).body;
+  const own = (await callJson(api.url, ADMIN, 'POST', '/v1/meters', { name: 'own', unit: 'u', aggregation: 'sum' }))
+    .body;
   const ts = new Date(Date.now() - 60_000).toISOString();
   const rec = (value: number, extra: object = {}) => ({ value, timestamp: ts, ...extra });
   const post = (token: string, path: string, body: unknown) => callJson(api.url, token, 'POST', path, body);
@@ -43,13 +44,22 @@ t.test('operator ingest rules', async (t) => {
   const counted = (who: string, v: number) => expected.set(who, (expected.get(who) ?? 0) + v);
 
   t.test('deployment meters: admin makes and changes them, every customer sees and reads them', async (t) => {
-    const w = await post(operator.tokens.write, '/v1/meters', { name: 'x', unit: 'u', aggregation: 'sum', scope: 'deployment' });
+    const w = await post(operator.tokens.write, '/v1/meters', {
+      name: 'x',
+      unit: 'u',
+      aggregation: 'sum',
+      scope: 'deployment',
+    });
     t.equal(w.status, 403);
     t.equal(w.body.code, 'insufficient_scope');
     t.equal(meter.scope, 'deployment');
     t.equal(own.scope, 'account');
     const list = await callJson(api.url, A, 'GET', '/v1/meters');
-    t.same(list.body.data.map((m: { id: string }) => m.id), [meter.id], 'a customer lists the deployment’s meters');
+    t.same(
+      list.body.data.map((m: { id: string }) => m.id),
+      [meter.id],
+      'a customer lists the deployment’s meters',
+    );
     t.equal((await callJson(api.url, A, 'GET', `/v1/meters/${meter.id}`)).body.scope, 'deployment');
     t.equal((await callJson(api.url, A, 'GET', `/v1/meters/${own.id}`)).status, 404, 'not the operator’s own meter');
     const change = await callJson(api.url, A, 'PATCH', `/v1/meters/${meter.id}`, { name: 'mine now' });
@@ -91,7 +101,10 @@ t.test('operator ingest rules', async (t) => {
     t.same(single.body.errors, [{ field: 'customer', message: 'names no customer of this deployment' }]);
     const missing = await post(ADMIN, '/v1/usage', [{ ...rec(1), meter_id: meter.id }]);
     t.equal(missing.status, 422);
-    t.same(missing.body.errors.map((e: { field: string }) => e.field), ['[0].customer']);
+    t.same(
+      missing.body.errors.map((e: { field: string }) => e.field),
+      ['[0].customer'],
+    );
     const onOwnMeter = await post(ADMIN, `/v1/meters/${own.id}/usage`, rec(1, { customer: a!.externalId }));
     t.equal(onOwnMeter.status, 422, 'an account meter’s records name no customer');
   });
@@ -153,11 +166,23 @@ t.test('operator ingest rules', async (t) => {
     await new Promise((r) => setTimeout(r, 1000));
     const r = await post(ADMIN, `/v1/meters/${meter.id}/usage`, rec(9, { customer: d!.externalId }));
     t.equal(r.status, 202, `created on one api 1 s earlier, accepted by another: ${JSON.stringify(r.body)}`);
-    const viaSecond = await callJson(second.url, ADMIN, 'POST', `/v1/meters/${meter.id}/usage`, rec(10, { customer: d!.externalId }));
+    const viaSecond = await callJson(
+      second.url,
+      ADMIN,
+      'POST',
+      `/v1/meters/${meter.id}/usage`,
+      rec(10, { customer: d!.externalId }),
+    );
     t.equal(viaSecond.status, 202);
     await second.service.stop();
     const third = await startApi(t, config);
-    const afterRestart = await callJson(third.url, ADMIN, 'POST', `/v1/meters/${meter.id}/usage`, rec(11, { customer_id: d!.id }));
+    const afterRestart = await callJson(
+      third.url,
+      ADMIN,
+      'POST',
+      `/v1/meters/${meter.id}/usage`,
+      rec(11, { customer_id: d!.id }),
+    );
     t.equal(afterRestart.status, 202, 'a freshly started api knows every customer before it listens');
     counted(d!.externalId, 30);
   });
@@ -180,7 +205,10 @@ t.test('operator ingest rules', async (t) => {
     const results = r!.body.results as { index: number; status: string; error?: { code: string } }[];
     const aRejected = results.filter((x) => x.index < 50 && x.status === 'rejected');
     t.ok(aRejected.length >= 40, `the noisy customer: ${aRejected.length} of 50 refused`);
-    t.ok(aRejected.every((x) => x.error!.code === 'rate_limited'), 'as rate_limited');
+    t.ok(
+      aRejected.every((x) => x.error!.code === 'rate_limited'),
+      'as rate_limited',
+    );
     t.equal(results.filter((x) => x.index >= 50 && x.status === 'accepted').length, 50, 'the other customer: all 50');
     counted(a!.externalId, 50 - aRejected.length);
     counted(b!.externalId, 50);
@@ -189,7 +217,11 @@ t.test('operator ingest rules', async (t) => {
     await writeOverrides(kv, a!.accountId, { ingest_records_per_second: 10_000_000 });
     await writeOverrides(kv, operator.accountId, { attributed_records_per_second: 20 });
     await waitUntil(async () => {
-      const over = await post(ADMIN, `/v1/meters/${meter.id}/usage`, Array.from({ length: 100 }, () => rec(1, { customer: b!.externalId })));
+      const over = await post(
+        ADMIN,
+        `/v1/meters/${meter.id}/usage`,
+        Array.from({ length: 100 }, () => rec(1, { customer: b!.externalId })),
+      );
       if (over.status === 202) counted(b!.externalId, over.body.accepted);
       return over.status === 429 && /"attributed"/.test(over.headers.get('ratelimit-policy') ?? '');
     }, 'the emitter ceiling (429, RateLimit-Policy "attributed")');
@@ -205,6 +237,10 @@ t.test('operator ingest rules', async (t) => {
     }
     const grouped = await callJson(api.url, ADMIN, 'GET', `/v1/meters/${meter.id}/usage?window=none&group_by=customer`);
     const cliGroup = grouped.body.groups.find((g: any) => g.dimensions.customer === cli.customerId);
-    t.equal(cliGroup?.value, expected.get(cli.customerId), 'a customer without external id is grouped under its cus_ id');
+    t.equal(
+      cliGroup?.value,
+      expected.get(cli.customerId),
+      'a customer without external id is grouped under its cus_ id',
+    );
   });
 });

@@ -106,19 +106,31 @@ t.test('one admin emitter, 1,000 customers, 3 deployment meters, exactly counted
     subject: r.customer.externalId,
     data: { value: r.milli / 1000 },
   });
-  const chunks = <T>(xs: T[], n: number) => Array.from({ length: Math.ceil(xs.length / n) }, (_, i) => xs.slice(i * n, i * n + n));
+  const chunks = <T>(xs: T[], n: number) =>
+    Array.from({ length: Math.ceil(xs.length / n) }, (_, i) => xs.slice(i * n, i * n + n));
   const expectAll = (what: string, body: any, n: number) => {
     if (body?.accepted !== n) throw new Error(`${what}: ${JSON.stringify(body).slice(0, 500)}`);
   };
   const send = async (batch: Rec[]) => {
     const by = (p: Path) => batch.filter((r) => r.path === p);
     for (const c of chunks(by('usage'), 1000)) {
-      const r = await admin('POST', '/v1/usage', c.map((x) => native(x, true)));
+      const r = await admin(
+        'POST',
+        '/v1/usage',
+        c.map((x) => native(x, true)),
+      );
       expectAll('POST /v1/usage', r.body, c.length);
     }
     for (const m of meters) {
-      for (const c of chunks(by('meter').filter((r) => r.meter === m), 1000)) {
-        const r = await admin('POST', `/v1/meters/${m.id}/usage`, c.map((x) => native(x, false)));
+      for (const c of chunks(
+        by('meter').filter((r) => r.meter === m),
+        1000,
+      )) {
+        const r = await admin(
+          'POST',
+          `/v1/meters/${m.id}/usage`,
+          c.map((x) => native(x, false)),
+        );
         expectAll(`POST /v1/meters/${m.id}/usage`, r.body, c.length);
       }
     }
@@ -172,10 +184,15 @@ t.test('one admin emitter, 1,000 customers, 3 deployment meters, exactly counted
         const c = byExternal.get(g.dimensions.customer);
         const want = AttributedModel.figures(model.entries(m.id, c?.accountId ?? '?'), m.aggregation);
         if (!c || g.value !== want.value || g.count !== want.count) {
-          if (wrong++ < 3) t.comment(`${m.aggregation} ${g.dimensions.customer}: ${g.value}/${g.count} vs ${JSON.stringify(want)}`);
+          if (wrong++ < 3)
+            t.comment(`${m.aggregation} ${g.dimensions.customer}: ${g.value}/${g.count} vs ${JSON.stringify(want)}`);
         }
       }
-      t.equal(r.body.groups.length, model.accounts(m.id).length, `${m.aggregation}: a group for every customer with usage`);
+      t.equal(
+        r.body.groups.length,
+        model.accounts(m.id).length,
+        `${m.aggregation}: a group for every customer with usage`,
+      );
       t.equal(wrong, 0, `${m.aggregation}: every group equals the model`);
       const total = AttributedModel.figures(
         customers.flatMap((c) => model.entries(m.id, c.accountId)),
@@ -193,11 +210,22 @@ t.test('one admin emitter, 1,000 customers, 3 deployment meters, exactly counted
         const want = AttributedModel.figures(model.entries(m.id, c.accountId), m.aggregation);
         const filtered = await usage(ADMIN, m.id, `window=day&filter[customer]=${encodeURIComponent(c.externalId)}`);
         const mine = await usage(own, m.id, 'window=day');
-        t.same({ value: filtered.body.value, count: filtered.body.count }, want, `${c.externalId} ${m.aggregation} (admin)`);
-        t.same(mine.body.data, filtered.body.data, `${c.externalId} ${m.aggregation}: its own token reads the same days`);
+        t.same(
+          { value: filtered.body.value, count: filtered.body.count },
+          want,
+          `${c.externalId} ${m.aggregation} (admin)`,
+        );
+        t.same(
+          mine.body.data,
+          filtered.body.data,
+          `${c.externalId} ${m.aggregation}: its own token reads the same days`,
+        );
         let days = 0;
         for (const w of mine.body.data) {
-          const e = AttributedModel.figures(model.entries(m.id, c.accountId, Date.parse(w.start), Date.parse(w.end)), m.aggregation);
+          const e = AttributedModel.figures(
+            model.entries(m.id, c.accountId, Date.parse(w.start), Date.parse(w.end)),
+            m.aggregation,
+          );
           if (w.count !== e.count || w.value !== e.value) days++;
         }
         t.equal(days, 0, `${c.externalId} ${m.aggregation}: every day equals the model`);
