@@ -7,12 +7,14 @@ import { getCustomerRoute } from './get.js';
 import { updateCustomerRoute } from './update.js';
 import { createSignInRoute, listSignInsRoute } from './sign-ins.js';
 
-/** How often an api process compares the customer registry with Postgres (its first pass starts with the process). */
+/** How often an api process compares the customer registry with Postgres, and when its first pass starts. */
 const RECONCILE_INTERVAL_MS = 10 * 60_000;
+const FIRST_RECONCILE_AFTER_MS = 60_000;
 
 /**
- * /v1/customers (operator mode, admin) and the customer registry writer. Reconciliation runs in the background:
- * with a million customers it reads every shard, which must not delay the listener.
+ * /v1/customers (operator mode, admin) and the customer registry writer. Reconciliation runs in the background,
+ * its first pass a minute after start: with a million customers it reads every shard, which must neither delay
+ * the listener nor compete with the registry's own load.
  */
 export const customersModule: RouteModuleFactory = (deps) => {
   let registry: CustomerRegistryWriter | undefined;
@@ -26,14 +28,17 @@ export const customersModule: RouteModuleFactory = (deps) => {
     log: deps.log,
     run: () => get().reconcile(deps.pg),
   });
+  let first: NodeJS.Timeout | undefined;
   return {
     name: 'customers',
     area: 'control',
     async start() {
       registry = await CustomerRegistryWriter.open(deps.nats, deps.natsNames.customerBucket, deps.log);
-      void reconcile.start(); // logs its own failures
+      first = setTimeout(() => void reconcile.start(), FIRST_RECONCILE_AFTER_MS); // logs its own failures
+      first.unref();
     },
     async stop() {
+      clearTimeout(first);
       await reconcile.stop();
     },
     register(server) {
