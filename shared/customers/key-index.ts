@@ -19,16 +19,17 @@ function mix(h: number): number {
   return (h ^ (h >>> 16)) >>> 0;
 }
 
+/** The hash of a key this index stores as bytes (ASCII, ≤ 255 characters); -1 for any other key. One pass. */
 function hashOf(key: string): number {
+  if (key.length > 255) return -1;
   let h = 0x811c9dc5;
-  for (let i = 0; i < key.length; i++) h = Math.imul(h ^ key.charCodeAt(i), 0x01000193);
-  return mix(h);
-}
-
-function compact(key: string): boolean {
-  if (key.length > 255) return false;
-  for (let i = 0; i < key.length; i++) if (key.charCodeAt(i) > 0x7f) return false;
-  return true;
+  let high = 0;
+  for (let i = 0; i < key.length; i++) {
+    const c = key.charCodeAt(i);
+    high |= c;
+    h = Math.imul(h ^ c, 0x01000193);
+  }
+  return high > 0x7f ? -1 : mix(h);
 }
 
 export class CompactKeyIndex {
@@ -49,10 +50,11 @@ export class CompactKeyIndex {
   }
 
   get(key: string): number | undefined {
-    if (!compact(key)) return this.others.get(key);
+    const hash = hashOf(key);
+    if (hash === -1) return this.others.get(key);
     const table = this.table;
     const mask = table.length - 1;
-    for (let i = hashOf(key) & mask; ; i = (i + 1) & mask) {
+    for (let i = hash & mask; ; i = (i + 1) & mask) {
       const entry = table[i]!;
       if (entry === 0) return undefined;
       if (this.holds(entry - 1, key)) return entry - 1;
@@ -70,7 +72,7 @@ export class CompactKeyIndex {
     this.deleteSlot(slot);
     const holder = this.get(key);
     if (holder !== undefined) this.deleteSlot(holder);
-    if (!compact(key)) {
+    if (hashOf(key) === -1) {
       this.others.set(key, slot);
       return;
     }

@@ -29,7 +29,11 @@ const POLICY_UNITS: Record<string, string> = {
 };
 
 export class AccountRateLimiter {
-  private readonly buckets = new Map<string, Bucket>();
+  /**
+   * policy → account → bucket: no key string is built per call (attributed ingest takes a customer's bucket per
+   * record), and the account ids, long-lived strings, keep their hash.
+   */
+  private readonly buckets = new Map<string, Map<string, Bucket>>();
   private readonly pruneTimer: NodeJS.Timeout;
 
   constructor(private readonly share: () => number = () => 1) {
@@ -52,9 +56,10 @@ export class AccountRateLimiter {
   ): void {
     const capacity = Math.max(limit * this.share(), 1e-3);
     const rate = capacity / windowSeconds;
-    const key = `${policy}\u0000${accountId}`;
-    let b = this.buckets.get(key);
-    if (!b) this.buckets.set(key, (b = { tokens: capacity, at: now }));
+    let byAccount = this.buckets.get(policy);
+    if (!byAccount) this.buckets.set(policy, (byAccount = new Map()));
+    let b = byAccount.get(accountId);
+    if (!b) byAccount.set(accountId, (b = { tokens: capacity, at: now }));
     b.tokens = Math.min(capacity, b.tokens + ((now - b.at) / 1000) * rate);
     b.at = now;
     if (b.tokens >= Math.min(cost, capacity)) {
@@ -78,7 +83,8 @@ export class AccountRateLimiter {
 
   private prune(now = performance.now()): void {
     // A bucket idle this long has refilled (windows are at most an hour): dropping it changes nothing.
-    for (const [k, b] of this.buckets) if (now - b.at > IDLE_PRUNE_MS * 60) this.buckets.delete(k);
+    for (const byAccount of this.buckets.values())
+      for (const [k, b] of byAccount) if (now - b.at > IDLE_PRUNE_MS * 60) byAccount.delete(k);
   }
 }
 

@@ -6,6 +6,7 @@ import { createTestAccount } from '../fixtures/auth.js';
 import { callJson } from '../fixtures/matrix.js';
 import { authorizeUrl, CHALLENGE, FormBrowser, postForm, registerClient, VERIFIER } from '../fixtures/oauth.js';
 import { repoPath } from '../../shared/paths.js';
+import { customerShard } from '../../shared/customers/shards.js';
 
 /**
  * Customers over the API (operator mode, docs/design.md §6): an admin token creates, lists, reads and changes
@@ -147,6 +148,17 @@ t.test('customers API', async (t) => {
     t.same(address.body.billing_address, { line1: '2 Elm', city: 'Shelbyville', state: 'IL', zip: '62565' });
     const billing = await callJson(api.url, cliMade.tokens.read, 'GET', '/v1/billing');
     t.same(billing.body.billing_address, address.body.billing_address, 'the account’s own billing information');
+  });
+
+  t.test('Postgres and JS agree on every account’s registry shard', async (t) => {
+    const { rows } = await api.infra.pg.query<{ id: string; s: number }>(
+      'SELECT id, customer_registry_shard(id) AS s FROM accounts',
+    );
+    t.ok(rows.length >= 4);
+    t.same(
+      rows.map((r) => customerShard(r.id)),
+      rows.map((r) => r.s),
+    );
   });
 
   t.test('a sign-in for a customer’s people: API and CLI, and they act for that customer only', async (t) => {
