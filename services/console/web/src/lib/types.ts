@@ -6,8 +6,22 @@ export interface Meter {
   type: 'counter' | 'gauge' | 'histogram';
   aggregation: string;
   status: 'active' | 'inactive';
+  /** deployment: one meter of every customer (operator mode). */
+  scope?: 'account' | 'deployment';
   created_at: string;
   updated_at: string;
+}
+
+/** A customer of the deployment (operator mode): an account, named by the operator's external id. */
+export interface Customer {
+  id: string;
+  account_id: string;
+  external_id: string | null;
+  name: string;
+  email: string | null;
+  billing_address: { line1: string; city: string; state: string; zip: string } | null;
+  metadata: Record<string, string>;
+  created_at: string;
 }
 
 export interface UsageWindow {
