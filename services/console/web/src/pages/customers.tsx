@@ -31,7 +31,7 @@ export function CustomersPage() {
         actions={
           <form
             class="inline"
-            role="search"
+            aria-label="find a customer"
             onSubmit={(e) => {
               setSearch((formValues(e).external_id ?? '').trim());
               setPage(1);
