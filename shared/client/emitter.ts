@@ -5,6 +5,10 @@
  * a 429/503 (after `Retry-After`) with the SAME record ids and timestamps — every record gets an id when it
  * is emitted — so the server's idempotent storage makes delivery exactly once end to end. An answer settles
  * each record (accepted, or rejected for its content: reported through onRejected, not retried).
+ *
+ * Operator mode (docs/operator-mode.md): with an admin token one emitter sends every customer's usage of the
+ * deployment meters — each record names its customer, `{meter_id, value, customer: '<external id>'}` (or
+ * `customer_id: 'cus_…'`); a record naming an unknown customer is rejected (`unknown_customer`) alone.
  */
 import { randomBytes } from 'node:crypto';
 import { MeterlineClient, MeterlineError, type BatchResult, type ClientOptions, type UsageRecord } from './api.js';
