@@ -4,7 +4,8 @@ import type { JsMsg } from '@nats-io/jetstream';
 import type { QueuedIterator } from '@nats-io/transport-node';
 import type { Infra } from '../../shared/infra.js';
 import type { Component } from '../role.js';
-import { USAGE_EVENT_TYPE } from '../control/webhooks/usage-subscribers.js';
+import { DEPLOYMENT_SUBSCRIBER, USAGE_EVENT_TYPE } from '../control/webhooks/usage-subscribers.js';
+import { CUSTOMER_FIELDS_SQL } from '../control/events/outbox.js';
 
 const ALPHABET = '0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ';
 const ROWS_PER_INSERT = 5_000;
@@ -97,9 +98,9 @@ export class UsageEventEmitter implements Component {
     await this.loop;
   }
 
-  /** True while the account has an enabled webhook subscribed to meter.usage.recorded. */
+  /** True while the account (or the deployment: operator mode) has an enabled webhook subscribed to meter.usage.recorded. */
   isSubscribed(accountId: string): boolean {
-    return this.subscribers.has(accountId);
+    return this.subscribers.has(accountId) || this.subscribers.has(DEPLOYMENT_SUBSCRIBER);
   }
 
   /** The consumer's hook: `msgs` were just inserted into ClickHouse and are not acked yet. */
@@ -109,13 +110,13 @@ export class UsageEventEmitter implements Component {
     for (const m of msgs) {
       // An operator's attributed rows (usage.customers.<emitter>) are many accounts': each row is its own.
       if (this.infra.natsNames.isAttributedUsageSubject(m.subject)) {
-        const mine = parseUsageRows(m.data).filter((r) => this.subscribers.has(r.accountId));
+        const mine = parseUsageRows(m.data).filter((r) => this.isSubscribed(r.accountId));
         if (mine.length) (rows ??= []).push(...mine);
         continue;
       }
       // One account per message, named by the subject's last token (usage.<account>).
       const account = m.subject.slice(m.subject.lastIndexOf('.') + 1);
-      if (!this.subscribers.has(account)) continue;
+      if (!this.isSubscribed(account)) continue;
       (rows ??= []).push(...parseUsageRows(m.data).filter((r) => r.accountId === account));
     }
     if (!rows) return;
@@ -125,8 +126,9 @@ export class UsageEventEmitter implements Component {
   private async write(rows: UsageRow[]): Promise<void> {
     const r = await this.infra.pg.query(
       `INSERT INTO outbox_events (id, account_id, type, data)
-       SELECT id, a, $6, jsonb_build_object('meter_id', m, 'usage_id', u, 'value', v::numeric, 'timestamp', ts)
-         FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $7::text[]) AS x(id, a, m, u, v, ts)
+       SELECT x.id, x.acct, $6, jsonb_build_object('meter_id', m, 'usage_id', u, 'value', v::numeric, 'timestamp', ts) || ${CUSTOMER_FIELDS_SQL}
+         FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $7::text[]) AS x(id, acct, m, u, v, ts)
+         LEFT JOIN accounts a ON a.id = x.acct
        ON CONFLICT (id) DO NOTHING`,
       [
         rows.map((r) => usageEventId(r.accountId, r.meterId, r.tsMs, r.recordId)),

@@ -15,7 +15,7 @@ t.test('operator mode on the cluster: the same model, exactly counted', async (t
   const c = await startLocalCluster(t);
   await operatorModelTest(
     t,
-    { url: c.base, infra: c.infra },
+    { url: c.base, infra: c.infra, config: c.config },
     {
       customers: Number(process.env.OPERATOR_TEST_CUSTOMERS ?? 1000),
       records: Number(process.env.OPERATOR_TEST_RECORDS ?? 100_000),

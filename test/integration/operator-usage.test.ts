@@ -14,8 +14,12 @@ t.test('one admin emitter, 1,000 customers, 3 deployment meters, exactly counted
   const config = await isolatedConfig(t);
   const api = await startApi(t, config);
   await startConsumer(t, config, { maxWaitMs: 200 });
-  await operatorModelTest(t, api, {
-    customers: Number(process.env.OPERATOR_TEST_CUSTOMERS ?? 1000),
-    records: Number(process.env.OPERATOR_TEST_RECORDS ?? 100_000),
-  });
+  await operatorModelTest(
+    t,
+    { url: api.url, infra: api.infra, config },
+    {
+      customers: Number(process.env.OPERATOR_TEST_CUSTOMERS ?? 1000),
+      records: Number(process.env.OPERATOR_TEST_RECORDS ?? 100_000),
+    },
+  );
 });

@@ -22,3 +22,8 @@ CREATE INDEX accounts_registry_shard ON accounts (customer_registry_shard(id));
 -- account_id is the operator account that created it; only `admin` tokens change it.
 ALTER TABLE meters ADD COLUMN scope text NOT NULL DEFAULT 'account' CHECK (scope IN ('account', 'deployment'));
 CREATE INDEX meters_deployment_newest ON meters (created_at DESC, id DESC) WHERE scope = 'deployment';
+
+-- Deployment webhooks: an operator's webhook that receives every customer's events (each event's data names the
+-- customer: customer_id, and external_id when it has one). Made by admin tokens only.
+ALTER TABLE webhooks ADD COLUMN scope text NOT NULL DEFAULT 'account' CHECK (scope IN ('account', 'deployment'));
+CREATE INDEX webhooks_deployment ON webhooks (seq) WHERE scope = 'deployment' AND status = 'enabled';

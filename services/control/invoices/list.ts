@@ -4,6 +4,7 @@ import { reply } from '../../../shared/http/reply.js';
 import { InvoiceListSchema, ListInvoicesQuery, toInvoice } from './schemas.js';
 import { parseListInvoices } from './input.js';
 import { listInvoices } from './store.js';
+import { accountActedFor } from '../customers/acting-for.js';
 
 /** GET /v1/billing/invoices?page&per_page&status — the caller's invoices with their lines, newest first. */
 export function listInvoicesRoute(deps: ApiDeps): RouteDef<ListInvoicesQuery> {
@@ -13,7 +14,8 @@ export function listInvoicesRoute(deps: ApiDeps): RouteDef<ListInvoicesQuery> {
     auth: 'read',
     input: parseListInvoices,
     handler: async (ctx, q) => {
-      const { items, total } = await listInvoices(deps.pg, ctx.principal!.accountId, q, pageWindow(q));
+      const accountId = await accountActedFor(deps.pg, ctx.principal!, q.customer_id);
+      const { items, total } = await listInvoices(deps.pg, accountId, q, pageWindow(q));
       return reply.page(items.map(toInvoice), q, total);
     },
     doc: {

@@ -4,6 +4,7 @@ import { reply } from '../../../shared/http/reply.js';
 import { CreateSubscriptionBody, SubscriptionSchema, toSubscription } from './schemas.js';
 import { parseNewSubscription, type NewSubscription } from './input.js';
 import { createSubscription } from './store.js';
+import { accountActedFor } from '../customers/acting-for.js';
 
 /** POST /v1/subscriptions — 201 + Location; emits subscription.updated in the same transaction. */
 export function createSubscriptionRoute(deps: ApiDeps): RouteDef<NewSubscription> {
@@ -13,11 +14,12 @@ export function createSubscriptionRoute(deps: ApiDeps): RouteDef<NewSubscription
     auth: 'write',
     input: parseNewSubscription,
     handler: async (ctx, input) => {
-      const sub = await withTransaction(deps.pg, (c) => createSubscription(c, ctx.principal!.accountId, input.items));
+      const accountId = await accountActedFor(deps.pg, ctx.principal!, input.customerId);
+      const sub = await withTransaction(deps.pg, (c) => createSubscription(c, accountId, input.items));
       return reply.created(toSubscription(sub), `/v1/subscriptions/${sub.row.id}`);
     },
     doc: {
-      summary: 'Subscribe the account to products',
+      summary: 'Subscribe the account (an operator: any customer, customer_id) to products',
       tags: ['subscriptions'],
       requestBody: CreateSubscriptionBody,
       responses: { '201': { description: 'The created subscription (Location names it)', schema: SubscriptionSchema } },

@@ -33,7 +33,8 @@ export async function resolveItems(
     ),
     meterIds.length
       ? client.query<{ id: string; dimensions: string[] }>(
-          'SELECT id, dimensions FROM meters WHERE id = ANY($1) AND account_id = $2',
+          // The account's meters and the deployment's (operator mode: each customer's own usage of them).
+          "SELECT id, dimensions FROM meters WHERE id = ANY($1) AND (account_id = $2 OR scope = 'deployment')",
           [meterIds, accountId],
         )
       : Promise.resolve({ rows: [] as { id: string; dimensions: string[] }[] }),

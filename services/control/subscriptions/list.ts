@@ -4,6 +4,7 @@ import { reply } from '../../../shared/http/reply.js';
 import { ListSubscriptionsQuery, SubscriptionListSchema, toSubscription } from './schemas.js';
 import { parseListSubscriptions } from './input.js';
 import { listSubscriptions } from './store.js';
+import { accountActedFor } from '../customers/acting-for.js';
 
 /** GET /v1/subscriptions?page&per_page&status — the caller's subscriptions, newest first. */
 export function listSubscriptionsRoute(deps: ApiDeps): RouteDef<ListSubscriptionsQuery> {
@@ -13,7 +14,8 @@ export function listSubscriptionsRoute(deps: ApiDeps): RouteDef<ListSubscription
     auth: 'read',
     input: parseListSubscriptions,
     handler: async (ctx, q) => {
-      const { subscriptions, total } = await listSubscriptions(deps.pg, ctx.principal!.accountId, q, pageWindow(q));
+      const accountId = await accountActedFor(deps.pg, ctx.principal!, q.customer_id);
+      const { subscriptions, total } = await listSubscriptions(deps.pg, accountId, q, pageWindow(q));
       const now = new Date();
       return reply.page(
         subscriptions.map((s) => toSubscription(s, now)),

@@ -5,6 +5,7 @@ import { CreateWebhookBody, CreatedWebhookSchema, toWebhook, type CreateWebhookI
 import { generateWebhookSecret, sealWebhookSecret, webhookSecretKey } from './secret.js';
 import { insertWebhook } from './store.js';
 import { syncUsageSubscriberQuietly } from './usage-subscribers.js';
+import { requireScope } from '../../../shared/auth/types.js';
 
 /** POST /v1/webhooks — without `secret` the server generates one and shows it in this response only. */
 export function createWebhookRoute(deps: ApiDeps): RouteDef<CreateWebhookInput> {
@@ -15,6 +16,8 @@ export function createWebhookRoute(deps: ApiDeps): RouteDef<CreateWebhookInput> 
     auth: 'write',
     input: (ctx) => parseCreateWebhook(ctx.body, deps.config.WEBHOOKS_ALLOW_PRIVATE_URLS),
     handler: async (ctx, input) => {
+      // A deployment webhook receives every customer's events: only an operator makes one.
+      if (input.scope === 'deployment') requireScope(ctx.principal!, 'admin');
       if (input.url !== undefined) await refuseNonPublicHost(input.url, deps.config.WEBHOOKS_ALLOW_PRIVATE_URLS);
       const generated = input.secret === undefined ? generateWebhookSecret() : undefined;
       const secret = input.secret ?? generated!;
@@ -22,7 +25,7 @@ export function createWebhookRoute(deps: ApiDeps): RouteDef<CreateWebhookInput> 
         await insertWebhook(
           deps.pg,
           ctx.principal!.accountId,
-          { url: input.url, events: input.events, secretSealed: sealWebhookSecret(key, secret) },
+          { url: input.url, events: input.events, secretSealed: sealWebhookSecret(key, secret), scope: input.scope },
           deps.protection.limits(ctx.principal!.accountId).max_webhooks,
         ),
       );
@@ -31,7 +34,8 @@ export function createWebhookRoute(deps: ApiDeps): RouteDef<CreateWebhookInput> 
       return reply.created(generated ? { ...webhook, secret: generated } : webhook, `/v1/webhooks/${webhook.id}`);
     },
     doc: {
-      summary: 'Register a webhook. Without `secret` the server generates one and returns it once, in this response.',
+      summary:
+        'Register a webhook (scope deployment: admin only, every customer’s events). Without `secret` the server generates one and returns it once, in this response.',
       tags: ['webhooks'],
       requestBody: CreateWebhookBody,
       responses: { '201': { description: 'the webhook (secret only when generated)', schema: CreatedWebhookSchema } },

@@ -8,21 +8,21 @@ import type { DeliveryRow, WebhookRow } from './schemas.js';
 
 /** Webhooks and their deliveries in Postgres; every query is scoped to the account. */
 
-const COLUMNS = 'id, url, events, status, created_at, updated_at';
+const COLUMNS = 'id, url, events, status, scope, created_at, updated_at';
 const noSuchWebhook = () => new NotFoundError('No such webhook.');
 
 /** `maxWebhooks`: the account's quota (409 quota_exceeded); bulk tools (bench, tests) may leave it unbounded. */
 export async function insertWebhook(
   pg: PgPool,
   accountId: string,
-  w: { url: string; events: string[]; secretSealed: string },
+  w: { url: string; events: string[]; secretSealed: string; scope?: 'account' | 'deployment' },
   maxWebhooks = Number.POSITIVE_INFINITY,
 ): Promise<WebhookRow> {
   return withTransaction(pg, async (c) => {
     await reserveQuota(c, 'webhooks', accountId, maxWebhooks);
     const r = await c.query<WebhookRow>(
-      `INSERT INTO webhooks (id, account_id, url, events, secret_sealed) VALUES ($1, $2, $3, $4::text[], $5) RETURNING ${COLUMNS}`,
-      [newId('wh'), accountId, w.url, w.events, w.secretSealed],
+      `INSERT INTO webhooks (id, account_id, url, events, secret_sealed, scope) VALUES ($1, $2, $3, $4::text[], $5, $6) RETURNING ${COLUMNS}`,
+      [newId('wh'), accountId, w.url, w.events, w.secretSealed, w.scope ?? 'account'],
     );
     return r.rows[0]!;
   });

@@ -14,6 +14,11 @@ import type { Logger } from '../../../shared/logging.js';
  * advisory lock, so of two concurrent syncs the later one sees both changes and its write is the last.
  */
 export const USAGE_EVENT_TYPE = 'meter.usage.recorded';
+/**
+ * The bucket's key for "an enabled deployment webhook is subscribed" (operator mode): every account's usage then
+ * produces events. Never an account id.
+ */
+export const DEPLOYMENT_SUBSCRIBER = '_deployment';
 
 const buckets = new WeakMap<NatsConnection, Promise<KV>>();
 
@@ -34,13 +39,15 @@ export interface UsageSubscriberDeps {
   log: Logger;
 }
 
+/** `accountId`: an account, or DEPLOYMENT_SUBSCRIBER for the deployment webhooks. */
 export async function syncUsageSubscriber(deps: UsageSubscriberDeps, accountId: string): Promise<void> {
   const kv = await bucketOf(deps.nats, deps.natsNames);
   await withTransaction(deps.pg, async (c) => {
     await c.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`webhook-usage:${accountId}`]);
     const r = await c.query<{ subscribed: boolean }>(
-      `SELECT EXISTS (SELECT 1 FROM webhooks WHERE account_id = $1 AND status = 'enabled' AND events @> ARRAY[$2]::text[]) AS subscribed`,
-      [accountId, USAGE_EVENT_TYPE],
+      `SELECT EXISTS (SELECT 1 FROM webhooks WHERE (account_id = $1 OR ($1 = $3 AND scope = 'deployment'))
+                                                AND status = 'enabled' AND events @> ARRAY[$2]::text[]) AS subscribed`,
+      [accountId, USAGE_EVENT_TYPE, DEPLOYMENT_SUBSCRIBER],
     );
     if (r.rows[0]!.subscribed) await kv.put(accountId, '1');
     else await kv.delete(accountId);
@@ -52,8 +59,13 @@ export async function syncUsageSubscriber(deps: UsageSubscriberDeps, accountId: 
  * reconciliation repairs the bucket within a minute.
  */
 export async function syncUsageSubscriberQuietly(deps: UsageSubscriberDeps, accountId: string): Promise<void> {
-  await syncUsageSubscriber(deps, accountId).catch((err) =>
-    deps.log.warn({ err, account: accountId }, 'webhook usage subscribers: sync failed; reconciliation will repair it'),
+  // The account's own entry, and the deployment's (the changed webhook may have been a deployment webhook).
+  await Promise.all([syncUsageSubscriber(deps, accountId), syncUsageSubscriber(deps, DEPLOYMENT_SUBSCRIBER)]).catch(
+    (err) =>
+      deps.log.warn(
+        { err, account: accountId },
+        'webhook usage subscribers: sync failed; reconciliation will repair it',
+      ),
   );
 }
 
@@ -61,8 +73,9 @@ export async function syncUsageSubscriberQuietly(deps: UsageSubscriberDeps, acco
 export async function reconcileUsageSubscribers(deps: UsageSubscriberDeps): Promise<number> {
   const kv = await bucketOf(deps.nats, deps.natsNames);
   const r = await deps.pg.query<{ account_id: string }>(
-    `SELECT DISTINCT account_id FROM webhooks WHERE status = 'enabled' AND events @> ARRAY[$1]::text[]`,
-    [USAGE_EVENT_TYPE],
+    `SELECT DISTINCT CASE WHEN scope = 'deployment' THEN $2 ELSE account_id END AS account_id FROM webhooks
+      WHERE status = 'enabled' AND events @> ARRAY[$1]::text[]`,
+    [USAGE_EVENT_TYPE, DEPLOYMENT_SUBSCRIBER],
   );
   const wanted = new Set(r.rows.map((x) => x.account_id));
   const present = new Set<string>();
