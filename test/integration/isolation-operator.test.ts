@@ -9,8 +9,8 @@ import { startConsumer } from './ingest-helpers.js';
 /**
  * Tenant isolation in operator mode (docs/design.md §6; isolation.test.ts covers accounts' own resources): a
  * customer's token never sees or writes another customer's data, whatever it names — the operator's routes
- * (customers, sign-ins) refuse it, a deployment meter shows it its own usage only, and a record naming another
- * customer is refused like an unknown one.
+ * (customers, sign-ins, acting for a customer with `customer_id`, deployment webhooks) refuse it, a deployment meter
+ * shows it its own usage only, and a record naming another customer is refused like an unknown one.
  */
 t.test('isolation between the customers of a deployment', async (t) => {
   const config = await isolatedConfig(t);
@@ -24,6 +24,9 @@ t.test('isolation between the customers of a deployment', async (t) => {
     bWrite: await customerToken(api.infra, b!.accountId, ['read', 'write']),
   };
   const meter = await deploymentMeter(api.url, operator.tokens.admin, { name: 'shared', aggregation: 'sum' });
+  const product = (
+    await callJson(api.url, operator.tokens.admin, 'POST', '/v1/products', { name: 'Plan', price: 9, currency: 'USD' })
+  ).body.id;
   const call = (token: string, method: string, path: string, body?: unknown) =>
     callJson(api.url, token, method, path, body);
   await call(operator.tokens.admin, 'POST', `/v1/meters/${meter.id}/usage`, [
@@ -43,6 +46,11 @@ t.test('isolation between the customers of a deployment', async (t) => {
     ['POST', `/v1/customers/${a!.id}/users`, { email: 'intruder@b.example' }],
     ['PATCH', `/v1/meters/${meter.id}`, { name: 'renamed by B' }],
     ['POST', '/v1/meters', { name: 'b-deployment', unit: 'u', aggregation: 'sum', scope: 'deployment' }],
+    ['GET', `/v1/subscriptions?customer_id=${a!.id}`],
+    ['GET', `/v1/billing/invoices?customer_id=${a!.id}`],
+    ['GET', `/v1/billing/credits?customer_id=${a!.id}`],
+    ['POST', '/v1/subscriptions', { customer_id: a!.id, items: [{ product_id: product }] }],
+    ['POST', '/v1/webhooks', { url: 'https://example.com/all', events: ['invoice.created'], scope: 'deployment' }],
   ];
   for (const [method, path, body] of operatorRoutes) {
     t.test(`B: ${method} ${path} → 403, naming nothing of A`, async (t) => {
@@ -90,5 +98,8 @@ t.test('isolation between the customers of a deployment', async (t) => {
     t.equal(got.body.external_id, a!.externalId);
     t.equal((await call(operator.tokens.admin, 'GET', `/v1/customers/${a!.id}/users`)).body.pagination.total, 0);
     t.equal((await call(operator.tokens.admin, 'GET', `/v1/meters/${meter.id}`)).body.name, 'shared');
+    const subs = await call(operator.tokens.admin, 'GET', `/v1/subscriptions?customer_id=${a!.id}`);
+    t.equal(subs.body.pagination.total, 0, 'A has no subscription B made');
+    t.equal((await call(tokens.bRead, 'GET', '/v1/webhooks')).body.pagination.total, 0, 'B made no webhook');
   });
 });

@@ -511,6 +511,51 @@ const ROWS: Row[] = [
     routeScope: 'write',
     request: async (fx) => ({ path: `/v1/meters/${await fx.deploymentMeter()}`, body: { name: 'renamed' } }),
   },
+  // operator mode: acting for a customer (customer_id) and a deployment webhook need admin
+  {
+    method: 'POST',
+    route: '/v1/subscriptions',
+    scope: 'admin',
+    success: 201,
+    routeScope: 'write',
+    request: async (fx) => ({
+      path: '/v1/subscriptions',
+      body: { customer_id: await fx.customer(), items: [{ product_id: await fx.product() }] },
+    }),
+  },
+  {
+    method: 'GET',
+    route: '/v1/subscriptions',
+    scope: 'admin',
+    success: 200,
+    routeScope: 'read',
+    request: async (fx) => ({ path: `/v1/subscriptions?customer_id=${await fx.customer()}` }),
+  },
+  {
+    method: 'GET',
+    route: '/v1/billing/invoices',
+    scope: 'admin',
+    success: 200,
+    routeScope: 'read',
+    request: async (fx) => ({ path: `/v1/billing/invoices?customer_id=${await fx.customer()}` }),
+  },
+  {
+    method: 'GET',
+    route: '/v1/billing/credits',
+    scope: 'admin',
+    success: 200,
+    routeScope: 'read',
+    request: async (fx) => ({ path: `/v1/billing/credits?customer_id=${await fx.customer()}` }),
+  },
+  {
+    method: 'POST',
+    route: '/v1/webhooks',
+    scope: 'admin',
+    success: 201,
+    routeScope: 'write',
+    request: async () => ({ path: '/v1/webhooks', body: { ...webhookBody(), scope: 'deployment' } }),
+    verify: (b) => (b.scope === 'deployment' ? undefined : `scope is ${b.scope}`),
+  },
   // ↑ append rows for further endpoints here
 ];
 
