@@ -10,12 +10,12 @@ import { parseConfig, type Config } from '../shared/config.js';
 import { migrateAll } from '../shared/migrate.js';
 import { createIsolatedWorld } from '../infra/isolated-world.js';
 import { connectNats, NatsNames } from '../shared/clients/nats.js';
-import { createAccount } from '../services/control/accounts/store.js';
+import { createAccount } from '../services/domain/accounts/store.js';
 import { SigningKeys } from '../shared/auth/signing-keys.js';
 import { issueAccessToken } from '../shared/auth/access-tokens.js';
 import { newId } from '../shared/ids.js';
 import { putMeter, type MeterRecord } from '../shared/meters/record.js';
-import { insertProduct } from '../services/control/products/store.js';
+import { insertProduct } from '../services/domain/products/store.js';
 import { UsageShards } from '../shared/usage/shards.js';
 import { registerUniqueMeter } from '../shared/usage/unique-rollups.js';
 

@@ -1,14 +1,14 @@
 import type { Service } from '../shared/service.js';
 import type { Infra } from '../shared/infra.js';
-import { ApiService } from './api/service.js';
-import { createAuthenticator } from './api/authenticator.js';
-import { createConsumerService } from './consumer/service.js';
-import { UsageConsumer } from './consumer/usage-consumer.js';
-import { createDispatcherService } from './dispatcher/service.js';
-import { createDispatcherParts } from './dispatcher/components.js';
-import { UsageEventEmitter } from './consumer/usage-events.js';
-import { createBillingService } from './billing/service.js';
-import { BillingScheduler } from './billing/scheduler.js';
+import { ApiService } from './roles/api/service.js';
+import { createAuthenticator } from './roles/api/authenticator.js';
+import { createConsumerService } from './roles/consumer/service.js';
+import { UsageConsumer } from './roles/consumer/usage-consumer.js';
+import { createDispatcherService } from './roles/dispatcher/service.js';
+import { createDispatcherParts } from './roles/dispatcher/components.js';
+import { UsageEventEmitter } from './roles/consumer/usage-events.js';
+import { createBillingService } from './roles/billing/service.js';
+import { BillingScheduler } from './roles/billing/scheduler.js';
 
 export const ROLES = ['api', 'consumer', 'dispatcher', 'billing'] as const;
 export type Role = (typeof ROLES)[number];

@@ -14,7 +14,7 @@ import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { Kvm, type KV } from '@nats-io/kv';
 import { connectNats, NatsNames } from '../../shared/clients/nats.js';
-import { createAccount } from '../../services/control/accounts/store.js';
+import { createAccount } from '../../services/domain/accounts/store.js';
 import { SigningKeys } from '../../shared/auth/signing-keys.js';
 import { issueAccessToken } from '../../shared/auth/access-tokens.js';
 import { newId } from '../../shared/ids.js';

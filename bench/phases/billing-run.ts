@@ -23,9 +23,9 @@ import { createLogger } from '../../shared/logging.js';
 import { newId } from '../../shared/ids.js';
 import { USAGE_TABLE } from '../../shared/usage/wire.js';
 import { recomputeHours, type HourKeys } from '../../shared/usage/rollups.js';
-import { billingDeps } from '../../services/billing/deps.js';
-import { runBilling } from '../../services/billing/run.js';
-import type { BillingTimings } from '../../services/billing/deps.js';
+import { billingDeps } from '../../services/roles/billing/deps.js';
+import { runBilling } from '../../services/domain/billing/run.js';
+import type { BillingTimings } from '../../services/domain/billing/deps.js';
 
 export interface BillingRunResult {
   mix: boolean;

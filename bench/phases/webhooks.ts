@@ -17,8 +17,8 @@ import pg from 'pg';
 import type { BenchWorld } from '../world.js';
 import { repoPath } from '../../shared/paths.js';
 import { newId } from '../../shared/ids.js';
-import { insertWebhook } from '../../services/control/webhooks/store.js';
-import { sealWebhookSecret, webhookSecretKey } from '../../services/control/webhooks/secret.js';
+import { insertWebhook } from '../../services/domain/webhooks/store.js';
+import { sealWebhookSecret, webhookSecretKey } from '../../services/domain/webhooks/secret.js';
 
 export interface LatencyFigures {
   deliveries: number;

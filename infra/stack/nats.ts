@@ -7,7 +7,6 @@ import net from 'node:net';
 import path from 'node:path';
 import { findOnPath } from './install.js';
 import { NatsNames } from '../../shared/clients/nats.js';
-import { FANOUT_CONSUMER } from '../../services/dispatcher/event-fanout.js';
 import {
   launch,
   loginOf,
@@ -99,7 +98,7 @@ export function rolePermissions(names: NatsNames): Record<Exclude<Profile, 'admi
     ]),
     dispatcher: role([
       names.eventSubjects,
-      ...durableAccess(names.eventsStream, FANOUT_CONSUMER),
+      ...durableAccess(names.eventsStream, names.fanoutConsumer),
       ...kvAccess(names.webhookUsageBucket),
     ]),
     billing: role([]),

@@ -10,6 +10,7 @@ import {
 } from '../../shared/limits/account-limits.js';
 import { withControlPlane, requireFlag } from './control-plane.js';
 import { parseFlags, UsageError } from './output.js';
+import { accountExists } from '../domain/accounts/store.js';
 
 const FLAG_OF = (limit: string) => limit.replace(/_/g, '-');
 
@@ -31,8 +32,7 @@ export async function accountLimitsCommand(args: string[]): Promise<number> {
     changes[limit] = Number(raw);
   }
   return withControlPlane(async (pg, config) => {
-    const account = await pg.query('SELECT 1 FROM accounts WHERE id = $1', [accountId]);
-    if (account.rowCount !== 1) throw new NotFoundError(`No account ${accountId}.`);
+    if (!(await accountExists(pg, accountId))) throw new NotFoundError(`No account ${accountId}.`);
     const nc = await connectNats(config.NATS_URL, 'meterline-cli-limits');
     try {
       const kv = await openLimitsBucket(nc, new NatsNames(config.NATS_NAMESPACE).limitsBucket);

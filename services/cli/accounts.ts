@@ -1,4 +1,4 @@
-import { createAccount } from '../control/accounts/store.js';
+import { createAccount } from '../domain/accounts/store.js';
 import { requireFlag, withControlPlane } from './control-plane.js';
 import { withRegistryWriter } from './customers.js';
 import { parseFlags, UsageError } from './output.js';

@@ -1,4 +1,4 @@
-import { createClient } from '../control/accounts/clients.js';
+import { createClient } from '../domain/accounts/clients.js';
 import { requireFlag, withControlPlane } from './control-plane.js';
 import { parseFlags, UsageError } from './output.js';
 

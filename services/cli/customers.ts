@@ -1,7 +1,7 @@
 import { connectNats, NatsNames } from '../../shared/clients/nats.js';
-import { addSignIn } from '../control/customers/sign-ins-store.js';
-import { toSignIn } from '../control/customers/schemas.js';
-import { CustomerRegistryWriter } from '../control/customers/registry-writer.js';
+import { addSignIn } from '../domain/customers/sign-ins-store.js';
+import { toSignIn } from '../control/customers/representation.js';
+import { CustomerRegistryWriter } from '../domain/customers/registry-writer.js';
 import type { Config } from '../../shared/config.js';
 import { requireFlag, withControlPlane } from './control-plane.js';
 import { parseFlags, UsageError } from './output.js';

@@ -1,5 +1,6 @@
 import type { PgPool } from '../../shared/clients/postgres.js';
-import { redirectUriProblem } from '../control/accounts/clients.js';
+import { redirectUriProblem } from '../domain/accounts/clients.js';
+import { ensurePublicClientRedirect } from '../domain/accounts/clients-store.js';
 import { stripTrailing } from '../../shared/strings.js';
 
 /** The console's OAuth client id: fixed, so the SPA needs no per-deployment value beyond its redirect URI. */
@@ -20,11 +21,6 @@ export async function registerConsoleClient(pg: PgPool, publicBaseUrl: string): 
   const redirectUri = consoleRedirectUri(publicBaseUrl);
   const problem = redirectUriProblem(redirectUri);
   if (problem) return `PUBLIC_BASE_URL gives the console the redirect URI ${redirectUri}, which ${problem}`;
-  await pg.query(
-    `INSERT INTO oauth_clients (id, name, secret_hash, redirect_uris, is_public) VALUES ($1, $2, NULL, ARRAY[$3::text], true)
-     ON CONFLICT (id) DO UPDATE SET redirect_uris = oauth_clients.redirect_uris || $3::text
-       WHERE NOT ($3::text = ANY (oauth_clients.redirect_uris))`,
-    [CONSOLE_CLIENT_ID, CONSOLE_CLIENT_NAME, redirectUri],
-  );
+  await ensurePublicClientRedirect(pg, CONSOLE_CLIENT_ID, CONSOLE_CLIENT_NAME, redirectUri);
   return null;
 }

@@ -4,7 +4,7 @@ import type { Config } from '../../shared/config.js';
 import { SigningKeys } from '../../shared/auth/signing-keys.js';
 import { issueAccessToken } from '../../shared/auth/access-tokens.js';
 import { UnavailableError } from '../../shared/errors.js';
-import { createAccount, type CreatedAccount } from '../control/accounts/store.js';
+import { createAccount, type CreatedAccount } from '../domain/accounts/store.js';
 import { CONSOLE_CLIENT_ID, registerConsoleClient } from './client.js';
 import { stripTrailing } from '../../shared/strings.js';
 

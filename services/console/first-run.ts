@@ -1,6 +1,7 @@
 import type { Config } from '../../shared/config.js';
 import { createPgPool } from '../../shared/clients/postgres.js';
 import { consoleRedirectUri } from './client.js';
+import { anyUserExists } from '../domain/accounts/users-store.js';
 
 /**
  * What `npm start` prints once every role is up: where the console is and, while the deployment has no
@@ -10,8 +11,7 @@ export async function firstRunLines(config: Config): Promise<string[]> {
   const lines = [`console: ${consoleRedirectUri(config.PUBLIC_BASE_URL)}`];
   const pg = createPgPool(config.DATABASE_URL, 1);
   try {
-    const { rows } = await pg.query<{ any: boolean }>('SELECT EXISTS (SELECT 1 FROM users) AS any');
-    if (!rows[0]?.any) {
+    if (!(await anyUserExists(pg))) {
       lines.push(
         'no account yet — in another terminal, create one with demo data (it prints the email and password to sign in with):',
       );

@@ -8,7 +8,12 @@ import { acceptBatch, usageSubjectOf } from './batch.js';
 import { checkRecord, recordErrorCode, type CheckedRecord, type RecordContext } from './records.js';
 import { recordContext } from './emitter.js';
 import type { HttpReply, RequestContext } from '../../shared/http/context.js';
-import { AcceptedUsageSchema, BatchResultSchema, UsageBatchBody, UsageRecordBody } from './schemas.js';
+import {
+  AcceptedUsageSchema,
+  BatchResultSchema,
+  UsageBatchBody,
+  UsageRecordBody,
+} from '../../shared/api/usage-records.js';
 import type { IngressDeps } from './deps.js';
 
 /** The meter of the path, if the caller's account owns it (or it is the deployment's) and it takes usage. */

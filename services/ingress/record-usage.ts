@@ -10,7 +10,7 @@ import {
   CloudEventSchema,
   MeterUsageRecordBody,
   UsageBatchBody,
-} from './schemas.js';
+} from '../../shared/api/usage-records.js';
 import { acceptCloudEvents, CLOUDEVENT_MEDIA_TYPE, CLOUDEVENTS_BATCH_MEDIA_TYPE } from './cloudevents.js';
 import { recordContext } from './emitter.js';
 import type { IngressDeps } from './deps.js';

@@ -22,7 +22,12 @@ import {
   UNKNOWN_CUSTOMER_MESSAGES,
   type Attribution,
 } from '../../shared/customers/attribution.js';
-import { MAX_CUSTOMER_ID_LENGTH, MAX_METER_ID_LENGTH, MeterUsageRecordBody, UsageRecordBody } from './schemas.js';
+import {
+  MAX_CUSTOMER_ID_LENGTH,
+  MAX_METER_ID_LENGTH,
+  MeterUsageRecordBody,
+  UsageRecordBody,
+} from '../../shared/api/usage-records.js';
 
 // Compiled once at start; every request reuses them.
 const checkRecordShape = bodyValidator(UsageRecordBody).check;

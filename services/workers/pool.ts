@@ -3,9 +3,9 @@ import { Piscina } from 'piscina';
 import { UnavailableError } from '../../shared/errors.js';
 import type { InvoicePdfTask } from './invoice-pdf.js';
 import type { CreditNotePdfTask } from './credit-note-pdf.js';
-import type { InvoiceLinesTask } from './invoice-lines.js';
-import type { PricedInvoice } from '../billing/invoice-lines.js';
-import type { SignatureRequest, SignatureResult } from './webhook-signatures.js';
+import type { InvoiceLinesTask, PricedInvoice } from '../domain/pricing/invoice-lines.js';
+import type { InvoiceLinesPool } from '../domain/billing/deps.js';
+import type { SignatureRequest, SignatureResult } from '../domain/webhooks/signing.js';
 
 /**
  * piscina pools for CPU-bound work kept off the event loop (docs/design.md §2: PDF rendering, signatures).
@@ -54,12 +54,16 @@ export function createCreditNotePdfPool(opts?: WorkerPoolOptions): Piscina<Credi
   return createWorkerPool<CreditNotePdfTask, Uint8Array>(new URL('./credit-note-pdf.js', import.meta.url), opts);
 }
 
-/** Invoice line maths for the billing run (services/workers/invoice-lines.ts): many invoices per task. */
-export function createInvoiceLinesPool(opts?: WorkerPoolOptions): Piscina<InvoiceLinesTask, PricedInvoice[]> {
-  return createWorkerPool<InvoiceLinesTask, PricedInvoice[]>(new URL('./invoice-lines.js', import.meta.url), {
+/**
+ * Invoice line maths for the billing run (services/workers/invoice-lines.ts): many invoices per task, as the
+ * pool the billing engine declares (services/domain/billing/deps.ts); a full queue is 503 (runPooled).
+ */
+export function createInvoiceLinesPool(opts?: WorkerPoolOptions): InvoiceLinesPool {
+  const pool = createWorkerPool<InvoiceLinesTask, PricedInvoice[]>(new URL('./invoice-lines.js', import.meta.url), {
     maxQueue: 1024,
     ...opts,
   });
+  return { run: (task) => runPooled(pool, task, 'invoice maths'), destroy: () => pool.destroy() };
 }
 
 /** Webhook request signatures (services/workers/webhook-signatures.ts), many requests per task. */

@@ -1,14 +1,13 @@
 /**
  * The typed API client of `meterline/client` (issue 18). Its types are the Static types of the very schemas
- * that validate requests and document them in the OpenAPI document (services/ingress/schemas.ts,
- * services/control/usage/schemas.ts, services/control/meters/schemas.ts), so client, server and
- * `/openapi.json` cannot drift apart. Browser-safe (fetch, URL; no Node module): the web console
+ * that validate requests and document them in the OpenAPI document (shared/api/usage-records.ts,
+ * shared/api/usage.ts, shared/api/meters.ts), so client, server and `/openapi.json` cannot drift apart. Browser-safe (fetch, URL; no Node module): the web console
  * (services/console/web/src/lib/api.ts) calls the API through it. The emitter (emitter.ts) is Node-only.
  */
 import type Type from 'typebox';
-import type { AcceptedUsageSchema, BatchResultSchema, MeterUsageRecordBody } from '../../services/ingress/schemas.js';
-import type { MeterUsageSchema } from '../../services/control/usage/schemas.js';
-import type { CreateMeterBody, MeterSchema } from '../../services/control/meters/schemas.js';
+import type { AcceptedUsageSchema, BatchResultSchema, MeterUsageRecordBody } from '../api/usage-records.js';
+import type { MeterUsageSchema } from '../api/usage.js';
+import type { CreateMeterBody, MeterSchema } from '../api/meters.js';
 
 export type UsageRecord = Type.Static<typeof MeterUsageRecordBody>;
 export type AcceptedUsage = Type.Static<typeof AcceptedUsageSchema>;

@@ -116,4 +116,8 @@ export class NatsNames {
   get usageConsumer(): string {
     return 'usage-clickhouse';
   }
+  /** The durable consumer on the EVENTS stream that every dispatcher process shares (webhook fan-out). */
+  get fanoutConsumer(): string {
+    return 'webhook-fanout';
+  }
 }

@@ -1,4 +1,5 @@
 import Type from 'typebox';
+import type { RowWindow } from '../row-window.js';
 
 /**
  * Pagination is the route layer's business: it validates `page`/`per_page`, turns them into a row window
@@ -23,12 +24,6 @@ export const PaginationSchema = Type.Object(
 export interface PageRequest {
   page: number;
   per_page: number;
-}
-
-/** The rows a store reads for one page (SQL `LIMIT`/`OFFSET`). */
-export interface RowWindow {
-  limit: number;
-  offset: number;
 }
 
 export interface Page<T> {

@@ -17,7 +17,7 @@ import { isIdempotentRoute, type IdempotencyGuard } from './idempotency.js';
 
 /**
  * The request pipeline: a route's handler runs inside an ordered list of steps, each of which may answer
- * itself, throw a domain error, or call `next()`. The api's list is in services/api/pipeline.ts; the steps
+ * itself, throw a domain error, or call `next()`. The api's list is in services/roles/api/pipeline.ts; the steps
  * themselves are below.
  *
  * A step answers synchronously when it can (a cached token, an in-memory rate check, a body already read):

@@ -27,7 +27,7 @@ export interface HttpServerDeps {
   port: number;
   log: Logger;
   metrics: Metrics;
-  /** The steps every matched request passes before its handler, in order (services/api/pipeline.ts). */
+  /** The steps every matched request passes before its handler, in order (services/roles/api/pipeline.ts). */
   pipeline: readonly RequestStep[];
   /** Request body bytes buffered at once across all requests (MAX_BUFFERED_REQUEST_BYTES); past it → 503 overloaded. */
   maxBufferedBodyBytes?: number;

@@ -2,6 +2,9 @@ import type { KV } from '@nats-io/kv';
 
 export const METER_TYPES = ['counter', 'gauge', 'histogram'] as const;
 export type MeterType = (typeof METER_TYPES)[number];
+/** account: the account's own meter; deployment: one meter of every customer (operator mode, docs/design.md §6). */
+export const METER_SCOPES = ['account', 'deployment'] as const;
+export type MeterScope = (typeof METER_SCOPES)[number];
 
 export const AGGREGATIONS: Record<MeterType, readonly string[]> = {
   counter: ['sum', 'count', 'unique_count'],

@@ -4,9 +4,9 @@ import { createTestAccount } from '../fixtures/auth.js';
 import { startReceiver } from '../fixtures/webhook-receiver.js';
 import { spawnDispatcher } from '../fixtures/dispatcher-process.js';
 import { withTransaction } from '../../shared/clients/postgres.js';
-import { appendEvent } from '../../services/control/events/outbox.js';
-import { insertWebhook } from '../../services/control/webhooks/store.js';
-import { sealWebhookSecret, webhookSecretKey } from '../../services/control/webhooks/secret.js';
+import { appendEvent } from '../../services/domain/events/outbox-store.js';
+import { insertWebhook } from '../../services/domain/webhooks/store.js';
+import { sealWebhookSecret, webhookSecretKey } from '../../services/domain/webhooks/secret.js';
 
 // kill -9 of the dispatcher in the middle of a burst: after a restart every event reaches every webhook;
 // a duplicate is possible only for a request the killed process had in flight.

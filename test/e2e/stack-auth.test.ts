@@ -13,7 +13,7 @@ import { freePort, testInfra, waitUntil } from '../fixtures/env.js';
 import { createTestAccount } from '../fixtures/auth.js';
 import { privateStack } from '../fixtures/stack.js';
 import { storedCount } from '../integration/ingest-helpers.js';
-import { appendEvent } from '../../services/control/events/outbox.js';
+import { appendEvent } from '../../services/domain/events/outbox-store.js';
 
 async function pgError(url: string, sql = 'SELECT 1'): Promise<string> {
   const c = new pg.Client({ connectionString: url });

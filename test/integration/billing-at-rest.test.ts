@@ -5,8 +5,8 @@ import { Writable } from 'node:stream';
 import { pino } from 'pino';
 import { isolatedConfig, testInfra } from '../fixtures/env.js';
 import { createTestAccount } from '../fixtures/auth.js';
-import { ApiService } from '../../services/api/service.js';
-import { createAuthenticator } from '../../services/api/authenticator.js';
+import { ApiService } from '../../services/roles/api/service.js';
+import { createAuthenticator } from '../../services/roles/api/authenticator.js';
 
 const PG_DUMP = '/usr/lib/postgresql/15/bin/pg_dump';
 

@@ -3,8 +3,8 @@ import { billingWorld } from '../fixtures/billing.js';
 import { createTestAccount } from '../fixtures/auth.js';
 import { callJson } from '../fixtures/matrix.js';
 import { Decimal } from '../../shared/money/decimal.js';
-import { billingDeps } from '../../services/billing/deps.js';
-import { closeDuePeriods } from '../../services/billing/close.js';
+import { billingDeps } from '../../services/roles/billing/deps.js';
+import { closeDuePeriods } from '../../services/domain/billing/close.js';
 
 /**
  * Prepaid credits (docs/design.md §8 Credits): granted by an operator, applied at invoice creation oldest-expiring

@@ -12,8 +12,8 @@ import {
 import { WebSocketServer } from 'ws';
 import { freePort, isolatedConfig, testInfra, waitUntil } from '../fixtures/env.js';
 import { createTestAccount } from '../fixtures/auth.js';
-import { ApiService } from '../../services/api/service.js';
-import { createAuthenticator } from '../../services/api/authenticator.js';
+import { ApiService } from '../../services/roles/api/service.js';
+import { createAuthenticator } from '../../services/roles/api/authenticator.js';
 import type { Config } from '../../shared/config.js';
 import { startConsumer, storedCount } from './ingest-helpers.js';
 

@@ -9,7 +9,7 @@ import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { startClickhouse, type ServerHandle } from '../../infra/stack/servers.js';
 import { freePort, isolatedConfig, testInfra, waitUntil } from '../fixtures/env.js';
 import { createTestAccount } from '../fixtures/auth.js';
-import { UsageConsumer } from '../../services/consumer/usage-consumer.js';
+import { UsageConsumer } from '../../services/roles/consumer/usage-consumer.js';
 import { encodeRow, HDR_COUNT, HDR_DEADLINE, HDR_FORMAT, HDR_VOID, WIRE_FORMAT } from '../../shared/usage/wire.js';
 import type { Infra } from '../../shared/infra.js';
 import {

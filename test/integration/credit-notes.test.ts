@@ -7,9 +7,9 @@ import { waitUntil } from '../fixtures/env.js';
 import { startReceiver } from '../fixtures/webhook-receiver.js';
 import { Decimal, canonicalDecimal } from '../../shared/money/decimal.js';
 import { createLogger } from '../../shared/logging.js';
-import { SandboxProcessor } from '../../services/control/payments/sandbox.js';
-import type { PaymentProcessor } from '../../services/control/payments/processor.js';
-import { issueCreditNote } from '../../services/billing/credit-notes.js';
+import { SandboxProcessor } from '../../services/domain/payments/sandbox.js';
+import type { PaymentProcessor } from '../../services/domain/payments/processor.js';
+import { issueCreditNote } from '../../services/domain/billing/credit-notes.js';
 import { checkRequest, startDispatcher } from './webhook-delivery-helpers.js';
 
 /**
@@ -255,7 +255,7 @@ t.test('credit notes and void', async (t) => {
     async (t) => {
       const a = await createTestAccount(w.api.infra);
       const inv = await octoberInvoice(a, [plan]);
-      // What step 1 of a payment attempt commits before the processor is called (services/billing/payments.ts).
+      // What step 1 of a payment attempt commits before the processor is called (services/domain/billing/payments.ts).
       await pg.query(
         `INSERT INTO payment_attempts (invoice_id, attempt, idempotency_key, status) VALUES ($1, 2, $2, 'pending')`,
         [inv.id, `${inv.id}:2`],

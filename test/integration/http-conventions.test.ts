@@ -2,7 +2,7 @@ import t from 'tap';
 import { request as httpRequest } from 'node:http';
 import { connect } from 'node:net';
 import { isolatedConfig, testInfra, type TestLike } from '../fixtures/env.js';
-import { ApiService } from '../../services/api/service.js';
+import { ApiService } from '../../services/roles/api/service.js';
 import type { RouteModuleFactory } from '../../shared/http/route.js';
 
 /** A route module exercising the shared body handling exactly as real routes use it. */

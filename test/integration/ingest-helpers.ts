@@ -8,11 +8,11 @@ import type { Config } from '../../shared/config.js';
 import type { Infra } from '../../shared/infra.js';
 import { newId } from '../../shared/ids.js';
 import { putMeter, type MeterRecord, type MeterType } from '../../shared/meters/record.js';
-import { ApiService } from '../../services/api/service.js';
-import { createAuthenticator } from '../../services/api/authenticator.js';
+import { ApiService } from '../../services/roles/api/service.js';
+import { createAuthenticator } from '../../services/roles/api/authenticator.js';
 import { ingressModule } from '../../services/ingress/module.js';
 import { usageQueryModule } from '../../services/control/usage/module.js';
-import { UsageConsumer, type UsageConsumerOptions } from '../../services/consumer/usage-consumer.js';
+import { UsageConsumer, type UsageConsumerOptions } from '../../services/roles/consumer/usage-consumer.js';
 import { testInfra, waitUntil, type TestLike } from '../fixtures/env.js';
 import { queryUsageTotals } from '../../shared/usage/query.js';
 

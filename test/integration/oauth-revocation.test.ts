@@ -1,6 +1,6 @@
 import t from 'tap';
 import { Kvm } from '@nats-io/kv';
-import { createAuthenticator } from '../../services/api/authenticator.js';
+import { createAuthenticator } from '../../services/roles/api/authenticator.js';
 import { RevocationReplicator } from '../../services/control/oauth/housekeeping.js';
 import { issueAccessToken } from '../../shared/auth/access-tokens.js';
 import { SigningKeys } from '../../shared/auth/signing-keys.js';

@@ -4,8 +4,8 @@ import { isolatedConfig } from '../fixtures/env.js';
 import { startApi } from '../fixtures/api.js';
 import { createTestAccount } from '../fixtures/auth.js';
 import { bodyValidator } from '../../shared/http/validation.js';
-import { openApiPath } from '../../services/control/openapi/document.js';
-import { CreateProductBody } from '../../services/control/products/schemas.js';
+import { openApiPath } from '../../shared/http/openapi.js';
+import { CreateProductBody } from '../../shared/api/products.js';
 
 t.test('GET /openapi.json', async (t) => {
   const config = await isolatedConfig(t);

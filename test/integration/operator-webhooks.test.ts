@@ -7,7 +7,7 @@ import { startReceiver } from '../fixtures/webhook-receiver.js';
 import { createCustomers, customerToken, deploymentMeter } from '../fixtures/operator.js';
 import { startConsumer } from './ingest-helpers.js';
 import { checkRequest, startDispatcher } from './webhook-delivery-helpers.js';
-import { UsageEventEmitter } from '../../services/consumer/usage-events.js';
+import { UsageEventEmitter } from '../../services/roles/consumer/usage-events.js';
 
 /**
  * Deployment webhooks (operator mode, docs/design.md §9): an admin webhook with `scope: "deployment"` receives
@@ -72,7 +72,12 @@ t.test('deployment webhooks: every customer’s events, each naming its customer
   );
   t.same(
     received
-      .map((r) => [r.payload.type, r.payload.data.subscription_id, r.payload.data.customer_id, r.payload.data.external_id])
+      .map((r) => [
+        r.payload.type,
+        r.payload.data.subscription_id,
+        r.payload.data.customer_id,
+        r.payload.data.external_id,
+      ])
       .sort(),
     [
       ['subscription.updated', subs.get(acme!.id), acme!.id, acme!.externalId],

@@ -7,13 +7,14 @@ import { isolatedConfig, testInfra, waitUntil, freePort, type TestLike } from '.
 import { createTestAccount } from '../fixtures/auth.js';
 import { startNats } from '../../infra/stack/servers.js';
 import { withTransaction } from '../../shared/clients/postgres.js';
-import { appendEvent, type EventType } from '../../services/control/events/outbox.js';
+import { appendEvent } from '../../services/domain/events/outbox-store.js';
+import type { EventType } from '../../shared/vocabulary.js';
 import {
   createOutboxRelay,
   type OutboxRelay,
   type OutboxRelayOptions,
-} from '../../services/dispatcher/outbox-relay.js';
-import { createDispatcherService } from '../../services/dispatcher/service.js';
+} from '../../services/roles/dispatcher/outbox-relay.js';
+import { createDispatcherService } from '../../services/roles/dispatcher/service.js';
 import type { Infra } from '../../shared/infra.js';
 
 interface StreamMsg {
@@ -173,7 +174,7 @@ t.test('outbox relay', async (t) => {
     const row = (
       await infra.pg.query('SELECT id, account_id, type, data, created_at FROM outbox_events WHERE id = $1', [id])
     ).rows[0];
-    const { eventPayload } = await import('../../services/dispatcher/outbox-relay.js');
+    const { eventPayload } = await import('../../services/roles/dispatcher/outbox-relay.js');
     await jetstream(infra.nats).publish(
       infra.natsNames.eventSubject('invoice.paid'),
       JSON.stringify(eventPayload(row)),

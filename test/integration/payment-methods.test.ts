@@ -2,7 +2,7 @@ import t from 'tap';
 import { isolatedConfig } from '../fixtures/env.js';
 import { startApi } from '../fixtures/api.js';
 import { createTestAccount, type TestAccount } from '../fixtures/auth.js';
-import { createPaymentProcessor } from '../../services/control/payments/create.js';
+import { createPaymentProcessor } from '../../services/domain/payments/create.js';
 import { deriveKey, hmacHex } from '../../shared/secret.js';
 
 interface Res {

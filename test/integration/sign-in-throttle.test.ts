@@ -1,6 +1,6 @@
 import t from 'tap';
-import { ApiService } from '../../services/api/service.js';
-import { createAuthenticator } from '../../services/api/authenticator.js';
+import { ApiService } from '../../services/roles/api/service.js';
+import { createAuthenticator } from '../../services/roles/api/authenticator.js';
 import { oauthRoutes } from '../../services/control/oauth/module.js';
 import { FREE_PER_ADDRESS, FREE_PER_PAIR, SignInThrottle } from '../../services/control/oauth/sign-in-throttle.js';
 import { freePort, testInfra } from '../fixtures/env.js';

@@ -3,7 +3,7 @@ import { MeterlineClient } from 'meterline/client';
 import { isolatedConfig, waitUntil } from '../fixtures/env.js';
 import { createTestAccount } from '../fixtures/auth.js';
 import { startApi } from '../fixtures/api.js';
-import { insertCorrection, meterForCorrection } from '../../services/control/corrections/store.js';
+import { insertCorrection, meterForCorrection } from '../../services/domain/corrections/store.js';
 import { checkCorrection } from '../../services/control/corrections/input.js';
 import { iso, startConsumer, storedIds } from './ingest-helpers.js';
 

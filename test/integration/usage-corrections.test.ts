@@ -5,8 +5,8 @@ import { createTestAccount } from '../fixtures/auth.js';
 import { startApi } from '../fixtures/api.js';
 import { sweptThrough } from '../../shared/usage/rollups.js';
 import { UsageShards } from '../../shared/usage/shards.js';
-import { insertCorrection } from '../../services/control/corrections/store.js';
-import { completePendingCorrections } from '../../services/control/corrections/apply.js';
+import { insertCorrection } from '../../services/domain/corrections/store.js';
+import { completePendingCorrections } from '../../services/domain/corrections/apply.js';
 import { iso, postJson, startConsumer, storedIds } from './ingest-helpers.js';
 
 /**

@@ -3,13 +3,14 @@ import { Webhook as StandardWebhook } from 'standardwebhooks';
 import type { Config } from '../../shared/config.js';
 import type { Infra } from '../../shared/infra.js';
 import { withTransaction } from '../../shared/clients/postgres.js';
-import { RoleService } from '../../services/role.js';
-import { appendEvent, type EventType } from '../../services/control/events/outbox.js';
+import { RoleService } from '../../services/roles/role.js';
+import { appendEvent } from '../../services/domain/events/outbox-store.js';
+import type { EventType } from '../../shared/vocabulary.js';
 import {
   createDispatcherParts,
   type DispatcherOptions,
   type DispatcherParts,
-} from '../../services/dispatcher/components.js';
+} from '../../services/roles/dispatcher/components.js';
 import { testInfra, waitUntil, type TestLike } from '../fixtures/env.js';
 import type { ReceivedRequest } from '../fixtures/webhook-receiver.js';
 

@@ -7,9 +7,9 @@ import { createTestAccount } from '../fixtures/auth.js';
 import { callJson } from '../fixtures/matrix.js';
 import { startReceiver } from '../fixtures/webhook-receiver.js';
 import { startConsumer, waitForMeter } from './ingest-helpers.js';
-import { UsageEventEmitter } from '../../services/consumer/usage-events.js';
+import { UsageEventEmitter } from '../../services/roles/consumer/usage-events.js';
 import { testInfra } from '../fixtures/env.js';
-import { RETRY_DELAYS_MS } from '../../services/dispatcher/retry-schedule.js';
+import { RETRY_DELAYS_MS } from '../../services/domain/webhooks/retry-schedule.js';
 import {
   attemptsOf,
   checkRequest,

@@ -6,7 +6,7 @@ import { startApi } from '../fixtures/api.js';
 import { createTestAccount } from '../fixtures/auth.js';
 import { callJson } from '../fixtures/matrix.js';
 import { startReceiver } from '../fixtures/webhook-receiver.js';
-import { isPublicAddress, type AddressLookup } from '../../services/control/webhooks/url-safety.js';
+import { isPublicAddress, type AddressLookup } from '../../services/domain/webhooks/url-safety.js';
 import { emit, settledAttempt, startDispatcher } from './webhook-delivery-helpers.js';
 
 /**

@@ -5,7 +5,7 @@ import { createTestAccount } from '../fixtures/auth.js';
 import { callJson, waitForIngressMeter } from '../fixtures/matrix.js';
 import { startReceiver } from '../fixtures/webhook-receiver.js';
 import { startConsumer } from './ingest-helpers.js';
-import { UsageEventEmitter } from '../../services/consumer/usage-events.js';
+import { UsageEventEmitter } from '../../services/roles/consumer/usage-events.js';
 import { startDispatcher } from './webhook-delivery-helpers.js';
 
 t.test(

@@ -3,7 +3,7 @@ import { isolatedConfig } from '../fixtures/env.js';
 import { startApi } from '../fixtures/api.js';
 import { createTestAccount } from '../fixtures/auth.js';
 import { newId } from '../../shared/ids.js';
-import { unsealWebhookSecret, webhookSecretKey } from '../../services/control/webhooks/secret.js';
+import { unsealWebhookSecret, webhookSecretKey } from '../../services/domain/webhooks/secret.js';
 
 function client(base: string) {
   return async (method: string, path: string, opts: { auth?: { authorization: string }; body?: unknown } = {}) => {

@@ -1,7 +1,7 @@
 import t from 'tap';
 import { s256Challenge, verifierMatches, S256_CHALLENGE } from '../../shared/auth/pkce.js';
 import { hashOpaqueToken, matchesHash, newOpaqueToken } from '../../shared/auth/opaque-tokens.js';
-import { redirectUriProblem } from '../../services/control/accounts/clients.js';
+import { redirectUriProblem } from '../../services/domain/accounts/clients.js';
 import { authorizationResponse } from '../../services/control/oauth/authorization-request.js';
 import { Sessions } from '../../services/control/oauth/session.js';
 import { backoffMs, FREE_PER_PAIR } from '../../services/control/oauth/sign-in-throttle.js';

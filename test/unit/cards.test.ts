@@ -1,5 +1,5 @@
 import t from 'tap';
-import { cardBrand, checkCard } from '../../services/control/payment-methods/card.js';
+import { cardBrand, checkCard } from '../../services/domain/payment-methods/card.js';
 
 t.test('brand from the leading digits', async (t) => {
   const cases: [string, string][] = [

@@ -1,5 +1,5 @@
 import t from 'tap';
-import { luhnValid, normalizeCardNumber } from '../../services/control/payment-methods/card.js';
+import { luhnValid, normalizeCardNumber } from '../../services/domain/payment-methods/card.js';
 
 t.test("Luhn accepts the networks' published test numbers", async (t) => {
   for (const n of [

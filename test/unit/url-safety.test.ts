@@ -1,5 +1,5 @@
 import t from 'tap';
-import { isPublicAddress, webhookUrlProblem } from '../../services/control/webhooks/url-safety.js';
+import { isPublicAddress, webhookUrlProblem } from '../../services/domain/webhooks/url-safety.js';
 
 t.test('public and non-public addresses', async (t) => {
   for (const ip of [

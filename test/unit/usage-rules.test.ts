@@ -6,7 +6,7 @@ import { encodeRow, RowWriter, tsvEscape } from '../../shared/usage/wire.js';
 import { NO_DIMENSIONS } from '../../shared/usage/dimensions.js';
 import { bodyValidator } from '../../shared/http/validation.js';
 import { plainRecordShape, writeRecord } from '../../services/ingress/records.js';
-import { MeterUsageRecordBody, UsageRecordBody } from '../../services/ingress/schemas.js';
+import { MeterUsageRecordBody, UsageRecordBody } from '../../shared/api/usage-records.js';
 
 t.test('decimalText: exact stored text, at most 9 decimals', async (t) => {
   const ok: [number, string][] = [

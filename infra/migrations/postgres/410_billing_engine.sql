@@ -1,4 +1,4 @@
--- The billing engine (services/billing): period close, payment attempts, dunning.
+-- The billing engine (services/domain/billing): period close, payment attempts, dunning.
 
 -- Where each subscription's billing stands: the first day (00:00 UTC) of the next period to invoice. A run
 -- closes the period [billing_period_start, +1 month) once its end plus BILLING_GRACE_SECONDS has passed, in the
@@ -52,7 +52,7 @@ CREATE TABLE payment_attempts (
 -- Attempts a crash left unfinished.
 CREATE INDEX payment_attempts_pending ON payment_attempts (invoice_id) WHERE status = 'pending';
 
--- The sandbox processor's own ledger (services/control/payments/sandbox.ts): what a real processor keeps on
+-- The sandbox processor's own ledger (services/domain/payments/sandbox.ts): what a real processor keeps on
 -- its side. One row per idempotency key — the same key always reports the same charge — so tests and
 -- operators can count the charges that were really made.
 CREATE TABLE sandbox_charges (

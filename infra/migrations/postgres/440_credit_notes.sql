@@ -46,7 +46,7 @@ CREATE TABLE credit_note_lines (
   PRIMARY KEY (credit_note_id, position)
 );
 
--- The sandbox processor's refunds (services/control/payments/sandbox.ts), one row per idempotency key.
+-- The sandbox processor's refunds (services/domain/payments/sandbox.ts), one row per idempotency key.
 CREATE TABLE sandbox_refunds (
   idempotency_key text PRIMARY KEY,
   refund_id       text NOT NULL UNIQUE,

@@ -1,4 +1,4 @@
--- Webhook delivery (services/dispatcher): the retry schedule lives in the attempt rows themselves.
+-- Webhook delivery (services/roles/dispatcher): the retry schedule lives in the attempt rows themselves.
 -- A pending row is an attempt due at next_attempt_at; a dispatcher claims it with FOR UPDATE SKIP LOCKED
 -- and a lease (lease_until) longer than the request timeout, so a restart loses nothing and two dispatchers
 -- never send the same attempt at once.

@@ -3,10 +3,11 @@ import { reply } from '../../../shared/http/reply.js';
 import { problemResponse } from '../../../shared/http/problems.js';
 import { takenRecordIds } from '../../../shared/usage/corrections.js';
 import type { UsageShards } from '../../../shared/usage/shards.js';
-import { CorrectionSchema, CreateCorrectionDoc, toCorrection } from './schemas.js';
+import { CorrectionSchema, CreateCorrectionDoc } from '../../../shared/api/corrections.js';
+import { toCorrection } from './representation.js';
 import { checkCorrection, parseCreateCorrection, refuseTakenIds, type CorrectionRequest } from './input.js';
-import { insertCorrection, meterForCorrection, withMeterCorrectionLock } from './store.js';
-import { applyCorrection, completePendingOfMeter } from './apply.js';
+import { insertCorrection, meterForCorrection, withMeterCorrectionLock } from '../../domain/corrections/store.js';
+import { applyCorrection, completePendingOfMeter } from '../../domain/corrections/apply.js';
 
 /**
  * POST /v1/meters/{meter_id}/usage/corrections — cancel records, or replace a range's records, of one meter.

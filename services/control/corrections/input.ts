@@ -7,7 +7,8 @@ import { parseTimestamp } from '../../../shared/usage/timestamp.js';
 import { checkBatch } from '../../ingress/batch.js';
 import { TIMESTAMP_FORMAT_MESSAGE } from '../../ingress/records.js';
 import { MAX_RANGE_DAYS } from '../usage/input.js';
-import { CreateCorrectionBody, ListCorrectionsQuery, type NewCorrection } from './schemas.js';
+import { CreateCorrectionBody, ListCorrectionsQuery } from '../../../shared/api/corrections.js';
+import type { NewCorrection } from '../../domain/corrections/types.js';
 
 /** Corrections' one validation place: the body schema, exactly one of cancel/replace, the range, then the records. */
 const createBody = bodyValidator<CreateCorrectionBody>(CreateCorrectionBody);

@@ -1,9 +1,10 @@
 import type { ApiDeps, RouteDef } from '../../../shared/http/route.js';
 import { pageWindow, type PageRequest } from '../../../shared/http/pagination.js';
 import { reply } from '../../../shared/http/reply.js';
-import { CorrectionListSchema, ListCorrectionsQuery, toCorrection } from './schemas.js';
+import { CorrectionListSchema, ListCorrectionsQuery } from '../../../shared/api/corrections.js';
+import { toCorrection } from './representation.js';
 import { parseListCorrections } from './input.js';
-import { listCorrections, meterForCorrection } from './store.js';
+import { listCorrections, meterForCorrection } from '../../domain/corrections/store.js';
 
 /** GET /v1/meters/{meter_id}/usage/corrections?page&per_page — the meter's corrections, newest first, with who and when. */
 export function listCorrectionsRoute(deps: ApiDeps): RouteDef<PageRequest> {

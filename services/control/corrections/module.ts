@@ -3,7 +3,7 @@ import { PeriodicTask } from '../../../shared/periodic.js';
 import { UsageShards } from '../../../shared/usage/shards.js';
 import { createCorrectionRoute } from './create.js';
 import { listCorrectionsRoute } from './list.js';
-import { completePendingCorrections } from './apply.js';
+import { completePendingCorrections } from '../../domain/corrections/apply.js';
 
 /** A correction pending this long was interrupted (its request takes seconds): the sweep completes it. */
 export const PENDING_GRACE_MS = 60_000;

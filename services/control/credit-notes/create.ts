@@ -1,15 +1,17 @@
 import type { ApiDeps, RouteDef } from '../../../shared/http/route.js';
 import { reply } from '../../../shared/http/reply.js';
 import { problemResponse } from '../../../shared/http/problems.js';
-import type { PaymentProcessor } from '../payments/processor.js';
-import { issueCreditNote } from '../../billing/credit-notes.js';
-import { CreateCreditNoteBody, CreditNoteSchema, toCreditNote, type NewCreditNote } from './schemas.js';
+import type { PaymentProcessor } from '../../domain/payments/processor.js';
+import { issueCreditNote } from '../../domain/billing/credit-notes.js';
+import { CreateCreditNoteBody, CreditNoteSchema } from '../../../shared/api/credit-notes.js';
+import { toCreditNote } from './representation.js';
+import type { NewCreditNote } from '../../domain/credit-notes/types.js';
 import { parseNewCreditNote } from './input.js';
 
 /**
  * POST /v1/billing/invoices/:invoice_id/credit-notes — an operator (admin scope) credits an invoice: on an unpaid
  * one it lowers what is owed, on a paid one it refunds through the processor, exactly once even when retried
- * (services/billing/credit-notes.ts). A customer never credits its own invoices.
+ * (services/domain/billing/credit-notes.ts). A customer never credits its own invoices.
  */
 export function createCreditNoteRoute(deps: ApiDeps, processor: PaymentProcessor): RouteDef<NewCreditNote> {
   return {

@@ -3,10 +3,10 @@ import type { ApiDeps, RouteDef } from '../../../shared/http/route.js';
 import { reply } from '../../../shared/http/reply.js';
 import { runPooled } from '../../workers/pool.js';
 import type { CreditNotePdfTask } from '../../workers/credit-note-pdf.js';
-import { getBillingInfo } from '../billing/store.js';
-import { accountName, getInvoice } from '../invoices/store.js';
+import { getBillingInfo } from '../../domain/billing-info/store.js';
+import { accountName, getInvoice } from '../../domain/invoices/store.js';
 import { pdfResponses } from '../invoices/download.js';
-import { getCreditNote } from './store.js';
+import { getCreditNote } from '../../domain/credit-notes/store.js';
 
 export type CreditNotePdfPool = Piscina<CreditNotePdfTask, Uint8Array>;
 

@@ -1,7 +1,8 @@
 import type { ApiDeps, RouteDef } from '../../../shared/http/route.js';
 import { reply } from '../../../shared/http/reply.js';
-import { CreditNoteSchema, toCreditNote } from './schemas.js';
-import { getCreditNote } from './store.js';
+import { CreditNoteSchema } from '../../../shared/api/credit-notes.js';
+import { toCreditNote } from './representation.js';
+import { getCreditNote } from '../../domain/credit-notes/store.js';
 
 /** GET /v1/billing/credit-notes/:credit_note_id — 404 for another account's note. */
 export function getCreditNoteRoute(deps: ApiDeps): RouteDef {

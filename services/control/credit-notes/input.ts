@@ -4,12 +4,13 @@ import { bodyValidator, queryValidator } from '../../../shared/http/validation.j
 import { IDEMPOTENCY_HEADER } from '../../../shared/http/idempotency.js';
 import { parseAmount } from '../../../shared/money/decimal.js';
 import { numberLiteralsOf } from '../../../shared/money/json.js';
-import { CreateCreditNoteBody, ListCreditNotesQuery, type CreditRequest, type NewCreditNote } from './schemas.js';
+import { CreateCreditNoteBody, ListCreditNotesQuery } from '../../../shared/api/credit-notes.js';
+import type { CreditRequest, NewCreditNote } from '../../domain/credit-notes/types.js';
 
 /**
  * Credit notes' one validation place: the schema, then exactly one of amount / lines (and per line exactly one
  * of quantity / amount), each an exact decimal as the client wrote it. What depends on the invoice — its
- * currency's minor unit, what is left to credit — is the billing rule's (services/billing/credit-notes.ts).
+ * currency's minor unit, what is left to credit — is the billing rule's (services/domain/billing/credit-notes.ts).
  */
 const createBody = bodyValidator<CreateCreditNoteBody>(CreateCreditNoteBody);
 const listQuery = queryValidator<ListCreditNotesQuery>(ListCreditNotesQuery);

@@ -1,9 +1,10 @@
 import type { ApiDeps, RouteDef } from '../../../shared/http/route.js';
 import { pageWindow } from '../../../shared/http/pagination.js';
 import { reply } from '../../../shared/http/reply.js';
-import { CreditNoteListSchema, ListCreditNotesQuery, toCreditNote } from './schemas.js';
+import { CreditNoteListSchema, ListCreditNotesQuery } from '../../../shared/api/credit-notes.js';
+import { toCreditNote } from './representation.js';
 import { parseListCreditNotes } from './input.js';
-import { listCreditNotes } from './store.js';
+import { listCreditNotes } from '../../domain/credit-notes/store.js';
 
 /** GET /v1/billing/credit-notes?page&per_page&invoice_id — the caller's credit notes, newest first. */
 export function listCreditNotesRoute(deps: ApiDeps): RouteDef<ListCreditNotesQuery> {

@@ -1,6 +1,6 @@
 import type { RouteModuleFactory } from '../../../shared/http/route.js';
 import { createCreditNotePdfPool } from '../../workers/pool.js';
-import { createPaymentProcessor } from '../payments/create.js';
+import { createPaymentProcessor } from '../../domain/payments/create.js';
 import { createCreditNoteRoute } from './create.js';
 import { listCreditNotesRoute } from './list.js';
 import { getCreditNoteRoute } from './get.js';

@@ -1,12 +1,14 @@
 import type { ApiDeps, RouteDef } from '../../../shared/http/route.js';
 import { reply } from '../../../shared/http/reply.js';
-import { CreateCreditGrantBody, CreditGrantSchema, toCreditGrant, type NewCreditGrant } from './schemas.js';
+import { CreateCreditGrantBody, CreditGrantSchema } from '../../../shared/api/credits.js';
+import { toCreditGrant } from './representation.js';
+import type { NewCreditGrant } from '../../domain/credits/types.js';
 import { parseNewCreditGrant } from './input.js';
-import { insertCreditGrant } from './store.js';
+import { insertCreditGrant } from '../../domain/credits/store.js';
 
 /**
  * POST /v1/billing/credits — an operator (admin scope) grants prepaid credit to an account; a customer never
- * grants itself credit. The billing run applies it to the account's invoices (services/billing/credits.ts).
+ * grants itself credit. The billing run applies it to the account's invoices (services/domain/billing/credits.ts).
  */
 export function createCreditGrantRoute(deps: ApiDeps): RouteDef<NewCreditGrant> {
   return {

@@ -1,7 +1,8 @@
 import type { ApiDeps, RouteDef } from '../../../shared/http/route.js';
 import { reply } from '../../../shared/http/reply.js';
-import { CreditGrantSchema, toCreditGrant } from './schemas.js';
-import { getCreditGrant } from './store.js';
+import { CreditGrantSchema } from '../../../shared/api/credits.js';
+import { toCreditGrant } from './representation.js';
+import { getCreditGrant } from '../../domain/credits/store.js';
 
 /** GET /v1/billing/credits/:credit_id — one of the caller's grants (404 for another account's). */
 export function getCreditGrantRoute(deps: ApiDeps): RouteDef {

@@ -4,7 +4,8 @@ import { bodyValidator, queryValidator } from '../../../shared/http/validation.j
 import { minorUnits, normalizeCurrency } from '../../../shared/money/currencies.js';
 import { parseAmount } from '../../../shared/money/decimal.js';
 import { numberLiteralAt } from '../../../shared/money/json.js';
-import { CreateCreditGrantBody, ListCreditGrantsQuery, type NewCreditGrant } from './schemas.js';
+import { CreateCreditGrantBody, ListCreditGrantsQuery } from '../../../shared/api/credits.js';
+import type { NewCreditGrant } from '../../domain/credits/types.js';
 
 /** Credits' one validation place: the schema, then the exact amount in the currency's minor units, a future expiry. */
 const createBody = bodyValidator<CreateCreditGrantBody>(CreateCreditGrantBody);

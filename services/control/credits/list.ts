@@ -2,10 +2,11 @@ import type { ApiDeps, RouteDef } from '../../../shared/http/route.js';
 import { pageOf, pageWindow } from '../../../shared/http/pagination.js';
 import { reply } from '../../../shared/http/reply.js';
 import { JsonDecimal } from '../../../shared/money/json.js';
-import { CreditGrantListSchema, ListCreditGrantsQuery, toCreditGrant } from './schemas.js';
+import { CreditGrantListSchema, ListCreditGrantsQuery } from '../../../shared/api/credits.js';
+import { toCreditGrant } from './representation.js';
 import { parseListCreditGrants } from './input.js';
-import { listCreditGrants } from './store.js';
-import { accountActedFor } from '../customers/acting-for.js';
+import { listCreditGrants } from '../../domain/credits/store.js';
+import { accountActedFor } from '../../domain/customers/acting-for.js';
 
 /** GET /v1/billing/credits?page&per_page — the caller's grants, newest first, and its spendable balance. */
 export function listCreditGrantsRoute(deps: ApiDeps): RouteDef<ListCreditGrantsQuery> {

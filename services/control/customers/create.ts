@@ -1,9 +1,11 @@
 import type { ApiDeps, RouteDef } from '../../../shared/http/route.js';
 import { reply } from '../../../shared/http/reply.js';
-import { CreateCustomerBody, CustomerSchema, toCustomer, type NewCustomer } from './schemas.js';
+import { CreateCustomerBody, CustomerSchema } from '../../../shared/api/customers.js';
+import type { NewCustomer } from '../../domain/customers/types.js';
+import { toCustomer } from './representation.js';
 import { parseNewCustomer } from './input.js';
-import { insertCustomer } from './store.js';
-import type { CustomerRegistryWriter } from './registry-writer.js';
+import { insertCustomer } from '../../domain/customers/store.js';
+import type { CustomerRegistryWriter } from '../../domain/customers/registry-writer.js';
 
 /** POST /v1/customers (admin) — 201 + Location once Postgres and the customer registry both hold it. */
 export function createCustomerRoute(deps: ApiDeps, registry: () => CustomerRegistryWriter): RouteDef<NewCustomer> {

@@ -1,7 +1,8 @@
 import type { ApiDeps, RouteDef } from '../../../shared/http/route.js';
 import { reply } from '../../../shared/http/reply.js';
-import { CustomerSchema, toCustomer } from './schemas.js';
-import { getCustomer } from './store.js';
+import { CustomerSchema } from '../../../shared/api/customers.js';
+import { toCustomer } from './representation.js';
+import { getCustomer } from '../../domain/customers/store.js';
 
 /** GET /v1/customers/:customer_id (admin) */
 export function getCustomerRoute(deps: ApiDeps): RouteDef {

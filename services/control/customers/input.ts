@@ -2,16 +2,14 @@ import type { RequestContext } from '../../../shared/http/context.js';
 import { ValidationError, type FieldError } from '../../../shared/errors.js';
 import { bodyValidator, queryValidator } from '../../../shared/http/validation.js';
 import { hasControlCharacter, looksLikeEmail } from '../../../shared/strings.js';
-import type { BillingAddress } from '../billing/schemas.js';
+import type { BillingAddress } from '../../domain/billing-info/types.js';
+import type { CustomerChange, NewCustomer, NewSignIn } from '../../domain/customers/types.js';
 import {
   CreateCustomerBody,
   CreateSignInBody,
   ListCustomersQuery,
   UpdateCustomerBody,
-  type CustomerChange,
-  type NewCustomer,
-  type NewSignIn,
-} from './schemas.js';
+} from '../../../shared/api/customers.js';
 
 /** Customers' one validation place: the schemas, then what they can't say (blank, control characters, emails). */
 const createBody = bodyValidator<CreateCustomerBody>(CreateCustomerBody);

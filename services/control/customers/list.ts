@@ -1,9 +1,10 @@
 import type { ApiDeps, RouteDef } from '../../../shared/http/route.js';
 import { pageWindow } from '../../../shared/http/pagination.js';
 import { reply } from '../../../shared/http/reply.js';
-import { CustomerListSchema, ListCustomersQuery, toCustomer } from './schemas.js';
+import { CustomerListSchema, ListCustomersQuery } from '../../../shared/api/customers.js';
+import { toCustomer } from './representation.js';
 import { parseListCustomers, type CustomerListRequest } from './input.js';
-import { listCustomers } from './store.js';
+import { listCustomers } from '../../domain/customers/store.js';
 
 /** GET /v1/customers (admin) — every account of the deployment, newest first; `external_id` finds one. */
 export function listCustomersRoute(deps: ApiDeps): RouteDef<CustomerListRequest> {

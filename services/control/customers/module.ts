@@ -1,6 +1,6 @@
 import type { RouteModuleFactory } from '../../../shared/http/route.js';
 import { PeriodicTask } from '../../../shared/periodic.js';
-import { CustomerRegistryWriter } from './registry-writer.js';
+import { CustomerRegistryWriter } from '../../domain/customers/registry-writer.js';
 import { createCustomerRoute } from './create.js';
 import { listCustomersRoute } from './list.js';
 import { getCustomerRoute } from './get.js';

@@ -3,9 +3,11 @@ import { pageWindow, PaginationQuery, type PageRequest } from '../../../shared/h
 import { queryValidator } from '../../../shared/http/validation.js';
 import { reply } from '../../../shared/http/reply.js';
 import Type from 'typebox';
-import { CreateSignInBody, SignInListSchema, SignInSchema, toSignIn, type NewSignIn } from './schemas.js';
+import { CreateSignInBody, SignInListSchema, SignInSchema } from '../../../shared/api/customers.js';
+import type { NewSignIn } from '../../domain/customers/types.js';
+import { toSignIn } from './representation.js';
 import { parseNewSignIn } from './input.js';
-import { addSignIn, listSignIns } from './sign-ins-store.js';
+import { addSignIn, listSignIns } from '../../domain/customers/sign-ins-store.js';
 
 const ListQuery = Type.Object({ ...PaginationQuery }, { additionalProperties: false });
 const listQuery = queryValidator<PageRequest>(ListQuery);

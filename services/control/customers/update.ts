@@ -1,9 +1,11 @@
 import type { ApiDeps, RouteDef } from '../../../shared/http/route.js';
 import { reply } from '../../../shared/http/reply.js';
-import { CustomerSchema, UpdateCustomerBody, toCustomer, type CustomerChange } from './schemas.js';
+import { CustomerSchema, UpdateCustomerBody } from '../../../shared/api/customers.js';
+import type { CustomerChange } from '../../domain/customers/types.js';
+import { toCustomer } from './representation.js';
 import { parseCustomerChange } from './input.js';
-import { updateCustomer } from './store.js';
-import type { CustomerRegistryWriter } from './registry-writer.js';
+import { updateCustomer } from '../../domain/customers/store.js';
+import type { CustomerRegistryWriter } from '../../domain/customers/registry-writer.js';
 
 /** PATCH /v1/customers/:customer_id (admin) — a new external_id is in force on every ingress once answered. */
 export function updateCustomerRoute(deps: ApiDeps, registry: () => CustomerRegistryWriter): RouteDef<CustomerChange> {

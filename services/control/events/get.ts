@@ -1,8 +1,8 @@
 import type { ApiDeps, RouteDef } from '../../../shared/http/route.js';
 import { reply } from '../../../shared/http/reply.js';
-import { customerEvent } from './payload.js';
-import { EventSchema } from './schemas.js';
-import { getEvent } from './store.js';
+import { customerEvent } from '../../domain/events/payload.js';
+import { EventSchema } from '../../../shared/api/events.js';
+import { getEvent } from '../../domain/events/store.js';
 
 /** GET /v1/events/:event_id — one event of the last 30 days; another account's → 404. */
 export function getEventRoute(deps: ApiDeps): RouteDef {

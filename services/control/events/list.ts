@@ -1,10 +1,10 @@
 import type { ApiDeps, RouteDef } from '../../../shared/http/route.js';
 import { pageWindow } from '../../../shared/http/pagination.js';
 import { reply } from '../../../shared/http/reply.js';
-import { customerEvent } from './payload.js';
+import { customerEvent } from '../../domain/events/payload.js';
 import { parseListEvents } from './input.js';
-import { EventListSchema, ListEventsQuery, type EventListRequest } from './schemas.js';
-import { listEvents } from './store.js';
+import { EventListSchema, ListEventsQuery, type EventListRequest } from '../../../shared/api/events.js';
+import { listEvents } from '../../domain/events/store.js';
 
 /** GET /v1/events?type&page&per_page — the account's events of the last 30 days, newest first. */
 export function listEventsRoute(deps: ApiDeps): RouteDef<EventListRequest> {

@@ -4,8 +4,8 @@ import { reply } from '../../../shared/http/reply.js';
 import { runPooled } from '../../workers/pool.js';
 import type { InvoicePdfTask } from '../../workers/invoice-pdf.js';
 import { problemResponse } from '../../../shared/http/problems.js';
-import { getBillingInfo } from '../billing/store.js';
-import { accountName, getInvoice } from './store.js';
+import { getBillingInfo } from '../../domain/billing-info/store.js';
+import { accountName, getInvoice } from '../../domain/invoices/store.js';
 
 export type InvoicePdfPool = Piscina<InvoicePdfTask, Uint8Array>;
 

@@ -1,7 +1,8 @@
 import type { ApiDeps, RouteDef } from '../../../shared/http/route.js';
 import { reply } from '../../../shared/http/reply.js';
-import { InvoiceSchema, toInvoice } from './schemas.js';
-import { getInvoice } from './store.js';
+import { InvoiceSchema } from '../../../shared/api/invoices.js';
+import { toInvoice } from './representation.js';
+import { getInvoice } from '../../domain/invoices/store.js';
 
 /** GET /v1/billing/invoices/:invoice_id — 404 for another account's invoice. */
 export function getInvoiceRoute(deps: ApiDeps): RouteDef {

@@ -1,10 +1,11 @@
 import type { ApiDeps, RouteDef } from '../../../shared/http/route.js';
 import { pageWindow } from '../../../shared/http/pagination.js';
 import { reply } from '../../../shared/http/reply.js';
-import { InvoiceListSchema, ListInvoicesQuery, toInvoice } from './schemas.js';
+import { InvoiceListSchema, ListInvoicesQuery } from '../../../shared/api/invoices.js';
+import { toInvoice } from './representation.js';
 import { parseListInvoices } from './input.js';
-import { listInvoices } from './store.js';
-import { accountActedFor } from '../customers/acting-for.js';
+import { listInvoices } from '../../domain/invoices/store.js';
+import { accountActedFor } from '../../domain/customers/acting-for.js';
 
 /** GET /v1/billing/invoices?page&per_page&status — the caller's invoices with their lines, newest first. */
 export function listInvoicesRoute(deps: ApiDeps): RouteDef<ListInvoicesQuery> {

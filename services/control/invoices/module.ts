@@ -6,7 +6,7 @@ import { downloadInvoiceRoute, type InvoicePdfPool } from './download.js';
 import { upcomingInvoiceRoute } from './upcoming.js';
 import { payInvoiceRoute } from './pay.js';
 import { voidInvoiceRoute } from './void.js';
-import { createPaymentProcessor } from '../payments/create.js';
+import { createPaymentProcessor } from '../../domain/payments/create.js';
 
 /**
  * /v1/billing/invoices: read side of invoices (the billing run writes them). The PDF worker pool is

@@ -1,10 +1,11 @@
 import type { ApiDeps, RouteDef } from '../../../shared/http/route.js';
 import { reply } from '../../../shared/http/reply.js';
-import type { PaymentProcessor } from '../payments/processor.js';
-import { payInvoiceNow } from '../../billing/payments.js';
+import type { PaymentProcessor } from '../../domain/payments/processor.js';
+import { payInvoiceNow } from '../../domain/billing/payments.js';
 import { problemResponse } from '../../../shared/http/problems.js';
-import { InvoiceSchema, toInvoice } from './schemas.js';
-import { getInvoice } from './store.js';
+import { InvoiceSchema } from '../../../shared/api/invoices.js';
+import { toInvoice } from './representation.js';
+import { getInvoice } from '../../domain/invoices/store.js';
 
 /**
  * POST /v1/billing/invoices/:invoice_id/pay — a payment attempt now with the default payment method (after

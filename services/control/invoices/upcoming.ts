@@ -1,49 +1,16 @@
-import Type from 'typebox';
 import type { ApiDeps, RouteDef } from '../../../shared/http/route.js';
-import { queryValidator } from '../../../shared/http/validation.js';
 import { reply } from '../../../shared/http/reply.js';
 import { JsonDecimal } from '../../../shared/money/json.js';
-import { upcomingInvoice } from '../../billing/upcoming.js';
-import { InvoiceLineSchema, toInvoiceLine } from './schemas.js';
-
-export const UpcomingInvoiceQuery = Type.Object(
-  { subscription_id: Type.String({ minLength: 1, maxLength: 64, description: 'sub_… of the caller' }) },
-  { additionalProperties: false },
-);
-type UpcomingInvoiceQuery = Type.Static<typeof UpcomingInvoiceQuery>;
-const query = queryValidator<UpcomingInvoiceQuery>(UpcomingInvoiceQuery);
-
-const Money = (description: string) =>
-  Type.Number({ description: `${description}; an exact decimal written as a JSON number` });
-
-export const UpcomingInvoiceSchema = Type.Object(
-  {
-    id: Type.Null({ description: 'not stored: null' }),
-    customer_id: Type.String(),
-    subscription_id: Type.String(),
-    status: Type.Literal('draft'),
-    currency: Type.String(),
-    amount: Money('the sum of the lines'),
-    period_start: Type.String({ format: 'date' }),
-    period_end: Type.String({ format: 'date' }),
-    lines: Type.Array(InvoiceLineSchema),
-    attempt_count: Type.Literal(0),
-    next_payment_attempt_at: Type.Null(),
-    last_payment_error: Type.Null(),
-    created_at: Type.String({
-      format: 'date-time',
-      description: 'the instant the draft was computed; usage counts up to it',
-    }),
-    paid_at: Type.Null(),
-  },
-  { additionalProperties: false },
-);
+import { upcomingInvoice } from '../../domain/billing/upcoming.js';
+import { UpcomingInvoiceQuery, UpcomingInvoiceSchema } from '../../../shared/api/invoices.js';
+import { toInvoiceLine } from './representation.js';
+import { parseUpcomingInvoice } from './input.js';
 
 const isoDate = (ms: number) => new Date(ms).toISOString().slice(0, 10);
 
 /**
  * GET /v1/billing/invoices/upcoming?subscription_id=… — the invoice the current period would produce if it
- * closed now: the billing run's maths (services/billing/pricing.ts) over the period's usage so far, nothing
+ * closed now: the billing run's maths (services/domain/billing/price-periods.ts) over the period's usage so far, nothing
  * stored. Another account's subscription → 404; a canceled one has no upcoming invoice → 409.
  */
 export function upcomingInvoiceRoute(deps: ApiDeps): RouteDef<UpcomingInvoiceQuery> {
@@ -51,7 +18,7 @@ export function upcomingInvoiceRoute(deps: ApiDeps): RouteDef<UpcomingInvoiceQue
     method: 'GET',
     path: '/v1/billing/invoices/upcoming',
     auth: 'read',
-    input: (ctx) => query.parseQuery(ctx.query),
+    input: parseUpcomingInvoice,
     handler: async (ctx, q) => {
       const u = await upcomingInvoice(
         { pg: deps.pg, clickhouse: deps.clickhouse, database: deps.config.CLICKHOUSE_DATABASE },

@@ -1,8 +1,9 @@
 import type { ApiDeps, RouteDef } from '../../../shared/http/route.js';
 import { reply } from '../../../shared/http/reply.js';
 import { problemResponse } from '../../../shared/http/problems.js';
-import { InvoiceSchema, toInvoice } from './schemas.js';
-import { getInvoiceById, voidInvoice } from './store.js';
+import { InvoiceSchema } from '../../../shared/api/invoices.js';
+import { toInvoice } from './representation.js';
+import { getInvoiceById, voidInvoice } from '../../domain/invoices/store.js';
 
 /**
  * POST /v1/billing/invoices/:invoice_id/void — an operator (admin scope) voids an unpaid invoice: nothing is

@@ -1,10 +1,12 @@
 import type { ApiDeps, RouteDef } from '../../../shared/http/route.js';
 import { reply } from '../../../shared/http/reply.js';
 import { requireScope } from '../../../shared/auth/types.js';
-import { CreateMeterBody, MeterSchema, toMeter, type NewMeter } from './schemas.js';
+import { CreateMeterBody, MeterSchema } from '../../../shared/api/meters.js';
+import { toMeter } from './representation.js';
+import type { NewMeter } from '../../domain/meters/types.js';
 import { parseNewMeter } from './input.js';
-import { createMeter } from './store.js';
-import type { MeterRegistryWriter } from './registry.js';
+import { createMeter } from '../../domain/meters/store.js';
+import type { MeterRegistryWriter } from '../../domain/meters/registry.js';
 
 /** POST /v1/meters — 201 + Location once Postgres and the KV registry both hold the meter. */
 export function createMeterRoute(

@@ -1,7 +1,8 @@
 import type { ApiDeps, RouteDef } from '../../../shared/http/route.js';
 import { reply } from '../../../shared/http/reply.js';
-import { MeterSchema, toMeter } from './schemas.js';
-import { getMeter } from './store.js';
+import { MeterSchema } from '../../../shared/api/meters.js';
+import { toMeter } from './representation.js';
+import { getMeter } from '../../domain/meters/store.js';
 
 /** GET /v1/meters/:meter_id — the account's meter or a deployment meter; 404 for another account's. */
 export function getMeterRoute(deps: ApiDeps): RouteDef {

@@ -3,7 +3,8 @@ import { ValidationError, type FieldError } from '../../../shared/errors.js';
 import { bodyValidator, queryValidator } from '../../../shared/http/validation.js';
 import { AGGREGATIONS } from '../../../shared/meters/record.js';
 import { CUSTOMER_KEY } from '../../../shared/customers/attribution.js';
-import { CreateMeterBody, ListMetersQuery, UpdateMeterBody, type MeterChange, type NewMeter } from './schemas.js';
+import { CreateMeterBody, ListMetersQuery, UpdateMeterBody } from '../../../shared/api/meters.js';
+import type { MeterChange, NewMeter } from '../../domain/meters/types.js';
 
 /** Meters' one validation place: schema first, then blank names/units and the aggregations a type allows. */
 const createBody = bodyValidator<CreateMeterBody>(CreateMeterBody);

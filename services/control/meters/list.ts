@@ -1,9 +1,10 @@
 import type { ApiDeps, RouteDef } from '../../../shared/http/route.js';
 import { pageWindow } from '../../../shared/http/pagination.js';
 import { reply } from '../../../shared/http/reply.js';
-import { ListMetersQuery, MeterListSchema, toMeter } from './schemas.js';
+import { ListMetersQuery, MeterListSchema } from '../../../shared/api/meters.js';
+import { toMeter } from './representation.js';
 import { parseListMeters } from './input.js';
-import { listMeters } from './store.js';
+import { listMeters } from '../../domain/meters/store.js';
 
 /** GET /v1/meters?page&per_page&status — the caller's meters, newest first. */
 export function listMetersRoute(deps: ApiDeps): RouteDef<ListMetersQuery> {

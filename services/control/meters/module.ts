@@ -1,6 +1,6 @@
 import type { RouteModuleFactory } from '../../../shared/http/route.js';
 import { PeriodicTask } from '../../../shared/periodic.js';
-import { MeterRegistryWriter } from './registry.js';
+import { MeterRegistryWriter } from '../../domain/meters/registry.js';
 import { listMetersRoute } from './list.js';
 import { getMeterRoute } from './get.js';
 import { createMeterRoute } from './create.js';

@@ -1,10 +1,12 @@
 import type { ApiDeps, RouteDef } from '../../../shared/http/route.js';
 import { reply } from '../../../shared/http/reply.js';
 import { hasScope } from '../../../shared/auth/types.js';
-import { MeterSchema, UpdateMeterBody, toMeter, type MeterChange } from './schemas.js';
+import { MeterSchema, UpdateMeterBody } from '../../../shared/api/meters.js';
+import { toMeter } from './representation.js';
+import type { MeterChange } from '../../domain/meters/types.js';
 import { parseMeterChange } from './input.js';
-import { updateMeter } from './store.js';
-import type { MeterRegistryWriter } from './registry.js';
+import { updateMeter } from '../../domain/meters/store.js';
+import type { MeterRegistryWriter } from '../../domain/meters/registry.js';
 
 /**
  * PATCH /v1/meters/:meter_id — name, unit, status (inactive ↔ active). type and aggregation are fixed

@@ -1,7 +1,7 @@
 import type { PgPool } from '../../../shared/clients/postgres.js';
 import { parseScopeParam, type Scope } from '../../../shared/auth/types.js';
 import { S256_CHALLENGE } from '../../../shared/auth/pkce.js';
-import { findClient, type OAuthClient } from '../accounts/clients.js';
+import { findClient, type OAuthClient } from '../../domain/accounts/clients-store.js';
 
 /** A validated authorization request (RFC 6749 §4.1.1 + RFC 7636 §4.3). */
 export interface AuthorizationRequest {

@@ -2,7 +2,7 @@ import type { RouteRegistry } from '../../../shared/http/route.js';
 import type { HttpReply, RequestContext } from '../../../shared/http/context.js';
 import { grantableScopes } from '../../../shared/auth/types.js';
 import { RateLimitedError } from '../../../shared/errors.js';
-import { verifyCredentials, type User } from '../accounts/users.js';
+import { verifyCredentials, type User } from '../../domain/accounts/users-store.js';
 import type { OAuthContext } from './context.js';
 import {
   authorizationResponse,

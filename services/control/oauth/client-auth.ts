@@ -1,5 +1,6 @@
 import type { PgPool } from '../../../shared/clients/postgres.js';
-import { clientSecretMatches, findClient, type OAuthClient } from '../accounts/clients.js';
+import { clientSecretMatches } from '../../domain/accounts/clients.js';
+import { findClient, type OAuthClient } from '../../domain/accounts/clients-store.js';
 import { invalidClient, invalidRequest } from './errors.js';
 
 /** RFC 6749 §2.3.1: Basic credentials are form-urlencoded before base64. */

@@ -7,8 +7,22 @@ import { verifierMatches, CODE_VERIFIER } from '../../../shared/auth/pkce.js';
 import { formatScopes, isScope, parseScopeParam, scopesCover, type Scope } from '../../../shared/auth/types.js';
 import type { Revocation } from '../../../shared/auth/revocations.js';
 import { newId } from '../../../shared/ids.js';
-import type { OAuthClient } from '../accounts/clients.js';
-import type { User } from '../accounts/users.js';
+import type { OAuthClient } from '../../domain/accounts/clients-store.js';
+import type { User } from '../../domain/accounts/users-store.js';
+import {
+  insertAccessToken,
+  insertAuthorizationCode,
+  insertGrant,
+  insertRefreshToken,
+  lockAuthorizationCode,
+  lockRefreshToken,
+  markCodeRedeemed,
+  markRefreshTokenRotated,
+  recordRevokedAccessToken,
+  revokeGrant,
+  setCodeGrant,
+  type CodeRow,
+} from '../../domain/oauth/tokens-store.js';
 import { AUTHORIZATION_CODE_TTL_SECONDS, REFRESH_TOKEN_TTL_SECONDS, type OAuthContext } from './context.js';
 import { invalidGrant, OAuthError } from './errors.js';
 
@@ -31,9 +45,6 @@ interface Grant {
 
 const toScopes = (raw: string[]): Scope[] => raw.filter(isScope);
 
-/** Why a grant was revoked; kept on the row for audits. */
-export type RevocationReason = 'code_replay' | 'refresh_token_reuse' | 'revoked_by_client' | 'revoked_by_operator';
-
 // ── authorization codes ────────────────────────────────────────────────────────────────────────
 
 export interface CodeRequest {
@@ -48,35 +59,18 @@ export interface CodeRequest {
 /** Stores a code (hashed) valid for 60 s and returns it; the database enforces the bound. */
 export async function createAuthorizationCode(ctx: OAuthContext, req: CodeRequest): Promise<string> {
   const code = newOpaqueToken();
-  await ctx.pg.query(
-    `INSERT INTO oauth_authorization_codes (code_hash, client_id, account_id, user_id, redirect_uri, redirect_uri_in_request, scopes, code_challenge, expires_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, now() + make_interval(secs => $9))`,
-    [
-      hashOpaqueToken(code),
-      req.client.id,
-      req.user.accountId,
-      req.user.id,
-      req.redirectUri,
-      req.redirectUriInRequest,
-      [...req.scopes],
-      req.codeChallenge,
-      AUTHORIZATION_CODE_TTL_SECONDS,
-    ],
-  );
+  await insertAuthorizationCode(ctx.pg, {
+    codeHash: hashOpaqueToken(code),
+    clientId: req.client.id,
+    accountId: req.user.accountId,
+    userId: req.user.id,
+    redirectUri: req.redirectUri,
+    redirectUriInRequest: req.redirectUriInRequest,
+    scopes: [...req.scopes],
+    codeChallenge: req.codeChallenge,
+    ttlSeconds: AUTHORIZATION_CODE_TTL_SECONDS,
+  });
   return code;
-}
-
-interface CodeRow {
-  client_id: string;
-  account_id: string;
-  user_id: string;
-  redirect_uri: string;
-  redirect_uri_in_request: boolean;
-  scopes: string[];
-  code_challenge: string | null;
-  expired: boolean;
-  redeemed_at: Date | null;
-  grant_id: string | null;
 }
 
 /**
@@ -92,12 +86,8 @@ export async function redeemAuthorizationCode(
   const outcome = await withTransaction(
     ctx.pg,
     async (c): Promise<{ tokens: TokenResponse } | { error: OAuthError; revoked?: Revocation[] }> => {
-      const { rows } = await c.query<CodeRow>(
-        `SELECT client_id, account_id, user_id, redirect_uri, redirect_uri_in_request, scopes, code_challenge, expires_at <= now() AS expired, redeemed_at, grant_id
-         FROM oauth_authorization_codes WHERE code_hash = $1 FOR UPDATE`,
-        [hashOpaqueToken(input.code)],
-      );
-      const row = rows[0];
+      const codeHash = hashOpaqueToken(input.code);
+      const row = await lockAuthorizationCode(c, codeHash);
       if (!row) return { error: invalidGrant('The authorization code is invalid.') };
       if (row.redeemed_at) {
         const revoked = row.grant_id ? await revokeGrant(c, row.grant_id, 'code_replay') : [];
@@ -106,9 +96,7 @@ export async function redeemAuthorizationCode(
           revoked,
         };
       }
-      await c.query('UPDATE oauth_authorization_codes SET redeemed_at = now() WHERE code_hash = $1', [
-        hashOpaqueToken(input.code),
-      ]);
+      await markCodeRedeemed(c, codeHash);
       const problem = codeProblem(row, client, input);
       if (problem) return { error: problem };
       const grant = await createGrant(c, {
@@ -117,10 +105,7 @@ export async function redeemAuthorizationCode(
         clientId: client.id,
         scopes: toScopes(row.scopes),
       });
-      await c.query('UPDATE oauth_authorization_codes SET grant_id = $2 WHERE code_hash = $1', [
-        hashOpaqueToken(input.code),
-        grant.id,
-      ]);
+      await setCodeGrant(c, codeHash, grant.id);
       return { tokens: await issueTokenPair(c, ctx, grant, grant.scopes, null) };
     },
   );
@@ -155,24 +140,6 @@ function codeProblem(
 
 // ── refresh tokens ─────────────────────────────────────────────────────────────────────────────
 
-interface RefreshRow {
-  id: string;
-  grant_id: string;
-  rotated_at: Date | null;
-  token_revoked_at: Date | null;
-  expired: boolean;
-  account_id: string;
-  user_id: string;
-  client_id: string;
-  scopes: string[];
-  grant_revoked_at: Date | null;
-}
-
-const REFRESH_SELECT = `SELECT rt.id, rt.grant_id, rt.rotated_at, rt.revoked_at AS token_revoked_at, rt.expires_at <= now() AS expired,
-        g.account_id, g.user_id, g.client_id, g.scopes, g.revoked_at AS grant_revoked_at
-   FROM oauth_refresh_tokens rt JOIN oauth_grants g ON g.id = rt.grant_id
-  WHERE rt.token_hash = $1`;
-
 /**
  * refresh_token grant (RFC 6749 §6) with rotation (RFC 9700 §4.14.2): every use returns a new refresh
  * token; presenting one that was already rotated means two parties hold it, so the whole grant is
@@ -186,10 +153,7 @@ export async function refreshTokens(
   const outcome = await withTransaction(
     ctx.pg,
     async (c): Promise<{ tokens: TokenResponse } | { error: OAuthError; revoked?: Revocation[] }> => {
-      const { rows } = await c.query<RefreshRow>(`${REFRESH_SELECT} FOR UPDATE OF rt, g`, [
-        hashOpaqueToken(input.refreshToken),
-      ]);
-      const row = rows[0];
+      const row = await lockRefreshToken(c, hashOpaqueToken(input.refreshToken));
       if (!row) return { error: invalidGrant('The refresh token is invalid.') };
       if (row.client_id !== client.id)
         return { error: invalidGrant('The refresh token was issued to another client.') };
@@ -222,7 +186,7 @@ export async function refreshTokens(
           };
         if (parsed.scopes.length) accessScopes = parsed.scopes;
       }
-      await c.query('UPDATE oauth_refresh_tokens SET rotated_at = now() WHERE id = $1', [row.id]);
+      await markRefreshTokenRotated(c, row.id);
       return { tokens: await issueTokenPair(c, ctx, grant, accessScopes, row.id) };
     },
   );
@@ -234,15 +198,9 @@ export async function refreshTokens(
 // ── grants and issuance ────────────────────────────────────────────────────────────────────────
 
 async function createGrant(c: PgClient, g: Omit<Grant, 'id'>): Promise<Grant> {
-  const id = newId('grt');
-  await c.query('INSERT INTO oauth_grants (id, account_id, user_id, client_id, scopes) VALUES ($1, $2, $3, $4, $5)', [
-    id,
-    g.accountId,
-    g.userId,
-    g.clientId,
-    g.scopes,
-  ]);
-  return { id, ...g };
+  const grant = { id: newId('grt'), ...g };
+  await insertGrant(c, grant);
+  return grant;
 }
 
 async function issueTokenPair(
@@ -257,15 +215,20 @@ async function issueTokenPair(
     { accountId: grant.accountId, userId: grant.userId, clientId: grant.clientId, scopes: accessScopes },
     { issuer: ctx.issuer, ttlSeconds: ctx.accessTokenTtlSeconds },
   );
-  await c.query(
-    'INSERT INTO oauth_access_tokens (jti, grant_id, client_id, expires_at) VALUES ($1, $2, $3, to_timestamp($4))',
-    [access.jti, grant.id, grant.clientId, access.expiresAt],
-  );
+  await insertAccessToken(c, {
+    jti: access.jti,
+    grantId: grant.id,
+    clientId: grant.clientId,
+    expiresAt: access.expiresAt,
+  });
   const refresh = newOpaqueToken();
-  await c.query(
-    'INSERT INTO oauth_refresh_tokens (id, token_hash, grant_id, parent_id, expires_at) VALUES ($1, $2, $3, $4, now() + make_interval(secs => $5))',
-    [newId('tok'), hashOpaqueToken(refresh), grant.id, parentRefreshId, REFRESH_TOKEN_TTL_SECONDS],
-  );
+  await insertRefreshToken(c, {
+    id: newId('tok'),
+    tokenHash: hashOpaqueToken(refresh),
+    grantId: grant.id,
+    parentId: parentRefreshId,
+    ttlSeconds: REFRESH_TOKEN_TTL_SECONDS,
+  });
   return {
     access_token: access.token,
     token_type: 'Bearer',
@@ -296,24 +259,6 @@ export async function issueTokensForUser(
   });
 }
 
-/** Revokes a grant, its refresh tokens and its live access tokens; returns the latter for the revocation list. */
-export async function revokeGrant(c: PgClient, grantId: string, reason: RevocationReason): Promise<Revocation[]> {
-  await c.query(
-    'UPDATE oauth_grants SET revoked_at = now(), revoked_reason = $2 WHERE id = $1 AND revoked_at IS NULL',
-    [grantId, reason],
-  );
-  await c.query('UPDATE oauth_refresh_tokens SET revoked_at = now() WHERE grant_id = $1 AND revoked_at IS NULL', [
-    grantId,
-  ]);
-  const { rows } = await c.query<{ jti: string; exp: number }>(
-    `UPDATE oauth_access_tokens SET revoked_at = now()
-      WHERE grant_id = $1 AND revoked_at IS NULL AND expires_at > now()
-      RETURNING jti, extract(epoch FROM expires_at)::bigint AS exp`,
-    [grantId],
-  );
-  return rows.map((r) => ({ jti: r.jti, exp: Number(r.exp) }));
-}
-
 // ── RFC 7009 revocation ────────────────────────────────────────────────────────────────────────
 
 /**
@@ -327,18 +272,13 @@ export async function revokeToken(ctx: OAuthContext, client: OAuthClient, token:
     if (claims) {
       if (claims.clientId !== client.id)
         throw new OAuthError('unauthorized_client', 'The token was issued to another client.');
-      await ctx.pg.query(
-        `INSERT INTO oauth_access_tokens (jti, client_id, expires_at, revoked_at) VALUES ($1, $2, to_timestamp($3), now())
-         ON CONFLICT (jti) DO UPDATE SET revoked_at = COALESCE(oauth_access_tokens.revoked_at, now())`,
-        [claims.jti, claims.clientId, claims.exp],
-      );
+      await recordRevokedAccessToken(ctx.pg, claims);
       await ctx.revocations.publish([{ jti: claims.jti, exp: claims.exp }]);
       return;
     }
   }
   const revoked = await withTransaction(ctx.pg, async (c) => {
-    const { rows } = await c.query<RefreshRow>(`${REFRESH_SELECT} FOR UPDATE OF rt, g`, [hashOpaqueToken(token)]);
-    const row = rows[0];
+    const row = await lockRefreshToken(c, hashOpaqueToken(token));
     if (!row) return [];
     if (row.client_id !== client.id)
       throw new OAuthError('unauthorized_client', 'The token was issued to another client.');

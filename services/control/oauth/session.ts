@@ -2,7 +2,8 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { PgPool } from '../../../shared/clients/postgres.js';
 import { deriveKey } from '../../../shared/secret.js';
 import { hashOpaqueToken, newOpaqueToken } from '../../../shared/auth/opaque-tokens.js';
-import type { User } from '../accounts/users.js';
+import type { User } from '../../domain/accounts/users-store.js';
+import { deleteSession, insertSession, sessionUser } from '../../domain/oauth/sessions-store.js';
 import { SESSION_TTL_SECONDS } from './context.js';
 
 export type CsrfPurpose = 'sign-in' | 'consent';
@@ -52,23 +53,14 @@ export class Sessions {
   /** The signed-in user of this cookie, or null. */
   async user(cookie: string | undefined): Promise<User | null> {
     if (!cookie) return null;
-    const { rows } = await this.pg.query<{ id: string; account_id: string; email: string; is_operator: boolean }>(
-      `SELECT u.id, u.account_id, u.email, u.is_operator FROM oauth_sessions s JOIN users u ON u.id = s.user_id
-        WHERE s.id_hash = $1 AND s.expires_at > now()`,
-      [hashOpaqueToken(cookie)],
-    );
-    const r = rows[0];
-    return r ? { id: r.id, accountId: r.account_id, email: r.email, isOperator: r.is_operator } : null;
+    return sessionUser(this.pg, hashOpaqueToken(cookie));
   }
 
   /** Starts a signed-in session under a new cookie value; the old (anonymous) one is dropped. */
   async signIn(user: User, previous: string | undefined): Promise<{ value: string; setCookie: string }> {
     const value = newOpaqueToken();
-    await this.pg.query(
-      'INSERT INTO oauth_sessions (id_hash, user_id, expires_at) VALUES ($1, $2, now() + make_interval(secs => $3))',
-      [hashOpaqueToken(value), user.id, SESSION_TTL_SECONDS],
-    );
-    if (previous) await this.pg.query('DELETE FROM oauth_sessions WHERE id_hash = $1', [hashOpaqueToken(previous)]);
+    await insertSession(this.pg, hashOpaqueToken(value), user.id, SESSION_TTL_SECONDS);
+    if (previous) await deleteSession(this.pg, hashOpaqueToken(previous));
     return {
       value,
       setCookie: `${this.cookieName}=${value}; ${this.cookieAttributes}; Max-Age=${SESSION_TTL_SECONDS}`,

@@ -3,11 +3,12 @@ import { PaymentRequiredError } from '../../../shared/errors.js';
 import { problemResponse } from '../../../shared/http/problems.js';
 import { reply } from '../../../shared/http/reply.js';
 import { deriveKey, hmacHex } from '../../../shared/secret.js';
-import type { PaymentProcessor } from '../payments/processor.js';
-import type { ValidCard } from './card.js';
+import type { PaymentProcessor } from '../../domain/payments/processor.js';
+import type { ValidCard } from '../../domain/payment-methods/card.js';
 import { parseNewCard } from './input.js';
-import { CreatePaymentMethodBody, PaymentMethodSchema, toPaymentMethod } from './schemas.js';
-import { insertPaymentMethod } from './store.js';
+import { CreatePaymentMethodBody, PaymentMethodSchema } from '../../../shared/api/payment-methods.js';
+import { toPaymentMethod } from './representation.js';
+import { insertPaymentMethod } from '../../domain/payment-methods/store.js';
 
 /** POST /v1/billing/payment-methods — the card is verified with the processor first; nothing is stored on a decline. */
 export function createPaymentMethodRoute(deps: ApiDeps, processor: PaymentProcessor): RouteDef<ValidCard> {

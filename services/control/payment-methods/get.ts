@@ -1,7 +1,8 @@
 import type { ApiDeps, RouteDef } from '../../../shared/http/route.js';
 import { reply } from '../../../shared/http/reply.js';
-import { PaymentMethodSchema, toPaymentMethod } from './schemas.js';
-import { getPaymentMethod } from './store.js';
+import { PaymentMethodSchema } from '../../../shared/api/payment-methods.js';
+import { toPaymentMethod } from './representation.js';
+import { getPaymentMethod } from '../../domain/payment-methods/store.js';
 
 /** GET /v1/billing/payment-methods/:payment_method_id — where the 201's Location points. */
 export function getPaymentMethodRoute(deps: ApiDeps): RouteDef {

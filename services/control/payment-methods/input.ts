@@ -2,8 +2,8 @@ import type { RequestContext } from '../../../shared/http/context.js';
 import { ValidationError } from '../../../shared/errors.js';
 import { bodyValidator, queryValidator, toFieldErrors } from '../../../shared/http/validation.js';
 import type { PageRequest } from '../../../shared/http/pagination.js';
-import { checkCard, type ValidCard } from './card.js';
-import { CreatePaymentMethodBody, ListPaymentMethodsQuery } from './schemas.js';
+import { checkCard, type ValidCard } from '../../domain/payment-methods/card.js';
+import { CreatePaymentMethodBody, ListPaymentMethodsQuery } from '../../../shared/api/payment-methods.js';
 
 /** Payment methods' one validation place: the schema's shape errors plus the card rules (card.ts). */
 const createBody = bodyValidator<unknown>(CreatePaymentMethodBody);

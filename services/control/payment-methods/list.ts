@@ -1,9 +1,10 @@
 import type { ApiDeps, RouteDef } from '../../../shared/http/route.js';
 import { listOf, pageWindow, type PageRequest } from '../../../shared/http/pagination.js';
 import { reply } from '../../../shared/http/reply.js';
-import { ListPaymentMethodsQuery, PaymentMethodSchema, toPaymentMethod } from './schemas.js';
+import { ListPaymentMethodsQuery, PaymentMethodSchema } from '../../../shared/api/payment-methods.js';
+import { toPaymentMethod } from './representation.js';
 import { parseListPaymentMethods } from './input.js';
-import { listPaymentMethods } from './store.js';
+import { listPaymentMethods } from '../../domain/payment-methods/store.js';
 
 /** GET /v1/billing/payment-methods — newest first. */
 export function listPaymentMethodsRoute(deps: ApiDeps): RouteDef<PageRequest> {

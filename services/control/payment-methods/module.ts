@@ -1,5 +1,5 @@
 import type { RouteModuleFactory } from '../../../shared/http/route.js';
-import { createPaymentProcessor } from '../payments/create.js';
+import { createPaymentProcessor } from '../../domain/payments/create.js';
 import { createPaymentMethodRoute } from './create.js';
 import { listPaymentMethodsRoute } from './list.js';
 import { getPaymentMethodRoute } from './get.js';

@@ -1,7 +1,8 @@
 import type { ApiDeps, RouteDef } from '../../../shared/http/route.js';
 import { reply } from '../../../shared/http/reply.js';
-import { PaymentMethodSchema, toPaymentMethod } from './schemas.js';
-import { setDefaultPaymentMethod } from './store.js';
+import { PaymentMethodSchema } from '../../../shared/api/payment-methods.js';
+import { toPaymentMethod } from './representation.js';
+import { setDefaultPaymentMethod } from '../../domain/payment-methods/store.js';
 
 /** PATCH /v1/billing/payment-methods/:payment_method_id/default — no body. */
 export function setDefaultPaymentMethodRoute(deps: ApiDeps): RouteDef {

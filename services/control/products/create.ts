@@ -1,8 +1,10 @@
 import type { ApiDeps, RouteDef } from '../../../shared/http/route.js';
 import { reply } from '../../../shared/http/reply.js';
-import { CreateProductBody, ProductSchema, toProduct, type NewProduct } from './schemas.js';
+import { CreateProductBody, ProductSchema } from '../../../shared/api/products.js';
+import { toProduct } from './representation.js';
+import type { NewProduct } from '../../domain/products/types.js';
 import { parseNewProduct } from './input.js';
-import { insertProduct } from './store.js';
+import { insertProduct } from '../../domain/products/store.js';
 
 /** POST /v1/products — admin only: products are the deployment's catalog. */
 export function createProductRoute(deps: ApiDeps): RouteDef<NewProduct> {

@@ -1,6 +1,6 @@
 import type { ApiDeps, RouteDef } from '../../../shared/http/route.js';
 import { reply } from '../../../shared/http/reply.js';
-import { deleteProduct } from './store.js';
+import { deleteProduct } from '../../domain/products/store.js';
 
 /** DELETE /v1/products/:product_id — 204; 409 product_in_use while an active subscription references it. */
 export function deleteProductRoute(deps: ApiDeps): RouteDef {

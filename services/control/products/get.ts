@@ -1,7 +1,8 @@
 import type { ApiDeps, RouteDef } from '../../../shared/http/route.js';
 import { reply } from '../../../shared/http/reply.js';
-import { ProductSchema, toProduct } from './schemas.js';
-import { getProduct } from './store.js';
+import { ProductSchema } from '../../../shared/api/products.js';
+import { toProduct } from './representation.js';
+import { getProduct } from '../../domain/products/store.js';
 
 /** GET /v1/products/:product_id */
 export function getProductRoute(deps: ApiDeps): RouteDef {

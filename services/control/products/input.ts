@@ -5,14 +5,9 @@ import type { PageRequest } from '../../../shared/http/pagination.js';
 import { normalizeCurrency } from '../../../shared/money/currencies.js';
 import { Decimal, parseAmount } from '../../../shared/money/decimal.js';
 import { numberLiteralAt, numberLiteralsOf } from '../../../shared/money/json.js';
-import type { Tier } from '../../billing/price-models.js';
-import {
-  CreateProductBody,
-  ListProductsQuery,
-  UpdateProductBody,
-  type NewProduct,
-  type ProductChange,
-} from './schemas.js';
+import type { Tier } from '../../domain/pricing/price-models.js';
+import { CreateProductBody, ListProductsQuery, UpdateProductBody } from '../../../shared/api/products.js';
+import type { NewProduct, ProductChange } from '../../domain/products/types.js';
 
 /**
  * Products' one validation place: each route's `input` parser. The JSON schema first (types, ranges,

@@ -1,9 +1,10 @@
 import type { ApiDeps, RouteDef } from '../../../shared/http/route.js';
 import { pageWindow, type PageRequest } from '../../../shared/http/pagination.js';
 import { reply } from '../../../shared/http/reply.js';
-import { ListProductsQuery, ProductListSchema, toProduct } from './schemas.js';
+import { ListProductsQuery, ProductListSchema } from '../../../shared/api/products.js';
+import { toProduct } from './representation.js';
 import { parseListProducts } from './input.js';
-import { listProducts } from './store.js';
+import { listProducts } from '../../domain/products/store.js';
 
 /** GET /v1/products — the catalog, newest first; every token may read it. */
 export function listProductsRoute(deps: ApiDeps): RouteDef<PageRequest> {

@@ -1,8 +1,10 @@
 import type { ApiDeps, RouteDef } from '../../../shared/http/route.js';
 import { reply } from '../../../shared/http/reply.js';
-import { ProductSchema, UpdateProductBody, toProduct, type ProductChange } from './schemas.js';
+import { ProductSchema, UpdateProductBody } from '../../../shared/api/products.js';
+import { toProduct } from './representation.js';
+import type { ProductChange } from '../../domain/products/types.js';
 import { parseProductChange } from './input.js';
-import { updateProduct } from './store.js';
+import { updateProduct } from '../../domain/products/store.js';
 
 /**
  * PATCH /v1/products/:product_id — name and/or price. Currency and pricing are fixed: subscriptions rely on

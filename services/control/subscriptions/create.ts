@@ -1,10 +1,11 @@
 import type { ApiDeps, RouteDef } from '../../../shared/http/route.js';
 import { withTransaction } from '../../../shared/clients/postgres.js';
 import { reply } from '../../../shared/http/reply.js';
-import { CreateSubscriptionBody, SubscriptionSchema, toSubscription } from './schemas.js';
+import { CreateSubscriptionBody, SubscriptionSchema } from '../../../shared/api/subscriptions.js';
+import { toSubscription } from './representation.js';
 import { parseNewSubscription, type NewSubscription } from './input.js';
-import { createSubscription } from './store.js';
-import { accountActedFor } from '../customers/acting-for.js';
+import { createSubscription } from '../../domain/subscriptions/store.js';
+import { accountActedFor } from '../../domain/customers/acting-for.js';
 
 /** POST /v1/subscriptions — 201 + Location; emits subscription.updated in the same transaction. */
 export function createSubscriptionRoute(deps: ApiDeps): RouteDef<NewSubscription> {

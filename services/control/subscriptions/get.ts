@@ -1,7 +1,8 @@
 import type { ApiDeps, RouteDef } from '../../../shared/http/route.js';
 import { reply } from '../../../shared/http/reply.js';
-import { SubscriptionSchema, toSubscription } from './schemas.js';
-import { getSubscription } from './store.js';
+import { SubscriptionSchema } from '../../../shared/api/subscriptions.js';
+import { toSubscription } from './representation.js';
+import { getSubscription } from '../../domain/subscriptions/store.js';
 
 /** GET /v1/subscriptions/:subscription_id — 404 for another account's subscription. */
 export function getSubscriptionRoute(deps: ApiDeps): RouteDef {

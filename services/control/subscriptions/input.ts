@@ -8,8 +8,8 @@ import {
   ListSubscriptionsQuery,
   UpdateSubscriptionBody,
   type ItemInput,
-  type ItemRequest,
-} from './schemas.js';
+} from '../../../shared/api/subscriptions.js';
+import type { ItemRequest } from '../../domain/subscriptions/types.js';
 
 /**
  * Subscriptions' one validation place for the request's shape. Whether the items make sense (products exist,

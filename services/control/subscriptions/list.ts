@@ -1,10 +1,11 @@
 import type { ApiDeps, RouteDef } from '../../../shared/http/route.js';
 import { pageWindow } from '../../../shared/http/pagination.js';
 import { reply } from '../../../shared/http/reply.js';
-import { ListSubscriptionsQuery, SubscriptionListSchema, toSubscription } from './schemas.js';
+import { ListSubscriptionsQuery, SubscriptionListSchema } from '../../../shared/api/subscriptions.js';
+import { toSubscription } from './representation.js';
 import { parseListSubscriptions } from './input.js';
-import { listSubscriptions } from './store.js';
-import { accountActedFor } from '../customers/acting-for.js';
+import { listSubscriptions } from '../../domain/subscriptions/store.js';
+import { accountActedFor } from '../../domain/customers/acting-for.js';
 
 /** GET /v1/subscriptions?page&per_page&status — the caller's subscriptions, newest first. */
 export function listSubscriptionsRoute(deps: ApiDeps): RouteDef<ListSubscriptionsQuery> {

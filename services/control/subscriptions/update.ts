@@ -1,9 +1,10 @@
 import type { ApiDeps, RouteDef } from '../../../shared/http/route.js';
 import { withTransaction } from '../../../shared/clients/postgres.js';
 import { reply } from '../../../shared/http/reply.js';
-import { SubscriptionSchema, UpdateSubscriptionBody, toSubscription } from './schemas.js';
+import { SubscriptionSchema, UpdateSubscriptionBody } from '../../../shared/api/subscriptions.js';
+import { toSubscription } from './representation.js';
 import { parseSubscriptionChange, type SubscriptionChange } from './input.js';
-import { changeSubscription } from './store.js';
+import { changeSubscription } from '../../domain/subscriptions/store.js';
 
 /** PATCH /v1/subscriptions/:subscription_id — replace items and/or cancel (`{"status": "canceled"}`). */
 export function updateSubscriptionRoute(deps: ApiDeps): RouteDef<SubscriptionChange> {

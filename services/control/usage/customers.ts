@@ -1,7 +1,7 @@
 import type { PgPool } from '../../../shared/clients/postgres.js';
 import { CUSTOMER_KEY } from '../../../shared/customers/attribution.js';
 import { ACCOUNT_GROUP } from '../../../shared/usage/read-sql.js';
-import { accountsOfExternalIds, externalIdsOf } from '../customers/store.js';
+import { accountsOfExternalIds, externalIdsOf } from '../../domain/customers/store.js';
 import type { UsageRead } from './input.js';
 
 /**

@@ -4,7 +4,7 @@ import { DIMENSION_LIMITS, dimensionKeyProblem } from '../../../shared/usage/dim
 import { queryValidator } from '../../../shared/http/validation.js';
 import type { UsageWindow } from '../../../shared/usage/windows.js';
 import { ACCOUNT_GROUP } from '../../../shared/usage/read-sql.js';
-import { MAX_FILTER_KEYS, MAX_FILTER_VALUES, MAX_GROUP_BY, UsageQueryParams } from './schemas.js';
+import { MAX_FILTER_KEYS, MAX_FILTER_VALUES, MAX_GROUP_BY, UsageQueryParams } from '../../../shared/api/usage.js';
 
 /** The usage query's one validation place: the query schema, then the date range rules. */
 const params = queryValidator<UsageQueryParams>(UsageQueryParams);

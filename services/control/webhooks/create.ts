@@ -1,10 +1,11 @@
 import type { ApiDeps, RouteDef } from '../../../shared/http/route.js';
 import { reply } from '../../../shared/http/reply.js';
 import { parseCreateWebhook, refuseNonPublicHost } from './input.js';
-import { CreateWebhookBody, CreatedWebhookSchema, toWebhook, type CreateWebhookInput } from './schemas.js';
-import { generateWebhookSecret, sealWebhookSecret, webhookSecretKey } from './secret.js';
-import { insertWebhook } from './store.js';
-import { syncUsageSubscriberQuietly } from './usage-subscribers.js';
+import { CreateWebhookBody, CreatedWebhookSchema, type CreateWebhookInput } from '../../../shared/api/webhooks.js';
+import { toWebhook } from './representation.js';
+import { generateWebhookSecret, sealWebhookSecret, webhookSecretKey } from '../../domain/webhooks/secret.js';
+import { insertWebhook } from '../../domain/webhooks/store.js';
+import { syncUsageSubscriberQuietly } from '../../domain/webhooks/usage-subscribers.js';
 import { requireScope } from '../../../shared/auth/types.js';
 
 /** POST /v1/webhooks — without `secret` the server generates one and shows it in this response only. */

@@ -1,7 +1,7 @@
 import type { ApiDeps, RouteDef } from '../../../shared/http/route.js';
 import { reply } from '../../../shared/http/reply.js';
-import { deleteWebhook } from './store.js';
-import { syncUsageSubscriberQuietly } from './usage-subscribers.js';
+import { deleteWebhook } from '../../domain/webhooks/store.js';
+import { syncUsageSubscriberQuietly } from '../../domain/webhooks/usage-subscribers.js';
 
 /** DELETE /v1/webhooks/:webhook_id — the webhook and its delivery history. */
 export function deleteWebhookRoute(deps: ApiDeps): RouteDef {

@@ -2,8 +2,9 @@ import type { ApiDeps, RouteDef } from '../../../shared/http/route.js';
 import { listOf, pageWindow, type PageRequest } from '../../../shared/http/pagination.js';
 import { reply } from '../../../shared/http/reply.js';
 import { parseListQuery } from './input.js';
-import { DeliverySchema, ListWebhooksQuery, toDelivery } from './schemas.js';
-import { listDeliveries } from './store.js';
+import { DeliverySchema, ListWebhooksQuery } from '../../../shared/api/webhooks.js';
+import { toDelivery } from './representation.js';
+import { listDeliveries } from '../../domain/webhooks/store.js';
 
 /** GET /v1/webhooks/:webhook_id/deliveries — the attempts, newest first. */
 export function listDeliveriesRoute(deps: ApiDeps): RouteDef<PageRequest> {

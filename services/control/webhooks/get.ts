@@ -1,7 +1,8 @@
 import type { ApiDeps, RouteDef } from '../../../shared/http/route.js';
 import { reply } from '../../../shared/http/reply.js';
-import { WebhookSchema, toWebhook } from './schemas.js';
-import { getWebhook } from './store.js';
+import { WebhookSchema } from '../../../shared/api/webhooks.js';
+import { toWebhook } from './representation.js';
+import { getWebhook } from '../../domain/webhooks/store.js';
 
 /** GET /v1/webhooks/:webhook_id — never the secret. */
 export function getWebhookRoute(deps: ApiDeps): RouteDef {

@@ -9,8 +9,8 @@ import {
   UpdateWebhookBody,
   type CreateWebhookInput,
   type UpdateWebhookInput,
-} from './schemas.js';
-import { webhookHostProblem, webhookUrlProblem } from './url-safety.js';
+} from '../../../shared/api/webhooks.js';
+import { webhookHostProblem, webhookUrlProblem } from '../../domain/webhooks/url-safety.js';
 
 const createValidator = bodyValidator<CreateWebhookInput>(CreateWebhookBody);
 const updateValidator = bodyValidator<UpdateWebhookInput>(UpdateWebhookBody);

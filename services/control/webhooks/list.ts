@@ -2,8 +2,9 @@ import type { ApiDeps, RouteDef } from '../../../shared/http/route.js';
 import { listOf, pageWindow, type PageRequest } from '../../../shared/http/pagination.js';
 import { reply } from '../../../shared/http/reply.js';
 import { parseListQuery } from './input.js';
-import { ListWebhooksQuery, WebhookSchema, toWebhook } from './schemas.js';
-import { listWebhooks } from './store.js';
+import { ListWebhooksQuery, WebhookSchema } from '../../../shared/api/webhooks.js';
+import { toWebhook } from './representation.js';
+import { listWebhooks } from '../../domain/webhooks/store.js';
 
 /** GET /v1/webhooks — newest first. */
 export function listWebhooksRoute(deps: ApiDeps): RouteDef<PageRequest> {

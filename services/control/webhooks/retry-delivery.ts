@@ -1,7 +1,8 @@
 import type { ApiDeps, RouteDef } from '../../../shared/http/route.js';
 import { reply } from '../../../shared/http/reply.js';
-import { DeliverySchema } from './schemas.js';
-import { scheduleManualAttempt } from './actions-store.js';
+import { DeliverySchema } from '../../../shared/api/webhooks.js';
+import { toDelivery } from './representation.js';
+import { scheduleManualAttempt } from '../../domain/webhooks/actions-store.js';
 
 /** POST /v1/webhooks/:webhook_id/deliveries/:delivery_id/retry — send that event to that webhook again now. */
 export function retryDeliveryRoute(deps: ApiDeps): RouteDef {
@@ -12,7 +13,14 @@ export function retryDeliveryRoute(deps: ApiDeps): RouteDef {
     body: 'none',
     handler: async (ctx) =>
       reply.accepted(
-        await scheduleManualAttempt(deps.pg, ctx.principal!.accountId, ctx.params.webhook_id!, ctx.params.delivery_id!),
+        toDelivery(
+          await scheduleManualAttempt(
+            deps.pg,
+            ctx.principal!.accountId,
+            ctx.params.webhook_id!,
+            ctx.params.delivery_id!,
+          ),
+        ),
       ),
     doc: {
       summary:

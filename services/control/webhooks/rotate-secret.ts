@@ -1,8 +1,9 @@
 import type { ApiDeps, RouteDef } from '../../../shared/http/route.js';
 import { reply } from '../../../shared/http/reply.js';
-import { CreatedWebhookSchema } from './schemas.js';
-import { generateWebhookSecret, sealWebhookSecret, webhookSecretKey } from './secret.js';
-import { PREVIOUS_SECRET_HOURS, rotateWebhookSecret } from './actions-store.js';
+import { CreatedWebhookSchema } from '../../../shared/api/webhooks.js';
+import { toWebhook } from './representation.js';
+import { generateWebhookSecret, sealWebhookSecret, webhookSecretKey } from '../../domain/webhooks/secret.js';
+import { PREVIOUS_SECRET_HOURS, rotateWebhookSecret } from '../../domain/webhooks/actions-store.js';
 
 /** POST /v1/webhooks/:webhook_id/rotate-secret — a new generated secret, shown once; the old one signs 24 h more. */
 export function rotateSecretRoute(deps: ApiDeps): RouteDef {
@@ -20,7 +21,7 @@ export function rotateSecretRoute(deps: ApiDeps): RouteDef {
         ctx.params.webhook_id!,
         sealWebhookSecret(key, secret),
       );
-      return reply.ok({ ...webhook, secret });
+      return reply.ok({ ...toWebhook(webhook), secret });
     },
     doc: {
       summary: `Generate a new signing secret, returned once in this response. For ${PREVIOUS_SECRET_HOURS} h both the new and the previous secret sign (two space-separated entries in webhook-signature); X-Webhook-Signature uses the new one`,

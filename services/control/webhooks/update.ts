@@ -1,10 +1,11 @@
 import type { ApiDeps, RouteDef } from '../../../shared/http/route.js';
 import { reply } from '../../../shared/http/reply.js';
 import { parseUpdateWebhook, refuseNonPublicHost } from './input.js';
-import { UpdateWebhookBody, WebhookSchema, toWebhook, type UpdateWebhookInput } from './schemas.js';
-import { sealWebhookSecret, webhookSecretKey } from './secret.js';
-import { updateWebhook } from './store.js';
-import { syncUsageSubscriberQuietly } from './usage-subscribers.js';
+import { UpdateWebhookBody, WebhookSchema, type UpdateWebhookInput } from '../../../shared/api/webhooks.js';
+import { toWebhook } from './representation.js';
+import { sealWebhookSecret, webhookSecretKey } from '../../domain/webhooks/secret.js';
+import { updateWebhook } from '../../domain/webhooks/store.js';
+import { syncUsageSubscriberQuietly } from '../../domain/webhooks/usage-subscribers.js';
 
 /** PATCH /v1/webhooks/:webhook_id — url, events, status, secret (rotation). */
 export function updateWebhookRoute(deps: ApiDeps): RouteDef<UpdateWebhookInput> {

@@ -1,139 +1,29 @@
-/** The public API's resources (docs/design.md §8), as the console reads them. Money arrives as exact JSON numbers. */
-export interface Meter {
-  id: string;
-  name: string;
-  unit: string;
-  type: 'counter' | 'gauge' | 'histogram';
-  aggregation: string;
-  status: 'active' | 'inactive';
-  /** deployment: one meter of every customer (operator mode). */
-  scope?: 'account' | 'deployment';
-  created_at: string;
-  updated_at: string;
-}
+/**
+ * The public API's resources as the console reads them: the Static types of the schemas that validate and
+ * document them on the server (shared/api/), so the console cannot drift from the API. Type-only imports
+ * (nothing of the schemas is bundled) but the event types, which the webhook form lists.
+ */
+import type Type from 'typebox';
+import type { MeterSchema } from '../../../../../shared/api/meters.js';
+import type { MeterUsageSchema } from '../../../../../shared/api/usage.js';
+import type { ProductSchema } from '../../../../../shared/api/products.js';
+import type { SubscriptionSchema } from '../../../../../shared/api/subscriptions.js';
+import type { InvoiceSchema, UpcomingInvoiceSchema } from '../../../../../shared/api/invoices.js';
+import type { PaymentMethodSchema } from '../../../../../shared/api/payment-methods.js';
+import type { CreatedWebhookSchema, DeliverySchema } from '../../../../../shared/api/webhooks.js';
+import type { CustomerSchema } from '../../../../../shared/api/customers.js';
 
+export { EVENT_TYPES as WEBHOOK_EVENTS } from '../../../../../shared/vocabulary.js';
+
+export type Meter = Type.Static<typeof MeterSchema>;
+export type UsageReport = Type.Static<typeof MeterUsageSchema>;
+export type Product = Type.Static<typeof ProductSchema>;
+export type Subscription = Type.Static<typeof SubscriptionSchema>;
+/** A stored invoice, or the upcoming one (`status: 'draft'`, `id: null`). */
+export type Invoice = Type.Static<typeof InvoiceSchema> | Type.Static<typeof UpcomingInvoiceSchema>;
+export type PaymentMethod = Type.Static<typeof PaymentMethodSchema>;
+/** A webhook; `secret` only in the 201 answer, when the server generated it. */
+export type Webhook = Type.Static<typeof CreatedWebhookSchema>;
+export type Delivery = Type.Static<typeof DeliverySchema>;
 /** A customer of the deployment (operator mode): an account, named by the operator's external id. */
-export interface Customer {
-  id: string;
-  account_id: string;
-  external_id: string | null;
-  name: string;
-  email: string | null;
-  billing_address: { line1: string; city: string; state: string; zip: string } | null;
-  metadata: Record<string, string>;
-  created_at: string;
-}
-
-export interface UsageWindow {
-  start: string;
-  end: string;
-  value: number | null;
-  count: number;
-}
-
-export interface UsageReport {
-  meter_id: string;
-  type: string;
-  aggregation: string;
-  unit: string;
-  start_date: string;
-  end_date: string;
-  window: string;
-  value: number | null;
-  count: number;
-  data: UsageWindow[];
-}
-
-export interface Product {
-  id: string;
-  name: string;
-  price: number;
-  currency: string;
-  pricing: 'flat' | 'metered';
-  created_at: string;
-  updated_at: string;
-}
-
-export interface Subscription {
-  id: string;
-  status: 'active' | 'canceled';
-  items: { product_id: string; meter_id: string | null }[];
-  currency: string;
-  current_period_start: string;
-  current_period_end: string;
-  created_at: string;
-}
-
-export interface InvoiceLine {
-  product_id: string;
-  meter_id: string | null;
-  description: string;
-  quantity: number;
-  unit_price: number;
-  amount: number;
-}
-
-export interface Invoice {
-  id: string | null;
-  customer_id: string;
-  subscription_id: string;
-  status: 'draft' | 'open' | 'paid' | 'uncollectible' | 'void';
-  currency: string;
-  amount: number;
-  period_start: string;
-  period_end: string;
-  lines: InvoiceLine[];
-  attempt_count: number;
-  next_payment_attempt_at?: string | null;
-  last_payment_error?: unknown;
-  created_at: string | null;
-  paid_at: string | null;
-}
-
-export interface PaymentMethod {
-  id: string;
-  type: 'card';
-  card: { brand: string; last4: string; exp_month: number; exp_year: number };
-  is_default: boolean;
-  created_at: string;
-}
-
-export const WEBHOOK_EVENTS = [
-  'invoice.created',
-  'invoice.paid',
-  'invoice.voided',
-  'payment.failed',
-  'credit_note.created',
-  'subscription.updated',
-  'meter.usage.recorded',
-] as const;
-
-export interface Webhook {
-  id: string;
-  url: string;
-  events: string[];
-  status: 'enabled' | 'disabled';
-  created_at: string;
-  updated_at: string;
-  /** Only in the 201 answer, when the server generated it. */
-  secret?: string;
-}
-
-export interface Delivery {
-  id: string;
-  event_id: string;
-  event_type: string;
-  attempt: number;
-  status: 'pending' | 'succeeded' | 'failed';
-  response_status: number | null;
-  error: string | null;
-  duration_ms?: number | null;
-  created_at: string;
-  next_attempt_at: string | null;
-}
-
-export interface Billing {
-  customer_id: string;
-  payment_method: { id: string; type: string; last4: string; brand: string } | null;
-  billing_address: { line1: string; city: string; state: string; zip: string } | null;
-}
+export type Customer = Type.Static<typeof CustomerSchema>;

@@ -1,0 +1,52 @@
+import { JsonDecimal } from '../../../shared/money/json.js';
+import { amountDue, type InvoiceLineRow, type InvoiceWithLines } from '../../domain/invoices/types.js';
+
+/** The API representation; money goes out as exact JSON numbers (every reply serializes them: shared/http/reply.ts). */
+export function toInvoice({ invoice: r, lines }: InvoiceWithLines) {
+  return {
+    id: r.id,
+    customer_id: r.customer_id,
+    subscription_id: r.subscription_id,
+    status: r.status,
+    currency: r.currency,
+    amount: new JsonDecimal(r.amount),
+    amount_credited: new JsonDecimal(r.amount_credited),
+    amount_due: new JsonDecimal(amountDue(r)),
+    period_start: r.period_start,
+    period_end: r.period_end,
+    lines: lines.map(toInvoiceLine),
+    attempt_count: r.attempt_count,
+    next_payment_attempt_at: r.next_payment_attempt_at ? r.next_payment_attempt_at.toISOString() : null,
+    last_payment_error: r.last_payment_error,
+    created_at: r.created_at.toISOString(),
+    paid_at: r.paid_at ? r.paid_at.toISOString() : null,
+  };
+}
+
+/** A line on the wire (stored invoices and the upcoming one); money as exact JSON numbers. */
+export function toInvoiceLine(
+  l: Pick<
+    InvoiceLineRow,
+    | 'type'
+    | 'product_id'
+    | 'meter_id'
+    | 'description'
+    | 'quantity'
+    | 'unit_price'
+    | 'amount'
+    | 'adjusts_invoice_id'
+    | 'dimensions'
+  >,
+) {
+  return {
+    type: l.type,
+    product_id: l.product_id,
+    meter_id: l.meter_id,
+    description: l.description,
+    quantity: new JsonDecimal(l.quantity),
+    unit_price: new JsonDecimal(l.unit_price),
+    amount: new JsonDecimal(l.amount),
+    ...(l.adjusts_invoice_id ? { adjusts_invoice_id: l.adjusts_invoice_id } : {}),
+    ...(l.dimensions ? { dimensions: l.dimensions } : {}),
+  };
+}

@@ -1,0 +1,17 @@
+import { currentPeriod } from '../../domain/billing/periods.js';
+import { itemOut, type Subscription } from '../../domain/subscriptions/types.js';
+
+/** The API representation (shared/api/subscriptions.ts) of the domain's rows. */
+
+export function toSubscription(s: Subscription, now = new Date()) {
+  const period = currentPeriod(s.row, now);
+  return {
+    id: s.row.id,
+    status: s.row.status,
+    items: s.items.map(itemOut),
+    currency: s.row.currency,
+    current_period_start: period.start.toISOString(),
+    current_period_end: period.end.toISOString(),
+    created_at: s.row.created_at.toISOString(),
+  };
+}

@@ -1,0 +1,232 @@
+import { withTransaction, type PgClient } from '../../../shared/clients/postgres.js';
+import { newId } from '../../../shared/ids.js';
+import { Decimal } from '../../../shared/money/decimal.js';
+import { JsonDecimal } from '../../../shared/money/json.js';
+import { appendEvents, type NewEvent } from '../events/outbox-store.js';
+import { monthStart, nextMonthStart } from './periods.js';
+import { timed, type BillingDeps, type BillingTimings } from './deps.js';
+import { pricePeriods, type PeriodToPrice } from './price-periods.js';
+import { firstPaymentAttemptAt } from './dunning.js';
+import { lockAndAllocateCredits, recordCreditUses } from './credits.js';
+
+/**
+ * Period close (docs/design.md §8 Invoice). A subscription's period [billing_period_start, +1 month) is due once its
+ * end plus the grace period has passed, i.e. once billing_period_start < the month of (now − grace). Each
+ * batch runs in ONE transaction: the due subscriptions are locked (FOR UPDATE SKIP LOCKED: concurrent runs
+ * split the work instead of waiting or doubling it), priced (late usage of earlier periods included), prepaid
+ * credit applied (services/domain/billing/credits.ts; the grants stay locked until commit), and their invoices, lines,
+ * credit ledger, `invoice.created` events and the move of billing_period_start to the next month commit together — a crash or kill at any
+ * point leaves either all of it or none. UNIQUE (subscription_id, period_start) is the last line of defence.
+ * A subscription several periods behind is closed one period per pass, oldest first.
+ */
+export interface ClosedInvoice {
+  id: string;
+  customer_id: string;
+  subscription_id: string;
+  amount: string;
+  currency: string;
+  status: 'open' | 'paid';
+}
+
+interface DueRow {
+  id: string;
+  account_id: string;
+  customer_id: string;
+  currency: string;
+  canceled_at: Date | null;
+  billing_period_start: Date;
+}
+
+/** Subscriptions closed per transaction. */
+export const CLOSE_BATCH = 500;
+/**
+ * Batches closed at once by one run: while one transaction writes (Postgres), the next prices (ClickHouse,
+ * piscina). Due subscriptions are taken in account order, so concurrent batches mostly hold different
+ * accounts' credit grants and don't wait on each other's locks.
+ */
+export const CLOSE_CONCURRENCY = 2;
+
+const DUE = `billing_period_start < $1 AND (status = 'active' OR billing_period_start < canceled_at)`;
+
+/** The first instant of the latest period that may not close yet: periods starting before it are due. */
+export function closeCutoff(now: Date, graceSeconds: number): Date {
+  return monthStart(new Date(now.getTime() - graceSeconds * 1000));
+}
+
+/** Periods due at `now` (for progress: "n of N"); a canceled subscription has none after its last. */
+export async function countDuePeriods(deps: BillingDeps, now: Date): Promise<number> {
+  const idx = (t: string) =>
+    `(extract(year FROM ${t} AT TIME ZONE 'UTC') * 12 + extract(month FROM ${t} AT TIME ZONE 'UTC'))`;
+  const r = await deps.pg.query<{ n: string | null }>(
+    `SELECT sum(CASE WHEN status = 'canceled' THEN LEAST(${idx('$1::timestamptz')}, ${idx("(canceled_at - interval '1 millisecond')")} + 1) ELSE ${idx('$1::timestamptz')} END
+               - ${idx('billing_period_start')})::text AS n
+       FROM subscriptions WHERE ${DUE}`,
+    [closeCutoff(now, deps.graceSeconds)],
+  );
+  return Number(r.rows[0]?.n ?? 0);
+}
+
+/** Closes every period due at `now`, batch by batch, until none is left that another run does not hold. */
+export async function closeDuePeriods(
+  deps: BillingDeps,
+  now: Date,
+  opts: {
+    timings?: BillingTimings;
+    onBatch?: (closed: ClosedInvoice[]) => void;
+    batchSize?: number;
+    concurrency?: number;
+  } = {},
+): Promise<ClosedInvoice[]> {
+  const cutoff = closeCutoff(now, deps.graceSeconds);
+  const all: ClosedInvoice[] = [];
+  const closer = async () => {
+    for (;;) {
+      const closed = await closeBatch(deps, now, cutoff, opts.batchSize ?? CLOSE_BATCH, opts.timings);
+      if (closed === null) return;
+      all.push(...closed);
+      opts.onBatch?.(closed);
+    }
+  };
+  // allSettled: a failed batch rolls back alone; the run ends only once no other batch is still writing.
+  const settled = await Promise.allSettled(Array.from({ length: opts.concurrency ?? CLOSE_CONCURRENCY }, closer));
+  const failed = settled.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+  if (failed) throw failed.reason;
+  return all;
+}
+
+/** One batch in one transaction; null when nothing due was left to lock. */
+async function closeBatch(
+  deps: BillingDeps,
+  now: Date,
+  cutoff: Date,
+  batchSize: number,
+  timings?: BillingTimings,
+): Promise<ClosedInvoice[] | null> {
+  return withTransaction(deps.pg, async (client) => {
+    const due = await timed(timings, 'postgres_ms', () =>
+      client.query<DueRow>(
+        `SELECT s.id, s.account_id, a.customer_id, s.currency, s.canceled_at, s.billing_period_start
+           FROM subscriptions s JOIN accounts a ON a.id = s.account_id
+          WHERE ${DUE}
+          ORDER BY s.billing_period_start, s.account_id, s.id LIMIT $2 FOR UPDATE OF s SKIP LOCKED`,
+        [cutoff, batchSize],
+      ),
+    );
+    if (due.rows.length === 0) return null;
+    const periods: PeriodToPrice[] = due.rows.map((s) => {
+      const end = nextMonthStart(s.billing_period_start).getTime();
+      return {
+        subscription_id: s.id,
+        account_id: s.account_id,
+        currency: s.currency,
+        startMs: s.billing_period_start.getTime(),
+        endMs: end,
+        usageEndMs: s.canceled_at ? Math.min(end, s.canceled_at.getTime()) : end,
+      };
+    });
+    const priced = await pricePeriods(deps, client, periods, { timings });
+    return timed(timings, 'postgres_ms', () => writeInvoices(client, due.rows, priced, now));
+  });
+}
+
+const isoDate = (ms: number) => new Date(ms).toISOString().slice(0, 10);
+
+async function writeInvoices(
+  client: PgClient,
+  due: DueRow[],
+  priced: Awaited<ReturnType<typeof pricePeriods>>,
+  now: Date,
+): Promise<ClosedInvoice[]> {
+  const ids = due.map(() => newId('inv'));
+  // Prepaid credit first (it lowers the amount), then the status: nothing left to charge → paid at once, without a charge.
+  const creditUses = await lockAndAllocateCredits(
+    client,
+    due.map((s, i) => ({ invoice_id: ids[i]!, account_id: s.account_id, priced: priced[i]! })),
+    now,
+  );
+  const invoices = due.map((s, i) => {
+    const p = priced[i]!;
+    return {
+      id: ids[i]!,
+      sub: s,
+      priced: p,
+      status: new Decimal(p.amount).lte(0) ? ('paid' as const) : ('open' as const),
+      periodStart: isoDate(s.billing_period_start.getTime()),
+      periodEnd: isoDate(nextMonthStart(s.billing_period_start).getTime() - 86_400_000),
+    };
+  });
+  const inserted = await client.query<{ id: string }>(
+    `INSERT INTO invoices (id, account_id, customer_id, subscription_id, status, currency, amount, period_start, period_end,
+                           created_at, paid_at, next_payment_attempt_at)
+     SELECT u.id, u.account_id, u.customer_id, u.subscription_id, u.status, u.currency, u.amount, u.period_start, u.period_end,
+            $9::timestamptz, CASE WHEN u.status = 'paid' THEN $9::timestamptz END, CASE WHEN u.status = 'open' THEN $10::timestamptz END
+       FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::numeric[], $8::date[], $11::date[])
+            AS u(id, account_id, customer_id, subscription_id, status, currency, amount, period_start, period_end)
+     ON CONFLICT (subscription_id, period_start) DO NOTHING RETURNING id`,
+    [
+      invoices.map((v) => v.id),
+      invoices.map((v) => v.sub.account_id),
+      invoices.map((v) => v.sub.customer_id),
+      invoices.map((v) => v.sub.id),
+      invoices.map((v) => v.status),
+      invoices.map((v) => v.sub.currency),
+      invoices.map((v) => v.priced.amount),
+      invoices.map((v) => v.periodStart),
+      now,
+      firstPaymentAttemptAt(now),
+      invoices.map((v) => v.periodEnd),
+    ],
+  );
+  const written = new Set(inserted.rows.map((r) => r.id));
+  const kept = invoices.filter((v) => written.has(v.id));
+  await recordCreditUses(
+    client,
+    creditUses.filter((u) => written.has(u.invoice_id)),
+  );
+  const lines = kept.flatMap((v) => v.priced.lines.map((l, position) => ({ invoice_id: v.id, position, ...l })));
+  if (lines.length) {
+    await client.query(
+      `INSERT INTO invoice_lines (invoice_id, position, product_id, meter_id, description, quantity, unit_price, amount, type, price_model, adjusts_invoice_id, dimensions,
+                                 service_start, service_end)
+       SELECT * FROM unnest($1::text[], $2::int[], $3::text[], $4::text[], $5::text[], $6::numeric[], $7::numeric[], $8::numeric[], $9::text[], $10::jsonb[], $11::text[], $12::jsonb[],
+                            $13::timestamptz[], $14::timestamptz[])`,
+      [
+        lines.map((l) => l.invoice_id),
+        lines.map((l) => l.position),
+        lines.map((l) => l.product_id),
+        lines.map((l) => l.meter_id),
+        lines.map((l) => l.description),
+        lines.map((l) => l.quantity),
+        lines.map((l) => l.unit_price),
+        lines.map((l) => l.amount),
+        lines.map((l) => l.type),
+        lines.map((l) => (l.price_model ? JSON.stringify(l.price_model) : null)),
+        lines.map((l) => l.adjusts_invoice_id),
+        lines.map((l) => (l.dimensions ? JSON.stringify(l.dimensions) : null)),
+        lines.map((l) => (l.service ? new Date(l.service.fromMs) : null)),
+        lines.map((l) => (l.service ? new Date(l.service.toMs) : null)),
+      ],
+    );
+  }
+  const events: NewEvent[] = [];
+  for (const v of kept) {
+    const data = { invoice_id: v.id, amount: new JsonDecimal(v.priced.amount), currency: v.sub.currency };
+    events.push({ accountId: v.sub.account_id, type: 'invoice.created', data });
+    if (v.status === 'paid') events.push({ accountId: v.sub.account_id, type: 'invoice.paid', data });
+  }
+  await appendEvents(client, events);
+  // Next period; a canceled subscription whose last period this was is done for good (NULL).
+  await client.query(
+    `UPDATE subscriptions s SET billing_period_start = CASE WHEN s.canceled_at IS NOT NULL AND u.next >= s.canceled_at THEN NULL ELSE u.next END
+       FROM unnest($1::text[], $2::timestamptz[]) AS u(id, next) WHERE s.id = u.id`,
+    [due.map((s) => s.id), due.map((s) => nextMonthStart(s.billing_period_start))],
+  );
+  return kept.map((v) => ({
+    id: v.id,
+    customer_id: v.sub.customer_id,
+    subscription_id: v.sub.id,
+    amount: v.priced.amount,
+    currency: v.sub.currency,
+    status: v.status,
+  }));
+}

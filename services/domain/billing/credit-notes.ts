@@ -1,0 +1,216 @@
+import { withTransaction } from '../../../shared/clients/postgres.js';
+import { ConflictError, ValidationError, type FieldError } from '../../../shared/errors.js';
+import { newId } from '../../../shared/ids.js';
+import { minorUnits } from '../../../shared/money/currencies.js';
+import { Decimal, canonicalDecimal, roundToMinorUnit } from '../../../shared/money/decimal.js';
+import { JsonDecimal } from '../../../shared/money/json.js';
+import { appendEvents, type NewEvent } from '../events/outbox-store.js';
+import type { CreditNoteWithLines, CreditRequest, NewCreditNote } from '../credit-notes/types.js';
+import {
+  completeRefund,
+  creditNoteOfRequest,
+  getCreditNote,
+  insertCreditNote,
+  linesToCredit,
+  lockInvoiceToCredit,
+  pendingRefunds,
+  type CreditNoteToInsert,
+  type InvoiceToCredit,
+  type LineToCredit,
+} from '../credit-notes/store.js';
+import type { PaymentDeps } from './payments.js';
+
+/**
+ * Credit notes (docs/design.md §8 Credit notes). An operator credits an invoice by an amount or per line:
+ *   - unpaid (open, uncollectible): a `credit` note lowers what is owed (amount − amount_credited is what the next
+ *     payment attempt charges); a note that leaves nothing owed settles the invoice as paid without a charge;
+ *   - paid: a `refund` note pays the amount back through the processor, in three steps like a payment attempt —
+ *     (1) the note is written with refund_status `pending` and committed, (2) the processor refunds with
+ *     idempotency key `<credit note id>:refund`, (3) the answer is recorded (only if still pending). A crash between
+ *     them leaves a pending note that a retried request (same Idempotency-Key) or the next billing run completes
+ *     with the same key, which the processor answers with the first refund, never a second one. A refund the
+ *     processor refuses gave nothing back: the note stays as a record (refund.status `failed`) and no longer counts.
+ * Every note is taken under the invoice's row lock, so concurrent notes never add up to more than the invoice's
+ * amount (the amount_credited CHECK is the last line of defence). A void invoice takes no note; nor does an
+ * unpaid one while a payment attempt is in flight (its charge is for what was owed when it began).
+ */
+
+/** Pending refunds completed per billing run. */
+const REFUND_BATCH = 1000;
+
+/** Processor key of a note's refund: derived from the note, so every run of its refund is the same refund. */
+export const refundKeyOf = (creditNoteId: string) => `${creditNoteId}:refund`;
+
+type NoteLines = CreditNoteToInsert['lines'];
+
+/**
+ * THE rule of what a request credits: its lines (a plain amount is one line) and total, each exact in the
+ * invoice currency's minor unit, each ≤ what is left of its invoice line, the total ≤ what is left of the invoice.
+ * A quantity credits that share of the line's amount. Throws ValidationError naming each field.
+ */
+export function creditLinesOf(
+  invoice: Pick<InvoiceToCredit, 'currency' | 'amount' | 'amount_credited'>,
+  lines: LineToCredit[],
+  credit: CreditRequest,
+  reason: string,
+): { lines: NoteLines; amount: string } {
+  const errors: FieldError[] = [];
+  let code = 'validation_failed';
+  const scale = minorUnits(invoice.currency);
+  const inMinorUnits = (amount: string, field: string) => {
+    if (new Decimal(amount).decimalPlaces() <= scale) return true;
+    errors.push({ field, message: `must have at most ${scale} decimal places in ${invoice.currency}` });
+    return false;
+  };
+  let out: NoteLines = [];
+  if (credit.kind === 'amount') {
+    if (inMinorUnits(credit.amount, 'amount'))
+      out = [{ invoice_position: null, description: reason, quantity: null, amount: credit.amount }];
+  } else {
+    credit.lines.forEach((c, i) => {
+      const line = lines[c.line];
+      if (!line)
+        return errors.push({
+          field: `lines[${i}].line`,
+          message: `the invoice has no line ${c.line} (it has ${lines.length})`,
+        });
+      const left = new Decimal(line.amount).minus(line.credited_amount);
+      if (!left.gt(0)) {
+        code = 'credit_exceeds_line';
+        return errors.push({ field: `lines[${i}].line`, message: `line ${c.line} has nothing left to credit` });
+      }
+      let amount: Decimal;
+      if (c.quantity !== undefined) {
+        const quantityLeft = new Decimal(line.quantity).minus(line.credited_quantity);
+        if (new Decimal(c.quantity).gt(quantityLeft)) {
+          code = 'credit_exceeds_line';
+          return errors.push({
+            field: `lines[${i}].quantity`,
+            message: `must be at most ${canonicalDecimal(quantityLeft)}, the quantity of line ${c.line} not yet credited`,
+          });
+        }
+        amount = roundToMinorUnit(new Decimal(line.amount).times(c.quantity).div(line.quantity), invoice.currency);
+        if (!amount.gt(0))
+          return errors.push({
+            field: `lines[${i}].quantity`,
+            message: `credits less than the smallest unit of ${invoice.currency}`,
+          });
+      } else {
+        if (!inMinorUnits(c.amount!, `lines[${i}].amount`)) return;
+        amount = new Decimal(c.amount!);
+      }
+      if (amount.gt(left)) {
+        code = 'credit_exceeds_line';
+        return errors.push({
+          field: `lines[${i}].${c.quantity !== undefined ? 'quantity' : 'amount'}`,
+          message: `credits ${canonicalDecimal(amount)}, more than the ${canonicalDecimal(left)} of line ${c.line} not yet credited`,
+        });
+      }
+      out.push({
+        invoice_position: line.position,
+        description: line.description,
+        quantity: c.quantity ?? null,
+        amount: canonicalDecimal(amount),
+      });
+    });
+  }
+  if (errors.length) throw new ValidationError(errors, undefined, code);
+  const total = out.reduce((s, l) => s.plus(l.amount), new Decimal(0));
+  const left = new Decimal(invoice.amount).minus(invoice.amount_credited);
+  if (total.gt(left)) {
+    throw new ValidationError(
+      [
+        {
+          field: credit.kind === 'amount' ? 'amount' : 'lines',
+          message: `credits ${canonicalDecimal(total)}, more than the ${canonicalDecimal(Decimal.max(left, 0))} ${invoice.currency} of the invoice not yet credited`,
+        },
+      ],
+      undefined,
+      'credit_exceeds_invoice',
+    );
+  }
+  return { lines: out, amount: canonicalDecimal(total) };
+}
+
+/** POST /v1/billing/invoices/{id}/credit-notes: the note, its refund done (or left pending if the processor could not answer). */
+export async function issueCreditNote(deps: PaymentDeps, req: NewCreditNote, now: Date): Promise<CreditNoteWithLines> {
+  const note = await withTransaction(deps.pg, async (client) => {
+    const invoice = await lockInvoiceToCredit(client, req.invoiceId);
+    if (req.requestKey) {
+      const earlier = await creditNoteOfRequest(client, invoice.id, req.requestKey);
+      if (earlier) return earlier;
+    }
+    if (invoice.status === 'void')
+      throw new ConflictError(`Invoice ${invoice.id} is void: there is nothing to credit.`, 'invoice_void');
+    if (invoice.payment_pending)
+      throw new ConflictError(
+        `A payment attempt on invoice ${invoice.id} is in progress; retry when it completed.`,
+        'invoice_payment_pending',
+      );
+    const { lines, amount } = creditLinesOf(invoice, await linesToCredit(client, invoice.id), req.credit, req.reason);
+    const type = invoice.status === 'paid' ? 'refund' : 'credit';
+    if (type === 'refund' && !invoice.charge_id)
+      throw new ConflictError(
+        `Invoice ${invoice.id} was settled without a charge: there is nothing to refund.`,
+        'invoice_not_charged',
+      );
+    const settle = type === 'credit' && new Decimal(invoice.amount_credited).plus(amount).eq(invoice.amount);
+    const written = await insertCreditNote(
+      client,
+      { id: newId('cn'), invoice, type, amount, reason: req.reason, requestKey: req.requestKey, lines },
+      settle,
+      now,
+    );
+    const events: NewEvent[] = [
+      {
+        accountId: invoice.account_id,
+        type: 'credit_note.created',
+        data: {
+          credit_note_id: written.note.id,
+          invoice_id: invoice.id,
+          type,
+          amount: new JsonDecimal(amount),
+          currency: invoice.currency,
+          reason: req.reason,
+        },
+      },
+    ];
+    if (settle)
+      events.push({
+        accountId: invoice.account_id,
+        type: 'invoice.paid',
+        data: { invoice_id: invoice.id, amount: new JsonDecimal(invoice.amount), currency: invoice.currency },
+      });
+    await appendEvents(client, events);
+    return written;
+  });
+  if (note.note.refund_status !== 'pending') return note;
+  await completePendingRefunds(deps, [note.note.id]);
+  return getCreditNote(deps.pg, note.note.account_id, note.note.id);
+}
+
+/**
+ * Steps 2 and 3 for pending refunds (`only`: these notes; else every one, for the billing run). A processor that
+ * throws leaves the note pending for the next run. Returns the notes this call completed.
+ */
+export async function completePendingRefunds(deps: PaymentDeps, only?: string[]): Promise<string[]> {
+  const pending = await pendingRefunds(deps.pg, REFUND_BATCH, only ?? null);
+  const done: string[] = [];
+  for (const p of pending) {
+    try {
+      const result = await deps.processor.refund({
+        chargeId: p.charge_id,
+        amount: p.amount,
+        currency: p.currency,
+        idempotencyKey: refundKeyOf(p.id),
+      });
+      if (await completeRefund(deps.pg, p.id, result)) done.push(p.id);
+    } catch (err) {
+      deps.log.error(
+        { err, credit_note_id: p.id },
+        'refund failed to run; the credit note stays pending and is retried with the same key',
+      );
+    }
+  }
+  return done;
+}

@@ -1,0 +1,121 @@
+import type { PgClient, PgPool } from '../../../shared/clients/postgres.js';
+import { Decimal, canonicalDecimal } from '../../../shared/money/decimal.js';
+import { sumOfLines, type PricedInvoice, type PricedLine } from '../pricing/invoice-lines.js';
+
+/**
+ * Prepaid credits applied to invoices (docs/design.md §8 Credits): at creation, before any charge, each invoice
+ * with something to pay takes from its account's spendable grants in its currency, oldest-expiring first
+ * (never-expiring last, then oldest granted), as one negative `credit` line; an invoice fully covered is 0
+ * and so paid without a charge. The close transaction holds the grants' row locks from reading `remaining`
+ * to writing it back, so concurrent billing runs spend each unit of credit once and never go below 0.
+ */
+export interface SpendableGrant {
+  id: string;
+  account_id: string;
+  currency: string;
+  remaining: string;
+  expires_at: Date | null;
+  created_at: Date;
+}
+
+export interface CreditToApply {
+  invoice_id: string;
+  account_id: string;
+  priced: PricedInvoice;
+}
+
+export interface CreditUse {
+  grant_id: string;
+  invoice_id: string;
+  amount: string;
+}
+
+/** Application order: soonest expiry first, grants without expiry last, then oldest granted, then id. */
+function spendOrder(a: SpendableGrant, b: SpendableGrant): number {
+  const ea = a.expires_at?.getTime() ?? Infinity;
+  const eb = b.expires_at?.getTime() ?? Infinity;
+  if (ea !== eb) return ea - eb;
+  if (a.created_at.getTime() !== b.created_at.getTime()) return a.created_at.getTime() - b.created_at.getTime();
+  return a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
+}
+
+const SPENDABLE = `SELECT id, account_id, currency, remaining::text AS remaining, expires_at, created_at FROM credit_grants
+   WHERE account_id = ANY($1) AND remaining > 0 AND (expires_at IS NULL OR expires_at > $2)`;
+
+/**
+ * THE rule: spends `grants` (in place) on each invoice in turn, appending its `credit` line and lowering its
+ * amount. Returns what each invoice took from which grant.
+ */
+export function allocateCredits(grants: SpendableGrant[], invoices: CreditToApply[]): CreditUse[] {
+  const uses: CreditUse[] = [];
+  const sorted = [...grants].sort(spendOrder);
+  for (const inv of invoices) {
+    let owed = new Decimal(inv.priced.amount);
+    if (owed.lte(0)) continue;
+    const taken: { grant: SpendableGrant; amount: Decimal }[] = [];
+    for (const g of sorted) {
+      if (owed.isZero()) break;
+      if (g.account_id !== inv.account_id || g.currency !== inv.priced.currency) continue;
+      const amount = Decimal.min(owed, g.remaining);
+      if (amount.lte(0)) continue;
+      g.remaining = canonicalDecimal(new Decimal(g.remaining).minus(amount));
+      owed = owed.minus(amount);
+      taken.push({ grant: g, amount });
+      uses.push({ grant_id: g.id, invoice_id: inv.invoice_id, amount: canonicalDecimal(amount) });
+    }
+    if (taken.length === 0) continue;
+    const total = taken.reduce((s, x) => s.plus(x.amount), new Decimal(0));
+    const from = taken.map(
+      (x) =>
+        `${canonicalDecimal(x.amount)} of ${x.grant.id}${x.grant.expires_at ? ` (expires ${x.grant.expires_at.toISOString().slice(0, 10)})` : ''}`,
+    );
+    const line: PricedLine = {
+      type: 'credit',
+      product_id: null,
+      meter_id: null,
+      description: `Prepaid credit applied: ${from.join(', ')}`,
+      quantity: '1',
+      unit_price: canonicalDecimal(total.neg()),
+      amount: canonicalDecimal(total.neg()),
+      price_model: null,
+      adjusts_invoice_id: null,
+    };
+    inv.priced.lines.push(line);
+    inv.priced.amount = canonicalDecimal(sumOfLines(inv.priced.lines));
+  }
+  return uses;
+}
+
+/** Inside the close transaction: locks the accounts' spendable grants (in id order: no deadlock between runs) and allocates them. */
+export async function lockAndAllocateCredits(
+  client: PgClient,
+  invoices: CreditToApply[],
+  now: Date,
+): Promise<CreditUse[]> {
+  const accounts = [...new Set(invoices.filter((i) => new Decimal(i.priced.amount).gt(0)).map((i) => i.account_id))];
+  if (accounts.length === 0) return [];
+  const grants = await client.query<SpendableGrant>(`${SPENDABLE} ORDER BY id FOR UPDATE`, [accounts, now]);
+  if (grants.rows.length === 0) return [];
+  return allocateCredits(grants.rows, invoices);
+}
+
+/** Writes the spent credit (of the invoices that were written) back to the locked grants and the ledger. */
+export async function recordCreditUses(client: PgClient, uses: CreditUse[]): Promise<void> {
+  if (uses.length === 0) return;
+  await client.query(
+    `UPDATE credit_grants g SET remaining = g.remaining - u.amount
+       FROM (SELECT grant_id, sum(amount) AS amount FROM unnest($1::text[], $2::numeric[]) AS x(grant_id, amount) GROUP BY grant_id) u
+      WHERE g.id = u.grant_id`,
+    [uses.map((u) => u.grant_id), uses.map((u) => u.amount)],
+  );
+  await client.query(
+    `INSERT INTO credit_applications (grant_id, invoice_id, amount) SELECT * FROM unnest($1::text[], $2::text[], $3::numeric[])`,
+    [uses.map((u) => u.grant_id), uses.map((u) => u.invoice_id), uses.map((u) => u.amount)],
+  );
+}
+
+/** The upcoming invoice: the credit it would take now (nothing locked or spent). */
+export async function previewCredits(pg: PgPool, accountId: string, priced: PricedInvoice, now: Date): Promise<void> {
+  const grants = await pg.query<SpendableGrant>(SPENDABLE, [[accountId], now]);
+  allocateCredits(grants.rows, [{ invoice_id: 'upcoming', account_id: accountId, priced }]);
+}

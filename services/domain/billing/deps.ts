@@ -1,0 +1,51 @@
+import type { ClickHouseClient } from '@clickhouse/client';
+import type { PgPool } from '../../../shared/clients/postgres.js';
+import type { Logger } from '../../../shared/logging.js';
+import type { PaymentProcessor } from '../payments/processor.js';
+import type { InvoiceLinesTask, PricedInvoice } from '../pricing/invoice-lines.js';
+
+/**
+ * Invoice line maths off the event loop. The engine only declares it; whoever builds BillingDeps passes one
+ * (services/roles/billing/deps.ts: a piscina pool of services/workers/invoice-lines.ts).
+ */
+export interface InvoiceLinesPool {
+  run(task: InvoiceLinesTask): Promise<PricedInvoice[]>;
+  destroy(): Promise<void>;
+}
+
+/** What the billing engine works with: the billing role and the CLI build it (services/roles/billing/deps.ts). */
+export interface BillingDeps {
+  pg: PgPool;
+  clickhouse: ClickHouseClient;
+  /** ClickHouse database holding usage_records. */
+  database: string;
+  /** BILLING_GRACE_SECONDS: a period closes this long after its end. */
+  graceSeconds: number;
+  processor: PaymentProcessor;
+  linesPool: InvoiceLinesPool;
+  log: Logger;
+}
+
+/** Time spent per store during a run, for the bench and the run's log line. */
+export interface BillingTimings {
+  clickhouse_ms: number;
+  piscina_ms: number;
+  postgres_ms: number;
+  processor_ms: number;
+}
+
+export const newTimings = (): BillingTimings => ({ clickhouse_ms: 0, piscina_ms: 0, postgres_ms: 0, processor_ms: 0 });
+
+/** Adds the time `fn` takes to `timings[key]`. */
+export async function timed<T>(
+  timings: BillingTimings | undefined,
+  key: keyof BillingTimings,
+  fn: () => Promise<T>,
+): Promise<T> {
+  const t0 = performance.now();
+  try {
+    return await fn();
+  } finally {
+    if (timings) timings[key] += performance.now() - t0;
+  }
+}

@@ -1,0 +1,329 @@
+import { withTransaction, type PgClient } from '../../../shared/clients/postgres.js';
+import { ConflictError, NotFoundError, PaymentRequiredError } from '../../../shared/errors.js';
+import { hasPrefix } from '../../../shared/ids.js';
+import { JsonDecimal } from '../../../shared/money/json.js';
+import { appendEvents, type NewEvent } from '../events/outbox-store.js';
+import type { ChargeResult } from '../payments/processor.js';
+import { timed, type BillingDeps, type BillingTimings } from './deps.js';
+import { nextPaymentAttemptAt } from './dunning.js';
+
+/**
+ * Payment attempts (docs/design.md §8 Invoice). Every attempt goes through three steps:
+ *   1. in a transaction with the invoice locked: number the attempt (attempt_count + 1) and record it as
+ *      `pending` with its idempotency key `<invoice id>:<attempt>` and payment method — committed BEFORE the
+ *      processor is called;
+ *   2. charge through the PaymentProcessor with that key;
+ *   3. in a transaction: complete the attempt (only if still pending) and, in the same commit, the invoice
+ *      (paid / next attempt / uncollectible) and its event (`invoice.paid` / `payment.failed`).
+ * A crash between 1 and 3 leaves a pending attempt; the next run charges it again with the SAME key, which
+ * the processor answers with the first charge, never a second one. Two runs completing the same attempt:
+ * the guarded update in step 3 lets exactly one of them write the outcome and the event.
+ */
+export interface PaymentOutcome {
+  invoice_id: string;
+  attempt: number;
+  outcome: 'succeeded' | 'failed';
+  failure_code?: string;
+}
+
+export type FailureCode = 'card_declined' | 'insufficient_funds' | 'processing_error' | 'no_payment_method';
+
+const FAILURE_MESSAGES: Record<FailureCode, string> = {
+  card_declined: 'The card was declined.',
+  insufficient_funds: 'The card has insufficient funds.',
+  processing_error: 'The payment processor could not process the charge.',
+  no_payment_method: 'The account has no default payment method.',
+};
+
+interface LockedInvoice {
+  id: string;
+  account_id: string;
+  amount: string;
+  /** What is still owed: the amount less what credit notes took off it (services/domain/billing/credit-notes.ts). */
+  amount_due: string;
+  currency: string;
+  status: string;
+  attempt_count: number;
+  created_at: Date;
+  pending_attempt: number | null;
+  pending_manual: boolean | null;
+  pending_pm_id: string | null;
+  pending_pm_token: string | null;
+}
+
+interface Attempt {
+  invoice: LockedInvoice;
+  attempt: number;
+  manual: boolean;
+  pm: { id: string; processor_token: string } | null;
+}
+
+const keyOf = (a: { invoice: { id: string }; attempt: number }) => `${a.invoice.id}:${a.attempt}`;
+
+const LOCK_COLUMNS = `i.id, i.account_id, i.amount::text AS amount, (i.amount - i.amount_credited)::text AS amount_due, i.currency, i.status, i.attempt_count, i.created_at,
+  pa.attempt AS pending_attempt, pa.manual AS pending_manual, pm.id AS pending_pm_id, pm.processor_token AS pending_pm_token
+  FROM invoices i
+  LEFT JOIN payment_attempts pa ON pa.invoice_id = i.id AND pa.status = 'pending'
+  LEFT JOIN payment_methods pm ON pm.id = pa.payment_method_id`;
+
+export type PaymentDeps = Pick<BillingDeps, 'pg' | 'processor' | 'log'>;
+
+/** Invoices handled per transaction pair. */
+export const PAYMENT_BATCH = 1000;
+/** Charges in flight at once. */
+const CHARGE_CONCURRENCY = 256;
+
+/** Every automatic attempt due at `now`, plus attempts a crash left pending. */
+export async function attemptDuePayments(
+  deps: BillingDeps,
+  now: Date,
+  opts: { timings?: BillingTimings; onBatch?: (done: PaymentOutcome[]) => void } = {},
+): Promise<PaymentOutcome[]> {
+  const seen: string[] = [];
+  const out: PaymentOutcome[] = [];
+  for (;;) {
+    const begun = await timed(opts.timings, 'postgres_ms', () =>
+      withTransaction(deps.pg, async (client) => {
+        const r = await client.query<LockedInvoice>(
+          `SELECT ${LOCK_COLUMNS}
+            WHERE i.id IN (SELECT id FROM invoices WHERE status = 'open' AND next_payment_attempt_at <= $1
+                           UNION SELECT invoice_id FROM payment_attempts WHERE status = 'pending')
+              AND NOT (i.id = ANY($2))
+            ORDER BY i.id LIMIT $3 FOR UPDATE OF i SKIP LOCKED`,
+          [now, seen, PAYMENT_BATCH],
+        );
+        if (r.rows.length === 0) return null;
+        return beginAttempts(client, r.rows, now, false);
+      }),
+    );
+    if (begun === null) break;
+    const charged = await chargeAll(deps, begun.toCharge, opts.timings);
+    // An attempt whose charge could not run stays pending: leave it to the next run instead of looping on it.
+    // (Every other invoice of the batch is now paid or scheduled later, so no longer selected.)
+    const done = new Set(charged.map((c) => c.attempt.invoice.id));
+    seen.push(...begun.toCharge.filter((a) => !done.has(a.invoice.id)).map((a) => a.invoice.id));
+    const completed = await timed(opts.timings, 'postgres_ms', () =>
+      withTransaction(deps.pg, (client) => completeAttempts(client, charged, now)),
+    );
+    const batch = [...begun.completed, ...completed];
+    out.push(...batch);
+    opts.onBatch?.(batch);
+  }
+  return out;
+}
+
+/**
+ * POST /v1/billing/invoices/{id}/pay: one manual attempt now with the default payment method. Paid → the
+ * outcome; declined → 402 with the failure code (the invoice keeps its status and schedule; attempt_count
+ * and a `payment.failed` event record the attempt). Paid or void invoices → 409; no payment method → 402
+ * `no_payment_method` without an attempt.
+ */
+export async function payInvoiceNow(
+  deps: PaymentDeps,
+  accountId: string,
+  invoiceId: string,
+  now: Date,
+): Promise<PaymentOutcome> {
+  if (!hasPrefix(invoiceId, 'inv')) throw new NotFoundError(`No invoice ${invoiceId}.`);
+  const begun = await withTransaction(deps.pg, async (client) => {
+    const r = await client.query<LockedInvoice>(
+      `SELECT ${LOCK_COLUMNS} WHERE i.id = $1 AND i.account_id = $2 FOR UPDATE OF i`,
+      [invoiceId, accountId],
+    );
+    const inv = r.rows[0];
+    if (!inv) throw new NotFoundError(`No invoice ${invoiceId}.`);
+    if (inv.status === 'paid') throw new ConflictError(`Invoice ${invoiceId} is already paid.`, 'invoice_paid');
+    if (inv.status === 'void') throw new ConflictError(`Invoice ${invoiceId} is void.`, 'invoice_void');
+    const begun = await beginAttempts(client, [inv], now, true);
+    if (begun.toCharge.length === 0)
+      throw new PaymentRequiredError(
+        'no_payment_method',
+        'The account has no default payment method: add a card first.',
+      );
+    return begun;
+  });
+  const [charged] = await chargeAll(deps, begun.toCharge);
+  const completed = await withTransaction(deps.pg, (client) => completeAttempts(client, [charged!], now));
+  const outcome = completed[0] ?? {
+    invoice_id: invoiceId,
+    attempt: charged!.attempt.attempt,
+    ...outcomeOf(charged!.result),
+  };
+  if (outcome.outcome === 'failed') {
+    throw new PaymentRequiredError(
+      outcome.failure_code!,
+      `${FAILURE_MESSAGES[outcome.failure_code as FailureCode] ?? 'The payment failed.'} The invoice is unchanged.`,
+    );
+  }
+  return outcome;
+}
+
+/**
+ * Step 1 for locked invoices: resume a pending attempt, or number a new one with the account's default
+ * payment method. Without a method (and not manual) the attempt fails at once, completed in this transaction.
+ */
+async function beginAttempts(
+  client: PgClient,
+  invoices: LockedInvoice[],
+  now: Date,
+  manual: boolean,
+): Promise<{ attempts: Attempt[]; toCharge: Attempt[]; completed: PaymentOutcome[] }> {
+  const fresh = invoices.filter((i) => i.pending_attempt === null);
+  const pms = new Map<string, { id: string; processor_token: string }>();
+  if (fresh.length) {
+    const r = await client.query<{ account_id: string; id: string; processor_token: string }>(
+      'SELECT account_id, id, processor_token FROM payment_methods WHERE account_id = ANY($1) AND is_default',
+      [[...new Set(fresh.map((i) => i.account_id))]],
+    );
+    for (const row of r.rows) pms.set(row.account_id, { id: row.id, processor_token: row.processor_token });
+  }
+  const attempts: Attempt[] = invoices.map((inv) =>
+    inv.pending_attempt !== null
+      ? {
+          invoice: inv,
+          attempt: inv.pending_attempt,
+          manual: inv.pending_manual!,
+          pm: inv.pending_pm_id ? { id: inv.pending_pm_id, processor_token: inv.pending_pm_token! } : null,
+        }
+      : { invoice: inv, attempt: inv.attempt_count + 1, manual, pm: pms.get(inv.account_id) ?? null },
+  );
+  const newOnes = attempts.filter((a) => a.invoice.pending_attempt === null && (a.pm || !manual));
+  if (newOnes.length) {
+    await client.query(
+      `INSERT INTO payment_attempts (invoice_id, attempt, payment_method_id, idempotency_key, status, failure_code, manual, created_at, completed_at)
+       SELECT u.invoice_id, u.attempt, u.pm, u.key, CASE WHEN u.pm IS NULL THEN 'failed' ELSE 'pending' END,
+              CASE WHEN u.pm IS NULL THEN 'no_payment_method' END, $5, $6, CASE WHEN u.pm IS NULL THEN $6::timestamptz END
+         FROM unnest($1::text[], $2::int[], $3::text[], $4::text[]) AS u(invoice_id, attempt, pm, key)`,
+      [
+        newOnes.map((a) => a.invoice.id),
+        newOnes.map((a) => a.attempt),
+        newOnes.map((a) => a.pm?.id ?? null),
+        newOnes.map(keyOf),
+        manual,
+        now,
+      ],
+    );
+    await client.query(
+      'UPDATE invoices i SET attempt_count = u.attempt FROM unnest($1::text[], $2::int[]) AS u(id, attempt) WHERE i.id = u.id',
+      [newOnes.map((a) => a.invoice.id), newOnes.map((a) => a.attempt)],
+    );
+  }
+  const noMethod = newOnes.filter((a) => !a.pm);
+  const completed = noMethod.length
+    ? await applyOutcomes(
+        client,
+        noMethod.map((attempt) => ({ attempt, result: { status: 'failed', failure_code: 'no_payment_method' } })),
+        now,
+      )
+    : [];
+  return { attempts, toCharge: attempts.filter((a) => a.pm), completed };
+}
+
+interface Charged {
+  attempt: Attempt;
+  result: ChargeResult | { status: 'failed'; failure_code: 'no_payment_method' };
+}
+
+/** Step 2: the processor calls, a bounded number at a time. A thrown call stays pending for the next run. */
+async function chargeAll(deps: PaymentDeps, attempts: Attempt[], timings?: BillingTimings): Promise<Charged[]> {
+  return timed(timings, 'processor_ms', async () => {
+    const out: Charged[] = [];
+    let next = 0;
+    const worker = async () => {
+      while (next < attempts.length) {
+        const a = attempts[next++]!;
+        try {
+          const result = await deps.processor.charge({
+            paymentMethod: a.pm!,
+            amount: a.invoice.amount_due,
+            currency: a.invoice.currency,
+            idempotencyKey: keyOf(a),
+          });
+          out.push({ attempt: a, result });
+        } catch (err) {
+          deps.log.error(
+            { err, invoice_id: a.invoice.id, attempt: a.attempt },
+            'charge failed to run; the attempt stays pending and is retried with the same key',
+          );
+        }
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(CHARGE_CONCURRENCY, attempts.length) }, worker));
+    return out;
+  });
+}
+
+/** Step 3: completes the attempts that are still pending (exactly one caller wins each), then applies them. */
+async function completeAttempts(client: PgClient, charged: Charged[], now: Date): Promise<PaymentOutcome[]> {
+  if (charged.length === 0) return [];
+  const r = await client.query<{ invoice_id: string; attempt: number }>(
+    `UPDATE payment_attempts pa SET status = u.status, failure_code = u.failure_code, charge_id = u.charge_id, completed_at = $5
+       FROM unnest($1::text[], $2::int[], $3::text[], $4::text[], $6::text[]) AS u(invoice_id, attempt, status, failure_code, charge_id)
+      WHERE pa.invoice_id = u.invoice_id AND pa.attempt = u.attempt AND pa.status = 'pending'
+      RETURNING pa.invoice_id, pa.attempt`,
+    [
+      charged.map((c) => c.attempt.invoice.id),
+      charged.map((c) => c.attempt.attempt),
+      charged.map((c) => c.result.status),
+      charged.map((c) => (c.result.status === 'failed' ? c.result.failure_code : null)),
+      now,
+      charged.map((c) => (c.result.status === 'succeeded' ? c.result.id : null)),
+    ],
+  );
+  const won = new Set(r.rows.map((x) => `${x.invoice_id}:${x.attempt}`));
+  return applyOutcomes(
+    client,
+    charged.filter((c) => won.has(keyOf(c.attempt))),
+    now,
+  );
+}
+
+const outcomeOf = (result: Charged['result']): Pick<PaymentOutcome, 'outcome' | 'failure_code'> =>
+  result.status === 'succeeded' ? { outcome: 'succeeded' } : { outcome: 'failed', failure_code: result.failure_code };
+
+/** The invoice side of completed attempts and their events, in the caller's transaction. */
+async function applyOutcomes(client: PgClient, charged: Charged[], now: Date): Promise<PaymentOutcome[]> {
+  const paid = charged.filter((c) => c.result.status === 'succeeded');
+  const failed = charged.filter((c) => c.result.status === 'failed');
+  if (paid.length) {
+    await client.query(
+      `UPDATE invoices SET status = 'paid', paid_at = $2, next_payment_attempt_at = NULL, last_payment_error = NULL
+        WHERE id = ANY($1) AND status IN ('open', 'uncollectible')`,
+      [paid.map((c) => c.attempt.invoice.id), now],
+    );
+  }
+  // Automatic attempts move the schedule (or end it: uncollectible); a manual one leaves the invoice as it was.
+  const scheduled = failed.filter((c) => !c.attempt.manual);
+  if (scheduled.length) {
+    const next = scheduled.map((c) => nextPaymentAttemptAt(c.attempt.invoice.created_at, now));
+    await client.query(
+      `UPDATE invoices i SET next_payment_attempt_at = u.next, last_payment_error = u.error,
+              status = CASE WHEN u.next IS NULL THEN 'uncollectible' ELSE i.status END
+         FROM unnest($1::text[], $2::timestamptz[], $3::jsonb[]) AS u(id, next, error)
+        WHERE i.id = u.id AND i.status = 'open'`,
+      [scheduled.map((c) => c.attempt.invoice.id), next, scheduled.map((c) => JSON.stringify(paymentError(c)))],
+    );
+  }
+  const events: NewEvent[] = charged.map((c) => {
+    const inv = c.attempt.invoice;
+    const base = { invoice_id: inv.id, amount: new JsonDecimal(inv.amount), currency: inv.currency };
+    if (c.result.status === 'succeeded') return { accountId: inv.account_id, type: 'invoice.paid', data: base };
+    return {
+      accountId: inv.account_id,
+      type: 'payment.failed',
+      data: {
+        ...base,
+        payment_method_id: c.attempt.pm?.id ?? null,
+        failure_code: c.result.failure_code,
+        attempt_count: c.attempt.attempt,
+      },
+    };
+  });
+  await appendEvents(client, events);
+  return charged.map((c) => ({ invoice_id: c.attempt.invoice.id, attempt: c.attempt.attempt, ...outcomeOf(c.result) }));
+}
+
+function paymentError(c: Charged): { code: string; message: string } {
+  const code = (c.result as { failure_code: FailureCode }).failure_code;
+  return { code, message: FAILURE_MESSAGES[code] ?? 'The payment failed.' };
+}

@@ -1,0 +1,90 @@
+import { closeDuePeriods, countDuePeriods, type ClosedInvoice } from './close.js';
+import { newTimings, timed, type BillingDeps, type BillingTimings } from './deps.js';
+import { attemptDuePayments, type PaymentOutcome } from './payments.js';
+import { completePendingRefunds } from './credit-notes.js';
+
+/**
+ * One billing run at an instant (docs/design.md §4 `meterline billing run [--now ISO]`, and every tick of the billing
+ * role): close every period due, and make every payment attempt due — the new invoices' first attempts,
+ * dunning retries, and attempts a crash left pending. Payments are pipelined with the close: each committed
+ * batch of invoices wakes a payment pass while the next batches close, and a last pass runs once every
+ * period is closed. Safe to repeat and to run in several processes at once.
+ */
+export interface BillingRunResult {
+  invoices: ClosedInvoice[];
+  payments: PaymentOutcome[];
+  timings: BillingTimings;
+}
+
+export interface RunProgress {
+  /** Periods closed so far by this run, of those due when it started. */
+  closing?(done: number, total: number): void;
+  /** Payment attempts completed so far by this run. */
+  paying?(done: number): void;
+}
+
+export async function runBilling(deps: BillingDeps, now: Date, progress: RunProgress = {}): Promise<BillingRunResult> {
+  const timings = newTimings();
+  const due = progress.closing ? await timed(timings, 'postgres_ms', () => countDuePeriods(deps, now)) : 0;
+  let paidSoFar = 0;
+  const payer = new PaymentPasses(() =>
+    attemptDuePayments(deps, now, { timings, onBatch: (batch) => progress.paying?.((paidSoFar += batch.length)) }),
+  );
+  let closedSoFar = 0;
+  const invoices = await closeDuePeriods(deps, now, {
+    timings,
+    onBatch: (batch) => {
+      progress.closing?.((closedSoFar += batch.length), Math.max(due, closedSoFar));
+      payer.wake();
+    },
+  }).catch(async (err: unknown) => {
+    await payer.settled();
+    throw err;
+  });
+  payer.wake();
+  const payments = await payer.done();
+  // Refunds of credit notes a crash left pending (services/domain/billing/credit-notes.ts).
+  await timed(timings, 'processor_ms', () => completePendingRefunds(deps));
+  // Report each new invoice's status after its first attempt.
+  const status = new Map<string, ClosedInvoice['status']>();
+  for (const p of payments) if (p.outcome === 'succeeded') status.set(p.invoice_id, 'paid');
+  return { invoices: invoices.map((i) => ({ ...i, status: status.get(i.id) ?? i.status })), payments, timings };
+}
+
+/**
+ * Payment passes one after another, never two at once in a process: wake() asks for a pass (several wakes
+ * while one runs coalesce into one more); done() waits for the last and returns every outcome, or the first error.
+ */
+class PaymentPasses {
+  private chain: Promise<void> = Promise.resolve();
+  private queued = false;
+  private error: { err: unknown } | undefined;
+  private readonly outcomes: PaymentOutcome[] = [];
+
+  constructor(private readonly pass: () => Promise<PaymentOutcome[]>) {}
+
+  wake(): void {
+    if (this.queued || this.error) return;
+    this.queued = true;
+    this.chain = this.chain.then(async () => {
+      this.queued = false;
+      if (this.error) return;
+      try {
+        this.outcomes.push(...(await this.pass()));
+      } catch (err) {
+        this.error = { err };
+      }
+    });
+  }
+
+  /** Waits for the passes asked for so far (their errors are kept for done()). */
+  settled(): Promise<void> {
+    return this.chain;
+  }
+
+  async done(): Promise<PaymentOutcome[]> {
+    await this.chain;
+    if (this.error) throw this.error.err;
+    return this.outcomes;
+  }
+}

@@ -1,0 +1,57 @@
+import type { PgPool } from '../../../shared/clients/postgres.js';
+import { ConflictError } from '../../../shared/errors.js';
+import { currentPeriod } from './periods.js';
+import { getSubscription } from '../subscriptions/store.js';
+import type { BillingDeps } from './deps.js';
+import type { PricedInvoice } from '../pricing/invoice-lines.js';
+import { pricePeriods } from './price-periods.js';
+import { previewCredits } from './credits.js';
+
+export interface UpcomingInvoice extends PricedInvoice {
+  customer_id: string;
+  /** The current period (whole calendar month); usage counts from its start up to `at`. */
+  periodStartMs: number;
+  periodEndMs: number;
+  at: Date;
+}
+
+/**
+ * The invoice a subscription's current period would produce if it closed at `now`: the billing run's
+ * pricing over the usage so far, nothing stored. Another account's subscription → NotFoundError; a canceled
+ * one has no upcoming invoice → ConflictError subscription_canceled.
+ */
+export async function upcomingInvoice(
+  deps: Pick<BillingDeps, 'clickhouse' | 'database'> & { pg: PgPool },
+  accountId: string,
+  subscriptionId: string,
+  now: Date,
+): Promise<UpcomingInvoice> {
+  const sub = await getSubscription(deps.pg, accountId, subscriptionId);
+  if (sub.row.status === 'canceled')
+    throw new ConflictError(
+      `Subscription ${subscriptionId} is canceled: it has no upcoming invoice.`,
+      'subscription_canceled',
+    );
+  const period = currentPeriod(sub.row, now);
+  const [[priced], customer] = await Promise.all([
+    pricePeriods(deps, deps.pg, [
+      {
+        subscription_id: sub.row.id,
+        account_id: accountId,
+        currency: sub.row.currency,
+        startMs: period.start.getTime(),
+        endMs: period.end.getTime(),
+        usageEndMs: now.getTime(),
+      },
+    ]),
+    deps.pg.query<{ customer_id: string }>('SELECT customer_id FROM accounts WHERE id = $1', [accountId]),
+  ]);
+  await previewCredits(deps.pg, accountId, priced!, now);
+  return {
+    ...priced!,
+    customer_id: customer.rows[0]!.customer_id,
+    periodStartMs: period.start.getTime(),
+    periodEndMs: period.end.getTime(),
+    at: now,
+  };
+}

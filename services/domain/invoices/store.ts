@@ -1,0 +1,136 @@
+import type { PgPool } from '../../../shared/clients/postgres.js';
+import { selectPage, withTransaction } from '../../../shared/clients/postgres.js';
+import { hasPrefix } from '../../../shared/ids.js';
+import { ConflictError, NotFoundError } from '../../../shared/errors.js';
+import { JsonDecimal } from '../../../shared/money/json.js';
+import { appendEvent } from '../events/outbox-store.js';
+import type { RowWindow } from '../../../shared/row-window.js';
+import type { InvoiceLineRow, InvoiceRow, InvoiceWithLines } from './types.js';
+import type { InvoiceStatus } from '../../../shared/vocabulary.js';
+
+const notFound = (id: string) => new NotFoundError(`No invoice ${id}.`);
+
+// Money as exact text; dates formatted by Postgres so no JS Date/time-zone round trip can shift a day.
+const INVOICE_COLUMNS = `id, account_id, customer_id, subscription_id, status, currency, amount::text AS amount,
+  to_char(period_start, 'YYYY-MM-DD') AS period_start, to_char(period_end, 'YYYY-MM-DD') AS period_end,
+  amount_credited::text AS amount_credited, attempt_count, next_payment_attempt_at, last_payment_error, created_at, paid_at`;
+const LINE_COLUMNS =
+  'invoice_id, position, type, product_id, meter_id, adjusts_invoice_id, description, quantity::text AS quantity, unit_price::text AS unit_price, amount::text AS amount, dimensions';
+
+/** Lines of several invoices in one query, grouped by invoice in printed order. */
+async function linesOf(pool: PgPool, invoiceIds: string[]): Promise<Map<string, InvoiceLineRow[]>> {
+  const out = new Map<string, InvoiceLineRow[]>(invoiceIds.map((id) => [id, []]));
+  if (invoiceIds.length === 0) return out;
+  const r = await pool.query<InvoiceLineRow>(
+    `SELECT ${LINE_COLUMNS} FROM invoice_lines WHERE invoice_id = ANY($1) ORDER BY invoice_id, position`,
+    [invoiceIds],
+  );
+  for (const line of r.rows) out.get(line.invoice_id)!.push(line);
+  return out;
+}
+
+/** The account's invoices, newest first (ties by id), optionally of one status. */
+export async function listInvoices(
+  pool: PgPool,
+  accountId: string,
+  q: { status?: InvoiceStatus },
+  window: RowWindow,
+): Promise<{ items: InvoiceWithLines[]; total: number }> {
+  const { rows, total } = await selectPage<InvoiceRow>(
+    pool,
+    {
+      columns: INVOICE_COLUMNS,
+      from: 'invoices',
+      where: 'account_id = $1 AND ($2::text IS NULL OR status = $2)',
+      params: [accountId, q.status ?? null],
+      orderBy: 'created_at DESC, id DESC',
+    },
+    window,
+  );
+  const lines = await linesOf(
+    pool,
+    rows.map((r) => r.id),
+  );
+  return { items: rows.map((invoice) => ({ invoice, lines: lines.get(invoice.id)! })), total };
+}
+
+/** One invoice of the account with its lines; another account's invoice is "not found" like an unknown id. */
+export async function getInvoice(pool: PgPool, accountId: string, id: string): Promise<InvoiceWithLines> {
+  return selectInvoice(pool, id, accountId);
+}
+
+/** One invoice of any account (operators' routes: void, credit notes). */
+export async function getInvoiceById(pool: PgPool, id: string): Promise<InvoiceWithLines> {
+  return selectInvoice(pool, id, null);
+}
+
+async function selectInvoice(pool: PgPool, id: string, accountId: string | null): Promise<InvoiceWithLines> {
+  if (!hasPrefix(id, 'inv')) throw notFound(id);
+  const r = await pool.query<InvoiceRow>({
+    name: 'invoice-get',
+    text: `SELECT ${INVOICE_COLUMNS} FROM invoices WHERE id = $1 AND ($2::text IS NULL OR account_id = $2)`,
+    values: [id, accountId],
+  });
+  const invoice = r.rows[0];
+  if (!invoice) throw notFound(id);
+  return { invoice, lines: (await linesOf(pool, [id])).get(id)! };
+}
+
+/** The account's display name, printed on the PDF next to the customer id. */
+export async function accountName(pool: PgPool, accountId: string): Promise<string | null> {
+  const r = await pool.query<{ name: string }>('SELECT name FROM accounts WHERE id = $1', [accountId]);
+  return r.rows[0]?.name ?? null;
+}
+
+/**
+ * Voids an unpaid invoice (docs/design.md §8 Invoice): nothing is charged for it afterwards (payment attempts
+ * and dunning only take open invoices; its usage is not re-billed as late usage), and the prepaid credit it had
+ * taken goes back to its grants. Voiding a void invoice changes nothing (false: no new event). A paid invoice,
+ * one with credit notes or one whose payment attempt is in flight cannot be voided (ConflictError).
+ */
+export async function voidInvoice(pool: PgPool, id: string, now: Date): Promise<boolean> {
+  if (!hasPrefix(id, 'inv')) throw notFound(id);
+  return withTransaction(pool, async (client) => {
+    const r = await client.query<{
+      account_id: string;
+      status: InvoiceStatus;
+      amount: string;
+      currency: string;
+      credited: boolean;
+      payment_pending: boolean;
+    }>(
+      `SELECT i.account_id, i.status, i.amount::text AS amount, i.currency,
+              EXISTS (SELECT 1 FROM credit_notes n WHERE n.invoice_id = i.id) AS credited,
+              EXISTS (SELECT 1 FROM payment_attempts pa WHERE pa.invoice_id = i.id AND pa.status = 'pending') AS payment_pending
+         FROM invoices i WHERE i.id = $1 FOR UPDATE OF i`,
+      [id],
+    );
+    const inv = r.rows[0];
+    if (!inv) throw notFound(id);
+    if (inv.status === 'void') return false;
+    if (inv.status === 'paid')
+      throw new ConflictError(`Invoice ${id} is paid: issue a credit note to refund it instead.`, 'invoice_paid');
+    if (inv.credited)
+      throw new ConflictError(
+        `Invoice ${id} has credit notes: credit what is left instead of voiding it.`,
+        'invoice_credited',
+      );
+    if (inv.payment_pending)
+      throw new ConflictError(
+        `A payment attempt on invoice ${id} is in progress; retry when it completed.`,
+        'invoice_payment_pending',
+      );
+    await client.query(`UPDATE invoices SET status = 'void', next_payment_attempt_at = NULL WHERE id = $1`, [id]);
+    await client.query(
+      `WITH returned AS (DELETE FROM credit_applications WHERE invoice_id = $1 RETURNING grant_id, amount)
+       UPDATE credit_grants g SET remaining = g.remaining + returned.amount FROM returned WHERE g.id = returned.grant_id`,
+      [id],
+    );
+    await appendEvent(client, {
+      accountId: inv.account_id,
+      type: 'invoice.voided',
+      data: { invoice_id: id, amount: new JsonDecimal(inv.amount), currency: inv.currency },
+    });
+    return true;
+  });
+}

@@ -1,0 +1,57 @@
+import type { MeterRecord, MeterScope, MeterType } from '../../../shared/meters/record.js';
+
+export interface NewMeter {
+  name: string;
+  unit: string;
+  type: MeterType;
+  aggregation: string;
+  dimensions: string[];
+  uniqueBy: string | null;
+  scope: MeterScope;
+}
+
+/** What a PATCH asks for; `type`/`aggregation` only to be refused when they differ (they are fixed). */
+export interface MeterChange {
+  name?: string;
+  unit?: string;
+  status?: 'active' | 'inactive';
+  type?: MeterType;
+  aggregation?: string;
+  dimensions?: string[];
+}
+
+export interface MeterRow {
+  id: string;
+  account_id: string;
+  name: string;
+  unit: string;
+  type: MeterType;
+  aggregation: string;
+  dimensions: string[];
+  unique_by: string | null;
+  status: 'active' | 'inactive';
+  scope: MeterScope;
+  created_at: Date;
+  updated_at: Date;
+}
+
+/** The registry entry the ingress reads (NATS KV meter bucket). */
+export function toRecord(row: MeterRow): MeterRecord {
+  return {
+    id: row.id,
+    account_id: row.account_id,
+    name: row.name,
+    type: row.type,
+    aggregation: row.aggregation,
+    status: row.status,
+    ...(row.scope === 'deployment' ? { scope: 'deployment' as const } : {}),
+    // Absent when none are declared: the record of an open meter is what it was before dimensions.
+    ...(row.dimensions.length ? { dimensions: row.dimensions } : {}),
+    updated_at_ms: row.updated_at.getTime(),
+  };
+}
+
+/** What a meter write needs of the registry (registry.ts): the meter's record put in NATS KV inside the row's transaction. */
+export interface MeterRecordPut {
+  put(row: MeterRow): Promise<void>;
+}

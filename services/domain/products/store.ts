@@ -1,0 +1,108 @@
+import type { PgClient, PgPool } from '../../../shared/clients/postgres.js';
+import { selectPage, withTransaction } from '../../../shared/clients/postgres.js';
+import { newId, hasPrefix } from '../../../shared/ids.js';
+import { ConflictError, NotFoundError } from '../../../shared/errors.js';
+import type { RowWindow } from '../../../shared/row-window.js';
+
+import type { NewProduct, ProductChange, ProductRow } from './types.js';
+import type { Pricing } from '../../../shared/vocabulary.js';
+
+const PRODUCT_COLUMNS =
+  'id, name, price::text AS price, currency, pricing, tiers_mode, tiers, package_size::text AS package_size, created_at, updated_at';
+
+const notFound = (id: string) => new NotFoundError(`No product ${id}.`);
+
+export async function listProducts(pool: PgPool, window: RowWindow): Promise<{ rows: ProductRow[]; total: number }> {
+  return selectPage<ProductRow>(
+    pool,
+    {
+      columns: PRODUCT_COLUMNS,
+      from: 'products',
+      where: 'deleted_at IS NULL',
+      params: [],
+      orderBy: 'created_at DESC, id DESC',
+    },
+    window,
+  );
+}
+
+export async function getProduct(pool: PgPool, id: string): Promise<ProductRow> {
+  if (!hasPrefix(id, 'prod')) throw notFound(id);
+  // Named: prepared once per connection (the hottest control-plane read).
+  const r = await pool.query<ProductRow>({
+    name: 'product-get',
+    text: `SELECT ${PRODUCT_COLUMNS} FROM products WHERE id = $1 AND deleted_at IS NULL`,
+    values: [id],
+  });
+  if (!r.rows[0]) throw notFound(id);
+  return r.rows[0];
+}
+
+export async function insertProduct(pool: PgPool, p: NewProduct): Promise<ProductRow> {
+  const r = await pool.query<ProductRow>(
+    `INSERT INTO products (id, name, price, currency, pricing, tiers_mode, tiers, package_size)
+     VALUES ($1, $2, $3::numeric, $4, $5, $6, $7::jsonb, $8::numeric) RETURNING ${PRODUCT_COLUMNS}`,
+    [
+      newId('prod'),
+      p.name,
+      p.price,
+      p.currency,
+      p.pricing,
+      p.tiers_mode ?? null,
+      p.tiers ? JSON.stringify(p.tiers) : null,
+      p.package_size ?? null,
+    ],
+  );
+  return r.rows[0]!;
+}
+
+export async function updateProduct(pool: PgPool, id: string, p: ProductChange): Promise<ProductRow> {
+  if (!hasPrefix(id, 'prod')) throw notFound(id);
+  const r = await pool.query<ProductRow>(
+    `UPDATE products SET name = COALESCE($2, name), price = COALESCE($3::numeric, price), updated_at = now()
+      WHERE id = $1 AND deleted_at IS NULL RETURNING ${PRODUCT_COLUMNS}`,
+    [id, p.name ?? null, p.price ?? null],
+  );
+  if (!r.rows[0]) throw notFound(id);
+  return r.rows[0];
+}
+
+/**
+ * Soft delete (past invoices and canceled subscriptions still name the product). The row lock orders this
+ * against subscription writes, which take FOR SHARE on the products they reference: either the
+ * subscription commits first and this sees it (409), or this commits first and the subscription finds no product.
+ */
+export async function deleteProduct(pool: PgPool, id: string): Promise<void> {
+  if (!hasPrefix(id, 'prod')) throw notFound(id);
+  await withTransaction(pool, async (c) => {
+    const found = await c.query('SELECT 1 FROM products WHERE id = $1 AND deleted_at IS NULL FOR UPDATE', [id]);
+    if (found.rowCount === 0) throw notFound(id);
+    const used = await c.query(
+      `SELECT s.id FROM subscription_items i JOIN subscriptions s ON s.id = i.subscription_id
+        WHERE i.product_id = $1 AND i.effective_to IS NULL AND s.status = 'active' LIMIT 1`,
+      [id],
+    );
+    if (used.rowCount) {
+      throw new ConflictError(
+        `Product ${id} is used by an active subscription (${used.rows[0].id}); cancel or change it first.`,
+        'product_in_use',
+      );
+    }
+    await c.query('UPDATE products SET deleted_at = now(), updated_at = now() WHERE id = $1', [id]);
+  });
+}
+
+/**
+ * The existing products among `ids` with what a subscription item checks, locked FOR SHARE in the caller's
+ * transaction: a concurrent product DELETE waits, then sees the subscription that uses it.
+ */
+export async function lockProductsForShare(
+  client: PgClient,
+  ids: string[],
+): Promise<{ id: string; currency: string; pricing: Pricing }[]> {
+  const { rows } = await client.query<{ id: string; currency: string; pricing: Pricing }>(
+    'SELECT id, currency, pricing FROM products WHERE id = ANY($1) AND deleted_at IS NULL ORDER BY id FOR SHARE',
+    [ids],
+  );
+  return rows;
+}

@@ -1,0 +1,123 @@
+import type { PgClient } from '../../../shared/clients/postgres.js';
+import { ValidationError, type FieldError } from '../../../shared/errors.js';
+import { Decimal } from '../../../shared/money/decimal.js';
+import type { Item, ItemRequest } from './types.js';
+import { lockProductsForShare } from '../products/store.js';
+import { meterDimensions } from '../meters/store.js';
+import { dimensionKeyProblem } from '../../../shared/usage/dimensions.js';
+
+/**
+ * Checks items against the catalog and the account's meters, inside the caller's transaction:
+ * every product exists; a metered product names a meter of this account, a flat one none; no item twice;
+ * all products in one currency (and in `requiredCurrency` when the subscription already has one).
+ * The products are locked FOR SHARE so that a concurrent product DELETE waits and then sees this subscription.
+ */
+export async function resolveItems(
+  client: PgClient,
+  accountId: string,
+  input: ItemRequest[],
+  requiredCurrency?: string,
+): Promise<{ items: Item[]; currency: string }> {
+  const items: Item[] = input.map((i) => ({
+    product_id: i.product_id,
+    meter_id: i.meter_id ?? null,
+    minimum_amount: i.minimum_amount ?? null,
+    group_by: i.group_by ?? [],
+    quantity: i.quantity ?? 1,
+  }));
+  const productIds = [...new Set(items.map((i) => i.product_id))];
+  const meterIds = [...new Set(items.flatMap((i) => (i.meter_id ? [i.meter_id] : [])))];
+  const [products, knownMeters] = await Promise.all([
+    lockProductsForShare(client, productIds),
+    meterDimensions(client, accountId, meterIds),
+  ]);
+  const productById = new Map(products.map((p) => [p.id, p]));
+
+  const errors: FieldError[] = [];
+  const seen = new Map<string, number>();
+  items.forEach((item, i) => {
+    const at = `items[${i}]`;
+    const pairKey = itemKey(item);
+    const earlier = seen.get(pairKey);
+    if (earlier !== undefined) errors.push({ field: at, message: `repeats items[${earlier}]` });
+    else seen.set(pairKey, i);
+    const product = productById.get(item.product_id);
+    if (!product) {
+      errors.push({ field: `${at}.product_id`, message: 'no such product' });
+      return;
+    }
+    if (product.pricing !== 'flat') {
+      if (!item.meter_id)
+        errors.push({ field: `${at}.meter_id`, message: `is required for a ${product.pricing} product` });
+      else if (!knownMeters.has(item.meter_id)) errors.push({ field: `${at}.meter_id`, message: 'no such meter' });
+      else groupByProblems(item, knownMeters.get(item.meter_id)!, at, errors);
+      if (item.quantity !== 1)
+        errors.push({
+          field: `${at}.quantity`,
+          message: `is only for flat products (a ${product.pricing} product's quantity is its usage)`,
+        });
+    } else {
+      if (item.meter_id) errors.push({ field: `${at}.meter_id`, message: 'must be null for a flat product' });
+      if (item.minimum_amount !== null)
+        errors.push({
+          field: `${at}.minimum_amount`,
+          message: 'is only for usage-priced (metered, tiered, package) products',
+        });
+      if (item.group_by.length)
+        errors.push({
+          field: `${at}.group_by`,
+          message: 'is only for usage-priced (metered, tiered, package) products',
+        });
+    }
+  });
+  if (errors.length) throw new ValidationError(errors);
+
+  const currencies = [...new Set(items.map((i) => productById.get(i.product_id)!.currency))].sort();
+  if (currencies.length > 1)
+    throw new ValidationError([
+      { field: 'items', message: `must all be in one currency (found ${currencies.join(', ')})` },
+    ]);
+  const currency = currencies[0]!;
+  if (requiredCurrency && currency !== requiredCurrency) {
+    throw new ValidationError([
+      { field: 'items', message: `must be in the subscription's currency ${requiredCurrency} (found ${currency})` },
+    ]);
+  }
+  return { items, currency };
+}
+
+/**
+ * Billing per group (issue 18): the keys must be dimensions the meter may carry (its declared ones when it
+ * declares some — the rule of GET …/usage's group_by); a minimum commitment can't be split across groups.
+ */
+function groupByProblems(item: Item, declared: readonly string[], at: string, errors: FieldError[]): void {
+  item.group_by.forEach((key, k) => {
+    const problem = dimensionKeyProblem(key, declared);
+    if (problem) errors.push({ field: `${at}.group_by[${k}]`, message: problem });
+  });
+  if (item.group_by.length && item.minimum_amount !== null)
+    errors.push({
+      field: `${at}.minimum_amount`,
+      message: 'is not available with group_by (a minimum applies to one usage line)',
+    });
+}
+
+/** Items are the same item (product and meter: no subscription has one twice) — perhaps with other terms. */
+export const itemKey = (i: Item): string => `${i.product_id}\u0000${i.meter_id ?? ''}`;
+
+/** The same item on the same terms: a change between them is no change (no new history row, no proration). */
+export function sameItem(x: Item, y: Item): boolean {
+  const sameMinimum = (a: string | null, b: string | null) =>
+    a === null || b === null ? a === b : new Decimal(a).eq(b);
+  const sameGroups = (a: string[], b: string[]) => a.length === b.length && a.every((k, i) => k === b[i]);
+  return (
+    itemKey(x) === itemKey(y) &&
+    x.quantity === y.quantity &&
+    sameMinimum(x.minimum_amount, y.minimum_amount) &&
+    sameGroups(x.group_by, y.group_by)
+  );
+}
+
+export function sameItems(a: Item[], b: Item[]): boolean {
+  return a.length === b.length && a.every((x, i) => sameItem(x, b[i]!));
+}

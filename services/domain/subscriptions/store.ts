@@ -1,0 +1,187 @@
+import type { PgClient, PgPool } from '../../../shared/clients/postgres.js';
+import { selectPage } from '../../../shared/clients/postgres.js';
+import { newId, hasPrefix } from '../../../shared/ids.js';
+import { ConflictError, NotFoundError } from '../../../shared/errors.js';
+import type { RowWindow } from '../../../shared/row-window.js';
+import { appendEvent } from '../events/outbox-store.js';
+import { itemKey, resolveItems, sameItem, sameItems } from './items.js';
+import { itemOut } from './types.js';
+import type { Item, ItemRequest, Subscription, SubscriptionRow } from './types.js';
+
+type Queryable = Pick<PgPool, 'query'> | PgClient;
+
+const notFound = (id: string) => new NotFoundError(`No subscription ${id}.`);
+
+async function itemsOf(q: Queryable, ids: string[]): Promise<Map<string, Item[]>> {
+  const out = new Map<string, Item[]>(ids.map((id) => [id, []]));
+  if (ids.length === 0) return out;
+  const r = await q.query<Item & { subscription_id: string }>(
+    `SELECT subscription_id, product_id, meter_id, minimum_amount::text AS minimum_amount, group_by, quantity FROM subscription_items
+      WHERE subscription_id = ANY($1) AND effective_to IS NULL ORDER BY subscription_id, position`,
+    [ids],
+  );
+  for (const row of r.rows) {
+    out.get(row.subscription_id)!.push({
+      product_id: row.product_id,
+      meter_id: row.meter_id,
+      minimum_amount: row.minimum_amount,
+      group_by: row.group_by,
+      quantity: row.quantity,
+    });
+  }
+  return out;
+}
+
+export async function listSubscriptions(
+  pool: PgPool,
+  accountId: string,
+  q: { status?: string },
+  window: RowWindow,
+): Promise<{ subscriptions: Subscription[]; total: number }> {
+  const { rows, total } = await selectPage<SubscriptionRow>(
+    pool,
+    {
+      columns: '*',
+      from: 'subscriptions',
+      where: 'account_id = $1 AND ($2::text IS NULL OR status = $2)',
+      params: [accountId, q.status ?? null],
+      orderBy: 'created_at DESC, id DESC',
+    },
+    window,
+  );
+  const items = await itemsOf(
+    pool,
+    rows.map((r) => r.id),
+  );
+  return { subscriptions: rows.map((row) => ({ row, items: items.get(row.id)! })), total };
+}
+
+/** One subscription of the account (404 for another account's id); `lock` takes the row lock for a change. */
+export async function getSubscription(
+  q: Queryable,
+  accountId: string,
+  id: string,
+  lock = false,
+): Promise<Subscription> {
+  if (!hasPrefix(id, 'sub')) throw notFound(id);
+  const r = await q.query<SubscriptionRow>(
+    `SELECT * FROM subscriptions WHERE id = $1 AND account_id = $2${lock ? ' FOR UPDATE' : ''}`,
+    [id, accountId],
+  );
+  if (!r.rows[0]) throw notFound(id);
+  return { row: r.rows[0], items: (await itemsOf(q, [id])).get(id)! };
+}
+
+/**
+ * Writes the items, keeping their history (infra/migrations/postgres/436_subscription_item_history.sql): at
+ * creation every item is on from the start ('-infinity'); on a change, an item kept on the same terms keeps
+ * its row (only its position may move), and every other current row is closed and every new or altered item
+ * opened at the change's instant (the transaction's now()), which the billing run pro-rates around.
+ */
+async function writeItems(
+  client: PgClient,
+  subscriptionId: string,
+  items: Item[],
+  before: Item[] | null,
+): Promise<void> {
+  const kept = new Map<string, number>();
+  if (before) {
+    const stillOn = new Map(items.map((item, position) => [itemKey(item), { item, position }]));
+    const keep = before.filter((b) => {
+      const next = stillOn.get(itemKey(b));
+      return next !== undefined && sameItem(b, next.item);
+    });
+    for (const b of keep) kept.set(itemKey(b), stillOn.get(itemKey(b))!.position);
+    await client.query(
+      `UPDATE subscription_items si SET effective_to = CASE WHEN k.position IS NULL THEN now() END, position = COALESCE(k.position, si.position)
+         FROM subscription_items cur LEFT JOIN unnest($2::text[], $3::text[], $4::int[]) AS k(product_id, meter_id, position)
+              ON k.product_id = cur.product_id AND k.meter_id IS NOT DISTINCT FROM cur.meter_id
+        WHERE cur.id = si.id AND si.subscription_id = $1 AND si.effective_to IS NULL`,
+      [
+        subscriptionId,
+        keep.map((b) => b.product_id),
+        keep.map((b) => b.meter_id),
+        keep.map((b) => kept.get(itemKey(b))!),
+      ],
+    );
+  }
+  const added = items.map((item, position) => ({ item, position })).filter(({ item }) => !kept.has(itemKey(item)));
+  if (added.length === 0) return;
+  await client.query(
+    `INSERT INTO subscription_items (subscription_id, position, product_id, meter_id, minimum_amount, group_by, quantity, effective_from)
+     SELECT $1, p.position, p.product_id, p.meter_id, p.minimum_amount, ARRAY(SELECT jsonb_array_elements_text(p.group_by)), p.quantity,
+            CASE WHEN $8 THEN now() ELSE '-infinity' END
+       FROM unnest($2::int[], $3::text[], $4::text[], $5::numeric[], $6::jsonb[], $7::int[]) AS p(position, product_id, meter_id, minimum_amount, group_by, quantity)`,
+    [
+      subscriptionId,
+      added.map((a) => a.position),
+      added.map((a) => a.item.product_id),
+      added.map((a) => a.item.meter_id),
+      added.map((a) => a.item.minimum_amount),
+      added.map((a) => JSON.stringify(a.item.group_by)),
+      added.map((a) => a.item.quantity),
+      before !== null,
+    ],
+  );
+}
+
+/** `subscription.updated` in the same transaction as the change: published if and only if it commits. */
+async function emitUpdated(client: PgClient, s: Subscription): Promise<void> {
+  await appendEvent(client, {
+    accountId: s.row.account_id,
+    type: 'subscription.updated',
+    data: { subscription_id: s.row.id, status: s.row.status, items: s.items.map(itemOut) },
+  });
+}
+
+/** Creates a subscription inside the caller's transaction. */
+export async function createSubscription(
+  client: PgClient,
+  accountId: string,
+  input: ItemRequest[],
+): Promise<Subscription> {
+  const { items, currency } = await resolveItems(client, accountId, input);
+  const r = await client.query<SubscriptionRow>(
+    `INSERT INTO subscriptions (id, account_id, status, currency) VALUES ($1, $2, 'active', $3) RETURNING *`,
+    [newId('sub'), accountId, currency],
+  );
+  const sub = { row: r.rows[0]!, items };
+  await writeItems(client, sub.row.id, items, null);
+  await emitUpdated(client, sub);
+  return sub;
+}
+
+/**
+ * Replaces the items and/or cancels, inside the caller's transaction. A canceled subscription is final:
+ * changing it → 409 subscription_canceled (canceling it again changes nothing). A request that changes
+ * nothing writes nothing and emits nothing.
+ */
+export async function changeSubscription(
+  client: PgClient,
+  accountId: string,
+  id: string,
+  change: { items?: ItemRequest[]; status?: 'canceled' },
+): Promise<{ subscription: Subscription; changed: boolean }> {
+  const cur = await getSubscription(client, accountId, id, true);
+  if (cur.row.status === 'canceled') {
+    if (change.items === undefined) return { subscription: cur, changed: false };
+    throw new ConflictError(`Subscription ${id} is canceled and can no longer change.`, 'subscription_canceled');
+  }
+  let items = cur.items;
+  if (change.items !== undefined) items = (await resolveItems(client, accountId, change.items, cur.row.currency)).items;
+  const itemsChanged = !sameItems(items, cur.items);
+  const cancel = change.status === 'canceled';
+  if (!itemsChanged && !cancel) return { subscription: cur, changed: false };
+
+  if (itemsChanged) await writeItems(client, id, items, cur.items);
+  const r = await client.query<SubscriptionRow>(
+    `UPDATE subscriptions SET updated_at = now(),
+            status = CASE WHEN $2 THEN 'canceled' ELSE status END,
+            canceled_at = CASE WHEN $2 THEN now() ELSE canceled_at END
+      WHERE id = $1 RETURNING *`,
+    [id, cancel],
+  );
+  const sub = { row: r.rows[0]!, items };
+  await emitUpdated(client, sub);
+  return { subscription: sub, changed: true };
+}

@@ -1,0 +1,49 @@
+import { JsonDecimal } from '../../../shared/money/json.js';
+
+/** Subscriptions (docs/design.md §8 Subscription): a subscription and its items, as stored. */
+
+/** An item as the routes pass it on (after validation): the minimum as the exact decimal text the client wrote. */
+export interface ItemRequest {
+  product_id: string;
+  meter_id?: string | null;
+  minimum_amount?: string;
+  group_by?: string[];
+  quantity?: number;
+}
+
+export interface SubscriptionRow {
+  id: string;
+  account_id: string;
+  status: 'active' | 'canceled';
+  currency: string;
+  created_at: Date;
+  updated_at: Date;
+  canceled_at: Date | null;
+}
+
+export interface Item {
+  product_id: string;
+  meter_id: string | null;
+  /** Exact decimal text, or null: no minimum commitment. */
+  minimum_amount: string | null;
+  /** Dimension keys billed per group; empty: one line for the whole meter. */
+  group_by: string[];
+  /** Units of a flat product (1 for usage-priced ones). */
+  quantity: number;
+}
+
+export interface Subscription {
+  row: SubscriptionRow;
+  items: Item[];
+}
+
+/** An item on the wire (subscription representation and `subscription.updated`): the minimum and group_by only when set, the quantity when not 1. */
+export function itemOut(i: Item) {
+  return {
+    product_id: i.product_id,
+    meter_id: i.meter_id,
+    ...(i.minimum_amount === null ? {} : { minimum_amount: new JsonDecimal(i.minimum_amount) }),
+    ...(i.group_by.length ? { group_by: i.group_by } : {}),
+    ...(i.quantity === 1 ? {} : { quantity: i.quantity }),
+  };
+}

@@ -1,0 +1,41 @@
+import type { RouteModuleFactory } from '../../../shared/http/route.js';
+import { oauthRoutes } from '../../control/oauth/module.js';
+import { idempotencyModule } from './idempotency-purge.js';
+import { productsModule } from '../../control/products/module.js';
+import { metersModule } from '../../control/meters/module.js';
+import { customersModule } from '../../control/customers/module.js';
+import { subscriptionsModule } from '../../control/subscriptions/module.js';
+import { openApiModule } from './openapi.js';
+import { billingInfoModule } from '../../control/billing-info/module.js';
+import { paymentMethodsModule } from '../../control/payment-methods/module.js';
+import { webhooksModule } from '../../control/webhooks/module.js';
+import { eventsModule } from '../../control/events/module.js';
+import { ingressModule } from '../../ingress/module.js';
+import { usageQueryModule } from '../../control/usage/module.js';
+import { correctionsModule } from '../../control/corrections/module.js';
+import { invoicesModule } from '../../control/invoices/module.js';
+import { creditsModule } from '../../control/credits/module.js';
+import { creditNotesModule } from '../../control/credit-notes/module.js';
+import { consoleModule } from '../../console/module.js';
+
+/** Every route module the api mounts, in registration order. Each area adds its factory here. */
+export const ROUTE_MODULES: RouteModuleFactory[] = [
+  oauthRoutes,
+  idempotencyModule,
+  productsModule,
+  metersModule,
+  customersModule,
+  subscriptionsModule,
+  openApiModule,
+  billingInfoModule,
+  paymentMethodsModule,
+  webhooksModule,
+  eventsModule,
+  ingressModule,
+  usageQueryModule,
+  correctionsModule,
+  invoicesModule,
+  creditsModule,
+  creditNotesModule,
+  consoleModule,
+];

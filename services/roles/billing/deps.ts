@@ -1,0 +1,25 @@
+import type { ClickHouseClient } from '@clickhouse/client';
+import type { PgPool } from '../../../shared/clients/postgres.js';
+import type { Logger } from '../../../shared/logging.js';
+import type { Config } from '../../../shared/config.js';
+import type { BillingDeps } from '../../domain/billing/deps.js';
+import { createPaymentProcessor } from '../../domain/payments/create.js';
+import { createInvoiceLinesPool } from '../../workers/pool.js';
+
+/** The engine's dependencies over existing connections; the caller destroys `linesPool` when done. */
+export function billingDeps(base: {
+  pg: PgPool;
+  clickhouse: ClickHouseClient;
+  config: Config;
+  log: Logger;
+}): BillingDeps {
+  return {
+    pg: base.pg,
+    clickhouse: base.clickhouse,
+    database: base.config.CLICKHOUSE_DATABASE,
+    graceSeconds: base.config.BILLING_GRACE_SECONDS,
+    processor: createPaymentProcessor(base.pg),
+    linesPool: createInvoiceLinesPool(),
+    log: base.log,
+  };
+}

@@ -1,0 +1,57 @@
+import type { Infra } from '../../../shared/infra.js';
+import { PeriodicTask } from '../../../shared/periodic.js';
+import type { Component } from '../role.js';
+import type { BillingDeps } from '../../domain/billing/deps.js';
+import { billingDeps } from './deps.js';
+import { runBilling } from '../../domain/billing/run.js';
+
+/**
+ * The billing role's work: a billing run (due period closes, due payment attempts) every
+ * BILLING_INTERVAL_SECONDS, the first one at start. Runs never overlap within a process (PeriodicTask);
+ * several billing processes may run at once (the run is safe for that). stop() waits for the run in
+ * progress, then ends the worker threads.
+ */
+export class BillingScheduler implements Component {
+  readonly name = 'billing-scheduler';
+  private deps: BillingDeps | undefined;
+  private task: PeriodicTask | undefined;
+  private lastError: string | undefined;
+
+  constructor(private readonly infra: Infra) {}
+
+  async start(): Promise<void> {
+    const deps = (this.deps = billingDeps(this.infra));
+    this.task = new PeriodicTask({
+      name: 'billing run',
+      everyMs: this.infra.config.BILLING_INTERVAL_SECONDS * 1000,
+      log: this.infra.log,
+      run: async () => {
+        try {
+          const r = await runBilling(deps, new Date());
+          this.lastError = undefined;
+          if (r.invoices.length || r.payments.length)
+            this.infra.log.info(
+              { invoices: r.invoices.length, payments: r.payments.length, timings: r.timings },
+              'billing run',
+            );
+        } catch (err) {
+          this.lastError = (err as Error).message;
+          throw err;
+        }
+      },
+    });
+    // The first run may take a while (a backlog of periods): the role is up meanwhile.
+    void this.task.start();
+  }
+
+  async stop(): Promise<void> {
+    await this.task?.stop();
+    await this.deps?.linesPool.destroy();
+    this.task = undefined;
+    this.deps = undefined;
+  }
+
+  async health(): Promise<{ ok: boolean; detail?: string }> {
+    return this.lastError ? { ok: false, detail: `last billing run failed: ${this.lastError}` } : { ok: true };
+  }
+}

@@ -1,0 +1,111 @@
+import type { Logger } from 'pino';
+import {
+  earliestTouchedHour,
+  HOUR_MS,
+  markSwept,
+  recomputeHours,
+  sweepDueThrough,
+  sweptThrough,
+  touchedMeters,
+} from '../../../shared/usage/rollups.js';
+import type { UsageShards } from '../../../shared/usage/shards.js';
+import { USAGE_TABLE } from '../../../shared/usage/wire.js';
+import { UNIQUE_METERS_TABLE } from '../../../shared/usage/unique-rollups.js';
+
+/**
+ * Rolls up each hour once it has closed (plus SWEEP_AFTER_MS): every (account, meter) the hour's inserts touched
+ * (usage_hours_touched) is recomputed, then the hour is marked swept and readers switch from its raw rows to
+ * its rollups. Records that arrive for an hour after that are recomputed by the consumer itself. Sweeping is
+ * idempotent: several consumer processes may each run one; a crashed sweep is simply done again.
+ * On a ClickHouse cluster each shard rolls up its own accounts (on a replica that first caught up with its
+ * twin), and the hour is marked swept — in a table replicated to every node — only once every shard did.
+ */
+export class RollupSweeper {
+  private timer: NodeJS.Timeout | undefined;
+  private running: Promise<void> | undefined;
+  private stopped = false;
+  private lastError: string | undefined;
+  private failingSince: number | undefined;
+
+  constructor(
+    private readonly shards: UsageShards,
+    private readonly database: string,
+    private readonly log: Logger,
+    private readonly intervalMs = 2_000,
+  ) {}
+
+  start(): void {
+    this.tick();
+  }
+
+  private tick(): void {
+    if (this.stopped) return;
+    this.running = this.sweepDue()
+      .then(() => {
+        this.lastError = undefined;
+        this.failingSince = undefined;
+      })
+      .catch((err) => {
+        this.lastError = (err as Error).message;
+        this.failingSince ??= Date.now();
+        this.log.warn({ err: this.lastError }, 'rollup sweep failed; retrying');
+      })
+      .finally(() => {
+        if (!this.stopped) this.timer = setTimeout(() => this.tick(), this.intervalMs);
+      });
+  }
+
+  /** Sweeps every closed hour after the watermark, in order; returns the new watermark. */
+  async sweepDue(now = Date.now()): Promise<number | undefined> {
+    const due = sweepDueThrough(now);
+    const { shards } = this.shards;
+    const db = this.database;
+    const anyNode = shards[0]!.replicas;
+    let swept = await anyNode.run((ch) => sweptThrough(ch, db));
+    if (swept === undefined) {
+      const firsts = await Promise.all(shards.map((s) => s.replicas.run((ch) => earliestTouchedHour(ch, db, s.local))));
+      const known = firsts.filter((h): h is number => h !== undefined);
+      if (known.length === 0) {
+        // Nothing recorded yet: every closed hour is (trivially) rolled up.
+        await anyNode.run((ch) => markSwept(ch, db, due));
+        return due;
+      }
+      swept = Math.min(...known) - 1;
+    }
+    for (let hour = swept + 1; hour <= due && !this.stopped; hour++) {
+      let meters = 0;
+      for (const s of shards) {
+        await s.syncReplica(USAGE_TABLE);
+        await s.syncReplica(UNIQUE_METERS_TABLE);
+        await s.replicas.run(async (ch) => {
+          const touched = await touchedMeters(ch, db, hour, s.local);
+          await recomputeHours(
+            ch,
+            db,
+            touched.map((m) => ({ ...m, hours: [hour] })),
+            s.local,
+          );
+          meters += touched.length;
+        });
+      }
+      await anyNode.run((ch) => markSwept(ch, db, hour));
+      swept = hour;
+      if (meters) this.log.debug({ hour: new Date(hour * HOUR_MS).toISOString(), meters }, 'rollup hour swept');
+    }
+    return swept;
+  }
+
+  /**
+   * A problem only once sweeps have failed for a while: reads stay exact without them (unswept hours are read
+   * raw), they just grow slower.
+   */
+  problem(now = Date.now()): string | undefined {
+    return this.failingSince !== undefined && now - this.failingSince > 60_000 ? this.lastError : undefined;
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.timer) clearTimeout(this.timer);
+    await this.running;
+  }
+}

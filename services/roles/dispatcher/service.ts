@@ -1,0 +1,7 @@
+import type { Infra } from '../../../shared/infra.js';
+import { RoleService, type Component } from '../role.js';
+
+/** dispatcher role: outbox relay (Postgres → EVENTS) and webhook delivery. */
+export function createDispatcherService(infra: Infra, components: Component[] = []): RoleService {
+  return new RoleService('dispatcher', infra, components);
+}

@@ -1,0 +1,126 @@
+import Type from 'typebox';
+import { PaginationQuery, listOf } from '../http/pagination.js';
+import { LINE_TYPES } from '../vocabulary.js';
+import { INVOICE_STATUSES } from '../vocabulary.js';
+
+const Money = (description: string) =>
+  Type.Number({ description: `${description}; an exact decimal written as a JSON number` });
+const Day = (description: string) =>
+  Type.String({ format: 'date', description: `${description} (YYYY-MM-DD, UTC, inclusive)` });
+
+export const InvoiceLineSchema = Type.Object(
+  {
+    type: Type.Enum([...LINE_TYPES], {
+      description:
+        "flat: a flat item; usage: a usage-priced item (metered, tiered, package); minimum_commitment: the true-up to an item's minimum; credit: prepaid credit applied (negative); adjustment: usage of an earlier invoiced period that changed since, re-priced at that period's rates",
+    }),
+    product_id: Type.Union([Type.String(), Type.Null()], { description: 'null on credit lines' }),
+    meter_id: Type.Union([Type.String(), Type.Null()], {
+      description: 'the meter whose usage is the quantity (usage-priced products); null for flat ones',
+    }),
+    description: Type.String({
+      description:
+        'what the line bills; usage lines show the tier or package breakdown, adjustments the period they belong to',
+    }),
+    quantity: Money('units billed (adjustments: the change in units)'),
+    unit_price: Money('price per unit, up to 9 decimals (package: per package; tiered: the last tier reached)'),
+    amount: Money(
+      "rounded half away from zero to the currency's minor unit: quantity × unit_price for flat and metered lines; by the price model (see description) for tiered and package lines",
+    ),
+    adjusts_invoice_id: Type.Optional(
+      Type.String({ description: 'adjustment lines: the invoice of the period the usage belongs to' }),
+    ),
+    dimensions: Type.Optional(
+      Type.Record(Type.String(), Type.Union([Type.String(), Type.Null()]), {
+        description:
+          'usage and adjustment lines of an item with group_by: the group of dimension values the line bills (null: records without that dimension), e.g. {"model": "gpt-x"}',
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+export const PaymentErrorSchema = Type.Object(
+  {
+    code: Type.Enum(['card_declined', 'insufficient_funds', 'processing_error', 'no_payment_method']),
+    message: Type.String(),
+  },
+  { additionalProperties: false },
+);
+
+export const InvoiceSchema = Type.Object(
+  {
+    id: Type.String({ examples: ['inv_7dK2pQ9xR1mV4sT8bN3cJ0'] }),
+    customer_id: Type.String({ description: 'cus_…' }),
+    subscription_id: Type.String({ description: 'sub_…' }),
+    status: Type.Enum([...INVOICE_STATUSES]),
+    currency: Type.String({ description: 'ISO 4217, upper case' }),
+    amount: Money('the sum of the lines'),
+    amount_credited: Money('what credit notes took off the invoice (GET /v1/billing/credit-notes?invoice_id=…)'),
+    amount_due: Money(
+      'what is still to be paid: amount − amount_credited while open or uncollectible (what the next payment attempt charges), 0 once paid or void',
+    ),
+    period_start: Day('first day billed'),
+    period_end: Day('last day billed'),
+    lines: Type.Array(InvoiceLineSchema),
+    attempt_count: Type.Integer({ minimum: 0, description: 'payment attempts so far' }),
+    next_payment_attempt_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()], {
+      description:
+        'when the next automatic payment attempt runs (1, 3 and 5 days after creation); null when none is planned',
+    }),
+    last_payment_error: Type.Union([PaymentErrorSchema, Type.Null()], {
+      description: 'why the last automatic attempt failed',
+    }),
+    created_at: Type.String({ format: 'date-time' }),
+    paid_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
+  },
+  { additionalProperties: false },
+);
+export const InvoiceListSchema = listOf(InvoiceSchema);
+
+export const ListInvoicesQuery = Type.Object(
+  {
+    ...PaginationQuery,
+    status: Type.Optional(Type.Enum([...INVOICE_STATUSES], { description: 'only invoices in this status' })),
+    customer_id: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 64,
+        description: 'operators (admin): that customer’s invoices; any other token may name only itself',
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+export type ListInvoicesQuery = Type.Static<typeof ListInvoicesQuery>;
+
+/** GET /v1/billing/invoices/upcoming?subscription_id=… */
+export const UpcomingInvoiceQuery = Type.Object(
+  { subscription_id: Type.String({ minLength: 1, maxLength: 64, description: 'sub_… of the caller' }) },
+  { additionalProperties: false },
+);
+export type UpcomingInvoiceQuery = Type.Static<typeof UpcomingInvoiceQuery>;
+
+/** The upcoming invoice: the draft the current period would produce now (not stored). */
+export const UpcomingInvoiceSchema = Type.Object(
+  {
+    id: Type.Null({ description: 'not stored: null' }),
+    customer_id: Type.String(),
+    subscription_id: Type.String(),
+    status: Type.Literal('draft'),
+    currency: Type.String(),
+    amount: Money('the sum of the lines'),
+    period_start: Type.String({ format: 'date' }),
+    period_end: Type.String({ format: 'date' }),
+    lines: Type.Array(InvoiceLineSchema),
+    attempt_count: Type.Literal(0),
+    next_payment_attempt_at: Type.Null(),
+    last_payment_error: Type.Null(),
+    created_at: Type.String({
+      format: 'date-time',
+      description: 'the instant the draft was computed; usage counts up to it',
+    }),
+    paid_at: Type.Null(),
+  },
+  { additionalProperties: false },
+);

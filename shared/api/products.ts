@@ -1,0 +1,89 @@
+import Type from 'typebox';
+import { PaginationQuery, listOf } from '../http/pagination.js';
+import { PRICINGS, TIERS_MODES } from '../vocabulary.js';
+
+const PRICING = PRICINGS;
+
+const Price = Type.Number({
+  minimum: 0,
+  description:
+    'Unit price, an exact decimal with up to 9 places (read digit for digit from the request, never through a float).',
+  examples: [19.99],
+});
+const Currency = Type.String({
+  pattern: '^[A-Za-z]{3}$',
+  description: 'ISO 4217 code, any case; returned upper case.',
+  examples: ['USD'],
+});
+const Name = Type.String({ minLength: 1, maxLength: 200 });
+const Amount = (description: string) =>
+  Type.Number({ minimum: 0, description: `${description}; an exact decimal with up to 9 places` });
+const TiersModeSchema = Type.Enum(TIERS_MODES, {
+  description:
+    'graduated: each unit at the price of the tier it falls in; volume: every unit at the price of the tier the total falls in',
+});
+const TierSchema = Type.Object(
+  {
+    up_to: Type.Union([Type.Number({ exclusiveMinimum: 0 }), Type.Null()], {
+      description: 'last unit of the tier (inclusive); null on the last tier only',
+    }),
+    unit_price: Amount('price per unit in this tier'),
+    flat_price: Type.Optional(Amount('added once when the tier is reached (default 0)')),
+  },
+  { additionalProperties: false },
+);
+const TiersSchema = Type.Array(TierSchema, {
+  minItems: 1,
+  maxItems: 20,
+  description: 'ascending up_to; the last one null',
+});
+const PackageSize = Type.Number({
+  exclusiveMinimum: 0,
+  description: 'units per package; usage is rounded up to whole packages, each at `price`',
+});
+
+export const ProductSchema = Type.Object(
+  {
+    id: Type.String({ examples: ['prod_2fH9sK1xQ7mV4rT8bN3cJ0'] }),
+    name: Type.String(),
+    price: Type.Number(),
+    currency: Type.String(),
+    pricing: Type.Enum(PRICING),
+    tiers_mode: Type.Optional(TiersModeSchema),
+    tiers: Type.Optional(TiersSchema),
+    package_size: Type.Optional(PackageSize),
+    created_at: Type.String({ format: 'date-time' }),
+    updated_at: Type.String({ format: 'date-time' }),
+  },
+  { additionalProperties: false },
+);
+
+export const ProductListSchema = listOf(ProductSchema);
+
+export const CreateProductBody = Type.Object(
+  {
+    name: Name,
+    price: Type.Optional(Price),
+    currency: Currency,
+    pricing: Type.Optional(
+      Type.Enum(PRICING, {
+        description:
+          'flat (price billed in full each period), metered (price per unit of a meter), tiered (tiers, by tiers_mode) or package (price per started package of package_size units); default flat. price is required except for tiered',
+      }),
+    ),
+    tiers_mode: Type.Optional(TiersModeSchema),
+    tiers: Type.Optional(TiersSchema),
+    package_size: Type.Optional(PackageSize),
+  },
+  { additionalProperties: false },
+);
+export type CreateProductBody = Type.Static<typeof CreateProductBody>;
+
+export const UpdateProductBody = Type.Object(
+  { name: Type.Optional(Name), price: Type.Optional(Price) },
+  { additionalProperties: false },
+);
+export type UpdateProductBody = Type.Static<typeof UpdateProductBody>;
+
+export const ListProductsQuery = Type.Object(PaginationQuery, { additionalProperties: false });
+export type ListProductsQuery = Type.Static<typeof ListProductsQuery>;

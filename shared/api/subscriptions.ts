@@ -1,0 +1,118 @@
+import Type from 'typebox';
+import { PaginationQuery, listOf } from '../http/pagination.js';
+import { MAX_GROUP_BY } from './usage.js';
+import { DIMENSION_LIMITS } from '../usage/dimensions.js';
+
+const Status = Type.Enum(['active', 'canceled']);
+
+/** Billing per group (issue 18): at most MAX_GROUP_BY keys, as GET …/usage's group_by takes them. */
+const GroupBy = Type.Array(
+  Type.String({ pattern: DIMENSION_LIMITS.keyPattern.source, description: 'a dimension key' }),
+  {
+    maxItems: MAX_GROUP_BY,
+    uniqueItems: true,
+    description: `usage-priced items only: dimension keys (at most ${MAX_GROUP_BY}; declared dimensions of the meter when it declares some) to bill the usage by — one usage line per group of values, each priced by the product's model on its own (tiers and packages per group); not with minimum_amount`,
+  },
+);
+
+export const ItemInput = Type.Object(
+  {
+    product_id: Type.String({ minLength: 1, maxLength: 64 }),
+    meter_id: Type.Optional(
+      Type.Union([Type.String({ minLength: 1, maxLength: 64 }), Type.Null()], {
+        description: 'required for metered, tiered and package products, null/absent for flat ones',
+      }),
+    ),
+    minimum_amount: Type.Optional(
+      Type.Number({
+        minimum: 0,
+        description:
+          'minimum commitment per period (usage-priced items only): usage priced below it is trued up to it on the invoice; an exact decimal',
+      }),
+    ),
+    group_by: Type.Optional(GroupBy),
+    quantity: Type.Optional(
+      Type.Integer({
+        minimum: 1,
+        maximum: 1_000_000,
+        description: 'units of a flat product (seats), billed quantity × price per period; default 1',
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+export type ItemInput = Type.Static<typeof ItemInput>;
+const Items = Type.Array(ItemInput, {
+  minItems: 1,
+  maxItems: 50,
+  description: 'products of one currency; each metered product with a meter of this account',
+});
+
+export const SubscriptionSchema = Type.Object(
+  {
+    id: Type.String({ examples: ['sub_7hK2sP9xR1mV4rT8bN3cJ0'] }),
+    status: Status,
+    items: Type.Array(
+      Type.Object(
+        {
+          product_id: Type.String(),
+          meter_id: Type.Union([Type.String(), Type.Null()]),
+          minimum_amount: Type.Optional(Type.Number({ description: 'minimum commitment per period, when set' })),
+          group_by: Type.Optional(
+            Type.Array(Type.String(), {
+              description: 'dimension keys the usage is billed by (one line per group), when set',
+            }),
+          ),
+          quantity: Type.Optional(Type.Integer({ description: 'units of a flat product, when not 1' })),
+        },
+        { additionalProperties: false },
+      ),
+    ),
+    currency: Type.String(),
+    current_period_start: Type.String({ format: 'date-time' }),
+    current_period_end: Type.String({ format: 'date-time' }),
+    created_at: Type.String({ format: 'date-time' }),
+  },
+  { additionalProperties: false },
+);
+export const SubscriptionListSchema = listOf(SubscriptionSchema);
+
+export const CreateSubscriptionBody = Type.Object(
+  {
+    items: Items,
+    customer_id: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 64,
+        description: 'operators (admin): the customer (cus_…) subscribed; default the caller’s own account',
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+export type CreateSubscriptionBody = Type.Static<typeof CreateSubscriptionBody>;
+
+export const UpdateSubscriptionBody = Type.Object(
+  {
+    items: Type.Optional(Items),
+    status: Type.Optional(Type.Enum(['canceled'], { description: 'cancels the subscription (final)' })),
+  },
+  { additionalProperties: false },
+);
+export type UpdateSubscriptionBody = Type.Static<typeof UpdateSubscriptionBody>;
+
+export const ListSubscriptionsQuery = Type.Object(
+  {
+    ...PaginationQuery,
+    status: Type.Optional(Status),
+    customer_id: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 64,
+        description: 'operators (admin): that customer’s subscriptions; any other token may name only itself',
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+export type ListSubscriptionsQuery = Type.Static<typeof ListSubscriptionsQuery>;
