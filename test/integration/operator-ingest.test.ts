@@ -7,7 +7,7 @@ import { callJson } from '../fixtures/matrix.js';
 import { createCustomers, customerToken, deploymentMeter } from '../fixtures/operator.js';
 import { startConsumer } from './ingest-helpers.js';
 import { writeOverrides } from '../../shared/limits/account-limits.js';
-import { UsageStream } from '../../shared/client/index.js';
+import { UsageEmitter, UsageStream } from '../../shared/client/index.js';
 
 /**
  * The operator-mode ingest rules (docs/design.md §6, shared/customers/attribution.ts) on every path: an admin
@@ -158,6 +158,37 @@ t.test('operator ingest rules', async (t) => {
     t.equal(ack.accepted, 1);
     t.match(ack.rejections, [{ index: 1, status: 'rejected', error: { code: 'unknown_customer' } }]);
     counted(b!.externalId, 7);
+  });
+
+  t.test('the client library: an emitter whose `customer` option names every record’s customer', async (t) => {
+    const rejected: unknown[] = [];
+    const forB = new UsageEmitter({
+      baseUrl: api.url,
+      token: ADMIN,
+      customer: b!.externalId,
+      flushOnExit: false,
+      onRejected: (_r, e) => rejected.push(e),
+    });
+    for (let i = 0; i < 20; i++) await forB.emit({ meter_id: meter.id, value: 0.5, timestamp: ts });
+    await forB.emit({ meter_id: meter.id, value: 4, timestamp: ts, customer: a!.externalId }); // its own customer wins
+    await forB.close();
+    t.same(rejected, []);
+    t.match(forB.counters, { emitted: 21, accepted: 21, rejected: 0 });
+    counted(b!.externalId, 10);
+    counted(a!.externalId, 4);
+    const nobody = new UsageEmitter({
+      baseUrl: api.url,
+      token: ADMIN,
+      customer: 'nobody-here',
+      flushOnExit: false,
+      onRejected: (_r, e) => rejected.push(e),
+    });
+    await nobody.emit({ meter_id: meter.id, value: 1, timestamp: ts });
+    await nobody.emit({ meter_id: meter.id, value: 2, timestamp: ts, customer: b!.externalId });
+    await nobody.close();
+    t.match(nobody.counters, { accepted: 1, rejected: 1, retries: 0 });
+    t.match(rejected, [{ code: 'unknown_customer' }], 'an unknown customer: that record rejected, not retried');
+    counted(b!.externalId, 2);
   });
 
   t.test('a customer is accepted by every api within 1 s, and after a restart', async (t) => {
