@@ -40,6 +40,7 @@ export async function withRegistryWriter<T>(
   try {
     nc = await connectNats(config.NATS_URL, 'meterline-cli-accounts');
     registry = await CustomerRegistryWriter.open(nc, new NatsNames(config.NATS_NAMESPACE).customerBucket);
+    await registry.kv.status(); // opening binds lazily: a bucket that doesn't exist fails here, not at the put
   } catch {
     registry = undefined;
   }

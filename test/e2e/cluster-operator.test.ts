@@ -10,8 +10,10 @@ import { shardIndex } from '../../shared/clickhouse-cluster.js';
  * holds records of customers on both ClickHouse shards, so every attributed message is split by shard in the
  * consumer and acked once both pieces are in; reads of all customers go through the Distributed tables.
  */
+// The file's own timeout (the root's setTimeout tells the runner; its --timeout=300 is too short for a cluster,
+// 1,000 customers and 120,000 sends on a shared 2-core machine).
+t.setTimeout(40 * 60_000);
 t.test('operator mode on the cluster: the same model, exactly counted', async (t) => {
-  t.setTimeout(40 * 60_000);
   const c = await startLocalCluster(t);
   await operatorModelTest(
     t,

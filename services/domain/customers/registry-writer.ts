@@ -5,22 +5,16 @@ import { withTransaction } from '../../../shared/clients/postgres.js';
 import type { Logger } from '../../../shared/logging.js';
 import { UnavailableError } from '../../../shared/errors.js';
 import {
-  CUSTOMER_SHARD_LOCK,
   customerShard,
   encodeShard,
   shardKey,
   shardOfKey,
   type CustomerEntry,
 } from '../../../shared/customers/shards.js';
+import { lockRegistryShard, registryRowsOfShards, registryShardRows, type RegistryRow } from './registry-store.js';
 
 /** Shards whose Postgres rows one reconciliation query reads. */
 const RECONCILE_SHARDS_PER_QUERY = 512;
-
-interface RegistryRow {
-  id: string;
-  customer_id: string;
-  external_id: string | null;
-}
 
 const toEntry = (r: RegistryRow): CustomerEntry => ({
   accountId: r.id,
@@ -52,8 +46,8 @@ export class CustomerRegistryWriter {
   /** Inside the caller's transaction, after its change to `accountId`'s row: rewrites the account's shard entry. */
   async write(client: PgClient, accountId: string): Promise<void> {
     const shard = customerShard(accountId);
-    await client.query('SELECT pg_advisory_xact_lock($1, $2)', [CUSTOMER_SHARD_LOCK, shard]);
-    await this.putShard(shard, await shardRows(client, shard));
+    await lockRegistryShard(client, shard);
+    await this.putShard(shard, await registryShardRows(client, shard));
   }
 
   private async putShard(shard: number, rows: RegistryRow[]): Promise<void> {
@@ -79,11 +73,7 @@ export class CustomerRegistryWriter {
     }
     for (let from = 0; from < 65_536; from += RECONCILE_SHARDS_PER_QUERY) {
       const to = from + RECONCILE_SHARDS_PER_QUERY;
-      const { rows } = await pg.query<RegistryRow & { shard: number }>(
-        `SELECT id, customer_id, external_id, customer_registry_shard(id) AS shard FROM accounts
-          WHERE customer_registry_shard(id) >= $1 AND customer_registry_shard(id) < $2`,
-        [from, to],
-      );
+      const rows = await registryRowsOfShards(pg, from, to);
       const byShard = new Map<number, RegistryRow[]>();
       for (const r of rows) {
         const list = byShard.get(r.shard);
@@ -104,8 +94,8 @@ export class CustomerRegistryWriter {
   /** Under the shard's lock: rewrites its entry from Postgres. True if KV changed. */
   private async repair(pg: PgPool, shard: number): Promise<boolean> {
     return withTransaction(pg, async (c) => {
-      await c.query('SELECT pg_advisory_xact_lock($1, $2)', [CUSTOMER_SHARD_LOCK, shard]);
-      const rows = await shardRows(c, shard);
+      await lockRegistryShard(c, shard);
+      const rows = await registryShardRows(c, shard);
       if ((await this.current(shard)) === expectedText(rows)) return false;
       await this.putShard(shard, rows);
       return true;
@@ -117,14 +107,6 @@ export class CustomerRegistryWriter {
     const e = await this.kv.get(shardKey(shard));
     return e && e.operation === 'PUT' ? e.string() : '';
   }
-}
-
-async function shardRows(db: PgClient | PgPool, shard: number): Promise<RegistryRow[]> {
-  const { rows } = await db.query<RegistryRow>(
-    'SELECT id, customer_id, external_id FROM accounts WHERE customer_registry_shard(id) = $1',
-    [shard],
-  );
-  return rows;
 }
 
 const expectedText = (rows: RegistryRow[]) => (rows.length ? encodeShard(rows.map(toEntry)) : '');
