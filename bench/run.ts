@@ -31,14 +31,15 @@
  *          cluster (opt-in, alone): the single topology and the local cluster side by side, as ratios (bench/cluster.ts)
  *          auth and parsing), the HTTP layer's own cost
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { cpus, loadavg, setPriority, totalmem } from 'node:os';
-import { createWriteStream, mkdirSync, type WriteStream } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { stackUp } from '../infra/stack/stack.js';
 import { REPO_ROOT, repoPath } from '../shared/paths.js';
 import { createClickhouse } from '../shared/clients/clickhouse.js';
 import { createWorld, type BenchWorld } from './world.js';
+import { BENCH_PROCESSES, acceptedRecords, launch, storedMessages, type Proc } from './processes.js';
+import { arg, opts } from './options.js';
 import { hasWrk, runAutocannon, runWrk, type LoadResult, type LoadSpec } from './load.js';
 import { LagProbe, type LagSummary } from './lag-probe.js';
 import { loadMeterDirect, readClient, timeQueryAlone } from './phases/usage-reads.js';
@@ -56,125 +57,10 @@ import { freePort } from '../infra/stack/process.js';
 import { pipelineCost, rawRowCount, storedRowCount, waitForRows } from './pipeline-cost.js';
 import { printReport, CONTROL_READ_GOAL, type PhaseResult, type BenchReport } from './report.js';
 
-function arg(name: string, fallback: number): number {
-  const i = process.argv.indexOf(`--${name}`);
-  return i !== -1 && process.argv[i + 1] !== undefined ? Number(process.argv[i + 1]) : fallback;
-}
-const flag = (name: string) => process.argv.includes(`--${name}`);
 const log = (m: string) => process.stderr.write(`[bench] ${m}\n`);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-const opts = {
-  seconds: arg('seconds', 12),
-  warmupSeconds: arg('warmup', 3),
-  connections: arg('connections', 64),
-  apiProcs: arg('api-procs', 1),
-  consumerProcs: arg('consumer-procs', 1),
-  /** Scheduling priority (nice) of the api processes: > 0 lets storage have the CPU first on a shared machine. */
-  apiNice: arg('api-nice', 0),
-  threads: arg('threads', 2),
-  batch: arg('batch', 100),
-  /** The stream phase: WebSockets, and unanswered frames each keeps (≤ USAGE_STREAM_MAX_INFLIGHT). */
-  streamConnections: arg('stream-connections', 8),
-  streamWindow: arg('stream-window', 16),
-  wrk: !flag('no-wrk'),
-  autocannon: !flag('no-autocannon'),
-  keep: flag('keep'),
-  /** Use the stack's NATS and ClickHouse (their CPU then includes everyone else's work on them). */
-  sharedServers: flag('shared-servers'),
-  /** Writes V8 CPU profiles of the api processes to bench/results/ (open in Chrome DevTools). */
-  profile: flag('profile'),
-  /** Comma-separated subset of ceiling,single,batched,get-product,get-usage (the count check always runs). */
-  phases: (process.argv[process.argv.indexOf('--phases') + 1] && process.argv.includes('--phases')
-    ? process.argv[process.argv.indexOf('--phases') + 1]!
-    : 'ceiling,single,batched,stream,get-product,usage-query,get-usage,billing-run'
-  ).split(','),
-};
-
-interface Proc {
-  name: string;
-  child: ChildProcess;
-}
-
-const procs: Proc[] = [];
-const resultsDir = repoPath('bench/results');
-const runId = new Date().toISOString().replace(/[:.]/g, '-');
-mkdirSync(resultsDir, { recursive: true });
-/** Everything the launched processes print, for looking into a surprising number afterwards. */
-const processLog: WriteStream = createWriteStream(`${resultsDir}/${runId}.log`);
-
-/** Starts a process and resolves on its IPC 'ready' (or on a log line for the consumer role). */
-function launch(name: string, args: string[], env: Record<string, string>, readyLine?: string): Promise<Proc> {
-  const child = spawn(process.execPath, args, {
-    env: { ...process.env, ...env },
-    stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
-  });
-  const p = { name, child };
-  procs.push(p);
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`${name} not ready within 60 s`)), 60_000);
-    let stderr = '';
-    child.stdout!.on('data', (d) => processLog.write(`[${name}] ${d}`));
-    child.stderr!.on('data', (d) => {
-      processLog.write(`[${name}] ${d}`);
-      stderr += d;
-      if (stderr.length > 20_000) stderr = stderr.slice(-10_000);
-    });
-    child.stdout!.on('data', (d) => {
-      if (readyLine && String(d).includes(readyLine)) {
-        clearTimeout(timer);
-        resolve(p);
-      }
-    });
-    child.on('message', (m: { type?: string }) => {
-      if (m?.type === 'ready') {
-        clearTimeout(timer);
-        resolve(p);
-      }
-    });
-    child.on('exit', (code, signal) => {
-      clearTimeout(timer);
-      reject(new Error(`${name} exited (${code ?? signal}) before it was ready:\n${stderr.slice(-3000)}`));
-    });
-  });
-}
-
-let metricsId = 0;
-/** A counter summed over this api process's registry, read through IPC. */
-function apiCounter(p: Proc, metric: string, labels: Record<string, string> = {}): Promise<number> {
-  const id = ++metricsId;
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`${p.name}: no metrics answer`)), 10_000);
-    const onMessage = (m: {
-      type: string;
-      id: number;
-      metrics: { name: string; values: { value: number; labels: Record<string, string> }[] }[];
-    }) => {
-      if (m.type !== 'metrics' || m.id !== id) return;
-      clearTimeout(timer);
-      p.child.off('message', onMessage);
-      const found = m.metrics.find((x) => x.name === metric);
-      const match = (v: { labels: Record<string, string> }) =>
-        Object.entries(labels).every(([k, x]) => v.labels[k] === x);
-      resolve(found ? found.values.filter(match).reduce((s, v) => s + v.value, 0) : 0);
-    };
-    p.child.on('message', onMessage);
-    p.child.send({ type: 'metrics', id });
-  });
-}
-
-async function acceptedRecords(apis: Proc[]): Promise<number> {
-  const counts = await Promise.all(apis.map((p) => apiCounter(p, 'meterline_usage_records_accepted_total')));
-  return counts.reduce((a, b) => a + b, 0);
-}
-
-/** JetStream messages the api processes published and had acknowledged (group commits). */
-async function storedMessages(apis: Proc[]): Promise<number> {
-  const counts = await Promise.all(
-    apis.map((p) => apiCounter(p, 'meterline_usage_messages_total', { outcome: 'stored' })),
-  );
-  return counts.reduce((a, b) => a + b, 0);
-}
+const { procs, resultsDir, runId } = BENCH_PROCESSES;
 
 /** Distinct records matching `where` (FINAL), once it reaches `expected` or 5 minutes passed. */
 async function finalCount(ch: ReturnType<typeof createClickhouse>, where: string, expected: number): Promise<number> {

@@ -47,7 +47,9 @@ export async function createIsolatedWorld(
         for (const stream of [
           names.usageStream,
           names.eventsStream,
-          ...[...names.kvBuckets, names.apiProcessBucket, names.signInThrottleBucket].map((b) => `KV_${b}`),
+          ...[...names.kvBuckets, names.apiProcessBucket, names.rateBucket, names.signInThrottleBucket].map(
+            (b) => `KV_${b}`,
+          ),
         ]) {
           await jsm.streams.delete(stream).catch(() => undefined);
         }

@@ -5,6 +5,7 @@
 import { parseConfig, ConfigError } from '../shared/config.js';
 import { createInfra, closeInfra } from '../shared/infra.js';
 import { createRole, ROLES, type Role } from './roles.js';
+import { startMetricsEndpoint, type MetricsEndpoint } from './metrics-endpoint.js';
 
 async function main(): Promise<void> {
   const role = process.argv[2] as Role;
@@ -25,6 +26,7 @@ async function main(): Promise<void> {
   const infra = await createInfra(config, role);
   const service = await createRole(role, infra);
   let stopping = false;
+  let endpoint: MetricsEndpoint | undefined;
   const shutdown = async (signal: string) => {
     if (stopping) return;
     stopping = true;
@@ -32,6 +34,7 @@ async function main(): Promise<void> {
     // The api drains in-flight requests for up to SHUTDOWN_DRAIN_SECONDS first; past that plus 20 s, give up.
     const force = setTimeout(() => process.exit(1), config.SHUTDOWN_DRAIN_SECONDS * 1000 + 20_000).unref();
     await service.stop();
+    await endpoint?.close();
     await closeInfra(infra);
     clearTimeout(force);
     process.exit(0);
@@ -41,8 +44,16 @@ async function main(): Promise<void> {
   // The supervisor dies → we go too, never orphaned.
   process.on('disconnect', () => void shutdown('parent-gone'));
   await service.start();
-  if (process.send)
-    process.send({ type: 'ready', role, port: 'port' in service ? (service as { port: number }).port : undefined });
+  // The api serves /metrics on its own port; the other roles on METRICS_HOST:METRICS_PORT.
+  if (!('port' in service))
+    endpoint = await startMetricsEndpoint({
+      host: config.METRICS_HOST,
+      port: config.METRICS_PORT,
+      metrics: infra.metrics,
+      health: () => service.health(),
+    });
+  const port = 'port' in service ? (service as { port: number }).port : endpoint?.port;
+  if (process.send) process.send({ type: 'ready', role, port });
 }
 
 main().catch((err) => {

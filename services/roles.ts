@@ -9,15 +9,18 @@ import { createDispatcherParts } from './roles/dispatcher/components.js';
 import { UsageEventEmitter } from './roles/consumer/usage-events.js';
 import { createBillingService } from './roles/billing/service.js';
 import { BillingScheduler } from './roles/billing/scheduler.js';
+import { registerConsumerLag } from '../shared/jetstream-lag.js';
 
-export const ROLES = ['api', 'consumer', 'dispatcher', 'billing'] as const;
-export type Role = (typeof ROLES)[number];
+import type { Role } from './role-names.js';
+
+export { ROLES, type Role } from './role-names.js';
 
 export async function createRole(role: Role, infra: Infra): Promise<Service> {
   switch (role) {
     case 'api':
       return new ApiService(infra, undefined, await createAuthenticator(infra));
     case 'consumer': {
+      registerConsumerLag(infra.metrics, infra.nats, infra.natsNames.usageStream, infra.natsNames.usageConsumer);
       const usageEvents = new UsageEventEmitter(infra);
       return createConsumerService(infra, [
         usageEvents,
@@ -25,6 +28,7 @@ export async function createRole(role: Role, infra: Infra): Promise<Service> {
       ]);
     }
     case 'dispatcher':
+      registerConsumerLag(infra.metrics, infra.nats, infra.natsNames.eventsStream, infra.natsNames.fanoutConsumer);
       return createDispatcherService(infra, createDispatcherParts(infra).components);
     case 'billing':
       return createBillingService(infra, [new BillingScheduler(infra)]);

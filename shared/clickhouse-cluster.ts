@@ -1,5 +1,5 @@
 /**
- * ClickHouse as a cluster (CLICKHOUSE_CLUSTER set; README "Running on more than one machine"): the same
+ * ClickHouse as a cluster (CLICKHOUSE_CLUSTER set; docs/operations.md "Running on more than one machine"): the same
  * migration files, rewritten statement by statement, so a column a migration adds reaches the cluster too.
  *
  * - A table with an `account_id` column is sharded by account: `<table>_local` (Replicated…MergeTree, one

@@ -12,34 +12,37 @@ export class ConfigError extends Error {
 import { stripTrailing } from './strings.js';
 
 type Env = Record<string, string | undefined>;
-type Parser<T> = (raw: string) => T; // throws Error(message) on a bad value
+/** Throws Error(message) on a bad value; `allows` says what it accepts (docs/operations.md's table shows it). */
+type Parser<T> = ((raw: string) => T) & { allows?: string };
+
+const allowing = <T>(allows: string, parse: (raw: string) => T): Parser<T> => Object.assign(parse, { allows });
 
 interface VarSpec<T> {
   parse: Parser<T>;
   /** Used when the variable is unset or empty; `undefined` means required. */
   default?: T | ((c: Partial<Config>) => T);
+  /** The default as the docs show it, when the value itself would not read well (a derived URL, a byte count). */
+  shownDefault?: string;
   describe: string;
 }
 
-const int =
-  (min: number, max: number): Parser<number> =>
-  (raw) => {
+const int = (min: number, max: number): Parser<number> =>
+  allowing(`integer ${min.toLocaleString('en-US')}–${max.toLocaleString('en-US')}`, (raw) => {
     if (!/^-?\d+$/.test(raw.trim())) throw new Error(`must be an integer from ${min} to ${max}, got "${raw}"`);
     const n = Number(raw);
     if (n < min || n > max) throw new Error(`must be an integer from ${min} to ${max}, got ${n}`);
     return n;
-  };
+  });
 
-const bool: Parser<boolean> = (raw) => {
+const bool: Parser<boolean> = allowing('true / false (also 1/0, yes/no, on/off)', (raw) => {
   const v = raw.trim().toLowerCase();
   if (['1', 'true', 'yes', 'on'].includes(v)) return true;
   if (['0', 'false', 'no', 'off'].includes(v)) return false;
   throw new Error(`must be true or false, got "${raw}"`);
-};
+});
 
-const url =
-  (protocols: string[]): Parser<string> =>
-  (raw) => {
+const url = (protocols: string[]): Parser<string> =>
+  allowing(`${protocols.join(' or ')} URL`, (raw) => {
     let u: URL;
     try {
       u = new URL(raw);
@@ -50,41 +53,60 @@ const url =
       throw new Error(`must use ${protocols.map((p) => p + '://').join(' or ')}, got "${u.protocol}//"`);
     }
     return stripTrailing(raw, '/');
-  };
+  });
 
 /** A comma-separated list of URLs (several servers of one cluster), each checked like `url`. */
-const urlList =
-  (protocols: string[]): Parser<string> =>
-  (raw) => {
+const urlList = (protocols: string[]): Parser<string> =>
+  allowing(`${protocols.join(' or ')} URL, or a comma-separated list`, (raw) => {
     const parts = raw.split(',').map((s) => s.trim());
     if (parts.some((p) => p === '')) throw new Error(`must be one URL or a comma-separated list of URLs, got "${raw}"`);
     return parts.map(url(protocols)).join(',');
-  };
+  });
 
-const oneOf =
-  <T extends string>(values: readonly T[]): Parser<T> =>
-  (raw) => {
+const oneOf = <T extends string>(values: readonly T[]): Parser<T> =>
+  allowing(values.map((v) => `\`${v}\``).join(', '), (raw) => {
     if (!(values as readonly string[]).includes(raw))
       throw new Error(`must be one of ${values.join(', ')}, got "${raw}"`);
     return raw as T;
-  };
+  });
 
-const host: Parser<string> = (raw) => {
+const host: Parser<string> = allowing('host name or IP address', (raw) => {
   if (!/^[A-Za-z0-9.:\-[\]]+$/.test(raw)) throw new Error(`must be a host name or IP address, got "${raw}"`);
   return raw;
-};
+});
 
-const name: Parser<string> = (raw) => {
+const name: Parser<string> = allowing('`[a-z][a-z0-9_]{0,30}`', (raw) => {
   if (!/^[a-z][a-z0-9_]{0,30}$/.test(raw)) throw new Error(`must match [a-z][a-z0-9_]{0,30}, got "${raw}"`);
   return raw;
-};
+});
 
-const secretKey: Parser<Buffer> = (raw) => {
+/** A name, or empty for none. */
+const optionalName: Parser<string> = allowing(`empty, or ${name.allows}`, (raw) => (raw === '' ? '' : name(raw)));
+
+const secretKey: Parser<Buffer> = allowing('32 or more bytes, hex or base64', (raw) => {
   const v = raw.trim();
   const bytes = /^[0-9a-fA-F]+$/.test(v) && v.length % 2 === 0 ? Buffer.from(v, 'hex') : Buffer.from(v, 'base64');
   if (bytes.length < 32) throw new Error(`must hold at least 32 random bytes (hex or base64), got ${bytes.length}`);
   return bytes;
-};
+});
+
+/**
+ * Text printed on documents: trimmed, at most `max` characters; `multiline` keeps line breaks (a newline, or the
+ * two characters \\n since an environment file holds one line), no other control character.
+ */
+const printedText =
+  (max: number, multiline: boolean): Parser<string> =>
+  (raw) => {
+    const text = (multiline ? raw.replace(/\r?\n|\\n/g, '\n') : raw)
+      .split('\n')
+      .map((l) => l.trim())
+      .join('\n')
+      .trim();
+    if (text.length > max) throw new Error(`must be at most ${max} characters, got ${text.length}`);
+    if (/[\u0000-\u0009\u000b-\u001f\u007f]/.test(text) || (!multiline && text.includes('\n')))
+      throw new Error(multiline ? 'must not hold control characters other than line breaks' : 'must be one line');
+    return text;
+  };
 
 export const API_ROUTE_SETS = ['all', 'ingress', 'control'] as const;
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -140,6 +162,13 @@ export interface Config {
   SIGN_IN_BACKOFF_BASE_SECONDS: number;
   /** Request body bytes buffered at once across all requests of the process; past it → 503 overloaded. */
   MAX_BUFFERED_REQUEST_BYTES: number;
+  /**
+   * How much of MAX_BUFFERED_REQUEST_BYTES one caller may hold (an account; a client address on the public
+   * routes): past it that caller's requests get 503 overloaded while everyone else's are read (docs/limits.md).
+   */
+  MAX_BUFFERED_REQUEST_BYTES_PER_CALLER: number;
+  /** A request body not complete this long after its request arrived is answered 408 and released. */
+  BODY_READ_TIMEOUT_SECONDS: number;
   /** How long stop() waits for in-flight requests before closing connections and pools. */
   SHUTDOWN_DRAIN_SECONDS: number;
   /** ClickHouse max_execution_time of usage reads. */
@@ -149,6 +178,16 @@ export interface Config {
   USAGE_QUERY_QUEUE_PER_ACCOUNT: number;
   /** How long the revocation list and meter registry may go unconfirmed before tokens/ingest get 503. */
   WATCH_MAX_STALENESS_SECONDS: number;
+  /** Interface and port of the consumer, dispatcher and billing roles' `/metrics` (the api serves it on PORT). */
+  METRICS_HOST: string;
+  /** 0 = a free port chosen at start (reported to `meterline up`, listed by `stack status`). */
+  METRICS_PORT: number;
+  /** The seller printed on invoice and credit note PDFs (empty: not printed); the address may span lines. */
+  SELLER_NAME: string;
+  SELLER_ADDRESS: string;
+  SELLER_TAX_ID: string;
+  /** A line at the bottom of every page of those PDFs (payment terms, registration, contact). */
+  INVOICE_FOOTER: string;
 }
 
 const SPEC: { [K in keyof Config]: VarSpec<Config[K]> } = {
@@ -157,12 +196,16 @@ const SPEC: { [K in keyof Config]: VarSpec<Config[K]> } = {
   PUBLIC_BASE_URL: {
     parse: url(['http', 'https']),
     default: (c) => `http://${c.HOST ?? '127.0.0.1'}:${c.PORT ?? 8080}`,
+    shownDefault: '`http://HOST:PORT`',
     describe: 'external base URL; the OAuth issuer',
   },
-  DATABASE_URL: { parse: url(['postgres', 'postgresql']), describe: 'Postgres connection URL' },
+  DATABASE_URL: {
+    parse: url(['postgres', 'postgresql']),
+    describe: "Postgres connection URL (`meterline up` and `npm test` pass the local stack's)",
+  },
   NATS_URL: {
     parse: urlList(['nats', 'tls']),
-    describe: "NATS server URL, or a comma-separated list of a cluster's servers (JetStream enabled)",
+    describe: "NATS server URL (JetStream enabled), or a comma-separated list of a cluster's servers",
   },
   NATS_STREAM_REPLICAS: {
     parse: int(1, 5),
@@ -174,50 +217,67 @@ const SPEC: { [K in keyof Config]: VarSpec<Config[K]> } = {
     describe: 'ClickHouse HTTP URL, or a comma-separated list of every replica of a cluster',
   },
   CLICKHOUSE_CLUSTER: {
-    parse: (raw) => (raw === '' ? '' : name(raw)),
+    parse: optionalName,
     default: '',
-    describe: 'ClickHouse cluster name (remote_servers): replicated, sharded tables',
+    shownDefault: 'empty',
+    describe:
+      'ClickHouse cluster name (`remote_servers`): replicated local tables + Distributed tables, writes sharded by account',
   },
   CLICKHOUSE_DATABASE: { parse: name, default: 'meterline', describe: 'ClickHouse database for usage' },
   NATS_NAMESPACE: {
-    parse: (raw) => (raw === '' ? '' : name(raw)),
+    parse: optionalName,
     default: '',
-    describe: 'prefix of NATS stream/subject/bucket names',
+    shownDefault: 'empty',
+    describe: 'prefix of NATS stream, subject and bucket names (tests use one per file)',
   },
   ACCESS_TOKEN_TTL_SECONDS: { parse: int(60, 86_400), default: 3600, describe: 'access token lifetime' },
-  WEBHOOKS_ALLOW_PRIVATE_URLS: { parse: bool, default: false, describe: 'allow http:// and private webhook targets' },
-  API_ROUTES: { parse: oneOf(API_ROUTE_SETS), default: 'all', describe: 'routes the api mounts' },
-  LOG_LEVEL: { parse: oneOf(LOG_LEVELS), default: 'info', describe: 'log level' },
+  WEBHOOKS_ALLOW_PRIVATE_URLS: {
+    parse: bool,
+    default: false,
+    describe: 'allow `http://` and private/loopback webhook targets (development, tests)',
+  },
+  API_ROUTES: {
+    parse: oneOf(API_ROUTE_SETS),
+    default: 'all',
+    describe: 'routes the api mounts: `ingress` or `control` splits the api behind a path-routing load balancer',
+  },
+  LOG_LEVEL: { parse: oneOf(LOG_LEVELS), default: 'info', describe: 'log level (pino)' },
   USAGE_STREAM_MAX_BYTES: {
     parse: int(1 << 20, Number.MAX_SAFE_INTEGER),
     default: 4 * 1024 ** 3,
-    describe: 'byte cap of the USAGE stream',
+    shownDefault: '4 GiB',
+    describe: 'byte cap of the USAGE stream (`discard: new`: overload becomes 503, never loss)',
   },
   USAGE_STREAM_MAX_INFLIGHT: {
     parse: int(1, 10_000),
     default: 64,
-    describe: 'unacknowledged frames per usage WebSocket before the server stops reading it',
+    describe: 'unanswered frames per usage WebSocket before the server takes no more from it',
   },
-  SECRET_KEY: { parse: secretKey, describe: 'at least 32 random bytes, hex or base64' },
+  SECRET_KEY: {
+    parse: secretKey,
+    shownDefault: 'made under `.data/`',
+    describe:
+      'at least 32 random bytes keying signing keys at rest, card fingerprints, CSRF tokens; `meterline up` and `npm test` create one when unset',
+  },
   BILLING_GRACE_SECONDS: {
     parse: int(0, 35 * 86_400),
     default: 3600,
-    describe: 'wait after a period ends before invoicing it (late usage)',
+    describe: 'a period is invoiced this long after it ends, so late usage of the period still counts',
   },
   BILLING_INTERVAL_SECONDS: {
     parse: int(1, 86_400),
     default: 60,
-    describe: 'how often the billing role closes periods and retries payments',
+    describe: 'how often the billing role runs (period closes, payment retries)',
   },
   PASSWORD_SCRYPT_LOG2_N: {
     parse: int(10, 20),
     default: 17,
-    describe: 'log2 of the scrypt cost of new password hashes',
+    describe: 'scrypt cost of new password hashes (N = 2^17, r = 8, p = 1; `npm test` lowers it for its own processes)',
   },
   LIMIT_INGEST_RECORDS_PER_SECOND: {
     parse: int(1, 10_000_000),
     default: 20_000,
-    describe: 'usage records per second per account (default)',
+    describe: 'usage records per second per account (a batch of 100 counts 100)',
   },
   LIMIT_ATTRIBUTED_RECORDS_PER_SECOND: {
     parse: int(1, 100_000_000),
@@ -228,38 +288,78 @@ const SPEC: { [K in keyof Config]: VarSpec<Config[K]> } = {
   LIMIT_REQUESTS_PER_SECOND: {
     parse: int(1, 1_000_000),
     default: 200,
-    describe: 'control-plane requests per second per account (default)',
+    describe: 'other authenticated requests per second per account',
   },
-  LIMIT_MAX_METERS: { parse: int(1, 1_000_000), default: 1_000, describe: 'meters per account (default)' },
-  LIMIT_MAX_WEBHOOKS: { parse: int(1, 10_000), default: 100, describe: 'webhook endpoints per account (default)' },
-  LIMIT_MAX_PAYMENT_METHODS: { parse: int(1, 10_000), default: 25, describe: 'payment methods per account (default)' },
+  LIMIT_MAX_METERS: { parse: int(1, 1_000_000), default: 1_000, describe: 'meters per account (quota)' },
+  LIMIT_MAX_WEBHOOKS: { parse: int(1, 10_000), default: 100, describe: 'webhook endpoints per account (quota)' },
+  LIMIT_MAX_PAYMENT_METHODS: { parse: int(1, 10_000), default: 25, describe: 'payment methods per account (quota)' },
   SIGN_IN_BACKOFF_BASE_SECONDS: {
     parse: int(1, 3600),
     default: 1,
-    describe: 'first sign-in backoff wait in seconds (doubles per further failure)',
+    describe: 'first wait of the sign-in backoff (doubles per further failure, at most 15 min)',
   },
   MAX_BUFFERED_REQUEST_BYTES: {
     parse: int(1024 * 1024, 16 * 1024 * 1024 * 1024),
     default: 256 * 1024 * 1024,
-    describe: 'request body bytes buffered at once across all requests',
+    shownDefault: '256 MiB',
+    describe: 'request body bytes an api process buffers at once across all requests; past it → 503 `overloaded`',
   },
-  SHUTDOWN_DRAIN_SECONDS: { parse: int(0, 600), default: 10, describe: 'seconds stop() waits for in-flight requests' },
+  SHUTDOWN_DRAIN_SECONDS: {
+    parse: int(0, 600),
+    default: 10,
+    describe: 'on SIGTERM/SIGINT the api stops accepting connections and waits this long for requests in flight',
+  },
+  MAX_BUFFERED_REQUEST_BYTES_PER_CALLER: {
+    parse: int(1024 * 1024, 16 * 1024 * 1024 * 1024),
+    default: (c) => Math.max(1024 * 1024, Math.floor((c.MAX_BUFFERED_REQUEST_BYTES ?? 256 * 1024 * 1024) / 8)),
+    shownDefault: '1/8 of `MAX_BUFFERED_REQUEST_BYTES` (32 MiB), at least 1 MiB',
+    describe: 'request body bytes one account (or client address) may have buffered at once',
+  },
+  BODY_READ_TIMEOUT_SECONDS: {
+    parse: int(1, 600),
+    default: 10,
+    describe: 'seconds a request body may take to arrive before a 408',
+  },
   USAGE_QUERY_MAX_EXECUTION_SECONDS: {
     parse: int(1, 3600),
     default: 10,
-    describe: 'ClickHouse max_execution_time of usage reads',
+    describe: 'ClickHouse `max_execution_time` of a usage read; over it → 503',
   },
-  USAGE_QUERIES_PER_ACCOUNT: { parse: int(1, 1000), default: 4, describe: 'usage reads running at once per account' },
+  USAGE_QUERIES_PER_ACCOUNT: {
+    parse: int(1, 1000),
+    default: 4,
+    describe: 'usage reads of one account running at once per api process',
+  },
   USAGE_QUERY_QUEUE_PER_ACCOUNT: {
     parse: int(0, 10_000),
     default: 16,
-    describe: 'usage reads waiting per account beyond those running',
+    describe: 'usage reads of one account waiting beyond those running; beyond → 503 `busy` + `Retry-After`',
   },
   WATCH_MAX_STALENESS_SECONDS: {
     parse: int(1, 3600),
     default: 10,
-    describe: 'seconds the revocation and meter watches may go unconfirmed before failing closed',
+    describe:
+      'how long the revocation list and meter registry (NATS KV watches) may go unconfirmed before tokens and ingest get 503',
   },
+  METRICS_HOST: {
+    parse: host,
+    default: (c) => c.HOST ?? '127.0.0.1',
+    shownDefault: '`HOST`, else `127.0.0.1`',
+    describe: 'interface the consumer, dispatcher and billing roles serve /metrics on',
+  },
+  METRICS_PORT: {
+    parse: int(0, 65535),
+    default: 0,
+    describe: 'port of /metrics of the consumer, dispatcher and billing roles (0 = any free port)',
+  },
+  SELLER_NAME: { parse: printedText(200, false), default: '', describe: 'seller name on invoice PDFs' },
+  SELLER_ADDRESS: {
+    parse: printedText(500, true),
+    default: '',
+    describe: 'seller address on invoice PDFs; lines separated by newlines or \\n',
+  },
+  SELLER_TAX_ID: { parse: printedText(64, false), default: '', describe: 'seller tax id (VAT, EIN…) on invoice PDFs' },
+  INVOICE_FOOTER: { parse: printedText(500, false), default: '', describe: 'footer line of every invoice PDF page' },
 };
 
 export const CONFIG_VARIABLES = Object.keys(SPEC) as (keyof Config)[];
@@ -284,6 +384,37 @@ export function parseConfig(env: Env = process.env): Config {
       problems.push({ variable: key, message: (err as Error).message });
     }
   }
+  if (!problems.length) problems.push(...crossChecks(out as Config));
   if (problems.length) throw new ConfigError(problems);
   return Object.freeze(out as Config);
+}
+
+/** Rules between variables, once each one parsed. */
+function crossChecks(c: Config): { variable: string; message: string }[] {
+  const problems: { variable: string; message: string }[] = [];
+  if (c.MAX_BUFFERED_REQUEST_BYTES_PER_CALLER > c.MAX_BUFFERED_REQUEST_BYTES)
+    problems.push({
+      variable: 'MAX_BUFFERED_REQUEST_BYTES_PER_CALLER',
+      message: `must not exceed MAX_BUFFERED_REQUEST_BYTES (${c.MAX_BUFFERED_REQUEST_BYTES}), got ${c.MAX_BUFFERED_REQUEST_BYTES_PER_CALLER}`,
+    });
+  return problems;
+}
+
+/** One configuration variable as docs/operations.md lists it (`npm run docs` writes the table from these). */
+export interface ConfigVariableDoc {
+  variable: string;
+  /** The default as text; `required` when there is none. */
+  default: string;
+  allows: string;
+  meaning: string;
+}
+
+export function configReference(): ConfigVariableDoc[] {
+  return CONFIG_VARIABLES.map((key) => {
+    const spec = SPEC[key] as VarSpec<unknown>;
+    const shown =
+      spec.shownDefault ??
+      (spec.default === undefined ? 'required' : spec.default === '' ? 'empty' : `\`${String(spec.default)}\``);
+    return { variable: key, default: shown, allows: spec.parse.allows ?? '', meaning: spec.describe };
+  });
 }

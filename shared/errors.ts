@@ -19,6 +19,7 @@ export type ErrorKind =
   | 'insufficient_scope'
   | 'not_found'
   | 'method_not_allowed'
+  | 'request_timeout'
   | 'conflict'
   | 'payload_too_large'
   | 'unsupported_media_type'
@@ -37,6 +38,7 @@ export const PROBLEM_TABLE: Readonly<Record<ErrorKind, { status: number; title: 
   insufficient_scope: { status: 403, title: 'Insufficient Scope' },
   not_found: { status: 404, title: 'Not Found' },
   method_not_allowed: { status: 405, title: 'Method Not Allowed' },
+  request_timeout: { status: 408, title: 'Request Timeout' },
   conflict: { status: 409, title: 'Conflict' },
   payload_too_large: { status: 413, title: 'Payload Too Large' },
   unsupported_media_type: { status: 415, title: 'Unsupported Media Type' },
@@ -133,6 +135,24 @@ export class ConflictError extends DomainError {
 export class PayloadTooLargeError extends DomainError {
   constructor(limit: number) {
     super('payload_too_large', 'payload_too_large', `The request body exceeds ${limit} bytes.`);
+  }
+}
+
+/** The body did not arrive in full within BODY_READ_TIMEOUT_SECONDS; nothing was done. */
+export class RequestTimeoutError extends DomainError {
+  constructor(seconds: number) {
+    super(
+      'request_timeout',
+      'request_timeout',
+      `The request body did not arrive in full within ${seconds} s; nothing was done. Send it again at once.`,
+    );
+  }
+}
+
+/** The client closed the connection before its body arrived: nothing is done, and nobody is told. */
+export class RequestAbortedError extends DomainError {
+  constructor() {
+    super('bad_request', 'request_aborted', 'The client closed the connection before the body arrived.');
   }
 }
 

@@ -1,4 +1,5 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics, type Metric } from 'prom-client';
+import { buildInfo } from './build-info.js';
 
 const HTTP_DURATION_BUCKETS = [0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1, 5];
 
@@ -11,6 +12,13 @@ export class Metrics {
     this.registry.setDefaultLabels({ role });
     collectDefaultMetrics({ register: this.registry });
     for (const metric of this.http.metrics()) this.registry.registerMetric(metric);
+    const build = new Gauge({
+      name: 'meterline_build_info',
+      help: 'Always 1; labels name the package version and the release (BUILD file) this process runs',
+      labelNames: ['version', 'build'],
+      registers: [this.registry],
+    });
+    build.set(buildInfo(), 1);
   }
 
   observeHttp(route: string, method: string, status: number, seconds: number): void {
@@ -34,6 +42,28 @@ export class Metrics {
         registers: [this.registry],
         collect() {
           this.set(read());
+        },
+      })
+    );
+  }
+
+  /** A gauge with labels, read when the metrics are collected (`read` sets each labelled value). */
+  labelledGauge<L extends string>(
+    name: string,
+    help: string,
+    labelNames: L[],
+    read: (set: (labels: Record<L, string>, value: number) => void) => Promise<void> | void,
+  ): Gauge<L> {
+    return (
+      (this.registry.getSingleMetric(name) as Gauge<L> | undefined) ??
+      new Gauge({
+        name,
+        help,
+        labelNames,
+        registers: [this.registry],
+        async collect() {
+          this.reset();
+          await read((labels, value) => this.set(labels, value));
         },
       })
     );

@@ -69,12 +69,49 @@ function sqlStatements(sql: string, database: string): string[] {
     .filter(Boolean);
 }
 
+/** The ClickHouse migration files, in the order they apply (a backup restores its tables in this order). */
+export function clickhouseMigrations(): Promise<{ version: string; sql: string }[]> {
+  return migrationFiles(repoPath('infra/migrations/clickhouse'));
+}
+
+/** Sends of an ON CLUSTER statement that a slow host made outlast distributed_ddl_task_timeout. */
+const DDL_ATTEMPTS = 4;
+
+/**
+ * One migration statement. An ON CLUSTER one answers when every host ran it; a host slower than
+ * distributed_ddl_task_timeout (180 s: a loaded machine, a replica catching up) makes it fail with code 159 while the
+ * task goes on in the background. Every statement here is idempotent (IF NOT EXISTS; an existing column is
+ * tolerated by the caller), so it is sent again: on the slow host it queues behind the first and finds it done.
+ */
+async function clusterCommand(
+  admin: ReturnType<typeof createClickhouse>,
+  query: string,
+  settings: { insert_distributed_sync?: 1 } = {},
+): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await admin.command({ query, clickhouse_settings: settings });
+      return;
+    } catch (err) {
+      const slowHost = / ON CLUSTER /i.test(query) && /distributed_ddl_task_timeout/.test((err as Error).message);
+      if (!slowHost || attempt >= DDL_ATTEMPTS) throw err;
+    }
+  }
+}
+
 /**
  * ClickHouse has no transactions: each file holds idempotent statements (IF NOT EXISTS; ADD COLUMN below) separated by
  * `;` at line end, and the version is recorded after all of them ran. With `cluster` every statement runs
  * ON CLUSTER in its replicated/sharded form (shared/clickhouse-cluster.ts), rewritten from the same files.
+ * `only`: apply just these versions (a restore brings the schema to its backup's version, loads the rows, then
+ * migrates the rest, so later migrations' data steps run over them).
  */
-export async function migrateClickhouse(url: string, database: string, cluster = ''): Promise<string[]> {
+export async function migrateClickhouse(
+  url: string,
+  database: string,
+  cluster = '',
+  only?: ReadonlySet<string>,
+): Promise<string[]> {
   // An ON CLUSTER statement answers once every host ran it (distributed_ddl_task_timeout, 180 s): on a cluster
   // still starting, or two starting at once on a busy machine, that takes longer than a query's 30 s.
   const admin = createClickhouse(url, undefined, cluster ? { requestTimeoutMs: 300_000 } : {});
@@ -84,26 +121,24 @@ export async function migrateClickhouse(url: string, database: string, cluster =
   const settings = cluster ? { insert_distributed_sync: 1 as const } : {};
   const applied: string[] = [];
   try {
-    await admin.command({
-      query: `CREATE DATABASE IF NOT EXISTS ${database}${cluster ? ` ON CLUSTER ${cluster}` : ''}`,
-    });
+    await clusterCommand(admin, `CREATE DATABASE IF NOT EXISTS ${database}${cluster ? ` ON CLUSTER ${cluster}` : ''}`);
     for (const q of forCluster(
       `CREATE TABLE IF NOT EXISTS ${database}.schema_migrations (version String, applied_at DateTime DEFAULT now()) ENGINE = ReplacingMergeTree() ORDER BY version`,
     )) {
-      await admin.command({ query: q });
+      await clusterCommand(admin, q);
     }
     const rs = await admin.query({
       query: `SELECT version FROM ${database}.schema_migrations FINAL`,
       format: 'JSONEachRow',
     });
     const done = new Set((await rs.json<{ version: string }>()).map((r) => r.version));
-    for (const m of await migrationFiles(repoPath('infra/migrations/clickhouse'))) {
+    for (const m of await clickhouseMigrations()) {
       // Rewritten even when applied: later files' statements need to know which tables are sharded.
       const statements = sqlStatements(m.sql, database).flatMap(forCluster);
-      if (done.has(m.version)) continue;
+      if (done.has(m.version) || (only && !only.has(m.version))) continue;
       for (const query of statements) {
         try {
-          await admin.command({ query, clickhouse_settings: settings });
+          await clusterCommand(admin, query, settings);
         } catch (err) {
           // ADD COLUMN has no IF NOT EXISTS on 18.16: a column already there is a statement already run.
           if (/^ALTER TABLE/i.test(query) && /column with this name already exists/.test((err as Error).message))
@@ -195,6 +230,14 @@ export async function ensureNatsTopology(
     ttl: API_PROCESS_TTL_MS,
     replicas,
   });
+  // Shared rate buckets: an entry idle this long has refilled (the longest window is an hour); memory, like the
+  // heartbeats: after a restart of every NATS node each account starts with a full bucket.
+  await kvm.create(names.rateBucket, {
+    history: 1,
+    storage: StorageType.Memory,
+    ttl: RATE_BUCKET_TTL_MS,
+    replicas,
+  });
   await kvm.create(names.signInThrottleBucket, {
     history: 1,
     storage: StorageType.File,
@@ -206,6 +249,9 @@ export async function ensureNatsTopology(
 
 /** How long a sign-in failure counter is kept after its last failure (services/control/oauth/sign-in-throttle.ts). */
 export const SIGN_IN_FAILURE_TTL_MS = 60 * 60_000;
+
+/** How long a shared rate bucket is kept after its last change (shared/limits/rate-leases.ts): > the longest window. */
+export const RATE_BUCKET_TTL_MS = 2 * 3_600_000;
 
 /** How long an api process counts as alive after its last heartbeat (it beats every third of this). */
 export const API_PROCESS_TTL_MS = 15_000;

@@ -10,3 +10,8 @@ export function repoPath(...parts: string[]): string {
 
 /** Where the local stack keeps `.data/`: the repository, or METERLINE_ROOT (a second stack beside the first). */
 export const STACK_ROOT = process.env.METERLINE_ROOT ? resolve(process.env.METERLINE_ROOT) : REPO_ROOT;
+
+/** SECRET_KEY of the local stack when the environment sets none: `.data/secret.key` beside its servers' data. */
+export function stackSecretFile(): string {
+  return resolve(STACK_ROOT, '.data', 'secret.key');
+}

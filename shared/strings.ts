@@ -24,3 +24,21 @@ export function hasControlCharacter(s: string): boolean {
   }
   return false;
 }
+
+/** How a JSON value reads in a message: "a string", "a JSON number", "null". */
+export function jsonValueKind(v: unknown): string {
+  if (v === null) return 'null';
+  if (Array.isArray(v)) return 'a JSON array';
+  switch (typeof v) {
+    case 'string':
+      return 'a string';
+    case 'number':
+      return 'a JSON number';
+    case 'boolean':
+      return v ? 'true' : 'false';
+    case 'object':
+      return 'a JSON object';
+    default:
+      return 'nothing';
+  }
+}

@@ -7,12 +7,16 @@ import { randomBytes } from 'node:crypto';
 import { chmodSync, closeSync, openSync, readFileSync, renameSync, writeSync } from 'node:fs';
 import path from 'node:path';
 import type { ServerName } from './errors.js';
-import { stackDataDir } from './state.js';
+import { StackError } from './errors.js';
+import { stackDataDir, topologyName } from './state.js';
 
 /** user → password, per server. */
 export type Credentials = Partial<Record<ServerName, Record<string, string>>>;
 
-export function credentialsFile(root: string, env?: NodeJS.ProcessEnv): string {
+/** `.data/credentials.json`; for a host of an inventory, the one beside the inventory (every host shares it). */
+export function credentialsFile(root: string, env: NodeJS.ProcessEnv = process.env): string {
+  if (topologyName(env) === 'hosts')
+    return path.join(path.dirname(path.resolve(env.METERLINE_INVENTORY!)), 'credentials.json');
   return path.join(stackDataDir(root, env), 'credentials.json');
 }
 
@@ -29,11 +33,16 @@ function newPassword(): string {
   return randomBytes(24).toString('base64url');
 }
 
-/** The stored credentials, with a fresh password for every user that has none yet (written back, 0600). */
+/**
+ * The stored credentials, with a fresh password for every user that has none yet (written back, 0600). The hosts
+ * of an inventory must all use the same file: there a missing password is an error unless `create` (the one
+ * `meterline hosts init` that makes the file).
+ */
 export function ensureCredentials(
   root: string,
   users: Partial<Record<ServerName, readonly string[]>>,
-  env?: NodeJS.ProcessEnv,
+  env: NodeJS.ProcessEnv = process.env,
+  create = topologyName(env) !== 'hosts',
 ): Credentials {
   const creds = readCredentials(root, env);
   let changed = false;
@@ -41,6 +50,10 @@ export function ensureCredentials(
     const mine = (creds[server] ??= {});
     for (const user of names) {
       if (typeof mine[user] === 'string' && mine[user]) continue;
+      if (!create)
+        throw new StackError(
+          `${credentialsFile(root, env)} has no password for ${server} user ${user}: run \`meterline hosts init\` on one host and copy the inventory's directory to the others`,
+        );
       mine[user] = newPassword();
       changed = true;
     }
@@ -58,4 +71,9 @@ export function ensureCredentials(
     renameSync(tmp, file);
   }
   return creds;
+}
+
+/** Every user a server needs a password for: its clients' logins and its own (ClickHouse's interserver user). */
+export function serverUsersOf(kind: { userOf: Record<string, string>; serverUsers?: readonly string[] }): string[] {
+  return [...new Set([...Object.values(kind.userOf), ...(kind.serverUsers ?? [])])].filter(Boolean);
 }

@@ -5,7 +5,7 @@
 import { spawn } from 'node:child_process';
 import { accessSync, constants, statSync } from 'node:fs';
 import path from 'node:path';
-import { StackError } from './errors.js';
+import { StackError, type ServerName } from './errors.js';
 import type { ServerKind } from './launch.js';
 import { withPidLock } from './state.js';
 
@@ -61,21 +61,30 @@ export function aptGet(args: string[], env: NodeJS.ProcessEnv = process.env): Pr
   );
 }
 
+/** What can be installed from Debian: a server (ServerKind) or a tool the operator needs (haproxy, promtool). */
+export type Installable = Pick<ServerKind, 'debianPackage' | 'binaryDescription' | 'command'> & { name: string };
+
+const SERVER_KINDS: readonly string[] = ['postgres', 'nats', 'clickhouse', 'zookeeper'];
+/** The server a StackError names (none for a tool). */
+function serverOf(kind: Installable): ServerName | undefined {
+  return SERVER_KINDS.includes(kind.name) ? (kind.name as ServerName) : undefined;
+}
+
 let aptUpdated: Promise<void> | null = null;
 /** Within this process, one install at a time (the lock file orders processes). */
 let aptQueue: Promise<unknown> = Promise.resolve();
 
-function installHint(kind: ServerKind): string {
+function installHint(kind: Installable): string {
   return `sudo apt-get install -y ${kind.debianPackage}`;
 }
 
-async function aptInstall(kind: ServerKind): Promise<void> {
+async function aptInstall(kind: Installable): Promise<void> {
   aptUpdated ??= aptGet(['update']).then((code) => {
     if (code !== 0) {
       aptUpdated = null;
       throw new StackError(
         `apt-get update failed (exit ${code}); install ${kind.name} manually: ${installHint(kind)}`,
-        kind.name,
+        serverOf(kind),
       );
     }
   });
@@ -86,7 +95,7 @@ async function aptInstall(kind: ServerKind): Promise<void> {
   if (code !== 0) {
     throw new StackError(
       `apt-get install -y -q ${kind.debianPackage} failed (exit ${code}); install it manually: ${installHint(kind)}`,
-      kind.name,
+      serverOf(kind),
     );
   }
 }
@@ -96,7 +105,7 @@ async function aptInstall(kind: ServerKind): Promise<void> {
  * running as root on a system with apt-get; otherwise throws a StackError that
  * says exactly what to run.
  */
-export async function ensureInstalled(kind: ServerKind): Promise<void> {
+export async function ensureInstalled(kind: Installable): Promise<void> {
   if (kind.command()) return;
   const isRoot = typeof process.getuid === 'function' && process.getuid() === 0;
   const apt = findOnPath('apt-get');
@@ -105,7 +114,7 @@ export async function ensureInstalled(kind: ServerKind): Promise<void> {
     throw new StackError(
       `${kind.name} is not installed (${kind.binaryDescription} not found) and it cannot be installed automatically (${why}). ` +
         `Run: ${installHint(kind)}`,
-      kind.name,
+      serverOf(kind),
     );
   }
   process.stderr.write(`[stack] ${kind.name} not found; installing Debian package ${kind.debianPackage}\n`);
@@ -115,7 +124,7 @@ export async function ensureInstalled(kind: ServerKind): Promise<void> {
   if (!kind.command()) {
     throw new StackError(
       `${kind.debianPackage} was installed but ${kind.binaryDescription} is still not found. Run: ${installHint(kind)}`,
-      kind.name,
+      serverOf(kind),
     );
   }
 }

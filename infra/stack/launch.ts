@@ -57,20 +57,27 @@ export interface InstanceOptions {
   natsNamespace?: string;
   /** In a cluster topology (topology.ts): what this instance must know of the others. */
   cluster?: ClusterPlace;
+  /**
+   * NATS: open the HTTP monitoring endpoint on its port (METERLINE_NATS_MONITOR=1), loopback only. Off by
+   * default: nats-server 2.9's monitor takes no credentials and lists connections, users and streams.
+   */
+  openMonitor?: boolean;
+  /** Addresses besides loopback whose clients may connect (the other hosts of an inventory). */
+  clients?: string[];
 }
 
 /** An instance's place in a cluster topology. */
 export interface ClusterPlace {
   /** The cluster's name (NATS cluster, ClickHouse remote_servers). */
   name: string;
-  /** Every instance of this kind, self included, in order (NATS routes). */
-  peers: { name: string; ports: Ports }[];
+  /** Every instance of this kind, self included, in order (NATS routes, a ZooKeeper ensemble); `host` default: its own. */
+  peers: { name: string; ports: Ports; host?: string }[];
   /** This instance's name (unique; ClickHouse's `replica` macro). */
   self: string;
-  /** ClickHouse: 1-based shard number, every shard's replicas' ports, the ZooKeeper client port. */
+  /** ClickHouse: 1-based shard number, every shard's replicas, the ZooKeeper nodes. */
   shard?: number;
-  shards?: Ports[][];
-  zookeeperPort?: number;
+  shards?: { host: string; ports: Ports }[][];
+  zookeepers?: { host: string; port: number }[];
 }
 
 /** Who connects to the servers: the test harness and operator tools, migrations, and each role. */
@@ -99,6 +106,8 @@ export interface ServerKind {
   defaultPorts: Ports;
   /** The server user each profile connects as; one password per distinct user. */
   userOf: Record<Profile, string>;
+  /** Users the servers of this kind use among themselves (ClickHouse replication); each gets a password too. */
+  serverUsers?: readonly string[];
   /** The log to point people at. */
   logFile(dir: string): string;
   /** The URL a client uses: with `login`, as that user (and, for Postgres, in that user's database). */

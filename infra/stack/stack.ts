@@ -13,9 +13,10 @@ import path from 'node:path';
 import { SERVER_NAMES, StackError, type ServerName } from './errors.js';
 import { ensureInstalled } from './install.js';
 import { PROFILES, READY_TIMEOUT_MS, loginOf, type Ports, type Profile, type ServerKind } from './launch.js';
-import { ensureCredentials, readCredentials, type Credentials } from './credentials.js';
+import { ensureCredentials, readCredentials, serverUsersOf, type Credentials } from './credentials.js';
 import { redactUrl } from './probe.js';
 import { isAlive, ownsPid, stopPid, waitFor } from './process.js';
+import { candidates, newRecord, reuse } from './running-instance.js';
 import { SERVERS } from './servers.js';
 import {
   readRoleProcesses,
@@ -27,7 +28,7 @@ import {
   type ProcessEntry,
   type ServerRecord,
 } from './state.js';
-import { jetstreamClusterReady } from './nats.js';
+import { waitForJetstreamLeader } from './nats.js';
 import { CLUSTER_SETTINGS, topology, type Instance } from './topology.js';
 
 export { stackDataDir } from './state.js';
@@ -148,7 +149,7 @@ function profileUrls(i: Instance, rec: ServerRecord | undefined, creds: Credenti
   if (!rec?.secured || !passwords) return sameForAll(rec?.url ?? i.url);
   const ports = rec.ports ?? i.ports;
   return Object.fromEntries(
-    PROFILES.map((p) => [p, i.kind.url(ports, undefined, loginOf(i.kind, passwords, p))]),
+    PROFILES.map((p) => [p, i.kind.url(ports, i.host, loginOf(i.kind, passwords, p))]),
   ) as Record<Profile, string>;
 }
 
@@ -173,59 +174,6 @@ function local(
   return { server, urls: profileUrls(i, rec, creds) };
 }
 
-function readPidFile(dir: string): number | null {
-  try {
-    const n = Number(readFileSync(path.join(dir, 'pid'), 'utf8').trim());
-    return Number.isInteger(n) && n > 0 ? n : null;
-  } catch {
-    return null;
-  }
-}
-
-/** Already-running processes of this instance: the recorded one first, then `<dir>/pid`; only pids we own. */
-function candidates(i: Instance, rec: ServerRecord | undefined, creds: Credentials): ServerRecord[] {
-  const out: ServerRecord[] = [];
-  if (rec && ownsPid(rec.pid, i.dir)) out.push(rec);
-  const filePid = readPidFile(i.dir);
-  if (filePid && filePid !== rec?.pid && ownsPid(filePid, i.dir))
-    out.push(newRecord(i, filePid, i.kind.logFile(i.dir), Boolean(creds[i.kind.name])));
-  return out;
-}
-
-/** What stack.json keeps of an instance: never a password. */
-function newRecord(i: Instance, pid: number, logFile: string, secured: boolean): ServerRecord {
-  return {
-    name: i.name,
-    kind: i.kind.name,
-    pid,
-    url: i.url,
-    logFile,
-    dir: i.dir,
-    ports: i.ports,
-    secured,
-    startedAt: new Date().toISOString(),
-  };
-}
-
-/** Reuse a running instance if it answers (waiting the usual time while it is still starting); stop it if it never does. */
-async function reuse(i: Instance, c: ServerRecord, url: string, log: Log): Promise<boolean> {
-  let r = await i.kind.probe(url);
-  if (!r.ok) {
-    log(`${i.name}: pid ${c.pid} is running but not answering yet (${r.detail ?? ''}); waiting`);
-    await waitFor(async () => !isAlive(c.pid) || (r = await i.kind.probe(url)).ok, {
-      timeoutMs: READY_TIMEOUT_MS,
-      intervalMs: 200,
-      what: `${i.name} pid ${c.pid} to answer`,
-    }).catch(() => undefined);
-  }
-  if (r.ok && isAlive(c.pid)) return true;
-  if (isAlive(c.pid)) {
-    log(`${i.name}: pid ${c.pid} does not answer (${r.detail ?? ''}); restarting it`);
-    await stopPid(c.pid, 30_000, i.kind.stopSignal);
-  }
-  return false;
-}
-
 async function upInstance(
   i: Instance,
   rec: ServerRecord | undefined,
@@ -248,6 +196,9 @@ async function upInstance(
     passwords: o.creds[i.kind.name],
     natsNamespace: o.natsNamespace,
     cluster: i.cluster,
+    openMonitor: o.natsMonitor,
+    host: i.host,
+    clients: i.clients,
   });
   o.log(`${i.name}: ready at ${i.url} (pid ${h.pid}, ${Date.now() - t0} ms)`);
   const record = newRecord(i, h.pid, h.logFile, true);
@@ -269,14 +220,14 @@ async function upExternal(kind: ServerKind, url: string, log: Log): Promise<Entr
 interface UpOptions {
   creds: Credentials;
   natsNamespace: string;
+  /** METERLINE_NATS_MONITOR: open NATS's (unauthenticated) monitoring endpoint. */
+  natsMonitor: boolean;
   log: Log;
 }
 
 /** A password for every server user of the instances to run. */
 function credentialsFor(root: string, instances: Instance[], env: NodeJS.ProcessEnv): Credentials {
-  const users = Object.fromEntries(
-    instances.map((i) => [i.kind.name, [...new Set(Object.values(i.kind.userOf))].filter(Boolean)]),
-  );
+  const users = Object.fromEntries(instances.map((i) => [i.kind.name, serverUsersOf(i.kind)]));
   return ensureCredentials(root, users, env);
 }
 
@@ -307,20 +258,21 @@ function waves(instances: Instance[]): Instance[][] {
   return [instances.filter((i) => !late(i)), instances.filter(late)];
 }
 
-/** A NATS cluster elects its JetStream meta leader after its nodes answer; streams can be made only then. */
-async function jetstreamReady(instances: Instance[], log: Log): Promise<void> {
-  const node = instances.find((i) => i.kind === SERVERS.nats && i.cluster && i.ports.monitor);
+/**
+ * A NATS cluster elects its JetStream meta leader after its nodes answer; streams can be made only then. Asked
+ * over the client port (the HTTP monitor is off by default, docs/limits.md). One host of an inventory cannot make
+ * a majority alone: there a missing leader is reported, not an error (the other hosts' nodes may start later).
+ */
+async function jetstreamReady(instances: Instance[], log: Log, hosts: boolean, creds: Credentials): Promise<void> {
+  const node = instances.find((i) => i.kind === SERVERS.nats && i.cluster);
   if (!node) return;
-  let detail = '';
-  await waitFor(
-    async () => {
-      const r = await jetstreamClusterReady('127.0.0.1', node.ports.monitor!);
-      detail = r.detail ?? '';
-      return r.ok;
-    },
-    { timeoutMs: READY_TIMEOUT_MS, intervalMs: 200, what: 'the NATS cluster to elect a JetStream leader' },
-  );
-  log(`nats cluster: ${detail}`);
+  const url = node.kind.url(node.ports, node.host ?? '127.0.0.1', loginOf(node.kind, creds.nats, 'admin'));
+  try {
+    log(`nats cluster: ${await waitForJetstreamLeader(url)}`);
+  } catch (e) {
+    if (!hosts) throw e;
+    log(`nats cluster: ${(e as Error).message} — start the NATS nodes of the other hosts`);
+  }
 }
 
 /**
@@ -339,6 +291,7 @@ export async function stackUp(o: { root: string; env?: NodeJS.ProcessEnv; log?: 
       const up: UpOptions = {
         creds: credentialsFor(root, instances, env),
         natsNamespace: env.NATS_NAMESPACE ?? '',
+        natsMonitor: /^(1|true|yes|on)$/i.test(env.METERLINE_NATS_MONITOR ?? ''),
         log: o.log ?? (() => undefined),
       };
       const failures: StackError[] = [];
@@ -371,7 +324,7 @@ export async function stackUp(o: { root: string; env?: NodeJS.ProcessEnv; log?: 
       if (failures.length) await stopStarted(started, state, up.log);
       writeState(root, state, env);
       throwAll(failures, 'servers failed to start');
-      await jetstreamReady(instances, up.log);
+      await jetstreamReady(instances, up.log, topologyName(env) === 'hosts', up.creds);
       return info(entries, settings);
     },
     env,

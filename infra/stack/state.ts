@@ -2,7 +2,17 @@
  * What the stack remembers between commands: `<root>/.data/stack.json` (the pid, URL and ports of every
  * server instance it started, written atomically) and the lock that serialises stack operations.
  */
-import { closeSync, openSync, readFileSync, renameSync, rmSync, statSync, writeFileSync, writeSync } from 'node:fs';
+import {
+  closeSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+  writeSync,
+} from 'node:fs';
 import path from 'node:path';
 import { StackError, type ServerName } from './errors.js';
 import { READY_TIMEOUT_MS, type Ports } from './launch.js';
@@ -28,22 +38,37 @@ export interface StackState {
   servers: Record<string, ServerRecord>;
 }
 
-/** METERLINE_TOPOLOGY: `single` (default) or `cluster` (several nodes of each server, several processes per role). */
+/**
+ * METERLINE_TOPOLOGY: `single` (default) or `cluster` (several nodes of each server, several processes per role);
+ * `hosts` — this host's part of an inventory (inventory.ts) — whenever METERLINE_INVENTORY is set.
+ */
 export const TOPOLOGY_VARIABLE = 'METERLINE_TOPOLOGY';
-export const TOPOLOGIES = ['single', 'cluster'] as const;
+export const TOPOLOGIES = ['single', 'cluster', 'hosts'] as const;
 export type TopologyName = (typeof TOPOLOGIES)[number];
 
 export function topologyName(env: NodeJS.ProcessEnv = process.env): TopologyName {
+  if (env.METERLINE_INVENTORY?.trim()) return 'hosts';
   const raw = env[TOPOLOGY_VARIABLE]?.trim() || 'single';
+  if (raw === 'hosts') throw new StackError(`${TOPOLOGY_VARIABLE}=hosts needs METERLINE_INVENTORY and METERLINE_HOST`);
   if (!(TOPOLOGIES as readonly string[]).includes(raw))
     throw new StackError(`${TOPOLOGY_VARIABLE} must be one of ${TOPOLOGIES.join(', ')}, got "${raw}"`);
   return raw as TopologyName;
 }
 
-/** `<root>/.data` for the single topology, `<root>/.data/cluster` for the cluster: two stacks never share a file. */
+/**
+ * `<root>/.data` for the single topology, `<root>/.data/cluster` for the cluster, `<root>/.data/hosts/<host>` for
+ * one host of an inventory: two stacks never share a file.
+ */
 export function stackDataDir(root: string, env: NodeJS.ProcessEnv = process.env): string {
   const base = path.join(path.resolve(root), '.data');
-  return topologyName(env) === 'cluster' ? path.join(base, 'cluster') : base;
+  const topology = topologyName(env);
+  if (topology === 'hosts') {
+    const host = env.METERLINE_HOST?.trim() ?? '';
+    if (!/^[a-z0-9][a-z0-9-]{0,40}$/.test(host))
+      throw new StackError(`METERLINE_HOST must name a host of the inventory, got "${host}"`);
+    return path.join(base, 'hosts', host);
+  }
+  return topology === 'cluster' ? path.join(base, 'cluster') : base;
 }
 
 function stateFile(root: string, env?: NodeJS.ProcessEnv): string {
@@ -139,23 +164,34 @@ export interface ProcessEntry {
   ports: number[];
 }
 
-function roleProcessesFile(root: string, env?: NodeJS.ProcessEnv): string {
-  return path.join(stackDataDir(root, env), 'processes.json');
+/** `processes.json`, or `processes-<roles>.json` for a `meterline up --role …` (one supervisor per role: systemd). */
+function roleProcessesFile(root: string, env?: NodeJS.ProcessEnv, tag = ''): string {
+  return path.join(stackDataDir(root, env), `processes${tag ? `-${tag}` : ''}.json`);
 }
 
 /** The role processes `meterline up` supervises, rewritten (atomically) whenever one (re)starts. */
-export function writeRoleProcesses(root: string, processes: ProcessEntry[], env?: NodeJS.ProcessEnv): void {
-  const file = roleProcessesFile(root, env);
+export function writeRoleProcesses(root: string, processes: ProcessEntry[], env?: NodeJS.ProcessEnv, tag = ''): void {
+  const file = roleProcessesFile(root, env, tag);
   const tmp = `${file}.${process.pid}.tmp`;
   writeFileSync(tmp, JSON.stringify(processes, null, 2) + '\n');
   renameSync(tmp, file);
 }
 
+/** Every supervisor's role processes (stale entries included: callers check the pids). */
 export function readRoleProcesses(root: string, env?: NodeJS.ProcessEnv): ProcessEntry[] {
+  const dir = stackDataDir(root, env);
+  let files: string[];
   try {
-    const list = JSON.parse(readFileSync(roleProcessesFile(root, env), 'utf8')) as ProcessEntry[];
-    return Array.isArray(list) ? list.filter((p) => p && Number.isInteger(p.pid) && typeof p.name === 'string') : [];
+    files = readdirSync(dir).filter((f) => /^processes(-[a-z,-]+)?\.json$/.test(f));
   } catch {
     return [];
   }
+  return files.flatMap((f) => {
+    try {
+      const list = JSON.parse(readFileSync(path.join(dir, f), 'utf8')) as ProcessEntry[];
+      return Array.isArray(list) ? list.filter((p) => p && Number.isInteger(p.pid) && typeof p.name === 'string') : [];
+    } catch {
+      return [];
+    }
+  });
 }

@@ -8,21 +8,21 @@ import {
   writeOverrides,
   type LimitOverrides,
 } from '../../shared/limits/account-limits.js';
-import { withControlPlane, requireFlag } from './control-plane.js';
-import { parseFlags, UsageError } from './output.js';
+import { withControlPlane } from './control-plane.js';
+import { parseFlags, stringFlag, UsageError } from './output.js';
 import { accountExists } from '../domain/accounts/store.js';
 
 const FLAG_OF = (limit: string) => limit.replace(/_/g, '-');
 
 /**
- * `meterline accounts limits --account ID [--ingest-records-per-second N] [--requests-per-second N]
+ * `meterline accounts limits --account ID [--ingest-records-per-second N] [--attributed-records-per-second N] [--requests-per-second N]
  * [--max-meters N] [--max-webhooks N] [--max-payment-methods N]`: sets the given overrides (alone: prints
  * them) → {account_id, limits (in force), overrides (the operator's), defaults}. Written to the NATS KV
  * limits bucket, which every api process watches: in force within milliseconds, no restart.
  */
 export async function accountLimitsCommand(args: string[]): Promise<number> {
-  const flags = parseFlags(args, { strings: ['account', ...LIMIT_NAMES.map(FLAG_OF)] });
-  const accountId = requireFlag(flags, 'account');
+  const flags = parseFlags(args, { strings: ['account', ...LIMIT_NAMES.map(FLAG_OF)], required: ['account'] });
+  const accountId = stringFlag(flags, 'account')!;
   const changes: LimitOverrides = {};
   for (const limit of LIMIT_NAMES) {
     const raw = flags[FLAG_OF(limit)];

@@ -5,6 +5,7 @@ import { createLogger } from '../../shared/logging.js';
 import { parseTimestamp } from '../../shared/usage/timestamp.js';
 import { billingDeps } from '../roles/billing/deps.js';
 import { runBilling } from '../domain/billing/run.js';
+import { nextPeriodDue } from '../domain/billing/close.js';
 import { stackEnv } from './env.js';
 import { stringifyJson, JsonDecimal } from '../../shared/money/json.js';
 import { EXIT, parseFlags, UsageError } from './output.js';
@@ -38,15 +39,32 @@ export async function billingCommand(args: string[]): Promise<number> {
       closing: (done, total) => say(`closed ${done} of ${total} periods`),
       paying: (done) => say(`${done} payment attempts`),
     });
+    const idle = r.invoices.length === 0 ? await whyNothingClosed(deps, now) : {};
+    if ('reason' in idle) say(`no invoice: ${idle.reason}`);
     // Amounts as exact JSON numbers, like the API writes them.
     process.stdout.write(
       stringifyJson({
         invoices: r.invoices.map((i) => ({ ...i, amount: new JsonDecimal(i.amount) })),
         payments: r.payments,
+        ...idle,
       }) + '\n',
     );
     return EXIT.ok;
   } finally {
     await Promise.allSettled([deps.linesPool.destroy(), pg.end(), clickhouse.close()]);
   }
+}
+
+/** A run that closed nothing says why, and when the next period becomes due (its end + the grace period). */
+async function whyNothingClosed(
+  deps: Parameters<typeof nextPeriodDue>[0],
+  now: Date,
+): Promise<{ reason: string; next_due_at: string | null }> {
+  const next = await nextPeriodDue(deps);
+  if (!next) return { reason: 'no subscription has a period left to close', next_due_at: null };
+  const reason =
+    next.dueAt > now
+      ? `no period is due at ${now.toISOString()}: the next one ends ${next.periodEnd.toISOString()} and closes at ${next.dueAt.toISOString()}, after the ${deps.graceSeconds} s grace period (BILLING_GRACE_SECONDS) that lets late usage count`
+      : 'the periods due were being closed by another billing run';
+  return { reason, next_due_at: next.dueAt.toISOString() };
 }

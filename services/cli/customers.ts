@@ -3,8 +3,8 @@ import { addSignIn } from '../domain/customers/sign-ins-store.js';
 import { toSignIn } from '../control/customers/representation.js';
 import { CustomerRegistryWriter } from '../domain/customers/registry-writer.js';
 import type { Config } from '../../shared/config.js';
-import { requireFlag, withControlPlane } from './control-plane.js';
-import { parseFlags, UsageError } from './output.js';
+import { withControlPlane } from './control-plane.js';
+import { parseFlags, stringFlag, UsageError } from './output.js';
 
 /**
  * `meterline customers sign-in --customer cus_… --email E [--password P]` → the user `{id, customer_id, email,
@@ -14,10 +14,10 @@ import { parseFlags, UsageError } from './output.js';
 export async function customersCommand(args: string[]): Promise<number> {
   const [sub, ...rest] = args;
   if (sub !== 'sign-in') throw new UsageError(sub ? `unknown subcommand "${sub}"` : 'missing subcommand');
-  const flags = parseFlags(rest, { strings: ['customer', 'email', 'password'] });
-  const customerId = requireFlag(flags, 'customer');
-  const email = requireFlag(flags, 'email');
-  const password = typeof flags.password === 'string' ? flags.password : undefined;
+  const flags = parseFlags(rest, { strings: ['customer', 'email', 'password'], required: ['customer', 'email'] });
+  const customerId = stringFlag(flags, 'customer')!;
+  const email = stringFlag(flags, 'email')!;
+  const password = stringFlag(flags, 'password');
   if (password !== undefined && (password.length < 8 || password.length > 1024))
     throw new UsageError('--password must be 8–1024 characters');
   return withControlPlane(async (pg) => {

@@ -1,14 +1,23 @@
 import { stackUp, stackStatus } from '../../infra/stack/stack.js';
-import { STACK_ROOT, repoPath } from '../../shared/paths.js';
+import { readCredentials } from '../../infra/stack/credentials.js';
+import { profileEnvironment } from '../../infra/stack/host-env.js';
+import { selectedHost } from '../../infra/stack/inventory.js';
+import { STACK_ROOT, stackSecretFile } from '../../shared/paths.js';
 import { ensureSecretFile } from '../../shared/secret.js';
 
 /**
  * The environment a command runs with: the caller's, plus the local stack's server URLs for any of
- * DATABASE_URL / NATS_URL / CLICKHOUSE_URL not set. `launch` starts the stack when it isn't running.
+ * DATABASE_URL / NATS_URL / CLICKHOUSE_URL not set. `launch` starts the stack when it isn't running. On one host
+ * of an inventory (METERLINE_INVENTORY, METERLINE_HOST): the inventory's servers, as the schema's owner.
  */
 export async function stackEnv(opts: { launch: boolean; log?: (m: string) => void }): Promise<NodeJS.ProcessEnv> {
+  const selected = selectedHost(process.env);
+  if (selected) {
+    const { inventory, host } = selected;
+    return { ...process.env, ...profileEnvironment(inventory, host, readCredentials(STACK_ROOT), 'migrate') };
+  }
   const env = { ...process.env };
-  env.SECRET_KEY ||= await ensureSecretFile(repoPath('.data/secret.key'));
+  env.SECRET_KEY ||= await ensureSecretFile(stackSecretFile());
   if (env.DATABASE_URL && env.NATS_URL && env.CLICKHOUSE_URL) return env;
   const info = opts.launch
     ? await stackUp({ root: STACK_ROOT, env, log: opts.log })

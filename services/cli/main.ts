@@ -1,21 +1,67 @@
 import { COMMANDS } from './commands.js';
+import { commandHelp, mainHelp, wantsHelp } from './help.js';
 import { EXIT, printError, UsageError } from './output.js';
 import { ConfigError } from '../../shared/config.js';
 
+/**
+ * `--inventory FILE` and `--host NAME` anywhere on the line: this host of an inventory (docs/hosts.md),
+ * the same as METERLINE_INVENTORY and METERLINE_HOST, for every command.
+ */
+function takeHostFlags(argv: string[]): string[] {
+  const rest: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const m = /^--(inventory|host)(?:=(.*))?$/.exec(argv[i]!);
+    if (!m) {
+      rest.push(argv[i]!);
+      continue;
+    }
+    const value = m[2] ?? argv[++i];
+    if (value === undefined) throw new UsageError(`--${m[1]} needs a value`);
+    process.env[m[1] === 'inventory' ? 'METERLINE_INVENTORY' : 'METERLINE_HOST'] = value;
+  }
+  return rest;
+}
+
 async function main(argv: string[]): Promise<number> {
-  const [name, ...args] = argv;
-  const command = name ? COMMANDS[name] : undefined;
-  if (!command) {
-    printError(name ? `unknown command "${name}"` : 'missing command', {
-      usage: Object.values(COMMANDS).map((c) => `meterline ${c.usage}`),
-    });
+  let rest: string[];
+  try {
+    rest = takeHostFlags(argv);
+  } catch (err) {
+    printError((err as Error).message);
     return EXIT.usage;
+  }
+  const [name, ...args] = rest;
+  if (name === undefined) {
+    // Nothing asked: what there is to ask (a usage error, so scripts notice).
+    process.stderr.write(mainHelp() + '\n');
+    return EXIT.usage;
+  }
+  if (name === '--help' || name === '-h' || (name === 'help' && args.length === 0)) {
+    process.stdout.write(mainHelp() + '\n');
+    return EXIT.ok;
+  }
+  const helpFor = name === 'help' ? args[0]! : undefined;
+  const asked = helpFor ?? name;
+  const command = Object.hasOwn(COMMANDS, asked) ? COMMANDS[asked] : undefined;
+  if (!command) {
+    printError(`unknown command "${asked}"`, { commands: Object.keys(COMMANDS), help: 'meterline --help' });
+    return EXIT.usage;
+  }
+  if (helpFor || wantsHelp(args)) {
+    process.stdout.write(commandHelp(asked, command) + '\n');
+    return EXIT.ok;
   }
   try {
     return await command.run(args);
   } catch (err) {
     if (err instanceof UsageError) {
-      printError(err.message, { usage: `meterline ${command.usage}` });
+      // The synopsis of the subcommand asked for (accounts create), else every one of the command.
+      const sub = command.usage.filter((u) => args[0] && u.startsWith(`${name} ${args[0]} `));
+      printError(err.message, {
+        ...err.extra,
+        usage: (sub.length ? sub : command.usage).map((u) => `meterline ${u}`).join(' | '),
+        help: `meterline ${name} --help`,
+      });
       return EXIT.usage;
     }
     if (err instanceof ConfigError) {

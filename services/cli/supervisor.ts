@@ -1,6 +1,6 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import { repoPath } from '../../shared/paths.js';
-import type { Role } from '../roles.js';
+import type { Role } from '../role-names.js';
 import { printError } from './output.js';
 
 interface Managed {

@@ -1,20 +1,40 @@
 import { parseConfig, ConfigError } from '../../shared/config.js';
 import { migrateAll } from '../../shared/migrate.js';
-import { STACK_ROOT, repoPath } from '../../shared/paths.js';
+import { STACK_ROOT, stackSecretFile } from '../../shared/paths.js';
 import { ensureSecretFile } from '../../shared/secret.js';
 import { stackUp, stackDown, stackStatus } from '../../infra/stack/stack.js';
 import { topologyName, writeRoleProcesses } from '../../infra/stack/state.js';
-import { ROLES, type Role } from '../roles.js';
+import { ROLES, type Role } from '../role-names.js';
 import { Supervisor } from './supervisor.js';
-import { firstRunLines } from '../console/first-run.js';
-import { consoleRedirectUri } from '../console/client.js';
-import { EXIT, printError, printResult } from './output.js';
+import { EXIT, parseFlags, printError, printResult, UsageError } from './output.js';
+import { databaseIdentity, forgetRunningApi, recordRunningApi } from './running-api.js';
+import { selectedHost } from '../../infra/stack/inventory.js';
+
+/** `--role api,consumer` (repeatable): the roles to run, in ROLES order; default every role. */
+function chosenRoles(flag: string[] | undefined, fallback: readonly Role[]): Role[] {
+  if (!flag) return [...fallback];
+  const names = flag.flatMap((f) => f.split(',')).map((r) => r.trim());
+  const unknown = names.filter((r) => !(ROLES as readonly string[]).includes(r));
+  if (unknown.length || names.length === 0)
+    throw new UsageError(`--role takes ${ROLES.join(', ')} (comma-separated), got "${flag.join(',')}"`);
+  return ROLES.filter((r) => names.includes(r));
+}
 
 /**
- * `meterline up` (what `npm start` runs): local stack → migrations → every role → base URL.
- * Ctrl-C stops the roles in order, then the servers this command launched itself.
+ * `meterline up` (what `npm start` runs): local stack → migrations → every role (or the `--role` ones) → base URL.
+ * Ctrl-C stops the roles in order, then the servers this command launched itself. On one host of an inventory
+ * (METERLINE_INVENTORY, METERLINE_HOST): that host's roles only, against the inventory's servers (up-host.ts).
  */
-export async function upCommand(): Promise<number> {
+export async function upCommand(args: string[] = []): Promise<number> {
+  const flags = parseFlags(args, { multi: ['role'], booleans: ['migrate'] });
+  const roleFlag = flags.role as string[] | undefined;
+  const selected = selectedHost(process.env);
+  if (selected) {
+    const roles = chosenRoles(roleFlag, selected.host.roles);
+    const { upHost } = await import('./up-host.js');
+    return upHost(selected, roles, { migrate: flags.migrate === true, tag: roleFlag ? roles.join(',') : '' });
+  }
+  const roles = chosenRoles(roleFlag, ROLES);
   const log = (m: string) => process.stderr.write(m + '\n');
   const before = await stackStatus({ root: STACK_ROOT, env: process.env });
   const runningBefore = new Set(before.servers.filter((s) => s.running).map((s) => s.name));
@@ -26,7 +46,7 @@ export async function upCommand(): Promise<number> {
   const env = {
     ...stack.settings,
     ...process.env,
-    SECRET_KEY: process.env.SECRET_KEY || (await ensureSecretFile(repoPath('.data/secret.key'))),
+    SECRET_KEY: process.env.SECRET_KEY || (await ensureSecretFile(stackSecretFile())),
   };
   const envOf = (role: Role) => ({ ...env, ...stack.profiles[role] });
   let config;
@@ -42,12 +62,15 @@ export async function upCommand(): Promise<number> {
   const migrations = await migrateAll(config);
   // The cluster topology runs two processes of every role (the api ones share the port: SO_REUSEPORT).
   const copies = topologyName(process.env) === 'cluster' ? 2 : 1;
-  const supervisor = new Supervisor(ROLES, envOf, copies, (processes) => writeRoleProcesses(STACK_ROOT, processes));
+  const supervisor = new Supervisor(roles, envOf, copies, (processes) =>
+    writeRoleProcesses(STACK_ROOT, processes, process.env, roleFlag ? roles.join(',') : ''),
+  );
 
   let stopping: Promise<void> | null = null;
   const shutdown = () =>
     (stopping ??= (async () => {
       log('stopping roles…');
+      forgetRunningApi();
       await supervisor.stop();
       if (launchedHere.length) {
         const stopped = await stackDown({ root: STACK_ROOT });
@@ -57,19 +80,28 @@ export async function upCommand(): Promise<number> {
   process.on('SIGINT', () => void shutdown().then(() => process.exit(0)));
   process.on('SIGTERM', () => void shutdown().then(() => process.exit(0)));
 
-  let roles;
+  let started;
   try {
-    roles = await supervisor.start();
+    started = await supervisor.start();
   } catch (err) {
     printError((err as Error).message);
     await shutdown();
     return EXIT.failure;
   }
+  // Loaded here, not at the top: a host's `meterline up --role …` never needs the console's code.
+  const { firstRunLines } = await import('../console/first-run.js');
+  const { consoleRedirectUri } = await import('../console/client.js');
+  // Other commands (another terminal) sign tokens for this issuer and call this api (services/cli/running-api.ts).
+  recordRunningApi({
+    base_url: config.PUBLIC_BASE_URL,
+    pid: process.pid,
+    database: databaseIdentity(config.DATABASE_URL),
+  });
   printResult({
     base_url: config.PUBLIC_BASE_URL,
     console_url: consoleRedirectUri(config.PUBLIC_BASE_URL),
-    listening: `http://${config.HOST}:${(roles.api ?? roles['api-1'])?.port ?? config.PORT}`,
-    roles,
+    listening: `http://${config.HOST}:${(started.api ?? started['api-1'])?.port ?? config.PORT}`,
+    roles: started,
     servers: stack.servers,
     migrations,
   });

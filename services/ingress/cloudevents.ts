@@ -17,6 +17,7 @@ import { meterUsableBy, type MeterRecord } from '../../shared/meters/record.js';
 import { acceptBatch, usageSubjectOf, type RecordError } from './batch.js';
 import { acceptedRecordReply } from './record-meter-usage.js';
 import { checkRecord, recordErrorCode, type RecordContext } from './records.js';
+import { afterCustomerRate } from './emitter.js';
 import type { IngressDeps } from './deps.js';
 
 export const CLOUDEVENT_MEDIA_TYPE = 'application/cloudevents+json';
@@ -148,6 +149,8 @@ export async function acceptCloudEvents(deps: IngressDeps, ctx: RequestContext, 
     for (const e of errors) e.field = cloudEventField(e.field);
     throw new ValidationError(errors, undefined, recordErrorCode(errors));
   }
-  await deps.publisher.submit(usageSubjectOf(deps.names, rc), rec.row, 1);
-  return acceptedRecordReply(rec, meter.id, (body as { time: string }).time, rc.now);
+  return afterCustomerRate(rc, rec.account, async () => {
+    await deps.publisher.submit(usageSubjectOf(deps.names, rc), rec.row, 1);
+    return acceptedRecordReply(rec, meter.id, (body as { time: string }).time, rc.now);
+  });
 }

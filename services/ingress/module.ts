@@ -19,11 +19,21 @@ export const ingressModule: RouteModuleFactory = (infra) => {
     infra.log,
     infra.config.WATCH_MAX_STALENESS_SECONDS * 1000,
   );
+  infra.metrics.gauge(
+    'meterline_meter_registry_fresh',
+    '1 while the meter registry (NATS KV watch) is confirmed current; 0 once unconfirmed for WATCH_MAX_STALENESS_SECONDS: ingest answers 503',
+    () => (registry.health().ok ? 1 : 0),
+  );
   const customers = new CustomerRegistry(
     infra.nats,
     infra.natsNames,
     infra.log,
     infra.config.WATCH_MAX_STALENESS_SECONDS * 1000,
+  );
+  infra.metrics.gauge(
+    'meterline_customer_registry_fresh',
+    '1 while the customer registry (NATS KV watch) is confirmed current; 0 once unconfirmed for WATCH_MAX_STALENESS_SECONDS: attributed ingest answers 503',
+    () => (customers.health().ok ? 1 : 0),
   );
   const publisher = new UsagePublisher({
     natsUrl: infra.config.NATS_URL,
@@ -38,6 +48,7 @@ export const ingressModule: RouteModuleFactory = (infra) => {
     maxInflight: infra.config.USAGE_STREAM_MAX_INFLIGHT,
     log: infra.log,
     metrics: infra.metrics,
+    budget: infra.bodyBudget,
   });
   return {
     name: 'ingress',

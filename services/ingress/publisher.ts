@@ -97,15 +97,21 @@ export class UsagePublisher {
       'Time from flush to JetStream acknowledgement',
       [0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.5, 2],
     );
-    this.messages = opts.metrics.counter('meterline_usage_messages_total', 'USAGE stream messages by outcome', [
-      'outcome',
-    ]);
+    this.messages = opts.metrics.counter(
+      'meterline_usage_messages_total',
+      'USAGE stream messages by outcome: stored (acknowledged by JetStream: their requests get 202), refused (not stored in time: 503, a void marker cancels a late copy), unknown (could not be settled: 503, logged)',
+      ['outcome'],
+    );
     this.rowsPerMessage = opts.metrics.histogram(
       'meterline_usage_rows_per_message',
       'Records packed into one JetStream message',
       [1, 2, 5, 10, 50, 100, 500, 1000, 5000, 20000],
     );
-    this.refused = opts.metrics.counter('meterline_usage_refused_total', 'Requests answered 503 by reason', ['reason']);
+    this.refused = opts.metrics.counter(
+      'meterline_usage_refused_total',
+      'Requests answered 503 by reason: disconnected (NATS unreachable), saturated (too many records waiting for a publish), stopping (the process is shutting down), nats_error (JetStream refused or timed out), unknown',
+      ['reason'],
+    );
     this.accepted = opts.metrics.counter(
       'meterline_usage_records_accepted_total',
       'Records JetStream stored (their requests get 202)',

@@ -4,9 +4,10 @@ import { meterUsableBy, type MeterRecord } from '../../shared/meters/record.js';
 import { canonicalTimestamp, formatTimestamp } from '../../shared/usage/timestamp.js';
 import { reply } from '../../shared/http/reply.js';
 import { problemResponses } from './problem-docs.js';
-import { acceptBatch, usageSubjectOf } from './batch.js';
+import { acceptBatch, checkBatchSize, usageSubjectOf } from './batch.js';
+import { afterRate } from '../../shared/http/pipeline.js';
 import { checkRecord, recordErrorCode, type CheckedRecord, type RecordContext } from './records.js';
-import { recordContext } from './emitter.js';
+import { afterCustomerRate, recordContext, takeRequestRecords } from './emitter.js';
 import type { HttpReply, RequestContext } from '../../shared/http/context.js';
 import {
   AcceptedUsageSchema,
@@ -58,9 +59,11 @@ function recordMeterUsage(
   const errors: FieldError[] = [];
   const rec = checkRecord(body, meter, rc, errors);
   if (rec === undefined) throw new ValidationError(errors, undefined, recordErrorCode(errors));
-  return deps.publisher
-    .submit(usageSubjectOf(deps.names, rc), rec.row, 1)
-    .then(() => acceptedRecordReply(rec, meter.id, (body as { timestamp: string }).timestamp, rc.now));
+  return afterCustomerRate(rc, rec.account, () =>
+    deps.publisher
+      .submit(usageSubjectOf(deps.names, rc), rec.row, 1)
+      .then(() => acceptedRecordReply(rec, meter.id, (body as { timestamp: string }).timestamp, rc.now)),
+  );
 }
 
 /** POST /v1/meters/{meter_id}/usage — one record, or a JSON array of up to 1,000. */
@@ -76,12 +79,18 @@ export function recordMeterUsageRoute(deps: IngressDeps): RouteDef {
     // request's own tick, and the one promise is the JetStream ack's (docs/design.md §11).
     handler: (ctx) => {
       const meterId = ctx.params.meter_id!;
-      // Before any meter lookup: a caller over its rate costs nothing more (429, nothing published).
-      const rc = recordContext(deps, ctx.principal!, Array.isArray(ctx.body) ? ctx.body.length : 1);
-      deps.registry.assertCurrent();
-      if (deps.registry.get(meterId) === undefined)
-        return deps.registry.ensure([meterId]).then(() => recordMeterUsage(deps, ctx, rc, meterId));
-      return recordMeterUsage(deps, ctx, rc, meterId);
+      const principal = ctx.principal!;
+      // Only records of a batch of an acceptable size count against the rate (an oversized array is a 422
+      // that costs the caller nothing); counted before any meter lookup: a caller over its rate costs
+      // nothing more (429, nothing published).
+      const records = Array.isArray(ctx.body) ? checkBatchSize(ctx.body) : 1;
+      return afterRate(ctx, takeRequestRecords(deps, principal, records), () => {
+        const rc = recordContext(deps, principal);
+        deps.registry.assertCurrent();
+        if (deps.registry.get(meterId) === undefined)
+          return deps.registry.ensure([meterId]).then(() => recordMeterUsage(deps, ctx, rc, meterId));
+        return recordMeterUsage(deps, ctx, rc, meterId);
+      });
     },
     doc: {
       summary: 'Record usage of a meter: one record, or a JSON array of up to 1,000 (202 after JetStream stored them)',

@@ -1,8 +1,8 @@
 import { ValidationError } from '../../shared/errors.js';
 import type { RouteDef } from '../../shared/http/route.js';
-import { isPromise } from '../../shared/http/pipeline.js';
+import { afterRate, isPromise } from '../../shared/http/pipeline.js';
 import { meterUsableBy, type MeterRecord } from '../../shared/meters/record.js';
-import { acceptBatch, type MeterFor, type RecordError } from './batch.js';
+import { acceptBatch, checkBatchSize, type MeterFor, type RecordError } from './batch.js';
 import { problemResponses } from './problem-docs.js';
 import {
   AcceptedUsageSchema,
@@ -12,7 +12,7 @@ import {
   UsageBatchBody,
 } from '../../shared/api/usage-records.js';
 import { acceptCloudEvents, CLOUDEVENT_MEDIA_TYPE, CLOUDEVENTS_BATCH_MEDIA_TYPE } from './cloudevents.js';
-import { recordContext } from './emitter.js';
+import { recordContext, takeRequestRecords } from './emitter.js';
 import type { IngressDeps } from './deps.js';
 
 // Stands in for the meter of an item without a usable meter_id, so its other fields are still checked.
@@ -68,18 +68,26 @@ export function recordUsageRoute(deps: IngressDeps): RouteDef {
     rateLimit: 'records',
     handler: (ctx) => {
       const body = ctx.body;
-      if (ctx.mediaType === CLOUDEVENT_MEDIA_TYPE || ctx.mediaType === CLOUDEVENTS_BATCH_MEDIA_TYPE)
-        return acceptCloudEvents(deps, ctx, recordContext(deps, ctx.principal!, Array.isArray(body) ? body.length : 1));
+      const principal = ctx.principal!;
+      // Only records of a batch of an acceptable size count against the rate; before any meter lookup, so an
+      // account over its rate costs nothing more (429, nothing published).
+      if (ctx.mediaType === CLOUDEVENT_MEDIA_TYPE || ctx.mediaType === CLOUDEVENTS_BATCH_MEDIA_TYPE) {
+        const events = Array.isArray(body) ? checkBatchSize(body) : 1;
+        return afterRate(ctx, takeRequestRecords(deps, principal, events), () =>
+          acceptCloudEvents(deps, ctx, recordContext(deps, principal)),
+        );
+      }
       if (!Array.isArray(body)) {
         throw new ValidationError([
           { field: '', message: body === undefined ? 'a JSON body is required' : 'must be an array of records' },
         ]);
       }
-      // Before any meter lookup: a caller over its rate costs nothing more (429, nothing published).
-      const rc = recordContext(deps, ctx.principal!, body.length);
-      const accept = (meterFor: MeterFor) => acceptBatch(body, meterFor, rc, deps.names, deps.publisher, true);
-      const meters = itemMeters(deps, rc.accountId, body);
-      return isPromise(meters) ? meters.then(accept) : accept(meters);
+      return afterRate(ctx, takeRequestRecords(deps, principal, checkBatchSize(body)), () => {
+        const rc = recordContext(deps, principal);
+        const accept = (meterFor: MeterFor) => acceptBatch(body, meterFor, rc, deps.names, deps.publisher, true);
+        const meters = itemMeters(deps, rc.accountId, body);
+        return isPromise(meters) ? meters.then(accept) : accept(meters);
+      });
     },
     doc: {
       summary:

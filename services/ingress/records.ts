@@ -1,4 +1,5 @@
 import type { FieldError } from '../../shared/errors.js';
+import type { RateTake } from '../../shared/limits/protection.js';
 import { bodyValidator, toFieldErrors } from '../../shared/http/validation.js';
 import type { MeterRecord } from '../../shared/meters/record.js';
 import { USAGE_LIMITS } from '../../shared/usage/limits.js';
@@ -10,7 +11,7 @@ import {
   RANGE_MESSAGE,
   VALUE_OUT_OF_RANGE,
 } from '../../shared/usage/value.js';
-import { parseTimestamp } from '../../shared/usage/timestamp.js';
+import { parseTimestamp, TIMESTAMP_FORMAT_MESSAGE } from '../../shared/usage/timestamp.js';
 import { newUsageId } from '../../shared/usage/ids.js';
 import { checkDimensions, NO_DIMENSIONS, type Dimensions } from '../../shared/usage/dimensions.js';
 import { RowWriter, tsvEscape } from '../../shared/usage/wire.js';
@@ -33,7 +34,7 @@ import {
 const checkRecordShape = bodyValidator(UsageRecordBody).check;
 const checkMeterRecordShape = bodyValidator(MeterUsageRecordBody).check;
 
-export const TIMESTAMP_FORMAT_MESSAGE = 'must be an RFC 3339 date-time with an offset, e.g. 2026-11-21T10:00:00Z';
+export { TIMESTAMP_FORMAT_MESSAGE };
 export const TIMESTAMP_WINDOW_MESSAGE = 'must be within the last 35 days and at most 5 minutes ahead';
 export const DECIMALS_MESSAGE = 'must have at most 9 decimal places';
 
@@ -77,6 +78,8 @@ export interface CheckedRecord {
   tsMs: number;
   /** Its row on the USAGE stream (shared/usage/wire.ts), for UsagePublisher.submit. */
   row: Buffer;
+  /** The account it is for: the emitter's, or (operator mode) its customer's. */
+  account: string;
 }
 
 /** Request-wide facts the per-record rules need. */
@@ -94,11 +97,11 @@ export interface RecordContext {
    */
   attribution?: Attribution;
   /**
-   * Counts one valid record against the rate of the account it is for, before its row is written; throws
-   * RateLimitedError (429) when that account is over it. Set for admin emitters, whose records may be many
-   * customers' (the others count a request's records at once, before anything else).
+   * Counts `records` valid records against the ingest rate of the account they are for (customer-rates.ts):
+   * the status at once or once leased, or RateLimitedError (429). Set for admin emitters, whose records may be
+   * many customers' (the others count a request's records at once, before anything else).
    */
-  takeRecord?: (accountId: string) => void;
+  takeRecords?: (accountId: string, records: number) => RateTake;
 }
 
 /**
@@ -116,7 +119,8 @@ export function checkRecord(
   withMeterId = false,
 ): CheckedRecord | undefined {
   const out = new RowWriter();
-  const id = writeRecord(out, raw, meter, ctx, errors, withMeterId);
+  const accounts: string[] = [];
+  const id = writeRecord(out, raw, meter, ctx, errors, withMeterId, accounts);
   if (id === undefined) return undefined;
   const r = raw as RawRecord;
   return {
@@ -125,6 +129,7 @@ export function checkRecord(
     value: r.value === 0 ? 0 : r.value,
     tsMs: parseTimestamp(r.timestamp)!,
     row: out.bytes(),
+    account: accounts[0]!,
   };
 }
 
@@ -164,7 +169,8 @@ export function plainRecordShape(raw: unknown, withMeterId: boolean): boolean {
 
 /**
  * checkRecord for batches: a valid record's row goes straight into `out` (one writer per request) and its
- * id is returned — no object per record; an invalid one pushes its problems into `errors`.
+ * id is returned — no object per record — and the account it is for pushed into `accounts` when given; an
+ * invalid one pushes its problems into `errors`.
  */
 export function writeRecord(
   out: RowWriter,
@@ -173,6 +179,7 @@ export function writeRecord(
   ctx: RecordContext,
   errors: FieldError[],
   withMeterId: boolean,
+  accounts?: string[],
 ): string | undefined {
   const check = withMeterId ? checkMeterRecordShape : checkRecordShape;
   const before = errors.length;
@@ -208,7 +215,7 @@ export function writeRecord(
   }
   const account = ctx.attribution ? ctx.attribution.accountOf(r, meter, errors) : ownAccount(r, ctx.accountId, errors);
   if (errors.length > before || text === undefined || tsMs === undefined || dims === undefined) return undefined;
-  ctx.takeRecord?.(account!);
+  accounts?.push(account!);
   const given = r.id;
   if (given === undefined) {
     const id = newUsageId();

@@ -7,8 +7,9 @@ import type { Metrics } from '../../shared/metrics.js';
 import { problemResponse } from '../../shared/http/problems.js';
 import { reply } from '../../shared/http/reply.js';
 import { MAX_BODY_BYTES } from '../../shared/http/body.js';
-import { batchOutcomeJson, checkBatch, checkBatchSize, usageSubjectOf } from './batch.js';
-import { recordContext } from './emitter.js';
+import { accountCaller, type BodyBudget } from '../../shared/http/body-budget.js';
+import { batchOutcomeJson, checkBatch, checkBatchSize, takeCustomerRates, usageSubjectOf } from './batch.js';
+import { recordContext, takeRequestRecords } from './emitter.js';
 import { itemMeters } from './record-usage.js';
 import type { IngressDeps } from './deps.js';
 
@@ -46,14 +47,22 @@ interface StreamState {
   authorization: string;
   inflight: number;
   /** Frames received while the socket takes none (their text, or undefined for a binary frame). */
-  queued: (string | undefined)[];
+  queued: QueuedFrame[];
   queuedBytes: number;
+  /** The caller its frames' bytes are charged to in the body budget (the account). */
+  caller: string;
   /** No longer reading: the token expired or was revoked, or the server is stopping. */
   closing: { code: number; reason: string } | undefined;
   closed: boolean;
 }
 
 type Socket = WebSocket<StreamState>;
+
+/** A frame waiting to be taken: its text (undefined: binary) and the bytes it holds in the body budget. */
+interface QueuedFrame {
+  text: string | undefined;
+  bytes: number;
+}
 
 /** A frame's answer, or nothing (a frame taken after the token became invalid is not answered). */
 type Answer = string | undefined;
@@ -63,6 +72,12 @@ export interface UsageStreamOptions {
   maxInflight: number;
   log: Logger;
   metrics: Metrics;
+  /**
+   * The process's request body budget: a frame's bytes are reserved from the account's share from arrival
+   * to answer, like a request body's, so an account's sockets hold no more of the process's memory than its
+   * requests could (frames past the share are answered `overloaded`).
+   */
+  budget: BodyBudget;
 }
 
 export class UsageStreams {
@@ -75,9 +90,11 @@ export class UsageStreams {
     private readonly deps: IngressDeps,
     private readonly opts: UsageStreamOptions,
   ) {
-    this.frames = opts.metrics.counter('meterline_usage_stream_frames_total', 'Usage stream frames by answer', [
-      'outcome',
-    ]);
+    this.frames = opts.metrics.counter(
+      'meterline_usage_stream_frames_total',
+      'Usage stream (WebSocket) frames by outcome: answered (an ack with per-record results), overflow (too much unread input: answered unavailable), and the code of a frame answered with an error',
+      ['outcome'],
+    );
     opts.metrics.gauge('meterline_usage_stream_sockets', 'Open usage stream sockets', () => this.sockets.size);
     opts.metrics.gauge(
       'meterline_usage_stream_queued_frames',
@@ -128,6 +145,7 @@ export class UsageStreams {
           inflight: 0,
           queued: [],
           queuedBytes: 0,
+          caller: accountCaller(ctx.principal!.accountId),
           closing: undefined,
           closed: false,
         };
@@ -143,7 +161,9 @@ export class UsageStreams {
         message: (ws: Socket, message: ArrayBuffer, isBinary: boolean) => this.onFrame(ws, message, isBinary),
         drain: (ws: Socket) => this.takeQueued(ws, ws.getUserData()),
         close: (ws: Socket) => {
-          ws.getUserData().closed = true;
+          const s = ws.getUserData();
+          s.closed = true;
+          this.dropQueued(s); // the client is gone: frames it sent that were never taken are not counted
           this.sockets.delete(ws);
           this.notifyIdle();
         },
@@ -170,11 +190,23 @@ export class UsageStreams {
     if (s.closing) return; // not taken, not counted, not answered
     // uWS reuses the frame's memory once this callback returns: decode (copy) it now.
     const text = isBinary ? undefined : Buffer.from(message).toString('utf8');
-    if (s.queued.length === 0 && this.canTake(ws, s)) this.take(ws, s, text);
+    const bytes = message.byteLength;
+    if (this.opts.budget.reserve(s.caller, bytes)) {
+      this.frames.inc({ outcome: 'overloaded' });
+      const detail =
+        'Too much of what you sent is waiting to be taken in on this server (your share of what it buffers); this frame was not recorded. Read the answers, then send again.';
+      ws.send(
+        errorAnswer(text === undefined ? null : seqOf(safeParse(text)), 'overloaded', detail, undefined, 1),
+        false,
+      );
+      return;
+    }
+    if (s.queued.length === 0 && this.canTake(ws, s)) this.take(ws, s, { text, bytes });
     else if (s.queuedBytes + (text?.length ?? 0) <= MAX_QUEUED_BYTES) {
-      s.queued.push(text);
+      s.queued.push({ text, bytes });
       s.queuedBytes += text?.length ?? 0;
     } else {
+      this.opts.budget.release(s.caller, bytes);
       this.frames.inc({ outcome: 'overflow' });
       const detail =
         'Too many frames are waiting for an answer (read the answers, send fewer at once); this frame was not recorded.';
@@ -186,16 +218,26 @@ export class UsageStreams {
     return s.inflight < this.opts.maxInflight && ws.getBufferedAmount() <= MAX_BUFFERED_BYTES;
   }
 
-  private take(ws: Socket, s: StreamState, text: string | undefined): void {
+  private take(ws: Socket, s: StreamState, frame: QueuedFrame): void {
     s.inflight++;
-    this.handle(ws, s, text).then((answer) => this.answer(ws, s, answer));
+    this.handle(ws, s, frame.text).then((answer) => {
+      this.opts.budget.release(s.caller, frame.bytes);
+      this.answer(ws, s, answer);
+    });
+  }
+
+  /** Frames never taken: not counted, not answered, their bytes given back. */
+  private dropQueued(s: StreamState): void {
+    for (const f of s.queued) this.opts.budget.release(s.caller, f.bytes);
+    s.queued.length = 0;
+    s.queuedBytes = 0;
   }
 
   private takeQueued(ws: Socket, s: StreamState): void {
     while (s.queued.length && !s.closing && !s.closed && this.canTake(ws, s)) {
-      const text = s.queued.shift();
-      s.queuedBytes -= text?.length ?? 0;
-      this.take(ws, s, text);
+      const frame = s.queued.shift()!;
+      s.queuedBytes -= frame.text?.length ?? 0;
+      this.take(ws, s, frame);
     }
   }
 
@@ -212,9 +254,10 @@ export class UsageStreams {
     const seq = seqOf(frame);
     try {
       const items = frameRecords(frame);
-      const rc = recordContext(this.deps, s.principal, items.length);
+      await takeRequestRecords(this.deps, s.principal, items.length);
+      const rc = recordContext(this.deps, s.principal);
       const meterFor = await itemMeters(this.deps, rc.accountId, items);
-      const b = checkBatch(items, meterFor, rc, true);
+      const b = await takeCustomerRates(checkBatch(items, meterFor, rc, true), rc);
       if (b.accepted > 0) await this.deps.publisher.submit(usageSubjectOf(this.deps.names, rc), b.rows, b.accepted);
       this.frames.inc({ outcome: 'answered' });
       return `{"seq":${seq},${batchOutcomeJson(b)}}`;
@@ -261,8 +304,7 @@ export class UsageStreams {
   private beginClose(ws: Socket, s: StreamState, code: number, reason: string): void {
     if (s.closing || s.closed) return;
     s.closing = { code, reason };
-    s.queued.length = 0; // never taken: not counted, not answered
-    s.queuedBytes = 0;
+    this.dropQueued(s);
     if (s.inflight === 0) {
       s.closed = true;
       ws.cork(() => ws.end(code, reason));

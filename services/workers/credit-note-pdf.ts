@@ -1,4 +1,4 @@
-import { billToLines, renderPdfDocument } from './pdf-document.js';
+import { billToLines, renderPdfDocument, type Seller } from './pdf-document.js';
 
 /**
  * piscina task: renders one credit note as a PDF (the layout of services/workers/pdf-document.ts): the note's
@@ -21,6 +21,7 @@ export interface CreditNotePdfTask {
   lines: { description: string; invoice_line: number | null; quantity: string | null; amount: string }[];
   customer: { name: string | null };
   address: { line1: string; city: string; state: string; zip: string } | null;
+  seller?: Seller;
 }
 
 const SETTLEMENT = {
@@ -33,6 +34,7 @@ export default async function renderCreditNotePdf(task: CreditNotePdfTask): Prom
   return renderPdfDocument({
     title: 'CREDIT NOTE',
     name: `Credit note ${note.id}`,
+    seller: task.seller,
     createdAt: note.created_at,
     facts: [
       ['Credit note', note.id],

@@ -1,5 +1,5 @@
 import { Decimal, canonicalDecimal } from '../../shared/money/decimal.js';
-import { billToLines, formatDecimal, printable, renderPdfDocument } from './pdf-document.js';
+import { billToLines, formatDecimal, printable, renderPdfDocument, type Seller } from './pdf-document.js';
 
 export { formatDecimal, printable };
 
@@ -23,6 +23,10 @@ export interface InvoicePdfTask {
     /** RFC 3339 */
     created_at: string;
     paid_at: string | null;
+    /** The invoice's number and due date, printed when the invoice has them. */
+    number?: string | null;
+    /** RFC 3339 or YYYY-MM-DD */
+    due_at?: string | null;
   };
   lines: {
     product_id: string | null;
@@ -34,17 +38,21 @@ export interface InvoicePdfTask {
   }[];
   customer: { name: string | null };
   address: { line1: string; city: string; state: string; zip: string } | null;
+  seller?: Seller;
 }
 
 const STATUS_LABEL = { open: 'Open', paid: 'Paid', uncollectible: 'Uncollectible', void: 'Void' } as const;
 
 export default async function renderInvoicePdf(task: InvoicePdfTask): Promise<Uint8Array> {
   const { invoice } = task;
-  const facts: [string, string][] = [
+  const facts: [string, string][] = [];
+  if (invoice.number) facts.push(['Invoice number', printable(invoice.number)]);
+  facts.push(
     ['Invoice', invoice.id],
     ['Status', STATUS_LABEL[invoice.status]],
     ['Issued', invoice.created_at.slice(0, 10)],
-  ];
+  );
+  if (invoice.due_at) facts.push(['Due', invoice.due_at.slice(0, 10)]);
   if (invoice.paid_at) facts.push(['Paid', invoice.paid_at.slice(0, 10)]);
   const credited = new Decimal(invoice.amount_credited ?? '0');
   const totals: [string, string][] = credited.isZero()
@@ -59,7 +67,8 @@ export default async function renderInvoicePdf(task: InvoicePdfTask): Promise<Ui
       ];
   return renderPdfDocument({
     title: 'INVOICE',
-    name: `Invoice ${invoice.id}`,
+    name: `Invoice ${invoice.number ?? invoice.id}`,
+    seller: task.seller,
     createdAt: invoice.created_at,
     facts,
     billTo: billToLines(task.customer.name, invoice.customer_id, task.address),

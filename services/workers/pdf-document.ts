@@ -9,8 +9,18 @@ import { CURRENCY_MINOR_UNITS } from '../../shared/money/currencies.js';
  * period, the credited invoice), a table of lines and the totals. Runs inside piscina workers
  * (services/workers/invoice-pdf.ts, credit-note-pdf.ts); money arrives as exact decimal strings.
  */
+/** Who issues the document (SELLER_* and INVOICE_FOOTER in shared/config.ts); an empty field is not printed. */
+export interface Seller {
+  name: string;
+  /** Lines separated by newlines. */
+  address: string;
+  tax_id: string;
+  footer: string;
+}
+
 export interface PdfDocumentSpec {
   title: string;
+  seller?: Seller;
   /** The file's Title metadata ("Invoice inv_…"). */
   name: string;
   /** RFC 3339: the file's creation date, so the same document always has the same dates. */
@@ -74,12 +84,48 @@ export function billToLines(
   return out.filter(Boolean);
 }
 
+/** The seller's name (bold), address lines and tax id under the title, 240 pt wide; returns the y below them. */
+function drawSeller(doc: PDFDocument, seller: Seller | undefined, top: number): number {
+  if (!seller) return top;
+  let y = top;
+  const line = (text: string, font: string, color: string) => {
+    doc.font(font).fontSize(9).fillColor(color).text(printable(text), MARGIN, y, { width: 240 });
+    y = doc.y + 1;
+  };
+  if (seller.name) line(seller.name, 'Helvetica-Bold', 'black');
+  for (const l of seller.address.split('\n').filter(Boolean)) line(l, 'Helvetica', GRAY);
+  if (seller.tax_id) line(`Tax ID ${seller.tax_id}`, 'Helvetica', GRAY);
+  return y;
+}
+
+/** The footer line, centred at the bottom of every page (below the bottom margin, so no page break). */
+function drawFooter(doc: PDFDocument, footer: string | undefined): void {
+  if (!footer) return;
+  const range = doc.bufferedPageRange();
+  for (let i = range.start; i < range.start + range.count; i++) {
+    doc.switchToPage(i);
+    const bottom = doc.page.margins.bottom;
+    doc.page.margins.bottom = 0;
+    doc
+      .font('Helvetica')
+      .fontSize(8)
+      .fillColor(GRAY)
+      .text(printable(footer), MARGIN, doc.page.height - MARGIN + 10, {
+        width: doc.page.width - 2 * MARGIN,
+        align: 'center',
+        lineBreak: false,
+      });
+    doc.page.margins.bottom = bottom;
+  }
+}
+
 export async function renderPdfDocument(spec: PdfDocumentSpec): Promise<Uint8Array> {
   const minor = CURRENCY_MINOR_UNITS[spec.currency] ?? 2;
   const money = (v: string) => formatDecimal(v, minor);
   const doc = new PDFDocument({
     size: 'A4',
     margin: MARGIN,
+    bufferPages: true, // the footer goes on every page once they are all laid out
     info: {
       Title: spec.name,
       Author: 'meterline',
@@ -97,8 +143,9 @@ export async function renderPdfDocument(spec: PdfDocumentSpec): Promise<Uint8Arr
   const pageBottom = () => doc.page.height - MARGIN - 30;
   const right = doc.page.width - MARGIN;
 
-  // Header: title left, facts right.
+  // Header: title and seller left, facts right.
   doc.font('Helvetica-Bold').fontSize(24).fillColor('black').text(spec.title, MARGIN, MARGIN);
+  const sellerBottom = drawSeller(doc, spec.seller, doc.y + 6);
   let y = MARGIN;
   for (const [label, value] of spec.facts) {
     doc.font('Helvetica').fontSize(9).fillColor(GRAY).text(label, 300, y, { width: 70 });
@@ -111,7 +158,7 @@ export async function renderPdfDocument(spec: PdfDocumentSpec): Promise<Uint8Arr
   }
 
   // Bill to (left column); the side block (right column).
-  const blockTop = Math.max(y, MARGIN + 40) + 20;
+  const blockTop = Math.max(y, MARGIN + 40, sellerBottom) + 20;
   doc.font('Helvetica-Bold').fontSize(10).fillColor('black').text('Bill to', MARGIN, blockTop);
   doc.font('Helvetica').fontSize(10);
   for (const line of spec.billTo) doc.text(line, MARGIN, doc.y + 1, { width: 240 });
@@ -198,6 +245,7 @@ export async function renderPdfDocument(spec: PdfDocumentSpec): Promise<Uint8Arr
     y += last ? 18 : 14;
   });
 
+  drawFooter(doc, spec.seller?.footer);
   doc.end();
   await finished;
   // One buffer of its own (not a slice of Node's shared pool), so its memory can move to the main thread.

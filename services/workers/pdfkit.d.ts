@@ -51,6 +51,9 @@ declare module 'pdfkit' {
     heightOfString(text: string, options?: TextOptions): number;
     widthOfString(text: string, options?: TextOptions): number;
     addPage(options?: PDFDocumentOptions): this;
+    /** With bufferPages: the pages laid out so far, and going back to one of them. */
+    bufferedPageRange(): { start: number; count: number };
+    switchToPage(n: number): PDFPage;
     end(): void;
     on(event: 'data', listener: (chunk: Buffer) => void): this;
     on(event: 'end', listener: () => void): this;

@@ -1,5 +1,6 @@
 import Type from 'typebox';
 import { PaginationQuery, PaginationSchema } from '../http/pagination.js';
+import { CURRENCY_CODE_MESSAGE, CURRENCY_CODE_PATTERN } from '../money/currencies.js';
 
 const Money = (description: string) =>
   Type.Number({ description: `${description}; an exact decimal written as a JSON number` });
@@ -17,7 +18,8 @@ export const CreateCreditGrantBody = Type.Object(
       description: "the credit, > 0, with at most the currency's minor-unit decimals (USD 2, JPY 0)",
     }),
     currency: Type.String({
-      pattern: '^[A-Za-z]{3}$',
+      pattern: CURRENCY_CODE_PATTERN,
+      errorMessage: CURRENCY_CODE_MESSAGE,
       description: 'ISO 4217; applies to invoices in this currency only',
     }),
     expires_at: Type.Optional(

@@ -20,7 +20,7 @@ export const EventSchema = Type.Object(
     type: Type.Enum([...EVENT_TYPES]),
     data: Type.Object(
       {},
-      { additionalProperties: true, description: 'depends on type (README, "Receiving webhooks")' },
+      { additionalProperties: true, description: 'depends on type (docs/webhooks.md, "Receiving webhooks")' },
     ),
     created_at: Type.String({ format: 'date-time' }),
   },

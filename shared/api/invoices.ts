@@ -51,6 +51,12 @@ export const PaymentErrorSchema = Type.Object(
 export const InvoiceSchema = Type.Object(
   {
     id: Type.String({ examples: ['inv_7dK2pQ9xR1mV4sT8bN3cJ0'] }),
+    number: Type.String({
+      pattern: '^[0-9]{6,}$',
+      description:
+        'the invoice number printed on its PDF: one sequential series for the deployment, given when the invoice is created (at least six digits)',
+      examples: ['000042'],
+    }),
     customer_id: Type.String({ description: 'cus_…' }),
     subscription_id: Type.String({ description: 'sub_…' }),
     status: Type.Enum([...INVOICE_STATUSES]),
@@ -105,6 +111,7 @@ export type UpcomingInvoiceQuery = Type.Static<typeof UpcomingInvoiceQuery>;
 export const UpcomingInvoiceSchema = Type.Object(
   {
     id: Type.Null({ description: 'not stored: null' }),
+    number: Type.Null({ description: 'given when the invoice is created: null' }),
     customer_id: Type.String(),
     subscription_id: Type.String(),
     status: Type.Literal('draft'),

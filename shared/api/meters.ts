@@ -1,6 +1,6 @@
 import Type from 'typebox';
 import { PaginationQuery, listOf } from '../http/pagination.js';
-import { DIMENSION_LIMITS } from '../usage/dimensions.js';
+import { DIMENSION_LIMITS, KEY_MESSAGE } from '../usage/dimensions.js';
 import { AGGREGATIONS, MAX_DECLARED_DIMENSIONS, METER_SCOPES, METER_TYPES } from '../meters/record.js';
 
 const ALL_AGGREGATIONS = [...new Set(Object.values(AGGREGATIONS).flat())];
@@ -12,7 +12,7 @@ const AggregationSchema = Type.Enum(ALL_AGGREGATIONS, {
   description:
     'counter: sum|count|unique_count; gauge: last|max|min|avg; histogram: sum|count|min|max|avg|p50|p90|p95|p99',
 });
-const DimensionKey = Type.String({ pattern: DIMENSION_LIMITS.keyPattern.source });
+const DimensionKey = Type.String({ pattern: DIMENSION_LIMITS.keyPattern.source, errorMessage: KEY_MESSAGE });
 const DeclaredDimensions = Type.Array(DimensionKey, {
   maxItems: MAX_DECLARED_DIMENSIONS,
   uniqueItems: true,
@@ -21,6 +21,7 @@ const DeclaredDimensions = Type.Array(DimensionKey, {
 });
 const UniqueBy = Type.String({
   pattern: DIMENSION_LIMITS.keyPattern.source,
+  errorMessage: KEY_MESSAGE,
   description:
     'aggregation unique_count only (required there): the dimension whose distinct values are counted; fixed once created',
 });

@@ -1,5 +1,6 @@
 import Type from 'typebox';
 import { PaginationQuery, listOf } from '../http/pagination.js';
+import { CURRENCY_CODE_MESSAGE, CURRENCY_CODE_PATTERN } from '../money/currencies.js';
 import { PRICINGS, TIERS_MODES } from '../vocabulary.js';
 
 const PRICING = PRICINGS;
@@ -11,7 +12,8 @@ const Price = Type.Number({
   examples: [19.99],
 });
 const Currency = Type.String({
-  pattern: '^[A-Za-z]{3}$',
+  pattern: CURRENCY_CODE_PATTERN,
+  errorMessage: CURRENCY_CODE_MESSAGE,
   description: 'ISO 4217 code, any case; returned upper case.',
   examples: ['USD'],
 });

@@ -1,13 +1,17 @@
 import Type from 'typebox';
 import { PaginationQuery, listOf } from '../http/pagination.js';
 import { MAX_GROUP_BY } from './usage.js';
-import { DIMENSION_LIMITS } from '../usage/dimensions.js';
+import { DIMENSION_LIMITS, KEY_MESSAGE } from '../usage/dimensions.js';
 
 const Status = Type.Enum(['active', 'canceled']);
 
 /** Billing per group (issue 18): at most MAX_GROUP_BY keys, as GET …/usage's group_by takes them. */
 const GroupBy = Type.Array(
-  Type.String({ pattern: DIMENSION_LIMITS.keyPattern.source, description: 'a dimension key' }),
+  Type.String({
+    pattern: DIMENSION_LIMITS.keyPattern.source,
+    errorMessage: KEY_MESSAGE,
+    description: 'a dimension key',
+  }),
   {
     maxItems: MAX_GROUP_BY,
     uniqueItems: true,

@@ -1,9 +1,11 @@
 import Type from 'typebox';
 import { DIMENSION_LIMITS } from '../usage/dimensions.js';
 import { USAGE_LIMITS } from '../usage/limits.js';
+import { TIMESTAMP_FORMAT_MESSAGE } from '../usage/timestamp.js';
 
 const Value = Type.Number({ description: 'finite; counters ≥ 0; at most 9 decimal places; |value| ≤ 1e18' });
 const Timestamp = Type.String({
+  errorMessage: TIMESTAMP_FORMAT_MESSAGE,
   description: 'RFC 3339 date-time with an offset, within [now − 35 days, now + 5 min]',
 });
 const RecordId = Type.String({

@@ -73,7 +73,10 @@ export const DeliverySchema = Type.Object(
     duration_ms: Type.Union([Type.Integer({ minimum: 0 }), Type.Null()], {
       description: 'request duration; null until attempted',
     }),
-    created_at: Type.String({ format: 'date-time' }),
+    created_at: Type.String({ format: 'date-time', description: 'when the attempt was scheduled' }),
+    attempted_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()], {
+      description: 'when the request was sent; null while the attempt is pending',
+    }),
     next_attempt_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
   },
   { additionalProperties: false },
@@ -104,5 +107,6 @@ export interface Delivery {
   error: string | null;
   duration_ms: number | null;
   created_at: string;
+  attempted_at: string | null;
   next_attempt_at: string | null;
 }

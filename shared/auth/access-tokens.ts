@@ -139,11 +139,16 @@ export class JwtAuthenticator implements Authenticator {
         currentDate: new Date(this.now()),
       }));
     } catch (err) {
-      const expired = err instanceof joseErrors.JWTExpired;
-      throw new UnauthorizedError(
-        expired ? 'The access token expired.' : 'The access token is invalid.',
-        'invalid_token',
-      );
+      if (err instanceof joseErrors.JWTExpired)
+        throw new UnauthorizedError('The access token expired.', 'invalid_token');
+      // Signed by our key (jose authenticates before it checks claims) for another base URL: say which, since
+      // that is what went wrong (a token issued with another PUBLIC_BASE_URL), and neither URL is a secret.
+      if (err instanceof joseErrors.JWTClaimValidationFailed && err.claim === 'iss')
+        throw new UnauthorizedError(
+          `The access token was issued for another server: issuer ${String(err.payload.iss)} is not this server's (${this.issuer}).`,
+          'invalid_token',
+        );
+      throw new UnauthorizedError('The access token is invalid.', 'invalid_token');
     }
     if (
       !payload.sub ||

@@ -1,20 +1,25 @@
 /**
- * The typed API client of `meterline/client` (issue 18). Its types are the Static types of the very schemas
- * that validate requests and document them in the OpenAPI document (shared/api/usage-records.ts,
- * shared/api/usage.ts, shared/api/meters.ts), so client, server and `/openapi.json` cannot drift apart. Browser-safe (fetch, URL; no Node module): the web console
- * (services/console/web/src/lib/api.ts) calls the API through it. The emitter (emitter.ts) is Node-only.
+ * The typed API client of `meterline/client` (issue 18). Its types (types.ts) are exactly the Static types of
+ * the schemas that validate requests and document them in the OpenAPI document (checked at compile time by
+ * test/unit/client-types.test.ts), so client, server and `/openapi.json` cannot drift apart. Browser-safe
+ * (fetch, URL; no Node module): the web console (services/console/web/src/lib/api.ts) calls the API through it.
+ * The emitter (emitter.ts) is Node-only.
  */
-import type Type from 'typebox';
-import type { AcceptedUsageSchema, BatchResultSchema, MeterUsageRecordBody } from '../api/usage-records.js';
-import type { MeterUsageSchema } from '../api/usage.js';
-import type { CreateMeterBody, MeterSchema } from '../api/meters.js';
+import type { AcceptedUsage, BatchResult, Meter, MeterUsage, NewMeter, UsageRecord } from './types.js';
 
-export type UsageRecord = Type.Static<typeof MeterUsageRecordBody>;
-export type AcceptedUsage = Type.Static<typeof AcceptedUsageSchema>;
-export type BatchResult = Type.Static<typeof BatchResultSchema>;
-export type MeterUsage = Type.Static<typeof MeterUsageSchema>;
-export type NewMeter = Type.Static<typeof CreateMeterBody>;
-export type Meter = Type.Static<typeof MeterSchema>;
+export type {
+  AcceptedUsage,
+  BatchResult,
+  Dimensions,
+  Meter,
+  MeterScope,
+  MeterType,
+  MeterUsage,
+  NewMeter,
+  UsageGroup,
+  UsageRecord,
+  UsageWindow,
+} from './types.js';
 
 export interface UsageQuery {
   start_date?: string;

@@ -38,8 +38,13 @@ export interface EmitterOptions extends ClientOptions {
   flushOnExit?: boolean;
   /** Records the server refused for their content (never retried). */
   onRejected?: (record: UsageRecord, error: unknown) => void;
-  /** Batches refused as a whole for a reason retrying can't fix (401, 403, 413, 422): dropped and reported. */
+  /**
+   * Batches refused as a whole for a reason retrying can't fix (401, 403, 413, 422): dropped and reported here.
+   * Without it, drops are reported on stderr: one line when a burst of drops begins (`counters.failed` counts them all).
+   */
   onError?: (error: unknown, records: UsageRecord[]) => void;
+  /** Without onError: a burst of drops ends after this long without one, and the next drop is reported again. Default 60 s. */
+  dropBurstGapMs?: number;
 }
 
 export interface EmitterCounters {
@@ -106,6 +111,8 @@ export class UsageEmitter {
   private readonly stream: UsageStream | undefined;
   private readonly o: Required<Omit<EmitterOptions, keyof ClientOptions | 'onRejected' | 'onError' | 'customer'>> &
     EmitterOptions;
+  /** When the last drop happened (no onError): a drop later than dropBurstGapMs after it starts a new burst. */
+  private lastDropAt = -Infinity;
   private buffer: UsageRecord[] = [];
   private timer: NodeJS.Timeout | undefined;
   private readonly inflight = new Set<Promise<void>>();
@@ -136,6 +143,7 @@ export class UsageEmitter {
       retryBaseMs: 100,
       retryMaxMs: 10_000,
       flushOnExit: true,
+      dropBurstGapMs: 60_000,
       ...opts,
     };
     this.client = new MeterlineClient(opts);
@@ -228,13 +236,28 @@ export class UsageEmitter {
             return;
           }
           this.c.failed += batch.length;
-          this.o.onError?.(err, batch);
+          if (this.o.onError) this.o.onError(err, batch);
+          else this.reportDrop(err, batch.length);
           return;
         }
         // No answer (connection refused or reset, socket dropped, server restarting): nothing says it wasn't stored — resend as is.
         await sleep(backoff);
       }
     }
+  }
+
+  /**
+   * Drops with no onError to hear them: a bad token or a bad batch would otherwise lose records silently. Once
+   * per burst — a 401 fails every batch after it, and a line per batch would bury the first one.
+   */
+  private reportDrop(err: MeterlineError, records: number): void {
+    const now = Date.now();
+    const newBurst = now - this.lastDropAt > this.o.dropBurstGapMs;
+    this.lastDropAt = now;
+    if (!newBurst) return;
+    process.stderr.write(
+      `meterline/client: dropped ${records} usage records: ${err.message} — further drops are counted in counters.failed and not reported until ${this.o.dropBurstGapMs / 1000} s pass without one; pass onError to handle them\n`,
+    );
   }
 
   /** One send of a batch by the transport: the accepted count and the rejected records' results. */

@@ -18,6 +18,11 @@ export {
   type UsageQuery,
   type Meter,
   type NewMeter,
+  type MeterScope,
+  type MeterType,
+  type Dimensions,
+  type UsageWindow,
+  type UsageGroup,
 } from './api.js';
 export { UsageEmitter, newClientRecordId, type EmitterOptions, type EmitterCounters } from './emitter.js';
 export { UsageStream, StreamClosedError, type StreamOptions, type StreamAck, type StreamCounters } from './stream.js';

@@ -87,6 +87,13 @@ export class NatsNames {
   get apiProcessBucket(): string {
     return this.upper('api-processes');
   }
+  /**
+   * Per-account token buckets shared by every api process, `<policy>.<account id>` (shared/limits/rate-leases.ts);
+   * entries expire after RATE_BUCKET_TTL_MS idle (by then they have refilled).
+   */
+  get rateBucket(): string {
+    return this.upper('rates');
+  }
   /** Sign-in failures per client address and per (address, email), hashed keys, expiring (services/control/oauth/sign-in-throttle.ts). */
   get signInThrottleBucket(): string {
     return this.upper('sign-in-failures');

@@ -1,108 +1,155 @@
 import type { HttpResponse } from 'uWebSockets.js';
-import { OverloadedError, PayloadTooLargeError } from '../errors.js';
+import { PayloadTooLargeError, RequestAbortedError, RequestTimeoutError, type DomainError } from '../errors.js';
+import { overloaded, type BodyBudget } from './body-budget.js';
+import type { BodyReads } from './body-reads.js';
 
 export const MAX_BODY_BYTES = 1024 * 1024;
 
 /**
- * The request body bytes a process holds at once, across every request (MAX_BUFFERED_REQUEST_BYTES): a
- * flood of slow large bodies gets 503 `overloaded` past it instead of taking the process's memory. A
- * request reserves its declared Content-Length on arrival (chunked ones as chunks come) and gives it back
- * when it is answered.
+ * A body being read: the bytes when complete, and the calls that end it. Whatever ends the request —
+ * answered, refused, the client gone, too slow, the server stopping — gives its reserved bytes back exactly
+ * once (docs/limits.md, "Request bodies").
  */
-export class BodyBudget {
-  private used = 0;
-  constructor(readonly max: number) {}
-
-  get bytes(): number {
-    return this.used;
-  }
-
-  reserve(n: number): boolean {
-    if (this.used + n > this.max) return false;
-    this.used += n;
-    return true;
-  }
-
-  release(n: number): void {
-    this.used -= n;
-  }
-}
-
-/** A body being read: the bytes when complete, and `settle()` to give its budget back when the request is answered. */
 export interface PendingBody {
+  /** Resolves with the body once every byte arrived; rejects when the read fails (413, 503, 408, aborted). */
   readonly bytes: Promise<Buffer>;
   /** The bytes once every one arrived (the same as `bytes` resolves to), readable without awaiting. */
   readonly received: Buffer | undefined;
   /** Every byte arrived (false: refused, failed, or still streaming). */
   readonly complete: boolean;
-  /** Stops buffering (chunks still arriving are dropped) and releases the reservation; idempotent. */
+  /** Who the reserved bytes are charged to (shared/http/body-budget.ts: a client address, then the account). */
+  readonly caller: string;
+  /** Charges the bytes to `caller` from now on; past that caller's share the read fails and this throws 503. */
+  chargeTo(caller: string): void;
+  /** The client went away: an unfinished read fails (nobody is answered) and its bytes are released at once. */
+  abort(): void;
+  /** The body is overdue (BODY_READ_TIMEOUT_SECONDS): an unfinished read fails with 408. */
+  expire(): void;
+  /** The request was answered: stops buffering (chunks still arriving are dropped) and releases; idempotent. */
   settle(): void;
 }
 
+export interface BodyReadOptions {
+  /** Largest body the route takes (413 past it, declared or while streaming). */
+  limit: number;
+  /** Content-Length, when the request declared one (undefined: chunked). */
+  declaredLength: number | undefined;
+  budget: BodyBudget;
+  /** Who is charged until the request is authenticated (shared/http/body-budget.ts callers). */
+  caller: string;
+  /** The reads in progress, for the read deadline and the counters. */
+  reads: BodyReads;
+}
+
 /**
- * Collects a request body. Must be called synchronously in the uWS handler, before any await,
- * because uWS delivers data only to an `onData` registered in that first tick. Chunks are copied:
- * uWS reuses the ArrayBuffer after the callback returns.
+ * Starts collecting a request body. Must be called synchronously in the uWS handler, before any await,
+ * because uWS delivers data only to an `onData` registered in that first tick. Chunks are copied: uWS reuses
+ * the ArrayBuffer after the callback returns. A declared length is reserved from the budget on arrival (a
+ * chunked body's bytes as they come); more than the caller's share or the process's budget → 503 `overloaded`.
  */
-export function readBody(
-  res: HttpResponse,
-  limit: number,
-  declaredLength: number | undefined,
-  budget: BodyBudget,
-): PendingBody {
-  let reserved = 0;
-  let done = false;
-  let complete = false;
-  let chunks: Buffer[] | null = null;
-  let received: Buffer | undefined;
-  const settle = () => {
-    done = true;
-    chunks = null;
-    budget.release(reserved);
-    reserved = 0;
-  };
-  const bytes = new Promise<Buffer>((resolve, reject) => {
-    const fail = (err: Error) => {
-      settle();
-      reject(err);
-    };
-    if (declaredLength !== undefined && declaredLength > limit) return fail(new PayloadTooLargeError(limit));
-    if (declaredLength !== undefined) {
-      if (!budget.reserve(declaredLength)) return fail(new OverloadedError());
-      reserved = declaredLength;
+export function readBody(res: HttpResponse, o: BodyReadOptions): PendingBody {
+  return new BodyRead(res, o);
+}
+
+class BodyRead implements PendingBody {
+  readonly bytes: Promise<Buffer>;
+  readonly startedAt = performance.now();
+  received: Buffer | undefined = undefined;
+  complete = false;
+  caller: string;
+  private reserved = 0;
+  private size = 0;
+  private done = false;
+  private chunks: Buffer[] | null = null;
+  private resolve!: (b: Buffer) => void;
+  private reject!: (e: Error) => void;
+
+  constructor(
+    res: HttpResponse,
+    private readonly o: BodyReadOptions,
+  ) {
+    this.caller = o.caller;
+    this.bytes = new Promise<Buffer>((resolve, reject) => {
+      this.resolve = resolve;
+      this.reject = reject;
+    });
+    this.bytes.catch(() => undefined); // the body step reports it; no unhandled rejection when auth fails first
+    const declared = o.declaredLength;
+    if (declared !== undefined && declared > o.limit) {
+      this.fail(new PayloadTooLargeError(o.limit));
+      return;
     }
-    let size = 0;
-    res.onData((chunk, isLast) => {
-      if (done) return;
-      size += chunk.byteLength;
-      if (size > limit) return fail(new PayloadTooLargeError(limit));
-      if (size > reserved) {
-        if (!budget.reserve(size - reserved)) return fail(new OverloadedError());
-        reserved = size;
-      }
-      if (isLast && chunks === null) {
-        complete = true;
-        received = Buffer.from(new Uint8Array(chunk)); // one chunk: one copy
-        resolve(received);
+    if (declared !== undefined) {
+      const refusal = o.budget.reserve(this.caller, declared);
+      if (refusal) {
+        this.fail(overloaded(refusal));
         return;
       }
-      (chunks ??= []).push(Buffer.from(new Uint8Array(chunk)));
-      if (isLast) {
-        complete = true;
-        received = Buffer.concat(chunks, size);
-        resolve(received);
-      }
-    });
-  });
-  bytes.catch(() => undefined); // the body step reports it; no unhandled rejection when auth fails first
-  return {
-    bytes,
-    get complete() {
-      return complete;
-    },
-    get received() {
-      return received;
-    },
-    settle,
-  };
+      this.reserved = declared;
+    }
+    o.reads.add(this);
+    res.onData((chunk, isLast) => this.take(chunk, isLast));
+  }
+
+  chargeTo(caller: string): void {
+    if (caller === this.caller) return;
+    const refusal = this.done ? undefined : this.o.budget.transfer(this.caller, caller, this.reserved);
+    if (refusal) {
+      const err = overloaded(refusal);
+      this.fail(err);
+      throw err;
+    }
+    this.caller = caller;
+  }
+
+  abort(): void {
+    if (!this.complete) this.fail(new RequestAbortedError());
+  }
+
+  expire(): void {
+    if (!this.complete) this.fail(new RequestTimeoutError(Math.round(this.o.reads.timeoutMs / 1000)));
+  }
+
+  settle(): void {
+    this.end(RequestAbortedError);
+  }
+
+  private fail(err: DomainError): void {
+    if (this.done) return;
+    this.o.reads.failed(err.code);
+    this.end(err);
+  }
+
+  /** Gives the reservation back; an unfinished read rejects with `err` (nothing awaits it after an answer). */
+  private end(err: DomainError | (new () => DomainError)): void {
+    if (this.reserved > 0) this.o.budget.release(this.caller, this.reserved);
+    this.reserved = 0;
+    this.chunks = null;
+    if (this.done) return;
+    this.done = true;
+    this.o.reads.delete(this);
+    if (!this.complete) this.reject(typeof err === 'function' ? new err() : err);
+  }
+
+  private take(chunk: ArrayBuffer, isLast: boolean): void {
+    if (this.done) return;
+    this.size += chunk.byteLength;
+    if (this.size > this.o.limit) return this.fail(new PayloadTooLargeError(this.o.limit));
+    if (this.size > this.reserved) {
+      const refusal = this.o.budget.reserve(this.caller, this.size - this.reserved);
+      if (refusal) return this.fail(overloaded(refusal));
+      this.reserved = this.size;
+    }
+    if (isLast && this.chunks === null) return this.finish(Buffer.from(new Uint8Array(chunk))); // one chunk: one copy
+    (this.chunks ??= []).push(Buffer.from(new Uint8Array(chunk)));
+    if (isLast) this.finish(Buffer.concat(this.chunks, this.size));
+  }
+
+  private finish(body: Buffer): void {
+    this.complete = true;
+    this.received = body;
+    this.chunks = null;
+    this.o.reads.delete(this); // arrived: no deadline any more; the bytes stay reserved until the answer
+    this.resolve(body);
+  }
 }

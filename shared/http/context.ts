@@ -23,6 +23,8 @@ export class RequestContext {
   input: unknown = undefined;
   /** A WebSocket upgrade request (shared/http/server.ts): the handler may answer `reply.upgrade(data)`. */
   upgrading = false;
+  /** The rate policies this request counted against: the response carries their RateLimit fields. */
+  rateLimits: RateLimitNote[] | undefined = undefined;
   private queryCache: URLSearchParams | undefined;
   private addressCache: string | undefined;
 
@@ -42,6 +44,9 @@ export class RequestContext {
     this.requestId = given && given.length <= 200 && /^[\x21-\x7e]+$/.test(given) ? given : randomUUID();
     res.onAborted(() => {
       this.aborted = true;
+      // The client went away: a body still arriving never will; its bytes are released now, and the
+      // request ends (unanswered) as soon as its pipeline sees the failed read.
+      this.pendingBody?.abort();
     });
   }
 
@@ -55,6 +60,10 @@ export class RequestContext {
    */
   get clientAddress(): string {
     return (this.addressCache ??= Buffer.from(this.res.getRemoteAddressAsText()).toString('latin1'));
+  }
+
+  noteRateLimit(status: RateLimitNote): void {
+    (this.rateLimits ??= []).push(status);
   }
 
   header(name: string): string | undefined {
@@ -77,6 +86,14 @@ function decodeParam(v: string): string {
   } catch {
     return v;
   }
+}
+
+/** One rate policy a request counted against, as its response reports it (shared/limits/rate-limiter.ts). */
+export interface RateLimitNote {
+  /** `"ingest";q=20000;w=1` */
+  readonly policyHeader: string;
+  /** `"ingest";r=19900;t=1` */
+  limitHeader(): string;
 }
 
 export interface HttpReply {

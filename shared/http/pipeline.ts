@@ -8,12 +8,13 @@ import {
   ValidationError,
 } from '../errors.js';
 import { isPostgresUnavailable } from '../clients/postgres.js';
-import type { AccountProtection } from '../limits/protection.js';
+import type { AccountProtection, RateTake } from '../limits/protection.js';
 import { requireScope, type Authenticator, type Principal } from '../auth/types.js';
 import type { HttpReply, RequestContext } from './context.js';
 import type { RouteDef } from './route.js';
 import { problemReply } from './problems.js';
 import { isIdempotentRoute, type IdempotencyGuard } from './idempotency.js';
+import { accountCaller } from './body-budget.js';
 
 /**
  * The request pipeline: a route's handler runs inside an ordered list of steps, each of which may answer
@@ -92,6 +93,8 @@ export function authenticate(authenticator: Authenticator): RequestStep {
       const admit = (principal: Principal): Answer => {
         requireScope(principal, needed);
         ctx.principal = principal;
+        // From now on the body's bytes count against the account's share of the budget (503 past it).
+        ctx.pendingBody?.chargeTo(accountCaller(principal.accountId));
         return next();
       };
       // A token verified before is answered from memory (shared/auth/access-tokens.ts): no promise.
@@ -130,10 +133,24 @@ export function limitRequestRate(protection: AccountProtection): RequestStep {
   return {
     name: 'rate-limit',
     run(ctx, route, next) {
-      if (ctx.principal && route.def.rateLimit !== 'records') protection.takeRequest(ctx.principal.accountId);
-      return next();
+      if (!ctx.principal || route.def.rateLimit === 'records') return next();
+      return afterRate(ctx, protection.takeRequest(ctx.principal.accountId), next);
     },
   };
+}
+
+/**
+ * Goes on once a rate took its units (at once, or after a lease: shared/limits/rate-limiter.ts), noting the
+ * policy for the response's RateLimit fields; a refusal (429) propagates.
+ */
+export function afterRate<T>(ctx: RequestContext, take: RateTake, then: () => T | Promise<T>): T | Promise<T> {
+  if (isPromise(take))
+    return take.then((status) => {
+      ctx.noteRateLimit(status);
+      return then();
+    });
+  ctx.noteRateLimit(take);
+  return then();
 }
 
 /** No id holds a NUL character: a path parameter with one names nothing (404); a query value with one is a 422. */

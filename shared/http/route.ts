@@ -3,6 +3,7 @@ import type { Scope, Authenticator } from '../auth/types.js';
 import type { Infra } from '../infra.js';
 import type { WebSocketBehavior } from 'uWebSockets.js';
 import type { HttpReply, RequestContext } from './context.js';
+import type { BodyBudget } from './body-budget.js';
 
 /**
  * The types a feature needs to describe its routes, in a leaf file: route files and feature modules import
@@ -69,6 +70,8 @@ export interface ApiDeps extends Infra {
   authenticator: Authenticator;
   /** Per-account limits and rates (shared/limits/protection.ts). */
   protection: AccountProtection;
+  /** The process's request body budget (shared/http/body-budget.ts): what else holds request bytes charges it too. */
+  bodyBudget: BodyBudget;
 }
 
 /**

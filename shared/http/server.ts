@@ -11,9 +11,11 @@ import {
 import type { Logger } from '../logging.js';
 import type { Metrics } from '../metrics.js';
 import { MethodNotAllowedError, NotFoundError, UnsupportedMediaTypeError } from '../errors.js';
-import { RequestContext, type HttpReply } from './context.js';
+import { RequestContext, type HttpReply, type RateLimitNote } from './context.js';
 import type { BodyKind, RouteDef } from './route.js';
-import { readBody, BodyBudget, MAX_BODY_BYTES } from './body.js';
+import { readBody, MAX_BODY_BYTES } from './body.js';
+import { addressCaller, BodyBudget, unverifiedCaller } from './body-budget.js';
+import { BodyReads } from './body-reads.js';
 import { send } from './respond.js';
 import { errorReply, isPromise, runPipeline, type MatchedRoute, type RequestStep } from './pipeline.js';
 
@@ -31,9 +33,14 @@ export interface HttpServerDeps {
   pipeline: readonly RequestStep[];
   /** Request body bytes buffered at once across all requests (MAX_BUFFERED_REQUEST_BYTES); past it → 503 overloaded. */
   maxBufferedBodyBytes?: number;
+  /** How much of that one caller (account, or client address) may hold (MAX_BUFFERED_REQUEST_BYTES_PER_CALLER). */
+  maxBufferedBodyBytesPerCaller?: number;
+  /** A body not complete this long after its request arrived is answered 408 (BODY_READ_TIMEOUT_SECONDS). */
+  bodyReadTimeoutMs?: number;
 }
 
 const DEFAULT_MAX_BUFFERED_BODY_BYTES = 256 * 1024 * 1024;
+const DEFAULT_BODY_READ_TIMEOUT_MS = 10_000;
 
 /**
  * Routing and the wire: matches a route (404/405 itself), checks the media type and starts reading the
@@ -50,9 +57,36 @@ export class HttpServer {
   private draining = false;
   private idle: (() => void)[] = [];
   readonly bodyBudget: BodyBudget;
+  readonly bodyReads: BodyReads;
 
   constructor(private readonly deps: HttpServerDeps) {
-    this.bodyBudget = new BodyBudget(deps.maxBufferedBodyBytes ?? DEFAULT_MAX_BUFFERED_BODY_BYTES);
+    const max = deps.maxBufferedBodyBytes ?? DEFAULT_MAX_BUFFERED_BODY_BYTES;
+    this.bodyBudget = new BodyBudget(max, deps.maxBufferedBodyBytesPerCaller ?? Math.max(MAX_BODY_BYTES, max / 8));
+    const failures = deps.metrics.counter(
+      'meterline_request_body_failures_total',
+      'Request bodies that ended without being read in full, by reason (request_aborted, request_timeout, overloaded, payload_too_large)',
+      ['reason'],
+    );
+    this.bodyReads = new BodyReads(deps.bodyReadTimeoutMs ?? DEFAULT_BODY_READ_TIMEOUT_MS, (reason) =>
+      failures.inc({ reason }),
+    );
+    // The budget counters: all three are 0 on an idle process, whatever its clients did before.
+    deps.metrics.gauge(
+      'meterline_request_body_reserved_bytes',
+      'Request body bytes reserved now (of MAX_BUFFERED_REQUEST_BYTES)',
+      () => this.bodyBudget.bytes,
+    );
+    deps.metrics.gauge(
+      'meterline_request_body_callers',
+      'Callers (accounts, client addresses) holding reserved request body bytes now',
+      () => this.bodyBudget.callers,
+    );
+    deps.metrics.gauge('meterline_request_bodies_reading', 'Request bodies still arriving', () => this.bodyReads.count);
+    deps.metrics.gauge(
+      'meterline_http_requests_in_flight',
+      'Requests between arrival and answer (a scrape counts itself)',
+      () => this.inFlight,
+    );
   }
 
   /** Requests being handled now. */
@@ -110,6 +144,7 @@ export class HttpServer {
         }
         this.listenSocket = socket;
         this.boundPort = us_socket_local_port(socket as never);
+        this.bodyReads.start();
         resolve(this.boundPort);
       });
     });
@@ -139,10 +174,11 @@ export class HttpServer {
     });
   }
 
-  /** Closes every connection, including keep-alive ones. */
+  /** Closes every connection, including keep-alive ones; bodies still arriving are released (aborted). */
   closeAll(): void {
     this.closeListener();
     this.app.close();
+    this.bodyReads.stop();
   }
 
   private dispatch(entry: PatternEntry, pattern: string, res: HttpResponse, req: HttpRequest): void {
@@ -168,7 +204,16 @@ export class HttpServer {
           );
           return;
         }
-        ctx.pendingBody = readBody(res, route.maxBodyBytes ?? MAX_BODY_BYTES, length, this.bodyBudget);
+        // Charged to the client address until the token is checked (the pipeline's authenticate step then
+        // charges the account); public routes stay charged to the address.
+        const address = ctx.clientAddress;
+        ctx.pendingBody = readBody(res, {
+          limit: route.maxBodyBytes ?? MAX_BODY_BYTES,
+          declaredLength: length,
+          budget: this.bodyBudget,
+          caller: route.auth === 'public' ? addressCaller(address) : unverifiedCaller(address),
+          reads: this.bodyReads,
+        });
       }
     }
     this.inFlight++;
@@ -206,6 +251,7 @@ export class HttpServer {
       if (!body.complete || this.draining) reply = { ...reply, closeConnection: true };
       body.settle();
     } else if (this.draining) reply = { ...reply, closeConnection: true };
+    if (ctx.rateLimits) reply = withRateLimitFields(reply, ctx.rateLimits);
     send(ctx, reply);
     this.deps.metrics.observeHttp(pattern, ctx.method, reply.status, (performance.now() - ctx.startedAt) / 1000);
   }
@@ -236,6 +282,23 @@ function whenAnswered(
   }
   if (isPromise(answer)) answer.then(then, then);
   else then(answer);
+}
+
+/**
+ * Every response of a rate-limited request says where the caller stands (IETF RateLimit header fields), 2xx
+ * and errors alike; a 429's own fields (the policy that refused) come first.
+ */
+function withRateLimitFields(reply: HttpReply, notes: readonly RateLimitNote[]): HttpReply {
+  let policy = notes[0]!.policyHeader;
+  let limit = notes[0]!.limitHeader();
+  for (let i = 1; i < notes.length; i++) {
+    policy += `, ${notes[i]!.policyHeader}`;
+    limit += `, ${notes[i]!.limitHeader()}`;
+  }
+  const headers = { ...reply.headers };
+  headers['RateLimit-Policy'] = headers['RateLimit-Policy'] ? `${headers['RateLimit-Policy']}, ${policy}` : policy;
+  headers.RateLimit = headers.RateLimit ? `${headers.RateLimit}, ${limit}` : limit;
+  return { ...reply, headers };
 }
 
 function isReply(outcome: unknown): outcome is HttpReply {

@@ -1,50 +1,155 @@
-import { hostname } from 'node:os';
-import { Kvm, type KV } from '@nats-io/kv';
-import type { NatsConnection } from '../clients/nats.js';
-import type { Logger } from '../logging.js';
 import { RateLimitedError } from '../errors.js';
+import type { Logger } from '../logging.js';
+import type { BucketShape, LeaseResult, RateLeases } from './rate-leases.js';
 
 /**
- * Per-account rates enforced across every api process, without a NATS round trip per request: each process
- * runs a token bucket per (account, policy) whose rate is its share of the account's limit. The share is
- * 1 / (live api processes), re-read every few seconds from a KV bucket of heartbeats (`ProcessCount`).
- * SO_REUSEPORT spreads connections evenly over the processes, so an account's traffic splits about evenly
- * too and the sum of the shares is the account's limit. The approximation errs on the strict side: an
- * account whose traffic all lands on one process (one keep-alive connection) gets 1/N of its limit there.
+ * Per-account rates, the same across every api process (docs/limits.md, "Limits across processes"). The
+ * account's token bucket lives in NATS KV (shared/limits/rate-leases.ts); each process leases tokens from it
+ * ahead of need and spends them with no I/O, so the usual request costs a subtraction. A process that runs
+ * short leases again (requests wait for that one round trip; concurrent ones share it). Whatever the number of
+ * processes and however connections land on them, one connection may use the account's whole limit, and all
+ * processes together admit at most the limit plus one window's burst: every token spent was taken out of the
+ * one shared bucket. Tokens a process leased and left unspent go back once it is idle.
+ *
+ * When NATS can't be asked, a process falls back to a bucket of its own holding its share of the limit
+ * (1 / live api processes) until it can again: strict, never more than the limit in total.
  */
-export interface RateDecision {
-  headers: Record<string, string>;
+
+/** What a response says about one policy in its `RateLimit-Policy` and `RateLimit` fields (IETF draft). */
+export interface RateLimitStatus {
+  /** `"ingest";q=20000;w=1` */
+  readonly policyHeader: string;
+  /** `"ingest";r=19900;t=1`: what this process knows is left, and seconds until the bucket is full again. */
+  limitHeader(): string;
 }
 
-interface Bucket {
-  tokens: number;
-  at: number;
-}
-
-const IDLE_PRUNE_MS = 60_000;
+/** Lease ahead of need: at least this part of a window, to spare the round trips of a light caller… */
+const MIN_LEASE_AHEAD = 0.05;
+/** …and about this long of the caller's recent rate on this process, up to a quarter of the window. */
+const LEASE_AHEAD_MS = 250;
+const MAX_LEASE_AHEAD = 0.25;
+/** A caller's recent rate is measured over about this long. */
+const RATE_HALF_LIFE_MS = 1_000;
+/** Unspent tokens go back to the shared bucket after this long without a request. */
+const GIVE_BACK_IDLE_MS = 1_000;
+const SWEEP_MS = 500;
+/** A bucket idle this long has refilled (windows are at most an hour): forgotten. */
+const FORGET_IDLE_MS = 3_600_000;
+/** A lease slower than this (NATS down or far away) → the process's own share for FALLBACK_MS. */
+const LEASE_TIMEOUT_MS = 2_000;
+const FALLBACK_MS = 10_000;
 const POLICY_UNITS: Record<string, string> = {
   ingest: 'usage records',
   attributed: 'usage records for customers',
   'card-attempts': 'card additions',
 };
 
-export class AccountRateLimiter {
-  /**
-   * policy → account → bucket: no key string is built per call (attributed ingest takes a customer's bucket per
-   * record), and the account ids, long-lived strings, keep their hash.
-   */
-  private readonly buckets = new Map<string, Map<string, Bucket>>();
-  private readonly pruneTimer: NodeJS.Timeout;
+interface Waiter {
+  cost: number;
+  resolve: (s: RateLimitStatus) => void;
+  reject: (e: Error) => void;
+}
 
-  constructor(private readonly share: () => number = () => 1) {
-    this.pruneTimer = setInterval(() => this.prune(), IDLE_PRUNE_MS);
-    this.pruneTimer.unref();
+/** One (policy, account) as this process holds it: leased tokens, its view of the shared bucket, waiters. */
+class LocalBucket implements RateLimitStatus {
+  policyHeader = '';
+  limit = 0;
+  windowSeconds = 1;
+  shape: BucketShape = { capacity: 0, perMs: 0 };
+  /** Leased and not yet spent. */
+  tokens = 0;
+  /** The shared bucket as the last lease left it. */
+  shared: { left: number; at: number } | undefined;
+  waiters: Waiter[] = [];
+  leasing = false;
+  lastUse = 0;
+  /** Decaying sum of what was spent here (≈ units per RATE_HALF_LIFE_MS / ln 2). */
+  recent = 0;
+  /** The process's own bucket while NATS can't be asked. */
+  fallback: { tokens: number; at: number } | undefined;
+
+  constructor(
+    readonly key: string,
+    readonly policy: string,
+  ) {}
+
+  setLimit(limit: number, windowSeconds: number): void {
+    if (limit === this.limit && windowSeconds === this.windowSeconds) return;
+    this.limit = limit;
+    this.windowSeconds = windowSeconds;
+    this.shape = { capacity: limit, perMs: limit / (windowSeconds * 1000) };
+    this.policyHeader = `"${this.policy}";q=${limit};w=${windowSeconds}`;
+  }
+
+  /** Upper bound of what the shared bucket holds now (others' spending since the last lease is unknown). */
+  sharedEstimate(now = Date.now()): number | undefined {
+    if (!this.shared) return undefined;
+    return Math.min(this.shape.capacity, this.shared.left + Math.max(0, now - this.shared.at) * this.shape.perMs);
+  }
+
+  remaining(): number {
+    const shared = this.fallback ? this.fallback.tokens : (this.sharedEstimate() ?? this.shape.capacity);
+    return Math.max(0, Math.min(this.shape.capacity, Math.floor(this.tokens + shared)));
+  }
+
+  limitHeader(): string {
+    const left = this.remaining();
+    const full = Math.ceil((this.shape.capacity - left) / (this.shape.perMs * 1000));
+    return `"${this.policy}";r=${left};t=${Math.max(0, full)}`;
+  }
+
+  spend(cost: number, now: number): void {
+    this.tokens -= cost;
+    this.recent = this.recent * 0.5 ** ((now - this.lastUse) / RATE_HALF_LIFE_MS) + cost;
+    this.lastUse = now;
+  }
+
+  /** How much to lease beyond what is needed now. */
+  ahead(): number {
+    if (this.windowSeconds !== 1) return 0; // hourly attempts: exactly what is asked, nothing left unspent
+    const perMs = this.recent / (RATE_HALF_LIFE_MS / Math.LN2);
+    const c = this.shape.capacity;
+    return Math.ceil(Math.min(c * MAX_LEASE_AHEAD, Math.max(c * MIN_LEASE_AHEAD, perMs * LEASE_AHEAD_MS)));
+  }
+
+  refusal(cost: number, available: number): RateLimitedError {
+    const need = Math.min(cost, this.shape.capacity) - available;
+    const wait = Math.max(1, Math.ceil(need / (this.shape.perMs * 1000)));
+    const w = this.windowSeconds;
+    return new RateLimitedError(
+      `Over this account's limit of ${this.limit} ${POLICY_UNITS[this.policy] ?? 'requests'} per ${w === 1 ? 'second' : `${w} s`}; retry after ${wait} s.`,
+      {
+        'Retry-After': String(wait),
+        'RateLimit-Policy': this.policyHeader,
+        RateLimit: `"${this.policy}";r=${Math.max(0, Math.floor(available))};t=${wait}`,
+      },
+    );
+  }
+}
+
+export class AccountRateLimiter {
+  private readonly buckets = new Map<string, LocalBucket>();
+  private readonly sweeper: NodeJS.Timeout;
+  private fallbackUntil = 0;
+
+  /**
+   * `leases`: the shared buckets (undefined: this process alone, its own buckets); `share`: this process's part
+   * of a limit when it must enforce alone (NATS unreachable).
+   */
+  constructor(
+    private readonly leases: RateLeases | undefined,
+    private readonly share: () => number = () => 1,
+    private readonly log?: Logger,
+  ) {
+    this.sweeper = setInterval(() => this.sweep(), SWEEP_MS);
+    this.sweeper.unref();
   }
 
   /**
-   * Takes `cost` units (of at most `limit` per `windowSeconds`) of `policy` for `accountId` at `limitPerSecond`, or throws RateLimitedError (429)
-   * with Retry-After and the IETF RateLimit-Policy / RateLimit fields. Nothing is taken when refused. A cost
-   * above one second's worth passes when the bucket is full and leaves it in debt.
+   * Takes `cost` units of `policy` (at most `limit` per `windowSeconds`) for `accountId`: the status for the
+   * response's RateLimit fields — at once when this process holds the tokens, else once it leased them — or
+   * RateLimitedError (429, Retry-After and the RateLimit fields), nothing taken. A cost above the whole limit
+   * passes only when the account's bucket is full, and leaves it in debt.
    */
   take(
     accountId: string,
@@ -52,88 +157,144 @@ export class AccountRateLimiter {
     cost: number,
     limit: number,
     windowSeconds = 1,
-    now = performance.now(),
-  ): void {
-    const capacity = Math.max(limit * this.share(), 1e-3);
-    const rate = capacity / windowSeconds;
-    let byAccount = this.buckets.get(policy);
-    if (!byAccount) this.buckets.set(policy, (byAccount = new Map()));
-    let b = byAccount.get(accountId);
-    if (!b) byAccount.set(accountId, (b = { tokens: capacity, at: now }));
-    b.tokens = Math.min(capacity, b.tokens + ((now - b.at) / 1000) * rate);
-    b.at = now;
-    if (b.tokens >= Math.min(cost, capacity)) {
-      b.tokens -= cost;
-      return;
+  ): RateLimitStatus | Promise<RateLimitStatus> {
+    const key = `${policy}.${accountId}`;
+    let b = this.buckets.get(key);
+    if (!b) this.buckets.set(key, (b = new LocalBucket(key, policy)));
+    b.setLimit(limit, windowSeconds);
+    const now = performance.now();
+    if (!this.leases || now < this.fallbackUntil) return this.takeAlone(b, cost, now);
+    b.fallback = undefined;
+    if (b.waiters.length === 0 && b.tokens >= cost) {
+      b.spend(cost, now);
+      return b;
     }
-    const wait = Math.max(1, Math.ceil((Math.min(cost, capacity) - b.tokens) / rate));
-    throw new RateLimitedError(
-      `Over this account's limit of ${limit} ${POLICY_UNITS[policy] ?? 'requests'} per ${windowSeconds === 1 ? 'second' : `${windowSeconds} s`}; retry after ${wait} s.`,
-      {
-        'Retry-After': String(wait),
-        'RateLimit-Policy': `"${policy}";q=${limit};w=${windowSeconds}`,
-        RateLimit: `"${policy}";r=${Math.max(0, Math.floor(b.tokens / this.share()))};t=${wait}`,
-      },
+    return new Promise<RateLimitStatus>((resolve, reject) => {
+      b.waiters.push({ cost, resolve, reject });
+      this.pump(b);
+    });
+  }
+
+  /** Gives back what this process leased and did not spend (best effort, briefly). */
+  async stop(): Promise<void> {
+    clearInterval(this.sweeper);
+    const returns = [...this.buckets.values()].map((b) => this.giveBack(b));
+    await Promise.race([Promise.allSettled(returns), new Promise((r) => setTimeout(r, 500).unref())]);
+  }
+
+  /** Serves the waiters in order: from leased tokens, else by one lease at a time. */
+  private pump(b: LocalBucket): void {
+    if (b.leasing) return;
+    const now = performance.now();
+    while (b.waiters.length) {
+      const head = b.waiters[0]!;
+      if (b.tokens >= head.cost) {
+        b.waiters.shift();
+        b.spend(head.cost, now);
+        head.resolve(b);
+        continue;
+      }
+      const need = Math.min(head.cost, b.shape.capacity) - b.tokens;
+      const estimate = b.sharedEstimate();
+      if (estimate !== undefined && estimate < need) {
+        // Even if nobody else spent anything since the last lease, the shared bucket can't have enough.
+        b.waiters.shift();
+        head.reject(b.refusal(head.cost, b.tokens + estimate));
+        continue;
+      }
+      break;
+    }
+    if (!b.waiters.length || !this.leases) return;
+    const head = b.waiters[0]!;
+    let queued = 0;
+    for (let i = 1; i < b.waiters.length; i++) queued += b.waiters[i]!.cost;
+    b.leasing = true;
+    withTimeout(
+      this.leases.lease(b.key, b.shape, {
+        need: Math.min(head.cost, b.shape.capacity) - b.tokens,
+        take: head.cost - b.tokens,
+        extra: b.ahead() + queued,
+      }),
+      LEASE_TIMEOUT_MS,
+    ).then(
+      (r) => this.leased(b, r),
+      (err) => this.leaseFailed(b, err),
     );
   }
 
-  stop(): void {
-    clearInterval(this.pruneTimer);
+  private leased(b: LocalBucket, r: LeaseResult): void {
+    b.leasing = false;
+    b.tokens += r.granted;
+    b.shared = { left: r.left, at: r.at };
+    const head = b.waiters[0];
+    if (head && r.granted === 0) {
+      b.waiters.shift();
+      head.reject(b.refusal(head.cost, b.tokens + r.left));
+    }
+    this.pump(b);
   }
 
-  private prune(now = performance.now()): void {
-    // A bucket idle this long has refilled (windows are at most an hour): dropping it changes nothing.
-    for (const byAccount of this.buckets.values())
-      for (const [k, b] of byAccount) if (now - b.at > IDLE_PRUNE_MS * 60) byAccount.delete(k);
+  private leaseFailed(b: LocalBucket, err: unknown): void {
+    b.leasing = false;
+    if (performance.now() >= this.fallbackUntil)
+      this.log?.warn(
+        { err: (err as Error).message },
+        'rate limits: the shared buckets can not be reached; enforcing this process’s share alone',
+      );
+    this.fallbackUntil = performance.now() + FALLBACK_MS;
+    const now = performance.now();
+    for (const w of b.waiters.splice(0)) {
+      try {
+        w.resolve(this.takeAlone(b, w.cost, now));
+      } catch (refused) {
+        w.reject(refused as Error);
+      }
+    }
+  }
+
+  /** This process's own bucket holding its share of the limit (no NATS). */
+  private takeAlone(b: LocalBucket, cost: number, now: number): RateLimitStatus {
+    const capacity = Math.max(b.shape.capacity * this.share(), 1e-3);
+    const perMs = b.shape.perMs * this.share();
+    const f = (b.fallback ??= { tokens: capacity, at: now });
+    f.tokens = Math.min(capacity, f.tokens + (now - f.at) * perMs);
+    f.at = now;
+    if (f.tokens >= Math.min(cost, capacity)) {
+      f.tokens -= cost;
+      b.lastUse = now;
+      return b;
+    }
+    throw b.refusal(cost, f.tokens);
+  }
+
+  private giveBack(b: LocalBucket): Promise<void> {
+    const tokens = Math.floor(b.tokens);
+    if (!this.leases || tokens <= 0 || b.leasing || b.waiters.length) return Promise.resolve();
+    b.tokens -= tokens; // never spent twice: gone from here before it is back there
+    return this.leases.giveBack(b.key, b.shape, tokens).catch(() => undefined); // lost: only ever fewer admitted
+  }
+
+  private sweep(now = performance.now()): void {
+    for (const [key, b] of this.buckets) {
+      const idle = now - b.lastUse;
+      if (idle > GIVE_BACK_IDLE_MS) void this.giveBack(b);
+      if (idle > FORGET_IDLE_MS && !b.leasing && !b.waiters.length && b.tokens < 1) this.buckets.delete(key);
+    }
   }
 }
 
-/**
- * How many api processes are alive: each puts a heartbeat into a KV bucket whose entries expire
- * (API_PROCESS_TTL_MS), and counts the keys. Until the first count, and when NATS can't be asked, the last
- * known count stands (1 at first: the process alone).
- */
-export class ProcessCount {
-  private count = 1;
-  private timer: NodeJS.Timeout | undefined;
-  private kv: KV | undefined;
-  private readonly id = `${hostname()}-${process.pid}-${Math.random().toString(36).slice(2, 8)}`;
-
-  constructor(
-    private readonly nc: NatsConnection,
-    private readonly bucket: string,
-    private readonly intervalMs: number,
-    private readonly log?: Logger,
-  ) {}
-
-  get share(): number {
-    return 1 / this.count;
-  }
-
-  get processes(): number {
-    return this.count;
-  }
-
-  async start(): Promise<void> {
-    this.kv = await new Kvm(this.nc).open(this.bucket);
-    await this.beat();
-    this.timer = setInterval(() => void this.beat(), this.intervalMs);
-    this.timer.unref();
-  }
-
-  async stop(): Promise<void> {
-    clearInterval(this.timer);
-    await this.kv?.delete(this.id).catch(() => undefined);
-  }
-
-  private async beat(): Promise<void> {
-    try {
-      await this.kv!.put(this.id, String(Date.now()));
-      let n = 0;
-      for await (const _ of await this.kv!.keys()) n++;
-      this.count = Math.max(1, n);
-    } catch (err) {
-      this.log?.warn({ err: (err as Error).message }, 'api process heartbeat failed; keeping the last process count');
-    }
-  }
+function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
+    p.then(
+      (v) => {
+        clearTimeout(timer);
+        resolve(v);
+      },
+      (e) => {
+        clearTimeout(timer);
+        reject(e);
+      },
+    );
+  });
 }

@@ -173,6 +173,11 @@ export const CURRENCY_MINOR_UNITS: Readonly<Record<string, number>> = Object.fre
   ZWG: 2,
 });
 
+/** What a currency field must be: the schema's `errorMessage` (shared/http/validation.ts) and the membership check say it alike. */
+export const CURRENCY_CODE_MESSAGE = 'must be a 3-letter ISO 4217 currency code, such as USD';
+/** A currency code's shape in a JSON Schema (any case); membership is normalizeCurrency's. */
+export const CURRENCY_CODE_PATTERN = '^[A-Za-z]{3}$';
+
 /** Accepts a code in any case ("usd", "Usd"); returns it upper case, or null when it isn't an ISO 4217 currency. */
 export function normalizeCurrency(input: string): string | null {
   if (typeof input !== 'string' || input.length !== 3) return null;

@@ -9,13 +9,14 @@
  * be added to a meter, never removed (records already stored carry them).
  */
 import type { FieldError } from '../errors.js';
+import { jsonValueKind } from '../strings.js';
 
 export const DIMENSION_LIMITS = {
   /** Keys on one record. */
   maxKeys: 16,
   /** Key syntax. */
   keyPattern: /^[a-z0-9_]{1,64}$/,
-  keyDescription: '[a-z0-9_]{1,64}',
+  keyDescription: 'lowercase letters, digits and underscores (1 to 64 characters)',
   /** Characters of one value; empty values are refused ('' is how ClickHouse says "absent"). */
   maxValueLength: 256,
 } as const;
@@ -28,7 +29,7 @@ export interface Dimensions {
 
 export const NO_DIMENSIONS: Dimensions = { keys: [], values: [] };
 
-export const KEY_MESSAGE = `must be a key of ${DIMENSION_LIMITS.keyDescription}`;
+export const KEY_MESSAGE = `must be ${DIMENSION_LIMITS.keyDescription}`;
 
 /** Why a dimension key is unusable (for a meter declaring `declared`), or undefined. */
 export function dimensionKeyProblem(key: string, declared: readonly string[] | undefined): string | undefined {
@@ -63,7 +64,8 @@ export function checkDimensions(
     const value = (raw as Record<string, unknown>)[key];
     const keyProblem = dimensionKeyProblem(key, declared);
     if (keyProblem) errors.push({ field: `${field}.${key}`, message: keyProblem });
-    else if (typeof value !== 'string') errors.push({ field: `${field}.${key}`, message: 'must be string' });
+    else if (typeof value !== 'string')
+      errors.push({ field: `${field}.${key}`, message: `must be a string, not ${jsonValueKind(value)}` });
     else if (value.length === 0 || value.length > DIMENSION_LIMITS.maxValueLength) {
       errors.push({ field: `${field}.${key}`, message: `must be 1 to ${DIMENSION_LIMITS.maxValueLength} characters` });
     } else values.push(value);

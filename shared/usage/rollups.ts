@@ -1,5 +1,5 @@
 /**
- * Hourly rollups of usage records (infra/migrations/clickhouse/310_usage_rollups.sql; README "Usage
+ * Hourly rollups of usage records (infra/migrations/clickhouse/310_usage_rollups.sql; docs/usage.md "Usage
  * rollups"). Writers: the consumer recomputes the closed hours each insert touched, the sweeper recomputes
  * every (account, meter) of an hour once it has closed. Readers: shared/usage/query.ts.
  */

@@ -5,6 +5,9 @@
  * a regular expression on the hot path (every record of every batch). Digits below the millisecond are
  * dropped.
  */
+/** What a timestamp field must be, said by the schema (`errorMessage`) and by parseTimestamp's callers alike. */
+export const TIMESTAMP_FORMAT_MESSAGE = 'must be an RFC 3339 string with an offset, e.g. 2026-11-21T10:00:00Z';
+
 const DAYS = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
 
 function daysInMonth(year: number, month: number): number {

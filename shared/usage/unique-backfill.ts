@@ -1,5 +1,5 @@
 /**
- * Distinct sets for unique_count meters created before they existed (migration 340, README "Unique counts"):
+ * Distinct sets for unique_count meters created before they existed (migration 340, docs/usage.md "Usage rollups"):
  * such a meter has records but no registration, so its reads take the older, slower path (a distinct count
  * over usage_hourly). Every migration pass (shared/migrate.ts) backfills them, safe to interrupt and re-run:
  *

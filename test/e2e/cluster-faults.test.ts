@@ -141,7 +141,7 @@ t.test('local cluster under node and process kills', async (t) => {
     const report = await sender.done;
     expected += N;
     // Rows the consumer inserted into the victim in the second before its kill, not yet fetched by the twin,
-    // are on the victim's disk only (replication is asynchronous, README "Durability"): they are counted
+    // are on the victim's disk only (replication is asynchronous, docs/operations.md "Durability you get"): they are counted
     // once it is back, checked below. Until then the twin answers reads with what it holds.
     await waitUntil(() => reads.length >= readsAtKill + 20, 'usage reads after the kill');
     reading = false;

@@ -12,7 +12,7 @@ import { startConsumer } from '../integration/ingest-helpers.js';
  * The web console (docs/design.md §12) in Debian's headless Chromium against the whole api, the usage consumer,
  * Postgres, NATS and ClickHouse: sign in through the real OAuth pages, then use every page the way a
  * customer would. Assertions read the DOM (and the chart's own data), never pixels. Screenshots go to
- * docs/screenshots/ for the README.
+ * docs/screenshots/ for docs/console.md.
  */
 t.test('web console in headless Chromium', async (t) => {
   // Short-lived access tokens: the page must refresh them while the test runs (at 48 s, a fifth before expiry).

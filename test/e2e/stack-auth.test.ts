@@ -12,6 +12,7 @@ import { repoPath } from '../../shared/paths.js';
 import { freePort, testInfra, waitUntil } from '../fixtures/env.js';
 import { createTestAccount } from '../fixtures/auth.js';
 import { privateStack } from '../fixtures/stack.js';
+import { refusesConnections } from '../fixtures/raw-http.js';
 import { storedCount } from '../integration/ingest-helpers.js';
 import { appendEvent } from '../../services/domain/events/outbox-store.js';
 
@@ -93,6 +94,25 @@ t.test('the launched servers refuse clients without credentials; roles get least
     headers: { authorization: `Basic ${Buffer.from(`default:${creds.clickhouse.default}`).toString('base64')}` },
   });
   t.equal((await withPassword.text()).trim(), '1', 'ClickHouse: the password works');
+
+  // Replicas fetch parts from each other's interserver port: it hands them to the `interserver` user only.
+  const interserver = up.servers.find((s) => s.name === 'clickhouse')!.ports!.interserver;
+  const partUrl = `http://127.0.0.1:${interserver}/?endpoint=DataPartsExchange:/clickhouse/tables/t/replicas/r&part=all_1_1_0&compress=false`;
+  const basic = (user: string, password: string) => ({
+    authorization: `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`,
+  });
+  const anonymousFetch = await fetch(partUrl);
+  t.equal(anonymousFetch.status, 401, 'ClickHouse interserver port: no credentials, no parts');
+  t.match(await anonymousFetch.text(), /requires HTTP Basic/);
+  t.equal((await fetch(partUrl, { headers: basic('interserver', 'wrong') })).status, 401, 'a wrong password: none');
+  t.not(
+    (await fetch(partUrl, { headers: basic('interserver', creds.clickhouse.interserver) })).status,
+    401,
+    'the replicas’ own credentials pass',
+  );
+  // nats-server 2.9's monitoring endpoint takes no credentials (it lists users and streams): not opened.
+  const monitor = up.servers.find((s) => s.name === 'nats')!.ports!.monitor!;
+  t.ok(await refusesConnections(monitor), 'NATS: no monitoring endpoint listening');
 
   const api = await natsConnect(app.NATS_URL);
   t.teardown(() => api.close());

@@ -90,6 +90,36 @@ t.test('meterline up: roles, readiness, crash restart, clean SIGINT', async (t) 
     email: /@example\.com$/,
   });
 
+  // Another terminal without PUBLIC_BASE_URL or PORT: the CLI signs for the api `up` runs (its base URL is
+  // recorded under .data/), so the token works there; a PUBLIC_BASE_URL that disagrees is warned about.
+  const cli = async (extra: Record<string, string | undefined>, ...args: string[]) => {
+    const childEnv = Object.fromEntries(Object.entries({ ...env, ...extra }).filter(([, v]) => v !== undefined));
+    const r = await promisify(execFile)(process.execPath, [repoPath('bin/meterline.js'), ...args], {
+      env: childEnv as NodeJS.ProcessEnv,
+    });
+    return { json: JSON.parse(r.stdout), stderr: r.stderr };
+  };
+  const app = await cli({}, 'clients', 'create', '--name', 'up test', '--redirect-uri', 'http://127.0.0.1:9/cb');
+  const issue = (extra: Record<string, string | undefined>) =>
+    cli(extra, 'tokens', 'issue', '--email', demo.email, '--client-id', app.json.client_id, '--scope', 'read');
+  const found = await issue({ PORT: undefined, PUBLIC_BASE_URL: undefined });
+  t.equal(found.stderr, '', 'no warning: the running api was found');
+  const meters = await fetch(`${started.base_url}/v1/meters`, {
+    headers: { authorization: `Bearer ${found.json.access_token}` },
+  });
+  t.equal(meters.status, 200, 'the token is accepted by the running api');
+  const elsewhere = 'http://127.0.0.1:9';
+  const mismatched = await issue({ PUBLIC_BASE_URL: elsewhere });
+  t.match(JSON.parse(mismatched.stderr), {
+    warning: `PUBLIC_BASE_URL (${elsewhere}) is not the base URL of the running api (${started.base_url}): tokens signed for ${elsewhere} are refused there`,
+    running_api: started.base_url,
+  });
+  const refused = await fetch(`${started.base_url}/v1/meters`, {
+    headers: { authorization: `Bearer ${mismatched.json.access_token}` },
+  });
+  t.equal(refused.status, 401);
+  t.match((await refused.json()).detail, `issuer ${elsewhere} is not this server's (${started.base_url})`);
+
   const consumerPid = started.roles.consumer.pid as number;
   process.kill(consumerPid, 'SIGKILL');
   await waitUntil(

@@ -123,6 +123,13 @@ t.test('per-account limits: set by the operator, enforced at every door', async 
       const path = `/v1/meters/${noisyMeter.id}/usage`;
       const first = await postJson(api.url, path, noisy.auth.write.authorization, batch('ok', 100));
       t.equal(first.status, 202, 'a full second’s worth in one batch');
+      t.equal(
+        first.headers.get('ratelimit-policy'),
+        '"ingest";q=100;w=1',
+        'a 202 says which policy it counted against',
+      );
+      t.match(first.headers.get('ratelimit'), /^"ingest";r=\d+;t=\d+$/, 'and what is left of it');
+      t.ok(Number(/r=(\d+)/.exec(first.headers.get('ratelimit')!)![1]) < 100, 'less than the whole limit left');
       const over = await postJson(api.url, path, noisy.auth.write.authorization, batch('over', 100));
       t.equal(over.status, 429);
       t.equal(over.body.code, 'rate_limited');
@@ -161,6 +168,36 @@ t.test('per-account limits: set by the operator, enforced at every door', async 
       );
     },
   );
+
+  // Issue 24: the rate was charged before the 1,000-record check, so a refused oversized array (passing on a
+  // full bucket, leaving it deep in debt) locked the caller's own ingest for seconds.
+  t.test('a batch refused for its size costs nothing: a full second’s worth passes right after', async (t) => {
+    const ts = iso(Date.now() - 60_000);
+    const items = (prefix: string, n: number, meterId?: string) =>
+      Array.from({ length: n }, (_, i) => ({
+        id: `${prefix}-${i}`,
+        value: 1,
+        timestamp: ts,
+        ...(meterId ? { meter_id: meterId } : {}),
+      }));
+    // The bucket refills at 100 records/s: after 1.5 s without ingest it is full, whatever came before.
+    await new Promise((r) => setTimeout(r, 1_500));
+    const W = noisy.auth.write.authorization;
+    const oversized = await postJson(api.url, `/v1/meters/${noisyMeter.id}/usage`, W, items('big', 1001));
+    t.equal(oversized.status, 422, '1,001 records on a meter: refused for its size');
+    t.equal(oversized.headers.get('ratelimit'), null, 'and not counted against the rate');
+    const across = await postJson(api.url, '/v1/usage', W, items('big-across', 5000, noisyMeter.id));
+    t.equal(across.status, 422, '5,000 records over meters: refused for its size');
+    t.equal((await postJson(api.url, '/v1/usage', W, [])).status, 422, 'an empty batch: refused');
+    const stream = await StreamClient.open(api.url, W);
+    t.teardown(() => stream.close());
+    stream.send({ seq: 1, records: items('big-frame', 1001, noisyMeter.id) });
+    await stream.waitForAnswers(1);
+    t.equal(stream.answersTo(1)[0]?.error?.code, 'validation_failed', 'a 1,001-record frame: refused for its size');
+    stream.close();
+    const full = await postJson(api.url, `/v1/meters/${noisyMeter.id}/usage`, W, items('after-big', 100));
+    t.equal(full.status, 202, 'the whole limit is still there');
+  });
 
   t.test('the usage stream honours the same limit: a frame over it → rate_limited with retry_after', async (t) => {
     const ts = iso(Date.now() - 60_000);
@@ -201,6 +238,8 @@ t.test('per-account limits: set by the operator, enforced at every door', async 
     t.ok(statuses.includes(200), 'the first ones served');
     const res = await fetch(`${api.url}/v1/products`, { headers: quiet.auth.read });
     t.equal(res.status, 200, 'the other account is not affected');
+    t.match(res.headers.get('ratelimit-policy'), /^"requests";q=\d+;w=1$/, 'a 200 carries the RateLimit fields too');
+    t.match(res.headers.get('ratelimit'), /^"requests";r=\d+;t=\d+$/);
     await waitUntil(
       async () => (await fetch(`${api.url}/v1/products`, { headers: noisy.auth.read })).status === 200,
       'the rate to refill',
@@ -256,7 +295,11 @@ t.test('per-account limits: set by the operator, enforced at every door', async 
       statuses.push(res.status);
       if (res.status === 429) {
         t.equal(res.body.code, 'rate_limited');
-        t.equal(res.headers.get('ratelimit-policy'), `"card-attempts";q=${CARD_ATTEMPTS_PER_HOUR};w=3600`);
+        // The policy that refused first, then the others this request counted against.
+        t.match(
+          res.headers.get('ratelimit-policy'),
+          new RegExp(`^"card-attempts";q=${CARD_ATTEMPTS_PER_HOUR};w=3600, "requests";q=\\d+;w=1$`),
+        );
       }
     }
     t.same(

@@ -1,5 +1,5 @@
 import t from 'tap';
-import { billingWorld } from '../fixtures/billing.js';
+import { billingWorld, work } from '../fixtures/billing.js';
 import { createTestAccount } from '../fixtures/auth.js';
 import { callJson } from '../fixtures/matrix.js';
 import { readPdf } from '../fixtures/pdf.js';
@@ -171,7 +171,7 @@ t.test('billing per group: one line per group, tiers per group, late usage per g
   await t.test('re-running the same close changes nothing', async (t) => {
     const before = await invoices();
     const again = await w.run('2026-11-01T01:00:00Z');
-    t.same(again.json, { invoices: [], payments: [] });
+    t.same(work(again.json), { invoices: [], payments: [] });
     t.same(await invoices(), before);
   });
 
@@ -234,7 +234,7 @@ t.test('billing per group: one line per group, tiers per group, late usage per g
     t.same(november.lines, novemberLines);
     t.equal(november.amount, 29.5, '10 + 5 + 12.5 + 1.5 + 0.5');
     t.ok(sumOfLines(november).eq(String(november.amount)), 'amount = Σ lines');
-    t.same((await w.run('2026-12-01T01:00:00Z')).json, { invoices: [], payments: [] }, 're-run: nothing');
+    t.same(work((await w.run('2026-12-01T01:00:00Z')).json), { invoices: [], payments: [] }, 're-run: nothing');
     t.equal(await w.charges(november.id), 1, 'charged once');
     const dec = await w.run('2027-01-01T01:00:00Z');
     t.equal(dec.code, 0, dec.stderr);

@@ -1,5 +1,5 @@
 import t from 'tap';
-import { billingWorld } from '../fixtures/billing.js';
+import { billingWorld, work } from '../fixtures/billing.js';
 import { createTestAccount } from '../fixtures/auth.js';
 import { callJson } from '../fixtures/matrix.js';
 import { Decimal } from '../../shared/money/decimal.js';
@@ -93,7 +93,11 @@ t.test('billing run: worked invoices', async (t) => {
   await t.test('inside the grace period nothing closes; usage arriving then still counts', async (t) => {
     const early = await w.run('2026-11-01T00:59:59.999Z');
     t.equal(early.code, 0, early.stderr);
-    t.same(early.json, { invoices: [], payments: [] });
+    // Why nothing closed, and when it will: October ends at midnight and closes after the one-hour grace period.
+    const reason =
+      'no period is due at 2026-11-01T00:59:59.999Z: the next one ends 2026-11-01T00:00:00.000Z and closes at 2026-11-01T01:00:00.000Z, after the 3600 s grace period (BILLING_GRACE_SECONDS) that lets late usage count';
+    t.same(early.json, { invoices: [], payments: [], reason, next_due_at: '2026-11-01T01:00:00.000Z' });
+    t.match(early.stderr, `billing: no invoice: ${reason}`);
     // Late usage of October, arriving during the grace period.
     await w.usage(a, calls, [{ value: 50, timestamp: '2026-10-31T12:00:00Z' }]);
   });
@@ -102,7 +106,22 @@ t.test('billing run: worked invoices', async (t) => {
     const run = await w.run('2026-11-01T01:00:00Z');
     t.equal(run.code, 0, run.stderr);
     t.equal(run.json.invoices.length, 3, 'one invoice per subscription');
+    t.notOk('reason' in run.json || 'next_due_at' in run.json, 'a run that closed periods gives no reason');
+    t.notMatch(run.stderr, /Warning/, 'no warning on stderr (a pg client is never given two queries at once)');
+    // The close numbers the invoices it creates, one series: three consecutive numbers.
+    const numbers = (
+      await w.api.infra.pg.query<{ number: string }>('SELECT number::text FROM invoices WHERE id = ANY($1)', [
+        run.json.invoices.map((i: { id: string }) => i.id),
+      ])
+    ).rows
+      .map((r) => Number(r.number))
+      .sort((x, y) => x - y);
+    t.same(numbers, [numbers[0], numbers[0]! + 1, numbers[0]! + 2], 'numbered consecutively');
     const [oct] = await invoicesOf(sub.id);
+    t.ok(
+      numbers.map((n) => String(n).padStart(6, '0')).includes(oct.number),
+      `the API gives one of them, as printed (${oct.number})`,
+    );
     t.match(oct, {
       status: 'paid',
       currency: 'USD',
@@ -219,7 +238,8 @@ t.test('billing run: worked invoices', async (t) => {
       '5 × 0.0025 KWD = 0.0125 → 0.013',
     );
     const again = await w.run('2026-11-01T01:00:00Z');
-    t.same(again.json, { invoices: [], payments: [] }, 'a repeated run at the same instant invoices nothing');
+    t.same(work(again.json), { invoices: [], payments: [] }, 'a repeated run at the same instant invoices nothing');
+    t.equal(again.json.next_due_at, '2026-12-01T01:00:00.000Z', 'November is next: due an hour after it ends');
   });
 
   await t.test(

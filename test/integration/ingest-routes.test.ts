@@ -70,7 +70,23 @@ t.test('usage ingestion routes', async (t) => {
     const cases: [string, unknown, { field: string; message: RegExp }[], { id: string } | undefined][] = [
       ['missing value', { timestamp: ts }, [{ field: 'value', message: /required/ }], undefined],
       ['missing timestamp', { value: 1 }, [{ field: 'timestamp', message: /required/ }], undefined],
-      ['value not a number', { value: '1', timestamp: ts }, [{ field: 'value', message: /number/ }], undefined],
+      [
+        'value not a number',
+        { value: '1', timestamp: ts },
+        [{ field: 'value', message: /^must be a JSON number, not a string$/ }],
+        undefined,
+      ],
+      [
+        'timestamp as epoch seconds',
+        { value: 1, timestamp: 1_780_000_000 },
+        [
+          {
+            field: 'timestamp',
+            message: /^must be an RFC 3339 string with an offset, e\.g\. 2026-11-21T10:00:00Z, not a JSON number$/,
+          },
+        ],
+        undefined,
+      ],
       [
         'value infinite (1e999)',
         '{"value": 1e999, "timestamp": "TS"}',

@@ -87,6 +87,8 @@ t.test('invoices', async (t) => {
   });
   const januaryJson = {
     id: january,
+    // The deployment's invoice series: January is this database's first invoice, February its second.
+    number: '000001',
     customer_id: a.customerId,
     subscription_id: aSub.id,
     status: 'paid',
@@ -157,6 +159,7 @@ t.test('invoices', async (t) => {
     const feb = await call(a.tokens.read, 'GET', `/v1/billing/invoices/${february}`);
     t.same(feb.body, {
       id: february,
+      number: '000002',
       customer_id: a.customerId,
       subscription_id: aSub.id,
       status: 'open',

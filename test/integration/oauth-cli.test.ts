@@ -6,7 +6,10 @@ import { basicAuth, postForm, startOAuthServer } from '../fixtures/oauth.js';
 interface CliResult {
   code: number;
   json: any;
+  /** The first JSON line on stderr (the error), and every line. */
   stderr: any;
+  stderrLines: any[];
+  stdout: string;
 }
 
 /** `meterline accounts|clients|tokens …` against a test world, as an operator would run them. */
@@ -21,10 +24,10 @@ t.test('meterline accounts / clients / tokens', async (t) => {
     PUBLIC_BASE_URL: base,
     SECRET_KEY: config.SECRET_KEY.toString('hex'),
   };
-  const cli = (...args: string[]) =>
+  const cliWith = (extraEnv: Record<string, string | undefined>, ...args: string[]) =>
     new Promise<CliResult>((resolve, reject) => {
       const child = spawn(process.execPath, [repoPath('bin/meterline.js'), ...args], {
-        env,
+        env: Object.fromEntries(Object.entries({ ...env, ...extraEnv }).filter(([, v]) => v !== undefined)),
         stdio: ['ignore', 'pipe', 'pipe'],
       });
       let out = '';
@@ -32,10 +35,19 @@ t.test('meterline accounts / clients / tokens', async (t) => {
       child.stdout.on('data', (c) => (out += c));
       child.stderr.on('data', (c) => (err += c));
       child.on('error', reject);
-      child.on('exit', (code) =>
-        resolve({ code: code ?? 1, json: out ? JSON.parse(out) : null, stderr: err ? JSON.parse(err) : null }),
-      );
+      child.on('exit', (code) => {
+        const json = (text: string) => {
+          try {
+            return JSON.parse(text);
+          } catch {
+            return null;
+          }
+        };
+        const lines = err.split('\n').filter(Boolean).map(json);
+        resolve({ code: code ?? 1, json: json(out), stdout: out, stderr: lines[0] ?? null, stderrLines: lines });
+      });
     });
+  const cli = (...args: string[]) => cliWith({}, ...args);
   const email = `cli.${process.pid}.${Date.now()}@example.com`;
   const opEmail = `op.${email}`;
 
@@ -83,6 +95,23 @@ t.test('meterline accounts / clients / tokens', async (t) => {
     t.match(bad.stderr, { code: 'validation_failed', errors: [{ field: 'email' }, { field: 'password' }] });
     t.equal(usage.code, 2);
     t.match(usage.stderr, { error: '--password is required' });
+  });
+
+  t.test('usage errors name every missing flag at once', async (t) => {
+    const [two, all, client] = await Promise.all([
+      cli('accounts', 'create', '--name', 'X'),
+      cli('tokens', 'issue'),
+      cli('clients', 'create'),
+    ]);
+    t.equal(two.code, 2);
+    t.match(two.stderr, {
+      error: '--email and --password are required',
+      missing: ['--email', '--password'],
+      usage: 'meterline accounts create --name N --email E --password P [--operator]',
+      help: 'meterline accounts --help',
+    });
+    t.match(all.stderr, { error: '--email and --client-id are required' });
+    t.match(client.stderr, { error: '--name and --redirect-uri are required' });
   });
 
   const confidential = await cli(
@@ -156,6 +185,13 @@ t.test('meterline accounts / clients / tokens', async (t) => {
       { token_type: 'Bearer', expires_in: 3600, scope: 'read write' },
       'admin left out for a non-operator',
     );
+    t.same(issued.stderrLines.length, 1, 'and said so on stderr');
+    t.match(issued.stderr, {
+      warning: new RegExp(`^scope admin withheld: ${email.replace(/\./g, '\\.')} is not an operator`),
+      requested: 'read write admin',
+      granted: 'read write',
+      withheld: 'admin',
+    });
     const probe = await fetch(`${base}/v1/oauth-probe/write`, {
       headers: { authorization: `Bearer ${issued.json.access_token}` },
     });
@@ -183,6 +219,7 @@ t.test('meterline accounts / clients / tokens', async (t) => {
       'admin',
     );
     t.equal(op.json.scope, 'admin');
+    t.same(op.stderrLines, [], 'nothing withheld, nothing said');
     t.equal(
       (await fetch(`${base}/v1/oauth-probe/admin`, { headers: { authorization: `Bearer ${op.json.access_token}` } }))
         .status,
@@ -207,4 +244,80 @@ t.test('meterline accounts / clients / tokens', async (t) => {
     t.equal(badScope.code, 2);
     t.match(badScope.stderr, { error: /unknown scope "root"/ });
   });
+
+  t.test('a token signed for another base URL: the API names both issuers', async (t) => {
+    // The default issuer (http://127.0.0.1:8080) while the api runs elsewhere, with no `meterline up` to ask.
+    const stray = await cliWith(
+      { PUBLIC_BASE_URL: undefined, PORT: undefined },
+      'tokens',
+      'issue',
+      '--email',
+      email,
+      '--client-id',
+      confidential.json.client_id,
+      '--scope',
+      'read',
+    );
+    t.equal(stray.code, 0);
+    t.match(stray.stderr, {
+      warning: /^no running api found for this database .* using http:\/\/127\.0\.0\.1:8080 — set PUBLIC_BASE_URL/,
+    });
+    const res = await fetch(`${base}/v1/oauth-probe/read`, {
+      headers: { authorization: `Bearer ${stray.json.access_token}` },
+    });
+    t.equal(res.status, 401);
+    t.equal(res.headers.get('content-type'), 'application/problem+json');
+    t.match(
+      res.headers.get('www-authenticate'),
+      /error="invalid_token", error_description="The access token was issued/,
+    );
+    t.match(await res.json(), {
+      status: 401,
+      code: 'unauthorized',
+      detail: `The access token was issued for another server: issuer http://127.0.0.1:8080 is not this server's (${base}).`,
+    });
+  });
+});
+
+/** Help is text for people; commands still answer JSON. */
+t.test('meterline --help and <command> --help', async (t) => {
+  const run = (...args: string[]) =>
+    new Promise<{ code: number; stdout: string; stderr: string }>((resolve, reject) => {
+      const child = spawn(process.execPath, [repoPath('bin/meterline.js'), ...args], {
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      let stdout = '';
+      let stderr = '';
+      child.stdout.on('data', (c) => (stdout += c));
+      child.stderr.on('data', (c) => (stderr += c));
+      child.on('error', reject);
+      child.on('exit', (code) => resolve({ code: code ?? 1, stdout, stderr }));
+    });
+  const [main, short, tokens, billing, helpAccounts, nothing, unknown] = await Promise.all([
+    run('--help'),
+    run('-h'),
+    run('tokens', '--help'),
+    run('billing', 'run', '--help'),
+    run('help', 'accounts'),
+    run(),
+    run('bogus'),
+  ]);
+  t.equal(main.code, 0);
+  t.match(
+    main.stdout,
+    /^meterline — usage metering and billing\n\nUsage: meterline <command> \[options\]\n\nCommands:\n/,
+  );
+  for (const command of ['up', 'stack', 'migrate', 'accounts', 'clients', 'tokens', 'billing'])
+    t.match(main.stdout, new RegExp(`\n  ${command} +\\S`), `lists ${command}`);
+  t.throws(() => JSON.parse(main.stdout), 'help is text, not JSON');
+  t.equal(short.stdout, main.stdout, '-h is --help');
+  t.equal(tokens.code, 0);
+  t.match(tokens.stdout, /Usage:\n {2}meterline tokens issue --email E --client-id C \[--scope "read write"\]/);
+  t.match(tokens.stdout, /\n {2}--client-id C +an OAuth client/);
+  t.match(billing.stdout, /meterline billing run \[--now ISO\][\s\S]*BILLING_GRACE_SECONDS/, 'help wins over running');
+  t.match(helpAccounts.stdout, /meterline accounts limits --account ID/);
+  t.equal(nothing.code, 2, 'no command: usage error');
+  t.equal(nothing.stderr, main.stdout, 'with the help on stderr');
+  t.equal(unknown.code, 2);
+  t.match(JSON.parse(unknown.stderr), { error: 'unknown command "bogus"', help: 'meterline --help' });
 });

@@ -6,6 +6,7 @@ import { createTestAccount } from '../fixtures/auth.js';
 import { bodyValidator } from '../../shared/http/validation.js';
 import { openApiPath } from '../../shared/http/openapi.js';
 import { CreateProductBody } from '../../shared/api/products.js';
+import { servedOpenApiDocument } from '../../services/docs/served-openapi.js';
 
 t.test('GET /openapi.json', async (t) => {
   const config = await isolatedConfig(t);
@@ -22,6 +23,12 @@ t.test('GET /openapi.json', async (t) => {
     t.equal(validator.version, '3.1');
     t.equal(doc.openapi, '3.1.0');
     t.same(doc.servers, [{ url: config.PUBLIC_BASE_URL }]);
+  });
+
+  t.test('is the document docs/api.md is generated from (npm run docs builds it without a server)', async (t) => {
+    // The same routes, schemas and descriptions; only the base URL differs (this api's port vs the default).
+    const offline = JSON.stringify(await servedOpenApiDocument());
+    t.equal(JSON.stringify(doc).replaceAll(config.PUBLIC_BASE_URL, 'http://127.0.0.1:8080'), offline);
   });
 
   t.test('its paths and methods are exactly the routes the api serves', async (t) => {

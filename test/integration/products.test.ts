@@ -84,13 +84,34 @@ t.test('products', async (t) => {
       ['blank name', { name: '   ', price: 1, currency: 'USD' }, 'name', /blank/],
       ['name too long', { name: 'x'.repeat(201), price: 1, currency: 'USD' }, 'name'],
       ['missing price', { name: 'p', currency: 'USD' }, 'price', /required/],
-      ['price as a string', { name: 'p', price: '19.99', currency: 'USD' }, 'price', /number/],
+      [
+        'price as a string',
+        { name: 'p', price: '19.99', currency: 'USD' },
+        'price',
+        /^must be a JSON number, not a string$/,
+      ],
       ['negative price', { name: 'p', price: -1, currency: 'USD' }, 'price'],
       ['ten decimals', { name: 'p', price: 0.0000000001, currency: 'USD' }, 'price', /9 decimal/],
       ['missing currency', { name: 'p', price: 1 }, 'currency', /required/],
-      ['unknown currency', { name: 'p', price: 1, currency: 'XYZ' }, 'currency', /ISO 4217/],
-      ['two-letter currency', { name: 'p', price: 1, currency: 'US' }, 'currency'],
-      ['numeric currency', { name: 'p', price: 1, currency: 840 }, 'currency'],
+      // Every way a currency is wrong reads the same: the rule, never the pattern that checks its shape.
+      [
+        'unknown currency',
+        { name: 'p', price: 1, currency: 'XYZ' },
+        'currency',
+        /^must be a 3-letter ISO 4217 currency code, such as USD$/,
+      ],
+      [
+        'two-letter currency',
+        { name: 'p', price: 1, currency: 'US' },
+        'currency',
+        /^must be a 3-letter ISO 4217 currency code, such as USD$/,
+      ],
+      [
+        'numeric currency',
+        { name: 'p', price: 1, currency: 840 },
+        'currency',
+        /^must be a 3-letter ISO 4217 currency code, such as USD, not a JSON number$/,
+      ],
       ['unknown pricing', { name: 'p', price: 1, currency: 'USD', pricing: 'bulk' }, 'pricing', /flat/],
       ['unknown field', { name: 'p', price: 1, currency: 'USD', color: 'red' }, 'color', /not a known field/],
     ];
@@ -253,10 +274,21 @@ t.test('products', async (t) => {
       ['page=abc', 'page'],
       ['per_page=1.5', 'per_page'],
       ['sort=name', 'sort'],
+      // Integers are decimal digits and nothing else (issue 24): no hex, exponent, sign or padding.
+      ['page=0x10', 'page'],
+      ['page=1e1', 'page'],
+      ['page=%2B2', 'page'],
+      ['per_page=%2010', 'per_page'],
+      ['per_page=', 'per_page'],
     ]) {
       const res = await call('GET', `/v1/products?${qs}`, { token: admin });
       t.equal(res.status, 422, qs);
       t.equal(res.body.errors[0].field, field, qs);
     }
+    // A single-valued parameter given twice: which one was meant is not ours to guess.
+    const twice = await call('GET', '/v1/products?per_page=10&per_page=20', { token: admin });
+    t.equal(twice.status, 400);
+    t.equal(twice.body.code, 'repeated_parameter');
+    t.same(twice.body.errors, [{ field: 'per_page', message: 'must be given at most once' }]);
   });
 });

@@ -93,6 +93,44 @@ t.test(
         );
     });
 
+    // Issue 24: the wait check, the password check and the count were separate steps; 30 parallel wrong
+    // passwords were all checked. Now each attempt is counted before its password is, atomically.
+    t.test('parallel guesses over both processes: no more are checked than the free attempts', async (t) => {
+      const owner = await createUser(first.infra);
+      const attacker = new FormBrowser('127.0.0.7');
+      const forms = [
+        await attacker.open(authorizeUrl(first.base, params)),
+        await attacker.open(authorizeUrl(secondBase, params)),
+      ];
+      const pair = await Promise.all(
+        Array.from({ length: 30 }, (_v, i) =>
+          attacker.submit(forms[i % 2]!, { email: owner.email, password: `parallel ${i}` }).then((p) => p.status),
+        ),
+      );
+      t.equal(pair.filter((s) => s === 400).length, FREE_PER_PAIR, `${FREE_PER_PAIR} passwords checked`);
+      t.equal(pair.filter((s) => s === 429).length, 30 - FREE_PER_PAIR, 'every other one waits, unchecked');
+      t.equal(await throttle.pairFailures('127.0.0.7', owner.email), FREE_PER_PAIR, 'exactly those counted');
+
+      const sprayer = new FormBrowser('127.0.0.8');
+      const sprayForms = [
+        await sprayer.open(authorizeUrl(first.base, params)),
+        await sprayer.open(authorizeUrl(secondBase, params)),
+      ];
+      const spray = await Promise.all(
+        Array.from({ length: 40 }, (_v, i) =>
+          sprayer
+            .submit(sprayForms[i % 2]!, { email: `parallel${i}.${Date.now()}@example.com`, password: 'Winter2026!' })
+            .then((p) => p.status),
+        ),
+      );
+      t.equal(
+        spray.filter((s) => s === 400).length,
+        FREE_PER_ADDRESS,
+        `the address: ${FREE_PER_ADDRESS} checked (${spray.join(',')})`,
+      );
+      t.equal(spray.filter((s) => s === 429).length, 40 - FREE_PER_ADDRESS, 'the rest wait');
+    });
+
     t.test('a JSON client gets a 429 problem document', async (t) => {
       const user = await createUser(first.infra);
       const browser = new FormBrowser('127.0.0.6');

@@ -8,7 +8,7 @@ import { checkCorrection } from '../../services/control/corrections/input.js';
 import { iso, startConsumer, storedIds } from './ingest-helpers.js';
 
 /**
- * What a billing user gets when corrections repeat or overlap (README "Correcting usage"): the same replace
+ * What a billing user gets when corrections repeat or overlap (docs/usage.md "Correcting usage"): the same replace
  * again, overlapping replaces one after the other and at the same time, an earlier correction left pending,
  * and a cancel naming an id no record has.
  */

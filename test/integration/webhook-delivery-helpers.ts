@@ -56,9 +56,16 @@ export interface CheckedRequest {
   problems: string[];
 }
 
+/** `whsec_` + padded standard base64: the secrets the server generates, read by Standard Webhooks libraries as given. */
+export function isStandardSecret(secret: string): boolean {
+  const encoded = secret.startsWith('whsec_') ? secret.slice(6) : '';
+  return encoded.length > 0 && /^[A-Za-z0-9+/]+={0,2}$/.test(encoded) && encoded.length % 4 === 0;
+}
+
 /**
  * What a receiver checks: the seed's headers (hex HMAC-SHA256 of the raw body) and the Standard Webhooks
- * headers, verified by the `standardwebhooks` package given base64(secret) as docs/design.md §9 says.
+ * headers, verified by the `standardwebhooks` package as docs/design.md §9 says: a `whsec_<base64>` secret as
+ * given; a caller's own secret of another form, base64-encoded (its UTF-8 bytes are the key).
  */
 export function checkRequest(r: ReceivedRequest, secret: string): CheckedRequest {
   const problems: string[] = [];
@@ -73,7 +80,7 @@ export function checkRequest(r: ReceivedRequest, secret: string): CheckedRequest
   if (h['webhook-id'] !== payload.id || h['webhook-timestamp'] !== h['x-webhook-timestamp'])
     problems.push('standard webhook id/timestamp headers differ');
   try {
-    new StandardWebhook(Buffer.from(secret, 'utf8').toString('base64')).verify(
+    new StandardWebhook(isStandardSecret(secret) ? secret : Buffer.from(secret, 'utf8').toString('base64')).verify(
       r.body.toString('utf8'),
       h as Record<string, string>,
     );

@@ -11,15 +11,15 @@ import { createTestAccount } from '../fixtures/auth.js';
 import { callJson } from '../fixtures/matrix.js';
 import { emit, settledAttempt, startDispatcher } from './webhook-delivery-helpers.js';
 
-/** The README's "Receiving webhooks" snippet, exactly as a customer would paste it. */
+/** docs/webhooks.md's "Receiving webhooks" snippet, exactly as a customer would paste it. */
 async function readmeSnippet(): Promise<string> {
-  const readme = await readFile(repoPath('README.md'), 'utf8');
+  const readme = await readFile(repoPath('docs/webhooks.md'), 'utf8');
   const m = /<!-- webhook-verification-snippet -->\s*```js\n([\s\S]*?)\n```/.exec(readme);
-  if (!m) throw new Error('README has no webhook verification snippet');
+  if (!m) throw new Error('docs/webhooks.md has no webhook verification snippet');
   return m[1]!;
 }
 
-t.test('the README verification snippet accepts a real delivery and rejects a tampered one', async (t) => {
+t.test('the docs/webhooks.md verification snippet accepts a real delivery and rejects a tampered one', async (t) => {
   const config = await isolatedConfig(t);
   const api = await startApi(t, config);
   const dispatcher = await startDispatcher(t, config);

@@ -67,7 +67,12 @@ t.test('webhooks (https only: WEBHOOKS_ALLOW_PRIVATE_URLS=false)', async (t) => 
       body: { url: 'https://example.com/other', events: ['payment.failed'] },
     });
     t.equal(res.status, 201);
-    t.match(res.body.secret, /^whsec_[A-Za-z0-9_-]{43}$/);
+    t.match(
+      res.body.secret,
+      /^whsec_[A-Za-z0-9+/]{43}=$/,
+      'Standard Webhooks form: whsec_ + padded base64 of 32 bytes',
+    );
+    t.equal(Buffer.from(res.body.secret.slice(6), 'base64').length, 32);
     t.same(Object.keys(res.body).sort(), [
       'created_at',
       'events',
@@ -268,6 +273,7 @@ t.test('webhooks (https only: WEBHOOKS_ALLOW_PRIVATE_URLS=false)', async (t) => 
         error: 'HTTP 500',
         duration_ms: 31,
         at: '2026-01-01T10:00:00.000Z',
+        sent: '2026-01-01T10:00:00.120Z',
         next: '2026-01-01T10:01:00.000Z',
       },
       {
@@ -277,6 +283,7 @@ t.test('webhooks (https only: WEBHOOKS_ALLOW_PRIVATE_URLS=false)', async (t) => 
         error: 'timeout after 10000 ms',
         duration_ms: 10_001,
         at: '2026-01-01T10:01:00.000Z',
+        sent: '2026-01-01T10:01:00.050Z',
         next: '2026-01-01T10:06:00.000Z',
       },
       {
@@ -286,6 +293,7 @@ t.test('webhooks (https only: WEBHOOKS_ALLOW_PRIVATE_URLS=false)', async (t) => 
         error: null,
         duration_ms: 12,
         at: '2026-01-01T10:06:00.000Z',
+        sent: '2026-01-01T10:06:00.010Z',
         next: null,
       },
     ];
@@ -295,8 +303,8 @@ t.test('webhooks (https only: WEBHOOKS_ALLOW_PRIVATE_URLS=false)', async (t) => 
       const id = newId('whd');
       ids.push(id);
       await api.infra.pg.query(
-        `INSERT INTO webhook_deliveries (id, webhook_id, account_id, event_id, event_type, attempt, status, response_status, error, duration_ms, created_at, next_attempt_at)
-         VALUES ($1, $2, $3, $4, 'invoice.paid', $5, $6, $7, $8, $9, $10, $11)`,
+        `INSERT INTO webhook_deliveries (id, webhook_id, account_id, event_id, event_type, attempt, status, response_status, error, duration_ms, created_at, attempted_at, next_attempt_at)
+         VALUES ($1, $2, $3, $4, 'invoice.paid', $5, $6, $7, $8, $9, $10, $11, $12)`,
         [
           id,
           hookId,
@@ -308,6 +316,7 @@ t.test('webhooks (https only: WEBHOOKS_ALLOW_PRIVATE_URLS=false)', async (t) => 
           r.error,
           r.duration_ms,
           r.at,
+          r.sent,
           r.next,
         ],
       );
@@ -326,6 +335,7 @@ t.test('webhooks (https only: WEBHOOKS_ALLOW_PRIVATE_URLS=false)', async (t) => 
         error: r.error,
         duration_ms: r.duration_ms,
         created_at: r.at,
+        attempted_at: r.sent,
         next_attempt_at: r.next,
       })),
     );

@@ -95,16 +95,17 @@ t.test('JwtAuthenticator', async (t) => {
       ).message,
       /invalid/,
     );
-    t.match(
-      (
-        await rejection(async () =>
-          auth.authenticate(
-            `Bearer ${(await issueAccessToken(keys, claims, { issuer: 'https://evil.example.com', ttlSeconds: 600 })).token}`,
-          ),
-        )
-      ).message,
-      /invalid/,
+    // Signed by this deployment's key for another base URL (PUBLIC_BASE_URL differed): the detail names both.
+    const foreign = await rejection(async () =>
+      auth.authenticate(
+        `Bearer ${(await issueAccessToken(keys, claims, { issuer: 'https://evil.example.com', ttlSeconds: 600 })).token}`,
+      ),
     );
+    t.equal(
+      foreign.message,
+      `The access token was issued for another server: issuer https://evil.example.com is not this server's (${ISSUER}).`,
+    );
+    t.match(foreign.headers['WWW-Authenticate'], /error="invalid_token"/);
     t.match((await rejection(() => auth.authenticate('Bearer abc'))).message, /malformed/);
     const missing = await rejection(() => auth.authenticate(undefined));
     t.equal(missing.headers['WWW-Authenticate'], 'Bearer realm="meterline"');

@@ -62,3 +62,53 @@ t.test('every problem is reported at once, required variables included', async (
   t.match(p.DATABASE_URL, /is required/);
   t.throws(() => parseConfig({ PORT: '-1' }), /PORT: must be an integer/);
 });
+
+t.test('request body limits: a per-caller share of the budget and a read deadline (docs/limits.md)', async (t) => {
+  const c = parseConfig(base);
+  t.equal(c.BODY_READ_TIMEOUT_SECONDS, 10);
+  t.equal(c.MAX_BUFFERED_REQUEST_BYTES_PER_CALLER, c.MAX_BUFFERED_REQUEST_BYTES / 8, 'an eighth of the budget');
+  t.equal(
+    parseConfig({ ...base, MAX_BUFFERED_REQUEST_BYTES: String(64 * 1024 * 1024) })
+      .MAX_BUFFERED_REQUEST_BYTES_PER_CALLER,
+    8 * 1024 * 1024,
+    'the default follows the budget',
+  );
+  t.equal(
+    parseConfig({ ...base, MAX_BUFFERED_REQUEST_BYTES: String(2 * 1024 * 1024) }).MAX_BUFFERED_REQUEST_BYTES_PER_CALLER,
+    1024 * 1024,
+    'never below one largest body (1 MiB)',
+  );
+  t.match(problems({ ...base, BODY_READ_TIMEOUT_SECONDS: '0' }), { BODY_READ_TIMEOUT_SECONDS: /from 1 to 600/ });
+  t.match(problems({ ...base, MAX_BUFFERED_REQUEST_BYTES_PER_CALLER: '1000' }), {
+    MAX_BUFFERED_REQUEST_BYTES_PER_CALLER: /from 1048576/,
+  });
+  t.match(
+    problems({
+      ...base,
+      MAX_BUFFERED_REQUEST_BYTES: String(8 * 1024 * 1024),
+      MAX_BUFFERED_REQUEST_BYTES_PER_CALLER: String(16 * 1024 * 1024),
+    }),
+    { MAX_BUFFERED_REQUEST_BYTES_PER_CALLER: /must not exceed MAX_BUFFERED_REQUEST_BYTES \(8388608\)/ },
+  );
+});
+
+t.test('seller details for invoice PDFs: optional, the address on several lines, no control characters', async (t) => {
+  const none = parseConfig(base);
+  t.same([none.SELLER_NAME, none.SELLER_ADDRESS, none.SELLER_TAX_ID, none.INVOICE_FOOTER], ['', '', '', '']);
+  const c = parseConfig({
+    ...base,
+    SELLER_NAME: '  Meterline Ltd ',
+    SELLER_ADDRESS: '1 Market Street\\nSan Francisco, CA 94105\r\nUSA',
+    SELLER_TAX_ID: 'EIN 12-3456789',
+    INVOICE_FOOTER: 'Payment due within 30 days.',
+  });
+  t.equal(c.SELLER_NAME, 'Meterline Ltd');
+  t.equal(
+    c.SELLER_ADDRESS,
+    '1 Market Street\nSan Francisco, CA 94105\nUSA',
+    '\\n written in an env file is a line break',
+  );
+  t.match(problems({ ...base, SELLER_NAME: 'two\nlines' }), { SELLER_NAME: /must be one line/ });
+  t.match(problems({ ...base, SELLER_ADDRESS: 'bell\u0007' }), { SELLER_ADDRESS: /control characters/ });
+  t.match(problems({ ...base, SELLER_TAX_ID: 'x'.repeat(65) }), { SELLER_TAX_ID: /at most 64 characters, got 65/ });
+});

@@ -5,7 +5,7 @@ import { runPooled } from '../../workers/pool.js';
 import type { CreditNotePdfTask } from '../../workers/credit-note-pdf.js';
 import { getBillingInfo } from '../../domain/billing-info/store.js';
 import { accountName, getInvoice } from '../../domain/invoices/store.js';
-import { pdfResponses } from '../invoices/download.js';
+import { pdfResponses, sellerOf } from '../invoices/download.js';
 import { getCreditNote } from '../../domain/credit-notes/store.js';
 
 export type CreditNotePdfPool = Piscina<CreditNotePdfTask, Uint8Array>;
@@ -38,6 +38,7 @@ export function downloadCreditNoteRoute(deps: ApiDeps, pool: () => CreditNotePdf
         })),
         customer: { name },
         address: billing.billing_address,
+        seller: sellerOf(deps.config),
       };
       return reply.pdf(await runPooled(pool(), task, 'credit note PDF'), note.id);
     },

@@ -1,7 +1,7 @@
 import type { RequestContext } from '../../../shared/http/context.js';
 import { ValidationError, type FieldError } from '../../../shared/errors.js';
 import { bodyValidator, queryValidator } from '../../../shared/http/validation.js';
-import { minorUnits, normalizeCurrency } from '../../../shared/money/currencies.js';
+import { CURRENCY_CODE_MESSAGE, minorUnits, normalizeCurrency } from '../../../shared/money/currencies.js';
 import { parseAmount } from '../../../shared/money/decimal.js';
 import { numberLiteralAt } from '../../../shared/money/json.js';
 import { CreateCreditGrantBody, ListCreditGrantsQuery } from '../../../shared/api/credits.js';
@@ -17,7 +17,7 @@ export function parseNewCreditGrant(ctx: RequestContext, now = new Date()): NewC
   const input = createBody.parse(ctx.body);
   const errors: FieldError[] = [];
   const currency = normalizeCurrency(input.currency);
-  if (!currency) errors.push({ field: 'currency', message: 'must be an ISO 4217 currency code' });
+  if (!currency) errors.push({ field: 'currency', message: CURRENCY_CODE_MESSAGE });
   const amount = parseAmount(numberLiteralAt(ctx.rawBody, 'amount') ?? '', {
     maxScale: currency ? minorUnits(currency) : undefined,
   });

@@ -3,9 +3,12 @@ import type { ApiDeps, OperationDoc, RouteDef } from '../../../shared/http/route
 import { reply } from '../../../shared/http/reply.js';
 import { runPooled } from '../../workers/pool.js';
 import type { InvoicePdfTask } from '../../workers/invoice-pdf.js';
+import type { Seller } from '../../workers/pdf-document.js';
+import type { Config } from '../../../shared/config.js';
 import { problemResponse } from '../../../shared/http/problems.js';
 import { getBillingInfo } from '../../domain/billing-info/store.js';
 import { accountName, getInvoice } from '../../domain/invoices/store.js';
+import { invoiceDueAt } from '../../domain/invoices/types.js';
 
 export type InvoicePdfPool = Piscina<InvoicePdfTask, Uint8Array>;
 
@@ -25,6 +28,7 @@ export function downloadInvoiceRoute(deps: ApiDeps, pool: () => InvoicePdfPool):
       const task: InvoicePdfTask = {
         invoice: {
           id: invoice.id,
+          number: invoice.number,
           customer_id: invoice.customer_id,
           subscription_id: invoice.subscription_id,
           status: invoice.status,
@@ -34,6 +38,7 @@ export function downloadInvoiceRoute(deps: ApiDeps, pool: () => InvoicePdfPool):
           period_start: invoice.period_start,
           period_end: invoice.period_end,
           created_at: invoice.created_at.toISOString(),
+          due_at: invoiceDueAt(invoice).toISOString(),
           paid_at: invoice.paid_at ? invoice.paid_at.toISOString() : null,
         },
         lines: lines.map((l) => ({
@@ -46,6 +51,7 @@ export function downloadInvoiceRoute(deps: ApiDeps, pool: () => InvoicePdfPool):
         })),
         customer: { name },
         address: billing.billing_address,
+        seller: sellerOf(deps.config),
       };
       return reply.pdf(await runPooled(pool(), task, 'invoice PDF'), invoice.id);
     },
@@ -54,6 +60,16 @@ export function downloadInvoiceRoute(deps: ApiDeps, pool: () => InvoicePdfPool):
       tags: ['billing'],
       responses: pdfResponses('The invoice'),
     },
+  };
+}
+
+/** The seller printed on billing documents: the deployment's configuration (SELLER_*, INVOICE_FOOTER). */
+export function sellerOf(config: Config): Seller {
+  return {
+    name: config.SELLER_NAME,
+    address: config.SELLER_ADDRESS,
+    tax_id: config.SELLER_TAX_ID,
+    footer: config.INVOICE_FOOTER,
   };
 }
 

@@ -5,6 +5,7 @@ import { amountDue, type InvoiceLineRow, type InvoiceWithLines } from '../../dom
 export function toInvoice({ invoice: r, lines }: InvoiceWithLines) {
   return {
     id: r.id,
+    number: r.number,
     customer_id: r.customer_id,
     subscription_id: r.subscription_id,
     status: r.status,

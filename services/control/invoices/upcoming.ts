@@ -28,6 +28,7 @@ export function upcomingInvoiceRoute(deps: ApiDeps): RouteDef<UpcomingInvoiceQue
       );
       return reply.ok({
         id: null,
+        number: null,
         customer_id: u.customer_id,
         subscription_id: u.subscription_id,
         status: 'draft',

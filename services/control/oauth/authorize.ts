@@ -17,7 +17,7 @@ import type { SignInThrottle } from './sign-in-throttle.js';
 export interface AuthorizeDeps {
   oauth: OAuthContext;
   sessions: Sessions;
-  throttle: SignInThrottle;
+  throttle: Pick<SignInThrottle, 'admit' | 'recordSuccess'>;
 }
 
 /**
@@ -157,13 +157,12 @@ async function signIn(
   if (!email || !form.password)
     return signInForm(deps, cookie, request, { status: 400, email, error: 'Enter your email and password.' });
   const address = ctx.clientAddress;
-  const wait = await deps.throttle.retryAfter(address, email);
+  // Counted before the password is checked (a success takes it back): parallel guesses can't outrun the count.
+  const wait = await deps.throttle.admit(address, email);
   if (wait > 0) return throttled(deps, ctx, cookie, request, email, wait);
   const user = await verifyCredentials(deps.oauth.pg, email, form.password);
-  if (!user) {
-    await deps.throttle.recordFailure(address, email);
+  if (!user)
     return signInForm(deps, cookie, request, { status: 400, email, error: 'The email or password is incorrect.' });
-  }
   await deps.throttle.recordSuccess(address, email);
   const session = await deps.sessions.signIn(user, cookie);
   deps.oauth.log.info({ user_id: user.id, client_id: request.client.id }, 'oauth sign-in');

@@ -28,8 +28,25 @@ export const oauthRoutes: RouteModuleFactory = async (deps) => {
     log: deps.log,
     run: () => replicator!.housekeeping(),
   });
-  let oauth: OAuthContext | undefined;
   let throttle: SignInThrottle | undefined;
+  const started = <T>(part: T | undefined): T => {
+    if (!part) throw new Error('oauth module not started');
+    return part;
+  };
+  // The routes are registered with these, and reach the NATS-backed parts opened by start() per request, so
+  // the routes (and so the OpenAPI document, services/docs/) exist before anything has connected.
+  const oauth: OAuthContext = {
+    pg: deps.pg,
+    log: deps.log,
+    issuer,
+    accessTokenTtlSeconds: deps.config.ACCESS_TOKEN_TTL_SECONDS,
+    keys,
+    revocations: { publish: (entries) => started(replicator).publish(entries) },
+  };
+  const signInThrottle = {
+    admit: (address: string, email: string) => started(throttle).admit(address, email),
+    recordSuccess: (address: string, email: string) => started(throttle).recordSuccess(address, email),
+  };
 
   return {
     name: 'oauth',
@@ -46,21 +63,12 @@ export const oauthRoutes: RouteModuleFactory = async (deps) => {
         deps.natsNames.signInThrottleBucket,
         deps.config.SIGN_IN_BACKOFF_BASE_SECONDS * 1000,
       );
-      oauth = {
-        pg: deps.pg,
-        log: deps.log,
-        issuer,
-        accessTokenTtlSeconds: deps.config.ACCESS_TOKEN_TTL_SECONDS,
-        keys,
-        revocations: replicator,
-      };
       void housekeeping.start();
     },
     register(server) {
-      if (!oauth || !throttle) throw new Error('oauth module not started');
       const sessions = new Sessions(deps.pg, deps.config.SECRET_KEY, issuer.startsWith('https://'));
       registerMetadata(server, { issuer, keys });
-      registerAuthorize(server, { oauth, sessions, throttle });
+      registerAuthorize(server, { oauth, sessions, throttle: signInThrottle });
       registerToken(server, oauth);
       registerRevoke(server, oauth);
     },

@@ -20,7 +20,7 @@ export function createPaymentMethodRoute(deps: ApiDeps, processor: PaymentProces
     auth: 'write',
     input: (ctx) => parseNewCard(ctx.body),
     handler: async (ctx, card) => {
-      deps.protection.takeCardAttempt(ctx.principal!.accountId);
+      ctx.noteRateLimit(await deps.protection.takeCardAttempt(ctx.principal!.accountId));
       const verdict = await processor.verifyCard({
         number: card.number,
         exp_month: card.exp_month,

@@ -2,7 +2,7 @@ import type { RequestContext } from '../../../shared/http/context.js';
 import { ValidationError, type FieldError } from '../../../shared/errors.js';
 import { bodyValidator, queryValidator } from '../../../shared/http/validation.js';
 import type { PageRequest } from '../../../shared/http/pagination.js';
-import { normalizeCurrency } from '../../../shared/money/currencies.js';
+import { CURRENCY_CODE_MESSAGE, normalizeCurrency } from '../../../shared/money/currencies.js';
 import { Decimal, parseAmount } from '../../../shared/money/decimal.js';
 import { numberLiteralAt, numberLiteralsOf } from '../../../shared/money/json.js';
 import type { Tier } from '../../domain/pricing/price-models.js';
@@ -139,7 +139,7 @@ function checkPrice(ctx: RequestContext, present: boolean, errors: FieldError[])
 
 function checkCurrency(code: string, errors: FieldError[]): string {
   const c = normalizeCurrency(code);
-  if (!c) errors.push({ field: 'currency', message: 'must be an ISO 4217 currency code' });
+  if (!c) errors.push({ field: 'currency', message: CURRENCY_CODE_MESSAGE });
   return c ?? code;
 }
 

@@ -19,6 +19,7 @@ export function toDelivery(r: DeliveryRow): Delivery {
   return {
     ...r,
     created_at: r.created_at.toISOString(),
+    attempted_at: r.attempted_at ? r.attempted_at.toISOString() : null,
     next_attempt_at: r.next_attempt_at ? r.next_attempt_at.toISOString() : null,
   };
 }

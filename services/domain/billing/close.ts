@@ -66,6 +66,21 @@ export async function countDuePeriods(deps: BillingDeps, now: Date): Promise<num
   return Number(r.rows[0]?.n ?? 0);
 }
 
+/**
+ * The open period that ends first and when it becomes due (its end + the grace period), or null when no
+ * subscription has a period left to close: what a run that closed nothing tells the operator to wait for.
+ */
+export async function nextPeriodDue(deps: BillingDeps): Promise<{ periodEnd: Date; dueAt: Date } | null> {
+  const r = await deps.pg.query<{ start: Date | null }>(
+    `SELECT min(billing_period_start) AS start FROM subscriptions
+      WHERE status = 'active' OR billing_period_start < canceled_at`,
+  );
+  const start = r.rows[0]?.start;
+  if (!start) return null;
+  const periodEnd = nextMonthStart(start);
+  return { periodEnd, dueAt: new Date(periodEnd.getTime() + deps.graceSeconds * 1000) };
+}
+
 /** Closes every period due at `now`, batch by batch, until none is left that another run does not hold. */
 export async function closeDuePeriods(
   deps: BillingDeps,

@@ -149,12 +149,17 @@ export async function pricePeriods(
   opts: { timings?: BillingTimings } = {},
 ): Promise<PricedInvoice[]> {
   if (periods.length === 0) return [];
-  const [items, billed, billedGroups] = await timed(opts.timings, 'postgres_ms', () =>
-    Promise.all([
-      itemsOf(q, periods),
-      billedBefore(q, periods),
-      billedGroupsBefore(q, periods, LATE_USAGE_LOOKBACK_MONTHS),
-    ]),
+  // One after another: `q` is the close's transaction client, and a pg client runs one query at a time (pg
+  // queues concurrent ones with a DeprecationWarning; pg@9 refuses them).
+  const [items, billed, billedGroups] = await timed(
+    opts.timings,
+    'postgres_ms',
+    async () =>
+      [
+        await itemsOf(q, periods),
+        await billedBefore(q, periods),
+        await billedGroupsBefore(q, periods, LATE_USAGE_LOOKBACK_MONTHS),
+      ] as const,
   );
   const requests: UsageTotalsRequest[] = [];
   const usageOf = (r: UsageTotalsRequest) => requests.push(r) - 1;

@@ -10,8 +10,9 @@ import type { InvoiceStatus } from '../../../shared/vocabulary.js';
 
 const notFound = (id: string) => new NotFoundError(`No invoice ${id}.`);
 
-// Money as exact text; dates formatted by Postgres so no JS Date/time-zone round trip can shift a day.
-const INVOICE_COLUMNS = `id, account_id, customer_id, subscription_id, status, currency, amount::text AS amount,
+// Money as exact text; dates formatted by Postgres so no JS Date/time-zone round trip can shift a day. The
+// number as printed: at least six digits (000042), the series going on past 999999.
+const INVOICE_COLUMNS = `id, lpad(number::text, 6, '0') AS number, account_id, customer_id, subscription_id, status, currency, amount::text AS amount,
   to_char(period_start, 'YYYY-MM-DD') AS period_start, to_char(period_end, 'YYYY-MM-DD') AS period_end,
   amount_credited::text AS amount_credited, attempt_count, next_payment_attempt_at, last_payment_error, created_at, paid_at`;
 const LINE_COLUMNS =

@@ -5,6 +5,8 @@ import type { InvoiceStatus } from '../../../shared/vocabulary.js';
 /** invoices row; NUMERIC as text (exact), dates as YYYY-MM-DD text (no time-zone shift through JS Date). */
 export interface InvoiceRow {
   id: string;
+  /** The deployment's invoice series (infra/migrations/postgres/525_invoice_numbers.sql), as printed: 000042. */
+  number: string;
   account_id: string;
   customer_id: string;
   subscription_id: string;
@@ -46,4 +48,13 @@ export function amountDue(r: Pick<InvoiceRow, 'status' | 'amount' | 'amount_cred
   return r.status === 'open' || r.status === 'uncollectible'
     ? canonicalDecimal(new Decimal(r.amount).minus(r.amount_credited))
     : '0';
+}
+
+/**
+ * When an invoice is due: when it is created. meterline charges the default card at once (the first automatic
+ * attempt, then the retries of docs/design.md); nothing waits for a customer to pay by a later date — as
+ * Stripe's charge_automatically invoices print their date of issue as the due date.
+ */
+export function invoiceDueAt(r: Pick<InvoiceRow, 'created_at'>): Date {
+  return r.created_at;
 }

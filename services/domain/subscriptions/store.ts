@@ -73,7 +73,7 @@ export async function getSubscription(
 }
 
 /**
- * Writes the items, keeping their history (infra/migrations/postgres/436_subscription_item_history.sql): at
+ * Writes the items, keeping their history (infra/migrations/postgres/446_subscription_item_history.sql): at
  * creation every item is on from the start ('-infinity'); on a change, an item kept on the same terms keeps
  * its row (only its position may move), and every other current row is closed and every new or altered item
  * opened at the change's instant (the transaction's now()), which the billing run pro-rates around.

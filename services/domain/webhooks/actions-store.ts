@@ -30,7 +30,7 @@ export async function rotateWebhookSecret(
 }
 
 const DELIVERY_COLUMNS =
-  'id, event_id, event_type, attempt, status, response_status, error, duration_ms, created_at, next_attempt_at';
+  'id, event_id, event_type, attempt, status, response_status, error, duration_ms, created_at, attempted_at, next_attempt_at';
 
 /**
  * Sends the event of `deliveryId` to its webhook again, now: a retry already scheduled for that event is

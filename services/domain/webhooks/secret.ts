@@ -9,9 +9,13 @@ export function webhookSecretKey(secretKey: Buffer): Buffer {
   return deriveKey(secretKey, 'webhook-secrets');
 }
 
-/** 32 random bytes, prefixed so people recognise it in their config (`whsec_…`, Stripe's convention). */
+/**
+ * 32 random bytes as Standard Webhooks writes a secret: `whsec_` + standard base64 (44 characters, one `=`), so a
+ * receiver verifies with the spec's libraries and the secret as given (the signing key is the decoded bytes:
+ * services/domain/webhooks/signing.ts standardWebhooksKey).
+ */
 export function generateWebhookSecret(): string {
-  return `whsec_${randomBytes(32).toString('base64url')}`;
+  return `whsec_${randomBytes(32).toString('base64')}`;
 }
 
 export function sealWebhookSecret(key: Buffer, secret: string): string {

@@ -89,7 +89,7 @@ export async function listDeliveries(
     pg,
     {
       columns:
-        'id, event_id, event_type, attempt, status, response_status, error, duration_ms, created_at, next_attempt_at',
+        'id, event_id, event_type, attempt, status, response_status, error, duration_ms, created_at, attempted_at, next_attempt_at',
       from: 'webhook_deliveries',
       where: 'account_id = $1 AND webhook_id = $2',
       params: [accountId, webhookId],

@@ -21,5 +21,7 @@ export interface DeliveryRow {
   error: string | null;
   duration_ms: number | null;
   created_at: Date;
+  /** When the request was sent; null while the attempt is pending. */
+  attempted_at: Date | null;
   next_attempt_at: Date | null;
 }

@@ -18,5 +18,10 @@ export async function createAuthenticator(infra: Infra): Promise<Authenticator> 
     infra.log,
     infra.config.WATCH_MAX_STALENESS_SECONDS * 1000,
   );
+  infra.metrics.gauge(
+    'meterline_revocation_watch_fresh',
+    '1 while the revocation list (NATS KV watch) is confirmed current; 0 once unconfirmed for WATCH_MAX_STALENESS_SECONDS: every token check answers 503',
+    () => (revocations.health().ok ? 1 : 0),
+  );
   return new JwtAuthenticator(keys, infra.config.PUBLIC_BASE_URL, revocations);
 }

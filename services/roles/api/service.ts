@@ -40,6 +40,8 @@ export class ApiService implements Service {
       metrics: infra.metrics,
       pipeline: apiPipeline(infra, authenticator, this.protection),
       maxBufferedBodyBytes: infra.config.MAX_BUFFERED_REQUEST_BYTES,
+      maxBufferedBodyBytesPerCaller: infra.config.MAX_BUFFERED_REQUEST_BYTES_PER_CALLER,
+      bodyReadTimeoutMs: infra.config.BODY_READ_TIMEOUT_SECONDS * 1000,
     });
   }
 
@@ -48,7 +50,12 @@ export class ApiService implements Service {
   }
 
   async start(): Promise<void> {
-    const deps: ApiDeps = { ...this.infra, authenticator: this.authenticator, protection: this.protection };
+    const deps: ApiDeps = {
+      ...this.infra,
+      authenticator: this.authenticator,
+      protection: this.protection,
+      bodyBudget: this.server.bodyBudget,
+    };
     await this.protection.start();
     registerSystemRoutes(this.server, { metrics: this.infra.metrics, readiness: () => this.health() });
     const wanted = this.infra.config.API_ROUTES;

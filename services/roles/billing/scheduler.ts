@@ -16,8 +16,19 @@ export class BillingScheduler implements Component {
   private deps: BillingDeps | undefined;
   private task: PeriodicTask | undefined;
   private lastError: string | undefined;
+  private lastSuccessSeconds = 0;
+  private readonly runs;
 
-  constructor(private readonly infra: Infra) {}
+  constructor(private readonly infra: Infra) {
+    this.runs = infra.metrics.counter('meterline_billing_runs_total', 'Billing runs by outcome (ok, failed)', [
+      'outcome',
+    ]);
+    infra.metrics.gauge(
+      'meterline_billing_last_success_timestamp_seconds',
+      'Unix time the last billing run of this process finished without error (0: none yet)',
+      () => this.lastSuccessSeconds,
+    );
+  }
 
   async start(): Promise<void> {
     const deps = (this.deps = billingDeps(this.infra));
@@ -29,6 +40,8 @@ export class BillingScheduler implements Component {
         try {
           const r = await runBilling(deps, new Date());
           this.lastError = undefined;
+          this.runs.inc({ outcome: 'ok' });
+          this.lastSuccessSeconds = Date.now() / 1000;
           if (r.invoices.length || r.payments.length)
             this.infra.log.info(
               { invoices: r.invoices.length, payments: r.payments.length, timings: r.timings },
@@ -36,6 +49,7 @@ export class BillingScheduler implements Component {
             );
         } catch (err) {
           this.lastError = (err as Error).message;
+          this.runs.inc({ outcome: 'failed' });
           throw err;
         }
       },

@@ -107,6 +107,7 @@ export class UsageConsumer implements Component {
   private readonly outcomes;
   private readonly insertSeconds;
   private readonly lagSeconds;
+  private readonly insertErrors;
   private sweeper: RollupSweeper | undefined;
   private readonly subjectPrefix: string;
   /** Messages whose rows went to several shards in pieces (an operator's attributed rows on a cluster). */
@@ -123,7 +124,11 @@ export class UsageConsumer implements Component {
       'meterline_usage_rows_inserted_total',
       'Usage rows inserted into ClickHouse (redeliveries included)',
     );
-    this.outcomes = m.counter('meterline_usage_consumer_messages_total', 'USAGE messages by outcome', ['outcome']);
+    this.outcomes = m.counter(
+      'meterline_usage_consumer_messages_total',
+      'USAGE messages by outcome: inserted, redelivered (delivered again: a consumer died or an INSERT failed before the ack), nak (INSERT failed; retried with backoff), terminated (undecodable; dropped and logged), expired (stored after its ingress had answered 503; not counted), void (marker of such a message)',
+      ['outcome'],
+    );
     this.insertSeconds = m.histogram(
       'meterline_usage_insert_seconds',
       'ClickHouse INSERT duration',
@@ -133,6 +138,11 @@ export class UsageConsumer implements Component {
       'meterline_usage_ingest_lag_seconds',
       'From JetStream storage to ClickHouse insert',
       [0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30],
+    );
+    this.insertErrors = m.counter(
+      'meterline_usage_insert_errors_total',
+      'Failed ClickHouse INSERTs of usage batches: kind "data" (ClickHouse refused the rows; the bad messages are isolated and terminated) or "unavailable" (server down, busy or misconfigured; the messages are redelivered)',
+      ['kind'],
     );
   }
 
@@ -338,6 +348,7 @@ export class UsageConsumer implements Component {
       this.lastError = undefined;
     } catch (err) {
       this.lastError = describeInsertError(err);
+      this.insertErrors.inc({ kind: isDataError(err) ? 'data' : 'unavailable' });
       if (isDataError(err)) {
         this.infra.log.warn(
           { err: this.lastError, messages: b.msgs.length },

@@ -88,7 +88,11 @@ export class WebhookDelivery implements Component {
     this.opts = { ...DEFAULT_DELIVERY_OPTIONS, ...opts };
     this.secretKey = webhookSecretKey(infra.config.SECRET_KEY);
     const m = infra.metrics;
-    this.attempts = m.counter('meterline_webhook_attempts_total', 'Webhook delivery attempts by outcome', ['outcome']);
+    this.attempts = m.counter(
+      'meterline_webhook_attempts_total',
+      'Webhook delivery attempts by outcome: succeeded (2xx within 10 s), failed (another status), error (no answer: timeout, connection refused or reset), refused (target not allowed by the SSRF rules), gone (410: the webhook is disabled)',
+      ['outcome'],
+    );
     this.firstAttemptLag = m.histogram(
       'meterline_webhook_first_attempt_lag_seconds',
       'Event creation to the start of its first attempt',

@@ -12,13 +12,32 @@ export class ExactJson {
   constructor(readonly text: string) {}
 }
 
-/** `{...fields, [name]: <digits as typed>}` as JSON; throws when the text is not a plain decimal. */
-export function withDecimal(fields: Record<string, unknown>, name: string, typed: string): ExactJson {
+/** A decimal as the user typed it, for exactJson to write digit for digit. */
+export class DecimalText {
+  constructor(readonly literal: string) {}
+}
+
+/** The typed text as a DecimalText; throws naming `field` when it is not a plain decimal (≤ 29 digits, ≤ 9 decimals). */
+export function decimalText(field: string, typed: string): DecimalText {
   const literal = typed.trim();
   if (!/^\d{1,29}(\.\d{1,9})?$/.test(literal))
-    throw new Error(`${name}: enter a number such as 19.99 (at most 9 decimals).`);
-  const rest = JSON.stringify(fields);
-  return new ExactJson(`${rest.slice(0, -1)}${rest.length > 2 ? ',' : ''}${JSON.stringify(name)}:${literal}}`);
+    throw new Error(`${field}: enter a number such as 19.99 (at most 9 decimals).`);
+  return new DecimalText(literal);
+}
+
+/** `value` as JSON, each DecimalText in it written as the digits typed (never through a binary float). */
+export function exactJson(value: unknown): ExactJson {
+  const literals: string[] = [];
+  const marker = `dec${Math.random().toString(36).slice(2)}`;
+  const text = JSON.stringify(value, (_key, v: unknown) =>
+    v instanceof DecimalText ? `${marker}:${literals.push(v.literal) - 1}` : v,
+  );
+  return new ExactJson(text.replace(new RegExp(`"${marker}:(\\d+)"`, 'g'), (_m, i: string) => literals[Number(i)]!));
+}
+
+/** `{...fields, [name]: <digits as typed>}` as JSON; throws when the text is not a plain decimal. */
+export function withDecimal(fields: Record<string, unknown>, name: string, typed: string): ExactJson {
+  return exactJson({ ...fields, [name]: decimalText(name, typed) });
 }
 
 /** A `{data, pagination}` page of any list endpoint (docs/design.md §5). */

@@ -1,6 +1,7 @@
 /** Display helpers. Amounts arrive from the API already exact; they are only formatted here. */
 
 import { minorUnits } from '../../../../../shared/money/currencies.js';
+import type { Product } from './types.js';
 
 /** Decimals the number needs (at most 9, the API's scale): 0.000000001 → 9, 12.5 → 1. */
 function decimalsOf(n: number): number {
@@ -32,4 +33,36 @@ export function formatTime(iso: string | null | undefined): string {
 export function formatPeriod(start: string, end: string): string {
   const inclusiveEnd = end.includes('T') ? new Date(Date.parse(end) - 1).toISOString().slice(0, 10) : end;
   return `${start.slice(0, 10)} → ${inclusiveEnd}`;
+}
+
+/**
+ * A product's price as its model bills it, one line per part: "49.99 USD / month", "0.001 USD / unit",
+ * "2.50 USD / 1,000 units", and for tiers the mode then one line per tier ("up to 1,000: 0.00 USD / unit",
+ * "above 10,000: 0.008 USD / unit + 5.00 USD").
+ */
+export function priceModelLines(p: Product): string[] {
+  switch (p.pricing) {
+    case 'flat':
+      return [`${formatMoney(p.price, p.currency)} / month`];
+    case 'metered':
+      return [`${formatMoney(p.price, p.currency)} / unit`];
+    case 'package':
+      return [`${formatMoney(p.price, p.currency)} / ${formatNumber(p.package_size)} units`];
+    case 'tiered': {
+      const tiers = p.tiers ?? [];
+      return [
+        `${p.tiers_mode ?? 'graduated'} tiers`,
+        ...tiers.map((tier, i) => {
+          const range =
+            tier.up_to !== null
+              ? `up to ${formatNumber(tier.up_to)}`
+              : i === 0
+                ? 'every unit'
+                : `above ${formatNumber(tiers[i - 1]!.up_to)}`;
+          const flat = tier.flat_price ? ` + ${formatMoney(tier.flat_price, p.currency)}` : '';
+          return `${range}: ${formatMoney(tier.unit_price, p.currency)} / unit${flat}`;
+        }),
+      ];
+    }
+  }
 }

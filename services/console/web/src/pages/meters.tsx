@@ -6,12 +6,8 @@ import { UsageChart } from '../ui/usage-chart.js';
 import { formatTime } from '../lib/format.js';
 import type { ListPage } from '../lib/api.js';
 import type { Meter } from '../lib/types.js';
-
-const AGGREGATIONS: Record<Meter['type'], string[]> = {
-  counter: ['sum', 'count'],
-  gauge: ['last', 'max', 'min', 'avg'],
-  histogram: ['sum', 'count', 'min', 'max', 'avg', 'p50', 'p90', 'p95', 'p99'],
-};
+// What the API accepts per meter type: the very table it validates with.
+import { AGGREGATIONS } from '../../../../../shared/meters/record.js';
 
 export function MetersPage() {
   const { api, canWrite, navigate } = useApp();
@@ -64,6 +60,7 @@ export function MetersPage() {
                   <td>{m.unit}</td>
                   <td>
                     {m.type} · {m.aggregation}
+                    {m.unique_by ? ` of ${m.unique_by}` : ''}
                   </td>
                   <td>
                     <Badge value={m.status} />
@@ -91,6 +88,7 @@ export function MetersPage() {
 function CreateMeter({ onCreated }: { onCreated: (m: Meter) => void }) {
   const { api } = useApp();
   const [type, setType] = useState<Meter['type']>('counter');
+  const [aggregation, setAggregation] = useState('sum');
   const create = useAction(async (v: Record<string, string>) =>
     onCreated(
       await api.typed((client) =>
@@ -99,6 +97,7 @@ function CreateMeter({ onCreated }: { onCreated: (m: Meter) => void }) {
           unit: v.unit!,
           type: v.type as Meter['type'],
           aggregation: v.aggregation!,
+          ...(v.aggregation === 'unique_count' ? { unique_by: v.unique_by!.trim() } : {}),
         }),
       ),
     ),
@@ -117,7 +116,11 @@ function CreateMeter({ onCreated }: { onCreated: (m: Meter) => void }) {
           <select
             name="type"
             value={type}
-            onChange={(e) => setType((e.currentTarget as HTMLSelectElement).value as Meter['type'])}
+            onChange={(e) => {
+              const next = (e.currentTarget as HTMLSelectElement).value as Meter['type'];
+              setType(next);
+              setAggregation(AGGREGATIONS[next][0]!);
+            }}
           >
             {Object.keys(AGGREGATIONS).map((t) => (
               <option key={t} value={t}>
@@ -128,14 +131,23 @@ function CreateMeter({ onCreated }: { onCreated: (m: Meter) => void }) {
         </label>
         <label>
           Aggregation
-          <select name="aggregation">
+          <select
+            name="aggregation"
+            value={aggregation}
+            onChange={(e) => setAggregation((e.currentTarget as HTMLSelectElement).value)}
+          >
             {AGGREGATIONS[type].map((a) => (
               <option key={a} value={a}>
-                {a}
+                {a === 'unique_count' ? 'unique_count (distinct values of a dimension)' : a}
               </option>
             ))}
           </select>
         </label>
+        {aggregation === 'unique_count' && (
+          <label>
+            Dimension counted <input name="unique_by" required placeholder="user_id" pattern="[a-z0-9_]{1,64}" />
+          </label>
+        )}
         <button type="submit" disabled={create.busy}>
           Create meter
         </button>
@@ -187,6 +199,14 @@ export function MeterPage({ id }: { id: string }) {
             </dd>
             <dt>unit</dt>
             <dd>{m.unit}</dd>
+            {m.unique_by && (
+              <>
+                <dt>counts distinct</dt>
+                <dd>
+                  <code>{m.unique_by}</code>
+                </dd>
+              </>
+            )}
           </dl>
           <UsageChart meter={m} />
         </>

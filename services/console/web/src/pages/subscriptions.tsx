@@ -2,7 +2,7 @@ import { useState } from 'preact/hooks';
 import { useApp } from '../ui/app-context.js';
 import { useAction, useAsync } from '../ui/hooks.js';
 import { Badge, Empty, ErrorBox, Pager, Panel, StatusFilter } from '../ui/components.js';
-import { formatMoney, formatPeriod } from '../lib/format.js';
+import { formatPeriod, priceModelLines } from '../lib/format.js';
 import type { ListPage } from '../lib/api.js';
 import type { Meter, Product, Subscription } from '../lib/types.js';
 
@@ -163,7 +163,7 @@ function CreateSubscription({
                       onChange={(e) => {
                         const next = { ...chosen };
                         if ((e.currentTarget as HTMLInputElement).checked)
-                          next[p.id] = p.pricing === 'metered' ? (meters[0]?.id ?? '') : '';
+                          next[p.id] = p.pricing !== 'flat' ? (meters[0]?.id ?? '') : '';
                         else delete next[p.id];
                         setChosen(next);
                       }}
@@ -171,12 +171,10 @@ function CreateSubscription({
                     {p.name}
                   </label>
                 </td>
+                <td>{priceModelLines(p).join('; ')}</td>
                 <td>
-                  {formatMoney(p.price, p.currency)}
-                  {p.pricing === 'metered' ? ' per unit' : ' per month'}
-                </td>
-                <td>
-                  {p.pricing === 'metered' && p.id in chosen && (
+                  {/* Every model but flat prices a meter's usage. */}
+                  {p.pricing !== 'flat' && p.id in chosen && (
                     <select
                       value={chosen[p.id]}
                       onChange={(e) => setChosen({ ...chosen, [p.id]: (e.currentTarget as HTMLSelectElement).value })}

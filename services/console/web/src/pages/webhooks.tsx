@@ -11,14 +11,21 @@ export function WebhooksPage() {
   const [page, setPage] = useState(1);
   const list = useAsync(() => api.get<ListPage<Webhook>>('/v1/webhooks', { page, per_page: 20 }), [page]);
   const [created, setCreated] = useState<Webhook | undefined>(undefined);
+  // A new key after each creation mounts an empty form: the next webhook starts from the defaults.
+  const [formKey, setFormKey] = useState(0);
   return (
     <>
       <Panel title="Webhooks">
         <ErrorBox error={list.error} onRetry={list.reload} />
-        {created?.secret && (
+        {created && (
           <div class="notice" role="status">
-            Webhook <a href={`#/webhooks/${created.id}`}>{created.id}</a> created. Its signing secret is shown only now:{' '}
-            <code data-testid="webhook-secret">{created.secret}</code>
+            Webhook <a href={`#/webhooks/${created.id}`}>{created.id}</a> created.
+            {created.secret && (
+              <>
+                {' '}
+                Its signing secret is shown only now: <code data-testid="webhook-secret">{created.secret}</code>
+              </>
+            )}
           </div>
         )}
         {list.data?.data.length === 0 && <Empty>No webhooks yet.</Empty>}
@@ -54,9 +61,11 @@ export function WebhooksPage() {
       {canWrite && (
         <Panel title="Add a webhook">
           <WebhookForm
+            key={formKey}
             submitLabel="Create webhook"
             onSubmit={async (body) => {
               setCreated(await api.post<Webhook>('/v1/webhooks', body));
+              setFormKey((k) => k + 1);
               list.reload();
             }}
           />
@@ -271,7 +280,7 @@ export function WebhookPage({ id }: { id: string }) {
                     {d.response_status ?? ''} {d.error && <span class="bad">{d.error}</span>}
                   </td>
                   <td class="num">{d.duration_ms == null ? '—' : `${d.duration_ms} ms`}</td>
-                  <td>{formatTime(d.created_at)}</td>
+                  <td>{d.attempted_at ? formatTime(d.attempted_at) : 'not yet'}</td>
                   <td>{formatTime(d.next_attempt_at)}</td>
                   <td class="actions">
                     {canWrite && d.status === 'failed' && (

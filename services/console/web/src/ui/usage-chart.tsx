@@ -4,7 +4,7 @@ import { useApp } from './app-context.js';
 import { useAsync } from './hooks.js';
 import { ErrorBox } from './components.js';
 import { chartSeries, defaultRange, rangeProblem, type UsageRange } from '../lib/usage.js';
-import { formatNumber } from '../lib/format.js';
+import { formatNumber, formatTime } from '../lib/format.js';
 import type { Meter, UsageReport } from '../lib/types.js';
 
 Chart.register(BarController, BarElement, CategoryScale, LinearScale, Tooltip);
@@ -74,24 +74,13 @@ export function UsageChart({ meter, customer }: { meter: Meter; customer?: strin
             <option value="day">day</option>
           </select>
         </label>
-        <label>
-          From
-          <input
-            type="date"
-            name="start_date"
-            value={range.start_date}
-            onChange={(e) => set({ start_date: (e.currentTarget as HTMLInputElement).value })}
-          />
-        </label>
-        <label>
-          To
-          <input
-            type="date"
-            name="end_date"
-            value={range.end_date}
-            onChange={(e) => set({ end_date: (e.currentTarget as HTMLInputElement).value })}
-          />
-        </label>
+        <DateField
+          label="From (UTC)"
+          name="start_date"
+          value={range.start_date}
+          onChange={(start_date) => set({ start_date })}
+        />
+        <DateField label="To (UTC)" name="end_date" value={range.end_date} onChange={(end_date) => set({ end_date })} />
         <button type="button" onClick={report.reload} disabled={report.loading}>
           Refresh
         </button>
@@ -128,7 +117,7 @@ export function UsageChart({ meter, customer }: { meter: Meter; customer?: strin
                 .filter((w) => w.count > 0)
                 .map((w) => (
                   <tr key={w.start}>
-                    <td>{w.start}</td>
+                    <td>{formatTime(w.start)}</td>
                     <td class="num">{formatNumber(w.value)}</td>
                     <td class="num">{w.count}</td>
                   </tr>
@@ -138,5 +127,28 @@ export function UsageChart({ meter, customer }: { meter: Meter; customer?: strin
         </details>
       )}
     </div>
+  );
+}
+
+/**
+ * A UTC date typed as YYYY-MM-DD: the browser's date picker shows the user's locale (11/23/2026 in en-US) and
+ * its day is local, while the API's ranges are UTC days written ISO. The range is checked as it is typed
+ * (rangeProblem) and asked for once it is whole.
+ */
+function DateField(props: { label: string; name: string; value: string; onChange: (v: string) => void }) {
+  return (
+    <label>
+      {props.label}
+      <input
+        type="text"
+        name={props.name}
+        value={props.value}
+        inputMode="numeric"
+        placeholder="YYYY-MM-DD"
+        pattern="\d{4}-\d{2}-\d{2}"
+        size={10}
+        onInput={(e) => props.onChange((e.currentTarget as HTMLInputElement).value.trim())}
+      />
+    </label>
   );
 }

@@ -1,0 +1,38 @@
+import t from 'tap';
+import { grantFrom, refilled } from '../../shared/limits/rate-leases.js';
+
+const shape = { capacity: 1_000, perMs: 1 }; // 1,000 per second
+
+t.test('a shared bucket refills at the limit’s rate up to one window’s worth', async (t) => {
+  t.equal(refilled(undefined, shape, 5), 1_000, 'no entry: full (it expired long after refilling)');
+  t.equal(refilled({ t: 100, at: 0 }, shape, 200), 300);
+  t.equal(refilled({ t: 100, at: 0 }, shape, 10_000), 1_000, 'never above capacity');
+  t.equal(refilled({ t: -500, at: 0 }, shape, 200), -300, 'a debt is paid back by the refill');
+  t.equal(refilled({ t: 100, at: 500 }, shape, 0), 100, 'a clock behind the last writer refills nothing');
+});
+
+t.test('a lease takes what is needed plus what it asks ahead, never from a bucket short of the need', async (t) => {
+  t.equal(grantFrom(1_000, { need: 100, take: 100, extra: 50 }), 150);
+  t.equal(grantFrom(120, { need: 100, take: 100, extra: 50 }), 120, 'ahead only from what is there');
+  t.equal(grantFrom(99, { need: 100, take: 100, extra: 50 }), 0, 'short of the need: nothing taken');
+  t.equal(
+    grantFrom(1_000, { need: 1_000, take: 1_500, extra: 50 }),
+    1_500,
+    'a request above the whole bucket passes when it is full, leaving it in debt',
+  );
+  t.equal(grantFrom(999, { need: 1_000, take: 1_500, extra: 0 }), 0, '… and only then');
+});
+
+t.test('over any interval, leases never hand out more than the limit plus one window', async (t) => {
+  // Many processes leasing greedily from one bucket for 10 s (clock in ms): what they get in total.
+  let state: { t: number; at: number } | undefined;
+  let handedOut = 0;
+  for (let now = 0; now <= 10_000; now += 7) {
+    const available = refilled(state, shape, now);
+    const granted = grantFrom(available, { need: 1, take: 1, extra: 250 });
+    if (granted > 0) state = { t: available - granted, at: now };
+    handedOut += granted;
+  }
+  t.ok(handedOut <= 1_000 * 10 + 1_000, `${handedOut} ≤ 10 s × 1,000/s + 1,000`);
+  t.ok(handedOut >= 1_000 * 10, 'and the whole rate is usable');
+});
