@@ -37,7 +37,13 @@ interface Fixture {
   usageMeter(): Promise<string>;
   /** A new test clock of the account, at 2026-11-10T00:00:00Z. */
   testClock(): Promise<string>;
+  /** A customer made over the API (its cus_ id). */
+  customer(): Promise<string>;
+  /** A meter of the deployment (operator mode). */
+  deploymentMeter(): Promise<string>;
 }
+
+let customers = 0;
 
 interface Row {
   method: 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE';
@@ -46,6 +52,11 @@ interface Row {
   scope: 'public' | 'read' | 'write' | 'admin';
   success: number;
   request(fx: Fixture): Promise<{ path: string; body?: unknown }>;
+  /**
+   * A route whose own scope is weaker than what this request needs (the body asks for more: a deployment meter):
+   * tokens below the route's scope are refused naming it, the others naming `scope`.
+   */
+  routeScope?: 'read' | 'write';
   /** Optional check of a successful answer, where the status alone could hide a failure (a 202 batch of rejections). */
   verify?(body: any): string | undefined;
 }
@@ -487,6 +498,117 @@ const ROWS: Row[] = [
     success: 200,
     request: async () => ({ path: '/openapi.json' }),
   },
+  // operator mode: customers are the operator's (admin); a deployment meter needs admin to make
+  {
+    method: 'POST',
+    route: '/v1/customers',
+    scope: 'admin',
+    success: 201,
+    request: async () => ({ path: '/v1/customers', body: { name: 'c', external_id: `matrix-${++customers}` } }),
+  },
+  {
+    method: 'GET',
+    route: '/v1/customers',
+    scope: 'admin',
+    success: 200,
+    request: async () => ({ path: '/v1/customers?external_id=matrix-1' }),
+  },
+  {
+    method: 'GET',
+    route: '/v1/customers/:customer_id',
+    scope: 'admin',
+    success: 200,
+    request: async (fx) => ({ path: `/v1/customers/${await fx.customer()}` }),
+  },
+  {
+    method: 'PATCH',
+    route: '/v1/customers/:customer_id',
+    scope: 'admin',
+    success: 200,
+    request: async (fx) => ({ path: `/v1/customers/${await fx.customer()}`, body: { name: 'renamed' } }),
+  },
+  {
+    method: 'POST',
+    route: '/v1/customers/:customer_id/users',
+    scope: 'admin',
+    success: 201,
+    request: async (fx) => ({
+      path: `/v1/customers/${await fx.customer()}/users`,
+      body: { email: `person${++customers}@matrix.example` },
+    }),
+  },
+  {
+    method: 'GET',
+    route: '/v1/customers/:customer_id/users',
+    scope: 'admin',
+    success: 200,
+    request: async (fx) => ({ path: `/v1/customers/${await fx.customer()}/users` }),
+  },
+  {
+    method: 'POST',
+    route: '/v1/meters',
+    scope: 'admin',
+    success: 201,
+    routeScope: 'write',
+    request: async () => ({
+      path: '/v1/meters',
+      body: { name: 'deployment', unit: 'u', aggregation: 'sum', scope: 'deployment' },
+    }),
+    verify: (b) => (b.scope === 'deployment' ? undefined : `scope is ${b.scope}`),
+  },
+  {
+    method: 'PATCH',
+    route: '/v1/meters/:meter_id',
+    scope: 'admin',
+    success: 200,
+    routeScope: 'write',
+    request: async (fx) => ({ path: `/v1/meters/${await fx.deploymentMeter()}`, body: { name: 'renamed' } }),
+  },
+  // operator mode: acting for a customer (customer_id) and a deployment webhook need admin
+  {
+    method: 'POST',
+    route: '/v1/subscriptions',
+    scope: 'admin',
+    success: 201,
+    routeScope: 'write',
+    request: async (fx) => ({
+      path: '/v1/subscriptions',
+      body: { customer_id: await fx.customer(), items: [{ product_id: await fx.product() }] },
+    }),
+  },
+  {
+    method: 'GET',
+    route: '/v1/subscriptions',
+    scope: 'admin',
+    success: 200,
+    routeScope: 'read',
+    request: async (fx) => ({ path: `/v1/subscriptions?customer_id=${await fx.customer()}` }),
+  },
+  {
+    method: 'GET',
+    route: '/v1/billing/invoices',
+    scope: 'admin',
+    success: 200,
+    routeScope: 'read',
+    request: async (fx) => ({ path: `/v1/billing/invoices?customer_id=${await fx.customer()}` }),
+  },
+  {
+    method: 'GET',
+    route: '/v1/billing/credits',
+    scope: 'admin',
+    success: 200,
+    routeScope: 'read',
+    request: async (fx) => ({ path: `/v1/billing/credits?customer_id=${await fx.customer()}` }),
+  },
+  {
+    method: 'POST',
+    route: '/v1/webhooks',
+    scope: 'admin',
+    success: 201,
+    routeScope: 'write',
+    request: async () => ({ path: '/v1/webhooks', body: { ...webhookBody(), scope: 'deployment' } }),
+    verify: (b) => (b.scope === 'deployment' ? undefined : `scope is ${b.scope}`),
+  },
   // ↑ append rows for further endpoints here
 ];
 
@@ -529,6 +651,10 @@ t.test('scope matrix', async (t) => {
         ],
       }),
     testClock: async () => (await admin('POST', '/v1/test_clocks', { frozen_time: '2026-11-10T00:00:00Z' })).id,
+    customer: async () =>
+      (await admin('POST', '/v1/customers', { name: 'fixture', external_id: `matrix-fixture-${++customers}` })).id,
+    deploymentMeter: async () =>
+      (await admin('POST', '/v1/meters', { name: 'd', unit: 'u', aggregation: 'sum', scope: 'deployment' })).id,
     usageMeter: () =>
       (usageMeter ??= (async () => {
         const id = await fx.meter();
@@ -555,7 +681,8 @@ t.test('scope matrix', async (t) => {
         } else {
           t.equal(res.status, 403, `${level}: 403`);
           t.equal(res.body.code, 'insufficient_scope');
-          t.match(res.headers.get('www-authenticate'), new RegExp(`error="insufficient_scope".*scope="${row.scope}"`));
+          const named = row.routeScope && RANK[level] < RANK[row.routeScope] ? row.routeScope : row.scope;
+          t.match(res.headers.get('www-authenticate'), new RegExp(`error="insufficient_scope".*scope="${named}"`));
         }
       }
     });

@@ -6,6 +6,7 @@ import { toSubscription } from './representation.js';
 import { parseListSubscriptions } from './input.js';
 import { listSubscriptions } from '../../domain/subscriptions/store.js';
 import { accountTime } from '../../domain/test-clocks/store.js';
+import { accountActedFor } from '../../domain/customers/acting-for.js';
 
 /** GET /v1/subscriptions?page&per_page&status — the caller's subscriptions, newest first. */
 export function listSubscriptionsRoute(deps: ApiDeps): RouteDef<ListSubscriptionsQuery> {
@@ -15,7 +16,7 @@ export function listSubscriptionsRoute(deps: ApiDeps): RouteDef<ListSubscription
     auth: 'read',
     input: parseListSubscriptions,
     handler: async (ctx, q) => {
-      const accountId = ctx.principal!.accountId;
+      const accountId = await accountActedFor(deps.pg, ctx.principal!, q.customer_id);
       const [{ subscriptions, total }, { now }] = await Promise.all([
         listSubscriptions(deps.pg, accountId, q, pageWindow(q)),
         accountTime(deps.pg, accountId),

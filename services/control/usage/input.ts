@@ -3,6 +3,7 @@ import { ValidationError, type FieldError } from '../../../shared/errors.js';
 import { DIMENSION_LIMITS, dimensionKeyProblem } from '../../../shared/usage/dimensions.js';
 import { queryValidator } from '../../../shared/http/validation.js';
 import type { UsageWindow } from '../../../shared/usage/windows.js';
+import { ACCOUNT_GROUP } from '../../../shared/usage/read-sql.js';
 import { MAX_FILTER_KEYS, MAX_FILTER_VALUES, MAX_GROUP_BY, UsageQueryParams } from '../../../shared/api/usage.js';
 
 /** The usage query's one validation place: the query schema, then the date range rules. */
@@ -93,7 +94,7 @@ export function checkReadDimensions(read: UsageRead, declared: readonly string[]
   if (declared.length === 0) return;
   const errors: FieldError[] = [];
   for (const key of read.groupBy)
-    if (!declared.includes(key))
+    if (key !== ACCOUNT_GROUP && !declared.includes(key))
       errors.push({ field: 'group_by', message: `${key} is not a declared dimension of this meter` });
   for (const key of read.filters.keys())
     if (!declared.includes(key))

@@ -3,6 +3,7 @@ import { oauthRoutes } from '../../control/oauth/module.js';
 import { idempotencyModule } from './idempotency-purge.js';
 import { productsModule } from '../../control/products/module.js';
 import { metersModule } from '../../control/meters/module.js';
+import { customersModule } from '../../control/customers/module.js';
 import { subscriptionsModule } from '../../control/subscriptions/module.js';
 import { openApiModule } from './openapi.js';
 import { billingInfoModule } from '../../control/billing-info/module.js';
@@ -24,6 +25,7 @@ export const ROUTE_MODULES: RouteModuleFactory[] = [
   idempotencyModule,
   productsModule,
   metersModule,
+  customersModule,
   subscriptionsModule,
   openApiModule,
   billingInfoModule,
