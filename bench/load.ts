@@ -12,6 +12,8 @@ export interface LoadSpec {
   url: string;
   method?: 'GET' | 'POST';
   body: string;
+  /** Several bodies, sent in turn by every connection (10,000 customers' records need more than one body). */
+  bodies?: string[];
   headers: Record<string, string>;
   connections: number;
   seconds: number;
@@ -53,6 +55,7 @@ export async function runAutocannon(spec: LoadSpec): Promise<LoadResult> {
     url: spec.url,
     method: spec.method ?? 'POST',
     ...(spec.method === 'GET' ? {} : { body: spec.body }),
+    ...(spec.bodies ? { requests: spec.bodies.map((body) => ({ method: spec.method ?? 'POST', body })) } : {}),
     headers: spec.headers,
     connections: spec.connections,
     duration: spec.seconds,
@@ -123,6 +126,13 @@ export async function runWrk(spec: LoadSpec, onStart?: (pid: number) => void): P
   const lua = [
     `wrk.method = ${luaString(spec.method ?? 'POST')}`,
     ...(spec.method === 'GET' ? [] : [`wrk.body = ${luaString(spec.body)}`]),
+    ...(spec.bodies
+      ? [
+          `local bodies = {${spec.bodies.map(luaString).join(',')}}`,
+          'local next = 0',
+          'request = function() next = next % #bodies + 1; return wrk.format(nil, nil, nil, bodies[next]) end',
+        ]
+      : []),
     ...Object.entries(spec.headers).map(([k, v]) => `wrk.headers[${luaString(k)}] = ${luaString(v)}`),
     '',
   ].join('\n');

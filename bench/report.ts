@@ -3,13 +3,14 @@ import type { WebhooksResult } from './phases/webhooks.js';
 import { billingRunLines, type BillingRunResult } from './phases/billing-run.js';
 import { dimensionReadLines, type DimensionReadsResult } from './phases/dimension-reads.js';
 import { emitterLines, type EmitterResult } from './phases/emitter.js';
+import { attributedLines, type AttributedResult } from './phases/attributed.js';
 /** The benchmark's result document and its table, with the docs/design.md §11 goals checked. */
 import type { LoadResult } from './load.js';
 import type { LagSummary } from './lag-probe.js';
 import { PIPELINE_GROUPS, type PipelineCost } from './pipeline-cost.js';
 
 export interface PhaseResult extends LoadResult {
-  phase: 'ceiling' | 'floor' | 'healthz' | 'single' | 'batched' | 'stream' | 'get-product' | 'get-usage';
+  phase: 'ceiling' | 'floor' | 'healthz' | 'single' | 'batched' | 'stream' | 'attributed' | 'get-product' | 'get-usage';
   records_per_request: number;
   records_per_s: number;
   /** Records the api processes reported as stored in JetStream during the phase (202s sent). */
@@ -57,6 +58,8 @@ export interface BenchReport {
   billing_run?: BillingRunResult;
   billing_run_mix?: BillingRunResult;
   noisy_neighbour?: NoisyNeighbourResult;
+  /** Operator mode (bench/phases/attributed.ts). */
+  attributed?: AttributedResult;
   group_by_reads?: DimensionReadsResult;
   unique_counts?: DimensionReadsResult;
   emitter?: EmitterResult;
@@ -109,7 +112,8 @@ export function goalsOf(r: BenchReport): Goal[] {
       });
     }
     for (const p of r.phases.filter(
-      (x) => x.tool === tool && (x.phase === 'batched' || x.phase === 'stream') && x.pipeline,
+      (x) =>
+        x.tool === tool && (x.phase === 'batched' || x.phase === 'stream' || x.phase === 'attributed') && x.pipeline,
     )) {
       goals.push({
         goal: `${p.phase} pipeline CPU ≤ 2 µs/record`,
@@ -156,6 +160,7 @@ export function goalsOf(r: BenchReport): Goal[] {
       met: q.ms <= 50 && q.records >= 10_000_000,
     });
   }
+  if (r.attributed) goals.push(...attributedGoals(r.attributed));
   if (r.count_check)
     goals.push({
       goal: 'ClickHouse count == accepted',
@@ -163,6 +168,39 @@ export function goalsOf(r: BenchReport): Goal[] {
       measured: `${fmt(r.count_check.stored)} / ${fmt(r.count_check.accepted)}`,
       met: r.count_check.exact,
     });
+  return goals;
+}
+
+/** Operator mode's goals (issue 26): attribution's CPU, the registry's memory and the api's start at 1 M customers. */
+function attributedGoals(a: AttributedResult): Goal[] {
+  const goals: Goal[] = Object.entries(a.cpu_ratio).map(([tool, ratio]) => ({
+    goal: 'attributed CPU/record ≤ 1.1 × unattributed',
+    tool,
+    measured: `× ${fmt(ratio, 2)}`,
+    met: ratio <= 1.1,
+  }));
+  if (a.count_check)
+    goals.push({
+      goal: 'attributed: ClickHouse count == accepted',
+      tool: '—',
+      measured: `${fmt(a.count_check.stored)} / ${fmt(a.count_check.accepted)}`,
+      met: a.count_check.exact,
+    });
+  if (a.registry) {
+    const g = a.registry;
+    goals.push({
+      goal: 'customer registry ≤ 200 bytes/customer',
+      tool: `${fmt(g.customers)} customers`,
+      measured: `${fmt(g.bytes_per_customer)} bytes`,
+      met: g.bytes_per_customer <= 200 && g.customers >= 1_000_000,
+    });
+    goals.push({
+      goal: 'api start ≤ 10 s with 1 M customers',
+      tool: `${fmt(g.customers)} customers`,
+      measured: `${fmt(g.api_start_s, 2)} s`,
+      met: g.api_start_s <= 10 && g.customers >= 1_000_000,
+    });
+  }
   return goals;
 }
 
@@ -282,6 +320,7 @@ export function printReport(r: BenchReport): void {
     ...(r.group_by_reads ? dimensionReadLines(r.group_by_reads) : []),
     ...(r.unique_counts ? dimensionReadLines(r.unique_counts) : []),
     ...(r.emitter ? emitterLines(r.emitter) : []),
+    ...(r.attributed ? attributedLines(r.attributed) : []),
     '',
     table([
       ['goal (docs/design.md §11)', 'tool', 'measured', 'met'],

@@ -21,6 +21,9 @@
  *          --profile (V8 CPU profiles of the api processes in bench/results/)
  *          --phases ceiling,single,batched,stream,get-product,usage-query (default; stream = the usage WebSocket through meterline/client's UsageStream, --stream-connections 8 --stream-window 16; get-usage = usage queries under load, opt-in), plus `floor`: requests to a missing meter (404 after
  *          billing-run (default): one billing run over --billing-subscriptions 10000 (half metered; bench/phases/billing-run.ts)
+ *          attributed (opt-in, with batched for its ratio): operator mode — batched records for --attributed-customers 10000
+ *          customers through one admin token, CPU per record against `batched`; then the customer registry with
+ *          --registry-customers 1000000 (memory per customer, api start time; 0 skips it). bench/phases/attributed.ts
  *          emitter (opt-in): --emitter-records 200000 sent by raw batched posts and by meterline/client's UsageEmitter (--emitter-batch 1000, --emitter-concurrency 4)
  *          group-by-reads (opt-in): --group-by-records 10000000 with --group-by-values 20 models, read grouped and filtered
  *          unique-counts (opt-in): --unique-records 2000000 of --unique-users 1000000 users, hour/day/month windows
@@ -47,6 +50,7 @@ import { runNoisyNeighbourPhase } from './phases/noisy-neighbour.js';
 import { runStreamLoad } from './phases/stream.js';
 import { runGroupByReadsPhase, runUniqueCountsPhase } from './phases/dimension-reads.js';
 import { runEmitterPhase } from './phases/emitter.js';
+import { measureRegistryScale, prepareAttributed } from './phases/attributed.js';
 import { CpuMeter } from './cpu.js';
 import { startPrivateServers, type PrivateServers } from './private-servers.js';
 import { freePort } from '../infra/stack/process.js';
@@ -57,6 +61,20 @@ const log = (m: string) => process.stderr.write(`[bench] ${m}\n`);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 const { procs, resultsDir, runId } = BENCH_PROCESSES;
+
+/** Distinct records matching `where` (FINAL), once it reaches `expected` or 5 minutes passed. */
+async function finalCount(ch: ReturnType<typeof createClickhouse>, where: string, expected: number): Promise<number> {
+  const until = Date.now() + 5 * 60_000;
+  for (;;) {
+    const rs = await ch.query({
+      query: `SELECT count() AS c FROM usage_records FINAL WHERE ${where}`,
+      format: 'JSONEachRow',
+    });
+    const n = Number((await rs.json<{ c: string }>())[0]?.c ?? 0);
+    if (n >= expected || Date.now() > until) return n;
+    await sleep(1000);
+  }
+}
 
 async function main(): Promise<void> {
   // `cluster` starts two whole topologies of its own (bench/cluster.ts); it runs by itself with the same options.
@@ -187,12 +205,14 @@ async function main(): Promise<void> {
       headers: Record<string, string>,
       method: 'GET' | 'POST' = 'POST',
       read?: { timeoutSeconds: number; extra?: () => Promise<Partial<PhaseResult>> },
+      bodies?: string[],
     ) => {
       for (const tool of name === 'stream' ? (['ws'] as const) : tools) {
         const spec: LoadSpec = {
           url,
           method,
           body,
+          bodies,
           headers,
           connections: opts.connections,
           seconds: opts.seconds,
@@ -202,7 +222,7 @@ async function main(): Promise<void> {
         const extra = read?.extra ? await read.extra() : {};
         if (opts.warmupSeconds > 0) await run(tool, { ...spec, seconds: opts.warmupSeconds });
         await sleep(500);
-        const counted = name === 'single' || name === 'batched' || name === 'stream';
+        const counted = name === 'single' || name === 'batched' || name === 'stream' || name === 'attributed';
         const before = counted ? await acceptedRecords(apis) : 0;
         const messagesBefore = counted ? await storedMessages(apis) : 0;
         const rowsBefore = counted ? await storedRowCount(ch) : 0;
@@ -303,6 +323,38 @@ async function main(): Promise<void> {
     log(
       `count check: accepted ${accepted}, stored ${stored} (${stored === accepted ? 'exact' : 'MISMATCH'}), drained ${drainS.toFixed(1)} s after the load`,
     );
+
+    // Operator mode (bench/phases/attributed.ts): after the world's count check, whose account it doesn't write.
+    if (opts.phases.includes('attributed')) {
+      const customers = arg('attributed-customers', 10_000);
+      const acceptedBefore = await acceptedRecords(apis);
+      const setup = await prepareAttributed(world, `http://127.0.0.1:${apiPort}`, {
+        customers,
+        batch: opts.batch,
+        timestamp: ts,
+      });
+      log(`attributed: ${customers} customers, deployment meter ${setup.meterId}, ${setup.bodies.length} bodies`);
+      const url = `http://127.0.0.1:${apiPort}/v1/meters/${setup.meterId}/usage`;
+      const adminAuth = { 'content-type': 'application/json', authorization: `Bearer ${setup.adminToken}` };
+      await phase('attributed', url, setup.bodies[0]!, opts.batch, adminAuth, 'POST', undefined, setup.bodies);
+      const acceptedNow = (await acceptedRecords(apis)) - acceptedBefore;
+      const storedNow = await finalCount(ch, `meter_id = '${setup.meterId}'`, acceptedNow);
+      const cpuRatio: Record<string, number> = {};
+      for (const p of report.phases.filter((x) => x.phase === 'attributed' && x.pipeline)) {
+        const base = report.phases.find((x) => x.phase === 'batched' && x.tool === p.tool)?.pipeline;
+        if (base) cpuRatio[p.tool] = Math.round((p.pipeline!.us_per_record / base.us_per_record) * 100) / 100;
+      }
+      const registryCustomers = arg('registry-customers', 1_000_000);
+      report.attributed = {
+        customers,
+        cpu_ratio: cpuRatio,
+        count_check: { accepted: acceptedNow, stored: storedNow, exact: acceptedNow === storedNow },
+        registry:
+          registryCustomers > customers
+            ? await measureRegistryScale(world, { total: registryCustomers, already: customers, log })
+            : undefined,
+      };
+    }
 
     // Control-plane reads (docs/design.md §11: ≥ 10k req/s), after the drain so the usage query sees every record.
     // 30 s request timeouts: the usage query scans the meter's rows, and wrk's default 2 s would count the

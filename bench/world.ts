@@ -52,6 +52,7 @@ export async function createWorld(
     // The benchmark measures capacity: its account isn't rate-limited (the noisy-neighbour phase sets its own limit).
     LIMIT_INGEST_RECORDS_PER_SECOND: '10000000',
     LIMIT_REQUESTS_PER_SECOND: '1000000',
+    LIMIT_ATTRIBUTED_RECORDS_PER_SECOND: '100000000',
   };
   const config = parseConfig(env);
   try {

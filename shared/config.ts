@@ -153,6 +153,7 @@ export interface Config {
   PASSWORD_SCRYPT_LOG2_N: number;
   /** Per-account defaults; `meterline accounts limits` overrides them per account. */
   LIMIT_INGEST_RECORDS_PER_SECOND: number;
+  LIMIT_ATTRIBUTED_RECORDS_PER_SECOND: number;
   LIMIT_REQUESTS_PER_SECOND: number;
   LIMIT_MAX_METERS: number;
   LIMIT_MAX_WEBHOOKS: number;
@@ -277,6 +278,12 @@ const SPEC: { [K in keyof Config]: VarSpec<Config[K]> } = {
     parse: int(1, 10_000_000),
     default: 20_000,
     describe: 'usage records per second per account (a batch of 100 counts 100)',
+  },
+  LIMIT_ATTRIBUTED_RECORDS_PER_SECOND: {
+    parse: int(1, 100_000_000),
+    default: 200_000,
+    describe:
+      'usage records per second an admin token may send for its customers, all together (the emitter’s ceiling; each record also counts against its customer’s ingest rate)',
   },
   LIMIT_REQUESTS_PER_SECOND: {
     parse: int(1, 1_000_000),

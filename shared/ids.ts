@@ -19,7 +19,8 @@ export type IdPrefix =
   | 'tok'
   | 'cred'
   | 'cn'
-  | 'corr';
+  | 'corr'
+  | 'clock';
 
 const ALPHABET = '0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ';
 

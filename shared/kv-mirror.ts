@@ -121,7 +121,8 @@ export class KvMirror {
   }
 
   private async probe(): Promise<void> {
-    if (this.probing || this.stopped) return;
+    // While a watch is being opened its snapshot is still arriving (a large bucket takes seconds): behind by design.
+    if (this.probing || this.stopped || this.reopening) return;
     this.probing = true;
     const started = Date.now();
     try {

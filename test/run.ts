@@ -63,6 +63,7 @@ async function main(): Promise<number> {
     // the limits tests set explicit per-account limits and check enforcement against those.
     LIMIT_INGEST_RECORDS_PER_SECOND: process.env.LIMIT_INGEST_RECORDS_PER_SECOND ?? '10000000',
     LIMIT_REQUESTS_PER_SECOND: process.env.LIMIT_REQUESTS_PER_SECOND ?? '1000000',
+    LIMIT_ATTRIBUTED_RECORDS_PER_SECOND: process.env.LIMIT_ATTRIBUTED_RECORDS_PER_SECOND ?? '10000000',
   };
   let totals: { pass: number; fail: number } | undefined;
   const digest = new FailureDigest();

@@ -87,6 +87,7 @@ export function rolePermissions(names: NatsNames): Record<Exclude<Profile, 'admi
       `$JS.API.STREAM.INFO.${names.usageStream}`,
       ...[
         names.meterBucket,
+        names.customerBucket,
         names.revocationBucket,
         names.webhookUsageBucket,
         names.limitsBucket,

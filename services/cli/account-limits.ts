@@ -15,7 +15,7 @@ import { accountExists } from '../domain/accounts/store.js';
 const FLAG_OF = (limit: string) => limit.replace(/_/g, '-');
 
 /**
- * `meterline accounts limits --account ID [--ingest-records-per-second N] [--requests-per-second N]
+ * `meterline accounts limits --account ID [--ingest-records-per-second N] [--attributed-records-per-second N] [--requests-per-second N]
  * [--max-meters N] [--max-webhooks N] [--max-payment-methods N]`: sets the given overrides (alone: prints
  * them) → {account_id, limits (in force), overrides (the operator's), defaults}. Written to the NATS KV
  * limits bucket, which every api process watches: in force within milliseconds, no restart.

@@ -1,5 +1,6 @@
 import { createAccount } from '../domain/accounts/store.js';
 import { withControlPlane } from './control-plane.js';
+import { withRegistryWriter } from './customers.js';
 import { parseFlags, stringFlag, UsageError } from './output.js';
 
 /**
@@ -32,5 +33,6 @@ export async function accountsCommand(args: string[]): Promise<number> {
     password: str('password')!,
     operator: flags.operator === true,
   };
-  return withControlPlane((pg) => createAccount(pg, input));
+  // In the customer registry at once: an operator can attribute usage to it by customer_id right away.
+  return withControlPlane((pg, config) => withRegistryWriter(config, (registry) => createAccount(pg, input, registry)));
 }

@@ -87,7 +87,7 @@ export const COMMANDS: Record<string, CommandSpec> = {
     usage: [
       'accounts create --name N --email E --password P [--operator]',
       'accounts create --demo [--name N] [--email E] [--password P]',
-      'accounts limits --account ID [--ingest-records-per-second N] [--requests-per-second N] [--max-meters N] [--max-webhooks N] [--max-payment-methods N]',
+      'accounts limits --account ID [--ingest-records-per-second N] [--attributed-records-per-second N] [--requests-per-second N] [--max-meters N] [--max-webhooks N] [--max-payment-methods N]',
     ],
     options: [
       ['--name N', 'the account’s name'],
@@ -98,6 +98,16 @@ export const COMMANDS: Record<string, CommandSpec> = {
       ['--account ID', 'limits: the account (acct_…); without a limit flag, prints its limits'],
     ],
     notes: ['create → {account_id, customer_id, user_id}; limits → {account_id, limits, overrides, defaults}.'],
+  },
+  customers: {
+    run: async (args) => (await import('./customers.js')).customersCommand(args),
+    summary: 'give one of a customer’s people a sign-in (console, OAuth apps)',
+    usage: ['customers sign-in --customer cus_… --email E [--password P]'],
+    options: [
+      ['--customer cus_…', 'the customer (operator mode: docs/operator-mode.md)'],
+      ['--email E', 'the person’s email (they sign in with it)'],
+      ['--password P', 'their password (8–1024 characters); generated and printed once when omitted'],
+    ],
   },
   clients: {
     run: async (args) => (await import('./clients.js')).clientsCommand(args),

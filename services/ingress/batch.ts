@@ -1,4 +1,5 @@
-import { ValidationError, type FieldError } from '../../shared/errors.js';
+import { RateLimitedError, ValidationError, type FieldError } from '../../shared/errors.js';
+import type { NatsNames } from '../../shared/clients/nats.js';
 import type { HttpReply } from '../../shared/http/context.js';
 import { reply } from '../../shared/http/reply.js';
 import { USAGE_LIMITS } from '../../shared/usage/limits.js';
@@ -8,7 +9,13 @@ import { RowWriter } from '../../shared/usage/wire.js';
 import type { UsagePublisher } from './publisher.js';
 
 export interface RecordError {
-  code: 'validation_failed' | 'value_out_of_range' | 'not_found' | 'meter_inactive';
+  code:
+    | 'validation_failed'
+    | 'value_out_of_range'
+    | 'not_found'
+    | 'meter_inactive'
+    | 'unknown_customer'
+    | 'rate_limited';
   detail: string;
   errors?: FieldError[];
 }
@@ -38,11 +45,35 @@ export interface CheckedBatch {
   /** The `results` array's items, as JSON text, in index order. */
   resultsJson: string;
   rejected: { index: number; error: RecordError }[];
+  /**
+   * Admin emitters (records for many accounts, each under its own ingest rate: customer-rates.ts): for each
+   * accepted record, in order, its index, the account it is for and where its row starts in `rows`; and every
+   * item's result as JSON, so that records refused for their account's rate can be taken out.
+   */
+  owners?: AcceptedOwners;
+  /** A record refused for its account's rate (admin emitters): a batch of nothing else is a 429. */
+  rateLimited?: RateLimitedError;
+}
+
+export interface AcceptedOwners {
+  index: number[];
+  account: string[];
+  start: number[];
+  results: string[];
+}
+
+/**
+ * The subject of a request's rows: `usage.<account>` when they are all the emitter's, the attributed subject
+ * when an operator's token recorded usage for its customers (shared/clients/nats.ts).
+ */
+export function usageSubjectOf(names: NatsNames, ctx: RecordContext): string {
+  return ctx.attribution?.forOthers ? names.attributedUsageSubject(ctx.accountId) : names.usageSubject(ctx.accountId);
 }
 
 /**
  * The batch rules, shared by every ingress that takes batches (POST bodies, stream frames): each record is
- * checked on its own; valid ones are encoded, invalid ones reported by index.
+ * checked on its own; valid ones are encoded, invalid ones reported by index. The rates of the accounts an
+ * admin emitter's records are for are taken after (takeCustomerRates).
  */
 export function checkBatch(
   items: unknown[],
@@ -57,19 +88,30 @@ export function checkBatch(
   // validation of their records (measured ~5× a string build).
   let json = '';
   const rows = new RowWriter(items.length);
+  const owners: AcceptedOwners | undefined = ctx.takeRecords
+    ? { index: [], account: [], start: [], results: [] }
+    : undefined;
   let accepted = 0;
   const errors: FieldError[] = []; // reused: most records have none
   for (let i = 0; i < items.length; i++) {
     const item = items[i];
     const meter = meterFor(item);
     let error: RecordError | undefined;
+    let result: string;
     if (!('type' in meter)) error = meter;
     else {
-      const id = writeRecord(rows, item, meter, ctx, errors, withMeterId);
+      const start = rows.length;
+      const id = writeRecord(rows, item, meter, ctx, errors, withMeterId, owners?.account);
       if (id !== undefined) {
         accepted++;
+        if (owners) {
+          owners.index.push(i);
+          owners.start.push(start);
+        }
         // Server-assigned ids are [0-9A-Za-z_]: no escaping needed.
-        json += `${i ? ',' : ''}{"index":${i},"status":"accepted","id":${(item as { id?: string }).id === undefined ? `"${id}"` : JSON.stringify(id)}}`;
+        result = `{"index":${i},"status":"accepted","id":${(item as { id?: string }).id === undefined ? `"${id}"` : JSON.stringify(id)}}`;
+        if (owners) owners.results.push(result);
+        else json += (i ? ',' : '') + result;
         continue;
       }
       const own = errors.splice(0);
@@ -78,9 +120,71 @@ export function checkBatch(
       error = { code: recordErrorCode(own), detail: new ValidationError(own).detail, errors: own };
     }
     rejected.push({ index: i, error });
-    json += (i ? ',' : '') + JSON.stringify({ index: i, status: 'rejected', error } satisfies BatchResult);
+    result = JSON.stringify({ index: i, status: 'rejected', error } satisfies BatchResult);
+    if (owners) owners.results.push(result);
+    else json += (i ? ',' : '') + result;
   }
-  return { total: items.length, accepted, rows: rows.bytes(), resultsJson: json, rejected };
+  if (owners) json = owners.results.join(',');
+  return { total: items.length, accepted, rows: rows.bytes(), resultsJson: json, rejected, owners };
+}
+
+/**
+ * Per-account ingest rates of an admin emitter's records (operator mode, docs/operator-mode.md). The request
+ * as a whole counted against the emitter's own ceiling (`attributed`) before anything else; once its records
+ * are checked, each account they are for takes its count of valid records from its own ingest rate — one take
+ * per account, all at once (a take may wait for a lease: shared/limits/rate-limiter.ts). An account over its
+ * rate gets its records refused (`rate_limited`), nothing of them published; the emitter's other customers go
+ * through: one noisy customer is throttled, not the operator's whole emitter.
+ */
+export async function takeCustomerRates(b: CheckedBatch, ctx: RecordContext): Promise<CheckedBatch> {
+  const owners = b.owners;
+  const take = ctx.takeRecords;
+  if (!owners || !take || b.accepted === 0) return b;
+  const counts = new Map<string, number>();
+  for (const account of owners.account) counts.set(account, (counts.get(account) ?? 0) + 1);
+  const refused = new Map<string, RateLimitedError>();
+  await Promise.all(
+    Array.from(counts, async ([account, records]) => {
+      try {
+        await take(account, records);
+      } catch (err) {
+        if (!(err instanceof RateLimitedError)) throw err;
+        refused.set(account, err);
+      }
+    }),
+  );
+  return refused.size ? withoutRefused(b, refused) : b;
+}
+
+/** The batch without the records of accounts over their rate: their rows out, their results `rate_limited`. */
+function withoutRefused(b: CheckedBatch, refused: Map<string, RateLimitedError>): CheckedBatch {
+  const owners = b.owners!;
+  const kept: Buffer[] = [];
+  const rejected = [...b.rejected];
+  let accepted = 0;
+  let rateLimited: RateLimitedError | undefined;
+  for (let k = 0; k < owners.index.length; k++) {
+    const err = refused.get(owners.account[k]!);
+    if (!err) {
+      kept.push(b.rows.subarray(owners.start[k], owners.start[k + 1] ?? b.rows.length));
+      accepted++;
+      continue;
+    }
+    rateLimited = err;
+    const index = owners.index[k]!;
+    const error: RecordError = { code: 'rate_limited', detail: err.detail };
+    rejected.push({ index, error });
+    owners.results[index] = JSON.stringify({ index, status: 'rejected', error });
+  }
+  rejected.sort((x, y) => x.index - y.index);
+  return {
+    ...b,
+    accepted,
+    rows: Buffer.concat(kept),
+    resultsJson: owners.results.join(','),
+    rejected,
+    rateLimited,
+  };
 }
 
 /** `{accepted, rejected, results}` of a checked batch, as JSON object members (the caller adds its own). */
@@ -96,18 +200,21 @@ export async function acceptBatch(
   items: unknown[],
   meterFor: MeterFor,
   ctx: RecordContext,
-  subject: string,
+  names: NatsNames,
   publisher: UsagePublisher,
   withMeterId: boolean,
   fieldName?: (field: string) => string,
 ): Promise<HttpReply> {
-  const b = checkBatch(items, meterFor, ctx, withMeterId, fieldName);
+  const b = await takeCustomerRates(checkBatch(items, meterFor, ctx, withMeterId, fieldName), ctx);
+  if (b.accepted === 0 && b.rateLimited && b.rejected.every((r) => r.error.code === 'rate_limited'))
+    throw b.rateLimited;
   if (b.accepted === 0) {
     const all: FieldError[] = [];
     for (const r of b.rejected) {
       if (r.error.errors)
         for (const e of r.error.errors)
           all.push({ field: e.field ? `[${r.index}].${e.field}` : `[${r.index}]`, message: e.message });
+      else if (r.error.code === 'rate_limited') all.push({ field: `[${r.index}]`, message: r.error.detail });
       else
         all.push({
           field: `[${r.index}].${fieldName?.('meter_id') ?? 'meter_id'}`,
@@ -116,6 +223,6 @@ export async function acceptBatch(
     }
     throw new ValidationError(all, `None of the ${items.length} records is valid.`, recordErrorCode(all));
   }
-  await publisher.submit(subject, b.rows, b.accepted);
+  await publisher.submit(usageSubjectOf(names, ctx), b.rows, b.accepted);
   return reply.jsonText(202, `{${batchOutcomeJson(b)}}`);
 }

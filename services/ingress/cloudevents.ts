@@ -6,16 +6,18 @@
  * - `source` + `id` form the record id (`ce_` + base64url SHA-256 of both), so a resent event — same source,
  *   id and time — is counted once, like a native record re-sent with its id;
  * - `time` (required here: a resend must carry the same timestamp) is the record's timestamp;
- * - `data.value` the value; every other field of `data` a dimension (string values only).
+ * - `data.value` the value; every other field of `data` a dimension (string values only);
+ * - `subject` (OpenMeter's convention) the customer of a deployment meter's record: its external id (operator mode).
  * Errors name the event's own fields (`data.value`, `time`, `data.model`; `[i].…` in a batch).
  */
 import { createHash } from 'node:crypto';
 import { ConflictError, NotFoundError, ValidationError, type FieldError } from '../../shared/errors.js';
 import type { HttpReply, RequestContext } from '../../shared/http/context.js';
-import type { MeterRecord } from '../../shared/meters/record.js';
-import { acceptBatch, type RecordError } from './batch.js';
+import { meterUsableBy, type MeterRecord } from '../../shared/meters/record.js';
+import { acceptBatch, usageSubjectOf, type RecordError } from './batch.js';
 import { acceptedRecordReply } from './record-meter-usage.js';
-import { checkRecord, recordErrorCode } from './records.js';
+import { checkRecord, recordErrorCode, type RecordContext } from './records.js';
+import { afterCustomerRate } from './emitter.js';
 import type { IngressDeps } from './deps.js';
 
 export const CLOUDEVENT_MEDIA_TYPE = 'application/cloudevents+json';
@@ -32,6 +34,7 @@ export function cloudEventField(field: string): string {
   if (field === 'timestamp') return 'time';
   if (field === 'meter_id') return 'type';
   if (field === 'dimensions') return 'data';
+  if (field === 'customer') return 'subject';
   if (field.startsWith('dimensions.')) return `data.${field.slice('dimensions.'.length)}`;
   return field;
 }
@@ -52,6 +55,8 @@ function toRecord(
     if (!nonEmptyString(e[k])) errors.push({ field: k, message: 'is required (a non-empty string)' });
   if (e.datacontenttype !== undefined && e.datacontenttype !== 'application/json')
     errors.push({ field: 'datacontenttype', message: 'must be application/json' });
+  if (e.subject !== undefined && (!nonEmptyString(e.subject) || e.subject.length > 128))
+    errors.push({ field: 'subject', message: 'must be a customer’s external id (1–128 characters)' });
   const data = e.data;
   const dimensions: Record<string, unknown> = {};
   if (data === null || typeof data !== 'object' || Array.isArray(data))
@@ -72,6 +77,7 @@ function toRecord(
     timestamp: e.time,
     id: cloudEventRecordId(e.source as string, e.id as string),
     ...(Object.keys(dimensions).length ? { dimensions } : {}),
+    ...(e.subject !== undefined ? { customer: e.subject } : {}),
   };
   return { record, meter };
 }
@@ -94,7 +100,7 @@ async function meterResolver(
   if (unknown.size) await deps.registry.ensure(unknown);
   return (type) => {
     const byId = deps.registry.get(type);
-    const meter = byId && byId.account_id === accountId ? byId : deps.registry.byName(accountId, type);
+    const meter = byId && meterUsableBy(byId, accountId) ? byId : deps.registry.byName(accountId, type);
     if (meter === 'ambiguous')
       return invalid([{ field: 'type', message: 'names several meters of this account; use the meter id' }]);
     if (meter === undefined) return { code: 'not_found', detail: `Meter ${type} does not exist.` };
@@ -103,10 +109,9 @@ async function meterResolver(
   };
 }
 
-/** POST /v1/usage with a CloudEvents media type; the caller checked the rate already. */
-export async function acceptCloudEvents(deps: IngressDeps, ctx: RequestContext, accountId: string): Promise<HttpReply> {
-  const now = Date.now();
-  const subject = deps.names.usageSubject(accountId);
+/** POST /v1/usage with a CloudEvents media type; `rc` counted the request against its rate already. */
+export async function acceptCloudEvents(deps: IngressDeps, ctx: RequestContext, rc: RecordContext): Promise<HttpReply> {
+  const accountId = rc.accountId;
   const body = ctx.body;
   if (ctx.mediaType === CLOUDEVENTS_BATCH_MEDIA_TYPE) {
     if (!Array.isArray(body))
@@ -122,8 +127,8 @@ export async function acceptCloudEvents(deps: IngressDeps, ctx: RequestContext, 
     return acceptBatch(
       records,
       (item) => outcome.get(item as object)!,
-      { accountId, now },
-      subject,
+      rc,
+      deps.names,
       deps.publisher,
       true,
       cloudEventField,
@@ -139,11 +144,13 @@ export async function acceptCloudEvents(deps: IngressDeps, ctx: RequestContext, 
     throw new ValidationError(meter.errors!);
   }
   const errors: FieldError[] = [];
-  const rec = checkRecord(r.record, meter, { accountId, now }, errors, true);
+  const rec = checkRecord(r.record, meter, rc, errors, true);
   if (rec === undefined) {
     for (const e of errors) e.field = cloudEventField(e.field);
     throw new ValidationError(errors, undefined, recordErrorCode(errors));
   }
-  await deps.publisher.submit(subject, rec.row, 1);
-  return acceptedRecordReply(rec, meter.id, (body as { time: string }).time, now);
+  return afterCustomerRate(rc, rec.account, async () => {
+    await deps.publisher.submit(usageSubjectOf(deps.names, rc), rec.row, 1);
+    return acceptedRecordReply(rec, meter.id, (body as { time: string }).time, rc.now);
+  });
 }

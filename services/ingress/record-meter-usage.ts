@@ -1,12 +1,13 @@
 import { ConflictError, NotFoundError, ValidationError, type FieldError } from '../../shared/errors.js';
 import type { RouteDef } from '../../shared/http/route.js';
-import type { MeterRecord } from '../../shared/meters/record.js';
+import { meterUsableBy, type MeterRecord } from '../../shared/meters/record.js';
 import { canonicalTimestamp, formatTimestamp } from '../../shared/usage/timestamp.js';
 import { reply } from '../../shared/http/reply.js';
 import { problemResponses } from './problem-docs.js';
-import { acceptBatch, checkBatchSize } from './batch.js';
+import { acceptBatch, checkBatchSize, usageSubjectOf } from './batch.js';
 import { afterRate } from '../../shared/http/pipeline.js';
-import { checkRecord, recordErrorCode, type CheckedRecord } from './records.js';
+import { checkRecord, recordErrorCode, type CheckedRecord, type RecordContext } from './records.js';
+import { afterCustomerRate, recordContext, takeRequestRecords } from './emitter.js';
 import type { HttpReply, RequestContext } from '../../shared/http/context.js';
 import {
   AcceptedUsageSchema,
@@ -16,11 +17,11 @@ import {
 } from '../../shared/api/usage-records.js';
 import type { IngressDeps } from './deps.js';
 
-/** The meter of the path, if the caller's account owns it and it takes usage. */
+/** The meter of the path, if the caller's account owns it (or it is the deployment's) and it takes usage. */
 export function usableMeter(deps: IngressDeps, meterId: string, accountId: string): MeterRecord {
   const meter = deps.registry.get(meterId);
   // Another account's meter is indistinguishable from a missing one.
-  if (meter === undefined || meter.account_id !== accountId)
+  if (meter === undefined || !meterUsableBy(meter, accountId))
     throw new NotFoundError(`Meter ${meterId} does not exist.`);
   if (meter.status !== 'active')
     throw new ConflictError(`Meter ${meterId} is inactive; reactivate it to record usage.`, 'meter_inactive');
@@ -47,22 +48,22 @@ export function acceptedRecordReply(
 function recordMeterUsage(
   deps: IngressDeps,
   ctx: RequestContext,
-  accountId: string,
+  rc: RecordContext,
   meterId: string,
 ): HttpReply | Promise<HttpReply> {
-  const meter = usableMeter(deps, meterId, accountId);
-  const now = Date.now();
-  const subject = deps.names.usageSubject(accountId);
+  const meter = usableMeter(deps, meterId, rc.accountId);
   const body = ctx.body;
-  if (Array.isArray(body)) return acceptBatch(body, () => meter, { accountId, now }, subject, deps.publisher, false);
+  if (Array.isArray(body)) return acceptBatch(body, () => meter, rc, deps.names, deps.publisher, false);
   if (body === undefined)
     throw new ValidationError([{ field: '', message: 'a JSON body is required' }], 'A JSON request body is required.');
   const errors: FieldError[] = [];
-  const rec = checkRecord(body, meter, { accountId, now }, errors);
+  const rec = checkRecord(body, meter, rc, errors);
   if (rec === undefined) throw new ValidationError(errors, undefined, recordErrorCode(errors));
-  return deps.publisher
-    .submit(subject, rec.row, 1)
-    .then(() => acceptedRecordReply(rec, meter.id, (body as { timestamp: string }).timestamp, now));
+  return afterCustomerRate(rc, rec.account, () =>
+    deps.publisher
+      .submit(usageSubjectOf(deps.names, rc), rec.row, 1)
+      .then(() => acceptedRecordReply(rec, meter.id, (body as { timestamp: string }).timestamp, rc.now)),
+  );
 }
 
 /** POST /v1/meters/{meter_id}/usage — one record, or a JSON array of up to 1,000. */
@@ -77,17 +78,18 @@ export function recordMeterUsageRoute(deps: IngressDeps): RouteDef {
     // Not async: a meter the registry holds is checked and the record handed to the publisher in the
     // request's own tick, and the one promise is the JetStream ack's (docs/design.md §11).
     handler: (ctx) => {
-      const accountId = ctx.principal!.accountId;
       const meterId = ctx.params.meter_id!;
+      const principal = ctx.principal!;
       // Only records of a batch of an acceptable size count against the rate (an oversized array is a 422
-      // that costs the caller nothing); counted before any meter lookup: an account over its rate costs
+      // that costs the caller nothing); counted before any meter lookup: a caller over its rate costs
       // nothing more (429, nothing published).
       const records = Array.isArray(ctx.body) ? checkBatchSize(ctx.body) : 1;
-      return afterRate(ctx, deps.protection.takeIngestRecords(accountId, records), () => {
+      return afterRate(ctx, takeRequestRecords(deps, principal, records), () => {
+        const rc = recordContext(deps, principal);
         deps.registry.assertCurrent();
         if (deps.registry.get(meterId) === undefined)
-          return deps.registry.ensure([meterId]).then(() => recordMeterUsage(deps, ctx, accountId, meterId));
-        return recordMeterUsage(deps, ctx, accountId, meterId);
+          return deps.registry.ensure([meterId]).then(() => recordMeterUsage(deps, ctx, rc, meterId));
+        return recordMeterUsage(deps, ctx, rc, meterId);
       });
     },
     doc: {

@@ -1,7 +1,7 @@
 import { ValidationError } from '../../shared/errors.js';
 import type { RouteDef } from '../../shared/http/route.js';
 import { afterRate, isPromise } from '../../shared/http/pipeline.js';
-import type { MeterRecord } from '../../shared/meters/record.js';
+import { meterUsableBy, type MeterRecord } from '../../shared/meters/record.js';
 import { acceptBatch, checkBatchSize, type MeterFor, type RecordError } from './batch.js';
 import { problemResponses } from './problem-docs.js';
 import {
@@ -12,6 +12,7 @@ import {
   UsageBatchBody,
 } from '../../shared/api/usage-records.js';
 import { acceptCloudEvents, CLOUDEVENT_MEDIA_TYPE, CLOUDEVENTS_BATCH_MEDIA_TYPE } from './cloudevents.js';
+import { recordContext, takeRequestRecords } from './emitter.js';
 import type { IngressDeps } from './deps.js';
 
 // Stands in for the meter of an item without a usable meter_id, so its other fields are still checked.
@@ -49,7 +50,7 @@ function meterLookup(deps: IngressDeps, accountId: string): MeterFor {
     const id = meterIdOf(item);
     if (typeof id !== 'string') return NO_METER;
     const meter = deps.registry.get(id);
-    if (meter === undefined || meter.account_id !== accountId)
+    if (meter === undefined || !meterUsableBy(meter, accountId))
       return { code: 'not_found', detail: `Meter ${id} does not exist.` };
     if (meter.status !== 'active') return { code: 'meter_inactive', detail: `Meter ${id} is inactive.` };
     return meter;
@@ -66,14 +67,14 @@ export function recordUsageRoute(deps: IngressDeps): RouteDef {
     idempotent: false,
     rateLimit: 'records',
     handler: (ctx) => {
-      const accountId = ctx.principal!.accountId;
       const body = ctx.body;
+      const principal = ctx.principal!;
       // Only records of a batch of an acceptable size count against the rate; before any meter lookup, so an
       // account over its rate costs nothing more (429, nothing published).
       if (ctx.mediaType === CLOUDEVENT_MEDIA_TYPE || ctx.mediaType === CLOUDEVENTS_BATCH_MEDIA_TYPE) {
         const events = Array.isArray(body) ? checkBatchSize(body) : 1;
-        return afterRate(ctx, deps.protection.takeIngestRecords(accountId, events), () =>
-          acceptCloudEvents(deps, ctx, accountId),
+        return afterRate(ctx, takeRequestRecords(deps, principal, events), () =>
+          acceptCloudEvents(deps, ctx, recordContext(deps, principal)),
         );
       }
       if (!Array.isArray(body)) {
@@ -81,17 +82,10 @@ export function recordUsageRoute(deps: IngressDeps): RouteDef {
           { field: '', message: body === undefined ? 'a JSON body is required' : 'must be an array of records' },
         ]);
       }
-      return afterRate(ctx, deps.protection.takeIngestRecords(accountId, checkBatchSize(body)), () => {
-        const accept = (meterFor: MeterFor) =>
-          acceptBatch(
-            body,
-            meterFor,
-            { accountId, now: Date.now() },
-            deps.names.usageSubject(accountId),
-            deps.publisher,
-            true,
-          );
-        const meters = itemMeters(deps, accountId, body);
+      return afterRate(ctx, takeRequestRecords(deps, principal, checkBatchSize(body)), () => {
+        const rc = recordContext(deps, principal);
+        const accept = (meterFor: MeterFor) => acceptBatch(body, meterFor, rc, deps.names, deps.publisher, true);
+        const meters = itemMeters(deps, rc.accountId, body);
         return isPromise(meters) ? meters.then(accept) : accept(meters);
       });
     },

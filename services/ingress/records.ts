@@ -1,4 +1,5 @@
 import type { FieldError } from '../../shared/errors.js';
+import type { RateTake } from '../../shared/limits/protection.js';
 import { bodyValidator, toFieldErrors } from '../../shared/http/validation.js';
 import type { MeterRecord } from '../../shared/meters/record.js';
 import { USAGE_LIMITS } from '../../shared/usage/limits.js';
@@ -14,7 +15,20 @@ import { parseTimestamp, TIMESTAMP_FORMAT_MESSAGE } from '../../shared/usage/tim
 import { newUsageId } from '../../shared/usage/ids.js';
 import { checkDimensions, NO_DIMENSIONS, type Dimensions } from '../../shared/usage/dimensions.js';
 import { RowWriter, tsvEscape } from '../../shared/usage/wire.js';
-import { MAX_METER_ID_LENGTH, MeterUsageRecordBody, UsageRecordBody } from '../../shared/api/usage-records.js';
+import {
+  ACCOUNT_METER_MESSAGE,
+  CUSTOMER_ID_KEY,
+  CUSTOMER_KEY,
+  UNKNOWN_CUSTOMER,
+  UNKNOWN_CUSTOMER_MESSAGES,
+  type Attribution,
+} from '../../shared/customers/attribution.js';
+import {
+  MAX_CUSTOMER_ID_LENGTH,
+  MAX_METER_ID_LENGTH,
+  MeterUsageRecordBody,
+  UsageRecordBody,
+} from '../../shared/api/usage-records.js';
 
 // Compiled once at start; every request reuses them.
 const checkRecordShape = bodyValidator(UsageRecordBody).check;
@@ -33,12 +47,16 @@ const INEXACT_VALUE_MESSAGES: ReadonlySet<string> = new Set([
 
 /**
  * The problem code for a record's errors: `value_out_of_range` when every one of them is a value no meter can
- * store exactly as written (too large, too precise, too many decimals), else `validation_failed`.
+ * store exactly as written (too large, too precise, too many decimals), `unknown_customer` when every one is a
+ * customer the deployment doesn't have (or not the token's own), else `validation_failed`.
  */
-export function recordErrorCode(errors: readonly FieldError[]): 'value_out_of_range' | 'validation_failed' {
-  return errors.length > 0 && errors.every((e) => INEXACT_VALUE_MESSAGES.has(e.message))
-    ? VALUE_OUT_OF_RANGE
-    : 'validation_failed';
+export function recordErrorCode(
+  errors: readonly FieldError[],
+): 'value_out_of_range' | 'validation_failed' | typeof UNKNOWN_CUSTOMER {
+  if (errors.length === 0) return 'validation_failed';
+  if (errors.every((e) => INEXACT_VALUE_MESSAGES.has(e.message))) return VALUE_OUT_OF_RANGE;
+  if (errors.every((e) => UNKNOWN_CUSTOMER_MESSAGES.has(e.message))) return UNKNOWN_CUSTOMER;
+  return 'validation_failed';
 }
 
 export interface RawRecord {
@@ -47,6 +65,8 @@ export interface RawRecord {
   timestamp: string;
   id?: string;
   dimensions?: unknown;
+  customer?: unknown;
+  customer_id?: unknown;
 }
 
 /** A record that passed every rule, encoded for the USAGE stream. */
@@ -58,6 +78,8 @@ export interface CheckedRecord {
   tsMs: number;
   /** Its row on the USAGE stream (shared/usage/wire.ts), for UsagePublisher.submit. */
   row: Buffer;
+  /** The account it is for: the emitter's, or (operator mode) its customer's. */
+  account: string;
 }
 
 /** Request-wide facts the per-record rules need. */
@@ -69,13 +91,25 @@ export interface RecordContext {
    * 35 days, 5 minutes ahead); a correction's replacement records take its range instead.
    */
   window?: { fromMs: number; toMs: number; message: string };
+  /**
+   * Whose each record is (operator mode, shared/customers/attribution.ts). Absent (corrections): every record is
+   * `accountId`'s and none may name a customer.
+   */
+  attribution?: Attribution;
+  /**
+   * Counts `records` valid records against the ingest rate of the account they are for (customer-rates.ts):
+   * the status at once or once leased, or RateLimitedError (429). Set for admin emitters, whose records may be
+   * many customers' (the others count a request's records at once, before anything else).
+   */
+  takeRecords?: (accountId: string, records: number) => RateTake;
 }
 
 /**
  * THE record rules, for every ingest path (single, batch, stream): structure first (the compiled schema),
  * then the rules a schema cannot say: finite value, counter ≥ 0, magnitude, decimals, timestamp syntax and
- * window, dimensions (checkDimensions: keys, values, the meter's declared keys). Pushes every problem into `errors` (fields relative to
- * the record) and returns undefined, or returns the encoded record.
+ * window, dimensions (checkDimensions: keys, values, the meter's declared keys), whose record it is
+ * (ctx.attribution). Pushes every problem into `errors` (fields relative to the record) and returns undefined,
+ * or returns the encoded record.
  */
 export function checkRecord(
   raw: unknown,
@@ -85,7 +119,8 @@ export function checkRecord(
   withMeterId = false,
 ): CheckedRecord | undefined {
   const out = new RowWriter();
-  const id = writeRecord(out, raw, meter, ctx, errors, withMeterId);
+  const accounts: string[] = [];
+  const id = writeRecord(out, raw, meter, ctx, errors, withMeterId, accounts);
   if (id === undefined) return undefined;
   const r = raw as RawRecord;
   return {
@@ -94,6 +129,7 @@ export function checkRecord(
     value: r.value === 0 ? 0 : r.value,
     tsMs: parseTimestamp(r.timestamp)!,
     row: out.bytes(),
+    account: accounts[0]!,
   };
 }
 
@@ -117,6 +153,15 @@ export function plainRecordShape(raw: unknown, withMeterId: boolean): boolean {
       return false;
     fields++;
   }
+  if (r.customer !== undefined) {
+    if (typeof r.customer !== 'string' || r.customer.length === 0 || r.customer.length > 128) return false;
+    fields++;
+  }
+  if (r.customer_id !== undefined) {
+    const c = r.customer_id;
+    if (typeof c !== 'string' || c.length === 0 || c.length > MAX_CUSTOMER_ID_LENGTH) return false;
+    fields++;
+  }
   // No other field (own or inherited, e.g. a `__proto__` key): exactly the fields counted above.
   for (const _ in r) if (--fields < 0) return false;
   return fields === 0;
@@ -124,7 +169,8 @@ export function plainRecordShape(raw: unknown, withMeterId: boolean): boolean {
 
 /**
  * checkRecord for batches: a valid record's row goes straight into `out` (one writer per request) and its
- * id is returned — no object per record; an invalid one pushes its problems into `errors`.
+ * id is returned — no object per record — and the account it is for pushed into `accounts` when given; an
+ * invalid one pushes its problems into `errors`.
  */
 export function writeRecord(
   out: RowWriter,
@@ -133,6 +179,7 @@ export function writeRecord(
   ctx: RecordContext,
   errors: FieldError[],
   withMeterId: boolean,
+  accounts?: string[],
 ): string | undefined {
   const check = withMeterId ? checkMeterRecordShape : checkRecordShape;
   const before = errors.length;
@@ -166,13 +213,22 @@ export function writeRecord(
     for (let i = before; i < errors.length; i++) if (errors[i]!.field.startsWith('dimensions')) schemaSaidDims = true;
     dims = schemaSaidDims ? undefined : checkDimensions(r.dimensions, meter.dimensions, errors);
   }
+  const account = ctx.attribution ? ctx.attribution.accountOf(r, meter, errors) : ownAccount(r, ctx.accountId, errors);
   if (errors.length > before || text === undefined || tsMs === undefined || dims === undefined) return undefined;
+  accounts?.push(account!);
   const given = r.id;
   if (given === undefined) {
     const id = newUsageId();
-    out.row(ctx.accountId, meter.id, tsMs, id, text, ctx.now, dims);
+    out.row(account!, meter.id, tsMs, id, text, ctx.now, dims);
     return id;
   }
-  out.row(ctx.accountId, meter.id, tsMs, tsvEscape(given), text, ctx.now, dims);
+  out.row(account!, meter.id, tsMs, tsvEscape(given), text, ctx.now, dims);
   return given;
+}
+
+/** A record without attribution (a correction's replacements): the account's own, naming no customer. */
+function ownAccount(r: RawRecord, accountId: string, errors: FieldError[]): string | undefined {
+  if (r.customer === undefined && r.customer_id === undefined) return accountId;
+  errors.push({ field: r.customer !== undefined ? CUSTOMER_KEY : CUSTOMER_ID_KEY, message: ACCOUNT_METER_MESSAGE });
+  return undefined;
 }

@@ -8,7 +8,8 @@ import { problemResponse } from '../../shared/http/problems.js';
 import { reply } from '../../shared/http/reply.js';
 import { MAX_BODY_BYTES } from '../../shared/http/body.js';
 import { accountCaller, type BodyBudget } from '../../shared/http/body-budget.js';
-import { batchOutcomeJson, checkBatch, checkBatchSize } from './batch.js';
+import { batchOutcomeJson, checkBatch, checkBatchSize, takeCustomerRates, usageSubjectOf } from './batch.js';
+import { recordContext, takeRequestRecords } from './emitter.js';
 import { itemMeters } from './record-usage.js';
 import type { IngressDeps } from './deps.js';
 
@@ -253,11 +254,11 @@ export class UsageStreams {
     const seq = seqOf(frame);
     try {
       const items = frameRecords(frame);
-      const accountId = s.principal.accountId;
-      await this.deps.protection.takeIngestRecords(accountId, items.length);
-      const meterFor = await itemMeters(this.deps, accountId, items);
-      const b = checkBatch(items, meterFor, { accountId, now: Date.now() }, true);
-      if (b.accepted > 0) await this.deps.publisher.submit(this.deps.names.usageSubject(accountId), b.rows, b.accepted);
+      await takeRequestRecords(this.deps, s.principal, items.length);
+      const rc = recordContext(this.deps, s.principal);
+      const meterFor = await itemMeters(this.deps, rc.accountId, items);
+      const b = await takeCustomerRates(checkBatch(items, meterFor, rc, true), rc);
+      if (b.accepted > 0) await this.deps.publisher.submit(usageSubjectOf(this.deps.names, rc), b.rows, b.accepted);
       this.frames.inc({ outcome: 'answered' });
       return `{"seq":${seq},${batchOutcomeJson(b)}}`;
     } catch (err) {

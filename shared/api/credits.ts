@@ -7,7 +7,12 @@ const Money = (description: string) =>
 
 export const CreateCreditGrantBody = Type.Object(
   {
-    account_id: Type.String({ minLength: 1, maxLength: 64, description: 'acct_… of the account credited' }),
+    account_id: Type.Optional(
+      Type.String({ minLength: 1, maxLength: 64, description: 'acct_… of the account credited (or customer_id)' }),
+    ),
+    customer_id: Type.Optional(
+      Type.String({ minLength: 1, maxLength: 64, description: 'cus_… of the customer credited (or account_id)' }),
+    ),
     amount: Type.Number({
       exclusiveMinimum: 0,
       description: "the credit, > 0, with at most the currency's minor-unit decimals (USD 2, JPY 0)",
@@ -60,5 +65,17 @@ export const CreditGrantListSchema = Type.Object(
   { additionalProperties: false },
 );
 
-export const ListCreditGrantsQuery = Type.Object(PaginationQuery, { additionalProperties: false });
+export const ListCreditGrantsQuery = Type.Object(
+  {
+    ...PaginationQuery,
+    customer_id: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 64,
+        description: 'operators (admin): that customer’s grants and balance; any other token may name only itself',
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
 export type ListCreditGrantsQuery = Type.Static<typeof ListCreditGrantsQuery>;

@@ -88,6 +88,13 @@ export const ListInvoicesQuery = Type.Object(
   {
     ...PaginationQuery,
     status: Type.Optional(Type.Enum([...INVOICE_STATUSES], { description: 'only invoices in this status' })),
+    customer_id: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 64,
+        description: 'operators (admin): that customer’s invoices; any other token may name only itself',
+      }),
+    ),
   },
   { additionalProperties: false },
 );

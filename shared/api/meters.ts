@@ -1,7 +1,7 @@
 import Type from 'typebox';
 import { PaginationQuery, listOf } from '../http/pagination.js';
 import { DIMENSION_LIMITS, KEY_MESSAGE } from '../usage/dimensions.js';
-import { AGGREGATIONS, MAX_DECLARED_DIMENSIONS, METER_TYPES } from '../meters/record.js';
+import { AGGREGATIONS, MAX_DECLARED_DIMENSIONS, METER_SCOPES, METER_TYPES } from '../meters/record.js';
 
 const ALL_AGGREGATIONS = [...new Set(Object.values(AGGREGATIONS).flat())];
 
@@ -26,6 +26,10 @@ const UniqueBy = Type.String({
     'aggregation unique_count only (required there): the dimension whose distinct values are counted; fixed once created',
 });
 const StatusSchema = Type.Enum(['active', 'inactive']);
+const ScopeSchema = Type.Enum([...METER_SCOPES], {
+  description:
+    'account (default): the caller’s account’s meter; deployment (admin only): one meter for every customer — each records and reads its own usage, an admin token records for any customer',
+});
 const Name = Type.String({ minLength: 1, maxLength: 200 });
 const Unit = Type.String({ minLength: 1, maxLength: 64, examples: ['requests'] });
 
@@ -39,6 +43,7 @@ export const MeterSchema = Type.Object(
     dimensions: DeclaredDimensions,
     unique_by: Type.Union([Type.String(), Type.Null()]),
     status: StatusSchema,
+    scope: ScopeSchema,
     created_at: Type.String({ format: 'date-time' }),
     updated_at: Type.String({ format: 'date-time' }),
   },
@@ -54,6 +59,7 @@ export const CreateMeterBody = Type.Object(
     aggregation: AggregationSchema,
     dimensions: Type.Optional(DeclaredDimensions),
     unique_by: Type.Optional(UniqueBy),
+    scope: Type.Optional(ScopeSchema),
   },
   { additionalProperties: false },
 );

@@ -81,7 +81,19 @@ export const SubscriptionSchema = Type.Object(
 );
 export const SubscriptionListSchema = listOf(SubscriptionSchema);
 
-export const CreateSubscriptionBody = Type.Object({ items: Items }, { additionalProperties: false });
+export const CreateSubscriptionBody = Type.Object(
+  {
+    items: Items,
+    customer_id: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 64,
+        description: 'operators (admin): the customer (cus_…) subscribed; default the caller’s own account',
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
 export type CreateSubscriptionBody = Type.Static<typeof CreateSubscriptionBody>;
 
 export const UpdateSubscriptionBody = Type.Object(
@@ -94,7 +106,17 @@ export const UpdateSubscriptionBody = Type.Object(
 export type UpdateSubscriptionBody = Type.Static<typeof UpdateSubscriptionBody>;
 
 export const ListSubscriptionsQuery = Type.Object(
-  { ...PaginationQuery, status: Type.Optional(Status) },
+  {
+    ...PaginationQuery,
+    status: Type.Optional(Status),
+    customer_id: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 64,
+        description: 'operators (admin): that customer’s subscriptions; any other token may name only itself',
+      }),
+    ),
+  },
   { additionalProperties: false },
 );
 export type ListSubscriptionsQuery = Type.Static<typeof ListSubscriptionsQuery>;

@@ -24,9 +24,30 @@ const Dimensions = Type.Record(
   },
 );
 
+export const MAX_CUSTOMER_ID_LENGTH = 64;
+/** Operator mode (docs/design.md §6): who a record of a deployment meter is for. */
+const Customer = Type.String({
+  minLength: 1,
+  maxLength: 128,
+  description:
+    'deployment meters: the customer’s external_id — required with an admin token (or customer_id); a customer’s own token may name only itself',
+});
+const CustomerId = Type.String({
+  minLength: 1,
+  maxLength: MAX_CUSTOMER_ID_LENGTH,
+  description: 'deployment meters: the customer’s id (cus_…), instead of customer',
+});
+
 /** One record of POST /v1/meters/{meter_id}/usage. */
 export const UsageRecordBody = Type.Object(
-  { value: Value, timestamp: Timestamp, id: Type.Optional(RecordId), dimensions: Type.Optional(Dimensions) },
+  {
+    value: Value,
+    timestamp: Timestamp,
+    id: Type.Optional(RecordId),
+    dimensions: Type.Optional(Dimensions),
+    customer: Type.Optional(Customer),
+    customer_id: Type.Optional(CustomerId),
+  },
   { additionalProperties: false },
 );
 
@@ -40,6 +61,8 @@ export const MeterUsageRecordBody = Type.Object(
     timestamp: Timestamp,
     id: Type.Optional(RecordId),
     dimensions: Type.Optional(Dimensions),
+    customer: Type.Optional(Customer),
+    customer_id: Type.Optional(CustomerId),
   },
   { additionalProperties: false },
 );
@@ -58,6 +81,14 @@ export const CloudEventSchema = Type.Object(
       description: 'the meter: its id, or its name if no other meter of the account has it',
     }),
     time: Timestamp,
+    subject: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 128,
+        description:
+          'deployment meters: the customer’s external_id (as OpenMeter’s subject); required with an admin token',
+      }),
+    ),
     datacontenttype: Type.Optional(Type.Literal('application/json')),
     data: Type.Object(
       { value: Value },
@@ -99,7 +130,10 @@ export const BatchResultSchema = Type.Object(
         id: Type.Optional(Type.String()),
         error: Type.Optional(
           Type.Object({
-            code: Type.String({ description: 'validation_failed, not_found or meter_inactive' }),
+            code: Type.String({
+              description:
+                'validation_failed, value_out_of_range, not_found, meter_inactive, unknown_customer or rate_limited',
+            }),
             detail: Type.String(),
             errors: Type.Optional(Type.Array(Type.Object({ field: Type.String(), message: Type.String() }))),
           }),

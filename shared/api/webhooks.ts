@@ -16,8 +16,14 @@ const Secret = Type.String({
 });
 const Status = Type.Enum(['enabled', 'disabled']);
 
+export const WEBHOOK_SCOPES = ['account', 'deployment'] as const;
+const Scope = Type.Enum([...WEBHOOK_SCOPES], {
+  description:
+    'account (default): this account’s events; deployment (admin only): every customer’s events, each naming its customer (customer_id, external_id)',
+});
+
 export const CreateWebhookBody = Type.Object(
-  { url: Url, events: Events, secret: Type.Optional(Secret) },
+  { url: Url, events: Events, secret: Type.Optional(Secret), scope: Type.Optional(Scope) },
   { additionalProperties: false },
 );
 
@@ -37,6 +43,7 @@ export const WebhookSchema = Type.Object(
     url: Type.String(),
     events: Type.Array(Type.Enum([...EVENT_TYPES])),
     status: Status,
+    scope: Scope,
     created_at: Type.String({ format: 'date-time' }),
     updated_at: Type.String({ format: 'date-time' }),
   },
@@ -85,6 +92,7 @@ export interface Webhook {
   url: string;
   events: string[];
   status: 'enabled' | 'disabled';
+  scope: 'account' | 'deployment';
   created_at: string;
   updated_at: string;
 }

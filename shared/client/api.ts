@@ -12,6 +12,7 @@ export type {
   BatchResult,
   Dimensions,
   Meter,
+  MeterScope,
   MeterType,
   MeterUsage,
   NewMeter,

@@ -5,6 +5,11 @@
  * a 429/503 (after `Retry-After`) with the SAME record ids and timestamps — every record gets an id when it
  * is emitted — so the server's idempotent storage makes delivery exactly once end to end. An answer settles
  * each record (accepted, or rejected for its content: reported through onRejected, not retried).
+ *
+ * Operator mode (docs/operator-mode.md): with an admin token one emitter sends every customer's usage of the
+ * deployment meters — each record names its customer, `{meter_id, value, customer: '<external id>'}` (or
+ * `customer_id: 'cus_…'`), or the emitter's `customer` option names the customer of every record that names
+ * none; a record naming an unknown customer is rejected (`unknown_customer`) alone.
  */
 import { randomBytes } from 'node:crypto';
 import { MeterlineClient, MeterlineError, type BatchResult, type ClientOptions, type UsageRecord } from './api.js';
@@ -24,6 +29,11 @@ export interface EmitterOptions extends ClientOptions {
   /** Retry backoff without Retry-After: base × 2^attempt, capped. */
   retryBaseMs?: number;
   retryMaxMs?: number;
+  /**
+   * Operator mode: the external id of the customer every record is for unless it names its own (`customer` or
+   * `customer_id`) — one emitter per customer over one admin token. Records of account meters must not carry it.
+   */
+  customer?: string;
   /** Flush on process exit ('beforeExit'). Default true. */
   flushOnExit?: boolean;
   /** Records the server refused for their content (never retried). */
@@ -99,7 +109,8 @@ export class UsageEmitter {
   readonly client: MeterlineClient;
   /** The socket of `transport: 'stream'`. */
   private readonly stream: UsageStream | undefined;
-  private readonly o: Required<Omit<EmitterOptions, keyof ClientOptions | 'onRejected' | 'onError'>> & EmitterOptions;
+  private readonly o: Required<Omit<EmitterOptions, keyof ClientOptions | 'onRejected' | 'onError' | 'customer'>> &
+    EmitterOptions;
   /** When the last drop happened (no onError): a drop later than dropBurstGapMs after it starts a new burst. */
   private lastDropAt = -Infinity;
   private buffer: UsageRecord[] = [];
@@ -157,6 +168,8 @@ export class UsageEmitter {
       id: record.id ?? newClientRecordId(),
       timestamp: record.timestamp ?? nowIso(),
     };
+    if (this.o.customer !== undefined && full.customer === undefined && full.customer_id === undefined)
+      full.customer = this.o.customer;
     this.buffer.push(full);
     this.c.emitted++;
     this.c.pending++;

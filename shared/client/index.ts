@@ -18,6 +18,7 @@ export {
   type UsageQuery,
   type Meter,
   type NewMeter,
+  type MeterScope,
   type MeterType,
   type Dimensions,
   type UsageWindow,

@@ -18,6 +18,13 @@ export interface UsageRecord {
   /** Idempotency key: a record re-sent with the same id, meter and timestamp is counted once. */
   id?: string;
   dimensions?: Dimensions;
+  /**
+   * Deployment meters (operator mode): the customer's external_id — required with an admin token (or
+   * customer_id); a customer's own token may name only itself.
+   */
+  customer?: string;
+  /** Deployment meters: the customer's id (`cus_…`), instead of customer. */
+  customer_id?: string;
 }
 
 /** The answer to one record (202). */
@@ -38,7 +45,7 @@ export interface BatchResult {
     status: 'accepted' | 'rejected';
     id?: string;
     error?: {
-      /** validation_failed, not_found or meter_inactive */
+      /** validation_failed, value_out_of_range, not_found, meter_inactive, unknown_customer or rate_limited */
       code: string;
       detail: string;
       errors?: { field: string; message: string }[];
@@ -92,6 +99,8 @@ export interface MeterUsage extends Distribution {
 }
 
 export type MeterType = 'counter' | 'gauge' | 'histogram';
+/** account: the caller's account's meter; deployment (admin only): one meter for every customer. */
+export type MeterScope = 'account' | 'deployment';
 /** POST /v1/meters. */
 export interface NewMeter {
   name: string;
@@ -104,6 +113,8 @@ export interface NewMeter {
   dimensions?: string[];
   /** unique_count only (required there): the dimension whose distinct values are counted. */
   unique_by?: string;
+  /** Default account. */
+  scope?: MeterScope;
 }
 
 export interface Meter {
@@ -115,6 +126,7 @@ export interface Meter {
   dimensions: string[];
   unique_by: string | null;
   status: 'active' | 'inactive';
+  scope: MeterScope;
   created_at: string;
   updated_at: string;
 }

@@ -98,12 +98,27 @@ export class NatsNames {
   get signInThrottleBucket(): string {
     return this.upper('sign-in-failures');
   }
+  /** The customer registry: one entry per shard of the account ids (shared/customers/shards.ts). */
+  get customerBucket(): string {
+    return this.upper('customers');
+  }
+  /**
+   * Subject of usage records an operator's token attributed to its customers: `usage.customers.<emitter>`. Its
+   * rows may belong to any account (each row names its customer's); every other `usage.<account>` message holds
+   * only that account's rows.
+   */
+  attributedUsageSubject(emitterAccountId: string): string {
+    return this.prefix(`usage.customers.${emitterAccountId}`);
+  }
+  isAttributedUsageSubject(subject: string): boolean {
+    return subject.startsWith(this.prefix('usage.customers.'));
+  }
   get revocationBucket(): string {
     return this.upper('revocations');
   }
   /** Every KV bucket: migrations create them, an isolated world's drop deletes them. */
   get kvBuckets(): string[] {
-    return [this.meterBucket, this.revocationBucket, this.webhookUsageBucket, this.limitsBucket];
+    return [this.meterBucket, this.revocationBucket, this.webhookUsageBucket, this.limitsBucket, this.customerBucket];
   }
   get usageConsumer(): string {
     return 'usage-clickhouse';

@@ -6,6 +6,8 @@ import type { Logger } from '../logging.js';
 /** What one account may do: rates per second and quotas. */
 export interface AccountLimits {
   ingest_records_per_second: number;
+  /** An operator's emitter (admin token): records for its customers per second, all together (operator mode). */
+  attributed_records_per_second: number;
   requests_per_second: number;
   max_meters: number;
   max_webhooks: number;
@@ -14,6 +16,7 @@ export interface AccountLimits {
 
 export const LIMIT_NAMES = [
   'ingest_records_per_second',
+  'attributed_records_per_second',
   'requests_per_second',
   'max_meters',
   'max_webhooks',
@@ -24,6 +27,7 @@ export type LimitOverrides = Partial<AccountLimits>;
 export function defaultLimits(config: Config): AccountLimits {
   return {
     ingest_records_per_second: config.LIMIT_INGEST_RECORDS_PER_SECOND,
+    attributed_records_per_second: config.LIMIT_ATTRIBUTED_RECORDS_PER_SECOND,
     requests_per_second: config.LIMIT_REQUESTS_PER_SECOND,
     max_meters: config.LIMIT_MAX_METERS,
     max_webhooks: config.LIMIT_MAX_WEBHOOKS,

@@ -42,6 +42,19 @@ export class AccountProtection {
   }
 
   /**
+   * Counts the `records` of an admin token's request against its account's emitter ceiling (operator mode:
+   * records for many customers, each customer's also counted against that customer's ingest rate).
+   */
+  takeAttributedRecords(accountId: string, records: number): RateTake {
+    return this.limiter.take(
+      accountId,
+      'attributed',
+      records,
+      this.book.limits(accountId).attributed_records_per_second,
+    );
+  }
+
+  /**
    * One card addition attempt (each costs a processor verification, and card testers try many): at most
    * CARD_ATTEMPTS_PER_HOUR per account, declined ones included; 429 when over.
    */

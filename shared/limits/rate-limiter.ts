@@ -38,7 +38,11 @@ const FORGET_IDLE_MS = 3_600_000;
 /** A lease slower than this (NATS down or far away) → the process's own share for FALLBACK_MS. */
 const LEASE_TIMEOUT_MS = 2_000;
 const FALLBACK_MS = 10_000;
-const POLICY_UNITS: Record<string, string> = { ingest: 'usage records', 'card-attempts': 'card additions' };
+const POLICY_UNITS: Record<string, string> = {
+  ingest: 'usage records',
+  attributed: 'usage records for customers',
+  'card-attempts': 'card additions',
+};
 
 interface Waiter {
   cost: number;

@@ -2,6 +2,9 @@ import type { KV } from '@nats-io/kv';
 
 export const METER_TYPES = ['counter', 'gauge', 'histogram'] as const;
 export type MeterType = (typeof METER_TYPES)[number];
+/** account: the account's own meter; deployment: one meter of every customer (operator mode, docs/design.md §6). */
+export const METER_SCOPES = ['account', 'deployment'] as const;
+export type MeterScope = (typeof METER_SCOPES)[number];
 
 export const AGGREGATIONS: Record<MeterType, readonly string[]> = {
   counter: ['sum', 'count', 'unique_count'],
@@ -24,10 +27,20 @@ export interface MeterRecord {
   status: 'active' | 'inactive';
   /** The meter's name: CloudEvents name a meter by id or name (`type`). */
   name?: string;
+  /**
+   * `deployment`: a meter of the whole deployment (operator mode, docs/design.md §6) — every customer records and
+   * reads its own usage of it, an admin token records for any customer. Absent: a meter of `account_id`.
+   */
+  scope?: 'deployment';
   /** Declared dimension keys; empty or absent: any keys (shared/usage/dimensions.ts). */
   dimensions?: string[];
   /** Postgres `updated_at` in epoch ms: lets reconciliation tell which side is newer. */
   updated_at_ms: number;
+}
+
+/** Whether `accountId` may record usage to (and read) the meter: its own, or the deployment's. */
+export function meterUsableBy(m: MeterRecord, accountId: string): boolean {
+  return m.account_id === accountId || m.scope === 'deployment';
 }
 
 export function encodeMeter(m: MeterRecord): string {

@@ -8,6 +8,8 @@ import { UnavailableError } from '../errors.js';
 
 const MAX_ID_LENGTH = 64;
 const nameKey = (accountId: string, name: string) => `${accountId}\u0000${name}`;
+/** Deployment meters are every account's: their names are indexed under this (never an account id). */
+const DEPLOYMENT = '\u0001deployment';
 /** Bucket reads one request may cause: a batch naming 1,000 made-up meter ids must not cost 1,000 (or 100) NATS round trips. */
 const MAX_LOOKUPS = 10;
 const MAX_ABSENT = 10_000;
@@ -64,11 +66,16 @@ export class MeterRegistry {
   }
 
   /**
-   * The account's meter of that name (CloudEvents `type`): undefined when none, 'ambiguous' when several
-   * meters share it (names need not be unique; the caller must then use the id).
+   * The account's meter of that name (CloudEvents `type`), else the deployment meter of that name: undefined
+   * when none, 'ambiguous' when several meters share it (names need not be unique; the caller must then use the id).
    */
   byName(accountId: string, name: string): MeterRecord | 'ambiguous' | undefined {
-    const ids = this.byNames.get(nameKey(accountId, name));
+    const own = this.named(nameKey(accountId, name));
+    return own ?? this.named(nameKey(DEPLOYMENT, name));
+  }
+
+  private named(key: string): MeterRecord | 'ambiguous' | undefined {
+    const ids = this.byNames.get(key);
     if (!ids || ids.size === 0) return undefined;
     if (ids.size > 1) return 'ambiguous';
     return this.meters.get(ids.values().next().value!);
@@ -76,7 +83,7 @@ export class MeterRegistry {
 
   private index(m: MeterRecord | undefined, add: boolean): void {
     if (!m?.name) return;
-    const k = nameKey(m.account_id, m.name);
+    const k = nameKey(m.scope === 'deployment' ? DEPLOYMENT : m.account_id, m.name);
     let ids = this.byNames.get(k);
     if (add) {
       if (!ids) this.byNames.set(k, (ids = new Set()));

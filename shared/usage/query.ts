@@ -16,6 +16,11 @@ export { readPlan, type ReadPlan, type UsageSlice } from './read-sql.js';
 export interface UsageQuery extends UsageSlice {
   accountId: string;
   meterId: string;
+  /**
+   * A deployment meter's usage is kept per customer account (operator mode): the accounts read — every one
+   * ('all', an operator's read) or these. Absent: `accountId`'s usage.
+   */
+  accounts?: 'all' | readonly string[];
   type: MeterType;
   startMs: number;
   endMs: number;
@@ -157,6 +162,14 @@ export async function queryUsage(
   limits: UsageReadLimits = {},
 ): Promise<UsageResult> {
   if (query.groupBy?.length) return queryGroupedUsage(ch, database, query, limits);
+  if (query.window === 'none' && query.accounts !== undefined) {
+    // The totals path reads (account, meter) pairs; this one reads a meter across accounts, in one SELECT.
+    const [[q], swept] = await Promise.all([withUniqueStates(ch, database, [query]), watermark(ch, database)]);
+    const plan = readPlan(query.startMs, query.endMs, swept);
+    const sql = mergedSql(database, query.type, meterSql(query), plan, () => '', '', undefined, q);
+    const total = stats(query.startMs, query.endMs, (await rowsOf(ch, sql, limits))[0]);
+    return { windows: [total], total };
+  }
   if (query.window === 'none') {
     const [total] = await queryUsageTotals(ch, database, [query], limits);
     return { windows: [total!], total: total! };
@@ -183,8 +196,14 @@ export async function queryUsage(
   return { windows, total: stats(query.startMs, query.endMs, totalRow) };
 }
 
-const meterSql = (q: { accountId: string; meterId: string }) =>
-  `account_id = ${chString(q.accountId)} AND meter_id = ${chString(q.meterId)}`;
+function meterSql(q: { accountId: string; meterId: string; accounts?: 'all' | readonly string[] }): string {
+  const meter = `meter_id = ${chString(q.meterId)}`;
+  if (q.accounts === undefined) return `account_id = ${chString(q.accountId)} AND ${meter}`;
+  if (q.accounts === 'all') return meter;
+  // No account at all (a filter naming no known customer): a condition nothing matches.
+  const list = q.accounts.length ? q.accounts.map(chString).join(', ') : "''";
+  return `account_id IN (${list}) AND ${meter}`;
+}
 
 /**
  * A group-by read: every group (at most MAX_GROUPS, else TooManyGroupsError) with every window (zero-filled)

@@ -60,6 +60,17 @@ export function filterSql(slice: UsageSlice): string {
   return out;
 }
 
+/**
+ * A group-by key that is not a dimension: the row's account (an operator's `group_by=customer` on a deployment
+ * meter, whose usage is kept per customer account). Never a valid dimension key, so never confused with one.
+ */
+export const ACCOUNT_GROUP = '@account';
+
+/** The expression a group-by key reads: a dimension's value, or the account. */
+function groupKeySql(key: string): string {
+  return key === ACCOUNT_GROUP ? 'account_id' : dimensionSql(key);
+}
+
 /** `g0, g1, …`: the result columns of the group-by dimensions. */
 export function groupColumns(slice: UsageSlice): string[] {
   return (slice.groupBy ?? []).map((_, i) => `g${i}`);
@@ -87,7 +98,7 @@ export function mergedSql(
   const gauge = type === 'gauge';
   const histogram = type === 'histogram';
   const extremes = type !== 'counter';
-  const groups = (slice.groupBy ?? []).map((k, i) => `${dimensionSql(k)} AS g${i}`);
+  const groups = (slice.groupBy ?? []).map((k, i) => `${groupKeySql(k)} AS g${i}`);
   const unique = slice.uniqueBy ? `${dimensionSql(slice.uniqueBy)} AS u` : undefined;
   const where = `${meters}${filterSql(slice)}`;
   const parts: string[] = [];
@@ -222,7 +233,7 @@ export function uniqueStatesSql(
   slice: ReadSlice,
   uniqueBy: string,
 ): string {
-  const groups = (slice.groupBy ?? []).map((k, i) => `${dimensionSql(k)} AS g${i}`);
+  const groups = (slice.groupBy ?? []).map((k, i) => `${groupKeySql(k)} AS g${i}`);
   const where = `${meters}${filterSql(slice)}`;
   const parts: string[] = [];
   if (plan.rollupHours) {

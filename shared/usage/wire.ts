@@ -210,6 +210,11 @@ export class RowWriter {
     this.rows++;
   }
 
+  /** Bytes written so far: where the next row starts. */
+  get length(): number {
+    return this.pos;
+  }
+
   /** The rows written so far (a view of the writer's memory: write no more after taking it). */
   bytes(): Buffer {
     return this.buf.subarray(0, this.pos);

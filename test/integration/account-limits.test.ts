@@ -98,8 +98,9 @@ t.test('per-account limits: set by the operator, enforced at every door', async 
         max_meters: 2,
         max_webhooks: 1,
         max_payment_methods: 1,
+        attributed_records_per_second: config.LIMIT_ATTRIBUTED_RECORDS_PER_SECOND,
       },
-      'kept',
+      'kept (the emitter ceiling at its default)',
     );
 
     t.equal(

@@ -222,6 +222,7 @@ t.test('credit notes and void', async (t) => {
           amount: 14.99,
           currency: 'USD',
           reason: 'Outage on 2026-10-12',
+          customer_id: a.customerId,
         });
       });
     },
@@ -239,7 +240,9 @@ t.test('credit notes and void', async (t) => {
       amount_due: 0,
       next_payment_attempt_at: null,
     });
-    t.same(await eventsOf('invoice.paid', inv.id), [{ invoice_id: inv.id, amount: 49.99, currency: 'USD' }]);
+    t.same(await eventsOf('invoice.paid', inv.id), [
+      { invoice_id: inv.id, amount: 49.99, currency: 'USD', customer_id: a.customerId },
+    ]);
     await w.card(a);
     await w.run('2026-11-02T01:00:00Z');
     t.same(await chargesOf(inv.id), [], 'nothing charged');
@@ -424,7 +427,7 @@ t.test('credit notes and void', async (t) => {
       t.equal(twice.body.status, 'void');
       t.same(
         await eventsOf('invoice.voided', inv.id),
-        [{ invoice_id: inv.id, amount: 39.99, currency: 'USD' }],
+        [{ invoice_id: inv.id, amount: 39.99, currency: 'USD', customer_id: a.customerId }],
         'one invoice.voided',
       );
       t.match(

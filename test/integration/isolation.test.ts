@@ -13,6 +13,7 @@ import {
   webhookBody,
 } from '../fixtures/matrix.js';
 import { insertInvoice } from '../fixtures/invoices.js';
+import { testClockIsolation } from './isolation-test-clocks.js';
 
 /**
  * Tenant isolation (docs/design.md §6): account B gets 404 for every one of account A's resources, by any method,
@@ -170,6 +171,41 @@ t.test('isolation between accounts', async (t) => {
       }
     });
   }
+
+  // Operator mode (docs/operator-mode.md): only an admin acts for a customer; B may name only itself.
+  const actingForA: [string, string, unknown?][] = [
+    ['GET', `/v1/customers/${a.customerId}`],
+    ['PATCH', `/v1/customers/${a.customerId}`, { name: 'taken over' }],
+    ['GET', `/v1/customers/${a.customerId}/users`],
+    ['POST', `/v1/customers/${a.customerId}/users`, { email: 'intruder@b.example' }],
+    ['GET', `/v1/subscriptions?customer_id=${a.customerId}`],
+    ['POST', '/v1/subscriptions', { customer_id: a.customerId, items: [{ product_id: flat }] }],
+    ['GET', `/v1/billing/invoices?customer_id=${a.customerId}`],
+    ['GET', `/v1/billing/credits?customer_id=${a.customerId}`],
+  ];
+  for (const [method, path, body] of actingForA) {
+    t.test(`B acting for A: ${method} ${path.replace(/_[0-9A-Za-z]{22}/, '_…')} → 403`, async (t) => {
+      for (const scope of ['read', 'write'] as const) {
+        const res = await call(b.tokens[scope], method, path, body);
+        t.equal(res.status, 403, `${scope} token`);
+        t.equal(res.body.code, 'insufficient_scope');
+        const text = JSON.stringify(res.body);
+        t.notOk(text.includes(a.accountId) || text.includes(aSub.id), 'the answer names nothing of A');
+      }
+    });
+  }
+  t.test('acting for a customer: the operator for any, B for itself only', async (t) => {
+    const ids = async (token: string, path: string) =>
+      (await call(token, 'GET', path)).body.data.map((x: { id: string }) => x.id);
+    t.same(await ids(operator.tokens.admin, `/v1/subscriptions?customer_id=${a.customerId}`), [aSub.id]);
+    t.same(await ids(operator.tokens.admin, `/v1/billing/invoices?customer_id=${a.customerId}`), [aInvoice]);
+    t.same(await ids(operator.tokens.admin, `/v1/billing/credits?customer_id=${a.customerId}`), [aCredit.id]);
+    t.same(await ids(b.tokens.read, `/v1/subscriptions?customer_id=${b.customerId}`), [bSub.id], 'B naming itself');
+    t.same(await ids(b.tokens.read, `/v1/billing/invoices?customer_id=${b.customerId}`), [bInvoice]);
+    const got = await call(operator.tokens.admin, 'GET', `/v1/customers/${a.customerId}`);
+    t.not(got.body.name, 'taken over', 'nothing B sent changed A');
+    t.equal((await call(operator.tokens.admin, 'GET', `/v1/customers/${a.customerId}/users`)).body.pagination.total, 1);
+  });
 
   t.test('B cannot use A’s meter in a subscription', async (t) => {
     const res = await call(b.tokens.write, 'POST', '/v1/subscriptions', {
@@ -410,6 +446,10 @@ t.test('isolation between accounts', async (t) => {
       amount_due: 8,
     });
   });
+
+  t.test('test clocks: another operator’s clock is not found; its customers cannot be moved', (t) =>
+    testClockIsolation(t, { api, operator, b, call, made }),
+  );
 
   t.test('the product catalog is shared: B reads the same products', async (t) => {
     const fromA = await call(a.tokens.read, 'GET', '/v1/products');

@@ -55,6 +55,7 @@ t.test('meters', async (t) => {
       'dimensions',
       'id',
       'name',
+      'scope',
       'status',
       'type',
       'unique_by',
@@ -67,6 +68,7 @@ t.test('meters', async (t) => {
       type: 'counter',
       aggregation: 'sum',
       status: 'active',
+      scope: 'account',
     });
     t.match(res.body.created_at, ISO_MS);
     t.equal(res.body.updated_at, res.body.created_at);

@@ -19,6 +19,7 @@ t.test('meterline accounts / clients / tokens', async (t) => {
     ...process.env,
     DATABASE_URL: config.DATABASE_URL,
     NATS_URL: config.NATS_URL,
+    NATS_NAMESPACE: config.NATS_NAMESPACE,
     CLICKHOUSE_URL: config.CLICKHOUSE_URL,
     PUBLIC_BASE_URL: base,
     SECRET_KEY: config.SECRET_KEY.toString('hex'),

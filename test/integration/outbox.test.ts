@@ -109,7 +109,8 @@ t.test('outbox relay', async (t) => {
       payload: {
         id: first,
         type: 'invoice.created',
-        data: { invoice_id: 'inv_1', amount: 12.3, currency: 'USD' },
+        // The customer is added to every event's data (docs/design.md §9).
+        data: { invoice_id: 'inv_1', amount: 12.3, currency: 'USD', customer_id: account.customerId },
         created_at: row.created_at.toISOString(),
         account_id: acct,
       },

@@ -35,7 +35,15 @@ interface Fixture {
   invoice(): Promise<string>;
   /** One active meter the ingress registry already knows (created once, shared by the usage rows). */
   usageMeter(): Promise<string>;
+  /** A new test clock of the account, at 2026-11-10T00:00:00Z. */
+  testClock(): Promise<string>;
+  /** A customer made over the API (its cus_ id). */
+  customer(): Promise<string>;
+  /** A meter of the deployment (operator mode). */
+  deploymentMeter(): Promise<string>;
 }
+
+let customers = 0;
 
 interface Row {
   method: 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE';
@@ -44,6 +52,11 @@ interface Row {
   scope: 'public' | 'read' | 'write' | 'admin';
   success: number;
   request(fx: Fixture): Promise<{ path: string; body?: unknown }>;
+  /**
+   * A route whose own scope is weaker than what this request needs (the body asks for more: a deployment meter):
+   * tokens below the route's scope are refused naming it, the others naming `scope`.
+   */
+  routeScope?: 'read' | 'write';
   /** Optional check of a successful answer, where the status alone could hide a failure (a 202 batch of rejections). */
   verify?(body: any): string | undefined;
 }
@@ -426,6 +439,57 @@ const ROWS: Row[] = [
       path: `/v1/billing/credit-notes/${(await fx.admin('POST', `/v1/billing/invoices/${await fx.invoice()}/credit-notes`, { amount: 1, reason: 'matrix' })).id}/download`,
     }),
   },
+  // test clocks: the operator's (admin) simulated time for its test customers
+  {
+    method: 'POST',
+    route: '/v1/test_clocks',
+    scope: 'admin',
+    success: 201,
+    request: async () => ({ path: '/v1/test_clocks', body: { frozen_time: '2026-11-10T00:00:00Z' } }),
+  },
+  {
+    method: 'GET',
+    route: '/v1/test_clocks',
+    scope: 'admin',
+    success: 200,
+    request: async () => ({ path: '/v1/test_clocks' }),
+  },
+  {
+    method: 'GET',
+    route: '/v1/test_clocks/:clock_id',
+    scope: 'admin',
+    success: 200,
+    request: async (fx) => ({ path: `/v1/test_clocks/${await fx.testClock()}` }),
+  },
+  {
+    method: 'DELETE',
+    route: '/v1/test_clocks/:clock_id',
+    scope: 'admin',
+    success: 204,
+    request: async (fx) => ({ path: `/v1/test_clocks/${await fx.testClock()}` }),
+  },
+  {
+    method: 'POST',
+    route: '/v1/test_clocks/:clock_id/advance',
+    scope: 'admin',
+    success: 200,
+    request: async (fx) => ({
+      path: `/v1/test_clocks/${await fx.testClock()}/advance`,
+      body: { frozen_time: '2026-11-11T00:00:00Z' },
+    }),
+    verify: (b) => (b.frozen_time === '2026-11-11T00:00:00.000Z' ? undefined : `not advanced: ${JSON.stringify(b)}`),
+  },
+  {
+    method: 'POST',
+    route: '/v1/test_clocks/:clock_id/customers',
+    scope: 'admin',
+    success: 200,
+    request: async (fx) => ({
+      path: `/v1/test_clocks/${await fx.testClock()}/customers`,
+      body: { customer_id: (await createTestAccount(fx.api.infra)).customerId },
+    }),
+    verify: (b) => (b.customer_ids.length === 1 ? undefined : `no customer on it: ${JSON.stringify(b)}`),
+  },
   // the API description is public
   {
     method: 'GET',
@@ -433,6 +497,117 @@ const ROWS: Row[] = [
     scope: 'public',
     success: 200,
     request: async () => ({ path: '/openapi.json' }),
+  },
+  // operator mode: customers are the operator's (admin); a deployment meter needs admin to make
+  {
+    method: 'POST',
+    route: '/v1/customers',
+    scope: 'admin',
+    success: 201,
+    request: async () => ({ path: '/v1/customers', body: { name: 'c', external_id: `matrix-${++customers}` } }),
+  },
+  {
+    method: 'GET',
+    route: '/v1/customers',
+    scope: 'admin',
+    success: 200,
+    request: async () => ({ path: '/v1/customers?external_id=matrix-1' }),
+  },
+  {
+    method: 'GET',
+    route: '/v1/customers/:customer_id',
+    scope: 'admin',
+    success: 200,
+    request: async (fx) => ({ path: `/v1/customers/${await fx.customer()}` }),
+  },
+  {
+    method: 'PATCH',
+    route: '/v1/customers/:customer_id',
+    scope: 'admin',
+    success: 200,
+    request: async (fx) => ({ path: `/v1/customers/${await fx.customer()}`, body: { name: 'renamed' } }),
+  },
+  {
+    method: 'POST',
+    route: '/v1/customers/:customer_id/users',
+    scope: 'admin',
+    success: 201,
+    request: async (fx) => ({
+      path: `/v1/customers/${await fx.customer()}/users`,
+      body: { email: `person${++customers}@matrix.example` },
+    }),
+  },
+  {
+    method: 'GET',
+    route: '/v1/customers/:customer_id/users',
+    scope: 'admin',
+    success: 200,
+    request: async (fx) => ({ path: `/v1/customers/${await fx.customer()}/users` }),
+  },
+  {
+    method: 'POST',
+    route: '/v1/meters',
+    scope: 'admin',
+    success: 201,
+    routeScope: 'write',
+    request: async () => ({
+      path: '/v1/meters',
+      body: { name: 'deployment', unit: 'u', aggregation: 'sum', scope: 'deployment' },
+    }),
+    verify: (b) => (b.scope === 'deployment' ? undefined : `scope is ${b.scope}`),
+  },
+  {
+    method: 'PATCH',
+    route: '/v1/meters/:meter_id',
+    scope: 'admin',
+    success: 200,
+    routeScope: 'write',
+    request: async (fx) => ({ path: `/v1/meters/${await fx.deploymentMeter()}`, body: { name: 'renamed' } }),
+  },
+  // operator mode: acting for a customer (customer_id) and a deployment webhook need admin
+  {
+    method: 'POST',
+    route: '/v1/subscriptions',
+    scope: 'admin',
+    success: 201,
+    routeScope: 'write',
+    request: async (fx) => ({
+      path: '/v1/subscriptions',
+      body: { customer_id: await fx.customer(), items: [{ product_id: await fx.product() }] },
+    }),
+  },
+  {
+    method: 'GET',
+    route: '/v1/subscriptions',
+    scope: 'admin',
+    success: 200,
+    routeScope: 'read',
+    request: async (fx) => ({ path: `/v1/subscriptions?customer_id=${await fx.customer()}` }),
+  },
+  {
+    method: 'GET',
+    route: '/v1/billing/invoices',
+    scope: 'admin',
+    success: 200,
+    routeScope: 'read',
+    request: async (fx) => ({ path: `/v1/billing/invoices?customer_id=${await fx.customer()}` }),
+  },
+  {
+    method: 'GET',
+    route: '/v1/billing/credits',
+    scope: 'admin',
+    success: 200,
+    routeScope: 'read',
+    request: async (fx) => ({ path: `/v1/billing/credits?customer_id=${await fx.customer()}` }),
+  },
+  {
+    method: 'POST',
+    route: '/v1/webhooks',
+    scope: 'admin',
+    success: 201,
+    routeScope: 'write',
+    request: async () => ({ path: '/v1/webhooks', body: { ...webhookBody(), scope: 'deployment' } }),
+    verify: (b) => (b.scope === 'deployment' ? undefined : `scope is ${b.scope}`),
   },
   // ↑ append rows for further endpoints here
 ];
@@ -475,6 +650,11 @@ t.test('scope matrix', async (t) => {
           { product_id: await fx.product(), description: 'fixture', quantity: '1', unit_price: '3', amount: '3' },
         ],
       }),
+    testClock: async () => (await admin('POST', '/v1/test_clocks', { frozen_time: '2026-11-10T00:00:00Z' })).id,
+    customer: async () =>
+      (await admin('POST', '/v1/customers', { name: 'fixture', external_id: `matrix-fixture-${++customers}` })).id,
+    deploymentMeter: async () =>
+      (await admin('POST', '/v1/meters', { name: 'd', unit: 'u', aggregation: 'sum', scope: 'deployment' })).id,
     usageMeter: () =>
       (usageMeter ??= (async () => {
         const id = await fx.meter();
@@ -501,7 +681,8 @@ t.test('scope matrix', async (t) => {
         } else {
           t.equal(res.status, 403, `${level}: 403`);
           t.equal(res.body.code, 'insufficient_scope');
-          t.match(res.headers.get('www-authenticate'), new RegExp(`error="insufficient_scope".*scope="${row.scope}"`));
+          const named = row.routeScope && RANK[level] < RANK[row.routeScope] ? row.routeScope : row.scope;
+          t.match(res.headers.get('www-authenticate'), new RegExp(`error="insufficient_scope".*scope="${named}"`));
         }
       }
     });

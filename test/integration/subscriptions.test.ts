@@ -123,7 +123,7 @@ t.test('subscriptions', async (t) => {
     t.same(events[0], {
       type: 'subscription.updated',
       account_id: acct.accountId,
-      data: { subscription_id: res.body.id, status: 'active', items: res.body.items },
+      data: { subscription_id: res.body.id, status: 'active', items: res.body.items, customer_id: acct.customerId },
     });
   });
 
@@ -218,7 +218,7 @@ t.test('subscriptions', async (t) => {
     t.same(changed.body, { ...sub, items });
     let events = await outbox(sub.id);
     t.equal(events.length, 2);
-    t.same(events[1].data, { subscription_id: sub.id, status: 'active', items });
+    t.same(events[1].data, { subscription_id: sub.id, status: 'active', items, customer_id: acct.customerId });
 
     const same = await call('PATCH', `/v1/subscriptions/${sub.id}`, {
       token: w,
@@ -252,7 +252,7 @@ t.test('subscriptions', async (t) => {
     t.same(canceled.body, { ...sub, items, status: 'canceled' });
     events = await outbox(sub.id);
     t.equal(events.length, 3);
-    t.same(events[2].data, { subscription_id: sub.id, status: 'canceled', items });
+    t.same(events[2].data, { subscription_id: sub.id, status: 'canceled', items, customer_id: acct.customerId });
 
     const again = await call('PATCH', `/v1/subscriptions/${sub.id}`, { token: w, body: { status: 'canceled' } });
     t.equal(again.status, 200, 'canceling twice is harmless');

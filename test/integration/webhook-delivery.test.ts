@@ -113,22 +113,26 @@ t.test('webhook delivery', async (t) => {
         byType.set(checked.payload.type, checked);
       }
       t.same([...byType.keys()].sort(), [...ALL_TYPES].sort(), 'one request per event type');
-      t.same(byType.get('invoice.created')!.payload.data, invoiceData);
+      // Every event's data names its customer (docs/design.md §9); A was made without an external id.
+      const customer = { customer_id: a.customerId };
+      t.same(byType.get('invoice.created')!.payload.data, { ...invoiceData, ...customer });
       t.equal(byType.get('invoice.created')!.payload.id, created);
-      t.same(byType.get('invoice.paid')!.payload.data, invoiceData);
+      t.same(byType.get('invoice.paid')!.payload.data, { ...invoiceData, ...customer });
       t.equal(byType.get('invoice.paid')!.payload.id, paid);
-      t.same(byType.get('payment.failed')!.payload.data, failedData);
+      t.same(byType.get('payment.failed')!.payload.data, { ...failedData, ...customer });
       t.equal(byType.get('payment.failed')!.payload.id, failed);
       t.same(byType.get('subscription.updated')!.payload.data, {
         subscription_id: sub.body.id,
         status: 'active',
         items: [{ product_id: product.body.id, meter_id: null }],
+        ...customer,
       });
       t.same(byType.get('meter.usage.recorded')!.payload.data, {
         meter_id: meter.body.id,
         usage_id: 'usage-1',
         value: 2.5,
         timestamp: usageTs,
+        ...customer,
       });
       for (const c of byType.values()) {
         t.same(

@@ -61,7 +61,11 @@ t.test('the docs/webhooks.md verification snippet accepts a real delivery and re
   t.equal(lines.length, 1);
   const prefix = `received invoice.paid ${id} `;
   t.ok(lines[0]!.startsWith(prefix), lines[0]);
-  t.same(JSON.parse(lines[0]!.slice(prefix.length)), data, 'the event data, as sent');
+  t.same(
+    JSON.parse(lines[0]!.slice(prefix.length)),
+    { ...data, customer_id: a.customerId },
+    'the event data, as sent (and its customer)',
+  );
 
   // The same signed headers over different bytes must not verify.
   const res = await fetch(url, {

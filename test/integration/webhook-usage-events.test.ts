@@ -74,7 +74,7 @@ t.test(
       .at('/usage')
       .map((r) => JSON.parse(r.body.toString()))
       .find((p) => p.data.usage_id === 'u-7');
-    t.same(one.data, { meter_id: aMeter, usage_id: 'u-7', value: 0.7, timestamp: ts });
+    t.same(one.data, { meter_id: aMeter, usage_id: 'u-7', value: 0.7, timestamp: ts, customer_id: a.customerId });
 
     // Days later the client retries the same records (same ids) with one new record.
     await api.infra.pg.query(

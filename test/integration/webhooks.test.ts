@@ -47,6 +47,7 @@ t.test('webhooks (https only: WEBHOOKS_ALLOW_PRIVATE_URLS=false)', async (t) => 
       url: 'https://example.com/hooks/meterline',
       events: ['invoice.created', 'invoice.paid'],
       status: 'enabled',
+      scope: 'account',
       created_at: res.body.created_at,
       updated_at: res.body.created_at,
     });
@@ -72,7 +73,16 @@ t.test('webhooks (https only: WEBHOOKS_ALLOW_PRIVATE_URLS=false)', async (t) => 
       'Standard Webhooks form: whsec_ + padded base64 of 32 bytes',
     );
     t.equal(Buffer.from(res.body.secret.slice(6), 'base64').length, 32);
-    t.same(Object.keys(res.body).sort(), ['created_at', 'events', 'id', 'secret', 'status', 'updated_at', 'url']);
+    t.same(Object.keys(res.body).sort(), [
+      'created_at',
+      'events',
+      'id',
+      'scope',
+      'secret',
+      'status',
+      'updated_at',
+      'url',
+    ]);
     t.equal(unsealWebhookSecret(key, await sealedOf(res.body.id)), res.body.secret);
     const got = await call('GET', `/v1/webhooks/${res.body.id}`, { auth: a.auth.read });
     t.notOk('secret' in got.body, 'never again');

@@ -5,6 +5,7 @@ import { InvoiceListSchema, ListInvoicesQuery } from '../../../shared/api/invoic
 import { toInvoice } from './representation.js';
 import { parseListInvoices } from './input.js';
 import { listInvoices } from '../../domain/invoices/store.js';
+import { accountActedFor } from '../../domain/customers/acting-for.js';
 
 /** GET /v1/billing/invoices?page&per_page&status — the caller's invoices with their lines, newest first. */
 export function listInvoicesRoute(deps: ApiDeps): RouteDef<ListInvoicesQuery> {
@@ -14,7 +15,8 @@ export function listInvoicesRoute(deps: ApiDeps): RouteDef<ListInvoicesQuery> {
     auth: 'read',
     input: parseListInvoices,
     handler: async (ctx, q) => {
-      const { items, total } = await listInvoices(deps.pg, ctx.principal!.accountId, q, pageWindow(q));
+      const accountId = await accountActedFor(deps.pg, ctx.principal!, q.customer_id);
+      const { items, total } = await listInvoices(deps.pg, accountId, q, pageWindow(q));
       return reply.page(items.map(toInvoice), q, total);
     },
     doc: {

@@ -6,6 +6,8 @@ import { problemResponse } from '../../../shared/http/problems.js';
 import { InvoiceSchema } from '../../../shared/api/invoices.js';
 import { toInvoice } from './representation.js';
 import { getInvoice } from '../../domain/invoices/store.js';
+import { accountTime } from '../../domain/test-clocks/store.js';
+import { processorFor } from '../../domain/payments/create.js';
 
 /**
  * POST /v1/billing/invoices/:invoice_id/pay — a payment attempt now with the default payment method (after
@@ -20,7 +22,10 @@ export function payInvoiceRoute(deps: ApiDeps, processor: PaymentProcessor): Rou
     auth: 'write',
     handler: async (ctx) => {
       const accountId = ctx.principal!.accountId;
-      await payInvoiceNow({ pg: deps.pg, processor, log: deps.log }, accountId, ctx.params.invoice_id!, new Date());
+      // A customer on a test clock pays at the clock's time, through the sandbox (docs/test-clocks.md).
+      const { now, clockId } = await accountTime(deps.pg, accountId);
+      const charging = processorFor(deps.pg, processor, clockId);
+      await payInvoiceNow({ pg: deps.pg, processor: charging, log: deps.log }, accountId, ctx.params.invoice_id!, now);
       return reply.ok(toInvoice(await getInvoice(deps.pg, accountId, ctx.params.invoice_id!)));
     },
     doc: {

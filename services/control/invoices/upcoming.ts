@@ -5,12 +5,13 @@ import { upcomingInvoice } from '../../domain/billing/upcoming.js';
 import { UpcomingInvoiceQuery, UpcomingInvoiceSchema } from '../../../shared/api/invoices.js';
 import { toInvoiceLine } from './representation.js';
 import { parseUpcomingInvoice } from './input.js';
+import { accountTime } from '../../domain/test-clocks/store.js';
 
 const isoDate = (ms: number) => new Date(ms).toISOString().slice(0, 10);
 
 /**
  * GET /v1/billing/invoices/upcoming?subscription_id=… — the invoice the current period would produce if it
- * closed now: the billing run's maths (services/domain/billing/price-periods.ts) over the period's usage so far, nothing
+ * closed now (the account's time: its test clock's for a clocked customer): the billing run's maths (services/domain/billing/price-periods.ts) over the period's usage so far, nothing
  * stored. Another account's subscription → 404; a canceled one has no upcoming invoice → 409.
  */
 export function upcomingInvoiceRoute(deps: ApiDeps): RouteDef<UpcomingInvoiceQuery> {
@@ -20,11 +21,12 @@ export function upcomingInvoiceRoute(deps: ApiDeps): RouteDef<UpcomingInvoiceQue
     auth: 'read',
     input: parseUpcomingInvoice,
     handler: async (ctx, q) => {
+      const accountId = ctx.principal!.accountId;
       const u = await upcomingInvoice(
         { pg: deps.pg, clickhouse: deps.clickhouse, database: deps.config.CLICKHOUSE_DATABASE },
-        ctx.principal!.accountId,
+        accountId,
         q.subscription_id,
-        new Date(),
+        (await accountTime(deps.pg, accountId)).now,
       );
       return reply.ok({
         id: null,

@@ -1,5 +1,6 @@
 import type { ApiDeps, RouteDef } from '../../../shared/http/route.js';
 import { reply } from '../../../shared/http/reply.js';
+import { requireScope } from '../../../shared/auth/types.js';
 import { CreateMeterBody, MeterSchema } from '../../../shared/api/meters.js';
 import { toMeter } from './representation.js';
 import type { NewMeter } from '../../domain/meters/types.js';
@@ -19,6 +20,8 @@ export function createMeterRoute(
     auth: 'write',
     input: parseNewMeter,
     handler: async (ctx, meter) => {
+      // A deployment meter is every customer's: only an operator makes one.
+      if (meter.scope === 'deployment') requireScope(ctx.principal!, 'admin');
       const accountId = ctx.principal!.accountId;
       const row = await createMeter(
         deps.pg,
@@ -31,7 +34,7 @@ export function createMeterRoute(
       return reply.created(toMeter(row), `/v1/meters/${row.id}`);
     },
     doc: {
-      summary: 'Create a meter',
+      summary: 'Create a meter (scope deployment: admin only, one meter for every customer)',
       tags: ['meters'],
       requestBody: CreateMeterBody,
       responses: {

@@ -4,7 +4,7 @@ import { MeterSchema } from '../../../shared/api/meters.js';
 import { toMeter } from './representation.js';
 import { getMeter } from '../../domain/meters/store.js';
 
-/** GET /v1/meters/:meter_id — 404 for another account's meter. */
+/** GET /v1/meters/:meter_id — the account's meter or a deployment meter; 404 for another account's. */
 export function getMeterRoute(deps: ApiDeps): RouteDef {
   return {
     method: 'GET',

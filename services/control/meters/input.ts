@@ -2,6 +2,7 @@ import type { RequestContext } from '../../../shared/http/context.js';
 import { ValidationError, type FieldError } from '../../../shared/errors.js';
 import { bodyValidator, queryValidator } from '../../../shared/http/validation.js';
 import { AGGREGATIONS } from '../../../shared/meters/record.js';
+import { CUSTOMER_KEY } from '../../../shared/customers/attribution.js';
 import { CreateMeterBody, ListMetersQuery, UpdateMeterBody } from '../../../shared/api/meters.js';
 import type { MeterChange, NewMeter } from '../../domain/meters/types.js';
 
@@ -34,8 +35,18 @@ export function parseNewMeter(ctx: RequestContext): NewMeter {
     errors.push({ field: 'unique_by', message: 'is only for aggregation unique_count' });
   if (uniqueBy !== null && dimensions.length > 0 && !dimensions.includes(uniqueBy))
     errors.push({ field: 'unique_by', message: 'must be one of the declared dimensions' });
+  const scope = input.scope ?? 'account';
+  if (scope === 'deployment') {
+    // Per-hour distinct sets are registered per (account, meter) before a meter is usable (usage_unique_meters):
+    // a deployment meter's accounts are not known in advance.
+    if (input.aggregation === 'unique_count')
+      errors.push({ field: 'aggregation', message: 'unique_count is not available on deployment meters' });
+    // On a deployment meter `customer` names the customer in reads (group_by=customer, filter[customer]).
+    if (dimensions.includes(CUSTOMER_KEY))
+      errors.push({ field: 'dimensions', message: `${CUSTOMER_KEY} names the customer on a deployment meter` });
+  }
   if (errors.length) throw new ValidationError(errors);
-  return { name, unit, type, aggregation: input.aggregation, dimensions, uniqueBy };
+  return { name, unit, type, aggregation: input.aggregation, dimensions, uniqueBy, scope };
 }
 
 /** `type` and `aggregation` pass through: the store rejects them when they differ from the meter's (422). */

@@ -12,6 +12,7 @@ export function toMeter(row: MeterRow) {
     dimensions: row.dimensions,
     unique_by: row.unique_by,
     status: row.status,
+    scope: row.scope,
     created_at: row.created_at.toISOString(),
     updated_at: row.updated_at.toISOString(),
   };

@@ -1,5 +1,6 @@
 import type { ApiDeps, RouteDef } from '../../../shared/http/route.js';
 import { reply } from '../../../shared/http/reply.js';
+import { hasScope } from '../../../shared/auth/types.js';
 import { MeterSchema, UpdateMeterBody } from '../../../shared/api/meters.js';
 import { toMeter } from './representation.js';
 import type { MeterChange } from '../../domain/meters/types.js';
@@ -17,10 +18,15 @@ export function updateMeterRoute(deps: ApiDeps, registry: () => MeterRegistryWri
     path: '/v1/meters/:meter_id',
     auth: 'write',
     input: parseMeterChange,
-    handler: async (ctx, change) =>
-      reply.ok(toMeter(await updateMeter(deps.pg, registry(), ctx.principal!.accountId, ctx.params.meter_id!, change))),
+    handler: async (ctx, change) => {
+      const asOperator = hasScope(ctx.principal!, 'admin');
+      const meterId = ctx.params.meter_id!;
+      return reply.ok(
+        toMeter(await updateMeter(deps.pg, registry(), ctx.principal!.accountId, meterId, change, asOperator)),
+      );
+    },
     doc: {
-      summary: 'Update a meter’s name, unit or status',
+      summary: 'Update a meter’s name, unit or status (a deployment meter: admin only)',
       tags: ['meters'],
       requestBody: UpdateMeterBody,
       responses: { '200': { description: 'The updated meter', schema: MeterSchema } },

@@ -4,6 +4,8 @@ import { problemResponse } from '../../../shared/http/problems.js';
 import { reply } from '../../../shared/http/reply.js';
 import { deriveKey, hmacHex } from '../../../shared/secret.js';
 import type { PaymentProcessor } from '../../domain/payments/processor.js';
+import { processorFor } from '../../domain/payments/create.js';
+import { accountTime } from '../../domain/test-clocks/store.js';
 import type { ValidCard } from '../../domain/payment-methods/card.js';
 import { parseNewCard } from './input.js';
 import { CreatePaymentMethodBody, PaymentMethodSchema } from '../../../shared/api/payment-methods.js';
@@ -21,7 +23,10 @@ export function createPaymentMethodRoute(deps: ApiDeps, processor: PaymentProces
     input: (ctx) => parseNewCard(ctx.body),
     handler: async (ctx, card) => {
       ctx.noteRateLimit(await deps.protection.takeCardAttempt(ctx.principal!.accountId));
-      const verdict = await processor.verifyCard({
+      // A customer on a test clock gets sandbox cards only: its charges never reach a live processor.
+      const { clockId } = await accountTime(deps.pg, ctx.principal!.accountId);
+      const verifier = processorFor(deps.pg, processor, clockId);
+      const verdict = await verifier.verifyCard({
         number: card.number,
         exp_month: card.exp_month,
         exp_year: card.exp_year,
@@ -38,7 +43,7 @@ export function createPaymentMethodRoute(deps: ApiDeps, processor: PaymentProces
           exp_month: card.exp_month,
           exp_year: card.exp_year,
           fingerprint: hmacHex(fingerprintKey, card.number),
-          processor: processor.name,
+          processor: verifier.name,
           processorToken: verdict.token,
         },
         deps.protection.limits(ctx.principal!.accountId).max_payment_methods,

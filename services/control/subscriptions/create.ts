@@ -5,6 +5,8 @@ import { CreateSubscriptionBody, SubscriptionSchema } from '../../../shared/api/
 import { toSubscription } from './representation.js';
 import { parseNewSubscription, type NewSubscription } from './input.js';
 import { createSubscription } from '../../domain/subscriptions/store.js';
+import { accountTime } from '../../domain/test-clocks/store.js';
+import { accountActedFor } from '../../domain/customers/acting-for.js';
 
 /** POST /v1/subscriptions — 201 + Location; emits subscription.updated in the same transaction. */
 export function createSubscriptionRoute(deps: ApiDeps): RouteDef<NewSubscription> {
@@ -14,11 +16,15 @@ export function createSubscriptionRoute(deps: ApiDeps): RouteDef<NewSubscription
     auth: 'write',
     input: parseNewSubscription,
     handler: async (ctx, input) => {
-      const sub = await withTransaction(deps.pg, (c) => createSubscription(c, ctx.principal!.accountId, input.items));
-      return reply.created(toSubscription(sub), `/v1/subscriptions/${sub.row.id}`);
+      const accountId = await accountActedFor(deps.pg, ctx.principal!, input.customerId);
+      const { sub, now } = await withTransaction(deps.pg, async (c) => {
+        const { now } = await accountTime(c, accountId);
+        return { sub: await createSubscription(c, accountId, input.items, now), now };
+      });
+      return reply.created(toSubscription(sub, now), `/v1/subscriptions/${sub.row.id}`);
     },
     doc: {
-      summary: 'Subscribe the account to products',
+      summary: 'Subscribe the account (an operator: any customer, customer_id) to products',
       tags: ['subscriptions'],
       requestBody: CreateSubscriptionBody,
       responses: { '201': { description: 'The created subscription (Location names it)', schema: SubscriptionSchema } },

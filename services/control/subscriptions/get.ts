@@ -3,6 +3,7 @@ import { reply } from '../../../shared/http/reply.js';
 import { SubscriptionSchema } from '../../../shared/api/subscriptions.js';
 import { toSubscription } from './representation.js';
 import { getSubscription } from '../../domain/subscriptions/store.js';
+import { accountTime } from '../../domain/test-clocks/store.js';
 
 /** GET /v1/subscriptions/:subscription_id — 404 for another account's subscription. */
 export function getSubscriptionRoute(deps: ApiDeps): RouteDef {
@@ -10,8 +11,14 @@ export function getSubscriptionRoute(deps: ApiDeps): RouteDef {
     method: 'GET',
     path: '/v1/subscriptions/:subscription_id',
     auth: 'read',
-    handler: async (ctx) =>
-      reply.ok(toSubscription(await getSubscription(deps.pg, ctx.principal!.accountId, ctx.params.subscription_id!))),
+    handler: async (ctx) => {
+      const accountId = ctx.principal!.accountId;
+      const [sub, { now }] = await Promise.all([
+        getSubscription(deps.pg, accountId, ctx.params.subscription_id!),
+        accountTime(deps.pg, accountId),
+      ]);
+      return reply.ok(toSubscription(sub, now));
+    },
     doc: {
       summary: 'Get a subscription',
       tags: ['subscriptions'],

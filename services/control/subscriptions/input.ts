@@ -24,15 +24,18 @@ export const parseListSubscriptions = (ctx: RequestContext): ListSubscriptionsQu
 
 export interface NewSubscription {
   items: ItemRequest[];
+  /** Operator mode: the customer subscribed (accountActedFor checks the caller may). */
+  customerId?: string;
 }
 export interface SubscriptionChange {
   items?: ItemRequest[];
   status?: 'canceled';
 }
 
-export const parseNewSubscription = (ctx: RequestContext): NewSubscription => ({
-  items: exactItems(ctx, createBody.parse(ctx.body).items),
-});
+export function parseNewSubscription(ctx: RequestContext): NewSubscription {
+  const input = createBody.parse(ctx.body);
+  return { items: exactItems(ctx, input.items), customerId: input.customer_id };
+}
 
 export function parseSubscriptionChange(ctx: RequestContext): SubscriptionChange {
   const input = updateBody.parse(ctx.body);

@@ -5,6 +5,8 @@ import { ListSubscriptionsQuery, SubscriptionListSchema } from '../../../shared/
 import { toSubscription } from './representation.js';
 import { parseListSubscriptions } from './input.js';
 import { listSubscriptions } from '../../domain/subscriptions/store.js';
+import { accountTime } from '../../domain/test-clocks/store.js';
+import { accountActedFor } from '../../domain/customers/acting-for.js';
 
 /** GET /v1/subscriptions?page&per_page&status — the caller's subscriptions, newest first. */
 export function listSubscriptionsRoute(deps: ApiDeps): RouteDef<ListSubscriptionsQuery> {
@@ -14,8 +16,11 @@ export function listSubscriptionsRoute(deps: ApiDeps): RouteDef<ListSubscription
     auth: 'read',
     input: parseListSubscriptions,
     handler: async (ctx, q) => {
-      const { subscriptions, total } = await listSubscriptions(deps.pg, ctx.principal!.accountId, q, pageWindow(q));
-      const now = new Date();
+      const accountId = await accountActedFor(deps.pg, ctx.principal!, q.customer_id);
+      const [{ subscriptions, total }, { now }] = await Promise.all([
+        listSubscriptions(deps.pg, accountId, q, pageWindow(q)),
+        accountTime(deps.pg, accountId),
+      ]);
       return reply.page(
         subscriptions.map((s) => toSubscription(s, now)),
         q,

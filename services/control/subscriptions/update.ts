@@ -5,6 +5,7 @@ import { SubscriptionSchema, UpdateSubscriptionBody } from '../../../shared/api/
 import { toSubscription } from './representation.js';
 import { parseSubscriptionChange, type SubscriptionChange } from './input.js';
 import { changeSubscription } from '../../domain/subscriptions/store.js';
+import { accountTime } from '../../domain/test-clocks/store.js';
 
 /** PATCH /v1/subscriptions/:subscription_id — replace items and/or cancel (`{"status": "canceled"}`). */
 export function updateSubscriptionRoute(deps: ApiDeps): RouteDef<SubscriptionChange> {
@@ -14,10 +15,12 @@ export function updateSubscriptionRoute(deps: ApiDeps): RouteDef<SubscriptionCha
     auth: 'write',
     input: parseSubscriptionChange,
     handler: async (ctx, change) => {
-      const { subscription } = await withTransaction(deps.pg, (c) =>
-        changeSubscription(c, ctx.principal!.accountId, ctx.params.subscription_id!, change),
-      );
-      return reply.ok(toSubscription(subscription));
+      const accountId = ctx.principal!.accountId;
+      const { subscription, now } = await withTransaction(deps.pg, async (c) => {
+        const { now } = await accountTime(c, accountId);
+        return { ...(await changeSubscription(c, accountId, ctx.params.subscription_id!, change, now)), now };
+      });
+      return reply.ok(toSubscription(subscription, now));
     },
     doc: {
       summary: 'Change a subscription’s items or cancel it',

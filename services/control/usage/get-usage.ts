@@ -9,17 +9,33 @@ import { histogramSummary, usageValue } from '../../../shared/usage/aggregate.js
 import { ReadCoalescer } from '../../../shared/usage/coalesce.js';
 import { windowOut, windowStamps } from './shape.js';
 import { MeterUsageSchema, UsageQueryDoc } from '../../../shared/api/usage.js';
-import { checkReadDimensions, parseUsageQuery, type UsageRead } from './input.js';
+import { checkReadDimensions, parseUsageQuery, resolveRange, type UsageRead } from './input.js';
+import { accountTime } from '../../domain/test-clocks/store.js';
 import { meterForUsage } from '../../domain/usage/store.js';
+import { customerNames, customerSlice } from './customers.js';
+import { ACCOUNT_GROUP } from '../../../shared/usage/read-sql.js';
+import { hasScope } from '../../../shared/auth/types.js';
 
-/** The usage answer of one meter of the account (404 when it has none of that id). */
-async function usageReply(infra: Infra, accountId: string, meterId: string, read: UsageRead): Promise<HttpReply> {
+/**
+ * The usage answer of one meter of the account, or of the deployment (404 when there is none of that id). A
+ * deployment meter is read per customer (customers.ts): `asOperator` reads them all.
+ */
+async function usageReply(
+  infra: Infra,
+  accountId: string,
+  asOperator: boolean,
+  meterId: string,
+  asked: UsageRead,
+): Promise<HttpReply> {
   const meter = await meterForUsage(infra.pg, accountId, meterId);
+  const slice = meter.scope === 'deployment' ? await customerSlice(infra.pg, accountId, asOperator, asked) : undefined;
+  const read = slice?.read ?? asked;
   checkReadDimensions(read, meter.dimensions);
   const { range, window, groupBy, filters } = read;
   const maxExecutionSeconds = infra.config.USAGE_QUERY_MAX_EXECUTION_SECONDS;
   const query = {
     accountId,
+    accounts: slice?.accounts,
     meterId,
     type: meter.type,
     startMs: range.startMs,
@@ -43,13 +59,22 @@ async function usageReply(infra: Infra, accountId: string, meterId: string, read
   });
   const { type, aggregation } = meter;
   const stamp = windowStamps();
+  const byAccount = groupBy.indexOf(ACCOUNT_GROUP);
+  const names =
+    result.groups && byAccount >= 0
+      ? await customerNames(
+          infra.pg,
+          result.groups.map((g) => g.values[byAccount]!),
+        )
+      : undefined;
+  const shown = (i: number, value: string) => (i === byAccount ? (names!.get(value) ?? value) : value || null);
   const sliced = {
-    ...(filters.size ? { filters: Object.fromEntries(filters) } : {}),
+    ...(asked.filters.size ? { filters: Object.fromEntries(asked.filters) } : {}),
     ...(result.groups
       ? {
-          group_by: groupBy,
+          group_by: asked.groupBy,
           groups: result.groups.map((g) => ({
-            dimensions: Object.fromEntries(groupBy.map((k, i) => [k, g.values[i] || null])),
+            dimensions: Object.fromEntries(asked.groupBy.map((k, i) => [k, shown(i, g.values[i]!)])),
             value: usageValue(g.total, aggregation),
             count: g.total.count,
             ...(type === 'histogram' ? histogramSummary(g.total) : {}),
@@ -93,18 +118,35 @@ export function getUsageRoute(infra: Infra): RouteDef<UsageRead> {
     input: parseUsageQuery,
     handler: async (ctx, read) => {
       const accountId = ctx.principal!.accountId;
+      const asOperator = hasScope(ctx.principal!, 'admin');
       const meterId = ctx.params.meter_id!;
-      // Same account, meter, resolved range and slice: one computation for every such request in flight;
+      // The default range (this month up to today) is the account's: its test clock's month for a clocked customer.
+      if (read.dates.end_date === undefined) {
+        const { now, clockId } = await accountTime(infra.pg, accountId);
+        if (clockId) read = { ...read, range: resolveRange(read.dates, now.getTime()) };
+      }
+      // Same caller, meter, resolved range and slice: one computation for every such request in flight;
       // distinct computations of one account pass its gate (a few at once, a short queue, then 503 busy).
       const { range, window, groupBy, filters } = read;
-      const key = JSON.stringify([accountId, meterId, range.startMs, range.endMs, window, groupBy, [...filters]]);
+      const key = JSON.stringify([
+        accountId,
+        asOperator,
+        meterId,
+        range.startMs,
+        range.endMs,
+        window,
+        groupBy,
+        [...filters],
+      ]);
       return {
-        ...(await reads.run(key, () => gate.run(accountId, () => usageReply(infra, accountId, meterId, read)))),
+        ...(await reads.run(key, () =>
+          gate.run(accountId, () => usageReply(infra, accountId, asOperator, meterId, read)),
+        )),
       };
     },
     doc: {
       summary:
-        'Usage of a meter by window (hour, day, month or none), optionally filtered and grouped by dimensions; every window present, duplicates counted once',
+        'Usage of a meter by window (hour, day, month or none), optionally filtered and grouped by dimensions; every window present, duplicates counted once. A deployment meter: an admin token reads every customer (filter[customer], group_by=customer), any other token its own usage',
       tags: ['usage'],
       query: UsageQueryDoc,
       responses: { '200': { description: 'Usage by window (and by group with group_by)', schema: MeterUsageSchema } },

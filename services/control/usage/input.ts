@@ -3,6 +3,7 @@ import { ValidationError, type FieldError } from '../../../shared/errors.js';
 import { DIMENSION_LIMITS, dimensionKeyProblem } from '../../../shared/usage/dimensions.js';
 import { queryValidator } from '../../../shared/http/validation.js';
 import type { UsageWindow } from '../../../shared/usage/windows.js';
+import { ACCOUNT_GROUP } from '../../../shared/usage/read-sql.js';
 import { MAX_FILTER_KEYS, MAX_FILTER_VALUES, MAX_GROUP_BY, UsageQueryParams } from '../../../shared/api/usage.js';
 
 /** The usage query's one validation place: the query schema, then the date range rules. */
@@ -33,7 +34,9 @@ export function resolveRange(q: UsageQueryParams, now = Date.now()): UsageRange 
 }
 
 export interface UsageRead {
+  /** Resolved at real time; a customer on a test clock has its range resolved again at the clock's (`dates`). */
   range: UsageRange;
+  dates: Pick<UsageQueryParams, 'start_date' | 'end_date'>;
   window: UsageWindow;
   /** Dimension keys to group by, in the order asked. */
   groupBy: string[];
@@ -82,7 +85,8 @@ export function parseUsageQuery(ctx: RequestContext): UsageRead {
       : (groupBy.map((k) => dimensionKeyProblem(k, undefined)).find(Boolean) ??
         (new Set(groupBy).size !== groupBy.length ? 'must not name a dimension twice' : undefined));
   if (problem) throw new ValidationError([{ field: 'group_by', message: problem }]);
-  return { range: resolveRange(q), window: q.window ?? 'day', groupBy, filters };
+  const dates = { start_date: q.start_date, end_date: q.end_date };
+  return { range: resolveRange(q), dates, window: q.window ?? 'day', groupBy, filters };
 }
 
 /** The meter-dependent rules of a read: a meter declaring dimensions is read by those only. */
@@ -90,7 +94,7 @@ export function checkReadDimensions(read: UsageRead, declared: readonly string[]
   if (declared.length === 0) return;
   const errors: FieldError[] = [];
   for (const key of read.groupBy)
-    if (!declared.includes(key))
+    if (key !== ACCOUNT_GROUP && !declared.includes(key))
       errors.push({ field: 'group_by', message: `${key} is not a declared dimension of this meter` });
   for (const key of read.filters.keys())
     if (!declared.includes(key))

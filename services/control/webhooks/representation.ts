@@ -9,6 +9,7 @@ export function toWebhook(r: WebhookRow): Webhook {
     url: r.url,
     events: r.events,
     status: r.status,
+    scope: r.scope,
     created_at: r.created_at.toISOString(),
     updated_at: r.updated_at.toISOString(),
   };

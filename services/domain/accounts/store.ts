@@ -1,8 +1,11 @@
 import type { PgPool } from '../../../shared/clients/postgres.js';
 import { withTransaction } from '../../../shared/clients/postgres.js';
 import { hashPassword } from '../../../shared/auth/password.js';
-import { newId } from '../../../shared/ids.js';
-import { ConflictError, ValidationError, type FieldError } from '../../../shared/errors.js';
+import { ValidationError, type FieldError } from '../../../shared/errors.js';
+import { looksLikeEmail } from '../../../shared/strings.js';
+import { insertAccount } from '../customers/store.js';
+import { insertUser } from '../customers/sign-ins-store.js';
+import type { CustomerRegistryWriter } from '../customers/registry-writer.js';
 
 export interface CreatedAccount {
   account_id: string;
@@ -10,17 +13,15 @@ export interface CreatedAccount {
   user_id: string;
 }
 
-/** `local@domain.tld`: one `@`, no whitespace, a dot inside the domain. Linear scans, no backtracking regex. */
-function looksLikeEmail(s: string): boolean {
-  const at = s.indexOf('@');
-  if (at < 1 || at !== s.lastIndexOf('@') || /\s/.test(s)) return false;
-  const dot = s.indexOf('.', at + 2);
-  return dot !== -1 && dot < s.length - 1;
-}
-
+/**
+ * `meterline accounts create`: an account (a customer without an external id, docs/design.md §6) and its first
+ * user. With `registry` the account is in the customer registry before this returns; without it the api's
+ * periodic reconciliation adds it within minutes.
+ */
 export async function createAccount(
   pg: PgPool,
   input: { name: string; email: string; password: string; operator?: boolean },
+  registry?: CustomerRegistryWriter,
 ): Promise<CreatedAccount> {
   const errors: FieldError[] = [];
   if (!input.name?.trim() || input.name.length > 200)
@@ -31,27 +32,17 @@ export async function createAccount(
     errors.push({ field: 'password', message: 'must be 8–1024 characters' });
   if (errors.length) throw new ValidationError(errors);
   const passwordHash = await hashPassword(input.password);
-  const ids = { account_id: newId('acct'), customer_id: newId('cus'), user_id: newId('usr') };
-  try {
-    await withTransaction(pg, async (c) => {
-      await c.query('INSERT INTO accounts (id, customer_id, name) VALUES ($1, $2, $3)', [
-        ids.account_id,
-        ids.customer_id,
-        input.name.trim(),
-      ]);
-      await c.query(
-        'INSERT INTO users (id, account_id, email, password_hash, is_operator) VALUES ($1, $2, $3, $4, $5)',
-        [ids.user_id, ids.account_id, input.email.trim(), passwordHash, input.operator ?? false],
-      );
+  return withTransaction(pg, async (c) => {
+    const ids = await insertAccount(c, { name: input.name.trim(), externalId: null, email: null, metadata: {} });
+    const user = await insertUser(c, {
+      accountId: ids.account_id,
+      email: input.email,
+      passwordHash,
+      isOperator: input.operator ?? false,
     });
-  } catch (err) {
-    if ((err as { code?: string }).code === '23505')
-      throw new ConflictError('A user with this email already exists.', 'email_taken', [
-        { field: 'email', message: 'already registered' },
-      ]);
-    throw err;
-  }
-  return ids;
+    await registry?.write(c, ids.account_id);
+    return { ...ids, user_id: user.id };
+  });
 }
 
 export async function accountExists(pg: PgPool, accountId: string): Promise<boolean> {

@@ -8,6 +8,7 @@ import { timed, type BillingDeps, type BillingTimings } from './deps.js';
 import { pricePeriods, type PeriodToPrice } from './price-periods.js';
 import { firstPaymentAttemptAt } from './dunning.js';
 import { lockAndAllocateCredits, recordCreditUses } from './credits.js';
+import { inScope, LIVE_CUSTOMERS, type BillingScope } from './scope.js';
 
 /**
  * Period close (docs/design.md §8 Invoice). A subscription's period [billing_period_start, +1 month) is due once its
@@ -54,26 +55,35 @@ export function closeCutoff(now: Date, graceSeconds: number): Date {
 }
 
 /** Periods due at `now` (for progress: "n of N"); a canceled subscription has none after its last. */
-export async function countDuePeriods(deps: BillingDeps, now: Date): Promise<number> {
+export async function countDuePeriods(
+  deps: BillingDeps,
+  now: Date,
+  scope: BillingScope = LIVE_CUSTOMERS,
+): Promise<number> {
   const idx = (t: string) =>
     `(extract(year FROM ${t} AT TIME ZONE 'UTC') * 12 + extract(month FROM ${t} AT TIME ZONE 'UTC'))`;
   const r = await deps.pg.query<{ n: string | null }>(
     `SELECT sum(CASE WHEN status = 'canceled' THEN LEAST(${idx('$1::timestamptz')}, ${idx("(canceled_at - interval '1 millisecond')")} + 1) ELSE ${idx('$1::timestamptz')} END
                - ${idx('billing_period_start')})::text AS n
-       FROM subscriptions WHERE ${DUE}`,
-    [closeCutoff(now, deps.graceSeconds)],
+       FROM subscriptions WHERE ${DUE} AND ${inScope('account_id', '$2')}`,
+    [closeCutoff(now, deps.graceSeconds), scope.clockId],
   );
   return Number(r.rows[0]?.n ?? 0);
 }
 
 /**
  * The open period that ends first and when it becomes due (its end + the grace period), or null when no
- * subscription has a period left to close: what a run that closed nothing tells the operator to wait for.
+ * subscription has a period left to close: what a run that closed nothing tells the operator to wait for, and
+ * the next instant a test clock's advance stops at (services/domain/test-clocks/advance.ts).
  */
-export async function nextPeriodDue(deps: BillingDeps): Promise<{ periodEnd: Date; dueAt: Date } | null> {
+export async function nextPeriodDue(
+  deps: Pick<BillingDeps, 'pg' | 'graceSeconds'>,
+  scope: BillingScope = LIVE_CUSTOMERS,
+): Promise<{ periodEnd: Date; dueAt: Date } | null> {
   const r = await deps.pg.query<{ start: Date | null }>(
     `SELECT min(billing_period_start) AS start FROM subscriptions
-      WHERE status = 'active' OR billing_period_start < canceled_at`,
+      WHERE (status = 'active' OR billing_period_start < canceled_at) AND ${inScope('account_id', '$1')}`,
+    [scope.clockId],
   );
   const start = r.rows[0]?.start;
   if (!start) return null;
@@ -90,13 +100,21 @@ export async function closeDuePeriods(
     onBatch?: (closed: ClosedInvoice[]) => void;
     batchSize?: number;
     concurrency?: number;
+    scope?: BillingScope;
   } = {},
 ): Promise<ClosedInvoice[]> {
   const cutoff = closeCutoff(now, deps.graceSeconds);
   const all: ClosedInvoice[] = [];
   const closer = async () => {
     for (;;) {
-      const closed = await closeBatch(deps, now, cutoff, opts.batchSize ?? CLOSE_BATCH, opts.timings);
+      const closed = await closeBatch(
+        deps,
+        now,
+        cutoff,
+        opts.scope ?? LIVE_CUSTOMERS,
+        opts.batchSize ?? CLOSE_BATCH,
+        opts.timings,
+      );
       if (closed === null) return;
       all.push(...closed);
       opts.onBatch?.(closed);
@@ -114,6 +132,7 @@ async function closeBatch(
   deps: BillingDeps,
   now: Date,
   cutoff: Date,
+  scope: BillingScope,
   batchSize: number,
   timings?: BillingTimings,
 ): Promise<ClosedInvoice[] | null> {
@@ -122,9 +141,9 @@ async function closeBatch(
       client.query<DueRow>(
         `SELECT s.id, s.account_id, a.customer_id, s.currency, s.canceled_at, s.billing_period_start
            FROM subscriptions s JOIN accounts a ON a.id = s.account_id
-          WHERE ${DUE}
+          WHERE ${DUE} AND ${inScope('s.account_id', '$3')}
           ORDER BY s.billing_period_start, s.account_id, s.id LIMIT $2 FOR UPDATE OF s SKIP LOCKED`,
-        [cutoff, batchSize],
+        [cutoff, batchSize, scope.clockId],
       ),
     );
     if (due.rows.length === 0) return null;

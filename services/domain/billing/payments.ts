@@ -6,6 +6,7 @@ import { appendEvents, type NewEvent } from '../events/outbox-store.js';
 import type { ChargeResult } from '../payments/processor.js';
 import { timed, type BillingDeps, type BillingTimings } from './deps.js';
 import { nextPaymentAttemptAt } from './dunning.js';
+import { inScope, LIVE_CUSTOMERS, type BillingScope } from './scope.js';
 
 /**
  * Payment attempts (docs/design.md §8 Invoice). Every attempt goes through three steps:
@@ -77,8 +78,9 @@ const CHARGE_CONCURRENCY = 256;
 export async function attemptDuePayments(
   deps: BillingDeps,
   now: Date,
-  opts: { timings?: BillingTimings; onBatch?: (done: PaymentOutcome[]) => void } = {},
+  opts: { timings?: BillingTimings; onBatch?: (done: PaymentOutcome[]) => void; scope?: BillingScope } = {},
 ): Promise<PaymentOutcome[]> {
+  const scope = opts.scope ?? LIVE_CUSTOMERS;
   const seen: string[] = [];
   const out: PaymentOutcome[] = [];
   for (;;) {
@@ -88,9 +90,9 @@ export async function attemptDuePayments(
           `SELECT ${LOCK_COLUMNS}
             WHERE i.id IN (SELECT id FROM invoices WHERE status = 'open' AND next_payment_attempt_at <= $1
                            UNION SELECT invoice_id FROM payment_attempts WHERE status = 'pending')
-              AND NOT (i.id = ANY($2))
+              AND NOT (i.id = ANY($2)) AND ${inScope('i.account_id', '$4')}
             ORDER BY i.id LIMIT $3 FOR UPDATE OF i SKIP LOCKED`,
-          [now, seen, PAYMENT_BATCH],
+          [now, seen, PAYMENT_BATCH, scope.clockId],
         );
         if (r.rows.length === 0) return null;
         return beginAttempts(client, r.rows, now, false);
@@ -110,6 +112,20 @@ export async function attemptDuePayments(
     opts.onBatch?.(batch);
   }
   return out;
+}
+
+/** The earliest automatic attempt planned after `after` for the scope's invoices (a test clock's next stop), or null. */
+export async function nextPaymentAttemptDue(
+  deps: Pick<BillingDeps, 'pg'>,
+  after: Date,
+  scope: BillingScope,
+): Promise<Date | null> {
+  const r = await deps.pg.query<{ at: Date | null }>(
+    `SELECT min(next_payment_attempt_at) AS at FROM invoices i
+      WHERE status = 'open' AND next_payment_attempt_at > $1 AND ${inScope('i.account_id', '$2')}`,
+    [after, scope.clockId],
+  );
+  return r.rows[0]?.at ?? null;
 }
 
 /**

@@ -2,13 +2,15 @@ import { closeDuePeriods, countDuePeriods, type ClosedInvoice } from './close.js
 import { newTimings, timed, type BillingDeps, type BillingTimings } from './deps.js';
 import { attemptDuePayments, type PaymentOutcome } from './payments.js';
 import { completePendingRefunds } from './credit-notes.js';
+import { LIVE_CUSTOMERS, type BillingScope } from './scope.js';
 
 /**
  * One billing run at an instant (docs/design.md §4 `meterline billing run [--now ISO]`, and every tick of the billing
  * role): close every period due, and make every payment attempt due — the new invoices' first attempts,
  * dunning retries, and attempts a crash left pending. Payments are pipelined with the close: each committed
  * batch of invoices wakes a payment pass while the next batches close, and a last pass runs once every
- * period is closed. Safe to repeat and to run in several processes at once.
+ * period is closed. Safe to repeat and to run in several processes at once. `scope`: the customers on no test
+ * clock (the default), or one clock's customers at that clock's instant (services/domain/test-clocks/advance.ts).
  */
 export interface BillingRunResult {
   invoices: ClosedInvoice[];
@@ -23,16 +25,26 @@ export interface RunProgress {
   paying?(done: number): void;
 }
 
-export async function runBilling(deps: BillingDeps, now: Date, progress: RunProgress = {}): Promise<BillingRunResult> {
+export async function runBilling(
+  deps: BillingDeps,
+  now: Date,
+  progress: RunProgress = {},
+  scope: BillingScope = LIVE_CUSTOMERS,
+): Promise<BillingRunResult> {
   const timings = newTimings();
-  const due = progress.closing ? await timed(timings, 'postgres_ms', () => countDuePeriods(deps, now)) : 0;
+  const due = progress.closing ? await timed(timings, 'postgres_ms', () => countDuePeriods(deps, now, scope)) : 0;
   let paidSoFar = 0;
   const payer = new PaymentPasses(() =>
-    attemptDuePayments(deps, now, { timings, onBatch: (batch) => progress.paying?.((paidSoFar += batch.length)) }),
+    attemptDuePayments(deps, now, {
+      timings,
+      scope,
+      onBatch: (batch) => progress.paying?.((paidSoFar += batch.length)),
+    }),
   );
   let closedSoFar = 0;
   const invoices = await closeDuePeriods(deps, now, {
     timings,
+    scope,
     onBatch: (batch) => {
       progress.closing?.((closedSoFar += batch.length), Math.max(due, closedSoFar));
       payer.wake();

@@ -15,11 +15,16 @@ const notFound = (id: string) => new NotFoundError(`No credit grant ${id}.`);
 export async function insertCreditGrant(pool: PgPool, g: NewCreditGrant): Promise<CreditGrantRow> {
   const r = await pool.query<CreditGrantRow>(
     `INSERT INTO credit_grants (id, account_id, currency, amount, remaining, expires_at, description)
-     SELECT $1, a.id, $3, $4::numeric, $4::numeric, $5, $6 FROM accounts a WHERE a.id = $2
+     SELECT $1, a.id, $3, $4::numeric, $4::numeric, $5, $6 FROM accounts a WHERE a.id = $2 OR a.customer_id = $7
      RETURNING ${CREDIT_GRANT_COLUMNS}`,
-    [newId('cred'), g.accountId, g.currency, g.amount, g.expiresAt, g.description],
+    [newId('cred'), g.accountId ?? null, g.currency, g.amount, g.expiresAt, g.description, g.customerId ?? null],
   );
-  if (!r.rows[0]) throw new ValidationError([{ field: 'account_id', message: 'no such account' }]);
+  if (!r.rows[0])
+    throw new ValidationError([
+      g.customerId !== undefined
+        ? { field: 'customer_id', message: 'no such customer' }
+        : { field: 'account_id', message: 'no such account' },
+    ]);
   return r.rows[0];
 }
 

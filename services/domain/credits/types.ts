@@ -1,7 +1,9 @@
 /** Prepaid credit grants (docs/design.md §8 Credits), as stored. */
 
 export interface NewCreditGrant {
-  accountId: string;
+  /** Exactly one of the two names the account credited. */
+  accountId?: string;
+  customerId?: string;
   /** Exact decimal text. */
   amount: string;
   currency: string;

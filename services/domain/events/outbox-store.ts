@@ -34,12 +34,24 @@ export interface NewEvent {
   data: Record<string, unknown>;
 }
 
+/**
+ * What every event's data says about its customer (docs/design.md §9, operator mode): `customer_id`, and
+ * `external_id` when the customer has one — so a deployment webhook receiving every customer's events knows
+ * whose each is. SQL over `accounts a` (left-joined on the event's account).
+ */
+export const CUSTOMER_FIELDS_SQL = `jsonb_build_object('customer_id', a.customer_id)
+  || CASE WHEN a.external_id IS NULL THEN '{}'::jsonb ELSE jsonb_build_object('external_id', a.external_id) END`;
+
 /** Many events in one statement (the billing run writes thousands per transaction); ids in input order. */
 export async function appendEvents(client: PgClient, events: NewEvent[]): Promise<string[]> {
   if (events.length === 0) return [];
   const ids = events.map(() => newId('evt'));
   await client.query(
-    'INSERT INTO outbox_events (id, account_id, type, data) SELECT e.id, e.account_id, e.type, e.data FROM unnest($1::text[], $2::text[], $3::text[], $4::jsonb[]) WITH ORDINALITY AS e(id, account_id, type, data, ord) ORDER BY ord',
+    `INSERT INTO outbox_events (id, account_id, type, data)
+     SELECT e.id, e.account_id, e.type, e.data || ${CUSTOMER_FIELDS_SQL}
+       FROM unnest($1::text[], $2::text[], $3::text[], $4::jsonb[]) WITH ORDINALITY AS e(id, account_id, type, data, ord)
+       LEFT JOIN accounts a ON a.id = e.account_id
+      ORDER BY ord`,
     [ids, events.map((e) => e.accountId), events.map((e) => e.type), events.map((e) => stringifyJson(e.data))],
   );
   return ids;
@@ -93,8 +105,9 @@ export interface UsageEvent {
 export async function appendUsageEvents(pg: PgPool, type: EventType, events: UsageEvent[]): Promise<number> {
   const r = await pg.query(
     `INSERT INTO outbox_events (id, account_id, type, data)
-     SELECT id, a, $6, jsonb_build_object('meter_id', m, 'usage_id', u, 'value', v::numeric, 'timestamp', ts)
-       FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $7::text[]) AS x(id, a, m, u, v, ts)
+     SELECT x.id, x.acct, $6, jsonb_build_object('meter_id', m, 'usage_id', u, 'value', v::numeric, 'timestamp', ts) || ${CUSTOMER_FIELDS_SQL}
+       FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $7::text[]) AS x(id, acct, m, u, v, ts)
+       LEFT JOIN accounts a ON a.id = x.acct
      ON CONFLICT (id) DO NOTHING`,
     [
       events.map((e) => e.id),

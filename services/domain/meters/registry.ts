@@ -108,6 +108,7 @@ function sameRecord(a: MeterRecord | null, b: MeterRecord): boolean {
     a.aggregation === b.aggregation &&
     a.status === b.status &&
     a.name === b.name &&
+    a.scope === b.scope &&
     a.updated_at_ms === b.updated_at_ms
   );
 }

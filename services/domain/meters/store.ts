@@ -2,7 +2,7 @@ import { reserveQuota } from '../../../shared/limits/quota.js';
 import type { PgClient, PgPool } from '../../../shared/clients/postgres.js';
 import { selectPage, withTransaction } from '../../../shared/clients/postgres.js';
 import { newId, hasPrefix } from '../../../shared/ids.js';
-import { NotFoundError, ValidationError, type FieldError } from '../../../shared/errors.js';
+import { InsufficientScopeError, NotFoundError, ValidationError, type FieldError } from '../../../shared/errors.js';
 import type { RowWindow } from '../../../shared/row-window.js';
 import type { MeterChange, MeterRecordPut, MeterRow, NewMeter } from './types.js';
 
@@ -21,7 +21,8 @@ export async function listMeters(
     {
       columns: '*',
       from: 'meters',
-      where: 'account_id = $1 AND ($2::text IS NULL OR status = $2)',
+      // The account's meters and the deployment's (operator mode): every customer sees those.
+      where: "(account_id = $1 OR scope = 'deployment') AND ($2::text IS NULL OR status = $2)",
       params: [accountId, q.status ?? null],
       orderBy: 'created_at DESC, id DESC',
     },
@@ -33,7 +34,7 @@ export async function getMeter(pool: PgPool, accountId: string, id: string): Pro
   if (!hasPrefix(id, 'mtr')) throw notFound(id);
   const r = await pool.query<MeterRow>({
     name: 'meter-get',
-    text: 'SELECT * FROM meters WHERE id = $1 AND account_id = $2',
+    text: "SELECT * FROM meters WHERE id = $1 AND (account_id = $2 OR scope = 'deployment')",
     values: [id, accountId],
   });
   if (!r.rows[0]) throw notFound(id);
@@ -56,9 +57,9 @@ export async function createMeter(
   return withTransaction(pool, async (c) => {
     await reserveQuota(c, 'meters', accountId, maxMeters);
     const r = await c.query<MeterRow>(
-      `INSERT INTO meters (id, account_id, name, unit, type, aggregation, dimensions, unique_by, status, created_at, updated_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'active', ${NOW_MS}, ${NOW_MS}) RETURNING *`,
-      [newId('mtr'), accountId, m.name, m.unit, m.type, m.aggregation, m.dimensions, m.uniqueBy],
+      `INSERT INTO meters (id, account_id, name, unit, type, aggregation, dimensions, unique_by, scope, status, created_at, updated_at)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 'active', ${NOW_MS}, ${NOW_MS}) RETURNING *`,
+      [newId('mtr'), accountId, m.name, m.unit, m.type, m.aggregation, m.dimensions, m.uniqueBy, m.scope],
     );
     if (m.uniqueBy !== null) await registerUnique(r.rows[0]!.id, m.uniqueBy);
     await registry.put(r.rows[0]!);
@@ -68,7 +69,8 @@ export async function createMeter(
 
 /**
  * Changes name, unit or status under the row lock. type and aggregation are fixed once created (usage already
- * stored was aggregated under them): a change asking for different ones is refused (422) before any write.
+ * stored was aggregated under them): a change asking for different ones is refused (422) before any write. A
+ * deployment meter is every customer's: only an operator (`asOperator`, an admin token) changes it (403).
  */
 export async function updateMeter(
   pool: PgPool,
@@ -76,14 +78,16 @@ export async function updateMeter(
   accountId: string,
   id: string,
   change: MeterChange,
+  asOperator: boolean,
 ): Promise<MeterRow> {
   if (!hasPrefix(id, 'mtr')) throw notFound(id);
   return withTransaction(pool, async (c) => {
-    const cur = await c.query<MeterRow>('SELECT * FROM meters WHERE id = $1 AND account_id = $2 FOR UPDATE', [
-      id,
-      accountId,
-    ]);
+    const cur = await c.query<MeterRow>(
+      "SELECT * FROM meters WHERE id = $1 AND (account_id = $2 OR scope = 'deployment') FOR UPDATE",
+      [id, accountId],
+    );
     if (!cur.rows[0]) throw notFound(id);
+    if (cur.rows[0].scope === 'deployment' && !asOperator) throw new InsufficientScopeError('admin');
     refuseFixedFieldChanges(cur.rows[0], change);
     const r = await c.query<MeterRow>(
       `UPDATE meters SET name = COALESCE($2, name), unit = COALESCE($3, unit), status = COALESCE($4, status),
@@ -136,7 +140,10 @@ export async function lockMeter(client: PgClient, id: string): Promise<MeterRow 
   return rows[0] ?? null;
 }
 
-/** The declared dimensions of the account's meters among `ids` (a meter of another account is absent). */
+/**
+ * The declared dimensions of the account's meters among `ids`, and of the deployment's (operator mode: each
+ * customer's own usage of them); a meter of another account is absent.
+ */
 export async function meterDimensions(
   client: PgClient,
   accountId: string,
@@ -144,7 +151,7 @@ export async function meterDimensions(
 ): Promise<Map<string, string[]>> {
   if (ids.length === 0) return new Map();
   const { rows } = await client.query<{ id: string; dimensions: string[] }>(
-    'SELECT id, dimensions FROM meters WHERE id = ANY($1) AND account_id = $2',
+    "SELECT id, dimensions FROM meters WHERE id = ANY($1) AND (account_id = $2 OR scope = 'deployment')",
     [ids, accountId],
   );
   return new Map(rows.map((m) => [m.id, m.dimensions]));

@@ -1,4 +1,4 @@
-import type { MeterRecord, MeterType } from '../../../shared/meters/record.js';
+import type { MeterRecord, MeterScope, MeterType } from '../../../shared/meters/record.js';
 
 export interface NewMeter {
   name: string;
@@ -7,6 +7,7 @@ export interface NewMeter {
   aggregation: string;
   dimensions: string[];
   uniqueBy: string | null;
+  scope: MeterScope;
 }
 
 /** What a PATCH asks for; `type`/`aggregation` only to be refused when they differ (they are fixed). */
@@ -29,6 +30,7 @@ export interface MeterRow {
   dimensions: string[];
   unique_by: string | null;
   status: 'active' | 'inactive';
+  scope: MeterScope;
   created_at: Date;
   updated_at: Date;
 }
@@ -42,6 +44,7 @@ export function toRecord(row: MeterRow): MeterRecord {
     type: row.type,
     aggregation: row.aggregation,
     status: row.status,
+    ...(row.scope === 'deployment' ? { scope: 'deployment' as const } : {}),
     // Absent when none are declared: the record of an open meter is what it was before dimensions.
     ...(row.dimensions.length ? { dimensions: row.dimensions } : {}),
     updated_at_ms: row.updated_at.getTime(),

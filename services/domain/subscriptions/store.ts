@@ -76,13 +76,15 @@ export async function getSubscription(
  * Writes the items, keeping their history (infra/migrations/postgres/446_subscription_item_history.sql): at
  * creation every item is on from the start ('-infinity'); on a change, an item kept on the same terms keeps
  * its row (only its position may move), and every other current row is closed and every new or altered item
- * opened at the change's instant (the transaction's now()), which the billing run pro-rates around.
+ * opened at the change's instant (`now`: the account's time, its test clock's for a clocked customer), which the
+ * billing run pro-rates around.
  */
 async function writeItems(
   client: PgClient,
   subscriptionId: string,
   items: Item[],
   before: Item[] | null,
+  now: Date,
 ): Promise<void> {
   const kept = new Map<string, number>();
   if (before) {
@@ -93,7 +95,7 @@ async function writeItems(
     });
     for (const b of keep) kept.set(itemKey(b), stillOn.get(itemKey(b))!.position);
     await client.query(
-      `UPDATE subscription_items si SET effective_to = CASE WHEN k.position IS NULL THEN now() END, position = COALESCE(k.position, si.position)
+      `UPDATE subscription_items si SET effective_to = CASE WHEN k.position IS NULL THEN $5::timestamptz END, position = COALESCE(k.position, si.position)
          FROM subscription_items cur LEFT JOIN unnest($2::text[], $3::text[], $4::int[]) AS k(product_id, meter_id, position)
               ON k.product_id = cur.product_id AND k.meter_id IS NOT DISTINCT FROM cur.meter_id
         WHERE cur.id = si.id AND si.subscription_id = $1 AND si.effective_to IS NULL`,
@@ -102,6 +104,7 @@ async function writeItems(
         keep.map((b) => b.product_id),
         keep.map((b) => b.meter_id),
         keep.map((b) => kept.get(itemKey(b))!),
+        now,
       ],
     );
   }
@@ -110,7 +113,7 @@ async function writeItems(
   await client.query(
     `INSERT INTO subscription_items (subscription_id, position, product_id, meter_id, minimum_amount, group_by, quantity, effective_from)
      SELECT $1, p.position, p.product_id, p.meter_id, p.minimum_amount, ARRAY(SELECT jsonb_array_elements_text(p.group_by)), p.quantity,
-            CASE WHEN $8 THEN now() ELSE '-infinity' END
+            CASE WHEN $8 THEN $9::timestamptz ELSE '-infinity' END
        FROM unnest($2::int[], $3::text[], $4::text[], $5::numeric[], $6::jsonb[], $7::int[]) AS p(position, product_id, meter_id, minimum_amount, group_by, quantity)`,
     [
       subscriptionId,
@@ -121,6 +124,7 @@ async function writeItems(
       added.map((a) => JSON.stringify(a.item.group_by)),
       added.map((a) => a.item.quantity),
       before !== null,
+      now,
     ],
   );
 }
@@ -134,19 +138,23 @@ async function emitUpdated(client: PgClient, s: Subscription): Promise<void> {
   });
 }
 
-/** Creates a subscription inside the caller's transaction. */
+/**
+ * Creates a subscription inside the caller's transaction, at `now`: the account's time (services/domain/test-clocks
+ * accountTime), so a customer on a test clock starts its first period at the clock's time.
+ */
 export async function createSubscription(
   client: PgClient,
   accountId: string,
   input: ItemRequest[],
+  now: Date = new Date(),
 ): Promise<Subscription> {
   const { items, currency } = await resolveItems(client, accountId, input);
   const r = await client.query<SubscriptionRow>(
-    `INSERT INTO subscriptions (id, account_id, status, currency) VALUES ($1, $2, 'active', $3) RETURNING *`,
-    [newId('sub'), accountId, currency],
+    `INSERT INTO subscriptions (id, account_id, status, currency, created_at, updated_at) VALUES ($1, $2, 'active', $3, $4, $4) RETURNING *`,
+    [newId('sub'), accountId, currency, now],
   );
   const sub = { row: r.rows[0]!, items };
-  await writeItems(client, sub.row.id, items, null);
+  await writeItems(client, sub.row.id, items, null, now);
   await emitUpdated(client, sub);
   return sub;
 }
@@ -161,6 +169,7 @@ export async function changeSubscription(
   accountId: string,
   id: string,
   change: { items?: ItemRequest[]; status?: 'canceled' },
+  now: Date = new Date(),
 ): Promise<{ subscription: Subscription; changed: boolean }> {
   const cur = await getSubscription(client, accountId, id, true);
   if (cur.row.status === 'canceled') {
@@ -173,13 +182,13 @@ export async function changeSubscription(
   const cancel = change.status === 'canceled';
   if (!itemsChanged && !cancel) return { subscription: cur, changed: false };
 
-  if (itemsChanged) await writeItems(client, id, items, cur.items);
+  if (itemsChanged) await writeItems(client, id, items, cur.items, now);
   const r = await client.query<SubscriptionRow>(
-    `UPDATE subscriptions SET updated_at = now(),
+    `UPDATE subscriptions SET updated_at = $3,
             status = CASE WHEN $2 THEN 'canceled' ELSE status END,
-            canceled_at = CASE WHEN $2 THEN now() ELSE canceled_at END
+            canceled_at = CASE WHEN $2 THEN $3::timestamptz ELSE canceled_at END
       WHERE id = $1 RETURNING *`,
-    [id, cancel],
+    [id, cancel, now],
   );
   const sub = { row: r.rows[0]!, items };
   await emitUpdated(client, sub);

@@ -183,9 +183,11 @@ export async function releaseAttempts(pg: PgPool, ids: string[]): Promise<void> 
 export async function enabledWebhooksOf(
   pg: PgPool,
   accountIds: string[],
-): Promise<{ id: string; account_id: string; events: string[] }[]> {
-  const r = await pg.query<{ id: string; account_id: string; events: string[] }>(
-    `SELECT id, account_id, events FROM webhooks WHERE account_id = ANY($1::text[]) AND status = 'enabled' ORDER BY seq`,
+): Promise<{ id: string; account_id: string; events: string[]; scope: 'account' | 'deployment' }[]> {
+  // The accounts' own webhooks, and the deployment webhooks (operator mode), which receive every account's events.
+  const r = await pg.query<{ id: string; account_id: string; events: string[]; scope: 'account' | 'deployment' }>(
+    `SELECT id, account_id, events, scope FROM webhooks
+      WHERE (account_id = ANY($1::text[]) OR scope = 'deployment') AND status = 'enabled' ORDER BY seq`,
     [accountIds],
   );
   return r.rows;

@@ -9,21 +9,21 @@ import type { EventType } from '../../../shared/vocabulary.js';
 
 /** Webhooks and their deliveries in Postgres; every query is scoped to the account. */
 
-const COLUMNS = 'id, url, events, status, created_at, updated_at';
+const COLUMNS = 'id, url, events, status, scope, created_at, updated_at';
 const noSuchWebhook = () => new NotFoundError('No such webhook.');
 
 /** `maxWebhooks`: the account's quota (409 quota_exceeded); bulk tools (bench, tests) may leave it unbounded. */
 export async function insertWebhook(
   pg: PgPool,
   accountId: string,
-  w: { url: string; events: string[]; secretSealed: string },
+  w: { url: string; events: string[]; secretSealed: string; scope?: 'account' | 'deployment' },
   maxWebhooks = Number.POSITIVE_INFINITY,
 ): Promise<WebhookRow> {
   return withTransaction(pg, async (c) => {
     await reserveQuota(c, 'webhooks', accountId, maxWebhooks);
     const r = await c.query<WebhookRow>(
-      `INSERT INTO webhooks (id, account_id, url, events, secret_sealed) VALUES ($1, $2, $3, $4::text[], $5) RETURNING ${COLUMNS}`,
-      [newId('wh'), accountId, w.url, w.events, w.secretSealed],
+      `INSERT INTO webhooks (id, account_id, url, events, secret_sealed, scope) VALUES ($1, $2, $3, $4::text[], $5, $6) RETURNING ${COLUMNS}`,
+      [newId('wh'), accountId, w.url, w.events, w.secretSealed, w.scope ?? 'account'],
     );
     return r.rows[0]!;
   });
@@ -112,20 +112,34 @@ export async function subscribedWebhooks(
   return r.rows;
 }
 
-/** Whether the account has an enabled webhook subscribed to `type`. */
-export async function hasEnabledSubscriber(client: PgClient, accountId: string, type: EventType): Promise<boolean> {
+/**
+ * Whether the account has an enabled webhook subscribed to `type`; `deploymentKey` instead of an account asks
+ * whether a deployment webhook (operator mode) is.
+ */
+export async function hasEnabledSubscriber(
+  client: PgClient,
+  accountId: string,
+  type: EventType,
+  deploymentKey: string,
+): Promise<boolean> {
   const r = await client.query<{ subscribed: boolean }>(
-    `SELECT EXISTS (SELECT 1 FROM webhooks WHERE account_id = $1 AND status = 'enabled' AND events @> ARRAY[$2]::text[]) AS subscribed`,
-    [accountId, type],
+    `SELECT EXISTS (SELECT 1 FROM webhooks WHERE (account_id = $1 OR ($1 = $3 AND scope = 'deployment'))
+                                              AND status = 'enabled' AND events @> ARRAY[$2]::text[]) AS subscribed`,
+    [accountId, type, deploymentKey],
   );
   return r.rows[0]!.subscribed;
 }
 
-/** The accounts with an enabled webhook subscribed to `type`. */
-export async function accountsWithEnabledSubscribers(pg: PgPool, type: EventType): Promise<string[]> {
+/** The accounts with an enabled webhook subscribed to `type`, and `deploymentKey` when a deployment webhook is. */
+export async function accountsWithEnabledSubscribers(
+  pg: PgPool,
+  type: EventType,
+  deploymentKey: string,
+): Promise<string[]> {
   const r = await pg.query<{ account_id: string }>(
-    `SELECT DISTINCT account_id FROM webhooks WHERE status = 'enabled' AND events @> ARRAY[$1]::text[]`,
-    [type],
+    `SELECT DISTINCT CASE WHEN scope = 'deployment' THEN $2 ELSE account_id END AS account_id FROM webhooks
+      WHERE status = 'enabled' AND events @> ARRAY[$1]::text[]`,
+    [type, deploymentKey],
   );
   return r.rows.map((x) => x.account_id);
 }

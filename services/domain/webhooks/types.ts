@@ -4,6 +4,8 @@ export interface WebhookRow {
   url: string;
   events: string[];
   status: 'enabled' | 'disabled';
+  /** deployment: receives every customer's events (operator mode). */
+  scope: 'account' | 'deployment';
   created_at: Date;
   updated_at: Date;
 }

@@ -15,6 +15,11 @@ import { accountsWithEnabledSubscribers, hasEnabledSubscriber, lockUsageSubscrib
  * advisory lock, so of two concurrent syncs the later one sees both changes and its write is the last.
  */
 export const USAGE_EVENT_TYPE = 'meter.usage.recorded';
+/**
+ * The bucket's key for "an enabled deployment webhook is subscribed" (operator mode): every account's usage then
+ * produces events. Never an account id.
+ */
+export const DEPLOYMENT_SUBSCRIBER = '_deployment';
 
 const buckets = new WeakMap<NatsConnection, Promise<KV>>();
 
@@ -35,11 +40,12 @@ export interface UsageSubscriberDeps {
   log: Logger;
 }
 
+/** `accountId`: an account, or DEPLOYMENT_SUBSCRIBER for the deployment webhooks. */
 export async function syncUsageSubscriber(deps: UsageSubscriberDeps, accountId: string): Promise<void> {
   const kv = await bucketOf(deps.nats, deps.natsNames);
   await withTransaction(deps.pg, async (c) => {
     await lockUsageSubscriberSync(c, accountId);
-    if (await hasEnabledSubscriber(c, accountId, USAGE_EVENT_TYPE)) await kv.put(accountId, '1');
+    if (await hasEnabledSubscriber(c, accountId, USAGE_EVENT_TYPE, DEPLOYMENT_SUBSCRIBER)) await kv.put(accountId, '1');
     else await kv.delete(accountId);
   });
 }
@@ -49,15 +55,20 @@ export async function syncUsageSubscriber(deps: UsageSubscriberDeps, accountId: 
  * reconciliation repairs the bucket within a minute.
  */
 export async function syncUsageSubscriberQuietly(deps: UsageSubscriberDeps, accountId: string): Promise<void> {
-  await syncUsageSubscriber(deps, accountId).catch((err) =>
-    deps.log.warn({ err, account: accountId }, 'webhook usage subscribers: sync failed; reconciliation will repair it'),
+  // The account's own entry, and the deployment's (the changed webhook may have been a deployment webhook).
+  await Promise.all([syncUsageSubscriber(deps, accountId), syncUsageSubscriber(deps, DEPLOYMENT_SUBSCRIBER)]).catch(
+    (err) =>
+      deps.log.warn(
+        { err, account: accountId },
+        'webhook usage subscribers: sync failed; reconciliation will repair it',
+      ),
   );
 }
 
 /** Brings the bucket in line with Postgres: every account that differs is synced. Returns how many did. */
 export async function reconcileUsageSubscribers(deps: UsageSubscriberDeps): Promise<number> {
   const kv = await bucketOf(deps.nats, deps.natsNames);
-  const wanted = new Set(await accountsWithEnabledSubscribers(deps.pg, USAGE_EVENT_TYPE));
+  const wanted = new Set(await accountsWithEnabledSubscribers(deps.pg, USAGE_EVENT_TYPE, DEPLOYMENT_SUBSCRIBER));
   const present = new Set<string>();
   for await (const k of await kv.keys()) present.add(k);
   const differing = [...wanted].filter((a) => !present.has(a)).concat([...present].filter((a) => !wanted.has(a)));

@@ -3,6 +3,7 @@ import { oauthRoutes } from '../../control/oauth/module.js';
 import { idempotencyModule } from './idempotency-purge.js';
 import { productsModule } from '../../control/products/module.js';
 import { metersModule } from '../../control/meters/module.js';
+import { customersModule } from '../../control/customers/module.js';
 import { subscriptionsModule } from '../../control/subscriptions/module.js';
 import { openApiModule } from './openapi.js';
 import { billingInfoModule } from '../../control/billing-info/module.js';
@@ -15,6 +16,7 @@ import { correctionsModule } from '../../control/corrections/module.js';
 import { invoicesModule } from '../../control/invoices/module.js';
 import { creditsModule } from '../../control/credits/module.js';
 import { creditNotesModule } from '../../control/credit-notes/module.js';
+import { testClocksModule } from '../../control/test-clocks/module.js';
 import { consoleModule } from '../../console/module.js';
 
 /** Every route module the api mounts, in registration order. Each area adds its factory here. */
@@ -23,6 +25,7 @@ export const ROUTE_MODULES: RouteModuleFactory[] = [
   idempotencyModule,
   productsModule,
   metersModule,
+  customersModule,
   subscriptionsModule,
   openApiModule,
   billingInfoModule,
@@ -35,5 +38,6 @@ export const ROUTE_MODULES: RouteModuleFactory[] = [
   invoicesModule,
   creditsModule,
   creditNotesModule,
+  testClocksModule,
   consoleModule,
 ];

@@ -22,11 +22,11 @@ import {
 } from '../../../shared/usage/wire.js';
 import { mayBeSwept, recomputeHours, type HourKeys } from '../../../shared/usage/rollups.js';
 import { UNIQUE_METERS_TABLE } from '../../../shared/usage/unique-rollups.js';
-import { scanRows, type TouchedHours } from '../../../shared/usage/row-scan.js';
 import { UsageShards, type UsageShard } from '../../../shared/usage/shards.js';
 import type { Component } from '../role.js';
 import { isDataError, describeInsertError } from './insert-errors.js';
 import { RollupSweeper } from './rollup-sweeper.js';
+import { PieceAcks, readMessageRows, shardPieces, type MessageRows } from './message-rows.js';
 
 /** Tunables of the USAGE → ClickHouse pipeline; tests shrink some of them. */
 export interface UsageConsumerOptions {
@@ -72,12 +72,6 @@ export const DEFAULT_CONSUMER_OPTIONS: UsageConsumerOptions = {
   sweepIntervalMs: 2_000,
 };
 
-/** The account a message's subject names and the (meter, hour) pairs its rows touch. */
-interface MessageRows {
-  accountId: string;
-  touched: TouchedHours;
-}
-
 interface Batch {
   msgs: JsMsg[];
   /** Parallel to msgs. */
@@ -116,6 +110,8 @@ export class UsageConsumer implements Component {
   private readonly insertErrors;
   private sweeper: RollupSweeper | undefined;
   private readonly subjectPrefix: string;
+  /** Messages whose rows went to several shards in pieces (an operator's attributed rows on a cluster). */
+  private readonly pieces = new PieceAcks();
 
   constructor(
     private readonly infra: Infra,
@@ -228,10 +224,9 @@ export class UsageConsumer implements Component {
     if (data.length === 0 || data[data.length - 1] !== 0x0a)
       return this.poison(m, 'payload is not newline-terminated rows');
     if (!m.subject.startsWith(this.subjectPrefix)) return this.poison(m, `subject ${m.subject} names no account`);
-    const rows: MessageRows = { accountId: m.subject.slice(this.subjectPrefix.length), touched: new Map() };
-    // A row may only write the account its subject names: whoever can publish to usage.<account> can't forge another's usage.
-    const bad = scanRows(data, rows.accountId, rows.touched);
-    if (bad) return this.poison(m, bad);
+    const read = readMessageRows(m.subject.slice(this.subjectPrefix.length), data, count);
+    if ('poison' in read) return this.poison(m, read.poison);
+    const rows = read.rows;
     const storedMs = Math.floor(m.info.timestampNanos / 1e6);
     if (storedMs > deadline) {
       // The ingress stopped waiting for this message and answered 503: it must not count.
@@ -256,6 +251,7 @@ export class UsageConsumer implements Component {
   }
 
   private poison(m: JsMsg, reason: string): void {
+    if (!this.pieces.failed(m)) return;
     this.outcomes.inc({ outcome: 'terminated' });
     this.infra.log.error({ seq: m.seq, subject: m.subject, reason }, 'usage message terminated (poison)');
     // No reason on the wire: servers before 2.11 don't recognise "+TERM <reason>" and would redeliver.
@@ -293,7 +289,7 @@ export class UsageConsumer implements Component {
   private async recomputeClosedHours(shard: UsageShard, rows: MessageRows[]): Promise<void> {
     const now = Date.now();
     const keys = new Map<string, HourKeys & { hours: Set<number> }>();
-    for (const { accountId, touched } of rows) {
+    for (const [accountId, touched] of rows.flatMap((r) => [...r.accounts])) {
       for (const [meterId, hours] of touched) {
         for (const h of hours) {
           if (!mayBeSwept(h, now)) continue;
@@ -312,21 +308,26 @@ export class UsageConsumer implements Component {
     );
   }
 
-  /** The batch split by the ClickHouse shard owning each message's account; each part acked on its own. */
+  /**
+   * The batch split by the ClickHouse shard owning each message's accounts; each part acked on its own (a message
+   * split over several shards once all its pieces are in).
+   */
   private async insertBatch(b: Batch): Promise<void> {
     const parts = new Map<UsageShard, Batch>();
     for (const [i, m] of b.msgs.entries()) {
-      const shard = this.shards!.of(b.rowsOf[i]!.accountId);
-      let part = parts.get(shard);
-      if (!part) parts.set(shard, (part = emptyBatch()));
-      part.msgs.push(m);
-      part.rowsOf.push(b.rowsOf[i]!);
-      part.chunks.push(b.chunks[i]!);
+      const pieces = shardPieces(b.rowsOf[i]!, b.chunks[i]!, this.shards!);
+      this.pieces.expect(m, pieces.length);
+      for (const piece of pieces) {
+        let part = parts.get(piece.shard);
+        if (!part) parts.set(piece.shard, (part = emptyBatch()));
+        part.msgs.push(m);
+        part.rowsOf.push(piece.rows);
+        part.chunks.push(piece.data);
+        part.rows += piece.rows.count;
+      }
     }
     if (parts.size === 1) return this.insertPart([...parts.keys()][0]!, b);
-    await Promise.all(
-      [...parts].map(([shard, part]) => this.insertPart(shard, { ...part, rows: rowCount(part.msgs) })),
-    );
+    await Promise.all([...parts].map(([shard, part]) => this.insertPart(shard, part)));
   }
 
   private async insertPart(shard: UsageShard, b: Batch): Promise<void> {
@@ -372,7 +373,7 @@ export class UsageConsumer implements Component {
         await this.recomputeClosedHours(shard, [rows[i]!]);
         // The message is durably inserted (as in insertBatch).
         await this.opts.afterInsert?.([m]);
-        this.acked([m], rowCount([m]));
+        this.acked([m], rows[i]!.count);
       } catch (err) {
         if (isDataError(err)) this.poison(m, describeInsertError(err));
         else this.nak(m);
@@ -383,6 +384,7 @@ export class UsageConsumer implements Component {
   private acked(msgs: JsMsg[], rows: number): void {
     const now = Date.now();
     for (const m of msgs) {
+      if (!this.pieces.inserted(m)) continue;
       m.ack();
       this.lagSeconds.observe((now - Math.floor(m.info.timestampNanos / 1e6)) / 1000);
     }
@@ -391,6 +393,7 @@ export class UsageConsumer implements Component {
   }
 
   private nak(m: JsMsg): void {
+    if (!this.pieces.failed(m)) return;
     const attempt = Math.max(1, m.info.deliveryCount);
     const delay = Math.min(this.opts.backoffMaxMs, this.opts.backoffBaseMs * 2 ** Math.min(attempt - 1, 16));
     this.outcomes.inc({ outcome: 'nak' });
@@ -414,10 +417,6 @@ export class UsageConsumer implements Component {
     const sweep = this.sweeper?.problem();
     return sweep ? { ok: false, detail: `rollup sweeps failing for over a minute: ${sweep}` } : { ok: true };
   }
-}
-
-function rowCount(msgs: JsMsg[]): number {
-  return msgs.reduce((n, m) => n + Number(m.headers?.get(HDR_COUNT)), 0);
 }
 
 function emptyBatch(): Batch {

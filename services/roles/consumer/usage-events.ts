@@ -4,7 +4,7 @@ import type { JsMsg } from '@nats-io/jetstream';
 import type { QueuedIterator } from '@nats-io/transport-node';
 import type { Infra } from '../../../shared/infra.js';
 import type { Component } from '../role.js';
-import { USAGE_EVENT_TYPE } from '../../domain/webhooks/usage-subscribers.js';
+import { DEPLOYMENT_SUBSCRIBER, USAGE_EVENT_TYPE } from '../../domain/webhooks/usage-subscribers.js';
 import { appendUsageEvents } from '../../domain/events/outbox-store.js';
 
 const ALPHABET = '0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ';
@@ -98,9 +98,9 @@ export class UsageEventEmitter implements Component {
     await this.loop;
   }
 
-  /** True while the account has an enabled webhook subscribed to meter.usage.recorded. */
+  /** True while the account (or the deployment: operator mode) has an enabled webhook subscribed to meter.usage.recorded. */
   isSubscribed(accountId: string): boolean {
-    return this.subscribers.has(accountId);
+    return this.subscribers.has(accountId) || this.subscribers.has(DEPLOYMENT_SUBSCRIBER);
   }
 
   /** The consumer's hook: `msgs` were just inserted into ClickHouse and are not acked yet. */
@@ -108,9 +108,15 @@ export class UsageEventEmitter implements Component {
     if (this.subscribers.size === 0) return;
     let rows: UsageRow[] | undefined;
     for (const m of msgs) {
+      // An operator's attributed rows (usage.customers.<emitter>) are many accounts': each row is its own.
+      if (this.infra.natsNames.isAttributedUsageSubject(m.subject)) {
+        const mine = parseUsageRows(m.data).filter((r) => this.isSubscribed(r.accountId));
+        if (mine.length) (rows ??= []).push(...mine);
+        continue;
+      }
       // One account per message, named by the subject's last token (usage.<account>).
       const account = m.subject.slice(m.subject.lastIndexOf('.') + 1);
-      if (!this.subscribers.has(account)) continue;
+      if (!this.isSubscribed(account)) continue;
       (rows ??= []).push(...parseUsageRows(m.data).filter((r) => r.accountId === account));
     }
     if (!rows) return;

@@ -1,6 +1,6 @@
 import type { Infra } from '../../../shared/infra.js';
 import type { Component } from '../role.js';
-import { syncUsageSubscriber } from '../../domain/webhooks/usage-subscribers.js';
+import { DEPLOYMENT_SUBSCRIBER, syncUsageSubscriber } from '../../domain/webhooks/usage-subscribers.js';
 import { createOutboxRelay, type OutboxRelayOptions } from './outbox-relay.js';
 import { EventFanout, type FanoutOptions } from './event-fanout.js';
 import { WebhookDelivery, type DeliveryOptions } from './webhook-delivery.js';
@@ -28,7 +28,7 @@ export function createDispatcherParts(infra: Infra, opts: DispatcherOptions = {}
     ...opts.delivery,
     // A 410 may end an account's meter.usage.recorded subscription.
     onWebhooksDisabled: async (accounts) => {
-      for (const a of accounts) await syncUsageSubscriber(infra, a);
+      for (const a of [...accounts, DEPLOYMENT_SUBSCRIBER]) await syncUsageSubscriber(infra, a);
     },
   });
   const clock = opts.delivery?.clock ? { clock: opts.delivery.clock } : {};

@@ -123,8 +123,9 @@ export class EventFanout implements Component {
       const rows: FirstAttempt[] = [];
       for (const e of events) {
         for (const h of hooks) {
-          if (h.account_id === e.account_id && h.events.includes(e.type))
-            rows.push({ webhookId: h.id, accountId: e.account_id, eventId: e.id, eventType: e.type });
+          // A delivery is the webhook's account's (its log lists it): a deployment webhook's, every customer's events.
+          if ((h.account_id === e.account_id || h.scope === 'deployment') && h.events.includes(e.type))
+            rows.push({ webhookId: h.id, accountId: h.account_id, eventId: e.id, eventType: e.type });
         }
       }
       const inserted = await insertFirstAttempts(this.infra.pg, rows, this.opts.clock());

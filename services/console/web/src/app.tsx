@@ -8,8 +8,12 @@ import { InvoicePage, InvoicesPage, UpcomingInvoicePage } from './pages/invoices
 import { PaymentMethodsPage } from './pages/payment-methods.js';
 import { WebhookPage, WebhooksPage } from './pages/webhooks.js';
 import { ProductsPage } from './pages/products.js';
+import { CustomerPage, CustomersPage } from './pages/customers.js';
 import type { ApiClient } from './lib/api.js';
 import type { TokenSession } from './lib/tokens.js';
+
+/** Pages only operators (admin scope) see. */
+const OPERATOR_NAV = new Set(['/customers']);
 
 const NAV = [
   ['/meters', 'Meters'],
@@ -18,6 +22,7 @@ const NAV = [
   ['/payment-methods', 'Payment methods'],
   ['/webhooks', 'Webhooks'],
   ['/products', 'Products'],
+  ['/customers', 'Customers'],
 ] as const;
 
 const currentRoute = () => location.hash.replace(/^#/, '') || '/meters';
@@ -38,6 +43,8 @@ function Page({ route }: { route: string }) {
       return id ? <WebhookPage id={id} /> : <WebhooksPage />;
     case 'products':
       return <ProductsPage />;
+    case 'customers':
+      return id ? <CustomerPage id={id} /> : <CustomersPage />;
     default:
       return (
         <div class="error" role="alert">
@@ -69,7 +76,7 @@ export function Console({ api, session, onSignOut }: { api: ApiClient; session: 
       <div class="layout">
         <nav class="sidebar" aria-label="console">
           <div class="brand">meterline</div>
-          {NAV.map(([path, label]) => (
+          {NAV.filter(([path]) => session.hasScope('admin') || !OPERATOR_NAV.has(path)).map(([path, label]) => (
             <a key={path} href={`#${path}`} class={section === path ? 'current' : ''}>
               {label}
             </a>

@@ -11,6 +11,7 @@ import type { SubscriptionSchema } from '../../../../../shared/api/subscriptions
 import type { InvoiceSchema, UpcomingInvoiceSchema } from '../../../../../shared/api/invoices.js';
 import type { PaymentMethodSchema } from '../../../../../shared/api/payment-methods.js';
 import type { CreatedWebhookSchema, DeliverySchema } from '../../../../../shared/api/webhooks.js';
+import type { CustomerSchema } from '../../../../../shared/api/customers.js';
 
 export { EVENT_TYPES as WEBHOOK_EVENTS } from '../../../../../shared/vocabulary.js';
 
@@ -24,3 +25,5 @@ export type PaymentMethod = Type.Static<typeof PaymentMethodSchema>;
 /** A webhook; `secret` only in the 201 answer, when the server generated it. */
 export type Webhook = Type.Static<typeof CreatedWebhookSchema>;
 export type Delivery = Type.Static<typeof DeliverySchema>;
+/** A customer of the deployment (operator mode): an account, named by the operator's external id. */
+export type Customer = Type.Static<typeof CustomerSchema>;

@@ -10,18 +10,21 @@ import type { Meter, UsageReport } from '../lib/types.js';
 Chart.register(BarController, BarElement, CategoryScale, LinearScale, Tooltip);
 
 /**
- * A meter's usage over a date range in hour or day windows, drawn by Chart.js from GET /v1/meters/{id}/usage.
+ * A meter's usage over a date range in hour or day windows, drawn by Chart.js from GET /v1/meters/{id}/usage
+ * (an operator's view of one customer on a deployment meter: `customer`, its external id).
  * The canvas carries the plotted labels and values (data-labels, data-values, read back from the chart
  * itself) for tests and assistive tools; a table below lists the same windows.
  */
-export function UsageChart({ meter }: { meter: Meter }) {
+export function UsageChart({ meter, customer }: { meter: Meter; customer?: string }) {
   const { api } = useApp();
   const [range, setRange] = useState<UsageRange>(() => defaultRange());
   const problem = rangeProblem(range);
   const report = useAsync(
     (): Promise<UsageReport | undefined> =>
-      problem ? Promise.resolve(undefined) : api.typed((client) => client.getUsage(meter.id, range)),
-    [meter.id, range.start_date, range.end_date, range.window],
+      problem
+        ? Promise.resolve(undefined)
+        : api.typed((client) => client.getUsage(meter.id, { ...range, ...(customer ? { filter: { customer } } : {}) })),
+    [meter.id, customer, range.start_date, range.end_date, range.window],
   );
   const canvas = useRef<HTMLCanvasElement>(null);
   const chart = useRef<Chart<'bar', (number | null)[], string> | null>(null);

@@ -1,0 +1,94 @@
+import type { JsMsg } from '@nats-io/jetstream';
+import { rowsByShard, scanAttributedRows, scanRows, type TouchedByAccount } from '../../../shared/usage/row-scan.js';
+import type { UsageShard, UsageShards } from '../../../shared/usage/shards.js';
+
+/** The accounts a USAGE message's rows (or one shard's part of them) belong to, and what each touches. */
+export interface MessageRows {
+  accounts: TouchedByAccount;
+  /** Rows in this message, or in this part of it. */
+  count: number;
+}
+
+const ATTRIBUTED = 'customers.';
+
+/**
+ * What a message's rows may write, from its subject (shared/clients/nats.ts): `usage.<account>` — only that
+ * account's rows (whoever can publish there can't forge another account's usage); `usage.customers.<emitter>` —
+ * an operator's emitter's rows, each of its own customer's account. Returns the rows, or why the message is poison.
+ */
+export function readMessageRows(
+  subjectRest: string,
+  data: Uint8Array,
+  count: number,
+): { rows: MessageRows } | { poison: string } {
+  const accounts: TouchedByAccount = new Map();
+  if (subjectRest.startsWith(ATTRIBUTED)) {
+    const bad = scanAttributedRows(data, accounts);
+    return bad ? { poison: bad } : { rows: { accounts, count } };
+  }
+  const touched = new Map();
+  accounts.set(subjectRest, touched);
+  const bad = scanRows(data, subjectRest, touched);
+  return bad ? { poison: bad } : { rows: { accounts, count } };
+}
+
+/** One message's rows going to one shard. */
+export interface ShardPiece {
+  shard: UsageShard;
+  rows: MessageRows;
+  data: Uint8Array;
+}
+
+/**
+ * A message's rows by the ClickHouse shard owning their accounts: one piece for a message of one account (or
+ * on one server); an attributed message on a cluster splits into a piece per shard its customers live on.
+ */
+export function shardPieces(rows: MessageRows, data: Uint8Array, shards: UsageShards): ShardPiece[] {
+  if (rows.accounts.size === 1 || shards.shards.length === 1) {
+    const first = rows.accounts.keys().next().value ?? '';
+    return [{ shard: shards.of(first), rows, data }];
+  }
+  const parts = rowsByShard(data, (account) => shards.of(account).index);
+  return [...parts].map(([index, part]) => {
+    const accounts: TouchedByAccount = new Map();
+    for (const [a, t] of rows.accounts) if (shards.of(a).index === index) accounts.set(a, t);
+    return { shard: shards.shards[index]!, rows: { accounts, count: newlines(part) }, data: part };
+  });
+}
+
+function newlines(b: Uint8Array): number {
+  let n = 0;
+  for (let i = b.indexOf(0x0a); i !== -1; i = b.indexOf(0x0a, i + 1)) n++;
+  return n;
+}
+
+/**
+ * Acks of messages split into pieces: a message is acked once every piece is inserted; the first piece that
+ * fails decides its fate (nak, or term for poison) and the others then only finish the bookkeeping. Messages of
+ * one piece pass straight through.
+ */
+export class PieceAcks {
+  private readonly open = new Map<JsMsg, { left: number; failed: boolean }>();
+
+  expect(m: JsMsg, pieces: number): void {
+    if (pieces > 1) this.open.set(m, { left: pieces, failed: false });
+  }
+
+  /** A piece of `m` is inserted: whether `m` is to be acked now. */
+  inserted(m: JsMsg): boolean {
+    const e = this.open.get(m);
+    if (!e) return true;
+    if (--e.left === 0) this.open.delete(m);
+    return e.left === 0 && !e.failed;
+  }
+
+  /** A piece of `m` failed: whether this is the first failure (the caller naks or terminates `m`). */
+  failed(m: JsMsg): boolean {
+    const e = this.open.get(m);
+    if (!e) return true;
+    const first = !e.failed;
+    e.failed = true;
+    if (--e.left === 0) this.open.delete(m);
+    return first;
+  }
+}

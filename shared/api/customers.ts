@@ -1,0 +1,100 @@
+import Type from 'typebox';
+import { PaginationQuery, listOf } from '../http/pagination.js';
+import { BillingAddressSchema } from './billing-info.js';
+
+/**
+ * A customer (docs/design.md §6, operator mode): an account as the operator manages it over the API. Its `id`
+ * is the account's `cus_` id; `account_id` the account itself (what tokens, usage rows and limits name).
+ */
+export const EXTERNAL_ID_MAX = 128;
+export const METADATA_LIMITS = { maxKeys: 50, maxKeyLength: 40, maxValueLength: 500 } as const;
+
+export const ExternalId = Type.String({
+  minLength: 1,
+  maxLength: EXTERNAL_ID_MAX,
+  description:
+    'the operator’s own id for the customer: 1–128 printable characters (no control characters), unique in the deployment; usage records name their customer by it (`customer`)',
+});
+const Name = Type.String({ minLength: 1, maxLength: 200 });
+const Email = Type.String({ minLength: 3, maxLength: 320, description: 'billing contact' });
+const Metadata = Type.Record(
+  Type.String({ minLength: 1, maxLength: METADATA_LIMITS.maxKeyLength }),
+  Type.String({ maxLength: METADATA_LIMITS.maxValueLength }),
+  {
+    maxProperties: METADATA_LIMITS.maxKeys,
+    description: `string → string, at most ${METADATA_LIMITS.maxKeys} keys of ≤ ${METADATA_LIMITS.maxKeyLength} characters, values ≤ ${METADATA_LIMITS.maxValueLength}`,
+  },
+);
+
+export const CustomerSchema = Type.Object(
+  {
+    id: Type.String({ description: 'cus_…', examples: ['cus_4kQ9sP2xR7mV1rT8bN3cJ0'] }),
+    account_id: Type.String({ description: 'acct_… — the account this customer is' }),
+    external_id: Type.Union([Type.String(), Type.Null()], {
+      description: 'null for accounts made with the CLI until an operator sets one',
+    }),
+    name: Type.String(),
+    email: Type.Union([Type.String(), Type.Null()]),
+    billing_address: Type.Union([BillingAddressSchema, Type.Null()]),
+    metadata: Type.Record(Type.String(), Type.String()),
+    created_at: Type.String({ format: 'date-time' }),
+  },
+  { additionalProperties: false },
+);
+export const CustomerListSchema = listOf(CustomerSchema);
+
+export const CreateCustomerBody = Type.Object(
+  {
+    name: Name,
+    external_id: ExternalId,
+    email: Type.Optional(Email),
+    billing_address: Type.Optional(BillingAddressSchema),
+    metadata: Type.Optional(Metadata),
+  },
+  { additionalProperties: false },
+);
+export type CreateCustomerBody = Type.Static<typeof CreateCustomerBody>;
+
+/** null clears email, billing_address or external_id; metadata is replaced as a whole. */
+export const UpdateCustomerBody = Type.Object(
+  {
+    name: Type.Optional(Name),
+    external_id: Type.Optional(Type.Union([ExternalId, Type.Null()])),
+    email: Type.Optional(Type.Union([Email, Type.Null()])),
+    billing_address: Type.Optional(Type.Union([BillingAddressSchema, Type.Null()])),
+    metadata: Type.Optional(Metadata),
+  },
+  { additionalProperties: false },
+);
+export type UpdateCustomerBody = Type.Static<typeof UpdateCustomerBody>;
+
+export const ListCustomersQuery = Type.Object(
+  { ...PaginationQuery, external_id: Type.Optional(ExternalId) },
+  { additionalProperties: false },
+);
+export type ListCustomersQuery = Type.Static<typeof ListCustomersQuery>;
+
+// ── sign-ins: users of a customer's account (the console and OAuth apps) ──
+
+export const CreateSignInBody = Type.Object(
+  {
+    email: Email,
+    password: Type.Optional(
+      Type.String({ minLength: 8, maxLength: 1024, description: 'generated (and shown once) when omitted' }),
+    ),
+  },
+  { additionalProperties: false },
+);
+export type CreateSignInBody = Type.Static<typeof CreateSignInBody>;
+
+export const SignInSchema = Type.Object(
+  {
+    id: Type.String({ description: 'usr_…' }),
+    customer_id: Type.String(),
+    email: Type.String(),
+    password: Type.Optional(Type.String({ description: 'only in the 201 body, and only when it was generated' })),
+    created_at: Type.String({ format: 'date-time' }),
+  },
+  { additionalProperties: false },
+);
+export const SignInListSchema = listOf(SignInSchema);
