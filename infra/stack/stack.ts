@@ -7,15 +7,14 @@
  * Setting DATABASE_URL / NATS_URL / CLICKHOUSE_URL makes that server "external": it is only probed,
  * never installed, started or stopped.
  */
-import { readFileSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { SERVER_NAMES, StackError, type ServerName } from './errors.js';
 import { ensureInstalled } from './install.js';
-import { PROFILES, READY_TIMEOUT_MS, loginOf, type Ports, type Profile, type ServerKind } from './launch.js';
+import { PROFILES, loginOf, type Ports, type Profile, type ServerKind } from './launch.js';
 import { ensureCredentials, readCredentials, serverUsersOf, type Credentials } from './credentials.js';
 import { redactUrl } from './probe.js';
-import { isAlive, ownsPid, stopPid, waitFor } from './process.js';
+import { isAlive, ownsPid, stopPid } from './process.js';
 import { candidates, newRecord, reuse } from './running-instance.js';
 import { SERVERS } from './servers.js';
 import {

@@ -262,7 +262,11 @@ t.test('a backup taken under ingest restores into an empty stack: same answers, 
   t.same(retried, firstKeyed, 'the Idempotency-Key replays the original answer');
   const rerun = await meterline(['billing', 'run', '--now', '2026-11-01T01:00:00Z'], targetEnv);
   t.equal(rerun.code, 0, rerun.stderr.slice(-500));
-  t.same(work(rerun.json), { invoices: [], payments: [] }, "re-running October's close on the restored stack does nothing");
+  t.same(
+    work(rerun.json),
+    { invoices: [], payments: [] },
+    "re-running October's close on the restored stack does nothing",
+  );
   t.same(await invoicesOf(a.tokens.read).then((x) => x.length), 1);
   const charges = await meterline(['billing', 'run', '--now', '2026-11-02T01:00:00Z'], targetEnv);
   t.same(work(charges.json), { invoices: [], payments: [] }, 'no invoice and no payment retried');
