@@ -72,7 +72,8 @@ t.test('docs/walkthrough.md bills a first customer, run verbatim', async (t) => 
       resolve(c ?? 1);
     });
   });
-  t.equal(code, 0, `the walkthrough ran to its end\n${stdout.slice(-2000)}\n${stderr.slice(-3000)}`);
+  const output = code === 0 ? '' : `\n${stdout.slice(-2000)}\n${stderr.slice(-3000)}`;
+  t.equal(code, 0, `the walkthrough ran to its end${output}`);
   if (code !== 0) return;
 
   const invoices = (
