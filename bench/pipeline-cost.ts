@@ -97,3 +97,22 @@ export async function waitForRows(ch: ClickHouseClient, target: number, timeoutM
     await new Promise((r) => setTimeout(r, 100));
   return (Date.now() - t0) / 1000;
 }
+
+/** Distinct records matching `where` (FINAL), once they reach `expected` or `timeoutMs` passed. */
+export async function distinctCount(
+  ch: ClickHouseClient,
+  where: string,
+  expected: number,
+  timeoutMs: number,
+): Promise<number> {
+  const until = Date.now() + timeoutMs;
+  for (;;) {
+    const rs = await ch.query({
+      query: `SELECT count() AS c FROM usage_records FINAL WHERE ${where}`,
+      format: 'JSONEachRow',
+    });
+    const n = Number((await rs.json<{ c: string }>())[0]?.c ?? 0);
+    if (n >= expected || Date.now() > until) return n;
+    await new Promise((r) => setTimeout(r, 1000));
+  }
+}

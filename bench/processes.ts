@@ -4,6 +4,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createWriteStream, mkdirSync, type WriteStream } from 'node:fs';
+import { setPriority } from 'node:os';
 import { repoPath } from '../shared/paths.js';
 
 export interface Proc {
@@ -91,4 +92,33 @@ export async function storedMessages(apis: Proc[]): Promise<number> {
     apis.map((p) => apiCounter(p, 'meterline_usage_messages_total', { outcome: 'stored' })),
   );
   return counts.reduce((a, b) => a + b, 0);
+}
+
+/**
+ * The processes a run measures: `apiProcs` ceiling servers (bench/ceiling-server.ts, on `ceilingPort`) and api
+ * processes, `consumerProcs` usage consumers; with `profile`, V8 CPU profiles of the api and consumer processes.
+ */
+export async function launchRoles(
+  env: Record<string, string>,
+  ceilingPort: number,
+  o: { apiProcs: number; consumerProcs: number; profile: boolean; apiNice?: number },
+): Promise<{ ceilings: Proc[]; apis: Proc[]; consumers: Proc[] }> {
+  const prof = o.profile ? ['--cpu-prof', `--cpu-prof-dir=${resultsDir}`] : [];
+  const times = <T>(n: number, f: (i: number) => Promise<T>) => Promise.all(Array.from({ length: n }, (_, i) => f(i)));
+  const ceilings = await times(o.apiProcs, (i) =>
+    launch(`ceiling-${i}`, [repoPath('dist/bench/ceiling-server.js'), String(ceilingPort)], {}),
+  );
+  const apis = await times(o.apiProcs, (i) =>
+    launch(`api-${i}`, [...prof, repoPath('dist/bench/api-process.js')], env),
+  );
+  if (o.apiNice) for (const a of apis) setPriority(a.child.pid!, o.apiNice);
+  const consumers = await times(o.consumerProcs, (i) =>
+    launch(
+      `consumer-${i}`,
+      [...prof, repoPath('dist/services/main.js'), 'consumer'],
+      { ...env, LOG_LEVEL: 'info' },
+      'usage consumer started',
+    ),
+  );
+  return { ceilings, apis, consumers };
 }

@@ -32,13 +32,13 @@
  *          auth and parsing), the HTTP layer's own cost
  */
 import { spawn } from 'node:child_process';
-import { cpus, loadavg, setPriority, totalmem } from 'node:os';
+import { cpus, loadavg, totalmem } from 'node:os';
 import { writeFile } from 'node:fs/promises';
 import { stackUp } from '../infra/stack/stack.js';
-import { REPO_ROOT, repoPath } from '../shared/paths.js';
+import { REPO_ROOT } from '../shared/paths.js';
 import { createClickhouse } from '../shared/clients/clickhouse.js';
 import { createWorld, type BenchWorld } from './world.js';
-import { BENCH_PROCESSES, acceptedRecords, launch, storedMessages, type Proc } from './processes.js';
+import { BENCH_PROCESSES, acceptedRecords, launch, launchRoles, storedMessages, type Proc } from './processes.js';
 import { arg, opts } from './options.js';
 import { hasWrk, runAutocannon, runWrk, type LoadResult, type LoadSpec } from './load.js';
 import { LagProbe, type LagSummary } from './lag-probe.js';
@@ -50,31 +50,17 @@ import { runNoisyNeighbourPhase } from './phases/noisy-neighbour.js';
 import { runStreamLoad } from './phases/stream.js';
 import { runGroupByReadsPhase, runUniqueCountsPhase } from './phases/dimension-reads.js';
 import { runEmitterPhase } from './phases/emitter.js';
-import { measureRegistryScale, prepareAttributed } from './phases/attributed.js';
+import { runAttributedPhase } from './phases/attributed.js';
 import { CpuMeter } from './cpu.js';
 import { startPrivateServers, type PrivateServers } from './private-servers.js';
 import { freePort } from '../infra/stack/process.js';
-import { pipelineCost, rawRowCount, storedRowCount, waitForRows } from './pipeline-cost.js';
+import { distinctCount, pipelineCost, rawRowCount, storedRowCount, waitForRows } from './pipeline-cost.js';
 import { printReport, CONTROL_READ_GOAL, type PhaseResult, type BenchReport } from './report.js';
 
 const log = (m: string) => process.stderr.write(`[bench] ${m}\n`);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 const { procs, resultsDir, runId } = BENCH_PROCESSES;
-
-/** Distinct records matching `where` (FINAL), once it reaches `expected` or 5 minutes passed. */
-async function finalCount(ch: ReturnType<typeof createClickhouse>, where: string, expected: number): Promise<number> {
-  const until = Date.now() + 5 * 60_000;
-  for (;;) {
-    const rs = await ch.query({
-      query: `SELECT count() AS c FROM usage_records FINAL WHERE ${where}`,
-      format: 'JSONEachRow',
-    });
-    const n = Number((await rs.json<{ c: string }>())[0]?.c ?? 0);
-    if (n >= expected || Date.now() > until) return n;
-    await sleep(1000);
-  }
-}
 
 async function main(): Promise<void> {
   // `cluster` starts two whole topologies of its own (bench/cluster.ts); it runs by itself with the same options.
@@ -126,38 +112,7 @@ async function main(): Promise<void> {
     count_check: undefined,
   };
   try {
-    const ceilings = await Promise.all(
-      Array.from({ length: opts.apiProcs }, (_, i) =>
-        launch(`ceiling-${i}`, [repoPath('dist/bench/ceiling-server.js'), String(ceilingPort)], {}),
-      ),
-    );
-    const apis = await Promise.all(
-      Array.from({ length: opts.apiProcs }, (_, i) =>
-        launch(
-          `api-${i}`,
-          [
-            ...(opts.profile ? ['--cpu-prof', `--cpu-prof-dir=${resultsDir}`] : []),
-            repoPath('dist/bench/api-process.js'),
-          ],
-          world.env,
-        ),
-      ),
-    );
-    if (opts.apiNice) for (const a of apis) setPriority(a.child.pid!, opts.apiNice);
-    const consumers = await Promise.all(
-      Array.from({ length: opts.consumerProcs }, (_, i) =>
-        launch(
-          `consumer-${i}`,
-          [
-            ...(opts.profile ? ['--cpu-prof', `--cpu-prof-dir=${resultsDir}`] : []),
-            repoPath('dist/services/main.js'),
-            'consumer',
-          ],
-          { ...world.env, LOG_LEVEL: 'info' },
-          'usage consumer started',
-        ),
-      ),
-    );
+    const { ceilings, apis, consumers } = await launchRoles(world.env, ceilingPort, opts);
     log(`running: ${procs.map((p) => `${p.name}(${p.child.pid})`).join(' ')}`);
     const pidsOf = (ps: Proc[]) => ps.map((p) => p.child.pid!).filter(Boolean);
     let loadPids: number[] = [process.pid];
@@ -301,16 +256,7 @@ async function main(): Promise<void> {
     // Every record that got a 202 must be in ClickHouse, exactly once.
     const accepted = await acceptedRecords(apis);
     const drainStart = Date.now();
-    let stored = -1;
-    for (;;) {
-      const rs = await ch.query({
-        query: `SELECT count() AS c FROM usage_records FINAL WHERE account_id = '${world.accountId}'`,
-        format: 'JSONEachRow',
-      });
-      stored = Number((await rs.json<{ c: string }>())[0]?.c ?? 0);
-      if (stored >= accepted || Date.now() - drainStart > 15 * 60_000) break;
-      await sleep(1000);
-    }
+    const stored = await distinctCount(ch, `account_id = '${world.accountId}'`, accepted, 15 * 60_000);
     const drainS = (Date.now() - drainStart) / 1000;
     const raw = await rawRowCount(ch, world.accountId);
     report.count_check = {
@@ -326,34 +272,24 @@ async function main(): Promise<void> {
 
     // Operator mode (bench/phases/attributed.ts): after the world's count check, whose account it doesn't write.
     if (opts.phases.includes('attributed')) {
-      const customers = arg('attributed-customers', 10_000);
-      const acceptedBefore = await acceptedRecords(apis);
-      const setup = await prepareAttributed(world, `http://127.0.0.1:${apiPort}`, {
-        customers,
+      const usPerRecord = (name: string) =>
+        Object.fromEntries(
+          report.phases.filter((x) => x.phase === name && x.pipeline).map((x) => [x.tool, x.pipeline!.us_per_record]),
+        );
+      report.attributed = await runAttributedPhase({
+        world,
+        apiUrl: `http://127.0.0.1:${apiPort}`,
+        customers: arg('attributed-customers', 10_000),
         batch: opts.batch,
         timestamp: ts,
+        registryCustomers: arg('registry-customers', 1_000_000),
+        log,
+        load: (url, bodies, headers) =>
+          phase('attributed', url, bodies[0]!, opts.batch, headers, 'POST', undefined, bodies),
+        acceptedRecords: () => acceptedRecords(apis),
+        storedRecords: (meterId, expected) => distinctCount(ch, `meter_id = '${meterId}'`, expected, 5 * 60_000),
+        usPerRecord,
       });
-      log(`attributed: ${customers} customers, deployment meter ${setup.meterId}, ${setup.bodies.length} bodies`);
-      const url = `http://127.0.0.1:${apiPort}/v1/meters/${setup.meterId}/usage`;
-      const adminAuth = { 'content-type': 'application/json', authorization: `Bearer ${setup.adminToken}` };
-      await phase('attributed', url, setup.bodies[0]!, opts.batch, adminAuth, 'POST', undefined, setup.bodies);
-      const acceptedNow = (await acceptedRecords(apis)) - acceptedBefore;
-      const storedNow = await finalCount(ch, `meter_id = '${setup.meterId}'`, acceptedNow);
-      const cpuRatio: Record<string, number> = {};
-      for (const p of report.phases.filter((x) => x.phase === 'attributed' && x.pipeline)) {
-        const base = report.phases.find((x) => x.phase === 'batched' && x.tool === p.tool)?.pipeline;
-        if (base) cpuRatio[p.tool] = Math.round((p.pipeline!.us_per_record / base.us_per_record) * 100) / 100;
-      }
-      const registryCustomers = arg('registry-customers', 1_000_000);
-      report.attributed = {
-        customers,
-        cpu_ratio: cpuRatio,
-        count_check: { accepted: acceptedNow, stored: storedNow, exact: acceptedNow === storedNow },
-        registry:
-          registryCustomers > customers
-            ? await measureRegistryScale(world, { total: registryCustomers, already: customers, log })
-            : undefined,
-      };
     }
 
     // Control-plane reads (docs/design.md §11: ≥ 10k req/s), after the drain so the usage query sees every record.

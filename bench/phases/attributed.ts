@@ -226,6 +226,58 @@ export async function measureRegistryScale(
   };
 }
 
+/** What the attributed phase needs of bench/run.ts: its load runner, counters and the other phases' costs. */
+export interface AttributedRun {
+  world: BenchWorld;
+  apiUrl: string;
+  customers: number;
+  batch: number;
+  timestamp: string;
+  /** Customers of the registry scale measurement (not above `customers`: skipped). */
+  registryCustomers: number;
+  log: (m: string) => void;
+  /** Runs the load phase `attributed` against `url` with these bodies, one per request in turn. */
+  load: (url: string, bodies: string[], headers: Record<string, string>) => Promise<void>;
+  /** Records the api processes accepted so far. */
+  acceptedRecords: () => Promise<number>;
+  /** Distinct stored records of the meter, once they reach `expected` (or a deadline). */
+  storedRecords: (meterId: string, expected: number) => Promise<number>;
+  /** Per tool: the pipeline's CPU µs per record of a load phase run so far. */
+  usPerRecord: (phase: 'attributed' | 'batched') => Record<string, number>;
+}
+
+/**
+ * Operator mode: batched records for `customers` customers through one admin token (each record naming its own
+ * customer) to one deployment meter, the pipeline's CPU per record against `batched` in the same run, the count
+ * check of the meter, then the customer registry at `registryCustomers`.
+ */
+export async function runAttributedPhase(r: AttributedRun): Promise<AttributedResult> {
+  const acceptedBefore = await r.acceptedRecords();
+  const setup = await prepareAttributed(r.world, r.apiUrl, {
+    customers: r.customers,
+    batch: r.batch,
+    timestamp: r.timestamp,
+  });
+  r.log(`attributed: ${r.customers} customers, deployment meter ${setup.meterId}, ${setup.bodies.length} bodies`);
+  const headers = { 'content-type': 'application/json', authorization: `Bearer ${setup.adminToken}` };
+  await r.load(`${r.apiUrl}/v1/meters/${setup.meterId}/usage`, setup.bodies, headers);
+  const accepted = (await r.acceptedRecords()) - acceptedBefore;
+  const stored = await r.storedRecords(setup.meterId, accepted);
+  const base = r.usPerRecord('batched');
+  const cpuRatio: Record<string, number> = {};
+  for (const [tool, us] of Object.entries(r.usPerRecord('attributed')))
+    if (base[tool]) cpuRatio[tool] = Math.round((us / base[tool]) * 100) / 100;
+  return {
+    customers: r.customers,
+    cpu_ratio: cpuRatio,
+    count_check: { accepted, stored, exact: accepted === stored },
+    registry:
+      r.registryCustomers > r.customers
+        ? await measureRegistryScale(r.world, { total: r.registryCustomers, already: r.customers, log: r.log })
+        : undefined,
+  };
+}
+
 export function attributedLines(r: AttributedResult): string[] {
   const ratios = Object.entries(r.cpu_ratio)
     .map(([tool, x]) => `${tool} × ${x.toFixed(2)}`)

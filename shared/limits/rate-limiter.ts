@@ -75,6 +75,10 @@ class LocalBucket implements RateLimitStatus {
 
   setLimit(limit: number, windowSeconds: number): void {
     if (limit === this.limit && windowSeconds === this.windowSeconds) return;
+    // A lowered limit holds at once (the operator's `accounts limits`): tokens leased under the old one beyond what
+    // the new one would lease ahead are dropped, not spent. They left the shared bucket, which refills within a
+    // window at the new rate: only ever fewer admitted meanwhile.
+    if (limit < this.limit) this.tokens = Math.min(this.tokens, Math.ceil(limit * MAX_LEASE_AHEAD));
     this.limit = limit;
     this.windowSeconds = windowSeconds;
     this.shape = { capacity: limit, perMs: limit / (windowSeconds * 1000) };

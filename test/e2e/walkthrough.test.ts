@@ -9,6 +9,9 @@ import { readPdf } from '../fixtures/pdf.js';
 import { startConsumer } from '../integration/ingest-helpers.js';
 import { startDispatcher } from '../integration/webhook-delivery-helpers.js';
 
+// Five CLI runs (npx) and a month's close on a loaded machine can outlast the runner's 300 s: the file says its own.
+t.setTimeout(15 * 60_000);
+
 /** The ```sh blocks of a markdown document, in order (```console blocks are shown, not run). */
 export function shellBlocks(markdown: string): string[] {
   return [...markdown.matchAll(/^```sh\n([\s\S]*?)^```$/gm)].map((m) => m[1]!);
@@ -61,15 +64,16 @@ t.test('docs/walkthrough.md bills a first customer, run verbatim', async (t) => 
   child.stderr!.on('data', (c) => (stderr += c));
   const code = await new Promise<number>((resolve) => {
     const timer = setTimeout(() => {
-      stderr += '\n[test] the walkthrough ran over 240 s and was stopped';
+      stderr += '\n[test] the walkthrough ran over 10 minutes and was stopped';
       process.kill(-child.pid!, 'SIGKILL');
-    }, 240_000);
+    }, 600_000);
     child.on('exit', (c) => {
       clearTimeout(timer);
       resolve(c ?? 1);
     });
   });
-  t.equal(code, 0, `the walkthrough ran to its end\n${stderr.slice(-3000)}`);
+  const output = code === 0 ? '' : `\n${stdout.slice(-2000)}\n${stderr.slice(-3000)}`;
+  t.equal(code, 0, `the walkthrough ran to its end${output}`);
   if (code !== 0) return;
 
   const invoices = (

@@ -114,6 +114,14 @@ t.test('test clocks', async (t) => {
         paid_at: afterGrace('2026-12-01T00:00:00Z'),
       });
       t.equal(await w.charges(invoices[0].id), 1, 'one charge, in the sandbox processor’s ledger');
+      // The operator refunds part of it: at the clock's time, through the sandbox.
+      const note = await call(admin, 'POST', `/v1/billing/invoices/${invoices[0].id}/credit-notes`, {
+        amount: 2.34,
+        reason: 'goodwill',
+      });
+      t.equal(note.status, 201, JSON.stringify(note.body));
+      t.match(note.body, { type: 'refund', amount: 2.34, created_at: '2026-12-02T00:00:00.000Z' });
+      t.equal(Number((await pg.query(`SELECT count(*) AS n FROM sandbox_refunds WHERE amount = 2.34`)).rows[0].n), 1);
       t.match(await w.made(a.tokens.read, 'GET', `/v1/subscriptions/${sub.id}`), {
         current_period_start: '2026-12-01T00:00:00.000Z',
         current_period_end: '2027-01-01T00:00:00.000Z',

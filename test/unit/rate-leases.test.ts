@@ -1,5 +1,12 @@
 import t from 'tap';
-import { grantFrom, refilled } from '../../shared/limits/rate-leases.js';
+import {
+  grantFrom,
+  refilled,
+  type BucketShape,
+  type LeaseRequest,
+  type RateLeases,
+} from '../../shared/limits/rate-leases.js';
+import { AccountRateLimiter } from '../../shared/limits/rate-limiter.js';
 
 const shape = { capacity: 1_000, perMs: 1 }; // 1,000 per second
 
@@ -35,4 +42,35 @@ t.test('over any interval, leases never hand out more than the limit plus one wi
   }
   t.ok(handedOut <= 1_000 * 10 + 1_000, `${handedOut} ≤ 10 s × 1,000/s + 1,000`);
   t.ok(handedOut >= 1_000 * 10, 'and the whole rate is usable');
+});
+
+/** The shared buckets in memory: RateLeases's rules (refilled, grantFrom) without NATS. */
+function memoryLeases(): RateLeases {
+  const states = new Map<string, { t: number; at: number }>();
+  const modify = (key: string, shape: BucketShape, change: (available: number) => number) => {
+    const now = Date.now();
+    const available = refilled(states.get(key), shape, now);
+    const granted = change(available);
+    if (granted !== 0) states.set(key, { t: available - granted, at: now });
+    return { granted, left: available - granted, at: now };
+  };
+  return {
+    lease: async (key: string, shape: BucketShape, r: LeaseRequest) => modify(key, shape, (a) => grantFrom(a, r)),
+    giveBack: async (key: string, shape: BucketShape, tokens: number) => {
+      modify(key, shape, (a) => -Math.min(tokens, Math.max(0, shape.capacity - a)));
+    },
+  } as unknown as RateLeases;
+}
+
+t.test('a lowered limit holds at once: tokens leased under the old one are not spent', async (t) => {
+  const limiter = new AccountRateLimiter(memoryLeases());
+  t.teardown(() => limiter.stop());
+  // Busy under a high limit: the process leases ahead (up to a quarter of a window).
+  for (let i = 0; i < 50; i++) await limiter.take('acct_1', 'attributed', 100, 200_000);
+  await limiter.take('acct_1', 'attributed', 100, 20); // a full bucket of the new limit: passes once, in debt
+  await t.rejects(
+    Promise.resolve().then(() => limiter.take('acct_1', 'attributed', 100, 20)),
+    { code: 'rate_limited' },
+    'the next request is refused under the new limit of 20 per second',
+  );
 });

@@ -7,6 +7,8 @@ import { CreateCreditNoteBody, CreditNoteSchema } from '../../../shared/api/cred
 import { toCreditNote } from './representation.js';
 import type { NewCreditNote } from '../../domain/credit-notes/types.js';
 import { parseNewCreditNote } from './input.js';
+import { invoiceCustomerTime } from '../../domain/test-clocks/store.js';
+import { processorFor } from '../../domain/payments/create.js';
 
 /**
  * POST /v1/billing/invoices/:invoice_id/credit-notes — an operator (admin scope) credits an invoice: on an unpaid
@@ -19,8 +21,11 @@ export function createCreditNoteRoute(deps: ApiDeps, processor: PaymentProcessor
     path: '/v1/billing/invoices/:invoice_id/credit-notes',
     auth: 'admin',
     input: parseNewCreditNote,
-    handler: async (_ctx, note) => {
-      const issued = await issueCreditNote({ pg: deps.pg, processor, log: deps.log }, note, new Date());
+    handler: async (ctx, note) => {
+      // A customer on a test clock: at its clock's time, refunded through the sandbox (docs/test-clocks.md).
+      const { now, clockId } = await invoiceCustomerTime(deps.pg, ctx.params.invoice_id!);
+      const refunder = processorFor(deps.pg, processor, clockId);
+      const issued = await issueCreditNote({ pg: deps.pg, processor: refunder, log: deps.log }, note, now);
       return reply.created(toCreditNote(issued), `/v1/billing/credit-notes/${issued.note.id}`);
     },
     doc: {

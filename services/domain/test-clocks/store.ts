@@ -108,6 +108,23 @@ export async function accountTime(q: Queryable, accountId: string): Promise<{ no
   return clock ? { now: clock.frozen_time, clockId: clock.id } : { now: new Date(), clockId: null };
 }
 
+/**
+ * The time of the customer an invoice is for (accountTime), for an operator's action on any customer's invoice
+ * (a credit note); an unknown invoice: real time, no clock (the action itself answers 404).
+ */
+export async function invoiceCustomerTime(
+  q: Queryable,
+  invoiceId: string,
+): Promise<{ now: Date; clockId: string | null }> {
+  const r = await q.query<{ id: string; frozen_time: Date }>(
+    `SELECT c.id, c.frozen_time FROM invoices i JOIN accounts a ON a.id = i.account_id JOIN test_clocks c ON c.id = a.test_clock_id
+      WHERE i.id = $1`,
+    [invoiceId],
+  );
+  const clock = r.rows[0];
+  return clock ? { now: clock.frozen_time, clockId: clock.id } : { now: new Date(), clockId: null };
+}
+
 export async function setClockState(
   q: Queryable,
   id: string,
