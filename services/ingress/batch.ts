@@ -7,7 +7,6 @@ import type { MeterRecord } from '../../shared/meters/record.js';
 import { recordErrorCode, writeRecord, type RecordContext } from './records.js';
 import { RowWriter } from '../../shared/usage/wire.js';
 import type { UsagePublisher } from './publisher.js';
-import { isPromise } from '../../shared/http/pipeline.js';
 
 export interface RecordError {
   code:
@@ -144,28 +143,16 @@ export async function takeCustomerRates(b: CheckedBatch, ctx: RecordContext): Pr
   const counts = new Map<string, number>();
   for (const account of owners.account) counts.set(account, (counts.get(account) ?? 0) + 1);
   const refused = new Map<string, RateLimitedError>();
-  const refuse = (account: string, err: unknown) => {
-    if (!(err instanceof RateLimitedError)) throw err;
-    refused.set(account, err);
-  };
-  // Most takes are answered at once (tokens this process holds): only leases are waited for, all together.
-  let leasing: Promise<void>[] | undefined;
-  for (const [account, records] of counts) {
-    try {
-      const taken = take(account, records);
-      if (isPromise(taken))
-        (leasing ??= []).push(
-          taken.then(
-            () => undefined,
-            (err) => refuse(account, err),
-          ),
-        );
-    } catch (err) {
-      if (!(err instanceof RateLimitedError) && leasing) await Promise.allSettled(leasing); // none left unawaited
-      refuse(account, err);
-    }
-  }
-  if (leasing) await Promise.all(leasing);
+  await Promise.all(
+    Array.from(counts, async ([account, records]) => {
+      try {
+        await take(account, records);
+      } catch (err) {
+        if (!(err instanceof RateLimitedError)) throw err;
+        refused.set(account, err);
+      }
+    }),
+  );
   return refused.size ? withoutRefused(b, refused) : b;
 }
 
