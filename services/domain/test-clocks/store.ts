@@ -94,6 +94,11 @@ export async function attachCustomer(
   return getTestClock(client, accountId, clockId);
 }
 
+/** A clock's frozen time, or real time (no clock): what accountTime and invoiceCustomerTime answer. */
+function clockTime(clock: { id: string; frozen_time: Date } | undefined): { now: Date; clockId: string | null } {
+  return clock ? { now: clock.frozen_time, clockId: clock.id } : { now: new Date(), clockId: null };
+}
+
 /**
  * The time an account lives at: its clock's frozen time, or real time for a customer on no clock. Every
  * "now" of a customer — a subscription's start, change and cancellation, its current period, the upcoming
@@ -104,8 +109,7 @@ export async function accountTime(q: Queryable, accountId: string): Promise<{ no
     'SELECT c.id, c.frozen_time FROM accounts a JOIN test_clocks c ON c.id = a.test_clock_id WHERE a.id = $1',
     [accountId],
   );
-  const clock = r.rows[0];
-  return clock ? { now: clock.frozen_time, clockId: clock.id } : { now: new Date(), clockId: null };
+  return clockTime(r.rows[0]);
 }
 
 /**
@@ -121,8 +125,7 @@ export async function invoiceCustomerTime(
       WHERE i.id = $1`,
     [invoiceId],
   );
-  const clock = r.rows[0];
-  return clock ? { now: clock.frozen_time, clockId: clock.id } : { now: new Date(), clockId: null };
+  return clockTime(r.rows[0]);
 }
 
 export async function setClockState(
