@@ -3,6 +3,7 @@
  * users.xml, start, readiness probe (GET /ping), stop, URL.
  */
 import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { chmod, mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { findOnPath } from './install.js';
@@ -18,6 +19,7 @@ import {
   type ServerKind,
 } from './launch.js';
 import { httpGet, probing, urlHost, type ProbeResult } from './probe.js';
+import { fileSize } from './process.js';
 
 export interface ClickhouseOptions {
   dir: string;
@@ -187,25 +189,59 @@ export function startClickhouse(o: ClickhouseOptions): Promise<ServerHandle> {
     await writeFile(configFile, serverConfig(o, l), { mode: 0o600 });
     await chmod(configFile, 0o600);
     await writeFile(l.usersFile, usersConfig(o.passwords?.default, o.clients ?? []), { mode: 0o600 });
-    return launch({
-      server: 'clickhouse',
-      command: requireCommand(clickhouse),
-      args: [`--config-file=${configFile}`],
-      dir,
-      stdoutLog: path.join(dir, 'clickhouse.stdout.log'),
-      logFile: l.logFile,
-      extraLogs: [l.errLogFile],
-      url: clickhouse.url({ http: o.httpPort }, host, loginOf(clickhouse, o.passwords, 'admin')),
-      probe: clickhouse.probe,
-      stopSignal: clickhouse.stopSignal,
-      ports: [
-        { port: o.httpPort, role: 'HTTP port' },
-        { port: o.tcpPort, role: 'TCP port' },
-        { port: l.interserverPort, role: 'interserver port' },
-      ],
-      host,
-      timeoutMs: o.timeoutMs,
-    });
+    const start = () => launchClickhouse(o, l, configFile);
+    if (!o.cluster) return start();
+    const logBefore = fileSize(l.errLogFile);
+    try {
+      return await start();
+    } catch (e) {
+      if (!UNCLEAN_STOP.test(readFrom(l.errLogFile, logBefore))) throw e;
+      // A replica killed mid-insert (a host lost, kill -9, power cut) holds parts it wrote but never registered
+      // in ZooKeeper; when they are many of a small table's rows, ClickHouse refuses to attach it ("doesn't look
+      // like the set of parts in ZooKeeper") and exits. Those inserts were never acknowledged (the registration
+      // is the commit), so the documented recovery is right here: start once with force_restore_data —
+      // ClickHouse sets the unregistered parts aside (`ignored_*`) and fetches what it misses from the others.
+      process.stderr.write(
+        '[stack] clickhouse: parts on disk that ZooKeeper does not know (an unclean stop); starting again with force_restore_data\n',
+      );
+      await mkdir(path.join(dir, 'data', 'flags'), { recursive: true });
+      await writeFile(path.join(dir, 'data', 'flags', 'force_restore_data'), '');
+      return start();
+    }
+  });
+}
+
+function readFrom(file: string, offset: number): string {
+  try {
+    return readFileSync(file).subarray(offset).toString('utf8');
+  } catch {
+    return '';
+  }
+}
+
+/** ClickHouse 18.16's refusal to attach a replicated table after an unclean stop (StorageReplicatedMergeTree::checkParts). */
+const UNCLEAN_STOP = /doesn't look like the set of parts in ZooKeeper/;
+
+function launchClickhouse(o: ClickhouseOptions, l: Layout, configFile: string): Promise<ServerHandle> {
+  const { dir, host } = l;
+  return launch({
+    server: 'clickhouse',
+    command: requireCommand(clickhouse),
+    args: [`--config-file=${configFile}`],
+    dir,
+    stdoutLog: path.join(dir, 'clickhouse.stdout.log'),
+    logFile: l.logFile,
+    extraLogs: [l.errLogFile],
+    url: clickhouse.url({ http: o.httpPort }, host, loginOf(clickhouse, o.passwords, 'admin')),
+    probe: clickhouse.probe,
+    stopSignal: clickhouse.stopSignal,
+    ports: [
+      { port: o.httpPort, role: 'HTTP port' },
+      { port: o.tcpPort, role: 'TCP port' },
+      { port: l.interserverPort, role: 'interserver port' },
+    ],
+    host,
+    timeoutMs: o.timeoutMs,
   });
 }
 
