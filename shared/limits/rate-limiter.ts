@@ -12,7 +12,8 @@ import type { BucketShape, LeaseResult, RateLeases } from './rate-leases.js';
  * one shared bucket. Tokens a process leased and left unspent go back once it is idle.
  *
  * When NATS can't be asked, a process falls back to a bucket of its own holding its share of the limit
- * (1 / live api processes) until it can again: strict, never more than the limit in total.
+ * (1 / live api processes) until it can again: strict when NATS is gone for every process. A merely slow
+ * lease is waited for (awaitLease): one process on its own while the others lease would add its share.
  */
 
 /** What a response says about one policy in its `RateLimit-Policy` and `RateLimit` fields (IETF draft). */
@@ -35,8 +36,13 @@ const GIVE_BACK_IDLE_MS = 1_000;
 const SWEEP_MS = 500;
 /** A bucket idle this long has refilled (windows are at most an hour): forgotten. */
 const FORGET_IDLE_MS = 3_600_000;
-/** A lease slower than this (NATS down or far away) → the process's own share for FALLBACK_MS. */
+/**
+ * No lease answer this long and the connection to NATS down → the process's own share for FALLBACK_MS. A slow
+ * answer over a live connection (a loaded machine) is waited for, up to MAX_LEASE_WAIT_MS: falling back then
+ * would admit this process's share on top of what the others still take from the shared bucket.
+ */
 const LEASE_TIMEOUT_MS = 2_000;
+const MAX_LEASE_WAIT_MS = 10_000;
 const FALLBACK_MS = 10_000;
 const POLICY_UNITS: Record<string, string> = {
   ingest: 'usage records',
@@ -213,13 +219,14 @@ export class AccountRateLimiter {
     let queued = 0;
     for (let i = 1; i < b.waiters.length; i++) queued += b.waiters[i]!.cost;
     b.leasing = true;
-    withTimeout(
-      this.leases.lease(b.key, b.shape, {
+    const leases = this.leases;
+    awaitLease(
+      leases.lease(b.key, b.shape, {
         need: Math.min(head.cost, b.shape.capacity) - b.tokens,
         take: head.cost - b.tokens,
         extra: b.ahead() + queued,
       }),
-      LEASE_TIMEOUT_MS,
+      () => leases.reachable !== false,
     ).then(
       (r) => this.leased(b, r),
       (err) => this.leaseFailed(b, err),
@@ -287,16 +294,23 @@ export class AccountRateLimiter {
   }
 }
 
-function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
+/** The lease's answer, or a rejection once NATS is unreachable past LEASE_TIMEOUT_MS or silent for MAX_LEASE_WAIT_MS. */
+function awaitLease<T>(p: Promise<T>, reachable: () => boolean): Promise<T> {
   return new Promise<T>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
+    const started = performance.now();
+    const timer = setInterval(() => {
+      const waited = performance.now() - started;
+      if (reachable() && waited < MAX_LEASE_WAIT_MS) return;
+      clearInterval(timer);
+      reject(new Error(`no answer within ${Math.round(waited)} ms${reachable() ? '' : ' (NATS disconnected)'}`));
+    }, LEASE_TIMEOUT_MS);
     p.then(
       (v) => {
-        clearTimeout(timer);
+        clearInterval(timer);
         resolve(v);
       },
       (e) => {
-        clearTimeout(timer);
+        clearInterval(timer);
         reject(e);
       },
     );

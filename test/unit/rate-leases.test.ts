@@ -44,9 +44,13 @@ t.test('over any interval, leases never hand out more than the limit plus one wi
   t.ok(handedOut >= 1_000 * 10, 'and the whole rate is usable');
 });
 
-/** The shared buckets in memory: RateLeases's rules (refilled, grantFrom) without NATS. */
-function memoryLeases(): RateLeases {
+/**
+ * The shared buckets in memory: RateLeases's rules (refilled, grantFrom) without NATS. `net.delayMs`: how late
+ * each answer arrives (decided when asked); `net.reachable`: what the connection reports meanwhile.
+ */
+function memoryLeases(net = { delayMs: 0, reachable: true }): RateLeases {
   const states = new Map<string, { t: number; at: number }>();
+  const late = <T>(v: T) => new Promise<T>((r) => setTimeout(() => r(v), net.delayMs));
   const modify = (key: string, shape: BucketShape, change: (available: number) => number) => {
     const now = Date.now();
     const available = refilled(states.get(key), shape, now);
@@ -55,7 +59,10 @@ function memoryLeases(): RateLeases {
     return { granted, left: available - granted, at: now };
   };
   return {
-    lease: async (key: string, shape: BucketShape, r: LeaseRequest) => modify(key, shape, (a) => grantFrom(a, r)),
+    get reachable() {
+      return net.reachable;
+    },
+    lease: async (key: string, shape: BucketShape, r: LeaseRequest) => late(modify(key, shape, (a) => grantFrom(a, r))),
     giveBack: async (key: string, shape: BucketShape, tokens: number) => {
       modify(key, shape, (a) => -Math.min(tokens, Math.max(0, shape.capacity - a)));
     },
@@ -74,3 +81,27 @@ t.test('a lowered limit holds at once: tokens leased under the old one are not s
     'the next request is refused under the new limit of 20 per second',
   );
 });
+
+t.test(
+  'a slow lease over a live connection is waited for; with NATS disconnected the process goes alone',
+  async (t) => {
+    const net = { delayMs: 0, reachable: true };
+    const leases = memoryLeases(net);
+    const first = new AccountRateLimiter(leases);
+    const second = new AccountRateLimiter(leases);
+    t.teardown(async () => {
+      await first.stop();
+      await second.stop();
+    });
+    await first.take('acct_1', 'ingest', 1_000, 1_000); // the whole bucket, spent by another process
+    net.delayMs = 2_500; // answers slower than LEASE_TIMEOUT_MS: a loaded machine
+    await t.rejects(
+      Promise.resolve().then(() => second.take('acct_1', 'ingest', 500, 1_000)),
+      { code: 'rate_limited' },
+      'the slow answer (an empty bucket) is what counts: no bucket of its own on top of the shared one',
+    );
+    net.reachable = false; // the connection to NATS is down: after LEASE_TIMEOUT_MS, its own share of the limit
+    const alone = await second.take('acct_2', 'ingest', 500, 1_000);
+    t.match(alone.limitHeader(), /^"ingest";r=500;/, 'admitted from its own bucket (its share: the whole limit)');
+  },
+);
