@@ -126,9 +126,12 @@ t.test('request intake under faulty clients: everything reserved comes back, oth
       },
       { captureStderr: true },
     );
-    // Each token verified once here: from then on a request is charged to its account on arrival.
+    // Each token verified once here: from then on a request is charged to its account on arrival. Until its
+    // token is verified, a body counts against its address — three unverified 512 KiB bodies from 127.0.0.1 are
+    // past that share (CI answered the third 503 when a loaded machine had not yet verified the write tokens).
     for (const a of [ingester, batcher, controller, other])
-      t.equal((await fetch(`${api.url}/v1/meters`, { headers: a.auth.read })).status, 200);
+      for (const auth of [a.auth.read, a.auth.write])
+        t.equal((await fetch(`${api.url}/v1/meters`, { headers: auth })).status, 200, 'token verified');
     return { ...api, port: Number(new URL(api.url).port) };
   };
   const [patient, hasty] = await Promise.all([intakeApi(60), intakeApi(2)]);
@@ -285,7 +288,8 @@ t.test('request intake under faulty clients: everything reserved comes back, oth
     clearInterval(drip);
     const answered = [...trickles, ...steady.map((x, i) => ({ x, door: `${jsonDoors[i]!.name}, steady at 32 KiB/s` }))];
     for (const { x, door } of answered) {
-      t.equal(rawStatus(x.received()), 408, `${door}: 408`);
+      const status = rawStatus(x.received());
+      t.equal(status, 408, `${door}: 408${status === 408 ? '' : ` (answered ${status}: ${rawBody(x.received())})`}`);
       t.equal(JSON.parse(rawBody(x.received())).code, 'request_timeout', `${door}: request_timeout`);
     }
     await atRest(t, hasty, 'the trickled bodies released');
