@@ -231,12 +231,17 @@ export async function ensureNatsTopology(
     replicas,
   });
   // Shared rate buckets: an entry idle this long has refilled (the longest window is an hour); memory, like the
-  // heartbeats: after a restart of every NATS node each account starts with a full bucket.
+  // heartbeats: after a restart of every NATS node each account starts with a full bucket. One replica, on a
+  // cluster too: a lease is a compare-and-set, and nats-server before 2.9.21 (Debian's is 2.9.10) checks a
+  // replicated stream's expected sequence outside its Raft consensus (nats-server#4320), so two leases racing
+  // on one account could both succeed and admit more than the limit (cluster-limits caught 3,550 records where
+  // 3,500 is the bound). On one replica the check and the write are one step. While that NATS node is down, api
+  // processes enforce their share of each limit alone (docs/limits.md). A bucket created before keeps its replicas.
   await kvm.create(names.rateBucket, {
     history: 1,
     storage: StorageType.Memory,
     ttl: RATE_BUCKET_TTL_MS,
-    replicas,
+    replicas: 1,
   });
   await kvm.create(names.signInThrottleBucket, {
     history: 1,

@@ -2,8 +2,6 @@
  * Load and checks for the cluster fault tests: records with ids sent from several connections, each batch
  * retried with the same ids until it gets its 202, and exact counts read from ClickHouse.
  */
-import { cpSync, existsSync, readdirSync } from 'node:fs';
-import path from 'node:path';
 import { createClickhouse } from '../../shared/clients/clickhouse.js';
 import type { LocalCluster } from '../fixtures/cluster.js';
 import { callJson } from '../fixtures/matrix.js';
@@ -134,29 +132,4 @@ export async function waitForMeterEverywhere(base: string, token: string, meterI
 
 export function killNow(pid: number): void {
   process.kill(pid, 'SIGKILL');
-}
-
-/**
- * What a replica killed mid-insert leaves on its disk, on purpose and in bulk: every part of `table` copied
- * twice under new block numbers that ZooKeeper never heard of (parts written, never registered). Two thirds of
- * the table's rows are then unregistered — ClickHouse 18.16 refuses to attach such a table at start-up. The
- * server must be stopped. Returns how many parts were planted.
- */
-export function plantUnregisteredParts(clickhouseDir: string, table: string): number {
-  const data = path.join(clickhouseDir, 'data', 'data');
-  let planted = 0;
-  for (const db of readdirSync(data)) {
-    const dir = path.join(data, db, table);
-    if (!existsSync(dir)) continue;
-    const parts = readdirSync(dir).filter((n) => /^[^_]+_\d+_\d+_\d+$/.test(n));
-    parts.forEach((name, i) => {
-      const partition = name.split('_')[0]!;
-      for (const copy of [0, 1]) {
-        const block = 900_000 + i * 2 + copy;
-        cpSync(path.join(dir, name), path.join(dir, `${partition}_${block}_${block}_0`), { recursive: true });
-        planted++;
-      }
-    });
-  }
-  return planted;
 }
