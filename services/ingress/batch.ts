@@ -1,4 +1,4 @@
-import { RateLimitedError, ValidationError, type FieldError } from '../../shared/errors.js';
+import { type RateLimitedError, ValidationError, type FieldError } from '../../shared/errors.js';
 import type { NatsNames } from '../../shared/clients/nats.js';
 import type { HttpReply } from '../../shared/http/context.js';
 import { reply } from '../../shared/http/reply.js';
@@ -88,7 +88,7 @@ export function checkBatch(
   // validation of their records (measured ~5× a string build).
   let json = '';
   const rows = new RowWriter(items.length);
-  const owners: AcceptedOwners | undefined = ctx.takeRecords
+  const owners: AcceptedOwners | undefined = ctx.takeRecordsEach
     ? { index: [], account: [], start: [], results: [] }
     : undefined;
   let accepted = 0;
@@ -132,27 +132,19 @@ export function checkBatch(
  * Per-account ingest rates of an admin emitter's records (operator mode, docs/operator-mode.md). The request
  * as a whole counted against the emitter's own ceiling (`attributed`) before anything else; once its records
  * are checked, each account they are for takes its count of valid records from its own ingest rate — one take
- * per account, all at once (a take may wait for a lease: shared/limits/rate-limiter.ts). An account over its
+ * per account, all at once (takeEach: a take may wait for a lease, shared/limits/rate-limiter.ts). An account over its
  * rate gets its records refused (`rate_limited`), nothing of them published; the emitter's other customers go
  * through: one noisy customer is throttled, not the operator's whole emitter.
  */
-export async function takeCustomerRates(b: CheckedBatch, ctx: RecordContext): Promise<CheckedBatch> {
+export function takeCustomerRates(b: CheckedBatch, ctx: RecordContext): CheckedBatch | Promise<CheckedBatch> {
   const owners = b.owners;
-  const take = ctx.takeRecords;
-  if (!owners || !take || b.accepted === 0) return b;
+  const takeEach = ctx.takeRecordsEach;
+  if (!owners || !takeEach || b.accepted === 0) return b;
   const counts = new Map<string, number>();
   for (const account of owners.account) counts.set(account, (counts.get(account) ?? 0) + 1);
-  const refused = new Map<string, RateLimitedError>();
-  await Promise.all(
-    Array.from(counts, async ([account, records]) => {
-      try {
-        await take(account, records);
-      } catch (err) {
-        if (!(err instanceof RateLimitedError)) throw err;
-        refused.set(account, err);
-      }
-    }),
-  );
+  const refused = takeEach(counts);
+  // Most batches find every customer's tokens leased already: answered with no promise at all.
+  if (!(refused instanceof Map)) return refused.then((r) => (r.size ? withoutRefused(b, r) : b));
   return refused.size ? withoutRefused(b, refused) : b;
 }
 

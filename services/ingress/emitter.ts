@@ -26,7 +26,10 @@ export function recordContext(deps: IngressDeps, principal: Principal): RecordCo
   const operator = hasScope(principal, 'admin');
   const attribution = new Attribution({ accountId, operator }, deps.customers);
   const rc: RecordContext = { accountId, now: Date.now(), attribution };
-  if (operator) rc.takeRecords = (account, records) => deps.protection.takeIngestRecords(account, records);
+  if (operator) {
+    rc.takeRecords = (account, records) => deps.protection.takeIngestRecords(account, records);
+    rc.takeRecordsEach = (records) => deps.protection.takeIngestRecordsEach(records);
+  }
   return rc;
 }
 

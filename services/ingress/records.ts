@@ -1,4 +1,4 @@
-import type { FieldError } from '../../shared/errors.js';
+import type { FieldError, RateLimitedError } from '../../shared/errors.js';
 import type { RateTake } from '../../shared/limits/protection.js';
 import { bodyValidator, toFieldErrors } from '../../shared/http/validation.js';
 import type { MeterRecord } from '../../shared/meters/record.js';
@@ -102,6 +102,10 @@ export interface RecordContext {
    * many customers' (the others count a request's records at once, before anything else).
    */
   takeRecords?: (accountId: string, records: number) => RateTake;
+  /** takeRecords for a batch's accounts at once (account → its valid records): the accounts refused. */
+  takeRecordsEach?: (
+    records: Map<string, number>,
+  ) => Map<string, RateLimitedError> | Promise<Map<string, RateLimitedError>>;
 }
 
 /**

@@ -1,3 +1,4 @@
+import type { RateLimitedError } from '../errors.js';
 import type { Infra } from '../infra.js';
 import { API_PROCESS_TTL_MS } from '../migrate.js';
 import { AccountLimitsBook, type AccountLimits } from './account-limits.js';
@@ -39,6 +40,16 @@ export class AccountProtection {
   /** Counts `records` usage records against the account's ingest rate; 429 (nothing counted) when over. */
   takeIngestRecords(accountId: string, records: number): RateTake {
     return this.limiter.take(accountId, 'ingest', records, this.book.limits(accountId).ingest_records_per_second);
+  }
+
+  /**
+   * takeIngestRecords for many accounts at once (an operator's batch: account → its records): the accounts
+   * refused, at once or with one promise when some leased.
+   */
+  takeIngestRecordsEach(
+    records: Map<string, number>,
+  ): Map<string, RateLimitedError> | Promise<Map<string, RateLimitedError>> {
+    return this.limiter.takeEach('ingest', records, (a) => this.book.limits(a).ingest_records_per_second);
   }
 
   /**

@@ -75,8 +75,22 @@ function decode(text: string): SharedState | undefined {
   }
 }
 
+/** A shared bucket's entry as this process last read or wrote it. */
+interface KnownEntry {
+  revision: number;
+  /** undefined: deleted or unreadable, a full bucket. */
+  state: SharedState | undefined;
+}
+
 export class RateLeases {
   private connected = true;
+  /**
+   * Each bucket's entry as this process last wrote it: the next lease writes on top of it with no read first
+   * (one KV request, not two). When another process wrote since, the write's revision check fails and the
+   * entry is read again. A refusal computed from it needs no request at all: tokens only ever leave a shared
+   * bucket (nothing is given back), so the real one holds at most what this entry refills to.
+   */
+  private readonly known = new Map<string, KnownEntry>();
 
   constructor(
     private readonly kv: KV,
@@ -102,35 +116,45 @@ export class RateLeases {
     this.connected = false;
   }
 
-  /** Takes a lease from the shared bucket `key`; throws when NATS can't be asked. */
+  /**
+   * Takes a lease from the shared bucket `key` by compare-and-set; throws when NATS can't be asked. A bucket
+   * this process never saw is first tried as a conditional create (an absent entry is a full bucket).
+   */
   async lease(key: string, shape: BucketShape, request: LeaseRequest): Promise<LeaseResult> {
-    return this.modify(key, shape, (available) => grantFrom(available, request));
-  }
-
-  /** Gives back tokens a process leased and did not spend (the bucket never holds more than its capacity). */
-  async giveBack(key: string, shape: BucketShape, tokens: number): Promise<void> {
-    await this.modify(key, shape, (available) => -Math.min(tokens, Math.max(0, shape.capacity - available)));
-  }
-
-  /** Compare-and-set: `change(available)` tokens leave the bucket (negative: come back); 0 writes nothing. */
-  private async modify(key: string, shape: BucketShape, change: (available: number) => number): Promise<LeaseResult> {
     const deadline = Date.now() + CAS_DEADLINE_MS;
+    let entry = this.known.get(key);
     for (;;) {
-      const entry = await this.kv.get(key);
-      const state = entry && entry.operation === 'PUT' ? decode(entry.string()) : undefined;
       const now = Date.now();
-      const available = refilled(state, shape, now);
-      const granted = change(available);
+      const available = refilled(entry?.state, shape, now);
+      const granted = grantFrom(available, request);
       if (granted === 0) return { granted: 0, left: available, at: now };
-      const next = JSON.stringify({ t: available - granted, at: now } satisfies SharedState);
+      const state: SharedState = { t: available - granted, at: now };
+      const text = JSON.stringify(state);
       try {
-        if (entry) await this.kv.update(key, next, entry.revision);
-        else await this.kv.create(key, next);
-        return { granted, left: available - granted, at: now };
+        const revision = entry ? await this.kv.update(key, text, entry.revision) : await this.kv.create(key, text);
+        this.known.set(key, { revision, state });
+        return { granted, left: state.t, at: now };
       } catch (err) {
-        // Another process changed the bucket since the read: read it again.
+        // Another process changed the bucket since this one last wrote it (or created it first): read it again.
         if (!isConflict(err) || Date.now() > deadline) throw err;
+        entry = await this.read(key);
       }
     }
+  }
+
+  /** Forgets what this process knew of bucket `key` (idle long enough to have refilled). */
+  forget(key: string): void {
+    this.known.delete(key);
+  }
+
+  private async read(key: string): Promise<KnownEntry | undefined> {
+    const e = await this.kv.get(key);
+    if (!e) {
+      this.known.delete(key);
+      return undefined;
+    }
+    const entry = { revision: e.revision, state: e.operation === 'PUT' ? decode(e.string()) : undefined };
+    this.known.set(key, entry);
+    return entry;
   }
 }

@@ -9,7 +9,9 @@ import type { BucketShape, LeaseResult, RateLeases } from './rate-leases.js';
  * short leases again (requests wait for that one round trip; concurrent ones share it). Whatever the number of
  * processes and however connections land on them, one connection may use the account's whole limit, and all
  * processes together admit at most the limit plus one window's burst: every token spent was taken out of the
- * one shared bucket. Tokens a process leased and left unspent go back once it is idle.
+ * one shared bucket. Tokens a process leased and left unspent are dropped once it is idle for a second: giving
+ * them back cost two more KV requests per account per burst (operator mode: per customer), and dropping only
+ * ever admits fewer.
  *
  * When NATS can't be asked, a process falls back to a bucket of its own holding its share of the limit
  * (1 / live api processes) until it can again: strict when NATS is gone for every process. A merely slow
@@ -31,8 +33,8 @@ const LEASE_AHEAD_MS = 250;
 const MAX_LEASE_AHEAD = 0.25;
 /** A caller's recent rate is measured over about this long. */
 const RATE_HALF_LIFE_MS = 1_000;
-/** Unspent tokens go back to the shared bucket after this long without a request. */
-const GIVE_BACK_IDLE_MS = 1_000;
+/** Unspent tokens are dropped after this long without a request (docs/limits.md: what bounds a burst). */
+const DROP_IDLE_MS = 1_000;
 const SWEEP_MS = 500;
 /** A bucket idle this long has refilled (windows are at most an hour): forgotten. */
 const FORGET_IDLE_MS = 3_600_000;
@@ -138,7 +140,8 @@ class LocalBucket implements RateLimitStatus {
 }
 
 export class AccountRateLimiter {
-  private readonly buckets = new Map<string, LocalBucket>();
+  /** policy → account → bucket: a take looks up two strings it has, and builds none. */
+  private readonly buckets = new Map<string, Map<string, LocalBucket>>();
   private readonly sweeper: NodeJS.Timeout;
   private fallbackUntil = 0;
 
@@ -168,11 +171,57 @@ export class AccountRateLimiter {
     limit: number,
     windowSeconds = 1,
   ): RateLimitStatus | Promise<RateLimitStatus> {
-    const key = `${policy}.${accountId}`;
-    let b = this.buckets.get(key);
-    if (!b) this.buckets.set(key, (b = new LocalBucket(key, policy)));
+    const b = this.bucket(policy, accountId);
     b.setLimit(limit, windowSeconds);
+    return this.takeFrom(b, cost, performance.now());
+  }
+
+  /**
+   * `take` for many accounts at once (an operator's batch: each customer's records against its own rate):
+   * `costs` is account → units, `limitOf` each account's limit per second. Answers the accounts refused — at
+   * once when this process holds every token, else with one promise once the leases needed are answered.
+   */
+  takeEach(
+    policy: string,
+    costs: Map<string, number>,
+    limitOf: (accountId: string) => number,
+  ): Map<string, RateLimitedError> | Promise<Map<string, RateLimitedError>> {
+    const refused = new Map<string, RateLimitedError>();
+    let pending: Promise<void>[] | undefined;
     const now = performance.now();
+    for (const [accountId, cost] of costs) {
+      const b = this.bucket(policy, accountId);
+      b.setLimit(limitOf(accountId), 1);
+      try {
+        const taken = this.takeFrom(b, cost, now);
+        if (taken instanceof Promise)
+          (pending ??= []).push(
+            taken.then(
+              () => undefined,
+              (err: unknown) => refuse(refused, accountId, err),
+            ),
+          );
+      } catch (err) {
+        refuse(refused, accountId, err);
+      }
+    }
+    return pending ? Promise.all(pending).then(() => refused) : refused;
+  }
+
+  /** Stops the sweep. Unspent tokens are dropped, as when idle: the shared buckets refill within a window. */
+  async stop(): Promise<void> {
+    clearInterval(this.sweeper);
+  }
+
+  private bucket(policy: string, accountId: string): LocalBucket {
+    let byAccount = this.buckets.get(policy);
+    if (!byAccount) this.buckets.set(policy, (byAccount = new Map()));
+    let b = byAccount.get(accountId);
+    if (!b) byAccount.set(accountId, (b = new LocalBucket(`${policy}.${accountId}`, policy)));
+    return b;
+  }
+
+  private takeFrom(b: LocalBucket, cost: number, now: number): RateLimitStatus | Promise<RateLimitStatus> {
     if (!this.leases || now < this.fallbackUntil) return this.takeAlone(b, cost, now);
     b.fallback = undefined;
     if (b.waiters.length === 0 && b.tokens >= cost) {
@@ -183,13 +232,6 @@ export class AccountRateLimiter {
       b.waiters.push({ cost, resolve, reject });
       this.pump(b);
     });
-  }
-
-  /** Gives back what this process leased and did not spend (best effort, briefly). */
-  async stop(): Promise<void> {
-    clearInterval(this.sweeper);
-    const returns = [...this.buckets.values()].map((b) => this.giveBack(b));
-    await Promise.race([Promise.allSettled(returns), new Promise((r) => setTimeout(r, 500).unref())]);
   }
 
   /** Serves the waiters in order: from leased tokens, else by one lease at a time. */
@@ -278,20 +320,25 @@ export class AccountRateLimiter {
     throw b.refusal(cost, f.tokens);
   }
 
-  private giveBack(b: LocalBucket): Promise<void> {
-    const tokens = Math.floor(b.tokens);
-    if (!this.leases || tokens <= 0 || b.leasing || b.waiters.length) return Promise.resolve();
-    b.tokens -= tokens; // never spent twice: gone from here before it is back there
-    return this.leases.giveBack(b.key, b.shape, tokens).catch(() => undefined); // lost: only ever fewer admitted
-  }
-
   private sweep(now = performance.now()): void {
-    for (const [key, b] of this.buckets) {
-      const idle = now - b.lastUse;
-      if (idle > GIVE_BACK_IDLE_MS) void this.giveBack(b);
-      if (idle > FORGET_IDLE_MS && !b.leasing && !b.waiters.length && b.tokens < 1) this.buckets.delete(key);
-    }
+    for (const byAccount of this.buckets.values())
+      for (const [accountId, b] of byAccount) {
+        if (b.leasing || b.waiters.length) continue;
+        const idle = now - b.lastUse;
+        // Unspent leased tokens go nowhere: the shared bucket already counts them as spent, so this process and
+        // the others together only ever admit fewer. What one process holds ahead is bounded by this second.
+        if (idle > DROP_IDLE_MS && b.tokens > 0) b.tokens = 0;
+        if (idle > FORGET_IDLE_MS) {
+          byAccount.delete(accountId);
+          this.leases?.forget(b.key);
+        }
+      }
   }
+}
+
+function refuse(refused: Map<string, RateLimitedError>, accountId: string, err: unknown): void {
+  if (!(err instanceof RateLimitedError)) throw err;
+  refused.set(accountId, err);
 }
 
 /** The lease's answer, or a rejection once NATS is unreachable past LEASE_TIMEOUT_MS or silent for MAX_LEASE_WAIT_MS. */

@@ -1,10 +1,11 @@
 import t from 'tap';
+import type { KV } from '@nats-io/kv';
 import {
   grantFrom,
   refilled,
+  RateLeases,
   type BucketShape,
   type LeaseRequest,
-  type RateLeases,
 } from '../../shared/limits/rate-leases.js';
 import { AccountRateLimiter } from '../../shared/limits/rate-limiter.js';
 
@@ -63,9 +64,7 @@ function memoryLeases(net = { delayMs: 0, reachable: true }): RateLeases {
       return net.reachable;
     },
     lease: async (key: string, shape: BucketShape, r: LeaseRequest) => late(modify(key, shape, (a) => grantFrom(a, r))),
-    giveBack: async (key: string, shape: BucketShape, tokens: number) => {
-      modify(key, shape, (a) => -Math.min(tokens, Math.max(0, shape.capacity - a)));
-    },
+    forget: () => undefined,
   } as unknown as RateLeases;
 }
 
@@ -103,5 +102,93 @@ t.test(
     net.reachable = false; // the connection to NATS is down: after LEASE_TIMEOUT_MS, its own share of the limit
     const alone = await second.take('acct_2', 'ingest', 500, 1_000);
     t.match(alone.limitHeader(), /^"ingest";r=500;/, 'admitted from its own bucket (its share: the whole limit)');
+  },
+);
+
+t.test(
+  'takeEach: each account against its own limit, answered at once while this process holds the tokens',
+  async (t) => {
+    const limiter = new AccountRateLimiter(memoryLeases());
+    t.teardown(() => limiter.stop());
+    const limits: Record<string, number> = { acct_quiet: 1_000, acct_noisy: 10 };
+    const first = await limiter.takeEach(
+      'ingest',
+      new Map([
+        ['acct_quiet', 5],
+        ['acct_noisy', 10],
+      ]),
+      (a) => limits[a]!,
+    );
+    t.same([...first.keys()], [], 'both within their limits (the first take of each leases)');
+    const second = limiter.takeEach(
+      'ingest',
+      new Map([
+        ['acct_quiet', 5],
+        ['acct_noisy', 1],
+      ]),
+      (a) => limits[a]!,
+    );
+    const refused = second instanceof Map ? second : await second;
+    t.same([...refused.keys()], ['acct_noisy'], 'the noisy account alone is refused');
+    t.equal(refused.get('acct_noisy')?.status, 429);
+    const third = limiter.takeEach('ingest', new Map([['acct_quiet', 5]]), (a) => limits[a]!);
+    t.ok(third instanceof Map, 'tokens leased ahead: no promise, no lease');
+    t.equal((third as Map<string, unknown>).size, 0);
+  },
+);
+
+/**
+ * A NATS KV entry's compare-and-set rules in memory (create fails on an existing key, update on a stale
+ * revision), counting requests: what RateLeases asks of NATS.
+ */
+function memoryKv() {
+  const entries = new Map<string, { revision: number; value: string }>();
+  let seq = 0;
+  const asked = { get: 0, create: 0, update: 0 };
+  const conflict = () => Object.assign(new Error('wrong last sequence'), { code: 10071 });
+  const kv = {
+    get: async (key: string) => {
+      asked.get++;
+      const e = entries.get(key);
+      return e && { revision: e.revision, operation: 'PUT', string: () => e.value };
+    },
+    create: async (key: string, value: string) => {
+      asked.create++;
+      if (entries.has(key)) throw conflict();
+      entries.set(key, { revision: ++seq, value });
+      return seq;
+    },
+    update: async (key: string, value: string, revision: number) => {
+      asked.update++;
+      if (entries.get(key)?.revision !== revision) throw conflict();
+      entries.set(key, { revision: ++seq, value });
+      return seq;
+    },
+  };
+  return { kv: kv as unknown as KV, asked, entries };
+}
+
+t.test(
+  'a lease writes on top of the entry this process last wrote: one request, a read only after a conflict',
+  async (t) => {
+    const { kv, asked, entries } = memoryKv();
+    const one = new RateLeases(kv);
+    const other = new RateLeases(kv);
+    const lease = { need: 100, take: 100, extra: 0 };
+    t.equal((await one.lease('ingest.acct_1', shape, lease)).granted, 100);
+    t.same(asked, { get: 0, create: 1, update: 0 }, 'a bucket never seen: one conditional create');
+    t.equal((await one.lease('ingest.acct_1', shape, lease)).granted, 100);
+    t.same(asked, { get: 0, create: 1, update: 1 }, 'the next: one update, no read');
+    t.equal((await other.lease('ingest.acct_1', shape, lease)).granted, 100, 'another process');
+    t.same(asked, { get: 1, create: 2, update: 2 }, '… whose create lost, read and updated');
+    const r = await one.lease('ingest.acct_1', shape, lease);
+    t.equal(r.granted, 100);
+    t.ok(r.left <= 700 && r.left > 600, `every lease came out of the one bucket (${r.left} left of 1,000)`);
+    t.same(asked, { get: 2, create: 2, update: 4 }, 'its stale update lost: read again, then written');
+    t.equal(JSON.parse(entries.get('ingest.acct_1')!.value).t, r.left, 'the entry holds what the lease left');
+    const before = { ...asked };
+    const refused = await one.lease('ingest.acct_1', shape, { need: 5_000, take: 5_000, extra: 0 });
+    t.equal(refused.granted, 0, 'more than the bucket can hold: refused');
+    t.same(asked, before, '… from the entry it knows, with no request (tokens only ever leave a bucket)');
   },
 );
