@@ -37,7 +37,12 @@ export function sweepDueThrough(now: number): number {
  * then whoever inserts records into it must recompute it.
  */
 export function mayBeSwept(hour: number, now: number): boolean {
-  return hour <= sweepDueThrough(now + SKEW_MARGIN_MS);
+  return hour <= mayBeSweptThrough(now);
+}
+
+/** The last hour that mayBeSwept at `now`. */
+export function mayBeSweptThrough(now: number): number {
+  return sweepDueThrough(now + SKEW_MARGIN_MS);
 }
 
 /** One meter's hours to recompute. */

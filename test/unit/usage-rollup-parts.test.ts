@@ -1,8 +1,9 @@
 import t from 'tap';
 import { readPlan } from '../../shared/usage/query.js';
-import { scanRows, type TouchedHours } from '../../shared/usage/row-scan.js';
+import { scanAttributedRows, scanRows, type TouchedByAccount, type TouchedHours } from '../../shared/usage/row-scan.js';
+import { closedHoursNow, readMessageRows } from '../../services/roles/consumer/message-rows.js';
 import { encodeRow } from '../../shared/usage/wire.js';
-import { HOUR_MS } from '../../shared/usage/rollups.js';
+import { HOUR_MS, mayBeSwept } from '../../shared/usage/rollups.js';
 import { ReadCoalescer } from '../../shared/usage/coalesce.js';
 
 const H = HOUR_MS;
@@ -56,6 +57,56 @@ t.test('scanRows: the subject’s account only; touched (meter, hour) pairs', as
   t.match(scanRows(Buffer.from('acct_a\tmtr_1\tnope\tx\t1\t0\n'), 'acct_a', new Map()), /malformed timestamp/);
   t.match(scanRows(Buffer.from('acct_a\tmtr_1\t5\tx\t1\t0'), 'acct_a', new Map()), /newline/);
 });
+
+t.test('scanAttributedRows: each row under its own account, one meter across accounts', async (t) => {
+  const rows = [
+    encodeRow('acct_a', 'mtr_1', 5 * H, 'r1', '1', 0),
+    encodeRow('acct_b', 'mtr_1', 6 * H, 'r2', '1', 0),
+    encodeRow('acct_a', 'mtr_1', 7 * H, 'r3', '1', 0),
+    encodeRow('acct_b', 'mtr_2', 6 * H, 'r4', '1', 0),
+  ].join('');
+  const into: TouchedByAccount = new Map();
+  t.equal(scanAttributedRows(Buffer.from(rows), into), undefined);
+  const pairs = [...into].map(([a, m]) => [a, [...m].map(([id, h]) => [id, [...h].sort()])]);
+  t.same(pairs, [
+    ['acct_a', [['mtr_1', [5, 7]]]],
+    [
+      'acct_b',
+      [
+        ['mtr_1', [6]],
+        ['mtr_2', [6]],
+      ],
+    ],
+  ]);
+  t.match(scanAttributedRows(Buffer.from('\tmtr_1\t5\tx\t1\t0\n'), new Map()), /row 0 names no account/);
+});
+
+t.test(
+  'a message records only the hours a sweep may have rolled up; read again if its open hours closed since',
+  async (t) => {
+    const now = 1_000 * H + 30 * 60_000; // half past an hour
+    const live = encodeRow('acct_a', 'mtr_1', now - 1_000, 'r1', '1', 0).toString();
+    const late = encodeRow('acct_b', 'mtr_1', now - 50 * H, 'r2', '1', 0).toString();
+    const data = Buffer.from(live + late + live.replace('acct_a', 'acct_c'));
+    const read = readMessageRows('customers.acct_op', data, 3, now);
+    if (!('rows' in read)) throw new Error(read.poison);
+    t.same([...read.rows.accounts.keys()], ['acct_b'], 'the live rows build nothing: only the closed hour is recorded');
+    t.equal(read.rows.openFrom, 1_000, 'the earliest open hour is remembered');
+    t.equal(closedHoursNow(read.rows, data, now + 60_000), read.rows.accounts, 'a minute later: what was read');
+    const later = now + 2 * H;
+    t.ok(mayBeSwept(1_000, later), 'two hours later the open hour may have been swept');
+    t.same(
+      [...closedHoursNow(read.rows, data, later).keys()].sort(),
+      ['acct_a', 'acct_b', 'acct_c'],
+      '… and a message inserted only then is read again, every hour recorded',
+    );
+    const own = readMessageRows('acct_a', Buffer.from(live), 1, now);
+    if (!('rows' in own)) throw new Error(own.poison);
+    t.equal(own.rows.accounts.size, 0, 'one account’s live rows: nothing recorded either');
+    t.equal(own.rows.account, 'acct_a');
+    t.match(readMessageRows('acct_a', Buffer.from(late), 1, now), { poison: /another account/ });
+  },
+);
 
 t.test('ReadCoalescer: concurrent identical reads share one computation, nothing is kept after', async (t) => {
   const c = new ReadCoalescer<number>();

@@ -26,7 +26,7 @@ import { UsageShards, type UsageShard } from '../../../shared/usage/shards.js';
 import type { Component } from '../role.js';
 import { isDataError, describeInsertError } from './insert-errors.js';
 import { RollupSweeper } from './rollup-sweeper.js';
-import { PieceAcks, readMessageRows, shardPieces, type MessageRows } from './message-rows.js';
+import { closedHoursNow, PieceAcks, readMessageRows, shardPieces, type MessageRows } from './message-rows.js';
 
 /** Tunables of the USAGE → ClickHouse pipeline; tests shrink some of them. */
 export interface UsageConsumerOptions {
@@ -224,7 +224,7 @@ export class UsageConsumer implements Component {
     if (data.length === 0 || data[data.length - 1] !== 0x0a)
       return this.poison(m, 'payload is not newline-terminated rows');
     if (!m.subject.startsWith(this.subjectPrefix)) return this.poison(m, `subject ${m.subject} names no account`);
-    const read = readMessageRows(m.subject.slice(this.subjectPrefix.length), data, count);
+    const read = readMessageRows(m.subject.slice(this.subjectPrefix.length), data, count, Date.now());
     if ('poison' in read) return this.poison(m, read.poison);
     const rows = read.rows;
     const storedMs = Math.floor(m.info.timestampNanos / 1e6);
@@ -286,10 +286,11 @@ export class UsageConsumer implements Component {
    * late records are visible at once. The others are rolled up by the sweep when it comes; until then
    * readers take them raw.
    */
-  private async recomputeClosedHours(shard: UsageShard, rows: MessageRows[]): Promise<void> {
+  private async recomputeClosedHours(shard: UsageShard, rows: MessageRows[], chunks: Uint8Array[]): Promise<void> {
     const now = Date.now();
     const keys = new Map<string, HourKeys & { hours: Set<number> }>();
-    for (const [accountId, touched] of rows.flatMap((r) => [...r.accounts])) {
+    const touchedNow = rows.flatMap((r, i) => [...closedHoursNow(r, chunks[i]!, now)]);
+    for (const [accountId, touched] of touchedNow) {
       for (const [meterId, hours] of touched) {
         for (const h of hours) {
           if (!mayBeSwept(h, now)) continue;
@@ -334,7 +335,7 @@ export class UsageConsumer implements Component {
     const started = performance.now();
     try {
       await this.insert(shard, b.chunks);
-      await this.recomputeClosedHours(shard, b.rowsOf);
+      await this.recomputeClosedHours(shard, b.rowsOf, b.chunks);
       // ── The batch is durably inserted (raw rows and the rollups of the closed hours it touched). Work that
       // must follow a successful insert goes here, before the acks. ──
       await this.opts.afterInsert?.(b.msgs);
@@ -370,7 +371,7 @@ export class UsageConsumer implements Component {
     for (const [i, m] of msgs.entries()) {
       try {
         await this.insert(shard, [chunks[i]!]); // the message's rows as batched (tsv1 upgraded)
-        await this.recomputeClosedHours(shard, [rows[i]!]);
+        await this.recomputeClosedHours(shard, [rows[i]!], [chunks[i]!]);
         // The message is durably inserted (as in insertBatch).
         await this.opts.afterInsert?.([m]);
         this.acked([m], rows[i]!.count);
