@@ -33,8 +33,14 @@ const LEASE_AHEAD_MS = 250;
 const MAX_LEASE_AHEAD = 0.25;
 /** A caller's recent rate is measured over about this long. */
 const RATE_HALF_LIFE_MS = 1_000;
-/** Unspent tokens are dropped after this long without a request (docs/limits.md: what bounds a burst). */
+/**
+ * Unspent tokens beyond the least lease ahead (MIN_LEASE_AHEAD of the limit) are dropped after this long without a
+ * request; those up to it after HOLD_IDLE_MS. A customer sending a record every few seconds (or in bursts a few
+ * seconds apart) would otherwise pay a KV write for nearly every record. Held tokens left the shared bucket
+ * already, so holding them takes nothing from anyone's future; docs/limits.md counts them in the burst bound.
+ */
 const DROP_IDLE_MS = 1_000;
+const HOLD_IDLE_MS = 30_000;
 const SWEEP_MS = 500;
 /** A bucket idle this long has refilled (windows are at most an hour): forgotten. */
 const FORGET_IDLE_MS = 3_600_000;
@@ -114,6 +120,11 @@ class LocalBucket implements RateLimitStatus {
     this.tokens -= cost;
     this.recent = this.recent * 0.5 ** ((now - this.lastUse) / RATE_HALF_LIFE_MS) + cost;
     this.lastUse = now;
+  }
+
+  /** Tokens kept once idle for DROP_IDLE_MS: the least lease ahead (none for hourly policies). */
+  held(): number {
+    return this.windowSeconds === 1 ? Math.floor(this.shape.capacity * MIN_LEASE_AHEAD) : 0;
   }
 
   /** How much to lease beyond what is needed now. */
@@ -326,8 +337,8 @@ export class AccountRateLimiter {
         if (b.leasing || b.waiters.length) continue;
         const idle = now - b.lastUse;
         // Unspent leased tokens go nowhere: the shared bucket already counts them as spent, so this process and
-        // the others together only ever admit fewer. What one process holds ahead is bounded by this second.
-        if (idle > DROP_IDLE_MS && b.tokens > 0) b.tokens = 0;
+        // the others together only ever admit fewer.
+        if (idle > DROP_IDLE_MS && b.tokens > 0) b.tokens = Math.min(b.tokens, idle > HOLD_IDLE_MS ? 0 : b.held());
         if (idle > FORGET_IDLE_MS) {
           byAccount.delete(accountId);
           this.leases?.forget(b.key);

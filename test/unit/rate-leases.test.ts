@@ -49,7 +49,9 @@ t.test('over any interval, leases never hand out more than the limit plus one wi
  * The shared buckets in memory: RateLeases's rules (refilled, grantFrom) without NATS. `net.delayMs`: how late
  * each answer arrives (decided when asked); `net.reachable`: what the connection reports meanwhile.
  */
-function memoryLeases(net = { delayMs: 0, reachable: true }): RateLeases {
+function memoryLeases(
+  net: { delayMs: number; reachable: boolean; leases?: number } = { delayMs: 0, reachable: true },
+): RateLeases {
   const states = new Map<string, { t: number; at: number }>();
   const late = <T>(v: T) => new Promise<T>((r) => setTimeout(() => r(v), net.delayMs));
   const modify = (key: string, shape: BucketShape, change: (available: number) => number) => {
@@ -63,7 +65,10 @@ function memoryLeases(net = { delayMs: 0, reachable: true }): RateLeases {
     get reachable() {
       return net.reachable;
     },
-    lease: async (key: string, shape: BucketShape, r: LeaseRequest) => late(modify(key, shape, (a) => grantFrom(a, r))),
+    lease: async (key: string, shape: BucketShape, r: LeaseRequest) => {
+      net.leases = (net.leases ?? 0) + 1;
+      return late(modify(key, shape, (a) => grantFrom(a, r)));
+    },
     forget: () => undefined,
   } as unknown as RateLeases;
 }
@@ -192,3 +197,25 @@ t.test(
     t.same(asked, before, '… from the entry it knows, with no request (tokens only ever leave a bucket)');
   },
 );
+
+t.test('idle for a second, a process keeps only the least lease ahead (a twentieth of the limit)', async (t) => {
+  const net = { delayMs: 0, reachable: true, leases: 0 };
+  const limiter = new AccountRateLimiter(memoryLeases(net));
+  t.teardown(() => limiter.stop());
+  // A busy moment: the process leases further ahead than a twentieth (about 250 ms of its rate).
+  const busy = async (account: string) => {
+    for (let i = 0; i < 5; i++) await limiter.take(account, 'ingest', 1_000, 10_000);
+  };
+  await busy('acct_1');
+  let leased = net.leases;
+  t.notOk(limiter.take('acct_1', 'ingest', 600, 10_000) instanceof Promise, 'busy: more than a twentieth held');
+  t.equal(net.leases, leased);
+  await busy('acct_2');
+  await new Promise((r) => setTimeout(r, 1_600));
+  leased = net.leases;
+  const taken = limiter.take('acct_2', 'ingest', 500, 10_000);
+  t.notOk(taken instanceof Promise, 'idle, a twentieth of the limit (500) is still held: spent with no lease');
+  t.equal(net.leases, leased);
+  await limiter.take('acct_2', 'ingest', 1, 10_000);
+  t.equal(net.leases, leased + 1, 'what it had leased beyond that was dropped: the next record leases');
+});
