@@ -6,8 +6,9 @@ import type { NatsConnection } from '../clients/nats.js';
  * per (policy, account) in a NATS KV bucket, `{t: tokens, at: epoch ms}`, refilled at the limit's rate up to
  * one window's worth. Api processes take tokens from it in leases, by compare-and-set, and spend them locally
  * without I/O. Every token any process spends came out of this bucket, so all processes together never admit
- * more than the limit plus one window's burst, however many they are and however the traffic is spread — and
- * one process alone may lease all of it.
+ * more than the limit plus one window's burst (plus what they held leased ahead when the interval began: see
+ * rate-limiter.ts), however many they are and however the traffic is spread — and one process alone may lease
+ * all of it.
  */
 export interface BucketShape {
   /** Tokens when full: one window's worth (the limit). */

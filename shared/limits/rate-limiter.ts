@@ -8,10 +8,10 @@ import type { BucketShape, LeaseResult, RateLeases } from './rate-leases.js';
  * ahead of need and spends them with no I/O, so the usual request costs a subtraction. A process that runs
  * short leases again (requests wait for that one round trip; concurrent ones share it). Whatever the number of
  * processes and however connections land on them, one connection may use the account's whole limit, and all
- * processes together admit at most the limit plus one window's burst: every token spent was taken out of the
- * one shared bucket. Tokens a process leased and left unspent are dropped once it is idle for a second: giving
- * them back cost two more KV requests per account per burst (operator mode: per customer), and dropping only
- * ever admits fewer.
+ * processes together admit at most the limit plus one window's burst, plus what they held leased ahead when the
+ * interval began: every token spent was taken out of the one shared bucket. Tokens a process leased and left
+ * unspent are dropped, never given back (that cost two more KV requests per account per burst; in operator mode
+ * per customer): beyond a twentieth of the limit after a second idle, the rest after 30 s (DROP_IDLE_MS).
  *
  * When NATS can't be asked, a process falls back to a bucket of its own holding its share of the limit
  * (1 / live api processes) until it can again: strict when NATS is gone for every process. A merely slow

@@ -13,7 +13,8 @@ import { waitForMeterEverywhere } from './cluster-helpers.js';
  * each process used to enforce 1/N of an account's limit, so one connection — a WebSocket, a keep-alive
  * emitter — got half of it here. Now the account's token bucket is shared (NATS KV leases): one connection
  * can use the whole limit, and all processes together never let through more than the limit plus one
- * second's burst, however the traffic is spread.
+ * second's burst (plus the twentieth of it each may hold from before, docs/limits.md), however the traffic is
+ * spread.
  */
 
 /** A GET over a connection of its own (no keep-alive), so that SO_REUSEPORT may land it on either process. */
@@ -93,6 +94,13 @@ t.test('per-account limits on the cluster: whole for one connection, never above
       timestamp: ts(),
     })),
   });
+  /**
+   * What the two api processes may hold leased ahead when a measurement begins: each leased from the account's
+   * bucket while the meter checks posted to it, and keeps a twentieth of the limit for 30 s once idle
+   * (docs/limits.md, "What holds"). Giving that up cost a KV write per record of a customer sending every few
+   * seconds.
+   */
+  const heldAhead = (limit: number) => 2 * Math.floor(limit / 20);
   const recordsAccepted = (stream: StreamClient) => stream.answers.reduce((n, a) => n + (a.accepted ?? 0), 0);
 
   await t.test('one stream connection uses the account’s whole limit (20,000 records/s)', async (t) => {
@@ -127,9 +135,9 @@ t.test('per-account limits on the cluster: whole for one connection, never above
     t.ok(refused > 0, `frames over the limit refused (${refused} of 300)`);
     const alone = c.log.filter((l) => /shared buckets can not be reached/.test(l)).length;
     t.ok(
-      accepted <= LIMIT * elapsed + LIMIT,
-      `${accepted} records accepted in ${elapsed.toFixed(1)} s ≤ ${LIMIT}/s × ${elapsed.toFixed(1)} s + ${LIMIT}` +
-        ` (processes that enforced alone, NATS unreachable: ${alone})`,
+      accepted <= LIMIT * elapsed + LIMIT + heldAhead(LIMIT),
+      `${accepted} records accepted in ${elapsed.toFixed(3)} s ≤ ${LIMIT}/s × ${elapsed.toFixed(3)} s + ${LIMIT}` +
+        ` + ${heldAhead(LIMIT)} held ahead (processes that enforced alone, NATS unreachable: ${alone})`,
     );
     t.ok(accepted >= LIMIT, 'at least the first second’s worth');
   });
@@ -164,9 +172,9 @@ t.test('per-account limits on the cluster: whole for one connection, never above
     t.ok(limited > 0, `the emitters asked for more than the limit (${limited} batches refused)`);
     const alone = c.log.filter((l) => /shared buckets can not be reached/.test(l)).length;
     t.ok(
-      accepted <= LIMIT * elapsed + LIMIT,
-      `${accepted} records accepted in ${elapsed.toFixed(1)} s ≤ ${LIMIT}/s × ${elapsed.toFixed(1)} s + ${LIMIT}` +
-        ` (processes that enforced alone, NATS unreachable: ${alone})`,
+      accepted <= LIMIT * elapsed + LIMIT + heldAhead(LIMIT),
+      `${accepted} records accepted in ${elapsed.toFixed(3)} s ≤ ${LIMIT}/s × ${elapsed.toFixed(3)} s + ${LIMIT}` +
+        ` + ${heldAhead(LIMIT)} held ahead (processes that enforced alone, NATS unreachable: ${alone})`,
     );
     t.ok(accepted >= (LIMIT * elapsed) / 2, `and the limit is used, not split away (${accepted})`);
     const perProcess = await routeTimeByProcess(c.base, '/v1/usage');
