@@ -39,7 +39,7 @@ export class AccountProtection {
 
   /** Counts `records` usage records against the account's ingest rate; 429 (nothing counted) when over. */
   takeIngestRecords(accountId: string, records: number): RateTake {
-    return this.limiter.take(accountId, 'ingest', records, this.book.limits(accountId).ingest_records_per_second);
+    return this.limiter.take(accountId, 'ingest', records, this.ingestLimit(accountId));
   }
 
   /**
@@ -49,8 +49,11 @@ export class AccountProtection {
   takeIngestRecordsEach(
     records: Map<string, number>,
   ): Map<string, RateLimitedError> | Promise<Map<string, RateLimitedError>> {
-    return this.limiter.takeEach('ingest', records, (a) => this.book.limits(a).ingest_records_per_second);
+    return this.limiter.takeEach('ingest', records, this.ingestLimit);
   }
+
+  /** An account's ingest limit per second (one closure, not one per batch). */
+  private readonly ingestLimit = (accountId: string): number => this.book.limits(accountId).ingest_records_per_second;
 
   /**
    * Counts the `records` of an admin token's request against its account's emitter ceiling (operator mode:

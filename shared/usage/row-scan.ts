@@ -32,7 +32,7 @@ export interface ScanHours {
 }
 
 /** Record every hour (tests, and the inserter's second scan). */
-export const EVERY_HOUR = (): ScanHours => ({ through: Number.POSITIVE_INFINITY, from: Number.POSITIVE_INFINITY });
+const everyHour = (): ScanHours => ({ through: Number.POSITIVE_INFINITY, from: Number.POSITIVE_INFINITY });
 
 /**
  * Reads a USAGE message's TabSeparated rows (wire.ts column order) without building a string per row:
@@ -45,7 +45,7 @@ export function scanRows(
   data: Uint8Array,
   accountId: string,
   into: TouchedHours,
-  hours: ScanHours = EVERY_HOUR(),
+  hours: ScanHours = everyHour(),
 ): string | undefined {
   const account = Buffer.from(accountId + '\t');
   return scan(
@@ -70,7 +70,7 @@ export function scanRows(
 export function scanAttributedRows(
   data: Uint8Array,
   into: TouchedByAccount,
-  hours: ScanHours = EVERY_HOUR(),
+  hours: ScanHours = everyHour(),
 ): string | undefined {
   let prevStart = -1;
   let prevLength = 0;

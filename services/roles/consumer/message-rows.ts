@@ -72,7 +72,7 @@ export interface ShardPiece {
  */
 export function shardPieces(rows: MessageRows, data: Uint8Array, shards: UsageShards): ShardPiece[] {
   if (rows.account !== undefined || shards.shards.length === 1)
-    return [{ shard: shards.shards.length === 1 ? shards.shards[0]! : shards.of(rows.account!), rows, data }];
+    return [{ shard: shards.of(rows.account ?? ''), rows, data }];
   const parts = rowsByShard(data, (account) => shards.of(account).index);
   return [...parts].map(([index, part]) => {
     const accounts: TouchedByAccount = new Map();
