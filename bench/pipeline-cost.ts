@@ -2,7 +2,11 @@
  * The headline figure of docs/design.md §11: server CPU per accepted record over the whole ingest pipeline
  * (api, NATS, consumer, ClickHouse: every process but the load generator), read from /proc per process
  * group. The window runs from the start of the load until ClickHouse holds every record accepted so far,
- * so work the consumer and ClickHouse do after the load ends (the backlog) is counted, not left out.
+ * so work the consumer and ClickHouse do after the load ends (the backlog) is counted, not left out — and then
+ * until ClickHouse has merged the parts those inserts made (waitForMergesIdle): a merge runs after the INSERT
+ * that caused it, and counted only while it overlapped a window it went to whichever phase ran next (the
+ * attributed phase, right after batched, was charged up to 7.8 µs of ClickHouse per record in one run and
+ * 3.5 in the next). A phase starts once the previous one's rows are stored and their merges done.
  */
 import type { ClickHouseClient } from '@clickhouse/client';
 
@@ -16,6 +20,8 @@ export interface PipelineCost {
   window_s: number;
   /** From the end of the load until ClickHouse held every accepted record. */
   drain_s: number;
+  /** From then until ClickHouse ran no merge of the phase's parts (waitForMergesIdle). */
+  merge_s?: number;
   /** CPU seconds per group over the window. */
   cpu_s: Record<string, number>;
   /** Σ over PIPELINE_GROUPS of CPU seconds ÷ records, in µs. */
@@ -30,6 +36,7 @@ export function pipelineCost(
   records: number,
   windowS: number,
   drainS: number,
+  mergeS?: number,
 ): PipelineCost {
   const byGroup: Record<string, number> = {};
   let total = 0;
@@ -43,6 +50,7 @@ export function pipelineCost(
     records,
     window_s: round2(windowS),
     drain_s: round2(drainS),
+    ...(mergeS !== undefined ? { merge_s: round2(mergeS) } : {}),
     cpu_s,
     us_per_record: records > 0 ? round2((total * 1e6) / records) : NaN,
     us_per_record_by_group: byGroup,
@@ -115,4 +123,25 @@ export async function distinctCount(
     if (n >= expected || Date.now() > until) return n;
     await new Promise((r) => setTimeout(r, 1000));
   }
+}
+
+/**
+ * Waits until ClickHouse has run no merge in the client's database for `quietMs` (or `timeoutMs` passed); returns
+ * the seconds waited. system.merges lists the merges running now; one is picked within milliseconds of the
+ * INSERT that made it worth doing, so a second without any means the parts are as merged as the load left them.
+ */
+export async function waitForMergesIdle(ch: ClickHouseClient, quietMs = 1_000, timeoutMs = 60_000): Promise<number> {
+  const t0 = Date.now();
+  let quietSince = Date.now();
+  while (Date.now() - t0 < timeoutMs) {
+    const rs = await ch.query({
+      query: 'SELECT count() AS c FROM system.merges WHERE database = currentDatabase()',
+      format: 'JSONEachRow',
+    });
+    const running = Number((await rs.json<{ c: string }>())[0]?.c ?? 0);
+    if (running > 0) quietSince = Date.now();
+    else if (Date.now() - quietSince >= quietMs) break;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return (Date.now() - t0) / 1000;
 }

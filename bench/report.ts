@@ -210,10 +210,11 @@ function costLines(r: BenchReport): string[] {
   if (!ingest.length) return [];
   const rows = [
     [
-      'pipeline cost (load + drain)',
+      'pipeline cost (load + drain + merges)',
       'tool',
       'records',
       'drain s',
+      'merges s',
       'µs/record',
       ...PIPELINE_GROUPS.map((g) => `${g} µs`),
       '× ceiling µs/req',
@@ -227,6 +228,7 @@ function costLines(r: BenchReport): string[] {
       p.tool,
       fmt(c.records),
       fmt(c.drain_s, 1),
+      fmt(c.merge_s ?? NaN, 1),
       fmt(c.us_per_record, 2),
       ...PIPELINE_GROUPS.map((g) => fmt(c.us_per_record_by_group[g] ?? NaN, 2)),
       fmt((c.us_per_record * p.records_per_request) / ceiling, 2),
@@ -237,6 +239,7 @@ function costLines(r: BenchReport): string[] {
       `ceiling (bare uWS, per request)`,
       p.tool,
       fmt(p.requests),
+      '—',
       '—',
       fmt(p.server_cpu_us_per_request, 2),
       ...PIPELINE_GROUPS.map(() => '—'),

@@ -54,7 +54,14 @@ import { runAttributedPhase } from './phases/attributed.js';
 import { CpuMeter } from './cpu.js';
 import { startPrivateServers, type PrivateServers } from './private-servers.js';
 import { freePort } from '../infra/stack/process.js';
-import { distinctCount, pipelineCost, rawRowCount, storedRowCount, waitForRows } from './pipeline-cost.js';
+import {
+  distinctCount,
+  pipelineCost,
+  rawRowCount,
+  storedRowCount,
+  waitForMergesIdle,
+  waitForRows,
+} from './pipeline-cost.js';
 import { printReport, CONTROL_READ_GOAL, type PhaseResult, type BenchReport } from './report.js';
 
 const log = (m: string) => process.stderr.write(`[bench] ${m}\n`);
@@ -178,6 +185,8 @@ async function main(): Promise<void> {
         if (opts.warmupSeconds > 0) await run(tool, { ...spec, seconds: opts.warmupSeconds });
         await sleep(500);
         const counted = name === 'single' || name === 'batched' || name === 'stream' || name === 'attributed';
+        // The warm-up's and earlier phases' rows stored and merged before the window opens (bench/pipeline-cost.ts).
+        if (counted) await waitForMergesIdle(ch);
         const before = counted ? await acceptedRecords(apis) : 0;
         const messagesBefore = counted ? await storedMessages(apis) : 0;
         const rowsBefore = counted ? await storedRowCount(ch) : 0;
@@ -191,8 +200,11 @@ async function main(): Promise<void> {
         const messages = counted ? (await storedMessages(apis)) - messagesBefore : undefined;
         // The pipeline's cost: CPU from the start of the load until ClickHouse holds what was accepted.
         const drainS = accepted !== undefined ? await waitForRows(ch, rowsBefore + accepted, 5 * 60_000) : 0;
+        const mergeS = accepted !== undefined ? await waitForMergesIdle(ch) : 0;
         const cost =
-          accepted !== undefined ? pipelineCost(cpu.usedSeconds(), accepted, loadS + drainS, drainS) : undefined;
+          accepted !== undefined
+            ? pipelineCost(cpu.usedSeconds(), accepted, loadS + drainS + mergeS, drainS, mergeS)
+            : undefined;
         const result: PhaseResult = {
           phase: name,
           ...r,

@@ -140,9 +140,7 @@ export function takeCustomerRates(b: CheckedBatch, ctx: RecordContext): CheckedB
   const owners = b.owners;
   const takeEach = ctx.takeRecordsEach;
   if (!owners || !takeEach || b.accepted === 0) return b;
-  const counts = new Map<string, number>();
-  for (const account of owners.account) counts.set(account, (counts.get(account) ?? 0) + 1);
-  const refused = takeEach(counts);
+  const refused = takeEach(owners.account);
   // Most batches find every customer's tokens leased already: answered with no promise at all.
   if (!(refused instanceof Map)) return refused.then((r) => (r.size ? withoutRefused(b, r) : b));
   return refused.size ? withoutRefused(b, refused) : b;

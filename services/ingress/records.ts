@@ -102,9 +102,9 @@ export interface RecordContext {
    * many customers' (the others count a request's records at once, before anything else).
    */
   takeRecords?: (accountId: string, records: number) => RateTake;
-  /** takeRecords for a batch's accounts at once (account → its valid records): the accounts refused. */
+  /** takeRecords for a batch's records at once (the account of each valid record): the accounts refused. */
   takeRecordsEach?: (
-    records: Map<string, number>,
+    records: readonly string[],
   ) => Map<string, RateLimitedError> | Promise<Map<string, RateLimitedError>>;
 }
 

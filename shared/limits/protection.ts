@@ -43,11 +43,11 @@ export class AccountProtection {
   }
 
   /**
-   * takeIngestRecords for many accounts at once (an operator's batch: account → its records): the accounts
-   * refused, at once or with one promise when some leased.
+   * takeIngestRecords for many accounts at once (an operator's batch: the account of each of its records): the
+   * accounts refused, at once or with one promise when some leased.
    */
   takeIngestRecordsEach(
-    records: Map<string, number>,
+    records: readonly string[],
   ): Map<string, RateLimitedError> | Promise<Map<string, RateLimitedError>> {
     return this.limiter.takeEach('ingest', records, this.ingestLimit);
   }

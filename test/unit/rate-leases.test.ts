@@ -116,27 +116,20 @@ t.test(
     const limiter = new AccountRateLimiter(memoryLeases());
     t.teardown(() => limiter.stop());
     const limits: Record<string, number> = { acct_quiet: 1_000, acct_noisy: 10 };
-    const first = await limiter.takeEach(
-      'ingest',
-      new Map([
-        ['acct_quiet', 5],
-        ['acct_noisy', 10],
-      ]),
-      (a) => limits[a]!,
-    );
+    const records = (counts: Record<string, number>) =>
+      Object.entries(counts).flatMap(([account, n]) => Array<string>(n).fill(account));
+    const first = await limiter.takeEach('ingest', records({ acct_quiet: 5, acct_noisy: 10 }), (a) => limits[a]!);
     t.same([...first.keys()], [], 'both within their limits (the first take of each leases)');
+    // Interleaved, as an operator's batch lists its customers' records: each account's records are counted together.
     const second = limiter.takeEach(
       'ingest',
-      new Map([
-        ['acct_quiet', 5],
-        ['acct_noisy', 1],
-      ]),
+      ['acct_quiet', 'acct_noisy', 'acct_quiet', ...records({ acct_quiet: 3 })],
       (a) => limits[a]!,
     );
     const refused = second instanceof Map ? second : await second;
     t.same([...refused.keys()], ['acct_noisy'], 'the noisy account alone is refused');
     t.equal(refused.get('acct_noisy')?.status, 429);
-    const third = limiter.takeEach('ingest', new Map([['acct_quiet', 5]]), (a) => limits[a]!);
+    const third = limiter.takeEach('ingest', records({ acct_quiet: 5 }), (a) => limits[a]!);
     t.ok(third instanceof Map, 'tokens leased ahead: no promise, no lease');
     t.equal((third as Map<string, unknown>).size, 0);
   },
