@@ -52,10 +52,10 @@ export const InvoiceSchema = Type.Object(
   {
     id: Type.String({ examples: ['inv_7dK2pQ9xR1mV4sT8bN3cJ0'] }),
     number: Type.String({
-      pattern: '^[0-9]{6,}$',
+      pattern: '^[A-Za-z0-9_./#-]*[0-9]{6,}$',
       description:
-        'the invoice number printed on its PDF: one sequential series for the deployment, given when the invoice is created (at least six digits)',
-      examples: ['000042'],
+        'the invoice number printed on its PDF: INVOICE_NUMBER_PREFIX and at least six digits of one gapless series for the deployment, shared with credit notes, given when the invoice is finalized (never reused, never skipped)',
+      examples: ['ML-2026-000042'],
     }),
     customer_id: Type.String({ description: 'cus_…' }),
     subscription_id: Type.String({ description: 'sub_…' }),

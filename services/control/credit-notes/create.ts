@@ -25,7 +25,11 @@ export function createCreditNoteRoute(deps: ApiDeps, processor: PaymentProcessor
       // A customer on a test clock: at its clock's time, refunded through the sandbox (docs/test-clocks.md).
       const { now, clockId } = await invoiceCustomerTime(deps.pg, ctx.params.invoice_id!);
       const refunder = processorFor(deps.pg, processor, clockId);
-      const issued = await issueCreditNote({ pg: deps.pg, processor: refunder, log: deps.log }, note, now);
+      const issued = await issueCreditNote(
+        { pg: deps.pg, processor: refunder, log: deps.log, numberPrefix: deps.config.INVOICE_NUMBER_PREFIX },
+        note,
+        now,
+      );
       return reply.created(toCreditNote(issued), `/v1/billing/credit-notes/${issued.note.id}`);
     },
     doc: {

@@ -19,6 +19,7 @@ export const testClocksModule: RouteModuleFactory = (deps) => {
       clickhouse: deps.clickhouse,
       database: deps.config.CLICKHOUSE_DATABASE,
       graceSeconds: deps.config.BILLING_GRACE_SECONDS,
+      numberPrefix: deps.config.INVOICE_NUMBER_PREFIX,
       processor: createPaymentProcessor(deps.pg),
       linesPool: createInvoiceLinesPool(),
       log: deps.log,

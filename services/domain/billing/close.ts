@@ -9,6 +9,7 @@ import { pricePeriods, type PeriodToPrice } from './price-periods.js';
 import { firstPaymentAttemptAt } from './dunning.js';
 import { lockAndAllocateCredits, recordCreditUses } from './credits.js';
 import { inScope, LIVE_CUSTOMERS, type BillingScope } from './scope.js';
+import { numberDocuments } from './numbering.js';
 
 /**
  * Period close (docs/design.md §8 Invoice). A subscription's period [billing_period_start, +1 month) is due once its
@@ -159,7 +160,7 @@ async function closeBatch(
       };
     });
     const priced = await pricePeriods(deps, client, periods, { timings });
-    return timed(timings, 'postgres_ms', () => writeInvoices(client, due.rows, priced, now));
+    return timed(timings, 'postgres_ms', () => writeInvoices(client, due.rows, priced, now, deps.numberPrefix));
   });
 }
 
@@ -170,6 +171,7 @@ async function writeInvoices(
   due: DueRow[],
   priced: Awaited<ReturnType<typeof pricePeriods>>,
   now: Date,
+  numberPrefix: string,
 ): Promise<ClosedInvoice[]> {
   const ids = due.map(() => newId('inv'));
   // Prepaid credit first (it lowers the amount), then the status: nothing left to charge → paid at once, without a charge.
@@ -190,10 +192,11 @@ async function writeInvoices(
     };
   });
   const inserted = await client.query<{ id: string }>(
+    // number NULL here (not the column's default): only the invoices really written take numbers, below.
     `INSERT INTO invoices (id, account_id, customer_id, subscription_id, status, currency, amount, period_start, period_end,
-                           created_at, paid_at, next_payment_attempt_at)
+                           created_at, paid_at, next_payment_attempt_at, number)
      SELECT u.id, u.account_id, u.customer_id, u.subscription_id, u.status, u.currency, u.amount, u.period_start, u.period_end,
-            $9::timestamptz, CASE WHEN u.status = 'paid' THEN $9::timestamptz END, CASE WHEN u.status = 'open' THEN $10::timestamptz END
+            $9::timestamptz, CASE WHEN u.status = 'paid' THEN $9::timestamptz END, CASE WHEN u.status = 'open' THEN $10::timestamptz END, NULL::bigint
        FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::numeric[], $8::date[], $11::date[])
             AS u(id, account_id, customer_id, subscription_id, status, currency, amount, period_start, period_end)
      ON CONFLICT (subscription_id, period_start) DO NOTHING RETURNING id`,
@@ -254,6 +257,14 @@ async function writeInvoices(
     `UPDATE subscriptions s SET billing_period_start = CASE WHEN s.canceled_at IS NOT NULL AND u.next >= s.canceled_at THEN NULL ELSE u.next END
        FROM unnest($1::text[], $2::timestamptz[]) AS u(id, next) WHERE s.id = u.id`,
     [due.map((s) => s.id), due.map((s) => nextMonthStart(s.billing_period_start))],
+  );
+  // Last: the gapless series' row lock is then held only for the commit.
+  await numberDocuments(
+    client,
+    'invoices',
+    kept.map((v) => v.id),
+    numberPrefix,
+    now,
   );
   return kept.map((v) => ({
     id: v.id,

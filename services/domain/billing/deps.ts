@@ -21,6 +21,8 @@ export interface BillingDeps {
   database: string;
   /** BILLING_GRACE_SECONDS: a period closes this long after its end. */
   graceSeconds: number;
+  /** INVOICE_NUMBER_PREFIX: printed before each number the close gives (services/domain/billing/numbering.ts). */
+  numberPrefix: string;
   processor: PaymentProcessor;
   linesPool: InvoiceLinesPool;
   log: Logger;

@@ -5,7 +5,10 @@ import type { InvoiceStatus } from '../../../shared/vocabulary.js';
 /** invoices row; NUMERIC as text (exact), dates as YYYY-MM-DD text (no time-zone shift through JS Date). */
 export interface InvoiceRow {
   id: string;
-  /** The deployment's invoice series (infra/migrations/postgres/525_invoice_numbers.sql), as printed: 000042. */
+  /**
+   * The deployment's gapless series of invoices and credit notes (services/domain/billing/numbering.ts), as
+   * printed: ML-2026-000042.
+   */
   number: string;
   account_id: string;
   customer_id: string;
