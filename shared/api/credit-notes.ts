@@ -71,7 +71,7 @@ export const CreditNoteSchema = Type.Object(
   {
     id: Type.String({ examples: ['cn_4fH9sK1xQ7mV4rT8bN3cJ0'] }),
     number: Type.String({
-      pattern: '^[A-Za-z0-9_./#-]*[0-9]{6,}$',
+      pattern: '^[A-Za-z0-9_./#-]*$',
       description:
         "its number, printed on its PDF: INVOICE_NUMBER_PREFIX and at least six digits of the deployment's one gapless series, shared with invoices",
       examples: ['ML-2026-000043'],

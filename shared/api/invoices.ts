@@ -52,7 +52,7 @@ export const InvoiceSchema = Type.Object(
   {
     id: Type.String({ examples: ['inv_7dK2pQ9xR1mV4sT8bN3cJ0'] }),
     number: Type.String({
-      pattern: '^[A-Za-z0-9_./#-]*[0-9]{6,}$',
+      pattern: '^[A-Za-z0-9_./#-]*$',
       description:
         'the invoice number printed on its PDF: INVOICE_NUMBER_PREFIX and at least six digits of one gapless series for the deployment, shared with credit notes, given when the invoice is finalized (never reused, never skipped)',
       examples: ['ML-2026-000042'],
