@@ -158,6 +158,8 @@ export interface Config {
   BILLING_GRACE_SECONDS: number;
   /** Printed before every invoice and credit note number; {YYYY} is the UTC year the number is taken. */
   INVOICE_NUMBER_PREFIX: string;
+  /** A period's invoice is a draft from the period's end until BILLING_GRACE_SECONDS later. */
+  BILLING_DRAFTS: boolean;
   /** How often the billing role looks for periods to close and payment attempts due. */
   BILLING_INTERVAL_SECONDS: number;
   /** log2 of scrypt's cost N for new password hashes (17 = OWASP's 2^17); tests lower it for speed. */
@@ -280,6 +282,12 @@ const SPEC: { [K in keyof Config]: VarSpec<Config[K]> } = {
     default: 'ML-{YYYY}-',
     describe:
       'printed before the number of every invoice and credit note (one gapless series per deployment): `ML-{YYYY}-` → `ML-2026-000123`; `{YYYY}` is the year the number is given',
+  },
+  BILLING_DRAFTS: {
+    parse: bool,
+    default: false,
+    describe:
+      'true: a period’s invoice is written as a draft when the period ends (late usage, one-off lines, early finalize) and finalized after BILLING_GRACE_SECONDS; false: it is written, finalized, only then',
   },
   BILLING_INTERVAL_SECONDS: {
     parse: int(1, 86_400),

@@ -43,7 +43,7 @@ export function createCreditNoteRoute(deps: ApiDeps, processor: PaymentProcessor
           schema: CreditNoteSchema,
         },
         '409': problemResponse(
-          'invoice_void; invoice_payment_pending (a payment attempt is in flight: retry); invoice_not_charged (paid without a charge: nothing to refund)',
+          'invoice_void; invoice_draft (a draft is changed or finalized, not credited); invoice_payment_pending (a payment attempt is in flight: retry); invoice_not_charged (paid without a charge: nothing to refund)',
         ),
         '422': problemResponse(
           'credit_exceeds_invoice (errors[].field amount or lines) or credit_exceeds_line (lines[i].amount / lines[i].quantity): more than is left to credit; validation_failed otherwise',

@@ -148,6 +148,11 @@ export async function issueCreditNote(
     }
     if (invoice.status === 'void')
       throw new ConflictError(`Invoice ${invoice.id} is void: there is nothing to credit.`, 'invoice_void');
+    if (invoice.status === 'draft')
+      throw new ConflictError(
+        `Invoice ${invoice.id} is a draft: add or change its lines, or finalize it, instead of crediting it.`,
+        'invoice_draft',
+      );
     if (invoice.payment_pending)
       throw new ConflictError(
         `A payment attempt on invoice ${invoice.id} is in progress; retry when it completed.`,

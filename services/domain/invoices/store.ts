@@ -110,6 +110,11 @@ export async function voidInvoice(pool: PgPool, id: string, now: Date): Promise<
     const inv = r.rows[0];
     if (!inv) throw notFound(id);
     if (inv.status === 'void') return false;
+    if (inv.status === 'draft')
+      throw new ConflictError(
+        `Invoice ${id} is a draft: finalize it first (POST /v1/billing/invoices/${id}/finalize).`,
+        'invoice_draft',
+      );
     if (inv.status === 'paid')
       throw new ConflictError(`Invoice ${id} is paid: issue a credit note to refund it instead.`, 'invoice_paid');
     if (inv.credited)

@@ -19,6 +19,7 @@ export function billingDeps(base: {
     database: base.config.CLICKHOUSE_DATABASE,
     graceSeconds: base.config.BILLING_GRACE_SECONDS,
     numberPrefix: base.config.INVOICE_NUMBER_PREFIX,
+    drafts: base.config.BILLING_DRAFTS,
     processor: createPaymentProcessor(base.pg),
     linesPool: createInvoiceLinesPool(),
     log: base.log,
