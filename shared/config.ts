@@ -108,6 +108,15 @@ const printedText =
     return text;
   };
 
+/** A document number prefix: letters, digits, `-_./#` and the `{YYYY}` placeholder, at most 24 characters. */
+const numberPrefix: Parser<string> = allowing('letters, digits, - _ . / # and {YYYY}, at most 24 characters', (raw) => {
+  const v = raw.trim();
+  if (v.length > 24) throw new Error(`must be at most 24 characters, got ${v.length}`);
+  if (!/^([A-Za-z0-9_./#-]|\{YYYY\})*$/.test(v))
+    throw new Error(`may hold only letters, digits, - _ . / # and {YYYY}, got "${raw}"`);
+  return v;
+});
+
 export const API_ROUTE_SETS = ['all', 'ingress', 'control'] as const;
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
@@ -147,6 +156,10 @@ export interface Config {
   SECRET_KEY: Buffer;
   /** A period closes (is invoiced) this long after its end, so late usage of the period still counts. */
   BILLING_GRACE_SECONDS: number;
+  /** Printed before every invoice and credit note number; {YYYY} is the UTC year the number is taken. */
+  INVOICE_NUMBER_PREFIX: string;
+  /** A period's invoice is a draft from the period's end until BILLING_GRACE_SECONDS later. */
+  BILLING_DRAFTS: boolean;
   /** How often the billing role looks for periods to close and payment attempts due. */
   BILLING_INTERVAL_SECONDS: number;
   /** log2 of scrypt's cost N for new password hashes (17 = OWASP's 2^17); tests lower it for speed. */
@@ -263,6 +276,18 @@ const SPEC: { [K in keyof Config]: VarSpec<Config[K]> } = {
     parse: int(0, 35 * 86_400),
     default: 3600,
     describe: 'a period is invoiced this long after it ends, so late usage of the period still counts',
+  },
+  INVOICE_NUMBER_PREFIX: {
+    parse: numberPrefix,
+    default: 'ML-{YYYY}-',
+    describe:
+      'printed before the number of every invoice and credit note (one gapless series per deployment): `ML-{YYYY}-` → `ML-2026-000123`; `{YYYY}` is the year the number is given',
+  },
+  BILLING_DRAFTS: {
+    parse: bool,
+    default: false,
+    describe:
+      'true: a period’s invoice is written as a draft when the period ends (late usage, one-off lines, early finalize) and finalized after BILLING_GRACE_SECONDS; false: it is written, finalized, only then',
   },
   BILLING_INTERVAL_SECONDS: {
     parse: int(1, 86_400),

@@ -11,10 +11,11 @@ export const TIERS_MODES = ['graduated', 'volume'] as const;
 export type TiersMode = (typeof TIERS_MODES)[number];
 
 /** What an invoice line bills (services/domain/pricing/invoice-lines.ts). */
-export const LINE_TYPES = ['flat', 'usage', 'minimum_commitment', 'credit', 'adjustment'] as const;
+export const LINE_TYPES = ['flat', 'usage', 'minimum_commitment', 'credit', 'adjustment', 'one_off'] as const;
 export type LineType = (typeof LINE_TYPES)[number];
 
-export const INVOICE_STATUSES = ['open', 'paid', 'uncollectible', 'void'] as const;
+/** draft: during the grace period with BILLING_DRAFTS (services/domain/billing/drafts.ts); the others are finalized. */
+export const INVOICE_STATUSES = ['draft', 'open', 'paid', 'uncollectible', 'void'] as const;
 export type InvoiceStatus = (typeof INVOICE_STATUSES)[number];
 
 export const CREDIT_NOTE_TYPES = ['credit', 'refund'] as const;

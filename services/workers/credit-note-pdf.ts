@@ -7,6 +7,8 @@ import { billToLines, renderPdfDocument, type Seller } from './pdf-document.js';
 export interface CreditNotePdfTask {
   note: {
     id: string;
+    /** Its number in the series shared with invoices (absent: not printed). */
+    number?: string | null;
     invoice_id: string;
     customer_id: string;
     type: 'credit' | 'refund';
@@ -37,6 +39,7 @@ export default async function renderCreditNotePdf(task: CreditNotePdfTask): Prom
     seller: task.seller,
     createdAt: note.created_at,
     facts: [
+      ...(note.number ? ([['Credit note number', note.number]] as [string, string][]) : []),
       ['Credit note', note.id],
       ['Invoice', note.invoice_id],
       ['Issued', note.created_at.slice(0, 10)],

@@ -13,7 +13,7 @@ export interface InvoicePdfTask {
     id: string;
     customer_id: string;
     subscription_id: string;
-    status: 'open' | 'paid' | 'uncollectible' | 'void';
+    status: 'draft' | 'open' | 'paid' | 'uncollectible' | 'void';
     currency: string;
     amount: string;
     /** What credit notes took off it; printed with the amount still due when not 0. */
@@ -41,7 +41,13 @@ export interface InvoicePdfTask {
   seller?: Seller;
 }
 
-const STATUS_LABEL = { open: 'Open', paid: 'Paid', uncollectible: 'Uncollectible', void: 'Void' } as const;
+const STATUS_LABEL = {
+  draft: 'Draft',
+  open: 'Open',
+  paid: 'Paid',
+  uncollectible: 'Uncollectible',
+  void: 'Void',
+} as const;
 
 export default async function renderInvoicePdf(task: InvoicePdfTask): Promise<Uint8Array> {
   const { invoice } = task;

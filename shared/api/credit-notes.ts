@@ -70,6 +70,12 @@ export const CreditNoteLineSchema = Type.Object(
 export const CreditNoteSchema = Type.Object(
   {
     id: Type.String({ examples: ['cn_4fH9sK1xQ7mV4rT8bN3cJ0'] }),
+    number: Type.String({
+      pattern: '^[A-Za-z0-9_./#-]*$',
+      description:
+        "its number, printed on its PDF: INVOICE_NUMBER_PREFIX and at least six digits of the deployment's one gapless series, shared with invoices",
+      examples: ['ML-2026-000043'],
+    }),
     invoice_id: Type.String(),
     customer_id: Type.String({ description: 'cus_… of the invoice' }),
     type: Type.Enum([...CREDIT_NOTE_TYPES], {

@@ -12,7 +12,7 @@ export const InvoiceLineSchema = Type.Object(
   {
     type: Type.Enum([...LINE_TYPES], {
       description:
-        "flat: a flat item; usage: a usage-priced item (metered, tiered, package); minimum_commitment: the true-up to an item's minimum; credit: prepaid credit applied (negative); adjustment: usage of an earlier invoiced period that changed since, re-priced at that period's rates",
+        "flat: a flat item; usage: a usage-priced item (metered, tiered, package); minimum_commitment: the true-up to an item's minimum; credit: prepaid credit applied (negative); adjustment: usage of an earlier invoiced period that changed since, re-priced at that period's rates; one_off: a line an operator added to the draft",
     }),
     product_id: Type.Union([Type.String(), Type.Null()], { description: 'null on credit lines' }),
     meter_id: Type.Union([Type.String(), Type.Null()], {
@@ -51,12 +51,19 @@ export const PaymentErrorSchema = Type.Object(
 export const InvoiceSchema = Type.Object(
   {
     id: Type.String({ examples: ['inv_7dK2pQ9xR1mV4sT8bN3cJ0'] }),
-    number: Type.String({
-      pattern: '^[0-9]{6,}$',
-      description:
-        'the invoice number printed on its PDF: one sequential series for the deployment, given when the invoice is created (at least six digits)',
-      examples: ['000042'],
-    }),
+    number: Type.Union(
+      [
+        Type.String({
+          pattern: '^[A-Za-z0-9_./#-]*$',
+          examples: ['ML-2026-000042'],
+        }),
+        Type.Null(),
+      ],
+      {
+        description:
+          'the invoice number printed on its PDF: INVOICE_NUMBER_PREFIX and at least six digits of one gapless series for the deployment, shared with credit notes, given when the invoice is finalized (never reused, never skipped); null while it is a draft',
+      },
+    ),
     customer_id: Type.String({ description: 'cus_…' }),
     subscription_id: Type.String({ description: 'sub_…' }),
     status: Type.Enum([...INVOICE_STATUSES]),
@@ -131,3 +138,29 @@ export const UpcomingInvoiceSchema = Type.Object(
   },
   { additionalProperties: false },
 );
+
+/** POST /v1/billing/invoices/{id}/lines: a one-off line on a draft (operators). */
+export const AddInvoiceLineBody = Type.Object(
+  {
+    description: Type.String({ minLength: 1, maxLength: 500, description: 'what the line bills, as printed' }),
+    amount: Type.Optional(
+      Type.Number({
+        exclusiveMinimum: 0,
+        description:
+          "the line's amount, > 0, with at most the currency's minor-unit decimals (instead of quantity and unit_price)",
+      }),
+    ),
+    quantity: Type.Optional(
+      Type.Number({ exclusiveMinimum: 0, description: 'units (with unit_price, instead of amount)' }),
+    ),
+    unit_price: Type.Optional(
+      Type.Number({
+        exclusiveMinimum: 0,
+        description:
+          "price per unit, up to 9 decimals; quantity × unit_price is rounded half away from zero to the currency's minor unit",
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+export type AddInvoiceLineBody = Type.Static<typeof AddInvoiceLineBody>;

@@ -119,8 +119,8 @@ t.test('billing run: worked invoices', async (t) => {
     t.same(numbers, [numbers[0], numbers[0]! + 1, numbers[0]! + 2], 'numbered consecutively');
     const [oct] = await invoicesOf(sub.id);
     t.ok(
-      numbers.map((n) => String(n).padStart(6, '0')).includes(oct.number),
-      `the API gives one of them, as printed (${oct.number})`,
+      numbers.map((n) => `ML-2026-${String(n).padStart(6, '0')}`).includes(oct.number),
+      `the API gives one of them, as printed with INVOICE_NUMBER_PREFIX's default ML-{YYYY}- (${oct.number})`,
     );
     t.match(oct, {
       status: 'paid',

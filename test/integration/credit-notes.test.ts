@@ -330,7 +330,7 @@ t.test('credit notes and void', async (t) => {
       };
       const log = createLogger({ level: 'fatal', name: 'credit-notes-test' });
       const crashed = await issueCreditNote(
-        { pg, processor: crashing, log },
+        { pg, processor: crashing, log, numberPrefix: w.config.INVOICE_NUMBER_PREFIX },
         { invoiceId: inv.id, credit: { kind: 'amount', amount: '5.5' }, reason: 'crash 1', requestKey: 'crash-key-1' },
         new Date(),
       );
@@ -342,7 +342,7 @@ t.test('credit notes and void', async (t) => {
       t.same(await refundsOf(crashed.note.id), [{ amount: '5.5', status: 'succeeded' }], 'still one refund');
 
       const crashed2 = await issueCreditNote(
-        { pg, processor: crashing, log },
+        { pg, processor: crashing, log, numberPrefix: w.config.INVOICE_NUMBER_PREFIX },
         { invoiceId: inv.id, credit: { kind: 'amount', amount: '4.49' }, reason: 'crash 2', requestKey: null },
         new Date(),
       );
@@ -381,7 +381,7 @@ t.test('credit notes and void', async (t) => {
         refund: async () => ({ status: 'failed', failure_code: 'processing_error' }),
       };
       const refused = await issueCreditNote(
-        { pg, processor: refusing, log },
+        { pg, processor: refusing, log, numberPrefix: w.config.INVOICE_NUMBER_PREFIX },
         { invoiceId: inv.id, credit: { kind: 'amount', amount: '5' }, reason: 'refused', requestKey: null },
         new Date(),
       );

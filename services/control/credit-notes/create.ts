@@ -25,7 +25,11 @@ export function createCreditNoteRoute(deps: ApiDeps, processor: PaymentProcessor
       // A customer on a test clock: at its clock's time, refunded through the sandbox (docs/test-clocks.md).
       const { now, clockId } = await invoiceCustomerTime(deps.pg, ctx.params.invoice_id!);
       const refunder = processorFor(deps.pg, processor, clockId);
-      const issued = await issueCreditNote({ pg: deps.pg, processor: refunder, log: deps.log }, note, now);
+      const issued = await issueCreditNote(
+        { pg: deps.pg, processor: refunder, log: deps.log, numberPrefix: deps.config.INVOICE_NUMBER_PREFIX },
+        note,
+        now,
+      );
       return reply.created(toCreditNote(issued), `/v1/billing/credit-notes/${issued.note.id}`);
     },
     doc: {
@@ -39,7 +43,7 @@ export function createCreditNoteRoute(deps: ApiDeps, processor: PaymentProcessor
           schema: CreditNoteSchema,
         },
         '409': problemResponse(
-          'invoice_void; invoice_payment_pending (a payment attempt is in flight: retry); invoice_not_charged (paid without a charge: nothing to refund)',
+          'invoice_void; invoice_draft (a draft is changed or finalized, not credited); invoice_payment_pending (a payment attempt is in flight: retry); invoice_not_charged (paid without a charge: nothing to refund)',
         ),
         '422': problemResponse(
           'credit_exceeds_invoice (errors[].field amount or lines) or credit_exceeds_line (lines[i].amount / lines[i].quantity): more than is left to credit; validation_failed otherwise',

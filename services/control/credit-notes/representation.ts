@@ -6,6 +6,7 @@ import type { CreditNoteWithLines } from '../../domain/credit-notes/types.js';
 export function toCreditNote({ note: r, lines }: CreditNoteWithLines) {
   return {
     id: r.id,
+    number: r.number,
     invoice_id: r.invoice_id,
     customer_id: r.customer_id,
     type: r.type,

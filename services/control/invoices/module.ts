@@ -7,6 +7,9 @@ import { upcomingInvoiceRoute } from './upcoming.js';
 import { payInvoiceRoute } from './pay.js';
 import { voidInvoiceRoute } from './void.js';
 import { createPaymentProcessor } from '../../domain/payments/create.js';
+import { addInvoiceLineRoute, finalizeInvoiceRoute } from './drafts.js';
+import type { BillingDeps } from '../../domain/billing/deps.js';
+import { createInvoiceLinesPool } from '../../workers/pool.js';
 
 /**
  * /v1/billing/invoices: read side of invoices (the billing run writes them). The PDF worker pool is
@@ -14,6 +17,20 @@ import { createPaymentProcessor } from '../../domain/payments/create.js';
  */
 export const invoicesModule: RouteModuleFactory = (deps) => {
   let pool: InvoicePdfPool | undefined;
+  // Finalizing a draft prices it in this process: its invoice-line worker pool starts on the first finalize.
+  let billing: BillingDeps | undefined;
+  const billingDeps = (): BillingDeps =>
+    (billing ??= {
+      pg: deps.pg,
+      clickhouse: deps.clickhouse,
+      database: deps.config.CLICKHOUSE_DATABASE,
+      graceSeconds: deps.config.BILLING_GRACE_SECONDS,
+      numberPrefix: deps.config.INVOICE_NUMBER_PREFIX,
+      drafts: deps.config.BILLING_DRAFTS,
+      processor: createPaymentProcessor(deps.pg),
+      linesPool: createInvoiceLinesPool(),
+      log: deps.log,
+    });
   return {
     name: 'invoices',
     area: 'control',
@@ -22,13 +39,17 @@ export const invoicesModule: RouteModuleFactory = (deps) => {
       server.route(upcomingInvoiceRoute(deps));
       server.route(payInvoiceRoute(deps, createPaymentProcessor(deps.pg)));
       server.route(voidInvoiceRoute(deps));
+      server.route(finalizeInvoiceRoute(deps, billingDeps));
+      server.route(addInvoiceLineRoute(deps));
       server.route(getInvoiceRoute(deps));
       server.route(downloadInvoiceRoute(deps, () => (pool ??= createInvoicePdfPool())));
     },
     async stop() {
       const p = pool;
+      const lines = billing?.linesPool;
       pool = undefined;
-      await p?.destroy();
+      billing = undefined;
+      await Promise.all([p?.destroy(), lines?.destroy()]);
     },
   };
 };

@@ -33,6 +33,7 @@ export function payInvoiceRoute(deps: ApiDeps, processor: PaymentProcessor): Rou
       tags: ['billing'],
       responses: {
         '200': { description: 'The invoice, paid', schema: InvoiceSchema },
+        '409': problemResponse('invoice_paid, invoice_void, invoice_draft (charged once finalized)'),
         '402': problemResponse(
           'The charge failed (card_declined, insufficient_funds) or there is no payment method (no_payment_method); the invoice is unchanged but for attempt_count',
         ),

@@ -24,7 +24,7 @@ export function voidInvoiceRoute(deps: ApiDeps): RouteDef {
       responses: {
         '200': { description: 'The invoice, void (also when it already was)', schema: InvoiceSchema },
         '409': problemResponse(
-          'invoice_paid (refund with a credit note instead), invoice_credited (it has credit notes), invoice_payment_pending (a payment attempt is in flight: retry)',
+          'invoice_paid (refund with a credit note instead), invoice_credited (it has credit notes), invoice_payment_pending (a payment attempt is in flight: retry), invoice_draft (finalize it first)',
         ),
       },
     },

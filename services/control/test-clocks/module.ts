@@ -19,6 +19,8 @@ export const testClocksModule: RouteModuleFactory = (deps) => {
       clickhouse: deps.clickhouse,
       database: deps.config.CLICKHOUSE_DATABASE,
       graceSeconds: deps.config.BILLING_GRACE_SECONDS,
+      numberPrefix: deps.config.INVOICE_NUMBER_PREFIX,
+      drafts: deps.config.BILLING_DRAFTS,
       processor: createPaymentProcessor(deps.pg),
       linesPool: createInvoiceLinesPool(),
       log: deps.log,

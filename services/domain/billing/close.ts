@@ -6,9 +6,11 @@ import { appendEvents, type NewEvent } from '../events/outbox-store.js';
 import { monthStart, nextMonthStart } from './periods.js';
 import { timed, type BillingDeps, type BillingTimings } from './deps.js';
 import { pricePeriods, type PeriodToPrice } from './price-periods.js';
+import type { PricedLine } from '../pricing/invoice-lines.js';
 import { firstPaymentAttemptAt } from './dunning.js';
 import { lockAndAllocateCredits, recordCreditUses } from './credits.js';
 import { inScope, LIVE_CUSTOMERS, type BillingScope } from './scope.js';
+import { numberDocuments } from './numbering.js';
 
 /**
  * Period close (docs/design.md §8 Invoice). A subscription's period [billing_period_start, +1 month) is due once its
@@ -26,7 +28,8 @@ export interface ClosedInvoice {
   subscription_id: string;
   amount: string;
   currency: string;
-  status: 'open' | 'paid';
+  /** draft: written at the period's end with BILLING_DRAFTS, finalized later (services/domain/billing/drafts.ts). */
+  status: 'draft' | 'open' | 'paid';
 }
 
 interface DueRow {
@@ -48,10 +51,25 @@ export const CLOSE_BATCH = 500;
 export const CLOSE_CONCURRENCY = 2;
 
 const DUE = `billing_period_start < $1 AND (status = 'active' OR billing_period_start < canceled_at)`;
+/** With drafts: a subscription's next period closes only once its draft is finalized (periods in order). */
+const NO_DRAFT = `NOT EXISTS (SELECT 1 FROM invoices d WHERE d.subscription_id = s.id AND d.status = 'draft')`;
 
 /** The first instant of the latest period that may not close yet: periods starting before it are due. */
 export function closeCutoff(now: Date, graceSeconds: number): Date {
   return monthStart(new Date(now.getTime() - graceSeconds * 1000));
+}
+
+/**
+ * Which periods a close takes: every ended one with BILLING_DRAFTS (those still in their grace period become
+ * drafts), else only those whose grace period is over.
+ */
+function takeCutoff(deps: Pick<BillingDeps, 'drafts' | 'graceSeconds'>, now: Date): Date {
+  return deps.drafts ? monthStart(now) : closeCutoff(now, deps.graceSeconds);
+}
+
+/** Whether the period starting at `start` is still in its grace period at `now`: its invoice is then a draft. */
+export function inGrace(deps: Pick<BillingDeps, 'drafts' | 'graceSeconds'>, start: Date, now: Date): boolean {
+  return deps.drafts && nextMonthStart(start).getTime() + deps.graceSeconds * 1000 > now.getTime();
 }
 
 /** Periods due at `now` (for progress: "n of N"); a canceled subscription has none after its last. */
@@ -103,7 +121,7 @@ export async function closeDuePeriods(
     scope?: BillingScope;
   } = {},
 ): Promise<ClosedInvoice[]> {
-  const cutoff = closeCutoff(now, deps.graceSeconds);
+  const cutoff = takeCutoff(deps, now);
   const all: ClosedInvoice[] = [];
   const closer = async () => {
     for (;;) {
@@ -141,9 +159,9 @@ async function closeBatch(
       client.query<DueRow>(
         `SELECT s.id, s.account_id, a.customer_id, s.currency, s.canceled_at, s.billing_period_start
            FROM subscriptions s JOIN accounts a ON a.id = s.account_id
-          WHERE ${DUE} AND ${inScope('s.account_id', '$3')}
+          WHERE ${DUE} AND ${inScope('s.account_id', '$3')} AND ($4::boolean IS FALSE OR ${NO_DRAFT})
           ORDER BY s.billing_period_start, s.account_id, s.id LIMIT $2 FOR UPDATE OF s SKIP LOCKED`,
-        [cutoff, batchSize, scope.clockId],
+        [cutoff, batchSize, scope.clockId, deps.drafts],
       ),
     );
     if (due.rows.length === 0) return null;
@@ -159,7 +177,7 @@ async function closeBatch(
       };
     });
     const priced = await pricePeriods(deps, client, periods, { timings });
-    return timed(timings, 'postgres_ms', () => writeInvoices(client, due.rows, priced, now));
+    return timed(timings, 'postgres_ms', () => writeInvoices(client, due.rows, priced, now, deps));
   });
 }
 
@@ -170,12 +188,15 @@ async function writeInvoices(
   due: DueRow[],
   priced: Awaited<ReturnType<typeof pricePeriods>>,
   now: Date,
+  deps: Pick<BillingDeps, 'drafts' | 'graceSeconds' | 'numberPrefix'>,
 ): Promise<ClosedInvoice[]> {
   const ids = due.map(() => newId('inv'));
-  // Prepaid credit first (it lowers the amount), then the status: nothing left to charge → paid at once, without a charge.
+  const draft = due.map((s) => inGrace(deps, s.billing_period_start, now));
+  // Prepaid credit first (it lowers the amount), then the status: nothing left to charge → paid at once, without
+  // a charge. A draft takes no credit (nor number, nor charge) until it is finalized.
   const creditUses = await lockAndAllocateCredits(
     client,
-    due.map((s, i) => ({ invoice_id: ids[i]!, account_id: s.account_id, priced: priced[i]! })),
+    due.flatMap((s, i) => (draft[i] ? [] : [{ invoice_id: ids[i]!, account_id: s.account_id, priced: priced[i]! }])),
     now,
   );
   const invoices = due.map((s, i) => {
@@ -184,16 +205,17 @@ async function writeInvoices(
       id: ids[i]!,
       sub: s,
       priced: p,
-      status: new Decimal(p.amount).lte(0) ? ('paid' as const) : ('open' as const),
+      status: draft[i] ? ('draft' as const) : finalStatus(p.amount),
       periodStart: isoDate(s.billing_period_start.getTime()),
       periodEnd: isoDate(nextMonthStart(s.billing_period_start).getTime() - 86_400_000),
     };
   });
   const inserted = await client.query<{ id: string }>(
+    // number NULL here (not the column's default): only the invoices really written take numbers, below.
     `INSERT INTO invoices (id, account_id, customer_id, subscription_id, status, currency, amount, period_start, period_end,
-                           created_at, paid_at, next_payment_attempt_at)
+                           created_at, paid_at, next_payment_attempt_at, number)
      SELECT u.id, u.account_id, u.customer_id, u.subscription_id, u.status, u.currency, u.amount, u.period_start, u.period_end,
-            $9::timestamptz, CASE WHEN u.status = 'paid' THEN $9::timestamptz END, CASE WHEN u.status = 'open' THEN $10::timestamptz END
+            $9::timestamptz, CASE WHEN u.status = 'paid' THEN $9::timestamptz END, CASE WHEN u.status = 'open' THEN $10::timestamptz END, NULL::bigint
        FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::numeric[], $8::date[], $11::date[])
             AS u(id, account_id, customer_id, subscription_id, status, currency, amount, period_start, period_end)
      ON CONFLICT (subscription_id, period_start) DO NOTHING RETURNING id`,
@@ -217,7 +239,63 @@ async function writeInvoices(
     client,
     creditUses.filter((u) => written.has(u.invoice_id)),
   );
-  const lines = kept.flatMap((v) => v.priced.lines.map((l, position) => ({ invoice_id: v.id, position, ...l })));
+  await insertInvoiceLines(
+    client,
+    kept.flatMap((v) => v.priced.lines.map((l, position) => ({ invoice_id: v.id, position, ...l }))),
+  );
+  const finalized = kept.flatMap((v) => (v.status === 'draft' ? [] : [{ ...v, status: v.status }]));
+  await appendEvents(
+    client,
+    finalized.flatMap((v) => issuedEvents(v.sub.account_id, v.id, v.priced.amount, v.sub.currency, v.status)),
+  );
+  // Next period; a canceled subscription whose last period this was is done for good (NULL).
+  await client.query(
+    `UPDATE subscriptions s SET billing_period_start = CASE WHEN s.canceled_at IS NOT NULL AND u.next >= s.canceled_at THEN NULL ELSE u.next END
+       FROM unnest($1::text[], $2::timestamptz[]) AS u(id, next) WHERE s.id = u.id`,
+    [due.map((s) => s.id), due.map((s) => nextMonthStart(s.billing_period_start))],
+  );
+  // Last: the gapless series' row lock is then held only for the commit.
+  await numberDocuments(
+    client,
+    'invoices',
+    finalized.map((v) => v.id),
+    deps.numberPrefix,
+    now,
+  );
+  return kept.map((v) => ({
+    id: v.id,
+    customer_id: v.sub.customer_id,
+    subscription_id: v.sub.id,
+    amount: v.priced.amount,
+    currency: v.sub.currency,
+    status: v.status,
+  }));
+}
+
+/** A finalized invoice's status: nothing to charge → paid at once, without a charge; else open. */
+export function finalStatus(amount: string): 'open' | 'paid' {
+  return new Decimal(amount).lte(0) ? 'paid' : 'open';
+}
+
+/** The events of an invoice being issued (finalized): invoice.created, and invoice.paid when nothing is to charge. */
+export function issuedEvents(
+  accountId: string,
+  invoiceId: string,
+  amount: string,
+  currency: string,
+  status: 'open' | 'paid',
+): NewEvent[] {
+  const data = { invoice_id: invoiceId, amount: new JsonDecimal(amount), currency };
+  const events: NewEvent[] = [{ accountId, type: 'invoice.created', data }];
+  if (status === 'paid') events.push({ accountId, type: 'invoice.paid', data });
+  return events;
+}
+
+/** Writes invoice lines (positions given) in one statement. */
+export async function insertInvoiceLines(
+  client: PgClient,
+  lines: (PricedLine & { invoice_id: string; position: number })[],
+): Promise<void> {
   if (lines.length) {
     await client.query(
       `INSERT INTO invoice_lines (invoice_id, position, product_id, meter_id, description, quantity, unit_price, amount, type, price_model, adjusts_invoice_id, dimensions,
@@ -242,25 +320,4 @@ async function writeInvoices(
       ],
     );
   }
-  const events: NewEvent[] = [];
-  for (const v of kept) {
-    const data = { invoice_id: v.id, amount: new JsonDecimal(v.priced.amount), currency: v.sub.currency };
-    events.push({ accountId: v.sub.account_id, type: 'invoice.created', data });
-    if (v.status === 'paid') events.push({ accountId: v.sub.account_id, type: 'invoice.paid', data });
-  }
-  await appendEvents(client, events);
-  // Next period; a canceled subscription whose last period this was is done for good (NULL).
-  await client.query(
-    `UPDATE subscriptions s SET billing_period_start = CASE WHEN s.canceled_at IS NOT NULL AND u.next >= s.canceled_at THEN NULL ELSE u.next END
-       FROM unnest($1::text[], $2::timestamptz[]) AS u(id, next) WHERE s.id = u.id`,
-    [due.map((s) => s.id), due.map((s) => nextMonthStart(s.billing_period_start))],
-  );
-  return kept.map((v) => ({
-    id: v.id,
-    customer_id: v.sub.customer_id,
-    subscription_id: v.sub.id,
-    amount: v.priced.amount,
-    currency: v.sub.currency,
-    status: v.status,
-  }));
 }

@@ -19,6 +19,8 @@ import {
   type LineToCredit,
 } from '../credit-notes/store.js';
 import type { PaymentDeps } from './payments.js';
+import type { BillingDeps } from './deps.js';
+import { numberDocuments } from './numbering.js';
 
 /**
  * Credit notes (docs/design.md §8 Credit notes). An operator credits an invoice by an amount or per line:
@@ -133,7 +135,11 @@ export function creditLinesOf(
 }
 
 /** POST /v1/billing/invoices/{id}/credit-notes: the note, its refund done (or left pending if the processor could not answer). */
-export async function issueCreditNote(deps: PaymentDeps, req: NewCreditNote, now: Date): Promise<CreditNoteWithLines> {
+export async function issueCreditNote(
+  deps: PaymentDeps & Pick<BillingDeps, 'numberPrefix'>,
+  req: NewCreditNote,
+  now: Date,
+): Promise<CreditNoteWithLines> {
   const note = await withTransaction(deps.pg, async (client) => {
     const invoice = await lockInvoiceToCredit(client, req.invoiceId);
     if (req.requestKey) {
@@ -142,6 +148,11 @@ export async function issueCreditNote(deps: PaymentDeps, req: NewCreditNote, now
     }
     if (invoice.status === 'void')
       throw new ConflictError(`Invoice ${invoice.id} is void: there is nothing to credit.`, 'invoice_void');
+    if (invoice.status === 'draft')
+      throw new ConflictError(
+        `Invoice ${invoice.id} is a draft: add or change its lines, or finalize it, instead of crediting it.`,
+        'invoice_draft',
+      );
     if (invoice.payment_pending)
       throw new ConflictError(
         `A payment attempt on invoice ${invoice.id} is in progress; retry when it completed.`,
@@ -182,7 +193,9 @@ export async function issueCreditNote(deps: PaymentDeps, req: NewCreditNote, now
         data: { invoice_id: invoice.id, amount: new JsonDecimal(invoice.amount), currency: invoice.currency },
       });
     await appendEvents(client, events);
-    return written;
+    // Last: the gapless series' row lock is then held only for the commit.
+    const [taken] = await numberDocuments(client, 'credit_notes', [written.note.id], deps.numberPrefix, now);
+    return { ...written, note: { ...written.note, number: `${taken!.prefix}${taken!.number.padStart(6, '0')}` } };
   });
   if (note.note.refund_status !== 'pending') return note;
   await completePendingRefunds(deps, [note.note.id]);

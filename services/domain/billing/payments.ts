@@ -150,6 +150,8 @@ export async function payInvoiceNow(
     if (!inv) throw new NotFoundError(`No invoice ${invoiceId}.`);
     if (inv.status === 'paid') throw new ConflictError(`Invoice ${invoiceId} is already paid.`, 'invoice_paid');
     if (inv.status === 'void') throw new ConflictError(`Invoice ${invoiceId} is void.`, 'invoice_void');
+    if (inv.status === 'draft')
+      throw new ConflictError(`Invoice ${invoiceId} is a draft: it is charged once finalized.`, 'invoice_draft');
     const begun = await beginAttempts(client, [inv], now, true);
     if (begun.toCharge.length === 0)
       throw new PaymentRequiredError(

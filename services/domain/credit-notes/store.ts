@@ -7,11 +7,12 @@ import type { InvoiceStatus } from '../../../shared/vocabulary.js';
 import type { RefundResult } from '../payments/processor.js';
 import type { CreditNoteLineRow, CreditNoteRow, CreditNoteWithLines } from './types.js';
 import type { CreditNoteType } from '../../../shared/vocabulary.js';
+import { PRINTED_NUMBER_SQL } from '../billing/numbering.js';
 
 const notFound = (id: string) => new NotFoundError(`No credit note ${id}.`);
 const noInvoice = (id: string) => new NotFoundError(`No invoice ${id}.`);
 
-const NOTE_COLUMNS = `n.id, n.account_id, n.invoice_id, i.customer_id, n.type, n.currency, n.amount::text AS amount, n.reason,
+const NOTE_COLUMNS = `n.id, ${PRINTED_NUMBER_SQL('n')} AS number, n.account_id, n.invoice_id, i.customer_id, n.type, n.currency, n.amount::text AS amount, n.reason,
   n.refund_status, n.refund_id, n.refund_failure_code, n.created_at`;
 const NOTES = 'credit_notes n JOIN invoices i ON i.id = n.invoice_id';
 const LINE_COLUMNS =
@@ -105,8 +106,9 @@ export async function insertCreditNote(
   now: Date,
 ): Promise<CreditNoteWithLines> {
   await client.query(
-    `INSERT INTO credit_notes (id, account_id, invoice_id, type, currency, amount, reason, refund_status, request_key, created_at)
-     VALUES ($1, $2, $3, $4, $5, $6::numeric, $7, CASE WHEN $4 = 'refund' THEN 'pending' END, $8, $9)`,
+    // number NULL here (not the column's default): the note is numbered as its transaction's last step.
+    `INSERT INTO credit_notes (id, account_id, invoice_id, type, currency, amount, reason, refund_status, request_key, created_at, number)
+     VALUES ($1, $2, $3, $4, $5, $6::numeric, $7, CASE WHEN $4 = 'refund' THEN 'pending' END, $8, $9, NULL)`,
     [n.id, n.invoice.account_id, n.invoice.id, n.type, n.invoice.currency, n.amount, n.reason, n.requestKey, now],
   );
   await client.query(

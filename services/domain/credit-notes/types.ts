@@ -18,6 +18,8 @@ export interface NewCreditNote {
 
 export interface CreditNoteRow {
   id: string;
+  /** Its number in the deployment's gapless series shared with invoices, as printed (ML-2026-000043). */
+  number: string;
   account_id: string;
   invoice_id: string;
   customer_id: string;

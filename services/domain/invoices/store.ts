@@ -7,12 +7,13 @@ import { appendEvent } from '../events/outbox-store.js';
 import type { RowWindow } from '../../../shared/row-window.js';
 import type { InvoiceLineRow, InvoiceRow, InvoiceWithLines } from './types.js';
 import type { InvoiceStatus } from '../../../shared/vocabulary.js';
+import { PRINTED_NUMBER_SQL } from '../billing/numbering.js';
 
 const notFound = (id: string) => new NotFoundError(`No invoice ${id}.`);
 
 // Money as exact text; dates formatted by Postgres so no JS Date/time-zone round trip can shift a day. The
-// number as printed: at least six digits (000042), the series going on past 999999.
-const INVOICE_COLUMNS = `id, lpad(number::text, 6, '0') AS number, account_id, customer_id, subscription_id, status, currency, amount::text AS amount,
+// number as printed (services/domain/billing/numbering.ts): its prefix and at least six digits (ML-2026-000042).
+const INVOICE_COLUMNS = `id, ${PRINTED_NUMBER_SQL('invoices')} AS number, account_id, customer_id, subscription_id, status, currency, amount::text AS amount,
   to_char(period_start, 'YYYY-MM-DD') AS period_start, to_char(period_end, 'YYYY-MM-DD') AS period_end,
   amount_credited::text AS amount_credited, attempt_count, next_payment_attempt_at, last_payment_error, created_at, paid_at`;
 const LINE_COLUMNS =
@@ -109,6 +110,11 @@ export async function voidInvoice(pool: PgPool, id: string, now: Date): Promise<
     const inv = r.rows[0];
     if (!inv) throw notFound(id);
     if (inv.status === 'void') return false;
+    if (inv.status === 'draft')
+      throw new ConflictError(
+        `Invoice ${id} is a draft: finalize it first (POST /v1/billing/invoices/${id}/finalize).`,
+        'invoice_draft',
+      );
     if (inv.status === 'paid')
       throw new ConflictError(`Invoice ${id} is paid: issue a credit note to refund it instead.`, 'invoice_paid');
     if (inv.credited)

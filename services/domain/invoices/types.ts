@@ -5,8 +5,11 @@ import type { InvoiceStatus } from '../../../shared/vocabulary.js';
 /** invoices row; NUMERIC as text (exact), dates as YYYY-MM-DD text (no time-zone shift through JS Date). */
 export interface InvoiceRow {
   id: string;
-  /** The deployment's invoice series (infra/migrations/postgres/525_invoice_numbers.sql), as printed: 000042. */
-  number: string;
+  /**
+   * The deployment's gapless series of invoices and credit notes (services/domain/billing/numbering.ts), as
+   * printed: ML-2026-000042.
+   */
+  number: string | null;
   account_id: string;
   customer_id: string;
   subscription_id: string;
@@ -43,9 +46,12 @@ export interface InvoiceWithLines {
   lines: InvoiceLineRow[];
 }
 
-/** What is still to be paid on an invoice: its amount less credit notes while unpaid; nothing once paid or void. */
+/**
+ * What is still to be paid on an invoice: its amount less credit notes while unpaid (a draft: what it would
+ * charge if finalized now); nothing once paid or void.
+ */
 export function amountDue(r: Pick<InvoiceRow, 'status' | 'amount' | 'amount_credited'>): string {
-  return r.status === 'open' || r.status === 'uncollectible'
+  return r.status === 'draft' || r.status === 'open' || r.status === 'uncollectible'
     ? canonicalDecimal(new Decimal(r.amount).minus(r.amount_credited))
     : '0';
 }

@@ -18,6 +18,8 @@ export function billingDeps(base: {
     clickhouse: base.clickhouse,
     database: base.config.CLICKHOUSE_DATABASE,
     graceSeconds: base.config.BILLING_GRACE_SECONDS,
+    numberPrefix: base.config.INVOICE_NUMBER_PREFIX,
+    drafts: base.config.BILLING_DRAFTS,
     processor: createPaymentProcessor(base.pg),
     linesPool: createInvoiceLinesPool(),
     log: base.log,
