@@ -9,6 +9,8 @@ import { pricePeriods, type PeriodToPrice } from './price-periods.js';
 import { firstPaymentAttemptAt } from './dunning.js';
 import { lockAndAllocateCredits, recordCreditUses } from './credits.js';
 import { inScope, LIVE_CUSTOMERS, type BillingScope } from './scope.js';
+import { TAX_PROFILE_COLUMNS, taxInvoices } from '../tax/invoice-tax.js';
+import type { TaxExempt } from '../../../shared/vocabulary.js';
 
 /**
  * Period close (docs/design.md §8 Invoice). A subscription's period [billing_period_start, +1 month) is due once its
@@ -36,6 +38,11 @@ interface DueRow {
   currency: string;
   canceled_at: Date | null;
   billing_period_start: Date;
+  /** The customer's tax profile and terms (services/domain/tax/invoice-tax.ts). */
+  tax_exempt: TaxExempt;
+  country: string | null;
+  region: string | null;
+  net_terms_days: number;
 }
 
 /** Subscriptions closed per transaction. */
@@ -139,7 +146,7 @@ async function closeBatch(
   return withTransaction(deps.pg, async (client) => {
     const due = await timed(timings, 'postgres_ms', () =>
       client.query<DueRow>(
-        `SELECT s.id, s.account_id, a.customer_id, s.currency, s.canceled_at, s.billing_period_start
+        `SELECT s.id, s.account_id, a.customer_id, s.currency, s.canceled_at, s.billing_period_start, ${TAX_PROFILE_COLUMNS('a')}
            FROM subscriptions s JOIN accounts a ON a.id = s.account_id
           WHERE ${DUE} AND ${inScope('s.account_id', '$3')}
           ORDER BY s.billing_period_start, s.account_id, s.id LIMIT $2 FOR UPDATE OF s SKIP LOCKED`,
@@ -164,6 +171,7 @@ async function closeBatch(
 }
 
 const isoDate = (ms: number) => new Date(ms).toISOString().slice(0, 10);
+const DAY_MS = 86_400_000;
 
 async function writeInvoices(
   client: PgClient,
@@ -172,6 +180,11 @@ async function writeInvoices(
   now: Date,
 ): Promise<ClosedInvoice[]> {
   const ids = due.map(() => newId('inv'));
+  // Tax after discounts and before prepaid credit (docs/billing.md "Tax"): credit pays the taxed total.
+  const totals = await taxInvoices(
+    client,
+    due.map((s, i) => ({ priced: priced[i]!, profile: s })),
+  );
   // Prepaid credit first (it lowers the amount), then the status: nothing left to charge → paid at once, without a charge.
   const creditUses = await lockAndAllocateCredits(
     client,
@@ -186,16 +199,21 @@ async function writeInvoices(
       priced: p,
       status: new Decimal(p.amount).lte(0) ? ('paid' as const) : ('open' as const),
       periodStart: isoDate(s.billing_period_start.getTime()),
-      periodEnd: isoDate(nextMonthStart(s.billing_period_start).getTime() - 86_400_000),
+      periodEnd: isoDate(nextMonthStart(s.billing_period_start).getTime() - DAY_MS),
+      totals: totals[i]!,
+      dueAt: new Date(now.getTime() + s.net_terms_days * DAY_MS),
     };
   });
   const inserted = await client.query<{ id: string }>(
     `INSERT INTO invoices (id, account_id, customer_id, subscription_id, status, currency, amount, period_start, period_end,
-                           created_at, paid_at, next_payment_attempt_at)
+                           created_at, paid_at, next_payment_attempt_at, subtotal, tax, due_at, tax_exempt)
      SELECT u.id, u.account_id, u.customer_id, u.subscription_id, u.status, u.currency, u.amount, u.period_start, u.period_end,
-            $9::timestamptz, CASE WHEN u.status = 'paid' THEN $9::timestamptz END, CASE WHEN u.status = 'open' THEN $10::timestamptz END
-       FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::numeric[], $8::date[], $11::date[])
-            AS u(id, account_id, customer_id, subscription_id, status, currency, amount, period_start, period_end)
+            $9::timestamptz, CASE WHEN u.status = 'paid' THEN $9::timestamptz END, CASE WHEN u.status = 'open' THEN u.first_attempt END,
+            u.subtotal, u.tax, u.due_at, u.tax_exempt
+       FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::numeric[], $8::date[], $10::date[],
+                   $11::numeric[], $12::numeric[], $13::timestamptz[], $14::text[], $15::timestamptz[])
+            AS u(id, account_id, customer_id, subscription_id, status, currency, amount, period_start, period_end,
+                 subtotal, tax, due_at, tax_exempt, first_attempt)
      ON CONFLICT (subscription_id, period_start) DO NOTHING RETURNING id`,
     [
       invoices.map((v) => v.id),
@@ -207,8 +225,13 @@ async function writeInvoices(
       invoices.map((v) => v.priced.amount),
       invoices.map((v) => v.periodStart),
       now,
-      firstPaymentAttemptAt(now),
       invoices.map((v) => v.periodEnd),
+      invoices.map((v) => v.totals.subtotal),
+      invoices.map((v) => v.totals.tax),
+      invoices.map((v) => v.dueAt),
+      invoices.map((v) => v.sub.tax_exempt),
+      // Dunning counts from the due date (net_terms_days 0: at once).
+      invoices.map((v) => firstPaymentAttemptAt(v.dueAt)),
     ],
   );
   const written = new Set(inserted.rows.map((r) => r.id));
@@ -221,9 +244,9 @@ async function writeInvoices(
   if (lines.length) {
     await client.query(
       `INSERT INTO invoice_lines (invoice_id, position, product_id, meter_id, description, quantity, unit_price, amount, type, price_model, adjusts_invoice_id, dimensions,
-                                 service_start, service_end)
+                                 service_start, service_end, tax_rate_id, tax_amount, taxes)
        SELECT * FROM unnest($1::text[], $2::int[], $3::text[], $4::text[], $5::text[], $6::numeric[], $7::numeric[], $8::numeric[], $9::text[], $10::jsonb[], $11::text[], $12::jsonb[],
-                            $13::timestamptz[], $14::timestamptz[])`,
+                            $13::timestamptz[], $14::timestamptz[], $15::text[], $16::numeric[], $17::jsonb[])`,
       [
         lines.map((l) => l.invoice_id),
         lines.map((l) => l.position),
@@ -239,6 +262,9 @@ async function writeInvoices(
         lines.map((l) => (l.dimensions ? JSON.stringify(l.dimensions) : null)),
         lines.map((l) => (l.service ? new Date(l.service.fromMs) : null)),
         lines.map((l) => (l.service ? new Date(l.service.toMs) : null)),
+        lines.map((l) => l.tax_rate_id ?? null),
+        lines.map((l) => l.tax_amount ?? null),
+        lines.map((l) => (l.taxes ? JSON.stringify(l.taxes) : null)),
       ],
     );
   }

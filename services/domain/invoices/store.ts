@@ -13,10 +13,11 @@ const notFound = (id: string) => new NotFoundError(`No invoice ${id}.`);
 // Money as exact text; dates formatted by Postgres so no JS Date/time-zone round trip can shift a day. The
 // number as printed: at least six digits (000042), the series going on past 999999.
 const INVOICE_COLUMNS = `id, lpad(number::text, 6, '0') AS number, account_id, customer_id, subscription_id, status, currency, amount::text AS amount,
-  to_char(period_start, 'YYYY-MM-DD') AS period_start, to_char(period_end, 'YYYY-MM-DD') AS period_end,
+  COALESCE(subtotal, amount)::text AS subtotal, tax::text AS tax, COALESCE(tax_exempt, 'none') AS tax_exempt,
+  COALESCE(due_at, created_at) AS due_at, to_char(period_start, 'YYYY-MM-DD') AS period_start, to_char(period_end, 'YYYY-MM-DD') AS period_end,
   amount_credited::text AS amount_credited, attempt_count, next_payment_attempt_at, last_payment_error, created_at, paid_at`;
-const LINE_COLUMNS =
-  'invoice_id, position, type, product_id, meter_id, adjusts_invoice_id, description, quantity::text AS quantity, unit_price::text AS unit_price, amount::text AS amount, dimensions';
+const LINE_COLUMNS = `invoice_id, position, type, product_id, meter_id, adjusts_invoice_id, description, quantity::text AS quantity,
+   unit_price::text AS unit_price, amount::text AS amount, dimensions, tax_rate_id, tax_amount::text AS tax_amount, taxes`;
 
 /** Lines of several invoices in one query, grouped by invoice in printed order. */
 async function linesOf(pool: PgPool, invoiceIds: string[]): Promise<Map<string, InvoiceLineRow[]>> {
