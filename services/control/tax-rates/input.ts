@@ -27,7 +27,8 @@ export function parseNewTaxRate(ctx: RequestContext): NewTaxRate {
   const name = printableText(input.name, 'name', errors);
   let percentage = '0';
   const literal = numberLiteralAt(ctx.rawBody, 'percentage');
-  const parsed = literal === undefined ? { error: 'must be a number' } : parseAmount(literal, { maxScale: PERCENTAGE_SCALE });
+  const parsed =
+    literal === undefined ? { error: 'must be a number' } : parseAmount(literal, { maxScale: PERCENTAGE_SCALE });
   if ('error' in parsed) errors.push({ field: 'percentage', message: parsed.error });
   else percentage = parsed.value;
   const country = input.country?.toUpperCase() ?? null;

@@ -7,6 +7,7 @@ import { appendEvent } from '../events/outbox-store.js';
 import type { RowWindow } from '../../../shared/row-window.js';
 import type { InvoiceLineRow, InvoiceRow, InvoiceWithLines } from './types.js';
 import type { InvoiceStatus } from '../../../shared/vocabulary.js';
+import type { LegalAddress, TaxId } from '../tax/types.js';
 
 const notFound = (id: string) => new NotFoundError(`No invoice ${id}.`);
 
@@ -82,6 +83,18 @@ async function selectInvoice(pool: PgPool, id: string, accountId: string | null)
 export async function accountName(pool: PgPool, accountId: string): Promise<string | null> {
   const r = await pool.query<{ name: string }>('SELECT name FROM accounts WHERE id = $1', [accountId]);
   return r.rows[0]?.name ?? null;
+}
+
+/** The account's legal details printed on its invoices (the customer's current ones, like its address). */
+export async function legalDetails(
+  pool: PgPool,
+  accountId: string,
+): Promise<{ legal_name: string | null; address: LegalAddress | null; tax_ids: TaxId[] }> {
+  const r = await pool.query<{ legal_name: string | null; address: LegalAddress | null; tax_ids: TaxId[] }>(
+    'SELECT legal_name, address, tax_ids FROM accounts WHERE id = $1',
+    [accountId],
+  );
+  return r.rows[0] ?? { legal_name: null, address: null, tax_ids: [] };
 }
 
 /**

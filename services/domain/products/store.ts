@@ -46,7 +46,9 @@ async function checkTaxRates(pool: PgPool, ids: readonly string[] | undefined): 
   const unknown = new Set(await unknownTaxRates(pool, ids));
   if (unknown.size === 0) return;
   throw new ValidationError(
-    ids.flatMap((id, i) => (unknown.has(id) ? [{ field: `tax_rate_ids[${i}]`, message: 'no such active tax rate' }] : [])),
+    ids.flatMap((id, i) =>
+      unknown.has(id) ? [{ field: `tax_rate_ids[${i}]`, message: 'no such active tax rate' }] : [],
+    ),
   );
 }
 

@@ -17,9 +17,7 @@ export async function taxInvoices(
   invoices: { priced: PricedInvoice; profile: TaxProfile }[],
 ): Promise<InvoiceTotals[]> {
   const taxed = invoices.filter((v) => v.profile.tax_exempt === 'none');
-  const products = [
-    ...new Set(taxed.flatMap((v) => v.priced.lines.filter(isTaxable).map((l) => l.product_id!))),
-  ];
+  const products = [...new Set(taxed.flatMap((v) => v.priced.lines.filter(isTaxable).map((l) => l.product_id!)))];
   const [active, named] = taxed.length
     ? [await activeTaxRates(q), await productTaxRateIds(q, products)]
     : [new Map(), new Map<string, string[]>()];

@@ -74,7 +74,10 @@ export async function activeTaxRates(db: PgPool | PgClient): Promise<Map<string,
 }
 
 /** The rates each of these products names. */
-export async function productTaxRateIds(db: PgPool | PgClient, productIds: readonly string[]): Promise<Map<string, string[]>> {
+export async function productTaxRateIds(
+  db: PgPool | PgClient,
+  productIds: readonly string[],
+): Promise<Map<string, string[]>> {
   if (productIds.length === 0) return new Map();
   const { rows } = await db.query<{ id: string; tax_rate_ids: string[] }>(
     'SELECT id, tax_rate_ids FROM products WHERE id = ANY($1::text[])',
