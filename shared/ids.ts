@@ -20,7 +20,8 @@ export type IdPrefix =
   | 'cred'
   | 'cn'
   | 'corr'
-  | 'clock';
+  | 'clock'
+  | 'txr';
 
 const ALPHABET = '0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ';
 

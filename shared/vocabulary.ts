@@ -11,7 +11,9 @@ export const TIERS_MODES = ['graduated', 'volume'] as const;
 export type TiersMode = (typeof TIERS_MODES)[number];
 
 /** What an invoice line bills (services/domain/pricing/invoice-lines.ts). */
-export const LINE_TYPES = ['flat', 'usage', 'minimum_commitment', 'credit', 'adjustment', 'one_off'] as const;
+export const LINE_TYPES = ['flat', 'usage', 'minimum_commitment', 'credit', 'adjustment', 'one_off', 'tax'] as const;
+export const TAX_EXEMPT = ['none', 'exempt', 'reverse'] as const;
+export type TaxExempt = (typeof TAX_EXEMPT)[number];
 export type LineType = (typeof LINE_TYPES)[number];
 
 /** draft: during the grace period with BILLING_DRAFTS (services/domain/billing/drafts.ts); the others are finalized. */

@@ -1,5 +1,48 @@
 import { Decimal, canonicalDecimal } from '../../shared/money/decimal.js';
 import { billToLines, formatDecimal, printable, renderPdfDocument, type Seller } from './pdf-document.js';
+import type { LegalAddress } from '../domain/tax/types.js';
+
+/** Printed on reverse-charge invoices (EU VAT Directive 2006/112/EC, art. 196 and 226(11a)). */
+export const REVERSE_CHARGE_NOTE =
+  'Reverse charge: VAT to be accounted for by the recipient (Article 196, Council Directive 2006/112/EC).';
+
+/** "Bill to" with the legal details: legal name (else the account's name), customer id, address, tax ids. */
+function billTo(task: InvoicePdfTask, customerId: string): string[] {
+  const { customer, legal_address: a } = task;
+  const name = customer.legal_name ?? customer.name;
+  const out = a
+    ? [
+        printable(name ?? ''),
+        `Customer ${customerId}`,
+        printable(a.line1),
+        ...(a.line2 ? [printable(a.line2)] : []),
+        printable(`${a.postal_code} ${a.city}${a.region ? `, ${a.region}` : ''}`),
+        a.country,
+      ].filter(Boolean)
+    : billToLines(name, customerId, task.address);
+  for (const id of customer.tax_ids ?? []) out.push(printable(`Tax ID ${id.value} (${id.type})`));
+  return out;
+}
+
+/** Subtotal, the tax added and the tax included (when any), the total; then what credit notes took off. */
+function totalsOf(invoice: InvoicePdfTask['invoice']): [string, string][] {
+  const out: [string, string][] = [];
+  if (invoice.subtotal !== undefined && invoice.tax !== undefined) {
+    const included = new Decimal(invoice.tax_included ?? '0');
+    const added = new Decimal(invoice.tax).minus(included);
+    out.push(['Subtotal', invoice.subtotal]);
+    if (!added.isZero() || included.isZero()) out.push(['Tax', canonicalDecimal(added)]);
+    if (!included.isZero()) out.push(['Tax included', canonicalDecimal(included)]);
+  }
+  out.push(['Total', invoice.amount]);
+  const credited = new Decimal(invoice.amount_credited ?? '0');
+  if (!credited.isZero())
+    out.push(
+      ['Credited', canonicalDecimal(credited.neg())],
+      [invoice.status === 'paid' ? 'Net' : 'Amount due', canonicalDecimal(new Decimal(invoice.amount).minus(credited))],
+    );
+  return out;
+}
 
 export { formatDecimal, printable };
 
@@ -27,6 +70,13 @@ export interface InvoicePdfTask {
     number?: string | null;
     /** RFC 3339 or YYYY-MM-DD */
     due_at?: string | null;
+    /** Totals before and of tax, printed when the invoice has them (docs/billing.md "Tax"). */
+    subtotal?: string;
+    tax?: string;
+    /** Of `tax`, what is inside the lines (inclusive rates). */
+    tax_included?: string;
+    /** 'reverse': no tax, the reverse-charge note is printed. */
+    tax_exempt?: 'none' | 'exempt' | 'reverse';
   };
   lines: {
     product_id: string | null;
@@ -35,9 +85,14 @@ export interface InvoicePdfTask {
     quantity: string;
     unit_price: string;
     amount: string;
+    /** Tax lines: the tax at the rate (for an inclusive rate, not in `amount`). */
+    tax_amount?: string | null;
   }[];
-  customer: { name: string | null };
+  /** The account's name; its legal name and tax ids when it has them. */
+  customer: { name: string | null; legal_name?: string | null; tax_ids?: { type: string; value: string }[] };
   address: { line1: string; city: string; state: string; zip: string } | null;
+  /** The customer's legal address, printed instead of `address` when set. */
+  legal_address?: LegalAddress | null;
   seller?: Seller;
 }
 
@@ -60,24 +115,15 @@ export default async function renderInvoicePdf(task: InvoicePdfTask): Promise<Ui
   );
   if (invoice.due_at) facts.push(['Due', invoice.due_at.slice(0, 10)]);
   if (invoice.paid_at) facts.push(['Paid', invoice.paid_at.slice(0, 10)]);
-  const credited = new Decimal(invoice.amount_credited ?? '0');
-  const totals: [string, string][] = credited.isZero()
-    ? [['Total', invoice.amount]]
-    : [
-        ['Total', invoice.amount],
-        ['Credited', canonicalDecimal(credited.neg())],
-        [
-          invoice.status === 'paid' ? 'Net' : 'Amount due',
-          canonicalDecimal(new Decimal(invoice.amount).minus(credited)),
-        ],
-      ];
+  const totals = totalsOf(invoice);
   return renderPdfDocument({
     title: 'INVOICE',
     name: `Invoice ${invoice.number ?? invoice.id}`,
     seller: task.seller,
     createdAt: invoice.created_at,
     facts,
-    billTo: billToLines(task.customer.name, invoice.customer_id, task.address),
+    billTo: billTo(task, invoice.customer_id),
+    note: invoice.tax_exempt === 'reverse' ? REVERSE_CHARGE_NOTE : undefined,
     side: {
       heading: 'Billing period',
       text: `${invoice.period_start} to ${invoice.period_end}`,
@@ -86,7 +132,11 @@ export default async function renderInvoicePdf(task: InvoicePdfTask): Promise<Ui
     currency: invoice.currency,
     lines: task.lines.map((l) => ({
       description: l.description,
-      detail: l.meter_id ? `${l.product_id} · meter ${l.meter_id}` : (l.product_id ?? ''),
+      detail: l.meter_id
+        ? `${l.product_id} · meter ${l.meter_id}`
+        : l.tax_amount != null && new Decimal(l.amount).isZero() && !new Decimal(l.tax_amount).isZero()
+          ? `${formatDecimal(l.tax_amount, 0)} included in the lines above`
+          : (l.product_id ?? ''),
       quantity: l.quantity,
       unit_price: l.unit_price,
       amount: l.amount,

@@ -60,6 +60,12 @@ export const CreditNoteLineSchema = Type.Object(
     invoice_line: Type.Union([Type.Integer(), Type.Null()], {
       description: 'index of the invoice line credited; null for a note given as a plain amount',
     }),
+    tax_of_line: Type.Optional(
+      Type.Integer({
+        description:
+          'lines reversing tax (invoice_line is the invoice’s tax line): the invoice line whose tax it is, credited in the same note',
+      }),
+    ),
     description: Type.String(),
     quantity: Type.Union([Money('units credited'), Type.Null()], { description: 'null unless credited by quantity' }),
     amount: Money('credited'),
@@ -84,6 +90,9 @@ export const CreditNoteSchema = Type.Object(
     }),
     currency: Type.String(),
     amount: Money('the sum of the lines'),
+    tax: Money(
+      'the invoice tax the note reverses, inside amount: per credited line its share of the line’s tax (exact to the minor unit; the whole tax once the whole line is credited); a plain amount: its share of the invoice’s tax',
+    ),
     reason: Type.String(),
     lines: Type.Array(CreditNoteLineSchema),
     refund: Type.Union(

@@ -1,6 +1,7 @@
 import Type from 'typebox';
 import { PaginationQuery, listOf } from '../http/pagination.js';
 import { BillingAddressSchema } from './billing-info.js';
+import { LegalAddressSchema, NetTermsDays, TaxExempt, TaxIds, legalFields } from './tax.js';
 
 /**
  * A customer (docs/design.md §6, operator mode): an account as the operator manages it over the API. Its `id`
@@ -37,6 +38,13 @@ export const CustomerSchema = Type.Object(
     email: Type.Union([Type.String(), Type.Null()]),
     billing_address: Type.Union([BillingAddressSchema, Type.Null()]),
     metadata: Type.Record(Type.String(), Type.String()),
+    legal_name: Type.Union([Type.String(), Type.Null()]),
+    address: Type.Union([LegalAddressSchema, Type.Null()], {
+      description: 'the legal address printed on invoices; its country selects the default tax rates',
+    }),
+    tax_ids: TaxIds,
+    tax_exempt: TaxExempt,
+    net_terms_days: NetTermsDays,
     created_at: Type.String({ format: 'date-time' }),
   },
   { additionalProperties: false },
@@ -50,6 +58,11 @@ export const CreateCustomerBody = Type.Object(
     email: Type.Optional(Email),
     billing_address: Type.Optional(BillingAddressSchema),
     metadata: Type.Optional(Metadata),
+    legal_name: Type.Optional(legalFields.legal_name),
+    address: Type.Optional(legalFields.address),
+    tax_ids: Type.Optional(legalFields.tax_ids),
+    tax_exempt: Type.Optional(legalFields.tax_exempt),
+    net_terms_days: Type.Optional(legalFields.net_terms_days),
   },
   { additionalProperties: false },
 );
@@ -63,6 +76,11 @@ export const UpdateCustomerBody = Type.Object(
     email: Type.Optional(Type.Union([Email, Type.Null()])),
     billing_address: Type.Optional(Type.Union([BillingAddressSchema, Type.Null()])),
     metadata: Type.Optional(Metadata),
+    legal_name: Type.Optional(Type.Union([legalFields.legal_name, Type.Null()])),
+    address: Type.Optional(Type.Union([legalFields.address, Type.Null()])),
+    tax_ids: Type.Optional(legalFields.tax_ids),
+    tax_exempt: Type.Optional(legalFields.tax_exempt),
+    net_terms_days: Type.Optional(legalFields.net_terms_days),
   },
   { additionalProperties: false },
 );

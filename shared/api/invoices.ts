@@ -12,7 +12,7 @@ export const InvoiceLineSchema = Type.Object(
   {
     type: Type.Enum([...LINE_TYPES], {
       description:
-        "flat: a flat item; usage: a usage-priced item (metered, tiered, package); minimum_commitment: the true-up to an item's minimum; credit: prepaid credit applied (negative); adjustment: usage of an earlier invoiced period that changed since, re-priced at that period's rates; one_off: a line an operator added to the draft",
+        "flat: a flat item; usage: a usage-priced item (metered, tiered, package); minimum_commitment: the true-up to an item's minimum; credit: prepaid credit applied (negative); adjustment: usage of an earlier invoiced period that changed since, re-priced at that period's rates; one_off: a line an operator added to the draft; tax: the tax at one rate (tax_rate_id)",
     }),
     product_id: Type.Union([Type.String(), Type.Null()], { description: 'null on credit lines' }),
     meter_id: Type.Union([Type.String(), Type.Null()], {
@@ -29,6 +29,12 @@ export const InvoiceLineSchema = Type.Object(
     ),
     adjusts_invoice_id: Type.Optional(
       Type.String({ description: 'adjustment lines: the invoice of the period the usage belongs to' }),
+    ),
+    tax_rate_id: Type.Optional(Type.String({ description: 'tax lines: the rate (txr_…)' })),
+    tax_amount: Type.Optional(
+      Money(
+        'tax lines: the tax at the rate (Σ of each taxed line’s tax, rounded per line); `amount` is what the line adds to the total — the same for an exclusive rate, 0 for an inclusive one (the tax is inside the lines it taxes)',
+      ),
     ),
     dimensions: Type.Optional(
       Type.Record(Type.String(), Type.Union([Type.String(), Type.Null()]), {
@@ -68,18 +74,28 @@ export const InvoiceSchema = Type.Object(
     subscription_id: Type.String({ description: 'sub_…' }),
     status: Type.Enum([...INVOICE_STATUSES]),
     currency: Type.String({ description: 'ISO 4217, upper case' }),
-    amount: Money('the sum of the lines'),
+    subtotal: Money('Σ of the charge lines (flat, usage, minimum, adjustment) as priced, inclusive tax inside'),
+    tax: Money('Σ of the tax at every rate, included or added (0 for an exempt or reverse-charge customer)'),
+    amount: Money('the total: the sum of the lines exactly (subtotal + exclusive tax − prepaid credit)'),
     amount_credited: Money('what credit notes took off the invoice (GET /v1/billing/credit-notes?invoice_id=…)'),
     amount_due: Money(
       'what is still to be paid: amount − amount_credited while open or uncollectible (what the next payment attempt charges), 0 once paid or void',
     ),
     period_start: Day('first day billed'),
     period_end: Day('last day billed'),
+    due_date: Type.String({
+      format: 'date',
+      description:
+        'the issue date (UTC) + the customer’s net_terms_days: the first automatic payment attempt runs then and dunning counts from it',
+    }),
+    tax_exempt: Type.Enum(['none', 'exempt', 'reverse'], {
+      description: 'the customer’s tax exemption when the invoice was created (reverse: reverse charge, no tax)',
+    }),
     lines: Type.Array(InvoiceLineSchema),
     attempt_count: Type.Integer({ minimum: 0, description: 'payment attempts so far' }),
     next_payment_attempt_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()], {
       description:
-        'when the next automatic payment attempt runs (1, 3 and 5 days after creation); null when none is planned',
+        'when the next automatic payment attempt runs (at the due date, then 1, 3 and 5 days after it); null when none is planned',
     }),
     last_payment_error: Type.Union([PaymentErrorSchema, Type.Null()], {
       description: 'why the last automatic attempt failed',
@@ -123,6 +139,8 @@ export const UpcomingInvoiceSchema = Type.Object(
     subscription_id: Type.String(),
     status: Type.Literal('draft'),
     currency: Type.String(),
+    subtotal: Money('Σ of the charge lines as priced'),
+    tax: Money('Σ of the tax at every rate, included or added'),
     amount: Money('the sum of the lines'),
     period_start: Type.String({ format: 'date' }),
     period_end: Type.String({ format: 'date' }),

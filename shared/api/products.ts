@@ -18,6 +18,12 @@ const Currency = Type.String({
   examples: ['USD'],
 });
 const Name = Type.String({ minLength: 1, maxLength: 200 });
+const TaxRateIds = Type.Array(Type.String({ minLength: 1, maxLength: 64 }), {
+  maxItems: 5,
+  uniqueItems: true,
+  description:
+    'the active tax rates (txr_…) the product’s lines are taxed at; empty: the default rates of the customer’s country',
+});
 const Amount = (description: string) =>
   Type.Number({ minimum: 0, description: `${description}; an exact decimal with up to 9 places` });
 const TiersModeSchema = Type.Enum(TIERS_MODES, {
@@ -54,6 +60,7 @@ export const ProductSchema = Type.Object(
     tiers_mode: Type.Optional(TiersModeSchema),
     tiers: Type.Optional(TiersSchema),
     package_size: Type.Optional(PackageSize),
+    tax_rate_ids: TaxRateIds,
     created_at: Type.String({ format: 'date-time' }),
     updated_at: Type.String({ format: 'date-time' }),
   },
@@ -76,13 +83,14 @@ export const CreateProductBody = Type.Object(
     tiers_mode: Type.Optional(TiersModeSchema),
     tiers: Type.Optional(TiersSchema),
     package_size: Type.Optional(PackageSize),
+    tax_rate_ids: Type.Optional(TaxRateIds),
   },
   { additionalProperties: false },
 );
 export type CreateProductBody = Type.Static<typeof CreateProductBody>;
 
 export const UpdateProductBody = Type.Object(
-  { name: Type.Optional(Name), price: Type.Optional(Price) },
+  { name: Type.Optional(Name), price: Type.Optional(Price), tax_rate_ids: Type.Optional(TaxRateIds) },
   { additionalProperties: false },
 );
 export type UpdateProductBody = Type.Static<typeof UpdateProductBody>;

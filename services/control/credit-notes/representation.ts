@@ -12,9 +12,11 @@ export function toCreditNote({ note: r, lines }: CreditNoteWithLines) {
     type: r.type,
     currency: r.currency,
     amount: new JsonDecimal(r.amount),
+    tax: new JsonDecimal(r.tax),
     reason: r.reason,
     lines: lines.map((l) => ({
       invoice_line: l.invoice_position,
+      ...(l.tax_of_position !== null ? { tax_of_line: l.tax_of_position } : {}),
       description: l.description,
       quantity: l.quantity === null ? null : new JsonDecimal(l.quantity),
       amount: new JsonDecimal(l.amount),

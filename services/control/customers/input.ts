@@ -3,7 +3,9 @@ import { ValidationError, type FieldError } from '../../../shared/errors.js';
 import { bodyValidator, queryValidator } from '../../../shared/http/validation.js';
 import { hasControlCharacter, looksLikeEmail } from '../../../shared/strings.js';
 import type { BillingAddress } from '../../domain/billing-info/types.js';
-import type { CustomerChange, NewCustomer, NewSignIn } from '../../domain/customers/types.js';
+import type { CustomerChange, LegalDetails, NewCustomer, NewSignIn } from '../../domain/customers/types.js';
+import type { LegalAddress, TaxId } from '../../domain/tax/types.js';
+import { isCountryCode } from '../../../shared/countries.js';
 import {
   CreateCustomerBody,
   CreateSignInBody,
@@ -56,6 +58,56 @@ function checkMetadata(m: Record<string, string>, errors: FieldError[]): Record<
   return m;
 }
 
+/** Blank lines, a country ISO 3166-1 does not have (upper-cased), control characters. */
+function checkLegalAddress(a: LegalAddress, errors: FieldError[]): LegalAddress {
+  const out: LegalAddress = { ...a, country: a.country.toUpperCase() };
+  for (const k of ['line1', 'line2', 'city', 'postal_code', 'region'] as const) {
+    const v = a[k];
+    if (v === undefined) continue;
+    if (v.trim() === '') errors.push({ field: `address.${k}`, message: 'must not be blank' });
+    else if (hasControlCharacter(v)) errors.push({ field: `address.${k}`, message: 'must be printable characters' });
+    out[k] = v.trim();
+  }
+  if (!isCountryCode(out.country))
+    errors.push({ field: 'address.country', message: 'must be an ISO 3166-1 alpha-2 country code (DE, FR, US…)' });
+  return out;
+}
+
+function checkTaxIds(ids: TaxId[], errors: FieldError[]): TaxId[] {
+  return ids.map((t, i) => {
+    const value = t.value.trim();
+    if (!value || hasControlCharacter(value))
+      errors.push({ field: `tax_ids[${i}].value`, message: 'must be printable and not blank' });
+    return { type: t.type, value };
+  });
+}
+
+/** The legal fields of a create or a PATCH (`null` clears legal_name and address). */
+function checkLegal(
+  input: {
+    legal_name?: string | null;
+    address?: LegalAddress | null;
+    tax_ids?: TaxId[];
+    tax_exempt?: LegalDetails['taxExempt'];
+    net_terms_days?: number;
+  },
+  errors: FieldError[],
+): LegalDetails {
+  const out: LegalDetails = {};
+  if (input.legal_name !== undefined) {
+    const name = input.legal_name?.trim() ?? null;
+    if (name === '' || (name && hasControlCharacter(name)))
+      errors.push({ field: 'legal_name', message: 'must be printable and not blank' });
+    out.legalName = name;
+  }
+  if (input.address !== undefined)
+    out.address = input.address === null ? null : checkLegalAddress(input.address, errors);
+  if (input.tax_ids !== undefined) out.taxIds = checkTaxIds(input.tax_ids, errors);
+  if (input.tax_exempt !== undefined) out.taxExempt = input.tax_exempt;
+  if (input.net_terms_days !== undefined) out.netTermsDays = input.net_terms_days;
+  return out;
+}
+
 function throwIfAny(errors: FieldError[]): void {
   if (errors.length) throw new ValidationError(errors);
 }
@@ -69,6 +121,7 @@ export function parseNewCustomer(ctx: RequestContext): NewCustomer {
     email: input.email === undefined ? null : checkEmail(input.email, errors),
     billingAddress: input.billing_address === undefined ? null : checkAddress(input.billing_address, errors),
     metadata: checkMetadata(input.metadata ?? {}, errors),
+    legal: checkLegal(input, errors),
   };
   throwIfAny(errors);
   return out;
@@ -78,10 +131,14 @@ export function parseCustomerChange(ctx: RequestContext): CustomerChange {
   const input = updateBody.parse(ctx.body);
   if (Object.keys(input).length === 0)
     throw new ValidationError([
-      { field: '', message: 'must contain at least one of name, external_id, email, billing_address, metadata' },
+      {
+        field: '',
+        message:
+          'must contain at least one of name, external_id, email, billing_address, metadata, legal_name, address, tax_ids, tax_exempt, net_terms_days',
+      },
     ]);
   const errors: FieldError[] = [];
-  const change: CustomerChange = {};
+  const change: CustomerChange = { legal: checkLegal(input, errors) };
   if (input.name !== undefined) change.name = checkName(input.name, errors);
   if (input.external_id !== undefined)
     change.externalId = input.external_id === null ? null : checkExternalId(input.external_id, errors);

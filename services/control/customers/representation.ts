@@ -11,6 +11,11 @@ export function toCustomer(row: CustomerRow) {
     billing_address:
       row.line1 !== null ? { line1: row.line1, city: row.city!, state: row.state!, zip: row.zip! } : null,
     metadata: row.metadata,
+    legal_name: row.legal_name,
+    address: row.address,
+    tax_ids: row.tax_ids,
+    tax_exempt: row.tax_exempt,
+    net_terms_days: row.net_terms_days,
     created_at: row.created_at.toISOString(),
   };
 }

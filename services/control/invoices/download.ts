@@ -9,6 +9,8 @@ import { problemResponse } from '../../../shared/http/problems.js';
 import { getBillingInfo } from '../../domain/billing-info/store.js';
 import { accountName, getInvoice } from '../../domain/invoices/store.js';
 import { invoiceDueAt } from '../../domain/invoices/types.js';
+import { legalDetails } from '../../domain/invoices/store.js';
+import { Decimal, canonicalDecimal } from '../../../shared/money/decimal.js';
 
 export type InvoicePdfPool = Piscina<InvoicePdfTask, Uint8Array>;
 
@@ -24,7 +26,14 @@ export function downloadInvoiceRoute(deps: ApiDeps, pool: () => InvoicePdfPool):
     handler: async (ctx) => {
       const accountId = ctx.principal!.accountId;
       const { invoice, lines } = await getInvoice(deps.pg, accountId, ctx.params.invoice_id!);
-      const [billing, name] = await Promise.all([getBillingInfo(deps.pg, accountId), accountName(deps.pg, accountId)]);
+      const [billing, name, legal] = await Promise.all([
+        getBillingInfo(deps.pg, accountId),
+        accountName(deps.pg, accountId),
+        legalDetails(deps.pg, accountId),
+      ]);
+      const taxIncluded = lines
+        .filter((l) => l.type === 'tax' && new Decimal(l.amount).isZero())
+        .reduce((s, l) => s.plus(l.tax_amount ?? '0'), new Decimal(0));
       const task: InvoicePdfTask = {
         invoice: {
           id: invoice.id,
@@ -39,6 +48,10 @@ export function downloadInvoiceRoute(deps: ApiDeps, pool: () => InvoicePdfPool):
           period_end: invoice.period_end,
           created_at: invoice.created_at.toISOString(),
           due_at: invoiceDueAt(invoice).toISOString(),
+          subtotal: invoice.subtotal,
+          tax: invoice.tax,
+          tax_included: canonicalDecimal(taxIncluded),
+          tax_exempt: invoice.tax_exempt,
           paid_at: invoice.paid_at ? invoice.paid_at.toISOString() : null,
         },
         lines: lines.map((l) => ({
@@ -48,9 +61,11 @@ export function downloadInvoiceRoute(deps: ApiDeps, pool: () => InvoicePdfPool):
           quantity: l.quantity,
           unit_price: l.unit_price,
           amount: l.amount,
+          tax_amount: l.tax_amount,
         })),
-        customer: { name },
+        customer: { name, legal_name: legal.legal_name, tax_ids: legal.tax_ids },
         address: billing.billing_address,
+        legal_address: legal.address,
         seller: sellerOf(deps.config),
       };
       return reply.pdf(await runPooled(pool(), task, 'invoice PDF'), invoice.id);

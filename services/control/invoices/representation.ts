@@ -10,11 +10,15 @@ export function toInvoice({ invoice: r, lines }: InvoiceWithLines) {
     subscription_id: r.subscription_id,
     status: r.status,
     currency: r.currency,
+    subtotal: new JsonDecimal(r.subtotal),
+    tax: new JsonDecimal(r.tax),
     amount: new JsonDecimal(r.amount),
     amount_credited: new JsonDecimal(r.amount_credited),
     amount_due: new JsonDecimal(amountDue(r)),
     period_start: r.period_start,
     period_end: r.period_end,
+    due_date: r.due_at.toISOString().slice(0, 10),
+    tax_exempt: r.tax_exempt,
     lines: lines.map(toInvoiceLine),
     attempt_count: r.attempt_count,
     next_payment_attempt_at: r.next_payment_attempt_at ? r.next_payment_attempt_at.toISOString() : null,
@@ -37,7 +41,8 @@ export function toInvoiceLine(
     | 'amount'
     | 'adjusts_invoice_id'
     | 'dimensions'
-  >,
+  > &
+    Partial<Pick<InvoiceLineRow, 'tax_rate_id' | 'tax_amount'>>,
 ) {
   return {
     type: l.type,
@@ -49,5 +54,6 @@ export function toInvoiceLine(
     amount: new JsonDecimal(l.amount),
     ...(l.adjusts_invoice_id ? { adjusts_invoice_id: l.adjusts_invoice_id } : {}),
     ...(l.dimensions ? { dimensions: l.dimensions } : {}),
+    ...(l.tax_rate_id ? { tax_rate_id: l.tax_rate_id, tax_amount: new JsonDecimal(l.tax_amount!) } : {}),
   };
 }

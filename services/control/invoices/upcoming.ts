@@ -35,6 +35,8 @@ export function upcomingInvoiceRoute(deps: ApiDeps): RouteDef<UpcomingInvoiceQue
         subscription_id: u.subscription_id,
         status: 'draft',
         currency: u.currency,
+        subtotal: new JsonDecimal(u.subtotal),
+        tax: new JsonDecimal(u.tax),
         amount: new JsonDecimal(u.amount),
         period_start: isoDate(u.periodStartMs),
         period_end: isoDate(u.periodEndMs - 86_400_000),

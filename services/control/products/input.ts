@@ -47,6 +47,7 @@ export function parseNewProduct(ctx: RequestContext): NewProduct {
   } else if (input.price === undefined) errors.push({ field: 'price', message: 'is required' });
   else price = amount(['price']) ?? '0';
   const product: NewProduct = { name, price, currency, pricing };
+  if (input.tax_rate_ids) product.tax_rate_ids = input.tax_rate_ids;
   if (pricing === 'tiered') {
     if (!input.tiers_mode) errors.push({ field: 'tiers_mode', message: 'is required for tiered pricing' });
     if (!input.tiers) errors.push({ field: 'tiers', message: 'is required for tiered pricing' });
@@ -115,13 +116,13 @@ function checkAmount(
 
 export function parseProductChange(ctx: RequestContext): ProductChange {
   const input = updateBody.parse(ctx.body);
-  if (input.name === undefined && input.price === undefined)
-    throw new ValidationError([{ field: '', message: 'must contain name or price' }]);
+  if (input.name === undefined && input.price === undefined && input.tax_rate_ids === undefined)
+    throw new ValidationError([{ field: '', message: 'must contain name, price or tax_rate_ids' }]);
   const errors: FieldError[] = [];
   const name = checkName(input.name, errors);
   const price = checkPrice(ctx, input.price !== undefined, errors);
   throwIfAny(errors);
-  return { name, price };
+  return { name, price, tax_rate_ids: input.tax_rate_ids };
 }
 
 function checkName(name: string | undefined, errors: FieldError[]): string | undefined {

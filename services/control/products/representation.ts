@@ -11,6 +11,7 @@ export function toProduct(row: ProductRow) {
     currency: row.currency,
     pricing: row.pricing,
     ...priceModelFields(row),
+    tax_rate_ids: row.tax_rate_ids,
     created_at: row.created_at.toISOString(),
     updated_at: row.updated_at.toISOString(),
   };

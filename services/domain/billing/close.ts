@@ -11,6 +11,8 @@ import { firstPaymentAttemptAt } from './dunning.js';
 import { lockAndAllocateCredits, recordCreditUses } from './credits.js';
 import { inScope, LIVE_CUSTOMERS, type BillingScope } from './scope.js';
 import { numberDocuments } from './numbering.js';
+import { TAX_PROFILE_COLUMNS, taxInvoices } from '../tax/invoice-tax.js';
+import type { TaxExempt } from '../../../shared/vocabulary.js';
 
 /**
  * Period close (docs/design.md §8 Invoice). A subscription's period [billing_period_start, +1 month) is due once its
@@ -39,6 +41,11 @@ interface DueRow {
   currency: string;
   canceled_at: Date | null;
   billing_period_start: Date;
+  /** The customer's tax profile and terms (services/domain/tax/invoice-tax.ts). */
+  tax_exempt: TaxExempt;
+  country: string | null;
+  region: string | null;
+  net_terms_days: number;
 }
 
 /** Subscriptions closed per transaction. */
@@ -157,7 +164,7 @@ async function closeBatch(
   return withTransaction(deps.pg, async (client) => {
     const due = await timed(timings, 'postgres_ms', () =>
       client.query<DueRow>(
-        `SELECT s.id, s.account_id, a.customer_id, s.currency, s.canceled_at, s.billing_period_start
+        `SELECT s.id, s.account_id, a.customer_id, s.currency, s.canceled_at, s.billing_period_start, ${TAX_PROFILE_COLUMNS('a')}
            FROM subscriptions s JOIN accounts a ON a.id = s.account_id
           WHERE ${DUE} AND ${inScope('s.account_id', '$3')} AND ($4::boolean IS FALSE OR ${NO_DRAFT})
           ORDER BY s.billing_period_start, s.account_id, s.id LIMIT $2 FOR UPDATE OF s SKIP LOCKED`,
@@ -182,6 +189,7 @@ async function closeBatch(
 }
 
 const isoDate = (ms: number) => new Date(ms).toISOString().slice(0, 10);
+const DAY_MS = 86_400_000;
 
 async function writeInvoices(
   client: PgClient,
@@ -192,6 +200,12 @@ async function writeInvoices(
 ): Promise<ClosedInvoice[]> {
   const ids = due.map(() => newId('inv'));
   const draft = due.map((s) => inGrace(deps, s.billing_period_start, now));
+  // Tax after discounts and before prepaid credit (docs/billing.md "Tax"): credit pays the taxed total. A draft is
+  // taxed as it stands, and again when it is finalized (drafts.ts).
+  const totals = await taxInvoices(
+    client,
+    due.map((s, i) => ({ priced: priced[i]!, profile: s })),
+  );
   // Prepaid credit first (it lowers the amount), then the status: nothing left to charge → paid at once, without
   // a charge. A draft takes no credit (nor number, nor charge) until it is finalized.
   const creditUses = await lockAndAllocateCredits(
@@ -207,17 +221,22 @@ async function writeInvoices(
       priced: p,
       status: draft[i] ? ('draft' as const) : finalStatus(p.amount),
       periodStart: isoDate(s.billing_period_start.getTime()),
-      periodEnd: isoDate(nextMonthStart(s.billing_period_start).getTime() - 86_400_000),
+      periodEnd: isoDate(nextMonthStart(s.billing_period_start).getTime() - DAY_MS),
+      totals: totals[i]!,
+      dueAt: new Date(now.getTime() + s.net_terms_days * DAY_MS),
     };
   });
   const inserted = await client.query<{ id: string }>(
     // number NULL here (not the column's default): only the invoices really written take numbers, below.
     `INSERT INTO invoices (id, account_id, customer_id, subscription_id, status, currency, amount, period_start, period_end,
-                           created_at, paid_at, next_payment_attempt_at, number)
+                           created_at, paid_at, next_payment_attempt_at, subtotal, tax, due_at, tax_exempt, number)
      SELECT u.id, u.account_id, u.customer_id, u.subscription_id, u.status, u.currency, u.amount, u.period_start, u.period_end,
-            $9::timestamptz, CASE WHEN u.status = 'paid' THEN $9::timestamptz END, CASE WHEN u.status = 'open' THEN $10::timestamptz END, NULL::bigint
-       FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::numeric[], $8::date[], $11::date[])
-            AS u(id, account_id, customer_id, subscription_id, status, currency, amount, period_start, period_end)
+            $9::timestamptz, CASE WHEN u.status = 'paid' THEN $9::timestamptz END, CASE WHEN u.status = 'open' THEN u.first_attempt END,
+            u.subtotal, u.tax, u.due_at, u.tax_exempt, NULL::bigint
+       FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::numeric[], $8::date[], $10::date[],
+                   $11::numeric[], $12::numeric[], $13::timestamptz[], $14::text[], $15::timestamptz[])
+            AS u(id, account_id, customer_id, subscription_id, status, currency, amount, period_start, period_end,
+                 subtotal, tax, due_at, tax_exempt, first_attempt)
      ON CONFLICT (subscription_id, period_start) DO NOTHING RETURNING id`,
     [
       invoices.map((v) => v.id),
@@ -229,8 +248,13 @@ async function writeInvoices(
       invoices.map((v) => v.priced.amount),
       invoices.map((v) => v.periodStart),
       now,
-      firstPaymentAttemptAt(now),
       invoices.map((v) => v.periodEnd),
+      invoices.map((v) => v.totals.subtotal),
+      invoices.map((v) => v.totals.tax),
+      invoices.map((v) => v.dueAt),
+      invoices.map((v) => v.sub.tax_exempt),
+      // Dunning counts from the due date (net_terms_days 0: at once).
+      invoices.map((v) => firstPaymentAttemptAt(v.dueAt)),
     ],
   );
   const written = new Set(inserted.rows.map((r) => r.id));
@@ -299,9 +323,9 @@ export async function insertInvoiceLines(
   if (lines.length) {
     await client.query(
       `INSERT INTO invoice_lines (invoice_id, position, product_id, meter_id, description, quantity, unit_price, amount, type, price_model, adjusts_invoice_id, dimensions,
-                                 service_start, service_end)
+                                 service_start, service_end, tax_rate_id, tax_amount, taxes)
        SELECT * FROM unnest($1::text[], $2::int[], $3::text[], $4::text[], $5::text[], $6::numeric[], $7::numeric[], $8::numeric[], $9::text[], $10::jsonb[], $11::text[], $12::jsonb[],
-                            $13::timestamptz[], $14::timestamptz[])`,
+                            $13::timestamptz[], $14::timestamptz[], $15::text[], $16::numeric[], $17::jsonb[])`,
       [
         lines.map((l) => l.invoice_id),
         lines.map((l) => l.position),
@@ -317,6 +341,9 @@ export async function insertInvoiceLines(
         lines.map((l) => (l.dimensions ? JSON.stringify(l.dimensions) : null)),
         lines.map((l) => (l.service ? new Date(l.service.fromMs) : null)),
         lines.map((l) => (l.service ? new Date(l.service.toMs) : null)),
+        lines.map((l) => l.tax_rate_id ?? null),
+        lines.map((l) => l.tax_amount ?? null),
+        lines.map((l) => (l.taxes ? JSON.stringify(l.taxes) : null)),
       ],
     );
   }

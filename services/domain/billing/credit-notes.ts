@@ -21,6 +21,7 @@ import {
 import type { PaymentDeps } from './payments.js';
 import type { BillingDeps } from './deps.js';
 import { numberDocuments } from './numbering.js';
+import { shareOf, taxReversed } from '../tax/reverse.js';
 
 /**
  * Credit notes (docs/design.md §8 Credit notes). An operator credits an invoice by an amount or per line:
@@ -48,14 +49,18 @@ type NoteLines = CreditNoteToInsert['lines'];
 /**
  * THE rule of what a request credits: its lines (a plain amount is one line) and total, each exact in the
  * invoice currency's minor unit, each ≤ what is left of its invoice line, the total ≤ what is left of the invoice.
- * A quantity credits that share of the line's amount. Throws ValidationError naming each field.
+ * A quantity credits that share of the line's amount. Crediting a taxed line also reverses its tax in proportion
+ * (services/domain/tax/reverse.ts): an exclusive rate's share is one more line of the note, on the invoice's tax
+ * line (so the note's amount includes it); an inclusive rate's was inside the amount credited. A tax line is
+ * not credited directly. A plain amount is taken as tax included: its share of the invoice's tax is reported in
+ * `tax`. Throws ValidationError naming each field.
  */
 export function creditLinesOf(
-  invoice: Pick<InvoiceToCredit, 'currency' | 'amount' | 'amount_credited'>,
+  invoice: Pick<InvoiceToCredit, 'currency' | 'amount' | 'amount_credited' | 'tax' | 'tax_credited'>,
   lines: LineToCredit[],
   credit: CreditRequest,
   reason: string,
-): { lines: NoteLines; amount: string } {
+): { lines: NoteLines; amount: string; tax: string } {
   const errors: FieldError[] = [];
   let code = 'validation_failed';
   const scale = minorUnits(invoice.currency);
@@ -65,9 +70,20 @@ export function creditLinesOf(
     return false;
   };
   let out: NoteLines = [];
+  let tax = new Decimal(0);
+  // What this note credits so far, per invoice line (a request may name a line twice).
+  const inNote = new Map<number, Decimal>();
+  const noted = (position: number) => inNote.get(position) ?? new Decimal(0);
+  const note = (position: number, amount: Decimal) => inNote.set(position, noted(position).plus(amount));
   if (credit.kind === 'amount') {
-    if (inMinorUnits(credit.amount, 'amount'))
+    if (inMinorUnits(credit.amount, 'amount')) {
       out = [{ invoice_position: null, description: reason, quantity: null, amount: credit.amount }];
+      const credited = new Decimal(invoice.amount_credited);
+      const share = shareOf(invoice.tax, credited.plus(credit.amount), invoice.amount, invoice.currency).minus(
+        shareOf(invoice.tax, credited, invoice.amount, invoice.currency),
+      );
+      tax = Decimal.max(0, Decimal.min(share, new Decimal(invoice.tax).minus(invoice.tax_credited)));
+    }
   } else {
     credit.lines.forEach((c, i) => {
       const line = lines[c.line];
@@ -75,6 +91,11 @@ export function creditLinesOf(
         return errors.push({
           field: `lines[${i}].line`,
           message: `the invoice has no line ${c.line} (it has ${lines.length})`,
+        });
+      if (line.type === 'tax')
+        return errors.push({
+          field: `lines[${i}].line`,
+          message: `line ${c.line} is a tax line: tax is credited with the lines it taxes`,
         });
       const left = new Decimal(line.amount).minus(line.credited_amount);
       if (!left.gt(0)) {
@@ -114,6 +135,27 @@ export function creditLinesOf(
         quantity: c.quantity ?? null,
         amount: canonicalDecimal(amount),
       });
+      const before = new Decimal(line.credited_amount).plus(noted(line.position));
+      note(line.position, amount);
+      for (const t of taxReversed(line, before, amount, invoice.currency)) {
+        const taxLine = lines.find((l) => l.type === 'tax' && l.tax_rate_id === t.tax_rate_id);
+        let reversed = new Decimal(t.amount);
+        if (taxLine && !new Decimal(taxLine.amount).isZero()) {
+          // An exclusive rate: money back, never more than is left of the tax line.
+          const left = new Decimal(taxLine.amount).minus(taxLine.credited_amount).minus(noted(taxLine.position));
+          reversed = Decimal.max(0, Decimal.min(reversed, left));
+          if (reversed.isZero()) continue;
+          note(taxLine.position, reversed);
+          out.push({
+            invoice_position: taxLine.position,
+            tax_of_position: line.position,
+            description: `${taxLine.description.replace(/ on [^ ]+$/, '')} on line ${line.position}`,
+            quantity: null,
+            amount: canonicalDecimal(reversed),
+          });
+        }
+        tax = tax.plus(reversed);
+      }
     });
   }
   if (errors.length) throw new ValidationError(errors, undefined, code);
@@ -131,7 +173,7 @@ export function creditLinesOf(
       'credit_exceeds_invoice',
     );
   }
-  return { lines: out, amount: canonicalDecimal(total) };
+  return { lines: out, amount: canonicalDecimal(total), tax: canonicalDecimal(tax) };
 }
 
 /** POST /v1/billing/invoices/{id}/credit-notes: the note, its refund done (or left pending if the processor could not answer). */
@@ -158,7 +200,12 @@ export async function issueCreditNote(
         `A payment attempt on invoice ${invoice.id} is in progress; retry when it completed.`,
         'invoice_payment_pending',
       );
-    const { lines, amount } = creditLinesOf(invoice, await linesToCredit(client, invoice.id), req.credit, req.reason);
+    const { lines, amount, tax } = creditLinesOf(
+      invoice,
+      await linesToCredit(client, invoice.id),
+      req.credit,
+      req.reason,
+    );
     const type = invoice.status === 'paid' ? 'refund' : 'credit';
     if (type === 'refund' && !invoice.charge_id)
       throw new ConflictError(
@@ -168,7 +215,7 @@ export async function issueCreditNote(
     const settle = type === 'credit' && new Decimal(invoice.amount_credited).plus(amount).eq(invoice.amount);
     const written = await insertCreditNote(
       client,
-      { id: newId('cn'), invoice, type, amount, reason: req.reason, requestKey: req.requestKey, lines },
+      { id: newId('cn'), invoice, type, amount, tax, reason: req.reason, requestKey: req.requestKey, lines },
       settle,
       now,
     );

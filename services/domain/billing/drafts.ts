@@ -13,6 +13,8 @@ import { numberDocuments } from './numbering.js';
 import { nextMonthStart } from './periods.js';
 import { pricePeriods } from './price-periods.js';
 import { inScope, LIVE_CUSTOMERS, type BillingScope } from './scope.js';
+import { TAX_PROFILE_COLUMNS, taxInvoices } from '../tax/invoice-tax.js';
+import type { TaxProfile } from '../tax/types.js';
 
 /**
  * Drafts during the grace period (issue 31; docs/billing.md "Drafts"). With BILLING_DRAFTS the close writes a
@@ -25,8 +27,9 @@ import { inScope, LIVE_CUSTOMERS, type BillingScope } from './scope.js';
  * charges it as any new invoice.
  */
 
-/** A draft as finalization needs it, locked. */
-interface DraftRow {
+/** A draft as finalization needs it, locked; with its customer's tax profile and terms as they are now. */
+interface DraftRow extends TaxProfile {
+  net_terms_days: number;
   id: string;
   account_id: string;
   customer_id: string;
@@ -37,7 +40,9 @@ interface DraftRow {
 }
 
 const DRAFT_COLUMNS = `i.id, i.account_id, i.customer_id, i.subscription_id, i.currency,
-  (i.period_start::timestamp AT TIME ZONE 'UTC') AS period_start, s.canceled_at`;
+  (i.period_start::timestamp AT TIME ZONE 'UTC') AS period_start, s.canceled_at, ${TAX_PROFILE_COLUMNS('a')}`;
+/** A draft, its subscription and its customer's account (tax profile, terms); locks take the invoice row only. */
+const DRAFT_FROM = 'invoices i JOIN subscriptions s ON s.id = i.subscription_id JOIN accounts a ON a.id = i.account_id';
 
 /** Drafts finalized per transaction. */
 const FINALIZE_BATCH = 500;
@@ -55,7 +60,7 @@ export async function finalizeDueDrafts(
     const done = await withTransaction(deps.pg, async (client) => {
       // period_end is the last day: the period ends the day after, at 00:00 UTC.
       const due = await client.query<DraftRow>(
-        `SELECT ${DRAFT_COLUMNS} FROM invoices i JOIN subscriptions s ON s.id = i.subscription_id
+        `SELECT ${DRAFT_COLUMNS} FROM ${DRAFT_FROM}
           WHERE i.status = 'draft' AND ((i.period_end + 1)::timestamp AT TIME ZONE 'UTC') + make_interval(secs => $2) <= $1
             AND ${inScope('i.account_id', '$4')}
           ORDER BY i.period_start, i.account_id, i.id LIMIT $3 FOR UPDATE OF i SKIP LOCKED`,
@@ -81,7 +86,7 @@ const notDraft = (id: string, status: string) =>
 async function lockDraft(client: PgClient, id: string): Promise<DraftRow> {
   if (!hasPrefix(id, 'inv')) throw notFound(id);
   const r = await client.query<DraftRow & { status: string }>(
-    `SELECT ${DRAFT_COLUMNS}, i.status FROM invoices i JOIN subscriptions s ON s.id = i.subscription_id
+    `SELECT ${DRAFT_COLUMNS}, i.status FROM ${DRAFT_FROM}
       WHERE i.id = $1 FOR UPDATE OF i`,
     [id],
   );
@@ -188,6 +193,14 @@ async function finalizeLocked(
       const lines = [...priced[i]!.lines, ...oneOffs.get(d.id)!];
       return { ...priced[i]!, lines, amount: canonicalDecimal(sumOfLines(lines)) };
     });
+    // Taxed as the close taxes (after discounts, before prepaid credit), with the rates and the customer's profile
+    // as they are at finalization; the draft's own tax lines were deleted with its priced lines.
+    const totals = await taxInvoices(
+      client,
+      drafts.map((d, i) => ({ priced: invoices[i]!, profile: d })),
+    );
+    // Issued now: its due date counts from the finalization, its dunning from the due date (dunning.ts).
+    const dueAt = drafts.map((d) => new Date(now.getTime() + d.net_terms_days * 86_400_000));
     const creditUses = await lockAndAllocateCredits(
       client,
       drafts.map((d, i) => ({ invoice_id: d.id, account_id: d.account_id, priced: invoices[i]! })),
@@ -199,13 +212,26 @@ async function finalizeLocked(
       client,
       drafts.flatMap((d, i) => invoices[i]!.lines.map((l, position) => ({ invoice_id: d.id, position, ...l }))),
     );
-    // Issued now: its date, due date and dunning schedule count from the finalization (dunning.ts).
     await client.query(
       `UPDATE invoices i SET status = u.status, amount = u.amount, created_at = $4,
               paid_at = CASE WHEN u.status = 'paid' THEN $4::timestamptz END,
-              next_payment_attempt_at = CASE WHEN u.status = 'open' THEN $5::timestamptz END
-         FROM unnest($1::text[], $2::text[], $3::numeric[]) AS u(id, status, amount) WHERE i.id = u.id`,
-      [ids, status, invoices.map((p) => p.amount), now, firstPaymentAttemptAt(now)],
+              next_payment_attempt_at = CASE WHEN u.status = 'open' THEN u.first_attempt END,
+              subtotal = u.subtotal, tax = u.tax, due_at = u.due_at, tax_exempt = u.tax_exempt
+         FROM unnest($1::text[], $2::text[], $3::numeric[], $5::numeric[], $6::numeric[], $7::timestamptz[], $8::text[],
+                     $9::timestamptz[])
+              AS u(id, status, amount, subtotal, tax, due_at, tax_exempt, first_attempt)
+        WHERE i.id = u.id`,
+      [
+        ids,
+        status,
+        invoices.map((p) => p.amount),
+        now,
+        totals.map((t) => t.subtotal),
+        totals.map((t) => t.tax),
+        dueAt,
+        drafts.map((d) => d.tax_exempt),
+        dueAt.map((d) => firstPaymentAttemptAt(d)),
+      ],
     );
     await recordCreditUses(client, creditUses);
     await appendEvents(

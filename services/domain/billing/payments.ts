@@ -46,6 +46,8 @@ interface LockedInvoice {
   status: string;
   attempt_count: number;
   created_at: Date;
+  /** When it is due (created + net terms): dunning counts from it. */
+  due_at: Date;
   pending_attempt: number | null;
   pending_manual: boolean | null;
   pending_pm_id: string | null;
@@ -62,7 +64,7 @@ interface Attempt {
 const keyOf = (a: { invoice: { id: string }; attempt: number }) => `${a.invoice.id}:${a.attempt}`;
 
 const LOCK_COLUMNS = `i.id, i.account_id, i.amount::text AS amount, (i.amount - i.amount_credited)::text AS amount_due, i.currency, i.status, i.attempt_count, i.created_at,
-  pa.attempt AS pending_attempt, pa.manual AS pending_manual, pm.id AS pending_pm_id, pm.processor_token AS pending_pm_token
+  COALESCE(i.due_at, i.created_at) AS due_at, pa.attempt AS pending_attempt, pa.manual AS pending_manual, pm.id AS pending_pm_id, pm.processor_token AS pending_pm_token
   FROM invoices i
   LEFT JOIN payment_attempts pa ON pa.invoice_id = i.id AND pa.status = 'pending'
   LEFT JOIN payment_methods pm ON pm.id = pa.payment_method_id`;
@@ -313,7 +315,7 @@ async function applyOutcomes(client: PgClient, charged: Charged[], now: Date): P
   // Automatic attempts move the schedule (or end it: uncollectible); a manual one leaves the invoice as it was.
   const scheduled = failed.filter((c) => !c.attempt.manual);
   if (scheduled.length) {
-    const next = scheduled.map((c) => nextPaymentAttemptAt(c.attempt.invoice.created_at, now));
+    const next = scheduled.map((c) => nextPaymentAttemptAt(c.attempt.invoice.due_at, now));
     await client.query(
       `UPDATE invoices i SET next_payment_attempt_at = u.next, last_payment_error = u.error,
               status = CASE WHEN u.next IS NULL THEN 'uncollectible' ELSE i.status END

@@ -6,8 +6,11 @@ import type { BillingDeps } from './deps.js';
 import type { PricedInvoice } from '../pricing/invoice-lines.js';
 import { pricePeriods } from './price-periods.js';
 import { previewCredits } from './credits.js';
+import { TAX_PROFILE_COLUMNS, taxInvoices } from '../tax/invoice-tax.js';
+import type { InvoiceTotals } from '../tax/compute.js';
+import type { TaxProfile } from '../tax/types.js';
 
-export interface UpcomingInvoice extends PricedInvoice {
+export interface UpcomingInvoice extends PricedInvoice, InvoiceTotals {
   customer_id: string;
   /** The current period (whole calendar month); usage counts from its start up to `at`. */
   periodStartMs: number;
@@ -44,11 +47,17 @@ export async function upcomingInvoice(
         usageEndMs: now.getTime(),
       },
     ]),
-    deps.pg.query<{ customer_id: string }>('SELECT customer_id FROM accounts WHERE id = $1', [accountId]),
+    deps.pg.query<{ customer_id: string } & TaxProfile>(
+      `SELECT a.customer_id, ${TAX_PROFILE_COLUMNS('a')} FROM accounts a WHERE a.id = $1`,
+      [accountId],
+    ),
   ]);
+  // As the close does: tax, then prepaid credit.
+  const [totals] = await taxInvoices(deps.pg, [{ priced: priced!, profile: customer.rows[0]! }]);
   await previewCredits(deps.pg, accountId, priced!, now);
   return {
     ...priced!,
+    ...totals!,
     customer_id: customer.rows[0]!.customer_id,
     periodStartMs: period.start.getTime(),
     periodEndMs: period.end.getTime(),

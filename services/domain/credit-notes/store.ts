@@ -6,17 +6,18 @@ import type { RowWindow } from '../../../shared/row-window.js';
 import type { InvoiceStatus } from '../../../shared/vocabulary.js';
 import type { RefundResult } from '../payments/processor.js';
 import type { CreditNoteLineRow, CreditNoteRow, CreditNoteWithLines } from './types.js';
-import type { CreditNoteType } from '../../../shared/vocabulary.js';
+import type { CreditNoteType, LineType } from '../../../shared/vocabulary.js';
 import { PRINTED_NUMBER_SQL } from '../billing/numbering.js';
+import type { LineTax } from '../pricing/invoice-lines.js';
 
 const notFound = (id: string) => new NotFoundError(`No credit note ${id}.`);
 const noInvoice = (id: string) => new NotFoundError(`No invoice ${id}.`);
 
-const NOTE_COLUMNS = `n.id, ${PRINTED_NUMBER_SQL('n')} AS number, n.account_id, n.invoice_id, i.customer_id, n.type, n.currency, n.amount::text AS amount, n.reason,
+const NOTE_COLUMNS = `n.id, ${PRINTED_NUMBER_SQL('n')} AS number, n.account_id, n.invoice_id, i.customer_id, n.type, n.currency, n.amount::text AS amount, n.tax::text AS tax, n.reason,
   n.refund_status, n.refund_id, n.refund_failure_code, n.created_at`;
 const NOTES = 'credit_notes n JOIN invoices i ON i.id = n.invoice_id';
 const LINE_COLUMNS =
-  'credit_note_id, position, invoice_position, description, quantity::text AS quantity, amount::text AS amount';
+  'credit_note_id, position, invoice_position, tax_of_position, description, quantity::text AS quantity, amount::text AS amount';
 
 /** An invoice as a credit note sees it, locked for the rest of the transaction. */
 export interface InvoiceToCredit {
@@ -26,6 +27,9 @@ export interface InvoiceToCredit {
   currency: string;
   amount: string;
   amount_credited: string;
+  /** The invoice's tax, and what credit notes reversed of it so far. */
+  tax: string;
+  tax_credited: string;
   /** A payment attempt is recorded and its charge may be in flight for what was owed when it began. */
   payment_pending: boolean;
   /** The succeeded charge of a paid invoice (what a refund pays back); null when it was settled without one. */
@@ -35,6 +39,10 @@ export interface InvoiceToCredit {
 /** An invoice line with what credit notes took off it so far. */
 export interface LineToCredit {
   position: number;
+  type: LineType;
+  /** Taxed lines: their tax per rate; tax lines: their rate, tax and whether it is added (amount ≠ 0) or included. */
+  taxes: LineTax[] | null;
+  tax_rate_id: string | null;
   description: string;
   quantity: string;
   amount: string;
@@ -47,6 +55,8 @@ export async function lockInvoiceToCredit(client: PgClient, invoiceId: string): 
   if (!hasPrefix(invoiceId, 'inv')) throw noInvoice(invoiceId);
   const r = await client.query<InvoiceToCredit>(
     `SELECT i.id, i.account_id, i.status, i.currency, i.amount::text AS amount, i.amount_credited::text AS amount_credited,
+            i.tax::text AS tax,
+            (SELECT COALESCE(sum(n.tax), 0) FROM credit_notes n WHERE n.invoice_id = i.id AND n.refund_status IS DISTINCT FROM 'failed')::text AS tax_credited,
             EXISTS (SELECT 1 FROM payment_attempts pa WHERE pa.invoice_id = i.id AND pa.status = 'pending') AS payment_pending,
             (SELECT pa.charge_id FROM payment_attempts pa WHERE pa.invoice_id = i.id AND pa.status = 'succeeded' ORDER BY pa.attempt DESC LIMIT 1) AS charge_id
        FROM invoices i WHERE i.id = $1 FOR UPDATE OF i`,
@@ -59,7 +69,7 @@ export async function lockInvoiceToCredit(client: PgClient, invoiceId: string): 
 /** The invoice's lines in printed order, each with the amount and quantity credited on it so far. */
 export async function linesToCredit(client: PgClient, invoiceId: string): Promise<LineToCredit[]> {
   const r = await client.query<LineToCredit>(
-    `SELECT l.position, l.description, l.quantity::text AS quantity, l.amount::text AS amount,
+    `SELECT l.position, l.type, l.taxes, l.tax_rate_id, l.description, l.quantity::text AS quantity, l.amount::text AS amount,
             COALESCE(c.amount, 0)::text AS credited_amount, COALESCE(c.quantity, 0)::text AS credited_quantity
        FROM invoice_lines l
        LEFT JOIN (SELECT cl.invoice_position, sum(cl.amount) AS amount, sum(cl.quantity) AS quantity
@@ -90,9 +100,18 @@ export interface CreditNoteToInsert {
   invoice: InvoiceToCredit;
   type: CreditNoteType;
   amount: string;
+  /** The tax the note reverses (inside `amount`). */
+  tax: string;
   reason: string;
   requestKey: string | null;
-  lines: { invoice_position: number | null; description: string; quantity: string | null; amount: string }[];
+  lines: {
+    invoice_position: number | null;
+    /** A line reversing tax: the invoice line whose tax it is (invoice_position is the tax line). */
+    tax_of_position?: number | null;
+    description: string;
+    quantity: string | null;
+    amount: string;
+  }[];
 }
 
 /**
@@ -107,20 +126,33 @@ export async function insertCreditNote(
 ): Promise<CreditNoteWithLines> {
   await client.query(
     // number NULL here (not the column's default): the note is numbered as its transaction's last step.
-    `INSERT INTO credit_notes (id, account_id, invoice_id, type, currency, amount, reason, refund_status, request_key, created_at, number)
-     VALUES ($1, $2, $3, $4, $5, $6::numeric, $7, CASE WHEN $4 = 'refund' THEN 'pending' END, $8, $9, NULL)`,
-    [n.id, n.invoice.account_id, n.invoice.id, n.type, n.invoice.currency, n.amount, n.reason, n.requestKey, now],
+    `INSERT INTO credit_notes (id, account_id, invoice_id, type, currency, amount, reason, refund_status, request_key, created_at, tax, number)
+     VALUES ($1, $2, $3, $4, $5, $6::numeric, $7, CASE WHEN $4 = 'refund' THEN 'pending' END, $8, $9, $10::numeric, NULL)`,
+    [
+      n.id,
+      n.invoice.account_id,
+      n.invoice.id,
+      n.type,
+      n.invoice.currency,
+      n.amount,
+      n.reason,
+      n.requestKey,
+      now,
+      n.tax,
+    ],
   );
   await client.query(
-    `INSERT INTO credit_note_lines (credit_note_id, position, invoice_position, description, quantity, amount)
-     SELECT $1, u.ord - 1, u.invoice_position, u.description, u.quantity, u.amount
-       FROM unnest($2::int[], $3::text[], $4::numeric[], $5::numeric[]) WITH ORDINALITY AS u(invoice_position, description, quantity, amount, ord)`,
+    `INSERT INTO credit_note_lines (credit_note_id, position, invoice_position, description, quantity, amount, tax_of_position)
+     SELECT $1, u.ord - 1, u.invoice_position, u.description, u.quantity, u.amount, u.tax_of_position
+       FROM unnest($2::int[], $3::text[], $4::numeric[], $5::numeric[], $6::int[])
+            WITH ORDINALITY AS u(invoice_position, description, quantity, amount, tax_of_position, ord)`,
     [
       n.id,
       n.lines.map((l) => l.invoice_position),
       n.lines.map((l) => l.description),
       n.lines.map((l) => l.quantity),
       n.lines.map((l) => l.amount),
+      n.lines.map((l) => l.tax_of_position ?? null),
     ],
   );
   await client.query(

@@ -26,6 +26,8 @@ export interface CreditNoteRow {
   type: CreditNoteType;
   currency: string;
   amount: string;
+  /** The invoice tax it reverses (inside amount). */
+  tax: string;
   reason: string;
   refund_status: RefundStatus | null;
   refund_id: string | null;
@@ -37,6 +39,8 @@ export interface CreditNoteLineRow {
   credit_note_id: string;
   position: number;
   invoice_position: number | null;
+  /** A line reversing tax: the invoice line whose tax it is. */
+  tax_of_position: number | null;
   description: string;
   quantity: string | null;
   amount: string;

@@ -5,7 +5,7 @@ import { ConflictError, NotFoundError } from '../../../shared/errors.js';
 import type { RowWindow } from '../../../shared/row-window.js';
 import type { BillingAddress } from '../billing-info/types.js';
 import type { CustomerRegistryWriter } from './registry-writer.js';
-import type { CustomerChange, CustomerRow, NewCustomer } from './types.js';
+import type { CustomerChange, CustomerRow, LegalDetails, NewCustomer } from './types.js';
 
 /**
  * Customers' SQL. A customer is an account (docs/design.md §6): these functions read and write `accounts`
@@ -14,8 +14,9 @@ import type { CustomerChange, CustomerRow, NewCustomer } from './types.js';
  */
 const notFound = (id: string) => new NotFoundError(`No customer ${id}.`);
 
-const SELECT = `SELECT a.id AS account_id, a.customer_id, a.external_id, a.name, a.email, a.metadata, a.created_at,
-    ba.line1, ba.city, ba.state, ba.zip
+const COLUMNS = `a.id AS account_id, a.customer_id, a.external_id, a.name, a.email, a.metadata, a.created_at,
+    ba.line1, ba.city, ba.state, ba.zip, a.legal_name, a.address, a.tax_ids, a.tax_exempt, a.net_terms_days`;
+const SELECT = `SELECT ${COLUMNS}
   FROM accounts a LEFT JOIN billing_addresses ba ON ba.account_id = a.id`;
 
 /** A duplicate external id → 409 `conflict` naming the field; anything else passes through. */
@@ -54,6 +55,31 @@ async function putAddress(c: PgClient, accountId: string, a: BillingAddress | nu
   );
 }
 
+/** Writes the legal details given (absent: unchanged). */
+async function putLegal(c: PgClient, accountId: string, l: LegalDetails): Promise<void> {
+  if (Object.values(l).every((v) => v === undefined)) return;
+  await c.query(
+    `UPDATE accounts SET
+       legal_name = CASE WHEN $2 THEN $3 ELSE legal_name END,
+       address = CASE WHEN $4 THEN $5::jsonb ELSE address END,
+       tax_ids = COALESCE($6::jsonb, tax_ids),
+       tax_exempt = COALESCE($7, tax_exempt),
+       net_terms_days = COALESCE($8, net_terms_days),
+       updated_at = now()
+     WHERE id = $1`,
+    [
+      accountId,
+      l.legalName !== undefined,
+      l.legalName ?? null,
+      l.address !== undefined,
+      l.address ? JSON.stringify(l.address) : null,
+      l.taxIds === undefined ? null : JSON.stringify(l.taxIds),
+      l.taxExempt ?? null,
+      l.netTermsDays ?? null,
+    ],
+  );
+}
+
 async function selectCustomer(db: PgClient | PgPool, customerId: string): Promise<CustomerRow | undefined> {
   const { rows } = await db.query<CustomerRow>(`${SELECT} WHERE a.customer_id = $1`, [customerId]);
   return rows[0];
@@ -68,6 +94,7 @@ export async function insertCustomer(
     return await withTransaction(pool, async (client) => {
       const ids = await insertAccount(client, c);
       if (c.billingAddress) await putAddress(client, ids.account_id, c.billingAddress);
+      await putLegal(client, ids.account_id, c.legal);
       await registry.write(client, ids.account_id);
       return (await selectCustomer(client, ids.customer_id))!;
     });
@@ -84,8 +111,7 @@ export async function listCustomers(
   return selectPage<CustomerRow>(
     pool,
     {
-      columns: `a.id AS account_id, a.customer_id, a.external_id, a.name, a.email, a.metadata, a.created_at,
-        ba.line1, ba.city, ba.state, ba.zip`,
+      columns: COLUMNS,
       from: 'accounts a LEFT JOIN billing_addresses ba ON ba.account_id = a.id',
       where: '($1::text IS NULL OR a.external_id = $1)',
       params: [q.externalId ?? null],
@@ -132,6 +158,7 @@ export async function updateCustomer(
       const accountId = rows[0]?.id;
       if (!accountId) throw notFound(customerId);
       if (change.billingAddress !== undefined) await putAddress(c, accountId, change.billingAddress);
+      await putLegal(c, accountId, change.legal);
       if (change.externalId !== undefined) await registry.write(c, accountId);
       return (await selectCustomer(c, customerId))!;
     });

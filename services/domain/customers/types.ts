@@ -1,4 +1,15 @@
 import type { BillingAddress } from '../billing-info/types.js';
+import type { LegalAddress, TaxId } from '../tax/types.js';
+import type { TaxExempt } from '../../../shared/vocabulary.js';
+
+/** A customer's legal details and terms (docs/billing.md "Tax"); in a change, absent fields stay and `null` clears. */
+export interface LegalDetails {
+  legalName?: string | null;
+  address?: LegalAddress | null;
+  taxIds?: TaxId[];
+  taxExempt?: TaxExempt;
+  netTermsDays?: number;
+}
 
 /** A customer (docs/design.md §6, operator mode) as stored: an account, named by the operator's external id. */
 export interface NewCustomer {
@@ -7,6 +18,7 @@ export interface NewCustomer {
   email: string | null;
   billingAddress: BillingAddress | null;
   metadata: Record<string, string>;
+  legal: LegalDetails;
 }
 
 /** A PATCH: absent fields stay; `null` clears. */
@@ -16,6 +28,7 @@ export interface CustomerChange {
   email?: string | null;
   billingAddress?: BillingAddress | null;
   metadata?: Record<string, string>;
+  legal: LegalDetails;
 }
 
 export interface CustomerRow {
@@ -30,6 +43,11 @@ export interface CustomerRow {
   city: string | null;
   state: string | null;
   zip: string | null;
+  legal_name: string | null;
+  address: LegalAddress | null;
+  tax_ids: TaxId[];
+  tax_exempt: TaxExempt;
+  net_terms_days: number;
 }
 
 /** A sign-in: a user of a customer's account (the console and OAuth apps). */

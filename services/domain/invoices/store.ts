@@ -8,16 +8,18 @@ import type { RowWindow } from '../../../shared/row-window.js';
 import type { InvoiceLineRow, InvoiceRow, InvoiceWithLines } from './types.js';
 import type { InvoiceStatus } from '../../../shared/vocabulary.js';
 import { PRINTED_NUMBER_SQL } from '../billing/numbering.js';
+import type { LegalAddress, TaxId } from '../tax/types.js';
 
 const notFound = (id: string) => new NotFoundError(`No invoice ${id}.`);
 
 // Money as exact text; dates formatted by Postgres so no JS Date/time-zone round trip can shift a day. The
 // number as printed (services/domain/billing/numbering.ts): its prefix and at least six digits (ML-2026-000042).
 const INVOICE_COLUMNS = `id, ${PRINTED_NUMBER_SQL('invoices')} AS number, account_id, customer_id, subscription_id, status, currency, amount::text AS amount,
-  to_char(period_start, 'YYYY-MM-DD') AS period_start, to_char(period_end, 'YYYY-MM-DD') AS period_end,
+  COALESCE(subtotal, amount)::text AS subtotal, tax::text AS tax, COALESCE(tax_exempt, 'none') AS tax_exempt,
+  COALESCE(due_at, created_at) AS due_at, to_char(period_start, 'YYYY-MM-DD') AS period_start, to_char(period_end, 'YYYY-MM-DD') AS period_end,
   amount_credited::text AS amount_credited, attempt_count, next_payment_attempt_at, last_payment_error, created_at, paid_at`;
-const LINE_COLUMNS =
-  'invoice_id, position, type, product_id, meter_id, adjusts_invoice_id, description, quantity::text AS quantity, unit_price::text AS unit_price, amount::text AS amount, dimensions';
+const LINE_COLUMNS = `invoice_id, position, type, product_id, meter_id, adjusts_invoice_id, description, quantity::text AS quantity,
+   unit_price::text AS unit_price, amount::text AS amount, dimensions, tax_rate_id, tax_amount::text AS tax_amount, taxes`;
 
 /** Lines of several invoices in one query, grouped by invoice in printed order. */
 async function linesOf(pool: PgPool, invoiceIds: string[]): Promise<Map<string, InvoiceLineRow[]>> {
@@ -82,6 +84,18 @@ async function selectInvoice(pool: PgPool, id: string, accountId: string | null)
 export async function accountName(pool: PgPool, accountId: string): Promise<string | null> {
   const r = await pool.query<{ name: string }>('SELECT name FROM accounts WHERE id = $1', [accountId]);
   return r.rows[0]?.name ?? null;
+}
+
+/** The account's legal details printed on its invoices (the customer's current ones, like its address). */
+export async function legalDetails(
+  pool: PgPool,
+  accountId: string,
+): Promise<{ legal_name: string | null; address: LegalAddress | null; tax_ids: TaxId[] }> {
+  const r = await pool.query<{ legal_name: string | null; address: LegalAddress | null; tax_ids: TaxId[] }>(
+    'SELECT legal_name, address, tax_ids FROM accounts WHERE id = $1',
+    [accountId],
+  );
+  return r.rows[0] ?? { legal_name: null, address: null, tax_ids: [] };
 }
 
 /**

@@ -1,6 +1,7 @@
 import { Decimal, canonicalDecimal } from '../../../shared/money/decimal.js';
 import type { LineType } from '../../../shared/vocabulary.js';
-import type { InvoiceStatus } from '../../../shared/vocabulary.js';
+import type { InvoiceStatus, TaxExempt } from '../../../shared/vocabulary.js';
+import type { LineTax } from '../pricing/invoice-lines.js';
 
 /** invoices row; NUMERIC as text (exact), dates as YYYY-MM-DD text (no time-zone shift through JS Date). */
 export interface InvoiceRow {
@@ -16,6 +17,14 @@ export interface InvoiceRow {
   status: InvoiceStatus;
   currency: string;
   amount: string;
+  /** Σ of the charge lines as priced (invoices from before tax: the amount). */
+  subtotal: string;
+  /** Σ of the tax at every rate, included or added (docs/billing.md "Tax"). */
+  tax: string;
+  /** The customer's tax exemption when the invoice was created ('reverse': the PDF prints the reverse-charge note). */
+  tax_exempt: TaxExempt;
+  /** created_at + the customer's net_terms_days (invoices from before terms: created_at). */
+  due_at: Date;
   amount_credited: string;
   period_start: string;
   period_end: string;
@@ -39,6 +48,11 @@ export interface InvoiceLineRow {
   quantity: string;
   unit_price: string;
   amount: string;
+  /** Tax lines: the rate and the tax at it. */
+  tax_rate_id: string | null;
+  tax_amount: string | null;
+  /** Taxed lines: their tax per rate. */
+  taxes: LineTax[] | null;
 }
 
 export interface InvoiceWithLines {
@@ -57,10 +71,9 @@ export function amountDue(r: Pick<InvoiceRow, 'status' | 'amount' | 'amount_cred
 }
 
 /**
- * When an invoice is due: when it is created. meterline charges the default card at once (the first automatic
- * attempt, then the retries of docs/design.md); nothing waits for a customer to pay by a later date — as
- * Stripe's charge_automatically invoices print their date of issue as the due date.
+ * When an invoice is due: its issue date plus the customer's net_terms_days (0 by default: due when created).
+ * The first automatic payment attempt runs then and dunning counts from it (services/domain/billing/dunning.ts).
  */
-export function invoiceDueAt(r: Pick<InvoiceRow, 'created_at'>): Date {
-  return r.created_at;
+export function invoiceDueAt(r: Pick<InvoiceRow, 'due_at'>): Date {
+  return r.due_at;
 }

@@ -93,6 +93,16 @@ export interface PricedLine {
   dimensions?: LineDimensions | null;
   /** A pro-rated item's lines (and their adjustments): the interval they cover, [fromMs, toMs) of usage counted. */
   service?: { fromMs: number; toMs: number };
+  /** Taxed lines: their tax at each rate (services/domain/tax/compute.ts). */
+  taxes?: LineTax[] | null;
+  /** Tax lines: the rate, and the tax at it (amount is what the line adds: 0 for an inclusive rate). */
+  tax_rate_id?: string | null;
+  tax_amount?: string | null;
+}
+
+export interface LineTax {
+  tax_rate_id: string;
+  amount: string;
 }
 
 export interface PricedInvoice {

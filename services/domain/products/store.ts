@@ -3,12 +3,14 @@ import { selectPage, withTransaction } from '../../../shared/clients/postgres.js
 import { newId, hasPrefix } from '../../../shared/ids.js';
 import { ConflictError, NotFoundError } from '../../../shared/errors.js';
 import type { RowWindow } from '../../../shared/row-window.js';
+import { ValidationError } from '../../../shared/errors.js';
+import { unknownTaxRates } from '../tax/store.js';
 
 import type { NewProduct, ProductChange, ProductRow } from './types.js';
 import type { Pricing } from '../../../shared/vocabulary.js';
 
 const PRODUCT_COLUMNS =
-  'id, name, price::text AS price, currency, pricing, tiers_mode, tiers, package_size::text AS package_size, created_at, updated_at';
+  'id, name, price::text AS price, currency, pricing, tiers_mode, tiers, package_size::text AS package_size, tax_rate_ids, created_at, updated_at';
 
 const notFound = (id: string) => new NotFoundError(`No product ${id}.`);
 
@@ -38,10 +40,23 @@ export async function getProduct(pool: PgPool, id: string): Promise<ProductRow> 
   return r.rows[0];
 }
 
+/** A product may only name active tax rates: 422 naming each unknown or archived one. */
+async function checkTaxRates(pool: PgPool, ids: readonly string[] | undefined): Promise<void> {
+  if (!ids?.length) return;
+  const unknown = new Set(await unknownTaxRates(pool, ids));
+  if (unknown.size === 0) return;
+  throw new ValidationError(
+    ids.flatMap((id, i) =>
+      unknown.has(id) ? [{ field: `tax_rate_ids[${i}]`, message: 'no such active tax rate' }] : [],
+    ),
+  );
+}
+
 export async function insertProduct(pool: PgPool, p: NewProduct): Promise<ProductRow> {
+  await checkTaxRates(pool, p.tax_rate_ids);
   const r = await pool.query<ProductRow>(
-    `INSERT INTO products (id, name, price, currency, pricing, tiers_mode, tiers, package_size)
-     VALUES ($1, $2, $3::numeric, $4, $5, $6, $7::jsonb, $8::numeric) RETURNING ${PRODUCT_COLUMNS}`,
+    `INSERT INTO products (id, name, price, currency, pricing, tiers_mode, tiers, package_size, tax_rate_ids)
+     VALUES ($1, $2, $3::numeric, $4, $5, $6, $7::jsonb, $8::numeric, $9) RETURNING ${PRODUCT_COLUMNS}`,
     [
       newId('prod'),
       p.name,
@@ -51,6 +66,7 @@ export async function insertProduct(pool: PgPool, p: NewProduct): Promise<Produc
       p.tiers_mode ?? null,
       p.tiers ? JSON.stringify(p.tiers) : null,
       p.package_size ?? null,
+      p.tax_rate_ids ?? [],
     ],
   );
   return r.rows[0]!;
@@ -58,10 +74,12 @@ export async function insertProduct(pool: PgPool, p: NewProduct): Promise<Produc
 
 export async function updateProduct(pool: PgPool, id: string, p: ProductChange): Promise<ProductRow> {
   if (!hasPrefix(id, 'prod')) throw notFound(id);
+  await checkTaxRates(pool, p.tax_rate_ids);
   const r = await pool.query<ProductRow>(
-    `UPDATE products SET name = COALESCE($2, name), price = COALESCE($3::numeric, price), updated_at = now()
+    `UPDATE products SET name = COALESCE($2, name), price = COALESCE($3::numeric, price),
+            tax_rate_ids = COALESCE($4::text[], tax_rate_ids), updated_at = now()
       WHERE id = $1 AND deleted_at IS NULL RETURNING ${PRODUCT_COLUMNS}`,
-    [id, p.name ?? null, p.price ?? null],
+    [id, p.name ?? null, p.price ?? null, p.tax_rate_ids ?? null],
   );
   if (!r.rows[0]) throw notFound(id);
   return r.rows[0];

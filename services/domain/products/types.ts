@@ -11,11 +11,13 @@ export interface NewProduct {
   tiers_mode?: TiersMode;
   tiers?: Tier[];
   package_size?: string;
+  tax_rate_ids?: string[];
 }
 
 export interface ProductChange {
   name?: string;
   price?: string;
+  tax_rate_ids?: string[];
 }
 
 export interface ProductRow extends ProductPriceRow {
@@ -25,6 +27,7 @@ export interface ProductRow extends ProductPriceRow {
   price: string;
   currency: string;
   pricing: Pricing;
+  tax_rate_ids: string[];
   created_at: Date;
   updated_at: Date;
 }

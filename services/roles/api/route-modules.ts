@@ -4,6 +4,7 @@ import { idempotencyModule } from './idempotency-purge.js';
 import { productsModule } from '../../control/products/module.js';
 import { metersModule } from '../../control/meters/module.js';
 import { customersModule } from '../../control/customers/module.js';
+import { taxRatesModule } from '../../control/tax-rates/module.js';
 import { subscriptionsModule } from '../../control/subscriptions/module.js';
 import { openApiModule } from './openapi.js';
 import { billingInfoModule } from '../../control/billing-info/module.js';
@@ -26,6 +27,7 @@ export const ROUTE_MODULES: RouteModuleFactory[] = [
   productsModule,
   metersModule,
   customersModule,
+  taxRatesModule,
   subscriptionsModule,
   openApiModule,
   billingInfoModule,
