@@ -14,7 +14,8 @@ const notFound = (id: string) => new NotFoundError(`No invoice ${id}.`);
 // number as printed: at least six digits (000042), the series going on past 999999.
 const INVOICE_COLUMNS = `id, lpad(number::text, 6, '0') AS number, account_id, customer_id, subscription_id, status, currency, amount::text AS amount,
   to_char(period_start, 'YYYY-MM-DD') AS period_start, to_char(period_end, 'YYYY-MM-DD') AS period_end,
-  amount_credited::text AS amount_credited, attempt_count, next_payment_attempt_at, last_payment_error, created_at, paid_at`;
+  amount_credited::text AS amount_credited, attempt_count, next_payment_attempt_at, last_payment_error, created_at, paid_at,
+  emailed_at`;
 const LINE_COLUMNS =
   'invoice_id, position, type, product_id, meter_id, adjusts_invoice_id, description, quantity::text AS quantity, unit_price::text AS unit_price, amount::text AS amount, dimensions';
 
