@@ -58,7 +58,9 @@ export function composeEmail(d: EmailDocument): ComposedEmail {
  * crash between the SMTP server's acceptance and our mark (docs/emails.md) is recognisably the same message.
  */
 export function emailMessageId(eventId: string, recipient: string, fromAddress: string): string {
-  const domain = /@([^>\s]+)>?$/.exec(fromAddress)?.[1] ?? 'meterline';
+  // MAIL_FROM is `a@b` or `Name <a@b>` (shared/config.ts checks it): the domain follows the last @.
+  const at = fromAddress.lastIndexOf('@');
+  const domain = at < 0 ? 'meterline' : fromAddress.slice(at + 1).replace(/>$/, '');
   const who = createHash('sha256').update(recipient.toLowerCase()).digest('hex').slice(0, 16);
   return `<${eventId}.${who}@${domain}>`;
 }
