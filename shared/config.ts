@@ -117,6 +117,14 @@ const numberPrefix: Parser<string> = allowing('letters, digits, - _ . / # and {Y
   return v;
 });
 
+/** An email address, alone or as `Name <address>`; one line. */
+const mailAddress: Parser<string> = allowing('`a@b.example` or `Name <a@b.example>`', (raw) => {
+  const v = raw.trim();
+  if (!/^(?:[^<>\r\n@]*<[^<>\s@]+@[^<>\s@]+>|[^<>\s@]+@[^<>\s@]+)$/.test(v))
+    throw new Error(`must be an email address or "Name <address>", got "${raw}"`);
+  return v;
+});
+
 export const API_ROUTE_SETS = ['all', 'ingress', 'control'] as const;
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
@@ -201,6 +209,10 @@ export interface Config {
   SELLER_TAX_ID: string;
   /** A line at the bottom of every page of those PDFs (payment terms, registration, contact). */
   INVOICE_FOOTER: string;
+  /** Where invoice emails go out (docs/emails.md); empty: no emails are sent. */
+  SMTP_URL: string;
+  /** The From of invoice emails. */
+  MAIL_FROM: string;
 }
 
 const SPEC: { [K in keyof Config]: VarSpec<Config[K]> } = {
@@ -385,6 +397,17 @@ const SPEC: { [K in keyof Config]: VarSpec<Config[K]> } = {
   },
   SELLER_TAX_ID: { parse: printedText(64, false), default: '', describe: 'seller tax id (VAT, EIN…) on invoice PDFs' },
   INVOICE_FOOTER: { parse: printedText(500, false), default: '', describe: 'footer line of every invoice PDF page' },
+  SMTP_URL: {
+    parse: url(['smtp', 'smtps']),
+    default: '',
+    describe:
+      'SMTP server the dispatcher sends invoice emails through (docs/emails.md), e.g. smtp://user:pass@host:587; empty: invoice emails are off',
+  },
+  MAIL_FROM: {
+    parse: mailAddress,
+    default: 'billing@localhost',
+    describe: 'From address of invoice emails: an address, or a name and address (Acme Billing <billing@acme.example>)',
+  },
 };
 
 export const CONFIG_VARIABLES = Object.keys(SPEC) as (keyof Config)[];

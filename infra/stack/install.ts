@@ -64,7 +64,7 @@ export function aptGet(args: string[], env: NodeJS.ProcessEnv = process.env): Pr
 /** What can be installed from Debian: a server (ServerKind) or a tool the operator needs (haproxy, promtool). */
 export type Installable = Pick<ServerKind, 'debianPackage' | 'binaryDescription' | 'command'> & { name: string };
 
-const SERVER_KINDS: readonly string[] = ['postgres', 'nats', 'clickhouse', 'zookeeper'];
+const SERVER_KINDS: readonly string[] = ['postgres', 'nats', 'clickhouse', 'zookeeper', 'smtp'];
 /** The server a StackError names (none for a tool). */
 function serverOf(kind: Installable): ServerName | undefined {
   return SERVER_KINDS.includes(kind.name) ? (kind.name as ServerName) : undefined;

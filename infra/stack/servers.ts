@@ -8,8 +8,9 @@ import { clickhouse } from './clickhouse.js';
 import { nats } from './nats.js';
 import { postgres } from './postgres.js';
 import { zookeeper } from './zookeeper.js';
+import { smtp } from './smtp.js';
 
-export const SERVERS: Record<ServerName, ServerKind> = { postgres, nats, clickhouse, zookeeper };
+export const SERVERS: Record<ServerName, ServerKind> = { postgres, nats, clickhouse, zookeeper, smtp };
 
 export type { ServerHandle } from './launch.js';
 export { startPostgres } from './postgres.js';

@@ -241,8 +241,12 @@ function plan(
   });
   const isExternal = (k: ServerKind) =>
     externals.some(([e]) => e === k) || (k === SERVERS.zookeeper && externals.some(([e]) => e === SERVERS.clickhouse));
-  const instances = topology(root, env).filter((i) => !isExternal(i.kind));
+  // An SMTP_URL of the operator's own replaces the local SMTP server, as the URL settings do theirs.
+  const ownSmtp = Boolean(env.SMTP_URL?.trim());
+  const instances = topology(root, env).filter((i) => !isExternal(i.kind) && !(ownSmtp && i.kind === SERVERS.smtp));
   const settings: Record<string, string> = {};
+  const smtp = instances.find((i) => i.kind === SERVERS.smtp);
+  if (smtp) settings.SMTP_URL = smtp.url;
   if (topologyName(env) === 'cluster') {
     if (!isExternal(SERVERS.nats)) settings.NATS_STREAM_REPLICAS = CLUSTER_SETTINGS.NATS_STREAM_REPLICAS;
     if (!isExternal(SERVERS.clickhouse)) settings.CLICKHOUSE_CLUSTER = CLUSTER_SETTINGS.CLICKHOUSE_CLUSTER;

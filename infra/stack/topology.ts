@@ -53,8 +53,9 @@ export function topology(root: string, env: NodeJS.ProcessEnv): Instance[] {
   return name === 'cluster' ? clusterTopology(root, env) : singleTopology(root, env);
 }
 
+/** The single topology runs a local SMTP server too, after the others' ports (smtp.ts): `npm start`'s SMTP_URL. */
 export function singleTopology(root: string, env: NodeJS.ProcessEnv): Instance[] {
-  const kinds = SERVER_NAMES.map((n) => SERVERS[n]);
+  const kinds = [...SERVER_NAMES.map((n) => SERVERS[n]), SERVERS.smtp];
   const count = kinds.reduce((sum, k) => sum + Object.keys(k.defaultPorts).length, 0);
   const ports = assignPorts(kinds, portBase(env, count));
   return kinds.map((kind, i) => ({

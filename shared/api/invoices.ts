@@ -102,6 +102,10 @@ export const InvoiceSchema = Type.Object(
     }),
     created_at: Type.String({ format: 'date-time' }),
     paid_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
+    emailed_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()], {
+      description:
+        "when the SMTP server accepted the invoice's email to the customer's billing email (docs/emails.md); null until then, and when no email is sent (no SMTP_URL, no billing email)",
+    }),
   },
   { additionalProperties: false },
 );

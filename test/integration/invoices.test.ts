@@ -123,6 +123,7 @@ t.test('invoices', async (t) => {
     last_payment_error: null,
     created_at: '2026-02-01T01:00:00.123Z',
     paid_at: '2026-02-01T01:00:02.500Z',
+    emailed_at: null, // no SMTP_URL here: never emailed (docs/emails.md)
   };
   // A's February invoice: open, payment failed twice so far.
   const february = await insertInvoice(api.infra.pg, {
@@ -185,6 +186,7 @@ t.test('invoices', async (t) => {
       last_payment_error: null,
       created_at: '2026-03-01T01:00:00.000Z',
       paid_at: null,
+      emailed_at: null,
     });
   });
 

@@ -1,4 +1,5 @@
 import type { Piscina } from 'piscina';
+import type { Infra } from '../../../shared/infra.js';
 import type { ApiDeps, RouteDef } from '../../../shared/http/route.js';
 import { reply } from '../../../shared/http/reply.js';
 import { runPooled } from '../../workers/pool.js';
@@ -20,27 +21,8 @@ export function downloadCreditNoteRoute(deps: ApiDeps, pool: () => CreditNotePdf
     path: '/v1/billing/credit-notes/:credit_note_id/download',
     auth: 'read',
     handler: async (ctx) => {
-      const accountId = ctx.principal!.accountId;
-      const { note, lines } = await getCreditNote(deps.pg, accountId, ctx.params.credit_note_id!);
-      const [{ invoice }, billing, name] = await Promise.all([
-        getInvoice(deps.pg, accountId, note.invoice_id),
-        getBillingInfo(deps.pg, accountId),
-        accountName(deps.pg, accountId),
-      ]);
-      const task: CreditNotePdfTask = {
-        note: { ...note, created_at: note.created_at.toISOString() },
-        invoice: { amount: invoice.amount, period_start: invoice.period_start, period_end: invoice.period_end },
-        lines: lines.map((l) => ({
-          description: l.description,
-          invoice_line: l.invoice_position,
-          quantity: l.quantity,
-          amount: l.amount,
-        })),
-        customer: { name },
-        address: billing.billing_address,
-        seller: sellerOf(deps.config),
-      };
-      return reply.pdf(await runPooled(pool(), task, 'credit note PDF'), note.id);
+      const task = await creditNotePdfTask(deps, ctx.principal!.accountId, ctx.params.credit_note_id!);
+      return reply.pdf(await runPooled(pool(), task, 'credit note PDF'), task.note.id);
     },
     doc: {
       summary: 'Download a credit note as a PDF (Content-Disposition: attachment; filename="<id>.pdf")',
@@ -48,4 +30,32 @@ export function downloadCreditNoteRoute(deps: ApiDeps, pool: () => CreditNotePdf
       responses: pdfResponses('The credit note'),
     },
   };
+}
+
+/** What the credit note PDF shows (the download route and the credit note emails render the same). */
+export async function creditNotePdfTask(
+  { pg, config }: Pick<Infra, 'pg' | 'config'>,
+  accountId: string,
+  creditNoteId: string,
+): Promise<CreditNotePdfTask> {
+  const { note, lines } = await getCreditNote(pg, accountId, creditNoteId);
+  const [{ invoice }, billing, name] = await Promise.all([
+    getInvoice(pg, accountId, note.invoice_id),
+    getBillingInfo(pg, accountId),
+    accountName(pg, accountId),
+  ]);
+  const task: CreditNotePdfTask = {
+    note: { ...note, created_at: note.created_at.toISOString() },
+    invoice: { amount: invoice.amount, period_start: invoice.period_start, period_end: invoice.period_end },
+    lines: lines.map((l) => ({
+      description: l.description,
+      invoice_line: l.invoice_position,
+      quantity: l.quantity,
+      amount: l.amount,
+    })),
+    customer: { name },
+    address: billing.billing_address,
+    seller: sellerOf(config),
+  };
+  return task;
 }

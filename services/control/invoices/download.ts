@@ -5,6 +5,7 @@ import { runPooled } from '../../workers/pool.js';
 import type { InvoicePdfTask } from '../../workers/invoice-pdf.js';
 import type { Seller } from '../../workers/pdf-document.js';
 import type { Config } from '../../../shared/config.js';
+import type { Infra } from '../../../shared/infra.js';
 import { problemResponse } from '../../../shared/http/problems.js';
 import { getBillingInfo } from '../../domain/billing-info/store.js';
 import { accountName, getInvoice } from '../../domain/invoices/store.js';
@@ -24,51 +25,8 @@ export function downloadInvoiceRoute(deps: ApiDeps, pool: () => InvoicePdfPool):
     path: '/v1/billing/invoices/:invoice_id/download',
     auth: 'read',
     handler: async (ctx) => {
-      const accountId = ctx.principal!.accountId;
-      const { invoice, lines } = await getInvoice(deps.pg, accountId, ctx.params.invoice_id!);
-      const [billing, name, legal] = await Promise.all([
-        getBillingInfo(deps.pg, accountId),
-        accountName(deps.pg, accountId),
-        legalDetails(deps.pg, accountId),
-      ]);
-      const taxIncluded = lines
-        .filter((l) => l.type === 'tax' && new Decimal(l.amount).isZero())
-        .reduce((s, l) => s.plus(l.tax_amount ?? '0'), new Decimal(0));
-      const task: InvoicePdfTask = {
-        invoice: {
-          id: invoice.id,
-          number: invoice.number,
-          customer_id: invoice.customer_id,
-          subscription_id: invoice.subscription_id,
-          status: invoice.status,
-          currency: invoice.currency,
-          amount: invoice.amount,
-          amount_credited: invoice.amount_credited,
-          period_start: invoice.period_start,
-          period_end: invoice.period_end,
-          created_at: invoice.created_at.toISOString(),
-          due_at: invoiceDueAt(invoice).toISOString(),
-          subtotal: invoice.subtotal,
-          tax: invoice.tax,
-          tax_included: canonicalDecimal(taxIncluded),
-          tax_exempt: invoice.tax_exempt,
-          paid_at: invoice.paid_at ? invoice.paid_at.toISOString() : null,
-        },
-        lines: lines.map((l) => ({
-          product_id: l.product_id,
-          meter_id: l.meter_id,
-          description: l.description,
-          quantity: l.quantity,
-          unit_price: l.unit_price,
-          amount: l.amount,
-          tax_amount: l.tax_amount,
-        })),
-        customer: { name, legal_name: legal.legal_name, tax_ids: legal.tax_ids },
-        address: billing.billing_address,
-        legal_address: legal.address,
-        seller: sellerOf(deps.config),
-      };
-      return reply.pdf(await runPooled(pool(), task, 'invoice PDF'), invoice.id);
+      const task = await invoicePdfTask(deps, ctx.principal!.accountId, ctx.params.invoice_id!);
+      return reply.pdf(await runPooled(pool(), task, 'invoice PDF'), task.invoice.id);
     },
     doc: {
       summary: 'Download an invoice as a PDF (Content-Disposition: attachment; filename="<id>.pdf")',
@@ -76,6 +34,61 @@ export function downloadInvoiceRoute(deps: ApiDeps, pool: () => InvoicePdfPool):
       responses: pdfResponses('The invoice'),
     },
   };
+}
+
+/**
+ * What the invoice PDF shows (the download route and the invoice emails render the same): the invoice of the
+ * account (another account's is not found), its lines, the account's current billing address, the seller.
+ */
+export async function invoicePdfTask(
+  { pg, config }: Pick<Infra, 'pg' | 'config'>,
+  accountId: string,
+  invoiceId: string,
+): Promise<InvoicePdfTask> {
+  const { invoice, lines } = await getInvoice(pg, accountId, invoiceId);
+  const [billing, name, legal] = await Promise.all([
+    getBillingInfo(pg, accountId),
+    accountName(pg, accountId),
+    legalDetails(pg, accountId),
+  ]);
+  const taxIncluded = lines
+    .filter((l) => l.type === 'tax' && new Decimal(l.amount).isZero())
+    .reduce((s, l) => s.plus(l.tax_amount ?? '0'), new Decimal(0));
+  const task: InvoicePdfTask = {
+    invoice: {
+      id: invoice.id,
+      number: invoice.number,
+      customer_id: invoice.customer_id,
+      subscription_id: invoice.subscription_id,
+      status: invoice.status,
+      currency: invoice.currency,
+      amount: invoice.amount,
+      amount_credited: invoice.amount_credited,
+      period_start: invoice.period_start,
+      period_end: invoice.period_end,
+      created_at: invoice.created_at.toISOString(),
+      due_at: invoiceDueAt(invoice).toISOString(),
+      subtotal: invoice.subtotal,
+      tax: invoice.tax,
+      tax_included: canonicalDecimal(taxIncluded),
+      tax_exempt: invoice.tax_exempt,
+      paid_at: invoice.paid_at ? invoice.paid_at.toISOString() : null,
+    },
+    lines: lines.map((l) => ({
+      product_id: l.product_id,
+      meter_id: l.meter_id,
+      description: l.description,
+      quantity: l.quantity,
+      unit_price: l.unit_price,
+      amount: l.amount,
+      tax_amount: l.tax_amount,
+    })),
+    customer: { name, legal_name: legal.legal_name, tax_ids: legal.tax_ids },
+    address: billing.billing_address,
+    legal_address: legal.address,
+    seller: sellerOf(config),
+  };
+  return task;
 }
 
 /** The seller printed on billing documents: the deployment's configuration (SELLER_*, INVOICE_FOOTER). */

@@ -25,6 +25,7 @@ export function toInvoice({ invoice: r, lines }: InvoiceWithLines) {
     last_payment_error: r.last_payment_error,
     created_at: r.created_at.toISOString(),
     paid_at: r.paid_at ? r.paid_at.toISOString() : null,
+    emailed_at: r.emailed_at ? r.emailed_at.toISOString() : null,
   };
 }
 

@@ -17,7 +17,8 @@ const notFound = (id: string) => new NotFoundError(`No invoice ${id}.`);
 const INVOICE_COLUMNS = `id, ${PRINTED_NUMBER_SQL('invoices')} AS number, account_id, customer_id, subscription_id, status, currency, amount::text AS amount,
   COALESCE(subtotal, amount)::text AS subtotal, tax::text AS tax, COALESCE(tax_exempt, 'none') AS tax_exempt,
   COALESCE(due_at, created_at) AS due_at, to_char(period_start, 'YYYY-MM-DD') AS period_start, to_char(period_end, 'YYYY-MM-DD') AS period_end,
-  amount_credited::text AS amount_credited, attempt_count, next_payment_attempt_at, last_payment_error, created_at, paid_at`;
+  amount_credited::text AS amount_credited, attempt_count, next_payment_attempt_at, last_payment_error, created_at, paid_at,
+  emailed_at`;
 const LINE_COLUMNS = `invoice_id, position, type, product_id, meter_id, adjusts_invoice_id, description, quantity::text AS quantity,
    unit_price::text AS unit_price, amount::text AS amount, dimensions, tax_rate_id, tax_amount::text AS tax_amount, taxes`;
 

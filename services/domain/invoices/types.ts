@@ -33,6 +33,8 @@ export interface InvoiceRow {
   last_payment_error: { code: string; message: string } | null;
   created_at: Date;
   paid_at: Date | null;
+  /** When the SMTP server accepted the invoice's email (docs/emails.md); null until then, or when none is sent. */
+  emailed_at: Date | null;
 }
 
 export interface InvoiceLineRow {

@@ -5,11 +5,14 @@ import { createOutboxRelay, type OutboxRelayOptions } from './outbox-relay.js';
 import { EventFanout, type FanoutOptions } from './event-fanout.js';
 import { WebhookDelivery, type DeliveryOptions } from './webhook-delivery.js';
 import { DispatcherHousekeeping } from './housekeeping.js';
+import { MailDelivery, type MailDeliveryOptions } from './mail-delivery.js';
+import { recordEmails } from '../../domain/emails/store.js';
 
 export interface DispatcherOptions {
   relay?: OutboxRelayOptions;
   fanout?: Partial<FanoutOptions>;
   delivery?: Partial<DeliveryOptions>;
+  mail?: Partial<MailDeliveryOptions>;
   housekeepingIntervalMs?: number;
 }
 
@@ -17,12 +20,16 @@ export interface DispatcherParts {
   relay: ReturnType<typeof createOutboxRelay>;
   fanout: EventFanout;
   delivery: WebhookDelivery;
+  /** Invoice emails; none without SMTP_URL (docs/emails.md). */
+  mail: MailDelivery | null;
   housekeeping: DispatcherHousekeeping;
   /** Start order; the role stops them in reverse (sending stops last, after nothing new arrives). */
   components: Component[];
 }
 
-/** The dispatcher role's parts: outbox → EVENTS relay, EVENTS → deliveries fan-out, delivery, housekeeping. */
+const now = () => new Date();
+
+/** The dispatcher role's parts: outbox → EVENTS relay, EVENTS → deliveries fan-out, webhook and email delivery, housekeeping. */
 export function createDispatcherParts(infra: Infra, opts: DispatcherOptions = {}): DispatcherParts {
   const delivery = new WebhookDelivery(infra, {
     ...opts.delivery,
@@ -32,8 +39,21 @@ export function createDispatcherParts(infra: Infra, opts: DispatcherOptions = {}
     },
   });
   const clock = opts.delivery?.clock ? { clock: opts.delivery.clock } : {};
-  const fanout = new EventFanout(infra, { ...clock, ...opts.fanout, onRecorded: () => delivery.wake() });
+  const mail = infra.config.SMTP_URL ? new MailDelivery(infra, { ...clock, ...opts.mail }) : null;
+  const fanout = new EventFanout(infra, {
+    ...clock,
+    ...opts.fanout,
+    onRecorded: () => delivery.wake(),
+    // Emails are recorded with the webhook deliveries, before the event is acked: none lost, none doubled.
+    ...(mail && {
+      alsoRecord: async (events) => {
+        if ((await recordEmails(infra.pg, events, (opts.mail?.clock ?? opts.delivery?.clock ?? now)())) > 0)
+          mail.wake();
+      },
+    }),
+  });
   const relay = createOutboxRelay(infra, opts.relay);
   const housekeeping = new DispatcherHousekeeping(infra, opts.housekeepingIntervalMs);
-  return { relay, fanout, delivery, housekeeping, components: [delivery, fanout, relay, housekeeping] };
+  const sending = mail ? [delivery, mail] : [delivery];
+  return { relay, fanout, delivery, mail, housekeeping, components: [...sending, fanout, relay, housekeeping] };
 }

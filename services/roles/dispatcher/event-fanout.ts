@@ -22,6 +22,11 @@ export interface FanoutOptions {
   ackWaitMs: number;
   /** Told after first attempts were recorded, so they are sent without waiting for a poll. */
   onRecorded?: () => void;
+  /**
+   * Records what else the events ask for (the invoice emails, when SMTP_URL is set) before they are acked; a
+   * failure naks them like a failed webhook write. Must be idempotent: a redelivered event comes through again.
+   */
+  alsoRecord?: (events: EventEnvelope[]) => Promise<void>;
 }
 
 const DEFAULTS: FanoutOptions = { clock: () => new Date(), maxBatch: 500, maxWaitMs: 5, ackWaitMs: 30_000 };
@@ -129,6 +134,7 @@ export class EventFanout implements Component {
         }
       }
       const inserted = await insertFirstAttempts(this.infra.pg, rows, this.opts.clock());
+      await this.opts.alsoRecord?.(events);
       for (const m of usable) m.ack();
       this.fannedOut.inc({ what: 'events' }, usable.length);
       this.fannedOut.inc({ what: 'attempts' }, inserted);

@@ -1,0 +1,200 @@
+import nodemailer, { type Transporter } from 'nodemailer';
+import type { Infra } from '../../../shared/infra.js';
+import type { Component } from '../role.js';
+import { createCreditNotePdfPool, createInvoicePdfPool } from '../../workers/pool.js';
+import { invoicePdfTask } from '../../control/invoices/download.js';
+import { creditNotePdfTask } from '../../control/credit-notes/download.js';
+import { getInvoice } from '../../domain/invoices/store.js';
+import { nextAttemptAt, RETRY_DELAYS_MS } from '../../domain/webhooks/retry-schedule.js';
+import { claimDueEmails, markEmailSent, recordEmailFailure, type ClaimedEmail } from '../../domain/emails/store.js';
+import { composeEmail, emailMessageId, type EmailDocument } from '../../domain/emails/message.js';
+
+export interface MailDeliveryOptions {
+  /** When emails are due (tests move it forward instead of waiting minutes). Leases use real time. */
+  clock: () => Date;
+  /** The webhook schedule (docs/design.md §9): 1 min, 5 min, … 24 h; after the ninth attempt the email is `failed`. */
+  retryDelaysMs: readonly number[];
+  /** SMTP connection, greeting and socket timeouts. */
+  timeoutMs: number;
+  /** Claimed emails belong to this process this long (real time); must exceed rendering and sending one batch. */
+  leaseMs: number;
+  pollIntervalMs: number;
+  /** Emails claimed, rendered and sent at once. */
+  claimBatch: number;
+}
+
+export const DEFAULT_MAIL_OPTIONS: MailDeliveryOptions = {
+  clock: () => new Date(),
+  retryDelaysMs: RETRY_DELAYS_MS,
+  timeoutMs: 30_000,
+  leaseMs: 5 * 60_000,
+  pollIntervalMs: 1_000,
+  claimBatch: 8,
+};
+
+/** A row whose mark failed is retried this often before the lease decides (it may then be sent again). */
+const MARK_TRIES = 5;
+
+/**
+ * Sends invoice emails (dispatcher role, docs/emails.md) through SMTP_URL: claims due rows of invoice_emails, renders
+ * the document's PDF (the download routes' renderer, in piscina workers), sends it with a Message-ID that is the
+ * same on every attempt, and marks the row sent right after the SMTP server accepted it — one row, one statement,
+ * so the window in which a crash makes a second copy go out is that single UPDATE. A refused or unreachable server
+ * is an attempt that failed: the next one follows the webhook retry schedule.
+ */
+export class MailDelivery implements Component {
+  readonly name = 'mail-delivery';
+  private readonly opts: MailDeliveryOptions;
+  private transport: Transporter | undefined;
+  private invoicePdfs: ReturnType<typeof createInvoicePdfPool> | undefined;
+  private notePdfs: ReturnType<typeof createCreditNotePdfPool> | undefined;
+  private pollTimer: NodeJS.Timeout | undefined;
+  private stopped = true;
+  private pumping: Promise<void> | null = null;
+  private pumpAgain = false;
+  private lastError: string | undefined;
+  private readonly sent;
+
+  constructor(
+    private readonly infra: Infra,
+    opts: Partial<MailDeliveryOptions> = {},
+  ) {
+    this.opts = { ...DEFAULT_MAIL_OPTIONS, ...opts };
+    this.sent = infra.metrics.counter(
+      'meterline_invoice_emails_total',
+      'Invoice email attempts by outcome: sent (the SMTP server accepted it), failed (refused or unreachable; retried on the webhook schedule), gave_up (the last attempt failed)',
+      ['outcome'],
+    );
+  }
+
+  async start(): Promise<void> {
+    this.stopped = false;
+    const t = this.opts.timeoutMs;
+    this.transport = nodemailer.createTransport({
+      url: this.infra.config.SMTP_URL,
+      connectionTimeout: t,
+      greetingTimeout: t,
+      socketTimeout: t,
+    } as nodemailer.TransportOptions);
+    this.pollTimer = setInterval(() => this.wake(), this.opts.pollIntervalMs);
+    this.pollTimer.unref();
+    this.wake();
+  }
+
+  async stop(): Promise<void> {
+    if (this.stopped) return;
+    this.stopped = true;
+    clearInterval(this.pollTimer);
+    await this.pumping;
+    await Promise.all([this.invoicePdfs?.destroy(), this.notePdfs?.destroy()]);
+    this.transport?.close();
+  }
+
+  async health(): Promise<{ ok: boolean; detail?: string }> {
+    return this.lastError ? { ok: false, detail: this.lastError } : { ok: true };
+  }
+
+  /** Claims and sends what is due, unless a pass is running (then one more pass follows it). */
+  wake(): void {
+    if (this.stopped) return;
+    if (this.pumping) {
+      this.pumpAgain = true;
+      return;
+    }
+    this.pumping = this.pump()
+      .catch((err) => {
+        this.lastError = `claiming due emails failed: ${(err as Error).message}`;
+        this.infra.log.warn({ err }, 'mail delivery: claim failed; retrying on the next poll');
+      })
+      .finally(() => {
+        this.pumping = null;
+        if (this.pumpAgain) {
+          this.pumpAgain = false;
+          this.wake();
+        }
+      });
+  }
+
+  private async pump(): Promise<void> {
+    while (!this.stopped) {
+      const claimed = await claimDueEmails(this.infra.pg, this.opts.clock(), this.opts.claimBatch, this.opts.leaseMs);
+      this.lastError = undefined;
+      if (claimed.length === 0) return;
+      await Promise.all(claimed.map((m) => this.deliver(m)));
+      if (claimed.length < this.opts.claimBatch) return;
+    }
+  }
+
+  private async deliver(m: ClaimedEmail): Promise<void> {
+    try {
+      const { document, pdf } = await this.render(m);
+      const mail = composeEmail(document);
+      await this.transport!.sendMail({
+        from: this.infra.config.MAIL_FROM,
+        to: m.recipient,
+        subject: mail.subject,
+        text: mail.text,
+        messageId: emailMessageId(m.event_id, m.recipient, this.infra.config.MAIL_FROM),
+        attachments: [{ filename: mail.filename, content: Buffer.from(pdf), contentType: 'application/pdf' }],
+      });
+    } catch (err) {
+      await this.failed(m, err as Error);
+      return;
+    }
+    this.sent.inc({ outcome: 'sent' });
+    await this.mark(m);
+  }
+
+  /** The email's document and its PDF, rendered as the download routes render it. */
+  private async render(m: ClaimedEmail): Promise<{ document: EmailDocument; pdf: Uint8Array }> {
+    const seller = this.infra.config.SELLER_NAME;
+    if (m.kind === 'credit_note') {
+      const task = await creditNotePdfTask(this.infra, m.account_id, m.credit_note_id!);
+      const { invoice } = await getInvoice(this.infra.pg, m.account_id, m.invoice_id);
+      this.notePdfs ??= createCreditNotePdfPool({ maxThreads: 1 });
+      return {
+        document: { kind: m.kind, invoice, note: task.note, seller },
+        pdf: await this.notePdfs.run(task),
+      };
+    }
+    const task = await invoicePdfTask(this.infra, m.account_id, m.invoice_id);
+    this.invoicePdfs ??= createInvoicePdfPool({ maxThreads: 1 });
+    return {
+      document: { kind: m.kind, invoice: { ...task.invoice, number: task.invoice.number ?? '' }, seller },
+      pdf: await this.invoicePdfs.run(task),
+    };
+  }
+
+  private async failed(m: ClaimedEmail, err: Error): Promise<void> {
+    const retryAt = nextAttemptAt(m.attempts + 1, this.opts.clock(), this.opts.retryDelaysMs);
+    this.sent.inc({ outcome: retryAt ? 'failed' : 'gave_up' });
+    this.infra.log.warn(
+      { email: m.id, event: m.event_id, kind: m.kind, attempt: m.attempts + 1, err: err.message },
+      retryAt ? 'invoice email not sent; retrying later' : 'invoice email not sent; no attempt left',
+    );
+    // Not recorded (Postgres down): the lease runs out and the email is claimed again.
+    await recordEmailFailure(this.infra.pg, m.id, err.message, retryAt).catch((e) =>
+      this.infra.log.warn({ err: e, email: m.id }, 'mail delivery: recording a failed attempt failed'),
+    );
+  }
+
+  /**
+   * Sent: mark it now (a few tries over a few seconds). Should every try fail, the lease runs out and the email
+   * goes out again with the same Message-ID: the one way a customer gets it twice (docs/emails.md).
+   */
+  private async mark(m: ClaimedEmail): Promise<void> {
+    for (let i = 1; ; i++) {
+      try {
+        await markEmailSent(this.infra.pg, m.id);
+        return;
+      } catch (err) {
+        if (i >= MARK_TRIES || this.stopped) {
+          this.lastError = `marking an email sent failed: ${(err as Error).message}`;
+          this.infra.log.error({ err, email: m.id }, 'mail delivery: sent but not marked; it may be sent again');
+          return;
+        }
+        await new Promise((r) => setTimeout(r, 200 * 2 ** i));
+      }
+    }
+  }
+}
