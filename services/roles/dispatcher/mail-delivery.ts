@@ -153,7 +153,8 @@ export class MailDelivery implements Component {
       const { invoice } = await getInvoice(this.infra.pg, m.account_id, m.invoice_id);
       this.notePdfs ??= createCreditNotePdfPool({ maxThreads: 1 });
       return {
-        document: { kind: m.kind, invoice, note: task.note, seller },
+        // A credited invoice was finalized, so it has its number.
+        document: { kind: m.kind, invoice: { ...invoice, number: invoice.number ?? invoice.id }, note: task.note, seller },
         pdf: await this.notePdfs.run(task),
       };
     }
