@@ -154,7 +154,12 @@ export class MailDelivery implements Component {
       this.notePdfs ??= createCreditNotePdfPool({ maxThreads: 1 });
       return {
         // A credited invoice was finalized, so it has its number.
-        document: { kind: m.kind, invoice: { ...invoice, number: invoice.number ?? invoice.id }, note: task.note, seller },
+        document: {
+          kind: m.kind,
+          invoice: { ...invoice, number: invoice.number ?? invoice.id },
+          note: task.note,
+          seller,
+        },
         pdf: await this.notePdfs.run(task),
       };
     }
