@@ -162,6 +162,19 @@ t.test('invoice emails', async (t) => {
     t.same(await emailsOf(silent.a.accountId), [], 'no email recorded');
     t.equal((await getInvoice(silent.a, inv.id)).emailed_at, null);
     t.equal((await mail.messages()).length, before + 1, "only the witness's email arrived");
+
+    // A customer on a test clock (simulated months) gets none either, billing email or not.
+    const clocked = await createTestAccount(w.api.infra, { name: 'Clocked Co' });
+    await w.made(admin, 'PATCH', `/v1/customers/${clocked.customerId}`, { email: 'ap@clocked-co.example' });
+    const clock = await w.made(admin, 'POST', '/v1/test_clocks', { frozen_time: '2026-10-05T00:00:00Z' });
+    await w.made(admin, 'POST', `/v1/test_clocks/${clock.id}/customers`, { customer_id: clocked.customerId });
+    const event = {
+      id: 'evt_clocked',
+      type: 'invoice.created',
+      account_id: clocked.accountId,
+      data: { invoice_id: inv.id },
+    };
+    t.equal(await recordEmails(pg, [event], new Date()), 0, 'no email for a clocked customer');
     const pending = await pg.query(`SELECT count(*)::int AS n FROM invoice_emails WHERE status <> 'sent'`);
     t.equal(pending.rows[0].n, 0, 'nothing pending or failed');
   });
