@@ -351,7 +351,9 @@ async function stopStarted(names: string[], state: ReturnType<typeof readState>,
 }
 
 function sortServers<T extends { name: string }>(servers: T[]): T[] {
-  const order = (s: T) => SERVER_NAMES.findIndex((n) => s.name.startsWith(n));
+  // The SMTP server, which meterline can do without, after the servers it needs.
+  const order = (s: T) =>
+    s.name === 'smtp' ? SERVER_NAMES.length : SERVER_NAMES.findIndex((n) => s.name.startsWith(n));
   return servers.sort((a, b) => order(a) - order(b) || a.name.localeCompare(b.name));
 }
 

@@ -13,6 +13,7 @@ t.test('stack up starts each server on its own ports, reuses them, and down stop
       ['postgres', { port: base }],
       ['nats', { client: base + 1, monitor: base + 2 }],
       ['clickhouse', { http: base + 3, tcp: base + 4, interserver: base + 5 }],
+      ['smtp', { smtp: base + 6 }],
     ],
     'ports come from METERLINE_STACK_PORT_BASE',
   );
@@ -67,11 +68,13 @@ t.test('a server that cannot start: up fails naming it and stops the servers it 
       ['postgres', null],
       ['nats', null],
       ['clickhouse', null],
+      ['smtp', null],
     ],
     'nothing is left recorded as running',
   );
   t.ok(await portIsFree(base), "Postgres's port is free again");
   t.ok(await portIsFree(base + 1), "NATS's client port is free again");
+  t.ok(await portIsFree(base + 6), "the SMTP server's port is free again");
   await new Promise<void>((resolve) => squatter.close(() => resolve()));
 
   const up = await stackUp({ root, env });

@@ -18,7 +18,8 @@ export interface EmailEvent {
 
 /**
  * Rows for the events that send an email (EMAIL_TRIGGERS), to the account's billing email as it is now; an account
- * without one gets no row (nothing waits for an address). A redelivered event adds none. Returns rows added.
+ * without one gets no row (nothing waits for an address), nor does a customer on a test clock (its months are
+ * simulated: docs/test-clocks.md). A redelivered event adds none. Returns rows added.
  */
 export async function recordEmails(pg: PgPool, events: EmailEvent[], due: Date): Promise<number> {
   const rows = events.flatMap((e) => {
@@ -35,7 +36,7 @@ export async function recordEmails(pg: PgPool, events: EmailEvent[], due: Date):
      SELECT x.e, x.t, x.a, x.k, x.i, x.c, acc.email, $7
        FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[]) AS x(e, t, a, k, i, c)
        JOIN accounts acc ON acc.id = x.a
-      WHERE acc.email IS NOT NULL AND acc.email <> ''
+      WHERE acc.email IS NOT NULL AND acc.email <> '' AND acc.test_clock_id IS NULL
      ON CONFLICT (event_id, recipient) DO NOTHING`,
     [
       rows.map((x) => x.e.id),

@@ -39,7 +39,9 @@ export function createDispatcherParts(infra: Infra, opts: DispatcherOptions = {}
     },
   });
   const clock = opts.delivery?.clock ? { clock: opts.delivery.clock } : {};
-  const mail = infra.config.SMTP_URL ? new MailDelivery(infra, { ...clock, ...opts.mail }) : null;
+  // Emails are due by the delivery clock too (tests move one clock), unless they are given their own.
+  const mailClock = opts.mail?.clock ?? opts.delivery?.clock ?? now;
+  const mail = infra.config.SMTP_URL ? new MailDelivery(infra, { ...opts.mail, clock: mailClock }) : null;
   const fanout = new EventFanout(infra, {
     ...clock,
     ...opts.fanout,
@@ -47,8 +49,7 @@ export function createDispatcherParts(infra: Infra, opts: DispatcherOptions = {}
     // Emails are recorded with the webhook deliveries, before the event is acked: none lost, none doubled.
     ...(mail && {
       alsoRecord: async (events) => {
-        if ((await recordEmails(infra.pg, events, (opts.mail?.clock ?? opts.delivery?.clock ?? now)())) > 0)
-          mail.wake();
+        if ((await recordEmails(infra.pg, events, mailClock())) > 0) mail.wake();
       },
     }),
   });
