@@ -210,6 +210,17 @@ t.test('tax: rates, legal details, taxed invoices, credit notes, due dates', asy
       [exclusive.id],
     );
     t.equal(charged.rows[0].n, 1, 'due at once: the first attempt ran with the close');
+    const own = await customerToken(w.api.infra, exclusiveCustomer.account_id, ['read']);
+    const upcoming = await call(
+      own,
+      'GET',
+      `/v1/billing/invoices/upcoming?subscription_id=${exclusive.subscription_id}`,
+    );
+    t.match(
+      upcoming.body,
+      { status: 'draft', subtotal: 20.66, tax: 4.14, amount: 24.8 },
+      'the upcoming invoice is taxed alike',
+    );
   });
 
   await t.test('a credit note on a taxed invoice reverses the tax per line, exactly', async (t) => {
