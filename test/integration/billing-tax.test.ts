@@ -259,7 +259,7 @@ t.test('tax: rates, legal details, taxed invoices, credit notes, due dates', asy
     t.match(inv.lines[2], {
       type: 'tax',
       tax_rate_id: mwstDE,
-      description: 'MwSt 19 % (included) on 129',
+      description: 'MwSt 19 % (included) on 129.00',
       amount: 0,
       tax_amount: 20.6,
     });
@@ -278,7 +278,7 @@ t.test('tax: rates, legal details, taxed invoices, credit notes, due dates', asy
     t.match(inv, { currency: 'CAD', subtotal: 109.99, tax: 12.5, amount: 122.49 });
     t.match(inv.lines.slice(2), [
       { type: 'tax', tax_rate_id: gst, description: 'GST 5 % on 109.99', amount: 5.5 },
-      { type: 'tax', tax_rate_id: pst, description: 'PST 7 % on 100', amount: 7 },
+      { type: 'tax', tax_rate_id: pst, description: 'PST 7 % on 100.00', amount: 7 },
     ]);
     t.equal(sumOfLines(inv), inv.amount);
   });
@@ -345,7 +345,7 @@ t.test('tax: rates, legal details, taxed invoices, credit notes, due dates', asy
       next_payment_attempt_at: '2026-12-01T01:00:00.000Z',
     });
     const text = await pdfOf(c.account_id, inv.id);
-    for (const s of ['Due', '2026-12-01', 'Subtotal', 'Tax', '2.00', '12.00', `TVA 20 % on 10`])
+    for (const s of ['Due', '2026-12-01', 'Subtotal', 'Tax', '2.00', '12.00', 'TVA 20 % on 10.00'])
       t.ok(text.includes(s), `the PDF shows ${s}`);
     // On the due date the attempt runs (no card: it fails), and the retry is due + 1 day.
     const run = await w.run('2026-12-01T01:00:01Z');

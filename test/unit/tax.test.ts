@@ -75,7 +75,7 @@ t.test('adjustment lines are taxed like the lines they adjust; credit lines neve
     tax_rate_id: 'vat',
     amount: '2',
     tax_amount: '2',
-    description: 'VAT 20 % on 10',
+    description: 'VAT 20 % on 10.00',
   });
   t.equal(inv.amount, '7', '10 + 2 tax − 5 credit');
 });
