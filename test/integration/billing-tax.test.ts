@@ -203,6 +203,7 @@ t.test('tax: rates, legal details, taxed invoices, credit notes, due dates', asy
       { type: 'tax', tax_rate_id: vatFR, description: 'TVA 20 % on 20.66', amount: 4.14, tax_amount: 4.14 },
     ]);
     t.equal(exclusive.lines.length, 3);
+    t.equal(exclusive.lines[2].description, 'TVA 20 % on 20.66', 'the tax line names its rate and base');
     t.equal(sumOfLines(exclusive), exclusive.amount, 'amount = Σ lines');
     t.equal(exclusive.due_date, '2026-11-01', 'net_terms_days 0: due on issue');
     const charged = await w.api.infra.pg.query(
@@ -264,6 +265,7 @@ t.test('tax: rates, legal details, taxed invoices, credit notes, due dates', asy
       tax_amount: 20.6,
     });
     t.equal(sumOfLines(inv), inv.amount, 'amount = Σ lines: the included tax adds nothing');
+    t.equal(inv.lines[2].description, 'MwSt 19 % (included) on 129.00');
     const text = await pdfOf(c.account_id, inv.id);
     for (const s of ['Subtotal', 'Tax included', '20.60', '129.00']) t.ok(text.includes(s), `PDF shows ${s}`);
   });
@@ -280,6 +282,10 @@ t.test('tax: rates, legal details, taxed invoices, credit notes, due dates', asy
       { type: 'tax', tax_rate_id: gst, description: 'GST 5 % on 109.99', amount: 5.5 },
       { type: 'tax', tax_rate_id: pst, description: 'PST 7 % on 100.00', amount: 7 },
     ]);
+    t.same(
+      inv.lines.slice(2).map((l: { description: string }) => l.description),
+      ['GST 5 % on 109.99', 'PST 7 % on 100.00'],
+    );
     t.equal(sumOfLines(inv), inv.amount);
   });
 
