@@ -203,6 +203,7 @@ t.test('tax: rates, legal details, taxed invoices, credit notes, due dates', asy
       { type: 'tax', tax_rate_id: vatFR, description: 'TVA 20 % on 20.66', amount: 4.14, tax_amount: 4.14 },
     ]);
     t.equal(exclusive.lines.length, 3);
+    t.equal(exclusive.lines[2].description, 'TVA 20 % on 20.66', 'the tax line names its rate and base');
     t.equal(sumOfLines(exclusive), exclusive.amount, 'amount = Σ lines');
     t.equal(exclusive.due_date, '2026-11-01', 'net_terms_days 0: due on issue');
     const charged = await w.api.infra.pg.query(
@@ -210,6 +211,17 @@ t.test('tax: rates, legal details, taxed invoices, credit notes, due dates', asy
       [exclusive.id],
     );
     t.equal(charged.rows[0].n, 1, 'due at once: the first attempt ran with the close');
+    const own = await customerToken(w.api.infra, exclusiveCustomer.account_id, ['read']);
+    const upcoming = await call(
+      own,
+      'GET',
+      `/v1/billing/invoices/upcoming?subscription_id=${exclusive.subscription_id}`,
+    );
+    t.match(
+      upcoming.body,
+      { status: 'draft', subtotal: 20.66, tax: 4.14, amount: 24.8 },
+      'the upcoming invoice is taxed alike',
+    );
   });
 
   await t.test('a credit note on a taxed invoice reverses the tax per line, exactly', async (t) => {
@@ -248,11 +260,12 @@ t.test('tax: rates, legal details, taxed invoices, credit notes, due dates', asy
     t.match(inv.lines[2], {
       type: 'tax',
       tax_rate_id: mwstDE,
-      description: 'MwSt 19 % (included) on 129',
+      description: 'MwSt 19 % (included) on 129.00',
       amount: 0,
       tax_amount: 20.6,
     });
     t.equal(sumOfLines(inv), inv.amount, 'amount = Σ lines: the included tax adds nothing');
+    t.equal(inv.lines[2].description, 'MwSt 19 % (included) on 129.00');
     const text = await pdfOf(c.account_id, inv.id);
     for (const s of ['Subtotal', 'Tax included', '20.60', '129.00']) t.ok(text.includes(s), `PDF shows ${s}`);
   });
@@ -267,8 +280,12 @@ t.test('tax: rates, legal details, taxed invoices, credit notes, due dates', asy
     t.match(inv, { currency: 'CAD', subtotal: 109.99, tax: 12.5, amount: 122.49 });
     t.match(inv.lines.slice(2), [
       { type: 'tax', tax_rate_id: gst, description: 'GST 5 % on 109.99', amount: 5.5 },
-      { type: 'tax', tax_rate_id: pst, description: 'PST 7 % on 100', amount: 7 },
+      { type: 'tax', tax_rate_id: pst, description: 'PST 7 % on 100.00', amount: 7 },
     ]);
+    t.same(
+      inv.lines.slice(2).map((l: { description: string }) => l.description),
+      ['GST 5 % on 109.99', 'PST 7 % on 100.00'],
+    );
     t.equal(sumOfLines(inv), inv.amount);
   });
 
@@ -334,7 +351,7 @@ t.test('tax: rates, legal details, taxed invoices, credit notes, due dates', asy
       next_payment_attempt_at: '2026-12-01T01:00:00.000Z',
     });
     const text = await pdfOf(c.account_id, inv.id);
-    for (const s of ['Due', '2026-12-01', 'Subtotal', 'Tax', '2.00', '12.00', `TVA 20 % on 10`])
+    for (const s of ['Due', '2026-12-01', 'Subtotal', 'Tax', '2.00', '12.00', 'TVA 20 % on 10.00'])
       t.ok(text.includes(s), `the PDF shows ${s}`);
     // On the due date the attempt runs (no card: it fails), and the retry is due + 1 day.
     const run = await w.run('2026-12-01T01:00:01Z');

@@ -37,13 +37,18 @@ t.test('customers API', async (t) => {
     t.match(r.body, { id: /^cus_[0-9A-Za-z]{22}$/, account_id: /^acct_[0-9A-Za-z]{22}$/, ...acme });
     t.same(Object.keys(r.body).sort(), [
       'account_id',
+      'address',
       'billing_address',
       'created_at',
       'email',
       'external_id',
       'id',
+      'legal_name',
       'metadata',
       'name',
+      'net_terms_days',
+      'tax_exempt',
+      'tax_ids',
     ]);
     t.equal(r.headers.get('location'), `/v1/customers/${r.body.id}`);
     const got = await admin('GET', `/v1/customers/${r.body.id}`);

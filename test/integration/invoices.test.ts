@@ -93,11 +93,16 @@ t.test('invoices', async (t) => {
     subscription_id: aSub.id,
     status: 'paid',
     currency: 'USD',
+    // Written before tax (the fixture, like invoices of earlier releases): subtotal = amount, no tax, due on issue.
+    subtotal: 173.45,
+    tax: 0,
     amount: 173.45,
     amount_credited: 0,
     amount_due: 0,
     period_start: '2026-01-01',
     period_end: '2026-01-31',
+    due_date: '2026-02-01',
+    tax_exempt: 'none',
     lines: [
       {
         type: 'flat',
@@ -165,11 +170,15 @@ t.test('invoices', async (t) => {
       subscription_id: aSub.id,
       status: 'open',
       currency: 'USD',
+      subtotal: 49.99,
+      tax: 0,
       amount: 49.99,
       amount_credited: 0,
       amount_due: 49.99,
       period_start: '2026-02-01',
       period_end: '2026-02-28',
+      due_date: '2026-03-01',
+      tax_exempt: 'none',
       lines: [
         {
           type: 'flat',

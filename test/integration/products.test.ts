@@ -31,7 +31,16 @@ t.test('products', async (t) => {
     t.equal(res.status, 201);
     t.match(res.body.id, /^prod_[0-9A-Za-z]{22}$/);
     t.equal(res.headers.get('location'), `/v1/products/${res.body.id}`);
-    t.same(Object.keys(res.body).sort(), ['created_at', 'currency', 'id', 'name', 'price', 'pricing', 'updated_at']);
+    t.same(Object.keys(res.body).sort(), [
+      'created_at',
+      'currency',
+      'id',
+      'name',
+      'price',
+      'pricing',
+      'tax_rate_ids',
+      'updated_at',
+    ]);
     t.match(res.body, { name: 'Pro plan', price: 19.99, currency: 'USD', pricing: 'flat' });
     t.match(res.body.created_at, ISO_MS);
     t.equal(res.body.updated_at, res.body.created_at);

@@ -39,6 +39,8 @@ interface Fixture {
   testClock(): Promise<string>;
   /** A customer made over the API (its cus_ id). */
   customer(): Promise<string>;
+  /** A tax rate of the deployment (its txr_ id). */
+  taxRate(): Promise<string>;
   /** A meter of the deployment (operator mode). */
   deploymentMeter(): Promise<string>;
 }
@@ -609,6 +611,35 @@ const ROWS: Row[] = [
     request: async () => ({ path: '/v1/webhooks', body: { ...webhookBody(), scope: 'deployment' } }),
     verify: (b) => (b.scope === 'deployment' ? undefined : `scope is ${b.scope}`),
   },
+  // tax rates: the deployment's (admin), read and written
+  {
+    method: 'POST',
+    route: '/v1/tax_rates',
+    scope: 'admin',
+    success: 201,
+    request: async () => ({ path: '/v1/tax_rates', body: { name: 'VAT', percentage: 20, inclusive: false } }),
+  },
+  {
+    method: 'GET',
+    route: '/v1/tax_rates',
+    scope: 'admin',
+    success: 200,
+    request: async () => ({ path: '/v1/tax_rates' }),
+  },
+  {
+    method: 'GET',
+    route: '/v1/tax_rates/:tax_rate_id',
+    scope: 'admin',
+    success: 200,
+    request: async (fx) => ({ path: `/v1/tax_rates/${await fx.taxRate()}` }),
+  },
+  {
+    method: 'POST',
+    route: '/v1/tax_rates/:tax_rate_id/archive',
+    scope: 'admin',
+    success: 200,
+    request: async (fx) => ({ path: `/v1/tax_rates/${await fx.taxRate()}/archive` }),
+  },
   // ↑ append rows for further endpoints here
 ];
 
@@ -653,6 +684,8 @@ t.test('scope matrix', async (t) => {
     testClock: async () => (await admin('POST', '/v1/test_clocks', { frozen_time: '2026-11-10T00:00:00Z' })).id,
     customer: async () =>
       (await admin('POST', '/v1/customers', { name: 'fixture', external_id: `matrix-fixture-${++customers}` })).id,
+    taxRate: async () =>
+      (await admin('POST', '/v1/tax_rates', { name: 'fixture', percentage: 10, inclusive: true })).id,
     deploymentMeter: async () =>
       (await admin('POST', '/v1/meters', { name: 'd', unit: 'u', aggregation: 'sum', scope: 'deployment' })).id,
     usageMeter: () =>

@@ -1,4 +1,5 @@
 import { Decimal, canonicalDecimal, roundToMinorUnit } from '../../../shared/money/decimal.js';
+import { minorUnits } from '../../../shared/money/currencies.js';
 import { sumOfLines, type LineTax, type PricedInvoice, type PricedLine } from '../pricing/invoice-lines.js';
 import type { TaxProfile, TaxRateRow } from './types.js';
 
@@ -92,7 +93,8 @@ export function applyTax(priced: PricedInvoice, profile: TaxProfile, rates: Prod
       type: 'tax',
       product_id: null,
       meter_id: null,
-      description: `${rateLabel(rate)} on ${canonicalDecimal(base)}`,
+      // The taxed base as printed on an invoice: in the currency's minor unit ("on 129.00", "on 1789" JPY).
+      description: `${rateLabel(rate)} on ${base.toFixed(minorUnits(priced.currency))}`,
       quantity: '1',
       unit_price: added,
       amount: added,
