@@ -322,7 +322,7 @@ t.test('invoices', async (t) => {
       ['per_page=ten', 'per_page'],
       ['page=0', 'page'],
       ['page=-1', 'page'],
-      ['status=draft', 'status'],
+      ['status=drafts', 'status'],
       ['status=PAID', 'status'],
       ['sort=asc', 'sort'],
     ];
@@ -336,9 +336,9 @@ t.test('invoices', async (t) => {
         `${query} names ${field}`,
       );
     }
-    const badStatus = await call(c.tokens.read, 'GET', '/v1/billing/invoices?status=draft');
+    const badStatus = await call(c.tokens.read, 'GET', '/v1/billing/invoices?status=drafts');
     t.same(badStatus.body.errors, [
-      { field: 'status', message: 'must be one of "open", "paid", "uncollectible", "void"' },
+      { field: 'status', message: 'must be one of "draft", "open", "paid", "uncollectible", "void"' },
     ]);
   });
 
@@ -420,7 +420,7 @@ t.test('invoices', async (t) => {
     for (const op of [list, one, pdf]) t.same(op.security, [{ oauth2: ['read'] }]);
     t.match(
       list.parameters.find((p: any) => p.name === 'status'),
-      { in: 'query', required: false, schema: { enum: ['open', 'paid', 'uncollectible', 'void'] } },
+      { in: 'query', required: false, schema: { enum: ['draft', 'open', 'paid', 'uncollectible', 'void'] } },
     );
     t.ok(pdf.responses['200'].content['application/pdf'], 'the download is documented as application/pdf');
     t.ok(pdf.responses['404'] && pdf.responses['503']);
