@@ -33,6 +33,8 @@ interface Fixture {
   webhook(): Promise<string>;
   /** An invoice of the account (inserted as the billing run writes it; there is no invoice-creating endpoint). */
   invoice(): Promise<string>;
+  /** A draft invoice of the account (BILLING_DRAFTS: what the close writes at a period's end). */
+  draftInvoice(): Promise<string>;
   /** One active meter the ingress registry already knows (created once, shared by the usage rows). */
   usageMeter(): Promise<string>;
   /** A new test clock of the account, at 2026-11-10T00:00:00Z. */
@@ -416,6 +418,26 @@ const ROWS: Row[] = [
     request: async (fx) => ({ path: `/v1/billing/invoices/${await fx.invoice()}/void` }),
     verify: (b) => (b.status === 'void' ? undefined : `invoice not void: ${b.status}`),
   },
+  // drafts: operators finalize them and add one-off lines
+  {
+    method: 'POST',
+    route: '/v1/billing/invoices/:invoice_id/finalize',
+    scope: 'admin',
+    success: 200,
+    request: async (fx) => ({ path: `/v1/billing/invoices/${await fx.draftInvoice()}/finalize` }),
+    verify: (b) => (b.status !== 'draft' && b.number ? undefined : `not finalized: ${b.status} ${b.number}`),
+  },
+  {
+    method: 'POST',
+    route: '/v1/billing/invoices/:invoice_id/lines',
+    scope: 'admin',
+    success: 200,
+    request: async (fx) => ({
+      path: `/v1/billing/invoices/${await fx.draftInvoice()}/lines`,
+      body: { description: 'Setup fee', amount: 5 },
+    }),
+    verify: (b) => (b.status === 'draft' && b.amount === 5 ? undefined : `line not added: ${JSON.stringify(b)}`),
+  },
   {
     method: 'GET',
     route: '/v1/billing/credit-notes',
@@ -680,6 +702,16 @@ t.test('scope matrix', async (t) => {
         lines: [
           { product_id: await fx.product(), description: 'fixture', quantity: '1', unit_price: '3', amount: '3' },
         ],
+      }),
+    draftInvoice: async () =>
+      insertInvoice(api.infra.pg, {
+        accountId: account.accountId,
+        customerId: account.customerId,
+        subscriptionId: await fx.subscription(),
+        status: 'draft',
+        amount: '0',
+        periodStart: '2026-01-01',
+        periodEnd: '2026-01-31',
       }),
     testClock: async () => (await admin('POST', '/v1/test_clocks', { frozen_time: '2026-11-10T00:00:00Z' })).id,
     customer: async () =>
