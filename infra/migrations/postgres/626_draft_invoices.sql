@@ -7,9 +7,10 @@ ALTER TABLE invoices ADD CONSTRAINT invoices_status_check
   CHECK (status IN ('draft', 'open', 'paid', 'uncollectible', 'void')) NOT VALID;
 -- A finalized invoice is numbered (the previous release's inserts take the default); a draft never is.
 ALTER TABLE invoices ADD CONSTRAINT invoices_draft_unnumbered CHECK (status <> 'draft' OR number IS NULL) NOT VALID;
--- MERGE NOTE: a migration adding another line type must list 'one_off' too (the CHECK is re-created whole).
+-- The CHECK is re-created whole: it lists every line type, `tax` (620_tax.sql) included. A later migration adding a
+-- line type must list all of these too.
 ALTER TABLE invoice_lines DROP CONSTRAINT invoice_lines_type_check;
 ALTER TABLE invoice_lines ADD CONSTRAINT invoice_lines_type_check
-  CHECK (type IN ('flat', 'usage', 'minimum_commitment', 'credit', 'adjustment', 'one_off')) NOT VALID;
+  CHECK (type IN ('flat', 'usage', 'minimum_commitment', 'credit', 'adjustment', 'tax', 'one_off')) NOT VALID;
 -- The billing run's finalization pass and the close's "one draft at a time per subscription" check.
 CREATE INDEX invoices_drafts ON invoices (subscription_id, period_end) WHERE status = 'draft';
