@@ -297,9 +297,9 @@ const SPEC: { [K in keyof Config]: VarSpec<Config[K]> } = {
   },
   BILLING_DRAFTS: {
     parse: bool,
-    default: false,
+    default: true,
     describe:
-      'true: a period’s invoice is written as a draft when the period ends (late usage, one-off lines, early finalize) and finalized after BILLING_GRACE_SECONDS; false: it is written, finalized, only then',
+      'true: a period’s invoice is written as a draft when the period ends (late usage, one-off lines, early finalize) and finalized after BILLING_GRACE_SECONDS; false: nothing is written during the grace period, the invoice is written finalized once it is over',
   },
   BILLING_INTERVAL_SECONDS: {
     parse: int(1, 86_400),
