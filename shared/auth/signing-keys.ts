@@ -1,11 +1,13 @@
 import { generateKeyPair, exportJWK, importJWK, type JWK, type CryptoKey } from 'jose';
-import type { PgPool } from '../clients/postgres.js';
+import { withTransaction, type PgPool } from '../clients/postgres.js';
 import { deriveKey, seal, unseal } from '../secret.js';
 import { newId } from '../ids.js';
 
 export const JWT_ALG = 'EdDSA';
 /** How long a published key set is served from memory; a future key rotation publishes a key this long before signing with it. */
 const JWKS_TTL_MS = 60_000;
+const SELECT_KEYS =
+  'SELECT kid, public_jwk, sealed_private_jwk FROM signing_keys WHERE retired_at IS NULL ORDER BY created_at DESC, kid';
 
 export interface ActiveKey {
   kid: string;
@@ -32,26 +34,8 @@ export class SigningKeys {
 
   /** Loads every non-retired key; creates the first one when none exists. */
   async load(): Promise<void> {
-    let rows = (
-      await this.pg.query<{ kid: string; public_jwk: JWK; sealed_private_jwk: string }>(
-        'SELECT kid, public_jwk, sealed_private_jwk FROM signing_keys WHERE retired_at IS NULL ORDER BY created_at DESC, kid',
-      )
-    ).rows;
-    if (rows.length === 0) {
-      const { publicKey, privateKey } = await generateKeyPair(JWT_ALG, { crv: 'Ed25519', extractable: true });
-      const kid = newId('key');
-      const publicJwk = { ...(await exportJWK(publicKey)), kid, alg: JWT_ALG, use: 'sig' };
-      const sealed = seal(this.sealKey, JSON.stringify(await exportJWK(privateKey)));
-      await this.pg.query(
-        'INSERT INTO signing_keys (kid, public_jwk, sealed_private_jwk) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING',
-        [kid, publicJwk, sealed],
-      );
-      rows = (
-        await this.pg.query(
-          'SELECT kid, public_jwk, sealed_private_jwk FROM signing_keys WHERE retired_at IS NULL ORDER BY created_at DESC, kid',
-        )
-      ).rows;
-    }
+    let rows = (await this.pg.query<{ kid: string; public_jwk: JWK; sealed_private_jwk: string }>(SELECT_KEYS)).rows;
+    if (rows.length === 0) rows = await this.createFirst();
     const keys = new Map<string, CryptoKey>();
     for (const row of rows) keys.set(row.kid, (await importJWK(row.public_jwk, JWT_ALG)) as CryptoKey);
     this.publicKeys = keys;
@@ -61,6 +45,30 @@ export class SigningKeys {
       this.active = { kid: newest.kid, privateKey: (await importJWK(jwk, JWT_ALG)) as CryptoKey };
     }
     this.lastReload = Date.now();
+  }
+
+  /**
+   * The first key, created once however many processes start together: under a transaction lock, the second
+   * finds the first's key instead of adding its own. Two first keys made one api process sign with a key another
+   * loaded too early to know, and for a second (the reload limit) it answered 401 to tokens of the other
+   * (cluster-faults, a cluster started from an empty database).
+   */
+  private async createFirst(): Promise<{ kid: string; public_jwk: JWK; sealed_private_jwk: string }[]> {
+    return withTransaction(this.pg, async (client) => {
+      await client.query('SELECT pg_advisory_xact_lock(hashtext($1))', ['signing-keys:first']);
+      const existing = await client.query<{ kid: string; public_jwk: JWK; sealed_private_jwk: string }>(SELECT_KEYS);
+      if (existing.rows.length) return existing.rows;
+      const { publicKey, privateKey } = await generateKeyPair(JWT_ALG, { crv: 'Ed25519', extractable: true });
+      const kid = newId('key');
+      const publicJwk = { ...(await exportJWK(publicKey)), kid, alg: JWT_ALG, use: 'sig' };
+      const sealed = seal(this.sealKey, JSON.stringify(await exportJWK(privateKey)));
+      await client.query('INSERT INTO signing_keys (kid, public_jwk, sealed_private_jwk) VALUES ($1, $2, $3)', [
+        kid,
+        publicJwk,
+        sealed,
+      ]);
+      return (await client.query<{ kid: string; public_jwk: JWK; sealed_private_jwk: string }>(SELECT_KEYS)).rows;
+    });
   }
 
   signingKey(): ActiveKey {
