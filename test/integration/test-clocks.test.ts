@@ -97,7 +97,11 @@ t.test('test clocks', async (t) => {
         new Date(Date.parse(afterGrace('2026-12-01T00:00:00Z')) - 1000).toISOString(),
       );
       t.equal(justBefore.status, 200, JSON.stringify(justBefore.body));
-      t.same(await invoicesOf(a), [], 'one second before the grace period ends: nothing closed');
+      // Drafts (the default): the period's end wrote the invoice as a draft — not numbered, not charged yet.
+      const drafts = await invoicesOf(a);
+      t.equal(drafts.length, 1, 'one second before the grace period ends: one invoice, a draft');
+      t.match(drafts[0], { status: 'draft', number: null, amount: 32.34, created_at: '2026-12-01T00:00:00.000Z' });
+      t.equal(await w.charges(drafts[0].id), 0, 'a draft is not charged');
       const closed = await advance(c1, '2026-12-02T00:00:00Z');
       t.equal(closed.status, 200, JSON.stringify(closed.body));
       t.match(closed.body, { id: c1, frozen_time: '2026-12-02T00:00:00.000Z', status: 'ready' });

@@ -75,6 +75,24 @@ export async function finalizeDueDrafts(
   }
 }
 
+/**
+ * When the first draft of the scope is due to be finalized (its period's end + BILLING_GRACE_SECONDS), or null:
+ * an instant a test clock's advance stops at (services/domain/test-clocks/advance.ts), as it stops at a period's
+ * close — a clock moved past it finalizes and charges the draft at that time, not at the advance's target.
+ */
+export async function nextDraftDue(
+  deps: Pick<BillingDeps, 'pg' | 'graceSeconds' | 'drafts'>,
+  scope: BillingScope = LIVE_CUSTOMERS,
+): Promise<Date | null> {
+  if (!deps.drafts) return null;
+  const r = await deps.pg.query<{ at: Date | null }>(
+    `SELECT min(((i.period_end + 1)::timestamp AT TIME ZONE 'UTC') + make_interval(secs => $1)) AS at
+       FROM invoices i WHERE i.status = 'draft' AND ${inScope('i.account_id', '$2')}`,
+    [deps.graceSeconds, scope.clockId],
+  );
+  return r.rows[0]?.at ?? null;
+}
+
 const notFound = (id: string) => new NotFoundError(`No invoice ${id}.`);
 const notDraft = (id: string, status: string) =>
   new ConflictError(

@@ -3,6 +3,7 @@ import type { BillingDeps } from '../billing/deps.js';
 import { runBilling } from '../billing/run.js';
 import { nextPeriodDue } from '../billing/close.js';
 import { nextPaymentAttemptDue } from '../billing/payments.js';
+import { nextDraftDue } from '../billing/drafts.js';
 import type { BillingScope } from '../billing/scope.js';
 import { testClockProcessor } from '../payments/create.js';
 import { getTestClock, setClockState } from './store.js';
@@ -20,7 +21,8 @@ const notForward = (clock: TestClockRow) =>
  * POST /v1/test_clocks/{id}/advance (docs/test-clocks.md): moves the clock to `target` and runs, for its
  * customers, everything that falls due on the way, in order — the billing engine itself (runBilling, the
  * run of the billing role and of `meterline billing run`) at each instant something is due: a period's end
- * + BILLING_GRACE_SECONDS (its close and first charge), a dunning retry; then at `target`. Charges go to the
+ * + BILLING_GRACE_SECONDS (its close and first charge; with drafts, its end writes the draft and the grace
+ * period's end finalizes and charges it), a dunning retry; then at `target`. Charges go to the
  * sandbox processor only.
  *
  * Safe to crash and repeat: each step is a billing run (one invoice per period, one charge per attempt) and the
@@ -67,9 +69,16 @@ export async function advanceTestClock(
 
 /** The first instant after `at` and before `target` at which something of the scope falls due; else `target`. */
 async function nextStop(deps: BillingDeps, scope: BillingScope, at: Date, target: Date): Promise<Date> {
-  const [period, attempt] = await Promise.all([nextPeriodDue(deps, scope), nextPaymentAttemptDue(deps, at, scope)]);
+  const [period, attempt, draft] = await Promise.all([
+    nextPeriodDue(deps, scope),
+    nextPaymentAttemptDue(deps, at, scope),
+    nextDraftDue(deps, scope),
+  ]);
   let stop = target.getTime();
-  for (const due of [period?.dueAt, attempt])
+  // With drafts a period's invoice is written as a draft at its end: the close runs then, the finalization after
+  // the grace period (nextDraftDue).
+  const close = deps.drafts ? period?.periodEnd : period?.dueAt;
+  for (const due of [close, attempt, draft])
     if (due && due.getTime() > at.getTime() && due.getTime() < stop) stop = due.getTime();
   return new Date(stop);
 }
