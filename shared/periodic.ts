@@ -37,3 +37,41 @@ export class PeriodicTask {
     await this.running;
   }
 }
+
+/**
+ * A pass run on demand, one at a time (a delivery queue's claim-and-send): a wake() while a pass runs asks for
+ * one more pass after it, however many wakes came meanwhile, so nothing woken for is left waiting for the next
+ * poll. A failed pass goes to `failed`; the next wake tries again. Nothing starts once `enabled()` is false.
+ */
+export class CoalescedPass {
+  private running: Promise<void> | null = null;
+  private again = false;
+
+  constructor(
+    private readonly pass: () => Promise<void>,
+    private readonly failed: (err: unknown) => void,
+    private readonly enabled: () => boolean = () => true,
+  ) {}
+
+  wake(): void {
+    if (!this.enabled()) return;
+    if (this.running) {
+      this.again = true;
+      return;
+    }
+    this.running = this.pass()
+      .catch(this.failed)
+      .finally(() => {
+        this.running = null;
+        if (this.again) {
+          this.again = false;
+          this.wake();
+        }
+      });
+  }
+
+  /** The pass in progress, if any: what a stop waits for. */
+  get current(): Promise<void> | null {
+    return this.running;
+  }
+}

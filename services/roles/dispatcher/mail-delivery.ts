@@ -8,6 +8,7 @@ import { getInvoice } from '../../domain/invoices/store.js';
 import { nextAttemptAt, RETRY_DELAYS_MS } from '../../domain/webhooks/retry-schedule.js';
 import { claimDueEmails, markEmailSent, recordEmailFailure, type ClaimedEmail } from '../../domain/emails/store.js';
 import { composeEmail, emailMessageId, type EmailDocument } from '../../domain/emails/message.js';
+import { CoalescedPass } from '../../../shared/periodic.js';
 
 export interface MailDeliveryOptions {
   /** When emails are due (tests move it forward instead of waiting minutes). Leases use real time. */
@@ -50,8 +51,14 @@ export class MailDelivery implements Component {
   private notePdfs: ReturnType<typeof createCreditNotePdfPool> | undefined;
   private pollTimer: NodeJS.Timeout | undefined;
   private stopped = true;
-  private pumping: Promise<void> | null = null;
-  private pumpAgain = false;
+  private readonly passes = new CoalescedPass(
+    () => this.pump(),
+    (err) => {
+      this.lastError = `claiming due emails failed: ${(err as Error).message}`;
+      this.infra.log.warn({ err }, 'mail delivery: claim failed; retrying on the next poll');
+    },
+    () => !this.stopped,
+  );
   private lastError: string | undefined;
   private readonly sent;
 
@@ -85,7 +92,7 @@ export class MailDelivery implements Component {
     if (this.stopped) return;
     this.stopped = true;
     clearInterval(this.pollTimer);
-    await this.pumping;
+    await this.passes.current;
     await Promise.all([this.invoicePdfs?.destroy(), this.notePdfs?.destroy()]);
     this.transport?.close();
   }
@@ -96,23 +103,7 @@ export class MailDelivery implements Component {
 
   /** Claims and sends what is due, unless a pass is running (then one more pass follows it). */
   wake(): void {
-    if (this.stopped) return;
-    if (this.pumping) {
-      this.pumpAgain = true;
-      return;
-    }
-    this.pumping = this.pump()
-      .catch((err) => {
-        this.lastError = `claiming due emails failed: ${(err as Error).message}`;
-        this.infra.log.warn({ err }, 'mail delivery: claim failed; retrying on the next poll');
-      })
-      .finally(() => {
-        this.pumping = null;
-        if (this.pumpAgain) {
-          this.pumpAgain = false;
-          this.wake();
-        }
-      });
+    this.passes.wake();
   }
 
   private async pump(): Promise<void> {

@@ -15,6 +15,7 @@ import {
 } from '../../domain/webhooks/delivery-store.js';
 import { nextAttemptAt, RETRY_DELAYS_MS } from '../../domain/webhooks/retry-schedule.js';
 import { WebhookSender, type SendResult } from './sender.js';
+import { CoalescedPass } from '../../../shared/periodic.js';
 
 export interface DeliveryOptions {
   /** When attempts are due (tests move it forward instead of waiting minutes). Leases use real time. */
@@ -67,8 +68,14 @@ export class WebhookDelivery implements Component {
   private pollTimer: NodeJS.Timeout | undefined;
   private flushTimer: NodeJS.Timeout | undefined;
   private stopped = true;
-  private pumping: Promise<void> | null = null;
-  private pumpAgain = false;
+  private readonly passes = new CoalescedPass(
+    () => this.pump(),
+    (err) => {
+      this.lastError = `claiming due deliveries failed: ${(err as Error).message}`;
+      this.infra.log.warn({ err }, 'webhook delivery: claim failed; retrying on the next poll');
+    },
+    () => !this.stopped,
+  );
   private inflight = 0;
   private readonly busy = new Map<string, number>();
   /** Attempts this process is sending or has not recorded yet: a claim that returns one again is skipped. */
@@ -122,7 +129,7 @@ export class WebhookDelivery implements Component {
     if (this.stopped) return;
     this.stopped = true;
     clearInterval(this.pollTimer);
-    await this.pumping;
+    await this.passes.current;
     // Requests in flight finish (bounded by the timeout) and are recorded; nothing more is claimed.
     while (this.sends.size) await Promise.allSettled([...this.sends]);
     await this.flush();
@@ -137,23 +144,7 @@ export class WebhookDelivery implements Component {
 
   /** Claims and sends what is due, unless a pass is running (then one more pass follows it). */
   wake(): void {
-    if (this.stopped) return;
-    if (this.pumping) {
-      this.pumpAgain = true;
-      return;
-    }
-    this.pumping = this.pump()
-      .catch((err) => {
-        this.lastError = `claiming due deliveries failed: ${(err as Error).message}`;
-        this.infra.log.warn({ err }, 'webhook delivery: claim failed; retrying on the next poll');
-      })
-      .finally(() => {
-        this.pumping = null;
-        if (this.pumpAgain) {
-          this.pumpAgain = false;
-          this.wake();
-        }
-      });
+    this.passes.wake();
   }
 
   private async pump(): Promise<void> {
