@@ -32,30 +32,38 @@ export async function createIsolatedWorld(
   const dbUrl = new URL(urls.DATABASE_URL);
   dbUrl.pathname = `/${name}`;
   const names = new NatsNames(name);
+  const dropPostgres = async () => {
+    const a = new pg.Client({ connectionString: urls.DATABASE_URL });
+    await a.connect();
+    await a.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`).finally(() => a.end());
+  };
+  const dropClickhouse = async () => {
+    const ch = createClickhouse(urls.CLICKHOUSE_URL);
+    const onCluster = o.clickhouseCluster ? ` ON CLUSTER ${o.clickhouseCluster}` : '';
+    await ch.command({ query: `DROP DATABASE IF EXISTS ${name}${onCluster}` }).finally(() => ch.close());
+  };
+  const dropNats = async () => {
+    const nc = await connectNats(urls.NATS_URL, `drop-${name}`);
+    try {
+      const jsm = await jetstreamManager(nc);
+      const buckets = [...names.kvBuckets, names.apiProcessBucket, names.rateBucket, names.signInThrottleBucket];
+      for (const stream of [names.usageStream, names.eventsStream, ...buckets.map((b) => `KV_${b}`)]) {
+        await jsm.streams.delete(stream).catch(() => undefined);
+      }
+    } finally {
+      await nc.close();
+    }
+  };
   return {
     env: { ...urls, DATABASE_URL: dbUrl.toString(), CLICKHOUSE_DATABASE: name, NATS_NAMESPACE: name },
     async drop() {
-      const a = new pg.Client({ connectionString: urls.DATABASE_URL });
-      await a.connect();
-      await a.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`).finally(() => a.end());
-      const ch = createClickhouse(urls.CLICKHOUSE_URL);
-      const onCluster = o.clickhouseCluster ? ` ON CLUSTER ${o.clickhouseCluster}` : '';
-      await ch.command({ query: `DROP DATABASE IF EXISTS ${name}${onCluster}` }).finally(() => ch.close());
-      const nc = await connectNats(urls.NATS_URL, `drop-${name}`);
-      try {
-        const jsm = await jetstreamManager(nc);
-        for (const stream of [
-          names.usageStream,
-          names.eventsStream,
-          ...[...names.kvBuckets, names.apiProcessBucket, names.rateBucket, names.signInThrottleBucket].map(
-            (b) => `KV_${b}`,
-          ),
-        ]) {
-          await jsm.streams.delete(stream).catch(() => undefined);
-        }
-      } finally {
-        await nc.close();
-      }
+      // Each part is dropped even when another fails: a NATS namespace left behind keeps its usage stream's
+      // max_bytes reserved against the server's max_file_store, and enough of those refuse every new stream
+      // ("insufficient storage resources available", as a CI run once failed). NATS goes first: it is the one
+      // whose leftovers break later tests.
+      const results = await Promise.allSettled([dropNats(), dropPostgres(), dropClickhouse()]);
+      const failed = results.filter((r): r is PromiseRejectedResult => r.status === 'rejected');
+      if (failed.length > 0) throw new AggregateError(failed.map((f) => f.reason), `dropping world ${name}`);
     },
   };
 }

@@ -215,7 +215,10 @@ export async function ensureNatsTopology(
         changed.push(`${cfg.name} updated`);
       }
     } catch {
-      await jsm.streams.add(cfg);
+      await jsm.streams.add(cfg).catch((err: Error) => {
+        // JetStream's own message (e.g. "insufficient storage resources available") says what to fix.
+        throw new Error(`creating NATS stream ${cfg.name}: ${err.message}`, { cause: err });
+      });
       changed.push(`${cfg.name} created`);
     }
   }

@@ -9,6 +9,8 @@ import { readdir } from 'node:fs/promises';
 import { join, relative } from 'node:path';
 import { stackUp, stackDown, stackStatus } from '../infra/stack/stack.js';
 import { REPO_ROOT, repoPath } from '../shared/paths.js';
+import { jetstreamManager, StorageType } from '@nats-io/jetstream';
+import { connectNats } from '../shared/clients/nats.js';
 import { FailureDigest } from './failure-digest.js';
 import { prepareTestTools } from './fixtures/tools.js';
 
@@ -94,12 +96,33 @@ async function main(): Promise<number> {
   });
   process.stdout.write(digest.report());
   if (totals) process.stdout.write(`\n${totals.pass} passed, ${totals.fail} failed\n`);
+  await reportLeftStreams(stack.natsUrl, log).catch((err) => log(`could not list NATS streams: ${err}`));
   if (launched.length && !process.env.KEEP_STACK) {
     const down = await stackDown({ root: REPO_ROOT });
     log(`stopped ${down.stopped.map((s) => s.name).join(', ')}`);
   }
   log(`finished in ${((Date.now() - started) / 1000).toFixed(1)} s with exit code ${code}`);
   return code;
+}
+
+/**
+ * Test worlds whose teardown did not run (a file killed at its timeout) leave streams behind, and each usage
+ * stream keeps its max_bytes reserved against the server's max_file_store until nothing new fits. Says so.
+ */
+async function reportLeftStreams(natsUrl: string, log: (m: string) => void): Promise<void> {
+  const nc = await connectNats(natsUrl, 'test-run-report');
+  try {
+    const jsm = await jetstreamManager(nc);
+    let count = 0;
+    let reserved = 0;
+    for await (const s of jsm.streams.list()) {
+      count++;
+      if (s.config.max_bytes > 0 && s.config.storage === StorageType.File) reserved += s.config.max_bytes;
+    }
+    if (count > 0) log(`${count} NATS streams left after the run, ${(reserved / 1024 ** 3).toFixed(2)} GiB reserved`);
+  } finally {
+    await nc.close();
+  }
 }
 
 main().then(
