@@ -63,7 +63,11 @@ export async function createIsolatedWorld(
       // whose leftovers break later tests.
       const results = await Promise.allSettled([dropNats(), dropPostgres(), dropClickhouse()]);
       const failed = results.filter((r): r is PromiseRejectedResult => r.status === 'rejected');
-      if (failed.length > 0) throw new AggregateError(failed.map((f) => f.reason), `dropping world ${name}`);
+      if (failed.length > 0)
+        throw new AggregateError(
+          failed.map((f) => f.reason),
+          `dropping world ${name}`,
+        );
     },
   };
 }
