@@ -80,6 +80,8 @@ export interface Config {
   BILLING_DRAFTS: boolean;
   /** How often the billing role looks for periods to close and payment attempts due. */
   BILLING_INTERVAL_SECONDS: number;
+  /** How often the billing role checks the billing thresholds of running periods (progressive billing). */
+  BILLING_THRESHOLD_INTERVAL_SECONDS: number;
   /** log2 of scrypt's cost N for new password hashes (17 = OWASP's 2^17); tests lower it for speed. */
   PASSWORD_SCRYPT_LOG2_N: number;
   /** Per-account defaults; `meterline accounts limits` overrides them per account. */
@@ -215,6 +217,12 @@ const SPEC: { [K in keyof Config]: VarSpec<Config[K]> } = {
     parse: int(1, 86_400),
     default: 60,
     describe: 'how often the billing role runs (period closes, payment retries)',
+  },
+  BILLING_THRESHOLD_INTERVAL_SECONDS: {
+    parse: int(1, 3_600),
+    default: 5,
+    describe:
+      'how often the billing role checks subscriptions with a billing_threshold: a threshold invoice is issued and charged this long at most after the amount due reaches it',
   },
   PASSWORD_SCRYPT_LOG2_N: {
     parse: int(10, 20),

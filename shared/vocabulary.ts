@@ -11,7 +11,16 @@ export const TIERS_MODES = ['graduated', 'volume'] as const;
 export type TiersMode = (typeof TIERS_MODES)[number];
 
 /** What an invoice line bills (services/domain/pricing/invoice-lines.ts). */
-export const LINE_TYPES = ['flat', 'usage', 'minimum_commitment', 'credit', 'adjustment', 'one_off', 'tax'] as const;
+export const LINE_TYPES = [
+  'flat',
+  'usage',
+  'minimum_commitment',
+  'credit',
+  'adjustment',
+  'one_off',
+  'tax',
+  'deduction',
+] as const;
 export const TAX_EXEMPT = ['none', 'exempt', 'reverse'] as const;
 export type TaxExempt = (typeof TAX_EXEMPT)[number];
 export type LineType = (typeof LINE_TYPES)[number];
@@ -19,6 +28,9 @@ export type LineType = (typeof LINE_TYPES)[number];
 /** draft: during the grace period with BILLING_DRAFTS (services/domain/billing/drafts.ts); the others are finalized. */
 export const INVOICE_STATUSES = ['draft', 'open', 'paid', 'uncollectible', 'void'] as const;
 export type InvoiceStatus = (typeof INVOICE_STATUSES)[number];
+/** Why an invoice was issued: its period ended, or its period's amount due reached the billing threshold (docs/billing.md). */
+export const INVOICE_REASONS = ['period', 'threshold'] as const;
+export type InvoiceReason = (typeof INVOICE_REASONS)[number];
 
 export const CREDIT_NOTE_TYPES = ['credit', 'refund'] as const;
 export type CreditNoteType = (typeof CREDIT_NOTE_TYPES)[number];

@@ -1,6 +1,6 @@
 import Type from 'typebox';
 import { PaginationQuery, listOf } from '../http/pagination.js';
-import { LINE_TYPES } from '../vocabulary.js';
+import { INVOICE_REASONS, LINE_TYPES } from '../vocabulary.js';
 import { INVOICE_STATUSES } from '../vocabulary.js';
 
 const Money = (description: string) =>
@@ -12,7 +12,7 @@ export const InvoiceLineSchema = Type.Object(
   {
     type: Type.Enum([...LINE_TYPES], {
       description:
-        "flat: a flat item; usage: a usage-priced item (metered, tiered, package); minimum_commitment: the true-up to an item's minimum; credit: prepaid credit applied (negative); adjustment: usage of an earlier invoiced period that changed since, re-priced at that period's rates; one_off: a line an operator added to the draft; tax: the tax at one rate (tax_rate_id)",
+        "flat: a flat item; usage: a usage-priced item (metered, tiered, package); minimum_commitment: the true-up to an item's minimum; credit: prepaid credit applied (negative); adjustment: usage of an earlier invoiced period that changed since, re-priced at that period's rates; one_off: a line an operator added to the draft; tax: the tax at one rate (tax_rate_id); deduction: what a threshold invoice of the period already billed (adjusts_invoice_id names it; negative)",
     }),
     product_id: Type.Union([Type.String(), Type.Null()], { description: 'null on credit lines' }),
     meter_id: Type.Union([Type.String(), Type.Null()], {
@@ -28,7 +28,10 @@ export const InvoiceLineSchema = Type.Object(
       "rounded half away from zero to the currency's minor unit: quantity × unit_price for flat and metered lines; by the price model (see description) for tiered and package lines",
     ),
     adjusts_invoice_id: Type.Optional(
-      Type.String({ description: 'adjustment lines: the invoice of the period the usage belongs to' }),
+      Type.String({
+        description:
+          'adjustment lines: the invoice of the period the usage belongs to; deduction lines: the threshold invoice deducted',
+      }),
     ),
     tax_rate_id: Type.Optional(Type.String({ description: 'tax lines: the rate (txr_…)' })),
     tax_amount: Type.Optional(
@@ -73,6 +76,10 @@ export const InvoiceSchema = Type.Object(
     customer_id: Type.String({ description: 'cus_…' }),
     subscription_id: Type.String({ description: 'sub_…' }),
     status: Type.Enum([...INVOICE_STATUSES]),
+    reason: Type.Enum([...INVOICE_REASONS], {
+      description:
+        'period: the period’s invoice; threshold: issued during the period when its amount due reached the subscription’s billing_threshold (progressive billing), deducted by the period’s later invoices',
+    }),
     currency: Type.String({ description: 'ISO 4217, upper case' }),
     subtotal: Money('Σ of the charge lines (flat, usage, minimum, adjustment) as priced, inclusive tax inside'),
     tax: Money('Σ of the tax at every rate, included or added (0 for an exempt or reverse-charge customer)'),

@@ -52,6 +52,27 @@ const Items = Type.Array(ItemInput, {
   description: 'products of one currency; each metered product with a meter of this account',
 });
 
+/** Progressive billing (docs/billing.md): null or absent = none. */
+const BillingThresholdInput = Type.Union(
+  [
+    Type.Object(
+      {
+        amount: Type.Number({
+          exclusiveMinimum: 0,
+          description:
+            'in the subscription’s currency, at most its minor unit’s decimals: when the running period’s amount due reaches it, an invoice for the amount so far is issued and charged at once (reason threshold)',
+        }),
+      },
+      { additionalProperties: false },
+    ),
+    Type.Null(),
+  ],
+  {
+    description:
+      'progressive billing: bill the period early each time its amount not yet billed reaches this; null removes it',
+  },
+);
+
 export const SubscriptionSchema = Type.Object(
   {
     id: Type.String({ examples: ['sub_7hK2sP9xR1mV4rT8bN3cJ0'] }),
@@ -73,6 +94,9 @@ export const SubscriptionSchema = Type.Object(
       ),
     ),
     currency: Type.String(),
+    billing_threshold: Type.Union([Type.Object({ amount: Type.Number() }), Type.Null()], {
+      description: 'progressive billing: the amount due that issues a threshold invoice, or null',
+    }),
     current_period_start: Type.String({ format: 'date-time' }),
     current_period_end: Type.String({ format: 'date-time' }),
     created_at: Type.String({ format: 'date-time' }),
@@ -84,6 +108,7 @@ export const SubscriptionListSchema = listOf(SubscriptionSchema);
 export const CreateSubscriptionBody = Type.Object(
   {
     items: Items,
+    billing_threshold: Type.Optional(BillingThresholdInput),
     customer_id: Type.Optional(
       Type.String({
         minLength: 1,
@@ -100,6 +125,7 @@ export const UpdateSubscriptionBody = Type.Object(
   {
     items: Type.Optional(Items),
     status: Type.Optional(Type.Enum(['canceled'], { description: 'cancels the subscription (final)' })),
+    billing_threshold: Type.Optional(BillingThresholdInput),
   },
   { additionalProperties: false },
 );

@@ -9,6 +9,7 @@ export function toInvoice({ invoice: r, lines }: InvoiceWithLines) {
     customer_id: r.customer_id,
     subscription_id: r.subscription_id,
     status: r.status,
+    reason: r.reason,
     currency: r.currency,
     subtotal: new JsonDecimal(r.subtotal),
     tax: new JsonDecimal(r.tax),

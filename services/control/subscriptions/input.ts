@@ -2,7 +2,7 @@ import type { RequestContext } from '../../../shared/http/context.js';
 import { ValidationError } from '../../../shared/errors.js';
 import { bodyValidator, queryValidator } from '../../../shared/http/validation.js';
 import { numberLiteralsOf } from '../../../shared/money/json.js';
-import { parseAmount } from '../../../shared/money/decimal.js';
+import { Decimal, parseAmount } from '../../../shared/money/decimal.js';
 import {
   CreateSubscriptionBody,
   ListSubscriptionsQuery,
@@ -24,24 +24,46 @@ export const parseListSubscriptions = (ctx: RequestContext): ListSubscriptionsQu
 
 export interface NewSubscription {
   items: ItemRequest[];
+  /** Exact decimal text; null: none. */
+  billingThreshold: string | null;
   /** Operator mode: the customer subscribed (accountActedFor checks the caller may). */
   customerId?: string;
 }
 export interface SubscriptionChange {
   items?: ItemRequest[];
   status?: 'canceled';
+  /** Exact decimal text; null removes it; absent leaves it. */
+  billingThreshold?: string | null;
 }
 
 export function parseNewSubscription(ctx: RequestContext): NewSubscription {
   const input = createBody.parse(ctx.body);
-  return { items: exactItems(ctx, input.items), customerId: input.customer_id };
+  return {
+    items: exactItems(ctx, input.items),
+    customerId: input.customer_id,
+    billingThreshold: exactThreshold(ctx, input.billing_threshold) ?? null,
+  };
 }
 
 export function parseSubscriptionChange(ctx: RequestContext): SubscriptionChange {
   const input = updateBody.parse(ctx.body);
-  if (input.items === undefined && input.status === undefined)
-    throw new ValidationError([{ field: '', message: 'must contain items or status' }]);
-  return { ...input, items: input.items && exactItems(ctx, input.items) };
+  if (input.items === undefined && input.status === undefined && input.billing_threshold === undefined)
+    throw new ValidationError([{ field: '', message: 'must contain items, status or billing_threshold' }]);
+  return {
+    items: input.items && exactItems(ctx, input.items),
+    status: input.status,
+    billingThreshold: exactThreshold(ctx, input.billing_threshold),
+  };
+}
+
+/** The threshold's amount as the exact digits the client wrote (its scale is checked against the currency later). */
+function exactThreshold(ctx: RequestContext, t: { amount: number } | null | undefined): string | null | undefined {
+  if (t === undefined || t === null) return t;
+  const r = parseAmount(numberLiteralsOf(ctx.rawBody)(['billing_threshold', 'amount']) ?? '');
+  if ('error' in r) throw new ValidationError([{ field: 'billing_threshold.amount', message: r.error }]);
+  if (new Decimal(r.value).lte(0))
+    throw new ValidationError([{ field: 'billing_threshold.amount', message: 'must be greater than 0' }]);
+  return r.value;
 }
 
 /** Items with each minimum_amount as the exact digits the client wrote (≤ 9 decimals). */

@@ -1,3 +1,4 @@
+import { JsonDecimal } from '../../../shared/money/json.js';
 import { currentPeriod } from '../../domain/billing/periods.js';
 import { itemOut, type Subscription } from '../../domain/subscriptions/types.js';
 
@@ -10,6 +11,7 @@ export function toSubscription(s: Subscription, now = new Date()) {
     status: s.row.status,
     items: s.items.map(itemOut),
     currency: s.row.currency,
+    billing_threshold: s.row.billing_threshold === null ? null : { amount: new JsonDecimal(s.row.billing_threshold) },
     current_period_start: period.start.toISOString(),
     current_period_end: period.end.toISOString(),
     created_at: s.row.created_at.toISOString(),

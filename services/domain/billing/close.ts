@@ -13,6 +13,7 @@ import { inScope, LIVE_CUSTOMERS, type BillingScope } from './scope.js';
 import { numberDocuments } from './numbering.js';
 import { TAX_PROFILE_COLUMNS, taxInvoices } from '../tax/invoice-tax.js';
 import type { TaxExempt } from '../../../shared/vocabulary.js';
+import { deductThresholdInvoices, excessAsCredit, writeExcessGrants } from './thresholds.js';
 
 /**
  * Period close (docs/design.md §8 Invoice). A subscription's period [billing_period_start, +1 month) is due once its
@@ -184,7 +185,11 @@ async function closeBatch(
       };
     });
     const priced = await pricePeriods(deps, client, periods, { timings });
-    return timed(timings, 'postgres_ms', () => writeInvoices(client, due.rows, priced, now, deps));
+    return timed(timings, 'postgres_ms', async () => {
+      // What the period's threshold invoices billed already (progressive billing: thresholds.ts).
+      await deductThresholdInvoices(client, periods, priced);
+      return writeInvoices(client, due.rows, priced, now, deps);
+    });
   });
 }
 
@@ -206,6 +211,16 @@ async function writeInvoices(
     client,
     due.map((s, i) => ({ priced: priced[i]!, profile: s })),
   );
+  // Never below zero after the deductions; the excess becomes credit once the invoice is finalized (a draft's is
+  // worked out again at its finalization).
+  const excess = excessAsCredit(
+    due.map((s, i) => ({
+      invoice_id: ids[i]!,
+      account_id: s.account_id,
+      priced: priced[i]!,
+      periodStart: isoDate(s.billing_period_start.getTime()),
+    })),
+  ).filter((g) => !draft[ids.indexOf(g.invoice_id)]);
   // Prepaid credit first (it lowers the amount), then the status: nothing left to charge → paid at once, without
   // a charge. A draft takes no credit (nor number, nor charge) until it is finalized.
   const creditUses = await lockAndAllocateCredits(
@@ -237,7 +252,7 @@ async function writeInvoices(
                    $11::numeric[], $12::numeric[], $13::timestamptz[], $14::text[], $15::timestamptz[])
             AS u(id, account_id, customer_id, subscription_id, status, currency, amount, period_start, period_end,
                  subtotal, tax, due_at, tax_exempt, first_attempt)
-     ON CONFLICT (subscription_id, period_start) DO NOTHING RETURNING id`,
+     ON CONFLICT (subscription_id, period_start) WHERE reason = 'period' DO NOTHING RETURNING id`,
     [
       invoices.map((v) => v.id),
       invoices.map((v) => v.sub.account_id),
@@ -263,6 +278,7 @@ async function writeInvoices(
     client,
     creditUses.filter((u) => written.has(u.invoice_id)),
   );
+  await writeExcessGrants(client, excess, written);
   await insertInvoiceLines(
     client,
     kept.flatMap((v) => v.priced.lines.map((l, position) => ({ invoice_id: v.id, position, ...l }))),

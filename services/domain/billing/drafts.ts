@@ -15,6 +15,7 @@ import { pricePeriods } from './price-periods.js';
 import { inScope, LIVE_CUSTOMERS, type BillingScope } from './scope.js';
 import { TAX_PROFILE_COLUMNS, taxInvoices } from '../tax/invoice-tax.js';
 import type { TaxProfile } from '../tax/types.js';
+import { deductThresholdInvoices, excessAsCredit, writeExcessGrants } from './thresholds.js';
 
 /**
  * Drafts during the grace period (issue 31; docs/billing.md "Drafts"). With BILLING_DRAFTS the close writes a
@@ -188,6 +189,7 @@ async function finalizeLocked(
   now: Date,
   timings?: BillingTimings,
 ): Promise<ClosedInvoice[]> {
+  const periods = drafts.map((d) => ({ subscription_id: d.subscription_id, startMs: d.period_start.getTime() }));
   const priced = await pricePeriods(
     deps,
     client,
@@ -211,11 +213,21 @@ async function finalizeLocked(
       const lines = [...priced[i]!.lines, ...oneOffs.get(d.id)!];
       return { ...priced[i]!, lines, amount: canonicalDecimal(sumOfLines(lines)) };
     });
+    // What the period's threshold invoices billed already (progressive billing: thresholds.ts).
+    await deductThresholdInvoices(client, periods, invoices);
     // Taxed as the close taxes (after discounts, before prepaid credit), with the rates and the customer's profile
     // as they are at finalization; the draft's own tax lines were deleted with its priced lines.
     const totals = await taxInvoices(
       client,
       drafts.map((d, i) => ({ priced: invoices[i]!, profile: d })),
+    );
+    const excess = excessAsCredit(
+      drafts.map((d, i) => ({
+        invoice_id: d.id,
+        account_id: d.account_id,
+        priced: invoices[i]!,
+        periodStart: d.period_start.toISOString().slice(0, 10),
+      })),
     );
     // Issued now: its due date counts from the finalization, its dunning from the due date (dunning.ts).
     const dueAt = drafts.map((d) => new Date(now.getTime() + d.net_terms_days * 86_400_000));
@@ -252,6 +264,7 @@ async function finalizeLocked(
       ],
     );
     await recordCreditUses(client, creditUses);
+    await writeExcessGrants(client, excess, new Set(ids));
     await appendEvents(
       client,
       drafts.flatMap((d, i) => issuedEvents(d.account_id, d.id, invoices[i]!.amount, d.currency, status[i]!)),

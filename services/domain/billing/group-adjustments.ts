@@ -92,7 +92,7 @@ export async function billedGroupsBefore(
             u.product_id, p.name AS product_name, u.meter_id, m.type AS meter_type, m.aggregation, m.unit, m.unique_by, u.price_model,
             g.dimensions, g.quantity::text AS billed_quantity, g.amount::text AS billed_amount
        FROM unnest($1::text[], $2::timestamptz[]) AS c(subscription_id, period_start)
-       JOIN invoices i ON i.subscription_id = c.subscription_id AND i.status NOT IN ('void', 'draft')
+       JOIN invoices i ON i.subscription_id = c.subscription_id AND i.status NOT IN ('void', 'draft') AND i.reason = 'period'
                       AND i.period_start < c.period_start AND i.period_start >= c.period_start - make_interval(months => $3)
        JOIN subscriptions s ON s.id = i.subscription_id
        JOIN LATERAL (SELECT DISTINCT ON (l.product_id, l.meter_id, l.service_start) l.product_id, l.meter_id, l.price_model, l.position, l.service_start, l.service_end
@@ -103,7 +103,7 @@ export async function billedGroupsBefore(
        JOIN meters m ON m.id = u.meter_id
        JOIN LATERAL (SELECT x.dimensions, sum(x.quantity) AS quantity, sum(x.amount) AS amount
                        FROM invoice_lines x JOIN invoices xi ON xi.id = x.invoice_id
-                      WHERE xi.status NOT IN ('void', 'draft') AND x.product_id = u.product_id AND x.meter_id = u.meter_id AND x.dimensions IS NOT NULL
+                      WHERE xi.status NOT IN ('void', 'draft') AND xi.reason = 'period' AND x.product_id = u.product_id AND x.meter_id = u.meter_id AND x.dimensions IS NOT NULL
                         AND x.service_start IS NOT DISTINCT FROM u.service_start
                         AND ((x.invoice_id = i.id AND x.type = 'usage') OR x.adjusts_invoice_id = i.id)
                       GROUP BY x.dimensions) g ON true

@@ -96,7 +96,8 @@ async function itemsOf(q: PgPool | PgClient, periods: PeriodToPrice[]): Promise<
 
 /**
  * Usage lines of each subscription's invoices of the LATE_USAGE_LOOKBACK_MONTHS periods before `startMs`
- * (void invoices and drafts excepted: a draft is re-priced whole when it is finalized), with the usage range of their period and what was billed for the item so far.
+ * (void invoices and drafts excepted: a draft is re-priced whole when it is finalized; threshold invoices too, and
+ * adjustments on them: their period's final invoice bills the period whole and deducts them, services/domain/billing/thresholds.ts), with the usage range of their period and what was billed for the item so far.
  * Lines written before price models were snapshotted re-price at their own unit price.
  */
 async function billedBefore(q: PgPool | PgClient, periods: PeriodToPrice[]): Promise<Map<string, BilledRow[]>> {
@@ -109,7 +110,7 @@ async function billedBefore(q: PgPool | PgClient, periods: PeriodToPrice[]): Pro
             (l.quantity + COALESCE(adj.quantity, 0))::text AS billed_quantity,
             (l.amount + COALESCE(mc.amount, 0) + COALESCE(adj.amount, 0))::text AS billed_amount
        FROM unnest($1::text[], $2::timestamptz[]) AS c(subscription_id, period_start)
-       JOIN invoices i ON i.subscription_id = c.subscription_id AND i.status NOT IN ('void', 'draft')
+       JOIN invoices i ON i.subscription_id = c.subscription_id AND i.status NOT IN ('void', 'draft') AND i.reason = 'period'
                       AND i.period_start < c.period_start AND i.period_start >= c.period_start - make_interval(months => $3)
        JOIN subscriptions s ON s.id = i.subscription_id
        JOIN invoice_lines l ON l.invoice_id = i.id AND l.type = 'usage' AND l.dimensions IS NULL
@@ -119,7 +120,7 @@ async function billedBefore(q: PgPool | PgClient, periods: PeriodToPrice[]): Pro
                            WHERE x.invoice_id = i.id AND x.type = 'minimum_commitment' AND x.product_id = l.product_id AND x.meter_id = l.meter_id
                              AND x.service_start IS NOT DISTINCT FROM l.service_start) mc ON true
        LEFT JOIN LATERAL (SELECT sum(x.quantity) AS quantity, sum(x.amount) AS amount FROM invoice_lines x JOIN invoices xi ON xi.id = x.invoice_id
-                           WHERE x.adjusts_invoice_id = i.id AND xi.status NOT IN ('void', 'draft') AND x.product_id = l.product_id AND x.meter_id = l.meter_id AND x.dimensions IS NULL
+                           WHERE x.adjusts_invoice_id = i.id AND xi.status NOT IN ('void', 'draft') AND xi.reason = 'period' AND x.product_id = l.product_id AND x.meter_id = l.meter_id AND x.dimensions IS NULL
                              AND x.service_start IS NOT DISTINCT FROM l.service_start) adj ON true
       ORDER BY i.subscription_id, i.period_start, l.position`,
     [periods.map((p) => p.subscription_id), periods.map((p) => new Date(p.startMs)), LATE_USAGE_LOOKBACK_MONTHS],

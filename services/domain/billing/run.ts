@@ -4,10 +4,11 @@ import { attemptDuePayments, type PaymentOutcome } from './payments.js';
 import { completePendingRefunds } from './credit-notes.js';
 import { LIVE_CUSTOMERS, type BillingScope } from './scope.js';
 import { finalizeDueDrafts } from './drafts.js';
+import { issueThresholdInvoices } from './thresholds.js';
 
 /**
  * One billing run at an instant (docs/design.md §4 `meterline billing run [--now ISO]`, and every tick of the billing
- * role): finalize every draft whose grace period is over (BILLING_DRAFTS), close every period due, and make every payment attempt due — the new invoices' first attempts,
+ * role): issue the threshold invoices due (progressive billing), finalize every draft whose grace period is over (BILLING_DRAFTS), close every period due, and make every payment attempt due — the new invoices' first attempts,
  * dunning retries, and attempts a crash left pending. Payments are pipelined with the close: each committed
  * batch of invoices wakes a payment pass while the next batches close, and a last pass runs once every
  * period is closed. Safe to repeat and to run in several processes at once. `scope`: the customers on no test
@@ -43,6 +44,13 @@ export async function runBilling(
     }),
   );
   let closedSoFar = 0;
+  // Running periods whose amount due reached their billing threshold (progressive billing), charged at once.
+  const thresholds = await issueThresholdInvoices(deps, now, { timings, scope, onBatch: () => payer.wake() }).catch(
+    async (err: unknown) => {
+      await payer.settled();
+      throw err;
+    },
+  );
   // Drafts whose grace period is over first (BILLING_DRAFTS): a subscription's next period closes only after.
   const finalized = await finalizeDueDrafts(deps, now, { timings, scope, onBatch: () => payer.wake() }).catch(
     async (err: unknown) => {
@@ -61,7 +69,7 @@ export async function runBilling(
     await payer.settled();
     throw err;
   });
-  const invoices = [...finalized, ...closed];
+  const invoices = [...thresholds, ...finalized, ...closed];
   payer.wake();
   const payments = await payer.done();
   // Refunds of credit notes a crash left pending (services/domain/billing/credit-notes.ts).

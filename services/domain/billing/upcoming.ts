@@ -9,6 +9,7 @@ import { previewCredits } from './credits.js';
 import { TAX_PROFILE_COLUMNS, taxInvoices } from '../tax/invoice-tax.js';
 import type { InvoiceTotals } from '../tax/compute.js';
 import type { TaxProfile } from '../tax/types.js';
+import { deductThresholdInvoices, excessAsCredit } from './thresholds.js';
 
 export interface UpcomingInvoice extends PricedInvoice, InvoiceTotals {
   customer_id: string;
@@ -52,8 +53,10 @@ export async function upcomingInvoice(
       [accountId],
     ),
   ]);
-  // As the close does: tax, then prepaid credit.
+  // As the close does: the threshold invoices' deductions, tax, never below zero, then prepaid credit.
+  await deductThresholdInvoices(deps.pg, [{ subscription_id: sub.row.id, startMs: period.start.getTime() }], [priced!]);
   const [totals] = await taxInvoices(deps.pg, [{ priced: priced!, profile: customer.rows[0]! }]);
+  excessAsCredit([{ invoice_id: 'upcoming', account_id: accountId, priced: priced!, periodStart: '' }]);
   await previewCredits(deps.pg, accountId, priced!, now);
   return {
     ...priced!,

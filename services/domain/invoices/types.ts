@@ -1,6 +1,6 @@
 import { Decimal, canonicalDecimal } from '../../../shared/money/decimal.js';
 import type { LineType } from '../../../shared/vocabulary.js';
-import type { InvoiceStatus, TaxExempt } from '../../../shared/vocabulary.js';
+import type { InvoiceReason, InvoiceStatus, TaxExempt } from '../../../shared/vocabulary.js';
 import type { LineTax } from '../pricing/invoice-lines.js';
 
 /** invoices row; NUMERIC as text (exact), dates as YYYY-MM-DD text (no time-zone shift through JS Date). */
@@ -15,6 +15,8 @@ export interface InvoiceRow {
   customer_id: string;
   subscription_id: string;
   status: InvoiceStatus;
+  /** period, or threshold (progressive billing: services/domain/billing/thresholds.ts). */
+  reason: InvoiceReason;
   currency: string;
   amount: string;
   /** Σ of the charge lines as priced (invoices from before tax: the amount). */

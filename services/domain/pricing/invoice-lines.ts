@@ -103,6 +103,8 @@ export interface PricedLine {
 export interface LineTax {
   tax_rate_id: string;
   amount: string;
+  /** Deduction lines (progressive billing): the part of the line taxed at this rate, when not all of it. */
+  base?: string;
 }
 
 export interface PricedInvoice {

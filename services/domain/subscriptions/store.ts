@@ -1,7 +1,9 @@
 import type { PgClient, PgPool } from '../../../shared/clients/postgres.js';
 import { selectPage } from '../../../shared/clients/postgres.js';
 import { newId, hasPrefix } from '../../../shared/ids.js';
-import { ConflictError, NotFoundError } from '../../../shared/errors.js';
+import { ConflictError, NotFoundError, ValidationError } from '../../../shared/errors.js';
+import { Decimal } from '../../../shared/money/decimal.js';
+import { minorUnits } from '../../../shared/money/currencies.js';
 import type { RowWindow } from '../../../shared/row-window.js';
 import { appendEvent } from '../events/outbox-store.js';
 import { itemKey, resolveItems, sameItem, sameItems } from './items.js';
@@ -129,6 +131,15 @@ async function writeItems(
   );
 }
 
+/** A billing threshold is money in the subscription's currency: at most its minor unit's decimals. */
+function checkThreshold(amount: string, currency: string): void {
+  const scale = minorUnits(currency);
+  if (new Decimal(amount).decimalPlaces() > scale)
+    throw new ValidationError([
+      { field: 'billing_threshold.amount', message: `must have at most ${scale} decimal places in ${currency}` },
+    ]);
+}
+
 /** `subscription.updated` in the same transaction as the change: published if and only if it commits. */
 async function emitUpdated(client: PgClient, s: Subscription): Promise<void> {
   await appendEvent(client, {
@@ -147,11 +158,14 @@ export async function createSubscription(
   accountId: string,
   input: ItemRequest[],
   now: Date = new Date(),
+  billingThreshold: string | null = null,
 ): Promise<Subscription> {
   const { items, currency } = await resolveItems(client, accountId, input);
+  if (billingThreshold !== null) checkThreshold(billingThreshold, currency);
   const r = await client.query<SubscriptionRow>(
-    `INSERT INTO subscriptions (id, account_id, status, currency, created_at, updated_at) VALUES ($1, $2, 'active', $3, $4, $4) RETURNING *`,
-    [newId('sub'), accountId, currency, now],
+    `INSERT INTO subscriptions (id, account_id, status, currency, created_at, updated_at, billing_threshold)
+     VALUES ($1, $2, 'active', $3, $4, $4, $5::numeric) RETURNING *`,
+    [newId('sub'), accountId, currency, now, billingThreshold],
   );
   const sub = { row: r.rows[0]!, items };
   await writeItems(client, sub.row.id, items, null, now);
@@ -168,27 +182,34 @@ export async function changeSubscription(
   client: PgClient,
   accountId: string,
   id: string,
-  change: { items?: ItemRequest[]; status?: 'canceled' },
+  change: { items?: ItemRequest[]; status?: 'canceled'; billingThreshold?: string | null },
   now: Date = new Date(),
 ): Promise<{ subscription: Subscription; changed: boolean }> {
   const cur = await getSubscription(client, accountId, id, true);
   if (cur.row.status === 'canceled') {
-    if (change.items === undefined) return { subscription: cur, changed: false };
+    if (change.items === undefined && change.billingThreshold === undefined)
+      return { subscription: cur, changed: false };
     throw new ConflictError(`Subscription ${id} is canceled and can no longer change.`, 'subscription_canceled');
   }
   let items = cur.items;
   if (change.items !== undefined) items = (await resolveItems(client, accountId, change.items, cur.row.currency)).items;
+  if (change.billingThreshold) checkThreshold(change.billingThreshold, cur.row.currency);
   const itemsChanged = !sameItems(items, cur.items);
   const cancel = change.status === 'canceled';
-  if (!itemsChanged && !cancel) return { subscription: cur, changed: false };
+  const threshold = change.billingThreshold === undefined ? cur.row.billing_threshold : change.billingThreshold;
+  const thresholdChanged =
+    (threshold === null) !== (cur.row.billing_threshold === null) ||
+    (threshold !== null && !new Decimal(threshold).eq(cur.row.billing_threshold!));
+  if (!itemsChanged && !cancel && !thresholdChanged) return { subscription: cur, changed: false };
 
   if (itemsChanged) await writeItems(client, id, items, cur.items, now);
   const r = await client.query<SubscriptionRow>(
     `UPDATE subscriptions SET updated_at = $3,
             status = CASE WHEN $2 THEN 'canceled' ELSE status END,
-            canceled_at = CASE WHEN $2 THEN $3::timestamptz ELSE canceled_at END
+            canceled_at = CASE WHEN $2 THEN $3::timestamptz ELSE canceled_at END,
+            billing_threshold = $4::numeric
       WHERE id = $1 RETURNING *`,
-    [id, cancel, now],
+    [id, cancel, now, threshold],
   );
   const sub = { row: r.rows[0]!, items };
   await emitUpdated(client, sub);

@@ -19,6 +19,8 @@ export interface SubscriptionRow {
   created_at: Date;
   updated_at: Date;
   canceled_at: Date | null;
+  /** Progressive billing: NUMERIC as exact text, or null (docs/billing.md "Progressive billing"). */
+  billing_threshold: string | null;
 }
 
 export interface Item {

@@ -68,9 +68,27 @@ export function rateLabel(r: Pick<TaxRateRow, 'name' | 'percentage' | 'inclusive
  * (in the order the rates first appear), and the amount becomes Σ lines again. Returns the subtotal (Σ of the
  * charge lines as priced) and the tax (Σ at every rate, included or added).
  */
-export function applyTax(priced: PricedInvoice, profile: TaxProfile, rates: ProductRates): InvoiceTotals {
-  const subtotal = sumOfLines(priced.lines.filter(isTaxable));
+export function applyTax(
+  priced: PricedInvoice,
+  profile: TaxProfile,
+  rates: ProductRates,
+  rateById: (id: string) => TaxRateRow | undefined = () => undefined,
+): InvoiceTotals {
+  const subtotal = sumOfLines(priced.lines.filter((l) => isTaxable(l) || l.type === 'deduction'));
   const perRate = new Map<string, { rate: TaxRateRow; base: Decimal; tax: Decimal }>();
+  // A deduction (progressive billing) takes back, at each rate, exactly the tax its threshold invoice billed: the
+  // period's invoices together carry the tax of the whole period, whatever the customer's profile is now.
+  for (const l of priced.lines) {
+    if (l.type !== 'deduction') continue;
+    for (const t of l.taxes ?? []) {
+      const rate = rateById(t.tax_rate_id);
+      if (!rate) continue;
+      const r = perRate.get(t.tax_rate_id) ?? { rate, base: new Decimal(0), tax: new Decimal(0) };
+      r.base = r.base.plus(t.base ?? l.amount);
+      r.tax = r.tax.plus(t.amount);
+      perRate.set(t.tax_rate_id, r);
+    }
+  }
   if (profile.tax_exempt === 'none') {
     for (const l of priced.lines) {
       if (!isTaxable(l)) continue;

@@ -1,7 +1,7 @@
 import type { PgClient, PgPool } from '../../../shared/clients/postgres.js';
 import type { PricedInvoice } from '../pricing/invoice-lines.js';
 import { applyTax, isTaxable, ratesOf, type InvoiceTotals } from './compute.js';
-import { activeTaxRates, productTaxRateIds } from './store.js';
+import { activeTaxRates, productTaxRateIds, taxRatesByIds } from './store.js';
 import type { TaxProfile } from './types.js';
 
 /** SQL of an account's tax profile, for a query over `accounts` aliased `a`. */
@@ -21,7 +21,17 @@ export async function taxInvoices(
   const [active, named] = taxed.length
     ? [await activeTaxRates(q), await productTaxRateIds(q, products)]
     : [new Map(), new Map<string, string[]>()];
+  // Deduction lines (progressive billing) carry the tax their threshold invoice billed, at its rates.
+  const deducted = [
+    ...new Set(invoices.flatMap((v) => v.priced.lines.flatMap((l) => (l.type === 'deduction' ? (l.taxes ?? []) : [])))),
+  ].map((t) => t.tax_rate_id);
+  const byId = deducted.length ? await taxRatesByIds(q, deducted) : new Map();
   return invoices.map(({ priced, profile }) =>
-    applyTax(priced, profile, (productId) => ratesOf(named.get(productId) ?? [], profile, active)),
+    applyTax(
+      priced,
+      profile,
+      (productId) => ratesOf(named.get(productId) ?? [], profile, active),
+      (id) => byId.get(id),
+    ),
   );
 }

@@ -73,6 +73,13 @@ export async function activeTaxRates(db: PgPool | PgClient): Promise<Map<string,
   return new Map(rows.map((r) => [r.id, r]));
 }
 
+/** These rates, archived ones included (a deduction carries the tax of an earlier invoice at its rates). */
+export async function taxRatesByIds(db: PgPool | PgClient, ids: readonly string[]): Promise<Map<string, TaxRateRow>> {
+  if (ids.length === 0) return new Map();
+  const { rows } = await db.query<TaxRateRow>(`SELECT ${COLUMNS} FROM tax_rates WHERE id = ANY($1::text[])`, [ids]);
+  return new Map(rows.map((r) => [r.id, r]));
+}
+
 /** The rates each of these products names. */
 export async function productTaxRateIds(
   db: PgPool | PgClient,

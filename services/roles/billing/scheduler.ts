@@ -4,6 +4,8 @@ import type { Component } from '../role.js';
 import type { BillingDeps } from '../../domain/billing/deps.js';
 import { billingDeps } from './deps.js';
 import { runBilling } from '../../domain/billing/run.js';
+import { issueThresholdInvoices } from '../../domain/billing/thresholds.js';
+import { attemptDuePayments } from '../../domain/billing/payments.js';
 
 /**
  * The billing role's work: a billing run (due period closes, due payment attempts) every
@@ -15,6 +17,8 @@ export class BillingScheduler implements Component {
   readonly name = 'billing-scheduler';
   private deps: BillingDeps | undefined;
   private task: PeriodicTask | undefined;
+  /** Progressive billing: the threshold check every BILLING_THRESHOLD_INTERVAL_SECONDS, between runs. */
+  private thresholds: PeriodicTask | undefined;
   private lastError: string | undefined;
   private lastSuccessSeconds = 0;
   private readonly runs;
@@ -54,12 +58,27 @@ export class BillingScheduler implements Component {
         }
       },
     });
+    this.thresholds = new PeriodicTask({
+      name: 'billing thresholds',
+      everyMs: this.infra.config.BILLING_THRESHOLD_INTERVAL_SECONDS * 1000,
+      log: this.infra.log,
+      run: async () => {
+        const now = new Date();
+        const issued = await issueThresholdInvoices(deps, now);
+        if (issued.length === 0) return;
+        // Charged at once, by the payment pass every invoice goes through.
+        const payments = await attemptDuePayments(deps, now);
+        this.infra.log.info({ invoices: issued.length, payments: payments.length }, 'threshold invoices');
+      },
+    });
     // The first run may take a while (a backlog of periods): the role is up meanwhile.
     void this.task.start();
+    void this.thresholds.start();
   }
 
   async stop(): Promise<void> {
-    await this.task?.stop();
+    await Promise.all([this.task?.stop(), this.thresholds?.stop()]);
+    this.thresholds = undefined;
     await this.deps?.linesPool.destroy();
     this.task = undefined;
     this.deps = undefined;
