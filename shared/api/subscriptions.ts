@@ -58,9 +58,8 @@ const BillingThresholdInput = Type.Union(
     Type.Object(
       {
         amount: Type.Number({
-          exclusiveMinimum: 0,
           description:
-            'in the subscription’s currency, at most its minor unit’s decimals: when the running period’s amount due reaches it, an invoice for the amount so far is issued and charged at once (reason threshold)',
+            'greater than 0, in the subscription’s currency, at most its minor unit’s decimals: when the running period’s amount due reaches it, an invoice for the amount so far is issued and charged at once (reason threshold)',
         }),
       },
       { additionalProperties: false },

@@ -59,10 +59,13 @@ export function parseSubscriptionChange(ctx: RequestContext): SubscriptionChange
 /** The threshold's amount as the exact digits the client wrote (its scale is checked against the currency later). */
 function exactThreshold(ctx: RequestContext, t: { amount: number } | null | undefined): string | null | undefined {
   if (t === undefined || t === null) return t;
-  const r = parseAmount(numberLiteralsOf(ctx.rawBody)(['billing_threshold', 'amount']) ?? '');
-  if ('error' in r) throw new ValidationError([{ field: 'billing_threshold.amount', message: r.error }]);
-  if (new Decimal(r.value).lte(0))
-    throw new ValidationError([{ field: 'billing_threshold.amount', message: 'must be greater than 0' }]);
+  const literal = numberLiteralsOf(ctx.rawBody)(['billing_threshold', 'amount']);
+  const fail = (message: string) => new ValidationError([{ field: 'billing_threshold.amount', message }]);
+  if (literal === undefined) throw fail('must be a decimal number');
+  // The schema took a JSON number: its digits parse.
+  if (new Decimal(literal).lte(0)) throw fail('must be greater than 0');
+  const r = parseAmount(literal);
+  if ('error' in r) throw fail(r.error);
   return r.value;
 }
 

@@ -1,0 +1,295 @@
+import t from 'tap';
+import { billingWorld } from '../fixtures/billing.js';
+import { createTestAccount } from '../fixtures/auth.js';
+import { waitUntil } from '../fixtures/env.js';
+import { callJson } from '../fixtures/matrix.js';
+import { Decimal } from '../../shared/money/decimal.js';
+
+/**
+ * Progressive billing (issue 28, docs/billing.md "Progressive billing"): a subscription's billing_threshold issues
+ * a `threshold` invoice for the amount so far whenever the period's amount not yet billed reaches it, charged at
+ * once; the period's final invoice deducts them, one line each. The worked example to the cent — a tiered,
+ * taxed product, a prepaid credit, a late record — through `meterline billing run` processes, two at once and one
+ * killed with SIGKILL mid-run.
+ */
+const sum = (xs: (number | string)[]) => xs.reduce<Decimal>((s, x) => s.plus(String(x)), new Decimal(0)).toNumber();
+
+t.test('progressive billing', async (t) => {
+  const w = await billingWorld(t);
+  const ADMIN = w.operator.tokens.admin;
+  const pg = w.api.infra.pg;
+  const vat = (await w.made(ADMIN, 'POST', '/v1/tax_rates', { name: 'VAT', percentage: 19, inclusive: false })).id;
+  const plan = await w.product('Plan', 10, 'USD');
+  const tiered = (
+    await w.made(ADMIN, 'POST', '/v1/products', {
+      name: 'API calls',
+      currency: 'USD',
+      pricing: 'tiered',
+      tiers_mode: 'graduated',
+      tiers: [
+        { up_to: 1000, unit_price: 0.01 },
+        { up_to: null, unit_price: 0.005 },
+      ],
+      tax_rate_ids: [vat],
+    })
+  ).id;
+  const metered = await w.product('Calls', 0.01, 'USD', 'metered');
+
+  await t.test('the worked example: two threshold invoices, a final one deducting them, to the cent', async (t) => {
+    const a = await createTestAccount(w.api.infra, { name: 'Progressive Co' });
+    await w.card(a);
+    const calls = await w.meter(a, 'Calls', 'requests', 'counter', 'sum');
+    await w.made(ADMIN, 'POST', '/v1/billing/credits', {
+      account_id: a.accountId,
+      currency: 'USD',
+      amount: 5,
+      description: 'Welcome credit',
+    });
+    const sub = await w.made(a.tokens.write, 'POST', '/v1/subscriptions', {
+      items: [{ product_id: plan }, { product_id: tiered, meter_id: calls }],
+      billing_threshold: { amount: 15 },
+    });
+    t.same(sub.billing_threshold, { amount: 15 }, 'the threshold as set');
+    await w.backdate(sub.id, '2026-10-01T00:00:00Z');
+    const invoices = async () =>
+      (await w.made(a.tokens.read, 'GET', '/v1/billing/invoices?per_page=100')).data
+        .filter((i: any) => i.subscription_id === sub.id)
+        .sort((x: any, y: any) => x.created_at.localeCompare(y.created_at));
+    const runAt = async (now: string) => {
+      const r = await w.run(now);
+      t.equal(r.code, 0, r.stderr.slice(-2000));
+      return r.json;
+    };
+    const octoberShows = (total: number) =>
+      waitUntil(
+        async () =>
+          (
+            await w.made(
+              a.tokens.read,
+              'GET',
+              `/v1/meters/${calls}/usage?start_date=2026-10-01&end_date=2026-10-31&window=none`,
+            )
+          ).value === total,
+        `October at ${total}`,
+      );
+
+    // 1,500 calls: 1,000 × 0.01 + 500 × 0.005 = 12.50, VAT 19 % 2.375 → 2.38; + Plan 10 = 24.88; − credit 5 = 19.88 ≥ 15.
+    await w.usage(a, calls, [{ value: 1500, timestamp: '2026-10-02T00:00:00Z' }]);
+    await octoberShows(1500);
+    await runAt('2026-10-05T00:00:00Z');
+    const [first] = await invoices();
+    t.match(
+      first,
+      { reason: 'threshold', status: 'paid', subtotal: 22.5, tax: 2.38, amount: 19.88, period_start: '2026-10-01' },
+      'threshold invoice 1: the amount so far, credit applied, charged at once',
+    );
+    t.match(first.number, /^ML-\d{4}-\d{6}$/, 'numbered when issued');
+    t.same(
+      first.lines.map((l: any) => [l.type, l.amount]),
+      [
+        ['flat', 10],
+        ['usage', 12.5],
+        ['tax', 2.38],
+        ['credit', -5],
+      ],
+      'its lines: the period so far',
+    );
+
+    // 2,000 more → 3,500: 22.50 (VAT 4.275 → 4.28); not billed yet 32.50 − 22.50 + 4.28 − 2.38 = 11.90 < 15.
+    await w.usage(a, calls, [{ value: 2000, timestamp: '2026-10-12T00:00:00Z' }]);
+    await octoberShows(3500);
+    const quiet = await runAt('2026-10-15T00:00:00Z');
+    t.same(quiet.invoices, [], 'below the threshold again: nothing issued');
+
+    // 1,200 more → 4,700: 28.50 (VAT 5.415 → 5.42); not billed 16.00 + 3.04 = 19.04 ≥ 15. A run killed mid-way,
+    // then two runs at the same instant: the second threshold invoice once, charged once.
+    await w.usage(a, calls, [{ value: 1200, timestamp: '2026-10-16T00:00:00Z' }]);
+    await octoberShows(4700);
+    const count = async () =>
+      Number(
+        (
+          await pg.query(`SELECT count(*) AS n FROM invoices WHERE subscription_id = $1 AND reason = 'threshold'`, [
+            sub.id,
+          ])
+        ).rows[0].n,
+      );
+    const killed = w.spawnRun('2026-10-20T00:00:00Z');
+    await waitUntil(
+      async () => (await count()) > 1 || killed.exitCode !== null,
+      'the killed run to issue or end',
+      60_000,
+      2,
+    );
+    killed.kill('SIGKILL');
+    await new Promise((r) =>
+      killed.exitCode !== null || killed.signalCode !== null ? r(null) : killed.once('exit', r),
+    );
+    const [one, two] = await Promise.all([w.run('2026-10-20T00:00:00Z'), w.run('2026-10-20T00:00:00Z')]);
+    t.equal(one!.code, 0, one!.stderr.slice(-2000));
+    t.equal(two!.code, 0, two!.stderr.slice(-2000));
+    const [, second] = await invoices();
+    t.match(
+      second,
+      { reason: 'threshold', status: 'paid', subtotal: 16, tax: 3.04, amount: 19.04 },
+      'threshold invoice 2: what was not yet billed',
+    );
+    t.same(
+      second.lines.map((l: any) => [l.type, l.amount, l.adjusts_invoice_id ?? null]),
+      [
+        ['flat', 10, null],
+        ['usage', 28.5, null],
+        ['deduction', -22.5, first.id],
+        ['tax', 3.04, null],
+      ],
+      'its lines: the period so far, less invoice 1',
+    );
+    t.equal(second.lines[2].description, `Billed on threshold invoice ${first.number}`);
+
+    // A late record: 300 calls of 2026-10-18, arriving after invoice 2 → 5,000: 30.00 (VAT 5.70); not billed 1.78.
+    await w.usage(a, calls, [{ value: 300, timestamp: '2026-10-18T00:00:00Z', id: 'late-1' }]);
+    await octoberShows(5000);
+    t.same((await runAt('2026-10-25T00:00:00Z')).invoices, [], '1.78 not yet billed: below the threshold');
+    await runAt('2026-11-01T02:00:00Z');
+    const all = await invoices();
+    t.equal(all.length, 3, 'two threshold invoices and the period invoice');
+    const final = all[2];
+    t.match(
+      final,
+      { reason: 'period', status: 'paid', subtotal: 1.5, tax: 0.28, amount: 1.78, period_start: '2026-10-01' },
+      'the final invoice: the period less what the threshold invoices billed',
+    );
+    t.same(
+      final.lines.map((l: any) => [l.type, l.amount, l.adjusts_invoice_id ?? null]),
+      [
+        ['flat', 10, null],
+        ['usage', 30, null],
+        ['deduction', -22.5, first.id],
+        ['deduction', -16, second.id],
+        ['tax', 0.28, null],
+      ],
+      'one deduction line per threshold invoice',
+    );
+    t.equal(final.lines[4].tax_amount, 0.28, 'VAT 5.70 of the period − 2.38 − 3.04 already billed');
+    for (const inv of all) t.equal(inv.amount, sum(inv.lines.map((l: any) => l.amount)), `${inv.id}: amount = Σ lines`);
+    // Without a threshold: 10 + 30.00 + VAT 5.70 − credit 5 = 40.70.
+    t.equal(sum(all.map((i: any) => i.amount)), 40.7, 'Σ of the invoices = what the period bills without a threshold');
+    t.equal(sum(all.map((i: any) => i.tax)), 5.7, 'Σ of their tax = the tax of the whole period');
+
+    const ids = all.map((i: any) => i.id);
+    for (const inv of all) t.equal(await w.charges(inv.id), 1, `${inv.reason} invoice ${inv.number} charged once`);
+    const events = await pg.query(
+      `SELECT type, count(*)::int AS n, count(DISTINCT data->>'invoice_id')::int AS invoices FROM outbox_events
+        WHERE data->>'invoice_id' = ANY($1) GROUP BY type ORDER BY type`,
+      [ids],
+    );
+    t.same(
+      events.rows,
+      [
+        { type: 'invoice.created', n: 3, invoices: 3 },
+        { type: 'invoice.paid', n: 3, invoices: 3 },
+      ],
+      'invoice.created and invoice.paid once per invoice',
+    );
+    t.same(
+      (
+        await pg.query(`SELECT threshold_seq FROM invoices WHERE subscription_id = $1 ORDER BY created_at`, [sub.id])
+      ).rows.map((r) => r.threshold_seq),
+      [1, 2, null],
+      'threshold invoices 1 and 2 of the period',
+    );
+  });
+
+  await t.test('the upcoming invoice shows the deductions', async (t) => {
+    const c = await createTestAccount(w.api.infra, { name: 'Upcoming Co' });
+    await w.card(c);
+    const calls = await w.meter(c, 'Calls', 'calls', 'counter', 'sum');
+    const sub = await w.made(c.tokens.write, 'POST', '/v1/subscriptions', {
+      items: [{ product_id: metered, meter_id: calls }],
+      billing_threshold: { amount: 5 },
+    });
+    await w.usage(c, calls, [{ value: 700, timestamp: new Date(Date.now() - 60_000).toISOString() }]);
+    const upcoming = () => w.made(c.tokens.read, 'GET', `/v1/billing/invoices/upcoming?subscription_id=${sub.id}`);
+    await waitUntil(async () => (await upcoming()).amount === 7, 'the upcoming invoice at 7.00');
+    const run = await w.run(new Date().toISOString());
+    t.equal(run.code, 0, run.stderr.slice(-2000));
+    const issued = run.json.invoices.filter((i: any) => i.subscription_id === sub.id);
+    t.equal(issued.length, 1, '7.00 ≥ 5: a threshold invoice');
+    const u = await upcoming();
+    t.same(
+      u.lines.map((l: any) => [l.type, l.amount, l.adjusts_invoice_id ?? null]),
+      [
+        ['usage', 7, null],
+        ['deduction', -7, issued[0].id],
+      ],
+      'the period so far and what the threshold invoice billed',
+    );
+    t.equal(u.amount, 0, 'nothing left to bill');
+  });
+
+  await t.test('bad input → a precise problem, nothing written; PATCH sets and removes', async (t) => {
+    const a = await createTestAccount(w.api.infra);
+    const create = (threshold: unknown) =>
+      callJson(w.api.url, a.tokens.write, 'POST', '/v1/subscriptions', {
+        items: [{ product_id: plan }],
+        billing_threshold: threshold,
+      });
+    for (const [what, threshold, message] of [
+      ['zero', { amount: 0 }, /greater than 0/],
+      ['negative', { amount: -5 }, /greater than 0/],
+      ['more decimals than USD has', { amount: 10.123 }, /at most 2 decimal places in USD/],
+      ['a string', { amount: '10' }, /number/],
+      ['no amount', {}, /required/],
+      ['an unknown field', { amount: 10, currency: 'USD' }, /not a known field/],
+    ] as const) {
+      const res = await create(threshold);
+      t.equal(res.status, 422, `${what}: ${JSON.stringify(res.body)}`);
+      const err = res.body.errors?.find((e: { field: string }) => e.field.startsWith('billing_threshold'));
+      t.ok(err && message.test(err.message), `${what} names billing_threshold: ${JSON.stringify(res.body.errors)}`);
+    }
+    const list = await w.made(a.tokens.read, 'GET', '/v1/subscriptions');
+    t.equal(list.data.length, 0, 'no subscription written');
+    const sub = await w.made(a.tokens.write, 'POST', '/v1/subscriptions', { items: [{ product_id: plan }] });
+    t.equal(sub.billing_threshold, null, 'none by default');
+    const patch = (body: unknown) => callJson(w.api.url, a.tokens.write, 'PATCH', `/v1/subscriptions/${sub.id}`, body);
+    const set = await patch({ billing_threshold: { amount: 250.5 } });
+    t.equal(set.status, 200);
+    t.same(set.body.billing_threshold, { amount: 250.5 }, 'set by PATCH');
+    const bad = await patch({ billing_threshold: { amount: 0.001 } });
+    t.equal(bad.status, 422);
+    t.equal(bad.body.errors?.[0]?.field, 'billing_threshold.amount');
+    const removed = await patch({ billing_threshold: null });
+    t.equal(removed.status, 200);
+    t.equal(removed.body.billing_threshold, null, 'null removes it');
+    await patch({ status: 'canceled' });
+    const canceled = await patch({ billing_threshold: { amount: 10 } });
+    t.equal(canceled.status, 409, 'a canceled subscription no longer changes');
+    t.equal(canceled.body.code, 'subscription_canceled');
+  });
+
+  await t.test('isolation: another account neither sees nor changes the threshold or its invoices', async (t) => {
+    const a = await createTestAccount(w.api.infra);
+    const b = await createTestAccount(w.api.infra);
+    const sub = await w.made(a.tokens.write, 'POST', '/v1/subscriptions', {
+      items: [{ product_id: plan }],
+      billing_threshold: { amount: 1 },
+    });
+    const run = await w.run(new Date().toISOString());
+    t.equal(run.code, 0, run.stderr.slice(-2000));
+    const mine = (await w.made(a.tokens.read, 'GET', '/v1/billing/invoices')).data;
+    t.equal(mine.filter((i: any) => i.reason === 'threshold').length, 1, 'the flat 10.00 ≥ 1: one threshold invoice');
+    const patch = await callJson(w.api.url, b.tokens.write, 'PATCH', `/v1/subscriptions/${sub.id}`, {
+      billing_threshold: null,
+    });
+    t.equal(patch.status, 404, "another account's subscription is 404");
+    const up = await callJson(
+      w.api.url,
+      b.tokens.read,
+      'GET',
+      `/v1/billing/invoices/upcoming?subscription_id=${sub.id}`,
+    );
+    t.equal(up.status, 404, 'and so is its upcoming invoice');
+    t.same((await w.made(b.tokens.read, 'GET', '/v1/billing/invoices')).data, [], 'no invoice of the other account');
+    const inv = await callJson(w.api.url, b.tokens.read, 'GET', `/v1/billing/invoices/${mine[0].id}`);
+    t.equal(inv.status, 404, "another account's threshold invoice is 404");
+  });
+});
