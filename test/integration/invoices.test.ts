@@ -92,6 +92,7 @@ t.test('invoices', async (t) => {
     customer_id: a.customerId,
     subscription_id: aSub.id,
     status: 'paid',
+    reason: 'period',
     currency: 'USD',
     // Written before tax (the fixture, like invoices of earlier releases): subtotal = amount, no tax, due on issue.
     subtotal: 173.45,
@@ -169,6 +170,7 @@ t.test('invoices', async (t) => {
       customer_id: a.customerId,
       subscription_id: aSub.id,
       status: 'open',
+      reason: 'period',
       currency: 'USD',
       subtotal: 49.99,
       tax: 0,

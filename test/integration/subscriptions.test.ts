@@ -111,6 +111,7 @@ t.test('subscriptions', async (t) => {
         { product_id: meteredUsd, meter_id: meter },
       ],
       currency: 'USD',
+      billing_threshold: null,
       current_period_start: start,
       current_period_end: end,
       created_at: res.body.created_at,
