@@ -3,6 +3,7 @@ import { billingWorld } from '../fixtures/billing.js';
 import { createTestAccount } from '../fixtures/auth.js';
 import { waitUntil } from '../fixtures/env.js';
 import { callJson } from '../fixtures/matrix.js';
+import { startRoleProcess } from '../fixtures/role-process.js';
 import { Decimal } from '../../shared/money/decimal.js';
 
 /**
@@ -291,5 +292,40 @@ t.test('progressive billing', async (t) => {
     t.same((await w.made(b.tokens.read, 'GET', '/v1/billing/invoices')).data, [], 'no invoice of the other account');
     const inv = await callJson(w.api.url, b.tokens.read, 'GET', `/v1/billing/invoices/${mine[0].id}`);
     t.equal(inv.status, 404, "another account's threshold invoice is 404");
+  });
+
+  await t.test('the billing role checks thresholds every few seconds: two processes, each invoice once', async (t) => {
+    const env = { BILLING_THRESHOLD_INTERVAL_SECONDS: '1', BILLING_INTERVAL_SECONDS: '3600' };
+    await Promise.all([startRoleProcess(t, 'billing', w.config, env), startRoleProcess(t, 'billing', w.config, env)]);
+    const d = await createTestAccount(w.api.infra, { name: 'Scheduled Co' });
+    await w.card(d);
+    const calls = await w.meter(d, 'Calls', 'calls', 'counter', 'sum');
+    const sub = await w.made(d.tokens.write, 'POST', '/v1/subscriptions', {
+      items: [{ product_id: metered, meter_id: calls }],
+      billing_threshold: { amount: 3 },
+    });
+    const issued = async () =>
+      (await w.made(d.tokens.read, 'GET', '/v1/billing/invoices?per_page=100')).data
+        .filter((i: any) => i.subscription_id === sub.id)
+        .sort((x: any, y: any) => x.created_at.localeCompare(y.created_at));
+    const paid = (n: number) =>
+      waitUntil(async () => {
+        const list = await issued();
+        return list.length === n && list.every((i: any) => i.status === 'paid');
+      }, `${n} threshold invoice(s) paid`);
+    await w.usage(d, calls, [{ value: 500, timestamp: new Date(Date.now() - 60_000).toISOString() }]);
+    await paid(1);
+    await w.usage(d, calls, [{ value: 400, timestamp: new Date(Date.now() - 30_000).toISOString() }]);
+    await paid(2);
+    const list = await issued();
+    t.same(
+      list.map((i: any) => [i.reason, i.amount]),
+      [
+        ['threshold', 5],
+        ['threshold', 4],
+      ],
+      '5.00, then the 4.00 not yet billed',
+    );
+    for (const inv of list) t.equal(await w.charges(inv.id), 1, `${inv.number} charged once`);
   });
 });

@@ -10,7 +10,7 @@ import { lockAndAllocateCredits, recordCreditUses } from './credits.js';
 import { timed, type BillingDeps, type BillingTimings } from './deps.js';
 import { firstPaymentAttemptAt } from './dunning.js';
 import { numberDocuments, PRINTED_NUMBER_SQL } from './numbering.js';
-import { nextMonthStart } from './periods.js';
+import { monthStart, nextMonthStart } from './periods.js';
 import { pricePeriods } from './price-periods.js';
 import { inScope, LIVE_CUSTOMERS, type BillingScope } from './scope.js';
 
@@ -198,17 +198,16 @@ export async function issueThresholdInvoices(
           `SELECT s.id, s.account_id, a.customer_id, s.currency, s.billing_period_start, s.billing_threshold::text AS threshold,
                   ${TAX_PROFILE_COLUMNS('a')}
              FROM subscriptions s JOIN accounts a ON a.id = s.account_id
-            WHERE s.billing_threshold IS NOT NULL AND s.status = 'active' AND s.billing_period_start <= $1
+            WHERE s.billing_threshold IS NOT NULL AND s.status = 'active' AND s.billing_period_start = $1
               AND s.id > $2 AND ${inScope('s.account_id', '$3')}
             ORDER BY s.id LIMIT $4 FOR UPDATE OF s SKIP LOCKED`,
-          [now, after, scope.clockId, THRESHOLD_BATCH],
+          // Only the running period (periods are calendar months): once it has ended, its close bills the rest.
+          [monthStart(now), after, scope.clockId, THRESHOLD_BATCH],
         ),
       );
       if (r.rows.length === 0) return null;
       after = r.rows[r.rows.length - 1]!.id;
-      // Only a running period: once it has ended, its close bills the rest.
-      const running = r.rows.filter((s) => now.getTime() < nextMonthStart(s.billing_period_start).getTime());
-      return issueLocked(deps, client, running, now, opts.timings);
+      return issueLocked(deps, client, r.rows, now, opts.timings);
     });
     if (batch === null) return all;
     all.push(...batch);
