@@ -294,6 +294,57 @@ t.test('progressive billing', async (t) => {
     t.equal(inv.status, 404, "another account's threshold invoice is 404");
   });
 
+  await t.test('a test clock: an advance evaluates the threshold at its time', async (t) => {
+    const e = await createTestAccount(w.api.infra, { name: 'Clocked Co' });
+    const clock = (await w.made(ADMIN, 'POST', '/v1/test_clocks', { frozen_time: '2026-11-02T00:00:00Z' })).id;
+    await w.made(ADMIN, 'POST', `/v1/test_clocks/${clock}/customers`, { customer_id: e.customerId });
+    await w.card(e);
+    const calls = await w.meter(e, 'Calls', 'calls', 'counter', 'sum');
+    const sub = await w.made(e.tokens.write, 'POST', '/v1/subscriptions', {
+      items: [{ product_id: metered, meter_id: calls }],
+      billing_threshold: { amount: 5 },
+    });
+    await w.usage(e, calls, [{ value: 800, timestamp: '2026-11-03T00:00:00Z' }]);
+    await waitUntil(
+      async () =>
+        (await w.made(e.tokens.read, 'GET', `/v1/meters/${calls}/usage?start_date=2026-11-01&end_date=2026-11-30`))
+          .value === 800,
+      'November at 800',
+    );
+    const invoices = async () =>
+      (await w.made(e.tokens.read, 'GET', '/v1/billing/invoices?per_page=100')).data.sort((x: any, y: any) =>
+        x.created_at.localeCompare(y.created_at),
+      );
+    const advance = async (to: string) => {
+      const r = await callJson(w.api.url, ADMIN, 'POST', `/v1/test_clocks/${clock}/advance`, { frozen_time: to });
+      t.equal(r.status, 200, JSON.stringify(r.body));
+    };
+    await advance('2026-11-05T00:00:00Z');
+    const [threshold] = await invoices();
+    t.match(
+      threshold,
+      { reason: 'threshold', status: 'paid', amount: 8, created_at: '2026-11-05T00:00:00.000Z' },
+      'issued and charged at the clock’s time',
+    );
+    const upcoming = await w.made(e.tokens.read, 'GET', `/v1/billing/invoices/upcoming?subscription_id=${sub.id}`);
+    t.match(
+      upcoming,
+      { amount: 0, created_at: '2026-11-05T00:00:00.000Z' },
+      'nothing left to bill at the clock’s time',
+    );
+    await advance('2026-12-02T00:00:00Z');
+    const all = await invoices();
+    t.equal(all.length, 2, 'the threshold invoice and November’s');
+    t.match(all[1], { reason: 'period', status: 'paid', amount: 0 }, 'November: 8.00 − 8.00 already billed');
+    t.same(
+      all[1].lines.map((l: any) => [l.type, l.amount, l.adjusts_invoice_id ?? null]),
+      [
+        ['usage', 8, null],
+        ['deduction', -8, threshold.id],
+      ],
+    );
+  });
+
   await t.test('the billing role checks thresholds every few seconds: two processes, each invoice once', async (t) => {
     const env = { BILLING_THRESHOLD_INTERVAL_SECONDS: '1', BILLING_INTERVAL_SECONDS: '3600' };
     await Promise.all([startRoleProcess(t, 'billing', w.config, env), startRoleProcess(t, 'billing', w.config, env)]);
