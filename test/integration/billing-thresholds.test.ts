@@ -200,6 +200,61 @@ t.test('progressive billing', async (t) => {
     );
   });
 
+  await t.test(
+    'a correction below what threshold invoices billed: the final invoice is 0, the excess credit',
+    async (t) => {
+      const f = await createTestAccount(w.api.infra, { name: 'Corrected Co' });
+      await w.card(f);
+      const calls = await w.meter(f, 'Calls', 'calls', 'counter', 'sum');
+      const sub = await w.made(f.tokens.write, 'POST', '/v1/subscriptions', {
+        items: [{ product_id: metered, meter_id: calls }],
+        billing_threshold: { amount: 5 },
+      });
+      await w.backdate(sub.id, '2026-10-01T00:00:00Z');
+      const october = (value: number) =>
+        waitUntil(
+          async () =>
+            (
+              await w.made(
+                f.tokens.read,
+                'GET',
+                `/v1/meters/${calls}/usage?start_date=2026-10-01&end_date=2026-10-31&window=none`,
+              )
+            ).value === value,
+          `October at ${value}`,
+        );
+      await w.usage(f, calls, [
+        { value: 900, timestamp: '2026-10-03T00:00:00Z', id: 'keep' },
+        { value: 300, timestamp: '2026-10-03T01:00:00Z', id: 'wrong' },
+      ]);
+      await october(1200);
+      t.equal((await w.run('2026-10-05T00:00:00Z')).code, 0);
+      const res = await callJson(w.api.url, f.tokens.write, 'POST', `/v1/meters/${calls}/usage/corrections`, {
+        cancel: ['wrong'],
+      });
+      t.equal(res.status, 201, JSON.stringify(res.body));
+      await october(900);
+      t.equal((await w.run('2026-11-01T02:00:00Z')).code, 0);
+      const list = (await w.made(f.tokens.read, 'GET', '/v1/billing/invoices?per_page=100')).data.sort(
+        (x: any, y: any) => x.created_at.localeCompare(y.created_at),
+      );
+      t.match(list[0], { reason: 'threshold', amount: 12 }, '1,200 calls billed on the threshold invoice');
+      t.match(list[1], { reason: 'period', status: 'paid', amount: 0 }, 'the final invoice never below zero');
+      t.same(
+        list[1].lines.map((l: any) => [l.type, l.amount]),
+        [
+          ['usage', 9],
+          ['deduction', -12],
+          ['credit', 3],
+        ],
+        '900 calls, less the 12.00 billed, the 3.00 excess returned',
+      );
+      const credits = await w.made(f.tokens.read, 'GET', '/v1/billing/credits');
+      t.match(credits.data, [{ amount: 3, remaining: 3, currency: 'USD' }], 'as a prepaid credit grant');
+      t.match(list[1].lines[2].description, credits.data[0].id, 'the line names the grant');
+    },
+  );
+
   await t.test('the upcoming invoice shows the deductions', async (t) => {
     const c = await createTestAccount(w.api.infra, { name: 'Upcoming Co' });
     await w.card(c);
