@@ -155,3 +155,33 @@ t.test('country codes: ISO 3166-1 alpha-2 only', async (t) => {
   for (const c of ['DE', 'FR', 'US', 'JP', 'KW', 'CA']) t.ok(isCountryCode(c), c);
   for (const c of ['XX', 'ZZ', 'de', 'DEU', '']) t.notOk(isCountryCode(c), c);
 });
+
+t.test('a deduction (progressive billing) takes back exactly the tax its threshold invoice billed', async (t) => {
+  const vat = rate('vat', '19', false);
+  const rates = () => [vat];
+  const byId = (id: string) => (id === 'vat' ? vat : undefined);
+  // Threshold invoice: 12.50 → VAT 2.375 → 2.38.
+  const first = invoice('USD', [line({ type: 'usage', amount: '12.5' })]);
+  t.same(applyTax(first, FR, rates, byId), { subtotal: '12.5', tax: '2.38' });
+  // The final invoice: 30.00 (VAT 5.70) less the threshold invoice (12.50, VAT 2.38).
+  const final = invoice('USD', [
+    line({ type: 'usage', amount: '30' }),
+    line({
+      type: 'deduction',
+      product_id: null,
+      amount: '-12.5',
+      taxes: [{ tax_rate_id: 'vat', amount: '-2.38', base: '-12.5' }],
+    }),
+  ]);
+  t.same(applyTax(final, FR, rates, byId), { subtotal: '17.5', tax: '3.32' }, '5.70 − 2.38');
+  const tax = final.lines.find((l) => l.type === 'tax')!;
+  t.equal(tax.description, 'VAT 19 % on 17.50');
+  t.equal(final.amount, '20.82', 'amount = Σ lines');
+  t.equal(new Decimal('2.38').plus('3.32').toFixed(), '5.7', 'together: the tax of the whole period');
+  // An exempt customer now still has the tax billed then taken back.
+  const exempt = invoice('USD', [
+    line({ type: 'usage', amount: '30' }),
+    line({ type: 'deduction', product_id: null, amount: '-12.5', taxes: [{ tax_rate_id: 'vat', amount: '-2.38' }] }),
+  ]);
+  t.same(applyTax(exempt, { ...FR, tax_exempt: 'exempt' }, rates, byId), { subtotal: '17.5', tax: '-2.38' });
+});
