@@ -5,6 +5,7 @@ import { waitUntil } from '../fixtures/env.js';
 import { callJson } from '../fixtures/matrix.js';
 import { startRoleProcess } from '../fixtures/role-process.js';
 import { Decimal } from '../../shared/money/decimal.js';
+import { newId } from '../../shared/ids.js';
 
 /**
  * Progressive billing (issue 28, docs/billing.md "Progressive billing"): a subscription's billing_threshold issues
@@ -252,6 +253,81 @@ t.test('progressive billing', async (t) => {
       const credits = await w.made(f.tokens.read, 'GET', '/v1/billing/credits');
       t.match(credits.data, [{ amount: 3, remaining: 3, currency: 'USD' }], 'as a prepaid credit grant');
       t.match(list[1].lines[2].description, credits.data[0].id, 'the line names the grant');
+    },
+  );
+
+  await t.test(
+    '400 subscriptions: a run killed mid-way, then two at once — each threshold invoice once, charged once',
+    async (t) => {
+      const g = await createTestAccount(w.api.infra, { name: 'Many Co' });
+      await w.card(g);
+      const subs = Array.from({ length: 400 }, () => newId('sub'));
+      await pg.query(
+        `INSERT INTO subscriptions (id, account_id, status, currency, created_at, billing_threshold)
+       SELECT unnest($1::text[]), $2, 'active', 'USD', '2026-10-01T00:00:00Z', 5`,
+        [subs, g.accountId],
+      );
+      await pg.query(
+        `INSERT INTO subscription_items (subscription_id, position, product_id) SELECT unnest($1::text[]), 0, $2`,
+        [subs, plan],
+      );
+      const count = async (sql: string) => Number((await pg.query(sql, [subs])).rows[0].n);
+      const killed = w.spawnRun('2026-10-10T00:00:00Z');
+      await waitUntil(
+        async () =>
+          (await count(`SELECT count(*) AS n FROM invoices WHERE subscription_id = ANY($1)`)) > 0 ||
+          killed.exitCode !== null,
+        'the first batch to commit',
+        60_000,
+        2,
+      );
+      killed.kill('SIGKILL');
+      await new Promise((r) =>
+        killed.exitCode !== null || killed.signalCode !== null ? r(null) : killed.once('exit', r),
+      );
+      const before = await count(`SELECT count(*) AS n FROM invoices WHERE subscription_id = ANY($1)`);
+      t.comment(`killed with ${before} of ${subs.length} threshold invoices issued`);
+      const [one, two] = await Promise.all([w.run('2026-10-10T00:00:00Z'), w.run('2026-10-10T00:00:00Z')]);
+      t.equal(one!.code, 0, one!.stderr.slice(-2000));
+      t.equal(two!.code, 0, two!.stderr.slice(-2000));
+      const inv = await pg.query(
+        `SELECT count(*)::int AS n, count(DISTINCT subscription_id)::int AS subs, count(*) FILTER (WHERE status = 'paid')::int AS paid,
+              count(*) FILTER (WHERE attempt_count = 1)::int AS one_attempt, count(*) FILTER (WHERE threshold_seq = 1)::int AS first,
+              count(DISTINCT number)::int AS numbers
+         FROM invoices WHERE subscription_id = ANY($1) AND reason = 'threshold'`,
+        [subs],
+      );
+      t.same(
+        inv.rows[0],
+        { n: 400, subs: 400, paid: 400, one_attempt: 400, first: 400, numbers: 400 },
+        'one threshold invoice per subscription, numbered, paid at its first attempt',
+      );
+      t.equal(
+        await count(
+          `SELECT count(*) AS n FROM sandbox_charges WHERE split_part(idempotency_key, ':', 1) IN (SELECT id FROM invoices WHERE subscription_id = ANY($1))`,
+        ),
+        400,
+        'one charge per invoice',
+      );
+      const events = await pg.query(
+        `SELECT type, count(*)::int AS n, count(DISTINCT data->>'invoice_id')::int AS invoices FROM outbox_events
+        WHERE data->>'invoice_id' IN (SELECT id FROM invoices WHERE subscription_id = ANY($1)) GROUP BY type ORDER BY type`,
+        [subs],
+      );
+      t.same(
+        events.rows,
+        [
+          { type: 'invoice.created', n: 400, invoices: 400 },
+          { type: 'invoice.paid', n: 400, invoices: 400 },
+        ],
+        'invoice.created and invoice.paid once per invoice',
+      );
+      const again = await w.run('2026-10-20T00:00:00Z');
+      t.same(
+        again.json.invoices.filter((i: any) => subs.includes(i.subscription_id)),
+        [],
+        'the plan is billed: nothing more to issue',
+      );
     },
   );
 
