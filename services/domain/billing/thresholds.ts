@@ -108,6 +108,7 @@ export async function deductThresholdInvoices(
  */
 export function excessAsCredit(
   invoices: { invoice_id: string; account_id: string; priced: PricedInvoice; periodStart: string }[],
+  opts: { preview?: boolean } = {},
 ): ExcessGrant[] {
   const grants: ExcessGrant[] = [];
   for (const v of invoices) {
@@ -119,7 +120,8 @@ export function excessAsCredit(
       type: 'credit',
       product_id: null,
       meter_id: null,
-      description: `Billed in excess by threshold invoices: returned as prepaid credit ${id}`,
+      // The upcoming invoice names no grant: none exists until the period's invoice is issued.
+      description: `Billed in excess by threshold invoices: returned as prepaid credit${opts.preview ? '' : ` ${id}`}`,
       quantity: '1',
       unit_price: excess,
       amount: excess,

@@ -56,7 +56,9 @@ export async function upcomingInvoice(
   // As the close does: the threshold invoices' deductions, tax, never below zero, then prepaid credit.
   await deductThresholdInvoices(deps.pg, [{ subscription_id: sub.row.id, startMs: period.start.getTime() }], [priced!]);
   const [totals] = await taxInvoices(deps.pg, [{ priced: priced!, profile: customer.rows[0]! }]);
-  excessAsCredit([{ invoice_id: 'upcoming', account_id: accountId, priced: priced!, periodStart: '' }]);
+  excessAsCredit([{ invoice_id: 'upcoming', account_id: accountId, priced: priced!, periodStart: '' }], {
+    preview: true,
+  });
   await previewCredits(deps.pg, accountId, priced!, now);
   return {
     ...priced!,
