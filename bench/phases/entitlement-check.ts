@@ -106,10 +106,11 @@ export async function runEntitlementCheckPhase(o: {
       duration: o.seconds,
       workers: o.threads,
       headers,
-      requests: externalIds.map((c) => ({
-        method: 'GET',
-        path: `/v1/entitlements/check?feature=bench.calls&customer=${c}`,
-      })),
+      // Every 10th customer: autocannon prepares each connection's whole request list, and 64 × 10,000 of them
+      // cost the load generator more than the checks cost the api. The table holds all 10,000.
+      requests: externalIds
+        .filter((_, i) => i % 10 === 0)
+        .map((c) => ({ method: 'GET', path: `/v1/entitlements/check?feature=bench.calls&customer=${c}` })),
     }),
     runAutocannon({
       url: `${o.apiUrl}/v1/meters/${setup.meterId}/usage`,
