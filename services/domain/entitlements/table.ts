@@ -63,9 +63,11 @@ export class EntitlementTable {
     });
   }
 
-  /** Resolves once the table and its usage are loaded: an api never answers from an empty table. */
+  /**
+   * Resolves after the first load was tried: an api whose Postgres or ClickHouse is down still starts (ingest
+   * needs neither); until the table is loaded every check answers 503, never from an empty table.
+   */
   async start(): Promise<void> {
-    await this.refresh();
     await this.task.start();
   }
 
@@ -95,6 +97,7 @@ export class EntitlementTable {
     feature: string,
     nowMs = Date.now(),
   ): { entitlement: LoadedEntitlement; access: Access } | undefined {
+    if (this.version === undefined) throw new UnavailableError('Entitlements are not loaded yet; retry shortly.', 2);
     const entry = this.entries.get(accountId)?.get(feature);
     if (!entry) return undefined;
     const row = entry.row;
