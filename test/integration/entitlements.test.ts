@@ -181,6 +181,17 @@ t.test('entitlements', async (t) => {
     t.equal((await call(tokenB, 'POST', `/v1/meters/${own.id}/usage/corrections`, { cancel: ['x-2'] })).status, 201);
     await waitUntil(async () => (await check(tokenB, 'feature=exports')).body.usage === 2, 'the correction counts');
     t.match((await check(tokenB, 'feature=exports')).body, { has_access: true, balance: 1 });
+    // A late record (an hour old, still in this period) counts too.
+    const now = new Date();
+    const late = new Date(Math.max(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1), now.getTime() - 3_600_000));
+    const l = await call(tokenB, 'POST', `/v1/meters/${own.id}/usage`, {
+      value: 1,
+      timestamp: late.toISOString(),
+      id: 'x-4',
+    });
+    t.equal(l.status, 202);
+    await waitUntil(async () => (await check(tokenB, 'feature=exports')).body.usage === 3, 'the late record counts');
+    t.match((await check(tokenB, 'feature=exports')).body, { has_access: false, balance: 0 });
   });
 
   t.test('the next period starts again at zero; a grant does not carry into it', async (t) => {
@@ -399,7 +410,7 @@ t.test('entitlements', async (t) => {
     t.equal((await call(admin, 'GET', `/v1/entitlements/${ent.id}`)).body.limit, 1000, 'nothing of it changed');
     t.match(
       (await check(admin, `feature=exports&customer=${b!.externalId}`)).body,
-      { has_access: true },
+      { feature: 'exports', usage: 3, limit: 3 },
       'the operator checks any customer',
     );
     t.match((await check(admin, 'feature=exports&customer=nobody-at-all')).body, {
