@@ -4,6 +4,7 @@ import { billingRunLines, type BillingRunResult } from './phases/billing-run.js'
 import { dimensionReadLines, type DimensionReadsResult } from './phases/dimension-reads.js';
 import { emitterLines, type EmitterResult } from './phases/emitter.js';
 import { attributedLines, type AttributedResult } from './phases/attributed.js';
+import { entitlementCheckGoals, type EntitlementCheckResult } from './phases/entitlement-check.js';
 /** The benchmark's result document and its table, with the docs/design.md §11 goals checked. */
 import type { LoadResult } from './load.js';
 import type { LagSummary } from './lag-probe.js';
@@ -60,6 +61,8 @@ export interface BenchReport {
   noisy_neighbour?: NoisyNeighbourResult;
   /** Operator mode (bench/phases/attributed.ts). */
   attributed?: AttributedResult;
+  /** Entitlement checks (bench/phases/entitlement-check.ts). */
+  entitlement_check?: EntitlementCheckResult;
   group_by_reads?: DimensionReadsResult;
   unique_counts?: DimensionReadsResult;
   emitter?: EmitterResult;
@@ -161,6 +164,7 @@ export function goalsOf(r: BenchReport): Goal[] {
     });
   }
   if (r.attributed) goals.push(...attributedGoals(r.attributed));
+  if (r.entitlement_check) goals.push(...entitlementCheckGoals(r.entitlement_check));
   if (r.count_check)
     goals.push({
       goal: 'ClickHouse count == accepted',

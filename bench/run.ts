@@ -28,6 +28,8 @@
  *          group-by-reads (opt-in): --group-by-records 10000000 with --group-by-values 20 models, read grouped and filtered
  *          unique-counts (opt-in): --unique-records 2000000 of --unique-users 1000000 users, hour/day/month windows
  *          (--unique-repeats 20 timed reads each)
+ *          entitlement-check (opt-in, not with attributed): GET /v1/entitlements/check for --entitlement-customers 10000
+ *          customers while their records are ingested, and 202 → check freshness (bench/phases/entitlement-check.ts)
  *          cluster (opt-in, alone): the single topology and the local cluster side by side, as ratios (bench/cluster.ts)
  *          auth and parsing), the HTTP layer's own cost
  */
@@ -51,6 +53,7 @@ import { runStreamLoad } from './phases/stream.js';
 import { runGroupByReadsPhase, runUniqueCountsPhase } from './phases/dimension-reads.js';
 import { runEmitterPhase } from './phases/emitter.js';
 import { runAttributedPhase } from './phases/attributed.js';
+import { runEntitlementCheckPhase } from './phases/entitlement-check.js';
 import { CpuMeter } from './cpu.js';
 import { startPrivateServers, type PrivateServers } from './private-servers.js';
 import { freePort } from '../infra/stack/process.js';
@@ -301,6 +304,20 @@ async function main(): Promise<void> {
         acceptedRecords: () => acceptedRecords(apis),
         storedRecords: (meterId, expected) => distinctCount(ch, `meter_id = '${meterId}'`, expected, 5 * 60_000),
         usPerRecord,
+      });
+    }
+
+    // Entitlement checks while ingesting, and how soon a record shows in them (bench/phases/entitlement-check.ts): opt-in.
+    if (opts.phases.includes('entitlement-check') && !opts.phases.includes('attributed')) {
+      report.entitlement_check = await runEntitlementCheckPhase({
+        world,
+        apiUrl: `http://127.0.0.1:${apiPort}`,
+        customers: arg('entitlement-customers', 10_000),
+        batch: opts.batch,
+        seconds: opts.seconds,
+        connections: opts.connections,
+        threads: opts.threads,
+        log,
       });
     }
 

@@ -21,7 +21,9 @@ export type IdPrefix =
   | 'cn'
   | 'corr'
   | 'clock'
-  | 'txr';
+  | 'txr'
+  | 'ent'
+  | 'entg';
 
 const ALPHABET = '0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ';
 

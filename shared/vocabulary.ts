@@ -44,8 +44,19 @@ export const EVENT_TYPES = [
   'credit_note.created',
   'subscription.updated',
   'meter.usage.recorded',
+  'entitlement.exhausted',
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
+
+/** Entitlements (docs/entitlements.md): what a customer may use of a feature. */
+export const ENTITLEMENT_TYPES = ['metered', 'boolean'] as const;
+export type EntitlementType = (typeof ENTITLEMENT_TYPES)[number];
+/** The period a metered entitlement's limit applies to; each starts again at zero (UTC, in the customer's time). */
+export const ENTITLEMENT_PERIODS = ['billing_period', 'month', 'day'] as const;
+export type EntitlementPeriod = (typeof ENTITLEMENT_PERIODS)[number];
+/** block: no access once usage reaches the limit; allow: access always (the balance goes negative). */
+export const ENTITLEMENT_OVERAGES = ['block', 'allow'] as const;
+export type EntitlementOverage = (typeof ENTITLEMENT_OVERAGES)[number];
 
 export const CARD_BRANDS = ['visa', 'mastercard', 'amex', 'discover', 'diners', 'jcb', 'unionpay', 'unknown'] as const;
 export type CardBrand = (typeof CARD_BRANDS)[number];

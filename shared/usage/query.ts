@@ -97,7 +97,7 @@ export class TooManyGroupsError extends ValidationError {
   }
 }
 
-interface Row {
+export interface Row {
   a?: string;
   m?: string;
   w?: string | number;
@@ -123,7 +123,7 @@ const TOTALS_CHUNK = 500;
 const WATERMARK_TTL_MS = 1_000;
 const watermarks = new Map<string, { at: number; value: Promise<number | undefined> }>();
 
-function watermark(ch: ClickHouseClient, database: string): Promise<number | undefined> {
+export function watermark(ch: ClickHouseClient, database: string): Promise<number | undefined> {
   const cached = watermarks.get(database);
   if (cached && Date.now() - cached.at < WATERMARK_TTL_MS) return cached.value;
   const value = sweptThrough(ch, database);
@@ -395,7 +395,8 @@ function sliceKey(s: ReadSlice): string {
   ]);
 }
 
-function stats(start: number, end: number, r: Row | undefined): WindowStats {
+/** A result row of mergedSql as a window's stats (an absent or empty row: count 0). */
+export function stats(start: number, end: number, r: Row | undefined): WindowStats {
   if (!r || Number(r.c) === 0) return { start, end, count: 0, sum: '0', ...(r?.uq !== undefined ? { unique: 0 } : {}) };
   const out: WindowStats = { start, end, count: Number(r.c), sum: r.s };
   if (r.uq !== undefined) out.unique = Number(r.uq);

@@ -45,9 +45,12 @@ interface Fixture {
   taxRate(): Promise<string>;
   /** A meter of the deployment (operator mode). */
   deploymentMeter(): Promise<string>;
+  /** A metered entitlement of the operator's own account (its ent_ id). */
+  entitlement(): Promise<string>;
 }
 
 let customers = 0;
+let entitlements = 0;
 
 interface Row {
   method: 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE';
@@ -662,6 +665,59 @@ const ROWS: Row[] = [
     success: 200,
     request: async (fx) => ({ path: `/v1/tax_rates/${await fx.taxRate()}/archive` }),
   },
+  // entitlements: operators write, every token reads its own and checks
+  {
+    method: 'POST',
+    route: '/v1/entitlements',
+    scope: 'admin',
+    success: 201,
+    request: async (fx) => ({
+      path: '/v1/entitlements',
+      body: { customer_id: fx.account.customerId, feature: `matrix-${++entitlements}`, type: 'boolean' },
+    }),
+  },
+  {
+    method: 'GET',
+    route: '/v1/entitlements',
+    scope: 'read',
+    success: 200,
+    request: async () => ({ path: '/v1/entitlements' }),
+  },
+  {
+    method: 'GET',
+    route: '/v1/entitlements/check',
+    scope: 'read',
+    success: 200,
+    request: async () => ({ path: '/v1/entitlements/check?feature=anything' }),
+  },
+  {
+    method: 'GET',
+    route: '/v1/entitlements/:entitlement_id',
+    scope: 'read',
+    success: 200,
+    request: async (fx) => ({ path: `/v1/entitlements/${await fx.entitlement()}` }),
+  },
+  {
+    method: 'PATCH',
+    route: '/v1/entitlements/:entitlement_id',
+    scope: 'admin',
+    success: 200,
+    request: async (fx) => ({ path: `/v1/entitlements/${await fx.entitlement()}`, body: { limit: 5 } }),
+  },
+  {
+    method: 'DELETE',
+    route: '/v1/entitlements/:entitlement_id',
+    scope: 'admin',
+    success: 204,
+    request: async (fx) => ({ path: `/v1/entitlements/${await fx.entitlement()}` }),
+  },
+  {
+    method: 'POST',
+    route: '/v1/entitlements/:entitlement_id/grants',
+    scope: 'admin',
+    success: 201,
+    request: async (fx) => ({ path: `/v1/entitlements/${await fx.entitlement()}/grants`, body: { amount: 10 } }),
+  },
   // ↑ append rows for further endpoints here
 ];
 
@@ -720,6 +776,18 @@ t.test('scope matrix', async (t) => {
       (await admin('POST', '/v1/tax_rates', { name: 'fixture', percentage: 10, inclusive: true })).id,
     deploymentMeter: async () =>
       (await admin('POST', '/v1/meters', { name: 'd', unit: 'u', aggregation: 'sum', scope: 'deployment' })).id,
+    entitlement: async () =>
+      (
+        await admin('POST', '/v1/entitlements', {
+          customer_id: account.customerId,
+          feature: `matrix-${++entitlements}`,
+          type: 'metered',
+          meter_id: await fx.meter(),
+          limit: 100,
+          period: 'month',
+          overage: 'block',
+        })
+      ).id,
     usageMeter: () =>
       (usageMeter ??= (async () => {
         const id = await fx.meter();

@@ -9,6 +9,7 @@ import { PaymentMethodsPage } from './pages/payment-methods.js';
 import { WebhookPage, WebhooksPage } from './pages/webhooks.js';
 import { ProductsPage } from './pages/products.js';
 import { CustomerPage, CustomersPage } from './pages/customers.js';
+import { EntitlementsPage } from './pages/entitlements.js';
 import type { ApiClient } from './lib/api.js';
 import type { TokenSession } from './lib/tokens.js';
 
@@ -21,6 +22,7 @@ const NAV = [
   ['/invoices', 'Invoices'],
   ['/payment-methods', 'Payment methods'],
   ['/webhooks', 'Webhooks'],
+  ['/entitlements', 'Entitlements'],
   ['/products', 'Products'],
   ['/customers', 'Customers'],
 ] as const;
@@ -43,6 +45,8 @@ function Page({ route }: { route: string }) {
       return id ? <WebhookPage id={id} /> : <WebhooksPage />;
     case 'products':
       return <ProductsPage />;
+    case 'entitlements':
+      return <EntitlementsPage />;
     case 'customers':
       return id ? <CustomerPage id={id} /> : <CustomersPage />;
     default:

@@ -12,6 +12,7 @@ import type { InvoiceSchema, UpcomingInvoiceSchema } from '../../../../../shared
 import type { PaymentMethodSchema } from '../../../../../shared/api/payment-methods.js';
 import type { CreatedWebhookSchema, DeliverySchema } from '../../../../../shared/api/webhooks.js';
 import type { CustomerSchema } from '../../../../../shared/api/customers.js';
+import type { CheckAnswerSchema, EntitlementSchema } from '../../../../../shared/api/entitlements.js';
 
 export { EVENT_TYPES as WEBHOOK_EVENTS } from '../../../../../shared/vocabulary.js';
 
@@ -27,3 +28,6 @@ export type Webhook = Type.Static<typeof CreatedWebhookSchema>;
 export type Delivery = Type.Static<typeof DeliverySchema>;
 /** A customer of the deployment (operator mode): an account, named by the operator's external id. */
 export type Customer = Type.Static<typeof CustomerSchema>;
+/** An entitlement of a customer to a feature, and a check's answer (docs/entitlements.md). */
+export type Entitlement = Type.Static<typeof EntitlementSchema>;
+export type EntitlementCheck = Type.Static<typeof CheckAnswerSchema>;

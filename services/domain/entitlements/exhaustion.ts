@@ -1,0 +1,86 @@
+import type { ClickHouseClient } from '@clickhouse/client';
+import { withTransaction, type PgPool } from '../../../shared/clients/postgres.js';
+import { JsonDecimal } from '../../../shared/money/json.js';
+import type { MeterType } from '../../../shared/meters/record.js';
+import { appendEvent } from '../events/outbox-store.js';
+import { accountUsage } from '../usage/account-usage.js';
+import { meteredAccess, termsOf } from './access.js';
+import { entitlementPeriod } from './periods.js';
+import { loadEntitlements } from './store.js';
+import type { GrantRow } from './types.js';
+
+/**
+ * One pass of the exhaustion evaluator (docs/entitlements.md): every metered `block` entitlement whose usage
+ * reached its period's limit (the check's own rule, meteredAccess, over the same usage read) gets ONE
+ * `entitlement.exhausted` event per period — the row in entitlement_exhaustions is inserted in the transaction
+ * that appends the event, and a second evaluator (or a re-run after a crash) finds it and appends nothing.
+ * Returns the number of events appended.
+ */
+export async function emitExhaustions(
+  pg: PgPool,
+  ch: ClickHouseClient,
+  database: string,
+  nowMs = Date.now(),
+): Promise<number> {
+  const { entitlements, grants } = await loadEntitlements(pg, true);
+  const metered = entitlements.filter((e) => e.meter_type !== null);
+  if (!metered.length) return 0;
+  const grantsOf = new Map<string, GrantRow[]>();
+  for (const g of grants) grantsOf.set(g.entitlement_id, [...(grantsOf.get(g.entitlement_id) ?? []), g]);
+  const nowOf = (e: (typeof metered)[number]) => e.clock_time ?? new Date(nowMs);
+  const usage = await accountUsage(
+    ch,
+    database,
+    metered.map((e) => {
+      const period = entitlementPeriod(e.period!, nowOf(e));
+      return {
+        accountId: e.account_id,
+        meterId: e.meter_id!,
+        type: e.meter_type as MeterType,
+        aggregation: e.aggregation!,
+        uniqueBy: e.unique_by,
+        start: period.start,
+        end: period.end,
+      };
+    }),
+  );
+  const exhausted = metered
+    .map((e, i) => ({ e, access: meteredAccess(termsOf(e), grantsOf.get(e.id) ?? [], usage[i]!, nowOf(e)) }))
+    .filter(({ access }) => !access.has_access);
+  if (!exhausted.length) return 0;
+  const { rows: done } = await pg.query<{ entitlement_id: string; period_start: Date }>(
+    'SELECT entitlement_id, period_start FROM entitlement_exhaustions WHERE entitlement_id = ANY($1::text[])',
+    [exhausted.map(({ e }) => e.id)],
+  );
+  const seen = new Set(done.map((r) => `${r.entitlement_id}@${r.period_start.getTime()}`));
+  let emitted = 0;
+  for (const { e, access } of exhausted) {
+    if (seen.has(`${e.id}@${access.period_start!.getTime()}`)) continue;
+    const appended = await withTransaction(pg, async (c) => {
+      const { rowCount } = await c.query(
+        `INSERT INTO entitlement_exhaustions (entitlement_id, period_start) SELECT $1, $2
+          WHERE EXISTS (SELECT 1 FROM entitlements WHERE id = $1) ON CONFLICT DO NOTHING`,
+        [e.id, access.period_start],
+      );
+      if (!rowCount) return false;
+      const eventId = await appendEvent(c, {
+        accountId: e.account_id,
+        type: 'entitlement.exhausted',
+        data: {
+          entitlement_id: e.id,
+          feature: e.feature,
+          usage: new JsonDecimal(access.usage!),
+          limit: new JsonDecimal(access.limit!),
+          period_start: access.period_start!.toISOString(),
+        },
+      });
+      await c.query(
+        'UPDATE entitlement_exhaustions SET event_id = $3 WHERE entitlement_id = $1 AND period_start = $2',
+        [e.id, access.period_start, eventId],
+      );
+      return true;
+    });
+    if (appended) emitted++;
+  }
+  return emitted;
+}

@@ -1,0 +1,19 @@
+import type { EntitlementPeriod } from '../../../shared/vocabulary.js';
+import { monthStart, nextMonthStart, type Period } from '../billing/periods.js';
+
+const DAY_MS = 86_400_000;
+
+/**
+ * The period of a metered entitlement containing `now` (the customer's time: its test clock's, else real time).
+ * `billing_period` is the customer's subscription period, and billing periods are calendar months in UTC
+ * (services/domain/billing/periods.ts) — so it is the month containing `now`, with or without a subscription;
+ * were billing periods ever anchored elsewhere, this is the one place to follow them. `day`: the UTC day.
+ */
+export function entitlementPeriod(period: EntitlementPeriod, now: Date): Period {
+  if (period === 'day') {
+    const start = new Date(Math.floor(now.getTime() / DAY_MS) * DAY_MS);
+    return { start, end: new Date(start.getTime() + DAY_MS) };
+  }
+  const start = monthStart(now);
+  return { start, end: nextMonthStart(start) };
+}
