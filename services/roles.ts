@@ -9,6 +9,7 @@ import { createDispatcherParts } from './roles/dispatcher/components.js';
 import { UsageEventEmitter } from './roles/consumer/usage-events.js';
 import { createBillingService } from './roles/billing/service.js';
 import { BillingScheduler } from './roles/billing/scheduler.js';
+import { AlertEvaluator } from './roles/billing/alert-evaluator.js';
 import { registerConsumerLag } from '../shared/jetstream-lag.js';
 
 import type { Role } from './role-names.js';
@@ -31,6 +32,6 @@ export async function createRole(role: Role, infra: Infra): Promise<Service> {
       registerConsumerLag(infra.metrics, infra.nats, infra.natsNames.eventsStream, infra.natsNames.fanoutConsumer);
       return createDispatcherService(infra, createDispatcherParts(infra).components);
     case 'billing':
-      return createBillingService(infra, [new BillingScheduler(infra)]);
+      return createBillingService(infra, [new BillingScheduler(infra), new AlertEvaluator(infra)]);
   }
 }

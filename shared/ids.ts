@@ -21,7 +21,8 @@ export type IdPrefix =
   | 'cn'
   | 'corr'
   | 'clock'
-  | 'txr';
+  | 'txr'
+  | 'alrt';
 
 const ALPHABET = '0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ';
 

@@ -32,8 +32,13 @@ export const EVENT_TYPES = [
   'credit_note.created',
   'subscription.updated',
   'meter.usage.recorded',
+  'alert.triggered',
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
+
+/** What an alert watches (docs/alerts.md): a meter's usage over the billing period, or the period's invoice amount. */
+export const ALERT_METRICS = ['usage', 'amount'] as const;
+export type AlertMetric = (typeof ALERT_METRICS)[number];
 
 export const CARD_BRANDS = ['visa', 'mastercard', 'amex', 'discover', 'diners', 'jcb', 'unionpay', 'unknown'] as const;
 export type CardBrand = (typeof CARD_BRANDS)[number];

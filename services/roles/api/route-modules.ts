@@ -18,6 +18,7 @@ import { invoicesModule } from '../../control/invoices/module.js';
 import { creditsModule } from '../../control/credits/module.js';
 import { creditNotesModule } from '../../control/credit-notes/module.js';
 import { testClocksModule } from '../../control/test-clocks/module.js';
+import { alertsModule } from '../../control/alerts/module.js';
 import { consoleModule } from '../../console/module.js';
 
 /** Every route module the api mounts, in registration order. Each area adds its factory here. */
@@ -41,5 +42,6 @@ export const ROUTE_MODULES: RouteModuleFactory[] = [
   creditsModule,
   creditNotesModule,
   testClocksModule,
+  alertsModule,
   consoleModule,
 ];
