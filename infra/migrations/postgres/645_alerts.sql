@@ -23,7 +23,6 @@ CREATE TABLE alert_triggers (
   threshold numeric NOT NULL,
   period_start timestamptz NOT NULL,
   value numeric NOT NULL,
-  event_id text NOT NULL,
   created_at timestamptz NOT NULL DEFAULT now(),
   PRIMARY KEY (alert_id, account_id, period_start, threshold)
 );
