@@ -9,6 +9,7 @@ import { PaymentMethodsPage } from './pages/payment-methods.js';
 import { WebhookPage, WebhooksPage } from './pages/webhooks.js';
 import { ProductsPage } from './pages/products.js';
 import { CustomerPage, CustomersPage } from './pages/customers.js';
+import { AlertsPage } from './pages/alerts.js';
 import type { ApiClient } from './lib/api.js';
 import type { TokenSession } from './lib/tokens.js';
 
@@ -20,6 +21,7 @@ const NAV = [
   ['/subscriptions', 'Subscriptions'],
   ['/invoices', 'Invoices'],
   ['/payment-methods', 'Payment methods'],
+  ['/alerts', 'Alerts'],
   ['/webhooks', 'Webhooks'],
   ['/products', 'Products'],
   ['/customers', 'Customers'],
@@ -39,6 +41,8 @@ function Page({ route }: { route: string }) {
       return id ? <InvoicePage id={id} /> : <InvoicesPage />;
     case 'payment-methods':
       return <PaymentMethodsPage />;
+    case 'alerts':
+      return <AlertsPage />;
     case 'webhooks':
       return id ? <WebhookPage id={id} /> : <WebhooksPage />;
     case 'products':

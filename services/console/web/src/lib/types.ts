@@ -12,6 +12,7 @@ import type { InvoiceSchema, UpcomingInvoiceSchema } from '../../../../../shared
 import type { PaymentMethodSchema } from '../../../../../shared/api/payment-methods.js';
 import type { CreatedWebhookSchema, DeliverySchema } from '../../../../../shared/api/webhooks.js';
 import type { CustomerSchema } from '../../../../../shared/api/customers.js';
+import type { AlertSchema } from '../../../../../shared/api/alerts.js';
 
 export { EVENT_TYPES as WEBHOOK_EVENTS } from '../../../../../shared/vocabulary.js';
 
@@ -27,3 +28,5 @@ export type Webhook = Type.Static<typeof CreatedWebhookSchema>;
 export type Delivery = Type.Static<typeof DeliverySchema>;
 /** A customer of the deployment (operator mode): an account, named by the operator's external id. */
 export type Customer = Type.Static<typeof CustomerSchema>;
+/** A usage or spend alert (docs/alerts.md); `customer_id: null` on an operator's deployment-wide alert. */
+export type Alert = Type.Static<typeof AlertSchema>;
