@@ -8,6 +8,7 @@ import { startRoleProcess } from '../fixtures/role-process.js';
 import { createCustomers, customerToken, deploymentMeter } from '../fixtures/operator.js';
 import { startConsumer } from './ingest-helpers.js';
 import { checkRequest, startDispatcher } from './webhook-delivery-helpers.js';
+import { evaluateAlerts } from '../../services/domain/alerts/evaluate.js';
 
 /**
  * Usage and spend alerts (docs/alerts.md), against real servers: the api, the consumer, a dispatcher delivering
@@ -238,6 +239,10 @@ t.test('alerts: each threshold once per customer and period, via webhooks and GE
       });
       await waitUntil(() => fired(sentinel.id, c!.id).length >= 1, `sentinel ${i}`);
     }
+    // Passes re-run at once (as after a crash) beside the two processes: everything reached has fired, nothing again.
+    const deps = { ...api.infra, database: config.CLICKHOUSE_DATABASE, graceMs: 3_600_000 };
+    const again = await Promise.all([1, 2, 3, 4].map(() => evaluateAlerts(deps)));
+    t.same(again.flat(), [], 'four more passes fire nothing');
     const keys = alertEvents().map((e) => `${e.data.alert_id} ${e.data.customer_id} ${e.data.threshold}`);
     t.equal(keys.length, new Set(keys).size, 'no (alert, customer, threshold) twice');
     t.same(fired(wide.id, c!.id), [], 'C never reached 50');
