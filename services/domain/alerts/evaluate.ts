@@ -11,7 +11,7 @@ import {
   allAlerts,
   fireCrossings,
   firedKey,
-  firedKeys,
+  recordedAmong,
   watchedMeters,
   type Crossing,
 } from './store.js';
@@ -29,6 +29,11 @@ export interface AlertDeps {
   database: string;
   /** After a period ends, late records may still cross its thresholds for this long (the billing grace). */
   graceMs: number;
+  /**
+   * Crossings this process knows are recorded, by period start (a process keeps it across passes): a threshold
+   * once recorded stays so for its period, so a steady pass asks Postgres nothing about them.
+   */
+  known?: Map<number, Set<string>>;
 }
 
 /** One customer's value of an alert's metric in one billing period. */
@@ -71,18 +76,19 @@ export async function evaluateAlerts(deps: AlertDeps, now = new Date()): Promise
       now,
     ),
   ]);
-  const observations = [...usage, ...spend];
-  const fired = await firedKeys(
-    deps.pg,
-    alerts.map((a) => a.id),
-    [...new Set(observations.map((o) => o.periodStartMs))].map((ms) => new Date(ms)),
-  );
-  const crossings: Crossing[] = [];
-  for (const o of observations) {
+  const known = deps.known ?? new Map<number, Set<string>>();
+  for (const start of known.keys()) if (!periods.some((p) => p.start.getTime() === start)) known.delete(start);
+  const keyOf = (x: Crossing) => firedKey(x.alertId, x.accountId, x.periodStartMs, x.threshold);
+  const isKnown = (x: Crossing) => known.get(x.periodStartMs)?.has(keyOf(x)) ?? false;
+  const remember = (x: Crossing) => {
+    let set = known.get(x.periodStartMs);
+    if (!set) known.set(x.periodStartMs, (set = new Set()));
+    set.add(keyOf(x));
+  };
+  const candidates: Crossing[] = [];
+  for (const o of [...usage, ...spend]) {
     for (const threshold of reachedThresholds(o.alert.thresholds, o.value)) {
-      const key = firedKey(o.alert.id, o.accountId, o.periodStartMs, threshold);
-      if (fired.has(key)) continue;
-      crossings.push({
+      const x: Crossing = {
         alertId: o.alert.id,
         accountId: o.accountId,
         metric: o.alert.metric,
@@ -91,13 +97,19 @@ export async function evaluateAlerts(deps: AlertDeps, now = new Date()): Promise
         threshold,
         value: canonicalDecimal(o.value),
         periodStartMs: o.periodStartMs,
-      });
+      };
+      if (!isKnown(x)) candidates.push(x);
     }
   }
+  const recorded = await recordedAmong(deps.pg, candidates);
+  const crossings = candidates.filter((x) => !recorded.has(keyOf(x)));
+  for (const x of candidates) if (recorded.has(keyOf(x))) remember(x);
   // One order for every evaluator: concurrent passes inserting the same trigger rows wait, never deadlock.
-  const key = (x: Crossing) => firedKey(x.alertId, x.accountId, x.periodStartMs, x.threshold);
-  crossings.sort((x, y) => (key(x) < key(y) ? -1 : key(x) > key(y) ? 1 : 0));
-  return fireCrossings(deps.pg, crossings);
+  crossings.sort((x, y) => (keyOf(x) < keyOf(y) ? -1 : keyOf(x) > keyOf(y) ? 1 : 0));
+  const fired = await fireCrossings(deps.pg, crossings);
+  // Committed: each is recorded now, by this pass or by another evaluator that got there first.
+  for (const x of crossings) remember(x);
+  return fired;
 }
 
 /**

@@ -73,12 +73,20 @@ export async function allAlerts(pool: PgPool): Promise<AlertRow[]> {
   return (await pool.query<AlertRow>(`SELECT ${COLUMNS} FROM ${FROM} ORDER BY al.id`)).rows;
 }
 
-/** The thresholds already fired in these periods: `alert \0 account \0 periodStartMs \0 threshold`. */
-export async function firedKeys(pool: PgPool, alertIds: string[], periodStarts: Date[]): Promise<Set<string>> {
+/** Which of these crossings are already recorded (fired by any evaluator, now or earlier): their firedKeys. */
+export async function recordedAmong(pool: PgPool, crossings: Crossing[]): Promise<Set<string>> {
+  if (crossings.length === 0) return new Set();
   const r = await pool.query<{ alert_id: string; account_id: string; period_start: Date; threshold: string }>(
-    `SELECT alert_id, account_id, period_start, threshold::text AS threshold FROM alert_triggers
-      WHERE alert_id = ANY($1::text[]) AND period_start = ANY($2::timestamptz[])`,
-    [alertIds, periodStarts],
+    `SELECT t.alert_id, t.account_id, t.period_start, t.threshold::text AS threshold
+       FROM unnest($1::text[], $2::text[], $3::timestamptz[], $4::numeric[]) AS k(alert_id, account_id, period_start, threshold)
+       JOIN alert_triggers t ON t.alert_id = k.alert_id AND t.account_id = k.account_id
+        AND t.period_start = k.period_start AND t.threshold = k.threshold`,
+    [
+      crossings.map((x) => x.alertId),
+      crossings.map((x) => x.accountId),
+      crossings.map((x) => new Date(x.periodStartMs)),
+      crossings.map((x) => x.threshold),
+    ],
   );
   return new Set(r.rows.map((t) => firedKey(t.alert_id, t.account_id, t.period_start.getTime(), t.threshold)));
 }

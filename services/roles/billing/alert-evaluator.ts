@@ -25,7 +25,13 @@ export class AlertEvaluator implements Component {
 
   async start(): Promise<void> {
     const { pg, clickhouse, config } = this.infra;
-    const deps = { pg, clickhouse, database: config.CLICKHOUSE_DATABASE, graceMs: config.BILLING_GRACE_SECONDS * 1000 };
+    const deps = {
+      pg,
+      clickhouse,
+      database: config.CLICKHOUSE_DATABASE,
+      graceMs: config.BILLING_GRACE_SECONDS * 1000,
+      known: new Map<number, Set<string>>(),
+    };
     this.task = new PeriodicTask({
       name: 'alert evaluation',
       everyMs: EVERY_MS,
