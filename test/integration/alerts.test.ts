@@ -12,7 +12,8 @@ import { evaluateAlerts } from '../../services/domain/alerts/evaluate.js';
 
 /**
  * Usage and spend alerts (docs/alerts.md), against real servers: the api, the consumer, a dispatcher delivering
- * to a real local receiver, and TWO billing processes evaluating alerts at once. Each threshold fires once per
+ * to a real local receiver, and TWO billing processes evaluating alerts at once (each later killed with SIGKILL, a
+ * third started). Each threshold fires once per
  * customer and billing period, with the value that reached it — usage counted like every read (re-sent ids once),
  * late records and corrections included — and spend priced exactly as the upcoming invoice (tiers, credit).
  */
@@ -21,8 +22,8 @@ t.test('alerts: each threshold once per customer and period, via webhooks and GE
   const api = await startApi(t, config);
   await startConsumer(t, config, { maxWaitMs: 50 });
   await startDispatcher(t, config);
-  await startRoleProcess(t, 'billing', config);
-  await startRoleProcess(t, 'billing', config);
+  const root = t; // role processes live as long as the whole test, not one subtest
+  const evaluators = [await startRoleProcess(t, 'billing', config), await startRoleProcess(t, 'billing', config)];
   const receiver = await startReceiver(t);
   const operator = await createTestAccount(api.infra, { operator: true });
   const ADMIN = operator.tokens.admin;
@@ -149,6 +150,7 @@ t.test('alerts: each threshold once per customer and period, via webhooks and GE
   });
 
   await t.test('500: crossed by late records', async (t) => {
+    evaluators[0]!.child.kill('SIGKILL'); // one evaluator dies: the other carries on
     await send(withResent('a2', 400, late));
     await waitUntil(() => fired(perA.id, a!.id).length >= 2, 'the 500 alert');
     t.same(fired(perA.id, a!.id), [
@@ -176,6 +178,9 @@ t.test('alerts: each threshold once per customer and period, via webhooks and GE
   });
 
   await t.test('deployment-wide: once per customer that reaches it', async (t) => {
+    // The other one dies too, and a new process starts from nothing: it re-emits nothing that already fired.
+    evaluators.push(await startRoleProcess(root, 'billing', config));
+    evaluators[1]!.child.kill('SIGKILL');
     await send(withResent('aw', 60, recent, a!.externalId));
     await send(withResent('b', 70, recent, b!.externalId));
     await send(withResent('c', 10, recent, c!.externalId));
@@ -229,7 +234,7 @@ t.test('alerts: each threshold once per customer and period, via webhooks and GE
     t.equal(upcoming.body.amount, 105, 'the same amount as the upcoming invoice');
   });
 
-  await t.test('exactly once, with two evaluators', async (t) => {
+  await t.test('exactly once, through two killed evaluators and a restarted one', async (t) => {
     // A sentinel alert made now fires on a later pass: every pass before it saw the same usage.
     for (const i of [1, 2]) {
       const sentinel = await made(ADMIN, 'POST', '/v1/alerts', {
