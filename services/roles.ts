@@ -10,6 +10,7 @@ import { UsageEventEmitter } from './roles/consumer/usage-events.js';
 import { createBillingService } from './roles/billing/service.js';
 import { BillingScheduler } from './roles/billing/scheduler.js';
 import { EntitlementEvaluator } from './roles/billing/entitlement-evaluator.js';
+import { AlertEvaluator } from './roles/billing/alert-evaluator.js';
 import { registerConsumerLag } from '../shared/jetstream-lag.js';
 
 import type { Role } from './role-names.js';
@@ -32,6 +33,10 @@ export async function createRole(role: Role, infra: Infra): Promise<Service> {
       registerConsumerLag(infra.metrics, infra.nats, infra.natsNames.eventsStream, infra.natsNames.fanoutConsumer);
       return createDispatcherService(infra, createDispatcherParts(infra).components);
     case 'billing':
-      return createBillingService(infra, [new BillingScheduler(infra), new EntitlementEvaluator(infra)]);
+      return createBillingService(infra, [
+        new BillingScheduler(infra),
+        new EntitlementEvaluator(infra),
+        new AlertEvaluator(infra),
+      ]);
   }
 }

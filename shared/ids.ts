@@ -23,7 +23,8 @@ export type IdPrefix =
   | 'clock'
   | 'txr'
   | 'ent'
-  | 'entg';
+  | 'entg'
+  | 'alrt';
 
 const ALPHABET = '0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ';
 

@@ -45,6 +45,7 @@ export const EVENT_TYPES = [
   'subscription.updated',
   'meter.usage.recorded',
   'entitlement.exhausted',
+  'alert.triggered',
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 
@@ -57,6 +58,9 @@ export type EntitlementPeriod = (typeof ENTITLEMENT_PERIODS)[number];
 /** block: no access once usage reaches the limit; allow: access always (the balance goes negative). */
 export const ENTITLEMENT_OVERAGES = ['block', 'allow'] as const;
 export type EntitlementOverage = (typeof ENTITLEMENT_OVERAGES)[number];
+/** What an alert watches (docs/alerts.md): a meter's usage over the billing period, or the period's invoice amount. */
+export const ALERT_METRICS = ['usage', 'amount'] as const;
+export type AlertMetric = (typeof ALERT_METRICS)[number];
 
 export const CARD_BRANDS = ['visa', 'mastercard', 'amex', 'discover', 'diners', 'jcb', 'unionpay', 'unknown'] as const;
 export type CardBrand = (typeof CARD_BRANDS)[number];

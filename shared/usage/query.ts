@@ -325,6 +325,43 @@ export async function queryUsageTotals(
   return out;
 }
 
+/**
+ * Every account's totals of deployment meters over [startMs, endMs) — each customer's usage of them — with the
+ * dedup of queryUsageTotals, one query per TOTALS_CHUNK meters: `meter → account → totals`, only accounts with
+ * records. (queryUsageTotals reads listed (account, meter) pairs; this reads every account of a meter.)
+ */
+export async function queryUsageTotalsByAccount(
+  ch: ClickHouseClient,
+  database: string,
+  request: { meterIds: readonly string[]; type: MeterType; startMs: number; endMs: number },
+  limits: UsageReadLimits = {},
+): Promise<Map<string, Map<string, WindowStats>>> {
+  const out = new Map<string, Map<string, WindowStats>>();
+  if (request.meterIds.length === 0) return out;
+  const plan = readPlan(request.startMs, request.endMs, await watermark(ch, database));
+  for (let i = 0; i < request.meterIds.length; i += TOTALS_CHUNK) {
+    const meters = `meter_id IN (${request.meterIds
+      .slice(i, i + TOTALS_CHUNK)
+      .map(chString)
+      .join(', ')})`;
+    const sql = mergedSql(
+      database,
+      request.type,
+      meters,
+      plan,
+      () => 'account_id AS a, meter_id AS m',
+      'a, m',
+      undefined,
+    );
+    for (const r of await rowsOf(ch, sql, limits)) {
+      let byAccount = out.get(r.m!);
+      if (!byAccount) out.set(r.m!, (byAccount = new Map()));
+      byAccount.set(r.a!, stats(request.startMs, request.endMs, r));
+    }
+  }
+  return out;
+}
+
 const compareValues = (x: readonly string[], y: readonly string[]) => {
   for (let i = 0; i < x.length; i++) if (x[i] !== y[i]) return x[i]! < y[i]! ? -1 : 1;
   return 0;

@@ -107,6 +107,7 @@ t.test('isolation between accounts', async (t) => {
     currency: 'USD',
     description: 'A credit',
   });
+  const aAlert = await made(a.tokens.write, 'POST', '/v1/alerts', { meter_id: aMeter.id, thresholds: [10] });
   const aCreditNote = await made(operator.tokens.admin, 'POST', `/v1/billing/invoices/${aInvoice}/credit-notes`, {
     amount: 2,
     reason: 'A note',
@@ -155,6 +156,8 @@ t.test('isolation between accounts', async (t) => {
     ['GET', `/v1/billing/credits/${aCredit.id}`],
     ['GET', `/v1/billing/credit-notes/${aCreditNote.id}`],
     ['GET', `/v1/billing/credit-notes/${aCreditNote.id}/download`],
+    ['GET', `/v1/alerts/${aAlert.id}`],
+    ['DELETE', `/v1/alerts/${aAlert.id}`],
   ];
   for (const [method, path, body] of matrix) {
     t.test(`B: ${method} ${path.replace(/_[0-9A-Za-z]{22}/, '_…')} → 404`, async (t) => {
@@ -182,6 +185,8 @@ t.test('isolation between accounts', async (t) => {
     ['POST', '/v1/subscriptions', { customer_id: a.customerId, items: [{ product_id: flat }] }],
     ['GET', `/v1/billing/invoices?customer_id=${a.customerId}`],
     ['GET', `/v1/billing/credits?customer_id=${a.customerId}`],
+    ['GET', `/v1/alerts?customer_id=${a.customerId}`],
+    ['POST', '/v1/alerts', { customer_id: a.customerId, meter_id: aMeter.id, thresholds: [1] }],
   ];
   for (const [method, path, body] of actingForA) {
     t.test(`B acting for A: ${method} ${path.replace(/_[0-9A-Za-z]{22}/, '_…')} → 403`, async (t) => {
@@ -205,6 +210,14 @@ t.test('isolation between accounts', async (t) => {
     const got = await call(operator.tokens.admin, 'GET', `/v1/customers/${a.customerId}`);
     t.not(got.body.name, 'taken over', 'nothing B sent changed A');
     t.equal((await call(operator.tokens.admin, 'GET', `/v1/customers/${a.customerId}/users`)).body.pagination.total, 1);
+  });
+
+  t.test('B cannot watch A’s meter, nor see A’s alert', async (t) => {
+    const res = await call(b.tokens.write, 'POST', '/v1/alerts', { meter_id: aMeter.id, thresholds: [1] });
+    t.equal(res.status, 422);
+    t.same(res.body.errors, [{ field: 'meter_id', message: `no meter ${aMeter.id} of the watched customer` }]);
+    t.same((await call(b.tokens.read, 'GET', '/v1/alerts')).body.data, [], 'B lists no alert of A');
+    t.equal((await call(a.tokens.read, 'GET', `/v1/alerts/${aAlert.id}`)).status, 200, 'A’s alert is still there');
   });
 
   t.test('B cannot use A’s meter in a subscription', async (t) => {

@@ -718,6 +718,50 @@ const ROWS: Row[] = [
     success: 201,
     request: async (fx) => ({ path: `/v1/entitlements/${await fx.entitlement()}/grants`, body: { amount: 10 } }),
   },
+  // alerts: an account's own (write creates and deletes, read reads); an admin's on any customer
+  {
+    method: 'POST',
+    route: '/v1/alerts',
+    scope: 'write',
+    success: 201,
+    request: async (fx) => ({ path: '/v1/alerts', body: { meter_id: await fx.meter(), thresholds: [10] } }),
+  },
+  {
+    method: 'GET',
+    route: '/v1/alerts',
+    scope: 'read',
+    success: 200,
+    request: async () => ({ path: '/v1/alerts' }),
+  },
+  {
+    method: 'GET',
+    route: '/v1/alerts/:alert_id',
+    scope: 'read',
+    success: 200,
+    request: async (fx) => ({
+      path: `/v1/alerts/${(await fx.admin('POST', '/v1/alerts', { meter_id: await fx.meter(), thresholds: [1] })).id}`,
+    }),
+  },
+  {
+    method: 'DELETE',
+    route: '/v1/alerts/:alert_id',
+    scope: 'write',
+    success: 204,
+    request: async (fx) => ({
+      path: `/v1/alerts/${(await fx.admin('POST', '/v1/alerts', { meter_id: await fx.meter(), thresholds: [1] })).id}`,
+    }),
+  },
+  {
+    method: 'POST',
+    route: '/v1/alerts',
+    scope: 'admin',
+    success: 201,
+    routeScope: 'write',
+    request: async (fx) => ({
+      path: '/v1/alerts',
+      body: { customer_id: await fx.customer(), metric: 'amount', currency: 'USD', thresholds: [100] },
+    }),
+  },
   // ↑ append rows for further endpoints here
 ];
 

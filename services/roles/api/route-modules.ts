@@ -19,6 +19,7 @@ import { creditsModule } from '../../control/credits/module.js';
 import { creditNotesModule } from '../../control/credit-notes/module.js';
 import { testClocksModule } from '../../control/test-clocks/module.js';
 import { entitlementsModule } from '../../control/entitlements/module.js';
+import { alertsModule } from '../../control/alerts/module.js';
 import { consoleModule } from '../../console/module.js';
 
 /** Every route module the api mounts, in registration order. Each area adds its factory here. */
@@ -43,5 +44,6 @@ export const ROUTE_MODULES: RouteModuleFactory[] = [
   creditNotesModule,
   testClocksModule,
   entitlementsModule,
+  alertsModule,
   consoleModule,
 ];

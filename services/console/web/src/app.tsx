@@ -10,6 +10,7 @@ import { WebhookPage, WebhooksPage } from './pages/webhooks.js';
 import { ProductsPage } from './pages/products.js';
 import { CustomerPage, CustomersPage } from './pages/customers.js';
 import { EntitlementsPage } from './pages/entitlements.js';
+import { AlertsPage } from './pages/alerts.js';
 import type { ApiClient } from './lib/api.js';
 import type { TokenSession } from './lib/tokens.js';
 
@@ -21,6 +22,7 @@ const NAV = [
   ['/subscriptions', 'Subscriptions'],
   ['/invoices', 'Invoices'],
   ['/payment-methods', 'Payment methods'],
+  ['/alerts', 'Alerts'],
   ['/webhooks', 'Webhooks'],
   ['/entitlements', 'Entitlements'],
   ['/products', 'Products'],
@@ -41,6 +43,8 @@ function Page({ route }: { route: string }) {
       return id ? <InvoicePage id={id} /> : <InvoicesPage />;
     case 'payment-methods':
       return <PaymentMethodsPage />;
+    case 'alerts':
+      return <AlertsPage />;
     case 'webhooks':
       return id ? <WebhookPage id={id} /> : <WebhooksPage />;
     case 'products':

@@ -13,6 +13,7 @@ import type { PaymentMethodSchema } from '../../../../../shared/api/payment-meth
 import type { CreatedWebhookSchema, DeliverySchema } from '../../../../../shared/api/webhooks.js';
 import type { CustomerSchema } from '../../../../../shared/api/customers.js';
 import type { CheckAnswerSchema, EntitlementSchema } from '../../../../../shared/api/entitlements.js';
+import type { AlertSchema } from '../../../../../shared/api/alerts.js';
 
 export { EVENT_TYPES as WEBHOOK_EVENTS } from '../../../../../shared/vocabulary.js';
 
@@ -31,3 +32,5 @@ export type Customer = Type.Static<typeof CustomerSchema>;
 /** An entitlement of a customer to a feature, and a check's answer (docs/entitlements.md). */
 export type Entitlement = Type.Static<typeof EntitlementSchema>;
 export type EntitlementCheck = Type.Static<typeof CheckAnswerSchema>;
+/** A usage or spend alert (docs/alerts.md); `customer_id: null` on an operator's deployment-wide alert. */
+export type Alert = Type.Static<typeof AlertSchema>;

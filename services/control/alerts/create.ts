@@ -1,0 +1,27 @@
+import type { ApiDeps, RouteDef } from '../../../shared/http/route.js';
+import { reply } from '../../../shared/http/reply.js';
+import { AlertSchema, CreateAlertBody } from '../../../shared/api/alerts.js';
+import type { NewAlert } from '../../domain/alerts/types.js';
+import { createAlert } from '../../domain/alerts/create.js';
+import { parseNewAlert } from './input.js';
+import { toAlert } from './representation.js';
+
+/** POST /v1/alerts — a usage or spend alert on a customer (or, admin, every customer of a deployment meter). */
+export function createAlertRoute(deps: ApiDeps): RouteDef<NewAlert> {
+  return {
+    method: 'POST',
+    path: '/v1/alerts',
+    auth: 'write',
+    input: parseNewAlert,
+    handler: async (ctx, alert) => {
+      const row = await createAlert(deps.pg, ctx.principal!, alert);
+      return reply.created(toAlert(row), `/v1/alerts/${row.id}`);
+    },
+    doc: {
+      summary: 'Create a usage or spend alert: alert.triggered once per threshold and billing period',
+      tags: ['alerts'],
+      requestBody: CreateAlertBody,
+      responses: { '201': { description: 'The alert (Location names it)', schema: AlertSchema } },
+    },
+  };
+}
