@@ -1,3 +1,4 @@
+import { evaluateAlerts } from '../../services/domain/alerts/evaluate.js';
 import t from 'tap';
 import { billingWorld } from '../fixtures/billing.js';
 import { createTestAccount } from '../fixtures/auth.js';
@@ -356,6 +357,19 @@ t.test('progressive billing', async (t) => {
       'the period so far and what the threshold invoice billed',
     );
     t.equal(u.amount, 0, 'nothing left to bill');
+    // A spend alert watches the period's whole invoiced amount: what the threshold invoice billed counts too.
+    const alert = await w.made(c.tokens.write, 'POST', '/v1/alerts', {
+      metric: 'amount',
+      currency: 'USD',
+      thresholds: [7, 8],
+    });
+    const deps = { ...w.api.infra, database: w.config.CLICKHOUSE_DATABASE, graceMs: 3_600_000 };
+    const fired = (await evaluateAlerts(deps)).filter((x) => x.alertId === alert.id);
+    t.same(
+      fired.map((x) => [x.threshold, x.value]),
+      [['7', '7']],
+      'a spend alert sees 7.00 of spend (billed on the threshold invoice), not the 0 left to bill',
+    );
   });
 
   await t.test('bad input → a precise problem, nothing written; PATCH sets and removes', async (t) => {

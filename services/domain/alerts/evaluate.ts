@@ -6,6 +6,7 @@ import { queryUsageTotals, queryUsageTotalsByAccount, type UsageTotalsRequest } 
 import type { MeterType } from '../../../shared/meters/record.js';
 import { monthStart, nextMonthStart, type Period } from '../billing/periods.js';
 import { upcomingInvoice } from '../billing/upcoming.js';
+import { thresholdBilled } from '../billing/thresholds.js';
 import {
   activeSubscriptions,
   allAlerts,
@@ -193,7 +194,8 @@ const SPEND_CONCURRENCY = 8;
 /**
  * Spend alerts: the customer's current period invoiced so far in the alert's currency — the sum of the
  * `amount`s of the upcoming invoices of its active subscriptions in that currency, priced by upcomingInvoice
- * exactly as GET /v1/billing/invoices/upcoming shows them (tiers, minimums, tax, prepaid credit).
+ * exactly as GET /v1/billing/invoices/upcoming shows them (tiers, minimums, tax, prepaid credit), plus what the
+ * period's threshold invoices already billed.
  */
 async function observeSpend(deps: AlertDeps, alerts: AlertRow[], now: Date): Promise<Observation[]> {
   if (alerts.length === 0) return [];
@@ -205,7 +207,10 @@ async function observeSpend(deps: AlertDeps, alerts: AlertRow[], now: Date): Pro
       while (next < subs.length) {
         const s = subs[next++]!;
         const u = await upcomingInvoice(deps, s.account_id, s.id, now).catch(() => null); // canceled meanwhile
-        priced.set(s.id, u && { amount: u.amount, periodStartMs: u.periodStartMs });
+        // The upcoming invoice deducts what threshold invoices (progressive billing) already billed; the
+        // period's spend is both.
+        const [billed] = u ? await thresholdBilled(deps.pg, [{ subscription_id: s.id, startMs: u.periodStartMs }]) : [];
+        priced.set(s.id, u && { amount: billed!.plus(u.amount).toString(), periodStartMs: u.periodStartMs });
       }
     }),
   );

@@ -38,6 +38,23 @@ export interface PeriodRef {
 const isoDate = (ms: number) => new Date(ms).toISOString().slice(0, 10);
 
 /**
+ * What the threshold invoices of each period billed so far (Σ of their amounts; void ones excluded): with the
+ * upcoming invoice's amount — which deducts them — the period's whole invoiced amount (spend alerts read it).
+ */
+export async function thresholdBilled(q: PgPool | PgClient, periods: PeriodRef[]): Promise<Decimal[]> {
+  if (periods.length === 0) return [];
+  const { rows } = await q.query<{ n: number; billed: string }>(
+    `SELECT c.n, COALESCE(sum(i.amount), 0)::text AS billed
+       FROM unnest($1::text[], $2::date[]) WITH ORDINALITY AS c(subscription_id, period_start, n)
+       LEFT JOIN invoices i ON i.subscription_id = c.subscription_id AND i.period_start = c.period_start
+                           AND i.reason = 'threshold' AND i.status NOT IN ('void', 'draft')
+      GROUP BY c.n ORDER BY c.n`,
+    [periods.map((p) => p.subscription_id), periods.map((p) => isoDate(p.startMs))],
+  );
+  return rows.map((r) => new Decimal(r.billed));
+}
+
+/**
  * THE rule of the deduction: appends to each priced period one `deduction` line per threshold invoice of that
  * period (oldest first) — minus its subtotal, referencing it (`adjusts_invoice_id`), carrying minus the tax it
  * billed at each rate (applyTax takes that tax back: the period's invoices together carry the tax of the whole

@@ -41,7 +41,8 @@ export function AlertsPage() {
         <ErrorBox error={list.error} onRetry={list.reload} />
         <ErrorBox error={remove.error} />
         {list.data?.data.length === 0 && <Empty>No alerts yet.</Empty>}
-        {!!list.data?.data.length && (
+        {/* Shown once the meters are known too: a row names its meter, never an id that turns into a name later. */}
+        {!!list.data?.data.length && (meters.data || meters.error) && (
           <table class="list" data-testid="alerts">
             <thead>
               <tr>
