@@ -1,3 +1,4 @@
+-- contract: invoices_subscription_id_period_start_key, used by the previous release's period close only; its billing processes stop before this migration (docs/upgrades.md, "Upgrading to progressive billing")
 -- Progressive billing (issue 28, docs/billing.md "Progressive billing"): a subscription's billing_threshold; when the
 -- running period's amount due reaches it, a `threshold` invoice bills the amount so far at once, and the period's
 -- final invoice deducts what threshold invoices billed (`deduction` lines referencing them).
