@@ -232,6 +232,23 @@ t.test('alerts: each threshold once per customer and period, via webhooks and GE
     const dToken = await customerToken(api.infra, d!.accountId);
     const upcoming = await call(dToken, 'GET', `/v1/billing/invoices/upcoming?subscription_id=${sub.id}`);
     t.equal(upcoming.body.amount, 105, 'the same amount as the upcoming invoice');
+    // A second subscription (a flat 30): the customer's spend is both upcoming invoices with the 20 of credit
+    // spent once across them, as the period's close spends it — 125 + 30 − 20 = 135, not 105 + 10.
+    const flat = await made(ADMIN, 'POST', '/v1/products', {
+      name: 'Seat',
+      price: 30,
+      currency: 'USD',
+      pricing: 'flat',
+    });
+    await made(ADMIN, 'POST', '/v1/subscriptions', { customer_id: d!.id, items: [{ product_id: flat.id }] });
+    const both = await made(ADMIN, 'POST', '/v1/alerts', {
+      customer_id: d!.id,
+      metric: 'amount',
+      currency: 'USD',
+      thresholds: [130],
+    });
+    await waitUntil(() => fired(both.id, d!.id).length >= 1, 'the 130 spend alert');
+    t.same(fired(both.id, d!.id), [[130, 135]], 'credit counted once across two subscriptions');
   });
 
   await t.test('exactly once, through two killed evaluators and a restarted one', async (t) => {

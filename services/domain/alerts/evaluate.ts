@@ -7,6 +7,7 @@ import type { MeterType } from '../../../shared/meters/record.js';
 import { monthStart, nextMonthStart, type Period } from '../billing/periods.js';
 import { upcomingInvoice } from '../billing/upcoming.js';
 import { thresholdBilled } from '../billing/thresholds.js';
+import { spendableCredits, type SpendableGrant } from '../billing/credits.js';
 import {
   activeSubscriptions,
   allAlerts,
@@ -201,12 +202,17 @@ async function observeSpend(deps: AlertDeps, alerts: AlertRow[], now: Date): Pro
   if (alerts.length === 0) return [];
   const subs = await activeSubscriptions(deps.pg, [...new Set(alerts.map((a) => a.account_id!))]);
   const priced = new Map<string, { amount: string; periodStartMs: number } | null>();
+  // One credit pool per customer, spent by its subscriptions' upcoming invoices in turn: counted once in the sum.
+  const credits = new Map<string, SpendableGrant[]>();
+  for (const g of await spendableCredits(deps.pg, [...new Set(subs.map((s) => s.account_id))], now))
+    credits.set(g.account_id, [...(credits.get(g.account_id) ?? []), g]);
+  for (const s of subs) if (!credits.has(s.account_id)) credits.set(s.account_id, []);
   let next = 0;
   await Promise.all(
     Array.from({ length: Math.min(SPEND_CONCURRENCY, subs.length) }, async () => {
       while (next < subs.length) {
         const s = subs[next++]!;
-        const u = await upcomingInvoice(deps, s.account_id, s.id, now).catch(() => null); // canceled meanwhile
+        const u = await upcomingInvoice(deps, s.account_id, s.id, now, credits.get(s.account_id)).catch(() => null); // canceled meanwhile
         // The upcoming invoice deducts what threshold invoices (progressive billing) already billed; the
         // period's spend is both.
         const [billed] = u ? await thresholdBilled(deps.pg, [{ subscription_id: s.id, startMs: u.periodStartMs }]) : [];

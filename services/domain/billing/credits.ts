@@ -115,7 +115,21 @@ export async function recordCreditUses(client: PgClient, uses: CreditUse[]): Pro
 }
 
 /** The upcoming invoice: the credit it would take now (nothing locked or spent). */
-export async function previewCredits(pg: PgPool, accountId: string, priced: PricedInvoice, now: Date): Promise<void> {
-  const grants = await pg.query<SpendableGrant>(SPENDABLE, [[accountId], now]);
-  allocateCredits(grants.rows, [{ invoice_id: 'upcoming', account_id: accountId, priced }]);
+export async function previewCredits(
+  pg: PgPool,
+  accountId: string,
+  priced: PricedInvoice,
+  now: Date,
+  pool?: SpendableGrant[],
+): Promise<void> {
+  const grants = pool ?? (await spendableCredits(pg, [accountId], now));
+  allocateCredits(grants, [{ invoice_id: 'upcoming', account_id: accountId, priced }]);
+}
+
+/**
+ * The accounts' unspent, unexpired credit grants, nothing locked: a pool that several upcoming invoices of one
+ * customer spend in turn (previewCredits), so credit is counted once across them, as the period's close spends it.
+ */
+export async function spendableCredits(pg: PgPool, accountIds: string[], now: Date): Promise<SpendableGrant[]> {
+  return (await pg.query<SpendableGrant>(SPENDABLE, [accountIds, now])).rows;
 }

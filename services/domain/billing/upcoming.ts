@@ -5,7 +5,7 @@ import { getSubscription } from '../subscriptions/store.js';
 import type { BillingDeps } from './deps.js';
 import type { PricedInvoice } from '../pricing/invoice-lines.js';
 import { pricePeriods } from './price-periods.js';
-import { previewCredits } from './credits.js';
+import { previewCredits, type SpendableGrant } from './credits.js';
 import { TAX_PROFILE_COLUMNS, taxInvoices } from '../tax/invoice-tax.js';
 import type { InvoiceTotals } from '../tax/compute.js';
 import type { TaxProfile } from '../tax/types.js';
@@ -29,6 +29,8 @@ export async function upcomingInvoice(
   accountId: string,
   subscriptionId: string,
   now: Date,
+  /** Credit already spent by the customer's other upcoming invoices (spendableCredits); default: all of it. */
+  credits?: SpendableGrant[],
 ): Promise<UpcomingInvoice> {
   const sub = await getSubscription(deps.pg, accountId, subscriptionId);
   if (sub.row.status === 'canceled')
@@ -59,7 +61,7 @@ export async function upcomingInvoice(
   excessAsCredit([{ invoice_id: 'upcoming', account_id: accountId, priced: priced!, periodStart: '' }], {
     preview: true,
   });
-  await previewCredits(deps.pg, accountId, priced!, now);
+  await previewCredits(deps.pg, accountId, priced!, now, credits);
   return {
     ...priced!,
     ...totals!,
