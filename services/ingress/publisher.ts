@@ -21,7 +21,9 @@ import { NoStreamError, StreamPublisher } from './stream-acks.js';
  * Failure handling — the promise: a 202 means stored, a 503 means never counted.
  * - NATS disconnected when a group flushes, or too much already in flight → 503 at once; nothing is sent
  *   (nats.js discards what was buffered while disconnected, so nothing goes out later either).
- * - JetStream answers with an error (stream full: discard new; no stream) → definitive, 503.
+ * - JetStream answers with an error (stream full: discard new) → definitive, 503. "No responders" (no stream
+ *   listening) is settled like a lost answer: after a server restart it may answer a re-sent copy of a message
+ *   whose first copy was stored.
  * - No answer (timeout, connection lost after sending): the message may or may not be stored. We then
  *   publish a void marker with the same msg id, repeatedly, until JetStream answers: "duplicate" means the
  *   original is stored (202); stored as new means the original never was and, its id now taken, never will
@@ -242,7 +244,10 @@ export class UsagePublisher {
       this.publishSeconds.observe((performance.now() - started) / 1000);
       this.rowsPerMessage.observe(g.count);
     } catch (err) {
-      if (isDefinitive(err)) {
+      // "No responders" is no proof: nats.js re-sends a publish cut off by a disconnect once it reconnects, and
+      // a restarted server answers that before its streams are loaded, while the first copy may be stored
+      // (ingest-nats-outage caught one such record answered 503). Settling asks the stream itself.
+      if (isDefinitive(err) && !isNoResponders(err)) {
         outcome = 'refused';
         reason = (err as Error).message;
       } else {
@@ -291,8 +296,9 @@ export class UsagePublisher {
         this.log.info({ msgID, duplicate: ack.duplicate }, 'usage publish settled');
         return ack.duplicate ? 'stored' : 'refused';
       } catch (err) {
-        // An error answer came after the original on the same connection: the original was not stored.
-        if (isDefinitive(err)) return 'refused';
+        // An error answer from the stream came after the original on the same connection: the original was not
+        // stored. No responders: the stream is not loaded yet (a restart) — ask again.
+        if (isDefinitive(err) && !isNoResponders(err)) return 'refused';
         await new Promise((r) => setTimeout(r, 100));
       }
     }
@@ -322,6 +328,11 @@ export class UsagePublisher {
 
 function unavailable(detail: string, retryAfter = 1): UnavailableError {
   return new UnavailableError(detail, retryAfter);
+}
+
+/** No stream listened on the subject when this copy arrived (js.publish's and StreamPublisher's words for it). */
+function isNoResponders(err: unknown): boolean {
+  return err instanceof NoStreamError || (err instanceof Error && err.name === 'JetStreamNotEnabled');
 }
 
 /** JetStream answered: the message was not stored (an error reply, or no stream listening at all). */
