@@ -14,6 +14,8 @@ export interface LoadSpec {
   body: string;
   /** Several bodies, sent in turn by every connection (10,000 customers' records need more than one body). */
   bodies?: string[];
+  /** GET only: several paths (with their queries), requested in turn by every connection (wrk). */
+  paths?: string[];
   headers: Record<string, string>;
   connections: number;
   seconds: number;
@@ -131,6 +133,13 @@ export async function runWrk(spec: LoadSpec, onStart?: (pid: number) => void): P
           `local bodies = {${spec.bodies.map(luaString).join(',')}}`,
           'local next = 0',
           'request = function() next = next % #bodies + 1; return wrk.format(nil, nil, nil, bodies[next]) end',
+        ]
+      : []),
+    ...(spec.paths
+      ? [
+          `local paths = {${spec.paths.map(luaString).join(',')}}`,
+          'local next = 0',
+          'request = function() next = next % #paths + 1; return wrk.format(nil, paths[next]) end',
         ]
       : []),
     ...Object.entries(spec.headers).map(([k, v]) => `wrk.headers[${luaString(k)}] = ${luaString(v)}`),

@@ -317,6 +317,7 @@ async function main(): Promise<void> {
         seconds: opts.seconds,
         connections: opts.connections,
         threads: opts.threads,
+        wrk: opts.wrk,
         log,
       });
     }
