@@ -503,7 +503,8 @@ t.test('progressive billing', async (t) => {
     const issued = async () =>
       (await w.made(d.tokens.read, 'GET', '/v1/billing/invoices?per_page=100')).data
         .filter((i: any) => i.subscription_id === sub.id)
-        .sort((x: any, y: any) => x.created_at.localeCompare(y.created_at));
+        // In issue order: numbers are gapless and ascending; two invoices can share a created_at second.
+        .sort((x: any, y: any) => x.number.localeCompare(y.number));
     const paid = (n: number) =>
       waitUntil(async () => {
         const list = await issued();
