@@ -6,7 +6,7 @@ import { queryUsageTotals, queryUsageTotalsByAccount, type UsageTotalsRequest } 
 import type { MeterType } from '../../../shared/meters/record.js';
 import { monthStart, nextMonthStart, type Period } from '../billing/periods.js';
 import { upcomingInvoice } from '../billing/upcoming.js';
-import { thresholdBilled } from '../billing/thresholds.js';
+import { thresholdBilled } from '../billing/deductions.js';
 import { spendableCredits, type SpendableGrant } from '../billing/credits.js';
 import {
   activeSubscriptions,

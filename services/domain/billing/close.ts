@@ -13,7 +13,7 @@ import { inScope, LIVE_CUSTOMERS, type BillingScope } from './scope.js';
 import { numberDocuments } from './numbering.js';
 import { TAX_PROFILE_COLUMNS, taxInvoices } from '../tax/invoice-tax.js';
 import type { TaxExempt } from '../../../shared/vocabulary.js';
-import { deductThresholdInvoices, excessAsCredit, writeExcessGrants } from './thresholds.js';
+import { deductThresholdInvoices, excessAsCredit, writeExcessGrants } from './deductions.js';
 
 /**
  * Period close (docs/design.md §8 Invoice). A subscription's period [billing_period_start, +1 month) is due once its
@@ -186,7 +186,7 @@ async function closeBatch(
     });
     const priced = await pricePeriods(deps, client, periods, { timings });
     return timed(timings, 'postgres_ms', async () => {
-      // What the period's threshold invoices billed already (progressive billing: thresholds.ts).
+      // What the period's threshold invoices billed already (progressive billing: deductions.ts).
       await deductThresholdInvoices(client, periods, priced);
       return writeInvoices(client, due.rows, priced, now, deps);
     });

@@ -15,7 +15,7 @@ import { pricePeriods } from './price-periods.js';
 import { inScope, LIVE_CUSTOMERS, type BillingScope } from './scope.js';
 import { TAX_PROFILE_COLUMNS, taxInvoices } from '../tax/invoice-tax.js';
 import type { TaxProfile } from '../tax/types.js';
-import { deductThresholdInvoices, excessAsCredit, writeExcessGrants } from './thresholds.js';
+import { deductThresholdInvoices, excessAsCredit, writeExcessGrants } from './deductions.js';
 
 /**
  * Drafts during the grace period (issue 31; docs/billing.md "Drafts"). With BILLING_DRAFTS the close writes a
@@ -213,7 +213,7 @@ async function finalizeLocked(
       const lines = [...priced[i]!.lines, ...oneOffs.get(d.id)!];
       return { ...priced[i]!, lines, amount: canonicalDecimal(sumOfLines(lines)) };
     });
-    // What the period's threshold invoices billed already (progressive billing: thresholds.ts).
+    // What the period's threshold invoices billed already (progressive billing: deductions.ts).
     await deductThresholdInvoices(client, periods, invoices);
     // Taxed as the close taxes (after discounts, before prepaid credit), with the rates and the customer's profile
     // as they are at finalization; the draft's own tax lines were deleted with its priced lines.

@@ -1,15 +1,15 @@
-import { withTransaction, type PgClient, type PgPool } from '../../../shared/clients/postgres.js';
+import { withTransaction, type PgClient } from '../../../shared/clients/postgres.js';
 import { newId } from '../../../shared/ids.js';
-import { Decimal, canonicalDecimal } from '../../../shared/money/decimal.js';
+import { Decimal } from '../../../shared/money/decimal.js';
 import { appendEvents } from '../events/outbox-store.js';
-import { sumOfLines, type LineTax, type PricedInvoice, type PricedLine } from '../pricing/invoice-lines.js';
 import { TAX_PROFILE_COLUMNS, taxInvoices } from '../tax/invoice-tax.js';
 import type { TaxProfile } from '../tax/types.js';
 import { insertInvoiceLines, issuedEvents, type ClosedInvoice } from './close.js';
+import { deductThresholdInvoices, isoDate } from './deductions.js';
 import { lockAndAllocateCredits, recordCreditUses } from './credits.js';
 import { timed, type BillingDeps, type BillingTimings } from './deps.js';
 import { firstPaymentAttemptAt } from './dunning.js';
-import { numberDocuments, PRINTED_NUMBER_SQL } from './numbering.js';
+import { numberDocuments } from './numbering.js';
 import { monthStart, nextMonthStart } from './periods.js';
 import { pricePeriods } from './price-periods.js';
 import { inScope, LIVE_CUSTOMERS, type BillingScope } from './scope.js';
@@ -28,162 +28,6 @@ import { inScope, LIVE_CUSTOMERS, type BillingScope } from './scope.js';
  * invoices so far, and writes invoice, lines, credit, event and number in one transaction; UNIQUE
  * (subscription, period, threshold_seq) is the last line of defence. A kill -9 leaves all of it or none.
  */
-
-/** A period whose invoice deducts its threshold invoices: the subscription and the period's first day. */
-export interface PeriodRef {
-  subscription_id: string;
-  startMs: number;
-}
-
-const isoDate = (ms: number) => new Date(ms).toISOString().slice(0, 10);
-
-/**
- * What the threshold invoices of each period billed so far (Σ of their amounts; void ones excluded): with the
- * upcoming invoice's amount — which deducts them — the period's whole invoiced amount (spend alerts read it).
- */
-export async function thresholdBilled(q: PgPool | PgClient, periods: PeriodRef[]): Promise<Decimal[]> {
-  if (periods.length === 0) return [];
-  const { rows } = await q.query<{ n: number; billed: string }>(
-    `SELECT c.n, COALESCE(sum(i.amount), 0)::text AS billed
-       FROM unnest($1::text[], $2::date[]) WITH ORDINALITY AS c(subscription_id, period_start, n)
-       LEFT JOIN invoices i ON i.subscription_id = c.subscription_id AND i.period_start = c.period_start
-                           AND i.reason = 'threshold' AND i.status NOT IN ('void', 'draft')
-      GROUP BY c.n ORDER BY c.n`,
-    [periods.map((p) => p.subscription_id), periods.map((p) => isoDate(p.startMs))],
-  );
-  return rows.map((r) => new Decimal(r.billed));
-}
-
-/**
- * THE rule of the deduction: appends to each priced period one `deduction` line per threshold invoice of that
- * period (oldest first) — minus its subtotal, referencing it (`adjusts_invoice_id`), carrying minus the tax it
- * billed at each rate (applyTax takes that tax back: the period's invoices together carry the tax of the whole
- * period). Call it after pricing and before tax; `priced[i]` belongs to `periods[i]`.
- */
-export async function deductThresholdInvoices(
-  q: PgPool | PgClient,
-  periods: PeriodRef[],
-  priced: PricedInvoice[],
-): Promise<void> {
-  if (periods.length === 0) return;
-  const billed = await q.query<{ subscription_id: string; id: string; number: string | null; subtotal: string }>(
-    `SELECT i.subscription_id, i.id, ${PRINTED_NUMBER_SQL('i')} AS number, i.subtotal::text AS subtotal
-       FROM unnest($1::text[], $2::date[]) AS c(subscription_id, period_start)
-       JOIN invoices i ON i.subscription_id = c.subscription_id AND i.period_start = c.period_start
-                      AND i.reason = 'threshold' AND i.status NOT IN ('void', 'draft')
-      ORDER BY i.subscription_id, i.threshold_seq`,
-    [periods.map((p) => p.subscription_id), periods.map((p) => isoDate(p.startMs))],
-  );
-  if (billed.rows.length === 0) return;
-  const taxed = await q.query<{ invoice_id: string; amount: string; taxes: LineTax[] }>(
-    `SELECT invoice_id, amount::text AS amount, taxes FROM invoice_lines WHERE invoice_id = ANY($1) AND taxes IS NOT NULL`,
-    [billed.rows.map((b) => b.id)],
-  );
-  // Per threshold invoice and rate: the tax it billed and the base it was on.
-  const taxOf = new Map<string, Map<string, { tax: Decimal; base: Decimal }>>();
-  for (const l of taxed.rows) {
-    const rates = taxOf.get(l.invoice_id) ?? new Map<string, { tax: Decimal; base: Decimal }>();
-    taxOf.set(l.invoice_id, rates);
-    for (const t of l.taxes) {
-      const r = rates.get(t.tax_rate_id) ?? { tax: new Decimal(0), base: new Decimal(0) };
-      r.tax = r.tax.plus(t.amount);
-      r.base = r.base.plus(t.base ?? l.amount);
-      rates.set(t.tax_rate_id, r);
-    }
-  }
-  const index = new Map(periods.map((p, i) => [p.subscription_id, i]));
-  for (const b of billed.rows) {
-    const invoice = priced[index.get(b.subscription_id)!]!;
-    const amount = canonicalDecimal(new Decimal(b.subtotal).neg());
-    const taxes = [...(taxOf.get(b.id) ?? new Map()).entries()].map(([tax_rate_id, r]) => ({
-      tax_rate_id,
-      amount: canonicalDecimal(r.tax.neg()),
-      base: canonicalDecimal(r.base.neg()),
-    }));
-    const line: PricedLine = {
-      type: 'deduction',
-      product_id: null,
-      meter_id: null,
-      description: `Billed on threshold invoice ${b.number ?? b.id}`,
-      quantity: '1',
-      unit_price: amount,
-      amount,
-      price_model: null,
-      adjusts_invoice_id: b.id,
-      taxes: taxes.length ? taxes : null,
-    };
-    invoice.lines.push(line);
-    invoice.amount = canonicalDecimal(sumOfLines(invoice.lines));
-  }
-}
-
-/**
- * Never below zero: when corrections lowered a period below what its threshold invoices already billed, its
- * final invoice would be negative. The excess goes back to the customer as a prepaid credit grant (spent on its
- * next invoices), shown on the final invoice as a `credit` line that brings it to 0. Call it after tax and before
- * prepaid credit, in the transaction that writes the invoices; returns the grants to write once they are.
- */
-export function excessAsCredit(
-  invoices: { invoice_id: string; account_id: string; priced: PricedInvoice; periodStart: string }[],
-  opts: { preview?: boolean } = {},
-): ExcessGrant[] {
-  const grants: ExcessGrant[] = [];
-  for (const v of invoices) {
-    const total = new Decimal(v.priced.amount);
-    if (!total.isNegative() || total.isZero()) continue;
-    const excess = canonicalDecimal(total.neg());
-    const id = newId('cred');
-    v.priced.lines.push({
-      type: 'credit',
-      product_id: null,
-      meter_id: null,
-      // The upcoming invoice names no grant: none exists until the period's invoice is issued.
-      description: `Billed in excess by threshold invoices: returned as prepaid credit${opts.preview ? '' : ` ${id}`}`,
-      quantity: '1',
-      unit_price: excess,
-      amount: excess,
-      price_model: null,
-      adjusts_invoice_id: null,
-    });
-    v.priced.amount = canonicalDecimal(sumOfLines(v.priced.lines));
-    grants.push({
-      id,
-      invoice_id: v.invoice_id,
-      account_id: v.account_id,
-      currency: v.priced.currency,
-      amount: excess,
-      description: `Billed in excess by the threshold invoices of the period from ${v.periodStart}`,
-    });
-  }
-  return grants;
-}
-
-export interface ExcessGrant {
-  id: string;
-  invoice_id: string;
-  account_id: string;
-  currency: string;
-  amount: string;
-  description: string;
-}
-
-/** Writes the grants of the invoices that were written. */
-export async function writeExcessGrants(client: PgClient, grants: ExcessGrant[], written: Set<string>): Promise<void> {
-  const kept = grants.filter((g) => written.has(g.invoice_id));
-  if (kept.length === 0) return;
-  await client.query(
-    `INSERT INTO credit_grants (id, account_id, currency, amount, remaining, description)
-     SELECT id, account_id, currency, amount, amount, description FROM unnest($1::text[], $2::text[], $3::text[], $4::numeric[], $5::text[])
-            AS g(id, account_id, currency, amount, description)`,
-    [
-      kept.map((g) => g.id),
-      kept.map((g) => g.account_id),
-      kept.map((g) => g.currency),
-      kept.map((g) => g.amount),
-      kept.map((g) => g.description),
-    ],
-  );
-}
 
 interface ThresholdRow extends TaxProfile {
   id: string;

@@ -9,7 +9,7 @@ import { previewCredits, type SpendableGrant } from './credits.js';
 import { TAX_PROFILE_COLUMNS, taxInvoices } from '../tax/invoice-tax.js';
 import type { InvoiceTotals } from '../tax/compute.js';
 import type { TaxProfile } from '../tax/types.js';
-import { deductThresholdInvoices, excessAsCredit } from './thresholds.js';
+import { deductThresholdInvoices, excessAsCredit } from './deductions.js';
 
 export interface UpcomingInvoice extends PricedInvoice, InvoiceTotals {
   customer_id: string;
