@@ -102,4 +102,31 @@ t.test('isolation between the customers of a deployment', async (t) => {
     t.equal(subs.body.pagination.total, 0, 'A has no subscription B made');
     t.equal((await call(tokens.bRead, 'GET', '/v1/webhooks')).body.pagination.total, 0, 'B made no webhook');
   });
+
+  t.test('the operator reads and changes a customer’s subscription by id; another customer cannot', async (t) => {
+    const made = await call(operator.tokens.admin, 'POST', '/v1/subscriptions', {
+      customer_id: a!.id,
+      items: [{ product_id: product }],
+    });
+    t.equal(made.status, 201);
+    const path = `/v1/subscriptions/${made.body.id}`;
+    const got = await call(operator.tokens.admin, 'GET', path);
+    t.equal(got.status, 200, 'the operator reads it');
+    t.equal(got.body.id, made.body.id);
+    const changed = await call(operator.tokens.admin, 'PATCH', path, { billing_threshold: { amount: 50 } });
+    t.equal(changed.status, 200, 'the operator sets a billing threshold on it');
+    t.same(changed.body.billing_threshold, { amount: 50 });
+    t.equal((await call(tokens.a, 'GET', path)).body.billing_threshold.amount, 50, 'A sees the threshold');
+    for (const [method, body] of [
+      ['GET'],
+      ['PATCH', { billing_threshold: null }],
+      ['PATCH', { status: 'canceled' }],
+    ] as const) {
+      const r = await call(tokens.bWrite, method, path, body);
+      t.equal(r.status, 404, `B: ${method} ${JSON.stringify(body ?? {})} → 404`);
+      t.notOk(JSON.stringify(r.body).includes(a!.accountId));
+    }
+    const after = await call(operator.tokens.admin, 'GET', path);
+    t.same([after.body.status, after.body.billing_threshold], ['active', { amount: 50 }], 'A’s subscription unchanged');
+  });
 });

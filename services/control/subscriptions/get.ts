@@ -2,17 +2,17 @@ import type { ApiDeps, RouteDef } from '../../../shared/http/route.js';
 import { reply } from '../../../shared/http/reply.js';
 import { SubscriptionSchema } from '../../../shared/api/subscriptions.js';
 import { toSubscription } from './representation.js';
-import { getSubscription } from '../../domain/subscriptions/store.js';
+import { getSubscription, subscriptionActor } from '../../domain/subscriptions/store.js';
 import { accountTime } from '../../domain/test-clocks/store.js';
 
-/** GET /v1/subscriptions/:subscription_id — 404 for another account's subscription. */
+/** GET /v1/subscriptions/:subscription_id — the caller's own, or (admin) any customer's; else 404. */
 export function getSubscriptionRoute(deps: ApiDeps): RouteDef {
   return {
     method: 'GET',
     path: '/v1/subscriptions/:subscription_id',
     auth: 'read',
     handler: async (ctx) => {
-      const accountId = ctx.principal!.accountId;
+      const accountId = await subscriptionActor(deps.pg, ctx.principal!, ctx.params.subscription_id!);
       const [sub, { now }] = await Promise.all([
         getSubscription(deps.pg, accountId, ctx.params.subscription_id!),
         accountTime(deps.pg, accountId),

@@ -4,10 +4,13 @@ import { reply } from '../../../shared/http/reply.js';
 import { SubscriptionSchema, UpdateSubscriptionBody } from '../../../shared/api/subscriptions.js';
 import { toSubscription } from './representation.js';
 import { parseSubscriptionChange, type SubscriptionChange } from './input.js';
-import { changeSubscription } from '../../domain/subscriptions/store.js';
+import { changeSubscription, subscriptionActor } from '../../domain/subscriptions/store.js';
 import { accountTime } from '../../domain/test-clocks/store.js';
 
-/** PATCH /v1/subscriptions/:subscription_id — replace items and/or cancel (`{"status": "canceled"}`). */
+/**
+ * PATCH /v1/subscriptions/:subscription_id — replace items, set `billing_threshold` and/or cancel
+ * (`{"status": "canceled"}`): the caller's own, or (admin) any customer's of the deployment.
+ */
 export function updateSubscriptionRoute(deps: ApiDeps): RouteDef<SubscriptionChange> {
   return {
     method: 'PATCH',
@@ -15,7 +18,7 @@ export function updateSubscriptionRoute(deps: ApiDeps): RouteDef<SubscriptionCha
     auth: 'write',
     input: parseSubscriptionChange,
     handler: async (ctx, change) => {
-      const accountId = ctx.principal!.accountId;
+      const accountId = await subscriptionActor(deps.pg, ctx.principal!, ctx.params.subscription_id!);
       const { subscription, now } = await withTransaction(deps.pg, async (c) => {
         const { now } = await accountTime(c, accountId);
         return { ...(await changeSubscription(c, accountId, ctx.params.subscription_id!, change, now)), now };
