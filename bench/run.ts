@@ -44,8 +44,7 @@ import { BENCH_PROCESSES, acceptedRecords, launch, launchRoles, storedMessages, 
 import { arg, opts } from './options.js';
 import { hasWrk, runAutocannon, runWrk, type LoadResult, type LoadSpec } from './load.js';
 import { LagProbe, type LagSummary } from './lag-probe.js';
-import { loadMeterDirect, readClient, timeQueryAlone } from './phases/usage-reads.js';
-import { usageQueryString } from '../shared/client/index.js';
+import { prepareUsageReads } from './phases/usage-reads.js';
 import { runWebhooksPhase } from './phases/webhooks.js';
 import { runBillingPhase } from './phases/billing-run.js';
 import { runNoisyNeighbourPhase } from './phases/noisy-neighbour.js';
@@ -339,34 +338,14 @@ async function main(): Promise<void> {
     // Usage reads (issue 10): a meter with --reads-records (10 M) over 30 days, loaded straight into
     // ClickHouse (bench/phases/usage-reads.ts says how and why), read with day windows over those 30 days.
     if (opts.phases.includes('usage-query') || opts.phases.includes('get-usage')) {
-      const days = 30;
-      const load = await loadMeterDirect(
+      const { url, alone } = await prepareUsageReads({
         ch,
-        world.config.CLICKHOUSE_DATABASE,
-        world.accountId,
-        world.readsMeterId,
-        arg('reads-records', 10_000_000),
-        days,
-      );
-      log(
-        `usage reads: loaded ${load.records} records straight into ClickHouse in ${load.load_s} s, rollups rebuilt in ${load.rollup_rebuild_s} s`,
-      );
-      const today = new Date().toISOString().slice(0, 10);
-      const query = {
-        window: 'day',
-        start_date: new Date(Date.now() - days * 86_400_000).toISOString().slice(0, 10),
-        end_date: today,
-      } as const;
-      const url = `${usageUrl.replace(world.meterId, world.readsMeterId)}?${usageQueryString(query)}`;
-      const alone = await timeQueryAlone(
-        readClient(`http://127.0.0.1:${apiPort}`, world.token),
-        world.readsMeterId,
-        query,
-      );
-      report.usage_query = { ...alone, ms: alone.median_ms, bulk_load: load };
-      log(
-        `usage query alone: median ${alone.median_ms} ms, max ${alone.max_ms} ms over ${alone.records} records (${alone.windows} day windows)`,
-      );
+        world,
+        apiPort,
+        records: arg('reads-records', 10_000_000),
+        log,
+      });
+      report.usage_query = { ...alone, ms: alone.median_ms };
       if (opts.phases.includes('get-usage')) {
         await phase('get-usage', url, '', 0, readHeaders, 'GET', {
           timeoutSeconds: 30,

@@ -9,7 +9,8 @@
  * left raw, exactly the state the pipeline leaves behind. Load and rebuild times are reported.
  */
 import type { ClickHouseClient } from '@clickhouse/client';
-import { MeterlineClient, type UsageQuery } from '../../shared/client/index.js';
+import { MeterlineClient, usageQueryString, type UsageQuery } from '../../shared/client/index.js';
+import type { BenchWorld } from '../world.js';
 import { chString, HOUR_MS, rebuildRollups } from '../../shared/usage/rollups.js';
 import { USAGE_TABLE } from '../../shared/usage/wire.js';
 
@@ -152,3 +153,42 @@ export async function timeQueryAlone(
 /** The typed client the read phases time requests with: 120 s per request (a slow read is measured, not cut off). */
 export const readClient = (baseUrl: string, token: string): MeterlineClient =>
   new MeterlineClient({ baseUrl, token, timeoutMs: 120_000 });
+
+/**
+ * The usage-reads set-up (phases `usage-query`, `get-usage`): the reads meter loaded with `records` over 30 days
+ * straight into ClickHouse, and the day-window query over them timed alone; returns the GET URL the `get-usage`
+ * phase loads and the query's figures with the bulk load's.
+ */
+export async function prepareUsageReads(o: {
+  ch: ClickHouseClient;
+  world: BenchWorld;
+  apiPort: number;
+  records: number;
+  log: (m: string) => void;
+}): Promise<{ url: string; alone: QueryAlone & { bulk_load: BulkLoad } }> {
+  const days = 30;
+  const { world } = o;
+  const load = await loadMeterDirect(
+    o.ch,
+    world.config.CLICKHOUSE_DATABASE,
+    world.accountId,
+    world.readsMeterId,
+    o.records,
+    days,
+  );
+  o.log(
+    `usage reads: loaded ${load.records} records straight into ClickHouse in ${load.load_s} s, rollups rebuilt in ${load.rollup_rebuild_s} s`,
+  );
+  const query = {
+    window: 'day',
+    start_date: new Date(Date.now() - days * 86_400_000).toISOString().slice(0, 10),
+    end_date: new Date().toISOString().slice(0, 10),
+  } as const;
+  const base = `http://127.0.0.1:${o.apiPort}`;
+  const url = `${base}/v1/meters/${world.readsMeterId}/usage?${usageQueryString(query)}`;
+  const alone = await timeQueryAlone(readClient(base, world.token), world.readsMeterId, query);
+  o.log(
+    `usage query alone: median ${alone.median_ms} ms, max ${alone.max_ms} ms over ${alone.records} records (${alone.windows} day windows)`,
+  );
+  return { url, alone: { ...alone, bulk_load: load } };
+}

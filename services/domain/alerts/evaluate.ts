@@ -213,13 +213,18 @@ async function observeSpend(deps: AlertDeps, alerts: AlertRow[], now: Date): Pro
       while (next < subs.length) {
         const s = subs[next++]!;
         const u = await upcomingInvoice(deps, s.account_id, s.id, now, credits.get(s.account_id)).catch(() => null); // canceled meanwhile
-        // The upcoming invoice deducts what threshold invoices (progressive billing) already billed; the
-        // period's spend is both.
-        const [billed] = u ? await thresholdBilled(deps.pg, [{ subscription_id: s.id, startMs: u.periodStartMs }]) : [];
-        priced.set(s.id, u && { amount: billed!.plus(u.amount).toString(), periodStartMs: u.periodStartMs });
+        priced.set(s.id, u && { amount: u.amount, periodStartMs: u.periodStartMs });
       }
     }),
   );
+  // The upcoming invoice deducts what threshold invoices (progressive billing) already billed; the period's spend
+  // is both — one query for every priced subscription.
+  const refs = [...priced].flatMap(([id, u]) => (u ? [{ subscription_id: id, startMs: u.periodStartMs }] : []));
+  const billed = await thresholdBilled(deps.pg, refs);
+  refs.forEach((r, i) => {
+    const u = priced.get(r.subscription_id)!;
+    u.amount = billed[i]!.plus(u.amount).toString();
+  });
   const out: Observation[] = [];
   for (const alert of alerts) {
     let value = new Decimal(0);
