@@ -24,7 +24,8 @@ export type IdPrefix =
   | 'txr'
   | 'ent'
   | 'entg'
-  | 'alrt';
+  | 'alrt'
+  | 'plan';
 
 const ALPHABET = '0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ';
 

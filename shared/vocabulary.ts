@@ -49,6 +49,13 @@ export const EVENT_TYPES = [
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 
+/** A plan's billing interval (docs/plans.md): its periods are interval_count of these. */
+export const PLAN_INTERVALS = ['day', 'week', 'month', 'quarter', 'year'] as const;
+export type PlanInterval = (typeof PLAN_INTERVALS)[number];
+/** When a plan migration moves its subscribers: at once (pro-rated), or at the end of each one's period. */
+export const PLAN_MIGRATION_TIMINGS = ['now', 'period_end'] as const;
+export type PlanMigrationTiming = (typeof PLAN_MIGRATION_TIMINGS)[number];
+
 /** Entitlements (docs/entitlements.md): what a customer may use of a feature. */
 export const ENTITLEMENT_TYPES = ['metered', 'boolean'] as const;
 export type EntitlementType = (typeof ENTITLEMENT_TYPES)[number];

@@ -96,6 +96,10 @@ export const SubscriptionSchema = Type.Object(
     billing_threshold: Type.Union([Type.Object({ amount: Type.Number() }), Type.Null()], {
       description: 'progressive billing: the amount due that issues a threshold invoice, or null',
     }),
+    plan_id: Type.Union([Type.String(), Type.Null()], {
+      description: 'the plan its items came from (plan_…); null: subscribed to items, or items changed since',
+    }),
+    plan_version: Type.Union([Type.Integer(), Type.Null()], { description: 'that plan’s version' }),
     current_period_start: Type.String({ format: 'date-time' }),
     current_period_end: Type.String({ format: 'date-time' }),
     created_at: Type.String({ format: 'date-time' }),
@@ -106,7 +110,17 @@ export const SubscriptionListSchema = listOf(SubscriptionSchema);
 
 export const CreateSubscriptionBody = Type.Object(
   {
-    items: Items,
+    items: Type.Optional(Items),
+    plan_id: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 64,
+        description: 'subscribe to a plan (plan_…): its version’s items; instead of items',
+      }),
+    ),
+    plan_version: Type.Optional(
+      Type.Integer({ minimum: 1, maximum: 1_000_000, description: 'with plan_id: that version (default the latest)' }),
+    ),
     billing_threshold: Type.Optional(BillingThresholdInput),
     customer_id: Type.Optional(
       Type.String({

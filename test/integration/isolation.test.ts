@@ -55,6 +55,14 @@ t.test('isolation between accounts', async (t) => {
   const bMeter = (await call(b.tokens.write, 'POST', '/v1/meters', { name: 'B meter', unit: 'u', aggregation: 'sum' }))
     .body;
   const bSub = (await call(b.tokens.write, 'POST', '/v1/subscriptions', { items: [{ product_id: flat }] })).body;
+  const plan = (
+    await made(operator.tokens.admin, 'POST', '/v1/plans', {
+      name: 'Plan',
+      currency: 'USD',
+      interval: 'month',
+      items: [{ product_id: flat }],
+    })
+  ).id;
 
   // A: two cards (the first is the default, so B's "make default" on the second would show), an address,
   // a webhook with one recorded delivery attempt, and usage recorded on its meter.
@@ -183,6 +191,7 @@ t.test('isolation between accounts', async (t) => {
     ['POST', `/v1/customers/${a.customerId}/users`, { email: 'intruder@b.example' }],
     ['GET', `/v1/subscriptions?customer_id=${a.customerId}`],
     ['POST', '/v1/subscriptions', { customer_id: a.customerId, items: [{ product_id: flat }] }],
+    ['POST', '/v1/subscriptions', { customer_id: a.customerId, plan_id: plan }],
     ['GET', `/v1/billing/invoices?customer_id=${a.customerId}`],
     ['GET', `/v1/billing/credits?customer_id=${a.customerId}`],
     ['GET', `/v1/alerts?customer_id=${a.customerId}`],

@@ -47,6 +47,8 @@ interface Fixture {
   deploymentMeter(): Promise<string>;
   /** A metered entitlement of the operator's own account (its ent_ id). */
   entitlement(): Promise<string>;
+  /** A plan of the deployment (its plan_ id), version 1 of one flat product. */
+  plan(): Promise<string>;
 }
 
 let customers = 0;
@@ -762,6 +764,38 @@ const ROWS: Row[] = [
       body: { customer_id: await fx.customer(), metric: 'amount', currency: 'USD', thresholds: [100] },
     }),
   },
+  // plans: the deployment's catalog (admin writes, every token reads)
+  {
+    method: 'POST',
+    route: '/v1/plans',
+    scope: 'admin',
+    success: 201,
+    request: async (fx) => ({
+      path: '/v1/plans',
+      body: { name: 'Team', currency: 'USD', interval: 'month', items: [{ product_id: await fx.product() }] },
+    }),
+  },
+  {
+    method: 'POST',
+    route: '/v1/plans/:plan_id/versions',
+    scope: 'admin',
+    success: 201,
+    request: async (fx) => ({ path: `/v1/plans/${await fx.plan()}/versions`, body: { trial_days: 7 } }),
+  },
+  {
+    method: 'GET',
+    route: '/v1/plans',
+    scope: 'read',
+    success: 200,
+    request: async () => ({ path: '/v1/plans' }),
+  },
+  {
+    method: 'GET',
+    route: '/v1/plans/:plan_id',
+    scope: 'read',
+    success: 200,
+    request: async (fx) => ({ path: `/v1/plans/${await fx.plan()}?version=1` }),
+  },
   // ↑ append rows for further endpoints here
 ];
 
@@ -830,6 +864,15 @@ t.test('scope matrix', async (t) => {
           limit: 100,
           period: 'month',
           overage: 'block',
+        })
+      ).id,
+    plan: async () =>
+      (
+        await admin('POST', '/v1/plans', {
+          name: 'fixture',
+          currency: 'USD',
+          interval: 'month',
+          items: [{ product_id: await fx.product() }],
         })
       ).id,
     usageMeter: () =>

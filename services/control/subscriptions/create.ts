@@ -7,6 +7,7 @@ import { parseNewSubscription, type NewSubscription } from './input.js';
 import { createSubscription } from '../../domain/subscriptions/store.js';
 import { accountTime } from '../../domain/test-clocks/store.js';
 import { accountActedFor } from '../../domain/customers/acting-for.js';
+import { itemsOfPlan, planVersionToSubscribe } from '../../domain/plans/subscribe.js';
 
 /** POST /v1/subscriptions — 201 + Location; emits subscription.updated in the same transaction. */
 export function createSubscriptionRoute(deps: ApiDeps): RouteDef<NewSubscription> {
@@ -19,12 +20,16 @@ export function createSubscriptionRoute(deps: ApiDeps): RouteDef<NewSubscription
       const accountId = await accountActedFor(deps.pg, ctx.principal!, input.customerId);
       const { sub, now } = await withTransaction(deps.pg, async (c) => {
         const { now } = await accountTime(c, accountId);
-        return { sub: await createSubscription(c, accountId, input.items, now, input.billingThreshold), now };
+        // A plan's subscription gets its version's items (docs/plans.md); planTerms(version) gives its other terms.
+        const version = input.plan && (await planVersionToSubscribe(c, input.plan.id, input.plan.version));
+        const items = version ? itemsOfPlan(version.items) : input.items;
+        const plan = version ? { id: version.plan_id, version: version.version } : null;
+        return { sub: await createSubscription(c, accountId, items, now, input.billingThreshold, plan), now };
       });
       return reply.created(toSubscription(sub, now), `/v1/subscriptions/${sub.row.id}`);
     },
     doc: {
-      summary: 'Subscribe the account (an operator: any customer, customer_id) to products',
+      summary: 'Subscribe the account (an operator: any customer, customer_id) to products or to a plan',
       tags: ['subscriptions'],
       requestBody: CreateSubscriptionBody,
       responses: { '201': { description: 'The created subscription (Location names it)', schema: SubscriptionSchema } },

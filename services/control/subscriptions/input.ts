@@ -23,7 +23,10 @@ const listQuery = queryValidator<ListSubscriptionsQuery>(ListSubscriptionsQuery)
 export const parseListSubscriptions = (ctx: RequestContext): ListSubscriptionsQuery => listQuery.parseQuery(ctx.query);
 
 export interface NewSubscription {
+  /** Empty when `plan` is given: the plan version's items. */
   items: ItemRequest[];
+  /** Subscribing to a plan (docs/plans.md): its version (undefined: the latest). */
+  plan?: { id: string; version?: number };
   /** Exact decimal text; null: none. */
   billingThreshold: string | null;
   /** Operator mode: the customer subscribed (accountActedFor checks the caller may). */
@@ -38,8 +41,15 @@ export interface SubscriptionChange {
 
 export function parseNewSubscription(ctx: RequestContext): NewSubscription {
   const input = createBody.parse(ctx.body);
+  if ((input.items === undefined) === (input.plan_id === undefined))
+    throw new ValidationError([
+      { field: input.items ? 'plan_id' : 'items', message: 'give either items or plan_id (exactly one)' },
+    ]);
+  if (input.plan_version !== undefined && input.plan_id === undefined)
+    throw new ValidationError([{ field: 'plan_version', message: 'requires plan_id' }]);
   return {
-    items: exactItems(ctx, input.items),
+    items: input.items ? exactItems(ctx, input.items) : [],
+    plan: input.plan_id === undefined ? undefined : { id: input.plan_id, version: input.plan_version },
     customerId: input.customer_id,
     billingThreshold: exactThreshold(ctx, input.billing_threshold) ?? null,
   };
@@ -70,7 +80,7 @@ function exactThreshold(ctx: RequestContext, t: { amount: number } | null | unde
 }
 
 /** Items with each minimum_amount as the exact digits the client wrote (≤ 9 decimals). */
-function exactItems(ctx: RequestContext, items: ItemInput[]): ItemRequest[] {
+export function exactItems(ctx: RequestContext, items: ItemInput[]): ItemRequest[] {
   const literal = numberLiteralsOf(ctx.rawBody);
   const errors: { field: string; message: string }[] = [];
   const out = items.map(({ minimum_amount, ...item }, i): ItemRequest => {

@@ -12,6 +12,8 @@ export function toSubscription(s: Subscription, now = new Date()) {
     items: s.items.map(itemOut),
     currency: s.row.currency,
     billing_threshold: s.row.billing_threshold === null ? null : { amount: new JsonDecimal(s.row.billing_threshold) },
+    plan_id: s.row.plan_id,
+    plan_version: s.row.plan_version,
     current_period_start: period.start.toISOString(),
     current_period_end: period.end.toISOString(),
     created_at: s.row.created_at.toISOString(),

@@ -171,13 +171,15 @@ export async function createSubscription(
   input: ItemRequest[],
   now: Date = new Date(),
   billingThreshold: string | null = null,
+  /** The plan version the items come from (docs/plans.md), if any. */
+  plan: { id: string; version: number } | null = null,
 ): Promise<Subscription> {
   const { items, currency } = await resolveItems(client, accountId, input);
   if (billingThreshold !== null) checkThreshold(billingThreshold, currency);
   const r = await client.query<SubscriptionRow>(
-    `INSERT INTO subscriptions (id, account_id, status, currency, created_at, updated_at, billing_threshold)
-     VALUES ($1, $2, 'active', $3, $4, $4, $5::numeric) RETURNING *`,
-    [newId('sub'), accountId, currency, now, billingThreshold],
+    `INSERT INTO subscriptions (id, account_id, status, currency, created_at, updated_at, billing_threshold, plan_id, plan_version)
+     VALUES ($1, $2, 'active', $3, $4, $4, $5::numeric, $6, $7) RETURNING *`,
+    [newId('sub'), accountId, currency, now, billingThreshold, plan?.id ?? null, plan?.version ?? null],
   );
   const sub = { row: r.rows[0]!, items };
   await writeItems(client, sub.row.id, items, null, now);
@@ -219,9 +221,14 @@ export async function changeSubscription(
     `UPDATE subscriptions SET updated_at = $3,
             status = CASE WHEN $2 THEN 'canceled' ELSE status END,
             canceled_at = CASE WHEN $2 THEN $3::timestamptz ELSE canceled_at END,
-            billing_threshold = $4::numeric
+            billing_threshold = $4::numeric,
+            -- items changed by hand are no longer the plan's (nor does a scheduled plan change still apply)
+            plan_id = CASE WHEN $5 THEN NULL ELSE plan_id END,
+            plan_version = CASE WHEN $5 THEN NULL ELSE plan_version END,
+            pending_plan_version = CASE WHEN $5 OR $2 THEN NULL ELSE pending_plan_version END,
+            pending_plan_at = CASE WHEN $5 OR $2 THEN NULL ELSE pending_plan_at END
       WHERE id = $1 RETURNING *`,
-    [id, cancel, now, threshold],
+    [id, cancel, now, threshold, itemsChanged],
   );
   const sub = { row: r.rows[0]!, items };
   await emitUpdated(client, sub);

@@ -21,6 +21,12 @@ export interface SubscriptionRow {
   canceled_at: Date | null;
   /** Progressive billing: NUMERIC as exact text, or null (docs/billing.md "Progressive billing"). */
   billing_threshold: string | null;
+  /** The plan version its items came from (docs/plans.md), or null. */
+  plan_id: string | null;
+  plan_version: number | null;
+  /** A plan migration `at: period_end` not yet applied: the version, and the instant it takes effect. */
+  pending_plan_version: number | null;
+  pending_plan_at: Date | null;
 }
 
 export interface Item {

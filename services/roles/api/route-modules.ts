@@ -20,6 +20,7 @@ import { creditNotesModule } from '../../control/credit-notes/module.js';
 import { testClocksModule } from '../../control/test-clocks/module.js';
 import { entitlementsModule } from '../../control/entitlements/module.js';
 import { alertsModule } from '../../control/alerts/module.js';
+import { plansModule } from '../../control/plans/module.js';
 import { consoleModule } from '../../console/module.js';
 
 /** Every route module the api mounts, in registration order. Each area adds its factory here. */
@@ -45,5 +46,6 @@ export const ROUTE_MODULES: RouteModuleFactory[] = [
   testClocksModule,
   entitlementsModule,
   alertsModule,
+  plansModule,
   consoleModule,
 ];
