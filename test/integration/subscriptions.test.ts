@@ -112,6 +112,8 @@ t.test('subscriptions', async (t) => {
       ],
       currency: 'USD',
       billing_threshold: null,
+      plan_id: null,
+      plan_version: null,
       current_period_start: start,
       current_period_end: end,
       created_at: res.body.created_at,

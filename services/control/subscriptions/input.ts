@@ -41,9 +41,11 @@ export interface SubscriptionChange {
 
 export function parseNewSubscription(ctx: RequestContext): NewSubscription {
   const input = createBody.parse(ctx.body);
-  if ((input.items === undefined) === (input.plan_id === undefined))
+  if (input.items === undefined && input.plan_id === undefined)
+    throw new ValidationError([{ field: 'items', message: 'is required (or plan_id: a plan’s items)' }]);
+  if (input.items !== undefined && input.plan_id !== undefined)
     throw new ValidationError([
-      { field: input.items ? 'plan_id' : 'items', message: 'give either items or plan_id (exactly one)' },
+      { field: 'plan_id', message: 'is not allowed with items (a plan’s subscription gets its version’s items)' },
     ]);
   if (input.plan_version !== undefined && input.plan_id === undefined)
     throw new ValidationError([{ field: 'plan_version', message: 'requires plan_id' }]);
