@@ -796,6 +796,17 @@ const ROWS: Row[] = [
     success: 200,
     request: async (fx) => ({ path: `/v1/plans/${await fx.plan()}?version=1` }),
   },
+  {
+    method: 'POST',
+    route: '/v1/plans/:plan_id/migrate',
+    scope: 'admin',
+    success: 200,
+    request: async (fx) => {
+      const plan = await fx.plan();
+      await fx.admin('POST', `/v1/plans/${plan}/versions`, { trial_days: 1 });
+      return { path: `/v1/plans/${plan}/migrate`, body: { from_version: 1, to_version: 2, at: 'now', dry_run: true } };
+    },
+  },
   // ↑ append rows for further endpoints here
 ];
 

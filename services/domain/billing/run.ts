@@ -5,6 +5,7 @@ import { completePendingRefunds } from './credit-notes.js';
 import { LIVE_CUSTOMERS, type BillingScope } from './scope.js';
 import { finalizeDueDrafts } from './drafts.js';
 import { issueThresholdInvoices } from './thresholds.js';
+import { applyDuePlanChanges } from '../plans/pending.js';
 
 /**
  * One billing run at an instant (docs/design.md §4 `meterline billing run [--now ISO]`, and every tick of the billing
@@ -34,6 +35,8 @@ export async function runBilling(
   scope: BillingScope = LIVE_CUSTOMERS,
 ): Promise<BillingRunResult> {
   const timings = newTimings();
+  // Plan changes scheduled for a period's end (docs/plans.md): the next periods bill the new version's items.
+  await timed(timings, 'postgres_ms', () => applyDuePlanChanges(deps.pg, now, scope));
   const due = progress.closing ? await timed(timings, 'postgres_ms', () => countDuePeriods(deps, now, scope)) : 0;
   let paidSoFar = 0;
   const payer = new PaymentPasses(() =>

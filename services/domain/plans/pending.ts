@@ -1,0 +1,39 @@
+import type { PgPool } from '../../../shared/clients/postgres.js';
+import { withTransaction } from '../../../shared/clients/postgres.js';
+import { inScope, type BillingScope } from '../billing/scope.js';
+import { getSubscription } from '../subscriptions/store.js';
+import { switchPlanVersion } from './migrate.js';
+import { getPlanVersion } from './store.js';
+
+/** Scheduled plan changes applied per transaction. */
+const BATCH = 100;
+
+/**
+ * Plan migrations `at: period_end` (docs/plans.md): every subscription whose scheduled change is due by `now` moves
+ * to its pending version at the scheduled instant (its period's end) — so the period that ended keeps the old
+ * items whole and the next one has the new items whole. Each move holds the row lock and re-reads it (a change of
+ * items or a cancellation since cleared the schedule), with its `subscription.updated`: safe to crash and repeat.
+ * Called at the start of every billing run (services/domain/billing/run.ts), for the run's customers.
+ */
+export async function applyDuePlanChanges(pg: PgPool, now: Date, scope: BillingScope): Promise<number> {
+  let applied = 0;
+  for (;;) {
+    const n = await withTransaction(pg, async (c) => {
+      const { rows } = await c.query<{ id: string; account_id: string }>(
+        `SELECT s.id, s.account_id FROM subscriptions s
+          WHERE s.pending_plan_version IS NOT NULL AND s.pending_plan_at <= $1 AND ${inScope('s.account_id', '$2')}
+          ORDER BY s.pending_plan_at, s.id LIMIT ${BATCH} FOR UPDATE SKIP LOCKED`,
+        [now, scope.clockId],
+      );
+      for (const s of rows) {
+        const cur = await getSubscription(c, s.account_id, s.id, true);
+        if (cur.row.pending_plan_version === null || cur.row.plan_id === null) continue;
+        const to = await getPlanVersion(c, cur.row.plan_id, cur.row.pending_plan_version);
+        await switchPlanVersion(c, cur, to, cur.row.pending_plan_at!);
+      }
+      return rows.length;
+    });
+    applied += n;
+    if (n === 0) return applied;
+  }
+}
