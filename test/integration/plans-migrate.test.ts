@@ -17,6 +17,8 @@ import { createCustomers, customerToken } from '../fixtures/operator.js';
 const N = 10_000;
 const CUSTOMERS = 20;
 const CLOCK_TIME = '2026-11-10T00:00:00.000Z';
+// 10,000 moves, each its own items change and event: minutes on a shared 2-core machine.
+t.setTimeout(15 * 60_000);
 
 t.test('plan migration: dry run, kill -9, two runs, period end', async (t) => {
   const config = await isolatedConfig(t);

@@ -2,15 +2,13 @@ import type { PgClient, PgPool } from '../../../shared/clients/postgres.js';
 import { selectPage, withTransaction } from '../../../shared/clients/postgres.js';
 import type { RowWindow } from '../../../shared/row-window.js';
 import type { PlanMigrationTiming } from '../../../shared/vocabulary.js';
-import { appendEvent } from '../events/outbox-store.js';
 import { currentPeriod } from '../billing/periods.js';
 import { upcomingInvoice } from '../billing/upcoming.js';
 import type { BillingDeps } from '../billing/deps.js';
-import { changeSubscription, getSubscription } from '../subscriptions/store.js';
-import { itemOut, type Subscription, type SubscriptionRow } from '../subscriptions/types.js';
+import type { SubscriptionRow } from '../subscriptions/types.js';
 import { accountTime } from '../test-clocks/store.js';
 import { getPlanVersion } from './store.js';
-import { itemsOfPlan } from './subscribe.js';
+import { switchPlanVersion } from './switch.js';
 import type { PlanVersionRow } from './types.js';
 
 /**
@@ -35,54 +33,29 @@ const params = (m: PlanMigration) => [m.planId, m.from, m.to, m.at];
 const BATCH = 100;
 
 /**
- * Gives a subscription a plan version's items at `at` — pro-rated exactly as any items change (PATCH
- * /v1/subscriptions, changeSubscription) — and names that version; one `subscription.updated`, in the caller's
- * transaction (changeSubscription emits it when the items differ; the same items on a new version: here).
+ * Moves one subscription the caller selected with ON_FROM_VERSION and holds the row lock of (so it is still to be
+ * moved: a second run waiting on the lock re-reads the row and leaves it), at the account's time `now`.
  */
-export async function switchPlanVersion(
-  client: PgClient,
-  cur: Subscription,
-  to: PlanVersionRow,
-  at: Date,
-): Promise<void> {
-  const { changed } = await changeSubscription(
-    client,
-    cur.row.account_id,
-    cur.row.id,
-    { items: itemsOfPlan(to.items) },
-    at,
-  );
-  const { rows } = await client.query<SubscriptionRow>(
-    `UPDATE subscriptions SET plan_id = $2, plan_version = $3, pending_plan_version = NULL, pending_plan_at = NULL
-      WHERE id = $1 RETURNING *`,
-    [cur.row.id, to.plan_id, to.version],
-  );
-  if (!changed)
-    await appendEvent(client, {
-      accountId: cur.row.account_id,
-      type: 'subscription.updated',
-      data: { subscription_id: cur.row.id, status: rows[0]!.status, items: cur.items.map(itemOut) },
-    });
-}
-
-/** Moves one subscription under its row lock, if it is still to be moved; true when it moved (or was scheduled). */
-async function moveOne(client: PgClient, m: PlanMigration, to: PlanVersionRow, accountId: string, id: string) {
-  const { now } = await accountTime(client, accountId);
-  const cur = await getSubscription(client, accountId, id, true);
-  const onFrom = cur.row.status === 'active' && cur.row.plan_id === m.planId && cur.row.plan_version === m.from;
-  if (!onFrom) return false;
-  if (m.at === 'now') {
-    await switchPlanVersion(client, cur, to, now);
-    return true;
-  }
-  if (cur.row.pending_plan_version === m.to) return false;
+async function moveOne(client: PgClient, m: PlanMigration, to: PlanVersionRow, s: MigrationRow, now: Date) {
+  if (m.at === 'now') return switchPlanVersion(client, s.account_id, s.id, to, now);
   // At the end of its current period: the billing run applies it then (applyDuePlanChanges).
   await client.query('UPDATE subscriptions SET pending_plan_version = $2, pending_plan_at = $3 WHERE id = $1', [
-    id,
+    s.id,
     m.to,
-    currentPeriod(cur.row, now).end,
+    currentPeriod(s, now).end,
   ]);
-  return true;
+}
+
+/** What a migration reads of a subscription it moves. */
+type MigrationRow = Pick<SubscriptionRow, 'id' | 'account_id' | 'status' | 'created_at' | 'canceled_at'>;
+const MIGRATION_COLUMNS = 'id, account_id, status, created_at, canceled_at';
+
+/** Each account's time (a test clock's for a clocked customer), read once per batch. */
+async function accountTimes(client: PgClient, rows: MigrationRow[]): Promise<Map<string, Date>> {
+  const out = new Map<string, Date>();
+  for (const r of rows)
+    if (!out.has(r.account_id)) out.set(r.account_id, (await accountTime(client, r.account_id)).now);
+  return out;
 }
 
 /** Both versions must exist (404 otherwise); the version moved to. */
@@ -102,17 +75,17 @@ export async function applyPlanMigration(pg: PgPool, m: PlanMigration): Promise<
   let waiting = false;
   for (;;) {
     const batch = await withTransaction(pg, async (c) => {
-      const { rows } = await c.query<{ id: string; account_id: string }>(
-        `SELECT id, account_id FROM subscriptions WHERE ${ON_FROM_VERSION}
+      const { rows } = await c.query<MigrationRow>(
+        `SELECT ${MIGRATION_COLUMNS} FROM subscriptions WHERE ${ON_FROM_VERSION}
           ORDER BY id LIMIT ${BATCH} FOR UPDATE${waiting ? '' : ' SKIP LOCKED'}`,
         params(m),
       );
-      let n = 0;
-      for (const s of rows) if (await moveOne(c, m, to, s.account_id, s.id)) n++;
-      return { seen: rows.length, moved: n };
+      const times = await accountTimes(c, rows);
+      for (const s of rows) await moveOne(c, m, to, s, times.get(s.account_id)!);
+      return rows.length;
     });
-    moved += batch.moved;
-    if (batch.seen > 0) waiting = false;
+    moved += batch;
+    if (batch > 0) waiting = false;
     else if (waiting) return moved;
     else waiting = true;
   }
@@ -136,9 +109,9 @@ export async function previewPlanMigration(
   window: RowWindow,
 ): Promise<{ total: number; preview: MigrationPreview[] }> {
   const to = await versionsOf(deps.pg, m);
-  const { rows, total } = await selectPage<{ id: string; account_id: string }>(
+  const { rows, total } = await selectPage<MigrationRow>(
     deps.pg,
-    { columns: 'id, account_id', from: 'subscriptions', where: ON_FROM_VERSION, params: params(m), orderBy: 'id' },
+    { columns: MIGRATION_COLUMNS, from: 'subscriptions', where: ON_FROM_VERSION, params: params(m), orderBy: 'id' },
     window,
   );
   const preview: MigrationPreview[] = [];
@@ -146,7 +119,8 @@ export async function previewPlanMigration(
     const { now } = await accountTime(deps.pg, s.account_id);
     const before = await upcomingInvoice(deps, s.account_id, s.id, now);
     const after = await rolledBack(deps.pg, async (c) => {
-      await moveOne(c, m, to, s.account_id, s.id);
+      await c.query('SELECT 1 FROM subscriptions WHERE id = $1 FOR UPDATE', [s.id]);
+      await moveOne(c, m, to, s, now);
       return upcomingInvoice({ ...deps, pg: serialized(c) }, s.account_id, s.id, now);
     });
     preview.push({ subscription_id: s.id, before: before.amount, after: after.amount });

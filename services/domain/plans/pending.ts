@@ -2,7 +2,7 @@ import type { PgPool } from '../../../shared/clients/postgres.js';
 import { withTransaction } from '../../../shared/clients/postgres.js';
 import { inScope, type BillingScope } from '../billing/scope.js';
 import { getSubscription } from '../subscriptions/store.js';
-import { switchPlanVersion } from './migrate.js';
+import { switchPlanVersion } from './switch.js';
 import { getPlanVersion } from './store.js';
 
 /** Scheduled plan changes applied per transaction. */
@@ -29,7 +29,7 @@ export async function applyDuePlanChanges(pg: PgPool, now: Date, scope: BillingS
         const cur = await getSubscription(c, s.account_id, s.id, true);
         if (cur.row.pending_plan_version === null || cur.row.plan_id === null) continue;
         const to = await getPlanVersion(c, cur.row.plan_id, cur.row.pending_plan_version);
-        await switchPlanVersion(c, cur, to, cur.row.pending_plan_at!);
+        await switchPlanVersion(c, s.account_id, s.id, to, cur.row.pending_plan_at!);
       }
       return rows.length;
     });

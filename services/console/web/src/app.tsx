@@ -11,6 +11,7 @@ import { ProductsPage } from './pages/products.js';
 import { CustomerPage, CustomersPage } from './pages/customers.js';
 import { EntitlementsPage } from './pages/entitlements.js';
 import { AlertsPage } from './pages/alerts.js';
+import { PlansPage } from './pages/plans.js';
 import type { ApiClient } from './lib/api.js';
 import type { TokenSession } from './lib/tokens.js';
 
@@ -25,6 +26,7 @@ const NAV = [
   ['/alerts', 'Alerts'],
   ['/webhooks', 'Webhooks'],
   ['/entitlements', 'Entitlements'],
+  ['/plans', 'Plans'],
   ['/products', 'Products'],
   ['/customers', 'Customers'],
 ] as const;
@@ -47,6 +49,8 @@ function Page({ route }: { route: string }) {
       return <AlertsPage />;
     case 'webhooks':
       return id ? <WebhookPage id={id} /> : <WebhooksPage />;
+    case 'plans':
+      return <PlansPage />;
     case 'products':
       return <ProductsPage />;
     case 'entitlements':

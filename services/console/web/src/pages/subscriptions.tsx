@@ -4,7 +4,7 @@ import { useAction, useAsync } from '../ui/hooks.js';
 import { Badge, Empty, ErrorBox, Pager, Panel, StatusFilter } from '../ui/components.js';
 import { formatPeriod, priceModelLines } from '../lib/format.js';
 import type { ListPage } from '../lib/api.js';
-import type { Meter, Product, Subscription } from '../lib/types.js';
+import type { Meter, Plan, Product, Subscription } from '../lib/types.js';
 
 /** The catalog and the account's meters, for names and for the create form (first 100 of each). */
 export function useCatalog() {
@@ -32,6 +32,9 @@ export function SubscriptionsPage() {
     [status, page],
   );
   const catalog = useCatalog();
+  // Plan names for subscriptions made from a plan (docs/plans.md); every token reads plans.
+  const plans = useAsync(() => api.get<ListPage<Plan>>('/v1/plans', { per_page: 100 }), []);
+  const planName = (id: string) => plans.data?.data.find((p) => p.id === id)?.name ?? id;
   const cancel = useAction(async (s: Subscription) => {
     await api.patch(`/v1/subscriptions/${s.id}`, { status: 'canceled' });
     list.reload();
@@ -72,6 +75,11 @@ export function SubscriptionsPage() {
                   <td>
                     <code>{s.id}</code>
                     <div class="id">{s.currency}</div>
+                    {s.plan_id && (
+                      <div class="plan" data-testid="subscription-plan">
+                        plan {planName(s.plan_id)} · version {s.plan_version}
+                      </div>
+                    )}
                   </td>
                   <td>
                     <ul class="plain">
