@@ -29,8 +29,9 @@ const ON_FROM_VERSION = `plan_id = $1 AND plan_version = $2 AND status = 'active
   AND ($4 = 'now' OR pending_plan_version IS DISTINCT FROM $3)`;
 const params = (m: PlanMigration) => [m.planId, m.from, m.to, m.at];
 
-/** Subscriptions moved (or scheduled) per transaction. */
+/** Subscriptions moved (or scheduled) per transaction, and transactions at once (connections of the pool). */
 const BATCH = 100;
+const WORKERS = 3;
 
 /**
  * Moves one subscription the caller selected with ON_FROM_VERSION and holds the row lock of (so it is still to be
@@ -65,30 +66,36 @@ async function versionsOf(pg: PgPool, m: PlanMigration): Promise<PlanVersionRow>
 }
 
 /**
- * Applies a migration: every subscription still on from_version, a batch per transaction. Batches skip rows
- * another run holds; when none is left unlocked, a last pass waits for those (a run that dies releases them) so the
- * call returns only once no subscription is left on from_version. Returns how many this call moved.
+ * Applies a migration: every subscription still on from_version, a batch per transaction, WORKERS batches at a
+ * time. Batches skip rows another batch or run holds; when none is left unlocked, a last pass waits for those (a
+ * run that dies releases them) so the call returns only once no subscription is left on from_version. Every
+ * blocking pass locks rows in id order, so passes never wait on each other in a cycle. Returns how many this call
+ * moved.
  */
 export async function applyPlanMigration(pg: PgPool, m: PlanMigration): Promise<number> {
   const to = await versionsOf(pg, m);
-  let moved = 0;
-  let waiting = false;
-  for (;;) {
-    const batch = await withTransaction(pg, async (c) => {
-      const { rows } = await c.query<MigrationRow>(
-        `SELECT ${MIGRATION_COLUMNS} FROM subscriptions WHERE ${ON_FROM_VERSION}
-          ORDER BY id LIMIT ${BATCH} FOR UPDATE${waiting ? '' : ' SKIP LOCKED'}`,
-        params(m),
-      );
-      const times = await accountTimes(c, rows);
-      for (const s of rows) await moveOne(c, m, to, s, times.get(s.account_id)!);
-      return rows.length;
-    });
-    moved += batch;
-    if (batch > 0) waiting = false;
-    else if (waiting) return moved;
-    else waiting = true;
-  }
+  const worker = async () => {
+    let moved = 0;
+    let waiting = false;
+    for (;;) {
+      const batch = await withTransaction(pg, async (c) => {
+        const { rows } = await c.query<MigrationRow>(
+          `SELECT ${MIGRATION_COLUMNS} FROM subscriptions WHERE ${ON_FROM_VERSION}
+            ORDER BY id LIMIT ${BATCH} FOR UPDATE${waiting ? '' : ' SKIP LOCKED'}`,
+          params(m),
+        );
+        const times = await accountTimes(c, rows);
+        for (const s of rows) await moveOne(c, m, to, s, times.get(s.account_id)!);
+        return rows.length;
+      });
+      moved += batch;
+      if (batch > 0) waiting = false;
+      else if (waiting) return moved;
+      else waiting = true;
+    }
+  };
+  const moved = await Promise.all(Array.from({ length: WORKERS }, worker));
+  return moved.reduce((a, b) => a + b, 0);
 }
 
 export interface MigrationPreview {
