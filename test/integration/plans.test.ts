@@ -203,4 +203,47 @@ t.test('plans: create, version, read; subscribing to a plan', async (t) => {
     t.equal(changed.plan_id, null);
     t.equal(changed.plan_version, null);
   });
+  await t.test('migrating: same items on a new version, canceled and hand-changed subscriptions', async (t) => {
+    const p = (
+      await made(ADMIN, 'POST', '/v1/plans', {
+        name: 'Basic',
+        currency: 'USD',
+        interval: 'month',
+        items: [{ product_id: seat }],
+      })
+    ).id;
+    await made(ADMIN, 'POST', `/v1/plans/${p}/versions`, { trial_days: 30 });
+    const same = (await made(customerTok, 'POST', '/v1/subscriptions', { plan_id: p, plan_version: 1 })).id;
+    const canceled = (await made(customerTok, 'POST', '/v1/subscriptions', { plan_id: p, plan_version: 1 })).id;
+    await made(customerTok, 'PATCH', `/v1/subscriptions/${canceled}`, { status: 'canceled' });
+    const handmade = (await made(customerTok, 'POST', '/v1/subscriptions', { plan_id: p, plan_version: 1 })).id;
+    await made(customerTok, 'PATCH', `/v1/subscriptions/${handmade}`, { items: [{ product_id: seat, quantity: 2 }] });
+    const eventsOf = async (id: string) =>
+      (
+        await api.infra.pg.query(
+          "SELECT count(*)::int AS n FROM outbox_events WHERE type = 'subscription.updated' AND data->>'subscription_id' = $1",
+          [id],
+        )
+      ).rows[0].n;
+    const before = await eventsOf(same);
+    const body = { from_version: 1, to_version: 2, at: 'now' };
+    t.equal((await made(ADMIN, 'POST', `/v1/plans/${p}/migrate`, { ...body, dry_run: true })).subscriptions, 1);
+    const r = await made(ADMIN, 'POST', `/v1/plans/${p}/migrate`, { ...body, dry_run: false });
+    t.equal(r.subscriptions, 1, 'only the active subscription still on the plan');
+    const moved = await made(customerTok, 'GET', `/v1/subscriptions/${same}`);
+    t.equal(moved.plan_version, 2);
+    t.same(moved.items, [{ product_id: seat, meter_id: null }], 'the same items');
+    t.equal(await eventsOf(same), before + 1, 'one subscription.updated for the move');
+    const rows = await api.infra.pg.query(
+      'SELECT count(*)::int AS n FROM subscription_items WHERE subscription_id = $1',
+      [same],
+    );
+    t.equal(rows.rows[0].n, 1, 'the unchanged item keeps its row (nothing to pro-rate)');
+    t.equal((await made(customerTok, 'GET', `/v1/subscriptions/${canceled}`)).plan_version, 1, 'a canceled one stays');
+    t.equal(
+      (await made(customerTok, 'GET', `/v1/subscriptions/${handmade}`)).plan_id,
+      null,
+      'a hand-changed one is off the plan',
+    );
+  });
 });
