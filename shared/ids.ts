@@ -24,7 +24,8 @@ export type IdPrefix =
   | 'txr'
   | 'ent'
   | 'entg'
-  | 'alrt';
+  | 'alrt'
+  | 'coupon';
 
 const ALPHABET = '0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ';
 

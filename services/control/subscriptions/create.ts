@@ -7,6 +7,8 @@ import { parseNewSubscription, type NewSubscription } from './input.js';
 import { createSubscription } from '../../domain/subscriptions/store.js';
 import { accountTime } from '../../domain/test-clocks/store.js';
 import { accountActedFor } from '../../domain/customers/acting-for.js';
+import { requireAdminForCoupon } from '../coupons/scope.js';
+import { currentDiscounts, setSubscriptionCoupon } from '../../domain/coupons/redeem.js';
 
 /** POST /v1/subscriptions — 201 + Location; emits subscription.updated in the same transaction. */
 export function createSubscriptionRoute(deps: ApiDeps): RouteDef<NewSubscription> {
@@ -16,12 +18,16 @@ export function createSubscriptionRoute(deps: ApiDeps): RouteDef<NewSubscription
     auth: 'write',
     input: parseNewSubscription,
     handler: async (ctx, input) => {
+      if (input.couponId != null) requireAdminForCoupon(ctx.principal!);
       const accountId = await accountActedFor(deps.pg, ctx.principal!, input.customerId);
-      const { sub, now } = await withTransaction(deps.pg, async (c) => {
+      const { sub, now, discount } = await withTransaction(deps.pg, async (c) => {
         const { now } = await accountTime(c, accountId);
-        return { sub: await createSubscription(c, accountId, input.items, now, input.billingThreshold), now };
+        const sub = await createSubscription(c, accountId, input.items, now, input.billingThreshold);
+        // A coupon at creation: redeemed in the same transaction (a refused coupon creates nothing).
+        if (input.couponId != null) await setSubscriptionCoupon(c, sub, input.couponId, now, { emit: false });
+        return { sub, now, discount: (await currentDiscounts(c, [sub.row.id])).get(sub.row.id) ?? null };
       });
-      return reply.created(toSubscription(sub, now), `/v1/subscriptions/${sub.row.id}`);
+      return reply.created(toSubscription(sub, now, discount), `/v1/subscriptions/${sub.row.id}`);
     },
     doc: {
       summary: 'Subscribe the account (an operator: any customer, customer_id) to products',
