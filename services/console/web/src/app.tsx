@@ -11,11 +11,12 @@ import { ProductsPage } from './pages/products.js';
 import { CustomerPage, CustomersPage } from './pages/customers.js';
 import { EntitlementsPage } from './pages/entitlements.js';
 import { AlertsPage } from './pages/alerts.js';
+import { CouponsPage } from './pages/coupons.js';
 import type { ApiClient } from './lib/api.js';
 import type { TokenSession } from './lib/tokens.js';
 
 /** Pages only operators (admin scope) see. */
-const OPERATOR_NAV = new Set(['/customers']);
+const OPERATOR_NAV = new Set(['/customers', '/coupons']);
 
 const NAV = [
   ['/meters', 'Meters'],
@@ -27,6 +28,7 @@ const NAV = [
   ['/entitlements', 'Entitlements'],
   ['/products', 'Products'],
   ['/customers', 'Customers'],
+  ['/coupons', 'Coupons'],
 ] as const;
 
 const currentRoute = () => location.hash.replace(/^#/, '') || '/meters';
@@ -53,6 +55,8 @@ function Page({ route }: { route: string }) {
       return <EntitlementsPage />;
     case 'customers':
       return id ? <CustomerPage id={id} /> : <CustomersPage />;
+    case 'coupons':
+      return <CouponsPage />;
     default:
       return (
         <div class="error" role="alert">

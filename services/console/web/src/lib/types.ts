@@ -14,6 +14,7 @@ import type { CreatedWebhookSchema, DeliverySchema } from '../../../../../shared
 import type { CustomerSchema } from '../../../../../shared/api/customers.js';
 import type { CheckAnswerSchema, EntitlementSchema } from '../../../../../shared/api/entitlements.js';
 import type { AlertSchema } from '../../../../../shared/api/alerts.js';
+import type { CouponSchema } from '../../../../../shared/api/coupons.js';
 
 export { EVENT_TYPES as WEBHOOK_EVENTS } from '../../../../../shared/vocabulary.js';
 
@@ -34,3 +35,5 @@ export type Entitlement = Type.Static<typeof EntitlementSchema>;
 export type EntitlementCheck = Type.Static<typeof CheckAnswerSchema>;
 /** A usage or spend alert (docs/alerts.md); `customer_id: null` on an operator's deployment-wide alert. */
 export type Alert = Type.Static<typeof AlertSchema>;
+/** A coupon of the deployment (docs/coupons.md). */
+export type Coupon = Type.Static<typeof CouponSchema>;
