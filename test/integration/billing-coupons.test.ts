@@ -316,6 +316,88 @@ t.test('coupons', async (t) => {
     },
   );
 
+  await t.test('threshold invoices and a repeating coupon: the period discounted once in all, 2 periods', async (t) => {
+    const a = await createTestAccount(w.api.infra, { name: 'Progressive Coupon Co' });
+    const clock = (await w.made(ADMIN, 'POST', '/v1/test_clocks', { frozen_time: '2026-10-01T00:00:00Z' })).id;
+    await w.made(ADMIN, 'POST', `/v1/test_clocks/${clock}/customers`, { customer_id: a.customerId });
+    const advance = async (frozen_time: string) => {
+      const r = await call(ADMIN, 'POST', `/v1/test_clocks/${clock}/advance`, { frozen_time });
+      t.equal(r.status, 200, `advance to ${frozen_time}: ${JSON.stringify(r.body).slice(0, 300)}`);
+    };
+    await w.card(a);
+    const calls = await w.meter(a, 'Calls', 'requests', 'counter', 'sum');
+    const twice = await coupon({ name: 'TWO25', percent_off: 25, duration: 'repeating', duration_in_periods: 2 });
+    const sub = await w.made(ADMIN, 'POST', '/v1/subscriptions', {
+      customer_id: a.customerId,
+      items: [{ product_id: plan }, { product_id: tiered, meter_id: calls }],
+      billing_threshold: { amount: 15 },
+      coupon_id: twice.id,
+    });
+    const octoberIs = (total: number) =>
+      waitUntil(
+        async () =>
+          (
+            await w.made(
+              a.tokens.read,
+              'GET',
+              `/v1/meters/${calls}/usage?start_date=2026-10-01&end_date=2026-10-31&window=none`,
+            )
+          ).value === total,
+        `October at ${total}`,
+      );
+    const invoices = async () =>
+      (await w.made(a.tokens.read, 'GET', '/v1/billing/invoices?per_page=100')).data
+        .filter((i: any) => i.subscription_id === sub.id)
+        .sort(
+          (x: any, y: any) =>
+            x.created_at.localeCompare(y.created_at) || (x.number ?? '').localeCompare(y.number ?? ''),
+        );
+    const upcomingDiscounts = async () =>
+      (await w.made(a.tokens.read, 'GET', `/v1/billing/invoices/upcoming?subscription_id=${sub.id}`)).lines.filter(
+        (l: any) => l.type === 'discount',
+      ).length;
+
+    // 1,500 calls: 22.50 of charges, 25 % = 5.625 → 5.62 (Plan 2.50, calls 3.12); VAT 2.50 − 0.62 = 1.88: 18.76 ≥ 15.
+    await w.usage(a, calls, [{ value: 1500, timestamp: '2026-10-02T00:00:00Z' }]);
+    await octoberIs(1500);
+    await advance('2026-10-05T00:00:00Z');
+    const [first] = await invoices();
+    t.match(
+      first,
+      { reason: 'threshold', subtotal: 16.88, tax: 1.88, amount: 18.76 },
+      'the threshold invoice, discounted',
+    );
+    // 1,000 more → 2,500: 27.50, 25 % = 6.875 → 6.88 (Plan 2.50, calls 4.38); VAT 3.50 − 0.88 = 2.62: 23.24 in all.
+    await w.usage(a, calls, [{ value: 1000, timestamp: '2026-10-10T00:00:00Z' }]);
+    await octoberIs(2500);
+    await advance('2026-11-01T02:00:00Z');
+    const october = await invoices();
+    t.equal(october.length, 2, 'one threshold invoice and the period invoice');
+    const final = october[1];
+    t.match(final, { reason: 'period', subtotal: 3.74, tax: 0.74, amount: 4.48 }, 'the final invoice: the rest');
+    t.same(
+      shape(sorted(final.lines), names).sort(),
+      [
+        ['deduction', -16.88],
+        ['discount', 'API calls', -4.38],
+        ['discount', 'Plan', -2.5],
+        ['flat', 10],
+        ['tax', 0.74],
+        ['usage', 17.5],
+      ],
+      'the whole period discounted, less the (discounted) threshold invoice',
+    );
+    t.equal(sum(october.map((i: any) => i.amount)), 23.24, 'Σ = the period discounted once: 20.62 + 2.62');
+    t.equal(sum(october.map((i: any) => i.tax)), 2.62, 'Σ tax = the tax on the discounted period');
+
+    // repeating 2: November is the second period (a threshold invoice is no period), December is not discounted.
+    t.ok((await upcomingDiscounts()) > 0, 'November is discounted');
+    await advance('2026-12-01T02:00:00Z');
+    const november = (await invoices()).find((i: any) => i.period_start === '2026-11-01' && i.reason === 'period');
+    t.match(november, { subtotal: 7.5, tax: 0, amount: 7.5 }, 'November: Plan 10 − 2.50');
+    t.equal(await upcomingDiscounts(), 0, 'December: TWO25 has done its two periods');
+  });
+
   await t.test('redemption: admin only, isolation, expiry, currency, canceled', async (t) => {
     const a = await createTestAccount(w.api.infra, { name: 'Owner Co' });
     const b = await createTestAccount(w.api.infra, { name: 'Other Co' });
