@@ -94,14 +94,21 @@ async function discountAdjustments(q: PgPool | PgClient, priced: PricedInvoice[]
       GROUP BY 1, 2, 3`,
     [ids],
   );
+  const couponOf = new Map(coupons.rows.map((c) => [c.invoice_id, c]));
+  const billedOf = new Map<string, typeof billed.rows>();
+  for (const b of billed.rows) billedOf.set(b.invoice_id, [...(billedOf.get(b.invoice_id) ?? []), b]);
   for (const invoice of priced) {
-    for (const c of coupons.rows) {
+    const adjusts = [
+      ...new Set(
+        invoice.lines.flatMap((l) => (l.type === 'adjustment' && l.adjusts_invoice_id ? [l.adjusts_invoice_id] : [])),
+      ),
+    ];
+    for (const c of adjusts.flatMap((id) => couponOf.get(id) ?? [])) {
       const now = invoice.lines.filter((l) => l.type === 'adjustment' && l.adjusts_invoice_id === c.invoice_id);
-      if (now.length === 0) continue;
       const adjusted = sumByProduct(now);
       let charges = [...adjusted.values()].reduce((s, x) => s.plus(x), new Decimal(0));
       let given = new Decimal(0);
-      for (const b of billed.rows.filter((b) => b.invoice_id === c.invoice_id)) {
+      for (const b of billedOf.get(c.invoice_id) ?? []) {
         if (b.kind === 'charge') charges = charges.plus(b.amount);
         else given = given.minus(b.amount);
       }
