@@ -66,12 +66,29 @@ export const CouponListSchema = listOf(CouponSchema);
 export const ListCouponsQuery = Type.Object({ ...PaginationQuery }, { additionalProperties: false });
 export type ListCouponsQuery = Type.Static<typeof ListCouponsQuery>;
 
+/**
+ * The coupon as a subscription shows it — its customer reads it too, so only its terms: how often the operator's
+ * coupon was redeemed by others, its limit and expiry are the operator's (GET /v1/coupons/{id}).
+ */
+export const DiscountCouponSchema = Type.Object(
+  {
+    id: Type.String(),
+    name: Type.String(),
+    percent_off: Type.Union([Type.Number(), Type.Null()]),
+    amount_off: Type.Union([Type.Number(), Type.Null()]),
+    currency: Type.Union([Type.String(), Type.Null()]),
+    duration: Type.Enum(COUPON_DURATIONS),
+    duration_in_periods: Type.Union([Type.Integer(), Type.Null()]),
+  },
+  { additionalProperties: false },
+);
+
 /** A subscription's current discount: the coupon and the periods it discounts. */
 export const DiscountSchema = Type.Union(
   [
     Type.Object(
       {
-        coupon: CouponSchema,
+        coupon: DiscountCouponSchema,
         start: Type.String({ format: 'date-time', description: 'the first period it discounts starts then' }),
         redeemed_at: Type.String({ format: 'date-time' }),
       },

@@ -153,9 +153,11 @@ t.test('coupons', async (t) => {
         coupon_id: once.id,
       });
       t.match(sub.discount, {
-        coupon: { id: once.id, amount_off: 10, currency: 'USD', duration: 'once', times_redeemed: 1 },
+        coupon: { id: once.id, amount_off: 10, currency: 'USD', duration: 'once' },
         start: '2026-10-01T00:00:00.000Z',
       });
+      t.notOk('times_redeemed' in sub.discount.coupon, "the operator's redemption count is not shown with it");
+      t.equal((await w.made(ADMIN, 'GET', `/v1/coupons/${once.id}`)).times_redeemed, 1, 'redeemed once');
       t.same(
         (await w.made(a.tokens.read, 'GET', `/v1/subscriptions/${sub.id}`)).discount,
         sub.discount,
@@ -448,9 +450,10 @@ t.test('coupons', async (t) => {
     );
 
     const ok = await w.made(ADMIN, 'PATCH', `/v1/subscriptions/${subA.id}`, { coupon_id: ten.id });
-    t.match(ok.discount, { coupon: { id: ten.id, times_redeemed: 1 } });
+    t.match(ok.discount, { coupon: { id: ten.id } });
     const again = await w.made(ADMIN, 'PATCH', `/v1/subscriptions/${subA.id}`, { coupon_id: ten.id });
-    t.equal(again.discount.coupon.times_redeemed, 1, 'the coupon already on it: nothing counted twice');
+    t.same(again.discount, ok.discount, 'the coupon already on it: unchanged');
+    t.equal((await w.made(ADMIN, 'GET', `/v1/coupons/${ten.id}`)).times_redeemed, 1, 'nothing counted twice');
     await w.made(a.tokens.write, 'PATCH', `/v1/subscriptions/${subA.id}`, { status: 'canceled' });
     const canceled = await call(ADMIN, 'PATCH', `/v1/subscriptions/${subA.id}`, { coupon_id: null });
     t.equal(canceled.status, 409);

@@ -21,8 +21,10 @@ export function toCoupon(c: CouponRow) {
 /** A subscription's current discount, or null. */
 export function toDiscount(d: CurrentDiscount | null | undefined) {
   if (!d) return null;
+  // Its terms only: the customer reads it too (shared/api/coupons.ts DiscountCouponSchema).
+  const { id, name, percent_off, amount_off, currency, duration, duration_in_periods } = toCoupon(d.coupon);
   return {
-    coupon: toCoupon(d.coupon),
+    coupon: { id, name, percent_off, amount_off, currency, duration, duration_in_periods },
     start: d.first_period_start.toISOString(),
     redeemed_at: d.redeemed_at.toISOString(),
   };
