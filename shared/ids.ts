@@ -25,7 +25,8 @@ export type IdPrefix =
   | 'ent'
   | 'entg'
   | 'alrt'
-  | 'plan';
+  | 'plan'
+  | 'coupon';
 
 const ALPHABET = '0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ';
 

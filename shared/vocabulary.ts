@@ -20,7 +20,11 @@ export const LINE_TYPES = [
   'one_off',
   'tax',
   'deduction',
+  'discount',
 ] as const;
+/** How long a coupon discounts a subscription (docs/coupons.md). */
+export const COUPON_DURATIONS = ['once', 'repeating', 'forever'] as const;
+export type CouponDuration = (typeof COUPON_DURATIONS)[number];
 export const TAX_EXEMPT = ['none', 'exempt', 'reverse'] as const;
 export type TaxExempt = (typeof TAX_EXEMPT)[number];
 export type LineType = (typeof LINE_TYPES)[number];

@@ -13,7 +13,8 @@
  * package — an eighth of the items with a minimum commitment, a fifth of the accounts with prepaid credit, and
  * late usage: the subscriptions start the month before last, a first run (not measured) closes that month,
  * then late records for it arrive for a quarter of the metered subscriptions, so the measured run also
- * re-prices those periods and bills adjustment lines.
+ * re-prices those periods and bills adjustment lines. Coupons (issue 29): a 25 % forever coupon on every third
+ * subscription, so a third of the invoices carry discount lines (and their late usage a discount of its own).
  */
 import { randomBytes } from 'node:crypto';
 import type { BenchWorld } from '../world.js';
@@ -40,6 +41,7 @@ export interface BillingRunResult {
   credit_lines?: number;
   adjustment_lines?: number;
   minimum_lines?: number;
+  discount_lines?: number;
   seconds: number;
   invoices_per_s: number;
   /** Milliseconds summed per store over the run (ClickHouse, piscina, Postgres, processor calls). */
@@ -132,6 +134,19 @@ export async function runBillingPhase(opts: {
          SELECT g, a, 'USD', 200, 200, now() + interval '1 year', 'bench credit' FROM unnest($1::text[], $2::text[]) AS u(g, a)`,
         [credited.map(() => newId('cred')), credited.map((a) => a.id)],
       );
+      // Coupons (issue 29): a 25 % forever coupon on every third subscription, from the first month on — each of
+      // their invoices gets discount lines, and their late usage a discount of its own.
+      const discounted = subs.filter((_, i) => i % 3 === 0);
+      const coupon = newId('coupon');
+      await pg.query(
+        `INSERT INTO coupons (id, name, percent_off, duration, times_redeemed) VALUES ($1, 'BENCH25', 25, 'forever', $2)`,
+        [coupon, discounted.length],
+      );
+      await pg.query(
+        `INSERT INTO coupon_redemptions (coupon_id, subscription_id, account_id, first_period_start, redeemed_at)
+         SELECT $1, s, a, $4, $4 FROM unnest($2::text[], $3::text[]) AS u(s, a)`,
+        [coupon, discounted.map((s) => s.id), discounted.map((s) => s.account), new Date(firstMonth)],
+      );
     }
     // Usage straight into the world's table (the ingest path is measured by other phases).
     let records = 0;
@@ -214,17 +229,19 @@ export async function runBillingPhase(opts: {
           credit_lines: number;
           adjustment_lines: number;
           minimum_lines: number;
+          discount_lines: number;
         }>(
           `WITH mine AS (SELECT id, status FROM invoices WHERE account_id = ANY($1) AND period_start = $2::date)
            SELECT (SELECT count(*)::int FROM mine) AS invoices, (SELECT count(*)::int FROM mine WHERE status = 'paid') AS paid,
                   (SELECT count(*)::int FROM outbox_events WHERE account_id = ANY($1) AND created_at >= $3 AND type IN ('invoice.created', 'invoice.paid')) AS events,
                   (SELECT count(*)::int FROM invoice_lines WHERE invoice_id IN (SELECT id FROM mine) AND type = 'credit') AS credit_lines,
                   (SELECT count(*)::int FROM invoice_lines WHERE invoice_id IN (SELECT id FROM mine) AND type = 'adjustment') AS adjustment_lines,
-                  (SELECT count(*)::int FROM invoice_lines WHERE invoice_id IN (SELECT id FROM mine) AND type = 'minimum_commitment') AS minimum_lines`,
+                  (SELECT count(*)::int FROM invoice_lines WHERE invoice_id IN (SELECT id FROM mine) AND type = 'minimum_commitment') AS minimum_lines,
+                  (SELECT count(*)::int FROM invoice_lines WHERE invoice_id IN (SELECT id FROM mine) AND type = 'discount') AS discount_lines`,
           [accounts.map((a) => a.id), new Date(lastMonth).toISOString().slice(0, 10), startedAt],
         )
       ).rows[0]!;
-      const { credit_lines, adjustment_lines, minimum_lines, ...base } = counts;
+      const { credit_lines, adjustment_lines, minimum_lines, discount_lines, ...base } = counts;
       const timings = Object.fromEntries(
         Object.entries(r.timings).map(([k, v]) => [k, Math.round(v)]),
       ) as unknown as BillingTimings;
@@ -235,7 +252,7 @@ export async function runBillingPhase(opts: {
         accounts: accounts.length,
         usage_records: records,
         ...base,
-        ...(mix ? { credit_lines, adjustment_lines, minimum_lines } : {}),
+        ...(mix ? { credit_lines, adjustment_lines, minimum_lines, discount_lines } : {}),
         seconds: Math.round(seconds * 100) / 100,
         invoices_per_s: Math.round(r.invoices.length / seconds),
         timings,
@@ -275,7 +292,7 @@ export function billingRunLines(r: BillingRunResult): string[] {
   const t = r.timings;
   const name = r.mix ? 'billing-run (mix)' : 'billing-run';
   const mixed = r.mix
-    ? `; mix of every price model: ${r.minimum_lines} minimum true-ups, ${r.credit_lines} credit lines, ${r.adjustment_lines} late-usage adjustments`
+    ? `; mix of every price model: ${r.minimum_lines} minimum true-ups, ${r.credit_lines} credit lines, ${r.adjustment_lines} late-usage adjustments, ${r.discount_lines} discount lines`
     : '';
   return [
     `${name}: ${r.invoices} invoices (${r.paid} paid, ${r.events} invoice events) for ${r.subscriptions} subscriptions (${r.metered} metered, ${r.usage_records} usage records) in ${r.seconds} s → ${r.invoices_per_s} invoices/s (goal ≥ ${BILLING_GOAL_INVOICES_PER_S}: ${r.goal_met ? 'met' : 'NOT met'}); period close ${r.close_s} s${mixed}`,

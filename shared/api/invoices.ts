@@ -12,7 +12,7 @@ export const InvoiceLineSchema = Type.Object(
   {
     type: Type.Enum([...LINE_TYPES], {
       description:
-        "flat: a flat item; usage: a usage-priced item (metered, tiered, package); minimum_commitment: the true-up to an item's minimum; credit: prepaid credit applied (negative); adjustment: usage of an earlier invoiced period that changed since, re-priced at that period's rates; one_off: a line an operator added to the draft; tax: the tax at one rate (tax_rate_id); deduction: what a threshold invoice of the period already billed (adjusts_invoice_id names it; negative)",
+        "flat: a flat item; usage: a usage-priced item (metered, tiered, package); minimum_commitment: the true-up to an item's minimum; credit: prepaid credit applied (negative); adjustment: usage of an earlier invoiced period that changed since, re-priced at that period's rates; one_off: a line an operator added to the draft; tax: the tax at one rate (tax_rate_id); deduction: what a threshold invoice of the period already billed (adjusts_invoice_id names it; negative); discount: a coupon's discount on a product's charges (coupon_id names it; negative; with adjusts_invoice_id: on the late usage of that invoice's period)",
     }),
     product_id: Type.Union([Type.String(), Type.Null()], { description: 'null on credit lines' }),
     meter_id: Type.Union([Type.String(), Type.Null()], {
@@ -33,6 +33,7 @@ export const InvoiceLineSchema = Type.Object(
           'adjustment lines: the invoice of the period the usage belongs to; deduction lines: the threshold invoice deducted',
       }),
     ),
+    coupon_id: Type.Optional(Type.String({ description: 'discount lines: the coupon (coupon_…)' })),
     tax_rate_id: Type.Optional(Type.String({ description: 'tax lines: the rate (txr_…)' })),
     tax_amount: Type.Optional(
       Money(

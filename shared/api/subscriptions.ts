@@ -1,4 +1,5 @@
 import Type from 'typebox';
+import { CouponIdInput, DiscountSchema } from './coupons.js';
 import { PaginationQuery, listOf } from '../http/pagination.js';
 import { MAX_GROUP_BY } from './usage.js';
 import { DIMENSION_LIMITS, KEY_MESSAGE } from '../usage/dimensions.js';
@@ -103,6 +104,7 @@ export const SubscriptionSchema = Type.Object(
     current_period_start: Type.String({ format: 'date-time' }),
     current_period_end: Type.String({ format: 'date-time' }),
     created_at: Type.String({ format: 'date-time' }),
+    discount: DiscountSchema,
   },
   { additionalProperties: false },
 );
@@ -122,6 +124,7 @@ export const CreateSubscriptionBody = Type.Object(
       Type.Integer({ minimum: 1, maximum: 1_000_000, description: 'with plan_id: that version (default the latest)' }),
     ),
     billing_threshold: Type.Optional(BillingThresholdInput),
+    coupon_id: Type.Optional(CouponIdInput),
     customer_id: Type.Optional(
       Type.String({
         minLength: 1,
@@ -139,6 +142,7 @@ export const UpdateSubscriptionBody = Type.Object(
     items: Type.Optional(Items),
     status: Type.Optional(Type.Enum(['canceled'], { description: 'cancels the subscription (final)' })),
     billing_threshold: Type.Optional(BillingThresholdInput),
+    coupon_id: Type.Optional(CouponIdInput),
   },
   { additionalProperties: false },
 );

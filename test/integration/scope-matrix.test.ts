@@ -45,6 +45,8 @@ interface Fixture {
   taxRate(): Promise<string>;
   /** A meter of the deployment (operator mode). */
   deploymentMeter(): Promise<string>;
+  /** A coupon of the deployment (its coupon_ id): 10 % off, forever. */
+  coupon(): Promise<string>;
   /** A metered entitlement of the operator's own account (its ent_ id). */
   entitlement(): Promise<string>;
   /** A plan of the deployment (its plan_ id), version 1 of one flat product. */
@@ -807,6 +809,40 @@ const ROWS: Row[] = [
       return { path: `/v1/plans/${plan}/migrate`, body: { from_version: 1, to_version: 2, at: 'now', dry_run: true } };
     },
   },
+  // coupons: the deployment's (admin), read and written; applying one to a subscription is admin too
+  {
+    method: 'POST',
+    route: '/v1/coupons',
+    scope: 'admin',
+    success: 201,
+    request: async () => ({ path: '/v1/coupons', body: { name: 'TEN', percent_off: 10, duration: 'forever' } }),
+  },
+  {
+    method: 'GET',
+    route: '/v1/coupons',
+    scope: 'admin',
+    success: 200,
+    request: async () => ({ path: '/v1/coupons' }),
+  },
+  {
+    method: 'GET',
+    route: '/v1/coupons/:coupon_id',
+    scope: 'admin',
+    success: 200,
+    request: async (fx) => ({ path: `/v1/coupons/${await fx.coupon()}` }),
+  },
+  {
+    method: 'PATCH',
+    route: '/v1/subscriptions/:subscription_id',
+    scope: 'admin',
+    routeScope: 'write',
+    success: 200,
+    request: async (fx) => ({
+      path: `/v1/subscriptions/${await fx.subscription()}`,
+      body: { coupon_id: await fx.coupon() },
+    }),
+    verify: (b) => (b.discount?.coupon?.percent_off === 10 ? undefined : `discount is ${JSON.stringify(b.discount)}`),
+  },
   // ↑ append rows for further endpoints here
 ];
 
@@ -863,6 +899,8 @@ t.test('scope matrix', async (t) => {
       (await admin('POST', '/v1/customers', { name: 'fixture', external_id: `matrix-fixture-${++customers}` })).id,
     taxRate: async () =>
       (await admin('POST', '/v1/tax_rates', { name: 'fixture', percentage: 10, inclusive: true })).id,
+    coupon: async () =>
+      (await admin('POST', '/v1/coupons', { name: 'fixture', percent_off: 10, duration: 'forever' })).id,
     deploymentMeter: async () =>
       (await admin('POST', '/v1/meters', { name: 'd', unit: 'u', aggregation: 'sum', scope: 'deployment' })).id,
     entitlement: async () =>

@@ -117,6 +117,7 @@ t.test('subscriptions', async (t) => {
       current_period_start: start,
       current_period_end: end,
       created_at: res.body.created_at,
+      discount: null,
     });
     t.match(res.body.created_at, ISO_MS);
     const got = await call('GET', `/v1/subscriptions/${res.body.id}`, { token: acct.tokens.read });

@@ -44,7 +44,7 @@ export function toInvoiceLine(
     | 'adjusts_invoice_id'
     | 'dimensions'
   > &
-    Partial<Pick<InvoiceLineRow, 'tax_rate_id' | 'tax_amount'>>,
+    Partial<Pick<InvoiceLineRow, 'tax_rate_id' | 'tax_amount' | 'coupon_id'>>,
 ) {
   return {
     type: l.type,
@@ -56,6 +56,7 @@ export function toInvoiceLine(
     amount: new JsonDecimal(l.amount),
     ...(l.adjusts_invoice_id ? { adjusts_invoice_id: l.adjusts_invoice_id } : {}),
     ...(l.dimensions ? { dimensions: l.dimensions } : {}),
+    ...(l.coupon_id ? { coupon_id: l.coupon_id } : {}),
     ...(l.tax_rate_id ? { tax_rate_id: l.tax_rate_id, tax_amount: new JsonDecimal(l.tax_amount!) } : {}),
   };
 }

@@ -8,6 +8,8 @@ import { createSubscription } from '../../domain/subscriptions/store.js';
 import { accountTime } from '../../domain/test-clocks/store.js';
 import { accountActedFor } from '../../domain/customers/acting-for.js';
 import { itemsOfPlan, planVersionToSubscribe } from '../../domain/plans/subscribe.js';
+import { requireAdminForCoupon } from '../coupons/scope.js';
+import { currentDiscounts, setSubscriptionCoupon } from '../../domain/coupons/redeem.js';
 
 /** POST /v1/subscriptions — 201 + Location; emits subscription.updated in the same transaction. */
 export function createSubscriptionRoute(deps: ApiDeps): RouteDef<NewSubscription> {
@@ -17,16 +19,20 @@ export function createSubscriptionRoute(deps: ApiDeps): RouteDef<NewSubscription
     auth: 'write',
     input: parseNewSubscription,
     handler: async (ctx, input) => {
+      if (input.couponId != null) requireAdminForCoupon(ctx.principal!);
       const accountId = await accountActedFor(deps.pg, ctx.principal!, input.customerId);
-      const { sub, now } = await withTransaction(deps.pg, async (c) => {
+      const { sub, now, discount } = await withTransaction(deps.pg, async (c) => {
         const { now } = await accountTime(c, accountId);
         // A plan's subscription gets its version's items (docs/plans.md); planTerms(version) gives its other terms.
         const version = input.plan && (await planVersionToSubscribe(c, input.plan.id, input.plan.version));
         const items = version ? itemsOfPlan(version.items) : input.items;
         const plan = version ? { id: version.plan_id, version: version.version } : null;
-        return { sub: await createSubscription(c, accountId, items, now, input.billingThreshold, plan), now };
+        const sub = await createSubscription(c, accountId, items, now, input.billingThreshold, plan);
+        // A coupon at creation: redeemed in the same transaction (a refused coupon creates nothing).
+        if (input.couponId != null) await setSubscriptionCoupon(c, sub, input.couponId, now, { emit: false });
+        return { sub, now, discount: (await currentDiscounts(c, [sub.row.id])).get(sub.row.id) ?? null };
       });
-      return reply.created(toSubscription(sub, now), `/v1/subscriptions/${sub.row.id}`);
+      return reply.created(toSubscription(sub, now, discount), `/v1/subscriptions/${sub.row.id}`);
     },
     doc: {
       summary: 'Subscribe the account (an operator: any customer, customer_id) to products or to a plan',

@@ -2,6 +2,7 @@ import type { ApiDeps, RouteDef } from '../../../shared/http/route.js';
 import { reply } from '../../../shared/http/reply.js';
 import { SubscriptionSchema } from '../../../shared/api/subscriptions.js';
 import { toSubscription } from './representation.js';
+import { currentDiscounts } from '../../domain/coupons/redeem.js';
 import { getSubscription, subscriptionActor } from '../../domain/subscriptions/store.js';
 import { accountTime } from '../../domain/test-clocks/store.js';
 
@@ -17,7 +18,8 @@ export function getSubscriptionRoute(deps: ApiDeps): RouteDef {
         getSubscription(deps.pg, accountId, ctx.params.subscription_id!),
         accountTime(deps.pg, accountId),
       ]);
-      return reply.ok(toSubscription(sub, now));
+      const discount = (await currentDiscounts(deps.pg, [sub.row.id])).get(sub.row.id) ?? null;
+      return reply.ok(toSubscription(sub, now, discount));
     },
     doc: {
       summary: 'Get a subscription',

@@ -31,12 +31,16 @@ export interface NewSubscription {
   billingThreshold: string | null;
   /** Operator mode: the customer subscribed (accountActedFor checks the caller may). */
   customerId?: string;
+  /** Admin only: the coupon applied from the first period (docs/coupons.md). */
+  couponId?: string | null;
 }
 export interface SubscriptionChange {
   items?: ItemRequest[];
   status?: 'canceled';
   /** Exact decimal text; null removes it; absent leaves it. */
   billingThreshold?: string | null;
+  /** Admin only: the coupon applied from the current period on; null removes it; absent leaves it. */
+  couponId?: string | null;
 }
 
 export function parseNewSubscription(ctx: RequestContext): NewSubscription {
@@ -54,17 +58,24 @@ export function parseNewSubscription(ctx: RequestContext): NewSubscription {
     plan: input.plan_id === undefined ? undefined : { id: input.plan_id, version: input.plan_version },
     customerId: input.customer_id,
     billingThreshold: exactThreshold(ctx, input.billing_threshold) ?? null,
+    couponId: input.coupon_id,
   };
 }
 
 export function parseSubscriptionChange(ctx: RequestContext): SubscriptionChange {
   const input = updateBody.parse(ctx.body);
-  if (input.items === undefined && input.status === undefined && input.billing_threshold === undefined)
-    throw new ValidationError([{ field: '', message: 'must contain items, status or billing_threshold' }]);
+  if (
+    input.items === undefined &&
+    input.status === undefined &&
+    input.billing_threshold === undefined &&
+    input.coupon_id === undefined
+  )
+    throw new ValidationError([{ field: '', message: 'must contain items, status, billing_threshold or coupon_id' }]);
   return {
     items: input.items && exactItems(ctx, input.items),
     status: input.status,
     billingThreshold: exactThreshold(ctx, input.billing_threshold),
+    couponId: input.coupon_id,
   };
 }
 

@@ -3,6 +3,7 @@ import { pageWindow } from '../../../shared/http/pagination.js';
 import { reply } from '../../../shared/http/reply.js';
 import { ListSubscriptionsQuery, SubscriptionListSchema } from '../../../shared/api/subscriptions.js';
 import { toSubscription } from './representation.js';
+import { currentDiscounts } from '../../domain/coupons/redeem.js';
 import { parseListSubscriptions } from './input.js';
 import { listSubscriptions } from '../../domain/subscriptions/store.js';
 import { accountTime } from '../../domain/test-clocks/store.js';
@@ -21,8 +22,12 @@ export function listSubscriptionsRoute(deps: ApiDeps): RouteDef<ListSubscription
         listSubscriptions(deps.pg, accountId, q, pageWindow(q)),
         accountTime(deps.pg, accountId),
       ]);
+      const discounts = await currentDiscounts(
+        deps.pg,
+        subscriptions.map((s) => s.row.id),
+      );
       return reply.page(
-        subscriptions.map((s) => toSubscription(s, now)),
+        subscriptions.map((s) => toSubscription(s, now, discounts.get(s.row.id) ?? null)),
         q,
         total,
       );

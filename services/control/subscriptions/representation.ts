@@ -1,10 +1,13 @@
 import { JsonDecimal } from '../../../shared/money/json.js';
 import { currentPeriod } from '../../domain/billing/periods.js';
 import { itemOut, type Subscription } from '../../domain/subscriptions/types.js';
+import type { CurrentDiscount } from '../../domain/coupons/types.js';
+import { toDiscount } from '../coupons/representation.js';
 
 /** The API representation (shared/api/subscriptions.ts) of the domain's rows. */
 
-export function toSubscription(s: Subscription, now = new Date()) {
+/** `discount`: the subscription's current coupon (services/domain/coupons/redeem.ts currentDiscounts). */
+export function toSubscription(s: Subscription, now = new Date(), discount: CurrentDiscount | null = null) {
   const period = currentPeriod(s.row, now);
   return {
     id: s.row.id,
@@ -17,5 +20,6 @@ export function toSubscription(s: Subscription, now = new Date()) {
     current_period_start: period.start.toISOString(),
     current_period_end: period.end.toISOString(),
     created_at: s.row.created_at.toISOString(),
+    discount: toDiscount(discount),
   };
 }

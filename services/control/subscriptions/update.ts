@@ -6,6 +6,8 @@ import { toSubscription } from './representation.js';
 import { parseSubscriptionChange, type SubscriptionChange } from './input.js';
 import { changeSubscription, subscriptionActor } from '../../domain/subscriptions/store.js';
 import { accountTime } from '../../domain/test-clocks/store.js';
+import { requireAdminForCoupon } from '../coupons/scope.js';
+import { currentDiscounts, setSubscriptionCoupon } from '../../domain/coupons/redeem.js';
 
 /**
  * PATCH /v1/subscriptions/:subscription_id — replace items, set `billing_threshold` and/or cancel
@@ -18,15 +20,20 @@ export function updateSubscriptionRoute(deps: ApiDeps): RouteDef<SubscriptionCha
     auth: 'write',
     input: parseSubscriptionChange,
     handler: async (ctx, change) => {
+      if (change.couponId !== undefined) requireAdminForCoupon(ctx.principal!);
       const accountId = await subscriptionActor(deps.pg, ctx.principal!, ctx.params.subscription_id!);
-      const { subscription, now } = await withTransaction(deps.pg, async (c) => {
+      const { subscription, now, discount } = await withTransaction(deps.pg, async (c) => {
         const { now } = await accountTime(c, accountId);
-        return { ...(await changeSubscription(c, accountId, ctx.params.subscription_id!, change, now)), now };
+        // changeSubscription locks the row; the coupon changes under that lock, in the same transaction.
+        const { subscription } = await changeSubscription(c, accountId, ctx.params.subscription_id!, change, now);
+        if (change.couponId !== undefined) await setSubscriptionCoupon(c, subscription, change.couponId, now);
+        const discount = (await currentDiscounts(c, [subscription.row.id])).get(subscription.row.id) ?? null;
+        return { subscription, now, discount };
       });
-      return reply.ok(toSubscription(subscription, now));
+      return reply.ok(toSubscription(subscription, now, discount));
     },
     doc: {
-      summary: 'Change a subscription’s items or cancel it',
+      summary: 'Change a subscription’s items, threshold or coupon (admin), or cancel it',
       tags: ['subscriptions'],
       requestBody: UpdateSubscriptionBody,
       responses: {

@@ -339,9 +339,9 @@ export async function insertInvoiceLines(
   if (lines.length) {
     await client.query(
       `INSERT INTO invoice_lines (invoice_id, position, product_id, meter_id, description, quantity, unit_price, amount, type, price_model, adjusts_invoice_id, dimensions,
-                                 service_start, service_end, tax_rate_id, tax_amount, taxes)
+                                 service_start, service_end, tax_rate_id, tax_amount, taxes, coupon_id)
        SELECT * FROM unnest($1::text[], $2::int[], $3::text[], $4::text[], $5::text[], $6::numeric[], $7::numeric[], $8::numeric[], $9::text[], $10::jsonb[], $11::text[], $12::jsonb[],
-                            $13::timestamptz[], $14::timestamptz[], $15::text[], $16::numeric[], $17::jsonb[])`,
+                            $13::timestamptz[], $14::timestamptz[], $15::text[], $16::numeric[], $17::jsonb[], $18::text[])`,
       [
         lines.map((l) => l.invoice_id),
         lines.map((l) => l.position),
@@ -360,6 +360,7 @@ export async function insertInvoiceLines(
         lines.map((l) => l.tax_rate_id ?? null),
         lines.map((l) => l.tax_amount ?? null),
         lines.map((l) => (l.taxes ? JSON.stringify(l.taxes) : null)),
+        lines.map((l) => l.coupon_id ?? null),
       ],
     );
   }

@@ -19,6 +19,7 @@ import {
   type PricedInvoice,
 } from '../pricing/invoice-lines.js';
 import { serviceInterval } from '../pricing/proration.js';
+import { applyDiscounts } from './discounts.js';
 
 /** A subscription's period to price: usage counts from periodStart up to usageEndMs (exclusive). */
 export interface PeriodToPrice {
@@ -239,12 +240,16 @@ export async function pricePeriods(
       ),
   }));
   const pool = deps.linesPool;
-  if (!pool) return toPrice.map(priceInvoice);
-  return timed(opts.timings, 'piscina_ms', async () => {
-    const tasks: Promise<PricedInvoice[]>[] = [];
-    for (let i = 0; i < toPrice.length; i += INVOICES_PER_TASK) {
-      tasks.push(pool.run({ invoices: toPrice.slice(i, i + INVOICES_PER_TASK) }));
-    }
-    return (await Promise.all(tasks)).flat();
-  });
+  const priced = pool
+    ? await timed(opts.timings, 'piscina_ms', async () => {
+        const tasks: Promise<PricedInvoice[]>[] = [];
+        for (let i = 0; i < toPrice.length; i += INVOICES_PER_TASK) {
+          tasks.push(pool.run({ invoices: toPrice.slice(i, i + INVOICES_PER_TASK) }));
+        }
+        return (await Promise.all(tasks)).flat();
+      })
+    : toPrice.map(priceInvoice);
+  // Coupons: every pricing of a period is discounted by the one rule, before deductions, tax and credit.
+  await timed(opts.timings, 'postgres_ms', () => applyDiscounts(q, periods, priced));
+  return priced;
 }

@@ -20,7 +20,7 @@ const INVOICE_COLUMNS = `id, ${PRINTED_NUMBER_SQL('invoices')} AS number, accoun
   amount_credited::text AS amount_credited, attempt_count, next_payment_attempt_at, last_payment_error, created_at, paid_at,
   emailed_at`;
 const LINE_COLUMNS = `invoice_id, position, type, product_id, meter_id, adjusts_invoice_id, description, quantity::text AS quantity,
-   unit_price::text AS unit_price, amount::text AS amount, dimensions, tax_rate_id, tax_amount::text AS tax_amount, taxes`;
+   unit_price::text AS unit_price, amount::text AS amount, dimensions, tax_rate_id, tax_amount::text AS tax_amount, taxes, coupon_id`;
 
 /** Lines of several invoices in one query, grouped by invoice in printed order. */
 async function linesOf(pool: PgPool, invoiceIds: string[]): Promise<Map<string, InvoiceLineRow[]>> {

@@ -57,6 +57,8 @@ export interface InvoiceLineRow {
   tax_amount: string | null;
   /** Taxed lines: their tax per rate. */
   taxes: LineTax[] | null;
+  /** Discount lines: the coupon. */
+  coupon_id?: string | null;
 }
 
 export interface InvoiceWithLines {

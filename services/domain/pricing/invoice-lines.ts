@@ -98,6 +98,8 @@ export interface PricedLine {
   /** Tax lines: the rate, and the tax at it (amount is what the line adds: 0 for an inclusive rate). */
   tax_rate_id?: string | null;
   tax_amount?: string | null;
+  /** Discount lines: the coupon (services/domain/billing/discounts.ts). */
+  coupon_id?: string | null;
 }
 
 export interface LineTax {

@@ -5,6 +5,7 @@ import { productsModule } from '../../control/products/module.js';
 import { metersModule } from '../../control/meters/module.js';
 import { customersModule } from '../../control/customers/module.js';
 import { taxRatesModule } from '../../control/tax-rates/module.js';
+import { couponsModule } from '../../control/coupons/module.js';
 import { subscriptionsModule } from '../../control/subscriptions/module.js';
 import { openApiModule } from './openapi.js';
 import { billingInfoModule } from '../../control/billing-info/module.js';
@@ -31,6 +32,7 @@ export const ROUTE_MODULES: RouteModuleFactory[] = [
   metersModule,
   customersModule,
   taxRatesModule,
+  couponsModule,
   subscriptionsModule,
   openApiModule,
   billingInfoModule,

@@ -12,11 +12,12 @@ import { CustomerPage, CustomersPage } from './pages/customers.js';
 import { EntitlementsPage } from './pages/entitlements.js';
 import { AlertsPage } from './pages/alerts.js';
 import { PlansPage } from './pages/plans.js';
+import { CouponsPage } from './pages/coupons.js';
 import type { ApiClient } from './lib/api.js';
 import type { TokenSession } from './lib/tokens.js';
 
 /** Pages only operators (admin scope) see. */
-const OPERATOR_NAV = new Set(['/customers']);
+const OPERATOR_NAV = new Set(['/customers', '/coupons']);
 
 const NAV = [
   ['/meters', 'Meters'],
@@ -29,6 +30,7 @@ const NAV = [
   ['/plans', 'Plans'],
   ['/products', 'Products'],
   ['/customers', 'Customers'],
+  ['/coupons', 'Coupons'],
 ] as const;
 
 const currentRoute = () => location.hash.replace(/^#/, '') || '/meters';
@@ -57,6 +59,8 @@ function Page({ route }: { route: string }) {
       return <EntitlementsPage />;
     case 'customers':
       return id ? <CustomerPage id={id} /> : <CustomersPage />;
+    case 'coupons':
+      return <CouponsPage />;
     default:
       return (
         <div class="error" role="alert">

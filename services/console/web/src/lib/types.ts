@@ -15,6 +15,7 @@ import type { CustomerSchema } from '../../../../../shared/api/customers.js';
 import type { CheckAnswerSchema, EntitlementSchema } from '../../../../../shared/api/entitlements.js';
 import type { AlertSchema } from '../../../../../shared/api/alerts.js';
 import type { PlanSchema } from '../../../../../shared/api/plans.js';
+import type { CouponSchema } from '../../../../../shared/api/coupons.js';
 
 export { EVENT_TYPES as WEBHOOK_EVENTS } from '../../../../../shared/vocabulary.js';
 
@@ -37,3 +38,5 @@ export type EntitlementCheck = Type.Static<typeof CheckAnswerSchema>;
 export type Alert = Type.Static<typeof AlertSchema>;
 /** A version of a plan (docs/plans.md). */
 export type Plan = Type.Static<typeof PlanSchema>;
+/** A coupon of the deployment (docs/coupons.md). */
+export type Coupon = Type.Static<typeof CouponSchema>;

@@ -1,4 +1,5 @@
 import { useState } from 'preact/hooks';
+import { discountText } from './coupons.js';
 import { useApp } from '../ui/app-context.js';
 import { useAction, useAsync } from '../ui/hooks.js';
 import { Badge, Empty, ErrorBox, Pager, Panel, StatusFilter } from '../ui/components.js';
@@ -66,12 +67,13 @@ export function SubscriptionsPage() {
                 <th>items</th>
                 <th>status</th>
                 <th>current period</th>
+                <th>discount</th>
                 <th />
               </tr>
             </thead>
             <tbody>
               {list.data.data.map((s) => (
-                <tr key={s.id}>
+                <tr key={s.id} data-subscription-id={s.id}>
                   <td>
                     <code>{s.id}</code>
                     <div class="id">{s.currency}</div>
@@ -101,6 +103,9 @@ export function SubscriptionsPage() {
                     <Badge value={s.status} />
                   </td>
                   <td>{formatPeriod(s.current_period_start, s.current_period_end)}</td>
+                  <td data-testid="discount">
+                    {s.discount ? discountText(s.discount) : <span class="hint">none</span>}
+                  </td>
                   <td class="actions">
                     <a class="button" href={`#/invoices/upcoming/${s.id}`}>
                       Upcoming invoice

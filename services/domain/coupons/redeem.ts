@@ -1,0 +1,108 @@
+import type { PgClient, PgPool } from '../../../shared/clients/postgres.js';
+import { ConflictError, ValidationError } from '../../../shared/errors.js';
+import { hasPrefix } from '../../../shared/ids.js';
+import { appendEvent } from '../events/outbox-store.js';
+import { currentPeriod } from '../billing/periods.js';
+import { COUPON_COLUMNS } from './store.js';
+import type { CouponRow, CurrentDiscount } from './types.js';
+import { itemOut, type Subscription } from '../subscriptions/types.js';
+
+const field = 'coupon_id';
+
+/**
+ * THE rule of applying a coupon to a subscription (PATCH coupon_id, or at creation), in the caller's transaction,
+ * with the subscription's row locked: `null` removes the current coupon, another id replaces it. The new one
+ * discounts from the current period on (the period of `now`, the account's time); the one it replaces or removes
+ * stops with that period's predecessor. Applying the coupon already on the subscription changes nothing. Checks, each
+ * a precise problem: unknown coupon (422 coupon_id), an amount_off coupon of another currency (422
+ * coupon_currency_mismatch), expired (409 coupon_expired), no redemption left (409 coupon_max_redemptions_reached —
+ * counted by one conditional UPDATE, so of two concurrent redemptions of the last slot exactly one wins).
+ * Returns whether anything changed; a change appends `subscription.updated` with the coupon.
+ */
+export async function setSubscriptionCoupon(
+  client: PgClient,
+  subscription: Subscription,
+  couponId: string | null,
+  now: Date,
+  /** At creation the subscription's own `subscription.updated` is the one event of the request. */
+  opts: { emit?: boolean } = {},
+): Promise<boolean> {
+  const sub = subscription.row;
+  if (sub.status === 'canceled')
+    throw new ConflictError(`Subscription ${sub.id} is canceled and can no longer change.`, 'subscription_canceled');
+  const current = await client.query<{ coupon_id: string }>(
+    'SELECT coupon_id FROM coupon_redemptions WHERE subscription_id = $1 AND ended_at IS NULL',
+    [sub.id],
+  );
+  const was = current.rows[0]?.coupon_id ?? null;
+  if (was === couponId) return false;
+  const periodStart = currentPeriod(sub, now).start;
+  if (couponId !== null) await countRedemption(client, couponId, sub.currency, now);
+  await client.query(
+    `UPDATE coupon_redemptions SET ended_at = $2, ended_period_start = $3 WHERE subscription_id = $1 AND ended_at IS NULL`,
+    [sub.id, now, periodStart],
+  );
+  if (couponId !== null)
+    await client.query(
+      `INSERT INTO coupon_redemptions (coupon_id, subscription_id, account_id, first_period_start, redeemed_at)
+       VALUES ($1, $2, $3, $4, $5)`,
+      [couponId, sub.id, sub.account_id, periodStart, now],
+    );
+  if (opts.emit === false) return true;
+  await appendEvent(client, {
+    accountId: sub.account_id,
+    type: 'subscription.updated',
+    data: { subscription_id: sub.id, status: sub.status, items: subscription.items.map(itemOut), coupon_id: couponId },
+  });
+  return true;
+}
+
+/** Takes one redemption of the coupon, or says precisely why not. */
+async function countRedemption(client: PgClient, couponId: string, currency: string, now: Date): Promise<void> {
+  const unknown = () => new ValidationError([{ field, message: `no coupon ${couponId}` }]);
+  if (!hasPrefix(couponId, 'coupon')) throw unknown();
+  const { rows } = await client.query<CouponRow>(`SELECT ${COUPON_COLUMNS()} FROM coupons WHERE id = $1`, [couponId]);
+  const coupon = rows[0];
+  if (!coupon) throw unknown();
+  if (coupon.currency !== null && coupon.currency !== currency)
+    throw new ValidationError(
+      [{ field, message: `takes ${coupon.amount_off} ${coupon.currency} off: the subscription bills in ${currency}` }],
+      undefined,
+      'coupon_currency_mismatch',
+    );
+  if (coupon.expires_at && coupon.expires_at.getTime() <= now.getTime())
+    throw new ConflictError(`Coupon ${couponId} expired at ${coupon.expires_at.toISOString()}.`, 'coupon_expired', [
+      { field, message: 'expired' },
+    ]);
+  // Checked and counted in one statement: a concurrent redemption of the last slot waits for this row and then
+  // finds it full.
+  const taken = await client.query(
+    `UPDATE coupons SET times_redeemed = times_redeemed + 1
+      WHERE id = $1 AND (max_redemptions IS NULL OR times_redeemed < max_redemptions)`,
+    [couponId],
+  );
+  if (taken.rowCount === 0)
+    throw new ConflictError(
+      `Coupon ${couponId} was redeemed ${coupon.max_redemptions} times, its max_redemptions.`,
+      'coupon_max_redemptions_reached',
+      [{ field, message: 'has no redemption left' }],
+    );
+}
+
+/** The current discount of each subscription (its coupon and from when), for the API's representation. */
+export async function currentDiscounts(
+  q: PgPool | PgClient,
+  subscriptionIds: string[],
+): Promise<Map<string, CurrentDiscount>> {
+  const out = new Map<string, CurrentDiscount>();
+  if (subscriptionIds.length === 0) return out;
+  const { rows } = await q.query<CouponRow & { subscription_id: string; first_period_start: Date; redeemed_at: Date }>(
+    `SELECT r.subscription_id, r.first_period_start, r.redeemed_at, ${COUPON_COLUMNS('c')}
+       FROM coupon_redemptions r JOIN coupons c ON c.id = r.coupon_id
+      WHERE r.subscription_id = ANY($1) AND r.ended_at IS NULL`,
+    [subscriptionIds],
+  );
+  for (const { subscription_id, first_period_start, redeemed_at, ...coupon } of rows)
+    out.set(subscription_id, { coupon, first_period_start, redeemed_at });
+  return out;
+}
