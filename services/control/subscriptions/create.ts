@@ -19,7 +19,10 @@ export function createSubscriptionRoute(deps: ApiDeps): RouteDef<NewSubscription
       const accountId = await accountActedFor(deps.pg, ctx.principal!, input.customerId);
       const { sub, now } = await withTransaction(deps.pg, async (c) => {
         const { now } = await accountTime(c, accountId);
-        return { sub: await createSubscription(c, accountId, input.items, now, input.billingThreshold), now };
+        return {
+          sub: await createSubscription(c, accountId, input.items, now, input.billingThreshold, input.terms),
+          now,
+        };
       });
       return reply.created(toSubscription(sub, now), `/v1/subscriptions/${sub.row.id}`);
     },

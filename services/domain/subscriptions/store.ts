@@ -9,7 +9,8 @@ import type { RowWindow } from '../../../shared/row-window.js';
 import { appendEvent } from '../events/outbox-store.js';
 import { itemKey, resolveItems, sameItem, sameItems } from './items.js';
 import { itemOut } from './types.js';
-import type { Item, ItemRequest, Subscription, SubscriptionRow } from './types.js';
+import type { Item, ItemRequest, Subscription, SubscriptionRow, SubscriptionTerms } from './types.js';
+import { billingStart } from '../billing/periods.js';
 
 type Queryable = Pick<PgPool, 'query'> | PgClient;
 
@@ -171,13 +172,33 @@ export async function createSubscription(
   input: ItemRequest[],
   now: Date = new Date(),
   billingThreshold: string | null = null,
+  terms: SubscriptionTerms = {},
 ): Promise<Subscription> {
   const { items, currency } = await resolveItems(client, accountId, input);
   if (billingThreshold !== null) checkThreshold(billingThreshold, currency);
+  if (terms.trial_end && terms.trial_end.getTime() <= now.getTime())
+    throw new ValidationError([{ field: 'trial_end', message: `must be after now (${now.toISOString()})` }]);
+  const start = billingStart(terms, now);
   const r = await client.query<SubscriptionRow>(
-    `INSERT INTO subscriptions (id, account_id, status, currency, created_at, updated_at, billing_threshold)
-     VALUES ($1, $2, 'active', $3, $4, $4, $5::numeric) RETURNING *`,
-    [newId('sub'), accountId, currency, now, billingThreshold],
+    `INSERT INTO subscriptions (id, account_id, status, currency, created_at, updated_at, billing_threshold,
+                                "interval", interval_count, billing_anchor, trial_end,
+                                billing_period_start, billing_period_end, advance_period_start, advance_period_end)
+     VALUES ($1, $2, 'active', $3, $4, $4, $5::numeric, $6, $7, $8, $9, $10, $11, $12, $13) RETURNING *`,
+    [
+      newId('sub'),
+      accountId,
+      currency,
+      now,
+      billingThreshold,
+      start.terms.interval,
+      start.terms.interval_count,
+      start.terms.billing_anchor,
+      start.trialEnd,
+      start.usage.start,
+      start.usage.end,
+      start.advance?.start ?? null,
+      start.advance?.end ?? null,
+    ],
   );
   const sub = { row: r.rows[0]!, items };
   await writeItems(client, sub.row.id, items, null, now);
