@@ -53,6 +53,9 @@ export async function advanceTestClock(
       const scope: BillingScope = { clockId };
       const sandboxed: BillingDeps = { ...deps, processor: testClockProcessor(deps.pg) };
       let at = clock.frozen_time;
+      // What fell due at the clock's instant itself first: an advance invoice of a period that began when its
+      // subscription was created, a trial notice of a short trial (a run repeated changes nothing).
+      await runBilling(sandboxed, at, {}, scope);
       while (at.getTime() < target.getTime()) {
         const step = await nextStop(deps, scope, at, target);
         await runBilling(sandboxed, step, {}, scope);
