@@ -168,6 +168,42 @@ t.test('billing intervals and anchors', async (t) => {
     );
   });
 
+  await t.test('an advance invoice once per period: two runs at once, then a third', async (t) => {
+    const plan = await w.product('Annual seat', 99.99, 'USD');
+    const a = await createTestAccount(w.api.infra);
+    await w.card(a);
+    const sub = await w.made(a.tokens.write, 'POST', '/v1/subscriptions', {
+      items: [{ product_id: plan, quantity: 3 }],
+      interval: 'year',
+    });
+    const year = new Date().getUTCFullYear();
+    t.match(sub, { current_period_start: `${year}-01-01T00:00:00.000Z` });
+    const now = new Date().toISOString();
+    const [r1, r2] = await Promise.all([w.run(now), w.run(now)]);
+    t.equal(r1.code, 0, r1.stderr);
+    t.equal(r2.code, 0, r2.stderr);
+    const r3 = await w.run(now);
+    t.equal(r3.code, 0, r3.stderr);
+    const invoices = await invoicesOf(a);
+    t.same(
+      invoices.map((i: any) => [i.reason, i.period_start, i.period_end, i.amount, i.status, i.lines]),
+      [['advance', `${year}-01-01`, `${year}-12-31`, 299.97, 'paid', ['flat 3 × 99.99 = 299.97']]],
+      'one advance invoice for the year, the flat item in full',
+    );
+    const [{ id }] = (await w.made(a.tokens.read, 'GET', '/v1/billing/invoices')).data;
+    t.equal(await w.charges(id), 1, 'charged once');
+    // Its usage months have nothing to bill (no usage-priced item): no empty invoice, the subscription moves on.
+    const month = new Date();
+    const nextMonth = new Date(Date.UTC(month.getUTCFullYear(), month.getUTCMonth() + 1, 1, 2));
+    t.equal((await w.run(nextMonth.toISOString())).code, 0);
+    t.equal((await invoicesOf(a)).length, 1, 'still one invoice after the month closed');
+    const row = await w.api.infra.pg.query('SELECT billing_period_start FROM subscriptions WHERE id = $1', [sub.id]);
+    t.equal(
+      row.rows[0].billing_period_start.toISOString(),
+      new Date(Date.UTC(month.getUTCFullYear(), month.getUTCMonth() + 1, 1)).toISOString(),
+    );
+  });
+
   await t.test('bad terms → 422 naming the field; nothing written', async (t) => {
     const a = await createTestAccount(w.api.infra);
     const flat = await w.product('Plan', 5, 'USD');

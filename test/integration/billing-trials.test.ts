@@ -92,6 +92,25 @@ t.test('trials', async (t) => {
     t.equal((await notices(sub.id)).length, 1, 'still one notice');
   });
 
+  await t.test('a yearly plan with a trial: its advance invoice at the trial’s end, not before', async (t) => {
+    const annual = await w.product('Annual plan', 240, 'USD');
+    const { a, clock } = await customerAt('2025-03-10T00:00:00Z');
+    await w.made(a.tokens.write, 'POST', '/v1/subscriptions', {
+      items: [{ product_id: annual }],
+      interval: 'year',
+      billing_anchor: 'start',
+      trial_days: 14,
+    });
+    await advance(clock, '2025-03-23T23:59:59Z');
+    t.same(await invoicesOf(a), [], 'nothing during the trial');
+    await advance(clock, '2025-03-25T00:00:00Z');
+    const invoices = await invoicesOf(a);
+    t.same(
+      invoices.map((i: any) => [i.reason, i.period_start, i.period_end, i.amount, i.status, i.created_at]),
+      [['advance', '2025-03-24', '2026-03-23', 240, 'paid', '2025-03-24T00:00:00.000Z']],
+    );
+  });
+
   await t.test('anchor start: the anniversary is the trial’s end', async (t) => {
     const { a, clock, meter } = await customerAt('2026-08-01T00:00:00Z');
     const sub = await w.made(a.tokens.write, 'POST', '/v1/subscriptions', {

@@ -3,7 +3,7 @@ import { newId } from '../../../shared/ids.js';
 import { Decimal } from '../../../shared/money/decimal.js';
 import { JsonDecimal } from '../../../shared/money/json.js';
 import { appendEvents, type NewEvent } from '../events/outbox-store.js';
-import { periodContaining, scheduleOf, usageSchedule } from './periods.js';
+import { billsUsageMonthly, periodContaining, scheduleOf, usageSchedule } from './periods.js';
 import type { BillingAnchor, BillingInterval } from '../../../shared/vocabulary.js';
 import { timed, type BillingDeps, type BillingTimings } from './deps.js';
 import { pricePeriods, type PeriodToPrice } from './price-periods.js';
@@ -240,7 +240,11 @@ async function writeInvoices(
     due.flatMap((s, i) => (draft[i] ? [] : [{ invoice_id: ids[i]!, account_id: s.account_id, priced: priced[i]! }])),
     now,
   );
-  const invoices = due.map((s, i) => {
+  // A usage month of a period longer than a month with nothing to bill (no usage-priced item, no late usage): no
+  // invoice, the subscription only moves on.
+  const empty = due.map((s, i) => billsUsageMonthly(s) && priced[i]!.lines.length === 0);
+  const invoices = due.flatMap((s, i) => {
+    if (empty[i]) return [];
     const p = priced[i]!;
     return {
       id: ids[i]!,
