@@ -111,6 +111,20 @@ t.test('trials', async (t) => {
     );
   });
 
+  await t.test('canceled during its trial: nothing is ever billed', async (t) => {
+    const { a, clock, meter } = await customerAt('2026-07-05T00:00:00Z');
+    const sub = await w.made(a.tokens.write, 'POST', '/v1/subscriptions', {
+      items: [{ product_id: plan }, { product_id: calls, meter_id: meter }],
+      trial_days: 30,
+    });
+    await w.usage(a, meter, [{ value: 900, timestamp: '2026-07-06T00:00:00Z' }]);
+    await advance(clock, '2026-07-20T00:00:00Z');
+    await w.made(a.tokens.write, 'PATCH', `/v1/subscriptions/${sub.id}`, { status: 'canceled' });
+    await advance(clock, '2026-09-02T00:00:00Z');
+    t.same(await invoicesOf(a), [], 'no invoice');
+    t.equal((await notices(sub.id)).length, 0, 'no trial notice for a canceled subscription');
+  });
+
   await t.test('anchor start: the anniversary is the trial’s end', async (t) => {
     const { a, clock, meter } = await customerAt('2026-08-01T00:00:00Z');
     const sub = await w.made(a.tokens.write, 'POST', '/v1/subscriptions', {

@@ -240,7 +240,12 @@ export async function changeSubscription(
     `UPDATE subscriptions SET updated_at = $3,
             status = CASE WHEN $2 THEN 'canceled' ELSE status END,
             canceled_at = CASE WHEN $2 THEN $3::timestamptz ELSE canceled_at END,
-            billing_threshold = $4::numeric
+            billing_threshold = $4::numeric,
+            -- Canceled during its trial: nothing is ever billed (docs/billing.md "Trials").
+            billing_period_start = CASE WHEN $2 AND trial_end > $3 THEN NULL ELSE billing_period_start END,
+            billing_period_end = CASE WHEN $2 AND trial_end > $3 THEN NULL ELSE billing_period_end END,
+            advance_period_start = CASE WHEN $2 AND trial_end > $3 THEN NULL ELSE advance_period_start END,
+            advance_period_end = CASE WHEN $2 AND trial_end > $3 THEN NULL ELSE advance_period_end END
       WHERE id = $1 RETURNING *`,
     [id, cancel, now, threshold],
   );
