@@ -2,6 +2,7 @@ import t from 'tap';
 import { billingWorld } from '../fixtures/billing.js';
 import { createTestAccount, type TestAccount } from '../fixtures/auth.js';
 import { callJson } from '../fixtures/matrix.js';
+import { waitUntil } from '../fixtures/env.js';
 
 /**
  * Billing periods by interval and anchor (docs/billing.md "Billing periods"), worked to the cent against the real
@@ -12,6 +13,20 @@ import { callJson } from '../fixtures/matrix.js';
 t.test('billing intervals and anchors', async (t) => {
   const w = await billingWorld(t);
   const admin = w.operator.tokens.admin;
+  /**
+   * Backfills usage and waits until reads count it: backfilled past hours reach the hourly rollups (which billing
+   * reads too) with the consumer's next sweep.
+   */
+  const usage = async (who: TestAccount, meter: string, records: { value: number; timestamp: string }[]) => {
+    await w.usage(who, meter, records);
+    const days = records.map((r) => r.timestamp.slice(0, 10)).sort();
+    const total = records.reduce((s, r) => s + r.value, 0);
+    const path = `/v1/meters/${meter}/usage?window=none&start_date=${days[0]}&end_date=${days[days.length - 1]}`;
+    await waitUntil(
+      async () => (await w.made(who.tokens.read, 'GET', path)).value === total,
+      'reads to count the usage',
+    );
+  };
   const call = (token: string, method: string, path: string, body?: unknown) =>
     callJson(w.api.url, token, method, path, body);
   const advance = async (clockId: string, frozen_time: string) => {
@@ -57,7 +72,7 @@ t.test('billing intervals and anchors', async (t) => {
       current_period_end: '2026-01-01T00:00:00.000Z',
     });
     // Month m (1–12) has 100 × m calls on its 15th: 1.00 × m on its invoice.
-    await w.usage(
+    await usage(
       a,
       meter,
       Array.from({ length: 12 }, (_, i) => ({
@@ -119,7 +134,7 @@ t.test('billing intervals and anchors', async (t) => {
         current_period_end: `${days[2]}T00:00:00.000Z`,
       });
       // The last instant of the first period and the first of the second; the 31st of March begins the third.
-      await w.usage(a, meter, [
+      await usage(a, meter, [
         { value: 250, timestamp: `${days[1]}T23:59:59.999Z` },
         { value: 123, timestamp: `${days[2]}T00:00:00Z` },
         { value: 77, timestamp: `${days[3]}T23:59:59Z` },
@@ -153,7 +168,7 @@ t.test('billing intervals and anchors', async (t) => {
       current_period_start: '2025-12-29T00:00:00.000Z',
       current_period_end: '2026-01-05T00:00:00.000Z',
     });
-    await w.usage(a, meter, [
+    await usage(a, meter, [
       { value: 345, timestamp: '2026-01-04T23:59:59Z' },
       { value: 1, timestamp: '2026-01-05T00:00:00Z' },
       { value: 49, timestamp: '2026-01-11T22:00:00Z' },

@@ -2,6 +2,7 @@ import t from 'tap';
 import { billingWorld } from '../fixtures/billing.js';
 import { createTestAccount, type TestAccount } from '../fixtures/auth.js';
 import { callJson } from '../fixtures/matrix.js';
+import { waitUntil } from '../fixtures/env.js';
 
 /**
  * Trials (docs/billing.md "Trials") against the real api, consumer, ClickHouse and Postgres, with a test clock: a
@@ -12,6 +13,20 @@ t.test('trials', async (t) => {
   const w = await billingWorld(t);
   const pg = w.api.infra.pg;
   const admin = w.operator.tokens.admin;
+  /**
+   * Backfills usage and waits until reads count it: backfilled past hours reach the hourly rollups (which billing
+   * reads too) with the consumer's next sweep.
+   */
+  const usage = async (who: TestAccount, meter: string, records: { value: number; timestamp: string }[]) => {
+    await w.usage(who, meter, records);
+    const days = records.map((r) => r.timestamp.slice(0, 10)).sort();
+    const total = records.reduce((s, r) => s + r.value, 0);
+    const path = `/v1/meters/${meter}/usage?window=none&start_date=${days[0]}&end_date=${days[days.length - 1]}`;
+    await waitUntil(
+      async () => (await w.made(who.tokens.read, 'GET', path)).value === total,
+      'reads to count the usage',
+    );
+  };
   const advance = async (clockId: string, frozen_time: string) => {
     const r = await callJson(w.api.url, admin, 'POST', `/v1/test_clocks/${clockId}/advance`, { frozen_time });
     if (r.status !== 200) throw new Error(`advance → ${r.status} ${JSON.stringify(r.body)}`);
@@ -49,7 +64,7 @@ t.test('trials', async (t) => {
       current_period_start: '2026-09-01T00:00:00.000Z',
       current_period_end: '2026-10-01T00:00:00.000Z',
     });
-    await w.usage(a, meter, [
+    await usage(a, meter, [
       { value: 500, timestamp: '2026-09-15T08:00:00Z' },
       { value: 40, timestamp: '2026-09-24T11:59:59.999Z' },
       { value: 300, timestamp: '2026-09-24T12:00:00Z' },
@@ -117,7 +132,7 @@ t.test('trials', async (t) => {
       items: [{ product_id: plan }, { product_id: calls, meter_id: meter }],
       trial_days: 30,
     });
-    await w.usage(a, meter, [{ value: 900, timestamp: '2026-07-06T00:00:00Z' }]);
+    await usage(a, meter, [{ value: 900, timestamp: '2026-07-06T00:00:00Z' }]);
     await advance(clock, '2026-07-20T00:00:00Z');
     await w.made(a.tokens.write, 'PATCH', `/v1/subscriptions/${sub.id}`, { status: 'canceled' });
     await advance(clock, '2026-09-02T00:00:00Z');
@@ -137,7 +152,7 @@ t.test('trials', async (t) => {
       current_period_start: '2026-08-15T00:00:00.000Z',
       current_period_end: '2026-09-15T00:00:00.000Z',
     });
-    await w.usage(a, meter, [
+    await usage(a, meter, [
       { value: 700, timestamp: '2026-08-14T23:59:59Z' },
       { value: 100, timestamp: '2026-08-15T00:00:00Z' },
     ]);
