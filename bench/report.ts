@@ -58,6 +58,7 @@ export interface BenchReport {
   webhooks?: WebhooksResult;
   billing_run?: BillingRunResult;
   billing_run_mix?: BillingRunResult;
+  billing_run_periods?: BillingRunResult;
   noisy_neighbour?: NoisyNeighbourResult;
   /** Operator mode (bench/phases/attributed.ts). */
   attributed?: AttributedResult;
@@ -324,6 +325,7 @@ export function printReport(r: BenchReport): void {
       : '',
     ...(r.billing_run ? billingRunLines(r.billing_run) : []),
     ...(r.billing_run_mix ? billingRunLines(r.billing_run_mix) : []),
+    ...(r.billing_run_periods ? billingRunLines(r.billing_run_periods) : []),
     ...(r.group_by_reads ? dimensionReadLines(r.group_by_reads) : []),
     ...(r.unique_counts ? dimensionReadLines(r.unique_counts) : []),
     ...(r.emitter ? emitterLines(r.emitter) : []),

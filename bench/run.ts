@@ -409,6 +409,15 @@ async function main(): Promise<void> {
         recordsPerMeter: arg('billing-records-per-meter', 20),
         mix: true,
       });
+      // Mixed intervals, anchors and trials (issue 29).
+      report.billing_run_periods = await runBillingPhase({
+        world,
+        log,
+        subscriptions: arg('billing-subscriptions', 10_000),
+        accounts: arg('billing-accounts', 1_000),
+        recordsPerMeter: arg('billing-records-per-meter', 20),
+        periods: true,
+      });
     }
 
     // One account at 10× its ingest limit next to one at a normal rate (bench/phases/noisy-neighbour.ts): opt-in.

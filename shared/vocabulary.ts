@@ -32,12 +32,22 @@ export type LineType = (typeof LINE_TYPES)[number];
 /** draft: during the grace period with BILLING_DRAFTS (services/domain/billing/drafts.ts); the others are finalized. */
 export const INVOICE_STATUSES = ['draft', 'open', 'paid', 'uncollectible', 'void'] as const;
 export type InvoiceStatus = (typeof INVOICE_STATUSES)[number];
-/** Why an invoice was issued: its period ended, or its period's amount due reached the billing threshold (docs/billing.md). */
-export const INVOICE_REASONS = ['period', 'threshold'] as const;
+/**
+ * Why an invoice was issued: its period ended, its period's amount due reached the billing threshold, or (advance) a
+ * billing period longer than a month began and its flat items are billed for it in advance (docs/billing.md).
+ */
+export const INVOICE_REASONS = ['period', 'threshold', 'advance'] as const;
 export type InvoiceReason = (typeof INVOICE_REASONS)[number];
 
 export const CREDIT_NOTE_TYPES = ['credit', 'refund'] as const;
 export type CreditNoteType = (typeof CREDIT_NOTE_TYPES)[number];
+
+/** A subscription's billing interval (docs/billing.md "Billing periods"); interval_count multiplies it. */
+export const BILLING_INTERVALS = ['day', 'week', 'month', 'quarter', 'year'] as const;
+export type BillingInterval = (typeof BILLING_INTERVALS)[number];
+/** calendar: whole calendar intervals; start: anniversary billing from the subscription's start (or trial end). */
+export const BILLING_ANCHORS = ['calendar', 'start'] as const;
+export type BillingAnchor = (typeof BILLING_ANCHORS)[number];
 
 /** The events a webhook subscribes to (services/domain/events/outbox-store.ts appends them). */
 export const EVENT_TYPES = [
@@ -47,15 +57,13 @@ export const EVENT_TYPES = [
   'payment.failed',
   'credit_note.created',
   'subscription.updated',
+  'subscription.trial_will_end',
   'meter.usage.recorded',
   'entitlement.exhausted',
   'alert.triggered',
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 
-/** A plan's billing interval (docs/plans.md): its periods are interval_count of these. */
-export const PLAN_INTERVALS = ['day', 'week', 'month', 'quarter', 'year'] as const;
-export type PlanInterval = (typeof PLAN_INTERVALS)[number];
 /** When a plan migration moves its subscribers: at once (pro-rated), or at the end of each one's period. */
 export const PLAN_MIGRATION_TIMINGS = ['now', 'period_end'] as const;
 export type PlanMigrationTiming = (typeof PLAN_MIGRATION_TIMINGS)[number];

@@ -15,6 +15,11 @@
  * then late records for it arrive for a quarter of the metered subscriptions, so the measured run also
  * re-prices those periods and bills adjustment lines. Coupons (issue 29): a 25 % forever coupon on every third
  * subscription, so a third of the invoices carry discount lines (and their late usage a discount of its own).
+ *
+ * `periods` (issue 29): the subscriptions spread over billing terms — calendar months, anniversary months (created on
+ * days 1–28 of last month), ISO weeks, calendar years (the year's flat item billed in advance, the usage monthly),
+ * anniversary quarters and 14-day trials — so the measured run closes weekly and mid-month periods, issues advance
+ * invoices and trial notices beside the plain monthly closes.
  */
 import { randomBytes } from 'node:crypto';
 import type { BenchWorld } from '../world.js';
@@ -27,9 +32,16 @@ import { recomputeHours, type HourKeys } from '../../shared/usage/rollups.js';
 import { billingDeps } from '../../services/roles/billing/deps.js';
 import { runBilling } from '../../services/domain/billing/run.js';
 import type { BillingTimings } from '../../services/domain/billing/deps.js';
+import { billingStart } from '../../services/domain/billing/periods.js';
+import type { SubscriptionTerms } from '../../services/domain/subscriptions/types.js';
 
 export interface BillingRunResult {
   mix: boolean;
+  /** Mixed intervals, anchors and trials (issue 29). */
+  periods?: boolean;
+  /** periods: advance invoices and trial notices of the measured run. */
+  advance_invoices?: number;
+  trial_notices?: number;
   subscriptions: number;
   metered: number;
   accounts: number;
@@ -60,10 +72,12 @@ export async function runBillingPhase(opts: {
   accounts: number;
   recordsPerMeter: number;
   mix?: boolean;
+  periods?: boolean;
 }): Promise<BillingRunResult> {
   const { world } = opts;
   const mix = opts.mix ?? false;
-  const phase = mix ? 'billing-run (mix)' : 'billing-run';
+  const periods = opts.periods ?? false;
+  const phase = periods ? 'billing-run (periods)' : mix ? 'billing-run (mix)' : 'billing-run';
   const log = (m: string) => opts.log(m.replace(/^billing-run/, phase));
   const config = world.config;
   const pg = createPgPool(config.DATABASE_URL, 6);
@@ -109,10 +123,12 @@ export async function runBillingPhase(opts: {
        SELECT m, a, 'bench calls', 'calls', 'counter', 'sum', 'active', $3, $3 FROM unnest($1::text[], $2::text[]) AS u(m, a)`,
       [withMeter.map((s) => s.meter), withMeter.map((s) => s.account), new Date(firstMonth)],
     );
-    await pg.query(
-      `INSERT INTO subscriptions (id, account_id, status, currency, created_at) SELECT s, a, 'active', 'USD', $3 FROM unnest($1::text[], $2::text[]) AS u(s, a)`,
-      [subs.map((s) => s.id), subs.map((s) => s.account), new Date(firstMonth + 3_600_000)],
-    );
+    if (periods) await insertPeriodSubscriptions(pg, subs, firstMonth);
+    else
+      await pg.query(
+        `INSERT INTO subscriptions (id, account_id, status, currency, created_at) SELECT s, a, 'active', 'USD', $3 FROM unnest($1::text[], $2::text[]) AS u(s, a)`,
+        [subs.map((s) => s.id), subs.map((s) => s.account), new Date(firstMonth + 3_600_000)],
+      );
     await pg.query(
       `INSERT INTO subscription_items (subscription_id, position, product_id, meter_id, minimum_amount)
        SELECT s, 0, $2, NULL, NULL FROM unnest($1::text[]) AS u(s)
@@ -231,22 +247,33 @@ export async function runBillingPhase(opts: {
           minimum_lines: number;
           discount_lines: number;
         }>(
-          `WITH mine AS (SELECT id, status FROM invoices WHERE account_id = ANY($1) AND period_start = $2::date)
+          // periods: every invoice the measured run wrote (weekly and mid-month periods, advance invoices).
+          `WITH mine AS (SELECT id, status FROM invoices WHERE account_id = ANY($1) AND CASE WHEN $4 THEN created_at = $5 ELSE period_start = $2::date END)
            SELECT (SELECT count(*)::int FROM mine) AS invoices, (SELECT count(*)::int FROM mine WHERE status = 'paid') AS paid,
                   (SELECT count(*)::int FROM outbox_events WHERE account_id = ANY($1) AND created_at >= $3 AND type IN ('invoice.created', 'invoice.paid')) AS events,
                   (SELECT count(*)::int FROM invoice_lines WHERE invoice_id IN (SELECT id FROM mine) AND type = 'credit') AS credit_lines,
                   (SELECT count(*)::int FROM invoice_lines WHERE invoice_id IN (SELECT id FROM mine) AND type = 'adjustment') AS adjustment_lines,
                   (SELECT count(*)::int FROM invoice_lines WHERE invoice_id IN (SELECT id FROM mine) AND type = 'minimum_commitment') AS minimum_lines,
                   (SELECT count(*)::int FROM invoice_lines WHERE invoice_id IN (SELECT id FROM mine) AND type = 'discount') AS discount_lines`,
-          [accounts.map((a) => a.id), new Date(lastMonth).toISOString().slice(0, 10), startedAt],
+          [accounts.map((a) => a.id), new Date(lastMonth).toISOString().slice(0, 10), startedAt, periods, now],
         )
       ).rows[0]!;
+      const extra = periods
+        ? (
+            await pg.query<{ advance_invoices: number; trial_notices: number }>(
+              `SELECT (SELECT count(*)::int FROM invoices WHERE account_id = ANY($1) AND created_at = $2 AND reason = 'advance') AS advance_invoices,
+                      (SELECT count(*)::int FROM outbox_events WHERE account_id = ANY($1) AND created_at >= $3 AND type = 'subscription.trial_will_end') AS trial_notices`,
+              [accounts.map((a) => a.id), now, startedAt],
+            )
+          ).rows[0]!
+        : {};
       const { credit_lines, adjustment_lines, minimum_lines, discount_lines, ...base } = counts;
       const timings = Object.fromEntries(
         Object.entries(r.timings).map(([k, v]) => [k, Math.round(v)]),
       ) as unknown as BillingTimings;
       const result: BillingRunResult = {
         mix,
+        ...(periods ? { periods, ...extra } : {}),
         subscriptions: subs.length,
         metered: withMeter.length,
         accounts: accounts.length,
@@ -267,6 +294,52 @@ export async function runBillingPhase(opts: {
   } finally {
     await Promise.allSettled([pg.end(), ch.close()]);
   }
+}
+
+/**
+ * periods: one subscription in six on each of calendar months, anniversary months, ISO weeks, calendar years,
+ * anniversary quarters and calendar months after a 14-day trial; the anniversaries created on days 1–28 of the first
+ * month. Their period columns as POST /v1/subscriptions writes them (billingStart).
+ */
+async function insertPeriodSubscriptions(
+  pg: ReturnType<typeof createPgPool>,
+  subs: { id: string; account: string }[],
+  firstMonth: number,
+): Promise<void> {
+  const kinds: SubscriptionTerms[] = [
+    {},
+    { billing_anchor: 'start' },
+    { interval: 'week' },
+    { interval: 'year' },
+    { interval: 'quarter', billing_anchor: 'start' },
+    { trial_days: 14 },
+  ];
+  const rows = subs.map((s, i) => {
+    const createdAt = new Date(firstMonth + 3_600_000 + (i % 28) * 86_400_000);
+    const start = billingStart(kinds[i % kinds.length]!, createdAt);
+    return { ...s, createdAt, ...start };
+  });
+  await pg.query(
+    `INSERT INTO subscriptions (id, account_id, status, currency, created_at, "interval", interval_count, billing_anchor, trial_end,
+                                billing_period_start, billing_period_end, advance_period_start, advance_period_end)
+     SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::timestamptz[], $6::text[], $7::int[], $8::text[],
+                          $9::timestamptz[], $10::timestamptz[], $11::timestamptz[], $12::timestamptz[], $13::timestamptz[])`,
+    [
+      rows.map((r) => r.id),
+      rows.map((r) => r.account),
+      rows.map(() => 'active'),
+      rows.map(() => 'USD'),
+      rows.map((r) => r.createdAt),
+      rows.map((r) => r.terms.interval),
+      rows.map((r) => r.terms.interval_count),
+      rows.map((r) => r.terms.billing_anchor),
+      rows.map((r) => r.trialEnd),
+      rows.map((r) => r.usage.start),
+      rows.map((r) => r.usage.end),
+      rows.map((r) => r.advance?.start ?? null),
+      rows.map((r) => r.advance?.end ?? null),
+    ],
+  );
 }
 
 /** The mix's price models (besides the plain metered one): graduated and volume tiers, and packages. */
@@ -290,12 +363,15 @@ async function mixProducts(pg: ReturnType<typeof createPgPool>): Promise<string[
 /** The report's lines for this phase. */
 export function billingRunLines(r: BillingRunResult): string[] {
   const t = r.timings;
-  const name = r.mix ? 'billing-run (mix)' : 'billing-run';
+  const name = r.periods ? 'billing-run (periods)' : r.mix ? 'billing-run (mix)' : 'billing-run';
   const mixed = r.mix
     ? `; mix of every price model: ${r.minimum_lines} minimum true-ups, ${r.credit_lines} credit lines, ${r.adjustment_lines} late-usage adjustments, ${r.discount_lines} discount lines`
     : '';
+  const terms = r.periods
+    ? `; mixed terms (calendar and anniversary months, ISO weeks, years, anniversary quarters, 14-day trials): ${r.advance_invoices} advance invoices, ${r.trial_notices} trial notices`
+    : '';
   return [
-    `${name}: ${r.invoices} invoices (${r.paid} paid, ${r.events} invoice events) for ${r.subscriptions} subscriptions (${r.metered} metered, ${r.usage_records} usage records) in ${r.seconds} s → ${r.invoices_per_s} invoices/s (goal ≥ ${BILLING_GOAL_INVOICES_PER_S}: ${r.goal_met ? 'met' : 'NOT met'}); period close ${r.close_s} s${mixed}`,
+    `${name}: ${r.invoices} invoices (${r.paid} paid, ${r.events} invoice events) for ${r.subscriptions} subscriptions (${r.metered} metered, ${r.usage_records} usage records) in ${r.seconds} s → ${r.invoices_per_s} invoices/s (goal ≥ ${BILLING_GOAL_INVOICES_PER_S}: ${r.goal_met ? 'met' : 'NOT met'}); period close ${r.close_s} s${mixed}${terms}`,
     `${name} time by store: ClickHouse ${t.clickhouse_ms} ms, piscina ${t.piscina_ms} ms, Postgres ${t.postgres_ms} ms, processor (sandbox ledger) ${t.processor_ms} ms`,
   ];
 }

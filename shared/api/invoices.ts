@@ -79,7 +79,7 @@ export const InvoiceSchema = Type.Object(
     status: Type.Enum([...INVOICE_STATUSES]),
     reason: Type.Enum([...INVOICE_REASONS], {
       description:
-        'period: the period’s invoice; threshold: issued during the period when its amount due reached the subscription’s billing_threshold (progressive billing), deducted by the period’s later invoices',
+        'period: the period’s invoice; threshold: issued during the period when its amount due reached the subscription’s billing_threshold (progressive billing), deducted by the period’s later invoices; advance: a billing period longer than a month began, its flat items billed for it in advance (its metered items are billed per month, reason period)',
     }),
     currency: Type.String({ description: 'ISO 4217, upper case' }),
     subtotal: Money('Σ of the charge lines (flat, usage, minimum, adjustment) as priced, inclusive tax inside'),

@@ -1,6 +1,6 @@
 import Type from 'typebox';
 import { PaginationQuery, PaginationSchema, listOf } from '../http/pagination.js';
-import { PLAN_INTERVALS, PLAN_MIGRATION_TIMINGS } from '../vocabulary.js';
+import { BILLING_INTERVALS, PLAN_MIGRATION_TIMINGS } from '../vocabulary.js';
 import { ItemInput } from './subscriptions.js';
 
 /** Plans and their versions (docs/plans.md): the deployment's catalog bundles; admin writes, everyone reads. */
@@ -10,7 +10,7 @@ const Currency = Type.String({
   description: 'ISO 4217, any case; every item’s product is in it. The same for every version',
   examples: ['USD'],
 });
-const Interval = Type.Enum([...PLAN_INTERVALS], { description: 'the unit of a billing period' });
+const Interval = Type.Enum([...BILLING_INTERVALS], { description: 'the unit of a billing period' });
 const IntervalCount = (extra: object = {}) =>
   Type.Integer({ minimum: 1, maximum: 12, description: 'periods are this many intervals', ...extra });
 const TrialDays = (extra: object = {}) =>

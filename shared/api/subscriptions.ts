@@ -3,6 +3,19 @@ import { CouponIdInput, DiscountSchema } from './coupons.js';
 import { PaginationQuery, listOf } from '../http/pagination.js';
 import { MAX_GROUP_BY } from './usage.js';
 import { DIMENSION_LIMITS, KEY_MESSAGE } from '../usage/dimensions.js';
+import { BILLING_ANCHORS, BILLING_INTERVALS } from '../vocabulary.js';
+
+/** Billing periods (docs/billing.md "Billing periods"): on creation, and in the representation. */
+const Interval = Type.Enum([...BILLING_INTERVALS], { description: 'the billing interval; default month' });
+const IntervalCount = Type.Integer({
+  minimum: 1,
+  maximum: 12,
+  description: 'intervals per billing period (1–12); default 1',
+});
+const BillingAnchor = Type.Enum([...BILLING_ANCHORS], {
+  description:
+    'calendar (default): whole calendar intervals in UTC (ISO weeks from Monday; quarters and years from 1 January), the first one containing the start, flat items in full; start: anniversary billing from the start’s day (the 31st renews on the last day of shorter months)',
+});
 
 const Status = Type.Enum(['active', 'canceled']);
 
@@ -101,6 +114,12 @@ export const SubscriptionSchema = Type.Object(
       description: 'the plan its items came from (plan_…); null: subscribed to items, or items changed since',
     }),
     plan_version: Type.Union([Type.Integer(), Type.Null()], { description: 'that plan’s version' }),
+    interval: Interval,
+    interval_count: IntervalCount,
+    billing_anchor: BillingAnchor,
+    trial_end: Type.Union([Type.String({ format: 'date-time' }), Type.Null()], {
+      description: 'the end of the trial: nothing is billed before it; null: no trial',
+    }),
     current_period_start: Type.String({ format: 'date-time' }),
     current_period_end: Type.String({ format: 'date-time' }),
     created_at: Type.String({ format: 'date-time' }),
@@ -125,6 +144,23 @@ export const CreateSubscriptionBody = Type.Object(
     ),
     billing_threshold: Type.Optional(BillingThresholdInput),
     coupon_id: Type.Optional(CouponIdInput),
+    interval: Type.Optional(Interval),
+    interval_count: Type.Optional(IntervalCount),
+    billing_anchor: Type.Optional(BillingAnchor),
+    trial_end: Type.Optional(
+      Type.String({
+        format: 'date-time',
+        description:
+          'a trial until this instant (after now): nothing charged and no invoice before it, usage during it not billed; the first period is the one containing it',
+      }),
+    ),
+    trial_days: Type.Optional(
+      Type.Integer({
+        minimum: 1,
+        maximum: 730,
+        description: 'a trial of this many days from now (trial_end = now + days); not with trial_end',
+      }),
+    ),
     customer_id: Type.Optional(
       Type.String({
         minLength: 1,

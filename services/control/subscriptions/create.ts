@@ -8,6 +8,7 @@ import { createSubscription } from '../../domain/subscriptions/store.js';
 import { accountTime } from '../../domain/test-clocks/store.js';
 import { accountActedFor } from '../../domain/customers/acting-for.js';
 import { itemsOfPlan, planVersionToSubscribe } from '../../domain/plans/subscribe.js';
+import { planTerms, subscriptionTermsOfPlan } from '../../domain/plans/terms.js';
 import { requireAdminForCoupon } from '../coupons/scope.js';
 import { currentDiscounts, setSubscriptionCoupon } from '../../domain/coupons/redeem.js';
 
@@ -23,11 +24,13 @@ export function createSubscriptionRoute(deps: ApiDeps): RouteDef<NewSubscription
       const accountId = await accountActedFor(deps.pg, ctx.principal!, input.customerId);
       const { sub, now, discount } = await withTransaction(deps.pg, async (c) => {
         const { now } = await accountTime(c, accountId);
-        // A plan's subscription gets its version's items (docs/plans.md); planTerms(version) gives its other terms.
+        // A plan's subscription gets its version's items (docs/plans.md), its interval and
+        // trial (subscriptionTermsOfPlan).
         const version = input.plan && (await planVersionToSubscribe(c, input.plan.id, input.plan.version));
         const items = version ? itemsOfPlan(version.items) : input.items;
         const plan = version ? { id: version.plan_id, version: version.version } : null;
-        const sub = await createSubscription(c, accountId, items, now, input.billingThreshold, plan);
+        const terms = version ? subscriptionTermsOfPlan(planTerms(version), input.terms) : input.terms;
+        const sub = await createSubscription(c, accountId, items, now, input.billingThreshold, plan, terms);
         // A coupon at creation: redeemed in the same transaction (a refused coupon creates nothing).
         if (input.couponId != null) await setSubscriptionCoupon(c, sub, input.couponId, now, { emit: false });
         return { sub, now, discount: (await currentDiscounts(c, [sub.row.id])).get(sub.row.id) ?? null };

@@ -9,7 +9,7 @@ import {
   UpdateSubscriptionBody,
   type ItemInput,
 } from '../../../shared/api/subscriptions.js';
-import type { ItemRequest } from '../../domain/subscriptions/types.js';
+import type { ItemRequest, SubscriptionTerms } from '../../domain/subscriptions/types.js';
 
 /**
  * Subscriptions' one validation place for the request's shape. Whether the items make sense (products exist,
@@ -33,6 +33,8 @@ export interface NewSubscription {
   customerId?: string;
   /** Admin only: the coupon applied from the first period (docs/coupons.md). */
   couponId?: string | null;
+  /** Interval, count, anchor, trial (services/domain/billing/periods.ts billingStart). */
+  terms: SubscriptionTerms;
 }
 export interface SubscriptionChange {
   items?: ItemRequest[];
@@ -59,6 +61,22 @@ export function parseNewSubscription(ctx: RequestContext): NewSubscription {
     customerId: input.customer_id,
     billingThreshold: exactThreshold(ctx, input.billing_threshold) ?? null,
     couponId: input.coupon_id,
+    terms: termsOf(input),
+  };
+}
+
+function termsOf(input: CreateSubscriptionBody): SubscriptionTerms {
+  if (input.trial_end !== undefined && input.trial_days !== undefined)
+    throw new ValidationError([{ field: 'trial_days', message: 'must not be given with trial_end' }]);
+  const trialEnd = input.trial_end === undefined ? undefined : new Date(input.trial_end);
+  if (trialEnd && Number.isNaN(trialEnd.getTime()))
+    throw new ValidationError([{ field: 'trial_end', message: 'must be an RFC 3339 date-time' }]);
+  return {
+    interval: input.interval,
+    interval_count: input.interval_count,
+    billing_anchor: input.billing_anchor,
+    trial_end: trialEnd,
+    trial_days: input.trial_days,
   };
 }
 

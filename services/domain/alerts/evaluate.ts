@@ -47,8 +47,10 @@ interface Observation {
 }
 
 /**
- * The billing periods usage alerts watch at `now`: the current one (billing periods are calendar months in UTC,
- * services/domain/billing/periods.ts) and, during the grace after it, the previous one — late records still count.
+ * The periods usage alerts watch at `now`: the current calendar month in UTC (the billing period of the default terms,
+ * services/domain/billing/periods.ts; usage alerts count per calendar month whatever a subscription's interval) and,
+ * during the grace after it, the previous one — late records still count. Amount alerts follow each subscription's
+ * upcoming invoice, so its own periods.
  */
 export function watchedPeriods(now: Date, graceMs: number): Period[] {
   const current = { start: monthStart(now), end: nextMonthStart(now) };

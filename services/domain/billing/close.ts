@@ -3,7 +3,8 @@ import { newId } from '../../../shared/ids.js';
 import { Decimal } from '../../../shared/money/decimal.js';
 import { JsonDecimal } from '../../../shared/money/json.js';
 import { appendEvents, type NewEvent } from '../events/outbox-store.js';
-import { monthStart, nextMonthStart } from './periods.js';
+import { billsUsageMonthly, periodContaining, scheduleOf, usageSchedule } from './periods.js';
+import type { BillingAnchor, BillingInterval } from '../../../shared/vocabulary.js';
 import { timed, type BillingDeps, type BillingTimings } from './deps.js';
 import { pricePeriods, type PeriodToPrice } from './price-periods.js';
 import type { PricedLine } from '../pricing/invoice-lines.js';
@@ -16,12 +17,13 @@ import type { TaxExempt } from '../../../shared/vocabulary.js';
 import { deductThresholdInvoices, excessAsCredit, writeExcessGrants } from './deductions.js';
 
 /**
- * Period close (docs/design.md §8 Invoice). A subscription's period [billing_period_start, +1 month) is due once its
- * end plus the grace period has passed, i.e. once billing_period_start < the month of (now − grace). Each
+ * Period close (docs/design.md §8 Invoice). A subscription's period [billing_period_start, billing_period_end) — its
+ * periods or, inside a period longer than a month, its usage months (services/domain/billing/periods.ts) — is due
+ * once its end plus the grace period has passed. Each
  * batch runs in ONE transaction: the due subscriptions are locked (FOR UPDATE SKIP LOCKED: concurrent runs
  * split the work instead of waiting or doubling it), priced (late usage of earlier periods included), prepaid
  * credit applied (services/domain/billing/credits.ts; the grants stay locked until commit), and their invoices, lines,
- * credit ledger, `invoice.created` events and the move of billing_period_start to the next month commit together — a crash or kill at any
+ * credit ledger, `invoice.created` events and the move of billing_period_start/_end to the next period commit together — a crash or kill at any
  * point leaves either all of it or none. UNIQUE (subscription_id, period_start) is the last line of defence.
  * A subscription several periods behind is closed one period per pass, oldest first.
  */
@@ -42,6 +44,12 @@ interface DueRow {
   currency: string;
   canceled_at: Date | null;
   billing_period_start: Date;
+  billing_period_end: Date;
+  created_at: Date;
+  trial_end: Date | null;
+  interval: BillingInterval;
+  interval_count: number;
+  billing_anchor: BillingAnchor;
   /** The customer's tax profile and terms (services/domain/tax/invoice-tax.ts). */
   tax_exempt: TaxExempt;
   country: string | null;
@@ -58,13 +66,13 @@ export const CLOSE_BATCH = 500;
  */
 export const CLOSE_CONCURRENCY = 2;
 
-const DUE = `billing_period_start < $1 AND (status = 'active' OR billing_period_start < canceled_at)`;
+const DUE = `billing_period_end <= $1 AND (status = 'active' OR billing_period_start < canceled_at)`;
 /** With drafts: a subscription's next period closes only once its draft is finalized (periods in order). */
 const NO_DRAFT = `NOT EXISTS (SELECT 1 FROM invoices d WHERE d.subscription_id = s.id AND d.status = 'draft')`;
 
-/** The first instant of the latest period that may not close yet: periods starting before it are due. */
+/** Periods ending at or before this instant are due: now − the grace period. */
 export function closeCutoff(now: Date, graceSeconds: number): Date {
-  return monthStart(new Date(now.getTime() - graceSeconds * 1000));
+  return new Date(now.getTime() - graceSeconds * 1000);
 }
 
 /**
@@ -72,12 +80,12 @@ export function closeCutoff(now: Date, graceSeconds: number): Date {
  * drafts), else only those whose grace period is over.
  */
 function takeCutoff(deps: Pick<BillingDeps, 'drafts' | 'graceSeconds'>, now: Date): Date {
-  return deps.drafts ? monthStart(now) : closeCutoff(now, deps.graceSeconds);
+  return deps.drafts ? now : closeCutoff(now, deps.graceSeconds);
 }
 
-/** Whether the period starting at `start` is still in its grace period at `now`: its invoice is then a draft. */
-export function inGrace(deps: Pick<BillingDeps, 'drafts' | 'graceSeconds'>, start: Date, now: Date): boolean {
-  return deps.drafts && nextMonthStart(start).getTime() + deps.graceSeconds * 1000 > now.getTime();
+/** Whether the period ending at `end` is still in its grace period at `now`: its invoice is then a draft. */
+export function inGrace(deps: Pick<BillingDeps, 'drafts' | 'graceSeconds'>, end: Date, now: Date): boolean {
+  return deps.drafts && end.getTime() + deps.graceSeconds * 1000 > now.getTime();
 }
 
 /** Periods due at `now` (for progress: "n of N"); a canceled subscription has none after its last. */
@@ -89,10 +97,12 @@ export async function countDuePeriods(
   const idx = (t: string) =>
     `(extract(year FROM ${t} AT TIME ZONE 'UTC') * 12 + extract(month FROM ${t} AT TIME ZONE 'UTC'))`;
   const r = await deps.pg.query<{ n: string | null }>(
-    `SELECT sum(CASE WHEN status = 'canceled' THEN LEAST(${idx('$1::timestamptz')}, ${idx("(canceled_at - interval '1 millisecond')")} + 1) ELSE ${idx('$1::timestamptz')} END
-               - ${idx('billing_period_start')})::text AS n
+    // Calendar months are counted exactly; other periods as one each (a progress figure: "n of N").
+    `SELECT sum(CASE WHEN "interval" <> 'month' OR interval_count <> 1 OR billing_anchor <> 'calendar' THEN 1
+                     WHEN status = 'canceled' THEN LEAST(${idx('$3::timestamptz')}, ${idx("(canceled_at - interval '1 millisecond')")} + 1) - ${idx('billing_period_start')}
+                     ELSE ${idx('$3::timestamptz')} - ${idx('billing_period_start')} END)::text AS n
        FROM subscriptions WHERE ${DUE} AND ${inScope('account_id', '$2')}`,
-    [closeCutoff(now, deps.graceSeconds), scope.clockId],
+    [closeCutoff(now, deps.graceSeconds), scope.clockId, new Date(now.getTime() - deps.graceSeconds * 1000)],
   );
   return Number(r.rows[0]?.n ?? 0);
 }
@@ -106,14 +116,13 @@ export async function nextPeriodDue(
   deps: Pick<BillingDeps, 'pg' | 'graceSeconds'>,
   scope: BillingScope = LIVE_CUSTOMERS,
 ): Promise<{ periodEnd: Date; dueAt: Date } | null> {
-  const r = await deps.pg.query<{ start: Date | null }>(
-    `SELECT min(billing_period_start) AS start FROM subscriptions
+  const r = await deps.pg.query<{ end: Date | null }>(
+    `SELECT min(billing_period_end) AS end FROM subscriptions
       WHERE (status = 'active' OR billing_period_start < canceled_at) AND ${inScope('account_id', '$1')}`,
     [scope.clockId],
   );
-  const start = r.rows[0]?.start;
-  if (!start) return null;
-  const periodEnd = nextMonthStart(start);
+  const periodEnd = r.rows[0]?.end;
+  if (!periodEnd) return null;
   return { periodEnd, dueAt: new Date(periodEnd.getTime() + deps.graceSeconds * 1000) };
 }
 
@@ -165,7 +174,8 @@ async function closeBatch(
   return withTransaction(deps.pg, async (client) => {
     const due = await timed(timings, 'postgres_ms', () =>
       client.query<DueRow>(
-        `SELECT s.id, s.account_id, a.customer_id, s.currency, s.canceled_at, s.billing_period_start, ${TAX_PROFILE_COLUMNS('a')}
+        `SELECT s.id, s.account_id, a.customer_id, s.currency, s.canceled_at, s.billing_period_start, s.billing_period_end,
+                s.created_at, s.trial_end, s."interval", s.interval_count, s.billing_anchor, ${TAX_PROFILE_COLUMNS('a')}
            FROM subscriptions s JOIN accounts a ON a.id = s.account_id
           WHERE ${DUE} AND ${inScope('s.account_id', '$3')} AND ($4::boolean IS FALSE OR ${NO_DRAFT})
           ORDER BY s.billing_period_start, s.account_id, s.id LIMIT $2 FOR UPDATE OF s SKIP LOCKED`,
@@ -174,7 +184,7 @@ async function closeBatch(
     );
     if (due.rows.length === 0) return null;
     const periods: PeriodToPrice[] = due.rows.map((s) => {
-      const end = nextMonthStart(s.billing_period_start).getTime();
+      const end = s.billing_period_end.getTime();
       return {
         subscription_id: s.id,
         account_id: s.account_id,
@@ -195,6 +205,8 @@ async function closeBatch(
 
 const isoDate = (ms: number) => new Date(ms).toISOString().slice(0, 10);
 const DAY_MS = 86_400_000;
+/** An invoice's period_end: the last day of a period ending at `end` (a UTC midnight). */
+export const lastDay = (end: Date) => isoDate(end.getTime() - DAY_MS);
 
 async function writeInvoices(
   client: PgClient,
@@ -204,7 +216,7 @@ async function writeInvoices(
   deps: Pick<BillingDeps, 'drafts' | 'graceSeconds' | 'numberPrefix'>,
 ): Promise<ClosedInvoice[]> {
   const ids = due.map(() => newId('inv'));
-  const draft = due.map((s) => inGrace(deps, s.billing_period_start, now));
+  const draft = due.map((s) => inGrace(deps, s.billing_period_end, now));
   // Tax after discounts and before prepaid credit (docs/billing.md "Tax"): credit pays the taxed total. A draft is
   // taxed as it stands, and again when it is finalized (drafts.ts).
   const totals = await taxInvoices(
@@ -228,7 +240,11 @@ async function writeInvoices(
     due.flatMap((s, i) => (draft[i] ? [] : [{ invoice_id: ids[i]!, account_id: s.account_id, priced: priced[i]! }])),
     now,
   );
-  const invoices = due.map((s, i) => {
+  // A usage month of a period longer than a month with nothing to bill (no usage-priced item, no late usage): no
+  // invoice, the subscription only moves on.
+  const empty = due.map((s, i) => billsUsageMonthly(s) && priced[i]!.lines.length === 0);
+  const invoices = due.flatMap((s, i) => {
+    if (empty[i]) return [];
     const p = priced[i]!;
     return {
       id: ids[i]!,
@@ -236,7 +252,7 @@ async function writeInvoices(
       priced: p,
       status: draft[i] ? ('draft' as const) : finalStatus(p.amount),
       periodStart: isoDate(s.billing_period_start.getTime()),
-      periodEnd: isoDate(nextMonthStart(s.billing_period_start).getTime() - DAY_MS),
+      periodEnd: lastDay(s.billing_period_end),
       totals: totals[i]!,
       dueAt: new Date(now.getTime() + s.net_terms_days * DAY_MS),
     };
@@ -289,10 +305,12 @@ async function writeInvoices(
     finalized.flatMap((v) => issuedEvents(v.sub.account_id, v.id, v.priced.amount, v.sub.currency, v.status)),
   );
   // Next period; a canceled subscription whose last period this was is done for good (NULL).
+  const next = due.map((s) => periodContaining(usageSchedule(scheduleOf(s)), s.billing_period_end));
   await client.query(
-    `UPDATE subscriptions s SET billing_period_start = CASE WHEN s.canceled_at IS NOT NULL AND u.next >= s.canceled_at THEN NULL ELSE u.next END
-       FROM unnest($1::text[], $2::timestamptz[]) AS u(id, next) WHERE s.id = u.id`,
-    [due.map((s) => s.id), due.map((s) => nextMonthStart(s.billing_period_start))],
+    `UPDATE subscriptions s SET billing_period_start = CASE WHEN s.canceled_at IS NOT NULL AND u.next >= s.canceled_at THEN NULL ELSE u.next END,
+                                billing_period_end = CASE WHEN s.canceled_at IS NOT NULL AND u.next >= s.canceled_at THEN NULL ELSE u.next_end END
+       FROM unnest($1::text[], $2::timestamptz[], $3::timestamptz[]) AS u(id, next, next_end) WHERE s.id = u.id`,
+    [due.map((s) => s.id), next.map((p) => p.start), next.map((p) => p.end)],
   );
   // Last: the gapless series' row lock is then held only for the commit.
   await numberDocuments(

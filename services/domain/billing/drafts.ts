@@ -10,7 +10,6 @@ import { lockAndAllocateCredits, recordCreditUses } from './credits.js';
 import { timed, type BillingDeps, type BillingTimings } from './deps.js';
 import { firstPaymentAttemptAt } from './dunning.js';
 import { numberDocuments } from './numbering.js';
-import { nextMonthStart } from './periods.js';
 import { pricePeriods } from './price-periods.js';
 import { inScope, LIVE_CUSTOMERS, type BillingScope } from './scope.js';
 import { TAX_PROFILE_COLUMNS, taxInvoices } from '../tax/invoice-tax.js';
@@ -37,11 +36,13 @@ interface DraftRow extends TaxProfile {
   subscription_id: string;
   currency: string;
   period_start: Date;
+  /** The period's end: the day after its last day, 00:00 UTC. */
+  period_end: Date;
   canceled_at: Date | null;
 }
 
 const DRAFT_COLUMNS = `i.id, i.account_id, i.customer_id, i.subscription_id, i.currency,
-  (i.period_start::timestamp AT TIME ZONE 'UTC') AS period_start, s.canceled_at, ${TAX_PROFILE_COLUMNS('a')}`;
+  (i.period_start::timestamp AT TIME ZONE 'UTC') AS period_start, ((i.period_end + 1)::timestamp AT TIME ZONE 'UTC') AS period_end, s.canceled_at, ${TAX_PROFILE_COLUMNS('a')}`;
 /** A draft, its subscription and its customer's account (tax profile, terms); locks take the invoice row only. */
 const DRAFT_FROM = 'invoices i JOIN subscriptions s ON s.id = i.subscription_id JOIN accounts a ON a.id = i.account_id';
 
@@ -194,7 +195,7 @@ async function finalizeLocked(
     deps,
     client,
     drafts.map((d) => {
-      const end = nextMonthStart(d.period_start).getTime();
+      const end = d.period_end.getTime();
       return {
         subscription_id: d.subscription_id,
         account_id: d.account_id,

@@ -44,7 +44,7 @@ export interface EarlierItemRow {
  */
 export function earlierRangeColumns(line: string): string {
   return `i.period_start::timestamp AT TIME ZONE 'UTC' AS period_start_at, (i.period_end + 1)::timestamp AT TIME ZONE 'UTC' AS period_end_at,
-            COALESCE(${line}.service_start, i.period_start::timestamp AT TIME ZONE 'UTC') AS usage_start,
+            GREATEST(COALESCE(${line}.service_start, i.period_start::timestamp AT TIME ZONE 'UTC'), s.trial_end) AS usage_start,
             LEAST(COALESCE(${line}.service_end, (i.period_end + 1)::timestamp AT TIME ZONE 'UTC'), s.canceled_at) AS usage_end,
             ${line}.service_start, ${line}.service_end`;
 }

@@ -31,7 +31,16 @@ export interface PeriodToPrice {
   endMs: number;
   /** The period's end; a canceled subscription's cancellation instant if earlier; now for the upcoming invoice. */
   usageEndMs: number;
+  /**
+   * An advance invoice (services/domain/billing/advance.ts): the flat items of a period longer than a month, billed at
+   * its start. Otherwise such a subscription's periods priced are its usage months, which bill its usage-priced items only.
+   */
+  advance?: boolean;
 }
+
+/** SQL twin of billsUsageMonthly (services/domain/billing/periods.ts): a period longer than a month. */
+export const LONG_PERIOD = (s: string) =>
+  `(${s}."interval" IN ('quarter', 'year') OR (${s}."interval" = 'month' AND ${s}.interval_count > 1))`;
 
 export const PRODUCT_PRICE_COLUMNS = (p: string) =>
   `${p}.pricing, ${p}.price::text AS price, ${p}.tiers_mode, ${p}.tiers, ${p}.package_size::text AS package_size`;
@@ -53,6 +62,8 @@ interface ItemRow extends ProductPriceRow {
   unique_by: string | null;
   /** Billing per group (issue 18): the dimension keys; empty: one line. */
   group_by: string[];
+  /** The subscription's trial end: usage before it is not billed. */
+  trial_end: Date | null;
 }
 
 /** An earlier invoice's usage line, with what was billed for its item so far (usage, true-up, adjustments). */
@@ -79,16 +90,21 @@ async function itemsOf(q: PgPool | PgClient, periods: PeriodToPrice[]): Promise<
   const r = await q.query<ItemRow>(
     `SELECT si.subscription_id, si.product_id, p.name AS product_name, ${PRODUCT_PRICE_COLUMNS('p')}, si.minimum_amount::text AS minimum_amount,
             si.quantity, NULLIF(si.effective_from, '-infinity') AS effective_from, si.effective_to,
-            si.meter_id, m.type AS meter_type, m.aggregation, m.unit, m.unique_by, si.group_by
-       FROM unnest($1::text[], $2::timestamptz[], $3::timestamptz[]) AS c(subscription_id, period_start, period_end)
+            si.meter_id, m.type AS meter_type, m.aggregation, m.unit, m.unique_by, si.group_by, s.trial_end
+       FROM unnest($1::text[], $2::timestamptz[], $3::timestamptz[], $4::boolean[]) AS c(subscription_id, period_start, period_end, advance)
+       JOIN subscriptions s ON s.id = c.subscription_id
        JOIN subscription_items si ON si.subscription_id = c.subscription_id AND si.effective_from < c.period_end
                                  AND (si.effective_to IS NULL OR si.effective_to > c.period_start)
+                                 -- Periods longer than a month: flat items in advance, usage-priced ones per month.
+                                 AND CASE WHEN c.advance THEN si.meter_id IS NULL
+                                          WHEN ${LONG_PERIOD('s')} THEN si.meter_id IS NOT NULL ELSE true END
        JOIN products p ON p.id = si.product_id LEFT JOIN meters m ON m.id = si.meter_id
       ORDER BY si.subscription_id, si.position, si.effective_from`,
     [
       periods.map((p) => p.subscription_id),
       periods.map((p) => new Date(p.startMs)),
       periods.map((p) => new Date(p.endMs)),
+      periods.map((p) => p.advance === true),
     ],
   );
   for (const row of r.rows) out.get(row.subscription_id)!.push(row);
@@ -173,7 +189,8 @@ export async function pricePeriods(
     items.get(p.subscription_id)!.map((it, ii) => {
       if (!it.meter_id) return -1;
       const service = itemService[pi]![ii];
-      const startMs = service?.fromMs ?? p.startMs;
+      // Usage during a trial is not billed (the first period may begin before the trial's end).
+      const startMs = Math.max(service?.fromMs ?? p.startMs, it.trial_end?.getTime() ?? -Infinity);
       const endMs = Math.max(startMs, Math.min(p.usageEndMs, service?.toMs ?? p.endMs));
       return usageOf({
         accountId: p.account_id,
@@ -215,8 +232,8 @@ export async function pricePeriods(
       meter: it.meter_id ? meterUsage(it, usage[itemUsage[pi]![ii]!]!) : null,
       ...(it.group_by.length ? { group_by: it.group_by } : {}),
     })),
-    adjustments: billed
-      .get(p.subscription_id)!
+    // An advance invoice bills flat items only: late usage goes to the usage months' invoices.
+    adjustments: (p.advance ? [] : billed.get(p.subscription_id)!)
       .map((b, bi): AdjustmentToPrice => {
         const { minimum_amount, ...model } = b.price_model;
         return {
@@ -234,9 +251,9 @@ export async function pricePeriods(
         };
       })
       .concat(
-        billedGroups
-          .get(p.subscription_id)!
-          .flatMap((g, gi) => groupAdjustments(g, usage[billedGroupUsage[pi]![gi]!]!.groups)),
+        (p.advance ? [] : billedGroups.get(p.subscription_id)!).flatMap((g, gi) =>
+          groupAdjustments(g, usage[billedGroupUsage[pi]![gi]!]!.groups),
+        ),
       ),
   }));
   const pool = deps.linesPool;

@@ -6,10 +6,12 @@ import { LIVE_CUSTOMERS, type BillingScope } from './scope.js';
 import { finalizeDueDrafts } from './drafts.js';
 import { issueThresholdInvoices } from './thresholds.js';
 import { applyDuePlanChanges } from '../plans/pending.js';
+import { issueAdvanceInvoices } from './advance.js';
+import { emitTrialWillEnd } from './trials.js';
 
 /**
  * One billing run at an instant (docs/design.md §4 `meterline billing run [--now ISO]`, and every tick of the billing
- * role): issue the threshold invoices due (progressive billing), finalize every draft whose grace period is over (BILLING_DRAFTS), close every period due, and make every payment attempt due — the new invoices' first attempts,
+ * role): emit the trial notices due, issue the advance invoices of periods longer than a month that began, issue the threshold invoices due (progressive billing), finalize every draft whose grace period is over (BILLING_DRAFTS), close every period due, and make every payment attempt due — the new invoices' first attempts,
  * dunning retries, and attempts a crash left pending. Payments are pipelined with the close: each committed
  * batch of invoices wakes a payment pass while the next batches close, and a last pass runs once every
  * period is closed. Safe to repeat and to run in several processes at once. `scope`: the customers on no test
@@ -47,6 +49,15 @@ export async function runBilling(
     }),
   );
   let closedSoFar = 0;
+  // Trials ending within three days: subscription.trial_will_end, once.
+  await timed(timings, 'postgres_ms', () => emitTrialWillEnd(deps, now, scope));
+  // Periods longer than a month that began: their flat items, in advance.
+  const advance = await issueAdvanceInvoices(deps, now, { timings, scope, onBatch: () => payer.wake() }).catch(
+    async (err: unknown) => {
+      await payer.settled();
+      throw err;
+    },
+  );
   // Running periods whose amount due reached their billing threshold (progressive billing), charged at once.
   const thresholds = await issueThresholdInvoices(deps, now, { timings, scope, onBatch: () => payer.wake() }).catch(
     async (err: unknown) => {
@@ -72,7 +83,7 @@ export async function runBilling(
     await payer.settled();
     throw err;
   });
-  const invoices = [...thresholds, ...finalized, ...closed];
+  const invoices = [...advance, ...thresholds, ...finalized, ...closed];
   payer.wake();
   const payments = await payer.done();
   // Refunds of credit notes a crash left pending (services/domain/billing/credit-notes.ts).

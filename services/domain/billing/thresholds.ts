@@ -4,13 +4,12 @@ import { Decimal } from '../../../shared/money/decimal.js';
 import { appendEvents } from '../events/outbox-store.js';
 import { TAX_PROFILE_COLUMNS, taxInvoices } from '../tax/invoice-tax.js';
 import type { TaxProfile } from '../tax/types.js';
-import { insertInvoiceLines, issuedEvents, type ClosedInvoice } from './close.js';
+import { insertInvoiceLines, issuedEvents, lastDay, type ClosedInvoice } from './close.js';
 import { deductThresholdInvoices, isoDate } from './deductions.js';
 import { lockAndAllocateCredits, recordCreditUses } from './credits.js';
 import { timed, type BillingDeps, type BillingTimings } from './deps.js';
 import { firstPaymentAttemptAt } from './dunning.js';
 import { numberDocuments } from './numbering.js';
-import { monthStart, nextMonthStart } from './periods.js';
 import { pricePeriods } from './price-periods.js';
 import { inScope, LIVE_CUSTOMERS, type BillingScope } from './scope.js';
 
@@ -35,6 +34,7 @@ interface ThresholdRow extends TaxProfile {
   customer_id: string;
   currency: string;
   billing_period_start: Date;
+  billing_period_end: Date;
   threshold: string;
 }
 
@@ -58,14 +58,14 @@ export async function issueThresholdInvoices(
     const batch = await withTransaction(deps.pg, async (client) => {
       const r = await timed(opts.timings, 'postgres_ms', () =>
         client.query<ThresholdRow>(
-          `SELECT s.id, s.account_id, a.customer_id, s.currency, s.billing_period_start, s.billing_threshold::text AS threshold,
+          `SELECT s.id, s.account_id, a.customer_id, s.currency, s.billing_period_start, s.billing_period_end, s.billing_threshold::text AS threshold,
                   ${TAX_PROFILE_COLUMNS('a')}
              FROM subscriptions s JOIN accounts a ON a.id = s.account_id
-            WHERE s.billing_threshold IS NOT NULL AND s.status = 'active' AND s.billing_period_start = $1
+            WHERE s.billing_threshold IS NOT NULL AND s.status = 'active' AND s.billing_period_start <= $1 AND s.billing_period_end > $1
               AND s.id > $2 AND ${inScope('s.account_id', '$3')}
             ORDER BY s.id LIMIT $4 FOR UPDATE OF s SKIP LOCKED`,
-          // Only the running period (periods are calendar months): once it has ended, its close bills the rest.
-          [monthStart(now), after, scope.clockId, THRESHOLD_BATCH],
+          // Only the running period: once it has ended, its close bills the rest.
+          [now, after, scope.clockId, THRESHOLD_BATCH],
         ),
       );
       if (r.rows.length === 0) return null;
@@ -91,7 +91,7 @@ async function issueLocked(
     account_id: s.account_id,
     currency: s.currency,
     startMs: s.billing_period_start.getTime(),
-    endMs: nextMonthStart(s.billing_period_start).getTime(),
+    endMs: s.billing_period_end.getTime(),
     usageEndMs: now.getTime(),
   }));
   const priced = await pricePeriods(deps, client, periods, { timings });
@@ -147,7 +147,7 @@ async function issueLocked(
         due.map((v) => v.s.currency),
         due.map((v) => v.priced.amount),
         due.map((v) => isoDate(v.s.billing_period_start.getTime())),
-        due.map((v) => isoDate(nextMonthStart(v.s.billing_period_start).getTime() - 86_400_000)),
+        due.map((v) => lastDay(v.s.billing_period_end)),
         now,
         due.map((v) => v.totals.subtotal),
         due.map((v) => v.totals.tax),

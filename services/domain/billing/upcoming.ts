@@ -1,6 +1,6 @@
 import type { PgPool } from '../../../shared/clients/postgres.js';
 import { ConflictError } from '../../../shared/errors.js';
-import { currentPeriod } from './periods.js';
+import { periodContaining, scheduleOf, usageSchedule } from './periods.js';
 import { getSubscription } from '../subscriptions/store.js';
 import type { BillingDeps } from './deps.js';
 import type { PricedInvoice } from '../pricing/invoice-lines.js';
@@ -13,7 +13,7 @@ import { deductThresholdInvoices, excessAsCredit } from './deductions.js';
 
 export interface UpcomingInvoice extends PricedInvoice, InvoiceTotals {
   customer_id: string;
-  /** The current period (whole calendar month); usage counts from its start up to `at`. */
+  /** The current period (a usage month inside a period longer than a month); usage counts from its start up to `at`. */
   periodStartMs: number;
   periodEndMs: number;
   at: Date;
@@ -38,7 +38,8 @@ export async function upcomingInvoice(
       `Subscription ${subscriptionId} is canceled: it has no upcoming invoice.`,
       'subscription_canceled',
     );
-  const period = currentPeriod(sub.row, now);
+  // The next invoice of this period's usage: the period itself, or the running month inside a longer one.
+  const period = periodContaining(usageSchedule(scheduleOf(sub.row)), now);
   const [[priced], customer] = await Promise.all([
     pricePeriods(deps, deps.pg, [
       {

@@ -5,9 +5,10 @@ const DAY_MS = 86_400_000;
 
 /**
  * The period of a metered entitlement containing `now` (the customer's time: its test clock's, else real time).
- * `billing_period` is the customer's subscription period, and billing periods are calendar months in UTC
- * (services/domain/billing/periods.ts) — so it is the month containing `now`, with or without a subscription;
- * were billing periods ever anchored elsewhere, this is the one place to follow them. `day`: the UTC day.
+ * `billing_period` is the calendar month in UTC containing `now` — the period of a subscription on the default terms
+ * (month/1/calendar, services/domain/billing/periods.ts) — with or without a subscription. A subscription on other
+ * terms (weeks, anniversaries, years) still counts its entitlements per calendar month: the api checks entitlements
+ * from memory, without the subscriptions; this is the one place to follow them. `day`: the UTC day.
  */
 export function entitlementPeriod(period: EntitlementPeriod, now: Date): Period {
   if (period === 'day') {

@@ -8,6 +8,7 @@ import type { BillingDeps } from '../billing/deps.js';
 import type { SubscriptionRow } from '../subscriptions/types.js';
 import { accountTime } from '../test-clocks/store.js';
 import { getPlanVersion } from './store.js';
+import { ValidationError } from '../../../shared/errors.js';
 import { switchPlanVersion } from './switch.js';
 import type { PlanVersionRow } from './types.js';
 
@@ -48,8 +49,20 @@ async function moveOne(client: PgClient, m: PlanMigration, to: PlanVersionRow, s
 }
 
 /** What a migration reads of a subscription it moves. */
-type MigrationRow = Pick<SubscriptionRow, 'id' | 'account_id' | 'status' | 'created_at' | 'canceled_at'>;
-const MIGRATION_COLUMNS = 'id, account_id, status, created_at, canceled_at';
+type MigrationRow = Pick<
+  SubscriptionRow,
+  | 'id'
+  | 'account_id'
+  | 'status'
+  | 'created_at'
+  | 'canceled_at'
+  | 'interval'
+  | 'interval_count'
+  | 'billing_anchor'
+  | 'trial_end'
+>;
+const MIGRATION_COLUMNS =
+  'id, account_id, status, created_at, canceled_at, "interval", interval_count, billing_anchor, trial_end';
 
 /** Each account's time (a test clock's for a clocked customer), read once per batch. */
 async function accountTimes(client: PgClient, rows: MigrationRow[]): Promise<Map<string, Date>> {
@@ -59,9 +72,19 @@ async function accountTimes(client: PgClient, rows: MigrationRow[]): Promise<Map
   return out;
 }
 
-/** Both versions must exist (404 otherwise); the version moved to. */
+/**
+ * Both versions must exist (404 otherwise) and bill the same interval: a move changes a subscription's items, never
+ * its periods (a subscriber changes interval by a new subscription). The version moved to.
+ */
 async function versionsOf(pg: PgPool, m: PlanMigration): Promise<PlanVersionRow> {
-  const [, to] = await Promise.all([getPlanVersion(pg, m.planId, m.from), getPlanVersion(pg, m.planId, m.to)]);
+  const [from, to] = await Promise.all([getPlanVersion(pg, m.planId, m.from), getPlanVersion(pg, m.planId, m.to)]);
+  if (from.interval !== to.interval || from.interval_count !== to.interval_count)
+    throw new ValidationError([
+      {
+        field: 'to_version',
+        message: `bills every ${to.interval_count} ${to.interval}, version ${m.from} every ${from.interval_count} ${from.interval}: a migration keeps the interval`,
+      },
+    ]);
   return to;
 }
 

@@ -1,4 +1,4 @@
-import type { PlanInterval } from '../../../shared/vocabulary.js';
+import type { BillingInterval } from '../../../shared/vocabulary.js';
 import type { Item, ItemRequest } from '../subscriptions/types.js';
 
 /** Plans (docs/plans.md): a plan of the deployment and its immutable versions, as stored. */
@@ -7,7 +7,7 @@ export interface PlanVersionRow {
   version: number;
   name: string;
   currency: string;
-  interval: PlanInterval;
+  interval: BillingInterval;
   interval_count: number;
   /** The items a subscription to this version gets (validated as a subscription's items when written). */
   items: Item[];
@@ -19,7 +19,7 @@ export interface PlanVersionRow {
 export interface NewPlan {
   name: string;
   currency: string;
-  interval: PlanInterval;
+  interval: BillingInterval;
   interval_count: number;
   items: ItemRequest[];
   trial_days: number;

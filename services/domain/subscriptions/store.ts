@@ -9,7 +9,8 @@ import type { RowWindow } from '../../../shared/row-window.js';
 import { appendEvent } from '../events/outbox-store.js';
 import { itemKey, resolveItems, sameItem, sameItems } from './items.js';
 import { itemOut } from './types.js';
-import type { Item, ItemRequest, Subscription, SubscriptionRow } from './types.js';
+import type { Item, ItemRequest, Subscription, SubscriptionRow, SubscriptionTerms } from './types.js';
+import { billingStart } from '../billing/periods.js';
 
 type Queryable = Pick<PgPool, 'query'> | PgClient;
 
@@ -173,13 +174,36 @@ export async function createSubscription(
   billingThreshold: string | null = null,
   /** The plan version the items come from (docs/plans.md), if any. */
   plan: { id: string; version: number } | null = null,
+  terms: SubscriptionTerms = {},
 ): Promise<Subscription> {
   const { items, currency } = await resolveItems(client, accountId, input);
   if (billingThreshold !== null) checkThreshold(billingThreshold, currency);
+  if (terms.trial_end && terms.trial_end.getTime() <= now.getTime())
+    throw new ValidationError([{ field: 'trial_end', message: `must be after now (${now.toISOString()})` }]);
+  const start = billingStart(terms, now);
   const r = await client.query<SubscriptionRow>(
-    `INSERT INTO subscriptions (id, account_id, status, currency, created_at, updated_at, billing_threshold, plan_id, plan_version)
-     VALUES ($1, $2, 'active', $3, $4, $4, $5::numeric, $6, $7) RETURNING *`,
-    [newId('sub'), accountId, currency, now, billingThreshold, plan?.id ?? null, plan?.version ?? null],
+    `INSERT INTO subscriptions (id, account_id, status, currency, created_at, updated_at, billing_threshold,
+                                "interval", interval_count, billing_anchor, trial_end,
+                                billing_period_start, billing_period_end, advance_period_start, advance_period_end,
+                                plan_id, plan_version)
+     VALUES ($1, $2, 'active', $3, $4, $4, $5::numeric, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15) RETURNING *`,
+    [
+      newId('sub'),
+      accountId,
+      currency,
+      now,
+      billingThreshold,
+      start.terms.interval,
+      start.terms.interval_count,
+      start.terms.billing_anchor,
+      start.trialEnd,
+      start.usage.start,
+      start.usage.end,
+      start.advance?.start ?? null,
+      start.advance?.end ?? null,
+      plan?.id ?? null,
+      plan?.version ?? null,
+    ],
   );
   const sub = { row: r.rows[0]!, items };
   await writeItems(client, sub.row.id, items, null, now);
@@ -226,7 +250,12 @@ export async function changeSubscription(
             plan_id = CASE WHEN $5 THEN NULL ELSE plan_id END,
             plan_version = CASE WHEN $5 THEN NULL ELSE plan_version END,
             pending_plan_version = CASE WHEN $5 OR $2 THEN NULL ELSE pending_plan_version END,
-            pending_plan_at = CASE WHEN $5 OR $2 THEN NULL ELSE pending_plan_at END
+            pending_plan_at = CASE WHEN $5 OR $2 THEN NULL ELSE pending_plan_at END,
+            -- Canceled during its trial: nothing is ever billed (docs/billing.md "Trials").
+            billing_period_start = CASE WHEN $2 AND trial_end > $3 THEN NULL ELSE billing_period_start END,
+            billing_period_end = CASE WHEN $2 AND trial_end > $3 THEN NULL ELSE billing_period_end END,
+            advance_period_start = CASE WHEN $2 AND trial_end > $3 THEN NULL ELSE advance_period_start END,
+            advance_period_end = CASE WHEN $2 AND trial_end > $3 THEN NULL ELSE advance_period_end END
       WHERE id = $1 RETURNING *`,
     [id, cancel, now, threshold, itemsChanged],
   );

@@ -1,4 +1,5 @@
 import { JsonDecimal } from '../../../shared/money/json.js';
+import type { BillingAnchor, BillingInterval } from '../../../shared/vocabulary.js';
 
 /** Subscriptions (docs/design.md §8 Subscription): a subscription and its items, as stored. */
 
@@ -27,6 +28,24 @@ export interface SubscriptionRow {
   /** A plan migration `at: period_end` not yet applied: the version, and the instant it takes effect. */
   pending_plan_version: number | null;
   pending_plan_at: Date | null;
+  /** Billing periods (services/domain/billing/periods.ts, migration 665). */
+  interval: BillingInterval;
+  interval_count: number;
+  billing_anchor: BillingAnchor;
+  /** Nothing is billed before it (docs/billing.md "Trials"); null: no trial. */
+  trial_end: Date | null;
+}
+
+/**
+ * A subscription's billing terms at creation (all optional: month, 1, calendar, no trial). A plan's interval,
+ * interval_count and trial_days map onto these; trial_end and trial_days exclude each other.
+ */
+export interface SubscriptionTerms {
+  interval?: BillingInterval;
+  interval_count?: number;
+  billing_anchor?: BillingAnchor;
+  trial_end?: Date;
+  trial_days?: number;
 }
 
 export interface Item {

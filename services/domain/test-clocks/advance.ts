@@ -2,6 +2,8 @@ import { ValidationError } from '../../../shared/errors.js';
 import type { BillingDeps } from '../billing/deps.js';
 import { runBilling } from '../billing/run.js';
 import { nextPeriodDue } from '../billing/close.js';
+import { nextAdvanceDue } from '../billing/advance.js';
+import { nextTrialNoticeDue } from '../billing/trials.js';
 import { nextPaymentAttemptDue } from '../billing/payments.js';
 import { nextDraftDue } from '../billing/drafts.js';
 import type { BillingScope } from '../billing/scope.js';
@@ -51,6 +53,9 @@ export async function advanceTestClock(
       const scope: BillingScope = { clockId };
       const sandboxed: BillingDeps = { ...deps, processor: testClockProcessor(deps.pg) };
       let at = clock.frozen_time;
+      // What fell due at the clock's instant itself first: an advance invoice of a period that began when its
+      // subscription was created, a trial notice of a short trial (a run repeated changes nothing).
+      await runBilling(sandboxed, at, {}, scope);
       while (at.getTime() < target.getTime()) {
         const step = await nextStop(deps, scope, at, target);
         await runBilling(sandboxed, step, {}, scope);
@@ -69,16 +74,18 @@ export async function advanceTestClock(
 
 /** The first instant after `at` and before `target` at which something of the scope falls due; else `target`. */
 async function nextStop(deps: BillingDeps, scope: BillingScope, at: Date, target: Date): Promise<Date> {
-  const [period, attempt, draft] = await Promise.all([
+  const [period, attempt, draft, advance, notice] = await Promise.all([
     nextPeriodDue(deps, scope),
     nextPaymentAttemptDue(deps, at, scope),
     nextDraftDue(deps, scope),
+    nextAdvanceDue(deps, scope),
+    nextTrialNoticeDue(deps, scope),
   ]);
   let stop = target.getTime();
   // With drafts a period's invoice is written as a draft at its end: the close runs then, the finalization after
   // the grace period (nextDraftDue).
   const close = deps.drafts ? period?.periodEnd : period?.dueAt;
-  for (const due of [close, attempt, draft])
+  for (const due of [close, attempt, draft, advance, notice])
     if (due && due.getTime() > at.getTime() && due.getTime() < stop) stop = due.getTime();
   return new Date(stop);
 }

@@ -1,0 +1,198 @@
+import { withTransaction, type PgClient } from '../../../shared/clients/postgres.js';
+import { newId } from '../../../shared/ids.js';
+import type { BillingAnchor, BillingInterval, TaxExempt } from '../../../shared/vocabulary.js';
+import { appendEvents } from '../events/outbox-store.js';
+import { TAX_PROFILE_COLUMNS, taxInvoices } from '../tax/invoice-tax.js';
+import { finalStatus, insertInvoiceLines, issuedEvents, lastDay, type ClosedInvoice } from './close.js';
+import { lockAndAllocateCredits, recordCreditUses } from './credits.js';
+import { timed, type BillingDeps, type BillingTimings } from './deps.js';
+import { isoDate } from './deductions.js';
+import { firstPaymentAttemptAt } from './dunning.js';
+import { numberDocuments } from './numbering.js';
+import { periodContaining, scheduleOf } from './periods.js';
+import { pricePeriods } from './price-periods.js';
+import { inScope, LIVE_CUSTOMERS, type BillingScope } from './scope.js';
+
+/**
+ * Advance invoices (docs/billing.md "Billing periods"): a period longer than a month (quarter, year, month × n) bills
+ * its flat items once, in advance, when it begins — or when the trial ends, if later — on an invoice of reason
+ * `advance` for the whole period; its usage-priced items are billed per month in arrears by the period close
+ * (close.ts). As the close: one transaction per batch (FOR UPDATE SKIP LOCKED), the invoice, its lines, credit,
+ * events and the move of advance_period_start to the next period commit together, and UNIQUE (subscription_id,
+ * period_start) WHERE reason = 'advance' stops a second invoice for a period.
+ */
+interface AdvanceRow {
+  id: string;
+  account_id: string;
+  customer_id: string;
+  currency: string;
+  created_at: Date;
+  canceled_at: Date | null;
+  trial_end: Date | null;
+  interval: BillingInterval;
+  interval_count: number;
+  billing_anchor: BillingAnchor;
+  advance_period_start: Date;
+  advance_period_end: Date;
+  tax_exempt: TaxExempt;
+  country: string | null;
+  region: string | null;
+  net_terms_days: number;
+}
+
+const ADVANCE_BATCH = 500;
+const DAY_MS = 86_400_000;
+/** Due: the period has begun (and the trial ended); a canceled subscription gets none for periods after it. */
+const ADVANCE_DUE = `s.advance_period_start <= $1 AND (s.trial_end IS NULL OR s.trial_end <= $1)
+  AND (s.status = 'active' OR s.advance_period_start < s.canceled_at)`;
+
+export async function issueAdvanceInvoices(
+  deps: BillingDeps,
+  now: Date,
+  opts: { timings?: BillingTimings; scope?: BillingScope; onBatch?: (issued: ClosedInvoice[]) => void } = {},
+): Promise<ClosedInvoice[]> {
+  const scope = opts.scope ?? LIVE_CUSTOMERS;
+  const all: ClosedInvoice[] = [];
+  for (;;) {
+    const batch = await withTransaction(deps.pg, async (client) => {
+      const r = await timed(opts.timings, 'postgres_ms', () =>
+        client.query<AdvanceRow>(
+          `SELECT s.id, s.account_id, a.customer_id, s.currency, s.created_at, s.canceled_at, s.trial_end, s."interval",
+                  s.interval_count, s.billing_anchor, s.advance_period_start, s.advance_period_end, ${TAX_PROFILE_COLUMNS('a')}
+             FROM subscriptions s JOIN accounts a ON a.id = s.account_id
+            WHERE ${ADVANCE_DUE} AND ${inScope('s.account_id', '$2')}
+            ORDER BY s.advance_period_start, s.account_id, s.id LIMIT $3 FOR UPDATE OF s SKIP LOCKED`,
+          [now, scope.clockId, ADVANCE_BATCH],
+        ),
+      );
+      if (r.rows.length === 0) return null;
+      return issueLocked(deps, client, r.rows, now, opts.timings);
+    });
+    if (batch === null) return all;
+    all.push(...batch);
+    if (batch.length) opts.onBatch?.(batch);
+  }
+}
+
+/** The next instant an advance invoice falls due in the scope (a test clock's advance stops there), or null. */
+export async function nextAdvanceDue(
+  deps: Pick<BillingDeps, 'pg'>,
+  scope: BillingScope = LIVE_CUSTOMERS,
+): Promise<Date | null> {
+  const r = await deps.pg.query<{ at: Date | null }>(
+    `SELECT min(GREATEST(s.advance_period_start, s.trial_end)) AS at FROM subscriptions s
+      WHERE s.advance_period_start IS NOT NULL AND (s.status = 'active' OR s.advance_period_start < s.canceled_at)
+        AND ${inScope('s.account_id', '$1')}`,
+    [scope.clockId],
+  );
+  return r.rows[0]?.at ?? null;
+}
+
+async function issueLocked(
+  deps: BillingDeps,
+  client: PgClient,
+  subs: AdvanceRow[],
+  now: Date,
+  timings?: BillingTimings,
+): Promise<ClosedInvoice[]> {
+  const priced = await pricePeriods(
+    deps,
+    client,
+    subs.map((s) => ({
+      subscription_id: s.id,
+      account_id: s.account_id,
+      currency: s.currency,
+      startMs: s.advance_period_start.getTime(),
+      endMs: s.advance_period_end.getTime(),
+      usageEndMs: s.advance_period_end.getTime(),
+      advance: true,
+    })),
+    { timings },
+  );
+  return timed(timings, 'postgres_ms', async () => {
+    const totals = await taxInvoices(
+      client,
+      subs.map((s, i) => ({ priced: priced[i]!, profile: s })),
+    );
+    const ids = subs.map(() => newId('inv'));
+    const creditUses = await lockAndAllocateCredits(
+      client,
+      subs.map((s, i) => ({ invoice_id: ids[i]!, account_id: s.account_id, priced: priced[i]! })),
+      now,
+    );
+    const invoices = subs.map((s, i) => ({
+      id: ids[i]!,
+      s,
+      priced: priced[i]!,
+      status: finalStatus(priced[i]!.amount),
+      totals: totals[i]!,
+      dueAt: new Date(now.getTime() + s.net_terms_days * DAY_MS),
+    }));
+    const inserted = await client.query<{ id: string }>(
+      `INSERT INTO invoices (id, account_id, customer_id, subscription_id, status, currency, amount, period_start, period_end,
+                             created_at, paid_at, next_payment_attempt_at, subtotal, tax, due_at, tax_exempt, number, reason)
+       SELECT u.id, u.account_id, u.customer_id, u.subscription_id, u.status, u.currency, u.amount, u.period_start, u.period_end,
+              $9::timestamptz, CASE WHEN u.status = 'paid' THEN $9::timestamptz END, CASE WHEN u.status = 'open' THEN u.first_attempt END,
+              u.subtotal, u.tax, u.due_at, u.tax_exempt, NULL::bigint, 'advance'
+         FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::numeric[], $8::date[], $10::date[],
+                     $11::numeric[], $12::numeric[], $13::timestamptz[], $14::text[], $15::timestamptz[])
+              AS u(id, account_id, customer_id, subscription_id, status, currency, amount, period_start, period_end,
+                   subtotal, tax, due_at, tax_exempt, first_attempt)
+       ON CONFLICT (subscription_id, period_start) WHERE reason = 'advance' DO NOTHING RETURNING id`,
+      [
+        invoices.map((v) => v.id),
+        invoices.map((v) => v.s.account_id),
+        invoices.map((v) => v.s.customer_id),
+        invoices.map((v) => v.s.id),
+        invoices.map((v) => v.status),
+        invoices.map((v) => v.s.currency),
+        invoices.map((v) => v.priced.amount),
+        invoices.map((v) => isoDate(v.s.advance_period_start.getTime())),
+        now,
+        invoices.map((v) => lastDay(v.s.advance_period_end)),
+        invoices.map((v) => v.totals.subtotal),
+        invoices.map((v) => v.totals.tax),
+        invoices.map((v) => v.dueAt),
+        invoices.map((v) => v.s.tax_exempt),
+        invoices.map((v) => firstPaymentAttemptAt(v.dueAt)),
+      ],
+    );
+    const written = new Set(inserted.rows.map((r) => r.id));
+    const kept = invoices.filter((v) => written.has(v.id));
+    await recordCreditUses(
+      client,
+      creditUses.filter((u) => written.has(u.invoice_id)),
+    );
+    await insertInvoiceLines(
+      client,
+      kept.flatMap((v) => v.priced.lines.map((l, position) => ({ invoice_id: v.id, position, ...l }))),
+    );
+    await appendEvents(
+      client,
+      kept.flatMap((v) => issuedEvents(v.s.account_id, v.id, v.priced.amount, v.s.currency, v.status)),
+    );
+    // The next period; a canceled subscription has none after the one it was canceled in.
+    const next = subs.map((s) => periodContaining(scheduleOf(s), s.advance_period_end));
+    await client.query(
+      `UPDATE subscriptions s SET advance_period_start = CASE WHEN s.canceled_at IS NOT NULL AND u.next >= s.canceled_at THEN NULL ELSE u.next END,
+                                  advance_period_end = CASE WHEN s.canceled_at IS NOT NULL AND u.next >= s.canceled_at THEN NULL ELSE u.next_end END
+         FROM unnest($1::text[], $2::timestamptz[], $3::timestamptz[]) AS u(id, next, next_end) WHERE s.id = u.id`,
+      [subs.map((s) => s.id), next.map((p) => p.start), next.map((p) => p.end)],
+    );
+    await numberDocuments(
+      client,
+      'invoices',
+      kept.map((v) => v.id),
+      deps.numberPrefix,
+      now,
+    );
+    return kept.map((v) => ({
+      id: v.id,
+      customer_id: v.s.customer_id,
+      subscription_id: v.s.id,
+      amount: v.priced.amount,
+      currency: v.s.currency,
+      status: v.status,
+    }));
+  });
+}
