@@ -203,6 +203,51 @@ t.test('plans: create, version, read; subscribing to a plan', async (t) => {
     t.equal(changed.plan_id, null);
     t.equal(changed.plan_version, null);
   });
+  await t.test('a plan gives its subscription its interval and trial; the request its anchor', async (t) => {
+    const yearly = (
+      await made(ADMIN, 'POST', '/v1/plans', {
+        name: 'Yearly',
+        currency: 'USD',
+        interval: 'year',
+        trial_days: 14,
+        items: [{ product_id: seat }],
+      })
+    ).id;
+    const sub = await call(customerTok, 'POST', '/v1/subscriptions', { plan_id: yearly, billing_anchor: 'start' });
+    t.equal(sub.status, 201, JSON.stringify(sub.body));
+    t.equal(sub.body.interval, 'year');
+    t.equal(sub.body.interval_count, 1);
+    t.equal(sub.body.billing_anchor, 'start');
+    const trialDays = (Date.parse(sub.body.trial_end) - Date.parse(sub.body.created_at)) / 86_400_000;
+    t.equal(trialDays, 14, 'the plan’s 14-day trial from the start');
+    const ownTrial = '2099-01-01T00:00:00.000Z';
+    const own = await made(customerTok, 'POST', '/v1/subscriptions', { plan_id: yearly, trial_end: ownTrial });
+    t.equal(own.trial_end, ownTrial, 'a trial_end given replaces the plan’s trial');
+    t.equal(own.billing_anchor, 'calendar', 'calendar by default');
+    for (const field of ['interval', 'interval_count']) {
+      const r = await call(customerTok, 'POST', '/v1/subscriptions', {
+        plan_id: yearly,
+        [field]: field === 'interval' ? 'month' : 2,
+      });
+      t.equal(r.status, 422, `${field} with plan_id → 422`);
+      t.equal(r.body.errors?.[0]?.field, field);
+    }
+    const monthly = await made(customerTok, 'POST', '/v1/subscriptions', { plan_id: planId, plan_version: 1 });
+    t.equal(monthly.interval, 'month', 'a monthly plan');
+    t.equal(monthly.trial_end, null, 'no trial: trial_days 0');
+
+    // A migration keeps a subscription's periods: a version with another interval is refused, nothing moved.
+    await made(ADMIN, 'POST', `/v1/plans/${yearly}/versions`, { interval: 'month' });
+    const refused = await call(ADMIN, 'POST', `/v1/plans/${yearly}/migrate`, {
+      from_version: 1,
+      to_version: 2,
+      at: 'now',
+      dry_run: false,
+    });
+    t.equal(refused.status, 422, JSON.stringify(refused.body));
+    t.equal(refused.body.errors?.[0]?.field, 'to_version');
+    t.equal((await made(customerTok, 'GET', `/v1/subscriptions/${sub.body.id}`)).plan_version, 1, 'not moved');
+  });
   await t.test('migrating: same items on a new version, canceled and hand-changed subscriptions', async (t) => {
     const p = (
       await made(ADMIN, 'POST', '/v1/plans', {
