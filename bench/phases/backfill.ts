@@ -311,8 +311,8 @@ async function visibleRate(
       step.accepted_records_per_s >= 0.95 * rate;
     steps.push(step);
     r.log(`visible-rate ${shape} ${rate}/s: ${JSON.stringify(step)}`);
-    // The step's backlog gone before the next one starts.
-    await waitForRows(r.ch, storedBefore + sent.accepted * r.batch + lag.probes, 10 * 60_000);
+    // The step's backlog gone before the next one starts (at most 3 minutes: a failed step's may never drain).
+    await waitForRows(r.ch, storedBefore + sent.accepted * r.batch + lag.probes, 3 * 60_000);
     if (!step.ok) break;
     max = rate;
   }
