@@ -45,6 +45,8 @@ export class LagProbe {
     private readonly prefix = `probe-${Date.now().toString(36)}`,
     private readonly everyMs = 200,
     private readonly pollMs = 100,
+    /** How old each probe's timestamp is: 1 s (live), or days (a late record, landing in a closed hour). */
+    private readonly ageMs = 1000,
   ) {
     this.client = new MeterlineClient({ baseUrl, token });
   }
@@ -60,7 +62,7 @@ export class LagProbe {
       await this.client.recordMeterUsage(this.meterId, {
         id,
         value: 1,
-        timestamp: new Date(Date.now() - 1000).toISOString(),
+        timestamp: new Date(Date.now() - this.ageMs).toISOString(),
       });
       this.acked.set(id, Date.now());
       this.ackOrder.push(id);
@@ -75,7 +77,7 @@ export class LagProbe {
     try {
       const body = await this.client.getUsage(this.meterId, {
         window: 'none',
-        start_date: new Date(this.t0 - 86_400_000).toISOString().slice(0, 10),
+        start_date: new Date(this.t0 - this.ageMs - 86_400_000).toISOString().slice(0, 10),
       });
       const now = Date.now();
       // Only probes whose 202 has arrived can be matched; the rest are counted on a later poll.

@@ -23,6 +23,11 @@ export interface LoadSpec {
   threads: number;
   /** Per-request timeout (default: autocannon 10 s, wrk 2 s); slow routes need a longer one to be measured at all. */
   timeoutSeconds?: number;
+  /**
+   * wrk only: each thread stops after this many 2xx answers (a fixed volume rather than a fixed time; `seconds`
+   * is then only an upper bound). The run ends when every thread has stopped.
+   */
+  acceptedPerThread?: number;
 }
 
 export interface LoadResult {
@@ -143,6 +148,13 @@ export async function runWrk(spec: LoadSpec, onStart?: (pid: number) => void): P
         ]
       : []),
     ...Object.entries(spec.headers).map(([k, v]) => `wrk.headers[${luaString(k)}] = ${luaString(v)}`),
+    // A thread says it is done on stderr (unbuffered) and stops; wrk itself waits out -d, so it is interrupted below.
+    ...(spec.acceptedPerThread
+      ? [
+          'local accepted = 0',
+          `response = function(status) if status >= 200 and status < 300 then accepted = accepted + 1 end; if accepted == ${spec.acceptedPerThread} then io.stderr:write("thread-done\\n"); wrk.thread:stop() end end`,
+        ]
+      : []),
     '',
   ].join('\n');
   await writeFile(script, lua);
@@ -165,12 +177,20 @@ export async function runWrk(spec: LoadSpec, onStart?: (pid: number) => void): P
     let out = '';
     let err = '';
     child.stdout.on('data', (d) => (out += d));
-    child.stderr.on('data', (d) => (err += d));
+    let threadsDone = 0;
+    child.stderr.on('data', (d) => {
+      err += d;
+      // SIGINT ends wrk's wait for -d: it then joins its threads and prints its summary as usual.
+      threadsDone = err.split('thread-done').length - 1;
+      if (spec.acceptedPerThread && threadsDone >= spec.threads) child.kill('SIGINT');
+    });
     const code = await new Promise<number | null>((resolve, reject) => {
       child.on('error', reject);
       child.on('exit', resolve);
     });
     if (code !== 0) throw new Error(`wrk exited with ${code}: ${err || out}`);
+    if (spec.acceptedPerThread && threadsDone < spec.threads)
+      throw new Error(`wrk stopped after ${spec.seconds} s with ${threadsDone} of ${spec.threads} threads done`);
     return { tool: 'wrk', ...parseWrk(out, spec.seconds), pid: child.pid };
   } finally {
     await rm(script, { force: true });

@@ -3,6 +3,11 @@ export function arg(name: string, fallback: number): number {
   const i = process.argv.indexOf(`--${name}`);
   return i !== -1 && process.argv[i + 1] !== undefined ? Number(process.argv[i + 1]) : fallback;
 }
+/** A comma-separated list of numbers (`--live-rates 25000,50000`). */
+export function list(name: string, fallback: number[]): number[] {
+  const i = process.argv.indexOf(`--${name}`);
+  return i !== -1 && process.argv[i + 1] !== undefined ? process.argv[i + 1]!.split(',').map(Number) : fallback;
+}
 export const flag = (name: string) => process.argv.includes(`--${name}`);
 /** The options of `npm run bench` (flags on the command line). */
 export const opts = {

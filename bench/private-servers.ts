@@ -9,7 +9,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startClickhouse, startNats, type ServerHandle } from '../infra/stack/servers.js';
-import { freePort } from '../infra/stack/process.js';
+import { benchPort as freePort } from './ports.js';
 
 export interface PrivateServers {
   natsUrl: string;

@@ -1,9 +1,11 @@
+import { cpus, loadavg, totalmem } from 'node:os';
 import type { NoisyNeighbourResult } from './phases/noisy-neighbour.js';
 import type { WebhooksResult } from './phases/webhooks.js';
 import { billingRunLines, type BillingRunResult } from './phases/billing-run.js';
 import { dimensionReadLines, type DimensionReadsResult } from './phases/dimension-reads.js';
 import { emitterLines, type EmitterResult } from './phases/emitter.js';
 import { attributedLines, type AttributedResult } from './phases/attributed.js';
+import { ingestShapesLines, type IngestShapesResult } from './phases/backfill.js';
 import { entitlementCheckGoals, type EntitlementCheckResult } from './phases/entitlement-check.js';
 /** The benchmark's result document and its table, with the docs/design.md §11 goals checked. */
 import type { LoadResult } from './load.js';
@@ -67,6 +69,26 @@ export interface BenchReport {
   group_by_reads?: DimensionReadsResult;
   unique_counts?: DimensionReadsResult;
   emitter?: EmitterResult;
+  /** Late data and hot meters (bench/phases/backfill.ts, issue 27). */
+  ingest_shapes?: IngestShapesResult;
+}
+
+/** A run's report before its phases: when it started, on what machine, with which options. */
+export function newReport(started: Date, options: Record<string, unknown>): BenchReport {
+  return {
+    started_at: started.toISOString(),
+    machine: {
+      cpus: cpus().length,
+      cpu_model: cpus()[0]?.model ?? '?',
+      memory_gb: Math.round(totalmem() / 1024 ** 3),
+      node: process.version,
+      loadavg_before: loadavg().map((x) => Math.round(x * 100) / 100),
+    },
+    options,
+    phases: [],
+    lag: undefined,
+    count_check: undefined,
+  };
 }
 
 export interface Goal {
@@ -330,6 +352,7 @@ export function printReport(r: BenchReport): void {
     ...(r.unique_counts ? dimensionReadLines(r.unique_counts) : []),
     ...(r.emitter ? emitterLines(r.emitter) : []),
     ...(r.attributed ? attributedLines(r.attributed) : []),
+    ...(r.ingest_shapes ? ingestShapesLines(r.ingest_shapes, r.usage_query?.ms) : []),
     '',
     table([
       ['goal (docs/design.md §11)', 'tool', 'measured', 'met'],

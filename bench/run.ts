@@ -32,9 +32,9 @@
  *          customers while their records are ingested, and 202 → check freshness (bench/phases/entitlement-check.ts)
  *          cluster (opt-in, alone): the single topology and the local cluster side by side, as ratios (bench/cluster.ts)
  *          auth and parsing), the HTTP layer's own cost
+ *          backfill, hot-hour, visible-rate (opt-in): late data and hot meters, --backfill-records 5000000 (bench/phases/backfill.ts)
  */
 import { spawn } from 'node:child_process';
-import { cpus, loadavg, totalmem } from 'node:os';
 import { writeFile } from 'node:fs/promises';
 import { stackUp } from '../infra/stack/stack.js';
 import { REPO_ROOT } from '../shared/paths.js';
@@ -53,9 +53,10 @@ import { runGroupByReadsPhase, runUniqueCountsPhase } from './phases/dimension-r
 import { runEmitterPhase } from './phases/emitter.js';
 import { runAttributedPhase } from './phases/attributed.js';
 import { runEntitlementCheckPhase } from './phases/entitlement-check.js';
+import { runIngestShapesPhases } from './phases/backfill.js';
 import { CpuMeter } from './cpu.js';
 import { startPrivateServers, type PrivateServers } from './private-servers.js';
-import { freePort } from '../infra/stack/process.js';
+import { benchPort as freePort } from './ports.js';
 import {
   distinctCount,
   pipelineCost,
@@ -64,7 +65,7 @@ import {
   waitForMergesIdle,
   waitForRows,
 } from './pipeline-cost.js';
-import { printReport, CONTROL_READ_GOAL, type PhaseResult, type BenchReport } from './report.js';
+import { printReport, newReport, CONTROL_READ_GOAL, type PhaseResult, type BenchReport } from './report.js';
 
 const log = (m: string) => process.stderr.write(`[bench] ${m}\n`);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -106,20 +107,7 @@ async function main(): Promise<void> {
   });
   log(`world ${world.name}: account ${world.accountId}, meter ${world.meterId}`);
   const ch = createClickhouse(world.config.CLICKHOUSE_URL, world.config.CLICKHOUSE_DATABASE);
-  const report: BenchReport = {
-    started_at: started.toISOString(),
-    machine: {
-      cpus: cpus().length,
-      cpu_model: cpus()[0]?.model ?? '?',
-      memory_gb: Math.round(totalmem() / 1024 ** 3),
-      node: process.version,
-      loadavg_before: loadavg().map((x) => Math.round(x * 100) / 100),
-    },
-    options: opts,
-    phases: [],
-    lag: undefined,
-    count_check: undefined,
-  };
+  const report: BenchReport = newReport(started, opts);
   try {
     const { ceilings, apis, consumers } = await launchRoles(world.env, ceilingPort, opts);
     log(`running: ${procs.map((p) => `${p.name}(${p.child.pid})`).join(' ')}`);
@@ -283,6 +271,11 @@ async function main(): Promise<void> {
     log(
       `count check: accepted ${accepted}, stored ${stored} (${stored === accepted ? 'exact' : 'MISMATCH'}), drained ${drainS.toFixed(1)} s after the load`,
     );
+
+    // Late data and hot meters (bench/phases/backfill.ts, issue 27): meters of their own, after the count check.
+    const shapes = ['backfill', 'hot-hour', 'visible-rate'].filter((x) => opts.phases.includes(x));
+    const shapeBase = { world, ch, cpu, log, acceptedRecords: () => acceptedRecords(apis), apiPort };
+    if (shapes.length) report.ingest_shapes = await runIngestShapesPhases(shapeBase, shapes);
 
     // Operator mode (bench/phases/attributed.ts): after the world's count check, whose account it doesn't write.
     if (opts.phases.includes('attributed')) {

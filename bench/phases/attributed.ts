@@ -20,7 +20,7 @@ import { issueAccessToken } from '../../shared/auth/access-tokens.js';
 import { newId } from '../../shared/ids.js';
 import { encodeShard, shardKey, type CustomerEntry } from '../../shared/customers/shards.js';
 import { repoPath } from '../../shared/paths.js';
-import { freePort } from '../../infra/stack/process.js';
+import { benchPort as freePort } from '../ports.js';
 import type { BenchWorld } from '../world.js';
 
 export interface AttributedSetup {
