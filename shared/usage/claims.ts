@@ -11,7 +11,7 @@
  * identity in: whatever a crash interrupts, the message is redelivered and finds its own claim.
  */
 import type { ClickHouseClient } from '@clickhouse/client';
-import { chString } from './sql.js';
+import { createHash } from 'node:crypto';
 
 export const CLAIMS_TABLE = 'usage_claims';
 
@@ -71,13 +71,25 @@ export function rowIdentities(data: Uint8Array): RowIdentity[] {
 /** The key of an identity in the maps below. */
 export const identityKey = (account: string, meter: string, id: string) => `${account}\u0000${meter}\u0000${id}`;
 
-/** Identities per SELECT: with their text, a lookup stays a few MiB (max_query_size is raised to fit). */
+/**
+ * `usage_claims.id_hash`: the first 8 bytes of MD5(account \0 meter \0 id), little-endian — what the migration
+ * computes in SQL (`reinterpretAsUInt64(substring(MD5(…), 1, 8))`), as decimal text.
+ */
+export function idHash(account: string, meter: string, id: string): string {
+  return createHash('md5')
+    .update(identityKey(account, meter, id))
+    .digest()
+    .readBigUInt64LE(0)
+    .toString();
+}
+
+/** Identities per SELECT: keeps the statement (about 21 bytes an id) and its set small. */
 const LOOKUP_CHUNK = 20_000;
 
 /**
- * Which of `rows`' identities are claimed, with the timestamps they were claimed under. One condition per
- * (account, meter): `account_id = … AND meter_id = … AND record_id IN (…)` is a set of point ranges of the table's
- * key, so a lookup reads the index granules holding the batch's ids (≈ 8,192 rows each), not the meter's claims.
+ * Which of `rows`' identities are claimed, with the timestamps they were claimed under. `PREWHERE id_hash IN (…)`
+ * on the table's key: per id and part one index granule's 8-byte hashes are read (the strings only of granules
+ * holding a match), whatever the meter holds; the few hash matches are then compared in full here.
  */
 export async function claimedIdentities(
   ch: ClickHouseClient,
@@ -86,28 +98,24 @@ export async function claimedIdentities(
   local = '',
 ): Promise<Map<string, number[]>> {
   const out = new Map<string, number[]>();
-  for (let i = 0; i < rows.length; i += LOOKUP_CHUNK) {
-    const byMeter = new Map<string, { account: string; meter: string; ids: Set<string> }>();
-    for (const r of rows.slice(i, i + LOOKUP_CHUNK)) {
-      const k = `${r.account}\u0000${r.meter}`;
-      let e = byMeter.get(k);
-      if (!e) byMeter.set(k, (e = { account: r.account, meter: r.meter, ids: new Set() }));
-      e.ids.add(r.id);
-    }
-    const where = [...byMeter.values()]
-      .map(
-        (e) =>
-          `(account_id = ${chString(e.account)} AND meter_id = ${chString(e.meter)} AND record_id IN (${[...e.ids].map(chString).join(', ')}))`,
-      )
-      .join(' OR ');
-    const query = `SELECT account_id AS a, meter_id AS m, record_id AS r, ts_ms AS t FROM ${database}.${CLAIMS_TABLE}${local} WHERE ${where}`;
+  const wanted = new Set<string>();
+  const hashes = new Set<string>();
+  for (const r of rows) {
+    wanted.add(identityKey(r.account, r.meter, r.id));
+    hashes.add(idHash(r.account, r.meter, r.id));
+  }
+  const all = [...hashes];
+  for (let i = 0; i < all.length; i += LOOKUP_CHUNK) {
+    const set = all.slice(i, i + LOOKUP_CHUNK).join(', ');
+    const query = `SELECT account_id AS a, meter_id AS m, record_id AS r, ts_ms AS t FROM ${database}.${CLAIMS_TABLE}${local} PREWHERE id_hash IN (${set})`;
     const rs = await ch.query({
       query,
       format: 'JSONEachRow',
-      clickhouse_settings: { max_query_size: String(Math.max(262_144, 2 * Buffer.byteLength(query))) },
+      clickhouse_settings: { max_query_size: String(Math.max(262_144, 2 * query.length)) },
     });
     for (const { a, m, r, t } of await rs.json<{ a: string; m: string; r: string; t: string | number }>()) {
       const k = identityKey(a, m, r);
+      if (!wanted.has(k)) continue; // another identity with the same hash
       const list = out.get(k);
       if (list) list.push(Number(t));
       else out.set(k, [Number(t)]);
@@ -116,13 +124,35 @@ export async function claimedIdentities(
   return out;
 }
 
+/** A row of usage_claims. */
+export interface Claim {
+  id_hash: string;
+  account_id: string;
+  meter_id: string;
+  record_id: string;
+  ts_ms: number;
+  claimed_ms: number;
+}
+
+/** The claim of a row. */
+export function claimOf(r: RowIdentity, now: number): Claim {
+  return {
+    id_hash: idHash(r.account, r.meter, r.id),
+    account_id: r.account,
+    meter_id: r.meter,
+    record_id: r.id,
+    ts_ms: r.ts,
+    claimed_ms: now,
+  };
+}
+
 /** A batch after its identities were looked up: the rows to insert, and the identities to claim first. */
 export interface ClaimedBatch {
   /** The payloads to insert (the originals when every row is kept). */
   chunks: Uint8Array[];
   kept: number;
   dropped: number;
-  claims: { account_id: string; meter_id: string; record_id: string; ts_ms: number; claimed_ms: number }[];
+  claims: Claim[];
 }
 
 /**
@@ -147,8 +177,7 @@ export function keepUnclaimed(
       const claim = claimed.get(k);
       if (claim && !claim.includes(r.ts)) continue;
       keep.push(r);
-      if (!claim)
-        out.claims.push({ account_id: r.account, meter_id: r.meter, record_id: r.id, ts_ms: r.ts, claimed_ms: now });
+      if (!claim) out.claims.push(claimOf(r, now));
     }
     out.kept += keep.length;
     out.dropped += rows.length - keep.length;

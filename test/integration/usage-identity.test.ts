@@ -6,6 +6,7 @@ import { createTestAccount } from '../fixtures/auth.js';
 import { createCustomers, deploymentMeter } from '../fixtures/operator.js';
 import type { Infra } from '../../shared/infra.js';
 import { HOUR_MS } from '../../shared/usage/rollups.js';
+import { claimOf } from '../../shared/usage/claims.js';
 import { queryUsageTotals } from '../../shared/usage/query.js';
 import { createMeter, iso, postJson, startConsumer, waitForMeter } from './ingest-helpers.js';
 
@@ -89,7 +90,7 @@ t.test('record identity without the timestamp', async (t) => {
     const ts = Date.now() - 5 * DAY;
     await infra.clickhouse.insert({
       table: `${db}.usage_claims`,
-      values: [{ account_id: acct.accountId, meter_id: meter.id, record_id: 'c', ts_ms: ts, claimed_ms: Date.now() }],
+      values: [claimOf({ account: acct.accountId, meter: meter.id, id: 'c', ts, start: 0, end: 0 }, Date.now())],
       format: 'JSONEachRow',
     });
     await send(meter.id, [{ id: 'c', value: 2, ts: ts + 1 }]); // another timestamp: a duplicate
