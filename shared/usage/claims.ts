@@ -11,7 +11,9 @@
  * identity in: whatever a crash interrupts, the message is redelivered and finds its own claim.
  */
 import type { ClickHouseClient } from '@clickhouse/client';
-import { createHash } from 'node:crypto';
+import { Readable } from 'node:stream';
+import { chString } from './sql.js';
+import { tsvEscape } from './wire.js';
 
 export const CLAIMS_TABLE = 'usage_claims';
 
@@ -30,6 +32,18 @@ const TAB = 0x09;
 const NL = 0x0a;
 const BACKSLASH = 0x5c;
 const UNESCAPE: Record<string, string> = { '\\\\': '\\', '\\t': '\t', '\\n': '\n', '\\r': '\r' };
+
+/** Whether buf[a, a + n) equals buf[b, b + n). */
+function sameBytes(buf: Buffer, a: number, b: number, n: number): boolean {
+  for (let i = 0; i < n; i++) if (buf[a + i] !== buf[b + i]) return false;
+  return true;
+}
+
+/** Whether buf[from, to) holds `byte` (indexOf would search the rest of the payload: quadratic). */
+function hasByte(buf: Buffer, byte: number, from: number, to: number): boolean {
+  for (let i = from; i < to; i++) if (buf[i] === byte) return true;
+  return false;
+}
 
 /** The identities of a payload's TabSeparated rows (wire.ts column order; already checked by row-scan.ts). */
 export function rowIdentities(data: Uint8Array): RowIdentity[] {
@@ -51,7 +65,7 @@ export function rowIdentities(data: Uint8Array): RowIdentity[] {
       prevStart < 0 ||
       accountEnd - pos !== prevAccountEnd - prevStart ||
       meterEnd - accountEnd !== prevMeterEnd - prevAccountEnd ||
-      buf.compare(buf, prevStart, prevMeterEnd, pos, meterEnd) !== 0
+      !sameBytes(buf, prevStart, pos, meterEnd - pos)
     ) {
       account = buf.toString('utf8', pos, accountEnd);
       meter = buf.toString('utf8', accountEnd + 1, meterEnd);
@@ -60,9 +74,11 @@ export function rowIdentities(data: Uint8Array): RowIdentity[] {
     prevAccountEnd = accountEnd;
     prevMeterEnd = meterEnd;
     let id = buf.toString('utf8', tsEnd + 1, idEnd);
-    if (buf.indexOf(BACKSLASH, tsEnd + 1) < idEnd && buf.indexOf(BACKSLASH, tsEnd + 1) >= 0)
-      id = id.replace(/\\[\\tnr]/g, (e) => UNESCAPE[e]!);
-    out.push({ account, meter, id, ts: Number(buf.toString('latin1', meterEnd + 1, tsEnd)), start: pos, end });
+    if (hasByte(buf, BACKSLASH, tsEnd + 1, idEnd)) id = id.replace(/\\[\\tnr]/g, (e) => UNESCAPE[e]!);
+    let ts = 0;
+    const negative = buf[meterEnd + 1] === 0x2d;
+    for (let i = negative ? meterEnd + 2 : meterEnd + 1; i < tsEnd; i++) ts = ts * 10 + (buf[i]! - 0x30);
+    out.push({ account, meter, id, ts: negative ? -ts : ts, start: pos, end });
     pos = end;
   }
   return out;
@@ -71,25 +87,25 @@ export function rowIdentities(data: Uint8Array): RowIdentity[] {
 /** The key of an identity in the maps below. */
 export const identityKey = (account: string, meter: string, id: string) => `${account}\u0000${meter}\u0000${id}`;
 
+/** Meters per lookup SELECT (one IN subquery each), and ids per meter and SELECT. */
+const LOOKUP_METERS = 50;
+const LOOKUP_IDS = 50_000;
+
 /**
- * `usage_claims.id_hash`: the first 8 bytes of MD5(account \0 meter \0 id), little-endian — what the migration
- * computes in SQL (`reinterpretAsUInt64(substring(MD5(…), 1, 8))`), as decimal text.
+ * The condition selecting the claims of `ids` of one meter: the hashes are computed by ClickHouse from ONE array
+ * literal (18.16 parses `[…]` of literals as one value, while an IN list of 50,000 elements passes
+ * max_ast_elements and is evaluated element by element), and `id_hash IN (subquery)` uses the table's key
+ * (use_index_for_in_with_subqueries): per id and part one granule of the meter's hashes is read.
  */
-export function idHash(account: string, meter: string, id: string): string {
-  return createHash('md5')
-    .update(identityKey(account, meter, id))
-    .digest()
-    .readBigUInt64LE(0)
-    .toString();
+export function claimsOfSql(account: string, meter: string, ids: Iterable<string>): string {
+  const prefix = `${account}\u0000${meter}\u0000`;
+  const list = [...ids].map((id) => chString(prefix + id)).join(', ');
+  return `(account_id = ${chString(account)} AND meter_id = ${chString(meter)} AND id_hash IN (SELECT reinterpretAsUInt64(substring(MD5(arrayJoin([${list}])), 1, 8))))`;
 }
 
-/** Identities per SELECT: keeps the statement (about 21 bytes an id) and its set small. */
-const LOOKUP_CHUNK = 20_000;
-
 /**
- * Which of `rows`' identities are claimed, with the timestamps they were claimed under. `PREWHERE id_hash IN (…)`
- * on the table's key: per id and part one index granule's 8-byte hashes are read (the strings only of granules
- * holding a match), whatever the meter holds; the few hash matches are then compared in full here.
+ * Which of `rows`' identities are claimed, with the timestamps they were claimed under (hash matches are
+ * compared in full here).
  */
 export async function claimedIdentities(
   ch: ClickHouseClient,
@@ -99,15 +115,22 @@ export async function claimedIdentities(
 ): Promise<Map<string, number[]>> {
   const out = new Map<string, number[]>();
   const wanted = new Set<string>();
-  const hashes = new Set<string>();
+  const byMeter = new Map<string, { account: string; meter: string; ids: Set<string> }>();
   for (const r of rows) {
     wanted.add(identityKey(r.account, r.meter, r.id));
-    hashes.add(idHash(r.account, r.meter, r.id));
+    const k = `${r.account}\u0000${r.meter}`;
+    let e = byMeter.get(k);
+    if (!e) byMeter.set(k, (e = { account: r.account, meter: r.meter, ids: new Set() }));
+    e.ids.add(r.id);
   }
-  const all = [...hashes];
-  for (let i = 0; i < all.length; i += LOOKUP_CHUNK) {
-    const set = all.slice(i, i + LOOKUP_CHUNK).join(', ');
-    const query = `SELECT account_id AS a, meter_id AS m, record_id AS r, ts_ms AS t FROM ${database}.${CLAIMS_TABLE}${local} PREWHERE id_hash IN (${set})`;
+  const conditions: string[] = [];
+  for (const e of byMeter.values()) {
+    const ids = [...e.ids];
+    for (let i = 0; i < ids.length; i += LOOKUP_IDS)
+      conditions.push(claimsOfSql(e.account, e.meter, ids.slice(i, i + LOOKUP_IDS)));
+  }
+  for (let i = 0; i < conditions.length; i += LOOKUP_METERS) {
+    const query = `SELECT account_id AS a, meter_id AS m, record_id AS r, ts_ms AS t FROM ${database}.${CLAIMS_TABLE}${local} WHERE ${conditions.slice(i, i + LOOKUP_METERS).join(' OR ')}`;
     const rs = await ch.query({
       query,
       format: 'JSONEachRow',
@@ -124,26 +147,12 @@ export async function claimedIdentities(
   return out;
 }
 
-/** A row of usage_claims. */
-export interface Claim {
-  id_hash: string;
-  account_id: string;
-  meter_id: string;
-  record_id: string;
-  ts_ms: number;
-  claimed_ms: number;
-}
+/** usage_claims' columns as written (id_hash is computed by ClickHouse). */
+const CLAIM_COLUMNS = ['account_id', 'meter_id', 'record_id', 'ts_ms', 'claimed_ms'] as const;
 
-/** The claim of a row. */
-export function claimOf(r: RowIdentity, now: number): Claim {
-  return {
-    id_hash: idHash(r.account, r.meter, r.id),
-    account_id: r.account,
-    meter_id: r.meter,
-    record_id: r.id,
-    ts_ms: r.ts,
-    claimed_ms: now,
-  };
+/** The claim of a row: a TabSeparated line of CLAIM_COLUMNS. */
+export function claimOf(r: RowIdentity, now: number): string {
+  return `${tsvEscape(r.account)}\t${tsvEscape(r.meter)}\t${tsvEscape(r.id)}\t${r.ts}\t${now}\n`;
 }
 
 /** A batch after its identities were looked up: the rows to insert, and the identities to claim first. */
@@ -152,7 +161,8 @@ export interface ClaimedBatch {
   chunks: Uint8Array[];
   kept: number;
   dropped: number;
-  claims: Claim[];
+  /** TabSeparated lines (claimOf). */
+  claims: string[];
 }
 
 /**
@@ -191,9 +201,14 @@ export function keepUnclaimed(
 export async function insertClaims(
   ch: ClickHouseClient,
   database: string,
-  claims: ClaimedBatch['claims'],
+  claims: readonly string[],
   local = '',
 ): Promise<void> {
   if (claims.length === 0) return;
-  await ch.insert({ table: `${database}.${CLAIMS_TABLE}${local}`, values: claims, format: 'JSONEachRow' });
+  await ch.insert({
+    table: `${database}.${CLAIMS_TABLE}${local}`,
+    values: Readable.from([Buffer.from(claims.join(''))], { objectMode: false }),
+    format: 'TabSeparated',
+    columns: [...CLAIM_COLUMNS],
+  });
 }

@@ -11,7 +11,7 @@ import { CANCELLATIONS_TABLE } from './cancellations.js';
 import { USAGE_COLUMNS, USAGE_TABLE } from './wire.js';
 import type { UsageShard } from './shards.js';
 import { UNIQUE_METERS_TABLE, UNIQUE_ROLLUP_TABLE } from './unique-rollups.js';
-import { CLAIMS_TABLE, claimOf, idHash, insertClaims, rowIdentities } from './claims.js';
+import { CLAIMS_TABLE, claimOf, claimsOfSql, insertClaims, rowIdentities } from './claims.js';
 
 /** A correction as ClickHouse needs it. */
 export interface CorrectionWork {
@@ -122,7 +122,7 @@ export async function takenRecordIds(
   const rs = await ch.query({
     query: `SELECT record_id AS id FROM ${database}.${USAGE_TABLE} WHERE ${meter} AND ts_ms >= ${Math.trunc(startMs)} AND ts_ms < ${Math.trunc(endMs)}
       UNION ALL SELECT record_id AS id FROM ${database}.${CANCELLATIONS_TABLE} WHERE ${meter}
-      UNION ALL SELECT record_id AS id FROM ${database}.${CLAIMS_TABLE} PREWHERE id_hash IN (${ids.map((id) => idHash(accountId, meterId, id)).join(', ')}) WHERE ${meter}`,
+      UNION ALL SELECT record_id AS id FROM ${database}.${CLAIMS_TABLE} WHERE ${claimsOfSql(accountId, meterId, ids)} AND ${meter}`,
     format: 'JSONEachRow',
   });
   return new Set((await rs.json<{ id: string }>()).map((r) => r.id));

@@ -6,7 +6,7 @@ import { createTestAccount } from '../fixtures/auth.js';
 import { createCustomers, deploymentMeter } from '../fixtures/operator.js';
 import type { Infra } from '../../shared/infra.js';
 import { HOUR_MS } from '../../shared/usage/rollups.js';
-import { claimOf } from '../../shared/usage/claims.js';
+import { claimOf, insertClaims } from '../../shared/usage/claims.js';
 import { queryUsageTotals } from '../../shared/usage/query.js';
 import { createMeter, iso, postJson, startConsumer, waitForMeter } from './ingest-helpers.js';
 
@@ -88,11 +88,9 @@ t.test('record identity without the timestamp', async (t) => {
     const meter = await createMeter(infra, acct.accountId, { type: 'counter', aggregation: 'sum' });
     await waitForMeter(api, meter, W);
     const ts = Date.now() - 5 * DAY;
-    await infra.clickhouse.insert({
-      table: `${db}.usage_claims`,
-      values: [claimOf({ account: acct.accountId, meter: meter.id, id: 'c', ts, start: 0, end: 0 }, Date.now())],
-      format: 'JSONEachRow',
-    });
+    await insertClaims(infra.clickhouse, db, [
+      claimOf({ account: acct.accountId, meter: meter.id, id: 'c', ts, start: 0, end: 0 }, Date.now()),
+    ]);
     await send(meter.id, [{ id: 'c', value: 2, ts: ts + 1 }]); // another timestamp: a duplicate
     await send(meter.id, [{ id: 'c', value: 3, ts }]); // the claimed record, redelivered
     await waitUntil(async () => (await total(acct.accountId, meter.id)).count === 1, 'the redelivered record visible');
