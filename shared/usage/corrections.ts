@@ -11,6 +11,7 @@ import { CANCELLATIONS_TABLE } from './cancellations.js';
 import { USAGE_COLUMNS, USAGE_TABLE } from './wire.js';
 import type { UsageShard } from './shards.js';
 import { UNIQUE_METERS_TABLE, UNIQUE_ROLLUP_TABLE } from './unique-rollups.js';
+import { CLAIMS_TABLE, claimOf, claimsOfSql, insertClaims, rowIdentities } from './claims.js';
 
 /** A correction as ClickHouse needs it. */
 export interface CorrectionWork {
@@ -76,13 +77,17 @@ export async function applyCorrectionToUsage(
           SELECT DISTINCT account_id, meter_id, record_id, intDiv(ts_ms, ${HOUR_MS}), ${chString(c.id)}, ${now}
           FROM ${database}.${USAGE_TABLE}${local} WHERE ${meter} AND ${range}${keep}`,
       });
-      if (r.rows)
+      if (r.rows) {
+        // Claimed first, as the consumer does (shared/usage/claims.ts): a later record with one of these ids is a duplicate.
+        const claims = rowIdentities(Buffer.from(r.rows)).map((x) => claimOf(x, now));
+        await insertClaims(ch, database, claims, local);
         await ch.insert({
           table: `${database}.${USAGE_TABLE}${local}`,
           values: Readable.from([Buffer.from(r.rows)], { objectMode: false }),
           format: 'TabSeparated',
           columns: [...USAGE_COLUMNS],
         });
+      }
       for (let h = Math.floor(r.startMs / HOUR_MS); h * HOUR_MS < r.endMs; h++) hours.add(h);
     }
   });
@@ -100,7 +105,8 @@ export async function applyCorrectionToUsage(
 
 /**
  * Which of `ids` a replacement of [startMs, endMs) may not use: the id of a record stored in the range (it is
- * about to be cancelled, and a cancellation is by id) or of a record cancelled before.
+ * about to be cancelled, and a cancellation is by id), of a record cancelled before, or of any record of the meter
+ * stored under another timestamp (an id is one record whatever its timestamp: shared/usage/claims.ts).
  */
 export async function takenRecordIds(
   ch: ClickHouseClient,
@@ -115,7 +121,8 @@ export async function takenRecordIds(
   const meter = `account_id = ${chString(accountId)} AND meter_id = ${chString(meterId)} AND record_id IN (${idList(ids)})`;
   const rs = await ch.query({
     query: `SELECT record_id AS id FROM ${database}.${USAGE_TABLE} WHERE ${meter} AND ts_ms >= ${Math.trunc(startMs)} AND ts_ms < ${Math.trunc(endMs)}
-      UNION ALL SELECT record_id AS id FROM ${database}.${CANCELLATIONS_TABLE} WHERE ${meter}`,
+      UNION ALL SELECT record_id AS id FROM ${database}.${CANCELLATIONS_TABLE} WHERE ${meter}
+      UNION ALL SELECT record_id AS id FROM ${database}.${CLAIMS_TABLE} WHERE ${claimsOfSql(accountId, meterId, ids)} AND ${meter}`,
     format: 'JSONEachRow',
   });
   return new Set((await rs.json<{ id: string }>()).map((r) => r.id));

@@ -27,6 +27,14 @@ import type { Component } from '../role.js';
 import { isDataError, describeInsertError } from './insert-errors.js';
 import { RollupSweeper } from './rollup-sweeper.js';
 import { closedHoursNow, PieceAcks, readMessageRows, shardPieces, type MessageRows } from './message-rows.js';
+import {
+  CLAIMS_TABLE,
+  claimedIdentities,
+  insertClaims,
+  keepUnclaimed,
+  rowIdentities,
+} from '../../../shared/usage/claims.js';
+import { withClaimLocks } from './claim-lock.js';
 
 /** Tunables of the USAGE → ClickHouse pipeline; tests shrink some of them. */
 export interface UsageConsumerOptions {
@@ -87,7 +95,8 @@ interface Batch {
  * process, so they split the work) feeding ClickHouse batch INSERTs of up to maxRows rows or every maxWaitMs.
  * A message is acked only after the INSERT holding it succeeded; a failed INSERT naks its messages with
  * exponential backoff; a message that cannot be inserted because of its content is terminated and logged.
- * Redelivery after a crash inserts rows again, which ReplacingMergeTree (read with FINAL) counts once.
+ * A record counts once per (account, meter, id) whatever its timestamp (shared/usage/claims.ts); redelivery after
+ * a crash inserts its rows again, which ReplacingMergeTree (read with FINAL) counts once.
  */
 export class UsageConsumer implements Component {
   readonly name = 'usage-consumer';
@@ -108,6 +117,7 @@ export class UsageConsumer implements Component {
   private readonly insertSeconds;
   private readonly lagSeconds;
   private readonly insertErrors;
+  private readonly duplicates;
   private sweeper: RollupSweeper | undefined;
   private readonly subjectPrefix: string;
   /** Messages whose rows went to several shards in pieces (an operator's attributed rows on a cluster). */
@@ -138,6 +148,10 @@ export class UsageConsumer implements Component {
       'meterline_usage_ingest_lag_seconds',
       'From JetStream storage to ClickHouse insert',
       [0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30],
+    );
+    this.duplicates = m.counter(
+      'meterline_usage_duplicates_total',
+      'Usage rows left out because their record (account, meter, id) was already stored under another timestamp, or repeated in the batch',
     );
     this.insertErrors = m.counter(
       'meterline_usage_insert_errors_total',
@@ -269,6 +283,34 @@ export class UsageConsumer implements Component {
     this.inserts.add(p);
   }
 
+  /**
+   * The rows of `chunks` that count, into the shard: their identities are looked up and the new ones claimed
+   * (shared/usage/claims.ts) under the accounts' claim locks — no other insert can claim them in between —
+   * then the rows are inserted (after the locks: a row claimed under its own timestamp may be inserted by
+   * anyone, any number of times). On a cluster the lookup runs on a replica that first fetched every claim its
+   * twins hold.
+   */
+  private async insertCounted(shard: UsageShard, chunks: Uint8Array[]): Promise<void> {
+    const db = this.infra.config.CLICKHOUSE_DATABASE;
+    const rowsOf = chunks.map(rowIdentities);
+    const accounts = new Set<string>();
+    for (const rows of rowsOf) for (const r of rows) accounts.add(r.account);
+    const batch = await withClaimLocks(this.infra.pg, accounts, () =>
+      shard.replicas.run(async (ch) => {
+        if (shard.local)
+          await ch.command({
+            query: `SYSTEM SYNC REPLICA ${db}.${CLAIMS_TABLE}${shard.local}`,
+            clickhouse_settings: { receive_timeout: 20 },
+          });
+        const b = keepUnclaimed(chunks, rowsOf, await claimedIdentities(ch, db, rowsOf.flat(), shard.local));
+        await insertClaims(ch, db, b.claims, shard.local);
+        return b;
+      }),
+    );
+    if (batch.dropped) this.duplicates.inc(batch.dropped);
+    if (batch.chunks.length) await this.insert(shard, batch.chunks);
+  }
+
   /** Into the shard's table itself (a fresh stream per replica tried): it returns once the shard holds the rows. */
   private async insert(shard: UsageShard, chunks: Uint8Array[]): Promise<void> {
     await shard.replicas.run((ch) =>
@@ -334,7 +376,7 @@ export class UsageConsumer implements Component {
   private async insertPart(shard: UsageShard, b: Batch): Promise<void> {
     const started = performance.now();
     try {
-      await this.insert(shard, b.chunks);
+      await this.insertCounted(shard, b.chunks);
       await this.recomputeClosedHours(shard, b.rowsOf, b.chunks);
       // ── The batch is durably inserted (raw rows and the rollups of the closed hours it touched). Work that
       // must follow a successful insert goes here, before the acks. ──
@@ -370,7 +412,7 @@ export class UsageConsumer implements Component {
   private async isolate(shard: UsageShard, msgs: JsMsg[], rows: MessageRows[], chunks: Uint8Array[]): Promise<void> {
     for (const [i, m] of msgs.entries()) {
       try {
-        await this.insert(shard, [chunks[i]!]); // the message's rows as batched (tsv1 upgraded)
+        await this.insertCounted(shard, [chunks[i]!]); // the message's rows as batched (tsv1 upgraded)
         await this.recomputeClosedHours(shard, [rows[i]!], [chunks[i]!]);
         // The message is durably inserted (as in insertBatch).
         await this.opts.afterInsert?.([m]);
