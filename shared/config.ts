@@ -36,6 +36,8 @@ interface VarSpec<T> {
 }
 
 export const API_ROUTE_SETS = ['all', 'ingress', 'control'] as const;
+/** docs/usage.md "Counted once"; `id` claims each identity in usage_claims (shared/usage/claims.ts). */
+export const USAGE_IDENTITIES = ['id_and_timestamp', 'id'] as const;
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
 export interface Config {
@@ -67,6 +69,8 @@ export interface Config {
   USAGE_STREAM_MAX_BYTES: number;
   /** Unacknowledged frames per usage WebSocket before the server stops reading it (docs/design.md §8). */
   USAGE_STREAM_MAX_INFLIGHT: number;
+  /** What makes two usage records one (docs/usage.md "Counted once"): (meter, account, id) or also the timestamp. */
+  USAGE_IDENTITY: (typeof USAGE_IDENTITIES)[number];
   /**
    * 32+ random bytes (hex or base64) keying what must not be stored in clear: signing keys at rest,
    * card fingerprints, CSRF tokens. `meterline up` and `npm test` create one under .data/ when unset.
@@ -189,6 +193,12 @@ const SPEC: { [K in keyof Config]: VarSpec<Config[K]> } = {
     parse: int(1, 10_000),
     default: 64,
     describe: 'unanswered frames per usage WebSocket before the server takes no more from it',
+  },
+  USAGE_IDENTITY: {
+    parse: oneOf(USAGE_IDENTITIES),
+    default: 'id_and_timestamp',
+    describe:
+      'what makes a usage record one record: `id_and_timestamp` (meter, account, id, timestamp), or `id` (meter, account, id: a retry with a recomputed timestamp counts once; costs about 3× the ClickHouse CPU per record until issue 27 lands; set it before the first record)',
   },
   SECRET_KEY: {
     parse: secretKey,

@@ -24,7 +24,7 @@ async function drained(infra: Infra): Promise<boolean> {
 }
 
 t.test('record identity without the timestamp', async (t) => {
-  const config = await isolatedConfig(t);
+  const config = await isolatedConfig(t, { USAGE_IDENTITY: 'id' });
   const api = await startApi(t, config);
   // Two consumers of the one durable (two processes' worth); the first fails its first inserts after the rows
   // are stored, so their messages are redelivered (maybe to the other one, in another batch).

@@ -95,8 +95,9 @@ interface Batch {
  * process, so they split the work) feeding ClickHouse batch INSERTs of up to maxRows rows or every maxWaitMs.
  * A message is acked only after the INSERT holding it succeeded; a failed INSERT naks its messages with
  * exponential backoff; a message that cannot be inserted because of its content is terminated and logged.
- * A record counts once per (account, meter, id) whatever its timestamp (shared/usage/claims.ts); redelivery after
- * a crash inserts its rows again, which ReplacingMergeTree (read with FINAL) counts once.
+ * A record counts once per (account, meter, id, timestamp), or with USAGE_IDENTITY=id once per (account, meter, id)
+ * whatever its timestamp (shared/usage/claims.ts); redelivery after a crash inserts its rows again, which
+ * ReplacingMergeTree (read with FINAL) counts once.
  */
 export class UsageConsumer implements Component {
   readonly name = 'usage-consumer';
@@ -291,6 +292,8 @@ export class UsageConsumer implements Component {
    * twins hold.
    */
   private async insertCounted(shard: UsageShard, chunks: Uint8Array[]): Promise<void> {
+    // The records' timestamp is part of their identity: ReplacingMergeTree alone counts each once.
+    if (this.infra.config.USAGE_IDENTITY !== 'id') return this.insert(shard, chunks);
     const db = this.infra.config.CLICKHOUSE_DATABASE;
     const rowsOf = chunks.map(rowIdentities);
     const accounts = new Set<string>();
