@@ -27,14 +27,7 @@ import type { Component } from '../role.js';
 import { isDataError, describeInsertError } from './insert-errors.js';
 import { RollupSweeper } from './rollup-sweeper.js';
 import { closedHoursNow, PieceAcks, readMessageRows, shardPieces, type MessageRows } from './message-rows.js';
-import {
-  CLAIMS_TABLE,
-  claimedIdentities,
-  insertClaims,
-  keepUnclaimed,
-  rowIdentities,
-} from '../../../shared/usage/claims.js';
-import { withClaimLocks } from './claim-lock.js';
+import { claimNewRows } from './claim-lock.js';
 
 /** Tunables of the USAGE → ClickHouse pipeline; tests shrink some of them. */
 export interface UsageConsumerOptions {
@@ -284,32 +277,12 @@ export class UsageConsumer implements Component {
     this.inserts.add(p);
   }
 
-  /**
-   * The rows of `chunks` that count, into the shard: their identities are looked up and the new ones claimed
-   * (shared/usage/claims.ts) under the accounts' claim locks — no other insert can claim them in between —
-   * then the rows are inserted (after the locks: a row claimed under its own timestamp may be inserted by
-   * anyone, any number of times). On a cluster the lookup runs on a replica that first fetched every claim its
-   * twins hold.
-   */
+  /** The batch's rows that count, into the shard (claimNewRows when a record is (account, meter, id)). */
   private async insertCounted(shard: UsageShard, chunks: Uint8Array[]): Promise<void> {
-    // The records' timestamp is part of their identity: ReplacingMergeTree alone counts each once.
-    if (this.infra.config.USAGE_IDENTITY !== 'id') return this.insert(shard, chunks);
-    const db = this.infra.config.CLICKHOUSE_DATABASE;
-    const rowsOf = chunks.map(rowIdentities);
-    const accounts = new Set<string>();
-    for (const rows of rowsOf) for (const r of rows) accounts.add(r.account);
-    const batch = await withClaimLocks(this.infra.pg, accounts, () =>
-      shard.replicas.run(async (ch) => {
-        if (shard.local)
-          await ch.command({
-            query: `SYSTEM SYNC REPLICA ${db}.${CLAIMS_TABLE}${shard.local}`,
-            clickhouse_settings: { receive_timeout: 20 },
-          });
-        const b = keepUnclaimed(chunks, rowsOf, await claimedIdentities(ch, db, rowsOf.flat(), shard.local));
-        await insertClaims(ch, db, b.claims, shard.local);
-        return b;
-      }),
-    );
+    const { config, pg } = this.infra;
+    // By default the timestamp is part of a record's identity: ReplacingMergeTree alone counts each once.
+    if (config.USAGE_IDENTITY !== 'id') return this.insert(shard, chunks);
+    const batch = await claimNewRows(pg, shard, config.CLICKHOUSE_DATABASE, chunks);
     if (batch.dropped) this.duplicates.inc(batch.dropped);
     if (batch.chunks.length) await this.insert(shard, batch.chunks);
   }
