@@ -18,7 +18,7 @@
  *
  * `periods` (issue 29): the subscriptions spread over billing terms — calendar months, anniversary months (created on
  * days 1–28 of last month), ISO weeks, calendar years (the year's flat item billed in advance, the usage monthly),
- * anniversary quarters and 14-day trials — so the measured run closes weekly and mid-month periods, issues advance
+ * anniversary quarters and 14-day trials, and the 25 % coupon on every third — so the measured run closes weekly and mid-month periods, issues advance
  * invoices and trial notices beside the plain monthly closes.
  */
 import { randomBytes } from 'node:crypto';
@@ -150,6 +150,8 @@ export async function runBillingPhase(opts: {
          SELECT g, a, 'USD', 200, 200, now() + interval '1 year', 'bench credit' FROM unnest($1::text[], $2::text[]) AS u(g, a)`,
         [credited.map(() => newId('cred')), credited.map((a) => a.id)],
       );
+    }
+    if (mix || periods) {
       // Coupons (issue 29): a 25 % forever coupon on every third subscription, from the first month on — each of
       // their invoices gets discount lines, and their late usage a discount of its own.
       const discounted = subs.filter((_, i) => i % 3 === 0);
@@ -279,7 +281,8 @@ export async function runBillingPhase(opts: {
         accounts: accounts.length,
         usage_records: records,
         ...base,
-        ...(mix ? { credit_lines, adjustment_lines, minimum_lines, discount_lines } : {}),
+        ...(mix ? { credit_lines, adjustment_lines, minimum_lines } : {}),
+        ...(mix || periods ? { discount_lines } : {}),
         seconds: Math.round(seconds * 100) / 100,
         invoices_per_s: Math.round(r.invoices.length / seconds),
         timings,

@@ -6,7 +6,7 @@ import { launchBrowser, signInToConsole, startConsoleApi } from '../fixtures/con
 /**
  * Plans in the console (docs/plans.md) in headless Chromium against the whole api: an operator makes a plan from
  * the Plans page and reads its versions and their items; a customer subscribed to the plan sees its plan's name
- * and version on its subscription.
+ * and version, its interval and its trial's end on its subscription.
  */
 t.test('web console: an operator makes a plan and reads its versions; a customer sees its plan', async (t) => {
   const world = await startConsoleApi(t);
@@ -84,12 +84,17 @@ t.test('web console: an operator makes a plan and reads its versions; a customer
     t.same(consoleErrors, []);
   });
 
-  await t.test('the customer sees its plan and version on its subscription', async (t) => {
-    await api(customer.tokens.write, 'POST', '/v1/subscriptions', { plan_id: planId, plan_version: 2 });
+  await t.test('the customer sees its plan, version, interval and trial on its subscription', async (t) => {
+    const sub = await api(customer.tokens.write, 'POST', '/v1/subscriptions', { plan_id: planId, plan_version: 2 });
     const { page, consoleErrors } = await launchBrowser(t);
     await signInToConsole(page, base, customer, '#/subscriptions');
     await page.waitForSelector('[data-testid="subscription-plan"]');
     t.equal((await page.textContent('[data-testid="subscription-plan"]'))?.trim(), 'plan Team · version 2');
+    // The plan's terms: billed every quarter, its 14-day trial running.
+    t.equal((await page.textContent('[data-testid="subscription-terms"]'))?.trim(), 'every quarter');
+    const trialEnd = `${sub.trial_end.slice(0, 10)} ${sub.trial_end.slice(11, 16)} UTC`;
+    t.equal((await page.textContent('[data-testid="trial-end"]'))?.trim(), `trial until ${trialEnd}`);
+    t.equal(Date.parse(sub.trial_end) - Date.parse(sub.created_at), 14 * 86_400_000, 'the plan’s 14 days');
     t.same(consoleErrors, []);
   });
 });

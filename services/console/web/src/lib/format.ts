@@ -26,6 +26,11 @@ export function formatTime(iso: string | null | undefined): string {
   return `${iso.slice(0, 10)} ${iso.slice(11, 16)} UTC`;
 }
 
+/** A plan's or subscription's billing interval: "every month", "every 3 months". */
+export function formatInterval(p: { interval: string; interval_count: number }): string {
+  return p.interval_count === 1 ? `every ${p.interval}` : `every ${p.interval_count} ${p.interval}s`;
+}
+
 /**
  * A billing period, both ends inclusive UTC days: "2026-11-01 → 2026-11-30". Subscriptions send instants
  * with an exclusive end (the next month's first midnight); invoices send inclusive dates.

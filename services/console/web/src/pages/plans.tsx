@@ -2,15 +2,10 @@ import { useState } from 'preact/hooks';
 import { useApp } from '../ui/app-context.js';
 import { useAction, useAsync } from '../ui/hooks.js';
 import { Empty, ErrorBox, Pager, Panel } from '../ui/components.js';
-import { formatTime } from '../lib/format.js';
+import { formatInterval, formatTime } from '../lib/format.js';
 import type { ListPage } from '../lib/api.js';
 import type { Plan } from '../lib/types.js';
 import { useCatalog } from './subscriptions.js';
-
-/** "every month", "every 3 months". */
-export function planInterval(p: Pick<Plan, 'interval' | 'interval_count'>): string {
-  return p.interval_count === 1 ? `every ${p.interval}` : `every ${p.interval_count} ${p.interval}s`;
-}
 
 /**
  * Plans (docs/plans.md): every token reads the deployment's plans; an operator (admin) sees a plan's versions and
@@ -71,7 +66,7 @@ export function PlansPage() {
                   </td>
                   <td class="num">{p.version}</td>
                   <td>
-                    {planInterval(p)} in {p.currency}
+                    {formatInterval(p)} in {p.currency}
                     {p.trial_days > 0 && <div class="hint">{p.trial_days}-day trial</div>}
                   </td>
                   <td>{p.items.map(itemText).join('; ')}</td>
@@ -190,7 +185,7 @@ function PlanVersions({ plan, itemText }: { plan: Plan; itemText: (i: Plan['item
                 <td class="num">{v.version}</td>
                 <td>{v.name}</td>
                 <td>
-                  {planInterval(v)}
+                  {formatInterval(v)}
                   {v.trial_days > 0 && <div class="hint">{v.trial_days}-day trial</div>}
                 </td>
                 <td>{v.items.map(itemText).join('; ')}</td>

@@ -3,7 +3,7 @@ import { discountText } from './coupons.js';
 import { useApp } from '../ui/app-context.js';
 import { useAction, useAsync } from '../ui/hooks.js';
 import { Badge, Empty, ErrorBox, Pager, Panel, StatusFilter } from '../ui/components.js';
-import { formatPeriod, priceModelLines } from '../lib/format.js';
+import { formatInterval, formatPeriod, formatTime, priceModelLines } from '../lib/format.js';
 import type { ListPage } from '../lib/api.js';
 import type { Meter, Plan, Product, Subscription } from '../lib/types.js';
 
@@ -102,7 +102,16 @@ export function SubscriptionsPage() {
                   <td>
                     <Badge value={s.status} />
                   </td>
-                  <td>{formatPeriod(s.current_period_start, s.current_period_end)}</td>
+                  <td>
+                    {formatPeriod(s.current_period_start, s.current_period_end)}
+                    <div class="id" data-testid="subscription-terms">
+                      {formatInterval(s)}
+                      {s.billing_anchor === 'start' && ' · on the anniversary'}
+                    </div>
+                    {s.trial_end && Date.parse(s.trial_end) > Date.now() && (
+                      <div data-testid="trial-end">trial until {formatTime(s.trial_end)}</div>
+                    )}
+                  </td>
                   <td data-testid="discount">
                     {s.discount ? discountText(s.discount) : <span class="hint">none</span>}
                   </td>
