@@ -78,7 +78,7 @@ function run(bodies: string[], m: MeterRecord, attributed: boolean): number {
         now: Date.now(),
         attribution: new Attribution({ accountId: operator, operator: attributed }, lookup),
       };
-      if (attributed) ctx.takeRecordsEach = (accounts) => limiter.takeEach('ingest', accounts, unlimited);
+      if (attributed) ctx.takeRecordsEach = (accounts, slots) => limiter.takeEach('ingest', accounts, unlimited, slots);
       const b = takeCustomerRates(
         checkBatch(JSON.parse(body) as unknown[], () => m, ctx, false),
         ctx,

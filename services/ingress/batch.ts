@@ -58,6 +58,8 @@ export interface CheckedBatch {
 export interface AcceptedOwners {
   index: number[];
   account: string[];
+  /** The account's customer registry slot (-1: none looked up), the key of its rate bucket in takeEach. */
+  slot: number[];
   start: number[];
   results: string[];
 }
@@ -89,7 +91,7 @@ export function checkBatch(
   let json = '';
   const rows = new RowWriter(items.length);
   const owners: AcceptedOwners | undefined = ctx.takeRecordsEach
-    ? { index: [], account: [], start: [], results: [] }
+    ? { index: [], account: [], slot: [], start: [], results: [] }
     : undefined;
   let accepted = 0;
   const errors: FieldError[] = []; // reused: most records have none
@@ -106,6 +108,7 @@ export function checkBatch(
         accepted++;
         if (owners) {
           owners.index.push(i);
+          owners.slot.push(ctx.attribution ? ctx.attribution.slot : -1);
           owners.start.push(start);
         }
         // Server-assigned ids are [0-9A-Za-z_]: no escaping needed.
@@ -140,7 +143,7 @@ export function takeCustomerRates(b: CheckedBatch, ctx: RecordContext): CheckedB
   const owners = b.owners;
   const takeEach = ctx.takeRecordsEach;
   if (!owners || !takeEach || b.accepted === 0) return b;
-  const refused = takeEach(owners.account);
+  const refused = takeEach(owners.account, owners.slot);
   // Most batches find every customer's tokens leased already: answered with no promise at all.
   if (!(refused instanceof Map)) return refused.then((r) => (r.size ? withoutRefused(b, r) : b));
   return refused.size ? withoutRefused(b, refused) : b;

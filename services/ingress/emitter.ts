@@ -28,7 +28,7 @@ export function recordContext(deps: IngressDeps, principal: Principal): RecordCo
   const rc: RecordContext = { accountId, now: Date.now(), attribution };
   if (operator) {
     rc.takeRecords = (account, records) => deps.protection.takeIngestRecords(account, records);
-    rc.takeRecordsEach = (records) => deps.protection.takeIngestRecordsEach(records);
+    rc.takeRecordsEach = (records, slots) => deps.protection.takeIngestRecordsEach(records, slots);
   }
   return rc;
 }

@@ -102,9 +102,13 @@ export interface RecordContext {
    * many customers' (the others count a request's records at once, before anything else).
    */
   takeRecords?: (accountId: string, records: number) => RateTake;
-  /** takeRecords for a batch's records at once (the account of each valid record): the accounts refused. */
+  /**
+   * takeRecords for a batch's records at once (the account of each valid record, and its customer registry slot
+   * or -1): the accounts refused.
+   */
   takeRecordsEach?: (
     records: readonly string[],
+    slots?: readonly number[],
   ) => Map<string, RateLimitedError> | Promise<Map<string, RateLimitedError>>;
 }
 

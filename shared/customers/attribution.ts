@@ -58,6 +58,11 @@ export class Attribution {
   private confirmed = false;
   /** Some record was found to be another account's than the emitter's: its rows go on the attributed subject. */
   forOthers = false;
+  /**
+   * The registry slot of the customer the last accountOf found (-1 when it looked none up): the key of that
+   * customer's state beside the registry (its rate bucket, takeEach), cheaper than a map keyed by its account.
+   */
+  slot = -1;
 
   constructor(
     readonly emitter: Emitter,
@@ -66,6 +71,7 @@ export class Attribution {
 
   /** The account the record is for, or undefined with the problem pushed into `errors`. */
   accountOf(r: CustomerFields, meter: MeterRecord, errors: FieldError[]): string | undefined {
+    this.slot = -1;
     const byExternal = r.customer;
     const byId = r.customer_id;
     if (meter.scope !== 'deployment') {
@@ -89,10 +95,10 @@ export class Attribution {
       this.confirmed = true;
     }
     const table = this.customers.table;
-    const account =
-      byExternal !== undefined
-        ? table.accountOfExternalId(byExternal as string)
-        : table.accountOfCustomerId(byId as string);
+    const slot =
+      byExternal !== undefined ? table.slotOfExternalId(byExternal as string) : table.slotOfCustomerId(byId as string);
+    const account = slot === undefined ? undefined : table.accountAt(slot);
+    if (slot !== undefined) this.slot = slot;
     if (this.emitter.operator) {
       if (account === undefined) errors.push({ field, message: UNKNOWN_CUSTOMER_MESSAGE });
       else if (account !== this.emitter.accountId) this.forOthers = true;

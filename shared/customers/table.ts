@@ -39,6 +39,24 @@ export class CustomerTable {
     return slot === undefined ? undefined : this.accounts[slot];
   }
 
+  /**
+   * The slot of the customer with this external id (or `cus_` id): a small integer, stable while the customer
+   * exists (a released slot is reused for another customer), so the hot path can keep per-customer state in an
+   * array beside it instead of a map keyed by account (rate-limiter.ts takeEach) — checked against accountAt.
+   */
+  slotOfExternalId(externalId: string): number | undefined {
+    return this.byExternalId.get(externalId);
+  }
+
+  slotOfCustomerId(customerId: string): number | undefined {
+    return this.byCustomerId.get(customerId);
+  }
+
+  /** The account in `slot` ('' for a free slot). */
+  accountAt(slot: number): string {
+    return this.accounts[slot]!;
+  }
+
   /** Makes shard `shard` hold exactly `entries` (an empty list: no customers). */
   applyShard(shard: number, entries: readonly CustomerEntry[]): void {
     const old = this.shardSlots[shard] ?? NONE;

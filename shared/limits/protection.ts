@@ -48,8 +48,9 @@ export class AccountProtection {
    */
   takeIngestRecordsEach(
     records: readonly string[],
+    slots?: readonly number[],
   ): Map<string, RateLimitedError> | Promise<Map<string, RateLimitedError>> {
-    return this.limiter.takeEach('ingest', records, this.ingestLimit);
+    return this.limiter.takeEach('ingest', records, this.ingestLimit, slots);
   }
 
   /** An account's ingest limit per second (one closure, not one per batch). */

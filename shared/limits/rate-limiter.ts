@@ -82,6 +82,8 @@ class LocalBucket implements RateLimitStatus {
   /** The process's own bucket while NATS can't be asked. */
   fallback: { tokens: number; at: number } | undefined;
 
+  /** Forgotten by the sweep (idle past FORGET_IDLE_MS): a slot still naming it must not use it. */
+  forgotten = false;
   /** The takeEach this bucket was last counted in, and its units there. */
   batch = 0;
   batchCost = 0;
@@ -161,6 +163,8 @@ class LocalBucket implements RateLimitStatus {
 export class AccountRateLimiter {
   /** policy → account → bucket: a take looks up two strings it has, and builds none. */
   private readonly buckets = new Map<string, Map<string, LocalBucket>>();
+  /** policy → customer registry slot → its bucket (takeEach's `slots`): the same buckets as `buckets`. */
+  private readonly slotBuckets = new Map<string, (LocalBucket | undefined)[]>();
   private readonly sweeper: NodeJS.Timeout;
   private fallbackUntil = 0;
   /** takeEach calls so far: a bucket whose `batch` is the current one was counted in it already. */
@@ -203,19 +207,32 @@ export class AccountRateLimiter {
    * each account's limit per second. Answers the accounts refused — at once when this process holds every token,
    * else with one promise once the leases needed are answered. A batch's units are counted on the buckets
    * themselves (one lookup per record, no map per batch): a hundred customers' records cost a hundred lookups.
+   * `slots` (beside `accounts`: each record's customer registry slot, -1 for none) finds a customer's bucket in
+   * an array instead of the map — the map's probe is a random memory access per record among many customers;
+   * the bucket a slot names is used only while it is that same account's and not forgotten.
    */
   takeEach(
     policy: string,
     accounts: readonly string[],
     limitOf: (accountId: string) => number,
+    slots?: readonly number[],
   ): Map<string, RateLimitedError> | Promise<Map<string, RateLimitedError>> {
     const byAccount = this.accountsOf(policy);
+    const bySlot = slots ? this.slotsOf(policy) : undefined;
     const batch = ++this.batches;
     const touched: LocalBucket[] = [];
     for (let i = 0; i < accounts.length; i++) {
       const accountId = accounts[i]!;
-      let b = byAccount.get(accountId);
-      if (!b) byAccount.set(accountId, (b = new LocalBucket(policy, accountId)));
+      const slot = bySlot ? slots![i]! : -1;
+      let b = slot >= 0 ? bySlot![slot] : undefined;
+      if (b === undefined || b.forgotten || b.accountId !== accountId) {
+        b = byAccount.get(accountId);
+        if (!b) byAccount.set(accountId, (b = new LocalBucket(policy, accountId)));
+        if (slot >= 0) {
+          while (bySlot!.length <= slot) bySlot!.push(undefined);
+          bySlot![slot] = b;
+        }
+      }
       if (b.batch !== batch) {
         b.batch = batch;
         b.batchCost = 0;
@@ -247,6 +264,13 @@ export class AccountRateLimiter {
   /** Stops the sweep. Unspent tokens are dropped, as when idle: the shared buckets refill within a window. */
   async stop(): Promise<void> {
     clearInterval(this.sweeper);
+  }
+
+  /** A policy's buckets by customer registry slot (takeEach's `slots`); holes and stale entries are checked. */
+  private slotsOf(policy: string): (LocalBucket | undefined)[] {
+    let bySlot = this.slotBuckets.get(policy);
+    if (!bySlot) this.slotBuckets.set(policy, (bySlot = []));
+    return bySlot;
   }
 
   private accountsOf(policy: string): Map<string, LocalBucket> {
@@ -362,6 +386,7 @@ export class AccountRateLimiter {
   }
 
   private sweep(now = performance.now()): void {
+    let forgot = false;
     for (const byAccount of this.buckets.values())
       for (const [accountId, b] of byAccount) {
         if (b.leasing || b.waiters.length) continue;
@@ -370,10 +395,16 @@ export class AccountRateLimiter {
         // the others together only ever admit fewer.
         if (idle > DROP_IDLE_MS && b.tokens > 0) b.tokens = Math.min(b.tokens, idle > HOLD_IDLE_MS ? 0 : b.held());
         if (idle > FORGET_IDLE_MS) {
+          b.forgotten = true;
+          forgot = true;
           byAccount.delete(accountId);
           this.leases?.forget(b.key);
         }
       }
+    // A slot's forgotten bucket is never used again (takeEach checks): let it go.
+    if (forgot)
+      for (const bySlot of this.slotBuckets.values())
+        for (let s = 0; s < bySlot.length; s++) if (bySlot[s]?.forgotten) bySlot[s] = undefined;
   }
 }
 

@@ -66,6 +66,9 @@ export class RowWriter {
   private prefixMeter: string | undefined;
   private prefixAt = 0;
   private prefixLength = 0;
+  /** Where the last prefix's meter id (and its tab) is. */
+  private meterAt = 0;
+  private meterLength = 0;
   private tsValue = NaN;
   private tsAt = 0;
   private tsLength = 0;
@@ -171,8 +174,14 @@ export class RowWriter {
       this.prefixAt = this.pos;
       this.text(accountId);
       b[this.pos++] = TAB;
-      this.text(meterId);
-      b[this.pos++] = TAB;
+      // An operator's batch: a new account (its customer) per row, the same meter — its bytes are copied.
+      if (meterId === this.prefixMeter) this.meterAt = this.repeat(this.meterAt, this.meterLength);
+      else {
+        this.meterAt = this.pos;
+        this.text(meterId);
+        b[this.pos++] = TAB;
+        this.meterLength = this.pos - this.meterAt;
+      }
       this.prefixLength = this.pos - this.prefixAt;
       this.prefixAccount = accountId;
       this.prefixMeter = meterId;

@@ -96,8 +96,15 @@ t.test('Attribution: whose record it is, for every kind of token and meter', asy
   const run = (operator: boolean, accountId: string, meter: MeterRecord, r: object) => {
     const errors: FieldError[] = [];
     const attribution = new Attribution({ accountId, operator }, lookup);
-    return { account: attribution.accountOf(r, meter, errors), errors, forOthers: attribution.forOthers };
+    const account = attribution.accountOf(r, meter, errors);
+    return { account, errors, forOthers: attribution.forOthers, slot: attribution.slot };
   };
+  // The slot of the customer found (its rate bucket's key in takeEach), -1 when none was looked up.
+  t.equal(run(true, 'acct_op', deployment, { customer: 'acme' }).slot, table.slotOfExternalId('acme'));
+  t.equal(table.accountAt(table.slotOfCustomerId(bolt.customerId)!), 'acct_bolt');
+  t.equal(run(true, 'acct_op', deployment, { customer_id: bolt.customerId }).slot, table.slotOfExternalId('bolt'));
+  t.equal(run(false, 'acct_acme', deployment, {}).slot, -1);
+  t.equal(run(true, 'acct_op', own, {}).slot, -1);
   t.match(run(true, 'acct_op', deployment, { customer: 'acme' }), {
     account: 'acct_acme',
     errors: [],

@@ -135,6 +135,25 @@ t.test(
   },
 );
 
+t.test(
+  'takeEach with registry slots: a slot finds the bucket of its account, never of another (a slot reused)',
+  async (t) => {
+    const limiter = new AccountRateLimiter(undefined);
+    t.teardown(() => limiter.stop());
+    const limits: Record<string, number> = { acct_a: 10, acct_b: 1_000, acct_c: 1_000 };
+    const limitOf = (a: string) => limits[a]!;
+    const take = (accounts: string[], slots: number[]) => limiter.takeEach('ingest', accounts, limitOf, slots);
+    // acct_a in slot 3, counted with and without its slot: one bucket (10 per second, 8 + 2 = the limit).
+    t.equal((take(Array<string>(8).fill('acct_a'), Array<number>(8).fill(3)) as Map<string, unknown>).size, 0);
+    t.equal((limiter.takeEach('ingest', ['acct_a', 'acct_a'], limitOf) as Map<string, unknown>).size, 0);
+    t.same([...(take(['acct_a'], [3]) as Map<string, unknown>).keys()], ['acct_a'], 'its one bucket is empty');
+    // Slot 3 released and given to acct_b: acct_b's own bucket, not acct_a's empty one; acct_a (now slot 7) still empty.
+    t.equal((take(['acct_b', 'acct_b'], [3, 3]) as Map<string, unknown>).size, 0, 'acct_b: its own bucket');
+    t.same([...(take(['acct_a', 'acct_c'], [7, -1]) as Map<string, unknown>).keys()], ['acct_a']);
+    t.same([...(take(['acct_a'], [3]) as Map<string, unknown>).keys()], ['acct_a'], 'acct_a named by a stale slot');
+  },
+);
+
 /**
  * A NATS KV entry's compare-and-set rules in memory (create fails on an existing key, update on a stale
  * revision), counting requests: what RateLeases asks of NATS.

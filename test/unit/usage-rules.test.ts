@@ -174,6 +174,16 @@ t.test(
       ['acct_2', 'mtr_2', -12345678901, 'i', '1', -1, undefined],
       ['acct_2', 'mtr_2', Number.MAX_SAFE_INTEGER, 'j', '1', -1, dims],
       ['acct_2', 'mtr_2', Number.MAX_SAFE_INTEGER, 'k', '1', -1, dims],
+      // An operator's batch: a new account per row on one meter (the meter's bytes copied), then a new meter.
+      ['acct_3', 'mtr_2', 1700000000000, 'l', '1', 1700000000500, undefined],
+      ['acct_4', 'mtr_2', 1700000000000, 'm', '1', 1700000000500, undefined],
+      ['acct_3', 'mtr_2', 1700000000000, 'n', '1', 1700000000500, dims],
+      ['acct_3', 'mtr_2', 1700000000000, 'o', '1', 1700000000500, undefined],
+      ['acct_5', 'mtr_2', 1700000000000, 'p', '1', 1700000000500, undefined],
+      ['acct_5', 'mtr_3', 1700000000000, 'q', '1', 1700000000500, undefined],
+      ['acct_6', 'mtr_3', 1700000000000, 'r', '1', 1700000000500, undefined],
+      ['acct_ü', 'mtr_3', 1700000000000, 's', '1', 1700000000500, undefined],
+      ['acct_7', 'mtr_3', 1700000000000, 't', '1', 1700000000500, undefined],
     ];
     const w = new RowWriter(1);
     for (let round = 0; round < 40; round++)
