@@ -9,6 +9,7 @@ import { timed, type BillingDeps, type BillingTimings } from './deps.js';
 import { isoDate } from './deductions.js';
 import { firstPaymentAttemptAt } from './dunning.js';
 import { numberDocuments } from './numbering.js';
+import { moveToNextPeriods } from './period-pointers.js';
 import { periodContaining, scheduleOf } from './periods.js';
 import { pricePeriods } from './price-periods.js';
 import { inScope, LIVE_CUSTOMERS, type BillingScope } from './scope.js';
@@ -171,13 +172,12 @@ async function issueLocked(
       client,
       kept.flatMap((v) => issuedEvents(v.s.account_id, v.id, v.priced.amount, v.s.currency, v.status)),
     );
-    // The next period; a canceled subscription has none after the one it was canceled in.
     const next = subs.map((s) => periodContaining(scheduleOf(s), s.advance_period_end));
-    await client.query(
-      `UPDATE subscriptions s SET advance_period_start = CASE WHEN s.canceled_at IS NOT NULL AND u.next >= s.canceled_at THEN NULL ELSE u.next END,
-                                  advance_period_end = CASE WHEN s.canceled_at IS NOT NULL AND u.next >= s.canceled_at THEN NULL ELSE u.next_end END
-         FROM unnest($1::text[], $2::timestamptz[], $3::timestamptz[]) AS u(id, next, next_end) WHERE s.id = u.id`,
-      [subs.map((s) => s.id), next.map((p) => p.start), next.map((p) => p.end)],
+    await moveToNextPeriods(
+      client,
+      'advance',
+      subs.map((s) => s.id),
+      next,
     );
     await numberDocuments(
       client,

@@ -12,6 +12,7 @@ import { firstPaymentAttemptAt } from './dunning.js';
 import { lockAndAllocateCredits, recordCreditUses } from './credits.js';
 import { inScope, LIVE_CUSTOMERS, type BillingScope } from './scope.js';
 import { numberDocuments } from './numbering.js';
+import { moveToNextPeriods } from './period-pointers.js';
 import { TAX_PROFILE_COLUMNS, taxInvoices } from '../tax/invoice-tax.js';
 import type { TaxExempt } from '../../../shared/vocabulary.js';
 import { deductThresholdInvoices, excessAsCredit, writeExcessGrants } from './deductions.js';
@@ -304,13 +305,12 @@ async function writeInvoices(
     client,
     finalized.flatMap((v) => issuedEvents(v.sub.account_id, v.id, v.priced.amount, v.sub.currency, v.status)),
   );
-  // Next period; a canceled subscription whose last period this was is done for good (NULL).
   const next = due.map((s) => periodContaining(usageSchedule(scheduleOf(s)), s.billing_period_end));
-  await client.query(
-    `UPDATE subscriptions s SET billing_period_start = CASE WHEN s.canceled_at IS NOT NULL AND u.next >= s.canceled_at THEN NULL ELSE u.next END,
-                                billing_period_end = CASE WHEN s.canceled_at IS NOT NULL AND u.next >= s.canceled_at THEN NULL ELSE u.next_end END
-       FROM unnest($1::text[], $2::timestamptz[], $3::timestamptz[]) AS u(id, next, next_end) WHERE s.id = u.id`,
-    [due.map((s) => s.id), next.map((p) => p.start), next.map((p) => p.end)],
+  await moveToNextPeriods(
+    client,
+    'billing',
+    due.map((s) => s.id),
+    next,
   );
   // Last: the gapless series' row lock is then held only for the commit.
   await numberDocuments(
