@@ -1,6 +1,7 @@
 import type { ClickHouseClient } from '@clickhouse/client';
 import type { MeterType } from '../meters/record.js';
 import { ACCOUNT_GROUP, mergedSql, readPlan } from './read-sql.js';
+import { planHours, type PlanHours } from './read-plan.js';
 import { chString } from './sql.js';
 import { stats, watermark, type Row, type UsageReadLimits } from './query.js';
 import type { WindowStats } from './stats.js';
@@ -51,9 +52,15 @@ export async function queryAccountTotals(
   await Promise.all(
     [...shapes.values()].map(async (parts) => {
       const partList = [...parts.values()];
-      const sql = partList
-        .map((indexes, p) => `SELECT toUInt32(${p}) AS r, * FROM (${partSql(database, requests, indexes, swept)})`)
-        .join(' UNION ALL ');
+      const sqls = await Promise.all(
+        partList.map(async (indexes) => {
+          const meters = metersOf(requests, indexes);
+          const first = requests[indexes[0]!]!;
+          const hours = await planHours(ch, database, meters, first.startMs, first.endMs);
+          return partSql(database, requests, indexes, meters, swept, hours);
+        }),
+      );
+      const sql = sqls.map((part, p) => `SELECT toUInt32(${p}) AS r, * FROM (${part})`).join(' UNION ALL ');
       const rs = await ch.query({
         query: sql,
         format: 'JSON',
@@ -77,14 +84,8 @@ export async function queryAccountTotals(
   return out;
 }
 
-/** One part: the requests of one range and unique dimension, grouped by meter and account. */
-function partSql(
-  database: string,
-  requests: readonly AccountTotalsRequest[],
-  indexes: readonly number[],
-  swept: number | undefined,
-): string {
-  const first = requests[indexes[0]!]!;
+/** The condition selecting a part's (meter, account) pairs. */
+function metersOf(requests: readonly AccountTotalsRequest[], indexes: readonly number[]): string {
   const accountsOf = new Map<string, Set<string>>();
   for (const i of indexes) {
     const q = requests[i]!;
@@ -102,12 +103,24 @@ function partSql(
     ...(wholeMeters.length ? [`meter_id IN (${wholeMeters.join(', ')})`] : []),
     ...(pairs.length ? [`(account_id, meter_id) IN (${pairs.join(', ')})`] : []),
   ];
-  const meters = conditions.length > 1 ? `(${conditions.join(' OR ')})` : conditions[0]!;
+  return conditions.length > 1 ? `(${conditions.join(' OR ')})` : conditions[0]!;
+}
+
+/** One part: the requests of one range and unique dimension, grouped by meter and account. */
+function partSql(
+  database: string,
+  requests: readonly AccountTotalsRequest[],
+  indexes: readonly number[],
+  meters: string,
+  swept: number | undefined,
+  hours: PlanHours,
+): string {
+  const first = requests[indexes[0]!]!;
   return mergedSql(
     database,
     first.type,
     meters,
-    readPlan(first.startMs, first.endMs, swept),
+    readPlan(first.startMs, first.endMs, swept, hours),
     () => 'meter_id AS m',
     'm',
     undefined,

@@ -7,6 +7,7 @@ import { MAX_GROUPS } from './limits.js';
 import { windowKeySql, windowsOf, type UsageWindow } from './windows.js';
 import { meterPairKey, readableUniqueStates } from './unique-rollups.js';
 import { groupColumns, mergedSql, readPlan, type ReadPlan, type ReadSlice, type UsageSlice } from './read-sql.js';
+import { planHours } from './read-plan.js';
 
 export { PERCENTILES, type WindowStats } from './stats.js';
 export { chString } from './rollups.js';
@@ -164,8 +165,12 @@ export async function queryUsage(
   if (query.groupBy?.length) return queryGroupedUsage(ch, database, query, limits);
   if (query.window === 'none' && query.accounts !== undefined) {
     // The totals path reads (account, meter) pairs; this one reads a meter across accounts, in one SELECT.
-    const [[q], swept] = await Promise.all([withUniqueStates(ch, database, [query]), watermark(ch, database)]);
-    const plan = readPlan(query.startMs, query.endMs, swept);
+    const [[q], swept, hours] = await Promise.all([
+      withUniqueStates(ch, database, [query]),
+      watermark(ch, database),
+      planHours(ch, database, meterSql(query), query.startMs, query.endMs),
+    ]);
+    const plan = readPlan(query.startMs, query.endMs, swept, hours);
     const sql = mergedSql(database, query.type, meterSql(query), plan, () => '', '', undefined, q);
     const total = stats(query.startMs, query.endMs, (await rowsOf(ch, sql, limits))[0]);
     return { windows: [total], total };
@@ -174,8 +179,12 @@ export async function queryUsage(
     const [total] = await queryUsageTotals(ch, database, [query], limits);
     return { windows: [total!], total: total! };
   }
-  const [[q], swept] = await Promise.all([withUniqueStates(ch, database, [query]), watermark(ch, database)]);
-  const plan = readPlan(query.startMs, query.endMs, swept);
+  const [[q], swept, hours] = await Promise.all([
+    withUniqueStates(ch, database, [query]),
+    watermark(ch, database),
+    planHours(ch, database, meterSql(query), query.startMs, query.endMs),
+  ]);
+  const plan = readPlan(query.startMs, query.endMs, swept, hours);
   const window = query.window;
   const sql = mergedSql(
     database,
@@ -218,9 +227,13 @@ async function queryGroupedUsage(
   query: UsageQuery,
   limits: UsageReadLimits,
 ): Promise<UsageResult> {
-  const [[planned], swept] = await Promise.all([withUniqueStates(ch, database, [query]), watermark(ch, database)]);
+  const [[planned], swept, hours] = await Promise.all([
+    withUniqueStates(ch, database, [query]),
+    watermark(ch, database),
+    planHours(ch, database, meterSql(query), query.startMs, query.endMs),
+  ]);
   const q = planned!;
-  const plan = readPlan(q.startMs, q.endMs, swept);
+  const plan = readPlan(q.startMs, q.endMs, swept, hours);
   const window = q.window;
   const windowed = window !== 'none';
   const spans = windowsOf(window, q.startMs, q.endMs);
@@ -338,12 +351,14 @@ export async function queryUsageTotalsByAccount(
 ): Promise<Map<string, Map<string, WindowStats>>> {
   const out = new Map<string, Map<string, WindowStats>>();
   if (request.meterIds.length === 0) return out;
-  const plan = readPlan(request.startMs, request.endMs, await watermark(ch, database));
+  const swept = await watermark(ch, database);
   for (let i = 0; i < request.meterIds.length; i += TOTALS_CHUNK) {
     const meters = `meter_id IN (${request.meterIds
       .slice(i, i + TOTALS_CHUNK)
       .map(chString)
       .join(', ')})`;
+    const hours = await planHours(ch, database, meters, request.startMs, request.endMs);
+    const plan = readPlan(request.startMs, request.endMs, swept, hours);
     const sql = mergedSql(
       database,
       request.type,
@@ -396,13 +411,14 @@ async function eachTotalsChunk(
       const pairs = [...new Set(chunk.map(({ req }) => `(${chString(req.accountId)}, ${chString(req.meterId)})`))];
       const meters = `(account_id, meter_id) IN (${pairs.join(', ')})`;
       const slice = { filters, uniqueBy, groupBy: grouped ? groupBy : undefined, uniqueStates, neverCorrected };
+      const hours = await planHours(ch, database, meters, startMs, endMs);
       const rows = await rowsOf(
         ch,
         mergedSql(
           database,
           type,
           meters,
-          readPlan(startMs, endMs, swept),
+          readPlan(startMs, endMs, swept, hours),
           () => 'account_id AS a, meter_id AS m',
           'a, m',
           undefined,

@@ -8,6 +8,8 @@ import { USAGE_TABLE } from './wire.js';
 import { dimensionSql } from './dimensions.js';
 import { notCancelledSql } from './cancellations.js';
 import { chString } from './sql.js';
+import { rollupHoursSql, type ReadPlan } from './read-plan.js';
+export { readPlan, type ReadPlan } from './read-plan.js';
 import { UNIQUE_ROLLUP_TABLE, UNIQUES_MERGE, UNIQUES_STATE } from './unique-rollups.js';
 
 /**
@@ -29,27 +31,6 @@ export interface UsageSlice {
 export interface ReadSlice extends UsageSlice {
   uniqueStates?: boolean;
   neverCorrected?: boolean;
-}
-
-/**
- * Which part of [startMs, endMs) comes from rollups and which from raw rows: whole hours up to the sweep
- * watermark from `usage_hourly`, the rest — partial hours at the edges (a period ending mid-hour) and the
- * hours not swept yet (the current, still-filling one) — from `usage_records`.
- */
-export interface ReadPlan {
-  rollupHours?: [number, number];
-  rawRanges: [number, number][];
-}
-
-export function readPlan(startMs: number, endMs: number, swept: number | undefined): ReadPlan {
-  const firstFull = Math.ceil(startMs / HOUR_MS);
-  const lastFullEnd = Math.floor(endMs / HOUR_MS);
-  if (swept === undefined || firstFull >= lastFullEnd) return { rawRanges: [[startMs, endMs]] };
-  const rollupEnd = Math.max(firstFull, Math.min(lastFullEnd, swept + 1));
-  const rawRanges: [number, number][] = [];
-  if (startMs < firstFull * HOUR_MS) rawRanges.push([startMs, firstFull * HOUR_MS]);
-  if (rollupEnd * HOUR_MS < endMs) rawRanges.push([rollupEnd * HOUR_MS, endMs]);
-  return { rollupHours: rollupEnd > firstFull ? [firstFull, rollupEnd] : undefined, rawRanges };
 }
 
 /** The WHERE condition of a slice's filters (both tables carry dim_keys/dim_values). */
@@ -102,7 +83,7 @@ export function mergedSql(
   const unique = slice.uniqueBy ? `${dimensionSql(slice.uniqueBy)} AS u` : undefined;
   const where = `${meters}${filterSql(slice)}`;
   const parts: string[] = [];
-  if (plan.rollupHours) {
+  if (plan.rollupHours.length) {
     const cols = [key(`hour * ${HOUR_MS}`), ...groups, 'records AS c', 'sum AS s'].filter(Boolean);
     if (unique) cols.push(unique);
     if (extremes) cols.push('min AS mn', 'max AS mx');
@@ -110,7 +91,7 @@ export function mergedSql(
     if (histogram) cols.push('quantiles AS qs');
     // records = 0: a dimension set whose every record was cancelled (recomputeHours).
     parts.push(`SELECT ${cols.join(', ')} FROM ${database}.${ROLLUP_TABLE} FINAL
-      WHERE ${where} AND hour >= ${plan.rollupHours[0]} AND hour < ${plan.rollupHours[1]} AND records > 0`);
+      WHERE ${where} AND ${rollupHoursSql(plan)} AND records > 0`);
   }
   if (plan.rawRanges.length) {
     const cols = [key('ts_ms'), ...groups, 'count() AS c', 'sum(value) AS s'].filter(Boolean);
@@ -236,14 +217,14 @@ export function uniqueStatesSql(
   const groups = (slice.groupBy ?? []).map((k, i) => `${groupKeySql(k)} AS g${i}`);
   const where = `${meters}${filterSql(slice)}`;
   const parts: string[] = [];
-  if (plan.rollupHours) {
+  if (plan.rollupHours.length) {
     const cols = [key(`hour * ${HOUR_MS}`), ...groups, 'records AS c', 'sum AS s', 'uniques AS us'].filter(Boolean);
     // The highest version of each row, as FINAL would pick it (equal versions hold equal sets), but without
     // FINAL's copy of every state: the filters run first (as PREWHERE) and only the winners' states are merged.
     const rowKey = 'account_id, meter_id, hour, group_key';
     parts.push(`SELECT ${cols.join(', ')} FROM (
         SELECT account_id, meter_id, hour, dim_keys, dim_values, records, sum, uniques FROM ${database}.${UNIQUE_ROLLUP_TABLE}
-        WHERE ${where} AND hour >= ${plan.rollupHours[0]} AND hour < ${plan.rollupHours[1]}
+        WHERE ${where} AND ${rollupHoursSql(plan)}
         ORDER BY ${rowKey}, version DESC LIMIT 1 BY ${rowKey}
       ) WHERE records > 0`);
   }

@@ -1,7 +1,8 @@
 /**
  * Hourly rollups of usage records (infra/migrations/clickhouse/310_usage_rollups.sql; docs/usage.md "Usage
- * rollups"). Writers: the consumer recomputes the closed hours each insert touched, the sweeper recomputes
- * every (account, meter) of an hour once it has closed. Readers: shared/usage/query.ts.
+ * rollups"). Writers: the settler recomputes hours inserts marked once they are quiet (shared/usage/hour-marks.ts),
+ * the sweeper every (account, meter) of an hour once it has closed, corrections the hours they cancel records
+ * of. Readers: shared/usage/query.ts.
  */
 import type { ClickHouseClient } from '@clickhouse/client';
 import { PERCENTILES } from './stats.js';
@@ -24,25 +25,9 @@ export const QUANTILES_MERGE = `quantilesTDigestMerge(${PERCENTILES.join(', ')})
  * than recomputing a busy hour on every consumer batch; readers take the hour raw until then.
  */
 export const SWEEP_AFTER_MS = 120_000;
-/** Clock skew tolerated between consumer processes (see sweepDueThrough and mayBeSwept). */
-export const SKEW_MARGIN_MS = 5_000;
-
 /** The last hour the sweeper may roll up at `now`. */
 export function sweepDueThrough(now: number): number {
   return Math.floor((now - SWEEP_AFTER_MS) / HOUR_MS) - 1;
-}
-
-/**
- * Whether a sweeper (on any process, clocks up to SKEW_MARGIN_MS apart) may already have rolled up `hour`:
- * then whoever inserts records into it must recompute it.
- */
-export function mayBeSwept(hour: number, now: number): boolean {
-  return hour <= mayBeSweptThrough(now);
-}
-
-/** The last hour that mayBeSwept at `now`. */
-export function mayBeSweptThrough(now: number): number {
-  return sweepDueThrough(now + SKEW_MARGIN_MS);
 }
 
 /** One meter's hours to recompute. */

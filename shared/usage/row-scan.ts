@@ -1,7 +1,7 @@
 import { HOUR_MS } from './rollups.js';
 
-/** Hours of each meter that a message's rows fall in: meter id → hour numbers (intDiv(ts_ms, HOUR_MS)). */
-export type TouchedHours = Map<string, Set<number>>;
+/** Hours of each meter that a message's rows fall in: meter id → hour number (intDiv(ts_ms, HOUR_MS)) → rows. */
+export type TouchedHours = Map<string, Map<number, number>>;
 
 /** Account → the (meter, hour) pairs its rows touch. */
 export type TouchedByAccount = Map<string, TouchedHours>;
@@ -20,98 +20,74 @@ function sameBytes(buf: Buffer, a: number, b: number, n: number): boolean {
 }
 
 /**
- * What a scan records: the (meter, hour) pairs of hours up to `through` (the closed hours a sweep may have rolled
- * up, which an insert must recompute); of the later ones only the earliest, in `from` (Infinity: none). Live
- * traffic lands in the open hour, so its rows record nothing and build no map per account — an operator's
- * message of a hundred customers' live records used to build a hundred. Should the open hours close before the
- * rows are inserted (`mayBeSwept(from, now)`), the inserter scans again with every hour recorded.
- */
-export interface ScanHours {
-  through: number;
-  from: number;
-}
-
-/** Record every hour (tests, and the inserter's second scan). */
-const everyHour = (): ScanHours => ({ through: Number.POSITIVE_INFINITY, from: Number.POSITIVE_INFINITY });
-
-/**
  * Reads a USAGE message's TabSeparated rows (wire.ts column order) without building a string per row:
  * checks that every row belongs to `accountId` — the account its subject `usage.<account>` names, the only
- * account that message may write — and adds the (meter, hour) pairs the rows touch to `into` (as `hours` says).
- * Returns why the payload is unacceptable, or undefined. Costs about one native indexOf and a byte comparison
- * per row.
+ * account that message may write — and counts the rows of each (meter, hour) into `into` (the hours the insert
+ * marks: shared/usage/hour-marks.ts). Returns why the payload is unacceptable, or undefined. Costs about one native
+ * indexOf, a byte comparison and a counter per row.
  */
-export function scanRows(
-  data: Uint8Array,
-  accountId: string,
-  into: TouchedHours,
-  hours: ScanHours = everyHour(),
-): string | undefined {
+export function scanRows(data: Uint8Array, accountId: string, into: TouchedHours): string | undefined {
   const account = Buffer.from(accountId + '\t');
-  return scan(
-    asBuffer(data),
-    {
-      check(buf, pos) {
-        for (let i = 0; i < account.length; i++)
-          if (buf[pos + i] !== account[i]) return `belongs to another account than its subject's (${accountId})`;
-        return pos + account.length - 1;
-      },
-      touched: () => into,
+  return scan(asBuffer(data), {
+    check(buf, pos) {
+      for (let i = 0; i < account.length; i++)
+        if (buf[pos + i] !== account[i]) return `belongs to another account than its subject's (${accountId})`;
+      return pos + account.length - 1;
     },
-    hours,
-  );
+    touched: () => into,
+  });
 }
 
 /**
  * scanRows for a message of an operator's emitter (the attributed subject, `usage.customers.<emitter>`), whose
- * rows belong to many accounts: adds each recorded row's (meter, hour) under its own account. A run of rows of
+ * rows belong to many accounts: counts each row's (meter, hour) under its own account. A run of rows of
  * one account costs a byte comparison, not a string. Returns why the payload is unacceptable, or undefined.
  */
-export function scanAttributedRows(
-  data: Uint8Array,
-  into: TouchedByAccount,
-  hours: ScanHours = everyHour(),
-): string | undefined {
+export function scanAttributedRows(data: Uint8Array, into: TouchedByAccount): string | undefined {
   let prevStart = -1;
   let prevLength = 0;
   let touched: TouchedHours | undefined;
-  return scan(
-    asBuffer(data),
-    {
-      check(buf, pos) {
-        const end = buf.indexOf(TAB, pos);
-        return end <= pos ? 'names no account' : end;
-      },
-      touched(buf, pos, end) {
-        const length = end + 1 - pos; // the account and its tab
-        if (touched && length === prevLength && sameBytes(buf, pos, prevStart, length)) return touched;
-        const accountId = buf.toString('latin1', pos, end);
-        touched = into.get(accountId);
-        if (!touched) into.set(accountId, (touched = new Map()));
-        prevStart = pos;
-        prevLength = length;
-        return touched;
-      },
+  return scan(asBuffer(data), {
+    check(buf, pos) {
+      const end = buf.indexOf(TAB, pos);
+      return end <= pos ? 'names no account' : end;
     },
-    hours,
-  );
+    touched(buf, pos, end) {
+      const length = end + 1 - pos; // the account and its tab
+      if (touched && length === prevLength && sameBytes(buf, pos, prevStart, length)) return touched;
+      const accountId = buf.toString('latin1', pos, end);
+      touched = into.get(accountId);
+      if (!touched) into.set(accountId, (touched = new Map()));
+      prevStart = pos;
+      prevLength = length;
+      return touched;
+    },
+  });
 }
 
 /** How a scan reads a row's account column at `pos`. */
 interface AccountColumn {
   /** The position of the tab ending it, or what is wrong with it. */
   check(buf: Buffer, pos: number): number | string;
-  /** Where the (meter, hour) pairs of the row's account go (asked only for rows whose hour is recorded). */
+  /** Where the (meter, hour) counts of the row's account go. */
   touched(buf: Buffer, pos: number, end: number): TouchedHours;
 }
 
 /** The row loop of both scans: the account column as `accounts` says; the meter and the timestamp's hour here. */
-function scan(buf: Buffer, accounts: AccountColumn, hours: ScanHours): string | undefined {
+function scan(buf: Buffer, accounts: AccountColumn): string | undefined {
   let prevMeterStart = -1;
   let prevMeterLen = 0;
   let meterId: string | undefined;
   let prevTouched: TouchedHours | undefined;
-  let meterHours: Set<number> | undefined;
+  let meterHours: Map<number, number> | undefined;
+  // A run of rows of one (meter, hour) — live traffic is one long run — adds to a local count, flushed on change.
+  let runHours: Map<number, number> | undefined;
+  let runHour = 0;
+  let runRows = 0;
+  const flush = () => {
+    if (runHours && runRows) runHours.set(runHour, (runHours.get(runHour) ?? 0) + runRows);
+    runRows = 0;
+  };
   let row = 0;
   for (let pos = 0; pos < buf.length; row++) {
     const accountEnd = accounts.check(buf, pos);
@@ -127,27 +103,31 @@ function scan(buf: Buffer, accounts: AccountColumn, hours: ScanHours): string | 
     for (let c = buf[i]!; c >= 0x30 && c <= 0x39; c = buf[++i]!) ts = ts * 10 + (c - 0x30);
     if (i === digitsFrom || buf[i] !== TAB) return `row ${row} has a malformed timestamp`;
     const hour = Math.floor((negative ? -ts : ts) / HOUR_MS);
-    if (hour <= hours.through) {
-      const touched = accounts.touched(buf, pos, accountEnd);
-      // One string per run of rows of a meter, whoever's they are: an operator's rows change account every row.
-      const meterLen = meterEnd - meterStart;
-      if (meterId === undefined || meterLen !== prevMeterLen || !sameBytes(buf, meterStart, prevMeterStart, meterLen)) {
-        meterId = buf.toString('latin1', meterStart, meterEnd);
-        prevMeterStart = meterStart;
-        prevMeterLen = meterLen;
-        meterHours = undefined;
-      }
-      if (!meterHours || touched !== prevTouched) {
-        meterHours = touched.get(meterId);
-        if (!meterHours) touched.set(meterId, (meterHours = new Set()));
-        prevTouched = touched;
-      }
-      meterHours.add(hour);
-    } else if (hour < hours.from) hours.from = hour;
+    const touched = accounts.touched(buf, pos, accountEnd);
+    // One string per run of rows of a meter, whoever's they are: an operator's rows change account every row.
+    const meterLen = meterEnd - meterStart;
+    if (meterId === undefined || meterLen !== prevMeterLen || !sameBytes(buf, meterStart, prevMeterStart, meterLen)) {
+      meterId = buf.toString('latin1', meterStart, meterEnd);
+      prevMeterStart = meterStart;
+      prevMeterLen = meterLen;
+      meterHours = undefined;
+    }
+    if (!meterHours || touched !== prevTouched) {
+      meterHours = touched.get(meterId);
+      if (!meterHours) touched.set(meterId, (meterHours = new Map()));
+      prevTouched = touched;
+    }
+    if (meterHours !== runHours || hour !== runHour) {
+      flush();
+      runHours = meterHours;
+      runHour = hour;
+    }
+    runRows++;
     const end = buf.indexOf(NL, i);
     if (end < 0) return `row ${row} is not newline-terminated`;
     pos = end + 1;
   }
+  flush();
   return undefined;
 }
 

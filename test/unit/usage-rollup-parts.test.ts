@@ -1,25 +1,29 @@
 import t from 'tap';
 import { readPlan } from '../../shared/usage/query.js';
 import { scanAttributedRows, scanRows, type TouchedByAccount, type TouchedHours } from '../../shared/usage/row-scan.js';
-import { closedHoursNow, readMessageRows } from '../../services/roles/consumer/message-rows.js';
+import { readMessageRows } from '../../services/roles/consumer/message-rows.js';
 import { encodeRow } from '../../shared/usage/wire.js';
-import { HOUR_MS, mayBeSwept } from '../../shared/usage/rollups.js';
+import { HOUR_MS } from '../../shared/usage/rollups.js';
 import { ReadCoalescer } from '../../shared/usage/coalesce.js';
 
 const H = HOUR_MS;
 
 t.test('readPlan: whole swept hours from rollups, edges and unswept hours raw', async (t) => {
-  t.same(readPlan(10 * H, 20 * H, undefined), { rawRanges: [[10 * H, 20 * H]] }, 'before the first sweep: all raw');
-  t.same(readPlan(10 * H, 20 * H, 30), { rollupHours: [10, 20], rawRanges: [] }, 'all swept: all rollups');
+  t.same(
+    readPlan(10 * H, 20 * H, undefined),
+    { rollupHours: [], rawRanges: [[10 * H, 20 * H]] },
+    'before the first sweep: all raw',
+  );
+  t.same(readPlan(10 * H, 20 * H, 30), { rollupHours: [[10, 20]], rawRanges: [] }, 'all swept: all rollups');
   t.same(
     readPlan(10 * H, 20 * H, 14),
-    { rollupHours: [10, 15], rawRanges: [[15 * H, 20 * H]] },
+    { rollupHours: [[10, 15]], rawRanges: [[15 * H, 20 * H]] },
     'the unswept tail raw',
   );
   t.same(
     readPlan(10 * H + 5, 20 * H - 7, 30),
     {
-      rollupHours: [11, 19],
+      rollupHours: [[11, 19]],
       rawRanges: [
         [10 * H + 5, 11 * H],
         [19 * H, 20 * H - 7],
@@ -27,8 +31,40 @@ t.test('readPlan: whole swept hours from rollups, edges and unswept hours raw', 
     },
     'partial edge hours raw (a period ending mid-hour)',
   );
-  t.same(readPlan(10 * H + 5, 10 * H + 9, 30), { rawRanges: [[10 * H + 5, 10 * H + 9]] }, 'inside one hour: raw');
-  t.same(readPlan(10 * H, 20 * H, 5), { rawRanges: [[10 * H, 20 * H]] }, 'nothing swept in range: raw');
+  t.same(
+    readPlan(10 * H + 5, 10 * H + 9, 30),
+    { rollupHours: [], rawRanges: [[10 * H + 5, 10 * H + 9]] },
+    'inside one hour: raw',
+  );
+  t.same(
+    readPlan(10 * H, 20 * H, 5),
+    { rollupHours: [], rawRanges: [[10 * H, 20 * H]] },
+    'nothing swept in range: raw',
+  );
+});
+
+t.test('readPlan: hours with late records pending are raw, settled hours come from rollups swept or not', async (t) => {
+  const hours = { pending: new Set([12, 13, 17]), settled: new Set([16, 18, 19]) };
+  t.same(
+    readPlan(10 * H, 20 * H, 15, hours),
+    {
+      rollupHours: [
+        [10, 12],
+        [14, 17],
+        [18, 20],
+      ],
+      rawRanges: [
+        [12 * H, 14 * H],
+        [17 * H, 18 * H],
+      ],
+    },
+    'pending hours raw whatever the sweep says; settled hours after the watermark (the quiet current hour) from rollups',
+  );
+  t.same(
+    readPlan(10 * H, 20 * H, undefined, { pending: new Set(), settled: new Set([19]) }),
+    { rollupHours: [[19, 20]], rawRanges: [[10 * H, 19 * H]] },
+    'before any sweep only settled hours come from rollups',
+  );
 });
 
 t.test('scanRows: the subject’s account only; touched (meter, hour) pairs', async (t) => {
@@ -43,9 +79,16 @@ t.test('scanRows: the subject’s account only; touched (meter, hour) pairs', as
   t.same(
     [...into].map(([m, h]) => [m, [...h].sort()]),
     [
-      ['mtr_1', [5, 8]],
-      ['mtr_2', [7]],
+      [
+        'mtr_1',
+        [
+          [5, 2],
+          [8, 1],
+        ],
+      ],
+      ['mtr_2', [[7, 1]]],
     ],
+    'rows counted per (meter, hour)',
   );
   const forged = rows + encodeRow('acct_b', 'mtr_9', H, 'x', '1', 0);
   t.match(scanRows(Buffer.from(forged), 'acct_a', new Map()), /row 4 belongs to another account/);
@@ -67,7 +110,7 @@ t.test('scanAttributedRows: each row under its own account, one meter across acc
   ].join('');
   const into: TouchedByAccount = new Map();
   t.equal(scanAttributedRows(Buffer.from(rows), into), undefined);
-  const pairs = [...into].map(([a, m]) => [a, [...m].map(([id, h]) => [id, [...h].sort()])]);
+  const pairs = [...into].map(([a, m]) => [a, [...m].map(([id, h]) => [id, [...h.keys()].sort()])]);
   t.same(pairs, [
     ['acct_a', [['mtr_1', [5, 7]]]],
     [
@@ -81,32 +124,25 @@ t.test('scanAttributedRows: each row under its own account, one meter across acc
   t.match(scanAttributedRows(Buffer.from('\tmtr_1\t5\tx\t1\t0\n'), new Map()), /row 0 names no account/);
 });
 
-t.test(
-  'a message records only the hours a sweep may have rolled up; read again if its open hours closed since',
-  async (t) => {
-    const now = 1_000 * H + 30 * 60_000; // half past an hour
-    const live = encodeRow('acct_a', 'mtr_1', now - 1_000, 'r1', '1', 0).toString();
-    const late = encodeRow('acct_b', 'mtr_1', now - 50 * H, 'r2', '1', 0).toString();
-    const data = Buffer.from(live + late + live.replace('acct_a', 'acct_c'));
-    const read = readMessageRows('customers.acct_op', data, 3, now);
-    if (!('rows' in read)) throw new Error(read.poison);
-    t.same([...read.rows.accounts.keys()], ['acct_b'], 'the live rows build nothing: only the closed hour is recorded');
-    t.equal(read.rows.openFrom, 1_000, 'the earliest open hour is remembered');
-    t.equal(closedHoursNow(read.rows, data, now + 60_000), read.rows.accounts, 'a minute later: what was read');
-    const later = now + 2 * H;
-    t.ok(mayBeSwept(1_000, later), 'two hours later the open hour may have been swept');
-    t.same(
-      [...closedHoursNow(read.rows, data, later).keys()].sort(),
-      ['acct_a', 'acct_b', 'acct_c'],
-      '… and a message inserted only then is read again, every hour recorded',
-    );
-    const own = readMessageRows('acct_a', Buffer.from(live), 1, now);
-    if (!('rows' in own)) throw new Error(own.poison);
-    t.equal(own.rows.accounts.size, 0, 'one account’s live rows: nothing recorded either');
-    t.equal(own.rows.account, 'acct_a');
-    t.match(readMessageRows('acct_a', Buffer.from(late), 1, now), { poison: /another account/ });
-  },
-);
+t.test('a message counts the rows of every hour it touches, live and late, under each row’s account', async (t) => {
+  const now = 1_000 * H + 30 * 60_000; // half past an hour
+  const live = encodeRow('acct_a', 'mtr_1', now - 1_000, 'r1', '1', 0).toString();
+  const late = encodeRow('acct_b', 'mtr_1', now - 50 * H, 'r2', '1', 0).toString();
+  const data = Buffer.from(live + late + live + live.replace('acct_a', 'acct_c'));
+  const read = readMessageRows('customers.acct_op', data, 4);
+  if (!('rows' in read)) throw new Error(read.poison);
+  const counts = [...read.rows.accounts].map(([a, m]) => [a, [...m].map(([id, h]) => [id, [...h]])]);
+  t.same(counts, [
+    ['acct_a', [['mtr_1', [[1_000, 2]]]]],
+    ['acct_b', [['mtr_1', [[950, 1]]]]],
+    ['acct_c', [['mtr_1', [[1_000, 1]]]]],
+  ]);
+  const own = readMessageRows('acct_a', Buffer.from(live + live), 2);
+  if (!('rows' in own)) throw new Error(own.poison);
+  t.same([...own.rows.accounts.get('acct_a')!.get('mtr_1')!], [[1_000, 2]], 'one account’s live rows: one count');
+  t.equal(own.rows.account, 'acct_a');
+  t.match(readMessageRows('acct_a', Buffer.from(late), 1), { poison: /another account/ });
+});
 
 t.test('ReadCoalescer: concurrent identical reads share one computation, nothing is kept after', async (t) => {
   const c = new ReadCoalescer<number>();

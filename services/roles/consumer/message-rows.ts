@@ -1,22 +1,13 @@
 import type { JsMsg } from '@nats-io/jetstream';
-import { mayBeSwept, mayBeSweptThrough } from '../../../shared/usage/rollups.js';
-import {
-  rowsByShard,
-  scanAttributedRows,
-  scanRows,
-  type ScanHours,
-  type TouchedByAccount,
-} from '../../../shared/usage/row-scan.js';
+import { rowsByShard, scanAttributedRows, scanRows, type TouchedByAccount } from '../../../shared/usage/row-scan.js';
 import type { UsageShard, UsageShards } from '../../../shared/usage/shards.js';
 
-/** The accounts a USAGE message's rows (or one shard's part of them) belong to, and the closed hours each touches. */
+/** The accounts a USAGE message's rows (or one shard's part of them) belong to, and the hours each touches. */
 export interface MessageRows {
-  /** Account → meter → the hours that a sweep may already have rolled up when the message was read. */
+  /** Account → meter → hour → rows: what the insert marks (shared/usage/hour-marks.ts). */
   accounts: TouchedByAccount;
   /** The one account of a message of one account's subject; undefined for an operator's (many accounts). */
   account: string | undefined;
-  /** The earliest hour of the rows not in `accounts` (still open when read); Infinity: none. */
-  openFrom: number;
   /** Rows in this message, or in this part of it. */
   count: number;
 }
@@ -26,37 +17,23 @@ const ATTRIBUTED = 'customers.';
 /**
  * What a message's rows may write, from its subject (shared/clients/nats.ts): `usage.<account>` — only that
  * account's rows (whoever can publish there can't forge another account's usage); `usage.customers.<emitter>` —
- * an operator's emitter's rows, each of its own customer's account. Returns the rows with the closed hours they
- * touch as of `now`, or why the message is poison.
+ * an operator's emitter's rows, each of its own customer's account. Returns the rows with the hours they
+ * touch, or why the message is poison.
  */
 export function readMessageRows(
   subjectRest: string,
   data: Uint8Array,
   count: number,
-  now: number,
 ): { rows: MessageRows } | { poison: string } {
   const accounts: TouchedByAccount = new Map();
-  const hours: ScanHours = { through: mayBeSweptThrough(now), from: Number.POSITIVE_INFINITY };
   if (subjectRest.startsWith(ATTRIBUTED)) {
-    const bad = scanAttributedRows(data, accounts, hours);
-    return bad ? { poison: bad } : { rows: { accounts, account: undefined, openFrom: hours.from, count } };
+    const bad = scanAttributedRows(data, accounts);
+    return bad ? { poison: bad } : { rows: { accounts, account: undefined, count } };
   }
   const touched = new Map();
-  const bad = scanRows(data, subjectRest, touched, hours);
+  const bad = scanRows(data, subjectRest, touched);
   if (touched.size) accounts.set(subjectRest, touched);
-  return bad ? { poison: bad } : { rows: { accounts, account: subjectRest, openFrom: hours.from, count } };
-}
-
-/**
- * The (account, meter, hour) pairs of `rows` (whose payload is `data`) that a sweep may have rolled up by `now`:
- * those read then, unless an hour still open then may be swept by now (a message inserted over an hour's end);
- * then the payload is read again, every hour recorded.
- */
-export function closedHoursNow(rows: MessageRows, data: Uint8Array, now: number): TouchedByAccount {
-  if (!mayBeSwept(rows.openFrom, now)) return rows.accounts;
-  const accounts: TouchedByAccount = new Map();
-  scanAttributedRows(data, accounts); // checked when read: every row names its account
-  return accounts;
+  return bad ? { poison: bad } : { rows: { accounts, account: subjectRest, count } };
 }
 
 /** One message's rows going to one shard. */
@@ -77,7 +54,7 @@ export function shardPieces(rows: MessageRows, data: Uint8Array, shards: UsageSh
   return [...parts].map(([index, part]) => {
     const accounts: TouchedByAccount = new Map();
     for (const [a, t] of rows.accounts) if (shards.of(a).index === index) accounts.set(a, t);
-    const piece: MessageRows = { accounts, account: undefined, openFrom: rows.openFrom, count: newlines(part) };
+    const piece: MessageRows = { accounts, account: undefined, count: newlines(part) };
     return { shard: shards.shards[index]!, rows: piece, data: part };
   });
 }

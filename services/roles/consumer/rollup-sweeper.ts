@@ -1,21 +1,23 @@
 import type { Logger } from 'pino';
+import type { PgPool } from '../../../shared/clients/postgres.js';
 import {
   earliestTouchedHour,
   HOUR_MS,
   markSwept,
-  recomputeHours,
   sweepDueThrough,
   sweptThrough,
   touchedMeters,
+  TOUCHED_TABLE,
 } from '../../../shared/usage/rollups.js';
 import type { UsageShards } from '../../../shared/usage/shards.js';
 import { USAGE_TABLE } from '../../../shared/usage/wire.js';
-import { UNIQUE_METERS_TABLE } from '../../../shared/usage/unique-rollups.js';
+import { settleHours } from './hour-settler.js';
 
 /**
  * Rolls up each hour once it has closed (plus SWEEP_AFTER_MS): every (account, meter) the hour's inserts touched
  * (usage_hours_touched) is recomputed, then the hour is marked swept and readers switch from its raw rows to
- * its rollups. Records that arrive for an hour after that are recomputed by the consumer itself. Sweeping is
+ * its rollups (an hour still marked by inserts after that is read raw until the settler recomputes it:
+ * ./hour-settler.ts; the sweep settles what it recomputes, the same way). Sweeping is
  * idempotent: several consumer processes may each run one; a crashed sweep is simply done again.
  * On a ClickHouse cluster each shard rolls up its own accounts (on a replica that first caught up with its
  * twin), and the hour is marked swept — in a table replicated to every node — only once every shard did.
@@ -28,6 +30,7 @@ export class RollupSweeper {
   private failingSince: number | undefined;
 
   constructor(
+    private readonly pg: PgPool,
     private readonly shards: UsageShards,
     private readonly database: string,
     private readonly log: Logger,
@@ -76,17 +79,15 @@ export class RollupSweeper {
       let meters = 0;
       for (const s of shards) {
         await s.syncReplica(USAGE_TABLE);
-        await s.syncReplica(UNIQUE_METERS_TABLE);
-        await s.replicas.run(async (ch) => {
-          const touched = await touchedMeters(ch, db, hour, s.local);
-          await recomputeHours(
-            ch,
-            db,
-            touched.map((m) => ({ ...m, hours: [hour] })),
-            s.local,
-          );
-          meters += touched.length;
-        });
+        await s.syncReplica(TOUCHED_TABLE);
+        const touched = await s.replicas.run((ch) => touchedMeters(ch, db, hour, s.local));
+        await settleHours(
+          this.pg,
+          s,
+          db,
+          touched.map((m) => ({ ...m, hours: [hour] })),
+        );
+        meters += touched.length;
       }
       await anyNode.run((ch) => markSwept(ch, db, hour));
       swept = hour;

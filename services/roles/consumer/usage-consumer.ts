@@ -20,14 +20,15 @@ import {
   WIRE_FORMAT_V1,
   upgradeV1Rows,
 } from '../../../shared/usage/wire.js';
-import { mayBeSwept, recomputeHours, type HourKeys } from '../../../shared/usage/rollups.js';
-import { UNIQUE_METERS_TABLE } from '../../../shared/usage/unique-rollups.js';
+import { addHourCounts, markHours, type HourCounts } from '../../../shared/usage/hour-marks.js';
 import { UsageShards, type UsageShard } from '../../../shared/usage/shards.js';
 import type { Component } from '../role.js';
 import { isDataError, describeInsertError } from './insert-errors.js';
 import { RollupSweeper } from './rollup-sweeper.js';
-import { closedHoursNow, PieceAcks, readMessageRows, shardPieces, type MessageRows } from './message-rows.js';
+import { PieceAcks, readMessageRows, shardPieces, type MessageRows } from './message-rows.js';
 import { claimNewRows } from './claim-lock.js';
+import { ACCOUNT_LOCK, withAccountLocks } from './account-locks.js';
+import { HourSettler } from './hour-settler.js';
 
 /** Tunables of the USAGE → ClickHouse pipeline; tests shrink some of them. */
 export interface UsageConsumerOptions {
@@ -56,6 +57,8 @@ export interface UsageConsumerOptions {
   backoffMaxMs: number;
   /** How often the rollup sweeper looks for closed hours to roll up. */
   sweepIntervalMs: number;
+  /** How often the hour settler looks for marked hours to recompute (./hour-settler.ts). */
+  settleIntervalMs: number;
   /** Called with messages whose rows were just inserted, before they are acked; a throw naks them. */
   afterInsert?: (msgs: JsMsg[]) => Promise<void>;
 }
@@ -71,6 +74,7 @@ export const DEFAULT_CONSUMER_OPTIONS: UsageConsumerOptions = {
   backoffBaseMs: 250,
   backoffMaxMs: 10_000,
   sweepIntervalMs: 2_000,
+  settleIntervalMs: 1_000,
 };
 
 interface Batch {
@@ -113,6 +117,7 @@ export class UsageConsumer implements Component {
   private readonly insertErrors;
   private readonly duplicates;
   private sweeper: RollupSweeper | undefined;
+  private settler: HourSettler | undefined;
   private readonly subjectPrefix: string;
   /** Messages whose rows went to several shards in pieces (an operator's attributed rows on a cluster). */
   private readonly pieces = new PieceAcks();
@@ -157,7 +162,9 @@ export class UsageConsumer implements Component {
   async start(): Promise<void> {
     const { nats, natsNames: names, config: cfg } = this.infra;
     this.shards = await UsageShards.open(cfg, { maxOpenConnections: this.opts.maxConcurrentInserts + 1, quiet: true });
-    this.sweeper = new RollupSweeper(this.shards, cfg.CLICKHOUSE_DATABASE, this.infra.log, this.opts.sweepIntervalMs);
+    const { pg, log } = this.infra;
+    this.sweeper = new RollupSweeper(pg, this.shards, cfg.CLICKHOUSE_DATABASE, log, this.opts.sweepIntervalMs);
+    this.settler = new HourSettler(pg, this.shards, cfg.CLICKHOUSE_DATABASE, log, this.opts.settleIntervalMs);
     const jsm = await jetstreamManager(nats);
     const config: Partial<ConsumerConfig> = {
       durable_name: names.usageConsumer,
@@ -200,6 +207,7 @@ export class UsageConsumer implements Component {
       this.infra.log.error({ err }, 'usage consumer loop failed');
     });
     this.sweeper.start();
+    this.settler.start();
     this.infra.log.info({ stream: names.usageStream, durable: names.usageConsumer }, 'usage consumer started');
   }
 
@@ -232,7 +240,7 @@ export class UsageConsumer implements Component {
     if (data.length === 0 || data[data.length - 1] !== 0x0a)
       return this.poison(m, 'payload is not newline-terminated rows');
     if (!m.subject.startsWith(this.subjectPrefix)) return this.poison(m, `subject ${m.subject} names no account`);
-    const read = readMessageRows(m.subject.slice(this.subjectPrefix.length), data, count, Date.now());
+    const read = readMessageRows(m.subject.slice(this.subjectPrefix.length), data, count);
     if ('poison' in read) return this.poison(m, read.poison);
     const rows = read.rows;
     const storedMs = Math.floor(m.info.timestampNanos / 1e6);
@@ -277,14 +285,28 @@ export class UsageConsumer implements Component {
     this.inserts.add(p);
   }
 
-  /** The batch's rows that count, into the shard (claimNewRows when a record is (account, meter, id)). */
-  private async insertCounted(shard: UsageShard, chunks: Uint8Array[]): Promise<void> {
+  /**
+   * The batch's rows that count (claimNewRows when a record is (account, meter, id)), into the shard, after marking
+   * every hour they touch (shared/usage/hour-marks.ts) — both holding the accounts' settle locks shared, so a
+   * recompute that counts these marks waits for these rows. Readers take the marked hours raw until the settler
+   * (./hour-settler.ts) has recomputed them.
+   */
+  private async insertCounted(shard: UsageShard, rows: MessageRows[], chunks: Uint8Array[]): Promise<void> {
     const { config, pg } = this.infra;
+    const counts: HourCounts = new Map();
+    for (const r of rows) addHourCounts(counts, r.accounts);
+    let counted = chunks;
     // By default the timestamp is part of a record's identity: ReplacingMergeTree alone counts each once.
-    if (config.USAGE_IDENTITY !== 'id') return this.insert(shard, chunks);
-    const batch = await claimNewRows(pg, shard, config.CLICKHOUSE_DATABASE, chunks);
-    if (batch.dropped) this.duplicates.inc(batch.dropped);
-    if (batch.chunks.length) await this.insert(shard, batch.chunks);
+    if (config.USAGE_IDENTITY === 'id') {
+      const batch = await claimNewRows(pg, shard, config.CLICKHOUSE_DATABASE, chunks);
+      if (batch.dropped) this.duplicates.inc(batch.dropped);
+      counted = batch.chunks;
+    }
+    if (counted.length === 0) return;
+    await withAccountLocks(pg, ACCOUNT_LOCK.SETTLE, counts.keys(), 'shared', async () => {
+      await shard.replicas.run((ch) => markHours(ch, config.CLICKHOUSE_DATABASE, counts, Date.now(), shard.local));
+      await this.insert(shard, counted);
+    });
   }
 
   /** Into the shard's table itself (a fresh stream per replica tried): it returns once the shard holds the rows. */
@@ -296,34 +318,6 @@ export class UsageConsumer implements Component {
         format: 'TabSeparated',
         columns: [...USAGE_COLUMNS],
       }),
-    );
-  }
-
-  /**
-   * Rollups of the hours these rows touched that a sweep may already have rolled up: recomputed now, so
-   * late records are visible at once. The others are rolled up by the sweep when it comes; until then
-   * readers take them raw.
-   */
-  private async recomputeClosedHours(shard: UsageShard, rows: MessageRows[], chunks: Uint8Array[]): Promise<void> {
-    const now = Date.now();
-    const keys = new Map<string, HourKeys & { hours: Set<number> }>();
-    const touchedNow = rows.flatMap((r, i) => [...closedHoursNow(r, chunks[i]!, now)]);
-    for (const [accountId, touched] of touchedNow) {
-      for (const [meterId, hours] of touched) {
-        for (const h of hours) {
-          if (!mayBeSwept(h, now)) continue;
-          const k = `${accountId}\u0000${meterId}`;
-          let e = keys.get(k);
-          if (!e) keys.set(k, (e = { accountId, meterId, hours: new Set() }));
-          e.hours.add(h);
-        }
-      }
-    }
-    if (keys.size === 0) return;
-    // On a cluster: this replica knows every unique_count meter registered on a twin (registerUniqueMeter).
-    await shard.syncReplica(UNIQUE_METERS_TABLE);
-    await shard.replicas.run((ch) =>
-      recomputeHours(ch, this.infra.config.CLICKHOUSE_DATABASE, [...keys.values()], shard.local),
     );
   }
 
@@ -352,9 +346,8 @@ export class UsageConsumer implements Component {
   private async insertPart(shard: UsageShard, b: Batch): Promise<void> {
     const started = performance.now();
     try {
-      await this.insertCounted(shard, b.chunks);
-      await this.recomputeClosedHours(shard, b.rowsOf, b.chunks);
-      // ── The batch is durably inserted (raw rows and the rollups of the closed hours it touched). Work that
+      await this.insertCounted(shard, b.rowsOf, b.chunks);
+      // ── The batch is durably inserted (its hours marked, its rows stored). Work that
       // must follow a successful insert goes here, before the acks. ──
       await this.opts.afterInsert?.(b.msgs);
       const seconds = (performance.now() - started) / 1000;
@@ -388,8 +381,7 @@ export class UsageConsumer implements Component {
   private async isolate(shard: UsageShard, msgs: JsMsg[], rows: MessageRows[], chunks: Uint8Array[]): Promise<void> {
     for (const [i, m] of msgs.entries()) {
       try {
-        await this.insertCounted(shard, [chunks[i]!]); // the message's rows as batched (tsv1 upgraded)
-        await this.recomputeClosedHours(shard, [rows[i]!], [chunks[i]!]);
+        await this.insertCounted(shard, [rows[i]!], [chunks[i]!]); // the message's rows as batched (tsv1 upgraded)
         // The message is durably inserted (as in insertBatch).
         await this.opts.afterInsert?.([m]);
         this.acked([m], rows[i]!.count);
@@ -427,6 +419,7 @@ export class UsageConsumer implements Component {
     await this.flush();
     while (this.inserts.size) await Promise.allSettled([...this.inserts]);
     await this.sweeper?.stop();
+    await this.settler?.stop();
     await this.shards?.close();
   }
 
@@ -434,7 +427,9 @@ export class UsageConsumer implements Component {
     if (!this.messages || this.stopping) return { ok: false, detail: 'not consuming' };
     if (this.lastError) return { ok: false, detail: `last insert failed: ${this.lastError}` };
     const sweep = this.sweeper?.problem();
-    return sweep ? { ok: false, detail: `rollup sweeps failing for over a minute: ${sweep}` } : { ok: true };
+    if (sweep) return { ok: false, detail: `rollup sweeps failing for over a minute: ${sweep}` };
+    const settle = this.settler?.problem();
+    return settle ? { ok: false, detail: `hour settles failing for over a minute: ${settle}` } : { ok: true };
   }
 }
 

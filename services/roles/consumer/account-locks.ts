@@ -1,0 +1,51 @@
+import { createHash } from 'node:crypto';
+import type { PgPool } from '../../../shared/clients/postgres.js';
+
+/**
+ * First keys of pg_advisory_xact_lock(key, bucket) over usage accounts: CLAIM — a batch's check-and-claim of record
+ * identities (claim-lock.ts), always exclusive; SETTLE — an insert's marks and rows (shared) against a recompute
+ * that counts the marks (exclusive: hour-settler.ts).
+ */
+export const ACCOUNT_LOCK = { CLAIM: 27_027, SETTLE: 27_028 } as const;
+
+/** Accounts hash into this many locks per key: two batches of different accounts rarely wait for each other. */
+const BUCKETS = 4_096;
+
+function bucketOf(accountId: string): number {
+  return createHash('md5').update(accountId).digest().readUInt32LE(0) % BUCKETS;
+}
+
+/**
+ * Runs `fn` holding `key`'s locks of `accounts`' buckets: Postgres transaction-scoped advisory locks, so every
+ * consumer process (and every concurrent INSERT of one process, each on its own connection) serialises with the
+ * others as `mode` says, and a process that dies mid-way releases them with its session. Taken in bucket order in
+ * one statement: two holders of overlapping accounts never deadlock.
+ */
+export async function withAccountLocks<T>(
+  pg: PgPool,
+  key: number,
+  accounts: Iterable<string>,
+  mode: 'shared' | 'exclusive',
+  fn: () => Promise<T>,
+): Promise<T> {
+  const buckets = [...new Set([...accounts].map(bucketOf))].sort((a, b) => a - b);
+  if (buckets.length === 0) return fn();
+  const client = await pg.connect();
+  let broken = false;
+  try {
+    await client.query('BEGIN');
+    const lock = mode === 'shared' ? 'pg_advisory_xact_lock_shared' : 'pg_advisory_xact_lock';
+    await client.query(`SELECT count(${lock}($1::int, b)) FROM (SELECT b FROM unnest($2::int[]) AS b ORDER BY b) s`, [
+      key,
+      buckets,
+    ]);
+    const out = await fn();
+    await client.query('COMMIT');
+    return out;
+  } catch (err) {
+    await client.query('ROLLBACK').catch(() => (broken = true));
+    throw err;
+  } finally {
+    client.release(broken);
+  }
+}
