@@ -12,7 +12,7 @@ import { createTestAccount } from '../fixtures/auth.js';
 import { startApi } from '../fixtures/api.js';
 import { sweptThrough } from '../../shared/usage/rollups.js';
 import { UNIQUE_ROLLUP_TABLE } from '../../shared/usage/unique-rollups.js';
-import { iso, postJson, startConsumer } from './ingest-helpers.js';
+import { iso, postJson, startConsumer, waitSettled } from './ingest-helpers.js';
 
 const DAY = 86_400_000;
 const HOUR = 3_600_000;
@@ -183,6 +183,7 @@ t.test(
     let live = recs;
     await waitUntil(visible(live), 'every record visible', 60_000, 100);
     await t.test('after the sweep', async (t) => {
+      await waitSettled(infra, meterId);
       const rs = await ch.query({
         query: `SELECT count() AS n FROM ${db}.${UNIQUE_ROLLUP_TABLE} WHERE meter_id = '${meterId}'`,
         format: 'JSONEachRow',

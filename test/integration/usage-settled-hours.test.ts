@@ -1,0 +1,208 @@
+import t from 'tap';
+import { Readable } from 'node:stream';
+import { isolatedConfig, waitUntil } from '../fixtures/env.js';
+import { createTestAccount } from '../fixtures/auth.js';
+import { HOUR_MS, ROLLUP_TABLE, sweptThrough } from '../../shared/usage/rollups.js';
+import { markHours } from '../../shared/usage/hour-marks.js';
+import { planHours } from '../../shared/usage/read-plan.js';
+import { queryUsage, queryUsageTotals, readPlan } from '../../shared/usage/query.js';
+import { UsageShards } from '../../shared/usage/shards.js';
+import { encodeRow, USAGE_COLUMNS, USAGE_TABLE } from '../../shared/usage/wire.js';
+import { ACCOUNT_LOCK, withAccountLocks } from '../../services/roles/consumer/account-locks.js';
+import { HourSettler, settleHours } from '../../services/roles/consumer/hour-settler.js';
+import {
+  createMeter,
+  iso,
+  pendingHours,
+  postJson,
+  startConsumer,
+  startUsageApi,
+  waitForMeter,
+} from './ingest-helpers.js';
+
+/**
+ * Settled hours (issue 27, shared/usage/hour-marks.ts): an insert marks the hours it touches and no longer
+ * recomputes them; reads take marked hours raw until the settler has recomputed them, so they are exact at every
+ * moment — late records, retries and the current hour alike — and come from the rollups once settled.
+ */
+const DAY = 86_400_000;
+
+t.test('settled hours: exact before and after the recompute, the current hour from rollups once quiet', async (t) => {
+  const config = await isolatedConfig(t);
+  const api = await startUsageApi(t, config);
+  // The consumer's own settler runs once at start, then not for an hour: this test settles when it chooses.
+  await startConsumer(t, config, { maxWaitMs: 50, settleIntervalMs: 3_600_000 });
+  const { infra } = api;
+  const ch = infra.clickhouse;
+  const db = config.CLICKHOUSE_DATABASE;
+  await waitUntil(async () => (await sweptThrough(ch, db)) !== undefined, 'the sweeper to set its watermark');
+  const acct = await createTestAccount(infra);
+  const W = acct.auth.write.authorization;
+  const meter = await createMeter(infra, acct.accountId, { type: 'counter', aggregation: 'sum' });
+  await waitForMeter(api, meter, W);
+  const shards = await UsageShards.open(config, { quiet: true });
+  t.teardown(() => shards.close());
+  const settler = new HourSettler(infra.pg, shards, db, infra.log);
+
+  const now = Date.now();
+  const currentHour = Math.floor(now / HOUR_MS);
+  const sent = new Map<string, { ts: number; value: number }>();
+  const send = async (recs: { id: string; ts: number; value: number }[]) => {
+    const res = await postJson(
+      api.url,
+      `/v1/meters/${meter.id}/usage`,
+      W,
+      recs.map((r) => ({ id: r.id, value: r.value, timestamp: iso(r.ts) })),
+    );
+    t.equal(res.status, 202);
+    for (const r of recs) if (!sent.has(`${r.id}@${r.ts}`)) sent.set(`${r.id}@${r.ts}`, r);
+  };
+  const expected = (from: number, to: number) => {
+    let count = 0;
+    let sum = 0;
+    for (const r of sent.values())
+      if (r.ts >= from && r.ts < to) {
+        count++;
+        sum += r.value;
+      }
+    return { count, sum };
+  };
+  const startMs = Math.floor((now - 31 * DAY) / DAY) * DAY;
+  const endMs = (currentHour + 1) * HOUR_MS;
+  const read = async () => {
+    const res = await queryUsage(ch, db, {
+      accountId: acct.accountId,
+      meterId: meter.id,
+      type: 'counter',
+      startMs,
+      endMs,
+      window: 'hour',
+    });
+    const wrong = res.windows.filter((w) => {
+      const e = expected(w.start, w.end);
+      return w.count !== e.count || Number(w.sum) !== e.sum;
+    });
+    return { total: res.total, wrong: wrong.length };
+  };
+  const visible = async (n: number) =>
+    waitUntil(async () => (await read()).total.count === n, `${n} records visible`, 30_000, 100);
+
+  // Live records in the current hour, and late ones over 30 days (one batch spread over 100 closed hours).
+  const intoHour = now - currentHour * HOUR_MS;
+  const live = Array.from({ length: 300 }, (_, i) => ({
+    id: `live-${i}`,
+    ts: currentHour * HOUR_MS + Math.floor((intoHour * i) / 300),
+    value: i % 7,
+  }));
+  const late = Array.from({ length: 500 }, (_, i) => ({
+    id: `late-${i}`,
+    ts: (currentHour - 1 - (i % 100) * 7) * HOUR_MS + i * 1000,
+    value: (i % 11) + 1,
+  }));
+  await send(live);
+  await send(late);
+  await visible(800);
+  const pending = await pendingHours(infra, meter.id);
+  t.equal(pending.length, 101, 'every touched hour is pending: the 100 late ones and the current one');
+  const before = await read();
+  t.equal(before.wrong, 0, 'every hour exact before any recompute (pending hours are read raw)');
+  const hours = await planHours(
+    ch,
+    db,
+    `account_id = '${acct.accountId}' AND meter_id = '${meter.id}'`,
+    startMs,
+    endMs,
+  );
+  t.equal(hours.pending.size, 101, 'the read plans them raw');
+
+  // The settler waits for quiet; then every hour is recomputed once and recorded as settled.
+  t.equal(await settler.settleDue(Date.now() + 10_000), 101, 'quiet hours: all 101 settled in one pass');
+  t.same(await pendingHours(infra, meter.id), [], 'nothing pending');
+  const after = await read();
+  t.equal(after.wrong, 0, 'every hour exact from the rollups');
+  t.equal(after.total.count, 800);
+  const settled = await planHours(
+    ch,
+    db,
+    `account_id = '${acct.accountId}' AND meter_id = '${meter.id}'`,
+    startMs,
+    endMs,
+  );
+  const plan = readPlan(startMs, endMs, await sweptThrough(ch, db), settled);
+  t.same(
+    plan.rawRanges.filter(([a, b]) => b - a >= HOUR_MS),
+    [],
+    'no whole hour is read raw any more, the current one included',
+  );
+  const rs = await ch.query({
+    query: `SELECT sum(records) AS n FROM ${db}.${ROLLUP_TABLE} FINAL WHERE meter_id = '${meter.id}' AND hour = ${currentHour}`,
+    format: 'JSONEachRow',
+  });
+  t.equal(Number((await rs.json<{ n: string }>())[0]!.n), 300, 'the current hour has its rollup');
+
+  // Retries of both waves with more late records into settled hours: pending again, exact throughout, counted once.
+  const later = Array.from({ length: 200 }, (_, i) => ({
+    id: `later-${i}`,
+    ts: (currentHour - 1 - (i % 50) * 13) * HOUR_MS + i * 500,
+    value: 3,
+  }));
+  await send([...live.slice(0, 100), ...late.slice(0, 100), ...later]);
+  await visible(1000);
+  t.ok((await pendingHours(infra, meter.id)).length > 0, 'the hours they touched are pending again');
+  t.equal((await read()).wrong, 0, 'exact while pending');
+  await settler.settleDue(Date.now() + 10_000);
+  t.same(await pendingHours(infra, meter.id), [], 'settled again');
+  const last = await read();
+  t.equal(last.wrong, 0, 'exact after');
+  t.equal(last.total.count, 1000, 'each record once');
+});
+
+t.test('a recompute waits for an insert between its marks and its rows', async (t) => {
+  const config = await isolatedConfig(t);
+  const api = await startUsageApi(t, config);
+  const { infra } = api;
+  const ch = infra.clickhouse;
+  const db = config.CLICKHOUSE_DATABASE;
+  const shards = await UsageShards.open(config, { quiet: true });
+  t.teardown(() => shards.close());
+  const shard = shards.shards[0]!;
+  const acct = await createTestAccount(infra);
+  const meterId = 'mtr_settle_lock';
+  const hour = Math.floor(Date.now() / HOUR_MS) - 30;
+  const row = (id: string, value: string) => encodeRow(acct.accountId, meterId, hour * HOUR_MS + 1000, id, value, 0);
+  const insertRows = (rows: Uint8Array[]) =>
+    ch.insert({
+      table: `${db}.${USAGE_TABLE}`,
+      values: Readable.from([Buffer.concat(rows)], { objectMode: false }),
+      format: 'TabSeparated',
+      columns: [...USAGE_COLUMNS],
+    });
+  const total = async () => {
+    const [r] = await queryUsageTotals(ch, db, [
+      { accountId: acct.accountId, meterId, type: 'counter', startMs: hour * HOUR_MS, endMs: (hour + 1) * HOUR_MS },
+    ]);
+    return r!;
+  };
+  const counts = new Map([[acct.accountId, new Map([[meterId, new Map([[hour, 1]])]])]]);
+
+  // An insert as the consumer makes it: the mark, then (while a recompute has started) the row.
+  let settle: Promise<number> | undefined;
+  let settledEarly = false;
+  let insertDone = false;
+  await withAccountLocks(infra.pg, ACCOUNT_LOCK.SETTLE, [acct.accountId], 'shared', async () => {
+    await markHours(ch, db, counts, Date.now());
+    settle = settleHours(infra.pg, shard, db, [{ accountId: acct.accountId, meterId, hours: [hour] }]).then((n) => {
+      settledEarly = !insertDone;
+      return n;
+    });
+    await new Promise((r) => setTimeout(r, 300));
+    await insertRows([row('a', '5')]);
+    insertDone = true;
+  });
+  t.equal(await settle, 1, 'the hour is settled');
+  t.notOk(settledEarly, 'not before the insert holding the lock finished');
+  t.same(await pendingHours(infra, meterId), [], 'nothing pending');
+  const r = await total();
+  t.equal(r.count, 1, 'the rollup holds the row whose mark it counted');
+  t.equal(Number(r.sum), 5);
+});
