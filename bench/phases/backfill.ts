@@ -27,7 +27,7 @@ import { addBenchMeter, type BenchWorld } from '../world.js';
 import { arg, list, opts } from '../options.js';
 import { readClient } from './usage-reads.js';
 import type { UsageQuery } from '../../shared/client/index.js';
-import { hourStates, isSettled } from '../../shared/usage/hour-marks.js';
+import { hourStates, isReadFromRollups } from '../../shared/usage/hour-marks.js';
 import { chString } from '../../shared/usage/sql.js';
 
 const DAY = 86_400_000;
@@ -112,14 +112,14 @@ export interface IngestShapesRun {
   pollMs: number;
 }
 
-/** Waits (up to 10 minutes) until no hour of the meter is marked and not yet recomputed. */
+/** Waits (up to 10 minutes) until a read takes no hour of the meter raw: every mark recomputed. */
 async function waitSettled(ch: ClickHouseClient, meterId: string): Promise<void> {
   const rs = await ch.query({ query: 'SELECT currentDatabase() AS d', format: 'JSONEachRow' });
   const database = (await rs.json<{ d: string }>())[0]!.d;
   const t0 = Date.now();
   while (Date.now() - t0 < 600_000) {
     const states = await hourStates(ch, database, `meter_id = ${chString(meterId)}`);
-    if (states.every(isSettled)) return;
+    if (states.every(isReadFromRollups)) return;
     await sleep(200);
   }
 }

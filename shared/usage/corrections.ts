@@ -7,6 +7,7 @@
 import { Readable } from 'node:stream';
 import type { ClickHouseClient } from '@clickhouse/client';
 import { chString, HOUR_MS, recomputeHours, ROLLUP_TABLE } from './rollups.js';
+import { markWholeHours } from './hour-marks.js';
 import { CANCELLATIONS_TABLE } from './cancellations.js';
 import { USAGE_COLUMNS, USAGE_TABLE } from './wire.js';
 import type { UsageShard } from './shards.js';
@@ -95,9 +96,11 @@ export async function applyCorrectionToUsage(
   await shard.syncReplica(CANCELLATIONS_TABLE);
   await shard.syncReplica(USAGE_TABLE);
   await shard.syncReplica(UNIQUE_METERS_TABLE);
-  await shard.replicas.run((ch) =>
-    recomputeHours(ch, database, [{ accountId: c.accountId, meterId: c.meterId, hours }], local),
-  );
+  await shard.replicas.run(async (ch) => {
+    // Marked whole: its cancellations and replacements are in no minute rollup (shared/usage/hour-marks.ts).
+    await markWholeHours(ch, database, c.accountId, c.meterId, hours, Date.now(), local);
+    await recomputeHours(ch, database, [{ accountId: c.accountId, meterId: c.meterId, hours }], local);
+  });
   // A read after the 201 may be served by the shard's other replica: it must hold every write by then.
   for (const table of [CANCELLATIONS_TABLE, USAGE_TABLE, ROLLUP_TABLE, UNIQUE_ROLLUP_TABLE])
     await shard.syncEveryReplica(table);

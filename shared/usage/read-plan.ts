@@ -4,22 +4,31 @@
  * watermark) or settled since (the current hour too, once quiet), and not marked by an insert since its last
  * recompute (shared/usage/hour-marks.ts). Everything else — partial hours at the edges (a period ending
  * mid-hour), unswept and unsettled hours, hours with late records pending — is read raw, so a read is exact
- * whatever is pending.
+ * whatever is pending. An hour pending but only ever marked per minute (the current hour of a busy meter) is read
+ * from the minute rollups of its settled minutes (`usage_minutely`) and raw for the rest.
  */
 import type { ClickHouseClient } from '@clickhouse/client';
-import { hourStates, isSettled } from './hour-marks.js';
+import { hourStates, isMarkedPerMinute, isMinuteSettled, isSettled } from './hour-marks.js';
 import { HOUR_MS } from './sql.js';
 
+const MINUTE_MS = 60_000;
+
 export interface ReadPlan {
-  /** [fromHour, toHour) ranges read from rollups. */
+  /** [fromHour, toHour) ranges read from hourly rollups. */
   rollupHours: [number, number][];
+  /** [fromMinute, toMinute) ranges (epoch minutes) read from minute rollups. */
+  rollupMinutes?: [number, number][];
   rawRanges: [number, number][];
 }
 
-/** Hours whose rollups are stale (marked since their last recompute), and hours settled whether swept or not. */
+/**
+ * Hours whose rollups are stale (marked since their last recompute); hours settled whether swept or not; and of
+ * the pending hours those readable per minute, with the minutes still pending in them.
+ */
 export interface PlanHours {
   pending: ReadonlySet<number>;
   settled: ReadonlySet<number>;
+  perMinute?: ReadonlyMap<number, ReadonlySet<number>>;
 }
 
 const NO_HOURS: PlanHours = { pending: new Set(), settled: new Set() };
@@ -36,6 +45,7 @@ export function readPlan(
   const fromRollup = (h: number) =>
     !hours.pending.has(h) && ((swept !== undefined && h <= swept) || hours.settled.has(h));
   const rollupHours: [number, number][] = [];
+  const rollupMinutes: [number, number][] = [];
   const rawRanges: [number, number][] = [];
   const add = (list: [number, number][], from: number, to: number) => {
     const last = list[list.length - 1];
@@ -45,16 +55,39 @@ export function readPlan(
   if (startMs < firstFull * HOUR_MS) add(rawRanges, startMs, firstFull * HOUR_MS);
   // Runs of hours: a swept range with nothing pending is one comparison per hour, and one range.
   for (let h = firstFull; h < lastFullEnd; h++) {
+    const pendingMinutes = hours.perMinute?.get(h);
     if (fromRollup(h)) add(rollupHours, h, h + 1);
+    else if (pendingMinutes)
+      for (let m = h * 60; m < (h + 1) * 60; m++) {
+        if (pendingMinutes.has(m)) add(rawRanges, m * MINUTE_MS, (m + 1) * MINUTE_MS);
+        else add(rollupMinutes, m, m + 1);
+      }
     else add(rawRanges, h * HOUR_MS, (h + 1) * HOUR_MS);
   }
   if (lastFullEnd * HOUR_MS < endMs) add(rawRanges, lastFullEnd * HOUR_MS, endMs);
-  return { rollupHours, rawRanges };
+  return rollupMinutes.length ? { rollupHours, rollupMinutes, rawRanges } : { rollupHours, rawRanges };
 }
 
-/** The condition on `hour` of a plan's rollup part. */
-export function rollupHoursSql(plan: ReadPlan): string {
-  return `(${plan.rollupHours.map(([a, b]) => (b === a + 1 ? `hour = ${a}` : `(hour >= ${a} AND hour < ${b})`)).join(' OR ')})`;
+/** The condition on `column` ('hour' or 'minute') of a plan's rollup part. */
+export function rollupRangesSql(ranges: readonly [number, number][], column = 'hour'): string {
+  return `(${ranges.map(([a, b]) => (b === a + 1 ? `${column} = ${a}` : `(${column} >= ${a} AND ${column} < ${b})`)).join(' OR ')})`;
+}
+
+/** The plan with its minute rollups read raw instead (a read that has no minute-rollup part: unique counts). */
+export function withoutMinutes(plan: ReadPlan): ReadPlan {
+  if (!plan.rollupMinutes?.length) return plan;
+  const raw = [
+    ...plan.rawRanges,
+    ...plan.rollupMinutes.map(([a, b]): [number, number] => [a * MINUTE_MS, b * MINUTE_MS]),
+  ];
+  raw.sort((x, y) => x[0] - y[0]);
+  const rawRanges: [number, number][] = [];
+  for (const [a, b] of raw) {
+    const last = rawRanges[rawRanges.length - 1];
+    if (last && last[1] === a) last[1] = b;
+    else rawRanges.push([a, b]);
+  }
+  return { rollupHours: plan.rollupHours, rawRanges };
 }
 
 /**
@@ -74,8 +107,22 @@ export async function planHours(
   if (firstFull >= lastFullEnd) return NO_HOURS;
   const states = await hourStates(ch, database, `${meters} AND hour >= ${firstFull} AND hour < ${lastFullEnd}`);
   const pending = new Set<number>();
-  const settled = new Set<number>();
   for (const s of states) if (!isSettled(s)) pending.add(s.hour);
-  for (const s of states) if (!pending.has(s.hour)) settled.add(s.hour);
-  return { pending, settled };
+  const settled = new Set<number>();
+  const notPerMinute = new Set<number>();
+  const pendingMinutes = new Map<number, Set<number>>();
+  for (const s of states) {
+    if (!pending.has(s.hour)) {
+      settled.add(s.hour);
+      continue;
+    }
+    // Read per minute only if every meter's records in the hour are in minute marks; then any of their minutes
+    // not covered by a minute settle is read raw.
+    if (!isMarkedPerMinute(s)) notPerMinute.add(s.hour);
+    let set = pendingMinutes.get(s.hour);
+    if (!set) pendingMinutes.set(s.hour, (set = new Set()));
+    for (const [minute, m] of s.minutes) if (!isMinuteSettled(m)) set.add(minute);
+  }
+  for (const h of notPerMinute) pendingMinutes.delete(h);
+  return { pending, settled, perMinute: pendingMinutes };
 }

@@ -3,12 +3,12 @@
  * from raw rows, and the one SELECT merging both for a slice — by window, by group, or the whole data cube.
  */
 import type { MeterType } from '../meters/record.js';
-import { HOUR_MS, QUANTILES_MERGE, QUANTILES_STATE, ROLLUP_TABLE } from './rollups.js';
+import { HOUR_MS, MINUTE_MS, MINUTE_ROLLUP_TABLE, QUANTILES_MERGE, QUANTILES_STATE, ROLLUP_TABLE } from './rollups.js';
 import { USAGE_TABLE } from './wire.js';
 import { dimensionSql } from './dimensions.js';
 import { notCancelledSql } from './cancellations.js';
 import { chString } from './sql.js';
-import { rollupHoursSql, type ReadPlan } from './read-plan.js';
+import { rollupRangesSql, withoutMinutes, type ReadPlan } from './read-plan.js';
 export { readPlan, type ReadPlan } from './read-plan.js';
 import { UNIQUE_ROLLUP_TABLE, UNIQUES_MERGE, UNIQUES_STATE } from './unique-rollups.js';
 
@@ -83,15 +83,20 @@ export function mergedSql(
   const unique = slice.uniqueBy ? `${dimensionSql(slice.uniqueBy)} AS u` : undefined;
   const where = `${meters}${filterSql(slice)}`;
   const parts: string[] = [];
-  if (plan.rollupHours.length) {
-    const cols = [key(`hour * ${HOUR_MS}`), ...groups, 'records AS c', 'sum AS s'].filter(Boolean);
+  const rollups: [string, string, number, [number, number][]][] = [
+    [ROLLUP_TABLE, 'hour', HOUR_MS, plan.rollupHours],
+    [MINUTE_ROLLUP_TABLE, 'minute', MINUTE_MS, plan.rollupMinutes ?? []],
+  ];
+  for (const [table, column, unitMs, ranges] of rollups) {
+    if (!ranges.length) continue;
+    const cols = [key(`${column} * ${unitMs}`), ...groups, 'records AS c', 'sum AS s'].filter(Boolean);
     if (unique) cols.push(unique);
     if (extremes) cols.push('min AS mn', 'max AS mx');
     if (gauge) cols.push('last_ts AS lt', 'last_id AS li', 'last_value AS lv');
     if (histogram) cols.push('quantiles AS qs');
     // records = 0: a dimension set whose every record was cancelled (recomputeHours).
-    parts.push(`SELECT ${cols.join(', ')} FROM ${database}.${ROLLUP_TABLE} FINAL
-      WHERE ${where} AND ${rollupHoursSql(plan)} AND records > 0`);
+    parts.push(`SELECT ${cols.join(', ')} FROM ${database}.${table} FINAL
+      WHERE ${where} AND ${rollupRangesSql(ranges, column)} AND records > 0`);
   }
   if (plan.rawRanges.length) {
     const cols = [key('ts_ms'), ...groups, 'count() AS c', 'sum(value) AS s'].filter(Boolean);
@@ -214,6 +219,8 @@ export function uniqueStatesSql(
   slice: ReadSlice,
   uniqueBy: string,
 ): string {
+  // No distinct sets per minute: an hour read per minute is read raw here.
+  plan = withoutMinutes(plan);
   const groups = (slice.groupBy ?? []).map((k, i) => `${groupKeySql(k)} AS g${i}`);
   const where = `${meters}${filterSql(slice)}`;
   const parts: string[] = [];
@@ -224,7 +231,7 @@ export function uniqueStatesSql(
     const rowKey = 'account_id, meter_id, hour, group_key';
     parts.push(`SELECT ${cols.join(', ')} FROM (
         SELECT account_id, meter_id, hour, dim_keys, dim_values, records, sum, uniques FROM ${database}.${UNIQUE_ROLLUP_TABLE}
-        WHERE ${where} AND ${rollupHoursSql(plan)}
+        WHERE ${where} AND ${rollupRangesSql(plan.rollupHours)}
         ORDER BY ${rowKey}, version DESC LIMIT 1 BY ${rowKey}
       ) WHERE records > 0`);
   }

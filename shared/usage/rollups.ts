@@ -13,6 +13,9 @@ export { chString, groupKeySql, HOUR_MS };
 import { meterPairKey, uniqueKeysOf, uniqueRecomputeSql } from './unique-rollups.js';
 
 export const ROLLUP_TABLE = 'usage_hourly';
+/** Minute rollups of hours marked while open (shared/usage/hour-marks.ts): same columns, `minute` for `hour`. */
+export const MINUTE_ROLLUP_TABLE = 'usage_minutely';
+export const MINUTE_MS = 60_000;
 export const TOUCHED_TABLE = 'usage_hours_touched';
 export const SWEEPS_TABLE = 'usage_rollup_sweeps';
 /** The t-digest state type of `usage_hourly.quantiles`; raw rows are turned into the same state to merge. */
@@ -40,7 +43,7 @@ export interface HourKeys {
 /** Key ranges per INSERT … SELECT: keeps the statement small; each range is one index seek. */
 const RANGES_PER_RECOMPUTE = 200;
 
-/** Consecutive hours of one meter as [fromHour, toHour) ranges. */
+/** Consecutive hours (or minutes) of one meter as [from, to) ranges. */
 function hourRanges(hours: Iterable<number>): [number, number][] {
   const sorted = [...new Set(hours)].sort((a, b) => a - b);
   const out: [number, number][] = [];
@@ -73,23 +76,58 @@ const VERSION_PER_CANCELLATION = 2 ** 32;
  * A unique_count meter registered for distinct sets (shared/usage/unique-rollups.ts) also gets its
  * usage_unique_hourly rows from the same raw rows, under the same version rule.
  */
-export async function recomputeHours(
+export function recomputeHours(
   ch: ClickHouseClient,
   database: string,
   keys: readonly HourKeys[],
   local = '',
+): Promise<void> {
+  return recompute(ch, database, keys, local, HOURLY);
+}
+
+/**
+ * recomputeHours for minutes (epoch minutes in `hours`) into usage_minutely: the minute rollups of an hour still
+ * open (shared/usage/hour-marks.ts). No distinct sets: a unique count reads such an hour raw.
+ */
+export function recomputeMinutes(
+  ch: ClickHouseClient,
+  database: string,
+  keys: readonly HourKeys[],
+  local = '',
+): Promise<void> {
+  return recompute(ch, database, keys, local, MINUTELY);
+}
+
+/** Where a recompute writes: the table, its time column and unit, and whether distinct sets go with it. */
+interface Grain {
+  table: string;
+  column: 'hour' | 'minute';
+  unitMs: number;
+  uniques: boolean;
+}
+const HOURLY: Grain = { table: ROLLUP_TABLE, column: 'hour', unitMs: HOUR_MS, uniques: true };
+const MINUTELY: Grain = { table: MINUTE_ROLLUP_TABLE, column: 'minute', unitMs: MINUTE_MS, uniques: false };
+
+async function recompute(
+  ch: ClickHouseClient,
+  database: string,
+  keys: readonly HourKeys[],
+  local: string,
+  grain: Grain,
 ): Promise<void> {
   const ranges: { pair: string; sql: string }[] = [];
   for (const k of keys) {
     const meter = `account_id = ${chString(k.accountId)} AND meter_id = ${chString(k.meterId)}`;
     const pair = `(${chString(k.accountId)}, ${chString(k.meterId)})`;
     for (const [from, to] of hourRanges(k.hours))
-      ranges.push({ pair, sql: `(${meter} AND ts_ms >= ${from * HOUR_MS} AND ts_ms < ${to * HOUR_MS})` });
+      ranges.push({ pair, sql: `(${meter} AND ts_ms >= ${from * grain.unitMs} AND ts_ms < ${to * grain.unitMs})` });
   }
   if (ranges.length === 0) return;
   const pairsIn = (pairs: Iterable<string>) => `(account_id, meter_id) IN (${[...new Set(pairs)].join(', ')})`;
   // Registered before any of the meter's records existed (registerUniqueMeter): read once is enough.
-  const uniqueKeys = await uniqueKeysOf(ch, database, pairsIn(ranges.map((r) => r.pair)), local);
+  const uniqueKeys = grain.uniques
+    ? await uniqueKeysOf(ch, database, pairsIn(ranges.map((r) => r.pair)), local)
+    : new Map<string, string>();
   const uniqueKeyOf = new Map(
     keys.map((k) => [`(${chString(k.accountId)}, ${chString(k.meterId)})`, uniqueKeys.get(meterPairKey(k))]),
   );
@@ -105,17 +143,17 @@ export async function recomputeHours(
     const version = (n: string, isCancelled: string) =>
       `${cancellations} * ${VERSION_PER_CANCELLATION} + if(${isCancelled}, 0, 2 * ${n} + 1)`;
     await ch.command({
-      query: `INSERT INTO ${database}.${ROLLUP_TABLE}${local}
-        (account_id, meter_id, hour, group_key, dim_keys, dim_values, records, sum, min, max, last_ts, last_id, last_value, quantiles, version)
-        SELECT account_id, meter_id, hour, group_key, dim_keys, dim_values, if(cancelled, toUInt64(0), n) AS records, s, mn, mx, lt, li, lv, qs,
+      query: `INSERT INTO ${database}.${grain.table}${local}
+        (account_id, meter_id, ${grain.column}, group_key, dim_keys, dim_values, records, sum, min, max, last_ts, last_id, last_value, quantiles, version)
+        SELECT account_id, meter_id, ${grain.column}, group_key, dim_keys, dim_values, if(cancelled, toUInt64(0), n) AS records, s, mn, mx, lt, li, lv, qs,
           ${version('n', 'cancelled')} AS version
         FROM (
-          SELECT account_id, meter_id, intDiv(ts_ms, ${HOUR_MS}) AS hour, ${groupKeySql()} AS group_key, dim_keys, dim_values,
+          SELECT account_id, meter_id, intDiv(ts_ms, ${grain.unitMs}) AS ${grain.column}, ${groupKeySql()} AS group_key, dim_keys, dim_values,
             ${cancelled} AS cancelled, count() AS n, sum(value) AS s, min(value) AS mn, max(value) AS mx, max(ts_ms) AS lt,
             argMax(record_id, (ts_ms, record_id)) AS li, argMax(value, (ts_ms, record_id)) AS lv, ${QUANTILES_STATE}(toFloat64(value)) AS qs
           FROM ${database}.${USAGE_TABLE}${local} FINAL
           WHERE ${where(chunk)}
-          GROUP BY account_id, meter_id, hour, dim_keys, dim_values, cancelled
+          GROUP BY account_id, meter_id, ${grain.column}, dim_keys, dim_values, cancelled
         )`,
     });
     const byUniqueKey = new Map<string, typeof chunk>();

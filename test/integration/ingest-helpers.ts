@@ -15,7 +15,7 @@ import { usageQueryModule } from '../../services/control/usage/module.js';
 import { UsageConsumer, type UsageConsumerOptions } from '../../services/roles/consumer/usage-consumer.js';
 import { testInfra, waitUntil, type TestLike } from '../fixtures/env.js';
 import { queryUsageTotals } from '../../shared/usage/query.js';
-import { hourStates, isSettled } from '../../shared/usage/hour-marks.js';
+import { hourStates, isReadFromRollups } from '../../shared/usage/hour-marks.js';
 
 const DAY_MS = 86_400_000;
 
@@ -178,10 +178,10 @@ export async function rawRowCount(infra: Infra, meterId: string): Promise<number
 
 export const iso = (ms: number) => new Date(ms).toISOString();
 
-/** Hours of the meter marked by inserts and not yet recomputed (shared/usage/hour-marks.ts): read raw until settled. */
+/** Hours of the meter that a read takes (partly) raw: marked by inserts and not yet recomputed (shared/usage/hour-marks.ts). */
 export async function pendingHours(infra: Infra, meterId: string): Promise<number[]> {
   const states = await hourStates(infra.clickhouse, infra.config.CLICKHOUSE_DATABASE, `meter_id = '${meterId}'`);
-  return states.filter((s) => !isSettled(s)).map((s) => s.hour);
+  return states.filter((s) => !isReadFromRollups(s)).map((s) => s.hour);
 }
 
 /** Waits until the settler has recomputed every hour of the meter that inserts marked. */

@@ -2,14 +2,14 @@ import t from 'tap';
 import { Readable } from 'node:stream';
 import { isolatedConfig, waitUntil } from '../fixtures/env.js';
 import { createTestAccount } from '../fixtures/auth.js';
-import { HOUR_MS, ROLLUP_TABLE, sweptThrough } from '../../shared/usage/rollups.js';
-import { markHours } from '../../shared/usage/hour-marks.js';
+import { HOUR_MS, MINUTE_ROLLUP_TABLE, sweptThrough } from '../../shared/usage/rollups.js';
+import { markHours, markWholeHours } from '../../shared/usage/hour-marks.js';
 import { planHours } from '../../shared/usage/read-plan.js';
 import { queryUsage, queryUsageTotals, readPlan } from '../../shared/usage/query.js';
 import { UsageShards } from '../../shared/usage/shards.js';
 import { encodeRow, USAGE_COLUMNS, USAGE_TABLE } from '../../shared/usage/wire.js';
-import { ACCOUNT_LOCK, withAccountLocks } from '../../services/roles/consumer/account-locks.js';
-import { HourSettler, settleHours } from '../../services/roles/consumer/hour-settler.js';
+import { ACCOUNT_LOCK, settleLockName, withAccountLocks } from '../../services/roles/consumer/account-locks.js';
+import { HourSettler, settle, settleHours } from '../../services/roles/consumer/hour-settler.js';
 import {
   createMeter,
   iso,
@@ -115,8 +115,13 @@ t.test('settled hours: exact before and after the recompute, the current hour fr
   );
   t.equal(hours.pending.size, 101, 'the read plans them raw');
 
-  // The settler waits for quiet; then every hour is recomputed once and recorded as settled.
-  t.equal(await settler.settleDue(Date.now() + 10_000), 101, 'quiet hours: all 101 settled in one pass');
+  // The settler waits for quiet; then every closed hour is recomputed once, and the current hour's minutes.
+  const liveMinutes = new Set(live.map((r) => Math.floor(r.ts / 60_000))).size;
+  t.equal(
+    await settler.settleDue(Date.now() + 10_000),
+    100 + liveMinutes,
+    `quiet: the 100 closed hours and the current hour's ${liveMinutes} minutes settled in one pass`,
+  );
   t.same(await pendingHours(infra, meter.id), [], 'nothing pending');
   const after = await read();
   t.equal(after.wrong, 0, 'every hour exact from the rollups');
@@ -134,11 +139,12 @@ t.test('settled hours: exact before and after the recompute, the current hour fr
     [],
     'no whole hour is read raw any more, the current one included',
   );
+  t.ok(settled.perMinute?.has(currentHour), 'the current hour is read per minute');
   const rs = await ch.query({
-    query: `SELECT sum(records) AS n FROM ${db}.${ROLLUP_TABLE} FINAL WHERE meter_id = '${meter.id}' AND hour = ${currentHour}`,
+    query: `SELECT sum(records) AS n FROM ${db}.${MINUTE_ROLLUP_TABLE} FINAL WHERE meter_id = '${meter.id}' AND intDiv(minute, 60) = ${currentHour}`,
     format: 'JSONEachRow',
   });
-  t.equal(Number((await rs.json<{ n: string }>())[0]!.n), 300, 'the current hour has its rollup');
+  t.equal(Number((await rs.json<{ n: string }>())[0]!.n), 300, 'the current hour has its minute rollups');
 
   // Retries of both waves with more late records into settled hours: pending again, exact throughout, counted once.
   const later = Array.from({ length: 200 }, (_, i) => ({
@@ -183,13 +189,13 @@ t.test('a recompute waits for an insert between its marks and its rows', async (
     ]);
     return r!;
   };
-  const counts = new Map([[acct.accountId, new Map([[meterId, new Map([[hour, 1]])]])]]);
+  const counts = new Map([[acct.accountId, new Map([[meterId, new Map([[hour * 60, 1]])]])]]);
 
   // An insert as the consumer makes it: the mark, then (while a recompute has started) the row.
   let settle: Promise<number> | undefined;
   let settledEarly = false;
   let insertDone = false;
-  await withAccountLocks(infra.pg, ACCOUNT_LOCK.SETTLE, [acct.accountId], 'shared', async () => {
+  await withAccountLocks(infra.pg, ACCOUNT_LOCK.SETTLE, [settleLockName(acct.accountId, meterId)], 'shared', async () => {
     await markHours(ch, db, counts, Date.now());
     settle = settleHours(infra.pg, shard, db, [{ accountId: acct.accountId, meterId, hours: [hour] }]).then((n) => {
       settledEarly = !insertDone;
@@ -206,3 +212,110 @@ t.test('a recompute waits for an insert between its marks and its rows', async (
   t.equal(r.count, 1, 'the rollup holds the row whose mark it counted');
   t.equal(Number(r.sum), 5);
 });
+
+t.test(
+  'an hour marked while open is read from the minute rollups of its settled minutes, its busy minutes raw',
+  async (t) => {
+    const config = await isolatedConfig(t);
+    const api = await startUsageApi(t, config);
+    const { infra } = api;
+    const ch = infra.clickhouse;
+    const db = config.CLICKHOUSE_DATABASE;
+    const shards = await UsageShards.open(config, { quiet: true });
+    t.teardown(() => shards.close());
+    const shard = shards.shards[0]!;
+    const acct = await createTestAccount(infra);
+    const meterId = 'mtr_settle_minutes';
+    // An hour seen from a moment inside it (10 minutes in): it is open, so inserts mark its minutes.
+    const hour = Math.floor(Date.now() / HOUR_MS) - 40;
+    const openNow = hour * HOUR_MS + 10 * 60_000;
+    const minute = (k: number) => hour * 60 + k;
+    const rows = [
+      [0, 'a', '1.5'],
+      [0, 'b', '2'],
+      [0, 'c', '3'],
+      [1, 'd', '4'],
+      [1, 'e', '5'],
+      [2, 'f', '6'],
+    ] as const;
+    const counts = new Map<number, number>();
+    for (const [k] of rows) counts.set(minute(k), (counts.get(minute(k)) ?? 0) + 1);
+    await withAccountLocks(infra.pg, ACCOUNT_LOCK.SETTLE, [settleLockName(acct.accountId, meterId)], 'shared', async () => {
+      await markHours(ch, db, new Map([[acct.accountId, new Map([[meterId, counts]])]]), openNow);
+      await ch.insert({
+        table: `${db}.${USAGE_TABLE}`,
+        values: Readable.from(
+          [
+            Buffer.concat(
+              rows.map(([k, id, v]) => encodeRow(acct.accountId, meterId, minute(k) * 60_000 + 5, id, v, 0)),
+            ),
+          ],
+          { objectMode: false },
+        ),
+        format: 'TabSeparated',
+        columns: [...USAGE_COLUMNS],
+      });
+    });
+    // Minutes 0 and 1 went quiet; minute 2 is still busy.
+    t.equal(
+      await settle(
+        infra.pg,
+        shard,
+        db,
+        [{ accountId: acct.accountId, meterId, hours: [], minutes: [minute(0), minute(1)] }],
+        openNow,
+      ),
+      2,
+      'two minute settles',
+    );
+    const pair = `account_id = '${acct.accountId}' AND meter_id = '${meterId}'`;
+    const range = [hour * HOUR_MS, (hour + 1) * HOUR_MS] as const;
+    const hours = await planHours(ch, db, pair, ...range);
+    t.same([...hours.pending], [hour], 'the hour is pending');
+    t.same([...(hours.perMinute?.get(hour) ?? [])], [minute(2)], '… readable per minute, minute 2 pending');
+    const plan = readPlan(...range, undefined, hours);
+    t.same(plan.rawRanges, [[minute(2) * 60_000, minute(3) * 60_000]], 'only the busy minute is read raw');
+    const rs = await ch.query({
+      query: `SELECT minute, sum(records) AS n FROM ${db}.${MINUTE_ROLLUP_TABLE} FINAL WHERE meter_id = '${meterId}' GROUP BY minute ORDER BY minute`,
+      format: 'JSONEachRow',
+    });
+    t.same(
+      (await rs.json<{ minute: string; n: string }>()).map((r) => [Number(r.minute), Number(r.n)]),
+      [
+        [minute(0), 3],
+        [minute(1), 2],
+      ],
+      'the quiet minutes have their rollups',
+    );
+    const total = async () => {
+      const [r] = await queryUsageTotals(ch, db, [
+        { accountId: acct.accountId, meterId, type: 'counter', startMs: range[0], endMs: range[1] },
+      ]);
+      return [r!.count, Number(r!.sum)];
+    };
+    t.same(await total(), [6, 21.5], 'exact: minute rollups and the busy minute raw');
+    const byHour = await queryUsage(ch, db, {
+      accountId: acct.accountId,
+      meterId,
+      type: 'histogram',
+      startMs: range[0],
+      endMs: range[1],
+      window: 'hour',
+    });
+    t.equal(byHour.total.max, '6.000000000', 'the same read for a histogram (extremes from the minute rollups too)');
+
+    // A whole-hour mark (a correction, a record after the hour closed): no longer read per minute.
+    await markWholeHours(ch, db, acct.accountId, meterId, [hour], Date.now());
+    const after = await planHours(ch, db, pair, ...range);
+    t.notOk(after.perMinute?.has(hour), 'marked whole: not per minute');
+    t.same(readPlan(...range, undefined, after).rawRanges, [[...range]], 'the whole hour raw');
+    t.same(await total(), [6, 21.5], 'still exact');
+    await settleHours(infra.pg, shard, db, [{ accountId: acct.accountId, meterId, hours: [hour] }]);
+    t.same(
+      readPlan(...range, undefined, await planHours(ch, db, pair, ...range)).rollupHours,
+      [[hour, hour + 1]],
+      'settled: the hourly rollup',
+    );
+    t.same(await total(), [6, 21.5], 'exact from it');
+  },
+);

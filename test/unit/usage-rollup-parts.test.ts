@@ -1,5 +1,7 @@
 import t from 'tap';
 import { readPlan } from '../../shared/usage/query.js';
+import { withoutMinutes } from '../../shared/usage/read-plan.js';
+import { isMarkedPerMinute, isSettled, markOf, WHOLE_HOUR } from '../../shared/usage/hour-marks.js';
 import { scanAttributedRows, scanRows, type TouchedByAccount, type TouchedHours } from '../../shared/usage/row-scan.js';
 import { readMessageRows } from '../../services/roles/consumer/message-rows.js';
 import { encodeRow } from '../../shared/usage/wire.js';
@@ -67,6 +69,54 @@ t.test('readPlan: hours with late records pending are raw, settled hours come fr
   );
 });
 
+t.test('readPlan: a pending hour marked per minute reads its settled minutes from minute rollups', async (t) => {
+  const M = 60_000;
+  const hours = {
+    pending: new Set([12, 13]),
+    settled: new Set<number>(),
+    perMinute: new Map([[13, new Set([13 * 60 + 58, 13 * 60 + 59])]]),
+  };
+  t.same(
+    readPlan(12 * H, 14 * H, 11, hours),
+    {
+      rollupHours: [],
+      rollupMinutes: [[13 * 60, 13 * 60 + 58]],
+      rawRanges: [
+        [12 * H, 13 * H],
+        [13 * H + 58 * M, 14 * H],
+      ],
+    },
+    'hour 12 (marked whole) raw; hour 13 per minute: its two busy minutes raw',
+  );
+  t.same(
+    withoutMinutes(readPlan(12 * H, 14 * H, 11, hours)),
+    { rollupHours: [], rawRanges: [[12 * H, 14 * H]] },
+    'without minute rollups (unique counts): raw',
+  );
+  const s = (minutes: [number, number, number][], whole = 0, settled = 0) => ({
+    accountId: 'a',
+    meterId: 'm',
+    hour: 13,
+    touched: whole + minutes.reduce((n, [, t]) => n + t, 0),
+    records: 0,
+    wholeHourTouched: whole,
+    settledTouched: settled,
+    settledRecords: 0,
+    minutes: new Map(minutes.map(([m, touched, settledTouched]) => [m, { touched, settledTouched }])),
+  });
+  t.ok(isMarkedPerMinute(s([[780, 2, 1]])), 'only minute marks: per minute');
+  t.notOk(isMarkedPerMinute(s([[780, 2, 1]], 1)), 'a whole-hour mark (a late record, a correction): not per minute');
+  t.notOk(isSettled(s([[780, 2, 1]], 0, 1)), 'an hour settle of fewer marks than made: pending');
+  t.ok(isSettled(s([[780, 2, 1]], 0, 2)), '… of all of them: settled');
+});
+
+t.test('markOf: per minute while the hour is open, the whole hour after', async (t) => {
+  const now = 1_000 * H + 5 * 60_000;
+  t.same(markOf(60_000 + 3, now), { hour: 1_000, minute: 60_003 }, 'this hour: its minute');
+  t.same(markOf(60_000 + 61, now), { hour: 1_001, minute: 60_061 }, 'a record ahead of the clock: its minute');
+  t.same(markOf(60_000 - 1, now), { hour: 999, minute: WHOLE_HOUR }, 'the last hour: whole');
+});
+
 t.test('scanRows: the subject’s account only; touched (meter, hour) pairs', async (t) => {
   const rows = [
     encodeRow('acct_a', 'mtr_1', 5 * H + 1, 'r1', '1', 0),
@@ -82,13 +132,13 @@ t.test('scanRows: the subject’s account only; touched (meter, hour) pairs', as
       [
         'mtr_1',
         [
-          [5, 2],
-          [8, 1],
+          [300, 2],
+          [539, 1],
         ],
       ],
-      ['mtr_2', [[7, 1]]],
+      ['mtr_2', [[420, 1]]],
     ],
-    'rows counted per (meter, hour)',
+    'rows counted per (meter, epoch minute)',
   );
   const forged = rows + encodeRow('acct_b', 'mtr_9', H, 'x', '1', 0);
   t.match(scanRows(Buffer.from(forged), 'acct_a', new Map()), /row 4 belongs to another account/);
@@ -112,19 +162,19 @@ t.test('scanAttributedRows: each row under its own account, one meter across acc
   t.equal(scanAttributedRows(Buffer.from(rows), into), undefined);
   const pairs = [...into].map(([a, m]) => [a, [...m].map(([id, h]) => [id, [...h.keys()].sort()])]);
   t.same(pairs, [
-    ['acct_a', [['mtr_1', [5, 7]]]],
+    ['acct_a', [['mtr_1', [300, 420]]]],
     [
       'acct_b',
       [
-        ['mtr_1', [6]],
-        ['mtr_2', [6]],
+        ['mtr_1', [360]],
+        ['mtr_2', [360]],
       ],
     ],
   ]);
   t.match(scanAttributedRows(Buffer.from('\tmtr_1\t5\tx\t1\t0\n'), new Map()), /row 0 names no account/);
 });
 
-t.test('a message counts the rows of every hour it touches, live and late, under each row’s account', async (t) => {
+t.test('a message counts the rows of every minute it touches, live and late, under each row’s account', async (t) => {
   const now = 1_000 * H + 30 * 60_000; // half past an hour
   const live = encodeRow('acct_a', 'mtr_1', now - 1_000, 'r1', '1', 0).toString();
   const late = encodeRow('acct_b', 'mtr_1', now - 50 * H, 'r2', '1', 0).toString();
@@ -133,13 +183,13 @@ t.test('a message counts the rows of every hour it touches, live and late, under
   if (!('rows' in read)) throw new Error(read.poison);
   const counts = [...read.rows.accounts].map(([a, m]) => [a, [...m].map(([id, h]) => [id, [...h]])]);
   t.same(counts, [
-    ['acct_a', [['mtr_1', [[1_000, 2]]]]],
-    ['acct_b', [['mtr_1', [[950, 1]]]]],
-    ['acct_c', [['mtr_1', [[1_000, 1]]]]],
+    ['acct_a', [['mtr_1', [[60_029, 2]]]]],
+    ['acct_b', [['mtr_1', [[57_030, 1]]]]],
+    ['acct_c', [['mtr_1', [[60_029, 1]]]]],
   ]);
   const own = readMessageRows('acct_a', Buffer.from(live + live), 2);
   if (!('rows' in own)) throw new Error(own.poison);
-  t.same([...own.rows.accounts.get('acct_a')!.get('mtr_1')!], [[1_000, 2]], 'one account’s live rows: one count');
+  t.same([...own.rows.accounts.get('acct_a')!.get('mtr_1')!], [[60_029, 2]], 'one account’s live rows: one count');
   t.equal(own.rows.account, 'acct_a');
   t.match(readMessageRows('acct_a', Buffer.from(late), 1), { poison: /another account/ });
 });

@@ -2,21 +2,25 @@ import { createHash } from 'node:crypto';
 import type { PgPool } from '../../../shared/clients/postgres.js';
 
 /**
- * First keys of pg_advisory_xact_lock(key, bucket) over usage accounts: CLAIM — a batch's check-and-claim of record
- * identities (claim-lock.ts), always exclusive; SETTLE — an insert's marks and rows (shared) against a recompute
- * that counts the marks (exclusive: hour-settler.ts).
+ * First keys of pg_advisory_xact_lock(key, bucket): CLAIM — over accounts, a batch's check-and-claim of record
+ * identities (claim-lock.ts), always exclusive; SETTLE — over (account, meter) pairs (settleLockName), an insert's
+ * marks and rows (shared) against a recompute that counts the marks (exclusive: hour-settler.ts) — per meter, so a
+ * big recompute of one meter never holds up another's inserts.
  */
 export const ACCOUNT_LOCK = { CLAIM: 27_027, SETTLE: 27_028 } as const;
 
-/** Accounts hash into this many locks per key: two batches of different accounts rarely wait for each other. */
+/** The name of a meter's settle lock. */
+export const settleLockName = (accountId: string, meterId: string) => `${accountId}\u0000${meterId}`;
+
+/** Names hash into this many locks per key: two batches of different accounts rarely wait for each other. */
 const BUCKETS = 4_096;
 
-function bucketOf(accountId: string): number {
-  return createHash('md5').update(accountId).digest().readUInt32LE(0) % BUCKETS;
+function bucketOf(name: string): number {
+  return createHash('md5').update(name).digest().readUInt32LE(0) % BUCKETS;
 }
 
 /**
- * Runs `fn` holding `key`'s locks of `accounts`' buckets: Postgres transaction-scoped advisory locks, so every
+ * Runs `fn` holding `key`'s locks of the buckets of `names` (accounts, or settleLockName pairs): Postgres transaction-scoped advisory locks, so every
  * consumer process (and every concurrent INSERT of one process, each on its own connection) serialises with the
  * others as `mode` says, and a process that dies mid-way releases them with its session. Taken in bucket order in
  * one statement: two holders of overlapping accounts never deadlock.
@@ -24,11 +28,11 @@ function bucketOf(accountId: string): number {
 export async function withAccountLocks<T>(
   pg: PgPool,
   key: number,
-  accounts: Iterable<string>,
+  names: Iterable<string>,
   mode: 'shared' | 'exclusive',
   fn: () => Promise<T>,
 ): Promise<T> {
-  const buckets = [...new Set([...accounts].map(bucketOf))].sort((a, b) => a - b);
+  const buckets = [...new Set([...names].map(bucketOf))].sort((a, b) => a - b);
   if (buckets.length === 0) return fn();
   const client = await pg.connect();
   let broken = false;

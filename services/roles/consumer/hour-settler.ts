@@ -3,19 +3,23 @@ import type { PgPool } from '../../../shared/clients/postgres.js';
 import {
   hoursOfSql,
   hourStates,
+  isMarkedPerMinute,
+  isMinuteSettled,
   isSettled,
   MARKS_TABLE,
   touchedSince,
+  WHOLE_HOUR,
   writeSettles,
   type HourState,
+  type Settle,
 } from '../../../shared/usage/hour-marks.js';
-import { HOUR_MS, recomputeHours, type HourKeys } from '../../../shared/usage/rollups.js';
+import { HOUR_MS, recomputeHours, recomputeMinutes, type HourKeys } from '../../../shared/usage/rollups.js';
 import type { UsageShard, UsageShards } from '../../../shared/usage/shards.js';
 import { UNIQUE_METERS_TABLE } from '../../../shared/usage/unique-rollups.js';
 import { USAGE_TABLE } from '../../../shared/usage/wire.js';
-import { ACCOUNT_LOCK, withAccountLocks } from './account-locks.js';
+import { ACCOUNT_LOCK, settleLockName, withAccountLocks } from './account-locks.js';
 
-/** A marked hour is recomputed once no insert has marked it for this long (a backfill's hours: once, at its end). */
+/** A marked hour (or minute) is recomputed once no insert has marked it for this long (a backfill's: at its end). */
 export const QUIET_SECONDS = 2;
 /**
  * …or, a closed hour, once its marked rows have doubled since its last recompute (and passed this many): a long
@@ -26,28 +30,37 @@ const GROWTH_FLOOR = 10_000;
 const STARTUP_LOOKBACK_SECONDS = 6 * 3600;
 /** Work-list rows may land this long after the second they name (an insert's marks are written before its rows). */
 const TOUCH_LAG_SECONDS = 60;
-/** Meters per lock hold: inserts of the accounts wait while their hours are recomputed. */
-const METERS_PER_SETTLE = 50;
+/** Hours and minutes per lock hold: inserts of those meters wait while they are recomputed. */
+const UNITS_PER_SETTLE = 48;
+
+/** What to recompute of one meter: whole hours, and single minutes of hours marked per minute. */
+export interface SettleWork {
+  accountId: string;
+  meterId: string;
+  hours: number[];
+  minutes: number[];
+}
 
 /**
- * Recomputes `keys`' hours and records that every mark counted is covered (shared/usage/hour-marks.ts), holding
- * the accounts' settle locks exclusively: no insert of theirs is between its marks and its rows, so every row of
- * a counted mark is in the recompute. The hour-close sweep and the settler both come here. Returns the hours it
- * settled.
+ * Recomputes the hours (and minutes) of `work` and records that every mark counted is covered
+ * (shared/usage/hour-marks.ts), holding the meters' settle locks exclusively: no insert of theirs is between its
+ * marks and its rows, so every row of a counted mark is in the recompute. A whole hour still open and marked per
+ * minute gets its minutes recomputed too, so it stays readable per minute when the next insert marks it.
+ * Returns the settles written.
  */
-export async function settleHours(
+export async function settle(
   pg: PgPool,
   shard: UsageShard,
   database: string,
-  keys: readonly HourKeys[],
+  work: readonly SettleWork[],
+  nowMs = Date.now(),
 ): Promise<number> {
-  let settled = 0;
-  for (let i = 0; i < keys.length; i += METERS_PER_SETTLE) {
-    const chunk = keys.slice(i, i + METERS_PER_SETTLE).map((k) => ({ ...k, hours: [...k.hours] }));
-    settled += await withAccountLocks(
+  let written = 0;
+  for (const chunk of settleChunks(work)) {
+    written += await withAccountLocks(
       pg,
       ACCOUNT_LOCK.SETTLE,
-      chunk.map((k) => k.accountId),
+      chunk.map((k) => settleLockName(k.accountId, k.meterId)),
       'exclusive',
       async () => {
         // On a cluster: this replica first holds every mark and row its twins hold.
@@ -55,21 +68,99 @@ export async function settleHours(
         await shard.syncReplica(USAGE_TABLE);
         await shard.syncReplica(UNIQUE_METERS_TABLE);
         return shard.replicas.run(async (ch) => {
-          const states = (await hourStates(ch, database, hoursOfSql(chunk), shard.local)).filter((s) => !isSettled(s));
-          await recomputeHours(ch, database, chunk, shard.local);
-          await writeSettles(ch, database, states, Date.now(), shard.local);
-          return states.length;
+          const where = hoursOfSql(
+            chunk.map((w) => ({ ...w, hours: [...w.hours, ...w.minutes.map((m) => Math.floor(m / 60))] })),
+          );
+          const states = new Map(
+            (await hourStates(ch, database, where, shard.local)).map((s) => [stateKey(s), s] as const),
+          );
+          const hours: HourKeys[] = [];
+          const minutes: HourKeys[] = [];
+          const settles: Settle[] = [];
+          const openFrom = Math.floor(nowMs / HOUR_MS);
+          for (const w of chunk) {
+            const meterMinutes = new Set<number>();
+            for (const hour of w.hours) {
+              const s = states.get(stateKey({ ...w, hour }));
+              if (s && !isSettled(s))
+                settles.push({ ...w, hour, minute: WHOLE_HOUR, touched: s.touched, records: s.records });
+              if (s && hour >= openFrom && isMarkedPerMinute(s))
+                for (const [minute, m] of s.minutes) {
+                  meterMinutes.add(minute);
+                  settles.push({ ...w, hour, minute, touched: m.touched, records: 0 });
+                }
+            }
+            for (const minute of w.minutes) {
+              const hour = Math.floor(minute / 60);
+              const m = states.get(stateKey({ ...w, hour }))?.minutes.get(minute);
+              if (!m || meterMinutes.has(minute)) continue;
+              meterMinutes.add(minute);
+              settles.push({ ...w, hour, minute, touched: m.touched, records: 0 });
+            }
+            if (w.hours.length) hours.push({ ...w, hours: w.hours });
+            if (meterMinutes.size) minutes.push({ ...w, hours: [...meterMinutes] });
+          }
+          await recomputeHours(ch, database, hours, shard.local);
+          await recomputeMinutes(ch, database, minutes, shard.local);
+          await writeSettles(ch, database, settles, Date.now(), shard.local);
+          return settles.length;
         });
       },
     );
   }
-  return settled;
+  return written;
 }
 
-/** Whether a marked, unsettled hour is due for its recompute at `nowSecond`. */
+/** `work` in lock holds of at most UNITS_PER_SETTLE hours and minutes. */
+function settleChunks(work: readonly SettleWork[]): SettleWork[][] {
+  const chunks: SettleWork[][] = [];
+  let chunk: SettleWork[] = [];
+  let units = 0;
+  for (const w of work) {
+    const all = [...w.hours.map((h) => ({ hour: h })), ...w.minutes.map((m) => ({ minute: m }))];
+    for (let i = 0; i < all.length; ) {
+      const take = all.slice(i, i + UNITS_PER_SETTLE - units);
+      chunk.push({
+        accountId: w.accountId,
+        meterId: w.meterId,
+        hours: take.flatMap((u) => ('hour' in u ? [u.hour] : [])),
+        minutes: take.flatMap((u) => ('minute' in u ? [u.minute] : [])),
+      });
+      units += take.length;
+      i += take.length;
+      if (units >= UNITS_PER_SETTLE) {
+        chunks.push(chunk);
+        chunk = [];
+        units = 0;
+      }
+    }
+  }
+  if (chunk.length) chunks.push(chunk);
+  return chunks;
+}
+
+const stateKey = (s: { accountId: string; meterId: string; hour: number }) =>
+  `${s.accountId}\u0000${s.meterId}\u0000${s.hour}`;
+
+/** settle() of whole hours: the hour-close sweep's recompute. */
+export function settleHours(pg: PgPool, shard: UsageShard, database: string, keys: readonly HourKeys[]) {
+  return settle(
+    pg,
+    shard,
+    database,
+    keys.map((k) => ({ accountId: k.accountId, meterId: k.meterId, hours: [...k.hours], minutes: [] })),
+  );
+}
+
+/**
+ * Whether a marked, unsettled hour is due for a whole-hour recompute at `nowSecond` (`lastSecond`: its latest
+ * mark). An open hour marked per minute never is: its quiet minutes are recomputed instead (each once, however
+ * often its meter pauses), and the hour when it has closed.
+ */
 export function settleDue(s: HourState & { lastSecond: number }, nowSecond: number): boolean {
-  if (s.lastSecond <= nowSecond - QUIET_SECONDS) return true;
   const closed = (s.hour + 1) * HOUR_MS <= nowSecond * 1000;
+  if (!closed && isMarkedPerMinute(s)) return false;
+  if (s.lastSecond <= nowSecond - QUIET_SECONDS) return true;
   const grown = s.records - s.settledRecords;
   return closed && grown >= GROWTH_FLOOR && grown >= s.settledRecords;
 }
@@ -130,9 +221,14 @@ export class HourSettler {
       this.cursors.set(shard, Math.max(from, next));
       return 0;
     }
-    const last = new Map(touched.map((t) => [`${t.accountId}\u0000${t.meterId}\u0000${t.hour}`, t.lastSecond]));
-    const byMeter = new Map<string, HourKeys & { hours: number[] }>();
+    // Latest mark per hour and per minute.
+    const lastOfHour = new Map<string, number>();
+    const lastOfMinute = new Map<string, number>();
+    const byMeter = new Map<string, { accountId: string; meterId: string; hours: number[] }>();
     for (const t of touched) {
+      const hk = stateKey(t);
+      lastOfHour.set(hk, Math.max(lastOfHour.get(hk) ?? 0, t.lastSecond));
+      if (t.minute !== WHOLE_HOUR) lastOfMinute.set(`${hk}\u0000${t.minute}`, t.lastSecond);
       const k = `${t.accountId}\u0000${t.meterId}`;
       let e = byMeter.get(k);
       if (!e) byMeter.set(k, (e = { accountId: t.accountId, meterId: t.meterId, hours: [] }));
@@ -141,22 +237,33 @@ export class HourSettler {
     const states = await shard.replicas.run((ch) =>
       hourStates(ch, this.database, hoursOfSql([...byMeter.values()]), shard.local),
     );
-    const due = new Map<string, HourKeys & { hours: number[] }>();
+    const due = new Map<string, SettleWork>();
+    const workOf = (s: HourState) => {
+      const k = `${s.accountId}\u0000${s.meterId}`;
+      let w = due.get(k);
+      if (!w) due.set(k, (w = { accountId: s.accountId, meterId: s.meterId, hours: [], minutes: [] }));
+      return w;
+    };
     for (const s of states) {
       if (isSettled(s)) continue;
-      const lastSecond = last.get(`${s.accountId}\u0000${s.meterId}\u0000${s.hour}`) ?? nowSecond;
-      if (!settleDue({ ...s, lastSecond }, nowSecond)) {
-        next = Math.min(next, lastSecond); // found again next time
+      const hk = stateKey(s);
+      const lastSecond = lastOfHour.get(hk) ?? nowSecond;
+      if (settleDue({ ...s, lastSecond }, nowSecond)) {
+        workOf(s).hours.push(s.hour);
         continue;
       }
-      const k = `${s.accountId}\u0000${s.meterId}`;
-      let e = due.get(k);
-      if (!e) due.set(k, (e = { accountId: s.accountId, meterId: s.meterId, hours: [] }));
-      e.hours.push(s.hour);
+      next = Math.min(next, lastSecond); // found again next time
+      // A busy open hour: its quiet minutes now, so reads take only the busy ones raw.
+      if (!isMarkedPerMinute(s)) continue;
+      for (const [minute, m] of s.minutes) {
+        const last = lastOfMinute.get(`${hk}\u0000${minute}`) ?? nowSecond;
+        if (!isMinuteSettled(m) && last <= nowSecond - QUIET_SECONDS) workOf(s).minutes.push(minute);
+      }
     }
-    const settled = due.size ? await settleHours(this.pg, shard, this.database, [...due.values()]) : 0;
+    const work = [...due.values()].filter((w) => w.hours.length || w.minutes.length);
+    const settled = work.length ? await settle(this.pg, shard, this.database, work) : 0;
     this.cursors.set(shard, Math.max(from, next));
-    if (settled) this.log.debug({ hours: settled }, 'usage hours settled');
+    if (settled) this.log.debug({ settles: settled }, 'usage hours settled');
     return settled;
   }
 

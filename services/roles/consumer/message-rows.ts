@@ -4,7 +4,7 @@ import type { UsageShard, UsageShards } from '../../../shared/usage/shards.js';
 
 /** The accounts a USAGE message's rows (or one shard's part of them) belong to, and the hours each touches. */
 export interface MessageRows {
-  /** Account → meter → hour → rows: what the insert marks (shared/usage/hour-marks.ts). */
+  /** Account → meter → epoch minute → rows: what the insert marks (shared/usage/hour-marks.ts). */
   accounts: TouchedByAccount;
   /** The one account of a message of one account's subject; undefined for an operator's (many accounts). */
   account: string | undefined;

@@ -20,14 +20,14 @@ import {
   WIRE_FORMAT_V1,
   upgradeV1Rows,
 } from '../../../shared/usage/wire.js';
-import { addHourCounts, markHours, type HourCounts } from '../../../shared/usage/hour-marks.js';
+import { addCounts, markHours, type MinuteCounts } from '../../../shared/usage/hour-marks.js';
 import { UsageShards, type UsageShard } from '../../../shared/usage/shards.js';
 import type { Component } from '../role.js';
 import { isDataError, describeInsertError } from './insert-errors.js';
 import { RollupSweeper } from './rollup-sweeper.js';
 import { PieceAcks, readMessageRows, shardPieces, type MessageRows } from './message-rows.js';
 import { claimNewRows } from './claim-lock.js';
-import { ACCOUNT_LOCK, withAccountLocks } from './account-locks.js';
+import { ACCOUNT_LOCK, settleLockName, withAccountLocks } from './account-locks.js';
 import { HourSettler } from './hour-settler.js';
 
 /** Tunables of the USAGE → ClickHouse pipeline; tests shrink some of them. */
@@ -287,14 +287,14 @@ export class UsageConsumer implements Component {
 
   /**
    * The batch's rows that count (claimNewRows when a record is (account, meter, id)), into the shard, after marking
-   * every hour they touch (shared/usage/hour-marks.ts) — both holding the accounts' settle locks shared, so a
+   * every hour they touch (shared/usage/hour-marks.ts) — both holding their meters' settle locks shared, so a
    * recompute that counts these marks waits for these rows. Readers take the marked hours raw until the settler
    * (./hour-settler.ts) has recomputed them.
    */
   private async insertCounted(shard: UsageShard, rows: MessageRows[], chunks: Uint8Array[]): Promise<void> {
     const { config, pg } = this.infra;
-    const counts: HourCounts = new Map();
-    for (const r of rows) addHourCounts(counts, r.accounts);
+    const counts: MinuteCounts = new Map();
+    for (const r of rows) addCounts(counts, r.accounts);
     let counted = chunks;
     // By default the timestamp is part of a record's identity: ReplacingMergeTree alone counts each once.
     if (config.USAGE_IDENTITY === 'id') {
@@ -303,7 +303,9 @@ export class UsageConsumer implements Component {
       counted = batch.chunks;
     }
     if (counted.length === 0) return;
-    await withAccountLocks(pg, ACCOUNT_LOCK.SETTLE, counts.keys(), 'shared', async () => {
+    const meters: string[] = [];
+    for (const [account, byMeter] of counts) for (const meter of byMeter.keys()) meters.push(settleLockName(account, meter));
+    await withAccountLocks(pg, ACCOUNT_LOCK.SETTLE, meters, 'shared', async () => {
       await shard.replicas.run((ch) => markHours(ch, config.CLICKHOUSE_DATABASE, counts, Date.now(), shard.local));
       await this.insert(shard, counted);
     });
