@@ -6,9 +6,9 @@
  * hour still open, the whole hour otherwise — and the settler (services/roles/consumer/hour-settler.ts) recomputes
  * a marked hour once it has been quiet for a moment, or once its marked rows have doubled since its last
  * recompute, and a quiet minute of an open hour into the minute rollups: so each row is recomputed a bounded
- * number of times, whatever the lateness. A recompute holds the meters' settle locks exclusively (inserts hold
- * them shared from their marks to their rows), counts the marks, recomputes, and records the count as a SETTLE:
- * every row of a counted mark is in that recompute.
+ * number of times, whatever the lateness. A recompute counts the marks holding the meters' settle locks
+ * exclusively (inserts hold them shared from their marks to their rows), recomputes, and records the count as a
+ * SETTLE: every row of a counted mark is in that recompute.
  *
  * Readers (shared/usage/read-plan.ts) take an hour from the hourly rollups when every mark is covered by an hour
  * settle; an hour only ever marked per minute from the minute rollups of its settled minutes and the rest raw;

@@ -98,11 +98,21 @@ t.test('corrections on the ClickHouse cluster', async (t) => {
       250,
     );
     t.equal((await closedHour()).value, 4, `account ${n}: u0–u3 in the closed hour`);
-    const sets = await c.infra.clickhouse.query({
-      query: `SELECT count() AS n FROM usage_unique_hourly WHERE meter_id = '${usersId}'`,
-      format: 'JSONEachRow',
-    });
-    t.ok(Number((await sets.json<{ n: string }>())[0]!.n) > 0, `account ${n}: the hour's distinct set is on the shard`);
+    // The hour is settled (shared/usage/hour-marks.ts) a moment after it went quiet: then its set is on the shard.
+    const sets = async () => {
+      const rs = await c.infra.clickhouse.query({
+        query: `SELECT count() AS n FROM usage_unique_hourly WHERE meter_id = '${usersId}'`,
+        format: 'JSONEachRow',
+      });
+      return Number((await rs.json<{ n: string }>())[0]!.n);
+    };
+    await waitUntil(
+      async () => (await sets()) > 0,
+      `account ${n}: the hour's distinct set is on the shard`,
+      60_000,
+      250,
+    );
+    t.equal((await closedHour()).value, 4, `account ${n}: the same count from the set`);
     // v1 and v5 are u1's visits in that hour: cancelling both leaves three users.
     t.equal(
       (await callJson(c.base, W, 'POST', `/v1/meters/${usersId}/usage/corrections`, { cancel: ['v1', 'v5'] })).status,

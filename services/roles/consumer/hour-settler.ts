@@ -30,7 +30,7 @@ const GROWTH_FLOOR = 10_000;
 const STARTUP_LOOKBACK_SECONDS = 6 * 3600;
 /** Work-list rows may land this long after the second they name (an insert's marks are written before its rows). */
 const TOUCH_LAG_SECONDS = 60;
-/** Hours and minutes per lock hold: inserts of those meters wait while they are recomputed. */
+/** Hours and minutes per settle: one count under the locks, one recompute. */
 const UNITS_PER_SETTLE = 48;
 
 /** What to recompute of one meter: whole hours, and single minutes of hours marked per minute. */
@@ -43,10 +43,12 @@ export interface SettleWork {
 
 /**
  * Recomputes the hours (and minutes) of `work` and records that every mark counted is covered
- * (shared/usage/hour-marks.ts), holding the meters' settle locks exclusively: no insert of theirs is between its
- * marks and its rows, so every row of a counted mark is in the recompute. A whole hour still open and marked per
- * minute gets its minutes recomputed too, so it stays readable per minute when the next insert marks it.
- * Returns the settles written.
+ * (shared/usage/hour-marks.ts). The marks are counted holding the meters' settle locks exclusively — taking them
+ * waits for every insert between its marks and its rows, so every row of a counted mark is stored — and the
+ * recompute runs after the locks are released: an insert landing meanwhile made its marks after the count, so
+ * whatever of its rows the recompute picks up, the hour (or minute) stays pending until a later settle. Inserts
+ * wait for a count, never for a recompute. A whole hour still open and marked per minute gets its minutes
+ * recomputed too, so it stays readable per minute when the next insert marks it. Returns the settles written.
  */
 export async function settle(
   pg: PgPool,
@@ -57,56 +59,55 @@ export async function settle(
 ): Promise<number> {
   let written = 0;
   for (const chunk of settleChunks(work)) {
-    written += await withAccountLocks(
+    const where = hoursOfSql(
+      chunk.map((w) => ({ ...w, hours: [...w.hours, ...w.minutes.map((m) => Math.floor(m / 60))] })),
+    );
+    const counted = await withAccountLocks(
       pg,
       ACCOUNT_LOCK.SETTLE,
       chunk.map((k) => settleLockName(k.accountId, k.meterId)),
       'exclusive',
       async () => {
-        // On a cluster: this replica first holds every mark and row its twins hold.
+        // On a cluster: this replica first holds every mark its twins hold.
         await shard.syncReplica(MARKS_TABLE);
-        await shard.syncReplica(USAGE_TABLE);
-        await shard.syncReplica(UNIQUE_METERS_TABLE);
-        return shard.replicas.run(async (ch) => {
-          const where = hoursOfSql(
-            chunk.map((w) => ({ ...w, hours: [...w.hours, ...w.minutes.map((m) => Math.floor(m / 60))] })),
-          );
-          const states = new Map(
-            (await hourStates(ch, database, where, shard.local)).map((s) => [stateKey(s), s] as const),
-          );
-          const hours: HourKeys[] = [];
-          const minutes: HourKeys[] = [];
-          const settles: Settle[] = [];
-          const openFrom = Math.floor(nowMs / HOUR_MS);
-          for (const w of chunk) {
-            const meterMinutes = new Set<number>();
-            for (const hour of w.hours) {
-              const s = states.get(stateKey({ ...w, hour }));
-              if (s && !isSettled(s))
-                settles.push({ ...w, hour, minute: WHOLE_HOUR, touched: s.touched, records: s.records });
-              if (s && hour >= openFrom && isMarkedPerMinute(s))
-                for (const [minute, m] of s.minutes) {
-                  meterMinutes.add(minute);
-                  settles.push({ ...w, hour, minute, touched: m.touched, records: 0 });
-                }
-            }
-            for (const minute of w.minutes) {
-              const hour = Math.floor(minute / 60);
-              const m = states.get(stateKey({ ...w, hour }))?.minutes.get(minute);
-              if (!m || meterMinutes.has(minute)) continue;
-              meterMinutes.add(minute);
-              settles.push({ ...w, hour, minute, touched: m.touched, records: 0 });
-            }
-            if (w.hours.length) hours.push({ ...w, hours: w.hours });
-            if (meterMinutes.size) minutes.push({ ...w, hours: [...meterMinutes] });
-          }
-          await recomputeHours(ch, database, hours, shard.local);
-          await recomputeMinutes(ch, database, minutes, shard.local);
-          await writeSettles(ch, database, settles, Date.now(), shard.local);
-          return settles.length;
-        });
+        return shard.replicas.run((ch) => hourStates(ch, database, where, shard.local));
       },
     );
+    const states = new Map(counted.map((s) => [stateKey(s), s] as const));
+    const hours: HourKeys[] = [];
+    const minutes: HourKeys[] = [];
+    const settles: Settle[] = [];
+    const openFrom = Math.floor(nowMs / HOUR_MS);
+    for (const w of chunk) {
+      const meterMinutes = new Set<number>();
+      for (const hour of w.hours) {
+        const s = states.get(stateKey({ ...w, hour }));
+        if (s && !isSettled(s)) settles.push({ ...w, hour, minute: WHOLE_HOUR, touched: s.touched, records: s.records });
+        if (s && hour >= openFrom && isMarkedPerMinute(s))
+          for (const [minute, m] of s.minutes) {
+            meterMinutes.add(minute);
+            settles.push({ ...w, hour, minute, touched: m.touched, records: 0 });
+          }
+      }
+      for (const minute of w.minutes) {
+        const hour = Math.floor(minute / 60);
+        const m = states.get(stateKey({ ...w, hour }))?.minutes.get(minute);
+        if (!m || meterMinutes.has(minute)) continue;
+        meterMinutes.add(minute);
+        settles.push({ ...w, hour, minute, touched: m.touched, records: 0 });
+      }
+      if (w.hours.length) hours.push({ ...w, hours: w.hours });
+      if (meterMinutes.size) minutes.push({ ...w, hours: [...meterMinutes] });
+    }
+    // On a cluster: this replica first holds every row of the counted marks (stored before the count).
+    await shard.syncReplica(USAGE_TABLE);
+    await shard.syncReplica(UNIQUE_METERS_TABLE);
+    await shard.replicas.run(async (ch) => {
+      await recomputeHours(ch, database, hours, shard.local);
+      await recomputeMinutes(ch, database, minutes, shard.local);
+      await writeSettles(ch, database, settles, Date.now(), shard.local);
+    });
+    written += settles.length;
   }
   return written;
 }
