@@ -195,16 +195,22 @@ t.test('a recompute waits for an insert between its marks and its rows', async (
   let settle: Promise<number> | undefined;
   let settledEarly = false;
   let insertDone = false;
-  await withAccountLocks(infra.pg, ACCOUNT_LOCK.SETTLE, [settleLockName(acct.accountId, meterId)], 'shared', async () => {
-    await markHours(ch, db, counts, Date.now());
-    settle = settleHours(infra.pg, shard, db, [{ accountId: acct.accountId, meterId, hours: [hour] }]).then((n) => {
-      settledEarly = !insertDone;
-      return n;
-    });
-    await new Promise((r) => setTimeout(r, 300));
-    await insertRows([row('a', '5')]);
-    insertDone = true;
-  });
+  await withAccountLocks(
+    infra.pg,
+    ACCOUNT_LOCK.SETTLE,
+    [settleLockName(acct.accountId, meterId)],
+    'shared',
+    async () => {
+      await markHours(ch, db, counts, Date.now());
+      settle = settleHours(infra.pg, shard, db, [{ accountId: acct.accountId, meterId, hours: [hour] }]).then((n) => {
+        settledEarly = !insertDone;
+        return n;
+      });
+      await new Promise((r) => setTimeout(r, 300));
+      await insertRows([row('a', '5')]);
+      insertDone = true;
+    },
+  );
   t.equal(await settle, 1, 'the hour is settled');
   t.notOk(settledEarly, 'not before the insert holding the lock finished');
   t.same(await pendingHours(infra, meterId), [], 'nothing pending');
@@ -240,22 +246,28 @@ t.test(
     ] as const;
     const counts = new Map<number, number>();
     for (const [k] of rows) counts.set(minute(k), (counts.get(minute(k)) ?? 0) + 1);
-    await withAccountLocks(infra.pg, ACCOUNT_LOCK.SETTLE, [settleLockName(acct.accountId, meterId)], 'shared', async () => {
-      await markHours(ch, db, new Map([[acct.accountId, new Map([[meterId, counts]])]]), openNow);
-      await ch.insert({
-        table: `${db}.${USAGE_TABLE}`,
-        values: Readable.from(
-          [
-            Buffer.concat(
-              rows.map(([k, id, v]) => encodeRow(acct.accountId, meterId, minute(k) * 60_000 + 5, id, v, 0)),
-            ),
-          ],
-          { objectMode: false },
-        ),
-        format: 'TabSeparated',
-        columns: [...USAGE_COLUMNS],
-      });
-    });
+    await withAccountLocks(
+      infra.pg,
+      ACCOUNT_LOCK.SETTLE,
+      [settleLockName(acct.accountId, meterId)],
+      'shared',
+      async () => {
+        await markHours(ch, db, new Map([[acct.accountId, new Map([[meterId, counts]])]]), openNow);
+        await ch.insert({
+          table: `${db}.${USAGE_TABLE}`,
+          values: Readable.from(
+            [
+              Buffer.concat(
+                rows.map(([k, id, v]) => encodeRow(acct.accountId, meterId, minute(k) * 60_000 + 5, id, v, 0)),
+              ),
+            ],
+            { objectMode: false },
+          ),
+          format: 'TabSeparated',
+          columns: [...USAGE_COLUMNS],
+        });
+      },
+    );
     // Minutes 0 and 1 went quiet; minute 2 is still busy.
     t.equal(
       await settle(

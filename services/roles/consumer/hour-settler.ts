@@ -82,7 +82,8 @@ export async function settle(
       const meterMinutes = new Set<number>();
       for (const hour of w.hours) {
         const s = states.get(stateKey({ ...w, hour }));
-        if (s && !isSettled(s)) settles.push({ ...w, hour, minute: WHOLE_HOUR, touched: s.touched, records: s.records });
+        if (s && !isSettled(s))
+          settles.push({ ...w, hour, minute: WHOLE_HOUR, touched: s.touched, records: s.records });
         if (s && hour >= openFrom && isMarkedPerMinute(s))
           for (const [minute, m] of s.minutes) {
             meterMinutes.add(minute);

@@ -304,7 +304,8 @@ export class UsageConsumer implements Component {
     }
     if (counted.length === 0) return;
     const meters: string[] = [];
-    for (const [account, byMeter] of counts) for (const meter of byMeter.keys()) meters.push(settleLockName(account, meter));
+    for (const [account, byMeter] of counts)
+      for (const meter of byMeter.keys()) meters.push(settleLockName(account, meter));
     await withAccountLocks(pg, ACCOUNT_LOCK.SETTLE, meters, 'shared', async () => {
       await shard.replicas.run((ch) => markHours(ch, config.CLICKHOUSE_DATABASE, counts, Date.now(), shard.local));
       await this.insert(shard, counted);
