@@ -292,6 +292,11 @@ export async function touchedSince(
   }));
 }
 
+/** A condition selecting the hours marked in seconds ≥ `fromSecond` (for hourStates). */
+export function touchedSinceSql(database: string, fromSecond: number, local = ''): string {
+  return `(account_id, meter_id, hour) IN (SELECT account_id, meter_id, hour FROM ${database}.${TOUCHES_TABLE}${local} WHERE second >= ${Math.floor(fromSecond)})`;
+}
+
 /** A condition selecting the given hours of the given meters (for hourStates). */
 export function hoursOfSql(keys: readonly { accountId: string; meterId: string; hours: Iterable<number> }[]): string {
   return (

@@ -16,6 +16,7 @@ import { UsageConsumer, type UsageConsumerOptions } from '../../services/roles/c
 import { testInfra, waitUntil, type TestLike } from '../fixtures/env.js';
 import { queryUsageTotals } from '../../shared/usage/query.js';
 import { hourStates, isReadFromRollups } from '../../shared/usage/hour-marks.js';
+import { HOUR_MS } from '../../shared/usage/sql.js';
 
 const DAY_MS = 86_400_000;
 
@@ -178,17 +179,21 @@ export async function rawRowCount(infra: Infra, meterId: string): Promise<number
 
 export const iso = (ms: number) => new Date(ms).toISOString();
 
-/** Hours of the meter that a read takes (partly) raw: marked by inserts and not yet recomputed (shared/usage/hour-marks.ts). */
-export async function pendingHours(infra: Infra, meterId: string): Promise<number[]> {
+/**
+ * Hours of the meter that a read takes (partly) raw: marked by inserts and not yet recomputed
+ * (shared/usage/hour-marks.ts). `withOpen` false leaves out the current hour (a small one stays raw until it closes).
+ */
+export async function pendingHours(infra: Infra, meterId: string, withOpen = true): Promise<number[]> {
   const states = await hourStates(infra.clickhouse, infra.config.CLICKHOUSE_DATABASE, `meter_id = '${meterId}'`);
-  return states.filter((s) => !isReadFromRollups(s)).map((s) => s.hour);
+  const open = Math.floor(Date.now() / HOUR_MS);
+  return states.filter((s) => !isReadFromRollups(s) && (withOpen || s.hour < open)).map((s) => s.hour);
 }
 
-/** Waits until the settler has recomputed every hour of the meter that inserts marked. */
+/** Waits until the settler has recomputed every closed hour of the meter that inserts marked. */
 export async function waitSettled(infra: Infra, meterId: string, timeoutMs = 30_000): Promise<void> {
   await waitUntil(
-    async () => (await pendingHours(infra, meterId)).length === 0,
-    'every marked hour settled',
+    async () => (await pendingHours(infra, meterId, false)).length === 0,
+    'every marked closed hour settled',
     timeoutMs,
     100,
   );

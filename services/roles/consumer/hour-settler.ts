@@ -8,6 +8,7 @@ import {
   isSettled,
   MARKS_TABLE,
   touchedSince,
+  touchedSinceSql,
   WHOLE_HOUR,
   writeSettles,
   type HourState,
@@ -26,12 +27,17 @@ export const QUIET_SECONDS = 2;
  * replay then recomputes each hour O(log) times, never once per batch — each row a bounded number of times.
  */
 const GROWTH_FLOOR = 10_000;
+/**
+ * An open hour's minutes are recomputed once it holds this many records: below, reading it raw costs a few ms,
+ * and an operator's thousands of small customers cost the settler nothing until their hours close.
+ */
+export const MINUTE_SETTLE_FLOOR = 20_000;
 /** Every settler looks back this far when it starts (marks a stopped process left unsettled). */
 const STARTUP_LOOKBACK_SECONDS = 6 * 3600;
 /** Work-list rows may land this long after the second they name (an insert's marks are written before its rows). */
 const TOUCH_LAG_SECONDS = 60;
-/** Hours and minutes per settle: one count under the locks, one recompute. */
-const UNITS_PER_SETTLE = 48;
+/** Hours and minutes per settle: one count under the locks, one recompute (its ranges: rollups.ts). */
+const UNITS_PER_SETTLE = 200;
 
 /** What to recompute of one meter: whole hours, and single minutes of hours marked per minute. */
 export interface SettleWork {
@@ -185,6 +191,8 @@ export class HourSettler {
     private readonly database: string,
     private readonly log: Logger,
     private readonly intervalMs = 1_000,
+    /** MINUTE_SETTLE_FLOOR; tests lower it. */
+    private readonly minuteSettleFloor = MINUTE_SETTLE_FLOOR,
   ) {}
 
   start(): void {
@@ -226,18 +234,14 @@ export class HourSettler {
     // Latest mark per hour and per minute.
     const lastOfHour = new Map<string, number>();
     const lastOfMinute = new Map<string, number>();
-    const byMeter = new Map<string, { accountId: string; meterId: string; hours: number[] }>();
     for (const t of touched) {
       const hk = stateKey(t);
       lastOfHour.set(hk, Math.max(lastOfHour.get(hk) ?? 0, t.lastSecond));
       if (t.minute !== WHOLE_HOUR) lastOfMinute.set(`${hk}\u0000${t.minute}`, t.lastSecond);
-      const k = `${t.accountId}\u0000${t.meterId}`;
-      let e = byMeter.get(k);
-      if (!e) byMeter.set(k, (e = { accountId: t.accountId, meterId: t.meterId, hours: [] }));
-      e.hours.push(t.hour);
     }
+    // The work list's hours by a subquery, not a list: an operator's emitter touches thousands of accounts.
     const states = await shard.replicas.run((ch) =>
-      hourStates(ch, this.database, hoursOfSql([...byMeter.values()]), shard.local),
+      hourStates(ch, this.database, touchedSinceSql(this.database, from, shard.local), shard.local),
     );
     const due = new Map<string, SettleWork>();
     const workOf = (s: HourState) => {
@@ -254,12 +258,17 @@ export class HourSettler {
         workOf(s).hours.push(s.hour);
         continue;
       }
-      next = Math.min(next, lastSecond); // found again next time
-      // A busy open hour: its quiet minutes now, so reads take only the busy ones raw.
-      if (!isMarkedPerMinute(s)) continue;
+      const open = (s.hour + 1) * HOUR_MS > nowSecond * 1000;
+      // A closed hour still busy: found again next time. An open one is settled by its sweep once it has closed,
+      // whenever it was last marked, so it never holds the work list back.
+      if (!open) next = Math.min(next, lastSecond);
+      // A busy open hour: its quiet minutes now, so reads take only the busy ones raw. A small one is read raw.
+      if (!isMarkedPerMinute(s) || s.records < this.minuteSettleFloor) continue;
       for (const [minute, m] of s.minutes) {
         const last = lastOfMinute.get(`${hk}\u0000${minute}`) ?? nowSecond;
-        if (!isMinuteSettled(m) && last <= nowSecond - QUIET_SECONDS) workOf(s).minutes.push(minute);
+        if (isMinuteSettled(m)) continue;
+        if (last <= nowSecond - QUIET_SECONDS) workOf(s).minutes.push(minute);
+        else next = Math.min(next, last);
       }
     }
     const work = [...due.values()].filter((w) => w.hours.length || w.minutes.length);
