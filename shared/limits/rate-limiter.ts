@@ -33,6 +33,8 @@ const LEASE_AHEAD_MS = 250;
 const MAX_LEASE_AHEAD = 0.25;
 /** A caller's recent rate is measured over about this long. */
 const RATE_HALF_LIFE_MS = 1_000;
+/** 0.5 ** (ms / RATE_HALF_LIFE_MS) is Math.exp(-ms * DECAY_PER_MS): `**` with a fractional exponent costs ~5× exp. */
+const DECAY_PER_MS = Math.LN2 / RATE_HALF_LIFE_MS;
 /**
  * Unspent tokens beyond the least lease ahead (MIN_LEASE_AHEAD of the limit) are dropped after this long without a
  * request; those up to it after HOLD_IDLE_MS. A customer sending a record every few seconds (or in bursts a few
@@ -128,7 +130,7 @@ class LocalBucket implements RateLimitStatus {
 
   spend(cost: number, now: number): void {
     this.tokens -= cost;
-    this.recent = this.recent * 0.5 ** ((now - this.lastUse) / RATE_HALF_LIFE_MS) + cost;
+    this.recent = this.recent * Math.exp((this.lastUse - now) * DECAY_PER_MS) + cost;
     this.lastUse = now;
   }
 
@@ -215,7 +217,7 @@ export class AccountRateLimiter {
     policy: string,
     accounts: readonly string[],
     limitOf: (accountId: string) => number,
-    slots?: readonly number[],
+    slots?: ArrayLike<number>,
   ): Map<string, RateLimitedError> | Promise<Map<string, RateLimitedError>> {
     const byAccount = this.accountsOf(policy);
     const bySlot = slots ? this.slotsOf(policy) : undefined;
