@@ -142,7 +142,8 @@ export class CompactKeyIndex {
     this.reserveSlot(slot);
     this.reservePool(words);
     const at = this.poolEnd;
-    this.pool.set(keyWords.subarray(0, words), at);
+    const pool = this.pool;
+    for (let i = 0; i < words; i++) pool[at + i] = keyWords[i]!;
     this.poolEnd += words;
     this.offsets[slot] = at;
     if ((this.used + 1) * 2 > this.table.length) this.grow();
@@ -231,7 +232,7 @@ export class CompactKeyIndex {
       const at = this.offsets[s]!;
       if (at === EMPTY) continue;
       const n = wordsOf(this.pool[at]! & 0xff);
-      next.set(this.pool.subarray(at, at + n), end);
+      for (let i = 0; i < n; i++) next[end + i] = this.pool[at + i]!;
       this.offsets[s] = end;
       end += n;
     }
