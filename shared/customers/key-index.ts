@@ -59,24 +59,37 @@ const keyWords = new Int32Array(wordsOf(MAX_KEY_LENGTH));
 function hashOf(key: string): number {
   const n = key.length;
   if (n > MAX_KEY_LENGTH) return -1;
-  let h = 0;
   let high = 0;
+  let i = 0;
+  // The first word: the length and up to three characters.
   let word = n;
-  let shift = 8;
-  let w = 0;
-  for (let i = 0; i < n; i++) {
-    const c = key.charCodeAt(i);
+  for (let shift = 8; shift < 32 && i < n; shift += 8) {
+    const c = key.charCodeAt(i++);
     high |= c;
     word |= c << shift;
-    shift += 8;
-    if (shift === 32) {
-      keyWords[w++] = word;
-      h = round(h, word);
-      word = 0;
-      shift = 0;
-    }
   }
-  if (shift !== 0) {
+  keyWords[0] = word;
+  let h = round(0, word);
+  let w = 1;
+  // Then four characters a word (unrolled: a branch per character cost more than the reads).
+  for (const whole = n - 3; i < whole; i += 4) {
+    const a = key.charCodeAt(i);
+    const b = key.charCodeAt(i + 1);
+    const c = key.charCodeAt(i + 2);
+    const d = key.charCodeAt(i + 3);
+    high |= a | b | c | d;
+    word = a | (b << 8) | (c << 16) | (d << 24);
+    keyWords[w++] = word;
+    h = round(h, word);
+  }
+  // The last one to three, padded with zeros.
+  if (i < n) {
+    word = 0;
+    for (let shift = 0; i < n; shift += 8) {
+      const c = key.charCodeAt(i++);
+      high |= c;
+      word |= c << shift;
+    }
     keyWords[w] = word;
     h = round(h, word);
   }
