@@ -108,7 +108,7 @@ export interface RecordContext {
    */
   takeRecordsEach?: (
     records: readonly string[],
-    slots?: readonly number[],
+    slots?: ArrayLike<number>,
   ) => Map<string, RateLimitedError> | Promise<Map<string, RateLimitedError>>;
 }
 

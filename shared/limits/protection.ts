@@ -48,7 +48,7 @@ export class AccountProtection {
    */
   takeIngestRecordsEach(
     records: readonly string[],
-    slots?: readonly number[],
+    slots?: ArrayLike<number>,
   ): Map<string, RateLimitedError> | Promise<Map<string, RateLimitedError>> {
     return this.limiter.takeEach('ingest', records, this.ingestLimit, slots);
   }

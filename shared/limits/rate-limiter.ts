@@ -33,6 +33,8 @@ const LEASE_AHEAD_MS = 250;
 const MAX_LEASE_AHEAD = 0.25;
 /** A caller's recent rate is measured over about this long. */
 const RATE_HALF_LIFE_MS = 1_000;
+/** 0.5 ** (ms / RATE_HALF_LIFE_MS) is Math.exp(-ms * DECAY_PER_MS): `**` with a fractional exponent costs ~5× exp. */
+const DECAY_PER_MS = Math.LN2 / RATE_HALF_LIFE_MS;
 /**
  * Unspent tokens beyond the least lease ahead (MIN_LEASE_AHEAD of the limit) are dropped after this long without a
  * request; those up to it after HOLD_IDLE_MS. A customer sending a record every few seconds (or in bursts a few
@@ -64,36 +66,40 @@ interface Waiter {
   reject: (e: Error) => void;
 }
 
-/** One (policy, account) as this process holds it: leased tokens, its view of the shared bucket, waiters. */
+/**
+ * One (policy, account) as this process holds it: leased tokens, its view of the shared bucket, waiters. The
+ * fields an operator's batch reads for each of its customers come first (V8 lays them out in this order): a
+ * batch's hundred customers are a hundred buckets among thousands, each a cache miss or two.
+ */
 class LocalBucket implements RateLimitStatus {
-  policyHeader = '';
-  limit = 0;
-  windowSeconds = 1;
-  shape: BucketShape = { capacity: 0, perMs: 0 };
-  /** Leased and not yet spent. */
-  tokens = 0;
-  /** The shared bucket as the last lease left it. */
-  shared: { left: number; at: number } | undefined;
-  waiters: Waiter[] = [];
-  leasing = false;
-  lastUse = 0;
-  /** Decaying sum of what was spent here (≈ units per RATE_HALF_LIFE_MS / ln 2). */
-  recent = 0;
-  /** The process's own bucket while NATS can't be asked. */
-  fallback: { tokens: number; at: number } | undefined;
-
+  readonly accountId: string;
   /** Forgotten by the sweep (idle past FORGET_IDLE_MS): a slot still naming it must not use it. */
   forgotten = false;
   /** The takeEach this bucket was last counted in, and its units there. */
   batch = 0;
   batchCost = 0;
+  limit = 0;
+  windowSeconds = 1;
+  /** Leased and not yet spent. */
+  tokens = 0;
+  lastUse = 0;
+  /** Decaying sum of what was spent here (≈ units per RATE_HALF_LIFE_MS / ln 2). */
+  recent = 0;
+  waiters: Waiter[] = [];
+  /** The process's own bucket while NATS can't be asked. */
+  fallback: { tokens: number; at: number } | undefined;
+  leasing = false;
+  readonly policy: string;
+  policyHeader = '';
+  shape: BucketShape = { capacity: 0, perMs: 0 };
+  /** The shared bucket as the last lease left it. */
+  shared: { left: number; at: number } | undefined;
   /** The shared bucket's KV key. */
   readonly key: string;
 
-  constructor(
-    readonly policy: string,
-    readonly accountId: string,
-  ) {
+  constructor(policy: string, accountId: string) {
+    this.accountId = accountId;
+    this.policy = policy;
     this.key = `${policy}.${accountId}`;
   }
 
@@ -128,7 +134,7 @@ class LocalBucket implements RateLimitStatus {
 
   spend(cost: number, now: number): void {
     this.tokens -= cost;
-    this.recent = this.recent * 0.5 ** ((now - this.lastUse) / RATE_HALF_LIFE_MS) + cost;
+    this.recent = this.recent * Math.exp((this.lastUse - now) * DECAY_PER_MS) + cost;
     this.lastUse = now;
   }
 
@@ -215,7 +221,7 @@ export class AccountRateLimiter {
     policy: string,
     accounts: readonly string[],
     limitOf: (accountId: string) => number,
-    slots?: readonly number[],
+    slots?: ArrayLike<number>,
   ): Map<string, RateLimitedError> | Promise<Map<string, RateLimitedError>> {
     const byAccount = this.accountsOf(policy);
     const bySlot = slots ? this.slotsOf(policy) : undefined;
@@ -288,7 +294,7 @@ export class AccountRateLimiter {
 
   private takeFrom(b: LocalBucket, cost: number, now: number): RateLimitStatus | Promise<RateLimitStatus> {
     if (!this.leases || now < this.fallbackUntil) return this.takeAlone(b, cost, now);
-    b.fallback = undefined;
+    if (b.fallback) b.fallback = undefined;
     if (b.waiters.length === 0 && b.tokens >= cost) {
       b.spend(cost, now);
       return b;

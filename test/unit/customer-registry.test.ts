@@ -1,5 +1,5 @@
 import t from 'tap';
-import { CompactKeyIndex } from '../../shared/customers/key-index.js';
+import { CompactKeyIndex, MAX_SLOTS } from '../../shared/customers/key-index.js';
 import { CustomerTable } from '../../shared/customers/table.js';
 import { decodeShard, encodeShard, shardKey, shardOfKey, type CustomerEntry } from '../../shared/customers/shards.js';
 import { Attribution } from '../../shared/customers/attribution.js';
@@ -37,6 +37,38 @@ t.test('CompactKeyIndex: every key found, deletions keep probe runs whole, odd k
   index.deleteSlot(7);
   t.equal(index.get('ü-ñ 日本'), undefined);
   t.equal(index.get(''), undefined);
+});
+
+t.test('CompactKeyIndex: keys of every length, sharing prefixes, told apart by their words and length', async (t) => {
+  const index = new CompactKeyIndex();
+  // Lengths 1…255 (every padding of the last word), each a prefix of the next: only the length and the tail differ.
+  const prefixes = Array.from({ length: 255 }, (_, i) => 'p'.repeat(i + 1));
+  prefixes.forEach((k, slot) => index.set(k, slot));
+  // Keys differing in one character at every position of a word.
+  const near = Array.from({ length: 40 }, (_, i) => `cust-${'0'.repeat(i % 8)}${i}`);
+  near.forEach((k, i) => index.set(k, 1_000 + i));
+  t.ok(
+    prefixes.every((k, slot) => index.get(k) === slot),
+    'every length found',
+  );
+  t.ok(
+    near.every((k, i) => index.get(k) === 1_000 + i),
+    'near keys found',
+  );
+  t.equal(index.get('p'.repeat(256)), undefined, 'longer than any key');
+  t.equal(index.get('pp\u0000'), undefined, 'a NUL is not padding');
+  t.equal(index.get('cust-'), undefined);
+  t.equal(index.get('cust-0'), 1_000);
+  // Churn: the pool compacts many times; every live key stays found, every dropped one is gone.
+  for (let round = 0; round < 20; round++)
+    for (let slot = 0; slot < 255; slot += 2) index.set(`r${round}-${slot}`, slot);
+  t.ok(
+    prefixes.every((k, slot) => index.get(k) === (slot % 2 ? slot : undefined)),
+    'after churn',
+  );
+  t.equal(index.get('r19-254'), 254);
+  t.equal(index.get('r18-254'), undefined);
+  t.throws(() => index.set('too-far', MAX_SLOTS), RangeError);
 });
 
 t.test('CustomerTable: a shard entry makes the shard exactly its customers', async (t) => {
