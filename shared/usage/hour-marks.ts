@@ -83,13 +83,20 @@ export async function markHours(
   for (const [accountId, meters] of counts)
     for (const [meterId, minutes] of meters) {
       const marked = new Map<string, Mark>();
+      const openRows = new Map<number, number>();
       for (const [minute, n] of minutes) {
         const k = markOf(minute, nowMs);
         const key = `${k.hour}:${k.minute}`;
         const m = marked.get(key);
         if (m) m.records += n;
-        else marked.set(key, { accountId, meterId, ...k, records: n });
+        else marked.set(key, { accountId, meterId, ...k, records: n, listed: true });
+        if (k.minute !== WHOLE_HOUR) openRows.set(k.hour, (openRows.get(k.hour) ?? 0) + n);
       }
+      // An open hour gets few rows from this insert: left off the work list (one row per customer per insert
+      // would cost an operator's emitter a row per record). Its marks still keep reads exact; the settler finds
+      // its minutes with the hour's next big insert, or its sweep when it closes.
+      for (const m of marked.values())
+        if (m.minute !== WHOLE_HOUR && (openRows.get(m.hour) ?? 0) < WORK_LIST_FLOOR) m.listed = false;
       marks.push(...marked.values());
     }
   await writeMarks(ch, database, marks, nowMs, local);
@@ -108,7 +115,7 @@ export function markWholeHours(
   nowMs: number,
   local = '',
 ): Promise<void> {
-  const marks = [...hours].map((hour) => ({ accountId, meterId, hour, minute: WHOLE_HOUR, records: 0 }));
+  const marks = [...hours].map((hour) => ({ accountId, meterId, hour, minute: WHOLE_HOUR, records: 0, listed: true }));
   return writeMarks(ch, database, marks, nowMs, local);
 }
 
@@ -118,7 +125,12 @@ interface Mark {
   hour: number;
   minute: number;
   records: number;
+  /** On the settler's work list. */
+  listed: boolean;
 }
+
+/** Rows an insert must bring to an open hour to put it on the work list (markHours). */
+const WORK_LIST_FLOOR = 100;
 
 async function writeMarks(
   ch: ClickHouseClient,
@@ -134,7 +146,7 @@ async function writeMarks(
     ch,
     `${database}.${TOUCHES_TABLE}${local}`,
     ['second', 'account_id', 'meter_id', 'hour', 'minute'],
-    marks.map((m) => `${second}\t${key(m)}\n`),
+    marks.filter((m) => m.listed).map((m) => `${second}\t${key(m)}\n`),
   );
   await insertTsv(
     ch,
