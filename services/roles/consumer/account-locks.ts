@@ -12,11 +12,23 @@ export const ACCOUNT_LOCK = { CLAIM: 27_027, SETTLE: 27_028 } as const;
 /** The name of a meter's settle lock. */
 export const settleLockName = (accountId: string, meterId: string) => `${accountId}\u0000${meterId}`;
 
-/** Names hash into this many locks per key: two batches of different accounts rarely wait for each other. */
-const BUCKETS = 4_096;
+/**
+ * Names hash into this many locks per key: two batches of different accounts rarely wait for each other. SETTLE
+ * takes fewer: an operator's insert holds one per customer meter it touches (thousands), all of them shared — a
+ * bound on the locks a transaction holds (Postgres' lock table is max_locks_per_transaction × connections) — and a
+ * settle holds its exclusively only while it counts marks.
+ */
+const BUCKETS: Record<number, number> = { [ACCOUNT_LOCK.CLAIM]: 4_096, [ACCOUNT_LOCK.SETTLE]: 256 };
 
-function bucketOf(name: string): number {
-  return createHash('md5').update(name).digest().readUInt32LE(0) % BUCKETS;
+/**
+ * A name's bucket. CLAIM keeps MD5 (every consumer version must map an account to the same lock, a rolling upgrade
+ * included); SETTLE, new and taken for thousands of names per operator insert, FNV-1a over the UTF-16 code units.
+ */
+function bucketOf(key: number, name: string, buckets: number): number {
+  if (key === ACCOUNT_LOCK.CLAIM) return createHash('md5').update(name).digest().readUInt32LE(0) % buckets;
+  let h = 0x811c9dc5;
+  for (let i = 0; i < name.length; i++) h = Math.imul(h ^ name.charCodeAt(i), 0x01000193);
+  return (h >>> 0) % buckets;
 }
 
 /**
@@ -32,7 +44,8 @@ export async function withAccountLocks<T>(
   mode: 'shared' | 'exclusive',
   fn: () => Promise<T>,
 ): Promise<T> {
-  const buckets = [...new Set([...names].map(bucketOf))].sort((a, b) => a - b);
+  const count = BUCKETS[key] ?? 4_096;
+  const buckets = [...new Set([...names].map((n) => bucketOf(key, n, count)))].sort((a, b) => a - b);
   if (buckets.length === 0) return fn();
   const client = await pg.connect();
   let broken = false;
