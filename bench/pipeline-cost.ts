@@ -8,6 +8,9 @@
  * attributed phase, right after batched, was charged up to 7.8 µs of ClickHouse per record in one run and
  * 3.5 in the next). A phase starts once the previous one's rows are stored and their merges done.
  */
+import { hourStates, isMarkedPerMinute, isReadFromRollups } from '../shared/usage/hour-marks.js';
+import { HOUR_MS } from '../shared/usage/sql.js';
+import { MINUTE_SETTLE_FLOOR } from '../services/roles/consumer/hour-settler.js';
 import type { ClickHouseClient } from '@clickhouse/client';
 
 /** The process groups that make up the ingest pipeline. */
@@ -142,6 +145,28 @@ export async function waitForMergesIdle(ch: ClickHouseClient, quietMs = 1_000, t
     if (running > 0) quietSince = Date.now();
     else if (Date.now() - quietSince >= quietMs) break;
     await new Promise((r) => setTimeout(r, 100));
+  }
+  return (Date.now() - t0) / 1000;
+}
+
+/**
+ * Waits until the settler has nothing left to recompute of the last two hours (shared/usage/hour-marks.ts): every
+ * closed hour marked, and every busy open hour's quiet minutes (≥ MINUTE_SETTLE_FLOOR records: smaller open hours
+ * are read raw and wait for their sweep). A phase's window then holds its own recomputes, not an earlier phase's.
+ * Returns the seconds waited.
+ */
+export async function waitForSettled(ch: ClickHouseClient, timeoutMs = 120_000): Promise<number> {
+  const t0 = Date.now();
+  const rs = await ch.query({ query: 'SELECT currentDatabase() AS d', format: 'JSONEachRow' });
+  const database = (await rs.json<{ d: string }>())[0]!.d;
+  while (Date.now() - t0 < timeoutMs) {
+    const open = Math.floor(Date.now() / HOUR_MS);
+    const states = await hourStates(ch, database, `hour >= ${open - 2}`);
+    const due = states.filter(
+      (s) => !isReadFromRollups(s) && (s.hour < open || (isMarkedPerMinute(s) && s.records >= MINUTE_SETTLE_FLOOR)),
+    );
+    if (due.length === 0) break;
+    await new Promise((r) => setTimeout(r, 200));
   }
   return (Date.now() - t0) / 1000;
 }
