@@ -4,7 +4,7 @@ import type { UsageShard, UsageShards } from '../../../shared/usage/shards.js';
 
 /** The accounts a USAGE message's rows (or one shard's part of them) belong to, and the hours each touches. */
 export interface MessageRows {
-  /** Account → meter → epoch minute → rows: what the insert marks (shared/usage/hour-marks.ts). */
+  /** Account → meter → epoch minute → rows: what the insert marks (shared/usage/hour-marks.ts); shared by a batch. */
   accounts: TouchedByAccount;
   /** The one account of a message of one account's subject; undefined for an operator's (many accounts). */
   account: string | undefined;
@@ -18,19 +18,20 @@ const ATTRIBUTED = 'customers.';
  * What a message's rows may write, from its subject (shared/clients/nats.ts): `usage.<account>` — only that
  * account's rows (whoever can publish there can't forge another account's usage); `usage.customers.<emitter>` —
  * an operator's emitter's rows, each of its own customer's account. Returns the rows with the hours they
- * touch, or why the message is poison.
+ * touch — counted into `accounts`, which a consumer shares between the messages of one insert — or why the message
+ * is poison.
  */
 export function readMessageRows(
   subjectRest: string,
   data: Uint8Array,
   count: number,
+  accounts: TouchedByAccount = new Map(),
 ): { rows: MessageRows } | { poison: string } {
-  const accounts: TouchedByAccount = new Map();
   if (subjectRest.startsWith(ATTRIBUTED)) {
     const bad = scanAttributedRows(data, accounts);
     return bad ? { poison: bad } : { rows: { accounts, account: undefined, count } };
   }
-  const touched = new Map();
+  const touched = accounts.get(subjectRest) ?? new Map();
   const bad = scanRows(data, subjectRest, touched);
   if (touched.size) accounts.set(subjectRest, touched);
   return bad ? { poison: bad } : { rows: { accounts, account: subjectRest, count } };
@@ -52,9 +53,8 @@ export function shardPieces(rows: MessageRows, data: Uint8Array, shards: UsageSh
     return [{ shard: shards.of(rows.account ?? ''), rows, data }];
   const parts = rowsByShard(data, (account) => shards.of(account).index);
   return [...parts].map(([index, part]) => {
-    const accounts: TouchedByAccount = new Map();
-    for (const [a, t] of rows.accounts) if (shards.of(a).index === index) accounts.set(a, t);
-    const piece: MessageRows = { accounts, account: undefined, count: newlines(part) };
+    // The counts stay the batch's: each shard's insert takes its own accounts' (UsageConsumer.countsOn).
+    const piece: MessageRows = { accounts: rows.accounts, account: undefined, count: newlines(part) };
     return { shard: shards.shards[index]!, rows: piece, data: part };
   });
 }

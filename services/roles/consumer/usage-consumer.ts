@@ -81,6 +81,8 @@ interface Batch {
   msgs: JsMsg[];
   /** Parallel to msgs. */
   rowsOf: MessageRows[];
+  /** What the batch's rows touch, counted as they arrive (MessageRows.accounts of each is this map). */
+  counts: MinuteCounts;
   chunks: Uint8Array[];
   rows: number;
   bytes: number;
@@ -240,9 +242,6 @@ export class UsageConsumer implements Component {
     if (data.length === 0 || data[data.length - 1] !== 0x0a)
       return this.poison(m, 'payload is not newline-terminated rows');
     if (!m.subject.startsWith(this.subjectPrefix)) return this.poison(m, `subject ${m.subject} names no account`);
-    const read = readMessageRows(m.subject.slice(this.subjectPrefix.length), data, count);
-    if ('poison' in read) return this.poison(m, read.poison);
-    const rows = read.rows;
     const storedMs = Math.floor(m.info.timestampNanos / 1e6);
     if (storedMs > deadline) {
       // The ingress stopped waiting for this message and answered 503: it must not count.
@@ -258,6 +257,10 @@ export class UsageConsumer implements Component {
     if (b.msgs.length > 0 && (b.rows + count > this.opts.maxRows || b.bytes + data.length > this.opts.maxBytes))
       await this.flush();
     const nb = this.batch;
+    // Counted into the batch's map (what its insert marks): an operator's customers recur across its messages.
+    const read = readMessageRows(m.subject.slice(this.subjectPrefix.length), data, count, nb.counts);
+    if ('poison' in read) return this.poison(m, read.poison); // its counts only mark a little more: harmless
+    const rows = read.rows;
     nb.msgs.push(m);
     nb.rowsOf.push(rows);
     nb.chunks.push(data);
@@ -293,8 +296,7 @@ export class UsageConsumer implements Component {
    */
   private async insertCounted(shard: UsageShard, rows: MessageRows[], chunks: Uint8Array[]): Promise<void> {
     const { config, pg } = this.infra;
-    const counts: MinuteCounts = new Map();
-    for (const r of rows) addCounts(counts, r.accounts);
+    const counts = this.countsOn(shard, rows);
     let counted = chunks;
     // By default the timestamp is part of a record's identity: ReplacingMergeTree alone counts each once.
     if (config.USAGE_IDENTITY === 'id') {
@@ -310,6 +312,19 @@ export class UsageConsumer implements Component {
       await shard.replicas.run((ch) => markHours(ch, config.CLICKHOUSE_DATABASE, counts, Date.now(), shard.local));
       await this.insert(shard, counted);
     });
+  }
+
+  /** What `rows` (their batch's maps) count on `shard`'s accounts. */
+  private countsOn(shard: UsageShard, rows: MessageRows[]): MinuteCounts {
+    const maps = [...new Set(rows.map((r) => r.accounts))];
+    const oneShard = this.shards!.shards.length === 1;
+    if (maps.length === 1 && oneShard) return maps[0]!;
+    const counts: MinuteCounts = new Map();
+    for (const map of maps) {
+      if (oneShard) addCounts(counts, map);
+      else for (const [a, meters] of map) if (this.shards!.of(a) === shard) addCounts(counts, new Map([[a, meters]]));
+    }
+    return counts;
   }
 
   /** Into the shard's table itself (a fresh stream per replica tried): it returns once the shard holds the rows. */
@@ -437,5 +452,5 @@ export class UsageConsumer implements Component {
 }
 
 function emptyBatch(): Batch {
-  return { msgs: [], rowsOf: [], chunks: [], rows: 0, bytes: 0, timer: undefined };
+  return { msgs: [], rowsOf: [], chunks: [], counts: new Map(), rows: 0, bytes: 0, timer: undefined };
 }
