@@ -9,7 +9,7 @@
  * 3.5 in the next). A phase starts once the previous one's rows are stored and their merges done.
  */
 import { hourStates, isMarkedPerMinute, isReadFromRollups } from '../shared/usage/hour-marks.js';
-import { HOUR_MS } from '../shared/usage/sql.js';
+import { chString, HOUR_MS } from '../shared/usage/sql.js';
 import { MINUTE_SETTLE_FLOOR } from '../services/roles/consumer/hour-settler.js';
 import type { ClickHouseClient } from '@clickhouse/client';
 
@@ -169,4 +169,21 @@ export async function waitForSettled(ch: ClickHouseClient, timeoutMs = 120_000):
     await new Promise((r) => setTimeout(r, 200));
   }
   return (Date.now() - t0) / 1000;
+}
+
+/** waitForSettled, then waitForMergesIdle (a settle's inserts make parts too): the seconds waited. */
+export async function waitForQuiet(ch: ClickHouseClient): Promise<number> {
+  return (await waitForSettled(ch)) + (await waitForMergesIdle(ch));
+}
+
+/** Waits (up to 10 minutes) until a read takes no hour of the meter raw: every mark recomputed. */
+export async function waitForMeterSettled(ch: ClickHouseClient, meterId: string): Promise<void> {
+  const rs = await ch.query({ query: 'SELECT currentDatabase() AS d', format: 'JSONEachRow' });
+  const database = (await rs.json<{ d: string }>())[0]!.d;
+  const t0 = Date.now();
+  while (Date.now() - t0 < 600_000) {
+    const states = await hourStates(ch, database, `meter_id = ${chString(meterId)}`);
+    if (states.every(isReadFromRollups)) return;
+    await new Promise((r) => setTimeout(r, 200));
+  }
 }

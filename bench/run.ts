@@ -62,8 +62,7 @@ import {
   pipelineCost,
   rawRowCount,
   storedRowCount,
-  waitForMergesIdle,
-  waitForSettled,
+  waitForQuiet,
   waitForRows,
 } from './pipeline-cost.js';
 import { printReport, newReport, CONTROL_READ_GOAL, type PhaseResult, type BenchReport } from './report.js';
@@ -176,12 +175,8 @@ async function main(): Promise<void> {
         if (opts.warmupSeconds > 0) await run(tool, { ...spec, seconds: opts.warmupSeconds });
         await sleep(500);
         const counted = name === 'single' || name === 'batched' || name === 'stream' || name === 'attributed';
-        // The warm-up's and earlier phases' rows stored, settled and merged before the window opens
-        // (bench/pipeline-cost.ts).
-        if (counted) {
-          await waitForSettled(ch);
-          await waitForMergesIdle(ch);
-        }
+        // Earlier phases' rows stored, settled and merged before the window opens (bench/pipeline-cost.ts).
+        if (counted) await waitForQuiet(ch);
         const before = counted ? await acceptedRecords(apis) : 0;
         const messagesBefore = counted ? await storedMessages(apis) : 0;
         const rowsBefore = counted ? await storedRowCount(ch) : 0;
@@ -196,7 +191,7 @@ async function main(): Promise<void> {
         // The pipeline's cost: CPU from the start of the load until ClickHouse holds what was accepted.
         const drainS = accepted !== undefined ? await waitForRows(ch, rowsBefore + accepted, 5 * 60_000) : 0;
         // …then its hours recomputed (the settler) and ClickHouse's merges done: both count as merges.
-        const mergeS = accepted !== undefined ? (await waitForSettled(ch)) + (await waitForMergesIdle(ch)) : 0;
+        const mergeS = accepted !== undefined ? await waitForQuiet(ch) : 0;
         const cost =
           accepted !== undefined
             ? pipelineCost(cpu.usedSeconds(), accepted, loadS + drainS + mergeS, drainS, mergeS)

@@ -22,13 +22,18 @@ import type { CpuMeter } from '../cpu.js';
 import { LagProbe } from '../lag-probe.js';
 import { runWrk, type LoadResult } from '../load.js';
 import { runOpenLoop } from '../open-loop.js';
-import { pipelineCost, storedRowCount, waitForMergesIdle, waitForRows, type PipelineCost } from '../pipeline-cost.js';
+import {
+  pipelineCost,
+  storedRowCount,
+  waitForMergesIdle,
+  waitForMeterSettled,
+  waitForRows,
+  type PipelineCost,
+} from '../pipeline-cost.js';
 import { addBenchMeter, type BenchWorld } from '../world.js';
 import { arg, list, opts } from '../options.js';
 import { readClient } from './usage-reads.js';
-import type { UsageQuery } from '../../shared/client/index.js';
-import { hourStates, isReadFromRollups } from '../../shared/usage/hour-marks.js';
-import { chString } from '../../shared/usage/sql.js';
+import { hourWithRoom, timeHotReads, type HotReads } from './hot-reads.js';
 
 const DAY = 86_400_000;
 const HOUR = 3_600_000;
@@ -110,18 +115,6 @@ export interface IngestShapesRun {
   rates: Partial<Record<IngestShape, number[]>>;
   rateSeconds: number;
   pollMs: number;
-}
-
-/** Waits (up to 10 minutes) until a read takes no hour of the meter raw: every mark recomputed. */
-async function waitSettled(ch: ClickHouseClient, meterId: string): Promise<void> {
-  const rs = await ch.query({ query: 'SELECT currentDatabase() AS d', format: 'JSONEachRow' });
-  const database = (await rs.json<{ d: string }>())[0]!.d;
-  const t0 = Date.now();
-  while (Date.now() - t0 < 600_000) {
-    const states = await hourStates(ch, database, `meter_id = ${chString(meterId)}`);
-    if (states.every(isReadFromRollups)) return;
-    await sleep(200);
-  }
 }
 
 /** 31 days back: every read covers the whole backfill range, live or not (the same query shape for both). */
@@ -235,7 +228,7 @@ async function runShape(r: IngestShapesRun, shape: IngestShape): Promise<ShapeRu
   const samples = await polling;
   // Until every hour the load marked is recomputed (shared/usage/hour-marks.ts): reads are exact before, and from
   // rollups only after — that work belongs to the shape's cost.
-  await waitSettled(r.ch, meterId);
+  await waitForMeterSettled(r.ch, meterId);
   const settledS = (performance.now() - t0) / 1000;
   const visibleS = settledS;
   const mergeS = await waitForMergesIdle(r.ch);
@@ -340,50 +333,13 @@ async function visibleRate(
   return { max_records_per_s: max, steps };
 }
 
-/** One usage read at a time: a warm-up, then `repeats` timed; a failed one (503 past the api's limit) counts at its time. */
-export interface HotReads {
-  records: number | null;
-  repeats: number;
-  failed: number;
-  median_ms: number;
-  p99_ms: number;
-  max_ms: number;
-}
-
-async function timeHotReads(r: IngestShapesRun, meterId: string, query: UsageQuery, repeats = 10): Promise<HotReads> {
-  const client = readClient(r.apiUrl, r.world.token);
-  let records: number | null = null;
-  let failed = 0;
-  const times: number[] = [];
-  for (let i = 0; i <= repeats; i++) {
-    const t0 = performance.now();
-    try {
-      records = (await client.getUsage(meterId, query)).count;
-    } catch {
-      if (i > 0) failed++;
-    }
-    if (i > 0) times.push(performance.now() - t0);
-  }
-  times.sort((a, b) => a - b);
-  const at = (q: number) => round(times[Math.min(times.length - 1, Math.floor(times.length * q))]!, 1);
-  return { records, repeats, failed, median_ms: at(0.5), p99_ms: at(0.99), max_ms: round(times[times.length - 1]!, 1) };
-}
-
-/** Waits, if the current hour ends within `ms`, until the next one has begun: the hot hour must still be open when read. */
-async function hourWithRoom(ms: number, log: (m: string) => void): Promise<void> {
-  const left = HOUR - (Date.now() % HOUR);
-  if (left > ms) return;
-  log(`hot-hour: the hour ends in ${Math.round(left / 1000)} s; waiting for the next one`);
-  await sleep(left + 2000);
-}
-
 export async function runIngestShapes(r: IngestShapesRun): Promise<IngestShapesResult> {
   const out: IngestShapesResult = { records_target: r.records };
   if (r.hotHour) await hourWithRoom(8 * 60_000, r.log);
   out.live = await runShape(r, 'live');
   if (r.hotHour) {
     const hour = Math.floor((Date.now() - 2000) / HOUR);
-    const read = await timeHotReads(r, out.live.meter_id, {
+    const read = await timeHotReads({ apiUrl: r.apiUrl, token: r.world.token }, out.live.meter_id, {
       window: 'hour',
       start_date: new Date(hour * HOUR).toISOString().slice(0, 10),
     });

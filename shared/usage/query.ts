@@ -1,13 +1,14 @@
 import type { ClickHouseClient, ClickHouseSettings } from '@clickhouse/client';
 import type { MeterType } from '../meters/record.js';
-import { chString, sweptThrough } from './rollups.js';
+import { chString } from './rollups.js';
 import type { WindowStats } from './stats.js';
 import { ValidationError } from '../errors.js';
 import { MAX_GROUPS } from './limits.js';
 import { windowKeySql, windowsOf, type UsageWindow } from './windows.js';
 import { meterPairKey, readableUniqueStates } from './unique-rollups.js';
 import { groupColumns, mergedSql, readPlan, type ReadPlan, type ReadSlice, type UsageSlice } from './read-sql.js';
-import { planHours } from './read-plan.js';
+import { planHours, watermark } from './read-plan.js';
+export { watermark };
 
 export { PERCENTILES, type WindowStats } from './stats.js';
 export { chString } from './rollups.js';
@@ -119,19 +120,6 @@ export interface Row {
 
 /** Meters per totals query: keeps the SQL text (18.16 has no query parameters) well under max_query_size. */
 const TOTALS_CHUNK = 500;
-
-/** How long a read trusts the sweep watermark it fetched: a stale one only makes it read more raw rows. */
-const WATERMARK_TTL_MS = 1_000;
-const watermarks = new Map<string, { at: number; value: Promise<number | undefined> }>();
-
-export function watermark(ch: ClickHouseClient, database: string): Promise<number | undefined> {
-  const cached = watermarks.get(database);
-  if (cached && Date.now() - cached.at < WATERMARK_TTL_MS) return cached.value;
-  const value = sweptThrough(ch, database);
-  watermarks.set(database, { at: Date.now(), value });
-  value.catch(() => watermarks.delete(database));
-  return value;
-}
 
 /**
  * Whether each request's unique count may come from per-hour distinct sets: a counter counting distinct

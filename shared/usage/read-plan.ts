@@ -10,6 +10,7 @@
 import type { ClickHouseClient } from '@clickhouse/client';
 import { hourStates, isMarkedPerMinute, isMinuteSettled, isSettled } from './hour-marks.js';
 import { HOUR_MS } from './sql.js';
+import { sweptThrough } from './rollups.js';
 
 const MINUTE_MS = 60_000;
 
@@ -125,4 +126,18 @@ export async function planHours(
   }
   for (const h of notPerMinute) pendingMinutes.delete(h);
   return { pending, settled, perMinute: pendingMinutes };
+}
+
+/** How long a read trusts the sweep watermark it fetched: a stale one only makes it read more raw rows. */
+const WATERMARK_TTL_MS = 1_000;
+const watermarks = new Map<string, { at: number; value: Promise<number | undefined> }>();
+
+/** Every hour ≤ this one is swept (cached WATERMARK_TTL_MS). */
+export function watermark(ch: ClickHouseClient, database: string): Promise<number | undefined> {
+  const cached = watermarks.get(database);
+  if (cached && Date.now() - cached.at < WATERMARK_TTL_MS) return cached.value;
+  const value = sweptThrough(ch, database);
+  watermarks.set(database, { at: Date.now(), value });
+  value.catch(() => watermarks.delete(database));
+  return value;
 }

@@ -1,6 +1,7 @@
 import type { JsMsg } from '@nats-io/jetstream';
 import { rowsByShard, scanAttributedRows, scanRows, type TouchedByAccount } from '../../../shared/usage/row-scan.js';
 import type { UsageShard, UsageShards } from '../../../shared/usage/shards.js';
+import { addCounts, type MinuteCounts } from '../../../shared/usage/hour-marks.js';
 
 /** The accounts a USAGE message's rows (or one shard's part of them) belong to, and the hours each touches. */
 export interface MessageRows {
@@ -35,6 +36,19 @@ export function readMessageRows(
   const bad = scanRows(data, subjectRest, touched);
   if (touched.size) accounts.set(subjectRest, touched);
   return bad ? { poison: bad } : { rows: { accounts, account: subjectRest, count } };
+}
+
+/** What `rows` (their batch's maps: readMessageRows) count on `shard`'s accounts: what its insert marks. */
+export function countsOn(shards: UsageShards, shard: UsageShard, rows: readonly MessageRows[]): MinuteCounts {
+  const maps = [...new Set(rows.map((r) => r.accounts))];
+  const oneShard = shards.shards.length === 1;
+  if (maps.length === 1 && oneShard) return maps[0]!;
+  const counts: MinuteCounts = new Map();
+  for (const map of maps) {
+    if (oneShard) addCounts(counts, map);
+    else for (const [a, meters] of map) if (shards.of(a) === shard) addCounts(counts, new Map([[a, meters]]));
+  }
+  return counts;
 }
 
 /** One message's rows going to one shard. */

@@ -20,12 +20,12 @@ import {
   WIRE_FORMAT_V1,
   upgradeV1Rows,
 } from '../../../shared/usage/wire.js';
-import { addCounts, markHours, type MinuteCounts } from '../../../shared/usage/hour-marks.js';
+import { markHours, type MinuteCounts } from '../../../shared/usage/hour-marks.js';
 import { UsageShards, type UsageShard } from '../../../shared/usage/shards.js';
 import type { Component } from '../role.js';
 import { isDataError, describeInsertError } from './insert-errors.js';
 import { RollupSweeper } from './rollup-sweeper.js';
-import { PieceAcks, readMessageRows, shardPieces, type MessageRows } from './message-rows.js';
+import { countsOn, PieceAcks, readMessageRows, shardPieces, type MessageRows } from './message-rows.js';
 import { claimNewRows } from './claim-lock.js';
 import { ACCOUNT_LOCK, settleLockName, withAccountLocks } from './account-locks.js';
 import { HourSettler } from './hour-settler.js';
@@ -296,7 +296,7 @@ export class UsageConsumer implements Component {
    */
   private async insertCounted(shard: UsageShard, rows: MessageRows[], chunks: Uint8Array[]): Promise<void> {
     const { config, pg } = this.infra;
-    const counts = this.countsOn(shard, rows);
+    const counts = countsOn(this.shards!, shard, rows);
     let counted = chunks;
     // By default the timestamp is part of a record's identity: ReplacingMergeTree alone counts each once.
     if (config.USAGE_IDENTITY === 'id') {
@@ -312,19 +312,6 @@ export class UsageConsumer implements Component {
       await shard.replicas.run((ch) => markHours(ch, config.CLICKHOUSE_DATABASE, counts, Date.now(), shard.local));
       await this.insert(shard, counted);
     });
-  }
-
-  /** What `rows` (their batch's maps) count on `shard`'s accounts. */
-  private countsOn(shard: UsageShard, rows: MessageRows[]): MinuteCounts {
-    const maps = [...new Set(rows.map((r) => r.accounts))];
-    const oneShard = this.shards!.shards.length === 1;
-    if (maps.length === 1 && oneShard) return maps[0]!;
-    const counts: MinuteCounts = new Map();
-    for (const map of maps) {
-      if (oneShard) addCounts(counts, map);
-      else for (const [a, meters] of map) if (this.shards!.of(a) === shard) addCounts(counts, new Map([[a, meters]]));
-    }
-    return counts;
   }
 
   /** Into the shard's table itself (a fresh stream per replica tried): it returns once the shard holds the rows. */
