@@ -11,7 +11,9 @@
  *   watermark: a mark is written after the rows it vouches for), then the account tables newest migration
  *   first (derived tables before what they derive from: rollups before records). Reading a table after those
  *   it vouches for can then only find it behind them, the state a crash between the two writes leaves and the
- *   next recompute repairs — never ahead, which would make a restore read rows it does not have.
+ *   next recompute repairs — never ahead, which would make a restore read rows it does not have. Settled hours'
+ *   settles are read before every account table and their marks after (they vouch the other way: a mark is
+ *   written before its records).
  * - Restore: the target's schema is migrated to the backup's version first; every materialized view is detached
  *   while the rows load (each table gets exactly its dumped rows, a view does not derive them a second time) and
  *   attached again after; tables load in migration order, through the Distributed tables on a cluster with
@@ -61,6 +63,10 @@ async function tablesOf(ch: ClickhouseReplicas, database: string): Promise<Table
     `SELECT name, engine, engine_full FROM system.tables WHERE database = ${quoted(database)} ORDER BY name`,
   );
 }
+
+/** Settled hours' tables, read first and last (see the dump). */
+const SETTLES = new Set(['usage_hour_settles']);
+const MARKS = new Set(['usage_hour_marks', 'usage_hour_touches']);
 
 /** Table names in the order the migration files create them (and the materialized views they create). */
 async function migrationOrder(): Promise<{ tables: string[]; views: string[] }> {
@@ -153,7 +159,13 @@ export async function dumpClickhouse(url: string, database: string, dir: string)
     for (const t of tables) columnsOf.set(t.name, await writableColumns(ch, database, t.name));
     const marks = tables.filter((t) => !columnsOf.get(t.name)!.includes('account_id'));
     const byAccount = tables.filter((t) => columnsOf.get(t.name)!.includes('account_id')).reverse();
-    for (const t of [...marks, ...byAccount]) {
+    // Settled hours (shared/usage/hour-marks.ts): a settle vouches for the rollups, so it is read before every
+    // account table; an hour's marks are written before its records, so they are read after every one (a restored
+    // record always has its mark, a restored settle never claims rollups the dump lacks).
+    const first = byAccount.filter((t) => SETTLES.has(t.name));
+    const last = byAccount.filter((t) => MARKS.has(t.name));
+    const middle = byAccount.filter((t) => !SETTLES.has(t.name) && !MARKS.has(t.name));
+    for (const t of [...marks, ...first, ...middle, ...last]) {
       const columns = columnsOf.get(t.name)!;
       const file = path.join('clickhouse', `${t.name}.native`);
       await ch.run(async (c) => {
