@@ -1,7 +1,8 @@
 import t from 'tap';
 import { Decimal } from '../../shared/money/decimal.js';
 import { sumOfLines, type PricedInvoice, type PricedLine } from '../../services/domain/pricing/invoice-lines.js';
-import { applyTax, lineTaxes, ratesOf } from '../../services/domain/tax/compute.js';
+import { invoiceAmounts as applyTax } from '../../services/domain/billing/invoice-amounts.js';
+import { lineTaxes, ratesOf } from '../../services/domain/tax/compute.js';
 import { taxReversed } from '../../services/domain/tax/reverse.js';
 import type { TaxProfile, TaxRateRow } from '../../services/domain/tax/types.js';
 import { isCountryCode } from '../../shared/countries.js';

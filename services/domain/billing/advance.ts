@@ -2,7 +2,8 @@ import { withTransaction, type PgClient } from '../../../shared/clients/postgres
 import { newId } from '../../../shared/ids.js';
 import type { BillingAnchor, BillingInterval, TaxExempt } from '../../../shared/vocabulary.js';
 import { appendEvents } from '../events/outbox-store.js';
-import { TAX_PROFILE_COLUMNS, taxInvoices } from '../tax/invoice-tax.js';
+import { TAX_PROFILE_COLUMNS } from '../tax/invoice-tax.js';
+import { amountInvoices } from './invoice-amounts.js';
 import { finalStatus, insertInvoiceLines, issuedEvents, lastDay, type ClosedInvoice } from './close.js';
 import { lockAndAllocateCredits, recordCreditUses } from './credits.js';
 import { timed, type BillingDeps, type BillingTimings } from './deps.js';
@@ -111,7 +112,7 @@ async function issueLocked(
     { timings },
   );
   return timed(timings, 'postgres_ms', async () => {
-    const totals = await taxInvoices(
+    const totals = await amountInvoices(
       client,
       subs.map((s, i) => ({ priced: priced[i]!, profile: s })),
     );

@@ -13,7 +13,8 @@ import { lockAndAllocateCredits, recordCreditUses } from './credits.js';
 import { inScope, LIVE_CUSTOMERS, type BillingScope } from './scope.js';
 import { numberDocuments } from './numbering.js';
 import { moveToNextPeriods } from './period-pointers.js';
-import { TAX_PROFILE_COLUMNS, taxInvoices } from '../tax/invoice-tax.js';
+import { TAX_PROFILE_COLUMNS } from '../tax/invoice-tax.js';
+import { amountInvoices } from './invoice-amounts.js';
 import type { TaxExempt } from '../../../shared/vocabulary.js';
 import { deductThresholdInvoices, excessAsCredit, writeExcessGrants } from './deductions.js';
 
@@ -220,7 +221,7 @@ async function writeInvoices(
   const draft = due.map((s) => inGrace(deps, s.billing_period_end, now));
   // Tax after discounts and before prepaid credit (docs/billing.md "Tax"): credit pays the taxed total. A draft is
   // taxed as it stands, and again when it is finalized (drafts.ts).
-  const totals = await taxInvoices(
+  const totals = await amountInvoices(
     client,
     due.map((s, i) => ({ priced: priced[i]!, profile: s })),
   );

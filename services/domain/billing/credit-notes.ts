@@ -22,6 +22,7 @@ import type { PaymentDeps } from './payments.js';
 import type { BillingDeps } from './deps.js';
 import { numberDocuments } from './numbering.js';
 import { shareOf, taxReversed } from '../tax/reverse.js';
+import { attachedDiscounts } from './invoice-amounts.js';
 
 /**
  * Credit notes (docs/design.md §8 Credit notes). An operator credits an invoice by an amount or per line:
@@ -49,11 +50,16 @@ type NoteLines = CreditNoteToInsert['lines'];
 /**
  * THE rule of what a request credits: its lines (a plain amount is one line) and total, each exact in the
  * invoice currency's minor unit, each ≤ what is left of its invoice line, the total ≤ what is left of the invoice.
- * A quantity credits that share of the line's amount. Crediting a taxed line also reverses its tax in proportion
- * (services/domain/tax/reverse.ts): an exclusive rate's share is one more line of the note, on the invoice's tax
- * line (so the note's amount includes it); an inclusive rate's was inside the amount credited. A tax line is
- * not credited directly. A plain amount is taken as tax included: its share of the invoice's tax is reported in
- * `tax`. Throws ValidationError naming each field.
+ * A line is credited at most its NET — its amount plus the discount attached to it (invoice-amounts.ts
+ * attachedDiscounts) — plus the tax charged on that net. A quantity credits cumulatively: after crediting k of a
+ * line's Q units, round(net × k / Q) of it is credited, so each piece is round(net × (before + q) / Q) −
+ * round(net × before / Q) and the piece that credits the last units takes whatever is left of the line — the
+ * pieces add up to the net exactly. Crediting a taxed line also reverses its tax in the same proportion
+ * (services/domain/tax/reverse.ts, against the net): an exclusive rate's share is one more line of the note, on
+ * the invoice's tax line (so the note's amount includes it); an inclusive rate's was inside the amount credited.
+ * A tax line is not credited directly. A plain amount is taken as tax included: its share of the invoice's tax,
+ * against the invoice's total BEFORE prepaid credit (what the tax was charged on), is reported in `tax`.
+ * Throws ValidationError naming each field.
  */
 export function creditLinesOf(
   invoice: Pick<InvoiceToCredit, 'currency' | 'amount' | 'amount_credited' | 'tax' | 'tax_credited'>,
@@ -71,20 +77,26 @@ export function creditLinesOf(
   };
   let out: NoteLines = [];
   let tax = new Decimal(0);
-  // What this note credits so far, per invoice line (a request may name a line twice).
+  // What this note credits so far, per invoice line (a request may name a line twice): amount and quantity.
   const inNote = new Map<number, Decimal>();
+  const unitsInNote = new Map<number, Decimal>();
   const noted = (position: number) => inNote.get(position) ?? new Decimal(0);
   const note = (position: number, amount: Decimal) => inNote.set(position, noted(position).plus(amount));
   if (credit.kind === 'amount') {
     if (inMinorUnits(credit.amount, 'amount')) {
       out = [{ invoice_position: null, description: reason, quantity: null, amount: credit.amount }];
+      // The tax was charged on the total before prepaid credit paid part of it: the share is taken against that.
+      const charged = lines
+        .filter((l) => l.type === 'credit')
+        .reduce((s, l) => s.minus(l.amount), new Decimal(invoice.amount));
       const credited = new Decimal(invoice.amount_credited);
-      const share = shareOf(invoice.tax, credited.plus(credit.amount), invoice.amount, invoice.currency).minus(
-        shareOf(invoice.tax, credited, invoice.amount, invoice.currency),
+      const share = shareOf(invoice.tax, credited.plus(credit.amount), charged, invoice.currency).minus(
+        shareOf(invoice.tax, credited, charged, invoice.currency),
       );
       tax = Decimal.max(0, Decimal.min(share, new Decimal(invoice.tax).minus(invoice.tax_credited)));
     }
   } else {
+    const { discount } = attachedDiscounts(lines, invoice.currency);
     credit.lines.forEach((c, i) => {
       const line = lines[c.line];
       if (!line)
@@ -97,14 +109,23 @@ export function creditLinesOf(
           field: `lines[${i}].line`,
           message: `line ${c.line} is a tax line: tax is credited with the lines it taxes`,
         });
-      const left = new Decimal(line.amount).minus(line.credited_amount);
+      const net = new Decimal(line.amount).plus(discount[c.line]!);
+      const before = new Decimal(line.credited_amount).plus(noted(line.position));
+      const left = net.minus(before);
       if (!left.gt(0)) {
         code = 'credit_exceeds_line';
         return errors.push({ field: `lines[${i}].line`, message: `line ${c.line} has nothing left to credit` });
       }
       let amount: Decimal;
       if (c.quantity !== undefined) {
-        const quantityLeft = new Decimal(line.quantity).minus(line.credited_quantity);
+        const units = new Decimal(line.quantity);
+        const unitsBefore = new Decimal(line.credited_quantity).plus(unitsInNote.get(line.position) ?? 0);
+        const quantityLeft = units.minus(unitsBefore);
+        if (!units.gt(0))
+          return errors.push({
+            field: `lines[${i}].quantity`,
+            message: `line ${c.line} has no quantity to credit: credit it by amount`,
+          });
         if (new Decimal(c.quantity).gt(quantityLeft)) {
           code = 'credit_exceeds_line';
           return errors.push({
@@ -112,12 +133,18 @@ export function creditLinesOf(
             message: `must be at most ${canonicalDecimal(quantityLeft)}, the quantity of line ${c.line} not yet credited`,
           });
         }
-        amount = roundToMinorUnit(new Decimal(line.amount).times(c.quantity).div(line.quantity), invoice.currency);
+        const share = (k: Decimal) => roundToMinorUnit(net.times(k).div(units), invoice.currency);
+        const after = unitsBefore.plus(c.quantity);
+        // The last units take what is left of the line: the pieces add up to its net exactly.
+        amount = after.eq(units)
+          ? left
+          : Decimal.min(left, share(after).minus(share(unitsBefore)));
         if (!amount.gt(0))
           return errors.push({
             field: `lines[${i}].quantity`,
             message: `credits less than the smallest unit of ${invoice.currency}`,
           });
+        unitsInNote.set(line.position, after.minus(line.credited_quantity));
       } else {
         if (!inMinorUnits(c.amount!, `lines[${i}].amount`)) return;
         amount = new Decimal(c.amount!);
@@ -135,9 +162,8 @@ export function creditLinesOf(
         quantity: c.quantity ?? null,
         amount: canonicalDecimal(amount),
       });
-      const before = new Decimal(line.credited_amount).plus(noted(line.position));
       note(line.position, amount);
-      for (const t of taxReversed(line, before, amount, invoice.currency)) {
+      for (const t of taxReversed({ amount: canonicalDecimal(net), taxes: line.taxes }, before, amount, invoice.currency)) {
         const taxLine = lines.find((l) => l.type === 'tax' && l.tax_rate_id === t.tax_rate_id);
         let reversed = new Decimal(t.amount);
         if (taxLine && !new Decimal(taxLine.amount).isZero()) {

@@ -12,7 +12,8 @@ import { firstPaymentAttemptAt } from './dunning.js';
 import { numberDocuments } from './numbering.js';
 import { pricePeriods } from './price-periods.js';
 import { inScope, LIVE_CUSTOMERS, type BillingScope } from './scope.js';
-import { TAX_PROFILE_COLUMNS, taxInvoices } from '../tax/invoice-tax.js';
+import { TAX_PROFILE_COLUMNS } from '../tax/invoice-tax.js';
+import { amountInvoices } from './invoice-amounts.js';
 import type { TaxProfile } from '../tax/types.js';
 import { deductThresholdInvoices, excessAsCredit, writeExcessGrants } from './deductions.js';
 
@@ -218,7 +219,7 @@ async function finalizeLocked(
     await deductThresholdInvoices(client, periods, invoices);
     // Taxed as the close taxes (after discounts, before prepaid credit), with the rates and the customer's profile
     // as they are at finalization; the draft's own tax lines were deleted with its priced lines.
-    const totals = await taxInvoices(
+    const totals = await amountInvoices(
       client,
       drafts.map((d, i) => ({ priced: invoices[i]!, profile: d })),
     );

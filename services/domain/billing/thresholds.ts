@@ -2,7 +2,8 @@ import { withTransaction, type PgClient } from '../../../shared/clients/postgres
 import { newId } from '../../../shared/ids.js';
 import { Decimal } from '../../../shared/money/decimal.js';
 import { appendEvents } from '../events/outbox-store.js';
-import { TAX_PROFILE_COLUMNS, taxInvoices } from '../tax/invoice-tax.js';
+import { TAX_PROFILE_COLUMNS } from '../tax/invoice-tax.js';
+import { amountInvoices } from './invoice-amounts.js';
 import type { TaxProfile } from '../tax/types.js';
 import { insertInvoiceLines, issuedEvents, lastDay, type ClosedInvoice } from './close.js';
 import { deductThresholdInvoices, isoDate } from './deductions.js';
@@ -97,7 +98,7 @@ async function issueLocked(
   const priced = await pricePeriods(deps, client, periods, { timings });
   return timed(timings, 'postgres_ms', async () => {
     await deductThresholdInvoices(client, periods, priced);
-    const totals = await taxInvoices(
+    const totals = await amountInvoices(
       client,
       subs.map((s, i) => ({ priced: priced[i]!, profile: s })),
     );

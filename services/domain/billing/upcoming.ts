@@ -6,8 +6,9 @@ import type { BillingDeps } from './deps.js';
 import type { PricedInvoice } from '../pricing/invoice-lines.js';
 import { pricePeriods } from './price-periods.js';
 import { previewCredits, type SpendableGrant } from './credits.js';
-import { TAX_PROFILE_COLUMNS, taxInvoices } from '../tax/invoice-tax.js';
-import type { InvoiceTotals } from '../tax/compute.js';
+import { TAX_PROFILE_COLUMNS } from '../tax/invoice-tax.js';
+import { amountInvoices } from './invoice-amounts.js';
+import type { InvoiceTotals } from './invoice-amounts.js';
 import type { TaxProfile } from '../tax/types.js';
 import { deductThresholdInvoices, excessAsCredit } from './deductions.js';
 
@@ -58,7 +59,7 @@ export async function upcomingInvoice(
   ]);
   // As the close does: the threshold invoices' deductions, tax, never below zero, then prepaid credit.
   await deductThresholdInvoices(deps.pg, [{ subscription_id: sub.row.id, startMs: period.start.getTime() }], [priced!]);
-  const [totals] = await taxInvoices(deps.pg, [{ priced: priced!, profile: customer.rows[0]! }]);
+  const [totals] = await amountInvoices(deps.pg, [{ priced: priced!, profile: customer.rows[0]! }]);
   excessAsCredit([{ invoice_id: 'upcoming', account_id: accountId, priced: priced!, periodStart: '' }], {
     preview: true,
   });

@@ -40,6 +40,9 @@ export interface InvoiceToCredit {
 export interface LineToCredit {
   position: number;
   type: LineType;
+  /** What a discount line discounts (services/domain/billing/invoice-amounts.ts attachedDiscounts). */
+  product_id: string | null;
+  adjusts_invoice_id: string | null;
   /** Taxed lines: their tax per rate; tax lines: their rate, tax and whether it is added (amount ≠ 0) or included. */
   taxes: LineTax[] | null;
   tax_rate_id: string | null;
@@ -69,7 +72,7 @@ export async function lockInvoiceToCredit(client: PgClient, invoiceId: string): 
 /** The invoice's lines in printed order, each with the amount and quantity credited on it so far. */
 export async function linesToCredit(client: PgClient, invoiceId: string): Promise<LineToCredit[]> {
   const r = await client.query<LineToCredit>(
-    `SELECT l.position, l.type, l.taxes, l.tax_rate_id, l.description, l.quantity::text AS quantity, l.amount::text AS amount,
+    `SELECT l.position, l.type, l.product_id, l.adjusts_invoice_id, l.taxes, l.tax_rate_id, l.description, l.quantity::text AS quantity, l.amount::text AS amount,
             COALESCE(c.amount, 0)::text AS credited_amount, COALESCE(c.quantity, 0)::text AS credited_quantity
        FROM invoice_lines l
        LEFT JOIN (SELECT cl.invoice_position, sum(cl.amount) AS amount, sum(cl.quantity) AS quantity
