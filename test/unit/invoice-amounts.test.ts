@@ -43,7 +43,11 @@ t.test('item 2: a discounted line is taxed once, on its amount after the discoun
   const inv = invoice('USD', [line({ type: 'flat', amount: '253.04' }), discount('prod_a', '-48.08')]);
   const totals = invoiceAmounts(inv, FR, () => [rate('vat', '10')]);
   t.same(totals, { subtotal: '204.96', tax: '20.5' });
-  t.same(inv.lines[0]!.taxes, [{ tax_rate_id: 'vat', amount: '20.5', base: '204.96' }], 'the tax and its base, on the line');
+  t.same(
+    inv.lines[0]!.taxes,
+    [{ tax_rate_id: 'vat', amount: '20.5', base: '204.96' }],
+    'the tax and its base, on the line',
+  );
   t.equal(inv.lines[1]!.taxes, undefined, 'the discount line is not taxed on its own');
   t.match(inv.lines[2], { type: 'tax', amount: '20.5', description: 'VAT 10 % on 204.96' });
   t.equal(inv.amount, '225.46');
@@ -69,13 +73,19 @@ t.test('a product’s discount is attached to its lines by whole minor units, ad
 
 t.test('item 7: one-off lines are in the subtotal and taxed at the customer’s rates', async (t) => {
   // Flat 100 at 20 % + a one-off 50: subtotal 150, tax 30, amount 180 (was subtotal 100, tax 20, amount 170).
-  const inv = invoice('EUR', [line({ type: 'flat', amount: '100' }), line({ type: 'one_off', product_id: null, amount: '50' })]);
+  const inv = invoice('EUR', [
+    line({ type: 'flat', amount: '100' }),
+    line({ type: 'one_off', product_id: null, amount: '50' }),
+  ]);
   const vat = rate('vat', '20');
   const totals = invoiceAmounts(inv, FR, (product) => (product === null ? [vat] : [vat]));
   t.same(totals, { subtotal: '150', tax: '30' });
   t.equal(inv.amount, '180');
   const exempt = invoice('EUR', [line({ type: 'one_off', product_id: null, amount: '50' })]);
-  t.same(invoiceAmounts(exempt, { ...FR, tax_exempt: 'exempt' }, () => [vat]), { subtotal: '50', tax: '0' });
+  t.same(
+    invoiceAmounts(exempt, { ...FR, tax_exempt: 'exempt' }, () => [vat]),
+    { subtotal: '50', tax: '0' },
+  );
 });
 
 t.test('item 3: a credit note credits a discounted line its net and the tax on it', async (t) => {

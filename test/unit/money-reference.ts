@@ -85,9 +85,7 @@ export function largestRemainder(total: bigint, weights: readonly bigint[]): big
 /** A line's tax at each rate on its taxable amount (minor units): inclusive extracted, exclusive added on the rest. */
 export function referenceLineTaxes(base: bigint, rates: readonly { pct: Q; inclusive: boolean }[]): bigint[] {
   const incSum = rates.filter((r) => r.inclusive).reduce((s, r) => add(s, r.pct), q(0n));
-  const included = rates.map((r) =>
-    r.inclusive ? roundHalfAway(div(mul(q(base), r.pct), add(q(1n), incSum))) : 0n,
-  );
+  const included = rates.map((r) => (r.inclusive ? roundHalfAway(div(mul(q(base), r.pct), add(q(1n), incSum))) : 0n));
   const net = base - included.reduce((s, x) => s + x, 0n);
   return rates.map((r, i) => (r.inclusive ? included[i]! : roundHalfAway(mul(q(net), r.pct))));
 }

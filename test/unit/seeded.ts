@@ -54,7 +54,10 @@ export function forAll<T>(
   for (let i = 0; i < runs && failures.length < 5; i++) {
     const value = generate(g);
     const problem = check(value);
-    if (problem) failures.push(`seed ${seed} case ${i}: ${problem} — ${JSON.stringify(value)}`);
+    if (problem)
+      failures.push(
+        `seed ${seed} case ${i}: ${problem} — ${JSON.stringify(value, (_, v) => (typeof v === 'bigint' ? `${v}n` : v))}`,
+      );
   }
   return failures;
 }

@@ -136,9 +136,7 @@ export function creditLinesOf(
         const share = (k: Decimal) => roundToMinorUnit(net.times(k).div(units), invoice.currency);
         const after = unitsBefore.plus(c.quantity);
         // The last units take what is left of the line: the pieces add up to its net exactly.
-        amount = after.eq(units)
-          ? left
-          : Decimal.min(left, share(after).minus(share(unitsBefore)));
+        amount = after.eq(units) ? left : Decimal.min(left, share(after).minus(share(unitsBefore)));
         if (!amount.gt(0))
           return errors.push({
             field: `lines[${i}].quantity`,
@@ -163,7 +161,12 @@ export function creditLinesOf(
         amount: canonicalDecimal(amount),
       });
       note(line.position, amount);
-      for (const t of taxReversed({ amount: canonicalDecimal(net), taxes: line.taxes }, before, amount, invoice.currency)) {
+      for (const t of taxReversed(
+        { amount: canonicalDecimal(net), taxes: line.taxes },
+        before,
+        amount,
+        invoice.currency,
+      )) {
         const taxLine = lines.find((l) => l.type === 'tax' && l.tax_rate_id === t.tax_rate_id);
         let reversed = new Decimal(t.amount);
         if (taxLine && !new Decimal(taxLine.amount).isZero()) {

@@ -1,7 +1,6 @@
 import type { PgClient, PgPool } from '../../../shared/clients/postgres.js';
 import { minorUnits } from '../../../shared/money/currencies.js';
 import { Decimal, canonicalDecimal, type DecimalValue } from '../../../shared/money/decimal.js';
-import { allocate } from '../coupons/discount.js';
 import { sumOfLines, type PricedInvoice, type PricedLine } from '../pricing/invoice-lines.js';
 import { lineTaxes, rateLabel, ratesOf } from '../tax/compute.js';
 import { activeTaxRates, productTaxRateIds, taxRatesByIds } from '../tax/store.js';
@@ -61,25 +60,48 @@ export function attachedDiscounts(
     const targets = lines.flatMap((l, i) => (discounts(d, l) ? [i] : []));
     if (targets.length === 0) return;
     // A discount (negative) weighs the lines' charges; a discount given back (positive) their reductions.
-    const sign = amount.isNegative() ? 1 : -1;
-    let weights = targets.map((i) => new Decimal(lines[i]!.amount).times(sign));
-    if (!weights.some((w) => w.gt(0))) weights = weights.map((w) => w.abs());
-    const shares = allocate(amount.abs(), weights, currency);
-    const given = shares.reduce((s, x) => s.plus(x), new Decimal(0));
-    // Lines that weigh nothing at all: the whole discount goes to the first of them.
-    if (!given.eq(amount.abs())) shares[0] = shares[0]!.plus(amount.abs().minus(given));
+    const sign = amount.isNegative() ? 1n : -1n;
+    const unit = new Decimal(10).pow(minorUnits(currency));
+    const minor = (x: DecimalValue) => BigInt(new Decimal(x).times(unit).toFixed(0));
+    let weights = targets.map((i) => minor(lines[i]!.amount) * sign);
+    if (!weights.some((w) => w > 0n)) weights = weights.map((w) => (w < 0n ? -w : w));
+    const shares = splitExactly(minor(amount.abs()), weights);
     targets.forEach((i, k) => {
-      discount[i] = discount[i]!.minus(shares[k]!.times(sign));
+      discount[i] = discount[i]!.minus(new Decimal((shares[k]! * sign).toString()).div(unit));
     });
     attached[di] = true;
   });
   return { discount, attached };
 }
 
+/**
+ * Splits `total` (≥ 0, whole minor units) over `weights` in proportion: each share rounded down, the units left
+ * to the largest remainders (ties: the first line) — exact integers, so equal remainders are really equal. Negative
+ * weights weigh nothing; when nothing weighs, the first line takes it all. The shares add up to `total`.
+ */
+export function splitExactly(total: bigint, weights: readonly bigint[]): bigint[] {
+  const w = weights.map((x) => (x > 0n ? x : 0n));
+  const sum = w.reduce((s, x) => s + x, 0n);
+  if (sum === 0n) return w.map((_, i) => (i === 0 ? total : 0n));
+  const shares = w.map((x) => (total * x) / sum);
+  const order = w
+    .map((x, i) => ({ i, rest: total * x - shares[i]! * sum }))
+    .sort((a, b) => (a.rest === b.rest ? a.i - b.i : a.rest > b.rest ? -1 : 1));
+  let left = total - shares.reduce((s, x) => s + x, 0n);
+  for (const { i } of order) {
+    if (left <= 0n) break;
+    shares[i]! += 1n;
+    left -= 1n;
+  }
+  return shares;
+}
+
 /** Lines tax applies to on their own: charges, one-off lines (a setup fee is taxable), unattached discounts. */
 function isTaxed(l: LineFacts, attached: boolean): boolean {
   if (l.type === 'discount') return !attached && l.product_id !== null;
-  return l.type !== 'credit' && l.type !== 'tax' && l.type !== 'deduction' && (l.product_id !== null || l.type === 'one_off');
+  return (
+    l.type !== 'credit' && l.type !== 'tax' && l.type !== 'deduction' && (l.product_id !== null || l.type === 'one_off')
+  );
 }
 
 /** What the subtotal sums: every line but tax and prepaid credit (charges, one-offs, discounts, deductions). */
