@@ -2,9 +2,13 @@ import { Decimal as DecimalJs } from 'decimal.js';
 import { minorUnits } from './currencies.js';
 
 /**
- * Decimal arithmetic for money: 60 significant digits (NUMERIC(38, 9) values multiplied by usage
- * quantities never lose a digit) and ROUND_HALF_UP, which decimal.js defines as "half away from zero",
- * the invoice rounding rule. Never do money maths with JS numbers.
+ * Decimal arithmetic for money: 60 significant digits and ROUND_HALF_UP, which decimal.js defines as "half away
+ * from zero", the invoice rounding rule. What holds: a sum or product is exact while its result fits in 60
+ * significant digits — a NUMERIC(38, 9) price (≤ 38 digits) times a quantity of ≤ 22 significant digits, or any
+ * amount below 10^42 carrying 18 decimals; past that (e.g. a 38-digit price × a 38-digit quantity) the result is
+ * rounded to 60 significant digits. A division (pro-rating, tax, percent) is rounded to 60 significant digits
+ * before the minor-unit rounding, so invoice amounts are exact for the magnitudes billed (≤ 10^29 with 9 decimals).
+ * Never do money maths with JS numbers.
  */
 export const Decimal = DecimalJs.clone({
   precision: 60,
