@@ -82,7 +82,9 @@ export const InvoiceSchema = Type.Object(
         'period: the period’s invoice; threshold: issued during the period when its amount due reached the subscription’s billing_threshold (progressive billing), deducted by the period’s later invoices; advance: a billing period longer than a month began, its flat items billed for it in advance (its metered items are billed per month, reason period)',
     }),
     currency: Type.String({ description: 'ISO 4217, upper case' }),
-    subtotal: Money('Σ of every line but tax and prepaid credit (charges, one-offs, discounts, deductions), inclusive tax inside'),
+    subtotal: Money(
+      'Σ of every line but tax and prepaid credit (charges, one-offs, discounts, deductions), inclusive tax inside',
+    ),
     tax: Money('Σ of the tax at every rate, included or added (0 for an exempt or reverse-charge customer)'),
     amount: Money('the total: the sum of the lines exactly (subtotal + exclusive tax − prepaid credit)'),
     amount_credited: Money('what credit notes took off the invoice (GET /v1/billing/credit-notes?invoice_id=…)'),

@@ -223,6 +223,42 @@ t.test('drafts during the grace period', async (t) => {
     },
   );
 
+  await t.test('a one-off line is in the subtotal and taxed at the customer’s rates', async (t) => {
+    // Issue 41 item 7: flat 100 EUR at 20 % plus a one-off 50 → subtotal 150, tax 30, amount 180 (was 100, 20, 170).
+    await w.made(admin, 'POST', '/v1/tax_rates', { name: 'TVA', percentage: 20, country: 'FR', inclusive: false });
+    const plan = await w.product('Plan (FR)', 100, 'EUR');
+    const cust = await w.made(admin, 'POST', '/v1/customers', {
+      name: 'Setup SAS',
+      external_id: 'setup-sas',
+      address: { line1: '1 Rue de la Paix', city: 'Paris', postal_code: '75002', country: 'FR' },
+    });
+    const sub = await w.made(admin, 'POST', '/v1/subscriptions', {
+      customer_id: cust.id,
+      items: [{ product_id: plan }],
+    });
+    await w.backdate(sub.id, '2026-10-05T00:00:00Z');
+    t.equal((await w.run('2026-11-01T00:30:00Z')).code, 0);
+    const list = await w.made(admin, 'GET', `/v1/billing/invoices?customer_id=${cust.id}&per_page=100`);
+    const d = list.data.find((i: any) => i.subscription_id === sub.id);
+    t.match(d, { status: 'draft', subtotal: 100, tax: 20, amount: 120 });
+    const fee = await call(admin, 'POST', `/v1/billing/invoices/${d.id}/lines`, {
+      description: 'Setup fee',
+      amount: 50,
+    });
+    t.equal(fee.status, 200, JSON.stringify(fee.body));
+    const fin = await call(admin, 'POST', `/v1/billing/invoices/${d.id}/finalize`);
+    t.equal(fin.status, 200, JSON.stringify(fin.body));
+    t.match(fin.body, { status: 'open', subtotal: 150, tax: 30, amount: 180 });
+    t.same(
+      fin.body.lines.map((l: any) => [l.type, l.amount, l.description]),
+      [
+        ['flat', 100, 'Plan (FR)'],
+        ['one_off', 50, 'Setup fee'],
+        ['tax', 30, 'TVA 20 % on 150.00'],
+      ],
+    );
+  });
+
   await t.test('numbers only on finalized invoices, 1…N without a gap', async (t) => {
     const rows = (await pg.query(`SELECT status, number::text AS number FROM invoices ORDER BY number`)).rows;
     t.ok(

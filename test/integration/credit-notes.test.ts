@@ -469,6 +469,81 @@ t.test('credit notes and void', async (t) => {
     },
   );
 
+  await t.test(
+    'a discounted, taxed, partly credit-paid invoice: a line is credited its net + tax, tax against the pre-credit total',
+    async (t) => {
+      // Issue 41 items 3 and 4 end to end: A 100 and B 100 USD, each 25 % off and taxed 20 %: 150 + 30 VAT = 180,
+      // 50.00 of it paid by prepaid credit → 130 due.
+      const a = await createTestAccount(w.api.infra, { name: 'Discounted Co' });
+      const vat = (await w.made(admin, 'POST', '/v1/tax_rates', { name: 'VAT', percentage: 20, inclusive: false })).id;
+      const taxed = async (name: string) =>
+        (await w.made(admin, 'POST', '/v1/products', { name, price: 100, currency: 'USD', tax_rate_ids: [vat] })).id;
+      const [productA, productB] = [await taxed('Product A'), await taxed('Product B')];
+      await w.made(admin, 'POST', '/v1/billing/credits', {
+        account_id: a.accountId,
+        currency: 'USD',
+        amount: 50,
+        description: 'Prepaid',
+      });
+      const quarter = await w.made(admin, 'POST', '/v1/coupons', {
+        name: 'QUARTER',
+        percent_off: 25,
+        duration: 'forever',
+      });
+      const sub = await w.made(admin, 'POST', '/v1/subscriptions', {
+        customer_id: a.customerId,
+        items: [{ product_id: productA }, { product_id: productB }],
+      });
+      await w.backdate(sub.id, '2026-10-05T00:00:00Z');
+      await w.made(admin, 'PATCH', `/v1/subscriptions/${sub.id}`, { coupon_id: quarter.id });
+      // Backdated with its subscription (applied at the real now, it would start in the real current period).
+      await pg.query(
+        `UPDATE coupon_redemptions SET first_period_start = '2026-10-01T00:00:00Z' WHERE subscription_id = $1`,
+        [sub.id],
+      );
+      const run = await w.run('2026-11-01T01:00:00Z');
+      t.equal(run.code, 0, run.stderr);
+      const inv = (await w.made(a.tokens.read, 'GET', '/v1/billing/invoices?per_page=100')).data.find(
+        (i: any) => i.subscription_id === sub.id,
+      );
+      t.match(inv, { subtotal: 150, tax: 30, amount: 130, amount_due: 130 });
+      t.same(
+        inv.lines.map((l: any) => [l.type, l.amount]),
+        [
+          ['flat', 100],
+          ['flat', 100],
+          ['discount', -25],
+          ['discount', -25],
+          ['tax', 30],
+          ['credit', -50],
+        ],
+      );
+      const lineOf = (product: string) =>
+        inv.lines.findIndex((l: any) => l.type === 'flat' && l.product_id === product);
+      // Line A by quantity: its net 75 and the 15 of tax on it (the code before credited 100 + 20).
+      const first = await credit(inv.id, { lines: [{ line: lineOf(productA), quantity: 1 }], reason: 'A' });
+      t.equal(first.status, 201, JSON.stringify(first.body));
+      t.match(first.body, { amount: 90, tax: 15 });
+      t.same(
+        first.body.lines.map((l: any) => l.amount),
+        [75, 15],
+      );
+      // 40 more by amount: its tax is its share against the 180 the tax was charged on, cumulatively:
+      // round(30 × 130 / 180) − round(30 × 90 / 180) = 21.67 − 15 = 6.67 (against the 130 after credit: 9.23).
+      const second = await credit(inv.id, { amount: 40, reason: 'rest' });
+      t.equal(second.status, 201, JSON.stringify(second.body));
+      t.match(second.body, { amount: 40, tax: 6.67 });
+      t.match(await w.made(a.tokens.read, 'GET', `/v1/billing/invoices/${inv.id}`), {
+        status: 'paid',
+        amount_credited: 130,
+        amount_due: 0,
+      });
+      // Nothing is left of the invoice for line B's 75 + 15.
+      const more = await credit(inv.id, { lines: [{ line: lineOf(productB), quantity: 1 }], reason: 'B' });
+      t.match(more, { status: 422, body: { code: 'credit_exceeds_invoice' } });
+    },
+  );
+
   await t.test('reading: read scope, own account only; amount = Σ lines on every invoice', async (t) => {
     const a = await createTestAccount(w.api.infra);
     const other = await createTestAccount(w.api.infra);
