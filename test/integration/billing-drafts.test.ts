@@ -246,6 +246,11 @@ t.test('drafts during the grace period', async (t) => {
       amount: 50,
     });
     t.equal(fee.status, 200, JSON.stringify(fee.body));
+    t.match(
+      fee.body,
+      { status: 'draft', subtotal: 150, tax: 20, amount: 170 },
+      'in the subtotal; taxed at finalization',
+    );
     const fin = await call(admin, 'POST', `/v1/billing/invoices/${d.id}/finalize`);
     t.equal(fin.status, 200, JSON.stringify(fin.body));
     t.match(fin.body, { status: 'open', subtotal: 150, tax: 30, amount: 180 });

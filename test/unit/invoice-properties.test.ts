@@ -14,9 +14,12 @@ import { fromMinor, largestRemainder, percent, referenceLineTaxes, toMinor, type
 // KWD through the chain the billing paths run — invoiceAmounts (discounts attached per line, tax per line and rate),
 // excessAsCredit (never below zero), allocateCredits (prepaid credit) — and credit notes on them (creditLinesOf),
 // checked against a reference written here in exact BigInt rationals (test/unit/money-reference.ts).
+// Each invoice of the first test is held to two invariants (its amounts, each line's tax); the third test credits
+// its own 10,000. About 4 s of CPU in all; the timeout leaves room for a loaded machine.
 // METERLINE_PROPERTY_RUNS raises the number of invoices per invariant (default 10,000); seeds are fixed.
 
 const RUNS = Math.max(10_000, Number(process.env.METERLINE_PROPERTY_RUNS ?? 0) || 0);
+t.setTimeout(300_000);
 const CURRENCIES = [
   ['JPY', 0],
   ['USD', 2],
@@ -258,53 +261,66 @@ function reference(c: Case) {
   return { taxed, subtotal, tax, exclusive, amount: floored - credit, credit };
 }
 
-const seeds = [41_001, 41_002, 41_003];
+const seeds = [41_001, 41_003];
 
-t.test(`amount = subtotal + exclusive tax − credit on every invoice kind (${RUNS} invoices)`, async (t) => {
+/** amount = subtotal + exclusive tax − credit, each against the reference; null when it holds. */
+function amountIdentity(
+  c: Case,
+  { priced, totals, ref }: ReturnType<typeof runPipeline> & { ref: ReturnType<typeof reference> },
+): string | null {
+  const m = (x: string) => toMinor(x, c.scale);
+  if (m(totals.subtotal) !== ref.subtotal) return `subtotal ${totals.subtotal}, reference ${ref.subtotal}`;
+  if (m(totals.tax) !== ref.tax) return `tax ${totals.tax}, reference ${ref.tax}`;
+  const sum = priced.lines.reduce((s, l) => s + m(l.amount), 0n);
+  if (sum !== m(priced.amount)) return 'amount ≠ Σ lines';
+  const taxLines = priced.lines.filter((l) => l.type === 'tax').reduce((s, l) => s + m(l.amount), 0n);
+  const credit = priced.lines.filter((l) => l.type === 'credit').reduce((s, l) => s - m(l.amount), 0n);
+  if (taxLines !== ref.exclusive) return `exclusive tax ${taxLines}, reference ${ref.exclusive}`;
+  if (m(priced.amount) !== m(totals.subtotal) + taxLines - credit) return 'amount ≠ subtotal + exclusive tax − credit';
+  if (m(priced.amount) !== ref.amount) return `amount ${priced.amount}, reference ${fromMinor(ref.amount, c.scale)}`;
+  if (c.kind !== 'advance' && c.kind !== 'threshold' && m(priced.amount) < 0n) return 'below zero';
+  return null;
+}
+
+/** Each line's tax per rate = round(rate × its taxable amount), on the recorded base; null when it holds. */
+function lineTaxIdentity(
+  c: Case,
+  { priced, ref }: ReturnType<typeof runPipeline> & { ref: ReturnType<typeof reference> },
+): string | null {
+  for (let i = 0; i < c.lines.length; i++) {
+    const line = priced.lines[i]!;
+    if (c.lines[i]!.type === 'deduction') continue;
+    const want = ref.taxed[i]!;
+    const got = line.taxes ?? [];
+    if (got.length !== want.rates.length) return `line ${i}: ${got.length} taxes, reference ${want.rates.length}`;
+    for (let k = 0; k < got.length; k++) {
+      if (got[k]!.tax_rate_id !== want.rates[k]!.row.id) return `line ${i}: rate ${got[k]!.tax_rate_id}`;
+      if (toMinor(got[k]!.amount, c.scale) !== want.taxes[k]!)
+        return `line ${i}: tax ${got[k]!.amount}, reference ${fromMinor(want.taxes[k]!, c.scale)} on ${fromMinor(want.base, c.scale)}`;
+      if (toMinor(got[k]!.base ?? line.amount, c.scale) !== want.base) return `line ${i}: base ${got[k]!.base}`;
+    }
+  }
+  return null;
+}
+
+t.test(`the invoice amounts of ${RUNS} random invoices of every kind`, async (t) => {
+  const lineFailures: string[] = [];
   const failures = forAll(seeds[0]!, RUNS, generate, (c) => {
-    const { priced, totals } = runPipeline(c);
-    const ref = reference(c);
-    const m = (x: string) => toMinor(x, c.scale);
-    if (m(totals.subtotal) !== ref.subtotal) return `subtotal ${totals.subtotal}, reference ${ref.subtotal}`;
-    if (m(totals.tax) !== ref.tax) return `tax ${totals.tax}, reference ${ref.tax}`;
-    const sum = priced.lines.reduce((s, l) => s + m(l.amount), 0n);
-    if (sum !== m(priced.amount)) return 'amount ≠ Σ lines';
-    const taxLines = priced.lines.filter((l) => l.type === 'tax').reduce((s, l) => s + m(l.amount), 0n);
-    const credit = priced.lines.filter((l) => l.type === 'credit').reduce((s, l) => s - m(l.amount), 0n);
-    if (taxLines !== ref.exclusive) return `exclusive tax ${taxLines}, reference ${ref.exclusive}`;
-    if (m(priced.amount) !== m(totals.subtotal) + taxLines - credit)
-      return 'amount ≠ subtotal + exclusive tax − credit';
-    if (m(priced.amount) !== ref.amount) return `amount ${priced.amount}, reference ${fromMinor(ref.amount, c.scale)}`;
-    if (c.kind !== 'advance' && c.kind !== 'threshold' && m(priced.amount) < 0n) return 'below zero';
-    return null;
+    const figures = { ...runPipeline(c), ref: reference(c) };
+    const lineProblem = lineTaxIdentity(c, figures);
+    if (lineProblem && lineFailures.length < 5)
+      lineFailures.push(
+        `seed ${seeds[0]} ${c.kind} ${c.currency}: ${lineProblem} — ${JSON.stringify(c.lines, (_, v) => (typeof v === 'bigint' ? `${v}n` : v))}`,
+      );
+    return amountIdentity(c, figures);
   });
-  t.same(failures, []);
+  t.same(failures, [], 'amount = subtotal + exclusive tax − credit on every invoice kind, as the reference has it');
+  t.same(
+    lineFailures,
+    [],
+    "each line's tax = round(rate × its taxable amount after discounts), once per line and rate",
+  );
 });
-
-t.test(
-  `each line's tax = round(rate × its taxable amount after discounts), once per line and rate (${RUNS} invoices)`,
-  async (t) => {
-    const failures = forAll(seeds[1]!, RUNS, generate, (c) => {
-      const { priced } = runPipeline(c);
-      const ref = reference(c);
-      for (let i = 0; i < c.lines.length; i++) {
-        const line = priced.lines[i]!;
-        if (c.lines[i]!.type === 'deduction') continue;
-        const want = ref.taxed[i]!;
-        const got = line.taxes ?? [];
-        if (got.length !== want.rates.length) return `line ${i}: ${got.length} taxes, reference ${want.rates.length}`;
-        for (let k = 0; k < got.length; k++) {
-          if (got[k]!.tax_rate_id !== want.rates[k]!.row.id) return `line ${i}: rate ${got[k]!.tax_rate_id}`;
-          if (toMinor(got[k]!.amount, c.scale) !== want.taxes[k]!)
-            return `line ${i}: tax ${got[k]!.amount}, reference ${fromMinor(want.taxes[k]!, c.scale)} on ${fromMinor(want.base, c.scale)}`;
-          if (toMinor(got[k]!.base ?? line.amount, c.scale) !== want.base) return `line ${i}: base ${got[k]!.base}`;
-        }
-      }
-      return null;
-    });
-    t.same(failures, []);
-  },
-);
 
 /** Quantity text in tenths → pieces that add up to it. */
 function pieces(g: Seeded, total: bigint): bigint[] {
@@ -322,7 +338,7 @@ t.test(
   async (t) => {
     const modes = ['quantity', 'quantity_pieces', 'amount', 'amount_pieces'] as const;
     const failures = forAll(
-      seeds[2]!,
+      seeds[1]!,
       RUNS,
       (g) => {
         const c = generate(g, ['close', 'advance', 'draft', 'upcoming']);

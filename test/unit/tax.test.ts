@@ -1,7 +1,7 @@
 import t from 'tap';
 import { Decimal } from '../../shared/money/decimal.js';
 import { sumOfLines, type PricedInvoice, type PricedLine } from '../../services/domain/pricing/invoice-lines.js';
-import { invoiceAmounts as applyTax } from '../../services/domain/billing/invoice-amounts.js';
+import { invoiceAmounts } from '../../services/domain/billing/invoice-amounts.js';
 import { lineTaxes, ratesOf } from '../../services/domain/tax/compute.js';
 import { taxReversed } from '../../services/domain/tax/reverse.js';
 import type { TaxProfile, TaxRateRow } from '../../services/domain/tax/types.js';
@@ -65,7 +65,7 @@ t.test('adjustment lines are taxed like the lines they adjust; credit lines neve
     line({ type: 'adjustment', amount: '-0.33', adjusts_invoice_id: 'inv_old' }),
     line({ type: 'credit', product_id: null, amount: '-5' }),
   ]);
-  const totals = applyTax(inv, FR, () => [vat]);
+  const totals = invoiceAmounts(inv, FR, () => [vat]);
   t.same(totals, { subtotal: '10', tax: '2' });
   t.same(
     inv.lines.map((l) => l.taxes?.[0]?.amount ?? null),
@@ -107,7 +107,7 @@ t.test('inclusive and exclusive on one line; amount = Σ lines for any amounts a
         amounts.map((amount) => line({ type: 'flat', amount })),
       );
       const own = rates.map(([p, inclusive], i) => rate(`r${i}`, p, inclusive));
-      const totals = applyTax(inv, FR, () => own);
+      const totals = invoiceAmounts(inv, FR, () => own);
       if (!sumOfLines(inv.lines).eq(inv.amount)) return 'amount ≠ Σ lines';
       const taxLines = inv.lines.filter((l) => l.type === 'tax');
       if (!taxLines.reduce((s, l) => s.plus(l.tax_amount!), new Decimal(0)).eq(totals.tax)) return 'tax ≠ Σ tax lines';
@@ -163,7 +163,7 @@ t.test('a deduction (progressive billing) takes back exactly the tax its thresho
   const byId = (id: string) => (id === 'vat' ? vat : undefined);
   // Threshold invoice: 12.50 → VAT 2.375 → 2.38.
   const first = invoice('USD', [line({ type: 'usage', amount: '12.5' })]);
-  t.same(applyTax(first, FR, rates, byId), { subtotal: '12.5', tax: '2.38' });
+  t.same(invoiceAmounts(first, FR, rates, byId), { subtotal: '12.5', tax: '2.38' });
   // The final invoice: 30.00 (VAT 5.70) less the threshold invoice (12.50, VAT 2.38).
   const final = invoice('USD', [
     line({ type: 'usage', amount: '30' }),
@@ -174,7 +174,7 @@ t.test('a deduction (progressive billing) takes back exactly the tax its thresho
       taxes: [{ tax_rate_id: 'vat', amount: '-2.38', base: '-12.5' }],
     }),
   ]);
-  t.same(applyTax(final, FR, rates, byId), { subtotal: '17.5', tax: '3.32' }, '5.70 − 2.38');
+  t.same(invoiceAmounts(final, FR, rates, byId), { subtotal: '17.5', tax: '3.32' }, '5.70 − 2.38');
   const tax = final.lines.find((l) => l.type === 'tax')!;
   t.equal(tax.description, 'VAT 19 % on 17.50');
   t.equal(final.amount, '20.82', 'amount = Σ lines');
@@ -184,5 +184,5 @@ t.test('a deduction (progressive billing) takes back exactly the tax its thresho
     line({ type: 'usage', amount: '30' }),
     line({ type: 'deduction', product_id: null, amount: '-12.5', taxes: [{ tax_rate_id: 'vat', amount: '-2.38' }] }),
   ]);
-  t.same(applyTax(exempt, { ...FR, tax_exempt: 'exempt' }, rates, byId), { subtotal: '17.5', tax: '-2.38' });
+  t.same(invoiceAmounts(exempt, { ...FR, tax_exempt: 'exempt' }, rates, byId), { subtotal: '17.5', tax: '-2.38' });
 });

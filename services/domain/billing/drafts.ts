@@ -162,7 +162,11 @@ export async function addOneOffLine(pg: BillingDeps['pg'], id: string, req: OneO
          FROM invoice_lines WHERE invoice_id = $1`,
       [id, line.description, line.quantity, line.unit_price, line.amount],
     );
-    await client.query(`UPDATE invoices SET amount = amount + $2::numeric WHERE id = $1`, [id, line.amount]);
+    // In the subtotal at once; taxed when the draft is re-priced and re-taxed at its finalization.
+    await client.query(
+      `UPDATE invoices SET amount = amount + $2::numeric, subtotal = subtotal + $2::numeric WHERE id = $1`,
+      [id, line.amount],
+    );
   });
 }
 

@@ -93,7 +93,7 @@ export interface PricedLine {
   dimensions?: LineDimensions | null;
   /** A pro-rated item's lines (and their adjustments): the interval they cover, [fromMs, toMs) of usage counted. */
   service?: { fromMs: number; toMs: number };
-  /** Taxed lines: their tax at each rate (services/domain/tax/compute.ts). */
+  /** Taxed lines: their tax at each rate, on their amount after the discounts attached to them (services/domain/billing/invoice-amounts.ts). */
   taxes?: LineTax[] | null;
   /** Tax lines: the rate, and the tax at it (amount is what the line adds: 0 for an inclusive rate). */
   tax_rate_id?: string | null;
@@ -105,7 +105,10 @@ export interface PricedLine {
 export interface LineTax {
   tax_rate_id: string;
   amount: string;
-  /** Deduction lines (progressive billing): the part of the line taxed at this rate, when not all of it. */
+  /**
+   * The amount taxed at this rate when it is not the line's amount: a discounted line's amount after its discounts
+   * (services/domain/billing/invoice-amounts.ts); a deduction line's (progressive billing) part taxed at the rate.
+   */
   base?: string;
 }
 
