@@ -69,6 +69,19 @@ t.test('a product’s discount is attached to its lines by whole minor units, ad
     'the period discount on the period’s own lines of the product, the late-usage one on its adjustment',
   );
   t.same(attached, [false, false, false, false, true, true]);
+  // An invoice issued before this rule taxed its discount lines on their own: a credit note leaves them as they were.
+  const legacy = attachedDiscounts(
+    [
+      line({ type: 'flat', amount: '10' }),
+      { ...discount('prod_a', '-1'), taxes: [{ tax_rate_id: 'vat', amount: '-0.2' }] },
+    ],
+    'USD',
+  );
+  t.same(legacy.attached, [false, false]);
+  t.same(
+    legacy.discount.map((x) => x.toFixed()),
+    ['0', '0'],
+  );
 });
 
 t.test('item 7: one-off lines are in the subtotal and taxed at the customer’s rates', async (t) => {
