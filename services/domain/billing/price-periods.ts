@@ -76,7 +76,8 @@ const INVOICES_PER_TASK = 250;
 
 /**
  * How far back a close looks for invoiced periods whose usage changed (late records — accepted up to 35 days
- * back — and corrections): the invoices of the three periods before the one being priced.
+ * back — and corrections): the invoices of the periods that began in the 3 months before the one being priced.
+ * Months, not periods: the acceptance window is time (three weekly periods would miss a record 30 days late).
  */
 export const LATE_USAGE_LOOKBACK_MONTHS = 3;
 
