@@ -88,6 +88,11 @@ t.test('money across periods', async (t) => {
       interval: 'quarter',
       coupon_id: half2.id,
     });
+    const y4 = await customer('Yearly repeating at creation', planAndCalls(yearly), {
+      interval: 'year',
+      coupon_id: half2.id,
+    });
+    const q3 = await customer('Quarterly repeating in February', planAndCalls(quarterly), { interval: 'quarter' });
     const flat = await customer('Flat-only yearly', () => [{ product_id: yearly }], {
       interval: 'year',
       coupon_id: quarterOff.id,
@@ -110,6 +115,17 @@ t.test('money across periods', async (t) => {
       { value: 100, timestamp: '2025-02-15T00:00:00Z' },
       { value: 400, timestamp: '2025-03-15T00:00:00Z' },
     ]);
+    await usage(y4.a, y4.meter, [
+      { value: 200, timestamp: '2025-01-15T00:00:00Z' },
+      { value: 300, timestamp: '2025-02-15T00:00:00Z' },
+      { value: 400, timestamp: '2025-03-15T00:00:00Z' },
+    ]);
+    await usage(q3.a, q3.meter, [
+      { value: 1000, timestamp: '2025-02-20T00:00:00Z' },
+      { value: 400, timestamp: '2025-03-15T00:00:00Z' },
+    ]);
+    await readsCount(y4.a, y4.meter, '2025-01-01', '2025-03-31', 900);
+    await readsCount(q3.a, q3.meter, '2025-02-01', '2025-03-31', 1400);
     await readsCount(y1.a, y1.meter, '2025-01-01', '2025-01-31', 500);
     await readsCount(y2.a, y2.meter, '2025-09-01', '2025-12-31', 3900);
     await readsCount(y3.a, y3.meter, '2025-09-01', '2025-12-31', 3900);
@@ -118,6 +134,7 @@ t.test('money across periods', async (t) => {
 
     await advance(clock, '2025-02-10T12:00:00Z');
     const q1sub = await w.made(admin, 'PATCH', `/v1/subscriptions/${q1.sub.id}`, { coupon_id: halfOnce.id });
+    await w.made(admin, 'PATCH', `/v1/subscriptions/${q3.sub.id}`, { coupon_id: half2.id });
     t.equal(q1sub.discount.start, '2025-02-01T00:00:00.000Z', 'quarterly: the coupon starts with the usage month');
     await advance(clock, '2025-09-15T12:00:00Z');
     const y2sub = await w.made(admin, 'PATCH', `/v1/subscriptions/${y2.sub.id}`, { coupon_id: ten.id });
@@ -195,6 +212,33 @@ t.test('money across periods', async (t) => {
         ['period', '2025-04-01', 0, 0],
       ],
       'repeating 2 at creation: the first quarter in advance, January and February',
+    );
+
+    // Yearly, `repeating` 2 at 50 % at creation: the advance invoice, January and February.
+    t.same(
+      (await summary(y4.a)).filter((x: any) => x[1] <= '2025-04-01'),
+      [
+        ['advance', '2025-01-01', 600, -600],
+        ['period', '2025-01-01', 1, -1],
+        ['period', '2025-02-01', 1.5, -1.5],
+        ['period', '2025-03-01', 4, 0],
+        ['period', '2025-04-01', 0, 0],
+      ],
+      'repeating 2 at creation on a yearly plan: the year in advance, January and February',
+    );
+
+    // Quarterly, `repeating` 2 at 50 % on 10 February: February and March, not the April advance (before: nothing).
+    t.same(
+      (await summary(q3.a)).filter((x: any) => x[1] <= '2025-04-01'),
+      [
+        ['advance', '2025-01-01', 300, 0],
+        ['period', '2025-01-01', 0, 0],
+        ['period', '2025-02-01', 5, -5],
+        ['period', '2025-03-01', 2, -2],
+        ['advance', '2025-04-01', 300, 0],
+        ['period', '2025-04-01', 0, 0],
+      ],
+      'repeating 2 from 10 February on a quarterly plan: February and March (before: none)',
     );
 
     // Flat-only yearly with a forever coupon: its advance invoices only (before: a numbered 0 invoice every month).
