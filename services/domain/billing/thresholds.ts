@@ -1,5 +1,6 @@
 import { withTransaction, type PgClient } from '../../../shared/clients/postgres.js';
 import { newId } from '../../../shared/ids.js';
+import { Decimal } from '../../../shared/money/decimal.js';
 import { appendEvents } from '../events/outbox-store.js';
 import { TAX_PROFILE_COLUMNS, taxInvoices } from '../tax/invoice-tax.js';
 import type { TaxProfile } from '../tax/types.js';
@@ -104,9 +105,10 @@ async function issueLocked(
     // The amount due as the upcoming invoice shows it, prepaid credit included: each candidate with the credit the
     // invoices issued before it left (threshold-due.ts), so an invoice is issued at the amount it was checked at.
     const ids = subs.map(() => newId('inv'));
+    // Only the accounts with something owed may spend credit (their grants stay locked until the commit).
     const grants = await lockCredits(
       client,
-      subs.map((s) => s.account_id),
+      subs.filter((_, i) => new Decimal(priced[i]!.amount).gt(0)).map((s) => s.account_id),
       now,
     );
     const check = thresholdInvoicesDue(
