@@ -18,7 +18,7 @@ export const CreateCouponBody = Type.Object(
     amount_off: Type.Optional(
       Type.Number({
         exclusiveMinimum: 0,
-        description: "an exact decimal > 0 in the currency's minor unit (USD 2, JPY 0), per period (or percent_off)",
+        description: "an exact decimal > 0 in the currency's minor unit (USD 2, JPY 0), per invoice (or percent_off)",
       }),
     ),
     currency: Type.Optional(
@@ -29,7 +29,8 @@ export const CreateCouponBody = Type.Object(
       }),
     ),
     duration: Type.Enum(COUPON_DURATIONS, {
-      description: 'once: the first period; repeating: duration_in_periods periods; forever: every period',
+      description:
+        'once: the next invoice; repeating: the invoices of duration_in_periods usage periods (months on quarterly and yearly plans); forever: every invoice',
     }),
     duration_in_periods: Type.Optional(
       Type.Integer({ minimum: 1, maximum: 120, description: 'required with (and only with) duration "repeating"' }),
@@ -89,7 +90,10 @@ export const DiscountSchema = Type.Union(
     Type.Object(
       {
         coupon: DiscountCouponSchema,
-        start: Type.String({ format: 'date-time', description: 'the first period it discounts starts then' }),
+        start: Type.String({
+          format: 'date-time',
+          description: 'the start of the usage period it was applied in (a month inside a quarterly or yearly period)',
+        }),
         redeemed_at: Type.String({ format: 'date-time' }),
       },
       { additionalProperties: false },

@@ -4,7 +4,7 @@ import type { BillingAnchor, BillingInterval, TaxExempt } from '../../../shared/
 import { appendEvents } from '../events/outbox-store.js';
 import { TAX_PROFILE_COLUMNS } from '../tax/invoice-tax.js';
 import { amountInvoices } from './invoice-amounts.js';
-import { finalStatus, insertInvoiceLines, issuedEvents, lastDay, type ClosedInvoice } from './close.js';
+import { finalStatus, insertInvoiceLines, issuedEvents, lastDay, nothingToBill, type ClosedInvoice } from './close.js';
 import { lockAndAllocateCredits, recordCreditUses } from './credits.js';
 import { timed, type BillingDeps, type BillingTimings } from './deps.js';
 import { isoDate } from './deductions.js';
@@ -122,14 +122,21 @@ async function issueLocked(
       subs.map((s, i) => ({ invoice_id: ids[i]!, account_id: s.account_id, priced: priced[i]! })),
       now,
     );
-    const invoices = subs.map((s, i) => ({
-      id: ids[i]!,
-      s,
-      priced: priced[i]!,
-      status: finalStatus(priced[i]!.amount),
-      totals: totals[i]!,
-      dueAt: new Date(now.getTime() + s.net_terms_days * DAY_MS),
-    }));
+    // A period with no flat item (a usage-only plan) bills nothing in advance: no invoice of 0, the period moves on.
+    const invoices = subs.flatMap((s, i) =>
+      nothingToBill(priced[i]!)
+        ? []
+        : [
+            {
+              id: ids[i]!,
+              s,
+              priced: priced[i]!,
+              status: finalStatus(priced[i]!.amount),
+              totals: totals[i]!,
+              dueAt: new Date(now.getTime() + s.net_terms_days * DAY_MS),
+            },
+          ],
+    );
     const inserted = await client.query<{ id: string }>(
       `INSERT INTO invoices (id, account_id, customer_id, subscription_id, status, currency, amount, period_start, period_end,
                              created_at, paid_at, next_payment_attempt_at, subtotal, tax, due_at, tax_exempt, number, reason)

@@ -7,7 +7,7 @@ import { billsUsageMonthly, periodContaining, scheduleOf, usageSchedule } from '
 import type { BillingAnchor, BillingInterval } from '../../../shared/vocabulary.js';
 import { timed, type BillingDeps, type BillingTimings } from './deps.js';
 import { pricePeriods, type PeriodToPrice } from './price-periods.js';
-import type { PricedLine } from '../pricing/invoice-lines.js';
+import type { PricedInvoice, PricedLine } from '../pricing/invoice-lines.js';
 import { firstPaymentAttemptAt } from './dunning.js';
 import { lockAndAllocateCredits, recordCreditUses } from './credits.js';
 import { inScope, LIVE_CUSTOMERS, type BillingScope } from './scope.js';
@@ -244,7 +244,7 @@ async function writeInvoices(
   );
   // A usage month of a period longer than a month with nothing to bill (no usage-priced item, no late usage): no
   // invoice, the subscription only moves on.
-  const empty = due.map((s, i) => billsUsageMonthly(s) && priced[i]!.lines.length === 0);
+  const empty = due.map((s, i) => billsUsageMonthly(s) && nothingToBill(priced[i]!));
   const invoices = due.flatMap((s, i) => {
     if (empty[i]) return [];
     const p = priced[i]!;
@@ -329,6 +329,15 @@ async function writeInvoices(
     currency: v.sub.currency,
     status: v.status,
   }));
+}
+
+/**
+ * Whether a priced invoice bills nothing at all: no line but, at most, a coupon's 0 "nothing to discount" line (a
+ * coupon covering a month of a flat-only quarterly or yearly plan finds no charge there; that alone is no reason
+ * for a numbered, announced invoice of 0).
+ */
+export function nothingToBill(priced: PricedInvoice): boolean {
+  return priced.lines.every((l) => l.type === 'discount' && l.product_id === null && new Decimal(l.amount).isZero());
 }
 
 /** A finalized invoice's status: nothing to charge → paid at once, without a charge; else open. */

@@ -92,11 +92,17 @@ export async function lockAndAllocateCredits(
   invoices: CreditToApply[],
   now: Date,
 ): Promise<CreditUse[]> {
-  const accounts = [...new Set(invoices.filter((i) => new Decimal(i.priced.amount).gt(0)).map((i) => i.account_id))];
+  const accounts = invoices.filter((i) => new Decimal(i.priced.amount).gt(0)).map((i) => i.account_id);
+  const grants = await lockCredits(client, accounts, now);
+  if (grants.length === 0) return [];
+  return allocateCredits(grants, invoices);
+}
+
+/** Locks the accounts' spendable grants (in id order: no deadlock between runs) until the transaction ends. */
+export async function lockCredits(client: PgClient, accountIds: string[], now: Date): Promise<SpendableGrant[]> {
+  const accounts = [...new Set(accountIds)];
   if (accounts.length === 0) return [];
-  const grants = await client.query<SpendableGrant>(`${SPENDABLE} ORDER BY id FOR UPDATE`, [accounts, now]);
-  if (grants.rows.length === 0) return [];
-  return allocateCredits(grants.rows, invoices);
+  return (await client.query<SpendableGrant>(`${SPENDABLE} ORDER BY id FOR UPDATE`, [accounts, now])).rows;
 }
 
 /** Writes the spent credit (of the invoices that were written) back to the locked grants and the ledger. */

@@ -3,15 +3,14 @@ import { Decimal, canonicalDecimal } from '../../../shared/money/decimal.js';
 import { sumOfLines, type PricedInvoice, type PricedLine } from '../pricing/invoice-lines.js';
 import { allocate, discountOf, termsLabel } from '../coupons/discount.js';
 import type { CouponTerms } from '../coupons/types.js';
-import type { PeriodRef } from './deductions.js';
+import { couponsCovering, type CouponSlot } from './coupon-periods.js';
 
 /**
  * THE rule of discounts on invoices (docs/coupons.md), used by every pricing of a period — the close, drafts and their
  * finalization, threshold invoices and the upcoming invoice all price through pricePeriods, which calls this right
  * after the line maths, so before threshold deductions, tax and prepaid credit. It appends to each priced period:
- * - its own discount: the coupon redeemed on the subscription that covers the period (first period ≤ it < the
- *   period it was removed in; `once`/`repeating`: fewer than 1/duration_in_periods period invoices of the
- *   subscription since the first period) takes discountOf(Σ charges) off, as one `discount` line per product;
+ * - its own discount: the coupon that covers the invoice (couponsCovering, coupon-periods.ts: which invoices a
+ *   `once`, `repeating` or `forever` coupon reaches) takes discountOf(Σ charges) off, as one `discount` line per product;
  * - for each earlier invoice this one adjusts (late usage), the discount of its coupon on the corrected period
  *   (its charges + every adjustment of it, this one's included) minus the discount already given for it (its own
  *   discount lines and those of earlier adjustments): exact whatever the rounding. That difference is split over the
@@ -20,7 +19,7 @@ import type { PeriodRef } from './deductions.js';
  */
 export async function applyDiscounts(
   q: PgPool | PgClient,
-  periods: PeriodRef[],
+  periods: CouponSlot[],
   priced: PricedInvoice[],
 ): Promise<void> {
   if (periods.length === 0) return;
@@ -37,22 +36,10 @@ type CouponRowTerms = CouponTerms & { coupon_id: string };
 const TERMS = (c: string) =>
   `${c}.id AS coupon_id, ${c}.name, ${c}.percent_off::text AS percent_off, ${c}.amount_off::text AS amount_off, ${c}.currency`;
 
-async function discountPeriods(q: PgPool | PgClient, periods: PeriodRef[], priced: PricedInvoice[]): Promise<void> {
-  const { rows } = await q.query<CouponRowTerms & { n: string }>(
-    `SELECT c.n::text AS n, ${TERMS('cp')}
-       FROM unnest($1::text[], $2::timestamptz[]) WITH ORDINALITY AS c(subscription_id, period_start, n)
-       JOIN LATERAL (SELECT r.coupon_id, r.first_period_start FROM coupon_redemptions r
-                      WHERE r.subscription_id = c.subscription_id AND r.first_period_start <= c.period_start
-                        AND (r.ended_period_start IS NULL OR c.period_start < r.ended_period_start)
-                      ORDER BY r.id DESC LIMIT 1) r ON true
-       JOIN coupons cp ON cp.id = r.coupon_id
-      WHERE cp.duration = 'forever'
-         OR (SELECT count(*) FROM invoices i
-              WHERE i.subscription_id = c.subscription_id AND i.reason = 'period'
-                AND i.period_start >= (r.first_period_start AT TIME ZONE 'UTC')::date
-                AND i.period_start < (c.period_start AT TIME ZONE 'UTC')::date) < COALESCE(cp.duration_in_periods, 1)`,
-    [periods.map((p) => p.subscription_id), periods.map((p) => new Date(p.startMs))],
-  );
+async function discountPeriods(q: PgPool | PgClient, periods: CouponSlot[], priced: PricedInvoice[]): Promise<void> {
+  // Which coupon discounts each period's invoice, if any: coupon-periods.ts.
+  const covering = await couponsCovering(q, periods);
+  const rows = covering.flatMap((c, i) => (c ? [{ ...c, n: String(i + 1) }] : []));
   for (const r of rows) {
     const invoice = priced[Number(r.n) - 1]!;
     const byProduct = sumByProduct(invoice.lines.filter(isCharge));

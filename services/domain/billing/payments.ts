@@ -1,6 +1,7 @@
 import { withTransaction, type PgClient } from '../../../shared/clients/postgres.js';
 import { ConflictError, NotFoundError, PaymentRequiredError } from '../../../shared/errors.js';
 import { hasPrefix } from '../../../shared/ids.js';
+import { Decimal } from '../../../shared/money/decimal.js';
 import { JsonDecimal } from '../../../shared/money/json.js';
 import { appendEvents, type NewEvent } from '../events/outbox-store.js';
 import type { ChargeResult } from '../payments/processor.js';
@@ -155,13 +156,15 @@ export async function payInvoiceNow(
     if (inv.status === 'draft')
       throw new ConflictError(`Invoice ${invoiceId} is a draft: it is charged once finalized.`, 'invoice_draft');
     const begun = await beginAttempts(client, [inv], now, true);
-    if (begun.toCharge.length === 0)
+    if (begun.toCharge.length === 0 && begun.completed.length === 0)
       throw new PaymentRequiredError(
         'no_payment_method',
         'The account has no default payment method: add a card first.',
       );
     return begun;
   });
+  // Nothing left to pay: settled without a charge.
+  if (begun.toCharge.length === 0) return begun.completed[0]!;
   const [charged] = await chargeAll(deps, begun.toCharge);
   const completed = await withTransaction(deps.pg, (client) => completeAttempts(client, [charged!], now));
   const outcome = completed[0] ?? {
@@ -188,7 +191,13 @@ async function beginAttempts(
   now: Date,
   manual: boolean,
 ): Promise<{ attempts: Attempt[]; toCharge: Attempt[]; completed: PaymentOutcome[] }> {
-  const fresh = invoices.filter((i) => i.pending_attempt === null);
+  const settled = await settleWithoutCharge(
+    client,
+    invoices.filter((i) => !owesSomething(i.amount_due)),
+    now,
+  );
+  const toPay = invoices.filter((i) => owesSomething(i.amount_due));
+  const fresh = toPay.filter((i) => i.pending_attempt === null);
   const pms = new Map<string, { id: string; processor_token: string }>();
   if (fresh.length) {
     const r = await client.query<{ account_id: string; id: string; processor_token: string }>(
@@ -197,7 +206,7 @@ async function beginAttempts(
     );
     for (const row of r.rows) pms.set(row.account_id, { id: row.id, processor_token: row.processor_token });
   }
-  const attempts: Attempt[] = invoices.map((inv) =>
+  const attempts: Attempt[] = toPay.map((inv) =>
     inv.pending_attempt !== null
       ? {
           invoice: inv,
@@ -236,7 +245,44 @@ async function beginAttempts(
         now,
       )
     : [];
-  return { attempts, toCharge: attempts.filter((a) => a.pm), completed };
+  return { attempts, toCharge: attempts.filter((a) => a.pm), completed: [...settled, ...completed] };
+}
+
+/** THE rule of what the payment pass charges: an amount due above zero. Nothing is ever charged 0. */
+export function owesSomething(amountDue: string): boolean {
+  return new Decimal(amountDue).gt(0);
+}
+
+/**
+ * Open invoices with nothing left to pay (amount due ≤ 0, e.g. written at 0 by an older release) are settled as
+ * paid without a charge — as the close settles them at issue (close.ts finalStatus) — with `invoice.paid`. A
+ * pending attempt on one charged nothing (a processor refuses a charge of 0): it is closed as failed,
+ * `nothing_to_charge`, so no pass picks the invoice again.
+ */
+async function settleWithoutCharge(client: PgClient, invoices: LockedInvoice[], now: Date): Promise<PaymentOutcome[]> {
+  if (invoices.length === 0) return [];
+  const ids = invoices.map((i) => i.id);
+  await client.query(
+    `UPDATE payment_attempts SET status = 'failed', failure_code = 'nothing_to_charge', completed_at = $2
+      WHERE invoice_id = ANY($1) AND status = 'pending'`,
+    [ids, now],
+  );
+  const r = await client.query<{ id: string }>(
+    `UPDATE invoices SET status = 'paid', paid_at = $2, next_payment_attempt_at = NULL, last_payment_error = NULL
+      WHERE id = ANY($1) AND status IN ('open', 'uncollectible') RETURNING id`,
+    [ids, now],
+  );
+  const paid = new Set(r.rows.map((x) => x.id));
+  const settled = invoices.filter((i) => paid.has(i.id));
+  await appendEvents(
+    client,
+    settled.map((inv) => ({
+      accountId: inv.account_id,
+      type: 'invoice.paid',
+      data: { invoice_id: inv.id, amount: new JsonDecimal(inv.amount), currency: inv.currency },
+    })),
+  );
+  return settled.map((inv) => ({ invoice_id: inv.id, attempt: inv.attempt_count, outcome: 'succeeded' as const }));
 }
 
 interface Charged {

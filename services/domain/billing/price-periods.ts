@@ -76,7 +76,8 @@ const INVOICES_PER_TASK = 250;
 
 /**
  * How far back a close looks for invoiced periods whose usage changed (late records — accepted up to 35 days
- * back — and corrections): the invoices of the three periods before the one being priced.
+ * back — and corrections): the invoices of the periods that began in the 3 months before the one being priced.
+ * Months, not periods: the acceptance window is time (three weekly periods would miss a record 30 days late).
  */
 export const LATE_USAGE_LOOKBACK_MONTHS = 3;
 
@@ -108,7 +109,58 @@ async function itemsOf(q: PgPool | PgClient, periods: PeriodToPrice[]): Promise<
     ],
   );
   for (const row of r.rows) out.get(row.subscription_id)!.push(row);
+  for (const [id, rows] of out) out.set(id, oneLinePerNonAdditiveItem(rows));
   return out;
+}
+
+/** Aggregations whose value over a period is the sum of their values over its parts. */
+const ADDITIVE = new Set(['count', 'sum']);
+
+/**
+ * THE rule of an item changed during a period on a meter that does not add up over time (max, min, last, avg,
+ * unique_count, percentiles — docs/billing.md "Proration"): its versions that follow each other without a gap
+ * (a change ends one at the instant the next begins) are billed as ONE usage line over the time they cover
+ * together, priced with the last of them (the version in force at the period's end, or when the item was
+ * removed) — its price model, minimum (pro-rated over that time when it is not the whole period) and group_by.
+ * Split in parts, each part's peak, last value or unique users would be billed again: a max of 12.5 across a
+ * change of the item's minimum billed 12.5 twice. Sums and counts keep one line per version (each priced at its
+ * own rates over its own interval: their parts add up). Rows come in printed order; the merged line takes the
+ * place of the chain's first version in print.
+ */
+export function oneLinePerNonAdditiveItem<
+  T extends {
+    product_id: string;
+    meter_id: string | null;
+    aggregation: string | null;
+    effective_from: Date | null;
+    effective_to: Date | null;
+  },
+>(rows: T[]): T[] {
+  const from = (r: T) => r.effective_from?.getTime() ?? -Infinity;
+  const byItem = new Map<string, number[]>();
+  rows.forEach((row, i) => {
+    if (!row.meter_id || ADDITIVE.has(row.aggregation ?? '')) return;
+    const key = `${row.product_id} ${row.meter_id}`;
+    byItem.set(key, [...(byItem.get(key) ?? []), i]);
+  });
+  const out: (T | null)[] = [...rows];
+  for (const indexes of byItem.values()) {
+    const chain = [...indexes].sort((a, b) => from(rows[a]!) - from(rows[b]!));
+    let first = chain[0]!;
+    for (const i of chain.slice(1)) {
+      const prev = out[first]!;
+      if (prev.effective_to === null || prev.effective_to.getTime() !== from(rows[i]!)) {
+        first = i;
+        continue;
+      }
+      // The later version, over the time of both, in the place of the earlier one in print.
+      const at = Math.min(first, i);
+      out[Math.max(first, i)] = null;
+      out[at] = { ...rows[i]!, effective_from: prev.effective_from };
+      first = at;
+    }
+  }
+  return out.filter((r): r is T => r !== null);
 }
 
 /**

@@ -7,7 +7,8 @@ import { amountInvoices } from './invoice-amounts.js';
 import type { TaxProfile } from '../tax/types.js';
 import { insertInvoiceLines, issuedEvents, lastDay, type ClosedInvoice } from './close.js';
 import { deductThresholdInvoices, isoDate } from './deductions.js';
-import { lockAndAllocateCredits, recordCreditUses } from './credits.js';
+import { lockCredits, recordCreditUses } from './credits.js';
+import { thresholdInvoicesDue } from './threshold-due.js';
 import { timed, type BillingDeps, type BillingTimings } from './deps.js';
 import { firstPaymentAttemptAt } from './dunning.js';
 import { numberDocuments } from './numbering.js';
@@ -102,26 +103,29 @@ async function issueLocked(
       client,
       subs.map((s, i) => ({ priced: priced[i]!, profile: s })),
     );
-    // The amount due as the upcoming invoice shows it, prepaid credit included (tried on copies: the grants are
-    // spent only by the invoices issued).
+    // The amount due as the upcoming invoice shows it, prepaid credit included: each candidate with the credit the
+    // invoices issued before it left (threshold-due.ts), so an invoice is issued at the amount it was checked at.
     const ids = subs.map(() => newId('inv'));
-    const trial = priced.map((p) => ({ ...p, lines: [...p.lines] }));
-    await lockAndAllocateCredits(
+    // Only the accounts with something owed may spend credit (their grants stay locked until the commit).
+    const grants = await lockCredits(
       client,
-      subs.map((s, i) => ({ invoice_id: ids[i]!, account_id: s.account_id, priced: trial[i]! })),
+      subs.filter((_, i) => new Decimal(priced[i]!.amount).gt(0)).map((s) => s.account_id),
       now,
+    );
+    const check = thresholdInvoicesDue(
+      grants,
+      subs.map((s, i) => ({
+        invoice_id: ids[i]!,
+        account_id: s.account_id,
+        priced: priced[i]!,
+        threshold: s.threshold,
+      })),
     );
     const due = subs.flatMap((s, i) =>
-      new Decimal(trial[i]!.amount).gte(s.threshold)
-        ? [{ s, id: ids[i]!, priced: priced[i]!, totals: totals[i]! }]
-        : [],
+      check.due[i] ? [{ s, id: ids[i]!, priced: priced[i]!, totals: totals[i]! }] : [],
     );
     if (due.length === 0) return [];
-    const creditUses = await lockAndAllocateCredits(
-      client,
-      due.map((v) => ({ invoice_id: v.id, account_id: v.s.account_id, priced: v.priced })),
-      now,
-    );
+    const creditUses = check.uses;
     const seqs = await client.query<{ subscription_id: string; seq: number }>(
       `SELECT c.subscription_id, COALESCE(max(i.threshold_seq), 0) + 1 AS seq
          FROM unnest($1::text[], $2::date[]) AS c(subscription_id, period_start)

@@ -2,7 +2,7 @@ import type { PgClient, PgPool } from '../../../shared/clients/postgres.js';
 import { ConflictError, ValidationError } from '../../../shared/errors.js';
 import { hasPrefix } from '../../../shared/ids.js';
 import { appendEvent } from '../events/outbox-store.js';
-import { currentPeriod } from '../billing/periods.js';
+import { periodContaining, scheduleOf, usageSchedule } from '../billing/periods.js';
 import { COUPON_COLUMNS } from './store.js';
 import type { CouponRow, CurrentDiscount } from './types.js';
 import { itemOut, type Subscription } from '../subscriptions/types.js';
@@ -12,8 +12,9 @@ const field = 'coupon_id';
 /**
  * THE rule of applying a coupon to a subscription (PATCH coupon_id, or at creation), in the caller's transaction,
  * with the subscription's row locked: `null` removes the current coupon, another id replaces it. The new one
- * discounts from the current period on (the period of `now`, the account's time); the one it replaces or removes
- * stops with that period's predecessor. Applying the coupon already on the subscription changes nothing. Checks, each
+ * discounts from the current usage period on (the period of `now`, the account's time; the month inside a quarter
+ * or a year) and the advance invoices due from `now`; the one it replaces or removes stops there
+ * (services/domain/billing/coupon-periods.ts says which invoices each reaches). Applying the coupon already on the subscription changes nothing. Checks, each
  * a precise problem: unknown coupon (422 coupon_id), an amount_off coupon of another currency (422
  * coupon_currency_mismatch), expired (409 coupon_expired), no redemption left (409 coupon_max_redemptions_reached —
  * counted by one conditional UPDATE, so of two concurrent redemptions of the last slot exactly one wins).
@@ -36,7 +37,7 @@ export async function setSubscriptionCoupon(
   );
   const was = current.rows[0]?.coupon_id ?? null;
   if (was === couponId) return false;
-  const periodStart = currentPeriod(sub, now).start;
+  const periodStart = usagePeriodStart(sub, now);
   if (couponId !== null) await countRedemption(client, couponId, sub.currency, now);
   await client.query(
     `UPDATE coupon_redemptions SET ended_at = $2, ended_period_start = $3 WHERE subscription_id = $1 AND ended_at IS NULL`,
@@ -55,6 +56,11 @@ export async function setSubscriptionCoupon(
     data: { subscription_id: sub.id, status: sub.status, items: subscription.items.map(itemOut), coupon_id: couponId },
   });
   return true;
+}
+
+/** The start of the usage period containing `at` (the first during a trial): where a coupon change takes effect. */
+function usagePeriodStart(sub: Subscription['row'], at: Date): Date {
+  return periodContaining(usageSchedule(scheduleOf(sub)), at).start;
 }
 
 /** Takes one redemption of the coupon, or says precisely why not. */
