@@ -158,7 +158,26 @@ async function data(hosts: ClusterHosts, sql: string): Promise<void> {
   );
 }
 
+/**
+ * A replica just started may answer before its ZooKeeper session is up (a replicated CREATE or ALTER then fails
+ * with a coordination error or "readonly mode"); the step is idempotent, so it is applied again for this long.
+ */
+const ZOOKEEPER_WAIT_MS = 30_000;
+const ZOOKEEPER_NOT_READY = /Coordination::Exception|ZooKeeper|readonly mode|Connection loss|Session expired/i;
+
 export async function applyStep(hosts: ClusterHosts, step: ClusterStep): Promise<void> {
+  const deadline = Date.now() + ZOOKEEPER_WAIT_MS;
+  for (;;) {
+    try {
+      return await applyOnce(hosts, step);
+    } catch (err) {
+      if (!ZOOKEEPER_NOT_READY.test((err as Error).message) || Date.now() > deadline) throw err;
+      await sleep(500);
+    }
+  }
+}
+
+function applyOnce(hosts: ClusterHosts, step: ClusterStep): Promise<void> {
   switch (step.kind) {
     case 'create':
       return create(hosts, step);
