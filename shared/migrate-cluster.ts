@@ -69,6 +69,9 @@ async function sharedColumns(client: ClickHouseClient, path: string): Promise<Se
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/** A replica that did not show a change within SETTLE_MS: reported, never retried (applyStep). */
+class NotApplied extends Error {}
+
 /** A replica that changed nothing by itself is named with what ClickHouse says of its replication. */
 function describe(state: ReplicaState | undefined): string {
   if (!state) return 'not a replicated table';
@@ -139,7 +142,7 @@ async function alter(hosts: ClusterHosts, step: Extract<ClusterStep, { kind: 'al
             throw new HostError(
               s.host,
               what,
-              new Error(
+              new NotApplied(
                 `has not applied the change ${SETTLE_MS / 1000} s after ${by.host.name} made it (${describe(state)}); start or restart that host and run \`meterline migrate\` again`,
               ),
             );
@@ -151,7 +154,7 @@ async function alter(hosts: ClusterHosts, step: Extract<ClusterStep, { kind: 'al
   );
 }
 
-/** A data step, through the first host that answers (Distributed tables, synchronously to the shards). */
+/** A data step, through the first host's Distributed tables, synchronously to the shards. */
 async function data(hosts: ClusterHosts, sql: string): Promise<void> {
   await hosts.on(hosts.hosts[0]!, 'data statement', (c) =>
     c.command({ query: sql, clickhouse_settings: { insert_distributed_sync: 1 } }),
@@ -171,7 +174,9 @@ export async function applyStep(hosts: ClusterHosts, step: ClusterStep): Promise
     try {
       return await applyOnce(hosts, step);
     } catch (err) {
-      if (!ZOOKEEPER_NOT_READY.test((err as Error).message) || Date.now() > deadline) throw err;
+      const notReady =
+        ZOOKEEPER_NOT_READY.test((err as Error).message) && !((err as Error).cause instanceof NotApplied);
+      if (!notReady || Date.now() > deadline) throw err;
       await sleep(500);
     }
   }
