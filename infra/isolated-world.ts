@@ -1,6 +1,7 @@
 import pg from 'pg';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { createClickhouse } from '../shared/clients/clickhouse.js';
+import { onEveryHost } from '../shared/clickhouse-hosts.js';
 import { connectNats, NatsNames } from '../shared/clients/nats.js';
 
 export interface ServerUrls {
@@ -38,9 +39,11 @@ export async function createIsolatedWorld(
     await a.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`).finally(() => a.end());
   };
   const dropClickhouse = async () => {
+    const query = `DROP DATABASE IF EXISTS ${name}`;
+    // On a cluster, on each host directly (no ON CLUSTER: shared/clickhouse-hosts.ts says why).
+    if (o.clickhouseCluster) return onEveryHost(urls.CLICKHOUSE_URL, query);
     const ch = createClickhouse(urls.CLICKHOUSE_URL);
-    const onCluster = o.clickhouseCluster ? ` ON CLUSTER ${o.clickhouseCluster}` : '';
-    await ch.command({ query: `DROP DATABASE IF EXISTS ${name}${onCluster}` }).finally(() => ch.close());
+    await ch.command({ query }).finally(() => ch.close());
   };
   const dropNats = async () => {
     const nc = await connectNats(urls.NATS_URL, `drop-${name}`);

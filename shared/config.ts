@@ -52,8 +52,8 @@ export interface Config {
   /** One ClickHouse server, or every replica of every shard of CLICKHOUSE_CLUSTER (comma-separated). */
   CLICKHOUSE_URL: string;
   /**
-   * The ClickHouse cluster (its `remote_servers` name): migrations run ON CLUSTER and create replicated
-   * local tables plus Distributed tables under today's names; empty = one server, plain tables.
+   * The ClickHouse cluster (its `remote_servers` name): migrations run on each host (shared/migrate-cluster.ts) and
+   * create replicated local tables plus Distributed tables under today's names; empty = one server, plain tables.
    */
   CLICKHOUSE_CLUSTER: string;
   /** ClickHouse database holding usage; tests use one per test file. */

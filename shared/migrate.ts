@@ -1,15 +1,16 @@
-import { readdir, readFile } from 'node:fs/promises';
-import { join } from 'node:path';
 import pg from 'pg';
 import { jetstreamManager, DiscardPolicy, StorageType, RetentionPolicy } from '@nats-io/jetstream';
 import { Kvm } from '@nats-io/kv';
 import type { Config } from './config.js';
 import { createClickhouse } from './clients/clickhouse.js';
-import { ClusterDdl } from './clickhouse-cluster.js';
+import { migrateClickhouseCluster } from './migrate-cluster.js';
+import { clickhouseMigrations, migrationFiles, sqlStatements } from './migration-files.js';
 import { connectNats, NatsNames, type NatsConnection } from './clients/nats.js';
 import { repoPath } from './paths.js';
 import { UsageShards } from './usage/shards.js';
 import { backfillUniqueMeters, uniqueCountMeters } from './usage/unique-backfill.js';
+
+export { clickhouseMigrations } from './migration-files.js';
 
 export interface MigrationReport {
   postgres: string[];
@@ -17,13 +18,6 @@ export interface MigrationReport {
   nats: string[];
   /** unique_count meters whose distinct sets were backfilled (shared/usage/unique-backfill.ts). */
   uniqueBackfill: string[];
-}
-
-async function migrationFiles(dir: string): Promise<{ version: string; sql: string }[]> {
-  const names = (await readdir(dir)).filter((n) => n.endsWith('.sql')).sort();
-  return Promise.all(
-    names.map(async (n) => ({ version: n.replace(/\.sql$/, ''), sql: await readFile(join(dir, n), 'utf8') })),
-  );
 }
 
 /** Versioned SQL files applied in order, each in its own transaction, under an advisory lock. */
@@ -60,49 +54,10 @@ export async function migratePostgres(databaseUrl: string): Promise<string[]> {
   return applied;
 }
 
-/** One migration file's statements: `;` at line end separates them, comment lines are dropped. */
-function sqlStatements(sql: string, database: string): string[] {
-  return sql
-    .replace(/\{database\}/g, database)
-    .split(/;\s*(?:\n|$)/)
-    .map((s) => s.replace(/^[ \t]*--.*$/gm, '').trim())
-    .filter(Boolean);
-}
-
-/** The ClickHouse migration files, in the order they apply (a backup restores its tables in this order). */
-export function clickhouseMigrations(): Promise<{ version: string; sql: string }[]> {
-  return migrationFiles(repoPath('infra/migrations/clickhouse'));
-}
-
-/** Sends of an ON CLUSTER statement that a slow host made outlast distributed_ddl_task_timeout. */
-const DDL_ATTEMPTS = 4;
-
-/**
- * One migration statement. An ON CLUSTER one answers when every host ran it; a host slower than
- * distributed_ddl_task_timeout (180 s: a loaded machine, a replica catching up) makes it fail with code 159 while the
- * task goes on in the background. Every statement here is idempotent (IF NOT EXISTS; an existing column is
- * tolerated by the caller), so it is sent again: on the slow host it queues behind the first and finds it done.
- */
-async function clusterCommand(
-  admin: ReturnType<typeof createClickhouse>,
-  query: string,
-  settings: { insert_distributed_sync?: 1 } = {},
-): Promise<void> {
-  for (let attempt = 1; ; attempt++) {
-    try {
-      await admin.command({ query, clickhouse_settings: settings });
-      return;
-    } catch (err) {
-      const slowHost = / ON CLUSTER /i.test(query) && /distributed_ddl_task_timeout/.test((err as Error).message);
-      if (!slowHost || attempt >= DDL_ATTEMPTS) throw err;
-    }
-  }
-}
-
 /**
  * ClickHouse has no transactions: each file holds idempotent statements (IF NOT EXISTS; ADD COLUMN below) separated by
- * `;` at line end, and the version is recorded after all of them ran. With `cluster` every statement runs
- * ON CLUSTER in its replicated/sharded form (shared/clickhouse-cluster.ts), rewritten from the same files.
+ * `;` at line end, and the version is recorded after all of them ran. With `cluster` each statement is applied host
+ * by host in its replicated/sharded form (shared/migrate-cluster.ts), rewritten from the same files.
  * `only`: apply just these versions (a restore brings the schema to its backup's version, loads the rows, then
  * migrates the rest, so later migrations' data steps run over them).
  */
@@ -112,33 +67,24 @@ export async function migrateClickhouse(
   cluster = '',
   only?: ReadonlySet<string>,
 ): Promise<string[]> {
-  // An ON CLUSTER statement answers once every host ran it (distributed_ddl_task_timeout, 180 s): on a cluster
-  // still starting, or two starting at once on a busy machine, that takes longer than a query's 30 s.
-  const admin = createClickhouse(url, undefined, cluster ? { requestTimeoutMs: 300_000 } : {});
-  const ddl = cluster ? new ClusterDdl(cluster) : null;
-  const forCluster = (statement: string) => (ddl ? ddl.rewrite(statement) : [statement]);
-  // Data statements of a migration reach the shards before it counts as applied.
-  const settings = cluster ? { insert_distributed_sync: 1 as const } : {};
+  if (cluster) return migrateClickhouseCluster(url, database, cluster, only);
+  const admin = createClickhouse(url);
   const applied: string[] = [];
   try {
-    await clusterCommand(admin, `CREATE DATABASE IF NOT EXISTS ${database}${cluster ? ` ON CLUSTER ${cluster}` : ''}`);
-    for (const q of forCluster(
-      `CREATE TABLE IF NOT EXISTS ${database}.schema_migrations (version String, applied_at DateTime DEFAULT now()) ENGINE = ReplacingMergeTree() ORDER BY version`,
-    )) {
-      await clusterCommand(admin, q);
-    }
+    await admin.command({ query: `CREATE DATABASE IF NOT EXISTS ${database}` });
+    await admin.command({
+      query: `CREATE TABLE IF NOT EXISTS ${database}.schema_migrations (version String, applied_at DateTime DEFAULT now()) ENGINE = ReplacingMergeTree() ORDER BY version`,
+    });
     const rs = await admin.query({
       query: `SELECT version FROM ${database}.schema_migrations FINAL`,
       format: 'JSONEachRow',
     });
     const done = new Set((await rs.json<{ version: string }>()).map((r) => r.version));
     for (const m of await clickhouseMigrations()) {
-      // Rewritten even when applied: later files' statements need to know which tables are sharded.
-      const statements = sqlStatements(m.sql, database).flatMap(forCluster);
       if (done.has(m.version) || (only && !only.has(m.version))) continue;
-      for (const query of statements) {
+      for (const query of sqlStatements(m.sql, database)) {
         try {
-          await clusterCommand(admin, query, settings);
+          await admin.command({ query });
         } catch (err) {
           // ADD COLUMN has no IF NOT EXISTS on 18.16: a column already there is a statement already run.
           if (/^ALTER TABLE/i.test(query) && /column with this name already exists/.test((err as Error).message))

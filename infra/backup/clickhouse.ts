@@ -23,6 +23,7 @@ import { createReadStream, createWriteStream, statSync } from 'node:fs';
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { ClickhouseReplicas, clickhouseUrls } from '../../shared/clients/clickhouse.js';
+import { onEveryHost } from '../../shared/clickhouse-hosts.js';
 import { clickhouseMigrations } from '../../shared/migrate.js';
 
 export interface TableDump {
@@ -208,11 +209,12 @@ export async function clickhouseRows(url: string, database: string): Promise<Rec
 
 /** Drops the (empty) database: a target migrated past its backup is made again at the backup's version. */
 export async function dropClickhouseDatabase(url: string, database: string, cluster: string): Promise<void> {
+  const query = `DROP DATABASE IF EXISTS ${database}`;
+  // On a cluster, on each host directly (no ON CLUSTER: shared/clickhouse-hosts.ts says why).
+  if (cluster) return onEveryHost(url, query);
   const ch = replicas(url);
   try {
-    await ch.run((c) =>
-      c.command({ query: `DROP DATABASE IF EXISTS ${database}${cluster ? ` ON CLUSTER ${cluster}` : ''}` }),
-    );
+    await ch.run((c) => c.command({ query }));
   } finally {
     await ch.close();
   }
@@ -230,19 +232,19 @@ export async function restoreClickhouse(
   tables: TableDump[],
 ): Promise<{ table: string; rows: number }[]> {
   const ch = replicas(url);
-  const onCluster = cluster ? ` ON CLUSTER ${cluster}` : '';
-  const ddl = (query: string) => ch.run((c) => c.command({ query }));
+  // A view is detached and attached on every host of a cluster, each directly (shared/clickhouse-hosts.ts).
+  const ddl = (query: string) => (cluster ? onEveryHost(url, query) : ch.run((c) => c.command({ query })));
   try {
     const present = new Set((await tablesOf(ch, database)).map((t) => t.name));
     for (const v of (await migrationOrder()).views)
-      if (!present.has(v)) await ddl(`ATTACH TABLE ${database}.${v}${onCluster}`).catch(() => undefined);
+      if (!present.has(v)) await ddl(`ATTACH TABLE ${database}.${v}`).catch(() => undefined);
     const views = (await tablesOf(ch, database)).filter((t) => t.engine === 'MaterializedView').map((t) => t.name);
     const { tables: order } = await migrationOrder();
     const rank = (name: string) => (order.includes(name) ? order.indexOf(name) : order.length);
     const known = new Set((await dataTables(ch, database)).map((t) => t.name));
     const missing = tables.filter((t) => !known.has(t.name)).map((t) => t.name);
     if (missing.length) throw new Error(`the target has no table ${missing.join(', ')}: migrate it to this release`);
-    for (const v of views) await ddl(`DETACH TABLE ${database}.${ident(v)}${onCluster}`);
+    for (const v of views) await ddl(`DETACH TABLE ${database}.${ident(v)}`);
     try {
       for (const t of [...tables].sort((a, b) => rank(a.name) - rank(b.name) || a.name.localeCompare(b.name))) {
         if (t.bytes === 0) continue;
@@ -257,7 +259,7 @@ export async function restoreClickhouse(
         });
       }
     } finally {
-      for (const v of views) await ddl(`ATTACH TABLE ${database}.${ident(v)}${onCluster}`);
+      for (const v of views) await ddl(`ATTACH TABLE ${database}.${ident(v)}`);
     }
     const out: { table: string; rows: number }[] = [];
     for (const t of tables) {

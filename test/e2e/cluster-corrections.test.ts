@@ -12,9 +12,6 @@ import { waitForMeterEverywhere } from './cluster-helpers.js';
  * the Distributed tables (GLOBAL NOT IN) and the shard's recomputed rollups leave the cancelled records out —
  * for accounts on both shards; a unique_count meter's distinct sets (usage_unique_hourly) likewise.
  */
-// The file's own timeout (the runner's --timeout=300 does not leave room for a cluster start that waits out a
-// ClickHouse DDL timeout: test/fixtures/cluster.ts).
-t.setTimeout(20 * 60_000);
 t.test('corrections on the ClickHouse cluster', async (t) => {
   const c = await startLocalCluster(t);
   const hour = 3_600_000;

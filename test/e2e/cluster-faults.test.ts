@@ -14,9 +14,6 @@ import { countsPerReplica, killNow, sendRecords, storedCount, waitForMeterEveryw
 // replicas on ZooKeeper, two processes of every role) with one server or process killed at a time, under
 // load. Records carry ids and a client retries a refused batch with the same ids: every record that got a
 // 202 must be counted exactly once. Deadlines are generous: the machine is shared.
-// The file's own timeout (the runner's --timeout=300 does not leave room for a cluster start that waits out a
-// ClickHouse DDL timeout: test/fixtures/cluster.ts).
-t.setTimeout(20 * 60_000);
 t.test('local cluster under node and process kills', async (t) => {
   const c = await startLocalCluster(t, { BILLING_INTERVAL_SECONDS: '1', BILLING_GRACE_SECONDS: '0' });
   const processes = await c.processes();

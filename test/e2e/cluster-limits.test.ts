@@ -69,9 +69,6 @@ async function routeTimeByProcess(base: string, route: string): Promise<Set<numb
   return seen;
 }
 
-// The file's own timeout (the runner's --timeout=300 does not leave room for a cluster start that waits out a
-// ClickHouse DDL timeout: test/fixtures/cluster.ts).
-t.setTimeout(20 * 60_000);
 t.test('per-account limits on the cluster: whole for one connection, never above the limit in total', async (t) => {
   const c = await startLocalCluster(t);
   const apis = (await c.processes()).filter((p) => p.kind === 'api');

@@ -37,10 +37,15 @@ t.test('cluster settings: URL lists, replicas, cluster name; single-server defau
   t.throws(() => parseConfig({ ...base, CLICKHOUSE_CLUSTER: 'Bad-Name' }), /CLICKHOUSE_CLUSTER: must match/);
 });
 
-t.test('the migration files rewritten for a cluster: sharded by account, replicated, ON CLUSTER', async (t) => {
+const dims = [
+  { name: 'dim_keys', definition: 'Array(String)' },
+  { name: 'dim_values', definition: 'Array(String)' },
+];
+
+t.test('the migration files rewritten for a cluster: sharded by account, replicated, never ON CLUSTER', async (t) => {
   const ddl = new ClusterDdl('mc');
   const dir = repoPath('infra/migrations/clickhouse');
-  const out = readdirSync(dir)
+  const steps = readdirSync(dir)
     .filter((f) => f.endsWith('.sql'))
     .sort()
     .flatMap((f) =>
@@ -51,23 +56,28 @@ t.test('the migration files rewritten for a cluster: sharded by account, replica
         .filter(Boolean),
     )
     .flatMap((s) => ddl.rewrite(s));
+  const out = steps.map((s) => ('sql' in s ? s.sql : JSON.stringify(s)));
+  t.notOk(
+    out.some((s) => /ON CLUSTER/i.test(s)),
+    'no statement goes through the DDL queue',
+  );
   const find = (re: RegExp) => out.find((s) => re.test(s)) ?? '';
   t.match(
-    find(/db\.usage_records_local ON CLUSTER mc/),
+    find(/TABLE IF NOT EXISTS db\.usage_records_local /),
     /ENGINE = ReplicatedReplacingMergeTree\('\/clickhouse\/tables\/\{shard\}\/db\/usage_records_local', '\{replica\}'\)/,
   );
   t.match(
-    find(/TABLE IF NOT EXISTS db\.usage_records ON CLUSTER/),
+    find(/TABLE IF NOT EXISTS db\.usage_records AS/),
     `AS db.usage_records_local ENGINE = Distributed(mc, db, usage_records_local, ${SHARDING_KEY_SQL})`,
   );
   t.match(
-    find(/db\.usage_hourly_local ON CLUSTER/),
+    find(/db\.usage_hourly_local \(/),
     /ReplicatedReplacingMergeTree\('[^']+usage_hourly_local', '\{replica\}', version\)/,
     'engine arguments kept after the replication ones',
   );
   t.match(
     find(/MATERIALIZED VIEW/),
-    /usage_hours_touched_mv ON CLUSTER mc TO db\.usage_hours_touched_local AS[\s\S]*FROM db\.usage_records_local/,
+    /usage_hours_touched_mv TO db\.usage_hours_touched_local AS[\s\S]*FROM db\.usage_records_local/,
   );
   t.match(
     find(/usage_rollup_sweeps/),
@@ -76,24 +86,66 @@ t.test('the migration files rewritten for a cluster: sharded by account, replica
   );
   t.notOk(out.some((s) => /usage_rollup_sweeps_local/.test(s)));
   t.match(
-    find(/db\.usage_cancellations_local ON CLUSTER mc/),
+    find(/db\.usage_cancellations_local \(/),
     /ReplicatedReplacingMergeTree\('\/clickhouse\/tables\/\{shard\}\/db\/usage_cancellations_local'/,
     "cancellations live on the account's shard",
   );
   t.match(
-    find(/TABLE IF NOT EXISTS db\.usage_cancellations ON CLUSTER/),
+    find(/TABLE IF NOT EXISTS db\.usage_cancellations AS/),
     'ENGINE = Distributed(mc, db, usage_cancellations_local',
   );
   t.same(
-    ddl.rewrite('ALTER TABLE db.usage_records ADD COLUMN dims String'),
+    steps.filter((s) => s.kind === 'alter' && s.table.startsWith('usage_hourly')),
     [
-      'ALTER TABLE db.usage_records_local ON CLUSTER mc ADD COLUMN dims String',
-      'DROP TABLE IF EXISTS db.usage_records ON CLUSTER mc',
-      `CREATE TABLE IF NOT EXISTS db.usage_records ON CLUSTER mc AS db.usage_records_local ENGINE = Distributed(mc, db, usage_records_local, ${SHARDING_KEY_SQL})`,
+      { kind: 'alter', db: 'db', table: 'usage_hourly_local', add: dims, drop: [] },
+      { kind: 'alter', db: 'db', table: 'usage_hourly', add: dims, drop: [] },
     ],
-    'a column added later reaches the local table, and the Distributed table is made again from it',
+    "migration 320's columns: the shards' local table first, then the Distributed table over it",
   );
+  t.same(
+    steps.find((s) => s.kind === 'alter' && s.table === 'usage_unique_meters_local'),
+    {
+      kind: 'alter',
+      db: 'db',
+      table: 'usage_unique_meters_local',
+      add: [{ name: 'ready', definition: 'UInt8 DEFAULT 1' }],
+      drop: [],
+    },
+    'a default is part of the column definition',
+  );
+  t.same(
+    ddl.rewrite('ALTER TABLE db.usage_records DROP COLUMN dims'),
+    [
+      { kind: 'alter', db: 'db', table: 'usage_records', add: [], drop: ['dims'] },
+      { kind: 'alter', db: 'db', table: 'usage_records_local', add: [], drop: ['dims'] },
+    ],
+    'a dropped column leaves the Distributed table first',
+  );
+  t.same(
+    ddl.rewrite('ALTER TABLE db.usage_rollup_sweeps ADD COLUMN note String'),
+    [
+      {
+        kind: 'alter',
+        db: 'db',
+        table: 'usage_rollup_sweeps',
+        add: [{ name: 'note', definition: 'String' }],
+        drop: [],
+      },
+    ],
+    'a table replicated everywhere has no Distributed table to follow',
+  );
+  t.same(ddl.rewrite('DROP TABLE IF EXISTS db.usage_records'), [
+    { kind: 'drop', db: 'db', table: 'usage_records' },
+    { kind: 'drop', db: 'db', table: 'usage_records_local' },
+  ]);
+  t.same(ddl.rewrite('INSERT INTO db.usage_claims SELECT 1'), [
+    { kind: 'data', sql: 'INSERT INTO db.usage_claims SELECT 1' },
+  ]);
   t.throws(() => ddl.rewrite('DROP TABLE db.x'), /no cluster form/);
+  t.throws(
+    () => ddl.rewrite('ALTER TABLE db.usage_records MODIFY COLUMN value String'),
+    /no cluster form for this ALTER clause/,
+  );
 });
 
 t.test('shard routing spreads accounts over the shards and is stable', async (t) => {
