@@ -20,15 +20,21 @@ import {
   WIRE_FORMAT_V1,
   upgradeV1Rows,
 } from '../../../shared/usage/wire.js';
-import { markHours, type MinuteCounts } from '../../../shared/usage/hour-marks.js';
+import { markHours, type MinuteCounts } from '../../domain/usage/hour-marks.js';
 import { UsageShards, type UsageShard } from '../../../shared/usage/shards.js';
 import type { Component } from '../role.js';
-import { isDataError, describeInsertError } from './insert-errors.js';
-import { RollupSweeper } from './rollup-sweeper.js';
-import { countsOn, PieceAcks, readMessageRows, shardPieces, type MessageRows } from './message-rows.js';
-import { claimNewRows } from './claim-lock.js';
-import { ACCOUNT_LOCK, settleLockName, withAccountLocks } from './account-locks.js';
-import { HourSettler } from './hour-settler.js';
+import { isDataError, describeInsertError } from '../../domain/usage/insert-errors.js';
+import { RollupSweeper } from '../../domain/usage/rollup-sweeper.js';
+import {
+  countsOn,
+  PieceAcks,
+  readMessageRows,
+  shardPieces,
+  type MessageRows,
+} from '../../domain/usage/message-rows.js';
+import { claimNewRows } from '../../domain/usage/claim-lock.js';
+import { ACCOUNT_LOCK, settleLockName, withAccountLocks } from '../../domain/usage/account-locks.js';
+import { HourSettler } from '../../domain/usage/hour-settler.js';
 
 /** Tunables of the USAGE → ClickHouse pipeline; tests shrink some of them. */
 export interface UsageConsumerOptions {
@@ -95,7 +101,7 @@ interface Batch {
  * A message is acked only after the INSERT holding it succeeded; a failed INSERT naks its messages with
  * exponential backoff; a message that cannot be inserted because of its content is terminated and logged.
  * A record counts once per (account, meter, id, timestamp), or with USAGE_IDENTITY=id once per (account, meter, id)
- * whatever its timestamp (shared/usage/claims.ts); redelivery after a crash inserts its rows again, which
+ * whatever its timestamp (services/domain/usage/claims.ts); redelivery after a crash inserts its rows again, which
  * ReplacingMergeTree (read with FINAL) counts once.
  */
 export class UsageConsumer implements Component {
@@ -290,7 +296,7 @@ export class UsageConsumer implements Component {
 
   /**
    * The batch's rows that count (claimNewRows when a record is (account, meter, id)), into the shard, after marking
-   * every hour they touch (shared/usage/hour-marks.ts) — both holding their meters' settle locks shared, so a
+   * every hour they touch (services/domain/usage/hour-marks.ts) — both holding their meters' settle locks shared, so a
    * recompute that counts these marks waits for these rows. Readers take the marked hours raw until the settler
    * (./hour-settler.ts) has recomputed them.
    */

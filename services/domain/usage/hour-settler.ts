@@ -13,7 +13,7 @@ import {
   writeSettles,
   type HourState,
   type Settle,
-} from '../../../shared/usage/hour-marks.js';
+} from './hour-marks.js';
 import { HOUR_MS, recomputeHours, recomputeMinutes, type HourKeys } from '../../../shared/usage/rollups.js';
 import type { UsageShard, UsageShards } from '../../../shared/usage/shards.js';
 import { UNIQUE_METERS_TABLE } from '../../../shared/usage/unique-rollups.js';
@@ -49,7 +49,7 @@ export interface SettleWork {
 
 /**
  * Recomputes the hours (and minutes) of `work` and records that every mark counted is covered
- * (shared/usage/hour-marks.ts). The marks are counted holding the meters' settle locks exclusively — taking them
+ * (services/domain/usage/hour-marks.ts). The marks are counted holding the meters' settle locks exclusively — taking them
  * waits for every insert between its marks and its rows, so every row of a counted mark is stored — and the
  * recompute runs after the locks are released: an insert landing meanwhile made its marks after the count, so
  * whatever of its rows the recompute picks up, the hour (or minute) stays pending until a later settle. Inserts

@@ -1,11 +1,11 @@
 import type { JsMsg } from '@nats-io/jetstream';
-import { rowsByShard, scanAttributedRows, scanRows, type TouchedByAccount } from '../../../shared/usage/row-scan.js';
+import { rowsByShard, scanAttributedRows, scanRows, type TouchedByAccount } from './row-scan.js';
 import type { UsageShard, UsageShards } from '../../../shared/usage/shards.js';
-import { addCounts, type MinuteCounts } from '../../../shared/usage/hour-marks.js';
+import { addCounts, type MinuteCounts } from './hour-marks.js';
 
 /** The accounts a USAGE message's rows (or one shard's part of them) belong to, and the hours each touches. */
 export interface MessageRows {
-  /** Account → meter → epoch minute → rows: what the insert marks (shared/usage/hour-marks.ts); shared by a batch. */
+  /** Account → meter → epoch minute → rows: what the insert marks (services/domain/usage/hour-marks.ts); shared by a batch. */
   accounts: TouchedByAccount;
   /** The one account of a message of one account's subject; undefined for an operator's (many accounts). */
   account: string | undefined;
