@@ -19,6 +19,7 @@ import type { UsageShard, UsageShards } from '../../../shared/usage/shards.js';
 import { UNIQUE_METERS_TABLE } from '../../../shared/usage/unique-rollups.js';
 import { USAGE_TABLE } from '../../../shared/usage/wire.js';
 import { ACCOUNT_LOCK, settleLockName, withAccountLocks } from './account-locks.js';
+import { PeriodicTask } from '../../../shared/periodic.js';
 
 /** A marked hour (or minute) is recomputed once no insert has marked it for this long (a backfill's: at its end). */
 export const QUIET_SECONDS = 2;
@@ -178,42 +179,30 @@ export function settleDue(s: HourState & { lastSecond: number }, nowSecond: numb
  * number of consumer processes may run one: a second settle of an hour finds it settled, or settles it again.
  */
 export class HourSettler {
-  private timer: NodeJS.Timeout | undefined;
-  private running: Promise<void> | undefined;
-  private stopped = false;
+  private readonly task: PeriodicTask;
   private readonly cursors = new Map<UsageShard, number>();
-  private lastError: string | undefined;
-  private failingSince: number | undefined;
 
   constructor(
     private readonly pg: PgPool,
     private readonly shards: UsageShards,
     private readonly database: string,
     private readonly log: Logger,
-    private readonly intervalMs = 1_000,
+    intervalMs = 1_000,
     /** MINUTE_SETTLE_FLOOR; tests lower it. */
     private readonly minuteSettleFloor = MINUTE_SETTLE_FLOOR,
-  ) {}
-
-  start(): void {
-    this.tick();
+  ) {
+    this.task = new PeriodicTask({
+      name: 'hour settle',
+      everyMs: intervalMs,
+      gap: true, // a long pass is followed by a pause, as before: never back to back
+      log,
+      run: () => this.settleDue(),
+      failed: (err) => log.warn({ err: (err as Error).message }, 'hour settle failed; retrying'),
+    });
   }
 
-  private tick(): void {
-    if (this.stopped) return;
-    this.running = this.settleDue()
-      .then(() => {
-        this.lastError = undefined;
-        this.failingSince = undefined;
-      })
-      .catch((err) => {
-        this.lastError = (err as Error).message;
-        this.failingSince ??= Date.now();
-        this.log.warn({ err: this.lastError }, 'hour settle failed; retrying');
-      })
-      .finally(() => {
-        if (!this.stopped) this.timer = setTimeout(() => this.tick(), this.intervalMs);
-      });
+  start(): void {
+    void this.task.start();
   }
 
   /** One pass over every shard: the due hours settled; returns how many. */
@@ -280,12 +269,10 @@ export class HourSettler {
 
   /** A problem once settles have failed for a while: reads stay exact (unsettled hours are read raw), only slower. */
   problem(now = Date.now()): string | undefined {
-    return this.failingSince !== undefined && now - this.failingSince > 60_000 ? this.lastError : undefined;
+    return this.task.problem(60_000, now);
   }
 
   async stop(): Promise<void> {
-    this.stopped = true;
-    if (this.timer) clearTimeout(this.timer);
-    await this.running;
+    await this.task.stop();
   }
 }
