@@ -45,7 +45,7 @@ function hasByte(buf: Buffer, byte: number, from: number, to: number): boolean {
   return false;
 }
 
-/** The identities of a payload's TabSeparated rows (wire.ts column order; already checked by row-scan.ts). */
+/** The identities of a payload's TabSeparated rows (shared/usage/wire.ts column order; already checked by row-scan.ts). */
 export function rowIdentities(data: Uint8Array): RowIdentity[] {
   const buf = Buffer.isBuffer(data) ? data : Buffer.from(data.buffer, data.byteOffset, data.byteLength);
   const out: RowIdentity[] = [];

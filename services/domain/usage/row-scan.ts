@@ -23,7 +23,7 @@ function sameBytes(buf: Buffer, a: number, b: number, n: number): boolean {
 }
 
 /**
- * Reads a USAGE message's TabSeparated rows (wire.ts column order) without building a string per row:
+ * Reads a USAGE message's TabSeparated rows (shared/usage/wire.ts column order) without building a string per row:
  * checks that every row belongs to `accountId` — the account its subject `usage.<account>` names, the only
  * account that message may write — and counts the rows of each (meter, minute) into `into` (what the insert
  * marks: services/domain/usage/hour-marks.ts). Returns why the payload is unacceptable, or undefined. Costs about one native
