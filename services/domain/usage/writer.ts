@@ -82,14 +82,18 @@ export class UsageWriter<M> {
     );
   }
 
-  /** Opens the shard clients and starts the sweeper and the settler. */
-  async start(): Promise<void> {
+  /** Opens the shard clients: writes may follow. */
+  async open(): Promise<void> {
     const { config: cfg, pg, log } = this.infra;
     this.shards = await UsageShards.open(cfg, { maxOpenConnections: this.opts.maxOpenConnections, quiet: true });
     this.sweeper = new RollupSweeper(pg, this.shards, cfg.CLICKHOUSE_DATABASE, log, this.opts.sweepIntervalMs);
     this.settler = new HourSettler(pg, this.shards, cfg.CLICKHOUSE_DATABASE, log, this.opts.settleIntervalMs);
-    this.sweeper.start();
-    this.settler.start();
+  }
+
+  /** Starts the sweeper and the settler (once the caller is consuming). */
+  startBackground(): void {
+    this.sweeper!.start();
+    this.settler!.start();
   }
 
   /**

@@ -129,7 +129,7 @@ export class UsageConsumer implements Component {
 
   async start(): Promise<void> {
     const { nats, natsNames: names } = this.infra;
-    await this.writer.start();
+    await this.writer.open();
     const jsm = await jetstreamManager(nats);
     const config: Partial<ConsumerConfig> = {
       durable_name: names.usageConsumer,
@@ -171,6 +171,7 @@ export class UsageConsumer implements Component {
       this.loopError = (err as Error).message;
       this.infra.log.error({ err }, 'usage consumer loop failed');
     });
+    this.writer.startBackground();
     this.infra.log.info({ stream: names.usageStream, durable: names.usageConsumer }, 'usage consumer started');
   }
 
