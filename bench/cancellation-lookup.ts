@@ -13,7 +13,7 @@
 import { createClickhouse } from '../shared/clients/clickhouse.js';
 import { migrateClickhouse } from '../shared/migrate.js';
 import { recomputeHours, HOUR_MS } from '../shared/usage/rollups.js';
-import { queryUsage } from '../shared/usage/query.js';
+import { queryUsage } from '../services/domain/usage/query.js';
 import { CANCELLATIONS_TABLE } from '../shared/usage/cancellations.js';
 import { USAGE_TABLE } from '../shared/usage/wire.js';
 

@@ -8,9 +8,9 @@
  * attributed phase, right after batched, was charged up to 7.8 µs of ClickHouse per record in one run and
  * 3.5 in the next). A phase starts once the previous one's rows are stored and their merges done.
  */
-import { hourStates, isMarkedPerMinute, isReadFromRollups } from '../shared/usage/hour-marks.js';
+import { hourStates, isMarkedPerMinute, isReadFromRollups } from '../services/domain/usage/hour-marks.js';
 import { chString, HOUR_MS } from '../shared/usage/sql.js';
-import { MINUTE_SETTLE_FLOOR } from '../services/roles/consumer/hour-settler.js';
+import { MINUTE_SETTLE_FLOOR } from '../services/domain/usage/hour-settler.js';
 import type { ClickHouseClient } from '@clickhouse/client';
 
 /** The process groups that make up the ingest pipeline. */
@@ -150,7 +150,7 @@ export async function waitForMergesIdle(ch: ClickHouseClient, quietMs = 1_000, t
 }
 
 /**
- * Waits until the settler has nothing left to recompute of the last two hours (shared/usage/hour-marks.ts): every
+ * Waits until the settler has nothing left to recompute of the last two hours (services/domain/usage/hour-marks.ts): every
  * closed hour marked, and every busy open hour's quiet minutes (≥ MINUTE_SETTLE_FLOOR records: smaller open hours
  * are read raw and wait for their sweep). A phase's window then holds its own recomputes, not an earlier phase's.
  * Returns the seconds waited.

@@ -36,7 +36,7 @@ interface VarSpec<T> {
 }
 
 export const API_ROUTE_SETS = ['all', 'ingress', 'control'] as const;
-/** docs/usage.md "Counted once"; `id` claims each identity in usage_claims (shared/usage/claims.ts). */
+/** docs/usage.md "Counted once"; `id` claims each identity in usage_claims (services/domain/usage/claims.ts). */
 export const USAGE_IDENTITIES = ['id_and_timestamp', 'id'] as const;
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 

@@ -1,20 +1,41 @@
 import type { Logger } from './logging.js';
 
 /**
- * Background work repeated on a timer (purges, reconciliations, housekeeping): runs once at `start()`, then
- * every `everyMs`; never two runs at once (a tick while one runs is skipped); a failure is logged and the
- * next tick tries again; the timer does not keep the process alive; `stop()` waits for a run in progress.
+ * Background work repeated on a timer (purges, reconciliations, housekeeping, rollups): runs once at `start()`,
+ * then every `everyMs` — or, with `gap`, `everyMs` after each run ended (work whose runs may take longer than the
+ * interval then never runs back to back); never two runs at once (a tick while one runs is skipped); a failure is
+ * logged (or handed to `failed`) and the next tick tries again; the timer does not keep the process alive; `stop()` waits for a run
+ * in progress. `problem()` names a failure that has lasted: for a component's health.
  */
 export class PeriodicTask {
   private timer: NodeJS.Timeout | undefined;
   private running: Promise<void> | undefined;
+  private lastError: string | undefined;
+  private failingSince: number | undefined;
+  /** Between start() and stop(): only then does a gap task arm its next run. */
+  private started = false;
 
-  constructor(private readonly opts: { name: string; everyMs: number; log: Logger; run: () => Promise<unknown> }) {}
+  constructor(
+    private readonly opts: {
+      name: string;
+      everyMs: number;
+      /** Where failures are logged (none: nowhere; `failed` may say them instead). */
+      log?: Logger;
+      run: () => Promise<unknown>;
+      /** Told of each failed run instead of the default error log. */
+      failed?: (err: unknown) => void;
+      /** The interval counts from the end of each run, not from its start. */
+      gap?: boolean;
+    },
+  ) {}
 
   /** Starts the timer and the first run; the returned promise settles when that run ended (it never rejects). */
   start(): Promise<void> {
-    this.timer ??= setInterval(() => void this.runNow(), this.opts.everyMs);
-    this.timer.unref();
+    this.started = true;
+    if (!this.opts.gap) {
+      this.timer ??= setInterval(() => void this.runNow(), this.opts.everyMs);
+      this.timer.unref();
+    }
     return this.runNow();
   }
 
@@ -23,16 +44,36 @@ export class PeriodicTask {
     this.running ??= this.opts
       .run()
       .then(
-        () => undefined,
-        (err) =>
-          this.opts.log.error({ err, task: this.opts.name }, `${this.opts.name} failed; retrying at the next tick`),
+        () => {
+          this.lastError = undefined;
+          this.failingSince = undefined;
+        },
+        (err) => {
+          this.lastError = (err as Error)?.message ?? String(err);
+          this.failingSince ??= Date.now();
+          if (this.opts.failed) this.opts.failed(err);
+          else
+            this.opts.log?.error({ err, task: this.opts.name }, `${this.opts.name} failed; retrying at the next tick`);
+        },
       )
-      .finally(() => (this.running = undefined));
+      .finally(() => {
+        this.running = undefined;
+        if (this.opts.gap && this.started) {
+          clearTimeout(this.timer);
+          this.timer = setTimeout(() => void this.runNow(), this.opts.everyMs).unref();
+        }
+      });
     return this.running;
   }
 
+  /** The last failure, once runs have failed for longer than `forMs` without a success between. */
+  problem(forMs: number, now = Date.now()): string | undefined {
+    return this.failingSince !== undefined && now - this.failingSince > forMs ? this.lastError : undefined;
+  }
+
   async stop(): Promise<void> {
-    clearInterval(this.timer);
+    this.started = false;
+    clearInterval(this.timer); // clears a timeout too
     this.timer = undefined;
     await this.running;
   }

@@ -226,7 +226,7 @@ async function runShape(r: IngestShapesRun, shape: IngestShape): Promise<ShapeRu
   r.log(`${shape}: ${accepted} accepted in ${loadEnd.toFixed(1)} s; waiting until all are visible`);
   const target = accepted;
   const samples = await polling;
-  // Until every hour the load marked is recomputed (shared/usage/hour-marks.ts): reads are exact before, and from
+  // Until every hour the load marked is recomputed (services/domain/usage/hour-marks.ts): reads are exact before, and from
   // rollups only after — that work belongs to the shape's cost.
   await waitForMeterSettled(r.ch, meterId);
   const settledS = (performance.now() - t0) / 1000;

@@ -160,7 +160,7 @@ export async function dumpClickhouse(url: string, database: string, dir: string)
     for (const t of tables) columnsOf.set(t.name, await writableColumns(ch, database, t.name));
     const marks = tables.filter((t) => !columnsOf.get(t.name)!.includes('account_id'));
     const byAccount = tables.filter((t) => columnsOf.get(t.name)!.includes('account_id')).reverse();
-    // Settled hours (shared/usage/hour-marks.ts): a settle vouches for the rollups, so it is read before every
+    // Settled hours (services/domain/usage/hour-marks.ts): a settle vouches for the rollups, so it is read before every
     // account table; an hour's marks are written before its records, so they are read after every one (a restored
     // record always has its mark, a restored settle never claims rollups the dump lacks).
     const first = byAccount.filter((t) => SETTLES.has(t.name));

@@ -2,6 +2,7 @@ import { hostname } from 'node:os';
 import { Kvm, type KV } from '@nats-io/kv';
 import type { NatsConnection } from '../clients/nats.js';
 import type { Logger } from '../logging.js';
+import { PeriodicTask } from '../periodic.js';
 
 /**
  * How many api processes are alive: each puts a heartbeat into a KV bucket whose entries expire
@@ -10,7 +11,7 @@ import type { Logger } from '../logging.js';
  */
 export class ProcessCount {
   private count = 1;
-  private timer: NodeJS.Timeout | undefined;
+  private task: PeriodicTask | undefined;
   private kv: KV | undefined;
   private readonly id = `${hostname()}-${process.pid}-${Math.random().toString(36).slice(2, 8)}`;
 
@@ -31,13 +32,13 @@ export class ProcessCount {
 
   async start(): Promise<void> {
     this.kv = await new Kvm(this.nc).open(this.bucket);
-    await this.beat();
-    this.timer = setInterval(() => void this.beat(), this.intervalMs);
-    this.timer.unref();
+    // beat() reports its own failures: the task only times it.
+    this.task = new PeriodicTask({ name: 'api process heartbeat', everyMs: this.intervalMs, run: () => this.beat() });
+    await this.task.start();
   }
 
   async stop(): Promise<void> {
-    clearInterval(this.timer);
+    await this.task?.stop();
     await this.kv?.delete(this.id).catch(() => undefined);
   }
 

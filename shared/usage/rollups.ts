@@ -1,8 +1,8 @@
 /**
  * Hourly rollups of usage records (infra/migrations/clickhouse/310_usage_rollups.sql; docs/usage.md "Usage
- * rollups"). Writers: the settler recomputes hours inserts marked once they are quiet (shared/usage/hour-marks.ts),
+ * rollups"). Writers: the settler recomputes hours inserts marked once they are quiet (services/domain/usage/hour-marks.ts),
  * the sweeper every (account, meter) of an hour once it has closed, corrections the hours they cancel records
- * of. Readers: shared/usage/query.ts.
+ * of. Readers: services/domain/usage/query.ts.
  */
 import type { ClickHouseClient } from '@clickhouse/client';
 import { PERCENTILES } from './stats.js';
@@ -13,7 +13,7 @@ export { chString, groupKeySql, HOUR_MS };
 import { meterPairKey, uniqueKeysOf, uniqueRecomputeSql } from './unique-rollups.js';
 
 export const ROLLUP_TABLE = 'usage_hourly';
-/** Minute rollups of hours marked while open (shared/usage/hour-marks.ts): same columns, `minute` for `hour`. */
+/** Minute rollups of hours marked while open (services/domain/usage/hour-marks.ts): same columns, `minute` for `hour`. */
 export const MINUTE_ROLLUP_TABLE = 'usage_minutely';
 export const MINUTE_MS = 60_000;
 export const TOUCHED_TABLE = 'usage_hours_touched';
@@ -87,7 +87,7 @@ export function recomputeHours(
 
 /**
  * recomputeHours for minutes (epoch minutes in `hours`) into usage_minutely: the minute rollups of an hour still
- * open (shared/usage/hour-marks.ts). No distinct sets: a unique count reads such an hour raw.
+ * open (services/domain/usage/hour-marks.ts). No distinct sets: a unique count reads such an hour raw.
  */
 export function recomputeMinutes(
   ch: ClickHouseClient,

@@ -98,7 +98,7 @@ t.test('corrections on the ClickHouse cluster', async (t) => {
       250,
     );
     t.equal((await closedHour()).value, 4, `account ${n}: u0–u3 in the closed hour`);
-    // The hour is settled (shared/usage/hour-marks.ts) a moment after it went quiet: then its set is on the shard.
+    // The hour is settled (services/domain/usage/hour-marks.ts) a moment after it went quiet: then its set is on the shard.
     const sets = async () => {
       const rs = await c.infra.clickhouse.query({
         query: `SELECT count() AS n FROM usage_unique_hourly WHERE meter_id = '${usersId}'`,

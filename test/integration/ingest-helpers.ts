@@ -14,8 +14,8 @@ import { ingressModule } from '../../services/ingress/module.js';
 import { usageQueryModule } from '../../services/control/usage/module.js';
 import { UsageConsumer, type UsageConsumerOptions } from '../../services/roles/consumer/usage-consumer.js';
 import { testInfra, waitUntil, type TestLike } from '../fixtures/env.js';
-import { queryUsageTotals } from '../../shared/usage/query.js';
-import { hourStates, isReadFromRollups } from '../../shared/usage/hour-marks.js';
+import { queryUsageTotals } from '../../services/domain/usage/query.js';
+import { hourStates, isReadFromRollups } from '../../services/domain/usage/hour-marks.js';
 import { HOUR_MS } from '../../shared/usage/sql.js';
 
 const DAY_MS = 86_400_000;
@@ -181,7 +181,7 @@ export const iso = (ms: number) => new Date(ms).toISOString();
 
 /**
  * Hours of the meter that a read takes (partly) raw: marked by inserts and not yet recomputed
- * (shared/usage/hour-marks.ts). `withOpen` false leaves out the current hour (a small one stays raw until it closes).
+ * (services/domain/usage/hour-marks.ts). `withOpen` false leaves out the current hour (a small one stays raw until it closes).
  */
 export async function pendingHours(infra: Infra, meterId: string, withOpen = true): Promise<number[]> {
   const states = await hourStates(infra.clickhouse, infra.config.CLICKHOUSE_DATABASE, `meter_id = '${meterId}'`);

@@ -4,7 +4,7 @@ import { isolatedConfig, waitUntil } from '../fixtures/env.js';
 import { createTestAccount } from '../fixtures/auth.js';
 import { startApi } from '../fixtures/api.js';
 import { sweptThrough } from '../../shared/usage/rollups.js';
-import { MAX_GROUPS } from '../../shared/usage/query.js';
+import { MAX_GROUPS } from '../../services/domain/usage/query.js';
 import { iso, postJson, startConsumer, storedCount } from './ingest-helpers.js';
 
 const DAY = 86_400_000;

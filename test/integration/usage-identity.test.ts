@@ -6,12 +6,12 @@ import { createTestAccount } from '../fixtures/auth.js';
 import { createCustomers, deploymentMeter } from '../fixtures/operator.js';
 import type { Infra } from '../../shared/infra.js';
 import { HOUR_MS } from '../../shared/usage/rollups.js';
-import { claimOf, insertClaims } from '../../shared/usage/claims.js';
-import { queryUsageTotals } from '../../shared/usage/query.js';
+import { claimOf, insertClaims } from '../../services/domain/usage/claims.js';
+import { queryUsageTotals } from '../../services/domain/usage/query.js';
 import { createMeter, iso, postJson, startConsumer, waitForMeter } from './ingest-helpers.js';
 
 /**
- * A record is (account, meter, id) whatever its timestamp (issue 27, shared/usage/claims.ts): a retry that
+ * A record is (account, meter, id) whatever its timestamp (issue 27, services/domain/usage/claims.ts): a retry that
  * recomputed its timestamp counts once; the same id in two customers' usage of a deployment meter is two records;
  * concurrent sends and redeliveries of one id through two consumers count once.
  */

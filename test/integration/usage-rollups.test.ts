@@ -4,8 +4,8 @@ import { createTestAccount } from '../fixtures/auth.js';
 import { checkAllWindows, milliText, type ModelRecord } from '../fixtures/usage-model.js';
 import type { MeterType } from '../../shared/meters/record.js';
 import { HOUR_MS, sweptThrough } from '../../shared/usage/rollups.js';
-import { usageValue } from '../../shared/usage/aggregate.js';
-import { queryUsage } from '../../shared/usage/query.js';
+import { usageValue } from '../../services/domain/usage/aggregate.js';
+import { queryUsage } from '../../services/domain/usage/query.js';
 import { stringifyJson } from '../../shared/money/json.js';
 import {
   createMeter,

@@ -3,13 +3,13 @@ import { Readable } from 'node:stream';
 import { isolatedConfig, waitUntil } from '../fixtures/env.js';
 import { createTestAccount } from '../fixtures/auth.js';
 import { HOUR_MS, MINUTE_ROLLUP_TABLE, sweptThrough } from '../../shared/usage/rollups.js';
-import { markHours, markWholeHours } from '../../shared/usage/hour-marks.js';
-import { planHours } from '../../shared/usage/read-plan.js';
-import { queryUsage, queryUsageTotals, readPlan } from '../../shared/usage/query.js';
+import { markHours, markWholeHours } from '../../services/domain/usage/hour-marks.js';
+import { planHours } from '../../services/domain/usage/read-plan.js';
+import { queryUsage, queryUsageTotals, readPlan } from '../../services/domain/usage/query.js';
 import { UsageShards } from '../../shared/usage/shards.js';
 import { encodeRow, USAGE_COLUMNS, USAGE_TABLE } from '../../shared/usage/wire.js';
-import { ACCOUNT_LOCK, settleLockName, withAccountLocks } from '../../services/roles/consumer/account-locks.js';
-import { HourSettler, settle, settleHours } from '../../services/roles/consumer/hour-settler.js';
+import { ACCOUNT_LOCK, settleLockName, withAccountLocks } from '../../services/domain/usage/account-locks.js';
+import { HourSettler, settle, settleHours } from '../../services/domain/usage/hour-settler.js';
 import {
   createMeter,
   iso,
@@ -21,7 +21,7 @@ import {
 } from './ingest-helpers.js';
 
 /**
- * Settled hours (issue 27, shared/usage/hour-marks.ts): an insert marks the hours it touches and no longer
+ * Settled hours (issue 27, services/domain/usage/hour-marks.ts): an insert marks the hours it touches and no longer
  * recomputes them; reads take marked hours raw until the settler has recomputed them, so they are exact at every
  * moment — late records, retries and the current hour alike — and come from the rollups once settled.
  */

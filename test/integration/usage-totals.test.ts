@@ -2,8 +2,8 @@ import t from 'tap';
 import { isolatedConfig, testInfra } from '../fixtures/env.js';
 import { Decimal } from '../../shared/money/decimal.js';
 import type { MeterType } from '../../shared/meters/record.js';
-import { queryUsage, queryUsageTotals, type UsageTotalsRequest } from '../../shared/usage/query.js';
-import { usageQuantity } from '../../shared/usage/aggregate.js';
+import { queryUsage, queryUsageTotals, type UsageTotalsRequest } from '../../services/domain/usage/query.js';
+import { usageQuantity } from '../../services/domain/usage/aggregate.js';
 import { USAGE_TABLE } from '../../shared/usage/wire.js';
 
 const DAY = 86_400_000;

@@ -3,20 +3,41 @@
  * spends ~3 s of CPU per file on its loaders before a test starts (0.4 s this way): with 25 files that was most
  * of the suite's time. Each file still reports TAP through `tap`; a failing file's whole report is printed, a
  * passing one as one line. `npm test` runs the same files under tap's runner with everything else.
+ * The longest files start first (each file's last duration is kept in dist/.cache/; a fresh checkout starts with
+ * the ones known to be long): a long file left for the end would run alone while the other slot idles.
  * Usage: node dist/test/unit/run.js [substring of file names …]
  */
 import { spawn } from 'node:child_process';
-import { readdirSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
-import { join, relative } from 'node:path';
+import { dirname, join, relative } from 'node:path';
 import { REPO_ROOT, repoPath } from '../../shared/paths.js';
 
 const TIMEOUT_MS = 300_000;
 const dir = repoPath('dist/test/unit');
 const filters = process.argv.slice(2);
+const DURATIONS = repoPath('dist/.cache/unit-durations.json');
+/** Before any run is recorded: the files that take longest on a fresh checkout (safe-regex analyses every regex). */
+const KNOWN_LONG: Record<string, number> = {
+  'safe-regex.test.js': 15_000,
+  'rate-leases.test.js': 7_000,
+  'password-cost.test.js': 2_500,
+  'docs-generated.test.js': 1_500,
+};
+
+function lastDurations(): Record<string, number> {
+  try {
+    return JSON.parse(readFileSync(DURATIONS, 'utf8')) as Record<string, number>;
+  } catch {
+    return KNOWN_LONG;
+  }
+}
+
+const durations = lastDurations();
 const files = readdirSync(dir)
   .filter((f) => f.endsWith('.test.js') && (!filters.length || filters.some((x) => f.includes(x))))
   .sort()
+  .sort((a, b) => (durations[b] ?? 0) - (durations[a] ?? 0))
   .map((f) => join(dir, f));
 
 interface Outcome {
@@ -73,6 +94,9 @@ async function main(): Promise<number> {
     `1..${outcomes.length}\n# ${outcomes.length - failed.length} of ${outcomes.length} files passed; asserts ${asserts.pass}/${asserts.total}; ${((Date.now() - started) / 1000).toFixed(1)} s\n`,
   );
   for (const o of failed) process.stdout.write(`# failed: ${relative(REPO_ROOT, o.file)}\n`);
+  for (const o of outcomes) durations[relative(dir, o.file)] = o.ms;
+  mkdirSync(dirname(DURATIONS), { recursive: true });
+  writeFileSync(DURATIONS, JSON.stringify(durations));
   return failed.length || !outcomes.length ? 1 : 0;
 }
 

@@ -42,7 +42,14 @@ export class Seeded {
   }
 }
 
-/** Runs `check` on `runs` generated cases; a failure names the seed and the case. */
+/**
+ * How many times over each property's own case count is searched: 1 for a developer's `npm run test:unit` (fast),
+ * more where METERLINE_PROPERTY_RUNS says so (.ci/run sets it). The same seed gives the same first cases, so a
+ * larger count only searches further.
+ */
+export const PROPERTY_RUNS = Math.max(1, Math.floor(Number(process.env.METERLINE_PROPERTY_RUNS) || 1));
+
+/** Runs `check` on `runs` × PROPERTY_RUNS generated cases; a failure names the seed and the case. */
 export function forAll<T>(
   seed: number,
   runs: number,
@@ -51,7 +58,7 @@ export function forAll<T>(
 ): string[] {
   const g = new Seeded(seed);
   const failures: string[] = [];
-  for (let i = 0; i < runs && failures.length < 5; i++) {
+  for (let i = 0; i < runs * PROPERTY_RUNS && failures.length < 5; i++) {
     const value = generate(g);
     const problem = check(value);
     if (problem)

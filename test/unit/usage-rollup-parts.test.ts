@@ -1,12 +1,17 @@
 import t from 'tap';
-import { readPlan } from '../../shared/usage/query.js';
-import { withoutMinutes } from '../../shared/usage/read-plan.js';
-import { isMarkedPerMinute, isSettled, markOf, WHOLE_HOUR } from '../../shared/usage/hour-marks.js';
-import { scanAttributedRows, scanRows, type TouchedByAccount, type TouchedHours } from '../../shared/usage/row-scan.js';
-import { readMessageRows } from '../../services/roles/consumer/message-rows.js';
+import { readPlan } from '../../services/domain/usage/query.js';
+import { withoutMinutes } from '../../services/domain/usage/read-plan.js';
+import { isMarkedPerMinute, isSettled, markOf, WHOLE_HOUR } from '../../services/domain/usage/hour-marks.js';
+import {
+  scanAttributedRows,
+  scanRows,
+  type TouchedByAccount,
+  type TouchedHours,
+} from '../../services/domain/usage/row-scan.js';
+import { readMessageRows } from '../../services/domain/usage/message-rows.js';
 import { encodeRow } from '../../shared/usage/wire.js';
 import { HOUR_MS } from '../../shared/usage/rollups.js';
-import { ReadCoalescer } from '../../shared/usage/coalesce.js';
+import { ReadCoalescer } from '../../services/domain/usage/coalesce.js';
 
 const H = HOUR_MS;
 

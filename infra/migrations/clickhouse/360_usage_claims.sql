@@ -1,4 +1,4 @@
--- Record identities (issue 27, shared/usage/claims.ts, docs/design.md §10): a record is (account, meter, id),
+-- Record identities (issue 27, services/domain/usage/claims.ts, docs/design.md §10): a record is (account, meter, id),
 -- whatever its timestamp. One row per identity the consumer stored, with the timestamp it was stored under;
 -- kept forever (a few dozen bytes per record, compressed), so a retry that recomputed its timestamp is
 -- recognised however late it comes. Keyed by account like the records: on a cluster it lives on the account's

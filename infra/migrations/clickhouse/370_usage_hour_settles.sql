@@ -1,4 +1,4 @@
--- Settled hours (issue 27, shared/usage/hour-marks.ts, docs/design.md §10): a late record no longer recomputes
+-- Settled hours (issue 27, services/domain/usage/hour-marks.ts, docs/design.md §10): a late record no longer recomputes
 -- its hour on insert (a cost of the whole hour per batch: quadratic in a backfill); it marks the hour, and the hour
 -- is recomputed once it has gone quiet (or doubled since its last recompute). Readers take a marked hour raw
 -- until a recompute has covered every mark, so reads stay exact whatever is pending. An hour still open when
@@ -8,7 +8,7 @@
 -- `usage_hour_marks`: per (account, meter, hour, minute), how many inserts touched it and how many rows they
 -- carried. `minute` is the epoch minute for an hour open when marked, -1 for the whole hour otherwise (records
 -- after the hour closed, corrections). Each consumer insert adds its rows BEFORE inserting the records, holding the
--- account's settle lock shared (services/roles/consumer/account-locks.ts); summed by the engine and by readers.
+-- account's settle lock shared (services/domain/usage/account-locks.ts); summed by the engine and by readers.
 CREATE TABLE IF NOT EXISTS {database}.usage_hour_marks (
   account_id  String,
   meter_id    String,

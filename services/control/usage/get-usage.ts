@@ -2,23 +2,23 @@ import type { RouteDef } from '../../../shared/http/route.js';
 import type { HttpReply } from '../../../shared/http/context.js';
 import type { Infra } from '../../../shared/infra.js';
 import { reply } from '../../../shared/http/reply.js';
-import { queryUsage } from '../../../shared/usage/query.js';
-import { AccountReadGate } from '../../../shared/usage/read-gate.js';
+import { queryUsage } from '../../domain/usage/query.js';
+import { AccountReadGate } from '../../domain/usage/read-gate.js';
 import { UnavailableError } from '../../../shared/errors.js';
-import { histogramSummary, usageValue } from '../../../shared/usage/aggregate.js';
-import { ReadCoalescer } from '../../../shared/usage/coalesce.js';
+import { histogramSummary, usageValue } from '../../domain/usage/aggregate.js';
+import { ReadCoalescer } from '../../domain/usage/coalesce.js';
 import { windowOut, windowStamps } from './shape.js';
 import { MeterUsageSchema, UsageQueryDoc } from '../../../shared/api/usage.js';
 import { checkReadDimensions, parseUsageQuery, resolveRange, type UsageRead } from './input.js';
 import { accountTime } from '../../domain/test-clocks/store.js';
 import { meterForUsage } from '../../domain/usage/store.js';
-import { customerNames, customerSlice } from './customers.js';
-import { ACCOUNT_GROUP } from '../../../shared/usage/read-sql.js';
+import { customerNames, customerSlice } from '../../domain/usage/customers.js';
+import { ACCOUNT_GROUP } from '../../domain/usage/read-sql.js';
 import { hasScope } from '../../../shared/auth/types.js';
 
 /**
  * The usage answer of one meter of the account, or of the deployment (404 when there is none of that id). A
- * deployment meter is read per customer (customers.ts): `asOperator` reads them all.
+ * deployment meter is read per customer (domain/usage/customers.ts): `asOperator` reads them all.
  */
 async function usageReply(
   infra: Infra,

@@ -3,7 +3,7 @@ import { ValidationError, type FieldError } from '../../../shared/errors.js';
 import { DIMENSION_LIMITS, dimensionKeyProblem } from '../../../shared/usage/dimensions.js';
 import { queryValidator } from '../../../shared/http/validation.js';
 import type { UsageWindow } from '../../../shared/usage/windows.js';
-import { ACCOUNT_GROUP } from '../../../shared/usage/read-sql.js';
+import { ACCOUNT_GROUP } from '../../domain/usage/read-sql.js';
 import { MAX_FILTER_KEYS, MAX_FILTER_VALUES, MAX_GROUP_BY, UsageQueryParams } from '../../../shared/api/usage.js';
 
 /** The usage query's one validation place: the query schema, then the date range rules. */

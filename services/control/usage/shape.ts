@@ -1,5 +1,5 @@
 import type { MeterType } from '../../../shared/meters/record.js';
-import { histogramSummary, usageValue } from '../../../shared/usage/aggregate.js';
+import { histogramSummary, usageValue } from '../../domain/usage/aggregate.js';
 import type { WindowStats } from '../../../shared/usage/stats.js';
 import { formatTimestamp } from '../../../shared/usage/timestamp.js';
 

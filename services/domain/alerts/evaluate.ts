@@ -1,8 +1,8 @@
 import type { ClickHouseClient } from '@clickhouse/client';
 import type { PgPool } from '../../../shared/clients/postgres.js';
 import { Decimal, canonicalDecimal } from '../../../shared/money/decimal.js';
-import { usageQuantity } from '../../../shared/usage/aggregate.js';
-import { queryUsageTotals, queryUsageTotalsByAccount, type UsageTotalsRequest } from '../../../shared/usage/query.js';
+import { usageQuantity } from '../usage/aggregate.js';
+import { queryUsageTotals, queryUsageTotalsByAccount, type UsageTotalsRequest } from '../usage/query.js';
 import type { MeterType } from '../../../shared/meters/record.js';
 import { monthStart, nextMonthStart, type Period } from '../billing/periods.js';
 import { upcomingInvoice } from '../billing/upcoming.js';

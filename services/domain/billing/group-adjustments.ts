@@ -1,6 +1,6 @@
 import type { PgClient, PgPool } from '../../../shared/clients/postgres.js';
 import type { MeterType } from '../../../shared/meters/record.js';
-import type { GroupTotals, UsageTotalsRequest } from '../../../shared/usage/query.js';
+import type { GroupTotals, UsageTotalsRequest } from '../usage/query.js';
 import type { WindowStats } from '../../../shared/usage/stats.js';
 import type { PriceModel } from '../pricing/price-models.js';
 import type { ServiceInterval } from '../pricing/proration.js';

@@ -1,6 +1,6 @@
 import type { PgClient, PgPool } from '../../../shared/clients/postgres.js';
 import type { MeterType } from '../../../shared/meters/record.js';
-import { queryUsageTotals, type UsageTotals, type UsageTotalsRequest } from '../../../shared/usage/query.js';
+import { queryUsageTotals, type UsageTotals, type UsageTotalsRequest } from '../usage/query.js';
 import {
   billedGroupsBefore,
   earlierRangeColumns,

@@ -1,5 +1,5 @@
 import type { PgPool } from '../../../shared/clients/postgres.js';
-import { applyCorrectionToUsage } from '../../../shared/usage/corrections.js';
+import { applyCorrectionToUsage } from '../usage/corrections.js';
 import type { UsageShards } from '../../../shared/usage/shards.js';
 import {
   markCorrectionApplied,

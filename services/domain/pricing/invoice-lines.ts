@@ -1,5 +1,5 @@
 import { Decimal, canonicalDecimal, formatGrouped, roundToMinorUnit } from '../../../shared/money/decimal.js';
-import { usageQuantity } from '../../../shared/usage/aggregate.js';
+import { usageQuantity } from '../usage/aggregate.js';
 import type { WindowStats } from '../../../shared/usage/stats.js';
 import { minimumTrueUp, priceQuantity, type PriceModel } from './price-models.js';
 import { prorated, proratedAmount, prorationText, type ServiceInterval } from './proration.js';
@@ -10,7 +10,7 @@ import type { LineType } from '../../../shared/vocabulary.js';
  * worker (services/workers/invoice-lines.ts, the billing run) and inline (the upcoming invoice):
  * - a flat item is one `flat` line, quantity 1 × its product's price;
  * - a metered, tiered or package item is one `usage` line: its quantity is its meter's aggregation over the
- *   period (shared/usage/aggregate.ts, the usageQuantity, the rule GET …/usage?window=none reports; no usage
+ *   period (services/domain/usage/aggregate.ts, the usageQuantity, the rule GET …/usage?window=none reports; no usage
  *   is quantity 0) priced by the product's price model (services/domain/billing/price-periods.ts priceQuantity), whose
  *   breakdown the description shows; an item with a minimum commitment that its usage falls short of gets a
  *   `minimum_commitment` line for the difference;

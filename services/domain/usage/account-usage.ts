@@ -1,8 +1,8 @@
 import type { ClickHouseClient } from '@clickhouse/client';
 import type { Decimal } from '../../../shared/money/decimal.js';
 import type { MeterType } from '../../../shared/meters/record.js';
-import { queryAccountTotals } from '../../../shared/usage/account-totals.js';
-import { usageQuantity } from '../../../shared/usage/aggregate.js';
+import { queryAccountTotals } from './account-totals.js';
+import { usageQuantity } from './aggregate.js';
 
 /** One customer's usage of one meter over [start, end), as its meter aggregates it. */
 export interface AccountUsageTarget {
@@ -18,7 +18,7 @@ export interface AccountUsageTarget {
 
 /**
  * The usage of many (customer, meter, period) at once, in target order: the value `GET /v1/meters/{id}/usage`
- * shows for that customer and range (the same read, shared/usage/account-totals.ts, and the same aggregation
+ * shows for that customer and range (the same read, services/domain/usage/account-totals.ts, and the same aggregation
  * rule, usageValue) — deduplicated records, corrections and late records included. Entitlements (the api's
  * in-memory table and the exhaustion evaluator) read through this; so can anything else that compares a
  * customer's period usage with a number (alerts).

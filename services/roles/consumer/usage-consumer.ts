@@ -1,4 +1,3 @@
-import { Readable } from 'node:stream';
 import {
   AckPolicy,
   DeliverPolicy,
@@ -14,21 +13,14 @@ import {
   HDR_DEADLINE,
   HDR_FORMAT,
   HDR_VOID,
-  USAGE_COLUMNS,
-  USAGE_TABLE,
   WIRE_FORMAT,
   WIRE_FORMAT_V1,
   upgradeV1Rows,
 } from '../../../shared/usage/wire.js';
-import { markHours, type MinuteCounts } from '../../../shared/usage/hour-marks.js';
-import { UsageShards, type UsageShard } from '../../../shared/usage/shards.js';
+import type { MinuteCounts } from '../../domain/usage/hour-marks.js';
+import { readMessageRows, type MessageRows } from '../../domain/usage/message-rows.js';
+import { UsageWriter, type WriteOutcome } from '../../domain/usage/writer.js';
 import type { Component } from '../role.js';
-import { isDataError, describeInsertError } from './insert-errors.js';
-import { RollupSweeper } from './rollup-sweeper.js';
-import { countsOn, PieceAcks, readMessageRows, shardPieces, type MessageRows } from './message-rows.js';
-import { claimNewRows } from './claim-lock.js';
-import { ACCOUNT_LOCK, settleLockName, withAccountLocks } from './account-locks.js';
-import { HourSettler } from './hour-settler.js';
 
 /** Tunables of the USAGE → ClickHouse pipeline; tests shrink some of them. */
 export interface UsageConsumerOptions {
@@ -57,7 +49,7 @@ export interface UsageConsumerOptions {
   backoffMaxMs: number;
   /** How often the rollup sweeper looks for closed hours to roll up. */
   sweepIntervalMs: number;
-  /** How often the hour settler looks for marked hours to recompute (./hour-settler.ts). */
+  /** How often the hour settler looks for marked hours to recompute (services/domain/usage/hour-settler.ts). */
   settleIntervalMs: number;
   /** Called with messages whose rows were just inserted, before they are acked; a throw naks them. */
   afterInsert?: (msgs: JsMsg[]) => Promise<void>;
@@ -91,38 +83,25 @@ interface Batch {
 
 /**
  * The consumer role's one component: a durable pull consumer on the USAGE stream (shared by every consumer
- * process, so they split the work) feeding ClickHouse batch INSERTs of up to maxRows rows or every maxWaitMs.
- * A message is acked only after the INSERT holding it succeeded; a failed INSERT naks its messages with
- * exponential backoff; a message that cannot be inserted because of its content is terminated and logged.
- * A record counts once per (account, meter, id, timestamp), or with USAGE_IDENTITY=id once per (account, meter, id)
- * whatever its timestamp (shared/usage/claims.ts); redelivery after a crash inserts its rows again, which
- * ReplacingMergeTree (read with FINAL) counts once.
+ * process, so they split the work) feeding batches of up to maxRows rows, or every maxWaitMs, to the usage writer
+ * (services/domain/usage/writer.ts), which stores them in ClickHouse and tells one outcome per message. A message
+ * is acked only once its rows are inserted; one ClickHouse could not take is nakked with exponential backoff; one
+ * whose content cannot be inserted is terminated and logged.
  */
 export class UsageConsumer implements Component {
   readonly name = 'usage-consumer';
   private readonly opts: UsageConsumerOptions;
-  /**
-   * Its own clients, one set per ClickHouse shard (one on a single server): insert failures are reported by
-   * our logger (once, with context), not the client's.
-   */
-  private shards: UsageShards | undefined;
+  private readonly writer: UsageWriter<JsMsg>;
   private messages: ConsumerMessages | undefined;
   private loop: Promise<void> | undefined;
   private batch: Batch = emptyBatch();
   private readonly inserts = new Set<Promise<void>>();
   private stopping = false;
-  private lastError: string | undefined;
-  private readonly rowsInserted;
+  /** Why the pull loop ended, if it did. */
+  private loopError: string | undefined;
   private readonly outcomes;
-  private readonly insertSeconds;
   private readonly lagSeconds;
-  private readonly insertErrors;
-  private readonly duplicates;
-  private sweeper: RollupSweeper | undefined;
-  private settler: HourSettler | undefined;
   private readonly subjectPrefix: string;
-  /** Messages whose rows went to several shards in pieces (an operator's attributed rows on a cluster). */
-  private readonly pieces = new PieceAcks();
 
   constructor(
     private readonly infra: Infra,
@@ -130,43 +109,27 @@ export class UsageConsumer implements Component {
   ) {
     this.opts = { ...DEFAULT_CONSUMER_OPTIONS, ...opts };
     this.subjectPrefix = infra.natsNames.usageSubject('');
+    this.writer = new UsageWriter(infra, {
+      maxOpenConnections: this.opts.maxConcurrentInserts + 1,
+      sweepIntervalMs: this.opts.sweepIntervalMs,
+      settleIntervalMs: this.opts.settleIntervalMs,
+    });
     const m = infra.metrics;
-    this.rowsInserted = m.counter(
-      'meterline_usage_rows_inserted_total',
-      'Usage rows inserted into ClickHouse (redeliveries included)',
-    );
     this.outcomes = m.counter(
       'meterline_usage_consumer_messages_total',
       'USAGE messages by outcome: inserted, redelivered (delivered again: a consumer died or an INSERT failed before the ack), nak (INSERT failed; retried with backoff), terminated (undecodable; dropped and logged), expired (stored after its ingress had answered 503; not counted), void (marker of such a message)',
       ['outcome'],
-    );
-    this.insertSeconds = m.histogram(
-      'meterline_usage_insert_seconds',
-      'ClickHouse INSERT duration',
-      [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10],
     );
     this.lagSeconds = m.histogram(
       'meterline_usage_ingest_lag_seconds',
       'From JetStream storage to ClickHouse insert',
       [0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30],
     );
-    this.duplicates = m.counter(
-      'meterline_usage_duplicates_total',
-      'Usage rows left out because their record (account, meter, id) was already stored under another timestamp, or repeated in the batch',
-    );
-    this.insertErrors = m.counter(
-      'meterline_usage_insert_errors_total',
-      'Failed ClickHouse INSERTs of usage batches: kind "data" (ClickHouse refused the rows; the bad messages are isolated and terminated) or "unavailable" (server down, busy or misconfigured; the messages are redelivered)',
-      ['kind'],
-    );
   }
 
   async start(): Promise<void> {
-    const { nats, natsNames: names, config: cfg } = this.infra;
-    this.shards = await UsageShards.open(cfg, { maxOpenConnections: this.opts.maxConcurrentInserts + 1, quiet: true });
-    const { pg, log } = this.infra;
-    this.sweeper = new RollupSweeper(pg, this.shards, cfg.CLICKHOUSE_DATABASE, log, this.opts.sweepIntervalMs);
-    this.settler = new HourSettler(pg, this.shards, cfg.CLICKHOUSE_DATABASE, log, this.opts.settleIntervalMs);
+    const { nats, natsNames: names } = this.infra;
+    await this.writer.open();
     const jsm = await jetstreamManager(nats);
     const config: Partial<ConsumerConfig> = {
       durable_name: names.usageConsumer,
@@ -201,15 +164,14 @@ export class UsageConsumer implements Component {
         await this.accept(m);
       }
       if (!this.stopping) {
-        this.lastError = 'the pull subscription ended';
+        this.loopError = 'the pull subscription ended';
         this.infra.log.error('usage consumer: the pull subscription ended unexpectedly');
       }
     })().catch((err) => {
-      this.lastError = (err as Error).message;
+      this.loopError = (err as Error).message;
       this.infra.log.error({ err }, 'usage consumer loop failed');
     });
-    this.sweeper.start();
-    this.settler.start();
+    this.writer.startBackground();
     this.infra.log.info({ stream: names.usageStream, durable: names.usageConsumer }, 'usage consumer started');
   }
 
@@ -270,7 +232,11 @@ export class UsageConsumer implements Component {
   }
 
   private poison(m: JsMsg, reason: string): void {
-    if (!this.pieces.failed(m)) return;
+    if (!this.writer.firstFailure(m)) return;
+    this.terminate(m, reason);
+  }
+
+  private terminate(m: JsMsg, reason: string): void {
     this.outcomes.inc({ outcome: 'terminated' });
     this.infra.log.error({ seq: m.seq, subject: m.subject, reason }, 'usage message terminated (poison)');
     // No reason on the wire: servers before 2.11 don't recognise "+TERM <reason>" and would redeliver.
@@ -288,132 +254,23 @@ export class UsageConsumer implements Component {
     this.inserts.add(p);
   }
 
-  /**
-   * The batch's rows that count (claimNewRows when a record is (account, meter, id)), into the shard, after marking
-   * every hour they touch (shared/usage/hour-marks.ts) — both holding their meters' settle locks shared, so a
-   * recompute that counts these marks waits for these rows. Readers take the marked hours raw until the settler
-   * (./hour-settler.ts) has recomputed them.
-   */
-  private async insertCounted(shard: UsageShard, rows: MessageRows[], chunks: Uint8Array[]): Promise<void> {
-    const { config, pg } = this.infra;
-    const counts = countsOn(this.shards!, shard, rows);
-    let counted = chunks;
-    // By default the timestamp is part of a record's identity: ReplacingMergeTree alone counts each once.
-    if (config.USAGE_IDENTITY === 'id') {
-      const batch = await claimNewRows(pg, shard, config.CLICKHOUSE_DATABASE, chunks);
-      if (batch.dropped) this.duplicates.inc(batch.dropped);
-      counted = batch.chunks;
-    }
-    if (counted.length === 0) return;
-    const meters: string[] = [];
-    for (const [account, byMeter] of counts)
-      for (const meter of byMeter.keys()) meters.push(settleLockName(account, meter));
-    await withAccountLocks(pg, ACCOUNT_LOCK.SETTLE, meters, 'shared', async () => {
-      await shard.replicas.run((ch) => markHours(ch, config.CLICKHOUSE_DATABASE, counts, Date.now(), shard.local));
-      await this.insert(shard, counted);
-    });
+  /** Writes a batch (services/domain/usage/writer.ts) and acks, naks or terminates each message as it is told. */
+  private insertBatch(b: Batch): Promise<void> {
+    return this.writer.write(b, (m, outcome) => this.settle(m, outcome), this.opts.afterInsert);
   }
 
-  /** Into the shard's table itself (a fresh stream per replica tried): it returns once the shard holds the rows. */
-  private async insert(shard: UsageShard, chunks: Uint8Array[]): Promise<void> {
-    await shard.replicas.run((ch) =>
-      ch.insert({
-        table: USAGE_TABLE + shard.local,
-        values: Readable.from(chunks, { objectMode: false }),
-        format: 'TabSeparated',
-        columns: [...USAGE_COLUMNS],
-      }),
-    );
-  }
-
-  /**
-   * The batch split by the ClickHouse shard owning each message's accounts; each part acked on its own (a message
-   * split over several shards once all its pieces are in).
-   */
-  private async insertBatch(b: Batch): Promise<void> {
-    const parts = new Map<UsageShard, Batch>();
-    for (const [i, m] of b.msgs.entries()) {
-      const pieces = shardPieces(b.rowsOf[i]!, b.chunks[i]!, this.shards!);
-      this.pieces.expect(m, pieces.length);
-      for (const piece of pieces) {
-        let part = parts.get(piece.shard);
-        if (!part) parts.set(piece.shard, (part = emptyBatch()));
-        part.msgs.push(m);
-        part.rowsOf.push(piece.rows);
-        part.chunks.push(piece.data);
-        part.rows += piece.rows.count;
-      }
-    }
-    if (parts.size === 1) return this.insertPart([...parts.keys()][0]!, b);
-    await Promise.all([...parts].map(([shard, part]) => this.insertPart(shard, part)));
-  }
-
-  private async insertPart(shard: UsageShard, b: Batch): Promise<void> {
-    const started = performance.now();
-    try {
-      await this.insertCounted(shard, b.rowsOf, b.chunks);
-      // ── The batch is durably inserted (its hours marked, its rows stored). Work that
-      // must follow a successful insert goes here, before the acks. ──
-      await this.opts.afterInsert?.(b.msgs);
-      const seconds = (performance.now() - started) / 1000;
-      this.insertSeconds.observe(seconds);
-      this.acked(b.msgs, b.rows);
-      this.infra.log.debug(
-        { rows: b.rows, messages: b.msgs.length, ms: Math.round(seconds * 1000) },
-        'usage batch inserted',
-      );
-      this.lastError = undefined;
-    } catch (err) {
-      this.lastError = describeInsertError(err);
-      this.insertErrors.inc({ kind: isDataError(err) ? 'data' : 'unavailable' });
-      if (isDataError(err)) {
-        this.infra.log.warn(
-          { err: this.lastError, messages: b.msgs.length },
-          'usage insert rejected its data; isolating the bad messages',
-        );
-        await this.isolate(shard, b.msgs, b.rowsOf, b.chunks);
-      } else {
-        this.infra.log.warn(
-          { err: this.lastError, messages: b.msgs.length, rows: b.rows },
-          'usage insert failed; messages will be redelivered',
-        );
-        for (const m of b.msgs) this.nak(m);
-      }
-    }
-  }
-
-  /** One INSERT per message: the ones ClickHouse refuses for their content are terminated. */
-  private async isolate(shard: UsageShard, msgs: JsMsg[], rows: MessageRows[], chunks: Uint8Array[]): Promise<void> {
-    for (const [i, m] of msgs.entries()) {
-      try {
-        await this.insertCounted(shard, [rows[i]!], [chunks[i]!]); // the message's rows as batched (tsv1 upgraded)
-        // The message is durably inserted (as in insertBatch).
-        await this.opts.afterInsert?.([m]);
-        this.acked([m], rows[i]!.count);
-      } catch (err) {
-        if (isDataError(err)) this.poison(m, describeInsertError(err));
-        else this.nak(m);
-      }
-    }
-  }
-
-  private acked(msgs: JsMsg[], rows: number): void {
-    const now = Date.now();
-    for (const m of msgs) {
-      if (!this.pieces.inserted(m)) continue;
+  private settle(m: JsMsg, outcome: WriteOutcome): void {
+    if (outcome.kind === 'inserted') {
       m.ack();
-      this.lagSeconds.observe((now - Math.floor(m.info.timestampNanos / 1e6)) / 1000);
+      this.lagSeconds.observe((Date.now() - Math.floor(m.info.timestampNanos / 1e6)) / 1000);
+      this.outcomes.inc({ outcome: 'inserted' });
+    } else if (outcome.kind === 'poison') this.terminate(m, outcome.reason);
+    else {
+      const attempt = Math.max(1, m.info.deliveryCount);
+      const delay = Math.min(this.opts.backoffMaxMs, this.opts.backoffBaseMs * 2 ** Math.min(attempt - 1, 16));
+      this.outcomes.inc({ outcome: 'nak' });
+      m.nak(delay);
     }
-    this.rowsInserted.inc(rows);
-    this.outcomes.inc({ outcome: 'inserted' }, msgs.length);
-  }
-
-  private nak(m: JsMsg): void {
-    if (!this.pieces.failed(m)) return;
-    const attempt = Math.max(1, m.info.deliveryCount);
-    const delay = Math.min(this.opts.backoffMaxMs, this.opts.backoffBaseMs * 2 ** Math.min(attempt - 1, 16));
-    this.outcomes.inc({ outcome: 'nak' });
-    m.nak(delay);
   }
 
   async stop(): Promise<void> {
@@ -423,18 +280,14 @@ export class UsageConsumer implements Component {
     await this.loop;
     await this.flush();
     while (this.inserts.size) await Promise.allSettled([...this.inserts]);
-    await this.sweeper?.stop();
-    await this.settler?.stop();
-    await this.shards?.close();
+    await this.writer.stop();
   }
 
   async health(): Promise<{ ok: boolean; detail?: string }> {
     if (!this.messages || this.stopping) return { ok: false, detail: 'not consuming' };
-    if (this.lastError) return { ok: false, detail: `last insert failed: ${this.lastError}` };
-    const sweep = this.sweeper?.problem();
-    if (sweep) return { ok: false, detail: `rollup sweeps failing for over a minute: ${sweep}` };
-    const settle = this.settler?.problem();
-    return settle ? { ok: false, detail: `hour settles failing for over a minute: ${settle}` } : { ok: true };
+    if (this.loopError) return { ok: false, detail: `last insert failed: ${this.loopError}` };
+    const problem = this.writer.problem();
+    return problem ? { ok: false, detail: problem } : { ok: true };
   }
 }
 

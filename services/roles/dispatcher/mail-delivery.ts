@@ -8,7 +8,7 @@ import { getInvoice } from '../../domain/invoices/store.js';
 import { nextAttemptAt, RETRY_DELAYS_MS } from '../../domain/webhooks/retry-schedule.js';
 import { claimDueEmails, markEmailSent, recordEmailFailure, type ClaimedEmail } from '../../domain/emails/store.js';
 import { composeEmail, emailMessageId, type EmailDocument } from '../../domain/emails/message.js';
-import { CoalescedPass } from '../../../shared/periodic.js';
+import { DeliveryPump } from './delivery-pump.js';
 
 export interface MailDeliveryOptions {
   /** When emails are due (tests move it forward instead of waiting minutes). Leases use real time. */
@@ -49,17 +49,7 @@ export class MailDelivery implements Component {
   private transport: Transporter | undefined;
   private invoicePdfs: ReturnType<typeof createInvoicePdfPool> | undefined;
   private notePdfs: ReturnType<typeof createCreditNotePdfPool> | undefined;
-  private pollTimer: NodeJS.Timeout | undefined;
-  private stopped = true;
-  private readonly passes = new CoalescedPass(
-    () => this.pump(),
-    (err) => {
-      this.lastError = `claiming due emails failed: ${(err as Error).message}`;
-      this.infra.log.warn({ err }, 'mail delivery: claim failed; retrying on the next poll');
-    },
-    () => !this.stopped,
-  );
-  private lastError: string | undefined;
+  private readonly pump: DeliveryPump;
   private readonly sent;
 
   constructor(
@@ -67,6 +57,13 @@ export class MailDelivery implements Component {
     opts: Partial<MailDeliveryOptions> = {},
   ) {
     this.opts = { ...DEFAULT_MAIL_OPTIONS, ...opts };
+    this.pump = new DeliveryPump({
+      name: 'mail delivery',
+      failure: 'claiming due emails failed',
+      pollIntervalMs: this.opts.pollIntervalMs,
+      log: infra.log,
+      pass: () => this.pass(),
+    });
     this.sent = infra.metrics.counter(
       'meterline_invoice_emails_total',
       'Invoice email attempts by outcome: sent (the SMTP server accepted it), failed (refused or unreachable; retried on the webhook schedule), gave_up (the last attempt failed)',
@@ -75,7 +72,6 @@ export class MailDelivery implements Component {
   }
 
   async start(): Promise<void> {
-    this.stopped = false;
     const t = this.opts.timeoutMs;
     this.transport = nodemailer.createTransport({
       url: this.infra.config.SMTP_URL,
@@ -83,33 +79,29 @@ export class MailDelivery implements Component {
       greetingTimeout: t,
       socketTimeout: t,
     } as nodemailer.TransportOptions);
-    this.pollTimer = setInterval(() => this.wake(), this.opts.pollIntervalMs);
-    this.pollTimer.unref();
-    this.wake();
+    this.pump.start();
   }
 
   async stop(): Promise<void> {
-    if (this.stopped) return;
-    this.stopped = true;
-    clearInterval(this.pollTimer);
-    await this.passes.current;
+    if (!(await this.pump.stop())) return;
     await Promise.all([this.invoicePdfs?.destroy(), this.notePdfs?.destroy()]);
     this.transport?.close();
   }
 
   async health(): Promise<{ ok: boolean; detail?: string }> {
-    return this.lastError ? { ok: false, detail: this.lastError } : { ok: true };
+    return this.pump.health();
   }
 
   /** Claims and sends what is due, unless a pass is running (then one more pass follows it). */
   wake(): void {
-    this.passes.wake();
+    this.pump.wake();
   }
 
-  private async pump(): Promise<void> {
-    while (!this.stopped) {
+  /** One pass of the pump (./delivery-pump.ts): claim due emails and send them, batch after batch. */
+  private async pass(): Promise<void> {
+    while (!this.pump.isStopped) {
       const claimed = await claimDueEmails(this.infra.pg, this.opts.clock(), this.opts.claimBatch, this.opts.leaseMs);
-      this.lastError = undefined;
+      this.pump.clear();
       if (claimed.length === 0) return;
       await Promise.all(claimed.map((m) => this.deliver(m)));
       if (claimed.length < this.opts.claimBatch) return;
@@ -185,8 +177,8 @@ export class MailDelivery implements Component {
         await markEmailSent(this.infra.pg, m.id);
         return;
       } catch (err) {
-        if (i >= MARK_TRIES || this.stopped) {
-          this.lastError = `marking an email sent failed: ${(err as Error).message}`;
+        if (i >= MARK_TRIES || this.pump.isStopped) {
+          this.pump.report(`marking an email sent failed: ${(err as Error).message}`);
           this.infra.log.error({ err, email: m.id }, 'mail delivery: sent but not marked; it may be sent again');
           return;
         }

@@ -10,6 +10,7 @@ import {
   type OutboxRow,
 } from '../../domain/events/outbox-store.js';
 import { customerEvent } from '../../domain/events/payload.js';
+import { DeliveryPump } from './delivery-pump.js';
 
 /**
  * Outbox relay: moves committed control-plane events from Postgres (outbox_events, written in the same
@@ -47,14 +48,10 @@ export class OutboxRelay implements Component {
   private readonly batchSize: number;
   private readonly publishTimeoutMs: number;
   private listener: pg.Client | null = null;
-  private pollTimer: NodeJS.Timeout | null = null;
   private reconnectTimer: NodeJS.Timeout | null = null;
   private reconnectDelayMs = 250;
   private listenGen = 0;
-  private draining: Promise<void> | null = null;
-  private wakeAgain = false;
-  private stopped = true;
-  private lastError: string | undefined;
+  private readonly pump: DeliveryPump;
   private readonly published;
   private readonly duplicates;
   private readonly lag;
@@ -67,6 +64,13 @@ export class OutboxRelay implements Component {
     this.pollIntervalMs = opts.pollIntervalMs ?? 1_000;
     this.batchSize = opts.batchSize ?? 100;
     this.publishTimeoutMs = opts.publishTimeoutMs ?? 5_000;
+    this.pump = new DeliveryPump({
+      name: 'outbox relay',
+      failure: 'relay failed',
+      pollIntervalMs: this.pollIntervalMs,
+      log: infra.log,
+      pass: () => this.drain(),
+    });
     this.published = infra.metrics.counter(
       'meterline_outbox_published_total',
       'Outbox events published to the EVENTS stream',
@@ -84,58 +88,38 @@ export class OutboxRelay implements Component {
   }
 
   async start(): Promise<void> {
-    this.stopped = false;
+    this.pump.start(); // events committed while no relay ran; listen() wakes it again once listening
     if (this.opts.listen !== false) await this.listen();
-    this.pollTimer = setInterval(() => this.wake(), this.pollIntervalMs);
-    this.pollTimer.unref();
-    this.wake(); // events committed while no relay ran
   }
 
   async stop(): Promise<void> {
-    this.stopped = true;
-    if (this.pollTimer) clearInterval(this.pollTimer);
+    const stopping = this.pump.stop();
     if (this.reconnectTimer) clearTimeout(this.reconnectTimer);
-    this.pollTimer = this.reconnectTimer = null;
+    this.reconnectTimer = null;
     this.listenGen++; // the listener's own 'end' is not a loss
-    await this.draining;
+    await stopping;
     const l = this.listener;
     this.listener = null;
     await l?.end().catch(() => undefined);
   }
 
   async health(): Promise<{ ok: boolean; detail?: string }> {
-    return this.lastError ? { ok: false, detail: this.lastError } : { ok: true };
+    return this.pump.health();
   }
 
   /** Starts a drain unless one runs; a wake-up during a drain runs one more pass after it. */
   wake(): void {
-    if (this.stopped) return;
-    if (this.draining) {
-      this.wakeAgain = true;
-      return;
-    }
-    this.draining = this.drain().finally(() => {
-      this.draining = null;
-      if (this.wakeAgain) {
-        this.wakeAgain = false;
-        this.wake();
-      }
-    });
+    this.pump.wake();
   }
 
-  /** Relays batches until the outbox is empty or a publish fails (the next poll retries). */
+  /** One pass of the pump (./delivery-pump.ts): relays batches until the outbox is empty; a failed publish throws. */
   private async drain(): Promise<void> {
-    try {
-      while (!this.stopped) {
-        const { selected, failed } = await this.relayBatch();
-        if (failed) throw failed;
-        if (selected < this.batchSize) break;
-      }
-      this.lastError = undefined;
-    } catch (err) {
-      this.lastError = `relay failed: ${(err as Error).message}`;
-      this.infra.log.warn({ err }, 'outbox relay pass failed; retrying on the next poll');
+    while (!this.pump.isStopped) {
+      const { selected, failed } = await this.relayBatch();
+      if (failed) throw failed;
+      if (selected < this.batchSize) break;
     }
+    this.pump.clear();
   }
 
   /** One transaction: lock a batch, publish it, mark what JetStream acknowledged. */
@@ -206,7 +190,7 @@ export class OutboxRelay implements Component {
 
   /** The poll keeps events flowing meanwhile; reconnect with capped backoff. */
   private scheduleReconnect(err: Error): void {
-    if (this.stopped || this.reconnectTimer) return;
+    if (this.pump.isStopped || this.reconnectTimer) return;
     this.infra.log.warn({ err }, 'outbox relay lost its LISTEN connection; reconnecting');
     this.reconnectTimer = setTimeout(() => {
       this.reconnectTimer = null;

@@ -15,7 +15,7 @@ import {
 } from '../../domain/webhooks/delivery-store.js';
 import { nextAttemptAt, RETRY_DELAYS_MS } from '../../domain/webhooks/retry-schedule.js';
 import { WebhookSender, type SendResult } from './sender.js';
-import { CoalescedPass } from '../../../shared/periodic.js';
+import { DeliveryPump } from './delivery-pump.js';
 
 export interface DeliveryOptions {
   /** When attempts are due (tests move it forward instead of waiting minutes). Leases use real time. */
@@ -65,17 +65,8 @@ export class WebhookDelivery implements Component {
   private readonly secrets = new Map<string, string>();
   private pool: Piscina<SignatureRequest[], SignatureResult[]> | undefined;
   private sender: WebhookSender | undefined;
-  private pollTimer: NodeJS.Timeout | undefined;
   private flushTimer: NodeJS.Timeout | undefined;
-  private stopped = true;
-  private readonly passes = new CoalescedPass(
-    () => this.pump(),
-    (err) => {
-      this.lastError = `claiming due deliveries failed: ${(err as Error).message}`;
-      this.infra.log.warn({ err }, 'webhook delivery: claim failed; retrying on the next poll');
-    },
-    () => !this.stopped,
-  );
+  private readonly pump: DeliveryPump;
   private inflight = 0;
   private readonly busy = new Map<string, number>();
   /** Attempts this process is sending or has not recorded yet: a claim that returns one again is skipped. */
@@ -83,7 +74,6 @@ export class WebhookDelivery implements Component {
   private readonly sends = new Set<Promise<void>>();
   private outcomes: AttemptOutcome[] = [];
   private flushing: Promise<void> | null = null;
-  private lastError: string | undefined;
   private readonly attempts;
   private readonly firstAttemptLag;
   private readonly requestSeconds;
@@ -93,6 +83,13 @@ export class WebhookDelivery implements Component {
     opts: Partial<DeliveryOptions> = {},
   ) {
     this.opts = { ...DEFAULT_DELIVERY_OPTIONS, ...opts };
+    this.pump = new DeliveryPump({
+      name: 'webhook delivery',
+      failure: 'claiming due deliveries failed',
+      pollIntervalMs: this.opts.pollIntervalMs,
+      log: infra.log,
+      pass: () => this.pass(),
+    });
     this.secretKey = webhookSecretKey(infra.config.SECRET_KEY);
     const m = infra.metrics;
     this.attempts = m.counter(
@@ -113,23 +110,17 @@ export class WebhookDelivery implements Component {
   }
 
   async start(): Promise<void> {
-    this.stopped = false;
     this.pool = createWebhookSignaturePool({ maxQueue: 1_024 });
     this.sender = new WebhookSender({
       timeoutMs: this.opts.timeoutMs,
       allowPrivate: this.infra.config.WEBHOOKS_ALLOW_PRIVATE_URLS,
       lookup: this.opts.lookup,
     });
-    this.pollTimer = setInterval(() => this.wake(), this.opts.pollIntervalMs);
-    this.pollTimer.unref();
-    this.wake();
+    this.pump.start();
   }
 
   async stop(): Promise<void> {
-    if (this.stopped) return;
-    this.stopped = true;
-    clearInterval(this.pollTimer);
-    await this.passes.current;
+    if (!(await this.pump.stop())) return;
     // Requests in flight finish (bounded by the timeout) and are recorded; nothing more is claimed.
     while (this.sends.size) await Promise.allSettled([...this.sends]);
     await this.flush();
@@ -139,16 +130,17 @@ export class WebhookDelivery implements Component {
   }
 
   async health(): Promise<{ ok: boolean; detail?: string }> {
-    return this.lastError ? { ok: false, detail: this.lastError } : { ok: true };
+    return this.pump.health();
   }
 
   /** Claims and sends what is due, unless a pass is running (then one more pass follows it). */
   wake(): void {
-    this.passes.wake();
+    this.pump.wake();
   }
 
-  private async pump(): Promise<void> {
-    while (!this.stopped) {
+  /** One pass of the pump (./delivery-pump.ts): claim due attempts and send them, batch after batch. */
+  private async pass(): Promise<void> {
+    while (!this.pump.isStopped) {
       const limit = Math.min(this.opts.claimBatch, this.opts.globalConcurrency - this.inflight);
       if (limit <= 0) return;
       const claimed = await claimDueAttempts(this.infra.pg, {
@@ -158,7 +150,7 @@ export class WebhookDelivery implements Component {
         perWebhook: this.opts.perWebhookConcurrency,
         busy: this.busy,
       });
-      this.lastError = undefined;
+      this.pump.clear();
       if (claimed.length === 0) return;
       // A lease of ours that ran out while its request or its write was slow: still ours, never sent twice.
       const fresh = claimed.filter((a) => !this.held.has(a.id));
@@ -316,10 +308,10 @@ export class WebhookDelivery implements Component {
             .onWebhooksDisabled?.(disabled)
             .catch((err) => this.infra.log.warn({ err }, 'webhook delivery: after-disable hook failed'));
       } catch (err) {
-        this.lastError = `recording outcomes failed: ${(err as Error).message}`;
+        this.pump.report(`recording outcomes failed: ${(err as Error).message}`);
         this.infra.log.warn({ err, outcomes: batch.length }, 'webhook delivery: recording outcomes failed; retrying');
         this.outcomes.unshift(...batch);
-        if (!this.stopped) this.flushTimer ??= setTimeout(() => void this.flush(), 500);
+        if (!this.pump.isStopped) this.flushTimer ??= setTimeout(() => void this.flush(), 500);
       }
     })();
     await this.flushing;

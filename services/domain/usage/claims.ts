@@ -2,7 +2,7 @@
  * Record identity without the timestamp (issue 27; infra/migrations/clickhouse/360_usage_claims.sql): a record
  * is (account, meter, id). `usage_claims` holds every identity ever stored, with the timestamp it was stored
  * under. The consumer looks each batch's identities up before inserting (under the account's claim lock,
- * services/roles/consumer/claim-lock.ts) and keeps only
+ * services/domain/usage/claim-lock.ts) and keeps only
  * - rows whose identity nobody claimed: claimed now, then inserted;
  * - rows claimed under their own timestamp: the same record redelivered (a crash after the claim and before the
  *   raw rows, or the ack lost), inserted again — `usage_records` keeps one row per (meter, ts, id).
@@ -12,8 +12,8 @@
  */
 import type { ClickHouseClient } from '@clickhouse/client';
 import { Readable } from 'node:stream';
-import { chString } from './sql.js';
-import { tsvEscape } from './wire.js';
+import { chString } from '../../../shared/usage/sql.js';
+import { tsvEscape } from '../../../shared/usage/wire.js';
 
 export const CLAIMS_TABLE = 'usage_claims';
 
@@ -45,7 +45,7 @@ function hasByte(buf: Buffer, byte: number, from: number, to: number): boolean {
   return false;
 }
 
-/** The identities of a payload's TabSeparated rows (wire.ts column order; already checked by row-scan.ts). */
+/** The identities of a payload's TabSeparated rows (shared/usage/wire.ts column order; already checked by row-scan.ts). */
 export function rowIdentities(data: Uint8Array): RowIdentity[] {
   const buf = Buffer.isBuffer(data) ? data : Buffer.from(data.buffer, data.byteOffset, data.byteLength);
   const out: RowIdentity[] = [];

@@ -6,12 +6,12 @@
  */
 import { Readable } from 'node:stream';
 import type { ClickHouseClient } from '@clickhouse/client';
-import { chString, HOUR_MS, recomputeHours, ROLLUP_TABLE } from './rollups.js';
+import { chString, HOUR_MS, recomputeHours, ROLLUP_TABLE } from '../../../shared/usage/rollups.js';
 import { markWholeHours } from './hour-marks.js';
-import { CANCELLATIONS_TABLE } from './cancellations.js';
-import { USAGE_COLUMNS, USAGE_TABLE } from './wire.js';
-import type { UsageShard } from './shards.js';
-import { UNIQUE_METERS_TABLE, UNIQUE_ROLLUP_TABLE } from './unique-rollups.js';
+import { CANCELLATIONS_TABLE } from '../../../shared/usage/cancellations.js';
+import { USAGE_COLUMNS, USAGE_TABLE } from '../../../shared/usage/wire.js';
+import type { UsageShard } from '../../../shared/usage/shards.js';
+import { UNIQUE_METERS_TABLE, UNIQUE_ROLLUP_TABLE } from '../../../shared/usage/unique-rollups.js';
 import { CLAIMS_TABLE, claimOf, claimsOfSql, insertClaims, rowIdentities } from './claims.js';
 
 /** A correction as ClickHouse needs it. */
@@ -79,7 +79,7 @@ export async function applyCorrectionToUsage(
           FROM ${database}.${USAGE_TABLE}${local} WHERE ${meter} AND ${range}${keep}`,
       });
       if (r.rows) {
-        // Claimed first, as the consumer does (shared/usage/claims.ts): a later record with one of these ids is a duplicate.
+        // Claimed first, as the consumer does (services/domain/usage/claims.ts): a later record with one of these ids is a duplicate.
         const claims = rowIdentities(Buffer.from(r.rows)).map((x) => claimOf(x, now));
         await insertClaims(ch, database, claims, local);
         await ch.insert({
@@ -97,7 +97,7 @@ export async function applyCorrectionToUsage(
   await shard.syncReplica(USAGE_TABLE);
   await shard.syncReplica(UNIQUE_METERS_TABLE);
   await shard.replicas.run(async (ch) => {
-    // Marked whole: its cancellations and replacements are in no minute rollup (shared/usage/hour-marks.ts).
+    // Marked whole: its cancellations and replacements are in no minute rollup (services/domain/usage/hour-marks.ts).
     await markWholeHours(ch, database, c.accountId, c.meterId, hours, Date.now(), local);
     await recomputeHours(ch, database, [{ accountId: c.accountId, meterId: c.meterId, hours }], local);
   });
@@ -109,7 +109,7 @@ export async function applyCorrectionToUsage(
 /**
  * Which of `ids` a replacement of [startMs, endMs) may not use: the id of a record stored in the range (it is
  * about to be cancelled, and a cancellation is by id), of a record cancelled before, or of any record of the meter
- * stored under another timestamp (an id is one record whatever its timestamp: shared/usage/claims.ts).
+ * stored under another timestamp (an id is one record whatever its timestamp: services/domain/usage/claims.ts).
  */
 export async function takenRecordIds(
   ch: ClickHouseClient,

@@ -1,16 +1,16 @@
 /**
- * Which part of a read comes from rollups and which from raw rows (shared/usage/read-sql.ts builds the SELECT).
+ * Which part of a read comes from rollups and which from raw rows (services/domain/usage/read-sql.ts builds the SELECT).
  * A whole hour is read from `usage_hourly` when its rollup holds every record: swept (every hour up to the sweep
  * watermark) or settled since (the current hour too, once quiet), and not marked by an insert since its last
- * recompute (shared/usage/hour-marks.ts). Everything else — partial hours at the edges (a period ending
+ * recompute (services/domain/usage/hour-marks.ts). Everything else — partial hours at the edges (a period ending
  * mid-hour), unswept and unsettled hours, hours with late records pending — is read raw, so a read is exact
  * whatever is pending. An hour pending but only ever marked per minute (the current hour of a busy meter) is read
  * from the minute rollups of its settled minutes (`usage_minutely`) and raw for the rest.
  */
 import type { ClickHouseClient } from '@clickhouse/client';
 import { hourStates, isMarkedPerMinute, isMinuteSettled, isSettled } from './hour-marks.js';
-import { HOUR_MS } from './sql.js';
-import { sweptThrough } from './rollups.js';
+import { HOUR_MS } from '../../../shared/usage/sql.js';
+import { sweptThrough } from '../../../shared/usage/rollups.js';
 
 const MINUTE_MS = 60_000;
 

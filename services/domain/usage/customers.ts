@@ -1,27 +1,35 @@
 import type { PgPool } from '../../../shared/clients/postgres.js';
 import { CUSTOMER_KEY } from '../../../shared/customers/attribution.js';
-import { ACCOUNT_GROUP } from '../../../shared/usage/read-sql.js';
-import { accountsOfExternalIds, externalIdsOf } from '../../domain/customers/store.js';
-import type { UsageRead } from './input.js';
+import { ACCOUNT_GROUP } from './read-sql.js';
+import { accountsOfExternalIds, externalIdsOf } from '../customers/store.js';
+
+/** What of a usage read the customer rule looks at and rewrites: its dimension filters and groups. */
+export interface SlicedRead {
+  /** Dimension keys to group by, in the order asked. */
+  groupBy: string[];
+  /** Dimension key → accepted values. */
+  filters: Map<string, string[]>;
+}
 
 /**
- * A read of a deployment meter (operator mode, docs/design.md §6). Its usage is kept per customer account:
+ * Whose usage a token may read of a deployment meter (operator mode, docs/design.md §6). Its usage is kept per
+ * customer account:
  * - an operator's token (admin) reads every customer, `filter[customer]=<external_id>` narrows to those;
  * - any other token reads its own account only, whatever it filters on (another customer's id reads nothing);
  * - `group_by=customer` groups by account, answered as each customer's external id.
  */
-export interface CustomerSlice {
+export interface CustomerSlice<R extends SlicedRead> {
   /** The read with `customer` taken out of its filters and turned into the account group. */
-  read: UsageRead;
+  read: R;
   accounts: 'all' | string[];
 }
 
-export async function customerSlice(
+export async function customerSlice<R extends SlicedRead>(
   pg: PgPool,
   accountId: string,
   asOperator: boolean,
-  read: UsageRead,
-): Promise<CustomerSlice> {
+  read: R,
+): Promise<CustomerSlice<R>> {
   const filters = new Map(read.filters);
   const wanted = filters.get(CUSTOMER_KEY);
   filters.delete(CUSTOMER_KEY);

@@ -1,11 +1,10 @@
-import type { JsMsg } from '@nats-io/jetstream';
-import { rowsByShard, scanAttributedRows, scanRows, type TouchedByAccount } from '../../../shared/usage/row-scan.js';
+import { rowsByShard, scanAttributedRows, scanRows, type TouchedByAccount } from './row-scan.js';
 import type { UsageShard, UsageShards } from '../../../shared/usage/shards.js';
-import { addCounts, type MinuteCounts } from '../../../shared/usage/hour-marks.js';
+import { addCounts, type MinuteCounts } from './hour-marks.js';
 
 /** The accounts a USAGE message's rows (or one shard's part of them) belong to, and the hours each touches. */
 export interface MessageRows {
-  /** Account → meter → epoch minute → rows: what the insert marks (shared/usage/hour-marks.ts); shared by a batch. */
+  /** Account → meter → epoch minute → rows: what the insert marks (services/domain/usage/hour-marks.ts); shared by a batch. */
   accounts: TouchedByAccount;
   /** The one account of a message of one account's subject; undefined for an operator's (many accounts). */
   account: string | undefined;
@@ -67,7 +66,7 @@ export function shardPieces(rows: MessageRows, data: Uint8Array, shards: UsageSh
     return [{ shard: shards.of(rows.account ?? ''), rows, data }];
   const parts = rowsByShard(data, (account) => shards.of(account).index);
   return [...parts].map(([index, part]) => {
-    // The counts stay the batch's: each shard's insert takes its own accounts' (UsageConsumer.countsOn).
+    // The counts stay the batch's: each shard's insert takes its own accounts' (countsOn).
     const piece: MessageRows = { accounts: rows.accounts, account: undefined, count: newlines(part) };
     return { shard: shards.shards[index]!, rows: piece, data: part };
   });
@@ -84,15 +83,15 @@ function newlines(b: Uint8Array): number {
  * fails decides its fate (nak, or term for poison) and the others then only finish the bookkeeping. Messages of
  * one piece pass straight through.
  */
-export class PieceAcks {
-  private readonly open = new Map<JsMsg, { left: number; failed: boolean }>();
+export class PieceAcks<M> {
+  private readonly open = new Map<M, { left: number; failed: boolean }>();
 
-  expect(m: JsMsg, pieces: number): void {
+  expect(m: M, pieces: number): void {
     if (pieces > 1) this.open.set(m, { left: pieces, failed: false });
   }
 
   /** A piece of `m` is inserted: whether `m` is to be acked now. */
-  inserted(m: JsMsg): boolean {
+  inserted(m: M): boolean {
     const e = this.open.get(m);
     if (!e) return true;
     if (--e.left === 0) this.open.delete(m);
@@ -100,7 +99,7 @@ export class PieceAcks {
   }
 
   /** A piece of `m` failed: whether this is the first failure (the caller naks or terminates `m`). */
-  failed(m: JsMsg): boolean {
+  failed(m: M): boolean {
     const e = this.open.get(m);
     if (!e) return true;
     const first = !e.failed;

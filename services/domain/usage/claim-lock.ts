@@ -1,17 +1,11 @@
 import type { PgPool } from '../../../shared/clients/postgres.js';
 import type { UsageShard } from '../../../shared/usage/shards.js';
-import {
-  CLAIMS_TABLE,
-  claimedIdentities,
-  insertClaims,
-  keepUnclaimed,
-  rowIdentities,
-} from '../../../shared/usage/claims.js';
+import { CLAIMS_TABLE, claimedIdentities, insertClaims, keepUnclaimed, rowIdentities } from './claims.js';
 import { ACCOUNT_LOCK, withAccountLocks } from './account-locks.js';
 
 /**
  * The rows of `chunks` that count (USAGE_IDENTITY=id): their identities are looked up and the new ones claimed
- * (shared/usage/claims.ts) under the accounts' claim locks — no other insert can claim them in between. The rows
+ * (services/domain/usage/claims.ts) under the accounts' claim locks — no other insert can claim them in between. The rows
  * are inserted by the caller after the locks: a row claimed under its own timestamp may be inserted by anyone, any
  * number of times. On a cluster the lookup runs on a replica that first fetched every claim its twins hold.
  */

@@ -1,16 +1,23 @@
 /**
- * The SQL of usage reads (shared/usage/query.ts runs it): which part of a range comes from rollups and which
+ * The SQL of usage reads (services/domain/usage/query.ts runs it): which part of a range comes from rollups and which
  * from raw rows, and the one SELECT merging both for a slice — by window, by group, or the whole data cube.
  */
-import type { MeterType } from '../meters/record.js';
-import { HOUR_MS, MINUTE_MS, MINUTE_ROLLUP_TABLE, QUANTILES_MERGE, QUANTILES_STATE, ROLLUP_TABLE } from './rollups.js';
-import { USAGE_TABLE } from './wire.js';
-import { dimensionSql } from './dimensions.js';
-import { notCancelledSql } from './cancellations.js';
-import { chString } from './sql.js';
+import type { MeterType } from '../../../shared/meters/record.js';
+import {
+  HOUR_MS,
+  MINUTE_MS,
+  MINUTE_ROLLUP_TABLE,
+  QUANTILES_MERGE,
+  QUANTILES_STATE,
+  ROLLUP_TABLE,
+} from '../../../shared/usage/rollups.js';
+import { USAGE_TABLE } from '../../../shared/usage/wire.js';
+import { dimensionSql } from '../../../shared/usage/dimensions.js';
+import { notCancelledSql } from '../../../shared/usage/cancellations.js';
+import { chString } from '../../../shared/usage/sql.js';
 import { rollupRangesSql, withoutMinutes, type ReadPlan } from './read-plan.js';
 export { readPlan, type ReadPlan } from './read-plan.js';
-import { UNIQUE_ROLLUP_TABLE, UNIQUES_MERGE, UNIQUES_STATE } from './unique-rollups.js';
+import { UNIQUE_ROLLUP_TABLE, UNIQUES_MERGE, UNIQUES_STATE } from '../../../shared/usage/unique-rollups.js';
 
 /**
  * Which records of a meter a read counts and how it splits them (issue 18): `filters` keep records whose

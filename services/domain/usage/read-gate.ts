@@ -1,4 +1,4 @@
-import { BusyError } from '../errors.js';
+import { BusyError } from '../../../shared/errors.js';
 
 /**
  * Per-account concurrency of usage reads: at most `running` of one account's reads query ClickHouse at

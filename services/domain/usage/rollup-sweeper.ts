@@ -12,6 +12,7 @@ import {
 import type { UsageShards } from '../../../shared/usage/shards.js';
 import { USAGE_TABLE } from '../../../shared/usage/wire.js';
 import { settleHours } from './hour-settler.js';
+import { PeriodicTask } from '../../../shared/periodic.js';
 
 /**
  * Rolls up each hour once it has closed (plus SWEEP_AFTER_MS): every (account, meter) the hour's inserts touched
@@ -23,39 +24,28 @@ import { settleHours } from './hour-settler.js';
  * twin), and the hour is marked swept — in a table replicated to every node — only once every shard did.
  */
 export class RollupSweeper {
-  private timer: NodeJS.Timeout | undefined;
-  private running: Promise<void> | undefined;
+  private readonly task: PeriodicTask;
   private stopped = false;
-  private lastError: string | undefined;
-  private failingSince: number | undefined;
 
   constructor(
     private readonly pg: PgPool,
     private readonly shards: UsageShards,
     private readonly database: string,
     private readonly log: Logger,
-    private readonly intervalMs = 2_000,
-  ) {}
-
-  start(): void {
-    this.tick();
+    intervalMs = 2_000,
+  ) {
+    this.task = new PeriodicTask({
+      name: 'rollup sweep',
+      everyMs: intervalMs,
+      gap: true, // a long pass is followed by a pause, as before: never back to back
+      log,
+      run: () => this.sweepDue(),
+      failed: (err) => log.warn({ err: (err as Error).message }, 'rollup sweep failed; retrying'),
+    });
   }
 
-  private tick(): void {
-    if (this.stopped) return;
-    this.running = this.sweepDue()
-      .then(() => {
-        this.lastError = undefined;
-        this.failingSince = undefined;
-      })
-      .catch((err) => {
-        this.lastError = (err as Error).message;
-        this.failingSince ??= Date.now();
-        this.log.warn({ err: this.lastError }, 'rollup sweep failed; retrying');
-      })
-      .finally(() => {
-        if (!this.stopped) this.timer = setTimeout(() => this.tick(), this.intervalMs);
-      });
+  start(): void {
+    void this.task.start();
   }
 
   /** Sweeps every closed hour after the watermark, in order; returns the new watermark. */
@@ -101,12 +91,11 @@ export class RollupSweeper {
    * raw), they just grow slower.
    */
   problem(now = Date.now()): string | undefined {
-    return this.failingSince !== undefined && now - this.failingSince > 60_000 ? this.lastError : undefined;
+    return this.task.problem(60_000, now);
   }
 
   async stop(): Promise<void> {
     this.stopped = true;
-    if (this.timer) clearTimeout(this.timer);
-    await this.running;
+    await this.task.stop();
   }
 }

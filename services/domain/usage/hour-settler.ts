@@ -13,12 +13,13 @@ import {
   writeSettles,
   type HourState,
   type Settle,
-} from '../../../shared/usage/hour-marks.js';
+} from './hour-marks.js';
 import { HOUR_MS, recomputeHours, recomputeMinutes, type HourKeys } from '../../../shared/usage/rollups.js';
 import type { UsageShard, UsageShards } from '../../../shared/usage/shards.js';
 import { UNIQUE_METERS_TABLE } from '../../../shared/usage/unique-rollups.js';
 import { USAGE_TABLE } from '../../../shared/usage/wire.js';
 import { ACCOUNT_LOCK, settleLockName, withAccountLocks } from './account-locks.js';
+import { PeriodicTask } from '../../../shared/periodic.js';
 
 /** A marked hour (or minute) is recomputed once no insert has marked it for this long (a backfill's: at its end). */
 export const QUIET_SECONDS = 2;
@@ -36,7 +37,7 @@ export const MINUTE_SETTLE_FLOOR = 20_000;
 const STARTUP_LOOKBACK_SECONDS = 6 * 3600;
 /** Work-list rows may land this long after the second they name (an insert's marks are written before its rows). */
 const TOUCH_LAG_SECONDS = 60;
-/** Hours and minutes per settle: one count under the locks, one recompute (its ranges: rollups.ts). */
+/** Hours and minutes per settle: one count under the locks, one recompute (its ranges: shared/usage/rollups.ts). */
 const UNITS_PER_SETTLE = 200;
 
 /** What to recompute of one meter: whole hours, and single minutes of hours marked per minute. */
@@ -49,7 +50,7 @@ export interface SettleWork {
 
 /**
  * Recomputes the hours (and minutes) of `work` and records that every mark counted is covered
- * (shared/usage/hour-marks.ts). The marks are counted holding the meters' settle locks exclusively — taking them
+ * (services/domain/usage/hour-marks.ts). The marks are counted holding the meters' settle locks exclusively — taking them
  * waits for every insert between its marks and its rows, so every row of a counted mark is stored — and the
  * recompute runs after the locks are released: an insert landing meanwhile made its marks after the count, so
  * whatever of its rows the recompute picks up, the hour (or minute) stays pending until a later settle. Inserts
@@ -178,42 +179,30 @@ export function settleDue(s: HourState & { lastSecond: number }, nowSecond: numb
  * number of consumer processes may run one: a second settle of an hour finds it settled, or settles it again.
  */
 export class HourSettler {
-  private timer: NodeJS.Timeout | undefined;
-  private running: Promise<void> | undefined;
-  private stopped = false;
+  private readonly task: PeriodicTask;
   private readonly cursors = new Map<UsageShard, number>();
-  private lastError: string | undefined;
-  private failingSince: number | undefined;
 
   constructor(
     private readonly pg: PgPool,
     private readonly shards: UsageShards,
     private readonly database: string,
     private readonly log: Logger,
-    private readonly intervalMs = 1_000,
+    intervalMs = 1_000,
     /** MINUTE_SETTLE_FLOOR; tests lower it. */
     private readonly minuteSettleFloor = MINUTE_SETTLE_FLOOR,
-  ) {}
-
-  start(): void {
-    this.tick();
+  ) {
+    this.task = new PeriodicTask({
+      name: 'hour settle',
+      everyMs: intervalMs,
+      gap: true, // a long pass is followed by a pause, as before: never back to back
+      log,
+      run: () => this.settleDue(),
+      failed: (err) => log.warn({ err: (err as Error).message }, 'hour settle failed; retrying'),
+    });
   }
 
-  private tick(): void {
-    if (this.stopped) return;
-    this.running = this.settleDue()
-      .then(() => {
-        this.lastError = undefined;
-        this.failingSince = undefined;
-      })
-      .catch((err) => {
-        this.lastError = (err as Error).message;
-        this.failingSince ??= Date.now();
-        this.log.warn({ err: this.lastError }, 'hour settle failed; retrying');
-      })
-      .finally(() => {
-        if (!this.stopped) this.timer = setTimeout(() => this.tick(), this.intervalMs);
-      });
+  start(): void {
+    void this.task.start();
   }
 
   /** One pass over every shard: the due hours settled; returns how many. */
@@ -280,12 +269,10 @@ export class HourSettler {
 
   /** A problem once settles have failed for a while: reads stay exact (unsettled hours are read raw), only slower. */
   problem(now = Date.now()): string | undefined {
-    return this.failingSince !== undefined && now - this.failingSince > 60_000 ? this.lastError : undefined;
+    return this.task.problem(60_000, now);
   }
 
   async stop(): Promise<void> {
-    this.stopped = true;
-    if (this.timer) clearTimeout(this.timer);
-    await this.running;
+    await this.task.stop();
   }
 }

@@ -3,14 +3,14 @@
  *
  * An insert no longer recomputes the closed hours it touches (each late batch cost its hours' every row: a
  * backfill was quadratic). Instead each insert MARKS what it touches before inserting its rows — per minute in an
- * hour still open, the whole hour otherwise — and the settler (services/roles/consumer/hour-settler.ts) recomputes
+ * hour still open, the whole hour otherwise — and the settler (services/domain/usage/hour-settler.ts) recomputes
  * a marked hour once it has been quiet for a moment, or once its marked rows have doubled since its last
  * recompute, and a quiet minute of an open hour into the minute rollups: so each row is recomputed a bounded
  * number of times, whatever the lateness. A recompute counts the marks holding the meters' settle locks
  * exclusively (inserts hold them shared from their marks to their rows), recomputes, and records the count as a
  * SETTLE: every row of a counted mark is in that recompute.
  *
- * Readers (shared/usage/read-plan.ts) take an hour from the hourly rollups when every mark is covered by an hour
+ * Readers (services/domain/usage/read-plan.ts) take an hour from the hourly rollups when every mark is covered by an hour
  * settle; an hour only ever marked per minute from the minute rollups of its settled minutes and the rest raw;
  * anything else raw. So a read is exact at every moment, and as fast as the rollups once quiet — a hot meter's
  * current hour costs its pending minutes, not the hour.
@@ -18,8 +18,8 @@
 import type { ClickHouseClient } from '@clickhouse/client';
 import { Readable } from 'node:stream';
 import type { TouchedByAccount } from './row-scan.js';
-import { chString, HOUR_MS } from './sql.js';
-import { tsvEscape } from './wire.js';
+import { chString, HOUR_MS } from '../../../shared/usage/sql.js';
+import { tsvEscape } from '../../../shared/usage/wire.js';
 
 export const MARKS_TABLE = 'usage_hour_marks';
 export const SETTLES_TABLE = 'usage_hour_settles';

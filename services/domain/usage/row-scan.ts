@@ -2,7 +2,7 @@ const MINUTE_MS = 60_000;
 
 /**
  * Minutes of each meter that a message's rows fall in: meter id → epoch minute (intDiv(ts_ms, 60000)) → rows. The
- * insert marks them (shared/usage/hour-marks.ts): per minute in an hour still open, per hour otherwise.
+ * insert marks them (services/domain/usage/hour-marks.ts): per minute in an hour still open, per hour otherwise.
  */
 export type TouchedHours = Map<string, Map<number, number>>;
 
@@ -23,10 +23,10 @@ function sameBytes(buf: Buffer, a: number, b: number, n: number): boolean {
 }
 
 /**
- * Reads a USAGE message's TabSeparated rows (wire.ts column order) without building a string per row:
+ * Reads a USAGE message's TabSeparated rows (shared/usage/wire.ts column order) without building a string per row:
  * checks that every row belongs to `accountId` — the account its subject `usage.<account>` names, the only
  * account that message may write — and counts the rows of each (meter, minute) into `into` (what the insert
- * marks: shared/usage/hour-marks.ts). Returns why the payload is unacceptable, or undefined. Costs about one native
+ * marks: services/domain/usage/hour-marks.ts). Returns why the payload is unacceptable, or undefined. Costs about one native
  * indexOf, a byte comparison and a counter per row.
  */
 export function scanRows(data: Uint8Array, accountId: string, into: TouchedHours): string | undefined {
