@@ -22,8 +22,10 @@ import {
   printedText,
   numberPrefix,
   mailAddress,
+  allowing,
   type Parser,
 } from './config-parsers.js';
+import { NO_TRUSTED_PROXIES, parseTrustedProxies, type TrustedProxies } from './http/client-address.js';
 
 type Env = Record<string, string | undefined>;
 interface VarSpec<T> {
@@ -97,6 +99,11 @@ export interface Config {
   LIMIT_MAX_PAYMENT_METHODS: number;
   /** Sign-in backoff: the first wait once the free failures are used up (it doubles per failure). */
   SIGN_IN_BACKOFF_BASE_SECONDS: number;
+  /**
+   * Load balancers whose X-Forwarded-For names the client (shared/http/client-address.ts): the sign-in
+   * throttle and the per-address body budget key on the client's address, never on the proxy's.
+   */
+  TRUSTED_PROXIES: TrustedProxies;
   /** Request body bytes buffered at once across all requests of the process; past it → 503 overloaded. */
   MAX_BUFFERED_REQUEST_BYTES: number;
   /**
@@ -262,6 +269,13 @@ const SPEC: { [K in keyof Config]: VarSpec<Config[K]> } = {
     parse: int(1, 3600),
     default: 1,
     describe: 'first wait of the sign-in backoff (doubles per further failure, at most 15 min)',
+  },
+  TRUSTED_PROXIES: {
+    parse: allowing('comma-separated IP addresses and CIDR blocks', (raw) => parseTrustedProxies(raw)),
+    default: NO_TRUSTED_PROXIES,
+    shownDefault: 'empty',
+    describe:
+      'load balancers in front of the api (`10.0.0.5,10.1.0.0/16`): from these peers only, the client address is the right-most `X-Forwarded-For` entry that is not one of them (sign-in throttle, per-address body budget); empty: the socket peer',
   },
   MAX_BUFFERED_REQUEST_BYTES: {
     parse: int(1024 * 1024, 16 * 1024 * 1024 * 1024),
