@@ -42,7 +42,12 @@ t.test('TRUSTED_PROXIES: addresses and CIDR blocks, a bad entry named', async (t
   t.throws(() => parseTrustedProxies('10.0.0.5,proxy.local'), /proxy\.local/);
   t.throws(() => parseTrustedProxies('10.0.0.0/33'), /prefix length/);
   t.throws(() => parseTrustedProxies('::/129'), /prefix length/);
-  const base = { DATABASE_URL: 'postgres://x/y', NATS_URL: 'nats://x', CLICKHOUSE_URL: 'http://x', SECRET_KEY: 'a'.repeat(64) };
+  const base = {
+    DATABASE_URL: 'postgres://x/y',
+    NATS_URL: 'nats://x',
+    CLICKHOUSE_URL: 'http://x',
+    SECRET_KEY: 'a'.repeat(64),
+  };
   t.equal(parseConfig(base).TRUSTED_PROXIES.has('127.0.0.1'), false, 'default: none');
   t.equal(parseConfig({ ...base, TRUSTED_PROXIES: '127.0.0.1' }).TRUSTED_PROXIES.has('127.0.0.1'), true);
   t.throws(() => parseConfig({ ...base, TRUSTED_PROXIES: '127.0.0.1/40' }), /TRUSTED_PROXIES/);
