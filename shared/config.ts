@@ -26,6 +26,7 @@ import {
   type Parser,
 } from './config-parsers.js';
 import { NO_TRUSTED_PROXIES, parseTrustedProxies, type TrustedProxies } from './http/client-address.js';
+import { parseThresholdMinimums, type ThresholdMinimums } from './money/threshold-minimums.js';
 
 type Env = Record<string, string | undefined>;
 interface VarSpec<T> {
@@ -88,6 +89,10 @@ export interface Config {
   BILLING_INTERVAL_SECONDS: number;
   /** How often the billing role checks the billing thresholds of running periods (progressive billing). */
   BILLING_THRESHOLD_INTERVAL_SECONDS: number;
+  /** Threshold sanity (issue 49): the smallest billing_threshold per currency (default 1 of its major unit). */
+  BILLING_THRESHOLD_MINIMUMS: ThresholdMinimums;
+  /** Threshold sanity (issue 49): at most one threshold invoice per subscription within this many seconds. */
+  BILLING_THRESHOLD_INVOICE_SPACING_SECONDS: number;
   /** log2 of scrypt's cost N for new password hashes (17 = OWASP's 2^17); tests lower it for speed. */
   PASSWORD_SCRYPT_LOG2_N: number;
   /** Per-account defaults; `meterline accounts limits` overrides them per account. */
@@ -240,6 +245,19 @@ const SPEC: { [K in keyof Config]: VarSpec<Config[K]> } = {
     default: 5,
     describe:
       'how often the billing role checks subscriptions with a billing_threshold: a threshold invoice is issued and charged this long at most after the amount due reaches it',
+  },
+  BILLING_THRESHOLD_MINIMUMS: {
+    parse: allowing('comma-separated `CURRENCY:AMOUNT`', (raw) => parseThresholdMinimums(raw)),
+    default: Object.freeze({}),
+    shownDefault: 'empty (1 of each currency’s major unit)',
+    describe:
+      'smallest billing_threshold per currency (`USD:5,JPY:500`); a currency not listed: 1 of its major unit (1.00 USD, 1 JPY); below it → 422',
+  },
+  BILLING_THRESHOLD_INVOICE_SPACING_SECONDS: {
+    parse: int(0, 31 * 86_400),
+    default: 3600,
+    describe:
+      'at most one threshold invoice per subscription within this many seconds (the amount due past the threshold waits for the next one, or the period’s close)',
   },
   PASSWORD_SCRYPT_LOG2_N: {
     parse: int(10, 20),
