@@ -36,7 +36,18 @@ export function createSubscriptionRoute(deps: ApiDeps): RouteDef<NewSubscription
         const items = version ? itemsOfPlan(version.items) : input.items;
         const plan = version ? { id: version.plan_id, version: version.version } : null;
         const terms = version ? subscriptionTermsOfPlan(planTerms(version), input.terms) : input.terms;
-        const sub = await createSubscription(c, accountId, items, now, input.billingThreshold, plan, terms, isOperator);
+        // Made by the operator for a customer: its terms are the operator's (terms-owner.ts).
+        const operatorMade = isOperator && accountId !== ctx.principal!.accountId;
+        const sub = await createSubscription(
+          c,
+          accountId,
+          items,
+          now,
+          input.billingThreshold,
+          plan,
+          terms,
+          operatorMade,
+        );
         checkThresholdMinimum(sub.row.billing_threshold, sub.row.currency, deps.config.BILLING_THRESHOLD_MINIMUMS);
         // A coupon at creation: redeemed in the same transaction (a refused coupon creates nothing).
         if (input.couponId != null) await setSubscriptionCoupon(c, sub, input.couponId, now, { emit: false });
