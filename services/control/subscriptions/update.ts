@@ -29,10 +29,10 @@ export function updateSubscriptionRoute(deps: ApiDeps): RouteDef<SubscriptionCha
       const isOperator = hasScope(ctx.principal!, 'admin');
       const id = ctx.params.subscription_id!;
       const { subscription, now, discount } = await withTransaction(deps.pg, async (c) => {
+        const { now } = await accountTime(c, accountId);
         // Who may change what it bills (terms-owner.ts), decided under the row lock changeSubscription takes again.
         const cur = await getSubscription(c, accountId, id, true);
         checkCustomerMayChange(isOperator, cur.row, change, (await readPortalSettings(c)).settings);
-        const { now } = await accountTime(c, accountId);
         // changeSubscription locks the row; the coupon changes under that lock, in the same transaction.
         const { subscription } = await changeSubscription(c, accountId, id, change, now);
         if (change.billingThreshold !== undefined)
