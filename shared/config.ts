@@ -22,8 +22,11 @@ import {
   printedText,
   numberPrefix,
   mailAddress,
+  allowing,
   type Parser,
 } from './config-parsers.js';
+import { NO_TRUSTED_PROXIES, parseTrustedProxies, type TrustedProxies } from './http/client-address.js';
+import { parseThresholdMinimums, type ThresholdMinimums } from './money/threshold-minimums.js';
 
 type Env = Record<string, string | undefined>;
 interface VarSpec<T> {
@@ -86,6 +89,10 @@ export interface Config {
   BILLING_INTERVAL_SECONDS: number;
   /** How often the billing role checks the billing thresholds of running periods (progressive billing). */
   BILLING_THRESHOLD_INTERVAL_SECONDS: number;
+  /** Threshold sanity (issue 49): the smallest billing_threshold per currency (default 1 of its major unit). */
+  BILLING_THRESHOLD_MINIMUMS: ThresholdMinimums;
+  /** Threshold sanity (issue 49): at most one threshold invoice per subscription within this many seconds. */
+  BILLING_THRESHOLD_INVOICE_SPACING_SECONDS: number;
   /** log2 of scrypt's cost N for new password hashes (17 = OWASP's 2^17); tests lower it for speed. */
   PASSWORD_SCRYPT_LOG2_N: number;
   /** Per-account defaults; `meterline accounts limits` overrides them per account. */
@@ -97,6 +104,11 @@ export interface Config {
   LIMIT_MAX_PAYMENT_METHODS: number;
   /** Sign-in backoff: the first wait once the free failures are used up (it doubles per failure). */
   SIGN_IN_BACKOFF_BASE_SECONDS: number;
+  /**
+   * Load balancers whose X-Forwarded-For names the client (shared/http/client-address.ts): the sign-in
+   * throttle and the per-address body budget key on the client's address, never on the proxy's.
+   */
+  TRUSTED_PROXIES: TrustedProxies;
   /** Request body bytes buffered at once across all requests of the process; past it → 503 overloaded. */
   MAX_BUFFERED_REQUEST_BYTES: number;
   /**
@@ -234,6 +246,19 @@ const SPEC: { [K in keyof Config]: VarSpec<Config[K]> } = {
     describe:
       'how often the billing role checks subscriptions with a billing_threshold: a threshold invoice is issued and charged this long at most after the amount due reaches it',
   },
+  BILLING_THRESHOLD_MINIMUMS: {
+    parse: allowing('comma-separated `CURRENCY:AMOUNT`', (raw) => parseThresholdMinimums(raw)),
+    default: Object.freeze({}),
+    shownDefault: 'empty (1 of each currency’s major unit)',
+    describe:
+      'smallest billing_threshold per currency (`USD:5,JPY:500`); a currency not listed: 1 of its major unit (1.00 USD, 1 JPY); below it → 422',
+  },
+  BILLING_THRESHOLD_INVOICE_SPACING_SECONDS: {
+    parse: int(0, 31 * 86_400),
+    default: 3600,
+    describe:
+      'at most one threshold invoice per subscription within this many seconds (the amount due past the threshold waits for the next one, or the period’s close)',
+  },
   PASSWORD_SCRYPT_LOG2_N: {
     parse: int(10, 20),
     default: 17,
@@ -262,6 +287,13 @@ const SPEC: { [K in keyof Config]: VarSpec<Config[K]> } = {
     parse: int(1, 3600),
     default: 1,
     describe: 'first wait of the sign-in backoff (doubles per further failure, at most 15 min)',
+  },
+  TRUSTED_PROXIES: {
+    parse: allowing('comma-separated IP addresses and CIDR blocks', (raw) => parseTrustedProxies(raw)),
+    default: NO_TRUSTED_PROXIES,
+    shownDefault: 'empty',
+    describe:
+      'load balancers in front of the api (`10.0.0.5,10.1.0.0/16`): from these peers only, the client address is the right-most `X-Forwarded-For` entry that is not one of them (sign-in throttle, per-address body budget); empty: the socket peer',
   },
   MAX_BUFFERED_REQUEST_BYTES: {
     parse: int(1024 * 1024, 16 * 1024 * 1024 * 1024),

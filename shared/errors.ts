@@ -17,6 +17,7 @@ export type ErrorKind =
   | 'validation'
   | 'unauthorized'
   | 'insufficient_scope'
+  | 'forbidden'
   | 'not_found'
   | 'method_not_allowed'
   | 'request_timeout'
@@ -36,6 +37,7 @@ export const PROBLEM_TABLE: Readonly<Record<ErrorKind, { status: number; title: 
   unauthorized: { status: 401, title: 'Unauthorized' },
   payment_required: { status: 402, title: 'Payment Required' },
   insufficient_scope: { status: 403, title: 'Insufficient Scope' },
+  forbidden: { status: 403, title: 'Forbidden' },
   not_found: { status: 404, title: 'Not Found' },
   method_not_allowed: { status: 405, title: 'Method Not Allowed' },
   request_timeout: { status: 408, title: 'Request Timeout' },
@@ -107,6 +109,16 @@ export class InsufficientScopeError extends DomainError {
     super('insufficient_scope', 'insufficient_scope', `This operation needs the "${requiredScope}" scope.`, undefined, {
       'WWW-Authenticate': `Bearer realm="meterline", error="insufficient_scope", scope="${requiredScope}"`,
     });
+  }
+}
+
+/**
+ * The caller may see the resource but not make this change, whatever its token's scope (e.g. a subscription's
+ * terms the operator set, issue 49); `errors` names the fields refused.
+ */
+export class ForbiddenError extends DomainError {
+  constructor(detail: string, code: string, errors?: FieldError[]) {
+    super('forbidden', code, detail, errors);
   }
 }
 

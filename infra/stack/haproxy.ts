@@ -7,15 +7,38 @@
  * stopping, a host gone) and a 503 (meterline's "nothing was done, retry") are sent again to another api — both
  * are safe for every meterline request. A request cut off after it was sent is not retried here: the client
  * retries it (docs/upgrades.md, "What a client does").
+ *
+ * Client addresses: HAProxy appends each client's address to `X-Forwarded-For` (`option forwardfor`); the apis
+ * believe it from the load balancer only (TRUSTED_PROXIES in the inventory's settings, docs/hosts.md), so the
+ * sign-in throttle and the per-address body budget see clients, not the load balancer.
  */
+import { createHmac } from 'node:crypto';
 import { urlHost } from './probe.js';
 import type { Inventory } from './inventory.js';
+import { inventorySecret } from './host-env.js';
 
 export interface HaproxyOptions {
   /** Where the load balancer listens. */
   bind: { host: string; port: number };
-  /** The stats page (`/stats`) and Prometheus exporter (`/metrics`); none when unset. */
-  statsPort?: number;
+  /**
+   * The stats page (`/stats`) and Prometheus exporter (`/metrics`) behind HTTP basic authentication; none when
+   * unset. `host` defaults to loopback: the stats are for the load balancer's own machine unless asked otherwise.
+   */
+  stats?: { port: number; host?: string; credential: StatsCredential };
+}
+
+export interface StatsCredential {
+  user: string;
+  password: string;
+}
+
+/**
+ * The stats page's credential: user `meterline`, the password derived from the inventory's secret.key (HMAC), so
+ * every `meterline hosts haproxy` run writes the same one and nothing else has to be stored.
+ */
+export function statsCredential(inv: Inventory): StatsCredential {
+  const password = createHmac('sha256', inventorySecret(inv)).update('haproxy stats').digest('base64url').slice(0, 24);
+  return { user: 'meterline', password };
 }
 
 export function haproxyConfig(inv: Inventory, o: HaproxyOptions): string {
@@ -37,6 +60,8 @@ export function haproxyConfig(inv: Inventory, o: HaproxyOptions): string {
     '    retries 3',
     '    option redispatch 1',
     '    retry-on conn-failure 503',
+    // The client's address for the apis (TRUSTED_PROXIES): appended after whatever the client sent itself.
+    '    option forwardfor',
     '',
     'frontend meterline',
     `    bind ${urlHost(o.bind.host)}:${o.bind.port}`,
@@ -52,11 +77,16 @@ export function haproxyConfig(inv: Inventory, o: HaproxyOptions): string {
     // (a host whose link is down would otherwise hold them until `timeout server`).
     '    default-server inter 1s fall 2 rise 2 on-marked-down shutdown-sessions',
     ...apis.map((h) => `    server ${h.name} ${urlHost(h.address)}:${inv.ports.api} check`),
-    ...(o.statsPort
+    ...(o.stats
       ? [
           '',
+          'userlist stats_users',
+          `    user ${o.stats.credential.user} insecure-password ${o.stats.credential.password}`,
+          '',
           'frontend stats',
-          `    bind ${urlHost(o.bind.host)}:${o.statsPort}`,
+          `    bind ${urlHost(o.stats.host ?? '127.0.0.1')}:${o.stats.port}`,
+          // Both the page and the exporter ask for the credential (the page shows every server and can be scraped).
+          '    http-request auth realm meterline-stats unless { http_auth(stats_users) }',
           '    http-request use-service prometheus-exporter if { path /metrics }',
           '    stats enable',
           '    stats uri /stats',

@@ -55,9 +55,12 @@ export const COMMANDS: Record<string, CommandSpec> = {
   hosts: {
     run: async (args) => (await import('./hosts.js')).hostsCommand(args),
     summary: 'prepare an inventory of several hosts: credentials, secret key, an HAProxy configuration',
-    usage: ['hosts init --inventory F', 'hosts haproxy --inventory F [--bind ADDR:PORT]'],
+    usage: [
+      'hosts init --inventory F',
+      'hosts haproxy --inventory F [--bind ADDR:PORT] [--stats-port N [--stats-bind ADDR]]',
+    ],
     notes: [
-      'init checks the inventory and writes credentials.json and secret.key beside it (once; then copy the directory to every host); haproxy prints an haproxy.cfg for the api processes of the inventory (docs/hosts.md).',
+      'init checks the inventory and writes credentials.json and secret.key beside it (once; then copy the directory to every host); haproxy prints an haproxy.cfg for the api processes of the inventory (docs/hosts.md): client addresses in X-Forwarded-For (name the load balancer in TRUSTED_PROXIES), the stats page on loopback unless --stats-bind, behind user meterline and a password derived from secret.key.',
     ],
   },
   migrate: {

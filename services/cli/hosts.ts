@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { credentialsFile, ensureCredentials, serverUsersOf } from '../../infra/stack/credentials.js';
-import { haproxyConfig } from '../../infra/stack/haproxy.js';
+import { haproxyConfig, statsCredential } from '../../infra/stack/haproxy.js';
 import { SECRET_FILE } from '../../infra/stack/host-env.js';
 import { INVENTORY_VARIABLE, inventoryDir, readInventory } from '../../infra/stack/inventory.js';
 import { SERVERS } from '../../infra/stack/servers.js';
@@ -18,7 +18,9 @@ function inventoryFile(): string {
 /**
  * `meterline hosts init` — checks the inventory and writes, beside it, what every host must share: a password
  * per server user (`credentials.json`) and SECRET_KEY (`secret.key`), both 0600, kept when they exist.
- * `meterline hosts haproxy [--bind ADDR:PORT] [--stats-port N]` — prints an haproxy.cfg for the inventory's apis.
+ * `meterline hosts haproxy [--bind ADDR:PORT] [--stats-port N [--stats-bind ADDR]]` — prints an haproxy.cfg for the
+ * inventory's apis; the stats page (loopback unless --stats-bind) asks for user `meterline` and a password derived
+ * from secret.key, written in the configuration.
  */
 export async function hostsCommand(args: string[]): Promise<number> {
   const [sub, ...rest] = args;
@@ -46,12 +48,18 @@ export async function hostsCommand(args: string[]): Promise<number> {
     return EXIT.ok;
   }
   if (sub === 'haproxy') {
-    const flags = parseFlags(rest, { strings: ['bind', 'stats-port'] });
+    const flags = parseFlags(rest, { strings: ['bind', 'stats-port', 'stats-bind'] });
     const inv = readInventory(inventoryFile());
     const bind = /^(.+):(\d+)$/.exec((flags.bind as string | undefined) ?? '0.0.0.0:80');
     if (!bind) throw new UsageError('--bind must be ADDRESS:PORT');
     const statsPort = flags['stats-port'] === undefined ? undefined : Number(flags['stats-port']);
-    process.stdout.write(haproxyConfig(inv, { bind: { host: bind[1]!, port: Number(bind[2]) }, statsPort }));
+    if (statsPort !== undefined && !(Number.isInteger(statsPort) && statsPort > 0 && statsPort < 65536))
+      throw new UsageError('--stats-port must be a port number');
+    const stats =
+      statsPort === undefined
+        ? undefined
+        : { port: statsPort, host: flags['stats-bind'] as string | undefined, credential: statsCredential(inv) };
+    process.stdout.write(haproxyConfig(inv, { bind: { host: bind[1]!, port: Number(bind[2]) }, stats }));
     return EXIT.ok;
   }
   throw new UsageError(sub ? `unknown subcommand "${sub}"` : 'missing subcommand (init or haproxy)');

@@ -50,6 +50,12 @@ const PackageSize = Type.Number({
   description: 'units per package; usage is rounded up to whole packages, each at `price`',
 });
 
+/** Self-reported usage (issue 49, docs/operator-mode.md): whether a customer's own meter may price this product. */
+const AllowCustomerMeters = Type.Boolean({
+  description:
+    'usage-priced products: true (default) — a subscription item may name a meter of the customer’s own (self-reported usage); false — only a deployment meter',
+});
+
 export const ProductSchema = Type.Object(
   {
     id: Type.String({ examples: ['prod_2fH9sK1xQ7mV4rT8bN3cJ0'] }),
@@ -61,6 +67,7 @@ export const ProductSchema = Type.Object(
     tiers: Type.Optional(TiersSchema),
     package_size: Type.Optional(PackageSize),
     tax_rate_ids: TaxRateIds,
+    allow_customer_meters: AllowCustomerMeters,
     created_at: Type.String({ format: 'date-time' }),
     updated_at: Type.String({ format: 'date-time' }),
   },
@@ -84,13 +91,19 @@ export const CreateProductBody = Type.Object(
     tiers: Type.Optional(TiersSchema),
     package_size: Type.Optional(PackageSize),
     tax_rate_ids: Type.Optional(TaxRateIds),
+    allow_customer_meters: Type.Optional(AllowCustomerMeters),
   },
   { additionalProperties: false },
 );
 export type CreateProductBody = Type.Static<typeof CreateProductBody>;
 
 export const UpdateProductBody = Type.Object(
-  { name: Type.Optional(Name), price: Type.Optional(Price), tax_rate_ids: Type.Optional(TaxRateIds) },
+  {
+    name: Type.Optional(Name),
+    price: Type.Optional(Price),
+    tax_rate_ids: Type.Optional(TaxRateIds),
+    allow_customer_meters: Type.Optional(AllowCustomerMeters),
+  },
   { additionalProperties: false },
 );
 export type UpdateProductBody = Type.Static<typeof UpdateProductBody>;

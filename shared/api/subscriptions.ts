@@ -123,6 +123,10 @@ export const SubscriptionSchema = Type.Object(
     current_period_start: Type.String({ format: 'date-time' }),
     current_period_end: Type.String({ format: 'date-time' }),
     created_at: Type.String({ format: 'date-time' }),
+    managed_by: Type.Enum(['operator', 'customer'], {
+      description:
+        'operator: made by the operator (admin) — its items, status and threshold change only through the operator, or as far as portal settings let the customer; customer: subscribed by the customer itself',
+    }),
     discount: DiscountSchema,
   },
   { additionalProperties: false },

@@ -2,6 +2,7 @@ import type { HttpRequest, HttpResponse } from 'uWebSockets.js';
 import { randomUUID } from 'node:crypto';
 import type { Principal } from '../auth/types.js';
 import type { PendingBody } from './body.js';
+import { clientAddressOf, NO_TRUSTED_PROXIES, type TrustedProxies } from './client-address.js';
 
 /** Everything a handler may read about the request, captured before the first await. */
 export class RequestContext {
@@ -32,12 +33,16 @@ export class RequestContext {
     readonly res: HttpResponse,
     req: HttpRequest,
     paramNames: readonly string[],
+    /** TRUSTED_PROXIES: whose X-Forwarded-For names the client (shared/http/client-address.ts). */
+    private readonly trustedProxies: TrustedProxies = NO_TRUSTED_PROXIES,
   ) {
     this.method = req.getMethod().toUpperCase();
     this.path = req.getUrl();
     this.rawQuery = req.getQuery() ?? '';
     req.forEach((k, v) => {
-      this.headers[k] = v;
+      // Each proxy may add its own X-Forwarded-For line: all of them, in order, are one list (RFC 9110 §5.3).
+      const earlier = k === 'x-forwarded-for' ? this.headers[k] : undefined;
+      this.headers[k] = earlier === undefined ? v : `${earlier}, ${v}`;
     });
     for (let i = 0; i < paramNames.length; i++) this.params[paramNames[i]!] = decodeParam(req.getParameter(i) ?? '');
     const given = this.headers['x-request-id'];
@@ -55,11 +60,16 @@ export class RequestContext {
   }
 
   /**
-   * The peer's IP address as text (`127.0.0.1`, `::1`), read from the socket on first use — while the
-   * response is still open — and kept. Not X-Forwarded-For: a client could write anything there.
+   * The client's IP address as text (`127.0.0.1`, `::1`), worked out on first use — while the response is
+   * still open — and kept: the socket peer, or, when the peer is a trusted proxy (TRUSTED_PROXIES), the
+   * address its X-Forwarded-For names (clientAddressOf). Anyone else's X-Forwarded-For is ignored.
    */
   get clientAddress(): string {
-    return (this.addressCache ??= Buffer.from(this.res.getRemoteAddressAsText()).toString('latin1'));
+    return (this.addressCache ??= clientAddressOf(
+      Buffer.from(this.res.getRemoteAddressAsText()).toString('latin1'),
+      this.headers['x-forwarded-for'],
+      this.trustedProxies,
+    ));
   }
 
   noteRateLimit(status: RateLimitNote): void {

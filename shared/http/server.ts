@@ -12,6 +12,7 @@ import type { Logger } from '../logging.js';
 import type { Metrics } from '../metrics.js';
 import { MethodNotAllowedError, NotFoundError, UnsupportedMediaTypeError } from '../errors.js';
 import { RequestContext, type HttpReply, type RateLimitNote } from './context.js';
+import type { TrustedProxies } from './client-address.js';
 import type { BodyKind, RouteDef } from './route.js';
 import { readBody, MAX_BODY_BYTES } from './body.js';
 import { addressCaller, BodyBudget, unverifiedCaller } from './body-budget.js';
@@ -37,6 +38,8 @@ export interface HttpServerDeps {
   maxBufferedBodyBytesPerCaller?: number;
   /** A body not complete this long after its request arrived is answered 408 (BODY_READ_TIMEOUT_SECONDS). */
   bodyReadTimeoutMs?: number;
+  /** TRUSTED_PROXIES: peers whose X-Forwarded-For names the client (RequestContext.clientAddress). */
+  trustedProxies?: TrustedProxies;
 }
 
 const DEFAULT_MAX_BUFFERED_BODY_BYTES = 256 * 1024 * 1024;
@@ -133,7 +136,7 @@ export class HttpServer {
   async listen(): Promise<number> {
     this.finalized = true;
     this.app.any('/*', (res, req) => {
-      const ctx = new RequestContext(res, req, []);
+      const ctx = new RequestContext(res, req, [], this.deps.trustedProxies);
       this.finish(ctx, 'unmatched', new NotFoundError(`No route matches ${ctx.method} ${ctx.path}.`));
     });
     return new Promise((resolve, reject) => {
@@ -182,7 +185,7 @@ export class HttpServer {
   }
 
   private dispatch(entry: PatternEntry, pattern: string, res: HttpResponse, req: HttpRequest): void {
-    const ctx = new RequestContext(res, req, entry.paramNames);
+    const ctx = new RequestContext(res, req, entry.paramNames, this.deps.trustedProxies);
     const route = entry.byMethod.get(ctx.method);
     if (!route) {
       this.finish(ctx, pattern, new MethodNotAllowedError([...entry.byMethod.keys()]));
@@ -228,7 +231,7 @@ export class HttpServer {
     req: HttpRequest,
     context: us_socket_context_t,
   ): void {
-    const ctx = new RequestContext(res, req, entry.paramNames);
+    const ctx = new RequestContext(res, req, entry.paramNames, this.deps.trustedProxies);
     ctx.upgrading = true;
     const key = ctx.headers['sec-websocket-key'] ?? '';
     const protocol = ctx.headers['sec-websocket-protocol'] ?? '';

@@ -11,6 +11,8 @@ import { callJson } from '../fixtures/matrix.js';
 import { waitUntil } from '../fixtures/env.js';
 import { makeRelease } from '../fixtures/release.js';
 import { startIngest, startReads } from './hosts-load.js';
+import { authorizeUrl, createUser, FormBrowser, registerClient } from '../fixtures/oauth.js';
+import { FREE_PER_PAIR } from '../../services/control/oauth/sign-in-throttle.js';
 
 // Three hosts (network namespaces on a private bridge) laid out as docs/hosts.md: each runs a NATS
 // node, a ZooKeeper node, a ClickHouse replica (one shard, three replicas) and every role; the first also
@@ -102,6 +104,26 @@ t.test('three hosts behind HAProxy', async (t) => {
     await meterKnownEverywhere(d, account.tokens.write, meter.body.id as string);
     return meter.body.id as string;
   };
+
+  // Issue 49: HAProxy sent no client address, so every client was the load balancer to the sign-in throttle.
+  await t.test('the sign-in throttle through HAProxy: per client, not per load balancer', async (t) => {
+    const app = await registerClient(d.infra, { redirectUris: ['https://app.example.com/cb'] });
+    const params = { response_type: 'code', client_id: app.clientId, redirect_uri: 'https://app.example.com/cb' };
+    const signIn = async (browser: FormBrowser, email: string, password: string) =>
+      (await browser.submit(await browser.open(authorizeUrl(d.base, params)), { email, password })).status;
+    const owner = await createUser(d.infra);
+    // Clients on other loopback addresses of this machine: HAProxy appends each one's to X-Forwarded-For.
+    const attacker = new FormBrowser('127.0.0.2', { 'x-forwarded-for': '127.0.0.3' });
+    for (let i = 0; i < FREE_PER_PAIR; i++) t.equal(await signIn(attacker, owner.email, `guess ${i}`), 400);
+    t.equal(await signIn(attacker, owner.email, owner.password), 429, 'the attacker waits');
+    t.equal(
+      await signIn(new FormBrowser('127.0.0.3'), owner.email, owner.password),
+      303,
+      'the owner from another address signs in (and the address the attacker wrote is not the one counted)',
+    );
+    const unauthenticated = await fetch(`http://${d.net.gateway}:${d.statsPort}/stats;csv`);
+    t.equal(unauthenticated.status, 401, 'the stats page asks for its credential');
+  });
 
   await t.test('one host taken away and brought back under ingest and reads', async (t) => {
     const meterId = await newMeter('calls');

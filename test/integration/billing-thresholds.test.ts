@@ -491,7 +491,13 @@ t.test('progressive billing', async (t) => {
   });
 
   await t.test('the billing role checks thresholds every few seconds: two processes, each invoice once', async (t) => {
-    const env = { BILLING_THRESHOLD_INTERVAL_SECONDS: '1', BILLING_INTERVAL_SECONDS: '3600' };
+    // Issue 49: at most one threshold invoice per subscription per BILLING_THRESHOLD_INVOICE_SPACING_SECONDS.
+    const SPACING = 10;
+    const env = {
+      BILLING_THRESHOLD_INTERVAL_SECONDS: '1',
+      BILLING_INTERVAL_SECONDS: '3600',
+      BILLING_THRESHOLD_INVOICE_SPACING_SECONDS: String(SPACING),
+    };
     await Promise.all([startRoleProcess(t, 'billing', w.config, env), startRoleProcess(t, 'billing', w.config, env)]);
     const d = await createTestAccount(w.api.infra, { name: 'Scheduled Co' });
     await w.card(d);
@@ -524,5 +530,10 @@ t.test('progressive billing', async (t) => {
       '5.00, then the 4.00 not yet billed',
     );
     for (const inv of list) t.equal(await w.charges(inv.id), 1, `${inv.number} charged once`);
+    const apart = (Date.parse(list[1].created_at) - Date.parse(list[0].created_at)) / 1000;
+    t.ok(
+      apart >= SPACING - 1,
+      `the second waited for the spacing though due at once (checks every second): ${apart} s apart`,
+    );
   });
 });

@@ -129,4 +129,33 @@ t.test('isolation between the customers of a deployment', async (t) => {
     const after = await call(operator.tokens.admin, 'GET', path);
     t.same([after.body.status, after.body.billing_threshold], ['active', { amount: 50 }], 'A’s subscription unchanged');
   });
+
+  // Issue 49 (sec-terms): what the operator made for A is the operator's; B's portal settings are the operator's too.
+  t.test('a customer changes neither the terms the operator set for it nor the portal settings', async (t) => {
+    const made = await call(operator.tokens.admin, 'POST', '/v1/subscriptions', {
+      customer_id: a!.id,
+      items: [{ product_id: product }],
+    });
+    const path = `/v1/subscriptions/${made.body.id}`;
+    for (const body of [
+      { items: [{ product_id: product, quantity: 2 }] },
+      { status: 'canceled' },
+      { billing_threshold: { amount: 5 } },
+    ]) {
+      const own = await call(tokens.a, 'PATCH', path, body);
+      t.same([own.status, own.body.code], [403, 'operator_terms'], `A: ${JSON.stringify(body)} → 403 operator_terms`);
+      const other = await call(tokens.bWrite, 'PATCH', path, body);
+      t.equal(other.status, 404, `B: ${JSON.stringify(body)} → 404, as before`);
+    }
+    for (const [method, body] of [['GET'], ['PATCH', { self_serve_subscriptions: false }]] as const) {
+      const r = await call(tokens.bWrite, method, '/v1/portal_settings', body);
+      t.same([r.status, r.body.code], [403, 'insufficient_scope'], `B: ${method} /v1/portal_settings → 403`);
+    }
+    const after = await call(operator.tokens.admin, 'GET', path);
+    t.same(
+      [after.body.status, after.body.items, after.body.billing_threshold],
+      ['active', [{ product_id: product, meter_id: null }], null],
+    );
+    t.equal((await call(operator.tokens.admin, 'GET', '/v1/portal_settings')).body.self_serve_subscriptions, true);
+  });
 });

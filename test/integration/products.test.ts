@@ -32,6 +32,7 @@ t.test('products', async (t) => {
     t.match(res.body.id, /^prod_[0-9A-Za-z]{22}$/);
     t.equal(res.headers.get('location'), `/v1/products/${res.body.id}`);
     t.same(Object.keys(res.body).sort(), [
+      'allow_customer_meters',
       'created_at',
       'currency',
       'id',
@@ -41,7 +42,13 @@ t.test('products', async (t) => {
       'tax_rate_ids',
       'updated_at',
     ]);
-    t.match(res.body, { name: 'Pro plan', price: 19.99, currency: 'USD', pricing: 'flat' });
+    t.match(res.body, {
+      name: 'Pro plan',
+      price: 19.99,
+      currency: 'USD',
+      pricing: 'flat',
+      allow_customer_meters: true,
+    });
     t.match(res.body.created_at, ISO_MS);
     t.equal(res.body.updated_at, res.body.created_at);
     t.match(res.text, /"price":19\.99,/);

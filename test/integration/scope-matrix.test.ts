@@ -12,6 +12,7 @@ import {
 } from '../fixtures/matrix.js';
 import { insertInvoice } from '../fixtures/invoices.js';
 import { appendedEvent, recordedDelivery } from '../fixtures/webhook-events.js';
+import { createCustomers, customerToken } from '../fixtures/operator.js';
 
 /**
  * Scope matrix (docs/design.md §6): every endpoint × {no token, read, write, admin}. A token with at least the
@@ -843,7 +844,122 @@ const ROWS: Row[] = [
     }),
     verify: (b) => (b.discount?.coupon?.percent_off === 10 ? undefined : `discount is ${JSON.stringify(b.discount)}`),
   },
+  // issue 49 (sec-terms): portal settings are the operator's (admin); the customer-of-an-operator rows are below
+  {
+    method: 'GET',
+    route: '/v1/portal_settings',
+    scope: 'admin',
+    success: 200,
+    request: async () => ({ path: '/v1/portal_settings' }),
+  },
+  {
+    method: 'PATCH',
+    route: '/v1/portal_settings',
+    scope: 'admin',
+    success: 200,
+    request: async () => ({ path: '/v1/portal_settings', body: { self_serve_subscriptions: true } }),
+  },
   // ↑ append rows for further endpoints here
+];
+
+/**
+ * Issue 49 (sec-terms): a customer of an operator — a customer's own token, on what the operator made for it. What a
+ * subscription bills is the operator's: the customer reads it but changes it only as portal settings allow (all
+ * off by default: 403 `operator_terms`); operator-only routes answer 403 `insufficient_scope`. `status` per token.
+ */
+interface CustomerRow {
+  what: string;
+  method: 'GET' | 'POST' | 'PATCH';
+  request(fx: Fixture, customer: { id: string }): Promise<{ path: string; body?: unknown }>;
+  read: { status: number; code?: string };
+  write: { status: number; code?: string };
+}
+const operatorSubscription = async (fx: Fixture, customer: { id: string }) =>
+  (
+    await fx.admin('POST', '/v1/subscriptions', {
+      customer_id: customer.id,
+      items: [{ product_id: await fx.product() }],
+    })
+  ).id as string;
+const CUSTOMER_ROWS: CustomerRow[] = [
+  {
+    what: 'reads the subscription the operator made for it',
+    method: 'GET',
+    request: async (fx, c) => ({ path: `/v1/subscriptions/${await operatorSubscription(fx, c)}` }),
+    read: { status: 200 },
+    write: { status: 200 },
+  },
+  {
+    what: 'replaces its items',
+    method: 'PATCH',
+    request: async (fx, c) => ({
+      path: `/v1/subscriptions/${await operatorSubscription(fx, c)}`,
+      body: { items: [{ product_id: await fx.product() }] },
+    }),
+    read: { status: 403, code: 'insufficient_scope' },
+    write: { status: 403, code: 'operator_terms' },
+  },
+  {
+    what: 'cancels it',
+    method: 'PATCH',
+    request: async (fx, c) => ({
+      path: `/v1/subscriptions/${await operatorSubscription(fx, c)}`,
+      body: { status: 'canceled' },
+    }),
+    read: { status: 403, code: 'insufficient_scope' },
+    write: { status: 403, code: 'operator_terms' },
+  },
+  {
+    what: 'sets its billing threshold',
+    method: 'PATCH',
+    request: async (fx, c) => ({
+      path: `/v1/subscriptions/${await operatorSubscription(fx, c)}`,
+      body: { billing_threshold: { amount: 100 } },
+    }),
+    read: { status: 403, code: 'insufficient_scope' },
+    write: { status: 403, code: 'operator_terms' },
+  },
+  {
+    what: 'applies a coupon',
+    method: 'PATCH',
+    request: async (fx, c) => ({
+      path: `/v1/subscriptions/${await operatorSubscription(fx, c)}`,
+      body: { coupon_id: await fx.coupon() },
+    }),
+    read: { status: 403, code: 'insufficient_scope' },
+    write: { status: 403, code: 'insufficient_scope' },
+  },
+  {
+    what: 'subscribes itself to the catalog (self-serve, on by default)',
+    method: 'POST',
+    request: async (fx) => ({ path: '/v1/subscriptions', body: { items: [{ product_id: await fx.product() }] } }),
+    read: { status: 403, code: 'insufficient_scope' },
+    write: { status: 201 },
+  },
+  {
+    what: 'reads the portal settings',
+    method: 'GET',
+    request: async () => ({ path: '/v1/portal_settings' }),
+    read: { status: 403, code: 'insufficient_scope' },
+    write: { status: 403, code: 'insufficient_scope' },
+  },
+  {
+    what: 'changes the portal settings',
+    method: 'PATCH',
+    request: async () => ({ path: '/v1/portal_settings', body: { customer_can_cancel: true } }),
+    read: { status: 403, code: 'insufficient_scope' },
+    write: { status: 403, code: 'insufficient_scope' },
+  },
+  {
+    what: 'allows customer meters on a product',
+    method: 'PATCH',
+    request: async (fx) => ({
+      path: `/v1/products/${await fx.product('metered')}`,
+      body: { allow_customer_meters: true },
+    }),
+    read: { status: 403, code: 'insufficient_scope' },
+    write: { status: 403, code: 'insufficient_scope' },
+  },
 ];
 
 const RANK = { public: 0, read: 1, write: 2, admin: 3 } as const;
@@ -956,6 +1072,26 @@ t.test('scope matrix', async (t) => {
       }
     });
   }
+
+  t.test('a customer of the operator: what a subscription bills is the operator’s', async (t) => {
+    const [customer] = await createCustomers(api.url, account.tokens.admin, 1, 'matrix-terms');
+    const tokens = {
+      read: await customerToken(api.infra, customer!.accountId, ['read']),
+      write: await customerToken(api.infra, customer!.accountId, ['read', 'write']),
+    };
+    for (const row of CUSTOMER_ROWS)
+      for (const level of ['read', 'write'] as const) {
+        const { path, body } = await row.request(fx, customer!);
+        const res = await send(row.method, path, tokens[level], body);
+        const want = row[level];
+        t.equal(
+          res.status,
+          want.status,
+          `${level}: ${row.what} → ${want.status} (${JSON.stringify(res.body)?.slice(0, 160)})`,
+        );
+        if (want.code) t.equal(res.body.code, want.code, `${level}: ${row.what}: ${want.code}`);
+      }
+  });
 
   t.test('every route this file covers is served, and every served /v1 route has a row', async (t) => {
     const served = new Set(api.service.server.routes.map((r) => `${r.method} ${r.path}`));

@@ -4,6 +4,7 @@ import { createAuthenticator } from '../../services/roles/api/authenticator.js';
 import { oauthRoutes } from '../../services/control/oauth/module.js';
 import { FREE_PER_ADDRESS, FREE_PER_PAIR, SignInThrottle } from '../../services/control/oauth/sign-in-throttle.js';
 import { freePort, testInfra } from '../fixtures/env.js';
+import { parseTrustedProxies } from '../../shared/http/client-address.js';
 import {
   authorizeUrl,
   createUser,
@@ -130,6 +131,50 @@ t.test(
       );
       t.equal(spray.filter((s) => s === 429).length, 40 - FREE_PER_ADDRESS, 'the rest wait');
     });
+
+    // Issue 49: behind a load balancer every client was the balancer's address — one attacker locked out everyone.
+    t.test(
+      'behind a trusted proxy each client is its X-Forwarded-For address; an untrusted peer’s is ignored',
+      async (t) => {
+        const proxiedPort = await freePort();
+        const proxiedInfra = await testInfra(
+          t,
+          { ...first.config, PORT: proxiedPort, TRUSTED_PROXIES: parseTrustedProxies('127.0.0.9') },
+          'api',
+        );
+        const proxied = new ApiService(proxiedInfra, [oauthRoutes], await createAuthenticator(proxiedInfra));
+        await proxied.start();
+        t.teardown(() => proxied.stop());
+        const proxiedBase = `http://127.0.0.1:${proxiedPort}`;
+        const owner = await createUser(first.infra);
+
+        // The balancer (127.0.0.9) appends each client's address after whatever the client wrote itself.
+        const attacker = new FormBrowser('127.0.0.9', { 'x-forwarded-for': '198.51.100.66, 198.51.100.1' });
+        for (let i = 0; i < FREE_PER_PAIR; i++)
+          t.equal((await signIn(attacker, proxiedBase, owner.email, `guess ${i}`)).status, 400, `guess ${i}`);
+        t.equal(await throttle.pairFailures('198.51.100.1', owner.email), FREE_PER_PAIR, 'counted for the client');
+        t.equal(await throttle.pairFailures('127.0.0.9', owner.email), 0, 'not for the balancer');
+        t.equal(await throttle.pairFailures('198.51.100.66', owner.email), 0, 'nor for what the client wrote');
+        t.equal((await signIn(attacker, proxiedBase, owner.email, owner.password)).status, 429, 'the attacker waits');
+        const owners = new FormBrowser('127.0.0.9', { 'x-forwarded-for': '198.51.100.2' });
+        t.equal(
+          (await signIn(owners, proxiedBase, owner.email, owner.password)).status,
+          303,
+          'the owner, another client behind the same balancer, signs in',
+        );
+
+        // Not a trusted proxy: a header naming a new address per attempt changes nothing.
+        const forger = new FormBrowser('127.0.0.10');
+        const victim = await createUser(first.infra);
+        for (let i = 0; i < FREE_PER_PAIR; i++) {
+          forger.sentHeaders['x-forwarded-for'] = `203.0.113.${i + 1}`;
+          t.equal((await signIn(forger, proxiedBase, victim.email, `guess ${i}`)).status, 400, `forged guess ${i}`);
+        }
+        forger.sentHeaders['x-forwarded-for'] = '203.0.113.200';
+        t.equal(await throttle.pairFailures('127.0.0.10', victim.email), FREE_PER_PAIR, 'all counted for the peer');
+        t.equal((await signIn(forger, proxiedBase, victim.email, victim.password)).status, 429, 'the forger waits');
+      },
+    );
 
     t.test('a JSON client gets a 429 problem document', async (t) => {
       const user = await createUser(first.infra);

@@ -121,6 +121,7 @@ t.test('subscriptions', async (t) => {
       current_period_start: start,
       current_period_end: end,
       created_at: res.body.created_at,
+      managed_by: 'customer',
       discount: null,
     });
     t.match(res.body.created_at, ISO_MS);

@@ -63,10 +63,29 @@ t.test('the example inventory and its HAProxy configuration', async (t) => {
   const dir = mkdtempSync(path.join(tmpdir(), 'meterline-haproxy-'));
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
   const cfg = path.join(dir, 'haproxy.cfg');
-  writeFileSync(cfg, haproxyConfig(inv, { bind: { host: '127.0.0.1', port: 8443 }, statsPort: 8404 }));
+  const credential = { user: 'meterline', password: 'generated-0123456789' };
+  writeFileSync(
+    cfg,
+    haproxyConfig(inv, { bind: { host: '127.0.0.1', port: 8443 }, stats: { port: 8404, credential } }),
+  );
   const r = spawnSync(bin, ['-c', '-f', cfg], { encoding: 'utf8' });
   t.equal(r.status, 0, `haproxy -c accepts it: ${r.stdout}${r.stderr}`);
-  t.match(readFileSync(cfg, 'utf8'), /server meterline-3 10\.0\.0\.13:8080 check/);
+  const text = readFileSync(cfg, 'utf8');
+  t.match(text, /server meterline-3 10\.0\.0\.13:8080 check/);
+  // Issue 49: the apis see clients, not the load balancer; the stats page is not open to anyone.
+  t.match(text, /^ {4}option forwardfor$/m, 'the client address is sent in X-Forwarded-For');
+  t.match(text, /^ {4}bind 127\.0\.0\.1:8404$/m, 'the stats page listens on loopback by default');
+  t.match(text, /^ {4}user meterline insecure-password generated-0123456789$/m);
+  t.match(
+    text,
+    /^ {4}http-request auth realm meterline-stats unless \{ http_auth\(stats_users\) \}$/m,
+    'and asks for it',
+  );
+  t.ok(
+    text.indexOf('http-request auth') < text.indexOf('prometheus-exporter'),
+    'before the exporter answers (/metrics too)',
+  );
+  t.ok(inv.settings.TRUSTED_PROXIES, 'the example inventory names its load balancer as a trusted proxy');
 
   t.throws(
     () =>

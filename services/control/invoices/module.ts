@@ -27,6 +27,7 @@ export const invoicesModule: RouteModuleFactory = (deps) => {
       graceSeconds: deps.config.BILLING_GRACE_SECONDS,
       numberPrefix: deps.config.INVOICE_NUMBER_PREFIX,
       drafts: deps.config.BILLING_DRAFTS,
+      thresholdSpacingSeconds: deps.config.BILLING_THRESHOLD_INVOICE_SPACING_SECONDS,
       processor: createPaymentProcessor(deps.pg),
       linesPool: createInvoiceLinesPool(),
       log: deps.log,

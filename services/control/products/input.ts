@@ -48,6 +48,7 @@ export function parseNewProduct(ctx: RequestContext): NewProduct {
   else price = amount(['price']) ?? '0';
   const product: NewProduct = { name, price, currency, pricing };
   if (input.tax_rate_ids) product.tax_rate_ids = input.tax_rate_ids;
+  if (input.allow_customer_meters !== undefined) product.allow_customer_meters = input.allow_customer_meters;
   if (pricing === 'tiered') {
     if (!input.tiers_mode) errors.push({ field: 'tiers_mode', message: 'is required for tiered pricing' });
     if (!input.tiers) errors.push({ field: 'tiers', message: 'is required for tiered pricing' });
@@ -116,13 +117,20 @@ function checkAmount(
 
 export function parseProductChange(ctx: RequestContext): ProductChange {
   const input = updateBody.parse(ctx.body);
-  if (input.name === undefined && input.price === undefined && input.tax_rate_ids === undefined)
-    throw new ValidationError([{ field: '', message: 'must contain name, price or tax_rate_ids' }]);
+  if (
+    input.name === undefined &&
+    input.price === undefined &&
+    input.tax_rate_ids === undefined &&
+    input.allow_customer_meters === undefined
+  )
+    throw new ValidationError([
+      { field: '', message: 'must contain name, price, tax_rate_ids or allow_customer_meters' },
+    ]);
   const errors: FieldError[] = [];
   const name = checkName(input.name, errors);
   const price = checkPrice(ctx, input.price !== undefined, errors);
   throwIfAny(errors);
-  return { name, price, tax_rate_ids: input.tax_rate_ids };
+  return { name, price, tax_rate_ids: input.tax_rate_ids, allow_customer_meters: input.allow_customer_meters };
 }
 
 function checkName(name: string | undefined, errors: FieldError[]): string | undefined {

@@ -12,6 +12,7 @@ export function toProduct(row: ProductRow) {
     pricing: row.pricing,
     ...priceModelFields(row),
     tax_rate_ids: row.tax_rate_ids,
+    allow_customer_meters: row.allow_customer_meters,
     created_at: row.created_at.toISOString(),
     updated_at: row.updated_at.toISOString(),
   };

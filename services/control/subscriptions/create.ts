@@ -11,6 +11,10 @@ import { itemsOfPlan, planVersionToSubscribe } from '../../domain/plans/subscrib
 import { planTerms, subscriptionTermsOfPlan } from '../../domain/plans/terms.js';
 import { requireAdminForCoupon } from '../coupons/scope.js';
 import { currentDiscounts, setSubscriptionCoupon } from '../../domain/coupons/redeem.js';
+import { hasScope } from '../../../shared/auth/types.js';
+import { readPortalSettings } from '../../domain/portal-settings/settings.js';
+import { checkCustomerMayCreate } from '../../domain/subscriptions/terms-owner.js';
+import { checkThresholdMinimum } from '../../domain/subscriptions/threshold-minimum.js';
 
 /** POST /v1/subscriptions — 201 + Location; emits subscription.updated in the same transaction. */
 export function createSubscriptionRoute(deps: ApiDeps): RouteDef<NewSubscription> {
@@ -22,7 +26,9 @@ export function createSubscriptionRoute(deps: ApiDeps): RouteDef<NewSubscription
     handler: async (ctx, input) => {
       if (input.couponId != null) requireAdminForCoupon(ctx.principal!);
       const accountId = await accountActedFor(deps.pg, ctx.principal!, input.customerId);
+      const isOperator = hasScope(ctx.principal!, 'admin');
       const { sub, now, discount } = await withTransaction(deps.pg, async (c) => {
+        checkCustomerMayCreate(isOperator, (await readPortalSettings(c)).settings);
         const { now } = await accountTime(c, accountId);
         // A plan's subscription gets its version's items (docs/plans.md), its interval and
         // trial (subscriptionTermsOfPlan).
@@ -30,7 +36,19 @@ export function createSubscriptionRoute(deps: ApiDeps): RouteDef<NewSubscription
         const items = version ? itemsOfPlan(version.items) : input.items;
         const plan = version ? { id: version.plan_id, version: version.version } : null;
         const terms = version ? subscriptionTermsOfPlan(planTerms(version), input.terms) : input.terms;
-        const sub = await createSubscription(c, accountId, items, now, input.billingThreshold, plan, terms);
+        // Made by the operator for a customer: its terms are the operator's (terms-owner.ts).
+        const operatorMade = isOperator && accountId !== ctx.principal!.accountId;
+        const sub = await createSubscription(
+          c,
+          accountId,
+          items,
+          now,
+          input.billingThreshold,
+          plan,
+          terms,
+          operatorMade,
+        );
+        checkThresholdMinimum(sub.row.billing_threshold, sub.row.currency, deps.config.BILLING_THRESHOLD_MINIMUMS);
         // A coupon at creation: redeemed in the same transaction (a refused coupon creates nothing).
         if (input.couponId != null) await setSubscriptionCoupon(c, sub, input.couponId, now, { emit: false });
         return { sub, now, discount: (await currentDiscounts(c, [sub.row.id])).get(sub.row.id) ?? null };
@@ -41,7 +59,12 @@ export function createSubscriptionRoute(deps: ApiDeps): RouteDef<NewSubscription
       summary: 'Subscribe the account (an operator: any customer, customer_id) to products or to a plan',
       tags: ['subscriptions'],
       requestBody: CreateSubscriptionBody,
-      responses: { '201': { description: 'The created subscription (Location names it)', schema: SubscriptionSchema } },
+      responses: {
+        '201': { description: 'The created subscription (Location names it)', schema: SubscriptionSchema },
+        '403': {
+          description: 'A customer’s token while the operator turned self-serve off (code self_serve_disabled)',
+        },
+      },
     },
   };
 }

@@ -24,6 +24,7 @@ export function toSubscription(s: Subscription, now = new Date(), discount: Curr
     current_period_start: period.start.toISOString(),
     current_period_end: period.end.toISOString(),
     created_at: s.row.created_at.toISOString(),
+    managed_by: s.row.operator_managed ? ('operator' as const) : ('customer' as const),
     discount: toDiscount(discount),
   };
 }

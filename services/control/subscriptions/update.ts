@@ -4,7 +4,11 @@ import { reply } from '../../../shared/http/reply.js';
 import { SubscriptionSchema, UpdateSubscriptionBody } from '../../../shared/api/subscriptions.js';
 import { toSubscription } from './representation.js';
 import { parseSubscriptionChange, type SubscriptionChange } from './input.js';
-import { changeSubscription, subscriptionActor } from '../../domain/subscriptions/store.js';
+import { changeSubscription, getSubscription, subscriptionActor } from '../../domain/subscriptions/store.js';
+import { hasScope } from '../../../shared/auth/types.js';
+import { readPortalSettings } from '../../domain/portal-settings/settings.js';
+import { checkCustomerMayChange } from '../../domain/subscriptions/terms-owner.js';
+import { checkThresholdMinimum } from '../../domain/subscriptions/threshold-minimum.js';
 import { accountTime } from '../../domain/test-clocks/store.js';
 import { requireAdminForCoupon } from '../coupons/scope.js';
 import { currentDiscounts, setSubscriptionCoupon } from '../../domain/coupons/redeem.js';
@@ -22,10 +26,21 @@ export function updateSubscriptionRoute(deps: ApiDeps): RouteDef<SubscriptionCha
     handler: async (ctx, change) => {
       if (change.couponId !== undefined) requireAdminForCoupon(ctx.principal!);
       const accountId = await subscriptionActor(deps.pg, ctx.principal!, ctx.params.subscription_id!);
+      const isOperator = hasScope(ctx.principal!, 'admin');
+      const id = ctx.params.subscription_id!;
       const { subscription, now, discount } = await withTransaction(deps.pg, async (c) => {
         const { now } = await accountTime(c, accountId);
+        // Who may change what it bills (terms-owner.ts), decided under the row lock changeSubscription takes again.
+        const cur = await getSubscription(c, accountId, id, true);
+        checkCustomerMayChange(isOperator, cur.row, change, (await readPortalSettings(c)).settings);
         // changeSubscription locks the row; the coupon changes under that lock, in the same transaction.
-        const { subscription } = await changeSubscription(c, accountId, ctx.params.subscription_id!, change, now);
+        const { subscription } = await changeSubscription(c, accountId, id, change, now);
+        if (change.billingThreshold !== undefined)
+          checkThresholdMinimum(
+            change.billingThreshold,
+            subscription.row.currency,
+            deps.config.BILLING_THRESHOLD_MINIMUMS,
+          );
         if (change.couponId !== undefined) await setSubscriptionCoupon(c, subscription, change.couponId, now);
         const discount = (await currentDiscounts(c, [subscription.row.id])).get(subscription.row.id) ?? null;
         return { subscription, now, discount };
@@ -38,6 +53,10 @@ export function updateSubscriptionRoute(deps: ApiDeps): RouteDef<SubscriptionCha
       requestBody: UpdateSubscriptionBody,
       responses: {
         '200': { description: 'The subscription after the change', schema: SubscriptionSchema },
+        '403': {
+          description:
+            'A customer’s token on a subscription the operator made, changing what portal settings keep for the operator (code operator_terms, errors name the fields), or self-serve turned off (self_serve_disabled)',
+        },
         '409': { description: 'The subscription is canceled (code subscription_canceled)' },
       },
     },

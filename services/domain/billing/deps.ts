@@ -25,6 +25,8 @@ export interface BillingDeps {
   numberPrefix: string;
   /** BILLING_DRAFTS: a period's invoice is a draft from the period's end until the grace period is over. */
   drafts: boolean;
+  /** BILLING_THRESHOLD_INVOICE_SPACING_SECONDS: at most one threshold invoice per subscription within it. */
+  thresholdSpacingSeconds?: number;
   processor: PaymentProcessor;
   linesPool: InvoiceLinesPool;
   log: Logger;

@@ -14,6 +14,7 @@ import { firstPaymentAttemptAt } from './dunning.js';
 import { numberDocuments } from './numbering.js';
 import { pricePeriods } from './price-periods.js';
 import { inScope, LIVE_CUSTOMERS, type BillingScope } from './scope.js';
+import { DEFAULT_THRESHOLD_SPACING_SECONDS, spacedOut } from './threshold-spacing.js';
 
 /**
  * Progressive billing (issue 28, docs/billing.md "Progressive billing"). A subscription with a `billing_threshold`
@@ -72,7 +73,8 @@ export async function issueThresholdInvoices(
       );
       if (r.rows.length === 0) return null;
       after = r.rows[r.rows.length - 1]!.id;
-      return issueLocked(deps, client, r.rows, now, opts.timings);
+      const spacing = deps.thresholdSpacingSeconds ?? DEFAULT_THRESHOLD_SPACING_SECONDS;
+      return issueLocked(deps, client, await spacedOut(client, r.rows, now, spacing), now, opts.timings);
     });
     if (batch === null) return all;
     all.push(...batch);

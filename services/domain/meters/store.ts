@@ -144,6 +144,16 @@ export async function lockMeter(client: PgClient, id: string): Promise<MeterRow 
  * The declared dimensions of the account's meters among `ids`, and of the deployment's (operator mode: each
  * customer's own usage of them); a meter of another account is absent.
  */
+/** Which of `ids` are the account's own meters (not deployment meters): self-reported usage. */
+export async function ownMeterIds(client: PgClient, accountId: string, ids: string[]): Promise<Set<string>> {
+  if (ids.length === 0) return new Set();
+  const { rows } = await client.query<{ id: string }>(
+    "SELECT id FROM meters WHERE id = ANY($1) AND account_id = $2 AND scope <> 'deployment'",
+    [ids, accountId],
+  );
+  return new Set(rows.map((m) => m.id));
+}
+
 export async function meterDimensions(
   client: PgClient,
   accountId: string,

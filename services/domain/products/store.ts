@@ -10,7 +10,7 @@ import type { NewProduct, ProductChange, ProductRow } from './types.js';
 import type { Pricing } from '../../../shared/vocabulary.js';
 
 const PRODUCT_COLUMNS =
-  'id, name, price::text AS price, currency, pricing, tiers_mode, tiers, package_size::text AS package_size, tax_rate_ids, created_at, updated_at';
+  'id, name, price::text AS price, currency, pricing, tiers_mode, tiers, package_size::text AS package_size, tax_rate_ids, allow_customer_meters, created_at, updated_at';
 
 const notFound = (id: string) => new NotFoundError(`No product ${id}.`);
 
@@ -55,8 +55,8 @@ async function checkTaxRates(pool: PgPool, ids: readonly string[] | undefined): 
 export async function insertProduct(pool: PgPool, p: NewProduct): Promise<ProductRow> {
   await checkTaxRates(pool, p.tax_rate_ids);
   const r = await pool.query<ProductRow>(
-    `INSERT INTO products (id, name, price, currency, pricing, tiers_mode, tiers, package_size, tax_rate_ids)
-     VALUES ($1, $2, $3::numeric, $4, $5, $6, $7::jsonb, $8::numeric, $9) RETURNING ${PRODUCT_COLUMNS}`,
+    `INSERT INTO products (id, name, price, currency, pricing, tiers_mode, tiers, package_size, tax_rate_ids, allow_customer_meters)
+     VALUES ($1, $2, $3::numeric, $4, $5, $6, $7::jsonb, $8::numeric, $9, $10) RETURNING ${PRODUCT_COLUMNS}`,
     [
       newId('prod'),
       p.name,
@@ -67,6 +67,7 @@ export async function insertProduct(pool: PgPool, p: NewProduct): Promise<Produc
       p.tiers ? JSON.stringify(p.tiers) : null,
       p.package_size ?? null,
       p.tax_rate_ids ?? [],
+      p.allow_customer_meters ?? true,
     ],
   );
   return r.rows[0]!;
@@ -77,9 +78,10 @@ export async function updateProduct(pool: PgPool, id: string, p: ProductChange):
   await checkTaxRates(pool, p.tax_rate_ids);
   const r = await pool.query<ProductRow>(
     `UPDATE products SET name = COALESCE($2, name), price = COALESCE($3::numeric, price),
-            tax_rate_ids = COALESCE($4::text[], tax_rate_ids), updated_at = now()
+            tax_rate_ids = COALESCE($4::text[], tax_rate_ids),
+            allow_customer_meters = COALESCE($5::boolean, allow_customer_meters), updated_at = now()
       WHERE id = $1 AND deleted_at IS NULL RETURNING ${PRODUCT_COLUMNS}`,
-    [id, p.name ?? null, p.price ?? null, p.tax_rate_ids ?? null],
+    [id, p.name ?? null, p.price ?? null, p.tax_rate_ids ?? null, p.allow_customer_meters ?? null],
   );
   if (!r.rows[0]) throw notFound(id);
   return r.rows[0];
@@ -117,9 +119,14 @@ export async function deleteProduct(pool: PgPool, id: string): Promise<void> {
 export async function lockProductsForShare(
   client: PgClient,
   ids: string[],
-): Promise<{ id: string; currency: string; pricing: Pricing }[]> {
-  const { rows } = await client.query<{ id: string; currency: string; pricing: Pricing }>(
-    'SELECT id, currency, pricing FROM products WHERE id = ANY($1) AND deleted_at IS NULL ORDER BY id FOR SHARE',
+): Promise<{ id: string; currency: string; pricing: Pricing; allow_customer_meters: boolean }[]> {
+  const { rows } = await client.query<{
+    id: string;
+    currency: string;
+    pricing: Pricing;
+    allow_customer_meters: boolean;
+  }>(
+    'SELECT id, currency, pricing, allow_customer_meters FROM products WHERE id = ANY($1) AND deleted_at IS NULL ORDER BY id FOR SHARE',
     [ids],
   );
   return rows;

@@ -12,12 +12,15 @@ export interface NewProduct {
   tiers?: Tier[];
   package_size?: string;
   tax_rate_ids?: string[];
+  /** Default true: a customer's own meter may price it (docs/operator-mode.md). */
+  allow_customer_meters?: boolean;
 }
 
 export interface ProductChange {
   name?: string;
   price?: string;
   tax_rate_ids?: string[];
+  allow_customer_meters?: boolean;
 }
 
 export interface ProductRow extends ProductPriceRow {
@@ -28,6 +31,7 @@ export interface ProductRow extends ProductPriceRow {
   currency: string;
   pricing: Pricing;
   tax_rate_ids: string[];
+  allow_customer_meters: boolean;
   created_at: Date;
   updated_at: Date;
 }

@@ -3,13 +3,14 @@ import { ValidationError, type FieldError } from '../../../shared/errors.js';
 import { Decimal } from '../../../shared/money/decimal.js';
 import type { Item, ItemRequest } from './types.js';
 import { lockProductsForShare } from '../products/store.js';
-import { meterDimensions } from '../meters/store.js';
+import { meterDimensions, ownMeterIds } from '../meters/store.js';
 import { dimensionKeyProblem } from '../../../shared/usage/dimensions.js';
 
 /**
  * Checks items against the catalog and the account's meters, inside the caller's transaction:
  * every product exists; a metered product names a meter of this account, a flat one none; no item twice;
- * all products in one currency (and in `requiredCurrency` when the subscription already has one).
+ * all products in one currency (and in `requiredCurrency` when the subscription already has one); a product that
+ * does not allow customer meters (`allow_customer_meters: false`) is priced by a deployment meter only.
  * The products are locked FOR SHARE so that a concurrent product DELETE waits and then sees this subscription.
  */
 export async function resolveItems(
@@ -27,9 +28,10 @@ export async function resolveItems(
   }));
   const productIds = [...new Set(items.map((i) => i.product_id))];
   const meterIds = [...new Set(items.flatMap((i) => (i.meter_id ? [i.meter_id] : [])))];
-  const [products, knownMeters] = await Promise.all([
+  const [products, knownMeters, ownMeters] = await Promise.all([
     lockProductsForShare(client, productIds),
     meterDimensions(client, accountId, meterIds),
+    ownMeterIds(client, accountId, meterIds),
   ]);
   const productById = new Map(products.map((p) => [p.id, p]));
 
@@ -50,6 +52,11 @@ export async function resolveItems(
       if (!item.meter_id)
         errors.push({ field: `${at}.meter_id`, message: `is required for a ${product.pricing} product` });
       else if (!knownMeters.has(item.meter_id)) errors.push({ field: `${at}.meter_id`, message: 'no such meter' });
+      else if (!product.allow_customer_meters && ownMeters.has(item.meter_id))
+        errors.push({
+          field: `${at}.meter_id`,
+          message: `must be a deployment meter: product ${product.id} does not allow the customer's own meters`,
+        });
       else groupByProblems(item, knownMeters.get(item.meter_id)!, at, errors);
       if (item.quantity !== 1)
         errors.push({

@@ -11,6 +11,7 @@ import { itemKey, resolveItems, sameItem, sameItems } from './items.js';
 import { itemOut } from './types.js';
 import type { Item, ItemRequest, Subscription, SubscriptionRow, SubscriptionTerms } from './types.js';
 import { billingStart } from '../billing/periods.js';
+import { checkTermBounds } from './term-bounds.js';
 
 type Queryable = Pick<PgPool, 'query'> | PgClient;
 
@@ -175,18 +176,21 @@ export async function createSubscription(
   /** The plan version the items come from (docs/plans.md), if any. */
   plan: { id: string; version: number } | null = null,
   terms: SubscriptionTerms = {},
+  /** Made by the operator (an admin token): terms-owner.ts decides what its customer may change. */
+  operatorManaged = false,
 ): Promise<Subscription> {
   const { items, currency } = await resolveItems(client, accountId, input);
   if (billingThreshold !== null) checkThreshold(billingThreshold, currency);
   if (terms.trial_end && terms.trial_end.getTime() <= now.getTime())
     throw new ValidationError([{ field: 'trial_end', message: `must be after now (${now.toISOString()})` }]);
   const start = billingStart(terms, now);
+  checkTermBounds(start, now);
   const r = await client.query<SubscriptionRow>(
     `INSERT INTO subscriptions (id, account_id, status, currency, created_at, updated_at, billing_threshold,
                                 "interval", interval_count, billing_anchor, trial_end,
                                 billing_period_start, billing_period_end, advance_period_start, advance_period_end,
-                                plan_id, plan_version)
-     VALUES ($1, $2, 'active', $3, $4, $4, $5::numeric, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15) RETURNING *`,
+                                plan_id, plan_version, operator_managed)
+     VALUES ($1, $2, 'active', $3, $4, $4, $5::numeric, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16) RETURNING *`,
     [
       newId('sub'),
       accountId,
@@ -203,6 +207,7 @@ export async function createSubscription(
       start.advance?.end ?? null,
       plan?.id ?? null,
       plan?.version ?? null,
+      operatorManaged,
     ],
   );
   const sub = { row: r.rows[0]!, items };

@@ -34,6 +34,8 @@ export interface SubscriptionRow {
   billing_anchor: BillingAnchor;
   /** Nothing is billed before it (docs/billing.md "Trials"); null: no trial. */
   trial_end: Date | null;
+  /** Made by the operator (an admin token): only it changes the terms, or the customer as portal settings allow. */
+  operator_managed: boolean;
 }
 
 /**

@@ -22,6 +22,7 @@ import { testClocksModule } from '../../control/test-clocks/module.js';
 import { entitlementsModule } from '../../control/entitlements/module.js';
 import { alertsModule } from '../../control/alerts/module.js';
 import { plansModule } from '../../control/plans/module.js';
+import { portalSettingsModule } from '../../control/portal-settings/module.js';
 import { consoleModule } from '../../console/module.js';
 
 /** Every route module the api mounts, in registration order. Each area adds its factory here. */
@@ -49,5 +50,6 @@ export const ROUTE_MODULES: RouteModuleFactory[] = [
   entitlementsModule,
   alertsModule,
   plansModule,
+  portalSettingsModule,
   consoleModule,
 ];

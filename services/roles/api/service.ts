@@ -42,6 +42,7 @@ export class ApiService implements Service {
       maxBufferedBodyBytes: infra.config.MAX_BUFFERED_REQUEST_BYTES,
       maxBufferedBodyBytesPerCaller: infra.config.MAX_BUFFERED_REQUEST_BYTES_PER_CALLER,
       bodyReadTimeoutMs: infra.config.BODY_READ_TIMEOUT_SECONDS * 1000,
+      trustedProxies: infra.config.TRUSTED_PROXIES,
     });
   }
 

@@ -20,6 +20,7 @@ export function billingDeps(base: {
     graceSeconds: base.config.BILLING_GRACE_SECONDS,
     numberPrefix: base.config.INVOICE_NUMBER_PREFIX,
     drafts: base.config.BILLING_DRAFTS,
+    thresholdSpacingSeconds: base.config.BILLING_THRESHOLD_INVOICE_SPACING_SECONDS,
     processor: createPaymentProcessor(base.pg),
     linesPool: createInvoiceLinesPool(),
     log: base.log,

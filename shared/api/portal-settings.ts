@@ -1,0 +1,40 @@
+import Type from 'typebox';
+
+/** Portal settings (docs/operator-mode.md "Who changes a subscription's terms"): admin reads and changes them. */
+const settingFields = {
+  customer_can_change_items: Type.Boolean({
+    description: 'on a subscription the operator made, the customer may replace its items (default false)',
+  }),
+  customer_can_cancel: Type.Boolean({
+    description: 'on a subscription the operator made, the customer may cancel it (default false)',
+  }),
+  customer_can_change_threshold: Type.Boolean({
+    description:
+      'on a subscription the operator made, the customer may set or remove its billing_threshold (default false)',
+  }),
+  self_serve_subscriptions: Type.Boolean({
+    description:
+      'customers may subscribe themselves to the catalog and change those subscriptions (default true); false: only the operator creates and changes subscriptions',
+  }),
+};
+
+export const PortalSettingsSchema = Type.Object(
+  {
+    ...settingFields,
+    updated_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()], {
+      description: 'when the operator last changed them; null: all at their defaults',
+    }),
+  },
+  { additionalProperties: false },
+);
+
+export const UpdatePortalSettingsBody = Type.Object(
+  {
+    customer_can_change_items: Type.Optional(settingFields.customer_can_change_items),
+    customer_can_cancel: Type.Optional(settingFields.customer_can_cancel),
+    customer_can_change_threshold: Type.Optional(settingFields.customer_can_change_threshold),
+    self_serve_subscriptions: Type.Optional(settingFields.self_serve_subscriptions),
+  },
+  { additionalProperties: false, minProperties: 1 },
+);
+export type UpdatePortalSettingsBody = Type.Static<typeof UpdatePortalSettingsBody>;
