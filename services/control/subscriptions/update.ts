@@ -4,7 +4,8 @@ import { reply } from '../../../shared/http/reply.js';
 import { SubscriptionSchema, UpdateSubscriptionBody } from '../../../shared/api/subscriptions.js';
 import { toSubscription } from './representation.js';
 import { parseSubscriptionChange, type SubscriptionChange } from './input.js';
-import { changeSubscription, subscriptionActor } from '../../domain/subscriptions/store.js';
+import { changeSubscription } from '../../domain/subscriptions/store.js';
+import { accountActingOn } from '../../domain/customers/acting-for.js';
 import { accountTime } from '../../domain/test-clocks/store.js';
 import { requireAdminForCoupon } from '../coupons/scope.js';
 import { currentDiscounts, setSubscriptionCoupon } from '../../domain/coupons/redeem.js';
@@ -21,7 +22,7 @@ export function updateSubscriptionRoute(deps: ApiDeps): RouteDef<SubscriptionCha
     input: parseSubscriptionChange,
     handler: async (ctx, change) => {
       if (change.couponId !== undefined) requireAdminForCoupon(ctx.principal!);
-      const accountId = await subscriptionActor(deps.pg, ctx.principal!, ctx.params.subscription_id!);
+      const accountId = await accountActingOn(deps.pg, ctx.principal!, 'subscription', ctx.params.subscription_id!);
       const { subscription, now, discount } = await withTransaction(deps.pg, async (c) => {
         const { now } = await accountTime(c, accountId);
         // changeSubscription locks the row; the coupon changes under that lock, in the same transaction.
