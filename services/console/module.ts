@@ -93,6 +93,22 @@ export const consoleModule: RouteModuleFactory = (deps) => {
           responses: { '200': { description: 'HTML page', contentType: 'text/html' } },
         },
       });
+      // `/console/` (a typed or bookmarked trailing slash) is the console too: one canonical URL, query kept (the
+      // OAuth answer comes back to /console?code=…).
+      server.route({
+        method: 'GET',
+        path: '/console/',
+        auth: 'public',
+        handler: (ctx): HttpReply => ({
+          status: 308,
+          headers: { Location: ctx.rawQuery ? `/console?${ctx.rawQuery}` : '/console', 'Cache-Control': 'no-store' },
+        }),
+        doc: {
+          summary: 'Redirects to /console (permanent, the query string kept)',
+          tags: ['console'],
+          responses: { '308': { description: 'Location: /console' } },
+        },
+      });
       server.route({
         method: 'GET',
         path: '/console/assets/:file',

@@ -124,6 +124,13 @@ export const ListCreditNotesQuery = Type.Object(
     invoice_id: Type.Optional(
       Type.String({ minLength: 1, maxLength: 64, description: 'only the notes of this invoice' }),
     ),
+    customer_id: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 64,
+        description: 'operators (admin): that customer’s credit notes; any other token may name only itself',
+      }),
+    ),
   },
   { additionalProperties: false },
 );

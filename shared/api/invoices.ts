@@ -137,9 +137,25 @@ export const ListInvoicesQuery = Type.Object(
 );
 export type ListInvoicesQuery = Type.Static<typeof ListInvoicesQuery>;
 
-/** GET /v1/billing/invoices/upcoming?subscription_id=… */
+/** GET /v1/billing/invoices/upcoming?subscription_id=…|customer_id=… */
 export const UpcomingInvoiceQuery = Type.Object(
-  { subscription_id: Type.String({ minLength: 1, maxLength: 64, description: 'sub_… of the caller' }) },
+  {
+    subscription_id: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 64,
+        description: 'sub_… of the caller (an operator’s: of any customer); required unless customer_id is given',
+      }),
+    ),
+    customer_id: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 64,
+        description:
+          'operators (admin): that customer’s upcoming invoice — of its one active subscription, or of subscription_id (which must be the customer’s); any other token may name only itself',
+      }),
+    ),
+  },
   { additionalProperties: false },
 );
 export type UpcomingInvoiceQuery = Type.Static<typeof UpcomingInvoiceQuery>;
@@ -164,7 +180,8 @@ export const UpcomingInvoiceSchema = Type.Object(
     last_payment_error: Type.Null(),
     created_at: Type.String({
       format: 'date-time',
-      description: 'the instant the draft was computed; usage counts up to it',
+      description:
+        'the instant the draft was computed (a clocked customer’s: its clock’s time); the period’s usage recorded so far counts',
     }),
     paid_at: Type.Null(),
   },

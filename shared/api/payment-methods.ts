@@ -50,4 +50,17 @@ export interface PaymentMethod {
   created_at: string;
 }
 
-export const ListPaymentMethodsQuery = Type.Object({ ...PaginationQuery }, { additionalProperties: false });
+export const ListPaymentMethodsQuery = Type.Object(
+  {
+    ...PaginationQuery,
+    customer_id: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 64,
+        description: 'operators (admin): that customer’s payment methods; any other token may name only itself',
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+export type ListPaymentMethodsQuery = Type.Static<typeof ListPaymentMethodsQuery>;

@@ -36,14 +36,21 @@ export interface EmitterOptions extends ClientOptions {
   customer?: string;
   /** Flush on process exit ('beforeExit'). Default true. */
   flushOnExit?: boolean;
-  /** Records the server refused for their content (never retried). */
+  /**
+   * Records the server refused for their content (never retried). Without it, rejections are reported on stderr
+   * like drops: one line, naming the first record's problem, when a burst of rejections begins (`counters.rejected`
+   * counts them all).
+   */
   onRejected?: (record: UsageRecord, error: unknown) => void;
   /**
    * Batches refused as a whole for a reason retrying can't fix (401, 403, 413, 422): dropped and reported here.
    * Without it, drops are reported on stderr: one line when a burst of drops begins (`counters.failed` counts them all).
    */
   onError?: (error: unknown, records: UsageRecord[]) => void;
-  /** Without onError: a burst of drops ends after this long without one, and the next drop is reported again. Default 60 s. */
+  /**
+   * Without onError (onRejected): a burst of drops (rejections) ends after this long without one, and the next is
+   * reported again. Default 60 s.
+   */
   dropBurstGapMs?: number;
 }
 
@@ -113,6 +120,8 @@ export class UsageEmitter {
     EmitterOptions;
   /** When the last drop happened (no onError): a drop later than dropBurstGapMs after it starts a new burst. */
   private lastDropAt = -Infinity;
+  /** The same for rejections with no onRejected. */
+  private lastRejectAt = -Infinity;
   private buffer: UsageRecord[] = [];
   private timer: NodeJS.Timeout | undefined;
   private readonly inflight = new Set<Promise<void>>();
@@ -221,6 +230,8 @@ export class UsageEmitter {
           this.c.rejected++;
           this.o.onRejected?.(batch[r.index]!, r.error);
         }
+        if (outcome.rejections.length && !this.o.onRejected)
+          this.reportRejects(outcome.rejections.length, outcome.rejections[0]!.error);
         return;
       } catch (err) {
         const backoff = Math.min(this.o.retryMaxMs, this.o.retryBaseMs * 2 ** Math.min(attempt, 16));
@@ -233,6 +244,7 @@ export class UsageEmitter {
             // Every record invalid: each is settled as rejected.
             this.c.rejected += batch.length;
             for (const r of batch) this.o.onRejected?.(r, err.problem);
+            if (!this.o.onRejected) this.reportRejects(batch.length, err.problem);
             return;
           }
           this.c.failed += batch.length;
@@ -257,6 +269,20 @@ export class UsageEmitter {
     if (!newBurst) return;
     process.stderr.write(
       `meterline/client: dropped ${records} usage records: ${err.message} — further drops are counted in counters.failed and not reported until ${this.o.dropBurstGapMs / 1000} s pass without one; pass onError to handle them\n`,
+    );
+  }
+
+  /**
+   * Rejections with no onRejected to hear them: a record refused for its content (an unknown customer, a value of
+   * the wrong type) would otherwise be lost silently. Once per burst, like drops.
+   */
+  private reportRejects(records: number, first: unknown): void {
+    const now = Date.now();
+    const newBurst = now - this.lastRejectAt > this.o.dropBurstGapMs;
+    this.lastRejectAt = now;
+    if (!newBurst) return;
+    process.stderr.write(
+      `meterline/client: ${records} usage record${records === 1 ? '' : 's'} rejected (not retried), the first: ${problemText(first)} — further rejections are counted in counters.rejected and not reported until ${this.o.dropBurstGapMs / 1000} s pass without one; pass onRejected to handle them\n`,
     );
   }
 
@@ -288,4 +314,12 @@ export class UsageEmitter {
       this.c.inflight--;
     }
   }
+}
+
+/** A rejection's problem in one line: its code and each field's message (what a record result or 422 carries). */
+function problemText(error: unknown): string {
+  const e = error as { code?: string; detail?: string; errors?: { field?: string; message?: string }[] } | undefined;
+  if (!e || typeof e !== 'object') return String(error);
+  const fields = (e.errors ?? []).map((f) => `${f.field ?? '?'}: ${f.message ?? ''}`).join('; ');
+  return [e.code, fields || e.detail].filter(Boolean).join(' — ');
 }

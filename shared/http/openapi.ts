@@ -30,6 +30,8 @@ function operationId(route: RouteDef): string {
     .split('/')
     .filter(Boolean)
     .map((s) => (s.startsWith(':') ? 'by_' + s.slice(1) : s.replace(/[^A-Za-z0-9]+/g, '_')));
+  // `/console/` is not `/console` (a redirect to it): its id says so.
+  if (route.path.length > 1 && route.path.endsWith('/')) words.push('slash');
   return [route.method.toLowerCase(), ...words].join('_');
 }
 

@@ -52,6 +52,20 @@ await emitter.close();
 console.log(JSON.stringify(emitter.counters));
 `;
 
+/** No onRejected: records refused for their content are reported on stderr once per burst, like drops. */
+const REJECTS = `import { UsageEmitter } from 'meterline/client';
+const emitter = new UsageEmitter({ baseUrl: process.env.BASE!, token: process.env.TOKEN!, batchSize: 3, lingerMs: 1 });
+const unknown = 'mtr_0000000000000000000000';
+for (let batch = 0; batch < 2; batch++) {
+  await emitter.emit({ meter_id: process.env.METER!, value: 1 });
+  await emitter.emit({ meter_id: unknown, value: 1 });
+  await emitter.emit({ meter_id: process.env.METER!, value: 1 });
+  await emitter.flush();
+}
+await emitter.close();
+console.log(JSON.stringify(emitter.counters));
+`;
+
 /**
  * `meterline/client` as another project gets it (docs/client.md): `npm pack` of the built package
  * (dist/client-package, `npm run build`), installed into a scratch project without the network — the
@@ -98,8 +112,9 @@ t.test('the packed client installs into another project, type-checks and sends r
   });
   await writeFile(join(project, 'snippet.ts'), SNIPPET);
   await writeFile(join(project, 'drops.ts'), DROPS);
+  await writeFile(join(project, 'rejects.ts'), REJECTS);
   await writeFile(join(project, 'mistake.ts'), MISTAKE);
-  await writeFile(join(project, 'tsconfig.json'), JSON.stringify(tsconfig(['snippet.ts', 'drops.ts'])));
+  await writeFile(join(project, 'tsconfig.json'), JSON.stringify(tsconfig(['snippet.ts', 'drops.ts', 'rejects.ts'])));
   await writeFile(join(project, 'tsconfig.mistake.json'), JSON.stringify(tsconfig(['mistake.ts'])));
   await t.resolves(run(process.execPath, [TSC, '-p', 'tsconfig.json'], { cwd: project }), 'the snippets type-check');
   const refused = await run(process.execPath, [TSC, '-p', 'tsconfig.mistake.json'], { cwd: project }).then(
@@ -154,5 +169,16 @@ t.test('the packed client installs into another project, type-checks and sends r
         line,
         /^meterline\/client: dropped 2 usage records: meterline 401 unauthorized: The access token is malformed\. .* pass onError/,
       );
+  });
+
+  await t.test('an emitter without onRejected reports rejected records on stderr once per burst', async (t) => {
+    const out = await run(process.execPath, ['out/rejects.js'], { cwd: project, env });
+    t.match(JSON.parse(out.stdout), { emitted: 6, accepted: 4, rejected: 2, failed: 0, pending: 0 });
+    const lines = out.stderr.trim().split('\n');
+    t.equal(lines.length, 1, 'two rejections in one burst: one line');
+    t.match(
+      lines[0],
+      /^meterline\/client: 1 usage record rejected \(not retried\), the first: not_found .* pass onRejected/,
+    );
   });
 });

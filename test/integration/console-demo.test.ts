@@ -32,6 +32,20 @@ t.test('first run: the hint, then a demo account with a meter, usage, a subscrip
   });
   t.same(await firstRunLines(world.config), [`console: ${world.base}/console`], 'no hint once an account exists');
 
+  await t.test('/console/ (a trailing slash) is the console too: a permanent redirect, the query kept', async (t) => {
+    for (const [path, location] of [
+      ['/console/', '/console'],
+      ['/console/?code=abc&state=xyz', '/console?code=abc&state=xyz'],
+    ]) {
+      const r = await fetch(world.base + path, { redirect: 'manual' });
+      t.equal(r.status, 308, path);
+      t.equal(r.headers.get('location'), location);
+    }
+    const followed = await fetch(`${world.base}/console/`);
+    t.equal(followed.status, 200, 'followed: the console page');
+    t.match(followed.headers.get('content-type'), /^text\/html/);
+  });
+
   const keys = new SigningKeys(world.infra.pg, world.config.SECRET_KEY);
   await keys.load();
   const { token } = await issueAccessToken(

@@ -2,7 +2,8 @@ import t from 'tap';
 import { isolatedConfig, waitUntil } from '../fixtures/env.js';
 import { startApi } from '../fixtures/api.js';
 import { createTestAccount } from '../fixtures/auth.js';
-import { callJson, usageRecord } from '../fixtures/matrix.js';
+import { callJson, cardBody, usageRecord } from '../fixtures/matrix.js';
+import { insertInvoice } from '../fixtures/invoices.js';
 import { createCustomers, customerToken, deploymentMeter } from '../fixtures/operator.js';
 import { startConsumer } from './ingest-helpers.js';
 
@@ -158,4 +159,49 @@ t.test('isolation between the customers of a deployment', async (t) => {
     );
     t.equal((await call(operator.tokens.admin, 'GET', '/v1/portal_settings')).body.self_serve_subscriptions, true);
   });
+  t.test(
+    'the operator changes A’s card and pays A’s invoice by id, as A can; B gets 404 and changes nothing',
+    async (t) => {
+      const sub = await call(operator.tokens.admin, 'POST', '/v1/subscriptions', {
+        customer_id: a!.id,
+        items: [{ product_id: product }],
+      });
+      const first = (await call(tokens.a, 'POST', '/v1/billing/payment-methods', cardBody())).body;
+      const second = (await call(tokens.a, 'POST', '/v1/billing/payment-methods', cardBody('5555555555554444'))).body;
+      t.equal(first.is_default, true, 'A’s first card is its default');
+      const invoice = await insertInvoice(api.infra.pg, {
+        accountId: a!.accountId,
+        customerId: a!.id,
+        subscriptionId: sub.body.id,
+        amount: '9',
+        periodStart: '2026-01-01',
+        periodEnd: '2026-01-31',
+        lines: [{ product_id: product, description: 'Plan', quantity: '1', unit_price: '9', amount: '9' }],
+      });
+      const makeDefault = `/v1/billing/payment-methods/${second.id}/default`;
+      const pay = `/v1/billing/invoices/${invoice}/pay`;
+      for (const [method, path] of [
+        ['PATCH', makeDefault],
+        ['POST', pay],
+      ] as const) {
+        const r = await call(tokens.bWrite, method, path);
+        t.equal(r.status, 404, `B: ${method} → 404`);
+        t.notOk(JSON.stringify(r.body).includes(a!.accountId));
+      }
+      const defaults = async () =>
+        (await call(tokens.a, 'GET', '/v1/billing/payment-methods')).body.data
+          .filter((m: any) => m.is_default)
+          .map((m: any) => m.id);
+      t.same(await defaults(), [first.id], 'B changed nothing');
+      t.equal((await call(tokens.a, 'GET', `/v1/billing/invoices/${invoice}`)).body.status, 'open');
+
+      const defaulted = await call(operator.tokens.admin, 'PATCH', makeDefault);
+      t.equal(defaulted.status, 200, 'the operator makes A’s second card the default');
+      t.same(await defaults(), [second.id], 'A sees it');
+      const paid = await call(operator.tokens.admin, 'POST', pay);
+      t.equal(paid.status, 200, 'the operator pays A’s invoice');
+      t.equal(paid.body.status, 'paid');
+      t.equal((await call(tokens.a, 'GET', `/v1/billing/invoices/${invoice}`)).body.status, 'paid', 'A sees it paid');
+    },
+  );
 });

@@ -194,6 +194,9 @@ t.test('isolation between accounts', async (t) => {
     ['POST', '/v1/subscriptions', { customer_id: a.customerId, plan_id: plan }],
     ['GET', `/v1/billing/invoices?customer_id=${a.customerId}`],
     ['GET', `/v1/billing/credits?customer_id=${a.customerId}`],
+    ['GET', `/v1/billing/credit-notes?customer_id=${a.customerId}`],
+    ['GET', `/v1/billing/payment-methods?customer_id=${a.customerId}`],
+    ['GET', `/v1/billing/invoices/upcoming?customer_id=${a.customerId}`],
     ['GET', `/v1/alerts?customer_id=${a.customerId}`],
     ['POST', '/v1/alerts', { customer_id: a.customerId, meter_id: aMeter.id, thresholds: [1] }],
   ];
@@ -219,6 +222,55 @@ t.test('isolation between accounts', async (t) => {
     const got = await call(operator.tokens.admin, 'GET', `/v1/customers/${a.customerId}`);
     t.not(got.body.name, 'taken over', 'nothing B sent changed A');
     t.equal((await call(operator.tokens.admin, 'GET', `/v1/customers/${a.customerId}/users`)).body.pagination.total, 1);
+  });
+
+  // The actor's scope (docs/operator-mode.md): by id, the operator acts on A's resources exactly as A does.
+  t.test('the operator reads every one of A’s resources by id exactly as A does', async (t) => {
+    const paths = [
+      `/v1/meters/${aMeter.id}`,
+      `/v1/meters/${aMeter.id}/usage?window=none`,
+      `/v1/subscriptions/${aSub.id}`,
+      `/v1/billing/payment-methods/${aPm.id}`,
+      `/v1/billing/payment-methods?customer_id=${a.customerId}`,
+      `/v1/billing/invoices/${aInvoice}`,
+      `/v1/billing/credits/${aCredit.id}`,
+      `/v1/billing/credit-notes/${aCreditNote.id}`,
+      `/v1/billing/credit-notes?invoice_id=${aInvoice}`,
+      `/v1/billing/credit-notes?customer_id=${a.customerId}`,
+      `/v1/alerts/${aAlert.id}`,
+    ];
+    for (const path of paths) {
+      const own = path.replace(/[?&]customer_id=[^&]*/, '');
+      const [mine, operators] = await Promise.all([
+        call(a.tokens.read, 'GET', own),
+        call(operator.tokens.admin, 'GET', path),
+      ]);
+      t.equal(mine.status, 200, `A: GET ${own}`);
+      t.equal(operators.status, 200, `operator: GET ${path}`);
+      t.same(operators.body, mine.body, `the operator reads what A reads: ${path}`);
+    }
+    const upcoming = (token: string, q: string) =>
+      call(token, 'GET', `/v1/billing/invoices/upcoming?${q}`).then((r) => ({ ...r.body, created_at: undefined }));
+    const aUpcoming = await upcoming(a.tokens.read, `subscription_id=${aSub.id}`);
+    t.equal(aUpcoming.subscription_id, aSub.id);
+    t.same(await upcoming(operator.tokens.admin, `subscription_id=${aSub.id}`), aUpcoming, 'upcoming by subscription');
+    t.same(await upcoming(operator.tokens.admin, `customer_id=${a.customerId}`), aUpcoming, 'upcoming by customer');
+    t.same(await upcoming(a.tokens.read, `customer_id=${a.customerId}`), aUpcoming, 'A naming itself');
+    const notA = await call(
+      operator.tokens.admin,
+      'GET',
+      `/v1/billing/invoices/upcoming?customer_id=${a.customerId}&subscription_id=${bSub.id}`,
+    );
+    t.equal(notA.status, 404, 'a subscription named with a customer must be that customer’s');
+    for (const [path, id] of [
+      [`/v1/billing/invoices/${aInvoice}/download`, aInvoice],
+      [`/v1/billing/credit-notes/${aCreditNote.id}/download`, aCreditNote.id],
+    ] as const) {
+      const pdf = await call(operator.tokens.admin, 'GET', path);
+      t.equal(pdf.status, 200, `operator: GET ${path}`);
+      t.match(pdf.headers.get('content-disposition'), `filename="${id}.pdf"`);
+      t.ok(String(pdf.body).startsWith('%PDF-'), 'a PDF');
+    }
   });
 
   t.test('B cannot watch A’s meter, nor see A’s alert', async (t) => {

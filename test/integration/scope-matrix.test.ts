@@ -52,6 +52,23 @@ interface Fixture {
   entitlement(): Promise<string>;
   /** A plan of the deployment (its plan_ id), version 1 of one flat product. */
   plan(): Promise<string>;
+  /** A customer made over the API with one of each thing it owns (made once, shared by the rows). */
+  customerOwn(): Promise<CustomerOwn>;
+  /** A new open invoice of that customer. */
+  customerInvoice(): Promise<string>;
+}
+
+/** What a customer of the operator owns, each by id (operator mode: the admin acts on them by id). */
+interface CustomerOwn {
+  customerId: string;
+  accountId: string;
+  subscription: string;
+  invoice: string;
+  creditNote: string;
+  paymentMethod: string;
+  credit: string;
+  meter: string;
+  entitlement: string;
 }
 
 let customers = 0;
@@ -69,6 +86,11 @@ interface Row {
    * tokens below the route's scope are refused naming it, the others naming `scope`.
    */
   routeScope?: 'read' | 'write';
+  /**
+   * The request names a customer's resource by id: the operator account's tokens below `scope` (but with the route's
+   * own scope) act only for their own account, so to them it is another account's — 404 not_found, like an unknown id.
+   */
+  othersBelowScope?: true;
   /** Optional check of a successful answer, where the status alone could hide a failure (a 202 batch of rejections). */
   verify?(body: any): string | undefined;
 }
@@ -641,6 +663,8 @@ const ROWS: Row[] = [
     request: async () => ({ path: '/v1/webhooks', body: { ...webhookBody(), scope: 'deployment' } }),
     verify: (b) => (b.scope === 'deployment' ? undefined : `scope is ${b.scope}`),
   },
+  // operator mode: by id, an admin acts on a customer's resource exactly as the customer can (the actor's scope)
+  ...customerResourceRows(),
   // tax rates: the deployment's (admin), read and written
   {
     method: 'POST',
@@ -961,6 +985,131 @@ const CUSTOMER_ROWS: CustomerRow[] = [
     write: { status: 403, code: 'insufficient_scope' },
   },
 ];
+/** A row of an admin acting on a customer's resource named by id (othersBelowScope): `route` read or changed. */
+function byIdOfCustomer(
+  method: Row['method'],
+  route: string,
+  path: (own: CustomerOwn, fx: Fixture) => Promise<string> | string,
+  verify?: Row['verify'],
+): Row {
+  return {
+    method,
+    route,
+    scope: 'admin',
+    routeScope: method === 'GET' ? 'read' : 'write',
+    othersBelowScope: true,
+    success: 200,
+    request: async (fx) => ({ path: await path(await fx.customerOwn(), fx) }),
+    ...(verify ? { verify } : {}),
+  };
+}
+
+function customerResourceRows(): Row[] {
+  const isPdf: Row['verify'] = (b) =>
+    typeof b === 'string' && b.startsWith('%PDF-') ? undefined : `not a PDF: ${String(b).slice(0, 40)}`;
+  const ofCustomer =
+    (key: string) =>
+    (b: any): string | undefined =>
+      b[key] !== undefined ? undefined : `no ${key} in ${JSON.stringify(b).slice(0, 120)}`;
+  return [
+    byIdOfCustomer(
+      'GET',
+      '/v1/billing/invoices/:invoice_id',
+      (o) => `/v1/billing/invoices/${o.invoice}`,
+      ofCustomer('lines'),
+    ),
+    byIdOfCustomer(
+      'GET',
+      '/v1/billing/invoices/:invoice_id/download',
+      (o) => `/v1/billing/invoices/${o.invoice}/download`,
+      isPdf,
+    ),
+    byIdOfCustomer(
+      'POST',
+      '/v1/billing/invoices/:invoice_id/pay',
+      async (_o, fx) => `/v1/billing/invoices/${await fx.customerInvoice()}/pay`,
+      (b) => (b.status === 'paid' ? undefined : `invoice not paid: ${b.status}`),
+    ),
+    byIdOfCustomer(
+      'GET',
+      '/v1/billing/invoices/upcoming',
+      (o) => `/v1/billing/invoices/upcoming?subscription_id=${o.subscription}`,
+      (b) =>
+        b.status === 'draft' && b.lines[0]?.description === 'fixture'
+          ? undefined
+          : `not the customer's draft: ${JSON.stringify(b)}`,
+    ),
+    {
+      ...byIdOfCustomer(
+        'GET',
+        '/v1/billing/invoices/upcoming',
+        (o) => `/v1/billing/invoices/upcoming?customer_id=${o.customerId}`,
+      ),
+      othersBelowScope: undefined,
+    },
+    byIdOfCustomer(
+      'GET',
+      '/v1/billing/credit-notes/:credit_note_id',
+      (o) => `/v1/billing/credit-notes/${o.creditNote}`,
+      ofCustomer('lines'),
+    ),
+    byIdOfCustomer(
+      'GET',
+      '/v1/billing/credit-notes/:credit_note_id/download',
+      (o) => `/v1/billing/credit-notes/${o.creditNote}/download`,
+      isPdf,
+    ),
+    {
+      ...byIdOfCustomer(
+        'GET',
+        '/v1/billing/credit-notes',
+        (o) => `/v1/billing/credit-notes?customer_id=${o.customerId}`,
+        (b) => (b.data.length === 1 ? undefined : `${b.data.length} notes`),
+      ),
+      othersBelowScope: undefined,
+    },
+    byIdOfCustomer(
+      'GET',
+      '/v1/billing/payment-methods/:payment_method_id',
+      (o) => `/v1/billing/payment-methods/${o.paymentMethod}`,
+      ofCustomer('card'),
+    ),
+    byIdOfCustomer(
+      'PATCH',
+      '/v1/billing/payment-methods/:payment_method_id/default',
+      (o) => `/v1/billing/payment-methods/${o.paymentMethod}/default`,
+      (b) => (b.is_default === true ? undefined : `is_default is ${b.is_default}`),
+    ),
+    {
+      ...byIdOfCustomer(
+        'GET',
+        '/v1/billing/payment-methods',
+        (o) => `/v1/billing/payment-methods?customer_id=${o.customerId}`,
+        (b) => (b.data.length === 1 ? undefined : `${b.data.length} cards`),
+      ),
+      othersBelowScope: undefined,
+    },
+    byIdOfCustomer(
+      'GET',
+      '/v1/billing/credits/:credit_id',
+      (o) => `/v1/billing/credits/${o.credit}`,
+      ofCustomer('remaining'),
+    ),
+    byIdOfCustomer(
+      'GET',
+      '/v1/entitlements/:entitlement_id',
+      (o) => `/v1/entitlements/${o.entitlement}`,
+      ofCustomer('feature'),
+    ),
+    byIdOfCustomer('GET', '/v1/meters/:meter_id', (o) => `/v1/meters/${o.meter}`, ofCustomer('aggregation')),
+    byIdOfCustomer(
+      'GET',
+      '/v1/meters/:meter_id/usage',
+      (o) => `/v1/meters/${o.meter}/usage?window=none`,
+      ofCustomer('value'),
+    ),
+  ];
+}
 
 const RANK = { public: 0, read: 1, write: 2, admin: 3 } as const;
 
@@ -977,6 +1126,19 @@ t.test('scope matrix', async (t) => {
     return r.body;
   };
   let usageMeter: Promise<string> | undefined;
+  let customerOwn: Promise<CustomerOwn> | undefined;
+  let customerInvoices = 0;
+  // One invoice per subscription and period: each of the customer's in a year of its own.
+  const invoiceOf = async (own: CustomerOwn, year = 2000 + ++customerInvoices) =>
+    insertInvoice(api.infra.pg, {
+      accountId: own.accountId,
+      customerId: own.customerId,
+      subscriptionId: own.subscription,
+      amount: '3',
+      periodStart: `${year}-01-01`,
+      periodEnd: `${year}-01-31`,
+      lines: [{ product_id: await fx.product(), description: 'fixture', quantity: '1', unit_price: '3', amount: '3' }],
+    });
   const fx: Fixture = {
     api,
     account,
@@ -1040,6 +1202,42 @@ t.test('scope matrix', async (t) => {
           items: [{ product_id: await fx.product() }],
         })
       ).id,
+    customerOwn: () =>
+      (customerOwn ??= (async () => {
+        const made = await admin('POST', '/v1/customers', { name: 'owner', external_id: 'matrix-owner' });
+        const token = await customerToken(api.infra, made.account_id);
+        const asCustomer = async (method: string, path: string, body?: unknown) => {
+          const r = await send(method, path, token, body);
+          if (r.status >= 300) throw new Error(`fixture ${method} ${path} → ${r.status} ${JSON.stringify(r.body)}`);
+          return r.body;
+        };
+        const subscription = (
+          await admin('POST', '/v1/subscriptions', {
+            customer_id: made.id,
+            items: [{ product_id: await fx.product() }],
+          })
+        ).id;
+        const own = { customerId: made.id, accountId: made.account_id, subscription } as CustomerOwn;
+        own.invoice = await invoiceOf(own);
+        own.creditNote = (
+          await admin('POST', `/v1/billing/invoices/${own.invoice}/credit-notes`, { amount: 1, reason: 'matrix' })
+        ).id;
+        own.paymentMethod = (await asCustomer('POST', '/v1/billing/payment-methods', cardBody())).id;
+        own.credit = (
+          await admin('POST', '/v1/billing/credits', {
+            customer_id: made.id,
+            amount: 1,
+            currency: 'USD',
+            description: 'm',
+          })
+        ).id;
+        own.meter = (await asCustomer('POST', '/v1/meters', { name: 'own', unit: 'u', aggregation: 'sum' })).id;
+        own.entitlement = (
+          await admin('POST', '/v1/entitlements', { customer_id: made.id, feature: 'matrix-own', type: 'boolean' })
+        ).id;
+        return own;
+      })()),
+    customerInvoice: async () => invoiceOf(await fx.customerOwn()),
     usageMeter: () =>
       (usageMeter ??= (async () => {
         const id = await fx.meter();
@@ -1059,6 +1257,9 @@ t.test('scope matrix', async (t) => {
           t.equal(res.status, row.success, `${level}: ${row.success} (${JSON.stringify(res.body)?.slice(0, 200)})`);
           if (row.verify && res.status === row.success)
             t.equal(row.verify(res.body), undefined, `${level}: the answer is a real success`);
+        } else if (row.othersBelowScope && level !== 'none' && RANK[level] >= RANK[row.routeScope ?? 'read']) {
+          t.equal(res.status, 404, `${level}: 404, another account's to this token (${JSON.stringify(res.body)})`);
+          t.equal(res.body?.code, 'not_found');
         } else if (level === 'none') {
           t.equal(res.status, 401, 'no token: 401');
           t.equal(res.body.code, 'unauthorized');

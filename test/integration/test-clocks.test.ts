@@ -138,6 +138,48 @@ t.test('test clocks', async (t) => {
     },
   );
 
+  await t.test(
+    'a clock made a minute before real time: the upcoming invoice prices the usage sent now, as the invoice bills it',
+    async (t) => {
+      // docs/test-clocks.md's advice (and the walkthrough's): records are sent at real time, after the clock's time.
+      const a = await createTestAccount(w.api.infra, { name: 'Preview Co' });
+      const tokensP = await w.product('LLM tokens', 0.00002, 'USD', 'metered');
+      const c = await clock(new Date(Date.now() - 60_000).toISOString());
+      await attach(c, a);
+      await w.card(a);
+      const meter = await w.meter(a, 'LLM tokens', 'tokens', 'counter', 'sum');
+      const sub = await w.made(a.tokens.write, 'POST', '/v1/subscriptions', {
+        items: [{ product_id: tokensP, meter_id: meter }],
+      });
+      await w.usage(a, meter, [{ value: 250_000, timestamp: new Date().toISOString() }]);
+      const metered = (u: any) => u.lines.find((l: any) => l.meter_id === meter);
+      let upcoming: any;
+      await waitUntil(
+        async () => {
+          upcoming = await w.made(admin, 'GET', `/v1/billing/invoices/upcoming?customer_id=${a.customerId}`);
+          return metered(upcoming)?.quantity !== 0;
+        },
+        'the upcoming invoice to count the record (it never did when priced up to the clock’s time)',
+        15_000,
+      );
+      t.match(metered(upcoming), { quantity: 250_000, amount: 5 }, '250,000 × 0.00002 = 5.00');
+      t.equal(upcoming.amount, 5);
+
+      const advanced = await advance(c, afterGrace(sub.current_period_end));
+      t.equal(advanced.status, 200, JSON.stringify(advanced.body));
+      const [invoice] = await invoicesOf(a);
+      t.match(
+        invoice,
+        { subscription_id: sub.id, amount: upcoming.amount },
+        'the invoice bills what the preview showed',
+      );
+      t.same(
+        invoice.lines.map((l: any) => [l.meter_id, l.quantity, l.amount]),
+        upcoming.lines.map((l: any) => [l.meter_id, l.quantity, l.amount]),
+      );
+    },
+  );
+
   await t.test('a failing card: the retries run at their dunning times as the clock passes them', async (t) => {
     const poor = await createTestAccount(w.api.infra);
     const c2 = await clock('2026-11-20T09:30:00Z');

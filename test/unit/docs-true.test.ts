@@ -9,6 +9,8 @@ import { REPO_ROOT } from '../../shared/paths.js';
 //   (`[api.md](api.md)`); a span with a placeholder (`<feature>`, `*`, `…`, `{id}`) is a pattern, not a path,
 //   and build output (`dist/`, `.data/`, `node_modules/`) is not checked;
 // - a migration named by file (`446_subscription_item_history.sql`) or number (`migration 446`) exists;
+// - a link to a section (`[x](billing.md#credit-notes)`, `[x](#trials)`) names a heading of that document (GitHub's
+//   anchors), and a section named in prose (README's "Quickstart" section, README "Layout") is a heading of it;
 // - docs/architecture.md's request pipeline names the steps of services/roles/api/pipeline.ts, in order.
 // Fenced code blocks (examples, shell sessions) are not read. Source comments are held to the same path and
 // migration rules.
@@ -101,6 +103,52 @@ function files(dir: string, keep: (name: string) => boolean): string[] {
 
 const DOCS = ['README.md', ...files('docs', (n) => n.endsWith('.md'))];
 
+/** GitHub's anchor of a heading: lower case, code and link marks dropped, punctuation dropped, spaces to hyphens. */
+export function anchorOf(heading: string): string {
+  return heading
+    .replace(/\[([^\]]*)\]\([^)]*\)/g, '$1')
+    .trim()
+    .toLowerCase()
+    .replace(/[^\p{L}\p{N}\s_-]/gu, '')
+    .replace(/\s/g, '-');
+}
+
+/** A document's headings (outside code blocks) and their anchors; a repeated anchor gets -1, -2… as on GitHub. */
+export function headingsOf(text: string): { titles: Set<string>; anchors: Set<string> } {
+  const titles = new Set<string>();
+  const anchors = new Set<string>();
+  const seen = new Map<string, number>();
+  for (const [, line] of proseLines(text)) {
+    const title = /^#{1,6}\s+(.*?)\s*#*\s*$/.exec(line)?.[1];
+    if (title === undefined) continue;
+    titles.add(title.replace(/`/g, ''));
+    const base = anchorOf(title);
+    const n = seen.get(base) ?? 0;
+    seen.set(base, n + 1);
+    anchors.add(n ? `${base}-${n}` : base);
+  }
+  return { titles, anchors };
+}
+
+/** Sections a doc points at: links' anchors (`file.md#anchor`, `#anchor`) and README sections named in prose. */
+export function sectionsNamedIn(
+  doc: string,
+  text: string,
+): { line: number; file: string; anchor?: string; title?: string }[] {
+  const out: { line: number; file: string; anchor?: string; title?: string }[] = [];
+  for (const [line, content] of proseLines(text)) {
+    for (const [, target] of content.matchAll(/\]\(([^)\s]+)(?:\s+"[^"]*")?\)/g)) {
+      const m = /^([^#:]*\.md)?#(.+)$/.exec(target!);
+      if (!m) continue;
+      const file = m[1] ? relative(REPO_ROOT, join(REPO_ROOT, dirname(doc), decodeURIComponent(m[1]))) : doc;
+      out.push({ line, file, anchor: decodeURIComponent(m[2]!) });
+    }
+    for (const [, title] of content.matchAll(/\bREADME(?:['’]s)? ["“]([^"”]+)["”]/g))
+      out.push({ line, file: 'README.md', title: title! });
+  }
+  return out;
+}
+
 t.test('every repository path a doc names exists', async (t) => {
   const missing: string[] = [];
   let checked = 0;
@@ -113,6 +161,23 @@ t.test('every repository path a doc names exists', async (t) => {
   }
   t.ok(checked > 200, `read the paths the docs name (${checked})`);
   t.same(missing, [], 'doc:line: path — fix the path, or write it as a pattern (<name>, *) if it is one');
+});
+
+t.test('every section a doc links to or names exists', async (t) => {
+  const headings = new Map(DOCS.map((d) => [d, headingsOf(readFileSync(join(REPO_ROOT, d), 'utf8'))]));
+  const missing: string[] = [];
+  let checked = 0;
+  for (const doc of DOCS) {
+    for (const { line, file, anchor, title } of sectionsNamedIn(doc, readFileSync(join(REPO_ROOT, doc), 'utf8'))) {
+      const of = headings.get(file);
+      if (!of) continue; // not a document of the set (a path rule reports a missing file)
+      checked++;
+      if (anchor !== undefined && !of.anchors.has(anchor)) missing.push(`${doc}:${line}: ${file}#${anchor}`);
+      if (title !== undefined && !of.titles.has(title)) missing.push(`${doc}:${line}: ${file} "${title}"`);
+    }
+  }
+  t.ok(checked > 50, `read the sections the docs point at (${checked})`);
+  t.same(missing, [], 'doc:line: file#anchor — no such heading there');
 });
 
 t.test('every migration the docs and the sources cite exists', async (t) => {
@@ -178,4 +243,27 @@ t.test('the rules read what they judge', async (t) => {
   );
   t.notOk(migrationExists(nope));
   t.ok(migrationExists('446'));
+  const doc = [
+    '# Usage',
+    '### Client library (`meterline/client`)',
+    '## Usage',
+    '```sh',
+    '# 202 = stored',
+    '```',
+    'See [it](#client-library-meterlineclient), [there](billing.md#tax-legal-details-and-terms), the README\'s "Configuration" section.',
+  ].join('\n');
+  t.same(
+    [...headingsOf(doc).anchors],
+    ['usage', 'client-library-meterlineclient', 'usage-1'],
+    'a fenced # is no heading',
+  );
+  t.same(
+    sectionsNamedIn('docs/x.md', doc).map((s) => `${s.file} ${s.anchor ?? `"${s.title}"`}`),
+    [
+      'docs/x.md client-library-meterlineclient',
+      'docs/billing.md tax-legal-details-and-terms',
+      'README.md "Configuration"',
+    ],
+  );
+  t.equal(anchorOf('Tax, legal details and terms'), 'tax-legal-details-and-terms');
 });

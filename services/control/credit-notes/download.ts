@@ -8,6 +8,7 @@ import { getBillingInfo } from '../../domain/billing-info/store.js';
 import { accountName, getInvoice } from '../../domain/invoices/store.js';
 import { pdfResponses, sellerOf } from '../invoices/download.js';
 import { getCreditNote } from '../../domain/credit-notes/store.js';
+import { accountActingOn } from '../../domain/customers/acting-for.js';
 
 export type CreditNotePdfPool = Piscina<CreditNotePdfTask, Uint8Array>;
 
@@ -21,7 +22,8 @@ export function downloadCreditNoteRoute(deps: ApiDeps, pool: () => CreditNotePdf
     path: '/v1/billing/credit-notes/:credit_note_id/download',
     auth: 'read',
     handler: async (ctx) => {
-      const task = await creditNotePdfTask(deps, ctx.principal!.accountId, ctx.params.credit_note_id!);
+      const id = ctx.params.credit_note_id!;
+      const task = await creditNotePdfTask(deps, await accountActingOn(deps.pg, ctx.principal!, 'credit_note', id), id);
       return reply.pdf(await runPooled(pool(), task, 'credit note PDF'), task.note.id);
     },
     doc: {

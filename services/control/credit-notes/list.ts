@@ -5,8 +5,12 @@ import { CreditNoteListSchema, ListCreditNotesQuery } from '../../../shared/api/
 import { toCreditNote } from './representation.js';
 import { parseListCreditNotes } from './input.js';
 import { listCreditNotes } from '../../domain/credit-notes/store.js';
+import { accountActedFor, accountActingOn } from '../../domain/customers/acting-for.js';
 
-/** GET /v1/billing/credit-notes?page&per_page&invoice_id — the caller's credit notes, newest first. */
+/**
+ * GET /v1/billing/credit-notes?page&per_page&invoice_id&customer_id — the caller's credit notes, newest first; an
+ * operator's: the named customer's, or the named invoice's customer's.
+ */
 export function listCreditNotesRoute(deps: ApiDeps): RouteDef<ListCreditNotesQuery> {
   return {
     method: 'GET',
@@ -14,7 +18,12 @@ export function listCreditNotesRoute(deps: ApiDeps): RouteDef<ListCreditNotesQue
     auth: 'read',
     input: parseListCreditNotes,
     handler: async (ctx, q) => {
-      const { items, total } = await listCreditNotes(deps.pg, ctx.principal!.accountId, q, pageWindow(q));
+      const principal = ctx.principal!;
+      const accountId =
+        q.customer_id === undefined && q.invoice_id !== undefined
+          ? await accountActingOn(deps.pg, principal, 'invoice', q.invoice_id)
+          : await accountActedFor(deps.pg, principal, q.customer_id);
+      const { items, total } = await listCreditNotes(deps.pg, accountId, q, pageWindow(q));
       return reply.page(items.map(toCreditNote), q, total);
     },
     doc: {

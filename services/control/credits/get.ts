@@ -3,6 +3,7 @@ import { reply } from '../../../shared/http/reply.js';
 import { CreditGrantSchema } from '../../../shared/api/credits.js';
 import { toCreditGrant } from './representation.js';
 import { getCreditGrant } from '../../domain/credits/store.js';
+import { accountActingOn } from '../../domain/customers/acting-for.js';
 
 /** GET /v1/billing/credits/:credit_id — one of the caller's grants (404 for another account's). */
 export function getCreditGrantRoute(deps: ApiDeps): RouteDef {
@@ -10,8 +11,11 @@ export function getCreditGrantRoute(deps: ApiDeps): RouteDef {
     method: 'GET',
     path: '/v1/billing/credits/:credit_id',
     auth: 'read',
-    handler: async (ctx) =>
-      reply.ok(toCreditGrant(await getCreditGrant(deps.pg, ctx.principal!.accountId, ctx.params.credit_id!))),
+    handler: async (ctx) => {
+      const id = ctx.params.credit_id!;
+      const accountId = await accountActingOn(deps.pg, ctx.principal!, 'credit_grant', id);
+      return reply.ok(toCreditGrant(await getCreditGrant(deps.pg, accountId, id)));
+    },
     doc: {
       summary: 'Get a prepaid credit grant with what remains of it',
       tags: ['billing'],

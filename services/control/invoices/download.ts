@@ -12,12 +12,14 @@ import { accountName, getInvoice } from '../../domain/invoices/store.js';
 import { invoiceDueAt } from '../../domain/invoices/types.js';
 import { legalDetails } from '../../domain/invoices/store.js';
 import { Decimal, canonicalDecimal } from '../../../shared/money/decimal.js';
+import { accountActingOn } from '../../domain/customers/acting-for.js';
 
 export type InvoicePdfPool = Piscina<InvoicePdfTask, Uint8Array>;
 
 /**
  * GET /v1/billing/invoices/:invoice_id/download — the invoice as a PDF (customer, billing address, period,
- * lines, total), rendered in a piscina worker. The address is the account's current one.
+ * lines, total), rendered in a piscina worker. The address is the account's current one. The caller's own, or
+ * (admin) any customer's; else 404.
  */
 export function downloadInvoiceRoute(deps: ApiDeps, pool: () => InvoicePdfPool): RouteDef {
   return {
@@ -25,7 +27,8 @@ export function downloadInvoiceRoute(deps: ApiDeps, pool: () => InvoicePdfPool):
     path: '/v1/billing/invoices/:invoice_id/download',
     auth: 'read',
     handler: async (ctx) => {
-      const task = await invoicePdfTask(deps, ctx.principal!.accountId, ctx.params.invoice_id!);
+      const id = ctx.params.invoice_id!;
+      const task = await invoicePdfTask(deps, await accountActingOn(deps.pg, ctx.principal!, 'invoice', id), id);
       return reply.pdf(await runPooled(pool(), task, 'invoice PDF'), task.invoice.id);
     },
     doc: {

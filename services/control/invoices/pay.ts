@@ -8,6 +8,7 @@ import { toInvoice } from './representation.js';
 import { getInvoice } from '../../domain/invoices/store.js';
 import { accountTime } from '../../domain/test-clocks/store.js';
 import { processorFor } from '../../domain/payments/create.js';
+import { accountActingOn } from '../../domain/customers/acting-for.js';
 
 /**
  * POST /v1/billing/invoices/:invoice_id/pay — a payment attempt now with the default payment method (after
@@ -21,7 +22,7 @@ export function payInvoiceRoute(deps: ApiDeps, processor: PaymentProcessor): Rou
     path: '/v1/billing/invoices/:invoice_id/pay',
     auth: 'write',
     handler: async (ctx) => {
-      const accountId = ctx.principal!.accountId;
+      const accountId = await accountActingOn(deps.pg, ctx.principal!, 'invoice', ctx.params.invoice_id!);
       // A customer on a test clock pays at the clock's time, through the sandbox (docs/test-clocks.md).
       const { now, clockId } = await accountTime(deps.pg, accountId);
       const charging = processorFor(deps.pg, processor, clockId);

@@ -6,13 +6,15 @@ import { UpcomingInvoiceQuery, UpcomingInvoiceSchema } from '../../../shared/api
 import { toInvoiceLine } from './representation.js';
 import { parseUpcomingInvoice } from './input.js';
 import { accountTime } from '../../domain/test-clocks/store.js';
+import { upcomingOf } from './upcoming-of.js';
 
 const isoDate = (ms: number) => new Date(ms).toISOString().slice(0, 10);
 
 /**
- * GET /v1/billing/invoices/upcoming?subscription_id=… — the invoice the current period would produce if it
- * closed now (the account's time: its test clock's for a clocked customer): the billing run's maths (services/domain/billing/price-periods.ts) over the period's usage so far, nothing
- * stored. Another account's subscription → 404; a canceled one has no upcoming invoice → 409.
+ * GET /v1/billing/invoices/upcoming?subscription_id=…|customer_id=… — the invoice the current period would produce
+ * if it closed now (the account's time: its test clock's for a clocked customer): the billing run's maths
+ * (services/domain/billing/price-periods.ts) over the period's usage so far, nothing stored. An operator asks for
+ * any customer's (upcoming-of.ts); another account's subscription → 404; a canceled one has no upcoming invoice → 409.
  */
 export function upcomingInvoiceRoute(deps: ApiDeps): RouteDef<UpcomingInvoiceQuery> {
   return {
@@ -21,11 +23,11 @@ export function upcomingInvoiceRoute(deps: ApiDeps): RouteDef<UpcomingInvoiceQue
     auth: 'read',
     input: parseUpcomingInvoice,
     handler: async (ctx, q) => {
-      const accountId = ctx.principal!.accountId;
+      const { accountId, subscriptionId } = await upcomingOf(deps.pg, ctx.principal!, q);
       const u = await upcomingInvoice(
         { pg: deps.pg, clickhouse: deps.clickhouse, database: deps.config.CLICKHOUSE_DATABASE },
         accountId,
-        q.subscription_id,
+        subscriptionId,
         (await accountTime(deps.pg, accountId)).now,
       );
       return reply.ok({
@@ -50,7 +52,7 @@ export function upcomingInvoiceRoute(deps: ApiDeps): RouteDef<UpcomingInvoiceQue
     },
     doc: {
       summary:
-        'The upcoming invoice of a subscription: its current period priced with the usage so far (nothing stored)',
+        'The upcoming invoice of a subscription (or of a customer’s one active subscription): its current period priced with the usage so far (nothing stored)',
       tags: ['billing'],
       query: UpcomingInvoiceQuery,
       responses: { '200': { description: 'A draft invoice (id null, status draft)', schema: UpcomingInvoiceSchema } },

@@ -1,17 +1,17 @@
 import type { RequestContext } from '../../../shared/http/context.js';
 import { ValidationError } from '../../../shared/errors.js';
 import { bodyValidator, queryValidator, toFieldErrors } from '../../../shared/http/validation.js';
-import type { PageRequest } from '../../../shared/http/pagination.js';
 import { checkCard, type ValidCard } from '../../domain/payment-methods/card.js';
 import { CreatePaymentMethodBody, ListPaymentMethodsQuery } from '../../../shared/api/payment-methods.js';
 
 /** Payment methods' one validation place: the schema's shape errors plus the card rules (card.ts). */
 const createBody = bodyValidator<unknown>(CreatePaymentMethodBody);
-const listQuery = queryValidator<PageRequest>(ListPaymentMethodsQuery);
+const listQuery = queryValidator<ListPaymentMethodsQuery>(ListPaymentMethodsQuery);
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
-export const parseListPaymentMethods = (ctx: RequestContext): PageRequest => listQuery.parseQuery(ctx.query);
+export const parseListPaymentMethods = (ctx: RequestContext): ListPaymentMethodsQuery =>
+  listQuery.parseQuery(ctx.query);
 
 /** Shape errors from the schema plus the card rules, one error per field, never echoing card data. */
 export function parseNewCard(body: unknown, now = new Date()): ValidCard {

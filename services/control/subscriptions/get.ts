@@ -3,7 +3,8 @@ import { reply } from '../../../shared/http/reply.js';
 import { SubscriptionSchema } from '../../../shared/api/subscriptions.js';
 import { toSubscription } from './representation.js';
 import { currentDiscounts } from '../../domain/coupons/redeem.js';
-import { getSubscription, subscriptionActor } from '../../domain/subscriptions/store.js';
+import { getSubscription } from '../../domain/subscriptions/store.js';
+import { accountActingOn } from '../../domain/customers/acting-for.js';
 import { accountTime } from '../../domain/test-clocks/store.js';
 
 /** GET /v1/subscriptions/:subscription_id — the caller's own, or (admin) any customer's; else 404. */
@@ -13,7 +14,7 @@ export function getSubscriptionRoute(deps: ApiDeps): RouteDef {
     path: '/v1/subscriptions/:subscription_id',
     auth: 'read',
     handler: async (ctx) => {
-      const accountId = await subscriptionActor(deps.pg, ctx.principal!, ctx.params.subscription_id!);
+      const accountId = await accountActingOn(deps.pg, ctx.principal!, 'subscription', ctx.params.subscription_id!);
       const [sub, { now }] = await Promise.all([
         getSubscription(deps.pg, accountId, ctx.params.subscription_id!),
         accountTime(deps.pg, accountId),

@@ -4,7 +4,8 @@ import { reply } from '../../../shared/http/reply.js';
 import { SubscriptionSchema, UpdateSubscriptionBody } from '../../../shared/api/subscriptions.js';
 import { toSubscription } from './representation.js';
 import { parseSubscriptionChange, type SubscriptionChange } from './input.js';
-import { changeSubscription, getSubscription, subscriptionActor } from '../../domain/subscriptions/store.js';
+import { changeSubscription, getSubscription } from '../../domain/subscriptions/store.js';
+import { accountActingOn } from '../../domain/customers/acting-for.js';
 import { hasScope } from '../../../shared/auth/types.js';
 import { readPortalSettings } from '../../domain/portal-settings/settings.js';
 import { checkCustomerMayChange } from '../../domain/subscriptions/terms-owner.js';
@@ -25,9 +26,9 @@ export function updateSubscriptionRoute(deps: ApiDeps): RouteDef<SubscriptionCha
     input: parseSubscriptionChange,
     handler: async (ctx, change) => {
       if (change.couponId !== undefined) requireAdminForCoupon(ctx.principal!);
-      const accountId = await subscriptionActor(deps.pg, ctx.principal!, ctx.params.subscription_id!);
-      const isOperator = hasScope(ctx.principal!, 'admin');
       const id = ctx.params.subscription_id!;
+      const accountId = await accountActingOn(deps.pg, ctx.principal!, 'subscription', id);
+      const isOperator = hasScope(ctx.principal!, 'admin');
       const { subscription, now, discount } = await withTransaction(deps.pg, async (c) => {
         const { now } = await accountTime(c, accountId);
         // Who may change what it bills (terms-owner.ts), decided under the row lock changeSubscription takes again.

@@ -15,6 +15,7 @@ import { meterForUsage } from '../../domain/usage/store.js';
 import { customerNames, customerSlice } from '../../domain/usage/customers.js';
 import { ACCOUNT_GROUP } from '../../domain/usage/read-sql.js';
 import { hasScope } from '../../../shared/auth/types.js';
+import { accountActingOn } from '../../domain/customers/acting-for.js';
 
 /**
  * The usage answer of one meter of the account, or of the deployment (404 when there is none of that id). A
@@ -117,9 +118,10 @@ export function getUsageRoute(infra: Infra): RouteDef<UsageRead> {
     auth: 'read',
     input: parseUsageQuery,
     handler: async (ctx, read) => {
-      const accountId = ctx.principal!.accountId;
       const asOperator = hasScope(ctx.principal!, 'admin');
       const meterId = ctx.params.meter_id!;
+      // A customer's own meter read by an operator: in the customer's account (its clock's month by default).
+      const accountId = await accountActingOn(infra.pg, ctx.principal!, 'meter', meterId);
       // The default range (this month up to today) is the account's: its test clock's month for a clocked customer.
       if (read.dates.end_date === undefined) {
         const { now, clockId } = await accountTime(infra.pg, accountId);

@@ -29,7 +29,7 @@ export interface PeriodToPrice {
   startMs: number;
   /** The period's end (the start of the next one). */
   endMs: number;
-  /** The period's end; a canceled subscription's cancellation instant if earlier; now for the upcoming invoice. */
+  /** The period's end; a canceled subscription's cancellation instant if earlier; a threshold check's now. */
   usageEndMs: number;
   /**
    * An advance invoice (services/domain/billing/advance.ts): the flat items of a period longer than a month, billed at

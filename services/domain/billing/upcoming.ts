@@ -22,7 +22,7 @@ export interface UpcomingInvoice extends PricedInvoice, InvoiceTotals {
 
 /**
  * The invoice a subscription's current period would produce if it closed at `now`: the billing run's
- * pricing over the usage so far, nothing stored. Another account's subscription → NotFoundError; a canceled
+ * pricing over the period's usage recorded so far, nothing stored. Another account's subscription → NotFoundError; a canceled
  * one has no upcoming invoice → ConflictError subscription_canceled.
  */
 export async function upcomingInvoice(
@@ -49,7 +49,9 @@ export async function upcomingInvoice(
         currency: sub.row.currency,
         startMs: period.start.getTime(),
         endMs: period.end.getTime(),
-        usageEndMs: now.getTime(),
+        // Every record of the period so far, as its close will bill them: a clocked customer's usage is sent at
+        // real time, which may be past the clock's `now` (a clock made a minute before real time, docs/test-clocks.md).
+        usageEndMs: period.end.getTime(),
       },
     ]),
     deps.pg.query<{ customer_id: string } & TaxProfile>(

@@ -1,5 +1,4 @@
 import type { PgClient, PgPool } from '../../../shared/clients/postgres.js';
-import { hasScope, type Principal } from '../../../shared/auth/types.js';
 import { selectPage } from '../../../shared/clients/postgres.js';
 import { newId, hasPrefix } from '../../../shared/ids.js';
 import { ConflictError, NotFoundError, ValidationError } from '../../../shared/errors.js';
@@ -61,18 +60,16 @@ export async function listSubscriptions(
   return { subscriptions: rows.map((row) => ({ row, items: items.get(row.id)! })), total };
 }
 
-/** One subscription of the account (404 for another account's id); `lock` takes the row lock for a change. */
-/**
- * The account a subscription is read or changed as (operator mode, docs/design.md §6): an operator (admin) acts for
- * the deployment, so for the subscription's own customer; any other token only ever for itself — another account's
- * subscription then reads as not found, like an unknown id.
- */
-export async function subscriptionActor(q: Queryable, principal: Principal, id: string): Promise<string> {
-  if (!hasScope(principal, 'admin') || !hasPrefix(id, 'sub')) return principal.accountId;
-  const r = await q.query<{ account_id: string }>('SELECT account_id FROM subscriptions WHERE id = $1', [id]);
-  return r.rows[0]?.account_id ?? principal.accountId;
+/** Up to `limit` ids of the account's active subscriptions, oldest first. */
+export async function activeSubscriptionIds(q: Queryable, accountId: string, limit: number): Promise<string[]> {
+  const r = await q.query<{ id: string }>(
+    `SELECT id FROM subscriptions WHERE account_id = $1 AND status = 'active' ORDER BY created_at, id LIMIT $2`,
+    [accountId, limit],
+  );
+  return r.rows.map((row) => row.id);
 }
 
+/** One subscription of the account (404 for another account's id); `lock` takes the row lock for a change. */
 export async function getSubscription(
   q: Queryable,
   accountId: string,
