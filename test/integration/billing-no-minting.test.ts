@@ -24,8 +24,8 @@ t.test('usage below zero mints no credit', async (t) => {
   const nextMonth = Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1);
   const ts = new Date(Math.max(now.getTime() - 60_000, monthStart + 1_000)).toISOString();
   const closeAt = new Date(nextMonth + (w.config.BILLING_GRACE_SECONDS + 60) * 1000).toISOString();
-  const perUnit = await w.product('Per unit', '0.01', 'USD', 'metered');
-  const perSeat = await w.product('Seats', '4.99', 'USD', 'metered');
+  const perUnit = await w.product('Per unit', 0.01, 'USD', 'metered');
+  const perSeat = await w.product('Seats', 4.99, 'USD', 'metered');
 
   // Reproduction 1: the customer's own gauge, its own subscription, its own token.
   const mallory = await createTestAccount(w.api.infra, { name: 'Mallory' });
