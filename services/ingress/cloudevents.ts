@@ -123,7 +123,6 @@ async function meterResolver(
 
 /** POST /v1/usage with a CloudEvents media type; `rc` counted the request against its rate already. */
 export async function acceptCloudEvents(deps: IngressDeps, ctx: RequestContext, rc: RecordContext): Promise<HttpReply> {
-  const accountId = rc.accountId;
   const body = ctx.body;
   if (ctx.mediaType === CLOUDEVENTS_BATCH_MEDIA_TYPE) {
     if (!Array.isArray(body))
@@ -153,7 +152,8 @@ export async function acceptCloudEvents(deps: IngressDeps, ctx: RequestContext, 
   if ('code' in meter) {
     if (meter.code === 'not_found') throw new NotFoundError(meter.detail);
     if (meter.code === 'meter_inactive') throw new ConflictError(meter.detail, 'meter_inactive');
-    if (meter.code === OPERATOR_REPORTED_METER) throw new OperatorReportedMeterError(String((body as { type?: unknown }).type));
+    if (meter.code === OPERATOR_REPORTED_METER)
+      throw new OperatorReportedMeterError(String((body as { type?: unknown }).type));
     throw new ValidationError(meter.errors!);
   }
   const errors: FieldError[] = [];

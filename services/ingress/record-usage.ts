@@ -41,9 +41,7 @@ export function itemMeters(deps: IngressDeps, rc: RecordContext, items: unknown[
     if (typeof id === 'string' && deps.registry.get(id) === undefined) (unknown ??= new Set()).add(id);
   }
   // Every meter known already (the usual case): no promise.
-  return unknown
-    ? deps.registry.ensure(unknown).then(() => meterLookup(deps, rc))
-    : meterLookup(deps, rc);
+  return unknown ? deps.registry.ensure(unknown).then(() => meterLookup(deps, rc)) : meterLookup(deps, rc);
 }
 
 function meterLookup(deps: IngressDeps, rc: RecordContext): MeterFor {
@@ -56,7 +54,8 @@ function meterLookup(deps: IngressDeps, rc: RecordContext): MeterFor {
     if (meter === undefined || !meterUsableBy(meter, accountId))
       return { code: 'not_found', detail: `Meter ${id} does not exist.` };
     if (meter.status !== 'active') return { code: 'meter_inactive', detail: `Meter ${id} is inactive.` };
-    if (!operator && operatorReported(meter)) return { code: OPERATOR_REPORTED_METER, detail: operatorReportedDetail(id) };
+    if (!operator && operatorReported(meter))
+      return { code: OPERATOR_REPORTED_METER, detail: operatorReportedDetail(id) };
     return meter;
   };
 }

@@ -30,7 +30,11 @@ export const CreateCorrectionBody = Type.Object(
       }),
     ),
     customer_id: Type.Optional(
-      Type.String({ minLength: 1, maxLength: 64, description: 'a deployment meter (admin): the customer’s cus_… id (or customer)' }),
+      Type.String({
+        minLength: 1,
+        maxLength: 64,
+        description: 'a deployment meter (admin): the customer’s cus_… id (or customer)',
+      }),
     ),
     replace: Type.Optional(
       Type.Object(

@@ -64,7 +64,9 @@ t.test('usage below zero mints no credit', async (t) => {
     const batch = await call(victimToken, 'POST', `/v1/meters/${seats.id}/usage`, [{ value: -1000, timestamp: later }]);
     t.equal(batch.status, 403, 'a batch to the meter: refused whole');
     t.equal(batch.body.code, 'operator_reported_meter');
-    const across = await call(victimToken, 'POST', '/v1/usage', [{ meter_id: seats.id, value: -1000, timestamp: later }]);
+    const across = await call(victimToken, 'POST', '/v1/usage', [
+      { meter_id: seats.id, value: -1000, timestamp: later },
+    ]);
     t.equal(across.status, 422, 'POST /v1/usage: nothing valid');
     t.same(across.body.errors, [
       { field: '[0].meter_id', message: 'is a deployment gauge or histogram: only the operator records its usage' },

@@ -259,8 +259,14 @@ t.test('usage below zero prices at 0 in every model (issue 49: a gauge is a leve
     { pricing: 'metered', price: '0.01' },
     { pricing: 'flat', price: '49' },
     { pricing: 'package', price: '2.5', package_size: '10' },
-    tiered('graduated', [['10', '-1'], [null, '0.5']]),
-    tiered('volume', [['10', '1', '5'], [null, '0.5']]),
+    tiered('graduated', [
+      ['10', '-1'],
+      [null, '0.5'],
+    ]),
+    tiered('volume', [
+      ['10', '1', '5'],
+      [null, '0.5'],
+    ]),
   ];
   t.equal(billableQuantity(new Decimal('-0.000000001')).toFixed(), '0');
   t.equal(billableQuantity(new Decimal('7')).toFixed(), '7');

@@ -113,7 +113,8 @@ export function creditableExcess(lines: readonly Pick<PricedLine, 'type' | 'amou
   const total = sumOfLines(lines);
   if (!total.isNegative() || total.isZero()) return new Decimal(0);
   let givenBack = new Decimal(0);
-  for (const l of lines) if (GIVE_BACK_LINES.has(l.type) && new Decimal(l.amount).isNegative()) givenBack = givenBack.minus(l.amount);
+  for (const l of lines)
+    if (GIVE_BACK_LINES.has(l.type) && new Decimal(l.amount).isNegative()) givenBack = givenBack.minus(l.amount);
   return Decimal.min(total.neg(), givenBack);
 }
 
