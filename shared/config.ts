@@ -72,6 +72,8 @@ export interface Config {
   USAGE_STREAM_MAX_BYTES: number;
   /** Unacknowledged frames per usage WebSocket before the server stops reading it (docs/design.md §8). */
   USAGE_STREAM_MAX_INFLIGHT: number;
+  /** Alerts one customer (or the deployment's every-customer alerts) may have (docs/alerts.md). */
+  ALERTS_MAX_PER_ACCOUNT: number;
   /** What makes two usage records one (docs/usage.md "Counted once"): (meter, account, id) or also the timestamp. */
   USAGE_IDENTITY: (typeof USAGE_IDENTITIES)[number];
   /**
@@ -205,6 +207,11 @@ const SPEC: { [K in keyof Config]: VarSpec<Config[K]> } = {
     parse: int(1, 10_000),
     default: 64,
     describe: 'unanswered frames per usage WebSocket before the server takes no more from it',
+  },
+  ALERTS_MAX_PER_ACCOUNT: {
+    parse: int(1, 100_000),
+    default: 100,
+    describe: 'alerts per customer (and of the deployment-wide ones): one more → 409 `alert_limit_reached`',
   },
   USAGE_IDENTITY: {
     parse: oneOf(USAGE_IDENTITIES),

@@ -122,6 +122,18 @@ export class ForbiddenError extends DomainError {
   }
 }
 
+/** A customer's token recording usage of a deployment meter only the operator reports (meters/record.ts operatorReported). */
+export const OPERATOR_REPORTED_METER = 'operator_reported_meter';
+export class OperatorReportedMeterError extends DomainError {
+  constructor(meterId: string) {
+    super('insufficient_scope', OPERATOR_REPORTED_METER, operatorReportedDetail(meterId), undefined, {
+      'WWW-Authenticate': 'Bearer realm="meterline", error="insufficient_scope", scope="admin"',
+    });
+  }
+}
+export const operatorReportedDetail = (meterId: string) =>
+  `Meter ${meterId} is a deployment gauge or histogram: only the operator (an admin token) records its usage.`;
+
 /** No such resource — or one of another account, which must look exactly the same. */
 export class NotFoundError extends DomainError {
   constructor(detail = 'The requested resource does not exist.') {

@@ -10,7 +10,7 @@
  * 5. EVENTS after the floor; 6. the KV buckets; 7. secret.key and credentials.json; the manifest last, so a
  *    directory with a manifest is a complete backup.
  */
-import { chmodSync, copyFileSync, existsSync, mkdirSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { buildInfo } from '../../shared/build-info.js';
 import { connectNats, NatsNames } from '../../shared/clients/nats.js';
@@ -77,8 +77,8 @@ export async function createBackup(dir: string, src: BackupSource): Promise<Back
     writeFileSync(path.join(dir, 'secret.key'), `${src.secretKey.trim()}\n`, { mode: 0o600 });
     const credentials = src.credentialsFile && existsSync(src.credentialsFile) ? 'credentials.json' : null;
     if (credentials) {
-      copyFileSync(src.credentialsFile!, path.join(dir, credentials));
-      chmodSync(path.join(dir, credentials), 0o600);
+      // Written 0600 from the start (a copy would be 0644 until chmod'ed).
+      writeFileSync(path.join(dir, credentials), readFileSync(src.credentialsFile!), { mode: 0o600 });
     }
 
     const finished = Date.now();

@@ -6,6 +6,7 @@
  * of the server's major version (the launcher's `postgresBinDir`).
  */
 import { spawn } from 'node:child_process';
+import { chmodSync, closeSync, openSync } from 'node:fs';
 import path from 'node:path';
 import pg from 'pg';
 import { postgresBinDir } from '../stack/postgres.js';
@@ -38,8 +39,16 @@ function run(binary: string, databaseUrl: string, args: string[]): Promise<void>
   });
 }
 
-export function dumpPostgres(databaseUrl: string, file: string): Promise<void> {
-  return run('pg_dump', databaseUrl, ['--format=custom', '--no-owner', '--no-acl', `--file=${file}`]);
+/**
+ * The dump, mode 0600 like every file of a backup (it holds every account's data): pg_dump creates its file
+ * 0644 under the usual umask, so the file is made 0600 first (pg_dump truncates it, keeping the mode) and set
+ * again after.
+ */
+export async function dumpPostgres(databaseUrl: string, file: string): Promise<void> {
+  closeSync(openSync(file, 'w', 0o600));
+  chmodSync(file, 0o600);
+  await run('pg_dump', databaseUrl, ['--format=custom', '--no-owner', '--no-acl', `--file=${file}`]);
+  chmodSync(file, 0o600);
 }
 
 /** Drops what the schema holds (the target was checked to have no accounts): pg_restore then recreates all of it. */

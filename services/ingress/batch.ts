@@ -15,6 +15,7 @@ export interface RecordError {
     | 'not_found'
     | 'meter_inactive'
     | 'unknown_customer'
+    | 'operator_reported_meter'
     | 'rate_limited';
   detail: string;
   errors?: FieldError[];
@@ -26,6 +27,13 @@ export type BatchResult =
 
 /** Where a batch item's meter comes from: fixed by the path, or the item's `meter_id`. */
 export type MeterFor = (item: unknown) => MeterRecord | RecordError;
+
+/** What a batch of nothing valid says of a record refused for its meter (the field is its meter_id). */
+const meterProblem: Partial<Record<RecordError['code'], string>> = {
+  not_found: 'does not exist',
+  meter_inactive: 'is inactive',
+  operator_reported_meter: 'is a deployment gauge or histogram: only the operator records its usage',
+};
 
 /** A batch holds 1 to 1,000 records (422 otherwise); returns how many. */
 export function checkBatchSize(items: unknown[]): number {
@@ -216,7 +224,7 @@ export async function acceptBatch(
       else
         all.push({
           field: `[${r.index}].${fieldName?.('meter_id') ?? 'meter_id'}`,
-          message: r.error.code === 'not_found' ? 'does not exist' : 'is inactive',
+          message: meterProblem[r.error.code] ?? r.error.detail,
         });
     }
     throw new ValidationError(all, `None of the ${items.length} records is valid.`, recordErrorCode(all));

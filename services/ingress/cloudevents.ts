@@ -11,9 +11,17 @@
  * Errors name the event's own fields (`data.value`, `time`, `data.model`; `[i].…` in a batch).
  */
 import { createHash } from 'node:crypto';
-import { ConflictError, NotFoundError, ValidationError, type FieldError } from '../../shared/errors.js';
+import {
+  ConflictError,
+  NotFoundError,
+  OPERATOR_REPORTED_METER,
+  OperatorReportedMeterError,
+  operatorReportedDetail,
+  ValidationError,
+  type FieldError,
+} from '../../shared/errors.js';
 import type { HttpReply, RequestContext } from '../../shared/http/context.js';
-import { meterUsableBy, type MeterRecord } from '../../shared/meters/record.js';
+import { meterUsableBy, operatorReported, type MeterRecord } from '../../shared/meters/record.js';
 import { acceptBatch, usageSubjectOf, type RecordError } from './batch.js';
 import { acceptedRecordReply } from './record-meter-usage.js';
 import { checkRecord, recordErrorCode, type RecordContext } from './records.js';
@@ -89,9 +97,11 @@ function invalid(errors: FieldError[]): RecordError {
 /** Resolves `type` (an id, or a name unique in the account) to a usable meter; ids are looked up in KV first. */
 async function meterResolver(
   deps: IngressDeps,
-  accountId: string,
+  rc: RecordContext,
   events: unknown[],
 ): Promise<(type: string) => MeterRecord | RecordError> {
+  const accountId = rc.accountId;
+  const operator = rc.attribution?.emitter.operator === true;
   const unknown = new Set<string>();
   for (const ev of events) {
     const type = ev !== null && typeof ev === 'object' ? (ev as { type?: unknown }).type : undefined;
@@ -105,18 +115,19 @@ async function meterResolver(
       return invalid([{ field: 'type', message: 'names several meters of this account; use the meter id' }]);
     if (meter === undefined) return { code: 'not_found', detail: `Meter ${type} does not exist.` };
     if (meter.status !== 'active') return { code: 'meter_inactive', detail: `Meter ${type} is inactive.` };
+    if (!operator && operatorReported(meter))
+      return { code: OPERATOR_REPORTED_METER, detail: operatorReportedDetail(type) };
     return meter;
   };
 }
 
 /** POST /v1/usage with a CloudEvents media type; `rc` counted the request against its rate already. */
 export async function acceptCloudEvents(deps: IngressDeps, ctx: RequestContext, rc: RecordContext): Promise<HttpReply> {
-  const accountId = rc.accountId;
   const body = ctx.body;
   if (ctx.mediaType === CLOUDEVENTS_BATCH_MEDIA_TYPE) {
     if (!Array.isArray(body))
       throw new ValidationError([{ field: '', message: 'must be a JSON array of CloudEvents' }]);
-    const meterOf = await meterResolver(deps, accountId, body);
+    const meterOf = await meterResolver(deps, rc, body);
     const outcome = new Map<object, MeterRecord | RecordError>();
     const records = body.map((event) => {
       const r = toRecord(event, meterOf);
@@ -134,13 +145,15 @@ export async function acceptCloudEvents(deps: IngressDeps, ctx: RequestContext, 
       cloudEventField,
     );
   }
-  const meterOf = await meterResolver(deps, accountId, [body]);
+  const meterOf = await meterResolver(deps, rc, [body]);
   const r = toRecord(body, meterOf);
   if ('error' in r) throw new ValidationError(r.error.errors!);
   const meter = r.meter;
   if ('code' in meter) {
     if (meter.code === 'not_found') throw new NotFoundError(meter.detail);
     if (meter.code === 'meter_inactive') throw new ConflictError(meter.detail, 'meter_inactive');
+    if (meter.code === OPERATOR_REPORTED_METER)
+      throw new OperatorReportedMeterError(String((body as { type?: unknown }).type));
     throw new ValidationError(meter.errors!);
   }
   const errors: FieldError[] = [];

@@ -5,7 +5,8 @@ import { problemResponse } from '../../shared/http/problems.js';
 const DESCRIPTIONS: Record<string, string> = {
   '400': 'malformed JSON (`malformed_json`)',
   '401': 'missing, invalid or expired bearer token (`unauthorized`)',
-  '403': 'the token lacks the needed scope (`insufficient_scope`)',
+  '403':
+    'the token lacks the needed scope (`insufficient_scope`), or a customer’s token records a deployment gauge or histogram, which only the operator reports (`operator_reported_meter`)',
   '404': 'no such meter in this account (`not_found`)',
   '409': 'the meter is inactive (`meter_inactive`)',
   '413': 'body over 1 MiB (`payload_too_large`)',

@@ -1,6 +1,12 @@
-import { ConflictError, NotFoundError, ValidationError, type FieldError } from '../../shared/errors.js';
+import {
+  ConflictError,
+  NotFoundError,
+  OperatorReportedMeterError,
+  ValidationError,
+  type FieldError,
+} from '../../shared/errors.js';
 import type { RouteDef } from '../../shared/http/route.js';
-import { meterUsableBy, type MeterRecord } from '../../shared/meters/record.js';
+import { meterUsableBy, operatorReported, type MeterRecord } from '../../shared/meters/record.js';
 import { canonicalTimestamp, formatTimestamp } from '../../shared/usage/timestamp.js';
 import { reply } from '../../shared/http/reply.js';
 import { problemResponses } from './problem-docs.js';
@@ -17,14 +23,19 @@ import {
 } from '../../shared/api/usage-records.js';
 import type { IngressDeps } from './deps.js';
 
-/** The meter of the path, if the caller's account owns it (or it is the deployment's) and it takes usage. */
-export function usableMeter(deps: IngressDeps, meterId: string, accountId: string): MeterRecord {
+/**
+ * The meter of the path, if the caller's account owns it (or it is the deployment's), it takes usage, and the
+ * caller may record it (a deployment gauge or histogram: only an operator, 403 `operator_reported_meter`).
+ */
+export function usableMeter(deps: IngressDeps, meterId: string, rc: RecordContext): MeterRecord {
+  const accountId = rc.accountId;
   const meter = deps.registry.get(meterId);
   // Another account's meter is indistinguishable from a missing one.
   if (meter === undefined || !meterUsableBy(meter, accountId))
     throw new NotFoundError(`Meter ${meterId} does not exist.`);
   if (meter.status !== 'active')
     throw new ConflictError(`Meter ${meterId} is inactive; reactivate it to record usage.`, 'meter_inactive');
+  if (operatorReported(meter) && !rc.attribution?.emitter.operator) throw new OperatorReportedMeterError(meterId);
   return meter;
 }
 
@@ -51,7 +62,7 @@ function recordMeterUsage(
   rc: RecordContext,
   meterId: string,
 ): HttpReply | Promise<HttpReply> {
-  const meter = usableMeter(deps, meterId, rc.accountId);
+  const meter = usableMeter(deps, meterId, rc);
   const body = ctx.body;
   if (Array.isArray(body)) return acceptBatch(body, () => meter, rc, deps.names, deps.publisher, false);
   if (body === undefined)

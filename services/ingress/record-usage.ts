@@ -1,7 +1,7 @@
-import { ValidationError } from '../../shared/errors.js';
+import { operatorReportedDetail, OPERATOR_REPORTED_METER, ValidationError } from '../../shared/errors.js';
 import type { RouteDef } from '../../shared/http/route.js';
 import { afterRate, isPromise } from '../../shared/http/pipeline.js';
-import { meterUsableBy, type MeterRecord } from '../../shared/meters/record.js';
+import { meterUsableBy, operatorReported, type MeterRecord } from '../../shared/meters/record.js';
 import { acceptBatch, checkBatchSize, type MeterFor, type RecordError } from './batch.js';
 import { problemResponses } from './problem-docs.js';
 import {
@@ -13,6 +13,7 @@ import {
 } from '../../shared/api/usage-records.js';
 import { acceptCloudEvents, CLOUDEVENT_MEDIA_TYPE, CLOUDEVENTS_BATCH_MEDIA_TYPE } from './cloudevents.js';
 import { recordContext, takeRequestRecords } from './emitter.js';
+import type { RecordContext } from './records.js';
 import type { IngressDeps } from './deps.js';
 
 // Stands in for the meter of an item without a usable meter_id, so its other fields are still checked.
@@ -32,7 +33,7 @@ const meterIdOf = (item: unknown): unknown =>
  * The meter of each item of a batch across meters (its `meter_id`), for `checkBatch`: meters the registry
  * has not seen yet are looked up first; another account's meter is as missing as an unknown one.
  */
-export function itemMeters(deps: IngressDeps, accountId: string, items: unknown[]): MeterFor | Promise<MeterFor> {
+export function itemMeters(deps: IngressDeps, rc: RecordContext, items: unknown[]): MeterFor | Promise<MeterFor> {
   deps.registry.assertCurrent(); // 503 rather than meters the process may no longer know the state of
   let unknown: Set<string> | undefined;
   for (const item of items) {
@@ -40,12 +41,12 @@ export function itemMeters(deps: IngressDeps, accountId: string, items: unknown[
     if (typeof id === 'string' && deps.registry.get(id) === undefined) (unknown ??= new Set()).add(id);
   }
   // Every meter known already (the usual case): no promise.
-  return unknown
-    ? deps.registry.ensure(unknown).then(() => meterLookup(deps, accountId))
-    : meterLookup(deps, accountId);
+  return unknown ? deps.registry.ensure(unknown).then(() => meterLookup(deps, rc)) : meterLookup(deps, rc);
 }
 
-function meterLookup(deps: IngressDeps, accountId: string): MeterFor {
+function meterLookup(deps: IngressDeps, rc: RecordContext): MeterFor {
+  const accountId = rc.accountId;
+  const operator = rc.attribution?.emitter.operator === true;
   return (item: unknown): MeterRecord | RecordError => {
     const id = meterIdOf(item);
     if (typeof id !== 'string') return NO_METER;
@@ -53,6 +54,8 @@ function meterLookup(deps: IngressDeps, accountId: string): MeterFor {
     if (meter === undefined || !meterUsableBy(meter, accountId))
       return { code: 'not_found', detail: `Meter ${id} does not exist.` };
     if (meter.status !== 'active') return { code: 'meter_inactive', detail: `Meter ${id} is inactive.` };
+    if (!operator && operatorReported(meter))
+      return { code: OPERATOR_REPORTED_METER, detail: operatorReportedDetail(id) };
     return meter;
   };
 }
@@ -85,7 +88,7 @@ export function recordUsageRoute(deps: IngressDeps): RouteDef {
       return afterRate(ctx, takeRequestRecords(deps, principal, checkBatchSize(body)), () => {
         const rc = recordContext(deps, principal);
         const accept = (meterFor: MeterFor) => acceptBatch(body, meterFor, rc, deps.names, deps.publisher, true);
-        const meters = itemMeters(deps, rc.accountId, body);
+        const meters = itemMeters(deps, rc, body);
         return isPromise(meters) ? meters.then(accept) : accept(meters);
       });
     },

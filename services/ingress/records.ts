@@ -1,7 +1,7 @@
 import type { FieldError, RateLimitedError } from '../../shared/errors.js';
 import type { RateTake } from '../../shared/limits/protection.js';
 import { bodyValidator, toFieldErrors } from '../../shared/http/validation.js';
-import type { MeterRecord } from '../../shared/meters/record.js';
+import { refusesNegativeValues, type MeterRecord } from '../../shared/meters/record.js';
 import { USAGE_LIMITS } from '../../shared/usage/limits.js';
 import {
   decimalText,
@@ -114,7 +114,7 @@ export interface RecordContext {
 
 /**
  * THE record rules, for every ingest path (single, batch, stream): structure first (the compiled schema),
- * then the rules a schema cannot say: finite value, counter ≥ 0, magnitude, decimals, timestamp syntax and
+ * then the rules a schema cannot say: finite value, ≥ 0 where the meter refuses negatives (refusesNegativeValues), magnitude, decimals, timestamp syntax and
  * window, dimensions (checkDimensions: keys, values, the meter's declared keys), whose record it is
  * (ctx.attribution). Pushes every problem into `errors` (fields relative to the record) and returns undefined,
  * or returns the encoded record.
@@ -198,7 +198,7 @@ export function writeRecord(
   const r = raw as RawRecord;
   let text: string | undefined;
   if (typeof r.value === 'number') {
-    const problem = valueProblem(r.value, meter.type === 'counter');
+    const problem = valueProblem(r.value, refusesNegativeValues(meter));
     if (problem) errors.push({ field: 'value', message: problem });
     else if ((text = decimalText(r.value)) === undefined) errors.push({ field: 'value', message: DECIMALS_MESSAGE });
   }

@@ -256,7 +256,7 @@ export class UsageStreams {
       const items = frameRecords(frame);
       await takeRequestRecords(this.deps, s.principal, items.length);
       const rc = recordContext(this.deps, s.principal);
-      const meterFor = await itemMeters(this.deps, rc.accountId, items);
+      const meterFor = await itemMeters(this.deps, rc, items);
       const b = await takeCustomerRates(checkBatch(items, meterFor, rc, true), rc);
       if (b.accepted > 0) await this.deps.publisher.submit(usageSubjectOf(this.deps.names, rc), b.rows, b.accepted);
       this.frames.inc({ outcome: 'answered' });

@@ -1,7 +1,8 @@
 import Type from 'typebox';
+import { PrintableText } from './text.js';
 import { CARD_BRANDS } from '../vocabulary.js';
 
-const line = (description: string) => Type.String({ minLength: 1, maxLength: 200, description });
+const line = (description: string) => PrintableText({ maxLength: 200, description });
 
 export const BillingAddressSchema = Type.Object(
   {

@@ -21,6 +21,21 @@ export const CreateCorrectionBody = Type.Object(
           'ids of records of this meter to cancel: they stop counting in every read, rollup and invoice. Final and by id: an id named twice (or in two corrections) is cancelled once; an id no record of this meter has yet (a typo, a record still in flight, another meter’s id) is accepted all the same — the answer lists the ids as named, not which matched — and a record of this meter with that id never counts when it arrives',
       }),
     ),
+    customer: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 128,
+        description:
+          'a deployment meter (admin): the external id of the customer whose records are corrected (or customer_id); required there, refused on an account meter',
+      }),
+    ),
+    customer_id: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 64,
+        description: 'a deployment meter (admin): the customer’s cus_… id (or customer)',
+      }),
+    ),
     replace: Type.Optional(
       Type.Object(
         {
@@ -39,6 +54,8 @@ export type CreateCorrectionBody = Type.Static<typeof CreateCorrectionBody>;
 export const CreateCorrectionDoc = Type.Object(
   {
     cancel: CreateCorrectionBody.properties.cancel,
+    customer: CreateCorrectionBody.properties.customer,
+    customer_id: CreateCorrectionBody.properties.customer_id,
     replace: Type.Optional(
       Type.Object({
         start: CreateCorrectionBody.properties.replace.properties.start,
@@ -59,7 +76,14 @@ export const CorrectionSchema = Type.Object(
     id: Type.String({ examples: ['corr_4fH9sK1xQ7mV4rT8bN3cJ0'] }),
     meter_id: Type.String(),
     type: Type.Enum(['cancel', 'replace']),
+    customer_id: Type.String({ description: 'cus_… of the account whose records the correction applies to' }),
     cancel: Type.Optional(Type.Array(Type.String(), { description: 'the record ids cancelled' })),
+    cancelled_records: Type.Optional(
+      Type.Array(Type.String(), {
+        description:
+          'only in the answer of the request that applied a cancel: the ids that matched a stored, counting record of the meter (and customer) and now stop counting; an id not listed matched nothing yet (a record with it never counts when it arrives)',
+      }),
+    ),
     replace: Type.Optional(
       Type.Object({
         start: Type.String({ format: 'date-time' }),

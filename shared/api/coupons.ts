@@ -1,4 +1,5 @@
 import Type from 'typebox';
+import { PrintableText } from './text.js';
 import { PaginationQuery, listOf } from '../http/pagination.js';
 import { CURRENCY_CODE_MESSAGE, CURRENCY_CODE_PATTERN } from '../money/currencies.js';
 import { COUPON_DURATIONS } from '../vocabulary.js';
@@ -7,7 +8,7 @@ import { COUPON_DURATIONS } from '../vocabulary.js';
 
 export const CreateCouponBody = Type.Object(
   {
-    name: Type.String({ minLength: 1, maxLength: 200, description: 'printed on discount lines, e.g. "SPRING25"' }),
+    name: PrintableText({ maxLength: 200, description: 'printed on discount lines, e.g. "SPRING25"' }),
     percent_off: Type.Optional(
       Type.Number({
         exclusiveMinimum: 0,

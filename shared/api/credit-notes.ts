@@ -1,4 +1,5 @@
 import Type from 'typebox';
+import { PrintableText } from './text.js';
 import { PaginationQuery, listOf } from '../http/pagination.js';
 import { CREDIT_NOTE_TYPES } from '../vocabulary.js';
 
@@ -45,11 +46,7 @@ export const CreateCreditNoteBody = Type.Object(
         description: 'credit given per invoice line (instead of amount)',
       }),
     ),
-    reason: Type.String({
-      minLength: 1,
-      maxLength: 500,
-      description: 'why the credit is given; printed on the credit note',
-    }),
+    reason: PrintableText({ maxLength: 500, description: 'why the credit is given; printed on the credit note' }),
   },
   { additionalProperties: false, description: 'exactly one of amount or lines' },
 );

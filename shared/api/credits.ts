@@ -1,4 +1,5 @@
 import Type from 'typebox';
+import { PrintableText } from './text.js';
 import { PaginationQuery, PaginationSchema } from '../http/pagination.js';
 import { CURRENCY_CODE_MESSAGE, CURRENCY_CODE_PATTERN } from '../money/currencies.js';
 
@@ -28,7 +29,7 @@ export const CreateCreditGrantBody = Type.Object(
         description: 'RFC 3339, in the future; not applied to invoices created from then on. Absent: never expires',
       }),
     ),
-    description: Type.String({ minLength: 1, maxLength: 500 }),
+    description: PrintableText({ maxLength: 500 }),
   },
   { additionalProperties: false },
 );

@@ -1,4 +1,5 @@
 import Type from 'typebox';
+import { PrintableText } from './text.js';
 import { PaginationQuery, listOf } from '../http/pagination.js';
 import { BillingAddressSchema } from './billing-info.js';
 import { LegalAddressSchema, NetTermsDays, TaxExempt, TaxIds, legalFields } from './tax.js';
@@ -16,7 +17,7 @@ export const ExternalId = Type.String({
   description:
     'the operator’s own id for the customer: 1–128 printable characters (no control characters), unique in the deployment; usage records name their customer by it (`customer`)',
 });
-const Name = Type.String({ minLength: 1, maxLength: 200 });
+const Name = PrintableText({ maxLength: 200 });
 const Email = Type.String({ minLength: 3, maxLength: 320, description: 'billing contact' });
 const Metadata = Type.Record(
   Type.String({ minLength: 1, maxLength: METADATA_LIMITS.maxKeyLength }),

@@ -1,4 +1,5 @@
 import Type from 'typebox';
+import { PrintableText } from './text.js';
 import { PaginationQuery, listOf } from '../http/pagination.js';
 import { INVOICE_REASONS, LINE_TYPES } from '../vocabulary.js';
 import { INVOICE_STATUSES } from '../vocabulary.js';
@@ -191,7 +192,7 @@ export const UpcomingInvoiceSchema = Type.Object(
 /** POST /v1/billing/invoices/{id}/lines: a one-off line on a draft (operators). */
 export const AddInvoiceLineBody = Type.Object(
   {
-    description: Type.String({ minLength: 1, maxLength: 500, description: 'what the line bills, as printed' }),
+    description: PrintableText({ maxLength: 500, description: 'what the line bills, as printed' }),
     amount: Type.Optional(
       Type.Number({
         exclusiveMinimum: 0,

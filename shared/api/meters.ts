@@ -1,4 +1,5 @@
 import Type from 'typebox';
+import { PrintableText } from './text.js';
 import { PaginationQuery, listOf } from '../http/pagination.js';
 import { DIMENSION_LIMITS, KEY_MESSAGE } from '../usage/dimensions.js';
 import { AGGREGATIONS, MAX_DECLARED_DIMENSIONS, METER_SCOPES, METER_TYPES } from '../meters/record.js';
@@ -30,8 +31,8 @@ const ScopeSchema = Type.Enum([...METER_SCOPES], {
   description:
     'account (default): the caller’s account’s meter; deployment (admin only): one meter for every customer — each records and reads its own usage, an admin token records for any customer',
 });
-const Name = Type.String({ minLength: 1, maxLength: 200 });
-const Unit = Type.String({ minLength: 1, maxLength: 64, examples: ['requests'] });
+const Name = PrintableText({ maxLength: 200 });
+const Unit = PrintableText({ maxLength: 64, examples: ['requests'] });
 
 export const MeterSchema = Type.Object(
   {

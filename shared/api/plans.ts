@@ -1,10 +1,11 @@
 import Type from 'typebox';
+import { PrintableText } from './text.js';
 import { PaginationQuery, PaginationSchema, listOf } from '../http/pagination.js';
 import { BILLING_INTERVALS, PLAN_MIGRATION_TIMINGS } from '../vocabulary.js';
 import { ItemInput } from './subscriptions.js';
 
 /** Plans and their versions (docs/plans.md): the deployment's catalog bundles; admin writes, everyone reads. */
-const Name = Type.String({ minLength: 1, maxLength: 200, description: 'shown to customers' });
+const Name = PrintableText({ maxLength: 200, description: 'shown to customers' });
 const Currency = Type.String({
   pattern: '^[A-Za-z]{3}$',
   description: 'ISO 4217, any case; every item’s product is in it. The same for every version',

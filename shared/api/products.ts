@@ -1,4 +1,5 @@
 import Type from 'typebox';
+import { PrintableText } from './text.js';
 import { PaginationQuery, listOf } from '../http/pagination.js';
 import { CURRENCY_CODE_MESSAGE, CURRENCY_CODE_PATTERN } from '../money/currencies.js';
 import { PRICINGS, TIERS_MODES } from '../vocabulary.js';
@@ -17,7 +18,7 @@ const Currency = Type.String({
   description: 'ISO 4217 code, any case; returned upper case.',
   examples: ['USD'],
 });
-const Name = Type.String({ minLength: 1, maxLength: 200 });
+const Name = PrintableText({ maxLength: 200 });
 const TaxRateIds = Type.Array(Type.String({ minLength: 1, maxLength: 64 }), {
   maxItems: 5,
   uniqueItems: true,

@@ -1,4 +1,5 @@
 import Type from 'typebox';
+import { PrintableText } from './text.js';
 import { PaginationQuery, listOf } from '../http/pagination.js';
 import { TAX_EXEMPT } from '../vocabulary.js';
 
@@ -8,7 +9,7 @@ const Country = Type.String({
   description: 'ISO 3166-1 alpha-2 country code, any case; returned upper case',
   examples: ['DE'],
 });
-const Text = (max: number, description: string) => Type.String({ minLength: 1, maxLength: max, description });
+const Text = (max: number, description: string) => PrintableText({ maxLength: max, description });
 
 export const TaxRateSchema = Type.Object(
   {

@@ -1,4 +1,5 @@
 import Type from 'typebox';
+import { PrintableText } from './text.js';
 import { PaginationQuery, listOf } from '../http/pagination.js';
 
 /** Test clocks (docs/test-clocks.md): a simulated time some customers live at, advanced by the operator. */
@@ -8,7 +9,7 @@ const FrozenTime = (description: string) => Type.String({ format: 'date-time', d
 export const CreateTestClockBody = Type.Object(
   {
     frozen_time: FrozenTime('RFC 3339: the time the clock starts at (its customers live at it)'),
-    name: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'a label for the operator' })),
+    name: Type.Optional(PrintableText({ maxLength: 200, description: 'a label for the operator' })),
   },
   { additionalProperties: false },
 );

@@ -132,7 +132,7 @@ export const BatchResultSchema = Type.Object(
           Type.Object({
             code: Type.String({
               description:
-                'validation_failed, value_out_of_range, not_found, meter_inactive, unknown_customer or rate_limited',
+                'validation_failed, value_out_of_range, not_found, meter_inactive, unknown_customer, operator_reported_meter (a customer’s token on a deployment gauge or histogram) or rate_limited',
             }),
             detail: Type.String(),
             errors: Type.Optional(Type.Array(Type.Object({ field: Type.String(), message: Type.String() }))),

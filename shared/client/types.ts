@@ -45,7 +45,7 @@ export interface BatchResult {
     status: 'accepted' | 'rejected';
     id?: string;
     error?: {
-      /** validation_failed, value_out_of_range, not_found, meter_inactive, unknown_customer or rate_limited */
+      /** validation_failed, value_out_of_range, not_found, meter_inactive, unknown_customer, operator_reported_meter or rate_limited */
       code: string;
       detail: string;
       errors?: { field: string; message: string }[];

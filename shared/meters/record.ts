@@ -43,6 +43,26 @@ export function meterUsableBy(m: MeterRecord, accountId: string): boolean {
   return m.account_id === accountId || m.scope === 'deployment';
 }
 
+/**
+ * Whether a meter's values are held ≥ 0 at ingest (issue 49), by what its aggregation means: a counter's records
+ * are increments (`sum`) or events (`count`, `unique_count`) — a negative one is no count of anything. A gauge is a
+ * level and a histogram an observation (a temperature, a balance, a latency delta), which may be below zero; their
+ * quantities below zero price at 0 (services/domain/pricing/price-models.ts billableQuantity), never as a refund.
+ */
+export function refusesNegativeValues(m: Pick<MeterRecord, 'type'>): boolean {
+  return m.type === 'counter';
+}
+
+/**
+ * Whether only an operator (an `admin` token) records usage of the meter (issue 49): a deployment gauge or
+ * histogram measures what the operator reports of each customer (seats, storage) — a customer's own record would
+ * override or dilute the operator's (its `last`, `min`, `avg`). A deployment counter stays open to the customer's
+ * own token: its records (≥ 0) only ever add to its own usage.
+ */
+export function operatorReported(m: Pick<MeterRecord, 'type' | 'scope'>): boolean {
+  return m.scope === 'deployment' && m.type !== 'counter';
+}
+
 export function encodeMeter(m: MeterRecord): string {
   return JSON.stringify(m);
 }

@@ -29,9 +29,9 @@ export const MAX_SIGNIFICANT_DIGITS = 15;
 export const PRECISION_MESSAGE = `must have at most ${MAX_SIGNIFICANT_DIGITS} significant digits: a JSON number can't carry more exactly`;
 
 /** Why a value is unacceptable for a meter of this type, or undefined when it is fine. */
-export function valueProblem(v: number, counter: boolean): string | undefined {
+export function valueProblem(v: number, nonNegative: boolean): string | undefined {
   if (!Number.isFinite(v)) return 'must be a finite number';
-  if (counter && v < 0) return 'must be greater than or equal to 0 for a counter meter';
+  if (nonNegative && v < 0) return 'must be greater than or equal to 0 for a counter meter';
   if (v > USAGE_LIMITS.maxAbsValue || v < -USAGE_LIMITS.maxAbsValue) return RANGE_MESSAGE;
   // 123456789012345678 arrives as the double 123456789012345680: refuse what can't be what was sent.
   if (Number.isInteger(v)) return Number.isSafeInteger(v) ? undefined : INTEGER_PRECISION_MESSAGE;

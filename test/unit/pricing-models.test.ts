@@ -1,7 +1,9 @@
 import t from 'tap';
 import { Decimal, roundToMinorUnit } from '../../shared/money/decimal.js';
 import { CURRENCY_MINOR_UNITS, minorUnits } from '../../shared/money/currencies.js';
+import { creditableExcess } from '../../services/domain/billing/deductions.js';
 import {
+  billableQuantity,
   minimumTrueUp,
   priceQuantity,
   type PriceModel,
@@ -250,4 +252,53 @@ t.test('rounding: every ISO 4217 exponent, half away from zero', async (t) => {
       `${currency} −half`,
     );
   }
+});
+
+t.test('usage below zero prices at 0 in every model (issue 49: a gauge is a level, not a refund)', async (t) => {
+  const models: PriceModel[] = [
+    { pricing: 'metered', price: '0.01' },
+    { pricing: 'flat', price: '49' },
+    { pricing: 'package', price: '2.5', package_size: '10' },
+    tiered('graduated', [
+      ['10', '-1'],
+      [null, '0.5'],
+    ]),
+    tiered('volume', [
+      ['10', '1', '5'],
+      [null, '0.5'],
+    ]),
+  ];
+  t.equal(billableQuantity(new Decimal('-0.000000001')).toFixed(), '0');
+  t.equal(billableQuantity(new Decimal('7')).toFixed(), '7');
+  const failures = forAll(
+    25_049,
+    300,
+    (g) => ({ model: g.pick(models), q: new Decimal(g.decimal(9, 9)).plus('0.000000001').neg().toFixed() }),
+    ({ model, q }) => {
+      const priced = priceQuantity(model, new Decimal(q), 'USD');
+      if (!priced.amount.isZero()) return `${model.pricing} ${q} → ${priced.amount}`;
+      return priced.breakdown === 'below zero: priced as 0' ? null : `breakdown ${priced.breakdown}`;
+    },
+  );
+  t.same(failures, []);
+  t.equal(price({ pricing: 'metered', price: '0.01' }, '-100000000'), '0', 'the review’s −100,000,000: not −1,000,000');
+});
+
+t.test('a negative total becomes credit only as far as it gives back what was billed before', async (t) => {
+  const lines = (...ls: [string, string][]) => ls.map(([type, amount]) => ({ type, amount }) as never);
+  t.equal(creditableExcess(lines(['usage', '5'], ['deduction', '-12'])).toFixed(), '7', 'a threshold deduction');
+  t.equal(
+    creditableExcess(lines(['usage', '5'], ['tax', '-2.4'], ['deduction', '-12'])).toFixed(),
+    '9.4',
+    'with the tax it takes back',
+  );
+  t.equal(creditableExcess(lines(['adjustment', '-30'], ['flat', '10'])).toFixed(), '20', 'a late-usage adjustment');
+  t.equal(creditableExcess(lines(['usage', '-1000000'])).toFixed(), '0', 'usage never');
+  t.equal(
+    creditableExcess(lines(['usage', '-1000'], ['deduction', '-10'])).toFixed(),
+    '10',
+    'at most what the give-back lines gave back',
+  );
+  t.equal(creditableExcess(lines(['usage', '5'], ['deduction', '-5'])).toFixed(), '0', 'a total of 0: nothing');
+  t.equal(creditableExcess(lines(['discount', '-5'], ['flat', '3'])).toFixed(), '0', 'a discount never');
 });

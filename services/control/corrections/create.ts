@@ -1,12 +1,17 @@
 import type { ApiDeps, RouteDef } from '../../../shared/http/route.js';
 import { reply } from '../../../shared/http/reply.js';
 import { problemResponse } from '../../../shared/http/problems.js';
-import { takenRecordIds } from '../../domain/usage/corrections.js';
+import { countingRecordIds, takenRecordIds } from '../../domain/usage/corrections.js';
 import type { UsageShards } from '../../../shared/usage/shards.js';
 import { CorrectionSchema, CreateCorrectionDoc } from '../../../shared/api/corrections.js';
 import { toCorrection } from './representation.js';
 import { checkCorrection, parseCreateCorrection, refuseTakenIds, type CorrectionRequest } from './input.js';
-import { insertCorrection, meterForCorrection, withMeterCorrectionLock } from '../../domain/corrections/store.js';
+import {
+  correctedAccount,
+  insertCorrection,
+  meterForCorrection,
+  withMeterCorrectionLock,
+} from '../../domain/corrections/store.js';
 import { applyCorrection, completePendingOfMeter } from '../../domain/corrections/apply.js';
 
 /**
@@ -24,10 +29,13 @@ export function createCorrectionRoute(deps: ApiDeps, shards: () => UsageShards):
     auth: 'write',
     input: parseCreateCorrection,
     handler: async (ctx, req) => {
-      const { accountId, userId, clientId } = ctx.principal!;
+      const { userId, clientId } = ctx.principal!;
       const meterId = ctx.params.meter_id!;
-      const meter = await meterForCorrection(deps.pg, accountId, meterId);
+      const meter = await meterForCorrection(deps.pg, ctx.principal!.accountId, meterId);
+      // Whose records: the meter's account's, or on a deployment meter the customer named.
+      const accountId = await correctedAccount(deps.pg, meter, req.customer);
       const correction = checkCorrection(req, meter, accountId);
+      let cancelled: string[] | undefined;
       const applied = await withMeterCorrectionLock(deps.pg, accountId, meterId, async () => {
         // One at a time per meter, in the order recorded: an earlier one left pending (interrupted) goes first.
         await completePendingOfMeter(deps.pg, shards(), database, accountId, meterId);
@@ -44,10 +52,14 @@ export function createCorrectionRoute(deps: ApiDeps, shards: () => UsageShards):
               correction.endMs,
             ),
           );
+        if (correction.kind === 'cancel') {
+          const counting = await countingRecordIds(deps.clickhouse, database, accountId, meterId, correction.ids);
+          cancelled = correction.ids.filter((id) => counting.has(id));
+        }
         const pending = await insertCorrection(deps.pg, accountId, meterId, correction, { userId, clientId });
         return applyCorrection(deps.pg, shards(), database, pending);
       });
-      return reply.json(201, toCorrection(applied));
+      return reply.json(201, { ...toCorrection(applied), ...(cancelled ? { cancelled_records: cancelled } : {}) });
     },
     doc: {
       summary:

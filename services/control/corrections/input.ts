@@ -18,9 +18,13 @@ const DAY_MS = 86_400_000;
 export const parseListCorrections = (ctx: RequestContext): PageRequest => listQuery.parseQuery(ctx.query);
 
 /** A replace before its records met the meter's rules (they need the meter: checkReplacement). */
-export type CorrectionRequest =
+export type CorrectionRequest = (
   | { kind: 'cancel'; ids: string[] }
-  | { kind: 'replace'; startMs: number; endMs: number; records: unknown[] };
+  | { kind: 'replace'; startMs: number; endMs: number; records: unknown[] }
+) & {
+  /** The customer named (a deployment meter's correction): which field, and its value. */
+  customer?: { field: 'customer' | 'customer_id'; value: string };
+};
 
 export function parseCreateCorrection(ctx: RequestContext): CorrectionRequest {
   const body = createBody.parse(ctx.body);
@@ -29,7 +33,15 @@ export function parseCreateCorrection(ctx: RequestContext): CorrectionRequest {
       { field: body.cancel ? 'replace' : 'cancel', message: 'give exactly one of cancel or replace' },
     ]);
   }
-  if (body.cancel) return { kind: 'cancel', ids: [...new Set(body.cancel)] };
+  if (body.customer !== undefined && body.customer_id !== undefined)
+    throw new ValidationError([{ field: 'customer', message: 'give either customer or customer_id, not both' }]);
+  const customer =
+    body.customer !== undefined
+      ? { customer: { field: 'customer' as const, value: body.customer } }
+      : body.customer_id !== undefined
+        ? { customer: { field: 'customer_id' as const, value: body.customer_id } }
+        : {};
+  if (body.cancel) return { kind: 'cancel', ids: [...new Set(body.cancel)], ...customer };
   const r = body.replace!;
   const errors: FieldError[] = [];
   const startMs = parseTimestamp(r.start);
@@ -42,7 +54,7 @@ export function parseCreateCorrection(ctx: RequestContext): CorrectionRequest {
       errors.push({ field: 'replace.end', message: `must be at most ${MAX_RANGE_DAYS} days after start` });
   }
   if (errors.length) throw new ValidationError(errors);
-  return { kind: 'replace', startMs: startMs!, endMs: endMs!, records: r.records };
+  return { kind: 'replace', startMs: startMs!, endMs: endMs!, records: r.records, ...customer };
 }
 
 /**
@@ -55,7 +67,7 @@ export function checkCorrection(
   accountId: string,
   now = Date.now(),
 ): NewCorrection {
-  if (req.kind === 'cancel') return req;
+  if (req.kind === 'cancel') return { kind: 'cancel', ids: req.ids };
   const { startMs, endMs, records } = req;
   if (records.length === 0) return { kind: 'replace', startMs, endMs, ids: [], rows: '' };
   const window = { fromMs: startMs, toMs: endMs, message: 'must be within the replaced range [start, end)' };

@@ -8,6 +8,7 @@ export function toCorrection(r: CorrectionRow): Type.Static<typeof CorrectionSch
   return {
     id: r.id,
     meter_id: r.meter_id,
+    customer_id: r.customer_id,
     type: r.kind,
     ...(r.kind === 'cancel'
       ? { cancel: r.cancel_ids }

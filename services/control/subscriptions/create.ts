@@ -5,7 +5,7 @@ import { CreateSubscriptionBody, SubscriptionSchema } from '../../../shared/api/
 import { toSubscription } from './representation.js';
 import { parseNewSubscription, type NewSubscription } from './input.js';
 import { createSubscription } from '../../domain/subscriptions/store.js';
-import { accountTime } from '../../domain/test-clocks/store.js';
+import { lockAccountClock } from '../../domain/test-clocks/store.js';
 import { accountActedFor } from '../../domain/customers/acting-for.js';
 import { itemsOfPlan, planVersionToSubscribe } from '../../domain/plans/subscribe.js';
 import { planTerms, subscriptionTermsOfPlan } from '../../domain/plans/terms.js';
@@ -28,8 +28,9 @@ export function createSubscriptionRoute(deps: ApiDeps): RouteDef<NewSubscription
       const accountId = await accountActedFor(deps.pg, ctx.principal!, input.customerId);
       const isOperator = hasScope(ctx.principal!, 'admin');
       const { sub, now, discount } = await withTransaction(deps.pg, async (c) => {
+        // The customer's clock lock first (one lock order with attaching it to a test clock: never both).
+        const { now } = await lockAccountClock(c, accountId);
         checkCustomerMayCreate(isOperator, (await readPortalSettings(c)).settings);
-        const { now } = await accountTime(c, accountId);
         // A plan's subscription gets its version's items (docs/plans.md), its interval and
         // trial (subscriptionTermsOfPlan).
         const version = input.plan && (await planVersionToSubscribe(c, input.plan.id, input.plan.version));

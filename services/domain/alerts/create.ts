@@ -19,20 +19,29 @@ export function alertViewer(principal: Principal, customerAccountId?: string): A
  * except an admin's usage alert on a deployment meter, which watches every customer of the meter. The meter must
  * be one the watched customer records to: its own or a deployment meter (else 422 on `meter_id`).
  */
-export async function createAlert(pg: PgPool, principal: Principal, a: NewAlert): Promise<AlertRow> {
+export async function createAlert(
+  pg: PgPool,
+  principal: Principal,
+  a: NewAlert,
+  maxPerAccount: number,
+): Promise<AlertRow> {
   const accountId = await accountActedFor(pg, principal, a.customerId);
   if (a.metric === 'amount') {
     if (a.customerId === undefined && hasScope(principal, 'admin'))
       throw new ValidationError([
         { field: 'customer_id', message: 'an operator names the customer whose invoice amount is watched' },
       ]);
-    return insertAlert(pg, {
-      accountId,
-      metric: 'amount',
-      meterId: null,
-      currency: a.currency,
-      thresholds: a.thresholds,
-    });
+    return insertAlert(
+      pg,
+      {
+        accountId,
+        metric: 'amount',
+        meterId: null,
+        currency: a.currency,
+        thresholds: a.thresholds,
+      },
+      maxPerAccount,
+    );
   }
   const meter = await meterForUsage(pg, accountId, a.meterId!).catch((err: unknown) => {
     if (err instanceof NotFoundError)
@@ -40,11 +49,15 @@ export async function createAlert(pg: PgPool, principal: Principal, a: NewAlert)
     throw err;
   });
   const everyCustomer = a.customerId === undefined && meter.scope === 'deployment' && hasScope(principal, 'admin');
-  return insertAlert(pg, {
-    accountId: everyCustomer ? null : accountId,
-    metric: 'usage',
-    meterId: a.meterId,
-    currency: null,
-    thresholds: a.thresholds,
-  });
+  return insertAlert(
+    pg,
+    {
+      accountId: everyCustomer ? null : accountId,
+      metric: 'usage',
+      meterId: a.meterId,
+      currency: null,
+      thresholds: a.thresholds,
+    },
+    maxPerAccount,
+  );
 }

@@ -1,7 +1,7 @@
 import type { PgPool } from '../../../shared/clients/postgres.js';
 import { selectPage, withTransaction } from '../../../shared/clients/postgres.js';
 import { hasPrefix, newId } from '../../../shared/ids.js';
-import { NotFoundError } from '../../../shared/errors.js';
+import { ConflictError, NotFoundError } from '../../../shared/errors.js';
 import { JsonDecimal } from '../../../shared/money/json.js';
 import type { RowWindow } from '../../../shared/row-window.js';
 import type { AlertMetric } from '../../../shared/vocabulary.js';
@@ -21,6 +21,11 @@ function visible(viewer: AlertViewer, first: number): { where: string; params: u
   return { where: `al.account_id = $${first}`, params: [viewer.accountId] };
 }
 
+/**
+ * Inserts an alert unless its customer (null: the deployment-wide alerts) has `max` already (issue 49: every alert
+ * is evaluated every pass) → 409 alert_limit_reached. The count and the insert hold the customer's alert lock, so
+ * concurrent creations cannot overshoot.
+ */
 export async function insertAlert(
   pool: PgPool,
   a: {
@@ -30,12 +35,25 @@ export async function insertAlert(
     currency: string | null;
     thresholds: string[];
   },
+  max: number,
 ): Promise<AlertRow> {
   const id = newId('alrt');
-  await pool.query(
-    'INSERT INTO alerts (id, account_id, metric, meter_id, currency, thresholds) VALUES ($1, $2, $3, $4, $5, $6::numeric[])',
-    [id, a.accountId, a.metric, a.meterId, a.currency, a.thresholds],
-  );
+  await withTransaction(pool, async (c) => {
+    await c.query("SELECT pg_advisory_xact_lock(hashtext('alerts:' || coalesce($1, '')))", [a.accountId]);
+    const { rows } = await c.query<{ n: number }>(
+      'SELECT count(*)::int AS n FROM alerts WHERE account_id IS NOT DISTINCT FROM $1',
+      [a.accountId],
+    );
+    if (rows[0]!.n >= max)
+      throw new ConflictError(
+        `The customer has ${rows[0]!.n} alerts, the most allowed (ALERTS_MAX_PER_ACCOUNT ${max}): delete one first.`,
+        'alert_limit_reached',
+      );
+    await c.query(
+      'INSERT INTO alerts (id, account_id, metric, meter_id, currency, thresholds) VALUES ($1, $2, $3, $4, $5, $6::numeric[])',
+      [id, a.accountId, a.metric, a.meterId, a.currency, a.thresholds],
+    );
+  });
   return getAlert(pool, { kind: 'operator' }, id);
 }
 

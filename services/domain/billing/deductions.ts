@@ -98,11 +98,32 @@ export async function deductThresholdInvoices(
   }
 }
 
+/** Line types that give back what an earlier invoice billed: their negative amounts may become credit. */
+const GIVE_BACK_LINES: ReadonlySet<PricedLine['type']> = new Set(['deduction', 'adjustment', 'tax']);
+
 /**
- * Never below zero: when corrections lowered a period below what its threshold invoices already billed, its
- * final invoice would be negative. The excess goes back to the customer as a prepaid credit grant (spent on its
- * next invoices), shown on the final invoice as a `credit` line that brings it to 0. Call it after tax and before
- * prepaid credit, in the transaction that writes the invoices; returns the grants to write once they are.
+ * THE rule of a period whose total is below zero (issue 49): the part of it that becomes prepaid credit — what the
+ * period gives back of what was billed before, never more. Only three kinds of line give back: a threshold
+ * invoice's `deduction`, a late-usage `adjustment` lowering an invoiced period, and the (negative) tax lines that
+ * take their tax back. Usage never does (a quantity below zero prices at 0: price-models.ts billableQuantity), so
+ * a negative total made of anything else (a defect) is left as it is — marked paid, nothing granted — rather than
+ * minted into credit. Credit notes are the other documented path (credit-notes.ts), outside any invoice.
+ */
+export function creditableExcess(lines: readonly Pick<PricedLine, 'type' | 'amount'>[]): Decimal {
+  const total = sumOfLines(lines);
+  if (!total.isNegative() || total.isZero()) return new Decimal(0);
+  let givenBack = new Decimal(0);
+  for (const l of lines)
+    if (GIVE_BACK_LINES.has(l.type) && new Decimal(l.amount).isNegative()) givenBack = givenBack.minus(l.amount);
+  return Decimal.min(total.neg(), givenBack);
+}
+
+/**
+ * Never below zero through what was billed before: when corrections lowered a period below what its threshold
+ * invoices (or its earlier invoice) already billed, its final invoice would be negative. That excess
+ * (creditableExcess) goes back to the customer as a prepaid credit grant (spent on its next invoices), shown on
+ * the final invoice as a `credit` line that brings it to 0. Call it after tax and before prepaid credit, in the
+ * transaction that writes the invoices; returns the grants to write once they are.
  */
 export function excessAsCredit(
   invoices: { invoice_id: string; account_id: string; priced: PricedInvoice; periodStart: string }[],
@@ -110,16 +131,16 @@ export function excessAsCredit(
 ): ExcessGrant[] {
   const grants: ExcessGrant[] = [];
   for (const v of invoices) {
-    const total = new Decimal(v.priced.amount);
-    if (!total.isNegative() || total.isZero()) continue;
-    const excess = canonicalDecimal(total.neg());
+    const creditable = creditableExcess(v.priced.lines);
+    if (creditable.isZero()) continue;
+    const excess = canonicalDecimal(creditable);
     const id = newId('cred');
     v.priced.lines.push({
       type: 'credit',
       product_id: null,
       meter_id: null,
       // The upcoming invoice names no grant: none exists until the period's invoice is issued.
-      description: `Billed in excess by threshold invoices: returned as prepaid credit${opts.preview ? '' : ` ${id}`}`,
+      description: `Billed in excess before: returned as prepaid credit${opts.preview ? '' : ` ${id}`}`,
       quantity: '1',
       unit_price: excess,
       amount: excess,
@@ -133,7 +154,7 @@ export function excessAsCredit(
       account_id: v.account_id,
       currency: v.priced.currency,
       amount: excess,
-      description: `Billed in excess by the threshold invoices of the period from ${v.periodStart}`,
+      description: `Billed in excess before for the period from ${v.periodStart}`,
     });
   }
   return grants;

@@ -1,24 +1,59 @@
 import type { PgPool } from '../../../shared/clients/postgres.js';
 import { selectPage } from '../../../shared/clients/postgres.js';
 import { newId } from '../../../shared/ids.js';
-import { BusyError, NotFoundError } from '../../../shared/errors.js';
+import { BusyError, NotFoundError, ValidationError } from '../../../shared/errors.js';
+import { UNKNOWN_CUSTOMER, UNKNOWN_CUSTOMER_MESSAGE } from '../../../shared/customers/attribution.js';
 import type { RowWindow } from '../../../shared/row-window.js';
 import type { MeterRecord } from '../../../shared/meters/record.js';
 
 import type { CorrectionRow, NewCorrection } from './types.js';
 
 const CORRECTION_COLUMNS =
-  'id, account_id, meter_id, kind, cancel_ids, replace_start, replace_end, replacement_ids, replacement_rows, state, created_by_user, created_by_client, created_at, applied_at';
+  'id, account_id, (SELECT a.customer_id FROM accounts a WHERE a.id = usage_corrections.account_id) AS customer_id, meter_id, kind, cancel_ids, replace_start, replace_end, replacement_ids, replacement_rows, state, created_by_user, created_by_client, created_at, applied_at';
 
 /** The meter as the record rules need it; another account's meter is "does not exist". */
 export async function meterForCorrection(pg: PgPool, accountId: string, meterId: string): Promise<MeterRecord> {
   const { rows } = await pg.query<MeterRecord>(
-    `SELECT id, account_id, type, aggregation, status, name, dimensions, (extract(epoch FROM updated_at) * 1000)::float8 AS updated_at_ms
+    `SELECT id, account_id, type, aggregation, status, name, dimensions, (extract(epoch FROM updated_at) * 1000)::float8 AS updated_at_ms,
+            CASE WHEN scope = 'deployment' THEN 'deployment' END AS scope
        FROM meters WHERE id = $1 AND account_id = $2`,
     [meterId, accountId],
   );
   if (!rows[0]) throw new NotFoundError(`Meter ${meterId} does not exist.`);
+  if (rows[0].scope === null) delete rows[0].scope;
   return rows[0];
+}
+
+export const CUSTOMER_REQUIRED_MESSAGE =
+  'is required: a correction of a deployment meter names the customer whose records it corrects (customer or customer_id)';
+export const NOT_A_DEPLOYMENT_METER_MESSAGE = 'only corrections of a deployment meter name a customer';
+
+/**
+ * The account whose records a correction applies to (issue 49): the meter's own account, or — a deployment meter,
+ * whose records are every customer's — the customer the correction names (required; an unknown one → 422
+ * unknown_customer). Without it an operator's cancel matched its own account, where no record of the meter is.
+ */
+export async function correctedAccount(
+  pg: PgPool,
+  meter: MeterRecord,
+  named: { field: 'customer' | 'customer_id'; value: string } | undefined,
+): Promise<string> {
+  if (meter.scope !== 'deployment') {
+    if (named) throw new ValidationError([{ field: named.field, message: NOT_A_DEPLOYMENT_METER_MESSAGE }]);
+    return meter.account_id;
+  }
+  if (!named) throw new ValidationError([{ field: 'customer', message: CUSTOMER_REQUIRED_MESSAGE }]);
+  const { rows } = await pg.query<{ id: string }>(
+    `SELECT id FROM accounts WHERE ${named.field === 'customer' ? 'external_id' : 'customer_id'} = $1`,
+    [named.value],
+  );
+  if (!rows[0])
+    throw new ValidationError(
+      [{ field: named.field, message: UNKNOWN_CUSTOMER_MESSAGE }],
+      `${named.field}: ${UNKNOWN_CUSTOMER_MESSAGE}`,
+      UNKNOWN_CUSTOMER,
+    );
+  return rows[0].id;
 }
 
 /**
@@ -111,7 +146,10 @@ export async function markCorrectionApplied(pg: PgPool, id: string): Promise<Cor
   return rows[0]!;
 }
 
-/** One meter's corrections, newest first; an unknown meter or another account's lists nothing. */
+/**
+ * One meter's corrections, newest first; an unknown meter or another account's lists nothing. A deployment
+ * meter's owner (the operator) lists the corrections of every customer's records of it.
+ */
 export async function listCorrections(
   pg: PgPool,
   accountId: string,
@@ -123,7 +161,7 @@ export async function listCorrections(
     {
       columns: CORRECTION_COLUMNS,
       from: 'usage_corrections',
-      where: 'account_id = $1 AND meter_id = $2',
+      where: `meter_id = $2 AND (account_id = $1 OR EXISTS (SELECT 1 FROM meters m WHERE m.id = $2 AND m.account_id = $1 AND m.scope = 'deployment'))`,
       params: [accountId, meterId],
       orderBy: 'created_at DESC, id DESC',
     },

@@ -8,6 +8,8 @@ export type NewCorrection =
 export interface CorrectionRow {
   id: string;
   account_id: string;
+  /** The customer id of account_id. */
+  customer_id: string;
   meter_id: string;
   kind: 'cancel' | 'replace';
   cancel_ids: string[];

@@ -32,15 +32,29 @@ export interface PricedQuantity {
 const ZERO = new Decimal(0);
 
 /**
- * Prices `quantity` units under `model`. A negative or zero quantity (a gauge can report one) reaches no
- * tier and no package: tiered and package models price it 0; flat and metered multiply as before.
+ * THE rule for a usage quantity below zero (issue 49): it prices at 0 in every model. A gauge is a level, not a
+ * refund, and a histogram's sum of negative observations is no money owed back: usage never pays the customer.
+ * What was billed before is given back only by an adjustment re-pricing a period at its (clamped) quantity.
+ */
+export function billableQuantity(quantity: Decimal): Decimal {
+  return quantity.isNegative() ? ZERO : quantity;
+}
+
+/**
+ * Prices `quantity` units under `model`. A quantity below zero (a gauge or histogram can report one) is priced as 0
+ * (billableQuantity), whatever the model; its breakdown says so.
  * - metered: quantity × price.
  * - package: ⌈quantity / package_size⌉ packages × price.
  * - graduated tiers: each unit at the price of the tier it falls in; a reached tier adds its flat_price once.
  * - volume tiers: every unit at the price of the tier the total falls in (up_to inclusive), plus its flat_price.
  */
-export function priceQuantity(model: PriceModel, quantity: Decimal, currency: string): PricedQuantity {
+export function priceQuantity(model: PriceModel, measured: Decimal, currency: string): PricedQuantity {
   const round = (d: Decimal) => roundToMinorUnit(d, currency);
+  const quantity = billableQuantity(measured);
+  if (!quantity.eq(measured)) {
+    const unit = model.pricing === 'tiered' ? model.tiers[0]!.unit_price : model.price;
+    return { amount: ZERO, unit_price: new Decimal(unit), breakdown: 'below zero: priced as 0' };
+  }
   switch (model.pricing) {
     case 'flat':
     case 'metered':

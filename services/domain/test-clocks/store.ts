@@ -66,7 +66,8 @@ export async function deleteTestClock(pool: PgPool, accountId: string, id: strin
  * Puts a customer (cus_…, any customer of the deployment: the operator bills them all) on the clock. Only a
  * customer with no subscription yet: its periods must start at the clock's time, not at real time. Unknown
  * customer → 422 on customer_id; already on a clock → 409 customer_on_test_clock; with subscriptions → 409
- * customer_has_subscriptions. The account row is locked, so two attachments of one customer cannot both win.
+ * customer_has_subscriptions. Holds the customer's clock lock (lockAccountClock) before it counts subscriptions:
+ * two attachments of one customer cannot both win, nor an attachment and a subscription's creation.
  */
 export async function attachCustomer(
   client: PgClient,
@@ -75,17 +76,23 @@ export async function attachCustomer(
   customerId: string,
 ): Promise<TestClockRow> {
   await getTestClock(client, accountId, clockId);
-  const r = await client.query<{ id: string; test_clock_id: string | null; subscriptions: number }>(
-    `SELECT a.id, a.test_clock_id, (SELECT count(*)::int FROM subscriptions s WHERE s.account_id = a.id) AS subscriptions
-       FROM accounts a WHERE a.customer_id = $1 FOR UPDATE`,
+  const locked = await client.query<{ id: string; test_clock_id: string | null }>(
+    'SELECT id, test_clock_id FROM accounts WHERE customer_id = $1 FOR UPDATE',
     [customerId],
   );
-  const customer = r.rows[0];
+  const customer = locked.rows[0];
   if (!customer) throw new ValidationError([{ field: 'customer_id', message: 'no such customer' }]);
+  // Counted in a statement after the lock: a statement's snapshot predates the lock it waited for (READ COMMITTED),
+  // so a count inside the locking statement would miss the subscription committed while it waited.
+  const subscriptions = (
+    await client.query<{ n: number }>('SELECT count(*)::int AS n FROM subscriptions WHERE account_id = $1', [
+      customer.id,
+    ])
+  ).rows[0]!.n;
   if (customer.test_clock_id === clockId) return getTestClock(client, accountId, clockId);
   if (customer.test_clock_id)
     throw new ConflictError(`Customer ${customerId} is already on another test clock.`, 'customer_on_test_clock');
-  if (customer.subscriptions > 0)
+  if (subscriptions > 0)
     throw new ConflictError(
       `Customer ${customerId} already has subscriptions, whose periods began at real time: only a customer without one can join a test clock.`,
       'customer_has_subscriptions',
@@ -110,6 +117,21 @@ export async function accountTime(q: Queryable, accountId: string): Promise<{ no
     [accountId],
   );
   return clockTime(r.rows[0]);
+}
+
+/**
+ * accountTime under the customer's clock lock (issue 49): its account row, FOR UPDATE, held to the end of the
+ * caller's transaction. THE lock order of a customer's clock and its subscriptions — the account row first, then
+ * what is read or written — for both paths: attachCustomer takes it before counting the subscriptions, a
+ * subscription's creation before reading the time it starts at. So an attachment and a subscription's creation
+ * run one after the other and never both succeed (the later one sees the other's commit: a new statement's snapshot).
+ */
+export async function lockAccountClock(
+  client: PgClient,
+  accountId: string,
+): Promise<{ now: Date; clockId: string | null }> {
+  await client.query('SELECT 1 FROM accounts WHERE id = $1 FOR UPDATE', [accountId]);
+  return accountTime(client, accountId);
 }
 
 /**

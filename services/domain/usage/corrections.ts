@@ -130,3 +130,24 @@ export async function takenRecordIds(
   });
   return new Set((await rs.json<{ id: string }>()).map((r) => r.id));
 }
+
+/**
+ * Of `ids`, those of records of the meter (and account) stored and still counting: what a cancel of them stops
+ * counting — the answer reports it (issue 49: a cancel that matched nothing said "applied" all the same).
+ */
+export async function countingRecordIds(
+  ch: ClickHouseClient,
+  database: string,
+  accountId: string,
+  meterId: string,
+  ids: readonly string[],
+): Promise<Set<string>> {
+  if (ids.length === 0) return new Set();
+  const meter = `account_id = ${chString(accountId)} AND meter_id = ${chString(meterId)}`;
+  const rs = await ch.query({
+    query: `SELECT DISTINCT record_id AS id FROM ${database}.${USAGE_TABLE} WHERE ${meter} AND record_id IN (${idList(ids)})
+      AND record_id NOT IN (SELECT record_id FROM ${database}.${CANCELLATIONS_TABLE} WHERE ${meter} AND record_id IN (${idList(ids)}))`,
+    format: 'JSONEachRow',
+  });
+  return new Set((await rs.json<{ id: string }>()).map((r) => r.id));
+}
