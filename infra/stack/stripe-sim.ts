@@ -1,6 +1,6 @@
 /**
- * The Stripe simulator (test/stripe-sim/, docs/payments.md): a Stripe-compatible HTTP server for the tests and for
- * `npm start` with PAYMENT_PROCESSOR=stripe. Launched like the other servers — its own process, pid file, log and
+ * The Stripe simulator (test/stripe-sim/, docs/payments.md): a Stripe-compatible HTTP server for the tests
+ * (test/fixtures/stripe.ts). Launched like the other servers — its own process, pid file, log and
  * readiness probe — from the compiled `dist/test/stripe-sim/main.js`. Its objects persist in `<dir>/state.json`, so
  * a restart keeps every charge.
  */

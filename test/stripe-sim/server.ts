@@ -7,7 +7,7 @@ import { NO_FAULTS, SimState, newId, type Account, type StripeObject } from './s
 import { WebhookSender } from './webhooks.js';
 
 /**
- * A Stripe-compatible HTTP server for tests and `npm start` (docs/payments.md): the `stripe` package talks to it
+ * A Stripe-compatible HTTP server for tests (docs/payments.md): the `stripe` package talks to it
  * exactly as to api.stripe.com (form-encoded requests, JSON responses, Stripe's error objects, Idempotency-Key
  * rules, signed webhooks). Each secret key is its own account. `/_sim/*` is its test-only control surface: the
  * webhook endpoint, fault injection, the 3-D Secure challenge's outcome, disputes.
@@ -181,7 +181,8 @@ export function startStripeSim(o: SimOptions): Promise<http.Server> {
       emit(r, 'setup_intent.setup_failed', si);
       throw cardError(card.attachDecline, { setup_intent: si, payment_method: pm });
     }
-    if (card.threeDS) {
+    // A card authenticated once when set up is not challenged again when set up again.
+    if (card.threeDS && !a.cards[pm.id]!.setUp) {
       si.status = 'requires_action';
       si.next_action = {
         type: 'redirect_to_url',

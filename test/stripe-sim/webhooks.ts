@@ -35,14 +35,19 @@ export class WebhookSender {
       if (f.webhook_reorder === 0) {
         const batch = this.held.reverse();
         this.held = [];
-        for (const e of batch) this.enqueue(account, e);
+        for (const e of batch) this.out(account, e);
       }
       return;
     }
-    const twice = f.webhook_duplicate > 0;
-    if (twice) f.webhook_duplicate--;
+    this.out(account, event);
+  }
+
+  private out(account: Account, event: StripeObject): void {
     this.enqueue(account, event);
-    if (twice) this.enqueue(account, event);
+    if (account.faults.webhook_duplicate > 0) {
+      account.faults.webhook_duplicate--;
+      this.enqueue(account, event);
+    }
   }
 
   private async deliver(account: Account, event: StripeObject): Promise<void> {

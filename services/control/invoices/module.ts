@@ -27,7 +27,7 @@ export const invoicesModule: RouteModuleFactory = (deps) => {
       graceSeconds: deps.config.BILLING_GRACE_SECONDS,
       numberPrefix: deps.config.INVOICE_NUMBER_PREFIX,
       drafts: deps.config.BILLING_DRAFTS,
-      processor: createPaymentProcessor(deps.pg),
+      processor: createPaymentProcessor(deps.pg, deps.config),
       linesPool: createInvoiceLinesPool(),
       log: deps.log,
     });
@@ -37,7 +37,7 @@ export const invoicesModule: RouteModuleFactory = (deps) => {
     register(server) {
       server.route(listInvoicesRoute(deps));
       server.route(upcomingInvoiceRoute(deps));
-      server.route(payInvoiceRoute(deps, createPaymentProcessor(deps.pg)));
+      server.route(payInvoiceRoute(deps, createPaymentProcessor(deps.pg, deps.config)));
       server.route(voidInvoiceRoute(deps));
       server.route(finalizeInvoiceRoute(deps, billingDeps));
       server.route(addInvoiceLineRoute(deps));

@@ -21,7 +21,7 @@ export const testClocksModule: RouteModuleFactory = (deps) => {
       graceSeconds: deps.config.BILLING_GRACE_SECONDS,
       numberPrefix: deps.config.INVOICE_NUMBER_PREFIX,
       drafts: deps.config.BILLING_DRAFTS,
-      processor: createPaymentProcessor(deps.pg),
+      processor: createPaymentProcessor(deps.pg, deps.config),
       linesPool: createInvoiceLinesPool(),
       log: deps.log,
     });

@@ -20,7 +20,7 @@ export function billingDeps(base: {
     graceSeconds: base.config.BILLING_GRACE_SECONDS,
     numberPrefix: base.config.INVOICE_NUMBER_PREFIX,
     drafts: base.config.BILLING_DRAFTS,
-    processor: createPaymentProcessor(base.pg),
+    processor: createPaymentProcessor(base.pg, base.config),
     linesPool: createInvoiceLinesPool(),
     log: base.log,
   };
