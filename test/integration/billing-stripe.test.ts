@@ -99,12 +99,10 @@ t.test('billing through Stripe', async (t) => {
       t.equal(declined.body.code, 'generic_decline');
 
       const sub = await subscribe(a);
-      const out = await run();
+      // The run or the payment_intent.succeeded webhook, whichever comes first, completes the attempt (the run's
+      // own list may then lack it): the state is what counts.
+      await run();
       const inv = (paidInvoice = await invoiceOf(a, sub.id));
-      t.match(
-        out.payments.find((p: any) => p.invoice_id === inv.id),
-        { attempt: 1, outcome: 'succeeded' },
-      );
       t.match(inv, { status: 'paid', last_payment_error: null });
       const intents = await intentsOf(inv.id);
       t.equal(intents.length, 1, 'one PaymentIntent');
@@ -136,17 +134,9 @@ t.test('billing through Stripe', async (t) => {
       t.equal((await addCard(a, 'pm_card_chargeDeclinedInsufficientFunds')).status, 201);
       const sub = await subscribe(a);
       await sim.admin('POST', '/_sim/faults', { webhook_duplicate: 3 });
-      const out = await run();
+      await run();
       const inv = await invoiceOf(a, sub.id);
-      t.same(
-        out.payments.find((p: any) => p.invoice_id === inv.id),
-        {
-          invoice_id: inv.id,
-          attempt: 1,
-          outcome: 'failed',
-          failure_code: 'insufficient_funds',
-        },
-      );
+      t.match(await attemptsOf(inv.id), [{ attempt: 1, status: 'failed', failure_code: 'insufficient_funds' }]);
       t.match(inv, {
         status: 'open',
         attempt_count: 1,

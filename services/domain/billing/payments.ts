@@ -413,6 +413,8 @@ function paymentError(c: Charged): { code: string; message: string; decline_code
 /**
  * Settles attempts from the processor's own record (a Stripe webhook, reconciliation): each one's outcome applied as
  * if the charge had answered, at most once per transition (completeAttempts' guard), in the caller's transaction.
+ * Nothing is locked before that guarded update: attempt row, then invoice — the billing run's own order, so a
+ * webhook racing the run's step 3 waits for it instead of deadlocking.
  */
 export async function settleAttempts(
   client: PgClient,
@@ -428,8 +430,7 @@ export async function settleAttempts(
             pm.id AS pm_id, pm.processor_token AS pm_token
        FROM payment_attempts pa JOIN invoices i ON i.id = pa.invoice_id
        LEFT JOIN payment_methods pm ON pm.id = pa.payment_method_id
-      WHERE (pa.invoice_id, pa.attempt) IN (SELECT * FROM unnest($1::text[], $2::int[]))
-      ORDER BY i.id FOR UPDATE OF i`,
+      WHERE (pa.invoice_id, pa.attempt) IN (SELECT * FROM unnest($1::text[], $2::int[]))`,
     [settled.map((s) => s.invoiceId), settled.map((s) => s.attempt)],
   );
   const rows = new Map(r.rows.map((row) => [`${row.id}:${row.attempt}`, row]));
