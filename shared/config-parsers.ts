@@ -2,6 +2,7 @@
  * The parsers of configuration values (shared/config.ts): each throws Error(message) on a bad value and says in
  * `allows` what it accepts, which docs/operations.md's configuration table shows.
  */
+import { readFileSync } from 'node:fs';
 import { stripTrailing } from './strings.js';
 
 /** Throws Error(message) on a bad value; `allows` says what it accepts (docs/operations.md's table shows it). */
@@ -112,3 +113,24 @@ export const mailAddress: Parser<string> = allowing('`a@b.example` or `Name <a@b
     throw new Error(`must be an email address or "Name <address>", got "${raw}"`);
   return v;
 });
+
+/** A Stripe key: one of the prefixes, then key characters. The error never echoes the value (it is a secret). */
+export const stripeKey = (...prefixes: string[]): Parser<string> =>
+  allowing(prefixes.map((p) => `\`${p}…\``).join(' or '), (raw) => {
+    const v = raw.trim();
+    if (!prefixes.some((p) => v.startsWith(p)) || !/^[A-Za-z0-9_]+$/.test(v))
+      throw new Error(`must start with ${prefixes.join(' or ')} and hold only letters, digits and _ (value not shown)`);
+    return v;
+  });
+
+/** A path to a file holding a secret (a mounted secret); the file's contents, trimmed and checked by `inner`. */
+export const secretFile = (inner: Parser<string>): Parser<string> =>
+  allowing(`path to a file holding ${inner.allows ?? 'the value'}`, (raw) => {
+    let text: string;
+    try {
+      text = readFileSync(raw, 'utf8');
+    } catch (e) {
+      throw new Error(`cannot read "${raw}": ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+    }
+    return inner(text.trim());
+  });

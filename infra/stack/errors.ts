@@ -4,13 +4,17 @@
  * servers.ts re-exports everything here.
  */
 
-export type ServerName = 'postgres' | 'nats' | 'clickhouse' | 'zookeeper' | 'smtp';
+export type ServerName = 'postgres' | 'nats' | 'clickhouse' | 'zookeeper' | 'smtp' | 'stripe';
 
 /**
  * The servers meterline connects to (one URL setting each). ZooKeeper only serves ClickHouse's replication; the
  * single stack's SMTP server (smtp.ts) is optional for meterline and listed apart (topology.ts).
  */
-export const SERVER_NAMES: readonly Exclude<ServerName, 'zookeeper' | 'smtp'>[] = ['postgres', 'nats', 'clickhouse'];
+export const SERVER_NAMES: readonly Exclude<ServerName, 'zookeeper' | 'smtp' | 'stripe'>[] = [
+  'postgres',
+  'nats',
+  'clickhouse',
+];
 
 export class StackError extends Error {
   /** When several servers failed at once (stackUp), the individual failures. */

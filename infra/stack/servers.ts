@@ -10,7 +10,13 @@ import { postgres } from './postgres.js';
 import { zookeeper } from './zookeeper.js';
 import { smtp } from './smtp.js';
 
-export const SERVERS: Record<ServerName, ServerKind> = { postgres, nats, clickhouse, zookeeper, smtp };
+export const SERVERS: Record<Exclude<ServerName, 'stripe'>, ServerKind> = {
+  postgres,
+  nats,
+  clickhouse,
+  zookeeper,
+  smtp,
+};
 
 export type { ServerHandle } from './launch.js';
 export { startPostgres } from './postgres.js';

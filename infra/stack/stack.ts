@@ -338,7 +338,7 @@ async function stopStarted(names: string[], state: ReturnType<typeof readState>,
   await Promise.all(
     names.map(async (name) => {
       const rec = state.servers[name]!;
-      const kind = SERVERS[rec.kind ?? (name as ServerName)];
+      const kind = SERVERS[(rec.kind ?? name) as keyof typeof SERVERS];
       try {
         await stopPid(rec.pid, 30_000, kind?.stopSignal);
         delete state.servers[name];
@@ -376,7 +376,7 @@ export async function stackDown(o: {
       const errors: StackError[] = [];
       await Promise.all(
         Object.entries(state.servers).map(async ([name, rec]) => {
-          const kind = SERVERS[rec.kind ?? (name as ServerName)];
+          const kind = SERVERS[(rec.kind ?? name) as keyof typeof SERVERS];
           if (kind && ownsPid(rec.pid, rec.dir ?? path.join(stackDataDir(root, env), name))) {
             try {
               await stopPid(rec.pid, 30_000, kind.stopSignal);

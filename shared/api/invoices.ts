@@ -53,8 +53,20 @@ export const InvoiceLineSchema = Type.Object(
 
 export const PaymentErrorSchema = Type.Object(
   {
-    code: Type.Enum(['card_declined', 'insufficient_funds', 'processing_error', 'no_payment_method']),
+    code: Type.Enum([
+      'card_declined',
+      'insufficient_funds',
+      'expired_card',
+      'authentication_required',
+      'processing_error',
+      'no_payment_method',
+    ]),
     message: Type.String(),
+    decline_code: Type.Optional(
+      Type.String({
+        description: "the issuer's reason as Stripe reports it (`insufficient_funds`, `generic_decline`…)",
+      }),
+    ),
   },
   { additionalProperties: false },
 );

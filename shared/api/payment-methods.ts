@@ -2,22 +2,37 @@ import Type from 'typebox';
 import { PaginationQuery } from '../http/pagination.js';
 import { CARD_BRANDS } from '../vocabulary.js';
 
-/** Shape checks only; card.ts does the semantic ones (Luhn, expiry, CVC length per brand). */
+/**
+ * Shape checks only; card.ts does the semantic ones (Luhn, expiry, CVC length per brand). Exactly one of `card` (raw
+ * details: the sandbox only) and `payment_method` (a card the processor tokenised: Stripe) — docs/payments.md.
+ */
 export const CreatePaymentMethodBody = Type.Object(
   {
     type: Type.Enum(['card'], { description: 'only "card" is supported' }),
-    card: Type.Object(
-      {
-        number: Type.String({
-          minLength: 1,
-          maxLength: 64,
-          description: '12–19 digits; spaces and dashes between digits are ignored',
-        }),
-        exp_month: Type.Integer({ minimum: 1, maximum: 12 }),
-        exp_year: Type.Integer({ description: 'four-digit year; the card must not have expired (UTC month)' }),
-        cvc: Type.String({ maxLength: 8, description: '3 or 4 digits; 4 for American Express' }),
-      },
-      { additionalProperties: false },
+    payment_method: Type.Optional(
+      Type.String({
+        pattern: '^pm_[A-Za-z0-9_]{1,250}$',
+        description:
+          "a Stripe PaymentMethod id (`pm_…`) from Stripe's card element, with PAYMENT_PROCESSOR=stripe: saved with a SetupIntent for off-session charges",
+      }),
+    ),
+    card: Type.Optional(
+      Type.Object(
+        {
+          number: Type.String({
+            minLength: 1,
+            maxLength: 64,
+            description: '12–19 digits; spaces and dashes between digits are ignored',
+          }),
+          exp_month: Type.Integer({ minimum: 1, maximum: 12 }),
+          exp_year: Type.Integer({ description: 'four-digit year; the card must not have expired (UTC month)' }),
+          cvc: Type.String({ maxLength: 8, description: '3 or 4 digits; 4 for American Express' }),
+        },
+        {
+          additionalProperties: false,
+          description: 'raw card details: the sandbox processor only (Stripe refuses them: 422 `raw_card_refused`)',
+        },
+      ),
     ),
   },
   { additionalProperties: false },

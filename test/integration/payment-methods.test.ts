@@ -205,6 +205,12 @@ t.test('payment methods', async (t) => {
       ['missing type', { card: card('4242424242424242').card }, 'type'],
       ['unknown top-level field', { ...card('4242424242424242'), nickname: 'x' }, 'nickname'],
       ['unknown card field', card('4242424242424242', { name: 'A B' }), 'card.name'],
+      [
+        'card and payment_method both',
+        { ...card('4242424242424242'), payment_method: 'pm_card_visa' },
+        'payment_method',
+      ],
+      ['payment_method not a pm_ id', { type: 'card', payment_method: 'tok_visa' }, 'payment_method'],
     ];
     for (const [what, body, field] of cases) {
       const res = await call('POST', '/v1/billing/payment-methods', { auth: a.auth.write, body });
@@ -228,6 +234,17 @@ t.test('payment methods', async (t) => {
       all.body.errors.map((e: any) => e.field).sort(),
       ['card.cvc', 'card.exp_month', 'card.exp_year', 'card.number'],
       'all problems at once',
+    );
+    // A Stripe PaymentMethod id is for PAYMENT_PROCESSOR=stripe (docs/payments.md): the sandbox takes card details.
+    const token = await call('POST', '/v1/billing/payment-methods', {
+      auth: a.auth.write,
+      body: { type: 'card', payment_method: 'pm_card_visa' },
+    });
+    t.equal(token.status, 422);
+    t.equal(token.body.code, 'payment_method_unsupported');
+    t.same(
+      token.body.errors.map((e: any) => e.field),
+      ['payment_method'],
     );
     const none = await fetch(`${api.url}/v1/billing/payment-methods`, { method: 'POST', headers: a.auth.write });
     t.equal(none.status, 422, 'no body');

@@ -1,3 +1,6 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import t from 'tap';
 import { parseConfig, ConfigError } from '../../shared/config.js';
 
@@ -112,3 +115,43 @@ t.test('seller details for invoice PDFs: optional, the address on several lines,
   t.match(problems({ ...base, SELLER_ADDRESS: 'bell\u0007' }), { SELLER_ADDRESS: /control characters/ });
   t.match(problems({ ...base, SELLER_TAX_ID: 'x'.repeat(65) }), { SELLER_TAX_ID: /at most 64 characters, got 65/ });
 });
+
+t.test(
+  'the payment processor: sandbox by default; Stripe needs its keys, from a value or a secret file, never echoed',
+  async (t) => {
+    t.equal(parseConfig(base).PAYMENT_PROCESSOR, 'sandbox');
+    const err = (env: Record<string, string>) => {
+      try {
+        parseConfig({ ...base, ...env });
+      } catch (e) {
+        return e as ConfigError;
+      }
+      throw new Error('expected a ConfigError');
+    };
+    t.same(
+      err({ PAYMENT_PROCESSOR: 'stripe' }).problems.map((p) => p.variable),
+      ['STRIPE_SECRET_KEY', 'STRIPE_WEBHOOK_SECRET'],
+    );
+    const leaked = err({
+      PAYMENT_PROCESSOR: 'stripe',
+      STRIPE_SECRET_KEY: 'pk_live_SECRETVALUE',
+      STRIPE_WEBHOOK_SECRET: 'whsec_x',
+    });
+    t.same(
+      leaked.problems.map((p) => p.variable),
+      ['STRIPE_SECRET_KEY'],
+    );
+    t.notMatch(leaked.message, /SECRETVALUE/, 'a bad key is not shown');
+    const dir = mkdtempSync(path.join(tmpdir(), 'meterline-config-'));
+    t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+    writeFileSync(path.join(dir, 'key'), 'sk_test_fromfile\n');
+    const c = parseConfig({
+      ...base,
+      PAYMENT_PROCESSOR: 'stripe',
+      STRIPE_SECRET_KEY_FILE: path.join(dir, 'key'),
+      STRIPE_WEBHOOK_SECRET: 'whsec_abc',
+    });
+    t.equal(c.STRIPE_SECRET_KEY_FILE, 'sk_test_fromfile', 'the file is read, trimmed');
+    t.match(err({ STRIPE_SECRET_KEY_FILE: path.join(dir, 'missing') }).message, /STRIPE_SECRET_KEY_FILE: cannot read/);
+  },
+);

@@ -16,7 +16,7 @@ export const creditNotesModule: RouteModuleFactory = (deps) => {
     name: 'credit-notes',
     area: 'control',
     register(server) {
-      server.route(createCreditNoteRoute(deps, createPaymentProcessor(deps.pg)));
+      server.route(createCreditNoteRoute(deps, createPaymentProcessor(deps.pg, deps.config)));
       server.route(listCreditNotesRoute(deps));
       server.route(getCreditNoteRoute(deps));
       server.route(downloadCreditNoteRoute(deps, () => (pool ??= createCreditNotePdfPool())));

@@ -28,7 +28,7 @@ export const invoicesModule: RouteModuleFactory = (deps) => {
       numberPrefix: deps.config.INVOICE_NUMBER_PREFIX,
       drafts: deps.config.BILLING_DRAFTS,
       thresholdSpacingSeconds: deps.config.BILLING_THRESHOLD_INVOICE_SPACING_SECONDS,
-      processor: createPaymentProcessor(deps.pg),
+      processor: createPaymentProcessor(deps.pg, deps.config),
       linesPool: createInvoiceLinesPool(),
       log: deps.log,
     });
@@ -38,7 +38,7 @@ export const invoicesModule: RouteModuleFactory = (deps) => {
     register(server) {
       server.route(listInvoicesRoute(deps));
       server.route(upcomingInvoiceRoute(deps));
-      server.route(payInvoiceRoute(deps, createPaymentProcessor(deps.pg)));
+      server.route(payInvoiceRoute(deps, createPaymentProcessor(deps.pg, deps.config)));
       server.route(voidInvoiceRoute(deps));
       server.route(finalizeInvoiceRoute(deps, billingDeps));
       server.route(addInvoiceLineRoute(deps));

@@ -1,58 +1,95 @@
 import type { ApiDeps, RouteDef } from '../../../shared/http/route.js';
-import { PaymentRequiredError } from '../../../shared/errors.js';
+import { NotFoundError, PaymentRequiredError, ValidationError } from '../../../shared/errors.js';
 import { problemResponse } from '../../../shared/http/problems.js';
 import { reply } from '../../../shared/http/reply.js';
 import { deriveKey, hmacHex } from '../../../shared/secret.js';
 import type { PaymentProcessor } from '../../domain/payments/processor.js';
 import { processorFor } from '../../domain/payments/create.js';
 import { accountTime } from '../../domain/test-clocks/store.js';
-import type { ValidCard } from '../../domain/payment-methods/card.js';
-import { parseNewCard } from './input.js';
+import { parseNewPaymentMethod, type NewPaymentMethod } from './input.js';
 import { CreatePaymentMethodBody, PaymentMethodSchema } from '../../../shared/api/payment-methods.js';
+import { CARD_BRANDS } from '../../../shared/vocabulary.js';
 import { toPaymentMethod } from './representation.js';
 import { insertPaymentMethod } from '../../domain/payment-methods/store.js';
+import type { NewCard } from '../../domain/payment-methods/types.js';
 
-/** POST /v1/billing/payment-methods — the card is verified with the processor first; nothing is stored on a decline. */
-export function createPaymentMethodRoute(deps: ApiDeps, processor: PaymentProcessor): RouteDef<ValidCard> {
+/**
+ * POST /v1/billing/payment-methods — raw card details are verified with a processor that takes them (the sandbox);
+ * a processor's token (`pm_…`) is saved with that processor (Stripe: a SetupIntent). Nothing is stored on a decline.
+ */
+export function createPaymentMethodRoute(deps: ApiDeps, processor: PaymentProcessor): RouteDef<NewPaymentMethod> {
   // The fingerprint recognises the same card across accounts/additions without the number being recoverable.
   const fingerprintKey = deriveKey(deps.config.SECRET_KEY, 'card-fingerprint');
   return {
     method: 'POST',
     path: '/v1/billing/payment-methods',
     auth: 'write',
-    input: (ctx) => parseNewCard(ctx.body),
-    handler: async (ctx, card) => {
-      ctx.noteRateLimit(await deps.protection.takeCardAttempt(ctx.principal!.accountId));
+    input: (ctx) => parseNewPaymentMethod(ctx.body),
+    handler: async (ctx, input) => {
+      const accountId = ctx.principal!.accountId;
+      ctx.noteRateLimit(await deps.protection.takeCardAttempt(accountId));
       // A customer on a test clock gets sandbox cards only: its charges never reach a live processor.
-      const { clockId } = await accountTime(deps.pg, ctx.principal!.accountId);
+      const { clockId } = await accountTime(deps.pg, accountId);
       const verifier = processorFor(deps.pg, processor, clockId);
-      const verdict = await verifier.verifyCard({
-        number: card.number,
-        exp_month: card.exp_month,
-        exp_year: card.exp_year,
-        cvc: card.cvc,
-      });
-      if (!verdict.ok)
-        throw new PaymentRequiredError(verdict.code, 'The card was declined by the processor; nothing was stored.');
-      const row = await insertPaymentMethod(
-        deps.pg,
-        ctx.principal!.accountId,
-        {
-          brand: card.brand,
-          last4: card.last4,
-          exp_month: card.exp_month,
-          exp_year: card.exp_year,
-          fingerprint: hmacHex(fingerprintKey, card.number),
+      let card: NewCard;
+      if (input.kind === 'card') {
+        if (verifier.acceptsRawCards === false)
+          throw new ValidationError(
+            [{ field: 'card', message: `raw card details are refused by the ${verifier.name} processor` }],
+            `This deployment charges cards through ${verifier.name}: card numbers never reach meterline. Enter the card on the hosted card page (Stripe's card element) and send its PaymentMethod id as payment_method (docs/payments.md).`,
+            'raw_card_refused',
+          );
+        const c = input.card;
+        const verdict = await verifier.verifyCard({
+          number: c.number,
+          exp_month: c.exp_month,
+          exp_year: c.exp_year,
+          cvc: c.cvc,
+        });
+        if (!verdict.ok)
+          throw new PaymentRequiredError(verdict.code, 'The card was declined by the processor; nothing was stored.');
+        card = {
+          brand: c.brand,
+          last4: c.last4,
+          exp_month: c.exp_month,
+          exp_year: c.exp_year,
+          fingerprint: hmacHex(fingerprintKey, c.number),
           processor: verifier.name,
           processorToken: verdict.token,
-        },
-        deps.protection.limits(ctx.principal!.accountId).max_payment_methods,
+        };
+      } else {
+        if (!verifier.savePaymentMethod)
+          throw new ValidationError(
+            [{ field: 'payment_method', message: `the ${verifier.name} processor takes card details, not tokens` }],
+            `This account's cards are charged by the ${verifier.name} processor, which takes card details (card), not a payment_method token.`,
+            'payment_method_unsupported',
+          );
+        const saved = await verifier.savePaymentMethod(accountId, input.token);
+        if (!saved.ok) {
+          if (saved.status === 404) throw new NotFoundError(saved.message);
+          throw new PaymentRequiredError(saved.code, `${saved.message} Nothing was stored.`);
+        }
+        card = {
+          brand: (CARD_BRANDS as readonly string[]).includes(saved.brand) ? saved.brand : 'unknown',
+          last4: saved.last4,
+          exp_month: saved.exp_month,
+          exp_year: saved.exp_year,
+          fingerprint: hmacHex(fingerprintKey, `${verifier.name}:${saved.fingerprint ?? saved.token}`),
+          processor: verifier.name,
+          processorToken: saved.token,
+        };
+      }
+      const row = await insertPaymentMethod(
+        deps.pg,
+        accountId,
+        card,
+        deps.protection.limits(accountId).max_payment_methods,
       );
       return reply.created(toPaymentMethod(row), `/v1/billing/payment-methods/${row.id}`);
     },
     doc: {
       summary:
-        'Add a card. The first one becomes the default. The number and CVC are checked with the processor and never stored.',
+        "Add a card: raw details (sandbox; the number and CVC are checked and never stored) or a Stripe PaymentMethod id from Stripe's card element (PAYMENT_PROCESSOR=stripe). The first one becomes the default.",
       tags: ['payment methods'],
       requestBody: CreatePaymentMethodBody,
       responses: {
@@ -60,7 +97,12 @@ export function createPaymentMethodRoute(deps: ApiDeps, processor: PaymentProces
           description: 'the stored payment method (brand, last four digits, expiry)',
           schema: PaymentMethodSchema,
         },
-        '402': problemResponse('the processor declined the card (`card_declined`); nothing was stored'),
+        '402': problemResponse(
+          'the processor declined the card (`card_declined`, `authentication_required`…); nothing was stored',
+        ),
+        '422': problemResponse(
+          'invalid card details; or raw details under Stripe (`raw_card_refused`), a token under the sandbox (`payment_method_unsupported`)',
+        ),
       },
     },
   };

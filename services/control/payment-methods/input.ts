@@ -13,6 +13,23 @@ const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'obj
 export const parseListPaymentMethods = (ctx: RequestContext): ListPaymentMethodsQuery =>
   listQuery.parseQuery(ctx.query);
 
+/** A new payment method: raw card details (checked by card.ts), or a processor's token (`pm_…`). */
+export type NewPaymentMethod = { kind: 'card'; card: ValidCard } | { kind: 'token'; token: string };
+
+/** Shape errors from the schema, then exactly one of `card` / `payment_method`, then the card rules. */
+export function parseNewPaymentMethod(body: unknown, now = new Date()): NewPaymentMethod {
+  if (body === undefined) createBody.parse(body); // throws "a JSON body is required"
+  if (isObject(body) && body.card === undefined && body.payment_method === undefined)
+    throw new ValidationError([{ field: 'card', message: 'one of card or payment_method is required' }]);
+  if (isObject(body) && body.card !== undefined && body.payment_method !== undefined)
+    throw new ValidationError([{ field: 'payment_method', message: 'give card or payment_method, not both' }]);
+  if (isObject(body) && typeof body.payment_method === 'string') {
+    if (!createBody.check(body)) throw new ValidationError(toFieldErrors(createBody.check.errors));
+    return { kind: 'token', token: body.payment_method };
+  }
+  return { kind: 'card', card: parseNewCard(body, now) };
+}
+
 /** Shape errors from the schema plus the card rules, one error per field, never echoing card data. */
 export function parseNewCard(body: unknown, now = new Date()): ValidCard {
   if (body === undefined) createBody.parse(body); // throws "a JSON body is required"

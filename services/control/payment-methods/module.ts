@@ -7,7 +7,7 @@ import { setDefaultPaymentMethodRoute } from './set-default.js';
 
 /** /v1/billing/payment-methods: add cards (verified with the processor), list them, pick the default. */
 export const paymentMethodsModule: RouteModuleFactory = (deps) => {
-  const processor = createPaymentProcessor(deps.pg);
+  const processor = createPaymentProcessor(deps.pg, deps.config);
   return {
     name: 'payment-methods',
     area: 'control',

@@ -22,7 +22,7 @@ export const testClocksModule: RouteModuleFactory = (deps) => {
       numberPrefix: deps.config.INVOICE_NUMBER_PREFIX,
       drafts: deps.config.BILLING_DRAFTS,
       thresholdSpacingSeconds: deps.config.BILLING_THRESHOLD_INVOICE_SPACING_SECONDS,
-      processor: createPaymentProcessor(deps.pg),
+      processor: createPaymentProcessor(deps.pg, deps.config),
       linesPool: createInvoiceLinesPool(),
       log: deps.log,
     });

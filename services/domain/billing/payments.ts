@@ -4,7 +4,7 @@ import { hasPrefix } from '../../../shared/ids.js';
 import { Decimal } from '../../../shared/money/decimal.js';
 import { JsonDecimal } from '../../../shared/money/json.js';
 import { appendEvents, type NewEvent } from '../events/outbox-store.js';
-import type { ChargeResult } from '../payments/processor.js';
+import { ChargeOutcomeUnknownError, type ChargeResult } from '../payments/processor.js';
 import { timed, type BillingDeps, type BillingTimings } from './deps.js';
 import { nextPaymentAttemptAt } from './dunning.js';
 import { inScope, LIVE_CUSTOMERS, type BillingScope } from './scope.js';
@@ -24,15 +24,24 @@ import { inScope, LIVE_CUSTOMERS, type BillingScope } from './scope.js';
 export interface PaymentOutcome {
   invoice_id: string;
   attempt: number;
-  outcome: 'succeeded' | 'failed';
+  /** requires_action: the bank asks the customer to authenticate (3-D Secure); the invoice stays open. */
+  outcome: 'succeeded' | 'failed' | 'requires_action';
   failure_code?: string;
 }
 
-export type FailureCode = 'card_declined' | 'insufficient_funds' | 'processing_error' | 'no_payment_method';
+export type FailureCode =
+  | 'card_declined'
+  | 'insufficient_funds'
+  | 'expired_card'
+  | 'authentication_required'
+  | 'processing_error'
+  | 'no_payment_method';
 
 const FAILURE_MESSAGES: Record<FailureCode, string> = {
   card_declined: 'The card was declined.',
   insufficient_funds: 'The card has insufficient funds.',
+  expired_card: 'The card has expired.',
+  authentication_required: 'The bank asks the customer to authenticate the payment (3-D Secure).',
   processing_error: 'The payment processor could not process the charge.',
   no_payment_method: 'The account has no default payment method.',
 };
@@ -67,7 +76,7 @@ const keyOf = (a: { invoice: { id: string }; attempt: number }) => `${a.invoice.
 const LOCK_COLUMNS = `i.id, i.account_id, i.amount::text AS amount, (i.amount - i.amount_credited)::text AS amount_due, i.currency, i.status, i.attempt_count, i.created_at,
   COALESCE(i.due_at, i.created_at) AS due_at, pa.attempt AS pending_attempt, pa.manual AS pending_manual, pm.id AS pending_pm_id, pm.processor_token AS pending_pm_token
   FROM invoices i
-  LEFT JOIN payment_attempts pa ON pa.invoice_id = i.id AND pa.status = 'pending'
+  LEFT JOIN payment_attempts pa ON pa.invoice_id = i.id AND pa.status IN ('pending', 'unknown')
   LEFT JOIN payment_methods pm ON pm.id = pa.payment_method_id`;
 
 export type PaymentDeps = Pick<BillingDeps, 'pg' | 'processor' | 'log'>;
@@ -172,6 +181,11 @@ export async function payInvoiceNow(
     attempt: charged!.attempt.attempt,
     ...outcomeOf(charged!.result),
   };
+  if (outcome.outcome === 'requires_action')
+    throw new PaymentRequiredError(
+      'authentication_required',
+      `${FAILURE_MESSAGES.authentication_required} The invoice stays open until the customer completes it.`,
+    );
   if (outcome.outcome === 'failed') {
     throw new PaymentRequiredError(
       outcome.failure_code!,
@@ -304,9 +318,14 @@ async function chargeAll(deps: PaymentDeps, attempts: Attempt[], timings?: Billi
             amount: a.invoice.amount_due,
             currency: a.invoice.currency,
             idempotencyKey: keyOf(a),
+            accountId: a.invoice.account_id,
+            invoiceId: a.invoice.id,
+            attempt: a.attempt,
           });
           out.push({ attempt: a, result });
         } catch (err) {
+          // The processor may have charged: `unknown` until reconciled from its record (reconcile.ts).
+          if (err instanceof ChargeOutcomeUnknownError) await markUnknown(deps, a).catch(() => undefined);
           deps.log.error(
             { err, invoice_id: a.invoice.id, attempt: a.attempt },
             'charge failed to run; the attempt stays pending and is retried with the same key',
@@ -319,13 +338,26 @@ async function chargeAll(deps: PaymentDeps, attempts: Attempt[], timings?: Billi
   });
 }
 
-/** Step 3: completes the attempts that are still pending (exactly one caller wins each), then applies them. */
+async function markUnknown(deps: PaymentDeps, a: Attempt): Promise<void> {
+  await deps.pg.query(
+    "UPDATE payment_attempts SET status = 'unknown' WHERE invoice_id = $1 AND attempt = $2 AND status = 'pending'",
+    [a.invoice.id, a.attempt],
+  );
+}
+
+/**
+ * Step 3: completes the attempts still open (exactly one caller wins each), then applies them. Open = pending or
+ * unknown; an attempt waiting for 3-D Secure may still succeed or fail, and a failed one whose PaymentIntent Stripe
+ * later reports succeeded was paid after all (the money was taken). A transition already made is never made again.
+ */
 async function completeAttempts(client: PgClient, charged: Charged[], now: Date): Promise<PaymentOutcome[]> {
   if (charged.length === 0) return [];
   const r = await client.query<{ invoice_id: string; attempt: number }>(
     `UPDATE payment_attempts pa SET status = u.status, failure_code = u.failure_code, charge_id = u.charge_id, completed_at = $5
        FROM unnest($1::text[], $2::int[], $3::text[], $4::text[], $6::text[]) AS u(invoice_id, attempt, status, failure_code, charge_id)
-      WHERE pa.invoice_id = u.invoice_id AND pa.attempt = u.attempt AND pa.status = 'pending'
+      WHERE pa.invoice_id = u.invoice_id AND pa.attempt = u.attempt
+        AND (pa.status IN ('pending', 'unknown') OR (pa.status = 'requires_action' AND u.status <> 'requires_action')
+             OR (pa.status = 'failed' AND u.status = 'succeeded'))
       RETURNING pa.invoice_id, pa.attempt`,
     [
       charged.map((c) => c.attempt.invoice.id),
@@ -333,7 +365,9 @@ async function completeAttempts(client: PgClient, charged: Charged[], now: Date)
       charged.map((c) => c.result.status),
       charged.map((c) => (c.result.status === 'failed' ? c.result.failure_code : null)),
       now,
-      charged.map((c) => (c.result.status === 'succeeded' ? c.result.id : null)),
+      charged.map((c) =>
+        c.result.status === 'succeeded' || c.result.status === 'requires_action' ? c.result.id : null,
+      ),
     ],
   );
   const won = new Set(r.rows.map((x) => `${x.invoice_id}:${x.attempt}`));
@@ -345,12 +379,26 @@ async function completeAttempts(client: PgClient, charged: Charged[], now: Date)
 }
 
 const outcomeOf = (result: Charged['result']): Pick<PaymentOutcome, 'outcome' | 'failure_code'> =>
-  result.status === 'succeeded' ? { outcome: 'succeeded' } : { outcome: 'failed', failure_code: result.failure_code };
+  result.status === 'failed' ? { outcome: 'failed', failure_code: result.failure_code } : { outcome: result.status };
 
 /** The invoice side of completed attempts and their events, in the caller's transaction. */
 async function applyOutcomes(client: PgClient, charged: Charged[], now: Date): Promise<PaymentOutcome[]> {
   const paid = charged.filter((c) => c.result.status === 'succeeded');
   const failed = charged.filter((c) => c.result.status === 'failed');
+  const action = charged.filter((c) => c.result.status === 'requires_action' && !c.attempt.manual);
+  if (action.length) {
+    // The invoice stays open; dunning's next attempt is planned as after a failure.
+    await client.query(
+      `UPDATE invoices i SET next_payment_attempt_at = u.next, last_payment_error = u.error
+         FROM unnest($1::text[], $2::timestamptz[], $3::jsonb[]) AS u(id, next, error)
+        WHERE i.id = u.id AND i.status = 'open'`,
+      [
+        action.map((c) => c.attempt.invoice.id),
+        action.map((c) => nextPaymentAttemptAt(c.attempt.invoice.due_at, now)),
+        action.map((c) => JSON.stringify(paymentError(c))),
+      ],
+    );
+  }
   if (paid.length) {
     await client.query(
       `UPDATE invoices SET status = 'paid', paid_at = $2, next_payment_attempt_at = NULL, last_payment_error = NULL
@@ -374,6 +422,12 @@ async function applyOutcomes(client: PgClient, charged: Charged[], now: Date): P
     const inv = c.attempt.invoice;
     const base = { invoice_id: inv.id, amount: new JsonDecimal(inv.amount), currency: inv.currency };
     if (c.result.status === 'succeeded') return { accountId: inv.account_id, type: 'invoice.paid', data: base };
+    if (c.result.status === 'requires_action')
+      return {
+        accountId: inv.account_id,
+        type: 'invoice.payment_action_required',
+        data: { ...base, payment_method_id: c.attempt.pm?.id ?? null, attempt_count: c.attempt.attempt },
+      };
     return {
       accountId: inv.account_id,
       type: 'payment.failed',
@@ -389,7 +443,48 @@ async function applyOutcomes(client: PgClient, charged: Charged[], now: Date): P
   return charged.map((c) => ({ invoice_id: c.attempt.invoice.id, attempt: c.attempt.attempt, ...outcomeOf(c.result) }));
 }
 
-function paymentError(c: Charged): { code: string; message: string } {
-  const code = (c.result as { failure_code: FailureCode }).failure_code;
-  return { code, message: FAILURE_MESSAGES[code] ?? 'The payment failed.' };
+/** The invoice's last_payment_error: meterline's code, its message, and the issuer's decline code when given. */
+function paymentError(c: Charged): { code: string; message: string; decline_code?: string } {
+  const r = c.result;
+  const code: FailureCode =
+    r.status === 'requires_action' ? 'authentication_required' : (r as { failure_code: FailureCode }).failure_code;
+  const decline = 'decline_code' in r ? r.decline_code : undefined;
+  return {
+    code,
+    message: FAILURE_MESSAGES[code] ?? 'The payment failed.',
+    ...(decline ? { decline_code: decline } : {}),
+  };
+}
+
+/**
+ * Settles attempts from the processor's own record (a Stripe webhook, reconciliation): each one's outcome applied as
+ * if the charge had answered, at most once per transition (completeAttempts' guard), in the caller's transaction.
+ * Nothing is locked before that guarded update: attempt row, then invoice — the billing run's own order, so a
+ * webhook racing the run's step 3 waits for it instead of deadlocking.
+ */
+export async function settleAttempts(
+  client: PgClient,
+  settled: { invoiceId: string; attempt: number; result: ChargeResult }[],
+  now: Date,
+): Promise<PaymentOutcome[]> {
+  if (settled.length === 0) return [];
+  const r = await client.query<
+    LockedInvoice & { attempt: number; manual: boolean; pm_id: string | null; pm_token: string | null }
+  >(
+    `SELECT i.id, i.account_id, i.amount::text AS amount, (i.amount - i.amount_credited)::text AS amount_due, i.currency, i.status,
+            i.attempt_count, i.created_at, COALESCE(i.due_at, i.created_at) AS due_at, pa.attempt, pa.manual,
+            pm.id AS pm_id, pm.processor_token AS pm_token
+       FROM payment_attempts pa JOIN invoices i ON i.id = pa.invoice_id
+       LEFT JOIN payment_methods pm ON pm.id = pa.payment_method_id
+      WHERE (pa.invoice_id, pa.attempt) IN (SELECT * FROM unnest($1::text[], $2::int[]))`,
+    [settled.map((s) => s.invoiceId), settled.map((s) => s.attempt)],
+  );
+  const rows = new Map(r.rows.map((row) => [`${row.id}:${row.attempt}`, row]));
+  const charged: Charged[] = settled.flatMap((s) => {
+    const row = rows.get(`${s.invoiceId}:${s.attempt}`);
+    if (!row) return [];
+    const pm = row.pm_id ? { id: row.pm_id, processor_token: row.pm_token! } : null;
+    return [{ attempt: { invoice: row, attempt: row.attempt, manual: row.manual, pm }, result: s.result }];
+  });
+  return completeAttempts(client, charged, now);
 }

@@ -2,6 +2,7 @@ import { closeDuePeriods, countDuePeriods, type ClosedInvoice } from './close.js
 import { newTimings, timed, type BillingDeps, type BillingTimings } from './deps.js';
 import { attemptDuePayments, type PaymentOutcome } from './payments.js';
 import { completePendingRefunds } from './credit-notes.js';
+import { reconcileUnknownAttempts } from './reconcile.js';
 import { LIVE_CUSTOMERS, type BillingScope } from './scope.js';
 import { finalizeDueDrafts } from './drafts.js';
 import { issueThresholdInvoices } from './thresholds.js';
@@ -39,6 +40,8 @@ export async function runBilling(
   const timings = newTimings();
   // Plan changes scheduled for a period's end (docs/plans.md): the next periods bill the new version's items.
   await timed(timings, 'postgres_ms', () => applyDuePlanChanges(deps.pg, now, scope));
+  // Attempts whose processor answer was lost: settled from the processor's record before any new attempt.
+  await timed(timings, 'processor_ms', () => reconcileUnknownAttempts(deps, now, scope));
   const due = progress.closing ? await timed(timings, 'postgres_ms', () => countDuePeriods(deps, now, scope)) : 0;
   let paidSoFar = 0;
   const payer = new PaymentPasses(() =>

@@ -32,7 +32,7 @@ export interface InvoiceRow {
   period_end: string;
   attempt_count: number;
   next_payment_attempt_at: Date | null;
-  last_payment_error: { code: string; message: string } | null;
+  last_payment_error: { code: string; message: string; decline_code?: string } | null;
   created_at: Date;
   paid_at: Date | null;
   /** When the SMTP server accepted the invoice's email (docs/emails.md); null until then, or when none is sent. */

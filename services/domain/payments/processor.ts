@@ -1,14 +1,29 @@
 /**
  * The card processor meterline talks to. Card numbers reach it once, when a card is added
  * (verifyCard); afterwards only the opaque token it returned is kept and charged — the way Stripe's
- * PaymentMethod ids work. The sandbox is the one implementation here; a real one would call the
- * processor's API with the same shapes.
+ * PaymentMethod ids work. Two implementations: the sandbox (sandbox.ts) and Stripe (stripe.ts), chosen per
+ * deployment (create.ts, docs/payments.md).
  */
 export interface PaymentProcessor {
   /** Stored with each payment method so a charge goes back to the processor that tokenised the card. */
   readonly name: string;
+  /**
+   * Whether raw card numbers may reach it (verifyCard; absent = yes). Stripe: no — cards are entered in Stripe's own card
+   * element and arrive as a PaymentMethod id (savePaymentMethod), which keeps meterline out of PCI DSS scope.
+   */
+  readonly acceptsRawCards?: boolean;
   /** Checks the card with the processor; on success returns the token to charge it later. */
   verifyCard(card: CardToVerify): Promise<VerifyCardResult>;
+  /**
+   * Saves for the account a card the processor already tokenised (a Stripe PaymentMethod id `pm_…`), set up for
+   * off-session charges; returns what the processor reports of the card. Absent: the processor takes raw cards only.
+   */
+  savePaymentMethod?(accountId: string, token: string): Promise<SavePaymentMethodResult>;
+  /**
+   * The processor's own record of a charge whose answer never came (ChargeOutcomeUnknownError): its outcome, or
+   * null when the processor never made it (then charging again with the same key is safe).
+   */
+  findCharge?(req: ChargeRequest): Promise<ChargeResult | null>;
   /**
    * Charges a stored payment method. The same idempotencyKey always denotes the same charge: a retry
    * after a crash reports the first outcome instead of charging twice.
@@ -34,6 +49,19 @@ export type DeclineCode = 'card_declined';
 
 export type VerifyCardResult = { ok: true; token: string } | { ok: false; code: DeclineCode };
 
+export type SavePaymentMethodResult =
+  | {
+      ok: true;
+      token: string;
+      brand: string;
+      last4: string;
+      exp_month: number;
+      exp_year: number;
+      /** The processor's fingerprint of the card number (the same card gives the same one). */
+      fingerprint: string | null;
+    }
+  | { ok: false; code: string; message: string; status: 402 | 404 };
+
 /** What the processor needs of a stored payment method (a row of payment_methods). */
 export interface ChargeablePaymentMethod {
   id: string;
@@ -47,11 +75,40 @@ export interface ChargeRequest {
   /** ISO 4217, upper case. */
   currency: string;
   idempotencyKey: string;
+  /** Whose card it is (Stripe charges a card through its Customer) and what is paid, recorded with the charge. */
+  accountId?: string;
+  invoiceId?: string;
+  attempt?: number;
 }
 
-export type ChargeFailureCode = 'insufficient_funds' | 'card_declined' | 'processing_error';
+export type ChargeFailureCode =
+  | 'insufficient_funds'
+  | 'card_declined'
+  | 'expired_card'
+  | 'authentication_required'
+  | 'processing_error';
 
-export type ChargeResult = { status: 'succeeded'; id: string } | { status: 'failed'; failure_code: ChargeFailureCode };
+export type ChargeResult =
+  | { status: 'succeeded'; id: string }
+  | {
+      status: 'failed';
+      failure_code: ChargeFailureCode;
+      /** The issuer's reason as the processor reports it (Stripe's `decline_code`), when it gives one. */
+      decline_code?: string;
+    }
+  /** The bank asks the customer to authenticate (3-D Secure); `id` is the processor's payment (a PaymentIntent). */
+  | { status: 'requires_action'; id: string };
+
+/**
+ * The processor was called but its answer never came (a timeout, a lost response, a 5xx): the charge may or may not
+ * have been made. The attempt is `unknown` until settled from the processor's record, never charged under a new key.
+ */
+export class ChargeOutcomeUnknownError extends Error {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'ChargeOutcomeUnknownError';
+  }
+}
 
 export interface RefundRequest {
   /** The charge paid back (a ChargeResult id). */

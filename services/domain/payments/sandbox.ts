@@ -45,6 +45,7 @@ const DECIMAL = /^\d+(\.\d+)?$/;
 
 export class SandboxProcessor implements PaymentProcessor {
   readonly name = 'sandbox';
+  readonly acceptsRawCards = true;
 
   constructor(private readonly ledger: PgPool) {}
 

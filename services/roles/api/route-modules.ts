@@ -10,6 +10,7 @@ import { subscriptionsModule } from '../../control/subscriptions/module.js';
 import { openApiModule } from './openapi.js';
 import { billingInfoModule } from '../../control/billing-info/module.js';
 import { paymentMethodsModule } from '../../control/payment-methods/module.js';
+import { processorsModule } from '../../control/processors/module.js';
 import { webhooksModule } from '../../control/webhooks/module.js';
 import { eventsModule } from '../../control/events/module.js';
 import { ingressModule } from '../../ingress/module.js';
@@ -38,6 +39,7 @@ export const ROUTE_MODULES: RouteModuleFactory[] = [
   openApiModule,
   billingInfoModule,
   paymentMethodsModule,
+  processorsModule,
   webhooksModule,
   eventsModule,
   ingressModule,

@@ -21,7 +21,7 @@ export function billingDeps(base: {
     numberPrefix: base.config.INVOICE_NUMBER_PREFIX,
     drafts: base.config.BILLING_DRAFTS,
     thresholdSpacingSeconds: base.config.BILLING_THRESHOLD_INVOICE_SPACING_SECONDS,
-    processor: createPaymentProcessor(base.pg),
+    processor: createPaymentProcessor(base.pg, base.config),
     linesPool: createInvoiceLinesPool(),
     log: base.log,
   };

@@ -1,0 +1,94 @@
+import type Stripe from 'stripe';
+import { withTransaction, type PgClient, type PgPool } from '../../../shared/clients/postgres.js';
+import { JsonDecimal } from '../../../shared/money/json.js';
+import { appendEvents } from '../events/outbox-store.js';
+import { settleAttempts } from '../billing/payments.js';
+import type { ChargeResult } from './processor.js';
+import { outcomeOfIntent } from './stripe.js';
+import { claimStripeEvent } from './stripe-store.js';
+
+/**
+ * Stripe's webhook events applied to meterline (docs/payments.md "Webhooks"). Each event is applied at most once
+ * (stripe_events, in the same transaction as its effect), and in any order: an attempt's transitions are guarded
+ * (settleAttempts), a dispute's creation never overwrites its close. Events meterline has nothing to do for are
+ * recorded and acknowledged.
+ */
+export type StripeEventOutcome = 'applied' | 'duplicate' | 'ignored';
+
+export async function applyStripeEvent(pg: PgPool, event: Stripe.Event, now: Date): Promise<StripeEventOutcome> {
+  return withTransaction(pg, async (client) => {
+    if (!(await claimStripeEvent(client, event.id, event.type))) return 'duplicate';
+    switch (event.type) {
+      case 'payment_intent.succeeded':
+      case 'payment_intent.payment_failed':
+      case 'payment_intent.requires_action':
+        return settleIntent(client, event.type, event.data.object, now);
+      case 'charge.dispute.created':
+      case 'charge.dispute.closed':
+        return recordDispute(client, event.type, event.data.object);
+      default:
+        // setup_intent.succeeded (the card was saved when it was added), charge.refunded (refunds complete when
+        // Stripe answers the credit note's call), and every other type: nothing to change.
+        return 'ignored';
+    }
+  });
+}
+
+/** The attempt named in the PaymentIntent's metadata, settled with what the event says happened. */
+async function settleIntent(
+  client: PgClient,
+  type: 'payment_intent.succeeded' | 'payment_intent.payment_failed' | 'payment_intent.requires_action',
+  pi: Stripe.PaymentIntent,
+  now: Date,
+): Promise<StripeEventOutcome> {
+  const invoiceId = pi.metadata.invoice_id;
+  const attempt = Number(pi.metadata.attempt);
+  if (!invoiceId || !Number.isInteger(attempt)) return 'ignored';
+  const snapshot = outcomeOfIntent(pi);
+  const result: ChargeResult | null =
+    type === 'payment_intent.succeeded'
+      ? { status: 'succeeded', id: pi.id }
+      : type === 'payment_intent.requires_action'
+        ? { status: 'requires_action', id: pi.id }
+        : snapshot?.status === 'failed'
+          ? snapshot
+          : { status: 'failed', failure_code: 'card_declined' };
+  const done = await settleAttempts(client, [{ invoiceId, attempt, result }], now);
+  return done.length ? 'applied' : 'ignored';
+}
+
+/** The dispute on the invoice paid by the disputed PaymentIntent, and its event. */
+async function recordDispute(
+  client: PgClient,
+  type: 'charge.dispute.created' | 'charge.dispute.closed',
+  dispute: Stripe.Dispute,
+): Promise<StripeEventOutcome> {
+  const pi = typeof dispute.payment_intent === 'string' ? dispute.payment_intent : dispute.payment_intent?.id;
+  if (!pi) return 'ignored';
+  const closed = type === 'charge.dispute.closed';
+  const r = await client.query<{ id: string; account_id: string; amount: string; currency: string }>(
+    `UPDATE invoices i SET dispute_status = $2
+       FROM payment_attempts pa
+      WHERE pa.charge_id = $1 AND pa.status = 'succeeded' AND i.id = pa.invoice_id
+        AND ($3 OR i.dispute_status IS NULL)
+      RETURNING i.id, i.account_id, i.amount::text AS amount, i.currency`,
+    [pi, dispute.status, closed],
+  );
+  const inv = r.rows[0];
+  if (!inv) return 'ignored';
+  await appendEvents(client, [
+    {
+      accountId: inv.account_id,
+      type: closed ? 'invoice.dispute_closed' : 'invoice.disputed',
+      data: {
+        invoice_id: inv.id,
+        amount: new JsonDecimal(inv.amount),
+        currency: inv.currency,
+        dispute_id: dispute.id,
+        reason: dispute.reason,
+        status: dispute.status,
+      },
+    },
+  ]);
+  return 'applied';
+}
