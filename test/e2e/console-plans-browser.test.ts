@@ -88,7 +88,8 @@ t.test('web console: an operator makes a plan and reads its versions; a customer
     const sub = await api(customer.tokens.write, 'POST', '/v1/subscriptions', { plan_id: planId, plan_version: 2 });
     const { page, consoleErrors } = await launchBrowser(t);
     await signInToConsole(page, base, customer, '#/subscriptions');
-    await page.waitForSelector('[data-testid="subscription-plan"]');
+    // The plan's name arrives with the plan list, which may answer after the subscriptions: until then the id shows.
+    await page.waitForSelector('[data-testid="subscription-plan"]:has-text("plan Team")', { timeout: 15_000 });
     t.equal((await page.textContent('[data-testid="subscription-plan"]'))?.trim(), 'plan Team · version 2');
     // The plan's terms: billed every quarter, its 14-day trial running.
     t.equal((await page.textContent('[data-testid="subscription-terms"]'))?.trim(), 'every quarter');
