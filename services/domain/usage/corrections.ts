@@ -143,11 +143,17 @@ export async function countingRecordIds(
   ids: readonly string[],
 ): Promise<Set<string>> {
   if (ids.length === 0) return new Set();
-  const meter = `account_id = ${chString(accountId)} AND meter_id = ${chString(meterId)}`;
-  const rs = await ch.query({
-    query: `SELECT DISTINCT record_id AS id FROM ${database}.${USAGE_TABLE} WHERE ${meter} AND record_id IN (${idList(ids)})
-      AND record_id NOT IN (SELECT record_id FROM ${database}.${CANCELLATIONS_TABLE} WHERE ${meter} AND record_id IN (${idList(ids)}))`,
-    format: 'JSONEachRow',
-  });
-  return new Set((await rs.json<{ id: string }>()).map((r) => r.id));
+  const meter = `account_id = ${chString(accountId)} AND meter_id = ${chString(meterId)} AND record_id IN (${idList(ids)})`;
+  // Two reads, not `NOT IN (SELECT …)`: on a cluster both tables are Distributed, and a distributed subquery inside a
+  // distributed query is refused (distributed_product_mode = deny).
+  const idsOf = async (table: string) => {
+    const rs = await ch.query({
+      query: `SELECT DISTINCT record_id AS id FROM ${database}.${table} WHERE ${meter}`,
+      format: 'JSONEachRow',
+    });
+    return (await rs.json<{ id: string }>()).map((r) => r.id);
+  };
+  const [stored, cancelled] = await Promise.all([idsOf(USAGE_TABLE), idsOf(CANCELLATIONS_TABLE)]);
+  const gone = new Set(cancelled);
+  return new Set(stored.filter((id) => !gone.has(id)));
 }
