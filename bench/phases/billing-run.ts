@@ -32,7 +32,7 @@ import { recomputeHours, type HourKeys } from '../../shared/usage/rollups.js';
 import { billingDeps } from '../../services/roles/billing/deps.js';
 import { runBilling } from '../../services/domain/billing/run.js';
 import type { BillingTimings } from '../../services/domain/billing/deps.js';
-import { billingStart } from '../../services/domain/billing/periods.js';
+import { billingStart } from '../../services/domain/subscriptions/periods.js';
 import type { SubscriptionTerms } from '../../services/domain/subscriptions/types.js';
 
 export interface BillingRunResult {

@@ -21,7 +21,7 @@ export interface BillingDeps {
   database: string;
   /** BILLING_GRACE_SECONDS: a period closes this long after its end. */
   graceSeconds: number;
-  /** INVOICE_NUMBER_PREFIX: printed before each number the close gives (services/domain/billing/numbering.ts). */
+  /** INVOICE_NUMBER_PREFIX: printed before each number the close gives (services/domain/invoices/numbering.ts). */
   numberPrefix: string;
   /** BILLING_DRAFTS: a period's invoice is a draft from the period's end until the grace period is over. */
   drafts: boolean;
