@@ -6,14 +6,14 @@ import type { InvoiceLinesTask, PricedInvoice } from '../pricing/invoice-lines.j
 
 /**
  * Invoice line maths off the event loop. The engine only declares it; whoever builds BillingDeps passes one
- * (services/roles/billing/deps.ts: a piscina pool of services/workers/invoice-lines.ts).
+ * (services/workers/billing-deps.ts: a piscina pool of services/workers/invoice-lines.ts).
  */
 export interface InvoiceLinesPool {
   run(task: InvoiceLinesTask): Promise<PricedInvoice[]>;
   destroy(): Promise<void>;
 }
 
-/** What the billing engine works with: the billing role and the CLI build it (services/roles/billing/deps.ts). */
+/** What the billing engine works with: every entry point builds it with services/workers/billing-deps.ts. */
 export interface BillingDeps {
   pg: PgPool;
   clickhouse: ClickHouseClient;
