@@ -29,10 +29,10 @@ import { createLogger } from '../../shared/logging.js';
 import { newId } from '../../shared/ids.js';
 import { USAGE_TABLE } from '../../shared/usage/wire.js';
 import { recomputeHours, type HourKeys } from '../../shared/usage/rollups.js';
-import { billingDeps } from '../../services/roles/billing/deps.js';
+import { billingDeps } from '../../services/workers/billing-deps.js';
 import { runBilling } from '../../services/domain/billing/run.js';
 import type { BillingTimings } from '../../services/domain/billing/deps.js';
-import { billingStart } from '../../services/domain/billing/periods.js';
+import { billingStart } from '../../services/domain/subscriptions/periods.js';
 import type { SubscriptionTerms } from '../../services/domain/subscriptions/types.js';
 
 export interface BillingRunResult {

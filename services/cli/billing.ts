@@ -3,7 +3,7 @@ import { createPgPool } from '../../shared/clients/postgres.js';
 import { createClickhouse } from '../../shared/clients/clickhouse.js';
 import { createLogger } from '../../shared/logging.js';
 import { parseTimestamp } from '../../shared/usage/timestamp.js';
-import { billingDeps } from '../roles/billing/deps.js';
+import { billingDeps } from '../workers/billing-deps.js';
 import { runBilling } from '../domain/billing/run.js';
 import { nextPeriodDue } from '../domain/billing/close.js';
 import { stackEnv } from './env.js';

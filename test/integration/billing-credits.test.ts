@@ -3,7 +3,7 @@ import { billingWorld, work } from '../fixtures/billing.js';
 import { createTestAccount } from '../fixtures/auth.js';
 import { callJson } from '../fixtures/matrix.js';
 import { Decimal } from '../../shared/money/decimal.js';
-import { billingDeps } from '../../services/roles/billing/deps.js';
+import { billingDeps } from '../../services/workers/billing-deps.js';
 import { closeDuePeriods } from '../../services/domain/billing/close.js';
 
 /**

@@ -8,7 +8,7 @@ import { newId } from '../../shared/ids.js';
 
 /**
  * Issue 31, numbering: every finalized invoice and every credit note takes the next number of ONE gapless series
- * per deployment (services/domain/billing/numbering.ts, migration 625) — with two billing processes closing at
+ * per deployment (services/domain/invoices/numbering.ts, migration 625) — with two billing processes closing at
  * once, one of them killed with SIGKILL mid-run, and credit notes issued through the api while they close: the
  * numbers are exactly 1…N, none missing, none twice, and the api prints each with INVOICE_NUMBER_PREFIX.
  */

@@ -4,7 +4,7 @@ import { startApi } from '../fixtures/api.js';
 import { createTestAccount } from '../fixtures/auth.js';
 import { withTransaction } from '../../shared/clients/postgres.js';
 import { changeSubscription } from '../../services/domain/subscriptions/store.js';
-import { currentPeriod, periodAt } from '../../services/domain/billing/periods.js';
+import { currentPeriod, periodAt } from '../../services/domain/subscriptions/periods.js';
 
 const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 

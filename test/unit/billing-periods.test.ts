@@ -4,7 +4,7 @@ import {
   currentPeriod,
   periodContaining,
   type PeriodSchedule,
-} from '../../services/domain/billing/periods.js';
+} from '../../services/domain/subscriptions/periods.js';
 import type { BillingAnchor, BillingInterval } from '../../shared/vocabulary.js';
 
 const d = (s: string) => new Date(s);

@@ -5,8 +5,8 @@ import { REPO_ROOT } from '../../shared/paths.js';
 
 // The import rules of docs/architecture.md "The layers", read from the sources: the domain knows no role, no
 // HTTP feature and no worker; shared/ (the client library and the API's schemas included) knows nothing of
-// services/; a control feature never imports the role that mounts it. (Sibling folders importing each other
-// and import circles are checked by ../shared/tools/import-circles.mjs, outside the repository.)
+// services/; a control feature never imports the role that mounts it; no two sibling folders, at any depth, import
+// each other (services/domain/billing and services/domain/plans as much as services/control and services/roles).
 
 async function sources(dir: string): Promise<string[]> {
   const out: string[] = [];
@@ -27,6 +27,36 @@ async function importsOf(file: string): Promise<string[]> {
   return [...text.matchAll(IMPORT)].map((m) =>
     relative(REPO_ROOT, resolve(REPO_ROOT, dirname(file), m[1] ?? m[2]!)).replaceAll('\\', '/'),
   );
+}
+
+/** A repository source file the import names (`./x.js` is `x.ts`), or undefined for anything else. */
+function sourceFile(target: string, known: Set<string>): string | undefined {
+  const base = target.replace(/\.js$/, '');
+  return [`${base}.ts`, `${base}.tsx`, `${base}/index.ts`, target].find((c) => known.has(c));
+}
+
+/**
+ * The pairs of sibling folders that import each other, at any depth: an import from a/b/x/f.ts to a/b/y/g.ts
+ * ties a/b/x to a/b/y (the two folders below the files' deepest common folder). A file directly in a folder and a
+ * subfolder of it are one unit (services/roles.ts used by services/roles/), not siblings. Type-only imports count:
+ * they tie the folders together for a reader all the same.
+ */
+function siblingFolderPairs(edges: Iterable<[string, string]>): string[] {
+  const directed = new Set<string>();
+  for (const [from, to] of edges) {
+    const a = from.split('/').slice(0, -1);
+    const b = to.split('/').slice(0, -1);
+    let i = 0;
+    while (i < a.length && i < b.length && a[i] === b[i]) i += 1;
+    if (i === a.length || i === b.length) continue; // same folder, or one file's folder holds the other's
+    directed.add(`${a.slice(0, i + 1).join('/')} → ${b.slice(0, i + 1).join('/')}`);
+  }
+  const pairs: string[] = [];
+  for (const edge of directed) {
+    const [x, y] = edge.split(' → ') as [string, string];
+    if (x < y && directed.has(`${y} → ${x}`)) pairs.push(`${x} ⇄ ${y}`);
+  }
+  return pairs.sort();
 }
 
 async function violations(dir: string, forbidden: (target: string) => boolean): Promise<string[]> {
@@ -66,5 +96,48 @@ t.test('the rules see the imports they judge', async (t) => {
   t.ok(
     seen.some((p) => p.startsWith('services/domain/billing/')),
     'control/invoices/pay.ts → domain/billing/payments',
+  );
+});
+
+t.test('no two sibling folders import each other, at any depth', async (t) => {
+  const files = (await Promise.all(['services', 'shared', 'infra', 'bench'].map(sources))).flat();
+  const known = new Set(files);
+  const edges: [string, string][] = [];
+  for (const file of files)
+    for (const target of await importsOf(file)) {
+      const hit = sourceFile(target, known);
+      if (hit && hit !== file) edges.push([file, hit]);
+    }
+  t.ok(edges.length > 1000, `read the imports between the sources (${edges.length})`);
+  t.same(siblingFolderPairs(edges), [], 'folder pairs: make the imports run one way (docs/architecture.md)');
+});
+
+t.test('the sibling-folder rule sees a pair at any depth and only between siblings', async (t) => {
+  // Guards the rule above against passing by seeing nothing.
+  t.same(
+    siblingFolderPairs([
+      ['services/domain/billing/run.ts', 'services/domain/plans/pending.ts'],
+      ['services/domain/plans/migrate.ts', 'services/domain/billing/upcoming.ts'],
+    ]),
+    ['services/domain/billing ⇄ services/domain/plans'],
+    'two areas of the domain',
+  );
+  t.same(
+    siblingFolderPairs([
+      ['services/control/a/x.ts', 'services/roles/api/y.ts'],
+      ['services/roles/billing/z.ts', 'services/control/b/w.ts'],
+    ]),
+    ['services/control ⇄ services/roles'],
+    'two top folders of services, whichever subfolders the imports come from',
+  );
+  t.same(
+    siblingFolderPairs([
+      ['services/roles.ts', 'services/roles/api/service.ts'],
+      ['services/roles/api/service.ts', 'services/roles.ts'],
+      ['shared/a/x.ts', 'shared/a/y.ts'],
+      ['shared/a/y.ts', 'shared/a/x.ts'],
+    ]),
+    [],
+    'a folder and its own files or parent are one unit; a circle inside one folder is no folder pair',
   );
 });

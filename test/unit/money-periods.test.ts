@@ -4,7 +4,7 @@ import { minorUnits } from '../../shared/money/currencies.js';
 import type { BillingInterval, CouponDuration } from '../../shared/vocabulary.js';
 import { discountOf } from '../../services/domain/coupons/discount.js';
 import { couponReaches, type Redemption } from '../../services/domain/billing/coupon-periods.js';
-import { scheduleOf } from '../../services/domain/billing/periods.js';
+import { scheduleOf } from '../../services/domain/subscriptions/periods.js';
 import { allocateCredits, type SpendableGrant } from '../../services/domain/billing/credits.js';
 import { thresholdInvoicesDue } from '../../services/domain/billing/threshold-due.js';
 import { owesSomething } from '../../services/domain/billing/payments.js';

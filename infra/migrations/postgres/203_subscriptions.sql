@@ -1,6 +1,6 @@
 -- Subscriptions of an account to catalog products. Periods are calendar months in UTC starting with the
 -- month of created_at; a canceled subscription's last period is the month of canceled_at
--- (services/domain/billing/periods.ts computes them).
+-- (services/domain/subscriptions/periods.ts computes them).
 CREATE TABLE subscriptions (
   id          text PRIMARY KEY,                                 -- sub_…
   account_id  text NOT NULL REFERENCES accounts(id) ON DELETE CASCADE,

@@ -1,5 +1,5 @@
 -- Billing periods by interval and anchor, trials, advance invoices (issue 29; docs/billing.md "Billing periods",
--- "Trials"). The rules themselves are in services/domain/billing/periods.ts; the database stores where each
+-- "Trials"). The rules themselves are in services/domain/subscriptions/periods.ts; the database stores where each
 -- subscription's billing stands.
 ALTER TABLE subscriptions
   ADD COLUMN "interval" text NOT NULL DEFAULT 'month' CHECK ("interval" IN ('day', 'week', 'month', 'quarter', 'year')),

@@ -9,7 +9,7 @@ import { voidInvoiceRoute } from './void.js';
 import { createPaymentProcessor } from '../../domain/payments/create.js';
 import { addInvoiceLineRoute, finalizeInvoiceRoute } from './drafts.js';
 import type { BillingDeps } from '../../domain/billing/deps.js';
-import { createInvoiceLinesPool } from '../../workers/pool.js';
+import { billingDeps } from '../../workers/billing-deps.js';
 
 /**
  * /v1/billing/invoices: read side of invoices (the billing run writes them). The PDF worker pool is
@@ -19,19 +19,7 @@ export const invoicesModule: RouteModuleFactory = (deps) => {
   let pool: InvoicePdfPool | undefined;
   // Finalizing a draft prices it in this process: its invoice-line worker pool starts on the first finalize.
   let billing: BillingDeps | undefined;
-  const billingDeps = (): BillingDeps =>
-    (billing ??= {
-      pg: deps.pg,
-      clickhouse: deps.clickhouse,
-      database: deps.config.CLICKHOUSE_DATABASE,
-      graceSeconds: deps.config.BILLING_GRACE_SECONDS,
-      numberPrefix: deps.config.INVOICE_NUMBER_PREFIX,
-      drafts: deps.config.BILLING_DRAFTS,
-      thresholdSpacingSeconds: deps.config.BILLING_THRESHOLD_INVOICE_SPACING_SECONDS,
-      processor: createPaymentProcessor(deps.pg, deps.config),
-      linesPool: createInvoiceLinesPool(),
-      log: deps.log,
-    });
+  const lazyBillingDeps = (): BillingDeps => (billing ??= billingDeps(deps));
   return {
     name: 'invoices',
     area: 'control',
@@ -40,7 +28,7 @@ export const invoicesModule: RouteModuleFactory = (deps) => {
       server.route(upcomingInvoiceRoute(deps));
       server.route(payInvoiceRoute(deps, createPaymentProcessor(deps.pg, deps.config)));
       server.route(voidInvoiceRoute(deps));
-      server.route(finalizeInvoiceRoute(deps, billingDeps));
+      server.route(finalizeInvoiceRoute(deps, lazyBillingDeps));
       server.route(addInvoiceLineRoute(deps));
       server.route(getInvoiceRoute(deps));
       server.route(downloadInvoiceRoute(deps, () => (pool ??= createInvoicePdfPool())));

@@ -3,7 +3,7 @@ import { pageWindow } from '../../../shared/http/pagination.js';
 import { reply } from '../../../shared/http/reply.js';
 import { JsonDecimal } from '../../../shared/money/json.js';
 import { MigratePlanBody, MigratePlanQuery, PlanMigrationSchema } from '../../../shared/api/plans.js';
-import { applyPlanMigration, previewPlanMigration, type PlanMigration } from '../../domain/plans/migrate.js';
+import { applyPlanMigration, previewPlanMigration, type PlanMigration } from '../../domain/billing/plan-migration.js';
 import { parsePlanMigration, type PlanMigrationRequest } from './input.js';
 
 /**

@@ -33,7 +33,7 @@ export interface NewSubscription {
   customerId?: string;
   /** Admin only: the coupon applied from the first period (docs/coupons.md). */
   couponId?: string | null;
-  /** Interval, count, anchor, trial (services/domain/billing/periods.ts billingStart). */
+  /** Interval, count, anchor, trial (services/domain/subscriptions/periods.ts billingStart). */
   terms: SubscriptionTerms;
 }
 export interface SubscriptionChange {

@@ -1,5 +1,5 @@
 import { JsonDecimal } from '../../../shared/money/json.js';
-import { currentPeriod } from '../../domain/billing/periods.js';
+import { currentPeriod } from '../../domain/subscriptions/periods.js';
 import { itemOut, type Subscription } from '../../domain/subscriptions/types.js';
 import type { CurrentDiscount } from '../../domain/coupons/types.js';
 import { toDiscount } from '../coupons/representation.js';

@@ -3,14 +3,14 @@ import { reply } from '../../../shared/http/reply.js';
 import { withTransaction } from '../../../shared/clients/postgres.js';
 import { AdvanceTestClockBody, AttachCustomerBody, TestClockSchema } from '../../../shared/api/test-clocks.js';
 import type { BillingDeps } from '../../domain/billing/deps.js';
-import { advanceTestClock } from '../../domain/test-clocks/advance.js';
+import { advanceTestClock } from '../../domain/billing/clock-advance.js';
 import { attachCustomer } from '../../domain/test-clocks/store.js';
 import { toTestClock } from './representation.js';
 import { parseAdvance, parseAttachCustomer } from './input.js';
 
 /**
  * POST /v1/test_clocks/:clock_id/advance (admin) — moves the clock forward, running the billing engine for its
- * customers at every instant something falls due on the way (services/domain/test-clocks/advance.ts); answers
+ * customers at every instant something falls due on the way (services/domain/billing/clock-advance.ts); answers
  * once done, with the clock at its new time.
  */
 export function advanceTestClockRoute(deps: ApiDeps, billing: () => BillingDeps): RouteDef<Date> {

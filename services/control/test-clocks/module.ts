@@ -1,7 +1,6 @@
 import type { RouteModuleFactory } from '../../../shared/http/route.js';
 import type { BillingDeps } from '../../domain/billing/deps.js';
-import { createPaymentProcessor } from '../../domain/payments/create.js';
-import { createInvoiceLinesPool } from '../../workers/pool.js';
+import { billingDeps } from '../../workers/billing-deps.js';
 import { createTestClockRoute } from './create.js';
 import { listTestClocksRoute } from './list.js';
 import { deleteTestClockRoute, getTestClockRoute } from './get.js';
@@ -13,19 +12,7 @@ import { advanceTestClockRoute, attachCustomerRoute } from './advance.js';
  */
 export const testClocksModule: RouteModuleFactory = (deps) => {
   let billing: BillingDeps | undefined;
-  const billingDeps = (): BillingDeps =>
-    (billing ??= {
-      pg: deps.pg,
-      clickhouse: deps.clickhouse,
-      database: deps.config.CLICKHOUSE_DATABASE,
-      graceSeconds: deps.config.BILLING_GRACE_SECONDS,
-      numberPrefix: deps.config.INVOICE_NUMBER_PREFIX,
-      drafts: deps.config.BILLING_DRAFTS,
-      thresholdSpacingSeconds: deps.config.BILLING_THRESHOLD_INVOICE_SPACING_SECONDS,
-      processor: createPaymentProcessor(deps.pg, deps.config),
-      linesPool: createInvoiceLinesPool(),
-      log: deps.log,
-    });
+  const lazyBillingDeps = (): BillingDeps => (billing ??= billingDeps(deps));
   return {
     name: 'test-clocks',
     area: 'control',
@@ -34,7 +21,7 @@ export const testClocksModule: RouteModuleFactory = (deps) => {
       server.route(listTestClocksRoute(deps));
       server.route(getTestClockRoute(deps));
       server.route(deleteTestClockRoute(deps));
-      server.route(advanceTestClockRoute(deps, billingDeps));
+      server.route(advanceTestClockRoute(deps, lazyBillingDeps));
       server.route(attachCustomerRoute(deps));
     },
     async stop() {

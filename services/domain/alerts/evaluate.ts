@@ -4,7 +4,7 @@ import { Decimal, canonicalDecimal } from '../../../shared/money/decimal.js';
 import { usageQuantity } from '../usage/aggregate.js';
 import { queryUsageTotals, queryUsageTotalsByAccount, type UsageTotalsRequest } from '../usage/query.js';
 import type { MeterType } from '../../../shared/meters/record.js';
-import { monthStart, nextMonthStart, type Period } from '../billing/periods.js';
+import { monthStart, nextMonthStart, type Period } from '../subscriptions/periods.js';
 import { upcomingInvoice } from '../billing/upcoming.js';
 import { thresholdBilled } from '../billing/deductions.js';
 import { spendableCredits, type SpendableGrant } from '../billing/credits.js';
@@ -48,7 +48,7 @@ interface Observation {
 
 /**
  * The periods usage alerts watch at `now`: the current calendar month in UTC (the billing period of the default terms,
- * services/domain/billing/periods.ts; usage alerts count per calendar month whatever a subscription's interval) and,
+ * services/domain/subscriptions/periods.ts; usage alerts count per calendar month whatever a subscription's interval) and,
  * during the grace after it, the previous one — late records still count. Amount alerts follow each subscription's
  * upcoming invoice, so its own periods.
  */

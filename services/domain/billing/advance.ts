@@ -9,9 +9,9 @@ import { lockAndAllocateCredits, recordCreditUses } from './credits.js';
 import { timed, type BillingDeps, type BillingTimings } from './deps.js';
 import { isoDate } from './deductions.js';
 import { firstPaymentAttemptAt } from './dunning.js';
-import { numberDocuments } from './numbering.js';
+import { numberDocuments } from '../invoices/numbering.js';
 import { moveToNextPeriods } from './period-pointers.js';
-import { periodContaining, scheduleOf } from './periods.js';
+import { periodContaining, scheduleOf } from '../subscriptions/periods.js';
 import { pricePeriods } from './price-periods.js';
 import { inScope, LIVE_CUSTOMERS, type BillingScope } from './scope.js';
 

@@ -3,7 +3,7 @@ import { newId } from '../../../shared/ids.js';
 import { Decimal } from '../../../shared/money/decimal.js';
 import { JsonDecimal } from '../../../shared/money/json.js';
 import { appendEvents, type NewEvent } from '../events/outbox-store.js';
-import { billsUsageMonthly, periodContaining, scheduleOf, usageSchedule } from './periods.js';
+import { billsUsageMonthly, periodContaining, scheduleOf, usageSchedule } from '../subscriptions/periods.js';
 import type { BillingAnchor, BillingInterval } from '../../../shared/vocabulary.js';
 import { timed, type BillingDeps, type BillingTimings } from './deps.js';
 import { pricePeriods, type PeriodToPrice } from './price-periods.js';
@@ -11,7 +11,7 @@ import type { PricedInvoice, PricedLine } from '../pricing/invoice-lines.js';
 import { firstPaymentAttemptAt } from './dunning.js';
 import { lockAndAllocateCredits, recordCreditUses } from './credits.js';
 import { inScope, LIVE_CUSTOMERS, type BillingScope } from './scope.js';
-import { numberDocuments } from './numbering.js';
+import { numberDocuments } from '../invoices/numbering.js';
 import { moveToNextPeriods } from './period-pointers.js';
 import { TAX_PROFILE_COLUMNS } from '../tax/invoice-tax.js';
 import { amountInvoices } from './invoice-amounts.js';
@@ -20,7 +20,7 @@ import { deductThresholdInvoices, excessAsCredit, writeExcessGrants } from './de
 
 /**
  * Period close (docs/design.md §8 Invoice). A subscription's period [billing_period_start, billing_period_end) — its
- * periods or, inside a period longer than a month, its usage months (services/domain/billing/periods.ts) — is due
+ * periods or, inside a period longer than a month, its usage months (services/domain/subscriptions/periods.ts) — is due
  * once its end plus the grace period has passed. Each
  * batch runs in ONE transaction: the due subscriptions are locked (FOR UPDATE SKIP LOCKED: concurrent runs
  * split the work instead of waiting or doubling it), priced (late usage of earlier periods included), prepaid
@@ -112,7 +112,7 @@ export async function countDuePeriods(
 /**
  * The open period that ends first and when it becomes due (its end + the grace period), or null when no
  * subscription has a period left to close: what a run that closed nothing tells the operator to wait for, and
- * the next instant a test clock's advance stops at (services/domain/test-clocks/advance.ts).
+ * the next instant a test clock's advance stops at (services/domain/billing/clock-advance.ts).
  */
 export async function nextPeriodDue(
   deps: Pick<BillingDeps, 'pg' | 'graceSeconds'>,

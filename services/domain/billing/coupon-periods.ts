@@ -1,7 +1,7 @@
 import type { PgClient, PgPool } from '../../../shared/clients/postgres.js';
 import type { BillingAnchor, BillingInterval, CouponDuration } from '../../../shared/vocabulary.js';
 import type { CouponTerms } from '../coupons/types.js';
-import { periodContaining, scheduleOf, usageSchedule, type PeriodSchedule } from './periods.js';
+import { periodContaining, scheduleOf, usageSchedule, type PeriodSchedule } from '../subscriptions/periods.js';
 
 /**
  * Which invoices a coupon discounts (docs/coupons.md "Which invoices"), Stripe's rule on meterline's invoices: a

@@ -20,7 +20,7 @@ import {
 } from '../credit-notes/store.js';
 import type { PaymentDeps } from './payments.js';
 import type { BillingDeps } from './deps.js';
-import { numberDocuments } from './numbering.js';
+import { numberDocuments } from '../invoices/numbering.js';
 import { shareOf, taxReversed } from '../tax/reverse.js';
 import { attachedDiscounts } from './invoice-amounts.js';
 

@@ -2,7 +2,7 @@ import { newId } from '../../../shared/ids.js';
 import { Decimal, canonicalDecimal } from '../../../shared/money/decimal.js';
 import type { PgClient, PgPool } from '../../../shared/clients/postgres.js';
 import { sumOfLines, type LineTax, type PricedInvoice, type PricedLine } from '../pricing/invoice-lines.js';
-import { PRINTED_NUMBER_SQL } from './numbering.js';
+import { PRINTED_NUMBER_SQL } from '../invoices/numbering.js';
 
 /**
  * What progressive billing's threshold invoices (thresholds.ts) mean for every other invoice of their period — the

@@ -6,14 +6,14 @@ import type { InvoiceLinesTask, PricedInvoice } from '../pricing/invoice-lines.j
 
 /**
  * Invoice line maths off the event loop. The engine only declares it; whoever builds BillingDeps passes one
- * (services/roles/billing/deps.ts: a piscina pool of services/workers/invoice-lines.ts).
+ * (services/workers/billing-deps.ts: a piscina pool of services/workers/invoice-lines.ts).
  */
 export interface InvoiceLinesPool {
   run(task: InvoiceLinesTask): Promise<PricedInvoice[]>;
   destroy(): Promise<void>;
 }
 
-/** What the billing engine works with: the billing role and the CLI build it (services/roles/billing/deps.ts). */
+/** What the billing engine works with: every entry point builds it with services/workers/billing-deps.ts. */
 export interface BillingDeps {
   pg: PgPool;
   clickhouse: ClickHouseClient;
@@ -21,7 +21,7 @@ export interface BillingDeps {
   database: string;
   /** BILLING_GRACE_SECONDS: a period closes this long after its end. */
   graceSeconds: number;
-  /** INVOICE_NUMBER_PREFIX: printed before each number the close gives (services/domain/billing/numbering.ts). */
+  /** INVOICE_NUMBER_PREFIX: printed before each number the close gives (services/domain/invoices/numbering.ts). */
   numberPrefix: string;
   /** BILLING_DRAFTS: a period's invoice is a draft from the period's end until the grace period is over. */
   drafts: boolean;

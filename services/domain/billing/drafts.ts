@@ -9,7 +9,7 @@ import { finalStatus, insertInvoiceLines, issuedEvents, type ClosedInvoice } fro
 import { lockAndAllocateCredits, recordCreditUses } from './credits.js';
 import { timed, type BillingDeps, type BillingTimings } from './deps.js';
 import { firstPaymentAttemptAt } from './dunning.js';
-import { numberDocuments } from './numbering.js';
+import { numberDocuments } from '../invoices/numbering.js';
 import { pricePeriods } from './price-periods.js';
 import { inScope, LIVE_CUSTOMERS, type BillingScope } from './scope.js';
 import { TAX_PROFILE_COLUMNS } from '../tax/invoice-tax.js';
@@ -80,7 +80,7 @@ export async function finalizeDueDrafts(
 
 /**
  * When the first draft of the scope is due to be finalized (its period's end + BILLING_GRACE_SECONDS), or null:
- * an instant a test clock's advance stops at (services/domain/test-clocks/advance.ts), as it stops at a period's
+ * an instant a test clock's advance stops at (services/domain/billing/clock-advance.ts), as it stops at a period's
  * close — a clock moved past it finalizes and charges the draft at that time, not at the advance's target.
  */
 export async function nextDraftDue(

@@ -1,5 +1,5 @@
 import type { PgClient } from '../../../shared/clients/postgres.js';
-import type { Period } from './periods.js';
+import type { Period } from '../subscriptions/periods.js';
 
 /**
  * Moves each subscription's pointer to the next period it bills — `billing` (billing_period_start/_end: usage in

@@ -38,7 +38,7 @@ export interface PeriodToPrice {
   advance?: boolean;
 }
 
-/** SQL twin of billsUsageMonthly (services/domain/billing/periods.ts): a period longer than a month. */
+/** SQL twin of billsUsageMonthly (services/domain/subscriptions/periods.ts): a period longer than a month. */
 export const LONG_PERIOD = (s: string) =>
   `(${s}."interval" IN ('quarter', 'year') OR (${s}."interval" = 'month' AND ${s}.interval_count > 1))`;
 

@@ -6,7 +6,7 @@ import { reconcileUnknownAttempts } from './reconcile.js';
 import { LIVE_CUSTOMERS, type BillingScope } from './scope.js';
 import { finalizeDueDrafts } from './drafts.js';
 import { issueThresholdInvoices } from './thresholds.js';
-import { applyDuePlanChanges } from '../plans/pending.js';
+import { applyDuePlanChanges } from './plan-changes.js';
 import { issueAdvanceInvoices } from './advance.js';
 import { emitTrialWillEnd } from './trials.js';
 
@@ -16,7 +16,7 @@ import { emitTrialWillEnd } from './trials.js';
  * dunning retries, and attempts a crash left pending. Payments are pipelined with the close: each committed
  * batch of invoices wakes a payment pass while the next batches close, and a last pass runs once every
  * period is closed. Safe to repeat and to run in several processes at once. `scope`: the customers on no test
- * clock (the default), or one clock's customers at that clock's instant (services/domain/test-clocks/advance.ts).
+ * clock (the default), or one clock's customers at that clock's instant (services/domain/billing/clock-advance.ts).
  */
 export interface BillingRunResult {
   invoices: ClosedInvoice[];

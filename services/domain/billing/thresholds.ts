@@ -11,7 +11,7 @@ import { lockCredits, recordCreditUses } from './credits.js';
 import { thresholdInvoicesDue } from './threshold-due.js';
 import { timed, type BillingDeps, type BillingTimings } from './deps.js';
 import { firstPaymentAttemptAt } from './dunning.js';
-import { numberDocuments } from './numbering.js';
+import { numberDocuments } from '../invoices/numbering.js';
 import { pricePeriods } from './price-periods.js';
 import { inScope, LIVE_CUSTOMERS, type BillingScope } from './scope.js';
 import { DEFAULT_THRESHOLD_SPACING_SECONDS, spacedOut } from './threshold-spacing.js';

@@ -1,6 +1,6 @@
 import type { PgPool } from '../../../shared/clients/postgres.js';
 import { ConflictError } from '../../../shared/errors.js';
-import { periodContaining, scheduleOf, usageSchedule } from './periods.js';
+import { periodContaining, scheduleOf, usageSchedule } from '../subscriptions/periods.js';
 import { getSubscription } from '../subscriptions/store.js';
 import type { BillingDeps } from './deps.js';
 import type { PricedInvoice } from '../pricing/invoice-lines.js';

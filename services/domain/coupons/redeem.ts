@@ -2,7 +2,7 @@ import type { PgClient, PgPool } from '../../../shared/clients/postgres.js';
 import { ConflictError, ValidationError } from '../../../shared/errors.js';
 import { hasPrefix } from '../../../shared/ids.js';
 import { appendEvent } from '../events/outbox-store.js';
-import { periodContaining, scheduleOf, usageSchedule } from '../billing/periods.js';
+import { periodContaining, scheduleOf, usageSchedule } from '../subscriptions/periods.js';
 import { COUPON_COLUMNS } from './store.js';
 import type { CouponRow, CurrentDiscount } from './types.js';
 import { itemOut, type Subscription } from '../subscriptions/types.js';

@@ -7,7 +7,7 @@ import type { InvoiceStatus } from '../../../shared/vocabulary.js';
 import type { RefundResult } from '../payments/processor.js';
 import type { CreditNoteLineRow, CreditNoteRow, CreditNoteWithLines } from './types.js';
 import type { CreditNoteType, LineType } from '../../../shared/vocabulary.js';
-import { PRINTED_NUMBER_SQL } from '../billing/numbering.js';
+import { PRINTED_NUMBER_SQL } from '../invoices/numbering.js';
 import type { LineTax } from '../pricing/invoice-lines.js';
 
 const notFound = (id: string) => new NotFoundError(`No credit note ${id}.`);

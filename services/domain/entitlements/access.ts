@@ -1,6 +1,6 @@
 import { Decimal } from '../../../shared/money/decimal.js';
 import type { EntitlementOverage, EntitlementPeriod } from '../../../shared/vocabulary.js';
-import type { Period } from '../billing/periods.js';
+import type { Period } from '../subscriptions/periods.js';
 import { entitlementPeriod } from './periods.js';
 import type { GrantRow } from './types.js';
 

@@ -7,13 +7,13 @@ import { appendEvent } from '../events/outbox-store.js';
 import type { RowWindow } from '../../../shared/row-window.js';
 import type { InvoiceLineRow, InvoiceRow, InvoiceWithLines } from './types.js';
 import type { InvoiceStatus } from '../../../shared/vocabulary.js';
-import { PRINTED_NUMBER_SQL } from '../billing/numbering.js';
+import { PRINTED_NUMBER_SQL } from './numbering.js';
 import type { LegalAddress, TaxId } from '../tax/types.js';
 
 const notFound = (id: string) => new NotFoundError(`No invoice ${id}.`);
 
 // Money as exact text; dates formatted by Postgres so no JS Date/time-zone round trip can shift a day. The
-// number as printed (services/domain/billing/numbering.ts): its prefix and at least six digits (ML-2026-000042).
+// number as printed (services/domain/invoices/numbering.ts): its prefix and at least six digits (ML-2026-000042).
 const INVOICE_COLUMNS = `id, ${PRINTED_NUMBER_SQL('invoices')} AS number, account_id, customer_id, subscription_id, status, reason, currency, amount::text AS amount,
   COALESCE(subtotal, amount)::text AS subtotal, tax::text AS tax, COALESCE(tax_exempt, 'none') AS tax_exempt,
   COALESCE(due_at, created_at) AS due_at, to_char(period_start, 'YYYY-MM-DD') AS period_start, to_char(period_end, 'YYYY-MM-DD') AS period_end,

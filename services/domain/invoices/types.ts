@@ -7,7 +7,7 @@ import type { LineTax } from '../pricing/invoice-lines.js';
 export interface InvoiceRow {
   id: string;
   /**
-   * The deployment's gapless series of invoices and credit notes (services/domain/billing/numbering.ts), as
+   * The deployment's gapless series of invoices and credit notes (services/domain/invoices/numbering.ts), as
    * printed: ML-2026-000042.
    */
   number: string | null;

@@ -9,7 +9,7 @@ import { appendEvent } from '../events/outbox-store.js';
 import { itemKey, resolveItems, sameItem, sameItems } from './items.js';
 import { itemOut } from './types.js';
 import type { Item, ItemRequest, Subscription, SubscriptionRow, SubscriptionTerms } from './types.js';
-import { billingStart } from '../billing/periods.js';
+import { billingStart } from './periods.js';
 import { checkTermBounds } from './term-bounds.js';
 
 type Queryable = Pick<PgPool, 'query'> | PgClient;

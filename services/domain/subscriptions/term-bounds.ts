@@ -1,5 +1,5 @@
 import { ValidationError } from '../../../shared/errors.js';
-import type { Period } from '../billing/periods.js';
+import type { Period } from './periods.js';
 
 /**
  * Dates a subscription may have (issue 49): a trial of at most two years (trial_end 9999-12-31 made a period ending

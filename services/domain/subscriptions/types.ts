@@ -28,7 +28,7 @@ export interface SubscriptionRow {
   /** A plan migration `at: period_end` not yet applied: the version, and the instant it takes effect. */
   pending_plan_version: number | null;
   pending_plan_at: Date | null;
-  /** Billing periods (services/domain/billing/periods.ts, migration 665). */
+  /** Billing periods (services/domain/subscriptions/periods.ts, migration 665). */
   interval: BillingInterval;
   interval_count: number;
   billing_anchor: BillingAnchor;

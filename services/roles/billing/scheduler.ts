@@ -2,7 +2,7 @@ import type { Infra } from '../../../shared/infra.js';
 import { PeriodicTask } from '../../../shared/periodic.js';
 import type { Component } from '../role.js';
 import type { BillingDeps } from '../../domain/billing/deps.js';
-import { billingDeps } from './deps.js';
+import { billingDeps } from '../../workers/billing-deps.js';
 import { runBilling } from '../../domain/billing/run.js';
 import { issueThresholdInvoices } from '../../domain/billing/thresholds.js';
 import { attemptDuePayments } from '../../domain/billing/payments.js';

@@ -1,9 +1,9 @@
 import type { PgPool } from '../../../shared/clients/postgres.js';
 import { withTransaction } from '../../../shared/clients/postgres.js';
-import { inScope, type BillingScope } from '../billing/scope.js';
+import { inScope, type BillingScope } from './scope.js';
 import { getSubscription } from '../subscriptions/store.js';
-import { switchPlanVersion } from './switch.js';
-import { getPlanVersion } from './store.js';
+import { switchPlanVersion } from '../plans/switch.js';
+import { getPlanVersion } from '../plans/store.js';
 
 /** Scheduled plan changes applied per transaction. */
 const BATCH = 100;

@@ -1,15 +1,15 @@
 import { ValidationError } from '../../../shared/errors.js';
-import type { BillingDeps } from '../billing/deps.js';
-import { runBilling } from '../billing/run.js';
-import { nextPeriodDue } from '../billing/close.js';
-import { nextAdvanceDue } from '../billing/advance.js';
-import { nextTrialNoticeDue } from '../billing/trials.js';
-import { nextPaymentAttemptDue } from '../billing/payments.js';
-import { nextDraftDue } from '../billing/drafts.js';
-import type { BillingScope } from '../billing/scope.js';
+import type { BillingDeps } from './deps.js';
+import { runBilling } from './run.js';
+import { nextPeriodDue } from './close.js';
+import { nextAdvanceDue } from './advance.js';
+import { nextTrialNoticeDue } from './trials.js';
+import { nextPaymentAttemptDue } from './payments.js';
+import { nextDraftDue } from './drafts.js';
+import type { BillingScope } from './scope.js';
 import { testClockProcessor } from '../payments/create.js';
-import { getTestClock, setClockState } from './store.js';
-import type { TestClockRow } from './types.js';
+import { getTestClock, setClockState } from '../test-clocks/store.js';
+import type { TestClockRow } from '../test-clocks/types.js';
 
 const notForward = (clock: TestClockRow) =>
   new ValidationError([

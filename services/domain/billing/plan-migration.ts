@@ -2,15 +2,15 @@ import type { PgClient, PgPool } from '../../../shared/clients/postgres.js';
 import { selectPage, withTransaction } from '../../../shared/clients/postgres.js';
 import type { RowWindow } from '../../../shared/row-window.js';
 import type { PlanMigrationTiming } from '../../../shared/vocabulary.js';
-import { currentPeriod } from '../billing/periods.js';
-import { upcomingInvoice } from '../billing/upcoming.js';
-import type { BillingDeps } from '../billing/deps.js';
+import { currentPeriod } from '../subscriptions/periods.js';
+import { upcomingInvoice } from './upcoming.js';
+import type { BillingDeps } from './deps.js';
 import type { SubscriptionRow } from '../subscriptions/types.js';
 import { accountTime } from '../test-clocks/store.js';
-import { getPlanVersion } from './store.js';
+import { getPlanVersion } from '../plans/store.js';
 import { ValidationError } from '../../../shared/errors.js';
-import { switchPlanVersion } from './switch.js';
-import type { PlanVersionRow } from './types.js';
+import { switchPlanVersion } from '../plans/switch.js';
+import type { PlanVersionRow } from '../plans/types.js';
 
 /**
  * Moving a plan version's subscribers to another version (docs/plans.md "Moving subscribers"). Each subscription
