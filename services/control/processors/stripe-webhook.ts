@@ -3,7 +3,7 @@ import type { ApiDeps, RouteDef } from '../../../shared/http/route.js';
 import { BadRequestError } from '../../../shared/errors.js';
 import { problemResponse } from '../../../shared/http/problems.js';
 import { reply } from '../../../shared/http/reply.js';
-import { applyStripeEvent } from '../../domain/payments/stripe-events.js';
+import { applyStripeEvent } from '../../domain/billing/stripe-events.js';
 
 /**
  * POST /v1/processors/stripe/webhook — the endpoint to register with Stripe (docs/payments.md). Public: Stripe signs

@@ -2,10 +2,10 @@ import type Stripe from 'stripe';
 import { withTransaction, type PgClient, type PgPool } from '../../../shared/clients/postgres.js';
 import { JsonDecimal } from '../../../shared/money/json.js';
 import { appendEvents } from '../events/outbox-store.js';
-import { settleAttempts } from '../billing/payments.js';
-import type { ChargeResult } from './processor.js';
-import { outcomeOfIntent } from './stripe.js';
-import { claimStripeEvent } from './stripe-store.js';
+import { settleAttempts } from './payments.js';
+import type { ChargeResult } from '../payments/processor.js';
+import { outcomeOfIntent } from '../payments/stripe.js';
+import { claimStripeEvent } from '../payments/stripe-store.js';
 
 /**
  * Stripe's webhook events applied to meterline (docs/payments.md "Webhooks"). Each event is applied at most once
