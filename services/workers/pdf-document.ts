@@ -203,8 +203,10 @@ export async function renderPdfDocument(spec: PdfDocumentSpec): Promise<Uint8Arr
     y += 6;
   };
   tableHeader();
-  for (const line of spec.lines) {
+  for (const [i, line] of spec.lines.entries()) {
     const description = printable(line.description);
+    // The last sub-line of a line leaves a gap before the next line.
+    const endsGroup = line.sub && !spec.lines[i + 1]?.sub;
     // A sub-line: indented, 9 pt, gray, right under its line.
     const indent = line.sub ? 12 : 0;
     const size = line.sub ? 9 : 10;
@@ -213,7 +215,9 @@ export async function renderPdfDocument(spec: PdfDocumentSpec): Promise<Uint8Arr
     const descHeight = doc.heightOfString(description, { width });
     doc.fontSize(8);
     const rowHeight =
-      descHeight + (line.detail ? doc.heightOfString(line.detail, { width }) + 1 : 0) + (line.sub ? 3 : 8);
+      descHeight +
+      (line.detail ? doc.heightOfString(line.detail, { width }) + 1 : 0) +
+      (line.sub ? (endsGroup ? 8 : 3) : 8);
     if (y + rowHeight > pageBottom()) {
       doc.addPage();
       y = MARGIN;
