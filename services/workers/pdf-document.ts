@@ -247,8 +247,10 @@ export async function renderPdfDocument(spec: PdfDocumentSpec): Promise<Uint8Arr
 
   // Totals.
   if (y + 20 + 18 * spec.totals.length > pageBottom()) {
+    // Totals alone on a page still sit under the table's header, so the columns read the same.
     doc.addPage();
     y = MARGIN;
+    tableHeader();
   }
   doc.strokeColor(RULE).lineWidth(0.5).moveTo(COL.unitPrice.x, y).lineTo(right, y).stroke();
   y += 8;
