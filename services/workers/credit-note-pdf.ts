@@ -45,7 +45,7 @@ export default async function renderCreditNotePdf(task: CreditNotePdfTask): Prom
       ['Issued', note.created_at.slice(0, 10)],
       ['Settled', note.type === 'credit' ? SETTLEMENT.credit : SETTLEMENT.refund[note.refund_status ?? 'pending']],
     ],
-    billTo: billToLines(task.customer.name, note.customer_id, task.address),
+    billTo: billToLines(task.customer.name, `Customer ${note.customer_id}`, task.address),
     side: {
       heading: 'Credited invoice',
       text: note.invoice_id,

@@ -1,25 +1,31 @@
 import { Decimal, canonicalDecimal } from '../../shared/money/decimal.js';
 import { billToLines, formatDecimal, printable, renderPdfDocument, type Seller } from './pdf-document.js';
 import type { LegalAddress } from '../domain/tax/types.js';
+import type { DocumentLine } from '../domain/invoices/document-lines.js';
+import type { InvoiceReason } from '../../shared/vocabulary.js';
 
 /** Printed on reverse-charge invoices (EU VAT Directive 2006/112/EC, art. 196 and 226(11a)). */
 export const REVERSE_CHARGE_NOTE =
   'Reverse charge: VAT to be accounted for by the recipient (Article 196, Council Directive 2006/112/EC).';
 
-/** "Bill to" with the legal details: legal name (else the account's name), customer id, address, tax ids. */
-function billTo(task: InvoicePdfTask, customerId: string): string[] {
+/**
+ * "Bill to" with the legal details: legal name (else the account's name), the customer's own reference (its
+ * external id — never meterline's cus_ id), address, tax ids.
+ */
+function billTo(task: InvoicePdfTask): string[] {
   const { customer, legal_address: a } = task;
   const name = customer.legal_name ?? customer.name;
+  const reference = customer.reference ? `Reference ${printable(customer.reference)}` : null;
   const out = a
     ? [
         printable(name ?? ''),
-        `Customer ${customerId}`,
+        reference ?? '',
         printable(a.line1),
         ...(a.line2 ? [printable(a.line2)] : []),
         printable(`${a.postal_code} ${a.city}${a.region ? `, ${a.region}` : ''}`),
         a.country,
       ].filter(Boolean)
-    : billToLines(name, customerId, task.address);
+    : billToLines(name, reference, task.address);
   for (const id of customer.tax_ids ?? []) out.push(printable(`Tax ID ${id.value} (${id.type})`));
   return out;
 }
@@ -54,13 +60,13 @@ export { formatDecimal, printable };
 export interface InvoicePdfTask {
   invoice: {
     id: string;
-    customer_id: string;
-    subscription_id: string;
     status: 'draft' | 'open' | 'paid' | 'uncollectible' | 'void';
     currency: string;
     amount: string;
     /** What credit notes took off it; printed with the amount still due when not 0. */
     amount_credited?: string;
+    /** What the invoice bills: the period, usage so far on reaching the threshold, or a period ahead. */
+    reason?: InvoiceReason;
     period_start: string;
     period_end: string;
     /** RFC 3339 */
@@ -78,18 +84,15 @@ export interface InvoicePdfTask {
     /** 'reverse': no tax, the reverse-charge note is printed. */
     tax_exempt?: 'none' | 'exempt' | 'reverse';
   };
-  lines: {
-    product_id: string | null;
-    meter_id: string | null;
-    description: string;
-    quantity: string;
-    unit_price: string;
-    amount: string;
-    /** Tax lines: the tax at the rate (for an inclusive rate, not in `amount`). */
-    tax_amount?: string | null;
-  }[];
-  /** The account's name; its legal name and tax ids when it has them. */
-  customer: { name: string | null; legal_name?: string | null; tax_ids?: { type: string; value: string }[] };
+  /** As the document shows them (services/domain/invoices/document-lines.ts): no ids, sub-lines that multiply. */
+  lines: DocumentLine[];
+  /** The account's name, its own reference (external id); its legal name and tax ids when it has them. */
+  customer: {
+    name: string | null;
+    reference?: string | null;
+    legal_name?: string | null;
+    tax_ids?: { type: string; value: string }[];
+  };
   address: { line1: string; city: string; state: string; zip: string } | null;
   /** The customer's legal address, printed instead of `address` when set. */
   legal_address?: LegalAddress | null;
@@ -104,15 +107,33 @@ const STATUS_LABEL = {
   void: 'Void',
 } as const;
 
+/**
+ * The range the invoice bills, labelled by why it was issued: a period invoice its billing period; a threshold
+ * invoice the usage from the period's start to its issue (what was not yet billed when the threshold was
+ * reached); an advance invoice the period ahead its flat items are billed for.
+ */
+export function billedRange(invoice: InvoicePdfTask['invoice']): { heading: string; text: string; detail?: string } {
+  const period = `${invoice.period_start} to ${invoice.period_end}`;
+  switch (invoice.reason) {
+    case 'threshold':
+      return {
+        heading: 'Threshold invoice',
+        text: `Usage from ${invoice.period_start} to ${invoice.created_at.slice(0, 10)}`,
+        detail: `Within the billing period ${period}`,
+      };
+    case 'advance':
+      return { heading: 'Billed in advance', text: period, detail: 'Flat fees for the period ahead' };
+    default:
+      return { heading: 'Billing period', text: period };
+  }
+}
+
 export default async function renderInvoicePdf(task: InvoicePdfTask): Promise<Uint8Array> {
   const { invoice } = task;
   const facts: [string, string][] = [];
-  if (invoice.number) facts.push(['Invoice number', printable(invoice.number)]);
-  facts.push(
-    ['Invoice', invoice.id],
-    ['Status', STATUS_LABEL[invoice.status]],
-    ['Issued', invoice.created_at.slice(0, 10)],
-  );
+  // The number the customer quotes; a draft has none yet, so it is told apart by its id.
+  facts.push(invoice.number ? ['Invoice number', printable(invoice.number)] : ['Draft invoice', invoice.id]);
+  facts.push(['Status', STATUS_LABEL[invoice.status]], ['Issued', invoice.created_at.slice(0, 10)]);
   if (invoice.due_at) facts.push(['Due', invoice.due_at.slice(0, 10)]);
   if (invoice.paid_at) facts.push(['Paid', invoice.paid_at.slice(0, 10)]);
   const totals = totalsOf(invoice);
@@ -122,25 +143,20 @@ export default async function renderInvoicePdf(task: InvoicePdfTask): Promise<Ui
     seller: task.seller,
     createdAt: invoice.created_at,
     facts,
-    billTo: billTo(task, invoice.customer_id),
+    billTo: billTo(task),
     note: invoice.tax_exempt === 'reverse' ? REVERSE_CHARGE_NOTE : undefined,
-    side: {
-      heading: 'Billing period',
-      text: `${invoice.period_start} to ${invoice.period_end}`,
-      detail: `Subscription ${invoice.subscription_id}`,
-    },
+    side: billedRange(invoice),
     currency: invoice.currency,
-    lines: task.lines.map((l) => ({
-      description: l.description,
-      detail: l.meter_id
-        ? `${l.product_id} · meter ${l.meter_id}`
-        : l.tax_amount != null && new Decimal(l.amount).isZero() && !new Decimal(l.tax_amount).isZero()
-          ? `${formatDecimal(l.tax_amount, 0)} included in the lines above`
-          : (l.product_id ?? ''),
-      quantity: l.quantity,
-      unit_price: l.unit_price,
-      amount: l.amount,
-    })),
+    lines: task.lines.flatMap((l) => [
+      {
+        description: l.description,
+        detail: l.detail,
+        quantity: l.quantity,
+        unit_price: l.unit_price,
+        amount: l.amount,
+      },
+      ...(l.sub ?? []).map((s) => ({ ...s, detail: '', sub: true })),
+    ]),
     empty: 'No charges in this period.',
     totals,
   });

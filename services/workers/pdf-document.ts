@@ -32,7 +32,15 @@ export interface PdfDocumentSpec {
   /** Printed under the blocks, before the lines ("Reason: …"). */
   note?: string;
   currency: string;
-  lines: { description: string; detail: string; quantity: string | null; unit_price: string | null; amount: string }[];
+  /** `sub`: a sub-line of the line above (a tier of it), printed indented and smaller. */
+  lines: {
+    description: string;
+    detail: string;
+    quantity: string | null;
+    unit_price: string | null;
+    amount: string;
+    sub?: boolean;
+  }[];
   /** Shown when there are no lines. */
   empty: string;
   /** Label → amount; the last one is printed bold with the currency. */
@@ -72,13 +80,13 @@ export function printable(text: string): string {
   return out;
 }
 
-/** "Bill to": the account's name, its customer id and the billing address on file. */
+/** "Bill to": the account's name, a line naming the customer (its reference) when given, the billing address on file. */
 export function billToLines(
   name: string | null,
-  customerId: string,
+  reference: string | null,
   address: { line1: string; city: string; state: string; zip: string } | null,
 ): string[] {
-  const out = [printable(name ?? ''), `Customer ${customerId}`];
+  const out = [printable(name ?? ''), reference ?? ''];
   if (address) out.push(printable(address.line1), printable(`${address.city}, ${address.state} ${address.zip}`));
   else out.push('No billing address on file');
   return out.filter(Boolean);
@@ -195,28 +203,41 @@ export async function renderPdfDocument(spec: PdfDocumentSpec): Promise<Uint8Arr
     y += 6;
   };
   tableHeader();
-  for (const line of spec.lines) {
+  for (const [i, line] of spec.lines.entries()) {
     const description = printable(line.description);
-    doc.font('Helvetica').fontSize(10);
-    const descHeight = doc.heightOfString(description, { width: COL.description.w });
+    // The last sub-line of a line leaves a gap before the next line.
+    const endsGroup = line.sub && !spec.lines[i + 1]?.sub;
+    // A sub-line: indented, 9 pt, gray, right under its line.
+    const indent = line.sub ? 12 : 0;
+    const size = line.sub ? 9 : 10;
+    const width = COL.description.w - indent;
+    doc.font('Helvetica').fontSize(size);
+    const descHeight = doc.heightOfString(description, { width });
     doc.fontSize(8);
-    const rowHeight = descHeight + doc.heightOfString(line.detail, { width: COL.description.w }) + 8;
+    const rowHeight =
+      descHeight +
+      (line.detail ? doc.heightOfString(line.detail, { width }) + 1 : 0) +
+      (line.sub ? (endsGroup ? 8 : 3) : 8);
     if (y + rowHeight > pageBottom()) {
       doc.addPage();
       y = MARGIN;
       tableHeader();
     }
-    doc.font('Helvetica').fontSize(10).fillColor('black');
-    doc.text(description, COL.description.x, y, { width: COL.description.w });
+    doc
+      .font('Helvetica')
+      .fontSize(size)
+      .fillColor(line.sub ? GRAY : 'black');
+    doc.text(description, COL.description.x + indent, y, { width });
     if (line.quantity !== null)
       doc.text(formatDecimal(line.quantity, 0), COL.quantity.x, y, { width: COL.quantity.w, align: 'right' });
     if (line.unit_price !== null)
       doc.text(money(line.unit_price), COL.unitPrice.x, y, { width: COL.unitPrice.w, align: 'right' });
     doc.text(money(line.amount), COL.amount.x, y, { width: COL.amount.w, align: 'right' });
-    doc
-      .fontSize(8)
-      .fillColor(GRAY)
-      .text(line.detail, COL.description.x, y + descHeight + 1, { width: COL.description.w });
+    if (line.detail)
+      doc
+        .fontSize(8)
+        .fillColor(GRAY)
+        .text(line.detail, COL.description.x + indent, y + descHeight + 1, { width });
     y += rowHeight;
   }
   if (spec.lines.length === 0) {
@@ -226,8 +247,10 @@ export async function renderPdfDocument(spec: PdfDocumentSpec): Promise<Uint8Arr
 
   // Totals.
   if (y + 20 + 18 * spec.totals.length > pageBottom()) {
+    // Totals alone on a page still sit under the table's header, so the columns read the same.
     doc.addPage();
     y = MARGIN;
+    tableHeader();
   }
   doc.strokeColor(RULE).lineWidth(0.5).moveTo(COL.unitPrice.x, y).lineTo(right, y).stroke();
   y += 8;

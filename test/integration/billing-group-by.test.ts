@@ -164,7 +164,14 @@ t.test('billing per group: one line per group, tiers per group, late usage per g
     });
     t.equal(pdf.status, 200);
     const text = readPdf(Buffer.from(await pdf.arrayBuffer())).text.replace(/\s+/g, ' ');
-    for (const shown of ['model a', '1,200 tokens', '200 × 0.005', 'model b', 'model (none)', '31.00'])
+    for (const shown of [
+      'model a',
+      '1,200 tokens',
+      'Tier 2 (over 1,000) 200 0.005 1.00',
+      'model b',
+      'model (none)',
+      '31.00',
+    ])
       t.ok(text.includes(shown), `the PDF shows “${shown}”`);
   });
 

@@ -235,9 +235,11 @@ t.test('price models: graduated, volume, package and a minimum commitment, to th
     t.equal(pdf.status, 200);
     const text = readPdf(Buffer.from(await pdf.arrayBuffer())).text.replace(/\s+/g, ' ');
     for (const shown of [
-      '9,000 × 0.01',
-      '2,345.5 × 0.008',
-      'package of 1,000',
+      // Tier sub-lines: quantity, unit price, amount (issue 48).
+      'Tier 2 (over 1,000 up to 10,000) 9,000 0.01 90.00',
+      'Tier 2 flat fee 1 5.00 5.00',
+      'Tier 3 (over 10,000) 2,345.5 0.008 18.764',
+      'Packages of 1,000',
       'minimum commitment 25',
       '12.66',
       '246.26',

@@ -1,4 +1,4 @@
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { isolatedConfig } from '../fixtures/env.js';
 import { startApi } from '../fixtures/api.js';
 import { createTestAccount } from '../fixtures/auth.js';
@@ -6,6 +6,10 @@ import { callJson } from '../fixtures/matrix.js';
 import { insertInvoice } from '../fixtures/invoices.js';
 import { readPdf } from '../fixtures/pdf.js';
 import { createInvoicePdfPool, runPooled } from '../../services/workers/pool.js';
+import { execFileSync } from 'node:child_process';
+import { billingWorld } from '../fixtures/billing.js';
+import { waitUntil } from '../fixtures/env.js';
+import { Decimal } from '../../shared/money/decimal.js';
 
 /**
  * Who issues the invoice (issue 30): the seller's name, address and tax id and a footer line, configured once
@@ -100,7 +104,8 @@ t.test('invoice PDF: seller details, footer, number and due date', async (t) => 
     t.match(one.number, /^\d{6}$/, 'six digits');
     t.equal(Number(two.number), Number(one.number) + 1, 'one series: the next invoice has the next number');
     const pdf = (await download(first)).text;
-    t.match(pdf, `Invoice number\n${one.number}\nInvoice\n${first}\n`, 'the number the API gives, above the id');
+    t.match(pdf, `Invoice number\n${one.number}\nStatus\n`, 'the number the API gives');
+    t.notOk(pdf.includes(first), 'not the internal id');
     // Charged to the card on file when issued: due on issue.
     t.match(pdf, /Issued\n2026-03-01\nDue\n2026-03-01\n/);
     const upcoming = await made(a.tokens.read, 'GET', `/v1/billing/invoices/upcoming?subscription_id=${sub.id}`);
@@ -113,8 +118,6 @@ t.test('invoice PDF: seller details, footer, number and due date', async (t) => 
     const invoice = {
       id: 'inv_plain',
       number: '000007',
-      customer_id: a.customerId,
-      subscription_id: sub.id,
       status: 'open' as const,
       currency: 'USD',
       amount: '49.99',
@@ -128,5 +131,156 @@ t.test('invoice PDF: seller details, footer, number and due date', async (t) => 
     const plain = readPdf(Buffer.from(await runPooled(pool, task, 'invoice PDF'))).text;
     t.match(plain, /^INVOICE\nInvoice number\n000007\n/, 'the title, then the invoice facts');
     t.notMatch(plain, /Tax ID|Meterline Ltd/);
+  });
+});
+
+/** The text of a PDF as a reader sees it, laid out (poppler's pdftotext -layout): one printed row per line. */
+function pdfText(pdf: Buffer): string {
+  return execFileSync('pdftotext', ['-layout', '-', '-'], { input: pdf }).toString('utf8');
+}
+
+/**
+ * Invoices a customer reads at a glance (issue 48 item 4), on invoices the real billing run issued: no internal
+ * ids (the number, the customer's own reference, product names); a graduated line broken into tier sub-lines that
+ * multiply, the flat fee on its own, Σ sub-lines = the line; one discount line per coupon; a threshold invoice
+ * labelled with the range it bills.
+ */
+t.test('invoice PDF: read at a glance', async (t) => {
+  const w = await billingWorld(t);
+  const ADMIN = w.operator.tokens.admin;
+  const tokens = (
+    await w.made(ADMIN, 'POST', '/v1/products', {
+      name: 'LLM tokens',
+      currency: 'USD',
+      pricing: 'tiered',
+      tiers_mode: 'graduated',
+      tiers: [
+        { up_to: 100000, unit_price: 0 },
+        { up_to: 200000, unit_price: 0.00002, flat_price: 1 },
+        { up_to: null, unit_price: 0.000013 },
+      ],
+    })
+  ).id;
+  const plan = await w.product('Pro plan', 10, 'USD');
+  const loyal = await w.made(ADMIN, 'POST', '/v1/coupons', { name: 'LOYAL25', percent_off: 25, duration: 'forever' });
+  const download = async (id: string) => {
+    const res = await fetch(`${w.api.url}/v1/billing/invoices/${id}/download`, {
+      headers: { authorization: `Bearer ${ADMIN}` },
+    });
+    t.equal(res.status, 200);
+    return Buffer.from(await res.arrayBuffer());
+  };
+  const customer = async (name: string, reference: string) => {
+    const a = await createTestAccount(w.api.infra, { name });
+    await w.made(ADMIN, 'PATCH', `/v1/customers/${a.customerId}`, { external_id: reference });
+    await w.card(a);
+    return { a, meter: await w.meter(a, 'Tokens', 'tokens', 'counter', 'sum') };
+  };
+  const issued = async (accountToken: string, subId: string) =>
+    (await w.made(accountToken, 'GET', '/v1/billing/invoices?per_page=100')).data
+      .filter((i: any) => i.subscription_id === subId)
+      .sort((x: any, y: any) => x.created_at.localeCompare(y.created_at));
+  const octoberShows = (token: string, meter: string, total: number) =>
+    waitUntil(
+      async () =>
+        (await w.made(token, 'GET', `/v1/meters/${meter}/usage?start_date=2026-10-01&end_date=2026-10-31&window=none`))
+          .value === total,
+      `October at ${total}`,
+    );
+  const noIds = (t: Test, text: string, ids: string[]) => {
+    t.notMatch(text, /\b(prod|mtr|sub|cus|inv|acct|coupon)_[A-Za-z0-9]/, 'no internal id on the PDF');
+    for (const id of ids) t.notOk(text.includes(id), `not ${id}`);
+  };
+
+  await t.test('a period invoice: tiers that multiply, one LOYAL25 line, no ids', async (t) => {
+    const { a, meter } = await customer('Glance Co', 'ACME-0042');
+    // On a test clock, so the coupon (redeemed at the clock's time) discounts October.
+    const clock = (await w.made(ADMIN, 'POST', '/v1/test_clocks', { frozen_time: '2026-10-01T00:00:00Z' })).id;
+    await w.made(ADMIN, 'POST', `/v1/test_clocks/${clock}/customers`, { customer_id: a.customerId });
+    const sub = await w.made(ADMIN, 'POST', '/v1/subscriptions', {
+      customer_id: a.customerId,
+      items: [{ product_id: plan }, { product_id: tokens, meter_id: meter }],
+      coupon_id: loyal.id,
+    });
+    // 250,001 tokens: 100,000 × 0 + 100,000 × 0.00002 + 1.00 flat + 50,001 × 0.000013 = 3.650013 → 3.65.
+    await w.usage(a, meter, [{ value: 250001, timestamp: '2026-10-02T00:00:00Z' }]);
+    await octoberShows(a.tokens.read, meter, 250001);
+    await w.made(ADMIN, 'POST', `/v1/test_clocks/${clock}/advance`, { frozen_time: '2026-11-01T02:00:00Z' });
+    const [invoice] = await issued(a.tokens.read, sub.id);
+    t.ok(invoice, 'October invoiced');
+    const usage = invoice.lines.find((l: any) => l.type === 'usage');
+    t.equal(String(usage.amount), '3.65', 'the line as priced');
+    t.equal(invoice.lines.filter((l: any) => l.type === 'discount').length, 2, 'stored: one discount line per product');
+    const pdf = await download(invoice.id);
+    const text = pdfText(pdf);
+    const drawn = readPdf(pdf).text; // in drawing order: a label, then its value
+    noIds(t, text, [invoice.id, sub.id, a.customerId, meter, tokens, plan, loyal.id]);
+    t.match(drawn, `Invoice number\n${invoice.number}\n`, 'the invoice number');
+    t.match(text, /Reference ACME-0042/, "the customer's own reference");
+    t.match(text, /Glance Co/);
+    t.match(text, /Pro plan/);
+    t.match(text, /LLM tokens — 250,001 tokens/, 'the product name, then the quantity');
+    t.notMatch(text, /graduated:/, 'the breakdown is in the sub-lines, not squeezed into the description');
+
+    // Every sub-line multiplies to the cent, and the sub-lines add up to the line.
+    const sub1 = /Tier 1 \(up to 100,000\)\s+100,000\s+0\.00\s+0\.00\n/;
+    const sub2 = /Tier 2 \(over 100,000 up to 200,000\)\s+100,000\s+0\.00002\s+2\.00\n/;
+    const fee = /Tier 2 flat fee\s+1\s+1\.00\s+1\.00\n/;
+    const sub3 = /Tier 3 \(over 200,000\)\s+50,001\s+0\.000013\s+0\.650013\n/;
+    const rounding = /Rounding\s+-0\.000013\n/;
+    for (const [what, re] of Object.entries({ sub1, sub2, fee, sub3, rounding })) t.match(text, re, what);
+    const rows = [...text.matchAll(/^\s*(Tier .*?|Rounding)\s{2,}(?:([\d,.]+)\s+([\d.]+)\s+)?(-?[\d,.]+)$/gm)];
+    t.equal(rows.length, 5, 'five sub-lines');
+    let sum = new Decimal(0);
+    for (const [, label, q, price, amount] of rows) {
+      if (q)
+        t.ok(new Decimal(q.replaceAll(',', '')).times(price!).eq(amount!.replaceAll(',', '')), `${label}: multiplies`);
+      sum = sum.plus(amount!.replaceAll(',', ''));
+    }
+    t.ok(sum.eq(usage.amount), `Σ sub-lines ${sum} = the line ${usage.amount}`);
+
+    // LOYAL25 discounts both products (two stored lines, for tax): one line on the PDF with their sum.
+    const discounts = [...text.matchAll(/Discount LOYAL25 \(25 % off\)\s+1\s+(-[\d.]+)\s+(-[\d.]+)\n/g)];
+    t.equal(discounts.length, 1, 'one discount line per coupon');
+    const stored = invoice.lines
+      .filter((l: any) => l.type === 'discount')
+      .reduce((s: Decimal, l: any) => s.plus(String(l.amount)), new Decimal(0));
+    t.ok(stored.eq(discounts[0]![2]!), `its amount ${discounts[0]![2]} is the coupon's total ${stored}`);
+    t.match(drawn, /Billing period\n2026-10-01 to 2026-10-31\n/);
+    execFileSync(
+      'pdftoppm',
+      ['-png', '-r', '60', '-f', '1', '-l', '1', '-', `${process.env.PDF_PNG ?? '/tmp/invoice-glance'}`],
+      {
+        input: pdf,
+      },
+    );
+  });
+
+  await t.test('a threshold invoice says so and bills the usage so far, not the whole month', async (t) => {
+    const { a, meter } = await customer('Threshold Co', 'TH-7');
+    const sub = await w.made(ADMIN, 'POST', '/v1/subscriptions', {
+      customer_id: a.customerId,
+      items: [{ product_id: tokens, meter_id: meter }],
+      billing_threshold: { amount: 5 },
+    });
+    await w.backdate(sub.id, '2026-10-01T00:00:00Z');
+    // 500,000 tokens: 0 + 2.00 + 1.00 + 300,000 × 0.000013 = 3.90 → 6.90 ≥ 5.
+    await w.usage(a, meter, [{ value: 500000, timestamp: '2026-10-02T00:00:00Z' }]);
+    await octoberShows(a.tokens.read, meter, 500000);
+    const run = await w.run('2026-10-05T00:00:00Z');
+    t.equal(run.code, 0, run.stderr.slice(-2000));
+    const [invoice] = await issued(a.tokens.read, sub.id);
+    t.match(invoice, { reason: 'threshold', amount: 6.9 });
+    const pdf = await download(invoice.id);
+    const text = pdfText(pdf);
+    const drawn = readPdf(pdf).text;
+    noIds(t, text, [invoice.id, sub.id, a.customerId, meter]);
+    t.match(
+      drawn,
+      'Threshold invoice\nUsage from 2026-10-01 to 2026-10-05\n',
+      'labelled as a threshold invoice, with the range it bills: the period start to its issue',
+    );
+    t.notMatch(drawn, /Billing period/, 'not the whole month as what it bills');
+    t.match(drawn, /Within the billing period 2026-10-01 to 2026-10-31/, 'the period it belongs to, said as such');
   });
 });

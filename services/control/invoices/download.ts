@@ -8,7 +8,14 @@ import type { Config } from '../../../shared/config.js';
 import type { Infra } from '../../../shared/infra.js';
 import { problemResponse } from '../../../shared/http/problems.js';
 import { getBillingInfo } from '../../domain/billing-info/store.js';
-import { accountName, getInvoice } from '../../domain/invoices/store.js';
+import {
+  accountName,
+  customerReference,
+  getInvoice,
+  invoiceNumbers,
+  linePriceModels,
+} from '../../domain/invoices/store.js';
+import { documentLines, invoicesNamedIn } from '../../domain/invoices/document-lines.js';
 import { invoiceDueAt } from '../../domain/invoices/types.js';
 import { legalDetails } from '../../domain/invoices/store.js';
 import { Decimal, canonicalDecimal } from '../../../shared/money/decimal.js';
@@ -49,10 +56,14 @@ export async function invoicePdfTask(
   invoiceId: string,
 ): Promise<InvoicePdfTask> {
   const { invoice, lines } = await getInvoice(pg, accountId, invoiceId);
-  const [billing, name, legal] = await Promise.all([
+  const referred = invoicesNamedIn(lines);
+  const [billing, name, legal, reference, priceModels, numbers] = await Promise.all([
     getBillingInfo(pg, accountId),
     accountName(pg, accountId),
     legalDetails(pg, accountId),
+    customerReference(pg, accountId),
+    linePriceModels(pg, invoiceId),
+    invoiceNumbers(pg, accountId, referred),
   ]);
   const taxIncluded = lines
     .filter((l) => l.type === 'tax' && new Decimal(l.amount).isZero())
@@ -61,9 +72,8 @@ export async function invoicePdfTask(
     invoice: {
       id: invoice.id,
       number: invoice.number,
-      customer_id: invoice.customer_id,
-      subscription_id: invoice.subscription_id,
       status: invoice.status,
+      reason: invoice.reason,
       currency: invoice.currency,
       amount: invoice.amount,
       amount_credited: invoice.amount_credited,
@@ -77,16 +87,8 @@ export async function invoicePdfTask(
       tax_exempt: invoice.tax_exempt,
       paid_at: invoice.paid_at ? invoice.paid_at.toISOString() : null,
     },
-    lines: lines.map((l) => ({
-      product_id: l.product_id,
-      meter_id: l.meter_id,
-      description: l.description,
-      quantity: l.quantity,
-      unit_price: l.unit_price,
-      amount: l.amount,
-      tax_amount: l.tax_amount,
-    })),
-    customer: { name, legal_name: legal.legal_name, tax_ids: legal.tax_ids },
+    lines: documentLines(lines, invoice.currency, priceModels, numbers),
+    customer: { name, reference, legal_name: legal.legal_name, tax_ids: legal.tax_ids },
     address: billing.billing_address,
     legal_address: legal.address,
     seller: sellerOf(config),

@@ -9,6 +9,7 @@ import type { InvoiceLineRow, InvoiceRow, InvoiceWithLines } from './types.js';
 import type { InvoiceStatus } from '../../../shared/vocabulary.js';
 import { PRINTED_NUMBER_SQL } from './numbering.js';
 import type { LegalAddress, TaxId } from '../tax/types.js';
+import type { PriceModel } from '../pricing/price-models.js';
 
 const notFound = (id: string) => new NotFoundError(`No invoice ${id}.`);
 
@@ -85,6 +86,33 @@ async function selectInvoice(pool: PgPool, id: string, accountId: string | null)
 export async function accountName(pool: PgPool, accountId: string): Promise<string | null> {
   const r = await pool.query<{ name: string }>('SELECT name FROM accounts WHERE id = $1', [accountId]);
   return r.rows[0]?.name ?? null;
+}
+
+/** The customer's own reference for itself (its external_id), printed on its invoices instead of meterline's ids. */
+export async function customerReference(pool: PgPool, accountId: string): Promise<string | null> {
+  const r = await pool.query<{ external_id: string | null }>('SELECT external_id FROM accounts WHERE id = $1', [
+    accountId,
+  ]);
+  return r.rows[0]?.external_id ?? null;
+}
+
+/** The price model each usage line of an invoice was priced with (its snapshot), by line position. */
+export async function linePriceModels(pool: PgPool, invoiceId: string): Promise<Map<number, PriceModel>> {
+  const r = await pool.query<{ position: number; price_model: PriceModel }>(
+    'SELECT position, price_model FROM invoice_lines WHERE invoice_id = $1 AND price_model IS NOT NULL',
+    [invoiceId],
+  );
+  return new Map(r.rows.map((row) => [row.position, row.price_model]));
+}
+
+/** The printed numbers of invoices of one account (those numbered), by id: a line naming an invoice prints it. */
+export async function invoiceNumbers(pool: PgPool, accountId: string, ids: string[]): Promise<Map<string, string>> {
+  if (ids.length === 0) return new Map();
+  const r = await pool.query<{ id: string; number: string | null }>(
+    `SELECT id, ${PRINTED_NUMBER_SQL('invoices')} AS number FROM invoices WHERE account_id = $1 AND id = ANY($2)`,
+    [accountId, ids],
+  );
+  return new Map(r.rows.filter((row) => row.number).map((row) => [row.id, row.number!]));
 }
 
 /** The account's legal details printed on its invoices (the customer's current ones, like its address). */

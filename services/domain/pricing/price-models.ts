@@ -74,50 +74,82 @@ export function priceQuantity(model: PriceModel, measured: Decimal, currency: st
   }
 }
 
-function tierPart(units: Decimal, t: Tier): { amount: Decimal; text: string } {
-  const flat = new Decimal(t.flat_price);
-  const text =
-    `${formatGrouped(units)} × ${canonicalDecimal(t.unit_price)}` +
-    (flat.isZero() ? '' : ` + ${canonicalDecimal(flat)} flat`);
-  return { amount: units.times(t.unit_price).plus(flat), text };
+/**
+ * One part of a tiered price: `quantity` units at `unit_price` (exact: quantity × unit_price), plus the tier's
+ * `flat_price` once. The tier is 1-based; `from`/`to` bound the units it covers (graduated: the tier's range;
+ * volume: the tier the total falls in). The invoice PDF prints one sub-line per part (services/domain/invoices/
+ * line-breakdown.ts); the amount is the parts' sum, rounded once.
+ */
+export interface TierPart {
+  tier: number;
+  mode: TiersMode;
+  /** The tier's lower bound: the previous tier's up_to (0 for the first). */
+  from: Decimal;
+  /** The tier's up_to, null for the last tier. */
+  to: Decimal | null;
+  quantity: Decimal;
+  unit_price: Decimal;
+  flat_price: Decimal;
 }
 
-function priceGraduated(tiers: Tier[], quantity: Decimal, round: (d: Decimal) => Decimal): PricedQuantity {
-  let total = ZERO;
+/** The tiers `quantity` reaches under a tiered model, in order; none for a zero or negative quantity. */
+export function tierParts(tiers_mode: TiersMode, tiers: Tier[], quantity: Decimal): TierPart[] {
+  if (quantity.lte(0)) return [];
+  const part = (i: number, from: Decimal, units: Decimal): TierPart => ({
+    tier: i + 1,
+    mode: tiers_mode,
+    from,
+    to: tiers[i]!.up_to === null ? null : new Decimal(tiers[i]!.up_to!),
+    quantity: units,
+    unit_price: new Decimal(tiers[i]!.unit_price),
+    flat_price: new Decimal(tiers[i]!.flat_price),
+  });
+  if (tiers_mode === 'volume') {
+    const i = tiers.findIndex((t) => t.up_to === null || quantity.lte(t.up_to));
+    return [part(i, new Decimal(tiers[i - 1]?.up_to ?? 0), quantity)];
+  }
+  const out: TierPart[] = [];
   let below = ZERO;
-  let unitPrice = new Decimal(tiers[0]!.unit_price);
-  const parts: string[] = [];
-  for (const t of tiers) {
+  for (let i = 0; i < tiers.length; i++) {
+    const t = tiers[i]!;
     if (quantity.lte(below)) break;
     const top = t.up_to === null ? quantity : Decimal.min(quantity, t.up_to);
-    const part = tierPart(top.minus(below), t);
-    total = total.plus(part.amount);
-    parts.push(part.text);
-    unitPrice = new Decimal(t.unit_price);
+    out.push(part(i, below, top.minus(below)));
     if (t.up_to === null) break;
     below = new Decimal(t.up_to);
   }
+  return out;
+}
+
+/** A part's exact amount: its units at its unit price plus its flat price. */
+export function tierPartAmount(p: TierPart): Decimal {
+  return p.quantity.times(p.unit_price).plus(p.flat_price);
+}
+
+function tierPartText(p: TierPart): string {
+  return (
+    `${formatGrouped(p.quantity)} × ${canonicalDecimal(p.unit_price)}` +
+    (p.flat_price.isZero() ? '' : ` + ${canonicalDecimal(p.flat_price)} flat`)
+  );
+}
+
+function priceGraduated(tiers: Tier[], quantity: Decimal, round: (d: Decimal) => Decimal): PricedQuantity {
+  const parts = tierParts('graduated', tiers, quantity);
   return {
-    amount: round(total),
-    unit_price: unitPrice,
-    breakdown: parts.length ? `graduated: ${parts.join(' + ')}` : 'graduated: no tier reached',
+    amount: round(parts.reduce((s, p) => s.plus(tierPartAmount(p)), ZERO)),
+    unit_price: parts.length ? parts[parts.length - 1]!.unit_price : new Decimal(tiers[0]!.unit_price),
+    breakdown: parts.length ? `graduated: ${parts.map(tierPartText).join(' + ')}` : 'graduated: no tier reached',
   };
 }
 
 function priceVolume(tiers: Tier[], quantity: Decimal, round: (d: Decimal) => Decimal): PricedQuantity {
-  if (quantity.lte(0))
-    return { amount: ZERO, unit_price: new Decimal(tiers[0]!.unit_price), breakdown: 'volume: no tier reached' };
-  const i = tiers.findIndex((t) => t.up_to === null || quantity.lte(t.up_to));
-  const t = tiers[i]!;
-  const part = tierPart(quantity, t);
-  const range =
-    t.up_to === null
-      ? `above ${formatGrouped(new Decimal(tiers[i - 1]?.up_to ?? 0))}`
-      : `up to ${formatGrouped(new Decimal(t.up_to))}`;
+  const [p] = tierParts('volume', tiers, quantity);
+  if (!p) return { amount: ZERO, unit_price: new Decimal(tiers[0]!.unit_price), breakdown: 'volume: no tier reached' };
+  const range = p.to === null ? `above ${formatGrouped(p.from)}` : `up to ${formatGrouped(p.to)}`;
   return {
-    amount: round(part.amount),
-    unit_price: new Decimal(t.unit_price),
-    breakdown: `volume (tier ${i + 1}, ${range}): ${part.text}`,
+    amount: round(tierPartAmount(p)),
+    unit_price: p.unit_price,
+    breakdown: `volume (tier ${p.tier}, ${range}): ${tierPartText(p)}`,
   };
 }
 
