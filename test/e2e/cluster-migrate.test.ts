@@ -108,7 +108,7 @@ t.test('cluster migrations: host by host, idempotent, resumable, a missing host 
   const started = Date.now();
   await t.rejects(
     migrateClickhouse(url, 'probe_down', cluster),
-    new RegExp(`ClickHouse host http://default@127\\.0\\.0\\.1:${down.ports[0]}: did not answer.*ECONNREFUSED`),
+    new RegExp(`ClickHouse host http://default@127\\.0\\.0\\.1:${down.ports[0]}: did not answer`),
     'the error names the host (its URL without the password)',
   );
   t.ok(Date.now() - started < 30_000, `reported in ${Date.now() - started} ms`);
