@@ -266,7 +266,11 @@ t.test('web console in headless Chromium', async (t) => {
     t.equal(download.suggestedFilename(), `${invoiceId}.pdf`);
     const pdf = await readFile((await download.path())!);
     const facts = readPdf(pdf);
-    t.match(facts.text, invoiceId, 'the PDF is this invoice');
+    // The PDF names the invoice by its number, never by its internal id (issue 48).
+    const { number } = (await api('GET', `/v1/billing/invoices/${invoiceId}`)).body;
+    t.ok(number, 'the invoice has a number');
+    t.match(facts.text, new RegExp(`Invoice number\\s+${number}\\b`), 'the PDF is this invoice');
+    t.notMatch(facts.text, invoiceId, 'without its internal id');
     t.match(facts.text, /50\.02 USD/, 'with its total');
   });
 
