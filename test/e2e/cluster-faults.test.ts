@@ -8,7 +8,16 @@ import { waitUntil } from '../fixtures/env.js';
 import { callJson, cardBody, webhookBody } from '../fixtures/matrix.js';
 import { startReceiver } from '../fixtures/webhook-receiver.js';
 import { StreamClient } from '../fixtures/usage-stream.js';
-import { countsPerReplica, killNow, sendRecords, storedCount, waitForMeterEverywhere } from './cluster-helpers.js';
+import {
+  countsPerReplica,
+  killNow,
+  onReplicas,
+  sendRecords,
+  storedCount,
+  waitForMeterEverywhere,
+} from './cluster-helpers.js';
+import { hourStates, isSettled } from '../../services/domain/usage/hour-marks.js';
+import { chString, HOUR_MS } from '../../shared/usage/sql.js';
 
 // The local cluster (METERLINE_TOPOLOGY=cluster: 3 NATS nodes with R3 streams, ClickHouse 2 shards × 2
 // replicas on ZooKeeper, two processes of every role) with one server or process killed at a time, under
@@ -272,6 +281,18 @@ t.test('local cluster under node and process kills', async (t) => {
       250,
     );
     t.equal((await storedCount(c, meterId)).records, expected, 'counted exactly once');
+    // storedCount saw the rows on one replica; a read may be served by its twin, which fetches them asynchronously
+    // (docs/operations.md "Durability you get"). Once both hold them, every read must count them all.
+    const shard = shardIndex(account.accountId, CLUSTER_SHAPE.clickhouseShards) + 1;
+    await waitUntil(
+      async () => {
+        const counts = await countsPerReplica(c, meterId);
+        return counts[`clickhouse-s${shard}r1`] === expected && counts[`clickhouse-s${shard}r2`] === expected;
+      },
+      "both replicas of the account's shard to hold the streamed records",
+      120_000,
+      250,
+    );
     const usage = await callJson(c.base, account.tokens.read, 'GET', `/v1/meters/${meterId}/usage?window=day`);
     t.equal(usage.status, 200);
     t.equal(usage.body.count, expected, 'GET usage (Distributed reads) shows every record');
@@ -279,6 +300,73 @@ t.test('local cluster under node and process kills', async (t) => {
     t.equal(page.status, 200, 'the console is served by the api processes');
     t.match(page.headers.get('content-type'), /^text\/html/);
     t.match(await page.text(), /<div id="app"|<script type="module"/, 'its page');
+  });
+
+  await t.test('no replica holds a settle before the rollup it vouches for', async (t) => {
+    // Reads go through Distributed tables, which take each table from either replica of a shard, and replication
+    // keeps no order between tables. If a settle reached a replica before the rollup it vouches for, a read
+    // taking that settle would count the older rollup (records missing). Fetches of the hourly rollups are
+    // stopped on both replicas: a settle of the hour must not appear anywhere until they hold its rollup.
+    const shard = shardIndex(account.accountId, CLUSTER_SHAPE.clickhouseShards) + 1;
+    const names = [`clickhouse-s${shard}r1`, `clickhouse-s${shard}r2`];
+    const db = c.config.CLICKHOUSE_DATABASE;
+    const late = await callJson(c.base, token, 'POST', '/v1/meters', {
+      name: 'late calls',
+      unit: 'call',
+      type: 'counter',
+      aggregation: 'sum',
+    });
+    t.equal(late.status, 201);
+    const lateId = late.body.id as string;
+    await waitForMeterEverywhere(c.base, token, lateId);
+    const fetches = (verb: 'STOP' | 'START') =>
+      onReplicas(c, names, (ch) => ch.command({ query: `SYSTEM ${verb} FETCHES ${db}.usage_hourly_local` }));
+    await fetches('STOP');
+    t.teardown(() => fetches('START'));
+    const hour = Math.floor(Date.now() / HOUR_MS) - 3; // closed and swept: its late records mark it whole
+    const N = 300;
+    const records = Array.from({ length: N }, (_v, i) => ({
+      id: `late-${i}`,
+      value: 1,
+      timestamp: new Date(hour * HOUR_MS + 60_000 + i).toISOString(),
+    }));
+    const posted = await callJson(c.base, token, 'POST', `/v1/meters/${lateId}/usage`, records);
+    t.equal(posted.status, 202);
+    await waitUntil(
+      async () => Object.values(await countsPerReplica(c, lateId)).filter((n) => n === N).length === 2,
+      'both replicas to hold the late records',
+      120_000,
+      250,
+    );
+    // Per replica: whether its marks and settles say the hour is settled, and what its hourly rollup holds.
+    const where = `account_id = ${chString(account.accountId)} AND meter_id = ${chString(lateId)} AND hour = ${hour}`;
+    const view = () =>
+      onReplicas(c, names, async (ch) => {
+        const [state] = await hourStates(ch, db, where, '_local');
+        const rs = await ch.query({
+          query: `SELECT toUInt64(sum(records)) AS n FROM ${db}.usage_hourly_local FINAL WHERE ${where}`,
+          format: 'JSONEachRow',
+        });
+        const rolled = Number((await rs.json<{ n: string }>())[0]?.n ?? 0);
+        return { settled: state !== undefined && isSettled(state), rolled };
+      });
+    // The settler settles a quiet hour within a few seconds: watch long enough for it to have tried.
+    const vouched: string[] = [];
+    const until = Date.now() + 12_000;
+    while (Date.now() < until) {
+      for (const [name, v] of Object.entries(await view()))
+        if (v.settled && v.rolled !== N) vouched.push(`${name}: settled, rollup holds ${v.rolled} of ${N}`);
+      await new Promise((r) => setTimeout(r, 250)); // sampling while the settler works, not waiting for a state
+    }
+    t.same(vouched, [], 'no replica showed the hour settled without its rollup');
+    await fetches('START');
+    await waitUntil(
+      async () => Object.values(await view()).every((v) => v.settled && v.rolled === N),
+      'the hour settled on both replicas, each with its whole rollup',
+      120_000,
+      500,
+    );
+    t.pass('once the rollup has replicated the hour is settled everywhere');
   });
 
   await t.test('two billing processes close one period once; two dispatchers deliver each event once', async (t) => {

@@ -133,3 +133,25 @@ export async function waitForMeterEverywhere(base: string, token: string, meterI
 export function killNow(pid: number): void {
   process.kill(pid, 'SIGKILL');
 }
+
+/** Runs `fn` on each named ClickHouse replica's own connection (its local tables), answers by name. */
+export async function onReplicas<T>(
+  c: LocalCluster,
+  names: readonly string[],
+  fn: (ch: ReturnType<typeof createClickhouse>) => Promise<T>,
+): Promise<Record<string, T>> {
+  const out: Record<string, T> = {};
+  const replicas = (await c.processes()).filter((p) => names.includes(p.name));
+  const urls = c.config.CLICKHOUSE_URL.split(',');
+  for (const p of replicas) {
+    const url = urls.find((u) => new URL(u).port === String(p.ports[0]));
+    if (!url) throw new Error(`no CLICKHOUSE_URL for ${p.name}`);
+    const ch = createClickhouse(url, c.config.CLICKHOUSE_DATABASE);
+    try {
+      out[p.name] = await fn(ch);
+    } finally {
+      await ch.close();
+    }
+  }
+  return out;
+}

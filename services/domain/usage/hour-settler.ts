@@ -14,9 +14,16 @@ import {
   type HourState,
   type Settle,
 } from './hour-marks.js';
-import { HOUR_MS, recomputeHours, recomputeMinutes, type HourKeys } from '../../../shared/usage/rollups.js';
+import {
+  HOUR_MS,
+  MINUTE_ROLLUP_TABLE,
+  recomputeHours,
+  recomputeMinutes,
+  ROLLUP_TABLE,
+  type HourKeys,
+} from '../../../shared/usage/rollups.js';
 import type { UsageShard, UsageShards } from '../../../shared/usage/shards.js';
-import { UNIQUE_METERS_TABLE } from '../../../shared/usage/unique-rollups.js';
+import { UNIQUE_METERS_TABLE, UNIQUE_ROLLUP_TABLE } from '../../../shared/usage/unique-rollups.js';
 import { USAGE_TABLE } from '../../../shared/usage/wire.js';
 import { ACCOUNT_LOCK, settleLockName, withAccountLocks } from './account-locks.js';
 import { PeriodicTask } from '../../../shared/periodic.js';
@@ -113,8 +120,16 @@ export async function settle(
     await shard.replicas.run(async (ch) => {
       await recomputeHours(ch, database, hours, shard.local);
       await recomputeMinutes(ch, database, minutes, shard.local);
-      await writeSettles(ch, database, settles, Date.now(), shard.local);
     });
+    // On a cluster: every replica holds the new rollups before any can hold the settle vouching for them. A read
+    // (through Distributed) may take the settle from one replica and the rollup from another, and replication
+    // keeps no order between tables: a settle fetched before its rollup made a read count the older rollup.
+    if (hours.length) {
+      await shard.syncEveryReplica(ROLLUP_TABLE);
+      await shard.syncEveryReplica(UNIQUE_ROLLUP_TABLE);
+    }
+    if (minutes.length) await shard.syncEveryReplica(MINUTE_ROLLUP_TABLE);
+    await shard.replicas.run((ch) => writeSettles(ch, database, settles, Date.now(), shard.local));
     written += settles.length;
   }
   return written;
