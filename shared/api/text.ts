@@ -7,7 +7,8 @@ import Type from 'typebox';
  * hasControlCharacter, which the legal address, tax ids and external ids already used.
  */
 export const PRINTABLE_PATTERN = '^[^\\u0000-\\u001f\\u007f-\\u009f]*$';
-export const PRINTABLE_MESSAGE = 'must be printable characters (no control characters such as CR, LF, tab, BEL or ESC)';
+export const PRINTABLE_MESSAGE =
+  'must be a string of printable characters (no control characters such as CR, LF, tab, BEL or ESC)';
 
 /** A string of printable characters (PRINTABLE_PATTERN), with the usual length bounds. */
 export const PrintableText = (opts: {

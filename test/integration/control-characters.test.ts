@@ -9,7 +9,7 @@ import { callJson } from '../fixtures/matrix.js';
  * with a precise 422 naming the field, on every route that takes it (shared/api/text.ts PrintableText); printable
  * Unicode stays welcome. Before: PATCH /v1/billing stored CR/LF, BEL and ESC in the address.
  */
-const MESSAGE = 'must be printable characters (no control characters such as CR, LF, tab, BEL or ESC)';
+const MESSAGE = 'must be a string of printable characters (no control characters such as CR, LF, tab, BEL or ESC)';
 const BAD = ['Main St\r\nBcc: x@evil.example', 'ring\u0007', 'red\u001b[31m', 'tab\there', 'del\u007f', 'c1\u0085'];
 
 t.test('control characters: refused in every printed free-text field', async (t) => {
