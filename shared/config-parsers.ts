@@ -8,6 +8,16 @@ import { stripTrailing } from './strings.js';
 /** Throws Error(message) on a bad value; `allows` says what it accepts (docs/operations.md's table shows it). */
 export type Parser<T> = ((raw: string) => T) & { allows?: string };
 
+/** How one configuration variable is parsed, defaulted and documented (shared/config.ts). */
+export interface VarSpec<T, C = Record<string, unknown>> {
+  parse: Parser<T>;
+  /** Used when the variable is unset or empty; `undefined` means required. */
+  default?: T | ((c: Partial<C>) => T);
+  /** The default as the docs show it, when the value itself would not read well (a derived URL, a byte count). */
+  shownDefault?: string;
+  describe: string;
+}
+
 export const allowing = <T>(allows: string, parse: (raw: string) => T): Parser<T> => Object.assign(parse, { allows });
 
 export const int = (min: number, max: number): Parser<number> =>

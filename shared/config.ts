@@ -23,29 +23,20 @@ import {
   numberPrefix,
   mailAddress,
   allowing,
-  secretFile,
-  stripeKey,
-  type Parser,
+  type VarSpec,
 } from './config-parsers.js';
+import { PAYMENT_SPEC, paymentCrossChecks, type PaymentConfig } from './config-payments.js';
 import { NO_TRUSTED_PROXIES, parseTrustedProxies, type TrustedProxies } from './http/client-address.js';
 import { parseThresholdMinimums, type ThresholdMinimums } from './money/threshold-minimums.js';
 
 type Env = Record<string, string | undefined>;
-interface VarSpec<T> {
-  parse: Parser<T>;
-  /** Used when the variable is unset or empty; `undefined` means required. */
-  default?: T | ((c: Partial<Config>) => T);
-  /** The default as the docs show it, when the value itself would not read well (a derived URL, a byte count). */
-  shownDefault?: string;
-  describe: string;
-}
 
 export const API_ROUTE_SETS = ['all', 'ingress', 'control'] as const;
 /** docs/usage.md "Counted once"; `id` claims each identity in usage_claims (services/domain/usage/claims.ts). */
 export const USAGE_IDENTITIES = ['id_and_timestamp', 'id'] as const;
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
-export interface Config {
+export interface Config extends PaymentConfig {
   HOST: string;
   PORT: number;
   PUBLIC_BASE_URL: string;
@@ -143,23 +134,11 @@ export interface Config {
   INVOICE_FOOTER: string;
   /** Where invoice emails go out (docs/emails.md); empty: no emails are sent. */
   SMTP_URL: string;
-  /** Who charges cards (docs/payments.md): the built-in sandbox or Stripe. */
-  PAYMENT_PROCESSOR: 'sandbox' | 'stripe';
-  /** Stripe's secret API key (or the contents of STRIPE_SECRET_KEY_FILE); never logged. */
-  STRIPE_SECRET_KEY: string;
-  STRIPE_SECRET_KEY_FILE: string;
-  /** The signing secret of the webhook endpoint registered with Stripe (or of STRIPE_WEBHOOK_SECRET_FILE). */
-  STRIPE_WEBHOOK_SECRET: string;
-  STRIPE_WEBHOOK_SECRET_FILE: string;
-  /** Where the Stripe SDK sends its requests: empty = api.stripe.com; the stack's simulator in tests. */
-  STRIPE_API_BASE: string;
-  STRIPE_TIMEOUT_MS: number;
-  STRIPE_MAX_NETWORK_RETRIES: number;
   /** The From of invoice emails. */
   MAIL_FROM: string;
 }
 
-const SPEC: { [K in keyof Config]: VarSpec<Config[K]> } = {
+const SPEC: { [K in keyof Config]: VarSpec<Config[K], Config> } = {
   HOST: { parse: host, default: '127.0.0.1', describe: 'interface the api listens on' },
   PORT: { parse: int(0, 65535), default: 8080, describe: 'port the api listens on (0 = any free port)' },
   PUBLIC_BASE_URL: {
@@ -384,50 +363,7 @@ const SPEC: { [K in keyof Config]: VarSpec<Config[K]> } = {
     describe:
       'SMTP server the dispatcher sends invoice emails through (docs/emails.md), e.g. smtp://user:pass@host:587; empty: invoice emails are off',
   },
-  PAYMENT_PROCESSOR: {
-    parse: oneOf(['sandbox', 'stripe'] as const),
-    default: 'sandbox',
-    describe: 'who charges cards (docs/payments.md): the built-in `sandbox` (test cards, no money moves) or `stripe`',
-  },
-  STRIPE_SECRET_KEY: {
-    parse: stripeKey('sk_', 'rk_'),
-    default: '',
-    describe:
-      'Stripe secret (or restricted) API key, `sk_…`; required with PAYMENT_PROCESSOR=stripe unless STRIPE_SECRET_KEY_FILE is set; never logged',
-  },
-  STRIPE_SECRET_KEY_FILE: {
-    parse: secretFile(stripeKey('sk_', 'rk_')),
-    default: '',
-    describe: 'a file holding the Stripe secret key (a mounted secret) instead of STRIPE_SECRET_KEY',
-  },
-  STRIPE_WEBHOOK_SECRET: {
-    parse: stripeKey('whsec_'),
-    default: '',
-    describe:
-      'signing secret (`whsec_…`) of the webhook endpoint registered with Stripe for /v1/processors/stripe/webhook',
-  },
-  STRIPE_WEBHOOK_SECRET_FILE: {
-    parse: secretFile(stripeKey('whsec_')),
-    default: '',
-    describe: 'a file holding the webhook signing secret instead of STRIPE_WEBHOOK_SECRET',
-  },
-  STRIPE_API_BASE: {
-    parse: url(['http', 'https']),
-    default: '',
-    describe:
-      "Stripe API base URL the SDK talks to; empty: Stripe's own (api.stripe.com). Tests and `npm start` point it at the Stripe simulator",
-  },
-  STRIPE_TIMEOUT_MS: {
-    parse: int(100, 600_000),
-    default: 30_000,
-    describe: 'how long one Stripe request may take; past it the payment attempt is `unknown` until reconciled',
-  },
-  STRIPE_MAX_NETWORK_RETRIES: {
-    parse: int(0, 10),
-    default: 1,
-    describe:
-      'retries of a Stripe request after a network error or 5xx (same idempotency key, so never a second charge)',
-  },
+  ...PAYMENT_SPEC,
   MAIL_FROM: {
     parse: mailAddress,
     default: 'billing@localhost',
@@ -464,18 +400,7 @@ export function parseConfig(env: Env = process.env): Config {
 
 /** Rules between variables, once each one parsed. */
 function crossChecks(c: Config): { variable: string; message: string }[] {
-  const problems: { variable: string; message: string }[] = [];
-  if (c.PAYMENT_PROCESSOR === 'stripe' && !c.STRIPE_SECRET_KEY && !c.STRIPE_SECRET_KEY_FILE)
-    problems.push({
-      variable: 'STRIPE_SECRET_KEY',
-      message: 'is required with PAYMENT_PROCESSOR=stripe (or STRIPE_SECRET_KEY_FILE)',
-    });
-  if (c.PAYMENT_PROCESSOR === 'stripe' && !c.STRIPE_WEBHOOK_SECRET && !c.STRIPE_WEBHOOK_SECRET_FILE)
-    problems.push({
-      variable: 'STRIPE_WEBHOOK_SECRET',
-      message:
-        'is required with PAYMENT_PROCESSOR=stripe (or STRIPE_WEBHOOK_SECRET_FILE): webhooks are verified with it',
-    });
+  const problems = paymentCrossChecks(c);
   if (c.MAX_BUFFERED_REQUEST_BYTES_PER_CALLER > c.MAX_BUFFERED_REQUEST_BYTES)
     problems.push({
       variable: 'MAX_BUFFERED_REQUEST_BYTES_PER_CALLER',

@@ -1,7 +1,7 @@
 import { withTransaction } from '../../../shared/clients/postgres.js';
 import type { ChargeRequest, ChargeResult } from '../payments/processor.js';
 import type { BillingDeps } from './deps.js';
-import { settleAttempts, type PaymentOutcome } from './payments.js';
+import { settleAttempts, type PaymentOutcome } from './payment-outcomes.js';
 import { inScope, type BillingScope } from './scope.js';
 
 /**

@@ -1,6 +1,7 @@
 import { closeDuePeriods, countDuePeriods, type ClosedInvoice } from './close.js';
 import { newTimings, timed, type BillingDeps, type BillingTimings } from './deps.js';
-import { attemptDuePayments, type PaymentOutcome } from './payments.js';
+import { attemptDuePayments } from './payments.js';
+import type { PaymentOutcome } from './payment-outcomes.js';
 import { completePendingRefunds } from './credit-notes.js';
 import { reconcileUnknownAttempts } from './reconcile.js';
 import { LIVE_CUSTOMERS, type BillingScope } from './scope.js';

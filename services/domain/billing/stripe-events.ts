@@ -2,7 +2,7 @@ import type Stripe from 'stripe';
 import { withTransaction, type PgClient, type PgPool } from '../../../shared/clients/postgres.js';
 import { JsonDecimal } from '../../../shared/money/json.js';
 import { appendEvents } from '../events/outbox-store.js';
-import { settleAttempts } from './payments.js';
+import { settleAttempts } from './payment-outcomes.js';
 import type { ChargeResult } from '../payments/processor.js';
 import { outcomeOfIntent } from '../payments/stripe.js';
 import { claimStripeEvent } from '../payments/stripe-store.js';

@@ -1,0 +1,206 @@
+import type { PgClient } from '../../../shared/clients/postgres.js';
+import { JsonDecimal } from '../../../shared/money/json.js';
+import { appendEvents, type NewEvent } from '../events/outbox-store.js';
+import type { ChargeResult } from '../payments/processor.js';
+import { nextPaymentAttemptAt } from './dunning.js';
+
+/**
+ * Step 3 of a payment attempt (payments.ts): what an attempt's outcome does to the attempt, its invoice and the
+ * events — applied once per transition, whether the answer came from the charge itself, a processor's webhook or
+ * reconciliation.
+ */
+export interface PaymentOutcome {
+  invoice_id: string;
+  attempt: number;
+  /** requires_action: the bank asks the customer to authenticate (3-D Secure); the invoice stays open. */
+  outcome: 'succeeded' | 'failed' | 'requires_action';
+  failure_code?: string;
+}
+
+export type FailureCode =
+  | 'card_declined'
+  | 'insufficient_funds'
+  | 'expired_card'
+  | 'authentication_required'
+  | 'processing_error'
+  | 'no_payment_method';
+
+export const FAILURE_MESSAGES: Record<FailureCode, string> = {
+  card_declined: 'The card was declined.',
+  insufficient_funds: 'The card has insufficient funds.',
+  expired_card: 'The card has expired.',
+  authentication_required: 'The bank asks the customer to authenticate the payment (3-D Secure).',
+  processing_error: 'The payment processor could not process the charge.',
+  no_payment_method: 'The account has no default payment method.',
+};
+
+export interface LockedInvoice {
+  id: string;
+  account_id: string;
+  amount: string;
+  /** What is still owed: the amount less what credit notes took off it (services/domain/billing/credit-notes.ts). */
+  amount_due: string;
+  currency: string;
+  status: string;
+  attempt_count: number;
+  created_at: Date;
+  /** When it is due (created + net terms): dunning counts from it. */
+  due_at: Date;
+  pending_attempt: number | null;
+  pending_manual: boolean | null;
+  pending_pm_id: string | null;
+  pending_pm_token: string | null;
+}
+
+export interface Attempt {
+  invoice: LockedInvoice;
+  attempt: number;
+  manual: boolean;
+  pm: { id: string; processor_token: string } | null;
+}
+
+export const keyOf = (a: { invoice: { id: string }; attempt: number }) => `${a.invoice.id}:${a.attempt}`;
+
+export interface Charged {
+  attempt: Attempt;
+  result: ChargeResult | { status: 'failed'; failure_code: 'no_payment_method' };
+}
+
+export async function completeAttempts(client: PgClient, charged: Charged[], now: Date): Promise<PaymentOutcome[]> {
+  if (charged.length === 0) return [];
+  const r = await client.query<{ invoice_id: string; attempt: number }>(
+    `UPDATE payment_attempts pa SET status = u.status, failure_code = u.failure_code, charge_id = u.charge_id, completed_at = $5
+       FROM unnest($1::text[], $2::int[], $3::text[], $4::text[], $6::text[]) AS u(invoice_id, attempt, status, failure_code, charge_id)
+      WHERE pa.invoice_id = u.invoice_id AND pa.attempt = u.attempt
+        AND (pa.status IN ('pending', 'unknown') OR (pa.status = 'requires_action' AND u.status <> 'requires_action')
+             OR (pa.status = 'failed' AND u.status = 'succeeded'))
+      RETURNING pa.invoice_id, pa.attempt`,
+    [
+      charged.map((c) => c.attempt.invoice.id),
+      charged.map((c) => c.attempt.attempt),
+      charged.map((c) => c.result.status),
+      charged.map((c) => (c.result.status === 'failed' ? c.result.failure_code : null)),
+      now,
+      charged.map((c) =>
+        c.result.status === 'succeeded' || c.result.status === 'requires_action' ? c.result.id : null,
+      ),
+    ],
+  );
+  const won = new Set(r.rows.map((x) => `${x.invoice_id}:${x.attempt}`));
+  return applyOutcomes(
+    client,
+    charged.filter((c) => won.has(keyOf(c.attempt))),
+    now,
+  );
+}
+
+export const outcomeOf = (result: Charged['result']): Pick<PaymentOutcome, 'outcome' | 'failure_code'> =>
+  result.status === 'failed' ? { outcome: 'failed', failure_code: result.failure_code } : { outcome: result.status };
+
+/** The invoice side of completed attempts and their events, in the caller's transaction. */
+export async function applyOutcomes(client: PgClient, charged: Charged[], now: Date): Promise<PaymentOutcome[]> {
+  const paid = charged.filter((c) => c.result.status === 'succeeded');
+  const failed = charged.filter((c) => c.result.status === 'failed');
+  const action = charged.filter((c) => c.result.status === 'requires_action' && !c.attempt.manual);
+  if (action.length) {
+    // The invoice stays open; dunning's next attempt is planned as after a failure.
+    await client.query(
+      `UPDATE invoices i SET next_payment_attempt_at = u.next, last_payment_error = u.error
+         FROM unnest($1::text[], $2::timestamptz[], $3::jsonb[]) AS u(id, next, error)
+        WHERE i.id = u.id AND i.status = 'open'`,
+      [
+        action.map((c) => c.attempt.invoice.id),
+        action.map((c) => nextPaymentAttemptAt(c.attempt.invoice.due_at, now)),
+        action.map((c) => JSON.stringify(paymentError(c))),
+      ],
+    );
+  }
+  if (paid.length) {
+    await client.query(
+      `UPDATE invoices SET status = 'paid', paid_at = $2, next_payment_attempt_at = NULL, last_payment_error = NULL
+        WHERE id = ANY($1) AND status IN ('open', 'uncollectible')`,
+      [paid.map((c) => c.attempt.invoice.id), now],
+    );
+  }
+  // Automatic attempts move the schedule (or end it: uncollectible); a manual one leaves the invoice as it was.
+  const scheduled = failed.filter((c) => !c.attempt.manual);
+  if (scheduled.length) {
+    const next = scheduled.map((c) => nextPaymentAttemptAt(c.attempt.invoice.due_at, now));
+    await client.query(
+      `UPDATE invoices i SET next_payment_attempt_at = u.next, last_payment_error = u.error,
+              status = CASE WHEN u.next IS NULL THEN 'uncollectible' ELSE i.status END
+         FROM unnest($1::text[], $2::timestamptz[], $3::jsonb[]) AS u(id, next, error)
+        WHERE i.id = u.id AND i.status = 'open'`,
+      [scheduled.map((c) => c.attempt.invoice.id), next, scheduled.map((c) => JSON.stringify(paymentError(c)))],
+    );
+  }
+  const events: NewEvent[] = charged.map((c) => {
+    const inv = c.attempt.invoice;
+    const base = { invoice_id: inv.id, amount: new JsonDecimal(inv.amount), currency: inv.currency };
+    if (c.result.status === 'succeeded') return { accountId: inv.account_id, type: 'invoice.paid', data: base };
+    if (c.result.status === 'requires_action')
+      return {
+        accountId: inv.account_id,
+        type: 'invoice.payment_action_required',
+        data: { ...base, payment_method_id: c.attempt.pm?.id ?? null, attempt_count: c.attempt.attempt },
+      };
+    return {
+      accountId: inv.account_id,
+      type: 'payment.failed',
+      data: {
+        ...base,
+        payment_method_id: c.attempt.pm?.id ?? null,
+        failure_code: c.result.failure_code,
+        attempt_count: c.attempt.attempt,
+      },
+    };
+  });
+  await appendEvents(client, events);
+  return charged.map((c) => ({ invoice_id: c.attempt.invoice.id, attempt: c.attempt.attempt, ...outcomeOf(c.result) }));
+}
+
+/** The invoice's last_payment_error: meterline's code, its message, and the issuer's decline code when given. */
+function paymentError(c: Charged): { code: string; message: string; decline_code?: string } {
+  const r = c.result;
+  const code: FailureCode =
+    r.status === 'requires_action' ? 'authentication_required' : (r as { failure_code: FailureCode }).failure_code;
+  const decline = 'decline_code' in r ? r.decline_code : undefined;
+  return {
+    code,
+    message: FAILURE_MESSAGES[code] ?? 'The payment failed.',
+    ...(decline ? { decline_code: decline } : {}),
+  };
+}
+
+/**
+ * Settles attempts from the processor's own record (a Stripe webhook, reconciliation): each one's outcome applied as
+ * if the charge had answered, at most once per transition (completeAttempts' guard), in the caller's transaction.
+ * Nothing is locked before that guarded update: attempt row, then invoice — the billing run's own order, so a
+ * webhook racing the run's step 3 waits for it instead of deadlocking.
+ */
+export async function settleAttempts(
+  client: PgClient,
+  settled: { invoiceId: string; attempt: number; result: ChargeResult }[],
+  now: Date,
+): Promise<PaymentOutcome[]> {
+  if (settled.length === 0) return [];
+  const r = await client.query<
+    LockedInvoice & { attempt: number; manual: boolean; pm_id: string | null; pm_token: string | null }
+  >(
+    `SELECT i.id, i.account_id, i.amount::text AS amount, (i.amount - i.amount_credited)::text AS amount_due, i.currency, i.status,
+            i.attempt_count, i.created_at, COALESCE(i.due_at, i.created_at) AS due_at, pa.attempt, pa.manual,
+            pm.id AS pm_id, pm.processor_token AS pm_token
+       FROM payment_attempts pa JOIN invoices i ON i.id = pa.invoice_id
+       LEFT JOIN payment_methods pm ON pm.id = pa.payment_method_id
+      WHERE (pa.invoice_id, pa.attempt) IN (SELECT * FROM unnest($1::text[], $2::int[]))`,
+    [settled.map((s) => s.invoiceId), settled.map((s) => s.attempt)],
+  );
+  const rows = new Map(r.rows.map((row) => [`${row.id}:${row.attempt}`, row]));
+  const charged: Charged[] = settled.flatMap((s) => {
+    const row = rows.get(`${s.invoiceId}:${s.attempt}`);
+    if (!row) return [];
+    const pm = row.pm_id ? { id: row.pm_id, processor_token: row.pm_token! } : null;
+    return [{ attempt: { invoice: row, attempt: row.attempt, manual: row.manual, pm }, result: s.result }];
+  });
+  return completeAttempts(client, charged, now);
+}
