@@ -67,6 +67,8 @@ export interface Config extends PaymentConfig {
   USAGE_STREAM_MAX_INFLIGHT: number;
   /** Alerts one customer (or the deployment's every-customer alerts) may have (docs/alerts.md). */
   ALERTS_MAX_PER_ACCOUNT: number;
+  /** Audit events older than this many days are deleted by the api's daily purge (docs/audit.md). */
+  AUDIT_RETENTION_DAYS: number;
   /** What makes two usage records one (docs/usage.md "Counted once"): (meter, account, id) or also the timestamp. */
   USAGE_IDENTITY: (typeof USAGE_IDENTITIES)[number];
   /**
@@ -205,6 +207,11 @@ const SPEC: { [K in keyof Config]: VarSpec<Config[K], Config> } = {
     parse: int(1, 100_000),
     default: 100,
     describe: 'alerts per customer (and of the deployment-wide ones): one more → 409 `alert_limit_reached`',
+  },
+  AUDIT_RETENTION_DAYS: {
+    parse: int(1, 36_500),
+    default: 365,
+    describe: 'days an audit event is kept; older ones are deleted by the api once an hour (docs/audit.md)',
   },
   USAGE_IDENTITY: {
     parse: oneOf(USAGE_IDENTITIES),

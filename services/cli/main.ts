@@ -2,6 +2,21 @@ import { COMMANDS } from './commands.js';
 import { commandHelp, mainHelp, wantsHelp } from './help.js';
 import { EXIT, printError, UsageError } from './output.js';
 import { ConfigError } from '../../shared/config.js';
+import { userInfo, hostname } from 'node:os';
+import { withAuditActor, type AuditActor } from '../../shared/audit/actor.js';
+
+const SUPERVISORS = new Set(['up', 'stack', 'hosts']);
+
+function cliActor(name: string, args: readonly string[]): AuditActor {
+  const sub = args[0] && /^[a-z][a-z-]*$/.test(args[0]) ? ` ${args[0]}` : '';
+  let user = 'unknown';
+  try {
+    user = userInfo().username;
+  } catch {
+    // no passwd entry for this uid (a container): still audited, as "unknown"
+  }
+  return { type: 'cli', name: `${user}@${hostname()}`, operation: `meterline ${name}${sub}` };
+}
 
 /**
  * `--inventory FILE` and `--host NAME` anywhere on the line: this host of an inventory (docs/hosts.md),
@@ -52,7 +67,11 @@ async function main(argv: string[]): Promise<number> {
     return EXIT.ok;
   }
   try {
-    return await command.run(args);
+    // Every row the command changes is audited as the CLI's (docs/audit.md): the command and subcommand, never
+    // its flags (they may hold passwords), and who ran it where. The supervisors aren't: what the processes they
+    // run do is those processes' own.
+    if (SUPERVISORS.has(name)) return await command.run(args);
+    return await withAuditActor(cliActor(name, args), () => command.run(args));
   } catch (err) {
     if (err instanceof UsageError) {
       // The synopsis of the subcommand asked for (accounts create), else every one of the command.

@@ -58,7 +58,7 @@ export async function createDemoAccount(
   await keys.load();
   const { token } = await issueAccessToken(
     keys,
-    { accountId: ids.account_id, userId: ids.user_id, clientId: CONSOLE_CLIENT_ID, scopes: ['admin'] },
+    { accountId: ids.account_id, userId: ids.user_id, clientId: CONSOLE_CLIENT_ID, scopes: ['admin'], role: 'owner' },
     { issuer: config.PUBLIC_BASE_URL, ttlSeconds: 300 },
   );
   const call = (method: string, path: string, body: unknown) => send(base, token, method, path, body);

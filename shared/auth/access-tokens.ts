@@ -3,12 +3,15 @@ import { randomBytes } from 'node:crypto';
 import { UnauthorizedError } from '../errors.js';
 import { isScope, type Authenticator, type Principal, type Scope } from './types.js';
 import { JWT_ALG, type ActiveKey } from './signing-keys.js';
+import { isOperatorRole, type OperatorRole } from './roles.js';
 
 export interface AccessTokenClaims {
   accountId: string;
   userId: string;
   clientId: string;
   scopes: readonly Scope[];
+  /** The user's operator role (`role` claim); none for a customer's people (services/domain/accounts/roles.ts). */
+  role?: OperatorRole | null;
 }
 
 export interface IssuedAccessToken {
@@ -43,7 +46,12 @@ export async function issueAccessToken(
   const now = Math.floor((opts.now ?? Date.now()) / 1000);
   const jti = randomBytes(16).toString('base64url');
   const exp = now + opts.ttlSeconds;
-  const token = await new SignJWT({ uid: claims.userId, client_id: claims.clientId, scope: claims.scopes.join(' ') })
+  const token = await new SignJWT({
+    uid: claims.userId,
+    client_id: claims.clientId,
+    scope: claims.scopes.join(' '),
+    ...(claims.role ? { role: claims.role } : {}),
+  })
     .setProtectedHeader({ alg: JWT_ALG, kid, typ: 'at+jwt' })
     .setIssuer(opts.issuer)
     .setSubject(claims.accountId)
@@ -168,6 +176,8 @@ export class JwtAuthenticator implements Authenticator {
       tokenId: payload.jti,
       expiresAt: payload.exp,
     };
+    // A role the server doesn't know (a token of a newer release) restricts the most: support reads only.
+    if (payload.role !== undefined) principal.role = isOperatorRole(payload.role) ? payload.role : 'support';
     if (this.revocations.isRevoked(principal.tokenId))
       throw new UnauthorizedError('The access token was revoked.', 'invalid_token');
     const cacheKey = header.slice(-CACHE_KEY_CHARS);

@@ -1,4 +1,5 @@
 import { InsufficientScopeError } from '../errors.js';
+import type { OperatorRole } from './roles.js';
 
 export const SCOPES = ['read', 'write', 'admin'] as const;
 export type Scope = (typeof SCOPES)[number];
@@ -13,6 +14,11 @@ export interface Principal {
   tokenId: string;
   /** Unix seconds. */
   expiresAt: number;
+  /**
+   * The operator role of the token's user when it was issued (docs/roles.md); absent for a customer's people and
+   * for tokens issued before roles existed (their users became owners). A role change revokes the user's tokens.
+   */
+  role?: OperatorRole;
 }
 
 /** Verifies an `Authorization` header; throws UnauthorizedError (401) when it is missing or invalid. */

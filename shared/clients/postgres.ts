@@ -1,4 +1,5 @@
 import pg from 'pg';
+import { currentAuditSetting } from '../audit/actor.js';
 
 // NUMERIC stays a string end to end (decimal-exact money); int8 counts fit in a JS number here.
 pg.types.setTypeParser(pg.types.builtins.INT8, (v) => Number(v));
@@ -9,8 +10,59 @@ export type PgClient = pg.PoolClient;
 /** No statement runs longer: a stuck query must not hold a pool connection (and a request) forever. */
 export const STATEMENT_TIMEOUT_MS = 30_000;
 
+/** The audit actor a pooled connection's session holds now ('' or absent: none). */
+const SESSION_ACTOR = Symbol('audit actor');
+type TaggedClient = pg.PoolClient & { [SESSION_ACTOR]?: string };
+const UNKNOWN = '\u0000unknown';
+
+/**
+ * A pool whose connections carry the audit actor of the work that checked them out (shared/audit/actor.ts):
+ * before the caller's first statement the session's `meterline.audit_actor` is set when it differs from what the
+ * connection holds — a write request's connections get its actor, the next checkout outside one clears it — so
+ * the audit trigger of every statement, in any transaction the caller opens, sees who acted. Checkouts of the
+ * same actor (and all work without one, on a connection that had none) cost nothing extra.
+ */
+class AuditedPool extends pg.Pool {
+  override connect(): Promise<pg.PoolClient>;
+  override connect(
+    callback: (err: Error | undefined, client: pg.PoolClient | undefined, done: (release?: any) => void) => void,
+  ): void;
+  override connect(callback?: (err: Error | undefined, client: any, done: (release?: any) => void) => void): any {
+    // Read here, in the caller's async context (a checkout may complete in whoever released the connection's).
+    const actor = currentAuditSetting();
+    if (callback)
+      return super.connect((err, client, done) => {
+        if (err || !client) return callback(err, client, done);
+        tagSession(client, actor).then(
+          () => callback(undefined, client, done),
+          (e: Error) => {
+            done(e);
+            callback(e, undefined, () => undefined);
+          },
+        );
+      });
+    return super.connect().then(async (client) => {
+      try {
+        await tagSession(client, actor);
+      } catch (e) {
+        client.release(e as Error);
+        throw e;
+      }
+      return client;
+    });
+  }
+}
+
+async function tagSession(client: TaggedClient, actor: string): Promise<void> {
+  if ((client[SESSION_ACTOR] ?? '') === actor) return;
+  // Unknown while the statement runs: a failure leaves it unknown, so the next checkout sets it again.
+  client[SESSION_ACTOR] = UNKNOWN;
+  await client.query("SELECT set_config('meterline.audit_actor', $1, false)", [actor]);
+  client[SESSION_ACTOR] = actor;
+}
+
 export function createPgPool(url: string, max = 10): pg.Pool {
-  const pool = new pg.Pool({
+  const pool = new AuditedPool({
     connectionString: url,
     max,
     idleTimeoutMillis: 30_000,

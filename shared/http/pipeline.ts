@@ -1,6 +1,7 @@
 import type { Logger } from '../logging.js';
 import {
   DomainError,
+  ForbiddenError,
   INTERNAL_ERROR,
   MalformedJsonError,
   NotFoundError,
@@ -15,6 +16,8 @@ import type { RouteDef } from './route.js';
 import { problemReply } from './problems.js';
 import { isIdempotentRoute, type IdempotencyGuard } from './idempotency.js';
 import { accountCaller } from './body-budget.js';
+import { roleAllows, type PermissionArea } from '../auth/roles.js';
+import { withAuditActor, type AuditActor } from '../audit/actor.js';
 
 /**
  * The request pipeline: a route's handler runs inside an ordered list of steps, each of which may answer
@@ -101,6 +104,74 @@ export function authenticate(authenticator: Authenticator): RequestStep {
       const principal = authenticator.authenticate(ctx.headers['authorization']);
       return isPromise(principal) ? principal.then(admit) : admit(principal);
     },
+  };
+}
+
+/** What a route touches (services/roles/api/route-areas.ts): its area, read or written. */
+export interface RoutePermission {
+  area: PermissionArea;
+  access: 'read' | 'write';
+}
+
+/**
+ * The token's user's operator role (docs/roles.md), beside its scopes: a route outside what the role may do is
+ * 403 `role_forbidden`. A route without a permission entry is for owners and admins only. Tokens without a role
+ * (a customer's people) pass: their scopes bound them.
+ */
+export function authorizeRole(permissionOf: (route: MatchedRoute) => RoutePermission | undefined): RequestStep {
+  const known = new WeakMap<RouteDef, RoutePermission | null>();
+  return {
+    name: 'role',
+    run(ctx, route, next) {
+      const role = ctx.principal?.role;
+      if (role === undefined) return next();
+      let permission = known.get(route.def);
+      if (permission === undefined) known.set(route.def, (permission = permissionOf(route) ?? null));
+      const allowed = permission
+        ? roleAllows(role, permission.area, permission.access)
+        : role === 'owner' || role === 'admin';
+      if (!allowed)
+        throw new ForbiddenError(
+          permission
+            ? `The ${role} role may not ${permission.access === 'read' ? 'read' : 'change'} ${permission.area}.`
+            : `Only owners and admins may use ${route.def.method} ${route.pattern}.`,
+          'role_forbidden',
+        );
+      return next();
+    },
+  };
+}
+
+/**
+ * A write (any method but GET and HEAD; ingest aside) runs as its audit actor (shared/audit/actor.ts): every row it changes is
+ * logged with who changed it, in the change's own transaction (docs/audit.md). Reads pay nothing.
+ */
+export function auditWrites(): RequestStep {
+  return {
+    name: 'audit',
+    run(ctx, route, next) {
+      // Ingest routes (rated by records) write usage to NATS, never a Postgres row: the hot path pays nothing.
+      if (ctx.method === 'GET' || ctx.method === 'HEAD' || route.def.rateLimit === 'records') return next();
+      return withAuditActor(auditActorOf(ctx, route), next);
+    },
+  };
+}
+
+function auditActorOf(ctx: RequestContext, route: MatchedRoute): AuditActor {
+  const p = ctx.principal;
+  const operation = `${route.def.method} ${route.pattern}`;
+  const address = ctx.clientAddress;
+  if (!p) return { type: 'public', address, request_id: ctx.requestId, operation };
+  return {
+    type: 'token',
+    account_id: p.accountId,
+    user_id: p.userId,
+    client_id: p.clientId,
+    token_id: p.tokenId,
+    ...(p.role ? { role: p.role } : {}),
+    address,
+    request_id: ctx.requestId,
+    operation,
   };
 }
 

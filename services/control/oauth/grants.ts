@@ -1,6 +1,7 @@
 import { errors as joseErrors, decodeProtectedHeader, jwtVerify } from 'jose';
 import { withTransaction, type PgClient } from '../../../shared/clients/postgres.js';
 import { issueAccessToken } from '../../../shared/auth/access-tokens.js';
+import { operatorRoleOf } from '../../domain/accounts/roles.js';
 import { JWT_ALG } from '../../../shared/auth/signing-keys.js';
 import { hashOpaqueToken, newOpaqueToken } from '../../../shared/auth/opaque-tokens.js';
 import { verifierMatches, CODE_VERIFIER } from '../../../shared/auth/pkce.js';
@@ -210,9 +211,11 @@ async function issueTokenPair(
   accessScopes: readonly Scope[],
   parentRefreshId: string | null,
 ): Promise<TokenResponse> {
+  // The user's role as it is now (docs/roles.md): a refresh after a role change carries the new one.
+  const role = await operatorRoleOf(c, grant.userId);
   const access = await issueAccessToken(
     ctx.keys,
-    { accountId: grant.accountId, userId: grant.userId, clientId: grant.clientId, scopes: accessScopes },
+    { accountId: grant.accountId, userId: grant.userId, clientId: grant.clientId, scopes: accessScopes, role },
     { issuer: ctx.issuer, ttlSeconds: ctx.accessTokenTtlSeconds },
   );
   await insertAccessToken(c, {

@@ -25,6 +25,8 @@ import { alertsModule } from '../../control/alerts/module.js';
 import { plansModule } from '../../control/plans/module.js';
 import { portalSettingsModule } from '../../control/portal-settings/module.js';
 import { consoleModule } from '../../console/module.js';
+import { auditModule } from '../../control/audit/module.js';
+import { usersModule } from '../../control/users/module.js';
 
 /** Every route module the api mounts, in registration order. Each area adds its factory here. */
 export const ROUTE_MODULES: RouteModuleFactory[] = [
@@ -53,5 +55,7 @@ export const ROUTE_MODULES: RouteModuleFactory[] = [
   alertsModule,
   plansModule,
   portalSettingsModule,
+  auditModule,
+  usersModule,
   consoleModule,
 ];
