@@ -53,17 +53,22 @@ BEGIN
   IF TG_OP = 'UPDATE' AND old_row = new_row THEN
     RETURN NULL;
   END IF;
+  -- Numbers as their exact decimal text (money is NUMERIC: a JSON number would be read back as a float).
+  SELECT jsonb_object_agg(key, CASE WHEN jsonb_typeof(value) = 'number' THEN to_jsonb(value #>> '{}') ELSE value END)
+    INTO old_row FROM jsonb_each(old_row);
+  SELECT jsonb_object_agg(key, CASE WHEN jsonb_typeof(value) = 'number' THEN to_jsonb(value #>> '{}') ELSE value END)
+    INTO new_row FROM jsonb_each(new_row);
   SELECT string_agg(coalesce(new_row, old_row) ->> k, ':' ORDER BY n) INTO row_key
     FROM unnest(string_to_array(TG_ARGV[1], ',')) WITH ORDINALITY AS u(k, n);
   FOR i IN 2 .. TG_NARGS - 1 LOOP
     col := TG_ARGV[i];
     IF new_row IS NOT NULL AND new_row ->> col IS NOT NULL THEN
       new_row := jsonb_set(new_row, ARRAY[col], CASE
-        WHEN old_row IS NOT NULL AND old_row -> col IS DISTINCT FROM new_row -> col THEN '"[redacted, changed]"'
-        ELSE '"[redacted]"' END);
+        WHEN old_row IS NOT NULL AND old_row -> col IS DISTINCT FROM new_row -> col THEN '"[redacted, changed]"'::jsonb
+        ELSE '"[redacted]"'::jsonb END);
     END IF;
     IF old_row IS NOT NULL AND old_row ->> col IS NOT NULL THEN
-      old_row := jsonb_set(old_row, ARRAY[col], '"[redacted]"');
+      old_row := jsonb_set(old_row, ARRAY[col], '"[redacted]"'::jsonb);
     END IF;
   END LOOP;
   INSERT INTO audit_events (resource_type, resource_id, action, actor_type, actor_account_id, actor_user_id,
