@@ -7,10 +7,18 @@ export const ListAuditEventsQuery = Type.Object(
   {
     ...PaginationQuery,
     resource: Type.Optional(
-      Type.String({ minLength: 1, maxLength: 200, description: 'only changes of this resource id (`prod_…`, `usr_…`)' }),
+      Type.String({
+        minLength: 1,
+        maxLength: 200,
+        description: 'only changes of this resource id (`prod_…`, `usr_…`)',
+      }),
     ),
     resource_type: Type.Optional(
-      Type.String({ minLength: 1, maxLength: 64, description: 'only changes of this resource type (`product`, `user`)' }),
+      Type.String({
+        minLength: 1,
+        maxLength: 64,
+        description: 'only changes of this resource type (`product`, `user`)',
+      }),
     ),
     actor: Type.Optional(
       Type.String({
@@ -65,7 +73,8 @@ export const AuditEventSchema = Type.Object(
       description: 'the row before the change, secrets replaced by "[redacted]"; null for a create',
     }),
     after: Type.Union([Type.Object({}, { additionalProperties: true }), Type.Null()], {
-      description: 'the row after the change, secrets redacted ("[redacted, changed]" when it changed); null for a delete',
+      description:
+        'the row after the change, secrets redacted ("[redacted, changed]" when it changed); null for a delete',
     }),
   },
   { additionalProperties: false },

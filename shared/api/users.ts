@@ -3,7 +3,8 @@ import { listOf } from '../http/pagination.js';
 import { OPERATOR_ROLES } from '../auth/roles.js';
 
 const Role = Type.Enum([...OPERATOR_ROLES], {
-  description: 'owner, admin, billing (prices, plans, invoices, credit notes), support (reads only), developer (meters, webhooks, API clients; no money)',
+  description:
+    'owner, admin, billing (prices, plans, invoices, credit notes), support (reads only), developer (meters, webhooks, API clients; no money)',
 });
 
 export const UpdateUserBody = Type.Object({ role: Role }, { additionalProperties: false });

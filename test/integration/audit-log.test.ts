@@ -99,7 +99,9 @@ t.test('audit log', async (t) => {
     await t.rejects(
       withAuditActor({ type: 'cli', operation: 'test rollback' }, () =>
         withTransaction(pg, async (c) => {
-          await c.query("INSERT INTO tax_rates (id, name, percentage, inclusive) VALUES ('txr_rollback', 'r', 1, true)");
+          await c.query(
+            "INSERT INTO tax_rates (id, name, percentage, inclusive) VALUES ('txr_rollback', 'r', 1, true)",
+          );
           throw new Error('abort after the write');
         }),
       ),
@@ -151,7 +153,15 @@ t.test('audit log', async (t) => {
     const out = await new Promise<string>((resolve, reject) => {
       const child = spawn(
         process.execPath,
-        [repoPath('bin/meterline.js'), 'clients', 'create', '--name', 'Audit app', '--redirect-uri', 'http://127.0.0.1:9/cb'],
+        [
+          repoPath('bin/meterline.js'),
+          'clients',
+          'create',
+          '--name',
+          'Audit app',
+          '--redirect-uri',
+          'http://127.0.0.1:9/cb',
+        ],
         { env, stdio: ['ignore', 'pipe', 'pipe'] },
       );
       let text = '';
@@ -212,7 +222,10 @@ t.test('audit log', async (t) => {
     const byA = await auditOf(`actor=${claims.uid}&resource_type=tax_rate`);
     t.ok(byA.data.every((e: any) => e.actor.user_id === claims.uid && e.resource_type === 'tax_rate'));
     t.ok(byA.data.some((e: any) => e.resource_id === a.body.id));
-    t.notOk(byA.data.some((e: any) => e.resource_id === b.body.id), 'the other user’s change is not in the filter');
+    t.notOk(
+      byA.data.some((e: any) => e.resource_id === b.body.id),
+      'the other user’s change is not in the filter',
+    );
     const otherClaims = claimsOf(other.tokens.admin);
     const byToken = await auditOf(`actor=${otherClaims.jti}`);
     t.same(

@@ -13,6 +13,9 @@ import {
 import { insertInvoice } from '../fixtures/invoices.js';
 import { appendedEvent, recordedDelivery } from '../fixtures/webhook-events.js';
 import { createCustomers, customerToken } from '../fixtures/operator.js';
+import { operatorUser, roleToken } from '../fixtures/roles.js';
+import { OPERATOR_ROLES, roleAllows, type OperatorRole } from '../../shared/auth/roles.js';
+import { permissionTable } from '../../services/roles/api/route-areas.js';
 
 /**
  * Scope matrix (docs/design.md §6): every endpoint × {no token, read, write, admin}. A token with at least the
@@ -56,6 +59,8 @@ interface Fixture {
   customerOwn(): Promise<CustomerOwn>;
   /** A new open invoice of that customer. */
   customerInvoice(): Promise<string>;
+  /** A new user of the operator's account with this role (its usr_ id). */
+  operatorUser(role: OperatorRole): Promise<string>;
 }
 
 /** What a customer of the operator owns, each by id (operator mode: the admin acts on them by id). */
@@ -883,8 +888,46 @@ const ROWS: Row[] = [
     success: 200,
     request: async () => ({ path: '/v1/portal_settings', body: { self_serve_subscriptions: true } }),
   },
+  // issue 47: the audit log and the operator's users (their roles)
+  {
+    method: 'GET',
+    route: '/v1/audit_events',
+    scope: 'admin',
+    success: 200,
+    request: async () => ({ path: '/v1/audit_events?resource_type=product&per_page=5' }),
+    verify: (b) => (b.data.length > 0 ? undefined : 'no audit event of a product'),
+  },
+  {
+    method: 'GET',
+    route: '/v1/users',
+    scope: 'admin',
+    success: 200,
+    request: async () => ({ path: '/v1/users' }),
+    verify: (b) => (b.data.some((u: any) => u.role === 'owner') ? undefined : 'no owner listed'),
+  },
+  {
+    method: 'PATCH',
+    route: '/v1/users/:user_id',
+    scope: 'admin',
+    success: 200,
+    request: async (fx) => ({ path: `/v1/users/${await fx.operatorUser('developer')}`, body: { role: 'billing' } }),
+    verify: (b) => (b.role === 'billing' ? undefined : `role is ${b.role}`),
+  },
   // ↑ append rows for further endpoints here
 ];
+
+/**
+ * Writes of this matrix that change no audited row (docs/audit.md "What is logged"): usage goes to NATS, a delivery
+ * retry is queue state, the row's migration is a dry run, and the customer's card it makes the default already is
+ * (a no-op changes no row). Every other write must leave an audit event naming its route.
+ */
+const WRITES_WITHOUT_AUDIT = new Set([
+  'POST /v1/meters/:meter_id/usage',
+  'POST /v1/usage',
+  'POST /v1/webhooks/:webhook_id/deliveries/:delivery_id/retry',
+  'POST /v1/plans/:plan_id/migrate',
+  'PATCH /v1/billing/payment-methods/:payment_method_id/default',
+]);
 
 /**
  * Issue 49 (sec-terms): a customer of an operator — a customer's own token, on what the operator made for it. What a
@@ -1139,6 +1182,15 @@ t.test('scope matrix', async (t) => {
       periodEnd: `${year}-01-31`,
       lines: [{ product_id: await fx.product(), description: 'fixture', quantity: '1', unit_price: '3', amount: '3' }],
     });
+  /** Audit events of a write row's route so far; undefined for reads and writes that audit nothing. */
+  const auditCount = async (row: Row): Promise<number | undefined> => {
+    const route = `${row.method} ${row.route}`;
+    if (row.method === 'GET' || WRITES_WITHOUT_AUDIT.has(route)) return undefined;
+    const { rows } = await api.infra.pg.query('SELECT count(*)::int AS n FROM audit_events WHERE operation = $1', [
+      route,
+    ]);
+    return rows[0].n;
+  };
   const fx: Fixture = {
     api,
     account,
@@ -1238,6 +1290,7 @@ t.test('scope matrix', async (t) => {
         return own;
       })()),
     customerInvoice: async () => invoiceOf(await fx.customerOwn()),
+    operatorUser: (role) => operatorUser(api.infra.pg, account.accountId, role),
     usageMeter: () =>
       (usageMeter ??= (async () => {
         const id = await fx.meter();
@@ -1251,10 +1304,13 @@ t.test('scope matrix', async (t) => {
       for (const level of ['none', 'read', 'write', 'admin'] as const) {
         const { path, body } = await row.request(fx);
         const token = level === 'none' ? undefined : account.tokens[level];
+        const audited = await auditCount(row);
         const res = await send(row.method, path, token, body);
         const allowed = row.scope === 'public' || (level !== 'none' && RANK[level] >= RANK[row.scope]);
         if (allowed) {
           t.equal(res.status, row.success, `${level}: ${row.success} (${JSON.stringify(res.body)?.slice(0, 200)})`);
+          if (audited !== undefined && res.status === row.success)
+            t.ok((await auditCount(row))! > audited, `${level}: the write left an audit event naming its route`);
           if (row.verify && res.status === row.success)
             t.equal(row.verify(res.body), undefined, `${level}: the answer is a real success`);
         } else if (row.othersBelowScope && level !== 'none' && RANK[level] >= RANK[row.routeScope ?? 'read']) {
@@ -1269,6 +1325,37 @@ t.test('scope matrix', async (t) => {
           t.equal(res.body.code, 'insufficient_scope');
           const named = row.routeScope && RANK[level] < RANK[row.routeScope] ? row.routeScope : row.scope;
           t.match(res.headers.get('www-authenticate'), new RegExp(`error="insufficient_scope".*scope="${named}"`));
+        }
+      }
+    });
+  }
+
+  // Operator roles (docs/roles.md): every row again with an admin-scoped token of a user of each role; what the
+  // role may do comes from the one route table (services/roles/api/route-areas.ts) and the one policy.
+  const table = permissionTable();
+  // One card for all of them: card additions are rate-limited per account (20 an hour).
+  let card: Promise<string> | undefined;
+  const fxRoles: Fixture = { ...fx, paymentMethod: () => (card ??= fx.paymentMethod()) };
+  const roleTokens = Object.fromEntries(
+    await Promise.all(
+      OPERATOR_ROLES.map(async (role) => [
+        role,
+        await roleToken(api.infra, account.accountId, await operatorUser(api.infra.pg, account.accountId, role), role),
+      ]),
+    ),
+  ) as Record<OperatorRole, string>;
+  for (const row of ROWS.filter((r) => r.scope !== 'public')) {
+    const permission = table.get(`${row.method} ${row.route}`);
+    t.test(`${row.method} ${row.route} by role (${permission?.area ?? 'no area'})`, async (t) => {
+      if (!t.ok(permission, 'the route has a row in the role table')) return;
+      for (const role of OPERATOR_ROLES) {
+        const { path, body } = await row.request(fxRoles);
+        const res = await send(row.method, path, roleTokens[role], body);
+        if (roleAllows(role, permission!.area, permission!.access)) {
+          t.equal(res.status, row.success, `${role}: ${row.success} (${JSON.stringify(res.body)?.slice(0, 200)})`);
+        } else {
+          t.equal(res.status, 403, `${role}: 403 (${JSON.stringify(res.body)?.slice(0, 120)})`);
+          t.equal(res.body?.code, 'role_forbidden', `${role}: role_forbidden`);
         }
       }
     });

@@ -36,7 +36,10 @@ export function updateUserRoute(deps: ApiDeps, revocations: () => Promise<KV>): 
             revoked.map((r) => r.jti),
           );
         } catch (err) {
-          deps.log.error({ err, count: revoked.length }, 'revocations of a role change not yet replicated; housekeeping retries');
+          deps.log.error(
+            { err, count: revoked.length },
+            'revocations of a role change not yet replicated; housekeeping retries',
+          );
         }
       }
       return reply.ok(toOperatorUser(user));

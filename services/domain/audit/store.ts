@@ -49,10 +49,9 @@ export async function listAuditEvents(
 export async function purgeAuditEvents(pg: PgPool, keepDays: number): Promise<number> {
   return withTransaction(pg, async (c) => {
     await c.query("SELECT set_config('meterline.audit_purge', $1, true)", [String(keepDays)]);
-    const r = await c.query(
-      'DELETE FROM audit_events WHERE occurred_at < now() - make_interval(days => $1::integer)',
-      [keepDays],
-    );
+    const r = await c.query('DELETE FROM audit_events WHERE occurred_at < now() - make_interval(days => $1::integer)', [
+      keepDays,
+    ]);
     return r.rowCount ?? 0;
   });
 }

@@ -120,7 +120,10 @@ for (const [area, routes] of Object.entries(AREAS) as [PermissionArea, readonly 
   for (const key of routes) {
     if (TABLE.has(key)) throw new Error(`route-areas: ${key} is listed twice`);
     const method = key.slice(0, key.indexOf(' '));
-    TABLE.set(key, { area, access: WRITES_BY_GET.has(key) || (method !== 'GET' && method !== 'HEAD') ? 'write' : 'read' });
+    TABLE.set(key, {
+      area,
+      access: WRITES_BY_GET.has(key) || (method !== 'GET' && method !== 'HEAD') ? 'write' : 'read',
+    });
   }
 
 /** What `METHOD /pattern` touches; undefined for a route not in the table. */
