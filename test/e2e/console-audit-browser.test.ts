@@ -26,7 +26,10 @@ t.test('web console: the audit log page lists and filters the changes', async (t
   const rows = page.locator('table[data-testid="audit-events"] tbody tr');
   t.equal(await rows.count(), 3, 'the three changes');
   t.match(await rows.nth(0).textContent(), new RegExp(`tax_rate.*${rate.id}.*create.*POST /v1/tax_rates`));
-  t.match(await rows.nth(1).textContent(), /product.*update.*PATCH \/v1\/products\/:product_id.*price: "20\.0+" → "25\.0+"/);
+  t.match(
+    await rows.nth(1).textContent(),
+    /product.*update.*PATCH \/v1\/products\/:product_id.*price: "20\.0+" → "25\.0+"/,
+  );
 
   await page.fill('input[name="resource"]', product.id);
   await page.click('button:has-text("Filter")');
@@ -38,7 +41,10 @@ t.test('web console: the audit log page lists and filters the changes', async (t
     texts.every((x) => x.includes(product.id)),
     'only the product’s changes',
   );
-  t.ok(texts.every((x) => x.includes(operator.userId)), 'each names the user who made it');
+  t.ok(
+    texts.every((x) => x.includes(operator.userId)),
+    'each names the user who made it',
+  );
   t.equal(await page.locator('nav a[href="#/audit"]').count(), 1, 'the Audit log page is in the navigation');
   t.same(consoleErrors, [], 'no console errors');
 });
