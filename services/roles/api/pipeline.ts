@@ -2,8 +2,10 @@ import type { AccountProtection } from '../../../shared/limits/protection.js';
 import type { Infra } from '../../../shared/infra.js';
 import type { Authenticator } from '../../../shared/auth/types.js';
 import { PgIdempotencyStore } from '../../../shared/http/idempotency.js';
+import type { ReadCaches } from '../../../shared/read-cache.js';
 import {
   authenticate,
+  clearReadCachesAfterWrites,
   idempotency,
   limitRequestRate,
   mapErrorsToProblems,
@@ -17,7 +19,12 @@ import {
  * Every api request passes these steps, in this order, before its handler runs (the server has already
  * matched the route, answered 404/405/415 itself, and started reading the body).
  */
-export function apiPipeline(infra: Infra, authenticator: Authenticator, protection: AccountProtection): RequestStep[] {
+export function apiPipeline(
+  infra: Infra,
+  authenticator: Authenticator,
+  protection: AccountProtection,
+  reads: ReadCaches,
+): RequestStep[] {
   return [
     // Outermost, so it sees every failure below: domain error → problem+json; anything else → logged 500.
     mapErrorsToProblems(infra.log),
@@ -29,6 +36,8 @@ export function apiPipeline(infra: Infra, authenticator: Authenticator, protecti
     rejectNulInUrl(),
     // JSON (or form) → ctx.body; 400 malformed_json, 413 while streaming.
     parseBody(),
+    // A write clears this process's read caches before its answer (outside idempotency: a replay clears too).
+    clearReadCachesAfterWrites(reads),
     // Wraps validation and the handler, so a 422 or a 201 replays byte for byte for the same key.
     idempotency(new PgIdempotencyStore(infra.pg, { log: infra.log, secret: infra.config.SECRET_KEY })),
     // The route's input parser (the feature's input.ts): typed input or 422 naming each field.
