@@ -335,6 +335,9 @@ async function main(): Promise<void> {
     if (opts.phases.includes('control-reads')) {
       for (const read of await prepareControlReads(world, `http://127.0.0.1:${apiPort}`))
         await phase(`control-reads ${read.name}`, read.url, '', 0, read.headers, 'GET', { timeoutSeconds: 30 });
+      // How many of those reads the api answered from memory, and how many went to Postgres.
+      const metrics = await (await fetch(`http://127.0.0.1:${apiPort}/metrics`)).text();
+      log(`control-reads: ${metrics.match(/^meterline_read_cache_reads\{.*$/gm)?.join('; ')}`);
     }
     // Usage reads (issue 10): a meter with --reads-records (10 M) over 30 days, loaded straight into
     // ClickHouse (bench/phases/usage-reads.ts says how and why), read with day windows over those 30 days.

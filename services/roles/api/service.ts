@@ -10,6 +10,7 @@ import { apiPipeline } from './pipeline.js';
 import { AccountProtection } from '../../../shared/limits/protection.js';
 import { ROUTE_MODULES } from './route-modules.js';
 import { ReadCaches } from '../../../shared/read-cache.js';
+import { createPgPool, type PgPool } from '../../../shared/clients/postgres.js';
 import { readCacheVersions } from '../../domain/read-cache/store.js';
 
 const READINESS_TTL_MS = 1_000;
@@ -26,6 +27,7 @@ export class ApiService implements Service {
   readonly server: HttpServer;
   readonly protection: AccountProtection;
   readonly reads: ReadCaches;
+  private readonly versionsPool: PgPool;
   private modules: RouteModule[] = [];
   private started = false;
   private readiness: { at: number; report: Promise<HealthReport> } | undefined;
@@ -36,7 +38,10 @@ export class ApiService implements Service {
     private readonly authenticator: Authenticator = NO_AUTH,
   ) {
     this.protection = new AccountProtection(infra);
-    this.reads = new ReadCaches(() => readCacheVersions(infra.pg), infra);
+    // Its own connection: a poll queued behind the reads a busy pool holds would let the caches go stale, and
+    // every read then go to Postgres — the pool's queue growing further (a cache that never comes back).
+    this.versionsPool = createPgPool(infra.config.DATABASE_URL, 1);
+    this.reads = new ReadCaches(() => readCacheVersions(this.versionsPool), infra);
     this.server = new HttpServer({
       host: infra.config.HOST,
       port: infra.config.PORT,
@@ -93,6 +98,7 @@ export class ApiService implements Service {
     this.server.closeAll();
     await this.protection.stop();
     await this.reads.stop();
+    await this.versionsPool.end().catch(() => undefined);
     this.started = false;
   });
 
