@@ -13,7 +13,17 @@ import type { LagSummary } from './lag-probe.js';
 import { PIPELINE_GROUPS, type PipelineCost } from './pipeline-cost.js';
 
 export interface PhaseResult extends LoadResult {
-  phase: 'ceiling' | 'floor' | 'healthz' | 'single' | 'batched' | 'stream' | 'attributed' | 'get-product' | 'get-usage';
+  phase:
+    | 'ceiling'
+    | 'floor'
+    | 'healthz'
+    | 'single'
+    | 'batched'
+    | 'stream'
+    | 'attributed'
+    | 'get-product'
+    | 'get-usage'
+    | `control-reads ${string}`;
   records_per_request: number;
   records_per_s: number;
   /** Records the api processes reported as stored in JetStream during the phase (202s sent). */
@@ -156,6 +166,17 @@ export function goalsOf(r: BenchReport): Goal[] {
         tool,
         measured: `${fmt(p.requests_per_s)} req/s, p99 ${fmt(p.latency_p99_ms, 1)} ms${over}`,
         met: p.requests_per_s >= 2_000 && p.latency_p99_ms <= 100 && (p.usage_records ?? 0) >= 10_000_000,
+      });
+    }
+    // Issue 45: a read from memory costs the api ≤ 3× the ceiling's CPU per request.
+    for (const p of r.phases.filter((x) => x.tool === tool && x.phase.startsWith('control-reads'))) {
+      const ceilingUs = ceiling?.server_cpu_us_per_request ?? NaN;
+      const ratio = p.server_cpu_us_per_request / ceilingUs;
+      goals.push({
+        goal: `${p.phase}: api CPU ≤ 3 × ceiling`,
+        tool,
+        measured: `${fmt(p.server_cpu_us_per_request)} vs ${fmt(ceilingUs)} µs (× ${fmt(ratio, 2)}), ${fmt(p.requests_per_s)} req/s, p99 ${fmt(p.latency_p99_ms, 1)} ms`,
+        met: ratio <= 3,
       });
     }
     for (const p of r.phases.filter((x) => x.tool === tool && x.goal_ratio !== undefined && x.phase !== 'get-usage')) {

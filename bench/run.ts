@@ -8,6 +8,7 @@
  *   each with autocannon (worker threads) and with wrk when installed, the same connections and duration;
  *   then it waits until ClickHouse holds every accepted record and checks the count exactly.
  *   4. get-product — GET /v1/products/{id} (the world's product), against the 10k req/s goal
+ *   control-reads (opt-in) — GET of a product, meter, plan, customer and an entitlement check (read caches)
  *   5. get-usage   — GET /v1/meters/{id}/usage?window=day of the load meter, over every record the
  *                    ingest phases stored (its cost grows with that count, reported alongside)
  * Every ingest phase also reports the pipeline's cost: CPU per accepted record of api + NATS + consumer +
@@ -54,6 +55,7 @@ import { runEmitterPhase } from './phases/emitter.js';
 import { runAttributedPhase } from './phases/attributed.js';
 import { runEntitlementCheckPhase } from './phases/entitlement-check.js';
 import { runIngestShapesPhases } from './phases/backfill.js';
+import { prepareControlReads } from './phases/control-reads.js';
 import { CpuMeter } from './cpu.js';
 import { startPrivateServers, type PrivateServers } from './private-servers.js';
 import { benchPort as freePort } from './ports.js';
@@ -329,6 +331,14 @@ async function main(): Promise<void> {
         'GET',
         { timeoutSeconds: 30 },
       );
+    // The control plane's hot reads from memory (issue 45, bench/phases/control-reads.ts), each beside the ceiling.
+    if (opts.phases.includes('control-reads')) {
+      for (const read of await prepareControlReads(world, `http://127.0.0.1:${apiPort}`))
+        await phase(`control-reads ${read.name}`, read.url, '', 0, read.headers, 'GET', { timeoutSeconds: 30 });
+      // How many of those reads the api answered from memory, and how many went to Postgres.
+      const metrics = await (await fetch(`http://127.0.0.1:${apiPort}/metrics`)).text();
+      log(`control-reads: ${metrics.match(/^meterline_read_cache_reads\{.*$/gm)?.join('; ')}`);
+    }
     // Usage reads (issue 10): a meter with --reads-records (10 M) over 30 days, loaded straight into
     // ClickHouse (bench/phases/usage-reads.ts says how and why), read with day windows over those 30 days.
     if (opts.phases.includes('usage-query') || opts.phases.includes('get-usage')) {

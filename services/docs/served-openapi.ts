@@ -7,6 +7,7 @@ import { NatsNames, type NatsConnection } from '../../shared/clients/nats.js';
 import type { Infra } from '../../shared/infra.js';
 import type { ApiDeps, RouteDef, RouteRegistry } from '../../shared/http/route.js';
 import type { AccountProtection } from '../../shared/limits/protection.js';
+import type { ReadCaches } from '../../shared/read-cache.js';
 import type { BodyBudget } from '../../shared/http/body-budget.js';
 import type { Authenticator } from '../../shared/auth/types.js';
 import type { RequestContext } from '../../shared/http/context.js';
@@ -48,6 +49,7 @@ export async function servedOpenApiDocument(): Promise<Record<string, unknown>> 
     authenticator: untouched<Authenticator>('authenticator'),
     protection: untouched<AccountProtection>('protection'),
     bodyBudget: untouched<BodyBudget>('bodyBudget'),
+    reads: untouched<ReadCaches>('reads'),
   };
   const routes: RouteDef[] = [];
   const registry: RouteRegistry = { route: (def: RouteDef) => routes.push(def), routes };

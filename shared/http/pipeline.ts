@@ -299,3 +299,39 @@ function parseRaw(raw: Buffer, type: string): unknown {
     throw new MalformedJsonError(`The request body is not valid JSON: ${(err as Error).message}`);
   }
 }
+
+/**
+ * A write on this process clears the process's read caches (shared/read-cache.ts) once its handler is done and
+ * before its answer goes out, so the same client reading through this process next never sees the state before
+ * its write; other processes see it at their next poll. Reads, and ingest (which changes no cached resource),
+ * pass through untouched.
+ */
+export function clearReadCachesAfterWrites(caches: { clearAll(): void }): RequestStep {
+  return {
+    name: 'read-caches',
+    run(_ctx, route, next) {
+      if (route.def.method === 'GET' || route.def.rateLimit === 'records') return next();
+      let answer: Answer;
+      try {
+        answer = next();
+      } catch (err) {
+        caches.clearAll();
+        throw err;
+      }
+      if (!isPromise(answer)) {
+        caches.clearAll();
+        return answer;
+      }
+      return answer.then(
+        (r) => {
+          caches.clearAll();
+          return r;
+        },
+        (err) => {
+          caches.clearAll();
+          throw err;
+        },
+      );
+    },
+  };
+}

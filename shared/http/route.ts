@@ -4,6 +4,7 @@ import type { Infra } from '../infra.js';
 import type { WebSocketBehavior } from 'uWebSockets.js';
 import type { HttpReply, RequestContext } from './context.js';
 import type { BodyBudget } from './body-budget.js';
+import type { ReadCaches } from '../read-cache.js';
 
 /**
  * The types a feature needs to describe its routes, in a leaf file: route files and feature modules import
@@ -72,6 +73,8 @@ export interface ApiDeps extends Infra {
   protection: AccountProtection;
   /** The process's request body budget (shared/http/body-budget.ts): what else holds request bytes charges it too. */
   bodyBudget: BodyBudget;
+  /** The process's control-plane read caches (shared/read-cache.ts): rarely changing resources from memory. */
+  reads: ReadCaches;
 }
 
 /**

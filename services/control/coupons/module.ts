@@ -1,6 +1,7 @@
 import type { ApiDeps, RouteDef, RouteModuleFactory } from '../../../shared/http/route.js';
 import { pageWindow } from '../../../shared/http/pagination.js';
 import { reply } from '../../../shared/http/reply.js';
+import { okFromCache } from '../../../shared/http/cached-reply.js';
 import { CouponListSchema, CouponSchema, CreateCouponBody, ListCouponsQuery } from '../../../shared/api/coupons.js';
 import type { NewCoupon } from '../../domain/coupons/types.js';
 import { getCoupon, insertCoupon, listCoupons } from '../../domain/coupons/store.js';
@@ -52,7 +53,10 @@ function getCouponRoute(deps: ApiDeps): RouteDef {
     method: 'GET',
     path: '/v1/coupons/:coupon_id',
     auth: 'admin',
-    handler: async (ctx) => reply.ok(toCoupon(await getCoupon(deps.pg, ctx.params.coupon_id!))),
+    handler: (ctx) => {
+      const id = ctx.params.coupon_id!;
+      return okFromCache(deps.reads.of('coupons'), id, async () => toCoupon(await getCoupon(deps.pg, id)));
+    },
     doc: {
       summary: 'Get a coupon',
       tags: ['coupons'],

@@ -1,5 +1,5 @@
 import type { ApiDeps, RouteDef } from '../../../shared/http/route.js';
-import { reply } from '../../../shared/http/reply.js';
+import { okFromCache } from '../../../shared/http/cached-reply.js';
 import { CustomerSchema } from '../../../shared/api/customers.js';
 import { toCustomer } from './representation.js';
 import { getCustomer } from '../../domain/customers/store.js';
@@ -10,7 +10,10 @@ export function getCustomerRoute(deps: ApiDeps): RouteDef {
     method: 'GET',
     path: '/v1/customers/:customer_id',
     auth: 'admin',
-    handler: async (ctx) => reply.ok(toCustomer(await getCustomer(deps.pg, ctx.params.customer_id!))),
+    handler: (ctx) => {
+      const id = ctx.params.customer_id!;
+      return okFromCache(deps.reads.of('customers'), id, async () => toCustomer(await getCustomer(deps.pg, id)));
+    },
     doc: {
       summary: 'Get a customer',
       tags: ['customers'],

@@ -1,5 +1,6 @@
 import type { ApiDeps, RouteDef } from '../../../shared/http/route.js';
-import { reply } from '../../../shared/http/reply.js';
+import { okFromCache } from '../../../shared/http/cached-reply.js';
+import { hasScope } from '../../../shared/auth/types.js';
 import { MeterSchema } from '../../../shared/api/meters.js';
 import { toMeter } from './representation.js';
 import { getMeter } from '../../domain/meters/store.js';
@@ -11,10 +12,13 @@ export function getMeterRoute(deps: ApiDeps): RouteDef {
     method: 'GET',
     path: '/v1/meters/:meter_id',
     auth: 'read',
-    handler: async (ctx) => {
+    handler: (ctx) => {
       const id = ctx.params.meter_id!;
-      return reply.ok(
-        toMeter(await getMeter(deps.pg, await accountActingOn(deps.pg, ctx.principal!, 'meter', id), id)),
+      const principal = ctx.principal!;
+      // The answer depends on who asks: an operator sees any meter, any other token its own and the deployment's.
+      const asker = hasScope(principal, 'admin') ? '' : principal.accountId;
+      return okFromCache(deps.reads.of('meters'), `${asker}\n${id}`, async () =>
+        toMeter(await getMeter(deps.pg, await accountActingOn(deps.pg, principal, 'meter', id), id)),
       );
     },
     doc: {

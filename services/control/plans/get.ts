@@ -1,5 +1,5 @@
 import type { ApiDeps, RouteDef } from '../../../shared/http/route.js';
-import { reply } from '../../../shared/http/reply.js';
+import { okFromCache } from '../../../shared/http/cached-reply.js';
 import { GetPlanQuery, PlanSchema } from '../../../shared/api/plans.js';
 import { getPlanVersion } from '../../domain/plans/store.js';
 import { parseGetPlan } from './input.js';
@@ -12,7 +12,12 @@ export function getPlanRoute(deps: ApiDeps): RouteDef<GetPlanQuery> {
     path: '/v1/plans/:plan_id',
     auth: 'read',
     input: parseGetPlan,
-    handler: async (ctx, q) => reply.ok(toPlan(await getPlanVersion(deps.pg, ctx.params.plan_id!, q.version))),
+    handler: (ctx, q) => {
+      const id = ctx.params.plan_id!;
+      return okFromCache(deps.reads.of('plans'), `${id}\n${q.version ?? 'latest'}`, async () =>
+        toPlan(await getPlanVersion(deps.pg, id, q.version)),
+      );
+    },
     doc: {
       summary: 'Get a plan’s version (default: the latest)',
       tags: ['plans'],

@@ -1,5 +1,5 @@
 import type { ApiDeps, RouteDef } from '../../../shared/http/route.js';
-import { reply } from '../../../shared/http/reply.js';
+import { okFromCache } from '../../../shared/http/cached-reply.js';
 import { ProductSchema } from '../../../shared/api/products.js';
 import { toProduct } from './representation.js';
 import { getProduct } from '../../domain/products/store.js';
@@ -10,7 +10,11 @@ export function getProductRoute(deps: ApiDeps): RouteDef {
     method: 'GET',
     path: '/v1/products/:product_id',
     auth: 'read',
-    handler: async (ctx) => reply.ok(toProduct(await getProduct(deps.pg, ctx.params.product_id!))),
+    // From the process's cache (shared/read-cache.ts): the hottest control-plane read.
+    handler: (ctx) => {
+      const id = ctx.params.product_id!;
+      return okFromCache(deps.reads.of('products'), id, async () => toProduct(await getProduct(deps.pg, id)));
+    },
     doc: {
       summary: 'Get a product',
       tags: ['products'],

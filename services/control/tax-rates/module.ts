@@ -1,6 +1,7 @@
 import type { ApiDeps, RouteDef, RouteModuleFactory } from '../../../shared/http/route.js';
 import { pageWindow } from '../../../shared/http/pagination.js';
 import { reply } from '../../../shared/http/reply.js';
+import { okFromCache } from '../../../shared/http/cached-reply.js';
 import { CreateTaxRateBody, ListTaxRatesQuery, TaxRateListSchema, TaxRateSchema } from '../../../shared/api/tax.js';
 import type { NewTaxRate } from '../../domain/tax/types.js';
 import { archiveTaxRate, getTaxRate, insertTaxRate, listTaxRates } from '../../domain/tax/store.js';
@@ -51,7 +52,10 @@ function getTaxRateRoute(deps: ApiDeps): RouteDef {
     method: 'GET',
     path: '/v1/tax_rates/:tax_rate_id',
     auth: 'admin',
-    handler: async (ctx) => reply.ok(toTaxRate(await getTaxRate(deps.pg, ctx.params.tax_rate_id!))),
+    handler: (ctx) => {
+      const id = ctx.params.tax_rate_id!;
+      return okFromCache(deps.reads.of('tax_rates'), id, async () => toTaxRate(await getTaxRate(deps.pg, id)));
+    },
     doc: {
       summary: 'Get a tax rate',
       tags: ['tax'],

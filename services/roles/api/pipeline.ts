@@ -3,10 +3,12 @@ import type { Infra } from '../../../shared/infra.js';
 import type { Authenticator } from '../../../shared/auth/types.js';
 import { PgIdempotencyStore } from '../../../shared/http/idempotency.js';
 import { routePermission } from './route-areas.js';
+import type { ReadCaches } from '../../../shared/read-cache.js';
 import {
   auditWrites,
   authenticate,
   authorizeRole,
+  clearReadCachesAfterWrites,
   idempotency,
   limitRequestRate,
   mapErrorsToProblems,
@@ -20,7 +22,12 @@ import {
  * Every api request passes these steps, in this order, before its handler runs (the server has already
  * matched the route, answered 404/405/415 itself, and started reading the body).
  */
-export function apiPipeline(infra: Infra, authenticator: Authenticator, protection: AccountProtection): RequestStep[] {
+export function apiPipeline(
+  infra: Infra,
+  authenticator: Authenticator,
+  protection: AccountProtection,
+  reads: ReadCaches,
+): RequestStep[] {
   return [
     // Outermost, so it sees every failure below: domain error → problem+json; anything else → logged 500.
     mapErrorsToProblems(infra.log),
@@ -36,6 +43,8 @@ export function apiPipeline(infra: Infra, authenticator: Authenticator, protecti
     parseBody(),
     // A write runs as its audit actor: every row it changes is logged in the change's transaction (docs/audit.md).
     auditWrites(),
+    // A write clears this process's read caches before its answer (outside idempotency: a replay clears too).
+    clearReadCachesAfterWrites(reads),
     // Wraps validation and the handler, so a 422 or a 201 replays byte for byte for the same key.
     idempotency(new PgIdempotencyStore(infra.pg, { log: infra.log, secret: infra.config.SECRET_KEY })),
     // The route's input parser (the feature's input.ts): typed input or 422 naming each field.

@@ -9,6 +9,9 @@ import type { ApiDeps, RouteModule, RouteModuleFactory } from '../../../shared/h
 import { apiPipeline } from './pipeline.js';
 import { AccountProtection } from '../../../shared/limits/protection.js';
 import { ROUTE_MODULES } from './route-modules.js';
+import { ReadCaches } from '../../../shared/read-cache.js';
+import { createPgPool, type PgPool } from '../../../shared/clients/postgres.js';
+import { readCacheVersions } from '../../domain/read-cache/store.js';
 
 const READINESS_TTL_MS = 1_000;
 
@@ -23,6 +26,8 @@ export class ApiService implements Service {
   readonly name = 'api';
   readonly server: HttpServer;
   readonly protection: AccountProtection;
+  readonly reads: ReadCaches;
+  private readonly versionsPool: PgPool;
   private modules: RouteModule[] = [];
   private started = false;
   private readiness: { at: number; report: Promise<HealthReport> } | undefined;
@@ -33,12 +38,16 @@ export class ApiService implements Service {
     private readonly authenticator: Authenticator = NO_AUTH,
   ) {
     this.protection = new AccountProtection(infra);
+    // Its own connection: a poll queued behind the reads a busy pool holds would let the caches go stale, and
+    // every read then go to Postgres — the pool's queue growing further (a cache that never comes back).
+    this.versionsPool = createPgPool(infra.config.DATABASE_URL, 1);
+    this.reads = new ReadCaches(() => readCacheVersions(this.versionsPool), infra);
     this.server = new HttpServer({
       host: infra.config.HOST,
       port: infra.config.PORT,
       log: infra.log,
       metrics: infra.metrics,
-      pipeline: apiPipeline(infra, authenticator, this.protection),
+      pipeline: apiPipeline(infra, authenticator, this.protection, this.reads),
       maxBufferedBodyBytes: infra.config.MAX_BUFFERED_REQUEST_BYTES,
       maxBufferedBodyBytesPerCaller: infra.config.MAX_BUFFERED_REQUEST_BYTES_PER_CALLER,
       bodyReadTimeoutMs: infra.config.BODY_READ_TIMEOUT_SECONDS * 1000,
@@ -56,8 +65,10 @@ export class ApiService implements Service {
       authenticator: this.authenticator,
       protection: this.protection,
       bodyBudget: this.server.bodyBudget,
+      reads: this.reads,
     };
     await this.protection.start();
+    await this.reads.start();
     registerSystemRoutes(this.server, { metrics: this.infra.metrics, readiness: () => this.health() });
     const wanted = this.infra.config.API_ROUTES;
     for (const factory of this.factories) {
@@ -86,6 +97,8 @@ export class ApiService implements Service {
       await mod.stop?.().catch((err) => this.infra.log.error({ err, module: mod.name }, 'module stop failed'));
     this.server.closeAll();
     await this.protection.stop();
+    await this.reads.stop();
+    await this.versionsPool.end().catch(() => undefined);
     this.started = false;
   });
 
