@@ -1,4 +1,5 @@
 import type { Logger } from './logging.js';
+import { withoutAuditActor } from './audit/actor.js';
 
 /**
  * Background work repeated on a timer (purges, reconciliations, housekeeping, rollups): runs once at `start()`,
@@ -41,8 +42,8 @@ export class PeriodicTask {
 
   /** Runs the task now unless a run is in progress (then waits for that one). */
   runNow(): Promise<void> {
-    this.running ??= this.opts
-      .run()
+    // As no one: a task started during a write request would otherwise log its changes as that request's forever.
+    this.running ??= withoutAuditActor(() => this.opts.run())
       .then(
         () => {
           this.lastError = undefined;

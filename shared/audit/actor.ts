@@ -31,6 +31,14 @@ export function withAuditActor<T>(actor: AuditActor, fn: () => T): T {
   return current.run(JSON.stringify(actor), fn);
 }
 
+/**
+ * Runs `fn` as no one: background work (a periodic task first started, or armed, during a request) must not carry
+ * that request's actor into every later run.
+ */
+export function withoutAuditActor<T>(fn: () => T): T {
+  return current.exit(fn);
+}
+
 /** The actor of the work running now, as the setting's text; '' outside any. */
 export function currentAuditSetting(): string {
   return current.getStore() ?? '';

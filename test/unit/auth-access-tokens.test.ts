@@ -38,6 +38,20 @@ t.test('JwtAuthenticator', async (t) => {
     t.equal(again, p);
   });
 
+  t.test('an operator user’s role travels in the token (docs/roles.md); none for a customer’s people', async (t) => {
+    const billing = await issueAccessToken(keys, { ...claims, role: 'billing' }, { issuer: ISSUER, ttlSeconds: 600 });
+    t.equal((await auth.authenticate(`Bearer ${billing.token}`)).role, 'billing');
+    const none = await issueAccessToken(keys, { ...claims, role: null }, { issuer: ISSUER, ttlSeconds: 600 });
+    t.notOk('role' in (await auth.authenticate(`Bearer ${none.token}`)), 'no role claim, no role');
+    // A role this release doesn't know (a newer release's token) restricts the most: read-only.
+    const newer = await issueAccessToken(
+      keys,
+      { ...claims, role: 'auditor' as never },
+      { issuer: ISSUER, ttlSeconds: 600 },
+    );
+    t.equal((await auth.authenticate(`Bearer ${newer.token}`)).role, 'support');
+  });
+
   t.test('the cache is bounded', async (t) => {
     const small = new JwtAuthenticator(keys, ISSUER, list, 3);
     for (let i = 0; i < 10; i++)

@@ -1,6 +1,7 @@
 import t from 'tap';
 import { pino } from 'pino';
 import { PeriodicTask } from '../../shared/periodic.js';
+import { currentAuditSetting, withAuditActor } from '../../shared/audit/actor.js';
 import { DeliveryPump } from '../../services/roles/dispatcher/delivery-pump.js';
 
 // The one tick loop (shared/periodic.ts) and the one delivery pump (services/roles/dispatcher/delivery-pump.ts):
@@ -113,4 +114,23 @@ t.test('the delivery pump: wakes coalesce into one more pass, a failed pass is i
   pump.wake();
   t.equal(passes, 4, 'a stopped pump starts no pass');
   t.equal(await pump.stop(), false, 'a second stop() does nothing');
+});
+
+t.test('a task started during a write request runs as no one (its changes are not that request’s)', async (t) => {
+  const seen: string[] = [];
+  const task = new PeriodicTask({
+    name: 'probe',
+    everyMs: 10,
+    run: async () => {
+      seen.push(currentAuditSetting());
+    },
+  });
+  await withAuditActor({ type: 'token', user_id: 'usr_1', operation: 'POST /v1/things' }, async () => {
+    t.not(currentAuditSetting(), '', 'the request has an actor');
+    await task.start();
+    await task.runNow();
+  });
+  await task.stop();
+  t.ok(seen.length >= 2);
+  t.same(new Set(seen), new Set(['']), 'every run without the actor');
 });
