@@ -288,6 +288,7 @@ t.test('audit log', async (t) => {
       'alert_triggers',
       'entitlement_exhaustions',
       'entitlement_table_version',
+      'read_cache_versions',
       'document_numbers',
       'sandbox_charges',
       'sandbox_refunds',
