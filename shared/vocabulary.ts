@@ -60,6 +60,7 @@ export const EVENT_TYPES = [
   'invoice.dispute_closed',
   'credit_note.created',
   'subscription.updated',
+  'subscription.canceled',
   'subscription.trial_will_end',
   'meter.usage.recorded',
   'entitlement.exhausted',

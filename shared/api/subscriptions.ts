@@ -122,6 +122,15 @@ export const SubscriptionSchema = Type.Object(
     }),
     current_period_start: Type.String({ format: 'date-time' }),
     current_period_end: Type.String({ format: 'date-time' }),
+    cancel_at_period_end: Type.Boolean({
+      description: 'true: the subscription cancels at cancel_at, the end of its current period',
+    }),
+    cancel_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()], {
+      description: 'when a scheduled cancellation takes effect; null: none scheduled',
+    }),
+    canceled_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()], {
+      description: 'when it was canceled (its last period ends there); null: active',
+    }),
     created_at: Type.String({ format: 'date-time' }),
     managed_by: Type.Enum(['operator', 'customer'], {
       description:
@@ -181,6 +190,12 @@ export const UpdateSubscriptionBody = Type.Object(
   {
     items: Type.Optional(Items),
     status: Type.Optional(Type.Enum(['canceled'], { description: 'cancels the subscription (final)' })),
+    cancel_at_period_end: Type.Optional(
+      Type.Boolean({
+        description:
+          'true: cancel at the end of the current period (after its invoice); false: undo that. A customer on the operator’s subscription needs portal setting customer_can_cancel',
+      }),
+    ),
     billing_threshold: Type.Optional(BillingThresholdInput),
     coupon_id: Type.Optional(CouponIdInput),
   },

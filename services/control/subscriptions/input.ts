@@ -39,6 +39,8 @@ export interface NewSubscription {
 export interface SubscriptionChange {
   items?: ItemRequest[];
   status?: 'canceled';
+  /** true: cancel at the current period's end; false: undo that; absent leaves it. */
+  cancelAtPeriodEnd?: boolean;
   /** Exact decimal text; null removes it; absent leaves it. */
   billingThreshold?: string | null;
   /** Admin only: the coupon applied from the current period on; null removes it; absent leaves it. */
@@ -85,13 +87,17 @@ export function parseSubscriptionChange(ctx: RequestContext): SubscriptionChange
   if (
     input.items === undefined &&
     input.status === undefined &&
+    input.cancel_at_period_end === undefined &&
     input.billing_threshold === undefined &&
     input.coupon_id === undefined
   )
-    throw new ValidationError([{ field: '', message: 'must contain items, status, billing_threshold or coupon_id' }]);
+    throw new ValidationError([
+      { field: '', message: 'must contain items, status, cancel_at_period_end, billing_threshold or coupon_id' },
+    ]);
   return {
     items: input.items && exactItems(ctx, input.items),
     status: input.status,
+    cancelAtPeriodEnd: input.cancel_at_period_end,
     billingThreshold: exactThreshold(ctx, input.billing_threshold),
     couponId: input.coupon_id,
   };

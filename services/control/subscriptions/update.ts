@@ -49,7 +49,7 @@ export function updateSubscriptionRoute(deps: ApiDeps): RouteDef<SubscriptionCha
       return reply.ok(toSubscription(subscription, now, discount));
     },
     doc: {
-      summary: 'Change a subscription’s items, threshold or coupon (admin), or cancel it',
+      summary: 'Change a subscription’s items, threshold or coupon (admin), or cancel it (now or at the period’s end)',
       tags: ['subscriptions'],
       requestBody: UpdateSubscriptionBody,
       responses: {

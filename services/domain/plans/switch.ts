@@ -1,7 +1,7 @@
 import type { PgClient } from '../../../shared/clients/postgres.js';
 import { appendEvent } from '../events/outbox-store.js';
 import { changeSubscription } from '../subscriptions/store.js';
-import { itemOut } from '../subscriptions/types.js';
+import { subscriptionEventData } from '../subscriptions/types.js';
 import { itemsOfPlan } from './subscribe.js';
 import type { PlanVersionRow } from './types.js';
 
@@ -33,6 +33,6 @@ export async function switchPlanVersion(
     await appendEvent(client, {
       accountId,
       type: 'subscription.updated',
-      data: { subscription_id: id, status: subscription.row.status, items: subscription.items.map(itemOut) },
+      data: subscriptionEventData(subscription),
     });
 }

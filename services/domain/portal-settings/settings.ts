@@ -8,7 +8,7 @@ import type { PgClient, PgPool } from '../../../shared/clients/postgres.js';
 export interface PortalSettings {
   /** On a subscription the operator made: the customer may replace its items. */
   customer_can_change_items: boolean;
-  /** On a subscription the operator made: the customer may cancel it. */
+  /** On a subscription the operator made: the customer may cancel it, now or at the period's end (and undo that). */
   customer_can_cancel: boolean;
   /** On a subscription the operator made: the customer may set or remove its billing_threshold. */
   customer_can_change_threshold: boolean;

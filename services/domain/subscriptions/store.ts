@@ -7,9 +7,9 @@ import { minorUnits } from '../../../shared/money/currencies.js';
 import type { RowWindow } from '../../../shared/row-window.js';
 import { appendEvent } from '../events/outbox-store.js';
 import { itemKey, resolveItems, sameItem, sameItems } from './items.js';
-import { itemOut } from './types.js';
+import { subscriptionEventData } from './types.js';
 import type { Item, ItemRequest, Subscription, SubscriptionRow, SubscriptionTerms } from './types.js';
-import { billingStart } from './periods.js';
+import { billingStart, currentPeriod } from './periods.js';
 import { checkTermBounds } from './term-bounds.js';
 
 type Queryable = Pick<PgPool, 'query'> | PgClient;
@@ -151,13 +151,14 @@ function checkThreshold(amount: string, currency: string): void {
     ]);
 }
 
-/** `subscription.updated` in the same transaction as the change: published if and only if it commits. */
-async function emitUpdated(client: PgClient, s: Subscription): Promise<void> {
-  await appendEvent(client, {
-    accountId: s.row.account_id,
-    type: 'subscription.updated',
-    data: { subscription_id: s.row.id, status: s.row.status, items: s.items.map(itemOut) },
-  });
+/**
+ * `subscription.updated` in the same transaction as the change (published if and only if it commits), and
+ * `subscription.canceled` too when the change canceled it: both carry the subscription as it now is.
+ */
+export async function emitUpdated(client: PgClient, s: Subscription, canceled = false): Promise<void> {
+  const data = subscriptionEventData(s);
+  await appendEvent(client, { accountId: s.row.account_id, type: 'subscription.updated', data });
+  if (canceled) await appendEvent(client, { accountId: s.row.account_id, type: 'subscription.canceled', data });
 }
 
 /**
@@ -214,20 +215,26 @@ export async function createSubscription(
 }
 
 /**
- * Replaces the items and/or cancels, inside the caller's transaction. A canceled subscription is final:
- * changing it → 409 subscription_canceled (canceling it again changes nothing). A request that changes
- * nothing writes nothing and emits nothing.
+ * Replaces the items and/or cancels (now, or at the end of the current period: `cancelAtPeriodEnd`, false undoes
+ * it), inside the caller's transaction. A canceled subscription is final: changing it → 409
+ * subscription_canceled (canceling it again changes nothing). A request that changes nothing writes nothing and
+ * emits nothing.
  */
 export async function changeSubscription(
   client: PgClient,
   accountId: string,
   id: string,
-  change: { items?: ItemRequest[]; status?: 'canceled'; billingThreshold?: string | null },
+  change: {
+    items?: ItemRequest[];
+    status?: 'canceled';
+    billingThreshold?: string | null;
+    cancelAtPeriodEnd?: boolean;
+  },
   now: Date = new Date(),
 ): Promise<{ subscription: Subscription; changed: boolean }> {
   const cur = await getSubscription(client, accountId, id, true);
   if (cur.row.status === 'canceled') {
-    if (change.items === undefined && change.billingThreshold === undefined)
+    if (change.items === undefined && change.billingThreshold === undefined && change.cancelAtPeriodEnd === undefined)
       return { subscription: cur, changed: false };
     throw new ConflictError(`Subscription ${id} is canceled and can no longer change.`, 'subscription_canceled');
   }
@@ -240,13 +247,16 @@ export async function changeSubscription(
   const thresholdChanged =
     (threshold === null) !== (cur.row.billing_threshold === null) ||
     (threshold !== null && !new Decimal(threshold).eq(cur.row.billing_threshold!));
-  if (!itemsChanged && !cancel && !thresholdChanged) return { subscription: cur, changed: false };
+  const cancelAt = scheduledCancel(cur.row, change.cancelAtPeriodEnd, now);
+  const cancelAtChanged = cancelAt?.getTime() !== cur.row.cancel_at?.getTime();
+  if (!itemsChanged && !cancel && !thresholdChanged && !cancelAtChanged) return { subscription: cur, changed: false };
 
   if (itemsChanged) await writeItems(client, id, items, cur.items, now);
   const r = await client.query<SubscriptionRow>(
     `UPDATE subscriptions SET updated_at = $3,
             status = CASE WHEN $2 THEN 'canceled' ELSE status END,
             canceled_at = CASE WHEN $2 THEN $3::timestamptz ELSE canceled_at END,
+            cancel_at = CASE WHEN $2 THEN NULL ELSE $6::timestamptz END,
             billing_threshold = $4::numeric,
             -- items changed by hand are no longer the plan's (nor does a scheduled plan change still apply)
             plan_id = CASE WHEN $5 THEN NULL ELSE plan_id END,
@@ -259,9 +269,19 @@ export async function changeSubscription(
             advance_period_start = CASE WHEN $2 AND trial_end > $3 THEN NULL ELSE advance_period_start END,
             advance_period_end = CASE WHEN $2 AND trial_end > $3 THEN NULL ELSE advance_period_end END
       WHERE id = $1 RETURNING *`,
-    [id, cancel, now, threshold, itemsChanged],
+    [id, cancel, now, threshold, itemsChanged, cancelAt],
   );
   const sub = { row: r.rows[0]!, items };
-  await emitUpdated(client, sub);
+  await emitUpdated(client, sub, cancel);
   return { subscription: sub, changed: true };
+}
+
+/**
+ * The instant a subscription is to cancel after a change: `true` schedules the end of the period it is in at `now`
+ * (kept if already scheduled), `false` clears it, absent keeps what it was.
+ */
+function scheduledCancel(row: SubscriptionRow, cancelAtPeriodEnd: boolean | undefined, now: Date): Date | null {
+  if (cancelAtPeriodEnd === undefined) return row.cancel_at;
+  if (!cancelAtPeriodEnd) return null;
+  return row.cancel_at ?? currentPeriod(row, now).end;
 }

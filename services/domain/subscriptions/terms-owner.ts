@@ -12,6 +12,7 @@ import type { SubscriptionRow } from './types.js';
 export interface TermsChange {
   items?: unknown;
   status?: 'canceled';
+  cancelAtPeriodEnd?: boolean;
   billingThreshold?: string | null;
 }
 
@@ -47,6 +48,9 @@ export function checkCustomerMayChange(
     refused.push({ field: 'items', message: byOperator });
   if (change.status !== undefined && !settings.customer_can_cancel)
     refused.push({ field: 'status', message: byOperator });
+  // Scheduling a cancellation, or undoing it, is canceling: the same setting.
+  if (change.cancelAtPeriodEnd !== undefined && !settings.customer_can_cancel)
+    refused.push({ field: 'cancel_at_period_end', message: byOperator });
   if (change.billingThreshold !== undefined && !settings.customer_can_change_threshold)
     refused.push({ field: 'billing_threshold', message: byOperator });
   if (refused.length)

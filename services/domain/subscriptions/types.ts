@@ -20,6 +20,8 @@ export interface SubscriptionRow {
   created_at: Date;
   updated_at: Date;
   canceled_at: Date | null;
+  /** Cancel at the period's end (migration 800): the instant the billing run cancels it; null: none scheduled. */
+  cancel_at: Date | null;
   /** Progressive billing: NUMERIC as exact text, or null (docs/billing.md "Progressive billing"). */
   billing_threshold: string | null;
   /** The plan version its items came from (docs/plans.md), or null. */
@@ -74,5 +76,20 @@ export function itemOut(i: Item) {
     ...(i.minimum_amount === null ? {} : { minimum_amount: new JsonDecimal(i.minimum_amount) }),
     ...(i.group_by.length ? { group_by: i.group_by } : {}),
     ...(i.quantity === 1 ? {} : { quantity: i.quantity }),
+  };
+}
+
+/**
+ * The subscription as it now is, in every `subscription.*` event (docs/webhooks.md): its status, items, and its
+ * scheduled or done cancellation.
+ */
+export function subscriptionEventData(s: Subscription) {
+  return {
+    subscription_id: s.row.id,
+    status: s.row.status,
+    items: s.items.map(itemOut),
+    cancel_at_period_end: s.row.status === 'active' && s.row.cancel_at !== null,
+    cancel_at: s.row.cancel_at?.toISOString() ?? null,
+    canceled_at: s.row.canceled_at?.toISOString() ?? null,
   };
 }
