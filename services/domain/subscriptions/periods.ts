@@ -178,7 +178,7 @@ export function periodAt(createdAt: Date, at: Date, terms: BillingTerms = MONTHL
 
 /**
  * Active: the period containing now (the first one during a trial). Canceled: the period it was canceled in (its
- * last).
+ * last; the one ending at canceled_at when canceled at a period's end).
  */
 export function currentPeriod(
   sub: {
@@ -192,6 +192,7 @@ export function currentPeriod(
   },
   now = new Date(),
 ): Period {
-  const at = sub.status === 'canceled' && sub.canceled_at ? sub.canceled_at : now;
+  // The last period billed is the one before canceled_at (it ends there when canceled at a period's end).
+  const at = sub.status === 'canceled' && sub.canceled_at ? new Date(sub.canceled_at.getTime() - 1) : now;
   return periodContaining(scheduleOf(sub), at);
 }
