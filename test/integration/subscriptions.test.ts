@@ -120,6 +120,9 @@ t.test('subscriptions', async (t) => {
       trial_end: null,
       current_period_start: start,
       current_period_end: end,
+      cancel_at_period_end: false,
+      cancel_at: null,
+      canceled_at: null,
       created_at: res.body.created_at,
       managed_by: 'customer',
       discount: null,
@@ -132,7 +135,15 @@ t.test('subscriptions', async (t) => {
     t.same(events[0], {
       type: 'subscription.updated',
       account_id: acct.accountId,
-      data: { subscription_id: res.body.id, status: 'active', items: res.body.items, customer_id: acct.customerId },
+      data: {
+        subscription_id: res.body.id,
+        status: 'active',
+        items: res.body.items,
+        cancel_at_period_end: false,
+        cancel_at: null,
+        canceled_at: null,
+        customer_id: acct.customerId,
+      },
     });
   });
 
@@ -227,7 +238,14 @@ t.test('subscriptions', async (t) => {
     t.same(changed.body, { ...sub, items });
     let events = await outbox(sub.id);
     t.equal(events.length, 2);
-    t.same(events[1].data, { subscription_id: sub.id, status: 'active', items, customer_id: acct.customerId });
+    const noCancel = { cancel_at_period_end: false, cancel_at: null, canceled_at: null };
+    t.same(events[1].data, {
+      subscription_id: sub.id,
+      status: 'active',
+      items,
+      ...noCancel,
+      customer_id: acct.customerId,
+    });
 
     const same = await call('PATCH', `/v1/subscriptions/${sub.id}`, {
       token: w,
@@ -258,10 +276,28 @@ t.test('subscriptions', async (t) => {
 
     const canceled = await call('PATCH', `/v1/subscriptions/${sub.id}`, { token: w, body: { status: 'canceled' } });
     t.equal(canceled.status, 200);
-    t.same(canceled.body, { ...sub, items, status: 'canceled' });
+    t.match(canceled.body.canceled_at, ISO_MS);
+    t.same(canceled.body, { ...sub, items, status: 'canceled', canceled_at: canceled.body.canceled_at });
     events = await outbox(sub.id);
     t.equal(events.length, 3);
-    t.same(events[2].data, { subscription_id: sub.id, status: 'canceled', items, customer_id: acct.customerId });
+    const canceledData = {
+      subscription_id: sub.id,
+      status: 'canceled',
+      items,
+      ...noCancel,
+      canceled_at: canceled.body.canceled_at,
+      customer_id: acct.customerId,
+    };
+    t.same(events[2].data, canceledData, 'subscription.updated carries the subscription as it now is');
+    const canceledEvents = await pg.query(
+      "SELECT data FROM outbox_events WHERE type = 'subscription.canceled' AND data->>'subscription_id' = $1",
+      [sub.id],
+    );
+    t.same(
+      canceledEvents.rows.map((r) => r.data),
+      [canceledData],
+      'and one subscription.canceled',
+    );
 
     const again = await call('PATCH', `/v1/subscriptions/${sub.id}`, { token: w, body: { status: 'canceled' } });
     t.equal(again.status, 200, 'canceling twice is harmless');
@@ -296,7 +332,11 @@ t.test('subscriptions', async (t) => {
           "SELECT count(*)::int AS n FROM outbox_events WHERE data->>'subscription_id' = $1",
           [sub.id],
         );
-        t.equal(inside.rows[0].n, 2, 'the event exists inside the transaction');
+        t.equal(
+          inside.rows[0].n,
+          3,
+          'the events (updated at creation; updated and canceled) exist inside the transaction',
+        );
         throw new Error('boom after the change');
       }),
       { message: 'boom after the change' },

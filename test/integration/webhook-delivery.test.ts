@@ -125,6 +125,9 @@ t.test('webhook delivery', async (t) => {
         subscription_id: sub.body.id,
         status: 'active',
         items: [{ product_id: product.body.id, meter_id: null }],
+        cancel_at_period_end: false,
+        cancel_at: null,
+        canceled_at: null,
         ...customer,
       });
       t.same(byType.get('meter.usage.recorded')!.payload.data, {
