@@ -122,6 +122,19 @@ export const SubscriptionSchema = Type.Object(
     }),
     current_period_start: Type.String({ format: 'date-time' }),
     current_period_end: Type.String({ format: 'date-time' }),
+    scheduled_plan_change: Type.Union(
+      [
+        Type.Object({
+          plan_version: Type.Integer({ description: 'the version of its plan it moves to' }),
+          at: Type.String({ format: 'date-time', description: 'when: the end of its current period' }),
+        }),
+        Type.Null(),
+      ],
+      {
+        description:
+          'a move to another version of its plan at the period’s end (POST /v1/plans/{id}/migrate at: period_end, e.g. a downgrade), applied by the billing run; null: none',
+      },
+    ),
     cancel_at_period_end: Type.Boolean({
       description: 'true: the subscription cancels at cancel_at, the end of its current period',
     }),

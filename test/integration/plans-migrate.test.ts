@@ -229,11 +229,17 @@ t.test('plan migration: dry run, kill -9, two runs, period end', async (t) => {
     const token = await customerToken(api.infra, c!.accountId);
     let s = (await call(api.url, 'GET', `/v1/subscriptions/${sub}`, undefined, token)).body;
     t.equal(s.plan_version, 1, 'still version 1 before the period ends');
+    t.same(
+      s.scheduled_plan_change,
+      { plan_version: 2, at: s.current_period_end },
+      'the customer sees the move scheduled for its period’s end',
+    );
     t.same(s.items, [{ product_id: seat, meter_id: null }]);
 
     await made('POST', `/v1/test_clocks/${ownClock}/advance`, { frozen_time: '2026-12-01T06:00:00Z' });
     s = (await call(api.url, 'GET', `/v1/subscriptions/${sub}`, undefined, token)).body;
     t.equal(s.plan_version, 2, 'moved at the period’s end');
+    t.equal(s.scheduled_plan_change, null, 'nothing scheduled any more');
     t.same(s.items, [{ product_id: seat, meter_id: null, quantity: 3 }]);
     const invoices = (await call(api.url, 'GET', '/v1/billing/invoices?per_page=100', undefined, token)).body.data;
     const november = invoices.find((i: { subscription_id: string }) => i.subscription_id === sub);

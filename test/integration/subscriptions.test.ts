@@ -120,6 +120,7 @@ t.test('subscriptions', async (t) => {
       trial_end: null,
       current_period_start: start,
       current_period_end: end,
+      scheduled_plan_change: null,
       cancel_at_period_end: false,
       cancel_at: null,
       canceled_at: null,

@@ -23,6 +23,10 @@ export function toSubscription(s: Subscription, now = new Date(), discount: Curr
     trial_end: s.row.trial_end?.toISOString() ?? null,
     current_period_start: period.start.toISOString(),
     current_period_end: period.end.toISOString(),
+    scheduled_plan_change:
+      s.row.pending_plan_version === null || s.row.pending_plan_at === null
+        ? null
+        : { plan_version: s.row.pending_plan_version, at: s.row.pending_plan_at.toISOString() },
     cancel_at_period_end: s.row.status === 'active' && s.row.cancel_at !== null,
     cancel_at: s.row.status === 'active' ? (s.row.cancel_at?.toISOString() ?? null) : null,
     canceled_at: s.row.canceled_at?.toISOString() ?? null,
