@@ -135,6 +135,10 @@ export const SubscriptionSchema = Type.Object(
           'a move to another version of its plan at the period’s end (POST /v1/plans/{id}/migrate at: period_end, e.g. a downgrade), applied by the billing run; null: none',
       },
     ),
+    pause_collection: Type.Union(
+      [Type.Object({ behavior: Type.Enum(['void']), paused_at: Type.String({ format: 'date-time' }) }), Type.Null()],
+      { description: 'invoicing paused since paused_at: periods ending meanwhile are not invoiced; null: not paused' },
+    ),
     cancel_at_period_end: Type.Boolean({
       description: 'true: the subscription cancels at cancel_at, the end of its current period',
     }),
@@ -208,6 +212,21 @@ export const UpdateSubscriptionBody = Type.Object(
         description:
           'true: cancel at the end of the current period (after its invoice); false: undo that. A customer on the operator’s subscription needs portal setting customer_can_cancel',
       }),
+    ),
+    pause_collection: Type.Optional(
+      Type.Union(
+        [
+          Type.Object(
+            { behavior: Type.Enum(['void'], { description: 'periods ending while paused are not invoiced' }) },
+            { additionalProperties: false },
+          ),
+          Type.Null(),
+        ],
+        {
+          description:
+            'pause invoicing from now (usage is still recorded); null resumes it. A customer on the operator’s subscription needs portal setting customer_can_cancel',
+        },
+      ),
     ),
     billing_threshold: Type.Optional(BillingThresholdInput),
     coupon_id: Type.Optional(CouponIdInput),

@@ -117,6 +117,52 @@ t.test('subscription lifecycle: cancel at the period end', async (t) => {
     t.equal((await w.made(a.tokens.read, 'GET', `/v1/subscriptions/${sub.id}`)).status, 'canceled');
   });
 
+  await t.test('pause collection: periods ending while paused are not invoiced; resumed: billed again', async (t) => {
+    const calls = await w.product('API calls', 0.01, 'USD', 'metered');
+    const a = await createTestAccount(w.api.infra, { name: 'Pausing Co' });
+    const clockId = await clocked(a, '2026-11-10T12:00:00Z');
+    await w.card(a);
+    const meter = await w.meter(a, 'API calls', 'requests', 'counter', 'sum');
+    const sub = await w.made(a.tokens.write, 'POST', '/v1/subscriptions', {
+      items: [{ product_id: plan }, { product_id: calls, meter_id: meter }],
+    });
+    t.equal(sub.pause_collection, null);
+    const paused = await w.made(a.tokens.write, 'PATCH', `/v1/subscriptions/${sub.id}`, {
+      pause_collection: { behavior: 'void' },
+    });
+    t.same(paused.pause_collection, { behavior: 'void', paused_at: '2026-11-10T12:00:00.000Z' });
+    t.equal(paused.status, 'active');
+    t.match((await events('subscription.updated', sub.id)).at(-1), { collection_paused: true });
+    await w.usage(a, meter, [{ value: 100, timestamp: '2026-11-10T12:00:00Z' }]);
+    await advance(clockId, '2026-12-10T00:00:00Z');
+    t.same(await invoicesOf(a), [], 'November ended while paused: no invoice');
+    const resumed = await w.made(a.tokens.write, 'PATCH', `/v1/subscriptions/${sub.id}`, { pause_collection: null });
+    t.equal(resumed.pause_collection, null);
+    await advance(clockId, afterGrace('2027-01-01T00:00:00Z'));
+    const invoices = await invoicesOf(a);
+    t.equal(invoices.length, 1, 'December, the period it resumed in, is invoiced; November never');
+    t.match(
+      invoices[0],
+      { period_start: '2026-12-01', period_end: '2026-12-31', amount: 20 },
+      'December’s flat fee; November’s usage (recorded while paused) is never billed later',
+    );
+
+    const yearly = await w.made(a.tokens.write, 'POST', '/v1/subscriptions', {
+      items: [{ product_id: plan }],
+      interval: 'year',
+    });
+    const refused = await call(a.tokens.write, 'PATCH', `/v1/subscriptions/${yearly.id}`, {
+      pause_collection: { behavior: 'void' },
+    });
+    t.equal(refused.status, 409, 'invoiced in advance: not half paused');
+    t.equal(refused.body.code, 'pause_unsupported');
+    const bad = await call(a.tokens.write, 'PATCH', `/v1/subscriptions/${sub.id}`, {
+      pause_collection: { behavior: 'keep_as_draft' },
+    });
+    t.equal(bad.status, 422);
+    t.match(bad.body.errors[0].field, /^pause_collection/);
+  });
+
   await t.test('the operator’s subscription: the customer schedules it only when portal settings allow', async (t) => {
     const a = await createTestAccount(w.api.infra, { name: 'Managed Co' });
     const sub = await w.made(admin, 'POST', '/v1/subscriptions', {
@@ -131,6 +177,14 @@ t.test('subscription lifecycle: cancel at the period end', async (t) => {
       ['cancel_at_period_end'],
     );
     t.equal((await w.made(admin, 'GET', `/v1/subscriptions/${sub.id}`)).cancel_at_period_end, false, 'unchanged');
+    const pause = await call(a.tokens.write, 'PATCH', `/v1/subscriptions/${sub.id}`, {
+      pause_collection: { behavior: 'void' },
+    });
+    t.equal(pause.status, 403);
+    t.same(
+      pause.body.errors.map((e: any) => e.field),
+      ['pause_collection'],
+    );
     await w.made(admin, 'PATCH', '/v1/portal_settings', { customer_can_cancel: true });
     try {
       const set = await w.made(a.tokens.write, 'PATCH', `/v1/subscriptions/${sub.id}`, { cancel_at_period_end: true });

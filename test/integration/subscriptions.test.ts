@@ -121,6 +121,7 @@ t.test('subscriptions', async (t) => {
       current_period_start: start,
       current_period_end: end,
       scheduled_plan_change: null,
+      pause_collection: null,
       cancel_at_period_end: false,
       cancel_at: null,
       canceled_at: null,
@@ -141,6 +142,7 @@ t.test('subscriptions', async (t) => {
         status: 'active',
         items: res.body.items,
         cancel_at_period_end: false,
+        collection_paused: false,
         cancel_at: null,
         canceled_at: null,
         customer_id: acct.customerId,
@@ -239,7 +241,7 @@ t.test('subscriptions', async (t) => {
     t.same(changed.body, { ...sub, items });
     let events = await outbox(sub.id);
     t.equal(events.length, 2);
-    const noCancel = { cancel_at_period_end: false, cancel_at: null, canceled_at: null };
+    const noCancel = { cancel_at_period_end: false, collection_paused: false, cancel_at: null, canceled_at: null };
     t.same(events[1].data, {
       subscription_id: sub.id,
       status: 'active',

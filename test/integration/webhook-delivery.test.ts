@@ -126,6 +126,7 @@ t.test('webhook delivery', async (t) => {
         status: 'active',
         items: [{ product_id: product.body.id, meter_id: null }],
         cancel_at_period_end: false,
+        collection_paused: false,
         cancel_at: null,
         canceled_at: null,
         ...customer,

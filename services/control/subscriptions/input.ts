@@ -41,6 +41,8 @@ export interface SubscriptionChange {
   status?: 'canceled';
   /** true: cancel at the current period's end; false: undo that; absent leaves it. */
   cancelAtPeriodEnd?: boolean;
+  /** true: pause collection from now; false: resume; absent leaves it. */
+  pauseCollection?: boolean;
   /** Exact decimal text; null removes it; absent leaves it. */
   billingThreshold?: string | null;
   /** Admin only: the coupon applied from the current period on; null removes it; absent leaves it. */
@@ -88,16 +90,21 @@ export function parseSubscriptionChange(ctx: RequestContext): SubscriptionChange
     input.items === undefined &&
     input.status === undefined &&
     input.cancel_at_period_end === undefined &&
+    input.pause_collection === undefined &&
     input.billing_threshold === undefined &&
     input.coupon_id === undefined
   )
     throw new ValidationError([
-      { field: '', message: 'must contain items, status, cancel_at_period_end, billing_threshold or coupon_id' },
+      {
+        field: '',
+        message: 'must contain items, status, cancel_at_period_end, pause_collection, billing_threshold or coupon_id',
+      },
     ]);
   return {
     items: input.items && exactItems(ctx, input.items),
     status: input.status,
     cancelAtPeriodEnd: input.cancel_at_period_end,
+    pauseCollection: input.pause_collection === undefined ? undefined : input.pause_collection !== null,
     billingThreshold: exactThreshold(ctx, input.billing_threshold),
     couponId: input.coupon_id,
   };

@@ -1,6 +1,6 @@
 import { JsonDecimal } from '../../../shared/money/json.js';
 import { currentPeriod } from '../../domain/subscriptions/periods.js';
-import { itemOut, type Subscription } from '../../domain/subscriptions/types.js';
+import { collectionPaused, itemOut, type Subscription } from '../../domain/subscriptions/types.js';
 import type { CurrentDiscount } from '../../domain/coupons/types.js';
 import { toDiscount } from '../coupons/representation.js';
 
@@ -27,6 +27,9 @@ export function toSubscription(s: Subscription, now = new Date(), discount: Curr
       s.row.pending_plan_version === null || s.row.pending_plan_at === null
         ? null
         : { plan_version: s.row.pending_plan_version, at: s.row.pending_plan_at.toISOString() },
+    pause_collection: collectionPaused(s.row)
+      ? { behavior: 'void' as const, paused_at: s.row.collection_paused_at!.toISOString() }
+      : null,
     cancel_at_period_end: s.row.status === 'active' && s.row.cancel_at !== null,
     cancel_at: s.row.status === 'active' ? (s.row.cancel_at?.toISOString() ?? null) : null,
     canceled_at: s.row.canceled_at?.toISOString() ?? null,

@@ -3,7 +3,7 @@ import { newId } from '../../../shared/ids.js';
 import { Decimal } from '../../../shared/money/decimal.js';
 import { JsonDecimal } from '../../../shared/money/json.js';
 import { appendEvents, type NewEvent } from '../events/outbox-store.js';
-import { billsUsageMonthly, periodContaining, scheduleOf, usageSchedule } from '../subscriptions/periods.js';
+import { billsUsageMonthly, pausedAt, periodContaining, scheduleOf, usageSchedule } from '../subscriptions/periods.js';
 import type { BillingAnchor, BillingInterval } from '../../../shared/vocabulary.js';
 import { timed, type BillingDeps, type BillingTimings } from './deps.js';
 import { pricePeriods, type PeriodToPrice } from './price-periods.js';
@@ -45,6 +45,8 @@ interface DueRow {
   customer_id: string;
   currency: string;
   canceled_at: Date | null;
+  collection_paused_at: Date | null;
+  collection_resumed_at: Date | null;
   billing_period_start: Date;
   billing_period_end: Date;
   created_at: Date;
@@ -176,7 +178,7 @@ async function closeBatch(
   return withTransaction(deps.pg, async (client) => {
     const due = await timed(timings, 'postgres_ms', () =>
       client.query<DueRow>(
-        `SELECT s.id, s.account_id, a.customer_id, s.currency, s.canceled_at, s.billing_period_start, s.billing_period_end,
+        `SELECT s.id, s.account_id, a.customer_id, s.currency, s.canceled_at, s.collection_paused_at, s.collection_resumed_at, s.billing_period_start, s.billing_period_end,
                 s.created_at, s.trial_end, s."interval", s.interval_count, s.billing_anchor, ${TAX_PROFILE_COLUMNS('a')}
            FROM subscriptions s JOIN accounts a ON a.id = s.account_id
           WHERE ${DUE} AND ${inScope('s.account_id', '$3')} AND ($4::boolean IS FALSE OR ${NO_DRAFT})
@@ -244,7 +246,10 @@ async function writeInvoices(
   );
   // A usage month of a period longer than a month with nothing to bill (no usage-priced item, no late usage): no
   // invoice, the subscription only moves on.
-  const empty = due.map((s, i) => billsUsageMonthly(s) && nothingToBill(priced[i]!));
+  // Nor for a period ending while collection is paused (pausedAt): its usage stays recorded, unbilled.
+  const empty = due.map(
+    (s, i) => (billsUsageMonthly(s) && nothingToBill(priced[i]!)) || pausedAt(s, s.billing_period_end),
+  );
   const invoices = due.flatMap((s, i) => {
     if (empty[i]) return [];
     const p = priced[i]!;

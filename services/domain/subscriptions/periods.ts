@@ -177,6 +177,20 @@ export function periodAt(createdAt: Date, at: Date, terms: BillingTerms = MONTHL
 }
 
 /**
+ * Pause collection (docs/billing.md "Pause collection"): whether the period ending at `end` ends while collection is
+ * paused — it is then not invoiced (Stripe's pause_collection `behavior: void`).
+ */
+export function pausedAt(
+  sub: { collection_paused_at: Date | null; collection_resumed_at: Date | null },
+  end: Date,
+): boolean {
+  const paused = sub.collection_paused_at;
+  if (paused === null || paused.getTime() > end.getTime()) return false;
+  const resumed = sub.collection_resumed_at;
+  return resumed === null || resumed.getTime() <= paused.getTime() || resumed.getTime() > end.getTime();
+}
+
+/**
  * Active: the period containing now (the first one during a trial). Canceled: the period it was canceled in (its
  * last; the one ending at canceled_at when canceled at a period's end).
  */

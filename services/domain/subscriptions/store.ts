@@ -7,9 +7,9 @@ import { minorUnits } from '../../../shared/money/currencies.js';
 import type { RowWindow } from '../../../shared/row-window.js';
 import { appendEvent } from '../events/outbox-store.js';
 import { itemKey, resolveItems, sameItem, sameItems } from './items.js';
-import { subscriptionEventData } from './types.js';
+import { collectionPaused, subscriptionEventData } from './types.js';
 import type { Item, ItemRequest, Subscription, SubscriptionRow, SubscriptionTerms } from './types.js';
-import { billingStart, currentPeriod } from './periods.js';
+import { billingStart, billsUsageMonthly, currentPeriod } from './periods.js';
 import { checkTermBounds } from './term-bounds.js';
 
 type Queryable = Pick<PgPool, 'query'> | PgClient;
@@ -229,12 +229,18 @@ export async function changeSubscription(
     status?: 'canceled';
     billingThreshold?: string | null;
     cancelAtPeriodEnd?: boolean;
+    pauseCollection?: boolean;
   },
   now: Date = new Date(),
 ): Promise<{ subscription: Subscription; changed: boolean }> {
   const cur = await getSubscription(client, accountId, id, true);
   if (cur.row.status === 'canceled') {
-    if (change.items === undefined && change.billingThreshold === undefined && change.cancelAtPeriodEnd === undefined)
+    if (
+      change.items === undefined &&
+      change.billingThreshold === undefined &&
+      change.cancelAtPeriodEnd === undefined &&
+      change.pauseCollection === undefined
+    )
       return { subscription: cur, changed: false };
     throw new ConflictError(`Subscription ${id} is canceled and can no longer change.`, 'subscription_canceled');
   }
@@ -249,7 +255,11 @@ export async function changeSubscription(
     (threshold !== null && !new Decimal(threshold).eq(cur.row.billing_threshold!));
   const cancelAt = scheduledCancel(cur.row, change.cancelAtPeriodEnd, now);
   const cancelAtChanged = cancelAt?.getTime() !== cur.row.cancel_at?.getTime();
-  if (!itemsChanged && !cancel && !thresholdChanged && !cancelAtChanged) return { subscription: cur, changed: false };
+  const pausing = change.pauseCollection === undefined ? null : change.pauseCollection;
+  const pauseChanged = pausing !== null && pausing !== collectionPaused(cur.row);
+  if (pausing === true && pauseChanged) checkPausable(cur.row, threshold);
+  if (!itemsChanged && !cancel && !thresholdChanged && !cancelAtChanged && !pauseChanged)
+    return { subscription: cur, changed: false };
 
   if (itemsChanged) await writeItems(client, id, items, cur.items, now);
   const r = await client.query<SubscriptionRow>(
@@ -257,6 +267,8 @@ export async function changeSubscription(
             status = CASE WHEN $2 THEN 'canceled' ELSE status END,
             canceled_at = CASE WHEN $2 THEN $3::timestamptz ELSE canceled_at END,
             cancel_at = CASE WHEN $2 THEN NULL ELSE $6::timestamptz END,
+            collection_paused_at = CASE WHEN $7 AND $8 THEN $3::timestamptz ELSE collection_paused_at END,
+            collection_resumed_at = CASE WHEN $7 THEN (CASE WHEN $8 THEN NULL ELSE $3::timestamptz END) ELSE collection_resumed_at END,
             billing_threshold = $4::numeric,
             -- items changed by hand are no longer the plan's (nor does a scheduled plan change still apply)
             plan_id = CASE WHEN $5 THEN NULL ELSE plan_id END,
@@ -269,7 +281,7 @@ export async function changeSubscription(
             advance_period_start = CASE WHEN $2 AND trial_end > $3 THEN NULL ELSE advance_period_start END,
             advance_period_end = CASE WHEN $2 AND trial_end > $3 THEN NULL ELSE advance_period_end END
       WHERE id = $1 RETURNING *`,
-    [id, cancel, now, threshold, itemsChanged, cancelAt],
+    [id, cancel, now, threshold, itemsChanged, cancelAt, pauseChanged, pausing === true],
   );
   const sub = { row: r.rows[0]!, items };
   await emitUpdated(client, sub, cancel);
@@ -284,4 +296,17 @@ function scheduledCancel(row: SubscriptionRow, cancelAtPeriodEnd: boolean | unde
   if (cancelAtPeriodEnd === undefined) return row.cancel_at;
   if (!cancelAtPeriodEnd) return null;
   return row.cancel_at ?? currentPeriod(row, now).end;
+}
+
+/**
+ * Pausing collection covers the invoices of period ends (docs/billing.md "Pause collection"): a subscription also
+ * invoiced otherwise — in advance (periods longer than a month) or at a billing threshold — is refused (409
+ * pause_unsupported) rather than half paused.
+ */
+function checkPausable(row: SubscriptionRow, threshold: string | null): void {
+  if (billsUsageMonthly(row) || threshold !== null)
+    throw new ConflictError(
+      `Subscription ${row.id} is also invoiced in advance or at a billing threshold: its collection cannot be paused.`,
+      'pause_unsupported',
+    );
 }

@@ -13,6 +13,7 @@ export interface TermsChange {
   items?: unknown;
   status?: 'canceled';
   cancelAtPeriodEnd?: boolean;
+  pauseCollection?: boolean;
   billingThreshold?: string | null;
 }
 
@@ -51,6 +52,9 @@ export function checkCustomerMayChange(
   // Scheduling a cancellation, or undoing it, is canceling: the same setting.
   if (change.cancelAtPeriodEnd !== undefined && !settings.customer_can_cancel)
     refused.push({ field: 'cancel_at_period_end', message: byOperator });
+  // Pausing stops what the operator collects, as canceling does: the same setting.
+  if (change.pauseCollection !== undefined && !settings.customer_can_cancel)
+    refused.push({ field: 'pause_collection', message: byOperator });
   if (change.billingThreshold !== undefined && !settings.customer_can_change_threshold)
     refused.push({ field: 'billing_threshold', message: byOperator });
   if (refused.length)

@@ -22,6 +22,9 @@ export interface SubscriptionRow {
   canceled_at: Date | null;
   /** Cancel at the period's end (migration 800): the instant the billing run cancels it; null: none scheduled. */
   cancel_at: Date | null;
+  /** Pause collection (migration 801): paused since, and last resumed at (see pausedAt in periods.ts). */
+  collection_paused_at: Date | null;
+  collection_resumed_at: Date | null;
   /** Progressive billing: NUMERIC as exact text, or null (docs/billing.md "Progressive billing"). */
   billing_threshold: string | null;
   /** The plan version its items came from (docs/plans.md), or null. */
@@ -79,6 +82,13 @@ export function itemOut(i: Item) {
   };
 }
 
+/** Collection paused now (pause_collection): paused, and not resumed since. */
+export function collectionPaused(
+  row: Pick<SubscriptionRow, 'collection_paused_at' | 'collection_resumed_at'>,
+): boolean {
+  return row.collection_paused_at !== null && row.collection_resumed_at === null;
+}
+
 /**
  * The subscription as it now is, in every `subscription.*` event (docs/webhooks.md): its status, items, and its
  * scheduled or done cancellation.
@@ -89,6 +99,7 @@ export function subscriptionEventData(s: Subscription) {
     status: s.row.status,
     items: s.items.map(itemOut),
     cancel_at_period_end: s.row.status === 'active' && s.row.cancel_at !== null,
+    collection_paused: s.row.status === 'active' && collectionPaused(s.row),
     cancel_at: s.row.cancel_at?.toISOString() ?? null,
     canceled_at: s.row.canceled_at?.toISOString() ?? null,
   };
