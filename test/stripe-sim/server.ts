@@ -437,6 +437,8 @@ export function startStripeSim(o: SimOptions): Promise<http.Server> {
         const amount = r.params.amount === undefined ? left : amountOf(r.params.amount);
         if (left === 0)
           throw invalid(`Charge ${ch.id} has already been refunded.`, undefined, 'charge_already_refunded');
+        if (ch.disputed)
+          throw invalid(`Charge ${ch.id} has been charged back; cannot issue a refund.`, undefined, 'charge_disputed');
         if (amount < 1 || amount > left)
           throw invalid(
             `Refund amount (${amount}) is greater than unrefunded amount on charge (${left}).`,
