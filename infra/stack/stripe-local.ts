@@ -8,7 +8,7 @@
 import { randomBytes } from 'node:crypto';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { startStripeSimServer } from './stripe-sim.js';
+import { startStripeSimServer, stripeSimUrl } from './stripe-sim.js';
 import { stackDataDir } from './state.js';
 import { PORT_BASE_VARIABLE } from './topology.js';
 
@@ -29,6 +29,32 @@ export function wantsLocalStripe(env: NodeJS.ProcessEnv): boolean {
   return env.PAYMENT_PROCESSOR === 'stripe' && !env.STRIPE_SECRET_KEY?.trim() && !env.STRIPE_SECRET_KEY_FILE?.trim();
 }
 
+const port = (env: NodeJS.ProcessEnv) => {
+  const base = Number(env[PORT_BASE_VARIABLE]?.trim() || 0);
+  return base > 0 ? base + PORT_OFFSET : DEFAULT_PORT;
+};
+
+/**
+ * The running simulator's settings for a command beside `npm start` (`meterline billing run`): read from its keys
+ * file; null when it was never started.
+ */
+export async function localStripeSettings(
+  root: string,
+  env: NodeJS.ProcessEnv,
+): Promise<Record<string, string> | null> {
+  try {
+    const keys = JSON.parse(await readFile(path.join(stackDataDir(root, env), 'stripe-sim', 'keys.json'), 'utf8'));
+    return {
+      PAYMENT_PROCESSOR: 'stripe',
+      STRIPE_SECRET_KEY: keys.secretKey,
+      STRIPE_WEBHOOK_SECRET: keys.webhookSecret,
+      STRIPE_API_BASE: stripeSimUrl(port(env)),
+    };
+  } catch {
+    return null;
+  }
+}
+
 export async function startLocalStripe(root: string, env: NodeJS.ProcessEnv): Promise<LocalStripe> {
   const dir = path.join(stackDataDir(root, env), 'stripe-sim');
   await mkdir(dir, { recursive: true });
@@ -43,9 +69,7 @@ export async function startLocalStripe(root: string, env: NodeJS.ProcessEnv): Pr
     };
     await writeFile(keysFile, JSON.stringify(keys), { mode: 0o600 });
   }
-  const base = Number(env[PORT_BASE_VARIABLE]?.trim() || 0);
-  const port = base > 0 ? base + PORT_OFFSET : DEFAULT_PORT;
-  const handle = await startStripeSimServer({ dir, port });
+  const handle = await startStripeSimServer({ dir, port: port(env) });
   return {
     url: handle.url,
     settings: {
