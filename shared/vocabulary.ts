@@ -33,6 +33,12 @@ export type LineType = (typeof LINE_TYPES)[number];
 export const INVOICE_STATUSES = ['draft', 'open', 'paid', 'uncollectible', 'void'] as const;
 export type InvoiceStatus = (typeof INVOICE_STATUSES)[number];
 /**
+ * A payment attempt's state (docs/payments.md): pending (recorded, the processor being called), unknown (called, its
+ * answer lost: settled by reconciliation or a webhook), requires_action (3-D Secure), succeeded, failed.
+ */
+export const PAYMENT_ATTEMPT_STATUSES = ['pending', 'unknown', 'requires_action', 'succeeded', 'failed'] as const;
+export type PaymentAttemptStatus = (typeof PAYMENT_ATTEMPT_STATUSES)[number];
+/**
  * Why an invoice was issued: its period ended, its period's amount due reached the billing threshold, or (advance) a
  * billing period longer than a month began and its flat items are billed for it in advance (docs/billing.md).
  */

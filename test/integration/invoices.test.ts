@@ -127,6 +127,8 @@ t.test('invoices', async (t) => {
     attempt_count: 1,
     next_payment_attempt_at: null,
     last_payment_error: null,
+    payment_attempt_status: null, // written as rows here: no payment attempt on record
+    dispute_status: null,
     created_at: '2026-02-01T01:00:00.123Z',
     paid_at: '2026-02-01T01:00:02.500Z',
     emailed_at: null, // no SMTP_URL here: never emailed (docs/emails.md)
@@ -195,6 +197,8 @@ t.test('invoices', async (t) => {
       attempt_count: 2,
       next_payment_attempt_at: null,
       last_payment_error: null,
+      payment_attempt_status: null,
+      dispute_status: null,
       created_at: '2026-03-01T01:00:00.000Z',
       paid_at: null,
       emailed_at: null,

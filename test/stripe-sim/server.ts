@@ -437,6 +437,8 @@ export function startStripeSim(o: SimOptions): Promise<http.Server> {
         const amount = r.params.amount === undefined ? left : amountOf(r.params.amount);
         if (left === 0)
           throw invalid(`Charge ${ch.id} has already been refunded.`, undefined, 'charge_already_refunded');
+        if (ch.disputed)
+          throw invalid(`Charge ${ch.id} has been charged back; cannot issue a refund.`, undefined, 'charge_disputed');
         if (amount < 1 || amount > left)
           throw invalid(
             `Refund amount (${amount}) is greater than unrefunded amount on charge (${left}).`,
@@ -663,8 +665,15 @@ export function startStripeSim(o: SimOptions): Promise<http.Server> {
             account.idempotency[idempotencyKey] = { fingerprint: fingerprint(method, url.pathname, raw), status, body };
           state.changed();
         }
-        if (f.lose_response > 0) {
-          f.lose_response--;
+        const chargeLost =
+          f.lose_charge_response_percent > 0 &&
+          method === 'POST' &&
+          url.pathname === '/v1/payment_intents' &&
+          idempotencyKey !== null &&
+          percentileOf(idempotencyKey) < f.lose_charge_response_percent;
+        if (f.lose_response > 0 || chargeLost) {
+          if (!chargeLost) f.lose_response--;
+          account.requests.lost = (account.requests.lost ?? 0) + 1;
           state.changed();
           req.socket.destroy();
           return;
@@ -683,6 +692,9 @@ export function startStripeSim(o: SimOptions): Promise<http.Server> {
     server.listen(o.port, o.host ?? '127.0.0.1', () => resolve(server));
   });
 }
+
+/** A key's fixed place in 0…99: the same key is always chosen or never, whatever the order of requests. */
+const percentileOf = (key: string) => createHash('sha256').update(key).digest().readUInt32BE(0) % 100;
 
 const fingerprint = (method: string, path: string, raw: string) =>
   createHash('sha256')

@@ -21,6 +21,11 @@ export interface Faults {
   server_error: number;
   /** The next N API requests are carried out, then the connection is closed without a response. */
   lose_response: number;
+  /**
+   * This percentage of PaymentIntent creations (chosen by their Idempotency-Key, so every retry of a chosen one too)
+   * are carried out and their response lost: a charge made whose answer never comes. 0 = none.
+   */
+  lose_charge_response_percent: number;
   /** The next N webhooks are never sent. */
   webhook_drop: number;
   /** The next N webhooks are sent twice. */
@@ -34,6 +39,7 @@ export const NO_FAULTS: Faults = {
   timeout_ms: 2000,
   server_error: 0,
   lose_response: 0,
+  lose_charge_response_percent: 0,
   webhook_drop: 0,
   webhook_duplicate: 0,
   webhook_reorder: 0,
@@ -48,7 +54,7 @@ export interface Account {
   idempotency: Record<string, IdempotentResponse>;
   webhook: { url: string; secret: string } | null;
   faults: Faults;
-  /** Count of API requests that reached a handler, by "METHOD path-pattern". */
+  /** Count of API requests that reached a handler, by "METHOD path-pattern"; `lost` counts responses lost by faults. */
   requests: Record<string, number>;
 }
 

@@ -24,6 +24,8 @@ export function toInvoice({ invoice: r, lines }: InvoiceWithLines) {
     attempt_count: r.attempt_count,
     next_payment_attempt_at: r.next_payment_attempt_at ? r.next_payment_attempt_at.toISOString() : null,
     last_payment_error: r.last_payment_error,
+    payment_attempt_status: r.payment_attempt_status,
+    dispute_status: r.dispute_status,
     created_at: r.created_at.toISOString(),
     paid_at: r.paid_at ? r.paid_at.toISOString() : null,
     emailed_at: r.emailed_at ? r.emailed_at.toISOString() : null,

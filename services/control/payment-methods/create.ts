@@ -32,7 +32,14 @@ export function createPaymentMethodRoute(deps: ApiDeps, processor: PaymentProces
       const { clockId } = await accountTime(deps.pg, accountId);
       const verifier = processorFor(deps.pg, processor, clockId);
       let card: NewCard;
-      if (input.kind === 'card') {
+      let token = input.kind === 'token' ? input.token : null;
+      if (input.kind === 'card' && verifier.acceptsRawCards !== false && verifier.tokenizeCard) {
+        // Forwarded to the processor (Stripe's opt-in for operators with their own PCI attestation), then saved.
+        const made = await verifier.tokenizeCard(input.card);
+        if (!made.ok) throw new PaymentRequiredError(made.code, `${made.message} Nothing was stored.`);
+        token = made.token;
+      }
+      if (token === null && input.kind === 'card') {
         if (verifier.acceptsRawCards === false)
           throw new ValidationError(
             [{ field: 'card', message: `raw card details are refused by the ${verifier.name} processor` }],
@@ -64,7 +71,7 @@ export function createPaymentMethodRoute(deps: ApiDeps, processor: PaymentProces
             `This account's cards are charged by the ${verifier.name} processor, which takes card details (card), not a payment_method token.`,
             'payment_method_unsupported',
           );
-        const saved = await verifier.savePaymentMethod(accountId, input.token);
+        const saved = await verifier.savePaymentMethod(accountId, token!);
         if (!saved.ok) {
           if (saved.status === 404) throw new NotFoundError(saved.message);
           throw new PaymentRequiredError(saved.code, `${saved.message} Nothing was stored.`);
@@ -101,7 +108,7 @@ export function createPaymentMethodRoute(deps: ApiDeps, processor: PaymentProces
           'the processor declined the card (`card_declined`, `authentication_required`…); nothing was stored',
         ),
         '422': problemResponse(
-          'invalid card details; or raw details under Stripe (`raw_card_refused`), a token under the sandbox (`payment_method_unsupported`)',
+          'invalid card details; or raw details under Stripe unless STRIPE_FORWARD_RAW_CARDS (`raw_card_refused`), a token under the sandbox (`payment_method_unsupported`)',
         ),
       },
     },

@@ -226,7 +226,7 @@ export async function issueCreditNote(
       );
     if (invoice.payment_pending)
       throw new ConflictError(
-        `A payment attempt on invoice ${invoice.id} is in progress; retry when it completed.`,
+        `A payment attempt on invoice ${invoice.id} is in progress or its outcome not yet known; retry when it completed.`,
         'invoice_payment_pending',
       );
     const { lines, amount, tax } = creditLinesOf(

@@ -8,6 +8,7 @@ import type { RowWindow } from '../../../shared/row-window.js';
 import type { InvoiceLineRow, InvoiceRow, InvoiceWithLines } from './types.js';
 import type { InvoiceStatus } from '../../../shared/vocabulary.js';
 import { PRINTED_NUMBER_SQL } from './numbering.js';
+import { PAYMENT_IN_FLIGHT_SQL } from './payment-in-flight.js';
 import type { LegalAddress, TaxId } from '../tax/types.js';
 import type { PriceModel } from '../pricing/price-models.js';
 
@@ -19,7 +20,8 @@ const INVOICE_COLUMNS = `id, ${PRINTED_NUMBER_SQL('invoices')} AS number, accoun
   COALESCE(subtotal, amount)::text AS subtotal, tax::text AS tax, COALESCE(tax_exempt, 'none') AS tax_exempt,
   COALESCE(due_at, created_at) AS due_at, to_char(period_start, 'YYYY-MM-DD') AS period_start, to_char(period_end, 'YYYY-MM-DD') AS period_end,
   amount_credited::text AS amount_credited, attempt_count, next_payment_attempt_at, last_payment_error, created_at, paid_at,
-  emailed_at`;
+  emailed_at, dispute_status,
+  (SELECT pa.status FROM payment_attempts pa WHERE pa.invoice_id = invoices.id ORDER BY pa.attempt DESC LIMIT 1) AS payment_attempt_status`;
 const LINE_COLUMNS = `invoice_id, position, type, product_id, meter_id, adjusts_invoice_id, description, quantity::text AS quantity,
    unit_price::text AS unit_price, amount::text AS amount, dimensions, tax_rate_id, tax_amount::text AS tax_amount, taxes, coupon_id`;
 
@@ -146,7 +148,7 @@ export async function voidInvoice(pool: PgPool, id: string, now: Date): Promise<
     }>(
       `SELECT i.account_id, i.status, i.amount::text AS amount, i.currency,
               EXISTS (SELECT 1 FROM credit_notes n WHERE n.invoice_id = i.id) AS credited,
-              EXISTS (SELECT 1 FROM payment_attempts pa WHERE pa.invoice_id = i.id AND pa.status = 'pending') AS payment_pending
+              ${PAYMENT_IN_FLIGHT_SQL('i.id')} AS payment_pending
          FROM invoices i WHERE i.id = $1 FOR UPDATE OF i`,
       [id],
     );
@@ -167,7 +169,7 @@ export async function voidInvoice(pool: PgPool, id: string, now: Date): Promise<
       );
     if (inv.payment_pending)
       throw new ConflictError(
-        `A payment attempt on invoice ${id} is in progress; retry when it completed.`,
+        `A payment attempt on invoice ${id} is in progress or its outcome not yet known; retry when it completed.`,
         'invoice_payment_pending',
       );
     await client.query(`UPDATE invoices SET status = 'void', next_payment_attempt_at = NULL WHERE id = $1`, [id]);

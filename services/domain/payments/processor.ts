@@ -12,6 +12,11 @@ export interface PaymentProcessor {
    * element and arrive as a PaymentMethod id (savePaymentMethod), which keeps meterline out of PCI DSS scope.
    */
   readonly acceptsRawCards?: boolean;
+  /**
+   * Turns raw card details into the processor's token, which is then saved with savePaymentMethod (Stripe with
+   * STRIPE_FORWARD_RAW_CARDS: a PaymentMethod made from the number). Absent: verifyCard is how raw cards are taken.
+   */
+  tokenizeCard?(card: CardToVerify): Promise<TokenizeCardResult>;
   /** Checks the card with the processor; on success returns the token to charge it later. */
   verifyCard(card: CardToVerify): Promise<VerifyCardResult>;
   /**
@@ -48,6 +53,8 @@ export interface CardToVerify {
 export type DeclineCode = 'card_declined';
 
 export type VerifyCardResult = { ok: true; token: string } | { ok: false; code: DeclineCode };
+
+export type TokenizeCardResult = { ok: true; token: string } | { ok: false; code: string; message: string };
 
 export type SavePaymentMethodResult =
   | {
@@ -119,6 +126,7 @@ export interface RefundRequest {
   idempotencyKey: string;
 }
 
-export type RefundFailureCode = 'charge_not_found' | 'amount_exceeds_charge' | 'processing_error';
+/** charge_disputed: the customer disputed the charge (a chargeback), so the processor refunds nothing more. */
+export type RefundFailureCode = 'charge_not_found' | 'amount_exceeds_charge' | 'charge_disputed' | 'processing_error';
 
 export type RefundResult = { status: 'succeeded'; id: string } | { status: 'failed'; failure_code: RefundFailureCode };
