@@ -1,18 +1,21 @@
+import { spawn } from 'node:child_process';
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import t from 'tap';
 import { parquetReadObjects } from 'hyparquet';
 import { billingWorld } from '../fixtures/billing.js';
+import { roleProcessEnv, waitUntil } from '../fixtures/env.js';
+import { repoPath } from '../../shared/paths.js';
 import { createTestAccount } from '../fixtures/auth.js';
 import { callJson } from '../fixtures/matrix.js';
 import { startTestS3 } from '../fixtures/s3.js';
 import { Decimal } from '../../shared/money/decimal.js';
 import { EXPORT_COLUMNS } from '../../services/domain/exports/columns.js';
-import { addScheduledExports, runDueExports, type ExportDeps } from '../../services/domain/exports/run.js';
 
 /**
- * Exports (docs/exports.md) against the real api, Postgres, ClickHouse and an S3 simulator process: every kind as
+ * Exports (docs/exports.md) against the real api, Postgres, ClickHouse and an S3 simulator process, written by
+ * `meterline exports run` in its own process (what the billing role runs): every kind as
  * CSV to a local directory; usage and invoices as Parquet to S3, read back by hyparquet (an independent reader)
  * and compared with the CSV; a re-run writes the same bytes; a crash mid-upload leaves no object visible and the
  * next run completes it byte-identical; journal entries balance per document; export.completed; schedules add
@@ -52,19 +55,35 @@ t.test('exports', async (t) => {
   const w = await billingWorld(t, { EXPORTS_LOCAL_ROOT: root, ...s3.env });
   const pg = w.api.infra.pg;
   const admin = w.operator.tokens.admin;
-  const deps: ExportDeps = {
-    pg,
-    clickhouse: w.api.infra.clickhouse,
-    database: w.config.CLICKHOUSE_DATABASE,
-    config: w.config,
-    pageRows: 2,
+  const cliEnv = {
+    ...process.env,
+    ...roleProcessEnv(w.config),
+    EXPORTS_LOCAL_ROOT: root,
+    ...s3.env,
+    LOG_LEVEL: 'warn',
+    NODE_NO_WARNINGS: '1',
+  };
+  const spawnExports = (args: string[] = []) =>
+    spawn(process.execPath, [repoPath('bin/meterline.js'), 'exports', 'run', '--page-rows', '2', ...args], {
+      env: cliEnv,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+  /** `meterline exports run` to its end: its exit code and JSON answer. */
+  const runExports = async (args: string[] = []) => {
+    const child = spawnExports(args);
+    let out = '';
+    let err = '';
+    child.stdout.on('data', (d) => (out += d));
+    child.stderr.on('data', (d) => (err += d));
+    const code = await new Promise<number>((resolve) => child.on('close', (c) => resolve(c ?? -1)));
+    return { code, json: out ? JSON.parse(out) : null, stderr: err };
   };
   const post = (p: string, body: unknown, token = admin) => callJson(w.api.url, token, 'POST', p, body);
   const get = (p: string, token = admin) => callJson(w.api.url, token, 'GET', p);
 
   // A customer billed for October 2026 (paid by card), refunded in part; usage records in October.
   const customer = await createTestAccount(w.api.infra, { name: 'Export, "Quoted" Co' });
-  const plan = await w.product('Plan', '49.99', 'USD');
+  const plan = await w.product('Plan', 49.99, 'USD');
   await w.card(customer);
   const sub = await w.made(customer.tokens.write, 'POST', '/v1/subscriptions', { items: [{ product_id: plan }] });
   await w.backdate(sub.id, '2026-10-05T00:00:00Z');
@@ -79,7 +98,7 @@ t.test('exports', async (t) => {
   const meter = await w.meter(customer, 'Calls', 'calls', 'counter', 'sum');
   const records = Array.from({ length: 5 }, (_, i) => ({
     id: `r${i}`,
-    value: `${i}.25`,
+    value: i + 0.25,
     timestamp: `2026-10-1${i}T12:00:00Z`,
     ...(i === 2 ? { dimensions: { region: 'eu, west' } } : {}),
   }));
@@ -92,7 +111,8 @@ t.test('exports', async (t) => {
     const made = await post('/v1/exports', body);
     t.equal(made.status, 201, JSON.stringify(made.body));
     t.equal(made.body.status, 'pending');
-    await runDueExports(deps);
+    const ran = await runExports();
+    t.equal(ran.code, 0, ran.stderr);
     const done = await get(`/v1/exports/${made.body.id}`);
     t.equal(done.body.status, 'completed', JSON.stringify(done.body));
     return done.body;
@@ -140,7 +160,7 @@ t.test('exports', async (t) => {
         const mine = rows.filter((r) => r.meter_id === meter);
         t.same(
           mine.map((r) => [r.record_id, r.value, r.timestamp, r.customer_id]),
-          records.map((r) => [r.id, r.value, r.timestamp.replace('Z', '.000Z'), customer.customerId]),
+          records.map((r) => [r.id, String(r.value), r.timestamp.replace('Z', '.000Z'), customer.customerId]),
         );
         t.equal(mine[2]!.dimensions, JSON.stringify({ region: 'eu, west' }), 'a comma inside a field is quoted');
       }
@@ -208,34 +228,41 @@ t.test('exports', async (t) => {
     }
   });
 
-  await t.test('a crash mid-upload leaves no object visible; the next run completes it whole', async (t) => {
+  await t.test('a crash (SIGKILL) mid-upload leaves no object visible; the next run completes it whole', async (t) => {
+    // Enough records that a run at 2 rows a page is still uploading when it is killed.
+    const many = Array.from({ length: 3000 }, (_, i) => ({
+      id: `bulk${i}`,
+      value: 1,
+      timestamp: new Date(Date.UTC(2026, 9, 20) + i * 1000).toISOString(),
+    }));
+    for (let i = 0; i < many.length; i += 1000) await w.usage(customer, meter, many.slice(i, i + 1000));
     const body = {
       kind: 'usage',
-      format: 'csv',
+      format: 'parquet',
       ...usageWindow,
       destination: { type: 's3', bucket: s3.bucket, prefix: 'crash' },
     };
     const made = await post('/v1/exports', body);
-    let seen: { keys: string[]; uploads: string[] } | undefined;
-    await runDueExports({
-      ...deps,
-      afterPage: async (_e, pages) => {
-        if (pages < 2) return;
-        seen = { keys: await s3.keys('crash/'), uploads: await s3.uploadsInProgress() };
-        throw new Error('killed mid-export');
-      },
-    });
-    t.same(seen?.keys, [], 'mid-export: nothing under the final name');
-    t.equal(seen?.uploads.length, 1, 'mid-export: one multipart upload in progress');
-    const failed = (await get(`/v1/exports/${made.body.id}`)).body;
-    t.match(failed, { status: 'pending', attempts: 1, error: 'killed mid-export' });
-    t.same(await s3.keys('crash/'), [], 'after the crash: still nothing visible');
-    t.same(await s3.uploadsInProgress(), [], 'the broken upload was aborted');
-    await runDueExports(deps);
+    const child = spawnExports();
+    const closed = new Promise((resolve) => child.on('close', resolve));
+    await waitUntil(async () => (await s3.uploadsInProgress()).length > 0, 'the export to start its upload');
+    child.kill('SIGKILL');
+    await closed;
+    t.same(await s3.keys('crash/'), [], 'killed mid-export: nothing under the final name');
+    t.equal((await s3.uploadsInProgress()).length, 1, 'only an unfinished multipart upload, which S3 never shows');
+    const killed = (await get(`/v1/exports/${made.body.id}`)).body;
+    t.match(killed, { status: 'running', attempts: 1, object_key: null });
+    const again = await runExports();
+    t.same(again.json.completed, [], 'a claim that has not lapsed is left to its runner');
+    // The claim lapses (CLAIM_SECONDS after the crash): the next run takes the export again.
+    await pg.query(`UPDATE exports SET claimed_until = now() - interval '1 second' WHERE id = $1`, [made.body.id]);
+    const resumed = await runExports();
+    t.same(resumed.json.completed, [made.body.id]);
     const done = (await get(`/v1/exports/${made.body.id}`)).body;
-    t.match(done, { status: 'completed', attempts: 2 });
+    t.match(done, { status: 'completed', attempts: 2, row_count: 3005 });
     const reference = await exportAndRun(body);
     t.equal(done.sha256, reference.sha256, 'byte-identical to an uninterrupted run');
+    t.same(await s3.keys('crash/'), [done.object_key]);
   });
 
   await t.test('schedules add each window once; list and delete', async (t) => {
@@ -247,15 +274,14 @@ t.test('exports', async (t) => {
       destination: { type: 'local', path: 'daily' },
     });
     t.equal(made.status, 201, JSON.stringify(made.body));
-    t.equal(await addScheduledExports(pg, new Date('2026-10-05T00:04:00Z'), 5 * 60_000), 2, 'Oct 2 and Oct 3');
-    t.equal(await addScheduledExports(pg, new Date('2026-10-05T00:04:00Z'), 5 * 60_000), 0, 'never twice');
-    t.equal(await addScheduledExports(pg, new Date('2026-10-05T00:05:00Z'), 5 * 60_000), 1, 'Oct 4 once settled');
+    t.equal((await runExports(['--now', '2026-10-05T00:04:00Z'])).json.added, 2, 'Oct 2 and Oct 3');
+    t.equal((await runExports(['--now', '2026-10-05T00:04:00Z'])).json.added, 0, 'never twice');
+    t.equal((await runExports(['--now', '2026-10-05T00:05:00Z'])).json.added, 1, 'Oct 4 once settled');
     const list = await get(`/v1/exports?schedule_id=${made.body.id}`);
     t.same(
       list.body.data.map((e: { from: string }) => e.from).sort(),
       ['2026-10-02T00:00:00.000Z', '2026-10-03T00:00:00.000Z', '2026-10-04T00:00:00.000Z'],
     );
-    await runDueExports(deps);
     t.same(
       (await readdir(path.join(root, 'daily/invoices'))).sort(),
       [
@@ -267,6 +293,6 @@ t.test('exports', async (t) => {
     t.equal((await get('/v1/export_schedules')).body.data[0].id, made.body.id);
     t.equal((await callJson(w.api.url, admin, 'DELETE', `/v1/export_schedules/${made.body.id}`)).status, 204);
     t.equal((await get(`/v1/export_schedules/${made.body.id}`)).status, 404);
-    t.equal(await addScheduledExports(pg, new Date('2026-10-09T00:00:00Z'), 0), 0, 'a deleted schedule adds none');
+    t.equal((await runExports(['--now', '2026-10-09T00:00:00Z'])).json.added, 0, 'a deleted schedule adds none');
   });
 });

@@ -1,4 +1,3 @@
-import { ByteWriter, ParquetWriter } from 'hyparquet-writer';
 import type { ExportFormat } from '../../../shared/vocabulary.js';
 import type { ExportColumn } from './columns.js';
 import type { ObjectSink } from './destinations.js';
@@ -14,7 +13,11 @@ export interface RowEncoder {
   finish(): Promise<void>;
 }
 
-export function createEncoder(format: ExportFormat, columns: ExportColumn[], sink: ObjectSink): RowEncoder {
+export async function createEncoder(
+  format: ExportFormat,
+  columns: ExportColumn[],
+  sink: ObjectSink,
+): Promise<RowEncoder> {
   return format === 'csv' ? csvEncoder(columns, sink) : parquetEncoder(columns, sink);
 }
 
@@ -54,8 +57,11 @@ const PARQUET_TYPES = {
  * Parquet through hyparquet-writer's incremental ParquetWriter: one row group per page; after each row group the
  * writer's buffer is handed to the sink and emptied (its `flush`), so memory holds one row group, not the file.
  */
-function parquetEncoder(columns: ExportColumn[], sink: ObjectSink): RowEncoder {
-  const out = new ByteWriter(1 << 20) as ByteWriter & { index: number; flush?: () => Promise<void> };
+async function parquetEncoder(columns: ExportColumn[], sink: ObjectSink): Promise<RowEncoder> {
+  // Loaded when a Parquet export runs: its subpath imports trip the test runner's module resolver, so the
+  // modules that merely import this one (the billing role, the tests) must not load it.
+  const { ByteWriter, ParquetWriter } = await import('hyparquet-writer');
+  const out = new ByteWriter(1 << 20) as InstanceType<typeof ByteWriter> & { index: number; flush?: () => Promise<void> };
   out.flush = async () => {
     const bytes = new Uint8Array(out.buffer, 0, out.index).slice();
     out.index = 0;

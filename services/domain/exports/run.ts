@@ -33,8 +33,8 @@ export interface ExportDeps {
   config: ExportConfig;
   /** Rows per page (Postgres) and per ClickHouse read; also one Parquet row group. */
   pageRows?: number;
-  /** Test hook: called after each page is written (a crash test throws or exits here). */
-  afterPage?: (exp: ExportRow, pages: number) => Promise<void> | void;
+  /** Told of each run that failed (the export is retried, or `failed` after its last attempt). */
+  failed?: (exportId: string, err: unknown) => void;
 }
 
 const DEFAULT_PAGE_ROWS = 50_000;
@@ -60,14 +60,13 @@ async function runClaimed(deps: ExportDeps, exp: ExportRow, s3: () => S3Client):
   let sink: ObjectSink | undefined;
   try {
     sink = await openSink(exp.destination, key, deps.config, s3, `${exp.id}.${exp.attempts}`);
-    const encoder = createEncoder(exp.format, EXPORT_COLUMNS[exp.kind], sink);
+    const encoder = await createEncoder(exp.format, EXPORT_COLUMNS[exp.kind], sink);
     let rows = 0;
     let pages = 0;
     for await (const page of recordPages(deps, exp)) {
       await encoder.writePage(page);
       rows += page.length;
       pages += 1;
-      await deps.afterPage?.(exp, pages);
       if (pages % 10 === 0) await renewClaim(deps.pg, exp.id);
     }
     await encoder.finish();
@@ -88,6 +87,7 @@ async function runClaimed(deps: ExportDeps, exp: ExportRow, s3: () => S3Client):
     }));
   } catch (err) {
     await sink?.abort().catch(() => undefined);
+    deps.failed?.(exp.id, err);
     await failExport(deps.pg, exp.id, (err as Error).message ?? String(err));
     return null;
   }
@@ -116,9 +116,9 @@ async function* recordPages(deps: ExportDeps, exp: ExportRow): AsyncGenerator<Ex
         account_id: r.account_id,
         meter_id: r.meter_id,
         record_id: r.record_id,
-        timestamp: new Date(Number(r.ts_ms)),
-        value: canonicalDecimal(r.value),
-        received_at: new Date(Number(r.received_ms)),
+        timestamp: new Date(Number(r.ts_text)),
+        value: canonicalDecimal(r.value_text),
+        received_at: new Date(Number(r.received_text)),
         dimensions: r.dim_keys.length
           ? JSON.stringify(Object.fromEntries(r.dim_keys.map((k, i) => [k, r.dim_values[i] ?? ''])))
           : null,

@@ -3,6 +3,9 @@ import type { ExportInterval } from '../../../shared/vocabulary.js';
 /** How long a scheduled window is; windows start on whole UTC hours or days (docs/exports.md "Schedules"). */
 export const INTERVAL_MS: Record<ExportInterval, number> = { hourly: 3_600_000, daily: 86_400_000 };
 
+/** A window is exported this long after it ended: the consumer's batches and the hour's settle have landed. */
+export const EXPORT_SETTLE_MS = 5 * 60_000;
+
 /** Windows added per schedule per pass: a schedule started long ago catches up over several passes. */
 const MAX_WINDOWS_PER_PASS = 48;
 

@@ -12,10 +12,10 @@ import { USAGE_TABLE } from '../../../shared/usage/wire.js';
 export interface UsageExportRow {
   account_id: string;
   meter_id: string;
-  ts_ms: string;
+  ts_text: string;
   record_id: string;
-  value: string;
-  received_ms: string;
+  value_text: string;
+  received_text: string;
   dim_keys: string[];
   dim_values: string[];
 }
@@ -38,8 +38,9 @@ export async function readUsagePage(
       OR (meter_id = ${chString(m)} AND (ts_ms > ${Number(ts)} OR (ts_ms = ${Number(ts)} AND record_id > ${chString(r)}))))))`;
   }
   const rs = await ch.query({
-    query: `SELECT account_id, meter_id, toString(ts_ms) AS ts_ms, record_id, toString(value) AS value,
-        toString(received_ms) AS received_ms, dim_keys, dim_values
+    // Aliases unlike the columns: ClickHouse would read an alias named as a column in WHERE too.
+    query: `SELECT account_id, meter_id, toString(ts_ms) AS ts_text, record_id, toString(value) AS value_text,
+        toString(received_ms) AS received_text, dim_keys, dim_values
       FROM ${database}.${USAGE_TABLE} FINAL
       WHERE ts_ms >= ${Math.trunc(fromMs)} AND ts_ms < ${Math.trunc(toMs)}${seek}
         AND ${notCancelledSql(database, "1")}
@@ -51,6 +52,6 @@ export async function readUsagePage(
   const last = rows.at(-1);
   return {
     rows,
-    after: rows.length < limit || !last ? null : [last.account_id, last.meter_id, last.ts_ms, last.record_id],
+    after: rows.length < limit || !last ? null : [last.account_id, last.meter_id, last.ts_text, last.record_id],
   };
 }

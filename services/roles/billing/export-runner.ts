@@ -2,11 +2,10 @@ import type { Infra } from '../../../shared/infra.js';
 import { PeriodicTask } from '../../../shared/periodic.js';
 import type { Component } from '../role.js';
 import { addScheduledExports, runDueExports } from '../../domain/exports/run.js';
+import { EXPORT_SETTLE_MS } from '../../domain/exports/schedules.js';
 
 /** How often the runner looks for exports to write and schedule windows that ended. */
 const EVERY_MS = 2_000;
-/** A window is exported this long after it ended: the consumer's batches and the hour's settle have landed. */
-export const EXPORT_SETTLE_MS = 5 * 60_000;
 
 /**
  * The billing role's export runner (docs/exports.md): adds each schedule's windows that ended, then writes every
@@ -21,7 +20,13 @@ export class ExportRunner implements Component {
 
   async start(): Promise<void> {
     const { pg, clickhouse, config } = this.infra;
-    const deps = { pg, clickhouse, database: config.CLICKHOUSE_DATABASE, config };
+    const deps = {
+      pg,
+      clickhouse,
+      database: config.CLICKHOUSE_DATABASE,
+      config,
+      failed: (id: string, err: unknown) => this.infra.log.warn({ err, export_id: id }, 'export failed; retried'),
+    };
     this.task = new PeriodicTask({
       name: 'exports',
       everyMs: EVERY_MS,
