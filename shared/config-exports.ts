@@ -47,6 +47,7 @@ export const EXPORT_SPEC: { [K in keyof ExportConfig]: VarSpec<ExportConfig[K]> 
   EXPORTS_S3_FORCE_PATH_STYLE: {
     parse: bool,
     default: true,
-    describe: 'address buckets by path (`endpoint/bucket/key`, what S3-compatible servers expect) instead of by host name',
+    describe:
+      'address buckets by path (`endpoint/bucket/key`, what S3-compatible servers expect) instead of by host name',
   },
 };

@@ -19,7 +19,8 @@ export async function exportsCommand(args: string[]): Promise<number> {
   let now = new Date();
   if (typeof flags.now === 'string') {
     const ms = parseTimestamp(flags.now);
-    if (ms === undefined) throw new UsageError(`--now must be an RFC 3339 date-time with an offset, got "${flags.now}"`);
+    if (ms === undefined)
+      throw new UsageError(`--now must be an RFC 3339 date-time with an offset, got "${flags.now}"`);
     now = new Date(ms);
   }
   let pageRows: number | undefined;

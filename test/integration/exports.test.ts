@@ -149,7 +149,12 @@ t.test('exports', async (t) => {
   await t.test('every kind as CSV to a local directory, columns as documented', async (t) => {
     for (const kind of Object.keys(EXPORT_COLUMNS) as (keyof typeof EXPORT_COLUMNS)[]) {
       const window = kind === 'usage' ? usageWindow : docWindow;
-      const e = await exportAndRun({ kind, format: 'csv', ...window, destination: { type: 'local', path: 'acct/csv' } });
+      const e = await exportAndRun({
+        kind,
+        format: 'csv',
+        ...window,
+        destination: { type: 'local', path: 'acct/csv' },
+      });
       t.match(e.object_key, new RegExp(`^acct/csv/${kind}/${kind}_\\d{8}T\\d{6}Z_\\d{8}T\\d{6}Z\\.csv$`));
       const text = await readFile(path.join(root, e.object_key), 'utf8');
       t.equal(text.split('\r\n')[0], EXPORT_COLUMNS[kind].map((c) => c.name).join(','), `${kind}: header`);
@@ -278,18 +283,16 @@ t.test('exports', async (t) => {
     t.equal((await runExports(['--now', '2026-10-05T00:04:00Z'])).json.added, 0, 'never twice');
     t.equal((await runExports(['--now', '2026-10-05T00:05:00Z'])).json.added, 1, 'Oct 4 once settled');
     const list = await get(`/v1/exports?schedule_id=${made.body.id}`);
-    t.same(
-      list.body.data.map((e: { from: string }) => e.from).sort(),
-      ['2026-10-02T00:00:00.000Z', '2026-10-03T00:00:00.000Z', '2026-10-04T00:00:00.000Z'],
-    );
-    t.same(
-      (await readdir(path.join(root, 'daily/invoices'))).sort(),
-      [
-        'invoices_20261002T000000Z_20261003T000000Z.csv',
-        'invoices_20261003T000000Z_20261004T000000Z.csv',
-        'invoices_20261004T000000Z_20261005T000000Z.csv',
-      ],
-    );
+    t.same(list.body.data.map((e: { from: string }) => e.from).sort(), [
+      '2026-10-02T00:00:00.000Z',
+      '2026-10-03T00:00:00.000Z',
+      '2026-10-04T00:00:00.000Z',
+    ]);
+    t.same((await readdir(path.join(root, 'daily/invoices'))).sort(), [
+      'invoices_20261002T000000Z_20261003T000000Z.csv',
+      'invoices_20261003T000000Z_20261004T000000Z.csv',
+      'invoices_20261004T000000Z_20261005T000000Z.csv',
+    ]);
     t.equal((await get('/v1/export_schedules')).body.data[0].id, made.body.id);
     t.equal((await callJson(w.api.url, admin, 'DELETE', `/v1/export_schedules/${made.body.id}`)).status, 204);
     t.equal((await get(`/v1/export_schedules/${made.body.id}`)).status, 404);

@@ -104,7 +104,12 @@ const EXPORT_BODY = {
   to: '2026-11-01T00:00:00Z',
   destination: { type: 'local', path: 'matrix' },
 };
-const SCHEDULE_BODY = { kind: 'customers', format: 'csv', interval: 'daily', destination: { type: 'local', path: 'matrix' } };
+const SCHEDULE_BODY = {
+  kind: 'customers',
+  format: 'csv',
+  interval: 'daily',
+  destination: { type: 'local', path: 'matrix' },
+};
 
 const ROWS: Row[] = [
   // products: the catalog; every token reads it, admin writes it

@@ -74,7 +74,10 @@ async function handle(store: SimStore, o: S3SimOptions, req: IncomingMessage, re
   let body = await readBody(req);
   const payload = payloadProblem(req, body);
   if (payload) return sendError(res, 400, payload.code, payload.message);
-  if (String(req.headers['content-encoding'] ?? '').includes('aws-chunked') || String(req.headers['x-amz-content-sha256'] ?? '').startsWith('STREAMING-'))
+  if (
+    String(req.headers['content-encoding'] ?? '').includes('aws-chunked') ||
+    String(req.headers['x-amz-content-sha256'] ?? '').startsWith('STREAMING-')
+  )
     body = decodeChunked(body);
   const [, bucket = '', ...rest] = url.pathname.split('/').map((s) => decodeURIComponent(s));
   const key = rest.join('/');
@@ -94,9 +97,16 @@ async function handle(store: SimStore, o: S3SimOptions, req: IncomingMessage, re
     if (method === 'GET' && q.has('uploads')) {
       const uploads = store
         .uploads(bucket)
-        .map((u) => `<Upload><Key>${xmlEscape(u.key)}</Key><UploadId>${u.id}</UploadId><Initiated>${u.initiated}</Initiated></Upload>`)
+        .map(
+          (u) =>
+            `<Upload><Key>${xmlEscape(u.key)}</Key><UploadId>${u.id}</UploadId><Initiated>${u.initiated}</Initiated></Upload>`,
+        )
         .join('');
-      return send(res, 200, `<?xml version="1.0" encoding="UTF-8"?><ListMultipartUploadsResult><Bucket>${xmlEscape(bucket)}</Bucket>${uploads}<IsTruncated>false</IsTruncated></ListMultipartUploadsResult>`);
+      return send(
+        res,
+        200,
+        `<?xml version="1.0" encoding="UTF-8"?><ListMultipartUploadsResult><Bucket>${xmlEscape(bucket)}</Bucket>${uploads}<IsTruncated>false</IsTruncated></ListMultipartUploadsResult>`,
+      );
     }
     if (method === 'GET' && q.get('list-type') === '2') {
       const prefix = q.get('prefix') ?? '';
@@ -105,10 +115,19 @@ async function handle(store: SimStore, o: S3SimOptions, req: IncomingMessage, re
       const max = Math.min(1000, Number(q.get('max-keys') ?? 1000));
       const { objects, truncated } = store.list(bucket, prefix, after, max);
       const contents = objects
-        .map((m) => `<Contents><Key>${xmlEscape(m.key)}</Key><LastModified>${m.lastModified}</LastModified><ETag>${xmlEscape(m.etag)}</ETag><Size>${m.size}</Size><StorageClass>STANDARD</StorageClass></Contents>`)
+        .map(
+          (m) =>
+            `<Contents><Key>${xmlEscape(m.key)}</Key><LastModified>${m.lastModified}</LastModified><ETag>${xmlEscape(m.etag)}</ETag><Size>${m.size}</Size><StorageClass>STANDARD</StorageClass></Contents>`,
+        )
         .join('');
-      const next = truncated ? `<NextContinuationToken>${Buffer.from(objects.at(-1)!.key).toString('base64url')}</NextContinuationToken>` : '';
-      return send(res, 200, `<?xml version="1.0" encoding="UTF-8"?><ListBucketResult><Name>${xmlEscape(bucket)}</Name><Prefix>${xmlEscape(prefix)}</Prefix><KeyCount>${objects.length}</KeyCount><MaxKeys>${max}</MaxKeys><IsTruncated>${truncated}</IsTruncated>${contents}${next}</ListBucketResult>`);
+      const next = truncated
+        ? `<NextContinuationToken>${Buffer.from(objects.at(-1)!.key).toString('base64url')}</NextContinuationToken>`
+        : '';
+      return send(
+        res,
+        200,
+        `<?xml version="1.0" encoding="UTF-8"?><ListBucketResult><Name>${xmlEscape(bucket)}</Name><Prefix>${xmlEscape(prefix)}</Prefix><KeyCount>${objects.length}</KeyCount><MaxKeys>${max}</MaxKeys><IsTruncated>${truncated}</IsTruncated>${contents}${next}</ListBucketResult>`,
+      );
     }
     return sendError(res, 405, 'MethodNotAllowed', 'The specified method is not allowed against this resource.');
   }
@@ -116,7 +135,11 @@ async function handle(store: SimStore, o: S3SimOptions, req: IncomingMessage, re
   const uploadId = q.get('uploadId');
   if (method === 'POST' && q.has('uploads')) {
     const id = await store.createUpload(bucket, key);
-    return send(res, 200, `<?xml version="1.0" encoding="UTF-8"?><InitiateMultipartUploadResult><Bucket>${xmlEscape(bucket)}</Bucket><Key>${xmlEscape(key)}</Key><UploadId>${id}</UploadId></InitiateMultipartUploadResult>`);
+    return send(
+      res,
+      200,
+      `<?xml version="1.0" encoding="UTF-8"?><InitiateMultipartUploadResult><Bucket>${xmlEscape(bucket)}</Bucket><Key>${xmlEscape(key)}</Key><UploadId>${id}</UploadId></InitiateMultipartUploadResult>`,
+    );
   }
   if (method === 'PUT' && uploadId) {
     const etag = await store.putPart(bucket, key, uploadId, Number(q.get('partNumber')), body);
@@ -129,24 +152,43 @@ async function handle(store: SimStore, o: S3SimOptions, req: IncomingMessage, re
       etag: (/<ETag>([^<]*)<\/ETag>/.exec(m[1]!)?.[1] ?? '').replaceAll('&quot;', '"'),
     }));
     const meta = await store.complete(bucket, key, uploadId, parts);
-    return send(res, 200, `<?xml version="1.0" encoding="UTF-8"?><CompleteMultipartUploadResult><Bucket>${xmlEscape(bucket)}</Bucket><Key>${xmlEscape(key)}</Key><ETag>${xmlEscape(meta.etag)}</ETag></CompleteMultipartUploadResult>`);
+    return send(
+      res,
+      200,
+      `<?xml version="1.0" encoding="UTF-8"?><CompleteMultipartUploadResult><Bucket>${xmlEscape(bucket)}</Bucket><Key>${xmlEscape(key)}</Key><ETag>${xmlEscape(meta.etag)}</ETag></CompleteMultipartUploadResult>`,
+    );
   }
   if (method === 'DELETE' && uploadId) {
     await store.abort(bucket, key, uploadId);
     return send(res, 204);
   }
   if (method === 'PUT') {
-    const meta = await store.putObject(bucket, key, body, String(req.headers['content-type'] ?? 'application/octet-stream'));
+    const meta = await store.putObject(
+      bucket,
+      key,
+      body,
+      String(req.headers['content-type'] ?? 'application/octet-stream'),
+    );
     return send(res, 200, '', { etag: meta.etag });
   }
   if (method === 'HEAD') {
     const meta = store.head(bucket, key);
-    res.writeHead(200, { 'content-length': meta.size, etag: meta.etag, 'last-modified': new Date(meta.lastModified).toUTCString(), 'content-type': meta.contentType });
+    res.writeHead(200, {
+      'content-length': meta.size,
+      etag: meta.etag,
+      'last-modified': new Date(meta.lastModified).toUTCString(),
+      'content-type': meta.contentType,
+    });
     return void res.end();
   }
   if (method === 'GET') {
     const { meta, body: bytes } = await store.get(bucket, key);
-    res.writeHead(200, { 'content-length': bytes.length, etag: meta.etag, 'last-modified': new Date(meta.lastModified).toUTCString(), 'content-type': meta.contentType });
+    res.writeHead(200, {
+      'content-length': bytes.length,
+      etag: meta.etag,
+      'last-modified': new Date(meta.lastModified).toUTCString(),
+      'content-type': meta.contentType,
+    });
     return void res.end(bytes);
   }
   if (method === 'DELETE') {

@@ -9,11 +9,15 @@ import type { IncomingMessage } from 'node:http';
 const enc = (s: string) =>
   encodeURIComponent(s).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
 
-export function sigV4Problem(req: IncomingMessage, secrets: Map<string, string>): { code: string; message: string } | null {
+export function sigV4Problem(
+  req: IncomingMessage,
+  secrets: Map<string, string>,
+): { code: string; message: string } | null {
   const auth = req.headers.authorization ?? '';
-  const m = /^AWS4-HMAC-SHA256 Credential=([^/]+)\/(\d{8})\/([^/]+)\/([^/]+)\/aws4_request, ?SignedHeaders=([^,]+), ?Signature=([0-9a-f]{64})$/.exec(
-    auth,
-  );
+  const m =
+    /^AWS4-HMAC-SHA256 Credential=([^/]+)\/(\d{8})\/([^/]+)\/([^/]+)\/aws4_request, ?SignedHeaders=([^,]+), ?Signature=([0-9a-f]{64})$/.exec(
+      auth,
+    );
   if (!m) return { code: 'AccessDenied', message: 'Missing or malformed AWS4-HMAC-SHA256 Authorization header' };
   const [, keyId, date, region, service, signedHeaders, signature] = m as unknown as string[];
   const secret = secrets.get(keyId!);
@@ -61,6 +65,9 @@ export function payloadProblem(req: IncomingMessage, body: Buffer): { code: stri
   const declared = String(req.headers['x-amz-content-sha256'] ?? 'UNSIGNED-PAYLOAD');
   if (declared === 'UNSIGNED-PAYLOAD' || declared.startsWith('STREAMING-')) return null;
   if (createHash('sha256').update(body).digest('hex') !== declared)
-    return { code: 'XAmzContentSHA256Mismatch', message: 'The provided x-amz-content-sha256 header does not match what was computed.' };
+    return {
+      code: 'XAmzContentSHA256Mismatch',
+      message: 'The provided x-amz-content-sha256 header does not match what was computed.',
+    };
   return null;
 }

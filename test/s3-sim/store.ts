@@ -69,7 +69,8 @@ export class SimStore {
   }
 
   async createBucket(name: string): Promise<void> {
-    if (this.state.buckets[name]) throw new S3Error(409, 'BucketAlreadyOwnedByYou', 'Your previous request to create the named bucket succeeded');
+    if (this.state.buckets[name])
+      throw new S3Error(409, 'BucketAlreadyOwnedByYou', 'Your previous request to create the named bucket succeeded');
     this.state.buckets[name] = { created: new Date().toISOString(), objects: {} };
     await this.save();
   }
@@ -158,11 +159,16 @@ export class SimStore {
     const md5s: Buffer[] = [];
     parts.forEach((p, i) => {
       const have = u.parts[String(p.n)];
-      if (i > 0 && p.n <= parts[i - 1]!.n) throw new S3Error(400, 'InvalidPartOrder', 'The list of parts was not in ascending order.');
+      if (i > 0 && p.n <= parts[i - 1]!.n)
+        throw new S3Error(400, 'InvalidPartOrder', 'The list of parts was not in ascending order.');
       if (!have || have.etag.replaceAll('"', '') !== p.etag.replaceAll('"', ''))
         throw new S3Error(400, 'InvalidPart', 'One or more of the specified parts could not be found.');
       if (i < parts.length - 1 && have.size < MIN_PART_BYTES)
-        throw new S3Error(400, 'EntityTooSmall', 'Your proposed upload is smaller than the minimum allowed object size.');
+        throw new S3Error(
+          400,
+          'EntityTooSmall',
+          'Your proposed upload is smaller than the minimum allowed object size.',
+        );
     });
     for (const p of parts) {
       const body = await readFile(path.join(this.dir, 'parts', id, String(p.n)));

@@ -41,14 +41,22 @@ export function localPathProblem(p: string): string | null {
 /** A destination the deployment is not set up for is a 422 on `destination.type` (at creation, not at run). */
 export function checkDestinationConfigured(d: ExportDestination, c: ExportConfig): void {
   if (d.type === 'local' && !c.EXPORTS_LOCAL_ROOT)
-    throw new ValidationError([{ field: 'destination.type', message: 'local exports are off (EXPORTS_LOCAL_ROOT is not set)' }]);
+    throw new ValidationError([
+      { field: 'destination.type', message: 'local exports are off (EXPORTS_LOCAL_ROOT is not set)' },
+    ]);
   if (d.type === 's3' && (!c.EXPORTS_S3_ACCESS_KEY_ID || !c.EXPORTS_S3_SECRET_ACCESS_KEY))
-    throw new ValidationError([{ field: 'destination.type', message: 'S3 exports are off (no EXPORTS_S3_ACCESS_KEY_ID)' }]);
+    throw new ValidationError([
+      { field: 'destination.type', message: 'S3 exports are off (no EXPORTS_S3_ACCESS_KEY_ID)' },
+    ]);
 }
 
 /** The object's name under the destination: `<kind>/<kind>_<from>_<to>.<format>` (UTC, basic ISO 8601). */
 export function objectName(kind: string, from: Date, to: Date, format: string): string {
-  const t = (d: Date) => d.toISOString().replace(/[-:]/g, '').replace(/\.\d{3}Z$/, 'Z');
+  const t = (d: Date) =>
+    d
+      .toISOString()
+      .replace(/[-:]/g, '')
+      .replace(/\.\d{3}Z$/, 'Z');
   return `${kind}/${kind}_${t(from)}_${t(to)}.${format}`;
 }
 

@@ -61,7 +61,10 @@ async function parquetEncoder(columns: ExportColumn[], sink: ObjectSink): Promis
   // Loaded when a Parquet export runs: its subpath imports trip the test runner's module resolver, so the
   // modules that merely import this one (the billing role, the tests) must not load it.
   const { ByteWriter, ParquetWriter } = await import('hyparquet-writer');
-  const out = new ByteWriter(1 << 20) as InstanceType<typeof ByteWriter> & { index: number; flush?: () => Promise<void> };
+  const out = new ByteWriter(1 << 20) as InstanceType<typeof ByteWriter> & {
+    index: number;
+    flush?: () => Promise<void>;
+  };
   out.flush = async () => {
     const bytes = new Uint8Array(out.buffer, 0, out.index).slice();
     out.index = 0;

@@ -33,7 +33,15 @@ export type JournalDocument =
       tax: string;
       at: Date;
     }
-  | { type: 'refund'; id: string; number: string | null; customerId: string; currency: string; amount: string; at: Date };
+  | {
+      type: 'refund';
+      id: string;
+      number: string | null;
+      customerId: string;
+      currency: string;
+      amount: string;
+      at: Date;
+    };
 
 /** Each posting as a signed amount: positive = debit, negative = credit. */
 function postings(d: JournalDocument): [LedgerAccount, Decimal][] {

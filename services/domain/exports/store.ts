@@ -116,7 +116,11 @@ export async function failExport(pool: PgPool, id: string, reason: string): Prom
   );
 }
 
-export async function insertSchedule(pool: PgPool, accountId: string, s: NewExportSchedule): Promise<ExportScheduleRow> {
+export async function insertSchedule(
+  pool: PgPool,
+  accountId: string,
+  s: NewExportSchedule,
+): Promise<ExportScheduleRow> {
   const { rows } = await pool.query<ExportScheduleRow>(
     `INSERT INTO export_schedules (id, account_id, kind, format, interval, destination, starts_at)
      VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING ${SCHEDULE_COLUMNS}`,
@@ -165,7 +169,9 @@ export async function schedulesWithProgress(
   pool: PgPool,
 ): Promise<(ExportScheduleRow & { next_start: Date | null })[]> {
   const { rows } = await pool.query(
-    `SELECT ${SCHEDULE_COLUMNS.split(', ').map((c) => `s.${c}`).join(', ')},
+    `SELECT ${SCHEDULE_COLUMNS.split(', ')
+      .map((c) => `s.${c}`)
+      .join(', ')},
             (SELECT max(e.window_end) FROM exports e WHERE e.schedule_id = s.id) AS next_start
        FROM export_schedules s ORDER BY s.id`,
   );

@@ -43,7 +43,7 @@ export async function readUsagePage(
         toString(received_ms) AS received_text, dim_keys, dim_values
       FROM ${database}.${USAGE_TABLE} FINAL
       WHERE ts_ms >= ${Math.trunc(fromMs)} AND ts_ms < ${Math.trunc(toMs)}${seek}
-        AND ${notCancelledSql(database, "1")}
+        AND ${notCancelledSql(database, '1')}
       ORDER BY account_id, meter_id, ts_ms, record_id
       LIMIT ${Math.trunc(limit)}`,
     format: 'JSONEachRow',
