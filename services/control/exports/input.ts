@@ -31,7 +31,7 @@ function destination(d: WireDestination, errors: FieldError[]): ExportDestinatio
   if (d.type === 'local') {
     const problem = localPathProblem(d.path);
     if (problem) errors.push({ field: 'destination.path', message: problem });
-    return { type: 'local', path: d.path.replace(/^\/+|\/+$/g, '') };
+    return { type: 'local', path: d.path.split('/').filter(Boolean).join('/') };
   }
   const prefix = d.prefix ?? '';
   if (prefix.startsWith('/') || prefix.includes('\0') || prefix.split('/').includes('..'))

@@ -63,7 +63,8 @@ export function objectName(kind: string, from: Date, to: Date, format: string): 
 /** The key (S3) or path below EXPORTS_LOCAL_ROOT (local) the object ends up at. */
 export function objectKey(d: ExportDestination, name: string): string {
   const base = d.type === 'local' ? d.path : d.prefix;
-  return base === '' ? name : `${base.replace(/\/+$/, '')}/${name}`;
+  const dir = base.split('/').filter(Boolean).join('/');
+  return dir === '' ? name : `${dir}/${name}`;
 }
 
 export function s3Client(c: ExportConfig): S3Client {
