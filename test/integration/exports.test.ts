@@ -63,14 +63,19 @@ t.test('exports', async (t) => {
     LOG_LEVEL: 'warn',
     NODE_NO_WARNINGS: '1',
   };
-  const spawnExports = (args: string[] = []) =>
-    spawn(process.execPath, [repoPath('bin/meterline.js'), 'exports', 'run', '--page-rows', '2', ...args], {
-      env: cliEnv,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+  /** Small pages by default: every export here spans several pages (and Parquet row groups). */
+  const spawnExports = (args: string[] = [], pageRows = 2) =>
+    spawn(
+      process.execPath,
+      [repoPath('bin/meterline.js'), 'exports', 'run', '--page-rows', String(pageRows), ...args],
+      {
+        env: cliEnv,
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
   /** `meterline exports run` to its end: its exit code and JSON answer. */
-  const runExports = async (args: string[] = []) => {
-    const child = spawnExports(args);
+  const runExports = async (args: string[] = [], pageRows = 2) => {
+    const child = spawnExports(args, pageRows);
     let out = '';
     let err = '';
     child.stdout.on('data', (d) => (out += d));
@@ -107,11 +112,11 @@ t.test('exports', async (t) => {
   const docWindow = { from: '2026-01-01T00:00:00Z', to: new Date(Date.now() + 3_600_000).toISOString() };
   const usageWindow = { from: '2026-10-01T00:00:00Z', to: '2026-11-01T00:00:00Z' };
 
-  const exportAndRun = async (body: Record<string, unknown>) => {
+  const exportAndRun = async (body: Record<string, unknown>, pageRows = 2) => {
     const made = await post('/v1/exports', body);
     t.equal(made.status, 201, JSON.stringify(made.body));
     t.equal(made.body.status, 'pending');
-    const ran = await runExports();
+    const ran = await runExports([], pageRows);
     t.equal(ran.code, 0, ran.stderr);
     const done = await get(`/v1/exports/${made.body.id}`);
     t.equal(done.body.status, 'completed', JSON.stringify(done.body));
@@ -248,7 +253,7 @@ t.test('exports', async (t) => {
       destination: { type: 's3', bucket: s3.bucket, prefix: 'crash' },
     };
     const made = await post('/v1/exports', body);
-    const child = spawnExports();
+    const child = spawnExports([], 100);
     const closed = new Promise((resolve) => child.on('close', resolve));
     await waitUntil(async () => (await s3.uploadsInProgress()).length > 0, 'the export to start its upload');
     child.kill('SIGKILL');
@@ -257,15 +262,15 @@ t.test('exports', async (t) => {
     t.equal((await s3.uploadsInProgress()).length, 1, 'only an unfinished multipart upload, which S3 never shows');
     const killed = (await get(`/v1/exports/${made.body.id}`)).body;
     t.match(killed, { status: 'running', attempts: 1, object_key: null });
-    const again = await runExports();
+    const again = await runExports([], 100);
     t.same(again.json.completed, [], 'a claim that has not lapsed is left to its runner');
     // The claim lapses (CLAIM_SECONDS after the crash): the next run takes the export again.
     await pg.query(`UPDATE exports SET claimed_until = now() - interval '1 second' WHERE id = $1`, [made.body.id]);
-    const resumed = await runExports();
+    const resumed = await runExports([], 100);
     t.same(resumed.json.completed, [made.body.id]);
     const done = (await get(`/v1/exports/${made.body.id}`)).body;
     t.match(done, { status: 'completed', attempts: 2, row_count: 3005 });
-    const reference = await exportAndRun(body);
+    const reference = await exportAndRun(body, 100);
     t.equal(done.sha256, reference.sha256, 'byte-identical to an uninterrupted run');
     t.same(await s3.keys('crash/'), [done.object_key]);
   });

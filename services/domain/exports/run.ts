@@ -9,7 +9,7 @@ import { objectKey, objectName, openSink, s3Client, type ObjectSink } from './de
 import { createEncoder } from './formats.js';
 import { journalLines, type JournalDocument } from './journal.js';
 import { dueWindows, alignUp } from './schedules.js';
-import { readJournalPage, readPgPage, type PgKind } from './sources-store.js';
+import { customerIdsOf, readJournalPage, readPgPage, type PgKind } from './sources-store.js';
 import {
   claimDueExport,
   completeExport,
@@ -67,12 +67,12 @@ async function runClaimed(deps: ExportDeps, exp: ExportRow, s3: () => S3Client):
       await encoder.writePage(page);
       rows += page.length;
       pages += 1;
-      if (pages % 10 === 0) await renewClaim(deps.pg, exp.id);
+      if (pages % 10 === 0) await renewClaim(deps.pg, exp.id, exp.attempts);
     }
     await encoder.finish();
     const { bytes, sha256 } = await sink.commit();
     sink = undefined;
-    return await completeExport(deps.pg, exp.id, { objectKey: key, rows, bytes, sha256 }, (r) => ({
+    return await completeExport(deps.pg, exp.id, exp.attempts, { objectKey: key, rows, bytes, sha256 }, (r) => ({
       export_id: r.id,
       schedule_id: r.schedule_id,
       kind: r.kind,
@@ -88,7 +88,7 @@ async function runClaimed(deps: ExportDeps, exp: ExportRow, s3: () => S3Client):
   } catch (err) {
     await sink?.abort().catch(() => undefined);
     deps.failed?.(exp.id, err);
-    await failExport(deps.pg, exp.id, (err as Error).message ?? String(err));
+    await failExport(deps.pg, exp.id, exp.attempts, (err as Error).message ?? String(err));
     return null;
   }
 }
@@ -105,11 +105,8 @@ async function* recordPages(deps: ExportDeps, exp: ExportRow): AsyncGenerator<Ex
       const page = await readUsagePage(deps.clickhouse, deps.database, from.getTime(), to.getTime(), after, limit);
       const unknown = [...new Set(page.rows.map((r) => r.account_id))].filter((a) => !customers.has(a));
       if (unknown.length) {
-        const { rows } = await deps.pg.query<{ id: string; customer_id: string }>(
-          'SELECT id, customer_id FROM accounts WHERE id = ANY($1)',
-          [unknown],
-        );
-        for (const a of unknown) customers.set(a, rows.find((r) => r.id === a)?.customer_id ?? null);
+        const found = await customerIdsOf(deps.pg, unknown);
+        for (const a of unknown) customers.set(a, found.get(a) ?? null);
       }
       yield page.rows.map((r) => ({
         customer_id: customers.get(r.account_id) ?? null,

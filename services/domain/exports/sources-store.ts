@@ -172,3 +172,12 @@ const JOURNAL_SQL: Record<JournalDocument['type'], { select: string; from: strin
     keys: ['cn.created_at', 'cn.id'],
   },
 };
+
+/** The customer ids (cus_…) of accounts, for the usage export's rows (ClickHouse knows only account ids). */
+export async function customerIdsOf(pool: PgPool, accountIds: string[]): Promise<Map<string, string>> {
+  const { rows } = await pool.query<{ id: string; customer_id: string }>(
+    'SELECT id, customer_id FROM accounts WHERE id = ANY($1)',
+    [accountIds],
+  );
+  return new Map(rows.map((r) => [r.id, r.customer_id]));
+}

@@ -1,6 +1,6 @@
 import type { PgClient, PgPool } from '../../../shared/clients/postgres.js';
 import { selectPage, withTransaction } from '../../../shared/clients/postgres.js';
-import { NotFoundError } from '../../../shared/errors.js';
+import { ConflictError, NotFoundError } from '../../../shared/errors.js';
 import { hasPrefix, newId } from '../../../shared/ids.js';
 import type { RowWindow } from '../../../shared/row-window.js';
 import { appendEvent } from '../events/outbox-store.js';
@@ -77,42 +77,50 @@ export async function claimDueExport(pool: PgPool): Promise<ExportRow | null> {
   return rows[0] ?? null;
 }
 
+/**
+ * A claim is (id, attempts): once a claim lapsed and another runner took the export, the first runner's renewals,
+ * completion and failure match nothing.
+ */
+const CLAIMED = `id = $1 AND attempts = $2 AND status = 'running'`;
+
 /** Keeps a long export's claim while it makes progress. */
-export async function renewClaim(pool: PgPool, id: string): Promise<void> {
-  await pool.query(
-    `UPDATE exports SET claimed_until = now() + make_interval(secs => $2) WHERE id = $1 AND status = 'running'`,
-    [id, CLAIM_SECONDS],
-  );
+export async function renewClaim(pool: PgPool, id: string, attempt: number): Promise<void> {
+  await pool.query(`UPDATE exports SET claimed_until = now() + make_interval(secs => $3) WHERE ${CLAIMED}`, [
+    id,
+    attempt,
+    CLAIM_SECONDS,
+  ]);
 }
 
 /** Completes an export and appends its export.completed event in one transaction. */
 export async function completeExport(
   pool: PgPool,
   id: string,
+  attempt: number,
   result: { objectKey: string; rows: number; bytes: number; sha256: string },
   event: (row: ExportRow) => Record<string, unknown>,
 ): Promise<ExportRow> {
   return withTransaction(pool, async (c: PgClient) => {
     const { rows } = await c.query<ExportRow>(
-      `UPDATE exports SET status = 'completed', object_key = $2, row_count = $3, byte_count = $4, sha256 = $5,
+      `UPDATE exports SET status = 'completed', object_key = $3, row_count = $4, byte_count = $5, sha256 = $6,
               claimed_until = NULL, completed_at = now()
-        WHERE id = $1 AND status = 'running' RETURNING ${COLUMNS}`,
-      [id, result.objectKey, result.rows, result.bytes, result.sha256],
+        WHERE ${CLAIMED} RETURNING ${COLUMNS}`,
+      [id, attempt, result.objectKey, result.rows, result.bytes, result.sha256],
     );
     const row = rows[0];
-    if (!row) throw notFound(id);
+    if (!row) throw new ConflictError(`Export ${id} was taken by another runner (its claim lapsed).`, 'claim_lost');
     await appendEvent(c, { accountId: row.account_id, type: 'export.completed', data: event(row) });
     return row;
   });
 }
 
 /** A failed run: pending again until MAX_ATTEMPTS, then `failed` with the reason. */
-export async function failExport(pool: PgPool, id: string, reason: string): Promise<void> {
+export async function failExport(pool: PgPool, id: string, attempt: number, reason: string): Promise<void> {
   await pool.query(
-    `UPDATE exports SET status = CASE WHEN attempts >= $3 THEN 'failed' ELSE 'pending' END, error = $2,
+    `UPDATE exports SET status = CASE WHEN attempts >= $4 THEN 'failed' ELSE 'pending' END, error = $3,
             claimed_until = NULL
-      WHERE id = $1 AND status = 'running'`,
-    [id, reason.slice(0, 1000), MAX_ATTEMPTS],
+      WHERE ${CLAIMED}`,
+    [id, attempt, reason.slice(0, 1000), MAX_ATTEMPTS],
   );
 }
 
