@@ -26,6 +26,7 @@ import {
   type VarSpec,
 } from './config-parsers.js';
 import { PAYMENT_SPEC, paymentCrossChecks, type PaymentConfig } from './config-payments.js';
+import { EXPORT_SPEC, type ExportConfig } from './config-exports.js';
 import { NO_TRUSTED_PROXIES, parseTrustedProxies, type TrustedProxies } from './http/client-address.js';
 import { parseThresholdMinimums, type ThresholdMinimums } from './money/threshold-minimums.js';
 
@@ -36,7 +37,7 @@ export const API_ROUTE_SETS = ['all', 'ingress', 'control'] as const;
 export const USAGE_IDENTITIES = ['id_and_timestamp', 'id'] as const;
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
-export interface Config extends PaymentConfig {
+export interface Config extends PaymentConfig, ExportConfig {
   HOST: string;
   PORT: number;
   PUBLIC_BASE_URL: string;
@@ -371,6 +372,7 @@ const SPEC: { [K in keyof Config]: VarSpec<Config[K], Config> } = {
       'SMTP server the dispatcher sends invoice emails through (docs/emails.md), e.g. smtp://user:pass@host:587; empty: invoice emails are off',
   },
   ...PAYMENT_SPEC,
+  ...EXPORT_SPEC,
   MAIL_FROM: {
     parse: mailAddress,
     default: 'billing@localhost',

@@ -26,7 +26,9 @@ export type IdPrefix =
   | 'entg'
   | 'alrt'
   | 'plan'
-  | 'coupon';
+  | 'coupon'
+  | 'exp'
+  | 'exps';
 
 const ALPHABET = '0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ';
 

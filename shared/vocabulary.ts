@@ -70,6 +70,7 @@ export const EVENT_TYPES = [
   'meter.usage.recorded',
   'entitlement.exhausted',
   'alert.triggered',
+  'export.completed',
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 
@@ -95,3 +96,21 @@ export type CardBrand = (typeof CARD_BRANDS)[number];
 
 /** A webhook URL's longest accepted form (services/domain/webhooks/url-safety.ts checks it). */
 export const MAX_URL_LENGTH = 2048;
+
+/** Exports (docs/exports.md): what is exported, in which file format, how often a schedule runs, how far one got. */
+export const EXPORT_KINDS = [
+  'usage',
+  'invoices',
+  'invoice_lines',
+  'payments',
+  'credit_notes',
+  'customers',
+  'journal_entries',
+] as const;
+export type ExportKind = (typeof EXPORT_KINDS)[number];
+export const EXPORT_FORMATS = ['csv', 'parquet'] as const;
+export type ExportFormat = (typeof EXPORT_FORMATS)[number];
+export const EXPORT_INTERVALS = ['hourly', 'daily'] as const;
+export type ExportInterval = (typeof EXPORT_INTERVALS)[number];
+export const EXPORT_STATUSES = ['pending', 'running', 'completed', 'failed'] as const;
+export type ExportStatus = (typeof EXPORT_STATUSES)[number];

@@ -1,3 +1,5 @@
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import t from 'tap';
 import { isolatedConfig } from '../fixtures/env.js';
 import { startApi, type RunningApi } from '../fixtures/api.js';
@@ -99,6 +101,20 @@ interface Row {
   /** Optional check of a successful answer, where the status alone could hide a failure (a 202 batch of rejections). */
   verify?(body: any): string | undefined;
 }
+
+const EXPORT_BODY = {
+  kind: 'invoices',
+  format: 'csv',
+  from: '2026-10-01T00:00:00Z',
+  to: '2026-11-01T00:00:00Z',
+  destination: { type: 'local', path: 'matrix' },
+};
+const SCHEDULE_BODY = {
+  kind: 'customers',
+  format: 'csv',
+  interval: 'daily',
+  destination: { type: 'local', path: 'matrix' },
+};
 
 const ROWS: Row[] = [
   // products: the catalog; every token reads it, admin writes it
@@ -796,6 +812,60 @@ const ROWS: Row[] = [
       body: { customer_id: await fx.customer(), metric: 'amount', currency: 'USD', thresholds: [100] },
     }),
   },
+  // exports: the operator's (admin only), to a local directory below EXPORTS_LOCAL_ROOT
+  {
+    method: 'POST',
+    route: '/v1/exports',
+    scope: 'admin',
+    success: 201,
+    request: async () => ({ path: '/v1/exports', body: EXPORT_BODY }),
+  },
+  {
+    method: 'GET',
+    route: '/v1/exports',
+    scope: 'admin',
+    success: 200,
+    request: async () => ({ path: '/v1/exports' }),
+  },
+  {
+    method: 'GET',
+    route: '/v1/exports/:export_id',
+    scope: 'admin',
+    success: 200,
+    request: async (fx) => ({ path: `/v1/exports/${(await fx.admin('POST', '/v1/exports', EXPORT_BODY)).id}` }),
+  },
+  {
+    method: 'POST',
+    route: '/v1/export_schedules',
+    scope: 'admin',
+    success: 201,
+    request: async () => ({ path: '/v1/export_schedules', body: { ...SCHEDULE_BODY } }),
+  },
+  {
+    method: 'GET',
+    route: '/v1/export_schedules',
+    scope: 'admin',
+    success: 200,
+    request: async () => ({ path: '/v1/export_schedules' }),
+  },
+  {
+    method: 'GET',
+    route: '/v1/export_schedules/:schedule_id',
+    scope: 'admin',
+    success: 200,
+    request: async (fx) => ({
+      path: `/v1/export_schedules/${(await fx.admin('POST', '/v1/export_schedules', SCHEDULE_BODY)).id}`,
+    }),
+  },
+  {
+    method: 'DELETE',
+    route: '/v1/export_schedules/:schedule_id',
+    scope: 'admin',
+    success: 204,
+    request: async (fx) => ({
+      path: `/v1/export_schedules/${(await fx.admin('POST', '/v1/export_schedules', SCHEDULE_BODY)).id}`,
+    }),
+  },
   // plans: the deployment's catalog (admin writes, every token reads)
   {
     method: 'POST',
@@ -1157,7 +1227,8 @@ function customerResourceRows(): Row[] {
 const RANK = { public: 0, read: 1, write: 2, admin: 3 } as const;
 
 t.test('scope matrix', async (t) => {
-  const config = await isolatedConfig(t);
+  // Exports need a local root to accept a local destination; the matrix never runs them (no billing role).
+  const config = await isolatedConfig(t, { EXPORTS_LOCAL_ROOT: path.join(tmpdir(), 'meterline-matrix-exports') });
   const api = await startApi(t, config);
   const account = await createTestAccount(api.infra, { operator: true });
 

@@ -22,6 +22,7 @@ import { creditNotesModule } from '../../control/credit-notes/module.js';
 import { testClocksModule } from '../../control/test-clocks/module.js';
 import { entitlementsModule } from '../../control/entitlements/module.js';
 import { alertsModule } from '../../control/alerts/module.js';
+import { exportsModule } from '../../control/exports/module.js';
 import { plansModule } from '../../control/plans/module.js';
 import { portalSettingsModule } from '../../control/portal-settings/module.js';
 import { consoleModule } from '../../console/module.js';
@@ -53,6 +54,7 @@ export const ROUTE_MODULES: RouteModuleFactory[] = [
   testClocksModule,
   entitlementsModule,
   alertsModule,
+  exportsModule,
   plansModule,
   portalSettingsModule,
   auditModule,
