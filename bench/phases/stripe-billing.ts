@@ -15,7 +15,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import Stripe from 'stripe';
+import type Stripe from 'stripe';
 import type { BenchWorld } from '../world.js';
 import { benchPort } from '../ports.js';
 import { createPgPool } from '../../shared/clients/postgres.js';
@@ -121,10 +121,13 @@ export async function runStripeBillingPhase(opts: {
 
     // Stripe's side: exactly one succeeded PaymentIntent per invoice, for 19.99 USD.
     const ids = new Set(r.invoices.map((i) => i.id));
-    const sdk = new Stripe(secretKey, { host: '127.0.0.1', port: Number(new URL(sim.url).port), protocol: 'http' });
-    const intents: Stripe.PaymentIntent[] = [];
-    for await (const pi of sdk.paymentIntents.list({ limit: 100 }))
-      if (ids.has(pi.metadata.invoice_id!)) intents.push(pi);
+    // The simulator's own record of every PaymentIntent (its test-only /_sim/objects).
+    const res = await fetch(`${sim.url}/_sim/objects/payment_intent`, {
+      headers: { authorization: `Bearer ${secretKey}` },
+    });
+    const intents = ((await res.json()) as { data: Stripe.PaymentIntent[] }).data.filter((pi) =>
+      ids.has(pi.metadata.invoice_id!),
+    );
     const perInvoice = new Map<string, number>();
     for (const pi of intents)
       perInvoice.set(pi.metadata.invoice_id!, (perInvoice.get(pi.metadata.invoice_id!) ?? 0) + 1);

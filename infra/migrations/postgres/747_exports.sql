@@ -41,3 +41,7 @@ CREATE INDEX export_schedules_account_newest ON export_schedules (account_id, cr
 ALTER TABLE exports ADD CONSTRAINT exports_schedule_fk FOREIGN KEY (schedule_id) REFERENCES export_schedules(id) ON DELETE SET NULL;
 -- A schedule's window is exported once, however many billing processes look at it.
 CREATE UNIQUE INDEX exports_schedule_window ON exports (schedule_id, window_start) WHERE schedule_id IS NOT NULL;
+
+-- Exports and their schedules are the operator's doing: audited like every business object (docs/audit.md).
+CREATE TRIGGER audit AFTER INSERT OR UPDATE OR DELETE ON exports FOR EACH ROW EXECUTE FUNCTION audit_row_change('export', 'id');
+CREATE TRIGGER audit AFTER INSERT OR UPDATE OR DELETE ON export_schedules FOR EACH ROW EXECUTE FUNCTION audit_row_change('export_schedule', 'id');

@@ -59,6 +59,13 @@ const AREAS: Record<PermissionArea, readonly string[]> = {
     'DELETE /v1/test_clocks/:clock_id',
     'POST /v1/test_clocks/:clock_id/advance',
     'POST /v1/test_clocks/:clock_id/customers',
+    'GET /v1/exports',
+    'POST /v1/exports',
+    'GET /v1/exports/:export_id',
+    'GET /v1/export_schedules',
+    'POST /v1/export_schedules',
+    'GET /v1/export_schedules/:schedule_id',
+    'DELETE /v1/export_schedules/:schedule_id',
   ],
   customers: [
     'GET /v1/customers',
