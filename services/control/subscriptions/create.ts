@@ -4,7 +4,7 @@ import { reply } from '../../../shared/http/reply.js';
 import { CreateSubscriptionBody, SubscriptionSchema } from '../../../shared/api/subscriptions.js';
 import { toSubscription } from './representation.js';
 import { parseNewSubscription, type NewSubscription } from './input.js';
-import { createSubscription } from '../../domain/subscriptions/store.js';
+import { createSubscription, emitSubscriptionUpdated } from '../../domain/subscriptions/store.js';
 import { lockAccountClock } from '../../domain/test-clocks/store.js';
 import { accountActedFor } from '../../domain/customers/acting-for.js';
 import { itemsOfPlan, planVersionToSubscribe } from '../../domain/plans/subscribe.js';
@@ -52,6 +52,7 @@ export function createSubscriptionRoute(deps: ApiDeps): RouteDef<NewSubscription
         checkThresholdMinimum(sub.row.billing_threshold, sub.row.currency, deps.config.BILLING_THRESHOLD_MINIMUMS);
         // A coupon at creation: redeemed in the same transaction (a refused coupon creates nothing).
         if (input.couponId != null) await setSubscriptionCoupon(c, sub, input.couponId, now, { emit: false });
+        await emitSubscriptionUpdated(c, sub);
         return { sub, now, discount: (await currentDiscounts(c, [sub.row.id])).get(sub.row.id) ?? null };
       });
       return reply.created(toSubscription(sub, now, discount), `/v1/subscriptions/${sub.row.id}`);
