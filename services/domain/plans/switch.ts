@@ -1,5 +1,5 @@
 import type { PgClient } from '../../../shared/clients/postgres.js';
-import { changeSubscription } from '../subscriptions/store.js';
+import { changeSubscription, clearPendingPlanChange } from '../subscriptions/store.js';
 import { itemsOfPlan } from './subscribe.js';
 import type { PlanVersionRow } from './types.js';
 
@@ -22,7 +22,5 @@ export async function switchPlanVersion(
     { items: itemsOfPlan(to.items), plan: { id: to.plan_id, version: to.version } },
     at,
   );
-  await client.query('UPDATE subscriptions SET pending_plan_version = NULL, pending_plan_at = NULL WHERE id = $1', [
-    id,
-  ]);
+  await clearPendingPlanChange(client, id);
 }

@@ -151,6 +151,13 @@ function checkThreshold(amount: string, currency: string): void {
     ]);
 }
 
+/** The plan change scheduled for the period's end is done (or no longer applies). */
+export async function clearPendingPlanChange(client: PgClient, subscriptionId: string): Promise<void> {
+  await client.query('UPDATE subscriptions SET pending_plan_version = NULL, pending_plan_at = NULL WHERE id = $1', [
+    subscriptionId,
+  ]);
+}
+
 /** The coupon discounting the subscription now (services/domain/coupons/redeem.ts applies them), or null. */
 export async function currentCouponId(client: PgClient, subscriptionId: string): Promise<string | null> {
   const r = await client.query<{ coupon_id: string }>(
