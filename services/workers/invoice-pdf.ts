@@ -1,8 +1,9 @@
 import { Decimal, canonicalDecimal } from '../../shared/money/decimal.js';
-import { billToLines, formatDecimal, printable, renderPdfDocument, type Seller } from './pdf-document.js';
-import type { LegalAddress } from '../domain/tax/types.js';
-import type { DocumentLine } from '../domain/invoices/document-lines.js';
-import type { InvoiceReason } from '../../shared/vocabulary.js';
+import { billToLines, formatDecimal, printable, renderPdfDocument } from './pdf-document.js';
+import type { InvoiceDocument } from '../domain/documents/invoice.js';
+
+/** The task is the invoice's document as the domain assembles it (services/domain/documents/invoice.ts). */
+export type InvoicePdfTask = InvoiceDocument;
 
 /** Printed on reverse-charge invoices (EU VAT Directive 2006/112/EC, art. 196 and 226(11a)). */
 export const REVERSE_CHARGE_NOTE =
@@ -57,47 +58,6 @@ export { formatDecimal, printable };
  * thread (services/workers/pool.ts) so layout and deflate never block the api's event loop. Input is plain data
  * (structured-cloned into the worker); money arrives as exact decimal strings.
  */
-export interface InvoicePdfTask {
-  invoice: {
-    id: string;
-    status: 'draft' | 'open' | 'paid' | 'uncollectible' | 'void';
-    currency: string;
-    amount: string;
-    /** What credit notes took off it; printed with the amount still due when not 0. */
-    amount_credited?: string;
-    /** What the invoice bills: the period, usage so far on reaching the threshold, or a period ahead. */
-    reason?: InvoiceReason;
-    period_start: string;
-    period_end: string;
-    /** RFC 3339 */
-    created_at: string;
-    paid_at: string | null;
-    /** The invoice's number and due date, printed when the invoice has them. */
-    number?: string | null;
-    /** RFC 3339 or YYYY-MM-DD */
-    due_at?: string | null;
-    /** Totals before and of tax, printed when the invoice has them (docs/billing.md "Tax"). */
-    subtotal?: string;
-    tax?: string;
-    /** Of `tax`, what is inside the lines (inclusive rates). */
-    tax_included?: string;
-    /** 'reverse': no tax, the reverse-charge note is printed. */
-    tax_exempt?: 'none' | 'exempt' | 'reverse';
-  };
-  /** As the document shows them (services/domain/invoices/document-lines.ts): no ids, sub-lines that multiply. */
-  lines: DocumentLine[];
-  /** The account's name, its own reference (external id); its legal name and tax ids when it has them. */
-  customer: {
-    name: string | null;
-    reference?: string | null;
-    legal_name?: string | null;
-    tax_ids?: { type: string; value: string }[];
-  };
-  address: { line1: string; city: string; state: string; zip: string } | null;
-  /** The customer's legal address, printed instead of `address` when set. */
-  legal_address?: LegalAddress | null;
-  seller?: Seller;
-}
 
 const STATUS_LABEL = {
   draft: 'Draft',

@@ -2,6 +2,9 @@ import PDFDocument from 'pdfkit';
 import { move } from 'piscina';
 import { formatGrouped } from '../../shared/money/decimal.js';
 import { CURRENCY_MINOR_UNITS } from '../../shared/money/currencies.js';
+import type { Seller } from '../domain/documents/seller.js';
+
+export type { Seller };
 
 /**
  * The layout shared by meterline's billing documents (invoices, credit notes): A4, pdfkit's built-in Helvetica,
@@ -9,14 +12,6 @@ import { CURRENCY_MINOR_UNITS } from '../../shared/money/currencies.js';
  * period, the credited invoice), a table of lines and the totals. Runs inside piscina workers
  * (services/workers/invoice-pdf.ts, credit-note-pdf.ts); money arrives as exact decimal strings.
  */
-/** Who issues the document (SELLER_* and INVOICE_FOOTER in shared/config.ts); an empty field is not printed. */
-export interface Seller {
-  name: string;
-  /** Lines separated by newlines. */
-  address: string;
-  tax_id: string;
-  footer: string;
-}
 
 export interface PdfDocumentSpec {
   title: string;

@@ -17,7 +17,8 @@ const BillingAnchor = Type.Enum([...BILLING_ANCHORS], {
     'calendar (default): whole calendar intervals in UTC (ISO weeks from Monday; quarters and years from 1 January), the first one containing the start, flat items in full; start: anniversary billing from the start’s day (the 31st renews on the last day of shorter months)',
 });
 
-const Status = Type.Enum(['active', 'canceled']);
+export const SubscriptionStatus = Type.Enum(['active', 'canceled']);
+const Status = SubscriptionStatus;
 
 /** Billing per group (issue 18): at most MAX_GROUP_BY keys, as GET …/usage's group_by takes them. */
 const GroupBy = Type.Array(
@@ -86,26 +87,27 @@ const BillingThresholdInput = Type.Union(
   },
 );
 
+/** An item as the representation and `subscription.updated` show it (services/domain/subscriptions/types.ts itemOut). */
+export const SubscriptionItemSchema = Type.Object(
+  {
+    product_id: Type.String(),
+    meter_id: Type.Union([Type.String(), Type.Null()]),
+    minimum_amount: Type.Optional(Type.Number({ description: 'minimum commitment per period, when set' })),
+    group_by: Type.Optional(
+      Type.Array(Type.String(), {
+        description: 'dimension keys the usage is billed by (one line per group), when set',
+      }),
+    ),
+    quantity: Type.Optional(Type.Integer({ description: 'units of a flat product, when not 1' })),
+  },
+  { additionalProperties: false },
+);
+
 export const SubscriptionSchema = Type.Object(
   {
     id: Type.String({ examples: ['sub_7hK2sP9xR1mV4rT8bN3cJ0'] }),
     status: Status,
-    items: Type.Array(
-      Type.Object(
-        {
-          product_id: Type.String(),
-          meter_id: Type.Union([Type.String(), Type.Null()]),
-          minimum_amount: Type.Optional(Type.Number({ description: 'minimum commitment per period, when set' })),
-          group_by: Type.Optional(
-            Type.Array(Type.String(), {
-              description: 'dimension keys the usage is billed by (one line per group), when set',
-            }),
-          ),
-          quantity: Type.Optional(Type.Integer({ description: 'units of a flat product, when not 1' })),
-        },
-        { additionalProperties: false },
-      ),
-    ),
+    items: Type.Array(SubscriptionItemSchema),
     currency: Type.String(),
     billing_threshold: Type.Union([Type.Object({ amount: Type.Number() }), Type.Null()], {
       description: 'progressive billing: the amount due that issues a threshold invoice, or null',

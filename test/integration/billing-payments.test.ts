@@ -123,7 +123,16 @@ t.test('payments, dunning, pay and upcoming', async (t) => {
           failed(3, failingCard),
           failed(4, failingCard),
           failed(5, failingCard),
-          { type: 'invoice.paid', data: { invoice_id: inv.id, amount: 20, currency: 'USD' } },
+          {
+            type: 'invoice.paid',
+            data: {
+              invoice_id: inv.id,
+              amount: 20,
+              currency: 'USD',
+              status: 'paid',
+              previous_attributes: { status: 'uncollectible' },
+            },
+          },
         ],
         'each event exactly once, with docs/design.md §9 data',
       );
@@ -156,7 +165,16 @@ t.test('payments, dunning, pay and upcoming', async (t) => {
       t.equal(await w.charges(paid.id), 1);
       t.same(await eventsOf(paid.id), [
         { type: 'invoice.created', data: { invoice_id: paid.id, amount: 20, currency: 'USD' } },
-        { type: 'invoice.paid', data: { invoice_id: paid.id, amount: 20, currency: 'USD' } },
+        {
+          type: 'invoice.paid',
+          data: {
+            invoice_id: paid.id,
+            amount: 20,
+            currency: 'USD',
+            status: 'paid',
+            previous_attributes: { status: 'open' },
+          },
+        },
       ]);
       const charge = (
         await pg.query('SELECT amount::text, currency, status FROM sandbox_charges WHERE idempotency_key = $1', [

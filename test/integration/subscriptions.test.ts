@@ -132,7 +132,16 @@ t.test('subscriptions', async (t) => {
     t.same(events[0], {
       type: 'subscription.updated',
       account_id: acct.accountId,
-      data: { subscription_id: res.body.id, status: 'active', items: res.body.items, customer_id: acct.customerId },
+      data: {
+        subscription_id: res.body.id,
+        status: 'active',
+        items: res.body.items,
+        plan_id: null,
+        plan_version: null,
+        billing_threshold: null,
+        coupon_id: null,
+        customer_id: acct.customerId,
+      },
     });
   });
 
@@ -227,7 +236,15 @@ t.test('subscriptions', async (t) => {
     t.same(changed.body, { ...sub, items });
     let events = await outbox(sub.id);
     t.equal(events.length, 2);
-    t.same(events[1].data, { subscription_id: sub.id, status: 'active', items, customer_id: acct.customerId });
+    const state = { plan_id: null, plan_version: null, billing_threshold: null, coupon_id: null };
+    t.same(events[1].data, {
+      subscription_id: sub.id,
+      status: 'active',
+      items,
+      ...state,
+      previous_attributes: { items: sub.items },
+      customer_id: acct.customerId,
+    });
 
     const same = await call('PATCH', `/v1/subscriptions/${sub.id}`, {
       token: w,
@@ -261,7 +278,14 @@ t.test('subscriptions', async (t) => {
     t.same(canceled.body, { ...sub, items, status: 'canceled' });
     events = await outbox(sub.id);
     t.equal(events.length, 3);
-    t.same(events[2].data, { subscription_id: sub.id, status: 'canceled', items, customer_id: acct.customerId });
+    t.same(events[2].data, {
+      subscription_id: sub.id,
+      status: 'canceled',
+      items,
+      ...state,
+      previous_attributes: { status: 'active' },
+      customer_id: acct.customerId,
+    });
 
     const again = await call('PATCH', `/v1/subscriptions/${sub.id}`, { token: w, body: { status: 'canceled' } });
     t.equal(again.status, 200, 'canceling twice is harmless');

@@ -125,6 +125,10 @@ t.test('webhook delivery', async (t) => {
         subscription_id: sub.body.id,
         status: 'active',
         items: [{ product_id: product.body.id, meter_id: null }],
+        plan_id: null,
+        plan_version: null,
+        billing_threshold: null,
+        coupon_id: null,
         ...customer,
       });
       t.same(byType.get('meter.usage.recorded')!.payload.data, {

@@ -1,6 +1,8 @@
+import type { InvoiceStatus } from '../../../shared/vocabulary.js';
 import type { PgClient } from '../../../shared/clients/postgres.js';
 import { JsonDecimal } from '../../../shared/money/json.js';
 import { appendEvents, type NewEvent } from '../events/outbox-store.js';
+import { invoicePaid } from '../invoices/events.js';
 import type { ChargeResult } from '../payments/processor.js';
 import { nextPaymentAttemptAt } from './dunning.js';
 
@@ -41,7 +43,7 @@ export interface LockedInvoice {
   /** What is still owed: the amount less what credit notes took off it (services/domain/billing/credit-notes.ts). */
   amount_due: string;
   currency: string;
-  status: string;
+  status: InvoiceStatus;
   attempt_count: number;
   created_at: Date;
   /** When it is due (created + net terms): dunning counts from it. */
@@ -137,7 +139,7 @@ export async function applyOutcomes(client: PgClient, charged: Charged[], now: D
   const events: NewEvent[] = charged.map((c) => {
     const inv = c.attempt.invoice;
     const base = { invoice_id: inv.id, amount: new JsonDecimal(inv.amount), currency: inv.currency };
-    if (c.result.status === 'succeeded') return { accountId: inv.account_id, type: 'invoice.paid', data: base };
+    if (c.result.status === 'succeeded') return invoicePaid(inv, inv.status);
     if (c.result.status === 'requires_action')
       return {
         accountId: inv.account_id,

@@ -2,8 +2,8 @@ import { withTransaction, type PgClient } from '../../../shared/clients/postgres
 import { ConflictError, NotFoundError, PaymentRequiredError } from '../../../shared/errors.js';
 import { hasPrefix } from '../../../shared/ids.js';
 import { Decimal } from '../../../shared/money/decimal.js';
-import { JsonDecimal } from '../../../shared/money/json.js';
 import { appendEvents } from '../events/outbox-store.js';
+import { invoicePaid } from '../invoices/events.js';
 import { ChargeOutcomeUnknownError } from '../payments/processor.js';
 import { timed, type BillingDeps, type BillingTimings } from './deps.js';
 import { inScope, LIVE_CUSTOMERS, type BillingScope } from './scope.js';
@@ -249,11 +249,7 @@ async function settleWithoutCharge(client: PgClient, invoices: LockedInvoice[], 
   const settled = invoices.filter((i) => paid.has(i.id));
   await appendEvents(
     client,
-    settled.map((inv) => ({
-      accountId: inv.account_id,
-      type: 'invoice.paid',
-      data: { invoice_id: inv.id, amount: new JsonDecimal(inv.amount), currency: inv.currency },
-    })),
+    settled.map((inv) => invoicePaid(inv, inv.status)),
   );
   return settled.map((inv) => ({ invoice_id: inv.id, attempt: inv.attempt_count, outcome: 'succeeded' as const }));
 }

@@ -4,6 +4,7 @@ import { ConflictError, NotFoundError } from '../../../shared/errors.js';
 import { hasPrefix, newId } from '../../../shared/ids.js';
 import type { RowWindow } from '../../../shared/row-window.js';
 import { appendEvent } from '../events/outbox-store.js';
+import type { EventData } from '../../../shared/api/events.js';
 import type { ExportRow, ExportScheduleRow, NewExport, NewExportSchedule } from './types.js';
 
 /**
@@ -98,7 +99,7 @@ export async function completeExport(
   id: string,
   attempt: number,
   result: { objectKey: string; rows: number; bytes: number; sha256: string },
-  event: (row: ExportRow) => Record<string, unknown>,
+  event: (row: ExportRow) => EventData<'export.completed'>,
 ): Promise<ExportRow> {
   return withTransaction(pool, async (c: PgClient) => {
     const { rows } = await c.query<ExportRow>(

@@ -2,8 +2,8 @@ import type { PgPool } from '../../../shared/clients/postgres.js';
 import { selectPage, withTransaction } from '../../../shared/clients/postgres.js';
 import { hasPrefix } from '../../../shared/ids.js';
 import { ConflictError, NotFoundError } from '../../../shared/errors.js';
-import { JsonDecimal } from '../../../shared/money/json.js';
 import { appendEvent } from '../events/outbox-store.js';
+import { invoiceVoided } from './events.js';
 import type { RowWindow } from '../../../shared/row-window.js';
 import type { InvoiceLineRow, InvoiceRow, InvoiceWithLines } from './types.js';
 import type { InvoiceStatus } from '../../../shared/vocabulary.js';
@@ -178,11 +178,7 @@ export async function voidInvoice(pool: PgPool, id: string, now: Date): Promise<
        UPDATE credit_grants g SET remaining = g.remaining + returned.amount FROM returned WHERE g.id = returned.grant_id`,
       [id],
     );
-    await appendEvent(client, {
-      accountId: inv.account_id,
-      type: 'invoice.voided',
-      data: { invoice_id: id, amount: new JsonDecimal(inv.amount), currency: inv.currency },
-    });
+    await appendEvent(client, invoiceVoided({ ...inv, id }, inv.status));
     return true;
   });
 }

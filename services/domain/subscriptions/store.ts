@@ -7,7 +7,7 @@ import { minorUnits } from '../../../shared/money/currencies.js';
 import type { RowWindow } from '../../../shared/row-window.js';
 import { appendEvent } from '../events/outbox-store.js';
 import { itemKey, resolveItems, sameItem, sameItems } from './items.js';
-import { itemOut } from './types.js';
+import { subscriptionUpdated } from './events.js';
 import type { Item, ItemRequest, Subscription, SubscriptionRow, SubscriptionTerms } from './types.js';
 import { billingStart } from './periods.js';
 import { checkTermBounds } from './term-bounds.js';
@@ -151,13 +151,32 @@ function checkThreshold(amount: string, currency: string): void {
     ]);
 }
 
-/** `subscription.updated` in the same transaction as the change: published if and only if it commits. */
-async function emitUpdated(client: PgClient, s: Subscription): Promise<void> {
-  await appendEvent(client, {
-    accountId: s.row.account_id,
-    type: 'subscription.updated',
-    data: { subscription_id: s.row.id, status: s.row.status, items: s.items.map(itemOut) },
-  });
+/** The plan change scheduled for the period's end is done (or no longer applies). */
+export async function clearPendingPlanChange(client: PgClient, subscriptionId: string): Promise<void> {
+  await client.query('UPDATE subscriptions SET pending_plan_version = NULL, pending_plan_at = NULL WHERE id = $1', [
+    subscriptionId,
+  ]);
+}
+
+/** The coupon discounting the subscription now (services/domain/coupons/redeem.ts applies them), or null. */
+export async function currentCouponId(client: PgClient, subscriptionId: string): Promise<string | null> {
+  const r = await client.query<{ coupon_id: string }>(
+    'SELECT coupon_id FROM coupon_redemptions WHERE subscription_id = $1 AND ended_at IS NULL',
+    [subscriptionId],
+  );
+  return r.rows[0]?.coupon_id ?? null;
+}
+
+/**
+ * `subscription.updated` in the same transaction as the change (published if and only if it commits): the
+ * subscription as it now is, with its current coupon, and what changed since `before` (none: it was created).
+ */
+export async function emitSubscriptionUpdated(client: PgClient, s: Subscription, before?: Subscription): Promise<void> {
+  const couponId = await currentCouponId(client, s.row.id);
+  await appendEvent(
+    client,
+    subscriptionUpdated({ subscription: s, couponId }, before && { subscription: before, couponId }),
+  );
 }
 
 /**
@@ -209,7 +228,6 @@ export async function createSubscription(
   );
   const sub = { row: r.rows[0]!, items };
   await writeItems(client, sub.row.id, items, null, now);
-  await emitUpdated(client, sub);
   return sub;
 }
 
@@ -222,7 +240,13 @@ export async function changeSubscription(
   client: PgClient,
   accountId: string,
   id: string,
-  change: { items?: ItemRequest[]; status?: 'canceled'; billingThreshold?: string | null },
+  change: {
+    items?: ItemRequest[];
+    status?: 'canceled';
+    billingThreshold?: string | null;
+    /** The plan version the items now come from (a plan migration); without it changed items leave their plan. */
+    plan?: { id: string; version: number };
+  },
   now: Date = new Date(),
 ): Promise<{ subscription: Subscription; changed: boolean }> {
   const cur = await getSubscription(client, accountId, id, true);
@@ -240,7 +264,9 @@ export async function changeSubscription(
   const thresholdChanged =
     (threshold === null) !== (cur.row.billing_threshold === null) ||
     (threshold !== null && !new Decimal(threshold).eq(cur.row.billing_threshold!));
-  if (!itemsChanged && !cancel && !thresholdChanged) return { subscription: cur, changed: false };
+  const plan = change.plan ?? null;
+  const planChanged = plan !== null && (plan.id !== cur.row.plan_id || plan.version !== cur.row.plan_version);
+  if (!itemsChanged && !cancel && !thresholdChanged && !planChanged) return { subscription: cur, changed: false };
 
   if (itemsChanged) await writeItems(client, id, items, cur.items, now);
   const r = await client.query<SubscriptionRow>(
@@ -248,9 +274,10 @@ export async function changeSubscription(
             status = CASE WHEN $2 THEN 'canceled' ELSE status END,
             canceled_at = CASE WHEN $2 THEN $3::timestamptz ELSE canceled_at END,
             billing_threshold = $4::numeric,
-            -- items changed by hand are no longer the plan's (nor does a scheduled plan change still apply)
-            plan_id = CASE WHEN $5 THEN NULL ELSE plan_id END,
-            plan_version = CASE WHEN $5 THEN NULL ELSE plan_version END,
+            -- items changed by hand are no longer the plan's (nor does a scheduled plan change still apply);
+            -- a plan migration names the version they now come from
+            plan_id = CASE WHEN $6::text IS NOT NULL THEN $6 WHEN $5 THEN NULL ELSE plan_id END,
+            plan_version = CASE WHEN $6::text IS NOT NULL THEN $7::int WHEN $5 THEN NULL ELSE plan_version END,
             pending_plan_version = CASE WHEN $5 OR $2 THEN NULL ELSE pending_plan_version END,
             pending_plan_at = CASE WHEN $5 OR $2 THEN NULL ELSE pending_plan_at END,
             -- Canceled during its trial: nothing is ever billed (docs/billing.md "Trials").
@@ -259,9 +286,9 @@ export async function changeSubscription(
             advance_period_start = CASE WHEN $2 AND trial_end > $3 THEN NULL ELSE advance_period_start END,
             advance_period_end = CASE WHEN $2 AND trial_end > $3 THEN NULL ELSE advance_period_end END
       WHERE id = $1 RETURNING *`,
-    [id, cancel, now, threshold, itemsChanged],
+    [id, cancel, now, threshold, itemsChanged, plan?.id ?? null, plan?.version ?? null],
   );
   const sub = { row: r.rows[0]!, items };
-  await emitUpdated(client, sub);
+  await emitSubscriptionUpdated(client, sub, cur);
   return { subscription: sub, changed: true };
 }

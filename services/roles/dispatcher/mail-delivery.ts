@@ -2,8 +2,8 @@ import nodemailer, { type Transporter } from 'nodemailer';
 import type { Infra } from '../../../shared/infra.js';
 import type { Component } from '../role.js';
 import { createCreditNotePdfPool, createInvoicePdfPool } from '../../workers/pool.js';
-import { invoicePdfTask } from '../../control/invoices/download.js';
-import { creditNotePdfTask } from '../../control/credit-notes/download.js';
+import { invoiceDocument } from '../../domain/documents/invoice.js';
+import { creditNoteDocument } from '../../domain/documents/credit-note.js';
 import { getInvoice } from '../../domain/invoices/store.js';
 import { nextAttemptAt, RETRY_DELAYS_MS } from '../../domain/webhooks/retry-schedule.js';
 import { claimDueEmails, markEmailSent, recordEmailFailure, type ClaimedEmail } from '../../domain/emails/store.js';
@@ -132,7 +132,7 @@ export class MailDelivery implements Component {
   private async render(m: ClaimedEmail): Promise<{ document: EmailDocument; pdf: Uint8Array }> {
     const seller = this.infra.config.SELLER_NAME;
     if (m.kind === 'credit_note') {
-      const task = await creditNotePdfTask(this.infra, m.account_id, m.credit_note_id!);
+      const task = await creditNoteDocument(this.infra, m.account_id, m.credit_note_id!);
       const { invoice } = await getInvoice(this.infra.pg, m.account_id, m.invoice_id);
       this.notePdfs ??= createCreditNotePdfPool({ maxThreads: 1 });
       return {
@@ -146,7 +146,7 @@ export class MailDelivery implements Component {
         pdf: await this.notePdfs.run(task),
       };
     }
-    const task = await invoicePdfTask(this.infra, m.account_id, m.invoice_id);
+    const task = await invoiceDocument(this.infra, m.account_id, m.invoice_id);
     this.invoicePdfs ??= createInvoicePdfPool({ maxThreads: 1 });
     return {
       document: { kind: m.kind, invoice: { ...task.invoice, number: task.invoice.number ?? '' }, seller },
