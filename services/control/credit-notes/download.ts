@@ -41,10 +41,11 @@ export async function creditNotePdfTask(
   creditNoteId: string,
 ): Promise<CreditNotePdfTask> {
   const { note, lines } = await getCreditNote(pg, accountId, creditNoteId);
-  const [{ invoice }, billing, name] = await Promise.all([
+  const [{ invoice }, billing, name, seller] = await Promise.all([
     getInvoice(pg, accountId, note.invoice_id),
     getBillingInfo(pg, accountId),
     accountName(pg, accountId),
+    sellerOf({ pg, config }, accountId),
   ]);
   const task: CreditNotePdfTask = {
     note: { ...note, created_at: note.created_at.toISOString() },
@@ -57,7 +58,7 @@ export async function creditNotePdfTask(
     })),
     customer: { name },
     address: billing.billing_address,
-    seller: sellerOf(config),
+    seller,
   };
   return task;
 }

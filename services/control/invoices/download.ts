@@ -4,7 +4,7 @@ import { reply } from '../../../shared/http/reply.js';
 import { runPooled } from '../../workers/pool.js';
 import type { InvoicePdfTask } from '../../workers/invoice-pdf.js';
 import type { Seller } from '../../workers/pdf-document.js';
-import type { Config } from '../../../shared/config.js';
+import { sellerProfile } from '../../domain/seller/profile.js';
 import type { Infra } from '../../../shared/infra.js';
 import { problemResponse } from '../../../shared/http/problems.js';
 import { getBillingInfo } from '../../domain/billing-info/store.js';
@@ -91,18 +91,21 @@ export async function invoicePdfTask(
     customer: { name, reference, legal_name: legal.legal_name, tax_ids: legal.tax_ids },
     address: billing.billing_address,
     legal_address: legal.address,
-    seller: sellerOf(config),
+    seller: await sellerOf({ pg, config }, accountId),
   };
   return task;
 }
 
-/** The seller printed on billing documents: the deployment's configuration (SELLER_*, INVOICE_FOOTER). */
-export function sellerOf(config: Config): Seller {
+/** The seller printed on an account's billing documents: its seller profile (services/domain/seller/profile.ts). */
+export async function sellerOf(deps: Pick<Infra, 'pg' | 'config'>, accountId: string): Promise<Seller> {
+  const p = await sellerProfile(deps, accountId);
   return {
-    name: config.SELLER_NAME,
-    address: config.SELLER_ADDRESS,
-    tax_id: config.SELLER_TAX_ID,
-    footer: config.INVOICE_FOOTER,
+    name: p.name,
+    address: p.address_lines.join('\n'),
+    tax_ids: p.tax_ids.map((t) => (t.type ? `${t.value} (${t.type})` : t.value)),
+    support_email: p.support_email,
+    footer: p.footer,
+    logo: p.logo,
   };
 }
 

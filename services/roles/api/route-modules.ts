@@ -24,6 +24,7 @@ import { entitlementsModule } from '../../control/entitlements/module.js';
 import { alertsModule } from '../../control/alerts/module.js';
 import { plansModule } from '../../control/plans/module.js';
 import { portalSettingsModule } from '../../control/portal-settings/module.js';
+import { sellerSettingsModule } from '../../control/seller-settings/module.js';
 import { consoleModule } from '../../console/module.js';
 
 /** Every route module the api mounts, in registration order. Each area adds its factory here. */
@@ -53,5 +54,6 @@ export const ROUTE_MODULES: RouteModuleFactory[] = [
   alertsModule,
   plansModule,
   portalSettingsModule,
+  sellerSettingsModule,
   consoleModule,
 ];
