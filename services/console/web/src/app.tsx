@@ -13,11 +13,12 @@ import { EntitlementsPage } from './pages/entitlements.js';
 import { AlertsPage } from './pages/alerts.js';
 import { PlansPage } from './pages/plans.js';
 import { CouponsPage } from './pages/coupons.js';
+import { SellerPage } from './pages/seller.js';
 import type { ApiClient } from './lib/api.js';
 import type { TokenSession } from './lib/tokens.js';
 
 /** Pages only operators (admin scope) see. */
-const OPERATOR_NAV = new Set(['/customers', '/coupons']);
+const OPERATOR_NAV = new Set(['/customers', '/coupons', '/seller']);
 
 const NAV = [
   ['/meters', 'Meters'],
@@ -31,6 +32,7 @@ const NAV = [
   ['/products', 'Products'],
   ['/customers', 'Customers'],
   ['/coupons', 'Coupons'],
+  ['/seller', 'Seller'],
 ] as const;
 
 const currentRoute = () => location.hash.replace(/^#/, '') || '/meters';
@@ -61,6 +63,8 @@ function Page({ route }: { route: string }) {
       return id ? <CustomerPage id={id} /> : <CustomersPage />;
     case 'coupons':
       return <CouponsPage />;
+    case 'seller':
+      return <SellerPage />;
     default:
       return (
         <div class="error" role="alert">
