@@ -129,7 +129,8 @@ export function InvoicesPage() {
               {list.data.data.map((inv) => (
                 <tr key={inv.id} data-invoice-id={inv.id}>
                   <td>
-                    <a href={`#/invoices/${inv.id}`}>{inv.number ?? inv.id}</a>
+                    <a href={`#/invoices/${inv.id}`}>{inv.id}</a>
+                    {inv.number && <div class="id">no. {inv.number}</div>}
                   </td>
                   {isAdmin && (
                     <td data-testid="customer">{customers.data?.label(inv.customer_id) ?? inv.customer_id}</td>
@@ -208,7 +209,7 @@ export function InvoicePage({ id }: { id: string }) {
               </button>
               {canWrite && owed && (
                 <button type="button" class="primary" onClick={() => void pay.run()} disabled={pay.busy}>
-                  {isAdmin ? 'Retry payment' : 'Pay now'}
+                  Pay now
                 </button>
               )}
               {isAdmin && (owed || inv.status === 'draft') && (

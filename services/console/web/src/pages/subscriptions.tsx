@@ -262,7 +262,8 @@ function CreateSubscription({
   const [chosen, setChosen] = useState<Record<string, string>>({}); // product id → meter id ('' for flat)
   const [customer, setCustomer] = useState('');
   const [plan, setPlan] = useState('');
-  const forCustomer = customers ? { customer_id: customer } : {};
+  // An operator names the customer; none chosen: its own account, as a customer subscribes itself.
+  const forCustomer = customer ? { customer_id: customer } : {};
   const create = useAction(async () => {
     await api.post('/v1/subscriptions', {
       ...forCustomer,
@@ -297,7 +298,12 @@ function CreateSubscription({
       >
         {customers && (
           <p>
-            <CustomerSelect customers={customers} value={customer} none="choose a customer…" onChange={setCustomer} />{' '}
+            <CustomerSelect
+              customers={customers}
+              value={customer}
+              none="this account (yourself)"
+              onChange={setCustomer}
+            />{' '}
             {latest.length > 0 && (
               <label>
                 Plan{' '}
@@ -359,10 +365,7 @@ function CreateSubscription({
             </tbody>
           </table>
         )}
-        <button
-          type="submit"
-          disabled={create.busy || (customers && !customer) || (!plan && Object.keys(chosen).length === 0)}
-        >
+        <button type="submit" disabled={create.busy || (!plan && Object.keys(chosen).length === 0)}>
           Create subscription
         </button>
       </form>
