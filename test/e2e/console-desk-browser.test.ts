@@ -102,7 +102,7 @@ t.test('web console: the operator’s desk', async (t) => {
     const shown = (expected: string[]) =>
       page.waitForFunction(
         (want) =>
-          [...document.querySelectorAll('table[data-testid="invoices"] tbody tr')]
+          Array.from(document.querySelectorAll('table[data-testid="invoices"] tbody tr'))
             .map((tr) => tr.getAttribute('data-invoice-id'))
             .sort()
             .join() === want,
