@@ -357,14 +357,26 @@ const SPEC: { [K in keyof Config]: VarSpec<Config[K], Config> } = {
     default: 0,
     describe: 'port of /metrics of the consumer, dispatcher and billing roles (0 = any free port)',
   },
-  SELLER_NAME: { parse: printedText(200, false), default: '', describe: 'seller name on invoice PDFs' },
+  SELLER_NAME: {
+    parse: printedText(200, false),
+    default: '',
+    describe: 'seller name on PDFs and emails when seller settings set no legal_name (docs/seller-settings.md)',
+  },
   SELLER_ADDRESS: {
     parse: printedText(500, true),
     default: '',
-    describe: 'seller address on invoice PDFs; lines separated by newlines or \\n',
+    describe: 'seller address on PDFs when seller settings set none; lines separated by newlines or \\n',
   },
-  SELLER_TAX_ID: { parse: printedText(64, false), default: '', describe: 'seller tax id (VAT, EIN…) on invoice PDFs' },
-  INVOICE_FOOTER: { parse: printedText(500, false), default: '', describe: 'footer line of every invoice PDF page' },
+  SELLER_TAX_ID: {
+    parse: printedText(64, false),
+    default: '',
+    describe: 'seller tax id (VAT, EIN…) on PDFs when seller settings set no tax_ids',
+  },
+  INVOICE_FOOTER: {
+    parse: printedText(500, false),
+    default: '',
+    describe: 'footer line of every PDF page when seller settings set no invoice_footer',
+  },
   SMTP_URL: {
     parse: url(['smtp', 'smtps']),
     default: '',
@@ -376,7 +388,8 @@ const SPEC: { [K in keyof Config]: VarSpec<Config[K], Config> } = {
   MAIL_FROM: {
     parse: mailAddress,
     default: 'billing@localhost',
-    describe: 'From address of invoice emails: an address, or a name and address (Acme Billing <billing@acme.example>)',
+    describe:
+      'From address of invoice emails when seller settings set no email_from: an address, or a name and address (Acme Billing <billing@acme.example>)',
   },
 };
 

@@ -50,6 +50,13 @@ declare module 'pdfkit' {
     moveDown(lines?: number): this;
     heightOfString(text: string, options?: TextOptions): number;
     widthOfString(text: string, options?: TextOptions): number;
+    /** A PNG or JPEG at (x, y), scaled to fit within `fit` (width, height) keeping its proportions. */
+    image(
+      src: Buffer,
+      x?: number,
+      y?: number,
+      options?: { fit?: [number, number]; width?: number; height?: number },
+    ): this;
     addPage(options?: PDFDocumentOptions): this;
     /** With bufferPages: the pages laid out so far, and going back to one of them. */
     bufferedPageRange(): { start: number; count: number };

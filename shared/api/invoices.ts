@@ -153,6 +153,24 @@ export const ListInvoicesQuery = Type.Object(
         description: 'operators (admin): that customer’s invoices; any other token may name only itself',
       }),
     ),
+    scope: Type.Optional(
+      Type.Literal('deployment', {
+        description:
+          'operators (admin): every customer’s invoices at once (customer_id narrows it); any other token → 403',
+      }),
+    ),
+    period_from: Type.Optional(
+      Type.String({
+        format: 'date',
+        description: 'only invoices whose period ends on or after this date (YYYY-MM-DD)',
+      }),
+    ),
+    period_to: Type.Optional(
+      Type.String({
+        format: 'date',
+        description: 'only invoices whose period starts on or before this date (YYYY-MM-DD)',
+      }),
+    ),
   },
   { additionalProperties: false },
 );

@@ -106,6 +106,7 @@ export const SubscriptionItemSchema = Type.Object(
 export const SubscriptionSchema = Type.Object(
   {
     id: Type.String({ examples: ['sub_7hK2sP9xR1mV4rT8bN3cJ0'] }),
+    customer_id: Type.String({ description: 'cus_… of the customer subscribed (the account’s own)' }),
     status: Status,
     items: Type.Array(SubscriptionItemSchema),
     currency: Type.String(),
@@ -199,6 +200,12 @@ export const ListSubscriptionsQuery = Type.Object(
         minLength: 1,
         maxLength: 64,
         description: 'operators (admin): that customer’s subscriptions; any other token may name only itself',
+      }),
+    ),
+    scope: Type.Optional(
+      Type.Literal('deployment', {
+        description:
+          'operators (admin): every customer’s subscriptions at once (customer_id narrows it); any other token → 403',
       }),
     ),
   },

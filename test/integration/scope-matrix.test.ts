@@ -983,6 +983,22 @@ const ROWS: Row[] = [
     request: async (fx) => ({ path: `/v1/users/${await fx.operatorUser('developer')}`, body: { role: 'billing' } }),
     verify: (b) => (b.role === 'billing' ? undefined : `role is ${b.role}`),
   },
+  // issue 48: the seller and branding on every document are the operator's (admin)
+  {
+    method: 'GET',
+    route: '/v1/seller_settings',
+    scope: 'admin',
+    success: 200,
+    request: async () => ({ path: '/v1/seller_settings' }),
+  },
+  {
+    method: 'PATCH',
+    route: '/v1/seller_settings',
+    scope: 'admin',
+    success: 200,
+    request: async () => ({ path: '/v1/seller_settings', body: { legal_name: 'Matrix Seller Ltd' } }),
+    verify: (b) => (b.legal_name === 'Matrix Seller Ltd' ? undefined : `legal_name is ${b.legal_name}`),
+  },
   // ↑ append rows for further endpoints here
 ];
 
@@ -1084,6 +1100,20 @@ const CUSTOMER_ROWS: CustomerRow[] = [
     what: 'changes the portal settings',
     method: 'PATCH',
     request: async () => ({ path: '/v1/portal_settings', body: { customer_can_cancel: true } }),
+    read: { status: 403, code: 'insufficient_scope' },
+    write: { status: 403, code: 'insufficient_scope' },
+  },
+  {
+    what: 'reads the seller settings',
+    method: 'GET',
+    request: async () => ({ path: '/v1/seller_settings' }),
+    read: { status: 403, code: 'insufficient_scope' },
+    write: { status: 403, code: 'insufficient_scope' },
+  },
+  {
+    what: 'changes the seller settings',
+    method: 'PATCH',
+    request: async () => ({ path: '/v1/seller_settings', body: { legal_name: 'Mallory Ltd' } }),
     read: { status: 403, code: 'insufficient_scope' },
     write: { status: 403, code: 'insufficient_scope' },
   },

@@ -105,6 +105,7 @@ t.test('subscriptions', async (t) => {
     const [start, end] = monthBounds();
     t.same(res.body, {
       id: res.body.id,
+      customer_id: acct.customerId,
       status: 'active',
       items: [
         { product_id: flatUsd, meter_id: null },

@@ -39,7 +39,7 @@ function checkName(name: string, errors: FieldError[]): string {
   return trimmed;
 }
 
-function checkEmail(email: string, errors: FieldError[], field = 'email'): string {
+export function checkEmail(email: string, errors: FieldError[], field = 'email'): string {
   const trimmed = email.trim();
   if (!looksLikeEmail(trimmed)) errors.push({ field, message: 'must be an email address' });
   return trimmed;
@@ -58,8 +58,8 @@ function checkMetadata(m: Record<string, string>, errors: FieldError[]): Record<
   return m;
 }
 
-/** Blank lines, a country ISO 3166-1 does not have (upper-cased), control characters. */
-function checkLegalAddress(a: LegalAddress, errors: FieldError[]): LegalAddress {
+/** THE legal address rule (customers, the seller): blank lines, a country ISO 3166-1 does not have (upper-cased), control characters. */
+export function checkLegalAddress(a: LegalAddress, errors: FieldError[]): LegalAddress {
   const out: LegalAddress = { ...a, country: a.country.toUpperCase() };
   for (const k of ['line1', 'line2', 'city', 'postal_code', 'region'] as const) {
     const v = a[k];
@@ -73,7 +73,7 @@ function checkLegalAddress(a: LegalAddress, errors: FieldError[]): LegalAddress 
   return out;
 }
 
-function checkTaxIds(ids: TaxId[], errors: FieldError[]): TaxId[] {
+export function checkTaxIds(ids: TaxId[], errors: FieldError[]): TaxId[] {
   return ids.map((t, i) => {
     const value = t.value.trim();
     if (!value || hasControlCharacter(value))

@@ -3,6 +3,7 @@ import { withTransaction } from '../../../shared/clients/postgres.js';
 import { reply } from '../../../shared/http/reply.js';
 import { CreateSubscriptionBody, SubscriptionSchema } from '../../../shared/api/subscriptions.js';
 import { toSubscription } from './representation.js';
+import { customerIdsOfAccounts } from '../../domain/customers/store.js';
 import { parseNewSubscription, type NewSubscription } from './input.js';
 import { subscribe } from '../../domain/billing/subscribe.js';
 import { accountActedFor } from '../../domain/customers/acting-for.js';
@@ -35,7 +36,11 @@ export function createSubscriptionRoute(deps: ApiDeps): RouteDef<NewSubscription
         });
         return { sub, now, discount: (await currentDiscounts(c, [sub.row.id])).get(sub.row.id) ?? null };
       });
-      return reply.created(toSubscription(sub, now, discount), `/v1/subscriptions/${sub.row.id}`);
+      const customers = await customerIdsOfAccounts(deps.pg, [sub.row.account_id]);
+      return reply.created(
+        toSubscription(sub, now, discount, customers.get(sub.row.account_id)!),
+        `/v1/subscriptions/${sub.row.id}`,
+      );
     },
     doc: {
       summary: 'Subscribe the account (an operator: any customer, customer_id) to products or to a plan',

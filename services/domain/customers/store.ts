@@ -181,6 +181,18 @@ export async function findAccountOfCustomer(db: PgPool | PgClient, customerId: s
   return rows[0]?.id;
 }
 
+/** The customer id (cus_…) of each of these accounts: what the API names a resource's customer by. */
+export async function customerIdsOfAccounts(
+  db: PgPool | PgClient,
+  accountIds: readonly string[],
+): Promise<Map<string, string>> {
+  const { rows } = await db.query<{ id: string; customer_id: string }>(
+    'SELECT id, customer_id FROM accounts WHERE id = ANY($1::text[])',
+    [[...new Set(accountIds)]],
+  );
+  return new Map(rows.map((r) => [r.id, r.customer_id]));
+}
+
 /** The accounts of customers with these external ids (those that exist). */
 export async function accountsOfExternalIds(pool: PgPool, externalIds: readonly string[]): Promise<string[]> {
   const { rows } = await pool.query<{ id: string }>('SELECT id FROM accounts WHERE external_id = ANY($1::text[])', [

@@ -50,7 +50,7 @@ export async function creditNoteDocument(
     })),
     customer: { name },
     address: billing.billing_address,
-    seller: sellerOf(config),
+    seller: await sellerOf({ pg, config }, accountId),
   };
   return document;
 }

@@ -103,7 +103,7 @@ export async function invoiceDocument(
     customer: { name, reference, legal_name: legal.legal_name, tax_ids: legal.tax_ids },
     address: billing.billing_address,
     legal_address: legal.address,
-    seller: sellerOf(config),
+    seller: await sellerOf({ pg, config }, accountId),
   };
   return document;
 }

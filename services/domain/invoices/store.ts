@@ -40,8 +40,8 @@ async function linesOf(pool: PgPool, invoiceIds: string[]): Promise<Map<string, 
 /** The account's invoices, newest first (ties by id), optionally of one status. */
 export async function listInvoices(
   pool: PgPool,
-  accountId: string,
-  q: { status?: InvoiceStatus },
+  accountId: string | null,
+  q: { status?: InvoiceStatus; period_from?: string; period_to?: string },
   window: RowWindow,
 ): Promise<{ items: InvoiceWithLines[]; total: number }> {
   const { rows, total } = await selectPage<InvoiceRow>(
@@ -49,8 +49,11 @@ export async function listInvoices(
     {
       columns: INVOICE_COLUMNS,
       from: 'invoices',
-      where: 'account_id = $1 AND ($2::text IS NULL OR status = $2)',
-      params: [accountId, q.status ?? null],
+      // accountId null: every account's (an operator's deployment-wide list, accountsListedFor).
+      where:
+        '($1::text IS NULL OR account_id = $1) AND ($2::text IS NULL OR status = $2)' +
+        ' AND ($3::date IS NULL OR period_end >= $3) AND ($4::date IS NULL OR period_start <= $4)',
+      params: [accountId, q.status ?? null, q.period_from ?? null, q.period_to ?? null],
       orderBy: 'created_at DESC, id DESC',
     },
     window,

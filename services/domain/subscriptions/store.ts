@@ -38,7 +38,7 @@ async function itemsOf(q: Queryable, ids: string[]): Promise<Map<string, Item[]>
 
 export async function listSubscriptions(
   pool: PgPool,
-  accountId: string,
+  accountId: string | null,
   q: { status?: string },
   window: RowWindow,
 ): Promise<{ subscriptions: Subscription[]; total: number }> {
@@ -47,7 +47,8 @@ export async function listSubscriptions(
     {
       columns: '*',
       from: 'subscriptions',
-      where: 'account_id = $1 AND ($2::text IS NULL OR status = $2)',
+      // accountId null: every account's (an operator's deployment-wide list, accountsListedFor).
+      where: '($1::text IS NULL OR account_id = $1) AND ($2::text IS NULL OR status = $2)',
       params: [accountId, q.status ?? null],
       orderBy: 'created_at DESC, id DESC',
     },

@@ -115,7 +115,7 @@ const AREAS: Record<PermissionArea, readonly string[]> = {
     'GET /v1/customers/:customer_id/users',
     'POST /v1/customers/:customer_id/users',
   ],
-  settings: ['GET /v1/portal_settings', 'PATCH /v1/portal_settings'],
+  settings: ['GET /v1/portal_settings', 'PATCH /v1/portal_settings', 'GET /v1/seller_settings', 'PATCH /v1/seller_settings'],
   audit: ['GET /v1/audit_events'],
 };
 

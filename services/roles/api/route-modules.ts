@@ -25,6 +25,7 @@ import { alertsModule } from '../../control/alerts/module.js';
 import { exportsModule } from '../../control/exports/module.js';
 import { plansModule } from '../../control/plans/module.js';
 import { portalSettingsModule } from '../../control/portal-settings/module.js';
+import { sellerSettingsModule } from '../../control/seller-settings/module.js';
 import { consoleModule } from '../../console/module.js';
 import { auditModule } from '../../control/audit/module.js';
 import { usersModule } from '../../control/users/module.js';
@@ -59,5 +60,6 @@ export const ROUTE_MODULES: RouteModuleFactory[] = [
   portalSettingsModule,
   auditModule,
   usersModule,
+  sellerSettingsModule,
   consoleModule,
 ];
