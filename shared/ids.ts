@@ -26,7 +26,8 @@ export type IdPrefix =
   | 'entg'
   | 'alrt'
   | 'plan'
-  | 'coupon';
+  | 'coupon'
+  | 'hcl';
 
 const ALPHABET = '0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ';
 

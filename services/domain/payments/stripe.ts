@@ -216,6 +216,20 @@ export class StripeProcessor implements PaymentProcessor {
     }
   }
 
+  async createSetupIntent(accountId: string): Promise<{ clientSecret: string }> {
+    const si = await this.stripe.setupIntents.create({
+      customer: await this.customerFor(accountId),
+      usage: 'off_session',
+      metadata: { account_id: accountId },
+    });
+    return { clientSecret: si.client_secret! };
+  }
+
+  async paymentInBrowser(paymentId: string): Promise<{ clientSecret: string; outcome: ChargeResult | null }> {
+    const pi = await this.stripe.paymentIntents.retrieve(paymentId);
+    return { clientSecret: pi.client_secret!, outcome: outcomeOfIntent(pi) };
+  }
+
   async findCharge(req: ChargeRequest): Promise<ChargeResult | null> {
     const found = await this.stripe.paymentIntents.search({
       query: `metadata['${ATTEMPT_KEY}']:'${req.idempotencyKey.replace(/'/g, "\\'")}'`,
