@@ -17,6 +17,7 @@ import { TAX_PROFILE_COLUMNS } from '../tax/invoice-tax.js';
 import { amountInvoices } from './invoice-amounts.js';
 import type { TaxExempt } from '../../../shared/vocabulary.js';
 import { deductThresholdInvoices, excessAsCredit, writeExcessGrants } from './deductions.js';
+import { hostedInvoiceUrl, type HostedLinks } from '../hosted-pages/links.js';
 
 /**
  * Period close (docs/design.md §8 Invoice). A subscription's period [billing_period_start, billing_period_end) — its
@@ -215,7 +216,7 @@ async function writeInvoices(
   due: DueRow[],
   priced: Awaited<ReturnType<typeof pricePeriods>>,
   now: Date,
-  deps: Pick<BillingDeps, 'drafts' | 'graceSeconds' | 'numberPrefix'>,
+  deps: Pick<BillingDeps, 'drafts' | 'graceSeconds' | 'numberPrefix' | 'hostedLinks'>,
 ): Promise<ClosedInvoice[]> {
   const ids = due.map(() => newId('inv'));
   const draft = due.map((s) => inGrace(deps, s.billing_period_end, now));
@@ -304,7 +305,7 @@ async function writeInvoices(
   const finalized = kept.flatMap((v) => (v.status === 'draft' ? [] : [{ ...v, status: v.status }]));
   await appendEvents(
     client,
-    finalized.flatMap((v) => issuedEvents(v.sub.account_id, v.id, v.priced.amount, v.sub.currency, v.status)),
+    finalized.flatMap((v) => issuedEvents(v.sub.account_id, v.id, v.priced.amount, v.sub.currency, v.status, deps.hostedLinks)),
   );
   const next = due.map((s) => periodContaining(usageSchedule(scheduleOf(s)), s.billing_period_end));
   await moveToNextPeriods(
@@ -352,9 +353,14 @@ export function issuedEvents(
   amount: string,
   currency: string,
   status: 'open' | 'paid',
+  links?: HostedLinks,
 ): NewEvent[] {
   const data = { invoice_id: invoiceId, amount: new JsonDecimal(amount), currency };
-  const events: NewEvent[] = [{ accountId, type: 'invoice.created', data }];
+  // The link a new invoice is issued with (generation 0): where the customer sees and pays it.
+  const created = links
+    ? { ...data, hosted_invoice_url: hostedInvoiceUrl(links.key, links.baseUrl, invoiceId) }
+    : data;
+  const events: NewEvent[] = [{ accountId, type: 'invoice.created', data: created }];
   if (status === 'paid') events.push({ accountId, type: 'invoice.paid', data });
   return events;
 }

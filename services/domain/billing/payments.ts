@@ -39,7 +39,7 @@ const LOCK_COLUMNS = `i.id, i.account_id, i.amount::text AS amount, (i.amount - 
   LEFT JOIN payment_attempts pa ON pa.invoice_id = i.id AND pa.status IN ('pending', 'unknown')
   LEFT JOIN payment_methods pm ON pm.id = pa.payment_method_id`;
 
-export type PaymentDeps = Pick<BillingDeps, 'pg' | 'processor' | 'log'>;
+export type PaymentDeps = Pick<BillingDeps, 'pg' | 'processor' | 'log' | 'hostedLinks'>;
 
 /** Invoices handled per transaction pair. */
 export const PAYMENT_BATCH = 1000;
@@ -77,7 +77,7 @@ export async function attemptDuePayments(
     const done = new Set(charged.map((c) => c.attempt.invoice.id));
     seen.push(...begun.toCharge.filter((a) => !done.has(a.invoice.id)).map((a) => a.invoice.id));
     const completed = await timed(opts.timings, 'postgres_ms', () =>
-      withTransaction(deps.pg, (client) => completeAttempts(client, charged, now)),
+      withTransaction(deps.pg, (client) => completeAttempts(client, charged, now, deps.hostedLinks)),
     );
     const batch = [...begun.completed, ...completed];
     out.push(...batch);
@@ -169,7 +169,9 @@ export async function attemptPaymentNow(
   // Nothing left to pay: settled without a charge.
   if (begun.toCharge.length === 0) return begun.completed[0]!;
   const [charged] = await chargeAll(deps, begun.toCharge);
-  const completed = await withTransaction(deps.pg, (client) => completeAttempts(client, [charged!], now));
+  const completed = await withTransaction(deps.pg, (client) =>
+    completeAttempts(client, [charged!], now, deps.hostedLinks),
+  );
   return (
     completed[0] ?? {
       invoice_id: invoiceId,
@@ -224,7 +226,7 @@ export async function settleAttemptFromProcessor(
   const { outcome } = await deps.processor.paymentInBrowser(waiting.payment_id);
   if (!outcome || outcome.status === 'requires_action') return null;
   const done = await withTransaction(deps.pg, (client) =>
-    settleAttempts(client, [{ invoiceId, attempt: waiting.attempt, result: outcome }], now),
+    settleAttempts(client, [{ invoiceId, attempt: waiting.attempt, result: outcome }], now, deps.hostedLinks),
   );
   return done[0] ?? null;
 }

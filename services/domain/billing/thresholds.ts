@@ -175,7 +175,7 @@ async function issueLocked(
     );
     await appendEvents(
       client,
-      kept.flatMap((v) => issuedEvents(v.s.account_id, v.id, v.priced.amount, v.s.currency, 'open')),
+      kept.flatMap((v) => issuedEvents(v.s.account_id, v.id, v.priced.amount, v.s.currency, 'open', deps.hostedLinks)),
     );
     await numberDocuments(
       client,
