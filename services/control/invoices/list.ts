@@ -2,7 +2,7 @@ import type { ApiDeps, RouteDef } from '../../../shared/http/route.js';
 import { pageWindow } from '../../../shared/http/pagination.js';
 import { reply } from '../../../shared/http/reply.js';
 import { InvoiceListSchema, ListInvoicesQuery } from '../../../shared/api/invoices.js';
-import { toInvoice } from './representation.js';
+import { invoiceResources } from './representation.js';
 import { parseListInvoices } from './input.js';
 import { listInvoices } from '../../domain/invoices/store.js';
 import { accountActedFor } from '../../domain/customers/acting-for.js';
@@ -17,7 +17,7 @@ export function listInvoicesRoute(deps: ApiDeps): RouteDef<ListInvoicesQuery> {
     handler: async (ctx, q) => {
       const accountId = await accountActedFor(deps.pg, ctx.principal!, q.customer_id);
       const { items, total } = await listInvoices(deps.pg, accountId, q, pageWindow(q));
-      return reply.page(items.map(toInvoice), q, total);
+      return reply.page(await invoiceResources(deps, items), q, total);
     },
     doc: {
       summary: 'List invoices (newest first), optionally of one status',

@@ -34,7 +34,9 @@ export interface PaymentProcessor {
    * A payment waiting for the customer (requires_action: 3-D Secure) as the browser needs it: its client secret for
    * Stripe.js to run the challenge, and the processor's current outcome of it (null while it has none).
    */
-  paymentInBrowser?(paymentId: string): Promise<{ clientSecret: string; outcome: ChargeResult | null }>;
+  paymentInBrowser?(
+    paymentId: string,
+  ): Promise<{ clientSecret: string; paymentMethod: string | null; outcome: ChargeResult | null }>;
   /**
    * Charges a stored payment method. The same idempotencyKey always denotes the same charge: a retry
    * after a crash reports the first outcome instead of charging twice.

@@ -225,9 +225,12 @@ export class StripeProcessor implements PaymentProcessor {
     return { clientSecret: si.client_secret! };
   }
 
-  async paymentInBrowser(paymentId: string): Promise<{ clientSecret: string; outcome: ChargeResult | null }> {
+  async paymentInBrowser(
+    paymentId: string,
+  ): Promise<{ clientSecret: string; paymentMethod: string | null; outcome: ChargeResult | null }> {
     const pi = await this.stripe.paymentIntents.retrieve(paymentId);
-    return { clientSecret: pi.client_secret!, outcome: outcomeOfIntent(pi) };
+    const pm = typeof pi.payment_method === 'string' ? pi.payment_method : (pi.payment_method?.id ?? null);
+    return { clientSecret: pi.client_secret!, paymentMethod: pm, outcome: outcomeOfIntent(pi) };
   }
 
   async findCharge(req: ChargeRequest): Promise<ChargeResult | null> {
