@@ -116,11 +116,13 @@ export const STRIPE_JS = `(function () {
   }
   function challenge(pk, url, clientSecret) {
     var cover = document.createElement('div');
-    cover.setAttribute('style', 'position:fixed;inset:0;background:rgba(20,25,40,.55);display:flex;align-items:center;justify-content:center;z-index:2147483647');
+    // Styles through the CSSOM: a style attribute would need 'unsafe-inline' in the merchant page's CSP.
+    Object.assign(cover.style, { position: 'fixed', inset: '0', background: 'rgba(20,25,40,.55)', display: 'flex',
+      alignItems: 'center', justifyContent: 'center', zIndex: '2147483647' });
     var frame = document.createElement('iframe');
     frame.name = 'stripe-challenge-frame';
     frame.title = '3-D Secure challenge';
-    frame.setAttribute('style', 'width:420px;height:300px;border:0;border-radius:8px;background:#fff');
+    Object.assign(frame.style, { width: '420px', height: '300px', border: '0', borderRadius: '8px', background: '#fff' });
     frame.src = url + '?pk=' + encodeURIComponent(pk) + '&client_secret=' + encodeURIComponent(clientSecret) +
       '&origin=' + encodeURIComponent(location.origin);
     cover.appendChild(frame);

@@ -48,6 +48,8 @@ export function hostedPayRoute(deps: ApiDeps, live: PaymentProcessor): RouteDef<
         return reply.ok(await answerOf(payDeps, outcome));
       } catch (e) {
         if (e instanceof ConflictError && e.code === 'invoice_paid') return reply.ok({ status: 'paid' });
+        if (e instanceof ConflictError && e.code === 'invoice_payment_pending')
+          return reply.ok({ status: 'open', message: 'A payment of this invoice is in progress. Reload in a moment.' });
         // A new card the processor refused: its reason, nothing stored or charged.
         if (e instanceof PaymentRequiredError && body.payment_method)
           return reply.ok({ status: 'failed', code: e.code, message: e.message, next_attempt: body.attempt });
@@ -63,7 +65,7 @@ export function hostedPayRoute(deps: ApiDeps, live: PaymentProcessor): RouteDef<
         '200': { description: 'paid, failed (why), or requires_action (3-D Secure)', schema: HostedPaymentSchema },
         '402': problemResponse('no card on file (`no_payment_method`)'),
         '404': problemResponse('the link does not work'),
-        '409': problemResponse('the invoice is void'),
+        '409': problemResponse('the invoice is void (`invoice_void`)'),
       },
     },
   };

@@ -143,12 +143,16 @@ export async function attemptPaymentNow(
 ): Promise<PaymentOutcome> {
   if (!hasPrefix(invoiceId, 'inv')) throw new NotFoundError(`No invoice ${invoiceId}.`);
   const begun = await withTransaction(deps.pg, async (client) => {
-    const r = await client.query<LockedInvoice>(
-      `SELECT ${LOCK_COLUMNS} WHERE i.id = $1 AND i.account_id = $2 FOR UPDATE OF i`,
-      [invoiceId, accountId],
-    );
-    const inv = r.rows[0];
-    if (!inv) throw new NotFoundError(`No invoice ${invoiceId}.`);
+    // Lock first, then read: a request that waited for the lock must see the attempt the one before it recorded.
+    // (Read in the locking statement, the joined attempt rows would be those of before the wait — and a second,
+    // concurrent pay would number a new attempt and charge again.)
+    const locked = await client.query('SELECT 1 FROM invoices WHERE id = $1 AND account_id = $2 FOR UPDATE', [
+      invoiceId,
+      accountId,
+    ]);
+    if (locked.rowCount === 0) throw new NotFoundError(`No invoice ${invoiceId}.`);
+    const r = await client.query<LockedInvoice>(`SELECT ${LOCK_COLUMNS} WHERE i.id = $1`, [invoiceId]);
+    const inv = r.rows[0]!;
     if (inv.status === 'paid') throw new ConflictError(`Invoice ${invoiceId} is already paid.`, 'invoice_paid');
     if (inv.status === 'void') throw new ConflictError(`Invoice ${invoiceId} is void.`, 'invoice_void');
     if (inv.status === 'draft')
@@ -169,6 +173,12 @@ export async function attemptPaymentNow(
   // Nothing left to pay: settled without a charge.
   if (begun.toCharge.length === 0) return begun.completed[0]!;
   const [charged] = await chargeAll(deps, begun.toCharge);
+  // The charge could not run (or its answer is unknown): the attempt stays open and is settled later, never redone.
+  if (!charged)
+    throw new ConflictError(
+      `A payment of invoice ${invoiceId} is in progress: its outcome is not known yet. Retry in a moment.`,
+      'invoice_payment_pending',
+    );
   const completed = await withTransaction(deps.pg, (client) =>
     completeAttempts(client, [charged!], now, deps.hostedLinks),
   );
