@@ -80,6 +80,8 @@ t.test('invoice emails', async (t) => {
       t.equal(m.headers.from, FROM);
       t.equal(m.headers.subject, `Invoice ${inv.number} from Acme Ltd: 49.99 USD`);
       t.match(m.text, `Your invoice ${inv.number} from Acme Ltd for 2026-10-01 to 2026-10-31 is attached: 49.99 USD.`);
+      t.match(inv.hosted_invoice_url, /\/hosted\/invoices\/inv_/);
+      t.ok(m.text.includes(`View and pay it online: ${inv.hosted_invoice_url}\n`), 'the hosted invoice page is linked');
       t.equal(m.attachments[0]?.filename, `${inv.id}.pdf`);
       const text = pdfOf(m);
       t.match(text, inv.number, 'the PDF is this invoice');

@@ -10,6 +10,8 @@ export interface EmailDocument {
   note?: { id: string; amount: string; type: 'credit' | 'refund' };
   /** The seller's name (SELLER_NAME), empty when unset. */
   seller: string;
+  /** The invoice's hosted page (docs/payments.md "Hosted pages"); null or absent: none (revoked). */
+  hosted_invoice_url?: string | null;
 }
 
 export interface ComposedEmail {
@@ -29,7 +31,9 @@ export function composeEmail(d: EmailDocument): ComposedEmail {
     case 'invoice':
       return {
         subject: `Invoice ${inv.number}${from}: ${total}`,
-        text: `Your invoice ${inv.number}${from} for ${period} is attached: ${total}.\n`,
+        text:
+          `Your invoice ${inv.number}${from} for ${period} is attached: ${total}.\n` +
+          (d.hosted_invoice_url ? `View and pay it online: ${d.hosted_invoice_url}\n` : ''),
         filename: `${inv.id}.pdf`,
       };
     case 'payment_failed':

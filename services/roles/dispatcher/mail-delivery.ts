@@ -9,6 +9,8 @@ import { nextAttemptAt, RETRY_DELAYS_MS } from '../../domain/webhooks/retry-sche
 import { claimDueEmails, markEmailSent, recordEmailFailure, type ClaimedEmail } from '../../domain/emails/store.js';
 import { composeEmail, emailMessageId, type EmailDocument } from '../../domain/emails/message.js';
 import { DeliveryPump } from './delivery-pump.js';
+import { hostedInvoiceUrls } from '../../domain/hosted-pages/links.js';
+import { hostedKey } from '../../domain/hosted-pages/tokens.js';
 
 export interface MailDeliveryOptions {
   /** When emails are due (tests move it forward instead of waiting minutes). Leases use real time. */
@@ -148,8 +150,17 @@ export class MailDelivery implements Component {
     }
     const task = await invoicePdfTask(this.infra, m.account_id, m.invoice_id);
     this.invoicePdfs ??= createInvoicePdfPool({ maxThreads: 1 });
+    const { config } = this.infra;
+    const hosted = await hostedInvoiceUrls(this.infra.pg, hostedKey(config.SECRET_KEY), config.PUBLIC_BASE_URL, [
+      task.invoice,
+    ]);
     return {
-      document: { kind: m.kind, invoice: { ...task.invoice, number: task.invoice.number ?? '' }, seller },
+      document: {
+        kind: m.kind,
+        invoice: { ...task.invoice, number: task.invoice.number ?? '' },
+        seller,
+        hosted_invoice_url: hosted.get(task.invoice.id) ?? null,
+      },
       pdf: await this.invoicePdfs.run(task),
     };
   }
