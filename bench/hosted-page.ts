@@ -74,7 +74,8 @@ try {
   );
   const seconds = (performance.now() - t0) / 1000;
   latencies.sort((a, b) => a - b);
-  const pct = (p: number) => Number(latencies[Math.min(latencies.length - 1, Math.floor((p / 100) * latencies.length))]!.toFixed(2));
+  const pct = (p: number) =>
+    Number(latencies[Math.min(latencies.length - 1, Math.floor((p / 100) * latencies.length))]!.toFixed(2));
   console.log(
     JSON.stringify(
       {

@@ -69,7 +69,7 @@ export const PAYMENT_SPEC: { [K in keyof PaymentConfig]: VarSpec<PaymentConfig[K
     parse: stripeKey('pk_'),
     default: '',
     describe:
-      "Stripe publishable key (`pk_…`) the hosted invoice and card pages give Stripe.js; without it they offer no new card (the saved one still pays)",
+      'Stripe publishable key (`pk_…`) the hosted invoice and card pages give Stripe.js; without it they offer no new card (the saved one still pays)',
   },
   STRIPE_JS_URL: {
     parse: url(['http', 'https']),

@@ -44,21 +44,27 @@ t.test('the hosted card page and 3-D Secure asked by the billing run', async (t)
   });
 
   let invoice: any;
-  await t.test('a card that always asks for 3-D Secure is saved through the card element and its challenge', async (t) => {
-    const res = await page.goto(link.url);
-    t.equal(res!.status(), 200);
-    t.match(await page.locator('#current-card').textContent(), /No card on file/);
-    await h.enterCard('4000 0027 6000 3184');
-    await page.click('#save-card');
-    await page.frameLocator('iframe[name="stripe-challenge-frame"]').locator('#complete-auth').waitFor();
-    await h.completeChallenge();
-    await page.waitForSelector('#pay-message.ok');
-    t.match(await page.locator('#pay-message').textContent(), /visa •••• 3184 is now your default card/);
-    await screenshot(page, 'hosted-card-saved');
-    const pms = await callJson(base, a.tokens.read, 'GET', '/v1/billing/payment-methods');
-    t.match(pms.body.data, [{ card: { brand: 'visa', last4: '3184' }, is_default: true }]);
-    t.notOk(h.sentToMeterline.some((r) => /3184/.test(r) && /4000/.test(r)), 'the number never reached meterline');
-  });
+  await t.test(
+    'a card that always asks for 3-D Secure is saved through the card element and its challenge',
+    async (t) => {
+      const res = await page.goto(link.url);
+      t.equal(res!.status(), 200);
+      t.match(await page.locator('#current-card').textContent(), /No card on file/);
+      await h.enterCard('4000 0027 6000 3184');
+      await page.click('#save-card');
+      await page.frameLocator('iframe[name="stripe-challenge-frame"]').locator('#complete-auth').waitFor();
+      await h.completeChallenge();
+      await page.waitForSelector('#pay-message.ok');
+      t.match(await page.locator('#pay-message').textContent(), /visa •••• 3184 is now your default card/);
+      await screenshot(page, 'hosted-card-saved');
+      const pms = await callJson(base, a.tokens.read, 'GET', '/v1/billing/payment-methods');
+      t.match(pms.body.data, [{ card: { brand: 'visa', last4: '3184' }, is_default: true }]);
+      t.notOk(
+        h.sentToMeterline.some((r) => /3184/.test(r) && /4000/.test(r)),
+        'the number never reached meterline',
+      );
+    },
+  );
 
   await t.test('the run’s charge asks for 3-D Secure: open, the event carries the hosted link', async (t) => {
     invoice = await h.openInvoice(a);
@@ -86,9 +92,10 @@ t.test('the hosted card page and 3-D Secure asked by the billing run', async (t)
     t.equal(intents.length, 1, 'the run’s own PaymentIntent was completed, no second one made');
     t.equal(intents[0]!.status, 'succeeded');
     t.equal(await h.succeededCharges(invoice.id), 1, 'exactly one charge');
-    const paid = await pg.query(`SELECT count(*)::int AS n FROM outbox_events WHERE type = 'invoice.paid' AND data->>'invoice_id' = $1`, [
-      invoice.id,
-    ]);
+    const paid = await pg.query(
+      `SELECT count(*)::int AS n FROM outbox_events WHERE type = 'invoice.paid' AND data->>'invoice_id' = $1`,
+      [invoice.id],
+    );
     t.equal(paid.rows[0].n, 1, 'one invoice.paid (the page and the webhook settle it once)');
     await screenshot(page, 'hosted-invoice-3ds-paid');
   });

@@ -35,53 +35,66 @@ t.test('the hosted invoice page', async (t) => {
     t.notOk(JSON.stringify((await pg.query('SELECT * FROM invoices WHERE id = $1', [invA.id])).rows).includes(token));
   });
 
-  await t.test('the page shows seller, buyer, lines, tax, totals and status; every customer string is escaped', async (t) => {
-    const res = await page.goto(invA.hosted_invoice_url);
-    t.equal(res!.status(), 200);
-    const csp = res!.headers()['content-security-policy']!;
-    t.match(csp, /default-src 'none'/);
-    t.match(csp, new RegExp(`script-src 'self' ${h.sim.url}`));
-    t.match(csp, /frame-ancestors 'none'/);
-    t.equal(res!.headers()['referrer-policy'], 'no-referrer');
-    t.equal(await status(), 'Open');
-    t.equal(await page.locator('.buyer-name').textContent(), evil, 'the name is shown as text');
-    t.equal(await page.evaluate(() => (window as any).__pwned), undefined, 'no injected script ran');
-    t.match(await page.locator('#seller').textContent(), /Meterline Demo GmbH[\s\S]*Hauptstraße 1[\s\S]*DE123456789/);
-    t.match(await page.locator('#lines tbody').textContent(), /Team plan[\s\S]*20\.00 USD/);
-    t.match(await page.locator('#tax').textContent(), /0\.00 USD/);
-    t.equal(await page.locator('#total').textContent(), '20.00 USD');
-    t.equal(await page.locator('#amount-due').textContent(), '20.00 USD');
-    t.equal(await page.locator('#invoice-number').textContent(), invA.number);
-    const pdf = await page.evaluate(async () => {
-      const r = await fetch((document.getElementById('pdf-link') as HTMLAnchorElement).href);
-      return { status: r.status, type: r.headers.get('content-type'), magic: new TextDecoder().decode((await r.arrayBuffer()).slice(0, 5)) };
-    });
-    t.same(pdf, { status: 200, type: 'application/pdf', magic: '%PDF-' }, 'the PDF through the token');
-    t.equal(await page.locator('#pay-saved').count(), 0, 'no saved card to offer');
-    await page.frameLocator('iframe[name="stripe-card-element"]').locator('input[name="cardnumber"]').waitFor();
-    await screenshot(page, 'hosted-invoice-open');
-  });
+  await t.test(
+    'the page shows seller, buyer, lines, tax, totals and status; every customer string is escaped',
+    async (t) => {
+      const res = await page.goto(invA.hosted_invoice_url);
+      t.equal(res!.status(), 200);
+      const csp = res!.headers()['content-security-policy']!;
+      t.match(csp, /default-src 'none'/);
+      t.match(csp, new RegExp(`script-src 'self' ${h.sim.url}`));
+      t.match(csp, /frame-ancestors 'none'/);
+      t.equal(res!.headers()['referrer-policy'], 'no-referrer');
+      t.equal(await status(), 'Open');
+      t.equal(await page.locator('.buyer-name').textContent(), evil, 'the name is shown as text');
+      t.equal(await page.evaluate(() => (window as any).__pwned), undefined, 'no injected script ran');
+      t.match(await page.locator('#seller').textContent(), /Meterline Demo GmbH[\s\S]*Hauptstraße 1[\s\S]*DE123456789/);
+      t.match(await page.locator('#lines tbody').textContent(), /Team plan[\s\S]*20\.00 USD/);
+      t.match(await page.locator('#tax').textContent(), /0\.00 USD/);
+      t.equal(await page.locator('#total').textContent(), '20.00 USD');
+      t.equal(await page.locator('#amount-due').textContent(), '20.00 USD');
+      t.equal(await page.locator('#invoice-number').textContent(), invA.number);
+      const pdf = await page.evaluate(async () => {
+        const r = await fetch((document.getElementById('pdf-link') as HTMLAnchorElement).href);
+        return {
+          status: r.status,
+          type: r.headers.get('content-type'),
+          magic: new TextDecoder().decode((await r.arrayBuffer()).slice(0, 5)),
+        };
+      });
+      t.same(pdf, { status: 200, type: 'application/pdf', magic: '%PDF-' }, 'the PDF through the token');
+      t.equal(await page.locator('#pay-saved').count(), 0, 'no saved card to offer');
+      await page.frameLocator('iframe[name="stripe-card-element"]').locator('input[name="cardnumber"]').waitFor();
+      await screenshot(page, 'hosted-invoice-open');
+    },
+  );
 
-  await t.test('a new card in the card element pays the open invoice: one charge, the card saved as default', async (t) => {
-    await page.goto(invA.hosted_invoice_url);
-    await h.enterCard('4242 4242 4242 4242');
-    await Promise.all([page.waitForEvent('load'), page.click('#pay-new')]);
-    await page.waitForSelector('#paid-note');
-    t.equal(await status(), 'Paid');
-    t.equal(await page.locator('#pay').count(), 0, 'no Pay form on a paid invoice');
-    const intents = await h.intentsOf(invA.id);
-    t.equal(intents.length, 1);
-    t.match(intents[0], { status: 'succeeded', amount: 2000, currency: 'usd', metadata: { invoice_id: invA.id } });
-    t.equal(await h.succeededCharges(invA.id), 1);
-    const pms = await callJson(base, a.tokens.read, 'GET', '/v1/billing/payment-methods');
-    t.match(pms.body.data, [{ card: { brand: 'visa', last4: '4242' }, is_default: true }]);
-    t.notOk(
-      h.sentToMeterline.some((r) => /4242\s*4242|4242424242424242/.test(r)),
-      'the card number never reached meterline',
-    );
-    t.ok(h.sentToMeterline.some((r) => /"payment_method":"pm_/.test(r)), 'only the pm_ id did');
-    await screenshot(page, 'hosted-invoice-paid');
-  });
+  await t.test(
+    'a new card in the card element pays the open invoice: one charge, the card saved as default',
+    async (t) => {
+      await page.goto(invA.hosted_invoice_url);
+      await h.enterCard('4242 4242 4242 4242');
+      await Promise.all([page.waitForEvent('load'), page.click('#pay-new')]);
+      await page.waitForSelector('#paid-note');
+      t.equal(await status(), 'Paid');
+      t.equal(await page.locator('#pay').count(), 0, 'no Pay form on a paid invoice');
+      const intents = await h.intentsOf(invA.id);
+      t.equal(intents.length, 1);
+      t.match(intents[0], { status: 'succeeded', amount: 2000, currency: 'usd', metadata: { invoice_id: invA.id } });
+      t.equal(await h.succeededCharges(invA.id), 1);
+      const pms = await callJson(base, a.tokens.read, 'GET', '/v1/billing/payment-methods');
+      t.match(pms.body.data, [{ card: { brand: 'visa', last4: '4242' }, is_default: true }]);
+      t.notOk(
+        h.sentToMeterline.some((r) => /4242\s*4242|4242424242424242/.test(r)),
+        'the card number never reached meterline',
+      );
+      t.ok(
+        h.sentToMeterline.some((r) => /"payment_method":"pm_/.test(r)),
+        'only the pm_ id did',
+      );
+      await screenshot(page, 'hosted-invoice-paid');
+    },
+  );
 
   await t.test('4000 0025 0000 3155: the 3-D Secure challenge on the page, then paid with one charge', async (t) => {
     const b = await h.customer('Secure Buyer Ltd');
@@ -120,7 +133,12 @@ t.test('the hosted invoice page', async (t) => {
     const d = await h.customer('Double Clicker');
     const inv = await h.openInvoice(d);
     t.equal(
-      (await callJson(base, d.tokens.write, 'POST', '/v1/billing/payment-methods', { type: 'card', payment_method: 'pm_card_visa' })).status,
+      (
+        await callJson(base, d.tokens.write, 'POST', '/v1/billing/payment-methods', {
+          type: 'card',
+          payment_method: 'pm_card_visa',
+        })
+      ).status,
       201,
     );
     await page.goto(inv.hosted_invoice_url);
@@ -177,16 +195,29 @@ t.test('the hosted invoice page', async (t) => {
     // Only an operator revokes; a customer's token may not.
     const denied = await callJson(base, e.tokens.write, 'POST', `/v1/billing/invoices/${invE.id}/hosted-link/revoke`);
     t.equal(denied.status, 403);
-    const revoked = await callJson(base, w.operator.tokens.admin, 'POST', `/v1/billing/invoices/${invE.id}/hosted-link/revoke`);
+    const revoked = await callJson(
+      base,
+      w.operator.tokens.admin,
+      'POST',
+      `/v1/billing/invoices/${invE.id}/hosted-link/revoke`,
+    );
     t.same(revoked.body, { invoice_id: invE.id, hosted_invoice_url: null });
-    t.equal((await callJson(base, e.tokens.read, 'GET', `/v1/billing/invoices/${invE.id}`)).body.hosted_invoice_url, null);
+    t.equal(
+      (await callJson(base, e.tokens.read, 'GET', `/v1/billing/invoices/${invE.id}`)).body.hosted_invoice_url,
+      null,
+    );
     let res = await page.goto(invE.hosted_invoice_url);
     t.equal(res!.status(), 410);
     t.match(await page.locator('#link-refused').textContent(), /revoked/);
     await screenshot(page, 'hosted-invoice-revoked');
     const pdf = await fetch(`${invE.hosted_invoice_url}/pdf`);
     t.equal(pdf.status, 410, 'nor its PDF');
-    const rotated = await callJson(base, w.operator.tokens.admin, 'POST', `/v1/billing/invoices/${invE.id}/hosted-link/rotate`);
+    const rotated = await callJson(
+      base,
+      w.operator.tokens.admin,
+      'POST',
+      `/v1/billing/invoices/${invE.id}/hosted-link/rotate`,
+    );
     t.not(rotated.body.hosted_invoice_url, invE.hosted_invoice_url);
     t.equal(
       (await callJson(base, e.tokens.read, 'GET', `/v1/billing/invoices/${invE.id}`)).body.hosted_invoice_url,

@@ -20,8 +20,7 @@ import { createInvoicePdfPool, runPooled } from '../../services/workers/pool.js'
 t.test('invoices', async (t) => {
   const config = await isolatedConfig(t);
   const api = await startApi(t, config);
-  const hostedUrl = (id: string) =>
-    hostedInvoiceUrl(hostedKey(config.SECRET_KEY), config.PUBLIC_BASE_URL, id);
+  const hostedUrl = (id: string) => hostedInvoiceUrl(hostedKey(config.SECRET_KEY), config.PUBLIC_BASE_URL, id);
   const operator = await createTestAccount(api.infra, { operator: true });
   const a = await createTestAccount(api.infra, { name: 'Acme Widgets Ltd' });
   const b = await createTestAccount(api.infra, { name: 'Bravo GmbH' });

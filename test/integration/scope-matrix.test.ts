@@ -472,7 +472,8 @@ const ROWS: Row[] = [
     scope: 'write',
     success: 201,
     request: async () => ({ path: '/v1/billing/payment-method-links', body: {} }),
-    verify: (b) => (/\/hosted\/cards\/[A-Za-z0-9_-]{43}$/.test(b.url ?? '') ? undefined : `no link: ${JSON.stringify(b)}`),
+    verify: (b) =>
+      /\/hosted\/cards\/[A-Za-z0-9_-]{43}$/.test(b.url ?? '') ? undefined : `no link: ${JSON.stringify(b)}`,
   },
   {
     method: 'POST',

@@ -621,7 +621,12 @@ export function startStripeSim(o: SimOptions): Promise<http.Server> {
           if (!route) throw invalid(`Unrecognized request URL (${method}: ${url.pathname}).`);
           const body = raw ? (JSON.parse(raw) as Record<string, unknown>) : {};
           const refused = publishable
-            ? publishableRefusal(account, method, url.pathname, typeof body.client_secret === 'string' ? body.client_secret : undefined)
+            ? publishableRefusal(
+                account,
+                method,
+                url.pathname,
+                typeof body.client_secret === 'string' ? body.client_secret : undefined,
+              )
             : null;
           if (refused) return send(401, { error: { type: 'invalid_request_error', message: refused } });
           const out = route[2](account, body, route[1].exec(url.pathname)!);

@@ -1,10 +1,7 @@
 import type { ApiDeps, RouteDef } from '../../../shared/http/route.js';
 import { reply } from '../../../shared/http/reply.js';
 import { problemResponse } from '../../../shared/http/problems.js';
-import {
-  CreatePaymentMethodLinkBody,
-  PaymentMethodLinkSchema,
-} from '../../../shared/api/hosted-pages.js';
+import { CreatePaymentMethodLinkBody, PaymentMethodLinkSchema } from '../../../shared/api/hosted-pages.js';
 import { mintCardLink } from '../../domain/hosted-pages/links.js';
 import { accountActedFor } from '../../domain/customers/acting-for.js';
 import { parsePaymentMethodLink } from './input.js';

@@ -1,10 +1,6 @@
 import type { RequestContext } from '../../../shared/http/context.js';
 import { bodyValidator } from '../../../shared/http/validation.js';
-import {
-  CreatePaymentMethodLinkBody,
-  HostedPayBody,
-  HostedSaveCardBody,
-} from '../../../shared/api/hosted-pages.js';
+import { CreatePaymentMethodLinkBody, HostedPayBody, HostedSaveCardBody } from '../../../shared/api/hosted-pages.js';
 
 /** The hosted pages' one validation place (schemas in shared/api/hosted-pages.ts). */
 const payBody = bodyValidator<HostedPayBody>(HostedPayBody);

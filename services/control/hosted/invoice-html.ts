@@ -91,7 +91,9 @@ ${pay.awaitingAuthentication ? '<p class="note" id="awaiting-note">Your bank ask
 <p class="note">The card is saved as your default card for later invoices. Its number goes to the payment processor only.</p></div>`
     : '';
   const none =
-    !saved && !fresh ? '<p class="note" id="no-card">No card is on file. Contact the sender to pay this invoice.</p>' : '';
+    !saved && !fresh
+      ? '<p class="note" id="no-card">No card is on file. Contact the sender to pay this invoice.</p>'
+      : '';
   return `<section class="pay" id="pay" data-stripe-key="${esc(pay.newCard ? stripeKey : '')}">
 <h2>Pay this invoice</h2>
 <p class="message" id="pay-message" role="status" aria-live="polite"></p>

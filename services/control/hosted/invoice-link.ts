@@ -22,7 +22,14 @@ export function invoiceLinkRoutes(deps: ApiDeps): RouteDef[] {
       const { invoice } = await getInvoiceById(deps.pg, ctx.params.invoice_id!);
       if (invoice.status === 'draft')
         throw new ConflictError(`Invoice ${invoice.id} is a draft: it has no hosted page yet.`, 'invoice_draft');
-      const url = await changeHostedInvoiceLink(deps.pg, key, deps.config.PUBLIC_BASE_URL, invoice.id, change, new Date());
+      const url = await changeHostedInvoiceLink(
+        deps.pg,
+        key,
+        deps.config.PUBLIC_BASE_URL,
+        invoice.id,
+        change,
+        new Date(),
+      );
       return reply.ok({ invoice_id: invoice.id, hosted_invoice_url: url });
     },
     doc: {

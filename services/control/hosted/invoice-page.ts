@@ -43,7 +43,11 @@ export function hostedInvoicePageRoute(deps: ApiDeps, live: PaymentProcessor): R
       responses: {
         '200': { description: 'the invoice page', schema: { type: 'string' }, contentType: 'text/html' },
         '404': { description: 'no such link (HTML)', schema: { type: 'string' }, contentType: 'text/html' },
-        '410': { description: 'the link was revoked or replaced (HTML)', schema: { type: 'string' }, contentType: 'text/html' },
+        '410': {
+          description: 'the link was revoked or replaced (HTML)',
+          schema: { type: 'string' },
+          contentType: 'text/html',
+        },
       },
     },
   };

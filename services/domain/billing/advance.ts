@@ -178,7 +178,9 @@ async function issueLocked(
     );
     await appendEvents(
       client,
-      kept.flatMap((v) => issuedEvents(v.s.account_id, v.id, v.priced.amount, v.s.currency, v.status, deps.hostedLinks)),
+      kept.flatMap((v) =>
+        issuedEvents(v.s.account_id, v.id, v.priced.amount, v.s.currency, v.status, deps.hostedLinks),
+      ),
     );
     const next = subs.map((s) => periodContaining(scheduleOf(s), s.advance_period_end));
     await moveToNextPeriods(

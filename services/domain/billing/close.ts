@@ -305,7 +305,9 @@ async function writeInvoices(
   const finalized = kept.flatMap((v) => (v.status === 'draft' ? [] : [{ ...v, status: v.status }]));
   await appendEvents(
     client,
-    finalized.flatMap((v) => issuedEvents(v.sub.account_id, v.id, v.priced.amount, v.sub.currency, v.status, deps.hostedLinks)),
+    finalized.flatMap((v) =>
+      issuedEvents(v.sub.account_id, v.id, v.priced.amount, v.sub.currency, v.status, deps.hostedLinks),
+    ),
   );
   const next = due.map((s) => periodContaining(usageSchedule(scheduleOf(s)), s.billing_period_end));
   await moveToNextPeriods(
@@ -357,9 +359,7 @@ export function issuedEvents(
 ): NewEvent[] {
   const data = { invoice_id: invoiceId, amount: new JsonDecimal(amount), currency };
   // The link a new invoice is issued with (generation 0): where the customer sees and pays it.
-  const created = links
-    ? { ...data, hosted_invoice_url: hostedInvoiceUrl(links.key, links.baseUrl, invoiceId) }
-    : data;
+  const created = links ? { ...data, hosted_invoice_url: hostedInvoiceUrl(links.key, links.baseUrl, invoiceId) } : data;
   const events: NewEvent[] = [{ accountId, type: 'invoice.created', data: created }];
   if (status === 'paid') events.push({ accountId, type: 'invoice.paid', data });
   return events;

@@ -273,7 +273,9 @@ async function finalizeLocked(
     await writeExcessGrants(client, excess, new Set(ids));
     await appendEvents(
       client,
-      drafts.flatMap((d, i) => issuedEvents(d.account_id, d.id, invoices[i]!.amount, d.currency, status[i]!, deps.hostedLinks)),
+      drafts.flatMap((d, i) =>
+        issuedEvents(d.account_id, d.id, invoices[i]!.amount, d.currency, status[i]!, deps.hostedLinks),
+      ),
     );
     await numberDocuments(client, 'invoices', ids, deps.numberPrefix, now);
     return drafts.map((d, i) => ({

@@ -1,14 +1,7 @@
 import type { PgPool } from '../../../shared/clients/postgres.js';
 import { hasPrefix } from '../../../shared/ids.js';
 import { changeInvoiceLink, findCardLink, insertCardLink, invoiceLinkStates, type InvoiceLinkState } from './store.js';
-import {
-  invoiceLinkToken,
-  looksLikeToken,
-  newCardLinkToken,
-  sameToken,
-  tokenHash,
-  type HostedKey,
-} from './tokens.js';
+import { invoiceLinkToken, looksLikeToken, newCardLinkToken, sameToken, tokenHash, type HostedKey } from './tokens.js';
 
 /**
  * The hosted pages' links (docs/payments.md "Hosted pages"): who may open which page, with no sign-in. An invoice's
