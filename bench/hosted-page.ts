@@ -1,12 +1,14 @@
 /**
  * The hosted invoice page's server render time (docs/payments.md "Hosted pages"): the real api in this process
- * against the stack's Postgres, NATS and ClickHouse (`METERLINE_STACK_PORT_BASE=… node bin/meterline.js stack up`
- * first), one customer with an open invoice of `--lines` lines and a saved card, then `--requests` GETs of its
+ * against the stack's Postgres, NATS and ClickHouse (started here when not running, as `npm test` does), one customer with an open invoice of `--lines` lines and a saved card, then `--requests` GETs of its
  * hosted page over loopback, `--concurrency` at a time (the HTML as served: link check, the document's queries, the
  * pay panel, rendering; no browser). Prints one JSON document of latency percentiles in milliseconds.
  *
  *   node dist/bench/hosted-page.js [--requests 2000] [--concurrency 8] [--lines 20]
  */
+import { randomBytes } from 'node:crypto';
+import { stackUp } from '../infra/stack/stack.js';
+import { REPO_ROOT } from '../shared/paths.js';
 import { isolatedConfig } from '../test/fixtures/env.js';
 import { startApi } from '../test/fixtures/api.js';
 import { createTestAccount } from '../test/fixtures/auth.js';
@@ -21,6 +23,14 @@ const requests = arg('requests', 2000);
 const concurrency = arg('concurrency', 8);
 const lineCount = arg('lines', 20);
 
+const stack = await stackUp({ root: REPO_ROOT, env: process.env, log: () => undefined });
+Object.assign(process.env, {
+  DATABASE_URL: stack.databaseUrl,
+  NATS_URL: stack.natsUrl,
+  CLICKHOUSE_URL: stack.clickhouseUrl,
+  SECRET_KEY: process.env.SECRET_KEY || randomBytes(32).toString('hex'),
+  LOG_LEVEL: process.env.LOG_LEVEL ?? 'silent',
+});
 const teardowns: (() => unknown)[] = [];
 const t = { teardown: (fn: () => unknown) => void teardowns.push(fn) };
 try {
@@ -54,7 +64,9 @@ try {
       amount: '1.50',
     })),
   });
-  const url = (await ok(customer.tokens.read, 'GET', `/v1/billing/invoices/${invoiceId}`)).hosted_invoice_url as string;
+  const hosted = (await ok(customer.tokens.read, 'GET', `/v1/billing/invoices/${invoiceId}`)).hosted_invoice_url;
+  // PUBLIC_BASE_URL names no port here (the api listens on any free one): its path on the api's own address.
+  const url = api.url + new URL(hosted as string).pathname;
   const first = await fetch(url);
   if (first.status !== 200 || !(await first.text()).includes('id="pay-saved"'))
     throw new Error(`the page did not render (${first.status})`);
