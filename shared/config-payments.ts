@@ -16,6 +16,10 @@ export interface PaymentConfig {
   STRIPE_MAX_NETWORK_RETRIES: number;
   /** The opt-in for operators with their own PCI DSS attestation: raw card details forwarded to Stripe. */
   STRIPE_FORWARD_RAW_CARDS: boolean;
+  /** Stripe's publishable key (`pk_…`): the hosted pages hand it to Stripe.js (it is public by design). */
+  STRIPE_PUBLISHABLE_KEY: string;
+  /** Where the hosted pages load Stripe.js from: Stripe's own in production, the simulator's stand-in in tests. */
+  STRIPE_JS_URL: string;
 }
 
 export const PAYMENT_SPEC: { [K in keyof PaymentConfig]: VarSpec<PaymentConfig[K]> } = {
@@ -68,6 +72,18 @@ export const PAYMENT_SPEC: { [K in keyof PaymentConfig]: VarSpec<PaymentConfig[K
     default: false,
     describe:
       'true: raw `card` details sent to POST /v1/billing/payment-methods are forwarded to Stripe (its PaymentMethods API) instead of refused — only for operators whose own PCI DSS attestation covers receiving card numbers and whose Stripe account allows raw card data (docs/payments.md)',
+  },
+  STRIPE_PUBLISHABLE_KEY: {
+    parse: stripeKey('pk_'),
+    default: '',
+    describe:
+      'Stripe publishable key (`pk_…`) the hosted invoice and card pages give Stripe.js; without it they offer no new card (the saved one still pays)',
+  },
+  STRIPE_JS_URL: {
+    parse: url(['http', 'https']),
+    default: 'https://js.stripe.com/v3/',
+    describe:
+      "where the hosted pages load Stripe.js from (its origin is allowed by their Content-Security-Policy); tests point it at the simulator's stand-in",
   },
 };
 

@@ -28,7 +28,8 @@ export type IdPrefix =
   | 'plan'
   | 'coupon'
   | 'exp'
-  | 'exps';
+  | 'exps'
+  | 'hcl';
 
 const ALPHABET = '0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ';
 

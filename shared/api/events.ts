@@ -33,6 +33,10 @@ const Invoice = {
   amount: Money('the invoice’s total'),
   currency: Type.String({ description: 'ISO 4217' }),
 };
+/** Where the customer sees and pays the invoice (docs/payments.md "Hosted pages"); absent when hosted pages are off. */
+const HostedLink = {
+  hosted_invoice_url: Type.Optional(Nullable(Type.String(), 'the invoice’s hosted page (pay, PDF); null once revoked')),
+};
 const InvoiceStatus = Type.Enum([...INVOICE_STATUSES]);
 /** A status change of an invoice: the status it now has and, like Stripe's `previous_attributes`, the one it had. */
 const invoiceStatusChange = <S extends (typeof INVOICE_STATUSES)[number]>(now: S) => ({
@@ -67,7 +71,7 @@ const event = <P extends Type.TProperties>(description: string, properties: P) =
 export const EVENT_DATA = {
   'invoice.created': event(
     'the invoice was issued: finalized and numbered (a draft emits nothing until it is finalized)',
-    Invoice,
+    { ...Invoice, ...HostedLink },
   ),
   'invoice.paid': event('the invoice is paid: charged, settled by credit notes, or issued with nothing to charge', {
     ...Invoice,
@@ -81,7 +85,7 @@ export const EVENT_DATA = {
   }),
   'invoice.payment_action_required': event(
     'the bank asks the customer to authenticate the charge (3-D Secure, payments.md); the invoice stays open',
-    { ...Invoice, ...PaymentAttempt },
+    { ...Invoice, ...PaymentAttempt, ...HostedLink },
   ),
   'invoice.disputed': event('a dispute of the invoice’s charge opened at Stripe (payments.md#webhooks)', {
     ...Invoice,

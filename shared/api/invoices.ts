@@ -137,6 +137,10 @@ export const InvoiceSchema = Type.Object(
       description:
         "when the SMTP server accepted the invoice's email to the customer's billing email (docs/emails.md); null until then, and when no email is sent (no SMTP_URL, no billing email)",
     }),
+    hosted_invoice_url: Type.Union([Type.String({ format: 'uri' }), Type.Null()], {
+      description:
+        'the hosted invoice page (docs/payments.md "Hosted pages"): the invoice and, while it is open, a Pay form; no sign-in — the link itself is the secret. null for a draft or once an operator revoked the link',
+    }),
   },
   { additionalProperties: false },
 );

@@ -117,7 +117,10 @@ t.test('payments, dunning, pay and upcoming', async (t) => {
       t.same(
         events,
         [
-          { type: 'invoice.created', data: { invoice_id: inv.id, amount: 20, currency: 'USD' } },
+          {
+            type: 'invoice.created',
+            data: { invoice_id: inv.id, amount: 20, currency: 'USD', hosted_invoice_url: inv.hosted_invoice_url },
+          },
           failed(1, failingCard),
           failed(2, failingCard),
           failed(3, failingCard),
@@ -164,7 +167,10 @@ t.test('payments, dunning, pay and upcoming', async (t) => {
       });
       t.equal(await w.charges(paid.id), 1);
       t.same(await eventsOf(paid.id), [
-        { type: 'invoice.created', data: { invoice_id: paid.id, amount: 20, currency: 'USD' } },
+        {
+          type: 'invoice.created',
+          data: { invoice_id: paid.id, amount: 20, currency: 'USD', hosted_invoice_url: paid.hosted_invoice_url },
+        },
         {
           type: 'invoice.paid',
           data: {

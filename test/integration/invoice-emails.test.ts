@@ -27,13 +27,9 @@ t.test('invoice emails', async (t) => {
   const admin = w.operator.tokens.admin;
   // Real time, short retries: an attempt during the outage fails and the next follows within a fraction of a second.
   // Two dispatchers, as a deployment runs them: they share the events and claim emails under leases.
-  // The hosted pages' links (issue 43) through the hook they wire in (services/domain/emails/links.ts).
-  const links = {
-    hostedInvoiceUrl: async (inv: { id: string }) => `https://pay.acme.example/invoices/${inv.id}`,
-    updatePaymentMethodUrl: async (inv: { id: string }) => `https://pay.acme.example/card?invoice=${inv.id}`,
-  };
+  // The emails carry the hosted pages' own links (services/domain/emails/links.ts, hostedEmailLinks).
   for (let i = 0; i < 2; i++)
-    await startDispatcher(t, w.config, { mail: { retryDelaysMs: Array(100).fill(150), pollIntervalMs: 50, links } });
+    await startDispatcher(t, w.config, { mail: { retryDelaysMs: Array(100).fill(150), pollIntervalMs: 50 } });
   const plan = await w.product('Plan', 49.99, 'USD');
 
   /** A customer with a billing email (none: `email` null), optionally a working card, subscribed since October. */
@@ -87,10 +83,11 @@ t.test('invoice emails', async (t) => {
       t.equal(m.headers.from, FROM);
       t.equal(m.headers.subject, `Invoice ${inv.number} from Acme Ltd: 49.99 USD`);
       t.match(m.text, `Your invoice ${inv.number} from Acme Ltd for 2026-10-01 to 2026-10-31 is attached: 49.99 USD.`);
-      t.match(m.text, `View and pay the invoice: https://pay.acme.example/invoices/${inv.id}`);
+      t.match(inv.hosted_invoice_url, /\/hosted\/invoices\/inv_/);
+      t.ok(m.text.includes(`View and pay the invoice: ${inv.hosted_invoice_url}`), 'the hosted invoice page is linked');
       t.match(m.headers['content-type'], /^multipart\/mixed/);
       t.match(m.html, `Your invoice ${inv.number} from Acme Ltd for 2026-10-01 to 2026-10-31 is attached: 49.99 USD.`);
-      t.match(m.html, `<a href="https://pay.acme.example/invoices/${inv.id}"`, 'the HTML part links the hosted page');
+      t.ok(m.html.includes(`<a href="${inv.hosted_invoice_url}"`), 'the HTML part links the hosted page');
       t.equal(m.attachments[0]?.filename, `${inv.id}.pdf`);
       const text = pdfOf(m);
       t.match(text, inv.number, 'the PDF is this invoice');
@@ -127,8 +124,9 @@ t.test('invoice emails', async (t) => {
     const failure = got.find((m) => m.headers.subject!.startsWith('Payment failed'))!;
     t.match(failure.text, `We could not collect the payment of invoice ${inv.number} (49.99 USD`);
     t.match(failure.text, `What failed: ${inv.last_payment_error.message.replace(/\.$/, '')} (insufficient_funds).`);
-    t.match(failure.text, `Update payment method: https://pay.acme.example/card?invoice=${inv.id}`);
-    t.match(failure.html, `href="https://pay.acme.example/card?invoice=${inv.id}"`, 'the card-update link');
+    const cardLink = /Update payment method: (\S+\/hosted\/cards\/\S+)/.exec(failure.text)?.[1];
+    t.ok(cardLink, 'the card-update link (a hosted card page of this customer)');
+    t.ok(failure.html.includes(`href="${cardLink}"`), 'the HTML part has the same card-update link');
     t.match(pdfOf(failure), inv.number);
     await waitUntil(async () => (await getInvoice(a, inv.id)).emailed_at !== null, 'emailed_at');
     t.match(await emailsOf(a.accountId), [

@@ -6,6 +6,8 @@ import { callJson } from '../fixtures/matrix.js';
 import { insertInvoice } from '../fixtures/invoices.js';
 import { readPdf } from '../fixtures/pdf.js';
 import { newId } from '../../shared/ids.js';
+import { hostedInvoiceUrl } from '../../services/domain/hosted-pages/links.js';
+import { hostedKey } from '../../services/domain/hosted-pages/tokens.js';
 import { bodyValidator } from '../../shared/http/validation.js';
 import { DomainError } from '../../shared/errors.js';
 import { createInvoicePdfPool, runPooled } from '../../services/workers/pool.js';
@@ -18,6 +20,7 @@ import { createInvoicePdfPool, runPooled } from '../../services/workers/pool.js'
 t.test('invoices', async (t) => {
   const config = await isolatedConfig(t);
   const api = await startApi(t, config);
+  const hostedUrl = (id: string) => hostedInvoiceUrl(hostedKey(config.SECRET_KEY), config.PUBLIC_BASE_URL, id);
   const operator = await createTestAccount(api.infra, { operator: true });
   const a = await createTestAccount(api.infra, { name: 'Acme Widgets Ltd' });
   const b = await createTestAccount(api.infra, { name: 'Bravo GmbH' });
@@ -132,6 +135,8 @@ t.test('invoices', async (t) => {
     created_at: '2026-02-01T01:00:00.123Z',
     paid_at: '2026-02-01T01:00:02.500Z',
     emailed_at: null, // no SMTP_URL here: never emailed (docs/emails.md)
+    // Derived from SECRET_KEY, never stored (docs/payments.md "Hosted pages").
+    hosted_invoice_url: hostedUrl(january),
   };
   // A's February invoice: open, payment failed twice so far.
   const february = await insertInvoice(api.infra.pg, {
@@ -202,6 +207,7 @@ t.test('invoices', async (t) => {
       created_at: '2026-03-01T01:00:00.000Z',
       paid_at: null,
       emailed_at: null,
+      hosted_invoice_url: hostedUrl(february),
     });
   });
 

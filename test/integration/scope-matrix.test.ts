@@ -469,6 +469,44 @@ const ROWS: Row[] = [
     request: async (fx) => ({ path: `/v1/billing/invoices/${await fx.invoice()}/void` }),
     verify: (b) => (b.status === 'void' ? undefined : `invoice not void: ${b.status}`),
   },
+  // hosted pages: operators revoke and rotate an invoice's link; a link to the card page, for oneself or (admin) a customer
+  {
+    method: 'POST',
+    route: '/v1/billing/invoices/:invoice_id/hosted-link/revoke',
+    scope: 'admin',
+    success: 200,
+    request: async (fx) => ({ path: `/v1/billing/invoices/${await fx.invoice()}/hosted-link/revoke` }),
+    verify: (b) => (b.hosted_invoice_url === null ? undefined : `link not revoked: ${JSON.stringify(b)}`),
+  },
+  {
+    method: 'POST',
+    route: '/v1/billing/invoices/:invoice_id/hosted-link/rotate',
+    scope: 'admin',
+    success: 200,
+    request: async (fx) => ({ path: `/v1/billing/invoices/${await fx.invoice()}/hosted-link/rotate` }),
+    verify: (b) =>
+      /\/hosted\/invoices\/inv_/.test(b.hosted_invoice_url ?? '') ? undefined : `no new link: ${JSON.stringify(b)}`,
+  },
+  {
+    method: 'POST',
+    route: '/v1/billing/payment-method-links',
+    scope: 'write',
+    success: 201,
+    request: async () => ({ path: '/v1/billing/payment-method-links', body: {} }),
+    verify: (b) =>
+      /\/hosted\/cards\/[A-Za-z0-9_-]{43}$/.test(b.url ?? '') ? undefined : `no link: ${JSON.stringify(b)}`,
+  },
+  {
+    method: 'POST',
+    route: '/v1/billing/payment-method-links',
+    scope: 'admin',
+    routeScope: 'write',
+    success: 201,
+    request: async (fx) => ({
+      path: '/v1/billing/payment-method-links',
+      body: { customer_id: (await fx.customerOwn()).customerId },
+    }),
+  },
   // drafts: operators finalize them and add one-off lines
   {
     method: 'POST',

@@ -5,6 +5,7 @@ import { bool, obj, parseForm, str, type FormObject } from './form.js';
 import * as make from './objects.js';
 import { NO_FAULTS, SimState, newId, type Account, type StripeObject } from './state.js';
 import { WebhookSender } from './webhooks.js';
+import { CORS_HEADERS, STRIPE_JS, cardFramePage, challengePage, publishableRefusal, secretKeyOf } from './browser.js';
 
 /**
  * A Stripe-compatible HTTP server for tests (docs/payments.md): the `stripe` package talks to it
@@ -584,6 +585,7 @@ export function startStripeSim(o: SimOptions): Promise<http.Server> {
           'content-type': 'application/json',
           'request-id': requestId,
           'stripe-version': make.API_VERSION,
+          ...CORS_HEADERS,
           ...headers,
         });
         res.end(JSON.stringify(body));
@@ -596,21 +598,40 @@ export function startStripeSim(o: SimOptions): Promise<http.Server> {
         send(500, { error: { type: 'api_error', message: `simulator error: ${(e as Error).message}` } });
       };
       if (url.pathname === '/_sim/health') return send(200, { ok: true });
-      const key = /^Bearer (sk_test_\S+)$/.exec(req.headers.authorization ?? '')?.[1];
+      // The browser side (browser.ts): Stripe.js's stand-in, the card element's frame, the bank's challenge page.
+      const html = (body: string, type = 'text/html; charset=utf-8') => {
+        res.writeHead(200, { 'content-type': type, 'cache-control': 'no-store' });
+        res.end(body);
+      };
+      if (method === 'OPTIONS') {
+        res.writeHead(204, CORS_HEADERS);
+        return res.end();
+      }
+      if (method === 'GET' && /^\/v3\/?$/.test(url.pathname)) return html(STRIPE_JS, 'text/javascript; charset=utf-8');
+      if (method === 'GET' && url.pathname === '/elements/card') return html(cardFramePage());
+      if (method === 'GET' && /^\/_sim\/authenticate\/[^/]+$/.test(url.pathname)) return html(challengePage());
+      const key = /^Bearer ((?:sk|pk)_test_\S+)$/.exec(req.headers.authorization ?? '')?.[1];
       if (!key)
         return send(401, {
           error: { type: 'invalid_request_error', message: 'Invalid API Key provided. Test keys start with sk_test_.' },
         });
-      const account = state.account(key);
+      const publishable = key.startsWith('pk_');
+      const account = state.account(publishable ? secretKeyOf(key) : key);
       try {
         if (url.pathname.startsWith('/_sim/')) {
           const route = admin.find(([m, re]) => m === method && re.test(url.pathname));
           if (!route) throw invalid(`Unrecognized request URL (${method}: ${url.pathname}).`);
-          const out = route[2](
-            account,
-            raw ? (JSON.parse(raw) as Record<string, unknown>) : {},
-            route[1].exec(url.pathname)!,
-          );
+          const body = raw ? (JSON.parse(raw) as Record<string, unknown>) : {};
+          const refused = publishable
+            ? publishableRefusal(
+                account,
+                method,
+                url.pathname,
+                typeof body.client_secret === 'string' ? body.client_secret : undefined,
+              )
+            : null;
+          if (refused) return send(401, { error: { type: 'invalid_request_error', message: refused } });
+          const out = route[2](account, body, route[1].exec(url.pathname)!);
           state.changed();
           return send(200, out);
         }
@@ -629,6 +650,10 @@ export function startStripeSim(o: SimOptions): Promise<http.Server> {
         const route = routes.find(([m, re]) => m === method && re.test(url.pathname));
         if (!route) throw invalid(`Unrecognized request URL (${method}: ${url.pathname}).`);
         const params = method === 'GET' ? parseForm(url.search.slice(1)) : parseForm(raw);
+        if (publishable) {
+          const refused = publishableRefusal(account, method, url.pathname, str(params.client_secret));
+          if (refused) return send(401, { error: { type: 'invalid_request_error', message: refused } });
+        }
         const idempotencyKey =
           method === 'POST' ? ((req.headers['idempotency-key'] as string | undefined) ?? null) : null;
         const countKey = `${method} ${route[1].source}`;

@@ -2,7 +2,7 @@ import type { ApiDeps, RouteDef } from '../../../shared/http/route.js';
 import { pageWindow } from '../../../shared/http/pagination.js';
 import { reply } from '../../../shared/http/reply.js';
 import { InvoiceListSchema, ListInvoicesQuery } from '../../../shared/api/invoices.js';
-import { toInvoice } from './representation.js';
+import { invoiceResources } from './representation.js';
 import { parseListInvoices } from './input.js';
 import { listInvoices } from '../../domain/invoices/store.js';
 import { accountsListedFor } from '../../domain/customers/acting-for.js';
@@ -20,7 +20,7 @@ export function listInvoicesRoute(deps: ApiDeps): RouteDef<ListInvoicesQuery> {
     handler: async (ctx, q) => {
       const accountId = await accountsListedFor(deps.pg, ctx.principal!, q);
       const { items, total } = await listInvoices(deps.pg, accountId, q, pageWindow(q));
-      return reply.page(items.map(toInvoice), q, total);
+      return reply.page(await invoiceResources(deps, items), q, total);
     },
     doc: {
       summary: 'List invoices (newest first), optionally of one status, customer or period',

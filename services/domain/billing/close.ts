@@ -205,7 +205,7 @@ async function writeInvoices(
   due: DueRow[],
   priced: Awaited<ReturnType<typeof pricePeriods>>,
   now: Date,
-  deps: Pick<BillingDeps, 'drafts' | 'graceSeconds' | 'numberPrefix'>,
+  deps: Pick<BillingDeps, 'drafts' | 'graceSeconds' | 'numberPrefix' | 'hostedLinks'>,
 ): Promise<ClosedInvoice[]> {
   const ids = due.map(() => newId('inv'));
   const draft = due.map((s) => inGrace(deps, s.billing_period_end, now));

@@ -2,6 +2,7 @@ import type { PgClient } from '../../../shared/clients/postgres.js';
 import type { InvoiceReason } from '../../../shared/vocabulary.js';
 import { appendEvents } from '../events/outbox-store.js';
 import { issuedEvents } from '../invoices/events.js';
+import { hostedInvoiceUrl, type HostedLinks } from '../hosted-pages/links.js';
 import { numberDocuments } from '../invoices/numbering.js';
 import type { PricedInvoice } from '../pricing/invoice-lines.js';
 import { recordCreditUses, type CreditUse } from './credits.js';
@@ -40,7 +41,7 @@ export interface IssueParts {
  * transaction: the invoices written once (a re-run skips what its reason already has), then the issue's tail.
  */
 export async function issueInvoices(
-  deps: Pick<BillingDeps, 'numberPrefix'>,
+  deps: Pick<BillingDeps, 'numberPrefix' | 'hostedLinks'>,
   client: PgClient,
   reason: InvoiceReason,
   invoices: InvoiceToIssue[],
@@ -65,7 +66,7 @@ export async function issueInvoices(
  * (written with the row); the billing run's payment step charges them.
  */
 export async function completeIssue(
-  deps: Pick<BillingDeps, 'numberPrefix'>,
+  deps: Pick<BillingDeps, 'numberPrefix' | 'hostedLinks'>,
   client: PgClient,
   invoices: InvoiceToIssue[],
   now: Date,
@@ -84,7 +85,8 @@ export async function completeIssue(
   const finalized = invoices.flatMap((v) => (v.status === 'draft' ? [] : [{ ...v, status: v.status }]));
   await appendEvents(
     client,
-    finalized.flatMap((v) => issuedEvents(v, v.status)),
+    // The link a new invoice is issued with (generation 0): where the customer sees and pays it.
+    finalized.flatMap((v) => issuedEvents(v, v.status, hostedUrl(deps.hostedLinks, v.id))),
   );
   await parts.beforeNumbering?.();
   await numberDocuments(
@@ -103,3 +105,6 @@ export async function completeIssue(
     status: v.status,
   }));
 }
+
+const hostedUrl = (links: HostedLinks | undefined, invoiceId: string) =>
+  links ? hostedInvoiceUrl(links.key, links.baseUrl, invoiceId) : undefined;

@@ -17,8 +17,13 @@ const invoiceData = (inv: InvoiceFacts) => ({
 });
 
 /** `invoice.created`: the invoice was issued (finalized and numbered). */
-export function invoiceCreated(inv: InvoiceFacts): NewEventOf<'invoice.created'> {
-  return { accountId: inv.account_id, type: 'invoice.created', data: invoiceData(inv) };
+export function invoiceCreated(inv: InvoiceFacts, hostedUrl?: string): NewEventOf<'invoice.created'> {
+  const data = invoiceData(inv);
+  return {
+    accountId: inv.account_id,
+    type: 'invoice.created',
+    data: hostedUrl === undefined ? data : { ...data, hosted_invoice_url: hostedUrl },
+  };
 }
 
 /** `invoice.paid`, with the status it had (draft: issued with nothing to charge, it was never open). */
@@ -43,6 +48,8 @@ export function invoiceVoided(inv: InvoiceFacts, was: InvoiceStatus): NewEventOf
 export function issuedEvents(
   inv: InvoiceFacts,
   status: 'open' | 'paid',
+  hostedUrl?: string,
 ): (NewEventOf<'invoice.created'> | NewEventOf<'invoice.paid'>)[] {
-  return status === 'paid' ? [invoiceCreated(inv), invoicePaid(inv, 'draft')] : [invoiceCreated(inv)];
+  const created = invoiceCreated(inv, hostedUrl);
+  return status === 'paid' ? [created, invoicePaid(inv, 'draft')] : [created];
 }

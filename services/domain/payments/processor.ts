@@ -30,6 +30,19 @@ export interface PaymentProcessor {
    */
   findCharge?(req: ChargeRequest): Promise<ChargeResult | null>;
   /**
+   * For card entry in the customer's browser (the hosted pages, docs/payments.md "Hosted pages"): a SetupIntent for
+   * the account's Customer whose client secret the processor's own script (Stripe.js) confirms with the card the
+   * customer types into its card element — the number goes from the browser to the processor, never to meterline.
+   */
+  createSetupIntent?(accountId: string): Promise<{ clientSecret: string }>;
+  /**
+   * A payment waiting for the customer (requires_action: 3-D Secure) as the browser needs it: its client secret for
+   * Stripe.js to run the challenge, and the processor's current outcome of it (null while it has none).
+   */
+  paymentInBrowser?(
+    paymentId: string,
+  ): Promise<{ clientSecret: string; paymentMethod: string | null; outcome: ChargeResult | null }>;
+  /**
    * Charges a stored payment method. The same idempotencyKey always denotes the same charge: a retry
    * after a crash reports the first outcome instead of charging twice.
    */

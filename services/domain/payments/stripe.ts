@@ -238,6 +238,23 @@ export class StripeProcessor implements PaymentProcessor {
     }
   }
 
+  async createSetupIntent(accountId: string): Promise<{ clientSecret: string }> {
+    const si = await this.stripe.setupIntents.create({
+      customer: await this.customerFor(accountId),
+      usage: 'off_session',
+      metadata: { account_id: accountId },
+    });
+    return { clientSecret: si.client_secret! };
+  }
+
+  async paymentInBrowser(
+    paymentId: string,
+  ): Promise<{ clientSecret: string; paymentMethod: string | null; outcome: ChargeResult | null }> {
+    const pi = await this.stripe.paymentIntents.retrieve(paymentId);
+    const pm = typeof pi.payment_method === 'string' ? pi.payment_method : (pi.payment_method?.id ?? null);
+    return { clientSecret: pi.client_secret!, paymentMethod: pm, outcome: outcomeOfIntent(pi) };
+  }
+
   async findCharge(req: ChargeRequest): Promise<ChargeResult | null> {
     const found = await this.stripe.paymentIntents.search({
       query: `metadata['${ATTEMPT_KEY}']:'${req.idempotencyKey.replace(/'/g, "\\'")}'`,

@@ -17,6 +17,7 @@ import { ingressModule } from '../../ingress/module.js';
 import { usageQueryModule } from '../../control/usage/module.js';
 import { correctionsModule } from '../../control/corrections/module.js';
 import { invoicesModule } from '../../control/invoices/module.js';
+import { hostedModule } from '../../control/hosted/module.js';
 import { creditsModule } from '../../control/credits/module.js';
 import { creditNotesModule } from '../../control/credit-notes/module.js';
 import { testClocksModule } from '../../control/test-clocks/module.js';
@@ -50,6 +51,7 @@ export const ROUTE_MODULES: RouteModuleFactory[] = [
   usageQueryModule,
   correctionsModule,
   invoicesModule,
+  hostedModule,
   creditsModule,
   creditNotesModule,
   testClocksModule,

@@ -8,7 +8,7 @@ import { getInvoice } from '../../domain/invoices/store.js';
 import { nextAttemptAt, RETRY_DELAYS_MS } from '../../domain/webhooks/retry-schedule.js';
 import { claimDueEmails, markEmailSent, recordEmailFailure, type ClaimedEmail } from '../../domain/emails/store.js';
 import { composeEmail, emailMessageId, type EmailDocument } from '../../domain/emails/message.js';
-import { DEFAULT_EMAIL_LINKS, type EmailLinks } from '../../domain/emails/links.js';
+import { DEFAULT_EMAIL_LINKS, hostedEmailLinks, type EmailLinks } from '../../domain/emails/links.js';
 import { LOGO_CID } from '../../domain/emails/html.js';
 import { sellerProfile, type SellerProfile } from '../../domain/seller/profile.js';
 import { DeliveryPump } from './delivery-pump.js';
@@ -62,7 +62,9 @@ export class MailDelivery implements Component {
     private readonly infra: Infra,
     opts: Partial<MailDeliveryOptions> = {},
   ) {
-    this.opts = { ...DEFAULT_MAIL_OPTIONS, ...opts };
+    // By default the emails carry the hosted pages' links, minted with the deployment's secret.
+    const links = opts.links ?? hostedEmailLinks(infra.pg, infra.config, opts.clock ?? DEFAULT_MAIL_OPTIONS.clock);
+    this.opts = { ...DEFAULT_MAIL_OPTIONS, ...opts, links };
     this.pump = new DeliveryPump({
       name: 'mail delivery',
       failure: 'claiming due emails failed',

@@ -224,6 +224,14 @@ export function InvoicePage({ id }: { id: string }) {
         <p>
           <a href="#/invoices">← all invoices</a>
         </p>
+        {inv?.hosted_invoice_url && (
+          <p>
+            <a href={inv.hosted_invoice_url} target="_blank" rel="noopener noreferrer" id="hosted-invoice-link">
+              Hosted invoice page
+            </a>{' '}
+            (what the customer sees and pays on; no sign-in)
+          </p>
+        )}
         <ErrorBox error={invoice.error} onRetry={invoice.reload} />
         <ErrorBox error={download.error} />
         <ErrorBox error={pay.error} />
