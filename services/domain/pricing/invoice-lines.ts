@@ -163,7 +163,13 @@ function itemLines(item: ItemToPrice, currency: string): PricedLine[] {
   const service = item.service ? { fromMs: item.service.fromMs, toMs: item.service.toMs } : undefined;
   const proration = item.service ? ` — ${prorationText(item.service)}` : '';
   if (item.meter && item.dimension_prices)
-    return groupLines(item as ItemToPrice & { meter: MeterUsage }, [item.dimension_prices.dimension], currency, service, proration);
+    return groupLines(
+      item as ItemToPrice & { meter: MeterUsage },
+      [item.dimension_prices.dimension],
+      currency,
+      service,
+      proration,
+    );
   if (item.meter && item.group_by?.length)
     return groupLines(item as ItemToPrice & { meter: MeterUsage }, item.group_by, currency, service, proration);
   if (!item.meter) {

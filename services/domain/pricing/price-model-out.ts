@@ -17,6 +17,10 @@ export function priceModelOut(model: PriceModel) {
       })),
     };
   if (model.pricing === 'package')
-    return { pricing: model.pricing, price: new JsonDecimal(model.price), package_size: new JsonDecimal(model.package_size) };
+    return {
+      pricing: model.pricing,
+      price: new JsonDecimal(model.price),
+      package_size: new JsonDecimal(model.package_size),
+    };
   return { pricing: model.pricing, price: new JsonDecimal(model.price) };
 }

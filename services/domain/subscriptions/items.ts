@@ -145,7 +145,9 @@ function sameDimensionPrices(a: DimensionPrices | null, b: DimensionPrices | nul
 
 /** JSON with every amount canonical ("0.50" → "0.5"), so equal prices compare equal (values compare as written). */
 function canonicalJson(v: unknown): string {
-  return JSON.stringify(v, (k, x) => (k !== 'value' && typeof x === 'string' && /^-?\d+(\.\d+)?$/.test(x) ? new Decimal(x).toFixed() : x));
+  return JSON.stringify(v, (k, x) =>
+    k !== 'value' && typeof x === 'string' && /^-?\d+(\.\d+)?$/.test(x) ? new Decimal(x).toFixed() : x,
+  );
 }
 
 export function sameItems(a: Item[], b: Item[]): boolean {
