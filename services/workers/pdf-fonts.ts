@@ -96,13 +96,21 @@ export function fontRuns(text: string): FontRun[] {
   }
   return logical.flatMap((run) => {
     if (!RTL.has(run.script)) return [run];
-    // "שלום עולם. " → trailing neutrals stay after the run; the words are drawn right to left.
-    const m = /^(.*?[^\s\d.,:;!?()-])([\s\d.,:;!?()-]*)$/su.exec(run.text);
+    // Trailing neutrals ("שלום. ") stay after the run, in reading order.
+    const m = /^(.*?[^\s\d.,:;!?()"'-])([\s\d.,:;!?()"'-]*)$/su.exec(run.text);
     const [core, tail] = m ? [m[1]!, m[2]!] : [run.text, ''];
-    const words = core.split(/( +)/).reverse();
-    const out: FontRun[] = words
-      .filter((w) => w !== '')
-      .map((w) => ({ script: w.trim() === '' ? 'latin' : run.script, text: w }));
+    // The run's segments — letters of its script, and anything else (spaces, digits, quotes) — right to left:
+    // fontkit lays out each letter segment's glyphs right to left itself; the others keep their order (a number
+    // reads left to right inside right-to-left text) and are drawn in Noto Sans, which has their glyphs.
+    const segments = [
+      ...core.matchAll(/(\p{Script=Hebrew}|\p{Script=Arabic})+|[^\p{Script=Hebrew}\p{Script=Arabic}]+/gu),
+    ]
+      .map((x) => x[0])
+      .reverse();
+    const out: FontRun[] = segments.map((text) => ({
+      script: /\p{Script=Hebrew}|\p{Script=Arabic}/u.test(text) ? run.script : 'latin',
+      text,
+    }));
     if (tail) out.push({ script: 'latin', text: tail });
     return out;
   });

@@ -92,6 +92,7 @@ export async function invoicePdfTask(
     address: billing.billing_address,
     legal_address: legal.address,
     seller: sellerOf(config),
+    locale: legal.locale,
   };
   return task;
 }
