@@ -2,7 +2,7 @@ import PDFDocument from 'pdfkit';
 import { move } from 'piscina';
 import { formatGrouped } from '../../shared/money/decimal.js';
 import { CURRENCY_MINOR_UNITS } from '../../shared/money/currencies.js';
-import { baseFont, drawText, registerFonts } from './pdf-fonts.js';
+import { baseFont, drawText, registerFonts, textWidth } from './pdf-fonts.js';
 import { invoiceTexts, type InvoiceTexts } from '../domain/invoices/invoice-texts.js';
 
 /**
@@ -150,10 +150,15 @@ export async function renderPdfDocument(spec: PdfDocumentSpec): Promise<Uint8Arr
   drawText(doc.fontSize(24).fillColor('black'), spec.title, true, MARGIN, MARGIN);
   const sellerBottom = drawSeller(doc, spec.seller, doc.y + 6, texts.labels.taxId);
   let y = MARGIN;
+  // The facts' labels get the room the longest needs (German ones are long), at least 70 pt; values right-aligned.
+  doc.fontSize(9);
+  const labelWidth = Math.max(70, ...spec.facts.map(([label]) => textWidth(doc, label, false) + 6));
   for (const [label, value] of spec.facts) {
-    // Labels up to 130 pt (German ones are long); values right-aligned to the margin.
-    drawText(doc.fontSize(9).fillColor(GRAY), label, false, 300, y, { width: 130 });
-    drawText(doc.fontSize(9).fillColor('black'), value, false, 430, y, { width: right - 430, align: 'right' });
+    drawText(doc.fontSize(9).fillColor(GRAY), label, false, 300, y, { width: labelWidth });
+    drawText(doc.fontSize(9).fillColor('black'), value, false, 300 + labelWidth, y, {
+      width: right - 300 - labelWidth,
+      align: 'right',
+    });
     y += 14;
   }
 

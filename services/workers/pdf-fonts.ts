@@ -160,3 +160,8 @@ export function drawText(
 
 /** The base font (Noto Sans), for measuring and for texts known to be Latin (amounts). */
 export const baseFont = (bold = false) => fontName('latin', bold);
+
+/** The width of a text at the document's current size, measured run by run in the fonts it is drawn with. */
+export function textWidth(doc: PDFDocument, text: string, bold: boolean): number {
+  return fontRuns(text).reduce((w, r) => w + doc.font(fontName(r.script, bold)).widthOfString(r.text), 0);
+}
