@@ -285,6 +285,51 @@ t.test(
   },
 );
 
+t.test('a plan version carries per-dimension prices; a subscription to it gets them', async (t) => {
+  const w = await billingWorld(t);
+  const admin = w.operator.tokens.admin;
+  const a = await createTestAccount(w.api.infra, { name: 'Plan Co' });
+  const product = (
+    await w.made(admin, 'POST', '/v1/products', { name: 'Tokens', currency: 'USD', pricing: 'metered', price: 1 })
+  ).id as string;
+  const meter = (
+    await w.made(admin, 'POST', '/v1/meters', {
+      name: 'Tokens',
+      unit: 'tokens',
+      aggregation: 'sum',
+      scope: 'deployment',
+      dimensions: ['model'],
+    })
+  ).id as string;
+  const item = {
+    product_id: product,
+    meter_id: meter,
+    dimension: 'model',
+    prices: [{ value: 'large', price: { pricing: 'metered', price: 0.03 } }],
+    default_price: { pricing: 'package', price: 2.5, package_size: 1000 },
+  };
+  const plan = await w.made(admin, 'POST', '/v1/plans', {
+    name: 'AI',
+    currency: 'USD',
+    interval: 'month',
+    items: [item],
+  });
+  t.same(plan.items, [item], 'the version shows the prices as given');
+  const bad = await callJson(w.api.url, admin, 'POST', '/v1/plans', {
+    name: 'Bad',
+    currency: 'USD',
+    interval: 'month',
+    items: [{ ...item, dimension: 'region' }],
+  });
+  t.equal(bad.status, 422, 'an undeclared dimension');
+  t.ok(
+    bad.body.errors?.some((e: { field: string }) => e.field === 'items[0].dimension'),
+    'names items[0].dimension',
+  );
+  const sub = await w.made(admin, 'POST', '/v1/subscriptions', { customer_id: a.customerId, plan_id: plan.id });
+  t.same(sub.items, [item], 'the subscription’s item carries the same prices');
+});
+
 t.test('per-dimension prices with a default price: other values and records without the dimension', async (t) => {
   const w = await billingWorld(t);
   const admin = w.operator.tokens.admin;
