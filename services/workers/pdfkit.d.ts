@@ -18,7 +18,7 @@ declare module 'pdfkit' {
       ModDate?: Date;
     };
   }
-  interface TextOptions {
+  export interface TextOptions {
     width?: number;
     height?: number;
     align?: 'left' | 'center' | 'right' | 'justify';
@@ -38,6 +38,7 @@ declare module 'pdfkit' {
     y: number;
     page: PDFPage;
     font(name: string, size?: number): this;
+    registerFont(name: string, src: string, family?: string): this;
     fontSize(size: number): this;
     fillColor(color: string, opacity?: number): this;
     strokeColor(color: string, opacity?: number): this;

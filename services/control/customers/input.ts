@@ -90,6 +90,7 @@ function checkLegal(
     tax_ids?: TaxId[];
     tax_exempt?: LegalDetails['taxExempt'];
     net_terms_days?: number;
+    locale?: LegalDetails['locale'];
   },
   errors: FieldError[],
 ): LegalDetails {
@@ -105,6 +106,7 @@ function checkLegal(
   if (input.tax_ids !== undefined) out.taxIds = checkTaxIds(input.tax_ids, errors);
   if (input.tax_exempt !== undefined) out.taxExempt = input.tax_exempt;
   if (input.net_terms_days !== undefined) out.netTermsDays = input.net_terms_days;
+  if (input.locale !== undefined) out.locale = input.locale;
   return out;
 }
 
@@ -134,7 +136,7 @@ export function parseCustomerChange(ctx: RequestContext): CustomerChange {
       {
         field: '',
         message:
-          'must contain at least one of name, external_id, email, billing_address, metadata, legal_name, address, tax_ids, tax_exempt, net_terms_days',
+          'must contain at least one of name, external_id, email, billing_address, metadata, legal_name, address, tax_ids, tax_exempt, net_terms_days, locale',
       },
     ]);
   const errors: FieldError[] = [];

@@ -15,7 +15,7 @@ import type { CustomerChange, CustomerRow, LegalDetails, NewCustomer } from './t
 const notFound = (id: string) => new NotFoundError(`No customer ${id}.`);
 
 const COLUMNS = `a.id AS account_id, a.customer_id, a.external_id, a.name, a.email, a.metadata, a.created_at,
-    ba.line1, ba.city, ba.state, ba.zip, a.legal_name, a.address, a.tax_ids, a.tax_exempt, a.net_terms_days`;
+    ba.line1, ba.city, ba.state, ba.zip, a.legal_name, a.address, a.tax_ids, a.tax_exempt, a.net_terms_days, a.locale`;
 const SELECT = `SELECT ${COLUMNS}
   FROM accounts a LEFT JOIN billing_addresses ba ON ba.account_id = a.id`;
 
@@ -65,6 +65,7 @@ async function putLegal(c: PgClient, accountId: string, l: LegalDetails): Promis
        tax_ids = COALESCE($6::jsonb, tax_ids),
        tax_exempt = COALESCE($7, tax_exempt),
        net_terms_days = COALESCE($8, net_terms_days),
+       locale = COALESCE($9, locale),
        updated_at = now()
      WHERE id = $1`,
     [
@@ -76,6 +77,7 @@ async function putLegal(c: PgClient, accountId: string, l: LegalDetails): Promis
       l.taxIds === undefined ? null : JSON.stringify(l.taxIds),
       l.taxExempt ?? null,
       l.netTermsDays ?? null,
+      l.locale ?? null,
     ],
   );
 }

@@ -56,6 +56,8 @@ export interface InvoiceDocument {
   /** The customer's legal address, printed instead of `address` when set. */
   legal_address?: LegalAddress | null;
   seller?: Seller;
+  /** The customer's locale (services/domain/invoices/invoice-texts.ts): fixed texts, amounts and dates; default en. */
+  locale?: string | null;
 }
 
 /**
@@ -104,6 +106,7 @@ export async function invoiceDocument(
     address: billing.billing_address,
     legal_address: legal.address,
     seller: await sellerOf({ pg, config }, accountId),
+    locale: legal.locale,
   };
   return document;
 }

@@ -124,12 +124,14 @@ export async function invoiceNumbers(pool: PgPool, accountId: string, ids: strin
 export async function legalDetails(
   pool: PgPool,
   accountId: string,
-): Promise<{ legal_name: string | null; address: LegalAddress | null; tax_ids: TaxId[] }> {
-  const r = await pool.query<{ legal_name: string | null; address: LegalAddress | null; tax_ids: TaxId[] }>(
-    'SELECT legal_name, address, tax_ids FROM accounts WHERE id = $1',
-    [accountId],
-  );
-  return r.rows[0] ?? { legal_name: null, address: null, tax_ids: [] };
+): Promise<{ legal_name: string | null; address: LegalAddress | null; tax_ids: TaxId[]; locale: string }> {
+  const r = await pool.query<{
+    legal_name: string | null;
+    address: LegalAddress | null;
+    tax_ids: TaxId[];
+    locale: string;
+  }>('SELECT legal_name, address, tax_ids, locale FROM accounts WHERE id = $1', [accountId]);
+  return r.rows[0] ?? { legal_name: null, address: null, tax_ids: [], locale: 'en' };
 }
 
 /**

@@ -14,7 +14,8 @@ type Shown = Omit<EventData<'subscription.updated'>, 'subscription_id' | 'previo
 function shown({ subscription: { row, items }, couponId }: SubscriptionState): Shown {
   return {
     status: row.status,
-    items: items.map(itemOut),
+    // A dimension value's price is never flat (the input refuses it); itemOut's type is the wider price model's.
+    items: items.map(itemOut) as Shown['items'],
     plan_id: row.plan_id,
     plan_version: row.plan_version,
     billing_threshold: row.billing_threshold === null ? null : { amount: new JsonDecimal(row.billing_threshold) },

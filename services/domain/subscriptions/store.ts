@@ -20,7 +20,7 @@ async function itemsOf(q: Queryable, ids: string[]): Promise<Map<string, Item[]>
   const out = new Map<string, Item[]>(ids.map((id) => [id, []]));
   if (ids.length === 0) return out;
   const r = await q.query<Item & { subscription_id: string }>(
-    `SELECT subscription_id, product_id, meter_id, minimum_amount::text AS minimum_amount, group_by, quantity FROM subscription_items
+    `SELECT subscription_id, product_id, meter_id, minimum_amount::text AS minimum_amount, group_by, dimension_prices, quantity FROM subscription_items
       WHERE subscription_id = ANY($1) AND effective_to IS NULL ORDER BY subscription_id, position`,
     [ids],
   );
@@ -30,6 +30,7 @@ async function itemsOf(q: Queryable, ids: string[]): Promise<Map<string, Item[]>
       meter_id: row.meter_id,
       minimum_amount: row.minimum_amount,
       group_by: row.group_by,
+      dimension_prices: row.dimension_prices,
       quantity: row.quantity,
     });
   }
@@ -125,10 +126,10 @@ async function writeItems(
   const added = items.map((item, position) => ({ item, position })).filter(({ item }) => !kept.has(itemKey(item)));
   if (added.length === 0) return;
   await client.query(
-    `INSERT INTO subscription_items (subscription_id, position, product_id, meter_id, minimum_amount, group_by, quantity, effective_from)
+    `INSERT INTO subscription_items (subscription_id, position, product_id, meter_id, minimum_amount, group_by, quantity, effective_from, dimension_prices)
      SELECT $1, p.position, p.product_id, p.meter_id, p.minimum_amount, ARRAY(SELECT jsonb_array_elements_text(p.group_by)), p.quantity,
-            CASE WHEN $8 THEN $9::timestamptz ELSE '-infinity' END
-       FROM unnest($2::int[], $3::text[], $4::text[], $5::numeric[], $6::jsonb[], $7::int[]) AS p(position, product_id, meter_id, minimum_amount, group_by, quantity)`,
+            CASE WHEN $8 THEN $9::timestamptz ELSE '-infinity' END, NULLIF(p.dimension_prices, 'null'::jsonb)
+       FROM unnest($2::int[], $3::text[], $4::text[], $5::numeric[], $6::jsonb[], $7::int[], $10::jsonb[]) AS p(position, product_id, meter_id, minimum_amount, group_by, quantity, dimension_prices)`,
     [
       subscriptionId,
       added.map((a) => a.position),
@@ -139,6 +140,7 @@ async function writeItems(
       added.map((a) => a.item.quantity),
       before !== null,
       now,
+      added.map((a) => JSON.stringify(a.item.dimension_prices)),
     ],
   );
 }
