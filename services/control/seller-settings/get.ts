@@ -1,7 +1,7 @@
 import type { ApiDeps, RouteDef } from '../../../shared/http/route.js';
 import { reply } from '../../../shared/http/reply.js';
 import { SellerSettingsSchema } from '../../../shared/api/seller-settings.js';
-import { readSellerSettings } from '../../domain/seller/settings.js';
+import { readSellerSettings } from '../../domain/seller/settings-store.js';
 import { toSellerSettings } from './representation.js';
 
 /** GET /v1/seller_settings — admin: who issues the deployment's documents and emails (docs/seller-settings.md). */

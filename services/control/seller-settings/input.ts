@@ -2,7 +2,7 @@ import type { RequestContext } from '../../../shared/http/context.js';
 import { ValidationError, type FieldError } from '../../../shared/errors.js';
 import { bodyValidator } from '../../../shared/http/validation.js';
 import { UpdateSellerSettingsBody } from '../../../shared/api/seller-settings.js';
-import type { SellerSettings, SellerSettingsChange } from '../../domain/seller/settings.js';
+import type { SellerSettings, SellerSettingsChange } from '../../domain/seller/settings-store.js';
 import { parseLogo } from '../../domain/seller/logo.js';
 import { checkEmail, checkLegalAddress, checkTaxIds } from '../customers/input.js';
 

@@ -2,7 +2,7 @@ import type { ApiDeps, RouteDef } from '../../../shared/http/route.js';
 import type { RequestContext } from '../../../shared/http/context.js';
 import { reply } from '../../../shared/http/reply.js';
 import { SellerSettingsSchema, UpdateSellerSettingsBody } from '../../../shared/api/seller-settings.js';
-import { changeSellerSettings, type SellerSettingsChange } from '../../domain/seller/settings.js';
+import { changeSellerSettings, type SellerSettingsChange } from '../../domain/seller/settings-store.js';
 import { parseSellerSettingsChange } from './input.js';
 import { toSellerSettings } from './representation.js';
 

@@ -8,7 +8,7 @@ import type { RefundResult } from '../payments/processor.js';
 import type { CreditNoteLineRow, CreditNoteRow, CreditNoteWithLines } from './types.js';
 import type { CreditNoteType, LineType } from '../../../shared/vocabulary.js';
 import { PRINTED_NUMBER_SQL } from '../invoices/numbering.js';
-import { PAYMENT_IN_FLIGHT_SQL } from '../invoices/payment-in-flight.js';
+import { PAYMENT_IN_FLIGHT_SQL } from '../invoices/payment-in-flight-sql.js';
 import type { LineTax } from '../pricing/invoice-lines.js';
 
 const notFound = (id: string) => new NotFoundError(`No credit note ${id}.`);

@@ -3,7 +3,7 @@ import type { S3Client } from '@aws-sdk/client-s3';
 import type { PgPool } from '../../../shared/clients/postgres.js';
 import { canonicalDecimal } from '../../../shared/money/decimal.js';
 import type { ExportConfig } from '../../../shared/config-exports.js';
-import { readUsagePage, type UsageKey } from '../usage/export-pages.js';
+import { readUsagePage, type UsageKey } from '../usage/export-pages-store.js';
 import { EXPORT_COLUMNS } from './columns.js';
 import { objectKey, objectName, openSink, s3Client, type ObjectSink } from './destinations.js';
 import { createEncoder } from './formats.js';

@@ -8,7 +8,7 @@ import type { RowWindow } from '../../../shared/row-window.js';
 import type { InvoiceLineRow, InvoiceRow, InvoiceWithLines } from './types.js';
 import type { InvoiceStatus } from '../../../shared/vocabulary.js';
 import { PRINTED_NUMBER_SQL } from './numbering.js';
-import { PAYMENT_IN_FLIGHT_SQL } from './payment-in-flight.js';
+import { PAYMENT_IN_FLIGHT_SQL } from './payment-in-flight-sql.js';
 import type { LegalAddress, TaxId } from '../tax/types.js';
 import type { PriceModel } from '../pricing/price-models.js';
 

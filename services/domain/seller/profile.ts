@@ -2,11 +2,11 @@ import type { Config } from '../../../shared/config.js';
 import type { PgClient, PgPool } from '../../../shared/clients/postgres.js';
 import type { LegalAddress, TaxId } from '../tax/types.js';
 import type { Logo } from './logo.js';
-import { readSellerSettings } from './settings.js';
+import { readSellerSettings } from './settings-store.js';
 
 /**
  * THE seller of an account's billing documents (issue 48): what invoice and credit note PDFs, emails and the hosted
- * invoice page print as the issuer. The operator's settings (./settings.ts) over the environment's defaults
+ * invoice page print as the issuer. The operator's settings (./settings-store.ts) over the environment's defaults
  * (SELLER_NAME, SELLER_ADDRESS, SELLER_TAX_ID, INVOICE_FOOTER, MAIL_FROM); an empty field is not printed.
  */
 export interface SellerProfile {
