@@ -289,8 +289,6 @@ t.test('audit log', async (t) => {
       'entitlement_exhaustions',
       'entitlement_table_version',
       'read_cache_versions',
-      'hosted_invoice_links',
-      'hosted_card_links',
       'document_numbers',
       'sandbox_charges',
       'sandbox_refunds',
