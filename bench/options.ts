@@ -33,6 +33,6 @@ export const opts = {
   /** Comma-separated subset of ceiling,single,batched,get-product,get-usage (the count check always runs). */
   phases: (process.argv[process.argv.indexOf('--phases') + 1] && process.argv.includes('--phases')
     ? process.argv[process.argv.indexOf('--phases') + 1]!
-    : 'ceiling,single,batched,stream,get-product,usage-query,get-usage,billing-run'
+    : 'ceiling,single,batched,stream,get-product,usage-query,get-usage,billing-run,stripe-billing'
   ).split(','),
 };

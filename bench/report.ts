@@ -2,6 +2,7 @@ import { cpus, loadavg, totalmem } from 'node:os';
 import type { NoisyNeighbourResult } from './phases/noisy-neighbour.js';
 import type { WebhooksResult } from './phases/webhooks.js';
 import { billingRunLines, type BillingRunResult } from './phases/billing-run.js';
+import { stripeBillingLines, type StripeBillingResult } from './phases/stripe-billing.js';
 import { dimensionReadLines, type DimensionReadsResult } from './phases/dimension-reads.js';
 import { emitterLines, type EmitterResult } from './phases/emitter.js';
 import { attributedLines, type AttributedResult } from './phases/attributed.js';
@@ -71,6 +72,8 @@ export interface BenchReport {
   billing_run?: BillingRunResult;
   billing_run_mix?: BillingRunResult;
   billing_run_periods?: BillingRunResult;
+  /** Billing through the Stripe processor and its simulator (bench/phases/stripe-billing.ts). */
+  stripe_billing?: StripeBillingResult;
   noisy_neighbour?: NoisyNeighbourResult;
   /** Operator mode (bench/phases/attributed.ts). */
   attributed?: AttributedResult;
@@ -369,6 +372,7 @@ export function printReport(r: BenchReport): void {
     ...(r.billing_run ? billingRunLines(r.billing_run) : []),
     ...(r.billing_run_mix ? billingRunLines(r.billing_run_mix) : []),
     ...(r.billing_run_periods ? billingRunLines(r.billing_run_periods) : []),
+    ...(r.stripe_billing ? stripeBillingLines(r.stripe_billing) : []),
     ...(r.group_by_reads ? dimensionReadLines(r.group_by_reads) : []),
     ...(r.unique_counts ? dimensionReadLines(r.unique_counts) : []),
     ...(r.emitter ? emitterLines(r.emitter) : []),

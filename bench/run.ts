@@ -22,6 +22,8 @@
  *          --profile (V8 CPU profiles of the api processes in bench/results/)
  *          --phases ceiling,single,batched,stream,get-product,usage-query (default; stream = the usage WebSocket through meterline/client's UsageStream, --stream-connections 8 --stream-window 16; get-usage = usage queries under load, opt-in), plus `floor`: requests to a missing meter (404 after
  *          billing-run (default): one billing run over --billing-subscriptions 10000 (half metered; bench/phases/billing-run.ts)
+ *          stripe-billing (default): one billing run charging --stripe-invoices 5000 invoices of --stripe-accounts 200
+ *          accounts through the Stripe processor and its simulator (bench/phases/stripe-billing.ts)
  *          attributed (opt-in, with batched for its ratio): operator mode — batched records for --attributed-customers 10000
  *          customers through one admin token, CPU per record against `batched`; then the customer registry with
  *          --registry-customers 1000000 (memory per customer, api start time; 0 skips it). bench/phases/attributed.ts
@@ -48,6 +50,7 @@ import { LagProbe, type LagSummary } from './lag-probe.js';
 import { prepareUsageReads } from './phases/usage-reads.js';
 import { runWebhooksPhase } from './phases/webhooks.js';
 import { runBillingPhase } from './phases/billing-run.js';
+import { runStripeBillingPhase } from './phases/stripe-billing.js';
 import { runNoisyNeighbourPhase } from './phases/noisy-neighbour.js';
 import { runStreamLoad } from './phases/stream.js';
 import { runGroupByReadsPhase, runUniqueCountsPhase } from './phases/dimension-reads.js';
@@ -421,6 +424,16 @@ async function main(): Promise<void> {
         accounts: arg('billing-accounts', 1_000),
         recordsPerMeter: arg('billing-records-per-meter', 20),
         periods: true,
+      });
+    }
+
+    // Billing through Stripe (bench/phases/stripe-billing.ts): the simulator, the official SDK, one run.
+    if (opts.phases.includes('stripe-billing')) {
+      report.stripe_billing = await runStripeBillingPhase({
+        world,
+        log,
+        invoices: arg('stripe-invoices', 5_000),
+        accounts: arg('stripe-accounts', 200),
       });
     }
 

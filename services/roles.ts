@@ -11,6 +11,7 @@ import { createBillingService } from './roles/billing/service.js';
 import { BillingScheduler } from './roles/billing/scheduler.js';
 import { EntitlementEvaluator } from './roles/billing/entitlement-evaluator.js';
 import { AlertEvaluator } from './roles/billing/alert-evaluator.js';
+import { ExportRunner } from './roles/billing/export-runner.js';
 import { registerConsumerLag } from '../shared/jetstream-lag.js';
 
 import type { Role } from './role-names.js';
@@ -37,6 +38,7 @@ export async function createRole(role: Role, infra: Infra): Promise<Service> {
         new BillingScheduler(infra),
         new EntitlementEvaluator(infra),
         new AlertEvaluator(infra),
+        new ExportRunner(infra),
       ]);
   }
 }

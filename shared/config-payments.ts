@@ -1,4 +1,4 @@
-import { int, secretFile, stripeKey, url, oneOf, type VarSpec } from './config-parsers.js';
+import { bool, int, secretFile, stripeKey, url, oneOf, type VarSpec } from './config-parsers.js';
 
 /** The payment processor's settings (docs/payments.md), a part of the one Config (shared/config.ts). */
 export interface PaymentConfig {
@@ -14,6 +14,12 @@ export interface PaymentConfig {
   STRIPE_API_BASE: string;
   STRIPE_TIMEOUT_MS: number;
   STRIPE_MAX_NETWORK_RETRIES: number;
+  /** The opt-in for operators with their own PCI DSS attestation: raw card details forwarded to Stripe. */
+  STRIPE_FORWARD_RAW_CARDS: boolean;
+  /** Stripe's publishable key (`pk_…`): the hosted pages hand it to Stripe.js (it is public by design). */
+  STRIPE_PUBLISHABLE_KEY: string;
+  /** Where the hosted pages load Stripe.js from: Stripe's own in production, the simulator's stand-in in tests. */
+  STRIPE_JS_URL: string;
 }
 
 export const PAYMENT_SPEC: { [K in keyof PaymentConfig]: VarSpec<PaymentConfig[K]> } = {
@@ -60,6 +66,24 @@ export const PAYMENT_SPEC: { [K in keyof PaymentConfig]: VarSpec<PaymentConfig[K
     default: 1,
     describe:
       'retries of a Stripe request after a network error or 5xx (same idempotency key, so never a second charge)',
+  },
+  STRIPE_FORWARD_RAW_CARDS: {
+    parse: bool,
+    default: false,
+    describe:
+      'true: raw `card` details sent to POST /v1/billing/payment-methods are forwarded to Stripe (its PaymentMethods API) instead of refused — only for operators whose own PCI DSS attestation covers receiving card numbers and whose Stripe account allows raw card data (docs/payments.md)',
+  },
+  STRIPE_PUBLISHABLE_KEY: {
+    parse: stripeKey('pk_'),
+    default: '',
+    describe:
+      'Stripe publishable key (`pk_…`) the hosted invoice and card pages give Stripe.js; without it they offer no new card (the saved one still pays)',
+  },
+  STRIPE_JS_URL: {
+    parse: url(['http', 'https']),
+    default: 'https://js.stripe.com/v3/',
+    describe:
+      "where the hosted pages load Stripe.js from (its origin is allowed by their Content-Security-Policy); tests point it at the simulator's stand-in",
   },
 };
 

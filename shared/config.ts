@@ -26,6 +26,7 @@ import {
   type VarSpec,
 } from './config-parsers.js';
 import { PAYMENT_SPEC, paymentCrossChecks, type PaymentConfig } from './config-payments.js';
+import { EXPORT_SPEC, type ExportConfig } from './config-exports.js';
 import { NO_TRUSTED_PROXIES, parseTrustedProxies, type TrustedProxies } from './http/client-address.js';
 import { parseThresholdMinimums, type ThresholdMinimums } from './money/threshold-minimums.js';
 
@@ -36,7 +37,7 @@ export const API_ROUTE_SETS = ['all', 'ingress', 'control'] as const;
 export const USAGE_IDENTITIES = ['id_and_timestamp', 'id'] as const;
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
-export interface Config extends PaymentConfig {
+export interface Config extends PaymentConfig, ExportConfig {
   HOST: string;
   PORT: number;
   PUBLIC_BASE_URL: string;
@@ -356,14 +357,26 @@ const SPEC: { [K in keyof Config]: VarSpec<Config[K], Config> } = {
     default: 0,
     describe: 'port of /metrics of the consumer, dispatcher and billing roles (0 = any free port)',
   },
-  SELLER_NAME: { parse: printedText(200, false), default: '', describe: 'seller name on invoice PDFs' },
+  SELLER_NAME: {
+    parse: printedText(200, false),
+    default: '',
+    describe: 'seller name on PDFs and emails when seller settings set no legal_name (docs/seller-settings.md)',
+  },
   SELLER_ADDRESS: {
     parse: printedText(500, true),
     default: '',
-    describe: 'seller address on invoice PDFs; lines separated by newlines or \\n',
+    describe: 'seller address on PDFs when seller settings set none; lines separated by newlines or \\n',
   },
-  SELLER_TAX_ID: { parse: printedText(64, false), default: '', describe: 'seller tax id (VAT, EIN…) on invoice PDFs' },
-  INVOICE_FOOTER: { parse: printedText(500, false), default: '', describe: 'footer line of every invoice PDF page' },
+  SELLER_TAX_ID: {
+    parse: printedText(64, false),
+    default: '',
+    describe: 'seller tax id (VAT, EIN…) on PDFs when seller settings set no tax_ids',
+  },
+  INVOICE_FOOTER: {
+    parse: printedText(500, false),
+    default: '',
+    describe: 'footer line of every PDF page when seller settings set no invoice_footer',
+  },
   SMTP_URL: {
     parse: url(['smtp', 'smtps']),
     default: '',
@@ -371,10 +384,12 @@ const SPEC: { [K in keyof Config]: VarSpec<Config[K], Config> } = {
       'SMTP server the dispatcher sends invoice emails through (docs/emails.md), e.g. smtp://user:pass@host:587; empty: invoice emails are off',
   },
   ...PAYMENT_SPEC,
+  ...EXPORT_SPEC,
   MAIL_FROM: {
     parse: mailAddress,
     default: 'billing@localhost',
-    describe: 'From address of invoice emails: an address, or a name and address (Acme Billing <billing@acme.example>)',
+    describe:
+      'From address of invoice emails when seller settings set no email_from: an address, or a name and address (Acme Billing <billing@acme.example>)',
   },
 };
 

@@ -26,7 +26,10 @@ export type IdPrefix =
   | 'entg'
   | 'alrt'
   | 'plan'
-  | 'coupon';
+  | 'coupon'
+  | 'exp'
+  | 'exps'
+  | 'hcl';
 
 const ALPHABET = '0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ';
 

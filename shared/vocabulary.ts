@@ -33,6 +33,12 @@ export type LineType = (typeof LINE_TYPES)[number];
 export const INVOICE_STATUSES = ['draft', 'open', 'paid', 'uncollectible', 'void'] as const;
 export type InvoiceStatus = (typeof INVOICE_STATUSES)[number];
 /**
+ * A payment attempt's state (docs/payments.md): pending (recorded, the processor being called), unknown (called, its
+ * answer lost: settled by reconciliation or a webhook), requires_action (3-D Secure), succeeded, failed.
+ */
+export const PAYMENT_ATTEMPT_STATUSES = ['pending', 'unknown', 'requires_action', 'succeeded', 'failed'] as const;
+export type PaymentAttemptStatus = (typeof PAYMENT_ATTEMPT_STATUSES)[number];
+/**
  * Why an invoice was issued: its period ended, its period's amount due reached the billing threshold, or (advance) a
  * billing period longer than a month began and its flat items are billed for it in advance (docs/billing.md).
  */
@@ -65,6 +71,7 @@ export const EVENT_TYPES = [
   'meter.usage.recorded',
   'entitlement.exhausted',
   'alert.triggered',
+  'export.completed',
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 
@@ -90,3 +97,21 @@ export type CardBrand = (typeof CARD_BRANDS)[number];
 
 /** A webhook URL's longest accepted form (services/domain/webhooks/url-safety.ts checks it). */
 export const MAX_URL_LENGTH = 2048;
+
+/** Exports (docs/exports.md): what is exported, in which file format, how often a schedule runs, how far one got. */
+export const EXPORT_KINDS = [
+  'usage',
+  'invoices',
+  'invoice_lines',
+  'payments',
+  'credit_notes',
+  'customers',
+  'journal_entries',
+] as const;
+export type ExportKind = (typeof EXPORT_KINDS)[number];
+export const EXPORT_FORMATS = ['csv', 'parquet'] as const;
+export type ExportFormat = (typeof EXPORT_FORMATS)[number];
+export const EXPORT_INTERVALS = ['hourly', 'daily'] as const;
+export type ExportInterval = (typeof EXPORT_INTERVALS)[number];
+export const EXPORT_STATUSES = ['pending', 'running', 'completed', 'failed'] as const;
+export type ExportStatus = (typeof EXPORT_STATUSES)[number];

@@ -4,13 +4,13 @@
  * servers.ts re-exports everything here.
  */
 
-export type ServerName = 'postgres' | 'nats' | 'clickhouse' | 'zookeeper' | 'smtp' | 'stripe';
+export type ServerName = 'postgres' | 'nats' | 'clickhouse' | 'zookeeper' | 'smtp' | 'stripe' | 's3';
 
 /**
  * The servers meterline connects to (one URL setting each). ZooKeeper only serves ClickHouse's replication; the
  * single stack's SMTP server (smtp.ts) is optional for meterline and listed apart (topology.ts).
  */
-export const SERVER_NAMES: readonly Exclude<ServerName, 'zookeeper' | 'smtp' | 'stripe'>[] = [
+export const SERVER_NAMES: readonly Exclude<ServerName, 'zookeeper' | 'smtp' | 'stripe' | 's3'>[] = [
   'postgres',
   'nats',
   'clickhouse',

@@ -10,7 +10,7 @@ import { postgres } from './postgres.js';
 import { zookeeper } from './zookeeper.js';
 import { smtp } from './smtp.js';
 
-export const SERVERS: Record<Exclude<ServerName, 'stripe'>, ServerKind> = {
+export const SERVERS: Record<Exclude<ServerName, 'stripe' | 's3'>, ServerKind> = {
   postgres,
   nats,
   clickhouse,

@@ -11,6 +11,7 @@ import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { SERVER_NAMES, StackError, type ServerName } from './errors.js';
 import { ensureInstalled } from './install.js';
+import { ensureFonts } from './fonts.js';
 import { PROFILES, loginOf, type Ports, type Profile, type ServerKind } from './launch.js';
 import { ensureCredentials, readCredentials, serverUsersOf, type Credentials } from './credentials.js';
 import { redactUrl } from './probe.js';
@@ -287,6 +288,8 @@ export async function stackUp(o: { root: string; env?: NodeJS.ProcessEnv; log?: 
   const env = o.env ?? process.env;
   const { externals, instances, settings } = plan(root, env);
   await mkdir(stackDataDir(root, env), { recursive: true });
+  // The invoice PDFs' fonts (issue 46): installed like the servers, before anything renders a PDF.
+  await ensureFonts();
   return withLock(
     root,
     async () => {

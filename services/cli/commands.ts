@@ -145,4 +145,16 @@ export const COMMANDS: Record<string, CommandSpec> = {
       'A period closes BILLING_GRACE_SECONDS (default 3600) after it ends, so late usage still counts. → {invoices, payments}; when nothing closed, also {reason, next_due_at}. Progress on stderr.',
     ],
   },
+  exports: {
+    run: async (args) => (await import('./exports.js')).exportsCommand(args),
+    summary: 'add the export schedules’ windows that ended and write every export due, once',
+    usage: ['exports run [--now ISO] [--page-rows N]'],
+    options: [
+      ['--now ISO', 'the instant to run at, RFC 3339 (default: now)'],
+      ['--page-rows N', 'rows read and written per page (default 50000): memory against speed'],
+    ],
+    notes: [
+      'What the billing role does every few seconds (docs/exports.md). → {added, completed, failed, max_rss_bytes}; exit 1 when an export failed (it is retried, up to 3 runs).',
+    ],
+  },
 };

@@ -4,6 +4,7 @@ import { profileEnvironment } from '../../infra/stack/host-env.js';
 import { selectedHost } from '../../infra/stack/inventory.js';
 import { STACK_ROOT, stackSecretFile } from '../../shared/paths.js';
 import { ensureSecretFile } from '../../shared/secret.js';
+import { localStripeSettings, wantsLocalStripe } from '../../infra/stack/stripe-local.js';
 
 /**
  * The environment a command runs with: the caller's, plus the local stack's server URLs for any of
@@ -18,6 +19,8 @@ export async function stackEnv(opts: { launch: boolean; log?: (m: string) => voi
   }
   const env = { ...process.env };
   env.SECRET_KEY ||= await ensureSecretFile(stackSecretFile());
+  // PAYMENT_PROCESSOR=stripe without a key: the simulator `npm start` runs (infra/stack/stripe-local.ts).
+  if (wantsLocalStripe(env)) Object.assign(env, await localStripeSettings(STACK_ROOT, env));
   if (env.DATABASE_URL && env.NATS_URL && env.CLICKHOUSE_URL) return env;
   const info = opts.launch
     ? await stackUp({ root: STACK_ROOT, env, log: opts.log })

@@ -9,6 +9,7 @@ import { Supervisor } from './supervisor.js';
 import { EXIT, parseFlags, printError, printResult, UsageError } from './output.js';
 import { databaseIdentity, forgetRunningApi, recordRunningApi } from './running-api.js';
 import { selectedHost } from '../../infra/stack/inventory.js';
+import { startLocalStripe, wantsLocalStripe } from '../../infra/stack/stripe-local.js';
 
 /** `--role api,consumer` (repeatable): the roles to run, in ROLES order; default every role. */
 function chosenRoles(flag: string[] | undefined, fallback: readonly Role[]): Role[] {
@@ -43,22 +44,30 @@ export async function upCommand(args: string[] = []): Promise<number> {
 
   // Migrations run as the schema's owner; each role connects as itself (least privilege on servers the stack secured).
   // The cluster's settings (stream replicas, ClickHouse cluster) unless the operator set them.
-  const env = {
+  const env: NodeJS.ProcessEnv = {
     ...stack.settings,
     ...process.env,
     SECRET_KEY: process.env.SECRET_KEY || (await ensureSecretFile(stackSecretFile())),
   };
+  // PAYMENT_PROCESSOR=stripe without a key: the Stripe simulator stands in for Stripe (docs/payments.md).
+  const localStripe = wantsLocalStripe(process.env) ? await startLocalStripe(STACK_ROOT, process.env) : null;
+  if (localStripe) {
+    Object.assign(env, localStripe.settings);
+    log(`PAYMENT_PROCESSOR=stripe without a key: charging through the Stripe simulator at ${localStripe.url}`);
+  }
   const envOf = (role: Role) => ({ ...env, ...stack.profiles[role] });
   let config;
   try {
     config = parseConfig({ ...env, ...stack.profiles.migrate });
   } catch (err) {
     if (err instanceof ConfigError) {
+      await localStripe?.stop();
       printError('invalid configuration', { problems: err.problems });
       return EXIT.config;
     }
     throw err;
   }
+  await localStripe?.registerWebhook(config.PUBLIC_BASE_URL);
   const migrations = await migrateAll(config);
   // The cluster topology runs two processes of every role (the api ones share the port: SO_REUSEPORT).
   const copies = topologyName(process.env) === 'cluster' ? 2 : 1;
@@ -72,6 +81,7 @@ export async function upCommand(args: string[] = []): Promise<number> {
       log('stopping roles…');
       forgetRunningApi();
       await supervisor.stop();
+      await localStripe?.stop();
       if (launchedHere.length) {
         const stopped = await stackDown({ root: STACK_ROOT });
         log(`stopped servers: ${stopped.stopped.map((s) => `${s.name} (${s.pid})`).join(', ') || 'none'}`);
@@ -103,6 +113,7 @@ export async function upCommand(args: string[] = []): Promise<number> {
     listening: `http://${config.HOST}:${(started.api ?? started['api-1'])?.port ?? config.PORT}`,
     roles: started,
     servers: stack.servers,
+    ...(localStripe ? { stripe_simulator: localStripe.url } : {}),
     migrations,
   });
   log(`meterline is up at ${config.PUBLIC_BASE_URL} — Ctrl-C to stop`);

@@ -17,8 +17,10 @@ export function typeOf(s: Schema | undefined): string {
   if (s.$ref) return String(s.$ref).split('/').pop()!;
   if (s.const !== undefined) return JSON.stringify(s.const);
   if (Array.isArray(s.enum)) return s.enum.map((v: unknown) => JSON.stringify(v)).join(' | ');
-  if (Array.isArray(s.anyOf) || Array.isArray(s.oneOf))
-    return (s.anyOf ?? s.oneOf).map((x: Schema) => typeOf(x)).join(' or ');
+  if (Array.isArray(s.anyOf) || Array.isArray(s.oneOf)) {
+    const alternatives = [...new Set<string>((s.anyOf ?? s.oneOf).map((x: Schema) => typeOf(x)))];
+    return alternatives.every((x) => x.startsWith('"')) ? alternatives.join(' | ') : alternatives.join(' or ');
+  }
   const type = Array.isArray(s.type) ? s.type.join(' or ') : (s.type ?? (s.properties ? 'object' : 'any'));
   const parts = [type === 'array' ? `array of ${typeOf(s.items)}` : type];
   if (s.format) parts.push(`(${s.format})`);
@@ -49,12 +51,36 @@ export function typeOf(s: Schema | undefined): string {
 function objectOf(s: Schema | undefined): Schema | undefined {
   if (!s) return undefined;
   if (s.properties) return s;
-  if (s.type === 'array' && s.items?.properties) return s.items;
+  if (s.type === 'array') return objectOf(s.items);
+  const objects = (s.anyOf ?? s.oneOf ?? []).filter((alt: Schema) => alt.properties);
+  if (objects.length > 1) return commonShape(objects, s.description);
   for (const alt of s.anyOf ?? s.oneOf ?? []) {
     const o = objectOf(alt);
     if (o) return o;
   }
   return undefined;
+}
+
+/**
+ * Alternative objects with the same fields (a union keyed by one of them, like the events' `type`) as one object
+ * whose fields are the alternatives of each; fields that differ in shape (the events' `data`) are listed once, their
+ * own fields not (each alternative's are documented with the union's key: docs/webhooks.md for the events).
+ */
+function commonShape(objects: Schema[], description = 'one shape per alternative'): Schema | undefined {
+  const keys = Object.keys(objects[0]!.properties);
+  if (!objects.every((o) => Object.keys(o.properties).join() === keys.join())) return objects[0];
+  const properties: Record<string, Schema> = {};
+  for (const key of keys) {
+    const fields: Schema[] = objects.map((o) => o.properties[key]);
+    const distinct = [...new Map(fields.map((f) => [JSON.stringify(f), f])).values()];
+    properties[key] =
+      distinct.length === 1
+        ? distinct[0]!
+        : distinct.every((f) => f.properties)
+          ? { type: 'object', description }
+          : { anyOf: distinct };
+  }
+  return { ...objects[0], properties };
 }
 
 /** Rows `| field | type | required | description |` for an object's fields, nested ones as `a.b` / `a[].b`. */

@@ -2,6 +2,7 @@ import { configTable } from './config-table.js';
 import { apiReference } from './api-reference.js';
 import { servedOpenApiDocument } from './served-openapi.js';
 import { withGeneratedRegion } from './generated-region.js';
+import { eventPayloadTable } from './event-payloads.js';
 
 /** A doc with generated parts: `render(current text)` gives the text it should have. */
 export interface GeneratedDoc {
@@ -14,6 +15,12 @@ export const CONFIG_DOC: GeneratedDoc = {
   render: (current) => withGeneratedRegion(current, 'config-table', configTable()),
 };
 
+/** docs/webhooks.md: the payload of every event type, from the catalogue (shared/api/events.ts). */
+export const WEBHOOKS_DOC: GeneratedDoc = {
+  file: 'docs/webhooks.md',
+  render: (current) => withGeneratedRegion(current, 'event-payloads', eventPayloadTable()),
+};
+
 export function apiDoc(openApi: Record<string, unknown>): GeneratedDoc {
   return {
     file: 'docs/api.md',
@@ -22,5 +29,5 @@ export function apiDoc(openApi: Record<string, unknown>): GeneratedDoc {
 }
 
 export async function generatedDocs(): Promise<GeneratedDoc[]> {
-  return [CONFIG_DOC, apiDoc(await servedOpenApiDocument())];
+  return [CONFIG_DOC, WEBHOOKS_DOC, apiDoc(await servedOpenApiDocument())];
 }

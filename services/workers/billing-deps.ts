@@ -5,6 +5,7 @@ import type { Config } from '../../shared/config.js';
 import type { BillingDeps } from '../domain/billing/deps.js';
 import { createPaymentProcessor } from '../domain/payments/create.js';
 import { createInvoiceLinesPool } from './pool.js';
+import { hostedKey } from '../domain/hosted-pages/tokens.js';
 
 /**
  * The one BillingDeps factory: every entry point that runs the billing engine (the billing role's scheduler, the
@@ -30,5 +31,6 @@ export function billingDeps(base: {
     processor: createPaymentProcessor(base.pg, base.config),
     linesPool: createInvoiceLinesPool(),
     log: base.log,
+    hostedLinks: { key: hostedKey(base.config.SECRET_KEY), baseUrl: base.config.PUBLIC_BASE_URL },
   };
 }

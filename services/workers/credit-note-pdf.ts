@@ -1,30 +1,12 @@
-import { billToLines, renderPdfDocument, type Seller } from './pdf-document.js';
+import type { CreditNoteDocument } from '../domain/documents/credit-note.js';
+import { billToLines, renderPdfDocument } from './pdf-document.js';
 
 /**
  * piscina task: renders one credit note as a PDF (the layout of services/workers/pdf-document.ts): the note's
  * facts (the invoice it credits, how it was settled), the reason, what it credits line by line and its total.
  */
-export interface CreditNotePdfTask {
-  note: {
-    id: string;
-    /** Its number in the series shared with invoices (absent: not printed). */
-    number?: string | null;
-    invoice_id: string;
-    customer_id: string;
-    type: 'credit' | 'refund';
-    currency: string;
-    amount: string;
-    reason: string;
-    refund_status: 'pending' | 'succeeded' | 'failed' | null;
-    /** RFC 3339 */
-    created_at: string;
-  };
-  invoice: { amount: string; period_start: string; period_end: string };
-  lines: { description: string; invoice_line: number | null; quantity: string | null; amount: string }[];
-  customer: { name: string | null };
-  address: { line1: string; city: string; state: string; zip: string } | null;
-  seller?: Seller;
-}
+/** The task is the credit note's document as the domain assembles it (services/domain/documents/credit-note.ts). */
+export type CreditNotePdfTask = CreditNoteDocument;
 
 const SETTLEMENT = {
   credit: 'Deducted from the amount due',

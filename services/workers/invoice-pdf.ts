@@ -1,21 +1,22 @@
 import { Decimal, canonicalDecimal } from '../../shared/money/decimal.js';
-import { billToLines, formatDecimal, printable, renderPdfDocument, type Seller } from './pdf-document.js';
-import type { LegalAddress } from '../domain/tax/types.js';
-import type { DocumentLine } from '../domain/invoices/document-lines.js';
-import type { InvoiceReason } from '../../shared/vocabulary.js';
+import { billToLines, formatDecimal, printable, renderPdfDocument } from './pdf-document.js';
+import type { InvoiceDocument } from '../domain/documents/invoice.js';
+import { invoiceTexts, type InvoiceTexts } from '../domain/invoices/invoice-texts.js';
 
-/** Printed on reverse-charge invoices (EU VAT Directive 2006/112/EC, art. 196 and 226(11a)). */
-export const REVERSE_CHARGE_NOTE =
-  'Reverse charge: VAT to be accounted for by the recipient (Article 196, Council Directive 2006/112/EC).';
+/** The task is the invoice's document as the domain assembles it (services/domain/documents/invoice.ts). */
+export type InvoicePdfTask = InvoiceDocument;
+
+/** Printed on reverse-charge invoices (EU VAT Directive 2006/112/EC, art. 196 and 226(11a)); in English. */
+export const REVERSE_CHARGE_NOTE = invoiceTexts().labels.reverseCharge;
 
 /**
  * "Bill to" with the legal details: legal name (else the account's name), the customer's own reference (its
  * external id — never meterline's cus_ id), address, tax ids.
  */
-function billTo(task: InvoicePdfTask): string[] {
+function billTo(task: InvoicePdfTask, t: InvoiceTexts): string[] {
   const { customer, legal_address: a } = task;
   const name = customer.legal_name ?? customer.name;
-  const reference = customer.reference ? `Reference ${printable(customer.reference)}` : null;
+  const reference = customer.reference ? `${t.labels.reference} ${printable(customer.reference)}` : null;
   const out = a
     ? [
         printable(name ?? ''),
@@ -25,27 +26,27 @@ function billTo(task: InvoicePdfTask): string[] {
         printable(`${a.postal_code} ${a.city}${a.region ? `, ${a.region}` : ''}`),
         a.country,
       ].filter(Boolean)
-    : billToLines(name, reference, task.address);
-  for (const id of customer.tax_ids ?? []) out.push(printable(`Tax ID ${id.value} (${id.type})`));
+    : billToLines(name, reference, task.address, t.labels.noAddress);
+  for (const id of customer.tax_ids ?? []) out.push(printable(`${t.labels.taxId} ${id.value} (${id.type})`));
   return out;
 }
 
 /** Subtotal, the tax added and the tax included (when any), the total; then what credit notes took off. */
-function totalsOf(invoice: InvoicePdfTask['invoice']): [string, string][] {
+function totalsOf(invoice: InvoicePdfTask['invoice'], l: InvoiceTexts['labels']): [string, string][] {
   const out: [string, string][] = [];
   if (invoice.subtotal !== undefined && invoice.tax !== undefined) {
     const included = new Decimal(invoice.tax_included ?? '0');
     const added = new Decimal(invoice.tax).minus(included);
-    out.push(['Subtotal', invoice.subtotal]);
-    if (!added.isZero() || included.isZero()) out.push(['Tax', canonicalDecimal(added)]);
-    if (!included.isZero()) out.push(['Tax included', canonicalDecimal(included)]);
+    out.push([l.subtotal, invoice.subtotal]);
+    if (!added.isZero() || included.isZero()) out.push([l.tax, canonicalDecimal(added)]);
+    if (!included.isZero()) out.push([l.taxIncluded, canonicalDecimal(included)]);
   }
-  out.push(['Total', invoice.amount]);
+  out.push([l.total, invoice.amount]);
   const credited = new Decimal(invoice.amount_credited ?? '0');
   if (!credited.isZero())
     out.push(
-      ['Credited', canonicalDecimal(credited.neg())],
-      [invoice.status === 'paid' ? 'Net' : 'Amount due', canonicalDecimal(new Decimal(invoice.amount).minus(credited))],
+      [l.credited, canonicalDecimal(credited.neg())],
+      [invoice.status === 'paid' ? l.net : l.amountDue, canonicalDecimal(new Decimal(invoice.amount).minus(credited))],
     );
   return out;
 }
@@ -57,95 +58,53 @@ export { formatDecimal, printable };
  * thread (services/workers/pool.ts) so layout and deflate never block the api's event loop. Input is plain data
  * (structured-cloned into the worker); money arrives as exact decimal strings.
  */
-export interface InvoicePdfTask {
-  invoice: {
-    id: string;
-    status: 'draft' | 'open' | 'paid' | 'uncollectible' | 'void';
-    currency: string;
-    amount: string;
-    /** What credit notes took off it; printed with the amount still due when not 0. */
-    amount_credited?: string;
-    /** What the invoice bills: the period, usage so far on reaching the threshold, or a period ahead. */
-    reason?: InvoiceReason;
-    period_start: string;
-    period_end: string;
-    /** RFC 3339 */
-    created_at: string;
-    paid_at: string | null;
-    /** The invoice's number and due date, printed when the invoice has them. */
-    number?: string | null;
-    /** RFC 3339 or YYYY-MM-DD */
-    due_at?: string | null;
-    /** Totals before and of tax, printed when the invoice has them (docs/billing.md "Tax"). */
-    subtotal?: string;
-    tax?: string;
-    /** Of `tax`, what is inside the lines (inclusive rates). */
-    tax_included?: string;
-    /** 'reverse': no tax, the reverse-charge note is printed. */
-    tax_exempt?: 'none' | 'exempt' | 'reverse';
-  };
-  /** As the document shows them (services/domain/invoices/document-lines.ts): no ids, sub-lines that multiply. */
-  lines: DocumentLine[];
-  /** The account's name, its own reference (external id); its legal name and tax ids when it has them. */
-  customer: {
-    name: string | null;
-    reference?: string | null;
-    legal_name?: string | null;
-    tax_ids?: { type: string; value: string }[];
-  };
-  address: { line1: string; city: string; state: string; zip: string } | null;
-  /** The customer's legal address, printed instead of `address` when set. */
-  legal_address?: LegalAddress | null;
-  seller?: Seller;
-}
-
-const STATUS_LABEL = {
-  draft: 'Draft',
-  open: 'Open',
-  paid: 'Paid',
-  uncollectible: 'Uncollectible',
-  void: 'Void',
-} as const;
 
 /**
  * The range the invoice bills, labelled by why it was issued: a period invoice its billing period; a threshold
  * invoice the usage from the period's start to its issue (what was not yet billed when the threshold was
  * reached); an advance invoice the period ahead its flat items are billed for.
  */
-export function billedRange(invoice: InvoicePdfTask['invoice']): { heading: string; text: string; detail?: string } {
-  const period = `${invoice.period_start} to ${invoice.period_end}`;
+export function billedRange(
+  invoice: InvoicePdfTask['invoice'],
+  t: InvoiceTexts = invoiceTexts(),
+): { heading: string; text: string; detail?: string } {
+  const l = t.labels;
+  const period = l.range(t.date(invoice.period_start), t.date(invoice.period_end));
   switch (invoice.reason) {
     case 'threshold':
       return {
-        heading: 'Threshold invoice',
-        text: `Usage from ${invoice.period_start} to ${invoice.created_at.slice(0, 10)}`,
-        detail: `Within the billing period ${period}`,
+        heading: l.thresholdInvoice,
+        text: l.usageFrom(t.date(invoice.period_start), t.date(invoice.created_at)),
+        detail: l.withinPeriod(period),
       };
     case 'advance':
-      return { heading: 'Billed in advance', text: period, detail: 'Flat fees for the period ahead' };
+      return { heading: l.billedInAdvance, text: period, detail: l.flatFeesAhead };
     default:
-      return { heading: 'Billing period', text: period };
+      return { heading: l.billingPeriod, text: period };
   }
 }
 
 export default async function renderInvoicePdf(task: InvoicePdfTask): Promise<Uint8Array> {
   const { invoice } = task;
+  const t = invoiceTexts(task.locale);
+  const l = t.labels;
   const facts: [string, string][] = [];
   // The number the customer quotes; a draft has none yet, so it is told apart by its id.
-  facts.push(invoice.number ? ['Invoice number', printable(invoice.number)] : ['Draft invoice', invoice.id]);
-  facts.push(['Status', STATUS_LABEL[invoice.status]], ['Issued', invoice.created_at.slice(0, 10)]);
-  if (invoice.due_at) facts.push(['Due', invoice.due_at.slice(0, 10)]);
-  if (invoice.paid_at) facts.push(['Paid', invoice.paid_at.slice(0, 10)]);
-  const totals = totalsOf(invoice);
+  facts.push(invoice.number ? [l.invoiceNumber, printable(invoice.number)] : [l.draftInvoice, invoice.id]);
+  facts.push([l.status, l.statuses[invoice.status]], [l.issued, t.date(invoice.created_at)]);
+  if (invoice.due_at) facts.push([l.due, t.date(invoice.due_at)]);
+  if (invoice.paid_at) facts.push([l.paid, t.date(invoice.paid_at)]);
+  const totals = totalsOf(invoice, l);
   return renderPdfDocument({
-    title: 'INVOICE',
+    title: l.invoiceTitle,
+    texts: t,
     name: `Invoice ${invoice.number ?? invoice.id}`,
     seller: task.seller,
     createdAt: invoice.created_at,
     facts,
-    billTo: billTo(task),
-    note: invoice.tax_exempt === 'reverse' ? REVERSE_CHARGE_NOTE : undefined,
-    side: billedRange(invoice),
+    billTo: billTo(task, t),
+    note: invoice.tax_exempt === 'reverse' ? l.reverseCharge : undefined,
+    side: billedRange(invoice, t),
     currency: invoice.currency,
     lines: task.lines.flatMap((l) => [
       {
@@ -157,7 +116,7 @@ export default async function renderInvoicePdf(task: InvoicePdfTask): Promise<Ui
       },
       ...(l.sub ?? []).map((s) => ({ ...s, detail: '', sub: true })),
     ]),
-    empty: 'No charges in this period.',
+    empty: l.noCharges,
     totals,
   });
 }

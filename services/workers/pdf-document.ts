@@ -2,21 +2,18 @@ import PDFDocument from 'pdfkit';
 import { move } from 'piscina';
 import { formatGrouped } from '../../shared/money/decimal.js';
 import { CURRENCY_MINOR_UNITS } from '../../shared/money/currencies.js';
+import type { Seller } from '../domain/documents/seller.js';
+import { baseFont, drawText, registerFonts, textWidth } from './pdf-fonts.js';
+import { invoiceTexts, type InvoiceTexts } from '../domain/invoices/invoice-texts.js';
+
+export type { Seller };
 
 /**
- * The layout shared by meterline's billing documents (invoices, credit notes): A4, pdfkit's built-in Helvetica,
- * compressed content streams — a title with the document's facts, a "Bill to" block beside a second block (the
+ * The layout shared by meterline's billing documents (invoices, credit notes): A4, the embedded Noto fonts (every
+ * script prints as written, services/workers/pdf-fonts.ts), compressed content streams — a title with the document's facts, a "Bill to" block beside a second block (the
  * period, the credited invoice), a table of lines and the totals. Runs inside piscina workers
  * (services/workers/invoice-pdf.ts, credit-note-pdf.ts); money arrives as exact decimal strings.
  */
-/** Who issues the document (SELLER_* and INVOICE_FOOTER in shared/config.ts); an empty field is not printed. */
-export interface Seller {
-  name: string;
-  /** Lines separated by newlines. */
-  address: string;
-  tax_id: string;
-  footer: string;
-}
 
 export interface PdfDocumentSpec {
   title: string;
@@ -45,6 +42,8 @@ export interface PdfDocumentSpec {
   empty: string;
   /** Label → amount; the last one is printed bold with the currency. */
   totals: [string, string][];
+  /** The customer's language: the table's headings, amounts and quantities (services/domain/invoices/invoice-texts.ts); default English. */
+  texts?: InvoiceTexts;
 }
 
 const MARGIN = 50;
@@ -63,21 +62,12 @@ export function formatDecimal(value: string, minDecimals: number): string {
   return formatGrouped(value, minDecimals);
 }
 
-// pdfkit's built-in fonts encode text as WinAnsi (Latin-1 plus these); any other character would print
-// as an unrelated glyph, so it is shown as '?' instead. (Full Unicode needs an embedded TrueType font.)
-const WIN_ANSI_EXTRA = new Set('€‚ƒ„…†‡ˆ‰Š‹ŒŽ‘’“”•–—˜™š›œžŸ');
+/**
+ * A text as one printed line of a field: control characters (a tab, a newline inside a name) become spaces. Every
+ * other character prints as written — the fonts cover Latin, Greek, Cyrillic, Arabic, Hebrew and CJK.
+ */
 export function printable(text: string): string {
-  let out = '';
-  for (const ch of text) {
-    const c = ch.codePointAt(0)!;
-    out +=
-      (c >= 0x20 && c < 0x7f) || (c >= 0xa0 && c <= 0xff) || WIN_ANSI_EXTRA.has(ch)
-        ? ch
-        : c === 0x09 || c === 0x0a
-          ? ' '
-          : '?';
-  }
-  return out;
+  return text.replace(/[\u0000-\u001f\u007f-\u009f]/g, ' ');
 }
 
 /** "Bill to": the account's name, a line naming the customer (its reference) when given, the billing address on file. */
@@ -85,25 +75,39 @@ export function billToLines(
   name: string | null,
   reference: string | null,
   address: { line1: string; city: string; state: string; zip: string } | null,
+  noAddress = 'No billing address on file',
 ): string[] {
   const out = [printable(name ?? ''), reference ?? ''];
   if (address) out.push(printable(address.line1), printable(`${address.city}, ${address.state} ${address.zip}`));
-  else out.push('No billing address on file');
+  else out.push(noAddress);
   return out.filter(Boolean);
 }
 
 /** The seller's name (bold), address lines and tax id under the title, 240 pt wide; returns the y below them. */
-function drawSeller(doc: PDFDocument, seller: Seller | undefined, top: number): number {
+function drawSeller(doc: PDFDocument, seller: Seller | undefined, top: number, taxIdLabel: string): number {
   if (!seller) return top;
   let y = top;
-  const line = (text: string, font: string, color: string) => {
-    doc.font(font).fontSize(9).fillColor(color).text(printable(text), MARGIN, y, { width: 240 });
+  const line = (text: string, bold: boolean, color: string) => {
+    drawText(doc.fontSize(9).fillColor(color), printable(text), bold, MARGIN, y, { width: 240 });
     y = doc.y + 1;
   };
-  if (seller.name) line(seller.name, 'Helvetica-Bold', 'black');
-  for (const l of seller.address.split('\n').filter(Boolean)) line(l, 'Helvetica', GRAY);
-  if (seller.tax_id) line(`Tax ID ${seller.tax_id}`, 'Helvetica', GRAY);
+  if (seller.name) line(seller.name, true, 'black');
+  for (const l of seller.address.split('\n').filter(Boolean)) line(l, false, GRAY);
+  for (const id of seller.tax_ids) line(`${taxIdLabel} ${id}`, false, GRAY);
+  if (seller.support_email) line(`Questions: ${seller.support_email}`, false, GRAY);
   return y;
+}
+
+/** The seller's logo at the top left, within 160 × 40 pt; returns where the title goes (below it, or the margin). */
+function drawLogo(doc: PDFDocument, seller: Seller | undefined): number {
+  if (!seller?.logo) return MARGIN;
+  try {
+    doc.image(Buffer.from(seller.logo.data), MARGIN, MARGIN, { fit: [160, 40] });
+    return MARGIN + 48;
+  } catch {
+    // Its header was checked on upload; bytes pdfkit still cannot read leave the logo out, never the document.
+    return MARGIN;
+  }
 }
 
 /** The footer line, centred at the bottom of every page (below the bottom margin, so no page break). */
@@ -114,22 +118,20 @@ function drawFooter(doc: PDFDocument, footer: string | undefined): void {
     doc.switchToPage(i);
     const bottom = doc.page.margins.bottom;
     doc.page.margins.bottom = 0;
-    doc
-      .font('Helvetica')
-      .fontSize(8)
-      .fillColor(GRAY)
-      .text(printable(footer), MARGIN, doc.page.height - MARGIN + 10, {
-        width: doc.page.width - 2 * MARGIN,
-        align: 'center',
-        lineBreak: false,
-      });
+    drawText(doc.fontSize(8).fillColor(GRAY), printable(footer), false, MARGIN, doc.page.height - MARGIN + 10, {
+      width: doc.page.width - 2 * MARGIN,
+      align: 'center',
+      lineBreak: false,
+    });
     doc.page.margins.bottom = bottom;
   }
 }
 
 export async function renderPdfDocument(spec: PdfDocumentSpec): Promise<Uint8Array> {
   const minor = CURRENCY_MINOR_UNITS[spec.currency] ?? 2;
-  const money = (v: string) => formatDecimal(v, minor);
+  const texts = spec.texts ?? invoiceTexts();
+  const money = (v: string) => texts.amount(v, minor);
+  const quantity = (v: string) => texts.quantity(v);
   const doc = new PDFDocument({
     size: 'A4',
     margin: MARGIN,
@@ -142,6 +144,7 @@ export async function renderPdfDocument(spec: PdfDocumentSpec): Promise<Uint8Arr
       ModDate: new Date(spec.createdAt),
     },
   });
+  registerFonts(doc);
   const chunks: Buffer[] = [];
   doc.on('data', (c) => chunks.push(c));
   const finished = new Promise<void>((resolve, reject) => {
@@ -152,52 +155,49 @@ export async function renderPdfDocument(spec: PdfDocumentSpec): Promise<Uint8Arr
   const right = doc.page.width - MARGIN;
 
   // Header: title and seller left, facts right.
-  doc.font('Helvetica-Bold').fontSize(24).fillColor('black').text(spec.title, MARGIN, MARGIN);
-  const sellerBottom = drawSeller(doc, spec.seller, doc.y + 6);
+  const titleTop = drawLogo(doc, spec.seller);
+  drawText(doc.fontSize(24).fillColor('black'), spec.title, true, MARGIN, titleTop);
+  const sellerBottom = drawSeller(doc, spec.seller, doc.y + 6, texts.labels.taxId);
   let y = MARGIN;
+  // The facts' labels get the room the longest needs (German ones are long), at least 70 pt; values right-aligned.
+  doc.fontSize(9);
+  const labelWidth = Math.max(70, ...spec.facts.map(([label]) => textWidth(doc, label, false) + 6));
   for (const [label, value] of spec.facts) {
-    doc.font('Helvetica').fontSize(9).fillColor(GRAY).text(label, 300, y, { width: 70 });
-    doc
-      .font('Helvetica')
-      .fontSize(9)
-      .fillColor('black')
-      .text(value, 370, y, { width: right - 370, align: 'right' });
+    drawText(doc.fontSize(9).fillColor(GRAY), label, false, 300, y, { width: labelWidth });
+    drawText(doc.fontSize(9).fillColor('black'), value, false, 300 + labelWidth, y, {
+      width: right - 300 - labelWidth,
+      align: 'right',
+    });
     y += 14;
   }
 
   // Bill to (left column); the side block (right column).
   const blockTop = Math.max(y, MARGIN + 40, sellerBottom) + 20;
-  doc.font('Helvetica-Bold').fontSize(10).fillColor('black').text('Bill to', MARGIN, blockTop);
-  doc.font('Helvetica').fontSize(10);
-  for (const line of spec.billTo) doc.text(line, MARGIN, doc.y + 1, { width: 240 });
+  drawText(doc.fontSize(10).fillColor('black'), texts.labels.billTo, true, MARGIN, blockTop);
+  doc.fontSize(10);
+  for (const line of spec.billTo) drawText(doc, line, false, MARGIN, doc.y + 1, { width: 240 });
   const leftBottom = doc.y;
-  doc.font('Helvetica-Bold').fontSize(10).text(spec.side.heading, 300, blockTop);
-  doc
-    .font('Helvetica')
-    .fontSize(10)
-    .text(spec.side.text, 300, doc.y + 1, { width: right - 300 });
+  drawText(doc.fontSize(10), spec.side.heading, true, 300, blockTop);
+  drawText(doc.fontSize(10), spec.side.text, false, 300, doc.y + 1, { width: right - 300 });
   if (spec.side.detail)
-    doc
-      .fillColor(GRAY)
-      .fontSize(9)
-      .text(spec.side.detail, 300, doc.y + 2, { width: right - 300 });
+    drawText(doc.fillColor(GRAY).fontSize(9), spec.side.detail, false, 300, doc.y + 2, { width: right - 300 });
   y = Math.max(leftBottom, doc.y) + 25;
   if (spec.note) {
-    doc
-      .font('Helvetica')
-      .fontSize(10)
-      .fillColor('black')
-      .text(printable(spec.note), MARGIN, y, { width: right - MARGIN });
+    drawText(doc.fontSize(10).fillColor('black'), printable(spec.note), false, MARGIN, y, { width: right - MARGIN });
     y = doc.y + 15;
   }
 
   // Lines table.
   const tableHeader = () => {
-    doc.font('Helvetica-Bold').fontSize(9).fillColor('black');
-    doc.text('Description', COL.description.x, y, { width: COL.description.w });
-    doc.text('Quantity', COL.quantity.x, y, { width: COL.quantity.w, align: 'right' });
-    doc.text('Unit price', COL.unitPrice.x, y, { width: COL.unitPrice.w, align: 'right' });
-    doc.text(`Amount (${spec.currency})`, COL.amount.x, y, { width: COL.amount.w, align: 'right' });
+    const l = texts.labels;
+    doc.fontSize(9).fillColor('black');
+    drawText(doc, l.description, true, COL.description.x, y, { width: COL.description.w });
+    drawText(doc, l.quantity, true, COL.quantity.x, y, { width: COL.quantity.w, align: 'right' });
+    drawText(doc, l.unitPrice, true, COL.unitPrice.x, y, { width: COL.unitPrice.w, align: 'right' });
+    drawText(doc, `${l.amount} (${spec.currency})`, true, COL.amount.x, y, {
+      width: COL.amount.w,
+      align: 'right',
+    });
     y += 14;
     doc.strokeColor(RULE).lineWidth(0.5).moveTo(MARGIN, y).lineTo(right, y).stroke();
     y += 6;
@@ -211,7 +211,7 @@ export async function renderPdfDocument(spec: PdfDocumentSpec): Promise<Uint8Arr
     const indent = line.sub ? 12 : 0;
     const size = line.sub ? 9 : 10;
     const width = COL.description.w - indent;
-    doc.font('Helvetica').fontSize(size);
+    doc.font(baseFont()).fontSize(size);
     const descHeight = doc.heightOfString(description, { width });
     doc.fontSize(8);
     const rowHeight =
@@ -223,25 +223,22 @@ export async function renderPdfDocument(spec: PdfDocumentSpec): Promise<Uint8Arr
       y = MARGIN;
       tableHeader();
     }
-    doc
-      .font('Helvetica')
-      .fontSize(size)
-      .fillColor(line.sub ? GRAY : 'black');
-    doc.text(description, COL.description.x + indent, y, { width });
+    doc.fontSize(size).fillColor(line.sub ? GRAY : 'black');
+    drawText(doc, description, false, COL.description.x + indent, y, { width });
+    doc.font(baseFont());
     if (line.quantity !== null)
-      doc.text(formatDecimal(line.quantity, 0), COL.quantity.x, y, { width: COL.quantity.w, align: 'right' });
+      doc.text(quantity(line.quantity), COL.quantity.x, y, { width: COL.quantity.w, align: 'right' });
     if (line.unit_price !== null)
       doc.text(money(line.unit_price), COL.unitPrice.x, y, { width: COL.unitPrice.w, align: 'right' });
     doc.text(money(line.amount), COL.amount.x, y, { width: COL.amount.w, align: 'right' });
     if (line.detail)
-      doc
-        .fontSize(8)
-        .fillColor(GRAY)
-        .text(line.detail, COL.description.x + indent, y + descHeight + 1, { width });
+      drawText(doc.fontSize(8).fillColor(GRAY), line.detail, false, COL.description.x + indent, y + descHeight + 1, {
+        width,
+      });
     y += rowHeight;
   }
   if (spec.lines.length === 0) {
-    doc.font('Helvetica').fontSize(10).fillColor(GRAY).text(spec.empty, MARGIN, y);
+    drawText(doc.fontSize(10).fillColor(GRAY), spec.empty, false, MARGIN, y);
     y += 18;
   }
 
@@ -256,11 +253,9 @@ export async function renderPdfDocument(spec: PdfDocumentSpec): Promise<Uint8Arr
   y += 8;
   spec.totals.forEach(([label, amount], i) => {
     const last = i === spec.totals.length - 1;
-    doc
-      .font(last ? 'Helvetica-Bold' : 'Helvetica')
-      .fontSize(last ? 12 : 10)
-      .fillColor('black');
-    doc.text(label, COL.unitPrice.x - 80, y, { width: COL.unitPrice.w + 80, align: 'right' });
+    doc.fontSize(last ? 12 : 10).fillColor('black');
+    drawText(doc, label, last, COL.unitPrice.x - 80, y, { width: COL.unitPrice.w + 80, align: 'right' });
+    doc.font(baseFont(last));
     doc.text(last ? `${money(amount)} ${spec.currency}` : money(amount), COL.amount.x - 40, y, {
       width: COL.amount.w + 40,
       align: 'right',

@@ -18,7 +18,7 @@ declare module 'pdfkit' {
       ModDate?: Date;
     };
   }
-  interface TextOptions {
+  export interface TextOptions {
     width?: number;
     height?: number;
     align?: 'left' | 'center' | 'right' | 'justify';
@@ -38,6 +38,7 @@ declare module 'pdfkit' {
     y: number;
     page: PDFPage;
     font(name: string, size?: number): this;
+    registerFont(name: string, src: string, family?: string): this;
     fontSize(size: number): this;
     fillColor(color: string, opacity?: number): this;
     strokeColor(color: string, opacity?: number): this;
@@ -50,6 +51,13 @@ declare module 'pdfkit' {
     moveDown(lines?: number): this;
     heightOfString(text: string, options?: TextOptions): number;
     widthOfString(text: string, options?: TextOptions): number;
+    /** A PNG or JPEG at (x, y), scaled to fit within `fit` (width, height) keeping its proportions. */
+    image(
+      src: Buffer,
+      x?: number,
+      y?: number,
+      options?: { fit?: [number, number]; width?: number; height?: number },
+    ): this;
     addPage(options?: PDFDocumentOptions): this;
     /** With bufferPages: the pages laid out so far, and going back to one of them. */
     bufferedPageRange(): { start: number; count: number };

@@ -46,6 +46,7 @@ export const CustomerSchema = Type.Object(
     tax_ids: TaxIds,
     tax_exempt: TaxExempt,
     net_terms_days: NetTermsDays,
+    locale: legalFields.locale,
     created_at: Type.String({ format: 'date-time' }),
   },
   { additionalProperties: false },
@@ -64,6 +65,7 @@ export const CreateCustomerBody = Type.Object(
     tax_ids: Type.Optional(legalFields.tax_ids),
     tax_exempt: Type.Optional(legalFields.tax_exempt),
     net_terms_days: Type.Optional(legalFields.net_terms_days),
+    locale: Type.Optional(legalFields.locale),
   },
   { additionalProperties: false },
 );
@@ -82,6 +84,7 @@ export const UpdateCustomerBody = Type.Object(
     tax_ids: Type.Optional(legalFields.tax_ids),
     tax_exempt: Type.Optional(legalFields.tax_exempt),
     net_terms_days: Type.Optional(legalFields.net_terms_days),
+    locale: Type.Optional(legalFields.locale),
   },
   { additionalProperties: false },
 );

@@ -1,5 +1,6 @@
 import Type from 'typebox';
 import { PaginationQuery, listOf } from '../http/pagination.js';
+import { DIMENSION_LIMITS, KEY_MESSAGE } from '../usage/dimensions.js';
 import { ENTITLEMENT_OVERAGES, ENTITLEMENT_PERIODS, ENTITLEMENT_TYPES } from '../vocabulary.js';
 
 /** Entitlements (docs/entitlements.md): what a customer may use of a feature; operators write, customers read their own. */
@@ -19,6 +20,18 @@ const Overage = Type.Enum([...ENTITLEMENT_OVERAGES], {
   description: 'block: has_access false once usage reaches the limit; allow: always true (the balance goes negative)',
 });
 const Nullable = <T extends object>(t: T) => Type.Union([t as never, Type.Null()]);
+/** Issue 46: a metered entitlement of one dimension value's usage (the tokens of model large). */
+const DimensionFilter = Type.Object(
+  {
+    key: Type.String({ pattern: DIMENSION_LIMITS.keyPattern.source, errorMessage: KEY_MESSAGE }),
+    value: Type.String({ minLength: 1, maxLength: DIMENSION_LIMITS.maxValueLength }),
+  },
+  {
+    additionalProperties: false,
+    description:
+      'metered: count only the usage of records whose dimension `key` is `value` (a declared dimension when the meter declares some); absent: the meter’s whole usage',
+  },
+);
 const Decimal = (description: string) => Type.Number({ description: `${description}; an exact decimal` });
 
 export const CreateEntitlementBody = Type.Object(
@@ -36,6 +49,7 @@ export const CreateEntitlementBody = Type.Object(
     limit: Type.Optional(Limit),
     period: Type.Optional(Period),
     overage: Type.Optional(Overage),
+    dimension: Type.Optional(DimensionFilter),
   },
   { additionalProperties: false },
 );
@@ -57,6 +71,7 @@ export const EntitlementSchema = Type.Object(
     limit: Nullable(Decimal('the limit per period, before grants')),
     period: Nullable(Type.Enum([...ENTITLEMENT_PERIODS])),
     overage: Nullable(Type.Enum([...ENTITLEMENT_OVERAGES])),
+    dimension: Type.Optional(DimensionFilter),
     created_at: Type.String({ format: 'date-time' }),
   },
   { additionalProperties: false },

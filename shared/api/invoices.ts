@@ -2,7 +2,7 @@ import Type from 'typebox';
 import { PrintableText } from './text.js';
 import { PaginationQuery, listOf } from '../http/pagination.js';
 import { INVOICE_REASONS, LINE_TYPES } from '../vocabulary.js';
-import { INVOICE_STATUSES } from '../vocabulary.js';
+import { INVOICE_STATUSES, PAYMENT_ATTEMPT_STATUSES } from '../vocabulary.js';
 
 const Money = (description: string) =>
   Type.Number({ description: `${description}; an exact decimal written as a JSON number` });
@@ -123,11 +123,23 @@ export const InvoiceSchema = Type.Object(
     last_payment_error: Type.Union([PaymentErrorSchema, Type.Null()], {
       description: 'why the last automatic attempt failed',
     }),
+    payment_attempt_status: Type.Union([Type.Enum([...PAYMENT_ATTEMPT_STATUSES]), Type.Null()], {
+      description:
+        'the latest payment attempt (docs/payments.md): pending (the processor being called); unknown (called, its answer lost: the charge may have been made, and it is settled from the processor’s record by the next billing run or a webhook, never charged again under a new attempt; the invoice can be neither voided nor credited meanwhile); requires_action (the customer must authenticate, 3-D Secure); succeeded; failed. null: no attempt yet',
+    }),
+    dispute_status: Type.Union([Type.String(), Type.Null()], {
+      description:
+        'a dispute (chargeback) of the payment as Stripe reports it: warning_needs_response, needs_response, under_review while open; won or lost once closed (events invoice.disputed, invoice.dispute_closed). null: never disputed',
+    }),
     created_at: Type.String({ format: 'date-time' }),
     paid_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
     emailed_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()], {
       description:
         "when the SMTP server accepted the invoice's email to the customer's billing email (docs/emails.md); null until then, and when no email is sent (no SMTP_URL, no billing email)",
+    }),
+    hosted_invoice_url: Type.Union([Type.String({ format: 'uri' }), Type.Null()], {
+      description:
+        'the hosted invoice page (docs/payments.md "Hosted pages"): the invoice and, while it is open, a Pay form; no sign-in — the link itself is the secret. null for a draft or once an operator revoked the link',
     }),
   },
   { additionalProperties: false },
@@ -143,6 +155,24 @@ export const ListInvoicesQuery = Type.Object(
         minLength: 1,
         maxLength: 64,
         description: 'operators (admin): that customer’s invoices; any other token may name only itself',
+      }),
+    ),
+    scope: Type.Optional(
+      Type.Literal('deployment', {
+        description:
+          'operators (admin): every customer’s invoices at once (customer_id narrows it); any other token → 403',
+      }),
+    ),
+    period_from: Type.Optional(
+      Type.String({
+        format: 'date',
+        description: 'only invoices whose period ends on or after this date (YYYY-MM-DD)',
+      }),
+    ),
+    period_to: Type.Optional(
+      Type.String({
+        format: 'date',
+        description: 'only invoices whose period starts on or before this date (YYYY-MM-DD)',
       }),
     ),
   },

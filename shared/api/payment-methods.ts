@@ -30,7 +30,8 @@ export const CreatePaymentMethodBody = Type.Object(
         },
         {
           additionalProperties: false,
-          description: 'raw card details: the sandbox processor only (Stripe refuses them: 422 `raw_card_refused`)',
+          description:
+            'raw card details: the sandbox processor (Stripe refuses them: 422 `raw_card_refused`, unless the operator opted in to forward them: STRIPE_FORWARD_RAW_CARDS)',
         },
       ),
     ),

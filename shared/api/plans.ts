@@ -2,7 +2,7 @@ import Type from 'typebox';
 import { PrintableText } from './text.js';
 import { PaginationQuery, PaginationSchema, listOf } from '../http/pagination.js';
 import { BILLING_INTERVALS, PLAN_MIGRATION_TIMINGS } from '../vocabulary.js';
-import { ItemInput } from './subscriptions.js';
+import { DimensionPricesSchema, ItemInput } from './subscriptions.js';
 
 /** Plans and their versions (docs/plans.md): the deployment's catalog bundles; admin writes, everyone reads. */
 const Name = PrintableText({ maxLength: 200, description: 'shown to customers' });
@@ -29,6 +29,7 @@ const PlanItemSchema = Type.Object(
     meter_id: Type.Union([Type.String(), Type.Null()]),
     minimum_amount: Type.Optional(Type.Number({ description: 'minimum commitment per period, when set' })),
     group_by: Type.Optional(Type.Array(Type.String(), { description: 'dimension keys billed per group, when set' })),
+    ...DimensionPricesSchema,
     quantity: Type.Optional(Type.Integer({ description: 'units of a flat product, when not 1' })),
   },
   { additionalProperties: false },

@@ -6,7 +6,7 @@ import { PRICINGS, TIERS_MODES } from '../vocabulary.js';
 
 const PRICING = PRICINGS;
 
-const Price = Type.Number({
+export const Price = Type.Number({
   minimum: 0,
   description:
     'Unit price, an exact decimal with up to 9 places (read digit for digit from the request, never through a float).',
@@ -27,7 +27,7 @@ const TaxRateIds = Type.Array(Type.String({ minLength: 1, maxLength: 64 }), {
 });
 const Amount = (description: string) =>
   Type.Number({ minimum: 0, description: `${description}; an exact decimal with up to 9 places` });
-const TiersModeSchema = Type.Enum(TIERS_MODES, {
+export const TiersModeSchema = Type.Enum(TIERS_MODES, {
   description:
     'graduated: each unit at the price of the tier it falls in; volume: every unit at the price of the tier the total falls in',
 });
@@ -41,12 +41,12 @@ const TierSchema = Type.Object(
   },
   { additionalProperties: false },
 );
-const TiersSchema = Type.Array(TierSchema, {
+export const TiersSchema = Type.Array(TierSchema, {
   minItems: 1,
   maxItems: 20,
   description: 'ascending up_to; the last one null',
 });
-const PackageSize = Type.Number({
+export const PackageSize = Type.Number({
   exclusiveMinimum: 0,
   description: 'units per package; usage is rounded up to whole packages, each at `price`',
 });

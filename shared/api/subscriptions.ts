@@ -4,6 +4,7 @@ import { PaginationQuery, listOf } from '../http/pagination.js';
 import { MAX_GROUP_BY } from './usage.js';
 import { DIMENSION_LIMITS, KEY_MESSAGE } from '../usage/dimensions.js';
 import { BILLING_ANCHORS, BILLING_INTERVALS } from '../vocabulary.js';
+import { PackageSize, Price, TiersModeSchema, TiersSchema } from './products.js';
 
 /** Billing periods (docs/billing.md "Billing periods"): on creation, and in the representation. */
 const Interval = Type.Enum([...BILLING_INTERVALS], { description: 'the billing interval; default month' });
@@ -17,7 +18,8 @@ const BillingAnchor = Type.Enum([...BILLING_ANCHORS], {
     'calendar (default): whole calendar intervals in UTC (ISO weeks from Monday; quarters and years from 1 January), the first one containing the start, flat items in full; start: anniversary billing from the start’s day (the 31st renews on the last day of shorter months)',
 });
 
-const Status = Type.Enum(['active', 'canceled']);
+export const SubscriptionStatus = Type.Enum(['active', 'canceled']);
+const Status = SubscriptionStatus;
 
 /** Billing per group (issue 18): at most MAX_GROUP_BY keys, as GET …/usage's group_by takes them. */
 const GroupBy = Type.Array(
@@ -32,6 +34,77 @@ const GroupBy = Type.Array(
     description: `usage-priced items only: dimension keys (at most ${MAX_GROUP_BY}; declared dimensions of the meter when it declares some) to bill the usage by — one usage line per group of values, each priced by the product's model on its own (tiers and packages per group); not with minimum_amount`,
   },
 );
+
+/** Per-dimension prices (issue 46, docs/billing.md "Per-dimension prices"): a usage price model of one value. */
+export const PriceModelInput = Type.Object(
+  {
+    pricing: Type.Enum(['metered', 'tiered', 'package'], {
+      description:
+        'metered (price per unit), tiered (tiers, by tiers_mode) or package (price per started package of package_size units)',
+    }),
+    price: Type.Optional(Price),
+    tiers_mode: Type.Optional(TiersModeSchema),
+    tiers: Type.Optional(TiersSchema),
+    package_size: Type.Optional(PackageSize),
+  },
+  { additionalProperties: false, description: 'a price model, as a product’s (in the product’s currency)' },
+);
+export type PriceModelInput = Type.Static<typeof PriceModelInput>;
+
+const DimensionValue = Type.String({
+  minLength: 1,
+  maxLength: DIMENSION_LIMITS.maxValueLength,
+  description: 'a value of the dimension, as records carry it',
+});
+
+const DimensionPricesInput = {
+  dimension: Type.Optional(
+    Type.String({
+      pattern: DIMENSION_LIMITS.keyPattern.source,
+      errorMessage: KEY_MESSAGE,
+      description:
+        'per-dimension prices: the dimension key (a declared one when the meter declares some) whose value chooses the price; one usage line per value; requires prices; not with group_by or minimum_amount',
+    }),
+  ),
+  prices: Type.Optional(
+    Type.Array(Type.Object({ value: DimensionValue, price: PriceModelInput }, { additionalProperties: false }), {
+      minItems: 1,
+      maxItems: 100,
+      description: 'per-dimension prices: the price of each value (each value once)',
+    }),
+  ),
+  default_price: Type.Optional(
+    Type.Union([PriceModelInput, Type.Null()], {
+      description:
+        'per-dimension prices: the price of values not in prices and of records without the dimension; absent or null: their usage is billed on a line marked unpriced, at 0',
+    }),
+  ),
+};
+
+/** A price model as an item shows it (per-dimension prices). */
+const PriceModelSchema = Type.Object(
+  {
+    pricing: Type.Enum(['metered', 'tiered', 'package']),
+    price: Type.Optional(Type.Number()),
+    tiers_mode: Type.Optional(TiersModeSchema),
+    tiers: Type.Optional(TiersSchema),
+    package_size: Type.Optional(Type.Number()),
+  },
+  { additionalProperties: false },
+);
+export const DimensionPricesSchema = {
+  dimension: Type.Optional(Type.String({ description: 'per-dimension prices: the dimension key, when set' })),
+  prices: Type.Optional(
+    Type.Array(Type.Object({ value: Type.String(), price: PriceModelSchema }, { additionalProperties: false }), {
+      description: 'per-dimension prices: each value’s price model',
+    }),
+  ),
+  default_price: Type.Optional(
+    Type.Union([PriceModelSchema, Type.Null()], {
+      description: 'per-dimension prices: other values’ price model; null: their usage is billed as unpriced, at 0',
+    }),
+  ),
+};
 
 export const ItemInput = Type.Object(
   {
@@ -49,6 +122,7 @@ export const ItemInput = Type.Object(
       }),
     ),
     group_by: Type.Optional(GroupBy),
+    ...DimensionPricesInput,
     quantity: Type.Optional(
       Type.Integer({
         minimum: 1,
@@ -86,26 +160,29 @@ const BillingThresholdInput = Type.Union(
   },
 );
 
+/** An item as the representation and `subscription.updated` show it (services/domain/subscriptions/types.ts itemOut). */
+export const SubscriptionItemSchema = Type.Object(
+  {
+    product_id: Type.String(),
+    meter_id: Type.Union([Type.String(), Type.Null()]),
+    minimum_amount: Type.Optional(Type.Number({ description: 'minimum commitment per period, when set' })),
+    group_by: Type.Optional(
+      Type.Array(Type.String(), {
+        description: 'dimension keys the usage is billed by (one line per group), when set',
+      }),
+    ),
+    ...DimensionPricesSchema,
+    quantity: Type.Optional(Type.Integer({ description: 'units of a flat product, when not 1' })),
+  },
+  { additionalProperties: false },
+);
+
 export const SubscriptionSchema = Type.Object(
   {
     id: Type.String({ examples: ['sub_7hK2sP9xR1mV4rT8bN3cJ0'] }),
+    customer_id: Type.String({ description: 'cus_… of the customer subscribed (the account’s own)' }),
     status: Status,
-    items: Type.Array(
-      Type.Object(
-        {
-          product_id: Type.String(),
-          meter_id: Type.Union([Type.String(), Type.Null()]),
-          minimum_amount: Type.Optional(Type.Number({ description: 'minimum commitment per period, when set' })),
-          group_by: Type.Optional(
-            Type.Array(Type.String(), {
-              description: 'dimension keys the usage is billed by (one line per group), when set',
-            }),
-          ),
-          quantity: Type.Optional(Type.Integer({ description: 'units of a flat product, when not 1' })),
-        },
-        { additionalProperties: false },
-      ),
-    ),
+    items: Type.Array(SubscriptionItemSchema),
     currency: Type.String(),
     billing_threshold: Type.Union([Type.Object({ amount: Type.Number() }), Type.Null()], {
       description: 'progressive billing: the amount due that issues a threshold invoice, or null',
@@ -244,6 +321,12 @@ export const ListSubscriptionsQuery = Type.Object(
         minLength: 1,
         maxLength: 64,
         description: 'operators (admin): that customer’s subscriptions; any other token may name only itself',
+      }),
+    ),
+    scope: Type.Optional(
+      Type.Literal('deployment', {
+        description:
+          'operators (admin): every customer’s subscriptions at once (customer_id narrows it); any other token → 403',
       }),
     ),
   },

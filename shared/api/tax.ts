@@ -98,4 +98,8 @@ export const legalFields = {
   tax_ids: TaxIds,
   tax_exempt: TaxExempt,
   net_terms_days: NetTermsDays,
+  locale: Type.Enum(['en', 'de', 'fr', 'es', 'ja'], {
+    description:
+      'the language of its invoice PDFs — their fixed texts, and amounts and dates formatted for it (en: 1,234.50 and ISO dates; de: 1.234,50 and 31.10.2026 …); default en',
+  }),
 };

@@ -38,7 +38,8 @@ t.test('web console: an operator entitles a customer, the customer sees its bala
     const { page, consoleErrors } = await launchBrowser(t);
     await signInToConsole(page, base, operator, '#/entitlements');
     await page.waitForSelector('form[aria-label="create entitlement"]');
-    await page.fill('input[name="customer_id"]', customer!.id);
+    // The customer by name and external id, not a typed cus_ id.
+    await page.selectOption('select[name="customer_id"]', customer!.id);
     await page.fill('input[name="feature"]', 'gpt-4.calls');
     await page.selectOption('select[name="meter_id"]', meter.id);
     await page.fill('input[name="limit"]', '1000');

@@ -36,7 +36,13 @@ t.test('dispatcher killed with SIGKILL mid-burst; after a restart every event is
         await appendEvent(c, {
           accountId: account.accountId,
           type: 'invoice.paid',
-          data: { invoice_id: `inv_${i}`, amount: i, currency: 'USD' },
+          data: {
+            invoice_id: `inv_${i}`,
+            amount: i,
+            currency: 'USD',
+            status: 'paid',
+            previous_attributes: { status: 'open' },
+          },
         }),
       );
     return ids;

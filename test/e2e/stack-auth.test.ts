@@ -185,8 +185,8 @@ t.test('meterline up runs every role with its own credentials', async (t) => {
   const client = await infra.pg.connect();
   const eventId = await appendEvent(client, {
     accountId: acct.accountId,
-    type: 'subscription.updated',
-    data: {},
+    type: 'subscription.trial_will_end',
+    data: { subscription_id: 'sub_stack', trial_end: new Date().toISOString() },
   }).finally(() => client.release());
   await waitUntil(
     async () =>

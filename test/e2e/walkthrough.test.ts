@@ -3,9 +3,10 @@ import { spawn } from 'node:child_process';
 import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { repoPath } from '../../shared/paths.js';
-import { freePort, isolatedConfig, roleProcessEnv } from '../fixtures/env.js';
+import { freePort, isolatedConfig, roleProcessEnv, waitUntil } from '../fixtures/env.js';
 import { startApi } from '../fixtures/api.js';
 import { readPdf } from '../fixtures/pdf.js';
+import { startMailServer } from '../fixtures/mailbox.js';
 import { startConsumer } from '../integration/ingest-helpers.js';
 import { startDispatcher } from '../integration/webhook-delivery-helpers.js';
 
@@ -26,7 +27,9 @@ export function shellBlocks(markdown: string): string[] {
  * Then it checks what a user would: the invoice to the cent, its PDF, and the webhook at the local receiver.
  */
 t.test('docs/walkthrough.md bills a first customer, run verbatim', async (t) => {
-  const config = await isolatedConfig(t);
+  // The local SMTP server npm start runs: the walkthrough's customer gets its invoice email there.
+  const mail = await startMailServer(t);
+  const config = await isolatedConfig(t, { SMTP_URL: mail.url });
   const api = await startApi(t, config);
   await startConsumer(t, config, { maxWaitMs: 50 });
   await startDispatcher(t, config);
@@ -103,6 +106,20 @@ t.test('docs/walkthrough.md bills a first customer, run verbatim', async (t) => 
   t.equal(pdf.pages, 1);
   t.match(pdf.text, /27\.69/, 'the PDF shows the amount');
   t.match(pdf.text, /Globex/, 'and the customer');
+  t.match(
+    pdf.text,
+    /^INVOICE\nAcme Billing Ltd\n1 Market Street\n94105 San Francisco, CA\nUS\nTax ID 12-3456789 \(us_ein\)\n/,
+    'issued by the seller the walkthrough set',
+  );
+  t.ok(pdf.text.includes('Thank you for your business.'), 'with its footer');
+
+  // The invoice email, as the walkthrough says it arrives (a test clock's customer: marked as a test).
+  await waitUntil(async () => (await mail.messages()).length > 0, 'the invoice email');
+  const [email] = await mail.messages();
+  t.equal(email!.rcptTo, 'billing@globex.example');
+  t.equal(email!.headers.from, 'Acme Billing Ltd <invoices@acme.example>');
+  t.match(email!.headers.subject, /^\[Test\] Invoice \S+ from Acme Billing Ltd: 27\.69 USD$/);
+  t.match(email!.html, 'Test email');
   t.match(stdout, /%PDF-1\.\d/);
 
   const received = (await readFile(join(dir, 'webhooks.log'), 'utf8'))

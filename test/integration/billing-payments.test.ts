@@ -117,13 +117,25 @@ t.test('payments, dunning, pay and upcoming', async (t) => {
       t.same(
         events,
         [
-          { type: 'invoice.created', data: { invoice_id: inv.id, amount: 20, currency: 'USD' } },
+          {
+            type: 'invoice.created',
+            data: { invoice_id: inv.id, amount: 20, currency: 'USD', hosted_invoice_url: inv.hosted_invoice_url },
+          },
           failed(1, failingCard),
           failed(2, failingCard),
           failed(3, failingCard),
           failed(4, failingCard),
           failed(5, failingCard),
-          { type: 'invoice.paid', data: { invoice_id: inv.id, amount: 20, currency: 'USD' } },
+          {
+            type: 'invoice.paid',
+            data: {
+              invoice_id: inv.id,
+              amount: 20,
+              currency: 'USD',
+              status: 'paid',
+              previous_attributes: { status: 'uncollectible' },
+            },
+          },
         ],
         'each event exactly once, with docs/design.md §9 data',
       );
@@ -155,8 +167,20 @@ t.test('payments, dunning, pay and upcoming', async (t) => {
       });
       t.equal(await w.charges(paid.id), 1);
       t.same(await eventsOf(paid.id), [
-        { type: 'invoice.created', data: { invoice_id: paid.id, amount: 20, currency: 'USD' } },
-        { type: 'invoice.paid', data: { invoice_id: paid.id, amount: 20, currency: 'USD' } },
+        {
+          type: 'invoice.created',
+          data: { invoice_id: paid.id, amount: 20, currency: 'USD', hosted_invoice_url: paid.hosted_invoice_url },
+        },
+        {
+          type: 'invoice.paid',
+          data: {
+            invoice_id: paid.id,
+            amount: 20,
+            currency: 'USD',
+            status: 'paid',
+            previous_attributes: { status: 'open' },
+          },
+        },
       ]);
       const charge = (
         await pg.query('SELECT amount::text, currency, status FROM sandbox_charges WHERE idempotency_key = $1', [

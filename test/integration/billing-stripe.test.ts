@@ -30,8 +30,8 @@ t.test('billing through Stripe', async (t) => {
     w.made(a.tokens.write, 'POST', '/v1/subscriptions', { items: [{ product_id: plan }] });
   // The run logs errors on stdout, where its JSON result goes: an unexpected one fails the test; the lost answer
   // (logged as an error) is expected in one test, which turns the logs off.
-  const run = async (logLevel = 'error') => {
-    const r = await w.run(NOW, { ...sim.env, LOG_LEVEL: logLevel });
+  const run = async (logLevel = 'error', now = NOW) => {
+    const r = await w.run(now, { ...sim.env, LOG_LEVEL: logLevel });
     t.equal(r.code, 0, r.stderr);
     return r.json;
   };
@@ -103,7 +103,12 @@ t.test('billing through Stripe', async (t) => {
       // own list may then lack it): the state is what counts.
       await run();
       const inv = (paidInvoice = await invoiceOf(a, sub.id));
-      t.match(inv, { status: 'paid', last_payment_error: null });
+      t.match(inv, {
+        status: 'paid',
+        last_payment_error: null,
+        payment_attempt_status: 'succeeded',
+        dispute_status: null,
+      });
       const intents = await intentsOf(inv.id);
       t.equal(intents.length, 1, 'one PaymentIntent');
       t.match(intents[0], {
@@ -128,7 +133,7 @@ t.test('billing through Stripe', async (t) => {
   );
 
   await t.test(
-    'insufficient funds: the attempt fails with the decline code and dunning plans the next one',
+    'insufficient funds: the attempts fail with the decline code, dunning retries, a new card pays',
     async (t) => {
       const a = await createTestAccount(w.api.infra);
       t.equal((await addCard(a, 'pm_card_chargeDeclinedInsufficientFunds')).status, 201);
@@ -154,6 +159,35 @@ t.test('billing through Stripe', async (t) => {
         (await eventsOf(inv.id)).filter((e) => e === 'payment.failed'),
         ['payment.failed'],
       );
+      t.equal(inv.payment_attempt_status, 'failed');
+
+      // Dunning's retry a day after the due date: declined again, the next one planned two days later.
+      await run('error', '2026-12-02T01:00:00Z');
+      t.match(await attemptsOf(inv.id), [
+        { attempt: 1, status: 'failed', failure_code: 'insufficient_funds' },
+        { attempt: 2, status: 'failed', failure_code: 'insufficient_funds' },
+      ]);
+      t.match(await invoiceOf(a, sub.id), {
+        status: 'open',
+        attempt_count: 2,
+        next_payment_attempt_at: '2026-12-04T01:00:00.000Z',
+      });
+      // The customer adds a good card and makes it the default: the third attempt pays, once.
+      const visa = await addCard(a, 'pm_card_visa');
+      t.equal(visa.status, 201);
+      await w.made(a.tokens.write, 'PATCH', `/v1/billing/payment-methods/${visa.body.id}/default`);
+      await run('error', '2026-12-04T01:00:00Z');
+      t.match(await invoiceOf(a, sub.id), { status: 'paid', attempt_count: 3, last_payment_error: null });
+      const intents = await intentsOf(inv.id);
+      t.same(
+        intents.map((p) => p.status).sort(),
+        ['requires_payment_method', 'requires_payment_method', 'succeeded'],
+        'three PaymentIntents, the last one paid',
+      );
+      t.same(
+        (await eventsOf(inv.id)).filter((e) => e !== 'invoice.created'),
+        ['payment.failed', 'payment.failed', 'invoice.paid'],
+      );
     },
   );
 
@@ -172,12 +206,25 @@ t.test('billing through Stripe', async (t) => {
         'no outcome for it',
       );
       t.match(await attemptsOf(inv.id), [{ attempt: 1, status: 'unknown' }]);
-      t.equal(inv.status, 'open');
+      t.match(inv, { status: 'open', payment_attempt_status: 'unknown' }, 'the invoice shows the attempt unknown');
       t.equal((await intentsOf(inv.id)).length, 1, 'Stripe made the charge');
+      // Money may have been taken: the invoice can be neither voided nor credited until the attempt is settled.
+      const voided = await callJson(w.api.url, w.operator.tokens.admin, 'POST', `/v1/billing/invoices/${inv.id}/void`);
+      t.equal(voided.status, 409);
+      t.equal(voided.body.code, 'invoice_payment_pending');
+      const credited = await callJson(
+        w.api.url,
+        w.operator.tokens.admin,
+        'POST',
+        `/v1/billing/invoices/${inv.id}/credit-notes`,
+        { amount: 1, reason: 'goodwill' },
+      );
+      t.equal(credited.status, 409);
+      t.equal(credited.body.code, 'invoice_payment_pending');
       await sim.admin('POST', '/_sim/faults', { webhook_drop: 0, lose_response: 0 });
       await run();
       t.match(await attemptsOf(inv.id), [{ attempt: 1, status: 'succeeded' }]);
-      t.equal((await invoiceOf(a, sub.id)).status, 'paid');
+      t.match(await invoiceOf(a, sub.id), { status: 'paid', payment_attempt_status: 'succeeded' });
       const intents = await intentsOf(inv.id);
       t.equal(intents.length, 1, 'still exactly one PaymentIntent');
       t.equal(
@@ -219,7 +266,11 @@ t.test('billing through Stripe', async (t) => {
         out.payments.find((p: any) => p.invoice_id === inv.id),
         { outcome: 'requires_action' },
       );
-      t.match(inv, { status: 'open', last_payment_error: { code: 'authentication_required' } });
+      t.match(inv, {
+        status: 'open',
+        payment_attempt_status: 'requires_action',
+        last_payment_error: { code: 'authentication_required' },
+      });
       const [pi] = await intentsOf(inv.id);
       t.match(await attemptsOf(inv.id), [{ attempt: 1, status: 'requires_action', charge_id: pi!.id }]);
       t.same(
@@ -320,8 +371,28 @@ t.test('billing through Stripe', async (t) => {
     const status = async () =>
       (await pg.query('SELECT dispute_status FROM invoices WHERE id = $1', [paidInvoice.id])).rows[0].dispute_status;
     await waitUntil(async () => (await status()) === 'needs_response', 'the dispute on the invoice');
+    const shown = await w.made(paidAccount.tokens.read, 'GET', `/v1/billing/invoices/${paidInvoice.id}`);
+    t.match(shown, { status: 'paid', dispute_status: 'needs_response', amount_credited: 5 }, 'the customer sees it');
+    // Stripe refunds nothing of a charged-back charge: the note records the failure and takes nothing off.
+    const refused = await callJson(
+      w.api.url,
+      w.operator.tokens.admin,
+      'POST',
+      `/v1/billing/invoices/${paidInvoice.id}/credit-notes`,
+      { amount: 2, reason: 'Refund: late' },
+    );
+    t.equal(refused.status, 201, JSON.stringify(refused.body));
+    t.match(refused.body, { type: 'refund', refund: { status: 'failed', id: null, failure_code: 'charge_disputed' } });
+    t.equal(
+      (await w.made(paidAccount.tokens.read, 'GET', `/v1/billing/invoices/${paidInvoice.id}`)).amount_credited,
+      5,
+      'the failed refund does not count',
+    );
     await sim.admin('POST', `/_sim/disputes/${dp.id}/close`, { status: 'won' });
     await waitUntil(async () => (await status()) === 'won', 'the dispute closed');
+    t.match(await w.made(paidAccount.tokens.read, 'GET', `/v1/billing/invoices/${paidInvoice.id}`), {
+      dispute_status: 'won',
+    });
     const evs = await eventsOf(paidInvoice.id);
     t.same(
       evs.filter((e) => e.startsWith('invoice.dispute')),

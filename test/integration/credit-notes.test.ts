@@ -241,7 +241,14 @@ t.test('credit notes and void', async (t) => {
       next_payment_attempt_at: null,
     });
     t.same(await eventsOf('invoice.paid', inv.id), [
-      { invoice_id: inv.id, amount: 49.99, currency: 'USD', customer_id: a.customerId },
+      {
+        invoice_id: inv.id,
+        amount: 49.99,
+        currency: 'USD',
+        status: 'paid',
+        previous_attributes: { status: 'open' },
+        customer_id: a.customerId,
+      },
     ]);
     await w.card(a);
     await w.run('2026-11-02T01:00:00Z');
@@ -427,7 +434,16 @@ t.test('credit notes and void', async (t) => {
       t.equal(twice.body.status, 'void');
       t.same(
         await eventsOf('invoice.voided', inv.id),
-        [{ invoice_id: inv.id, amount: 39.99, currency: 'USD', customer_id: a.customerId }],
+        [
+          {
+            invoice_id: inv.id,
+            amount: 39.99,
+            currency: 'USD',
+            status: 'void',
+            previous_attributes: { status: 'open' },
+            customer_id: a.customerId,
+          },
+        ],
         'one invoice.voided',
       );
       t.match(

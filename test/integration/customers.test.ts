@@ -44,6 +44,7 @@ t.test('customers API', async (t) => {
       'external_id',
       'id',
       'legal_name',
+      'locale',
       'metadata',
       'name',
       'net_terms_days',

@@ -194,6 +194,53 @@ t.test('entitlements', async (t) => {
     t.match((await check(tokenB, 'feature=exports')).body, { has_access: false, balance: 0 });
   });
 
+  t.test('a metered entitlement of one dimension value counts only that value’s usage (issue 46)', async (t) => {
+    const tokens = await made(tokenB, 'POST', '/v1/meters', {
+      name: 'tokens',
+      unit: 'tokens',
+      aggregation: 'sum',
+      dimensions: ['model'],
+    });
+    await waitForIngressMeter(api.url, tokenB, tokens.id);
+    const bad = await call(admin, 'POST', '/v1/entitlements', {
+      customer_id: b!.id,
+      feature: 'tokens.large',
+      type: 'metered',
+      meter_id: tokens.id,
+      limit: 100,
+      dimension: { key: 'region', value: 'eu' },
+    });
+    t.equal(bad.status, 422, 'a dimension the meter does not declare');
+    t.ok(
+      bad.body.errors?.some((e: { field: string }) => e.field === 'dimension.key'),
+      'names dimension.key',
+    );
+    const e = await made(admin, 'POST', '/v1/entitlements', {
+      customer_id: b!.id,
+      feature: 'tokens.large',
+      type: 'metered',
+      meter_id: tokens.id,
+      limit: 100,
+      period: 'month',
+      dimension: { key: 'model', value: 'large' },
+    });
+    t.same(e.dimension, { key: 'model', value: 'large' }, 'shown on the entitlement');
+    const ts = new Date().toISOString();
+    const r = await call(tokenB, 'POST', `/v1/meters/${tokens.id}/usage`, [
+      { value: 60, timestamp: ts, id: 'd-1', dimensions: { model: 'large' } },
+      { value: 500, timestamp: ts, id: 'd-2', dimensions: { model: 'small' } },
+      { value: 30, timestamp: ts, id: 'd-3' },
+    ]);
+    t.equal(r.status, 202);
+    await waitUntil(async () => (await check(tokenB, 'feature=tokens.large')).body.usage === 60, 'large only: 60');
+    t.match((await check(tokenB, 'feature=tokens.large')).body, { has_access: true, balance: 40 });
+    await call(tokenB, 'POST', `/v1/meters/${tokens.id}/usage`, [
+      { value: 45, timestamp: ts, id: 'd-4', dimensions: { model: 'large' } },
+    ]);
+    await waitUntil(async () => (await check(tokenB, 'feature=tokens.large')).body.usage === 105, 'large: 105');
+    t.match((await check(tokenB, 'feature=tokens.large')).body, { has_access: false, balance: -5 });
+  });
+
   t.test('the next period starts again at zero; a grant does not carry into it', async (t) => {
     const start = new Date(Math.floor(Date.now() / 1000) * 1000);
     const clock = await made(admin, 'POST', '/v1/test_clocks', { frozen_time: start.toISOString() });

@@ -12,9 +12,11 @@ import { startDispatcher } from './webhook-delivery-helpers.js';
 
 /**
  * Invoice emails (docs/emails.md) through a real SMTP server (aiosmtpd, the stack's): the issued invoice, a failed
- * payment and a credit note each reach the customer's billing email once, with the document's PDF attached; an SMTP
- * outage delays them (retried on the webhook schedule, emailed_at stays null) and each still arrives exactly once;
- * a customer without a billing email gets none and leaves nothing pending. Two dispatchers run throughout.
+ * payment and a credit note each reach the customer's billing email once, with the document's PDF attached and
+ * HTML and plain-text parts (links to the hosted pages when they mint one); an SMTP outage delays them (retried on
+ * the webhook schedule, emailed_at stays null) and each still arrives exactly once; a customer without a billing
+ * email gets none and leaves nothing pending; a test clock's customer gets its emails marked as a test; the seller
+ * settings give the From, Reply-To, name and logo. Two dispatchers run throughout.
  */
 const FROM = 'Acme Billing <billing@acme.example>';
 
@@ -25,6 +27,7 @@ t.test('invoice emails', async (t) => {
   const admin = w.operator.tokens.admin;
   // Real time, short retries: an attempt during the outage fails and the next follows within a fraction of a second.
   // Two dispatchers, as a deployment runs them: they share the events and claim emails under leases.
+  // The emails carry the hosted pages' own links (services/domain/emails/links.ts, hostedEmailLinks).
   for (let i = 0; i < 2; i++)
     await startDispatcher(t, w.config, { mail: { retryDelaysMs: Array(100).fill(150), pollIntervalMs: 50 } });
   const plan = await w.product('Plan', 49.99, 'USD');
@@ -80,6 +83,11 @@ t.test('invoice emails', async (t) => {
       t.equal(m.headers.from, FROM);
       t.equal(m.headers.subject, `Invoice ${inv.number} from Acme Ltd: 49.99 USD`);
       t.match(m.text, `Your invoice ${inv.number} from Acme Ltd for 2026-10-01 to 2026-10-31 is attached: 49.99 USD.`);
+      t.match(inv.hosted_invoice_url, /\/hosted\/invoices\/inv_/);
+      t.ok(m.text.includes(`View and pay the invoice: ${inv.hosted_invoice_url}`), 'the hosted invoice page is linked');
+      t.match(m.headers['content-type'], /^multipart\/mixed/);
+      t.match(m.html, `Your invoice ${inv.number} from Acme Ltd for 2026-10-01 to 2026-10-31 is attached: 49.99 USD.`);
+      t.ok(m.html.includes(`<a href="${inv.hosted_invoice_url}"`), 'the HTML part links the hosted page');
       t.equal(m.attachments[0]?.filename, `${inv.id}.pdf`);
       const text = pdfOf(m);
       t.match(text, inv.number, 'the PDF is this invoice');
@@ -111,10 +119,14 @@ t.test('invoice emails', async (t) => {
     const got = await to(address);
     t.same(got.map((m) => m.headers.subject).sort(), [
       `Invoice ${inv.number} from Acme Ltd: 49.99 USD`,
-      `Payment failed for invoice ${inv.number} from Acme Ltd`,
+      `Payment failed for invoice ${inv.number} from Acme Ltd: 49.99 USD`,
     ]);
     const failure = got.find((m) => m.headers.subject!.startsWith('Payment failed'))!;
     t.match(failure.text, `We could not collect the payment of invoice ${inv.number} (49.99 USD`);
+    t.match(failure.text, `What failed: ${inv.last_payment_error.message.replace(/\.$/, '')} (insufficient_funds).`);
+    const cardLink = /Update payment method: (\S+\/hosted\/cards\/\S+)/.exec(failure.text)?.[1];
+    t.ok(cardLink, 'the card-update link (a hosted card page of this customer)');
+    t.ok(failure.html.includes(`href="${cardLink}"`), 'the HTML part has the same card-update link');
     t.match(pdfOf(failure), inv.number);
     await waitUntil(async () => (await getInvoice(a, inv.id)).emailed_at !== null, 'emailed_at');
     t.match(await emailsOf(a.accountId), [
@@ -133,14 +145,14 @@ t.test('invoice emails', async (t) => {
       reason: 'Outage on 2026-10-12',
     });
     t.equal(note.status, 201, JSON.stringify(note.body));
-    const subject = `Credit note for invoice ${inv.number} from Acme Ltd: 10 USD`;
+    const subject = `Credit note for invoice ${inv.number} from Acme Ltd: 10.00 USD`;
     await waitUntil(
       async () => (await to(address)).some((m) => m.headers.subject === subject),
       'the credit note email',
     );
     const m = (await to(address)).find((x) => x.headers.subject === subject)!;
     t.equal(m.attachments[0]?.filename, `${note.body.id}.pdf`);
-    t.match(m.text, `A credit of 10 USD on invoice ${inv.number}`);
+    t.match(m.text, `A credit of 10.00 USD on invoice ${inv.number}`);
     const text = pdfOf(m);
     t.match(text, note.body.id, 'the PDF is the credit note');
     t.match(text, 'Outage on 2026-10-12');
@@ -149,7 +161,7 @@ t.test('invoice emails', async (t) => {
     t.same((await to(address)).map((x) => x.headers.subject).sort(), [
       subject,
       `Invoice ${inv.number} from Acme Ltd: 49.99 USD`,
-      `Payment failed for invoice ${inv.number} from Acme Ltd`,
+      `Payment failed for invoice ${inv.number} from Acme Ltd: 49.99 USD`,
     ]);
   });
 
@@ -174,20 +186,31 @@ t.test('invoice emails', async (t) => {
     );
     t.equal((await to('ap@witness-co.example')).length, 1, "the witness's one email");
 
-    // A customer on a test clock (simulated months) gets none either, billing email or not.
-    const clocked = await createTestAccount(w.api.infra, { name: 'Clocked Co' });
-    await w.made(admin, 'PATCH', `/v1/customers/${clocked.customerId}`, { email: 'ap@clocked-co.example' });
-    const clock = await w.made(admin, 'POST', '/v1/test_clocks', { frozen_time: '2026-10-05T00:00:00Z' });
-    await w.made(admin, 'POST', `/v1/test_clocks/${clock.id}/customers`, { customer_id: clocked.customerId });
-    const event = {
-      id: 'evt_clocked',
-      type: 'invoice.created',
-      account_id: clocked.accountId,
-      data: { invoice_id: inv.id },
-    };
-    t.equal(await recordEmails(pg, [event], new Date()), 0, 'no email for a clocked customer');
     const pending = await pg.query(`SELECT count(*)::int AS n FROM invoice_emails WHERE status <> 'sent'`);
     t.equal(pending.rows[0].n, 0, 'nothing pending or failed');
+  });
+
+  await t.test('a test clock’s customer: its invoice email is sent, marked as a test', async (t) => {
+    const address = 'ap@clocked-co.example';
+    const clocked = await createTestAccount(w.api.infra, { name: 'Clocked Co' });
+    await w.made(admin, 'PATCH', `/v1/customers/${clocked.customerId}`, { email: address });
+    await w.card(clocked, '4242424242424242');
+    const clock = await w.made(admin, 'POST', '/v1/test_clocks', { frozen_time: '2026-10-05T00:00:00Z' });
+    await w.made(admin, 'POST', `/v1/test_clocks/${clock.id}/customers`, { customer_id: clocked.customerId });
+    const sub = await w.made(admin, 'POST', '/v1/subscriptions', {
+      customer_id: clocked.customerId,
+      items: [{ product_id: plan }],
+    });
+    await w.made(admin, 'POST', `/v1/test_clocks/${clock.id}/advance`, { frozen_time: '2026-11-06T00:00:00Z' });
+    const inv = await invoiceOf(clocked, sub.id);
+    t.ok(inv, 'the advance issued the first month’s invoice');
+    await waitUntil(async () => (await to(address)).length >= 1, 'the clocked customer’s email');
+    const [m] = await to(address);
+    t.equal(m!.headers.subject, `[Test] Invoice ${inv.number} from Acme Ltd: 49.99 USD`);
+    t.match(m!.text, /^Test email: this customer is on a test clock/);
+    t.match(m!.html, 'Test email: this customer is on a test clock');
+    t.match(pdfOf(m!), inv.number);
+    t.match(await emailsOf(clocked.accountId), [{ kind: 'invoice', status: 'sent' }]);
   });
 
   await t.test('an SMTP outage: emails wait (emailed_at null), then each arrives exactly once', async (t) => {
@@ -221,5 +244,35 @@ t.test('invoice emails', async (t) => {
       t.equal(row.status, 'sent');
       t.ok(row.attempts >= 3, `${c.address}: sent on attempt ${row.attempts}`);
     }
+  });
+
+  await t.test('the seller settings: From, Reply-To, the name in subjects and the logo inline', async (t) => {
+    const png = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==';
+    const set = await callJson(w.api.url, admin, 'PATCH', '/v1/seller_settings', {
+      legal_name: 'Initech GmbH',
+      email_from: 'invoices@initech.example',
+      support_email: 'help@initech.example',
+      logo: `data:image/png;base64,${png}`,
+    });
+    t.equal(set.status, 200, JSON.stringify(set.body));
+    const address = 'ap@branded-co.example';
+    const { a, sub } = await customer('Branded Co', address);
+    await closeOctober();
+    const inv = await invoiceOf(a, sub);
+    await waitUntil(async () => (await to(address)).length >= 1, 'the branded email');
+    const [m] = await to(address);
+    t.equal(m!.headers.from, 'Initech GmbH <invoices@initech.example>');
+    t.equal(m!.headers['reply-to'], 'help@initech.example');
+    t.equal(m!.headers.subject, `Invoice ${inv.number} from Initech GmbH: 49.99 USD`);
+    t.match(m!.text, 'Questions? Write to help@initech.example.');
+    t.match(m!.html, '<img src="cid:seller-logo@meterline" alt="Initech GmbH"');
+    t.same(
+      m!.inline.map((p) => [p.cid, p.contentType, p.content.toString('base64')]),
+      [['seller-logo@meterline', 'image/png', png]],
+      'the logo travels inline with the HTML',
+    );
+    t.equal(m!.attachments.length, 1, 'the PDF is the one attachment');
+    t.match(pdfOf(m!), /^INVOICE\nInitech GmbH\n/, 'the PDF prints the same seller');
+    t.match(m!.headers['message-id'], /@initech\.example>$/);
   });
 });

@@ -6,6 +6,8 @@ import { callJson } from '../fixtures/matrix.js';
 import { insertInvoice } from '../fixtures/invoices.js';
 import { readPdf } from '../fixtures/pdf.js';
 import { newId } from '../../shared/ids.js';
+import { hostedInvoiceUrl } from '../../services/domain/hosted-pages/links.js';
+import { hostedKey } from '../../services/domain/hosted-pages/tokens.js';
 import { bodyValidator } from '../../shared/http/validation.js';
 import { DomainError } from '../../shared/errors.js';
 import { createInvoicePdfPool, runPooled } from '../../services/workers/pool.js';
@@ -18,6 +20,7 @@ import { createInvoicePdfPool, runPooled } from '../../services/workers/pool.js'
 t.test('invoices', async (t) => {
   const config = await isolatedConfig(t);
   const api = await startApi(t, config);
+  const hostedUrl = (id: string) => hostedInvoiceUrl(hostedKey(config.SECRET_KEY), config.PUBLIC_BASE_URL, id);
   const operator = await createTestAccount(api.infra, { operator: true });
   const a = await createTestAccount(api.infra, { name: 'Acme Widgets Ltd' });
   const b = await createTestAccount(api.infra, { name: 'Bravo GmbH' });
@@ -127,9 +130,13 @@ t.test('invoices', async (t) => {
     attempt_count: 1,
     next_payment_attempt_at: null,
     last_payment_error: null,
+    payment_attempt_status: null, // written as rows here: no payment attempt on record
+    dispute_status: null,
     created_at: '2026-02-01T01:00:00.123Z',
     paid_at: '2026-02-01T01:00:02.500Z',
     emailed_at: null, // no SMTP_URL here: never emailed (docs/emails.md)
+    // Derived from SECRET_KEY, never stored (docs/payments.md "Hosted pages").
+    hosted_invoice_url: hostedUrl(january),
   };
   // A's February invoice: open, payment failed twice so far.
   const february = await insertInvoice(api.infra.pg, {
@@ -195,9 +202,12 @@ t.test('invoices', async (t) => {
       attempt_count: 2,
       next_payment_attempt_at: null,
       last_payment_error: null,
+      payment_attempt_status: null,
+      dispute_status: null,
       created_at: '2026-03-01T01:00:00.000Z',
       paid_at: null,
       emailed_at: null,
+      hosted_invoice_url: hostedUrl(february),
     });
   });
 
@@ -355,7 +365,13 @@ t.test('invoices', async (t) => {
     t.equal(pdf.subarray(0, 5).toString('latin1'), '%PDF-');
     const facts = readPdf(pdf); // throws unless header, xref and trailer are consistent
     t.equal(facts.pages, 1);
-    t.notOk(/\bBT\b/.test(pdf.toString('latin1')), 'content streams are compressed');
+    // Every stream's dictionary names /FlateDecode (the embedded fonts' binary data may hold any bytes, "BT" too).
+    const streamDicts = [...pdf.toString('latin1').matchAll(/<<([^<>]*(?:<<[^<>]*>>[^<>]*)*)>>\s*stream\r?\n/g)];
+    t.ok(streamDicts.length > 0, 'the PDF has streams');
+    t.ok(
+      streamDicts.every((m) => m[1]!.includes('/FlateDecode')),
+      'content streams are compressed',
+    );
     for (const expected of [
       'Acme Widgets Ltd',
       '221B Baker Street',

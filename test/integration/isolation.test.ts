@@ -199,6 +199,7 @@ t.test('isolation between accounts', async (t) => {
     ['GET', `/v1/billing/invoices/upcoming?customer_id=${a.customerId}`],
     ['GET', `/v1/alerts?customer_id=${a.customerId}`],
     ['POST', '/v1/alerts', { customer_id: a.customerId, meter_id: aMeter.id, thresholds: [1] }],
+    ['POST', '/v1/billing/payment-method-links', { customer_id: a.customerId }],
   ];
   for (const [method, path, body] of actingForA) {
     t.test(`B acting for A: ${method} ${path.replace(/_[0-9A-Za-z]{22}/, '_…')} → 403`, async (t) => {

@@ -7,7 +7,7 @@ import { isolatedConfig, testInfra, waitUntil, freePort, type TestLike } from '.
 import { createTestAccount } from '../fixtures/auth.js';
 import { startNats } from '../../infra/stack/servers.js';
 import { withTransaction } from '../../shared/clients/postgres.js';
-import { appendEvent } from '../../services/domain/events/outbox-store.js';
+import { appendEvent, type NewEvent } from '../../services/domain/events/outbox-store.js';
 import type { EventType } from '../../shared/vocabulary.js';
 import {
   createOutboxRelay,
@@ -39,7 +39,7 @@ async function readEvents(infra: Infra): Promise<StreamMsg[]> {
 }
 
 async function emit(infra: Infra, accountId: string, type: EventType, data: Record<string, unknown>): Promise<string> {
-  return withTransaction(infra.pg, (c) => appendEvent(c, { accountId, type, data }));
+  return withTransaction(infra.pg, (c) => appendEvent(c, { accountId, type, data } as NewEvent));
 }
 
 async function publishedAt(infra: Infra, id: string): Promise<Date | null> {
@@ -77,7 +77,13 @@ t.test('outbox relay', async (t) => {
         rolledBack = await appendEvent(c, {
           accountId: acct,
           type: 'invoice.paid',
-          data: { invoice_id: 'inv_1', amount: 12.3, currency: 'USD' },
+          data: {
+            invoice_id: 'inv_1',
+            amount: 12.3,
+            currency: 'USD',
+            status: 'paid',
+            previous_attributes: { status: 'open' },
+          },
         });
         throw new Error('the change failed after the event was appended');
       }),

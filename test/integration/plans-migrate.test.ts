@@ -247,9 +247,15 @@ t.test('plan migration: dry run, kill -9, two runs, period end', async (t) => {
     const up = await call(api.url, 'GET', `/v1/billing/invoices/upcoming?subscription_id=${sub}`, undefined, token);
     t.equal(up.body.amount, 30, 'December: version 2 whole');
     const moves = await pg.query(
-      "SELECT count(*)::int AS n FROM outbox_events WHERE type = 'subscription.updated' AND data->>'subscription_id' = $1",
+      "SELECT data FROM outbox_events WHERE type = 'subscription.updated' AND data->>'subscription_id' = $1 ORDER BY seq",
       [sub],
     );
-    t.equal(moves.rows[0].n, 2, 'created, then moved once');
+    t.equal(moves.rows.length, 2, 'created, then moved once');
+    t.match(moves.rows[1].data, { plan_id: p2, plan_version: 2, items: [{ product_id: seat, quantity: 3 }] });
+    t.same(
+      moves.rows[1].data.previous_attributes,
+      { items: [{ product_id: seat, meter_id: null }], plan_version: 1 },
+      'the event names the version it moved to and what it left',
+    );
   });
 });

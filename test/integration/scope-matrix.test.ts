@@ -1,3 +1,5 @@
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import t from 'tap';
 import { isolatedConfig } from '../fixtures/env.js';
 import { startApi, type RunningApi } from '../fixtures/api.js';
@@ -99,6 +101,20 @@ interface Row {
   /** Optional check of a successful answer, where the status alone could hide a failure (a 202 batch of rejections). */
   verify?(body: any): string | undefined;
 }
+
+const EXPORT_BODY = {
+  kind: 'invoices',
+  format: 'csv',
+  from: '2026-10-01T00:00:00Z',
+  to: '2026-11-01T00:00:00Z',
+  destination: { type: 'local', path: 'matrix' },
+};
+const SCHEDULE_BODY = {
+  kind: 'customers',
+  format: 'csv',
+  interval: 'daily',
+  destination: { type: 'local', path: 'matrix' },
+};
 
 const ROWS: Row[] = [
   // products: the catalog; every token reads it, admin writes it
@@ -453,6 +469,44 @@ const ROWS: Row[] = [
     request: async (fx) => ({ path: `/v1/billing/invoices/${await fx.invoice()}/void` }),
     verify: (b) => (b.status === 'void' ? undefined : `invoice not void: ${b.status}`),
   },
+  // hosted pages: operators revoke and rotate an invoice's link; a link to the card page, for oneself or (admin) a customer
+  {
+    method: 'POST',
+    route: '/v1/billing/invoices/:invoice_id/hosted-link/revoke',
+    scope: 'admin',
+    success: 200,
+    request: async (fx) => ({ path: `/v1/billing/invoices/${await fx.invoice()}/hosted-link/revoke` }),
+    verify: (b) => (b.hosted_invoice_url === null ? undefined : `link not revoked: ${JSON.stringify(b)}`),
+  },
+  {
+    method: 'POST',
+    route: '/v1/billing/invoices/:invoice_id/hosted-link/rotate',
+    scope: 'admin',
+    success: 200,
+    request: async (fx) => ({ path: `/v1/billing/invoices/${await fx.invoice()}/hosted-link/rotate` }),
+    verify: (b) =>
+      /\/hosted\/invoices\/inv_/.test(b.hosted_invoice_url ?? '') ? undefined : `no new link: ${JSON.stringify(b)}`,
+  },
+  {
+    method: 'POST',
+    route: '/v1/billing/payment-method-links',
+    scope: 'write',
+    success: 201,
+    request: async () => ({ path: '/v1/billing/payment-method-links', body: {} }),
+    verify: (b) =>
+      /\/hosted\/cards\/[A-Za-z0-9_-]{43}$/.test(b.url ?? '') ? undefined : `no link: ${JSON.stringify(b)}`,
+  },
+  {
+    method: 'POST',
+    route: '/v1/billing/payment-method-links',
+    scope: 'admin',
+    routeScope: 'write',
+    success: 201,
+    request: async (fx) => ({
+      path: '/v1/billing/payment-method-links',
+      body: { customer_id: (await fx.customerOwn()).customerId },
+    }),
+  },
   // drafts: operators finalize them and add one-off lines
   {
     method: 'POST',
@@ -796,6 +850,60 @@ const ROWS: Row[] = [
       body: { customer_id: await fx.customer(), metric: 'amount', currency: 'USD', thresholds: [100] },
     }),
   },
+  // exports: the operator's (admin only), to a local directory below EXPORTS_LOCAL_ROOT
+  {
+    method: 'POST',
+    route: '/v1/exports',
+    scope: 'admin',
+    success: 201,
+    request: async () => ({ path: '/v1/exports', body: EXPORT_BODY }),
+  },
+  {
+    method: 'GET',
+    route: '/v1/exports',
+    scope: 'admin',
+    success: 200,
+    request: async () => ({ path: '/v1/exports' }),
+  },
+  {
+    method: 'GET',
+    route: '/v1/exports/:export_id',
+    scope: 'admin',
+    success: 200,
+    request: async (fx) => ({ path: `/v1/exports/${(await fx.admin('POST', '/v1/exports', EXPORT_BODY)).id}` }),
+  },
+  {
+    method: 'POST',
+    route: '/v1/export_schedules',
+    scope: 'admin',
+    success: 201,
+    request: async () => ({ path: '/v1/export_schedules', body: { ...SCHEDULE_BODY } }),
+  },
+  {
+    method: 'GET',
+    route: '/v1/export_schedules',
+    scope: 'admin',
+    success: 200,
+    request: async () => ({ path: '/v1/export_schedules' }),
+  },
+  {
+    method: 'GET',
+    route: '/v1/export_schedules/:schedule_id',
+    scope: 'admin',
+    success: 200,
+    request: async (fx) => ({
+      path: `/v1/export_schedules/${(await fx.admin('POST', '/v1/export_schedules', SCHEDULE_BODY)).id}`,
+    }),
+  },
+  {
+    method: 'DELETE',
+    route: '/v1/export_schedules/:schedule_id',
+    scope: 'admin',
+    success: 204,
+    request: async (fx) => ({
+      path: `/v1/export_schedules/${(await fx.admin('POST', '/v1/export_schedules', SCHEDULE_BODY)).id}`,
+    }),
+  },
   // plans: the deployment's catalog (admin writes, every token reads)
   {
     method: 'POST',
@@ -913,6 +1021,22 @@ const ROWS: Row[] = [
     request: async (fx) => ({ path: `/v1/users/${await fx.operatorUser('developer')}`, body: { role: 'billing' } }),
     verify: (b) => (b.role === 'billing' ? undefined : `role is ${b.role}`),
   },
+  // issue 48: the seller and branding on every document are the operator's (admin)
+  {
+    method: 'GET',
+    route: '/v1/seller_settings',
+    scope: 'admin',
+    success: 200,
+    request: async () => ({ path: '/v1/seller_settings' }),
+  },
+  {
+    method: 'PATCH',
+    route: '/v1/seller_settings',
+    scope: 'admin',
+    success: 200,
+    request: async () => ({ path: '/v1/seller_settings', body: { legal_name: 'Matrix Seller Ltd' } }),
+    verify: (b) => (b.legal_name === 'Matrix Seller Ltd' ? undefined : `legal_name is ${b.legal_name}`),
+  },
   // ↑ append rows for further endpoints here
 ];
 
@@ -1014,6 +1138,20 @@ const CUSTOMER_ROWS: CustomerRow[] = [
     what: 'changes the portal settings',
     method: 'PATCH',
     request: async () => ({ path: '/v1/portal_settings', body: { customer_can_cancel: true } }),
+    read: { status: 403, code: 'insufficient_scope' },
+    write: { status: 403, code: 'insufficient_scope' },
+  },
+  {
+    what: 'reads the seller settings',
+    method: 'GET',
+    request: async () => ({ path: '/v1/seller_settings' }),
+    read: { status: 403, code: 'insufficient_scope' },
+    write: { status: 403, code: 'insufficient_scope' },
+  },
+  {
+    what: 'changes the seller settings',
+    method: 'PATCH',
+    request: async () => ({ path: '/v1/seller_settings', body: { legal_name: 'Mallory Ltd' } }),
     read: { status: 403, code: 'insufficient_scope' },
     write: { status: 403, code: 'insufficient_scope' },
   },
@@ -1157,7 +1295,8 @@ function customerResourceRows(): Row[] {
 const RANK = { public: 0, read: 1, write: 2, admin: 3 } as const;
 
 t.test('scope matrix', async (t) => {
-  const config = await isolatedConfig(t);
+  // Exports need a local root to accept a local destination; the matrix never runs them (no billing role).
+  const config = await isolatedConfig(t, { EXPORTS_LOCAL_ROOT: path.join(tmpdir(), 'meterline-matrix-exports') });
   const api = await startApi(t, config);
   const account = await createTestAccount(api.infra, { operator: true });
 

@@ -105,6 +105,7 @@ t.test('subscriptions', async (t) => {
     const [start, end] = monthBounds();
     t.same(res.body, {
       id: res.body.id,
+      customer_id: acct.customerId,
       status: 'active',
       items: [
         { product_id: flatUsd, meter_id: null },
@@ -141,6 +142,10 @@ t.test('subscriptions', async (t) => {
         subscription_id: res.body.id,
         status: 'active',
         items: res.body.items,
+        plan_id: null,
+        plan_version: null,
+        billing_threshold: null,
+        coupon_id: null,
         cancel_at_period_end: false,
         collection_paused: false,
         cancel_at: null,
@@ -242,11 +247,13 @@ t.test('subscriptions', async (t) => {
     let events = await outbox(sub.id);
     t.equal(events.length, 2);
     const noCancel = { cancel_at_period_end: false, collection_paused: false, cancel_at: null, canceled_at: null };
+    const state = { plan_id: null, plan_version: null, billing_threshold: null, coupon_id: null, ...noCancel };
     t.same(events[1].data, {
       subscription_id: sub.id,
       status: 'active',
       items,
-      ...noCancel,
+      ...state,
+      previous_attributes: { items: sub.items },
       customer_id: acct.customerId,
     });
 
@@ -287,8 +294,9 @@ t.test('subscriptions', async (t) => {
       subscription_id: sub.id,
       status: 'canceled',
       items,
-      ...noCancel,
+      ...state,
       canceled_at: canceled.body.canceled_at,
+      previous_attributes: { status: 'active', canceled_at: null },
       customer_id: acct.customerId,
     };
     t.same(events[2].data, canceledData, 'subscription.updated carries the subscription as it now is');
@@ -299,7 +307,7 @@ t.test('subscriptions', async (t) => {
     t.same(
       canceledEvents.rows.map((r) => r.data),
       [canceledData],
-      'and one subscription.canceled',
+      'and one subscription.canceled, with the same data',
     );
 
     const again = await call('PATCH', `/v1/subscriptions/${sub.id}`, { token: w, body: { status: 'canceled' } });

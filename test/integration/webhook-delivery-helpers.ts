@@ -4,7 +4,7 @@ import type { Config } from '../../shared/config.js';
 import type { Infra } from '../../shared/infra.js';
 import { withTransaction } from '../../shared/clients/postgres.js';
 import { RoleService } from '../../services/roles/role.js';
-import { appendEvent } from '../../services/domain/events/outbox-store.js';
+import { appendEvent, type NewEvent } from '../../services/domain/events/outbox-store.js';
 import type { EventType } from '../../shared/vocabulary.js';
 import {
   createDispatcherParts,
@@ -47,7 +47,7 @@ export async function startDispatcher(
 
 /** An event as the control plane (billing, subscriptions) appends it: in a transaction, through the outbox. */
 export function emit(infra: Infra, accountId: string, type: EventType, data: Record<string, unknown>): Promise<string> {
-  return withTransaction(infra.pg, (c) => appendEvent(c, { accountId, type, data }));
+  return withTransaction(infra.pg, (c) => appendEvent(c, { accountId, type, data } as NewEvent));
 }
 
 export interface CheckedRequest {

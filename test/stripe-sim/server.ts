@@ -5,6 +5,7 @@ import { bool, obj, parseForm, str, type FormObject } from './form.js';
 import * as make from './objects.js';
 import { NO_FAULTS, SimState, newId, type Account, type StripeObject } from './state.js';
 import { WebhookSender } from './webhooks.js';
+import { CORS_HEADERS, STRIPE_JS, cardFramePage, challengePage, publishableRefusal, secretKeyOf } from './browser.js';
 
 /**
  * A Stripe-compatible HTTP server for tests (docs/payments.md): the `stripe` package talks to it
@@ -437,6 +438,8 @@ export function startStripeSim(o: SimOptions): Promise<http.Server> {
         const amount = r.params.amount === undefined ? left : amountOf(r.params.amount);
         if (left === 0)
           throw invalid(`Charge ${ch.id} has already been refunded.`, undefined, 'charge_already_refunded');
+        if (ch.disputed)
+          throw invalid(`Charge ${ch.id} has been charged back; cannot issue a refund.`, undefined, 'charge_disputed');
         if (amount < 1 || amount > left)
           throw invalid(
             `Refund amount (${amount}) is greater than unrefunded amount on charge (${left}).`,
@@ -582,6 +585,7 @@ export function startStripeSim(o: SimOptions): Promise<http.Server> {
           'content-type': 'application/json',
           'request-id': requestId,
           'stripe-version': make.API_VERSION,
+          ...CORS_HEADERS,
           ...headers,
         });
         res.end(JSON.stringify(body));
@@ -594,21 +598,40 @@ export function startStripeSim(o: SimOptions): Promise<http.Server> {
         send(500, { error: { type: 'api_error', message: `simulator error: ${(e as Error).message}` } });
       };
       if (url.pathname === '/_sim/health') return send(200, { ok: true });
-      const key = /^Bearer (sk_test_\S+)$/.exec(req.headers.authorization ?? '')?.[1];
+      // The browser side (browser.ts): Stripe.js's stand-in, the card element's frame, the bank's challenge page.
+      const html = (body: string, type = 'text/html; charset=utf-8') => {
+        res.writeHead(200, { 'content-type': type, 'cache-control': 'no-store' });
+        res.end(body);
+      };
+      if (method === 'OPTIONS') {
+        res.writeHead(204, CORS_HEADERS);
+        return res.end();
+      }
+      if (method === 'GET' && /^\/v3\/?$/.test(url.pathname)) return html(STRIPE_JS, 'text/javascript; charset=utf-8');
+      if (method === 'GET' && url.pathname === '/elements/card') return html(cardFramePage());
+      if (method === 'GET' && /^\/_sim\/authenticate\/[^/]+$/.test(url.pathname)) return html(challengePage());
+      const key = /^Bearer ((?:sk|pk)_test_\S+)$/.exec(req.headers.authorization ?? '')?.[1];
       if (!key)
         return send(401, {
           error: { type: 'invalid_request_error', message: 'Invalid API Key provided. Test keys start with sk_test_.' },
         });
-      const account = state.account(key);
+      const publishable = key.startsWith('pk_');
+      const account = state.account(publishable ? secretKeyOf(key) : key);
       try {
         if (url.pathname.startsWith('/_sim/')) {
           const route = admin.find(([m, re]) => m === method && re.test(url.pathname));
           if (!route) throw invalid(`Unrecognized request URL (${method}: ${url.pathname}).`);
-          const out = route[2](
-            account,
-            raw ? (JSON.parse(raw) as Record<string, unknown>) : {},
-            route[1].exec(url.pathname)!,
-          );
+          const body = raw ? (JSON.parse(raw) as Record<string, unknown>) : {};
+          const refused = publishable
+            ? publishableRefusal(
+                account,
+                method,
+                url.pathname,
+                typeof body.client_secret === 'string' ? body.client_secret : undefined,
+              )
+            : null;
+          if (refused) return send(401, { error: { type: 'invalid_request_error', message: refused } });
+          const out = route[2](account, body, route[1].exec(url.pathname)!);
           state.changed();
           return send(200, out);
         }
@@ -627,6 +650,10 @@ export function startStripeSim(o: SimOptions): Promise<http.Server> {
         const route = routes.find(([m, re]) => m === method && re.test(url.pathname));
         if (!route) throw invalid(`Unrecognized request URL (${method}: ${url.pathname}).`);
         const params = method === 'GET' ? parseForm(url.search.slice(1)) : parseForm(raw);
+        if (publishable) {
+          const refused = publishableRefusal(account, method, url.pathname, str(params.client_secret));
+          if (refused) return send(401, { error: { type: 'invalid_request_error', message: refused } });
+        }
         const idempotencyKey =
           method === 'POST' ? ((req.headers['idempotency-key'] as string | undefined) ?? null) : null;
         const countKey = `${method} ${route[1].source}`;
@@ -663,8 +690,15 @@ export function startStripeSim(o: SimOptions): Promise<http.Server> {
             account.idempotency[idempotencyKey] = { fingerprint: fingerprint(method, url.pathname, raw), status, body };
           state.changed();
         }
-        if (f.lose_response > 0) {
-          f.lose_response--;
+        const chargeLost =
+          f.lose_charge_response_percent > 0 &&
+          method === 'POST' &&
+          url.pathname === '/v1/payment_intents' &&
+          idempotencyKey !== null &&
+          percentileOf(idempotencyKey) < f.lose_charge_response_percent;
+        if (f.lose_response > 0 || chargeLost) {
+          if (!chargeLost) f.lose_response--;
+          account.requests.lost = (account.requests.lost ?? 0) + 1;
           state.changed();
           req.socket.destroy();
           return;
@@ -683,6 +717,9 @@ export function startStripeSim(o: SimOptions): Promise<http.Server> {
     server.listen(o.port, o.host ?? '127.0.0.1', () => resolve(server));
   });
 }
+
+/** A key's fixed place in 0…99: the same key is always chosen or never, whatever the order of requests. */
+const percentileOf = (key: string) => createHash('sha256').update(key).digest().readUInt32BE(0) % 100;
 
 const fingerprint = (method: string, path: string, raw: string) =>
   createHash('sha256')

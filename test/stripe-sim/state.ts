@@ -21,6 +21,11 @@ export interface Faults {
   server_error: number;
   /** The next N API requests are carried out, then the connection is closed without a response. */
   lose_response: number;
+  /**
+   * This percentage of PaymentIntent creations (chosen by their Idempotency-Key, so every retry of a chosen one too)
+   * are carried out and their response lost: a charge made whose answer never comes. 0 = none.
+   */
+  lose_charge_response_percent: number;
   /** The next N webhooks are never sent. */
   webhook_drop: number;
   /** The next N webhooks are sent twice. */
@@ -34,6 +39,7 @@ export const NO_FAULTS: Faults = {
   timeout_ms: 2000,
   server_error: 0,
   lose_response: 0,
+  lose_charge_response_percent: 0,
   webhook_drop: 0,
   webhook_duplicate: 0,
   webhook_reorder: 0,
@@ -48,7 +54,7 @@ export interface Account {
   idempotency: Record<string, IdempotentResponse>;
   webhook: { url: string; secret: string } | null;
   faults: Faults;
-  /** Count of API requests that reached a handler, by "METHOD path-pattern". */
+  /** Count of API requests that reached a handler, by "METHOD path-pattern"; `lost` counts responses lost by faults. */
   requests: Record<string, number>;
 }
 
@@ -66,9 +72,12 @@ export function newId(prefix: string): string {
 
 export const nowSeconds = () => Math.floor(Date.now() / 1000);
 
+const WRITE_EVERY_MS = 250;
+
 export class SimState {
   private accounts = new Map<string, Account>();
   private dirty = false;
+  private exitHook = false;
 
   constructor(
     private readonly file: string | null,
@@ -96,15 +105,26 @@ export class SimState {
     return a;
   }
 
-  /** Writes the state file once this turn's changes are done (atomic rename: a crash never leaves half a file). */
+  /**
+   * Writes the state file at most every WRITE_EVERY_MS (the whole state is rewritten: writing it after every request
+   * made the simulator, not meterline, the bottleneck of a large billing run), and when the process exits (SIGTERM
+   * → exit in main.ts). Atomic rename: a crash never leaves half a file.
+   */
   changed(): void {
     if (!this.file || this.dirty) return;
     this.dirty = true;
-    setImmediate(() => {
-      this.dirty = false;
-      const tmp = `${this.file}.tmp`;
-      writeFileSync(tmp, JSON.stringify(Object.fromEntries(this.accounts)));
-      renameSync(tmp, this.file!);
-    });
+    if (!this.exitHook) {
+      this.exitHook = true;
+      process.once('exit', () => this.flush());
+    }
+    setTimeout(() => this.flush(), WRITE_EVERY_MS).unref();
+  }
+
+  flush(): void {
+    if (!this.file || !this.dirty) return;
+    this.dirty = false;
+    const tmp = `${this.file}.tmp`;
+    writeFileSync(tmp, JSON.stringify(Object.fromEntries(this.accounts)));
+    renameSync(tmp, this.file);
   }
 }

@@ -2,9 +2,10 @@ import t, { type Test } from 'tap';
 import { readFile } from 'node:fs/promises';
 import { repoPath } from '../../shared/paths.js';
 import { CONFIG_VARIABLES } from '../../shared/config.js';
-import { CONFIG_DOC, apiDoc, type GeneratedDoc } from '../../services/docs/generated-docs.js';
+import { CONFIG_DOC, WEBHOOKS_DOC, apiDoc, type GeneratedDoc } from '../../services/docs/generated-docs.js';
 import { generatedRegion } from '../../services/docs/generated-region.js';
 import { servedOpenApiDocument } from '../../services/docs/served-openapi.js';
+import { EVENT_TYPES } from '../../shared/vocabulary.js';
 
 // The generated docs are what the generator writes now: a route, a schema or a configuration variable that
 // changed without `npm run docs` fails here, naming the file to regenerate.
@@ -34,4 +35,10 @@ t.test('docs/api.md: the reference is the OpenAPI document the api serves', asyn
   const reference = generatedRegion(await readFile(repoPath('docs/api.md'), 'utf8'), 'api-reference');
   for (const [path, item] of Object.entries(openApi.paths as Record<string, object>))
     for (const method of Object.keys(item)) t.match(reference, `### ${method.toUpperCase()} ${path}\n`);
+});
+
+t.test('docs/webhooks.md: the payload table is the event catalogue (shared/api/events.ts)', async (t) => {
+  await checkCurrent(t, WEBHOOKS_DOC);
+  const table = generatedRegion(await readFile(repoPath(WEBHOOKS_DOC.file), 'utf8'), 'event-payloads');
+  for (const type of EVENT_TYPES) t.match(table, `| \`${type}\` |`, `${type} has its row`);
 });

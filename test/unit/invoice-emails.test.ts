@@ -25,26 +25,104 @@ t.test('the issued invoice, a failed payment and a credit note send an email; ot
   t.equal(emailKindOf('not.an.event'), null);
 });
 
-t.test('subject, text and attachment name of each email', async (t) => {
-  t.same(composeEmail({ kind: 'invoice', invoice, seller: 'Acme Ltd' }), {
-    subject: 'Invoice 000042 from Acme Ltd: 49.99 USD',
-    text: 'Your invoice 000042 from Acme Ltd for 2026-10-01 to 2026-10-31 is attached: 49.99 USD.\n',
-    filename: 'inv_1.pdf',
-  });
-  t.equal(composeEmail({ kind: 'invoice', invoice, seller: '' }).subject, 'Invoice 000042: 49.99 USD', 'no seller');
+const seller = { name: 'Acme Ltd', support_email: 'help@acme.example', logo: false };
+
+t.test('subject, text, HTML and attachment name of each email', async (t) => {
+  const mail = composeEmail({ kind: 'invoice', invoice, seller });
+  t.equal(mail.subject, 'Invoice 000042 from Acme Ltd: 49.99 USD');
   t.equal(
-    composeEmail({ kind: 'payment_failed', invoice, seller: 'Acme Ltd' }).subject,
-    'Payment failed for invoice 000042 from Acme Ltd',
+    mail.text,
+    'Your invoice 000042 from Acme Ltd for 2026-10-01 to 2026-10-31 is attached: 49.99 USD.\n\n' +
+      'Invoice number: 000042\nPeriod: 2026-10-01 to 2026-10-31\nAmount: 49.99 USD\n\n' +
+      '--\nQuestions? Write to help@acme.example.\nAcme Ltd\n',
   );
+  t.equal(mail.filename, 'inv_1.pdf');
+  t.match(mail.html, /^<!doctype html>/);
+  t.match(mail.html, 'Your invoice 000042 from Acme Ltd for 2026-10-01 to 2026-10-31 is attached: 49.99 USD.');
+  t.notMatch(mail.html, '<a ', 'no link when the invoice has no hosted page');
+  t.equal(
+    composeEmail({ kind: 'invoice', invoice, seller: { ...seller, name: '' } }).subject,
+    'Invoice 000042: 49.99 USD',
+    'no seller',
+  );
+  const failed = composeEmail({
+    kind: 'payment_failed',
+    invoice,
+    seller,
+    failure: { code: 'insufficient_funds', message: 'The card has insufficient funds.' },
+  });
+  t.equal(failed.subject, 'Payment failed for invoice 000042 from Acme Ltd: 49.99 USD');
+  t.match(failed.text, 'What failed: The card has insufficient funds (insufficient_funds).');
+  t.match(failed.text, 'Please check your payment method; we will try again. The invoice is attached.');
   const note = composeEmail({
     kind: 'credit_note',
     invoice,
-    note: { id: 'cn_1', amount: '10.5', type: 'refund' },
-    seller: 'Acme Ltd',
+    note: { id: 'cn_1', number: '000043', amount: '10.5', type: 'refund' },
+    seller,
   });
-  t.equal(note.subject, 'Credit note for invoice 000042 from Acme Ltd: 10.5 USD');
-  t.match(note.text, 'A refund of 10.5 USD on invoice 000042');
+  t.equal(note.subject, 'Credit note for invoice 000042 from Acme Ltd: 10.50 USD');
+  t.match(
+    note.text,
+    'A refund of 10.50 USD on invoice 000042 (2026-10-01 to 2026-10-31) is attached as credit note 000043.',
+  );
   t.equal(note.filename, 'cn_1.pdf');
+});
+
+t.test('amounts are the money module’s everywhere: every minor unit, grouped, subjects included', async (t) => {
+  const subject = (amount: string, currency: string) =>
+    composeEmail({ kind: 'invoice', invoice: { ...invoice, amount, currency }, seller }).subject;
+  t.equal(subject('69', 'USD'), 'Invoice 000042 from Acme Ltd: 69.00 USD', 'not "69 USD" beside "69.01 USD"');
+  t.equal(subject('69.01', 'USD'), 'Invoice 000042 from Acme Ltd: 69.01 USD');
+  t.equal(subject('1234567.5', 'EUR'), 'Invoice 000042 from Acme Ltd: 1,234,567.50 EUR');
+  t.equal(subject('500', 'JPY'), 'Invoice 000042 from Acme Ltd: 500 JPY', 'a currency without minor units');
+  t.equal(subject('1.5', 'KWD'), 'Invoice 000042 from Acme Ltd: 1.500 KWD', 'three minor units');
+});
+
+t.test('links: the hosted invoice page and the card update, http(s) only, in both parts', async (t) => {
+  const links = {
+    invoice: 'https://pay.acme.example/i/tok_1?a=1&b=2',
+    update_payment_method: 'https://pay.acme.example/card/tok_2',
+  };
+  const mail = composeEmail({ kind: 'invoice', invoice, seller, links });
+  t.match(mail.text, 'View and pay the invoice: https://pay.acme.example/i/tok_1?a=1&b=2');
+  t.match(mail.html, 'href="https://pay.acme.example/i/tok_1?a=1&#38;b=2"', 'escaped in the attribute');
+  const failed = composeEmail({ kind: 'payment_failed', invoice, seller, links });
+  t.match(failed.text, 'Please update your payment method; we will try again.');
+  t.match(failed.text, 'Update payment method: https://pay.acme.example/card/tok_2');
+  t.match(failed.html, 'href="https://pay.acme.example/card/tok_2"');
+  const hostile = composeEmail({
+    kind: 'payment_failed',
+    invoice,
+    seller,
+    links: { invoice: 'javascript:alert(1)', update_payment_method: 'data:text/html,x' },
+  });
+  t.notMatch(hostile.html, /javascript:|data:text|<a /, 'no link but http(s)');
+  t.notMatch(hostile.text, /javascript:|data:text/);
+});
+
+t.test('every value is text in the HTML part, never markup', async (t) => {
+  const mail = composeEmail({
+    kind: 'invoice',
+    invoice: { ...invoice, number: '<b>42</b>' },
+    seller: { name: 'Evil "Co" <script>alert(1)</script> & Sons', support_email: null, logo: false },
+  });
+  t.notMatch(mail.html, /<script|<b>42/);
+  t.match(mail.html, 'Evil &#34;Co&#34; &#60;script&#62;alert(1)&#60;/script&#62; &#38; Sons');
+  t.match(mail.html, '&#60;b&#62;42&#60;/b&#62;');
+});
+
+t.test('a test clock’s customer: [Test] in the subject, the note first in both parts', async (t) => {
+  const mail = composeEmail({ kind: 'invoice', invoice, seller, test: true });
+  t.equal(mail.subject, '[Test] Invoice 000042 from Acme Ltd: 49.99 USD');
+  t.match(mail.text, /^Test email: this customer is on a test clock/);
+  t.match(mail.html, 'Test email: this customer is on a test clock');
+  t.notMatch(composeEmail({ kind: 'invoice', invoice, seller }).text, 'Test email');
+});
+
+t.test('the seller’s logo: an inline image of the HTML part, its name otherwise', async (t) => {
+  const withLogo = composeEmail({ kind: 'invoice', invoice, seller: { ...seller, logo: true } });
+  t.match(withLogo.html, '<img src="cid:seller-logo@meterline" alt="Acme Ltd"');
+  t.notMatch(composeEmail({ kind: 'invoice', invoice, seller }).html, '<img');
 });
 
 t.test('the Message-ID is the same for an (event, recipient) on every attempt, and differs otherwise', async (t) => {

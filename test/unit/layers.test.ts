@@ -6,7 +6,8 @@ import { REPO_ROOT } from '../../shared/paths.js';
 // The import rules of docs/architecture.md "The layers", read from the sources: the domain knows no role, no
 // HTTP feature and no worker; shared/ (the client library and the API's schemas included) knows nothing of
 // services/; a control feature never imports the role that mounts it; no two sibling folders, at any depth, import
-// each other (services/domain/billing and services/domain/plans as much as services/control and services/roles).
+// each other (services/domain/billing and services/domain/plans as much as services/control and services/roles);
+// SQL is written in the domain's store files only.
 
 async function sources(dir: string): Promise<string[]> {
   const out: string[] = [];
@@ -140,4 +141,82 @@ t.test('the sibling-folder rule sees a pair at any depth and only between siblin
     [],
     'a folder and its own files or parent are one unit; a circle inside one folder is no folder pair',
   );
+});
+
+/**
+ * A store is where SQL is written: a file of services/domain/ named `store.ts` or `<what>-store.ts`, or a builder
+ * of SQL text named `<what>-sql.ts` (usage/read-sql.ts). Everything else — rules, orchestration, HTTP, roles —
+ * calls stores.
+ */
+export const isStore = (file: string) =>
+  file.startsWith('services/domain/') && /(^|\/|-)store\.ts$|-sql\.ts$/.test(file);
+
+/** A statement in a string or template literal: what "SQL" means here. */
+const SQL = /['"`][^'"`]*\b(SELECT\s[\s\S]*?\sFROM|INSERT\s+INTO|DELETE\s+FROM|UPDATE\s+[a-z_]+(\s+[a-z]+)?\s+SET)\b/;
+
+/**
+ * Files that still write SQL outside a store (issue 42: the debt when this rule came — the issue tail moved to
+ * billing/issue-store.ts, the plan-change clear to subscriptions/store.ts). The list only shrinks: a file that no longer has SQL must leave it, and any other file with SQL fails the test below.
+ */
+const SQL_OUTSIDE_STORES_LEFT = [
+  'services/domain/billing/advance.ts',
+  'services/domain/billing/close.ts',
+  'services/domain/billing/coupon-periods.ts',
+  'services/domain/billing/credits.ts',
+  'services/domain/billing/deductions.ts',
+  'services/domain/billing/discounts.ts',
+  'services/domain/billing/drafts.ts',
+  'services/domain/billing/group-adjustments.ts',
+  'services/domain/billing/payment-outcomes.ts',
+  'services/domain/billing/payments.ts',
+  'services/domain/billing/period-pointers.ts',
+  'services/domain/billing/plan-changes.ts',
+  'services/domain/billing/plan-migration.ts',
+  'services/domain/billing/price-periods.ts',
+  'services/domain/billing/reconcile.ts',
+  'services/domain/billing/scope.ts',
+  'services/domain/billing/stripe-events.ts',
+  'services/domain/billing/threshold-spacing.ts',
+  'services/domain/billing/thresholds.ts',
+  'services/domain/billing/trials.ts',
+  'services/domain/billing/upcoming.ts',
+  'services/domain/coupons/redeem.ts',
+  'services/domain/entitlements/exhaustion.ts',
+  'services/domain/invoices/numbering.ts',
+  'services/domain/portal-settings/settings.ts',
+  'services/domain/usage/account-locks.ts',
+  'services/domain/usage/account-totals.ts',
+  'services/domain/usage/claims.ts',
+  'services/domain/usage/corrections.ts',
+  'services/domain/usage/hour-marks.ts',
+];
+
+t.test('SQL is written in store files only', async (t) => {
+  // services/ only: shared/ holds the infrastructure's own SQL (migrations, idempotency keys, quotas, ClickHouse DDL).
+  const files = (await sources('services')).filter((f) => !f.startsWith('services/console/web/'));
+  const withSql: string[] = [];
+  for (const file of files) if (SQL.test(await readFile(join(REPO_ROOT, file), 'utf8'))) withSql.push(file);
+  t.ok(withSql.filter(isStore).length > 20, `sees the stores' SQL (${withSql.filter(isStore).length} stores)`);
+  t.same(
+    withSql.filter((f) => !isStore(f) && !SQL_OUTSIDE_STORES_LEFT.includes(f)),
+    [],
+    'move the SQL into the area’s store (store.ts or <what>-store.ts; docs/architecture.md "The feature shape")',
+  );
+  t.same(
+    SQL_OUTSIDE_STORES_LEFT.filter((f) => !withSql.includes(f)),
+    [],
+    'no SQL left: remove the file from SQL_OUTSIDE_STORES_LEFT',
+  );
+});
+
+t.test('the SQL rule tells a statement from prose and a store from other files', async (t) => {
+  t.ok(SQL.test("await client.query('SELECT id FROM invoices WHERE id = $1', [id]);"));
+  t.ok(SQL.test('`UPDATE subscriptions s SET plan_id = $2`'));
+  t.ok(SQL.test('`INSERT INTO outbox_events (id) VALUES ($1)`'));
+  t.notOk(SQL.test('// select the invoices from the run, then update them'));
+  t.ok(isStore('services/domain/billing/issue-store.ts'));
+  t.ok(isStore('services/domain/products/store.ts'));
+  t.ok(isStore('services/domain/usage/read-sql.ts'));
+  t.notOk(isStore('services/domain/billing/close.ts'));
+  t.notOk(isStore('services/control/products/store.ts'), 'only the domain has stores');
 });

@@ -89,3 +89,53 @@ export function referenceLineTaxes(base: bigint, rates: readonly { pct: Q; inclu
   const net = base - included.reduce((s, x) => s + x, 0n);
   return rates.map((r, i) => (r.inclusive ? included[i]! : roundHalfAway(mul(q(net), r.pct))));
 }
+
+/** A decimal text ("0.0015", "12") as an exact rational. */
+export function decimalQ(text: string): Q {
+  const [int, frac = ''] = text.split('.');
+  return q(BigInt(int! + frac), 10n ** BigInt(frac.length));
+}
+
+/** A price model as the reference reads it (the shape of services/domain/pricing/price-models.ts PriceModel). */
+export type RefModel =
+  | { pricing: 'metered'; price: string }
+  | { pricing: 'package'; price: string; package_size: string }
+  | {
+      pricing: 'tiered';
+      tiers_mode: 'graduated' | 'volume';
+      tiers: { up_to: string | null; unit_price: string; flat_price: string }[];
+    };
+
+const ceilQ = (x: Q) => -floorQ(q(-x.n, x.d));
+const minQ = (a: Q, b: Q) => (a.n * b.d <= b.n * a.d ? a : b);
+const lteQ = (a: Q, b: Q) => a.n * b.d <= b.n * a.d;
+
+/**
+ * The amount (minor units, rounded once, half away from zero) of `quantity` (≥ 0) under a price model, written from
+ * the documented rules (docs/billing.md "Price models"): metered quantity × price; package ⌈quantity / size⌉ × price;
+ * graduated each unit at its tier's price plus each reached tier's flat price; volume every unit at the price of the
+ * tier the total falls in (up_to inclusive) plus its flat price; nothing for 0 units of a tiered model.
+ */
+export function referencePrice(model: RefModel, quantity: Q, scale: number): bigint {
+  const unit = q(10n ** BigInt(scale));
+  let exact: Q;
+  if (model.pricing === 'metered') exact = mul(quantity, decimalQ(model.price));
+  else if (model.pricing === 'package')
+    exact = mul(q(ceilQ(div(quantity, decimalQ(model.package_size)))), decimalQ(model.price));
+  else if (quantity.n === 0n) exact = q(0n);
+  else if (model.tiers_mode === 'volume') {
+    const tier = model.tiers.find((t) => t.up_to === null || lteQ(quantity, decimalQ(t.up_to)))!;
+    exact = add(mul(quantity, decimalQ(tier.unit_price)), decimalQ(tier.flat_price));
+  } else {
+    exact = q(0n);
+    let below = q(0n);
+    for (const t of model.tiers) {
+      if (lteQ(quantity, below)) break;
+      const top = t.up_to === null ? quantity : minQ(quantity, decimalQ(t.up_to));
+      exact = add(exact, add(mul(sub(top, below), decimalQ(t.unit_price)), decimalQ(t.flat_price)));
+      if (t.up_to === null) break;
+      below = decimalQ(t.up_to);
+    }
+  }
+  return roundHalfAway(mul(exact, unit));
+}

@@ -39,7 +39,7 @@ function checkName(name: string, errors: FieldError[]): string {
   return trimmed;
 }
 
-function checkEmail(email: string, errors: FieldError[], field = 'email'): string {
+export function checkEmail(email: string, errors: FieldError[], field = 'email'): string {
   const trimmed = email.trim();
   if (!looksLikeEmail(trimmed)) errors.push({ field, message: 'must be an email address' });
   return trimmed;
@@ -58,8 +58,8 @@ function checkMetadata(m: Record<string, string>, errors: FieldError[]): Record<
   return m;
 }
 
-/** Blank lines, a country ISO 3166-1 does not have (upper-cased), control characters. */
-function checkLegalAddress(a: LegalAddress, errors: FieldError[]): LegalAddress {
+/** THE legal address rule (customers, the seller): blank lines, a country ISO 3166-1 does not have (upper-cased), control characters. */
+export function checkLegalAddress(a: LegalAddress, errors: FieldError[]): LegalAddress {
   const out: LegalAddress = { ...a, country: a.country.toUpperCase() };
   for (const k of ['line1', 'line2', 'city', 'postal_code', 'region'] as const) {
     const v = a[k];
@@ -73,7 +73,7 @@ function checkLegalAddress(a: LegalAddress, errors: FieldError[]): LegalAddress 
   return out;
 }
 
-function checkTaxIds(ids: TaxId[], errors: FieldError[]): TaxId[] {
+export function checkTaxIds(ids: TaxId[], errors: FieldError[]): TaxId[] {
   return ids.map((t, i) => {
     const value = t.value.trim();
     if (!value || hasControlCharacter(value))
@@ -90,6 +90,7 @@ function checkLegal(
     tax_ids?: TaxId[];
     tax_exempt?: LegalDetails['taxExempt'];
     net_terms_days?: number;
+    locale?: LegalDetails['locale'];
   },
   errors: FieldError[],
 ): LegalDetails {
@@ -105,6 +106,7 @@ function checkLegal(
   if (input.tax_ids !== undefined) out.taxIds = checkTaxIds(input.tax_ids, errors);
   if (input.tax_exempt !== undefined) out.taxExempt = input.tax_exempt;
   if (input.net_terms_days !== undefined) out.netTermsDays = input.net_terms_days;
+  if (input.locale !== undefined) out.locale = input.locale;
   return out;
 }
 
@@ -134,7 +136,7 @@ export function parseCustomerChange(ctx: RequestContext): CustomerChange {
       {
         field: '',
         message:
-          'must contain at least one of name, external_id, email, billing_address, metadata, legal_name, address, tax_ids, tax_exempt, net_terms_days',
+          'must contain at least one of name, external_id, email, billing_address, metadata, legal_name, address, tax_ids, tax_exempt, net_terms_days, locale',
       },
     ]);
   const errors: FieldError[] = [];

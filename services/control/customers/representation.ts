@@ -16,6 +16,7 @@ export function toCustomer(row: CustomerRow) {
     tax_ids: row.tax_ids,
     tax_exempt: row.tax_exempt,
     net_terms_days: row.net_terms_days,
+    locale: row.locale,
     created_at: row.created_at.toISOString(),
   };
 }

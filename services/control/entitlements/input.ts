@@ -40,6 +40,7 @@ export type EntitlementInput =
       limit: string;
       period: 'billing_period' | 'month' | 'day';
       overage: 'block' | 'allow';
+      dimension?: { key: string; value: string };
     };
 
 export function parseNewEntitlement(ctx: RequestContext): EntitlementInput {
@@ -47,7 +48,7 @@ export function parseNewEntitlement(ctx: RequestContext): EntitlementInput {
   const errors: FieldError[] = [];
   const base = { customerId: input.customer_id, feature: input.feature };
   if (input.type === 'boolean') {
-    for (const field of ['meter_id', 'limit', 'period', 'overage'] as const)
+    for (const field of ['meter_id', 'limit', 'period', 'overage', 'dimension'] as const)
       if (input[field] !== undefined) errors.push({ field, message: 'a boolean entitlement has none' });
     if (errors.length) throw new ValidationError(errors);
     return { ...base, type: 'boolean' };
@@ -65,6 +66,7 @@ export function parseNewEntitlement(ctx: RequestContext): EntitlementInput {
     limit: limit!,
     period: input.period ?? 'billing_period',
     overage: input.overage ?? 'block',
+    ...(input.dimension ? { dimension: input.dimension } : {}),
   };
 }
 

@@ -13,6 +13,7 @@ export function toEntitlement(r: EntitlementRow) {
     limit: r.limit === null ? null : new JsonDecimal(r.limit),
     period: r.period,
     overage: r.overage,
+    ...(r.dimension_key === null ? {} : { dimension: { key: r.dimension_key, value: r.dimension_value! } }),
     created_at: r.created_at.toISOString(),
   };
 }

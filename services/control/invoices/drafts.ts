@@ -11,7 +11,7 @@ import type { BillingDeps } from '../../domain/billing/deps.js';
 import { addOneOffLine, finalizeDraftNow, type OneOffRequest } from '../../domain/billing/drafts.js';
 import { getInvoiceById } from '../../domain/invoices/store.js';
 import { invoiceCustomerTime } from '../../domain/test-clocks/store.js';
-import { toInvoice } from './representation.js';
+import { invoiceResource } from './representation.js';
 
 /**
  * Operators' routes on drafts (services/domain/billing/drafts.ts, BILLING_DRAFTS): finalize one before its grace
@@ -63,7 +63,7 @@ export function finalizeInvoiceRoute(deps: ApiDeps, billing: () => BillingDeps):
       // A customer on a test clock: finalized at its clock's time (docs/test-clocks.md).
       const { now } = await invoiceCustomerTime(deps.pg, id);
       await finalizeDraftNow(billing(), id, now);
-      return reply.ok(toInvoice(await getInvoiceById(deps.pg, id)));
+      return reply.ok(await invoiceResource(deps, await getInvoiceById(deps.pg, id)));
     },
     doc: {
       summary:
@@ -89,7 +89,7 @@ export function addInvoiceLineRoute(deps: ApiDeps): RouteDef<OneOffRequest> {
     handler: async (ctx, line) => {
       const id = ctx.params.invoice_id!;
       await addOneOffLine(deps.pg, id, line);
-      return reply.ok(toInvoice(await getInvoiceById(deps.pg, id)));
+      return reply.ok(await invoiceResource(deps, await getInvoiceById(deps.pg, id)));
     },
     doc: {
       summary: 'Add a one-off line to a draft (operators only); it is kept when the draft is re-priced at finalization',

@@ -1,7 +1,7 @@
 import type { ApiDeps, RouteDef } from '../../../shared/http/route.js';
 import { reply } from '../../../shared/http/reply.js';
 import { InvoiceSchema } from '../../../shared/api/invoices.js';
-import { toInvoice } from './representation.js';
+import { invoiceResource } from './representation.js';
 import { getInvoice } from '../../domain/invoices/store.js';
 import { accountActingOn } from '../../domain/customers/acting-for.js';
 
@@ -14,7 +14,7 @@ export function getInvoiceRoute(deps: ApiDeps): RouteDef {
     handler: async (ctx) => {
       const id = ctx.params.invoice_id!;
       const accountId = await accountActingOn(deps.pg, ctx.principal!, 'invoice', id);
-      return reply.ok(toInvoice(await getInvoice(deps.pg, accountId, id)));
+      return reply.ok(await invoiceResource(deps, await getInvoice(deps.pg, accountId, id)));
     },
     doc: {
       summary: 'Get an invoice with its lines',

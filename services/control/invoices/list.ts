@@ -2,12 +2,15 @@ import type { ApiDeps, RouteDef } from '../../../shared/http/route.js';
 import { pageWindow } from '../../../shared/http/pagination.js';
 import { reply } from '../../../shared/http/reply.js';
 import { InvoiceListSchema, ListInvoicesQuery } from '../../../shared/api/invoices.js';
-import { toInvoice } from './representation.js';
+import { invoiceResources } from './representation.js';
 import { parseListInvoices } from './input.js';
 import { listInvoices } from '../../domain/invoices/store.js';
-import { accountActedFor } from '../../domain/customers/acting-for.js';
+import { accountsListedFor } from '../../domain/customers/acting-for.js';
 
-/** GET /v1/billing/invoices?page&per_page&status — the caller's invoices with their lines, newest first. */
+/**
+ * GET /v1/billing/invoices?page&per_page&status&customer_id&scope&period_from&period_to — the caller's invoices (an
+ * operator's: a customer's, or with scope=deployment every customer's) with their lines, newest first.
+ */
 export function listInvoicesRoute(deps: ApiDeps): RouteDef<ListInvoicesQuery> {
   return {
     method: 'GET',
@@ -15,12 +18,12 @@ export function listInvoicesRoute(deps: ApiDeps): RouteDef<ListInvoicesQuery> {
     auth: 'read',
     input: parseListInvoices,
     handler: async (ctx, q) => {
-      const accountId = await accountActedFor(deps.pg, ctx.principal!, q.customer_id);
+      const accountId = await accountsListedFor(deps.pg, ctx.principal!, q);
       const { items, total } = await listInvoices(deps.pg, accountId, q, pageWindow(q));
-      return reply.page(items.map(toInvoice), q, total);
+      return reply.page(await invoiceResources(deps, items), q, total);
     },
     doc: {
-      summary: 'List invoices (newest first), optionally of one status',
+      summary: 'List invoices (newest first), optionally of one status, customer or period',
       tags: ['billing'],
       query: ListInvoicesQuery,
       responses: { '200': { description: 'A page of invoices', schema: InvoiceListSchema } },

@@ -4,7 +4,7 @@ import type { PaymentProcessor } from '../../domain/payments/processor.js';
 import { payInvoiceNow } from '../../domain/billing/payments.js';
 import { problemResponse } from '../../../shared/http/problems.js';
 import { InvoiceSchema } from '../../../shared/api/invoices.js';
-import { toInvoice } from './representation.js';
+import { invoiceResource } from './representation.js';
 import { getInvoice } from '../../domain/invoices/store.js';
 import { accountTime } from '../../domain/test-clocks/store.js';
 import { processorFor } from '../../domain/payments/create.js';
@@ -27,7 +27,7 @@ export function payInvoiceRoute(deps: ApiDeps, processor: PaymentProcessor): Rou
       const { now, clockId } = await accountTime(deps.pg, accountId);
       const charging = processorFor(deps.pg, processor, clockId);
       await payInvoiceNow({ pg: deps.pg, processor: charging, log: deps.log }, accountId, ctx.params.invoice_id!, now);
-      return reply.ok(toInvoice(await getInvoice(deps.pg, accountId, ctx.params.invoice_id!)));
+      return reply.ok(await invoiceResource(deps, await getInvoice(deps.pg, accountId, ctx.params.invoice_id!)));
     },
     doc: {
       summary: 'Pay an open or uncollectible invoice now with the default payment method (its amount_due is charged)',

@@ -1,8 +1,14 @@
 import { JsonDecimal } from '../../../shared/money/json.js';
+import type { Infra } from '../../../shared/infra.js';
+import { hostedInvoiceUrls } from '../../domain/hosted-pages/links.js';
+import { hostedKey } from '../../domain/hosted-pages/tokens.js';
 import { amountDue, type InvoiceLineRow, type InvoiceWithLines } from '../../domain/invoices/types.js';
 
-/** The API representation; money goes out as exact JSON numbers (every reply serializes them: shared/http/reply.ts). */
-export function toInvoice({ invoice: r, lines }: InvoiceWithLines) {
+/**
+ * The API representation; money goes out as exact JSON numbers (every reply serializes them: shared/http/reply.ts).
+ * `hostedUrl`: the invoice's hosted page (invoiceResources builds it).
+ */
+export function toInvoice({ invoice: r, lines }: InvoiceWithLines, hostedUrl: string | null) {
   return {
     id: r.id,
     number: r.number,
@@ -24,10 +30,28 @@ export function toInvoice({ invoice: r, lines }: InvoiceWithLines) {
     attempt_count: r.attempt_count,
     next_payment_attempt_at: r.next_payment_attempt_at ? r.next_payment_attempt_at.toISOString() : null,
     last_payment_error: r.last_payment_error,
+    payment_attempt_status: r.payment_attempt_status,
+    dispute_status: r.dispute_status,
     created_at: r.created_at.toISOString(),
     paid_at: r.paid_at ? r.paid_at.toISOString() : null,
     emailed_at: r.emailed_at ? r.emailed_at.toISOString() : null,
+    hosted_invoice_url: hostedUrl,
   };
+}
+
+/** Invoices as the API shows them, each with its hosted_invoice_url (null: a draft, or a revoked link). */
+export async function invoiceResources(deps: Pick<Infra, 'pg' | 'config'>, items: InvoiceWithLines[]) {
+  const urls = await hostedInvoiceUrls(
+    deps.pg,
+    hostedKey(deps.config.SECRET_KEY),
+    deps.config.PUBLIC_BASE_URL,
+    items.map((i) => i.invoice),
+  );
+  return items.map((i) => toInvoice(i, urls.get(i.invoice.id) ?? null));
+}
+
+export async function invoiceResource(deps: Pick<Infra, 'pg' | 'config'>, item: InvoiceWithLines) {
+  return (await invoiceResources(deps, [item]))[0]!;
 }
 
 /** A line on the wire (stored invoices and the upcoming one); money as exact JSON numbers. */

@@ -2,7 +2,7 @@ import type { ApiDeps, RouteDef } from '../../../shared/http/route.js';
 import { reply } from '../../../shared/http/reply.js';
 import { problemResponse } from '../../../shared/http/problems.js';
 import { InvoiceSchema } from '../../../shared/api/invoices.js';
-import { toInvoice } from './representation.js';
+import { invoiceResource } from './representation.js';
 import { getInvoiceById, voidInvoice } from '../../domain/invoices/store.js';
 
 /**
@@ -16,7 +16,7 @@ export function voidInvoiceRoute(deps: ApiDeps): RouteDef {
     auth: 'admin',
     handler: async (ctx) => {
       await voidInvoice(deps.pg, ctx.params.invoice_id!, new Date());
-      return reply.ok(toInvoice(await getInvoiceById(deps.pg, ctx.params.invoice_id!)));
+      return reply.ok(await invoiceResource(deps, await getInvoiceById(deps.pg, ctx.params.invoice_id!)));
     },
     doc: {
       summary: 'Void an open or uncollectible invoice (operators only): no payment is attempted for it afterwards',

@@ -1,5 +1,5 @@
 import type { ApiDeps, RouteDef } from '../../../shared/http/route.js';
-import { NotFoundError, PaymentRequiredError, ValidationError } from '../../../shared/errors.js';
+import { PaymentRequiredError, ValidationError } from '../../../shared/errors.js';
 import { problemResponse } from '../../../shared/http/problems.js';
 import { reply } from '../../../shared/http/reply.js';
 import { deriveKey, hmacHex } from '../../../shared/secret.js';
@@ -8,9 +8,9 @@ import { processorFor } from '../../domain/payments/create.js';
 import { accountTime } from '../../domain/test-clocks/store.js';
 import { parseNewPaymentMethod, type NewPaymentMethod } from './input.js';
 import { CreatePaymentMethodBody, PaymentMethodSchema } from '../../../shared/api/payment-methods.js';
-import { CARD_BRANDS } from '../../../shared/vocabulary.js';
 import { toPaymentMethod } from './representation.js';
 import { insertPaymentMethod } from '../../domain/payment-methods/store.js';
+import { saveProcessorCard } from '../../domain/payment-methods/save.js';
 import type { NewCard } from '../../domain/payment-methods/types.js';
 
 /**
@@ -31,8 +31,14 @@ export function createPaymentMethodRoute(deps: ApiDeps, processor: PaymentProces
       // A customer on a test clock gets sandbox cards only: its charges never reach a live processor.
       const { clockId } = await accountTime(deps.pg, accountId);
       const verifier = processorFor(deps.pg, processor, clockId);
-      let card: NewCard;
-      if (input.kind === 'card') {
+      let token = input.kind === 'token' ? input.token : null;
+      if (input.kind === 'card' && verifier.acceptsRawCards !== false && verifier.tokenizeCard) {
+        // Forwarded to the processor (Stripe's opt-in for operators with their own PCI attestation), then saved.
+        const made = await verifier.tokenizeCard(input.card);
+        if (!made.ok) throw new PaymentRequiredError(made.code, `${made.message} Nothing was stored.`);
+        token = made.token;
+      }
+      if (token === null && input.kind === 'card') {
         if (verifier.acceptsRawCards === false)
           throw new ValidationError(
             [{ field: 'card', message: `raw card details are refused by the ${verifier.name} processor` }],
@@ -48,7 +54,7 @@ export function createPaymentMethodRoute(deps: ApiDeps, processor: PaymentProces
         });
         if (!verdict.ok)
           throw new PaymentRequiredError(verdict.code, 'The card was declined by the processor; nothing was stored.');
-        card = {
+        const card: NewCard = {
           brand: c.brand,
           last4: c.last4,
           exp_month: c.exp_month,
@@ -57,34 +63,21 @@ export function createPaymentMethodRoute(deps: ApiDeps, processor: PaymentProces
           processor: verifier.name,
           processorToken: verdict.token,
         };
-      } else {
-        if (!verifier.savePaymentMethod)
-          throw new ValidationError(
-            [{ field: 'payment_method', message: `the ${verifier.name} processor takes card details, not tokens` }],
-            `This account's cards are charged by the ${verifier.name} processor, which takes card details (card), not a payment_method token.`,
-            'payment_method_unsupported',
-          );
-        const saved = await verifier.savePaymentMethod(accountId, input.token);
-        if (!saved.ok) {
-          if (saved.status === 404) throw new NotFoundError(saved.message);
-          throw new PaymentRequiredError(saved.code, `${saved.message} Nothing was stored.`);
-        }
-        card = {
-          brand: (CARD_BRANDS as readonly string[]).includes(saved.brand) ? saved.brand : 'unknown',
-          last4: saved.last4,
-          exp_month: saved.exp_month,
-          exp_year: saved.exp_year,
-          fingerprint: hmacHex(fingerprintKey, `${verifier.name}:${saved.fingerprint ?? saved.token}`),
-          processor: verifier.name,
-          processorToken: saved.token,
-        };
+        const row = await insertPaymentMethod(
+          deps.pg,
+          accountId,
+          card,
+          deps.protection.limits(accountId).max_payment_methods,
+        );
+        return reply.created(toPaymentMethod(row), `/v1/billing/payment-methods/${row.id}`);
       }
-      const row = await insertPaymentMethod(
-        deps.pg,
+      const row = await saveProcessorCard(deps.pg, {
+        processor: verifier,
+        fingerprintKey,
         accountId,
-        card,
-        deps.protection.limits(accountId).max_payment_methods,
-      );
+        token: token!,
+        maxPaymentMethods: deps.protection.limits(accountId).max_payment_methods,
+      });
       return reply.created(toPaymentMethod(row), `/v1/billing/payment-methods/${row.id}`);
     },
     doc: {

@@ -4,6 +4,7 @@ import { BadRequestError } from '../../../shared/errors.js';
 import { problemResponse } from '../../../shared/http/problems.js';
 import { reply } from '../../../shared/http/reply.js';
 import { applyStripeEvent } from '../../domain/billing/stripe-events.js';
+import { hostedKey } from '../../domain/hosted-pages/tokens.js';
 
 /**
  * POST /v1/processors/stripe/webhook — the endpoint to register with Stripe (docs/payments.md). Public: Stripe signs
@@ -11,6 +12,7 @@ import { applyStripeEvent } from '../../domain/billing/stripe-events.js';
  * that fails verification is refused (400) and changes nothing. 200 once the event is applied (or was before).
  */
 export function stripeWebhookRoute(deps: ApiDeps, stripe: Stripe, secret: string): RouteDef {
+  const links = { key: hostedKey(deps.config.SECRET_KEY), baseUrl: deps.config.PUBLIC_BASE_URL };
   return {
     method: 'POST',
     path: '/v1/processors/stripe/webhook',
@@ -26,7 +28,7 @@ export function stripeWebhookRoute(deps: ApiDeps, stripe: Stripe, secret: string
       } catch (e) {
         throw new BadRequestError(`The Stripe signature does not verify: ${(e as Error).message}`, 'invalid_signature');
       }
-      const outcome = await applyStripeEvent(deps.pg, event, new Date());
+      const outcome = await applyStripeEvent(deps.pg, event, new Date(), links);
       return reply.ok({ received: true, id: event.id, outcome });
     },
     doc: {

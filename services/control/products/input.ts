@@ -3,9 +3,8 @@ import { ValidationError, type FieldError } from '../../../shared/errors.js';
 import { bodyValidator, queryValidator } from '../../../shared/http/validation.js';
 import type { PageRequest } from '../../../shared/http/pagination.js';
 import { CURRENCY_CODE_MESSAGE, normalizeCurrency } from '../../../shared/money/currencies.js';
-import { Decimal, parseAmount } from '../../../shared/money/decimal.js';
 import { numberLiteralAt, numberLiteralsOf } from '../../../shared/money/json.js';
-import type { Tier } from '../../domain/pricing/price-models.js';
+import { checkAmount, checkTiers } from './price-model-input.js';
 import { CreateProductBody, ListProductsQuery, UpdateProductBody } from '../../../shared/api/products.js';
 import type { NewProduct, ProductChange } from '../../domain/products/types.js';
 
@@ -62,57 +61,6 @@ export function parseNewProduct(ctx: RequestContext): NewProduct {
   }
   throwIfAny(errors);
   return product;
-}
-
-/** Tiers ascending by up_to, only the last one unbounded (null); prices exact. */
-function checkTiers(
-  tiers: { up_to: number | null; unit_price: number; flat_price?: number }[],
-  amount: (path: (string | number)[], opts?: { positive?: boolean }) => string | undefined,
-  errors: FieldError[],
-): Tier[] {
-  let below: Decimal | null = new Decimal(0);
-  return tiers.map((t, i) => {
-    const at = `tiers[${i}]`;
-    const last = i === tiers.length - 1;
-    let upTo: string | null = null;
-    if (t.up_to === null) {
-      if (!last) errors.push({ field: `${at}.up_to`, message: 'may be null on the last tier only' });
-    } else {
-      upTo = amount(['tiers', i, 'up_to'], { positive: true }) ?? null;
-      if (last) errors.push({ field: `${at}.up_to`, message: 'must be null on the last tier (it has no upper bound)' });
-      else if (upTo !== null && below !== null && new Decimal(upTo).lte(below)) {
-        errors.push({
-          field: `${at}.up_to`,
-          message: `must be greater than the previous tier's up_to (${below.toFixed()})`,
-        });
-      }
-    }
-    below = upTo === null ? null : new Decimal(upTo);
-    return {
-      up_to: upTo,
-      unit_price: amount(['tiers', i, 'unit_price']) ?? '0',
-      flat_price: t.flat_price === undefined ? '0' : (amount(['tiers', i, 'flat_price']) ?? '0'),
-    };
-  });
-}
-
-/** A decimal field exactly as the client wrote it (the schema already checked it is a number ≥ 0). */
-function checkAmount(
-  literal: string | undefined,
-  path: (string | number)[],
-  errors: FieldError[],
-  opts: { positive?: boolean } = {},
-): string | undefined {
-  const field = path.map((k, i) => (typeof k === 'number' ? `[${k}]` : i ? `.${k}` : k)).join('');
-  if (literal === undefined) {
-    errors.push({ field, message: 'must be a number' });
-    return undefined;
-  }
-  const r = parseAmount(literal);
-  if ('error' in r) errors.push({ field, message: r.error });
-  else if (opts.positive && new Decimal(r.value).isZero()) errors.push({ field, message: 'must be greater than 0' });
-  else return r.value;
-  return undefined;
 }
 
 export function parseProductChange(ctx: RequestContext): ProductChange {

@@ -2,6 +2,7 @@ import type { ApiDeps, RouteDef } from '../../../shared/http/route.js';
 import { reply } from '../../../shared/http/reply.js';
 import { SubscriptionSchema } from '../../../shared/api/subscriptions.js';
 import { toSubscription } from './representation.js';
+import { customerIdsOfAccounts } from '../../domain/customers/store.js';
 import { currentDiscounts } from '../../domain/coupons/redeem.js';
 import { getSubscription } from '../../domain/subscriptions/store.js';
 import { accountActingOn } from '../../domain/customers/acting-for.js';
@@ -20,7 +21,8 @@ export function getSubscriptionRoute(deps: ApiDeps): RouteDef {
         accountTime(deps.pg, accountId),
       ]);
       const discount = (await currentDiscounts(deps.pg, [sub.row.id])).get(sub.row.id) ?? null;
-      return reply.ok(toSubscription(sub, now, discount));
+      const customers = await customerIdsOfAccounts(deps.pg, [accountId]);
+      return reply.ok(toSubscription(sub, now, discount, customers.get(accountId)!));
     },
     doc: {
       summary: 'Get a subscription',

@@ -10,6 +10,9 @@ import {
   type ItemInput,
 } from '../../../shared/api/subscriptions.js';
 import type { ItemRequest, SubscriptionTerms } from '../../domain/subscriptions/types.js';
+import type { DimensionPrices } from '../../domain/pricing/dimension-prices.js';
+import type { FieldError } from '../../../shared/errors.js';
+import { checkPriceModel, type LiteralAt } from '../products/price-model-input.js';
 
 /**
  * Subscriptions' one validation place for the request's shape. Whether the items make sense (products exist,
@@ -123,16 +126,60 @@ function exactThreshold(ctx: RequestContext, t: { amount: number } | null | unde
   return r.value;
 }
 
-/** Items with each minimum_amount as the exact digits the client wrote (≤ 9 decimals). */
+/** Items with each minimum_amount and per-dimension price as the exact digits the client wrote (≤ 9 decimals). */
 export function exactItems(ctx: RequestContext, items: ItemInput[]): ItemRequest[] {
   const literal = numberLiteralsOf(ctx.rawBody);
-  const errors: { field: string; message: string }[] = [];
-  const out = items.map(({ minimum_amount, ...item }, i): ItemRequest => {
-    if (minimum_amount === undefined) return item;
+  const errors: FieldError[] = [];
+  const out = items.map(({ minimum_amount, dimension, prices, default_price, ...item }, i): ItemRequest => {
+    const dimensionPrices = exactDimensionPrices({ dimension, prices, default_price }, i, literal, errors);
+    const request: ItemRequest = dimensionPrices ? { ...item, dimension_prices: dimensionPrices } : item;
+    if (dimensionPrices && item.group_by?.length)
+      errors.push({ field: `items[${i}].group_by`, message: 'is not available with dimension (it bills per value)' });
+    if (dimensionPrices && minimum_amount !== undefined)
+      errors.push({
+        field: `items[${i}].minimum_amount`,
+        message: 'is not available with dimension (a minimum applies to one usage line)',
+      });
+    if (minimum_amount === undefined) return request;
     const r = parseAmount(literal(['items', i, 'minimum_amount']) ?? '');
     if ('error' in r) errors.push({ field: `items[${i}].minimum_amount`, message: r.error });
-    return { ...item, minimum_amount: 'value' in r ? r.value : '0' };
+    return { ...request, minimum_amount: 'value' in r ? r.value : '0' };
   });
   if (errors.length) throw new ValidationError(errors);
   return out;
+}
+
+/**
+ * An item's per-dimension prices (issue 46): `dimension` and `prices` together (`default_price` only with them),
+ * each value priced once, every model's amounts exact. Undefined when the item has none.
+ */
+function exactDimensionPrices(
+  input: Pick<ItemInput, 'dimension' | 'prices' | 'default_price'>,
+  i: number,
+  literal: LiteralAt,
+  errors: FieldError[],
+): DimensionPrices | undefined {
+  const at = `items[${i}]`;
+  if (input.dimension === undefined) {
+    if (input.prices !== undefined) errors.push({ field: `${at}.dimension`, message: 'is required with prices' });
+    if (input.default_price !== undefined)
+      errors.push({ field: `${at}.default_price`, message: 'is only for per-dimension prices (with dimension)' });
+    return undefined;
+  }
+  if (input.prices === undefined) {
+    errors.push({ field: `${at}.prices`, message: 'is required with dimension' });
+    return undefined;
+  }
+  const seen = new Map<string, number>();
+  const prices = input.prices.map((p, j) => {
+    const earlier = seen.get(p.value);
+    if (earlier !== undefined)
+      errors.push({ field: `${at}.prices[${j}].value`, message: `repeats prices[${earlier}].value` });
+    else seen.set(p.value, j);
+    return { value: p.value, price: checkPriceModel(p.price, ['items', i, 'prices', j, 'price'], literal, errors) };
+  });
+  const default_price = input.default_price
+    ? checkPriceModel(input.default_price, ['items', i, 'default_price'], literal, errors)
+    : null;
+  return { dimension: input.dimension, prices, default_price };
 }

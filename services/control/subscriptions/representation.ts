@@ -6,11 +6,15 @@ import { toDiscount } from '../coupons/representation.js';
 
 /** The API representation (shared/api/subscriptions.ts) of the domain's rows. */
 
-/** `discount`: the subscription's current coupon (services/domain/coupons/redeem.ts currentDiscounts). */
-export function toSubscription(s: Subscription, now = new Date(), discount: CurrentDiscount | null = null) {
+/**
+ * `discount`: the subscription's current coupon (services/domain/coupons/redeem.ts currentDiscounts); `customerId`:
+ * the cus_ id of its account (customerIdsOfAccounts).
+ */
+export function toSubscription(s: Subscription, now: Date, discount: CurrentDiscount | null, customerId: string) {
   const period = currentPeriod(s.row, now);
   return {
     id: s.row.id,
+    customer_id: customerId,
     status: s.row.status,
     items: s.items.map(itemOut),
     currency: s.row.currency,

@@ -3,6 +3,7 @@ import { withTransaction } from '../../../shared/clients/postgres.js';
 import { reply } from '../../../shared/http/reply.js';
 import { SubscriptionSchema, UpdateSubscriptionBody } from '../../../shared/api/subscriptions.js';
 import { toSubscription } from './representation.js';
+import { customerIdsOfAccounts } from '../../domain/customers/store.js';
 import { parseSubscriptionChange, type SubscriptionChange } from './input.js';
 import { changeSubscription, getSubscription } from '../../domain/subscriptions/store.js';
 import { accountActingOn } from '../../domain/customers/acting-for.js';
@@ -46,7 +47,8 @@ export function updateSubscriptionRoute(deps: ApiDeps): RouteDef<SubscriptionCha
         const discount = (await currentDiscounts(c, [subscription.row.id])).get(subscription.row.id) ?? null;
         return { subscription, now, discount };
       });
-      return reply.ok(toSubscription(subscription, now, discount));
+      const customers = await customerIdsOfAccounts(deps.pg, [subscription.row.account_id]);
+      return reply.ok(toSubscription(subscription, now, discount, customers.get(subscription.row.account_id)!));
     },
     doc: {
       summary: 'Change a subscription’s items, threshold or coupon (admin), or cancel it (now or at the period’s end)',

@@ -1,15 +1,14 @@
 import { withTransaction, type PgClient } from '../../../shared/clients/postgres.js';
 import { newId } from '../../../shared/ids.js';
 import type { BillingAnchor, BillingInterval, TaxExempt } from '../../../shared/vocabulary.js';
-import { appendEvents } from '../events/outbox-store.js';
 import { TAX_PROFILE_COLUMNS } from '../tax/invoice-tax.js';
 import { amountInvoices } from './invoice-amounts.js';
-import { finalStatus, insertInvoiceLines, issuedEvents, lastDay, nothingToBill, type ClosedInvoice } from './close.js';
-import { lockAndAllocateCredits, recordCreditUses } from './credits.js';
+import { finalStatus, lastDay, nothingToBill, type ClosedInvoice } from './close.js';
+import { issueInvoices, type InvoiceToIssue } from './issue.js';
+import { lockAndAllocateCredits } from './credits.js';
 import { timed, type BillingDeps, type BillingTimings } from './deps.js';
 import { isoDate } from './deductions.js';
 import { firstPaymentAttemptAt } from './dunning.js';
-import { numberDocuments } from '../invoices/numbering.js';
 import { moveToNextPeriods } from './period-pointers.js';
 import { periodContaining, scheduleOf } from '../subscriptions/periods.js';
 import { pricePeriods } from './price-periods.js';
@@ -123,84 +122,39 @@ async function issueLocked(
       now,
     );
     // A period with no flat item (a usage-only plan) bills nothing in advance: no invoice of 0, the period moves on.
-    const invoices = subs.flatMap((s, i) =>
-      nothingToBill(priced[i]!)
-        ? []
-        : [
-            {
-              id: ids[i]!,
-              s,
-              priced: priced[i]!,
-              status: finalStatus(priced[i]!.amount),
-              totals: totals[i]!,
-              dueAt: new Date(now.getTime() + s.net_terms_days * DAY_MS),
-            },
-          ],
-    );
-    const inserted = await client.query<{ id: string }>(
-      `INSERT INTO invoices (id, account_id, customer_id, subscription_id, status, currency, amount, period_start, period_end,
-                             created_at, paid_at, next_payment_attempt_at, subtotal, tax, due_at, tax_exempt, number, reason)
-       SELECT u.id, u.account_id, u.customer_id, u.subscription_id, u.status, u.currency, u.amount, u.period_start, u.period_end,
-              $9::timestamptz, CASE WHEN u.status = 'paid' THEN $9::timestamptz END, CASE WHEN u.status = 'open' THEN u.first_attempt END,
-              u.subtotal, u.tax, u.due_at, u.tax_exempt, NULL::bigint, 'advance'
-         FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::numeric[], $8::date[], $10::date[],
-                     $11::numeric[], $12::numeric[], $13::timestamptz[], $14::text[], $15::timestamptz[])
-              AS u(id, account_id, customer_id, subscription_id, status, currency, amount, period_start, period_end,
-                   subtotal, tax, due_at, tax_exempt, first_attempt)
-       ON CONFLICT (subscription_id, period_start) WHERE reason = 'advance' DO NOTHING RETURNING id`,
-      [
-        invoices.map((v) => v.id),
-        invoices.map((v) => v.s.account_id),
-        invoices.map((v) => v.s.customer_id),
-        invoices.map((v) => v.s.id),
-        invoices.map((v) => v.status),
-        invoices.map((v) => v.s.currency),
-        invoices.map((v) => v.priced.amount),
-        invoices.map((v) => isoDate(v.s.advance_period_start.getTime())),
-        now,
-        invoices.map((v) => lastDay(v.s.advance_period_end)),
-        invoices.map((v) => v.totals.subtotal),
-        invoices.map((v) => v.totals.tax),
-        invoices.map((v) => v.dueAt),
-        invoices.map((v) => v.s.tax_exempt),
-        invoices.map((v) => firstPaymentAttemptAt(v.dueAt)),
-      ],
-    );
-    const written = new Set(inserted.rows.map((r) => r.id));
-    const kept = invoices.filter((v) => written.has(v.id));
-    await recordCreditUses(
-      client,
-      creditUses.filter((u) => written.has(u.invoice_id)),
-    );
-    await insertInvoiceLines(
-      client,
-      kept.flatMap((v) => v.priced.lines.map((l, position) => ({ invoice_id: v.id, position, ...l }))),
-    );
-    await appendEvents(
-      client,
-      kept.flatMap((v) => issuedEvents(v.s.account_id, v.id, v.priced.amount, v.s.currency, v.status)),
-    );
-    const next = subs.map((s) => periodContaining(scheduleOf(s), s.advance_period_end));
-    await moveToNextPeriods(
-      client,
-      'advance',
-      subs.map((s) => s.id),
-      next,
-    );
-    await numberDocuments(
-      client,
-      'invoices',
-      kept.map((v) => v.id),
-      deps.numberPrefix,
-      now,
-    );
-    return kept.map((v) => ({
-      id: v.id,
-      customer_id: v.s.customer_id,
-      subscription_id: v.s.id,
-      amount: v.priced.amount,
-      currency: v.s.currency,
-      status: v.status,
-    }));
+    const invoices = subs.flatMap((s, i): InvoiceToIssue[] => {
+      const p = priced[i]!;
+      if (nothingToBill(p)) return [];
+      const dueAt = new Date(now.getTime() + s.net_terms_days * DAY_MS);
+      return [
+        {
+          id: ids[i]!,
+          account_id: s.account_id,
+          customer_id: s.customer_id,
+          subscription_id: s.id,
+          status: finalStatus(p.amount),
+          currency: s.currency,
+          amount: p.amount,
+          ...totals[i]!,
+          tax_exempt: s.tax_exempt,
+          period_start: isoDate(s.advance_period_start.getTime()),
+          period_end: lastDay(s.advance_period_end),
+          due_at: dueAt,
+          first_attempt: firstPaymentAttemptAt(dueAt),
+          threshold_seq: null,
+          priced: p,
+        },
+      ];
+    });
+    return issueInvoices(deps, client, 'advance', invoices, now, {
+      creditUses,
+      beforeNumbering: () =>
+        moveToNextPeriods(
+          client,
+          'advance',
+          subs.map((s) => s.id),
+          subs.map((s) => periodContaining(scheduleOf(s), s.advance_period_end)),
+        ),
+    });
   });
 }

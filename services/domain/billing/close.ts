@@ -1,22 +1,20 @@
 import { withTransaction, type PgClient } from '../../../shared/clients/postgres.js';
 import { newId } from '../../../shared/ids.js';
 import { Decimal } from '../../../shared/money/decimal.js';
-import { JsonDecimal } from '../../../shared/money/json.js';
-import { appendEvents, type NewEvent } from '../events/outbox-store.js';
 import { billsUsageMonthly, pausedAt, periodContaining, scheduleOf, usageSchedule } from '../subscriptions/periods.js';
 import type { BillingAnchor, BillingInterval } from '../../../shared/vocabulary.js';
 import { timed, type BillingDeps, type BillingTimings } from './deps.js';
 import { pricePeriods, type PeriodToPrice } from './price-periods.js';
-import type { PricedInvoice, PricedLine } from '../pricing/invoice-lines.js';
+import type { PricedInvoice } from '../pricing/invoice-lines.js';
 import { firstPaymentAttemptAt } from './dunning.js';
-import { lockAndAllocateCredits, recordCreditUses } from './credits.js';
+import { lockAndAllocateCredits } from './credits.js';
 import { inScope, LIVE_CUSTOMERS, type BillingScope } from './scope.js';
-import { numberDocuments } from '../invoices/numbering.js';
 import { moveToNextPeriods } from './period-pointers.js';
+import { issueInvoices, type ClosedInvoice, type InvoiceToIssue } from './issue.js';
 import { TAX_PROFILE_COLUMNS } from '../tax/invoice-tax.js';
 import { amountInvoices } from './invoice-amounts.js';
 import type { TaxExempt } from '../../../shared/vocabulary.js';
-import { deductThresholdInvoices, excessAsCredit, writeExcessGrants } from './deductions.js';
+import { deductThresholdInvoices, excessAsCredit } from './deductions.js';
 
 /**
  * Period close (docs/design.md §8 Invoice). A subscription's period [billing_period_start, billing_period_end) — its
@@ -29,15 +27,7 @@ import { deductThresholdInvoices, excessAsCredit, writeExcessGrants } from './de
  * point leaves either all of it or none. UNIQUE (subscription_id, period_start) is the last line of defence.
  * A subscription several periods behind is closed one period per pass, oldest first.
  */
-export interface ClosedInvoice {
-  id: string;
-  customer_id: string;
-  subscription_id: string;
-  amount: string;
-  currency: string;
-  /** draft: written at the period's end with BILLING_DRAFTS, finalized later (services/domain/billing/drafts.ts). */
-  status: 'draft' | 'open' | 'paid';
-}
+export type { ClosedInvoice };
 
 interface DueRow {
   id: string;
@@ -217,7 +207,7 @@ async function writeInvoices(
   due: DueRow[],
   priced: Awaited<ReturnType<typeof pricePeriods>>,
   now: Date,
-  deps: Pick<BillingDeps, 'drafts' | 'graceSeconds' | 'numberPrefix'>,
+  deps: Pick<BillingDeps, 'drafts' | 'graceSeconds' | 'numberPrefix' | 'hostedLinks'>,
 ): Promise<ClosedInvoice[]> {
   const ids = due.map(() => newId('inv'));
   const draft = due.map((s) => inGrace(deps, s.billing_period_end, now));
@@ -250,90 +240,42 @@ async function writeInvoices(
   const empty = due.map(
     (s, i) => (billsUsageMonthly(s) && nothingToBill(priced[i]!)) || pausedAt(s, s.billing_period_end),
   );
-  const invoices = due.flatMap((s, i) => {
+  const invoices = due.flatMap((s, i): InvoiceToIssue[] => {
     if (empty[i]) return [];
     const p = priced[i]!;
-    return {
-      id: ids[i]!,
-      sub: s,
-      priced: p,
-      status: draft[i] ? ('draft' as const) : finalStatus(p.amount),
-      periodStart: isoDate(s.billing_period_start.getTime()),
-      periodEnd: lastDay(s.billing_period_end),
-      totals: totals[i]!,
-      dueAt: new Date(now.getTime() + s.net_terms_days * DAY_MS),
-    };
+    const dueAt = new Date(now.getTime() + s.net_terms_days * DAY_MS);
+    return [
+      {
+        id: ids[i]!,
+        account_id: s.account_id,
+        customer_id: s.customer_id,
+        subscription_id: s.id,
+        status: draft[i] ? 'draft' : finalStatus(p.amount),
+        currency: s.currency,
+        amount: p.amount,
+        ...totals[i]!,
+        tax_exempt: s.tax_exempt,
+        period_start: isoDate(s.billing_period_start.getTime()),
+        period_end: lastDay(s.billing_period_end),
+        due_at: dueAt,
+        // Dunning counts from the due date (net_terms_days 0: at once).
+        first_attempt: firstPaymentAttemptAt(dueAt),
+        threshold_seq: null,
+        priced: p,
+      },
+    ];
   });
-  const inserted = await client.query<{ id: string }>(
-    // number NULL here (not the column's default): only the invoices really written take numbers, below.
-    `INSERT INTO invoices (id, account_id, customer_id, subscription_id, status, currency, amount, period_start, period_end,
-                           created_at, paid_at, next_payment_attempt_at, subtotal, tax, due_at, tax_exempt, number)
-     SELECT u.id, u.account_id, u.customer_id, u.subscription_id, u.status, u.currency, u.amount, u.period_start, u.period_end,
-            $9::timestamptz, CASE WHEN u.status = 'paid' THEN $9::timestamptz END, CASE WHEN u.status = 'open' THEN u.first_attempt END,
-            u.subtotal, u.tax, u.due_at, u.tax_exempt, NULL::bigint
-       FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::numeric[], $8::date[], $10::date[],
-                   $11::numeric[], $12::numeric[], $13::timestamptz[], $14::text[], $15::timestamptz[])
-            AS u(id, account_id, customer_id, subscription_id, status, currency, amount, period_start, period_end,
-                 subtotal, tax, due_at, tax_exempt, first_attempt)
-     ON CONFLICT (subscription_id, period_start) WHERE reason = 'period' DO NOTHING RETURNING id`,
-    [
-      invoices.map((v) => v.id),
-      invoices.map((v) => v.sub.account_id),
-      invoices.map((v) => v.sub.customer_id),
-      invoices.map((v) => v.sub.id),
-      invoices.map((v) => v.status),
-      invoices.map((v) => v.sub.currency),
-      invoices.map((v) => v.priced.amount),
-      invoices.map((v) => v.periodStart),
-      now,
-      invoices.map((v) => v.periodEnd),
-      invoices.map((v) => v.totals.subtotal),
-      invoices.map((v) => v.totals.tax),
-      invoices.map((v) => v.dueAt),
-      invoices.map((v) => v.sub.tax_exempt),
-      // Dunning counts from the due date (net_terms_days 0: at once).
-      invoices.map((v) => firstPaymentAttemptAt(v.dueAt)),
-    ],
-  );
-  const written = new Set(inserted.rows.map((r) => r.id));
-  const kept = invoices.filter((v) => written.has(v.id));
-  await recordCreditUses(
-    client,
-    creditUses.filter((u) => written.has(u.invoice_id)),
-  );
-  await writeExcessGrants(client, excess, written);
-  await insertInvoiceLines(
-    client,
-    kept.flatMap((v) => v.priced.lines.map((l, position) => ({ invoice_id: v.id, position, ...l }))),
-  );
-  const finalized = kept.flatMap((v) => (v.status === 'draft' ? [] : [{ ...v, status: v.status }]));
-  await appendEvents(
-    client,
-    finalized.flatMap((v) => issuedEvents(v.sub.account_id, v.id, v.priced.amount, v.sub.currency, v.status)),
-  );
-  const next = due.map((s) => periodContaining(usageSchedule(scheduleOf(s)), s.billing_period_end));
-  await moveToNextPeriods(
-    client,
-    'billing',
-    due.map((s) => s.id),
-    next,
-  );
-  // Last: the gapless series' row lock is then held only for the commit.
-  await numberDocuments(
-    client,
-    'invoices',
-    finalized.map((v) => v.id),
-    deps.numberPrefix,
-    now,
-  );
-  return kept.map((v) => ({
-    id: v.id,
-    customer_id: v.sub.customer_id,
-    subscription_id: v.sub.id,
-    amount: v.priced.amount,
-    currency: v.sub.currency,
-    status: v.status,
-  }));
+  return issueInvoices(deps, client, 'period', invoices, now, {
+    creditUses,
+    excess,
+    beforeNumbering: () =>
+      moveToNextPeriods(
+        client,
+        'billing',
+        due.map((s) => s.id),
+        due.map((s) => periodContaining(usageSchedule(scheduleOf(s)), s.billing_period_end)),
+      ),
+  });
 }
 
 /**
@@ -348,53 +290,4 @@ export function nothingToBill(priced: PricedInvoice): boolean {
 /** A finalized invoice's status: nothing to charge → paid at once, without a charge; else open. */
 export function finalStatus(amount: string): 'open' | 'paid' {
   return new Decimal(amount).lte(0) ? 'paid' : 'open';
-}
-
-/** The events of an invoice being issued (finalized): invoice.created, and invoice.paid when nothing is to charge. */
-export function issuedEvents(
-  accountId: string,
-  invoiceId: string,
-  amount: string,
-  currency: string,
-  status: 'open' | 'paid',
-): NewEvent[] {
-  const data = { invoice_id: invoiceId, amount: new JsonDecimal(amount), currency };
-  const events: NewEvent[] = [{ accountId, type: 'invoice.created', data }];
-  if (status === 'paid') events.push({ accountId, type: 'invoice.paid', data });
-  return events;
-}
-
-/** Writes invoice lines (positions given) in one statement. */
-export async function insertInvoiceLines(
-  client: PgClient,
-  lines: (PricedLine & { invoice_id: string; position: number })[],
-): Promise<void> {
-  if (lines.length) {
-    await client.query(
-      `INSERT INTO invoice_lines (invoice_id, position, product_id, meter_id, description, quantity, unit_price, amount, type, price_model, adjusts_invoice_id, dimensions,
-                                 service_start, service_end, tax_rate_id, tax_amount, taxes, coupon_id)
-       SELECT * FROM unnest($1::text[], $2::int[], $3::text[], $4::text[], $5::text[], $6::numeric[], $7::numeric[], $8::numeric[], $9::text[], $10::jsonb[], $11::text[], $12::jsonb[],
-                            $13::timestamptz[], $14::timestamptz[], $15::text[], $16::numeric[], $17::jsonb[], $18::text[])`,
-      [
-        lines.map((l) => l.invoice_id),
-        lines.map((l) => l.position),
-        lines.map((l) => l.product_id),
-        lines.map((l) => l.meter_id),
-        lines.map((l) => l.description),
-        lines.map((l) => l.quantity),
-        lines.map((l) => l.unit_price),
-        lines.map((l) => l.amount),
-        lines.map((l) => l.type),
-        lines.map((l) => (l.price_model ? JSON.stringify(l.price_model) : null)),
-        lines.map((l) => l.adjusts_invoice_id),
-        lines.map((l) => (l.dimensions ? JSON.stringify(l.dimensions) : null)),
-        lines.map((l) => (l.service ? new Date(l.service.fromMs) : null)),
-        lines.map((l) => (l.service ? new Date(l.service.toMs) : null)),
-        lines.map((l) => l.tax_rate_id ?? null),
-        lines.map((l) => l.tax_amount ?? null),
-        lines.map((l) => (l.taxes ? JSON.stringify(l.taxes) : null)),
-        lines.map((l) => l.coupon_id ?? null),
-      ],
-    );
-  }
 }

@@ -5,6 +5,7 @@ import { minorUnits } from '../../../shared/money/currencies.js';
 import { Decimal, canonicalDecimal, roundToMinorUnit } from '../../../shared/money/decimal.js';
 import { JsonDecimal } from '../../../shared/money/json.js';
 import { appendEvents, type NewEvent } from '../events/outbox-store.js';
+import { invoicePaid } from '../invoices/events.js';
 import type { CreditNoteWithLines, CreditRequest, NewCreditNote } from '../credit-notes/types.js';
 import {
   completeRefund,
@@ -226,7 +227,7 @@ export async function issueCreditNote(
       );
     if (invoice.payment_pending)
       throw new ConflictError(
-        `A payment attempt on invoice ${invoice.id} is in progress; retry when it completed.`,
+        `A payment attempt on invoice ${invoice.id} is in progress or its outcome not yet known; retry when it completed.`,
         'invoice_payment_pending',
       );
     const { lines, amount, tax } = creditLinesOf(
@@ -262,12 +263,7 @@ export async function issueCreditNote(
         },
       },
     ];
-    if (settle)
-      events.push({
-        accountId: invoice.account_id,
-        type: 'invoice.paid',
-        data: { invoice_id: invoice.id, amount: new JsonDecimal(invoice.amount), currency: invoice.currency },
-      });
+    if (settle) events.push(invoicePaid(invoice, invoice.status));
     await appendEvents(client, events);
     // Last: the gapless series' row lock is then held only for the commit.
     const [taken] = await numberDocuments(client, 'credit_notes', [written.note.id], deps.numberPrefix, now);

@@ -2,6 +2,7 @@ import type { ClickHouseClient } from '@clickhouse/client';
 import type { PgPool } from '../../../shared/clients/postgres.js';
 import type { Logger } from '../../../shared/logging.js';
 import type { PaymentProcessor } from '../payments/processor.js';
+import type { HostedLinks } from '../hosted-pages/links.js';
 import type { InvoiceLinesTask, PricedInvoice } from '../pricing/invoice-lines.js';
 
 /**
@@ -30,6 +31,8 @@ export interface BillingDeps {
   processor: PaymentProcessor;
   linesPool: InvoiceLinesPool;
   log: Logger;
+  /** Builds the hosted invoice links that invoice.created and invoice.payment_action_required carry. */
+  hostedLinks?: HostedLinks;
 }
 
 /** Time spent per store during a run, for the bench and the run's log line. */

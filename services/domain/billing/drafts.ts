@@ -3,19 +3,19 @@ import { ConflictError, NotFoundError, ValidationError } from '../../../shared/e
 import { hasPrefix } from '../../../shared/ids.js';
 import { minorUnits } from '../../../shared/money/currencies.js';
 import { Decimal, canonicalDecimal, roundToMinorUnit } from '../../../shared/money/decimal.js';
-import { appendEvents } from '../events/outbox-store.js';
 import { sumOfLines, type PricedInvoice, type PricedLine } from '../pricing/invoice-lines.js';
-import { finalStatus, insertInvoiceLines, issuedEvents, type ClosedInvoice } from './close.js';
-import { lockAndAllocateCredits, recordCreditUses } from './credits.js';
+import { finalStatus, lastDay, type ClosedInvoice } from './close.js';
+import { completeIssue, type InvoiceToIssue } from './issue.js';
+import { deleteInvoiceLines, finalizeDraftRows } from './issue-store.js';
+import { lockAndAllocateCredits } from './credits.js';
 import { timed, type BillingDeps, type BillingTimings } from './deps.js';
 import { firstPaymentAttemptAt } from './dunning.js';
-import { numberDocuments } from '../invoices/numbering.js';
 import { pricePeriods } from './price-periods.js';
 import { inScope, LIVE_CUSTOMERS, type BillingScope } from './scope.js';
 import { TAX_PROFILE_COLUMNS } from '../tax/invoice-tax.js';
 import { amountInvoices } from './invoice-amounts.js';
 import type { TaxProfile } from '../tax/types.js';
-import { deductThresholdInvoices, excessAsCredit, writeExcessGrants } from './deductions.js';
+import { deductThresholdInvoices, excessAsCredit } from './deductions.js';
 
 /**
  * Drafts during the grace period (issue 31; docs/billing.md "Drafts"). With BILLING_DRAFTS the close writes a
@@ -242,47 +242,28 @@ async function finalizeLocked(
       drafts.map((d, i) => ({ invoice_id: d.id, account_id: d.account_id, priced: invoices[i]! })),
       now,
     );
-    const status = invoices.map((p) => finalStatus(p.amount));
-    await client.query('DELETE FROM invoice_lines WHERE invoice_id = ANY($1)', [ids]);
-    await insertInvoiceLines(
-      client,
-      drafts.flatMap((d, i) => invoices[i]!.lines.map((l, position) => ({ invoice_id: d.id, position, ...l }))),
+    const issued = drafts.map(
+      (d, i): InvoiceToIssue => ({
+        id: d.id,
+        account_id: d.account_id,
+        customer_id: d.customer_id,
+        subscription_id: d.subscription_id,
+        status: finalStatus(invoices[i]!.amount),
+        currency: d.currency,
+        amount: invoices[i]!.amount,
+        ...totals[i]!,
+        tax_exempt: d.tax_exempt,
+        period_start: d.period_start.toISOString().slice(0, 10),
+        period_end: lastDay(d.period_end),
+        due_at: dueAt[i]!,
+        first_attempt: firstPaymentAttemptAt(dueAt[i]!),
+        threshold_seq: null,
+        priced: invoices[i]!,
+      }),
     );
-    await client.query(
-      `UPDATE invoices i SET status = u.status, amount = u.amount, created_at = $4,
-              paid_at = CASE WHEN u.status = 'paid' THEN $4::timestamptz END,
-              next_payment_attempt_at = CASE WHEN u.status = 'open' THEN u.first_attempt END,
-              subtotal = u.subtotal, tax = u.tax, due_at = u.due_at, tax_exempt = u.tax_exempt
-         FROM unnest($1::text[], $2::text[], $3::numeric[], $5::numeric[], $6::numeric[], $7::timestamptz[], $8::text[],
-                     $9::timestamptz[])
-              AS u(id, status, amount, subtotal, tax, due_at, tax_exempt, first_attempt)
-        WHERE i.id = u.id`,
-      [
-        ids,
-        status,
-        invoices.map((p) => p.amount),
-        now,
-        totals.map((t) => t.subtotal),
-        totals.map((t) => t.tax),
-        dueAt,
-        drafts.map((d) => d.tax_exempt),
-        dueAt.map((d) => firstPaymentAttemptAt(d)),
-      ],
-    );
-    await recordCreditUses(client, creditUses);
-    await writeExcessGrants(client, excess, new Set(ids));
-    await appendEvents(
-      client,
-      drafts.flatMap((d, i) => issuedEvents(d.account_id, d.id, invoices[i]!.amount, d.currency, status[i]!)),
-    );
-    await numberDocuments(client, 'invoices', ids, deps.numberPrefix, now);
-    return drafts.map((d, i) => ({
-      id: d.id,
-      customer_id: d.customer_id,
-      subscription_id: d.subscription_id,
-      amount: invoices[i]!.amount,
-      currency: d.currency,
-      status: status[i]!,
-    }));
+    // The draft's lines give way to the re-priced ones the issue writes.
+    await deleteInvoiceLines(client, ids);
+    await finalizeDraftRows(client, issued, now);
+    return completeIssue(deps, client, issued, now, { creditUses, excess });
   });
 }

@@ -3,8 +3,9 @@ import type { MeterType } from '../../../shared/meters/record.js';
 import type { GroupTotals, UsageTotalsRequest } from '../usage/query.js';
 import type { WindowStats } from '../../../shared/usage/stats.js';
 import type { PriceModel } from '../pricing/price-models.js';
+import { UNPRICED, priceForValue } from '../pricing/dimension-prices.js';
 import type { ServiceInterval } from '../pricing/proration.js';
-import type { AdjustmentToPrice, GroupToPrice, LineDimensions } from '../pricing/invoice-lines.js';
+import type { AdjustmentToPrice, GroupToPrice, LineDimensions, PriceSnapshot } from '../pricing/invoice-lines.js';
 
 /**
  * Late usage of grouped items (issue 18, docs/design.md §8 Invoice): an earlier invoice's grouped item is
@@ -63,7 +64,7 @@ export function earlierService(row: EarlierItemRow): ServiceInterval | null {
 
 /** One group of an earlier invoice's grouped item, as billed so far. */
 interface BilledGroupRow extends EarlierItemRow {
-  price_model: PriceModel & { minimum_amount: string | null; group_by: string[] };
+  price_model: PriceSnapshot & { group_by: string[] };
   dimensions: LineDimensions;
 }
 
@@ -163,18 +164,20 @@ export function groupAdjustments(
     sum: '0',
     ...(first.unique_by ? { unique: 0 } : {}),
   };
-  const { minimum_amount: _minimum, group_by: _groupBy, ...model } = first.price_model;
+  const { minimum_amount: _minimum, group_by: _groupBy, dimension_prices: dp, ...model } = first.price_model;
   return keys.map((key): AdjustmentToPrice => {
     const g = current.get(key);
     const b = billed.get(key);
     const dimensions = Object.fromEntries(groupBy.map((k) => [k, (g ?? b!).dimensions[k] ?? null]));
+    // Per-dimension prices: each group at its value's model of that period (a value new in late usage too).
+    const groupModel = dp ? (priceForValue(dp, dimensions[dp.dimension] ?? null) ?? UNPRICED) : (model as PriceModel);
     return {
       invoice_id: first.invoice_id,
       period_start: first.period_start,
       period_end: first.period_end,
       product_id: first.product_id,
       product_name: first.product_name,
-      model: model as PriceModel,
+      model: groupModel,
       minimum_amount: null,
       meter: { id: first.meter_id, aggregation: first.aggregation, unit: first.unit, usage: g?.usage ?? zero },
       billed_quantity: b?.billed_quantity ?? '0',

@@ -1,8 +1,12 @@
+import type { InvoiceStatus } from '../../../shared/vocabulary.js';
 import type { PgClient } from '../../../shared/clients/postgres.js';
 import { JsonDecimal } from '../../../shared/money/json.js';
 import { appendEvents, type NewEvent } from '../events/outbox-store.js';
+import { invoicePaid } from '../invoices/events.js';
 import type { ChargeResult } from '../payments/processor.js';
 import { nextPaymentAttemptAt } from './dunning.js';
+import { hostedInvoiceUrl, type HostedLinks } from '../hosted-pages/links.js';
+import { invoiceLinkStates } from '../hosted-pages/store.js';
 
 /**
  * Step 3 of a payment attempt (payments.ts): what an attempt's outcome does to the attempt, its invoice and the
@@ -41,7 +45,7 @@ export interface LockedInvoice {
   /** What is still owed: the amount less what credit notes took off it (services/domain/billing/credit-notes.ts). */
   amount_due: string;
   currency: string;
-  status: string;
+  status: InvoiceStatus;
   attempt_count: number;
   created_at: Date;
   /** When it is due (created + net terms): dunning counts from it. */
@@ -66,7 +70,12 @@ export interface Charged {
   result: ChargeResult | { status: 'failed'; failure_code: 'no_payment_method' };
 }
 
-export async function completeAttempts(client: PgClient, charged: Charged[], now: Date): Promise<PaymentOutcome[]> {
+export async function completeAttempts(
+  client: PgClient,
+  charged: Charged[],
+  now: Date,
+  links?: HostedLinks,
+): Promise<PaymentOutcome[]> {
   if (charged.length === 0) return [];
   const r = await client.query<{ invoice_id: string; attempt: number }>(
     `UPDATE payment_attempts pa SET status = u.status, failure_code = u.failure_code, charge_id = u.charge_id, completed_at = $5
@@ -91,6 +100,7 @@ export async function completeAttempts(client: PgClient, charged: Charged[], now
     client,
     charged.filter((c) => won.has(keyOf(c.attempt))),
     now,
+    links,
   );
 }
 
@@ -98,7 +108,12 @@ export const outcomeOf = (result: Charged['result']): Pick<PaymentOutcome, 'outc
   result.status === 'failed' ? { outcome: 'failed', failure_code: result.failure_code } : { outcome: result.status };
 
 /** The invoice side of completed attempts and their events, in the caller's transaction. */
-export async function applyOutcomes(client: PgClient, charged: Charged[], now: Date): Promise<PaymentOutcome[]> {
+export async function applyOutcomes(
+  client: PgClient,
+  charged: Charged[],
+  now: Date,
+  links?: HostedLinks,
+): Promise<PaymentOutcome[]> {
   const paid = charged.filter((c) => c.result.status === 'succeeded');
   const failed = charged.filter((c) => c.result.status === 'failed');
   const action = charged.filter((c) => c.result.status === 'requires_action' && !c.attempt.manual);
@@ -134,15 +149,33 @@ export async function applyOutcomes(client: PgClient, charged: Charged[], now: D
       [scheduled.map((c) => c.attempt.invoice.id), next, scheduled.map((c) => JSON.stringify(paymentError(c)))],
     );
   }
+  const waiting = charged.filter((c) => c.result.status === 'requires_action');
+  const hosted =
+    links && waiting.length
+      ? await invoiceLinkStates(
+          client,
+          waiting.map((c) => c.attempt.invoice.id),
+        )
+      : null;
+  const hostedUrlOf = (invoiceId: string): string | null => {
+    const s = hosted?.get(invoiceId);
+    return links && s && !s.revoked ? hostedInvoiceUrl(links.key, links.baseUrl, invoiceId, s.generation) : null;
+  };
   const events: NewEvent[] = charged.map((c) => {
     const inv = c.attempt.invoice;
     const base = { invoice_id: inv.id, amount: new JsonDecimal(inv.amount), currency: inv.currency };
-    if (c.result.status === 'succeeded') return { accountId: inv.account_id, type: 'invoice.paid', data: base };
+    if (c.result.status === 'succeeded') return invoicePaid(inv, inv.status);
     if (c.result.status === 'requires_action')
       return {
         accountId: inv.account_id,
         type: 'invoice.payment_action_required',
-        data: { ...base, payment_method_id: c.attempt.pm?.id ?? null, attempt_count: c.attempt.attempt },
+        data: {
+          ...base,
+          payment_method_id: c.attempt.pm?.id ?? null,
+          attempt_count: c.attempt.attempt,
+          // Where the customer completes the challenge (docs/payments.md "Hosted pages").
+          ...(links ? { hosted_invoice_url: hostedUrlOf(inv.id) } : {}),
+        },
       };
     return {
       accountId: inv.account_id,
@@ -182,6 +215,7 @@ export async function settleAttempts(
   client: PgClient,
   settled: { invoiceId: string; attempt: number; result: ChargeResult }[],
   now: Date,
+  links?: HostedLinks,
 ): Promise<PaymentOutcome[]> {
   if (settled.length === 0) return [];
   const r = await client.query<
@@ -202,5 +236,5 @@ export async function settleAttempts(
     const pm = row.pm_id ? { id: row.pm_id, processor_token: row.pm_token! } : null;
     return [{ attempt: { invoice: row, attempt: row.attempt, manual: row.manual, pm }, result: s.result }];
   });
-  return completeAttempts(client, charged, now);
+  return completeAttempts(client, charged, now, links);
 }

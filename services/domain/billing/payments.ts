@@ -1,9 +1,9 @@
-import { withTransaction, type PgClient } from '../../../shared/clients/postgres.js';
+import { withTransaction, type PgClient, type PgPool } from '../../../shared/clients/postgres.js';
 import { ConflictError, NotFoundError, PaymentRequiredError } from '../../../shared/errors.js';
 import { hasPrefix } from '../../../shared/ids.js';
 import { Decimal } from '../../../shared/money/decimal.js';
-import { JsonDecimal } from '../../../shared/money/json.js';
 import { appendEvents } from '../events/outbox-store.js';
+import { invoicePaid } from '../invoices/events.js';
 import { ChargeOutcomeUnknownError } from '../payments/processor.js';
 import { timed, type BillingDeps, type BillingTimings } from './deps.js';
 import { inScope, LIVE_CUSTOMERS, type BillingScope } from './scope.js';
@@ -18,6 +18,7 @@ import {
   type FailureCode,
   type LockedInvoice,
   type PaymentOutcome,
+  settleAttempts,
 } from './payment-outcomes.js';
 
 /**
@@ -38,7 +39,7 @@ const LOCK_COLUMNS = `i.id, i.account_id, i.amount::text AS amount, (i.amount - 
   LEFT JOIN payment_attempts pa ON pa.invoice_id = i.id AND pa.status IN ('pending', 'unknown')
   LEFT JOIN payment_methods pm ON pm.id = pa.payment_method_id`;
 
-export type PaymentDeps = Pick<BillingDeps, 'pg' | 'processor' | 'log'>;
+export type PaymentDeps = Pick<BillingDeps, 'pg' | 'processor' | 'log' | 'hostedLinks'>;
 
 /** Invoices handled per transaction pair. */
 export const PAYMENT_BATCH = 1000;
@@ -76,7 +77,7 @@ export async function attemptDuePayments(
     const done = new Set(charged.map((c) => c.attempt.invoice.id));
     seen.push(...begun.toCharge.filter((a) => !done.has(a.invoice.id)).map((a) => a.invoice.id));
     const completed = await timed(opts.timings, 'postgres_ms', () =>
-      withTransaction(deps.pg, (client) => completeAttempts(client, charged, now)),
+      withTransaction(deps.pg, (client) => completeAttempts(client, charged, now, deps.hostedLinks)),
     );
     const batch = [...begun.completed, ...completed];
     out.push(...batch);
@@ -111,35 +112,7 @@ export async function payInvoiceNow(
   invoiceId: string,
   now: Date,
 ): Promise<PaymentOutcome> {
-  if (!hasPrefix(invoiceId, 'inv')) throw new NotFoundError(`No invoice ${invoiceId}.`);
-  const begun = await withTransaction(deps.pg, async (client) => {
-    const r = await client.query<LockedInvoice>(
-      `SELECT ${LOCK_COLUMNS} WHERE i.id = $1 AND i.account_id = $2 FOR UPDATE OF i`,
-      [invoiceId, accountId],
-    );
-    const inv = r.rows[0];
-    if (!inv) throw new NotFoundError(`No invoice ${invoiceId}.`);
-    if (inv.status === 'paid') throw new ConflictError(`Invoice ${invoiceId} is already paid.`, 'invoice_paid');
-    if (inv.status === 'void') throw new ConflictError(`Invoice ${invoiceId} is void.`, 'invoice_void');
-    if (inv.status === 'draft')
-      throw new ConflictError(`Invoice ${invoiceId} is a draft: it is charged once finalized.`, 'invoice_draft');
-    const begun = await beginAttempts(client, [inv], now, true);
-    if (begun.toCharge.length === 0 && begun.completed.length === 0)
-      throw new PaymentRequiredError(
-        'no_payment_method',
-        'The account has no default payment method: add a card first.',
-      );
-    return begun;
-  });
-  // Nothing left to pay: settled without a charge.
-  if (begun.toCharge.length === 0) return begun.completed[0]!;
-  const [charged] = await chargeAll(deps, begun.toCharge);
-  const completed = await withTransaction(deps.pg, (client) => completeAttempts(client, [charged!], now));
-  const outcome = completed[0] ?? {
-    invoice_id: invoiceId,
-    attempt: charged!.attempt.attempt,
-    ...outcomeOf(charged!.result),
-  };
+  const outcome = await attemptPaymentNow(deps, accountId, invoiceId, now);
   if (outcome.outcome === 'requires_action')
     throw new PaymentRequiredError(
       'authentication_required',
@@ -152,6 +125,120 @@ export async function payInvoiceNow(
     );
   }
   return outcome;
+}
+
+/**
+ * One manual attempt now with the default payment method, its outcome returned whatever it is (payInvoiceNow turns
+ * a failure into a 402). `attempt`: the attempt number the caller means to make (the hosted page's Pay form carries
+ * it) — when the invoice already has that attempt (a double click, a refreshed form), its recorded outcome is
+ * returned and nothing is charged again; one still pending is resumed with its own key, which the processor answers
+ * with the first charge.
+ */
+export async function attemptPaymentNow(
+  deps: PaymentDeps,
+  accountId: string,
+  invoiceId: string,
+  now: Date,
+  opts: { attempt?: number } = {},
+): Promise<PaymentOutcome> {
+  if (!hasPrefix(invoiceId, 'inv')) throw new NotFoundError(`No invoice ${invoiceId}.`);
+  const begun = await withTransaction(deps.pg, async (client) => {
+    // Lock first, then read: a request that waited for the lock must see the attempt the one before it recorded.
+    // (Read in the locking statement, the joined attempt rows would be those of before the wait — and a second,
+    // concurrent pay would number a new attempt and charge again.)
+    const locked = await client.query('SELECT 1 FROM invoices WHERE id = $1 AND account_id = $2 FOR UPDATE', [
+      invoiceId,
+      accountId,
+    ]);
+    if (locked.rowCount === 0) throw new NotFoundError(`No invoice ${invoiceId}.`);
+    const r = await client.query<LockedInvoice>(`SELECT ${LOCK_COLUMNS} WHERE i.id = $1`, [invoiceId]);
+    const inv = r.rows[0]!;
+    if (inv.status === 'paid') throw new ConflictError(`Invoice ${invoiceId} is already paid.`, 'invoice_paid');
+    if (inv.status === 'void') throw new ConflictError(`Invoice ${invoiceId} is void.`, 'invoice_void');
+    if (inv.status === 'draft')
+      throw new ConflictError(`Invoice ${invoiceId} is a draft: it is charged once finalized.`, 'invoice_draft');
+    if (opts.attempt !== undefined && inv.pending_attempt === null && inv.attempt_count >= opts.attempt) {
+      const made = await recordedAttempt(client, invoiceId, opts.attempt);
+      if (made) return { replayed: made };
+    }
+    const begun = await beginAttempts(client, [inv], now, true);
+    if (begun.toCharge.length === 0 && begun.completed.length === 0)
+      throw new PaymentRequiredError(
+        'no_payment_method',
+        'The account has no default payment method: add a card first.',
+      );
+    return begun;
+  });
+  if ('replayed' in begun) return begun.replayed;
+  // Nothing left to pay: settled without a charge.
+  if (begun.toCharge.length === 0) return begun.completed[0]!;
+  const [charged] = await chargeAll(deps, begun.toCharge);
+  // The charge could not run (or its answer is unknown): the attempt stays open and is settled later, never redone.
+  if (!charged)
+    throw new ConflictError(
+      `A payment of invoice ${invoiceId} is in progress: its outcome is not known yet. Retry in a moment.`,
+      'invoice_payment_pending',
+    );
+  const completed = await withTransaction(deps.pg, (client) =>
+    completeAttempts(client, [charged!], now, deps.hostedLinks),
+  );
+  return (
+    completed[0] ?? {
+      invoice_id: invoiceId,
+      attempt: charged!.attempt.attempt,
+      ...outcomeOf(charged!.result),
+    }
+  );
+}
+
+/** An attempt already made, as its outcome (a pending one: null — it is resumed instead). */
+async function recordedAttempt(client: PgClient, invoiceId: string, attempt: number): Promise<PaymentOutcome | null> {
+  const r = await client.query<{ status: string; failure_code: string | null }>(
+    'SELECT status, failure_code FROM payment_attempts WHERE invoice_id = $1 AND attempt = $2',
+    [invoiceId, attempt],
+  );
+  const a = r.rows[0];
+  if (!a || a.status === 'pending' || a.status === 'unknown') return null;
+  return {
+    invoice_id: invoiceId,
+    attempt,
+    outcome: a.status as PaymentOutcome['outcome'],
+    ...(a.failure_code ? { failure_code: a.failure_code } : {}),
+  };
+}
+
+/** The invoice's latest attempt waiting for the customer (3-D Secure): its number and the processor's payment id. */
+export async function attemptAwaitingCustomer(
+  db: PgPool | PgClient,
+  invoiceId: string,
+): Promise<{ attempt: number; payment_id: string } | null> {
+  const r = await db.query<{ attempt: number; charge_id: string }>(
+    `SELECT pa.attempt, pa.charge_id FROM payment_attempts pa JOIN invoices i ON i.id = pa.invoice_id
+      WHERE pa.invoice_id = $1 AND pa.status = 'requires_action' AND pa.attempt = i.attempt_count AND pa.charge_id IS NOT NULL`,
+    [invoiceId],
+  );
+  const a = r.rows[0];
+  return a ? { attempt: a.attempt, payment_id: a.charge_id } : null;
+}
+
+/**
+ * After the customer completed (or failed) the 3-D Secure challenge in the browser: the waiting attempt settled from
+ * the processor's own record of its payment — as its webhook would, and whichever comes first wins (settleAttempts'
+ * guard), so the invoice is paid once. Null when no attempt waits or the processor still has no outcome.
+ */
+export async function settleAttemptFromProcessor(
+  deps: PaymentDeps,
+  invoiceId: string,
+  now: Date,
+): Promise<PaymentOutcome | null> {
+  const waiting = await attemptAwaitingCustomer(deps.pg, invoiceId);
+  if (!waiting || !deps.processor.paymentInBrowser) return null;
+  const { outcome } = await deps.processor.paymentInBrowser(waiting.payment_id);
+  if (!outcome || outcome.status === 'requires_action') return null;
+  const done = await withTransaction(deps.pg, (client) =>
+    settleAttempts(client, [{ invoiceId, attempt: waiting.attempt, result: outcome }], now, deps.hostedLinks),
+  );
+  return done[0] ?? null;
 }
 
 /**
@@ -249,11 +336,7 @@ async function settleWithoutCharge(client: PgClient, invoices: LockedInvoice[], 
   const settled = invoices.filter((i) => paid.has(i.id));
   await appendEvents(
     client,
-    settled.map((inv) => ({
-      accountId: inv.account_id,
-      type: 'invoice.paid',
-      data: { invoice_id: inv.id, amount: new JsonDecimal(inv.amount), currency: inv.currency },
-    })),
+    settled.map((inv) => invoicePaid(inv, inv.status)),
   );
   return settled.map((inv) => ({ invoice_id: inv.id, attempt: inv.attempt_count, outcome: 'succeeded' as const }));
 }

@@ -19,6 +19,7 @@ import {
   type PricedInvoice,
 } from '../pricing/invoice-lines.js';
 import { serviceInterval } from '../pricing/proration.js';
+import { billedGroupBy, type DimensionPrices } from '../pricing/dimension-prices.js';
 import { applyDiscounts } from './discounts.js';
 
 /** A subscription's period to price: usage counts from periodStart up to usageEndMs (exclusive). */
@@ -62,6 +63,8 @@ interface ItemRow extends ProductPriceRow {
   unique_by: string | null;
   /** Billing per group (issue 18): the dimension keys; empty: one line. */
   group_by: string[];
+  /** Per-dimension prices (issue 46), or null. */
+  dimension_prices: DimensionPrices | null;
   /** The subscription's trial end: usage before it is not billed. */
   trial_end: Date | null;
 }
@@ -91,7 +94,7 @@ async function itemsOf(q: PgPool | PgClient, periods: PeriodToPrice[]): Promise<
   const r = await q.query<ItemRow>(
     `SELECT si.subscription_id, si.product_id, p.name AS product_name, ${PRODUCT_PRICE_COLUMNS('p')}, si.minimum_amount::text AS minimum_amount,
             si.quantity, NULLIF(si.effective_from, '-infinity') AS effective_from, si.effective_to,
-            si.meter_id, m.type AS meter_type, m.aggregation, m.unit, m.unique_by, si.group_by, s.trial_end
+            si.meter_id, m.type AS meter_type, m.aggregation, m.unit, m.unique_by, si.group_by, si.dimension_prices, s.trial_end
        FROM unnest($1::text[], $2::timestamptz[], $3::timestamptz[], $4::boolean[]) AS c(subscription_id, period_start, period_end, advance)
        JOIN subscriptions s ON s.id = c.subscription_id
        JOIN subscription_items si ON si.subscription_id = c.subscription_id AND si.effective_from < c.period_end
@@ -202,7 +205,8 @@ async function billedBefore(q: PgPool | PgClient, periods: PeriodToPrice[]): Pro
 function meterUsage(it: ItemRow, usage: UsageTotals): MeterUsage {
   const { groups, ...total } = usage;
   const out: MeterUsage = { id: it.meter_id!, aggregation: it.aggregation!, unit: it.unit!, usage: total };
-  if (it.group_by.length) out.groups = groupsToPrice(it.group_by, groups);
+  const groupBy = billedGroupBy(it);
+  if (groupBy.length) out.groups = groupsToPrice(groupBy, groups);
   return out;
 }
 
@@ -251,7 +255,7 @@ export async function pricePeriods(
         startMs,
         endMs,
         uniqueBy: it.unique_by ?? undefined,
-        groupBy: it.group_by.length ? it.group_by : undefined,
+        groupBy: billedGroupBy(it).length ? billedGroupBy(it) : undefined,
       });
     }),
   );
@@ -283,6 +287,7 @@ export async function pricePeriods(
       service: itemService[pi]![ii],
       meter: it.meter_id ? meterUsage(it, usage[itemUsage[pi]![ii]!]!) : null,
       ...(it.group_by.length ? { group_by: it.group_by } : {}),
+      ...(it.dimension_prices ? { dimension_prices: it.dimension_prices } : {}),
     })),
     // An advance invoice bills flat items only: late usage goes to the usage months' invoices.
     adjustments: (p.advance ? [] : billed.get(p.subscription_id)!)

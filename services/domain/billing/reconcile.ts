@@ -11,7 +11,7 @@ import { inScope, type BillingScope } from './scope.js';
  * with the same key, so it is still charged at most once. Runs at the start of every billing run.
  */
 export async function reconcileUnknownAttempts(
-  deps: Pick<BillingDeps, 'pg' | 'processor' | 'log'>,
+  deps: Pick<BillingDeps, 'pg' | 'processor' | 'log' | 'hostedLinks'>,
   now: Date,
   scope: BillingScope,
 ): Promise<PaymentOutcome[]> {
@@ -64,5 +64,5 @@ export async function reconcileUnknownAttempts(
       [neverMade.map((a) => a.invoice_id), neverMade.map((a) => a.attempt)],
     );
   if (settled.length === 0) return [];
-  return withTransaction(deps.pg, (client) => settleAttempts(client, settled, now));
+  return withTransaction(deps.pg, (client) => settleAttempts(client, settled, now, deps.hostedLinks));
 }

@@ -8,7 +8,7 @@ import { LIVE_CUSTOMERS, type BillingScope } from './scope.js';
 import { finalizeDueDrafts } from './drafts.js';
 import { issueThresholdInvoices } from './thresholds.js';
 import { applyDuePlanChanges } from './plan-changes.js';
-import { applyDueCancellations } from './scheduled-cancels.js';
+import { applyDueCancellations } from './scheduled-cancels-store.js';
 import { issueAdvanceInvoices } from './advance.js';
 import { emitTrialWillEnd } from './trials.js';
 
@@ -40,7 +40,7 @@ export async function runBilling(
   scope: BillingScope = LIVE_CUSTOMERS,
 ): Promise<BillingRunResult> {
   const timings = newTimings();
-  // Cancellations scheduled for a period's end: canceled before that last period closes (scheduled-cancels.ts).
+  // Cancellations scheduled for a period's end: canceled before that last period closes (scheduled-cancels-store.ts).
   await timed(timings, 'postgres_ms', () => applyDueCancellations(deps.pg, now, scope));
   // Plan changes scheduled for a period's end (docs/plans.md): the next periods bill the new version's items.
   await timed(timings, 'postgres_ms', () => applyDuePlanChanges(deps.pg, now, scope));

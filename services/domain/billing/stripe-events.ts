@@ -6,6 +6,7 @@ import { settleAttempts } from './payment-outcomes.js';
 import type { ChargeResult } from '../payments/processor.js';
 import { outcomeOfIntent } from '../payments/stripe.js';
 import { claimStripeEvent } from '../payments/stripe-store.js';
+import type { HostedLinks } from '../hosted-pages/links.js';
 
 /**
  * Stripe's webhook events applied to meterline (docs/payments.md "Webhooks"). Each event is applied at most once
@@ -15,14 +16,19 @@ import { claimStripeEvent } from '../payments/stripe-store.js';
  */
 export type StripeEventOutcome = 'applied' | 'duplicate' | 'ignored';
 
-export async function applyStripeEvent(pg: PgPool, event: Stripe.Event, now: Date): Promise<StripeEventOutcome> {
+export async function applyStripeEvent(
+  pg: PgPool,
+  event: Stripe.Event,
+  now: Date,
+  links?: HostedLinks,
+): Promise<StripeEventOutcome> {
   return withTransaction(pg, async (client) => {
     if (!(await claimStripeEvent(client, event.id, event.type))) return 'duplicate';
     switch (event.type) {
       case 'payment_intent.succeeded':
       case 'payment_intent.payment_failed':
       case 'payment_intent.requires_action':
-        return settleIntent(client, event.type, event.data.object, now);
+        return settleIntent(client, event.type, event.data.object, now, links);
       case 'charge.dispute.created':
       case 'charge.dispute.closed':
         return recordDispute(client, event.type, event.data.object);
@@ -40,6 +46,7 @@ async function settleIntent(
   type: 'payment_intent.succeeded' | 'payment_intent.payment_failed' | 'payment_intent.requires_action',
   pi: Stripe.PaymentIntent,
   now: Date,
+  links?: HostedLinks,
 ): Promise<StripeEventOutcome> {
   const invoiceId = pi.metadata.invoice_id;
   const attempt = Number(pi.metadata.attempt);
@@ -53,7 +60,7 @@ async function settleIntent(
         : snapshot?.status === 'failed'
           ? snapshot
           : { status: 'failed', failure_code: 'card_declined' };
-  const done = await settleAttempts(client, [{ invoiceId, attempt, result }], now);
+  const done = await settleAttempts(client, [{ invoiceId, attempt, result }], now, links);
   return done.length ? 'applied' : 'ignored';
 }
 

@@ -1,17 +1,16 @@
 import { withTransaction, type PgClient } from '../../../shared/clients/postgres.js';
 import { newId } from '../../../shared/ids.js';
 import { Decimal } from '../../../shared/money/decimal.js';
-import { appendEvents } from '../events/outbox-store.js';
 import { TAX_PROFILE_COLUMNS } from '../tax/invoice-tax.js';
 import { amountInvoices } from './invoice-amounts.js';
 import type { TaxProfile } from '../tax/types.js';
-import { insertInvoiceLines, issuedEvents, lastDay, type ClosedInvoice } from './close.js';
+import { lastDay, type ClosedInvoice } from './close.js';
+import { issueInvoices, type InvoiceToIssue } from './issue.js';
 import { deductThresholdInvoices, isoDate } from './deductions.js';
-import { lockCredits, recordCreditUses } from './credits.js';
+import { lockCredits } from './credits.js';
 import { thresholdInvoicesDue } from './threshold-due.js';
 import { timed, type BillingDeps, type BillingTimings } from './deps.js';
 import { firstPaymentAttemptAt } from './dunning.js';
-import { numberDocuments } from '../invoices/numbering.js';
 import { pricePeriods } from './price-periods.js';
 import { inScope, LIVE_CUSTOMERS, type BillingScope } from './scope.js';
 import { DEFAULT_THRESHOLD_SPACING_SECONDS, spacedOut } from './threshold-spacing.js';
@@ -137,60 +136,25 @@ async function issueLocked(
     );
     const seqOf = new Map(seqs.rows.map((r) => [r.subscription_id, r.seq]));
     // Issued and charged at once: due now whatever the customer's terms (the threshold is the agreed limit).
-    const inserted = await client.query<{ id: string }>(
-      `INSERT INTO invoices (id, account_id, customer_id, subscription_id, status, currency, amount, period_start, period_end,
-                             created_at, paid_at, next_payment_attempt_at, subtotal, tax, due_at, tax_exempt, number, reason, threshold_seq)
-       SELECT u.id, u.account_id, u.customer_id, u.subscription_id, 'open', u.currency, u.amount, u.period_start, u.period_end,
-              $9::timestamptz, NULL, $12::timestamptz, u.subtotal, u.tax, $9::timestamptz, u.tax_exempt, NULL::bigint, 'threshold', u.seq
-         FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::numeric[], $7::date[], $8::date[],
-                     $10::numeric[], $11::numeric[], $13::text[], $14::int[])
-              AS u(id, account_id, customer_id, subscription_id, currency, amount, period_start, period_end, subtotal, tax, tax_exempt, seq)
-       ON CONFLICT (subscription_id, period_start, threshold_seq) WHERE reason = 'threshold' DO NOTHING RETURNING id`,
-      [
-        due.map((v) => v.id),
-        due.map((v) => v.s.account_id),
-        due.map((v) => v.s.customer_id),
-        due.map((v) => v.s.id),
-        due.map((v) => v.s.currency),
-        due.map((v) => v.priced.amount),
-        due.map((v) => isoDate(v.s.billing_period_start.getTime())),
-        due.map((v) => lastDay(v.s.billing_period_end)),
-        now,
-        due.map((v) => v.totals.subtotal),
-        due.map((v) => v.totals.tax),
-        firstPaymentAttemptAt(now),
-        due.map((v) => v.s.tax_exempt),
-        due.map((v) => seqOf.get(v.s.id)!),
-      ],
+    const invoices = due.map(
+      (v): InvoiceToIssue => ({
+        id: v.id,
+        account_id: v.s.account_id,
+        customer_id: v.s.customer_id,
+        subscription_id: v.s.id,
+        status: 'open',
+        currency: v.s.currency,
+        amount: v.priced.amount,
+        ...v.totals,
+        tax_exempt: v.s.tax_exempt,
+        period_start: isoDate(v.s.billing_period_start.getTime()),
+        period_end: lastDay(v.s.billing_period_end),
+        due_at: now,
+        first_attempt: firstPaymentAttemptAt(now),
+        threshold_seq: seqOf.get(v.s.id)!,
+        priced: v.priced,
+      }),
     );
-    const written = new Set(inserted.rows.map((r) => r.id));
-    const kept = due.filter((v) => written.has(v.id));
-    await recordCreditUses(
-      client,
-      creditUses.filter((u) => written.has(u.invoice_id)),
-    );
-    await insertInvoiceLines(
-      client,
-      kept.flatMap((v) => v.priced.lines.map((l, position) => ({ invoice_id: v.id, position, ...l }))),
-    );
-    await appendEvents(
-      client,
-      kept.flatMap((v) => issuedEvents(v.s.account_id, v.id, v.priced.amount, v.s.currency, 'open')),
-    );
-    await numberDocuments(
-      client,
-      'invoices',
-      kept.map((v) => v.id),
-      deps.numberPrefix,
-      now,
-    );
-    return kept.map((v) => ({
-      id: v.id,
-      customer_id: v.s.customer_id,
-      subscription_id: v.s.id,
-      amount: v.priced.amount,
-      currency: v.s.currency,
-      status: 'open' as const,
-    }));
+    return issueInvoices(deps, client, 'threshold', invoices, now, { creditUses });
   });
 }

@@ -5,7 +5,9 @@ import { appendEvent } from '../events/outbox-store.js';
 import { periodContaining, scheduleOf, usageSchedule } from '../subscriptions/periods.js';
 import { COUPON_COLUMNS } from './store.js';
 import type { CouponRow, CurrentDiscount } from './types.js';
-import { itemOut, type Subscription } from '../subscriptions/types.js';
+import type { Subscription } from '../subscriptions/types.js';
+import { subscriptionUpdated } from '../subscriptions/events.js';
+import { currentCouponId } from '../subscriptions/store.js';
 
 const field = 'coupon_id';
 
@@ -31,11 +33,7 @@ export async function setSubscriptionCoupon(
   const sub = subscription.row;
   if (sub.status === 'canceled')
     throw new ConflictError(`Subscription ${sub.id} is canceled and can no longer change.`, 'subscription_canceled');
-  const current = await client.query<{ coupon_id: string }>(
-    'SELECT coupon_id FROM coupon_redemptions WHERE subscription_id = $1 AND ended_at IS NULL',
-    [sub.id],
-  );
-  const was = current.rows[0]?.coupon_id ?? null;
+  const was = await currentCouponId(client, sub.id);
   if (was === couponId) return false;
   const periodStart = usagePeriodStart(sub, now);
   if (couponId !== null) await countRedemption(client, couponId, sub.currency, now);
@@ -50,11 +48,7 @@ export async function setSubscriptionCoupon(
       [couponId, sub.id, sub.account_id, periodStart, now],
     );
   if (opts.emit === false) return true;
-  await appendEvent(client, {
-    accountId: sub.account_id,
-    type: 'subscription.updated',
-    data: { subscription_id: sub.id, status: sub.status, items: subscription.items.map(itemOut), coupon_id: couponId },
-  });
+  await appendEvent(client, subscriptionUpdated({ subscription, couponId }, { subscription, couponId: was }));
   return true;
 }
 

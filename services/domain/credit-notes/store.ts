@@ -8,6 +8,7 @@ import type { RefundResult } from '../payments/processor.js';
 import type { CreditNoteLineRow, CreditNoteRow, CreditNoteWithLines } from './types.js';
 import type { CreditNoteType, LineType } from '../../../shared/vocabulary.js';
 import { PRINTED_NUMBER_SQL } from '../invoices/numbering.js';
+import { PAYMENT_IN_FLIGHT_SQL } from '../invoices/payment-in-flight-sql.js';
 import type { LineTax } from '../pricing/invoice-lines.js';
 
 const notFound = (id: string) => new NotFoundError(`No credit note ${id}.`);
@@ -60,7 +61,7 @@ export async function lockInvoiceToCredit(client: PgClient, invoiceId: string): 
     `SELECT i.id, i.account_id, i.status, i.currency, i.amount::text AS amount, i.amount_credited::text AS amount_credited,
             i.tax::text AS tax,
             (SELECT COALESCE(sum(n.tax), 0) FROM credit_notes n WHERE n.invoice_id = i.id AND n.refund_status IS DISTINCT FROM 'failed')::text AS tax_credited,
-            EXISTS (SELECT 1 FROM payment_attempts pa WHERE pa.invoice_id = i.id AND pa.status = 'pending') AS payment_pending,
+            ${PAYMENT_IN_FLIGHT_SQL('i.id')} AS payment_pending,
             (SELECT pa.charge_id FROM payment_attempts pa WHERE pa.invoice_id = i.id AND pa.status = 'succeeded' ORDER BY pa.attempt DESC LIMIT 1) AS charge_id
        FROM invoices i WHERE i.id = $1 FOR UPDATE OF i`,
     [invoiceId],

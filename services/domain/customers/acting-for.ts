@@ -30,6 +30,23 @@ export async function accountActedFor(
 }
 
 /**
+ * The accounts a list reads: `scope=deployment` — an operator's view of every customer at once (null: no account
+ * filter; any other token → 403, whatever it names); else the one account accountActedFor gives. A `customer_id`
+ * narrows a deployment-wide list to that customer.
+ */
+export async function accountsListedFor(
+  db: PgPool | PgClient,
+  principal: Principal,
+  q: { customer_id?: string; scope?: 'deployment' },
+): Promise<string | null> {
+  if (q.scope === 'deployment') {
+    if (!hasScope(principal, 'admin')) throw new InsufficientScopeError('admin');
+    if (q.customer_id === undefined) return null;
+  }
+  return accountActedFor(db, principal, q.customer_id);
+}
+
+/**
  * The account a request on a resource named by its id acts in: an operator's, the account owning it (whichever
  * customer's); any other token's, its own. The route then reads or changes the resource in that account only, so
  * another account's id is 404 for a customer's token exactly like an unknown id, and an unknown id is 404 for all.

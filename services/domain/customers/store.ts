@@ -15,7 +15,7 @@ import type { CustomerChange, CustomerRow, LegalDetails, NewCustomer } from './t
 const notFound = (id: string) => new NotFoundError(`No customer ${id}.`);
 
 const COLUMNS = `a.id AS account_id, a.customer_id, a.external_id, a.name, a.email, a.metadata, a.created_at,
-    ba.line1, ba.city, ba.state, ba.zip, a.legal_name, a.address, a.tax_ids, a.tax_exempt, a.net_terms_days`;
+    ba.line1, ba.city, ba.state, ba.zip, a.legal_name, a.address, a.tax_ids, a.tax_exempt, a.net_terms_days, a.locale`;
 const SELECT = `SELECT ${COLUMNS}
   FROM accounts a LEFT JOIN billing_addresses ba ON ba.account_id = a.id`;
 
@@ -65,6 +65,7 @@ async function putLegal(c: PgClient, accountId: string, l: LegalDetails): Promis
        tax_ids = COALESCE($6::jsonb, tax_ids),
        tax_exempt = COALESCE($7, tax_exempt),
        net_terms_days = COALESCE($8, net_terms_days),
+       locale = COALESCE($9, locale),
        updated_at = now()
      WHERE id = $1`,
     [
@@ -76,6 +77,7 @@ async function putLegal(c: PgClient, accountId: string, l: LegalDetails): Promis
       l.taxIds === undefined ? null : JSON.stringify(l.taxIds),
       l.taxExempt ?? null,
       l.netTermsDays ?? null,
+      l.locale ?? null,
     ],
   );
 }
@@ -179,6 +181,18 @@ export async function findAccountOfCustomer(db: PgPool | PgClient, customerId: s
   if (!hasPrefix(customerId, 'cus')) return undefined;
   const { rows } = await db.query<{ id: string }>('SELECT id FROM accounts WHERE customer_id = $1', [customerId]);
   return rows[0]?.id;
+}
+
+/** The customer id (cus_…) of each of these accounts: what the API names a resource's customer by. */
+export async function customerIdsOfAccounts(
+  db: PgPool | PgClient,
+  accountIds: readonly string[],
+): Promise<Map<string, string>> {
+  const { rows } = await db.query<{ id: string; customer_id: string }>(
+    'SELECT id, customer_id FROM accounts WHERE id = ANY($1::text[])',
+    [[...new Set(accountIds)]],
+  );
+  return new Map(rows.map((r) => [r.id, r.customer_id]));
 }
 
 /** The accounts of customers with these external ids (those that exist). */

@@ -1,6 +1,7 @@
 import type { BillingAddress } from '../billing-info/types.js';
 import type { LegalAddress, TaxId } from '../tax/types.js';
 import type { TaxExempt } from '../../../shared/vocabulary.js';
+import type { Locale } from '../invoices/invoice-texts.js';
 
 /** A customer's legal details and terms (docs/billing.md "Tax"); in a change, absent fields stay and `null` clears. */
 export interface LegalDetails {
@@ -9,6 +10,8 @@ export interface LegalDetails {
   taxIds?: TaxId[];
   taxExempt?: TaxExempt;
   netTermsDays?: number;
+  /** The language of its billing documents (services/domain/invoices/invoice-texts.ts). */
+  locale?: Locale;
 }
 
 /** A customer (docs/design.md §6, operator mode) as stored: an account, named by the operator's external id. */
@@ -48,6 +51,7 @@ export interface CustomerRow {
   tax_ids: TaxId[];
   tax_exempt: TaxExempt;
   net_terms_days: number;
+  locale: Locale;
 }
 
 /** A sign-in: a user of a customer's account (the console and OAuth apps). */

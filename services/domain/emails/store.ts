@@ -18,8 +18,8 @@ export interface EmailEvent {
 
 /**
  * Rows for the events that send an email (EMAIL_TRIGGERS), to the account's billing email as it is now; an account
- * without one gets no row (nothing waits for an address), nor does a customer on a test clock (its months are
- * simulated: docs/test-clocks.md). A redelivered event adds none. Returns rows added.
+ * without one gets no row (nothing waits for an address). A customer on a test clock gets its emails marked `test`
+ * (its months are simulated: docs/test-clocks.md). A redelivered event adds none. Returns rows added.
  */
 export async function recordEmails(pg: PgPool, events: EmailEvent[], due: Date): Promise<number> {
   const rows = events.flatMap((e) => {
@@ -32,11 +32,11 @@ export async function recordEmails(pg: PgPool, events: EmailEvent[], due: Date):
   });
   if (rows.length === 0) return 0;
   const r = await pg.query(
-    `INSERT INTO invoice_emails (event_id, event_type, account_id, kind, invoice_id, credit_note_id, recipient, next_attempt_at)
-     SELECT x.e, x.t, x.a, x.k, x.i, x.c, acc.email, $7
+    `INSERT INTO invoice_emails (event_id, event_type, account_id, kind, invoice_id, credit_note_id, recipient, next_attempt_at, test)
+     SELECT x.e, x.t, x.a, x.k, x.i, x.c, acc.email, $7, acc.test_clock_id IS NOT NULL
        FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[]) AS x(e, t, a, k, i, c)
        JOIN accounts acc ON acc.id = x.a
-      WHERE acc.email IS NOT NULL AND acc.email <> '' AND acc.test_clock_id IS NULL
+      WHERE acc.email IS NOT NULL AND acc.email <> ''
      ON CONFLICT (event_id, recipient) DO NOTHING`,
     [
       rows.map((x) => x.e.id),
@@ -62,6 +62,8 @@ export interface ClaimedEmail {
   recipient: string;
   /** Attempts made before this one. */
   attempts: number;
+  /** The customer was on a test clock when the event happened: the email says it is a test. */
+  test: boolean;
 }
 
 /** Due pending rows (next_attempt_at ≤ now, the injectable clock), leased to the caller for leaseMs of real time. */
@@ -74,7 +76,7 @@ export async function claimDueEmails(pg: PgPool, now: Date, limit: number, lease
      )
      UPDATE invoice_emails m SET lease_until = now() + make_interval(secs => $3::float8 / 1000)
        FROM due WHERE m.id = due.id
-     RETURNING m.id::text AS id, m.event_id, m.account_id, m.kind, m.invoice_id, m.credit_note_id, m.recipient, m.attempts`,
+     RETURNING m.id::text AS id, m.event_id, m.account_id, m.kind, m.invoice_id, m.credit_note_id, m.recipient, m.attempts, m.test`,
     [now, limit, leaseMs],
   );
   return r.rows;

@@ -41,6 +41,7 @@ export async function emitExhaustions(
         uniqueBy: e.unique_by,
         start: period.start,
         end: period.end,
+        dimension: e.dimension_key ? { key: e.dimension_key, value: e.dimension_value! } : null,
       };
     }),
   );

@@ -1,6 +1,7 @@
 import type { PgClient, PgPool } from '../../../shared/clients/postgres.js';
 import { selectPage, withTransaction } from '../../../shared/clients/postgres.js';
 import { hasPrefix, newId } from '../../../shared/ids.js';
+import { dimensionKeyProblem } from '../../../shared/usage/dimensions.js';
 import { ConflictError, NotFoundError, ValidationError } from '../../../shared/errors.js';
 import type { RowWindow } from '../../../shared/row-window.js';
 import { accountTime } from '../test-clocks/store.js';
@@ -14,7 +15,7 @@ import type { EntitlementChange, EntitlementRow, GrantRow, NewEntitlement, NewGr
 export type EntitlementScope = { accountId: string } | 'deployment';
 
 const COLUMNS = `e.id, e.account_id, a.customer_id, e.feature, e.type, e.meter_id, e."limit"::text AS "limit", e.period,
-  e.overage, e.created_at, e.updated_at`;
+  e.overage, e.dimension_key, e.dimension_value, e.created_at, e.updated_at`;
 const FROM = 'entitlements e JOIN accounts a ON a.id = e.account_id';
 const GRANT_COLUMNS = 'id, entitlement_id, amount::text AS amount, granted_at, expires_at, created_at';
 const notFound = (id: string) => new NotFoundError(`No entitlement ${id}.`);
@@ -36,25 +37,43 @@ function featureTaken(err: unknown, feature: string): never {
 }
 
 /** A metered entitlement's meter: the customer's own or a deployment meter; anything else → 422 on `meter_id`. */
-async function assertMeterOf(db: PgPool | PgClient, accountId: string, meterId: string): Promise<void> {
-  const { rows } = await db.query(`SELECT 1 FROM meters WHERE id = $1 AND (account_id = $2 OR scope = 'deployment')`, [
-    meterId,
-    accountId,
-  ]);
+async function assertMeterOf(
+  db: PgPool | PgClient,
+  accountId: string,
+  meterId: string,
+  dimension?: { key: string },
+): Promise<void> {
+  const { rows } = await db.query<{ dimensions: string[] }>(
+    `SELECT dimensions FROM meters WHERE id = $1 AND (account_id = $2 OR scope = 'deployment')`,
+    [meterId, accountId],
+  );
   if (!rows[0])
     throw new ValidationError([{ field: 'meter_id', message: 'no such meter of the customer or of the deployment' }]);
+  const problem = dimension && dimensionKeyProblem(dimension.key, rows[0].dimensions ?? []);
+  if (problem) throw new ValidationError([{ field: 'dimension.key', message: problem }]);
 }
 
 export async function insertEntitlement(pool: PgPool, e: NewEntitlement): Promise<EntitlementRow> {
-  if (e.type === 'metered') await assertMeterOf(pool, e.accountId, e.meterId);
+  if (e.type === 'metered') await assertMeterOf(pool, e.accountId, e.meterId, e.dimension);
   const id = newId('ent');
   try {
     await pool.query(
-      `INSERT INTO entitlements (id, account_id, feature, type, meter_id, "limit", period, overage)
-       VALUES ($1, $2, $3, $4, $5, $6::numeric, $7, $8)`,
+      `INSERT INTO entitlements (id, account_id, feature, type, meter_id, "limit", period, overage, dimension_key, dimension_value)
+       VALUES ($1, $2, $3, $4, $5, $6::numeric, $7, $8, $9, $10)`,
       e.type === 'metered'
-        ? [id, e.accountId, e.feature, e.type, e.meterId, e.limit, e.period, e.overage]
-        : [id, e.accountId, e.feature, e.type, null, null, null, null],
+        ? [
+            id,
+            e.accountId,
+            e.feature,
+            e.type,
+            e.meterId,
+            e.limit,
+            e.period,
+            e.overage,
+            e.dimension?.key ?? null,
+            e.dimension?.value ?? null,
+          ]
+        : [id, e.accountId, e.feature, e.type, null, null, null, null, null, null],
     );
   } catch (err) {
     featureTaken(err, e.feature);

@@ -172,6 +172,7 @@ export class EntitlementTable {
           uniqueBy: row.unique_by,
           start: period.start,
           end: period.end,
+          dimension: row.dimension_key ? { key: row.dimension_key, value: row.dimension_value! } : null,
         });
       }
     }

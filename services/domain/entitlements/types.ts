@@ -13,6 +13,9 @@ export interface EntitlementRow {
   limit: string | null;
   period: EntitlementPeriod | null;
   overage: EntitlementOverage | null;
+  /** Issue 46: only the usage of this dimension value counts; null: the meter's whole usage. */
+  dimension_key: string | null;
+  dimension_value: string | null;
   created_at: Date;
   updated_at: Date;
 }
@@ -27,6 +30,7 @@ export type NewEntitlement =
       limit: string;
       period: EntitlementPeriod;
       overage: EntitlementOverage;
+      dimension?: { key: string; value: string };
     };
 
 /** A PATCH: the fields given (absent: unchanged). */

@@ -1,6 +1,7 @@
 import type { PgClient, PgPool } from '../../../shared/clients/postgres.js';
 import { newId } from '../../../shared/ids.js';
 import { stringifyJson } from '../../../shared/money/json.js';
+import type { EventData } from '../../../shared/api/events.js';
 import type { EventType } from '../../../shared/vocabulary.js';
 import { EVENT_ROW_DAYS } from './retention.js';
 
@@ -27,11 +28,13 @@ export async function appendEvent(client: PgClient, e: NewEvent): Promise<string
   return (await appendEvents(client, [e]))[0]!;
 }
 
-export interface NewEvent {
+/** An event to append: its data checked by the compiler against its type's schema (shared/api/events.ts). */
+export type NewEvent = { [T in EventType]: NewEventOf<T> }[EventType];
+export interface NewEventOf<T extends EventType> {
   accountId: string;
-  type: EventType;
+  type: T;
   /** May hold JsonDecimal money: stored digit for digit. */
-  data: Record<string, unknown>;
+  data: EventData<T>;
 }
 
 /**
@@ -102,7 +105,11 @@ export interface UsageEvent {
  * `meter.usage.recorded` events, `{meter_id, usage_id, value, timestamp}`; an id already in the outbox (a
  * redelivered message) is skipped. Returns how many were appended.
  */
-export async function appendUsageEvents(pg: PgPool, type: EventType, events: UsageEvent[]): Promise<number> {
+export async function appendUsageEvents(
+  pg: PgPool,
+  type: 'meter.usage.recorded',
+  events: UsageEvent[],
+): Promise<number> {
   const r = await pg.query(
     `INSERT INTO outbox_events (id, account_id, type, data)
      SELECT x.id, x.acct, $6, jsonb_build_object('meter_id', m, 'usage_id', u, 'value', v::numeric, 'timestamp', ts) || ${CUSTOMER_FIELDS_SQL}

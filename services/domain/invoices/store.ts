@@ -2,12 +2,13 @@ import type { PgPool } from '../../../shared/clients/postgres.js';
 import { selectPage, withTransaction } from '../../../shared/clients/postgres.js';
 import { hasPrefix } from '../../../shared/ids.js';
 import { ConflictError, NotFoundError } from '../../../shared/errors.js';
-import { JsonDecimal } from '../../../shared/money/json.js';
 import { appendEvent } from '../events/outbox-store.js';
+import { invoiceVoided } from './events.js';
 import type { RowWindow } from '../../../shared/row-window.js';
 import type { InvoiceLineRow, InvoiceRow, InvoiceWithLines } from './types.js';
 import type { InvoiceStatus } from '../../../shared/vocabulary.js';
 import { PRINTED_NUMBER_SQL } from './numbering.js';
+import { PAYMENT_IN_FLIGHT_SQL } from './payment-in-flight-sql.js';
 import type { LegalAddress, TaxId } from '../tax/types.js';
 import type { PriceModel } from '../pricing/price-models.js';
 
@@ -19,7 +20,8 @@ const INVOICE_COLUMNS = `id, ${PRINTED_NUMBER_SQL('invoices')} AS number, accoun
   COALESCE(subtotal, amount)::text AS subtotal, tax::text AS tax, COALESCE(tax_exempt, 'none') AS tax_exempt,
   COALESCE(due_at, created_at) AS due_at, to_char(period_start, 'YYYY-MM-DD') AS period_start, to_char(period_end, 'YYYY-MM-DD') AS period_end,
   amount_credited::text AS amount_credited, attempt_count, next_payment_attempt_at, last_payment_error, created_at, paid_at,
-  emailed_at`;
+  emailed_at, dispute_status,
+  (SELECT pa.status FROM payment_attempts pa WHERE pa.invoice_id = invoices.id ORDER BY pa.attempt DESC LIMIT 1) AS payment_attempt_status`;
 const LINE_COLUMNS = `invoice_id, position, type, product_id, meter_id, adjusts_invoice_id, description, quantity::text AS quantity,
    unit_price::text AS unit_price, amount::text AS amount, dimensions, tax_rate_id, tax_amount::text AS tax_amount, taxes, coupon_id`;
 
@@ -38,8 +40,8 @@ async function linesOf(pool: PgPool, invoiceIds: string[]): Promise<Map<string, 
 /** The account's invoices, newest first (ties by id), optionally of one status. */
 export async function listInvoices(
   pool: PgPool,
-  accountId: string,
-  q: { status?: InvoiceStatus },
+  accountId: string | null,
+  q: { status?: InvoiceStatus; period_from?: string; period_to?: string },
   window: RowWindow,
 ): Promise<{ items: InvoiceWithLines[]; total: number }> {
   const { rows, total } = await selectPage<InvoiceRow>(
@@ -47,8 +49,11 @@ export async function listInvoices(
     {
       columns: INVOICE_COLUMNS,
       from: 'invoices',
-      where: 'account_id = $1 AND ($2::text IS NULL OR status = $2)',
-      params: [accountId, q.status ?? null],
+      // accountId null: every account's (an operator's deployment-wide list, accountsListedFor).
+      where:
+        '($1::text IS NULL OR account_id = $1) AND ($2::text IS NULL OR status = $2)' +
+        ' AND ($3::date IS NULL OR period_end >= $3) AND ($4::date IS NULL OR period_start <= $4)',
+      params: [accountId, q.status ?? null, q.period_from ?? null, q.period_to ?? null],
       orderBy: 'created_at DESC, id DESC',
     },
     window,
@@ -119,12 +124,14 @@ export async function invoiceNumbers(pool: PgPool, accountId: string, ids: strin
 export async function legalDetails(
   pool: PgPool,
   accountId: string,
-): Promise<{ legal_name: string | null; address: LegalAddress | null; tax_ids: TaxId[] }> {
-  const r = await pool.query<{ legal_name: string | null; address: LegalAddress | null; tax_ids: TaxId[] }>(
-    'SELECT legal_name, address, tax_ids FROM accounts WHERE id = $1',
-    [accountId],
-  );
-  return r.rows[0] ?? { legal_name: null, address: null, tax_ids: [] };
+): Promise<{ legal_name: string | null; address: LegalAddress | null; tax_ids: TaxId[]; locale: string }> {
+  const r = await pool.query<{
+    legal_name: string | null;
+    address: LegalAddress | null;
+    tax_ids: TaxId[];
+    locale: string;
+  }>('SELECT legal_name, address, tax_ids, locale FROM accounts WHERE id = $1', [accountId]);
+  return r.rows[0] ?? { legal_name: null, address: null, tax_ids: [], locale: 'en' };
 }
 
 /**
@@ -146,7 +153,7 @@ export async function voidInvoice(pool: PgPool, id: string, now: Date): Promise<
     }>(
       `SELECT i.account_id, i.status, i.amount::text AS amount, i.currency,
               EXISTS (SELECT 1 FROM credit_notes n WHERE n.invoice_id = i.id) AS credited,
-              EXISTS (SELECT 1 FROM payment_attempts pa WHERE pa.invoice_id = i.id AND pa.status = 'pending') AS payment_pending
+              ${PAYMENT_IN_FLIGHT_SQL('i.id')} AS payment_pending
          FROM invoices i WHERE i.id = $1 FOR UPDATE OF i`,
       [id],
     );
@@ -167,7 +174,7 @@ export async function voidInvoice(pool: PgPool, id: string, now: Date): Promise<
       );
     if (inv.payment_pending)
       throw new ConflictError(
-        `A payment attempt on invoice ${id} is in progress; retry when it completed.`,
+        `A payment attempt on invoice ${id} is in progress or its outcome not yet known; retry when it completed.`,
         'invoice_payment_pending',
       );
     await client.query(`UPDATE invoices SET status = 'void', next_payment_attempt_at = NULL WHERE id = $1`, [id]);
@@ -176,11 +183,7 @@ export async function voidInvoice(pool: PgPool, id: string, now: Date): Promise<
        UPDATE credit_grants g SET remaining = g.remaining + returned.amount FROM returned WHERE g.id = returned.grant_id`,
       [id],
     );
-    await appendEvent(client, {
-      accountId: inv.account_id,
-      type: 'invoice.voided',
-      data: { invoice_id: id, amount: new JsonDecimal(inv.amount), currency: inv.currency },
-    });
+    await appendEvent(client, invoiceVoided({ ...inv, id }, inv.status));
     return true;
   });
 }

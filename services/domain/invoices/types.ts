@@ -1,6 +1,6 @@
 import { Decimal, canonicalDecimal } from '../../../shared/money/decimal.js';
 import type { LineType } from '../../../shared/vocabulary.js';
-import type { InvoiceReason, InvoiceStatus, TaxExempt } from '../../../shared/vocabulary.js';
+import type { InvoiceReason, InvoiceStatus, PaymentAttemptStatus, TaxExempt } from '../../../shared/vocabulary.js';
 import type { LineTax } from '../pricing/invoice-lines.js';
 
 /** invoices row; NUMERIC as text (exact), dates as YYYY-MM-DD text (no time-zone shift through JS Date). */
@@ -33,6 +33,10 @@ export interface InvoiceRow {
   attempt_count: number;
   next_payment_attempt_at: Date | null;
   last_payment_error: { code: string; message: string; decline_code?: string } | null;
+  /** The state of the invoice's latest payment attempt (null: none yet); `unknown` until settled from the processor. */
+  payment_attempt_status: PaymentAttemptStatus | null;
+  /** Stripe's status of a dispute of the charge that paid the invoice (charge.dispute.*); null: never disputed. */
+  dispute_status: string | null;
   created_at: Date;
   paid_at: Date | null;
   /** When the SMTP server accepted the invoice's email (docs/emails.md); null until then, or when none is sent. */

@@ -13,6 +13,7 @@ export type ProcessorConfig = Pick<
   | 'STRIPE_API_BASE'
   | 'STRIPE_TIMEOUT_MS'
   | 'STRIPE_MAX_NETWORK_RETRIES'
+  | 'STRIPE_FORWARD_RAW_CARDS'
 >;
 
 /**
@@ -21,7 +22,7 @@ export type ProcessorConfig = Pick<
  */
 export function createPaymentProcessor(pg: PgPool, config?: ProcessorConfig): PaymentProcessor {
   if (config?.PAYMENT_PROCESSOR !== 'stripe') return new SandboxProcessor(pg);
-  return new StripeProcessor(pg, stripeFromConfig(config));
+  return new StripeProcessor(pg, stripeFromConfig(config), { forwardRawCards: config.STRIPE_FORWARD_RAW_CARDS });
 }
 
 /** The Stripe SDK as configured (the key from STRIPE_SECRET_KEY_FILE when set, else STRIPE_SECRET_KEY). */

@@ -12,6 +12,11 @@ export interface PaymentProcessor {
    * element and arrive as a PaymentMethod id (savePaymentMethod), which keeps meterline out of PCI DSS scope.
    */
   readonly acceptsRawCards?: boolean;
+  /**
+   * Turns raw card details into the processor's token, which is then saved with savePaymentMethod (Stripe with
+   * STRIPE_FORWARD_RAW_CARDS: a PaymentMethod made from the number). Absent: verifyCard is how raw cards are taken.
+   */
+  tokenizeCard?(card: CardToVerify): Promise<TokenizeCardResult>;
   /** Checks the card with the processor; on success returns the token to charge it later. */
   verifyCard(card: CardToVerify): Promise<VerifyCardResult>;
   /**
@@ -24,6 +29,19 @@ export interface PaymentProcessor {
    * null when the processor never made it (then charging again with the same key is safe).
    */
   findCharge?(req: ChargeRequest): Promise<ChargeResult | null>;
+  /**
+   * For card entry in the customer's browser (the hosted pages, docs/payments.md "Hosted pages"): a SetupIntent for
+   * the account's Customer whose client secret the processor's own script (Stripe.js) confirms with the card the
+   * customer types into its card element — the number goes from the browser to the processor, never to meterline.
+   */
+  createSetupIntent?(accountId: string): Promise<{ clientSecret: string }>;
+  /**
+   * A payment waiting for the customer (requires_action: 3-D Secure) as the browser needs it: its client secret for
+   * Stripe.js to run the challenge, and the processor's current outcome of it (null while it has none).
+   */
+  paymentInBrowser?(
+    paymentId: string,
+  ): Promise<{ clientSecret: string; paymentMethod: string | null; outcome: ChargeResult | null }>;
   /**
    * Charges a stored payment method. The same idempotencyKey always denotes the same charge: a retry
    * after a crash reports the first outcome instead of charging twice.
@@ -48,6 +66,8 @@ export interface CardToVerify {
 export type DeclineCode = 'card_declined';
 
 export type VerifyCardResult = { ok: true; token: string } | { ok: false; code: DeclineCode };
+
+export type TokenizeCardResult = { ok: true; token: string } | { ok: false; code: string; message: string };
 
 export type SavePaymentMethodResult =
   | {
@@ -119,6 +139,7 @@ export interface RefundRequest {
   idempotencyKey: string;
 }
 
-export type RefundFailureCode = 'charge_not_found' | 'amount_exceeds_charge' | 'processing_error';
+/** charge_disputed: the customer disputed the charge (a chargeback), so the processor refunds nothing more. */
+export type RefundFailureCode = 'charge_not_found' | 'amount_exceeds_charge' | 'charge_disputed' | 'processing_error';
 
 export type RefundResult = { status: 'succeeded'; id: string } | { status: 'failed'; failure_code: RefundFailureCode };

@@ -12,6 +12,7 @@ import {
   type RefundRequest,
   type RefundResult,
   type SavePaymentMethodResult,
+  type TokenizeCardResult,
   type VerifyCardResult,
 } from './processor.js';
 import { recordStripeCustomer, stripeCustomerOf } from './stripe-store.js';
@@ -100,16 +101,37 @@ const isUnknownOutcome = (e: unknown) =>
 
 export class StripeProcessor implements PaymentProcessor {
   readonly name = 'stripe';
-  readonly acceptsRawCards = false;
+  /** Raw card numbers are refused unless the operator opted in (STRIPE_FORWARD_RAW_CARDS, docs/payments.md). */
+  readonly acceptsRawCards: boolean;
 
   constructor(
     private readonly pg: PgPool,
     private readonly stripe: Stripe,
-  ) {}
+    opts: { forwardRawCards?: boolean } = {},
+  ) {
+    this.acceptsRawCards = opts.forwardRawCards === true;
+  }
 
-  /** Never called with Stripe (acceptsRawCards is false: the route refuses raw cards first). */
+  /** Never called with Stripe: raw cards are refused, or tokenised (tokenizeCard) and saved like a PaymentMethod id. */
   async verifyCard(_card: CardToVerify): Promise<VerifyCardResult> {
-    throw new Error('raw card numbers are never sent to Stripe by meterline; use a PaymentMethod id');
+    throw new Error('raw card numbers reach Stripe only through tokenizeCard');
+  }
+
+  /** The opt-in (STRIPE_FORWARD_RAW_CARDS): a PaymentMethod made from the raw details; nothing of them is kept. */
+  async tokenizeCard(card: CardToVerify): Promise<TokenizeCardResult> {
+    if (!this.acceptsRawCards)
+      throw new Error('raw card numbers are not forwarded to Stripe (STRIPE_FORWARD_RAW_CARDS)');
+    try {
+      const pm = await this.stripe.paymentMethods.create({
+        type: 'card',
+        card: { number: card.number, exp_month: card.exp_month, exp_year: card.exp_year, cvc: card.cvc },
+      });
+      return { ok: true, token: pm.id };
+    } catch (e) {
+      if (e instanceof Stripe.errors.StripeCardError)
+        return { ok: false, code: e.decline_code ?? e.code ?? 'card_declined', message: e.message };
+      throw e;
+    }
   }
 
   /** The account's Stripe Customer, made once. */
@@ -216,6 +238,23 @@ export class StripeProcessor implements PaymentProcessor {
     }
   }
 
+  async createSetupIntent(accountId: string): Promise<{ clientSecret: string }> {
+    const si = await this.stripe.setupIntents.create({
+      customer: await this.customerFor(accountId),
+      usage: 'off_session',
+      metadata: { account_id: accountId },
+    });
+    return { clientSecret: si.client_secret! };
+  }
+
+  async paymentInBrowser(
+    paymentId: string,
+  ): Promise<{ clientSecret: string; paymentMethod: string | null; outcome: ChargeResult | null }> {
+    const pi = await this.stripe.paymentIntents.retrieve(paymentId);
+    const pm = typeof pi.payment_method === 'string' ? pi.payment_method : (pi.payment_method?.id ?? null);
+    return { clientSecret: pi.client_secret!, paymentMethod: pm, outcome: outcomeOfIntent(pi) };
+  }
+
   async findCharge(req: ChargeRequest): Promise<ChargeResult | null> {
     const found = await this.stripe.paymentIntents.search({
       query: `metadata['${ATTEMPT_KEY}']:'${req.idempotencyKey.replace(/'/g, "\\'")}'`,
@@ -244,6 +283,7 @@ export class StripeProcessor implements PaymentProcessor {
           return { status: 'failed', failure_code: 'charge_not_found' };
         if (e.code === 'amount_too_large' || e.code === 'charge_already_refunded')
           return { status: 'failed', failure_code: 'amount_exceeds_charge' };
+        if (e.code === 'charge_disputed') return { status: 'failed', failure_code: 'charge_disputed' };
       }
       throw e;
     }

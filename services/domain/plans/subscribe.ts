@@ -6,7 +6,11 @@ import type { PlanVersionRow } from './types.js';
 
 /** A plan version's items as a subscription's item request (checked again for the subscriber's account). */
 export const itemsOfPlan = (items: Item[]): ItemRequest[] =>
-  items.map((i) => ({ ...i, minimum_amount: i.minimum_amount ?? undefined }));
+  items.map((i) => ({
+    ...i,
+    minimum_amount: i.minimum_amount ?? undefined,
+    dimension_prices: i.dimension_prices ?? undefined,
+  }));
 
 /**
  * The version a subscription is made from (`POST /v1/subscriptions {plan_id, plan_version?}`; default the latest).

@@ -1,14 +1,12 @@
 import type { PgClient } from '../../../shared/clients/postgres.js';
-import { appendEvent } from '../events/outbox-store.js';
-import { changeSubscription } from '../subscriptions/store.js';
-import { subscriptionEventData } from '../subscriptions/types.js';
+import { changeSubscription, clearPendingPlanChange } from '../subscriptions/store.js';
 import { itemsOfPlan } from './subscribe.js';
 import type { PlanVersionRow } from './types.js';
 
 /**
  * Gives a subscription a plan version's items at `at` — pro-rated exactly as any items change (PATCH
- * /v1/subscriptions, changeSubscription) — and names that version; one `subscription.updated`, in the caller's
- * transaction (changeSubscription emits it when the items differ; the same items on a new version: here).
+ * /v1/subscriptions, changeSubscription) — and names that version; one `subscription.updated` (its plan_version the
+ * new one, previous_attributes the one it left), in the caller's transaction.
  */
 export async function switchPlanVersion(
   client: PgClient,
@@ -17,22 +15,12 @@ export async function switchPlanVersion(
   to: PlanVersionRow,
   at: Date,
 ): Promise<void> {
-  const { subscription, changed } = await changeSubscription(
+  await changeSubscription(
     client,
     accountId,
     id,
-    { items: itemsOfPlan(to.items) },
+    { items: itemsOfPlan(to.items), plan: { id: to.plan_id, version: to.version } },
     at,
   );
-  await client.query(
-    `UPDATE subscriptions SET plan_id = $2, plan_version = $3, pending_plan_version = NULL, pending_plan_at = NULL
-      WHERE id = $1`,
-    [id, to.plan_id, to.version],
-  );
-  if (!changed)
-    await appendEvent(client, {
-      accountId,
-      type: 'subscription.updated',
-      data: subscriptionEventData(subscription),
-    });
+  await clearPendingPlanChange(client, id);
 }

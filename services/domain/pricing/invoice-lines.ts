@@ -2,6 +2,7 @@ import { Decimal, canonicalDecimal, formatGrouped, roundToMinorUnit } from '../.
 import { usageQuantity } from '../usage/aggregate.js';
 import type { WindowStats } from '../../../shared/usage/stats.js';
 import { minimumTrueUp, priceQuantity, type PriceModel } from './price-models.js';
+import { UNPRICED, priceForValue, type DimensionPrices } from './dimension-prices.js';
 import { prorated, proratedAmount, prorationText, type ServiceInterval } from './proration.js';
 import type { LineType } from '../../../shared/vocabulary.js';
 
@@ -47,6 +48,8 @@ export interface ItemToPrice {
   meter: MeterUsage | null;
   /** Dimension keys the usage is billed by (one line per group); absent or empty: one line. */
   group_by?: string[];
+  /** Per-dimension prices (services/domain/pricing/dimension-prices.ts): one line per value, each at its own model. */
+  dimension_prices?: DimensionPrices | null;
   /** Flat items: units (seats); 1 otherwise. */
   quantity?: number;
   /** The part of the period the item was on when not all of it (services/domain/pricing/proration.ts); usage was counted over it. */
@@ -85,8 +88,8 @@ export interface PricedLine {
   quantity: string;
   unit_price: string;
   amount: string;
-  /** usage lines: the model (and minimum, and group keys) they were priced with, kept to re-price late usage at these rates. */
-  price_model: (PriceModel & { minimum_amount: string | null; group_by?: string[] }) | null;
+  /** usage lines: the model (and minimum, group keys, per-dimension prices) they were priced with, kept to re-price late usage at these rates. */
+  price_model: PriceSnapshot | null;
   /** adjustment lines: the earlier invoice whose period the usage belongs to. */
   adjusts_invoice_id: string | null;
   /** usage and adjustment lines of a grouped item: the group they bill; null otherwise. */
@@ -101,6 +104,13 @@ export interface PricedLine {
   /** Discount lines: the coupon (services/domain/billing/discounts.ts). */
   coupon_id?: string | null;
 }
+
+/** What a usage line keeps of how it was priced: its model, and for a grouped item the keys and per-dimension prices. */
+export type PriceSnapshot = PriceModel & {
+  minimum_amount: string | null;
+  group_by?: string[];
+  dimension_prices?: DimensionPrices;
+};
 
 export interface LineTax {
   tax_rate_id: string;
@@ -152,6 +162,14 @@ function priceItemUsage(item: ItemToPrice & { meter: MeterUsage }, currency: str
 function itemLines(item: ItemToPrice, currency: string): PricedLine[] {
   const service = item.service ? { fromMs: item.service.fromMs, toMs: item.service.toMs } : undefined;
   const proration = item.service ? ` — ${prorationText(item.service)}` : '';
+  if (item.meter && item.dimension_prices)
+    return groupLines(
+      item as ItemToPrice & { meter: MeterUsage },
+      [item.dimension_prices.dimension],
+      currency,
+      service,
+      proration,
+    );
   if (item.meter && item.group_by?.length)
     return groupLines(item as ItemToPrice & { meter: MeterUsage }, item.group_by, currency, service, proration);
   if (!item.meter) {
@@ -236,10 +254,12 @@ export function groupLabel(dimensions: LineDimensions): string {
 }
 
 /**
- * A grouped item's usage lines (issue 18): one per group of dimension values, each priced by the product's
- * model on its own — tiers and packages count per group, not on the item's total. No usage at all is one
+ * A grouped item's usage lines (issue 18): one per group of dimension values, each priced on its own — tiers and
+ * packages count per group, not on the item's total — by the product's model, or with per-dimension prices
+ * (issue 46) by its value's model (priceForValue; an unpriced value's line says so, at 0). No usage at all is one
  * line of quantity 0 for the all-absent group (so a late group re-prices against it like any other).
- * The snapshot carries group_by, so late usage of the period is re-priced per group the same way.
+ * The snapshot carries group_by (and the per-dimension prices), so late usage of the period is re-priced per
+ * group the same way.
  */
 function groupLines(
   item: ItemToPrice & { meter: MeterUsage },
@@ -252,21 +272,30 @@ function groupLines(
     ? item.meter.groups
     : [{ dimensions: Object.fromEntries(groupBy.map((k) => [k, null])), usage: item.meter.usage }];
   const labelled = !!item.meter.groups?.length;
+  const dp = item.dimension_prices ?? undefined;
   return groups.map((g) => {
+    const model = dp ? priceForValue(dp, g.dimensions[dp.dimension] ?? null) : item.model;
     const { quantity, priced } = priceItemUsage(
-      { ...item, minimum_amount: null, meter: { ...item.meter, usage: g.usage } },
+      { ...item, model: model ?? UNPRICED, minimum_amount: null, meter: { ...item.meter, usage: g.usage } },
       currency,
     );
+    const label = labelled || dp ? `${groupLabel(g.dimensions)} — ` : '';
+    const unpriced = model === null ? ' — unpriced (no price for this value)' : '';
     return line({
       type: 'usage',
       product_id: item.product_id,
       meter_id: item.meter.id,
       service,
-      description: `${item.product_name} — ${labelled ? `${groupLabel(g.dimensions)} — ` : ''}${quantityDescription(item.meter, quantity, priced.breakdown)}${proration}`,
+      description: `${item.product_name} — ${label}${quantityDescription(item.meter, quantity, priced.breakdown)}${unpriced}${proration}`,
       quantity: canonicalDecimal(quantity),
       unit_price: canonicalDecimal(priced.unit_price),
       amount: canonicalDecimal(priced.amount),
-      price_model: { ...item.model, minimum_amount: null, group_by: groupBy },
+      price_model: {
+        ...(model ?? UNPRICED),
+        minimum_amount: null,
+        group_by: groupBy,
+        ...(dp ? { dimension_prices: dp } : {}),
+      },
       dimensions: g.dimensions,
     });
   });

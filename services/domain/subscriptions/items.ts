@@ -2,6 +2,7 @@ import type { PgClient } from '../../../shared/clients/postgres.js';
 import { ValidationError, type FieldError } from '../../../shared/errors.js';
 import { Decimal } from '../../../shared/money/decimal.js';
 import type { Item, ItemRequest } from './types.js';
+import type { DimensionPrices } from '../pricing/dimension-prices.js';
 import { lockProductsForShare } from '../products/store.js';
 import { meterDimensions, ownMeterIds } from '../meters/store.js';
 import { dimensionKeyProblem } from '../../../shared/usage/dimensions.js';
@@ -24,6 +25,7 @@ export async function resolveItems(
     meter_id: i.meter_id ?? null,
     minimum_amount: i.minimum_amount ?? null,
     group_by: i.group_by ?? [],
+    dimension_prices: i.dimension_prices ?? null,
     quantity: i.quantity ?? 1,
   }));
   const productIds = [...new Set(items.map((i) => i.product_id))];
@@ -75,6 +77,11 @@ export async function resolveItems(
           field: `${at}.group_by`,
           message: 'is only for usage-priced (metered, tiered, package) products',
         });
+      if (item.dimension_prices)
+        errors.push({
+          field: `${at}.dimension`,
+          message: 'is only for usage-priced (metered, tiered, package) products',
+        });
     }
   });
   if (errors.length) throw new ValidationError(errors);
@@ -102,6 +109,10 @@ function groupByProblems(item: Item, declared: readonly string[], at: string, er
     const problem = dimensionKeyProblem(key, declared);
     if (problem) errors.push({ field: `${at}.group_by[${k}]`, message: problem });
   });
+  if (item.dimension_prices) {
+    const problem = dimensionKeyProblem(item.dimension_prices.dimension, declared);
+    if (problem) errors.push({ field: `${at}.dimension`, message: problem });
+  }
   if (item.group_by.length && item.minimum_amount !== null)
     errors.push({
       field: `${at}.minimum_amount`,
@@ -121,7 +132,21 @@ export function sameItem(x: Item, y: Item): boolean {
     itemKey(x) === itemKey(y) &&
     x.quantity === y.quantity &&
     sameMinimum(x.minimum_amount, y.minimum_amount) &&
-    sameGroups(x.group_by, y.group_by)
+    sameGroups(x.group_by, y.group_by) &&
+    sameDimensionPrices(x.dimension_prices ?? null, y.dimension_prices ?? null)
+  );
+}
+
+/** Per-dimension prices that price alike: the same dimension, values, models and amounts (decimals compared exactly). */
+function sameDimensionPrices(a: DimensionPrices | null, b: DimensionPrices | null): boolean {
+  if (a === null || b === null) return a === b;
+  return canonicalJson(a) === canonicalJson(b);
+}
+
+/** JSON with every amount canonical ("0.50" → "0.5"), so equal prices compare equal (values compare as written). */
+function canonicalJson(v: unknown): string {
+  return JSON.stringify(v, (k, x) =>
+    k !== 'value' && typeof x === 'string' && /^-?\d+(\.\d+)?$/.test(x) ? new Decimal(x).toFixed() : x,
   );
 }
 

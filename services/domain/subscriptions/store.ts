@@ -7,7 +7,8 @@ import { minorUnits } from '../../../shared/money/currencies.js';
 import type { RowWindow } from '../../../shared/row-window.js';
 import { appendEvent } from '../events/outbox-store.js';
 import { itemKey, resolveItems, sameItem, sameItems } from './items.js';
-import { collectionPaused, subscriptionEventData } from './types.js';
+import { subscriptionCanceled, subscriptionUpdated } from './events.js';
+import { collectionPaused } from './types.js';
 import type { Item, ItemRequest, Subscription, SubscriptionRow, SubscriptionTerms } from './types.js';
 import { billingStart, billsUsageMonthly, currentPeriod } from './periods.js';
 import { checkTermBounds } from './term-bounds.js';
@@ -20,7 +21,7 @@ async function itemsOf(q: Queryable, ids: string[]): Promise<Map<string, Item[]>
   const out = new Map<string, Item[]>(ids.map((id) => [id, []]));
   if (ids.length === 0) return out;
   const r = await q.query<Item & { subscription_id: string }>(
-    `SELECT subscription_id, product_id, meter_id, minimum_amount::text AS minimum_amount, group_by, quantity FROM subscription_items
+    `SELECT subscription_id, product_id, meter_id, minimum_amount::text AS minimum_amount, group_by, dimension_prices, quantity FROM subscription_items
       WHERE subscription_id = ANY($1) AND effective_to IS NULL ORDER BY subscription_id, position`,
     [ids],
   );
@@ -30,6 +31,7 @@ async function itemsOf(q: Queryable, ids: string[]): Promise<Map<string, Item[]>
       meter_id: row.meter_id,
       minimum_amount: row.minimum_amount,
       group_by: row.group_by,
+      dimension_prices: row.dimension_prices,
       quantity: row.quantity,
     });
   }
@@ -38,7 +40,7 @@ async function itemsOf(q: Queryable, ids: string[]): Promise<Map<string, Item[]>
 
 export async function listSubscriptions(
   pool: PgPool,
-  accountId: string,
+  accountId: string | null,
   q: { status?: string },
   window: RowWindow,
 ): Promise<{ subscriptions: Subscription[]; total: number }> {
@@ -47,7 +49,8 @@ export async function listSubscriptions(
     {
       columns: '*',
       from: 'subscriptions',
-      where: 'account_id = $1 AND ($2::text IS NULL OR status = $2)',
+      // accountId null: every account's (an operator's deployment-wide list, accountsListedFor).
+      where: '($1::text IS NULL OR account_id = $1) AND ($2::text IS NULL OR status = $2)',
       params: [accountId, q.status ?? null],
       orderBy: 'created_at DESC, id DESC',
     },
@@ -124,10 +127,10 @@ async function writeItems(
   const added = items.map((item, position) => ({ item, position })).filter(({ item }) => !kept.has(itemKey(item)));
   if (added.length === 0) return;
   await client.query(
-    `INSERT INTO subscription_items (subscription_id, position, product_id, meter_id, minimum_amount, group_by, quantity, effective_from)
+    `INSERT INTO subscription_items (subscription_id, position, product_id, meter_id, minimum_amount, group_by, quantity, effective_from, dimension_prices)
      SELECT $1, p.position, p.product_id, p.meter_id, p.minimum_amount, ARRAY(SELECT jsonb_array_elements_text(p.group_by)), p.quantity,
-            CASE WHEN $8 THEN $9::timestamptz ELSE '-infinity' END
-       FROM unnest($2::int[], $3::text[], $4::text[], $5::numeric[], $6::jsonb[], $7::int[]) AS p(position, product_id, meter_id, minimum_amount, group_by, quantity)`,
+            CASE WHEN $8 THEN $9::timestamptz ELSE '-infinity' END, NULLIF(p.dimension_prices, 'null'::jsonb)
+       FROM unnest($2::int[], $3::text[], $4::text[], $5::numeric[], $6::jsonb[], $7::int[], $10::jsonb[]) AS p(position, product_id, meter_id, minimum_amount, group_by, quantity, dimension_prices)`,
     [
       subscriptionId,
       added.map((a) => a.position),
@@ -138,6 +141,7 @@ async function writeItems(
       added.map((a) => a.item.quantity),
       before !== null,
       now,
+      added.map((a) => JSON.stringify(a.item.dimension_prices)),
     ],
   );
 }
@@ -151,14 +155,37 @@ function checkThreshold(amount: string, currency: string): void {
     ]);
 }
 
+/** The plan change scheduled for the period's end is done (or no longer applies). */
+export async function clearPendingPlanChange(client: PgClient, subscriptionId: string): Promise<void> {
+  await client.query('UPDATE subscriptions SET pending_plan_version = NULL, pending_plan_at = NULL WHERE id = $1', [
+    subscriptionId,
+  ]);
+}
+
+/** The coupon discounting the subscription now (services/domain/coupons/redeem.ts applies them), or null. */
+export async function currentCouponId(client: PgClient, subscriptionId: string): Promise<string | null> {
+  const r = await client.query<{ coupon_id: string }>(
+    'SELECT coupon_id FROM coupon_redemptions WHERE subscription_id = $1 AND ended_at IS NULL',
+    [subscriptionId],
+  );
+  return r.rows[0]?.coupon_id ?? null;
+}
+
 /**
- * `subscription.updated` in the same transaction as the change (published if and only if it commits), and
- * `subscription.canceled` too when the change canceled it: both carry the subscription as it now is.
+ * `subscription.updated` in the same transaction as the change (published if and only if it commits): the
+ * subscription as it now is, with its current coupon, and what changed since `before` (none: it was created); and
+ * `subscription.canceled` too, with the same data, when the change canceled it (once per cancellation).
  */
-export async function emitUpdated(client: PgClient, s: Subscription, canceled = false): Promise<void> {
-  const data = subscriptionEventData(s);
-  await appendEvent(client, { accountId: s.row.account_id, type: 'subscription.updated', data });
-  if (canceled) await appendEvent(client, { accountId: s.row.account_id, type: 'subscription.canceled', data });
+export async function emitSubscriptionUpdated(
+  client: PgClient,
+  s: Subscription,
+  before?: Subscription,
+  canceled = false,
+): Promise<void> {
+  const couponId = await currentCouponId(client, s.row.id);
+  const updated = subscriptionUpdated({ subscription: s, couponId }, before && { subscription: before, couponId });
+  await appendEvent(client, updated);
+  if (canceled) await appendEvent(client, subscriptionCanceled(updated));
 }
 
 /**
@@ -210,7 +237,6 @@ export async function createSubscription(
   );
   const sub = { row: r.rows[0]!, items };
   await writeItems(client, sub.row.id, items, null, now);
-  await emitUpdated(client, sub);
   return sub;
 }
 
@@ -230,6 +256,8 @@ export async function changeSubscription(
     billingThreshold?: string | null;
     cancelAtPeriodEnd?: boolean;
     pauseCollection?: boolean;
+    /** The plan version the items now come from (a plan migration); without it changed items leave their plan. */
+    plan?: { id: string; version: number };
   },
   now: Date = new Date(),
 ): Promise<{ subscription: Subscription; changed: boolean }> {
@@ -258,7 +286,9 @@ export async function changeSubscription(
   const pausing = change.pauseCollection === undefined ? null : change.pauseCollection;
   const pauseChanged = pausing !== null && pausing !== collectionPaused(cur.row);
   if (pausing === true && pauseChanged) checkPausable(cur.row, threshold);
-  if (!itemsChanged && !cancel && !thresholdChanged && !cancelAtChanged && !pauseChanged)
+  const plan = change.plan ?? null;
+  const planChanged = plan !== null && (plan.id !== cur.row.plan_id || plan.version !== cur.row.plan_version);
+  if (!itemsChanged && !cancel && !thresholdChanged && !cancelAtChanged && !pauseChanged && !planChanged)
     return { subscription: cur, changed: false };
 
   if (itemsChanged) await writeItems(client, id, items, cur.items, now);
@@ -270,9 +300,10 @@ export async function changeSubscription(
             collection_paused_at = CASE WHEN $7 AND $8 THEN $3::timestamptz ELSE collection_paused_at END,
             collection_resumed_at = CASE WHEN $7 THEN (CASE WHEN $8 THEN NULL ELSE $3::timestamptz END) ELSE collection_resumed_at END,
             billing_threshold = $4::numeric,
-            -- items changed by hand are no longer the plan's (nor does a scheduled plan change still apply)
-            plan_id = CASE WHEN $5 THEN NULL ELSE plan_id END,
-            plan_version = CASE WHEN $5 THEN NULL ELSE plan_version END,
+            -- items changed by hand are no longer the plan's (nor does a scheduled plan change still apply);
+            -- a plan migration names the version they now come from
+            plan_id = CASE WHEN $9::text IS NOT NULL THEN $9 WHEN $5 THEN NULL ELSE plan_id END,
+            plan_version = CASE WHEN $9::text IS NOT NULL THEN $10::int WHEN $5 THEN NULL ELSE plan_version END,
             pending_plan_version = CASE WHEN $5 OR $2 THEN NULL ELSE pending_plan_version END,
             pending_plan_at = CASE WHEN $5 OR $2 THEN NULL ELSE pending_plan_at END,
             -- Canceled during its trial: nothing is ever billed (docs/billing.md "Trials").
@@ -281,10 +312,21 @@ export async function changeSubscription(
             advance_period_start = CASE WHEN $2 AND trial_end > $3 THEN NULL ELSE advance_period_start END,
             advance_period_end = CASE WHEN $2 AND trial_end > $3 THEN NULL ELSE advance_period_end END
       WHERE id = $1 RETURNING *`,
-    [id, cancel, now, threshold, itemsChanged, cancelAt, pauseChanged, pausing === true],
+    [
+      id,
+      cancel,
+      now,
+      threshold,
+      itemsChanged,
+      cancelAt,
+      pauseChanged,
+      pausing === true,
+      plan?.id ?? null,
+      plan?.version ?? null,
+    ],
   );
   const sub = { row: r.rows[0]!, items };
-  await emitUpdated(client, sub, cancel);
+  await emitSubscriptionUpdated(client, sub, cur, cancel);
   return { subscription: sub, changed: true };
 }
 

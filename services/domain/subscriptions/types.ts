@@ -1,5 +1,7 @@
 import { JsonDecimal } from '../../../shared/money/json.js';
 import type { BillingAnchor, BillingInterval } from '../../../shared/vocabulary.js';
+import type { DimensionPrices } from '../pricing/dimension-prices.js';
+import { priceModelOut } from '../pricing/price-model-out.js';
 
 /** Subscriptions (docs/design.md §8 Subscription): a subscription and its items, as stored. */
 
@@ -9,6 +11,8 @@ export interface ItemRequest {
   meter_id?: string | null;
   minimum_amount?: string;
   group_by?: string[];
+  /** Per-dimension prices (issue 46), their amounts as the exact decimal text the client wrote. */
+  dimension_prices?: DimensionPrices;
   quantity?: number;
 }
 
@@ -62,6 +66,8 @@ export interface Item {
   minimum_amount: string | null;
   /** Dimension keys billed per group; empty: one line for the whole meter. */
   group_by: string[];
+  /** Per-dimension prices (services/domain/pricing/dimension-prices.ts); null: the product's price model. Plan versions written before issue 46 lack it. */
+  dimension_prices?: DimensionPrices | null;
   /** Units of a flat product (1 for usage-priced ones). */
   quantity: number;
 }
@@ -78,6 +84,13 @@ export function itemOut(i: Item) {
     meter_id: i.meter_id,
     ...(i.minimum_amount === null ? {} : { minimum_amount: new JsonDecimal(i.minimum_amount) }),
     ...(i.group_by.length ? { group_by: i.group_by } : {}),
+    ...(i.dimension_prices
+      ? {
+          dimension: i.dimension_prices.dimension,
+          prices: i.dimension_prices.prices.map((p) => ({ value: p.value, price: priceModelOut(p.price) })),
+          default_price: i.dimension_prices.default_price && priceModelOut(i.dimension_prices.default_price),
+        }
+      : {}),
     ...(i.quantity === 1 ? {} : { quantity: i.quantity }),
   };
 }
@@ -87,20 +100,4 @@ export function collectionPaused(
   row: Pick<SubscriptionRow, 'collection_paused_at' | 'collection_resumed_at'>,
 ): boolean {
   return row.collection_paused_at !== null && row.collection_resumed_at === null;
-}
-
-/**
- * The subscription as it now is, in every `subscription.*` event (docs/webhooks.md): its status, items, and its
- * scheduled or done cancellation.
- */
-export function subscriptionEventData(s: Subscription) {
-  return {
-    subscription_id: s.row.id,
-    status: s.row.status,
-    items: s.items.map(itemOut),
-    cancel_at_period_end: s.row.status === 'active' && s.row.cancel_at !== null,
-    collection_paused: s.row.status === 'active' && collectionPaused(s.row),
-    cancel_at: s.row.cancel_at?.toISOString() ?? null,
-    canceled_at: s.row.canceled_at?.toISOString() ?? null,
-  };
 }

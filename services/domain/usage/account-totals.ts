@@ -23,6 +23,8 @@ export interface AccountTotalsRequest {
   startMs: number;
   endMs: number;
   accounts: readonly string[];
+  /** Only the records whose dimension `key` is `value`; absent: all. */
+  dimension?: { key: string; value: string };
 }
 
 /** Past this many accounts of one meter in one part, the part reads every account of the meter (a short SQL text) and keeps the wanted ones. */
@@ -42,7 +44,7 @@ export async function queryAccountTotals(
   const shapes = new Map<string, Map<string, number[]>>();
   requests.forEach((r, i) => {
     const shape = `${r.type}:${r.uniqueBy === undefined ? '' : 'u'}`;
-    const part = `${Math.trunc(r.startMs)}:${Math.trunc(r.endMs)}:${r.uniqueBy ?? ''}`;
+    const part = `${Math.trunc(r.startMs)}:${Math.trunc(r.endMs)}:${r.uniqueBy ?? ''}:${r.dimension ? JSON.stringify(r.dimension) : ''}`;
     let parts = shapes.get(shape);
     if (!parts) shapes.set(shape, (parts = new Map()));
     const list = parts.get(part);
@@ -106,7 +108,7 @@ function metersOf(requests: readonly AccountTotalsRequest[], indexes: readonly n
   return conditions.length > 1 ? `(${conditions.join(' OR ')})` : conditions[0]!;
 }
 
-/** One part: the requests of one range and unique dimension, grouped by meter and account. */
+/** One part: the requests of one range, unique dimension and dimension filter, grouped by meter and account. */
 function partSql(
   database: string,
   requests: readonly AccountTotalsRequest[],
@@ -124,6 +126,10 @@ function partSql(
     () => 'meter_id AS m',
     'm',
     undefined,
-    { groupBy: [ACCOUNT_GROUP], uniqueBy: first.uniqueBy },
+    {
+      groupBy: [ACCOUNT_GROUP],
+      uniqueBy: first.uniqueBy,
+      ...(first.dimension ? { filters: new Map([[first.dimension.key, [first.dimension.value]]]) } : {}),
+    },
   );
 }

@@ -14,6 +14,8 @@ export interface AccountUsageTarget {
   uniqueBy: string | null;
   start: Date;
   end: Date;
+  /** Only the records whose dimension `key` is `value` (an entitlement of one dimension value, issue 46). */
+  dimension?: { key: string; value: string } | null;
 }
 
 /**
@@ -38,6 +40,7 @@ export async function accountUsage(
       startMs: t.start.getTime(),
       endMs: t.end.getTime(),
       accounts: [t.accountId],
+      ...(t.dimension ? { dimension: t.dimension } : {}),
     })),
   );
   return targets.map((t, i) => {

@@ -45,6 +45,9 @@ const AREAS: Record<PermissionArea, readonly string[]> = {
     'POST /v1/billing/invoices/:invoice_id/pay',
     'POST /v1/billing/invoices/:invoice_id/void',
     'GET /v1/billing/invoices/upcoming',
+    'POST /v1/billing/invoices/:invoice_id/hosted-link/revoke',
+    'POST /v1/billing/invoices/:invoice_id/hosted-link/rotate',
+    'POST /v1/billing/payment-method-links',
     'GET /v1/billing/payment-methods',
     'POST /v1/billing/payment-methods',
     'GET /v1/billing/payment-methods/:payment_method_id',
@@ -59,6 +62,13 @@ const AREAS: Record<PermissionArea, readonly string[]> = {
     'DELETE /v1/test_clocks/:clock_id',
     'POST /v1/test_clocks/:clock_id/advance',
     'POST /v1/test_clocks/:clock_id/customers',
+    'GET /v1/exports',
+    'POST /v1/exports',
+    'GET /v1/exports/:export_id',
+    'GET /v1/export_schedules',
+    'POST /v1/export_schedules',
+    'GET /v1/export_schedules/:schedule_id',
+    'DELETE /v1/export_schedules/:schedule_id',
   ],
   customers: [
     'GET /v1/customers',
@@ -108,7 +118,12 @@ const AREAS: Record<PermissionArea, readonly string[]> = {
     'GET /v1/customers/:customer_id/users',
     'POST /v1/customers/:customer_id/users',
   ],
-  settings: ['GET /v1/portal_settings', 'PATCH /v1/portal_settings'],
+  settings: [
+    'GET /v1/portal_settings',
+    'PATCH /v1/portal_settings',
+    'GET /v1/seller_settings',
+    'PATCH /v1/seller_settings',
+  ],
   audit: ['GET /v1/audit_events'],
 };
 

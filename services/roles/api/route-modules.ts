@@ -17,13 +17,16 @@ import { ingressModule } from '../../ingress/module.js';
 import { usageQueryModule } from '../../control/usage/module.js';
 import { correctionsModule } from '../../control/corrections/module.js';
 import { invoicesModule } from '../../control/invoices/module.js';
+import { hostedModule } from '../../control/hosted/module.js';
 import { creditsModule } from '../../control/credits/module.js';
 import { creditNotesModule } from '../../control/credit-notes/module.js';
 import { testClocksModule } from '../../control/test-clocks/module.js';
 import { entitlementsModule } from '../../control/entitlements/module.js';
 import { alertsModule } from '../../control/alerts/module.js';
+import { exportsModule } from '../../control/exports/module.js';
 import { plansModule } from '../../control/plans/module.js';
 import { portalSettingsModule } from '../../control/portal-settings/module.js';
+import { sellerSettingsModule } from '../../control/seller-settings/module.js';
 import { consoleModule } from '../../console/module.js';
 import { auditModule } from '../../control/audit/module.js';
 import { usersModule } from '../../control/users/module.js';
@@ -48,14 +51,17 @@ export const ROUTE_MODULES: RouteModuleFactory[] = [
   usageQueryModule,
   correctionsModule,
   invoicesModule,
+  hostedModule,
   creditsModule,
   creditNotesModule,
   testClocksModule,
   entitlementsModule,
   alertsModule,
+  exportsModule,
   plansModule,
   portalSettingsModule,
   auditModule,
   usersModule,
+  sellerSettingsModule,
   consoleModule,
 ];

@@ -2,12 +2,15 @@ import nodemailer, { type Transporter } from 'nodemailer';
 import type { Infra } from '../../../shared/infra.js';
 import type { Component } from '../role.js';
 import { createCreditNotePdfPool, createInvoicePdfPool } from '../../workers/pool.js';
-import { invoicePdfTask } from '../../control/invoices/download.js';
-import { creditNotePdfTask } from '../../control/credit-notes/download.js';
+import { invoiceDocument } from '../../domain/documents/invoice.js';
+import { creditNoteDocument } from '../../domain/documents/credit-note.js';
 import { getInvoice } from '../../domain/invoices/store.js';
 import { nextAttemptAt, RETRY_DELAYS_MS } from '../../domain/webhooks/retry-schedule.js';
 import { claimDueEmails, markEmailSent, recordEmailFailure, type ClaimedEmail } from '../../domain/emails/store.js';
 import { composeEmail, emailMessageId, type EmailDocument } from '../../domain/emails/message.js';
+import { DEFAULT_EMAIL_LINKS, hostedEmailLinks, type EmailLinks } from '../../domain/emails/links.js';
+import { LOGO_CID } from '../../domain/emails/html.js';
+import { sellerProfile, type SellerProfile } from '../../domain/seller/profile.js';
 import { DeliveryPump } from './delivery-pump.js';
 
 export interface MailDeliveryOptions {
@@ -22,6 +25,8 @@ export interface MailDeliveryOptions {
   pollIntervalMs: number;
   /** Emails claimed, rendered and sent at once. */
   claimBatch: number;
+  /** The hosted pages' links an email carries (../../domain/emails/links.ts). */
+  links: EmailLinks;
 }
 
 export const DEFAULT_MAIL_OPTIONS: MailDeliveryOptions = {
@@ -31,6 +36,7 @@ export const DEFAULT_MAIL_OPTIONS: MailDeliveryOptions = {
   leaseMs: 5 * 60_000,
   pollIntervalMs: 1_000,
   claimBatch: 8,
+  links: DEFAULT_EMAIL_LINKS,
 };
 
 /** A row whose mark failed is retried this often before the lease decides (it may then be sent again). */
@@ -56,7 +62,9 @@ export class MailDelivery implements Component {
     private readonly infra: Infra,
     opts: Partial<MailDeliveryOptions> = {},
   ) {
-    this.opts = { ...DEFAULT_MAIL_OPTIONS, ...opts };
+    // By default the emails carry the hosted pages' links, minted with the deployment's secret.
+    const links = opts.links ?? hostedEmailLinks(infra.pg, infra.config, opts.clock ?? DEFAULT_MAIL_OPTIONS.clock);
+    this.opts = { ...DEFAULT_MAIL_OPTIONS, ...opts, links };
     this.pump = new DeliveryPump({
       name: 'mail delivery',
       failure: 'claiming due emails failed',
@@ -110,15 +118,29 @@ export class MailDelivery implements Component {
 
   private async deliver(m: ClaimedEmail): Promise<void> {
     try {
-      const { document, pdf } = await this.render(m);
+      const seller = await sellerProfile(this.infra, m.account_id);
+      const { document, pdf } = await this.render(m, seller);
       const mail = composeEmail(document);
+      const logo = seller.logo
+        ? [
+            {
+              cid: LOGO_CID,
+              filename: `logo.${seller.logo.media_type === 'image/png' ? 'png' : 'jpg'}`,
+              content: Buffer.from(seller.logo.data),
+              contentType: seller.logo.media_type,
+              contentDisposition: 'inline' as const,
+            },
+          ]
+        : [];
       await this.transport!.sendMail({
-        from: this.infra.config.MAIL_FROM,
+        from: seller.from,
+        ...(seller.support_email ? { replyTo: seller.support_email } : {}),
         to: m.recipient,
         subject: mail.subject,
         text: mail.text,
-        messageId: emailMessageId(m.event_id, m.recipient, this.infra.config.MAIL_FROM),
-        attachments: [{ filename: mail.filename, content: Buffer.from(pdf), contentType: 'application/pdf' }],
+        html: mail.html,
+        messageId: emailMessageId(m.event_id, m.recipient, seller.from.address),
+        attachments: [{ filename: mail.filename, content: Buffer.from(pdf), contentType: 'application/pdf' }, ...logo],
       });
     } catch (err) {
       await this.failed(m, err as Error);
@@ -129,27 +151,31 @@ export class MailDelivery implements Component {
   }
 
   /** The email's document and its PDF, rendered as the download routes render it. */
-  private async render(m: ClaimedEmail): Promise<{ document: EmailDocument; pdf: Uint8Array }> {
-    const seller = this.infra.config.SELLER_NAME;
+  private async render(m: ClaimedEmail, profile: SellerProfile): Promise<{ document: EmailDocument; pdf: Uint8Array }> {
+    const seller = { name: profile.name, support_email: profile.support_email, logo: profile.logo !== null };
+    const { invoice } = await getInvoice(this.infra.pg, m.account_id, m.invoice_id);
+    const links = {
+      invoice: await this.opts.links.hostedInvoiceUrl(invoice),
+      update_payment_method: m.kind === 'payment_failed' ? await this.opts.links.updatePaymentMethodUrl(invoice) : null,
+    };
+    const common = { kind: m.kind, seller, links, test: m.test };
     if (m.kind === 'credit_note') {
-      const task = await creditNotePdfTask(this.infra, m.account_id, m.credit_note_id!);
-      const { invoice } = await getInvoice(this.infra.pg, m.account_id, m.invoice_id);
+      const task = await creditNoteDocument(this.infra, m.account_id, m.credit_note_id!);
       this.notePdfs ??= createCreditNotePdfPool({ maxThreads: 1 });
       return {
         // A credited invoice was finalized, so it has its number.
-        document: {
-          kind: m.kind,
-          invoice: { ...invoice, number: invoice.number ?? invoice.id },
-          note: task.note,
-          seller,
-        },
+        document: { ...common, invoice: { ...invoice, number: invoice.number ?? invoice.id }, note: task.note },
         pdf: await this.notePdfs.run(task),
       };
     }
-    const task = await invoicePdfTask(this.infra, m.account_id, m.invoice_id);
+    const task = await invoiceDocument(this.infra, m.account_id, m.invoice_id);
     this.invoicePdfs ??= createInvoicePdfPool({ maxThreads: 1 });
     return {
-      document: { kind: m.kind, invoice: { ...task.invoice, number: task.invoice.number ?? '' }, seller },
+      document: {
+        ...common,
+        invoice: { ...task.invoice, number: task.invoice.number ?? '' },
+        failure: m.kind === 'payment_failed' ? invoice.last_payment_error : null,
+      },
       pdf: await this.invoicePdfs.run(task),
     };
   }

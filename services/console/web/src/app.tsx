@@ -14,11 +14,12 @@ import { AlertsPage } from './pages/alerts.js';
 import { PlansPage } from './pages/plans.js';
 import { CouponsPage } from './pages/coupons.js';
 import { AuditPage } from './pages/audit.js';
+import { SellerPage } from './pages/seller.js';
 import type { ApiClient } from './lib/api.js';
 import type { TokenSession } from './lib/tokens.js';
 
 /** Pages only operators (admin scope) see. */
-const OPERATOR_NAV = new Set(['/customers', '/coupons', '/audit']);
+const OPERATOR_NAV = new Set(['/customers', '/coupons', '/audit', '/seller']);
 
 const NAV = [
   ['/meters', 'Meters'],
@@ -33,6 +34,7 @@ const NAV = [
   ['/customers', 'Customers'],
   ['/coupons', 'Coupons'],
   ['/audit', 'Audit log'],
+  ['/seller', 'Seller'],
 ] as const;
 
 const currentRoute = () => location.hash.replace(/^#/, '') || '/meters';
@@ -65,6 +67,8 @@ function Page({ route }: { route: string }) {
       return <CouponsPage />;
     case 'audit':
       return <AuditPage />;
+    case 'seller':
+      return <SellerPage />;
     default:
       return (
         <div class="error" role="alert">

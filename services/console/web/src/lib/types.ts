@@ -16,6 +16,7 @@ import type { CheckAnswerSchema, EntitlementSchema } from '../../../../../shared
 import type { AlertSchema } from '../../../../../shared/api/alerts.js';
 import type { PlanSchema } from '../../../../../shared/api/plans.js';
 import type { CouponSchema } from '../../../../../shared/api/coupons.js';
+import type { SellerSettingsSchema } from '../../../../../shared/api/seller-settings.js';
 
 export { EVENT_TYPES as WEBHOOK_EVENTS } from '../../../../../shared/vocabulary.js';
 
@@ -40,3 +41,5 @@ export type Alert = Type.Static<typeof AlertSchema>;
 export type Plan = Type.Static<typeof PlanSchema>;
 /** A coupon of the deployment (docs/coupons.md). */
 export type Coupon = Type.Static<typeof CouponSchema>;
+/** The seller and branding on every document and email (docs/seller-settings.md). */
+export type SellerSettings = Type.Static<typeof SellerSettingsSchema>;

@@ -5,6 +5,7 @@ import { Empty, ErrorBox, formValues, Pager, Panel } from '../ui/components.js';
 import { formatNumber, formatTime } from '../lib/format.js';
 import { decimalText, exactJson, type ListPage } from '../lib/api.js';
 import type { Entitlement, EntitlementCheck, Meter } from '../lib/types.js';
+import { CustomerSelect, useCustomers } from '../ui/customers.js';
 import { ENTITLEMENT_OVERAGES, ENTITLEMENT_PERIODS } from '../../../../../shared/vocabulary.js';
 
 /**
@@ -13,6 +14,7 @@ import { ENTITLEMENT_OVERAGES, ENTITLEMENT_PERIODS } from '../../../../../shared
  */
 export function EntitlementsPage() {
   const { api, isAdmin } = useApp();
+  const customers = useCustomers();
   const [page, setPage] = useState(1);
   const list = useAsync(() => api.get<ListPage<Entitlement>>('/v1/entitlements', { page, per_page: 20 }), [page]);
   return (
@@ -35,7 +37,12 @@ export function EntitlementsPage() {
             </thead>
             <tbody>
               {list.data.data.map((e) => (
-                <EntitlementRow key={e.id} e={e} showCustomer={isAdmin} />
+                <EntitlementRow
+                  key={e.id}
+                  e={e}
+                  showCustomer={isAdmin}
+                  customer={customers.data?.label(e.customer_id) ?? e.customer_id}
+                />
               ))}
             </tbody>
           </table>
@@ -47,7 +54,7 @@ export function EntitlementsPage() {
   );
 }
 
-function EntitlementRow({ e, showCustomer }: { e: Entitlement; showCustomer: boolean }) {
+function EntitlementRow({ e, showCustomer, customer }: { e: Entitlement; showCustomer: boolean; customer: string }) {
   const { api } = useApp();
   const check = useAsync(
     () =>
@@ -67,7 +74,7 @@ function EntitlementRow({ e, showCustomer }: { e: Entitlement; showCustomer: boo
       </td>
       {showCustomer && (
         <td>
-          <a href={`#/customers/${e.customer_id}`}>{e.customer_id}</a>
+          <a href={`#/customers/${e.customer_id}`}>{customer}</a>
         </td>
       )}
       <td>{terms}</td>
@@ -83,6 +90,8 @@ function EntitlementRow({ e, showCustomer }: { e: Entitlement; showCustomer: boo
 function CreateEntitlement({ onCreated }: { onCreated: () => void }) {
   const { api } = useApp();
   const [type, setType] = useState<'metered' | 'boolean'>('metered');
+  const customers = useCustomers();
+  const [customer, setCustomer] = useState('');
   const meters = useAsync(() => api.get<ListPage<Meter>>('/v1/meters', { per_page: 100 }), []);
   const create = useAction(async (v: Record<string, string>) => {
     const base = { customer_id: v.customer_id?.trim(), feature: v.feature?.trim(), type };
@@ -103,9 +112,15 @@ function CreateEntitlement({ onCreated }: { onCreated: () => void }) {
   return (
     <Panel title="Entitle a customer">
       <form class="grid" aria-label="create entitlement" onSubmit={(e) => void create.run(formValues(e))}>
-        <label>
-          Customer id <input name="customer_id" required placeholder="cus_…" />
-        </label>
+        {customers.data && (
+          <CustomerSelect
+            customers={customers.data.list}
+            value={customer}
+            onChange={setCustomer}
+            none="choose a customer…"
+            name="customer_id"
+          />
+        )}
         <label>
           Feature <input name="feature" required placeholder="gpt-4.calls" />
         </label>
@@ -127,7 +142,7 @@ function CreateEntitlement({ onCreated }: { onCreated: () => void }) {
               <select name="meter_id" required>
                 {meters.data?.data.map((m) => (
                   <option key={m.id} value={m.id}>
-                    {m.name} ({m.scope})
+                    {meterLabel(m, meters.data!.data)}
                   </option>
                 ))}
               </select>
@@ -164,4 +179,10 @@ function CreateEntitlement({ onCreated }: { onCreated: () => void }) {
       <ErrorBox error={create.error} />
     </Panel>
   );
+}
+
+/** A meter as an option: its name, unit and scope — and its id when another meter has the same name. */
+function meterLabel(m: Meter, all: Meter[]): string {
+  const twin = all.some((o) => o.id !== m.id && o.name === m.name);
+  return `${m.name} (${m.unit}, ${m.scope})${twin ? ` · ${m.id}` : ''}`;
 }

@@ -1,23 +1,43 @@
 import { useState } from 'preact/hooks';
 import { useApp } from '../ui/app-context.js';
 import { useAction, useAsync } from '../ui/hooks.js';
-import { Badge, Empty, ErrorBox, Pager, Panel, StatusFilter } from '../ui/components.js';
+import { Badge, Empty, ErrorBox, formValues, Pager, Panel, StatusFilter } from '../ui/components.js';
+import { CustomerSelect, useCustomers } from '../ui/customers.js';
+import { withDecimal } from '../lib/api.js';
 import { formatMoney, formatNumber, formatPeriod, formatTime } from '../lib/format.js';
 import type { ListPage } from '../lib/api.js';
 import type { Invoice, Subscription } from '../lib/types.js';
 
+/**
+ * Invoices: a customer's own; an operator's, every customer's (scope=deployment), filtered by customer, status and
+ * the period they bill.
+ */
 export function InvoicesPage() {
-  const { api, navigate } = useApp();
+  const { api, navigate, isAdmin } = useApp();
   const [status, setStatus] = useState('');
+  const [customer, setCustomer] = useState('');
+  const [period, setPeriod] = useState({ from: '', to: '' });
   const [page, setPage] = useState(1);
+  const customers = useCustomers();
+  const scope = isAdmin ? 'deployment' : undefined;
   const list = useAsync(
-    () => api.get<ListPage<Invoice>>('/v1/billing/invoices', { status, page, per_page: 20 }),
-    [status, page],
+    () =>
+      api.get<ListPage<Invoice>>('/v1/billing/invoices', {
+        status,
+        scope,
+        customer_id: customer || undefined,
+        period_from: period.from || undefined,
+        period_to: period.to || undefined,
+        page,
+        per_page: 20,
+      }),
+    [status, customer, period, page],
   );
   const subs = useAsync(
-    () => api.get<ListPage<Subscription>>('/v1/subscriptions', { status: 'active', per_page: 100 }),
+    () => api.get<ListPage<Subscription>>('/v1/subscriptions', { status: 'active', scope, per_page: 100 }),
     [],
   );
+  const filtered = !!(status || customer || period.from || period.to);
   return (
     <>
       <Panel title="Upcoming invoices">
@@ -34,6 +54,7 @@ export function InvoicesPage() {
                 <option value="">choose…</option>
                 {subs.data.data.map((s) => (
                   <option key={s.id} value={s.id}>
+                    {isAdmin ? `${customers.data?.label(s.customer_id) ?? s.customer_id} · ` : ''}
                     {s.id} ({s.currency}, {formatPeriod(s.current_period_start, s.current_period_end)})
                   </option>
                 ))}
@@ -45,23 +66,59 @@ export function InvoicesPage() {
       <Panel
         title="Invoices"
         actions={
-          <StatusFilter
-            value={status}
-            statuses={['open', 'paid', 'uncollectible', 'void']}
-            onChange={(s) => {
-              setStatus(s);
+          <form
+            class="inline"
+            aria-label="filter invoices"
+            onSubmit={(e) => {
+              const v = formValues(e);
+              setPeriod({ from: v.period_from ?? '', to: v.period_to ?? '' });
               setPage(1);
             }}
-          />
+          >
+            {isAdmin && customers.data && (
+              <CustomerSelect
+                customers={customers.data.list}
+                value={customer}
+                none="every customer"
+                onChange={(c) => {
+                  setCustomer(c);
+                  setPage(1);
+                }}
+              />
+            )}
+            <StatusFilter
+              value={status}
+              statuses={['draft', 'open', 'paid', 'uncollectible', 'void']}
+              onChange={(s) => {
+                setStatus(s);
+                setPage(1);
+              }}
+            />
+            <label>
+              Period from <input type="date" name="period_from" defaultValue={period.from} />
+            </label>
+            <label>
+              to <input type="date" name="period_to" defaultValue={period.to} />
+            </label>
+            <button type="submit">Filter</button>
+          </form>
         }
       >
         <ErrorBox error={list.error} onRetry={list.reload} />
-        {list.data?.data.length === 0 && <Empty>No invoices yet: one is written when a billing period closes.</Empty>}
+        <ErrorBox error={customers.error} />
+        {list.data?.data.length === 0 && (
+          <Empty>
+            {filtered
+              ? 'No invoice matches these filters.'
+              : 'No invoices yet: one is written when a billing period closes.'}
+          </Empty>
+        )}
         {!!list.data?.data.length && (
           <table class="list" data-testid="invoices">
             <thead>
               <tr>
                 <th>invoice</th>
+                {isAdmin && <th>customer</th>}
                 <th>period</th>
                 <th>status</th>
                 <th class="num">amount</th>
@@ -70,10 +127,14 @@ export function InvoicesPage() {
             </thead>
             <tbody>
               {list.data.data.map((inv) => (
-                <tr key={inv.id}>
+                <tr key={inv.id} data-invoice-id={inv.id}>
                   <td>
                     <a href={`#/invoices/${inv.id}`}>{inv.id}</a>
+                    {inv.number && <div class="id">no. {inv.number}</div>}
                   </td>
+                  {isAdmin && (
+                    <td data-testid="customer">{customers.data?.label(inv.customer_id) ?? inv.customer_id}</td>
+                  )}
                   <td>{formatPeriod(inv.period_start, inv.period_end)}</td>
                   <td>
                     <Badge value={inv.status} />
@@ -104,8 +165,24 @@ function saveBlob(blob: Blob, filename: string): void {
 }
 
 export function InvoicePage({ id }: { id: string }) {
-  const { api, canWrite } = useApp();
+  const { api, canWrite, isAdmin } = useApp();
   const invoice = useAsync(() => api.get<Invoice>(`/v1/billing/invoices/${id}`), [id]);
+  const customers = useCustomers();
+  const voided = useAction(async () => {
+    if (!confirm('Void this invoice? It will no longer be owed.')) return;
+    await api.post(`/v1/billing/invoices/${id}/void`);
+    invoice.reload();
+  });
+  const [credited, setCredited] = useState<string | null>(null);
+  const credit = useAction(async (v: Record<string, string>) => {
+    const inv = invoice.data!;
+    const note = await api.post<{ id: string; number?: string | null; amount: number }>(
+      `/v1/billing/invoices/${id}/credit-notes`,
+      withDecimal({ reason: v.reason }, 'amount', v.amount ?? ''),
+    );
+    setCredited(`Credit note ${note.number ?? note.id} of ${formatMoney(note.amount, inv.currency)} issued.`);
+    invoice.reload();
+  });
   const download = useAction(async () => {
     const file = await api.download(`/v1/billing/invoices/${id}/download`);
     saveBlob(file.blob, file.filename ?? `${id}.pdf`);
@@ -119,37 +196,75 @@ export function InvoicePage({ id }: { id: string }) {
     }
   });
   const inv = invoice.data;
+  const owed = inv && (inv.status === 'open' || inv.status === 'uncollectible');
   return (
-    <Panel
-      title={`Invoice ${id}`}
-      actions={
-        inv && (
-          <>
-            <button type="button" onClick={() => void download.run()} disabled={download.busy}>
-              Download PDF
-            </button>
-            {canWrite && (inv.status === 'open' || inv.status === 'uncollectible') && (
-              <button type="button" class="primary" onClick={() => void pay.run()} disabled={pay.busy}>
-                Pay now
+    <>
+      <Panel
+        title={`Invoice ${inv?.number ?? id}`}
+        actions={
+          inv && (
+            <>
+              <button type="button" onClick={() => void download.run()} disabled={download.busy}>
+                Download PDF
               </button>
-            )}
-          </>
-        )
-      }
-    >
-      <p>
-        <a href="#/invoices">← all invoices</a>
-      </p>
-      <ErrorBox error={invoice.error} onRetry={invoice.reload} />
-      <ErrorBox error={download.error} />
-      <ErrorBox error={pay.error} />
-      {paid?.status === 'paid' && (
-        <div class="notice" role="status">
-          Paid: {formatMoney(paid.amount, paid.currency)} charged to the default card.
-        </div>
+              {canWrite && owed && (
+                <button type="button" class="primary" onClick={() => void pay.run()} disabled={pay.busy}>
+                  Pay now
+                </button>
+              )}
+              {isAdmin && (owed || inv.status === 'draft') && (
+                <button type="button" onClick={() => void voided.run()} disabled={voided.busy}>
+                  Void
+                </button>
+              )}
+            </>
+          )
+        }
+      >
+        <p>
+          <a href="#/invoices">← all invoices</a>
+        </p>
+        {inv?.hosted_invoice_url && (
+          <p>
+            <a href={inv.hosted_invoice_url} target="_blank" rel="noopener noreferrer" id="hosted-invoice-link">
+              Hosted invoice page
+            </a>{' '}
+            (what the customer sees and pays on; no sign-in)
+          </p>
+        )}
+        <ErrorBox error={invoice.error} onRetry={invoice.reload} />
+        <ErrorBox error={download.error} />
+        <ErrorBox error={pay.error} />
+        <ErrorBox error={voided.error} />
+        {paid?.status === 'paid' && (
+          <div class="notice" role="status">
+            Paid: {formatMoney(paid.amount, paid.currency)} charged to the default card.
+          </div>
+        )}
+        {inv && <InvoiceBody invoice={inv} customer={isAdmin ? customers.data?.label(inv.customer_id) : undefined} />}
+      </Panel>
+      {isAdmin && inv && (inv.status === 'open' || inv.status === 'paid') && (
+        <Panel title="Credit note">
+          <form class="grid" aria-label="credit note" onSubmit={(e) => void credit.run(formValues(e))}>
+            <label>
+              Amount ({inv.currency}) <input name="amount" required inputMode="decimal" placeholder="10.00" />
+            </label>
+            <label class="wide">
+              Reason <input name="reason" required placeholder="Outage on 12 October" />
+            </label>
+            <button type="submit" disabled={credit.busy}>
+              Issue credit note
+            </button>
+          </form>
+          <ErrorBox error={credit.error} />
+          {credited && (
+            <div class="notice" role="status">
+              {credited}
+            </div>
+          )}
+        </Panel>
       )}
-      {inv && <InvoiceBody invoice={inv} />}
-    </Panel>
+    </>
   );
 }
 
@@ -185,7 +300,7 @@ function paymentError(e: unknown): string {
   return o.message ?? o.failure_code ?? o.code ?? JSON.stringify(e);
 }
 
-function InvoiceBody({ invoice: inv }: { invoice: Invoice }) {
+function InvoiceBody({ invoice: inv, customer }: { invoice: Invoice; customer?: string }) {
   return (
     <>
       <dl class="facts">
@@ -200,9 +315,7 @@ function InvoiceBody({ invoice: inv }: { invoice: Invoice }) {
           <code>{inv.subscription_id}</code>
         </dd>
         <dt>customer</dt>
-        <dd>
-          <code>{inv.customer_id}</code>
-        </dd>
+        <dd data-testid="invoice-customer">{customer ?? <code>{inv.customer_id}</code>}</dd>
         {inv.created_at && (
           <>
             <dt>{inv.status === 'draft' ? 'computed' : 'issued'}</dt>

@@ -10,7 +10,7 @@ import type { Meter } from '../lib/types.js';
 import { AGGREGATIONS } from '../../../../../shared/meters/record.js';
 
 export function MetersPage() {
-  const { api, canWrite, navigate } = useApp();
+  const { api, canWrite, isAdmin, navigate } = useApp();
   const [status, setStatus] = useState('');
   const [page, setPage] = useState(1);
   const list = useAsync(() => api.get<ListPage<Meter>>('/v1/meters', { status, page, per_page: 20 }), [status, page]);
@@ -67,7 +67,7 @@ export function MetersPage() {
                   </td>
                   <td>{formatTime(m.created_at)}</td>
                   <td class="actions">
-                    {canWrite && (
+                    {mayChangeMeter(m, canWrite, isAdmin) && (
                       <button type="button" disabled={toggle.busy} onClick={() => toggle.run(m)}>
                         {m.status === 'active' ? 'Deactivate' : 'Activate'}
                       </button>
@@ -158,7 +158,7 @@ function CreateMeter({ onCreated }: { onCreated: (m: Meter) => void }) {
 }
 
 export function MeterPage({ id }: { id: string }) {
-  const { api, canWrite } = useApp();
+  const { api, canWrite, isAdmin } = useApp();
   const meter = useAsync((): Promise<Meter> => api.typed((client) => client.getMeter(id)), [id]);
   const toggle = useAction(async (m: Meter) => {
     await api.patch(`/v1/meters/${m.id}`, { status: m.status === 'active' ? 'inactive' : 'active' });
@@ -170,7 +170,7 @@ export function MeterPage({ id }: { id: string }) {
       title={m ? `Meter: ${m.name}` : 'Meter'}
       actions={
         m &&
-        canWrite && (
+        mayChangeMeter(m, canWrite, isAdmin) && (
           <button type="button" disabled={toggle.busy} onClick={() => toggle.run(m)}>
             {m.status === 'active' ? 'Deactivate' : 'Activate'}
           </button>
@@ -213,4 +213,9 @@ export function MeterPage({ id }: { id: string }) {
       )}
     </Panel>
   );
+}
+
+/** A deployment meter is the operator's: only an admin token changes it (the API answers 403 to anyone else). */
+function mayChangeMeter(m: Meter, canWrite: boolean, isAdmin: boolean): boolean {
+  return canWrite && (m.scope !== 'deployment' || isAdmin);
 }

@@ -2,10 +2,11 @@ import { useState } from 'preact/hooks';
 import { discountText } from './coupons.js';
 import { useApp } from '../ui/app-context.js';
 import { useAction, useAsync } from '../ui/hooks.js';
-import { Badge, Empty, ErrorBox, Pager, Panel, StatusFilter } from '../ui/components.js';
+import { Badge, Empty, ErrorBox, formValues, Pager, Panel, StatusFilter } from '../ui/components.js';
+import { CustomerSelect, useCustomers } from '../ui/customers.js';
 import { formatInterval, formatPeriod, formatTime, priceModelLines } from '../lib/format.js';
 import type { ListPage } from '../lib/api.js';
-import type { Meter, Plan, Product, Subscription } from '../lib/types.js';
+import type { Coupon, Customer, Meter, Plan, Product, Subscription } from '../lib/types.js';
 
 /** The catalog and the account's meters, for names and for the create form (first 100 of each). */
 export function useCatalog() {
@@ -24,14 +25,35 @@ export function useCatalog() {
   }, []);
 }
 
+/**
+ * Subscriptions: a customer's own; an operator's, every customer's (scope=deployment, filtered by customer), with
+ * coupons applied and removed here and a customer subscribed to a plan or to products.
+ */
 export function SubscriptionsPage() {
-  const { api, canWrite } = useApp();
+  const { api, canWrite, isAdmin } = useApp();
   const [status, setStatus] = useState('');
+  const [customer, setCustomer] = useState('');
   const [page, setPage] = useState(1);
+  const customers = useCustomers();
   const list = useAsync(
-    () => api.get<ListPage<Subscription>>('/v1/subscriptions', { status, page, per_page: 20 }),
-    [status, page],
+    () =>
+      api.get<ListPage<Subscription>>('/v1/subscriptions', {
+        status,
+        scope: isAdmin ? 'deployment' : undefined,
+        customer_id: customer || undefined,
+        page,
+        per_page: 20,
+      }),
+    [status, customer, page],
   );
+  const coupons = useAsync(
+    async () => (isAdmin ? (await api.get<ListPage<Coupon>>('/v1/coupons', { per_page: 100 })).data : []),
+    [isAdmin],
+  );
+  const setCoupon = useAction(async (s: Subscription, couponId: string | null) => {
+    await api.patch(`/v1/subscriptions/${s.id}`, { coupon_id: couponId });
+    list.reload();
+  });
   const catalog = useCatalog();
   // Plan names for subscriptions made from a plan (docs/plans.md); every token reads plans.
   const plans = useAsync(() => api.get<ListPage<Plan>>('/v1/plans', { per_page: 100 }), []);
@@ -45,25 +67,40 @@ export function SubscriptionsPage() {
       <Panel
         title="Subscriptions"
         actions={
-          <StatusFilter
-            value={status}
-            statuses={['active', 'canceled']}
-            onChange={(s) => {
-              setStatus(s);
-              setPage(1);
-            }}
-          />
+          <>
+            {isAdmin && customers.data && (
+              <CustomerSelect
+                customers={customers.data.list}
+                value={customer}
+                none="every customer"
+                onChange={(c) => {
+                  setCustomer(c);
+                  setPage(1);
+                }}
+              />
+            )}
+            <StatusFilter
+              value={status}
+              statuses={['active', 'canceled']}
+              onChange={(s) => {
+                setStatus(s);
+                setPage(1);
+              }}
+            />
+          </>
         }
       >
         <ErrorBox error={list.error} onRetry={list.reload} />
         <ErrorBox error={catalog.error} />
         <ErrorBox error={cancel.error} />
+        <ErrorBox error={setCoupon.error} />
         {list.data?.data.length === 0 && <Empty>No subscriptions yet.</Empty>}
         {!!list.data?.data.length && (
           <table class="list" data-testid="subscriptions">
             <thead>
               <tr>
                 <th>subscription</th>
+                {isAdmin && <th>customer</th>}
                 <th>items</th>
                 <th>status</th>
                 <th>current period</th>
@@ -83,6 +120,13 @@ export function SubscriptionsPage() {
                       </div>
                     )}
                   </td>
+                  {isAdmin && (
+                    <td data-testid="customer">
+                      <a href={`#/customers/${s.customer_id}`}>
+                        {customers.data?.label(s.customer_id) ?? s.customer_id}
+                      </a>
+                    </td>
+                  )}
                   <td>
                     <ul class="plain">
                       {s.items.map((i) => (
@@ -114,6 +158,14 @@ export function SubscriptionsPage() {
                   </td>
                   <td data-testid="discount">
                     {s.discount ? discountText(s.discount) : <span class="hint">none</span>}
+                    {isAdmin && s.status === 'active' && (
+                      <CouponControl
+                        subscription={s}
+                        coupons={coupons.data ?? []}
+                        busy={setCoupon.busy}
+                        onSet={(id) => void setCoupon.run(s, id)}
+                      />
+                    )}
                   </td>
                   <td class="actions">
                     <a class="button" href={`#/invoices/upcoming/${s.id}`}>
@@ -133,32 +185,102 @@ export function SubscriptionsPage() {
         <Pager page={list.data?.pagination} onPage={setPage} />
       </Panel>
       {canWrite && catalog.data && (
-        <CreateSubscription products={catalog.data.products} meters={catalog.data.meters} onCreated={list.reload} />
+        <CreateSubscription
+          products={catalog.data.products}
+          meters={catalog.data.meters}
+          plans={plans.data?.data ?? []}
+          customers={isAdmin ? customers.data?.list : undefined}
+          onCreated={list.reload}
+        />
       )}
     </>
   );
 }
 
+/** Operators: apply a coupon to a subscription from the current period on, or remove the one it has. */
+function CouponControl({
+  subscription: s,
+  coupons,
+  busy,
+  onSet,
+}: {
+  subscription: Subscription;
+  coupons: Coupon[];
+  busy: boolean;
+  onSet: (couponId: string | null) => void;
+}) {
+  if (s.discount)
+    return (
+      <div>
+        <button type="button" class="link" disabled={busy} onClick={() => onSet(null)}>
+          Remove coupon
+        </button>
+      </div>
+    );
+  if (!coupons.length) return null;
+  return (
+    <form
+      class="inline"
+      aria-label="apply a coupon"
+      onSubmit={(e) => {
+        const id = formValues(e).coupon_id;
+        if (id) onSet(id);
+      }}
+    >
+      <select name="coupon_id" aria-label="coupon">
+        {coupons.map((c) => (
+          <option key={c.id} value={c.id}>
+            {c.name}
+          </option>
+        ))}
+      </select>
+      <button type="submit" disabled={busy}>
+        Apply
+      </button>
+    </form>
+  );
+}
+
+/**
+ * Subscribe: a customer to products (its own, or for an operator the customer chosen) or — operators — to a plan.
+ * `customers` undefined: the signed-in customer subscribes itself.
+ */
 function CreateSubscription({
   products,
   meters,
+  plans,
+  customers,
   onCreated,
 }: {
   products: Product[];
   meters: Meter[];
+  plans: Plan[];
+  customers: Customer[] | undefined;
   onCreated: () => void;
 }) {
   const { api } = useApp();
   const [chosen, setChosen] = useState<Record<string, string>>({}); // product id → meter id ('' for flat)
+  const [customer, setCustomer] = useState('');
+  const [plan, setPlan] = useState('');
+  // An operator names the customer; none chosen: its own account, as a customer subscribes itself.
+  const forCustomer = customer ? { customer_id: customer } : {};
   const create = useAction(async () => {
     await api.post('/v1/subscriptions', {
-      items: Object.entries(chosen).map(([product_id, meter_id]) =>
-        meter_id ? { product_id, meter_id } : { product_id },
-      ),
+      ...forCustomer,
+      ...(plan
+        ? { plan_id: plan }
+        : {
+            items: Object.entries(chosen).map(([product_id, meter_id]) =>
+              meter_id ? { product_id, meter_id } : { product_id },
+            ),
+          }),
     });
     setChosen({});
+    setPlan('');
     onCreated();
   });
+  // Only the latest version of each plan is offered (subscribing names the plan; the latest is the default).
+  const latest = [...new Map(plans.map((p) => [p.id, p])).values()];
   if (!products.length)
     return (
       <Panel title="Subscribe">
@@ -168,52 +290,82 @@ function CreateSubscription({
   return (
     <Panel title="Subscribe">
       <form
+        aria-label="subscribe"
         onSubmit={(e) => {
           e.preventDefault();
           void create.run();
         }}
       >
-        <table class="list">
-          <tbody>
-            {products.map((p) => (
-              <tr key={p.id}>
-                <td>
-                  <label>
-                    <input
-                      type="checkbox"
-                      checked={p.id in chosen}
-                      onChange={(e) => {
-                        const next = { ...chosen };
-                        if ((e.currentTarget as HTMLInputElement).checked)
-                          next[p.id] = p.pricing !== 'flat' ? (meters[0]?.id ?? '') : '';
-                        else delete next[p.id];
-                        setChosen(next);
-                      }}
-                    />{' '}
-                    {p.name}
-                  </label>
-                </td>
-                <td>{priceModelLines(p).join('; ')}</td>
-                <td>
-                  {/* Every model but flat prices a meter's usage. */}
-                  {p.pricing !== 'flat' && p.id in chosen && (
-                    <select
-                      value={chosen[p.id]}
-                      onChange={(e) => setChosen({ ...chosen, [p.id]: (e.currentTarget as HTMLSelectElement).value })}
-                    >
-                      {meters.map((m) => (
-                        <option key={m.id} value={m.id}>
-                          {m.name}
-                        </option>
-                      ))}
-                    </select>
-                  )}
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-        <button type="submit" disabled={create.busy || Object.keys(chosen).length === 0}>
+        {customers && (
+          <p>
+            <CustomerSelect
+              customers={customers}
+              value={customer}
+              none="this account (yourself)"
+              onChange={setCustomer}
+            />{' '}
+            {latest.length > 0 && (
+              <label>
+                Plan{' '}
+                <select
+                  name="plan"
+                  value={plan}
+                  onChange={(e) => setPlan((e.currentTarget as HTMLSelectElement).value)}
+                >
+                  <option value="">none: the products below</option>
+                  {latest.map((p) => (
+                    <option key={p.id} value={p.id}>
+                      {p.name} ({p.currency})
+                    </option>
+                  ))}
+                </select>
+              </label>
+            )}
+          </p>
+        )}
+        {!plan && (
+          <table class="list">
+            <tbody>
+              {products.map((p) => (
+                <tr key={p.id}>
+                  <td>
+                    <label>
+                      <input
+                        type="checkbox"
+                        checked={p.id in chosen}
+                        onChange={(e) => {
+                          const next = { ...chosen };
+                          if ((e.currentTarget as HTMLInputElement).checked)
+                            next[p.id] = p.pricing !== 'flat' ? (meters[0]?.id ?? '') : '';
+                          else delete next[p.id];
+                          setChosen(next);
+                        }}
+                      />{' '}
+                      {p.name}
+                    </label>
+                  </td>
+                  <td>{priceModelLines(p).join('; ')}</td>
+                  <td>
+                    {/* Every model but flat prices a meter's usage. */}
+                    {p.pricing !== 'flat' && p.id in chosen && (
+                      <select
+                        value={chosen[p.id]}
+                        onChange={(e) => setChosen({ ...chosen, [p.id]: (e.currentTarget as HTMLSelectElement).value })}
+                      >
+                        {meters.map((m) => (
+                          <option key={m.id} value={m.id}>
+                            {m.name}
+                          </option>
+                        ))}
+                      </select>
+                    )}
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        )}
+        <button type="submit" disabled={create.busy || (!plan && Object.keys(chosen).length === 0)}>
           Create subscription
         </button>
       </form>

@@ -1,7 +1,7 @@
 import type { PgPool } from '../../../shared/clients/postgres.js';
 import { withTransaction } from '../../../shared/clients/postgres.js';
 import { inScope, type BillingScope } from './scope.js';
-import { emitUpdated, getSubscription } from '../subscriptions/store.js';
+import { emitSubscriptionUpdated, getSubscription } from '../subscriptions/store.js';
 import type { SubscriptionRow } from '../subscriptions/types.js';
 
 /** Scheduled cancellations applied per transaction. */
@@ -26,7 +26,7 @@ export async function applyDueCancellations(pg: PgPool, now: Date, scope: Billin
         [now, scope.clockId],
       );
       for (const s of rows) {
-        const { items } = await getSubscription(c, s.account_id, s.id);
+        const before = await getSubscription(c, s.account_id, s.id);
         const r = await c.query<SubscriptionRow>(
           `UPDATE subscriptions SET status = 'canceled', canceled_at = cancel_at, cancel_at = NULL, updated_at = cancel_at,
                   pending_plan_version = NULL, pending_plan_at = NULL,
@@ -38,7 +38,7 @@ export async function applyDueCancellations(pg: PgPool, now: Date, scope: Billin
             WHERE id = $1 RETURNING *`,
           [s.id],
         );
-        await emitUpdated(c, { row: r.rows[0]!, items }, true);
+        await emitSubscriptionUpdated(c, { row: r.rows[0]!, items: before.items }, before, true);
       }
       return rows.length;
     });

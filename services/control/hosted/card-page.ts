@@ -1,0 +1,55 @@
+import type { ApiDeps, RouteDef } from '../../../shared/http/route.js';
+import type { PaymentProcessor } from '../../domain/payments/processor.js';
+import { defaultChargeablePaymentMethod } from '../../domain/payment-methods/store.js';
+import { accountName } from '../../domain/invoices/store.js';
+import { chargingFor, openCardPage } from './access.js';
+import { esc, htmlPage, linkRefusedPage } from './templates.js';
+
+/**
+ * GET /hosted/cards/:token — the hosted "update payment method" page: Stripe's card element, a SetupIntent, and the
+ * card saved as the customer's default. 404 for a wrong link; 410 when revoked (a newer link was made) or expired.
+ */
+export function hostedCardPageRoute(deps: ApiDeps, live: PaymentProcessor): RouteDef {
+  return {
+    method: 'GET',
+    path: '/hosted/cards/:token',
+    auth: 'public',
+    handler: async (ctx) => {
+      const opened = await openCardPage(deps, ctx);
+      if (opened.state !== 'ok') return linkRefusedPage(deps.config, opened.state);
+      const [name, pm, charging] = await Promise.all([
+        accountName(deps.pg, opened.accountId),
+        defaultChargeablePaymentMethod(deps.pg, opened.accountId),
+        chargingFor(deps, live, opened.accountId),
+      ]);
+      const seller = deps.config.SELLER_NAME;
+      const form = charging.inBrowser
+        ? `<div id="card-element" class="card-element"></div>
+<button type="button" id="save-card">Save card</button>`
+        : '<p class="note" id="no-card-entry">This deployment takes no card on this page.</p>';
+      return htmlPage(deps.config, {
+        title: `Update your payment method${seller ? ` · ${seller}` : ''}`,
+        body: `<h1>${esc(seller || 'Payment method')}</h1>
+<section class="pay card-page" id="card" data-stripe-key="${esc(charging.inBrowser ? deps.config.STRIPE_PUBLISHABLE_KEY : '')}">
+<h2>Update the payment method of <span class="buyer-name">${esc(name ?? '')}</span></h2>
+<p id="current-card">${pm ? `Your default card: ${esc(pm.brand)} •••• ${esc(pm.last4)}` : 'No card on file yet.'}</p>
+<p class="message" id="pay-message" role="status" aria-live="polite"></p>
+${form}
+<p class="note">The new card becomes your default card for later invoices. Its number goes to the payment processor only.</p>
+</section>`,
+        stripeJs: charging.inBrowser,
+        script: charging.inBrowser,
+      });
+    },
+    doc: {
+      summary:
+        'The hosted "update payment method" page (HTML, no sign-in: the link is the secret); 404 for a wrong link, 410 for a revoked or expired one',
+      tags: ['hosted pages'],
+      responses: {
+        '200': { description: 'the card page', schema: { type: 'string' }, contentType: 'text/html' },
+        '404': { description: 'no such link (HTML)', schema: { type: 'string' }, contentType: 'text/html' },
+        '410': { description: 'revoked or expired (HTML)', schema: { type: 'string' }, contentType: 'text/html' },
+      },
+    },
+  };
+}

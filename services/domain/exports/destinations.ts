@@ -1,0 +1,152 @@
+import { createHash } from 'node:crypto';
+import { mkdir, open, rename, rm, type FileHandle } from 'node:fs/promises';
+import path from 'node:path';
+import {
+  AbortMultipartUploadCommand,
+  CompleteMultipartUploadCommand,
+  CreateMultipartUploadCommand,
+  S3Client,
+  UploadPartCommand,
+} from '@aws-sdk/client-s3';
+import type { ExportConfig } from '../../../shared/config-exports.js';
+import { ValidationError } from '../../../shared/errors.js';
+import type { ExportDestination } from './types.js';
+
+/**
+ * Where an export's bytes go (docs/exports.md). A sink makes its object visible only whole, on `commit`: a local
+ * file is written under a dot-name beside its final name and renamed (atomic on one file system) after an fsync;
+ * an S3 object is a multipart upload, which S3 shows only once completed. A crash before commit leaves no
+ * object under the final name, and writing the same name again replaces the object whole.
+ */
+export interface ObjectSink {
+  write(chunk: Uint8Array): Promise<void>;
+  /** Makes the object visible under its name; returns its size and SHA-256 (hex). */
+  commit(): Promise<{ bytes: number; sha256: string }>;
+  /** Drops what was written; nothing becomes visible. */
+  abort(): Promise<void>;
+}
+
+/** S3 wants every part but the last ≥ 5 MiB; 8 MiB parts keep at most one part in memory per export. */
+const PART_BYTES = 8 * 1024 * 1024;
+
+/** The one rule for a local destination's path: relative, inside EXPORTS_LOCAL_ROOT, no `..`, no dot-names. */
+export function localPathProblem(p: string): string | null {
+  if (p === '' || p === '.') return null;
+  if (path.isAbsolute(p) || p.includes('\\') || p.includes('\0')) return 'must be a relative path';
+  const parts = p.split('/').filter((s) => s !== '');
+  if (parts.some((s) => s === '..' || s.startsWith('.'))) return 'must not hold `..` or names starting with a dot';
+  return null;
+}
+
+/** A destination the deployment is not set up for is a 422 on `destination.type` (at creation, not at run). */
+export function checkDestinationConfigured(d: ExportDestination, c: ExportConfig): void {
+  if (d.type === 'local' && !c.EXPORTS_LOCAL_ROOT)
+    throw new ValidationError([
+      { field: 'destination.type', message: 'local exports are off (EXPORTS_LOCAL_ROOT is not set)' },
+    ]);
+  if (d.type === 's3' && (!c.EXPORTS_S3_ACCESS_KEY_ID || !c.EXPORTS_S3_SECRET_ACCESS_KEY))
+    throw new ValidationError([
+      { field: 'destination.type', message: 'S3 exports are off (no EXPORTS_S3_ACCESS_KEY_ID)' },
+    ]);
+}
+
+/** The object's name under the destination: `<kind>/<kind>_<from>_<to>.<format>` (UTC, basic ISO 8601). */
+export function objectName(kind: string, from: Date, to: Date, format: string): string {
+  const t = (d: Date) =>
+    d
+      .toISOString()
+      .replace(/[-:]/g, '')
+      .replace(/\.\d{3}Z$/, 'Z');
+  return `${kind}/${kind}_${t(from)}_${t(to)}.${format}`;
+}
+
+/** The key (S3) or path below EXPORTS_LOCAL_ROOT (local) the object ends up at. */
+export function objectKey(d: ExportDestination, name: string): string {
+  const base = d.type === 'local' ? d.path : d.prefix;
+  const dir = base.split('/').filter(Boolean).join('/');
+  return dir === '' ? name : `${dir}/${name}`;
+}
+
+export function s3Client(c: ExportConfig): S3Client {
+  return new S3Client({
+    region: c.EXPORTS_S3_REGION,
+    endpoint: c.EXPORTS_S3_ENDPOINT || undefined,
+    forcePathStyle: c.EXPORTS_S3_FORCE_PATH_STYLE,
+    credentials: { accessKeyId: c.EXPORTS_S3_ACCESS_KEY_ID, secretAccessKey: c.EXPORTS_S3_SECRET_ACCESS_KEY },
+    // Checksums only where S3 requires them: S3-compatible servers differ on the newer trailing checksums.
+    requestChecksumCalculation: 'WHEN_REQUIRED',
+    responseChecksumValidation: 'WHEN_REQUIRED',
+    maxAttempts: 3,
+  });
+}
+
+export async function openSink(
+  d: ExportDestination,
+  key: string,
+  c: ExportConfig,
+  s3: () => S3Client,
+  runId: string,
+): Promise<ObjectSink> {
+  return d.type === 'local' ? localSink(path.join(c.EXPORTS_LOCAL_ROOT, key), runId) : s3Sink(s3(), d.bucket, key);
+}
+
+async function localSink(file: string, runId: string): Promise<ObjectSink> {
+  await mkdir(path.dirname(file), { recursive: true });
+  const temp = path.join(path.dirname(file), `.${path.basename(file)}.${runId}.partial`);
+  const hash = createHash('sha256');
+  let bytes = 0;
+  const fh: FileHandle = await open(temp, 'w');
+  return {
+    async write(chunk) {
+      hash.update(chunk);
+      bytes += chunk.byteLength;
+      await fh.write(chunk);
+    },
+    async commit() {
+      await fh.sync();
+      await fh.close();
+      await rename(temp, file);
+      return { bytes, sha256: hash.digest('hex') };
+    },
+    async abort() {
+      await fh.close().catch(() => undefined);
+      await rm(temp, { force: true });
+    },
+  };
+}
+
+async function s3Sink(client: S3Client, bucket: string, key: string): Promise<ObjectSink> {
+  const { UploadId } = await client.send(new CreateMultipartUploadCommand({ Bucket: bucket, Key: key }));
+  const hash = createHash('sha256');
+  const parts: { ETag: string; PartNumber: number }[] = [];
+  let pending: Uint8Array[] = [];
+  let pendingBytes = 0;
+  let bytes = 0;
+  const upload = async () => {
+    const body = Buffer.concat(pending, pendingBytes);
+    pending = [];
+    pendingBytes = 0;
+    const PartNumber = parts.length + 1;
+    const r = await client.send(new UploadPartCommand({ Bucket: bucket, Key: key, UploadId, PartNumber, Body: body }));
+    parts.push({ ETag: r.ETag!, PartNumber });
+  };
+  return {
+    async write(chunk) {
+      hash.update(chunk);
+      bytes += chunk.byteLength;
+      pending.push(chunk);
+      pendingBytes += chunk.byteLength;
+      if (pendingBytes >= PART_BYTES) await upload();
+    },
+    async commit() {
+      if (pendingBytes > 0 || parts.length === 0) await upload();
+      await client.send(
+        new CompleteMultipartUploadCommand({ Bucket: bucket, Key: key, UploadId, MultipartUpload: { Parts: parts } }),
+      );
+      return { bytes, sha256: hash.digest('hex') };
+    },
+    async abort() {
+      await client.send(new AbortMultipartUploadCommand({ Bucket: bucket, Key: key, UploadId })).catch(() => undefined);
+    },
+  };
+}
