@@ -365,6 +365,34 @@ t.test('billing through Stripe', async (t) => {
     t.match(await sim.sdk.charges.retrieve(pi!.latest_charge as string), { amount_refunded: 500, refunded: false });
   });
 
+  await t.test(
+    'a refund that fails after Stripe accepted it: the note shows it, the invoice gets it back, once',
+    async (t) => {
+      const r = await callJson(
+        w.api.url,
+        w.operator.tokens.admin,
+        'POST',
+        `/v1/billing/invoices/${paidInvoice.id}/credit-notes`,
+        { amount: 1, reason: 'Refund: goodwill' },
+      );
+      t.equal(r.status, 201, JSON.stringify(r.body));
+      t.match(r.body, { type: 'refund', refund: { status: 'succeeded', id: /^re_/ } });
+      const credited = async () =>
+        (await w.made(paidAccount.tokens.read, 'GET', `/v1/billing/invoices/${paidInvoice.id}`)).amount_credited;
+      t.equal(await credited(), 6, 'counted while it stands');
+      // Stripe sends charge.refund.updated and refund.failed for it; both are applied at most once between them.
+      await sim.admin('POST', `/_sim/refunds/${r.body.refund.id}/fail`, { reason: 'expired_or_canceled_card' });
+      const note = async () => w.made(w.operator.tokens.admin, 'GET', `/v1/billing/credit-notes/${r.body.id}`);
+      await waitUntil(async () => (await note()).refund?.status === 'failed', 'the late failure on the note');
+      t.match(await note(), { refund: { status: 'failed', failure_code: 'expired_or_canceled_card' } });
+      t.equal(await credited(), 5, 'the failed refund gave nothing back: no longer credited');
+      // The same failure told again changes nothing.
+      await sim.admin('POST', `/_sim/refunds/${r.body.refund.id}/fail`, {});
+      await new Promise((res) => setTimeout(res, 500));
+      t.equal(await credited(), 5, 'credited back once');
+    },
+  );
+
   await t.test('a dispute is shown on the invoice and emitted, created then closed', async (t) => {
     const [pi] = await intentsOf(paidInvoice.id);
     const dp = await sim.admin('POST', `/_sim/charges/${pi!.latest_charge}/dispute`, { reason: 'fraudulent' });

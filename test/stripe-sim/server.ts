@@ -561,6 +561,25 @@ export function startStripeSim(o: SimOptions): Promise<http.Server> {
       },
     ],
     [
+      // A refund that fails after it was accepted (Stripe: the card was closed or expired since the charge).
+      'POST',
+      /^\/_sim\/refunds\/([^/]+)\/fail$/,
+      (a, b, m) => {
+        const re = get(a, m[1]!, 'refund');
+        if (re.status !== 'failed') {
+          const ch = get(a, re.charge as string, 'charge');
+          re.status = 'failed';
+          re.failure_reason = typeof b.reason === 'string' ? b.reason : 'expired_or_canceled_card';
+          ch.amount_refunded = (ch.amount_refunded as number) - (re.amount as number);
+          ch.refunded = false;
+          const r = { account: a, requestId: newId('req'), idempotencyKey: null };
+          emit(r, 'charge.refund.updated', re);
+          emit(r, 'refund.failed', re);
+        }
+        return re;
+      },
+    ],
+    [
       'POST',
       /^\/_sim\/disputes\/([^/]+)\/close$/,
       (a, b, m) =>

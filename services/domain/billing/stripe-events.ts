@@ -6,6 +6,7 @@ import { settleAttempts } from './payment-outcomes.js';
 import type { ChargeResult } from '../payments/processor.js';
 import { outcomeOfIntent } from '../payments/stripe.js';
 import { claimStripeEvent } from '../payments/stripe-store.js';
+import { failSettledRefund } from '../credit-notes/store.js';
 import type { HostedLinks } from '../hosted-pages/links.js';
 
 /**
@@ -32,6 +33,10 @@ export async function applyStripeEvent(
       case 'charge.dispute.created':
       case 'charge.dispute.closed':
         return recordDispute(client, event.type, event.data.object);
+      case 'refund.failed':
+      case 'refund.updated':
+      case 'charge.refund.updated':
+        return recordLateRefundFailure(client, event.data.object);
       default:
         // setup_intent.succeeded (the card was saved when it was added), charge.refunded (refunds complete when
         // Stripe answers the credit note's call), and every other type: nothing to change.
@@ -62,6 +67,15 @@ async function settleIntent(
           : { status: 'failed', failure_code: 'card_declined' };
   const done = await settleAttempts(client, [{ invoiceId, attempt, result }], now, links);
   return done.length ? 'applied' : 'ignored';
+}
+
+/**
+ * A refund that failed after Stripe accepted it (the three event types Stripe sends for it carry the same Refund):
+ * its credit note shows the failure and gives its amount back to the invoice, once.
+ */
+async function recordLateRefundFailure(client: PgClient, refund: Stripe.Refund): Promise<StripeEventOutcome> {
+  if (refund.status !== 'failed') return 'ignored';
+  return (await failSettledRefund(client, refund.id, refund.failure_reason ?? 'refund_failed')) ? 'applied' : 'ignored';
 }
 
 /** The dispute on the invoice paid by the disputed PaymentIntent, and its event. */

@@ -197,6 +197,25 @@ export async function pendingRefunds(
  * Records the processor's answer on a pending refund; false when another run recorded it first. A failed refund
  * gave nothing back, so its amount no longer counts as credited on the invoice (it may be credited again).
  */
+/**
+ * A refund the processor first accepted and that failed later (Stripe's `refund.failed`: the card was closed, say):
+ * the note records the failure, and, as for a refund refused at once, its amount no longer counts as credited.
+ * Only a note still showing the refund as succeeded changes, so a repeated or late event changes nothing.
+ */
+export async function failSettledRefund(client: PgClient, refundId: string, failureCode: string): Promise<boolean> {
+  const r = await client.query<{ n: number }>(
+    `WITH done AS (
+       UPDATE credit_notes SET refund_status = 'failed', refund_failure_code = $2
+        WHERE refund_id = $1 AND refund_status = 'succeeded'
+       RETURNING invoice_id, amount),
+     released AS (
+       UPDATE invoices i SET amount_credited = i.amount_credited - done.amount FROM done WHERE i.id = done.invoice_id RETURNING 1)
+     SELECT count(*)::int AS n FROM done`,
+    [refundId, failureCode],
+  );
+  return r.rows[0]!.n === 1;
+}
+
 export async function completeRefund(pool: PgPool, id: string, result: RefundResult): Promise<boolean> {
   const r = await pool.query<{ n: number }>(
     `WITH done AS (
