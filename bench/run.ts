@@ -17,25 +17,9 @@
  * Ingest → queryable lag is probed during phases 2 and 3. Results: a table on stdout and
  * bench/results/<timestamp>.json.
  *
- * Options: --seconds 12  --connections 64  --api-procs 1  --consumer-procs 1  --threads 2
- *          --no-wrk  --no-autocannon  --keep (keep the benchmark's databases and namespace)
- *          --profile (V8 CPU profiles of the api processes in bench/results/)
- *          --phases ceiling,single,batched,stream,get-product,usage-query (default; stream = the usage WebSocket through meterline/client's UsageStream, --stream-connections 8 --stream-window 16; get-usage = usage queries under load, opt-in), plus `floor`: requests to a missing meter (404 after
- *          billing-run (default): one billing run over --billing-subscriptions 10000 (half metered; bench/phases/billing-run.ts)
- *          stripe-billing (default): one billing run charging --stripe-invoices 5000 invoices of --stripe-accounts 200
- *          accounts through the Stripe processor and its simulator (bench/phases/stripe-billing.ts)
- *          attributed (opt-in, with batched for its ratio): operator mode — batched records for --attributed-customers 10000
- *          customers through one admin token, CPU per record against `batched`; then the customer registry with
- *          --registry-customers 1000000 (memory per customer, api start time; 0 skips it). bench/phases/attributed.ts
- *          emitter (opt-in): --emitter-records 200000 sent by raw batched posts and by meterline/client's UsageEmitter (--emitter-batch 1000, --emitter-concurrency 4)
- *          group-by-reads (opt-in): --group-by-records 10000000 with --group-by-values 20 models, read grouped and filtered
- *          unique-counts (opt-in): --unique-records 2000000 of --unique-users 1000000 users, hour/day/month windows
- *          (--unique-repeats 20 timed reads each)
- *          entitlement-check (opt-in, not with attributed): GET /v1/entitlements/check for --entitlement-customers 10000
- *          customers while their records are ingested, and 202 → check freshness (bench/phases/entitlement-check.ts)
- *          cluster (opt-in, alone): the single topology and the local cluster side by side, as ratios (bench/cluster.ts)
- *          auth and parsing), the HTTP layer's own cost
- *          backfill, hot-hour, visible-rate (opt-in): late data and hot meters, --backfill-records 5000000 (bench/phases/backfill.ts)
+ * Options and every phase (ceiling, single, batched, stream, get-product, control-reads, usage-query, get-usage,
+ * billing-run, stripe-billing, and the opt-in ones) with its own flags: docs/benchmarks.md (the command at its top,
+ * then a section per phase); the flags are read in bench/options.ts and beside each phase.
  */
 import { spawn } from 'node:child_process';
 import { writeFile } from 'node:fs/promises';
@@ -400,31 +384,18 @@ async function main(): Promise<void> {
 
     // Billing (bench/phases/billing-run.ts): one run closing --billing-subscriptions periods.
     if (opts.phases.includes('billing-run')) {
-      report.billing_run = await runBillingPhase({
+      // The plain run; the same with every price model, minimums, prepaid credit and late usage (issue 17); mixed
+      // intervals, anchors and trials (issue 29) — each beside the others.
+      const billing = {
         world,
         log,
         subscriptions: arg('billing-subscriptions', 10_000),
         accounts: arg('billing-accounts', 1_000),
         recordsPerMeter: arg('billing-records-per-meter', 20),
-      });
-      // The same run with every price model, minimums, prepaid credit and late usage (issue 17), beside it.
-      report.billing_run_mix = await runBillingPhase({
-        world,
-        log,
-        subscriptions: arg('billing-subscriptions', 10_000),
-        accounts: arg('billing-accounts', 1_000),
-        recordsPerMeter: arg('billing-records-per-meter', 20),
-        mix: true,
-      });
-      // Mixed intervals, anchors and trials (issue 29).
-      report.billing_run_periods = await runBillingPhase({
-        world,
-        log,
-        subscriptions: arg('billing-subscriptions', 10_000),
-        accounts: arg('billing-accounts', 1_000),
-        recordsPerMeter: arg('billing-records-per-meter', 20),
-        periods: true,
-      });
+      };
+      report.billing_run = await runBillingPhase(billing);
+      report.billing_run_mix = await runBillingPhase({ ...billing, mix: true });
+      report.billing_run_periods = await runBillingPhase({ ...billing, periods: true });
     }
 
     // Billing through Stripe (bench/phases/stripe-billing.ts): the simulator, the official SDK, one run.

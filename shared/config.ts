@@ -19,7 +19,6 @@ import {
   name,
   optionalName,
   secretKey,
-  printedText,
   numberPrefix,
   mailAddress,
   allowing,
@@ -27,6 +26,7 @@ import {
 } from './config-parsers.js';
 import { PAYMENT_SPEC, paymentCrossChecks, type PaymentConfig } from './config-payments.js';
 import { EXPORT_SPEC, type ExportConfig } from './config-exports.js';
+import { SELLER_SPEC, type SellerConfig } from './config-seller.js';
 import { NO_TRUSTED_PROXIES, parseTrustedProxies, type TrustedProxies } from './http/client-address.js';
 import { parseThresholdMinimums, type ThresholdMinimums } from './money/threshold-minimums.js';
 
@@ -37,7 +37,7 @@ export const API_ROUTE_SETS = ['all', 'ingress', 'control'] as const;
 export const USAGE_IDENTITIES = ['id_and_timestamp', 'id'] as const;
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
-export interface Config extends PaymentConfig, ExportConfig {
+export interface Config extends PaymentConfig, ExportConfig, SellerConfig {
   HOST: string;
   PORT: number;
   PUBLIC_BASE_URL: string;
@@ -129,12 +129,6 @@ export interface Config extends PaymentConfig, ExportConfig {
   METRICS_HOST: string;
   /** 0 = a free port chosen at start (reported to `meterline up`, listed by `stack status`). */
   METRICS_PORT: number;
-  /** The seller printed on invoice and credit note PDFs (empty: not printed); the address may span lines. */
-  SELLER_NAME: string;
-  SELLER_ADDRESS: string;
-  SELLER_TAX_ID: string;
-  /** A line at the bottom of every page of those PDFs (payment terms, registration, contact). */
-  INVOICE_FOOTER: string;
   /** Where invoice emails go out (docs/emails.md); empty: no emails are sent. */
   SMTP_URL: string;
   /** The From of invoice emails. */
@@ -357,26 +351,7 @@ const SPEC: { [K in keyof Config]: VarSpec<Config[K], Config> } = {
     default: 0,
     describe: 'port of /metrics of the consumer, dispatcher and billing roles (0 = any free port)',
   },
-  SELLER_NAME: {
-    parse: printedText(200, false),
-    default: '',
-    describe: 'seller name on PDFs and emails when seller settings set no legal_name (docs/seller-settings.md)',
-  },
-  SELLER_ADDRESS: {
-    parse: printedText(500, true),
-    default: '',
-    describe: 'seller address on PDFs when seller settings set none; lines separated by newlines or \\n',
-  },
-  SELLER_TAX_ID: {
-    parse: printedText(64, false),
-    default: '',
-    describe: 'seller tax id (VAT, EIN…) on PDFs when seller settings set no tax_ids',
-  },
-  INVOICE_FOOTER: {
-    parse: printedText(500, false),
-    default: '',
-    describe: 'footer line of every PDF page when seller settings set no invoice_footer',
-  },
+  ...SELLER_SPEC,
   SMTP_URL: {
     parse: url(['smtp', 'smtps']),
     default: '',
