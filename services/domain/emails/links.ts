@@ -6,23 +6,12 @@ import { hostedKey } from '../hosted-pages/tokens.js';
 /**
  * The links an email carries, minted by the hosted pages (issue 43): the hosted invoice page (view, pay, PDF) and
  * the page where a customer updates the card a payment failed on. The mail delivery asks these hooks; an email
- * whose link is null goes without it. The dispatcher uses `hostedEmailLinks`; DEFAULT_EMAIL_LINKS (no card-update
- * link) is what a delivery without the deployment's secret gets.
+ * whose link is null goes without it. The dispatcher uses `hostedEmailLinks`; a test may hand it others.
  */
 export interface EmailLinks {
   hostedInvoiceUrl(invoice: InvoiceRow): Promise<string | null>;
   updatePaymentMethodUrl(invoice: InvoiceRow): Promise<string | null>;
 }
-
-export const DEFAULT_EMAIL_LINKS: EmailLinks = {
-  async hostedInvoiceUrl(invoice) {
-    const url = (invoice as InvoiceRow & { hosted_invoice_url?: unknown }).hosted_invoice_url;
-    return typeof url === 'string' && url !== '' ? url : null;
-  },
-  async updatePaymentMethodUrl() {
-    return null;
-  },
-};
 
 /**
  * The hosted pages' own links: the invoice's page (null once revoked) and, for a failed payment, a fresh card page

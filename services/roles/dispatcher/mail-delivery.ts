@@ -8,7 +8,7 @@ import { getInvoice } from '../../domain/invoices/store.js';
 import { nextAttemptAt, RETRY_DELAYS_MS } from '../../domain/webhooks/retry-schedule.js';
 import { claimDueEmails, markEmailSent, recordEmailFailure, type ClaimedEmail } from '../../domain/emails/store.js';
 import { composeEmail, emailMessageId, type EmailDocument } from '../../domain/emails/message.js';
-import { DEFAULT_EMAIL_LINKS, hostedEmailLinks, type EmailLinks } from '../../domain/emails/links.js';
+import { hostedEmailLinks, type EmailLinks } from '../../domain/emails/links.js';
 import { LOGO_CID } from '../../domain/emails/html.js';
 import { sellerProfile, type SellerProfile } from '../../domain/seller/profile.js';
 import { DeliveryPump } from './delivery-pump.js';
@@ -26,7 +26,7 @@ export interface MailDeliveryOptions {
   /** Emails claimed, rendered and sent at once. */
   claimBatch: number;
   /** The hosted pages' links an email carries (../../domain/emails/links.ts). */
-  links: EmailLinks;
+  links?: EmailLinks;
 }
 
 export const DEFAULT_MAIL_OPTIONS: MailDeliveryOptions = {
@@ -36,7 +36,6 @@ export const DEFAULT_MAIL_OPTIONS: MailDeliveryOptions = {
   leaseMs: 5 * 60_000,
   pollIntervalMs: 1_000,
   claimBatch: 8,
-  links: DEFAULT_EMAIL_LINKS,
 };
 
 /** A row whose mark failed is retried this often before the lease decides (it may then be sent again). */
@@ -51,7 +50,7 @@ const MARK_TRIES = 5;
  */
 export class MailDelivery implements Component {
   readonly name = 'mail-delivery';
-  private readonly opts: MailDeliveryOptions;
+  private readonly opts: MailDeliveryOptions & { links: EmailLinks };
   private transport: Transporter | undefined;
   private invoicePdfs: ReturnType<typeof createInvoicePdfPool> | undefined;
   private notePdfs: ReturnType<typeof createCreditNotePdfPool> | undefined;
