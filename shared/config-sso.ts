@@ -60,7 +60,7 @@ export const SSO_SPEC: { [K in keyof SsoConfig]: VarSpec<SsoConfig[K]> } = {
     parse: url(['https', 'http']),
     default: '',
     describe:
-      'OpenID Connect issuer operator staff sign in with (docs/sso.md); its discovery document is read at start; empty: single sign-on is off',
+      'OpenID Connect issuer operator staff sign in with (docs/sso.md); its discovery document is read at the first sign-in; empty: single sign-on is off',
   },
   SSO_CLIENT_ID: { parse: plain, default: '', describe: "meterline's client id at the SSO_ISSUER" },
   SSO_CLIENT_SECRET: {
@@ -106,7 +106,11 @@ export function ssoCrossChecks(c: SsoConfig): { variable: string; message: strin
 }
 
 /** The domain of an email address, lower case. */
-export const emailDomain = (email: string): string => email.slice(email.lastIndexOf('@') + 1).trim().toLowerCase();
+export const emailDomain = (email: string): string =>
+  email
+    .slice(email.lastIndexOf('@') + 1)
+    .trim()
+    .toLowerCase();
 
 /** Whether this email's domain signs in through SSO (and so, with SSO_PASSWORD_SIGNIN off, not with a password). */
 export function isSsoDomain(c: SsoConfig, email: string): boolean {

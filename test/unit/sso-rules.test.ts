@@ -60,14 +60,26 @@ t.test('identity of the id_token: verified email of an allowed domain, role from
   const rules = {
     allowedDomains: ['acme.com'],
     roleClaim: 'groups',
-    roleMap: { entries: [{ value: 'admins', role: 'admin' as const }, { value: 'fin', role: 'billing' as const }], defaultRole: 'support' as const },
+    roleMap: {
+      entries: [
+        { value: 'admins', role: 'admin' as const },
+        { value: 'fin', role: 'billing' as const },
+      ],
+      defaultRole: 'support' as const,
+    },
   };
-  t.same(identityOfClaims({ sub: 's1', email: 'a@acme.com', email_verified: true, groups: ['fin', 'admins'] }, rules), {
-    email: 'a@acme.com',
-    subject: 's1',
-    role: 'admin',
-  }, 'the first map entry the claim carries wins');
-  t.same(identityOfClaims({ sub: 's', email: 'a@acme.com', email_verified: 'true' }, rules), { refusal: 'email_unverified' });
+  t.same(
+    identityOfClaims({ sub: 's1', email: 'a@acme.com', email_verified: true, groups: ['fin', 'admins'] }, rules),
+    {
+      email: 'a@acme.com',
+      subject: 's1',
+      role: 'admin',
+    },
+    'the first map entry the claim carries wins',
+  );
+  t.same(identityOfClaims({ sub: 's', email: 'a@acme.com', email_verified: 'true' }, rules), {
+    refusal: 'email_unverified',
+  });
   t.same(identityOfClaims({ sub: 's', email: 'a@acme.com' }, rules), { refusal: 'email_unverified' });
   t.same(identityOfClaims({ sub: 's', email_verified: true }, rules), { refusal: 'email_missing' });
   t.same(identityOfClaims({ sub: 's', email: 'a@sub.acme.com', email_verified: true }, rules), {

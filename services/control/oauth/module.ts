@@ -10,10 +10,6 @@ import { registerAuthorize } from './authorize.js';
 import { registerToken } from './token.js';
 import { registerRevoke } from './revoke.js';
 import { registerMetadata } from './metadata.js';
-import { registerSso } from '../sso/routes.js';
-import { RelyingParty } from '../sso/relying-party.js';
-import { SsoTransactions } from '../sso/transaction.js';
-import { ssoRedirectUri } from '../sso/context.js';
 
 const HOUSEKEEPING_INTERVAL_MS = 30_000;
 
@@ -70,20 +66,9 @@ export const oauthRoutes: RouteModuleFactory = async (deps) => {
       void housekeeping.start();
     },
     register(server) {
-      const secure = issuer.startsWith('https://');
-      const sessions = new Sessions(deps.pg, deps.config.SECRET_KEY, secure);
-      const sso = deps.config.SSO_ISSUER ? new RelyingParty(deps.config, ssoRedirectUri(issuer)) : null;
+      const sessions = new Sessions(deps.pg, deps.config.SECRET_KEY, issuer.startsWith('https://'));
       registerMetadata(server, { issuer, keys });
       registerAuthorize(server, { oauth, sessions, throttle: signInThrottle, sso: deps.config });
-      registerSso(server, {
-        pg: deps.pg,
-        log: deps.log,
-        config: deps.config,
-        relyingParty: sso,
-        transactions: new SsoTransactions(deps.config.SECRET_KEY, secure),
-        sessions,
-        revocations: oauth.revocations,
-      });
       registerToken(server, oauth);
       registerRevoke(server, oauth);
     },

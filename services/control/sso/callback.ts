@@ -26,8 +26,14 @@ export function registerSsoCallback(server: RouteRegistry, sso: SsoContext): voi
       tags: ['sso'],
       responses: {
         '303': { description: 'Signed in: to the authorization request the sign-in began from, or /console' },
-        '400': { description: 'HTML page: state mismatch, replayed code, wrong audience, invalid token', contentType: 'text/html' },
-        '403': { description: 'HTML page: email unverified, domain not allowed, not an operator', contentType: 'text/html' },
+        '400': {
+          description: 'HTML page: state mismatch, replayed code, wrong audience, invalid token',
+          contentType: 'text/html',
+        },
+        '403': {
+          description: 'HTML page: email unverified, domain not allowed, not an operator',
+          contentType: 'text/html',
+        },
       },
     },
   });
@@ -37,7 +43,8 @@ async function callback(sso: SsoContext, ctx: RequestContext) {
   if (!sso.relyingParty) return ssoFailurePage('sso_off');
   const clear = sso.transactions.clear();
   const transaction = sso.transactions.read(ctx.headers.cookie);
-  if (!transaction || ctx.query.get('state') !== transaction.state) return ssoFailurePage('state_mismatch', { setCookie: clear });
+  if (!transaction || ctx.query.get('state') !== transaction.state)
+    return ssoFailurePage('state_mismatch', { setCookie: clear });
   let claims: Record<string, unknown>;
   try {
     claims = await sso.relyingParty.redeem(new URL(`${sso.relyingParty.redirectUri}?${ctx.rawQuery}`), transaction);
@@ -71,7 +78,12 @@ async function callback(sso: SsoContext, ctx: RequestContext) {
   }
   await sso.revocations.publish(result.revoked);
   sso.log.info(
-    { user_id: result.user.id, provisioned: result.provisioned, role: identity.role, previous_role: result.previousRole },
+    {
+      user_id: result.user.id,
+      provisioned: result.provisioned,
+      role: identity.role,
+      previous_role: result.previousRole,
+    },
     'sso sign-in',
   );
   const session = await sso.sessions.signIn(result.user, sso.sessions.cookie(ctx.headers.cookie));

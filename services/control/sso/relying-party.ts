@@ -109,10 +109,19 @@ function classify(err: unknown): RedeemError {
     return e.error === 'invalid_grant'
       ? new RedeemError('code_rejected', e.error_description ?? message, e.error)
       : new RedeemError('provider_error', e.error_description ?? message, e.error);
-  const claim = (e.cause as { claim?: string } | undefined)?.claim;
+  const claim = comparedClaim(err);
   if (claim === 'aud' || claim === 'azp') return new RedeemError('wrong_audience', message);
   if (claim === 'iss') return new RedeemError('wrong_issuer', message);
   if (claim === 'nonce') return new RedeemError('nonce_mismatch', message);
   if (claim === 'state' || /state/i.test(message)) return new RedeemError('state_mismatch', message);
   return new RedeemError('id_token_invalid', message);
+}
+
+/** The JWT claim a failed comparison names: oauth4webapi's error carries it, wrapped by openid-client's ClientError. */
+function comparedClaim(err: unknown): string | undefined {
+  for (let e = err as { cause?: unknown } | undefined, depth = 0; e && depth < 4; e = e.cause as typeof e, depth++) {
+    const claim = (e.cause as { claim?: unknown } | undefined)?.claim;
+    if (typeof claim === 'string') return claim;
+  }
+  return undefined;
 }

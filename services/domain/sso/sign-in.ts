@@ -28,14 +28,22 @@ export interface SsoSignIn {
  * is never demoted and the user's live tokens are revoked. A customer's sign-in with the same email is refused,
  * never turned into an operator. Writes are audited as the caller's actor.
  */
-export async function signInWithSso(pg: PgPool, identity: SsoIdentity): Promise<SsoSignIn | { refusal: SignInRefusal }> {
+export async function signInWithSso(
+  pg: PgPool,
+  identity: SsoIdentity,
+): Promise<SsoSignIn | { refusal: SignInRefusal }> {
   let user = await findUserByEmail(pg, identity.email);
   if (!user) {
     const accountId = await operatorAccountId(pg);
     if (!accountId) return { refusal: 'no_operator_account' };
     // A password nobody knows: the column is required, and an SSO user signs in through its provider.
     const passwordHash = await hashPassword(randomBytes(32).toString('base64url'));
-    const created = await insertOperatorUser(pg, { accountId, email: identity.email, passwordHash, role: identity.role });
+    const created = await insertOperatorUser(pg, {
+      accountId,
+      email: identity.email,
+      passwordHash,
+      role: identity.role,
+    });
     if (created) return { user: created, provisioned: true, previousRole: null, revoked: [] };
     user = await findUserByEmail(pg, identity.email);
     if (!user) throw new Error(`user ${identity.email} neither inserted nor found`);
