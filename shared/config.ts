@@ -27,6 +27,7 @@ import {
 import { PAYMENT_SPEC, paymentCrossChecks, type PaymentConfig } from './config-payments.js';
 import { EXPORT_SPEC, type ExportConfig } from './config-exports.js';
 import { SELLER_SPEC, type SellerConfig } from './config-seller.js';
+import { SSO_SPEC, ssoCrossChecks, type SsoConfig } from './config-sso.js';
 import { NO_TRUSTED_PROXIES, parseTrustedProxies, type TrustedProxies } from './http/client-address.js';
 import { parseThresholdMinimums, type ThresholdMinimums } from './money/threshold-minimums.js';
 
@@ -37,7 +38,7 @@ export const API_ROUTE_SETS = ['all', 'ingress', 'control'] as const;
 export const USAGE_IDENTITIES = ['id_and_timestamp', 'id'] as const;
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
-export interface Config extends PaymentConfig, ExportConfig, SellerConfig {
+export interface Config extends PaymentConfig, ExportConfig, SellerConfig, SsoConfig {
   HOST: string;
   PORT: number;
   PUBLIC_BASE_URL: string;
@@ -360,6 +361,7 @@ const SPEC: { [K in keyof Config]: VarSpec<Config[K], Config> } = {
   },
   ...PAYMENT_SPEC,
   ...EXPORT_SPEC,
+  ...SSO_SPEC,
   MAIL_FROM: {
     parse: mailAddress,
     default: 'billing@localhost',
@@ -397,7 +399,7 @@ export function parseConfig(env: Env = process.env): Config {
 
 /** Rules between variables, once each one parsed. */
 function crossChecks(c: Config): { variable: string; message: string }[] {
-  const problems = paymentCrossChecks(c);
+  const problems = [...paymentCrossChecks(c), ...ssoCrossChecks(c)];
   if (c.MAX_BUFFERED_REQUEST_BYTES_PER_CALLER > c.MAX_BUFFERED_REQUEST_BYTES)
     problems.push({
       variable: 'MAX_BUFFERED_REQUEST_BYTES_PER_CALLER',

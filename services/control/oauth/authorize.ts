@@ -13,11 +13,14 @@ import { createAuthorizationCode } from './grants.js';
 import { consentPage, errorPage, signInPage } from './templates.js';
 import type { Sessions } from './session.js';
 import type { SignInThrottle } from './sign-in-throttle.js';
+import { isSsoDomain, type SsoConfig } from '../../../shared/config-sso.js';
 
 export interface AuthorizeDeps {
   oauth: OAuthContext;
   sessions: Sessions;
   throttle: Pick<SignInThrottle, 'admit' | 'recordSuccess'>;
+  /** Single sign-on (docs/sso.md): the form links to it, and it may take password sign-in from its domains. */
+  sso: SsoConfig;
 }
 
 /**
@@ -93,12 +96,17 @@ async function showPage(deps: AuthorizeDeps, ctx: RequestContext, request: Autho
   const cookie = deps.sessions.cookie(ctx.headers.cookie);
   const user = await deps.sessions.user(cookie);
   if (user) return consent(deps, cookie!, user, request);
-  return signInForm(deps, cookie, request, {});
+  return signInForm(deps, ctx, cookie, request, {});
 }
+
+/** SSO's start, coming back to this same authorization request once signed in. */
+const ssoStartUrl = (rawQuery: string): string =>
+  `/console/sso/start?return_to=${encodeURIComponent(`/oauth/authorize?${rawQuery}`)}`;
 
 /** The sign-in form, under a fresh anonymous cookie when the browser has none. */
 function signInForm(
   deps: AuthorizeDeps,
+  ctx: RequestContext,
   cookie: string | undefined,
   request: AuthorizationRequest,
   o: { status?: number; error?: string; email?: string; headers?: Record<string, string> },
@@ -116,6 +124,7 @@ function signInForm(
     email: o.email,
     error: o.error,
     headers,
+    ssoUrl: deps.sso.SSO_ISSUER ? ssoStartUrl(ctx.rawQuery) : undefined,
   });
 }
 
@@ -148,21 +157,27 @@ async function signIn(
   const email = (form.email ?? '').trim();
   if (!deps.sessions.csrfValid(cookie, 'sign-in', form.csrf_token)) {
     // No cookie or a forged/stale token: nothing is checked; a fresh form lets a real user go on.
-    return signInForm(deps, undefined, request, {
+    return signInForm(deps, ctx, undefined, request, {
       status: 403,
       email,
       error: 'This form expired or did not come from this site. Please sign in again.',
     });
   }
   if (!email || !form.password)
-    return signInForm(deps, cookie, request, { status: 400, email, error: 'Enter your email and password.' });
+    return signInForm(deps, ctx, cookie, request, { status: 400, email, error: 'Enter your email and password.' });
+  if (!deps.sso.SSO_PASSWORD_SIGNIN && isSsoDomain(deps.sso, email))
+    return signInForm(deps, ctx, cookie, request, {
+      status: 403,
+      email,
+      error: 'Your organisation signs in with single sign-on here, not with a password: use “Sign in with SSO”.',
+    });
   const address = ctx.clientAddress;
   // Counted before the password is checked (a success takes it back): parallel guesses can't outrun the count.
   const wait = await deps.throttle.admit(address, email);
   if (wait > 0) return throttled(deps, ctx, cookie, request, email, wait);
   const user = await verifyCredentials(deps.oauth.pg, email, form.password);
   if (!user)
-    return signInForm(deps, cookie, request, { status: 400, email, error: 'The email or password is incorrect.' });
+    return signInForm(deps, ctx, cookie, request, { status: 400, email, error: 'The email or password is incorrect.' });
   await deps.throttle.recordSuccess(address, email);
   const session = await deps.sessions.signIn(user, cookie);
   deps.oauth.log.info({ user_id: user.id, client_id: request.client.id }, 'oauth sign-in');
@@ -182,7 +197,7 @@ function throttled(
   const detail = `Too many failed attempts. Try again in ${wait < 120 ? `${wait} seconds` : `${Math.ceil(wait / 60)} minutes`}.`;
   if (ctx.mediaType !== 'application/x-www-form-urlencoded')
     throw new RateLimitedError(detail, { 'Retry-After': String(wait) });
-  return signInForm(deps, cookie, request, {
+  return signInForm(deps, ctx, cookie, request, {
     status: 429,
     email,
     error: detail,
@@ -199,7 +214,7 @@ async function decide(
   const cookie = deps.sessions.cookie(ctx.headers.cookie);
   const user = await deps.sessions.user(cookie);
   if (!user)
-    return signInForm(deps, cookie, request, { status: 403, error: 'Your session ended. Please sign in again.' });
+    return signInForm(deps, ctx, cookie, request, { status: 403, error: 'Your session ended. Please sign in again.' });
   if (!deps.sessions.csrfValid(cookie, 'consent', form.csrf_token)) {
     return consent(deps, cookie!, user, request, {
       status: 403,

@@ -68,7 +68,7 @@ export const oauthRoutes: RouteModuleFactory = async (deps) => {
     register(server) {
       const sessions = new Sessions(deps.pg, deps.config.SECRET_KEY, issuer.startsWith('https://'));
       registerMetadata(server, { issuer, keys });
-      registerAuthorize(server, { oauth, sessions, throttle: signInThrottle });
+      registerAuthorize(server, { oauth, sessions, throttle: signInThrottle, sso: deps.config });
       registerToken(server, oauth);
       registerRevoke(server, oauth);
     },

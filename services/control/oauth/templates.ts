@@ -35,7 +35,7 @@ button[value=approve],.primary{background:#2b5bd7;color:#fff;border-color:#2b5bd
 .error{background:#fde8e8;color:#8a1c1c;padding:.6rem .8rem;border-radius:4px}
 .note{color:#555;font-size:.9rem}ul{padding-left:1.2rem}li{margin:.3rem 0}`;
 
-function page(status: number, title: string, body: string, headers: Record<string, string> = {}): HttpReply {
+export function page(status: number, title: string, body: string, headers: Record<string, string> = {}): HttpReply {
   const html = `<!doctype html>
 <html lang="en">
 <head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>${escapeHtml(title)} · meterline</title><style>${STYLE}</style></head>
@@ -57,7 +57,12 @@ export function signInPage(o: {
   email?: string;
   error?: string;
   headers?: Record<string, string>;
+  /** Single sign-on's start (docs/sso.md), when configured. */
+  ssoUrl?: string;
 }): HttpReply {
+  const sso = o.ssoUrl
+    ? `\n<p class="note">Staff of the operator: <a href="${escapeHtml(o.ssoUrl)}">Sign in with SSO</a></p>`
+    : '';
   return page(
     o.status ?? 200,
     'Sign in',
@@ -69,7 +74,7 @@ ${errorBlock(o.error)}<form method="post">
 <label for="password">Password</label>
 <input id="password" name="password" type="password" autocomplete="current-password" required>
 <button type="submit" class="primary">Sign in</button>
-</form>`,
+</form>${sso}`,
     o.headers,
   );
 }

@@ -1,5 +1,6 @@
 import type { RouteModuleFactory } from '../../../shared/http/route.js';
 import { oauthRoutes } from '../../control/oauth/module.js';
+import { ssoModule } from '../../control/sso/module.js';
 import { idempotencyModule } from './idempotency-purge.js';
 import { productsModule } from '../../control/products/module.js';
 import { metersModule } from '../../control/meters/module.js';
@@ -34,6 +35,7 @@ import { usersModule } from '../../control/users/module.js';
 /** Every route module the api mounts, in registration order. Each area adds its factory here. */
 export const ROUTE_MODULES: RouteModuleFactory[] = [
   oauthRoutes,
+  ssoModule,
   idempotencyModule,
   productsModule,
   metersModule,
