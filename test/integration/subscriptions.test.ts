@@ -269,8 +269,8 @@ t.test('subscriptions', async (t) => {
       body: { items: [{ product_id: flatEur }] },
     });
     t.equal(eur.status, 422);
-    t.equal(eur.body.errors[0].field, 'items');
-    t.match(eur.body.errors[0].message, /subscription's currency USD/);
+    t.equal(eur.body.errors[0].field, 'items[0].product_id');
+    t.match(eur.body.errors[0].message, /has no price in USD \(it has EUR\)/);
     for (const [body, field] of [
       [{}, ''],
       [{ status: 'active' }, 'status'],
