@@ -56,7 +56,8 @@ export const CustomerSchema = Type.Object(
     net_terms_days: NetTermsDays,
     locale: legalFields.locale,
     currency: Type.Union([Type.String(), Type.Null()], {
-      description: 'the price book its subscriptions are priced from; null until set or fixed by its first subscription',
+      description:
+        'the price book its subscriptions are priced from; null until set or fixed by its first subscription',
     }),
     created_at: Type.String({ format: 'date-time' }),
   },

@@ -10,7 +10,10 @@ export function toCoupon(c: CouponRow) {
     amount_off: c.amount_off === null ? null : new JsonDecimal(c.amount_off),
     currency: c.currency,
     currency_options: Object.fromEntries(
-      Object.entries(c.currency_options ?? {}).map(([code, o]) => [code, { amount_off: new JsonDecimal(o.amount_off) }]),
+      Object.entries(c.currency_options ?? {}).map(([code, o]) => [
+        code,
+        { amount_off: new JsonDecimal(o.amount_off) },
+      ]),
     ),
     duration: c.duration,
     duration_in_periods: c.duration_in_periods,

@@ -41,7 +41,8 @@ export function checkCurrencyOptions(
     if (tiered) {
       if (option.price !== undefined)
         errors.push({ field: `${field}.price`, message: 'must be omitted for tiered pricing: give tiers' });
-      if (option.tiers === undefined) errors.push({ field: `${field}.tiers`, message: 'is required for tiered pricing' });
+      if (option.tiers === undefined)
+        errors.push({ field: `${field}.tiers`, message: 'is required for tiered pricing' });
       else out[code] = { tiers: checkTiers(option.tiers, amount, errors, at) };
     } else {
       if (option.tiers !== undefined) errors.push({ field: `${field}.tiers`, message: 'is only for tiered pricing' });

@@ -339,6 +339,7 @@ export async function pricePeriods(
  */
 function itemPriceIn(it: ItemRow, currency: string): PriceModel {
   const model = productPriceIn({ ...it, currency: it.product_currency }, currency);
-  if (!model) throw new Error(`product ${it.product_id} has no price in ${currency} (subscription ${it.subscription_id})`);
+  if (!model)
+    throw new Error(`product ${it.product_id} has no price in ${currency} (subscription ${it.subscription_id})`);
   return model;
 }

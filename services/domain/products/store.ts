@@ -110,8 +110,7 @@ async function checkOptionsFit(c: PgClient, id: string, options: ProductCurrency
   if (!product) throw notFound(id);
   const errors = Object.entries(options).flatMap(([code, option]) => {
     const field = `currency_options.${code}`;
-    if (code === product.currency)
-      return [{ field, message: `is the product's own currency: PATCH price instead` }];
+    if (code === product.currency) return [{ field, message: `is the product's own currency: PATCH price instead` }];
     if ((product.pricing === 'tiered') !== 'tiers' in option)
       return [
         product.pricing === 'tiered'
