@@ -34,6 +34,9 @@ type Code = keyof typeof BOOKS;
 const TOKENS_USED: Record<Code, bigint> = { USD: 12_345n, EUR: 12_345n, JPY: 12_345n, KWD: 54_321n };
 const JPY_CREDIT = 500n;
 
+/** The smaller of two amounts in minor units (BigInt: Math.min takes numbers only). */
+const smaller = (a: bigint, b: bigint) => [a, b].sort((x, y) => (x < y ? -1 : x > y ? 1 : 0))[0]!;
+
 /**
  * The invoice the documented rules give, in minor units: each product's line (quantity × price, rounded once half away
  * from zero), the coupon's amount (at most the charges) split over the products by charges (largest remainder, ties
@@ -46,7 +49,7 @@ function reference(code: Code, ids: { platform: string; tokens: string }, credit
   const tokens = roundHalfAway(mul(mul(q(TOKENS_USED[code]), decimalQ(b.tokens)), unit));
   const charges = platform + tokens;
   const couponMinor = toMinor(b.coupon, b.scale);
-  const discount = couponMinor < charges ? couponMinor : charges;
+  const discount = smaller(couponMinor, charges);
   // Product id order: the discount lines' order and the tie-break.
   const byId = [
     { id: ids.platform, charge: platform },
@@ -62,7 +65,7 @@ function reference(code: Code, ids: { platform: string; tokens: string }, credit
     roundHalfAway(mul(q(platform - discountOf.get(ids.platform)!), vat)) +
     roundHalfAway(mul(q(tokens - discountOf.get(ids.tokens)!), vat));
   const subtotal = charges - discount;
-  const applied = credit < subtotal + tax ? credit : subtotal + tax;
+  const applied = smaller(credit, subtotal + tax);
   const s = (v: bigint) => Number(fromMinor(v, b.scale));
   return {
     platform: s(platform),

@@ -121,6 +121,8 @@ export async function couponsCovering(q: PgPool | PgClient, slots: CouponSlot[])
       percent_off: r.percent_off,
       amount_off: r.amount_off,
       currency: r.currency,
+      // Price books: its amount in the invoice's currency when that is not the coupon's own (discounts.ts termsIn).
+      currency_options: r.currency_options,
     };
   }
   return out;
