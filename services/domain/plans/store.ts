@@ -1,7 +1,7 @@
 import type { PgClient, PgPool } from '../../../shared/clients/postgres.js';
 import { selectPage, withTransaction } from '../../../shared/clients/postgres.js';
 import { hasPrefix, newId } from '../../../shared/ids.js';
-import { NotFoundError, ValidationError } from '../../../shared/errors.js';
+import { NotFoundError } from '../../../shared/errors.js';
 import type { RowWindow } from '../../../shared/row-window.js';
 import { resolveItems } from '../subscriptions/items.js';
 import type { Item, ItemRequest } from '../subscriptions/types.js';
