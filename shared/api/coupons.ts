@@ -29,6 +29,20 @@ export const CreateCouponBody = Type.Object(
         description: 'ISO 4217, with amount_off only: the coupon applies to subscriptions in this currency',
       }),
     ),
+    currency_options: Type.Optional(
+      Type.Record(
+        Type.String(),
+        Type.Object(
+          { amount_off: Type.Number({ exclusiveMinimum: 0, description: "exact, in that currency's minor unit" }) },
+          { additionalProperties: false },
+        ),
+        {
+          maxProperties: 50,
+          description:
+            'price books, with amount_off only: the amount in other currencies than `currency`, keyed by ISO 4217 code — {"JPY": {"amount_off": 1500}}; a subscription in a currency the coupon has no amount in cannot redeem it',
+        },
+      ),
+    ),
     duration: Type.Enum(COUPON_DURATIONS, {
       description:
         'once: the next invoice; repeating: the invoices of duration_in_periods usage periods (months on quarterly and yearly plans); forever: every invoice',
@@ -54,6 +68,9 @@ export const CouponSchema = Type.Object(
     percent_off: Type.Union([Type.Number(), Type.Null()]),
     amount_off: Type.Union([Type.Number(), Type.Null()]),
     currency: Type.Union([Type.String(), Type.Null()]),
+    currency_options: Type.Record(Type.String(), Type.Object({ amount_off: Type.Number() }), {
+      description: 'amount_off in other currencies than `currency` (price books); {} for percent_off coupons',
+    }),
     duration: Type.Enum(COUPON_DURATIONS),
     duration_in_periods: Type.Union([Type.Integer(), Type.Null()]),
     max_redemptions: Type.Union([Type.Integer(), Type.Null()]),
@@ -79,6 +96,9 @@ export const DiscountCouponSchema = Type.Object(
     percent_off: Type.Union([Type.Number(), Type.Null()]),
     amount_off: Type.Union([Type.Number(), Type.Null()]),
     currency: Type.Union([Type.String(), Type.Null()]),
+    currency_options: Type.Record(Type.String(), Type.Object({ amount_off: Type.Number() }), {
+      description: 'amount_off in other currencies than `currency` (price books); {} for percent_off coupons',
+    }),
     duration: Type.Enum(COUPON_DURATIONS),
     duration_in_periods: Type.Union([Type.Integer(), Type.Null()]),
   },

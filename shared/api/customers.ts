@@ -2,6 +2,7 @@ import Type from 'typebox';
 import { PrintableText } from './text.js';
 import { PaginationQuery, listOf } from '../http/pagination.js';
 import { BillingAddressSchema } from './billing-info.js';
+import { CURRENCY_CODE_MESSAGE, CURRENCY_CODE_PATTERN } from '../money/currencies.js';
 import { LegalAddressSchema, NetTermsDays, TaxExempt, TaxIds, legalFields } from './tax.js';
 
 /**
@@ -18,6 +19,13 @@ export const ExternalId = Type.String({
     'the operator’s own id for the customer: 1–128 printable characters (no control characters), unique in the deployment; usage records name their customer by it (`customer`)',
 });
 const Name = PrintableText({ maxLength: 200 });
+/** Price books (docs/plans.md "Price books"). */
+const CustomerCurrency = Type.String({
+  pattern: CURRENCY_CODE_PATTERN,
+  errorMessage: CURRENCY_CODE_MESSAGE,
+  description:
+    'ISO 4217 (any case; returned upper case): the price book its subscriptions are priced from; fixed by its first subscription when not set, and unchangeable once it has one (409 customer_currency_locked)',
+});
 const Email = Type.String({ minLength: 3, maxLength: 320, description: 'billing contact' });
 const Metadata = Type.Record(
   Type.String({ minLength: 1, maxLength: METADATA_LIMITS.maxKeyLength }),
@@ -47,6 +55,10 @@ export const CustomerSchema = Type.Object(
     tax_exempt: TaxExempt,
     net_terms_days: NetTermsDays,
     locale: legalFields.locale,
+    currency: Type.Union([Type.String(), Type.Null()], {
+      description:
+        'the price book its subscriptions are priced from; null until set or fixed by its first subscription',
+    }),
     created_at: Type.String({ format: 'date-time' }),
   },
   { additionalProperties: false },
@@ -66,6 +78,7 @@ export const CreateCustomerBody = Type.Object(
     tax_exempt: Type.Optional(legalFields.tax_exempt),
     net_terms_days: Type.Optional(legalFields.net_terms_days),
     locale: Type.Optional(legalFields.locale),
+    currency: Type.Optional(CustomerCurrency),
   },
   { additionalProperties: false },
 );
@@ -85,6 +98,7 @@ export const UpdateCustomerBody = Type.Object(
     tax_exempt: Type.Optional(legalFields.tax_exempt),
     net_terms_days: Type.Optional(legalFields.net_terms_days),
     locale: Type.Optional(legalFields.locale),
+    currency: Type.Optional(CustomerCurrency),
   },
   { additionalProperties: false },
 );

@@ -57,6 +57,20 @@ const AllowCustomerMeters = Type.Boolean({
     'usage-priced products: true (default) — a subscription item may name a meter of the customer’s own (self-reported usage); false — only a deployment meter',
 });
 
+/** Price books (issue 46, docs/plans.md "Price books"): the product's price in other currencies than `currency`. */
+const CurrencyOption = Type.Object(
+  {
+    price: Type.Optional(Price),
+    tiers: Type.Optional(TiersSchema),
+  },
+  { additionalProperties: false },
+);
+export const CurrencyOptionsSchema = Type.Record(Type.String(), CurrencyOption, {
+  maxProperties: 50,
+  description:
+    'price books: the price in other currencies than `currency`, keyed by ISO 4217 code (any case; returned upper case) — {"EUR": {"price": 0.018}} for flat, metered and package products (package_size is the product\'s), {"JPY": {"tiers": […]}} for tiered ones (tiers_mode is the product\'s). A customer in one of these currencies is billed this price',
+});
+
 export const ProductSchema = Type.Object(
   {
     id: Type.String({ examples: ['prod_2fH9sK1xQ7mV4rT8bN3cJ0'] }),
@@ -67,6 +81,7 @@ export const ProductSchema = Type.Object(
     tiers_mode: Type.Optional(TiersModeSchema),
     tiers: Type.Optional(TiersSchema),
     package_size: Type.Optional(PackageSize),
+    currency_options: CurrencyOptionsSchema,
     tax_rate_ids: TaxRateIds,
     allow_customer_meters: AllowCustomerMeters,
     created_at: Type.String({ format: 'date-time' }),
@@ -91,6 +106,7 @@ export const CreateProductBody = Type.Object(
     tiers_mode: Type.Optional(TiersModeSchema),
     tiers: Type.Optional(TiersSchema),
     package_size: Type.Optional(PackageSize),
+    currency_options: Type.Optional(CurrencyOptionsSchema),
     tax_rate_ids: Type.Optional(TaxRateIds),
     allow_customer_meters: Type.Optional(AllowCustomerMeters),
   },
@@ -102,6 +118,13 @@ export const UpdateProductBody = Type.Object(
   {
     name: Type.Optional(Name),
     price: Type.Optional(Price),
+    currency_options: Type.Optional(
+      Type.Record(Type.String(), CurrencyOption, {
+        maxProperties: 50,
+        description:
+          'adds or replaces the price in each currency given (the others stay; a currency is never removed: subscriptions may bill in it)',
+      }),
+    ),
     tax_rate_ids: Type.Optional(TaxRateIds),
     allow_customer_meters: Type.Optional(AllowCustomerMeters),
   },

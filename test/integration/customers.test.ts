@@ -40,6 +40,7 @@ t.test('customers API', async (t) => {
       'address',
       'billing_address',
       'created_at',
+      'currency',
       'email',
       'external_id',
       'id',
@@ -57,6 +58,7 @@ t.test('customers API', async (t) => {
     const minimal = await admin('POST', '/v1/customers', { name: 'Minimal', external_id: 'ü-ñ 日本 #1' });
     t.equal(minimal.status, 201);
     t.match(minimal.body, { email: null, billing_address: null, metadata: {}, external_id: 'ü-ñ 日本 #1' });
+    t.equal(minimal.body.currency, null, 'no currency until set or fixed by a first subscription');
   });
 
   t.test('bad input: 422 naming each field; a duplicate external_id: 409 conflict', async (t) => {

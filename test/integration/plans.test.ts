@@ -106,7 +106,7 @@ t.test('plans: create, version, read; subscribing to a plan', async (t) => {
       [{ ...base, items: [{ product_id: 'prod_nope' }] }, 'items[0].product_id'],
       [{ ...base, items: [{ product_id: calls }] }, 'items[0].meter_id'],
       [{ ...base, items: [{ product_id: calls, meter_id: ownMeter }] }, 'items[0].meter_id'],
-      [{ ...base, items: [{ product_id: euro }] }, 'items'],
+      [{ ...base, items: [{ product_id: euro }] }, 'items[0].product_id'],
       [{ ...base, items: [{ product_id: seat }, { product_id: seat }] }, 'items[1]'],
     ];
     for (const [body, field] of cases) {
@@ -148,7 +148,7 @@ t.test('plans: create, version, read; subscribing to a plan', async (t) => {
   await t.test('versions: bad input 422, unknown 404', async (t) => {
     t.equal((await call(ADMIN, 'POST', `/v1/plans/${planId}/versions`, {})).status, 422);
     const cur = (await call(ADMIN, 'POST', `/v1/plans/${planId}/versions`, { items: [{ product_id: euro }] })).body;
-    t.equal(cur.errors?.[0]?.field, 'items', 'a version keeps the plan’s currency');
+    t.equal(cur.errors?.[0]?.field, 'items[0].product_id', 'a version keeps the plan’s currency');
     t.equal((await call(ADMIN, 'POST', `/v1/plans/${planId}/versions`, { currency: 'EUR' })).status, 422);
     t.equal((await call(ADMIN, 'GET', `/v1/plans/${planId}`)).body.version, 7, 'no version written');
     t.equal((await call(ADMIN, 'POST', '/v1/plans/plan_nope/versions', { name: 'x' })).status, 404);

@@ -35,6 +35,7 @@ t.test('products', async (t) => {
       'allow_customer_meters',
       'created_at',
       'currency',
+      'currency_options',
       'id',
       'name',
       'price',
@@ -42,6 +43,7 @@ t.test('products', async (t) => {
       'tax_rate_ids',
       'updated_at',
     ]);
+    t.same(res.body.currency_options, {}, 'one currency: no other book');
     t.match(res.body, {
       name: 'Pro plan',
       price: 19.99,

@@ -197,10 +197,11 @@ t.test('subscriptions', async (t) => {
         /no such meter/,
       ],
       [
+        // The account's first subscription fixed its currency (USD): the EUR-only product has no price in it.
         'two currencies',
         { items: [{ product_id: flatUsd }, { product_id: flatEur }] },
-        'items',
-        /one currency \(found EUR, USD\)/,
+        'items[1].product_id',
+        /no price in USD \(it has EUR\)/,
       ],
       [
         'same item twice',
@@ -269,8 +270,8 @@ t.test('subscriptions', async (t) => {
       body: { items: [{ product_id: flatEur }] },
     });
     t.equal(eur.status, 422);
-    t.equal(eur.body.errors[0].field, 'items');
-    t.match(eur.body.errors[0].message, /subscription's currency USD/);
+    t.equal(eur.body.errors[0].field, 'items[0].product_id');
+    t.match(eur.body.errors[0].message, /has no price in USD \(it has EUR\)/);
     for (const [body, field] of [
       [{}, ''],
       [{ status: 'active' }, 'status'],

@@ -4,7 +4,8 @@ import { bodyValidator, queryValidator } from '../../../shared/http/validation.j
 import { hasControlCharacter } from '../../../shared/strings.js';
 import { CURRENCY_CODE_MESSAGE, minorUnits, normalizeCurrency } from '../../../shared/money/currencies.js';
 import { parseAmount } from '../../../shared/money/decimal.js';
-import { numberLiteralAt } from '../../../shared/money/json.js';
+import { numberLiteralAt, numberLiteralsOf } from '../../../shared/money/json.js';
+import type { CouponCurrencyOptions } from '../../domain/pricing/price-books.js';
 import { CreateCouponBody, ListCouponsQuery } from '../../../shared/api/coupons.js';
 import type { NewCoupon } from '../../domain/coupons/types.js';
 
@@ -43,6 +44,7 @@ export function parseNewCoupon(ctx: RequestContext, now = new Date()): NewCoupon
     if ('error' in r) errors.push({ field: 'amount_off', message: r.error });
     else amount_off = r.value;
   }
+  const currency_options = checkCurrencyOptions(ctx, input, currency, errors);
   if ((input.duration === 'repeating') !== (input.duration_in_periods !== undefined))
     errors.push({
       field: 'duration_in_periods',
@@ -57,9 +59,41 @@ export function parseNewCoupon(ctx: RequestContext, now = new Date()): NewCoupon
     percent_off,
     amount_off,
     currency,
+    currency_options,
     duration: input.duration,
     duration_in_periods: input.duration_in_periods ?? null,
     max_redemptions: input.max_redemptions ?? null,
     expires_at: expiresAt,
   };
+}
+
+/**
+ * Price books: an amount_off coupon's amount in other currencies, each an ISO 4217 code (any case, stored upper) other
+ * than `currency`, the amount exact to that currency's minor unit. Not with percent_off (a percentage has no currency).
+ */
+function checkCurrencyOptions(
+  ctx: RequestContext,
+  input: CreateCouponBody,
+  currency: string | null,
+  errors: FieldError[],
+): CouponCurrencyOptions {
+  const out: CouponCurrencyOptions = {};
+  if (input.currency_options === undefined) return out;
+  if (input.amount_off === undefined) {
+    errors.push({ field: 'currency_options', message: 'only with amount_off' });
+    return out;
+  }
+  const literal = numberLiteralsOf(ctx.rawBody);
+  for (const key of Object.keys(input.currency_options)) {
+    const field = `currency_options.${key}`;
+    const code = normalizeCurrency(key);
+    if (!code) errors.push({ field, message: CURRENCY_CODE_MESSAGE });
+    else if (code === currency || Object.hasOwn(out, code))
+      errors.push({ field, message: `repeats ${code}: give each currency once (currency is ${currency})` });
+    if (!code || errors.some((e) => e.field === field)) continue;
+    const r = parseAmount(literal(['currency_options', key, 'amount_off']) ?? '', { maxScale: minorUnits(code) });
+    if ('error' in r) errors.push({ field: `${field}.amount_off`, message: r.error });
+    else out[code] = { amount_off: r.value };
+  }
+  return out;
 }

@@ -6,6 +6,7 @@ import type { BillingAddress } from '../../domain/billing-info/types.js';
 import type { CustomerChange, LegalDetails, NewCustomer, NewSignIn } from '../../domain/customers/types.js';
 import type { LegalAddress, TaxId } from '../../domain/tax/types.js';
 import { isCountryCode } from '../../../shared/countries.js';
+import { CURRENCY_CODE_MESSAGE, normalizeCurrency } from '../../../shared/money/currencies.js';
 import {
   CreateCustomerBody,
   CreateSignInBody,
@@ -125,8 +126,16 @@ export function parseNewCustomer(ctx: RequestContext): NewCustomer {
     metadata: checkMetadata(input.metadata ?? {}, errors),
     legal: checkLegal(input, errors),
   };
+  if (input.currency !== undefined) out.currency = checkCurrency(input.currency, errors);
   throwIfAny(errors);
   return out;
+}
+
+/** Price books: the customer's currency, an ISO 4217 code in any case (stored upper case). */
+function checkCurrency(code: string, errors: FieldError[]): string {
+  const c = normalizeCurrency(code);
+  if (!c) errors.push({ field: 'currency', message: CURRENCY_CODE_MESSAGE });
+  return c ?? code;
 }
 
 export function parseCustomerChange(ctx: RequestContext): CustomerChange {
@@ -136,7 +145,7 @@ export function parseCustomerChange(ctx: RequestContext): CustomerChange {
       {
         field: '',
         message:
-          'must contain at least one of name, external_id, email, billing_address, metadata, legal_name, address, tax_ids, tax_exempt, net_terms_days, locale',
+          'must contain at least one of name, external_id, email, billing_address, metadata, legal_name, address, tax_ids, tax_exempt, net_terms_days, locale, currency',
       },
     ]);
   const errors: FieldError[] = [];
@@ -148,6 +157,7 @@ export function parseCustomerChange(ctx: RequestContext): CustomerChange {
   if (input.billing_address !== undefined)
     change.billingAddress = input.billing_address === null ? null : checkAddress(input.billing_address, errors);
   if (input.metadata !== undefined) change.metadata = checkMetadata(input.metadata, errors);
+  if (input.currency !== undefined) change.currency = checkCurrency(input.currency, errors);
   throwIfAny(errors);
   return change;
 }

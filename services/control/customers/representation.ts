@@ -17,6 +17,7 @@ export function toCustomer(row: CustomerRow) {
     tax_exempt: row.tax_exempt,
     net_terms_days: row.net_terms_days,
     locale: row.locale,
+    currency: row.currency,
     created_at: row.created_at.toISOString(),
   };
 }

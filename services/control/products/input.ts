@@ -5,6 +5,7 @@ import type { PageRequest } from '../../../shared/http/pagination.js';
 import { CURRENCY_CODE_MESSAGE, normalizeCurrency } from '../../../shared/money/currencies.js';
 import { numberLiteralAt, numberLiteralsOf } from '../../../shared/money/json.js';
 import { checkAmount, checkTiers } from './price-model-input.js';
+import { checkCurrencyOptions } from './currency-options-input.js';
 import { CreateProductBody, ListProductsQuery, UpdateProductBody } from '../../../shared/api/products.js';
 import type { NewProduct, ProductChange } from '../../domain/products/types.js';
 
@@ -46,6 +47,8 @@ export function parseNewProduct(ctx: RequestContext): NewProduct {
   } else if (input.price === undefined) errors.push({ field: 'price', message: 'is required' });
   else price = amount(['price']) ?? '0';
   const product: NewProduct = { name, price, currency, pricing };
+  const options = checkCurrencyOptions(input.currency_options, literal, errors, { currency, pricing });
+  if (options) product.currency_options = options;
   if (input.tax_rate_ids) product.tax_rate_ids = input.tax_rate_ids;
   if (input.allow_customer_meters !== undefined) product.allow_customer_meters = input.allow_customer_meters;
   if (pricing === 'tiered') {
@@ -68,17 +71,25 @@ export function parseProductChange(ctx: RequestContext): ProductChange {
   if (
     input.name === undefined &&
     input.price === undefined &&
+    input.currency_options === undefined &&
     input.tax_rate_ids === undefined &&
     input.allow_customer_meters === undefined
   )
     throw new ValidationError([
-      { field: '', message: 'must contain name, price, tax_rate_ids or allow_customer_meters' },
+      { field: '', message: 'must contain name, price, currency_options, tax_rate_ids or allow_customer_meters' },
     ]);
   const errors: FieldError[] = [];
   const name = checkName(input.name, errors);
   const price = checkPrice(ctx, input.price !== undefined, errors);
+  const currency_options = checkCurrencyOptions(input.currency_options, numberLiteralsOf(ctx.rawBody), errors, {});
   throwIfAny(errors);
-  return { name, price, tax_rate_ids: input.tax_rate_ids, allow_customer_meters: input.allow_customer_meters };
+  return {
+    name,
+    price,
+    currency_options,
+    tax_rate_ids: input.tax_rate_ids,
+    allow_customer_meters: input.allow_customer_meters,
+  };
 }
 
 function checkName(name: string | undefined, errors: FieldError[]): string | undefined {

@@ -11,6 +11,7 @@ export function toProduct(row: ProductRow) {
     currency: row.currency,
     pricing: row.pricing,
     ...priceModelFields(row),
+    currency_options: currencyOptionsOut(row),
     tax_rate_ids: row.tax_rate_ids,
     allow_customer_meters: row.allow_customer_meters,
     created_at: row.created_at.toISOString(),
@@ -31,4 +32,22 @@ function priceModelFields(row: ProductRow) {
       flat_price: new JsonDecimal(t.flat_price),
     })),
   };
+}
+
+/** The price books, amounts as exact JSON numbers. */
+function currencyOptionsOut(row: ProductRow) {
+  return Object.fromEntries(
+    Object.entries(row.currency_options ?? {}).map(([code, o]) => [
+      code,
+      'tiers' in o
+        ? {
+            tiers: o.tiers.map((t) => ({
+              up_to: t.up_to === null ? null : new JsonDecimal(t.up_to),
+              unit_price: new JsonDecimal(t.unit_price),
+              flat_price: new JsonDecimal(t.flat_price),
+            })),
+          }
+        : { price: new JsonDecimal(o.price) },
+    ]),
+  );
 }

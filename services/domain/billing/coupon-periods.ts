@@ -95,7 +95,7 @@ export async function couponsCovering(q: PgPool | PgClient, slots: CouponSlot[])
   const { rows } = await q.query<CandidateRow>(
     `SELECT c.n::text AS n, s.created_at, s.trial_end, s."interval", s.interval_count, s.billing_anchor,
             r.first_period_start, r.redeemed_at, r.ended_at, r.ended_period_start, cp.duration, cp.duration_in_periods,
-            cp.id AS coupon_id, cp.id, cp.name, cp.percent_off::text AS percent_off, cp.amount_off::text AS amount_off, cp.currency,
+            cp.id AS coupon_id, cp.id, cp.name, cp.percent_off::text AS percent_off, cp.amount_off::text AS amount_off, cp.currency, cp.currency_options,
             cp.duration = 'once' AND EXISTS (
               SELECT 1 FROM invoices i JOIN invoice_lines l ON l.invoice_id = i.id
                WHERE i.subscription_id = c.subscription_id AND i.reason IN ('period', 'advance') AND i.status <> 'void'
@@ -121,6 +121,8 @@ export async function couponsCovering(q: PgPool | PgClient, slots: CouponSlot[])
       percent_off: r.percent_off,
       amount_off: r.amount_off,
       currency: r.currency,
+      // Price books: its amount in the invoice's currency when that is not the coupon's own (discounts.ts termsIn).
+      currency_options: r.currency_options,
     };
   }
   return out;

@@ -4,6 +4,7 @@ import { sumOfLines, type PricedInvoice, type PricedLine } from '../pricing/invo
 import { allocate, discountOf, termsLabel } from '../coupons/discount.js';
 import type { CouponTerms } from '../coupons/types.js';
 import { couponsCovering, type CouponSlot } from './coupon-periods.js';
+import { couponTermsIn, type CouponCurrencyOptions } from '../pricing/price-books.js';
 
 /**
  * THE rule of discounts on invoices (docs/coupons.md), used by every pricing of a period — the close, drafts and their
@@ -32,9 +33,18 @@ export async function applyDiscounts(
 const isCharge = (l: PricedLine) =>
   l.product_id !== null && l.adjusts_invoice_id === null && ['flat', 'usage', 'minimum_commitment'].includes(l.type);
 
-type CouponRowTerms = CouponTerms & { coupon_id: string };
+type CouponRowTerms = CouponTerms & { coupon_id: string; currency_options?: CouponCurrencyOptions };
 const TERMS = (c: string) =>
-  `${c}.id AS coupon_id, ${c}.name, ${c}.percent_off::text AS percent_off, ${c}.amount_off::text AS amount_off, ${c}.currency`;
+  `${c}.id AS coupon_id, ${c}.name, ${c}.percent_off::text AS percent_off, ${c}.amount_off::text AS amount_off, ${c}.currency, ${c}.currency_options`;
+
+/**
+ * A coupon's terms in the invoice's currency (price books: its amount_off there). Redeeming checks the coupon has an
+ * amount in the subscription's currency (coupons/redeem.ts), so none is only possible for a row changed by hand: it
+ * discounts nothing rather than an amount of another currency.
+ */
+function termsIn<T extends CouponRowTerms>(c: T, currency: string): T {
+  return couponTermsIn(c, currency) ?? { ...c, amount_off: '0', currency };
+}
 
 async function discountPeriods(q: PgPool | PgClient, periods: CouponSlot[], priced: PricedInvoice[]): Promise<void> {
   // Which coupon discounts each period's invoice, if any: coupon-periods.ts.
@@ -43,9 +53,10 @@ async function discountPeriods(q: PgPool | PgClient, periods: CouponSlot[], pric
   for (const r of rows) {
     const invoice = priced[Number(r.n) - 1]!;
     const byProduct = sumByProduct(invoice.lines.filter(isCharge));
-    const lines = discountLines(r, byProduct, invoice.currency);
+    const terms = termsIn(r, invoice.currency);
+    const lines = discountLines(terms, byProduct, invoice.currency);
     // A coupon that found nothing to discount still says so: a late-usage adjustment of the period is discounted by it.
-    invoice.lines.push(...(lines.length ? lines : [zeroLine(r)]));
+    invoice.lines.push(...(lines.length ? lines : [zeroLine(terms)]));
   }
 }
 
@@ -90,7 +101,7 @@ async function discountAdjustments(q: PgPool | PgClient, priced: PricedInvoice[]
         invoice.lines.flatMap((l) => (l.type === 'adjustment' && l.adjusts_invoice_id ? [l.adjusts_invoice_id] : [])),
       ),
     ];
-    for (const c of adjusts.flatMap((id) => couponOf.get(id) ?? [])) {
+    for (const c of adjusts.flatMap((id) => couponOf.get(id) ?? []).map((x) => termsIn(x, invoice.currency))) {
       const now = invoice.lines.filter((l) => l.type === 'adjustment' && l.adjusts_invoice_id === c.invoice_id);
       const adjusted = sumByProduct(now);
       let charges = [...adjusted.values()].reduce((s, x) => s.plus(x), new Decimal(0));

@@ -10,7 +10,8 @@ import {
   type EarlierItemRow,
 } from './group-adjustments.js';
 import { timed, type BillingDeps, type BillingTimings } from './deps.js';
-import { priceModelOf, type PriceModel, type ProductPriceRow } from '../pricing/price-models.js';
+import type { PriceModel, ProductPriceRow } from '../pricing/price-models.js';
+import { productPriceIn, type ProductCurrencyOptions } from '../pricing/price-books.js';
 import {
   priceInvoice,
   type AdjustmentToPrice,
@@ -44,9 +45,13 @@ export const LONG_PERIOD = (s: string) =>
   `(${s}."interval" IN ('quarter', 'year') OR (${s}."interval" = 'month' AND ${s}.interval_count > 1))`;
 
 export const PRODUCT_PRICE_COLUMNS = (p: string) =>
-  `${p}.pricing, ${p}.price::text AS price, ${p}.tiers_mode, ${p}.tiers, ${p}.package_size::text AS package_size`;
+  `${p}.pricing, ${p}.price::text AS price, ${p}.tiers_mode, ${p}.tiers, ${p}.package_size::text AS package_size,
+   ${p}.currency AS product_currency, ${p}.currency_options`;
 
 interface ItemRow extends ProductPriceRow {
+  /** Price books: the product's own currency and its prices in others (services/domain/pricing/price-books.ts). */
+  product_currency: string;
+  currency_options: ProductCurrencyOptions;
   subscription_id: string;
   quantity: number;
   /** The item's interval (services/domain/pricing/proration.ts): from null = since the subscription began, to null = still on. */
@@ -281,7 +286,7 @@ export async function pricePeriods(
     items: items.get(p.subscription_id)!.map((it, ii) => ({
       product_id: it.product_id,
       product_name: it.product_name,
-      model: priceModelOf(it),
+      model: itemPriceIn(it, p.currency),
       minimum_amount: it.minimum_amount,
       quantity: it.quantity,
       service: itemService[pi]![ii],
@@ -326,4 +331,15 @@ export async function pricePeriods(
   // Coupons: every pricing of a period is discounted by the one rule, before deductions, tax and credit.
   await timed(opts.timings, 'postgres_ms', () => applyDiscounts(q, periods, priced));
   return priced;
+}
+
+/**
+ * An item's product price in the subscription's currency (price books). Subscribing checked the product has one
+ * (subscriptions/items.ts) and a price book is never removed, so none is a broken invariant: the close stops.
+ */
+function itemPriceIn(it: ItemRow, currency: string): PriceModel {
+  const model = productPriceIn({ ...it, currency: it.product_currency }, currency);
+  if (!model)
+    throw new Error(`product ${it.product_id} has no price in ${currency} (subscription ${it.subscription_id})`);
+  return model;
 }

@@ -9,6 +9,8 @@ import { checkCustomerMayCreate } from '../subscriptions/terms-owner.js';
 import { checkThresholdMinimum } from '../subscriptions/threshold-minimum.js';
 import type { ItemRequest, Subscription, SubscriptionTerms } from '../subscriptions/types.js';
 import { lockAccountClock } from '../test-clocks/store.js';
+import { customerCurrency, fixCustomerCurrency } from '../customers/currency-store.js';
+import { checkPlanPricedIn } from '../plans/price-books.js';
 
 /** What subscribing takes: products, or a plan (its version's items, interval and trial), and the terms asked for. */
 export interface Subscribing {
@@ -33,13 +35,16 @@ export interface Subscribing {
 /**
  * THE subscribe operation (POST /v1/subscriptions; plans and checkout subscribe through it), in the caller's
  * transaction: the customer's clock lock first (one lock order with attaching it to a test clock), the portal
- * settings' say, the plan version's items and terms, the subscription at the account's time, its threshold's
- * minimum, the coupon, and one `subscription.updated` showing it all. Returns it and the account's time.
+ * settings' say, the plan version's items and terms, the subscription at the account's time in the customer's currency
+ * (price books: fixed on the customer by its first subscription), its threshold's minimum, the coupon, and one `subscription.updated` showing it all. Returns it and the account's time.
  */
 export async function subscribe(client: PgClient, s: Subscribing): Promise<{ subscription: Subscription; now: Date }> {
   const { now } = await lockAccountClock(client, s.accountId);
   checkCustomerMayCreate(s.byOperator, (await readPortalSettings(client)).settings);
   const version = s.plan && (await planVersionToSubscribe(client, s.plan.id, s.plan.version));
+  // Price books: the customer's currency picks the book; a customer without one takes the plan's (or its products').
+  const currency = (await customerCurrency(client, s.accountId)) ?? version?.currency;
+  if (version && currency) await checkPlanPricedIn(client, version, currency);
   const subscription = await createSubscription(
     client,
     s.accountId,
@@ -49,7 +54,9 @@ export async function subscribe(client: PgClient, s: Subscribing): Promise<{ sub
     version ? { id: version.plan_id, version: version.version } : null,
     version ? subscriptionTermsOfPlan(planTerms(version), s.terms) : s.terms,
     s.operatorManaged,
+    currency,
   );
+  await fixCustomerCurrency(client, s.accountId, subscription.row.currency);
   checkThresholdMinimum(subscription.row.billing_threshold, subscription.row.currency, s.thresholdMinimums);
   if (s.couponId != null) await setSubscriptionCoupon(client, subscription, s.couponId, now, { emit: false });
   await emitSubscriptionUpdated(client, subscription);

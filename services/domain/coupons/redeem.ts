@@ -8,6 +8,7 @@ import type { CouponRow, CurrentDiscount } from './types.js';
 import type { Subscription } from '../subscriptions/types.js';
 import { subscriptionUpdated } from '../subscriptions/events.js';
 import { currentCouponId } from '../subscriptions/store.js';
+import { couponCurrencies, couponTermsIn } from '../pricing/price-books.js';
 
 const field = 'coupon_id';
 
@@ -17,8 +18,8 @@ const field = 'coupon_id';
  * discounts from the current usage period on (the period of `now`, the account's time; the month inside a quarter
  * or a year) and the advance invoices due from `now`; the one it replaces or removes stops there
  * (services/domain/billing/coupon-periods.ts says which invoices each reaches). Applying the coupon already on the subscription changes nothing. Checks, each
- * a precise problem: unknown coupon (422 coupon_id), an amount_off coupon of another currency (422
- * coupon_currency_mismatch), expired (409 coupon_expired), no redemption left (409 coupon_max_redemptions_reached —
+ * a precise problem: unknown coupon (422 coupon_id), an amount_off coupon with no amount in the
+ * subscription's currency, its own or a currency option (422 coupon_currency_mismatch), expired (409 coupon_expired), no redemption left (409 coupon_max_redemptions_reached —
  * counted by one conditional UPDATE, so of two concurrent redemptions of the last slot exactly one wins).
  * Returns whether anything changed; a change appends `subscription.updated` with the coupon.
  */
@@ -64,9 +65,14 @@ async function countRedemption(client: PgClient, couponId: string, currency: str
   const { rows } = await client.query<CouponRow>(`SELECT ${COUPON_COLUMNS()} FROM coupons WHERE id = $1`, [couponId]);
   const coupon = rows[0];
   if (!coupon) throw unknown();
-  if (coupon.currency !== null && coupon.currency !== currency)
+  if (couponTermsIn(coupon, currency) === null)
     throw new ValidationError(
-      [{ field, message: `takes ${coupon.amount_off} ${coupon.currency} off: the subscription bills in ${currency}` }],
+      [
+        {
+          field,
+          message: `has no amount_off in ${currency}, the subscription's currency (it has ${couponCurrencies(coupon).join(', ')})`,
+        },
+      ],
       undefined,
       'coupon_currency_mismatch',
     );

@@ -7,14 +7,14 @@ import type { CouponRow, NewCoupon } from './types.js';
 
 /** Coupons' SQL: the deployment's coupons (admin), never changed nor deleted — invoices name them. */
 export const COUPON_COLUMNS = (c = 'coupons') =>
-  `${c}.id, ${c}.name, ${c}.percent_off::text AS percent_off, ${c}.amount_off::text AS amount_off, ${c}.currency, ${c}.duration,
+  `${c}.id, ${c}.name, ${c}.percent_off::text AS percent_off, ${c}.amount_off::text AS amount_off, ${c}.currency, ${c}.currency_options, ${c}.duration,
    ${c}.duration_in_periods, ${c}.max_redemptions, ${c}.times_redeemed, ${c}.expires_at, ${c}.created_at`;
 export const couponNotFound = (id: string) => new NotFoundError(`No coupon ${id}.`);
 
 export async function insertCoupon(pool: PgPool, c: NewCoupon): Promise<CouponRow> {
   const { rows } = await pool.query<CouponRow>(
-    `INSERT INTO coupons (id, name, percent_off, amount_off, currency, duration, duration_in_periods, max_redemptions, expires_at)
-     VALUES ($1, $2, $3::numeric, $4::numeric, $5, $6, $7, $8, $9) RETURNING ${COUPON_COLUMNS()}`,
+    `INSERT INTO coupons (id, name, percent_off, amount_off, currency, duration, duration_in_periods, max_redemptions, expires_at, currency_options)
+     VALUES ($1, $2, $3::numeric, $4::numeric, $5, $6, $7, $8, $9, $10::jsonb) RETURNING ${COUPON_COLUMNS()}`,
     [
       newId('coupon'),
       c.name,
@@ -25,6 +25,7 @@ export async function insertCoupon(pool: PgPool, c: NewCoupon): Promise<CouponRo
       c.duration_in_periods,
       c.max_redemptions,
       c.expires_at,
+      JSON.stringify(c.currency_options),
     ],
   );
   return rows[0]!;

@@ -11,21 +11,34 @@ const CREDIT_GRANT_COLUMNS =
 
 const notFound = (id: string) => new NotFoundError(`No credit grant ${id}.`);
 
-/** Grants credit to an account; an unknown account is a field error (the operator named it in the body). */
+/**
+ * Grants credit to an account; an unknown account is a field error (the operator named it in the body), and so is
+ * a currency other than the customer's once it has one (price books: its invoices are all in it, so credit in
+ * another currency would never be spent).
+ */
 export async function insertCreditGrant(pool: PgPool, g: NewCreditGrant): Promise<CreditGrantRow> {
-  const r = await pool.query<CreditGrantRow>(
-    `INSERT INTO credit_grants (id, account_id, currency, amount, remaining, expires_at, description)
-     SELECT $1, a.id, $3, $4::numeric, $4::numeric, $5, $6 FROM accounts a WHERE a.id = $2 OR a.customer_id = $7
-     RETURNING ${CREDIT_GRANT_COLUMNS}`,
+  const r = await pool.query<CreditGrantRow & { customer_currency: string | null }>(
+    `WITH a AS (SELECT id, currency FROM accounts WHERE id = $2 OR customer_id = $7),
+          made AS (
+            INSERT INTO credit_grants (id, account_id, currency, amount, remaining, expires_at, description)
+            SELECT $1, a.id, $3, $4::numeric, $4::numeric, $5, $6 FROM a WHERE a.currency IS NULL OR a.currency = $3
+            RETURNING ${CREDIT_GRANT_COLUMNS})
+     SELECT made.*, a.currency AS customer_currency FROM a LEFT JOIN made ON true`,
     [newId('cred'), g.accountId ?? null, g.currency, g.amount, g.expiresAt, g.description, g.customerId ?? null],
   );
-  if (!r.rows[0])
+  const row = r.rows[0];
+  if (!row)
     throw new ValidationError([
       g.customerId !== undefined
         ? { field: 'customer_id', message: 'no such customer' }
         : { field: 'account_id', message: 'no such account' },
     ]);
-  return r.rows[0];
+  const { customer_currency, ...grant } = row;
+  if (!grant.id)
+    throw new ValidationError([
+      { field: 'currency', message: `must be the customer's currency ${customer_currency} (its invoices are in it)` },
+    ]);
+  return grant;
 }
 
 /** The account's grants, newest first (ties by id), and its spendable balance per currency. */

@@ -5,6 +5,7 @@ import { ConflictError, NotFoundError } from '../../../shared/errors.js';
 import type { RowWindow } from '../../../shared/row-window.js';
 import type { BillingAddress } from '../billing-info/types.js';
 import type { CustomerRegistryWriter } from './registry-writer.js';
+import { setCustomerCurrency } from './currency-store.js';
 import type { CustomerChange, CustomerRow, LegalDetails, NewCustomer } from './types.js';
 
 /**
@@ -15,7 +16,7 @@ import type { CustomerChange, CustomerRow, LegalDetails, NewCustomer } from './t
 const notFound = (id: string) => new NotFoundError(`No customer ${id}.`);
 
 const COLUMNS = `a.id AS account_id, a.customer_id, a.external_id, a.name, a.email, a.metadata, a.created_at,
-    ba.line1, ba.city, ba.state, ba.zip, a.legal_name, a.address, a.tax_ids, a.tax_exempt, a.net_terms_days, a.locale`;
+    ba.line1, ba.city, ba.state, ba.zip, a.legal_name, a.address, a.tax_ids, a.tax_exempt, a.net_terms_days, a.locale, a.currency`;
 const SELECT = `SELECT ${COLUMNS}
   FROM accounts a LEFT JOIN billing_addresses ba ON ba.account_id = a.id`;
 
@@ -97,6 +98,7 @@ export async function insertCustomer(
       const ids = await insertAccount(client, c);
       if (c.billingAddress) await putAddress(client, ids.account_id, c.billingAddress);
       await putLegal(client, ids.account_id, c.legal);
+      if (c.currency) await setCustomerCurrency(client, ids.account_id, c.currency);
       await registry.write(client, ids.account_id);
       return (await selectCustomer(client, ids.customer_id))!;
     });
@@ -161,6 +163,7 @@ export async function updateCustomer(
       if (!accountId) throw notFound(customerId);
       if (change.billingAddress !== undefined) await putAddress(c, accountId, change.billingAddress);
       await putLegal(c, accountId, change.legal);
+      if (change.currency) await setCustomerCurrency(c, accountId, change.currency);
       if (change.externalId !== undefined) await registry.write(c, accountId);
       return (await selectCustomer(c, customerId))!;
     });

@@ -22,6 +22,8 @@ export interface NewCustomer {
   billingAddress: BillingAddress | null;
   metadata: Record<string, string>;
   legal: LegalDetails;
+  /** Price books: the currency its subscriptions are priced in (absent: fixed by the first subscription). */
+  currency?: string;
 }
 
 /** A PATCH: absent fields stay; `null` clears. */
@@ -32,6 +34,8 @@ export interface CustomerChange {
   billingAddress?: BillingAddress | null;
   metadata?: Record<string, string>;
   legal: LegalDetails;
+  /** Another currency only while it has no subscription (customers/currency-store.ts). */
+  currency?: string;
 }
 
 export interface CustomerRow {
@@ -52,6 +56,8 @@ export interface CustomerRow {
   tax_exempt: TaxExempt;
   net_terms_days: number;
   locale: Locale;
+  /** Price books: null until set or fixed by its first subscription. */
+  currency: string | null;
 }
 
 /** A sign-in: a user of a customer's account (the console and OAuth apps). */

@@ -1,7 +1,7 @@
 import type { PgClient, PgPool } from '../../../shared/clients/postgres.js';
 import { selectPage, withTransaction } from '../../../shared/clients/postgres.js';
 import { hasPrefix, newId } from '../../../shared/ids.js';
-import { NotFoundError, ValidationError } from '../../../shared/errors.js';
+import { NotFoundError } from '../../../shared/errors.js';
 import type { RowWindow } from '../../../shared/row-window.js';
 import { resolveItems } from '../subscriptions/items.js';
 import type { Item, ItemRequest } from '../subscriptions/types.js';
@@ -20,14 +20,12 @@ const notFound = (id: string, version?: number) =>
  */
 const NO_ACCOUNT = '';
 
-/** The items as a subscription's items (the one rule, services/domain/subscriptions/items.ts), in the plan's currency. */
+/**
+ * The items as a subscription's items (the one rule, services/domain/subscriptions/items.ts), each product priced in
+ * the plan's currency (its own or a price book: 422 currency_not_priced naming the item).
+ */
 async function planItems(client: PgClient, input: ItemRequest[], currency: string): Promise<Item[]> {
-  const { items, currency: found } = await resolveItems(client, NO_ACCOUNT, input);
-  if (found !== currency)
-    throw new ValidationError([
-      { field: 'items', message: `must be in the plan's currency ${currency} (found ${found})` },
-    ]);
-  return items;
+  return (await resolveItems(client, NO_ACCOUNT, input, currency)).items;
 }
 
 async function insertVersion(client: PgClient, v: Omit<PlanVersionRow, 'created_at'>): Promise<PlanVersionRow> {

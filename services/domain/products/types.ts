@@ -1,6 +1,7 @@
 import type { Tier } from '../pricing/price-models.js';
 import type { Pricing, TiersMode } from '../../../shared/vocabulary.js';
 import type { ProductPriceRow } from '../pricing/price-models.js';
+import type { ProductCurrencyOptions } from '../pricing/price-books.js';
 
 export interface NewProduct {
   name: string;
@@ -11,6 +12,8 @@ export interface NewProduct {
   tiers_mode?: TiersMode;
   tiers?: Tier[];
   package_size?: string;
+  /** Price books (services/domain/pricing/price-books.ts): the price in other currencies. */
+  currency_options?: ProductCurrencyOptions;
   tax_rate_ids?: string[];
   /** Default true: a customer's own meter may price it (docs/operator-mode.md). */
   allow_customer_meters?: boolean;
@@ -19,6 +22,8 @@ export interface NewProduct {
 export interface ProductChange {
   name?: string;
   price?: string;
+  /** Added or replaced per currency; the others stay. */
+  currency_options?: ProductCurrencyOptions;
   tax_rate_ids?: string[];
   allow_customer_meters?: boolean;
 }
@@ -30,6 +35,7 @@ export interface ProductRow extends ProductPriceRow {
   price: string;
   currency: string;
   pricing: Pricing;
+  currency_options: ProductCurrencyOptions;
   tax_rate_ids: string[];
   allow_customer_meters: boolean;
   created_at: Date;

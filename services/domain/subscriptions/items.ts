@@ -4,13 +4,16 @@ import { Decimal } from '../../../shared/money/decimal.js';
 import type { Item, ItemRequest } from './types.js';
 import type { DimensionPrices } from '../pricing/dimension-prices.js';
 import { lockProductsForShare } from '../products/store.js';
+import { productCurrencies, productPriceIn } from '../pricing/price-books.js';
 import { meterDimensions, ownMeterIds } from '../meters/store.js';
 import { dimensionKeyProblem } from '../../../shared/usage/dimensions.js';
 
 /**
  * Checks items against the catalog and the account's meters, inside the caller's transaction:
  * every product exists; a metered product names a meter of this account, a flat one none; no item twice;
- * all products in one currency (and in `requiredCurrency` when the subscription already has one); a product that
+ * every product priced in `requiredCurrency` — the subscription's or its customer's, one of the product's price books
+ * (services/domain/pricing/price-books.ts; 422 currency_not_priced naming the item) — or, with none asked for,
+ * all products in one own currency; a product that
  * does not allow customer meters (`allow_customer_meters: false`) is priced by a deployment meter only.
  * The products are locked FOR SHARE so that a concurrent product DELETE waits and then sees this subscription.
  */
@@ -86,18 +89,29 @@ export async function resolveItems(
   });
   if (errors.length) throw new ValidationError(errors);
 
-  const currencies = [...new Set(items.map((i) => productById.get(i.product_id)!.currency))].sort();
+  const currency = requiredCurrency ?? oneCurrency(items.map((i) => productById.get(i.product_id)!.currency));
+  const unpriced = items.flatMap((item, i) => {
+    const product = productById.get(item.product_id)!;
+    if (productPriceIn(product, currency)) return [];
+    return [
+      {
+        field: `items[${i}].product_id`,
+        message: `product ${product.id} has no price in ${currency} (it has ${productCurrencies(product).join(', ')})`,
+      },
+    ];
+  });
+  if (unpriced.length) throw new ValidationError(unpriced, undefined, 'currency_not_priced');
+  return { items, currency };
+}
+
+/** Without a currency asked for: the products' own, which must be one (a customer's currency picks a price book). */
+function oneCurrency(found: string[]): string {
+  const currencies = [...new Set(found)].sort();
   if (currencies.length > 1)
     throw new ValidationError([
       { field: 'items', message: `must all be in one currency (found ${currencies.join(', ')})` },
     ]);
-  const currency = currencies[0]!;
-  if (requiredCurrency && currency !== requiredCurrency) {
-    throw new ValidationError([
-      { field: 'items', message: `must be in the subscription's currency ${requiredCurrency} (found ${currency})` },
-    ]);
-  }
-  return { items, currency };
+  return currencies[0]!;
 }
 
 /**

@@ -203,8 +203,10 @@ export async function createSubscription(
   terms: SubscriptionTerms = {},
   /** Made by the operator (an admin token): terms-owner.ts decides what its customer may change. */
   operatorManaged = false,
+  /** Price books: the currency to price it in (the customer's); undefined: its products' own one. */
+  requiredCurrency?: string,
 ): Promise<Subscription> {
-  const { items, currency } = await resolveItems(client, accountId, input);
+  const { items, currency } = await resolveItems(client, accountId, input, requiredCurrency);
   if (billingThreshold !== null) checkThreshold(billingThreshold, currency);
   if (terms.trial_end && terms.trial_end.getTime() <= now.getTime())
     throw new ValidationError([{ field: 'trial_end', message: `must be after now (${now.toISOString()})` }]);
