@@ -190,7 +190,7 @@ t.test('a recompute waits for an insert between its marks and its rows', async (
     ]);
     return r!;
   };
-  const counts = new Map([[acct.accountId, new Map([[meterId, new Map([[hour * 60, 1]])]])]]);
+  const counts = new Map([[acct.accountId, new Map([[meterId, new Map([[hour * 3600, 1]])]])]]);
 
   // An insert as the consumer makes it: the mark, then (while a recompute has started) the row.
   let settle: Promise<number> | undefined;

@@ -167,7 +167,16 @@ t.test('statesOf: seconds gather into their minute; a minute settle covers its s
   const hour = 500_000;
   const minute = hour * 60 + 7;
   const sec = minute * 60;
-  const row = (n: number, marks: number, settled: number) => ({ a: 'a', m: 'm', h: hour, n, t: marks, r: marks, st: settled, sr: 0 });
+  const row = (n: number, marks: number, settled: number) => ({
+    a: 'a',
+    m: 'm',
+    h: hour,
+    n,
+    t: marks,
+    r: marks,
+    st: settled,
+    sr: 0,
+  });
   const [s] = statesOf([row(sec, 3, 3), row(sec + 1, 2, 0)]);
   const m = s!.minutes.get(minute)!;
   t.equal(m.touched, 5, 'the minute counts its seconds’ marks');

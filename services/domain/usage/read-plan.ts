@@ -10,7 +10,14 @@
  * last few seconds.
  */
 import type { ClickHouseClient } from '@clickhouse/client';
-import { hourStates, isMarkedPerMinute, isMarkedPerSecond, isMinuteSettled, isSecondSettled, isSettled } from './hour-marks.js';
+import {
+  hourStates,
+  isMarkedPerMinute,
+  isMarkedPerSecond,
+  isMinuteSettled,
+  isSecondSettled,
+  isSettled,
+} from './hour-marks.js';
 import { HOUR_MS } from '../../../shared/usage/sql.js';
 import { sweptThrough } from '../../../shared/usage/rollups.js';
 
