@@ -16,6 +16,9 @@ export const ROLLUP_TABLE = 'usage_hourly';
 /** Minute rollups of hours marked while open (services/domain/usage/hour-marks.ts): same columns, `minute` for `hour`. */
 export const MINUTE_ROLLUP_TABLE = 'usage_minutely';
 export const MINUTE_MS = 60_000;
+/** Second rollups of a busy minute of an open hour (infra/migrations/clickhouse/390_usage_secondly.sql). */
+export const SECOND_ROLLUP_TABLE = 'usage_secondly';
+export const SECOND_MS = 1_000;
 export const TOUCHED_TABLE = 'usage_hours_touched';
 export const SWEEPS_TABLE = 'usage_rollup_sweeps';
 /** The t-digest state type of `usage_hourly.quantiles`; raw rows are turned into the same state to merge. */
@@ -98,15 +101,26 @@ export function recomputeMinutes(
   return recompute(ch, database, keys, local, MINUTELY);
 }
 
+/** recomputeMinutes for epoch seconds, into usage_secondly: the quiet seconds of a minute still busy. */
+export function recomputeSeconds(
+  ch: ClickHouseClient,
+  database: string,
+  keys: readonly HourKeys[],
+  local = '',
+): Promise<void> {
+  return recompute(ch, database, keys, local, SECONDLY);
+}
+
 /** Where a recompute writes: the table, its time column and unit, and whether distinct sets go with it. */
 interface Grain {
   table: string;
-  column: 'hour' | 'minute';
+  column: 'hour' | 'minute' | 'second';
   unitMs: number;
   uniques: boolean;
 }
 const HOURLY: Grain = { table: ROLLUP_TABLE, column: 'hour', unitMs: HOUR_MS, uniques: true };
 const MINUTELY: Grain = { table: MINUTE_ROLLUP_TABLE, column: 'minute', unitMs: MINUTE_MS, uniques: false };
+const SECONDLY: Grain = { table: SECOND_ROLLUP_TABLE, column: 'second', unitMs: SECOND_MS, uniques: false };
 
 async function recompute(
   ch: ClickHouseClient,

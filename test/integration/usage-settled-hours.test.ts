@@ -190,7 +190,7 @@ t.test('a recompute waits for an insert between its marks and its rows', async (
     ]);
     return r!;
   };
-  const counts = new Map([[acct.accountId, new Map([[meterId, new Map([[hour * 60, 1]])]])]]);
+  const counts = new Map([[acct.accountId, new Map([[meterId, new Map([[hour * 3600, 1]])]])]]);
 
   // An insert as the consumer makes it: the mark, then (while a recompute has started) the row.
   let settle: Promise<number> | undefined;
@@ -245,8 +245,9 @@ t.test(
       [1, 'e', '5'],
       [2, 'f', '6'],
     ] as const;
+    // Inserts count rows per epoch second (each row here is 5 ms into its minute's first second).
     const counts = new Map<number, number>();
-    for (const [k] of rows) counts.set(minute(k), (counts.get(minute(k)) ?? 0) + 1);
+    for (const [k] of rows) counts.set(minute(k) * 60, (counts.get(minute(k) * 60) ?? 0) + 1);
     await withAccountLocks(
       infra.pg,
       ACCOUNT_LOCK.SETTLE,
@@ -285,9 +286,13 @@ t.test(
     const range = [hour * HOUR_MS, (hour + 1) * HOUR_MS] as const;
     const hours = await planHours(ch, db, pair, ...range);
     t.same([...hours.pending], [hour], 'the hour is pending');
-    t.same([...(hours.perMinute?.get(hour) ?? [])], [minute(2)], '… readable per minute, minute 2 pending');
+    t.same(
+      [...(hours.perMinute?.get(hour) ?? [])].map(([m, seconds]) => [m, [...seconds]]),
+      [[minute(2), [minute(2) * 60]]],
+      '… readable per minute, minute 2 pending, per second: its one marked second pending',
+    );
     const plan = readPlan(...range, undefined, hours);
-    t.same(plan.rawRanges, [[minute(2) * 60_000, minute(3) * 60_000]], 'only the busy minute is read raw');
+    t.same(plan.rawRanges, [[minute(2) * 60_000, minute(2) * 60_000 + 1000]], 'only the busy second is read raw');
     const rs = await ch.query({
       query: `SELECT minute, sum(records) AS n FROM ${db}.${MINUTE_ROLLUP_TABLE} FINAL WHERE meter_id = '${meterId}' GROUP BY minute ORDER BY minute`,
       format: 'JSONEachRow',
@@ -306,7 +311,23 @@ t.test(
       ]);
       return [r!.count, Number(r!.sum)];
     };
-    t.same(await total(), [6, 21.5], 'exact: minute rollups and the busy minute raw');
+    t.same(await total(), [6, 21.5], 'exact: minute rollups and the busy second raw');
+    // The busy minute's quiet second settles on its own (the minute itself still busy): nothing raw any more.
+    t.equal(
+      await settle(
+        infra.pg,
+        shard,
+        db,
+        [{ accountId: acct.accountId, meterId, hours: [], minutes: [], seconds: [minute(2) * 60] }],
+        openNow,
+      ),
+      1,
+      'one second settle',
+    );
+    const perSecond = readPlan(...range, undefined, await planHours(ch, db, pair, ...range));
+    t.same(perSecond.rawRanges, [], 'no raw part');
+    t.same(perSecond.rollupSeconds?.[0]?.[0], minute(2) * 60, 'minute 2 from second rollups');
+    t.same(await total(), [6, 21.5], 'exact: minute rollups and a second rollup');
     const byHour = await queryUsage(ch, db, {
       accountId: acct.accountId,
       meterId,

@@ -1,7 +1,17 @@
 import t from 'tap';
 import { readPlan } from '../../services/domain/usage/query.js';
-import { withoutMinutes } from '../../services/domain/usage/read-plan.js';
-import { isMarkedPerMinute, isSettled, markOf, WHOLE_HOUR } from '../../services/domain/usage/hour-marks.js';
+import { RAW_MINUTE, withoutMinutes, type PendingMinute } from '../../services/domain/usage/read-plan.js';
+import {
+  isMarkedPerMinute,
+  isMarkedPerSecond,
+  isMinuteSettled,
+  isSecondSettled,
+  isSettled,
+  markOf,
+  sliceOf,
+  statesOf,
+  WHOLE_HOUR,
+} from '../../services/domain/usage/hour-marks.js';
 import {
   scanAttributedRows,
   scanRows,
@@ -79,7 +89,15 @@ t.test('readPlan: a pending hour marked per minute reads its settled minutes fro
   const hours = {
     pending: new Set([12, 13]),
     settled: new Set<number>(),
-    perMinute: new Map([[13, new Set([13 * 60 + 58, 13 * 60 + 59])]]),
+    perMinute: new Map([
+      [
+        13,
+        new Map<number, PendingMinute>([
+          [13 * 60 + 58, RAW_MINUTE],
+          [13 * 60 + 59, RAW_MINUTE],
+        ]),
+      ],
+    ]),
   };
   t.same(
     readPlan(12 * H, 14 * H, 11, hours),
@@ -107,7 +125,12 @@ t.test('readPlan: a pending hour marked per minute reads its settled minutes fro
     wholeHourTouched: whole,
     settledTouched: settled,
     settledRecords: 0,
-    minutes: new Map(minutes.map(([m, touched, settledTouched]) => [m, { touched, settledTouched }])),
+    minutes: new Map(
+      minutes.map(([m, touched, settledTouched]) => [
+        m,
+        { touched, settledTouched, minuteMarks: touched, seconds: new Map() },
+      ]),
+    ),
   });
   t.ok(isMarkedPerMinute(s([[780, 2, 1]])), 'only minute marks: per minute');
   t.notOk(isMarkedPerMinute(s([[780, 2, 1]], 1)), 'a whole-hour mark (a late record, a correction): not per minute');
@@ -115,11 +138,68 @@ t.test('readPlan: a pending hour marked per minute reads its settled minutes fro
   t.ok(isSettled(s([[780, 2, 1]], 0, 2)), '… of all of them: settled');
 });
 
-t.test('markOf: per minute while the hour is open, the whole hour after', async (t) => {
+t.test('readPlan: a busy minute of a pending hour reads its settled seconds from second rollups', async (t) => {
+  const hour = 13;
+  const busy = hour * 60 + 59;
+  const hours = {
+    pending: new Set([hour]),
+    settled: new Set<number>(),
+    perMinute: new Map([[hour, new Map<number, PendingMinute>([[busy, new Set([busy * 60 + 58, busy * 60 + 59])]])]]),
+  };
+  t.same(
+    readPlan(hour * H, (hour + 1) * H, 12, hours),
+    {
+      rollupHours: [],
+      rollupMinutes: [[hour * 60, busy]],
+      rollupSeconds: [[busy * 60, busy * 60 + 58]],
+      rawRanges: [[(busy * 60 + 58) * 1000, (hour + 1) * H]],
+    },
+    'settled minutes per minute, the busy minute per second, its last two seconds raw',
+  );
+  t.same(
+    withoutMinutes(readPlan(hour * H, (hour + 1) * H, 12, hours)),
+    { rollupHours: [], rawRanges: [[hour * H, (hour + 1) * H]] },
+    'without minute and second rollups (unique counts): raw',
+  );
+});
+
+t.test('statesOf: seconds gather into their minute; a minute settle covers its seconds', async (t) => {
+  const hour = 500_000;
+  const minute = hour * 60 + 7;
+  const sec = minute * 60;
+  const row = (n: number, marks: number, settled: number) => ({
+    a: 'a',
+    m: 'm',
+    h: hour,
+    n,
+    t: marks,
+    r: marks,
+    st: settled,
+    sr: 0,
+  });
+  const [s] = statesOf([row(sec, 3, 3), row(sec + 1, 2, 0)]);
+  const m = s!.minutes.get(minute)!;
+  t.equal(m.touched, 5, 'the minute counts its seconds’ marks');
+  t.ok(isMarkedPerSecond(m), 'marked per second only');
+  t.notOk(isMinuteSettled(m), 'no minute settle yet');
+  t.ok(isSecondSettled(m.seconds.get(sec)!), 'its first second settled');
+  t.notOk(isSecondSettled(m.seconds.get(sec + 1)!), 'its second one pending');
+  const [after] = statesOf([row(sec, 3, 3), row(sec + 1, 2, 0), row(minute, 0, 5)]);
+  t.ok(isMinuteSettled(after!.minutes.get(minute)!), 'a minute settle of every mark of its seconds: settled');
+  const [older] = statesOf([row(minute, 4, 4), row(sec + 1, 2, 2)]);
+  const om = older!.minutes.get(minute)!;
+  t.notOk(isMinuteSettled(om), 'an older consumer’s minute marks plus new second marks: the minute pending');
+  t.notOk(isMarkedPerSecond(om), '… and not readable per second (its minute marks’ rows are in no second)');
+  t.equal(sliceOf(hour, WHOLE_HOUR), 'hour');
+  t.equal(sliceOf(hour, minute), 'minute');
+  t.equal(sliceOf(hour, sec), 'second');
+});
+
+t.test('markOf: per second while the hour is open, the whole hour after', async (t) => {
   const now = 1_000 * H + 5 * 60_000;
-  t.same(markOf(60_000 + 3, now), { hour: 1_000, minute: 60_003 }, 'this hour: its minute');
-  t.same(markOf(60_000 + 61, now), { hour: 1_001, minute: 60_061 }, 'a record ahead of the clock: its minute');
-  t.same(markOf(60_000 - 1, now), { hour: 999, minute: WHOLE_HOUR }, 'the last hour: whole');
+  t.same(markOf(3_600_000 + 3, now), { hour: 1_000, minute: 3_600_003 }, 'this hour: its second');
+  t.same(markOf(3_600_000 + 3_601, now), { hour: 1_001, minute: 3_603_601 }, 'a record ahead of the clock: its second');
+  t.same(markOf(3_600_000 - 1, now), { hour: 999, minute: WHOLE_HOUR }, 'the last hour: whole');
 });
 
 t.test('scanRows: the subject’s account only; touched (meter, hour) pairs', async (t) => {
@@ -137,13 +217,13 @@ t.test('scanRows: the subject’s account only; touched (meter, hour) pairs', as
       [
         'mtr_1',
         [
-          [300, 2],
-          [539, 1],
+          [18_000, 2],
+          [32_399, 1],
         ],
       ],
-      ['mtr_2', [[420, 1]]],
+      ['mtr_2', [[25_200, 1]]],
     ],
-    'rows counted per (meter, epoch minute)',
+    'rows counted per (meter, epoch second)',
   );
   const forged = rows + encodeRow('acct_b', 'mtr_9', H, 'x', '1', 0);
   t.match(scanRows(Buffer.from(forged), 'acct_a', new Map()), /row 4 belongs to another account/);
@@ -167,19 +247,19 @@ t.test('scanAttributedRows: each row under its own account, one meter across acc
   t.equal(scanAttributedRows(Buffer.from(rows), into), undefined);
   const pairs = [...into].map(([a, m]) => [a, [...m].map(([id, h]) => [id, [...h.keys()].sort()])]);
   t.same(pairs, [
-    ['acct_a', [['mtr_1', [300, 420]]]],
+    ['acct_a', [['mtr_1', [18_000, 25_200]]]],
     [
       'acct_b',
       [
-        ['mtr_1', [360]],
-        ['mtr_2', [360]],
+        ['mtr_1', [21_600]],
+        ['mtr_2', [21_600]],
       ],
     ],
   ]);
   t.match(scanAttributedRows(Buffer.from('\tmtr_1\t5\tx\t1\t0\n'), new Map()), /row 0 names no account/);
 });
 
-t.test('a message counts the rows of every minute it touches, live and late, under each row’s account', async (t) => {
+t.test('a message counts the rows of every second it touches, live and late, under each row’s account', async (t) => {
   const now = 1_000 * H + 30 * 60_000; // half past an hour
   const live = encodeRow('acct_a', 'mtr_1', now - 1_000, 'r1', '1', 0).toString();
   const late = encodeRow('acct_b', 'mtr_1', now - 50 * H, 'r2', '1', 0).toString();
@@ -188,13 +268,13 @@ t.test('a message counts the rows of every minute it touches, live and late, und
   if (!('rows' in read)) throw new Error(read.poison);
   const counts = [...read.rows.accounts].map(([a, m]) => [a, [...m].map(([id, h]) => [id, [...h]])]);
   t.same(counts, [
-    ['acct_a', [['mtr_1', [[60_029, 2]]]]],
-    ['acct_b', [['mtr_1', [[57_030, 1]]]]],
-    ['acct_c', [['mtr_1', [[60_029, 1]]]]],
+    ['acct_a', [['mtr_1', [[3_601_799, 2]]]]],
+    ['acct_b', [['mtr_1', [[3_421_800, 1]]]]],
+    ['acct_c', [['mtr_1', [[3_601_799, 1]]]]],
   ]);
   const own = readMessageRows('acct_a', Buffer.from(live + live), 2);
   if (!('rows' in own)) throw new Error(own.poison);
-  t.same([...own.rows.accounts.get('acct_a')!.get('mtr_1')!], [[60_029, 2]], 'one account’s live rows: one count');
+  t.same([...own.rows.accounts.get('acct_a')!.get('mtr_1')!], [[3_601_799, 2]], 'one account’s live rows: one count');
   t.equal(own.rows.account, 'acct_a');
   t.match(readMessageRows('acct_a', Buffer.from(late), 1), { poison: /another account/ });
 });

@@ -4,9 +4,12 @@ import {
   hoursOfSql,
   hourStates,
   isMarkedPerMinute,
+  isMarkedPerSecond,
   isMinuteSettled,
+  isSecondSettled,
   isSettled,
   MARKS_TABLE,
+  sliceOf,
   touchedSince,
   touchedSinceSql,
   WHOLE_HOUR,
@@ -19,7 +22,9 @@ import {
   MINUTE_ROLLUP_TABLE,
   recomputeHours,
   recomputeMinutes,
+  recomputeSeconds,
   ROLLUP_TABLE,
+  SECOND_ROLLUP_TABLE,
   type HourKeys,
 } from '../../../shared/usage/rollups.js';
 import type { UsageShard, UsageShards } from '../../../shared/usage/shards.js';
@@ -30,6 +35,11 @@ import { PeriodicTask } from '../../../shared/periodic.js';
 
 /** A marked hour (or minute) is recomputed once no insert has marked it for this long (a backfill's: at its end). */
 export const QUIET_SECONDS = 2;
+/**
+ * A second of a minute still busy is recomputed once no insert has marked it for this long (whole seconds of the
+ * work list's clock: 1 means the second before last): live records reach the consumer within a second or so.
+ */
+export const SECOND_QUIET_SECONDS = 1;
 /**
  * …or, a closed hour, once its marked rows have doubled since its last recompute (and passed this many): a long
  * replay then recomputes each hour O(log) times, never once per batch — each row a bounded number of times.
@@ -47,12 +57,16 @@ const TOUCH_LAG_SECONDS = 60;
 /** Hours and minutes per settle: one count under the locks, one recompute (its ranges: shared/usage/rollups.ts). */
 const UNITS_PER_SETTLE = 200;
 
-/** What to recompute of one meter: whole hours, and single minutes of hours marked per minute. */
+/**
+ * What to recompute of one meter: whole hours, single minutes of hours marked per minute, and single seconds of
+ * minutes still busy (`seconds`, epoch seconds; optional: none).
+ */
 export interface SettleWork {
   accountId: string;
   meterId: string;
   hours: number[];
   minutes: number[];
+  seconds?: number[];
 }
 
 /**
@@ -74,7 +88,14 @@ export async function settle(
   let written = 0;
   for (const chunk of settleChunks(work)) {
     const where = hoursOfSql(
-      chunk.map((w) => ({ ...w, hours: [...w.hours, ...w.minutes.map((m) => Math.floor(m / 60))] })),
+      chunk.map((w) => ({
+        ...w,
+        hours: [
+          ...w.hours,
+          ...w.minutes.map((m) => Math.floor(m / 60)),
+          ...(w.seconds ?? []).map((sec) => Math.floor(sec / 3600)),
+        ],
+      })),
     );
     const counted = await withAccountLocks(
       pg,
@@ -90,6 +111,7 @@ export async function settle(
     const states = new Map(counted.map((s) => [stateKey(s), s] as const));
     const hours: HourKeys[] = [];
     const minutes: HourKeys[] = [];
+    const seconds: HourKeys[] = [];
     const settles: Settle[] = [];
     const openFrom = Math.floor(nowMs / HOUR_MS);
     for (const w of chunk) {
@@ -111,8 +133,19 @@ export async function settle(
         meterMinutes.add(minute);
         settles.push({ ...w, hour, minute, touched: m.touched, records: 0 });
       }
+      const meterSeconds: number[] = [];
+      for (const second of w.seconds ?? []) {
+        const minute = Math.floor(second / 60);
+        const m = states.get(stateKey({ ...w, hour: Math.floor(minute / 60) }))?.minutes.get(minute);
+        const sec = m?.seconds.get(second);
+        // A minute recomputed whole in this settle needs none of its seconds.
+        if (!m || !sec || meterMinutes.has(minute) || !isMarkedPerSecond(m)) continue;
+        meterSeconds.push(second);
+        settles.push({ ...w, hour: Math.floor(minute / 60), minute: second, touched: sec.touched, records: 0 });
+      }
       if (w.hours.length) hours.push({ ...w, hours: w.hours });
       if (meterMinutes.size) minutes.push({ ...w, hours: [...meterMinutes] });
+      if (meterSeconds.length) seconds.push({ ...w, hours: meterSeconds });
     }
     // On a cluster: this replica first holds every row of the counted marks (stored before the count).
     await shard.syncReplica(USAGE_TABLE);
@@ -120,6 +153,7 @@ export async function settle(
     await shard.replicas.run(async (ch) => {
       await recomputeHours(ch, database, hours, shard.local);
       await recomputeMinutes(ch, database, minutes, shard.local);
+      await recomputeSeconds(ch, database, seconds, shard.local);
     });
     // On a cluster: every replica holds the new rollups before any can hold the settle vouching for them. A read
     // (through Distributed) may take the settle from one replica and the rollup from another, and replication
@@ -129,6 +163,7 @@ export async function settle(
       await shard.syncEveryReplica(UNIQUE_ROLLUP_TABLE);
     }
     if (minutes.length) await shard.syncEveryReplica(MINUTE_ROLLUP_TABLE);
+    if (seconds.length) await shard.syncEveryReplica(SECOND_ROLLUP_TABLE);
     await shard.replicas.run((ch) => writeSettles(ch, database, settles, Date.now(), shard.local));
     written += settles.length;
   }
@@ -141,7 +176,11 @@ function settleChunks(work: readonly SettleWork[]): SettleWork[][] {
   let chunk: SettleWork[] = [];
   let units = 0;
   for (const w of work) {
-    const all = [...w.hours.map((h) => ({ hour: h })), ...w.minutes.map((m) => ({ minute: m }))];
+    const all = [
+      ...w.hours.map((h) => ({ hour: h })),
+      ...w.minutes.map((m) => ({ minute: m })),
+      ...(w.seconds ?? []).map((sec) => ({ second: sec })),
+    ];
     for (let i = 0; i < all.length; ) {
       const take = all.slice(i, i + UNITS_PER_SETTLE - units);
       chunk.push({
@@ -149,6 +188,7 @@ function settleChunks(work: readonly SettleWork[]): SettleWork[][] {
         meterId: w.meterId,
         hours: take.flatMap((u) => ('hour' in u ? [u.hour] : [])),
         minutes: take.flatMap((u) => ('minute' in u ? [u.minute] : [])),
+        seconds: take.flatMap((u) => ('second' in u ? [u.second] : [])),
       });
       units += take.length;
       i += take.length;
@@ -235,13 +275,19 @@ export class HourSettler {
       this.cursors.set(shard, Math.max(from, next));
       return 0;
     }
-    // Latest mark per hour and per minute.
+    // Latest mark per hour, per minute (its own marks' and its seconds') and per second.
     const lastOfHour = new Map<string, number>();
     const lastOfMinute = new Map<string, number>();
+    const lastOfSecond = new Map<string, number>();
     for (const t of touched) {
       const hk = stateKey(t);
       lastOfHour.set(hk, Math.max(lastOfHour.get(hk) ?? 0, t.lastSecond));
-      if (t.minute !== WHOLE_HOUR) lastOfMinute.set(`${hk}\u0000${t.minute}`, t.lastSecond);
+      const slice = sliceOf(t.hour, t.minute);
+      if (slice === 'hour') continue;
+      const minute = slice === 'second' ? Math.floor(t.minute / 60) : t.minute;
+      const mk = `${hk}\u0000${minute}`;
+      lastOfMinute.set(mk, Math.max(lastOfMinute.get(mk) ?? 0, t.lastSecond));
+      if (slice === 'second') lastOfSecond.set(`${hk}\u0000${t.minute}`, t.lastSecond);
     }
     // The work list's hours by a subquery, not a list: an operator's emitter touches thousands of accounts.
     const states = await shard.replicas.run((ch) =>
@@ -262,20 +308,35 @@ export class HourSettler {
         workOf(s).hours.push(s.hour);
         continue;
       }
+      const w = () => {
+        const work = workOf(s);
+        work.seconds ??= [];
+        return work as Required<SettleWork>;
+      };
       const open = (s.hour + 1) * HOUR_MS > nowSecond * 1000;
       // A closed hour still busy: found again next time. An open one is settled by its sweep once it has closed,
       // whenever it was last marked, so it never holds the work list back.
       if (!open) next = Math.min(next, lastSecond);
-      // A busy open hour: its quiet minutes now, so reads take only the busy ones raw. A small one is read raw.
+      // A busy open hour: its quiet minutes now, and of a minute still busy its quiet seconds, so reads take only
+      // the busy seconds raw (issue 45: a meter under sustained ingest). A small hour is read raw.
       if (!isMarkedPerMinute(s) || s.records < this.minuteSettleFloor) continue;
       for (const [minute, m] of s.minutes) {
         const last = lastOfMinute.get(`${hk}\u0000${minute}`) ?? nowSecond;
         if (isMinuteSettled(m)) continue;
-        if (last <= nowSecond - QUIET_SECONDS) workOf(s).minutes.push(minute);
-        else next = Math.min(next, last);
+        if (last <= nowSecond - QUIET_SECONDS) {
+          workOf(s).minutes.push(minute);
+          continue;
+        }
+        next = Math.min(next, last);
+        if (!isMarkedPerSecond(m)) continue;
+        for (const [second, sec] of m.seconds) {
+          if (isSecondSettled(sec)) continue;
+          const lastMark = lastOfSecond.get(`${hk}\u0000${second}`) ?? nowSecond;
+          if (lastMark <= nowSecond - SECOND_QUIET_SECONDS) w().seconds.push(second);
+        }
       }
     }
-    const work = [...due.values()].filter((w) => w.hours.length || w.minutes.length);
+    const work = [...due.values()].filter((w) => w.hours.length || w.minutes.length || w.seconds?.length);
     const settled = work.length ? await settle(this.pg, shard, this.database, work) : 0;
     this.cursors.set(shard, Math.max(from, next));
     if (settled) this.log.debug({ settles: settled }, 'usage hours settled');

@@ -1,6 +1,6 @@
 import { rowsByShard, scanAttributedRows, scanRows, type TouchedByAccount } from './row-scan.js';
 import type { UsageShard, UsageShards } from '../../../shared/usage/shards.js';
-import { addCounts, type MinuteCounts } from './hour-marks.js';
+import { addCounts, type SecondCounts } from './hour-marks.js';
 
 /** The accounts a USAGE message's rows (or one shard's part of them) belong to, and the hours each touches. */
 export interface MessageRows {
@@ -38,11 +38,11 @@ export function readMessageRows(
 }
 
 /** What `rows` (their batch's maps: readMessageRows) count on `shard`'s accounts: what its insert marks. */
-export function countsOn(shards: UsageShards, shard: UsageShard, rows: readonly MessageRows[]): MinuteCounts {
+export function countsOn(shards: UsageShards, shard: UsageShard, rows: readonly MessageRows[]): SecondCounts {
   const maps = [...new Set(rows.map((r) => r.accounts))];
   const oneShard = shards.shards.length === 1;
   if (maps.length === 1 && oneShard) return maps[0]!;
-  const counts: MinuteCounts = new Map();
+  const counts: SecondCounts = new Map();
   for (const map of maps) {
     if (oneShard) addCounts(counts, map);
     else for (const [a, meters] of map) if (shards.of(a) === shard) addCounts(counts, new Map([[a, meters]]));

@@ -4,32 +4,48 @@
  * watermark) or settled since (the current hour too, once quiet), and not marked by an insert since its last
  * recompute (services/domain/usage/hour-marks.ts). Everything else — partial hours at the edges (a period ending
  * mid-hour), unswept and unsettled hours, hours with late records pending — is read raw, so a read is exact
- * whatever is pending. An hour pending but only ever marked per minute (the current hour of a busy meter) is read
- * from the minute rollups of its settled minutes (`usage_minutely`) and raw for the rest.
+ * whatever is pending. An hour pending but only ever marked per minute or second (the current hour of a busy
+ * meter) is read from the minute rollups of its settled minutes (`usage_minutely`), of its other minutes from the
+ * second rollups of their settled seconds (`usage_secondly`), and raw for the rest: under sustained ingest, the
+ * last few seconds.
  */
 import type { ClickHouseClient } from '@clickhouse/client';
-import { hourStates, isMarkedPerMinute, isMinuteSettled, isSettled } from './hour-marks.js';
+import {
+  hourStates,
+  isMarkedPerMinute,
+  isMarkedPerSecond,
+  isMinuteSettled,
+  isSecondSettled,
+  isSettled,
+} from './hour-marks.js';
 import { HOUR_MS } from '../../../shared/usage/sql.js';
 import { sweptThrough } from '../../../shared/usage/rollups.js';
 
 const MINUTE_MS = 60_000;
+const SECOND_MS = 1_000;
 
 export interface ReadPlan {
   /** [fromHour, toHour) ranges read from hourly rollups. */
   rollupHours: [number, number][];
   /** [fromMinute, toMinute) ranges (epoch minutes) read from minute rollups. */
   rollupMinutes?: [number, number][];
+  /** [fromSecond, toSecond) ranges (epoch seconds) read from second rollups. */
+  rollupSeconds?: [number, number][];
   rawRanges: [number, number][];
 }
 
+/** Of a pending minute: its seconds still pending (the others from second rollups), or RAW_MINUTE (all raw). */
+export type PendingMinute = ReadonlySet<number> | typeof RAW_MINUTE;
+export const RAW_MINUTE = 'raw';
+
 /**
  * Hours whose rollups are stale (marked since their last recompute); hours settled whether swept or not; and of
- * the pending hours those readable per minute, with the minutes still pending in them.
+ * the pending hours those readable per minute, with the minutes still pending in them (epoch minute → how).
  */
 export interface PlanHours {
   pending: ReadonlySet<number>;
   settled: ReadonlySet<number>;
-  perMinute?: ReadonlyMap<number, ReadonlySet<number>>;
+  perMinute?: ReadonlyMap<number, ReadonlyMap<number, PendingMinute>>;
 }
 
 const NO_HOURS: PlanHours = { pending: new Set(), settled: new Set() };
@@ -47,6 +63,7 @@ export function readPlan(
     !hours.pending.has(h) && ((swept !== undefined && h <= swept) || hours.settled.has(h));
   const rollupHours: [number, number][] = [];
   const rollupMinutes: [number, number][] = [];
+  const rollupSeconds: [number, number][] = [];
   const rawRanges: [number, number][] = [];
   const add = (list: [number, number][], from: number, to: number) => {
     const last = list[list.length - 1];
@@ -60,13 +77,22 @@ export function readPlan(
     if (fromRollup(h)) add(rollupHours, h, h + 1);
     else if (pendingMinutes)
       for (let m = h * 60; m < (h + 1) * 60; m++) {
-        if (pendingMinutes.has(m)) add(rawRanges, m * MINUTE_MS, (m + 1) * MINUTE_MS);
-        else add(rollupMinutes, m, m + 1);
+        const pending = pendingMinutes.get(m);
+        if (pending === undefined) add(rollupMinutes, m, m + 1);
+        else if (pending === RAW_MINUTE) add(rawRanges, m * MINUTE_MS, (m + 1) * MINUTE_MS);
+        else
+          for (let sec = m * 60; sec < (m + 1) * 60; sec++) {
+            if (pending.has(sec)) add(rawRanges, sec * SECOND_MS, (sec + 1) * SECOND_MS);
+            else add(rollupSeconds, sec, sec + 1);
+          }
       }
     else add(rawRanges, h * HOUR_MS, (h + 1) * HOUR_MS);
   }
   if (lastFullEnd * HOUR_MS < endMs) add(rawRanges, lastFullEnd * HOUR_MS, endMs);
-  return rollupMinutes.length ? { rollupHours, rollupMinutes, rawRanges } : { rollupHours, rawRanges };
+  const plan: ReadPlan = { rollupHours, rawRanges };
+  if (rollupMinutes.length) plan.rollupMinutes = rollupMinutes;
+  if (rollupSeconds.length) plan.rollupSeconds = rollupSeconds;
+  return plan;
 }
 
 /** The condition on `column` ('hour' or 'minute') of a plan's rollup part. */
@@ -74,12 +100,13 @@ export function rollupRangesSql(ranges: readonly [number, number][], column = 'h
   return `(${ranges.map(([a, b]) => (b === a + 1 ? `${column} = ${a}` : `(${column} >= ${a} AND ${column} < ${b})`)).join(' OR ')})`;
 }
 
-/** The plan with its minute rollups read raw instead (a read that has no minute-rollup part: unique counts). */
+/** The plan with its minute and second rollups read raw instead (a read that has no such part: unique counts). */
 export function withoutMinutes(plan: ReadPlan): ReadPlan {
-  if (!plan.rollupMinutes?.length) return plan;
+  if (!plan.rollupMinutes?.length && !plan.rollupSeconds?.length) return plan;
   const raw = [
     ...plan.rawRanges,
-    ...plan.rollupMinutes.map(([a, b]): [number, number] => [a * MINUTE_MS, b * MINUTE_MS]),
+    ...(plan.rollupMinutes ?? []).map(([a, b]): [number, number] => [a * MINUTE_MS, b * MINUTE_MS]),
+    ...(plan.rollupSeconds ?? []).map(([a, b]): [number, number] => [a * SECOND_MS, b * SECOND_MS]),
   ];
   raw.sort((x, y) => x[0] - y[0]);
   const rawRanges: [number, number][] = [];
@@ -111,20 +138,39 @@ export async function planHours(
   for (const s of states) if (!isSettled(s)) pending.add(s.hour);
   const settled = new Set<number>();
   const notPerMinute = new Set<number>();
-  const pendingMinutes = new Map<number, Set<number>>();
+  const pendingMinutes = new Map<number, Map<number, PendingMinute>>();
+  const settledMinutes = new Set<number>();
   for (const s of states) {
     if (!pending.has(s.hour)) {
       settled.add(s.hour);
       continue;
     }
-    // Read per minute only if every meter's records in the hour are in minute marks; then any of their minutes
-    // not covered by a minute settle is read raw.
+    // Read per minute only if every meter's records in the hour are in minute or second marks; then a minute not
+    // covered by a minute settle is read per second (its seconds not covered by a second settle raw), or raw
+    // when any of its marks is not a second's. A read of several meters merges their pending seconds; a minute
+    // one meter has settled whole (its seconds may be in no second rollup) and another pending is read raw.
     if (!isMarkedPerMinute(s)) notPerMinute.add(s.hour);
-    let set = pendingMinutes.get(s.hour);
-    if (!set) pendingMinutes.set(s.hour, (set = new Set()));
-    for (const [minute, m] of s.minutes) if (!isMinuteSettled(m)) set.add(minute);
+    let minutes = pendingMinutes.get(s.hour);
+    if (!minutes) pendingMinutes.set(s.hour, (minutes = new Map()));
+    for (const [minute, m] of s.minutes) {
+      if (isMinuteSettled(m)) {
+        settledMinutes.add(minute);
+        continue;
+      }
+      const had = minutes.get(minute);
+      if (had === RAW_MINUTE) continue;
+      if (!isMarkedPerSecond(m)) {
+        minutes.set(minute, RAW_MINUTE);
+        continue;
+      }
+      const seconds = new Set(had ?? []);
+      for (const [second, sec] of m.seconds) if (!isSecondSettled(sec)) seconds.add(second);
+      minutes.set(minute, seconds);
+    }
   }
   for (const h of notPerMinute) pendingMinutes.delete(h);
+  for (const minutes of pendingMinutes.values())
+    for (const minute of minutes.keys()) if (settledMinutes.has(minute)) minutes.set(minute, RAW_MINUTE);
   return { pending, settled, perMinute: pendingMinutes };
 }
 

@@ -10,6 +10,8 @@ import {
   QUANTILES_MERGE,
   QUANTILES_STATE,
   ROLLUP_TABLE,
+  SECOND_MS,
+  SECOND_ROLLUP_TABLE,
 } from '../../../shared/usage/rollups.js';
 import { USAGE_TABLE } from '../../../shared/usage/wire.js';
 import { dimensionSql } from '../../../shared/usage/dimensions.js';
@@ -93,6 +95,7 @@ export function mergedSql(
   const rollups: [string, string, number, [number, number][]][] = [
     [ROLLUP_TABLE, 'hour', HOUR_MS, plan.rollupHours],
     [MINUTE_ROLLUP_TABLE, 'minute', MINUTE_MS, plan.rollupMinutes ?? []],
+    [SECOND_ROLLUP_TABLE, 'second', SECOND_MS, plan.rollupSeconds ?? []],
   ];
   for (const [table, column, unitMs, ranges] of rollups) {
     if (!ranges.length) continue;

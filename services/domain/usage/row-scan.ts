@@ -1,12 +1,13 @@
-const MINUTE_MS = 60_000;
+/** Rows are counted per epoch second: an open hour is marked per second (./hour-marks.ts). */
+const SECOND_MS = 1_000;
 
 /**
- * Minutes of each meter that a message's rows fall in: meter id → epoch minute (intDiv(ts_ms, 60000)) → rows. The
- * insert marks them (services/domain/usage/hour-marks.ts): per minute in an hour still open, per hour otherwise.
+ * Seconds of each meter that a message's rows fall in: meter id → epoch second (intDiv(ts_ms, 1000)) → rows. The
+ * insert marks them (services/domain/usage/hour-marks.ts): per second in an hour still open, per hour otherwise.
  */
 export type TouchedHours = Map<string, Map<number, number>>;
 
-/** Account → the (meter, minute) counts its rows touch. */
+/** Account → the (meter, second) counts its rows touch. */
 export type TouchedByAccount = Map<string, TouchedHours>;
 
 const TAB = 0x09;
@@ -25,7 +26,7 @@ function sameBytes(buf: Buffer, a: number, b: number, n: number): boolean {
 /**
  * Reads a USAGE message's TabSeparated rows (shared/usage/wire.ts column order) without building a string per row:
  * checks that every row belongs to `accountId` — the account its subject `usage.<account>` names, the only
- * account that message may write — and counts the rows of each (meter, minute) into `into` (what the insert
+ * account that message may write — and counts the rows of each (meter, second) into `into` (what the insert
  * marks: services/domain/usage/hour-marks.ts). Returns why the payload is unacceptable, or undefined. Costs about one native
  * indexOf, a byte comparison and a counter per row.
  */
@@ -43,7 +44,7 @@ export function scanRows(data: Uint8Array, accountId: string, into: TouchedHours
 
 /**
  * scanRows for a message of an operator's emitter (the attributed subject, `usage.customers.<emitter>`), whose
- * rows belong to many accounts: counts each row's (meter, minute) under its own account. A run of rows of
+ * rows belong to many accounts: counts each row's (meter, second) under its own account. A run of rows of
  * one account costs a byte comparison, not a string. Returns why the payload is unacceptable, or undefined.
  */
 export function scanAttributedRows(data: Uint8Array, into: TouchedByAccount): string | undefined {
@@ -72,23 +73,23 @@ export function scanAttributedRows(data: Uint8Array, into: TouchedByAccount): st
 interface AccountColumn {
   /** The position of the tab ending it, or what is wrong with it. */
   check(buf: Buffer, pos: number): number | string;
-  /** Where the (meter, minute) counts of the row's account go. */
+  /** Where the (meter, second) counts of the row's account go. */
   touched(buf: Buffer, pos: number, end: number): TouchedHours;
 }
 
-/** The row loop of both scans: the account column as `accounts` says; the meter and the timestamp's minute here. */
+/** The row loop of both scans: the account column as `accounts` says; the meter and the timestamp's second here. */
 function scan(buf: Buffer, accounts: AccountColumn): string | undefined {
   let prevMeterStart = -1;
   let prevMeterLen = 0;
   let meterId: string | undefined;
   let prevTouched: TouchedHours | undefined;
   let meterHours: Map<number, number> | undefined;
-  // A run of rows of one (meter, minute) — live traffic is one long run — adds to a local count, flushed on change.
-  let runMinutes: Map<number, number> | undefined;
-  let runMinute = 0;
+  // A run of rows of one (meter, second) — live traffic is one long run — adds to a local count, flushed on change.
+  let runSeconds: Map<number, number> | undefined;
+  let runSecond = 0;
   let runRows = 0;
   const flush = () => {
-    if (runMinutes && runRows) runMinutes.set(runMinute, (runMinutes.get(runMinute) ?? 0) + runRows);
+    if (runSeconds && runRows) runSeconds.set(runSecond, (runSeconds.get(runSecond) ?? 0) + runRows);
     runRows = 0;
   };
   let row = 0;
@@ -105,7 +106,7 @@ function scan(buf: Buffer, accounts: AccountColumn): string | undefined {
     const digitsFrom = i;
     for (let c = buf[i]!; c >= 0x30 && c <= 0x39; c = buf[++i]!) ts = ts * 10 + (c - 0x30);
     if (i === digitsFrom || buf[i] !== TAB) return `row ${row} has a malformed timestamp`;
-    const minute = Math.floor((negative ? -ts : ts) / MINUTE_MS);
+    const second = Math.floor((negative ? -ts : ts) / SECOND_MS);
     const touched = accounts.touched(buf, pos, accountEnd);
     // One string per run of rows of a meter, whoever's they are: an operator's rows change account every row.
     const meterLen = meterEnd - meterStart;
@@ -120,10 +121,10 @@ function scan(buf: Buffer, accounts: AccountColumn): string | undefined {
       if (!meterHours) touched.set(meterId, (meterHours = new Map()));
       prevTouched = touched;
     }
-    if (meterHours !== runMinutes || minute !== runMinute) {
+    if (meterHours !== runSeconds || second !== runSecond) {
       flush();
-      runMinutes = meterHours;
-      runMinute = minute;
+      runSeconds = meterHours;
+      runSecond = second;
     }
     runRows++;
     const end = buf.indexOf(NL, i);

@@ -2,7 +2,7 @@ import { Readable } from 'node:stream';
 import type { Infra } from '../../../shared/infra.js';
 import { USAGE_COLUMNS, USAGE_TABLE } from '../../../shared/usage/wire.js';
 import { UsageShards, type UsageShard } from '../../../shared/usage/shards.js';
-import { markHours, type MinuteCounts } from './hour-marks.js';
+import { markHours, type SecondCounts } from './hour-marks.js';
 import { isDataError, describeInsertError } from './insert-errors.js';
 import { RollupSweeper } from './rollup-sweeper.js';
 import { countsOn, PieceAcks, shardPieces, type MessageRows } from './message-rows.js';
@@ -193,7 +193,7 @@ export class UsageWriter<M> {
    */
   private async insertCounted(shard: UsageShard, rows: MessageRows[], chunks: Uint8Array[]): Promise<void> {
     const { config, pg } = this.infra;
-    const counts: MinuteCounts = countsOn(this.shards!, shard, rows);
+    const counts: SecondCounts = countsOn(this.shards!, shard, rows);
     let counted = chunks;
     // By default the timestamp is part of a record's identity: ReplacingMergeTree alone counts each once.
     if (config.USAGE_IDENTITY === 'id') {

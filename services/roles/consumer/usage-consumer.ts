@@ -17,7 +17,7 @@ import {
   WIRE_FORMAT_V1,
   upgradeV1Rows,
 } from '../../../shared/usage/wire.js';
-import type { MinuteCounts } from '../../domain/usage/hour-marks.js';
+import type { SecondCounts } from '../../domain/usage/hour-marks.js';
 import { readMessageRows, type MessageRows } from '../../domain/usage/message-rows.js';
 import { UsageWriter, type WriteOutcome } from '../../domain/usage/writer.js';
 import type { Component } from '../role.js';
@@ -74,7 +74,7 @@ interface Batch {
   /** Parallel to msgs. */
   rowsOf: MessageRows[];
   /** What the batch's rows touch, counted as they arrive (MessageRows.accounts of each is this map). */
-  counts: MinuteCounts;
+  counts: SecondCounts;
   chunks: Uint8Array[];
   rows: number;
   bytes: number;
