@@ -1074,6 +1074,40 @@ const ROWS: Row[] = [
     success: 200,
     request: async (fx) => ({ path: `/v1/promotion_codes/${await promotionCode(fx)}/deactivate` }),
   },
+  // checkout sessions (docs/checkout.md): the operator's (admin); the hosted page itself is public (the link is the secret)
+  {
+    method: 'POST',
+    route: '/v1/checkout_sessions',
+    scope: 'admin',
+    success: 201,
+    request: async (fx) => ({
+      path: '/v1/checkout_sessions',
+      body: {
+        plan_id: await fx.plan(),
+        customer_email: 'matrix@example.com',
+        success_url: 'https://example.com/ok',
+        cancel_url: 'https://example.com/back',
+      },
+    }),
+  },
+  {
+    method: 'GET',
+    route: '/v1/checkout_sessions/:checkout_session_id',
+    scope: 'admin',
+    success: 200,
+    request: async (fx) => ({
+      path: `/v1/checkout_sessions/${
+        (
+          await fx.admin('POST', '/v1/checkout_sessions', {
+            plan_id: await fx.plan(),
+            customer_email: 'matrix@example.com',
+            success_url: 'https://example.com/ok',
+            cancel_url: 'https://example.com/back',
+          })
+        ).id
+      }`,
+    }),
+  },
   // ↑ append rows for further endpoints here
 ];
 
