@@ -15,7 +15,8 @@ t.test('checkout sessions', async (t) => {
   const { w, page, base } = h;
   const pg = w.api.infra.pg;
   const ADMIN = w.operator.tokens.admin;
-  const call = (method: string, path: string, body?: unknown, token = ADMIN) => callJson(base, token, method, path, body);
+  const call = (method: string, path: string, body?: unknown, token = ADMIN) =>
+    callJson(base, token, method, path, body);
   const product = await w.product('Team seats', 20, 'USD');
   const plan = (
     await w.made(ADMIN, 'POST', '/v1/plans', {
@@ -98,29 +99,32 @@ t.test('checkout sessions', async (t) => {
     paidFlow = { session: done, accountId };
   });
 
-  await t.test('the first invoice: issued by the billing run, discounted, paid with the card, one charge', async (t) => {
-    const r = await w.run(NOW, { ...h.sim.env, PUBLIC_BASE_URL: base, LOG_LEVEL: 'error' });
-    t.equal(r.code, 0, r.stderr);
-    const inv = await pg.query(`SELECT id, status, amount::text AS amount FROM invoices WHERE subscription_id = $1`, [
-      paidFlow.session.subscription_id,
-    ]);
-    t.equal(inv.rows.length, 1, 'one invoice');
-    const invoice = inv.rows[0];
-    t.equal(invoice.status, 'paid');
-    const lines = (
-      await pg.query(`SELECT type, amount::text AS amount FROM invoice_lines WHERE invoice_id = $1`, [invoice.id])
-    ).rows;
-    const flat = lines.find((l) => l.type === 'flat')!;
-    const discount = lines.find((l) => l.type === 'discount');
-    t.ok(discount, 'the promotion code’s coupon discounts it');
-    t.equal(new Decimal(discount!.amount).toFixed(2), new Decimal(flat.amount).times(-0.1).toFixed(2), '10 % off');
-    t.equal(
-      lines.reduce((s, l) => s.plus(l.amount), new Decimal(0)).toFixed(2),
-      new Decimal(invoice.amount).toFixed(2),
-      'amount = Σ lines',
-    );
-    t.equal(await h.succeededCharges(invoice.id), 1, 'charged once');
-  });
+  await t.test(
+    'the first invoice: issued by the billing run, discounted, paid with the card, one charge',
+    async (t) => {
+      const r = await w.run(NOW, { ...h.sim.env, PUBLIC_BASE_URL: base, LOG_LEVEL: 'error' });
+      t.equal(r.code, 0, r.stderr);
+      const inv = await pg.query(`SELECT id, status, amount::text AS amount FROM invoices WHERE subscription_id = $1`, [
+        paidFlow.session.subscription_id,
+      ]);
+      t.equal(inv.rows.length, 1, 'one invoice');
+      const invoice = inv.rows[0];
+      t.equal(invoice.status, 'paid');
+      const lines = (
+        await pg.query(`SELECT type, amount::text AS amount FROM invoice_lines WHERE invoice_id = $1`, [invoice.id])
+      ).rows;
+      const flat = lines.find((l) => l.type === 'flat')!;
+      const discount = lines.find((l) => l.type === 'discount');
+      t.ok(discount, 'the promotion code’s coupon discounts it');
+      t.equal(new Decimal(discount!.amount).toFixed(2), new Decimal(flat.amount).times(-0.1).toFixed(2), '10 % off');
+      t.equal(
+        lines.reduce((s, l) => s.plus(l.amount), new Decimal(0)).toFixed(2),
+        new Decimal(invoice.amount).toFixed(2),
+        'amount = Σ lines',
+      );
+      t.equal(await h.succeededCharges(invoice.id), 1, 'charged once');
+    },
+  );
 
   await t.test('two tabs and two concurrent completions → one subscription', async (t) => {
     const a = await h.customer('Two Tabs');
