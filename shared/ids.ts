@@ -29,7 +29,9 @@ export type IdPrefix =
   | 'coupon'
   | 'exp'
   | 'exps'
-  | 'hcl';
+  | 'hcl'
+  | 'promo'
+  | 'cs';
 
 const ALPHABET = '0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ';
 

@@ -72,6 +72,7 @@ export const EVENT_TYPES = [
   'entitlement.exhausted',
   'alert.triggered',
   'export.completed',
+  'checkout.session.completed',
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 

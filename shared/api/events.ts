@@ -167,6 +167,20 @@ export const EVENT_DATA = {
     byte_count: Type.Integer(),
     sha256: Type.String({ description: 'of the object’s bytes' }),
   }),
+  'checkout.session.completed': event(
+    'a customer completed a checkout session (checkout.md): its subscription was made, once, beside that subscription’s subscription.updated',
+    {
+      checkout_session_id: Type.String({ description: 'cs_…' }),
+      subscription_id: Type.String({ description: 'the subscription it made (sub_…)' }),
+      plan_id: Type.String({ description: 'the plan subscribed to' }),
+      plan_version: Type.Integer({ description: 'the version subscribed to' }),
+      coupon_id: Nullable(Type.String(), 'the coupon applied (the session’s, or the promotion code’s), or null'),
+      promotion_code_id: Nullable(Type.String(), 'the promotion code the customer redeemed (promo_…), or null'),
+      customer_created: Type.Boolean({
+        description: 'the customer was created by this checkout (from customer_email)',
+      }),
+    },
+  ),
 } satisfies { [T in EventType]: Type.TObject };
 
 /** What the outbox adds to every event's data: whose event it is (an operator's webhook receives every customer's). */

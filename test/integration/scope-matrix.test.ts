@@ -116,6 +116,11 @@ const SCHEDULE_BODY = {
   destination: { type: 'local', path: 'matrix' },
 };
 
+let promotionCodes = 0;
+/** A fresh promotion code of the deployment (its promo_ id). */
+const promotionCode = async (fx: Fixture) =>
+  (await fx.admin('POST', '/v1/promotion_codes', { coupon_id: await fx.coupon(), code: `MATRIX-${++promotionCodes}` }))
+    .id as string;
 const ROWS: Row[] = [
   // products: the catalog; every token reads it, admin writes it
   {
@@ -1036,6 +1041,72 @@ const ROWS: Row[] = [
     success: 200,
     request: async () => ({ path: '/v1/seller_settings', body: { legal_name: 'Matrix Seller Ltd' } }),
     verify: (b) => (b.legal_name === 'Matrix Seller Ltd' ? undefined : `legal_name is ${b.legal_name}`),
+  },
+  // promotion codes (docs/checkout.md): the deployment's (admin), read and written
+  {
+    method: 'POST',
+    route: '/v1/promotion_codes',
+    scope: 'admin',
+    success: 201,
+    request: async (fx) => ({
+      path: '/v1/promotion_codes',
+      body: { coupon_id: await fx.coupon(), code: `MATRIX-${++promotionCodes}` },
+    }),
+  },
+  {
+    method: 'GET',
+    route: '/v1/promotion_codes',
+    scope: 'admin',
+    success: 200,
+    request: async () => ({ path: '/v1/promotion_codes' }),
+  },
+  {
+    method: 'GET',
+    route: '/v1/promotion_codes/:promotion_code_id',
+    scope: 'admin',
+    success: 200,
+    request: async (fx) => ({ path: `/v1/promotion_codes/${await promotionCode(fx)}` }),
+  },
+  {
+    method: 'POST',
+    route: '/v1/promotion_codes/:promotion_code_id/deactivate',
+    scope: 'admin',
+    success: 200,
+    request: async (fx) => ({ path: `/v1/promotion_codes/${await promotionCode(fx)}/deactivate` }),
+  },
+  // checkout sessions (docs/checkout.md): the operator's (admin); the hosted page itself is public (the link is the secret)
+  {
+    method: 'POST',
+    route: '/v1/checkout_sessions',
+    scope: 'admin',
+    success: 201,
+    request: async (fx) => ({
+      path: '/v1/checkout_sessions',
+      body: {
+        plan_id: await fx.plan(),
+        customer_email: 'matrix@example.com',
+        success_url: 'https://example.com/ok',
+        cancel_url: 'https://example.com/back',
+      },
+    }),
+  },
+  {
+    method: 'GET',
+    route: '/v1/checkout_sessions/:checkout_session_id',
+    scope: 'admin',
+    success: 200,
+    request: async (fx) => ({
+      path: `/v1/checkout_sessions/${
+        (
+          await fx.admin('POST', '/v1/checkout_sessions', {
+            plan_id: await fx.plan(),
+            customer_email: 'matrix@example.com',
+            success_url: 'https://example.com/ok',
+            cancel_url: 'https://example.com/back',
+          })
+        ).id
+      }`,
+    }),
   },
   // ↑ append rows for further endpoints here
 ];

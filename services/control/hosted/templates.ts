@@ -52,11 +52,12 @@ export function pageHeaders(config: Pick<Config, 'STRIPE_JS_URL'>): Record<strin
 
 export function htmlPage(
   config: Pick<Config, 'STRIPE_JS_URL'>,
-  o: { status?: number; title: string; body: string; stripeJs?: boolean; script?: boolean },
+  o: { status?: number; title: string; body: string; stripeJs?: boolean; script?: boolean; checkoutScript?: boolean },
 ): HttpReply {
   const scripts = [
     ...(o.stripeJs ? [`<script src="${esc(config.STRIPE_JS_URL)}"></script>`] : []),
     ...(o.script ? ['<script src="/hosted/assets/pay.js"></script>'] : []),
+    ...(o.checkoutScript ? ['<script src="/hosted/assets/checkout.js"></script>'] : []),
   ].join('\n');
   const html = `<!doctype html>
 <html lang="en">

@@ -40,3 +40,8 @@ export function tokenHash(token: string): Buffer {
 export function looksLikeToken(s: string): boolean {
   return /^[A-Za-z0-9_-]{43}$/.test(s);
 }
+
+/** A checkout session's link token: HMAC-SHA256(key, "checkout:<id>"), so the session can show its URL at any time. */
+export function checkoutLinkToken(key: HostedKey, sessionId: string): string {
+  return createHmac('sha256', key).update(`checkout:${sessionId}`).digest('base64url');
+}

@@ -7,6 +7,7 @@ import { metersModule } from '../../control/meters/module.js';
 import { customersModule } from '../../control/customers/module.js';
 import { taxRatesModule } from '../../control/tax-rates/module.js';
 import { couponsModule } from '../../control/coupons/module.js';
+import { promotionCodesModule } from '../../control/promotion-codes/module.js';
 import { subscriptionsModule } from '../../control/subscriptions/module.js';
 import { openApiModule } from './openapi.js';
 import { billingInfoModule } from '../../control/billing-info/module.js';
@@ -19,6 +20,7 @@ import { usageQueryModule } from '../../control/usage/module.js';
 import { correctionsModule } from '../../control/corrections/module.js';
 import { invoicesModule } from '../../control/invoices/module.js';
 import { hostedModule } from '../../control/hosted/module.js';
+import { checkoutModule } from '../../control/checkout/module.js';
 import { creditsModule } from '../../control/credits/module.js';
 import { creditNotesModule } from '../../control/credit-notes/module.js';
 import { testClocksModule } from '../../control/test-clocks/module.js';
@@ -42,6 +44,7 @@ export const ROUTE_MODULES: RouteModuleFactory[] = [
   customersModule,
   taxRatesModule,
   couponsModule,
+  promotionCodesModule,
   subscriptionsModule,
   openApiModule,
   billingInfoModule,
@@ -54,6 +57,7 @@ export const ROUTE_MODULES: RouteModuleFactory[] = [
   correctionsModule,
   invoicesModule,
   hostedModule,
+  checkoutModule,
   creditsModule,
   creditNotesModule,
   testClocksModule,
