@@ -75,6 +75,7 @@ const AREAS: Record<PermissionArea, readonly string[]> = {
     'POST /v1/customers',
     'GET /v1/customers/:customer_id',
     'PATCH /v1/customers/:customer_id',
+    'POST /v1/portal_sessions',
   ],
   metering: [
     'GET /v1/meters',
