@@ -64,11 +64,17 @@ async function subscriptionSection(
         return `<figure class="usage-chart"><figcaption>${esc(name)}: <span class="usage-total">${esc(numText(usage.value))}</span> this period</figcaption>${usageChart(`Daily usage of ${name}`, usage.data.map((w: any) => ({ start: w.start, value: numText(w.value) })))}</figure>`;
       }),
   );
+  const next = sub.scheduled_plan_change
+    ? await asCustomer(visit, api('GET /v1/plans/:plan_id'), {
+        params: { plan_id: sub.scheduled_plan_change.plan_id },
+        query: { version: numText(sub.scheduled_plan_change.plan_version) },
+      })
+    : null;
   const notes = [
     sub.cancel_at_period_end ? `<p class="note" id="cancel-note">Ends on ${esc(day(sub.cancel_at))}.</p>` : '',
     sub.pause_collection ? `<p class="note" id="pause-note">Invoicing paused since ${esc(day(sub.pause_collection.paused_at))}.</p>` : '',
     sub.scheduled_plan_change
-      ? `<p class="note" id="plan-change-note">Changes to ${esc(sub.scheduled_plan_change.plan_name ?? `version ${numText(sub.scheduled_plan_change.plan_version)}`)} on ${esc(day(sub.scheduled_plan_change.at))}.</p>`
+      ? `<p class="note" id="plan-change-note">Changes to <span class="next-plan">${esc(next?.name)}</span> on ${esc(day(sub.scheduled_plan_change.at))}.</p>`
       : '',
   ].join('');
   const actions = [

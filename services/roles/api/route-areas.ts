@@ -56,6 +56,7 @@ const AREAS: Record<PermissionArea, readonly string[]> = {
     'POST /v1/subscriptions',
     'GET /v1/subscriptions/:subscription_id',
     'PATCH /v1/subscriptions/:subscription_id',
+    'POST /v1/subscriptions/:subscription_id/plan_change',
     'GET /v1/test_clocks',
     'POST /v1/test_clocks',
     'GET /v1/test_clocks/:clock_id',
