@@ -12,7 +12,10 @@ export const CreatePortalSessionBody = Type.Object(
       description: 'an http(s) URL of the operator’s site: the portal’s "Back" link',
     }),
     locale: Type.Optional(
-      Type.String({ pattern: '^[a-z]{2}(-[A-Z]{2})?$', description: 'the pages’ language tag (en, de-DE); default en' }),
+      Type.String({
+        pattern: '^[a-z]{2}(-[A-Z]{2})?$',
+        description: 'the pages’ language tag (en, de-DE); default en',
+      }),
     ),
   },
   { additionalProperties: false },

@@ -16,14 +16,18 @@ export function balancesRoute(deps: ApiDeps, api: ApiRoutes): RouteDef {
     const credits = await asCustomer(visit, api('GET /v1/billing/credits'), { query: { per_page: '100' } });
     const ents = await asCustomer(visit, api('GET /v1/entitlements'), { query: { per_page: '100' } });
     const checks = await Promise.all(
-      ents.data.map((e: any) => asCustomer(visit, api('GET /v1/entitlements/check'), { query: { feature: e.feature } })),
+      ents.data.map((e: any) =>
+        asCustomer(visit, api('GET /v1/entitlements/check'), { query: { feature: e.feature } }),
+      ),
     );
     const balance = credits.balance
       .map((b: any) => `<li>${esc(pageMoney(numText(b.amount), b.currency))}</li>`)
       .join('');
     const grants = credits.data
       .map(
-        (g: any) => `<tr><td>${esc(day(g.created_at))}</td><td>${esc(g.description)}</td><td class="num">${esc(pageMoney(numText(g.amount), g.currency))}</td>
+        (
+          g: any,
+        ) => `<tr><td>${esc(day(g.created_at))}</td><td>${esc(g.description)}</td><td class="num">${esc(pageMoney(numText(g.amount), g.currency))}</td>
 <td class="num">${esc(pageMoney(numText(g.remaining), g.currency))}</td><td>${esc(day(g.expires_at) || 'never')}</td></tr>`,
       )
       .join('\n');

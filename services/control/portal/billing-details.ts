@@ -57,18 +57,26 @@ ${editable ? '<button type="submit" id="save-billing">Save</button>' : '<p class
 }
 
 export function updateBillingDetailsRoute(deps: ApiDeps, api: ApiRoutes): RouteDef {
-  return portalPost(deps, '/portal/billing-details', 'change the billing address and tax id', async (visit, _ctx, form) => {
-    if (!(await readPortalSettings(deps.pg)).settings.portal_update_billing_details)
-      throw new ForbiddenError('Billing details are changed by the operator on this deployment.', 'portal_setting_off');
-    const taxType = (form.tax_id_type ?? '').trim();
-    const taxValue = (form.tax_id_value ?? '').trim();
-    await asCustomer(visit, api('PATCH /v1/customers/:customer_id'), {
-      params: { customer_id: await ownCustomerId(deps, visit) },
-      body: {
-        billing_address: Object.fromEntries(ADDRESS.map(([k]) => [k, (form[k] ?? '').trim()])),
-        tax_ids: taxType || taxValue ? [{ type: taxType, value: taxValue }] : [],
-      },
-    });
-    return '/portal/billing-details?done=saved';
-  });
+  return portalPost(
+    deps,
+    '/portal/billing-details',
+    'change the billing address and tax id',
+    async (visit, _ctx, form) => {
+      if (!(await readPortalSettings(deps.pg)).settings.portal_update_billing_details)
+        throw new ForbiddenError(
+          'Billing details are changed by the operator on this deployment.',
+          'portal_setting_off',
+        );
+      const taxType = (form.tax_id_type ?? '').trim();
+      const taxValue = (form.tax_id_value ?? '').trim();
+      await asCustomer(visit, api('PATCH /v1/customers/:customer_id'), {
+        params: { customer_id: await ownCustomerId(deps, visit) },
+        body: {
+          billing_address: Object.fromEntries(ADDRESS.map(([k]) => [k, (form[k] ?? '').trim()])),
+          tax_ids: taxType || taxValue ? [{ type: taxType, value: taxValue }] : [],
+        },
+      });
+      return '/portal/billing-details?done=saved';
+    },
+  );
 }

@@ -14,7 +14,11 @@ export function usageChart(title: string, days: { start: string; value: string }
   const slot = days.length ? width / days.length : width;
   const bars = days
     .map((d, i) => {
-      const h = max.isZero() ? 0 : values[i]!.div(max).times(height - 10).toNumber();
+      const h = max.isZero()
+        ? 0
+        : values[i]!.div(max)
+            .times(height - 10)
+            .toNumber();
       return `<rect x="${(i * slot + 1).toFixed(1)}" y="${(height - h).toFixed(1)}" width="${Math.max(slot - 2, 1).toFixed(1)}" height="${h.toFixed(1)}" fill="#2b5bd7"><title>${esc(d.start.slice(0, 10))}: ${esc(d.value || '0')}</title></rect>`;
     })
     .join('');

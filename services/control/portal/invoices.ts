@@ -21,7 +21,9 @@ export function invoicesRoute(deps: ApiDeps, api: ApiRoutes): RouteDef {
     const rows = list.data
       .filter((i: any) => i.status !== 'draft')
       .map(
-        (i: any) => `<tr id="invoice-${esc(i.id)}"><td>${esc(i.number ?? '')}</td><td>${esc(String(i.created_at).slice(0, 10))}</td>
+        (
+          i: any,
+        ) => `<tr id="invoice-${esc(i.id)}"><td>${esc(i.number ?? '')}</td><td>${esc(String(i.created_at).slice(0, 10))}</td>
 <td class="num">${esc(pageMoney(numText(i.amount), i.currency))}</td><td><span class="status ${esc(i.status)}">${esc(STATUS[i.status] ?? i.status)}</span></td>
 <td>${i.hosted_invoice_url ? `<a href="/portal/invoices/${esc(i.id)}">${i.status === 'open' || i.status === 'uncollectible' ? 'View and pay' : 'View'}</a> · <a href="/portal/invoices/${esc(i.id)}/pdf">PDF</a>` : ''}</td></tr>`,
       )

@@ -49,19 +49,31 @@ async function subscriptionSection(
       })
     : null;
   const names = await Promise.all(
-    sub.items.map(async (i: any) => (await asCustomer(visit, api('GET /v1/products/:product_id'), { params: { product_id: i.product_id } })).name),
+    sub.items.map(
+      async (i: any) =>
+        (await asCustomer(visit, api('GET /v1/products/:product_id'), { params: { product_id: i.product_id } })).name,
+    ),
   );
-  const upcoming = await asCustomer(visit, api('GET /v1/billing/invoices/upcoming'), { query: { subscription_id: sub.id } });
+  const upcoming = await asCustomer(visit, api('GET /v1/billing/invoices/upcoming'), {
+    query: { subscription_id: sub.id },
+  });
   const charts = await Promise.all(
     sub.items
       .filter((i: any) => i.meter_id)
       .map(async (i: any, n: number) => {
         const usage = await asCustomer(visit, api('GET /v1/meters/:meter_id/usage'), {
           params: { meter_id: i.meter_id },
-          query: { start_date: day(sub.current_period_start), end_date: day(new Date(Date.parse(sub.current_period_end) - 86_400_000).toISOString()), window: 'day' },
+          query: {
+            start_date: day(sub.current_period_start),
+            end_date: day(new Date(Date.parse(sub.current_period_end) - 86_400_000).toISOString()),
+            window: 'day',
+          },
         });
         const name = names[sub.items.indexOf(i)] ?? `meter ${n + 1}`;
-        return `<figure class="usage-chart"><figcaption>${esc(name)}: <span class="usage-total">${esc(numText(usage.value))}</span> this period</figcaption>${usageChart(`Daily usage of ${name}`, usage.data.map((w: any) => ({ start: w.start, value: numText(w.value) })))}</figure>`;
+        return `<figure class="usage-chart"><figcaption>${esc(name)}: <span class="usage-total">${esc(numText(usage.value))}</span> this period</figcaption>${usageChart(
+          `Daily usage of ${name}`,
+          usage.data.map((w: any) => ({ start: w.start, value: numText(w.value) })),
+        )}</figure>`;
       }),
   );
   const next = sub.scheduled_plan_change
@@ -71,10 +83,14 @@ async function subscriptionSection(
       })
     : null;
   const notes = [
-    sub.cancel_at_period_end ? `<p class="note" id="cancel-note">Ends on ${esc(day(sub.cancel_at))}.</p>` : '',
-    sub.pause_collection ? `<p class="note" id="pause-note">Invoicing paused since ${esc(day(sub.pause_collection.paused_at))}.</p>` : '',
+    sub.cancel_at_period_end
+      ? `<p class="note" id="cancel-note-${esc(sub.id)}">Ends on ${esc(day(sub.cancel_at))}.</p>`
+      : '',
+    sub.pause_collection
+      ? `<p class="note" id="pause-note-${esc(sub.id)}">Invoicing paused since ${esc(day(sub.pause_collection.paused_at))}.</p>`
+      : '',
     sub.scheduled_plan_change
-      ? `<p class="note" id="plan-change-note">Changes to <span class="next-plan">${esc(next?.name)}</span> on ${esc(day(sub.scheduled_plan_change.at))}.</p>`
+      ? `<p class="note" id="plan-change-note-${esc(sub.id)}">Changes to <span class="next-plan">${esc(next?.name)}</span> on ${esc(day(sub.scheduled_plan_change.at))}.</p>`
       : '',
   ].join('');
   const actions = [
@@ -90,7 +106,10 @@ async function subscriptionSection(
       : '',
   ].join('');
   const lines = upcoming.lines
-    .map((l: any) => `<tr><td>${esc(l.description)}</td><td class="num">${esc(pageMoney(numText(l.amount), upcoming.currency))}</td></tr>`)
+    .map(
+      (l: any) =>
+        `<tr><td>${esc(l.description)}</td><td class="num">${esc(pageMoney(numText(l.amount), upcoming.currency))}</td></tr>`,
+    )
     .join('');
   const choices =
     settings.portal_change_plan && mayChange(settings, sub, { items: [] }) && sub.plan_id
@@ -113,22 +132,27 @@ ${charts.join('') || '<p class="muted">No metered items.</p>'}
 
 /** GET /portal — the overview: each live subscription's plan, usage chart, upcoming invoice and actions. */
 export function overviewRoute(deps: ApiDeps, api: ApiRoutes): RouteDef {
-  return portalGet(deps, '/portal', 'the overview: plans, this period’s usage, upcoming invoices', async (visit, ctx) => {
-    const { settings } = await readPortalSettings(deps.pg);
-    const subs = (await asCustomer(visit, api('GET /v1/subscriptions'), { query: { per_page: '100' } })).data.filter(
-      (s: any) => s.status !== 'canceled',
-    );
-    const sections = [];
-    for (const s of subs) sections.push(await subscriptionSection(deps, api, visit, settings, s));
-    const done = DONE[ctx.query.get('done') ?? ''];
-    return portalPage(deps.config, {
-      title: 'Your subscription',
-      current: '/portal',
-      returnUrl: visit.session.return_url,
-      locale: visit.session.locale,
-      body: `<h1>Your subscription</h1>
+  return portalGet(
+    deps,
+    '/portal',
+    'the overview: plans, this period’s usage, upcoming invoices',
+    async (visit, ctx) => {
+      const { settings } = await readPortalSettings(deps.pg);
+      const subs = (await asCustomer(visit, api('GET /v1/subscriptions'), { query: { per_page: '100' } })).data.filter(
+        (s: any) => s.status !== 'canceled',
+      );
+      const sections = [];
+      for (const s of subs) sections.push(await subscriptionSection(deps, api, visit, settings, s));
+      const done = DONE[ctx.query.get('done') ?? ''];
+      return portalPage(deps.config, {
+        title: 'Your subscription',
+        current: '/portal',
+        returnUrl: visit.session.return_url,
+        locale: visit.session.locale,
+        body: `<h1>Your subscription</h1>
 ${done ? `<p class="flash" id="flash" role="status">${esc(done)}</p>` : ''}
 ${sections.join('\n') || '<p id="no-subscription">You have no active subscription.</p>'}`,
-    });
-  });
+      });
+    },
+  );
 }

@@ -15,7 +15,9 @@ export function paymentMethodsRoute(deps: ApiDeps, api: ApiRoutes): RouteDef {
     const list = await asCustomer(visit, api('GET /v1/billing/payment-methods'), { query: { per_page: '100' } });
     const rows = list.data
       .map(
-        (pm: any) => `<li id="pm-${esc(pm.id)}">${esc(pm.card.brand)} •••• ${esc(pm.card.last4)} <span class="muted">expires ${esc(numText(pm.card.exp_month))}/${esc(numText(pm.card.exp_year))}</span>
+        (
+          pm: any,
+        ) => `<li id="pm-${esc(pm.id)}">${esc(pm.card.brand)} •••• ${esc(pm.card.last4)} <span class="muted">expires ${esc(numText(pm.card.exp_month))}/${esc(numText(pm.card.exp_year))}</span>
 ${pm.is_default ? '<strong class="default-card">Default</strong>' : `<form class="inline" method="post" action="/portal/payment-methods/${esc(pm.id)}/default">${csrfField(visit)}<button type="submit" id="default-${esc(pm.id)}">Make default</button></form>`}</li>`,
       )
       .join('\n');
@@ -36,12 +38,17 @@ ${rows ? `<ul class="cards" id="cards">${rows}</ul>` : '<p id="no-cards">No card
 
 /** POST /portal/payment-methods/:payment_method_id/default — the customer's own PATCH …/default (404 for others'). */
 export function setDefaultCardRoute(deps: ApiDeps, api: ApiRoutes): RouteDef {
-  return portalPost(deps, '/portal/payment-methods/:payment_method_id/default', 'make a card the default', async (visit, ctx) => {
-    await asCustomer(visit, api('PATCH /v1/billing/payment-methods/:payment_method_id/default'), {
-      params: { payment_method_id: ctx.params.payment_method_id! },
-    });
-    return '/portal/payment-methods?done=default';
-  });
+  return portalPost(
+    deps,
+    '/portal/payment-methods/:payment_method_id/default',
+    'make a card the default',
+    async (visit, ctx) => {
+      await asCustomer(visit, api('PATCH /v1/billing/payment-methods/:payment_method_id/default'), {
+        params: { payment_method_id: ctx.params.payment_method_id! },
+      });
+      return '/portal/payment-methods?done=default';
+    },
+  );
 }
 
 /** POST /portal/payment-methods/new — a hosted card page link of the customer's own (as its token would make), and there. */

@@ -27,7 +27,10 @@ export function openPortalLinkRoute(deps: ApiDeps): RouteDef {
         () => openPortalLink(deps.pg, ctx.params.token!, new Date(), ttl),
       );
       if (opened.state === 'opened')
-        return seeOther('/portal', { 'Set-Cookie': portalCookie(deps, opened.cookie, ttl), 'Referrer-Policy': 'no-referrer' });
+        return seeOther('/portal', {
+          'Set-Cookie': portalCookie(deps, opened.cookie, ttl),
+          'Referrer-Policy': 'no-referrer',
+        });
       if (opened.state === 'used')
         return portalRefused(
           deps.config,
@@ -42,7 +45,12 @@ export function openPortalLinkRoute(deps: ApiDeps): RouteDef {
           'This link has expired',
           'Portal links work for a short time only. Ask for a new link where you found this one.',
         );
-      return portalRefused(deps.config, 404, 'Page not found', 'This link does not lead to a portal. Check that it was copied whole.');
+      return portalRefused(
+        deps.config,
+        404,
+        'Page not found',
+        'This link does not lead to a portal. Check that it was copied whole.',
+      );
     },
     doc: {
       summary:

@@ -40,7 +40,14 @@ export function planChangeRoute(deps: ApiDeps): RouteDef<PlanChangeBody> {
           { items: change.plan_id },
           (await readPortalSettings(c)).settings,
         );
-        await changeSubscriptionPlan(c, accountId, id, { planId: change.plan_id, version: change.plan_version }, change.at, now);
+        await changeSubscriptionPlan(
+          c,
+          accountId,
+          id,
+          { planId: change.plan_id, version: change.plan_version },
+          change.at,
+          now,
+        );
         return { subscription: await getSubscription(c, accountId, id), now };
       });
       const discount = (await currentDiscounts(deps.pg, [id])).get(id) ?? null;

@@ -49,7 +49,10 @@ export async function changeSubscriptionPlan(
 ): Promise<PlanChangeTiming> {
   const cur = await getSubscription(client, accountId, subscriptionId, true);
   if (cur.row.status === 'canceled')
-    throw new ConflictError(`Subscription ${subscriptionId} is canceled and can no longer change.`, 'subscription_canceled');
+    throw new ConflictError(
+      `Subscription ${subscriptionId} is canceled and can no longer change.`,
+      'subscription_canceled',
+    );
   const version = await planVersionToSubscribe(client, to.planId, to.version);
   if (
     version.currency !== cur.row.currency ||

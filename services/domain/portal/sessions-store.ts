@@ -18,7 +18,15 @@ const COLUMNS = 'id, account_id, return_url, locale, expires_at, opened_at, sess
 
 export async function insertPortalSession(
   q: Queryable,
-  s: { id: string; accountId: string; linkHash: Buffer; returnUrl: string; locale: string | null; now: Date; expiresAt: Date },
+  s: {
+    id: string;
+    accountId: string;
+    linkHash: Buffer;
+    returnUrl: string;
+    locale: string | null;
+    now: Date;
+    expiresAt: Date;
+  },
 ): Promise<void> {
   await q.query(
     `INSERT INTO portal_sessions (id, account_id, link_hash, return_url, locale, created_at, expires_at)

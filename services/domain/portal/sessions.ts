@@ -53,7 +53,13 @@ export async function openPortalLink(pg: PgPool, token: string, now: Date, ttlSe
   if (!looksLikeToken(token)) return { state: 'not_found' };
   const cookie = newCardLinkToken();
   const hash = tokenHash(token);
-  const session = await openPortalSession(pg, hash, tokenHash(cookie), now, new Date(now.getTime() + ttlSeconds * 1000));
+  const session = await openPortalSession(
+    pg,
+    hash,
+    tokenHash(cookie),
+    now,
+    new Date(now.getTime() + ttlSeconds * 1000),
+  );
   if (session) return { state: 'opened', session, cookie };
   const known = await findPortalSessionByLink(pg, hash);
   if (!known) return { state: 'not_found' };
