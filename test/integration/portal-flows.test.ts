@@ -235,6 +235,7 @@ t.test('the customer portal', async (t) => {
   });
 
   await t.test('customer A’s session never reaches B’s data: B’s ids are 404 on every portal URL', async (t) => {
+    await page.goto(`${base}/portal`);
     const csrf = await page.locator('input[name="csrf"]').first().getAttribute('value');
     for (const path of [`/portal/invoices/${invoiceB.id}`, `/portal/invoices/${invoiceB.id}/pdf`]) {
       const res = await page.request.get(`${base}${path}`, { maxRedirects: 0 });

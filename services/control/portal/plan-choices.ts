@@ -19,8 +19,8 @@ export async function planChoices(api: ApiRoutes, visit: PortalVisit, sub: any, 
   if (!plans.length) return '';
   const id = esc(sub.id);
   return `<form method="post" action="/portal/subscriptions/${id}/plan" class="change-plan">${csrfField(visit)}
-<label for="plan-${id}">Change plan</label>
-<select id="plan-${id}" name="plan_id">${plans.map((p: any) => `<option value="${esc(p.id)}">${esc(p.name)}</option>`).join('')}</select>
+<label for="plan-choice-${id}">Change plan</label>
+<select id="plan-choice-${id}" name="plan_id">${plans.map((p: any) => `<option value="${esc(p.id)}">${esc(p.name)}</option>`).join('')}</select>
 <button type="submit" id="change-plan-${id}">Change plan</button>
 <p class="note">An upgrade starts now (this period is pro-rated); a downgrade starts when this period ends.</p>
 </form>`;
