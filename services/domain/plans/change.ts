@@ -68,6 +68,10 @@ export async function changeSubscriptionPlan(
   if (version.plan_id === cur.row.plan_id && version.version === cur.row.plan_version)
     throw new ValidationError([{ field: 'plan_id', message: 'is the subscription’s plan already' }]);
   const when = timing ?? ((await isUpgrade(client, cur.items, version)) ? 'now' : 'period_end');
+  // A scheduled change is a version of a plan the subscription is on (the subscriptions_pending_plan constraint):
+  // one subscribed to items, not to a plan, changes plan now.
+  if (when === 'period_end' && cur.row.plan_id === null)
+    throw new ValidationError([{ field: 'at', message: 'must be now: the subscription is not on a plan yet' }]);
   if (when === 'now') await switchPlanVersion(client, accountId, subscriptionId, version, now);
   else
     await schedulePlanChange(client, subscriptionId, version.plan_id, version.version, currentPeriod(cur.row, now).end);
