@@ -28,6 +28,7 @@ import { PAYMENT_SPEC, paymentCrossChecks, type PaymentConfig } from './config-p
 import { EXPORT_SPEC, type ExportConfig } from './config-exports.js';
 import { SELLER_SPEC, type SellerConfig } from './config-seller.js';
 import { SSO_SPEC, ssoCrossChecks, type SsoConfig } from './config-sso.js';
+import { PORTAL_SPEC, type PortalConfig } from './config-portal.js';
 import { NO_TRUSTED_PROXIES, parseTrustedProxies, type TrustedProxies } from './http/client-address.js';
 import { parseThresholdMinimums, type ThresholdMinimums } from './money/threshold-minimums.js';
 
@@ -38,7 +39,7 @@ export const API_ROUTE_SETS = ['all', 'ingress', 'control'] as const;
 export const USAGE_IDENTITIES = ['id_and_timestamp', 'id'] as const;
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
-export interface Config extends PaymentConfig, ExportConfig, SellerConfig, SsoConfig {
+export interface Config extends PaymentConfig, ExportConfig, SellerConfig, SsoConfig, PortalConfig {
   HOST: string;
   PORT: number;
   PUBLIC_BASE_URL: string;
@@ -353,6 +354,7 @@ const SPEC: { [K in keyof Config]: VarSpec<Config[K], Config> } = {
     describe: 'port of /metrics of the consumer, dispatcher and billing roles (0 = any free port)',
   },
   ...SELLER_SPEC,
+  ...PORTAL_SPEC,
   SMTP_URL: {
     parse: url(['smtp', 'smtps']),
     default: '',

@@ -31,7 +31,8 @@ export type IdPrefix =
   | 'exps'
   | 'hcl'
   | 'promo'
-  | 'cs';
+  | 'cs'
+  | 'pts';
 
 const ALPHABET = '0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ';
 

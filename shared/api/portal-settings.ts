@@ -16,6 +16,13 @@ const settingFields = {
     description:
       'customers may subscribe themselves to the catalog and change those subscriptions (default true); false: only the operator creates and changes subscriptions',
   }),
+  portal_change_plan: Type.Boolean({
+    description:
+      'in the customer portal (docs/portal.md), the customer may move its plan subscription to another plan of the same currency and interval: an upgrade now, pro-rated, a downgrade at the period’s end (default false)',
+  }),
+  portal_update_billing_details: Type.Boolean({
+    description: 'in the customer portal, the customer may change its billing address and tax ids (default true)',
+  }),
 };
 
 export const PortalSettingsSchema = Type.Object(
@@ -34,6 +41,8 @@ export const UpdatePortalSettingsBody = Type.Object(
     customer_can_cancel: Type.Optional(settingFields.customer_can_cancel),
     customer_can_change_threshold: Type.Optional(settingFields.customer_can_change_threshold),
     self_serve_subscriptions: Type.Optional(settingFields.self_serve_subscriptions),
+    portal_change_plan: Type.Optional(settingFields.portal_change_plan),
+    portal_update_billing_details: Type.Optional(settingFields.portal_update_billing_details),
   },
   { additionalProperties: false, minProperties: 1 },
 );

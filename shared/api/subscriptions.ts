@@ -202,14 +202,17 @@ export const SubscriptionSchema = Type.Object(
     scheduled_plan_change: Type.Union(
       [
         Type.Object({
-          plan_version: Type.Integer({ description: 'the version of its plan it moves to' }),
+          plan_id: Type.String({
+            description: 'the plan it moves to: its own (a migration) or another (a downgrade, POST …/plan_change)',
+          }),
+          plan_version: Type.Integer({ description: 'the version of that plan it moves to' }),
           at: Type.String({ format: 'date-time', description: 'when: the end of its current period' }),
         }),
         Type.Null(),
       ],
       {
         description:
-          'a move to another version of its plan at the period’s end (POST /v1/plans/{id}/migrate at: period_end, e.g. a downgrade), applied by the billing run; null: none',
+          'a move to another plan version at the period’s end (POST /v1/plans/{id}/migrate at: period_end, or a downgrade by POST /v1/subscriptions/{id}/plan_change), applied by the billing run; null: none',
       },
     ),
     pause_collection: Type.Union(
@@ -333,3 +336,19 @@ export const ListSubscriptionsQuery = Type.Object(
   { additionalProperties: false },
 );
 export type ListSubscriptionsQuery = Type.Static<typeof ListSubscriptionsQuery>;
+
+/** POST /v1/subscriptions/{id}/plan_change (docs/plans.md "Changing a subscription's plan") */
+export const PlanChangeBody = Type.Object(
+  {
+    plan_id: Type.String({ minLength: 1, maxLength: 64, description: 'the plan to move to (plan_…)' }),
+    plan_version: Type.Optional(Type.Integer({ minimum: 1, description: 'its version; default the latest' })),
+    at: Type.Optional(
+      Type.Enum(['now', 'period_end'], {
+        description:
+          'now: pro-rated from this instant; period_end: scheduled (scheduled_plan_change), applied by the billing run. Default: now when the plan bills more per period (an upgrade), else period_end',
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+export type PlanChangeBody = Type.Static<typeof PlanChangeBody>;

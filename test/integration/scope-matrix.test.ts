@@ -216,6 +216,17 @@ const ROWS: Row[] = [
     success: 200,
     request: async (fx) => ({ path: `/v1/subscriptions/${await fx.subscription()}`, body: { status: 'canceled' } }),
   },
+  {
+    method: 'POST',
+    route: '/v1/subscriptions/:subscription_id/plan_change',
+    scope: 'write',
+    success: 200,
+    request: async (fx) => ({
+      path: `/v1/subscriptions/${await fx.subscription()}/plan_change`,
+      body: { plan_id: await fx.plan(), at: 'now' },
+    }),
+    verify: (b) => (/^plan_/.test(b.plan_id ?? '') ? undefined : `not moved: ${JSON.stringify(b)}`),
+  },
   // billing information of the caller's account
   { method: 'GET', route: '/v1/billing', scope: 'read', success: 200, request: async () => ({ path: '/v1/billing' }) },
   {
@@ -511,6 +522,19 @@ const ROWS: Row[] = [
       path: '/v1/billing/payment-method-links',
       body: { customer_id: (await fx.customerOwn()).customerId },
     }),
+  },
+  // the customer portal: operators make a customer's one-time portal link (docs/portal.md)
+  {
+    method: 'POST',
+    route: '/v1/portal_sessions',
+    scope: 'admin',
+    success: 201,
+    request: async (fx) => ({
+      path: '/v1/portal_sessions',
+      body: { customer_id: (await fx.customerOwn()).customerId, return_url: 'https://shop.example/account' },
+    }),
+    verify: (b) =>
+      /\/portal\/start\/[A-Za-z0-9_-]{43}$/.test(b.url ?? '') ? undefined : `no link: ${JSON.stringify(b)}`,
   },
   // drafts: operators finalize them and add one-off lines
   {

@@ -3,8 +3,9 @@ import { listSubscriptionsRoute } from './list.js';
 import { getSubscriptionRoute } from './get.js';
 import { createSubscriptionRoute } from './create.js';
 import { updateSubscriptionRoute } from './update.js';
+import { planChangeRoute } from './plan-change.js';
 
-/** /v1/subscriptions: list, get, create, PATCH (items, cancel); every change emits subscription.updated. */
+/** /v1/subscriptions: list, get, create, PATCH (items, cancel), plan changes; every change emits subscription.updated. */
 export const subscriptionsModule: RouteModuleFactory = (deps) => ({
   name: 'subscriptions',
   area: 'control',
@@ -14,6 +15,7 @@ export const subscriptionsModule: RouteModuleFactory = (deps) => ({
       getSubscriptionRoute,
       createSubscriptionRoute,
       updateSubscriptionRoute,
+      planChangeRoute,
     ])
       server.route(route(deps));
   },

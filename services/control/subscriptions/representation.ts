@@ -30,7 +30,11 @@ export function toSubscription(s: Subscription, now: Date, discount: CurrentDisc
     scheduled_plan_change:
       s.row.pending_plan_version === null || s.row.pending_plan_at === null
         ? null
-        : { plan_version: s.row.pending_plan_version, at: s.row.pending_plan_at.toISOString() },
+        : {
+            plan_id: s.row.pending_plan_id ?? s.row.plan_id,
+            plan_version: s.row.pending_plan_version,
+            at: s.row.pending_plan_at.toISOString(),
+          },
     pause_collection: collectionPaused(s.row)
       ? { behavior: 'void' as const, paused_at: s.row.collection_paused_at!.toISOString() }
       : null,

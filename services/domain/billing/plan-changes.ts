@@ -27,8 +27,10 @@ export async function applyDuePlanChanges(pg: PgPool, now: Date, scope: BillingS
       );
       for (const s of rows) {
         const cur = await getSubscription(c, s.account_id, s.id, true);
-        if (cur.row.pending_plan_version === null || cur.row.plan_id === null) continue;
-        const to = await getPlanVersion(c, cur.row.plan_id, cur.row.pending_plan_version);
+        // The scheduled version is of another plan (a downgrade: plans/change.ts) or of its own (a migration).
+        const planId = cur.row.pending_plan_id ?? cur.row.plan_id;
+        if (cur.row.pending_plan_version === null || planId === null) continue;
+        const to = await getPlanVersion(c, planId, cur.row.pending_plan_version);
         await switchPlanVersion(c, s.account_id, s.id, to, cur.row.pending_plan_at!);
       }
       return rows.length;

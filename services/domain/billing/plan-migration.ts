@@ -41,11 +41,10 @@ const WORKERS = 3;
 async function moveOne(client: PgClient, m: PlanMigration, to: PlanVersionRow, s: MigrationRow, now: Date) {
   if (m.at === 'now') return switchPlanVersion(client, s.account_id, s.id, to, now);
   // At the end of its current period: the billing run applies it then (applyDuePlanChanges).
-  await client.query('UPDATE subscriptions SET pending_plan_version = $2, pending_plan_at = $3 WHERE id = $1', [
-    s.id,
-    m.to,
-    currentPeriod(s, now).end,
-  ]);
+  await client.query(
+    'UPDATE subscriptions SET pending_plan_id = NULL, pending_plan_version = $2, pending_plan_at = $3 WHERE id = $1',
+    [s.id, m.to, currentPeriod(s, now).end],
+  );
 }
 
 /** What a migration reads of a subscription it moves. */

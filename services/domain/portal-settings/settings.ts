@@ -14,6 +14,10 @@ export interface PortalSettings {
   customer_can_change_threshold: boolean;
   /** Customers may subscribe themselves to the catalog (and change those subscriptions as their own). */
   self_serve_subscriptions: boolean;
+  /** In the customer portal: move a plan subscription to another plan (upgrade now, downgrade at period end). */
+  portal_change_plan: boolean;
+  /** In the customer portal: change the billing address and tax ids (harmless: the customer's own details). */
+  portal_update_billing_details: boolean;
 }
 
 export const PORTAL_SETTING_DEFAULTS: Readonly<PortalSettings> = Object.freeze({
@@ -21,6 +25,8 @@ export const PORTAL_SETTING_DEFAULTS: Readonly<PortalSettings> = Object.freeze({
   customer_can_cancel: false,
   customer_can_change_threshold: false,
   self_serve_subscriptions: true,
+  portal_change_plan: false,
+  portal_update_billing_details: true,
 });
 
 export const PORTAL_SETTING_NAMES = Object.keys(PORTAL_SETTING_DEFAULTS) as (keyof PortalSettings)[];

@@ -36,6 +36,8 @@ export interface SubscriptionRow {
   plan_version: number | null;
   /** A plan migration `at: period_end` not yet applied: the version, and the instant it takes effect. */
   pending_plan_version: number | null;
+  /** The plan of pending_plan_version; null: the subscription's own (migration 811). */
+  pending_plan_id: string | null;
   pending_plan_at: Date | null;
   /** Billing periods (services/domain/subscriptions/periods.ts, migration 665). */
   interval: BillingInterval;

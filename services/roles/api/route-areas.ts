@@ -62,6 +62,7 @@ const AREAS: Record<PermissionArea, readonly string[]> = {
     'POST /v1/subscriptions',
     'GET /v1/subscriptions/:subscription_id',
     'PATCH /v1/subscriptions/:subscription_id',
+    'POST /v1/subscriptions/:subscription_id/plan_change',
     'GET /v1/test_clocks',
     'POST /v1/test_clocks',
     'GET /v1/test_clocks/:clock_id',
@@ -81,6 +82,7 @@ const AREAS: Record<PermissionArea, readonly string[]> = {
     'POST /v1/customers',
     'GET /v1/customers/:customer_id',
     'PATCH /v1/customers/:customer_id',
+    'POST /v1/portal_sessions',
   ],
   metering: [
     'GET /v1/meters',

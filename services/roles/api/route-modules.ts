@@ -33,6 +33,7 @@ import { sellerSettingsModule } from '../../control/seller-settings/module.js';
 import { consoleModule } from '../../console/module.js';
 import { auditModule } from '../../control/audit/module.js';
 import { usersModule } from '../../control/users/module.js';
+import { portalModule } from '../../control/portal/module.js';
 
 /** Every route module the api mounts, in registration order. Each area adds its factory here. */
 export const ROUTE_MODULES: RouteModuleFactory[] = [
@@ -69,5 +70,6 @@ export const ROUTE_MODULES: RouteModuleFactory[] = [
   auditModule,
   usersModule,
   sellerSettingsModule,
+  portalModule,
   consoleModule,
 ];

@@ -1,0 +1,78 @@
+import type { HttpReply } from '../../../shared/http/context.js';
+import type { Config } from '../../../shared/config.js';
+import { esc, pageHeaders } from '../hosted/templates.js';
+
+/**
+ * The portal's HTML (docs/portal.md): server-rendered like the hosted pages — every interpolated value escaped with
+ * `esc`, no script, one stylesheet of our own, under the hosted pages' Content-Security-Policy except that forms
+ * may post to the portal itself. Every page has the same navigation and a "Back" link to the operator's site.
+ */
+export const PORTAL_SECTIONS = [
+  ['/portal', 'Overview'],
+  ['/portal/invoices', 'Invoices'],
+  ['/portal/payment-methods', 'Payment methods'],
+  ['/portal/balances', 'Credit and entitlements'],
+  ['/portal/billing-details', 'Billing details'],
+] as const;
+
+export function portalHeaders(config: Pick<Config, 'STRIPE_JS_URL'>): Record<string, string> {
+  const h = pageHeaders(config);
+  h['Content-Security-Policy'] = h['Content-Security-Policy']!.replace("form-action 'none'", "form-action 'self'");
+  return h;
+}
+
+export function portalPage(
+  config: Pick<Config, 'STRIPE_JS_URL'>,
+  o: { status?: number; title: string; body: string; current?: string; returnUrl?: string; locale?: string | null },
+): HttpReply {
+  const nav = o.current
+    ? `<nav aria-label="Portal"><ul class="portal-nav">${PORTAL_SECTIONS.map(
+        ([href, label]) =>
+          `<li><a href="${href}"${href === o.current ? ' aria-current="page"' : ''}>${esc(label)}</a></li>`,
+      ).join('')}${o.returnUrl ? `<li><a id="return-link" href="${esc(o.returnUrl)}">Back</a></li>` : ''}</ul></nav>`
+    : '';
+  const html = `<!doctype html>
+<html lang="${esc(o.locale ?? 'en')}">
+<head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="robots" content="noindex"><title>${esc(o.title)}</title>
+<link rel="stylesheet" href="/hosted/assets/hosted.css"><link rel="stylesheet" href="/portal/assets/portal.css"></head>
+<body>${nav}<main>
+${o.body}
+</main>
+</body>
+</html>
+`;
+  return {
+    status: o.status ?? 200,
+    raw: html,
+    contentType: 'text/html; charset=utf-8',
+    headers: portalHeaders(config),
+  };
+}
+
+/** A refused portal page: the link or the session does not (or no longer) work. */
+export function portalRefused(
+  config: Pick<Config, 'STRIPE_JS_URL'>,
+  status: 403 | 404 | 410,
+  title: string,
+  message: string,
+): HttpReply {
+  return portalPage(config, {
+    status,
+    title,
+    body: `<h1>${esc(title)}</h1>\n<p class="refused" id="portal-refused">${esc(message)}</p>`,
+  });
+}
+
+/** 303 to a portal page (after a form's POST: a refresh does not post again). */
+export function seeOther(location: string, headers: Record<string, string> = {}): HttpReply {
+  return { status: 303, raw: '', headers: { Location: location, 'Cache-Control': 'no-store', ...headers } };
+}
+
+export const PORTAL_CSS = `.portal-nav{display:flex;flex-wrap:wrap;gap:.3rem 1.2rem;list-style:none;max-width:46rem;margin:1rem auto 0;padding:0 2rem}
+.portal-nav a{color:#2b5bd7}.portal-nav a[aria-current=page]{font-weight:700;color:#1d2330}
+a:focus,button:focus,input:focus,select:focus{outline:3px solid #f2b600;outline-offset:2px}
+form.inline{display:inline-block;margin-right:.6rem}label{display:block;margin:.5rem 0 .1rem;font-weight:600}
+input[type=text],select{padding:.4rem;font-size:1rem;width:100%;max-width:24rem;box-sizing:border-box}
+.flash{padding:.6rem;border-radius:4px;background:#dcf5e3;color:#17603a}.flash.error{background:#fde8e8;color:#8a1c1c}
+svg.usage{width:100%;height:auto;max-width:40rem}.muted{color:#667}`;

@@ -1,0 +1,66 @@
+import type { ApiDeps, RouteDef } from '../../../shared/http/route.js';
+import { withAuditActor } from '../../../shared/audit/actor.js';
+import { openPortalLink } from '../../domain/portal/sessions.js';
+import { portalCookie } from './access.js';
+import { portalRefused, seeOther } from './layout.js';
+
+/**
+ * GET /portal/start/:token — opening a portal link: the one-time token is exchanged for the portal cookie (a new
+ * random value, so whoever saw the link cannot ride the session) and the browser goes to the overview. A link opened
+ * before → 410, an expired one → 410 with its own message, anything else → 404.
+ */
+export function openPortalLinkRoute(deps: ApiDeps): RouteDef {
+  return {
+    method: 'GET',
+    path: '/portal/start/:token',
+    auth: 'public',
+    handler: async (ctx) => {
+      const ttl = deps.config.PORTAL_SESSION_TTL_SECONDS;
+      // A GET that writes: audited here, as the pipeline audits the other methods.
+      const opened = await withAuditActor(
+        {
+          type: 'public',
+          address: ctx.clientAddress,
+          request_id: ctx.requestId,
+          operation: 'GET /portal/start/:token',
+        },
+        () => openPortalLink(deps.pg, ctx.params.token!, new Date(), ttl),
+      );
+      if (opened.state === 'opened')
+        return seeOther('/portal', {
+          'Set-Cookie': portalCookie(deps, opened.cookie, ttl),
+          'Referrer-Policy': 'no-referrer',
+        });
+      if (opened.state === 'used')
+        return portalRefused(
+          deps.config,
+          410,
+          'This link was already used',
+          'A portal link opens once. Ask for a new link where you found this one.',
+        );
+      if (opened.state === 'expired')
+        return portalRefused(
+          deps.config,
+          410,
+          'This link has expired',
+          'Portal links work for a short time only. Ask for a new link where you found this one.',
+        );
+      return portalRefused(
+        deps.config,
+        404,
+        'Page not found',
+        'This link does not lead to a portal. Check that it was copied whole.',
+      );
+    },
+    doc: {
+      summary:
+        'Opens a customer portal link once: sets the portal cookie and redirects to /portal (303); 410 for a used or expired link, 404 for an unknown one',
+      tags: ['portal'],
+      responses: {
+        '303': { description: 'signed in: to /portal' },
+        '404': { description: 'no such link (HTML)', schema: { type: 'string' }, contentType: 'text/html' },
+        '410': { description: 'used or expired (HTML)', schema: { type: 'string' }, contentType: 'text/html' },
+      },
+    },
+  };
+}
