@@ -7,7 +7,7 @@ import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { Kvm } from '@nats-io/kv';
 import { parseConfig, type Config } from '../shared/config.js';
-import { migrateAll } from '../shared/migrate.js';
+import { migrateAll } from '../services/migrate.js';
 import { createIsolatedWorld } from '../infra/isolated-world.js';
 import { connectNats, NatsNames } from '../shared/clients/nats.js';
 import { createAccount } from '../services/domain/accounts/store.js';

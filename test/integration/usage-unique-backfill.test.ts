@@ -10,7 +10,7 @@ import type { Test } from 'tap';
 import { isolatedConfig, waitUntil } from '../fixtures/env.js';
 import { createTestAccount } from '../fixtures/auth.js';
 import { startApi } from '../fixtures/api.js';
-import { migrateAll } from '../../shared/migrate.js';
+import { migrateAll } from '../../services/migrate.js';
 import { sweptThrough, HOUR_MS } from '../../shared/usage/rollups.js';
 import { UsageShards } from '../../shared/usage/shards.js';
 import { registerUniqueMeter, uniqueKeysOf, UNIQUE_ROLLUP_TABLE } from '../../shared/usage/unique-rollups.js';
