@@ -12,9 +12,9 @@
  */
 import { createClickhouse } from '../shared/clients/clickhouse.js';
 import { migrateClickhouse } from '../shared/migrate.js';
-import { recomputeHours, HOUR_MS } from '../shared/usage/rollups.js';
+import { recomputeHours, HOUR_MS } from '../services/domain/usage/rollups-store.js';
 import { queryUsage } from '../services/domain/usage/query.js';
-import { CANCELLATIONS_TABLE } from '../shared/usage/cancellations.js';
+import { CANCELLATIONS_TABLE } from '../services/domain/usage/cancellations-store.js';
 import { USAGE_TABLE } from '../shared/usage/wire.js';
 
 function arg(name: string, fallback: number): number {

@@ -7,8 +7,8 @@ import pg from 'pg';
 import type { Config } from '../shared/config.js';
 import { connectNats, NatsNames } from '../shared/clients/nats.js';
 import { ensureNatsTopology, migrateClickhouse, migratePostgres } from '../shared/migrate.js';
-import { UsageShards } from '../shared/usage/shards.js';
-import { backfillUniqueMeters, uniqueCountMeters } from '../shared/usage/unique-backfill.js';
+import { UsageShards } from '../shared/clients/usage-shards.js';
+import { backfillUniqueMeters, uniqueCountMeters } from './domain/usage/unique-backfill.js';
 
 export interface MigrationReport {
   postgres: string[];

@@ -19,8 +19,8 @@ import type { BenchWorld } from '../world.js';
 import { addBenchMeter } from '../world.js';
 import { loadMeterDirect, readClient, timeQueryAlone, type BulkLoad, type QueryAlone } from './usage-reads.js';
 import { usageQueryString, type UsageQuery } from '../../shared/client/index.js';
-import { chString, ROLLUP_TABLE } from '../../shared/usage/rollups.js';
-import { UNIQUE_ROLLUP_TABLE } from '../../shared/usage/unique-rollups.js';
+import { chString, ROLLUP_TABLE } from '../../services/domain/usage/rollups-store.js';
+import { UNIQUE_ROLLUP_TABLE } from '../../services/domain/usage/unique-rollups-store.js';
 
 const DAY = 86_400_000;
 const DAYS = 30;

@@ -11,9 +11,9 @@ import { isolatedConfig, waitUntil } from '../fixtures/env.js';
 import { createTestAccount } from '../fixtures/auth.js';
 import { startApi } from '../fixtures/api.js';
 import { migrateAll } from '../../services/migrate.js';
-import { sweptThrough, HOUR_MS } from '../../shared/usage/rollups.js';
-import { UsageShards } from '../../shared/usage/shards.js';
-import { registerUniqueMeter, uniqueKeysOf, UNIQUE_ROLLUP_TABLE } from '../../shared/usage/unique-rollups.js';
+import { sweptThrough, HOUR_MS } from '../../services/domain/usage/rollups-store.js';
+import { UsageShards } from '../../shared/clients/usage-shards.js';
+import { registerUniqueMeter, uniqueKeysOf, UNIQUE_ROLLUP_TABLE } from '../../services/domain/usage/unique-rollups-store.js';
 import { createMeter, iso, postJson, startConsumer, waitForMeter } from './ingest-helpers.js';
 
 const DAY = 86_400_000;

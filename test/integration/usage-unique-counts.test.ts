@@ -10,8 +10,8 @@ import type { Test } from 'tap';
 import { isolatedConfig, waitUntil } from '../fixtures/env.js';
 import { createTestAccount } from '../fixtures/auth.js';
 import { startApi } from '../fixtures/api.js';
-import { sweptThrough } from '../../shared/usage/rollups.js';
-import { UNIQUE_ROLLUP_TABLE } from '../../shared/usage/unique-rollups.js';
+import { sweptThrough } from '../../services/domain/usage/rollups-store.js';
+import { UNIQUE_ROLLUP_TABLE } from '../../services/domain/usage/unique-rollups-store.js';
 import { iso, postJson, startConsumer, waitSettled } from './ingest-helpers.js';
 
 const DAY = 86_400_000;

@@ -5,8 +5,8 @@ import { listMetersRoute } from './list.js';
 import { getMeterRoute } from './get.js';
 import { createMeterRoute } from './create.js';
 import { updateMeterRoute } from './update.js';
-import { UsageShards } from '../../../shared/usage/shards.js';
-import { registerUniqueMeter } from '../../../shared/usage/unique-rollups.js';
+import { UsageShards } from '../../../shared/clients/usage-shards.js';
+import { registerUniqueMeter } from '../../domain/usage/unique-rollups-store.js';
 
 /** How often every api process re-checks the KV registry against Postgres (besides at start). */
 const RECONCILE_INTERVAL_MS = 60_000;

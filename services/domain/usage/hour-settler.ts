@@ -21,9 +21,9 @@ import {
   recomputeMinutes,
   ROLLUP_TABLE,
   type HourKeys,
-} from '../../../shared/usage/rollups.js';
-import type { UsageShard, UsageShards } from '../../../shared/usage/shards.js';
-import { UNIQUE_METERS_TABLE, UNIQUE_ROLLUP_TABLE } from '../../../shared/usage/unique-rollups.js';
+} from './rollups-store.js';
+import type { UsageShard, UsageShards } from '../../../shared/clients/usage-shards.js';
+import { UNIQUE_METERS_TABLE, UNIQUE_ROLLUP_TABLE } from './unique-rollups-store.js';
 import { USAGE_TABLE } from '../../../shared/usage/wire.js';
 import { ACCOUNT_LOCK, settleLockName, withAccountLocks } from './account-locks.js';
 import { PeriodicTask } from '../../../shared/periodic.js';

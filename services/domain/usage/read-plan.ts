@@ -9,8 +9,8 @@
  */
 import type { ClickHouseClient } from '@clickhouse/client';
 import { hourStates, isMarkedPerMinute, isMinuteSettled, isSettled } from './hour-marks.js';
-import { HOUR_MS } from '../../../shared/usage/sql.js';
-import { sweptThrough } from '../../../shared/usage/rollups.js';
+import { HOUR_MS } from './sql.js';
+import { sweptThrough } from './rollups-store.js';
 
 const MINUTE_MS = 60_000;
 

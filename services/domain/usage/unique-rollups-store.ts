@@ -8,10 +8,10 @@
  * answer reads that filter or group by the unique dimension itself, and meters registered before this table.
  */
 import type { ClickHouseClient } from '@clickhouse/client';
-import { dimensionSql } from './dimensions.js';
+import { dimensionSql } from '../../../shared/usage/dimensions.js';
 import { chString, groupKeySql, HOUR_MS } from './sql.js';
-import { USAGE_TABLE } from './wire.js';
-import type { UsageShard } from './shards.js';
+import { USAGE_TABLE } from '../../../shared/usage/wire.js';
+import type { UsageShard } from '../../../shared/clients/usage-shards.js';
 
 export const UNIQUE_METERS_TABLE = 'usage_unique_meters';
 export const UNIQUE_ROLLUP_TABLE = 'usage_unique_hourly';

@@ -10,7 +10,7 @@
  * 3. register it again with `ready` = 1: readers switch to the sets, which now cover every hour.
  */
 import type pg from 'pg';
-import { chString, HOUR_MS, recomputeHours } from './rollups.js';
+import { chString, HOUR_MS, recomputeHours } from './rollups-store.js';
 import {
   registerUniqueMeter,
   uniqueKeysOf,
@@ -18,9 +18,9 @@ import {
   UNIQUE_METERS_TABLE,
   UNIQUE_ROLLUP_TABLE,
   type MeterPair,
-} from './unique-rollups.js';
-import { USAGE_TABLE } from './wire.js';
-import type { UsageShard, UsageShards } from './shards.js';
+} from './unique-rollups-store.js';
+import { USAGE_TABLE } from '../../../shared/usage/wire.js';
+import type { UsageShard, UsageShards } from '../../../shared/clients/usage-shards.js';
 
 export interface UniqueMeter extends MeterPair {
   uniqueBy: string;

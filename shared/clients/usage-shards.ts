@@ -10,7 +10,7 @@ import {
   clickhouseUrls,
   isConnectionError,
   type ClickhouseClientOptions,
-} from '../clients/clickhouse.js';
+} from './clickhouse.js';
 import { LOCAL_SUFFIX, shardIndex } from '../clickhouse-cluster.js';
 import type { Config } from '../config.js';
 

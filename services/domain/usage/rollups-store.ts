@@ -6,11 +6,11 @@
  */
 import type { ClickHouseClient } from '@clickhouse/client';
 import { PERCENTILES } from './stats.js';
-import { USAGE_TABLE } from './wire.js';
+import { USAGE_TABLE } from '../../../shared/usage/wire.js';
 import { chString, groupKeySql, HOUR_MS } from './sql.js';
-import { cancellationCount, cancelledSql, correctedMeters } from './cancellations.js';
+import { cancellationCount, cancelledSql, correctedMeters } from './cancellations-store.js';
 export { chString, groupKeySql, HOUR_MS };
-import { meterPairKey, uniqueKeysOf, uniqueRecomputeSql } from './unique-rollups.js';
+import { meterPairKey, uniqueKeysOf, uniqueRecomputeSql } from './unique-rollups-store.js';
 
 export const ROLLUP_TABLE = 'usage_hourly';
 /** Minute rollups of hours marked while open (services/domain/usage/hour-marks.ts): same columns, `minute` for `hour`. */
