@@ -13,7 +13,11 @@ import { startApi } from '../fixtures/api.js';
 import { migrateAll } from '../../services/migrate.js';
 import { sweptThrough, HOUR_MS } from '../../services/domain/usage/rollups-store.js';
 import { UsageShards } from '../../shared/clients/usage-shards.js';
-import { registerUniqueMeter, uniqueKeysOf, UNIQUE_ROLLUP_TABLE } from '../../services/domain/usage/unique-rollups-store.js';
+import {
+  registerUniqueMeter,
+  uniqueKeysOf,
+  UNIQUE_ROLLUP_TABLE,
+} from '../../services/domain/usage/unique-rollups-store.js';
 import { createMeter, iso, postJson, startConsumer, waitForMeter } from './ingest-helpers.js';
 
 const DAY = 86_400_000;

@@ -211,6 +211,21 @@ export async function earliestTouchedHour(
   return row && Number(row.n) > 0 ? Number(row.h) : undefined;
 }
 
+/** The hours (epoch hours) one meter has raw records in, on a shard (`local`). */
+export async function recordedHours(
+  ch: ClickHouseClient,
+  database: string,
+  m: { accountId: string; meterId: string },
+  local = '',
+): Promise<number[]> {
+  const rs = await ch.query({
+    query: `SELECT DISTINCT intDiv(ts_ms, ${HOUR_MS}) AS h FROM ${database}.${USAGE_TABLE}${local}
+      WHERE account_id = ${chString(m.accountId)} AND meter_id = ${chString(m.meterId)}`,
+    format: 'JSONEachRow',
+  });
+  return (await rs.json<{ h: string | number }>()).map((r) => Number(r.h));
+}
+
 /**
  * Rebuilds the rollups of every hour of one meter in [fromMs, toMs) — for records written straight into
  * ClickHouse (the bench's bulk load) rather than through the consumer.
