@@ -1,5 +1,5 @@
 /**
- * What the cancelled-records lookup (shared/usage/cancellations.ts) costs a recompute and a raw read, and so
+ * What the cancelled-records lookup (services/domain/usage/cancellations-store.ts) costs a recompute and a raw read, and so
  * what a meter never corrected saves by skipping it (issue 18). On the ClickHouse of CLICKHOUSE_URL, in a
  * database of its own (dropped at the end):
  *

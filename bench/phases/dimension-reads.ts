@@ -37,7 +37,7 @@ export interface DimensionReadsResult {
   bulk_load: BulkLoad;
   distinct_values: number;
   rollup_rows: number;
-  /** unique-counts: the per-hour distinct-set rows (shared/usage/unique-rollups.ts) its reads merge. */
+  /** unique-counts: the per-hour distinct-set rows (services/domain/usage/unique-rollups-store.ts) its reads merge. */
   unique_rollup_rows?: number;
   reads: DimensionRead[];
 }

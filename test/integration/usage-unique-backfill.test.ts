@@ -1,6 +1,6 @@
 /**
  * A unique_count meter created before the per-hour distinct sets (migration 340) — records, but no
- * registration — gets its sets from the migration pass (shared/usage/unique-backfill.ts): readers switch to
+ * registration — gets its sets from the migration pass (services/domain/usage/unique-backfill.ts): readers switch to
  * them only once every hour is covered, an interrupted backfill (registered, not ready) is finished by the next
  * pass, a second pass has nothing to do, and records arriving afterwards land in the sets. Every read before,
  * during and after equals a local Set's size. Real API, consumer, sweeper, ClickHouse and Postgres.

@@ -1,5 +1,5 @@
 /**
- * Unique counts from per-hour distinct sets (shared/usage/unique-rollups.ts): randomised records of a
+ * Unique counts from per-hour distinct sets (services/domain/usage/unique-rollups-store.ts): randomised records of a
  * unique_count meter over 33 days (two months), with retries, records without the unique dimension, late records into
  * swept hours, cancellations and a replacement — every hour, day, month and `none` window, overall and per
  * group of another dimension, with and without a filter, equals a local Set's size. Real API, consumer,

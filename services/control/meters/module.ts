@@ -13,7 +13,7 @@ const RECONCILE_INTERVAL_MS = 60_000;
 
 /**
  * /v1/meters (without usage, which the ingress module serves) + the KV meter registry writer, and the
- * ClickHouse shard clients a unique_count meter is registered with (shared/usage/unique-rollups.ts).
+ * ClickHouse shard clients a unique_count meter is registered with (services/domain/usage/unique-rollups-store.ts).
  */
 export const metersModule: RouteModuleFactory = (deps) => {
   let registry: MeterRegistryWriter | undefined;

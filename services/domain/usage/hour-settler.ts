@@ -44,7 +44,7 @@ export const MINUTE_SETTLE_FLOOR = 20_000;
 const STARTUP_LOOKBACK_SECONDS = 6 * 3600;
 /** Work-list rows may land this long after the second they name (an insert's marks are written before its rows). */
 const TOUCH_LAG_SECONDS = 60;
-/** Hours and minutes per settle: one count under the locks, one recompute (its ranges: shared/usage/rollups.ts). */
+/** Hours and minutes per settle: one count under the locks, one recompute (its ranges: services/domain/usage/rollups-store.ts). */
 const UNITS_PER_SETTLE = 200;
 
 /** What to recompute of one meter: whole hours, and single minutes of hours marked per minute. */

@@ -33,7 +33,7 @@ export interface UsageSlice {
 
 /**
  * How one SELECT reads a slice: `uniqueStates` — the unique count comes from per-hour distinct sets
- * (shared/usage/unique-rollups.ts) rather than from rollup rows per unique value; `neverCorrected` as in UsageQuery.
+ * (services/domain/usage/unique-rollups-store.ts) rather than from rollup rows per unique value; `neverCorrected` as in UsageQuery.
  */
 export interface ReadSlice extends UsageSlice {
   uniqueStates?: boolean;

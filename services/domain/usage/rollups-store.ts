@@ -62,9 +62,9 @@ const VERSION_PER_CANCELLATION = 2 ** 32;
  * Recomputes the rollup rows of the given hours from their deduplicated raw rows and inserts them. Safe to
  * run any number of times, concurrently, in any order (see `version` in the migration): the answer is the
  * same as if each record had arrived once, on time. `local` ('_local' on a cluster) makes it read and write
- * one shard's local tables, on a replica of the shard owning the accounts (shared/usage/shards.ts).
+ * one shard's local tables, on a replica of the shard owning the accounts (shared/clients/usage-shards.ts).
  *
- * Cancelled records (shared/usage/cancellations.ts) are left out. The rows of an hour are grouped by dimension
+ * Cancelled records (services/domain/usage/cancellations-store.ts) are left out. The rows of an hour are grouped by dimension
  * set *and* by whether they are cancelled: a set whose every record is cancelled gets a row with `records` = 0
  * (readers skip those), which replaces the set's earlier row. A snapshot's version is
  * cancellations × 2^32 + (2 × records + 1, or 0 for such an empty row): cancellations and records only ever
@@ -73,7 +73,7 @@ const VERSION_PER_CANCELLATION = 2 ** 32;
  * Meters without any cancellation at that moment skip the per-row lookup (a cancellation landing later raises
  * the count, so the correction's own recompute outranks this snapshot).
  *
- * A unique_count meter registered for distinct sets (shared/usage/unique-rollups.ts) also gets its
+ * A unique_count meter registered for distinct sets (services/domain/usage/unique-rollups-store.ts) also gets its
  * usage_unique_hourly rows from the same raw rows, under the same version rule.
  */
 export function recomputeHours(

@@ -32,7 +32,7 @@ const pairKey = (p: MeterPair) => `${p.accountId}\u0000${p.meterId}`;
  * Registers a unique_count meter for per-hour distinct sets, on the shard owning its account and on every
  * reachable replica of it — before the meter is usable (its Postgres commit and registry put), so that every
  * recompute of its hours, on any replica, writes the state. `ready` = false registers a meter that already has
- * records (shared/usage/unique-backfill.ts): recomputes write its sets, reads don't use them yet.
+ * records (services/domain/usage/unique-backfill.ts): recomputes write its sets, reads don't use them yet.
  */
 export async function registerUniqueMeter(
   shard: UsageShard,
