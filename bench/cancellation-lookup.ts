@@ -1,5 +1,5 @@
 /**
- * What the cancelled-records lookup (shared/usage/cancellations.ts) costs a recompute and a raw read, and so
+ * What the cancelled-records lookup (services/domain/usage/cancellations-store.ts) costs a recompute and a raw read, and so
  * what a meter never corrected saves by skipping it (issue 18). On the ClickHouse of CLICKHOUSE_URL, in a
  * database of its own (dropped at the end):
  *
@@ -12,9 +12,9 @@
  */
 import { createClickhouse } from '../shared/clients/clickhouse.js';
 import { migrateClickhouse } from '../shared/migrate.js';
-import { recomputeHours, HOUR_MS } from '../shared/usage/rollups.js';
+import { recomputeHours, HOUR_MS } from '../services/domain/usage/rollups-store.js';
 import { queryUsage } from '../services/domain/usage/query.js';
-import { CANCELLATIONS_TABLE } from '../shared/usage/cancellations.js';
+import { CANCELLATIONS_TABLE } from '../services/domain/usage/cancellations-store.js';
 import { USAGE_TABLE } from '../shared/usage/wire.js';
 
 function arg(name: string, fallback: number): number {

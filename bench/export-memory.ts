@@ -15,7 +15,7 @@ import { createIsolatedWorld } from '../infra/isolated-world.js';
 import { createClickhouse } from '../shared/clients/clickhouse.js';
 import { createPgPool } from '../shared/clients/postgres.js';
 import { parseConfig } from '../shared/config.js';
-import { migrateAll } from '../shared/migrate.js';
+import { migrateAll } from '../services/migrate.js';
 import { repoPath } from '../shared/paths.js';
 import { insertExport } from '../services/domain/exports/store.js';
 import { stackStatus } from '../infra/stack/stack.js';

@@ -9,7 +9,7 @@
  * 3.5 in the next). A phase starts once the previous one's rows are stored and their merges done.
  */
 import { hourStates, isMarkedPerMinute, isReadFromRollups } from '../services/domain/usage/hour-marks.js';
-import { chString, HOUR_MS } from '../shared/usage/sql.js';
+import { chString, HOUR_MS } from '../services/domain/usage/sql.js';
 import { MINUTE_SETTLE_FLOOR } from '../services/domain/usage/hour-settler.js';
 import type { ClickHouseClient } from '@clickhouse/client';
 

@@ -7,7 +7,7 @@ import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { Kvm } from '@nats-io/kv';
 import { parseConfig, type Config } from '../shared/config.js';
-import { migrateAll } from '../shared/migrate.js';
+import { migrateAll } from '../services/migrate.js';
 import { createIsolatedWorld } from '../infra/isolated-world.js';
 import { connectNats, NatsNames } from '../shared/clients/nats.js';
 import { createAccount } from '../services/domain/accounts/store.js';
@@ -16,8 +16,8 @@ import { issueAccessToken } from '../shared/auth/access-tokens.js';
 import { newId } from '../shared/ids.js';
 import { putMeter, type MeterRecord } from '../shared/meters/record.js';
 import { insertProduct } from '../services/domain/products/store.js';
-import { UsageShards } from '../shared/usage/shards.js';
-import { registerUniqueMeter } from '../shared/usage/unique-rollups.js';
+import { UsageShards } from '../shared/clients/usage-shards.js';
+import { registerUniqueMeter } from '../services/domain/usage/unique-rollups-store.js';
 
 export interface BenchWorld {
   name: string;

@@ -11,7 +11,7 @@ export interface ServerUrls {
 }
 
 export interface IsolatedWorld {
-  /** Config variables that point a process at this world; migrate it with `migrateAll(parseConfig(…))`. */
+  /** Config variables that point a process at this world; migrate it with `migrateAll(parseConfig(…))` (services/migrate.ts). */
   env: ServerUrls & { CLICKHOUSE_DATABASE: string; NATS_NAMESPACE: string };
   /** Drops the Postgres database, the ClickHouse database and the NATS streams and buckets. */
   drop(): Promise<void>;

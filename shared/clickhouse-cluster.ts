@@ -5,7 +5,7 @@
  *
  * - A table with an `account_id` column is sharded by account: `<table>_local` (Replicated…MergeTree, one
  *   copy per replica of each shard) plus `<table>` (Distributed over the locals, the name every reader
- *   already uses). Writers insert into the account's shard's local table (shared/usage/shards.ts) with the
+ *   already uses). Writers insert into the account's shard's local table (shared/clients/usage-shards.ts) with the
  *   same routing the Distributed sharding key computes, so every copy of a record id lands on one shard and
  *   ReplacingMergeTree there keeps deduplicating.
  * - Any other table (watermarks, the migration log) is replicated on every node under one ZooKeeper path.

@@ -1,24 +1,13 @@
 import pg from 'pg';
 import { jetstreamManager, DiscardPolicy, StorageType, RetentionPolicy } from '@nats-io/jetstream';
 import { Kvm } from '@nats-io/kv';
-import type { Config } from './config.js';
 import { createClickhouse } from './clients/clickhouse.js';
 import { migrateClickhouseCluster } from './migrate-cluster.js';
 import { clickhouseMigrations, migrationFiles, sqlStatements } from './migration-files.js';
-import { connectNats, NatsNames, type NatsConnection } from './clients/nats.js';
+import type { NatsConnection, NatsNames } from './clients/nats.js';
 import { repoPath } from './paths.js';
-import { UsageShards } from './usage/shards.js';
-import { backfillUniqueMeters, uniqueCountMeters } from './usage/unique-backfill.js';
 
 export { clickhouseMigrations } from './migration-files.js';
-
-export interface MigrationReport {
-  postgres: string[];
-  clickhouse: string[];
-  nats: string[];
-  /** unique_count meters whose distinct sets were backfilled (shared/usage/unique-backfill.ts). */
-  uniqueBackfill: string[];
-}
 
 /** Versioned SQL files applied in order, each in its own transaction, under an advisory lock. */
 export async function migratePostgres(databaseUrl: string): Promise<string[]> {
@@ -209,42 +198,3 @@ export const RATE_BUCKET_TTL_MS = 2 * 3_600_000;
 
 /** How long an api process counts as alive after its last heartbeat (it beats every third of this). */
 export const API_PROCESS_TTL_MS = 15_000;
-
-/**
- * Data step after the schema: distinct sets for unique_count meters older than them (needs Postgres and
- * ClickHouse migrated). Opens the shard clients only when there is a unique_count meter to look at.
- */
-async function backfillUniqueCounts(config: Config): Promise<string[]> {
-  const client = new pg.Client({ connectionString: config.DATABASE_URL });
-  await client.connect();
-  const meters = await uniqueCountMeters(client).finally(() => client.end());
-  if (meters.length === 0) return [];
-  const shards = await UsageShards.open(config, { quiet: true });
-  try {
-    return await backfillUniqueMeters(shards, config.CLICKHOUSE_DATABASE, meters);
-  } finally {
-    await shards.close();
-  }
-}
-
-export async function migrateAll(config: Config): Promise<MigrationReport> {
-  const postgres = await migratePostgres(config.DATABASE_URL);
-  const clickhouse = await migrateClickhouse(
-    config.CLICKHOUSE_URL,
-    config.CLICKHOUSE_DATABASE,
-    config.CLICKHOUSE_CLUSTER,
-  );
-  const uniqueBackfill = await backfillUniqueCounts(config);
-  const nc = await connectNats(config.NATS_URL, 'meterline-migrate');
-  try {
-    const nats = await ensureNatsTopology(
-      nc,
-      new NatsNames(config.NATS_NAMESPACE),
-      config.USAGE_STREAM_MAX_BYTES,
-      config.NATS_STREAM_REPLICAS,
-    );
-    return { postgres, clickhouse, nats, uniqueBackfill };
-  } finally {
-    await nc.close();
-  }
-}

@@ -28,7 +28,7 @@ import { createClickhouse } from '../../shared/clients/clickhouse.js';
 import { createLogger } from '../../shared/logging.js';
 import { newId } from '../../shared/ids.js';
 import { USAGE_TABLE } from '../../shared/usage/wire.js';
-import { recomputeHours, type HourKeys } from '../../shared/usage/rollups.js';
+import { recomputeHours, type HourKeys } from '../../services/domain/usage/rollups-store.js';
 import { billingDeps } from '../../services/workers/billing-deps.js';
 import { runBilling } from '../../services/domain/billing/run.js';
 import type { BillingTimings } from '../../services/domain/billing/deps.js';

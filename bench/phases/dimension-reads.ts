@@ -19,8 +19,8 @@ import type { BenchWorld } from '../world.js';
 import { addBenchMeter } from '../world.js';
 import { loadMeterDirect, readClient, timeQueryAlone, type BulkLoad, type QueryAlone } from './usage-reads.js';
 import { usageQueryString, type UsageQuery } from '../../shared/client/index.js';
-import { chString, ROLLUP_TABLE } from '../../shared/usage/rollups.js';
-import { UNIQUE_ROLLUP_TABLE } from '../../shared/usage/unique-rollups.js';
+import { chString, ROLLUP_TABLE } from '../../services/domain/usage/rollups-store.js';
+import { UNIQUE_ROLLUP_TABLE } from '../../services/domain/usage/unique-rollups-store.js';
 
 const DAY = 86_400_000;
 const DAYS = 30;
@@ -37,7 +37,7 @@ export interface DimensionReadsResult {
   bulk_load: BulkLoad;
   distinct_values: number;
   rollup_rows: number;
-  /** unique-counts: the per-hour distinct-set rows (shared/usage/unique-rollups.ts) its reads merge. */
+  /** unique-counts: the per-hour distinct-set rows (services/domain/usage/unique-rollups-store.ts) its reads merge. */
   unique_rollup_rows?: number;
   reads: DimensionRead[];
 }

@@ -11,7 +11,7 @@
 import type { ClickHouseClient } from '@clickhouse/client';
 import { MeterlineClient, usageQueryString, type UsageQuery } from '../../shared/client/index.js';
 import type { BenchWorld } from '../world.js';
-import { chString, HOUR_MS, rebuildRollups } from '../../shared/usage/rollups.js';
+import { chString, HOUR_MS, rebuildRollups } from '../../services/domain/usage/rollups-store.js';
 import { USAGE_TABLE } from '../../shared/usage/wire.js';
 
 const DAY = 86_400_000;

@@ -15,7 +15,7 @@
  * before the servers start and the roles read them.
  */
 import path from 'node:path';
-import { clickhouseMigrations, migrateAll, migrateClickhouse } from '../../shared/migrate.js';
+import { clickhouseMigrations, migrateClickhouse } from '../../shared/migrate.js';
 import { connectNats, NatsNames } from '../../shared/clients/nats.js';
 import type { Config } from '../../shared/config.js';
 import { repoPath } from '../../shared/paths.js';
@@ -75,6 +75,8 @@ export async function restoreBackup(
   m: BackupManifest,
   config: Config,
   log: (m: string) => void,
+  /** Every schema and data migration (services/migrate.ts's migrateAll: infra/ sits below services/). */
+  migrateAll: (config: Config) => Promise<unknown>,
 ): Promise<RestoreReport> {
   const started = Date.now();
   const steps: RestoreReport['steps'] = [];

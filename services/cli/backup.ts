@@ -14,6 +14,7 @@ import { SECRET_FILE } from '../../infra/stack/host-env.js';
 import { inventoryDir, selectedHost } from '../../infra/stack/inventory.js';
 import { stackStatus } from '../../infra/stack/stack.js';
 import { parseConfig } from '../../shared/config.js';
+import { migrateAll } from '../migrate.js';
 import { STACK_ROOT, stackSecretFile } from '../../shared/paths.js';
 import { stackEnv } from './env.js';
 import { EXIT, parseFlags, printResult, UsageError } from './output.js';
@@ -100,7 +101,7 @@ async function restore(args: string[]): Promise<number> {
   const secret = installSecret(readFileSync(path.join(dir, m.files.secret_key), 'utf8'));
   const credentials = await installCredentials(dir, m.files.credentials);
   const env = await stackEnv({ launch: true, log: say });
-  const report = await restoreBackup(dir, m, parseConfig(env), say);
+  const report = await restoreBackup(dir, m, parseConfig(env), say, migrateAll);
   printResult({ restored: dir, ...report, secret_key: secret, credentials });
   return EXIT.ok;
 }

@@ -1,5 +1,5 @@
 import { parseConfig } from '../../shared/config.js';
-import { migrateAll } from '../../shared/migrate.js';
+import { migrateAll } from '../migrate.js';
 import { stackEnv } from './env.js';
 import { EXIT, printResult } from './output.js';
 

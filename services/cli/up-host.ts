@@ -10,7 +10,7 @@ import type { HostSpec, Inventory } from '../../infra/stack/inventory.js';
 import { SERVERS } from '../../infra/stack/servers.js';
 import { writeRoleProcesses } from '../../infra/stack/state.js';
 import { parseConfig } from '../../shared/config.js';
-import { migrateAll } from '../../shared/migrate.js';
+import { migrateAll } from '../migrate.js';
 import { STACK_ROOT } from '../../shared/paths.js';
 import type { Role } from '../role-names.js';
 import { EXIT, printError, printResult } from './output.js';

@@ -1,5 +1,5 @@
 import { parseConfig, ConfigError } from '../../shared/config.js';
-import { migrateAll } from '../../shared/migrate.js';
+import { migrateAll } from '../migrate.js';
 import { STACK_ROOT, stackSecretFile } from '../../shared/paths.js';
 import { ensureSecretFile } from '../../shared/secret.js';
 import { stackUp, stackDown, stackStatus } from '../../infra/stack/stack.js';

@@ -17,7 +17,7 @@ import {
   waitForMeterEverywhere,
 } from './cluster-helpers.js';
 import { hourStates, isSettled } from '../../services/domain/usage/hour-marks.js';
-import { chString, HOUR_MS } from '../../shared/usage/sql.js';
+import { chString, HOUR_MS } from '../../services/domain/usage/sql.js';
 
 // The local cluster (METERLINE_TOPOLOGY=cluster: 3 NATS nodes with R3 streams, ClickHouse 2 shards × 2
 // replicas on ZooKeeper, two processes of every role) with one server or process killed at a time, under

@@ -16,7 +16,7 @@ import { UsageConsumer, type UsageConsumerOptions } from '../../services/roles/c
 import { testInfra, waitUntil, type TestLike } from '../fixtures/env.js';
 import { queryUsageTotals } from '../../services/domain/usage/query.js';
 import { hourStates, isReadFromRollups } from '../../services/domain/usage/hour-marks.js';
-import { HOUR_MS } from '../../shared/usage/sql.js';
+import { HOUR_MS } from '../../services/domain/usage/sql.js';
 
 const DAY_MS = 86_400_000;
 

@@ -3,7 +3,7 @@ import type { Test } from 'tap';
 import { isolatedConfig, waitUntil } from '../fixtures/env.js';
 import { createTestAccount } from '../fixtures/auth.js';
 import { startApi } from '../fixtures/api.js';
-import { sweptThrough } from '../../shared/usage/rollups.js';
+import { sweptThrough } from '../../services/domain/usage/rollups-store.js';
 import { MAX_GROUPS } from '../../services/domain/usage/query.js';
 import { iso, postJson, startConsumer, storedCount } from './ingest-helpers.js';
 

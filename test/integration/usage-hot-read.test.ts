@@ -1,7 +1,7 @@
 import t from 'tap';
 import { isolatedConfig, waitUntil } from '../fixtures/env.js';
 import { createTestAccount } from '../fixtures/auth.js';
-import { HOUR_MS, SECOND_ROLLUP_TABLE } from '../../shared/usage/rollups.js';
+import { HOUR_MS, SECOND_ROLLUP_TABLE } from '../../services/domain/usage/rollups-store.js';
 import { planHours } from '../../services/domain/usage/read-plan.js';
 import { queryUsageTotals, readPlan } from '../../services/domain/usage/query.js';
 import { watermark } from '../../services/domain/usage/read-plan.js';

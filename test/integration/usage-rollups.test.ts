@@ -3,7 +3,7 @@ import { isolatedConfig, waitUntil } from '../fixtures/env.js';
 import { createTestAccount } from '../fixtures/auth.js';
 import { checkAllWindows, milliText, type ModelRecord } from '../fixtures/usage-model.js';
 import type { MeterType } from '../../shared/meters/record.js';
-import { HOUR_MS, sweptThrough } from '../../shared/usage/rollups.js';
+import { HOUR_MS, sweptThrough } from '../../services/domain/usage/rollups-store.js';
 import { usageValue } from '../../services/domain/usage/aggregate.js';
 import { queryUsage } from '../../services/domain/usage/query.js';
 import { stringifyJson } from '../../shared/money/json.js';

@@ -1,6 +1,6 @@
 /**
  * A unique_count meter created before the per-hour distinct sets (migration 340) — records, but no
- * registration — gets its sets from the migration pass (shared/usage/unique-backfill.ts): readers switch to
+ * registration — gets its sets from the migration pass (services/domain/usage/unique-backfill.ts): readers switch to
  * them only once every hour is covered, an interrupted backfill (registered, not ready) is finished by the next
  * pass, a second pass has nothing to do, and records arriving afterwards land in the sets. Every read before,
  * during and after equals a local Set's size. Real API, consumer, sweeper, ClickHouse and Postgres.
@@ -10,10 +10,14 @@ import type { Test } from 'tap';
 import { isolatedConfig, waitUntil } from '../fixtures/env.js';
 import { createTestAccount } from '../fixtures/auth.js';
 import { startApi } from '../fixtures/api.js';
-import { migrateAll } from '../../shared/migrate.js';
-import { sweptThrough, HOUR_MS } from '../../shared/usage/rollups.js';
-import { UsageShards } from '../../shared/usage/shards.js';
-import { registerUniqueMeter, uniqueKeysOf, UNIQUE_ROLLUP_TABLE } from '../../shared/usage/unique-rollups.js';
+import { migrateAll } from '../../services/migrate.js';
+import { sweptThrough, HOUR_MS } from '../../services/domain/usage/rollups-store.js';
+import { UsageShards } from '../../shared/clients/usage-shards.js';
+import {
+  registerUniqueMeter,
+  uniqueKeysOf,
+  UNIQUE_ROLLUP_TABLE,
+} from '../../services/domain/usage/unique-rollups-store.js';
 import { createMeter, iso, postJson, startConsumer, waitForMeter } from './ingest-helpers.js';
 
 const DAY = 86_400_000;

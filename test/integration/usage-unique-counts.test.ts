@@ -1,5 +1,5 @@
 /**
- * Unique counts from per-hour distinct sets (shared/usage/unique-rollups.ts): randomised records of a
+ * Unique counts from per-hour distinct sets (services/domain/usage/unique-rollups-store.ts): randomised records of a
  * unique_count meter over 33 days (two months), with retries, records without the unique dimension, late records into
  * swept hours, cancellations and a replacement — every hour, day, month and `none` window, overall and per
  * group of another dimension, with and without a filter, equals a local Set's size. Real API, consumer,
@@ -10,8 +10,8 @@ import type { Test } from 'tap';
 import { isolatedConfig, waitUntil } from '../fixtures/env.js';
 import { createTestAccount } from '../fixtures/auth.js';
 import { startApi } from '../fixtures/api.js';
-import { sweptThrough } from '../../shared/usage/rollups.js';
-import { UNIQUE_ROLLUP_TABLE } from '../../shared/usage/unique-rollups.js';
+import { sweptThrough } from '../../services/domain/usage/rollups-store.js';
+import { UNIQUE_ROLLUP_TABLE } from '../../services/domain/usage/unique-rollups-store.js';
 import { iso, postJson, startConsumer, waitSettled } from './ingest-helpers.js';
 
 const DAY = 86_400_000;

@@ -1,6 +1,6 @@
 import t from 'tap';
 import { Decimal } from '../../shared/money/decimal.js';
-import type { WindowStats } from '../../shared/usage/stats.js';
+import type { WindowStats } from '../../services/domain/usage/stats.js';
 import { priceInvoice, type ItemToPrice } from '../../services/domain/pricing/invoice-lines.js';
 import type { DimensionPrices } from '../../services/domain/pricing/dimension-prices.js';
 import type { PriceModel } from '../../services/domain/pricing/price-models.js';

@@ -1,7 +1,7 @@
 import t from 'tap';
 import { Decimal, roundToMinorUnit } from '../../shared/money/decimal.js';
 import { CURRENCY_MINOR_UNITS, minorUnits } from '../../shared/money/currencies.js';
-import type { WindowStats } from '../../shared/usage/stats.js';
+import type { WindowStats } from '../../services/domain/usage/stats.js';
 import type { PriceModel } from '../../services/domain/pricing/price-models.js';
 import {
   priceInvoice,

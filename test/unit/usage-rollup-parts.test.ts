@@ -20,7 +20,7 @@ import {
 } from '../../services/domain/usage/row-scan.js';
 import { readMessageRows } from '../../services/domain/usage/message-rows.js';
 import { encodeRow } from '../../shared/usage/wire.js';
-import { HOUR_MS } from '../../shared/usage/rollups.js';
+import { HOUR_MS } from '../../services/domain/usage/rollups-store.js';
 import { ReadCoalescer } from '../../services/domain/usage/coalesce.js';
 
 const H = HOUR_MS;

@@ -1,4 +1,4 @@
--- Exact unique counts from rollups (issue 18; shared/usage/unique-rollups.ts, README "Usage rollups").
+-- Exact unique counts from rollups (issue 18; services/domain/usage/unique-rollups-store.ts, README "Usage rollups").
 -- `usage_unique_meters`: the unique_count meters whose hours carry a distinct-set state, and the dimension they
 -- count (a meter's unique_by never changes). Written when such a meter is created, before Postgres commits it
 -- and before any ingress knows it, so every record of the meter is rolled up with the state. Meters created
@@ -15,7 +15,7 @@ ORDER BY (account_id, meter_id);
 -- set of the hour's unique_by values (uniqExact keeps each value's 128-bit hash; values '' — records without
 -- the dimension — are left out), so a read merges a few hundred states instead of a row per distinct value, and
 -- a day's count is the union of its hours' sets. Written by the same hourly recompute, with the same `version`
--- rule, as usage_hourly (shared/usage/rollups.ts), so late records, corrections and the sweep apply unchanged.
+-- rule, as usage_hourly (services/domain/usage/rollups-store.ts), so late records, corrections and the sweep apply unchanged.
 CREATE TABLE IF NOT EXISTS {database}.usage_unique_hourly (
   account_id  String,
   meter_id    String,

@@ -1,6 +1,6 @@
 import type { RouteModuleFactory } from '../../../shared/http/route.js';
 import { PeriodicTask } from '../../../shared/periodic.js';
-import { UsageShards } from '../../../shared/usage/shards.js';
+import { UsageShards } from '../../../shared/clients/usage-shards.js';
 import { createCorrectionRoute } from './create.js';
 import { listCorrectionsRoute } from './list.js';
 import { completePendingCorrections } from '../../domain/corrections/apply.js';

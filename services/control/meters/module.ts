@@ -5,15 +5,15 @@ import { listMetersRoute } from './list.js';
 import { getMeterRoute } from './get.js';
 import { createMeterRoute } from './create.js';
 import { updateMeterRoute } from './update.js';
-import { UsageShards } from '../../../shared/usage/shards.js';
-import { registerUniqueMeter } from '../../../shared/usage/unique-rollups.js';
+import { UsageShards } from '../../../shared/clients/usage-shards.js';
+import { registerUniqueMeter } from '../../domain/usage/unique-rollups-store.js';
 
 /** How often every api process re-checks the KV registry against Postgres (besides at start). */
 const RECONCILE_INTERVAL_MS = 60_000;
 
 /**
  * /v1/meters (without usage, which the ingress module serves) + the KV meter registry writer, and the
- * ClickHouse shard clients a unique_count meter is registered with (shared/usage/unique-rollups.ts).
+ * ClickHouse shard clients a unique_count meter is registered with (services/domain/usage/unique-rollups-store.ts).
  */
 export const metersModule: RouteModuleFactory = (deps) => {
   let registry: MeterRegistryWriter | undefined;

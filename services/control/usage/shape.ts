@@ -1,6 +1,6 @@
 import type { MeterType } from '../../../shared/meters/record.js';
 import { histogramSummary, usageValue } from '../../domain/usage/aggregate.js';
-import type { WindowStats } from '../../../shared/usage/stats.js';
+import type { WindowStats } from '../../domain/usage/stats.js';
 import { formatTimestamp } from '../../../shared/usage/timestamp.js';
 
 /**

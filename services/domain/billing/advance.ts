@@ -9,7 +9,7 @@ import { lockAndAllocateCredits } from './credits.js';
 import { timed, type BillingDeps, type BillingTimings } from './deps.js';
 import { isoDate } from './deductions.js';
 import { firstPaymentAttemptAt } from './dunning.js';
-import { moveToNextPeriods } from './period-pointers.js';
+import { moveToNextPeriods } from './period-pointers-store.js';
 import { periodContaining, scheduleOf } from '../subscriptions/periods.js';
 import { pricePeriods } from './price-periods.js';
 import { inScope, LIVE_CUSTOMERS, type BillingScope } from './scope.js';

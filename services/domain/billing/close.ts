@@ -9,7 +9,7 @@ import type { PricedInvoice } from '../pricing/invoice-lines.js';
 import { firstPaymentAttemptAt } from './dunning.js';
 import { lockAndAllocateCredits } from './credits.js';
 import { inScope, LIVE_CUSTOMERS, type BillingScope } from './scope.js';
-import { moveToNextPeriods } from './period-pointers.js';
+import { moveToNextPeriods } from './period-pointers-store.js';
 import { issueInvoices, type ClosedInvoice, type InvoiceToIssue } from './issue.js';
 import { TAX_PROFILE_COLUMNS } from '../tax/invoice-tax.js';
 import { amountInvoices } from './invoice-amounts.js';

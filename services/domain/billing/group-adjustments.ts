@@ -1,7 +1,7 @@
 import type { PgClient, PgPool } from '../../../shared/clients/postgres.js';
 import type { MeterType } from '../../../shared/meters/record.js';
 import type { GroupTotals, UsageTotalsRequest } from '../usage/query.js';
-import type { WindowStats } from '../../../shared/usage/stats.js';
+import type { WindowStats } from '../usage/stats.js';
 import type { PriceModel } from '../pricing/price-models.js';
 import { UNPRICED, priceForValue } from '../pricing/dimension-prices.js';
 import type { ServiceInterval } from '../pricing/proration.js';

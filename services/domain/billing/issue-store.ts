@@ -154,3 +154,19 @@ export async function insertInvoiceLines(
     );
   }
 }
+
+/** Which of `ids` had a threshold invoice issued in the `spacingSeconds` before `now` (threshold-spacing.ts). */
+export async function recentThresholdInvoiceSubscriptions(
+  client: PgClient,
+  ids: string[],
+  now: Date,
+  spacingSeconds: number,
+): Promise<Set<string>> {
+  const r = await client.query<{ subscription_id: string }>(
+    `SELECT DISTINCT subscription_id FROM invoices
+      WHERE subscription_id = ANY($1) AND reason = 'threshold'
+        AND created_at > $2::timestamptz - make_interval(secs => $3) AND created_at <= $2::timestamptz`,
+    [ids, now, spacingSeconds],
+  );
+  return new Set(r.rows.map((x) => x.subscription_id));
+}

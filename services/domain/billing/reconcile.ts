@@ -2,7 +2,8 @@ import { withTransaction } from '../../../shared/clients/postgres.js';
 import type { ChargeRequest, ChargeResult } from '../payments/processor.js';
 import type { BillingDeps } from './deps.js';
 import { settleAttempts, type PaymentOutcome } from './payment-outcomes.js';
-import { inScope, type BillingScope } from './scope.js';
+import type { BillingScope } from './scope.js';
+import { unknownAttempts, unknownBackToPending, type UnknownAttempt } from './reconcile-store.js';
 
 /**
  * Reconciliation (docs/payments.md): every attempt left `unknown` — the processor was called, its answer never came
@@ -17,26 +18,10 @@ export async function reconcileUnknownAttempts(
 ): Promise<PaymentOutcome[]> {
   const find = deps.processor.findCharge?.bind(deps.processor);
   if (!find) return [];
-  const r = await deps.pg.query<{
-    invoice_id: string;
-    attempt: number;
-    idempotency_key: string;
-    account_id: string;
-    amount_due: string;
-    currency: string;
-    pm_id: string;
-    pm_token: string;
-  }>(
-    `SELECT pa.invoice_id, pa.attempt, pa.idempotency_key, i.account_id, (i.amount - i.amount_credited)::text AS amount_due,
-            i.currency, pm.id AS pm_id, pm.processor_token AS pm_token
-       FROM payment_attempts pa JOIN invoices i ON i.id = pa.invoice_id JOIN payment_methods pm ON pm.id = pa.payment_method_id
-      WHERE pa.status = 'unknown' AND ${inScope('i.account_id', '$1')}
-      ORDER BY pa.created_at LIMIT 1000`,
-    [scope.clockId],
-  );
+  const unknown = await unknownAttempts(deps.pg, scope);
   const settled: { invoiceId: string; attempt: number; result: ChargeResult }[] = [];
-  const neverMade: typeof r.rows = [];
-  for (const a of r.rows) {
+  const neverMade: UnknownAttempt[] = [];
+  for (const a of unknown) {
     const req: ChargeRequest = {
       paymentMethod: { id: a.pm_id, processor_token: a.pm_token },
       amount: a.amount_due,
@@ -57,12 +42,7 @@ export async function reconcileUnknownAttempts(
       );
     }
   }
-  if (neverMade.length)
-    await deps.pg.query(
-      `UPDATE payment_attempts SET status = 'pending'
-        WHERE (invoice_id, attempt) IN (SELECT * FROM unnest($1::text[], $2::int[])) AND status = 'unknown'`,
-      [neverMade.map((a) => a.invoice_id), neverMade.map((a) => a.attempt)],
-    );
+  if (neverMade.length) await unknownBackToPending(deps.pg, neverMade);
   if (settled.length === 0) return [];
   return withTransaction(deps.pg, (client) => settleAttempts(client, settled, now, deps.hostedLinks));
 }

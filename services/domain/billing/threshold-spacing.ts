@@ -1,4 +1,5 @@
 import type { PgClient } from '../../../shared/clients/postgres.js';
+import { recentThresholdInvoiceSubscriptions } from './issue-store.js';
 
 /**
  * Threshold sanity (issue 49, docs/billing.md "Progressive billing"): at most one threshold invoice per subscription
@@ -16,12 +17,11 @@ export async function spacedOut<T extends { id: string }>(
   spacingSeconds: number,
 ): Promise<T[]> {
   if (subs.length === 0 || spacingSeconds <= 0) return subs;
-  const r = await client.query<{ subscription_id: string }>(
-    `SELECT DISTINCT subscription_id FROM invoices
-      WHERE subscription_id = ANY($1) AND reason = 'threshold'
-        AND created_at > $2::timestamptz - make_interval(secs => $3) AND created_at <= $2::timestamptz`,
-    [subs.map((s) => s.id), now, spacingSeconds],
+  const recent = await recentThresholdInvoiceSubscriptions(
+    client,
+    subs.map((s) => s.id),
+    now,
+    spacingSeconds,
   );
-  const recent = new Set(r.rows.map((x) => x.subscription_id));
   return subs.filter((s) => !recent.has(s.id));
 }

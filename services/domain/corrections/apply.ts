@@ -1,6 +1,6 @@
 import type { PgPool } from '../../../shared/clients/postgres.js';
 import { applyCorrectionToUsage } from '../usage/corrections.js';
-import type { UsageShards } from '../../../shared/usage/shards.js';
+import type { UsageShards } from '../../../shared/clients/usage-shards.js';
 import {
   markCorrectionApplied,
   pendingCorrections,

@@ -1,6 +1,6 @@
 import { Decimal, canonicalDecimal, formatGrouped, roundToMinorUnit } from '../../../shared/money/decimal.js';
 import { usageQuantity } from '../usage/aggregate.js';
-import type { WindowStats } from '../../../shared/usage/stats.js';
+import type { WindowStats } from '../usage/stats.js';
 import { minimumTrueUp, priceQuantity, type PriceModel } from './price-models.js';
 import { UNPRICED, priceForValue, type DimensionPrices } from './dimension-prices.js';
 import { prorated, proratedAmount, prorationText, type ServiceInterval } from './proration.js';

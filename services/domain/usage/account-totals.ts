@@ -2,9 +2,9 @@ import type { ClickHouseClient } from '@clickhouse/client';
 import type { MeterType } from '../../../shared/meters/record.js';
 import { ACCOUNT_GROUP, mergedSql, readPlan } from './read-sql.js';
 import { planHours, type PlanHours } from './read-plan.js';
-import { chString } from '../../../shared/usage/sql.js';
+import { chString } from './sql.js';
 import { stats, watermark, type Row, type UsageReadLimits } from './query.js';
-import type { WindowStats } from '../../../shared/usage/stats.js';
+import type { WindowStats } from './stats.js';
 
 /**
  * Each account's total of a meter over one range, for many (meter, range, accounts) at once: what entitlements

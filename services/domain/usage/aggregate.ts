@@ -1,6 +1,6 @@
 import { Decimal } from '../../../shared/money/decimal.js';
 import { JsonDecimal } from '../../../shared/money/json.js';
-import { PERCENTILES, type WindowStats } from '../../../shared/usage/stats.js';
+import { PERCENTILES, type WindowStats } from './stats.js';
 
 /** A reported usage value: exact decimals, integer counts, float percentiles, null for "no data". */
 export type UsageValue = JsonDecimal | number | null;

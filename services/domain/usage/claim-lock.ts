@@ -1,5 +1,5 @@
 import type { PgPool } from '../../../shared/clients/postgres.js';
-import type { UsageShard } from '../../../shared/usage/shards.js';
+import type { UsageShard } from '../../../shared/clients/usage-shards.js';
 import { CLAIMS_TABLE, claimedIdentities, insertClaims, keepUnclaimed, rowIdentities } from './claims.js';
 import { ACCOUNT_LOCK, withAccountLocks } from './account-locks.js';
 

@@ -12,7 +12,7 @@
  */
 import type { ClickHouseClient } from '@clickhouse/client';
 import { Readable } from 'node:stream';
-import { chString } from '../../../shared/usage/sql.js';
+import { chString } from './sql.js';
 import { tsvEscape } from '../../../shared/usage/wire.js';
 
 export const CLAIMS_TABLE = 'usage_claims';

@@ -6,12 +6,12 @@
  */
 import { Readable } from 'node:stream';
 import type { ClickHouseClient } from '@clickhouse/client';
-import { chString, HOUR_MS, recomputeHours, ROLLUP_TABLE } from '../../../shared/usage/rollups.js';
+import { chString, HOUR_MS, recomputeHours, ROLLUP_TABLE } from './rollups-store.js';
 import { markWholeHours } from './hour-marks.js';
-import { CANCELLATIONS_TABLE } from '../../../shared/usage/cancellations.js';
+import { CANCELLATIONS_TABLE } from './cancellations-store.js';
 import { USAGE_COLUMNS, USAGE_TABLE } from '../../../shared/usage/wire.js';
-import type { UsageShard } from '../../../shared/usage/shards.js';
-import { UNIQUE_METERS_TABLE, UNIQUE_ROLLUP_TABLE } from '../../../shared/usage/unique-rollups.js';
+import type { UsageShard } from '../../../shared/clients/usage-shards.js';
+import { UNIQUE_METERS_TABLE, UNIQUE_ROLLUP_TABLE } from './unique-rollups-store.js';
 import { CLAIMS_TABLE, claimOf, claimsOfSql, insertClaims, rowIdentities } from './claims.js';
 
 /** A correction as ClickHouse needs it. */

@@ -1,6 +1,6 @@
 import type { ClickHouseClient } from '@clickhouse/client';
-import { notCancelledSql } from '../../../shared/usage/cancellations.js';
-import { chString } from '../../../shared/usage/sql.js';
+import { notCancelledSql } from './cancellations-store.js';
+import { chString } from './sql.js';
 import { USAGE_TABLE } from '../../../shared/usage/wire.js';
 
 /**

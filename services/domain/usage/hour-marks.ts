@@ -23,7 +23,7 @@
 import type { ClickHouseClient } from '@clickhouse/client';
 import { Readable } from 'node:stream';
 import type { TouchedByAccount } from './row-scan.js';
-import { chString, HOUR_MS } from '../../../shared/usage/sql.js';
+import { chString, HOUR_MS } from './sql.js';
 import { tsvEscape } from '../../../shared/usage/wire.js';
 
 export const MARKS_TABLE = 'usage_hour_marks';

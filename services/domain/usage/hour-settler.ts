@@ -26,9 +26,9 @@ import {
   ROLLUP_TABLE,
   SECOND_ROLLUP_TABLE,
   type HourKeys,
-} from '../../../shared/usage/rollups.js';
-import type { UsageShard, UsageShards } from '../../../shared/usage/shards.js';
-import { UNIQUE_METERS_TABLE, UNIQUE_ROLLUP_TABLE } from '../../../shared/usage/unique-rollups.js';
+} from './rollups-store.js';
+import type { UsageShard, UsageShards } from '../../../shared/clients/usage-shards.js';
+import { UNIQUE_METERS_TABLE, UNIQUE_ROLLUP_TABLE } from './unique-rollups-store.js';
 import { USAGE_TABLE } from '../../../shared/usage/wire.js';
 import { ACCOUNT_LOCK, settleLockName, withAccountLocks } from './account-locks.js';
 import { PeriodicTask } from '../../../shared/periodic.js';
@@ -54,7 +54,7 @@ export const MINUTE_SETTLE_FLOOR = 20_000;
 const STARTUP_LOOKBACK_SECONDS = 6 * 3600;
 /** Work-list rows may land this long after the second they name (an insert's marks are written before its rows). */
 const TOUCH_LAG_SECONDS = 60;
-/** Hours and minutes per settle: one count under the locks, one recompute (its ranges: shared/usage/rollups.ts). */
+/** Hours and minutes per settle: one count under the locks, one recompute (its ranges: services/domain/usage/rollups-store.ts). */
 const UNITS_PER_SETTLE = 200;
 
 /**

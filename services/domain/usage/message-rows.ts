@@ -1,5 +1,5 @@
 import { rowsByShard, scanAttributedRows, scanRows, type TouchedByAccount } from './row-scan.js';
-import type { UsageShard, UsageShards } from '../../../shared/usage/shards.js';
+import type { UsageShard, UsageShards } from '../../../shared/clients/usage-shards.js';
 import { addCounts, type SecondCounts } from './hour-marks.js';
 
 /** The accounts a USAGE message's rows (or one shard's part of them) belong to, and the hours each touches. */

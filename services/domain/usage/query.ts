@@ -1,17 +1,17 @@
 import type { ClickHouseClient, ClickHouseSettings } from '@clickhouse/client';
 import type { MeterType } from '../../../shared/meters/record.js';
-import { chString } from '../../../shared/usage/rollups.js';
-import type { WindowStats } from '../../../shared/usage/stats.js';
+import { chString } from './rollups-store.js';
+import type { WindowStats } from './stats.js';
 import { ValidationError } from '../../../shared/errors.js';
 import { MAX_GROUPS } from '../../../shared/usage/limits.js';
 import { windowKeySql, windowsOf, type UsageWindow } from '../../../shared/usage/windows.js';
-import { meterPairKey, readableUniqueStates } from '../../../shared/usage/unique-rollups.js';
+import { meterPairKey, readableUniqueStates } from './unique-rollups-store.js';
 import { groupColumns, mergedSql, readPlan, type ReadPlan, type ReadSlice, type UsageSlice } from './read-sql.js';
 import { planHours, watermark } from './read-plan.js';
 export { watermark };
 
-export { PERCENTILES, type WindowStats } from '../../../shared/usage/stats.js';
-export { chString } from '../../../shared/usage/rollups.js';
+export { PERCENTILES, type WindowStats } from './stats.js';
+export { chString } from './rollups-store.js';
 export { MAX_GROUPS };
 export { readPlan, type ReadPlan, type UsageSlice } from './read-sql.js';
 

@@ -18,8 +18,8 @@ import {
   isSecondSettled,
   isSettled,
 } from './hour-marks.js';
-import { HOUR_MS } from '../../../shared/usage/sql.js';
-import { sweptThrough } from '../../../shared/usage/rollups.js';
+import { HOUR_MS } from './sql.js';
+import { sweptThrough } from './rollups-store.js';
 
 const MINUTE_MS = 60_000;
 const SECOND_MS = 1_000;

@@ -12,14 +12,14 @@ import {
   ROLLUP_TABLE,
   SECOND_MS,
   SECOND_ROLLUP_TABLE,
-} from '../../../shared/usage/rollups.js';
+} from './rollups-store.js';
 import { USAGE_TABLE } from '../../../shared/usage/wire.js';
 import { dimensionSql } from '../../../shared/usage/dimensions.js';
-import { notCancelledSql } from '../../../shared/usage/cancellations.js';
-import { chString } from '../../../shared/usage/sql.js';
+import { notCancelledSql } from './cancellations-store.js';
+import { chString } from './sql.js';
 import { rollupRangesSql, withoutMinutes, type ReadPlan } from './read-plan.js';
 export { readPlan, type ReadPlan } from './read-plan.js';
-import { UNIQUE_ROLLUP_TABLE, UNIQUES_MERGE, UNIQUES_STATE } from '../../../shared/usage/unique-rollups.js';
+import { UNIQUE_ROLLUP_TABLE, UNIQUES_MERGE, UNIQUES_STATE } from './unique-rollups-store.js';
 
 /**
  * Which records of a meter a read counts and how it splits them (issue 18): `filters` keep records whose
@@ -35,7 +35,7 @@ export interface UsageSlice {
 
 /**
  * How one SELECT reads a slice: `uniqueStates` — the unique count comes from per-hour distinct sets
- * (shared/usage/unique-rollups.ts) rather than from rollup rows per unique value; `neverCorrected` as in UsageQuery.
+ * (services/domain/usage/unique-rollups-store.ts) rather than from rollup rows per unique value; `neverCorrected` as in UsageQuery.
  */
 export interface ReadSlice extends UsageSlice {
   uniqueStates?: boolean;

@@ -8,8 +8,8 @@ import {
   sweptThrough,
   touchedMeters,
   TOUCHED_TABLE,
-} from '../../../shared/usage/rollups.js';
-import type { UsageShards } from '../../../shared/usage/shards.js';
+} from './rollups-store.js';
+import type { UsageShards } from '../../../shared/clients/usage-shards.js';
 import { USAGE_TABLE } from '../../../shared/usage/wire.js';
 import { settleHours } from './hour-settler.js';
 import { PeriodicTask } from '../../../shared/periodic.js';

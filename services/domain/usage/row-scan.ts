@@ -137,7 +137,7 @@ function scan(buf: Buffer, accounts: AccountColumn): string | undefined {
 
 /**
  * The rows of an attributed message split by the shard that owns each row's account (a ClickHouse cluster:
- * shared/usage/shards.ts), in their order. One shard → the payload itself.
+ * shared/clients/usage-shards.ts), in their order. One shard → the payload itself.
  */
 export function rowsByShard(data: Uint8Array, shardOf: (accountId: string) => number): Map<number, Buffer> {
   const buf = asBuffer(data);

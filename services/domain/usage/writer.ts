@@ -1,7 +1,7 @@
 import { Readable } from 'node:stream';
 import type { Infra } from '../../../shared/infra.js';
 import { USAGE_COLUMNS, USAGE_TABLE } from '../../../shared/usage/wire.js';
-import { UsageShards, type UsageShard } from '../../../shared/usage/shards.js';
+import { UsageShards, type UsageShard } from '../../../shared/clients/usage-shards.js';
 import { markHours, type SecondCounts } from './hour-marks.js';
 import { isDataError, describeInsertError } from './insert-errors.js';
 import { RollupSweeper } from './rollup-sweeper.js';

@@ -1,7 +1,7 @@
 /**
  * Distinct sets for unique_count meters created before they existed (migration 340, docs/usage.md "Usage rollups"):
  * such a meter has records but no registration, so its reads take the older, slower path (a distinct count
- * over usage_hourly). Every migration pass (shared/migrate.ts) backfills them, safe to interrupt and re-run:
+ * over usage_hourly). Every migration pass (services/migrate.ts) backfills them, safe to interrupt and re-run:
  *
  * 1. register the meter with `ready` = 0: from then on every recompute of its hours — consumer, sweeper,
  *    correction, on any process — writes its distinct sets too, while readers keep the older path;
@@ -9,30 +9,20 @@
  *    inserts them, and that recompute reads the registration after its rows were written);
  * 3. register it again with `ready` = 1: readers switch to the sets, which now cover every hour.
  */
-import type pg from 'pg';
-import { chString, HOUR_MS, recomputeHours } from './rollups.js';
+import { chString, recomputeHours, recordedHours } from './rollups-store.js';
 import {
   registerUniqueMeter,
   uniqueKeysOf,
   meterPairKey,
   UNIQUE_METERS_TABLE,
   UNIQUE_ROLLUP_TABLE,
-  type MeterPair,
-} from './unique-rollups.js';
-import { USAGE_TABLE } from './wire.js';
-import type { UsageShard, UsageShards } from './shards.js';
+} from './unique-rollups-store.js';
+import { USAGE_TABLE } from '../../../shared/usage/wire.js';
+import type { UsageShard, UsageShards } from '../../../shared/clients/usage-shards.js';
 
-export interface UniqueMeter extends MeterPair {
-  uniqueBy: string;
-}
+import type { UniqueMeter } from './store.js';
 
-/** Every unique_count meter of every account (the backfill's candidates; most deployments have few). */
-export async function uniqueCountMeters(db: pg.ClientBase): Promise<UniqueMeter[]> {
-  const { rows } = await db.query<{ account_id: string; id: string; unique_by: string }>(
-    `SELECT account_id, id, unique_by FROM meters WHERE unique_by IS NOT NULL ORDER BY account_id, id`,
-  );
-  return rows.map((r) => ({ accountId: r.account_id, meterId: r.id, uniqueBy: r.unique_by }));
-}
+export { uniqueCountMeters, type UniqueMeter } from './store.js';
 
 /** Backfills every meter of `meters` whose distinct sets are not ready; returns their ids. */
 export async function backfillUniqueMeters(
@@ -71,14 +61,7 @@ export async function backfillUniqueMeter(shards: UsageShards, database: string,
   const { local } = shard;
   await registerUniqueMeter(shard, database, m, false);
   await shard.syncReplica(USAGE_TABLE);
-  const hours = await shard.replicas.run(async (ch) => {
-    const rs = await ch.query({
-      query: `SELECT DISTINCT intDiv(ts_ms, ${HOUR_MS}) AS h FROM ${database}.${USAGE_TABLE}${local}
-        WHERE account_id = ${chString(m.accountId)} AND meter_id = ${chString(m.meterId)}`,
-      format: 'JSONEachRow',
-    });
-    return (await rs.json<{ h: string | number }>()).map((r) => Number(r.h));
-  });
+  const hours = await shard.replicas.run((ch) => recordedHours(ch, database, m, local));
   await shard.replicas.run((ch) =>
     recomputeHours(ch, database, [{ accountId: m.accountId, meterId: m.meterId, hours }], local),
   );

@@ -9,7 +9,7 @@ import { chString } from './sql.js';
 export const CANCELLATIONS_TABLE = 'usage_cancellations';
 
 export interface CancelledSqlOptions {
-  /** '_local' when reading one shard's local tables (shared/usage/shards.ts). */
+  /** '_local' when reading one shard's local tables (shared/clients/usage-shards.ts). */
   local?: string;
   /** Reading through a Distributed table: the subquery runs once and its set goes to every shard. */
   global?: boolean;

@@ -8,10 +8,10 @@
  * answer reads that filter or group by the unique dimension itself, and meters registered before this table.
  */
 import type { ClickHouseClient } from '@clickhouse/client';
-import { dimensionSql } from './dimensions.js';
+import { dimensionSql } from '../../../shared/usage/dimensions.js';
 import { chString, groupKeySql, HOUR_MS } from './sql.js';
-import { USAGE_TABLE } from './wire.js';
-import type { UsageShard } from './shards.js';
+import { USAGE_TABLE } from '../../../shared/usage/wire.js';
+import type { UsageShard } from '../../../shared/clients/usage-shards.js';
 
 export const UNIQUE_METERS_TABLE = 'usage_unique_meters';
 export const UNIQUE_ROLLUP_TABLE = 'usage_unique_hourly';
@@ -32,7 +32,7 @@ const pairKey = (p: MeterPair) => `${p.accountId}\u0000${p.meterId}`;
  * Registers a unique_count meter for per-hour distinct sets, on the shard owning its account and on every
  * reachable replica of it — before the meter is usable (its Postgres commit and registry put), so that every
  * recompute of its hours, on any replica, writes the state. `ready` = false registers a meter that already has
- * records (shared/usage/unique-backfill.ts): recomputes write its sets, reads don't use them yet.
+ * records (services/domain/usage/unique-backfill.ts): recomputes write its sets, reads don't use them yet.
  */
 export async function registerUniqueMeter(
   shard: UsageShard,

@@ -6,11 +6,11 @@
  */
 import type { ClickHouseClient } from '@clickhouse/client';
 import { PERCENTILES } from './stats.js';
-import { USAGE_TABLE } from './wire.js';
+import { USAGE_TABLE } from '../../../shared/usage/wire.js';
 import { chString, groupKeySql, HOUR_MS } from './sql.js';
-import { cancellationCount, cancelledSql, correctedMeters } from './cancellations.js';
+import { cancellationCount, cancelledSql, correctedMeters } from './cancellations-store.js';
 export { chString, groupKeySql, HOUR_MS };
-import { meterPairKey, uniqueKeysOf, uniqueRecomputeSql } from './unique-rollups.js';
+import { meterPairKey, uniqueKeysOf, uniqueRecomputeSql } from './unique-rollups-store.js';
 
 export const ROLLUP_TABLE = 'usage_hourly';
 /** Minute rollups of hours marked while open (services/domain/usage/hour-marks.ts): same columns, `minute` for `hour`. */
@@ -65,9 +65,9 @@ const VERSION_PER_CANCELLATION = 2 ** 32;
  * Recomputes the rollup rows of the given hours from their deduplicated raw rows and inserts them. Safe to
  * run any number of times, concurrently, in any order (see `version` in the migration): the answer is the
  * same as if each record had arrived once, on time. `local` ('_local' on a cluster) makes it read and write
- * one shard's local tables, on a replica of the shard owning the accounts (shared/usage/shards.ts).
+ * one shard's local tables, on a replica of the shard owning the accounts (shared/clients/usage-shards.ts).
  *
- * Cancelled records (shared/usage/cancellations.ts) are left out. The rows of an hour are grouped by dimension
+ * Cancelled records (services/domain/usage/cancellations-store.ts) are left out. The rows of an hour are grouped by dimension
  * set *and* by whether they are cancelled: a set whose every record is cancelled gets a row with `records` = 0
  * (readers skip those), which replaces the set's earlier row. A snapshot's version is
  * cancellations × 2^32 + (2 × records + 1, or 0 for such an empty row): cancellations and records only ever
@@ -76,7 +76,7 @@ const VERSION_PER_CANCELLATION = 2 ** 32;
  * Meters without any cancellation at that moment skip the per-row lookup (a cancellation landing later raises
  * the count, so the correction's own recompute outranks this snapshot).
  *
- * A unique_count meter registered for distinct sets (shared/usage/unique-rollups.ts) also gets its
+ * A unique_count meter registered for distinct sets (services/domain/usage/unique-rollups-store.ts) also gets its
  * usage_unique_hourly rows from the same raw rows, under the same version rule.
  */
 export function recomputeHours(
@@ -223,6 +223,21 @@ export async function earliestTouchedHour(
   });
   const [row] = await rs.json<{ h: string; n: string }>();
   return row && Number(row.n) > 0 ? Number(row.h) : undefined;
+}
+
+/** The hours (epoch hours) one meter has raw records in, on a shard (`local`). */
+export async function recordedHours(
+  ch: ClickHouseClient,
+  database: string,
+  m: { accountId: string; meterId: string },
+  local = '',
+): Promise<number[]> {
+  const rs = await ch.query({
+    query: `SELECT DISTINCT intDiv(ts_ms, ${HOUR_MS}) AS h FROM ${database}.${USAGE_TABLE}${local}
+      WHERE account_id = ${chString(m.accountId)} AND meter_id = ${chString(m.meterId)}`,
+    format: 'JSONEachRow',
+  });
+  return (await rs.json<{ h: string | number }>()).map((r) => Number(r.h));
 }
 
 /**

@@ -5,12 +5,7 @@
  * so the consumer acks only what a shard holds.
  */
 import type { ClickHouseClient } from '@clickhouse/client';
-import {
-  ClickhouseReplicas,
-  clickhouseUrls,
-  isConnectionError,
-  type ClickhouseClientOptions,
-} from '../clients/clickhouse.js';
+import { ClickhouseReplicas, clickhouseUrls, isConnectionError, type ClickhouseClientOptions } from './clickhouse.js';
 import { LOCAL_SUFFIX, shardIndex } from '../clickhouse-cluster.js';
 import type { Config } from '../config.js';
 
