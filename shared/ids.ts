@@ -29,7 +29,8 @@ export type IdPrefix =
   | 'coupon'
   | 'exp'
   | 'exps'
-  | 'hcl';
+  | 'hcl'
+  | 'ctu';
 
 const ALPHABET = '0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ';
 

@@ -16,6 +16,9 @@ const settingFields = {
     description:
       'customers may subscribe themselves to the catalog and change those subscriptions (default true); false: only the operator creates and changes subscriptions',
   }),
+  customer_can_buy_credit: Type.Boolean({
+    description: 'customers may buy prepaid credit themselves, POST /v1/credit_top_ups (default false)',
+  }),
 };
 
 export const PortalSettingsSchema = Type.Object(
@@ -34,6 +37,7 @@ export const UpdatePortalSettingsBody = Type.Object(
     customer_can_cancel: Type.Optional(settingFields.customer_can_cancel),
     customer_can_change_threshold: Type.Optional(settingFields.customer_can_change_threshold),
     self_serve_subscriptions: Type.Optional(settingFields.self_serve_subscriptions),
+    customer_can_buy_credit: Type.Optional(settingFields.customer_can_buy_credit),
   },
   { additionalProperties: false, minProperties: 1 },
 );

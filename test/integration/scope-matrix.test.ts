@@ -449,6 +449,30 @@ const ROWS: Row[] = [
       path: `/v1/billing/credits/${(await fx.admin('POST', '/v1/billing/credits', { account_id: fx.account.accountId, amount: 1, currency: 'USD', description: 'matrix' })).id}`,
     }),
   },
+  // prepaid credit bought (issue 44): a token of the account buys for itself once the operator allows it
+  {
+    method: 'POST',
+    route: '/v1/credit_top_ups',
+    scope: 'write',
+    success: 201,
+    request: async (fx) => {
+      await fx.admin('PATCH', '/v1/portal_settings', { customer_can_buy_credit: true });
+      await fx.paymentMethod();
+      return { path: '/v1/credit_top_ups', body: { amount: 5, currency: 'USD' } };
+    },
+    verify: (b) => (b.status === 'paid' && b.grant_id ? undefined : `top-up ${b.status}, grant ${b.grant_id}`),
+  },
+  {
+    method: 'GET',
+    route: '/v1/credit_top_ups/:top_up_id',
+    scope: 'read',
+    success: 200,
+    request: async (fx) => {
+      await fx.paymentMethod();
+      const topUp = await fx.admin('POST', '/v1/credit_top_ups', { amount: 2, currency: 'USD' });
+      return { path: `/v1/credit_top_ups/${topUp.id}` };
+    },
+  },
   // credit notes and void: operators issue them (admin), accounts read their own notes
   {
     method: 'POST',

@@ -14,6 +14,8 @@ export interface PortalSettings {
   customer_can_change_threshold: boolean;
   /** Customers may subscribe themselves to the catalog (and change those subscriptions as their own). */
   self_serve_subscriptions: boolean;
+  /** Customers may buy prepaid credit themselves (POST /v1/credit_top_ups, docs/credits.md "Prepaid credit"). */
+  customer_can_buy_credit: boolean;
 }
 
 export const PORTAL_SETTING_DEFAULTS: Readonly<PortalSettings> = Object.freeze({
@@ -21,6 +23,7 @@ export const PORTAL_SETTING_DEFAULTS: Readonly<PortalSettings> = Object.freeze({
   customer_can_cancel: false,
   customer_can_change_threshold: false,
   self_serve_subscriptions: true,
+  customer_can_buy_credit: false,
 });
 
 export const PORTAL_SETTING_NAMES = Object.keys(PORTAL_SETTING_DEFAULTS) as (keyof PortalSettings)[];

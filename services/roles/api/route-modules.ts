@@ -19,6 +19,7 @@ import { correctionsModule } from '../../control/corrections/module.js';
 import { invoicesModule } from '../../control/invoices/module.js';
 import { hostedModule } from '../../control/hosted/module.js';
 import { creditsModule } from '../../control/credits/module.js';
+import { creditTopUpsModule } from '../../control/credit-top-ups/module.js';
 import { creditNotesModule } from '../../control/credit-notes/module.js';
 import { testClocksModule } from '../../control/test-clocks/module.js';
 import { entitlementsModule } from '../../control/entitlements/module.js';
@@ -53,6 +54,7 @@ export const ROUTE_MODULES: RouteModuleFactory[] = [
   invoicesModule,
   hostedModule,
   creditsModule,
+  creditTopUpsModule,
   creditNotesModule,
   testClocksModule,
   entitlementsModule,
