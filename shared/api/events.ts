@@ -167,18 +167,15 @@ export const EVENT_DATA = {
     byte_count: Type.Integer(),
     sha256: Type.String({ description: 'of the object’s bytes' }),
   }),
-  'credit.granted': event(
-    'once per prepaid credit grant: by an operator, a paid top-up, an excess returned (credits.md)',
-    {
-      grant_id: Type.String({ description: 'cred_…' }),
-      amount: Money('the credit granted'),
-      currency: Type.String({ description: 'ISO 4217' }),
-      expires_at: Nullable(Time('when what remains of it expires'), 'when what remains of it expires; null: never'),
-      source: Type.Enum(['operator', 'top_up', 'excess'], { description: 'what granted it' }),
-      invoice_id: Nullable(Type.String(), 'the paid top-up invoice it was bought with (source top_up), or null'),
-      top_up_id: Nullable(Type.String(), 'the top-up (ctu_…) it was bought with, or null'),
-    },
-  ),
+  'credit.granted': event('once per prepaid credit grant an operator made or a paid top-up bought (credits.md)', {
+    grant_id: Type.String({ description: 'cred_…' }),
+    amount: Money('the credit granted'),
+    currency: Type.String({ description: 'ISO 4217' }),
+    expires_at: Nullable(Time('when what remains of it expires'), 'when what remains of it expires; null: never'),
+    source: Type.Enum(['operator', 'top_up'], { description: 'what granted it' }),
+    invoice_id: Nullable(Type.String(), 'the paid top-up invoice it was bought with (source top_up), or null'),
+    top_up_id: Nullable(Type.String(), 'the top-up (ctu_…) it was bought with, or null'),
+  }),
   'credit.expired': event('once per grant whose unspent remainder expired (credits.md "Expiry")', {
     grant_id: Type.String({ description: 'cred_…' }),
     amount: Money('what expired: the remainder at the expiry'),

@@ -473,6 +473,27 @@ const ROWS: Row[] = [
       return { path: `/v1/credit_top_ups/${topUp.id}` };
     },
   },
+  {
+    method: 'GET',
+    route: '/v1/credit_settings',
+    scope: 'read',
+    success: 200,
+    request: async () => ({ path: '/v1/credit_settings' }),
+  },
+  {
+    method: 'PUT',
+    route: '/v1/credit_settings',
+    scope: 'write',
+    success: 200,
+    request: async (fx) => {
+      await fx.admin('PATCH', '/v1/portal_settings', { customer_can_buy_credit: true });
+      return {
+        path: '/v1/credit_settings',
+        body: { currency: 'USD', auto_recharge: null, low_balance_threshold: 3 },
+      };
+    },
+    verify: (b) => (b.low_balance_threshold === 3 ? undefined : `low_balance_threshold ${b.low_balance_threshold}`),
+  },
   // credit notes and void: operators issue them (admin), accounts read their own notes
   {
     method: 'POST',

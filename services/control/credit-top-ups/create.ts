@@ -1,14 +1,12 @@
 import type { ApiDeps, RouteDef } from '../../../shared/http/route.js';
 import { reply } from '../../../shared/http/reply.js';
-import { hasScope } from '../../../shared/auth/types.js';
-import { ForbiddenError } from '../../../shared/errors.js';
 import { problemResponse } from '../../../shared/http/problems.js';
 import { CreateCreditTopUpBody, CreditTopUpSchema } from '../../../shared/api/credit-top-ups.js';
 import type { PaymentProcessor } from '../../domain/payments/processor.js';
 import { createTopUp } from '../../domain/billing/top-ups.js';
 import { defaultTopUpCurrency } from '../../domain/credits/top-ups-store.js';
 import { accountActedFor } from '../../domain/customers/acting-for.js';
-import { readPortalSettings } from '../../domain/portal-settings/settings.js';
+import { requireMayBuyCredit } from '../../domain/credits/may-buy.js';
 import { accountTime } from '../../domain/test-clocks/store.js';
 import { topUpDeps } from './deps.js';
 import { checkAmountScale, parseTopUp, type TopUpInput } from './input.js';
@@ -28,11 +26,7 @@ export function createCreditTopUpRoute(deps: ApiDeps, processor: PaymentProcesso
     handler: async (ctx, input) => {
       const principal = ctx.principal!;
       const accountId = await accountActedFor(deps.pg, principal, input.customerId);
-      if (!hasScope(principal, 'admin') && !(await readPortalSettings(deps.pg)).settings.customer_can_buy_credit)
-        throw new ForbiddenError(
-          'The operator does not let customers buy credit themselves (portal_settings.customer_can_buy_credit).',
-          'customer_cannot_buy_credit',
-        );
+      await requireMayBuyCredit(deps.pg, principal);
       const currency = input.currency ?? (await defaultTopUpCurrency(deps.pg, accountId));
       checkAmountScale(input.amount, currency);
       const { now, clockId } = await accountTime(deps.pg, accountId);

@@ -1,4 +1,4 @@
-import { withTransaction } from '../../../shared/clients/postgres.js';
+import { withTransaction, type PgClient } from '../../../shared/clients/postgres.js';
 import { ConflictError, NotFoundError, PaymentRequiredError } from '../../../shared/errors.js';
 import { newId } from '../../../shared/ids.js';
 import { appendEvents } from '../events/outbox-store.js';
@@ -50,57 +50,15 @@ export async function createTopUp(deps: TopUpDeps, req: TopUpRequest, now = new 
     if (prior) return prior;
   }
   const topUpId = newId('ctu');
-  const invoiceId = newId('inv');
+  let invoiceId: string;
   try {
-    await withTransaction(deps.pg, async (client) => {
-      const customerId = await customerOfAccount(client, req.accountId);
-      if (!customerId) throw new NotFoundError(`No customer ${req.accountId}.`);
+    invoiceId = await withTransaction(deps.pg, async (client) => {
       if (!(await hasDefaultPaymentMethod(client, req.accountId)))
         throw new PaymentRequiredError(
           'no_payment_method',
           'The customer has no default payment method: add a card before buying credit.',
         );
-      const today = isoDate(now.getTime());
-      await issueInvoices(
-        deps,
-        client,
-        'top_up',
-        [
-          {
-            id: invoiceId,
-            account_id: req.accountId,
-            customer_id: customerId,
-            subscription_id: null,
-            status: 'open',
-            currency: req.currency,
-            amount: req.amount,
-            subtotal: req.amount,
-            tax: '0',
-            tax_exempt: 'none',
-            period_start: today,
-            period_end: today,
-            due_at: now,
-            first_attempt: now,
-            threshold_seq: null,
-            priced: { currency: req.currency, amount: req.amount, lines: [topUpLine(req.amount, req.currency)] },
-          },
-        ],
-        now,
-        { creditUses: [] },
-      );
-      await insertTopUp(
-        client,
-        {
-          id: topUpId,
-          accountId: req.accountId,
-          invoiceId,
-          currency: req.currency,
-          amount: req.amount,
-          trigger: req.trigger ?? 'manual',
-          idempotencyKey: key,
-        },
-        now,
-      );
+      return writeTopUp(deps, client, { ...req, id: topUpId, trigger: req.trigger ?? 'manual' }, now);
     });
   } catch (err) {
     // The same key raced in from another request: that one's top-up is this one.
@@ -114,8 +72,65 @@ export async function createTopUp(deps: TopUpDeps, req: TopUpRequest, now = new 
   return getTopUp(deps.pg, req.accountId, topUpId);
 }
 
+/**
+ * Writes a top-up and its invoice in the caller's transaction (issued like every invoice: issue.ts); returns the
+ * invoice's id, to charge once committed (chargeTopUp).
+ */
+export async function writeTopUp(
+  deps: TopUpDeps,
+  client: PgClient,
+  t: TopUpRequest & { id: string; trigger: TopUpTrigger },
+  now: Date,
+): Promise<string> {
+  const customerId = await customerOfAccount(client, t.accountId);
+  if (!customerId) throw new NotFoundError(`No customer ${t.accountId}.`);
+  const invoiceId = newId('inv');
+  const today = isoDate(now.getTime());
+  await issueInvoices(
+    deps,
+    client,
+    'top_up',
+    [
+      {
+        id: invoiceId,
+        account_id: t.accountId,
+        customer_id: customerId,
+        subscription_id: null,
+        status: 'open',
+        currency: t.currency,
+        amount: t.amount,
+        subtotal: t.amount,
+        tax: '0',
+        tax_exempt: 'none',
+        period_start: today,
+        period_end: today,
+        due_at: now,
+        first_attempt: now,
+        threshold_seq: null,
+        priced: { currency: t.currency, amount: t.amount, lines: [topUpLine(t.amount, t.currency)] },
+      },
+    ],
+    now,
+    { creditUses: [] },
+  );
+  await insertTopUp(
+    client,
+    {
+      id: t.id,
+      accountId: t.accountId,
+      invoiceId,
+      currency: t.currency,
+      amount: t.amount,
+      trigger: t.trigger,
+      idempotencyKey: t.idempotencyKey ?? null,
+    },
+    now,
+  );
+  return invoiceId;
+}
+
 /** The charge of a new top-up's invoice; an outcome not known yet leaves it pending, settled later, never redone. */
-async function chargeTopUp(deps: TopUpDeps, accountId: string, invoiceId: string, now: Date): Promise<void> {
+export async function chargeTopUp(deps: TopUpDeps, accountId: string, invoiceId: string, now: Date): Promise<void> {
   try {
     await attemptPaymentNow(deps, accountId, invoiceId, now);
   } catch (err) {

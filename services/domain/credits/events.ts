@@ -11,10 +11,10 @@ export interface GrantFacts {
   expires_at: Date | null;
 }
 
-/** `credit.granted`: a grant was made (by an operator, a paid top-up, or an invoice's excess). */
+/** `credit.granted`: a grant was made (by an operator, or bought by a paid top-up). */
 export function creditGranted(
   g: GrantFacts,
-  source: 'operator' | 'top_up' | 'excess',
+  source: 'operator' | 'top_up',
   from: { invoiceId?: string; topUpId?: string } = {},
 ): NewEventOf<'credit.granted'> {
   return {

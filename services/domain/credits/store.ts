@@ -1,4 +1,6 @@
-import type { PgPool } from '../../../shared/clients/postgres.js';
+import { withTransaction, type PgClient, type PgPool } from '../../../shared/clients/postgres.js';
+import { appendEvents } from '../events/outbox-store.js';
+import { creditGranted } from './events.js';
 import { selectPage } from '../../../shared/clients/postgres.js';
 import { hasPrefix, newId } from '../../../shared/ids.js';
 import { NotFoundError, ValidationError } from '../../../shared/errors.js';
@@ -13,7 +15,15 @@ const notFound = (id: string) => new NotFoundError(`No credit grant ${id}.`);
 
 /** Grants credit to an account; an unknown account is a field error (the operator named it in the body). */
 export async function insertCreditGrant(pool: PgPool, g: NewCreditGrant): Promise<CreditGrantRow> {
-  const r = await pool.query<CreditGrantRow>(
+  return withTransaction(pool, async (client) => {
+    const row = await insertGrantRow(client, g);
+    await appendEvents(client, [creditGranted(row, 'operator')]);
+    return row;
+  });
+}
+
+async function insertGrantRow(client: PgClient, g: NewCreditGrant): Promise<CreditGrantRow> {
+  const r = await client.query<CreditGrantRow>(
     `INSERT INTO credit_grants (id, account_id, currency, amount, remaining, expires_at, description)
      SELECT $1, a.id, $3, $4::numeric, $4::numeric, $5, $6 FROM accounts a WHERE a.id = $2 OR a.customer_id = $7
      RETURNING ${CREDIT_GRANT_COLUMNS}`,

@@ -4,6 +4,7 @@ import { NotFoundError, ValidationError } from '../../../shared/errors.js';
 import type { NewEvent } from '../events/outbox-store.js';
 import { creditGranted, topUpFailed, type FailedTopUpFacts } from './events.js';
 import type { TopUpRow, TopUpTrigger } from './types.js';
+import { recordAutoRechargeFailures } from './wallet-store.js';
 
 /**
  * Top-ups as stored (migration 830): the row written with its invoice, and the two outcomes the payment step applies
@@ -122,6 +123,11 @@ export async function grantPaidTopUps(client: PgClient, invoiceIds: string[], no
     `UPDATE credit_top_ups SET status = 'paid', failure_code = NULL, completed_at = $2 WHERE id = ANY($1)`,
     [due.rows.map((t) => t.id), now],
   );
+  // Credit bought: an auto-recharge stopped by a failure may buy again.
+  await client.query(
+    'UPDATE credit_wallet_settings SET last_failure_code = NULL, last_failure_at = NULL WHERE account_id = ANY($1) AND last_failure_at IS NOT NULL',
+    [due.rows.map((t) => t.account_id)],
+  );
   const topUpOf = new Map(due.rows.map((t) => [t.invoice_id, t.id]));
   return granted.rows.map((g) =>
     creditGranted({ ...g, expires_at: null }, 'top_up', {
@@ -153,6 +159,11 @@ export async function failTopUps(
   await client.query(
     `UPDATE invoices SET status = 'uncollectible', next_payment_attempt_at = NULL WHERE id = ANY($1) AND status = 'open'`,
     [r.rows.map((t) => t.invoice_id)],
+  );
+  await recordAutoRechargeFailures(
+    client,
+    r.rows.filter((t) => t.trigger === 'auto_recharge').map((t) => ({ accountId: t.account_id, code: t.failure_code })),
+    now,
   );
   return r.rows.map(topUpFailed);
 }

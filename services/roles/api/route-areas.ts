@@ -38,6 +38,8 @@ const AREAS: Record<PermissionArea, readonly string[]> = {
     'GET /v1/billing/credits/:credit_id',
     'POST /v1/credit_top_ups',
     'GET /v1/credit_top_ups/:top_up_id',
+    'GET /v1/credit_settings',
+    'PUT /v1/credit_settings',
     'GET /v1/billing/invoices',
     'GET /v1/billing/invoices/:invoice_id',
     'POST /v1/billing/invoices/:invoice_id/credit-notes',
