@@ -58,7 +58,15 @@ t.test('credit expiry', async (t) => {
   ]);
   t.same(
     events.rows.map((r) => r.data),
-    [{ grant_id: g1.id, amount: 4.25, currency: 'USD', expired_at: new Date(soon).toISOString() }],
+    [
+      {
+        grant_id: g1.id,
+        amount: 4.25,
+        currency: 'USD',
+        expired_at: new Date(soon).toISOString(),
+        customer_id: a.customerId,
+      },
+    ],
     'credit.expired once',
   );
   const list = await w.made(a.tokens.read, 'GET', '/v1/billing/credits');

@@ -48,7 +48,7 @@ t.test('auto-recharge', async (t) => {
   ]);
   t.same(
     low.rows.map((r) => r.data),
-    [{ currency: 'USD', balance: 3, threshold: 5 }],
+    [{ currency: 'USD', balance: 3, threshold: 5, customer_id: a.customerId }],
     'credit.balance_low once',
   );
   let s = await w.made(a.tokens.read, 'GET', '/v1/credit_settings');
