@@ -116,6 +116,9 @@ const SCHEDULE_BODY = {
   destination: { type: 'local', path: 'matrix' },
 };
 
+/** The one card the top-up rows charge (card additions are rate-limited per account). */
+let topUpCard: Promise<string> | undefined;
+
 const ROWS: Row[] = [
   // products: the catalog; every token reads it, admin writes it
   {
@@ -457,7 +460,7 @@ const ROWS: Row[] = [
     success: 201,
     request: async (fx) => {
       await fx.admin('PATCH', '/v1/portal_settings', { customer_can_buy_credit: true });
-      await fx.paymentMethod();
+      await (topUpCard ??= fx.paymentMethod());
       return { path: '/v1/credit_top_ups', body: { amount: 5, currency: 'USD' } };
     },
     verify: (b) => (b.status === 'paid' && b.grant_id ? undefined : `top-up ${b.status}, grant ${b.grant_id}`),
@@ -468,7 +471,7 @@ const ROWS: Row[] = [
     scope: 'read',
     success: 200,
     request: async (fx) => {
-      await fx.paymentMethod();
+      await (topUpCard ??= fx.paymentMethod());
       const topUp = await fx.admin('POST', '/v1/credit_top_ups', { amount: 2, currency: 'USD' });
       return { path: `/v1/credit_top_ups/${topUp.id}` };
     },
