@@ -32,7 +32,8 @@ export type IdPrefix =
   | 'hcl'
   | 'promo'
   | 'cs'
-  | 'pts';
+  | 'pts'
+  | 'ctu';
 
 const ALPHABET = '0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ';
 

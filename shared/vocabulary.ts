@@ -42,7 +42,7 @@ export type PaymentAttemptStatus = (typeof PAYMENT_ATTEMPT_STATUSES)[number];
  * Why an invoice was issued: its period ended, its period's amount due reached the billing threshold, or (advance) a
  * billing period longer than a month began and its flat items are billed for it in advance (docs/billing.md).
  */
-export const INVOICE_REASONS = ['period', 'threshold', 'advance'] as const;
+export const INVOICE_REASONS = ['period', 'threshold', 'advance', 'top_up'] as const;
 export type InvoiceReason = (typeof INVOICE_REASONS)[number];
 
 export const CREDIT_NOTE_TYPES = ['credit', 'refund'] as const;
@@ -73,6 +73,10 @@ export const EVENT_TYPES = [
   'alert.triggered',
   'export.completed',
   'checkout.session.completed',
+  'credit.granted',
+  'credit.expired',
+  'credit.balance_low',
+  'credit.top_up.failed',
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 

@@ -181,6 +181,37 @@ export const EVENT_DATA = {
       }),
     },
   ),
+  'credit.granted': event('once per prepaid credit grant an operator made or a paid top-up bought (credits.md)', {
+    grant_id: Type.String({ description: 'cred_…' }),
+    amount: Money('the credit granted'),
+    currency: Type.String({ description: 'ISO 4217' }),
+    expires_at: Nullable(Time('when what remains of it expires'), 'when what remains of it expires; null: never'),
+    source: Type.Enum(['operator', 'top_up'], { description: 'what granted it' }),
+    invoice_id: Nullable(Type.String(), 'the paid top-up invoice it was bought with (source top_up), or null'),
+    top_up_id: Nullable(Type.String(), 'the top-up (ctu_…) it was bought with, or null'),
+  }),
+  'credit.expired': event('once per grant whose unspent remainder expired (credits.md "Expiry")', {
+    grant_id: Type.String({ description: 'cred_…' }),
+    amount: Money('what expired: the remainder at the expiry'),
+    currency: Type.String({ description: 'ISO 4217' }),
+    expired_at: Time('the grant’s expires_at'),
+  }),
+  'credit.balance_low': event(
+    'when a spend takes the balance in a currency below the customer’s low-balance threshold (credits.md)',
+    {
+      currency: Type.String({ description: 'ISO 4217' }),
+      balance: Money('the spendable balance after the spend'),
+      threshold: Money('the low-balance threshold it fell below'),
+    },
+  ),
+  'credit.top_up.failed': event('once per top-up whose charge failed: no credit is granted (credits.md)', {
+    top_up_id: Type.String({ description: 'ctu_…' }),
+    invoice_id: Type.String({ description: 'the top-up invoice, left uncollectible' }),
+    amount: Money('the credit it was buying'),
+    currency: Type.String({ description: 'ISO 4217' }),
+    failure_code: Type.String({ description: 'why (card_declined, no_payment_method, …)' }),
+    trigger: Type.Enum(['manual', 'auto_recharge'], { description: 'who asked for it' }),
+  }),
 } satisfies { [T in EventType]: Type.TObject };
 
 /** What the outbox adds to every event's data: whose event it is (an operator's webhook receives every customer's). */

@@ -88,11 +88,13 @@ export const InvoiceSchema = Type.Object(
       },
     ),
     customer_id: Type.String({ description: 'cus_…' }),
-    subscription_id: Type.String({ description: 'sub_…' }),
+    subscription_id: Type.Union([Type.String(), Type.Null()], {
+      description: 'sub_…; null for a top-up invoice (reason top_up), which bills prepaid credit, no subscription',
+    }),
     status: Type.Enum([...INVOICE_STATUSES]),
     reason: Type.Enum([...INVOICE_REASONS], {
       description:
-        'period: the period’s invoice; threshold: issued during the period when its amount due reached the subscription’s billing_threshold (progressive billing), deducted by the period’s later invoices; advance: a billing period longer than a month began, its flat items billed for it in advance (its metered items are billed per month, reason period)',
+        'period: the period’s invoice; threshold: issued during the period when its amount due reached the subscription’s billing_threshold (progressive billing), deducted by the period’s later invoices; advance: a billing period longer than a month began, its flat items billed for it in advance (its metered items are billed per month, reason period); top_up: prepaid credit bought (POST /v1/credit_top_ups, auto-recharge), granted once paid',
     }),
     currency: Type.String({ description: 'ISO 4217, upper case' }),
     subtotal: Money(

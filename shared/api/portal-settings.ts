@@ -22,6 +22,8 @@ const settingFields = {
   }),
   portal_update_billing_details: Type.Boolean({
     description: 'in the customer portal, the customer may change its billing address and tax ids (default true)',
+  customer_can_buy_credit: Type.Boolean({
+    description: 'customers may buy prepaid credit themselves, POST /v1/credit_top_ups (default false)',
   }),
 };
 
@@ -43,6 +45,7 @@ export const UpdatePortalSettingsBody = Type.Object(
     self_serve_subscriptions: Type.Optional(settingFields.self_serve_subscriptions),
     portal_change_plan: Type.Optional(settingFields.portal_change_plan),
     portal_update_billing_details: Type.Optional(settingFields.portal_update_billing_details),
+    customer_can_buy_credit: Type.Optional(settingFields.customer_can_buy_credit),
   },
   { additionalProperties: false, minProperties: 1 },
 );

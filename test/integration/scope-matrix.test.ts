@@ -121,6 +121,9 @@ let promotionCodes = 0;
 const promotionCode = async (fx: Fixture) =>
   (await fx.admin('POST', '/v1/promotion_codes', { coupon_id: await fx.coupon(), code: `MATRIX-${++promotionCodes}` }))
     .id as string;
+/** The one card the top-up rows charge (card additions are rate-limited per account). */
+let topUpCard: Promise<string> | undefined;
+
 const ROWS: Row[] = [
   // products: the catalog; every token reads it, admin writes it
   {
@@ -464,6 +467,51 @@ const ROWS: Row[] = [
     request: async (fx) => ({
       path: `/v1/billing/credits/${(await fx.admin('POST', '/v1/billing/credits', { account_id: fx.account.accountId, amount: 1, currency: 'USD', description: 'matrix' })).id}`,
     }),
+  },
+  // prepaid credit bought (issue 44): a token of the account buys for itself once the operator allows it
+  {
+    method: 'POST',
+    route: '/v1/credit_top_ups',
+    scope: 'write',
+    success: 201,
+    request: async (fx) => {
+      await fx.admin('PATCH', '/v1/portal_settings', { customer_can_buy_credit: true });
+      await (topUpCard ??= fx.paymentMethod());
+      return { path: '/v1/credit_top_ups', body: { amount: 5, currency: 'USD' } };
+    },
+    verify: (b) => (b.status === 'paid' && b.grant_id ? undefined : `top-up ${b.status}, grant ${b.grant_id}`),
+  },
+  {
+    method: 'GET',
+    route: '/v1/credit_top_ups/:top_up_id',
+    scope: 'read',
+    success: 200,
+    request: async (fx) => {
+      await (topUpCard ??= fx.paymentMethod());
+      const topUp = await fx.admin('POST', '/v1/credit_top_ups', { amount: 2, currency: 'USD' });
+      return { path: `/v1/credit_top_ups/${topUp.id}` };
+    },
+  },
+  {
+    method: 'GET',
+    route: '/v1/credit_settings',
+    scope: 'read',
+    success: 200,
+    request: async () => ({ path: '/v1/credit_settings' }),
+  },
+  {
+    method: 'PUT',
+    route: '/v1/credit_settings',
+    scope: 'write',
+    success: 200,
+    request: async (fx) => {
+      await fx.admin('PATCH', '/v1/portal_settings', { customer_can_buy_credit: true });
+      return {
+        path: '/v1/credit_settings',
+        body: { currency: 'USD', auto_recharge: null, low_balance_threshold: 3 },
+      };
+    },
+    verify: (b) => (b.low_balance_threshold === 3 ? undefined : `low_balance_threshold ${b.low_balance_threshold}`),
   },
   // credit notes and void: operators issue them (admin), accounts read their own notes
   {

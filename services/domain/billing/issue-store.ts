@@ -9,7 +9,8 @@ export interface InvoiceRow {
   id: string;
   account_id: string;
   customer_id: string;
-  subscription_id: string;
+  /** null: a top-up invoice (reason top_up, services/domain/billing/top-ups.ts), which bills no subscription. */
+  subscription_id: string | null;
   status: 'draft' | 'open' | 'paid';
   currency: string;
   amount: string;
@@ -34,6 +35,8 @@ const ONCE: Record<InvoiceReason, string> = {
   period: `(subscription_id, period_start) WHERE reason = 'period'`,
   advance: `(subscription_id, period_start) WHERE reason = 'advance'`,
   threshold: `(subscription_id, period_start, threshold_seq) WHERE reason = 'threshold'`,
+  // A top-up is its own invoice each time (its idempotency is the top-up's key, credit_top_ups_key).
+  top_up: '(id)',
 };
 
 /**

@@ -14,7 +14,8 @@ import { insertInvoiceLines, insertInvoices, type InvoiceRow } from './issue-sto
 export interface ClosedInvoice {
   id: string;
   customer_id: string;
-  subscription_id: string;
+  /** null for a top-up invoice (top-ups.ts). */
+  subscription_id: string | null;
   amount: string;
   currency: string;
   /** draft: written at the period's end with BILLING_DRAFTS, finalized later (services/domain/billing/drafts.ts). */
@@ -23,7 +24,7 @@ export interface ClosedInvoice {
 
 /** An invoice to issue: its row and its priced lines (their sum is its amount). */
 export interface InvoiceToIssue extends InvoiceRow {
-  priced: PricedInvoice;
+  priced: Pick<PricedInvoice, 'currency' | 'amount' | 'lines'>;
 }
 
 /** What an issue writes besides the invoices, and what the caller does before the numbers are taken. */

@@ -7,6 +7,7 @@ import type { ChargeResult } from '../payments/processor.js';
 import { nextPaymentAttemptAt } from './dunning.js';
 import { hostedInvoiceUrl, type HostedLinks } from '../hosted-pages/links.js';
 import { invoiceLinkStates } from '../hosted-pages/store.js';
+import { failTopUps, grantPaidTopUps } from '../credits/top-ups-store.js';
 
 /**
  * Step 3 of a payment attempt (payments.ts): what an attempt's outcome does to the attempt, its invoice and the
@@ -188,6 +189,22 @@ export async function applyOutcomes(
       },
     };
   });
+  // A top-up invoice's outcome is its top-up's (docs/credits.md): paid → the grant, in this commit; failed → no grant.
+  events.push(
+    ...(await grantPaidTopUps(
+      client,
+      paid.map((c) => c.attempt.invoice.id),
+      now,
+    )),
+    ...(await failTopUps(
+      client,
+      failed.map((c) => ({
+        invoiceId: c.attempt.invoice.id,
+        failureCode: (c.result as { failure_code: string }).failure_code,
+      })),
+      now,
+    )),
+  );
   await appendEvents(client, events);
   return charged.map((c) => ({ invoice_id: c.attempt.invoice.id, attempt: c.attempt.attempt, ...outcomeOf(c.result) }));
 }

@@ -4,13 +4,15 @@ import { attemptDuePayments } from './payments.js';
 import type { PaymentOutcome } from './payment-outcomes.js';
 import { completePendingRefunds } from './credit-notes.js';
 import { reconcileUnknownAttempts } from './reconcile.js';
-import { LIVE_CUSTOMERS, type BillingScope } from './scope.js';
+import { LIVE_CUSTOMERS, inScope, type BillingScope } from './scope.js';
 import { finalizeDueDrafts } from './drafts.js';
 import { issueThresholdInvoices } from './thresholds.js';
 import { applyDuePlanChanges } from './plan-changes.js';
 import { applyDueCancellations } from './scheduled-cancels-store.js';
 import { issueAdvanceInvoices } from './advance.js';
 import { emitTrialWillEnd } from './trials.js';
+import { expireCredits } from '../credits/expiry-store.js';
+import { rechargeWallets } from './auto-recharge.js';
 
 /**
  * One billing run at an instant (docs/design.md §4 `meterline billing run [--now ISO]`, and every tick of the billing
@@ -46,6 +48,10 @@ export async function runBilling(
   await timed(timings, 'postgres_ms', () => applyDuePlanChanges(deps.pg, now, scope));
   // Attempts whose processor answer was lost: settled from the processor's record before any new attempt.
   await timed(timings, 'processor_ms', () => reconcileUnknownAttempts(deps, now, scope));
+  // Credit past its expiry leaves the balance (docs/credits.md "Expiry"): once per grant, before anything spends.
+  await timed(timings, 'postgres_ms', () =>
+    expireCredits(deps.pg, now, { condition: inScope, clockId: scope.clockId }),
+  );
   const due = progress.closing ? await timed(timings, 'postgres_ms', () => countDuePeriods(deps, now, scope)) : 0;
   let paidSoFar = 0;
   const payer = new PaymentPasses(() =>
@@ -93,6 +99,8 @@ export async function runBilling(
   const invoices = [...advance, ...thresholds, ...finalized, ...closed];
   payer.wake();
   const payments = await payer.done();
+  // After the spends: low-balance alerts and auto-recharge top-ups, charged now (docs/credits.md).
+  await timed(timings, 'processor_ms', () => rechargeWallets(deps, now, scope));
   // Refunds of credit notes a crash left pending (services/domain/billing/credit-notes.ts).
   await timed(timings, 'processor_ms', () => completePendingRefunds(deps));
   // Report each new invoice's status after its first attempt.

@@ -1,4 +1,6 @@
-import type { PgPool } from '../../../shared/clients/postgres.js';
+import { withTransaction, type PgClient, type PgPool } from '../../../shared/clients/postgres.js';
+import { appendEvents } from '../events/outbox-store.js';
+import { creditGranted } from './events.js';
 import { selectPage } from '../../../shared/clients/postgres.js';
 import { hasPrefix, newId } from '../../../shared/ids.js';
 import { NotFoundError, ValidationError } from '../../../shared/errors.js';
@@ -17,7 +19,15 @@ const notFound = (id: string) => new NotFoundError(`No credit grant ${id}.`);
  * another currency would never be spent).
  */
 export async function insertCreditGrant(pool: PgPool, g: NewCreditGrant): Promise<CreditGrantRow> {
-  const r = await pool.query<CreditGrantRow & { customer_currency: string | null }>(
+  return withTransaction(pool, async (client) => {
+    const row = await insertGrantRow(client, g);
+    await appendEvents(client, [creditGranted(row, 'operator')]);
+    return row;
+  });
+}
+
+async function insertGrantRow(client: PgClient, g: NewCreditGrant): Promise<CreditGrantRow> {
+  const r = await client.query<CreditGrantRow & { customer_currency: string | null }>(
     `WITH a AS (SELECT id, currency FROM accounts WHERE id = $2 OR customer_id = $7),
           made AS (
             INSERT INTO credit_grants (id, account_id, currency, amount, remaining, expires_at, description)

@@ -21,3 +21,23 @@ export interface CreditGrantRow {
   description: string;
   created_at: Date;
 }
+
+/** A purchase of prepaid credit (docs/credits.md "Prepaid credit"): a top-up invoice, granted when paid. */
+export type TopUpTrigger = 'manual' | 'auto_recharge';
+export type TopUpStatus = 'pending' | 'paid' | 'failed';
+
+export interface TopUpRow {
+  id: string;
+  account_id: string;
+  customer_id: string;
+  invoice_id: string;
+  currency: string;
+  amount: string;
+  status: TopUpStatus;
+  failure_code: string | null;
+  trigger: TopUpTrigger;
+  /** The grant the paid invoice made (null until paid). */
+  grant_id: string | null;
+  created_at: Date;
+  completed_at: Date | null;
+}

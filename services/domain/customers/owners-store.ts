@@ -10,6 +10,7 @@ const OWNED_TABLES = {
   credit_note: 'credit_notes',
   payment_method: 'payment_methods',
   credit_grant: 'credit_grants',
+  credit_top_up: 'credit_top_ups',
   meter: 'meters',
 } as const;
 

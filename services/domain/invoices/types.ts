@@ -13,7 +13,8 @@ export interface InvoiceRow {
   number: string | null;
   account_id: string;
   customer_id: string;
-  subscription_id: string;
+  /** null: a top-up invoice (reason top_up), which bills no subscription. */
+  subscription_id: string | null;
   status: InvoiceStatus;
   /** period, or threshold (progressive billing: services/domain/billing/thresholds.ts). */
   reason: InvoiceReason;

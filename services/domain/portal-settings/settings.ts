@@ -18,6 +18,8 @@ export interface PortalSettings {
   portal_change_plan: boolean;
   /** In the customer portal: change the billing address and tax ids (harmless: the customer's own details). */
   portal_update_billing_details: boolean;
+  /** Customers may buy prepaid credit themselves (POST /v1/credit_top_ups, docs/credits.md "Prepaid credit"). */
+  customer_can_buy_credit: boolean;
 }
 
 export const PORTAL_SETTING_DEFAULTS: Readonly<PortalSettings> = Object.freeze({
@@ -27,6 +29,7 @@ export const PORTAL_SETTING_DEFAULTS: Readonly<PortalSettings> = Object.freeze({
   self_serve_subscriptions: true,
   portal_change_plan: false,
   portal_update_billing_details: true,
+  customer_can_buy_credit: false,
 });
 
 export const PORTAL_SETTING_NAMES = Object.keys(PORTAL_SETTING_DEFAULTS) as (keyof PortalSettings)[];

@@ -22,6 +22,8 @@ import { invoicesModule } from '../../control/invoices/module.js';
 import { hostedModule } from '../../control/hosted/module.js';
 import { checkoutModule } from '../../control/checkout/module.js';
 import { creditsModule } from '../../control/credits/module.js';
+import { creditTopUpsModule } from '../../control/credit-top-ups/module.js';
+import { creditSettingsModule } from '../../control/credit-settings/module.js';
 import { creditNotesModule } from '../../control/credit-notes/module.js';
 import { testClocksModule } from '../../control/test-clocks/module.js';
 import { entitlementsModule } from '../../control/entitlements/module.js';
@@ -60,6 +62,8 @@ export const ROUTE_MODULES: RouteModuleFactory[] = [
   hostedModule,
   checkoutModule,
   creditsModule,
+  creditTopUpsModule,
+  creditSettingsModule,
   creditNotesModule,
   testClocksModule,
   entitlementsModule,
