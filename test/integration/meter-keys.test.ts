@@ -98,7 +98,7 @@ t.test('meter keys', async (t) => {
     ]);
     t.equal(batch.status, 202);
     t.equal(batch.body.accepted, 2);
-    t.equal(batch.body.rejected[0].code, 'not_found');
+    t.equal(batch.body.results[2].error.code, 'not_found', 'an unknown key: that record only');
     const ce = await fetch(`${api.url}/v1/usage`, {
       method: 'POST',
       headers: { authorization: `Bearer ${W}`, 'content-type': 'application/cloudevents+json' },
@@ -126,11 +126,11 @@ t.test('meter keys', async (t) => {
     const stranger = await createTestAccount(api.infra);
     const r = await call(stranger.tokens.write, 'POST', '/v1/meters/llm_tokens/usage', { value: 1, timestamp: ts() });
     t.equal(r.status, 404, 'a key of another account is not found');
-    t.equal(
-      (await call(stranger.tokens.write, 'POST', '/v1/usage', [{ meter_id: 'llm_tokens', value: 1, timestamp: ts() }]))
-        .body.rejected[0].code,
-      'not_found',
-    );
+    const batch = await call(stranger.tokens.write, 'POST', '/v1/usage', [
+      { meter_id: 'llm_tokens', value: 1, timestamp: ts() },
+    ]);
+    t.equal(batch.status, 422, 'nothing valid in the batch');
+    t.same(batch.body.errors, [{ field: '[0].meter_id', message: 'does not exist' }]);
   });
 
   t.test('deployment meter keys: a customer records its own usage by key', async (t) => {
