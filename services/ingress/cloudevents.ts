@@ -21,7 +21,7 @@ import {
   type FieldError,
 } from '../../shared/errors.js';
 import type { HttpReply, RequestContext } from '../../shared/http/context.js';
-import { meterUsableBy, operatorReported, type MeterRecord } from '../../shared/meters/record.js';
+import { isMeterId, meterUsableBy, operatorReported, type MeterRecord } from '../../shared/meters/record.js';
 import { acceptBatch, usageSubjectOf, type RecordError } from './batch.js';
 import { acceptedRecordReply } from './record-meter-usage.js';
 import { checkRecord, recordErrorCode, type RecordContext } from './records.js';
@@ -94,7 +94,10 @@ function invalid(errors: FieldError[]): RecordError {
   return { code: 'validation_failed', detail: new ValidationError(errors).detail, errors };
 }
 
-/** Resolves `type` (an id, or a name unique in the account) to a usable meter; ids are looked up in KV first. */
+/**
+ * Resolves `type` (an id, a key, or a name unique in the account) to a usable meter; ids and keys the registry
+ * has not seen yet are looked up in KV first.
+ */
 async function meterResolver(
   deps: IngressDeps,
   rc: RecordContext,
@@ -105,12 +108,13 @@ async function meterResolver(
   const unknown = new Set<string>();
   for (const ev of events) {
     const type = ev !== null && typeof ev === 'object' ? (ev as { type?: unknown }).type : undefined;
-    if (typeof type === 'string' && type.startsWith('mtr_') && deps.registry.get(type) === undefined) unknown.add(type);
+    if (typeof type !== 'string' || deps.registry.resolve(accountId, type) !== undefined) continue;
+    if (isMeterId(type) || deps.registry.byName(accountId, type) === undefined) unknown.add(type);
   }
-  if (unknown.size) await deps.registry.ensure(unknown);
+  if (unknown.size) await deps.registry.ensureRefs(accountId, unknown);
   return (type) => {
-    const byId = deps.registry.get(type);
-    const meter = byId && meterUsableBy(byId, accountId) ? byId : deps.registry.byName(accountId, type);
+    const direct = deps.registry.resolve(accountId, type);
+    const meter = direct && meterUsableBy(direct, accountId) ? direct : deps.registry.byName(accountId, type);
     if (meter === 'ambiguous')
       return invalid([{ field: 'type', message: 'names several meters of this account; use the meter id' }]);
     if (meter === undefined) return { code: 'not_found', detail: `Meter ${type} does not exist.` };

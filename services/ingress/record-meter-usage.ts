@@ -29,7 +29,7 @@ import type { IngressDeps } from './deps.js';
  */
 export function usableMeter(deps: IngressDeps, meterId: string, rc: RecordContext): MeterRecord {
   const accountId = rc.accountId;
-  const meter = deps.registry.get(meterId);
+  const meter = deps.registry.resolve(accountId, meterId);
   // Another account's meter is indistinguishable from a missing one.
   if (meter === undefined || !meterUsableBy(meter, accountId))
     throw new NotFoundError(`Meter ${meterId} does not exist.`);
@@ -77,7 +77,7 @@ function recordMeterUsage(
   );
 }
 
-/** POST /v1/meters/{meter_id}/usage — one record, or a JSON array of up to 1,000. */
+/** POST /v1/meters/{meter_id}/usage — one record, or a JSON array of up to 1,000; the path names the meter by id or key. */
 export function recordMeterUsageRoute(deps: IngressDeps): RouteDef {
   return {
     method: 'POST',
@@ -98,8 +98,8 @@ export function recordMeterUsageRoute(deps: IngressDeps): RouteDef {
       return afterRate(ctx, takeRequestRecords(deps, principal, records), () => {
         const rc = recordContext(deps, principal);
         deps.registry.assertCurrent();
-        if (deps.registry.get(meterId) === undefined)
-          return deps.registry.ensure([meterId]).then(() => recordMeterUsage(deps, ctx, rc, meterId));
+        if (deps.registry.resolve(rc.accountId, meterId) === undefined)
+          return deps.registry.ensureRefs(rc.accountId, [meterId]).then(() => recordMeterUsage(deps, ctx, rc, meterId));
         return recordMeterUsage(deps, ctx, rc, meterId);
       });
     },

@@ -37,11 +37,14 @@ export function itemMeters(deps: IngressDeps, rc: RecordContext, items: unknown[
   deps.registry.assertCurrent(); // 503 rather than meters the process may no longer know the state of
   let unknown: Set<string> | undefined;
   for (const item of items) {
-    const id = meterIdOf(item);
-    if (typeof id === 'string' && deps.registry.get(id) === undefined) (unknown ??= new Set()).add(id);
+    const ref = meterIdOf(item);
+    if (typeof ref === 'string' && deps.registry.resolve(rc.accountId, ref) === undefined)
+      (unknown ??= new Set()).add(ref);
   }
   // Every meter known already (the usual case): no promise.
-  return unknown ? deps.registry.ensure(unknown).then(() => meterLookup(deps, rc)) : meterLookup(deps, rc);
+  return unknown
+    ? deps.registry.ensureRefs(rc.accountId, unknown).then(() => meterLookup(deps, rc))
+    : meterLookup(deps, rc);
 }
 
 function meterLookup(deps: IngressDeps, rc: RecordContext): MeterFor {
@@ -50,7 +53,7 @@ function meterLookup(deps: IngressDeps, rc: RecordContext): MeterFor {
   return (item: unknown): MeterRecord | RecordError => {
     const id = meterIdOf(item);
     if (typeof id !== 'string') return NO_METER;
-    const meter = deps.registry.get(id);
+    const meter = deps.registry.resolve(accountId, id);
     if (meter === undefined || !meterUsableBy(meter, accountId))
       return { code: 'not_found', detail: `Meter ${id} does not exist.` };
     if (meter.status !== 'active') return { code: 'meter_inactive', detail: `Meter ${id} is inactive.` };
@@ -60,7 +63,7 @@ function meterLookup(deps: IngressDeps, rc: RecordContext): MeterFor {
   };
 }
 
-/** POST /v1/usage — a batch of up to 1,000 records across the caller's meters (`meter_id` per record). */
+/** POST /v1/usage — a batch of up to 1,000 records across the caller's meters (`meter_id` per record: an id or a key). */
 export function recordUsageRoute(deps: IngressDeps): RouteDef {
   return {
     method: 'POST',

@@ -2,7 +2,13 @@ import Type from 'typebox';
 import { PrintableText } from './text.js';
 import { PaginationQuery, listOf } from '../http/pagination.js';
 import { DIMENSION_LIMITS, KEY_MESSAGE } from '../usage/dimensions.js';
-import { AGGREGATIONS, MAX_DECLARED_DIMENSIONS, METER_SCOPES, METER_TYPES } from '../meters/record.js';
+import {
+  AGGREGATIONS,
+  MAX_DECLARED_DIMENSIONS,
+  METER_KEY_PATTERN,
+  METER_SCOPES,
+  METER_TYPES,
+} from '../meters/record.js';
 
 const ALL_AGGREGATIONS = [...new Set(Object.values(AGGREGATIONS).flat())];
 
@@ -32,6 +38,13 @@ const ScopeSchema = Type.Enum([...METER_SCOPES], {
     'account (default): the caller’s account’s meter; deployment (admin only): one meter for every customer — each records and reads its own usage, an admin token records for any customer',
 });
 const Name = PrintableText({ maxLength: 200 });
+const Key = Type.String({
+  pattern: METER_KEY_PATTERN.source,
+  errorMessage: 'must be 1–64 of a-z, 0-9, _ and -, starting with a letter, and not start with mtr_',
+  description:
+    'a unique name for the meter (per account; per deployment for a deployment meter), accepted by the ingest routes in place of its id; fixed once set',
+  examples: ['llm_tokens'],
+});
 const Unit = PrintableText({ maxLength: 64, examples: ['requests'] });
 
 export const MeterSchema = Type.Object(
@@ -45,6 +58,7 @@ export const MeterSchema = Type.Object(
     unique_by: Type.Union([Type.String(), Type.Null()]),
     status: StatusSchema,
     scope: ScopeSchema,
+    key: Type.Union([Type.String(), Type.Null()]),
     created_at: Type.String({ format: 'date-time' }),
     updated_at: Type.String({ format: 'date-time' }),
   },
@@ -61,6 +75,7 @@ export const CreateMeterBody = Type.Object(
     dimensions: Type.Optional(DeclaredDimensions),
     unique_by: Type.Optional(UniqueBy),
     scope: Type.Optional(ScopeSchema),
+    key: Type.Optional(Key),
   },
   { additionalProperties: false },
 );
@@ -78,13 +93,14 @@ export const UpdateMeterBody = Type.Object(
       ...DeclaredDimensions,
       description: 'the full new list: every declared key must stay (add only)',
     }),
+    key: Type.Optional({ ...Key, description: 'sets the key of a meter that has none; a key is fixed once set' }),
   },
   { additionalProperties: false },
 );
 export type UpdateMeterBody = Type.Static<typeof UpdateMeterBody>;
 
 export const ListMetersQuery = Type.Object(
-  { ...PaginationQuery, status: Type.Optional(StatusSchema) },
+  { ...PaginationQuery, status: Type.Optional(StatusSchema), key: Type.Optional(Key) },
   { additionalProperties: false },
 );
 export type ListMetersQuery = Type.Static<typeof ListMetersQuery>;

@@ -10,6 +10,7 @@ export type Dimensions = Record<string, string>;
 
 /** One usage record of POST /v1/usage (POST /v1/meters/{id}/usage takes it without `meter_id`). */
 export interface UsageRecord {
+  /** The meter's id (`mtr_…`) or its key. */
   meter_id: string;
   /** Finite; counters ≥ 0; at most 9 decimal places; |value| ≤ 1e18. */
   value: number;
@@ -115,6 +116,8 @@ export interface NewMeter {
   unique_by?: string;
   /** Default account. */
   scope?: MeterScope;
+  /** A unique name the ingest routes accept in place of the id (`[a-z][a-z0-9_-]{0,63}`, not `mtr_…`); fixed once set. */
+  key?: string;
 }
 
 export interface Meter {
@@ -127,6 +130,7 @@ export interface Meter {
   unique_by: string | null;
   status: 'active' | 'inactive';
   scope: MeterScope;
+  key: string | null;
   created_at: string;
   updated_at: string;
 }

@@ -27,6 +27,8 @@ export interface MeterRecord {
   status: 'active' | 'inactive';
   /** The meter's name: CloudEvents name a meter by id or name (`type`). */
   name?: string;
+  /** The meter's key (unique per owner, fixed once set): the ingest routes accept it instead of the id. */
+  key?: string;
   /**
    * `deployment`: a meter of the whole deployment (operator mode, docs/design.md §6) — every customer records and
    * reads its own usage of it, an admin token records for any customer. Absent: a meter of `account_id`.
@@ -80,3 +82,27 @@ export function decodeMeter(raw: string): MeterRecord | null {
 export async function putMeter(kv: KV, m: MeterRecord): Promise<void> {
   await kv.put(m.id, encodeMeter(m));
 }
+
+/** A meter key's rule (Postgres checks the same in meters.key): lowercase, a letter first, never an id's prefix. */
+export const METER_KEY_PATTERN = /^(?!mtr_)[a-z][a-z0-9_-]{0,63}$/;
+
+export const DEPLOYMENT_KEY_OWNER = 'deployment';
+
+/** Who a meter's key is unique within: the deployment for a deployment meter, else its account. */
+export function meterKeyOwner(m: Pick<MeterRecord, 'account_id' | 'scope'>): string {
+  return m.scope === 'deployment' ? DEPLOYMENT_KEY_OWNER : m.account_id;
+}
+
+/**
+ * The bucket entry that maps a key to its meter's id (`key.<owner>.<key>`): an ingress that has not yet seen a
+ * new meter through its watch finds it by key with one read, as it finds a new id. Keys never change once set,
+ * so the entry is written once and never goes stale.
+ */
+export const meterKeyEntry = (owner: string, key: string): string => `key.${owner}.${key}`;
+export const isMeterKeyEntry = (entry: string): boolean => entry.startsWith('key.');
+
+/**
+ * Whether a record's `meter_id` (or a path's) names the meter by id: ids carry the `mtr_` prefix, which a key
+ * cannot start with, so the two never collide.
+ */
+export const isMeterId = (ref: string): boolean => ref.startsWith('mtr_');

@@ -2,12 +2,21 @@ import { Kvm, type KV, type KvWatchEntry } from '@nats-io/kv';
 import type { NatsConnection } from '../clients/nats.js';
 import type { NatsNames } from '../clients/nats.js';
 import type { Logger } from '../logging.js';
-import { decodeMeter, type MeterRecord } from './record.js';
+import {
+  DEPLOYMENT_KEY_OWNER,
+  decodeMeter,
+  isMeterId,
+  isMeterKeyEntry,
+  meterKeyEntry,
+  meterKeyOwner,
+  type MeterRecord,
+} from './record.js';
 import { KvMirror } from '../kv-mirror.js';
 import { UnavailableError } from '../errors.js';
 
 const MAX_ID_LENGTH = 64;
 const nameKey = (accountId: string, name: string) => `${accountId}\u0000${name}`;
+const keyIndex = (owner: string, key: string) => `${owner}\u0000${key}`;
 /** Deployment meters are every account's: their names are indexed under this (never an account id). */
 const DEPLOYMENT = '\u0001deployment';
 /** Bucket reads one request may cause: a batch naming 1,000 made-up meter ids must not cost 1,000 (or 100) NATS round trips. */
@@ -25,6 +34,8 @@ export class MeterRegistry {
   private readonly meters = new Map<string, MeterRecord>();
   /** account + name → meter ids (names are not unique). */
   private readonly byNames = new Map<string, Set<string>>();
+  /** owner + key → meter id (keys are unique per owner: meterKeyOwner). */
+  private readonly byKeys = new Map<string, string>();
   private mirror: KvMirror | undefined;
   private ready = false;
   private kv: KV | undefined;
@@ -66,6 +77,45 @@ export class MeterRegistry {
   }
 
   /**
+   * The meter a record or path names for `accountId`: by id (`mtr_…`), else by key — the account's own meter of
+   * that key first, then the deployment's. Whether the account may use it is the caller's check (meterUsableBy).
+   */
+  resolve(accountId: string, ref: string): MeterRecord | undefined {
+    if (isMeterId(ref)) return this.meters.get(ref);
+    const id = this.byKeys.get(keyIndex(accountId, ref)) ?? this.byKeys.get(keyIndex(DEPLOYMENT_KEY_OWNER, ref));
+    return id === undefined ? undefined : this.meters.get(id);
+  }
+
+  /** ensure() for references that may be keys: a key this process has not indexed yet is read from its bucket entry. */
+  async ensureRefs(accountId: string, refs: Iterable<string>): Promise<void> {
+    const ids: string[] = [];
+    const keys: string[] = [];
+    for (const ref of refs) {
+      if (isMeterId(ref)) ids.push(ref);
+      else if (this.resolve(accountId, ref) === undefined && keys.length < MAX_LOOKUPS) keys.push(ref);
+    }
+    const kv = this.kv;
+    if (keys.length && kv) {
+      const entries = keys.flatMap((k) => [meterKeyEntry(accountId, k), meterKeyEntry(DEPLOYMENT_KEY_OWNER, k)]);
+      const now = Date.now();
+      await Promise.all(
+        entries.map(async (entry) => {
+          if ((this.absent.get(entry) ?? 0) > now) return;
+          try {
+            const e = await kv.get(entry);
+            if (e && e.operation === 'PUT') return void ids.push(e.string());
+          } catch {
+            // not a valid key, or NATS is unreachable: answer from what the registry holds
+          }
+          if (this.absent.size >= MAX_ABSENT) this.absent.clear();
+          this.absent.set(entry, now + ABSENT_TTL_MS);
+        }),
+      );
+    }
+    await this.ensure(ids);
+  }
+
+  /**
    * The account's meter of that name (CloudEvents `type`), else the deployment meter of that name: undefined
    * when none, 'ambiguous' when several meters share it (names need not be unique; the caller must then use the id).
    */
@@ -82,6 +132,11 @@ export class MeterRegistry {
   }
 
   private index(m: MeterRecord | undefined, add: boolean): void {
+    if (m?.key) {
+      const k = keyIndex(meterKeyOwner(m), m.key);
+      if (add) this.byKeys.set(k, m.id);
+      else if (this.byKeys.get(k) === m.id) this.byKeys.delete(k);
+    }
     if (!m?.name) return;
     const k = nameKey(m.scope === 'deployment' ? DEPLOYMENT : m.account_id, m.name);
     let ids = this.byNames.get(k);
@@ -147,6 +202,8 @@ export class MeterRegistry {
   }
 
   private apply(e: KvWatchEntry): void {
+    // A key's entry only points at its meter, whose own record carries the key: nothing to hold.
+    if (isMeterKeyEntry(e.key)) return;
     if (e.operation !== 'PUT') {
       this.index(this.meters.get(e.key), false);
       this.meters.delete(e.key);

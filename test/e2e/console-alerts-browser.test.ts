@@ -12,7 +12,7 @@ t.test('web console: an operator sets an alert, the customer sees and deletes it
   const world = await startConsoleApi(t);
   const { base } = world;
   const operator = await createTestAccount(world.infra, { operator: true, name: 'Operator' });
-  const customer = await createTestAccount(world.infra, { name: 'Customer' });
+  const customer = await createTestAccount(world.infra, { name: 'Customer Ltd' });
   const api = async (token: string, method: string, path: string, body?: unknown) => {
     const res = await callJson(base, token, method, path, body);
     if (res.status >= 300) throw new Error(`${method} ${path} → ${res.status} ${JSON.stringify(res.body)}`);
@@ -31,7 +31,8 @@ t.test('web console: an operator sets an alert, the customer sees and deletes it
     await signInToConsole(page, base, operator, '#/alerts');
     await page.waitForSelector(`tr[data-alert-id="${wide.id}"]`);
     t.match(await page.textContent(`tr[data-alert-id="${wide.id}"]`), /every customer[\s\S]*usage of Tokens/);
-    await page.fill('input[name="customer_id"]', customer.customerId);
+    // Customers are chosen and shown by name, never by a raw cus_ id (issue 48).
+    await page.selectOption('select[name="customer_id"]', customer.customerId);
     await page.selectOption('select[name="meter_id"]', meter.id);
     await page.fill('input[name="thresholds"]', '500, 100.5');
     await page.click('form[aria-label="set an alert"] button[type="submit"]');
@@ -39,7 +40,9 @@ t.test('web console: an operator sets an alert, the customer sees and deletes it
     const made = (await api(operator.tokens.admin, 'GET', `/v1/alerts?customer_id=${customer.customerId}`)).data;
     t.equal(made.length, 1);
     t.same([made[0].meter_id, made[0].thresholds], [meter.id, [100.5, 500]], 'stored exactly, ascending');
-    t.match(await page.textContent(`tr[data-alert-id="${made[0].id}"]`), customer.customerId);
+    const row = (await page.textContent(`tr[data-alert-id="${made[0].id}"]`)) ?? '';
+    t.match(row, /Customer Ltd/, 'the alert names its customer');
+    t.notMatch(row, customer.customerId, 'by name, not by id');
     t.same(consoleErrors, []);
   });
 

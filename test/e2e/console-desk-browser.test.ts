@@ -192,6 +192,52 @@ t.test('web console: the operator’s desk', async (t) => {
     t.equal(await page.locator('th:has-text("customer")').count(), 0, 'its own invoices, no customer column');
     t.equal(await page.locator('table[data-testid="invoices"] tbody tr').count(), 2, 'its two invoices');
     await screenshot(page, 'meters-customer');
+
+    // Subscribing itself and canceling the operator's subscription: offered only when portal settings allow it.
+    await page.goto(`${base}/console#/subscriptions`);
+    await page.waitForSelector(`tr[data-subscription-id="${sub.id}"]`);
+    t.equal(
+      await page.locator('form[aria-label="subscribe"]').count(),
+      1,
+      'self-serve on (the default): Subscribe offered',
+    );
+    t.equal(
+      await page.locator(`tr[data-subscription-id="${sub.id}"] button:has-text("Cancel")`).count(),
+      0,
+      'the operator’s subscription: no Cancel while customer_can_cancel is off',
+    );
+    await api('PATCH', '/v1/portal_settings', { self_serve_subscriptions: false, customer_can_cancel: true });
+    await page.reload();
+    await page.waitForSelector(`tr[data-subscription-id="${sub.id}"] button:has-text("Cancel")`);
+    t.equal(await page.locator('form[aria-label="subscribe"]').count(), 0, 'self-serve off: no Subscribe form');
+    await screenshot(page, 'subscriptions-customer');
+    await api('PATCH', '/v1/portal_settings', { self_serve_subscriptions: true, customer_can_cancel: false });
+    t.same(consoleErrors, [], 'no console errors');
+  });
+
+  await t.test('meters told apart by their keys', async (t) => {
+    const a = await api('POST', '/v1/meters', { name: 'Tokens', unit: 'tokens', aggregation: 'sum', key: 'tokens_in' });
+    const b = await api('POST', '/v1/meters', {
+      name: 'Tokens',
+      unit: 'tokens',
+      aggregation: 'sum',
+      key: 'tokens_out',
+    });
+    const { page, consoleErrors } = await launchBrowser(t);
+    await signInToConsole(page, base, operator, '#/entitlements');
+    await page.waitForSelector(`select[name="meter_id"] option[value="${a.id}"]`, { state: 'attached' });
+    const options = await page.$$eval('select[name="meter_id"] option', (os) =>
+      os.map((o) => [o.getAttribute('value'), o.textContent]),
+    );
+    t.same(
+      options.filter(([v]) => v === a.id || v === b.id).map(([, text]) => text),
+      ['Tokens (tokens_out)', 'Tokens (tokens_in)'],
+      'two meters of one name, each shown with its key',
+    );
+    await page.goto(`${base}/console#/meters`);
+    await page.waitForSelector(`tr[data-meter-id="${a.id}"]`);
+    t.match(await page.textContent(`tr[data-meter-id="${a.id}"]`), 'Tokens (tokens_in)');
+    await screenshot(page, 'meters-keys');
     t.same(consoleErrors, [], 'no console errors');
   });
 });

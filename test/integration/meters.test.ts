@@ -54,6 +54,7 @@ t.test('meters', async (t) => {
       'created_at',
       'dimensions',
       'id',
+      'key',
       'name',
       'scope',
       'status',

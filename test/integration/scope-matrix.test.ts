@@ -1058,11 +1058,12 @@ const ROWS: Row[] = [
     }),
     verify: (b) => (b.discount?.coupon?.percent_off === 10 ? undefined : `discount is ${JSON.stringify(b.discount)}`),
   },
-  // issue 49 (sec-terms): portal settings are the operator's (admin); the customer-of-an-operator rows are below
+  // issue 49 (sec-terms): portal settings are the operator's (admin changes them; every token reads them, so a
+  // customer's console offers only what it may do); the customer-of-an-operator rows are below
   {
     method: 'GET',
     route: '/v1/portal_settings',
-    scope: 'admin',
+    scope: 'read',
     success: 200,
     request: async () => ({ path: '/v1/portal_settings' }),
   },

@@ -46,14 +46,16 @@ export function parseNewMeter(ctx: RequestContext): NewMeter {
       errors.push({ field: 'dimensions', message: `${CUSTOMER_KEY} names the customer on a deployment meter` });
   }
   if (errors.length) throw new ValidationError(errors);
-  return { name, unit, type, aggregation: input.aggregation, dimensions, uniqueBy, scope };
+  return { name, unit, type, aggregation: input.aggregation, dimensions, uniqueBy, scope, key: input.key ?? null };
 }
 
 /** `type` and `aggregation` pass through: the store rejects them when they differ from the meter's (422). */
 export function parseMeterChange(ctx: RequestContext): MeterChange {
   const input = updateBody.parse(ctx.body);
   if (Object.keys(input).length === 0)
-    throw new ValidationError([{ field: '', message: 'must contain at least one of name, unit, status, dimensions' }]);
+    throw new ValidationError([
+      { field: '', message: 'must contain at least one of name, unit, status, dimensions, key' },
+    ]);
   const errors: FieldError[] = [];
   const name = input.name?.trim();
   const unit = input.unit?.trim();
@@ -67,5 +69,6 @@ export function parseMeterChange(ctx: RequestContext): MeterChange {
     type: input.type,
     aggregation: input.aggregation,
     dimensions: input.dimensions,
+    key: input.key,
   };
 }

@@ -13,6 +13,7 @@ export function toMeter(row: MeterRow) {
     unique_by: row.unique_by,
     status: row.status,
     scope: row.scope,
+    key: row.key,
     created_at: row.created_at.toISOString(),
     updated_at: row.updated_at.toISOString(),
   };

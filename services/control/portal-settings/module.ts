@@ -16,12 +16,15 @@ function toPortalSettings(s: { settings: PortalSettings; updatedAt: Date | null 
 
 const updateBody = bodyValidator<UpdatePortalSettingsBody>(UpdatePortalSettingsBody);
 
-/** GET /v1/portal_settings — admin: what customers may do themselves (docs/operator-mode.md). */
+/**
+ * GET /v1/portal_settings — any token: what the deployment's customers may do themselves (docs/operator-mode.md).
+ * Customers read them so that their console and portal offer only what they may do; only an admin changes them.
+ */
 function getPortalSettingsRoute(deps: ApiDeps): RouteDef {
   return {
     method: 'GET',
     path: '/v1/portal_settings',
-    auth: 'admin',
+    auth: 'read',
     handler: async () => reply.ok(toPortalSettings(await readPortalSettings(deps.pg))),
     doc: {
       summary: 'What the deployment’s customers may change themselves (portal settings)',

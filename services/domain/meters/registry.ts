@@ -4,7 +4,14 @@ import type { PgClient, PgPool } from '../../../shared/clients/postgres.js';
 import { withTransaction } from '../../../shared/clients/postgres.js';
 import type { Logger } from '../../../shared/logging.js';
 import { UnavailableError } from '../../../shared/errors.js';
-import { decodeMeter, putMeter, type MeterRecord } from '../../../shared/meters/record.js';
+import {
+  decodeMeter,
+  isMeterKeyEntry,
+  meterKeyEntry,
+  meterKeyOwner,
+  putMeter,
+  type MeterRecord,
+} from '../../../shared/meters/record.js';
 import { toRecord, type MeterRow } from './types.js';
 import { lockMeter, metersAfter } from './store.js';
 
@@ -32,7 +39,9 @@ export class MeterRegistryWriter {
   /** Publishes the record; throws 503 when JetStream doesn't acknowledge it (the caller's transaction rolls back). */
   async put(row: MeterRow): Promise<void> {
     try {
-      await putMeter(this.kv, toRecord(row));
+      const record = toRecord(row);
+      if (record.key) await this.kv.put(meterKeyEntry(meterKeyOwner(record), record.key), record.id);
+      await putMeter(this.kv, record);
     } catch (err) {
       this.log.error({ err, meter_id: row.id }, 'meter registry write failed');
       throw new UnavailableError('The meter registry (NATS) did not acknowledge the change; nothing was changed.');
@@ -50,7 +59,8 @@ export class MeterRegistryWriter {
     const grace = opts.orphanGraceMs ?? 60_000;
     const stats = { checked: 0, repaired: 0, removed: 0 };
     const keys = new Set<string>();
-    for await (const k of await this.kv.keys()) keys.add(k);
+    const keyEntries = new Set<string>();
+    for await (const k of await this.kv.keys()) (isMeterKeyEntry(k) ? keyEntries : keys).add(k);
 
     let after = '';
     for (;;) {
@@ -61,6 +71,12 @@ export class MeterRegistryWriter {
         stats.checked++;
         const inKv = keys.delete(row.id) ? await this.current(row.id) : null;
         if (!sameRecord(inKv, toRecord(row)) && (await this.repair(row.id))) stats.repaired++;
+        // A key is fixed once set, so its entry is only ever missing (a put lost before its commit), never wrong.
+        const keyEntry = row.key ? meterKeyEntry(meterKeyOwner(toRecord(row)), row.key) : null;
+        if (keyEntry && !keyEntries.has(keyEntry)) {
+          await this.kv.put(keyEntry, row.id);
+          stats.repaired++;
+        }
       });
     }
 
@@ -108,6 +124,7 @@ function sameRecord(a: MeterRecord | null, b: MeterRecord): boolean {
     a.aggregation === b.aggregation &&
     a.status === b.status &&
     a.name === b.name &&
+    a.key === b.key &&
     a.scope === b.scope &&
     a.updated_at_ms === b.updated_at_ms
   );

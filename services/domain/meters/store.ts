@@ -2,7 +2,13 @@ import { reserveQuota } from '../../../shared/limits/quota.js';
 import type { PgClient, PgPool } from '../../../shared/clients/postgres.js';
 import { selectPage, withTransaction } from '../../../shared/clients/postgres.js';
 import { newId, hasPrefix } from '../../../shared/ids.js';
-import { InsufficientScopeError, NotFoundError, ValidationError, type FieldError } from '../../../shared/errors.js';
+import {
+  ConflictError,
+  InsufficientScopeError,
+  NotFoundError,
+  ValidationError,
+  type FieldError,
+} from '../../../shared/errors.js';
 import type { RowWindow } from '../../../shared/row-window.js';
 import type { MeterChange, MeterRecordPut, MeterRow, NewMeter } from './types.js';
 
@@ -10,10 +16,24 @@ const notFound = (id: string) => new NotFoundError(`No meter ${id}.`);
 // Millisecond precision: the KV record's updated_at_ms must equal the column exactly.
 const NOW_MS = "date_trunc('milliseconds', now())";
 
+/** A key another meter of the same owner holds: 409 naming the field, never a 500 (meters_key_per_owner). */
+async function keyTaken<T>(key: string | null | undefined, write: () => Promise<T>): Promise<T> {
+  try {
+    return await write();
+  } catch (err) {
+    const e = err as { code?: string; constraint?: string };
+    if (e.code === '23505' && e.constraint === 'meters_key_per_owner')
+      throw new ConflictError(`Another meter already has the key ${key}.`, 'meter_key_taken', [
+        { field: 'key', message: 'is taken by another meter' },
+      ]);
+    throw err;
+  }
+}
+
 export async function listMeters(
   pool: PgPool,
   accountId: string,
-  q: { status?: string },
+  q: { status?: string; key?: string },
   window: RowWindow,
 ): Promise<{ rows: MeterRow[]; total: number }> {
   return selectPage<MeterRow>(
@@ -22,8 +42,9 @@ export async function listMeters(
       columns: '*',
       from: 'meters',
       // The account's meters and the deployment's (operator mode): every customer sees those.
-      where: "(account_id = $1 OR scope = 'deployment') AND ($2::text IS NULL OR status = $2)",
-      params: [accountId, q.status ?? null],
+      where:
+        "(account_id = $1 OR scope = 'deployment') AND ($2::text IS NULL OR status = $2) AND ($3::text IS NULL OR key = $3)",
+      params: [accountId, q.status ?? null, q.key ?? null],
       orderBy: 'created_at DESC, id DESC',
     },
     window,
@@ -54,17 +75,19 @@ export async function createMeter(
   maxMeters: number,
   registerUnique: (meterId: string, uniqueBy: string) => Promise<void>,
 ): Promise<MeterRow> {
-  return withTransaction(pool, async (c) => {
-    await reserveQuota(c, 'meters', accountId, maxMeters);
-    const r = await c.query<MeterRow>(
-      `INSERT INTO meters (id, account_id, name, unit, type, aggregation, dimensions, unique_by, scope, status, created_at, updated_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 'active', ${NOW_MS}, ${NOW_MS}) RETURNING *`,
-      [newId('mtr'), accountId, m.name, m.unit, m.type, m.aggregation, m.dimensions, m.uniqueBy, m.scope],
-    );
-    if (m.uniqueBy !== null) await registerUnique(r.rows[0]!.id, m.uniqueBy);
-    await registry.put(r.rows[0]!);
-    return r.rows[0]!;
-  });
+  return keyTaken(m.key, () =>
+    withTransaction(pool, async (c) => {
+      await reserveQuota(c, 'meters', accountId, maxMeters);
+      const r = await c.query<MeterRow>(
+        `INSERT INTO meters (id, account_id, name, unit, type, aggregation, dimensions, unique_by, scope, key, status, created_at, updated_at)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, 'active', ${NOW_MS}, ${NOW_MS}) RETURNING *`,
+        [newId('mtr'), accountId, m.name, m.unit, m.type, m.aggregation, m.dimensions, m.uniqueBy, m.scope, m.key],
+      );
+      if (m.uniqueBy !== null) await registerUnique(r.rows[0]!.id, m.uniqueBy);
+      await registry.put(r.rows[0]!);
+      return r.rows[0]!;
+    }),
+  );
 }
 
 /**
@@ -81,29 +104,45 @@ export async function updateMeter(
   asOperator: boolean,
 ): Promise<MeterRow> {
   if (!hasPrefix(id, 'mtr')) throw notFound(id);
-  return withTransaction(pool, async (c) => {
-    const cur = await c.query<MeterRow>(
-      "SELECT * FROM meters WHERE id = $1 AND (account_id = $2 OR scope = 'deployment') FOR UPDATE",
-      [id, accountId],
-    );
-    if (!cur.rows[0]) throw notFound(id);
-    if (cur.rows[0].scope === 'deployment' && !asOperator) throw new InsufficientScopeError('admin');
-    refuseFixedFieldChanges(cur.rows[0], change);
-    const r = await c.query<MeterRow>(
-      `UPDATE meters SET name = COALESCE($2, name), unit = COALESCE($3, unit), status = COALESCE($4, status),
-         dimensions = COALESCE($5, dimensions), updated_at = ${NOW_MS}
+  return keyTaken(change.key, () =>
+    withTransaction(pool, async (c) => {
+      const cur = await c.query<MeterRow>(
+        "SELECT * FROM meters WHERE id = $1 AND (account_id = $2 OR scope = 'deployment') FOR UPDATE",
+        [id, accountId],
+      );
+      if (!cur.rows[0]) throw notFound(id);
+      if (cur.rows[0].scope === 'deployment' && !asOperator) throw new InsufficientScopeError('admin');
+      refuseFixedFieldChanges(cur.rows[0], change);
+      const r = await c.query<MeterRow>(
+        `UPDATE meters SET name = COALESCE($2, name), unit = COALESCE($3, unit), status = COALESCE($4, status),
+         dimensions = COALESCE($5, dimensions), key = COALESCE($6, key), updated_at = ${NOW_MS}
         WHERE id = $1 RETURNING *`,
-      [id, change.name ?? null, change.unit ?? null, change.status ?? null, change.dimensions ?? null],
-    );
-    await registry.put(r.rows[0]!);
-    return r.rows[0]!;
-  });
+        [
+          id,
+          change.name ?? null,
+          change.unit ?? null,
+          change.status ?? null,
+          change.dimensions ?? null,
+          change.key ?? null,
+        ],
+      );
+      await registry.put(r.rows[0]!);
+      return r.rows[0]!;
+    }),
+  );
 }
 
 function refuseFixedFieldChanges(current: MeterRow, change: MeterChange): void {
   const fixed: FieldError[] = [];
   if (change.type !== undefined && change.type !== current.type)
     fixed.push({ field: 'type', message: 'cannot be changed after the meter is created' });
+  // Emitters send the key in place of the id: changing it would turn their records into 404s.
+  if (change.key !== undefined && current.key !== null && change.key !== current.key)
+    throw new ConflictError(
+      `Meter ${current.id} already has the key ${current.key}; a key is fixed once set.`,
+      'meter_key_fixed',
+      [{ field: 'key', message: 'cannot be changed once set' }],
+    );
   if (change.aggregation !== undefined && change.aggregation !== current.aggregation) {
     fixed.push({ field: 'aggregation', message: 'cannot be changed after the meter is created' });
   }

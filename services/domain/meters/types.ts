@@ -8,6 +8,7 @@ export interface NewMeter {
   dimensions: string[];
   uniqueBy: string | null;
   scope: MeterScope;
+  key: string | null;
 }
 
 /** What a PATCH asks for; `type`/`aggregation` only to be refused when they differ (they are fixed). */
@@ -18,6 +19,8 @@ export interface MeterChange {
   type?: MeterType;
   aggregation?: string;
   dimensions?: string[];
+  /** Only to set a key on a meter that has none: a key is fixed once set (409 otherwise). */
+  key?: string;
 }
 
 export interface MeterRow {
@@ -31,6 +34,7 @@ export interface MeterRow {
   unique_by: string | null;
   status: 'active' | 'inactive';
   scope: MeterScope;
+  key: string | null;
   created_at: Date;
   updated_at: Date;
 }
@@ -45,6 +49,7 @@ export function toRecord(row: MeterRow): MeterRecord {
     aggregation: row.aggregation,
     status: row.status,
     ...(row.scope === 'deployment' ? { scope: 'deployment' as const } : {}),
+    ...(row.key ? { key: row.key } : {}),
     // Absent when none are declared: the record of an open meter is what it was before dimensions.
     ...(row.dimensions.length ? { dimensions: row.dimensions } : {}),
     updated_at_ms: row.updated_at.getTime(),

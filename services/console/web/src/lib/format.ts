@@ -71,3 +71,15 @@ export function priceModelLines(p: Product): string[] {
     }
   }
 }
+
+/**
+ * A meter as people tell it apart in a list or a choice: its name, with its key when it has one, else with its id
+ * when another meter of the list shares the name (names need not be unique; keys are).
+ */
+export function meterLabel(
+  m: { id: string; name: string; key: string | null },
+  all: { id: string; name: string }[],
+): string {
+  if (m.key) return `${m.name} (${m.key})`;
+  return all.some((o) => o.id !== m.id && o.name === m.name) ? `${m.name} · ${m.id}` : m.name;
+}

@@ -17,6 +17,7 @@ import type { AlertSchema } from '../../../../../shared/api/alerts.js';
 import type { PlanSchema } from '../../../../../shared/api/plans.js';
 import type { CouponSchema } from '../../../../../shared/api/coupons.js';
 import type { SellerSettingsSchema } from '../../../../../shared/api/seller-settings.js';
+import type { PortalSettingsSchema } from '../../../../../shared/api/portal-settings.js';
 
 export { EVENT_TYPES as WEBHOOK_EVENTS } from '../../../../../shared/vocabulary.js';
 
@@ -43,3 +44,5 @@ export type Plan = Type.Static<typeof PlanSchema>;
 export type Coupon = Type.Static<typeof CouponSchema>;
 /** The seller and branding on every document and email (docs/seller-settings.md). */
 export type SellerSettings = Type.Static<typeof SellerSettingsSchema>;
+/** What the deployment's customers may do themselves: the console offers a customer only that. */
+export type PortalSettings = Type.Static<typeof PortalSettingsSchema>;

@@ -1,8 +1,9 @@
 import { useState } from 'preact/hooks';
 import { useApp } from '../ui/app-context.js';
 import { useAction, useAsync } from '../ui/hooks.js';
+import { CustomerSelect, useCustomers } from '../ui/customers.js';
 import { Empty, ErrorBox, formValues, Pager, Panel } from '../ui/components.js';
-import { formatTime } from '../lib/format.js';
+import { formatTime, meterLabel } from '../lib/format.js';
 import { decimalText, exactJson, type ListPage } from '../lib/api.js';
 import type { Alert, Meter } from '../lib/types.js';
 
@@ -15,11 +16,13 @@ export function AlertsPage() {
   const [page, setPage] = useState(1);
   const list = useAsync(() => api.get<ListPage<Alert>>('/v1/alerts', { page, per_page: 20 }), [page]);
   const meters = useAsync(() => api.get<ListPage<Meter>>('/v1/meters', { per_page: 100 }), []);
+  const customers = useCustomers();
   const remove = useAction(async (a: Alert) => {
     await api.delete(`/v1/alerts/${a.id}`);
     list.reload();
   });
   const [metric, setMetric] = useState<'usage' | 'amount'>('usage');
+  const [alertCustomer, setAlertCustomer] = useState('');
   const create = useAction(async (v: Record<string, string>) => {
     const thresholds = (v.thresholds ?? '')
       .split(/[\s,]+/)
@@ -56,7 +59,15 @@ export function AlertsPage() {
             <tbody>
               {list.data.data.map((a) => (
                 <tr key={a.id} data-alert-id={a.id}>
-                  {isAdmin && <td>{a.customer_id ?? <span class="hint">every customer</span>}</td>}
+                  {isAdmin && (
+                    <td>
+                      {a.customer_id ? (
+                        (customers.data?.label(a.customer_id) ?? a.customer_id)
+                      ) : (
+                        <span class="hint">every customer</span>
+                      )}
+                    </td>
+                  )}
                   <td>
                     {a.metric === 'usage' ? `usage of ${meterName(a.meter_id)}` : `invoice amount in ${a.currency}`}
                     <div class="id">{a.id}</div>
@@ -81,14 +92,14 @@ export function AlertsPage() {
         <Panel title="Set an alert">
           <ErrorBox error={create.error} />
           <form class="grid" aria-label="set an alert" onSubmit={(e) => void create.run(formValues(e))}>
-            {isAdmin && (
-              <label>
-                Customer{' '}
-                <input
-                  name="customer_id"
-                  placeholder="cus_… (empty: yourself, or every customer of a deployment meter)"
-                />
-              </label>
+            {isAdmin && customers.data && (
+              <CustomerSelect
+                customers={customers.data.list}
+                value={alertCustomer}
+                onChange={setAlertCustomer}
+                none="yourself, or every customer of a deployment meter"
+                name="customer_id"
+              />
             )}
             <label>
               Watch{' '}
@@ -107,7 +118,7 @@ export function AlertsPage() {
                 <select name="meter_id" required>
                   {meters.data?.data.map((m) => (
                     <option key={m.id} value={m.id}>
-                      {m.name}
+                      {meterLabel(m, meters.data!.data)}
                     </option>
                   ))}
                 </select>

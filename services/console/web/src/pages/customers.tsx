@@ -3,7 +3,7 @@ import { useApp } from '../ui/app-context.js';
 import { useAction, useAsync } from '../ui/hooks.js';
 import { Badge, Empty, ErrorBox, formValues, Pager, Panel } from '../ui/components.js';
 import { UsageChart } from '../ui/usage-chart.js';
-import { formatMoney, formatPeriod, formatTime } from '../lib/format.js';
+import { formatMoney, formatPeriod, formatTime, meterLabel } from '../lib/format.js';
 import type { ListPage } from '../lib/api.js';
 import type { Customer, Invoice, Meter, Subscription } from '../lib/types.js';
 
@@ -141,7 +141,7 @@ export function CustomerPage({ id }: { id: string }) {
           deployment.map((m) => (
             <section key={m.id} data-meter-id={m.id}>
               <h3>
-                {m.name} <span class="id">{m.id}</span>
+                {meterLabel(m, deployment)} <span class="id">{m.id}</span>
               </h3>
               <UsageChart meter={m} customer={c.external_id!} />
             </section>

@@ -2,7 +2,7 @@ import { useState } from 'preact/hooks';
 import { useApp } from '../ui/app-context.js';
 import { useAction, useAsync } from '../ui/hooks.js';
 import { Empty, ErrorBox, formValues, Pager, Panel } from '../ui/components.js';
-import { formatNumber, formatTime } from '../lib/format.js';
+import { formatNumber, formatTime, meterLabel } from '../lib/format.js';
 import { decimalText, exactJson, type ListPage } from '../lib/api.js';
 import type { Entitlement, EntitlementCheck, Meter } from '../lib/types.js';
 import { CustomerSelect, useCustomers } from '../ui/customers.js';
@@ -182,7 +182,3 @@ function CreateEntitlement({ onCreated }: { onCreated: () => void }) {
 }
 
 /** A meter as an option: its name, unit and scope — and its id when another meter has the same name. */
-function meterLabel(m: Meter, all: Meter[]): string {
-  const twin = all.some((o) => o.id !== m.id && o.name === m.name);
-  return `${m.name} (${m.unit}, ${m.scope})${twin ? ` · ${m.id}` : ''}`;
-}

@@ -3,7 +3,7 @@ import { useApp } from '../ui/app-context.js';
 import { useAction, useAsync } from '../ui/hooks.js';
 import { Badge, Empty, ErrorBox, formValues, Pager, Panel, StatusFilter } from '../ui/components.js';
 import { UsageChart } from '../ui/usage-chart.js';
-import { formatTime } from '../lib/format.js';
+import { formatTime, meterLabel } from '../lib/format.js';
 import type { ListPage } from '../lib/api.js';
 import type { Meter } from '../lib/types.js';
 // What the API accepts per meter type: the very table it validates with.
@@ -54,7 +54,7 @@ export function MetersPage() {
               {list.data.data.map((m) => (
                 <tr key={m.id} data-meter-id={m.id}>
                   <td>
-                    <a href={`#/meters/${m.id}`}>{m.name}</a>
+                    <a href={`#/meters/${m.id}`}>{meterLabel(m, list.data!.data)}</a>
                     <div class="id">{m.id}</div>
                   </td>
                   <td>{m.unit}</td>
@@ -98,6 +98,7 @@ function CreateMeter({ onCreated }: { onCreated: (m: Meter) => void }) {
           type: v.type as Meter['type'],
           aggregation: v.aggregation!,
           ...(v.aggregation === 'unique_count' ? { unique_by: v.unique_by!.trim() } : {}),
+          ...(v.key?.trim() ? { key: v.key.trim() } : {}),
         }),
       ),
     ),
@@ -110,6 +111,10 @@ function CreateMeter({ onCreated }: { onCreated: (m: Meter) => void }) {
         </label>
         <label>
           Unit <input name="unit" required placeholder="requests" />
+        </label>
+        <label>
+          Key (optional; emitters may send it instead of the id){' '}
+          <input name="key" placeholder="api_requests" pattern="[a-z][a-z0-9_\-]{0,63}" />
         </label>
         <label>
           Type
@@ -189,6 +194,14 @@ export function MeterPage({ id }: { id: string }) {
             <dd>
               <code>{m.id}</code>
             </dd>
+            {m.key && (
+              <>
+                <dt>key</dt>
+                <dd>
+                  <code>{m.key}</code>
+                </dd>
+              </>
+            )}
             <dt>status</dt>
             <dd>
               <Badge value={m.status} />

@@ -2,7 +2,7 @@ import { useState } from 'preact/hooks';
 import { useApp } from '../ui/app-context.js';
 import { useAction, useAsync } from '../ui/hooks.js';
 import { Empty, ErrorBox, Pager, Panel } from '../ui/components.js';
-import { formatInterval, formatTime } from '../lib/format.js';
+import { formatInterval, formatTime, meterLabel } from '../lib/format.js';
 import type { ListPage } from '../lib/api.js';
 import type { Plan } from '../lib/types.js';
 import { useCatalog } from './subscriptions.js';
@@ -136,7 +136,7 @@ export function PlansPage() {
                   .filter((m) => m.scope === 'deployment')
                   .map((m) => (
                     <option key={m.id} value={m.id}>
-                      {m.name}
+                      {meterLabel(m, catalog.data!.meters)}
                     </option>
                   ))}
               </select>

@@ -6,7 +6,7 @@ import { Badge, Empty, ErrorBox, formValues, Pager, Panel, StatusFilter } from '
 import { CustomerSelect, useCustomers } from '../ui/customers.js';
 import { formatInterval, formatPeriod, formatTime, priceModelLines } from '../lib/format.js';
 import type { ListPage } from '../lib/api.js';
-import type { Coupon, Customer, Meter, Plan, Product, Subscription } from '../lib/types.js';
+import type { Coupon, Customer, Meter, Plan, PortalSettings, Product, Subscription } from '../lib/types.js';
 
 /** The catalog and the account's meters, for names and for the create form (first 100 of each). */
 export function useCatalog() {
@@ -57,6 +57,18 @@ export function SubscriptionsPage() {
   const catalog = useCatalog();
   // Plan names for subscriptions made from a plan (docs/plans.md); every token reads plans.
   const plans = useAsync(() => api.get<ListPage<Plan>>('/v1/plans', { per_page: 100 }), []);
+  // What a customer may do itself (the operator's portal settings): the console offers only that. The rule is the
+  // API's (services/domain/subscriptions/terms-owner.ts), which refuses anything else with a 403 regardless.
+  const settings = useAsync(
+    (): Promise<PortalSettings | null> =>
+      isAdmin ? Promise.resolve(null) : api.get<PortalSettings>('/v1/portal_settings'),
+    [isAdmin],
+  );
+  const mayCancel = (s: Subscription) =>
+    isAdmin ||
+    (s.managed_by === 'operator'
+      ? settings.data?.customer_can_cancel === true
+      : settings.data?.self_serve_subscriptions === true);
   const planName = (id: string) => plans.data?.data.find((p) => p.id === id)?.name ?? id;
   const cancel = useAction(async (s: Subscription) => {
     await api.patch(`/v1/subscriptions/${s.id}`, { status: 'canceled' });
@@ -171,7 +183,7 @@ export function SubscriptionsPage() {
                     <a class="button" href={`#/invoices/upcoming/${s.id}`}>
                       Upcoming invoice
                     </a>
-                    {canWrite && s.status === 'active' && (
+                    {canWrite && s.status === 'active' && mayCancel(s) && (
                       <button type="button" disabled={cancel.busy} onClick={() => cancel.run(s)}>
                         Cancel
                       </button>
@@ -184,7 +196,7 @@ export function SubscriptionsPage() {
         )}
         <Pager page={list.data?.pagination} onPage={setPage} />
       </Panel>
-      {canWrite && catalog.data && (
+      {canWrite && catalog.data && (isAdmin || settings.data?.self_serve_subscriptions) && (
         <CreateSubscription
           products={catalog.data.products}
           meters={catalog.data.meters}
