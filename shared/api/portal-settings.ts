@@ -1,6 +1,6 @@
 import Type from 'typebox';
 
-/** Portal settings (docs/operator-mode.md "Who changes a subscription's terms"): admin reads and changes them. */
+/** Portal settings (docs/operator-mode.md "Who changes a subscription's terms"): every token reads them, admin changes them. */
 const settingFields = {
   customer_can_change_items: Type.Boolean({
     description: 'on a subscription the operator made, the customer may replace its items (default false)',
@@ -22,6 +22,7 @@ const settingFields = {
   }),
   portal_update_billing_details: Type.Boolean({
     description: 'in the customer portal, the customer may change its billing address and tax ids (default true)',
+  }),
   customer_can_buy_credit: Type.Boolean({
     description: 'customers may buy prepaid credit themselves, POST /v1/credit_top_ups (default false)',
   }),
