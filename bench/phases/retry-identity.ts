@@ -15,7 +15,14 @@
 import type { ClickHouseClient } from '@clickhouse/client';
 import type { CpuMeter } from '../cpu.js';
 import { runWrk } from '../load.js';
-import { pipelineCost, storedRowCount, waitForMergesIdle, waitForMeterSettled, waitForRows, type PipelineCost } from '../pipeline-cost.js';
+import {
+  pipelineCost,
+  storedRowCount,
+  waitForMergesIdle,
+  waitForMeterSettled,
+  waitForRows,
+  type PipelineCost,
+} from '../pipeline-cost.js';
 import { addBenchMeter, type BenchWorld } from '../world.js';
 import { arg, opts } from '../options.js';
 
@@ -155,7 +162,8 @@ export async function runRetryIdentityPhase(r: RetryIdentityRun): Promise<RetryI
   };
   for (const v of ['live', 'ids', 'retry'] as const) out.variants.push(await runVariant(r, v, records));
   const live = out.variants[0]!.pipeline.us_per_record;
-  for (const v of out.variants.slice(1)) out.ratios[v.variant as 'ids' | 'retry'] = round(v.pipeline.us_per_record / live);
+  for (const v of out.variants.slice(1))
+    out.ratios[v.variant as 'ids' | 'retry'] = round(v.pipeline.us_per_record / live);
   return out;
 }
 

@@ -40,15 +40,16 @@ t.test('usage identity within a window, by default', async (t) => {
     ]);
     return { count: r!.count, sum: Number(r!.sum) };
   };
-  const sender = (authorization: string) => async (meterId: string, recs: { id: string; value: number; ts: number }[]) => {
-    const res = await postJson(
-      api.url,
-      `/v1/meters/${meterId}/usage`,
-      authorization,
-      recs.map((r) => ({ id: r.id, value: r.value, timestamp: iso(r.ts) })),
-    );
-    if (res.status !== 202 || res.body.rejected !== 0) throw new Error(`refused: ${JSON.stringify(res.body)}`);
-  };
+  const sender =
+    (authorization: string) => async (meterId: string, recs: { id: string; value: number; ts: number }[]) => {
+      const res = await postJson(
+        api.url,
+        `/v1/meters/${meterId}/usage`,
+        authorization,
+        recs.map((r) => ({ id: r.id, value: r.value, timestamp: iso(r.ts) })),
+      );
+      if (res.status !== 202 || res.body.rejected !== 0) throw new Error(`refused: ${JSON.stringify(res.body)}`);
+    };
 
   t.test('retries with new timestamps across a kill -9 and a restart of the consumer: each id once', async (t) => {
     const acct = await createTestAccount(infra);
@@ -67,14 +68,24 @@ t.test('usage identity within a window, by default', async (t) => {
     // A holds the account's recent ids in memory; it dies with them, and the retries wait in the stream.
     a.child.kill('SIGKILL');
     t.equal(await a.exited, null, 'consumer A killed by SIGKILL');
-    await send(meter.id, round(2 * HOUR, () => 1000));
+    await send(
+      meter.id,
+      round(2 * HOUR, () => 1000),
+    );
     const b = spawnConsumer(t, config);
     await b.ready;
     await waitUntil(() => drained(infra), 'B drained the retries', 60_000);
-    t.same(await total(acct.accountId, meter.id), { count: IDS, sum: (IDS * (IDS + 1)) / 2 }, 'after kill -9: each id once, its first value');
+    t.same(
+      await total(acct.accountId, meter.id),
+      { count: IDS, sum: (IDS * (IDS + 1)) / 2 },
+      'after kill -9: each id once, its first value',
+    );
     b.child.kill('SIGTERM');
     t.equal(await b.exited, 0, 'B stopped cleanly');
-    await send(meter.id, round(3 * DAY, () => 1000)); // a retry with a timestamp days earlier, stored by the next
+    await send(
+      meter.id,
+      round(3 * DAY, () => 1000),
+    ); // a retry with a timestamp days earlier, stored by the next
     await send(meter.id, [{ id: 'fresh', value: 7, ts: now - 5000 }]);
     const c = spawnConsumer(t, config);
     await c.ready;
@@ -98,15 +109,25 @@ t.test('usage identity within a window, by default', async (t) => {
     // Stored before any consumer reads this account: as if the records had been accepted then.
     const claim = (id: string, ts: number, accepted: number) =>
       claimOf({ account: acct.accountId, meter: meter.id, id, ts, received: accepted, start: 0, end: 0 });
-    await insertClaims(infra.clickhouse, db, [claim('in', now - 23 * HOUR, now - 23 * HOUR), claim('out', now - 25 * HOUR, now - 25 * HOUR)]);
+    await insertClaims(infra.clickhouse, db, [
+      claim('in', now - 23 * HOUR, now - 23 * HOUR),
+      claim('out', now - 25 * HOUR, now - 25 * HOUR),
+    ]);
     await startConsumer(t, config, { maxWaitMs: 50 });
     await sender(W)(meter.id, [
       { id: 'in', value: 3, ts: now - 60_000 },
       { id: 'out', value: 5, ts: now - 60_000 },
     ]);
-    await waitUntil(async () => (await total(acct.accountId, meter.id)).count === 1, 'the retry beyond the window stored');
+    await waitUntil(
+      async () => (await total(acct.accountId, meter.id)).count === 1,
+      'the retry beyond the window stored',
+    );
     await waitUntil(() => drained(infra), 'every message acked');
-    t.same(await total(acct.accountId, meter.id), { count: 1, sum: 5 }, 'only the id first accepted 25 h ago counts again');
+    t.same(
+      await total(acct.accountId, meter.id),
+      { count: 1, sum: 5 },
+      'only the id first accepted 25 h ago counts again',
+    );
   });
 
   t.test('two consumers sending the same ids at other timestamps at once: each id once', async (t) => {
@@ -152,7 +173,10 @@ t.test('two processes claiming one account in turns: each reloads what the other
     (await claimNewRows(infra.pg, shard, db, [row(id, ts)], r)).kept === 1;
   t.ok(await kept(A, 'x', now - 1000), 'A claims x');
   t.ok(await kept(B, 'y', now - 1000), 'B claims y (taking the account over from A)');
-  t.notOk(await kept(A, 'y', now - 2000), 'A, its memory missing y, takes the account back, reloads, and drops the retry of y');
+  t.notOk(
+    await kept(A, 'y', now - 2000),
+    'A, its memory missing y, takes the account back, reloads, and drops the retry of y',
+  );
   t.notOk(await kept(B, 'x', now - 3000), 'B drops the retry of x');
   t.ok(await kept(B, 'x', now - 1000), 'x under its own timestamp is the same record (a redelivery): kept');
   t.ok(await kept(A, 'z', now - 1000), 'a new id is claimed');

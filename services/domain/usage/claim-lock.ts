@@ -41,7 +41,8 @@ export async function claimNewRows(
   for (const rows of rowsOf) for (const r of rows) if (!r.assigned) accounts.add(r.account);
   const recent = rule.recent;
   // Only server-assigned ids (the usual live batch): nothing to claim, no lock, no lookup.
-  if (accounts.size === 0) return { chunks, kept: rowsOf.reduce((n, rows) => n + rows.length, 0), dropped: 0, claims: [], claimed: [] };
+  if (accounts.size === 0)
+    return { chunks, kept: rowsOf.reduce((n, rows) => n + rows.length, 0), dropped: 0, claims: [], claimed: [] };
   return withAccountLocks(pg, ACCOUNT_LOCK.CLAIM, accounts, 'exclusive', async () => {
     const taken = recent ? await takeIdentityOwnership(pg, [...accounts], recent.owner) : new Set<string>();
     return shard.replicas.run(async (ch) => {
@@ -59,7 +60,8 @@ export async function claimNewRows(
         for (const [a, claims] of byAccount) recent.ids.load(a, floor, claims);
       }
       const lookup: RowIdentity[] = [];
-      for (const rows of rowsOf) for (const r of rows) if (!r.assigned && (!recent || recent.ids.mayHave(r))) lookup.push(r);
+      for (const rows of rowsOf)
+        for (const r of rows) if (!r.assigned && (!recent || recent.ids.mayHave(r))) lookup.push(r);
       const claimed = lookup.length ? await claimedIdentities(ch, database, lookup, shard.local) : new Map();
       const b = keepUnclaimed(chunks, rowsOf, claimed, rule.windowMs);
       await insertClaims(ch, database, b.claims, shard.local);

@@ -9,7 +9,11 @@ import { CLAIMS_TABLE } from './claims.js';
  * One autocommit statement, run while the caller holds the accounts' claim locks and before it writes any claim:
  * committed even if the caller fails later, so no claim can be stored under an owner that doesn't know it.
  */
-export async function takeIdentityOwnership(pg: PgPool, accounts: readonly string[], owner: string): Promise<Set<string>> {
+export async function takeIdentityOwnership(
+  pg: PgPool,
+  accounts: readonly string[],
+  owner: string,
+): Promise<Set<string>> {
   const { rows } = await pg.query<{ account_id: string }>(
     `INSERT INTO usage_identity_owners (account_id, owner) SELECT a, $2 FROM unnest($1::text[]) AS a
      ON CONFLICT (account_id) DO UPDATE SET owner = EXCLUDED.owner, since = now()
