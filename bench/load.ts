@@ -28,8 +28,6 @@ export interface LoadSpec {
    * is then only an upper bound). The run ends when every thread has stopped.
    */
   acceptedPerThread?: number;
-  /** wrk only: Lua defining `request()` (and maybe `setup`), for bodies made per request (bench/phases/retry-identity.ts). */
-  lua?: string;
 }
 
 export interface LoadResult {
@@ -149,7 +147,6 @@ export async function runWrk(spec: LoadSpec, onStart?: (pid: number) => void): P
           'request = function() next = next % #paths + 1; return wrk.format(nil, paths[next]) end',
         ]
       : []),
-    ...(spec.lua ? [spec.lua] : []),
     ...Object.entries(spec.headers).map(([k, v]) => `wrk.headers[${luaString(k)}] = ${luaString(v)}`),
     // A thread says it is done on stderr (unbuffered) and stops; wrk itself waits out -d, so it is interrupted below.
     ...(spec.acceptedPerThread
