@@ -51,9 +51,10 @@ export async function claimNewRows(
           query: `SYSTEM SYNC REPLICA ${database}.${CLAIMS_TABLE}${shard.local}`,
           clickhouse_settings: { receive_timeout: 20 },
         });
-      const reload = recent ? [...accounts].filter((a) => taken.has(a) || !recent.ids.holds(a)) : [];
+      const stale = recent ? [...accounts].filter((a) => taken.has(a) || !recent.ids.holds(a)) : [];
+      for (const a of stale) recent?.ids.drop(a);
+      const reload = stale.filter((a) => recent?.ids.mayReload(a));
       if (recent && reload.length) {
-        for (const a of reload) recent.ids.drop(a);
         const floor = Date.now() - rule.windowMs - RECENT_MARGIN_MS;
         const byAccount = new Map(reload.map((a) => [a, [] as { meter: string; id: string; claimed: number }[]]));
         for (const c of await recentClaims(ch, database, reload, floor, shard.local)) byAccount.get(c.account)?.push(c);

@@ -3,6 +3,8 @@ import type { RowIdentity } from './claims.js';
 const HOUR_MS = 3_600_000;
 /** Claims kept beyond the window (rows accepted a little before the filter's load still get an answer). */
 export const RECENT_MARGIN_MS = HOUR_MS;
+/** An account is reloaded at most this often per process (mayReload). */
+const RELOAD_EVERY_MS = 30_000;
 
 /** One account's part: 53-bit hashes of the identities it claimed, by hour of accept time. */
 interface AccountIds {
@@ -43,6 +45,8 @@ export function recentIdHash(account: string, meter: string, id: string): number
  */
 export class RecentIds {
   private readonly accounts = new Map<string, AccountIds>();
+  /** When each account was last loaded: survives `drop`. */
+  private readonly loadedAt = new Map<string, number>();
   private prunedAt = 0;
 
   constructor(private readonly windowMs: number) {}
@@ -66,10 +70,20 @@ export class RecentIds {
     this.accounts.delete(account);
   }
 
+  /**
+   * Whether to reload an account now: at most every RELOAD_EVERY_MS — two processes sharing an account's messages
+   * would otherwise each read its whole window of claims at every batch. Until then it is not held: its rows are
+   * all looked up (exact, at `USAGE_IDENTITY=id`'s cost).
+   */
+  mayReload(account: string, now = Date.now()): boolean {
+    return now - (this.loadedAt.get(account) ?? Number.NEGATIVE_INFINITY) >= RELOAD_EVERY_MS;
+  }
+
   /** Holds an account with its claims accepted since `floor` (the stored ones, just read). */
   load(account: string, floor: number, claims: Iterable<{ meter: string; id: string; claimed: number }>): void {
     const a: AccountIds = { hours: new Map(), floor };
     this.accounts.set(account, a);
+    this.loadedAt.set(account, Date.now());
     for (const c of claims) this.put(a, recentIdHash(account, c.meter, c.id), c.claimed);
   }
 
