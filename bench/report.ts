@@ -7,6 +7,7 @@ import { dimensionReadLines, type DimensionReadsResult } from './phases/dimensio
 import { emitterLines, type EmitterResult } from './phases/emitter.js';
 import { attributedLines, type AttributedResult } from './phases/attributed.js';
 import { ingestShapesLines, type IngestShapesResult } from './phases/backfill.js';
+import { retryIdentityLines, type RetryIdentityResult } from './phases/retry-identity.js';
 import { entitlementCheckGoals, type EntitlementCheckResult } from './phases/entitlement-check.js';
 /** The benchmark's result document and its table, with the docs/design.md §11 goals checked. */
 import type { LoadResult } from './load.js';
@@ -84,6 +85,7 @@ export interface BenchReport {
   emitter?: EmitterResult;
   /** Late data and hot meters (bench/phases/backfill.ts, issue 27). */
   ingest_shapes?: IngestShapesResult;
+  retry_identity?: RetryIdentityResult;
 }
 
 /** A run's report before its phases: when it started, on what machine, with which options. */
@@ -378,6 +380,7 @@ export function printReport(r: BenchReport): void {
     ...(r.emitter ? emitterLines(r.emitter) : []),
     ...(r.attributed ? attributedLines(r.attributed) : []),
     ...(r.ingest_shapes ? ingestShapesLines(r.ingest_shapes, r.usage_query?.ms) : []),
+    ...(r.retry_identity ? retryIdentityLines(r.retry_identity) : []),
     '',
     table([
       ['goal (docs/design.md §11)', 'tool', 'measured', 'met'],

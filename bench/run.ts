@@ -42,6 +42,7 @@ import { runEmitterPhase } from './phases/emitter.js';
 import { runAttributedPhase } from './phases/attributed.js';
 import { runEntitlementCheckPhase } from './phases/entitlement-check.js';
 import { runIngestShapesPhases } from './phases/backfill.js';
+import { runRetryIdentityPhase } from './phases/retry-identity.js';
 import { prepareControlReads } from './phases/control-reads.js';
 import { CpuMeter } from './cpu.js';
 import { startPrivateServers, type PrivateServers } from './private-servers.js';
@@ -266,6 +267,8 @@ async function main(): Promise<void> {
     const shapes = ['backfill', 'hot-hour', 'visible-rate'].filter((x) => opts.phases.includes(x));
     const shapeBase = { world, ch, cpu, log, acceptedRecords: () => acceptedRecords(apis), apiPort };
     if (shapes.length) report.ingest_shapes = await runIngestShapesPhases(shapeBase, shapes);
+    // Retries counted once by default (bench/phases/retry-identity.ts, issue 45): its variants beside plain live.
+    if (opts.phases.includes('retry-identity')) report.retry_identity = await runRetryIdentityPhase(shapeBase);
 
     // Operator mode (bench/phases/attributed.ts): after the world's count check, whose account it doesn't write.
     if (opts.phases.includes('attributed')) {

@@ -35,8 +35,11 @@ import { parseThresholdMinimums, type ThresholdMinimums } from './money/threshol
 type Env = Record<string, string | undefined>;
 
 export const API_ROUTE_SETS = ['all', 'ingress', 'control'] as const;
-/** docs/usage.md "Counted once"; `id` claims each identity in usage_claims (services/domain/usage/claims.ts). */
-export const USAGE_IDENTITIES = ['id_and_timestamp', 'id'] as const;
+/**
+ * docs/usage.md "Counted once": `window` (the default) and `id` claim each identity in usage_claims
+ * (services/domain/usage/claims.ts); `timestamp` (also spelt `id_and_timestamp`, its former name) claims nothing.
+ */
+export const USAGE_IDENTITIES = ['window', 'id', 'timestamp', 'id_and_timestamp'] as const;
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
 export interface Config extends PaymentConfig, ExportConfig, SellerConfig, SsoConfig, PortalConfig {
@@ -74,6 +77,8 @@ export interface Config extends PaymentConfig, ExportConfig, SellerConfig, SsoCo
   AUDIT_RETENTION_DAYS: number;
   /** What makes two usage records one (docs/usage.md "Counted once"): (meter, account, id) or also the timestamp. */
   USAGE_IDENTITY: (typeof USAGE_IDENTITIES)[number];
+  /** Seconds within which a record id is one record whatever its timestamp (USAGE_IDENTITY=window). */
+  USAGE_IDENTITY_WINDOW: number;
   /**
    * 32+ random bytes (hex or base64) keying what must not be stored in clear: signing keys at rest,
    * card fingerprints, CSRF tokens. `meterline up` and `npm test` create one under .data/ when unset.
@@ -212,9 +217,15 @@ const SPEC: { [K in keyof Config]: VarSpec<Config[K], Config> } = {
   },
   USAGE_IDENTITY: {
     parse: oneOf(USAGE_IDENTITIES),
-    default: 'id_and_timestamp',
+    default: 'window',
     describe:
-      'what makes a usage record one record: `id_and_timestamp` (meter, account, id, timestamp), or `id` (meter, account, id: a retry with a recomputed timestamp counts once; costs about 3× the ClickHouse CPU per record until issue 27 lands; set it before the first record)',
+      'what makes a usage record one record (docs/usage.md "Counted once"): `window` — (meter, account, id) within `USAGE_IDENTITY_WINDOW` of the first accept, beyond it the timestamp joins; `id` — (meter, account, id) forever (every id looked up: about 3× the ClickHouse CPU); `timestamp` (or `id_and_timestamp`) — (meter, account, id, timestamp)',
+  },
+  USAGE_IDENTITY_WINDOW: {
+    parse: int(1, 35 * 86_400),
+    default: 86_400,
+    describe:
+      'seconds, measured on accept times, within which a record id sent again counts once whatever its timestamp (`USAGE_IDENTITY=window`)',
   },
   SECRET_KEY: {
     parse: secretKey,

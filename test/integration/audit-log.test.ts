@@ -294,6 +294,7 @@ t.test('audit log', async (t) => {
       'sandbox_refunds',
       'stripe_customers',
       'stripe_events',
+      'usage_identity_owners',
     ]);
     const unaccounted = rows.filter((r) => !r.audited && !leftOut.has(r.table_name)).map((r) => r.table_name);
     t.same(unaccounted, [], 'a new table gets the audit trigger (or a reason to be left out)');

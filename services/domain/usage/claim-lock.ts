@@ -1,33 +1,73 @@
 import type { PgPool } from '../../../shared/clients/postgres.js';
 import type { UsageShard } from '../../../shared/clients/usage-shards.js';
-import { CLAIMS_TABLE, claimedIdentities, insertClaims, keepUnclaimed, rowIdentities } from './claims.js';
+import {
+  CLAIMS_TABLE,
+  claimedIdentities,
+  insertClaims,
+  keepUnclaimed,
+  rowIdentities,
+  type ClaimedBatch,
+  type RowIdentity,
+} from './claims.js';
 import { ACCOUNT_LOCK, withAccountLocks } from './account-locks.js';
+import { RECENT_MARGIN_MS, type RecentIds } from './recent-ids.js';
+import { recentClaims, takeIdentityOwnership } from './identity-store.js';
+
+/** How a writer claims: the window (ms; Infinity with USAGE_IDENTITY=id) and, for a window, its memory. */
+export interface ClaimRule {
+  windowMs: number;
+  /** The process's recent ids and its name as their owner; without them every client id is looked up. */
+  recent?: { ids: RecentIds; owner: string };
+}
 
 /**
- * The rows of `chunks` that count (USAGE_IDENTITY=id): their identities are looked up and the new ones claimed
+ * The rows of `chunks` that count: their identities are looked up and the new ones claimed
  * (services/domain/usage/claims.ts) under the accounts' claim locks — no other insert can claim them in between. The rows
  * are inserted by the caller after the locks: a row claimed under its own timestamp may be inserted by anyone, any
  * number of times. On a cluster the lookup runs on a replica that first fetched every claim its twins hold.
+ * With a memory of recent ids (recent-ids.ts) only the rows it cannot answer for are looked up: the others have
+ * certainly no claim within the window. The process first becomes the accounts' owner; accounts it was not the
+ * owner of (another process may have claimed their ids since) are reloaded from the stored claims.
  */
 export async function claimNewRows(
   pg: PgPool,
   shard: UsageShard,
   database: string,
   chunks: Uint8Array[],
-): Promise<{ chunks: Uint8Array[]; dropped: number }> {
+  rule: ClaimRule = { windowMs: Number.POSITIVE_INFINITY },
+): Promise<ClaimedBatch> {
   const rowsOf = chunks.map(rowIdentities);
   const accounts = new Set<string>();
-  for (const rows of rowsOf) for (const r of rows) accounts.add(r.account);
-  return withAccountLocks(pg, ACCOUNT_LOCK.CLAIM, accounts, 'exclusive', () =>
-    shard.replicas.run(async (ch) => {
+  for (const rows of rowsOf) for (const r of rows) if (!r.assigned) accounts.add(r.account);
+  const recent = rule.recent;
+  // Only server-assigned ids (the usual live batch): nothing to claim, no lock, no lookup.
+  if (accounts.size === 0)
+    return { chunks, kept: rowsOf.reduce((n, rows) => n + rows.length, 0), dropped: 0, claims: [], claimed: [] };
+  return withAccountLocks(pg, ACCOUNT_LOCK.CLAIM, accounts, 'exclusive', async () => {
+    const taken = recent ? await takeIdentityOwnership(pg, [...accounts], recent.owner) : new Set<string>();
+    return shard.replicas.run(async (ch) => {
       if (shard.local)
         await ch.command({
           query: `SYSTEM SYNC REPLICA ${database}.${CLAIMS_TABLE}${shard.local}`,
           clickhouse_settings: { receive_timeout: 20 },
         });
-      const b = keepUnclaimed(chunks, rowsOf, await claimedIdentities(ch, database, rowsOf.flat(), shard.local));
+      const stale = recent ? [...accounts].filter((a) => taken.has(a) || !recent.ids.holds(a)) : [];
+      for (const a of stale) recent?.ids.drop(a);
+      const reload = stale.filter((a) => recent?.ids.mayReload(a));
+      if (recent && reload.length) {
+        const floor = Date.now() - rule.windowMs - RECENT_MARGIN_MS;
+        const byAccount = new Map(reload.map((a) => [a, [] as { meter: string; id: string; claimed: number }[]]));
+        for (const c of await recentClaims(ch, database, reload, floor, shard.local)) byAccount.get(c.account)?.push(c);
+        for (const [a, claims] of byAccount) recent.ids.load(a, floor, claims);
+      }
+      const lookup: RowIdentity[] = [];
+      for (const rows of rowsOf)
+        for (const r of rows) if (!r.assigned && (!recent || recent.ids.mayHave(r))) lookup.push(r);
+      const claimed = lookup.length ? await claimedIdentities(ch, database, lookup, shard.local) : new Map();
+      const b = keepUnclaimed(chunks, rowsOf, claimed, rule.windowMs);
       await insertClaims(ch, database, b.claims, shard.local);
+      recent?.ids.add(b.claimed);
       return b;
-    }),
-  );
+    });
+  });
 }

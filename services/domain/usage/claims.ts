@@ -1,14 +1,17 @@
 /**
- * Record identity without the timestamp (issue 27; infra/migrations/clickhouse/360_usage_claims.sql): a record
- * is (account, meter, id). `usage_claims` holds every identity ever stored, with the timestamp it was stored
- * under. The consumer looks each batch's identities up before inserting (under the account's claim lock,
- * services/domain/usage/claim-lock.ts) and keeps only
- * - rows whose identity nobody claimed: claimed now, then inserted;
+ * Record identity without the timestamp (issues 27 and 45; infra/migrations/clickhouse/360_usage_claims.sql): a
+ * record is (account, meter, id) within a window of accept times (USAGE_IDENTITY=window; forever with `id`).
+ * `usage_claims` holds every identity stored, with the timestamp it was stored under and its accept time (the
+ * row's received_ms, `claimed_ms` there). The consumer looks a batch's identities up before inserting (under the
+ * account's claim lock, services/domain/usage/claim-lock.ts) and keeps only
+ * - rows with no claim accepted within the window of their own accept time: claimed now, then inserted;
  * - rows claimed under their own timestamp: the same record redelivered (a crash after the claim and before the
  *   raw rows, or the ack lost), inserted again — `usage_records` keeps one row per (meter, ts, id).
- * A row claimed under another timestamp (a retry that recomputed its timestamp) or repeated in the batch is left
- * out. Claims are written BEFORE the raw rows and kept forever, so no crash point lets a second timestamp of an
- * identity in: whatever a crash interrupts, the message is redelivered and finds its own claim.
+ * A row claimed under another timestamp within the window (a retry that recomputed its timestamp) or repeated in
+ * the batch is left out. Claims are written BEFORE the raw rows, so no crash point lets a second timestamp of an
+ * identity in: whatever a crash interrupts, the message is redelivered and finds its own claim. The window is
+ * measured on accept times because they travel in the rows: a redelivery, however late, re-derives the same
+ * decision. Server-assigned ids (`use_…`, random) are never claimed.
  */
 import type { ClickHouseClient } from '@clickhouse/client';
 import { Readable } from 'node:stream';
@@ -23,6 +26,10 @@ export interface RowIdentity {
   meter: string;
   id: string;
   ts: number;
+  /** When the ingress accepted it (received_ms): the window's clock. */
+  received: number;
+  /** A server-assigned id (`use_` + 22 characters): unique by construction, never claimed. */
+  assigned: boolean;
   /** The row's bytes, newline included: payload[start, end). */
   start: number;
   end: number;
@@ -45,6 +52,15 @@ function hasByte(buf: Buffer, byte: number, from: number, to: number): boolean {
   return false;
 }
 
+/** Server-assigned ids: shared/usage/ids.ts. */
+const ASSIGNED_ID_LENGTH = 26;
+const ASSIGNED_PREFIX = Buffer.from('use_');
+
+function isAssigned(buf: Buffer, at: number): boolean {
+  for (let i = 0; i < ASSIGNED_PREFIX.length; i++) if (buf[at + i] !== ASSIGNED_PREFIX[i]) return false;
+  return true;
+}
+
 /** The identities of a payload's TabSeparated rows (shared/usage/wire.ts column order; already checked by row-scan.ts). */
 export function rowIdentities(data: Uint8Array): RowIdentity[] {
   const buf = Buffer.isBuffer(data) ? data : Buffer.from(data.buffer, data.byteOffset, data.byteLength);
@@ -59,7 +75,8 @@ export function rowIdentities(data: Uint8Array): RowIdentity[] {
     const meterEnd = buf.indexOf(TAB, accountEnd + 1);
     const tsEnd = buf.indexOf(TAB, meterEnd + 1);
     const idEnd = buf.indexOf(TAB, tsEnd + 1);
-    const end = buf.indexOf(NL, idEnd + 1) + 1;
+    const valueEnd = buf.indexOf(TAB, idEnd + 1);
+    const end = buf.indexOf(NL, valueEnd + 1) + 1;
     // One string per run of rows of an account and meter (a message is mostly one of each).
     if (
       prevStart < 0 ||
@@ -78,7 +95,10 @@ export function rowIdentities(data: Uint8Array): RowIdentity[] {
     let ts = 0;
     const negative = buf[meterEnd + 1] === 0x2d;
     for (let i = negative ? meterEnd + 2 : meterEnd + 1; i < tsEnd; i++) ts = ts * 10 + (buf[i]! - 0x30);
-    out.push({ account, meter, id, ts: negative ? -ts : ts, start: pos, end });
+    let received = 0;
+    for (let i = valueEnd + 1; buf[i]! >= 0x30 && buf[i]! <= 0x39; i++) received = received * 10 + (buf[i]! - 0x30);
+    const assigned = idEnd - tsEnd - 1 === ASSIGNED_ID_LENGTH && isAssigned(buf, tsEnd + 1);
+    out.push({ account, meter, id, ts: negative ? -ts : ts, received, assigned, start: pos, end });
     pos = end;
   }
   return out;
@@ -103,6 +123,12 @@ export function claimsOfSql(account: string, meter: string, ids: Iterable<string
   return `(account_id = ${chString(account)} AND meter_id = ${chString(meter)} AND id_hash IN (SELECT reinterpretAsUInt64(substring(MD5(arrayJoin([${list}])), 1, 8))))`;
 }
 
+/** A stored claim of an identity: the timestamp it was stored under, and when that record was accepted. */
+export interface Claim {
+  ts: number;
+  claimed: number;
+}
+
 /**
  * Which of `rows`' identities are claimed, with the timestamps they were claimed under (hash matches are
  * compared in full here).
@@ -112,8 +138,8 @@ export async function claimedIdentities(
   database: string,
   rows: readonly RowIdentity[],
   local = '',
-): Promise<Map<string, number[]>> {
-  const out = new Map<string, number[]>();
+): Promise<Map<string, Claim[]>> {
+  const out = new Map<string, Claim[]>();
   const wanted = new Set<string>();
   const byMeter = new Map<string, { account: string; meter: string; ids: Set<string> }>();
   for (const r of rows) {
@@ -130,18 +156,20 @@ export async function claimedIdentities(
       conditions.push(claimsOfSql(e.account, e.meter, ids.slice(i, i + LOOKUP_IDS)));
   }
   for (let i = 0; i < conditions.length; i += LOOKUP_METERS) {
-    const query = `SELECT account_id AS a, meter_id AS m, record_id AS r, ts_ms AS t FROM ${database}.${CLAIMS_TABLE}${local} WHERE ${conditions.slice(i, i + LOOKUP_METERS).join(' OR ')}`;
+    const query = `SELECT account_id AS a, meter_id AS m, record_id AS r, ts_ms AS t, claimed_ms AS c FROM ${database}.${CLAIMS_TABLE}${local} WHERE ${conditions.slice(i, i + LOOKUP_METERS).join(' OR ')}`;
     const rs = await ch.query({
       query,
       format: 'JSONEachRow',
       clickhouse_settings: { max_query_size: String(Math.max(262_144, 2 * query.length)) },
     });
-    for (const { a, m, r, t } of await rs.json<{ a: string; m: string; r: string; t: string | number }>()) {
+    type Row = { a: string; m: string; r: string; t: string | number; c: string | number };
+    for (const { a, m, r, t, c } of await rs.json<Row>()) {
       const k = identityKey(a, m, r);
       if (!wanted.has(k)) continue; // another identity with the same hash
+      const claim = { ts: Number(t), claimed: Number(c) };
       const list = out.get(k);
-      if (list) list.push(Number(t));
-      else out.set(k, [Number(t)]);
+      if (list) list.push(claim);
+      else out.set(k, [claim]);
     }
   }
   return out;
@@ -150,9 +178,9 @@ export async function claimedIdentities(
 /** usage_claims' columns as written (id_hash is computed by ClickHouse). */
 const CLAIM_COLUMNS = ['account_id', 'meter_id', 'record_id', 'ts_ms', 'claimed_ms'] as const;
 
-/** The claim of a row: a TabSeparated line of CLAIM_COLUMNS. */
-export function claimOf(r: RowIdentity, now: number): string {
-  return `${tsvEscape(r.account)}\t${tsvEscape(r.meter)}\t${tsvEscape(r.id)}\t${r.ts}\t${now}\n`;
+/** The claim of a row: a TabSeparated line of CLAIM_COLUMNS, claimed at its accept time (or `at`). */
+export function claimOf(r: Omit<RowIdentity, 'assigned'>, at = r.received): string {
+  return `${tsvEscape(r.account)}\t${tsvEscape(r.meter)}\t${tsvEscape(r.id)}\t${r.ts}\t${at}\n`;
 }
 
 /** A batch after its identities were looked up: the rows to insert, and the identities to claim first. */
@@ -163,31 +191,42 @@ export interface ClaimedBatch {
   dropped: number;
   /** TabSeparated lines (claimOf). */
   claims: string[];
+  /** The rows claimed (the lines' identities). */
+  claimed: RowIdentity[];
 }
 
 /**
- * The rows of `chunks` to insert given what is `claimed`: a row counts if its identity is unclaimed (first
- * occurrence in the batch) or claimed under its own timestamp (the same record again).
+ * The rows of `chunks` to insert given what is `claimed` (the stored claims of the rows looked up; a row not
+ * looked up has none within the window: claim-lock.ts): a row counts if it is the first occurrence of its identity
+ * in the batch and no claim of it was accepted within `windowMs` of its own accept time (it is claimed), or if it
+ * is claimed under its own timestamp (the same record again). Server-assigned ids always count.
  */
 export function keepUnclaimed(
   chunks: readonly Uint8Array[],
   rowsOf: readonly RowIdentity[][],
-  claimed: ReadonlyMap<string, readonly number[]>,
-  now = Date.now(),
+  claimed: ReadonlyMap<string, readonly Claim[]>,
+  windowMs = Number.POSITIVE_INFINITY,
 ): ClaimedBatch {
   const seen = new Set<string>();
-  const out: ClaimedBatch = { chunks: [], kept: 0, dropped: 0, claims: [] };
+  const out: ClaimedBatch = { chunks: [], kept: 0, dropped: 0, claims: [], claimed: [] };
   for (const [i, data] of chunks.entries()) {
     const rows = rowsOf[i]!;
     const keep: RowIdentity[] = [];
     for (const r of rows) {
+      if (r.assigned) {
+        keep.push(r);
+        continue;
+      }
       const k = identityKey(r.account, r.meter, r.id);
       if (seen.has(k)) continue;
       seen.add(k);
-      const claim = claimed.get(k);
-      if (claim && !claim.includes(r.ts)) continue;
-      keep.push(r);
-      if (!claim) out.claims.push(claimOf(r, now));
+      const claims = claimed.get(k) ?? [];
+      if (claims.some((c) => c.ts === r.ts)) keep.push(r);
+      else if (!claims.some((c) => Math.abs(c.claimed - r.received) < windowMs)) {
+        keep.push(r);
+        out.claims.push(claimOf(r));
+        out.claimed.push(r);
+      }
     }
     out.kept += keep.length;
     out.dropped += rows.length - keep.length;

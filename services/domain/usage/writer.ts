@@ -6,7 +6,9 @@ import { markHours, type SecondCounts } from './hour-marks.js';
 import { isDataError, describeInsertError } from './insert-errors.js';
 import { RollupSweeper } from './rollup-sweeper.js';
 import { countsOn, PieceAcks, shardPieces, type MessageRows } from './message-rows.js';
-import { claimNewRows } from './claim-lock.js';
+import { randomUUID } from 'node:crypto';
+import { claimNewRows, type ClaimRule } from './claim-lock.js';
+import { RecentIds } from './recent-ids.js';
 import { ACCOUNT_LOCK, settleLockName, withAccountLocks } from './account-locks.js';
 import { HourSettler } from './hour-settler.js';
 
@@ -35,8 +37,9 @@ export interface UsageWriterOptions {
 
 /**
  * The storage half of ingestion: a batch of stream messages' rows into ClickHouse, one outcome per message. A
- * record counts once per (account, meter, id, timestamp), or with USAGE_IDENTITY=id once per (account, meter, id)
- * whatever its timestamp (./claims.ts); rows written again after a crash are counted once by ReplacingMergeTree
+ * record counts once per (account, meter, id) within USAGE_IDENTITY_WINDOW of its first accept whatever its
+ * timestamp (./claims.ts, ./recent-ids.ts), forever with USAGE_IDENTITY=id, or once per (account, meter, id,
+ * timestamp) with USAGE_IDENTITY=timestamp; rows written again after a crash are counted once by ReplacingMergeTree
  * (read with FINAL). The writer also runs the background work that keeps reads fast: the rollup sweeper and the
  * hour settler. The transport (pull, ack, nak, term) is the caller's: services/roles/consumer/usage-consumer.ts.
  */
@@ -56,11 +59,20 @@ export class UsageWriter<M> {
   private readonly insertSeconds;
   private readonly insertErrors;
   private readonly duplicates;
+  /** How records are claimed; undefined: they are not (USAGE_IDENTITY=timestamp). */
+  private readonly claimRule: ClaimRule | undefined;
 
   constructor(
     private readonly infra: Pick<Infra, 'config' | 'pg' | 'log' | 'metrics'>,
     private readonly opts: UsageWriterOptions,
   ) {
+    const { USAGE_IDENTITY: identity, USAGE_IDENTITY_WINDOW: windowS } = infra.config;
+    if (identity === 'id') this.claimRule = { windowMs: Number.POSITIVE_INFINITY };
+    else if (identity === 'window')
+      this.claimRule = {
+        windowMs: windowS * 1000,
+        recent: { ids: new RecentIds(windowS * 1000), owner: `${process.pid}-${randomUUID()}` },
+      };
     const m = infra.metrics;
     this.rowsInserted = m.counter(
       'meterline_usage_rows_inserted_total',
@@ -73,7 +85,7 @@ export class UsageWriter<M> {
     );
     this.duplicates = m.counter(
       'meterline_usage_duplicates_total',
-      'Usage rows left out because their record (account, meter, id) was already stored under another timestamp, or repeated in the batch',
+      'Usage rows left out because their record (account, meter, id) was already stored under another timestamp (within the identity window), or repeated in the batch',
     );
     this.insertErrors = m.counter(
       'meterline_usage_insert_errors_total',
@@ -186,7 +198,7 @@ export class UsageWriter<M> {
   }
 
   /**
-   * The rows that count (claimNewRows when a record is (account, meter, id)), into the shard, after marking
+   * The rows that count (claimNewRows unless USAGE_IDENTITY=timestamp), into the shard, after marking
    * every hour they touch (./hour-marks.ts) — both holding their meters' settle locks shared, so a recompute that
    * counts these marks waits for these rows. Readers take the marked hours raw until the settler
    * (./hour-settler.ts) has recomputed them.
@@ -195,9 +207,9 @@ export class UsageWriter<M> {
     const { config, pg } = this.infra;
     const counts: SecondCounts = countsOn(this.shards!, shard, rows);
     let counted = chunks;
-    // By default the timestamp is part of a record's identity: ReplacingMergeTree alone counts each once.
-    if (config.USAGE_IDENTITY === 'id') {
-      const batch = await claimNewRows(pg, shard, config.CLICKHOUSE_DATABASE, chunks);
+    // With USAGE_IDENTITY=timestamp the timestamp is part of a record's identity: ReplacingMergeTree alone counts each once.
+    if (this.claimRule) {
+      const batch = await claimNewRows(pg, shard, config.CLICKHOUSE_DATABASE, chunks, this.claimRule);
       if (batch.dropped) this.duplicates.inc(batch.dropped);
       counted = batch.chunks;
     }

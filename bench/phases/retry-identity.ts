@@ -1,0 +1,193 @@
+/**
+ * Retries counted once by default (issue 45 item 3), phase `retry-identity`: what the default identity window
+ * (services/domain/usage/claim-lock.ts) costs per record, against plain live records in the same run. Three
+ * variants of --identity-records (1 M) records each, --batch-record requests from --connections closed loops in
+ * the bench process (ids made per request), every record in the current minute, each to a meter of its own:
+ * - `live`: no ids (server-assigned `use_…`, never claimed) — the plain live phase;
+ * - `ids`: every record with a fresh client id (each claimed, no lookup);
+ * - `retry`: 20 % of each request's records re-send ids of the loop's previous request with a new timestamp
+ *   (looked up, left out), the rest fresh.
+ * For each: the pipeline's CPU per accepted record (api + NATS + consumer + ClickHouse, from the start of the load
+ * until every row is stored, its hours settled and ClickHouse's merges idle: bench/pipeline-cost.ts), and
+ * whether exactly the distinct ids were stored. Ratios against `live`. Run with the consumer's default
+ * USAGE_IDENTITY (window); run the bench again with USAGE_IDENTITY=timestamp for the cost without claims.
+ */
+import type { ClickHouseClient } from '@clickhouse/client';
+import type { CpuMeter } from '../cpu.js';
+import {
+  pipelineCost,
+  storedRowCount,
+  waitForMergesIdle,
+  waitForMeterSettled,
+  waitForRows,
+  type PipelineCost,
+} from '../pipeline-cost.js';
+import { addBenchMeter, type BenchWorld } from '../world.js';
+import { arg, opts } from '../options.js';
+
+const round = (x: number, d = 2) => Math.round(x * 10 ** d) / 10 ** d;
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+type Variant = 'live' | 'ids' | 'retry';
+const RETRY_SHARE: Record<Variant, number> = { live: 0, ids: 0, retry: 0.2 };
+
+export interface IdentityVariantRun {
+  variant: Variant;
+  records: number;
+  accepted_per_s: number;
+  /** Answers other than 202 (each request sent again until accepted). */
+  refused: number;
+  /** Records the meter must hold: every record (live), or the distinct ids accepted. */
+  expected_rows: number;
+  stored_rows: number;
+  exact: boolean;
+  pipeline: PipelineCost;
+}
+
+export interface RetryIdentityResult {
+  records_target: number;
+  identity: string;
+  variants: IdentityVariantRun[];
+  /** CPU per record against `live`, same run. */
+  ratios: Partial<Record<'ids' | 'retry', number>>;
+}
+
+export interface RetryIdentityRun {
+  world: BenchWorld;
+  apiPort: number;
+  ch: ClickHouseClient;
+  cpu: CpuMeter;
+  log: (m: string) => void;
+  acceptedRecords: () => Promise<number>;
+}
+
+/**
+ * The body of worker `w`'s request `k`: its first `retries` records re-send ids `retries … 2·retries − 1` of the
+ * worker's request k − 1 (fresh there) at another timestamp, the others are fresh ids; no ids for `live`.
+ */
+function bodyOf(variant: Variant, batch: number, retries: number, nonce: string, now: number) {
+  const ts1 = new Date(now - 2000).toISOString();
+  const ts2 = new Date(now - 1000).toISOString();
+  const plain = JSON.stringify(Array.from({ length: batch }, (_, i) => ({ value: (i % 10) + 1, timestamp: ts1 })));
+  return (w: number, k: number): string => {
+    if (variant === 'live') return plain;
+    const recs = Array.from({ length: batch }, (_, i) =>
+      k > 0 && i < retries
+        ? { id: `${nonce}-${w}-${k - 1}-${i + retries}`, value: (i % 10) + 1, timestamp: ts2 }
+        : { id: `${nonce}-${w}-${k}-${i}`, value: (i % 10) + 1, timestamp: ts1 },
+    );
+    return JSON.stringify(recs);
+  };
+}
+
+/**
+ * `requests` POSTs from `workers` closed loops (keep-alive fetch, in this process: its CPU is the load generator's,
+ * not the pipeline's); a refused request (503 under load) is sent again, as a client would, so every body counts.
+ */
+async function closedLoop(
+  url: string,
+  headers: Record<string, string>,
+  requests: number,
+  workers: number,
+  body: (w: number, k: number) => string,
+) {
+  let refused = 0;
+  const perWorker = Math.ceil(requests / workers);
+  await Promise.all(
+    Array.from({ length: workers }, async (_, w) => {
+      for (let k = 0; k < perWorker; k++) {
+        const b = body(w, k);
+        for (let attempt = 0; ; attempt++) {
+          const res = await fetch(url, { method: 'POST', headers, body: b });
+          await res.arrayBuffer();
+          if (res.status === 202) break;
+          refused++;
+          if (attempt === 20) throw new Error(`request refused 20 times: ${res.status}`);
+          await sleep(200);
+        }
+      }
+    }),
+  );
+  return { refused, requests: perWorker * workers };
+}
+
+async function storedOf(ch: ClickHouseClient, meterId: string): Promise<number> {
+  const rs = await ch.query({
+    query: `SELECT count() AS n FROM usage_records FINAL WHERE meter_id = '${meterId}'`,
+    format: 'JSONEachRow',
+  });
+  return Number((await rs.json<{ n: string }>())[0]!.n);
+}
+
+async function runVariant(r: RetryIdentityRun, variant: Variant, records: number): Promise<IdentityVariantRun> {
+  const batch = opts.batch;
+  const retries = Math.floor(batch * RETRY_SHARE[variant]);
+  const meterId = await addBenchMeter(r.world, `bench identity ${variant}`, {});
+  const now = Date.now();
+  await waitForMergesIdle(r.ch);
+  const before = await r.acceptedRecords();
+  const storedBefore = await storedRowCount(r.ch);
+  const workers = opts.connections;
+  r.cpu.begin();
+  const t0 = performance.now();
+  const load = await closedLoop(
+    `http://127.0.0.1:${r.apiPort}/v1/meters/${meterId}/usage`,
+    { 'content-type': 'application/json', authorization: `Bearer ${r.world.token}` },
+    Math.ceil(records / batch),
+    workers,
+    bodyOf(variant, batch, retries, `${variant}${now}`, now),
+  );
+  const loadS = (performance.now() - t0) / 1000;
+  const accepted = (await r.acceptedRecords()) - before;
+  // Each worker's first request has no retries: distinct ids = requests × (batch − retries) + workers × retries.
+  const expected = variant === 'live' ? accepted : load.requests * (batch - retries) + workers * retries;
+  await waitForRows(r.ch, storedBefore + expected, 10 * 60_000);
+  await waitForMeterSettled(r.ch, meterId);
+  const visibleS = (performance.now() - t0) / 1000;
+  const mergeS = await waitForMergesIdle(r.ch);
+  const cost = pipelineCost(r.cpu.usedSeconds(), accepted, visibleS + mergeS, visibleS - loadS, mergeS);
+  r.cpu.end();
+  const stored = await storedOf(r.ch, meterId);
+  const run: IdentityVariantRun = {
+    variant,
+    records: accepted,
+    accepted_per_s: Math.round(accepted / loadS),
+    refused: load.refused,
+    expected_rows: expected,
+    stored_rows: stored,
+    exact: stored === expected,
+    pipeline: cost,
+  };
+  r.log(
+    `retry-identity ${variant}: ${accepted} records at ${run.accepted_per_s}/s, ${stored} stored of ${expected} expected (${run.exact ? 'exact' : 'MISMATCH'}); ${cost.us_per_record} µs/record ${JSON.stringify(cost.us_per_record_by_group)}`,
+  );
+  return run;
+}
+
+/** bench/run.ts's entry: `--phases retry-identity`, --identity-records (1 M per variant). */
+export async function runRetryIdentityPhase(r: RetryIdentityRun): Promise<RetryIdentityResult> {
+  const records = arg('identity-records', 1_000_000);
+  const out: RetryIdentityResult = {
+    records_target: records,
+    identity: process.env.USAGE_IDENTITY ?? 'window',
+    variants: [],
+    ratios: {},
+  };
+  for (const v of ['live', 'ids', 'retry'] as const) out.variants.push(await runVariant(r, v, records));
+  const live = out.variants[0]!.pipeline.us_per_record;
+  for (const v of out.variants.slice(1))
+    out.ratios[v.variant as 'ids' | 'retry'] = round(v.pipeline.us_per_record / live);
+  return out;
+}
+
+export function retryIdentityLines(x: RetryIdentityResult): string[] {
+  return [
+    '',
+    `retries counted once (issue 45), USAGE_IDENTITY=${x.identity}, ${x.records_target.toLocaleString('en-US')} records per variant:`,
+    ...x.variants.map(
+      (v) =>
+        `  ${v.variant}: ${v.records.toLocaleString('en-US')} records at ${v.accepted_per_s.toLocaleString('en-US')}/s, ${v.exact ? 'exact' : `MISMATCH (${v.stored_rows} stored, ${v.expected_rows} expected)`}; ${v.pipeline.us_per_record} µs CPU/record ${JSON.stringify(v.pipeline.us_per_record_by_group)}`,
+    ),
+    `  vs live, CPU per record: fresh ids × ${x.ratios.ids ?? '—'}, 20 % retries × ${x.ratios.retry ?? '—'} (target ≤ 1.15)`,
+  ];
+}

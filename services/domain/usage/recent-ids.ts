@@ -1,0 +1,119 @@
+import type { RowIdentity } from './claims.js';
+
+const HOUR_MS = 3_600_000;
+/** Claims kept beyond the window (rows accepted a little before the filter's load still get an answer). */
+export const RECENT_MARGIN_MS = HOUR_MS;
+/** An account is reloaded at most this often per process (mayReload). */
+const RELOAD_EVERY_MS = 30_000;
+
+/** One account's part: 53-bit hashes of the identities it claimed, by hour of accept time. */
+interface AccountIds {
+  hours: Map<number, Set<number>>;
+  /** Every claim accepted at or after this is in `hours`: the filter's memory starts here. */
+  floor: number;
+}
+
+/**
+ * 53 bits of two FNV-1a passes over account \0 meter \0 id (UTF-16 code units): cheap, and only an index — a
+ * match is always checked against the stored claims.
+ */
+export function recentIdHash(account: string, meter: string, id: string): number {
+  let a = 0x811c9dc5;
+  let b = 0x050c5d1f;
+  const step = (s: string) => {
+    for (let i = 0; i < s.length; i++) {
+      const c = s.charCodeAt(i);
+      a = Math.imul(a ^ c, 0x01000193);
+      b = Math.imul(b ^ c, 0x01000193) ^ (b >>> 15);
+    }
+    a = Math.imul(a, 0x01000193);
+    b = Math.imul(b, 0x01000193);
+  };
+  step(account);
+  step(meter);
+  step(id);
+  return (a >>> 0) * 0x200000 + ((b >>> 0) & 0x1fffff);
+}
+
+/**
+ * The consumer's memory of the identities claimed within the window, per account (USAGE_IDENTITY=window): it
+ * answers "certainly no claim within the window" for a new id without asking ClickHouse; anything else (a hash
+ * it holds, a row accepted before its memory starts, an account it does not hold) is looked up in the stored
+ * claims. It is complete for an account only while this process is the account's last claimer
+ * (identity-owners-store.ts) — otherwise reloaded from the stored claims (claim-lock.ts) — and it holds only what
+ * is stored, so a restart (or kill -9) loses nothing: the new process loads each account on first use.
+ */
+export class RecentIds {
+  private readonly accounts = new Map<string, AccountIds>();
+  /** When each account was last loaded: survives `drop`. */
+  private readonly loadedAt = new Map<string, number>();
+  private prunedAt = 0;
+
+  constructor(private readonly windowMs: number) {}
+
+  /** Whether the account is held (loaded since this process became its claimer). */
+  holds(account: string): boolean {
+    return this.accounts.has(account);
+  }
+
+  /** Whether `r` may have a claim within the window of its accept time: the stored claims must say. */
+  mayHave(r: RowIdentity): boolean {
+    const a = this.accounts.get(r.account);
+    if (!a || r.received - this.windowMs < a.floor) return true;
+    const h = recentIdHash(r.account, r.meter, r.id);
+    for (const ids of a.hours.values()) if (ids.has(h)) return true;
+    return false;
+  }
+
+  /** Forgets an account (its stored claims may hold another process's since). */
+  drop(account: string): void {
+    this.accounts.delete(account);
+  }
+
+  /**
+   * Whether to reload an account now: at most every RELOAD_EVERY_MS — two processes sharing an account's messages
+   * would otherwise each read its whole window of claims at every batch. Until then it is not held: its rows are
+   * all looked up (exact, at `USAGE_IDENTITY=id`'s cost).
+   */
+  mayReload(account: string, now = Date.now()): boolean {
+    return now - (this.loadedAt.get(account) ?? Number.NEGATIVE_INFINITY) >= RELOAD_EVERY_MS;
+  }
+
+  /** Holds an account with its claims accepted since `floor` (the stored ones, just read). */
+  load(account: string, floor: number, claims: Iterable<{ meter: string; id: string; claimed: number }>): void {
+    const a: AccountIds = { hours: new Map(), floor };
+    this.accounts.set(account, a);
+    this.loadedAt.set(account, Date.now());
+    for (const c of claims) this.put(a, recentIdHash(account, c.meter, c.id), c.claimed);
+  }
+
+  /** Remembers rows just claimed (their claims are stored) of held accounts. */
+  add(rows: Iterable<RowIdentity>, now = Date.now()): void {
+    for (const r of rows) {
+      const a = this.accounts.get(r.account);
+      if (a) this.put(a, recentIdHash(r.account, r.meter, r.id), r.received);
+    }
+    this.prune(now);
+  }
+
+  private put(a: AccountIds, hash: number, claimed: number): void {
+    if (claimed < a.floor) return;
+    const hour = Math.floor(claimed / HOUR_MS);
+    let ids = a.hours.get(hour);
+    if (!ids) a.hours.set(hour, (ids = new Set()));
+    ids.add(hash);
+  }
+
+  /** Lets go of the hours no longer needed: memory bounded by what was claimed within the window (and margin). */
+  private prune(now: number): void {
+    if (now - this.prunedAt < 60_000) return;
+    this.prunedAt = now;
+    const keepFrom = Math.floor((now - this.windowMs - RECENT_MARGIN_MS) / HOUR_MS);
+    for (const a of this.accounts.values())
+      for (const hour of a.hours.keys())
+        if (hour < keepFrom) {
+          a.hours.delete(hour);
+          a.floor = Math.max(a.floor, (hour + 1) * HOUR_MS);
+        }
+  }
+}
