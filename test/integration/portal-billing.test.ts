@@ -91,6 +91,30 @@ t.test('the customer portal: plans, invoices, cards', async (t) => {
     t.equal(page.url(), invoiceA.hosted_invoice_url);
   });
 
+  await t.test('buying credit: offered when the operator allows it, charged once, credited once paid', async (t) => {
+    await page.goto(`${base}/portal/balances`);
+    t.equal(await page.locator('form[aria-label="buy credit"]').count(), 0, 'off by default (customer_can_buy_credit)');
+    await w.made(w.operator.tokens.admin, 'PATCH', '/v1/portal_settings', { customer_can_buy_credit: true });
+    await page.goto(`${base}/portal/balances`);
+    await page.fill('#amount', '25');
+    await pressButton(page, '#buy-credit');
+    t.match(page.url(), /\/portal\/balances\?done=credit$/);
+    t.match(await page.locator('#credit-balance').textContent(), /25\.00/, 'the credit shows on the page');
+    await screenshot(page, 'portal-buy-credit');
+    const credits = await w.made(a.tokens.read, 'GET', '/v1/billing/credits');
+    t.same(
+      credits.balance.map((b: any) => [Number(b.amount), b.currency]),
+      [[25, 'USD']],
+      'granted once, in the customer’s currency',
+    );
+    const topUps = await w.made(a.tokens.read, 'GET', '/v1/billing/invoices?per_page=100');
+    const topUp = topUps.data.filter((i: any) => i.reason === 'top_up');
+    t.equal(topUp.length, 1, 'one top-up invoice');
+    t.equal(topUp[0].status, 'paid');
+    t.equal(await h.succeededCharges(topUp[0].id), 1, 'charged once through the simulator');
+    await w.made(w.operator.tokens.admin, 'PATCH', '/v1/portal_settings', { customer_can_buy_credit: false });
+  });
+
   await t.test('a card with 3-D Secure is added through the hosted card page', async (t) => {
     await page.goto(`${base}/portal/payment-methods`);
     t.match(await page.locator('#cards').textContent(), /visa •••• 4242[\s\S]*Default/, 'the card the run charged');

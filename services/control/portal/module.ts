@@ -8,7 +8,7 @@ import { overviewRoute } from './overview.js';
 import { subscriptionActionRoute } from './subscription-actions.js';
 import { invoiceLinkRoutes, invoicesRoute } from './invoices.js';
 import { addCardRoute, paymentMethodsRoute, setDefaultCardRoute } from './payment-methods.js';
-import { balancesRoute } from './balances.js';
+import { balancesRoute, buyCreditRoute } from './balances.js';
 import { billingDetailsRoute, updateBillingDetailsRoute } from './billing-details.js';
 
 /**
@@ -46,6 +46,7 @@ export const portalModule: RouteModuleFactory = (deps) => ({
     server.route(setDefaultCardRoute(deps, api));
     server.route(addCardRoute(deps, api));
     server.route(balancesRoute(deps, api));
+    server.route(buyCreditRoute(deps, api));
     server.route(billingDetailsRoute(deps, api));
     server.route(updateBillingDetailsRoute(deps, api));
   },
