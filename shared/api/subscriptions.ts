@@ -1,5 +1,6 @@
 import Type from 'typebox';
 import { CouponIdInput, DiscountSchema } from './coupons.js';
+import { PROMOTION_CODE_PATTERN } from './promotion-codes.js';
 import { PaginationQuery, listOf } from '../http/pagination.js';
 import { MAX_GROUP_BY } from './usage.js';
 import { DIMENSION_LIMITS, KEY_MESSAGE } from '../usage/dimensions.js';
@@ -310,6 +311,14 @@ export const UpdateSubscriptionBody = Type.Object(
     ),
     billing_threshold: Type.Optional(BillingThresholdInput),
     coupon_id: Type.Optional(CouponIdInput),
+    promotion_code: Type.Optional(
+      Type.String({
+        pattern: PROMOTION_CODE_PATTERN,
+        errorMessage: 'letters, digits, "-" or "_"',
+        description:
+          'a promotion code (docs/checkout.md) the customer — or the operator for it — redeems: its coupon replaces the subscription’s from the current period on, as coupon_id does; not with coupon_id',
+      }),
+    ),
   },
   { additionalProperties: false },
 );

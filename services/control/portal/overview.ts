@@ -18,6 +18,7 @@ const DONE: Record<string, string> = {
   resume: 'Invoicing is resumed.',
   upgraded: 'Your plan is changed now; the rest of this period is pro-rated on your next invoice.',
   scheduled: 'Your plan changes at the end of the current period.',
+  promotion: 'The promotion code is applied from this period on.',
 };
 
 const day = (iso: string) => iso.slice(0, 10);
@@ -104,6 +105,9 @@ async function subscriptionSection(
         ? action(visit, sub, 'resume', 'Resume invoicing')
         : action(visit, sub, 'pause', 'Pause invoicing')
       : '',
+    sub.status === 'active' && mayChange(settings, sub, {})
+      ? `<form class="inline" method="post" action="/portal/subscriptions/${esc(sub.id)}/promotion" aria-label="promotion code">${csrfField(visit)}<label for="code-${esc(sub.id)}">Promotion code</label> <input id="code-${esc(sub.id)}" name="code" required maxlength="64" autocomplete="off"> <button type="submit" id="promotion-${esc(sub.id)}">Apply</button></form>`
+      : '',
   ].join('');
   const lines = upcoming.lines
     .map(
@@ -120,6 +124,7 @@ async function subscriptionSection(
 <p>Current period: <span class="period">${esc(day(sub.current_period_start))} to ${esc(day(new Date(Date.parse(sub.current_period_end) - 1).toISOString()))}</span></p>
 <ul class="items">${names.map((n: string, i: number) => `<li>${esc(n)}${numText(sub.items[i].quantity) !== '1' && sub.items[i].quantity !== undefined ? ` × ${esc(numText(sub.items[i].quantity))}` : ''}</li>`).join('')}</ul>
 ${notes}
+${sub.discount ? `<p class="note" id="discount-${esc(sub.id)}">Discount: ${esc(sub.discount.coupon?.name ?? '')}</p>` : ''}
 <div class="actions">${actions}</div>
 ${choices}
 <h3>This period’s usage</h3>

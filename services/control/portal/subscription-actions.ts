@@ -17,6 +17,7 @@ const CHANGES: Record<string, object> = {
  * invoicing: the customer's own PATCH /v1/subscriptions/:id, so portal settings (customer_can_cancel on a
  * subscription the operator made, self_serve_subscriptions on its own) allow or refuse it, and another customer's
  * subscription is 404. `plan` (portal setting portal_change_plan): the customer's own POST …/plan_change.
+ * `promotion`: a promotion code redeemed through the customer's own PATCH (its coupon from this period on).
  */
 export function subscriptionActionRoute(deps: ApiDeps, api: ApiRoutes): RouteDef {
   return portalPost(
@@ -34,6 +35,14 @@ export function subscriptionActionRoute(deps: ApiDeps, api: ApiRoutes): RouteDef
           body: { plan_id: form.plan_id ?? '' },
         });
         return `/portal?done=${sub.scheduled_plan_change ? 'scheduled' : 'upgraded'}`;
+      }
+      if (name === 'promotion') {
+        // The API's own redemption (counted once, refused precisely: docs/checkout.md "Promotion codes").
+        await asCustomer(visit, api('PATCH /v1/subscriptions/:subscription_id'), {
+          params: { subscription_id },
+          body: { promotion_code: (form.code ?? '').trim() },
+        });
+        return '/portal?done=promotion';
       }
       const change = CHANGES[name];
       if (!change) throw new NotFoundError(`The portal has no action ${name}.`);

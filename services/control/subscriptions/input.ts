@@ -50,6 +50,8 @@ export interface SubscriptionChange {
   billingThreshold?: string | null;
   /** Admin only: the coupon applied from the current period on; null removes it; absent leaves it. */
   couponId?: string | null;
+  /** A promotion code redeemed on the subscription (any token that may change it): its coupon, as couponId. */
+  promotionCode?: string;
 }
 
 export function parseNewSubscription(ctx: RequestContext): NewSubscription {
@@ -95,14 +97,18 @@ export function parseSubscriptionChange(ctx: RequestContext): SubscriptionChange
     input.cancel_at_period_end === undefined &&
     input.pause_collection === undefined &&
     input.billing_threshold === undefined &&
-    input.coupon_id === undefined
+    input.coupon_id === undefined &&
+    input.promotion_code === undefined
   )
     throw new ValidationError([
       {
         field: '',
-        message: 'must contain items, status, cancel_at_period_end, pause_collection, billing_threshold or coupon_id',
+        message:
+          'must contain items, status, cancel_at_period_end, pause_collection, billing_threshold, coupon_id or promotion_code',
       },
     ]);
+  if (input.coupon_id !== undefined && input.promotion_code !== undefined)
+    throw new ValidationError([{ field: 'promotion_code', message: 'cannot be sent with coupon_id' }]);
   return {
     items: input.items && exactItems(ctx, input.items),
     status: input.status,
@@ -110,6 +116,7 @@ export function parseSubscriptionChange(ctx: RequestContext): SubscriptionChange
     pauseCollection: input.pause_collection === undefined ? undefined : input.pause_collection !== null,
     billingThreshold: exactThreshold(ctx, input.billing_threshold),
     couponId: input.coupon_id,
+    promotionCode: input.promotion_code,
   };
 }
 

@@ -14,6 +14,7 @@ import { checkThresholdMinimum } from '../../domain/subscriptions/threshold-mini
 import { accountTime } from '../../domain/test-clocks/store.js';
 import { requireAdminForCoupon } from '../coupons/scope.js';
 import { currentDiscounts, setSubscriptionCoupon } from '../../domain/coupons/redeem.js';
+import { redeemPromotionCode } from '../../domain/promotion-codes/redeem.js';
 
 /**
  * PATCH /v1/subscriptions/:subscription_id — replace items, set `billing_threshold` and/or cancel
@@ -44,6 +45,12 @@ export function updateSubscriptionRoute(deps: ApiDeps): RouteDef<SubscriptionCha
             deps.config.BILLING_THRESHOLD_MINIMUMS,
           );
         if (change.couponId !== undefined) await setSubscriptionCoupon(c, subscription, change.couponId, now);
+        // A promotion code is the customer-facing way to a coupon: counted once, refused precisely (redeem.ts), in
+        // this transaction, so a refusal later rolls its count back.
+        if (change.promotionCode !== undefined) {
+          const code = await redeemPromotionCode(c, change.promotionCode, accountId, now);
+          await setSubscriptionCoupon(c, subscription, code.coupon_id, now);
+        }
         const discount = (await currentDiscounts(c, [subscription.row.id])).get(subscription.row.id) ?? null;
         return { subscription, now, discount };
       });
