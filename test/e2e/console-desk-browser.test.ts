@@ -207,7 +207,9 @@ t.test('web console: the operator’s desk', async (t) => {
       'the operator’s subscription: no Cancel while customer_can_cancel is off',
     );
     await api('PATCH', '/v1/portal_settings', { self_serve_subscriptions: false, customer_can_cancel: true });
-    await page.reload();
+    // Away and back within the console (a reload would sign out: the session lives in the page's memory).
+    await page.goto(`${base}/console#/meters`);
+    await page.goto(`${base}/console#/subscriptions`);
     await page.waitForSelector(`tr[data-subscription-id="${sub.id}"] button:has-text("Cancel")`);
     t.equal(await page.locator('form[aria-label="subscribe"]').count(), 0, 'self-serve off: no Subscribe form');
     await screenshot(page, 'subscriptions-customer');
