@@ -13,8 +13,13 @@ t.test('billing run: worked invoices', async (t) => {
   const w = await billingWorld(t, { BILLING_DRAFTS: 'false' });
   const a = await createTestAccount(w.api.infra, { name: 'Acme Widgets Ltd' });
   await w.card(a);
-  const invoicesOf = async (subscriptionId: string) =>
-    (await w.made(a.tokens.read, 'GET', '/v1/billing/invoices?per_page=100')).data
+  // A customer bills in one currency (price books, docs/plans.md): the JPY and KWD subscriptions are customers' own.
+  const jp = await createTestAccount(w.api.infra, { name: 'Acme Japan KK' });
+  const kw = await createTestAccount(w.api.infra, { name: 'Acme Kuwait' });
+  await w.card(jp);
+  await w.card(kw);
+  const invoicesOf = async (subscriptionId: string, of = a) =>
+    (await w.made(of.tokens.read, 'GET', '/v1/billing/invoices?per_page=100')).data
       .filter((i: any) => i.subscription_id === subscriptionId)
       .sort((x: any, y: any) => x.period_start.localeCompare(y.period_start));
 
@@ -48,12 +53,12 @@ t.test('billing run: worked invoices', async (t) => {
   const yenCalls = await w.product('API calls (JP)', 0.5, 'JPY', 'metered');
   const kwdPlan = await w.product('Basic (KW)', 1.5, 'KWD');
   const kwdCalls = await w.product('API calls (KW)', 0.0025, 'KWD', 'metered');
-  const jpMeter = await w.meter(a, 'JP calls', 'requests', 'counter', 'sum');
-  const kwMeter = await w.meter(a, 'KW calls', 'requests', 'counter', 'sum');
-  const yenSub = await w.made(a.tokens.write, 'POST', '/v1/subscriptions', {
+  const jpMeter = await w.meter(jp, 'JP calls', 'requests', 'counter', 'sum');
+  const kwMeter = await w.meter(kw, 'KW calls', 'requests', 'counter', 'sum');
+  const yenSub = await w.made(jp.tokens.write, 'POST', '/v1/subscriptions', {
     items: [{ product_id: yenPlan }, { product_id: yenCalls, meter_id: jpMeter }],
   });
-  const kwdSub = await w.made(a.tokens.write, 'POST', '/v1/subscriptions', {
+  const kwdSub = await w.made(kw.tokens.write, 'POST', '/v1/subscriptions', {
     items: [{ product_id: kwdPlan }, { product_id: kwdCalls, meter_id: kwMeter }],
   });
   await w.backdate(yenSub.id, '2026-10-20T00:00:00Z');
@@ -88,8 +93,8 @@ t.test('billing run: worked invoices', async (t) => {
     latency,
     [250, 250, 250].map((v, i) => ({ value: v, timestamp: `2026-10-2${i + 1}T00:00:00Z` })),
   );
-  await w.usage(a, jpMeter, [{ value: 5, timestamp: '2026-10-28T00:00:00Z' }]);
-  await w.usage(a, kwMeter, [{ value: 5, timestamp: '2026-10-28T00:00:00Z' }]);
+  await w.usage(jp, jpMeter, [{ value: 5, timestamp: '2026-10-28T00:00:00Z' }]);
+  await w.usage(kw, kwMeter, [{ value: 5, timestamp: '2026-10-28T00:00:00Z' }]);
 
   await t.test('inside the grace period nothing closes; usage arriving then still counts', async (t) => {
     const early = await w.run('2026-11-01T00:59:59.999Z');
@@ -213,7 +218,7 @@ t.test('billing run: worked invoices', async (t) => {
       );
       t.equal(u.body.value, line.quantity, `quantity of ${line.description}`);
     }
-    const [yen] = await invoicesOf(yenSub.id);
+    const [yen] = await invoicesOf(yenSub.id, jp);
     t.same(
       { amount: yen.amount, currency: yen.currency, lines: yen.lines.map((l: any) => [l.quantity, l.amount]) },
       {
@@ -226,7 +231,7 @@ t.test('billing run: worked invoices', async (t) => {
       },
       '5 × 0.5 JPY = 2.5 → 3',
     );
-    const [kwd] = await invoicesOf(kwdSub.id);
+    const [kwd] = await invoicesOf(kwdSub.id, kw);
     t.same(
       { amount: kwd.amount, lines: kwd.lines.map((l: any) => [l.quantity, l.amount]) },
       {

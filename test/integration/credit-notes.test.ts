@@ -577,7 +577,9 @@ t.test('credit notes and void', async (t) => {
     );
     // Minor units are the invoice currency's: JPY has none.
     const yen = await w.product('Plan (JP)', 1000, 'JPY');
-    const yenInvoice = await octoberInvoice(a, [yen]);
+    // A customer bills in one currency (price books): the yen invoice is another customer's.
+    const jp = await createTestAccount(w.api.infra);
+    const yenInvoice = await octoberInvoice(jp, [yen]);
     const fine = await credit(yenInvoice.id, { amount: 0.5, reason: 'x' });
     t.match(fine, {
       status: 422,
@@ -592,7 +594,7 @@ t.test('credit notes and void', async (t) => {
       { amount: 333, lines: [{ quantity: 0.3333, amount: 333 }] },
       '1000 × 0.3333 rounded to whole yen',
     );
-    t.match(await w.made(a.tokens.read, 'GET', `/v1/billing/invoices/${yenInvoice.id}`), {
+    t.match(await w.made(jp.tokens.read, 'GET', `/v1/billing/invoices/${yenInvoice.id}`), {
       amount_credited: 333,
       amount_due: 667,
     });
