@@ -58,7 +58,9 @@ t.test('invoices', async (t) => {
   const aSub = await made(a.tokens.write, 'POST', '/v1/subscriptions', {
     items: [{ product_id: plan.id }, { product_id: calls.id, meter_id: aMeter.id }],
   });
-  const aYenSub = await made(a.tokens.write, 'POST', '/v1/subscriptions', { items: [{ product_id: yenPlan.id }] });
+  // A customer bills in one currency (price books, docs/plans.md): the yen subscription is another customer's.
+  const j = await createTestAccount(api.infra, { name: 'Acme Japan KK' });
+  const jYenSub = await made(j.tokens.write, 'POST', '/v1/subscriptions', { items: [{ product_id: yenPlan.id }] });
   const bSub = await made(b.tokens.write, 'POST', '/v1/subscriptions', { items: [{ product_id: plan.id }] });
   await made(a.tokens.write, 'PATCH', '/v1/billing', {
     billing_address: { line1: '221B Baker Street', city: 'London', state: 'Greater London', zip: 'NW1 6XE' },
@@ -402,9 +404,9 @@ t.test('invoices', async (t) => {
     t.notOk(ofB.text.includes('221B Baker Street'), 'not A’s address');
 
     const yen = await insertInvoice(api.infra.pg, {
-      accountId: a.accountId,
-      customerId: a.customerId,
-      subscriptionId: aYenSub.id,
+      accountId: j.accountId,
+      customerId: j.customerId,
+      subscriptionId: jYenSub.id,
       currency: 'JPY',
       amount: '1234000',
       periodStart: '2026-01-01',
@@ -417,7 +419,7 @@ t.test('invoices', async (t) => {
         amount: i === 59 ? '1175000' : '1000',
       })),
     });
-    const res = await download(a.tokens.read, yen);
+    const res = await download(j.tokens.read, yen);
     t.equal(res.status, 200);
     const facts = readPdf(Buffer.from(await res.arrayBuffer()));
     t.ok(facts.pages >= 2, `60 lines need more than one page (${facts.pages})`);
