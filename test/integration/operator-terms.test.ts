@@ -45,6 +45,9 @@ t.test('commercial terms belong to the operator', async (t) => {
       customer_can_cancel: false,
       customer_can_change_threshold: false,
       self_serve_subscriptions: true,
+      portal_change_plan: false,
+      portal_update_billing_details: true,
+      customer_can_buy_credit: false,
       updated_at: null,
     });
     const bad = await call(ADMIN, 'PATCH', '/v1/portal_settings', { customer_can_cancel: 'yes', nope: true });
@@ -204,7 +207,13 @@ t.test('commercial terms belong to the operator', async (t) => {
       t.same(low.body.errors, [{ field: 'billing_threshold.amount', message: 'must be at least 1 USD' }]);
       t.equal((await own({ items: [{ product_id: flat }], billing_threshold: { amount: 1 } })).status, 201, '1.00 USD');
       const yen = await product({ price: 1000, currency: 'JPY' });
-      const cheap = await own({ items: [{ product_id: yen }], billing_threshold: { amount: 499 } });
+      // A customer bills in one currency (price books): a yen subscription is another customer's.
+      const [jp] = await createCustomers(api.url, ADMIN, 1, 'terms-jp');
+      const JP = await customerToken(api.infra, jp!.accountId);
+      const cheap = await call(JP, 'POST', '/v1/subscriptions', {
+        items: [{ product_id: yen }],
+        billing_threshold: { amount: 499 },
+      });
       t.same([cheap.status, cheap.body.errors?.[0]?.message], [422, 'must be at least 500 JPY'], 'configured: JPY 500');
       const sub = await made(A, 'POST', '/v1/subscriptions', { items: [{ product_id: flat }] });
       const patch = await call(A, 'PATCH', `/v1/subscriptions/${sub.id}`, { billing_threshold: { amount: 0.5 } });
