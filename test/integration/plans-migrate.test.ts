@@ -231,7 +231,7 @@ t.test('plan migration: dry run, kill -9, two runs, period end', async (t) => {
     t.equal(s.plan_version, 1, 'still version 1 before the period ends');
     t.same(
       s.scheduled_plan_change,
-      { plan_version: 2, at: s.current_period_end },
+      { plan_id: s.plan_id, plan_version: 2, at: s.current_period_end },
       'the customer sees the move scheduled for its period’s end',
     );
     t.same(s.items, [{ product_id: seat, meter_id: null }]);
