@@ -2,7 +2,7 @@ import type { ApiDeps, RouteDef } from '../../../shared/http/route.js';
 import { pageMoney } from '../../domain/hosted-pages/invoice-view.js';
 import { esc } from '../hosted/templates.js';
 import { asCustomer, numText, type ApiRoutes } from './api-call.js';
-import { portalPage } from './layout.js';
+import { visitPage } from './layout.js';
 import { csrfField, portalGet, portalPost } from './route.js';
 import { readPortalSettings } from '../../domain/portal-settings/settings.js';
 
@@ -52,13 +52,10 @@ export function balancesRoute(deps: ApiDeps, api: ApiRoutes): RouteDef {
         return `<tr id="ent-${esc(e.id)}"><td>${esc(e.feature)}</td><td>${detail}</td></tr>`;
       })
       .join('\n');
-    return portalPage(deps.config, {
+    return visitPage(deps.config, visit, {
       title: 'Credit and entitlements',
       current: '/portal/balances',
-      returnUrl: visit.session.return_url,
-      locale: visit.session.locale,
-      body: `<h1>Credit and entitlements</h1>
-<h2>Credit balance</h2>
+      body: `<h2>Credit balance</h2>
 ${balance ? `<ul id="credit-balance">${balance}</ul>` : '<p id="credit-balance">No prepaid credit.</p>'}
 ${buy}
 ${grants ? `<table class="lines" id="credit-ledger"><caption>Credit grants</caption><thead><tr><th scope="col">Date</th><th scope="col">Description</th><th scope="col" class="num">Granted</th><th scope="col" class="num">Remaining</th><th scope="col">Expires</th></tr></thead><tbody>${grants}</tbody></table>` : ''}

@@ -5,7 +5,7 @@ import { customerIdsOfAccounts } from '../../domain/customers/store.js';
 import { esc } from '../hosted/templates.js';
 import { asCustomer, type ApiRoutes } from './api-call.js';
 import type { PortalVisit } from './access.js';
-import { portalPage } from './layout.js';
+import { visitPage } from './layout.js';
 import { csrfField, portalGet, portalPost } from './route.js';
 
 const ADDRESS = [
@@ -35,14 +35,11 @@ export function billingDetailsRoute(deps: ApiDeps, api: ApiRoutes): RouteDef {
     const editable = settings.portal_update_billing_details;
     const field = (name: string, label: string, value: string) =>
       `<label for="${name}">${esc(label)}</label><input type="text" id="${name}" name="${name}" value="${esc(value)}"${editable ? '' : ' disabled'}>`;
-    return portalPage(deps.config, {
+    return visitPage(deps.config, visit, {
       title: 'Billing details',
       current: '/portal/billing-details',
-      returnUrl: visit.session.return_url,
-      locale: visit.session.locale,
-      body: `<h1>Billing details</h1>
-${ctx.query.get('done') === 'saved' ? '<p class="flash" id="flash" role="status">Your billing details are saved.</p>' : ''}
-<form method="post" action="/portal/billing-details" id="billing-form">${csrfField(visit)}
+      flash: ctx.query.get('done') === 'saved' ? 'Your billing details are saved.' : undefined,
+      body: `<form method="post" action="/portal/billing-details" id="billing-form">${csrfField(visit)}
 <fieldset><legend>Billing address</legend>
 ${ADDRESS.map(([k, label]) => field(k, label, a[k] ?? '')).join('\n')}
 </fieldset>

@@ -3,7 +3,7 @@ import { NotFoundError } from '../../../shared/errors.js';
 import { pageMoney } from '../../domain/hosted-pages/invoice-view.js';
 import { esc } from '../hosted/templates.js';
 import { asCustomer, numText, type ApiRoutes } from './api-call.js';
-import { portalPage, seeOther } from './layout.js';
+import { seeOther, visitPage } from './layout.js';
 import { portalGet } from './route.js';
 
 const STATUS: Record<string, string> = {
@@ -28,13 +28,10 @@ export function invoicesRoute(deps: ApiDeps, api: ApiRoutes): RouteDef {
 <td>${i.hosted_invoice_url ? `<a href="/portal/invoices/${esc(i.id)}">${i.status === 'open' || i.status === 'uncollectible' ? 'View and pay' : 'View'}</a> · <a href="/portal/invoices/${esc(i.id)}/pdf">PDF</a>` : ''}</td></tr>`,
       )
       .join('\n');
-    return portalPage(deps.config, {
+    return visitPage(deps.config, visit, {
       title: 'Your invoices',
       current: '/portal/invoices',
-      returnUrl: visit.session.return_url,
-      locale: visit.session.locale,
-      body: `<h1>Your invoices</h1>
-${rows ? `<table class="lines" id="invoices"><thead><tr><th scope="col">Number</th><th scope="col">Date</th><th scope="col" class="num">Amount</th><th scope="col">Status</th><th scope="col">Document</th></tr></thead><tbody>${rows}</tbody></table>` : '<p id="no-invoices">No invoices yet.</p>'}`,
+      body: `${rows ? `<table class="lines" id="invoices"><thead><tr><th scope="col">Number</th><th scope="col">Date</th><th scope="col" class="num">Amount</th><th scope="col">Status</th><th scope="col">Document</th></tr></thead><tbody>${rows}</tbody></table>` : '<p id="no-invoices">No invoices yet.</p>'}`,
     });
   });
 }

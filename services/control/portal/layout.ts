@@ -1,6 +1,7 @@
 import type { HttpReply } from '../../../shared/http/context.js';
 import type { Config } from '../../../shared/config.js';
 import { esc, pageHeaders } from '../hosted/templates.js';
+import type { PortalVisit } from './access.js';
 
 /**
  * The portal's HTML (docs/portal.md): server-rendered like the hosted pages — every interpolated value escaped with
@@ -76,3 +77,23 @@ form.inline{display:inline-block;margin-right:.6rem}label{display:block;margin:.
 input[type=text],select{padding:.4rem;font-size:1rem;width:100%;max-width:24rem;box-sizing:border-box}
 .flash{padding:.6rem;border-radius:4px;background:#dcf5e3;color:#17603a}.flash.error{background:#fde8e8;color:#8a1c1c}
 svg.usage{width:100%;height:auto;max-width:40rem}.muted{color:#667}`;
+
+/**
+ * A page of a signed-in visit: the title as its heading, what a finished action says (`?done=`, as `flash`), the
+ * section's navigation, and the session's Back link and language.
+ */
+export function visitPage(
+  config: Pick<Config, 'STRIPE_JS_URL'>,
+  visit: PortalVisit,
+  o: { title: string; current: string; body: string; flash?: string },
+): HttpReply {
+  return portalPage(config, {
+    title: o.title,
+    current: o.current,
+    returnUrl: visit.session.return_url,
+    locale: visit.session.locale,
+    body: `<h1>${esc(o.title)}</h1>
+${o.flash ? `<p class="flash" id="flash" role="status">${esc(o.flash)}</p>` : ''}
+${o.body}`,
+  });
+}

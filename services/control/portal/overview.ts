@@ -6,7 +6,7 @@ import { esc } from '../hosted/templates.js';
 import type { PortalVisit } from './access.js';
 import { asCustomer, numText, type ApiRoutes } from './api-call.js';
 import { usageChart } from './chart.js';
-import { portalPage } from './layout.js';
+import { visitPage } from './layout.js';
 import { csrfField, portalGet } from './route.js';
 import { planChoices } from './plan-choices.js';
 
@@ -146,17 +146,13 @@ export function overviewRoute(deps: ApiDeps, api: ApiRoutes): RouteDef {
       const subs = (await asCustomer(visit, api('GET /v1/subscriptions'), { query: { per_page: '100' } })).data.filter(
         (s: any) => s.status !== 'canceled',
       );
-      const sections = [];
-      for (const s of subs) sections.push(await subscriptionSection(deps, api, visit, settings, s));
+      const sections = await Promise.all(subs.map((s: any) => subscriptionSection(deps, api, visit, settings, s)));
       const done = DONE[ctx.query.get('done') ?? ''];
-      return portalPage(deps.config, {
+      return visitPage(deps.config, visit, {
         title: 'Your subscription',
         current: '/portal',
-        returnUrl: visit.session.return_url,
-        locale: visit.session.locale,
-        body: `<h1>Your subscription</h1>
-${done ? `<p class="flash" id="flash" role="status">${esc(done)}</p>` : ''}
-${sections.join('\n') || '<p id="no-subscription">You have no active subscription.</p>'}`,
+        flash: done,
+        body: `${sections.join('\n') || '<p id="no-subscription">You have no active subscription.</p>'}`,
       });
     },
   );

@@ -1,7 +1,7 @@
 import type { ApiDeps, RouteDef } from '../../../shared/http/route.js';
 import { esc } from '../hosted/templates.js';
 import { asCustomer, numText, type ApiRoutes } from './api-call.js';
-import { portalPage, seeOther } from './layout.js';
+import { seeOther, visitPage } from './layout.js';
 import { csrfField, portalGet, portalPost } from './route.js';
 
 const DONE: Record<string, string> = { default: 'Your default card is changed.' };
@@ -22,14 +22,11 @@ ${pm.is_default ? '<strong class="default-card">Default</strong>' : `<form class
       )
       .join('\n');
     const done = DONE[ctx.query.get('done') ?? ''];
-    return portalPage(deps.config, {
+    return visitPage(deps.config, visit, {
       title: 'Payment methods',
       current: '/portal/payment-methods',
-      returnUrl: visit.session.return_url,
-      locale: visit.session.locale,
-      body: `<h1>Payment methods</h1>
-${done ? `<p class="flash" id="flash" role="status">${esc(done)}</p>` : ''}
-${rows ? `<ul class="cards" id="cards">${rows}</ul>` : '<p id="no-cards">No card on file.</p>'}
+      flash: done,
+      body: `${rows ? `<ul class="cards" id="cards">${rows}</ul>` : '<p id="no-cards">No card on file.</p>'}
 <form method="post" action="/portal/payment-methods/new">${csrfField(visit)}<button type="submit" id="add-card">Add a card</button></form>
 <p class="note">A new card is entered on the payment processor’s secure form and becomes your default card.</p>`,
     });
