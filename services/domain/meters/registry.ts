@@ -37,10 +37,10 @@ export class MeterRegistryWriter {
   }
 
   /** Publishes the record; throws 503 when JetStream doesn't acknowledge it (the caller's transaction rolls back). */
-  async put(row: MeterRow): Promise<void> {
+  async put(row: MeterRow, keySet: boolean): Promise<void> {
     try {
       const record = toRecord(row);
-      if (record.key) await this.kv.put(meterKeyEntry(meterKeyOwner(record), record.key), record.id);
+      if (keySet && record.key) await this.kv.put(meterKeyEntry(meterKeyOwner(record), record.key), record.id);
       await putMeter(this.kv, record);
     } catch (err) {
       this.log.error({ err, meter_id: row.id }, 'meter registry write failed');

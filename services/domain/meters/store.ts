@@ -84,7 +84,7 @@ export async function createMeter(
         [newId('mtr'), accountId, m.name, m.unit, m.type, m.aggregation, m.dimensions, m.uniqueBy, m.scope, m.key],
       );
       if (m.uniqueBy !== null) await registerUnique(r.rows[0]!.id, m.uniqueBy);
-      await registry.put(r.rows[0]!);
+      await registry.put(r.rows[0]!, r.rows[0]!.key !== null);
       return r.rows[0]!;
     }),
   );
@@ -126,7 +126,7 @@ export async function updateMeter(
           change.key ?? null,
         ],
       );
-      await registry.put(r.rows[0]!);
+      await registry.put(r.rows[0]!, cur.rows[0].key === null && r.rows[0]!.key !== null);
       return r.rows[0]!;
     }),
   );

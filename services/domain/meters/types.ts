@@ -58,5 +58,6 @@ export function toRecord(row: MeterRow): MeterRecord {
 
 /** What a meter write needs of the registry (registry.ts): the meter's record put in NATS KV inside the row's transaction. */
 export interface MeterRecordPut {
-  put(row: MeterRow): Promise<void>;
+  /** `keySet`: the row's key was set by this write (a key is fixed once set, so its bucket entry is written once). */
+  put(row: MeterRow, keySet: boolean): Promise<void>;
 }
