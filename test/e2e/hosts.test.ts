@@ -46,6 +46,41 @@ async function usageCount(d: Deployment, token: string, meterId: string): Promis
   return { count: Number(r.body.count ?? -1), value: Number(r.body.value ?? -1) };
 }
 
+/**
+ * Waits until the api counts every accepted record; on a timeout the failure says what each replica's raw table
+ * holds, per host, so a record lost is told apart from one stored but not served.
+ */
+async function waitReadable(d: Deployment, token: string, meterId: string, accepted: number): Promise<void> {
+  let last = { count: -1, value: -1 };
+  try {
+    await waitUntil(
+      async () => {
+        last = await usageCount(d, token, meterId);
+        return last.count >= accepted;
+      },
+      'every accepted record to be readable',
+      300_000,
+      500,
+    );
+  } catch (err) {
+    const replicas: Record<string, number | null> = {};
+    for (const h of d.hosts) replicas[h.name] = await replicaCount(d, h, meterId);
+    const perHost: Record<string, number> = {};
+    for (const h of d.hosts)
+      perHost[h.name] = await callJson(
+        `http://${h.address}:${d.inventory.ports.api}`,
+        token,
+        'GET',
+        `/v1/meters/${meterId}/usage?window=none`,
+      )
+        .then((r) => Number(r.body.count ?? -1))
+        .catch(() => -2);
+    throw new Error(
+      `${(err as Error).message}: accepted ${accepted}, the api counts ${last.count}; each api asked directly ${JSON.stringify(perHost)}; each replica's raw rows ${JSON.stringify(replicas)}`,
+    );
+  }
+}
+
 /** Every api process knows the meter: asked directly, each answers 422 to an empty record. */
 async function meterKnownEverywhere(d: Deployment, token: string, meterId: string): Promise<void> {
   for (const h of d.hosts)
@@ -225,12 +260,7 @@ t.test('three hosts behind HAProxy', async (t) => {
     const readReport = await reads.stop();
 
     // Nothing lost, nothing counted twice: through the api, on every replica.
-    await waitUntil(
-      async () => (await usageCount(d, account.tokens.read, meterId)).count >= report.accepted,
-      'every accepted record to be readable',
-      300_000,
-      500,
-    );
+    await waitReadable(d, account.tokens.read, meterId, report.accepted);
     const usage = await usageCount(d, account.tokens.read, meterId);
     t.equal(report.accepted, report.sent, 'every record sent was eventually accepted');
     t.equal(usage.count, report.accepted, 'the api counts every accepted record exactly once');
@@ -299,12 +329,7 @@ t.test('three hosts behind HAProxy', async (t) => {
       d.hosts.flatMap(() => ROLE_NAMES.map(() => 'release-2')),
       'every role process of every host runs the new build',
     );
-    await waitUntil(
-      async () => (await usageCount(d, account.tokens.read, meterId)).count >= report.accepted,
-      'every accepted record to be readable',
-      300_000,
-      500,
-    );
+    await waitReadable(d, account.tokens.read, meterId, report.accepted);
     const usage = await usageCount(d, account.tokens.read, meterId);
     t.equal(report.accepted, report.sent, 'every record sent was eventually accepted');
     t.equal(usage.count, report.accepted, 'none lost, none counted twice');

@@ -158,8 +158,10 @@ t.test('the hosted invoice page', async (t) => {
       answers.map((x: any) => x.status),
       ['paid', 'paid', 'paid'],
     );
+    // The page's script reloads the page itself once the answer says paid: wait for that load, not a second one.
+    const reloaded = page.waitForEvent('load', { timeout: 30_000 });
     await page.dblclick('#pay-saved').catch(() => undefined);
-    await page.reload();
+    await reloaded;
     t.equal(await status(), 'Paid');
     const intents = await h.intentsOf(inv.id);
     t.equal(intents.length, 1, 'one PaymentIntent');
