@@ -71,6 +71,9 @@ const isSelect = (sql: string) => /^[\s(]*(SELECT|WITH)\b/i.test(sql);
  * Several replicas that hold the same data (one shard, or the Distributed tables every node serves): a
  * request goes to the replica that last answered and moves on to the next when that one cannot be reached.
  */
+/** How often a process asks replicas that did not answer for their names (ClickhouseReplicas.runPreferring). */
+const NAMES_EVERY_MS = 30_000;
+
 export class ClickhouseReplicas {
   readonly clients: ClickHouseClient[];
   private current = 0;
@@ -95,6 +98,58 @@ export class ClickhouseReplicas {
         const out = await fn(this.clients[i]!);
         this.current = i;
         return out;
+      } catch (err) {
+        if (!isConnectionError(err)) throw err;
+        lastError = err;
+      }
+    }
+    throw lastError;
+  }
+
+  /** Each replica's name (its `replica` macro) once told; undefined: not asked yet, or asked and not answered. */
+  private readonly names: (string | null | undefined)[] = [];
+  private namesAskedAt = Number.NEGATIVE_INFINITY;
+
+  /** Asks the replicas not yet named for their names, at most every NAMES_EVERY_MS (a dead one is not waited on twice). */
+  private async askNames(): Promise<void> {
+    if (
+      Date.now() - this.namesAskedAt < NAMES_EVERY_MS ||
+      (this.names.length === this.clients.length && !this.names.includes(undefined))
+    )
+      return;
+    this.namesAskedAt = Date.now();
+    await Promise.all(
+      this.clients.map(async (ch, i) => {
+        if (this.names[i] !== undefined) return;
+        try {
+          const rs = await ch.query({
+            query: `SELECT substitution AS s FROM system.macros WHERE macro = 'replica'`,
+            format: 'JSONEachRow',
+          });
+          this.names[i] = (await rs.json<{ s: string }>())[0]?.s ?? null;
+        } catch {
+          // not answering now: asked again later
+        }
+      }),
+    );
+  }
+
+  /**
+   * Runs `fn` like run(), on the replica whose `replica` macro is `name` first when it answers (then the others in
+   * turn), telling `fn` the name of the replica it runs on (null when that replica can't tell it).
+   */
+  async runPreferring<T>(
+    name: string | null,
+    fn: (ch: ClickHouseClient, name: string | null) => Promise<T>,
+  ): Promise<T> {
+    await this.askNames();
+    const preferred = name === null ? -1 : this.names.indexOf(name);
+    const start = preferred >= 0 ? preferred : this.current;
+    let lastError: unknown;
+    for (let tried = 0; tried < this.clients.length; tried++) {
+      const i = (start + tried) % this.clients.length;
+      try {
+        return await fn(this.clients[i]!, this.names[i] ?? null);
       } catch (err) {
         if (!isConnectionError(err)) throw err;
         lastError = err;

@@ -1,4 +1,6 @@
 import t from 'tap';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { createClickhouse } from '../../shared/clients/clickhouse.js';
 import { readCredentials } from '../../infra/stack/credentials.js';
@@ -52,10 +54,19 @@ async function usageCount(d: Deployment, token: string, meterId: string): Promis
  */
 async function waitReadable(d: Deployment, token: string, meterId: string, accepted: number): Promise<void> {
   let last = { count: -1, value: -1 };
+  let lastAnswer = '';
+  const seen: string[] = [];
+  let seenAt = 0;
   try {
     await waitUntil(
       async () => {
-        last = await usageCount(d, token, meterId);
+        const r = await callJson(d.base, token, 'GET', `/v1/meters/${meterId}/usage?window=none`);
+        last = { count: Number(r.body.count ?? -1), value: Number(r.body.value ?? -1) };
+        lastAnswer = `${r.status} ${JSON.stringify(r.body).slice(0, 300)}`;
+        if (Date.now() - seenAt >= 30_000) {
+          seen.push(String(last.count));
+          seenAt = Date.now();
+        }
         return last.count >= accepted;
       },
       'every accepted record to be readable',
@@ -63,6 +74,15 @@ async function waitReadable(d: Deployment, token: string, meterId: string, accep
       500,
     );
   } catch (err) {
+    const names = d.infra.natsNames;
+    const jsm = await jetstreamManager(d.infra.nats);
+    const c = await jsm.consumers.info(names.usageStream, names.usageConsumer).catch((e) => ({ error: String(e) }));
+    const stream = await jsm.streams.info(names.usageStream).catch((e) => ({ error: String(e) }));
+    const consumer =
+      'error' in c
+        ? c
+        : { pending: c.num_pending, ack_pending: c.num_ack_pending, redelivered: c.num_redelivered, waiting: c.num_waiting };
+    const streamState = 'error' in stream ? stream : { messages: stream.state.messages, leader: stream.cluster?.leader };
     const replicas: Record<string, number | null> = {};
     for (const h of d.hosts) replicas[h.name] = await replicaCount(d, h, meterId);
     const perHost: Record<string, number> = {};
@@ -75,8 +95,14 @@ async function waitReadable(d: Deployment, token: string, meterId: string, accep
       )
         .then((r) => Number(r.body.count ?? -1))
         .catch(() => -2);
+    const logs = d.hosts
+      .map((h) => {
+        const file = join(d.root, 'logs', `${h.name}-consumer.log`);
+        return `--- ${h.name} consumer:\n${existsSync(file) ? readFileSync(file, 'utf8').slice(-1500) : '(no log)'}`;
+      })
+      .join('\n');
     throw new Error(
-      `${(err as Error).message}: accepted ${accepted}, the api counts ${last.count}; each api asked directly ${JSON.stringify(perHost)}; each replica's raw rows ${JSON.stringify(replicas)}`,
+      `${(err as Error).message}: accepted ${accepted}, the api counts ${last.count} (last answer ${lastAnswer}); each api asked directly ${JSON.stringify(perHost)}; each replica's raw rows ${JSON.stringify(replicas)}; the usage consumer ${JSON.stringify(consumer)}, stream ${JSON.stringify(streamState)}; counts while waiting ${seen.join(' ')}\n${logs}`,
     );
   }
 }

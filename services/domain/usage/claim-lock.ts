@@ -11,23 +11,36 @@ import {
 } from './claims.js';
 import { ACCOUNT_LOCK, withAccountLocks } from './account-locks.js';
 import { RECENT_MARGIN_MS, type RecentIds } from './recent-ids.js';
-import { recentClaims, takeIdentityOwnership } from './identity-store.js';
+import {
+  completeClaimsReplica,
+  recentClaims,
+  recordClaimsReplica,
+  takeIdentityOwnership,
+  type OwnershipBefore,
+} from './identity-store.js';
 
 /** How a writer claims: the window (ms; Infinity with USAGE_IDENTITY=id) and, for a window, its memory. */
 export interface ClaimRule {
   windowMs: number;
   /** The process's recent ids and its name as their owner; without them every client id is looked up. */
   recent?: { ids: RecentIds; owner: string };
+  /** The process's name as a claimer without a memory (USAGE_IDENTITY=id): where its claims are, on a cluster. */
+  owner?: string;
 }
 
 /**
  * The rows of `chunks` that count: their identities are looked up and the new ones claimed
  * (services/domain/usage/claims.ts) under the accounts' claim locks — no other insert can claim them in between. The rows
  * are inserted by the caller after the locks: a row claimed under its own timestamp may be inserted by anyone, any
- * number of times. On a cluster the lookup runs on a replica that first fetched every claim its twins hold.
+ * number of times.
+ * On a cluster the lookup must see every claim stored on any replica of the shard: it runs on the replica the
+ * accounts' last claimer left complete (identity-store.ts completeClaimsReplica) when that one answers, else on a
+ * replica that first fetched every claim its twins hold (SYSTEM SYNC REPLICA) — so processes taking turns on one
+ * account's messages meet on one replica instead of each waiting on replication under the lock.
  * With a memory of recent ids (recent-ids.ts) only the rows it cannot answer for are looked up: the others have
  * certainly no claim within the window. The process first becomes the accounts' owner; accounts it was not the
- * owner of (another process may have claimed their ids since) are reloaded from the stored claims.
+ * owner of (another process may have claimed their ids since) are reloaded from the stored claims — unless
+ * processes are taking turns on them (RecentIds.contended): then they are looked up.
  */
 export async function claimNewRows(
   pg: PgPool,
@@ -40,25 +53,42 @@ export async function claimNewRows(
   const accounts = new Set<string>();
   for (const rows of rowsOf) for (const r of rows) if (!r.assigned) accounts.add(r.account);
   const recent = rule.recent;
+  const owner = recent?.owner ?? rule.owner;
   // Only server-assigned ids (the usual live batch): nothing to claim, no lock, no lookup.
   if (accounts.size === 0)
     return { chunks, kept: rowsOf.reduce((n, rows) => n + rows.length, 0), dropped: 0, claims: [], claimed: [] };
   return withAccountLocks(pg, ACCOUNT_LOCK.CLAIM, accounts, 'exclusive', async () => {
-    const taken = recent ? await takeIdentityOwnership(pg, [...accounts], recent.owner) : new Set<string>();
-    return shard.replicas.run(async (ch) => {
-      if (shard.local)
+    const tracked = owner !== undefined && (recent !== undefined || shard.local !== '');
+    const before = tracked
+      ? await takeIdentityOwnership(pg, [...accounts], owner!)
+      : new Map<string, OwnershipBefore>();
+    const complete = shard.local && tracked ? completeClaimsReplica(accounts, before) : null;
+    // Accounts another process claimed for since this one did (its memory of them is stale), and of those the ones
+    // processes are taking turns on.
+    const taken = new Set([...accounts].filter((a) => before.get(a)?.owner !== owner));
+    const contended = new Set(recent ? [...accounts].filter((a) => recent.ids.contended(a, taken.has(a))) : []);
+    const { batch, replica } = await shard.replicas.runPreferring(complete, async (ch, replica) => {
+      if (shard.local && (complete === null || replica !== complete))
         await ch.command({
           query: `SYSTEM SYNC REPLICA ${database}.${CLAIMS_TABLE}${shard.local}`,
           clickhouse_settings: { receive_timeout: 20 },
         });
-      const stale = recent ? [...accounts].filter((a) => taken.has(a) || !recent.ids.holds(a)) : [];
-      for (const a of stale) recent?.ids.drop(a);
-      const reload = stale.filter((a) => recent?.ids.mayReload(a));
-      if (recent && reload.length) {
-        const floor = Date.now() - rule.windowMs - RECENT_MARGIN_MS;
-        const byAccount = new Map(reload.map((a) => [a, [] as { meter: string; id: string; claimed: number }[]]));
-        for (const c of await recentClaims(ch, database, reload, floor, shard.local)) byAccount.get(c.account)?.push(c);
-        for (const [a, claims] of byAccount) recent.ids.load(a, floor, claims);
+      if (recent) {
+        const stale: string[] = [];
+        const reload: string[] = [];
+        for (const a of accounts) {
+          if (!taken.has(a) && recent.ids.holds(a)) continue;
+          stale.push(a);
+          if (!contended.has(a) && recent.ids.mayReload(a)) reload.push(a);
+        }
+        for (const a of stale) recent.ids.drop(a);
+        if (reload.length) {
+          const floor = Date.now() - rule.windowMs - RECENT_MARGIN_MS;
+          const byAccount = new Map(reload.map((a) => [a, [] as { meter: string; id: string; claimed: number }[]]));
+          for (const c of await recentClaims(ch, database, reload, floor, shard.local))
+            byAccount.get(c.account)?.push(c);
+          for (const [a, claims] of byAccount) recent.ids.load(a, floor, claims);
+        }
       }
       const lookup: RowIdentity[] = [];
       for (const rows of rowsOf)
@@ -67,7 +97,10 @@ export async function claimNewRows(
       const b = keepUnclaimed(chunks, rowsOf, claimed, rule.windowMs);
       await insertClaims(ch, database, b.claims, shard.local);
       recent?.ids.add(b.claimed);
-      return b;
+      return { batch: b, replica };
     });
+    // This replica now holds every claim of the accounts: the next claimer there needs no sync.
+    if (shard.local && tracked && replica !== null) await recordClaimsReplica(pg, [...accounts], owner!, replica);
+    return batch;
   });
 }

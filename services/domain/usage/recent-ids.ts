@@ -47,6 +47,8 @@ export class RecentIds {
   private readonly accounts = new Map<string, AccountIds>();
   /** When each account was last loaded: survives `drop`. */
   private readonly loadedAt = new Map<string, number>();
+  /** Whether another process had claimed for each account before this process's last claim of it. */
+  private readonly takenLast = new Map<string, boolean>();
   private prunedAt = 0;
 
   constructor(private readonly windowMs: number) {}
@@ -77,6 +79,17 @@ export class RecentIds {
    */
   mayReload(account: string, now = Date.now()): boolean {
     return now - (this.loadedAt.get(account) ?? Number.NEGATIVE_INFINITY) >= RELOAD_EVERY_MS;
+  }
+
+  /**
+   * Notes whether another process claimed for `account` since this one last did, and says whether it did so the
+   * time before too: processes taking turns on one account's messages. Reloading its window then buys nothing —
+   * the next turn of another process makes it stale again — so its rows are looked up instead until the turns stop.
+   */
+  contended(account: string, taken: boolean): boolean {
+    const before = this.takenLast.get(account) === true;
+    this.takenLast.set(account, taken);
+    return taken && before;
   }
 
   /** Holds an account with its claims accepted since `floor` (the stored ones, just read). */

@@ -67,7 +67,8 @@ export class UsageWriter<M> {
     private readonly opts: UsageWriterOptions,
   ) {
     const { USAGE_IDENTITY: identity, USAGE_IDENTITY_WINDOW: windowS } = infra.config;
-    if (identity === 'id') this.claimRule = { windowMs: Number.POSITIVE_INFINITY };
+    if (identity === 'id')
+      this.claimRule = { windowMs: Number.POSITIVE_INFINITY, owner: `${process.pid}-${randomUUID()}` };
     else if (identity === 'window')
       this.claimRule = {
         windowMs: windowS * 1000,
