@@ -73,6 +73,7 @@ const isSelect = (sql: string) => /^[\s(]*(SELECT|WITH)\b/i.test(sql);
  */
 /** How often a process asks replicas that did not answer for their names (ClickhouseReplicas.runPreferring). */
 const NAMES_EVERY_MS = 30_000;
+const NAMES_FIRST_WAIT_MS = 2_000;
 
 export class ClickhouseReplicas {
   readonly clients: ClickHouseClient[];
@@ -110,15 +111,18 @@ export class ClickhouseReplicas {
   private readonly names: (string | null | undefined)[] = [];
   private namesAskedAt = Number.NEGATIVE_INFINITY;
 
-  /** Asks the replicas not yet named for their names, at most every NAMES_EVERY_MS (a dead one is not waited on twice). */
-  private async askNames(): Promise<void> {
+  /**
+   * Asks the replicas not yet named for their names, at most every NAMES_EVERY_MS, in the background: a replica that
+   * does not answer is never waited on by a caller (only the very first ask is, for at most NAMES_FIRST_WAIT_MS).
+   */
+  private askNames(): Promise<void> {
     if (
       Date.now() - this.namesAskedAt < NAMES_EVERY_MS ||
       (this.names.length === this.clients.length && !this.names.includes(undefined))
     )
-      return;
+      return Promise.resolve();
     this.namesAskedAt = Date.now();
-    await Promise.all(
+    return Promise.all(
       this.clients.map(async (ch, i) => {
         if (this.names[i] !== undefined) return;
         try {
@@ -131,7 +135,7 @@ export class ClickhouseReplicas {
           // not answering now: asked again later
         }
       }),
-    );
+    ).then(() => undefined);
   }
 
   /**
@@ -142,7 +146,9 @@ export class ClickhouseReplicas {
     name: string | null,
     fn: (ch: ClickHouseClient, name: string | null) => Promise<T>,
   ): Promise<T> {
-    await this.askNames();
+    const asking = this.askNames();
+    if (this.names.length === 0)
+      await Promise.race([asking, new Promise((r) => setTimeout(r, NAMES_FIRST_WAIT_MS).unref())]);
     const preferred = name === null ? -1 : this.names.indexOf(name);
     const start = preferred >= 0 ? preferred : this.current;
     let lastError: unknown;
