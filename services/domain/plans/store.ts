@@ -6,6 +6,7 @@ import type { RowWindow } from '../../../shared/row-window.js';
 import { resolveItems } from '../subscriptions/items.js';
 import type { Item, ItemRequest } from '../subscriptions/types.js';
 import type { NewPlan, PlanVersionChange, PlanVersionRow } from './types.js';
+import { checkPlanBooks } from './price-books.js';
 
 type Queryable = Pick<PgPool, 'query'> | PgClient;
 
@@ -22,9 +23,11 @@ const NO_ACCOUNT = '';
 
 /**
  * The items as a subscription's items (the one rule, services/domain/subscriptions/items.ts), each product priced in
- * the plan's currency (its own or a price book: 422 currency_not_priced naming the item).
+ * the plan's currency (its own or a price book: 422 currency_not_priced naming the item); their own price books in
+ * other currencies than the plan's (checkPlanBooks).
  */
 async function planItems(client: PgClient, input: ItemRequest[], currency: string): Promise<Item[]> {
+  checkPlanBooks(input, currency);
   return (await resolveItems(client, NO_ACCOUNT, input, currency)).items;
 }
 
