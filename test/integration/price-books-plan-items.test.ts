@@ -357,5 +357,19 @@ t.test('price books of a plan’s minimum and per-dimension prices: USD, EUR, JP
     t.equal(eur.body.currency, 'EUR');
     t.equal(eur.body.plan_version, v2.version);
     t.equal(eur.body.items[0].minimum_amount, 55, 'the new version’s EUR minimum');
+    for (const dry_run of [true, false]) {
+      const moved = await call('POST', `/v1/plans/${plan.id}/migrate`, {
+        from_version: 1,
+        to_version: v2.version,
+        at: 'now',
+        dry_run,
+      });
+      t.equal(moved.status, 422, `a move of version 1's JPY subscriber (dry run: ${dry_run})`);
+      t.equal(moved.body.code, 'currency_not_priced');
+      t.equal(moved.body.errors?.[0]?.field, 'to_version');
+      t.match(moved.body.errors?.[0]?.message, /no price in JPY: items\[0\]\.minimum_amount/);
+    }
+    t.equal((await w.made(ADMIN, 'GET', `/v1/subscriptions/${subs.JPY.id}`)).plan_version, 1, 'nothing moved');
+    t.equal((await w.made(ADMIN, 'GET', `/v1/subscriptions/${subs.USD.id}`)).plan_version, 1);
   });
 });

@@ -49,6 +49,10 @@ export function planItemIn(
   };
 }
 
+/** The version's items carry amounts of their own (a minimum, per-dimension prices): they have books to choose. */
+export const hasOwnAmounts = (version: PlanVersionRow): boolean =>
+  version.items.some((i) => i.minimum_amount !== null || i.dimension_prices);
+
 /**
  * A plan version's items as a subscription's item request in `currency` (checked again for the subscriber's
  * account). A currency the version has no amount in → 422 currency_not_priced (checkPlanPricedIn says which).
@@ -60,16 +64,22 @@ export function planItemsIn(version: PlanVersionRow, currency: string): ItemRequ
   return out.map((o) => o.item);
 }
 
-const missingError = (version: PlanVersionRow, currency: string, field: string): FieldError => ({
-  field: 'plan_id',
-  message: `plan ${version.plan_id} version ${version.version} has no price in ${currency}: ${field} is priced in ${version.currency} only`,
+const missingError = (version: PlanVersionRow, currency: string, what: string, field = 'plan_id'): FieldError => ({
+  field,
+  message: `plan ${version.plan_id} version ${version.version} has no price in ${currency}: ${what} is priced in ${version.currency} only`,
 });
 
 /**
  * Subscribing a customer in `currency` to the version: every item's product and every amount of the items priced in
- * it, else 422 currency_not_priced on plan_id naming the currency and each item (or item field) that has none.
+ * it, else 422 currency_not_priced on `field` (the request's field naming the version) naming the currency and each
+ * item (or item field) that has none.
  */
-export async function checkPlanPricedIn(client: PgClient, version: PlanVersionRow, currency: string): Promise<void> {
+export async function checkPlanPricedIn(
+  client: PgClient,
+  version: PlanVersionRow,
+  currency: string,
+  field = 'plan_id',
+): Promise<void> {
   if (currency === version.currency) return;
   const products = new Map(
     (await lockProductsForShare(client, [...new Set(version.items.map((i) => i.product_id))])).map((p) => [p.id, p]),
@@ -80,12 +90,12 @@ export async function checkPlanPricedIn(client: PgClient, version: PlanVersionRo
     if (!product || !productPriceIn(product, currency))
       return [
         {
-          field: 'plan_id',
+          field,
           message: `${at} has no price in ${currency}: items[${i}] (product ${item.product_id}) is priced in ${product ? productCurrencies(product).join(', ') : 'no currency'}`,
         },
       ];
     return planItemIn(item, version.currency, currency).missing.map((f) =>
-      missingError(version, currency, `items[${i}].${f}`),
+      missingError(version, currency, `items[${i}].${f}`, field),
     );
   });
   if (errors.length) throw new ValidationError(errors, undefined, 'currency_not_priced');

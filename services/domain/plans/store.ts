@@ -103,3 +103,23 @@ export async function listPlans(pool: PgPool, window: RowWindow): Promise<{ rows
     window,
   );
 }
+
+/** The currencies of a version's active subscribers (price books: a move to another version must price each). */
+export async function subscriberCurrencies(q: Queryable, planId: string, version: number): Promise<string[]> {
+  const { rows } = await q.query<{ currency: string }>(
+    `SELECT DISTINCT currency FROM subscriptions
+      WHERE plan_id = $1 AND plan_version = $2 AND status = 'active' ORDER BY currency`,
+    [planId, version],
+  );
+  return rows.map((r) => r.currency);
+}
+
+/** A subscription's currency (its row locked by the caller): the book a plan version's items are taken from. */
+export async function subscriptionCurrency(q: Queryable, accountId: string, subscriptionId: string): Promise<string> {
+  const { rows } = await q.query<{ currency: string }>(
+    'SELECT currency FROM subscriptions WHERE id = $1 AND account_id = $2',
+    [subscriptionId, accountId],
+  );
+  if (!rows[0]) throw new NotFoundError(`No subscription ${subscriptionId}.`);
+  return rows[0].currency;
+}

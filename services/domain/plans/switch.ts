@@ -1,5 +1,7 @@
 import type { PgClient } from '../../../shared/clients/postgres.js';
-import { changeSubscription, clearPendingPlanChange, getSubscription } from '../subscriptions/store.js';
+import { changeSubscription, clearPendingPlanChange } from '../subscriptions/store.js';
+import { hasOwnAmounts } from './price-books.js';
+import { subscriptionCurrency } from './store.js';
 import { itemsOfPlan } from './subscribe.js';
 import type { PlanVersionRow } from './types.js';
 
@@ -15,7 +17,8 @@ export async function switchPlanVersion(
   to: PlanVersionRow,
   at: Date,
 ): Promise<void> {
-  const { currency } = (await getSubscription(client, accountId, id, true)).row;
+  // Only items with amounts of their own (a minimum, per-dimension prices) differ by book: the others skip the read.
+  const currency = hasOwnAmounts(to) ? await subscriptionCurrency(client, accountId, id) : to.currency;
   await changeSubscription(
     client,
     accountId,
