@@ -2,7 +2,7 @@ import Type from 'typebox';
 import { PrintableText } from './text.js';
 import { PaginationQuery, PaginationSchema, listOf } from '../http/pagination.js';
 import { BILLING_INTERVALS, PLAN_MIGRATION_TIMINGS } from '../vocabulary.js';
-import { DimensionPricesSchema, ItemInput } from './subscriptions.js';
+import { DimensionPricesSchema, PlanItemInput } from './subscriptions.js';
 
 /** Plans and their versions (docs/plans.md): the deployment's catalog bundles; admin writes, everyone reads. */
 const Name = PrintableText({ maxLength: 200, description: 'shown to customers' });
@@ -16,7 +16,7 @@ const IntervalCount = (extra: object = {}) =>
   Type.Integer({ minimum: 1, maximum: 12, description: 'periods are this many intervals', ...extra });
 const TrialDays = (extra: object = {}) =>
   Type.Integer({ minimum: 0, maximum: 3650, description: 'days of trial a subscription starts with', ...extra });
-const Items = Type.Array(ItemInput, {
+const Items = Type.Array(PlanItemInput, {
   minItems: 1,
   maxItems: 50,
   description:
@@ -30,6 +30,11 @@ const PlanItemSchema = Type.Object(
     minimum_amount: Type.Optional(Type.Number({ description: 'minimum commitment per period, when set' })),
     group_by: Type.Optional(Type.Array(Type.String(), { description: 'dimension keys billed per group, when set' })),
     ...DimensionPricesSchema,
+    currency_options: Type.Optional(
+      Type.Record(Type.String(), Type.Object({ minimum_amount: Type.Number() }), {
+        description: 'price books: minimum_amount in other currencies than the plan’s, when it has some',
+      }),
+    ),
     quantity: Type.Optional(Type.Integer({ description: 'units of a flat product, when not 1' })),
   },
   { additionalProperties: false },

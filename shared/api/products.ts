@@ -58,7 +58,7 @@ const AllowCustomerMeters = Type.Boolean({
 });
 
 /** Price books (issue 46, docs/plans.md "Price books"): the product's price in other currencies than `currency`. */
-const CurrencyOption = Type.Object(
+export const CurrencyOption = Type.Object(
   {
     price: Type.Optional(Price),
     tiers: Type.Optional(TiersSchema),

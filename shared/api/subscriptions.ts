@@ -5,7 +5,7 @@ import { PaginationQuery, listOf } from '../http/pagination.js';
 import { MAX_GROUP_BY } from './usage.js';
 import { DIMENSION_LIMITS, KEY_MESSAGE } from '../usage/dimensions.js';
 import { BILLING_ANCHORS, BILLING_INTERVALS } from '../vocabulary.js';
-import { PackageSize, Price, TiersModeSchema, TiersSchema } from './products.js';
+import { CurrencyOption, PackageSize, Price, TiersModeSchema, TiersSchema } from './products.js';
 
 /** Billing periods (docs/billing.md "Billing periods"): on creation, and in the representation. */
 const Interval = Type.Enum([...BILLING_INTERVALS], { description: 'the billing interval; default month' });
@@ -37,20 +37,37 @@ const GroupBy = Type.Array(
 );
 
 /** Per-dimension prices (issue 46, docs/billing.md "Per-dimension prices"): a usage price model of one value. */
-export const PriceModelInput = Type.Object(
-  {
-    pricing: Type.Enum(['metered', 'tiered', 'package'], {
-      description:
-        'metered (price per unit), tiered (tiers, by tiers_mode) or package (price per started package of package_size units)',
-    }),
-    price: Type.Optional(Price),
-    tiers_mode: Type.Optional(TiersModeSchema),
-    tiers: Type.Optional(TiersSchema),
-    package_size: Type.Optional(PackageSize),
-  },
-  { additionalProperties: false, description: 'a price model, as a product’s (in the product’s currency)' },
-);
+const PriceModelProperties = {
+  pricing: Type.Enum(['metered', 'tiered', 'package'], {
+    description:
+      'metered (price per unit), tiered (tiers, by tiers_mode) or package (price per started package of package_size units)',
+  }),
+  price: Type.Optional(Price),
+  tiers_mode: Type.Optional(TiersModeSchema),
+  tiers: Type.Optional(TiersSchema),
+  package_size: Type.Optional(PackageSize),
+};
+export const PriceModelInput = Type.Object(PriceModelProperties, {
+  additionalProperties: false,
+  description: 'a price model, as a product’s (in the subscription’s currency)',
+});
 export type PriceModelInput = Type.Static<typeof PriceModelInput>;
+
+/** Price books (docs/plans.md "Price books"): a plan item's per-dimension price in other currencies, as a product's. */
+const ModelCurrencyOptions = {
+  currency_options: Type.Optional(
+    Type.Record(Type.String(), CurrencyOption, {
+      maxProperties: 50,
+      description:
+        'price books: this price in other currencies than the plan’s, keyed by ISO 4217 code, as a product’s currency_options ({"EUR": {"price": 0.028}}, or {"JPY": {"tiers": […]}} for a tiered model; package_size and tiers_mode are the model’s)',
+    }),
+  ),
+};
+export const PlanPriceModelInput = Type.Object(
+  { ...PriceModelProperties, ...ModelCurrencyOptions },
+  { additionalProperties: false, description: 'a price model, as a product’s (in the plan’s currency, and its books)' },
+);
+export type PlanPriceModelInput = Type.Static<typeof PlanPriceModelInput>;
 
 const DimensionValue = Type.String({
   minLength: 1,
@@ -58,15 +75,16 @@ const DimensionValue = Type.String({
   description: 'a value of the dimension, as records carry it',
 });
 
+const Dimension = Type.Optional(
+  Type.String({
+    pattern: DIMENSION_LIMITS.keyPattern.source,
+    errorMessage: KEY_MESSAGE,
+    description:
+      'per-dimension prices: the dimension key (a declared one when the meter declares some) whose value chooses the price; one usage line per value; requires prices; not with group_by or minimum_amount',
+  }),
+);
 const DimensionPricesInput = {
-  dimension: Type.Optional(
-    Type.String({
-      pattern: DIMENSION_LIMITS.keyPattern.source,
-      errorMessage: KEY_MESSAGE,
-      description:
-        'per-dimension prices: the dimension key (a declared one when the meter declares some) whose value chooses the price; one usage line per value; requires prices; not with group_by or minimum_amount',
-    }),
-  ),
+  dimension: Dimension,
   prices: Type.Optional(
     Type.Array(Type.Object({ value: DimensionValue, price: PriceModelInput }, { additionalProperties: false }), {
       minItems: 1,
@@ -81,6 +99,23 @@ const DimensionPricesInput = {
     }),
   ),
 };
+/** A plan item's per-dimension prices: each model may carry its price books. */
+const PlanDimensionPricesInput = {
+  dimension: Dimension,
+  prices: Type.Optional(
+    Type.Array(Type.Object({ value: DimensionValue, price: PlanPriceModelInput }, { additionalProperties: false }), {
+      minItems: 1,
+      maxItems: 100,
+      description: 'per-dimension prices: the price of each value (each value once), with its books',
+    }),
+  ),
+  default_price: Type.Optional(
+    Type.Union([PlanPriceModelInput, Type.Null()], {
+      description:
+        'per-dimension prices: the price of values not in prices and of records without the dimension, with its books; absent or null: their usage is billed on a line marked unpriced, at 0',
+    }),
+  ),
+};
 
 /** A price model as an item shows it (per-dimension prices). */
 const PriceModelSchema = Type.Object(
@@ -90,6 +125,11 @@ const PriceModelSchema = Type.Object(
     tiers_mode: Type.Optional(TiersModeSchema),
     tiers: Type.Optional(TiersSchema),
     package_size: Type.Optional(Type.Number()),
+    currency_options: Type.Optional(
+      Type.Record(Type.String(), CurrencyOption, {
+        description: 'a plan item’s price books: this price in other currencies than the plan’s, when it has some',
+      }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -107,34 +147,52 @@ export const DimensionPricesSchema = {
   ),
 };
 
-export const ItemInput = Type.Object(
+const ItemProperties = {
+  product_id: Type.String({ minLength: 1, maxLength: 64 }),
+  meter_id: Type.Optional(
+    Type.Union([Type.String({ minLength: 1, maxLength: 64 }), Type.Null()], {
+      description: 'required for metered, tiered and package products, null/absent for flat ones',
+    }),
+  ),
+  minimum_amount: Type.Optional(
+    Type.Number({
+      minimum: 0,
+      description:
+        'minimum commitment per period (usage-priced items only): usage priced below it is trued up to it on the invoice; an exact decimal',
+    }),
+  ),
+  group_by: Type.Optional(GroupBy),
+  quantity: Type.Optional(
+    Type.Integer({
+      minimum: 1,
+      maximum: 1_000_000,
+      description: 'units of a flat product (seats), billed quantity × price per period; default 1',
+    }),
+  ),
+};
+export const ItemInput = Type.Object({ ...ItemProperties, ...DimensionPricesInput }, { additionalProperties: false });
+export type ItemInput = Type.Static<typeof ItemInput>;
+
+/** A plan item's minimum in other currencies than the plan's (price books), as a coupon's amount_off. */
+export const MinimumCurrencyOptions = Type.Record(
+  Type.String(),
+  Type.Object(
+    { minimum_amount: Type.Number({ minimum: 0, description: 'exact, at most that currency’s minor unit decimals' }) },
+    { additionalProperties: false },
+  ),
   {
-    product_id: Type.String({ minLength: 1, maxLength: 64 }),
-    meter_id: Type.Optional(
-      Type.Union([Type.String({ minLength: 1, maxLength: 64 }), Type.Null()], {
-        description: 'required for metered, tiered and package products, null/absent for flat ones',
-      }),
-    ),
-    minimum_amount: Type.Optional(
-      Type.Number({
-        minimum: 0,
-        description:
-          'minimum commitment per period (usage-priced items only): usage priced below it is trued up to it on the invoice; an exact decimal',
-      }),
-    ),
-    group_by: Type.Optional(GroupBy),
-    ...DimensionPricesInput,
-    quantity: Type.Optional(
-      Type.Integer({
-        minimum: 1,
-        maximum: 1_000_000,
-        description: 'units of a flat product (seats), billed quantity × price per period; default 1',
-      }),
-    ),
+    maxProperties: 50,
+    description:
+      'price books: minimum_amount in other currencies than the plan’s, keyed by ISO 4217 code (any case; shown upper case) — {"EUR": {"minimum_amount": 45}, "JPY": {"minimum_amount": 7500}}, each exact to that currency’s minor unit; requires minimum_amount. A subscriber in one of these currencies is held to that minimum',
   },
+);
+
+/** A plan version's item: a subscription's item, whose amounts (minimum, per-dimension prices) may have price books. */
+export const PlanItemInput = Type.Object(
+  { ...ItemProperties, ...PlanDimensionPricesInput, currency_options: Type.Optional(MinimumCurrencyOptions) },
   { additionalProperties: false },
 );
-export type ItemInput = Type.Static<typeof ItemInput>;
+export type PlanItemInput = Type.Static<typeof PlanItemInput>;
 const Items = Type.Array(ItemInput, {
   minItems: 1,
   maxItems: 50,

@@ -4,6 +4,9 @@ import { priceInvoice } from '../../services/domain/pricing/invoice-lines.js';
 import { couponTermsIn, productPriceIn, type ProductBooks } from '../../services/domain/pricing/price-books.js';
 import type { Tier } from '../../services/domain/pricing/price-models.js';
 import { discountOf } from '../../services/domain/coupons/discount.js';
+import { planItemIn } from '../../services/domain/plans/price-books.js';
+import type { DimensionPriceModel } from '../../services/domain/pricing/dimension-prices.js';
+import type { Item } from '../../services/domain/subscriptions/types.js';
 import { type Seeded, forAll } from './seeded.js';
 import { decimalQ, fromMinor, referencePrice, toMinor, type RefModel } from './money-reference.js';
 
@@ -11,7 +14,9 @@ import { decimalQ, fromMinor, referencePrice, toMinor, type RefModel } from './m
 // priced in random currencies (JPY 0, USD 2, KWD 3, BHD 3, EUR 2 decimals) with random prices, tiers and packages;
 // for each currency the customer may be in, the invoice line of a random quantity is the reference price of THAT
 // book's model (never another book's), rounded once to that currency's minor unit; a currency without a book has no
-// price; an amount_off coupon takes its own amount in each of its currencies, none elsewhere.
+// price; an amount_off coupon takes its own amount in each of its currencies, none elsewhere; a plan item's own
+// amounts (a minimum, per-dimension prices) are taken in a subscriber's currency from that book only, the minimum's
+// true-up is to that book's minimum, and exactly the amounts without that book are reported missing.
 
 const RUNS = 4_000;
 const SCALES: Record<string, number> = { JPY: 0, USD: 2, EUR: 2, KWD: 3, BHD: 3 };
@@ -134,6 +139,124 @@ t.test('an amount_off coupon takes its amount in each of its currencies and noth
       const got = discountOf(terms, new Decimal(c.charges), c.currency);
       const want = BigInt(amount) < BigInt(c.charges) ? BigInt(amount) : BigInt(c.charges);
       return got.eq(want.toString()) ? null : `${got} ≠ min(${amount}, ${c.charges})`;
+    },
+  );
+  t.same(failures, []);
+});
+
+/** A per-dimension model with random books, as a product of the same pricing (referenceBook reads it so). */
+function modelOf(g: Seeded, own: string): { model: DimensionPriceModel; asProduct: ProductBooks } {
+  const pricing = g.pick(['metered', 'package', 'tiered'] as const);
+  const options = Object.fromEntries(
+    CODES.filter((c) => c !== own && g.bool(0.5)).map((c) => [
+      c,
+      pricing === 'tiered' ? { tiers: tiersOf(g) } : { price: g.decimal(4, 9) },
+    ]),
+  );
+  const tiers_mode = g.pick(['graduated', 'volume'] as const);
+  const tiers = tiersOf(g);
+  const price = g.decimal(4, 9);
+  const package_size = String(g.int(1, 500));
+  const model: DimensionPriceModel =
+    pricing === 'tiered'
+      ? { pricing, tiers_mode, tiers, currency_options: options }
+      : pricing === 'package'
+        ? { pricing, price, package_size, currency_options: options }
+        : { pricing, price, currency_options: options };
+  const asProduct: ProductBooks = {
+    currency: own,
+    currency_options: options,
+    pricing,
+    price: pricing === 'tiered' ? '0' : price,
+    tiers_mode: pricing === 'tiered' ? tiers_mode : null,
+    tiers: pricing === 'tiered' ? tiers : null,
+    package_size: pricing === 'package' ? package_size : null,
+  };
+  return { model, asProduct };
+}
+
+t.test('a plan item’s minimum and per-dimension prices are taken from the subscriber’s book only', async (t) => {
+  const failures = forAll(
+    0x8603,
+    RUNS,
+    (g) => {
+      const own = g.pick(CODES);
+      const minimum = g.bool(0.5);
+      const models = minimum ? [] : Array.from({ length: g.int(1, 3) }, () => modelOf(g, own));
+      const item: Item = {
+        product_id: 'prod_x',
+        meter_id: 'mtr_x',
+        minimum_amount: minimum ? g.decimal(6, SCALES[own]!) : null,
+        group_by: [],
+        dimension_prices: minimum
+          ? null
+          : {
+              dimension: 'model',
+              prices: models.map((m, j) => ({ value: `v${j}`, price: m.model })),
+              default_price: null,
+            },
+        ...(minimum
+          ? {
+              currency_options: Object.fromEntries(
+                CODES.filter((c) => c !== own && g.bool(0.5)).map((c) => [
+                  c,
+                  { minimum_amount: g.decimal(6, SCALES[c]!) },
+                ]),
+              ),
+            }
+          : {}),
+        quantity: 1,
+      };
+      return { own, item, models, currency: g.pick(CODES), usage: g.decimal(6, 3), price: g.decimal(2, 4) };
+    },
+    (c) => {
+      const { item, missing } = planItemIn(c.item, c.own, c.currency);
+      const wantMinimum =
+        c.item.minimum_amount === null
+          ? undefined
+          : c.currency === c.own
+            ? c.item.minimum_amount
+            : c.item.currency_options?.[c.currency]?.minimum_amount;
+      const wantMissing = [
+        ...(c.item.minimum_amount !== null && wantMinimum === undefined ? ['minimum_amount'] : []),
+        ...c.models.flatMap((m, j) => (referenceBook(m.asProduct, c.currency) ? [] : [`prices[${j}].price`])),
+      ];
+      if (JSON.stringify(missing) !== JSON.stringify(wantMissing))
+        return `missing ${JSON.stringify(missing)} ≠ ${JSON.stringify(wantMissing)}`;
+      if (JSON.stringify(item).includes('currency_options')) return 'books left on a subscription’s item';
+      const scale = SCALES[c.currency]!;
+      for (const [j, m] of c.models.entries()) {
+        const want = referenceBook(m.asProduct, c.currency);
+        if (!want) continue;
+        const got = item.dimension_prices!.prices[j]!.price;
+        const quantity = decimalQ(c.usage);
+        if (referencePrice(got as RefModel, quantity, scale) !== referencePrice(want, quantity, scale))
+          return `${c.currency}: value v${j} not priced by its ${c.currency} book`;
+      }
+      if (wantMinimum === undefined) return null;
+      if (item.minimum_amount !== wantMinimum) return `minimum ${item.minimum_amount} ≠ ${wantMinimum}`;
+      // The invoice trues the usage up to THAT minimum, to the minor unit.
+      const inv = priceInvoice({
+        subscription_id: 'sub',
+        currency: c.currency,
+        items: [
+          {
+            product_id: 'prod_x',
+            product_name: 'X',
+            model: { pricing: 'metered', price: c.price },
+            minimum_amount: item.minimum_amount!,
+            quantity: 1,
+            service: null,
+            meter: { id: 'mtr_x', aggregation: 'sum', unit: 'u', usage: { start: 0, end: 1, count: 1, sum: c.usage } },
+          },
+        ],
+      });
+      const usage = referencePrice({ pricing: 'metered', price: c.price }, decimalQ(c.usage), scale);
+      const minimum = toMinor(wantMinimum, scale);
+      const trueUp = inv.lines.find((l) => l.type === 'minimum_commitment');
+      const want = minimum > usage ? minimum - usage : 0n;
+      const got = trueUp ? toMinor(trueUp.amount, scale) : 0n;
+      return got === want ? null : `${c.currency}: true-up ${got} ≠ ${want} (minimum ${wantMinimum})`;
     },
   );
   t.same(failures, []);

@@ -11,7 +11,7 @@ import {
   MigratePlanQuery,
 } from '../../../shared/api/plans.js';
 import type { NewPlan, PlanVersionChange } from '../../domain/plans/types.js';
-import { exactItems } from '../subscriptions/input.js';
+import { exactPlanItems } from './items-input.js';
 
 /**
  * Plans' one validation place for the request's shape. Whether the items make sense (products exist, meters are
@@ -40,7 +40,7 @@ export function parseNewPlan(ctx: RequestContext): NewPlan {
     currency: input.currency.toUpperCase(),
     interval: input.interval,
     interval_count: input.interval_count ?? 1,
-    items: exactItems(ctx, input.items),
+    items: exactPlanItems(ctx, input.items),
     trial_days: input.trial_days ?? 0,
   };
 }
@@ -54,7 +54,7 @@ export function parsePlanVersionChange(ctx: RequestContext): PlanVersionChange {
   const errors: FieldError[] = [];
   const name = input.name === undefined ? undefined : printableName(input.name, errors);
   if (errors.length) throw new ValidationError(errors);
-  return { ...input, name, items: input.items && exactItems(ctx, input.items) };
+  return { ...input, name, items: input.items && exactPlanItems(ctx, input.items) };
 }
 
 export const parseListPlans = (ctx: RequestContext): ListPlansQuery => listQuery.parseQuery(ctx.query);

@@ -4,6 +4,7 @@ import { reply } from '../../../shared/http/reply.js';
 import { JsonDecimal } from '../../../shared/money/json.js';
 import { MigratePlanBody, MigratePlanQuery, PlanMigrationSchema } from '../../../shared/api/plans.js';
 import { applyPlanMigration, previewPlanMigration, type PlanMigration } from '../../domain/billing/plan-migration.js';
+import { checkMigrationPriced } from '../../domain/plans/migration-books.js';
 import { parsePlanMigration, type PlanMigrationRequest } from './input.js';
 
 /**
@@ -21,6 +22,7 @@ export function migratePlanRoute(deps: ApiDeps): RouteDef<PlanMigrationRequest> 
     handler: async (ctx, q) => {
       const m: PlanMigration = { planId: ctx.params.plan_id!, from: q.from_version, to: q.to_version, at: q.at };
       const pagination = { page: q.page, per_page: q.per_page };
+      await checkMigrationPriced(deps.pg, m.planId, m.from, m.to);
       if (!q.dry_run) {
         const moved = await applyPlanMigration(deps.pg, m);
         return reply.ok({ subscriptions: moved, preview: [], pagination: { ...pagination, total: 0 } });

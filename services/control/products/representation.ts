@@ -1,6 +1,7 @@
 import { JsonDecimal } from '../../../shared/money/json.js';
 import { priceModelOf } from '../../domain/pricing/price-models.js';
 import type { ProductRow } from '../../domain/products/types.js';
+import type { ProductCurrencyOptions } from '../../domain/pricing/price-books.js';
 
 /** The API representation; `price` is written as a JSON number from its exact decimal text. */
 export function toProduct(row: ProductRow) {
@@ -11,7 +12,7 @@ export function toProduct(row: ProductRow) {
     currency: row.currency,
     pricing: row.pricing,
     ...priceModelFields(row),
-    currency_options: currencyOptionsOut(row),
+    currency_options: currencyOptionsOut(row.currency_options),
     tax_rate_ids: row.tax_rate_ids,
     allow_customer_meters: row.allow_customer_meters,
     created_at: row.created_at.toISOString(),
@@ -34,10 +35,10 @@ function priceModelFields(row: ProductRow) {
   };
 }
 
-/** The price books, amounts as exact JSON numbers. */
-function currencyOptionsOut(row: ProductRow) {
+/** Price books (a product's, a plan item's per-dimension price's), amounts as exact JSON numbers. */
+export function currencyOptionsOut(options: ProductCurrencyOptions | undefined) {
   return Object.fromEntries(
-    Object.entries(row.currency_options ?? {}).map(([code, o]) => [
+    Object.entries(options ?? {}).map(([code, o]) => [
       code,
       'tiers' in o
         ? {

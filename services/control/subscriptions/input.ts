@@ -135,9 +135,15 @@ function exactThreshold(ctx: RequestContext, t: { amount: number } | null | unde
 
 /** Items with each minimum_amount and per-dimension price as the exact digits the client wrote (≤ 9 decimals). */
 export function exactItems(ctx: RequestContext, items: ItemInput[]): ItemRequest[] {
-  const literal = numberLiteralsOf(ctx.rawBody);
   const errors: FieldError[] = [];
-  const out = items.map(({ minimum_amount, dimension, prices, default_price, ...item }, i): ItemRequest => {
+  const out = exactItemsInto(numberLiteralsOf(ctx.rawBody), items, errors);
+  if (errors.length) throw new ValidationError(errors);
+  return out;
+}
+
+/** exactItems, its problems pushed on `errors` (a plan's items add their price books' problems to them). */
+export function exactItemsInto(literal: LiteralAt, items: ItemInput[], errors: FieldError[]): ItemRequest[] {
+  return items.map(({ minimum_amount, dimension, prices, default_price, ...item }, i): ItemRequest => {
     const dimensionPrices = exactDimensionPrices({ dimension, prices, default_price }, i, literal, errors);
     const request: ItemRequest = dimensionPrices ? { ...item, dimension_prices: dimensionPrices } : item;
     if (dimensionPrices && item.group_by?.length)
@@ -152,8 +158,6 @@ export function exactItems(ctx: RequestContext, items: ItemInput[]): ItemRequest
     if ('error' in r) errors.push({ field: `items[${i}].minimum_amount`, message: r.error });
     return { ...request, minimum_amount: 'value' in r ? r.value : '0' };
   });
-  if (errors.length) throw new ValidationError(errors);
-  return out;
 }
 
 /**

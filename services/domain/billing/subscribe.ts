@@ -48,7 +48,7 @@ export async function subscribe(client: PgClient, s: Subscribing): Promise<{ sub
   const subscription = await createSubscription(
     client,
     s.accountId,
-    version ? itemsOfPlan(version.items) : s.items,
+    version ? itemsOfPlan(version, currency) : s.items,
     now,
     s.billingThreshold,
     version ? { id: version.plan_id, version: version.version } : null,

@@ -5,6 +5,7 @@ import { currentPeriod } from '../subscriptions/periods.js';
 import { getSubscription } from '../subscriptions/store.js';
 import type { Item } from '../subscriptions/types.js';
 import { flatPrices, schedulePlanChange } from './change-store.js';
+import { checkPlanPricedIn } from './price-books.js';
 import { switchPlanVersion } from './switch.js';
 import { planVersionToSubscribe } from './subscribe.js';
 import type { PlanVersionRow } from './types.js';
@@ -36,8 +37,8 @@ export async function isUpgrade(client: PgClient, from: readonly Item[], to: Pla
 
 /**
  * Moves the subscription (locked by the caller's transaction, in `accountId`) to `to` at `timing` (default: the
- * upgrade rule) at the account's time `now`. The plan must bill in the subscription's currency and periods (else 422
- * on plan_id); a canceled subscription → 409. Returns the timing used.
+ * upgrade rule) at the account's time `now`. The plan must have a price in the subscription's currency (price books)
+ * and bill its periods (else 422 on plan_id); a canceled subscription → 409. Returns the timing used.
  */
 export async function changeSubscriptionPlan(
   client: PgClient,
@@ -54,17 +55,15 @@ export async function changeSubscriptionPlan(
       'subscription_canceled',
     );
   const version = await planVersionToSubscribe(client, to.planId, to.version);
-  if (
-    version.currency !== cur.row.currency ||
-    version.interval !== cur.row.interval ||
-    version.interval_count !== cur.row.interval_count
-  )
+  if (version.interval !== cur.row.interval || version.interval_count !== cur.row.interval_count)
     throw new ValidationError([
       {
         field: 'plan_id',
-        message: `bills in ${version.currency} every ${version.interval_count} ${version.interval}: the subscription’s currency and periods must stay (${cur.row.currency}, ${cur.row.interval_count} ${cur.row.interval})`,
+        message: `bills every ${version.interval_count} ${version.interval}: the subscription’s periods must stay (${cur.row.interval_count} ${cur.row.interval})`,
       },
     ]);
+  // Price books: the subscription keeps its currency; the plan must have a price in it (422 currency_not_priced).
+  await checkPlanPricedIn(client, version, cur.row.currency);
   if (version.plan_id === cur.row.plan_id && version.version === cur.row.plan_version)
     throw new ValidationError([{ field: 'plan_id', message: 'is the subscription’s plan already' }]);
   const when = timing ?? ((await isUpgrade(client, cur.items, version)) ? 'now' : 'period_end');

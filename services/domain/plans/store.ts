@@ -6,6 +6,7 @@ import type { RowWindow } from '../../../shared/row-window.js';
 import { resolveItems } from '../subscriptions/items.js';
 import type { Item, ItemRequest } from '../subscriptions/types.js';
 import type { NewPlan, PlanVersionChange, PlanVersionRow } from './types.js';
+import { checkPlanBooks } from './price-books.js';
 
 type Queryable = Pick<PgPool, 'query'> | PgClient;
 
@@ -22,9 +23,11 @@ const NO_ACCOUNT = '';
 
 /**
  * The items as a subscription's items (the one rule, services/domain/subscriptions/items.ts), each product priced in
- * the plan's currency (its own or a price book: 422 currency_not_priced naming the item).
+ * the plan's currency (its own or a price book: 422 currency_not_priced naming the item); their own price books in
+ * other currencies than the plan's (checkPlanBooks).
  */
 async function planItems(client: PgClient, input: ItemRequest[], currency: string): Promise<Item[]> {
+  checkPlanBooks(input, currency);
   return (await resolveItems(client, NO_ACCOUNT, input, currency)).items;
 }
 
@@ -99,4 +102,24 @@ export async function listPlans(pool: PgPool, window: RowWindow): Promise<{ rows
     },
     window,
   );
+}
+
+/** The currencies of a version's active subscribers (price books: a move to another version must price each). */
+export async function subscriberCurrencies(q: Queryable, planId: string, version: number): Promise<string[]> {
+  const { rows } = await q.query<{ currency: string }>(
+    `SELECT DISTINCT currency FROM subscriptions
+      WHERE plan_id = $1 AND plan_version = $2 AND status = 'active' ORDER BY currency`,
+    [planId, version],
+  );
+  return rows.map((r) => r.currency);
+}
+
+/** A subscription's currency (its row locked by the caller): the book a plan version's items are taken from. */
+export async function subscriptionCurrency(q: Queryable, accountId: string, subscriptionId: string): Promise<string> {
+  const { rows } = await q.query<{ currency: string }>(
+    'SELECT currency FROM subscriptions WHERE id = $1 AND account_id = $2',
+    [subscriptionId, accountId],
+  );
+  if (!rows[0]) throw new NotFoundError(`No subscription ${subscriptionId}.`);
+  return rows[0].currency;
 }

@@ -1,16 +1,16 @@
 import type { PgClient } from '../../../shared/clients/postgres.js';
 import { NotFoundError, ValidationError } from '../../../shared/errors.js';
-import type { Item, ItemRequest } from '../subscriptions/types.js';
+import type { ItemRequest } from '../subscriptions/types.js';
+import { planItemsIn } from './price-books.js';
 import { getPlanVersion } from './store.js';
 import type { PlanVersionRow } from './types.js';
 
-/** A plan version's items as a subscription's item request (checked again for the subscriber's account). */
-export const itemsOfPlan = (items: Item[]): ItemRequest[] =>
-  items.map((i) => ({
-    ...i,
-    minimum_amount: i.minimum_amount ?? undefined,
-    dimension_prices: i.dimension_prices ?? undefined,
-  }));
+/**
+ * A plan version's items as a subscription's item request in `currency` (default the plan's own), each amount the
+ * items carry in that currency (price books: planItemsIn); checked again for the subscriber's account.
+ */
+export const itemsOfPlan = (version: PlanVersionRow, currency?: string): ItemRequest[] =>
+  planItemsIn(version, currency ?? version.currency);
 
 /**
  * The version a subscription is made from (`POST /v1/subscriptions {plan_id, plan_version?}`; default the latest).

@@ -1,4 +1,5 @@
 import type { PriceModel } from './price-models.js';
+import type { ProductCurrencyOptions } from './price-books.js';
 
 /**
  * Per-dimension prices (issue 46, docs/billing.md "Per-dimension prices"): one meter priced by the value of one of
@@ -11,15 +12,22 @@ import type { PriceModel } from './price-models.js';
 export interface DimensionPrice {
   /** A dimension value as records carry it (1–256 characters). */
   value: string;
-  price: PriceModel;
+  price: DimensionPriceModel;
 }
+
+/**
+ * A per-dimension price's model. On a plan's item it may carry prices in other currencies than the plan's, as a
+ * product's `currency_options` (price books, services/domain/plans/price-books.ts); a subscription's item never
+ * does: its amounts are in the subscription's currency, resolved when it subscribed.
+ */
+export type DimensionPriceModel = PriceModel & { currency_options?: ProductCurrencyOptions };
 
 export interface DimensionPrices {
   /** The dimension key whose value chooses the price. */
   dimension: string;
   prices: DimensionPrice[];
   /** Values with no price of their own, and records without the dimension; null: such usage is unpriced. */
-  default_price: PriceModel | null;
+  default_price: DimensionPriceModel | null;
 }
 
 /** The model a line of an unpriced value is priced with: every unit at 0. */

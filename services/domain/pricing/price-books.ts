@@ -29,12 +29,42 @@ export function productCurrencies(p: Pick<ProductBooks, 'currency' | 'currency_o
 
 /** THE price of a product in `currency`: its own model there, or null when it has no price in that currency. */
 export function productPriceIn(p: ProductBooks, currency: string): PriceModel | null {
-  const own = priceModelOf(p);
-  if (p.currency === currency) return own;
-  const option = p.currency_options?.[currency];
+  return priceModelIn(priceModelOf(p), p.currency, p.currency_options, currency);
+}
+
+/**
+ * THE price of a model with books in `currency` (a product's, or a plan item's per-dimension price): the model
+ * itself in its own currency, else the option's price (or tiers, for a tiered model) over the model's other fields
+ * (package_size, tiers_mode); null when it has none there.
+ */
+export function priceModelIn(
+  own: PriceModel,
+  ownCurrency: string,
+  options: ProductCurrencyOptions | undefined,
+  currency: string,
+): PriceModel | null {
+  if (ownCurrency === currency) return own;
+  const option = options?.[currency];
   if (!option) return null;
   if (own.pricing === 'tiered') return 'tiers' in option ? { ...own, tiers: option.tiers } : null;
   return 'price' in option ? { ...own, price: option.price } : null;
+}
+
+/**
+ * A plan item's minimum commitment in other currencies than the plan's (migration-free: plan items are jsonb):
+ * code → {minimum_amount}, as a coupon's `{amount_off}` — exact to each currency's minor unit.
+ */
+export type MinimumCurrencyOptions = Record<string, { minimum_amount: string }>;
+
+/** A plan item's minimum in `currency`: its own in the plan's currency, else its option; null: none there. */
+export function minimumIn(
+  own: string,
+  ownCurrency: string,
+  options: MinimumCurrencyOptions | undefined,
+  currency: string,
+): string | null {
+  if (ownCurrency === currency) return own;
+  return options?.[currency]?.minimum_amount ?? null;
 }
 
 /** An amount_off coupon's amount in other currencies than its own: code → {amount_off}. */

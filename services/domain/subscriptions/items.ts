@@ -29,6 +29,7 @@ export async function resolveItems(
     minimum_amount: i.minimum_amount ?? null,
     group_by: i.group_by ?? [],
     dimension_prices: i.dimension_prices ?? null,
+    ...(i.currency_options ? { currency_options: i.currency_options } : {}),
     quantity: i.quantity ?? 1,
   }));
   const productIds = [...new Set(items.map((i) => i.product_id))];

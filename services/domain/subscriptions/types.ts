@@ -1,6 +1,7 @@
 import { JsonDecimal } from '../../../shared/money/json.js';
 import type { BillingAnchor, BillingInterval } from '../../../shared/vocabulary.js';
 import type { DimensionPrices } from '../pricing/dimension-prices.js';
+import type { MinimumCurrencyOptions } from '../pricing/price-books.js';
 import { priceModelOut } from '../pricing/price-model-out.js';
 
 /** Subscriptions (docs/design.md §8 Subscription): a subscription and its items, as stored. */
@@ -13,6 +14,8 @@ export interface ItemRequest {
   group_by?: string[];
   /** Per-dimension prices (issue 46), their amounts as the exact decimal text the client wrote. */
   dimension_prices?: DimensionPrices;
+  /** A plan's item only: its minimum_amount in other currencies than the plan's (price books). */
+  currency_options?: MinimumCurrencyOptions;
   quantity?: number;
 }
 
@@ -70,6 +73,8 @@ export interface Item {
   group_by: string[];
   /** Per-dimension prices (services/domain/pricing/dimension-prices.ts); null: the product's price model. Plan versions written before issue 46 lack it. */
   dimension_prices?: DimensionPrices | null;
+  /** A plan version's item only: its minimum_amount in other currencies than the plan's (price books); absent: none. */
+  currency_options?: MinimumCurrencyOptions;
   /** Units of a flat product (1 for usage-priced ones). */
   quantity: number;
 }
