@@ -271,7 +271,7 @@ async function main(): Promise<void> {
     // Retries counted once by default (bench/phases/retry-identity.ts, issue 45): its variants beside plain live.
     if (opts.phases.includes('retry-identity')) report.retry_identity = await runRetryIdentityPhase(shapeBase);
     // A hot meter's current hour read while it is ingested (bench/phases/hot-read.ts, issue 45): a meter of its own.
-    if (opts.phases.includes('hot-read')) report.hot_read = await runHotReadPhase({ world, apiPort, log });
+    if (opts.phases.includes('hot-read')) report.hot_read = await runHotReadPhase({ world, ch, apiPort, log });
 
     // Operator mode (bench/phases/attributed.ts): after the world's count check, whose account it doesn't write.
     if (opts.phases.includes('attributed')) {

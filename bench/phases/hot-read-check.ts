@@ -4,7 +4,11 @@
  *   summed value falls) and at most what had been sent when the answer arrived. The bound is the records *sent*
  *   (answered or not), not those whose 202 the generator has seen: a record is visible once the consumer inserted
  *   it, which can come before its 202 reaches the generator's thread.
- * - After the load, once the answer stopped moving, it is exact: every accepted record once, its value once.
+ * - After the load, once the answer stopped moving, it is exact: the records ClickHouse holds for the meter
+ *   (deduplicated, `FINAL`), each once, count and value — and those are every accepted record (202) and nothing
+ *   that was never sent. They are exactly the accepted ones unless a request was refused: a 503 whose publish
+ *   outcome stayed unknown may still count (docs/usage.md, "503 means never counted"), so the stored records lie
+ *   between the accepted and the sent ones.
  * Kept apart from the phase so that test/unit/hot-read-check.test.ts can show it catches each kind of wrong answer.
  */
 
@@ -38,12 +42,20 @@ export class HotReadChecker {
     this.last = got;
   }
 
-  /** The answer after the load drained against the records accepted (202): equal, count and value. */
-  final(got: Answer, accepted: Answer): void {
-    if (got.count !== accepted.count || got.value !== accepted.value)
-      this.fail(`${this.label} final answer ${show(got)} is not the records accepted ${show(accepted)}`);
-    else if (got.count < this.last.count || got.value < this.last.value)
+  /**
+   * The answer after the load drained, against the records stored (ClickHouse, deduplicated), accepted (202) and
+   * sent: equal to the stored ones, which hold every accepted record and none beyond the sent ones.
+   */
+  final(got: Answer, truth: { stored: Answer; accepted: Answer; sent: Answer }): void {
+    const { stored, accepted, sent } = truth;
+    if (got.count !== stored.count || got.value !== stored.value)
+      this.fail(`${this.label} final answer ${show(got)} is not the records stored ${show(stored)}`);
+    if (got.count < this.last.count || got.value < this.last.value)
       this.fail(`${this.label} final answer ${show(got)} below an answer during the load ${show(this.last)}`);
+    if (stored.count < accepted.count || stored.value < accepted.value)
+      this.fail(`${this.label}: accepted records missing, ${show(stored)} stored of ${show(accepted)} accepted`);
+    if (stored.count > sent.count || stored.value > sent.value)
+      this.fail(`${this.label}: more stored than sent, ${show(stored)} stored of ${show(sent)} sent`);
   }
 
   get ok(): boolean {
