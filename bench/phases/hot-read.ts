@@ -8,7 +8,8 @@
  * - reported: the rate accepted, each reader's reads, p50/p99/max latency and failed reads (target p99 ≤ 100 ms
  *   during the load), and whether every answer was monotone and at most what had been sent when it arrived, and
  *   the final answer (once it stops growing after the load) exactly the records accepted, count and value
- *   (bench/phases/hot-read-check.ts). A wrong answer fails the run (bench/run.ts sets the exit code).
+ *   (bench/phases/hot-read-check.ts). A wrong answer fails the run (bench/run.ts sets the exit code). Then the
+ *   same hour read alone, 10 times: what a read costs on this machine without the ingest beside it.
  * The run waits for the next hour when this one would close during the load: the read is of an open hour.
  */
 import { loadavg } from 'node:os';
@@ -17,7 +18,7 @@ import type { MeterUsage, UsageQuery } from '../../shared/client/index.js';
 import { arg } from '../options.js';
 import { openLoopProgress, runOpenLoop } from '../open-loop.js';
 import { addBenchMeter, type BenchWorld } from '../world.js';
-import { hourWithRoom } from './hot-reads.js';
+import { hourWithRoom, timeHotReads, type HotReads } from './hot-reads.js';
 import { HotReadChecker, type Answer } from './hot-read-check.js';
 import { readClient } from './usage-reads.js';
 
@@ -33,8 +34,9 @@ export type HotReadWindow = 'hour' | 'day';
 
 export interface HotReaderResult {
   query: string;
+  /** Reads sent during the load (one at a time, every 50 ms or at once after a slower one). */
   reads: number;
-  /** Reads answered other than 200 (or not at all). */
+  /** Reads answered other than 200 (or not at all); their time counts in the latencies too. */
   failed: number;
   p50_ms: number;
   p99_ms: number;
@@ -64,6 +66,8 @@ export interface HotReadResult {
     behind_requests: number;
   };
   readers: Record<HotReadWindow, HotReaderResult>;
+  /** The current hour read alone after the drain, 10 reads one at a time: what the reads cost without ingest. */
+  alone_after_load: Pick<HotReads, 'median_ms' | 'p99_ms' | 'max_ms' | 'failed'>;
   /** From the end of the load until the answers stopped growing (s). */
   final_after_s: number;
   /** Every answer within its rules and the final ones exact. */
@@ -144,6 +148,7 @@ export async function runHotReadPhase(o: {
         // What had been sent when the answer arrived: nothing sent later can be in it.
         checker.during(got, asRecords(progress.read().sent));
       } catch (err) {
+        times.push(performance.now() - t0); // a 503 after the api's query limit is that long a wait for its caller
         failed++;
         if (failed <= 3) o.log(`hot-read ${w}: a read failed: ${(err as Error).message}`);
       }
@@ -190,7 +195,7 @@ export async function runHotReadPhase(o: {
     r.checker.final(final, truth);
     return {
       query: new URLSearchParams(queries[w] as Record<string, string>).toString(),
-      reads: r.checker.reads,
+      reads: r.times.length,
       failed: r.failed,
       ...percentiles(r.times),
       final,
@@ -198,6 +203,8 @@ export async function runHotReadPhase(o: {
       violations: r.checker.violations,
     };
   };
+  // The same hour read alone once the load drained (one warm-up, 10 timed): the machine's part of the latency.
+  const alone = await timeHotReads({ apiUrl, token: o.world.token }, meterId, queries.hour, 10);
   const readersOut = { hour: result('hour', hour, await read('hour')), day: result('day', day, await read('day')) };
   const out: HotReadResult = {
     meter_id: meterId,
@@ -214,6 +221,7 @@ export async function runHotReadPhase(o: {
       behind_requests: sent.behind,
     },
     readers: readersOut,
+    alone_after_load: { median_ms: alone.median_ms, p99_ms: alone.p99_ms, max_ms: alone.max_ms, failed: alone.failed },
     final_after_s: round(finalAfter),
     ok: readersOut.hour.wrong === 0 && readersOut.day.wrong === 0,
   };
@@ -237,7 +245,7 @@ export function hotReadLines(x: HotReadResult): string[] {
       const r = x.readers[w];
       return `  ${w === 'hour' ? 'current hour' : 'day total'} (${r.query}): ${r.reads} reads, p50 ${f(r.p50_ms, 1)} ms, p99 ${f(r.p99_ms, 1)} ms, max ${f(r.max_ms, 1)} ms, ${r.failed} failed; final ${f(r.final.count)} records → ${r.wrong === 0 ? 'monotone, within what was sent, final = stored, EXACT' : `${r.wrong} WRONG ANSWERS: ${r.violations.slice(0, 3).join('; ')}`}`;
     }),
-    `  answers stopped growing ${f(x.final_after_s, 1)} s after the load`,
+    `  answers stopped growing ${f(x.final_after_s, 1)} s after the load; then the current hour read alone: p50 ${f(x.alone_after_load.median_ms, 1)} ms, p99 ${f(x.alone_after_load.p99_ms, 1)} ms (10 reads, ${x.alone_after_load.failed} failed)`,
   ];
 }
 
