@@ -14,6 +14,34 @@ export interface OpenLoopSpec {
   seconds: number;
   /** Requests in flight at most; a request due beyond it is not sent and counted `behind` (default 512). */
   maxInflight?: number;
+  /** Replaced in every body by the time the request is sent (ISO 8601): records as fresh as a live emitter's. */
+  nowMarker?: string;
+  /**
+   * Counts readable while the load runs (`openLoopProgress`): requests sent, accepted and refused so far, each
+   * counted before anyone could see its effect (sent before the request goes out).
+   */
+  progress?: SharedArrayBuffer;
+}
+
+const SENT = 0;
+const ACCEPTED = 1;
+const REFUSED = 2;
+
+/** A `progress` buffer for a spec, and a reader of it from any thread. */
+export function openLoopProgress(): {
+  buffer: SharedArrayBuffer;
+  read: () => { sent: number; accepted: number; refused: number };
+} {
+  const buffer = new SharedArrayBuffer(3 * Int32Array.BYTES_PER_ELEMENT);
+  const counts = new Int32Array(buffer);
+  return {
+    buffer,
+    read: () => ({
+      sent: Atomics.load(counts, SENT),
+      accepted: Atomics.load(counts, ACCEPTED),
+      refused: Atomics.load(counts, REFUSED),
+    }),
+  };
 }
 
 export interface OpenLoopResult {
@@ -30,6 +58,11 @@ async function openLoop(spec: OpenLoopSpec): Promise<OpenLoopResult> {
   const max = spec.maxInflight ?? 512;
   const out: OpenLoopResult = { sent: 0, accepted: 0, refused: 0, behind: 0 };
   let inflight = 0;
+  const progress = spec.progress ? new Int32Array(spec.progress) : undefined;
+  const count = (slot: number) => progress && Atomics.add(progress, slot, 1);
+  const parts = spec.nowMarker ? spec.bodies.map((b) => b.split(spec.nowMarker!)) : undefined;
+  let now = '';
+  let nowAt = -1;
   const pending = new Set<Promise<void>>();
   const t0 = performance.now();
   for (;;) {
@@ -41,15 +74,27 @@ async function openLoop(spec: OpenLoopSpec): Promise<OpenLoopResult> {
         out.behind++;
         continue;
       }
-      const body = spec.bodies[out.sent++ % spec.bodies.length]!;
+      const k = out.sent++ % spec.bodies.length;
+      let body = spec.bodies[k]!;
+      if (parts) {
+        // The clock read once per millisecond at most: a thousand requests a second share a few strings.
+        const ms = Date.now();
+        if (ms !== nowAt) [now, nowAt] = [new Date(ms).toISOString(), ms];
+        body = parts[k]!.join(now);
+      }
       inflight++;
+      count(SENT);
       const p: Promise<void> = fetch(spec.url, { method: 'POST', headers: spec.headers, body })
         .then(async (res) => {
           await res.arrayBuffer();
           if (res.status === 202) out.accepted++;
           else out.refused++;
+          count(res.status === 202 ? ACCEPTED : REFUSED);
         })
-        .catch(() => void out.refused++)
+        .catch(() => {
+          out.refused++;
+          count(REFUSED);
+        })
         .finally(() => {
           inflight--;
           pending.delete(p);

@@ -8,6 +8,7 @@ import { emitterLines, type EmitterResult } from './phases/emitter.js';
 import { attributedLines, type AttributedResult } from './phases/attributed.js';
 import { ingestShapesLines, type IngestShapesResult } from './phases/backfill.js';
 import { retryIdentityLines, type RetryIdentityResult } from './phases/retry-identity.js';
+import { hotReadGoals, hotReadLines, type HotReadResult } from './phases/hot-read.js';
 import { entitlementCheckGoals, type EntitlementCheckResult } from './phases/entitlement-check.js';
 /** The benchmark's result document and its table, with the docs/design.md §11 goals checked. */
 import type { LoadResult } from './load.js';
@@ -86,6 +87,8 @@ export interface BenchReport {
   /** Late data and hot meters (bench/phases/backfill.ts, issue 27). */
   ingest_shapes?: IngestShapesResult;
   retry_identity?: RetryIdentityResult;
+  /** A hot meter read while ingested (bench/phases/hot-read.ts, issue 45). */
+  hot_read?: HotReadResult;
 }
 
 /** A run's report before its phases: when it started, on what machine, with which options. */
@@ -214,6 +217,7 @@ export function goalsOf(r: BenchReport): Goal[] {
   }
   if (r.attributed) goals.push(...attributedGoals(r.attributed));
   if (r.entitlement_check) goals.push(...entitlementCheckGoals(r.entitlement_check));
+  if (r.hot_read) goals.push(...hotReadGoals(r.hot_read));
   if (r.count_check)
     goals.push({
       goal: 'ClickHouse count == accepted',
@@ -381,6 +385,7 @@ export function printReport(r: BenchReport): void {
     ...(r.attributed ? attributedLines(r.attributed) : []),
     ...(r.ingest_shapes ? ingestShapesLines(r.ingest_shapes, r.usage_query?.ms) : []),
     ...(r.retry_identity ? retryIdentityLines(r.retry_identity) : []),
+    ...(r.hot_read ? hotReadLines(r.hot_read) : []),
     '',
     table([
       ['goal (docs/design.md §11)', 'tool', 'measured', 'met'],

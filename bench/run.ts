@@ -17,9 +17,7 @@
  * Ingest → queryable lag is probed during phases 2 and 3. Results: a table on stdout and
  * bench/results/<timestamp>.json.
  *
- * Options and every phase (ceiling, single, batched, stream, get-product, control-reads, usage-query, get-usage,
- * billing-run, stripe-billing, and the opt-in ones) with its own flags: docs/benchmarks.md (the command at its top,
- * then a section per phase); the flags are read in bench/options.ts and beside each phase.
+ * Options and every phase with its flags: `--help` (bench/help.ts) and docs/benchmarks.md (a section per phase).
  */
 import { spawn } from 'node:child_process';
 import { writeFile } from 'node:fs/promises';
@@ -43,6 +41,8 @@ import { runAttributedPhase } from './phases/attributed.js';
 import { runEntitlementCheckPhase } from './phases/entitlement-check.js';
 import { runIngestShapesPhases } from './phases/backfill.js';
 import { runRetryIdentityPhase } from './phases/retry-identity.js';
+import { runHotReadPhase } from './phases/hot-read.js';
+import { helpAsked } from './help.js';
 import { prepareControlReads } from './phases/control-reads.js';
 import { CpuMeter } from './cpu.js';
 import { startPrivateServers, type PrivateServers } from './private-servers.js';
@@ -63,6 +63,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const { procs, resultsDir, runId } = BENCH_PROCESSES;
 
 async function main(): Promise<void> {
+  if (helpAsked()) return;
   // `cluster` starts two whole topologies of its own (bench/cluster.ts); it runs by itself with the same options.
   if (opts.phases.includes('cluster')) {
     const args = process.argv.slice(2).filter((a, i, all) => a !== '--phases' && all[i - 1] !== '--phases');
@@ -269,6 +270,8 @@ async function main(): Promise<void> {
     if (shapes.length) report.ingest_shapes = await runIngestShapesPhases(shapeBase, shapes);
     // Retries counted once by default (bench/phases/retry-identity.ts, issue 45): its variants beside plain live.
     if (opts.phases.includes('retry-identity')) report.retry_identity = await runRetryIdentityPhase(shapeBase);
+    // A hot meter's current hour read while it is ingested (bench/phases/hot-read.ts, issue 45): a meter of its own.
+    if (opts.phases.includes('hot-read')) report.hot_read = await runHotReadPhase({ world, ch, apiPort, log });
 
     // Operator mode (bench/phases/attributed.ts): after the world's count check, whose account it doesn't write.
     if (opts.phases.includes('attributed')) {
@@ -428,7 +431,7 @@ async function main(): Promise<void> {
     await writeFile(file, JSON.stringify(report, null, 2) + '\n');
     printReport(report);
     log(`written ${file} (process output: ${runId}.log)`);
-    if (!report.count_check.exact) process.exitCode = 1;
+    if (!report.count_check.exact || report.hot_read?.ok === false) process.exitCode = 1;
   } finally {
     for (const p of procs) if (p.child.exitCode === null) p.child.kill('SIGTERM');
     await Promise.all(
