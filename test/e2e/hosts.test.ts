@@ -70,7 +70,9 @@ async function waitReadable(d: Deployment, token: string, meterId: string, accep
         return last.count >= accepted;
       },
       'every accepted record to be readable',
-      300_000,
+      // A backlog of several hundred thousand records, drained by three consumers taking turns on one account's
+      // claim lock on a machine that also runs the three hosts' servers.
+      480_000,
       500,
     );
   } catch (err) {

@@ -97,6 +97,9 @@ export async function settle(
         ],
       })),
     );
+    // Most of the replication wait before the lock, which holds the meters' inserts up: inside it only the marks
+    // stored meanwhile are fetched.
+    await shard.syncReplica(MARKS_TABLE);
     const counted = await withAccountLocks(
       pg,
       ACCOUNT_LOCK.SETTLE,

@@ -96,6 +96,14 @@ export class UsageConsumer implements Component {
   private loop: Promise<void> | undefined;
   private batch: Batch = emptyBatch();
   private readonly inserts = new Set<Promise<void>>();
+  /**
+   * Messages taken into a batch and not yet acked, naked or terminated. While an insert is slow (waiting on an
+   * account's claim lock, ClickHouse under load) they are told in progress every third of ack_wait: redelivered to
+   * another process meanwhile they would be written twice — counted once, but at twice the cost, and with each
+   * process then waiting on the other's locks, a slow moment fed on itself.
+   */
+  private readonly held = new Set<JsMsg>();
+  private progress: NodeJS.Timeout | undefined;
   private stopping = false;
   /** Why the pull loop ended, if it did. */
   private loopError: string | undefined;
@@ -171,6 +179,13 @@ export class UsageConsumer implements Component {
       this.loopError = (err as Error).message;
       this.infra.log.error({ err }, 'usage consumer loop failed');
     });
+    this.progress = setInterval(
+      () => {
+        for (const m of this.held) m.working();
+      },
+      Math.max(1_000, Math.floor(this.opts.ackWaitMs / 3)),
+    );
+    this.progress.unref();
     this.writer.startBackground();
     this.infra.log.info({ stream: names.usageStream, durable: names.usageConsumer }, 'usage consumer started');
   }
@@ -224,6 +239,7 @@ export class UsageConsumer implements Component {
     if ('poison' in read) return this.poison(m, read.poison); // its counts only mark a little more: harmless
     const rows = read.rows;
     nb.msgs.push(m);
+    this.held.add(m);
     nb.rowsOf.push(rows);
     nb.chunks.push(data);
     nb.rows += count;
@@ -237,6 +253,7 @@ export class UsageConsumer implements Component {
   }
 
   private terminate(m: JsMsg, reason: string): void {
+    this.held.delete(m);
     this.outcomes.inc({ outcome: 'terminated' });
     this.infra.log.error({ seq: m.seq, subject: m.subject, reason }, 'usage message terminated (poison)');
     // No reason on the wire: servers before 2.11 don't recognise "+TERM <reason>" and would redeliver.
@@ -260,6 +277,7 @@ export class UsageConsumer implements Component {
   }
 
   private settle(m: JsMsg, outcome: WriteOutcome): void {
+    this.held.delete(m);
     if (outcome.kind === 'inserted') {
       m.ack();
       this.lagSeconds.observe((Date.now() - Math.floor(m.info.timestampNanos / 1e6)) / 1000);
@@ -280,6 +298,7 @@ export class UsageConsumer implements Component {
     await this.loop;
     await this.flush();
     while (this.inserts.size) await Promise.allSettled([...this.inserts]);
+    clearInterval(this.progress);
     await this.writer.stop();
   }
 
