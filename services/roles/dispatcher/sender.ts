@@ -48,7 +48,7 @@ interface OriginPool {
 export class WebhookSender {
   /**
    * undici pools keyed by origin and the address checked for it: each pool's sockets connect to that address
-   * only. undici costs about half of node:http's CPU per request (measured: bench/results/history.md).
+   * only. undici costs about half of node:http's CPU per request (docs/benchmarks.md, webhooks).
    */
   private readonly pools = new Map<string, OriginPool>();
   private readonly sweeper: NodeJS.Timeout;
