@@ -1,5 +1,6 @@
+import http from 'node:http';
+import https from 'node:https';
 import type { LookupFunction } from 'node:net';
-import { Pool } from 'undici';
 import { RefusedTargetError, resolveDeliveryAddress, type AddressLookup } from '../../domain/webhooks/url-safety.js';
 
 /**
@@ -30,33 +31,26 @@ export interface SenderOptions {
   timeoutMs: number;
   allowPrivate: boolean;
   lookup?: AddressLookup;
-  /** Connections per origin, open and idle alike (idle ones are kept, never churned). */
+  /** Sockets per origin, open and idle alike (idle ones are kept, never churned). */
   maxSocketsPerOrigin?: number;
-  /** A pool unused this long is closed (an origin that stopped receiving, or an address that changed). */
-  idlePoolMs?: number;
-}
-
-type RequestOutcome = Omit<SendResult, 'durationMs' | 'refused'> & { staleSocket?: boolean };
-
-/** undici's connection pool of one (origin, checked address), and when it last sent. */
-interface OriginPool {
-  pool: Pool;
-  lastUsedMs: number;
-  inflight: number;
 }
 
 export class WebhookSender {
-  /**
-   * undici pools keyed by origin and the address checked for it: each pool's sockets connect to that address
-   * only. undici costs about half of node:http's CPU per request (docs/benchmarks.md, webhooks).
-   */
-  private readonly pools = new Map<string, OriginPool>();
-  private readonly sweeper: NodeJS.Timeout;
+  private readonly httpAgent: http.Agent;
+  private readonly httpsAgent: https.Agent;
 
   constructor(private readonly opts: SenderOptions) {
-    const idleMs = opts.idlePoolMs ?? 5 * 60_000;
-    this.sweeper = setInterval(() => this.closeIdlePools(idleMs), Math.min(idleMs, 60_000));
-    this.sweeper.unref();
+    // Every socket may stay open between attempts (maxFreeSockets = maxSockets): closing idle ones above a
+    // lower bound made a busy origin open and close connections continuously.
+    const perOrigin = opts.maxSocketsPerOrigin ?? 512;
+    const agentOpts = {
+      keepAlive: true,
+      maxSockets: perOrigin,
+      maxFreeSockets: perOrigin,
+      scheduling: 'lifo' as const,
+    };
+    this.httpAgent = new http.Agent(agentOpts);
+    this.httpsAgent = new https.Agent(agentOpts);
   }
 
   async send(req: SendRequest): Promise<SendResult> {
@@ -89,110 +83,73 @@ export class WebhookSender {
         gone: false,
       };
     }
-    const origin = this.poolFor(url, target);
-    origin.inflight++;
-    try {
-      let outcome = await this.request(origin.pool, url, req);
-      // A kept-alive socket the receiver closed meanwhile fails before any answer: one retry on a fresh socket.
-      if (outcome.staleSocket) outcome = await this.request(origin.pool, url, req);
-      const { staleSocket: _, ...result } = outcome;
-      return { ...result, durationMs: elapsed(), refused: false };
-    } finally {
-      origin.inflight--;
-      origin.lastUsedMs = Date.now();
-    }
+    let outcome = await this.request(url, target, req);
+    // A kept-alive socket the receiver closed meanwhile fails at once: one retry on a fresh socket.
+    if (outcome.staleSocket) outcome = await this.request(url, target, req);
+    const { staleSocket: _, ...result } = outcome;
+    return { ...result, durationMs: elapsed(), refused: false };
   }
 
-  private poolFor(url: URL, target: { address: string; family: 4 | 6 }): OriginPool {
-    const key = `${url.origin} ${target.address}`;
-    let entry = this.pools.get(key);
-    if (!entry) {
-      const pinned: LookupFunction = (_host, options, cb) => {
-        // net asks for every address when it may try several (autoSelectFamily); either way, only the checked one.
-        if ((options as { all?: boolean }).all)
-          (cb as unknown as (e: null, a: { address: string; family: number }[]) => void)(null, [target]);
-        else cb(null, target.address, target.family);
-      };
-      const perOrigin = this.opts.maxSocketsPerOrigin ?? 512;
-      entry = {
-        pool: new Pool(url.origin, {
-          connections: perOrigin,
-          // One request at a time per connection: a slow answer never delays another webhook's request.
-          pipelining: 1,
-          // Our own timer (request()) bounds the whole attempt; undici's are a backstop only.
-          headersTimeout: this.opts.timeoutMs + 1_000,
-          bodyTimeout: this.opts.timeoutMs + 1_000,
-          connect: { lookup: pinned, timeout: this.opts.timeoutMs },
-          keepAliveTimeout: 60_000,
-          keepAliveMaxTimeout: 10 * 60_000,
-        }),
-        lastUsedMs: Date.now(),
-        inflight: 0,
-      };
-      this.pools.set(key, entry);
-    }
-    return entry;
-  }
-
-  private closeIdlePools(idleMs: number): void {
-    const cutoff = Date.now() - idleMs;
-    for (const [key, e] of this.pools)
-      if (e.inflight === 0 && e.lastUsedMs < cutoff) {
-        this.pools.delete(key);
-        void e.pool.close().catch(() => undefined);
-      }
-  }
-
-  private request(pool: Pool, url: URL, req: SendRequest): Promise<RequestOutcome> {
+  private request(
+    url: URL,
+    target: { address: string; family: 4 | 6 },
+    req: SendRequest,
+  ): Promise<Omit<SendResult, 'durationMs' | 'refused'> & { staleSocket?: boolean }> {
+    const isHttps = url.protocol === 'https:';
+    const pinned: LookupFunction = (_host, options, cb) => {
+      // net asks for every address when it may try several (autoSelectFamily); either way, only the checked one.
+      if ((options as { all?: boolean }).all)
+        (cb as unknown as (e: null, a: { address: string; family: number }[]) => void)(null, [target]);
+      else cb(null, target.address, target.family);
+    };
     return new Promise((resolve) => {
       let settled = false;
-      const finish = (r: RequestOutcome) => {
+      const finish = (r: Omit<SendResult, 'durationMs' | 'refused'> & { staleSocket?: boolean }) => {
         if (settled) return;
         settled = true;
         resolve(r);
       };
-      const abort = new AbortController();
-      const timer = setTimeout(() => {
-        finish({ ok: false, status: null, error: `timeout after ${this.opts.timeoutMs} ms`, gone: false });
-        abort.abort();
-      }, this.opts.timeoutMs);
-      pool
-        .request({
+      const r = (isHttps ? https : http).request(
+        {
+          protocol: url.protocol,
+          hostname: url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname,
+          port: url.port || (isHttps ? 443 : 80),
           path: `${url.pathname}${url.search}`,
           method: 'POST',
-          headers: req.headers,
-          body: req.body,
-          signal: abort.signal,
-        })
-        .then(
-          (res) => {
-            const status = res.statusCode;
-            // The body is not kept; reading it lets the socket be reused. The timer still bounds it.
-            res.body.dump().then(
-              () => clearTimeout(timer),
-              () => clearTimeout(timer),
-            );
-            if (status >= 200 && status < 300) finish({ ok: true, status, error: null, gone: false });
-            else if (status >= 300 && status < 400)
-              finish({ ok: false, status, error: `redirect (${status}) not followed`, gone: false });
-            else if (status === 410) finish({ ok: false, status, error: 'gone (410): webhook disabled', gone: true });
-            else finish({ ok: false, status, error: `HTTP ${status}`, gone: false });
-          },
-          (err: NodeJS.ErrnoException) => {
-            clearTimeout(timer);
-            // undici's "other side closed" before any answer on a kept-alive socket: the receiver closed it idle.
-            if (err.code === 'UND_ERR_SOCKET' || err.code === 'ECONNRESET')
-              return finish({ ok: false, status: null, error: err.message, gone: false, staleSocket: true });
-            const code = err.code ?? (err.cause as NodeJS.ErrnoException | undefined)?.code;
-            finish({ ok: false, status: null, error: code ? `${code}: ${err.message}` : err.message, gone: false });
-          },
-        );
+          headers: { ...req.headers, 'content-length': String(req.body.length) },
+          agent: isHttps ? this.httpsAgent : this.httpAgent,
+          lookup: pinned,
+        },
+        (res) => {
+          const status = res.statusCode ?? 0;
+          // The body is not kept; reading it lets the socket be reused. The timer still bounds it.
+          res.on('end', () => clearTimeout(timer));
+          res.on('error', () => undefined);
+          res.resume();
+          if (status >= 200 && status < 300) finish({ ok: true, status, error: null, gone: false });
+          else if (status >= 300 && status < 400)
+            finish({ ok: false, status, error: `redirect (${status}) not followed`, gone: false });
+          else if (status === 410) finish({ ok: false, status, error: 'gone (410): webhook disabled', gone: true });
+          else finish({ ok: false, status, error: `HTTP ${status}`, gone: false });
+        },
+      );
+      const timer = setTimeout(() => {
+        finish({ ok: false, status: null, error: `timeout after ${this.opts.timeoutMs} ms`, gone: false });
+        r.destroy(new Error('timeout'));
+      }, this.opts.timeoutMs);
+      r.on('error', (err) => {
+        clearTimeout(timer);
+        const code = (err as NodeJS.ErrnoException).code;
+        if (r.reusedSocket && code === 'ECONNRESET')
+          return finish({ ok: false, status: null, error: err.message, gone: false, staleSocket: true });
+        finish({ ok: false, status: null, error: code ? `${code}: ${err.message}` : err.message, gone: false });
+      });
+      r.end(req.body);
     });
   }
 
   close(): void {
-    clearInterval(this.sweeper);
-    for (const e of this.pools.values()) void e.pool.destroy().catch(() => undefined);
-    this.pools.clear();
+    this.httpAgent.destroy();
+    this.httpsAgent.destroy();
   }
 }
