@@ -11,7 +11,7 @@
  *               out at 10 s): the others' latency shows what the per-webhook concurrency limit protects.
  * Latency = receipt time − the event's created_at (its commit, same machine clock).
  */
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import pg from 'pg';
 import type { BenchWorld } from '../world.js';
@@ -36,6 +36,8 @@ export interface WebhooksResult {
     seconds: number;
     deliveries_per_s: number;
     dispatcher_cpu_ms_per_1000: number;
+    /** Every process of the stack's Postgres (its backends, WAL writer, checkpointer) per 1,000 deliveries. */
+    postgres_cpu_ms_per_1000: number;
     receiver_cpu_ms_per_1000: number;
   };
   steady: LatencyFigures & { events_per_s: number; deliveries_per_s: number };
@@ -109,6 +111,25 @@ function cpuMs(pid: number): number {
   return (Number(fields[11]) + Number(fields[12])) * 10; // utime, stime in 1/100 s
 }
 
+/** CPU milliseconds of the Postgres server: the postmaster (its data directory's postmaster.pid) and its children. */
+async function postgresCpuMs(pool: pg.Pool): Promise<() => number> {
+  const dir = (await pool.query<{ d: string }>('SELECT current_setting($1) AS d', ['data_directory'])).rows[0]!.d;
+  const postmaster = Number(readFileSync(`${dir}/postmaster.pid`, 'utf8').split('\n')[0]);
+  return () => {
+    let ms = cpuMs(postmaster);
+    for (const entry of readdirSync('/proc')) {
+      if (!/^\d+$/.test(entry)) continue;
+      try {
+        const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+        if (Number(stat.split(') ')[1]!.split(' ')[1]) === postmaster) ms += cpuMs(Number(entry));
+      } catch {
+        // gone meanwhile
+      }
+    }
+    return ms;
+  };
+}
+
 function figures(latencies: number[]): LatencyFigures {
   const s = [...latencies].sort((a, b) => a - b);
   const at = (q: number) => s[Math.min(s.length - 1, Math.floor(q * s.length))] ?? NaN;
@@ -172,6 +193,7 @@ export async function runWebhooksPhase(d: WebhooksPhaseDeps): Promise<WebhooksRe
       pids.push(p.child.pid!);
     }
     const dispatcherCpu = () => pids.reduce((sum, pid) => sum + cpuMs(pid), 0);
+    const postgresCpu = await postgresCpuMs(pool);
     // Warm-up: sockets, the signature worker thread, prepared plans.
     await emitEvents(pool, world.accountId, 20);
     await waitFor(() => receiver.latencies.length >= 20 * WEBHOOKS, 60_000);
@@ -179,7 +201,7 @@ export async function runWebhooksPhase(d: WebhooksPhaseDeps): Promise<WebhooksRe
 
     const total = d.burstEvents * WEBHOOKS;
     log(`webhooks: burst of ${d.burstEvents} events × ${WEBHOOKS} webhooks`);
-    const cpuBefore = { dispatcher: dispatcherCpu(), receiver: process.cpuUsage() };
+    const cpuBefore = { dispatcher: dispatcherCpu(), postgres: postgresCpu(), receiver: process.cpuUsage() };
     const committed = await emitEvents(pool, world.accountId, d.burstEvents);
     if (!(await waitFor(() => receiver.latencies.length >= total, 10 * 60_000)))
       log(`webhooks: burst incomplete (${receiver.latencies.length} of ${total})`);
@@ -192,6 +214,7 @@ export async function runWebhooksPhase(d: WebhooksPhaseDeps): Promise<WebhooksRe
       seconds: Math.round(seconds * 100) / 100,
       deliveries_per_s: Math.round(receiver.latencies.length / seconds),
       dispatcher_cpu_ms_per_1000: per1000(dispatcherCpu() - cpuBefore.dispatcher),
+      postgres_cpu_ms_per_1000: per1000(postgresCpu() - cpuBefore.postgres),
       receiver_cpu_ms_per_1000: per1000((receiverCpu.user + receiverCpu.system) / 1000),
     };
     log(`webhooks burst: ${JSON.stringify(burst)}`);

@@ -162,6 +162,7 @@ export class WebhookDelivery implements Component {
 
   private async deliver(claimed: ClaimedAttempt[]): Promise<void> {
     const sendable: { a: ClaimedAttempt; body: string; secrets: string[] }[] = [];
+    const bodies = new Map<string, string>();
     const now = Date.now(); // the rotation set the expiry in real time
     for (const a of claimed) {
       if (a.webhook_status !== 'enabled')
@@ -188,14 +189,19 @@ export class WebhookDelivery implements Component {
         // After a rotation the previous secret signs too (docs/design.md §9), until it expires.
         if (a.previous_secret_sealed && a.previous_secret_expires_at && a.previous_secret_expires_at.getTime() > now)
           secrets.push(this.unseal(a.previous_secret_sealed));
-        const body = JSON.stringify(
-          customerEvent({
-            id: a.event_id,
-            type: a.event_type as EventType,
-            data: a.event.data,
-            created_at: a.event.created_at,
-          }),
-        );
+        // One event goes to many webhooks: its body is built once per batch (the bytes every webhook signs).
+        let body = bodies.get(a.event_id);
+        if (body === undefined) {
+          body = JSON.stringify(
+            customerEvent({
+              id: a.event_id,
+              type: a.event_type as EventType,
+              data: a.event.data,
+              created_at: a.event.created_at,
+            }),
+          );
+          bodies.set(a.event_id, body);
+        }
         sendable.push({ a, body, secrets });
       }
     }
