@@ -83,8 +83,14 @@ async function waitReadable(d: Deployment, token: string, meterId: string, accep
     const consumer =
       'error' in c
         ? c
-        : { pending: c.num_pending, ack_pending: c.num_ack_pending, redelivered: c.num_redelivered, waiting: c.num_waiting };
-    const streamState = 'error' in stream ? stream : { messages: stream.state.messages, leader: stream.cluster?.leader };
+        : {
+            pending: c.num_pending,
+            ack_pending: c.num_ack_pending,
+            redelivered: c.num_redelivered,
+            waiting: c.num_waiting,
+          };
+    const streamState =
+      'error' in stream ? stream : { messages: stream.state.messages, leader: stream.cluster?.leader };
     const replicas: Record<string, number | null> = {};
     for (const h of d.hosts) replicas[h.name] = await replicaCount(d, h, meterId);
     const perHost: Record<string, number> = {};
