@@ -1,20 +1,19 @@
-import { withTransaction, type PgClient } from '../../../shared/clients/postgres.js';
+import type { PgClient } from '../../../shared/clients/postgres.js';
 import { newId } from '../../../shared/ids.js';
-import { Decimal } from '../../../shared/money/decimal.js';
 import { billsUsageMonthly, pausedAt, periodContaining, scheduleOf, usageSchedule } from '../subscriptions/periods.js';
 import type { BillingAnchor, BillingInterval } from '../../../shared/vocabulary.js';
 import { timed, type BillingDeps, type BillingTimings } from './deps.js';
 import { pricePeriods, type PeriodToPrice } from './price-periods.js';
-import type { PricedInvoice } from '../pricing/invoice-lines.js';
-import { firstPaymentAttemptAt } from './dunning.js';
 import { lockAndAllocateCredits } from './credits.js';
 import { inScope, LIVE_CUSTOMERS, type BillingScope } from './scope.js';
 import { moveToNextPeriods } from './period-pointers-store.js';
-import { issueInvoices, type ClosedInvoice, type InvoiceToIssue } from './issue.js';
+import { issueInvoices, type ClosedInvoice } from './issue.js';
+import { inBatches } from './batches.js';
+import { nothingToBill, subscriptionInvoice } from './invoice-row.js';
 import { TAX_PROFILE_COLUMNS } from '../tax/invoice-tax.js';
 import { amountInvoices } from './invoice-amounts.js';
 import type { TaxExempt } from '../../../shared/vocabulary.js';
-import { deductThresholdInvoices, excessAsCredit } from './deductions.js';
+import { deductThresholdInvoices, excessAsCredit, isoDate } from './deductions.js';
 
 /**
  * Period close (docs/design.md §8 Invoice). A subscription's period [billing_period_start, billing_period_end) — its
@@ -134,21 +133,22 @@ export async function closeDuePeriods(
 ): Promise<ClosedInvoice[]> {
   const cutoff = takeCutoff(deps, now);
   const all: ClosedInvoice[] = [];
-  const closer = async () => {
-    for (;;) {
-      const closed = await closeBatch(
-        deps,
-        now,
-        cutoff,
-        opts.scope ?? LIVE_CUSTOMERS,
-        opts.batchSize ?? CLOSE_BATCH,
-        opts.timings,
-      );
-      if (closed === null) return;
-      all.push(...closed);
-      opts.onBatch?.(closed);
-    }
-  };
+  const closer = () =>
+    inBatches(
+      deps.pg,
+      (client) =>
+        closeBatch(
+          deps,
+          client,
+          now,
+          cutoff,
+          opts.scope ?? LIVE_CUSTOMERS,
+          opts.batchSize ?? CLOSE_BATCH,
+          opts.timings,
+        ),
+      opts.onBatch,
+      all,
+    );
   // allSettled: a failed batch rolls back alone; the run ends only once no other batch is still writing.
   const settled = await Promise.allSettled(Array.from({ length: opts.concurrency ?? CLOSE_CONCURRENCY }, closer));
   const failed = settled.find((r): r is PromiseRejectedResult => r.status === 'rejected');
@@ -156,51 +156,45 @@ export async function closeDuePeriods(
   return all;
 }
 
-/** One batch in one transaction; null when nothing due was left to lock. */
+/** One batch in the caller's transaction; null when nothing due was left to lock. */
 async function closeBatch(
   deps: BillingDeps,
+  client: PgClient,
   now: Date,
   cutoff: Date,
   scope: BillingScope,
   batchSize: number,
   timings?: BillingTimings,
 ): Promise<ClosedInvoice[] | null> {
-  return withTransaction(deps.pg, async (client) => {
-    const due = await timed(timings, 'postgres_ms', () =>
-      client.query<DueRow>(
-        `SELECT s.id, s.account_id, a.customer_id, s.currency, s.canceled_at, s.collection_paused_at, s.collection_resumed_at, s.billing_period_start, s.billing_period_end,
-                s.created_at, s.trial_end, s."interval", s.interval_count, s.billing_anchor, ${TAX_PROFILE_COLUMNS('a')}
-           FROM subscriptions s JOIN accounts a ON a.id = s.account_id
-          WHERE ${DUE} AND ${inScope('s.account_id', '$3')} AND ($4::boolean IS FALSE OR ${NO_DRAFT})
-          ORDER BY s.billing_period_start, s.account_id, s.id LIMIT $2 FOR UPDATE OF s SKIP LOCKED`,
-        [cutoff, batchSize, scope.clockId, deps.drafts],
-      ),
-    );
-    if (due.rows.length === 0) return null;
-    const periods: PeriodToPrice[] = due.rows.map((s) => {
-      const end = s.billing_period_end.getTime();
-      return {
-        subscription_id: s.id,
-        account_id: s.account_id,
-        currency: s.currency,
-        startMs: s.billing_period_start.getTime(),
-        endMs: end,
-        usageEndMs: s.canceled_at ? Math.min(end, s.canceled_at.getTime()) : end,
-      };
-    });
-    const priced = await pricePeriods(deps, client, periods, { timings });
-    return timed(timings, 'postgres_ms', async () => {
-      // What the period's threshold invoices billed already (progressive billing: deductions.ts).
-      await deductThresholdInvoices(client, periods, priced);
-      return writeInvoices(client, due.rows, priced, now, deps);
-    });
+  const due = await timed(timings, 'postgres_ms', () =>
+    client.query<DueRow>(
+      `SELECT s.id, s.account_id, a.customer_id, s.currency, s.canceled_at, s.collection_paused_at, s.collection_resumed_at, s.billing_period_start, s.billing_period_end,
+              s.created_at, s.trial_end, s."interval", s.interval_count, s.billing_anchor, ${TAX_PROFILE_COLUMNS('a')}
+         FROM subscriptions s JOIN accounts a ON a.id = s.account_id
+        WHERE ${DUE} AND ${inScope('s.account_id', '$3')} AND ($4::boolean IS FALSE OR ${NO_DRAFT})
+        ORDER BY s.billing_period_start, s.account_id, s.id LIMIT $2 FOR UPDATE OF s SKIP LOCKED`,
+      [cutoff, batchSize, scope.clockId, deps.drafts],
+    ),
+  );
+  if (due.rows.length === 0) return null;
+  const periods: PeriodToPrice[] = due.rows.map((s) => {
+    const end = s.billing_period_end.getTime();
+    return {
+      subscription_id: s.id,
+      account_id: s.account_id,
+      currency: s.currency,
+      startMs: s.billing_period_start.getTime(),
+      endMs: end,
+      usageEndMs: s.canceled_at ? Math.min(end, s.canceled_at.getTime()) : end,
+    };
+  });
+  const priced = await pricePeriods(deps, client, periods, { timings });
+  return timed(timings, 'postgres_ms', async () => {
+    // What the period's threshold invoices billed already (progressive billing: deductions.ts).
+    await deductThresholdInvoices(client, periods, priced);
+    return writeInvoices(client, due.rows, priced, now, deps);
   });
 }
-
-const isoDate = (ms: number) => new Date(ms).toISOString().slice(0, 10);
-const DAY_MS = 86_400_000;
-/** An invoice's period_end: the last day of a period ending at `end` (a UTC midnight). */
-export const lastDay = (end: Date) => isoDate(end.getTime() - DAY_MS);
 
 async function writeInvoices(
   client: PgClient,
@@ -240,31 +234,21 @@ async function writeInvoices(
   const empty = due.map(
     (s, i) => (billsUsageMonthly(s) && nothingToBill(priced[i]!)) || pausedAt(s, s.billing_period_end),
   );
-  const invoices = due.flatMap((s, i): InvoiceToIssue[] => {
-    if (empty[i]) return [];
-    const p = priced[i]!;
-    const dueAt = new Date(now.getTime() + s.net_terms_days * DAY_MS);
-    return [
-      {
-        id: ids[i]!,
-        account_id: s.account_id,
-        customer_id: s.customer_id,
-        subscription_id: s.id,
-        status: draft[i] ? 'draft' : finalStatus(p.amount),
-        currency: s.currency,
-        amount: p.amount,
-        ...totals[i]!,
-        tax_exempt: s.tax_exempt,
-        period_start: isoDate(s.billing_period_start.getTime()),
-        period_end: lastDay(s.billing_period_end),
-        due_at: dueAt,
-        // Dunning counts from the due date (net_terms_days 0: at once).
-        first_attempt: firstPaymentAttemptAt(dueAt),
-        threshold_seq: null,
-        priced: p,
-      },
-    ];
-  });
+  const invoices = due.flatMap((s, i) =>
+    empty[i]
+      ? []
+      : [
+          subscriptionInvoice({
+            id: ids[i]!,
+            subscriber: { ...s, subscription_id: s.id },
+            period: { start: s.billing_period_start, end: s.billing_period_end },
+            priced: priced[i]!,
+            totals: totals[i]!,
+            now,
+            status: draft[i] ? 'draft' : undefined,
+          }),
+        ],
+  );
   return issueInvoices(deps, client, 'period', invoices, now, {
     creditUses,
     excess,
@@ -276,18 +260,4 @@ async function writeInvoices(
         due.map((s) => periodContaining(usageSchedule(scheduleOf(s)), s.billing_period_end)),
       ),
   });
-}
-
-/**
- * Whether a priced invoice bills nothing at all: no line but, at most, a coupon's 0 "nothing to discount" line (a
- * coupon covering a month of a flat-only quarterly or yearly plan finds no charge there; that alone is no reason
- * for a numbered, announced invoice of 0).
- */
-export function nothingToBill(priced: PricedInvoice): boolean {
-  return priced.lines.every((l) => l.type === 'discount' && l.product_id === null && new Decimal(l.amount).isZero());
-}
-
-/** A finalized invoice's status: nothing to charge → paid at once, without a charge; else open. */
-export function finalStatus(amount: string): 'open' | 'paid' {
-  return new Decimal(amount).lte(0) ? 'paid' : 'open';
 }

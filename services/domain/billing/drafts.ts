@@ -4,12 +4,12 @@ import { hasPrefix } from '../../../shared/ids.js';
 import { minorUnits } from '../../../shared/money/currencies.js';
 import { Decimal, canonicalDecimal, roundToMinorUnit } from '../../../shared/money/decimal.js';
 import { sumOfLines, type PricedInvoice, type PricedLine } from '../pricing/invoice-lines.js';
-import { finalStatus, lastDay, type ClosedInvoice } from './close.js';
-import { completeIssue, type InvoiceToIssue } from './issue.js';
+import { inBatches } from './batches.js';
+import { completeIssue, type ClosedInvoice } from './issue.js';
+import { subscriptionInvoice } from './invoice-row.js';
 import { deleteInvoiceLines, finalizeDraftRows } from './issue-store.js';
 import { lockAndAllocateCredits } from './credits.js';
 import { timed, type BillingDeps, type BillingTimings } from './deps.js';
-import { firstPaymentAttemptAt } from './dunning.js';
 import { pricePeriods } from './price-periods.js';
 import { inScope, LIVE_CUSTOMERS, type BillingScope } from './scope.js';
 import { TAX_PROFILE_COLUMNS } from '../tax/invoice-tax.js';
@@ -59,8 +59,9 @@ export async function finalizeDueDrafts(
   const all: ClosedInvoice[] = [];
   if (!deps.drafts) return all;
   const scope = opts.scope ?? LIVE_CUSTOMERS;
-  for (;;) {
-    const done = await withTransaction(deps.pg, async (client) => {
+  return inBatches(
+    deps.pg,
+    async (client) => {
       // period_end is the last day: the period ends the day after, at 00:00 UTC.
       const due = await client.query<DraftRow>(
         `SELECT ${DRAFT_COLUMNS} FROM ${DRAFT_FROM}
@@ -71,11 +72,10 @@ export async function finalizeDueDrafts(
       );
       if (due.rows.length === 0) return null;
       return finalizeLocked(deps, client, due.rows, now, opts.timings);
-    });
-    if (done === null) return all;
-    all.push(...done);
-    opts.onBatch?.(done);
-  }
+    },
+    opts.onBatch,
+    all,
+  );
 }
 
 /**
@@ -235,30 +235,20 @@ async function finalizeLocked(
         periodStart: d.period_start.toISOString().slice(0, 10),
       })),
     );
-    // Issued now: its due date counts from the finalization, its dunning from the due date (dunning.ts).
-    const dueAt = drafts.map((d) => new Date(now.getTime() + d.net_terms_days * 86_400_000));
     const creditUses = await lockAndAllocateCredits(
       client,
       drafts.map((d, i) => ({ invoice_id: d.id, account_id: d.account_id, priced: invoices[i]! })),
       now,
     );
-    const issued = drafts.map(
-      (d, i): InvoiceToIssue => ({
+    // Issued now: its due date counts from the finalization, its dunning from the due date (dunning.ts).
+    const issued = drafts.map((d, i) =>
+      subscriptionInvoice({
         id: d.id,
-        account_id: d.account_id,
-        customer_id: d.customer_id,
-        subscription_id: d.subscription_id,
-        status: finalStatus(invoices[i]!.amount),
-        currency: d.currency,
-        amount: invoices[i]!.amount,
-        ...totals[i]!,
-        tax_exempt: d.tax_exempt,
-        period_start: d.period_start.toISOString().slice(0, 10),
-        period_end: lastDay(d.period_end),
-        due_at: dueAt[i]!,
-        first_attempt: firstPaymentAttemptAt(dueAt[i]!),
-        threshold_seq: null,
+        subscriber: d,
+        period: { start: d.period_start, end: d.period_end },
         priced: invoices[i]!,
+        totals: totals[i]!,
+        now,
       }),
     );
     // The draft's lines give way to the re-priced ones the issue writes.

@@ -1,16 +1,16 @@
-import { withTransaction, type PgClient } from '../../../shared/clients/postgres.js';
+import type { PgClient } from '../../../shared/clients/postgres.js';
 import { newId } from '../../../shared/ids.js';
 import { Decimal } from '../../../shared/money/decimal.js';
 import { TAX_PROFILE_COLUMNS } from '../tax/invoice-tax.js';
 import { amountInvoices } from './invoice-amounts.js';
 import type { TaxProfile } from '../tax/types.js';
-import { lastDay, type ClosedInvoice } from './close.js';
-import { issueInvoices, type InvoiceToIssue } from './issue.js';
+import { inBatches } from './batches.js';
+import { issueInvoices, type ClosedInvoice } from './issue.js';
+import { subscriptionInvoice } from './invoice-row.js';
 import { deductThresholdInvoices, isoDate } from './deductions.js';
 import { lockCredits } from './credits.js';
 import { thresholdInvoicesDue } from './threshold-due.js';
 import { timed, type BillingDeps, type BillingTimings } from './deps.js';
-import { firstPaymentAttemptAt } from './dunning.js';
 import { pricePeriods } from './price-periods.js';
 import { inScope, LIVE_CUSTOMERS, type BillingScope } from './scope.js';
 import { DEFAULT_THRESHOLD_SPACING_SECONDS, spacedOut } from './threshold-spacing.js';
@@ -54,10 +54,10 @@ export async function issueThresholdInvoices(
   opts: { timings?: BillingTimings; scope?: BillingScope; onBatch?: (issued: ClosedInvoice[]) => void } = {},
 ): Promise<ClosedInvoice[]> {
   const scope = opts.scope ?? LIVE_CUSTOMERS;
-  const all: ClosedInvoice[] = [];
   let after = '';
-  for (;;) {
-    const batch = await withTransaction(deps.pg, async (client) => {
+  return inBatches(
+    deps.pg,
+    async (client) => {
       const r = await timed(opts.timings, 'postgres_ms', () =>
         client.query<ThresholdRow>(
           `SELECT s.id, s.account_id, a.customer_id, s.currency, s.billing_period_start, s.billing_period_end, s.billing_threshold::text AS threshold,
@@ -74,11 +74,9 @@ export async function issueThresholdInvoices(
       after = r.rows[r.rows.length - 1]!.id;
       const spacing = deps.thresholdSpacingSeconds ?? DEFAULT_THRESHOLD_SPACING_SECONDS;
       return issueLocked(deps, client, await spacedOut(client, r.rows, now, spacing), now, opts.timings);
-    });
-    if (batch === null) return all;
-    all.push(...batch);
-    if (batch.length) opts.onBatch?.(batch);
-  }
+    },
+    opts.onBatch,
+  );
 }
 
 async function issueLocked(
@@ -135,24 +133,18 @@ async function issueLocked(
       [due.map((v) => v.s.id), due.map((v) => isoDate(v.s.billing_period_start.getTime()))],
     );
     const seqOf = new Map(seqs.rows.map((r) => [r.subscription_id, r.seq]));
-    // Issued and charged at once: due now whatever the customer's terms (the threshold is the agreed limit).
-    const invoices = due.map(
-      (v): InvoiceToIssue => ({
+    // Issued and charged at once (the payment pass charges it in this run).
+    const invoices = due.map((v) =>
+      subscriptionInvoice({
         id: v.id,
-        account_id: v.s.account_id,
-        customer_id: v.s.customer_id,
-        subscription_id: v.s.id,
-        status: 'open',
-        currency: v.s.currency,
-        amount: v.priced.amount,
-        ...v.totals,
-        tax_exempt: v.s.tax_exempt,
-        period_start: isoDate(v.s.billing_period_start.getTime()),
-        period_end: lastDay(v.s.billing_period_end),
-        due_at: now,
-        first_attempt: firstPaymentAttemptAt(now),
-        threshold_seq: seqOf.get(v.s.id)!,
+        // Due now whatever the customer's terms (the threshold is the agreed limit).
+        subscriber: { ...v.s, subscription_id: v.s.id, net_terms_days: 0 },
+        period: { start: v.s.billing_period_start, end: v.s.billing_period_end },
         priced: v.priced,
+        totals: v.totals,
+        now,
+        status: 'open',
+        thresholdSeq: seqOf.get(v.s.id)!,
       }),
     );
     return issueInvoices(deps, client, 'threshold', invoices, now, { creditUses });
