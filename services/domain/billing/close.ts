@@ -1,18 +1,16 @@
 import type { PgClient } from '../../../shared/clients/postgres.js';
 import { newId } from '../../../shared/ids.js';
 import { billsUsageMonthly, pausedAt, periodContaining, scheduleOf, usageSchedule } from '../subscriptions/periods.js';
-import type { BillingAnchor, BillingInterval } from '../../../shared/vocabulary.js';
 import { timed, type BillingDeps, type BillingTimings } from './deps.js';
 import { pricePeriods, type PeriodToPrice } from './price-periods.js';
 import { lockAndAllocateCredits } from './credits.js';
-import { inScope, LIVE_CUSTOMERS, type BillingScope } from './scope.js';
+import { LIVE_CUSTOMERS, type BillingScope } from './scope.js';
+import { countPeriodsEndedBy, firstOpenPeriodEnd, lockDuePeriods, type DueRow } from './close-store.js';
 import { moveToNextPeriods } from './period-pointers-store.js';
 import { issueInvoices, type ClosedInvoice } from './issue.js';
 import { inBatches } from './batches.js';
 import { nothingToBill, subscriptionInvoice } from './invoice-row.js';
-import { TAX_PROFILE_COLUMNS } from '../tax/invoice-tax.js';
 import { amountInvoices } from './invoice-amounts.js';
-import type { TaxExempt } from '../../../shared/vocabulary.js';
 import { deductThresholdInvoices, excessAsCredit, isoDate } from './deductions.js';
 
 /**
@@ -28,28 +26,6 @@ import { deductThresholdInvoices, excessAsCredit, isoDate } from './deductions.j
  */
 export type { ClosedInvoice };
 
-interface DueRow {
-  id: string;
-  account_id: string;
-  customer_id: string;
-  currency: string;
-  canceled_at: Date | null;
-  collection_paused_at: Date | null;
-  collection_resumed_at: Date | null;
-  billing_period_start: Date;
-  billing_period_end: Date;
-  created_at: Date;
-  trial_end: Date | null;
-  interval: BillingInterval;
-  interval_count: number;
-  billing_anchor: BillingAnchor;
-  /** The customer's tax profile and terms (services/domain/tax/invoice-tax.ts). */
-  tax_exempt: TaxExempt;
-  country: string | null;
-  region: string | null;
-  net_terms_days: number;
-}
-
 /** Subscriptions closed per transaction. */
 export const CLOSE_BATCH = 500;
 /**
@@ -58,10 +34,6 @@ export const CLOSE_BATCH = 500;
  * accounts' credit grants and don't wait on each other's locks.
  */
 export const CLOSE_CONCURRENCY = 2;
-
-const DUE = `billing_period_end <= $1 AND (status = 'active' OR billing_period_start < canceled_at)`;
-/** With drafts: a subscription's next period closes only once its draft is finalized (periods in order). */
-const NO_DRAFT = `NOT EXISTS (SELECT 1 FROM invoices d WHERE d.subscription_id = s.id AND d.status = 'draft')`;
 
 /** Periods ending at or before this instant are due: now − the grace period. */
 export function closeCutoff(now: Date, graceSeconds: number): Date {
@@ -87,17 +59,7 @@ export async function countDuePeriods(
   now: Date,
   scope: BillingScope = LIVE_CUSTOMERS,
 ): Promise<number> {
-  const idx = (t: string) =>
-    `(extract(year FROM ${t} AT TIME ZONE 'UTC') * 12 + extract(month FROM ${t} AT TIME ZONE 'UTC'))`;
-  const r = await deps.pg.query<{ n: string | null }>(
-    // Calendar months are counted exactly; other periods as one each (a progress figure: "n of N").
-    `SELECT sum(CASE WHEN "interval" <> 'month' OR interval_count <> 1 OR billing_anchor <> 'calendar' THEN 1
-                     WHEN status = 'canceled' THEN LEAST(${idx('$3::timestamptz')}, ${idx("(canceled_at - interval '1 millisecond')")} + 1) - ${idx('billing_period_start')}
-                     ELSE ${idx('$3::timestamptz')} - ${idx('billing_period_start')} END)::text AS n
-       FROM subscriptions WHERE ${DUE} AND ${inScope('account_id', '$2')}`,
-    [closeCutoff(now, deps.graceSeconds), scope.clockId, new Date(now.getTime() - deps.graceSeconds * 1000)],
-  );
-  return Number(r.rows[0]?.n ?? 0);
+  return countPeriodsEndedBy(deps.pg, closeCutoff(now, deps.graceSeconds), scope);
 }
 
 /**
@@ -109,12 +71,7 @@ export async function nextPeriodDue(
   deps: Pick<BillingDeps, 'pg' | 'graceSeconds'>,
   scope: BillingScope = LIVE_CUSTOMERS,
 ): Promise<{ periodEnd: Date; dueAt: Date } | null> {
-  const r = await deps.pg.query<{ end: Date | null }>(
-    `SELECT min(billing_period_end) AS end FROM subscriptions
-      WHERE (status = 'active' OR billing_period_start < canceled_at) AND ${inScope('account_id', '$1')}`,
-    [scope.clockId],
-  );
-  const periodEnd = r.rows[0]?.end;
+  const periodEnd = await firstOpenPeriodEnd(deps.pg, scope);
   if (!periodEnd) return null;
   return { periodEnd, dueAt: new Date(periodEnd.getTime() + deps.graceSeconds * 1000) };
 }
@@ -167,17 +124,10 @@ async function closeBatch(
   timings?: BillingTimings,
 ): Promise<ClosedInvoice[] | null> {
   const due = await timed(timings, 'postgres_ms', () =>
-    client.query<DueRow>(
-      `SELECT s.id, s.account_id, a.customer_id, s.currency, s.canceled_at, s.collection_paused_at, s.collection_resumed_at, s.billing_period_start, s.billing_period_end,
-              s.created_at, s.trial_end, s."interval", s.interval_count, s.billing_anchor, ${TAX_PROFILE_COLUMNS('a')}
-         FROM subscriptions s JOIN accounts a ON a.id = s.account_id
-        WHERE ${DUE} AND ${inScope('s.account_id', '$3')} AND ($4::boolean IS FALSE OR ${NO_DRAFT})
-        ORDER BY s.billing_period_start, s.account_id, s.id LIMIT $2 FOR UPDATE OF s SKIP LOCKED`,
-      [cutoff, batchSize, scope.clockId, deps.drafts],
-    ),
+    lockDuePeriods(client, { cutoff, limit: batchSize, scope, drafts: deps.drafts }),
   );
-  if (due.rows.length === 0) return null;
-  const periods: PeriodToPrice[] = due.rows.map((s) => {
+  if (due.length === 0) return null;
+  const periods: PeriodToPrice[] = due.map((s) => {
     const end = s.billing_period_end.getTime();
     return {
       subscription_id: s.id,
@@ -192,7 +142,7 @@ async function closeBatch(
   return timed(timings, 'postgres_ms', async () => {
     // What the period's threshold invoices billed already (progressive billing: deductions.ts).
     await deductThresholdInvoices(client, periods, priced);
-    return writeInvoices(client, due.rows, priced, now, deps);
+    return writeInvoices(client, due, priced, now, deps);
   });
 }
 
