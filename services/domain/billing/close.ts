@@ -1,20 +1,17 @@
-import { withTransaction, type PgClient } from '../../../shared/clients/postgres.js';
+import type { PgClient } from '../../../shared/clients/postgres.js';
 import { newId } from '../../../shared/ids.js';
-import { Decimal } from '../../../shared/money/decimal.js';
 import { billsUsageMonthly, pausedAt, periodContaining, scheduleOf, usageSchedule } from '../subscriptions/periods.js';
-import type { BillingAnchor, BillingInterval } from '../../../shared/vocabulary.js';
 import { timed, type BillingDeps, type BillingTimings } from './deps.js';
 import { pricePeriods, type PeriodToPrice } from './price-periods.js';
-import type { PricedInvoice } from '../pricing/invoice-lines.js';
-import { firstPaymentAttemptAt } from './dunning.js';
 import { lockAndAllocateCredits } from './credits.js';
-import { inScope, LIVE_CUSTOMERS, type BillingScope } from './scope.js';
+import { LIVE_CUSTOMERS, type BillingScope } from './scope.js';
+import { countPeriodsEndedBy, firstOpenPeriodEnd, lockDuePeriods, type DueRow } from './close-store.js';
 import { moveToNextPeriods } from './period-pointers-store.js';
-import { issueInvoices, type ClosedInvoice, type InvoiceToIssue } from './issue.js';
-import { TAX_PROFILE_COLUMNS } from '../tax/invoice-tax.js';
+import { issueInvoices, type ClosedInvoice } from './issue.js';
+import { inBatches } from './batches.js';
+import { nothingToBill, subscriptionInvoice } from './invoice-row.js';
 import { amountInvoices } from './invoice-amounts.js';
-import type { TaxExempt } from '../../../shared/vocabulary.js';
-import { deductThresholdInvoices, excessAsCredit } from './deductions.js';
+import { deductThresholdInvoices, excessAsCredit, isoDate } from './deductions.js';
 
 /**
  * Period close (docs/design.md §8 Invoice). A subscription's period [billing_period_start, billing_period_end) — its
@@ -29,28 +26,6 @@ import { deductThresholdInvoices, excessAsCredit } from './deductions.js';
  */
 export type { ClosedInvoice };
 
-interface DueRow {
-  id: string;
-  account_id: string;
-  customer_id: string;
-  currency: string;
-  canceled_at: Date | null;
-  collection_paused_at: Date | null;
-  collection_resumed_at: Date | null;
-  billing_period_start: Date;
-  billing_period_end: Date;
-  created_at: Date;
-  trial_end: Date | null;
-  interval: BillingInterval;
-  interval_count: number;
-  billing_anchor: BillingAnchor;
-  /** The customer's tax profile and terms (services/domain/tax/invoice-tax.ts). */
-  tax_exempt: TaxExempt;
-  country: string | null;
-  region: string | null;
-  net_terms_days: number;
-}
-
 /** Subscriptions closed per transaction. */
 export const CLOSE_BATCH = 500;
 /**
@@ -59,10 +34,6 @@ export const CLOSE_BATCH = 500;
  * accounts' credit grants and don't wait on each other's locks.
  */
 export const CLOSE_CONCURRENCY = 2;
-
-const DUE = `billing_period_end <= $1 AND (status = 'active' OR billing_period_start < canceled_at)`;
-/** With drafts: a subscription's next period closes only once its draft is finalized (periods in order). */
-const NO_DRAFT = `NOT EXISTS (SELECT 1 FROM invoices d WHERE d.subscription_id = s.id AND d.status = 'draft')`;
 
 /** Periods ending at or before this instant are due: now − the grace period. */
 export function closeCutoff(now: Date, graceSeconds: number): Date {
@@ -88,17 +59,7 @@ export async function countDuePeriods(
   now: Date,
   scope: BillingScope = LIVE_CUSTOMERS,
 ): Promise<number> {
-  const idx = (t: string) =>
-    `(extract(year FROM ${t} AT TIME ZONE 'UTC') * 12 + extract(month FROM ${t} AT TIME ZONE 'UTC'))`;
-  const r = await deps.pg.query<{ n: string | null }>(
-    // Calendar months are counted exactly; other periods as one each (a progress figure: "n of N").
-    `SELECT sum(CASE WHEN "interval" <> 'month' OR interval_count <> 1 OR billing_anchor <> 'calendar' THEN 1
-                     WHEN status = 'canceled' THEN LEAST(${idx('$3::timestamptz')}, ${idx("(canceled_at - interval '1 millisecond')")} + 1) - ${idx('billing_period_start')}
-                     ELSE ${idx('$3::timestamptz')} - ${idx('billing_period_start')} END)::text AS n
-       FROM subscriptions WHERE ${DUE} AND ${inScope('account_id', '$2')}`,
-    [closeCutoff(now, deps.graceSeconds), scope.clockId, new Date(now.getTime() - deps.graceSeconds * 1000)],
-  );
-  return Number(r.rows[0]?.n ?? 0);
+  return countPeriodsEndedBy(deps.pg, closeCutoff(now, deps.graceSeconds), scope);
 }
 
 /**
@@ -110,12 +71,7 @@ export async function nextPeriodDue(
   deps: Pick<BillingDeps, 'pg' | 'graceSeconds'>,
   scope: BillingScope = LIVE_CUSTOMERS,
 ): Promise<{ periodEnd: Date; dueAt: Date } | null> {
-  const r = await deps.pg.query<{ end: Date | null }>(
-    `SELECT min(billing_period_end) AS end FROM subscriptions
-      WHERE (status = 'active' OR billing_period_start < canceled_at) AND ${inScope('account_id', '$1')}`,
-    [scope.clockId],
-  );
-  const periodEnd = r.rows[0]?.end;
+  const periodEnd = await firstOpenPeriodEnd(deps.pg, scope);
   if (!periodEnd) return null;
   return { periodEnd, dueAt: new Date(periodEnd.getTime() + deps.graceSeconds * 1000) };
 }
@@ -134,21 +90,22 @@ export async function closeDuePeriods(
 ): Promise<ClosedInvoice[]> {
   const cutoff = takeCutoff(deps, now);
   const all: ClosedInvoice[] = [];
-  const closer = async () => {
-    for (;;) {
-      const closed = await closeBatch(
-        deps,
-        now,
-        cutoff,
-        opts.scope ?? LIVE_CUSTOMERS,
-        opts.batchSize ?? CLOSE_BATCH,
-        opts.timings,
-      );
-      if (closed === null) return;
-      all.push(...closed);
-      opts.onBatch?.(closed);
-    }
-  };
+  const closer = () =>
+    inBatches(
+      deps.pg,
+      (client) =>
+        closeBatch(
+          deps,
+          client,
+          now,
+          cutoff,
+          opts.scope ?? LIVE_CUSTOMERS,
+          opts.batchSize ?? CLOSE_BATCH,
+          opts.timings,
+        ),
+      opts.onBatch,
+      all,
+    );
   // allSettled: a failed batch rolls back alone; the run ends only once no other batch is still writing.
   const settled = await Promise.allSettled(Array.from({ length: opts.concurrency ?? CLOSE_CONCURRENCY }, closer));
   const failed = settled.find((r): r is PromiseRejectedResult => r.status === 'rejected');
@@ -156,51 +113,38 @@ export async function closeDuePeriods(
   return all;
 }
 
-/** One batch in one transaction; null when nothing due was left to lock. */
+/** One batch in the caller's transaction; null when nothing due was left to lock. */
 async function closeBatch(
   deps: BillingDeps,
+  client: PgClient,
   now: Date,
   cutoff: Date,
   scope: BillingScope,
   batchSize: number,
   timings?: BillingTimings,
 ): Promise<ClosedInvoice[] | null> {
-  return withTransaction(deps.pg, async (client) => {
-    const due = await timed(timings, 'postgres_ms', () =>
-      client.query<DueRow>(
-        `SELECT s.id, s.account_id, a.customer_id, s.currency, s.canceled_at, s.collection_paused_at, s.collection_resumed_at, s.billing_period_start, s.billing_period_end,
-                s.created_at, s.trial_end, s."interval", s.interval_count, s.billing_anchor, ${TAX_PROFILE_COLUMNS('a')}
-           FROM subscriptions s JOIN accounts a ON a.id = s.account_id
-          WHERE ${DUE} AND ${inScope('s.account_id', '$3')} AND ($4::boolean IS FALSE OR ${NO_DRAFT})
-          ORDER BY s.billing_period_start, s.account_id, s.id LIMIT $2 FOR UPDATE OF s SKIP LOCKED`,
-        [cutoff, batchSize, scope.clockId, deps.drafts],
-      ),
-    );
-    if (due.rows.length === 0) return null;
-    const periods: PeriodToPrice[] = due.rows.map((s) => {
-      const end = s.billing_period_end.getTime();
-      return {
-        subscription_id: s.id,
-        account_id: s.account_id,
-        currency: s.currency,
-        startMs: s.billing_period_start.getTime(),
-        endMs: end,
-        usageEndMs: s.canceled_at ? Math.min(end, s.canceled_at.getTime()) : end,
-      };
-    });
-    const priced = await pricePeriods(deps, client, periods, { timings });
-    return timed(timings, 'postgres_ms', async () => {
-      // What the period's threshold invoices billed already (progressive billing: deductions.ts).
-      await deductThresholdInvoices(client, periods, priced);
-      return writeInvoices(client, due.rows, priced, now, deps);
-    });
+  const due = await timed(timings, 'postgres_ms', () =>
+    lockDuePeriods(client, { cutoff, limit: batchSize, scope, drafts: deps.drafts }),
+  );
+  if (due.length === 0) return null;
+  const periods: PeriodToPrice[] = due.map((s) => {
+    const end = s.billing_period_end.getTime();
+    return {
+      subscription_id: s.id,
+      account_id: s.account_id,
+      currency: s.currency,
+      startMs: s.billing_period_start.getTime(),
+      endMs: end,
+      usageEndMs: s.canceled_at ? Math.min(end, s.canceled_at.getTime()) : end,
+    };
+  });
+  const priced = await pricePeriods(deps, client, periods, { timings });
+  return timed(timings, 'postgres_ms', async () => {
+    // What the period's threshold invoices billed already (progressive billing: deductions.ts).
+    await deductThresholdInvoices(client, periods, priced);
+    return writeInvoices(client, due, priced, now, deps);
   });
 }
-
-const isoDate = (ms: number) => new Date(ms).toISOString().slice(0, 10);
-const DAY_MS = 86_400_000;
-/** An invoice's period_end: the last day of a period ending at `end` (a UTC midnight). */
-export const lastDay = (end: Date) => isoDate(end.getTime() - DAY_MS);
 
 async function writeInvoices(
   client: PgClient,
@@ -240,31 +184,21 @@ async function writeInvoices(
   const empty = due.map(
     (s, i) => (billsUsageMonthly(s) && nothingToBill(priced[i]!)) || pausedAt(s, s.billing_period_end),
   );
-  const invoices = due.flatMap((s, i): InvoiceToIssue[] => {
-    if (empty[i]) return [];
-    const p = priced[i]!;
-    const dueAt = new Date(now.getTime() + s.net_terms_days * DAY_MS);
-    return [
-      {
-        id: ids[i]!,
-        account_id: s.account_id,
-        customer_id: s.customer_id,
-        subscription_id: s.id,
-        status: draft[i] ? 'draft' : finalStatus(p.amount),
-        currency: s.currency,
-        amount: p.amount,
-        ...totals[i]!,
-        tax_exempt: s.tax_exempt,
-        period_start: isoDate(s.billing_period_start.getTime()),
-        period_end: lastDay(s.billing_period_end),
-        due_at: dueAt,
-        // Dunning counts from the due date (net_terms_days 0: at once).
-        first_attempt: firstPaymentAttemptAt(dueAt),
-        threshold_seq: null,
-        priced: p,
-      },
-    ];
-  });
+  const invoices = due.flatMap((s, i) =>
+    empty[i]
+      ? []
+      : [
+          subscriptionInvoice({
+            id: ids[i]!,
+            subscriber: { ...s, subscription_id: s.id },
+            period: { start: s.billing_period_start, end: s.billing_period_end },
+            priced: priced[i]!,
+            totals: totals[i]!,
+            now,
+            status: draft[i] ? 'draft' : undefined,
+          }),
+        ],
+  );
   return issueInvoices(deps, client, 'period', invoices, now, {
     creditUses,
     excess,
@@ -276,18 +210,4 @@ async function writeInvoices(
         due.map((s) => periodContaining(usageSchedule(scheduleOf(s)), s.billing_period_end)),
       ),
   });
-}
-
-/**
- * Whether a priced invoice bills nothing at all: no line but, at most, a coupon's 0 "nothing to discount" line (a
- * coupon covering a month of a flat-only quarterly or yearly plan finds no charge there; that alone is no reason
- * for a numbered, announced invoice of 0).
- */
-export function nothingToBill(priced: PricedInvoice): boolean {
-  return priced.lines.every((l) => l.type === 'discount' && l.product_id === null && new Decimal(l.amount).isZero());
-}
-
-/** A finalized invoice's status: nothing to charge → paid at once, without a charge; else open. */
-export function finalStatus(amount: string): 'open' | 'paid' {
-  return new Decimal(amount).lte(0) ? 'paid' : 'open';
 }

@@ -3,18 +3,24 @@ import { ConflictError, NotFoundError, ValidationError } from '../../../shared/e
 import { hasPrefix } from '../../../shared/ids.js';
 import { minorUnits } from '../../../shared/money/currencies.js';
 import { Decimal, canonicalDecimal, roundToMinorUnit } from '../../../shared/money/decimal.js';
-import { sumOfLines, type PricedInvoice, type PricedLine } from '../pricing/invoice-lines.js';
-import { finalStatus, lastDay, type ClosedInvoice } from './close.js';
-import { completeIssue, type InvoiceToIssue } from './issue.js';
+import { sumOfLines, type PricedInvoice } from '../pricing/invoice-lines.js';
+import { inBatches } from './batches.js';
+import { completeIssue, type ClosedInvoice } from './issue.js';
+import { subscriptionInvoice } from './invoice-row.js';
 import { deleteInvoiceLines, finalizeDraftRows } from './issue-store.js';
 import { lockAndAllocateCredits } from './credits.js';
 import { timed, type BillingDeps, type BillingTimings } from './deps.js';
-import { firstPaymentAttemptAt } from './dunning.js';
 import { pricePeriods } from './price-periods.js';
-import { inScope, LIVE_CUSTOMERS, type BillingScope } from './scope.js';
-import { TAX_PROFILE_COLUMNS } from '../tax/invoice-tax.js';
+import { LIVE_CUSTOMERS, type BillingScope } from './scope.js';
+import {
+  appendOneOffLine,
+  firstDraftDue,
+  lockDueDrafts,
+  lockInvoiceAsDraft,
+  oneOffLinesOf,
+  type DraftRow,
+} from './drafts-store.js';
 import { amountInvoices } from './invoice-amounts.js';
-import type { TaxProfile } from '../tax/types.js';
 import { deductThresholdInvoices, excessAsCredit } from './deductions.js';
 
 /**
@@ -28,25 +34,6 @@ import { deductThresholdInvoices, excessAsCredit } from './deductions.js';
  * charges it as any new invoice.
  */
 
-/** A draft as finalization needs it, locked; with its customer's tax profile and terms as they are now. */
-interface DraftRow extends TaxProfile {
-  net_terms_days: number;
-  id: string;
-  account_id: string;
-  customer_id: string;
-  subscription_id: string;
-  currency: string;
-  period_start: Date;
-  /** The period's end: the day after its last day, 00:00 UTC. */
-  period_end: Date;
-  canceled_at: Date | null;
-}
-
-const DRAFT_COLUMNS = `i.id, i.account_id, i.customer_id, i.subscription_id, i.currency,
-  (i.period_start::timestamp AT TIME ZONE 'UTC') AS period_start, ((i.period_end + 1)::timestamp AT TIME ZONE 'UTC') AS period_end, s.canceled_at, ${TAX_PROFILE_COLUMNS('a')}`;
-/** A draft, its subscription and its customer's account (tax profile, terms); locks take the invoice row only. */
-const DRAFT_FROM = 'invoices i JOIN subscriptions s ON s.id = i.subscription_id JOIN accounts a ON a.id = i.account_id';
-
 /** Drafts finalized per transaction. */
 const FINALIZE_BATCH = 500;
 
@@ -59,23 +46,21 @@ export async function finalizeDueDrafts(
   const all: ClosedInvoice[] = [];
   if (!deps.drafts) return all;
   const scope = opts.scope ?? LIVE_CUSTOMERS;
-  for (;;) {
-    const done = await withTransaction(deps.pg, async (client) => {
-      // period_end is the last day: the period ends the day after, at 00:00 UTC.
-      const due = await client.query<DraftRow>(
-        `SELECT ${DRAFT_COLUMNS} FROM ${DRAFT_FROM}
-          WHERE i.status = 'draft' AND ((i.period_end + 1)::timestamp AT TIME ZONE 'UTC') + make_interval(secs => $2) <= $1
-            AND ${inScope('i.account_id', '$4')}
-          ORDER BY i.period_start, i.account_id, i.id LIMIT $3 FOR UPDATE OF i SKIP LOCKED`,
-        [now, deps.graceSeconds, FINALIZE_BATCH, scope.clockId],
-      );
-      if (due.rows.length === 0) return null;
-      return finalizeLocked(deps, client, due.rows, now, opts.timings);
-    });
-    if (done === null) return all;
-    all.push(...done);
-    opts.onBatch?.(done);
-  }
+  return inBatches(
+    deps.pg,
+    async (client) => {
+      const due = await lockDueDrafts(client, {
+        now,
+        graceSeconds: deps.graceSeconds,
+        limit: FINALIZE_BATCH,
+        scope,
+      });
+      if (due.length === 0) return null;
+      return finalizeLocked(deps, client, due, now, opts.timings);
+    },
+    opts.onBatch,
+    all,
+  );
 }
 
 /**
@@ -88,12 +73,7 @@ export async function nextDraftDue(
   scope: BillingScope = LIVE_CUSTOMERS,
 ): Promise<Date | null> {
   if (!deps.drafts) return null;
-  const r = await deps.pg.query<{ at: Date | null }>(
-    `SELECT min(((i.period_end + 1)::timestamp AT TIME ZONE 'UTC') + make_interval(secs => $1)) AS at
-       FROM invoices i WHERE i.status = 'draft' AND ${inScope('i.account_id', '$2')}`,
-    [deps.graceSeconds, scope.clockId],
-  );
-  return r.rows[0]?.at ?? null;
+  return firstDraftDue(deps.pg, deps.graceSeconds, scope);
 }
 
 const notFound = (id: string) => new NotFoundError(`No invoice ${id}.`);
@@ -106,12 +86,7 @@ const notDraft = (id: string, status: string) =>
 /** Locks one draft of the deployment (operators act for every customer); 404 unknown, 409 already finalized. */
 async function lockDraft(client: PgClient, id: string): Promise<DraftRow> {
   if (!hasPrefix(id, 'inv')) throw notFound(id);
-  const r = await client.query<DraftRow & { status: string }>(
-    `SELECT ${DRAFT_COLUMNS}, i.status FROM ${DRAFT_FROM}
-      WHERE i.id = $1 FOR UPDATE OF i`,
-    [id],
-  );
-  const row = r.rows[0];
+  const row = await lockInvoiceAsDraft(client, id);
   if (!row) throw notFound(id);
   if (row.status !== 'draft') throw notDraft(id, row.status);
   return row;
@@ -156,31 +131,9 @@ export async function addOneOffLine(pg: BillingDeps['pg'], id: string, req: OneO
   await withTransaction(pg, async (client) => {
     const draft = await lockDraft(client, id);
     const line = oneOffLine(draft.currency, req);
-    await client.query(
-      `INSERT INTO invoice_lines (invoice_id, position, product_id, meter_id, description, quantity, unit_price, amount, type)
-       SELECT $1, COALESCE(max(position) + 1, 0), NULL, NULL, $2, $3::numeric, $4::numeric, $5::numeric, 'one_off'
-         FROM invoice_lines WHERE invoice_id = $1`,
-      [id, line.description, line.quantity, line.unit_price, line.amount],
-    );
     // In the subtotal at once; taxed when the draft is re-priced and re-taxed at its finalization.
-    await client.query(
-      `UPDATE invoices SET amount = amount + $2::numeric, subtotal = subtotal + $2::numeric WHERE id = $1`,
-      [id, line.amount],
-    );
+    await appendOneOffLine(client, id, line);
   });
-}
-
-/** The operators' one-off lines of these drafts, in printed order. */
-async function oneOffLinesOf(client: PgClient, ids: string[]): Promise<Map<string, PricedLine[]>> {
-  const out = new Map<string, PricedLine[]>(ids.map((id) => [id, []]));
-  const r = await client.query<{ invoice_id: string } & PricedLine>(
-    `SELECT invoice_id, type, product_id, meter_id, description, quantity::text AS quantity, unit_price::text AS unit_price,
-            amount::text AS amount, NULL AS price_model, NULL AS adjusts_invoice_id
-       FROM invoice_lines WHERE invoice_id = ANY($1) AND type = 'one_off' ORDER BY invoice_id, position`,
-    [ids],
-  );
-  for (const { invoice_id, ...line } of r.rows) out.get(invoice_id)!.push(line);
-  return out;
 }
 
 /**
@@ -235,30 +188,20 @@ async function finalizeLocked(
         periodStart: d.period_start.toISOString().slice(0, 10),
       })),
     );
-    // Issued now: its due date counts from the finalization, its dunning from the due date (dunning.ts).
-    const dueAt = drafts.map((d) => new Date(now.getTime() + d.net_terms_days * 86_400_000));
     const creditUses = await lockAndAllocateCredits(
       client,
       drafts.map((d, i) => ({ invoice_id: d.id, account_id: d.account_id, priced: invoices[i]! })),
       now,
     );
-    const issued = drafts.map(
-      (d, i): InvoiceToIssue => ({
+    // Issued now: its due date counts from the finalization, its dunning from the due date (dunning.ts).
+    const issued = drafts.map((d, i) =>
+      subscriptionInvoice({
         id: d.id,
-        account_id: d.account_id,
-        customer_id: d.customer_id,
-        subscription_id: d.subscription_id,
-        status: finalStatus(invoices[i]!.amount),
-        currency: d.currency,
-        amount: invoices[i]!.amount,
-        ...totals[i]!,
-        tax_exempt: d.tax_exempt,
-        period_start: d.period_start.toISOString().slice(0, 10),
-        period_end: lastDay(d.period_end),
-        due_at: dueAt[i]!,
-        first_attempt: firstPaymentAttemptAt(dueAt[i]!),
-        threshold_seq: null,
+        subscriber: d,
+        period: { start: d.period_start, end: d.period_end },
         priced: invoices[i]!,
+        totals: totals[i]!,
+        now,
       }),
     );
     // The draft's lines give way to the re-priced ones the issue writes.

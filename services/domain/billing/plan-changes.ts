@@ -1,6 +1,7 @@
 import type { PgPool } from '../../../shared/clients/postgres.js';
 import { withTransaction } from '../../../shared/clients/postgres.js';
-import { inScope, type BillingScope } from './scope.js';
+import type { BillingScope } from './scope.js';
+import { lockDuePlanChanges } from './plan-changes-store.js';
 import { getSubscription } from '../subscriptions/store.js';
 import { switchPlanVersion } from '../plans/switch.js';
 import { getPlanVersion } from '../plans/store.js';
@@ -19,12 +20,7 @@ export async function applyDuePlanChanges(pg: PgPool, now: Date, scope: BillingS
   let applied = 0;
   for (;;) {
     const n = await withTransaction(pg, async (c) => {
-      const { rows } = await c.query<{ id: string; account_id: string }>(
-        `SELECT s.id, s.account_id FROM subscriptions s
-          WHERE s.pending_plan_version IS NOT NULL AND s.pending_plan_at <= $1 AND ${inScope('s.account_id', '$2')}
-          ORDER BY s.pending_plan_at, s.id LIMIT ${BATCH} FOR UPDATE SKIP LOCKED`,
-        [now, scope.clockId],
-      );
+      const rows = await lockDuePlanChanges(c, now, scope, BATCH);
       for (const s of rows) {
         const cur = await getSubscription(c, s.account_id, s.id, true);
         // The scheduled version is of another plan (a downgrade: plans/change.ts) or of its own (a migration).

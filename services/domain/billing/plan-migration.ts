@@ -1,16 +1,22 @@
 import type { PgClient, PgPool } from '../../../shared/clients/postgres.js';
-import { selectPage, withTransaction } from '../../../shared/clients/postgres.js';
+import { withTransaction } from '../../../shared/clients/postgres.js';
 import type { RowWindow } from '../../../shared/row-window.js';
-import type { PlanMigrationTiming } from '../../../shared/vocabulary.js';
 import { currentPeriod } from '../subscriptions/periods.js';
 import { upcomingInvoice } from './upcoming.js';
 import type { BillingDeps } from './deps.js';
-import type { SubscriptionRow } from '../subscriptions/types.js';
 import { accountTime } from '../test-clocks/store.js';
 import { getPlanVersion } from '../plans/store.js';
 import { ValidationError } from '../../../shared/errors.js';
 import { switchPlanVersion } from '../plans/switch.js';
 import type { PlanVersionRow } from '../plans/types.js';
+import { schedulePlanChange } from '../plans/change-store.js';
+import {
+  lockMigrationBatch,
+  lockSubscriptionRow,
+  migrationPage,
+  type MigrationRow,
+  type PlanMigration,
+} from './plan-changes-store.js';
 
 /**
  * Moving a plan version's subscribers to another version (docs/plans.md "Moving subscribers"). Each subscription
@@ -18,50 +24,22 @@ import type { PlanVersionRow } from '../plans/types.js';
  * with its `subscription.updated` in the same transaction. So a run killed at any point leaves every subscription
  * either moved (with its one event) or not, and a second run — after, or at the same time — moves only the rest.
  */
-export interface PlanMigration {
-  planId: string;
-  from: number;
-  to: number;
-  at: PlanMigrationTiming;
-}
-
-/** The subscriptions a migration moves ($1 plan, $2 from_version, $3 to_version): active, on from_version, not yet scheduled. */
-const ON_FROM_VERSION = `plan_id = $1 AND plan_version = $2 AND status = 'active'
-  AND ($4 = 'now' OR pending_plan_version IS DISTINCT FROM $3)`;
-const params = (m: PlanMigration) => [m.planId, m.from, m.to, m.at];
+export type { PlanMigration };
 
 /** Subscriptions moved (or scheduled) per transaction, and transactions at once (connections of the pool). */
 const BATCH = 100;
 const WORKERS = 3;
 
 /**
- * Moves one subscription the caller selected with ON_FROM_VERSION and holds the row lock of (so it is still to be
+ * Moves one subscription the caller locked with lockMigrationBatch and holds the row lock of (so it is still to be
  * moved: a second run waiting on the lock re-reads the row and leaves it), at the account's time `now`.
  */
 async function moveOne(client: PgClient, m: PlanMigration, to: PlanVersionRow, s: MigrationRow, now: Date) {
   if (m.at === 'now') return switchPlanVersion(client, s.account_id, s.id, to, now);
   // At the end of its current period: the billing run applies it then (applyDuePlanChanges).
-  await client.query(
-    'UPDATE subscriptions SET pending_plan_id = NULL, pending_plan_version = $2, pending_plan_at = $3 WHERE id = $1',
-    [s.id, m.to, currentPeriod(s, now).end],
-  );
+  // A version of its own plan: no pending_plan_id.
+  await schedulePlanChange(client, s.id, null, m.to, currentPeriod(s, now).end);
 }
-
-/** What a migration reads of a subscription it moves. */
-type MigrationRow = Pick<
-  SubscriptionRow,
-  | 'id'
-  | 'account_id'
-  | 'status'
-  | 'created_at'
-  | 'canceled_at'
-  | 'interval'
-  | 'interval_count'
-  | 'billing_anchor'
-  | 'trial_end'
->;
-const MIGRATION_COLUMNS =
-  'id, account_id, status, created_at, canceled_at, "interval", interval_count, billing_anchor, trial_end';
 
 /** Each account's time (a test clock's for a clocked customer), read once per batch. */
 async function accountTimes(client: PgClient, rows: MigrationRow[]): Promise<Map<string, Date>> {
@@ -101,11 +79,7 @@ export async function applyPlanMigration(pg: PgPool, m: PlanMigration): Promise<
     let waiting = false;
     for (;;) {
       const batch = await withTransaction(pg, async (c) => {
-        const { rows } = await c.query<MigrationRow>(
-          `SELECT ${MIGRATION_COLUMNS} FROM subscriptions WHERE ${ON_FROM_VERSION}
-            ORDER BY id LIMIT ${BATCH} FOR UPDATE${waiting ? '' : ' SKIP LOCKED'}`,
-          params(m),
-        );
+        const rows = await lockMigrationBatch(c, m, BATCH, waiting);
         const times = await accountTimes(c, rows);
         for (const s of rows) await moveOne(c, m, to, s, times.get(s.account_id)!);
         return rows.length;
@@ -138,17 +112,13 @@ export async function previewPlanMigration(
   window: RowWindow,
 ): Promise<{ total: number; preview: MigrationPreview[] }> {
   const to = await versionsOf(deps.pg, m);
-  const { rows, total } = await selectPage<MigrationRow>(
-    deps.pg,
-    { columns: MIGRATION_COLUMNS, from: 'subscriptions', where: ON_FROM_VERSION, params: params(m), orderBy: 'id' },
-    window,
-  );
+  const { rows, total } = await migrationPage(deps.pg, m, window);
   const preview: MigrationPreview[] = [];
   for (const s of rows) {
     const { now } = await accountTime(deps.pg, s.account_id);
     const before = await upcomingInvoice(deps, s.account_id, s.id, now);
     const after = await rolledBack(deps.pg, async (c) => {
-      await c.query('SELECT 1 FROM subscriptions WHERE id = $1 FOR UPDATE', [s.id]);
+      await lockSubscriptionRow(c, s.id);
       await moveOne(c, m, to, s, now);
       return upcomingInvoice({ ...deps, pg: serialized(c) }, s.account_id, s.id, now);
     });

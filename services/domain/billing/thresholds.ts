@@ -1,18 +1,17 @@
-import { withTransaction, type PgClient } from '../../../shared/clients/postgres.js';
+import type { PgClient } from '../../../shared/clients/postgres.js';
 import { newId } from '../../../shared/ids.js';
 import { Decimal } from '../../../shared/money/decimal.js';
-import { TAX_PROFILE_COLUMNS } from '../tax/invoice-tax.js';
 import { amountInvoices } from './invoice-amounts.js';
-import type { TaxProfile } from '../tax/types.js';
-import { lastDay, type ClosedInvoice } from './close.js';
-import { issueInvoices, type InvoiceToIssue } from './issue.js';
-import { deductThresholdInvoices, isoDate } from './deductions.js';
+import { inBatches } from './batches.js';
+import { issueInvoices, type ClosedInvoice } from './issue.js';
+import { subscriptionInvoice } from './invoice-row.js';
+import { deductThresholdInvoices } from './deductions.js';
 import { lockCredits } from './credits.js';
 import { thresholdInvoicesDue } from './threshold-due.js';
 import { timed, type BillingDeps, type BillingTimings } from './deps.js';
-import { firstPaymentAttemptAt } from './dunning.js';
 import { pricePeriods } from './price-periods.js';
-import { inScope, LIVE_CUSTOMERS, type BillingScope } from './scope.js';
+import { LIVE_CUSTOMERS, type BillingScope } from './scope.js';
+import { lockThresholdSubscriptions, nextThresholdSeqs, type ThresholdRow } from './threshold-store.js';
 import { DEFAULT_THRESHOLD_SPACING_SECONDS, spacedOut } from './threshold-spacing.js';
 
 /**
@@ -30,16 +29,6 @@ import { DEFAULT_THRESHOLD_SPACING_SECONDS, spacedOut } from './threshold-spacin
  * (subscription, period, threshold_seq) is the last line of defence. A kill -9 leaves all of it or none.
  */
 
-interface ThresholdRow extends TaxProfile {
-  id: string;
-  account_id: string;
-  customer_id: string;
-  currency: string;
-  billing_period_start: Date;
-  billing_period_end: Date;
-  threshold: string;
-}
-
 /** Subscriptions with a threshold looked at per transaction. */
 const THRESHOLD_BATCH = 200;
 
@@ -54,31 +43,20 @@ export async function issueThresholdInvoices(
   opts: { timings?: BillingTimings; scope?: BillingScope; onBatch?: (issued: ClosedInvoice[]) => void } = {},
 ): Promise<ClosedInvoice[]> {
   const scope = opts.scope ?? LIVE_CUSTOMERS;
-  const all: ClosedInvoice[] = [];
   let after = '';
-  for (;;) {
-    const batch = await withTransaction(deps.pg, async (client) => {
-      const r = await timed(opts.timings, 'postgres_ms', () =>
-        client.query<ThresholdRow>(
-          `SELECT s.id, s.account_id, a.customer_id, s.currency, s.billing_period_start, s.billing_period_end, s.billing_threshold::text AS threshold,
-                  ${TAX_PROFILE_COLUMNS('a')}
-             FROM subscriptions s JOIN accounts a ON a.id = s.account_id
-            WHERE s.billing_threshold IS NOT NULL AND s.status = 'active' AND s.billing_period_start <= $1 AND s.billing_period_end > $1
-              AND s.id > $2 AND ${inScope('s.account_id', '$3')}
-            ORDER BY s.id LIMIT $4 FOR UPDATE OF s SKIP LOCKED`,
-          // Only the running period: once it has ended, its close bills the rest.
-          [now, after, scope.clockId, THRESHOLD_BATCH],
-        ),
+  return inBatches(
+    deps.pg,
+    async (client) => {
+      const subs = await timed(opts.timings, 'postgres_ms', () =>
+        lockThresholdSubscriptions(client, { now, after, scope, limit: THRESHOLD_BATCH }),
       );
-      if (r.rows.length === 0) return null;
-      after = r.rows[r.rows.length - 1]!.id;
+      if (subs.length === 0) return null;
+      after = subs[subs.length - 1]!.id;
       const spacing = deps.thresholdSpacingSeconds ?? DEFAULT_THRESHOLD_SPACING_SECONDS;
-      return issueLocked(deps, client, await spacedOut(client, r.rows, now, spacing), now, opts.timings);
-    });
-    if (batch === null) return all;
-    all.push(...batch);
-    if (batch.length) opts.onBatch?.(batch);
-  }
+      return issueLocked(deps, client, await spacedOut(client, subs, now, spacing), now, opts.timings);
+    },
+    opts.onBatch,
+  );
 }
 
 async function issueLocked(
@@ -127,32 +105,22 @@ async function issueLocked(
     );
     if (due.length === 0) return [];
     const creditUses = check.uses;
-    const seqs = await client.query<{ subscription_id: string; seq: number }>(
-      `SELECT c.subscription_id, COALESCE(max(i.threshold_seq), 0) + 1 AS seq
-         FROM unnest($1::text[], $2::date[]) AS c(subscription_id, period_start)
-         LEFT JOIN invoices i ON i.subscription_id = c.subscription_id AND i.period_start = c.period_start AND i.reason = 'threshold'
-        GROUP BY c.subscription_id`,
-      [due.map((v) => v.s.id), due.map((v) => isoDate(v.s.billing_period_start.getTime()))],
+    const seqOf = await nextThresholdSeqs(
+      client,
+      due.map((v) => ({ subscription_id: v.s.id, periodStart: v.s.billing_period_start })),
     );
-    const seqOf = new Map(seqs.rows.map((r) => [r.subscription_id, r.seq]));
-    // Issued and charged at once: due now whatever the customer's terms (the threshold is the agreed limit).
-    const invoices = due.map(
-      (v): InvoiceToIssue => ({
+    // Issued and charged at once (the payment pass charges it in this run).
+    const invoices = due.map((v) =>
+      subscriptionInvoice({
         id: v.id,
-        account_id: v.s.account_id,
-        customer_id: v.s.customer_id,
-        subscription_id: v.s.id,
-        status: 'open',
-        currency: v.s.currency,
-        amount: v.priced.amount,
-        ...v.totals,
-        tax_exempt: v.s.tax_exempt,
-        period_start: isoDate(v.s.billing_period_start.getTime()),
-        period_end: lastDay(v.s.billing_period_end),
-        due_at: now,
-        first_attempt: firstPaymentAttemptAt(now),
-        threshold_seq: seqOf.get(v.s.id)!,
+        // Due now whatever the customer's terms (the threshold is the agreed limit).
+        subscriber: { ...v.s, subscription_id: v.s.id, net_terms_days: 0 },
+        period: { start: v.s.billing_period_start, end: v.s.billing_period_end },
         priced: v.priced,
+        totals: v.totals,
+        now,
+        status: 'open',
+        thresholdSeq: seqOf.get(v.s.id)!,
       }),
     );
     return issueInvoices(deps, client, 'threshold', invoices, now, { creditUses });

@@ -6,10 +6,9 @@ import type { BillingDeps } from './deps.js';
 import type { PricedInvoice } from '../pricing/invoice-lines.js';
 import { pricePeriods } from './price-periods.js';
 import { previewCredits, type SpendableGrant } from './credits.js';
-import { TAX_PROFILE_COLUMNS } from '../tax/invoice-tax.js';
+import { customerTaxProfile } from '../tax/store.js';
 import { amountInvoices } from './invoice-amounts.js';
 import type { InvoiceTotals } from './invoice-amounts.js';
-import type { TaxProfile } from '../tax/types.js';
 import { deductThresholdInvoices, excessAsCredit } from './deductions.js';
 
 export interface UpcomingInvoice extends PricedInvoice, InvoiceTotals {
@@ -54,14 +53,11 @@ export async function upcomingInvoice(
         usageEndMs: period.end.getTime(),
       },
     ]),
-    deps.pg.query<{ customer_id: string } & TaxProfile>(
-      `SELECT a.customer_id, ${TAX_PROFILE_COLUMNS('a')} FROM accounts a WHERE a.id = $1`,
-      [accountId],
-    ),
+    customerTaxProfile(deps.pg, accountId),
   ]);
   // As the close does: the threshold invoices' deductions, tax, never below zero, then prepaid credit.
   await deductThresholdInvoices(deps.pg, [{ subscription_id: sub.row.id, startMs: period.start.getTime() }], [priced!]);
-  const [totals] = await amountInvoices(deps.pg, [{ priced: priced!, profile: customer.rows[0]! }]);
+  const [totals] = await amountInvoices(deps.pg, [{ priced: priced!, profile: customer! }]);
   excessAsCredit([{ invoice_id: 'upcoming', account_id: accountId, priced: priced!, periodStart: '' }], {
     preview: true,
   });
@@ -69,7 +65,7 @@ export async function upcomingInvoice(
   return {
     ...priced!,
     ...totals!,
-    customer_id: customer.rows[0]!.customer_id,
+    customer_id: customer!.customer_id,
     periodStartMs: period.start.getTime(),
     periodEndMs: period.end.getTime(),
     at: now,

@@ -11,11 +11,14 @@ export async function flatPrices(client: PgClient, productIds: readonly string[]
   return new Map(r.rows.map((p) => [p.id, p.price]));
 }
 
-/** Schedules the move to `planId`'s `version` at `at` (the billing run applies it: billing/plan-changes.ts). */
+/**
+ * Schedules the move to `planId`'s `version` at `at` (the billing run applies it: billing/plan-changes.ts); planId
+ * null: a version of the subscription's own plan (a migration, billing/plan-migration.ts).
+ */
 export async function schedulePlanChange(
   client: PgClient,
   subscriptionId: string,
-  planId: string,
+  planId: string | null,
   version: number,
   at: Date,
 ): Promise<void> {

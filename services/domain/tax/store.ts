@@ -3,7 +3,8 @@ import { selectPage } from '../../../shared/clients/postgres.js';
 import { hasPrefix, newId } from '../../../shared/ids.js';
 import { NotFoundError } from '../../../shared/errors.js';
 import type { RowWindow } from '../../../shared/row-window.js';
-import type { NewTaxRate, TaxRateRow } from './types.js';
+import { TAX_PROFILE_COLUMNS } from './invoice-tax.js';
+import type { NewTaxRate, TaxProfile, TaxRateRow } from './types.js';
 
 /** Tax rates' SQL: the deployment's rates (admin), never deleted — archived rates no longer tax new invoices. */
 const COLUMNS = 'id, name, percentage::text AS percentage, country, region, inclusive, archived_at, created_at';
@@ -91,4 +92,16 @@ export async function productTaxRateIds(
     [productIds],
   );
   return new Map(rows.map((r) => [r.id, r.tax_rate_ids]));
+}
+
+/** An account's customer id and tax profile and terms, as an invoice of it takes them (tax/invoice-tax.ts). */
+export async function customerTaxProfile(
+  q: Pick<PgPool, 'query'>,
+  accountId: string,
+): Promise<(TaxProfile & { customer_id: string; net_terms_days: number }) | undefined> {
+  const r = await q.query<TaxProfile & { customer_id: string; net_terms_days: number }>(
+    `SELECT a.customer_id, ${TAX_PROFILE_COLUMNS('a')} FROM accounts a WHERE a.id = $1`,
+    [accountId],
+  );
+  return r.rows[0];
 }
