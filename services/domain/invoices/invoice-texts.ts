@@ -1,4 +1,6 @@
 import { formatGrouped } from '../../../shared/money/decimal.js';
+import { minorUnits } from '../../../shared/money/currencies.js';
+import { moneyText } from '../../../shared/money/amount-text.js';
 
 /**
  * The fixed texts of a customer's billing documents in its `locale` (issue 46, docs/billing.md "Languages"), and
@@ -258,13 +260,16 @@ const ja: InvoiceLabels = {
   emailSubject: (n) => `請求書 ${n}`,
 };
 
-const LABELS: Record<Locale, InvoiceLabels> = { en, de, fr, es, ja };
+/** Every language's table (a unit test checks each has every key of `en`). */
+export const INVOICE_LABELS: Record<Locale, InvoiceLabels> = { en, de, fr, es, ja };
 
 export interface InvoiceTexts {
   locale: Locale;
   labels: InvoiceLabels;
   /** An exact decimal as money: at least the currency's decimals, every digit kept ("1.234,50" in de). */
   amount: (value: string, minorDigits: number) => string;
+  /** An amount of money with its ISO 4217 code after it, every minor unit shown ("1.234,50 EUR" in de). */
+  money: (value: string, currency: string) => string;
   /** An exact decimal quantity, grouped ("1 234,5" in fr). */
   quantity: (value: string) => string;
   /** A day (YYYY-MM-DD or RFC 3339, read in UTC): ISO in en, the locale's numeric date otherwise ("31.10.2026"). */
@@ -274,6 +279,15 @@ export interface InvoiceTexts {
 /** Decimals written in an exact decimal string. */
 const decimalsOf = (v: string) => (v.includes('.') ? v.length - v.indexOf('.') - 1 : 0);
 
+/**
+ * The locale a language tag names: `de` and `de-DE` are de; anything else (absent, unknown) is the default, en. The
+ * portal's sessions carry tags like `de-DE`; customers carry the bare five.
+ */
+export function localeOf(tag?: string | null): Locale {
+  const lang = typeof tag === 'string' ? tag.slice(0, 2).toLowerCase() : '';
+  return isLocale(lang) ? lang : DEFAULT_LOCALE;
+}
+
 /** The texts and formats of `locale`; an unknown or absent locale is English. */
 export function invoiceTexts(locale?: string | null): InvoiceTexts {
   const l: Locale = isLocale(locale) ? locale : DEFAULT_LOCALE;
@@ -282,6 +296,8 @@ export function invoiceTexts(locale?: string | null): InvoiceTexts {
       locale: l,
       labels: en,
       amount: (v, minor) => formatGrouped(v, minor),
+      // As English emails always wrote it.
+      money: (v, currency) => moneyText(v, currency),
       quantity: (v) => formatGrouped(v, 0),
       date: (v) => v.slice(0, 10),
     };
@@ -294,8 +310,9 @@ export function invoiceTexts(locale?: string | null): InvoiceTexts {
   const dates = new Intl.DateTimeFormat(l, { year: 'numeric', month: '2-digit', day: '2-digit', timeZone: 'UTC' });
   return {
     locale: l,
-    labels: LABELS[l],
+    labels: INVOICE_LABELS[l],
     amount: (v, minor) => number(v, minor),
+    money: (v, currency) => `${number(v, minorUnits(currency))} ${currency}`,
     quantity: (v) => number(v, 0),
     date: (v) => dates.format(new Date(`${v.slice(0, 10)}T00:00:00Z`)),
   };
