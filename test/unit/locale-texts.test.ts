@@ -68,7 +68,10 @@ const seller = { name: 'Acme GmbH', support_email: 'help@acme.example', logo: fa
 t.test('an email in the customer locale: its texts, amounts, dates and html lang', async (t) => {
   const de = composeEmail({ kind: 'invoice', invoice, seller, locale: 'de' });
   t.equal(de.subject, 'Rechnung 000042 von Acme GmbH: 1.234,50 EUR');
-  t.match(de.text, 'Anbei Ihre Rechnung 000042 von Acme GmbH für den Zeitraum 01.10.2026 bis 31.10.2026: 1.234,50 EUR.');
+  t.match(
+    de.text,
+    'Anbei Ihre Rechnung 000042 von Acme GmbH für den Zeitraum 01.10.2026 bis 31.10.2026: 1.234,50 EUR.',
+  );
   t.match(de.text, 'Fragen? Schreiben Sie an help@acme.example.');
   t.match(de.html, '<html lang="de">');
   const ja = composeEmail({ kind: 'payment_failed', invoice, seller, locale: 'ja', test: true });
