@@ -3,6 +3,8 @@ import { INVOICE_LABELS, LOCALES, invoiceTexts, localeOf } from '../../services/
 import { EMAIL_LABELS } from '../../services/domain/emails/email-texts.js';
 import { CREDIT_NOTE_LABELS } from '../../services/domain/credit-notes/credit-note-texts.js';
 import { composeEmail } from '../../services/domain/emails/message.js';
+import { PAGE_LABELS } from '../../services/domain/hosted-pages/page-texts.js';
+import { PORTAL_LABELS, portalLocale } from '../../services/domain/portal/portal-texts.js';
 
 /**
  * The customer-facing texts per locale (docs/billing.md "Languages"): every table has every key of English and no
@@ -12,6 +14,8 @@ const TABLES: Record<string, Record<string, unknown>> = {
   invoice: INVOICE_LABELS,
   email: EMAIL_LABELS,
   'credit note': CREDIT_NOTE_LABELS,
+  'hosted page': PAGE_LABELS,
+  portal: PORTAL_LABELS,
 };
 
 /** Every leaf of a table as path → text: functions are called with sample arguments (each must use them). */
@@ -49,6 +53,9 @@ t.test('a language tag names its locale; anything else is English', async (t) =>
   t.equal(localeOf('es-MX'), 'es');
   t.equal(localeOf('it'), 'en');
   t.equal(localeOf(null), 'en');
+  t.equal(portalLocale('es-MX', 'de'), 'es', 'a portal session’s supported language wins');
+  t.equal(portalLocale('it', 'de'), 'de', 'else the customer’s');
+  t.equal(portalLocale(null, null), 'en');
   t.equal(invoiceTexts('ja').money('1234.5', 'EUR'), '1,234.50 EUR');
   t.equal(invoiceTexts('de').money('1234.5', 'EUR'), '1.234,50 EUR');
   t.equal(invoiceTexts('de').money('500', 'JPY'), '500 JPY', 'no decimals for a currency without minor units');
@@ -88,4 +95,12 @@ t.test('an email in the customer locale: its texts, amounts, dates and html lang
   t.match(fr.text, 'Remboursement: 1\u202f000,00 EUR');
   const unknown = composeEmail({ kind: 'invoice', invoice, seller, locale: 'it' });
   t.equal(unknown.subject, 'Invoice 000042 from Acme GmbH: 1,234.50 EUR', 'an unknown locale is English');
+});
+
+t.test('the pay script’s messages keep their placeholders in every locale', async (t) => {
+  for (const locale of LOCALES) {
+    t.match(PAGE_LABELS[locale].script.failedStatus, '{status}', `${locale} failedStatus`);
+    t.match(PAGE_LABELS[locale].script.saved, '{card}', `${locale} saved`);
+    t.match(PAGE_LABELS[locale].script.defaultCard, '{card}', `${locale} defaultCard`);
+  }
 });

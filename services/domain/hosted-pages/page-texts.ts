@@ -89,7 +89,8 @@ const en: PageLabels = {
   orNewCard: 'Or pay with a new card',
   payWithCard: 'Pay with a card',
   pay: (amount) => `Pay ${amount}`,
-  newCardNote: 'The card is saved as your default card for later invoices. Its number goes to the payment processor only.',
+  newCardNote:
+    'The card is saved as your default card for later invoices. Its number goes to the payment processor only.',
   noCard: 'No card is on file. Contact the sender to pay this invoice.',
   cardTitle: 'Update your payment method',
   paymentMethod: 'Payment method',
