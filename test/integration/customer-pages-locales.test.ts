@@ -16,6 +16,8 @@ t.test('hosted pages in fr, the portal in es', async (t) => {
   const a = await h.customer('Société Ωmega');
   await w.made(admin, 'PATCH', `/v1/customers/${a.customerId}`, { locale: 'fr' });
   const inv = await h.openInvoice(a);
+  // As a person reads it: cells and items apart (textContent runs them together).
+  // biome-ignore lint/performance/useDomNodeTextContent: the rendered text, cells separated, is what is checked
   const text = async (selector: string) => (await page.locator(selector).innerText()).replace(/\s+/g, ' ').trim();
 
   await t.test('fr: the hosted invoice page, then paid with a new card', async (t) => {
