@@ -5,9 +5,10 @@ import { moneyText } from '../../../shared/money/amount-text.js';
 /**
  * The fixed texts of a customer's billing documents in its `locale` (issue 46, docs/billing.md "Languages"), and
  * amounts and dates formatted for it with Intl: the invoice and credit-note PDFs use them (services/workers/
- * invoice-pdf.ts), and so can the invoice emails and the hosted invoice page — every text a customer reads about
- * its invoice comes from here, one table per language. `en` is the default and keeps the formats meterline always
- * printed (1,234.50; ISO dates), so English documents read as before.
+ * invoice-pdf.ts); the emails, hosted pages and portal format their amounts and dates with them and keep their own
+ * texts (emails/email-texts.ts, hosted-pages/page-texts.ts, portal/portal-texts.ts, credit-notes/
+ * credit-note-texts.ts). `en` is the default and keeps the formats meterline always printed (1,234.50; ISO dates),
+ * so English documents read as before.
  */
 export const LOCALES = ['en', 'de', 'fr', 'es', 'ja'] as const;
 export type Locale = (typeof LOCALES)[number];
@@ -52,10 +53,6 @@ export interface InvoiceLabels {
   net: string;
   amountDue: string;
   reverseCharge: string;
-  /** For emails and the hosted invoice page. */
-  payInvoice: string;
-  dueDate: string;
-  emailSubject: (number: string) => string;
 }
 
 const en: InvoiceLabels = {
@@ -94,9 +91,6 @@ const en: InvoiceLabels = {
   amountDue: 'Amount due',
   reverseCharge:
     'Reverse charge: VAT to be accounted for by the recipient (Article 196, Council Directive 2006/112/EC).',
-  payInvoice: 'Pay invoice',
-  dueDate: 'Due date',
-  emailSubject: (n) => `Invoice ${n}`,
 };
 
 const de: InvoiceLabels = {
@@ -134,9 +128,6 @@ const de: InvoiceLabels = {
   net: 'Netto',
   amountDue: 'Offener Betrag',
   reverseCharge: 'Steuerschuldnerschaft des Leistungsempfängers (Artikel 196, Richtlinie 2006/112/EG des Rates).',
-  payInvoice: 'Rechnung bezahlen',
-  dueDate: 'Fälligkeitsdatum',
-  emailSubject: (n) => `Rechnung ${n}`,
 };
 
 const fr: InvoiceLabels = {
@@ -174,9 +165,6 @@ const fr: InvoiceLabels = {
   net: 'Net',
   amountDue: 'Montant dû',
   reverseCharge: 'Autoliquidation : TVA due par le preneur (article 196, directive 2006/112/CE du Conseil).',
-  payInvoice: 'Payer la facture',
-  dueDate: 'Date d’échéance',
-  emailSubject: (n) => `Facture ${n}`,
 };
 
 const es: InvoiceLabels = {
@@ -215,9 +203,6 @@ const es: InvoiceLabels = {
   amountDue: 'Importe pendiente',
   reverseCharge:
     'Inversión del sujeto pasivo: IVA a cargo del destinatario (artículo 196, Directiva 2006/112/CE del Consejo).',
-  payInvoice: 'Pagar factura',
-  dueDate: 'Fecha de vencimiento',
-  emailSubject: (n) => `Factura ${n}`,
 };
 
 const ja: InvoiceLabels = {
@@ -255,9 +240,6 @@ const ja: InvoiceLabels = {
   net: '差引',
   amountDue: '請求残高',
   reverseCharge: 'リバースチャージ：VATは受領者が申告します（EU理事会指令2006/112/EC第196条）。',
-  payInvoice: '請求書を支払う',
-  dueDate: '支払期日',
-  emailSubject: (n) => `請求書 ${n}`,
 };
 
 /** Every language's table (a unit test checks each has every key of `en`). */
