@@ -1,48 +1,52 @@
 import type { CreditNoteDocument } from '../domain/documents/credit-note.js';
-import { billToLines, renderPdfDocument } from './pdf-document.js';
+import { CREDIT_NOTE_LABELS } from '../domain/credit-notes/credit-note-texts.js';
+import { invoiceTexts } from '../domain/invoices/invoice-texts.js';
+import { billToLines, printable, renderPdfDocument } from './pdf-document.js';
 
 /**
  * piscina task: renders one credit note as a PDF (the layout of services/workers/pdf-document.ts): the note's
- * facts (the invoice it credits, how it was settled), the reason, what it credits line by line and its total.
+ * facts (the invoice it credits, how it was settled), the reason, what it credits line by line and its total — in
+ * the customer's locale (the texts of services/domain/credit-notes/credit-note-texts.ts and the invoice's formats).
  */
 /** The task is the credit note's document as the domain assembles it (services/domain/documents/credit-note.ts). */
 export type CreditNotePdfTask = CreditNoteDocument;
 
-const SETTLEMENT = {
-  credit: 'Deducted from the amount due',
-  refund: { pending: 'Refund in progress', succeeded: 'Refunded to the card charged', failed: 'Refund failed' },
-} as const;
-
 export default async function renderCreditNotePdf(task: CreditNotePdfTask): Promise<Uint8Array> {
   const { note } = task;
+  const t = invoiceTexts(task.locale);
+  const l = t.labels;
+  const c = CREDIT_NOTE_LABELS[t.locale];
+  const settled = note.type === 'credit' ? c.settlement.credit : c.settlement.refund[note.refund_status ?? 'pending'];
+  const period = l.range(t.date(task.invoice.period_start), t.date(task.invoice.period_end));
   return renderPdfDocument({
-    title: 'CREDIT NOTE',
+    title: l.creditNoteTitle,
+    texts: t,
     name: `Credit note ${note.id}`,
     seller: task.seller,
     createdAt: note.created_at,
     facts: [
-      ...(note.number ? ([['Credit note number', note.number]] as [string, string][]) : []),
-      ['Credit note', note.id],
-      ['Invoice', note.invoice_id],
-      ['Issued', note.created_at.slice(0, 10)],
-      ['Settled', note.type === 'credit' ? SETTLEMENT.credit : SETTLEMENT.refund[note.refund_status ?? 'pending']],
+      ...(note.number ? ([[l.creditNoteNumber, printable(note.number)]] as [string, string][]) : []),
+      [c.creditNote, note.id],
+      [c.invoice, note.invoice_id],
+      [l.issued, t.date(note.created_at)],
+      [c.settled, settled],
     ],
-    billTo: billToLines(task.customer.name, `Customer ${note.customer_id}`, task.address),
+    billTo: billToLines(task.customer.name, c.customer(note.customer_id), task.address, l.noAddress),
     side: {
-      heading: 'Credited invoice',
+      heading: c.creditedInvoice,
       text: note.invoice_id,
-      detail: `Period ${task.invoice.period_start} to ${task.invoice.period_end}, invoiced ${task.invoice.amount} ${note.currency}`,
+      detail: c.periodInvoiced(period, t.money(task.invoice.amount, note.currency)),
     },
-    note: `Reason: ${note.reason}`,
+    note: c.reason(note.reason),
     currency: note.currency,
-    lines: task.lines.map((l) => ({
-      description: l.description,
-      detail: l.invoice_line === null ? '' : `Invoice line ${l.invoice_line + 1}`,
-      quantity: l.quantity,
+    lines: task.lines.map((line) => ({
+      description: line.description,
+      detail: line.invoice_line === null ? '' : c.invoiceLine(line.invoice_line + 1),
+      quantity: line.quantity,
       unit_price: null,
-      amount: l.amount,
+      amount: line.amount,
     })),
-    empty: 'No lines.',
-    totals: [['Total credited', note.amount]],
+    empty: c.noLines,
+    totals: [[c.totalCredited, note.amount]],
   });
 }

@@ -1,7 +1,10 @@
 import type { ApiDeps, RouteDef } from '../../../shared/http/route.js';
 import type { PaymentProcessor } from '../../domain/payments/processor.js';
 import { defaultChargeablePaymentMethod } from '../../domain/payment-methods/store.js';
-import { accountName } from '../../domain/invoices/store.js';
+import { accountName, legalDetails } from '../../domain/invoices/store.js';
+import { PAGE_LABELS } from '../../domain/hosted-pages/page-texts.js';
+import { invoiceTexts } from '../../domain/invoices/invoice-texts.js';
+import { scriptTexts } from './invoice-html.js';
 import { chargingFor, openCardPage } from './access.js';
 import { esc, htmlPage, linkRefusedPage } from './templates.js';
 
@@ -17,25 +20,30 @@ export function hostedCardPageRoute(deps: ApiDeps, live: PaymentProcessor): Rout
     handler: async (ctx) => {
       const opened = await openCardPage(deps, ctx);
       if (opened.state !== 'ok') return linkRefusedPage(deps.config, opened.state);
-      const [name, pm, charging] = await Promise.all([
+      const [name, pm, charging, legal] = await Promise.all([
         accountName(deps.pg, opened.accountId),
         defaultChargeablePaymentMethod(deps.pg, opened.accountId),
         chargingFor(deps, live, opened.accountId),
+        legalDetails(deps.pg, opened.accountId),
       ]);
+      // In the customer's locale (services/domain/hosted-pages/page-texts.ts).
+      const { locale } = invoiceTexts(legal.locale);
+      const l = PAGE_LABELS[locale];
       const seller = deps.config.SELLER_NAME;
       const form = charging.inBrowser
         ? `<div id="card-element" class="card-element"></div>
-<button type="button" id="save-card">Save card</button>`
-        : '<p class="note" id="no-card-entry">This deployment takes no card on this page.</p>';
+<button type="button" id="save-card">${esc(l.saveCard)}</button>`
+        : `<p class="note" id="no-card-entry">${esc(l.noCardEntry)}</p>`;
       return htmlPage(deps.config, {
-        title: `Update your payment method${seller ? ` · ${seller}` : ''}`,
-        body: `<h1>${esc(seller || 'Payment method')}</h1>
-<section class="pay card-page" id="card" data-stripe-key="${esc(charging.inBrowser ? deps.config.STRIPE_PUBLISHABLE_KEY : '')}">
-<h2>Update the payment method of <span class="buyer-name">${esc(name ?? '')}</span></h2>
-<p id="current-card">${pm ? `Your default card: ${esc(pm.brand)} •••• ${esc(pm.last4)}` : 'No card on file yet.'}</p>
+        lang: locale,
+        title: `${l.cardTitle}${seller ? ` · ${seller}` : ''}`,
+        body: `<h1>${esc(seller || l.paymentMethod)}</h1>
+<section class="pay card-page" id="card" data-stripe-key="${esc(charging.inBrowser ? deps.config.STRIPE_PUBLISHABLE_KEY : '')}" data-texts="${scriptTexts(l)}">
+<h2>${esc(l.updateOf)} <span class="buyer-name">${esc(name ?? '')}</span></h2>
+<p id="current-card">${pm ? esc(l.defaultCard(`${pm.brand} •••• ${pm.last4}`)) : esc(l.noCardYet)}</p>
 <p class="message" id="pay-message" role="status" aria-live="polite"></p>
 ${form}
-<p class="note">The new card becomes your default card for later invoices. Its number goes to the payment processor only.</p>
+<p class="note">${esc(l.cardPageNote)}</p>
 </section>`,
         stripeJs: charging.inBrowser,
         script: charging.inBrowser,

@@ -1,22 +1,16 @@
 import type { InvoicePdfTask } from '../../workers/invoice-pdf.js';
-import { formatGrouped } from '../../../shared/money/decimal.js';
-import { pageMoney, type PayPanel } from '../../domain/hosted-pages/invoice-view.js';
+import type { PayPanel } from '../../domain/hosted-pages/invoice-view.js';
+import { PAGE_LABELS, type PageLabels } from '../../domain/hosted-pages/page-texts.js';
+import { invoiceTexts } from '../../domain/invoices/invoice-texts.js';
 import { amountDue } from '../../domain/invoices/types.js';
 import { esc } from './templates.js';
 
 /**
  * The hosted invoice page's body: the same document the PDF prints (seller, buyer, lines, tax, totals, status) and,
- * while the invoice can be paid, the Pay form that pay.js drives. Every value is escaped.
+ * while the invoice can be paid, the Pay form that pay.js drives — in the customer's locale (the texts of
+ * services/domain/hosted-pages/page-texts.ts, amounts and dates as services/domain/invoices/invoice-texts.ts formats
+ * them). Every value is escaped.
  */
-const STATUS_LABEL: Record<string, string> = {
-  open: 'Open',
-  paid: 'Paid',
-  uncollectible: 'Past due',
-  void: 'Void',
-  draft: 'Draft',
-};
-
-const day = (iso: string | null | undefined) => (iso ? iso.slice(0, 10) : '');
 const lines = (text: string) =>
   text
     .split('\n')
@@ -25,8 +19,10 @@ const lines = (text: string) =>
     .join('<br>');
 
 export function invoicePageBody(task: InvoicePdfTask, pay: PayPanel, stripeKey: string, pdfPath: string): string {
+  const t = invoiceTexts(task.locale);
+  const l = PAGE_LABELS[t.locale];
   const inv = task.invoice;
-  const money = (a: string) => esc(pageMoney(a, inv.currency));
+  const money = (a: string) => esc(t.money(a, inv.currency));
   const due = amountDue({ status: inv.status, amount: inv.amount, amount_credited: inv.amount_credited ?? '0' });
   const seller = task.seller;
   const c = task.customer;
@@ -43,60 +39,61 @@ export function invoicePageBody(task: InvoicePdfTask, pay: PayPanel, stripeKey: 
       : '';
   const rows = task.lines
     .map(
-      (l) => `<tr><td>${esc(l.description)}${l.detail ? `<div class="detail">${esc(l.detail)}</div>` : ''}</td>
-<td class="num">${l.quantity === null ? '' : esc(formatGrouped(l.quantity))}</td>
-<td class="num">${l.unit_price === null ? '' : money(l.unit_price)}</td><td class="num">${money(l.amount)}</td></tr>`,
+      (x) => `<tr><td>${esc(x.description)}${x.detail ? `<div class="detail">${esc(x.detail)}</div>` : ''}</td>
+<td class="num">${x.quantity === null ? '' : esc(t.quantity(x.quantity))}</td>
+<td class="num">${x.unit_price === null ? '' : money(x.unit_price)}</td><td class="num">${money(x.amount)}</td></tr>`,
     )
     .join('\n');
   return `<header class="doc-head">
-<div class="seller" id="seller"><h1>${esc(seller?.name || 'Invoice')}</h1>
-${seller?.address ? `<p>${lines(seller.address)}</p>` : ''}${(seller?.tax_ids ?? []).map((t) => `<p>Tax ID ${esc(t)}</p>`).join('')}</div>
-<div class="meta"><p class="status ${esc(inv.status)}" id="invoice-status">${esc(STATUS_LABEL[inv.status] ?? inv.status)}</p>
-<p>Invoice <strong id="invoice-number">${esc(inv.number ?? inv.id)}</strong></p>
-<p>Issued ${esc(day(inv.created_at))}${inv.due_at ? ` · due ${esc(day(inv.due_at))}` : ''}</p>
-<p>Period ${esc(inv.period_start)} – ${esc(inv.period_end)}</p></div>
+<div class="seller" id="seller"><h1>${esc(seller?.name || l.invoice)}</h1>
+${seller?.address ? `<p>${lines(seller.address)}</p>` : ''}${(seller?.tax_ids ?? []).map((x) => `<p>${esc(l.taxId(x))}</p>`).join('')}</div>
+<div class="meta"><p class="status ${esc(inv.status)}" id="invoice-status">${esc(l.statuses[inv.status] ?? inv.status)}</p>
+<p>${esc(l.invoice)} <strong id="invoice-number">${esc(inv.number ?? inv.id)}</strong></p>
+<p>${esc(l.issued(t.date(inv.created_at)))}${inv.due_at ? ` · ${esc(l.due(t.date(inv.due_at)))}` : ''}</p>
+<p>${esc(l.period(t.date(inv.period_start), t.date(inv.period_end)))}</p></div>
 </header>
-<section class="buyer" id="buyer"><h2>Billed to</h2>
+<section class="buyer" id="buyer"><h2>${esc(l.billedTo)}</h2>
 <p class="buyer-name">${esc(c.legal_name || c.name || '')}</p>
-${c.legal_name && c.name && c.legal_name !== c.name ? `<p>${esc(c.name)}</p>` : ''}${c.reference ? `<p>Reference ${esc(c.reference)}</p>` : ''}
-${address ? `<p>${lines(address)}</p>` : ''}${(c.tax_ids ?? []).map((t) => `<p>${esc(t.type)} ${esc(t.value)}</p>`).join('')}
+${c.legal_name && c.name && c.legal_name !== c.name ? `<p>${esc(c.name)}</p>` : ''}${c.reference ? `<p>${esc(l.reference(c.reference))}</p>` : ''}
+${address ? `<p>${lines(address)}</p>` : ''}${(c.tax_ids ?? []).map((x) => `<p>${esc(x.type)} ${esc(x.value)}</p>`).join('')}
 </section>
-<table class="lines" id="lines"><thead><tr><th>Description</th><th class="num">Quantity</th><th class="num">Unit price</th><th class="num">Amount</th></tr></thead>
+<table class="lines" id="lines"><thead><tr><th>${esc(l.description)}</th><th class="num">${esc(l.quantity)}</th><th class="num">${esc(l.unitPrice)}</th><th class="num">${esc(l.amount)}</th></tr></thead>
 <tbody>
 ${rows}
 </tbody></table>
 <dl class="totals" id="totals">
-${inv.subtotal !== undefined ? `<dt>Subtotal</dt><dd>${money(inv.subtotal)}</dd>` : ''}
-${inv.tax !== undefined ? `<dt>Tax${inv.tax_exempt === 'reverse' ? ' (reverse charge)' : ''}</dt><dd id="tax">${money(inv.tax)}</dd>` : ''}
-<dt>Total</dt><dd id="total">${money(inv.amount)}</dd>
-${inv.amount_credited && inv.amount_credited !== '0' ? `<dt>Credited</dt><dd>−${money(inv.amount_credited)}</dd>` : ''}
-<dt>Amount due</dt><dd id="amount-due">${money(due)}</dd>
+${inv.subtotal !== undefined ? `<dt>${esc(l.subtotal)}</dt><dd>${money(inv.subtotal)}</dd>` : ''}
+${inv.tax !== undefined ? `<dt>${esc(l.tax)}${inv.tax_exempt === 'reverse' ? esc(l.reverseCharge) : ''}</dt><dd id="tax">${money(inv.tax)}</dd>` : ''}
+<dt>${esc(l.total)}</dt><dd id="total">${money(inv.amount)}</dd>
+${inv.amount_credited && inv.amount_credited !== '0' ? `<dt>${esc(l.credited)}</dt><dd>−${money(inv.amount_credited)}</dd>` : ''}
+<dt>${esc(l.amountDue)}</dt><dd id="amount-due">${money(due)}</dd>
 </dl>
-<p class="pdf"><a id="pdf-link" href="${esc(pdfPath)}">Download the PDF</a></p>
-${inv.status === 'paid' ? `<p class="paid-note" id="paid-note">Paid${inv.paid_at ? ` on ${esc(day(inv.paid_at))}` : ''}. Thank you.</p>` : ''}
-${pay.payable ? payForm(pay, stripeKey, money(due)) : ''}`;
+<p class="pdf"><a id="pdf-link" href="${esc(pdfPath)}">${esc(l.downloadPdf)}</a></p>
+${inv.status === 'paid' ? `<p class="paid-note" id="paid-note">${inv.paid_at ? esc(l.paidOnThanks(t.date(inv.paid_at))) : esc(l.paidThanks)}</p>` : ''}
+${pay.payable ? payForm(pay, stripeKey, money(due), l) : ''}`;
 }
 
-function payForm(pay: PayPanel, stripeKey: string, due: string): string {
+function payForm(pay: PayPanel, stripeKey: string, due: string, l: PageLabels): string {
+  const card = pay.savedCard ? `${esc(pay.savedCard.brand)} •••• ${esc(pay.savedCard.last4)}` : '';
   const saved = pay.savedCard
     ? `<div class="saved"><button type="button" id="pay-saved" data-attempt="${pay.attempt}">${
-        pay.awaitingAuthentication ? 'Authenticate and pay' : 'Pay'
-      } ${due} with ${esc(pay.savedCard.brand)} •••• ${esc(pay.savedCard.last4)}</button>
-${pay.awaitingAuthentication ? '<p class="note" id="awaiting-note">Your bank asks you to confirm this payment (3-D Secure).</p>' : ''}</div>`
+        pay.awaitingAuthentication ? l.authenticateAndPay(due, card) : l.payWithSaved(due, card)
+      }</button>
+${pay.awaitingAuthentication ? `<p class="note" id="awaiting-note">${esc(l.awaitingNote)}</p>` : ''}</div>`
     : '';
   const fresh = pay.newCard
-    ? `<div class="new-card"><h3>${pay.savedCard ? 'Or pay with a new card' : 'Pay with a card'}</h3>
+    ? `<div class="new-card"><h3>${esc(pay.savedCard ? l.orNewCard : l.payWithCard)}</h3>
 <div id="card-element" class="card-element"></div>
-<button type="button" id="pay-new" data-attempt="${pay.newCardAttempt}">Pay ${due}</button>
-<p class="note">The card is saved as your default card for later invoices. Its number goes to the payment processor only.</p></div>`
+<button type="button" id="pay-new" data-attempt="${pay.newCardAttempt}">${l.pay(due)}</button>
+<p class="note">${esc(l.newCardNote)}</p></div>`
     : '';
-  const none =
-    !saved && !fresh
-      ? '<p class="note" id="no-card">No card is on file. Contact the sender to pay this invoice.</p>'
-      : '';
-  return `<section class="pay" id="pay" data-stripe-key="${esc(pay.newCard ? stripeKey : '')}">
-<h2>Pay this invoice</h2>
+  const none = !saved && !fresh ? `<p class="note" id="no-card">${esc(l.noCard)}</p>` : '';
+  return `<section class="pay" id="pay" data-stripe-key="${esc(pay.newCard ? stripeKey : '')}" data-texts="${scriptTexts(l)}">
+<h2>${esc(l.payThisInvoice)}</h2>
 <p class="message" id="pay-message" role="status" aria-live="polite"></p>
 ${saved}${fresh}${none}
 </section>`;
 }
+
+/** The page script's messages in the page's language, as an escaped JSON attribute (the CSP allows no inline script). */
+export const scriptTexts = (l: PageLabels) => esc(JSON.stringify(l.script));

@@ -7,6 +7,8 @@ import { invoiceDocument } from '../../domain/documents/invoice.js';
 import { chargingFor, openInvoice } from './access.js';
 import { invoicePageBody } from './invoice-html.js';
 import { htmlPage, linkRefusedPage } from './templates.js';
+import { PAGE_LABELS } from '../../domain/hosted-pages/page-texts.js';
+import { invoiceTexts } from '../../domain/invoices/invoice-texts.js';
 
 /**
  * GET /hosted/invoices/:invoice_id/:token — the hosted invoice page (docs/payments.md "Hosted pages"): no sign-in, the
@@ -29,8 +31,10 @@ export function hostedInvoicePageRoute(deps: ApiDeps, live: PaymentProcessor): R
         attemptAwaitingCustomer(deps.pg, inv.id),
       ]);
       const pay = payPanel(inv, pm, waiting, charging.inBrowser);
+      const { locale } = invoiceTexts(task.locale);
       return htmlPage(deps.config, {
-        title: `Invoice ${inv.number ?? inv.id}${task.seller?.name ? ` · ${task.seller.name}` : ''}`,
+        lang: locale,
+        title: `${PAGE_LABELS[locale].invoiceTitle(inv.number ?? inv.id)}${task.seller?.name ? ` · ${task.seller.name}` : ''}`,
         body: invoicePageBody(task, pay, deps.config.STRIPE_PUBLISHABLE_KEY, `${ctx.path}/pdf`),
         stripeJs: pay.newCard,
         script: pay.payable,

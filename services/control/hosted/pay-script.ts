@@ -1,8 +1,12 @@
+import { PAGE_LABELS } from '../../domain/hosted-pages/page-texts.js';
+
 /**
  * The hosted pages' one script (served as /hosted/assets/pay.js; the CSP allows no inline script). It talks to
  * Stripe.js only through the calls production Stripe.js has — Stripe(pk), elements().create('card'), mount,
  * confirmCardSetup, confirmCardPayment — so the same code runs against Stripe and the simulator's stand-in. The card
  * number stays inside Stripe's card element: this script only ever sees pm_/seti_/pi_ ids and client secrets.
+ * Its messages come in the page's language from the root's data-texts attribute (services/domain/hosted-pages/
+ * page-texts.ts `script`); without one (a cached page of an older version) they are English.
  */
 export const PAY_SCRIPT = `'use strict';
 (function () {
@@ -11,6 +15,12 @@ export const PAY_SCRIPT = `'use strict';
   var message = document.getElementById('pay-message');
   var buttons = Array.prototype.slice.call(root.querySelectorAll('button'));
   var key = root.getAttribute('data-stripe-key');
+  var texts = ${JSON.stringify(PAGE_LABELS.en.script)};
+  try {
+    var given = JSON.parse(root.getAttribute('data-texts') || '{}');
+    Object.keys(texts).forEach(function (k) { if (typeof given[k] === 'string') texts[k] = given[k]; });
+  } catch (e) { /* English */ }
+  function say(name, slot, value) { return texts[name].replace('{' + slot + '}', value); }
   var stripe = key && window.Stripe ? window.Stripe(key) : null;
   var card = null;
   if (stripe && document.getElementById('card-element')) {
@@ -35,12 +45,12 @@ export const PAY_SCRIPT = `'use strict';
     });
   }
   function problem(r) {
-    return (r.body && (r.body.detail || r.body.message)) || 'Something went wrong (' + r.status + '). Nothing was charged.';
+    return (r.body && (r.body.detail || r.body.message)) || say('failedStatus', 'status', String(r.status));
   }
   function done(r) {
     if (r.status >= 400) { show(problem(r), 'error'); busy(false); return; }
     var b = r.body;
-    if (b.status === 'paid') { show('Paid. Thank you.', 'ok'); location.reload(); return; }
+    if (b.status === 'paid') { show(texts.paid, 'ok'); location.reload(); return; }
     if (b.status === 'failed') {
       show(b.message, 'error');
       // A retry is a new, deliberate attempt.
@@ -48,13 +58,13 @@ export const PAY_SCRIPT = `'use strict';
       busy(false);
       return;
     }
-    show(b.message || 'The payment is not complete.', 'error');
+    show(b.message || texts.notComplete, 'error');
     busy(false);
   }
   function authenticate(r) {
     if (r.status >= 400 || r.body.status !== 'requires_action') return r;
-    if (!stripe) return { status: 200, body: { status: 'open', message: 'Your bank asks you to authenticate this payment.' } };
-    show('Your bank asks you to confirm this payment…', 'info');
+    if (!stripe) return { status: 200, body: { status: 'open', message: texts.authenticate } };
+    show(texts.confirming, 'info');
     var opts = r.body.payment_method ? { payment_method: r.body.payment_method } : {};
     return stripe.confirmCardPayment(r.body.client_secret, opts).then(function (res) {
       if (res.error) show(res.error.message, 'error');
@@ -64,7 +74,7 @@ export const PAY_SCRIPT = `'use strict';
   function pay(attempt, paymentMethod) {
     var body = { attempt: Number(attempt) };
     if (paymentMethod) body.payment_method = paymentMethod;
-    show('Paying…', 'info');
+    show(texts.paying, 'info');
     return post('/pay', body).then(authenticate).then(done);
   }
   /** A new card: a SetupIntent confirmed by Stripe.js with the card element (3-D Secure there if the bank asks). */
@@ -86,17 +96,18 @@ export const PAY_SCRIPT = `'use strict';
   var fresh = document.getElementById('pay-new');
   if (fresh) fresh.addEventListener('click', function () {
     busy(true);
-    show('Checking the card…', 'info');
+    show(texts.checkingCard, 'info');
     setUpCard().then(function (pm) { return pay(fresh.getAttribute('data-attempt'), pm); }).catch(failed);
   });
   var save = document.getElementById('save-card');
   if (save) save.addEventListener('click', function () {
     busy(true);
-    show('Checking the card…', 'info');
+    show(texts.checkingCard, 'info');
     setUpCard().then(function (pm) { return post('/payment-method', { payment_method: pm }); }).then(function (r) {
       if (r.status >= 400) throw new Error(problem(r));
-      show('Saved: ' + r.body.card.brand + ' •••• ' + r.body.card.last4 + ' is now your default card.', 'ok');
-      document.getElementById('current-card').textContent = 'Your default card: ' + r.body.card.brand + ' •••• ' + r.body.card.last4;
+      var card = r.body.card.brand + ' •••• ' + r.body.card.last4;
+      show(say('saved', 'card', card), 'ok');
+      document.getElementById('current-card').textContent = say('defaultCard', 'card', card);
       busy(false);
     }).catch(failed);
   });

@@ -52,7 +52,16 @@ export function pageHeaders(config: Pick<Config, 'STRIPE_JS_URL'>): Record<strin
 
 export function htmlPage(
   config: Pick<Config, 'STRIPE_JS_URL'>,
-  o: { status?: number; title: string; body: string; stripeJs?: boolean; script?: boolean; checkoutScript?: boolean },
+  o: {
+    status?: number;
+    title: string;
+    body: string;
+    stripeJs?: boolean;
+    script?: boolean;
+    checkoutScript?: boolean;
+    /** The language the page is written in (the customer's locale); default en. */
+    lang?: string;
+  },
 ): HttpReply {
   const scripts = [
     ...(o.stripeJs ? [`<script src="${esc(config.STRIPE_JS_URL)}"></script>`] : []),
@@ -60,7 +69,7 @@ export function htmlPage(
     ...(o.checkoutScript ? ['<script src="/hosted/assets/checkout.js"></script>'] : []),
   ].join('\n');
   const html = `<!doctype html>
-<html lang="en">
+<html lang="${esc(o.lang ?? 'en')}">
 <head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="robots" content="noindex"><title>${esc(o.title)}</title>
 <link rel="stylesheet" href="/hosted/assets/hosted.css"></head>

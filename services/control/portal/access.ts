@@ -7,6 +7,9 @@ import { withAuditActor } from '../../../shared/audit/actor.js';
 import { portalSessionOfCookie } from '../../domain/portal/sessions.js';
 import type { PortalSessionRow } from '../../domain/portal/sessions-store.js';
 import { sameToken } from '../../domain/hosted-pages/tokens.js';
+import { legalDetails } from '../../domain/invoices/store.js';
+import type { Locale } from '../../domain/invoices/invoice-texts.js';
+import { portalLocale } from '../../domain/portal/portal-texts.js';
 
 /**
  * Who a portal request is (docs/portal.md): the browser's portal cookie names one live portal session, hence one
@@ -34,6 +37,8 @@ export interface PortalVisit {
   principal: Principal;
   /** The CSRF token every form of this session carries. */
   csrf: string;
+  /** The language of its pages: the session's when supported, else the customer's (portal-texts.ts). */
+  locale: Locale;
 }
 
 /** The visit of this request's cookie, or null (no cookie, an unknown one, or its session ended). */
@@ -41,7 +46,9 @@ export async function portalVisit(deps: ApiDeps, ctx: RequestContext): Promise<P
   const cookie = cookieOf(ctx);
   const session = await portalSessionOfCookie(deps.pg, cookie, new Date());
   if (!session || !cookie) return null;
+  const customerLocale = session.locale ? null : (await legalDetails(deps.pg, session.account_id)).locale;
   return {
+    locale: portalLocale(session.locale, customerLocale),
     session,
     principal: {
       accountId: session.account_id,

@@ -2,6 +2,7 @@ import type { HttpReply } from '../../../shared/http/context.js';
 import type { Config } from '../../../shared/config.js';
 import { esc, pageHeaders } from '../hosted/templates.js';
 import type { PortalVisit } from './access.js';
+import { PORTAL_LABELS, portalLocale } from '../../domain/portal/portal-texts.js';
 
 /**
  * The portal's HTML (docs/portal.md): server-rendered like the hosted pages — every interpolated value escaped with
@@ -9,11 +10,11 @@ import type { PortalVisit } from './access.js';
  * may post to the portal itself. Every page has the same navigation and a "Back" link to the operator's site.
  */
 export const PORTAL_SECTIONS = [
-  ['/portal', 'Overview'],
-  ['/portal/invoices', 'Invoices'],
-  ['/portal/payment-methods', 'Payment methods'],
-  ['/portal/balances', 'Credit and entitlements'],
-  ['/portal/billing-details', 'Billing details'],
+  ['/portal', 'overview'],
+  ['/portal/invoices', 'invoices'],
+  ['/portal/payment-methods', 'paymentMethods'],
+  ['/portal/balances', 'balances'],
+  ['/portal/billing-details', 'billingDetails'],
 ] as const;
 
 export function portalHeaders(config: Pick<Config, 'STRIPE_JS_URL'>): Record<string, string> {
@@ -26,11 +27,15 @@ export function portalPage(
   config: Pick<Config, 'STRIPE_JS_URL'>,
   o: { status?: number; title: string; body: string; current?: string; returnUrl?: string; locale?: string | null },
 ): HttpReply {
+  // The navigation in the visit's language (services/domain/portal/portal-texts.ts).
+  const l = PORTAL_LABELS[portalLocale(o.locale ?? null, null)];
   const nav = o.current
     ? `<nav aria-label="Portal"><ul class="portal-nav">${PORTAL_SECTIONS.map(
-        ([href, label]) =>
-          `<li><a href="${href}"${href === o.current ? ' aria-current="page"' : ''}>${esc(label)}</a></li>`,
-      ).join('')}${o.returnUrl ? `<li><a id="return-link" href="${esc(o.returnUrl)}">Back</a></li>` : ''}</ul></nav>`
+        ([href, section]) =>
+          `<li><a href="${href}"${href === o.current ? ' aria-current="page"' : ''}>${esc(l.sections[section])}</a></li>`,
+      ).join(
+        '',
+      )}${o.returnUrl ? `<li><a id="return-link" href="${esc(o.returnUrl)}">${esc(l.back)}</a></li>` : ''}</ul></nav>`
     : '';
   const html = `<!doctype html>
 <html lang="${esc(o.locale ?? 'en')}">
@@ -91,7 +96,7 @@ export function visitPage(
     title: o.title,
     current: o.current,
     returnUrl: visit.session.return_url,
-    locale: visit.session.locale,
+    locale: visit.locale,
     body: `<h1>${esc(o.title)}</h1>
 ${o.flash ? `<p class="flash" id="flash" role="status">${esc(o.flash)}</p>` : ''}
 ${o.body}`,

@@ -1,7 +1,7 @@
 import type { Infra } from '../../../shared/infra.js';
 import { getBillingInfo } from '../billing-info/store.js';
 import { getCreditNote } from '../credit-notes/store.js';
-import { accountName, getInvoice } from '../invoices/store.js';
+import { accountName, getInvoice, legalDetails } from '../invoices/store.js';
 import { sellerOf, type Seller } from './seller.js';
 
 /** What a credit note's document (its PDF, the PDF its email attaches) shows: plain data, money as exact decimal strings. */
@@ -25,6 +25,8 @@ export interface CreditNoteDocument {
   customer: { name: string | null };
   address: { line1: string; city: string; state: string; zip: string } | null;
   seller?: Seller;
+  /** The customer's locale (services/domain/invoices/invoice-texts.ts): fixed texts, amounts and dates; default en. */
+  locale?: string | null;
 }
 
 /** What the credit note PDF shows (the download route and the credit note emails render the same). */
@@ -34,10 +36,11 @@ export async function creditNoteDocument(
   creditNoteId: string,
 ): Promise<CreditNoteDocument> {
   const { note, lines } = await getCreditNote(pg, accountId, creditNoteId);
-  const [{ invoice }, billing, name] = await Promise.all([
+  const [{ invoice }, billing, name, legal] = await Promise.all([
     getInvoice(pg, accountId, note.invoice_id),
     getBillingInfo(pg, accountId),
     accountName(pg, accountId),
+    legalDetails(pg, accountId),
   ]);
   const document: CreditNoteDocument = {
     note: { ...note, created_at: note.created_at.toISOString() },
@@ -51,6 +54,7 @@ export async function creditNoteDocument(
     customer: { name },
     address: billing.billing_address,
     seller: await sellerOf({ pg, config }, accountId),
+    locale: legal.locale,
   };
   return document;
 }

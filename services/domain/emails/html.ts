@@ -38,7 +38,8 @@ export const LOGO_CID = 'seller-logo@meterline';
 
 const FONT = 'font-family:-apple-system,Segoe UI,Helvetica,Arial,sans-serif';
 
-export function renderHtml(e: HtmlEmail): string {
+/** The email's HTML; `lang` is the language it is written in (the customer's locale). */
+export function renderHtml(e: HtmlEmail, lang = 'en'): string {
   const p = (text: string) =>
     `<p style="margin:0 0 12px;${FONT};font-size:15px;line-height:1.5;color:#222">${escapeHtml(text)}</p>`;
   const facts = e.facts
@@ -59,7 +60,7 @@ export function renderHtml(e: HtmlEmail): string {
     .join('');
   return [
     '<!doctype html>',
-    `<html><head><meta charset="utf-8"><title>${escapeHtml(e.heading)}</title></head>`,
+    `<html lang="${escapeHtml(lang)}"><head><meta charset="utf-8"><title>${escapeHtml(e.heading)}</title></head>`,
     '<body style="margin:0;padding:24px;background:#f4f5f7">',
     '<table role="presentation" width="100%" cellpadding="0" cellspacing="0" style="max-width:560px;margin:0 auto;background:#fff;border-radius:8px;padding:24px">',
     '<tr><td>',

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
-import { moneyText } from '../../../shared/money/amount-text.js';
+import { invoiceTexts, type InvoiceTexts } from '../invoices/invoice-texts.js';
+import { EMAIL_LABELS, type EmailLabels } from './email-texts.js';
 import type { EmailKind } from './triggers.js';
 import { renderHtml, safeHref, type HtmlEmail } from './html.js';
 
@@ -18,6 +19,8 @@ export interface EmailDocument {
   links?: { invoice: string | null; update_payment_method: string | null };
   /** The customer is on a test clock: the subject and the first line say it is a test. */
   test?: boolean;
+  /** The customer's locale (services/domain/invoices/invoice-texts.ts): the texts' language, amounts, dates; default en. */
+  locale?: string | null;
 }
 
 export interface ComposedEmail {
@@ -28,13 +31,12 @@ export interface ComposedEmail {
   filename: string;
 }
 
-const TEST_BANNER = 'Test email: this customer is on a test clock, so its dates are simulated.';
-
 /** Subject, plain-text and HTML bodies and attachment name of one email: one content, two renderings. */
 export function composeEmail(d: EmailDocument): ComposedEmail {
-  const c = contentOf(d);
-  const subject = `${d.test ? '[Test] ' : ''}${c.subject}`;
-  return { subject, text: renderText(c), html: renderHtml(c), filename: c.filename };
+  const t = invoiceTexts(d.locale);
+  const c = contentOf(d, t, EMAIL_LABELS[t.locale]);
+  const subject = `${d.test ? EMAIL_LABELS[t.locale].testSubject : ''}${c.subject}`;
+  return { subject, text: renderText(c), html: renderHtml(c, t.locale), filename: c.filename };
 }
 
 interface Content extends HtmlEmail {
@@ -42,76 +44,70 @@ interface Content extends HtmlEmail {
   filename: string;
 }
 
-function contentOf(d: EmailDocument): Content {
-  const from = d.seller.name ? ` from ${d.seller.name}` : '';
+/** The email's texts in the customer's language, its amounts and dates formatted for it (invoice-texts.ts). */
+function contentOf(d: EmailDocument, t: InvoiceTexts, l: EmailLabels): Content {
+  const seller = d.seller.name;
   const inv = d.invoice;
-  const total = moneyText(inv.amount, inv.currency);
-  const period = `${inv.period_start} to ${inv.period_end}`;
+  const total = t.money(inv.amount, inv.currency);
+  const period = l.range(t.date(inv.period_start), t.date(inv.period_end));
   const links = d.links ?? { invoice: null, update_payment_method: null };
   const base = {
-    banner: d.test ? TEST_BANNER : null,
+    banner: d.test ? l.testBanner : null,
     logo: d.seller.logo,
-    seller: d.seller.name,
-    footer: [
-      ...(d.seller.support_email ? [`Questions? Write to ${d.seller.support_email}.`] : []),
-      ...(d.seller.name ? [d.seller.name] : []),
-    ],
+    seller,
+    footer: [...(d.seller.support_email ? [l.questions(d.seller.support_email)] : []), ...(seller ? [seller] : [])],
   };
   const facts: [string, string][] = [
-    ['Invoice number', inv.number],
-    ['Period', period],
-    ['Amount', total],
+    [l.invoiceNumber, inv.number],
+    [l.period, period],
+    [l.amount, total],
   ];
   switch (d.kind) {
     case 'invoice':
       return {
         ...base,
-        subject: `Invoice ${inv.number}${from}: ${total}`,
-        heading: `Invoice ${inv.number}`,
-        paragraphs: [`Your invoice ${inv.number}${from} for ${period} is attached: ${total}.`],
+        subject: l.invoiceSubject(inv.number, seller, total),
+        heading: l.invoiceHeading(inv.number),
+        paragraphs: [l.invoiceBody(inv.number, seller, period, total)],
         facts,
-        actions: [{ label: 'View and pay the invoice', url: links.invoice }],
+        actions: [{ label: l.viewAndPay, url: links.invoice }],
         filename: `${inv.id}.pdf`,
       };
     case 'payment_failed': {
+      // The processor's own words (its message and code), as it gave them.
       const why = d.failure ? `${d.failure.message.replace(/\.$/, '')} (${d.failure.code}).` : null;
-      const next = safeHref(links.update_payment_method)
-        ? 'Please update your payment method; we will try again.'
-        : 'Please check your payment method; we will try again.';
+      const next = safeHref(links.update_payment_method) ? l.updateAndRetry : l.checkAndRetry;
       return {
         ...base,
-        subject: `Payment failed for invoice ${inv.number}${from}: ${total}`,
-        heading: `Payment failed for invoice ${inv.number}`,
+        subject: l.failedSubject(inv.number, seller, total),
+        heading: l.failedHeading(inv.number),
         paragraphs: [
-          `We could not collect the payment of invoice ${inv.number} (${total}, ${period}).`,
-          ...(why ? [`What failed: ${why}`] : []),
-          `${next} The invoice is attached.`,
+          l.failedBody(inv.number, total, period),
+          ...(why ? [l.whatFailed(why)] : []),
+          `${next} ${l.attached}`,
         ],
         facts,
         actions: [
-          { label: 'Update payment method', url: links.update_payment_method },
-          { label: 'View the invoice', url: links.invoice },
+          { label: l.updatePaymentMethod, url: links.update_payment_method },
+          { label: l.viewInvoice, url: links.invoice },
         ],
         filename: `${inv.id}.pdf`,
       };
     }
     case 'credit_note': {
       const n = d.note!;
-      const amount = moneyText(n.amount, inv.currency);
+      const amount = t.money(n.amount, inv.currency);
       return {
         ...base,
-        subject: `Credit note for invoice ${inv.number}${from}: ${amount}`,
-        heading: `Credit note for invoice ${inv.number}`,
-        paragraphs: [
-          `A ${n.type === 'refund' ? 'refund' : 'credit'} of ${amount} on invoice ${inv.number} (${period}) is attached ` +
-            `as credit note ${n.number ?? n.id}.`,
-        ],
+        subject: l.noteSubject(inv.number, seller, amount),
+        heading: l.noteHeading(inv.number),
+        paragraphs: [l.noteBody[n.type](amount, inv.number, period, n.number ?? n.id)],
         facts: [
-          ['Invoice number', inv.number],
-          ['Credit note', n.number ?? n.id],
-          [n.type === 'refund' ? 'Refund' : 'Credit', amount],
+          [l.invoiceNumber, inv.number],
+          [l.creditNote, n.number ?? n.id],
+          [n.type === 'refund' ? l.refund : l.credit, amount],
         ],
-        actions: [{ label: 'View the invoice', url: links.invoice }],
+        actions: [{ label: l.viewInvoice, url: links.invoice }],
         filename: `${n.id}.pdf`,
       };
     }

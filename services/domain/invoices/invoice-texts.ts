@@ -1,11 +1,14 @@
 import { formatGrouped } from '../../../shared/money/decimal.js';
+import { minorUnits } from '../../../shared/money/currencies.js';
+import { moneyText } from '../../../shared/money/amount-text.js';
 
 /**
  * The fixed texts of a customer's billing documents in its `locale` (issue 46, docs/billing.md "Languages"), and
  * amounts and dates formatted for it with Intl: the invoice and credit-note PDFs use them (services/workers/
- * invoice-pdf.ts), and so can the invoice emails and the hosted invoice page — every text a customer reads about
- * its invoice comes from here, one table per language. `en` is the default and keeps the formats meterline always
- * printed (1,234.50; ISO dates), so English documents read as before.
+ * invoice-pdf.ts); the emails, hosted pages and portal format their amounts and dates with them and keep their own
+ * texts (emails/email-texts.ts, hosted-pages/page-texts.ts, portal/portal-texts.ts, credit-notes/
+ * credit-note-texts.ts). `en` is the default and keeps the formats meterline always printed (1,234.50; ISO dates),
+ * so English documents read as before.
  */
 export const LOCALES = ['en', 'de', 'fr', 'es', 'ja'] as const;
 export type Locale = (typeof LOCALES)[number];
@@ -50,10 +53,6 @@ export interface InvoiceLabels {
   net: string;
   amountDue: string;
   reverseCharge: string;
-  /** For emails and the hosted invoice page. */
-  payInvoice: string;
-  dueDate: string;
-  emailSubject: (number: string) => string;
 }
 
 const en: InvoiceLabels = {
@@ -92,9 +91,6 @@ const en: InvoiceLabels = {
   amountDue: 'Amount due',
   reverseCharge:
     'Reverse charge: VAT to be accounted for by the recipient (Article 196, Council Directive 2006/112/EC).',
-  payInvoice: 'Pay invoice',
-  dueDate: 'Due date',
-  emailSubject: (n) => `Invoice ${n}`,
 };
 
 const de: InvoiceLabels = {
@@ -132,9 +128,6 @@ const de: InvoiceLabels = {
   net: 'Netto',
   amountDue: 'Offener Betrag',
   reverseCharge: 'Steuerschuldnerschaft des Leistungsempfängers (Artikel 196, Richtlinie 2006/112/EG des Rates).',
-  payInvoice: 'Rechnung bezahlen',
-  dueDate: 'Fälligkeitsdatum',
-  emailSubject: (n) => `Rechnung ${n}`,
 };
 
 const fr: InvoiceLabels = {
@@ -172,9 +165,6 @@ const fr: InvoiceLabels = {
   net: 'Net',
   amountDue: 'Montant dû',
   reverseCharge: 'Autoliquidation : TVA due par le preneur (article 196, directive 2006/112/CE du Conseil).',
-  payInvoice: 'Payer la facture',
-  dueDate: 'Date d’échéance',
-  emailSubject: (n) => `Facture ${n}`,
 };
 
 const es: InvoiceLabels = {
@@ -213,9 +203,6 @@ const es: InvoiceLabels = {
   amountDue: 'Importe pendiente',
   reverseCharge:
     'Inversión del sujeto pasivo: IVA a cargo del destinatario (artículo 196, Directiva 2006/112/CE del Consejo).',
-  payInvoice: 'Pagar factura',
-  dueDate: 'Fecha de vencimiento',
-  emailSubject: (n) => `Factura ${n}`,
 };
 
 const ja: InvoiceLabels = {
@@ -253,18 +240,18 @@ const ja: InvoiceLabels = {
   net: '差引',
   amountDue: '請求残高',
   reverseCharge: 'リバースチャージ：VATは受領者が申告します（EU理事会指令2006/112/EC第196条）。',
-  payInvoice: '請求書を支払う',
-  dueDate: '支払期日',
-  emailSubject: (n) => `請求書 ${n}`,
 };
 
-const LABELS: Record<Locale, InvoiceLabels> = { en, de, fr, es, ja };
+/** Every language's table (a unit test checks each has every key of `en`). */
+export const INVOICE_LABELS: Record<Locale, InvoiceLabels> = { en, de, fr, es, ja };
 
 export interface InvoiceTexts {
   locale: Locale;
   labels: InvoiceLabels;
   /** An exact decimal as money: at least the currency's decimals, every digit kept ("1.234,50" in de). */
   amount: (value: string, minorDigits: number) => string;
+  /** An amount of money with its ISO 4217 code after it, every minor unit shown ("1.234,50 EUR" in de). */
+  money: (value: string, currency: string) => string;
   /** An exact decimal quantity, grouped ("1 234,5" in fr). */
   quantity: (value: string) => string;
   /** A day (YYYY-MM-DD or RFC 3339, read in UTC): ISO in en, the locale's numeric date otherwise ("31.10.2026"). */
@@ -274,6 +261,15 @@ export interface InvoiceTexts {
 /** Decimals written in an exact decimal string. */
 const decimalsOf = (v: string) => (v.includes('.') ? v.length - v.indexOf('.') - 1 : 0);
 
+/**
+ * The locale a language tag names: `de` and `de-DE` are de; anything else (absent, unknown) is the default, en. The
+ * portal's sessions carry tags like `de-DE`; customers carry the bare five.
+ */
+export function localeOf(tag?: string | null): Locale {
+  const lang = typeof tag === 'string' ? tag.slice(0, 2).toLowerCase() : '';
+  return isLocale(lang) ? lang : DEFAULT_LOCALE;
+}
+
 /** The texts and formats of `locale`; an unknown or absent locale is English. */
 export function invoiceTexts(locale?: string | null): InvoiceTexts {
   const l: Locale = isLocale(locale) ? locale : DEFAULT_LOCALE;
@@ -282,6 +278,8 @@ export function invoiceTexts(locale?: string | null): InvoiceTexts {
       locale: l,
       labels: en,
       amount: (v, minor) => formatGrouped(v, minor),
+      // As English emails always wrote it.
+      money: (v, currency) => moneyText(v, currency),
       quantity: (v) => formatGrouped(v, 0),
       date: (v) => v.slice(0, 10),
     };
@@ -294,8 +292,9 @@ export function invoiceTexts(locale?: string | null): InvoiceTexts {
   const dates = new Intl.DateTimeFormat(l, { year: 'numeric', month: '2-digit', day: '2-digit', timeZone: 'UTC' });
   return {
     locale: l,
-    labels: LABELS[l],
+    labels: INVOICE_LABELS[l],
     amount: (v, minor) => number(v, minor),
+    money: (v, currency) => `${number(v, minorUnits(currency))} ${currency}`,
     quantity: (v) => number(v, 0),
     date: (v) => dates.format(new Date(`${v.slice(0, 10)}T00:00:00Z`)),
   };

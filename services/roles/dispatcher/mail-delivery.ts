@@ -163,7 +163,12 @@ export class MailDelivery implements Component {
       this.notePdfs ??= createCreditNotePdfPool({ maxThreads: 1 });
       return {
         // A credited invoice was finalized, so it has its number.
-        document: { ...common, invoice: { ...invoice, number: invoice.number ?? invoice.id }, note: task.note },
+        document: {
+          ...common,
+          invoice: { ...invoice, number: invoice.number ?? invoice.id },
+          note: task.note,
+          locale: task.locale,
+        },
         pdf: await this.notePdfs.run(task),
       };
     }
@@ -174,6 +179,7 @@ export class MailDelivery implements Component {
         ...common,
         invoice: { ...task.invoice, number: task.invoice.number ?? '' },
         failure: m.kind === 'payment_failed' ? invoice.last_payment_error : null,
+        locale: task.locale,
       },
       pdf: await this.invoicePdfs.run(task),
     };
