@@ -159,20 +159,6 @@ const SQL = /['"`][^'"`]*\b(SELECT\s[\s\S]*?\sFROM|INSERT\s+INTO|DELETE\s+FROM|U
  * billing/issue-store.ts, the plan-change clear to subscriptions/store.ts). The list only shrinks: a file that no longer has SQL must leave it, and any other file with SQL fails the test below.
  */
 const SQL_OUTSIDE_STORES_LEFT = [
-  'services/domain/billing/coupon-periods.ts',
-  'services/domain/billing/credits.ts',
-  'services/domain/billing/deductions.ts',
-  'services/domain/billing/discounts.ts',
-  'services/domain/billing/group-adjustments.ts',
-  'services/domain/billing/payment-outcomes.ts',
-  'services/domain/billing/payments.ts',
-  'services/domain/billing/price-periods.ts',
-  'services/domain/billing/scope.ts',
-  'services/domain/billing/stripe-events.ts',
-  'services/domain/coupons/redeem.ts',
-  'services/domain/entitlements/exhaustion.ts',
-  'services/domain/invoices/numbering.ts',
-  'services/domain/portal-settings/settings.ts',
   'services/domain/usage/account-locks.ts',
   'services/domain/usage/account-totals.ts',
   'services/domain/usage/claims.ts',

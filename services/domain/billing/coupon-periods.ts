@@ -1,7 +1,8 @@
 import type { PgClient, PgPool } from '../../../shared/clients/postgres.js';
-import type { BillingAnchor, BillingInterval, CouponDuration } from '../../../shared/vocabulary.js';
+import type { CouponDuration } from '../../../shared/vocabulary.js';
 import type { CouponTerms } from '../coupons/types.js';
 import { periodContaining, scheduleOf, usageSchedule, type PeriodSchedule } from '../subscriptions/periods.js';
+import { couponCandidates } from './discounts-store.js';
 
 /**
  * Which invoices a coupon discounts (docs/coupons.md "Which invoices"), Stripe's rule on meterline's invoices: a
@@ -74,16 +75,6 @@ export function couponReaches(
 
 export type CoveringCoupon = CouponTerms & { coupon_id: string };
 
-interface CandidateRow extends Redemption, CoveringCoupon {
-  n: string;
-  created_at: Date;
-  trial_end: Date | null;
-  interval: BillingInterval;
-  interval_count: number;
-  billing_anchor: BillingAnchor;
-  used: boolean;
-}
-
 /**
  * THE rule's query: the coupon that discounts each slot's invoice, or null. One query for the batch: every
  * redemption of the subscriptions, and for `once` whether another of the subscription's invoices issued since it
@@ -92,23 +83,11 @@ interface CandidateRow extends Redemption, CoveringCoupon {
 export async function couponsCovering(q: PgPool | PgClient, slots: CouponSlot[]): Promise<(CoveringCoupon | null)[]> {
   const out: (CoveringCoupon | null)[] = slots.map(() => null);
   if (slots.length === 0) return out;
-  const { rows } = await q.query<CandidateRow>(
-    `SELECT c.n::text AS n, s.created_at, s.trial_end, s."interval", s.interval_count, s.billing_anchor,
-            r.first_period_start, r.redeemed_at, r.ended_at, r.ended_period_start, cp.duration, cp.duration_in_periods,
-            cp.id AS coupon_id, cp.id, cp.name, cp.percent_off::text AS percent_off, cp.amount_off::text AS amount_off, cp.currency, cp.currency_options,
-            cp.duration = 'once' AND EXISTS (
-              SELECT 1 FROM invoices i JOIN invoice_lines l ON l.invoice_id = i.id
-               WHERE i.subscription_id = c.subscription_id AND i.reason IN ('period', 'advance') AND i.status <> 'void'
-                 AND i.created_at >= r.redeemed_at
-                 AND NOT (i.period_start = d.period_start AND i.reason = CASE WHEN c.advance THEN 'advance' ELSE 'period' END)
-                 AND l.type = 'discount' AND l.coupon_id = r.coupon_id AND l.adjusts_invoice_id IS NULL) AS used
-       FROM unnest($1::text[], $2::timestamptz[], $3::boolean[]) WITH ORDINALITY AS c(subscription_id, starts_at, advance, n)
-       CROSS JOIN LATERAL (SELECT (c.starts_at AT TIME ZONE 'UTC')::date AS period_start) d
-       JOIN subscriptions s ON s.id = c.subscription_id
-       JOIN coupon_redemptions r ON r.subscription_id = c.subscription_id
-       JOIN coupons cp ON cp.id = r.coupon_id
-      ORDER BY c.n, r.redeemed_at DESC, r.id DESC`,
-    [slots.map((p) => p.subscription_id), slots.map((p) => new Date(p.startMs)), slots.map((p) => p.advance === true)],
+  const rows = await couponCandidates(
+    q,
+    slots.map((p) => p.subscription_id),
+    slots.map((p) => new Date(p.startMs)),
+    slots.map((p) => p.advance === true),
   );
   for (const r of rows) {
     const i = Number(r.n) - 1;

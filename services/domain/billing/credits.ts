@@ -1,6 +1,8 @@
 import type { PgClient, PgPool } from '../../../shared/clients/postgres.js';
 import { Decimal, canonicalDecimal } from '../../../shared/money/decimal.js';
 import { sumOfLines, type PricedInvoice, type PricedLine } from '../pricing/invoice-lines.js';
+import { lockSpendableGrants, recordSpending, spendableGrants } from '../credits/spending-store.js';
+import type { SpendableGrant } from '../credits/types.js';
 
 /**
  * Prepaid credits applied to invoices (docs/design.md §8 Credits): at creation, before any charge, each invoice
@@ -9,14 +11,9 @@ import { sumOfLines, type PricedInvoice, type PricedLine } from '../pricing/invo
  * and so paid without a charge. The close transaction holds the grants' row locks from reading `remaining`
  * to writing it back, so concurrent billing runs spend each unit of credit once and never go below 0.
  */
-export interface SpendableGrant {
-  id: string;
-  account_id: string;
-  currency: string;
-  remaining: string;
-  expires_at: Date | null;
-  created_at: Date;
-}
+
+// A grant as the credits area stores it; re-exported for billing's callers (upcoming, threshold checks, alerts).
+export type { SpendableGrant };
 
 export interface CreditToApply {
   invoice_id: string;
@@ -38,9 +35,6 @@ function spendOrder(a: SpendableGrant, b: SpendableGrant): number {
   if (a.created_at.getTime() !== b.created_at.getTime()) return a.created_at.getTime() - b.created_at.getTime();
   return a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
 }
-
-const SPENDABLE = `SELECT id, account_id, currency, remaining::text AS remaining, expires_at, created_at FROM credit_grants
-   WHERE account_id = ANY($1) AND remaining > 0 AND (expires_at IS NULL OR expires_at > $2)`;
 
 /**
  * THE rule: spends `grants` (in place) on each invoice in turn, appending its `credit` line and lowering its
@@ -102,21 +96,17 @@ export async function lockAndAllocateCredits(
 export async function lockCredits(client: PgClient, accountIds: string[], now: Date): Promise<SpendableGrant[]> {
   const accounts = [...new Set(accountIds)];
   if (accounts.length === 0) return [];
-  return (await client.query<SpendableGrant>(`${SPENDABLE} ORDER BY id FOR UPDATE`, [accounts, now])).rows;
+  return lockSpendableGrants(client, accounts, now);
 }
 
 /** Writes the spent credit (of the invoices that were written) back to the locked grants and the ledger. */
 export async function recordCreditUses(client: PgClient, uses: CreditUse[]): Promise<void> {
   if (uses.length === 0) return;
-  await client.query(
-    `UPDATE credit_grants g SET remaining = g.remaining - u.amount
-       FROM (SELECT grant_id, sum(amount) AS amount FROM unnest($1::text[], $2::numeric[]) AS x(grant_id, amount) GROUP BY grant_id) u
-      WHERE g.id = u.grant_id`,
-    [uses.map((u) => u.grant_id), uses.map((u) => u.amount)],
-  );
-  await client.query(
-    `INSERT INTO credit_applications (grant_id, invoice_id, amount) SELECT * FROM unnest($1::text[], $2::text[], $3::numeric[])`,
-    [uses.map((u) => u.grant_id), uses.map((u) => u.invoice_id), uses.map((u) => u.amount)],
+  await recordSpending(
+    client,
+    uses.map((u) => u.grant_id),
+    uses.map((u) => u.invoice_id),
+    uses.map((u) => u.amount),
   );
 }
 
@@ -137,5 +127,5 @@ export async function previewCredits(
  * customer spend in turn (previewCredits), so credit is counted once across them, as the period's close spends it.
  */
 export async function spendableCredits(pg: PgPool, accountIds: string[], now: Date): Promise<SpendableGrant[]> {
-  return (await pg.query<SpendableGrant>(SPENDABLE, [accountIds, now])).rows;
+  return spendableGrants(pg, accountIds, now);
 }

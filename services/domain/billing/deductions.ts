@@ -1,8 +1,9 @@
 import { newId } from '../../../shared/ids.js';
 import { Decimal, canonicalDecimal } from '../../../shared/money/decimal.js';
 import type { PgClient, PgPool } from '../../../shared/clients/postgres.js';
-import { sumOfLines, type LineTax, type PricedInvoice, type PricedLine } from '../pricing/invoice-lines.js';
-import { PRINTED_NUMBER_SQL } from '../invoices/numbering.js';
+import { sumOfLines, type PricedInvoice, type PricedLine } from '../pricing/invoice-lines.js';
+import { insertReturnedGrants } from '../credits/spending-store.js';
+import { taxedLinesOf, thresholdBilledRows, thresholdInvoicesOf } from './deductions-store.js';
 
 /**
  * What progressive billing's threshold invoices (thresholds.ts) mean for every other invoice of their period — the
@@ -24,13 +25,10 @@ export const isoDate = (ms: number) => new Date(ms).toISOString().slice(0, 10);
  */
 export async function thresholdBilled(q: PgPool | PgClient, periods: PeriodRef[]): Promise<Decimal[]> {
   if (periods.length === 0) return [];
-  const { rows } = await q.query<{ n: number; billed: string }>(
-    `SELECT c.n, COALESCE(sum(i.amount), 0)::text AS billed
-       FROM unnest($1::text[], $2::date[]) WITH ORDINALITY AS c(subscription_id, period_start, n)
-       LEFT JOIN invoices i ON i.subscription_id = c.subscription_id AND i.period_start = c.period_start
-                           AND i.reason = 'threshold' AND i.status NOT IN ('void', 'draft')
-      GROUP BY c.n ORDER BY c.n`,
-    [periods.map((p) => p.subscription_id), periods.map((p) => isoDate(p.startMs))],
+  const rows = await thresholdBilledRows(
+    q,
+    periods.map((p) => p.subscription_id),
+    periods.map((p) => isoDate(p.startMs)),
   );
   return rows.map((r) => new Decimal(r.billed));
 }
@@ -47,22 +45,19 @@ export async function deductThresholdInvoices(
   priced: PricedInvoice[],
 ): Promise<void> {
   if (periods.length === 0) return;
-  const billed = await q.query<{ subscription_id: string; id: string; number: string | null; subtotal: string }>(
-    `SELECT i.subscription_id, i.id, ${PRINTED_NUMBER_SQL('i')} AS number, i.subtotal::text AS subtotal
-       FROM unnest($1::text[], $2::date[]) AS c(subscription_id, period_start)
-       JOIN invoices i ON i.subscription_id = c.subscription_id AND i.period_start = c.period_start
-                      AND i.reason = 'threshold' AND i.status NOT IN ('void', 'draft')
-      ORDER BY i.subscription_id, i.threshold_seq`,
-    [periods.map((p) => p.subscription_id), periods.map((p) => isoDate(p.startMs))],
+  const billed = await thresholdInvoicesOf(
+    q,
+    periods.map((p) => p.subscription_id),
+    periods.map((p) => isoDate(p.startMs)),
   );
-  if (billed.rows.length === 0) return;
-  const taxed = await q.query<{ invoice_id: string; amount: string; taxes: LineTax[] }>(
-    `SELECT invoice_id, amount::text AS amount, taxes FROM invoice_lines WHERE invoice_id = ANY($1) AND taxes IS NOT NULL`,
-    [billed.rows.map((b) => b.id)],
+  if (billed.length === 0) return;
+  const taxed = await taxedLinesOf(
+    q,
+    billed.map((b) => b.id),
   );
   // Per threshold invoice and rate: the tax it billed and the base it was on.
   const taxOf = new Map<string, Map<string, { tax: Decimal; base: Decimal }>>();
-  for (const l of taxed.rows) {
+  for (const l of taxed) {
     const rates = taxOf.get(l.invoice_id) ?? new Map<string, { tax: Decimal; base: Decimal }>();
     taxOf.set(l.invoice_id, rates);
     for (const t of l.taxes) {
@@ -73,7 +68,7 @@ export async function deductThresholdInvoices(
     }
   }
   const index = new Map(periods.map((p, i) => [p.subscription_id, i]));
-  for (const b of billed.rows) {
+  for (const b of billed) {
     const invoice = priced[index.get(b.subscription_id)!]!;
     const amount = canonicalDecimal(new Decimal(b.subtotal).neg());
     const taxes = [...(taxOf.get(b.id) ?? new Map()).entries()].map(([tax_rate_id, r]) => ({
@@ -173,16 +168,5 @@ export interface ExcessGrant {
 export async function writeExcessGrants(client: PgClient, grants: ExcessGrant[], written: Set<string>): Promise<void> {
   const kept = grants.filter((g) => written.has(g.invoice_id));
   if (kept.length === 0) return;
-  await client.query(
-    `INSERT INTO credit_grants (id, account_id, currency, amount, remaining, description)
-     SELECT id, account_id, currency, amount, amount, description FROM unnest($1::text[], $2::text[], $3::text[], $4::numeric[], $5::text[])
-            AS g(id, account_id, currency, amount, description)`,
-    [
-      kept.map((g) => g.id),
-      kept.map((g) => g.account_id),
-      kept.map((g) => g.currency),
-      kept.map((g) => g.amount),
-      kept.map((g) => g.description),
-    ],
-  );
+  await insertReturnedGrants(client, kept);
 }

@@ -2,9 +2,9 @@ import type { PgClient, PgPool } from '../../../shared/clients/postgres.js';
 import { Decimal, canonicalDecimal } from '../../../shared/money/decimal.js';
 import { sumOfLines, type PricedInvoice, type PricedLine } from '../pricing/invoice-lines.js';
 import { allocate, discountOf, termsLabel } from '../coupons/discount.js';
-import type { CouponTerms } from '../coupons/types.js';
 import { couponsCovering, type CouponSlot } from './coupon-periods.js';
-import { couponTermsIn, type CouponCurrencyOptions } from '../pricing/price-books.js';
+import { couponTermsIn } from '../pricing/price-books.js';
+import { billedPerProduct, couponsOfInvoices, type CouponRowTerms } from './discounts-store.js';
 
 /**
  * THE rule of discounts on invoices (docs/coupons.md), used by every pricing of a period — the close, drafts and their
@@ -32,10 +32,6 @@ export async function applyDiscounts(
 /** The lines a period's discount is taken on: its own charges. */
 const isCharge = (l: PricedLine) =>
   l.product_id !== null && l.adjusts_invoice_id === null && ['flat', 'usage', 'minimum_commitment'].includes(l.type);
-
-type CouponRowTerms = CouponTerms & { coupon_id: string; currency_options?: CouponCurrencyOptions };
-const TERMS = (c: string) =>
-  `${c}.id AS coupon_id, ${c}.name, ${c}.percent_off::text AS percent_off, ${c}.amount_off::text AS amount_off, ${c}.currency, ${c}.currency_options`;
 
 /**
  * A coupon's terms in the invoice's currency (price books: its amount_off there). Redeeming checks the coupon has an
@@ -70,31 +66,15 @@ async function discountAdjustments(q: PgPool | PgClient, priced: PricedInvoice[]
   ];
   if (adjusted.length === 0) return;
   // The coupon that discounted each adjusted invoice's period (its own discount lines name it).
-  const coupons = await q.query<CouponRowTerms & { invoice_id: string; period_start: string; period_end: string }>(
-    `SELECT DISTINCT ON (l.invoice_id) l.invoice_id, to_char(i.period_start, 'YYYY-MM-DD') AS period_start,
-            to_char(i.period_end, 'YYYY-MM-DD') AS period_end, ${TERMS('cp')}
-       FROM invoice_lines l JOIN invoices i ON i.id = l.invoice_id JOIN coupons cp ON cp.id = l.coupon_id
-      WHERE l.invoice_id = ANY($1) AND l.type = 'discount' AND l.adjusts_invoice_id IS NULL
-      ORDER BY l.invoice_id, l.position`,
-    [adjusted],
-  );
-  if (coupons.rows.length === 0) return;
-  const ids = coupons.rows.map((c) => c.invoice_id);
+  const coupons = await couponsOfInvoices(q, adjusted);
+  if (coupons.length === 0) return;
+  const ids = coupons.map((c) => c.invoice_id);
   // Billed for each period so far (issued period invoices only: a draft is re-priced whole, a threshold invoice is
   // deducted by its period's invoice): its charges and adjustments, and the discount given on them.
-  const billed = await q.query<{ invoice_id: string; product_id: string; kind: 'charge' | 'discount'; amount: string }>(
-    `SELECT COALESCE(x.adjusts_invoice_id, x.invoice_id) AS invoice_id, x.product_id,
-            CASE WHEN x.type = 'discount' THEN 'discount' ELSE 'charge' END AS kind, sum(x.amount)::text AS amount
-       FROM invoice_lines x JOIN invoices xi ON xi.id = x.invoice_id
-      WHERE xi.status NOT IN ('void', 'draft') AND xi.reason = 'period' AND x.product_id IS NOT NULL
-        AND ((x.invoice_id = ANY($1) AND x.adjusts_invoice_id IS NULL AND x.type IN ('flat', 'usage', 'minimum_commitment', 'discount'))
-          OR (x.adjusts_invoice_id = ANY($1) AND x.type IN ('adjustment', 'discount')))
-      GROUP BY 1, 2, 3`,
-    [ids],
-  );
-  const couponOf = new Map(coupons.rows.map((c) => [c.invoice_id, c]));
-  const billedOf = new Map<string, typeof billed.rows>();
-  for (const b of billed.rows) billedOf.set(b.invoice_id, [...(billedOf.get(b.invoice_id) ?? []), b]);
+  const billed = await billedPerProduct(q, ids);
+  const couponOf = new Map(coupons.map((c) => [c.invoice_id, c]));
+  const billedOf = new Map<string, typeof billed>();
+  for (const b of billed) billedOf.set(b.invoice_id, [...(billedOf.get(b.invoice_id) ?? []), b]);
   for (const invoice of priced) {
     const adjusts = [
       ...new Set(

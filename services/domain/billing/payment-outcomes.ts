@@ -1,4 +1,3 @@
-import type { InvoiceStatus } from '../../../shared/vocabulary.js';
 import type { PgClient } from '../../../shared/clients/postgres.js';
 import { JsonDecimal } from '../../../shared/money/json.js';
 import { appendEvents, type NewEvent } from '../events/outbox-store.js';
@@ -8,6 +7,14 @@ import { nextPaymentAttemptAt } from './dunning.js';
 import { hostedInvoiceUrl, type HostedLinks } from '../hosted-pages/links.js';
 import { invoiceLinkStates } from '../hosted-pages/store.js';
 import { failTopUps, grantPaidTopUps } from '../credits/top-ups-store.js';
+import type { LockedInvoice } from './attempts-store.js';
+import {
+  attemptsWithInvoices,
+  completeOpenAttempts,
+  markInvoicesPaid,
+  planNextAttempts,
+  scheduleAfterFailure,
+} from './payment-outcomes-store.js';
 
 /**
  * Step 3 of a payment attempt (payments.ts): what an attempt's outcome does to the attempt, its invoice and the
@@ -39,24 +46,6 @@ export const FAILURE_MESSAGES: Record<FailureCode, string> = {
   no_payment_method: 'The account has no default payment method.',
 };
 
-export interface LockedInvoice {
-  id: string;
-  account_id: string;
-  amount: string;
-  /** What is still owed: the amount less what credit notes took off it (services/domain/billing/credit-notes.ts). */
-  amount_due: string;
-  currency: string;
-  status: InvoiceStatus;
-  attempt_count: number;
-  created_at: Date;
-  /** When it is due (created + net terms): dunning counts from it. */
-  due_at: Date;
-  pending_attempt: number | null;
-  pending_manual: boolean | null;
-  pending_pm_id: string | null;
-  pending_pm_token: string | null;
-}
-
 export interface Attempt {
   invoice: LockedInvoice;
   attempt: number;
@@ -78,25 +67,16 @@ export async function completeAttempts(
   links?: HostedLinks,
 ): Promise<PaymentOutcome[]> {
   if (charged.length === 0) return [];
-  const r = await client.query<{ invoice_id: string; attempt: number }>(
-    `UPDATE payment_attempts pa SET status = u.status, failure_code = u.failure_code, charge_id = u.charge_id, completed_at = $5
-       FROM unnest($1::text[], $2::int[], $3::text[], $4::text[], $6::text[]) AS u(invoice_id, attempt, status, failure_code, charge_id)
-      WHERE pa.invoice_id = u.invoice_id AND pa.attempt = u.attempt
-        AND (pa.status IN ('pending', 'unknown') OR (pa.status = 'requires_action' AND u.status <> 'requires_action')
-             OR (pa.status = 'failed' AND u.status = 'succeeded'))
-      RETURNING pa.invoice_id, pa.attempt`,
-    [
-      charged.map((c) => c.attempt.invoice.id),
-      charged.map((c) => c.attempt.attempt),
-      charged.map((c) => c.result.status),
-      charged.map((c) => (c.result.status === 'failed' ? c.result.failure_code : null)),
-      now,
-      charged.map((c) =>
-        c.result.status === 'succeeded' || c.result.status === 'requires_action' ? c.result.id : null,
-      ),
-    ],
+  const completed = await completeOpenAttempts(
+    client,
+    charged.map((c) => c.attempt.invoice.id),
+    charged.map((c) => c.attempt.attempt),
+    charged.map((c) => c.result.status),
+    charged.map((c) => (c.result.status === 'failed' ? c.result.failure_code : null)),
+    now,
+    charged.map((c) => (c.result.status === 'succeeded' || c.result.status === 'requires_action' ? c.result.id : null)),
   );
-  const won = new Set(r.rows.map((x) => `${x.invoice_id}:${x.attempt}`));
+  const won = new Set(completed.map((x) => `${x.invoice_id}:${x.attempt}`));
   return applyOutcomes(
     client,
     charged.filter((c) => won.has(keyOf(c.attempt))),
@@ -120,34 +100,29 @@ export async function applyOutcomes(
   const action = charged.filter((c) => c.result.status === 'requires_action' && !c.attempt.manual);
   if (action.length) {
     // The invoice stays open; dunning's next attempt is planned as after a failure.
-    await client.query(
-      `UPDATE invoices i SET next_payment_attempt_at = u.next, last_payment_error = u.error
-         FROM unnest($1::text[], $2::timestamptz[], $3::jsonb[]) AS u(id, next, error)
-        WHERE i.id = u.id AND i.status = 'open'`,
-      [
-        action.map((c) => c.attempt.invoice.id),
-        action.map((c) => nextPaymentAttemptAt(c.attempt.invoice.due_at, now)),
-        action.map((c) => JSON.stringify(paymentError(c))),
-      ],
+    await planNextAttempts(
+      client,
+      action.map((c) => c.attempt.invoice.id),
+      action.map((c) => nextPaymentAttemptAt(c.attempt.invoice.due_at, now)),
+      action.map((c) => JSON.stringify(paymentError(c))),
     );
   }
   if (paid.length) {
-    await client.query(
-      `UPDATE invoices SET status = 'paid', paid_at = $2, next_payment_attempt_at = NULL, last_payment_error = NULL
-        WHERE id = ANY($1) AND status IN ('open', 'uncollectible')`,
-      [paid.map((c) => c.attempt.invoice.id), now],
+    await markInvoicesPaid(
+      client,
+      paid.map((c) => c.attempt.invoice.id),
+      now,
     );
   }
   // Automatic attempts move the schedule (or end it: uncollectible); a manual one leaves the invoice as it was.
   const scheduled = failed.filter((c) => !c.attempt.manual);
   if (scheduled.length) {
     const next = scheduled.map((c) => nextPaymentAttemptAt(c.attempt.invoice.due_at, now));
-    await client.query(
-      `UPDATE invoices i SET next_payment_attempt_at = u.next, last_payment_error = u.error,
-              status = CASE WHEN u.next IS NULL THEN 'uncollectible' ELSE i.status END
-         FROM unnest($1::text[], $2::timestamptz[], $3::jsonb[]) AS u(id, next, error)
-        WHERE i.id = u.id AND i.status = 'open'`,
-      [scheduled.map((c) => c.attempt.invoice.id), next, scheduled.map((c) => JSON.stringify(paymentError(c)))],
+    await scheduleAfterFailure(
+      client,
+      scheduled.map((c) => c.attempt.invoice.id),
+      next,
+      scheduled.map((c) => JSON.stringify(paymentError(c))),
     );
   }
   const waiting = charged.filter((c) => c.result.status === 'requires_action');
@@ -235,18 +210,12 @@ export async function settleAttempts(
   links?: HostedLinks,
 ): Promise<PaymentOutcome[]> {
   if (settled.length === 0) return [];
-  const r = await client.query<
-    LockedInvoice & { attempt: number; manual: boolean; pm_id: string | null; pm_token: string | null }
-  >(
-    `SELECT i.id, i.account_id, i.amount::text AS amount, (i.amount - i.amount_credited)::text AS amount_due, i.currency, i.status,
-            i.attempt_count, i.created_at, COALESCE(i.due_at, i.created_at) AS due_at, pa.attempt, pa.manual,
-            pm.id AS pm_id, pm.processor_token AS pm_token
-       FROM payment_attempts pa JOIN invoices i ON i.id = pa.invoice_id
-       LEFT JOIN payment_methods pm ON pm.id = pa.payment_method_id
-      WHERE (pa.invoice_id, pa.attempt) IN (SELECT * FROM unnest($1::text[], $2::int[]))`,
-    [settled.map((s) => s.invoiceId), settled.map((s) => s.attempt)],
+  const found = await attemptsWithInvoices(
+    client,
+    settled.map((s) => s.invoiceId),
+    settled.map((s) => s.attempt),
   );
-  const rows = new Map(r.rows.map((row) => [`${row.id}:${row.attempt}`, row]));
+  const rows = new Map(found.map((row) => [`${row.id}:${row.attempt}`, row]));
   const charged: Charged[] = settled.flatMap((s) => {
     const row = rows.get(`${s.invoiceId}:${s.attempt}`);
     if (!row) return [];

@@ -6,7 +6,20 @@ import { appendEvents } from '../events/outbox-store.js';
 import { invoicePaid } from '../invoices/events.js';
 import { ChargeOutcomeUnknownError } from '../payments/processor.js';
 import { timed, type BillingDeps, type BillingTimings } from './deps.js';
-import { inScope, LIVE_CUSTOMERS, type BillingScope } from './scope.js';
+import { LIVE_CUSTOMERS, type BillingScope } from './scope.js';
+import {
+  type LockedInvoice,
+  attemptRecord,
+  defaultPaymentMethods,
+  firstAttemptAfter,
+  insertAttempts,
+  latestAttemptRequiringAction,
+  lockAccountInvoice,
+  lockDueInvoices,
+  lockedInvoice,
+  markAttemptUnknown,
+  settleAsPaidWithoutCharge,
+} from './attempts-store.js';
 import {
   applyOutcomes,
   completeAttempts,
@@ -16,7 +29,6 @@ import {
   type Attempt,
   type Charged,
   type FailureCode,
-  type LockedInvoice,
   type PaymentOutcome,
   settleAttempts,
 } from './payment-outcomes.js';
@@ -33,12 +45,6 @@ import {
  * the processor answers with the first charge, never a second one. Two runs completing the same attempt:
  * the guarded update in step 3 lets exactly one of them write the outcome and the event.
  */
-const LOCK_COLUMNS = `i.id, i.account_id, i.amount::text AS amount, (i.amount - i.amount_credited)::text AS amount_due, i.currency, i.status, i.attempt_count, i.created_at,
-  COALESCE(i.due_at, i.created_at) AS due_at, pa.attempt AS pending_attempt, pa.manual AS pending_manual, pm.id AS pending_pm_id, pm.processor_token AS pending_pm_token
-  FROM invoices i
-  LEFT JOIN payment_attempts pa ON pa.invoice_id = i.id AND pa.status IN ('pending', 'unknown')
-  LEFT JOIN payment_methods pm ON pm.id = pa.payment_method_id`;
-
 export type PaymentDeps = Pick<BillingDeps, 'pg' | 'processor' | 'log' | 'hostedLinks'>;
 
 /** Invoices handled per transaction pair. */
@@ -58,16 +64,9 @@ export async function attemptDuePayments(
   for (;;) {
     const begun = await timed(opts.timings, 'postgres_ms', () =>
       withTransaction(deps.pg, async (client) => {
-        const r = await client.query<LockedInvoice>(
-          `SELECT ${LOCK_COLUMNS}
-            WHERE i.id IN (SELECT id FROM invoices WHERE status = 'open' AND next_payment_attempt_at <= $1
-                           UNION SELECT invoice_id FROM payment_attempts WHERE status = 'pending')
-              AND NOT (i.id = ANY($2)) AND ${inScope('i.account_id', '$4')}
-            ORDER BY i.id LIMIT $3 FOR UPDATE OF i SKIP LOCKED`,
-          [now, seen, PAYMENT_BATCH, scope.clockId],
-        );
-        if (r.rows.length === 0) return null;
-        return beginAttempts(client, r.rows, now, false);
+        const due = await lockDueInvoices(client, now, seen, PAYMENT_BATCH, scope.clockId);
+        if (due.length === 0) return null;
+        return beginAttempts(client, due, now, false);
       }),
     );
     if (begun === null) break;
@@ -92,12 +91,7 @@ export async function nextPaymentAttemptDue(
   after: Date,
   scope: BillingScope,
 ): Promise<Date | null> {
-  const r = await deps.pg.query<{ at: Date | null }>(
-    `SELECT min(next_payment_attempt_at) AS at FROM invoices i
-      WHERE status = 'open' AND next_payment_attempt_at > $1 AND ${inScope('i.account_id', '$2')}`,
-    [after, scope.clockId],
-  );
-  return r.rows[0]?.at ?? null;
+  return firstAttemptAfter(deps.pg, after, scope.clockId);
 }
 
 /**
@@ -146,13 +140,8 @@ export async function attemptPaymentNow(
     // Lock first, then read: a request that waited for the lock must see the attempt the one before it recorded.
     // (Read in the locking statement, the joined attempt rows would be those of before the wait — and a second,
     // concurrent pay would number a new attempt and charge again.)
-    const locked = await client.query('SELECT 1 FROM invoices WHERE id = $1 AND account_id = $2 FOR UPDATE', [
-      invoiceId,
-      accountId,
-    ]);
-    if (locked.rowCount === 0) throw new NotFoundError(`No invoice ${invoiceId}.`);
-    const r = await client.query<LockedInvoice>(`SELECT ${LOCK_COLUMNS} WHERE i.id = $1`, [invoiceId]);
-    const inv = r.rows[0]!;
+    if (!(await lockAccountInvoice(client, invoiceId, accountId))) throw new NotFoundError(`No invoice ${invoiceId}.`);
+    const inv = (await lockedInvoice(client, invoiceId))!;
     if (inv.status === 'paid') throw new ConflictError(`Invoice ${invoiceId} is already paid.`, 'invoice_paid');
     if (inv.status === 'void') throw new ConflictError(`Invoice ${invoiceId} is void.`, 'invoice_void');
     if (inv.status === 'draft')
@@ -193,11 +182,7 @@ export async function attemptPaymentNow(
 
 /** An attempt already made, as its outcome (a pending one: null — it is resumed instead). */
 async function recordedAttempt(client: PgClient, invoiceId: string, attempt: number): Promise<PaymentOutcome | null> {
-  const r = await client.query<{ status: string; failure_code: string | null }>(
-    'SELECT status, failure_code FROM payment_attempts WHERE invoice_id = $1 AND attempt = $2',
-    [invoiceId, attempt],
-  );
-  const a = r.rows[0];
+  const a = await attemptRecord(client, invoiceId, attempt);
   if (!a || a.status === 'pending' || a.status === 'unknown') return null;
   return {
     invoice_id: invoiceId,
@@ -212,12 +197,7 @@ export async function attemptAwaitingCustomer(
   db: PgPool | PgClient,
   invoiceId: string,
 ): Promise<{ attempt: number; payment_id: string } | null> {
-  const r = await db.query<{ attempt: number; charge_id: string }>(
-    `SELECT pa.attempt, pa.charge_id FROM payment_attempts pa JOIN invoices i ON i.id = pa.invoice_id
-      WHERE pa.invoice_id = $1 AND pa.status = 'requires_action' AND pa.attempt = i.attempt_count AND pa.charge_id IS NOT NULL`,
-    [invoiceId],
-  );
-  const a = r.rows[0];
+  const a = await latestAttemptRequiringAction(db, invoiceId);
   return a ? { attempt: a.attempt, payment_id: a.charge_id } : null;
 }
 
@@ -260,11 +240,8 @@ async function beginAttempts(
   const fresh = toPay.filter((i) => i.pending_attempt === null);
   const pms = new Map<string, { id: string; processor_token: string }>();
   if (fresh.length) {
-    const r = await client.query<{ account_id: string; id: string; processor_token: string }>(
-      'SELECT account_id, id, processor_token FROM payment_methods WHERE account_id = ANY($1) AND is_default',
-      [[...new Set(fresh.map((i) => i.account_id))]],
-    );
-    for (const row of r.rows) pms.set(row.account_id, { id: row.id, processor_token: row.processor_token });
+    const methods = await defaultPaymentMethods(client, [...new Set(fresh.map((i) => i.account_id))]);
+    for (const row of methods) pms.set(row.account_id, { id: row.id, processor_token: row.processor_token });
   }
   const attempts: Attempt[] = toPay.map((inv) =>
     inv.pending_attempt !== null
@@ -278,23 +255,14 @@ async function beginAttempts(
   );
   const newOnes = attempts.filter((a) => a.invoice.pending_attempt === null && (a.pm || !manual));
   if (newOnes.length) {
-    await client.query(
-      `INSERT INTO payment_attempts (invoice_id, attempt, payment_method_id, idempotency_key, status, failure_code, manual, created_at, completed_at)
-       SELECT u.invoice_id, u.attempt, u.pm, u.key, CASE WHEN u.pm IS NULL THEN 'failed' ELSE 'pending' END,
-              CASE WHEN u.pm IS NULL THEN 'no_payment_method' END, $5, $6, CASE WHEN u.pm IS NULL THEN $6::timestamptz END
-         FROM unnest($1::text[], $2::int[], $3::text[], $4::text[]) AS u(invoice_id, attempt, pm, key)`,
-      [
-        newOnes.map((a) => a.invoice.id),
-        newOnes.map((a) => a.attempt),
-        newOnes.map((a) => a.pm?.id ?? null),
-        newOnes.map(keyOf),
-        manual,
-        now,
-      ],
-    );
-    await client.query(
-      'UPDATE invoices i SET attempt_count = u.attempt FROM unnest($1::text[], $2::int[]) AS u(id, attempt) WHERE i.id = u.id',
-      [newOnes.map((a) => a.invoice.id), newOnes.map((a) => a.attempt)],
+    await insertAttempts(
+      client,
+      newOnes.map((a) => a.invoice.id),
+      newOnes.map((a) => a.attempt),
+      newOnes.map((a) => a.pm?.id ?? null),
+      newOnes.map(keyOf),
+      manual,
+      now,
     );
   }
   const noMethod = newOnes.filter((a) => !a.pm);
@@ -322,17 +290,7 @@ export function owesSomething(amountDue: string): boolean {
 async function settleWithoutCharge(client: PgClient, invoices: LockedInvoice[], now: Date): Promise<PaymentOutcome[]> {
   if (invoices.length === 0) return [];
   const ids = invoices.map((i) => i.id);
-  await client.query(
-    `UPDATE payment_attempts SET status = 'failed', failure_code = 'nothing_to_charge', completed_at = $2
-      WHERE invoice_id = ANY($1) AND status = 'pending'`,
-    [ids, now],
-  );
-  const r = await client.query<{ id: string }>(
-    `UPDATE invoices SET status = 'paid', paid_at = $2, next_payment_attempt_at = NULL, last_payment_error = NULL
-      WHERE id = ANY($1) AND status IN ('open', 'uncollectible') RETURNING id`,
-    [ids, now],
-  );
-  const paid = new Set(r.rows.map((x) => x.id));
+  const paid = new Set(await settleAsPaidWithoutCharge(client, ids, now));
   const settled = invoices.filter((i) => paid.has(i.id));
   await appendEvents(
     client,
@@ -376,10 +334,7 @@ async function chargeAll(deps: PaymentDeps, attempts: Attempt[], timings?: Billi
 }
 
 async function markUnknown(deps: PaymentDeps, a: Attempt): Promise<void> {
-  await deps.pg.query(
-    "UPDATE payment_attempts SET status = 'unknown' WHERE invoice_id = $1 AND attempt = $2 AND status = 'pending'",
-    [a.invoice.id, a.attempt],
-  );
+  await markAttemptUnknown(deps.pg, a.invoice.id, a.attempt);
 }
 
 /**

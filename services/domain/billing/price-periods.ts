@@ -1,17 +1,11 @@
 import type { PgClient, PgPool } from '../../../shared/clients/postgres.js';
-import type { MeterType } from '../../../shared/meters/record.js';
 import { queryUsageTotals, type UsageTotals, type UsageTotalsRequest } from '../usage/query.js';
-import {
-  billedGroupsBefore,
-  earlierRangeColumns,
-  earlierService,
-  groupAdjustments,
-  groupsToPrice,
-  type EarlierItemRow,
-} from './group-adjustments.js';
+import { billedGroupsBefore, earlierService, groupAdjustments, groupsToPrice } from './group-adjustments.js';
+import { periodItemRows, type ItemRow } from './period-items-store.js';
+import { earlierUsageLines, type BilledRow } from './late-usage-store.js';
 import { timed, type BillingDeps, type BillingTimings } from './deps.js';
-import type { PriceModel, ProductPriceRow } from '../pricing/price-models.js';
-import { productPriceIn, type ProductCurrencyOptions } from '../pricing/price-books.js';
+import type { PriceModel } from '../pricing/price-models.js';
+import { productPriceIn } from '../pricing/price-books.js';
 import {
   priceInvoice,
   type AdjustmentToPrice,
@@ -20,7 +14,7 @@ import {
   type PricedInvoice,
 } from '../pricing/invoice-lines.js';
 import { serviceInterval } from '../pricing/proration.js';
-import { billedGroupBy, type DimensionPrices } from '../pricing/dimension-prices.js';
+import { billedGroupBy } from '../pricing/dimension-prices.js';
 import { applyDiscounts } from './discounts.js';
 
 /** A subscription's period to price: usage counts from periodStart up to usageEndMs (exclusive). */
@@ -40,45 +34,6 @@ export interface PeriodToPrice {
   advance?: boolean;
 }
 
-/** SQL twin of billsUsageMonthly (services/domain/subscriptions/periods.ts): a period longer than a month. */
-export const LONG_PERIOD = (s: string) =>
-  `(${s}."interval" IN ('quarter', 'year') OR (${s}."interval" = 'month' AND ${s}.interval_count > 1))`;
-
-export const PRODUCT_PRICE_COLUMNS = (p: string) =>
-  `${p}.pricing, ${p}.price::text AS price, ${p}.tiers_mode, ${p}.tiers, ${p}.package_size::text AS package_size,
-   ${p}.currency AS product_currency, ${p}.currency_options`;
-
-interface ItemRow extends ProductPriceRow {
-  /** Price books: the product's own currency and its prices in others (services/domain/pricing/price-books.ts). */
-  product_currency: string;
-  currency_options: ProductCurrencyOptions;
-  subscription_id: string;
-  quantity: number;
-  /** The item's interval (services/domain/pricing/proration.ts): from null = since the subscription began, to null = still on. */
-  effective_from: Date | null;
-  effective_to: Date | null;
-  product_id: string;
-  product_name: string;
-  minimum_amount: string | null;
-  meter_id: string | null;
-  meter_type: MeterType | null;
-  aggregation: string | null;
-  unit: string | null;
-  /** unique_count meters: the dimension counted. */
-  unique_by: string | null;
-  /** Billing per group (issue 18): the dimension keys; empty: one line. */
-  group_by: string[];
-  /** Per-dimension prices (issue 46), or null. */
-  dimension_prices: DimensionPrices | null;
-  /** The subscription's trial end: usage before it is not billed. */
-  trial_end: Date | null;
-}
-
-/** An earlier invoice's usage line, with what was billed for its item so far (usage, true-up, adjustments). */
-interface BilledRow extends EarlierItemRow {
-  price_model: PriceModel & { minimum_amount: string | null };
-}
-
 /** Subscriptions priced per piscina task: large enough to share the hand-off cost, small enough to spread. */
 const INVOICES_PER_TASK = 250;
 
@@ -96,27 +51,14 @@ export const LATE_USAGE_LOOKBACK_MONTHS = 3;
  */
 async function itemsOf(q: PgPool | PgClient, periods: PeriodToPrice[]): Promise<Map<string, ItemRow[]>> {
   const out = new Map<string, ItemRow[]>(periods.map((p) => [p.subscription_id, []]));
-  const r = await q.query<ItemRow>(
-    `SELECT si.subscription_id, si.product_id, p.name AS product_name, ${PRODUCT_PRICE_COLUMNS('p')}, si.minimum_amount::text AS minimum_amount,
-            si.quantity, NULLIF(si.effective_from, '-infinity') AS effective_from, si.effective_to,
-            si.meter_id, m.type AS meter_type, m.aggregation, m.unit, m.unique_by, si.group_by, si.dimension_prices, s.trial_end
-       FROM unnest($1::text[], $2::timestamptz[], $3::timestamptz[], $4::boolean[]) AS c(subscription_id, period_start, period_end, advance)
-       JOIN subscriptions s ON s.id = c.subscription_id
-       JOIN subscription_items si ON si.subscription_id = c.subscription_id AND si.effective_from < c.period_end
-                                 AND (si.effective_to IS NULL OR si.effective_to > c.period_start)
-                                 -- Periods longer than a month: flat items in advance, usage-priced ones per month.
-                                 AND CASE WHEN c.advance THEN si.meter_id IS NULL
-                                          WHEN ${LONG_PERIOD('s')} THEN si.meter_id IS NOT NULL ELSE true END
-       JOIN products p ON p.id = si.product_id LEFT JOIN meters m ON m.id = si.meter_id
-      ORDER BY si.subscription_id, si.position, si.effective_from`,
-    [
-      periods.map((p) => p.subscription_id),
-      periods.map((p) => new Date(p.startMs)),
-      periods.map((p) => new Date(p.endMs)),
-      periods.map((p) => p.advance === true),
-    ],
+  const rows = await periodItemRows(
+    q,
+    periods.map((p) => p.subscription_id),
+    periods.map((p) => new Date(p.startMs)),
+    periods.map((p) => new Date(p.endMs)),
+    periods.map((p) => p.advance === true),
   );
-  for (const row of r.rows) out.get(row.subscription_id)!.push(row);
+  for (const row of rows) out.get(row.subscription_id)!.push(row);
   for (const [id, rows] of out) out.set(id, oneLinePerNonAdditiveItem(rows));
   return out;
 }
@@ -179,30 +121,13 @@ export function oneLinePerNonAdditiveItem<
  */
 async function billedBefore(q: PgPool | PgClient, periods: PeriodToPrice[]): Promise<Map<string, BilledRow[]>> {
   const out = new Map<string, BilledRow[]>(periods.map((p) => [p.subscription_id, []]));
-  const r = await q.query<BilledRow>(
-    `SELECT i.subscription_id, i.id AS invoice_id, to_char(i.period_start, 'YYYY-MM-DD') AS period_start, to_char(i.period_end, 'YYYY-MM-DD') AS period_end,
-            ${earlierRangeColumns('l')},
-            l.product_id, p.name AS product_name, l.meter_id, m.type AS meter_type, m.aggregation, m.unit, m.unique_by,
-            COALESCE(l.price_model, jsonb_build_object('pricing', 'metered', 'price', l.unit_price::text, 'minimum_amount', NULL)) AS price_model,
-            (l.quantity + COALESCE(adj.quantity, 0))::text AS billed_quantity,
-            (l.amount + COALESCE(mc.amount, 0) + COALESCE(adj.amount, 0))::text AS billed_amount
-       FROM unnest($1::text[], $2::timestamptz[]) AS c(subscription_id, period_start)
-       JOIN invoices i ON i.subscription_id = c.subscription_id AND i.status NOT IN ('void', 'draft') AND i.reason = 'period'
-                      AND i.period_start < c.period_start AND i.period_start >= c.period_start - make_interval(months => $3)
-       JOIN subscriptions s ON s.id = i.subscription_id
-       JOIN invoice_lines l ON l.invoice_id = i.id AND l.type = 'usage' AND l.dimensions IS NULL
-       JOIN products p ON p.id = l.product_id
-       JOIN meters m ON m.id = l.meter_id
-       LEFT JOIN LATERAL (SELECT sum(x.amount) AS amount FROM invoice_lines x
-                           WHERE x.invoice_id = i.id AND x.type = 'minimum_commitment' AND x.product_id = l.product_id AND x.meter_id = l.meter_id
-                             AND x.service_start IS NOT DISTINCT FROM l.service_start) mc ON true
-       LEFT JOIN LATERAL (SELECT sum(x.quantity) AS quantity, sum(x.amount) AS amount FROM invoice_lines x JOIN invoices xi ON xi.id = x.invoice_id
-                           WHERE x.adjusts_invoice_id = i.id AND xi.status NOT IN ('void', 'draft') AND xi.reason = 'period' AND x.product_id = l.product_id AND x.meter_id = l.meter_id AND x.dimensions IS NULL
-                             AND x.service_start IS NOT DISTINCT FROM l.service_start) adj ON true
-      ORDER BY i.subscription_id, i.period_start, l.position`,
-    [periods.map((p) => p.subscription_id), periods.map((p) => new Date(p.startMs)), LATE_USAGE_LOOKBACK_MONTHS],
+  const rows = await earlierUsageLines(
+    q,
+    periods.map((p) => p.subscription_id),
+    periods.map((p) => new Date(p.startMs)),
+    LATE_USAGE_LOOKBACK_MONTHS,
   );
-  for (const row of r.rows) out.get(row.subscription_id)!.push(row);
+  for (const row of rows) out.get(row.subscription_id)!.push(row);
   return out;
 }
 

@@ -11,13 +11,5 @@ export interface BillingScope {
 
 export const LIVE_CUSTOMERS: BillingScope = { clockId: null };
 
-/**
- * The SQL condition "the account in `accountColumn` is in the scope", with the clock id as parameter `param`
- * (always passed, null for the live customers). The live form is an anti-join on the partial index of
- * clocked accounts, so a deployment without clocks pays almost nothing for it.
- */
-export function inScope(accountColumn: string, param: string): string {
-  return `(CASE WHEN ${param}::text IS NULL
-                THEN NOT EXISTS (SELECT 1 FROM accounts ck WHERE ck.id = ${accountColumn} AND ck.test_clock_id IS NOT NULL)
-                ELSE EXISTS (SELECT 1 FROM accounts ck WHERE ck.id = ${accountColumn} AND ck.test_clock_id = ${param}::text) END)`;
-}
+// The condition in SQL is scope-sql.ts; exported here too, so a billing file takes its scope from one place.
+export { inScope } from './scope-sql.js';

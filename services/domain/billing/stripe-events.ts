@@ -3,6 +3,7 @@ import { withTransaction, type PgClient, type PgPool } from '../../../shared/cli
 import { JsonDecimal } from '../../../shared/money/json.js';
 import { appendEvents } from '../events/outbox-store.js';
 import { settleAttempts } from './payment-outcomes.js';
+import { setDisputeStatus } from './payment-outcomes-store.js';
 import type { ChargeResult } from '../payments/processor.js';
 import { outcomeOfIntent } from '../payments/stripe.js';
 import { claimStripeEvent } from '../payments/stripe-store.js';
@@ -87,15 +88,7 @@ async function recordDispute(
   const pi = typeof dispute.payment_intent === 'string' ? dispute.payment_intent : dispute.payment_intent?.id;
   if (!pi) return 'ignored';
   const closed = type === 'charge.dispute.closed';
-  const r = await client.query<{ id: string; account_id: string; amount: string; currency: string }>(
-    `UPDATE invoices i SET dispute_status = $2
-       FROM payment_attempts pa
-      WHERE pa.charge_id = $1 AND pa.status = 'succeeded' AND i.id = pa.invoice_id
-        AND ($3 OR i.dispute_status IS NULL)
-      RETURNING i.id, i.account_id, i.amount::text AS amount, i.currency`,
-    [pi, dispute.status, closed],
-  );
-  const inv = r.rows[0];
+  const inv = await setDisputeStatus(client, pi, dispute.status, closed);
   if (!inv) return 'ignored';
   await appendEvents(client, [
     {

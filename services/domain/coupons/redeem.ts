@@ -3,8 +3,9 @@ import { ConflictError, ValidationError } from '../../../shared/errors.js';
 import { hasPrefix } from '../../../shared/ids.js';
 import { appendEvent } from '../events/outbox-store.js';
 import { periodContaining, scheduleOf, usageSchedule } from '../subscriptions/periods.js';
-import { COUPON_COLUMNS } from './store.js';
-import type { CouponRow, CurrentDiscount } from './types.js';
+import { findCoupon } from './store.js';
+import { endCurrentRedemption, insertRedemption, openRedemptions, takeRedemptionSlot } from './redemptions-store.js';
+import type { CurrentDiscount } from './types.js';
 import type { Subscription } from '../subscriptions/types.js';
 import { subscriptionUpdated } from '../subscriptions/events.js';
 import { currentCouponId } from '../subscriptions/store.js';
@@ -38,16 +39,15 @@ export async function setSubscriptionCoupon(
   if (was === couponId) return false;
   const periodStart = usagePeriodStart(sub, now);
   if (couponId !== null) await countRedemption(client, couponId, sub.currency, now);
-  await client.query(
-    `UPDATE coupon_redemptions SET ended_at = $2, ended_period_start = $3 WHERE subscription_id = $1 AND ended_at IS NULL`,
-    [sub.id, now, periodStart],
-  );
+  await endCurrentRedemption(client, sub.id, now, periodStart);
   if (couponId !== null)
-    await client.query(
-      `INSERT INTO coupon_redemptions (coupon_id, subscription_id, account_id, first_period_start, redeemed_at)
-       VALUES ($1, $2, $3, $4, $5)`,
-      [couponId, sub.id, sub.account_id, periodStart, now],
-    );
+    await insertRedemption(client, {
+      couponId,
+      subscriptionId: sub.id,
+      accountId: sub.account_id,
+      firstPeriodStart: periodStart,
+      redeemedAt: now,
+    });
   if (opts.emit === false) return true;
   await appendEvent(client, subscriptionUpdated({ subscription, couponId }, { subscription, couponId: was }));
   return true;
@@ -62,8 +62,7 @@ function usagePeriodStart(sub: Subscription['row'], at: Date): Date {
 async function countRedemption(client: PgClient, couponId: string, currency: string, now: Date): Promise<void> {
   const unknown = () => new ValidationError([{ field, message: `no coupon ${couponId}` }]);
   if (!hasPrefix(couponId, 'coupon')) throw unknown();
-  const { rows } = await client.query<CouponRow>(`SELECT ${COUPON_COLUMNS()} FROM coupons WHERE id = $1`, [couponId]);
-  const coupon = rows[0];
+  const coupon = await findCoupon(client, couponId);
   if (!coupon) throw unknown();
   if (couponTermsIn(coupon, currency) === null)
     throw new ValidationError(
@@ -82,12 +81,7 @@ async function countRedemption(client: PgClient, couponId: string, currency: str
     ]);
   // Checked and counted in one statement: a concurrent redemption of the last slot waits for this row and then
   // finds it full.
-  const taken = await client.query(
-    `UPDATE coupons SET times_redeemed = times_redeemed + 1
-      WHERE id = $1 AND (max_redemptions IS NULL OR times_redeemed < max_redemptions)`,
-    [couponId],
-  );
-  if (taken.rowCount === 0)
+  if (!(await takeRedemptionSlot(client, couponId)))
     throw new ConflictError(
       `Coupon ${couponId} was redeemed ${coupon.max_redemptions} times, its max_redemptions.`,
       'coupon_max_redemptions_reached',
@@ -102,12 +96,7 @@ export async function currentDiscounts(
 ): Promise<Map<string, CurrentDiscount>> {
   const out = new Map<string, CurrentDiscount>();
   if (subscriptionIds.length === 0) return out;
-  const { rows } = await q.query<CouponRow & { subscription_id: string; first_period_start: Date; redeemed_at: Date }>(
-    `SELECT r.subscription_id, r.first_period_start, r.redeemed_at, ${COUPON_COLUMNS('c')}
-       FROM coupon_redemptions r JOIN coupons c ON c.id = r.coupon_id
-      WHERE r.subscription_id = ANY($1) AND r.ended_at IS NULL`,
-    [subscriptionIds],
-  );
+  const rows = await openRedemptions(q, subscriptionIds);
   for (const { subscription_id, first_period_start, redeemed_at, ...coupon } of rows)
     out.set(subscription_id, { coupon, first_period_start, redeemed_at });
   return out;

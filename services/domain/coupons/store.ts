@@ -41,7 +41,13 @@ export async function listCoupons(pool: PgPool, window: RowWindow): Promise<{ ro
 
 export async function getCoupon(q: PgPool | PgClient, id: string): Promise<CouponRow> {
   if (!hasPrefix(id, 'coupon')) throw couponNotFound(id);
+  const coupon = await findCoupon(q, id);
+  if (!coupon) throw couponNotFound(id);
+  return coupon;
+}
+
+/** The coupon, or undefined when there is none with that id. */
+export async function findCoupon(q: PgPool | PgClient, id: string): Promise<CouponRow | undefined> {
   const { rows } = await q.query<CouponRow>(`SELECT ${COUPON_COLUMNS()} FROM coupons WHERE id = $1`, [id]);
-  if (!rows[0]) throw couponNotFound(id);
   return rows[0];
 }

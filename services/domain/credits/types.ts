@@ -22,6 +22,16 @@ export interface CreditGrantRow {
   created_at: Date;
 }
 
+/** A grant with credit left to spend, as billing spends it (services/domain/billing/credits.ts). */
+export interface SpendableGrant {
+  id: string;
+  account_id: string;
+  currency: string;
+  remaining: string;
+  expires_at: Date | null;
+  created_at: Date;
+}
+
 /** A purchase of prepaid credit (docs/credits.md "Prepaid credit"): a top-up invoice, granted when paid. */
 export type TopUpTrigger = 'manual' | 'auto_recharge';
 export type TopUpStatus = 'pending' | 'paid' | 'failed';

@@ -7,6 +7,7 @@ import { accountUsage } from '../usage/account-usage.js';
 import { meteredAccess, termsOf } from './access.js';
 import { entitlementPeriod } from './periods.js';
 import { loadEntitlements } from './store.js';
+import { insertExhaustion, recordedExhaustions, setExhaustionEvent } from './exhaustions-store.js';
 import type { GrantRow } from './types.js';
 
 /**
@@ -49,21 +50,16 @@ export async function emitExhaustions(
     .map((e, i) => ({ e, access: meteredAccess(termsOf(e), grantsOf.get(e.id) ?? [], usage[i]!, nowOf(e)) }))
     .filter(({ access }) => !access.has_access);
   if (!exhausted.length) return 0;
-  const { rows: done } = await pg.query<{ entitlement_id: string; period_start: Date }>(
-    'SELECT entitlement_id, period_start FROM entitlement_exhaustions WHERE entitlement_id = ANY($1::text[])',
-    [exhausted.map(({ e }) => e.id)],
+  const done = await recordedExhaustions(
+    pg,
+    exhausted.map(({ e }) => e.id),
   );
   const seen = new Set(done.map((r) => `${r.entitlement_id}@${r.period_start.getTime()}`));
   let emitted = 0;
   for (const { e, access } of exhausted) {
     if (seen.has(`${e.id}@${access.period_start!.getTime()}`)) continue;
     const appended = await withTransaction(pg, async (c) => {
-      const { rowCount } = await c.query(
-        `INSERT INTO entitlement_exhaustions (entitlement_id, period_start) SELECT $1, $2
-          WHERE EXISTS (SELECT 1 FROM entitlements WHERE id = $1) ON CONFLICT DO NOTHING`,
-        [e.id, access.period_start],
-      );
-      if (!rowCount) return false;
+      if (!(await insertExhaustion(c, e.id, access.period_start!))) return false;
       const eventId = await appendEvent(c, {
         accountId: e.account_id,
         type: 'entitlement.exhausted',
@@ -75,10 +71,7 @@ export async function emitExhaustions(
           period_start: access.period_start!.toISOString(),
         },
       });
-      await c.query(
-        'UPDATE entitlement_exhaustions SET event_id = $3 WHERE entitlement_id = $1 AND period_start = $2',
-        [e.id, access.period_start, eventId],
-      );
+      await setExhaustionEvent(c, e.id, access.period_start!, eventId);
       return true;
     });
     if (appended) emitted++;

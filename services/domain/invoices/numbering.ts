@@ -1,4 +1,5 @@
 import type { PgClient } from '../../../shared/clients/postgres.js';
+import { advanceDocumentCounter, writeDocumentNumbers } from './numbering-store.js';
 
 /**
  * Document numbers (docs/design.md §8 Invoice, infra/migrations/postgres/625_document_numbers.sql): one gapless
@@ -27,11 +28,7 @@ export async function takeNumbers(
   now: Date,
 ): Promise<DocumentNumber[]> {
   if (count === 0) return [];
-  const r = await client.query<{ last: string }>(
-    `UPDATE document_numbers SET last = last + $1 WHERE series = 'documents' RETURNING last::text`,
-    [count],
-  );
-  const last = BigInt(r.rows[0]!.last);
+  const last = BigInt(await advanceDocumentCounter(client, count));
   const prefix = resolvePrefix(prefixTemplate, now);
   return Array.from({ length: count }, (_, i) => ({ number: String(last - BigInt(count - 1 - i)), prefix }));
 }
@@ -53,10 +50,12 @@ export async function numberDocuments(
 ): Promise<DocumentNumber[]> {
   const numbers = await takeNumbers(client, ids.length, prefixTemplate, now);
   if (numbers.length === 0) return numbers;
-  await client.query(
-    `UPDATE ${table} t SET number = u.number, number_prefix = u.prefix
-       FROM unnest($1::text[], $2::bigint[], $3::text[]) AS u(id, number, prefix) WHERE t.id = u.id`,
-    [ids, numbers.map((n) => n.number), numbers.map((n) => n.prefix)],
+  await writeDocumentNumbers(
+    client,
+    table,
+    ids,
+    numbers.map((n) => n.number),
+    numbers.map((n) => n.prefix),
   );
   return numbers;
 }

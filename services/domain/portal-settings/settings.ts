@@ -1,4 +1,5 @@
 import type { PgClient, PgPool } from '../../../shared/clients/postgres.js';
+import { mergePortalSettings, portalSettingsRow } from './store.js';
 
 /**
  * Portal settings (issue 49, docs/operator-mode.md "Who changes a subscription's terms"): what the deployment's
@@ -38,10 +39,7 @@ type Queryable = Pick<PgPool, 'query'> | PgClient;
 
 /** The settings in effect, with when the operator last changed them (null: never). */
 export async function readPortalSettings(q: Queryable): Promise<{ settings: PortalSettings; updatedAt: Date | null }> {
-  const r = await q.query<{ settings: Partial<PortalSettings>; updated_at: Date }>(
-    'SELECT settings, updated_at FROM portal_settings WHERE id',
-  );
-  const row = r.rows[0];
+  const row = await portalSettingsRow<Partial<PortalSettings>>(q);
   return { settings: merged(row?.settings ?? {}), updatedAt: row?.updated_at ?? null };
 }
 
@@ -50,13 +48,8 @@ export async function changePortalSettings(
   q: Queryable,
   change: Partial<PortalSettings>,
 ): Promise<{ settings: PortalSettings; updatedAt: Date }> {
-  const r = await q.query<{ settings: Partial<PortalSettings>; updated_at: Date }>(
-    `INSERT INTO portal_settings (id, settings, updated_at) VALUES (true, $1::jsonb, now())
-     ON CONFLICT (id) DO UPDATE SET settings = portal_settings.settings || EXCLUDED.settings, updated_at = now()
-     RETURNING settings, updated_at`,
-    [JSON.stringify(change)],
-  );
-  return { settings: merged(r.rows[0]!.settings), updatedAt: r.rows[0]!.updated_at };
+  const row = await mergePortalSettings(q, change);
+  return { settings: merged(row.settings), updatedAt: row.updated_at };
 }
 
 /** Only known keys with boolean values count: a key a later version removed is ignored. */
