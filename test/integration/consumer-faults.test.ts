@@ -12,9 +12,11 @@ import { createTestAccount } from '../fixtures/auth.js';
 import { UsageConsumer } from '../../services/roles/consumer/usage-consumer.js';
 import { encodeRow, HDR_COUNT, HDR_DEADLINE, HDR_FORMAT, HDR_VOID, WIRE_FORMAT } from '../../shared/usage/wire.js';
 import type { Infra } from '../../shared/infra.js';
+import { ACCOUNT_LOCK, withAccountLocks } from '../../services/domain/usage/account-locks.js';
 import {
   createMeter,
   iso,
+  rawRowCount,
   postJson,
   startConsumer,
   startUsageApi,
@@ -121,6 +123,47 @@ t.test('poison messages are terminated with a logged reason; the rest is inserte
     0,
     'the work queue is empty: nothing is redelivered forever',
   );
+});
+
+// An insert held up longer than ack_wait (here: another claimer holds the account's claim lock) keeps its messages:
+// they are told in progress, not redelivered to run the same insert twice (issue 45: a rolling upgrade's slow
+// inserts were redelivered to the other consumers, which then queued on the same lock).
+t.test('a slow insert keeps its messages past ack_wait: told in progress, never redelivered', async (t) => {
+  const config = await isolatedConfig(t);
+  const infra = await testInfra(t, config, 'consumer');
+  const consumer = new UsageConsumer(infra, { maxWaitMs: 50, ackWaitMs: 1_500 });
+  await consumer.start();
+  t.teardown(() => consumer.stop());
+  const js = jetstream(infra.nats);
+  const now = Date.now();
+  const h = natsHeaders();
+  h.set(HDR_FORMAT, WIRE_FORMAT);
+  h.set(HDR_COUNT, '2');
+  h.set(HDR_DEADLINE, String(now + 60_000));
+  let published = false;
+  // The lock held for four ack_waits while the message arrives and its insert waits.
+  await withAccountLocks(infra.pg, ACCOUNT_LOCK.CLAIM, ['acct_slow'], 'exclusive', async () => {
+    await js.publish(
+      infra.natsNames.usageSubject('acct_slow'),
+      Buffer.concat([
+        encodeRow('acct_slow', 'mtr_slow', now, 'slow-1', '1', now),
+        encodeRow('acct_slow', 'mtr_slow', now, 'slow-2', '1', now),
+      ]),
+      { headers: h },
+    );
+    published = true;
+    await new Promise((r) => setTimeout(r, 6_000));
+  });
+  t.ok(published);
+  await waitUntil(
+    async () => (await drained(infra)) && (await storedCount(infra, 'mtr_slow')) === 2,
+    'the insert',
+    30_000,
+  );
+  const jsm = await jetstreamManager(infra.nats);
+  const info = await jsm.consumers.info(infra.natsNames.usageStream, infra.natsNames.usageConsumer);
+  t.equal(info.num_redelivered, 0, 'the message was never redelivered while its insert waited');
+  t.equal(await rawRowCount(infra, 'mtr_slow'), 2, 'its rows were inserted once');
 });
 
 // ClickHouse (a private server) stops mid-stream: the consumer naks and retries with backoff; after the

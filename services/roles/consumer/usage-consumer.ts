@@ -8,6 +8,7 @@ import {
   type JsMsg,
 } from '@nats-io/jetstream';
 import type { Infra } from '../../../shared/infra.js';
+import { PeriodicTask } from '../../../shared/periodic.js';
 import {
   HDR_COUNT,
   HDR_DEADLINE,
@@ -103,7 +104,7 @@ export class UsageConsumer implements Component {
    * process then waiting on the other's locks, a slow moment fed on itself.
    */
   private readonly held = new Set<JsMsg>();
-  private progress: NodeJS.Timeout | undefined;
+  private progress: PeriodicTask | undefined;
   private stopping = false;
   /** Why the pull loop ended, if it did. */
   private loopError: string | undefined;
@@ -179,13 +180,16 @@ export class UsageConsumer implements Component {
       this.loopError = (err as Error).message;
       this.infra.log.error({ err }, 'usage consumer loop failed');
     });
-    this.progress = setInterval(
-      () => {
-        for (const m of this.held) m.working();
+    const held = this.held;
+    this.progress = new PeriodicTask({
+      name: 'usage messages in progress',
+      everyMs: Math.max(1_000, Math.floor(this.opts.ackWaitMs / 3)),
+      log: this.infra.log,
+      run: async () => {
+        for (const m of held) m.working();
       },
-      Math.max(1_000, Math.floor(this.opts.ackWaitMs / 3)),
-    );
-    this.progress.unref();
+    });
+    void this.progress.start();
     this.writer.startBackground();
     this.infra.log.info({ stream: names.usageStream, durable: names.usageConsumer }, 'usage consumer started');
   }
@@ -298,7 +302,7 @@ export class UsageConsumer implements Component {
     await this.loop;
     await this.flush();
     while (this.inserts.size) await Promise.allSettled([...this.inserts]);
-    clearInterval(this.progress);
+    await this.progress?.stop();
     await this.writer.stop();
   }
 
