@@ -12,7 +12,8 @@ import { CANCELLATIONS_TABLE } from './cancellations-store.js';
 import { USAGE_COLUMNS, USAGE_TABLE } from '../../../shared/usage/wire.js';
 import type { UsageShard } from '../../../shared/clients/usage-shards.js';
 import { UNIQUE_METERS_TABLE, UNIQUE_ROLLUP_TABLE } from './unique-rollups-store.js';
-import { CLAIMS_TABLE, claimOf, claimsOfSql, insertClaims, rowIdentities } from './claims.js';
+import { CLAIMS_TABLE, claimOf, rowIdentities } from './claims.js';
+import { claimsOfSql, insertClaims } from './claims-store.js';
 
 /** A correction as ClickHouse needs it. */
 export interface CorrectionWork {
