@@ -7,7 +7,7 @@
 import { Readable } from 'node:stream';
 import type { ClickHouseClient } from '@clickhouse/client';
 import { chString, HOUR_MS, recomputeHours, ROLLUP_TABLE } from './rollups-store.js';
-import { markWholeHours } from './hour-marks.js';
+import { markWholeHours } from './hour-marks-store.js';
 import { CANCELLATIONS_TABLE } from './cancellations-store.js';
 import { USAGE_COLUMNS, USAGE_TABLE } from '../../../shared/usage/wire.js';
 import type { UsageShard } from '../../../shared/clients/usage-shards.js';
