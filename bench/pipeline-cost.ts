@@ -8,7 +8,8 @@
  * attributed phase, right after batched, was charged up to 7.8 µs of ClickHouse per record in one run and
  * 3.5 in the next). A phase starts once the previous one's rows are stored and their merges done.
  */
-import { hourStates, isMarkedPerMinute, isReadFromRollups } from '../services/domain/usage/hour-marks.js';
+import { isMarkedPerMinute, isReadFromRollups } from '../services/domain/usage/hour-marks.js';
+import { hourStates } from '../services/domain/usage/hour-marks-store.js';
 import { chString, HOUR_MS } from '../services/domain/usage/sql.js';
 import { MINUTE_SETTLE_FLOOR } from '../services/domain/usage/hour-settler.js';
 import type { ClickHouseClient } from '@clickhouse/client';

@@ -16,7 +16,8 @@ import {
   storedCount,
   waitForMeterEverywhere,
 } from './cluster-helpers.js';
-import { hourStates, isSettled } from '../../services/domain/usage/hour-marks.js';
+import { isSettled } from '../../services/domain/usage/hour-marks.js';
+import { hourStates } from '../../services/domain/usage/hour-marks-store.js';
 import { chString, HOUR_MS } from '../../services/domain/usage/sql.js';
 
 // The local cluster (METERLINE_TOPOLOGY=cluster: 3 NATS nodes with R3 streams, ClickHouse 2 shards × 2

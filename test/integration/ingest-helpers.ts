@@ -15,7 +15,8 @@ import { usageQueryModule } from '../../services/control/usage/module.js';
 import { UsageConsumer, type UsageConsumerOptions } from '../../services/roles/consumer/usage-consumer.js';
 import { testInfra, waitUntil, type TestLike } from '../fixtures/env.js';
 import { queryUsageTotals } from '../../services/domain/usage/query.js';
-import { hourStates, isReadFromRollups } from '../../services/domain/usage/hour-marks.js';
+import { isReadFromRollups } from '../../services/domain/usage/hour-marks.js';
+import { hourStates } from '../../services/domain/usage/hour-marks-store.js';
 import { HOUR_MS } from '../../services/domain/usage/sql.js';
 
 const DAY_MS = 86_400_000;

@@ -6,7 +6,8 @@ import { createTestAccount } from '../fixtures/auth.js';
 import { createCustomers, deploymentMeter } from '../fixtures/operator.js';
 import type { Infra } from '../../shared/infra.js';
 import { HOUR_MS } from '../../services/domain/usage/rollups-store.js';
-import { claimOf, insertClaims } from '../../services/domain/usage/claims.js';
+import { claimOf } from '../../services/domain/usage/claims.js';
+import { insertClaims } from '../../services/domain/usage/claims-store.js';
 import { queryUsageTotals } from '../../services/domain/usage/query.js';
 import { createMeter, iso, postJson, startConsumer, waitForMeter } from './ingest-helpers.js';
 

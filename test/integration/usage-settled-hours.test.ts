@@ -3,7 +3,7 @@ import { Readable } from 'node:stream';
 import { isolatedConfig, waitUntil } from '../fixtures/env.js';
 import { createTestAccount } from '../fixtures/auth.js';
 import { HOUR_MS, MINUTE_ROLLUP_TABLE, sweptThrough } from '../../services/domain/usage/rollups-store.js';
-import { markHours, markWholeHours } from '../../services/domain/usage/hour-marks.js';
+import { markHours, markWholeHours } from '../../services/domain/usage/hour-marks-store.js';
 import { planHours } from '../../services/domain/usage/read-plan.js';
 import { queryUsage, queryUsageTotals, readPlan } from '../../services/domain/usage/query.js';
 import { UsageShards } from '../../shared/clients/usage-shards.js';

@@ -154,33 +154,17 @@ export const isStore = (file: string) =>
 /** A statement in a string or template literal: what "SQL" means here. */
 const SQL = /['"`][^'"`]*\b(SELECT\s[\s\S]*?\sFROM|INSERT\s+INTO|DELETE\s+FROM|UPDATE\s+[a-z_]+(\s+[a-z]+)?\s+SET)\b/;
 
-/**
- * Files that still write SQL outside a store (issue 42: the debt when this rule came — the issue tail moved to
- * billing/issue-store.ts, the plan-change clear to subscriptions/store.ts). The list only shrinks: a file that no longer has SQL must leave it, and any other file with SQL fails the test below.
- */
-const SQL_OUTSIDE_STORES_LEFT = [
-  'services/domain/usage/account-locks.ts',
-  'services/domain/usage/account-totals.ts',
-  'services/domain/usage/claims.ts',
-  'services/domain/usage/corrections.ts',
-  'services/domain/usage/hour-marks.ts',
-];
-
 t.test('SQL is written in store files only', async (t) => {
   // services/ only: shared/ holds the infrastructure's own SQL (migrations, idempotency keys, quotas, ClickHouse DDL).
   const files = (await sources('services')).filter((f) => !f.startsWith('services/console/web/'));
   const withSql: string[] = [];
   for (const file of files) if (SQL.test(await readFile(join(REPO_ROOT, file), 'utf8'))) withSql.push(file);
   t.ok(withSql.filter(isStore).length > 20, `sees the stores' SQL (${withSql.filter(isStore).length} stores)`);
+  // Issue 42 moved the last of it (the usage/ files) into stores: no file outside a store may write SQL.
   t.same(
-    withSql.filter((f) => !isStore(f) && !SQL_OUTSIDE_STORES_LEFT.includes(f)),
+    withSql.filter((f) => !isStore(f)),
     [],
     'move the SQL into the area’s store (store.ts or <what>-store.ts; docs/architecture.md "The feature shape")',
-  );
-  t.same(
-    SQL_OUTSIDE_STORES_LEFT.filter((f) => !withSql.includes(f)),
-    [],
-    'no SQL left: remove the file from SQL_OUTSIDE_STORES_LEFT',
   );
 });
 

@@ -1,7 +1,7 @@
 import type { ApiDeps, RouteDef } from '../../../shared/http/route.js';
 import { reply } from '../../../shared/http/reply.js';
 import { problemResponse } from '../../../shared/http/problems.js';
-import { countingRecordIds, takenRecordIds } from '../../domain/usage/corrections.js';
+import { countingRecordIds, takenRecordIds } from '../../domain/usage/corrections-store.js';
 import type { UsageShards } from '../../../shared/clients/usage-shards.js';
 import { CorrectionSchema, CreateCorrectionDoc } from '../../../shared/api/corrections.js';
 import { toCorrection } from './representation.js';

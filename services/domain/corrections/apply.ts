@@ -1,5 +1,5 @@
 import type { PgPool } from '../../../shared/clients/postgres.js';
-import { applyCorrectionToUsage } from '../usage/corrections.js';
+import { applyCorrectionToUsage } from '../usage/corrections-store.js';
 import type { UsageShards } from '../../../shared/clients/usage-shards.js';
 import {
   markCorrectionApplied,

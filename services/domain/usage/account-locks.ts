@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { PgPool } from '../../../shared/clients/postgres.js';
+import { takeAdvisoryLocks } from './account-locks-store.js';
 
 /**
  * First keys of pg_advisory_xact_lock(key, bucket): CLAIM — over accounts, a batch's check-and-claim of record
@@ -52,10 +53,7 @@ export async function withAccountLocks<T>(
   try {
     await client.query('BEGIN');
     const lock = mode === 'shared' ? 'pg_advisory_xact_lock_shared' : 'pg_advisory_xact_lock';
-    await client.query(`SELECT count(${lock}($1::int, b)) FROM (SELECT b FROM unnest($2::int[]) AS b ORDER BY b) s`, [
-      key,
-      buckets,
-    ]);
+    await takeAdvisoryLocks(client, lock, key, buckets);
     const out = await fn();
     await client.query('COMMIT');
     return out;

@@ -1,5 +1,6 @@
 import type { ClickHouseClient } from '@clickhouse/client';
 import type { MeterType } from '../../../shared/meters/record.js';
+import { readTaggedParts } from './account-totals-sql.js';
 import { ACCOUNT_GROUP, mergedSql, readPlan } from './read-sql.js';
 import { planHours, type PlanHours } from './read-plan.js';
 import { chString } from './sql.js';
@@ -62,13 +63,7 @@ export async function queryAccountTotals(
           return partSql(database, requests, indexes, meters, swept, hours);
         }),
       );
-      const sql = sqls.map((part, p) => `SELECT toUInt32(${p}) AS r, * FROM (${part})`).join(' UNION ALL ');
-      const rs = await ch.query({
-        query: sql,
-        format: 'JSON',
-        clickhouse_settings: limits.maxExecutionSeconds ? { max_execution_time: limits.maxExecutionSeconds } : {},
-      });
-      const rows = ((await rs.json()) as unknown as { data: (Row & { r: number | string })[] }).data;
+      const rows = await readTaggedParts(ch, sqls, limits);
       // part → meter → account → row
       const found = new Map<string, Row>();
       for (const row of rows) found.set(`${Number(row.r)}\u0000${row.m}\u0000${row.g0}`, row);

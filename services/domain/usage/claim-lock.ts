@@ -1,14 +1,7 @@
 import type { PgPool } from '../../../shared/clients/postgres.js';
 import type { UsageShard } from '../../../shared/clients/usage-shards.js';
-import {
-  CLAIMS_TABLE,
-  claimedIdentities,
-  insertClaims,
-  keepUnclaimed,
-  rowIdentities,
-  type ClaimedBatch,
-  type RowIdentity,
-} from './claims.js';
+import { CLAIMS_TABLE, keepUnclaimed, rowIdentities, type ClaimedBatch, type RowIdentity } from './claims.js';
+import { claimedIdentities, insertClaims } from './claims-store.js';
 import { ACCOUNT_LOCK, withAccountLocks } from './account-locks.js';
 import { RECENT_MARGIN_MS, type RecentIds } from './recent-ids.js';
 import {

@@ -13,9 +13,6 @@
  * measured on accept times because they travel in the rows: a redelivery, however late, re-derives the same
  * decision. Server-assigned ids (`use_…`, random) are never claimed.
  */
-import type { ClickHouseClient } from '@clickhouse/client';
-import { Readable } from 'node:stream';
-import { chString } from './sql.js';
 import { tsvEscape } from '../../../shared/usage/wire.js';
 
 export const CLAIMS_TABLE = 'usage_claims';
@@ -107,76 +104,11 @@ export function rowIdentities(data: Uint8Array): RowIdentity[] {
 /** The key of an identity in the maps below. */
 export const identityKey = (account: string, meter: string, id: string) => `${account}\u0000${meter}\u0000${id}`;
 
-/** Meters per lookup SELECT (one IN subquery each), and ids per meter and SELECT. */
-const LOOKUP_METERS = 50;
-const LOOKUP_IDS = 50_000;
-
-/**
- * The condition selecting the claims of `ids` of one meter: the hashes are computed by ClickHouse from ONE array
- * literal (18.16 parses `[…]` of literals as one value, while an IN list of 50,000 elements passes
- * max_ast_elements and is evaluated element by element), and `id_hash IN (subquery)` uses the table's key
- * (use_index_for_in_with_subqueries): per id and part one granule of the meter's hashes is read.
- */
-export function claimsOfSql(account: string, meter: string, ids: Iterable<string>): string {
-  const prefix = `${account}\u0000${meter}\u0000`;
-  const list = [...ids].map((id) => chString(prefix + id)).join(', ');
-  return `(account_id = ${chString(account)} AND meter_id = ${chString(meter)} AND id_hash IN (SELECT reinterpretAsUInt64(substring(MD5(arrayJoin([${list}])), 1, 8))))`;
-}
-
 /** A stored claim of an identity: the timestamp it was stored under, and when that record was accepted. */
 export interface Claim {
   ts: number;
   claimed: number;
 }
-
-/**
- * Which of `rows`' identities are claimed, with the timestamps they were claimed under (hash matches are
- * compared in full here).
- */
-export async function claimedIdentities(
-  ch: ClickHouseClient,
-  database: string,
-  rows: readonly RowIdentity[],
-  local = '',
-): Promise<Map<string, Claim[]>> {
-  const out = new Map<string, Claim[]>();
-  const wanted = new Set<string>();
-  const byMeter = new Map<string, { account: string; meter: string; ids: Set<string> }>();
-  for (const r of rows) {
-    wanted.add(identityKey(r.account, r.meter, r.id));
-    const k = `${r.account}\u0000${r.meter}`;
-    let e = byMeter.get(k);
-    if (!e) byMeter.set(k, (e = { account: r.account, meter: r.meter, ids: new Set() }));
-    e.ids.add(r.id);
-  }
-  const conditions: string[] = [];
-  for (const e of byMeter.values()) {
-    const ids = [...e.ids];
-    for (let i = 0; i < ids.length; i += LOOKUP_IDS)
-      conditions.push(claimsOfSql(e.account, e.meter, ids.slice(i, i + LOOKUP_IDS)));
-  }
-  for (let i = 0; i < conditions.length; i += LOOKUP_METERS) {
-    const query = `SELECT account_id AS a, meter_id AS m, record_id AS r, ts_ms AS t, claimed_ms AS c FROM ${database}.${CLAIMS_TABLE}${local} WHERE ${conditions.slice(i, i + LOOKUP_METERS).join(' OR ')}`;
-    const rs = await ch.query({
-      query,
-      format: 'JSONEachRow',
-      clickhouse_settings: { max_query_size: String(Math.max(262_144, 2 * query.length)) },
-    });
-    type Row = { a: string; m: string; r: string; t: string | number; c: string | number };
-    for (const { a, m, r, t, c } of await rs.json<Row>()) {
-      const k = identityKey(a, m, r);
-      if (!wanted.has(k)) continue; // another identity with the same hash
-      const claim = { ts: Number(t), claimed: Number(c) };
-      const list = out.get(k);
-      if (list) list.push(claim);
-      else out.set(k, [claim]);
-    }
-  }
-  return out;
-}
-
-/** usage_claims' columns as written (id_hash is computed by ClickHouse). */
-const CLAIM_COLUMNS = ['account_id', 'meter_id', 'record_id', 'ts_ms', 'claimed_ms'] as const;
 
 /** The claim of a row: a TabSeparated line of CLAIM_COLUMNS, claimed at its accept time (or `at`). */
 export function claimOf(r: Omit<RowIdentity, 'assigned'>, at = r.received): string {
@@ -234,20 +166,4 @@ export function keepUnclaimed(
     else if (keep.length) out.chunks.push(Buffer.concat(keep.map((r) => data.subarray(r.start, r.end))));
   }
   return out;
-}
-
-/** Stores claims (the migration's column order). */
-export async function insertClaims(
-  ch: ClickHouseClient,
-  database: string,
-  claims: readonly string[],
-  local = '',
-): Promise<void> {
-  if (claims.length === 0) return;
-  await ch.insert({
-    table: `${database}.${CLAIMS_TABLE}${local}`,
-    values: Readable.from([Buffer.from(claims.join(''))], { objectMode: false }),
-    format: 'TabSeparated',
-    columns: [...CLAIM_COLUMNS],
-  });
 }

@@ -20,11 +20,8 @@
  * rollups of the settled seconds of its other minutes, and the rest raw; anything else raw. So a read is exact at
  * every moment, and as fast as the rollups once quiet — a hot meter's current hour costs its last seconds.
  */
-import type { ClickHouseClient } from '@clickhouse/client';
-import { Readable } from 'node:stream';
 import type { TouchedByAccount } from './row-scan.js';
 import { chString, HOUR_MS } from './sql.js';
-import { tsvEscape } from '../../../shared/usage/wire.js';
 
 export const MARKS_TABLE = 'usage_hour_marks';
 export const SETTLES_TABLE = 'usage_hour_settles';
@@ -57,21 +54,6 @@ export function addCounts(into: SecondCounts, from: TouchedByAccount): void {
   }
 }
 
-async function insertTsv(
-  ch: ClickHouseClient,
-  table: string,
-  columns: readonly string[],
-  lines: readonly string[],
-): Promise<void> {
-  if (lines.length === 0) return;
-  await ch.insert({
-    table,
-    values: Readable.from([Buffer.from(lines.join(''))], { objectMode: false }),
-    format: 'TabSeparated',
-    columns: [...columns] as [string, ...string[]],
-  });
-}
-
 /**
  * What an insert at `nowMs` marks for rows in `second`: that second (in the `minute` column) while its hour is
  * open, else the whole hour.
@@ -81,18 +63,8 @@ export function markOf(second: number, nowMs: number): { hour: number; minute: n
   return hour >= Math.floor(nowMs / HOUR_MS) ? { hour, minute: second } : { hour, minute: WHOLE_HOUR };
 }
 
-/**
- * Marks what `counts` touches as touched by one more insert (and the work list with `nowMs`'s second). Called
- * holding the meters' settle locks shared, before the rows are inserted: a recompute that counts this mark
- * waits for the rows.
- */
-export async function markHours(
-  ch: ClickHouseClient,
-  database: string,
-  counts: SecondCounts,
-  nowMs: number,
-  local = '',
-): Promise<void> {
+/** The marks of what `counts` touches, for markHours (hour-marks-store.ts). */
+export function marksOf(counts: SecondCounts, nowMs: number): Mark[] {
   const marks: Mark[] = [];
   for (const [accountId, meters] of counts)
     for (const [meterId, seconds] of meters) {
@@ -113,27 +85,16 @@ export async function markHours(
         if (m.minute !== WHOLE_HOUR && (openRows.get(m.hour) ?? 0) < WORK_LIST_FLOOR) m.listed = false;
       marks.push(...marked.values());
     }
-  await writeMarks(ch, database, marks, nowMs, local);
+  return marks;
 }
 
-/**
- * Marks whole hours of one meter (a correction: its cancellations and replacement rows are in no minute mark, so
- * the hours are read raw, or from hourly rollups once settled, never per minute).
- */
-export function markWholeHours(
-  ch: ClickHouseClient,
-  database: string,
-  accountId: string,
-  meterId: string,
-  hours: Iterable<number>,
-  nowMs: number,
-  local = '',
-): Promise<void> {
-  const marks = [...hours].map((hour) => ({ accountId, meterId, hour, minute: WHOLE_HOUR, records: 0, listed: true }));
-  return writeMarks(ch, database, marks, nowMs, local);
+/** The whole-hour marks of `hours` of one meter, for markWholeHours (hour-marks-store.ts). */
+export function wholeHourMarks(accountId: string, meterId: string, hours: Iterable<number>): Mark[] {
+  return [...hours].map((hour) => ({ accountId, meterId, hour, minute: WHOLE_HOUR, records: 0, listed: true }));
 }
 
-interface Mark {
+/** A mark to write: one more touch of an (account, meter, hour, minute). */
+export interface Mark {
   accountId: string;
   meterId: string;
   hour: number;
@@ -143,32 +104,8 @@ interface Mark {
   listed: boolean;
 }
 
-/** Rows an insert must bring to an open hour to put it on the work list (markHours). */
+/** Rows an insert must bring to an open hour to put it on the work list (marksOf). */
 const WORK_LIST_FLOOR = 100;
-
-async function writeMarks(
-  ch: ClickHouseClient,
-  database: string,
-  marks: readonly Mark[],
-  nowMs: number,
-  local: string,
-): Promise<void> {
-  const second = Math.floor(nowMs / 1000);
-  const key = (m: Mark) => `${tsvEscape(m.accountId)}\t${tsvEscape(m.meterId)}\t${m.hour}\t${m.minute}`;
-  // The work list first: a mark the settler can't find would leave its hour raw until the next touch.
-  await insertTsv(
-    ch,
-    `${database}.${TOUCHES_TABLE}${local}`,
-    ['second', 'account_id', 'meter_id', 'hour', 'minute'],
-    marks.filter((m) => m.listed).map((m) => `${second}\t${key(m)}\n`),
-  );
-  await insertTsv(
-    ch,
-    `${database}.${MARKS_TABLE}${local}`,
-    ['account_id', 'meter_id', 'hour', 'minute', 'touched', 'records'],
-    marks.map((m) => `${key(m)}\t1\t${m.records}\n`),
-  );
-}
 
 /** A second of an hour marked while open: its marks and its latest second settle. */
 export interface SecondState {
@@ -218,36 +155,6 @@ export const isMinuteReadFromRollups = (m: MinuteState) =>
 /** Whether a read takes none of the hour raw: settled, or marked per minute with no minute read raw. */
 export const isReadFromRollups = (s: HourState) =>
   isSettled(s) || (isMarkedPerMinute(s) && [...s.minutes.values()].every(isMinuteReadFromRollups));
-
-/** Marks and settles of the hours matching `where` (a condition on account_id, meter_id, hour). */
-export async function hourStates(
-  ch: ClickHouseClient,
-  database: string,
-  where: string,
-  local = '',
-): Promise<HourState[]> {
-  const rs = await ch.query({
-    query: `SELECT account_id AS a, meter_id AS m, hour AS h, minute AS n, sum(t) AS t, sum(r) AS r, max(st) AS st, max(sr) AS sr FROM (
-        SELECT account_id, meter_id, hour, minute, touched AS t, records AS r, toUInt64(0) AS st, toUInt64(0) AS sr
-        FROM ${database}.${MARKS_TABLE}${local} WHERE ${where}
-        UNION ALL
-        SELECT account_id, meter_id, hour, minute, toUInt64(0), toUInt64(0), touched, records
-        FROM ${database}.${SETTLES_TABLE}${local} WHERE ${where}
-      ) GROUP BY account_id, meter_id, hour, minute`,
-    format: 'JSONEachRow',
-  });
-  const rows = await rs.json<{
-    a: string;
-    m: string;
-    h: string;
-    n: string;
-    t: string;
-    r: string;
-    st: string;
-    sr: string;
-  }>();
-  return statesOf(rows.map((x) => ({ ...x, h: Number(x.h), n: Number(x.n), t: Number(x.t), st: Number(x.st) })));
-}
 
 /** One row of hourStates' query: marks (t, r) and latest settle (st, sr) of one (account, meter, hour, minute). */
 export interface StateRow {
@@ -332,25 +239,6 @@ export interface Settle {
   records: number;
 }
 
-/** Records that the marks counted under the exclusive locks are covered by a recompute. */
-export async function writeSettles(
-  ch: ClickHouseClient,
-  database: string,
-  settles: readonly Settle[],
-  nowMs: number,
-  local = '',
-): Promise<void> {
-  await insertTsv(
-    ch,
-    `${database}.${SETTLES_TABLE}${local}`,
-    ['account_id', 'meter_id', 'hour', 'minute', 'touched', 'records', 'settled_ms'],
-    settles.map(
-      (s) =>
-        `${tsvEscape(s.accountId)}\t${tsvEscape(s.meterId)}\t${s.hour}\t${s.minute}\t${s.touched}\t${s.records}\t${nowMs}\n`,
-    ),
-  );
-}
-
 /** A marked (account, meter, hour, minute) of the work list, with the last second it was marked in. */
 export interface Touch {
   accountId: string;
@@ -358,32 +246,6 @@ export interface Touch {
   hour: number;
   minute: number;
   lastSecond: number;
-}
-
-/** What was marked in seconds ≥ `fromSecond`. */
-export async function touchedSince(
-  ch: ClickHouseClient,
-  database: string,
-  fromSecond: number,
-  local = '',
-): Promise<Touch[]> {
-  const rs = await ch.query({
-    query: `SELECT account_id AS a, meter_id AS m, hour AS h, minute AS n, max(second) AS s FROM ${database}.${TOUCHES_TABLE}${local}
-      WHERE second >= ${Math.floor(fromSecond)} GROUP BY account_id, meter_id, hour, minute`,
-    format: 'JSONEachRow',
-  });
-  return (await rs.json<{ a: string; m: string; h: string; n: string; s: string }>()).map((x) => ({
-    accountId: x.a,
-    meterId: x.m,
-    hour: Number(x.h),
-    minute: Number(x.n),
-    lastSecond: Number(x.s),
-  }));
-}
-
-/** A condition selecting the hours marked in seconds ≥ `fromSecond` (for hourStates). */
-export function touchedSinceSql(database: string, fromSecond: number, local = ''): string {
-  return `(account_id, meter_id, hour) IN (SELECT account_id, meter_id, hour FROM ${database}.${TOUCHES_TABLE}${local} WHERE second >= ${Math.floor(fromSecond)})`;
 }
 
 /** A condition selecting the given hours of the given meters (for hourStates). */

@@ -2,7 +2,6 @@ import type { Logger } from 'pino';
 import type { PgPool } from '../../../shared/clients/postgres.js';
 import {
   hoursOfSql,
-  hourStates,
   isMarkedPerMinute,
   isMarkedPerSecond,
   isMinuteSettled,
@@ -10,13 +9,11 @@ import {
   isSettled,
   MARKS_TABLE,
   sliceOf,
-  touchedSince,
-  touchedSinceSql,
   WHOLE_HOUR,
-  writeSettles,
   type HourState,
   type Settle,
 } from './hour-marks.js';
+import { hourStates, touchedSince, touchedSinceSql, writeSettles } from './hour-marks-store.js';
 import {
   HOUR_MS,
   MINUTE_ROLLUP_TABLE,

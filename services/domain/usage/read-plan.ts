@@ -10,14 +10,8 @@
  * last few seconds.
  */
 import type { ClickHouseClient } from '@clickhouse/client';
-import {
-  hourStates,
-  isMarkedPerMinute,
-  isMarkedPerSecond,
-  isMinuteSettled,
-  isSecondSettled,
-  isSettled,
-} from './hour-marks.js';
+import { isMarkedPerMinute, isMarkedPerSecond, isMinuteSettled, isSecondSettled, isSettled } from './hour-marks.js';
+import { hourStates } from './hour-marks-store.js';
 import { HOUR_MS } from './sql.js';
 import { sweptThrough } from './rollups-store.js';
 

@@ -7,12 +7,13 @@
 import { Readable } from 'node:stream';
 import type { ClickHouseClient } from '@clickhouse/client';
 import { chString, HOUR_MS, recomputeHours, ROLLUP_TABLE } from './rollups-store.js';
-import { markWholeHours } from './hour-marks.js';
+import { markWholeHours } from './hour-marks-store.js';
 import { CANCELLATIONS_TABLE } from './cancellations-store.js';
 import { USAGE_COLUMNS, USAGE_TABLE } from '../../../shared/usage/wire.js';
 import type { UsageShard } from '../../../shared/clients/usage-shards.js';
 import { UNIQUE_METERS_TABLE, UNIQUE_ROLLUP_TABLE } from './unique-rollups-store.js';
-import { CLAIMS_TABLE, claimOf, claimsOfSql, insertClaims, rowIdentities } from './claims.js';
+import { CLAIMS_TABLE, claimOf, rowIdentities } from './claims.js';
+import { claimsOfSql, insertClaims } from './claims-store.js';
 
 /** A correction as ClickHouse needs it. */
 export interface CorrectionWork {
