@@ -92,13 +92,18 @@ export class ClickhouseReplicas {
 
   /** Runs `fn` on one replica, trying the others in turn while replicas are unreachable. */
   async run<T>(fn: (ch: ClickHouseClient) => Promise<T>): Promise<T> {
+    const { out, replica } = await this.inTurn(this.current, (i) => fn(this.clients[i]!));
+    this.current = replica;
+    return out;
+  }
+
+  /** `fn` on replica `start`, then on the next ones in turn while they are unreachable; which one answered. */
+  private async inTurn<T>(start: number, fn: (i: number) => Promise<T>): Promise<{ out: T; replica: number }> {
     let lastError: unknown;
     for (let tried = 0; tried < this.clients.length; tried++) {
-      const i = (this.current + tried) % this.clients.length;
+      const i = (start + tried) % this.clients.length;
       try {
-        const out = await fn(this.clients[i]!);
-        this.current = i;
-        return out;
+        return { out: await fn(i), replica: i };
       } catch (err) {
         if (!isConnectionError(err)) throw err;
         lastError = err;
@@ -151,17 +156,7 @@ export class ClickhouseReplicas {
       await Promise.race([asking, new Promise((r) => setTimeout(r, NAMES_FIRST_WAIT_MS).unref())]);
     const preferred = name === null ? -1 : this.names.indexOf(name);
     const start = preferred >= 0 ? preferred : this.current;
-    let lastError: unknown;
-    for (let tried = 0; tried < this.clients.length; tried++) {
-      const i = (start + tried) % this.clients.length;
-      try {
-        return await fn(this.clients[i]!, this.names[i] ?? null);
-      } catch (err) {
-        if (!isConnectionError(err)) throw err;
-        lastError = err;
-      }
-    }
-    throw lastError;
+    return (await this.inTurn(start, (i) => fn(this.clients[i]!, this.names[i] ?? null))).out;
   }
 
   /**

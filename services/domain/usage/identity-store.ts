@@ -36,18 +36,21 @@ export async function takeIdentityOwnership(
   return new Map(rows.map((r) => [r.account_id, { owner: r.owner, claimsAt: r.claims_at }]));
 }
 
-/** Records that `owner` stored its claims of `accounts` on `replica`, where every claim of theirs now is. */
+/**
+ * Records that `owner` stored its claims of `accounts` on `replica`, where every claim of theirs now is — a row that
+ * already says so is left alone (one owner on one replica, batch after batch, writes nothing).
+ */
 export async function recordClaimsReplica(
   pg: PgPool,
   accounts: readonly string[],
   owner: string,
   replica: string,
 ): Promise<void> {
-  await pg.query(`UPDATE usage_identity_owners SET claims_at = $3 WHERE account_id = ANY($1::text[]) AND owner = $2`, [
-    accounts,
-    owner,
-    `${owner} ${replica}`,
-  ]);
+  await pg.query(
+    `UPDATE usage_identity_owners SET claims_at = $3
+      WHERE account_id = ANY($1::text[]) AND owner = $2 AND claims_at IS DISTINCT FROM $3`,
+    [accounts, owner, `${owner} ${replica}`],
+  );
 }
 
 /**
