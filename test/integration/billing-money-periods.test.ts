@@ -274,7 +274,8 @@ t.test('money across periods', async (t) => {
         await w.made(a.tokens.write, 'POST', '/v1/subscriptions', { items: [{ product_id: units, meter_id: m }] }),
       );
     // The threshold pass takes subscriptions in id order: A (150, threshold 1,000) first, B (120, threshold 50) next.
-    const order = [0, 1].sort((x, y) => subs[x].id.localeCompare(subs[y].id));
+    // Id order as Postgres (locale C) sorts: by code unit, not localeCompare's 'a' before 'H'.
+    const order = [0, 1].sort((x, y) => (subs[x].id < subs[y].id ? -1 : 1));
     const [A, B] = order.map((i) => ({ sub: subs[i], meter: meters[i]! }));
     await w.made(a.tokens.write, 'PATCH', `/v1/subscriptions/${A!.sub.id}`, { billing_threshold: { amount: 1000 } });
     await w.made(a.tokens.write, 'PATCH', `/v1/subscriptions/${B!.sub.id}`, { billing_threshold: { amount: 50 } });

@@ -54,7 +54,8 @@ function reference(code: Code, ids: { platform: string; tokens: string }, credit
   const byId = [
     { id: ids.platform, charge: platform },
     { id: ids.tokens, charge: tokens },
-  ].sort((x, y) => x.id.localeCompare(y.id));
+    // Product id order as the server sorts: by UTF-16 code unit (localeCompare would put 'a' before 'H').
+  ].sort((x, y) => (x.id < y.id ? -1 : x.id > y.id ? 1 : 0));
   const shares = largestRemainder(
     discount,
     byId.map((p) => p.charge),
