@@ -6,10 +6,25 @@ import { getCoupon } from '../../domain/coupons/store.js';
 import { customerEmailOf } from '../../domain/checkout/store.js';
 import { successRedirect } from '../../domain/checkout/links.js';
 import { checkoutStatus } from '../../domain/checkout/types.js';
-import { chargingFor } from '../hosted/access.js';
-import { htmlPage, linkRefusedPage } from '../hosted/templates.js';
+import { chargingFor, refusedLinkPage } from '../hosted/access.js';
+import { htmlPage } from '../hosted/templates.js';
+import { CHECKOUT_LABELS } from '../../domain/checkout/checkout-texts.js';
+import type { CheckoutSessionRow } from '../../domain/checkout/types.js';
+import { legalDetails } from '../../domain/invoices/store.js';
+import { localeOf, localeOfAcceptLanguage, type Locale } from '../../domain/invoices/invoice-texts.js';
+import type { RequestContext } from '../../../shared/http/context.js';
 import { openCheckout } from './access.js';
 import { checkoutDoneBody, checkoutExpiredBody, checkoutPageBody } from './page-html.js';
+
+/**
+ * The checkout page's language (docs/checkout.md "Language"): a session has no locale of its own, so its customer's
+ * when it has one (named at creation, or made from customer_email by the first card set-up: `en` until an operator
+ * sets it), else the browser's Accept-Language (one of the five), else English.
+ */
+async function checkoutLocale(deps: ApiDeps, ctx: RequestContext, s: CheckoutSessionRow): Promise<Locale> {
+  if (s.account_id) return localeOf((await legalDetails(deps.pg, s.account_id)).locale);
+  return localeOfAcceptLanguage(ctx.headers['accept-language']);
+}
 
 /**
  * GET /hosted/checkout/:session_id/:token — the hosted checkout page (docs/checkout.md): no sign-in, the link is the
@@ -23,12 +38,14 @@ export function checkoutPageRoute(deps: ApiDeps, live: PaymentProcessor): RouteD
     auth: 'public',
     handler: async (ctx) => {
       const s = await openCheckout(deps, ctx);
-      if (!s) return linkRefusedPage(deps.config, 'not_found');
+      if (!s) return refusedLinkPage(deps, ctx, { state: 'not_found' });
       const state = checkoutStatus(s, new Date());
-      const title = `Checkout${deps.config.SELLER_NAME ? ` · ${deps.config.SELLER_NAME}` : ''}`;
-      if (state === 'complete') return htmlPage(deps.config, { title, body: checkoutDoneBody(successRedirect(s)) });
+      const lang = await checkoutLocale(deps, ctx, s);
+      const title = `${CHECKOUT_LABELS[lang].checkout}${deps.config.SELLER_NAME ? ` · ${deps.config.SELLER_NAME}` : ''}`;
+      if (state === 'complete')
+        return htmlPage(deps.config, { lang, title, body: checkoutDoneBody(successRedirect(s), lang) });
       if (state === 'expired')
-        return htmlPage(deps.config, { status: 410, title, body: checkoutExpiredBody(s.cancel_url) });
+        return htmlPage(deps.config, { status: 410, lang, title, body: checkoutExpiredBody(s.cancel_url, lang) });
       const version = await getPlanVersion(deps.pg, s.plan_id, s.plan_version ?? undefined);
       const products = new Map(
         await Promise.all(
@@ -39,8 +56,10 @@ export function checkoutPageRoute(deps: ApiDeps, live: PaymentProcessor): RouteD
         ? (await chargingFor(deps, live, s.account_id)).inBrowser
         : Boolean(live.createSetupIntent && deps.config.STRIPE_PUBLISHABLE_KEY);
       return htmlPage(deps.config, {
+        lang,
         title,
         body: checkoutPageBody({
+          locale: lang,
           session: s,
           version,
           products,

@@ -1,11 +1,16 @@
 import type { RouteDef } from '../../../shared/http/route.js';
 import { reply } from '../../../shared/http/reply.js';
+import { CHECKOUT_LABELS } from '../../domain/checkout/checkout-texts.js';
+import { DECLINE_LABELS } from '../../domain/hosted-pages/decline-texts.js';
+import { REFUSAL_FUNCTION } from '../hosted/decline-script.js';
 
 /**
  * The checkout page's script (served as /hosted/assets/checkout.js; the CSP allows no inline script). As the hosted
  * pages' pay.js it talks to Stripe.js only through production Stripe.js calls — Stripe(pk), elements().create('card'),
  * mount, confirmCardSetup — and sees only seti_/pm_ ids. Subscribe is disabled from the first click until an answer:
  * a double click sends one request; a refresh or a second tab is answered by the server (the session completes once).
+ * Its messages come in the page's language from the root's data-texts (services/domain/checkout/checkout-texts.ts
+ * `script`, and a refused card's reasons by code: services/control/hosted/decline-script.ts); without one, English.
  */
 export const CHECKOUT_SCRIPT = `'use strict';
 (function () {
@@ -14,7 +19,15 @@ export const CHECKOUT_SCRIPT = `'use strict';
   var message = document.getElementById('pay-message');
   var button = document.getElementById('subscribe');
   var code = document.getElementById('promotion-code');
-  var stripe = window.Stripe ? window.Stripe(root.getAttribute('data-stripe-key')) : null;
+  var texts = ${JSON.stringify({ ...CHECKOUT_LABELS.en.script, declines: DECLINE_LABELS.en })};
+  try {
+    var given = JSON.parse(root.getAttribute('data-texts') || '{}');
+    Object.keys(texts).forEach(function (k) { if (typeof given[k] === typeof texts[k]) texts[k] = given[k]; });
+  } catch (e) { /* English */ }
+  ${REFUSAL_FUNCTION}
+  var stripe = window.Stripe
+    ? window.Stripe(root.getAttribute('data-stripe-key'), { locale: document.documentElement.lang || 'auto' })
+    : null;
   var card = null;
   if (stripe) {
     card = stripe.elements().create('card');
@@ -29,7 +42,8 @@ export const CHECKOUT_SCRIPT = `'use strict';
       body: JSON.stringify(body || {}),
     }).then(function (r) {
       return r.json().catch(function () { return {}; }).then(function (j) {
-        if (r.status >= 400) throw new Error((j && j.detail) || 'Something went wrong (' + r.status + '). Nothing was charged.');
+        if (r.status >= 400)
+          throw new Error(refusal(texts.declines, j) || (j && j.detail) || texts.failedStatus.replace('{status}', String(r.status)));
         return j;
       });
     });
@@ -38,18 +52,18 @@ export const CHECKOUT_SCRIPT = `'use strict';
   button.addEventListener('click', function () {
     if (button.disabled) return;
     button.disabled = true;
-    show('Checking the card…', 'info');
+    show(texts.checkingCard, 'info');
     post('/setup-intent').then(function (r) {
       return stripe.confirmCardSetup(r.client_secret, { payment_method: { card: card } });
     }).then(function (res) {
-      if (res.error) throw new Error(res.error.message);
+      if (res.error) throw new Error(stripeError(texts.declines, res.error));
       var pm = typeof res.setupIntent.payment_method === 'string' ? res.setupIntent.payment_method : res.setupIntent.payment_method.id;
-      show('Subscribing…', 'info');
+      show(texts.subscribing, 'info');
       var body = { payment_method: pm };
       if (code && code.value.trim()) body.promotion_code = code.value.trim();
       return post('/complete', body);
     }).then(function (done) {
-      show('Subscribed. Thank you.', 'ok');
+      show(texts.subscribed, 'ok');
       location.assign(done.redirect_url);
     }).catch(function (e) {
       show(e.message, 'error');

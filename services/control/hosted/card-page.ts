@@ -5,8 +5,8 @@ import { accountName, legalDetails } from '../../domain/invoices/store.js';
 import { PAGE_LABELS } from '../../domain/hosted-pages/page-texts.js';
 import { invoiceTexts } from '../../domain/invoices/invoice-texts.js';
 import { scriptTexts } from './invoice-html.js';
-import { chargingFor, openCardPage } from './access.js';
-import { esc, htmlPage, linkRefusedPage } from './templates.js';
+import { chargingFor, openCardPage, refusedLinkPage } from './access.js';
+import { esc, htmlPage } from './templates.js';
 
 /**
  * GET /hosted/cards/:token — the hosted "update payment method" page: Stripe's card element, a SetupIntent, and the
@@ -19,7 +19,7 @@ export function hostedCardPageRoute(deps: ApiDeps, live: PaymentProcessor): Rout
     auth: 'public',
     handler: async (ctx) => {
       const opened = await openCardPage(deps, ctx);
-      if (opened.state !== 'ok') return linkRefusedPage(deps.config, opened.state);
+      if (opened.state !== 'ok') return refusedLinkPage(deps, ctx, opened);
       const [name, pm, charging, legal] = await Promise.all([
         accountName(deps.pg, opened.accountId),
         defaultChargeablePaymentMethod(deps.pg, opened.accountId),
@@ -38,7 +38,7 @@ export function hostedCardPageRoute(deps: ApiDeps, live: PaymentProcessor): Rout
         lang: locale,
         title: `${l.cardTitle}${seller ? ` · ${seller}` : ''}`,
         body: `<h1>${esc(seller || l.paymentMethod)}</h1>
-<section class="pay card-page" id="card" data-stripe-key="${esc(charging.inBrowser ? deps.config.STRIPE_PUBLISHABLE_KEY : '')}" data-texts="${scriptTexts(l)}">
+<section class="pay card-page" id="card" data-stripe-key="${esc(charging.inBrowser ? deps.config.STRIPE_PUBLISHABLE_KEY : '')}" data-texts="${scriptTexts(locale)}">
 <h2>${esc(l.updateOf)} <span class="buyer-name">${esc(name ?? '')}</span></h2>
 <p id="current-card">${pm ? esc(l.defaultCard(`${pm.brand} •••• ${pm.last4}`)) : esc(l.noCardYet)}</p>
 <p class="message" id="pay-message" role="status" aria-live="polite"></p>

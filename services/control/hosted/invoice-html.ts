@@ -1,7 +1,8 @@
 import type { InvoicePdfTask } from '../../workers/invoice-pdf.js';
 import type { PayPanel } from '../../domain/hosted-pages/invoice-view.js';
-import { PAGE_LABELS, type PageLabels } from '../../domain/hosted-pages/page-texts.js';
-import { invoiceTexts } from '../../domain/invoices/invoice-texts.js';
+import { PAGE_LABELS } from '../../domain/hosted-pages/page-texts.js';
+import { invoiceTexts, type Locale } from '../../domain/invoices/invoice-texts.js';
+import { DECLINE_LABELS } from '../../domain/hosted-pages/decline-texts.js';
 import { amountDue } from '../../domain/invoices/types.js';
 import { esc } from './templates.js';
 
@@ -70,10 +71,11 @@ ${inv.amount_credited && inv.amount_credited !== '0' ? `<dt>${esc(l.credited)}</
 </dl>
 <p class="pdf"><a id="pdf-link" href="${esc(pdfPath)}">${esc(l.downloadPdf)}</a></p>
 ${inv.status === 'paid' ? `<p class="paid-note" id="paid-note">${inv.paid_at ? esc(l.paidOnThanks(t.date(inv.paid_at))) : esc(l.paidThanks)}</p>` : ''}
-${pay.payable ? payForm(pay, stripeKey, money(due), l) : ''}`;
+${pay.payable ? payForm(pay, stripeKey, money(due), t.locale) : ''}`;
 }
 
-function payForm(pay: PayPanel, stripeKey: string, due: string, l: PageLabels): string {
+function payForm(pay: PayPanel, stripeKey: string, due: string, locale: Locale): string {
+  const l = PAGE_LABELS[locale];
   const card = pay.savedCard ? `${esc(pay.savedCard.brand)} •••• ${esc(pay.savedCard.last4)}` : '';
   const saved = pay.savedCard
     ? `<div class="saved"><button type="button" id="pay-saved" data-attempt="${pay.attempt}">${
@@ -88,12 +90,16 @@ ${pay.awaitingAuthentication ? `<p class="note" id="awaiting-note">${esc(l.await
 <p class="note">${esc(l.newCardNote)}</p></div>`
     : '';
   const none = !saved && !fresh ? `<p class="note" id="no-card">${esc(l.noCard)}</p>` : '';
-  return `<section class="pay" id="pay" data-stripe-key="${esc(pay.newCard ? stripeKey : '')}" data-texts="${scriptTexts(l)}">
+  return `<section class="pay" id="pay" data-stripe-key="${esc(pay.newCard ? stripeKey : '')}" data-texts="${scriptTexts(locale)}">
 <h2>${esc(l.payThisInvoice)}</h2>
 <p class="message" id="pay-message" role="status" aria-live="polite"></p>
 ${saved}${fresh}${none}
 </section>`;
 }
 
-/** The page script's messages in the page's language, as an escaped JSON attribute (the CSP allows no inline script). */
-export const scriptTexts = (l: PageLabels) => esc(JSON.stringify(l.script));
+/**
+ * The page script's messages in the page's language, with a refused card's reasons (decline-texts.ts), as an escaped
+ * JSON attribute (the CSP allows no inline script).
+ */
+export const scriptTexts = (locale: Locale) =>
+  esc(JSON.stringify({ ...PAGE_LABELS[locale].script, declines: DECLINE_LABELS[locale] }));

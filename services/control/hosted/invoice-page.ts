@@ -4,9 +4,9 @@ import { payPanel } from '../../domain/hosted-pages/invoice-view.js';
 import { attemptAwaitingCustomer } from '../../domain/billing/payments.js';
 import { defaultChargeablePaymentMethod } from '../../domain/payment-methods/store.js';
 import { invoiceDocument } from '../../domain/documents/invoice.js';
-import { chargingFor, openInvoice } from './access.js';
+import { chargingFor, openInvoice, refusedLinkPage } from './access.js';
 import { invoicePageBody } from './invoice-html.js';
-import { htmlPage, linkRefusedPage } from './templates.js';
+import { htmlPage } from './templates.js';
 import { PAGE_LABELS } from '../../domain/hosted-pages/page-texts.js';
 import { invoiceTexts } from '../../domain/invoices/invoice-texts.js';
 
@@ -22,7 +22,7 @@ export function hostedInvoicePageRoute(deps: ApiDeps, live: PaymentProcessor): R
     auth: 'public',
     handler: async (ctx) => {
       const opened = await openInvoice(deps, ctx);
-      if (opened.state !== 'ok') return linkRefusedPage(deps.config, opened.state);
+      if (opened.state !== 'ok') return refusedLinkPage(deps, ctx, opened);
       const inv = opened.invoice.invoice;
       const [task, charging, pm, waiting] = await Promise.all([
         invoiceDocument(deps, opened.accountId, inv.id),

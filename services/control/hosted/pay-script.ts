@@ -1,4 +1,6 @@
 import { PAGE_LABELS } from '../../domain/hosted-pages/page-texts.js';
+import { DECLINE_LABELS } from '../../domain/hosted-pages/decline-texts.js';
+import { REFUSAL_FUNCTION } from './decline-script.js';
 
 /**
  * The hosted pages' one script (served as /hosted/assets/pay.js; the CSP allows no inline script). It talks to
@@ -6,7 +8,8 @@ import { PAGE_LABELS } from '../../domain/hosted-pages/page-texts.js';
  * confirmCardSetup, confirmCardPayment — so the same code runs against Stripe and the simulator's stand-in. The card
  * number stays inside Stripe's card element: this script only ever sees pm_/seti_/pi_ ids and client secrets.
  * Its messages come in the page's language from the root's data-texts attribute (services/domain/hosted-pages/
- * page-texts.ts `script`); without one (a cached page of an older version) they are English.
+ * page-texts.ts `script`, and `declines`: a refused card's reason by its code, decline-script.ts); without one (a
+ * cached page of an older version) they are English. Stripe.js is asked for the page's language too (`lang`).
  */
 export const PAY_SCRIPT = `'use strict';
 (function () {
@@ -15,13 +18,14 @@ export const PAY_SCRIPT = `'use strict';
   var message = document.getElementById('pay-message');
   var buttons = Array.prototype.slice.call(root.querySelectorAll('button'));
   var key = root.getAttribute('data-stripe-key');
-  var texts = ${JSON.stringify(PAGE_LABELS.en.script)};
+  var texts = ${JSON.stringify({ ...PAGE_LABELS.en.script, declines: DECLINE_LABELS.en })};
   try {
     var given = JSON.parse(root.getAttribute('data-texts') || '{}');
-    Object.keys(texts).forEach(function (k) { if (typeof given[k] === 'string') texts[k] = given[k]; });
+    Object.keys(texts).forEach(function (k) { if (typeof given[k] === typeof texts[k]) texts[k] = given[k]; });
   } catch (e) { /* English */ }
   function say(name, slot, value) { return texts[name].replace('{' + slot + '}', value); }
-  var stripe = key && window.Stripe ? window.Stripe(key) : null;
+  ${REFUSAL_FUNCTION}
+  var stripe = key && window.Stripe ? window.Stripe(key, { locale: document.documentElement.lang || 'auto' }) : null;
   var card = null;
   if (stripe && document.getElementById('card-element')) {
     card = stripe.elements().create('card');
@@ -45,14 +49,14 @@ export const PAY_SCRIPT = `'use strict';
     });
   }
   function problem(r) {
-    return (r.body && (r.body.detail || r.body.message)) || say('failedStatus', 'status', String(r.status));
+    return refusal(texts.declines, r.body) || (r.body && (r.body.detail || r.body.message)) || say('failedStatus', 'status', String(r.status));
   }
   function done(r) {
     if (r.status >= 400) { show(problem(r), 'error'); busy(false); return; }
     var b = r.body;
     if (b.status === 'paid') { show(texts.paid, 'ok'); location.reload(); return; }
     if (b.status === 'failed') {
-      show(b.message, 'error');
+      show((refusal(texts.declines, b) || texts.declines.declined) + ' ' + texts.nothingCharged, 'error');
       // A retry is a new, deliberate attempt.
       buttons.forEach(function (x) { if (x.hasAttribute('data-attempt')) x.setAttribute('data-attempt', String(b.next_attempt)); });
       busy(false);
@@ -67,7 +71,7 @@ export const PAY_SCRIPT = `'use strict';
     show(texts.confirming, 'info');
     var opts = r.body.payment_method ? { payment_method: r.body.payment_method } : {};
     return stripe.confirmCardPayment(r.body.client_secret, opts).then(function (res) {
-      if (res.error) show(res.error.message, 'error');
+      if (res.error) show(stripeError(texts.declines, res.error), 'error');
       return post('/confirm');
     });
   }
@@ -83,7 +87,7 @@ export const PAY_SCRIPT = `'use strict';
       if (r.status >= 400) throw new Error(problem(r));
       return stripe.confirmCardSetup(r.body.client_secret, { payment_method: { card: card } });
     }).then(function (res) {
-      if (res.error) throw new Error(res.error.message);
+      if (res.error) throw new Error(stripeError(texts.declines, res.error));
       return typeof res.setupIntent.payment_method === 'string' ? res.setupIntent.payment_method : res.setupIntent.payment_method.id;
     });
   }

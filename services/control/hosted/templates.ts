@@ -1,5 +1,7 @@
 import type { HttpReply } from '../../../shared/http/context.js';
 import type { Config } from '../../../shared/config.js';
+import type { Locale } from '../../domain/invoices/invoice-texts.js';
+import { PAGE_LABELS } from '../../domain/hosted-pages/page-texts.js';
 
 /**
  * The hosted pages' HTML (docs/payments.md "Hosted pages"): server-rendered, every interpolated value escaped with
@@ -89,18 +91,26 @@ ${scripts}
 }
 
 /** 404: no such link (a wrong token is told exactly like an unknown invoice); 410: it existed and was revoked. */
-export function linkRefusedPage(config: Pick<Config, 'STRIPE_JS_URL'>, state: 'gone' | 'not_found'): HttpReply {
-  return state === 'gone'
-    ? htmlPage(config, {
-        status: 410,
-        title: 'This link no longer works',
-        body: `<h1>This link no longer works</h1>
-<p class="refused" id="link-refused">It was revoked or replaced by a newer one, or it expired. Ask the sender for a new link.</p>`,
-      })
-    : htmlPage(config, {
-        status: 404,
-        title: 'Page not found',
-        body: `<h1>Page not found</h1>
-<p class="refused" id="link-refused">This link does not lead to an invoice or a card page. Check that it was copied whole.</p>`,
-      });
+export function linkRefusedPage(
+  config: Pick<Config, 'STRIPE_JS_URL'>,
+  state: 'gone' | 'not_found',
+  locale: Locale = 'en',
+): HttpReply {
+  const l = state === 'gone' ? PAGE_LABELS[locale].linkGone : PAGE_LABELS[locale].linkUnknown;
+  return htmlPage(config, {
+    status: state === 'gone' ? 410 : 404,
+    lang: locale,
+    title: l.title,
+    body: `<h1>${esc(l.title)}</h1>
+<p class="refused" id="link-refused">${esc(l.message)}</p>`,
+  });
+}
+
+/**
+ * A text with HTML in some of its slots (a plan's name in a span): the label is called with placeholders, escaped,
+ * then each placeholder replaced by its HTML (already escaped by the caller).
+ */
+export function escWith(label: (...slots: string[]) => string, ...html: string[]): string {
+  const marks = html.map((_, i) => `\u0000${i}\u0000`);
+  return marks.reduce((out, mark, i) => out.replace(mark, html[i]!), esc(label(...marks)));
 }

@@ -44,7 +44,11 @@ export async function hostedInvoiceUrls(
   );
 }
 
-export type LinkCheck = { state: 'ok'; accountId: string } | { state: 'gone' | 'not_found' };
+/** `gone` names the account of the link that did exist, so its page can be in the customer's language. */
+export type LinkCheck =
+  | { state: 'ok'; accountId: string }
+  | { state: 'gone'; accountId: string }
+  | { state: 'not_found' };
 
 /**
  * Whether `token` opens the invoice's page: the current generation's token of a live link → ok; a revoked link's
@@ -60,9 +64,11 @@ export async function checkInvoiceLink(
     return { state: 'not_found' };
   const s: InvoiceLinkState = (await invoiceLinkStates(pg, [invoice.id])).get(invoice.id)!;
   if (sameToken(token, invoiceLinkToken(key, invoice.id, s.generation)))
-    return s.revoked ? { state: 'gone' } : { state: 'ok', accountId: invoice.account_id };
+    return s.revoked
+      ? { state: 'gone', accountId: invoice.account_id }
+      : { state: 'ok', accountId: invoice.account_id };
   for (let g = 0; g < s.generation; g++)
-    if (sameToken(token, invoiceLinkToken(key, invoice.id, g))) return { state: 'gone' };
+    if (sameToken(token, invoiceLinkToken(key, invoice.id, g))) return { state: 'gone', accountId: invoice.account_id };
   return { state: 'not_found' };
 }
 
@@ -97,6 +103,6 @@ export async function checkCardLink(pg: PgPool, token: string, now: Date): Promi
   if (!looksLikeToken(token)) return { state: 'not_found' };
   const link = await findCardLink(pg, tokenHash(token));
   if (!link) return { state: 'not_found' };
-  if (link.revoked || link.expires_at <= now) return { state: 'gone' };
+  if (link.revoked || link.expires_at <= now) return { state: 'gone', accountId: link.account_id };
   return { state: 'ok', accountId: link.account_id };
 }

@@ -46,6 +46,9 @@ export interface PageLabels {
   saveCard: string;
   noCardEntry: string;
   cardPageNote: string;
+  /** 410: a link that existed (revoked, replaced or expired); 404: no such link. */
+  linkGone: { title: string; message: string };
+  linkUnknown: { title: string; message: string };
   script: {
     failedStatus: string;
     paid: string;
@@ -56,6 +59,7 @@ export interface PageLabels {
     checkingCard: string;
     saved: string;
     defaultCard: string;
+    nothingCharged: string;
   };
 }
 
@@ -101,6 +105,14 @@ const en: PageLabels = {
   noCardEntry: 'This deployment takes no card on this page.',
   cardPageNote:
     'The new card becomes your default card for later invoices. Its number goes to the payment processor only.',
+  linkGone: {
+    title: 'This link no longer works',
+    message: 'It was revoked or replaced by a newer one, or it expired. Ask the sender for a new link.',
+  },
+  linkUnknown: {
+    title: 'Page not found',
+    message: 'This link does not lead to an invoice or a card page. Check that it was copied whole.',
+  },
   script: {
     failedStatus: 'Something went wrong ({status}). Nothing was charged.',
     paid: 'Paid. Thank you.',
@@ -111,6 +123,7 @@ const en: PageLabels = {
     checkingCard: 'Checking the card…',
     saved: 'Saved: {card} is now your default card.',
     defaultCard: 'Your default card: {card}',
+    nothingCharged: 'Nothing was charged.',
   },
 };
 
@@ -156,6 +169,16 @@ const de: PageLabels = {
   noCardEntry: 'Auf dieser Seite wird keine Karte angenommen.',
   cardPageNote:
     'Die neue Karte wird Ihre Standardkarte für spätere Rechnungen. Ihre Nummer erhält nur der Zahlungsdienstleister.',
+  linkGone: {
+    title: 'Dieser Link funktioniert nicht mehr',
+    message:
+      'Er wurde widerrufen, durch einen neueren ersetzt oder ist abgelaufen. Bitten Sie den Absender um einen neuen Link.',
+  },
+  linkUnknown: {
+    title: 'Seite nicht gefunden',
+    message:
+      'Dieser Link führt zu keiner Rechnung und keiner Kartenseite. Prüfen Sie, ob er vollständig kopiert wurde.',
+  },
   script: {
     failedStatus: 'Etwas ist schiefgelaufen ({status}). Es wurde nichts belastet.',
     paid: 'Bezahlt. Vielen Dank.',
@@ -166,6 +189,7 @@ const de: PageLabels = {
     checkingCard: 'Karte wird geprüft …',
     saved: 'Gespeichert: {card} ist jetzt Ihre Standardkarte.',
     defaultCard: 'Ihre Standardkarte: {card}',
+    nothingCharged: 'Es wurde nichts belastet.',
   },
 };
 
@@ -211,6 +235,15 @@ const fr: PageLabels = {
   noCardEntry: 'Ce service ne prend pas de carte sur cette page.',
   cardPageNote:
     'La nouvelle carte devient votre carte par défaut pour les prochaines factures. Son numéro ne va qu’au prestataire de paiement.',
+  linkGone: {
+    title: 'Ce lien ne fonctionne plus',
+    message:
+      'Il a été révoqué, remplacé par un lien plus récent, ou il a expiré. Demandez un nouveau lien à l’expéditeur.',
+  },
+  linkUnknown: {
+    title: 'Page introuvable',
+    message: 'Ce lien ne mène ni à une facture ni à une page de carte. Vérifiez qu’il a été copié en entier.',
+  },
   script: {
     failedStatus: 'Une erreur est survenue ({status}). Rien n’a été débité.',
     paid: 'Payée. Merci.',
@@ -221,6 +254,7 @@ const fr: PageLabels = {
     checkingCard: 'Vérification de la carte…',
     saved: 'Enregistrée : {card} est désormais votre carte par défaut.',
     defaultCard: 'Votre carte par défaut : {card}',
+    nothingCharged: 'Rien n’a été débité.',
   },
 };
 
@@ -266,6 +300,14 @@ const es: PageLabels = {
   noCardEntry: 'Este servicio no acepta tarjetas en esta página.',
   cardPageNote:
     'La nueva tarjeta pasa a ser su tarjeta predeterminada para próximas facturas. Su número solo lo recibe el procesador de pagos.',
+  linkGone: {
+    title: 'Este enlace ya no funciona',
+    message: 'Se revocó, se sustituyó por uno más reciente o caducó. Pida un enlace nuevo al remitente.',
+  },
+  linkUnknown: {
+    title: 'Página no encontrada',
+    message: 'Este enlace no lleva a ninguna factura ni página de tarjeta. Compruebe que se copió completo.',
+  },
   script: {
     failedStatus: 'Algo salió mal ({status}). No se ha cobrado nada.',
     paid: 'Pagada. Gracias.',
@@ -276,6 +318,7 @@ const es: PageLabels = {
     checkingCard: 'Comprobando la tarjeta…',
     saved: 'Guardada: {card} es ahora su tarjeta predeterminada.',
     defaultCard: 'Su tarjeta predeterminada: {card}',
+    nothingCharged: 'No se ha cobrado nada.',
   },
 };
 
@@ -319,6 +362,15 @@ const ja: PageLabels = {
   saveCard: 'カードを保存',
   noCardEntry: 'このページではカードを受け付けていません。',
   cardPageNote: '新しいカードが今後の請求書の既定のカードになります。カード番号は決済代行会社にのみ送られます。',
+  linkGone: {
+    title: 'このリンクは無効になりました',
+    message:
+      'このリンクは取り消されたか、新しいリンクに置き換えられたか、有効期限が切れています。送信元に新しいリンクをご依頼ください。',
+  },
+  linkUnknown: {
+    title: 'ページが見つかりません',
+    message: 'このリンクは請求書やカードのページにつながっていません。リンクが途中で切れていないかご確認ください。',
+  },
   script: {
     failedStatus: 'エラーが発生しました（{status}）。請求は行われていません。',
     paid: 'お支払い済みです。ありがとうございました。',
@@ -329,6 +381,7 @@ const ja: PageLabels = {
     checkingCard: 'カードを確認しています…',
     saved: '保存しました：{card} が既定のカードになりました。',
     defaultCard: '既定のカード：{card}',
+    nothingCharged: '請求は行われていません。',
   },
 };
 

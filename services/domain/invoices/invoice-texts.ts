@@ -270,6 +270,23 @@ export function localeOf(tag?: string | null): Locale {
   return isLocale(lang) ? lang : DEFAULT_LOCALE;
 }
 
+/**
+ * The locale a browser asks for when nothing else names one (an unknown link, a checkout with no customer yet): the
+ * first of its `Accept-Language` tags, by their q weights, whose language is one of the five; else English.
+ */
+export function localeOfAcceptLanguage(header?: string | null): Locale {
+  const tags = (header ?? '')
+    .split(',')
+    .map((part, i) => {
+      const [tag = '', ...params] = part.trim().split(';');
+      const q = params.map((p) => /^\s*q=([0-9.]+)\s*$/.exec(p)?.[1]).find(Boolean);
+      return { lang: tag.trim().slice(0, 2).toLowerCase(), q: q === undefined ? 1 : Number(q), i };
+    })
+    .filter((t) => t.q > 0 && isLocale(t.lang))
+    .sort((a, b) => b.q - a.q || a.i - b.i);
+  return (tags[0]?.lang as Locale | undefined) ?? DEFAULT_LOCALE;
+}
+
 /** The texts and formats of `locale`; an unknown or absent locale is English. */
 export function invoiceTexts(locale?: string | null): InvoiceTexts {
   const l: Locale = isLocale(locale) ? locale : DEFAULT_LOCALE;

@@ -1,0 +1,17 @@
+/**
+ * The one rule, in the browser, for what a customer reads when a card is refused (the hosted invoice and card pages'
+ * pay.js and the checkout page's checkout.js include it): the page's own text for the processor's decline code,
+ * else for its error code (services/domain/hosted-pages/decline-texts.ts, given to the script in its data-texts),
+ * else null — the caller then says the generic `declined` (a card error) or passes another kind of message on.
+ * `e` is a Stripe.js error, a failed payment's answer, or a problem's body: each has `code`, a decline `decline_code`.
+ */
+export const REFUSAL_FUNCTION = `function refusal(declines, e) {
+    var has = function (k) { return typeof k === 'string' && Object.prototype.hasOwnProperty.call(declines, k); };
+    if (!e) return null;
+    if (has(e.decline_code)) return declines[e.decline_code];
+    if (has(e.code)) return declines[e.code];
+    return null;
+  }
+  function stripeError(declines, e) {
+    return refusal(declines, e) || (e.type === 'card_error' ? declines.declined : e.message);
+  }`;
