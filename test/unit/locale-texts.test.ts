@@ -1,10 +1,20 @@
 import t from 'tap';
-import { INVOICE_LABELS, LOCALES, invoiceTexts, localeOf } from '../../services/domain/invoices/invoice-texts.js';
+import {
+  INVOICE_LABELS,
+  LOCALES,
+  invoiceTexts,
+  localeOf,
+  localeOfAcceptLanguage,
+} from '../../services/domain/invoices/invoice-texts.js';
 import { EMAIL_LABELS } from '../../services/domain/emails/email-texts.js';
 import { CREDIT_NOTE_LABELS } from '../../services/domain/credit-notes/credit-note-texts.js';
 import { composeEmail } from '../../services/domain/emails/message.js';
 import { PAGE_LABELS } from '../../services/domain/hosted-pages/page-texts.js';
 import { PORTAL_LABELS, portalLocale } from '../../services/domain/portal/portal-texts.js';
+import { OVERVIEW_LABELS } from '../../services/domain/portal/overview-texts.js';
+import { ACCOUNT_LABELS } from '../../services/domain/portal/account-texts.js';
+import { CHECKOUT_LABELS } from '../../services/domain/checkout/checkout-texts.js';
+import { DECLINE_CODES, DECLINE_LABELS } from '../../services/domain/hosted-pages/decline-texts.js';
 
 /**
  * The customer-facing texts per locale (docs/billing.md "Languages"): every table has every key of English and no
@@ -16,6 +26,10 @@ const TABLES: Record<string, Record<string, unknown>> = {
   'credit note': CREDIT_NOTE_LABELS,
   'hosted page': PAGE_LABELS,
   portal: PORTAL_LABELS,
+  'portal overview': OVERVIEW_LABELS,
+  'portal account pages': ACCOUNT_LABELS,
+  checkout: CHECKOUT_LABELS,
+  'card decline': DECLINE_LABELS,
 };
 
 /** Every leaf of a table as path → text: functions are called with sample arguments (each must use them). */
@@ -56,6 +70,11 @@ t.test('a language tag names its locale; anything else is English', async (t) =>
   t.equal(portalLocale('es-MX', 'de'), 'es', 'a portal session’s supported language wins');
   t.equal(portalLocale('it', 'de'), 'de', 'else the customer’s');
   t.equal(portalLocale(null, null), 'en');
+  t.equal(localeOfAcceptLanguage('it-IT,it;q=0.9,fr;q=0.8,de;q=0.7'), 'fr', 'the first supported by weight');
+  t.equal(localeOfAcceptLanguage('de;q=0.5, ja'), 'ja', 'a higher q wins over the order');
+  t.equal(localeOfAcceptLanguage('es-MX'), 'es');
+  t.equal(localeOfAcceptLanguage('fr;q=0, it'), 'en', 'q=0 refuses a language');
+  t.equal(localeOfAcceptLanguage(undefined), 'en');
   t.equal(invoiceTexts('ja').money('1234.5', 'EUR'), '1,234.50 EUR');
   t.equal(invoiceTexts('de').money('1234.5', 'EUR'), '1.234,50 EUR');
   t.equal(invoiceTexts('de').money('500', 'JPY'), '500 JPY', 'no decimals for a currency without minor units');
@@ -103,4 +122,12 @@ t.test('the pay script’s messages keep their placeholders in every locale', as
     t.match(PAGE_LABELS[locale].script.saved, '{card}', `${locale} saved`);
     t.match(PAGE_LABELS[locale].script.defaultCard, '{card}', `${locale} defaultCard`);
   }
+});
+
+t.test('a refused card has a text for each code the processors report, the same set in every locale', async (t) => {
+  for (const locale of LOCALES) {
+    for (const code of DECLINE_CODES) t.ok(DECLINE_LABELS[locale][code], `${locale} ${code}`);
+    t.ok(DECLINE_LABELS[locale].declined, `${locale} generic`);
+  }
+  t.equal(DECLINE_LABELS.de.card_declined, 'Ihre Karte wurde abgelehnt.');
 });

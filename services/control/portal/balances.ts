@@ -1,12 +1,12 @@
 import type { ApiDeps, RouteDef } from '../../../shared/http/route.js';
-import { pageMoney } from '../../domain/hosted-pages/invoice-view.js';
-import { esc } from '../hosted/templates.js';
+import { invoiceTexts } from '../../domain/invoices/invoice-texts.js';
+import { ACCOUNT_LABELS } from '../../domain/portal/account-texts.js';
+import { PORTAL_LABELS } from '../../domain/portal/portal-texts.js';
+import { esc, escWith } from '../hosted/templates.js';
 import { asCustomer, numText, type ApiRoutes } from './api-call.js';
 import { visitPage } from './layout.js';
 import { csrfField, portalGet, portalPost } from './route.js';
 import { readPortalSettings } from '../../domain/portal-settings/settings.js';
-
-const day = (iso: string | null) => (iso ? String(iso).slice(0, 10) : '');
 
 /**
  * GET /portal/balances — prepaid credit (the balance per currency and each grant: the ledger of what was granted and
@@ -23,21 +23,23 @@ export function balancesRoute(deps: ApiDeps, api: ApiRoutes): RouteDef {
     );
     // Offered only when the operator lets customers buy credit (the API refuses it otherwise, 403).
     const mayBuy = (await readPortalSettings(deps.pg)).settings.customer_can_buy_credit;
+    // In the visit's language (services/domain/portal/account-texts.ts), amounts and dates formatted for it.
+    const l = ACCOUNT_LABELS[visit.locale];
+    const t = invoiceTexts(visit.locale);
+    const day = (iso: string | null) => (iso ? t.date(String(iso)) : '');
     const buy = mayBuy
       ? `<form method="post" action="/portal/credit/buy" aria-label="buy credit">${csrfField(visit)}
-<label for="amount">Amount of credit to buy</label> <input id="amount" name="amount" required inputmode="decimal" pattern="[0-9]+([.][0-9]+)?">
-<button type="submit" id="buy-credit">Buy credit</button>
-<p class="hint">Charged now to your default card; the credit is added once the payment succeeds.</p></form>`
+<label for="amount">${esc(l.amountToBuy)}</label> <input id="amount" name="amount" required inputmode="decimal" pattern="[0-9]+([.][0-9]+)?">
+<button type="submit" id="buy-credit">${esc(l.buyCredit)}</button>
+<p class="hint">${esc(l.buyNote)}</p></form>`
       : '';
-    const balance = credits.balance
-      .map((b: any) => `<li>${esc(pageMoney(numText(b.amount), b.currency))}</li>`)
-      .join('');
+    const balance = credits.balance.map((b: any) => `<li>${esc(t.money(numText(b.amount), b.currency))}</li>`).join('');
     const grants = credits.data
       .map(
         (
           g: any,
-        ) => `<tr><td>${esc(day(g.created_at))}</td><td>${esc(g.description)}</td><td class="num">${esc(pageMoney(numText(g.amount), g.currency))}</td>
-<td class="num">${esc(pageMoney(numText(g.remaining), g.currency))}</td><td>${esc(day(g.expires_at) || 'never')}</td></tr>`,
+        ) => `<tr><td>${esc(day(g.created_at))}</td><td>${esc(g.description)}</td><td class="num">${esc(t.money(numText(g.amount), g.currency))}</td>
+<td class="num">${esc(t.money(numText(g.remaining), g.currency))}</td><td>${esc(day(g.expires_at) || l.never)}</td></tr>`,
       )
       .join('\n');
     const entitlements = ents.data
@@ -45,22 +47,25 @@ export function balancesRoute(deps: ApiDeps, api: ApiRoutes): RouteDef {
         const c = checks[i];
         const detail =
           e.type === 'metered'
-            ? `${esc(numText(c.usage))} used of ${esc(numText(c.limit))} — <strong class="ent-balance">${esc(numText(c.balance))}</strong> left this period`
-            : c.has_access
-              ? 'included'
-              : 'not included';
+            ? escWith(
+                l.usedOf,
+                esc(t.quantity(numText(c.usage))),
+                esc(t.quantity(numText(c.limit))),
+                `<strong class="ent-balance">${esc(t.quantity(numText(c.balance)))}</strong>`,
+              )
+            : esc(c.has_access ? l.included : l.notIncluded);
         return `<tr id="ent-${esc(e.id)}"><td>${esc(e.feature)}</td><td>${detail}</td></tr>`;
       })
       .join('\n');
     return visitPage(deps.config, visit, {
-      title: 'Credit and entitlements',
+      title: PORTAL_LABELS[visit.locale].sections.balances,
       current: '/portal/balances',
-      body: `<h2>Credit balance</h2>
-${balance ? `<ul id="credit-balance">${balance}</ul>` : '<p id="credit-balance">No prepaid credit.</p>'}
+      body: `<h2>${esc(l.creditBalance)}</h2>
+${balance ? `<ul id="credit-balance">${balance}</ul>` : `<p id="credit-balance">${esc(l.noCredit)}</p>`}
 ${buy}
-${grants ? `<table class="lines" id="credit-ledger"><caption>Credit grants</caption><thead><tr><th scope="col">Date</th><th scope="col">Description</th><th scope="col" class="num">Granted</th><th scope="col" class="num">Remaining</th><th scope="col">Expires</th></tr></thead><tbody>${grants}</tbody></table>` : ''}
-<h2>Entitlements</h2>
-${entitlements ? `<table class="lines" id="entitlements"><thead><tr><th scope="col">Feature</th><th scope="col">This period</th></tr></thead><tbody>${entitlements}</tbody></table>` : '<p id="no-entitlements">No entitlements.</p>'}`,
+${grants ? `<table class="lines" id="credit-ledger"><caption>${esc(l.creditGrants)}</caption><thead><tr><th scope="col">${esc(l.date)}</th><th scope="col">${esc(l.description)}</th><th scope="col" class="num">${esc(l.granted)}</th><th scope="col" class="num">${esc(l.remaining)}</th><th scope="col">${esc(l.expiresColumn)}</th></tr></thead><tbody>${grants}</tbody></table>` : ''}
+<h2>${esc(l.entitlements)}</h2>
+${entitlements ? `<table class="lines" id="entitlements"><thead><tr><th scope="col">${esc(l.feature)}</th><th scope="col">${esc(l.thisPeriod)}</th></tr></thead><tbody>${entitlements}</tbody></table>` : `<p id="no-entitlements">${esc(l.noEntitlements)}</p>`}`,
     });
   });
 }

@@ -7,13 +7,11 @@ import { asCustomer, type ApiRoutes } from './api-call.js';
 import type { PortalVisit } from './access.js';
 import { visitPage } from './layout.js';
 import { csrfField, portalGet, portalPost } from './route.js';
+import { ACCOUNT_LABELS } from '../../domain/portal/account-texts.js';
+import { PORTAL_LABELS } from '../../domain/portal/portal-texts.js';
 
-const ADDRESS = [
-  ['line1', 'Street and number'],
-  ['city', 'City'],
-  ['state', 'State or region'],
-  ['zip', 'Postal code'],
-] as const;
+/** The address fields the portal edits (their labels: services/domain/portal/account-texts.ts `address`). */
+const ADDRESS = ['line1', 'city', 'state', 'zip'] as const;
 
 /**
  * The customer's own customer record, read and changed through the operator's /v1/customers/:id operations with the
@@ -33,21 +31,23 @@ export function billingDetailsRoute(deps: ApiDeps, api: ApiRoutes): RouteDef {
     const a = c.billing_address ?? {};
     const tax = c.tax_ids?.[0] ?? { type: '', value: '' };
     const editable = settings.portal_update_billing_details;
+    // In the visit's language (services/domain/portal/account-texts.ts).
+    const l = ACCOUNT_LABELS[visit.locale];
     const field = (name: string, label: string, value: string) =>
       `<label for="${name}">${esc(label)}</label><input type="text" id="${name}" name="${name}" value="${esc(value)}"${editable ? '' : ' disabled'}>`;
     return visitPage(deps.config, visit, {
-      title: 'Billing details',
+      title: PORTAL_LABELS[visit.locale].sections.billingDetails,
       current: '/portal/billing-details',
-      flash: ctx.query.get('done') === 'saved' ? 'Your billing details are saved.' : undefined,
+      flash: ctx.query.get('done') === 'saved' ? l.saved : undefined,
       body: `<form method="post" action="/portal/billing-details" id="billing-form">${csrfField(visit)}
-<fieldset><legend>Billing address</legend>
-${ADDRESS.map(([k, label]) => field(k, label, a[k] ?? '')).join('\n')}
+<fieldset><legend>${esc(l.billingAddress)}</legend>
+${ADDRESS.map((k) => field(k, l.address[k], a[k] ?? '')).join('\n')}
 </fieldset>
-<fieldset><legend>Tax id</legend>
-${field('tax_id_type', 'Kind (eu_vat, gb_vat, us_ein…)', tax.type)}
-${field('tax_id_value', 'Number', tax.value)}
+<fieldset><legend>${esc(l.taxId)}</legend>
+${field('tax_id_type', l.taxKind, tax.type)}
+${field('tax_id_value', l.taxNumber, tax.value)}
 </fieldset>
-${editable ? '<button type="submit" id="save-billing">Save</button>' : '<p class="note" id="billing-locked">Ask us to change these details.</p>'}
+${editable ? `<button type="submit" id="save-billing">${esc(l.save)}</button>` : `<p class="note" id="billing-locked">${esc(l.locked)}</p>`}
 </form>`,
     });
   });
@@ -69,7 +69,7 @@ export function updateBillingDetailsRoute(deps: ApiDeps, api: ApiRoutes): RouteD
       await asCustomer(visit, api('PATCH /v1/customers/:customer_id'), {
         params: { customer_id: await ownCustomerId(deps, visit) },
         body: {
-          billing_address: Object.fromEntries(ADDRESS.map(([k]) => [k, (form[k] ?? '').trim()])),
+          billing_address: Object.fromEntries(ADDRESS.map((k) => [k, (form[k] ?? '').trim()])),
           tax_ids: taxType || taxValue ? [{ type: taxType, value: taxValue }] : [],
         },
       });

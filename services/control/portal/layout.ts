@@ -3,6 +3,7 @@ import type { Config } from '../../../shared/config.js';
 import { esc, pageHeaders } from '../hosted/templates.js';
 import type { PortalVisit } from './access.js';
 import { PORTAL_LABELS, portalLocale } from '../../domain/portal/portal-texts.js';
+import type { Locale } from '../../domain/invoices/invoice-texts.js';
 
 /**
  * The portal's HTML (docs/portal.md): server-rendered like the hosted pages — every interpolated value escaped with
@@ -56,17 +57,24 @@ ${o.body}
   };
 }
 
-/** A refused portal page: the link or the session does not (or no longer) work. */
+/**
+ * A refused portal page: the link or the session does not (or no longer) work, or the API refused an action — in the
+ * visit's language when one is known; `detail` (the API's own message, English) follows the localized one.
+ */
 export function portalRefused(
   config: Pick<Config, 'STRIPE_JS_URL'>,
-  status: 403 | 404 | 410,
-  title: string,
-  message: string,
+  status: 403 | 404 | 409 | 410 | 422,
+  refusal: { title: string; message: string },
+  locale: Locale = 'en',
+  detail?: string,
 ): HttpReply {
   return portalPage(config, {
     status,
-    title,
-    body: `<h1>${esc(title)}</h1>\n<p class="refused" id="portal-refused">${esc(message)}</p>`,
+    title: refusal.title,
+    locale,
+    body: `<h1>${esc(refusal.title)}</h1>\n<p class="refused" id="portal-refused">${esc(refusal.message)}</p>${
+      detail ? `\n<p class="detail" id="portal-refused-detail" lang="en">${esc(detail)}</p>` : ''
+    }`,
   });
 }
 

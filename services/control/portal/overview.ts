@@ -1,25 +1,15 @@
 import type { ApiDeps, RouteDef } from '../../../shared/http/route.js';
 import { readPortalSettings, type PortalSettings } from '../../domain/portal-settings/settings.js';
 import { checkCustomerMayChange, type TermsChange } from '../../domain/subscriptions/terms-owner.js';
-import { pageMoney } from '../../domain/hosted-pages/invoice-view.js';
-import { esc } from '../hosted/templates.js';
+import { invoiceTexts } from '../../domain/invoices/invoice-texts.js';
+import { OVERVIEW_LABELS } from '../../domain/portal/overview-texts.js';
+import { esc, escWith } from '../hosted/templates.js';
 import type { PortalVisit } from './access.js';
 import { asCustomer, numText, type ApiRoutes } from './api-call.js';
 import { usageChart } from './chart.js';
 import { visitPage } from './layout.js';
 import { csrfField, portalGet } from './route.js';
 import { planChoices } from './plan-choices.js';
-
-/** What a finished action says on the page it returns to (?done=…). */
-const DONE: Record<string, string> = {
-  cancel: 'Your subscription will end at the end of the current period.',
-  keep: 'Your subscription continues: the cancellation is undone.',
-  pause: 'Invoicing is paused.',
-  resume: 'Invoicing is resumed.',
-  upgraded: 'Your plan is changed now; the rest of this period is pro-rated on your next invoice.',
-  scheduled: 'Your plan changes at the end of the current period.',
-  promotion: 'The promotion code is applied from this period on.',
-};
 
 const day = (iso: string) => iso.slice(0, 10);
 
@@ -43,6 +33,9 @@ async function subscriptionSection(
   settings: PortalSettings,
   sub: any,
 ): Promise<string> {
+  // In the visit's language (services/domain/portal/overview-texts.ts), amounts and dates formatted for it.
+  const l = OVERVIEW_LABELS[visit.locale];
+  const t = invoiceTexts(visit.locale);
   const plan = sub.plan_id
     ? await asCustomer(visit, api('GET /v1/plans/:plan_id'), {
         params: { plan_id: sub.plan_id },
@@ -70,10 +63,15 @@ async function subscriptionSection(
             window: 'day',
           },
         });
-        const name = names[sub.items.indexOf(i)] ?? `meter ${n + 1}`;
-        return `<figure class="usage-chart"><figcaption>${esc(name)}: <span class="usage-total">${esc(numText(usage.value))}</span> this period</figcaption>${usageChart(
-          `Daily usage of ${name}`,
-          usage.data.map((w: any) => ({ start: w.start, value: numText(w.value) })),
+        const name = names[sub.items.indexOf(i)] ?? l.meter(String(n + 1));
+        const total = `<span class="usage-total">${esc(t.quantity(numText(usage.value) || '0'))}</span>`;
+        return `<figure class="usage-chart"><figcaption>${escWith(l.usageCaption, esc(name), total)}</figcaption>${usageChart(
+          l.dailyUsage(name),
+          usage.data.map((w: any) => ({
+            start: w.start,
+            value: numText(w.value),
+            title: `${t.date(w.start)}: ${t.quantity(numText(w.value) || '0')}`,
+          })),
         )}</figure>`;
       }),
   );
@@ -85,34 +83,34 @@ async function subscriptionSection(
     : null;
   const notes = [
     sub.cancel_at_period_end
-      ? `<p class="note" id="cancel-note-${esc(sub.id)}">Ends on ${esc(day(sub.cancel_at))}.</p>`
+      ? `<p class="note" id="cancel-note-${esc(sub.id)}">${esc(l.endsOn(t.date(sub.cancel_at)))}</p>`
       : '',
     sub.pause_collection
-      ? `<p class="note" id="pause-note-${esc(sub.id)}">Invoicing paused since ${esc(day(sub.pause_collection.paused_at))}.</p>`
+      ? `<p class="note" id="pause-note-${esc(sub.id)}">${esc(l.pausedSince(t.date(sub.pause_collection.paused_at)))}</p>`
       : '',
     sub.scheduled_plan_change
-      ? `<p class="note" id="plan-change-note-${esc(sub.id)}">Changes to <span class="next-plan">${esc(next?.name)}</span> on ${esc(day(sub.scheduled_plan_change.at))}.</p>`
+      ? `<p class="note" id="plan-change-note-${esc(sub.id)}">${escWith(l.changesTo, `<span class="next-plan">${esc(next?.name)}</span>`, esc(t.date(sub.scheduled_plan_change.at)))}</p>`
       : '',
   ].join('');
   const actions = [
     mayChange(settings, sub, { cancelAtPeriodEnd: true })
       ? sub.cancel_at_period_end
-        ? action(visit, sub, 'keep', 'Keep my subscription')
-        : action(visit, sub, 'cancel', 'Cancel at the end of the period')
+        ? action(visit, sub, 'keep', l.keep)
+        : action(visit, sub, 'cancel', l.cancel)
       : '',
     mayChange(settings, sub, { pauseCollection: true })
       ? sub.pause_collection
-        ? action(visit, sub, 'resume', 'Resume invoicing')
-        : action(visit, sub, 'pause', 'Pause invoicing')
+        ? action(visit, sub, 'resume', l.resume)
+        : action(visit, sub, 'pause', l.pause)
       : '',
     sub.status === 'active' && mayChange(settings, sub, {})
-      ? `<form class="inline" method="post" action="/portal/subscriptions/${esc(sub.id)}/promotion" aria-label="promotion code">${csrfField(visit)}<label for="code-${esc(sub.id)}">Promotion code</label> <input id="code-${esc(sub.id)}" name="code" required maxlength="64" autocomplete="off"> <button type="submit" id="promotion-${esc(sub.id)}">Apply</button></form>`
+      ? `<form class="inline" method="post" action="/portal/subscriptions/${esc(sub.id)}/promotion" aria-label="promotion code">${csrfField(visit)}<label for="code-${esc(sub.id)}">${esc(l.promotionCode)}</label> <input id="code-${esc(sub.id)}" name="code" required maxlength="64" autocomplete="off"> <button type="submit" id="promotion-${esc(sub.id)}">${esc(l.apply)}</button></form>`
       : '',
   ].join('');
   const lines = upcoming.lines
     .map(
-      (l: any) =>
-        `<tr><td>${esc(l.description)}</td><td class="num">${esc(pageMoney(numText(l.amount), upcoming.currency))}</td></tr>`,
+      (x: any) =>
+        `<tr><td>${esc(x.description)}</td><td class="num">${esc(t.money(numText(x.amount), upcoming.currency))}</td></tr>`,
     )
     .join('');
   const choices =
@@ -120,18 +118,18 @@ async function subscriptionSection(
       ? await planChoices(api, visit, sub, plan)
       : '';
   return `<section class="subscription" id="sub-${esc(sub.id)}" aria-labelledby="plan-${esc(sub.id)}">
-<h2 id="plan-${esc(sub.id)}">${esc(plan?.name ?? 'Your subscription')}</h2>
-<p>Current period: <span class="period">${esc(day(sub.current_period_start))} to ${esc(day(new Date(Date.parse(sub.current_period_end) - 1).toISOString()))}</span></p>
-<ul class="items">${names.map((n: string, i: number) => `<li>${esc(n)}${numText(sub.items[i].quantity) !== '1' && sub.items[i].quantity !== undefined ? ` × ${esc(numText(sub.items[i].quantity))}` : ''}</li>`).join('')}</ul>
+<h2 id="plan-${esc(sub.id)}">${esc(plan?.name ?? l.yourSubscription)}</h2>
+<p>${esc(l.currentPeriod)} <span class="period">${esc(t.labels.range(t.date(sub.current_period_start), t.date(new Date(Date.parse(sub.current_period_end) - 1).toISOString())))}</span></p>
+<ul class="items">${names.map((n: string, i: number) => `<li>${esc(n)}${numText(sub.items[i].quantity) !== '1' && sub.items[i].quantity !== undefined ? ` × ${esc(t.quantity(numText(sub.items[i].quantity)))}` : ''}</li>`).join('')}</ul>
 ${notes}
-${sub.discount ? `<p class="note" id="discount-${esc(sub.id)}">Discount: ${esc(sub.discount.coupon?.name ?? '')}</p>` : ''}
+${sub.discount ? `<p class="note" id="discount-${esc(sub.id)}">${esc(l.discount(sub.discount.coupon?.name ?? ''))}</p>` : ''}
 <div class="actions">${actions}</div>
 ${choices}
-<h3>This period’s usage</h3>
-${charts.join('') || '<p class="muted">No metered items.</p>'}
-<h3>Upcoming invoice</h3>
+<h3>${esc(l.usageTitle)}</h3>
+${charts.join('') || `<p class="muted">${esc(l.noMetered)}</p>`}
+<h3>${esc(l.upcomingTitle)}</h3>
 <table class="lines upcoming"><tbody>${lines}</tbody></table>
-<p>Total so far: <strong class="upcoming-amount">${esc(pageMoney(numText(upcoming.amount), upcoming.currency))}</strong></p>
+<p>${esc(l.totalSoFar)} <strong class="upcoming-amount">${esc(t.money(numText(upcoming.amount), upcoming.currency))}</strong></p>
 </section>`;
 }
 
@@ -147,12 +145,15 @@ export function overviewRoute(deps: ApiDeps, api: ApiRoutes): RouteDef {
         (s: any) => s.status !== 'canceled',
       );
       const sections = await Promise.all(subs.map((s: any) => subscriptionSection(deps, api, visit, settings, s)));
-      const done = DONE[ctx.query.get('done') ?? ''];
+      // What a finished action says on the page it returns to (?done=…).
+      const l = OVERVIEW_LABELS[visit.locale];
+      const key = ctx.query.get('done') ?? '';
+      const done = Object.hasOwn(l.done, key) ? l.done[key as keyof typeof l.done] : undefined;
       return visitPage(deps.config, visit, {
-        title: 'Your subscription',
+        title: l.title,
         current: '/portal',
         flash: done,
-        body: `${sections.join('\n') || '<p id="no-subscription">You have no active subscription.</p>'}`,
+        body: `${sections.join('\n') || `<p id="no-subscription">${esc(l.noSubscription)}</p>`}`,
       });
     },
   );

@@ -3,8 +3,8 @@ import { esc } from '../hosted/templates.js';
 import { asCustomer, numText, type ApiRoutes } from './api-call.js';
 import { seeOther, visitPage } from './layout.js';
 import { csrfField, portalGet, portalPost } from './route.js';
-
-const DONE: Record<string, string> = { default: 'Your default card is changed.' };
+import { ACCOUNT_LABELS } from '../../domain/portal/account-texts.js';
+import { PORTAL_LABELS } from '../../domain/portal/portal-texts.js';
 
 /**
  * GET /portal/payment-methods — the customer's cards, the default marked; another can be made the default, and a
@@ -13,22 +13,23 @@ const DONE: Record<string, string> = { default: 'Your default card is changed.' 
 export function paymentMethodsRoute(deps: ApiDeps, api: ApiRoutes): RouteDef {
   return portalGet(deps, '/portal/payment-methods', 'the payment methods', async (visit, ctx) => {
     const list = await asCustomer(visit, api('GET /v1/billing/payment-methods'), { query: { per_page: '100' } });
+    // In the visit's language (services/domain/portal/account-texts.ts).
+    const l = ACCOUNT_LABELS[visit.locale];
     const rows = list.data
       .map(
         (
           pm: any,
-        ) => `<li id="pm-${esc(pm.id)}">${esc(pm.card.brand)} •••• ${esc(pm.card.last4)} <span class="muted">expires ${esc(numText(pm.card.exp_month))}/${esc(numText(pm.card.exp_year))}</span>
-${pm.is_default ? '<strong class="default-card">Default</strong>' : `<form class="inline" method="post" action="/portal/payment-methods/${esc(pm.id)}/default">${csrfField(visit)}<button type="submit" id="default-${esc(pm.id)}">Make default</button></form>`}</li>`,
+        ) => `<li id="pm-${esc(pm.id)}">${esc(pm.card.brand)} •••• ${esc(pm.card.last4)} <span class="muted">${esc(l.expires(numText(pm.card.exp_month), numText(pm.card.exp_year)))}</span>
+${pm.is_default ? `<strong class="default-card">${esc(l.defaultCard)}</strong>` : `<form class="inline" method="post" action="/portal/payment-methods/${esc(pm.id)}/default">${csrfField(visit)}<button type="submit" id="default-${esc(pm.id)}">${esc(l.makeDefault)}</button></form>`}</li>`,
       )
       .join('\n');
-    const done = DONE[ctx.query.get('done') ?? ''];
     return visitPage(deps.config, visit, {
-      title: 'Payment methods',
+      title: PORTAL_LABELS[visit.locale].sections.paymentMethods,
       current: '/portal/payment-methods',
-      flash: done,
-      body: `${rows ? `<ul class="cards" id="cards">${rows}</ul>` : '<p id="no-cards">No card on file.</p>'}
-<form method="post" action="/portal/payment-methods/new">${csrfField(visit)}<button type="submit" id="add-card">Add a card</button></form>
-<p class="note">A new card is entered on the payment processor’s secure form and becomes your default card.</p>`,
+      flash: ctx.query.get('done') === 'default' ? l.defaultChanged : undefined,
+      body: `${rows ? `<ul class="cards" id="cards">${rows}</ul>` : `<p id="no-cards">${esc(l.noCards)}</p>`}
+<form method="post" action="/portal/payment-methods/new">${csrfField(visit)}<button type="submit" id="add-card">${esc(l.addCard)}</button></form>
+<p class="note">${esc(l.newCardNote)}</p>`,
     });
   });
 }

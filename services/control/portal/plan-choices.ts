@@ -2,6 +2,7 @@ import { esc } from '../hosted/templates.js';
 import type { PortalVisit } from './access.js';
 import { asCustomer, numText, type ApiRoutes } from './api-call.js';
 import { csrfField } from './route.js';
+import { OVERVIEW_LABELS } from '../../domain/portal/overview-texts.js';
 
 /**
  * The change-plan form of a plan subscription: the other plans the customer may read that bill in the same currency
@@ -18,10 +19,11 @@ export async function planChoices(api: ApiRoutes, visit: PortalVisit, sub: any, 
   );
   if (!plans.length) return '';
   const id = esc(sub.id);
+  const l = OVERVIEW_LABELS[visit.locale];
   return `<form method="post" action="/portal/subscriptions/${id}/plan" class="change-plan">${csrfField(visit)}
-<label for="plan-choice-${id}">Change plan</label>
+<label for="plan-choice-${id}">${esc(l.changePlan)}</label>
 <select id="plan-choice-${id}" name="plan_id">${plans.map((p: any) => `<option value="${esc(p.id)}">${esc(p.name)}</option>`).join('')}</select>
-<button type="submit" id="change-plan-${id}">Change plan</button>
-<p class="note">An upgrade starts now (this period is pro-rated); a downgrade starts when this period ends.</p>
+<button type="submit" id="change-plan-${id}">${esc(l.changePlan)}</button>
+<p class="note">${esc(l.planChangeNote)}</p>
 </form>`;
 }

@@ -3,6 +3,8 @@ import type { HttpReply, RequestContext } from '../../../shared/http/context.js'
 import { DomainError } from '../../../shared/errors.js';
 import { asPortalCustomer, csrfValid, portalVisit, type PortalVisit } from './access.js';
 import { portalRefused, seeOther } from './layout.js';
+import { PORTAL_LABELS } from '../../domain/portal/portal-texts.js';
+import { localeOfAcceptLanguage } from '../../domain/invoices/invoice-texts.js';
 
 /**
  * The portal's routes: public as far as tokens go (the portal cookie signs the customer in), so each one checks its
@@ -12,25 +14,24 @@ import { portalRefused, seeOther } from './layout.js';
  */
 type Render = (visit: PortalVisit, ctx: RequestContext) => Promise<HttpReply>;
 
-const ended = (deps: ApiDeps) =>
-  portalRefused(
-    deps.config,
-    403,
-    'Your portal session has ended',
-    'Sign in again through the link on the site where you manage your account.',
-  );
+/** No live session: no customer is known, so the browser's language (Accept-Language), else English. */
+const ended = (deps: ApiDeps, ctx: RequestContext) => {
+  const locale = localeOfAcceptLanguage(ctx.headers['accept-language']);
+  return portalRefused(deps.config, 403, PORTAL_LABELS[locale].refusals.ended, locale);
+};
 
-function refusedBy(deps: ApiDeps, e: unknown): HttpReply {
+const REFUSALS = { 403: 'notAllowed', 404: 'notFound', 409: 'conflict', 422: 'invalid' } as const;
+
+/** The API refused: in English its own message (as always); in another language a localized one, then the API's. */
+function refusedBy(deps: ApiDeps, visit: PortalVisit, e: unknown): HttpReply {
   if (!(e instanceof DomainError)) throw e;
   const status = e.status === 404 ? 404 : e.status === 409 ? 409 : e.status === 422 ? 422 : 403;
-  const titles: Record<number, string> = {
-    403: 'Not allowed',
-    404: 'Page not found',
-    409: 'Not possible now',
-    422: 'Please check your input',
-  };
   const fields = e.errors?.length ? ` (${e.errors.map((f) => `${f.field}: ${f.message}`).join('; ')})` : '';
-  return portalRefused(deps.config, status as 403, titles[status]!, `${e.message}${fields}`);
+  const refusal = PORTAL_LABELS[visit.locale].refusals[REFUSALS[status]];
+  const api = `${e.message}${fields}`;
+  return visit.locale === 'en'
+    ? portalRefused(deps.config, status, { title: refusal.title, message: api })
+    : portalRefused(deps.config, status, refusal, visit.locale, api);
 }
 
 export function portalGet(deps: ApiDeps, path: string, summary: string, render: Render): RouteDef {
@@ -40,8 +41,8 @@ export function portalGet(deps: ApiDeps, path: string, summary: string, render: 
     auth: 'public',
     handler: async (ctx) => {
       const visit = await portalVisit(deps, ctx);
-      if (!visit) return ended(deps);
-      return render(visit, ctx).catch((e) => refusedBy(deps, e));
+      if (!visit) return ended(deps, ctx);
+      return render(visit, ctx).catch((e) => refusedBy(deps, visit, e));
     },
     doc: {
       summary: `Customer portal (HTML, portal cookie): ${summary}`,
@@ -70,20 +71,15 @@ export function portalPost(
     idempotent: false,
     handler: async (ctx) => {
       const visit = await portalVisit(deps, ctx);
-      if (!visit) return ended(deps);
+      if (!visit) return ended(deps, ctx);
       const form = (ctx.body ?? {}) as Record<string, string>;
       if (!csrfValid(visit, form.csrf))
-        return portalRefused(
-          deps.config,
-          403,
-          'This form has expired',
-          'The form was not sent from this portal session. Go back, reload the page and try again.',
-        );
+        return portalRefused(deps.config, 403, PORTAL_LABELS[visit.locale].refusals.formExpired, visit.locale);
       try {
         const done = await asPortalCustomer(visit, ctx, `POST ${path}`, () => act(visit, ctx, form));
         return typeof done === 'string' ? seeOther(done) : done;
       } catch (e) {
-        return refusedBy(deps, e);
+        return refusedBy(deps, visit, e);
       }
     },
     doc: {

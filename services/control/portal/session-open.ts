@@ -3,6 +3,9 @@ import { withAuditActor } from '../../../shared/audit/actor.js';
 import { openPortalLink } from '../../domain/portal/sessions.js';
 import { portalCookie } from './access.js';
 import { portalRefused, seeOther } from './layout.js';
+import { PORTAL_LABELS, portalLocale } from '../../domain/portal/portal-texts.js';
+import { localeOfAcceptLanguage } from '../../domain/invoices/invoice-texts.js';
+import { legalDetails } from '../../domain/invoices/store.js';
 
 /**
  * GET /portal/start/:token — opening a portal link: the one-time token is exchanged for the portal cookie (a new
@@ -31,26 +34,16 @@ export function openPortalLinkRoute(deps: ApiDeps): RouteDef {
           'Set-Cookie': portalCookie(deps, opened.cookie, ttl),
           'Referrer-Policy': 'no-referrer',
         });
-      if (opened.state === 'used')
-        return portalRefused(
-          deps.config,
-          410,
-          'This link was already used',
-          'A portal link opens once. Ask for a new link where you found this one.',
-        );
-      if (opened.state === 'expired')
-        return portalRefused(
-          deps.config,
-          410,
-          'This link has expired',
-          'Portal links work for a short time only. Ask for a new link where you found this one.',
-        );
-      return portalRefused(
-        deps.config,
-        404,
-        'Page not found',
-        'This link does not lead to a portal. Check that it was copied whole.',
-      );
+      // A link that existed names its session: the session's language, else its customer's; an unknown one names
+      // no one: the browser's (Accept-Language), else English.
+      const locale =
+        opened.state === 'not_found'
+          ? localeOfAcceptLanguage(ctx.headers['accept-language'])
+          : portalLocale(opened.session.locale, (await legalDetails(deps.pg, opened.session.account_id)).locale);
+      const refusals = PORTAL_LABELS[locale].refusals;
+      if (opened.state === 'used') return portalRefused(deps.config, 410, refusals.linkUsed, locale);
+      if (opened.state === 'expired') return portalRefused(deps.config, 410, refusals.linkExpired, locale);
+      return portalRefused(deps.config, 404, refusals.linkUnknown, locale);
     },
     doc: {
       summary:

@@ -1,6 +1,3 @@
-import { formatGrouped } from '../../../shared/money/decimal.js';
-import { minorUnits } from '../../../shared/money/currencies.js';
-
 /**
  * What the hosted invoice page offers besides the document itself (docs/payments.md "Hosted pages"): while the
  * invoice is open or uncollectible, a Pay form — with the saved default card, or a new card entered in the
@@ -39,9 +36,4 @@ export function payPanel(
     awaitingAuthentication: waiting !== null,
     newCard: payable && newCardInBrowser,
   };
-}
-
-/** Money as the page prints it: grouped, the currency's minor units ("1,234.50 EUR"). */
-export function pageMoney(amount: string, currency: string): string {
-  return `${formatGrouped(amount, minorUnits(currency))} ${currency}`;
 }

@@ -43,7 +43,8 @@ export async function createPortalSession(
 
 export type LinkOpening =
   | { state: 'opened'; session: PortalSessionRow; cookie: string }
-  | { state: 'used' | 'expired' | 'not_found' };
+  | { state: 'used' | 'expired'; session: PortalSessionRow }
+  | { state: 'not_found' };
 
 /**
  * Exchanges a link's token for a browser session lasting `ttlSeconds`: the cookie value is in this answer only.
@@ -63,7 +64,7 @@ export async function openPortalLink(pg: PgPool, token: string, now: Date, ttlSe
   if (session) return { state: 'opened', session, cookie };
   const known = await findPortalSessionByLink(pg, hash);
   if (!known) return { state: 'not_found' };
-  return { state: known.opened_at ? 'used' : 'expired' };
+  return { state: known.opened_at ? 'used' : 'expired', session: known };
 }
 
 /** The live portal session a browser's cookie belongs to, or null. */
