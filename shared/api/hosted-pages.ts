@@ -32,7 +32,12 @@ export const HostedPaymentSchema = Type.Object(
       description: 'paid; failed (message says why); requires_action: run 3-D Secure with client_secret, then /confirm',
     }),
     message: Type.Optional(Type.String()),
-    code: Type.Optional(Type.String()),
+    code: Type.Optional(
+      Type.String({
+        description:
+          'failed: the failure code (card_declined, insufficient_funds…); open: why (payment_pending, authentication_unavailable, authentication_incomplete) — the page shows its own text for it',
+      }),
+    ),
     client_secret: Type.Optional(Type.String()),
     payment_method: Type.Optional(Type.Union([Type.String(), Type.Null()])),
     next_attempt: Type.Optional(Type.Integer()),

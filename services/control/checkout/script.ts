@@ -10,7 +10,8 @@ import { REFUSAL_FUNCTION } from '../hosted/decline-script.js';
  * mount, confirmCardSetup — and sees only seti_/pm_ ids. Subscribe is disabled from the first click until an answer:
  * a double click sends one request; a refresh or a second tab is answered by the server (the session completes once).
  * Its messages come in the page's language from the root's data-texts (services/domain/checkout/checkout-texts.ts
- * `script`, and a refused card's reasons by code: services/control/hosted/decline-script.ts); without one, English.
+ * `script`, its `refusals` by problem code, and a refused card's reasons by code: services/control/hosted/
+ * decline-script.ts); without one, English.
  */
 export const CHECKOUT_SCRIPT = `'use strict';
 (function () {
@@ -43,7 +44,10 @@ export const CHECKOUT_SCRIPT = `'use strict';
     }).then(function (r) {
       return r.json().catch(function () { return {}; }).then(function (j) {
         if (r.status >= 400)
-          throw new Error(refusal(texts.declines, j) || (j && j.detail) || texts.failedStatus.replace('{status}', String(r.status)));
+          throw new Error(
+            refusal(texts.declines, j) || refusal(texts.refusals, j) || (j && j.detail) ||
+              texts.failedStatus.replace('{status}', String(r.status)),
+          );
         return j;
       });
     });

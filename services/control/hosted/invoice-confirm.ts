@@ -28,7 +28,11 @@ export function hostedConfirmRoute(deps: ApiDeps, live: PaymentProcessor): Route
       if (settled) return reply.ok(await answerOf(payDeps, settled));
       const { invoice: now_ } = await getInvoiceById(deps.pg, invoice.invoice.id);
       if (now_.status === 'paid') return reply.ok({ status: 'paid' });
-      return reply.ok({ status: 'open', message: 'The payment is not complete: authenticate it with your bank.' });
+      return reply.ok({
+        status: 'open',
+        code: 'authentication_incomplete',
+        message: 'The payment is not complete: authenticate it with your bank.',
+      });
     },
     doc: {
       summary: 'The hosted invoice page after 3-D Secure: the attempt settled from the processor’s record',

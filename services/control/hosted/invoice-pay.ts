@@ -49,7 +49,11 @@ export function hostedPayRoute(deps: ApiDeps, live: PaymentProcessor): RouteDef<
       } catch (e) {
         if (e instanceof ConflictError && e.code === 'invoice_paid') return reply.ok({ status: 'paid' });
         if (e instanceof ConflictError && e.code === 'invoice_payment_pending')
-          return reply.ok({ status: 'open', message: 'A payment of this invoice is in progress. Reload in a moment.' });
+          return reply.ok({
+            status: 'open',
+            code: 'payment_pending',
+            message: 'A payment of this invoice is in progress. Reload in a moment.',
+          });
         // A new card the processor refused: its reason, nothing stored or charged.
         if (e instanceof PaymentRequiredError && body.payment_method)
           return reply.ok({ status: 'failed', code: e.code, message: e.message, next_attempt: body.attempt });

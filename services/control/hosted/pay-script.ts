@@ -62,12 +62,12 @@ export const PAY_SCRIPT = `'use strict';
       busy(false);
       return;
     }
-    show(b.message || texts.notComplete, 'error');
+    show(refusal(texts.open, b) || b.shown || texts.notComplete, 'error');
     busy(false);
   }
   function authenticate(r) {
     if (r.status >= 400 || r.body.status !== 'requires_action') return r;
-    if (!stripe) return { status: 200, body: { status: 'open', message: texts.authenticate } };
+    if (!stripe) return { status: 200, body: { status: 'open', shown: texts.authenticate } };
     show(texts.confirming, 'info');
     var opts = r.body.payment_method ? { payment_method: r.body.payment_method } : {};
     return stripe.confirmCardPayment(r.body.client_secret, opts).then(function (res) {

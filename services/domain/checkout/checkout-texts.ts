@@ -33,7 +33,22 @@ export interface CheckoutLabels {
   expiredTitle: string;
   expired: string;
   goBack: string;
-  script: { failedStatus: string; checkingCard: string; subscribing: string; subscribed: string };
+  script: {
+    failedStatus: string;
+    checkingCard: string;
+    subscribing: string;
+    subscribed: string;
+    /** A refused Subscribe, by the problem's code (the page's JSON stays English). */
+    refusals: Record<
+      | 'checkout_session_expired'
+      | 'promotion_code_invalid'
+      | 'promotion_code_inactive'
+      | 'promotion_code_expired'
+      | 'promotion_code_first_time_only'
+      | 'promotion_code_exhausted',
+      string
+    >;
+  };
 }
 
 const en: CheckoutLabels = {
@@ -74,6 +89,14 @@ const en: CheckoutLabels = {
     checkingCard: 'Checking the card…',
     subscribing: 'Subscribing…',
     subscribed: 'Subscribed. Thank you.',
+    refusals: {
+      checkout_session_expired: 'This checkout expired. Nothing was charged.',
+      promotion_code_invalid: 'This promotion code does not exist.',
+      promotion_code_inactive: 'This promotion code is no longer active.',
+      promotion_code_expired: 'This promotion code has expired.',
+      promotion_code_first_time_only: 'This promotion code is for first-time customers only.',
+      promotion_code_exhausted: 'This promotion code has been used up.',
+    },
   },
 };
 
@@ -115,6 +138,14 @@ const de: CheckoutLabels = {
     checkingCard: 'Karte wird geprüft …',
     subscribing: 'Abonnement wird abgeschlossen …',
     subscribed: 'Abonniert. Vielen Dank.',
+    refusals: {
+      checkout_session_expired: 'Diese Bestellung ist abgelaufen. Es wurde nichts belastet.',
+      promotion_code_invalid: 'Diesen Aktionscode gibt es nicht.',
+      promotion_code_inactive: 'Dieser Aktionscode ist nicht mehr aktiv.',
+      promotion_code_expired: 'Dieser Aktionscode ist abgelaufen.',
+      promotion_code_first_time_only: 'Dieser Aktionscode gilt nur für Neukunden.',
+      promotion_code_exhausted: 'Dieser Aktionscode ist aufgebraucht.',
+    },
   },
 };
 
@@ -156,6 +187,14 @@ const fr: CheckoutLabels = {
     checkingCard: 'Vérification de la carte…',
     subscribing: 'Abonnement en cours…',
     subscribed: 'Abonné. Merci.',
+    refusals: {
+      checkout_session_expired: 'Ce paiement a expiré. Rien n’a été débité.',
+      promotion_code_invalid: 'Ce code promotionnel n’existe pas.',
+      promotion_code_inactive: 'Ce code promotionnel n’est plus actif.',
+      promotion_code_expired: 'Ce code promotionnel a expiré.',
+      promotion_code_first_time_only: 'Ce code promotionnel est réservé aux nouveaux clients.',
+      promotion_code_exhausted: 'Ce code promotionnel a atteint son nombre d’utilisations.',
+    },
   },
 };
 
@@ -197,6 +236,14 @@ const es: CheckoutLabels = {
     checkingCard: 'Comprobando la tarjeta…',
     subscribing: 'Suscribiendo…',
     subscribed: 'Suscrito. Gracias.',
+    refusals: {
+      checkout_session_expired: 'Este pago ha caducado. No se ha cobrado nada.',
+      promotion_code_invalid: 'Este código promocional no existe.',
+      promotion_code_inactive: 'Este código promocional ya no está activo.',
+      promotion_code_expired: 'Este código promocional ha caducado.',
+      promotion_code_first_time_only: 'Este código promocional es solo para clientes nuevos.',
+      promotion_code_exhausted: 'Este código promocional ya se ha agotado.',
+    },
   },
 };
 
@@ -237,6 +284,14 @@ const ja: CheckoutLabels = {
     checkingCard: 'カードを確認しています…',
     subscribing: 'お申し込み処理中…',
     subscribed: 'お申し込みが完了しました。ありがとうございました。',
+    refusals: {
+      checkout_session_expired: 'このお申し込みは有効期限が切れています。請求は行われていません。',
+      promotion_code_invalid: 'このプロモーションコードは存在しません。',
+      promotion_code_inactive: 'このプロモーションコードは現在無効です。',
+      promotion_code_expired: 'このプロモーションコードは有効期限が切れています。',
+      promotion_code_first_time_only: 'このプロモーションコードは初回のお客様専用です。',
+      promotion_code_exhausted: 'このプロモーションコードは利用上限に達しました。',
+    },
   },
 };
 

@@ -60,6 +60,8 @@ export interface PageLabels {
     saved: string;
     defaultCard: string;
     nothingCharged: string;
+    /** An attempt still open, by its code (services/control/hosted/payment-answer.ts OpenReason). */
+    open: Record<'payment_pending' | 'authentication_unavailable' | 'authentication_incomplete', string>;
   };
 }
 
@@ -124,6 +126,11 @@ const en: PageLabels = {
     saved: 'Saved: {card} is now your default card.',
     defaultCard: 'Your default card: {card}',
     nothingCharged: 'Nothing was charged.',
+    open: {
+      payment_pending: 'A payment of this invoice is in progress. Reload in a moment.',
+      authentication_unavailable: 'The bank asks for authentication, which this page cannot run.',
+      authentication_incomplete: 'The payment is not complete: authenticate it with your bank.',
+    },
   },
 };
 
@@ -190,6 +197,11 @@ const de: PageLabels = {
     saved: 'Gespeichert: {card} ist jetzt Ihre Standardkarte.',
     defaultCard: 'Ihre Standardkarte: {card}',
     nothingCharged: 'Es wurde nichts belastet.',
+    open: {
+      payment_pending: 'Eine Zahlung dieser Rechnung läuft bereits. Laden Sie die Seite gleich neu.',
+      authentication_unavailable: 'Ihre Bank verlangt eine Authentifizierung, die diese Seite nicht durchführen kann.',
+      authentication_incomplete: 'Die Zahlung ist nicht abgeschlossen: Bestätigen Sie sie bei Ihrer Bank.',
+    },
   },
 };
 
@@ -255,6 +267,11 @@ const fr: PageLabels = {
     saved: 'Enregistrée : {card} est désormais votre carte par défaut.',
     defaultCard: 'Votre carte par défaut : {card}',
     nothingCharged: 'Rien n’a été débité.',
+    open: {
+      payment_pending: 'Un paiement de cette facture est en cours. Rechargez la page dans un instant.',
+      authentication_unavailable: 'Votre banque demande une authentification que cette page ne peut pas effectuer.',
+      authentication_incomplete: 'Le paiement n’est pas terminé : authentifiez-le auprès de votre banque.',
+    },
   },
 };
 
@@ -319,6 +336,11 @@ const es: PageLabels = {
     saved: 'Guardada: {card} es ahora su tarjeta predeterminada.',
     defaultCard: 'Su tarjeta predeterminada: {card}',
     nothingCharged: 'No se ha cobrado nada.',
+    open: {
+      payment_pending: 'Hay un pago de esta factura en curso. Recargue la página en un momento.',
+      authentication_unavailable: 'Su banco pide una autenticación que esta página no puede realizar.',
+      authentication_incomplete: 'El pago no se ha completado: autentíquelo con su banco.',
+    },
   },
 };
 
@@ -382,6 +404,11 @@ const ja: PageLabels = {
     saved: '保存しました：{card} が既定のカードになりました。',
     defaultCard: '既定のカード：{card}',
     nothingCharged: '請求は行われていません。',
+    open: {
+      payment_pending: 'この請求書のお支払いを処理中です。しばらくしてから再読み込みしてください。',
+      authentication_unavailable: 'ご利用の銀行が認証を求めていますが、このページでは実行できません。',
+      authentication_incomplete: 'お支払いは完了していません。ご利用の銀行で認証してください。',
+    },
   },
 };
 
