@@ -101,6 +101,7 @@ t.test('portal, checkout, refused links and declines in the customer’s locale'
     const s = await w.made(admin, 'POST', '/v1/checkout_sessions', {
       plan_id: plan.id,
       customer_id: b.customerId,
+      allow_promotion_codes: true,
       success_url: `${base}/healthz`,
       cancel_url: `${base}/healthz?canceled=1`,
     });
@@ -117,6 +118,14 @@ t.test('portal, checkout, refused links and declines in the customer’s locale'
     await page.waitForSelector('#pay-message.error');
     t.equal(await text('#pay-message'), 'Votre carte a été refusée.');
     await screenshot(page, 'checkout-declined-fr');
+    // A good card and an unknown code: the 422's code picks the French text.
+    await h.enterCard('4242 4242 4242 4242');
+    await page.fill('#promotion-code', 'PASDECODE');
+    await page.click('#subscribe');
+    await page.waitForFunction(() => document.getElementById('pay-message')?.textContent?.includes('code'));
+    t.equal(await text('#pay-message'), 'Ce code promotionnel n’existe pas.');
+    const after = await w.made(admin, 'GET', `/v1/checkout_sessions/${s.id}`);
+    t.equal(after.status, 'open', 'nothing subscribed');
   });
 
   await t.test('es: a replaced card link is a 410 in Spanish; unknown links follow Accept-Language', async (t) => {
