@@ -93,7 +93,11 @@ t.test('the customer portal: plans, invoices, cards', async (t) => {
 
   await t.test('buying credit: offered when the operator allows it, charged once, credited once paid', async (t) => {
     await page.goto(`${base}/portal/balances`);
-    t.equal(await page.locator('form[aria-label="buy credit"]').count(), 0, 'off by default (customer_can_buy_credit)');
+    t.equal(
+      await page.locator('form[action="/portal/credit/buy"]').count(),
+      0,
+      'off by default (customer_can_buy_credit)',
+    );
     await w.made(w.operator.tokens.admin, 'PATCH', '/v1/portal_settings', { customer_can_buy_credit: true });
     await page.goto(`${base}/portal/balances`);
     await page.fill('#amount', '25');

@@ -28,7 +28,7 @@ export function balancesRoute(deps: ApiDeps, api: ApiRoutes): RouteDef {
     const t = invoiceTexts(visit.locale);
     const day = (iso: string | null) => (iso ? t.date(String(iso)) : '');
     const buy = mayBuy
-      ? `<form method="post" action="/portal/credit/buy" aria-label="buy credit">${csrfField(visit)}
+      ? `<form method="post" action="/portal/credit/buy" aria-label="${esc(l.buyCredit)}">${csrfField(visit)}
 <label for="amount">${esc(l.amountToBuy)}</label> <input id="amount" name="amount" required inputmode="decimal" pattern="[0-9]+([.][0-9]+)?">
 <button type="submit" id="buy-credit">${esc(l.buyCredit)}</button>
 <p class="hint">${esc(l.buyNote)}</p></form>`

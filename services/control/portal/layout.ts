@@ -31,7 +31,7 @@ export function portalPage(
   // The navigation in the visit's language (services/domain/portal/portal-texts.ts).
   const l = PORTAL_LABELS[portalLocale(o.locale ?? null, null)];
   const nav = o.current
-    ? `<nav aria-label="Portal"><ul class="portal-nav">${PORTAL_SECTIONS.map(
+    ? `<nav aria-label="${esc(l.portal)}"><ul class="portal-nav">${PORTAL_SECTIONS.map(
         ([href, section]) =>
           `<li><a href="${href}"${href === o.current ? ' aria-current="page"' : ''}>${esc(l.sections[section])}</a></li>`,
       ).join(

@@ -104,7 +104,7 @@ async function subscriptionSection(
         : action(visit, sub, 'pause', l.pause)
       : '',
     sub.status === 'active' && mayChange(settings, sub, {})
-      ? `<form class="inline" method="post" action="/portal/subscriptions/${esc(sub.id)}/promotion" aria-label="promotion code">${csrfField(visit)}<label for="code-${esc(sub.id)}">${esc(l.promotionCode)}</label> <input id="code-${esc(sub.id)}" name="code" required maxlength="64" autocomplete="off"> <button type="submit" id="promotion-${esc(sub.id)}">${esc(l.apply)}</button></form>`
+      ? `<form class="inline" method="post" action="/portal/subscriptions/${esc(sub.id)}/promotion" aria-label="${esc(l.promotionCode)}">${csrfField(visit)}<label for="code-${esc(sub.id)}">${esc(l.promotionCode)}</label> <input id="code-${esc(sub.id)}" name="code" required maxlength="64" autocomplete="off"> <button type="submit" id="promotion-${esc(sub.id)}">${esc(l.apply)}</button></form>`
       : '',
   ].join('');
   const lines = upcoming.lines

@@ -9,6 +9,8 @@ import { isLocale, type Locale } from '../invoices/invoice-texts.js';
  */
 export interface PortalLabels {
   sections: Record<'overview' | 'invoices' | 'paymentMethods' | 'balances' | 'billingDetails', string>;
+  /** The navigation's accessible name. */
+  portal: string;
   back: string;
   invoicesTitle: string;
   number: string;
@@ -42,6 +44,7 @@ const en: PortalLabels = {
     balances: 'Credit and entitlements',
     billingDetails: 'Billing details',
   },
+  portal: 'Portal',
   back: 'Back',
   invoicesTitle: 'Your invoices',
   number: 'Number',
@@ -89,6 +92,7 @@ const de: PortalLabels = {
     balances: 'Guthaben und Kontingente',
     billingDetails: 'Rechnungsdaten',
   },
+  portal: 'Portal',
   back: 'Zurück',
   invoicesTitle: 'Ihre Rechnungen',
   number: 'Nummer',
@@ -138,6 +142,7 @@ const fr: PortalLabels = {
     balances: 'Crédits et droits',
     billingDetails: 'Informations de facturation',
   },
+  portal: 'Portail',
   back: 'Retour',
   invoicesTitle: 'Vos factures',
   number: 'Numéro',
@@ -190,6 +195,7 @@ const es: PortalLabels = {
     balances: 'Crédito y derechos',
     billingDetails: 'Datos de facturación',
   },
+  portal: 'Portal',
   back: 'Volver',
   invoicesTitle: 'Sus facturas',
   number: 'Número',
@@ -238,6 +244,7 @@ const ja: PortalLabels = {
     balances: 'クレジットと利用枠',
     billingDetails: '請求先情報',
   },
+  portal: 'ポータル',
   back: '戻る',
   invoicesTitle: '請求書一覧',
   number: '番号',
