@@ -152,4 +152,25 @@ t.test('portal, checkout, refused links and declines in the customer’s locale'
     t.equal(ended.status, 403);
     t.match(await ended.text(), '<h1>Votre session du portail est terminée</h1>');
   });
+
+  await t.test('ja (the session’s ja-JP): the overview’s actions, flash, note and amounts', async (t) => {
+    const d = await h.customer('株式会社テスト');
+    const product = await w.product('Basic', 1000, 'JPY');
+    const sub = await w.made(d.tokens.write, 'POST', '/v1/subscriptions', { items: [{ product_id: product }] });
+    const session = await callJson(base, admin, 'POST', '/v1/portal_sessions', {
+      customer_id: d.customerId,
+      return_url: 'https://shop.example/account',
+      locale: 'ja-JP',
+    });
+    await page.goto(session.body.url);
+    t.equal(await page.getAttribute('html', 'lang'), 'ja');
+    t.equal(await text('h1'), 'ご契約中のプラン');
+    t.match(await text('.upcoming-amount'), /^[\d,]+ JPY$/, 'no decimals for JPY');
+    t.equal(await text(`#cancel-${sub.id}`), '期間の終了時に解約する');
+    await Promise.all([page.waitForEvent('load'), page.click(`#cancel-${sub.id}`)]);
+    t.equal(await text('#flash'), 'サブスクリプションは現在の期間の終了時に終了します。');
+    t.match(await text(`#cancel-note-${sub.id}`), /^\d{4}\/\d\d\/\d\dに終了します。$/, 'the date as ja writes it');
+    t.equal(await text(`#keep-${sub.id}`), 'サブスクリプションを継続する');
+    await screenshot(page, 'portal-overview-ja');
+  });
 });
