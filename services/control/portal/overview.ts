@@ -119,7 +119,7 @@ async function subscriptionSection(
       : '';
   return `<section class="subscription" id="sub-${esc(sub.id)}" aria-labelledby="plan-${esc(sub.id)}">
 <h2 id="plan-${esc(sub.id)}">${esc(plan?.name ?? l.yourSubscription)}</h2>
-<p>${esc(l.currentPeriod)} <span class="period">${esc(t.labels.range(t.date(sub.current_period_start), t.date(new Date(Date.parse(sub.current_period_end) - 1).toISOString())))}</span></p>
+<p>${escWith(l.currentPeriod, `<span class="period">${esc(t.labels.range(t.date(sub.current_period_start), t.date(new Date(Date.parse(sub.current_period_end) - 1).toISOString())))}</span>`)}</p>
 <ul class="items">${names.map((n: string, i: number) => `<li>${esc(n)}${numText(sub.items[i].quantity) !== '1' && sub.items[i].quantity !== undefined ? ` × ${esc(t.quantity(numText(sub.items[i].quantity)))}` : ''}</li>`).join('')}</ul>
 ${notes}
 ${sub.discount ? `<p class="note" id="discount-${esc(sub.id)}">${esc(l.discount(sub.discount.coupon?.name ?? ''))}</p>` : ''}
@@ -129,7 +129,7 @@ ${choices}
 ${charts.join('') || `<p class="muted">${esc(l.noMetered)}</p>`}
 <h3>${esc(l.upcomingTitle)}</h3>
 <table class="lines upcoming"><tbody>${lines}</tbody></table>
-<p>${esc(l.totalSoFar)} <strong class="upcoming-amount">${esc(t.money(numText(upcoming.amount), upcoming.currency))}</strong></p>
+<p>${escWith(l.totalSoFar, `<strong class="upcoming-amount">${esc(t.money(numText(upcoming.amount), upcoming.currency))}</strong>`)}</p>
 </section>`;
 }
 

@@ -11,7 +11,7 @@ export interface OverviewLabels {
   noSubscription: string;
   yourSubscription: string;
   done: Record<'cancel' | 'keep' | 'pause' | 'resume' | 'upgraded' | 'scheduled' | 'promotion', string>;
-  currentPeriod: string;
+  currentPeriod: (range: string) => string;
   endsOn: (day: string) => string;
   pausedSince: (day: string) => string;
   changesTo: (plan: string, day: string) => string;
@@ -28,7 +28,7 @@ export interface OverviewLabels {
   dailyUsage: (name: string) => string;
   meter: (n: string) => string;
   upcomingTitle: string;
-  totalSoFar: string;
+  totalSoFar: (amount: string) => string;
   changePlan: string;
   planChangeNote: string;
 }
@@ -46,7 +46,7 @@ const en: OverviewLabels = {
     scheduled: 'Your plan changes at the end of the current period.',
     promotion: 'The promotion code is applied from this period on.',
   },
-  currentPeriod: 'Current period:',
+  currentPeriod: (range) => `Current period: ${range}`,
   endsOn: (d) => `Ends on ${d}.`,
   pausedSince: (d) => `Invoicing paused since ${d}.`,
   changesTo: (plan, d) => `Changes to ${plan} on ${d}.`,
@@ -63,7 +63,7 @@ const en: OverviewLabels = {
   dailyUsage: (name) => `Daily usage of ${name}`,
   meter: (n) => `meter ${n}`,
   upcomingTitle: 'Upcoming invoice',
-  totalSoFar: 'Total so far:',
+  totalSoFar: (amount) => `Total so far: ${amount}`,
   changePlan: 'Change plan',
   planChangeNote: 'An upgrade starts now (this period is pro-rated); a downgrade starts when this period ends.',
 };
@@ -82,7 +82,7 @@ const de: OverviewLabels = {
     scheduled: 'Ihr Tarif ändert sich zum Ende des laufenden Zeitraums.',
     promotion: 'Der Aktionscode gilt ab diesem Zeitraum.',
   },
-  currentPeriod: 'Laufender Zeitraum:',
+  currentPeriod: (range) => `Laufender Zeitraum: ${range}`,
   endsOn: (d) => `Endet am ${d}.`,
   pausedSince: (d) => `Rechnungsstellung pausiert seit ${d}.`,
   changesTo: (plan, d) => `Wechselt am ${d} zu ${plan}.`,
@@ -99,7 +99,7 @@ const de: OverviewLabels = {
   dailyUsage: (name) => `Tägliche Nutzung von ${name}`,
   meter: (n) => `Zähler ${n}`,
   upcomingTitle: 'Nächste Rechnung',
-  totalSoFar: 'Bisher insgesamt:',
+  totalSoFar: (amount) => `Bisher insgesamt: ${amount}`,
   changePlan: 'Tarif wechseln',
   planChangeNote:
     'Ein Upgrade gilt sofort (dieser Zeitraum wird anteilig berechnet); ein Downgrade gilt ab dem Ende dieses Zeitraums.',
@@ -119,7 +119,7 @@ const fr: OverviewLabels = {
     scheduled: 'Votre formule change à la fin de la période en cours.',
     promotion: 'Le code promotionnel s’applique à partir de cette période.',
   },
-  currentPeriod: 'Période en cours :',
+  currentPeriod: (range) => `Période en cours : ${range}`,
   endsOn: (d) => `Prend fin le ${d}.`,
   pausedSince: (d) => `Facturation suspendue depuis le ${d}.`,
   changesTo: (plan, d) => `Passe à ${plan} le ${d}.`,
@@ -136,7 +136,7 @@ const fr: OverviewLabels = {
   dailyUsage: (name) => `Consommation quotidienne de ${name}`,
   meter: (n) => `compteur ${n}`,
   upcomingTitle: 'Prochaine facture',
-  totalSoFar: 'Total à ce jour :',
+  totalSoFar: (amount) => `Total à ce jour : ${amount}`,
   changePlan: 'Changer de formule',
   planChangeNote:
     'Une montée en gamme s’applique immédiatement (cette période est calculée au prorata) ; une descente en gamme à la fin de cette période.',
@@ -155,7 +155,7 @@ const es: OverviewLabels = {
     scheduled: 'Su plan cambia al final del periodo actual.',
     promotion: 'El código promocional se aplica a partir de este periodo.',
   },
-  currentPeriod: 'Periodo actual:',
+  currentPeriod: (range) => `Periodo actual: ${range}`,
   endsOn: (d) => `Termina el ${d}.`,
   pausedSince: (d) => `Facturación en pausa desde el ${d}.`,
   changesTo: (plan, d) => `Cambia a ${plan} el ${d}.`,
@@ -172,7 +172,7 @@ const es: OverviewLabels = {
   dailyUsage: (name) => `Consumo diario de ${name}`,
   meter: (n) => `medidor ${n}`,
   upcomingTitle: 'Próxima factura',
-  totalSoFar: 'Total hasta ahora:',
+  totalSoFar: (amount) => `Total hasta ahora: ${amount}`,
   changePlan: 'Cambiar de plan',
   planChangeNote:
     'Una mejora empieza ya (este periodo se prorratea); un cambio a un plan inferior empieza al final de este periodo.',
@@ -191,7 +191,7 @@ const ja: OverviewLabels = {
     scheduled: 'プランは現在の期間の終了時に変更されます。',
     promotion: 'プロモーションコードは今期から適用されます。',
   },
-  currentPeriod: '現在の期間：',
+  currentPeriod: (range) => `現在の期間：${range}`,
   endsOn: (d) => `${d}に終了します。`,
   pausedSince: (d) => `${d}から請求を一時停止中です。`,
   changesTo: (plan, d) => `${d}に${plan}へ変更されます。`,
@@ -208,7 +208,7 @@ const ja: OverviewLabels = {
   dailyUsage: (name) => `${name}の日別ご利用量`,
   meter: (n) => `メーター ${n}`,
   upcomingTitle: '次回の請求書',
-  totalSoFar: '現時点の合計：',
+  totalSoFar: (amount) => `現時点の合計：${amount}`,
   changePlan: 'プランを変更',
   planChangeNote: 'アップグレードはすぐに適用され（今期は日割り計算）、ダウングレードは今期の終了時に適用されます。',
 };
