@@ -65,9 +65,7 @@ export interface ClaimOptions {
 export async function claimDueAttempts(pg: PgPool, o: ClaimOptions): Promise<ClaimedAttempt[]> {
   // The window function runs over a bounded slice of the due rows (oldest first), so a large backlog costs
   // the same per claim; FOR UPDATE cannot sit beside a window function, hence the separate locking step.
-  const r = await pg.query<
-    ClaimedAttempt & { event_data: Record<string, unknown> | null; event_created_at: Date | null }
-  >(
+  const r = await pg.query<Omit<ClaimedAttempt, 'event'>>(
     `WITH candidates AS (
        SELECT id FROM (
          SELECT id, webhook_id, row_number() OVER (PARTITION BY webhook_id ORDER BY next_attempt_at, seq) AS rn
@@ -83,21 +81,30 @@ export async function claimDueAttempts(pg: PgPool, o: ClaimOptions): Promise<Cla
         FOR UPDATE SKIP LOCKED
      )
      UPDATE webhook_deliveries d SET lease_until = now() + make_interval(secs => $3::float8 / 1000)
-       FROM (SELECT l.id, w.url, w.status AS webhook_status, w.secret_sealed, w.previous_secret_sealed, w.previous_secret_expires_at,
-                    e.data AS event_data, e.created_at AS event_created_at
+       FROM (SELECT l.id, w.url, w.status AS webhook_status, w.secret_sealed, w.previous_secret_sealed, w.previous_secret_expires_at
                FROM locked l
                JOIN webhook_deliveries dd ON dd.id = l.id
-               JOIN webhooks w ON w.id = dd.webhook_id
-               LEFT JOIN outbox_events e ON e.id = dd.event_id) x
+               JOIN webhooks w ON w.id = dd.webhook_id) x
       WHERE d.id = x.id
      RETURNING d.id, d.webhook_id, d.account_id, d.event_id, d.event_type, d.attempt, x.url, x.webhook_status, x.secret_sealed,
-               x.previous_secret_sealed, x.previous_secret_expires_at, x.event_data, x.event_created_at`,
+               x.previous_secret_sealed, x.previous_secret_expires_at`,
     [o.now, o.limit, o.leaseMs, o.perWebhook, [...o.busy.keys()], [...o.busy.values()]],
   );
-  return r.rows.map(({ event_data, event_created_at, ...row }) => ({
-    ...row,
-    event: event_data && event_created_at ? { data: event_data, created_at: event_created_at } : null,
-  }));
+  if (r.rows.length === 0) return [];
+  // One event goes to many webhooks: its data is read (and parsed) once per claim, not once per attempt.
+  const events = await eventsById(pg, [...new Set(r.rows.map((a) => a.event_id))]);
+  return r.rows.map((row) => ({ ...row, event: events.get(row.event_id) ?? null }));
+}
+
+async function eventsById(
+  pg: PgPool,
+  ids: string[],
+): Promise<Map<string, { data: Record<string, unknown>; created_at: Date }>> {
+  const r = await pg.query<{ id: string; data: Record<string, unknown>; created_at: Date }>(
+    'SELECT id, data, created_at FROM outbox_events WHERE id = ANY($1::text[])',
+    [ids],
+  );
+  return new Map(r.rows.map((e) => [e.id, { data: e.data, created_at: e.created_at }]));
 }
 
 /** What one attempt came to. `retryAt` null: no further attempt (success, 410, or the schedule ran out). */
