@@ -65,6 +65,9 @@ t.test('emails and credit notes in the customer locale', async (t) => {
       failed.text,
       `Wir konnten die Zahlung der Rechnung ${inv.number} (1.234,50 EUR, 01.10.2026 bis 31.10.2026)`,
     );
+    // No card on file: the refusal in German, the processor's code beside it.
+    t.equal(inv.last_payment_error?.code, 'no_payment_method');
+    t.match(failed.text, 'Grund: Es ist keine Karte hinterlegt (no_payment_method).');
   });
 
   await t.test('ja: the invoice email in Japanese, 1,234.50 EUR, 2026/10/01', async (t) => {

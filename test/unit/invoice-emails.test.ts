@@ -52,7 +52,28 @@ t.test('subject, text, HTML and attachment name of each email', async (t) => {
     failure: { code: 'insufficient_funds', message: 'The card has insufficient funds.' },
   });
   t.equal(failed.subject, 'Payment failed for invoice 000042 from Acme Ltd: 49.99 USD');
-  t.match(failed.text, 'What failed: The card has insufficient funds (insufficient_funds).');
+  t.match(failed.text, 'What failed: Your card has insufficient funds (insufficient_funds).');
+  t.match(
+    composeEmail({
+      kind: 'payment_failed',
+      invoice,
+      seller,
+      failure: { code: 'card_declined', message: 'The card was declined.', decline_code: 'expired_card' },
+    }).text,
+    'What failed: Your card has expired (card_declined).',
+    'the decline code chooses the text when there is one',
+  );
+  t.match(
+    composeEmail({
+      kind: 'payment_failed',
+      invoice,
+      seller,
+      locale: 'de',
+      failure: { code: 'lost_card', message: 'The card was declined.' },
+    }).text,
+    'Grund: Die Zahlung wurde abgelehnt (lost_card).',
+    "a code with no text of its own: the generic refusal, in the customer's language",
+  );
   t.match(failed.text, 'Please check your payment method; we will try again. The invoice is attached.');
   const note = composeEmail({
     kind: 'credit_note',

@@ -14,7 +14,7 @@ import { PORTAL_LABELS, portalLocale } from '../../services/domain/portal/portal
 import { OVERVIEW_LABELS } from '../../services/domain/portal/overview-texts.js';
 import { ACCOUNT_LABELS } from '../../services/domain/portal/account-texts.js';
 import { CHECKOUT_LABELS } from '../../services/domain/checkout/checkout-texts.js';
-import { DECLINE_CODES, DECLINE_LABELS } from '../../services/domain/hosted-pages/decline-texts.js';
+import { DECLINE_CODES, DECLINE_LABELS } from '../../services/domain/payments/decline-texts.js';
 
 /**
  * The customer-facing texts per locale (docs/billing.md "Languages"): every table has every key of English and no

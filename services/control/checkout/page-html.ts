@@ -1,6 +1,6 @@
 import { invoiceTexts, type Locale } from '../../domain/invoices/invoice-texts.js';
 import { CHECKOUT_LABELS, type CheckoutLabels } from '../../domain/checkout/checkout-texts.js';
-import { DECLINE_LABELS } from '../../domain/hosted-pages/decline-texts.js';
+import { DECLINE_LABELS } from '../../domain/payments/decline-texts.js';
 import type { PlanVersionRow } from '../../domain/plans/types.js';
 import type { ProductRow } from '../../domain/products/types.js';
 import type { CouponRow } from '../../domain/coupons/types.js';

@@ -1,7 +1,7 @@
 import type { RouteDef } from '../../../shared/http/route.js';
 import { reply } from '../../../shared/http/reply.js';
 import { CHECKOUT_LABELS } from '../../domain/checkout/checkout-texts.js';
-import { DECLINE_LABELS } from '../../domain/hosted-pages/decline-texts.js';
+import { DECLINE_LABELS } from '../../domain/payments/decline-texts.js';
 import { REFUSAL_FUNCTION } from '../hosted/decline-script.js';
 
 /**

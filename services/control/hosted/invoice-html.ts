@@ -2,7 +2,7 @@ import type { InvoicePdfTask } from '../../workers/invoice-pdf.js';
 import type { PayPanel } from '../../domain/hosted-pages/invoice-view.js';
 import { PAGE_LABELS } from '../../domain/hosted-pages/page-texts.js';
 import { invoiceTexts, type Locale } from '../../domain/invoices/invoice-texts.js';
-import { DECLINE_LABELS } from '../../domain/hosted-pages/decline-texts.js';
+import { DECLINE_LABELS } from '../../domain/payments/decline-texts.js';
 import { amountDue } from '../../domain/invoices/types.js';
 import { esc } from './templates.js';
 

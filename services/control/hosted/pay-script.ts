@@ -1,5 +1,5 @@
 import { PAGE_LABELS } from '../../domain/hosted-pages/page-texts.js';
-import { DECLINE_LABELS } from '../../domain/hosted-pages/decline-texts.js';
+import { DECLINE_LABELS } from '../../domain/payments/decline-texts.js';
 import { REFUSAL_FUNCTION } from './decline-script.js';
 
 /**

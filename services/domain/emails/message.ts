@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { invoiceTexts, type InvoiceTexts } from '../invoices/invoice-texts.js';
+import { declineText } from '../payments/decline-texts.js';
 import { EMAIL_LABELS, type EmailLabels } from './email-texts.js';
 import type { EmailKind } from './triggers.js';
 import { renderHtml, safeHref, type HtmlEmail } from './html.js';
@@ -14,7 +15,7 @@ export interface EmailDocument {
   /** The seller (services/domain/seller/profile.ts): its name ('' when unset), where to write, whether a logo goes along. */
   seller: { name: string; support_email: string | null; logo: boolean };
   /** Payment-failed emails: what failed, as the invoice's last_payment_error says. */
-  failure?: { code: string; message: string } | null;
+  failure?: { code: string; message: string; decline_code?: string } | null;
   /** Links minted by the hosted pages (./links.ts); null: the email goes without. */
   links?: { invoice: string | null; update_payment_method: string | null };
   /** The customer is on a test clock: the subject and the first line say it is a test. */
@@ -74,8 +75,10 @@ function contentOf(d: EmailDocument, t: InvoiceTexts, l: EmailLabels): Content {
         filename: `${inv.id}.pdf`,
       };
     case 'payment_failed': {
-      // The processor's own words (its message and code), as it gave them.
-      const why = d.failure ? `${d.failure.message.replace(/\.$/, '')} (${d.failure.code}).` : null;
+      // The refusal in the customer's language, as the hosted pages tell it, with the processor's code beside it.
+      const why = d.failure
+        ? `${declineText(t.locale, d.failure.decline_code, d.failure.code).replace(/\.$/, '')} (${d.failure.code}).`
+        : null;
       const next = safeHref(links.update_payment_method) ? l.updateAndRetry : l.checkAndRetry;
       return {
         ...base,

@@ -1,11 +1,12 @@
 import type { Locale } from '../invoices/invoice-texts.js';
 
 /**
- * What the hosted invoice, card and checkout pages tell a customer whose card was refused, in its language: chosen by
- * the processor's decline code, then its error code (Stripe's `decline_code` / `code`, meterline's failure codes of
- * services/domain/billing/payment-outcomes.ts), else `declined`. Lost, stolen or fraud declines fall to `declined` on
- * purpose (Stripe's advice: never tell them apart). The pages' scripts do the choosing (services/control/hosted/
- * decline-script.ts) — Stripe.js's errors exist in the browser only; the API's problems stay English.
+ * What the hosted invoice, card and checkout pages and the payment-failed email tell a customer whose card was
+ * refused, in its language: chosen by the processor's decline code, then its error code (Stripe's `decline_code` /
+ * `code`, meterline's failure codes of services/domain/billing/payment-outcomes.ts), else `declined`. Lost, stolen or
+ * fraud declines fall to `declined` on purpose (Stripe's advice: never tell them apart). The pages' scripts do the
+ * choosing in the browser (services/control/hosted/decline-script.ts: Stripe.js's errors exist there only), the email
+ * through `declineText`; the API's problems stay English.
  */
 export const DECLINE_CODES = [
   'card_declined',
@@ -100,3 +101,10 @@ const ja: DeclineLabels = {
 
 /** Every language's table (a unit test checks each has every key of `en`). */
 export const DECLINE_LABELS: Record<Locale, DeclineLabels> = { en, de, fr, es, ja };
+
+/** The text of a refusal in a language: its first code that has one (decline code, then error code), else `declined`. */
+export function declineText(locale: Locale, ...codes: (string | null | undefined)[]): string {
+  const labels = DECLINE_LABELS[locale];
+  for (const code of codes) if (code && Object.hasOwn(labels, code)) return labels[code as keyof DeclineLabels];
+  return labels.declined;
+}
