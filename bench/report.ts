@@ -1,6 +1,6 @@
 import { cpus, loadavg, totalmem } from 'node:os';
 import type { NoisyNeighbourResult } from './phases/noisy-neighbour.js';
-import type { WebhooksResult } from './phases/webhooks.js';
+import { webhooksGoals, type WebhooksResult } from './phases/webhooks.js';
 import { billingRunLines, type BillingRunResult } from './phases/billing-run.js';
 import { stripeBillingLines, type StripeBillingResult } from './phases/stripe-billing.js';
 import { dimensionReadLines, type DimensionReadsResult } from './phases/dimension-reads.js';
@@ -218,6 +218,7 @@ export function goalsOf(r: BenchReport): Goal[] {
   if (r.attributed) goals.push(...attributedGoals(r.attributed));
   if (r.entitlement_check) goals.push(...entitlementCheckGoals(r.entitlement_check));
   if (r.hot_read) goals.push(...hotReadGoals(r.hot_read));
+  if (r.webhooks) goals.push(...webhooksGoals(r.webhooks));
   if (r.count_check)
     goals.push({
       goal: 'ClickHouse count == accepted',

@@ -14,25 +14,42 @@ export interface FirstAttempt {
   accountId: string;
   eventId: string;
   eventType: string;
+  /** Leased to the inserting process at once (its dispatcher sends it without claiming it). */
+  leased?: boolean;
 }
 
-/** Attempt 1 of each (event, webhook), due at `due`; a redelivered event finds its rows and adds none. */
-export async function insertFirstAttempts(pg: PgPool, rows: FirstAttempt[], due: Date): Promise<number> {
-  if (rows.length === 0) return 0;
-  const r = await pg.query(
-    `INSERT INTO webhook_deliveries (id, webhook_id, account_id, event_id, event_type, attempt, status, next_attempt_at)
-     SELECT i, w, a, e, t, 1, 'pending', $6 FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[]) AS x(i, w, a, e, t)
-     ON CONFLICT (event_id, webhook_id, attempt) DO NOTHING`,
+/**
+ * Attempt 1 of each (event, webhook), due at `due`; a redelivered event finds its rows and adds none. A row asked
+ * `leased` is inserted with a lease of `leaseMs`, as a claim would have left it. Returns each row's new id, or null
+ * where the row already existed (then its lease, if any, is not ours).
+ */
+export async function insertFirstAttempts(
+  pg: PgPool,
+  rows: FirstAttempt[],
+  due: Date,
+  leaseMs = 0,
+): Promise<(string | null)[]> {
+  if (rows.length === 0) return [];
+  const ids = rows.map(() => newId('whd'));
+  const r = await pg.query<{ id: string }>(
+    `INSERT INTO webhook_deliveries (id, webhook_id, account_id, event_id, event_type, attempt, status, next_attempt_at, lease_until)
+     SELECT i, w, a, e, t, 1, 'pending', $6, CASE WHEN l THEN now() + make_interval(secs => $7::float8 / 1000) END
+       FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $8::bool[]) AS x(i, w, a, e, t, l)
+     ON CONFLICT (event_id, webhook_id, attempt) DO NOTHING
+     RETURNING id`,
     [
-      rows.map(() => newId('whd')),
+      ids,
       rows.map((r) => r.webhookId),
       rows.map((r) => r.accountId),
       rows.map((r) => r.eventId),
       rows.map((r) => r.eventType),
       due,
+      leaseMs,
+      rows.map((r) => r.leased === true),
     ],
   );
-  return r.rowCount ?? 0;
+  const inserted = new Set(r.rows.map((x) => x.id));
+  return ids.map((id) => (inserted.has(id) ? id : null));
 }
 
 /** A claimed attempt with what sending it needs. `event` is null when the event was purged. */
@@ -186,14 +203,24 @@ export async function releaseAttempts(pg: PgPool, ids: string[]): Promise<void> 
     ]);
 }
 
+/** An enabled webhook, with what fanning events out to it and sending them needs. */
+export interface EnabledWebhook {
+  id: string;
+  account_id: string;
+  events: string[];
+  scope: 'account' | 'deployment';
+  url: string;
+  secret_sealed: string;
+  previous_secret_sealed: string | null;
+  previous_secret_expires_at: Date | null;
+}
+
 /** The enabled webhooks of these accounts with their subscribed types, for fanning events out. */
-export async function enabledWebhooksOf(
-  pg: PgPool,
-  accountIds: string[],
-): Promise<{ id: string; account_id: string; events: string[]; scope: 'account' | 'deployment' }[]> {
+export async function enabledWebhooksOf(pg: PgPool, accountIds: string[]): Promise<EnabledWebhook[]> {
   // The accounts' own webhooks, and the deployment webhooks (operator mode), which receive every account's events.
-  const r = await pg.query<{ id: string; account_id: string; events: string[]; scope: 'account' | 'deployment' }>(
-    `SELECT id, account_id, events, scope FROM webhooks
+  const r = await pg.query<EnabledWebhook>(
+    `SELECT id, account_id, events, scope, url, secret_sealed, previous_secret_sealed, previous_secret_expires_at
+       FROM webhooks
       WHERE (account_id = ANY($1::text[]) OR scope = 'deployment') AND status = 'enabled' ORDER BY seq`,
     [accountIds],
   );

@@ -46,6 +46,7 @@ export function createDispatcherParts(infra: Infra, opts: DispatcherOptions = {}
     ...clock,
     ...opts.fanout,
     onRecorded: () => delivery.wake(),
+    handoff: delivery,
     // Emails are recorded with the webhook deliveries, before the event is acked: none lost, none doubled.
     ...(mail && {
       alsoRecord: async (events) => {

@@ -10,7 +10,20 @@ import {
 import type { Infra } from '../../../shared/infra.js';
 import type { Component } from '../role.js';
 import type { EventEnvelope } from '../../domain/events/outbox-store.js';
-import { enabledWebhooksOf, insertFirstAttempts, type FirstAttempt } from '../../domain/webhooks/delivery-store.js';
+import {
+  enabledWebhooksOf,
+  insertFirstAttempts,
+  type ClaimedAttempt,
+  type EnabledWebhook,
+  type FirstAttempt,
+} from '../../domain/webhooks/delivery-store.js';
+
+/** The sender of the same process, which takes first attempts leased at insert (./handed-attempts.ts). */
+export interface FirstAttemptHandoff {
+  leaseMs: number;
+  handOffPlan(webhookIds: string[]): boolean[];
+  handOver(attempts: ClaimedAttempt[], leaseEndsAt: number): void;
+}
 
 export interface FanoutOptions {
   /** When first attempts are due (the delivery clock). */
@@ -27,6 +40,8 @@ export interface FanoutOptions {
    * failure naks them like a failed webhook write. Must be idempotent: a redelivered event comes through again.
    */
   alsoRecord?: (events: EventEnvelope[]) => Promise<void>;
+  /** First attempts this process sends without claiming them; without it every attempt waits for a claim. */
+  handoff?: FirstAttemptHandoff;
 }
 
 const DEFAULTS: FanoutOptions = { clock: () => new Date(), maxBatch: 500, maxWaitMs: 5, ackWaitMs: 30_000 };
@@ -126,14 +141,28 @@ export class EventFanout implements Component {
     try {
       const hooks = await enabledWebhooksOf(this.infra.pg, [...new Set(events.map((e) => e.account_id))]);
       const rows: FirstAttempt[] = [];
+      const targets: { e: EventEnvelope; h: EnabledWebhook }[] = [];
       for (const e of events) {
         for (const h of hooks) {
           // A delivery is the webhook's account's (its log lists it): a deployment webhook's, every customer's events.
-          if ((h.account_id === e.account_id || h.scope === 'deployment') && h.events.includes(e.type))
+          if ((h.account_id === e.account_id || h.scope === 'deployment') && h.events.includes(e.type)) {
             rows.push({ webhookId: h.id, accountId: h.account_id, eventId: e.id, eventType: e.type });
+            targets.push({ e, h });
+          }
         }
       }
-      const inserted = await insertFirstAttempts(this.infra.pg, rows, this.opts.clock());
+      const handoff = this.opts.handoff;
+      const leased = handoff?.handOffPlan(rows.map((r) => r.webhookId)) ?? [];
+      rows.forEach((r, i) => {
+        r.leased = leased[i] === true;
+      });
+      // Taken before the insert: Postgres starts the lease later than this, never earlier.
+      const leaseEndsAt = Date.now() + (handoff?.leaseMs ?? 0);
+      const ids = await insertFirstAttempts(this.infra.pg, rows, this.opts.clock(), handoff?.leaseMs ?? 0);
+      const inserted = ids.filter((id) => id !== null).length;
+      // Rows a redelivered event already had (id null) are not ours to send: a claim finds them.
+      const handed = ids.flatMap((id, i) => (id !== null && leased[i] ? [firstAttempt(id, targets[i]!)] : []));
+      if (handoff && handed.length) handoff.handOver(handed, leaseEndsAt);
       await this.opts.alsoRecord?.(events);
       for (const m of usable) m.ack();
       this.fannedOut.inc({ what: 'events' }, usable.length);
@@ -162,4 +191,22 @@ export class EventFanout implements Component {
     if (!this.messages || this.stopping) return { ok: false, detail: 'not consuming' };
     return this.lastError ? { ok: false, detail: this.lastError } : { ok: true };
   }
+}
+
+/** A first attempt as a claim would return it, from the event on the stream and the webhook just read. */
+function firstAttempt(id: string, { e, h }: { e: EventEnvelope; h: EnabledWebhook }): ClaimedAttempt {
+  return {
+    id,
+    webhook_id: h.id,
+    account_id: h.account_id,
+    event_id: e.id,
+    event_type: e.type,
+    attempt: 1,
+    url: h.url,
+    webhook_status: 'enabled',
+    secret_sealed: h.secret_sealed,
+    previous_secret_sealed: h.previous_secret_sealed,
+    previous_secret_expires_at: h.previous_secret_expires_at,
+    event: { data: e.data, created_at: new Date(e.created_at) },
+  };
 }

@@ -10,12 +10,14 @@ import type { AddressLookup } from '../../domain/webhooks/url-safety.js';
 import {
   claimDueAttempts,
   recordOutcomes,
+  releaseAttempts,
   type AttemptOutcome,
   type ClaimedAttempt,
 } from '../../domain/webhooks/delivery-store.js';
 import { nextAttemptAt, RETRY_DELAYS_MS } from '../../domain/webhooks/retry-schedule.js';
 import { WebhookSender, type SendResult } from './sender.js';
 import { DeliveryPump } from './delivery-pump.js';
+import { HandedAttempts } from './handed-attempts.js';
 
 export interface DeliveryOptions {
   /** When attempts are due (tests move it forward instead of waiting minutes). Leases use real time. */
@@ -49,6 +51,10 @@ export const DEFAULT_DELIVERY_OPTIONS: DeliveryOptions = {
 };
 
 const SECRET_CACHE_MAX = 10_000;
+/** First attempts held from the fan-out, per in-flight place and per webhook place: a second or so of sending. */
+const HANDED_PER_PLACE = 4;
+/** Lease left, beyond the request timeout, below which a handed attempt is left to a claim rather than sent. */
+const HANDED_LEASE_MARGIN_MS = 15_000;
 const OUTCOME_BATCH = 256;
 const OUTCOME_FLUSH_MS = 20;
 
@@ -72,6 +78,7 @@ export class WebhookDelivery implements Component {
   /** Attempts this process is sending or has not recorded yet: a claim that returns one again is skipped. */
   private readonly held = new Set<string>();
   private readonly sends = new Set<Promise<void>>();
+  private readonly handed: HandedAttempts;
   private outcomes: AttemptOutcome[] = [];
   private flushing: Promise<void> | null = null;
   private readonly attempts;
@@ -91,6 +98,13 @@ export class WebhookDelivery implements Component {
       pass: () => this.pass(),
     });
     this.secretKey = webhookSecretKey(infra.config.SECRET_KEY);
+    this.handed = new HandedAttempts({
+      max: this.opts.globalConcurrency * HANDED_PER_PLACE,
+      maxPerWebhook: this.opts.perWebhookConcurrency * HANDED_PER_PLACE,
+      // A short lease (tests) leaves a short margin: what is not sent within it goes to a claim.
+      minLeaseLeftMs:
+        this.opts.timeoutMs + Math.min(HANDED_LEASE_MARGIN_MS, (this.opts.leaseMs - this.opts.timeoutMs) / 2),
+    });
     const m = infra.metrics;
     this.attempts = m.counter(
       'meterline_webhook_attempts_total',
@@ -124,6 +138,13 @@ export class WebhookDelivery implements Component {
     // Requests in flight finish (bounded by the timeout) and are recorded; nothing more is claimed.
     while (this.sends.size) await Promise.allSettled([...this.sends]);
     await this.flush();
+    // Handed attempts not sent: their leases are given back, so that another dispatcher sends them at once.
+    const unsent = this.handed.drain();
+    for (const a of unsent) this.held.delete(a.id);
+    await releaseAttempts(
+      this.infra.pg,
+      unsent.map((a) => a.id),
+    ).catch((err) => this.infra.log.warn({ err }, 'webhook delivery: giving back handed attempts failed'));
     clearTimeout(this.flushTimer);
     await this.pool?.destroy();
     this.sender?.close();
@@ -138,11 +159,41 @@ export class WebhookDelivery implements Component {
     this.pump.wake();
   }
 
-  /** One pass of the pump (./delivery-pump.ts): claim due attempts and send them, batch after batch. */
+  /** How long the fan-out leases the first attempts it hands over (./event-fanout.ts). */
+  get leaseMs(): number {
+    return this.opts.leaseMs;
+  }
+
+  /** Which of these first attempts (their webhooks, in order) the fan-out may lease to this process and hand over. */
+  handOffPlan(webhookIds: string[]): boolean[] {
+    return this.pump.isStopped ? webhookIds.map(() => false) : this.handed.plan(webhookIds);
+  }
+
+  /** First attempts the fan-out inserted leased to this process until `leaseEndsAt`: sent before anything is claimed. */
+  handOver(attempts: ClaimedAttempt[], leaseEndsAt: number): void {
+    for (const a of attempts) this.held.add(a.id);
+    this.handed.add(attempts.map((attempt) => ({ attempt, leaseEndsAt })));
+    this.wake();
+  }
+
+  /** One pass of the pump (./delivery-pump.ts): send handed attempts, claim due ones and send them, batch after batch. */
   private async pass(): Promise<void> {
     while (!this.pump.isStopped) {
       const limit = Math.min(this.opts.claimBatch, this.opts.globalConcurrency - this.inflight);
       if (limit <= 0) return;
+      if (this.handed.size) {
+        const { send, expired } = this.handed.take(
+          limit,
+          (webhookId) => this.opts.perWebhookConcurrency - (this.busy.get(webhookId) ?? 0),
+          Date.now(),
+        );
+        // Left to a claim once their leases end: this process may claim them too, so they are no longer held.
+        for (const a of expired) this.held.delete(a.id);
+        if (send.length) {
+          await this.deliver(send);
+          continue;
+        }
+      }
       const claimed = await claimDueAttempts(this.infra.pg, {
         now: this.opts.clock(),
         limit,
