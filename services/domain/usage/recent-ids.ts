@@ -1,4 +1,5 @@
 import type { RowIdentity } from './claims.js';
+import { HashSet53 } from './hash-set.js';
 
 const HOUR_MS = 3_600_000;
 /** Claims kept beyond the window (rows accepted a little before the filter's load still get an answer). */
@@ -8,7 +9,7 @@ const RELOAD_EVERY_MS = 30_000;
 
 /** One account's part: 53-bit hashes of the identities it claimed, by hour of accept time. */
 interface AccountIds {
-  hours: Map<number, Set<number>>;
+  hours: Map<number, HashSet53>;
   /** Every claim accepted at or after this is in `hours`: the filter's memory starts here. */
   floor: number;
 }
@@ -113,7 +114,7 @@ export class RecentIds {
     if (claimed < a.floor) return;
     const hour = Math.floor(claimed / HOUR_MS);
     let ids = a.hours.get(hour);
-    if (!ids) a.hours.set(hour, (ids = new Set()));
+    if (!ids) a.hours.set(hour, (ids = new HashSet53()));
     ids.add(hash);
   }
 

@@ -1,0 +1,76 @@
+/**
+ * A set of 53-bit hashes (non-negative integers below 2^53) in two typed arrays, open addressing with linear
+ * probing. The identity window's memory holds millions of them per account (recent-ids.ts): in a `Set<number>` each
+ * one above 2^31 is a heap-allocated number, which the garbage collector then walks — at 100,000 ids/s a tenth of
+ * the consumer's time. Here they are plain words: no allocation per entry, none for the collector to trace.
+ * Entries are never removed one by one (the window lets go of whole hours, i.e. whole sets).
+ */
+const EMPTY = 0xffffffff; // high word of no hash: hashes are below 2^53, whose high word is below 2^21
+const MIN_CAPACITY = 1 << 10;
+const MAX_LOAD = 0.5;
+
+export class HashSet53 {
+  private high: Uint32Array;
+  private low: Uint32Array;
+  private mask: number;
+  private count = 0;
+
+  constructor(capacity = MIN_CAPACITY) {
+    let size = MIN_CAPACITY;
+    while (size * MAX_LOAD < capacity) size *= 2;
+    this.high = new Uint32Array(size).fill(EMPTY);
+    this.low = new Uint32Array(size);
+    this.mask = size - 1;
+  }
+
+  get size(): number {
+    return this.count;
+  }
+
+  has(hash: number): boolean {
+    const hi = Math.floor(hash / 0x100000000);
+    const lo = hash >>> 0;
+    for (let i = slotOf(hi, lo) & this.mask; ; i = (i + 1) & this.mask) {
+      const h = this.high[i]!;
+      if (h === EMPTY) return false;
+      if (h === hi && this.low[i] === lo) return true;
+    }
+  }
+
+  add(hash: number): void {
+    if (!Number.isSafeInteger(hash) || hash < 0) throw new RangeError(`not a 53-bit hash: ${hash}`);
+    if (this.count + 1 > (this.mask + 1) * MAX_LOAD) this.grow();
+    if (this.insert(Math.floor(hash / 0x100000000), hash >>> 0)) this.count++;
+  }
+
+  *[Symbol.iterator](): IterableIterator<number> {
+    for (let i = 0; i <= this.mask; i++) if (this.high[i] !== EMPTY) yield this.high[i]! * 0x100000000 + this.low[i]!;
+  }
+
+  /** Puts (hi, lo) in its slot; false when it was there already. */
+  private insert(hi: number, lo: number): boolean {
+    for (let i = slotOf(hi, lo) & this.mask; ; i = (i + 1) & this.mask) {
+      const h = this.high[i]!;
+      if (h === EMPTY) {
+        this.high[i] = hi;
+        this.low[i] = lo;
+        return true;
+      }
+      if (h === hi && this.low[i] === lo) return false;
+    }
+  }
+
+  private grow(): void {
+    const { high, low } = this;
+    const size = (this.mask + 1) * 2;
+    this.high = new Uint32Array(size).fill(EMPTY);
+    this.low = new Uint32Array(size);
+    this.mask = size - 1;
+    for (let i = 0; i < high.length; i++) if (high[i] !== EMPTY) this.insert(high[i]!, low[i]!);
+  }
+}
+
+/** The slot of a hash: its words mixed (the low word alone is FNV output already; the mix spreads the high bits in). */
+function slotOf(hi: number, lo: number): number {
+  return Math.imul(lo ^ Math.imul(hi, 0x9e3779b1), 0x85ebca6b) >>> 0;
+}
