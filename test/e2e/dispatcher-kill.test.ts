@@ -2,9 +2,8 @@ import t from 'tap';
 import { isolatedConfig, testInfra, waitUntil } from '../fixtures/env.js';
 import { createTestAccount } from '../fixtures/auth.js';
 import { startReceiver } from '../fixtures/webhook-receiver.js';
+import { appendedPaidEvents } from '../fixtures/webhook-events.js';
 import { spawnDispatcher } from '../fixtures/dispatcher-process.js';
-import { withTransaction } from '../../shared/clients/postgres.js';
-import { appendEvent } from '../../services/domain/events/outbox-store.js';
 import { insertWebhook } from '../../services/domain/webhooks/store.js';
 import { sealWebhookSecret, webhookSecretKey } from '../../services/domain/webhooks/secret.js';
 
@@ -29,24 +28,10 @@ t.test('dispatcher killed with SIGKILL mid-burst; after a restart every event is
     });
     hooks.push(w!.id);
   }
-  const eventIds = await withTransaction(infra.pg, async (c) => {
-    const ids: string[] = [];
-    for (let i = 0; i < EVENTS; i++)
-      ids.push(
-        await appendEvent(c, {
-          accountId: account.accountId,
-          type: 'invoice.paid',
-          data: {
-            invoice_id: `inv_${i}`,
-            amount: i,
-            currency: 'USD',
-            status: 'paid',
-            previous_attributes: { status: 'open' },
-          },
-        }),
-      );
-    return ids;
-  });
+  const eventIds = await appendedPaidEvents(infra, account.accountId, EVENTS, (i) => ({
+    invoiceId: `inv_${i}`,
+    amount: i,
+  }));
 
   const first = spawnDispatcher(t, config, LEASE_MS);
   await first.ready;

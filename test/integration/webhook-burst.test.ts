@@ -2,8 +2,7 @@ import t from 'tap';
 import { isolatedConfig, testInfra, waitUntil } from '../fixtures/env.js';
 import { createTestAccount } from '../fixtures/auth.js';
 import { startReceiver } from '../fixtures/webhook-receiver.js';
-import { withTransaction } from '../../shared/clients/postgres.js';
-import { appendEvent } from '../../services/domain/events/outbox-store.js';
+import { appendedPaidEvents } from '../fixtures/webhook-events.js';
 import { insertWebhook } from '../../services/domain/webhooks/store.js';
 import { sealWebhookSecret, webhookSecretKey } from '../../services/domain/webhooks/secret.js';
 import { checkRequest, startDispatcher } from './webhook-delivery-helpers.js';
@@ -39,24 +38,10 @@ t.test('a burst of N events to M webhooks arrives exactly once each, signed; two
 
   await startDispatcher(t, config);
   await startDispatcher(t, config);
-  const eventIds = await withTransaction(infra.pg, async (c) => {
-    const ids: string[] = [];
-    for (let i = 0; i < EVENTS; i++)
-      ids.push(
-        await appendEvent(c, {
-          accountId: account.accountId,
-          type: 'invoice.paid',
-          data: {
-            invoice_id: `inv_burst_${i}`,
-            amount: 10 + i,
-            currency: 'USD',
-            status: 'paid',
-            previous_attributes: { status: 'open' },
-          },
-        }),
-      );
-    return ids;
-  });
+  const eventIds = await appendedPaidEvents(infra, account.accountId, EVENTS, (i) => ({
+    invoiceId: `inv_burst_${i}`,
+    amount: 10 + i,
+  }));
 
   const burstPaths = new Set(hooks.map((h) => h.path));
   const received = () => receiver.requests.filter((r) => burstPaths.has(r.path));
