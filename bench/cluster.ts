@@ -7,7 +7,7 @@
  */
 import { writeFile, mkdir } from 'node:fs/promises';
 import { repoPath } from '../shared/paths.js';
-import { startLocalCluster } from '../test/fixtures/cluster.js';
+import { startLocalCluster, type LocalCluster } from '../test/fixtures/cluster.js';
 import { createTestAccount } from '../test/fixtures/auth.js';
 import { MeterlineClient } from '../shared/client/index.js';
 import { waitUntil } from '../test/fixtures/env.js';
@@ -44,6 +44,68 @@ interface Figures {
   publish_p99_ms_at_most: number | null;
   accepted: number;
   counted: number;
+  /** Batches with client ids into one account (claimed: services/domain/usage/claim-lock.ts): idsLoad. */
+  ids?: IdsFigures;
+}
+
+interface IdsFigures {
+  records_per_s: number;
+  /** From the end of the load until ClickHouse held every accepted record. */
+  drain_s: number;
+  /** The consumers' rate over load and drain: accepted / (load + drain). */
+  stored_per_s: number;
+  accepted: number;
+  stored: number;
+}
+
+/**
+ * Closed loops sending batches whose records carry fresh client ids into one meter of one account: every record
+ * is claimed, and with two consumer processes (the cluster) they take turns on that account's claim lock. Reports
+ * how fast it was accepted and how long the consumers took to store it all.
+ */
+async function idsLoad(c: LocalCluster, token: string, meterId: string): Promise<IdsFigures> {
+  const url = `${c.base}/v1/meters/${meterId}/usage`;
+  const headers = { 'content-type': 'application/json', authorization: `Bearer ${token}` };
+  const loops = Math.max(1, Math.floor(opts.connections / 4));
+  const ts = new Date(Date.now() - 60_000).toISOString();
+  const until = performance.now() + opts.seconds * 1000;
+  let next = 0;
+  let accepted = 0;
+  const loop = async () => {
+    while (performance.now() < until) {
+      const from = next;
+      next += opts.batch;
+      const body = JSON.stringify(
+        Array.from({ length: opts.batch }, (_, i) => ({ id: `b-${from + i}`, value: 1, timestamp: ts })),
+      );
+      for (;;) {
+        const r = await fetch(url, { method: 'POST', headers, body }).catch(() => null);
+        await r?.arrayBuffer();
+        if (r?.status === 202) break;
+      }
+      accepted += opts.batch;
+    }
+  };
+  const t0 = performance.now();
+  await Promise.all(Array.from({ length: loops }, loop));
+  const loadS = (performance.now() - t0) / 1000;
+  const drained = performance.now();
+  await waitUntil(
+    async () => (await storedCount(c, meterId)).records >= accepted,
+    'ClickHouse to hold every record with an id',
+    600_000,
+    250,
+  );
+  const drainS = (performance.now() - drained) / 1000;
+  const stored = (await storedCount(c, meterId)).records;
+  const round = (x: number) => Math.round(x * 10) / 10;
+  return {
+    records_per_s: Math.round(accepted / loadS),
+    drain_s: round(drainS),
+    stored_per_s: Math.round(accepted / (loadS + drainS)),
+    accepted,
+    stored,
+  };
 }
 
 /** The p99 bucket bound of a Prometheus histogram in /metrics text. */
@@ -182,6 +244,17 @@ async function measure(topology: Topology): Promise<Figures> {
     log(
       `${topology}: 2xx records ${figures.accepted} (+ ≤ ${inFlight} in flight at the end), counted ${figures.counted}, ${figures.bytes_per_record} bytes/record, publish p99 ≤ ${figures.publish_p99_ms_at_most} ms`,
     );
+    const idsMeter = await new MeterlineClient({ baseUrl: c.base, token: account.tokens.write }).createMeter({
+      name: 'bench ids',
+      unit: 'call',
+      type: 'counter',
+      aggregation: 'sum',
+    });
+    await waitForMeterEverywhere(c.base, account.tokens.write, idsMeter.id);
+    figures.ids = await idsLoad(c, account.tokens.write, idsMeter.id);
+    if (figures.ids.stored !== figures.ids.accepted)
+      throw new Error(`${topology}: ids stored ${figures.ids.stored}, accepted ${figures.ids.accepted}`);
+    log(`${topology} ids: ${JSON.stringify(figures.ids)}`);
     return figures;
   } finally {
     for (const fn of teardowns) await fn();

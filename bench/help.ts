@@ -31,7 +31,7 @@ Phases (default ones first; the others opt-in):
                           day read every 50 ms: p50/p99/max (target p99 ≤ 100 ms); a wrong answer fails the run
   retry-identity          --identity-records N [1000000] per variant (live, fresh ids, 20 % retries)
   attributed              --attributed-customers N [10000] --registry-customers N [1000000]
-  entitlement-check       --entitlement-customers N [10000] (not with attributed)
+  entitlement-check       --entitlement-customers N [10000] --entitlement-ingest-rate R [100000] (not with attributed)
   webhooks                --dispatcher-procs N [1] --webhook-burst-events N [500] --webhook-events-per-s N [20]
                           --webhook-steady-seconds N [10]
   noisy-neighbour         --noisy-seconds N [10] --noisy-limit N [2000] --quiet-per-s N [50] [--noisy-in-process]

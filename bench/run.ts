@@ -306,6 +306,8 @@ async function main(): Promise<void> {
         connections: opts.connections,
         threads: opts.threads,
         wrk: opts.wrk,
+        ingestRate: arg('entitlement-ingest-rate', 100_000),
+        ceilingUrl: `http://127.0.0.1:${ceilingPort}`,
         log,
       });
     }

@@ -66,6 +66,15 @@ export interface HotReadResult {
     behind_requests: number;
   };
   readers: Record<HotReadWindow, HotReaderResult>;
+  /**
+   * What answers cost on this machine during the same load, read beside the readers at the same pace: the floor
+   * under the hot read. `clickhouse_select_1`: ClickHouse's `SELECT 1` from the bench (any query of the read pays
+   * at least this); `api_meter`: GET /v1/meters/{id} (the api's own answer, from memory, no ClickHouse).
+   */
+  floors: Record<
+    'clickhouse_select_1' | 'api_meter',
+    Pick<HotReaderResult, 'reads' | 'failed' | 'p50_ms' | 'p99_ms' | 'max_ms'>
+  >;
   /** The current hour read alone after the drain, 10 reads one at a time: what the reads cost without ingest. */
   alone_after_load: Pick<HotReads, 'median_ms' | 'p99_ms' | 'max_ms' | 'failed'>;
   /** From the end of the load until the answers stopped growing (s). */
@@ -159,8 +168,31 @@ export async function runHotReadPhase(o: {
     }
     return { checker, times, failed };
   };
+  // The floors: the same pace, answers not checked (bench/phases/hot-read.ts HotReadResult.floors).
+  const floorReader = async (call: () => Promise<unknown>) => {
+    const times: number[] = [];
+    let failed = 0;
+    let next = performance.now();
+    while (loading) {
+      const t0 = performance.now();
+      await call().catch(() => failed++);
+      times.push(performance.now() - t0);
+      next += READ_EVERY_MS;
+      const wait = next - performance.now();
+      if (wait > 0) await sleep(wait);
+      else next = performance.now();
+    }
+    return { reads: times.length, failed, ...percentiles(times) };
+  };
+  const selectOne = async () => (await o.ch.query({ query: 'SELECT 1', format: 'JSONEachRow' })).json();
+  const meterRead = async () => {
+    const r = await fetch(`${apiUrl}/v1/meters/${meterId}`, { headers: { authorization: `Bearer ${o.world.token}` } });
+    await r.arrayBuffer();
+    if (r.status !== 200) throw new Error(`GET meter: ${r.status}`);
+  };
   const t0 = performance.now();
   const readers = Promise.all([reader('hour'), reader('day')]);
+  const floors = Promise.all([floorReader(selectOne), floorReader(meterRead)]);
   const sent = await runOpenLoop({
     url: `${apiUrl}/v1/meters/${meterId}/usage`,
     headers: { 'content-type': 'application/json', authorization: `Bearer ${o.world.token}` },
@@ -174,6 +206,7 @@ export async function runHotReadPhase(o: {
   });
   const loadS = (performance.now() - t0) / 1000;
   const [hour, day] = await readers;
+  const [clickhouseFloor, apiFloor] = await floors;
   const accepted = asRecords(sent.accepted);
 
   // The drain: until the day's answer has reached the records accepted, agrees with what ClickHouse holds and
@@ -221,6 +254,7 @@ export async function runHotReadPhase(o: {
       behind_requests: sent.behind,
     },
     readers: readersOut,
+    floors: { clickhouse_select_1: clickhouseFloor, api_meter: apiFloor },
     alone_after_load: { median_ms: alone.median_ms, p99_ms: alone.p99_ms, max_ms: alone.max_ms, failed: alone.failed },
     final_after_s: round(finalAfter),
     ok: readersOut.hour.wrong === 0 && readersOut.day.wrong === 0,
@@ -244,6 +278,10 @@ export function hotReadLines(x: HotReadResult): string[] {
     ...(['hour', 'day'] as const).map((w) => {
       const r = x.readers[w];
       return `  ${w === 'hour' ? 'current hour' : 'day total'} (${r.query}): ${r.reads} reads, p50 ${f(r.p50_ms, 1)} ms, p99 ${f(r.p99_ms, 1)} ms, max ${f(r.max_ms, 1)} ms, ${r.failed} failed; final ${f(r.final.count)} records → ${r.wrong === 0 ? 'monotone, within what was sent, final = stored, EXACT' : `${r.wrong} WRONG ANSWERS: ${r.violations.slice(0, 3).join('; ')}`}`;
+    }),
+    ...(['clickhouse_select_1', 'api_meter'] as const).map((k) => {
+      const r = x.floors[k];
+      return `  floor beside it, ${k === 'clickhouse_select_1' ? "ClickHouse's SELECT 1" : 'GET /v1/meters/{id} (api, no ClickHouse)'}: ${r.reads} reads, p50 ${f(r.p50_ms, 1)} ms, p99 ${f(r.p99_ms, 1)} ms, max ${f(r.max_ms, 1)} ms, ${r.failed} failed`;
     }),
     `  answers stopped growing ${f(x.final_after_s, 1)} s after the load; then the current hour read alone: p50 ${f(x.alone_after_load.median_ms, 1)} ms, p99 ${f(x.alone_after_load.p99_ms, 1)} ms (10 reads, ${x.alone_after_load.failed} failed)`,
   ];
