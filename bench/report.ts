@@ -197,7 +197,7 @@ export function goalsOf(r: BenchReport): Goal[] {
       });
     }
   }
-  if (r.lag)
+  if (r.lag && r.lag.seen > 0)
     goals.push({
       goal: 'ingest → visible in GET usage p99 ≤ 2 s',
       tool: 'probe',
