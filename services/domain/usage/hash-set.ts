@@ -74,3 +74,50 @@ export class HashSet53 {
 function slotOf(hi: number, lo: number): number {
   return Math.imul(lo ^ Math.imul(hi, 0x9e3779b1), 0x85ebca6b) >>> 0;
 }
+
+/**
+ * A map from 53-bit hashes to non-negative integers (row numbers of a batch: claims.ts), of a capacity fixed when
+ * made — the same typed-array layout as HashSet53, so a batch's rows cost no object or string each.
+ */
+export class HashIndex53 {
+  private readonly high: Uint32Array;
+  private readonly low: Uint32Array;
+  private readonly value: Int32Array;
+  private readonly mask: number;
+  private count = 0;
+
+  constructor(readonly capacity: number) {
+    let size = MIN_CAPACITY;
+    while (size * MAX_LOAD < capacity) size *= 2;
+    this.high = new Uint32Array(size).fill(EMPTY);
+    this.low = new Uint32Array(size);
+    this.value = new Int32Array(size);
+    this.mask = size - 1;
+  }
+
+  /** The value of `hash`, or −1. */
+  get(hash: number): number {
+    const hi = Math.floor(hash / 0x100000000);
+    const lo = hash >>> 0;
+    for (let i = slotOf(hi, lo) & this.mask; ; i = (i + 1) & this.mask) {
+      const h = this.high[i]!;
+      if (h === EMPTY) return -1;
+      if (h === hi && this.low[i] === lo) return this.value[i]!;
+    }
+  }
+
+  set(hash: number, value: number): void {
+    const hi = Math.floor(hash / 0x100000000);
+    const lo = hash >>> 0;
+    for (let i = slotOf(hi, lo) & this.mask; ; i = (i + 1) & this.mask) {
+      const h = this.high[i]!;
+      if (h === EMPTY) {
+        if (++this.count > this.capacity) throw new RangeError(`more than ${this.capacity} hashes`);
+        this.high[i] = hi;
+        this.low[i] = lo;
+      } else if (h !== hi || this.low[i] !== lo) continue;
+      this.value[i] = value;
+      return;
+    }
+  }
+}

@@ -1,5 +1,8 @@
-import type { RowIdentity } from './claims.js';
+import type { BatchRows } from './batch-rows.js';
 import { HashSet53 } from './hash-set.js';
+import { recentIdHash } from './id-hash.js';
+
+export { recentIdHash };
 
 const HOUR_MS = 3_600_000;
 /** Claims kept beyond the window (rows accepted a little before the filter's load still get an answer). */
@@ -12,28 +15,6 @@ interface AccountIds {
   hours: Map<number, HashSet53>;
   /** Every claim accepted at or after this is in `hours`: the filter's memory starts here. */
   floor: number;
-}
-
-/**
- * 53 bits of two FNV-1a passes over account \0 meter \0 id (UTF-16 code units): cheap, and only an index — a
- * match is always checked against the stored claims.
- */
-export function recentIdHash(account: string, meter: string, id: string): number {
-  let a = 0x811c9dc5;
-  let b = 0x050c5d1f;
-  const step = (s: string) => {
-    for (let i = 0; i < s.length; i++) {
-      const c = s.charCodeAt(i);
-      a = Math.imul(a ^ c, 0x01000193);
-      b = Math.imul(b ^ c, 0x01000193) ^ (b >>> 15);
-    }
-    a = Math.imul(a, 0x01000193);
-    b = Math.imul(b, 0x01000193);
-  };
-  step(account);
-  step(meter);
-  step(id);
-  return (a >>> 0) * 0x200000 + ((b >>> 0) & 0x1fffff);
 }
 
 /**
@@ -59,12 +40,14 @@ export class RecentIds {
     return this.accounts.has(account);
   }
 
-  /** Whether `r` may have a claim within the window of its accept time: the stored claims must say. */
-  mayHave(r: RowIdentity): boolean {
-    const a = this.accounts.get(r.account);
-    if (!a || r.received - this.windowMs < a.floor) return true;
-    const h = recentIdHash(r.account, r.meter, r.id);
-    for (const ids of a.hours.values()) if (ids.has(h)) return true;
+  /**
+   * Whether a row of `account` accepted at `received`, whose identity hashes to `hash` (id-hash.ts), may have a
+   * claim within the window of its accept time: the stored claims must say.
+   */
+  mayHave(account: string, hash: number, received: number): boolean {
+    const a = this.accounts.get(account);
+    if (!a || received - this.windowMs < a.floor) return true;
+    for (const ids of a.hours.values()) if (ids.has(hash)) return true;
     return false;
   }
 
@@ -101,11 +84,14 @@ export class RecentIds {
     for (const c of claims) this.put(a, recentIdHash(account, c.meter, c.id), c.claimed);
   }
 
-  /** Remembers rows just claimed (their claims are stored) of held accounts. */
-  add(rows: Iterable<RowIdentity>, now = Date.now()): void {
-    for (const r of rows) {
-      const a = this.accounts.get(r.account);
-      if (a) this.put(a, recentIdHash(r.account, r.meter, r.id), r.received);
+  /** Remembers rows just claimed (their claims are stored) of held accounts: `claimed` numbers rows of `rows`. */
+  add(rows: BatchRows, claimed: ArrayLike<number>, now = Date.now()): void {
+    let run = -1;
+    let a: AccountIds | undefined;
+    for (let k = 0; k < claimed.length; k++) {
+      const i = claimed[k]!;
+      if (rows.run[i] !== run) a = this.accounts.get(rows.runAccount[(run = rows.run[i]!)]!);
+      if (a) this.put(a, rows.hash[i]!, rows.received[i]!);
     }
     this.prune(now);
   }
