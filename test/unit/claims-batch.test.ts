@@ -204,3 +204,37 @@ t.test(
     t.same(failures, []);
   },
 );
+
+t.test('the memory across hours: after pruning, "certainly new" still means no claim within the window', async (t) => {
+  const failures = forAll(
+    0x4548,
+    60,
+    (g) => ({
+      // Claims accepted over 40 hours, some identities claimed in several hours.
+      claims: Array.from({ length: g.int(0, 300) }, () => ({
+        meter: 'mtr_a',
+        id: `id-${g.int(0, 60)}`,
+        claimed: NOW - g.int(0, 40 * HOUR),
+      })),
+      probes: Array.from({ length: 200 }, () => ({ id: `id-${g.int(0, 80)}`, received: NOW + g.int(-3 * HOUR, HOUR) })),
+      later: g.int(0, 20 * HOUR),
+    }),
+    ({ claims, probes, later }) => {
+      const ids = new RecentIds(WINDOW);
+      ids.load('acct_1', NOW - 40 * HOUR, claims);
+      const now = NOW + later;
+      ids.add(batchRows([]), [], now); // prunes at `now`
+      for (const p of probes) {
+        const within = claims.some((c) => c.id === p.id && Math.abs(c.claimed - p.received) < WINDOW);
+        if (within && !ids.mayHave('acct_1', recentIdHash('acct_1', 'mtr_a', p.id), p.received))
+          return `${p.id} accepted at ${p.received} answered new, pruned at ${now}`;
+      }
+      // What pruning keeps: the ids claimed within the window and margin stay held.
+      for (const c of claims)
+        if (c.claimed >= now - WINDOW && !ids.mayHave('acct_1', recentIdHash('acct_1', 'mtr_a', c.id), now))
+          return `${c.id} claimed at ${c.claimed} forgotten`;
+      return null;
+    },
+  );
+  t.same(failures, []);
+});

@@ -1,5 +1,5 @@
 import type { BatchRows } from './batch-rows.js';
-import { HashSet53 } from './hash-set.js';
+import { HashIndex53 } from './hash-set.js';
 import { recentIdHash } from './id-hash.js';
 
 export { recentIdHash };
@@ -10,10 +10,15 @@ export const RECENT_MARGIN_MS = HOUR_MS;
 /** An account is reloaded at most this often per process (mayReload). */
 const RELOAD_EVERY_MS = 30_000;
 
-/** One account's part: 53-bit hashes of the identities it claimed, by hour of accept time. */
+/**
+ * One account's part: the 53-bit hashes of the identities it claimed, each with the last hour (of accept time) it
+ * was claimed in — one table, so a row is answered by one probe, not one per hour of the window.
+ */
 interface AccountIds {
-  hours: Map<number, HashSet53>;
-  /** Every claim accepted at or after this is in `hours`: the filter's memory starts here. */
+  ids: HashIndex53;
+  /** No hash's hour is below this (prune: whether a pass over the table can drop anything). */
+  oldestHour: number;
+  /** Every claim accepted at or after this is in `ids`: the filter's memory starts here. */
   floor: number;
 }
 
@@ -47,8 +52,7 @@ export class RecentIds {
   mayHave(account: string, hash: number, received: number): boolean {
     const a = this.accounts.get(account);
     if (!a || received - this.windowMs < a.floor) return true;
-    for (const ids of a.hours.values()) if (ids.has(hash)) return true;
-    return false;
+    return a.ids.get(hash) >= 0;
   }
 
   /** Forgets an account (its stored claims may hold another process's since). */
@@ -78,7 +82,7 @@ export class RecentIds {
 
   /** Holds an account with its claims accepted since `floor` (the stored ones, just read). */
   load(account: string, floor: number, claims: Iterable<{ meter: string; id: string; claimed: number }>): void {
-    const a: AccountIds = { hours: new Map(), floor };
+    const a: AccountIds = { ids: new HashIndex53(), oldestHour: Number.POSITIVE_INFINITY, floor };
     this.accounts.set(account, a);
     this.loadedAt.set(account, Date.now());
     for (const c of claims) this.put(a, recentIdHash(account, c.meter, c.id), c.claimed);
@@ -99,21 +103,34 @@ export class RecentIds {
   private put(a: AccountIds, hash: number, claimed: number): void {
     if (claimed < a.floor) return;
     const hour = Math.floor(claimed / HOUR_MS);
-    let ids = a.hours.get(hour);
-    if (!ids) a.hours.set(hour, (ids = new HashSet53()));
-    ids.add(hash);
+    a.ids.setMax(hash, hour);
+    if (hour < a.oldestHour) a.oldestHour = hour;
   }
 
-  /** Lets go of the hours no longer needed: memory bounded by what was claimed within the window (and margin). */
+  /**
+   * Lets go of the identities last claimed in hours no longer needed (the table is rebuilt from the rest, about
+   * once an hour per account): memory bounded by what was claimed within the window (and margin).
+   */
   private prune(now: number): void {
     if (now - this.prunedAt < 60_000) return;
     this.prunedAt = now;
     const keepFrom = Math.floor((now - this.windowMs - RECENT_MARGIN_MS) / HOUR_MS);
-    for (const a of this.accounts.values())
-      for (const hour of a.hours.keys())
-        if (hour < keepFrom) {
-          a.hours.delete(hour);
-          a.floor = Math.max(a.floor, (hour + 1) * HOUR_MS);
+    for (const a of this.accounts.values()) {
+      if (a.oldestHour >= keepFrom) continue;
+      const kept = new HashIndex53(a.ids.size);
+      let oldest = Number.POSITIVE_INFINITY;
+      let dropped = Number.NEGATIVE_INFINITY;
+      a.ids.forEach((hash, hour) => {
+        if (hour < keepFrom) dropped = Math.max(dropped, hour);
+        else {
+          kept.set(hash, hour);
+          oldest = Math.min(oldest, hour);
         }
+      });
+      a.ids = kept;
+      a.oldestHour = oldest;
+      // The claims of the identities dropped are no longer held: the memory starts after their hours.
+      if (dropped > Number.NEGATIVE_INFINITY) a.floor = Math.max(a.floor, (dropped + 1) * HOUR_MS);
+    }
   }
 }
