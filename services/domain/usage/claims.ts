@@ -204,7 +204,7 @@ export function keepUnclaimed(
       const buf = rows.bufs[c]!;
       const part = Buffer.allocUnsafe(bytes);
       let at = 0;
-      for (let i = from; i < to; i++) if (keep[i]) at += buf.copy(part, at, rows.start[i], rows.end[i]);
+      for (let i = from; i < to; i++) if (keep[i]) at = copyBytes(buf, rows.start[i]!, rows.end[i]!, part, at);
       out.chunks.push(part);
     }
   }
@@ -251,15 +251,24 @@ function claimLines(rows: BatchRows, claimedRows: readonly number[]): Buffer {
       continue;
     }
     const buf = rows.bufs[c]!;
-    at += buf.copy(out, at, start[i], tsStart[i]); // account \t meter \t
-    at += buf.copy(out, at, idStart[i], idEnd[i]);
+    at = copyBytes(buf, start[i]!, tsStart[i]!, out, at); // account \t meter \t
+    at = copyBytes(buf, idStart[i]!, idEnd[i]!, out, at);
     out[at++] = TAB;
-    at += buf.copy(out, at, tsStart[i], idStart[i]! - 1);
+    at = copyBytes(buf, tsStart[i]!, idStart[i]! - 1, out, at);
     out[at++] = TAB;
-    at += buf.copy(out, at, receivedStart[i], receivedEnd[i]);
+    at = copyBytes(buf, receivedStart[i]!, receivedEnd[i]!, out, at);
     out[at++] = NL;
   }
   return out;
 }
 
 const EMPTY = Buffer.alloc(0);
+
+/**
+ * src[from, to) into dst at `at`; returns the position after it. A byte loop: the fields copied are a few bytes
+ * each, where Buffer#copy's per-call cost (argument checks, a native call) was a third of the decision's time.
+ */
+function copyBytes(src: Uint8Array, from: number, to: number, dst: Uint8Array, at: number): number {
+  for (let k = from; k < to; k++) dst[at++] = src[k]!;
+  return at;
+}
