@@ -35,8 +35,9 @@ function idOf(g: Seeded): string {
 function rowOf(g: Seeded): Row {
   const received = NOW - g.pick([0, g.int(0, 3_600_000), 23 * HOUR, 25 * HOUR, g.int(0, 30 * HOUR)]);
   return {
-    account: g.pick(['acct_1', 'acct_2', 'acct_3']),
-    meter: g.pick(['mtr_a', 'mtr_b']),
+    // Names that start like one another: a run of rows ends where the bytes differ, tab included.
+    account: g.pick(['acct_1', 'acct_2', 'acct_3', 'acct_12']),
+    meter: g.pick(['mtr_a', 'mtr_b', 'mtr_ab']),
     id: idOf(g),
     ts: g.pick([1_000, 2_000, received - g.int(0, 5_000)]),
     received,
@@ -166,7 +167,7 @@ t.test(
       // The memory holds every claim accepted since its floor; older ones are only in the table.
       const stored = c.stored.map((s) => ({ ...s }));
       const ids = new RecentIds(WINDOW);
-      for (const account of ['acct_1', 'acct_2'])
+      for (const account of ['acct_1', 'acct_2', 'acct_12'])
         ids.load(
           account,
           floor,

@@ -111,19 +111,16 @@ export function batchRows(chunks: readonly Uint8Array[], fold?: (hash: number) =
     let prevTsStart = -1;
     let prevAccountEnd = -1;
     for (let pos = 0; pos < buf.length && i < n; i++) {
-      const accountEnd = buf.indexOf(TAB, pos);
-      const meterEnd = buf.indexOf(TAB, accountEnd + 1);
-      const tsEnd = buf.indexOf(TAB, meterEnd + 1);
-      const idEnd = buf.indexOf(TAB, tsEnd + 1);
-      const valueEnd = buf.indexOf(TAB, idEnd + 1);
-      const end = buf.indexOf(NL, valueEnd + 1) + 1;
-      // A new run when the account or the meter differs from the previous row's.
-      if (
-        prevStart < 0 ||
-        accountEnd - pos !== prevAccountEnd - prevStart ||
-        meterEnd + 1 - pos !== prevTsStart - prevStart ||
-        !sameBytes(buf, prevStart, pos, meterEnd - pos)
-      ) {
+      let accountEnd: number;
+      let meterEnd: number;
+      // The previous row's account and meter again (the usual case: one run per message): known by comparing
+      // bytes, without searching for tabs.
+      if (prevStart >= 0 && sameBytes(buf, prevStart, pos, prevTsStart - prevStart)) {
+        accountEnd = pos + (prevAccountEnd - prevStart);
+        meterEnd = pos + (prevTsStart - prevStart) - 1;
+      } else {
+        accountEnd = buf.indexOf(TAB, pos);
+        meterEnd = buf.indexOf(TAB, accountEnd + 1);
         r.runAccount.push(buf.toString('utf8', pos, accountEnd));
         r.runMeter.push(buf.toString('utf8', accountEnd + 1, meterEnd));
         hashReset(prefix);
@@ -135,15 +132,21 @@ export function batchRows(chunks: readonly Uint8Array[], fold?: (hash: number) =
       prevStart = pos;
       prevTsStart = meterEnd + 1;
       prevAccountEnd = accountEnd;
+      // The timestamp's digits up to its tab (row-scan.ts checked them).
+      let tsEnd = meterEnd + 1;
+      const negative = buf[tsEnd] === MINUS;
+      if (negative) tsEnd++;
+      let ts = 0;
+      for (let d = buf[tsEnd]!; d >= 0x30 && d <= 0x39; d = buf[++tsEnd]!) ts = ts * 10 + (d - 0x30);
+      const idEnd = buf.indexOf(TAB, tsEnd + 1);
+      const valueEnd = buf.indexOf(TAB, idEnd + 1);
+      const end = buf.indexOf(NL, valueEnd + 1) + 1;
       r.run[i] = r.runAccount.length - 1;
       r.start[i] = pos;
       r.end[i] = end;
       r.tsStart[i] = meterEnd + 1;
       r.idStart[i] = tsEnd + 1;
       r.idEnd[i] = idEnd;
-      let ts = 0;
-      const negative = buf[meterEnd + 1] === MINUS;
-      for (let k = negative ? meterEnd + 2 : meterEnd + 1; k < tsEnd; k++) ts = ts * 10 + (buf[k]! - 0x30);
       r.ts[i] = negative ? -ts : ts;
       let received = 0;
       let k = valueEnd + 1;
