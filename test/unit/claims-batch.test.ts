@@ -1,7 +1,8 @@
 import t from 'tap';
 import { batchRows } from '../../services/domain/usage/batch-rows.js';
 import { claimOf, identityKey, keepUnclaimed, type Claim } from '../../services/domain/usage/claims.js';
-import { RecentIds, recentIdHash } from '../../services/domain/usage/recent-ids.js';
+import { recentIdHash } from '../../services/domain/usage/id-hash.js';
+import { RecentIds } from '../../services/domain/usage/recent-ids.js';
 import { tsvEscape } from '../../shared/usage/wire.js';
 import { forAll, type Seeded } from './seeded.js';
 

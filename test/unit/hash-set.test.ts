@@ -1,6 +1,6 @@
 import t from 'tap';
 import { HashIndex53, HashSet53 } from '../../services/domain/usage/hash-set.js';
-import { recentIdHash } from '../../services/domain/usage/recent-ids.js';
+import { recentIdHash } from '../../services/domain/usage/id-hash.js';
 import { forAll, type Seeded } from './seeded.js';
 
 /**

@@ -2,8 +2,6 @@ import type { BatchRows } from './batch-rows.js';
 import { HashIndex53 } from './hash-set.js';
 import { recentIdHash } from './id-hash.js';
 
-export { recentIdHash };
-
 const HOUR_MS = 3_600_000;
 /** Claims kept beyond the window (rows accepted a little before the filter's load still get an answer). */
 export const RECENT_MARGIN_MS = HOUR_MS;
