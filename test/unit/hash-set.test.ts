@@ -1,6 +1,6 @@
 import t from 'tap';
-import { HashSet53 } from '../../services/domain/usage/hash-set.js';
-import { recentIdHash } from '../../services/domain/usage/recent-ids.js';
+import { HashIndex53, HashSet53 } from '../../services/domain/usage/hash-set.js';
+import { recentIdHash } from '../../services/domain/usage/id-hash.js';
 import { forAll, type Seeded } from './seeded.js';
 
 /**
@@ -78,4 +78,36 @@ t.test('edge hashes: 0, 2^32 − 1, 2^32, 2^53 − 1, neighbours that share a wo
   );
   t.throws(() => set.add(2 ** 53), RangeError, 'beyond 53 bits: refused, not silently folded');
   t.throws(() => set.add(-1), RangeError);
+});
+
+t.test('the index equals a Map: set, setMax, growth, every entry listed once', async (t) => {
+  const failures = forAll(
+    0x4533,
+    40,
+    (g) =>
+      Array.from({ length: g.int(0, 4_000) }, () => ({ hash: hashOf(g), value: g.int(0, 2 ** 31 - 1), max: g.bool() })),
+    (ops) => {
+      const index = new HashIndex53(1);
+      const ref = new Map<number, number>();
+      for (const { hash, value, max } of ops) {
+        if (max) {
+          index.setMax(hash, value);
+          ref.set(hash, Math.max(ref.get(hash) ?? -1, value));
+        } else {
+          index.set(hash, value);
+          ref.set(hash, value);
+        }
+        // A neighbour sharing the low word: absent unless added.
+        const other = (hash + 2 ** 32) % 2 ** 53;
+        if (index.get(other) !== (ref.get(other) ?? -1)) return `neighbour ${other}`;
+      }
+      if (index.size !== ref.size) return `size ${index.size} vs ${ref.size}`;
+      for (const [hash, value] of ref) if (index.get(hash) !== value) return `${hash}: ${index.get(hash)} vs ${value}`;
+      const listed = new Map<number, number>();
+      index.forEach((hash, value) => listed.set(hash, value));
+      if (listed.size !== ref.size || [...ref].some(([h, v]) => listed.get(h) !== v)) return 'forEach differs';
+      return null;
+    },
+  );
+  t.same(failures, []);
 });

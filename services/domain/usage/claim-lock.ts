@@ -1,6 +1,7 @@
 import type { PgPool } from '../../../shared/clients/postgres.js';
 import type { UsageShard } from '../../../shared/clients/usage-shards.js';
-import { CLAIMS_TABLE, keepUnclaimed, rowIdentities, type ClaimedBatch, type RowIdentity } from './claims.js';
+import { ASSIGNED, batchRows, claimingAccounts, idOf } from './batch-rows.js';
+import { CLAIMS_TABLE, keepUnclaimed, type ClaimedBatch } from './claims.js';
 import { claimedIdentities, insertClaims } from './claims-store.js';
 import { ACCOUNT_LOCK, withAccountLocks } from './account-locks.js';
 import { RECENT_MARGIN_MS, type RecentIds } from './recent-ids.js';
@@ -42,14 +43,13 @@ export async function claimNewRows(
   chunks: Uint8Array[],
   rule: ClaimRule = { windowMs: Number.POSITIVE_INFINITY },
 ): Promise<ClaimedBatch> {
-  const rowsOf = chunks.map(rowIdentities);
-  const accounts = new Set<string>();
-  for (const rows of rowsOf) for (const r of rows) if (!r.assigned) accounts.add(r.account);
+  const rows = batchRows(chunks);
+  const accounts = claimingAccounts(rows);
   const recent = rule.recent;
   const owner = recent?.owner ?? rule.owner;
   // Only server-assigned ids (the usual live batch): nothing to claim, no lock, no lookup.
   if (accounts.size === 0)
-    return { chunks, kept: rowsOf.reduce((n, rows) => n + rows.length, 0), dropped: 0, claims: [], claimed: [] };
+    return { chunks, kept: rows.count, dropped: 0, claims: Buffer.alloc(0), claimed: new Uint32Array(0) };
   return withAccountLocks(pg, ACCOUNT_LOCK.CLAIM, accounts, 'exclusive', async () => {
     const tracked = owner !== undefined && (recent !== undefined || shard.local !== '');
     const before = tracked
@@ -83,13 +83,20 @@ export async function claimNewRows(
           for (const [a, claims] of byAccount) recent.ids.load(a, floor, claims);
         }
       }
-      const lookup: RowIdentity[] = [];
-      for (const rows of rowsOf)
-        for (const r of rows) if (!r.assigned && (!recent || recent.ids.mayHave(r))) lookup.push(r);
-      const claimed = lookup.length ? await claimedIdentities(ch, database, lookup, shard.local) : new Map();
-      const b = keepUnclaimed(chunks, rowsOf, claimed, rule.windowMs);
+      const lookup: number[] = [];
+      const { flags, hash, received, run, runAccount } = rows;
+      for (let i = 0; i < rows.count; i++)
+        if (!(flags[i]! & ASSIGNED) && (!recent || recent.ids.mayHave(runAccount[run[i]!]!, hash[i]!, received[i]!)))
+          lookup.push(i);
+      const identities = lookup.map((i) => ({
+        account: runAccount[run[i]!]!,
+        meter: rows.runMeter[run[i]!]!,
+        id: idOf(rows, i),
+      }));
+      const claimed = lookup.length ? await claimedIdentities(ch, database, identities, shard.local) : new Map();
+      const b = keepUnclaimed(rows, lookup, claimed, rule.windowMs);
       await insertClaims(ch, database, b.claims, shard.local);
-      recent?.ids.add(b.claimed);
+      recent?.ids.add(rows, b.claimed);
       return { batch: b, replica };
     });
     // This replica now holds every claim of the accounts: the next claimer there needs no sync.

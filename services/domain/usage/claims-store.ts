@@ -5,7 +5,7 @@
 import type { ClickHouseClient } from '@clickhouse/client';
 import { Readable } from 'node:stream';
 import { chString } from './sql.js';
-import { CLAIMS_TABLE, identityKey, type Claim, type RowIdentity } from './claims.js';
+import { CLAIMS_TABLE, identityKey, type Claim } from './claims.js';
 
 /** Meters per lookup SELECT (one IN subquery each), and ids per meter and SELECT. */
 const LOOKUP_METERS = 50;
@@ -30,7 +30,7 @@ export function claimsOfSql(account: string, meter: string, ids: Iterable<string
 export async function claimedIdentities(
   ch: ClickHouseClient,
   database: string,
-  rows: readonly RowIdentity[],
+  rows: readonly { account: string; meter: string; id: string }[],
   local = '',
 ): Promise<Map<string, Claim[]>> {
   const out = new Map<string, Claim[]>();
@@ -72,17 +72,18 @@ export async function claimedIdentities(
 /** usage_claims' columns as written (id_hash is computed by ClickHouse). */
 const CLAIM_COLUMNS = ['account_id', 'meter_id', 'record_id', 'ts_ms', 'claimed_ms'] as const;
 
-/** Stores claims (the migration's column order). */
+/** Stores claims: TabSeparated lines (claims.ts claimOf), as strings or in one buffer (the migration's column order). */
 export async function insertClaims(
   ch: ClickHouseClient,
   database: string,
-  claims: readonly string[],
+  claims: Uint8Array | readonly string[],
   local = '',
 ): Promise<void> {
   if (claims.length === 0) return;
+  const bytes = claims instanceof Uint8Array ? claims : Buffer.from(claims.join(''));
   await ch.insert({
     table: `${database}.${CLAIMS_TABLE}${local}`,
-    values: Readable.from([Buffer.from(claims.join(''))], { objectMode: false }),
+    values: Readable.from([bytes], { objectMode: false }),
     format: 'TabSeparated',
     columns: [...CLAIM_COLUMNS],
   });

@@ -1,5 +1,6 @@
-import type { RowIdentity } from './claims.js';
-import { HashSet53 } from './hash-set.js';
+import type { BatchRows } from './batch-rows.js';
+import { HashIndex53 } from './hash-set.js';
+import { recentIdHash } from './id-hash.js';
 
 const HOUR_MS = 3_600_000;
 /** Claims kept beyond the window (rows accepted a little before the filter's load still get an answer). */
@@ -7,33 +8,16 @@ export const RECENT_MARGIN_MS = HOUR_MS;
 /** An account is reloaded at most this often per process (mayReload). */
 const RELOAD_EVERY_MS = 30_000;
 
-/** One account's part: 53-bit hashes of the identities it claimed, by hour of accept time. */
-interface AccountIds {
-  hours: Map<number, HashSet53>;
-  /** Every claim accepted at or after this is in `hours`: the filter's memory starts here. */
-  floor: number;
-}
-
 /**
- * 53 bits of two FNV-1a passes over account \0 meter \0 id (UTF-16 code units): cheap, and only an index — a
- * match is always checked against the stored claims.
+ * One account's part: the 53-bit hashes of the identities it claimed, each with the last hour (of accept time) it
+ * was claimed in — one table, so a row is answered by one probe, not one per hour of the window.
  */
-export function recentIdHash(account: string, meter: string, id: string): number {
-  let a = 0x811c9dc5;
-  let b = 0x050c5d1f;
-  const step = (s: string) => {
-    for (let i = 0; i < s.length; i++) {
-      const c = s.charCodeAt(i);
-      a = Math.imul(a ^ c, 0x01000193);
-      b = Math.imul(b ^ c, 0x01000193) ^ (b >>> 15);
-    }
-    a = Math.imul(a, 0x01000193);
-    b = Math.imul(b, 0x01000193);
-  };
-  step(account);
-  step(meter);
-  step(id);
-  return (a >>> 0) * 0x200000 + ((b >>> 0) & 0x1fffff);
+interface AccountIds {
+  ids: HashIndex53;
+  /** No hash's hour is below this (prune: whether a pass over the table can drop anything). */
+  oldestHour: number;
+  /** Every claim accepted at or after this is in `ids`: the filter's memory starts here. */
+  floor: number;
 }
 
 /**
@@ -59,13 +43,14 @@ export class RecentIds {
     return this.accounts.has(account);
   }
 
-  /** Whether `r` may have a claim within the window of its accept time: the stored claims must say. */
-  mayHave(r: RowIdentity): boolean {
-    const a = this.accounts.get(r.account);
-    if (!a || r.received - this.windowMs < a.floor) return true;
-    const h = recentIdHash(r.account, r.meter, r.id);
-    for (const ids of a.hours.values()) if (ids.has(h)) return true;
-    return false;
+  /**
+   * Whether a row of `account` accepted at `received`, whose identity hashes to `hash` (id-hash.ts), may have a
+   * claim within the window of its accept time: the stored claims must say.
+   */
+  mayHave(account: string, hash: number, received: number): boolean {
+    const a = this.accounts.get(account);
+    if (!a || received - this.windowMs < a.floor) return true;
+    return a.ids.get(hash) >= 0;
   }
 
   /** Forgets an account (its stored claims may hold another process's since). */
@@ -95,17 +80,20 @@ export class RecentIds {
 
   /** Holds an account with its claims accepted since `floor` (the stored ones, just read). */
   load(account: string, floor: number, claims: Iterable<{ meter: string; id: string; claimed: number }>): void {
-    const a: AccountIds = { hours: new Map(), floor };
+    const a: AccountIds = { ids: new HashIndex53(), oldestHour: Number.POSITIVE_INFINITY, floor };
     this.accounts.set(account, a);
     this.loadedAt.set(account, Date.now());
     for (const c of claims) this.put(a, recentIdHash(account, c.meter, c.id), c.claimed);
   }
 
-  /** Remembers rows just claimed (their claims are stored) of held accounts. */
-  add(rows: Iterable<RowIdentity>, now = Date.now()): void {
-    for (const r of rows) {
-      const a = this.accounts.get(r.account);
-      if (a) this.put(a, recentIdHash(r.account, r.meter, r.id), r.received);
+  /** Remembers rows just claimed (their claims are stored) of held accounts: `claimed` numbers rows of `rows`. */
+  add(rows: BatchRows, claimed: ArrayLike<number>, now = Date.now()): void {
+    let run = -1;
+    let a: AccountIds | undefined;
+    for (let k = 0; k < claimed.length; k++) {
+      const i = claimed[k]!;
+      if (rows.run[i] !== run) a = this.accounts.get(rows.runAccount[(run = rows.run[i]!)]!);
+      if (a) this.put(a, rows.hash[i]!, rows.received[i]!);
     }
     this.prune(now);
   }
@@ -113,21 +101,34 @@ export class RecentIds {
   private put(a: AccountIds, hash: number, claimed: number): void {
     if (claimed < a.floor) return;
     const hour = Math.floor(claimed / HOUR_MS);
-    let ids = a.hours.get(hour);
-    if (!ids) a.hours.set(hour, (ids = new HashSet53()));
-    ids.add(hash);
+    a.ids.setMax(hash, hour);
+    if (hour < a.oldestHour) a.oldestHour = hour;
   }
 
-  /** Lets go of the hours no longer needed: memory bounded by what was claimed within the window (and margin). */
+  /**
+   * Lets go of the identities last claimed in hours no longer needed (the table is rebuilt from the rest, about
+   * once an hour per account): memory bounded by what was claimed within the window (and margin).
+   */
   private prune(now: number): void {
     if (now - this.prunedAt < 60_000) return;
     this.prunedAt = now;
     const keepFrom = Math.floor((now - this.windowMs - RECENT_MARGIN_MS) / HOUR_MS);
-    for (const a of this.accounts.values())
-      for (const hour of a.hours.keys())
-        if (hour < keepFrom) {
-          a.hours.delete(hour);
-          a.floor = Math.max(a.floor, (hour + 1) * HOUR_MS);
+    for (const a of this.accounts.values()) {
+      if (a.oldestHour >= keepFrom) continue;
+      const kept = new HashIndex53(a.ids.size);
+      let oldest = Number.POSITIVE_INFINITY;
+      let dropped = Number.NEGATIVE_INFINITY;
+      a.ids.forEach((hash, hour) => {
+        if (hour < keepFrom) dropped = Math.max(dropped, hour);
+        else {
+          kept.set(hash, hour);
+          oldest = Math.min(oldest, hour);
         }
+      });
+      a.ids = kept;
+      a.oldestHour = oldest;
+      // The claims of the identities dropped are no longer held: the memory starts after their hours.
+      if (dropped > Number.NEGATIVE_INFINITY) a.floor = Math.max(a.floor, (dropped + 1) * HOUR_MS);
+    }
   }
 }
