@@ -178,10 +178,25 @@ export class EntitlementTable {
     }
     const usage = await accountUsage(this.deps.ch, this.deps.database, targets);
     metered.forEach(({ entry, now }, i) => {
-      entry.state = stateOf(entry.row, entry.grants, usage[i]!, now.getTime());
+      const t = now.getTime();
+      if (!answerMoved(entry, usage[i]!, t)) return;
+      entry.state = stateOf(entry.row, entry.grants, usage[i]!, t);
     });
     this.refreshedAt = startedAt;
   }
+}
+
+/**
+ * Whether an entry's answer must be computed again after a usage read: not when the usage read is the one it
+ * holds, in the same period, and nothing else in it moves with time (grants do: they start and end). Keeping the
+ * answer object keeps what hangs off it — the check route's text of it — so a refresh under ingest rebuilds only
+ * the answers whose usage moved, not all of them twice a second.
+ */
+function answerMoved(entry: Entry, usage: Decimal, nowMs: number): boolean {
+  const state = entry.state;
+  if (!state || entry.grants.length > 0) return true;
+  if (nowMs < state.periodStartMs || nowMs >= state.periodEndMs) return true;
+  return !usage.eq(state.access.usage!);
 }
 
 /** The usage read for `a` is `b`'s too: same entitlement, meter and period kind. */
