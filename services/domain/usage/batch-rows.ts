@@ -16,7 +16,7 @@ export const ASSIGNED = 1; // a server-assigned id (`use_` + 22 characters): uni
 export const ESCAPED = 2; // the id holds a backslash: its payload bytes are TSV-escaped
 
 /** Server-assigned ids: shared/usage/ids.ts. */
-const ASSIGNED_ID_LENGTH = 26;
+export const ASSIGNED_ID_LENGTH = 26;
 const ASSIGNED_PREFIX = Buffer.from('use_');
 
 export interface BatchRows {
@@ -48,18 +48,18 @@ export interface BatchRows {
 }
 
 /** Whether buf[a, a + n) equals buf[b, b + n). */
-function sameBytes(buf: Buffer, a: number, b: number, n: number): boolean {
+export function sameBytes(buf: Buffer, a: number, b: number, n: number): boolean {
   for (let i = 0; i < n; i++) if (buf[a + i] !== buf[b + i]) return false;
   return true;
 }
 
 /** Whether buf[from, to) holds `byte` (indexOf would search the rest of the payload: quadratic). */
-function hasByte(buf: Buffer, byte: number, from: number, to: number): boolean {
+export function hasByte(buf: Buffer, byte: number, from: number, to: number): boolean {
   for (let i = from; i < to; i++) if (buf[i] === byte) return true;
   return false;
 }
 
-function isAssigned(buf: Buffer, at: number): boolean {
+export function isAssigned(buf: Buffer, at: number): boolean {
   for (let i = 0; i < ASSIGNED_PREFIX.length; i++) if (buf[at + i] !== ASSIGNED_PREFIX[i]) return false;
   return true;
 }

@@ -14,7 +14,18 @@
  * decision. Server-assigned ids (`use_…`, random) are never claimed.
  */
 import { tsvEscape } from '../../../shared/usage/wire.js';
-import { ASSIGNED, chunkOf, ESCAPED, idOf, sameIdentity, type BatchRows } from './batch-rows.js';
+import {
+  ASSIGNED,
+  ASSIGNED_ID_LENGTH,
+  chunkOf,
+  ESCAPED,
+  hasByte,
+  idOf,
+  isAssigned,
+  sameBytes,
+  sameIdentity,
+  type BatchRows,
+} from './batch-rows.js';
 import { HashIndex53, HashSet53 } from './hash-set.js';
 
 export const CLAIMS_TABLE = 'usage_claims';
@@ -38,27 +49,6 @@ const TAB = 0x09;
 const NL = 0x0a;
 const BACKSLASH = 0x5c;
 const UNESCAPE: Record<string, string> = { '\\\\': '\\', '\\t': '\t', '\\n': '\n', '\\r': '\r' };
-
-/** Whether buf[a, a + n) equals buf[b, b + n). */
-function sameBytes(buf: Buffer, a: number, b: number, n: number): boolean {
-  for (let i = 0; i < n; i++) if (buf[a + i] !== buf[b + i]) return false;
-  return true;
-}
-
-/** Whether buf[from, to) holds `byte` (indexOf would search the rest of the payload: quadratic). */
-function hasByte(buf: Buffer, byte: number, from: number, to: number): boolean {
-  for (let i = from; i < to; i++) if (buf[i] === byte) return true;
-  return false;
-}
-
-/** Server-assigned ids: shared/usage/ids.ts. */
-const ASSIGNED_ID_LENGTH = 26;
-const ASSIGNED_PREFIX = Buffer.from('use_');
-
-function isAssigned(buf: Buffer, at: number): boolean {
-  for (let i = 0; i < ASSIGNED_PREFIX.length; i++) if (buf[at + i] !== ASSIGNED_PREFIX[i]) return false;
-  return true;
-}
 
 /** The identities of a payload's TabSeparated rows (shared/usage/wire.ts column order; already checked by row-scan.ts). */
 export function rowIdentities(data: Uint8Array): RowIdentity[] {

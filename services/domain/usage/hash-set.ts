@@ -1,72 +1,39 @@
 /**
- * A set of 53-bit hashes (non-negative integers below 2^53) in two typed arrays, open addressing with linear
- * probing. The identity window's memory holds millions of them per account (recent-ids.ts): in a `Set<number>` each
- * one above 2^31 is a heap-allocated number, which the garbage collector then walks — at 100,000 ids/s a tenth of
- * the consumer's time. Here they are plain words: no allocation per entry, none for the collector to trace.
- * Entries are never removed one by one (the window lets go of whole hours, i.e. whole sets).
+ * 53-bit hashes (non-negative integers below 2^53) kept in typed arrays, open addressing with linear probing: a
+ * map to 31-bit values (HashIndex53) and a set over it (HashSet53). The identity window's memory holds millions of
+ * them per account (recent-ids.ts): in a `Set<number>` each one above 2^31 is a heap-allocated number, which the
+ * garbage collector then walks — at 100,000 ids/s a tenth of the consumer's time. Here they are plain words: no
+ * allocation per entry, none for the collector to trace. Entries are never removed one by one (the window
+ * rebuilds an account's table when it lets go of hours).
  */
 const EMPTY = 0xffffffff; // high word of no hash: hashes are below 2^53, whose high word is below 2^21
 const MIN_CAPACITY = 1 << 10;
 const MAX_LOAD = 0.5;
 
+/** A set of hashes: a HashIndex53 whose values say nothing. */
 export class HashSet53 {
-  private high: Uint32Array;
-  private low: Uint32Array;
-  private mask: number;
-  private count = 0;
+  private readonly index: HashIndex53;
 
   constructor(capacity = MIN_CAPACITY) {
-    let size = MIN_CAPACITY;
-    while (size * MAX_LOAD < capacity) size *= 2;
-    this.high = new Uint32Array(size).fill(EMPTY);
-    this.low = new Uint32Array(size);
-    this.mask = size - 1;
+    this.index = new HashIndex53(capacity);
   }
 
   get size(): number {
-    return this.count;
+    return this.index.size;
   }
 
   has(hash: number): boolean {
-    const hi = Math.floor(hash / 0x100000000);
-    const lo = hash >>> 0;
-    for (let i = slotOf(hi, lo) & this.mask; ; i = (i + 1) & this.mask) {
-      const h = this.high[i]!;
-      if (h === EMPTY) return false;
-      if (h === hi && this.low[i] === lo) return true;
-    }
+    return this.index.get(hash) !== -1;
   }
 
   add(hash: number): void {
-    if (!Number.isSafeInteger(hash) || hash < 0) throw new RangeError(`not a 53-bit hash: ${hash}`);
-    if (this.count + 1 > (this.mask + 1) * MAX_LOAD) this.grow();
-    if (this.insert(Math.floor(hash / 0x100000000), hash >>> 0)) this.count++;
+    this.index.set(hash, 0);
   }
 
   *[Symbol.iterator](): IterableIterator<number> {
-    for (let i = 0; i <= this.mask; i++) if (this.high[i] !== EMPTY) yield this.high[i]! * 0x100000000 + this.low[i]!;
-  }
-
-  /** Puts (hi, lo) in its slot; false when it was there already. */
-  private insert(hi: number, lo: number): boolean {
-    for (let i = slotOf(hi, lo) & this.mask; ; i = (i + 1) & this.mask) {
-      const h = this.high[i]!;
-      if (h === EMPTY) {
-        this.high[i] = hi;
-        this.low[i] = lo;
-        return true;
-      }
-      if (h === hi && this.low[i] === lo) return false;
-    }
-  }
-
-  private grow(): void {
-    const { high, low } = this;
-    const size = (this.mask + 1) * 2;
-    this.high = new Uint32Array(size).fill(EMPTY);
-    this.low = new Uint32Array(size);
-    this.mask = size - 1;
-    for (let i = 0; i < high.length; i++) if (high[i] !== EMPTY) this.insert(high[i]!, low[i]!);
+    const all: number[] = [];
+    this.index.forEach((hash) => all.push(hash));
+    yield* all;
   }
 }
 
