@@ -300,13 +300,6 @@ async function main(): Promise<void> {
       report.entitlement_check = await runEntitlementCheckPhase({
         world,
         apiUrl: `http://127.0.0.1:${apiPort}`,
-        customers: arg('entitlement-customers', 10_000),
-        batch: opts.batch,
-        seconds: opts.seconds,
-        connections: opts.connections,
-        threads: opts.threads,
-        wrk: opts.wrk,
-        ingestRate: arg('entitlement-ingest-rate', 100_000),
         ceilingUrl: `http://127.0.0.1:${ceilingPort}`,
         log,
       });

@@ -19,6 +19,7 @@ import pg from 'pg';
 import { newId } from '../../shared/ids.js';
 import { hasWrk, runWrk, type LoadResult } from '../load.js';
 import { runOpenLoop } from '../open-loop.js';
+import { arg, opts } from '../options.js';
 import type { BenchWorld } from '../world.js';
 import { prepareAttributed } from './attributed.js';
 
@@ -54,22 +55,26 @@ interface IngestBeside {
 const percentile = (sorted: number[], p: number) =>
   sorted.length ? sorted[Math.min(sorted.length - 1, Math.ceil(p * sorted.length) - 1)]! : NaN;
 
-export async function runEntitlementCheckPhase(o: {
+export async function runEntitlementCheckPhase(where: {
   world: BenchWorld;
   apiUrl: string;
-  customers: number;
-  batch: number;
-  seconds: number;
-  connections: number;
-  threads: number;
-  /** Load with wrk when it is installed. */
-  wrk: boolean;
-  /** Records/s offered beside the checks. */
-  ingestRate: number;
   /** The ceiling server's base URL, for the floor round. */
   ceilingUrl: string;
   log: (m: string) => void;
 }): Promise<EntitlementCheckResult> {
+  // The load's shape: the run's options (bench/options.ts) and this phase's own.
+  const o = {
+    ...where,
+    customers: arg('entitlement-customers', 10_000),
+    /** Records/s offered beside the checks. */
+    ingestRate: arg('entitlement-ingest-rate', 100_000),
+    batch: opts.batch,
+    seconds: opts.seconds,
+    connections: opts.connections,
+    threads: opts.threads,
+    /** Load with wrk when it is installed. */
+    wrk: opts.wrk,
+  };
   const timestamp = new Date().toISOString();
   const setup = await prepareAttributed(o.world, o.apiUrl, { customers: o.customers, batch: o.batch, timestamp });
   const pool = new pg.Pool({ connectionString: o.world.config.DATABASE_URL, max: 2 });
