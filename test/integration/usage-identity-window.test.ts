@@ -109,7 +109,7 @@ t.test('usage identity within a window, by default', async (t) => {
     const now = Date.now();
     // Stored before any consumer reads this account: as if the records had been accepted then.
     const claim = (id: string, ts: number, accepted: number) =>
-      claimOf({ account: acct.accountId, meter: meter.id, id, ts, received: accepted, start: 0, end: 0 });
+      claimOf({ account: acct.accountId, meter: meter.id, id, ts, received: accepted });
     await insertClaims(infra.clickhouse, db, [
       claim('in', now - 23 * HOUR, now - 23 * HOUR),
       claim('out', now - 25 * HOUR, now - 25 * HOUR),

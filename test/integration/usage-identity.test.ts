@@ -90,7 +90,7 @@ t.test('record identity without the timestamp', async (t) => {
     await waitForMeter(api, meter, W);
     const ts = Date.now() - 5 * DAY;
     await insertClaims(infra.clickhouse, db, [
-      claimOf({ account: acct.accountId, meter: meter.id, id: 'c', ts, received: ts, start: 0, end: 0 }, Date.now()),
+      claimOf({ account: acct.accountId, meter: meter.id, id: 'c', ts, received: ts }, Date.now()),
     ]);
     await send(meter.id, [{ id: 'c', value: 2, ts: ts + 1 }]); // another timestamp: a duplicate
     await send(meter.id, [{ id: 'c', value: 3, ts }]); // the claimed record, redelivered

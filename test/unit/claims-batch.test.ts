@@ -1,6 +1,12 @@
 import t from 'tap';
 import { batchRows } from '../../services/domain/usage/batch-rows.js';
-import { claimOf, identityKey, keepUnclaimed, type Claim } from '../../services/domain/usage/claims.js';
+import {
+  claimOf,
+  claimsOfPayload,
+  identityKey,
+  keepUnclaimed,
+  type Claim,
+} from '../../services/domain/usage/claims.js';
 import { recentIdHash } from '../../services/domain/usage/id-hash.js';
 import { RecentIds } from '../../services/domain/usage/recent-ids.js';
 import { tsvEscape } from '../../shared/usage/wire.js';
@@ -96,7 +102,7 @@ function reference(c: Case, stored: Case['stored']) {
       if (mine.some((s) => s.ts === r.ts)) keep.push(r);
       else if (!mine.some((s) => Math.abs(s.claimed - r.received) < WINDOW)) {
         keep.push(r);
-        claims.push(claimOf({ ...r, start: 0, end: 0 }));
+        claims.push(claimOf(r));
       }
     }
     dropped += rows.length - keep.length;
@@ -240,3 +246,17 @@ t.test('the memory across hours: after pruning, "certainly new" still means no c
   );
   t.same(failures, []);
 });
+
+t.test(
+  "a correction's replacement rows: every row claimed at the correction's time, as claimOf writes it",
+  async (t) => {
+    const failures = forAll(0x4546, 200, caseOf, (c) => {
+      const rows = c.chunks[0]!;
+      const at = NOW + 17;
+      const got = claimsOfPayload(payload(rows, c.v1[0]!), at).toString();
+      const want = rows.map((r) => claimOf(r, at)).join('');
+      return got === want ? null : `claims ${JSON.stringify(got)}, want ${JSON.stringify(want)}`;
+    });
+    t.same(failures, []);
+  },
+);

@@ -5,6 +5,7 @@
  * one (account, meter). An id becomes a string only for the rows that must be looked up or compared (idOf).
  */
 import { hashBytes, hashEscapedBytes, hashReset, hashSeparator, hashStart, hashValue } from './id-hash.js';
+import { asBuffer, sameBytes } from './row-scan.js';
 
 const TAB = 0x09;
 const NL = 0x0a;
@@ -16,7 +17,7 @@ export const ASSIGNED = 1; // a server-assigned id (`use_` + 22 characters): uni
 export const ESCAPED = 2; // the id holds a backslash: its payload bytes are TSV-escaped
 
 /** Server-assigned ids: shared/usage/ids.ts. */
-export const ASSIGNED_ID_LENGTH = 26;
+const ASSIGNED_ID_LENGTH = 26;
 const ASSIGNED_PREFIX = Buffer.from('use_');
 
 export interface BatchRows {
@@ -47,25 +48,16 @@ export interface BatchRows {
   runMeter: string[];
 }
 
-/** Whether buf[a, a + n) equals buf[b, b + n). */
-export function sameBytes(buf: Buffer, a: number, b: number, n: number): boolean {
-  for (let i = 0; i < n; i++) if (buf[a + i] !== buf[b + i]) return false;
-  return true;
-}
-
 /** Whether buf[from, to) holds `byte` (indexOf would search the rest of the payload: quadratic). */
-export function hasByte(buf: Buffer, byte: number, from: number, to: number): boolean {
+function hasByte(buf: Buffer, byte: number, from: number, to: number): boolean {
   for (let i = from; i < to; i++) if (buf[i] === byte) return true;
   return false;
 }
 
-export function isAssigned(buf: Buffer, at: number): boolean {
+function isAssigned(buf: Buffer, at: number): boolean {
   for (let i = 0; i < ASSIGNED_PREFIX.length; i++) if (buf[at + i] !== ASSIGNED_PREFIX[i]) return false;
   return true;
 }
-
-const asBuffer = (data: Uint8Array) =>
-  Buffer.isBuffer(data) ? data : Buffer.from(data.buffer, data.byteOffset, data.byteLength);
 
 /** Rows in a payload (one native search per row). */
 function countRows(buf: Buffer): number {

@@ -14,84 +14,23 @@
  * decision. Server-assigned ids (`use_…`, random) are never claimed.
  */
 import { tsvEscape } from '../../../shared/usage/wire.js';
-import {
-  ASSIGNED,
-  ASSIGNED_ID_LENGTH,
-  chunkOf,
-  ESCAPED,
-  hasByte,
-  idOf,
-  isAssigned,
-  sameBytes,
-  sameIdentity,
-  type BatchRows,
-} from './batch-rows.js';
+import { ASSIGNED, batchRows, chunkOf, ESCAPED, idOf, sameIdentity, type BatchRows } from './batch-rows.js';
 import { HashIndex53, HashSet53 } from './hash-set.js';
 
 export const CLAIMS_TABLE = 'usage_claims';
 
-/** One row of a USAGE payload: its identity and where it is in the payload. */
-export interface RowIdentity {
+/** An identity as claimed: (account, meter, id), the timestamp it is stored under and its accept time. */
+export interface ClaimIdentity {
   account: string;
   meter: string;
   id: string;
   ts: number;
   /** When the ingress accepted it (received_ms): the window's clock. */
   received: number;
-  /** A server-assigned id (`use_` + 22 characters): unique by construction, never claimed. */
-  assigned: boolean;
-  /** The row's bytes, newline included: payload[start, end). */
-  start: number;
-  end: number;
 }
 
 const TAB = 0x09;
 const NL = 0x0a;
-const BACKSLASH = 0x5c;
-const UNESCAPE: Record<string, string> = { '\\\\': '\\', '\\t': '\t', '\\n': '\n', '\\r': '\r' };
-
-/** The identities of a payload's TabSeparated rows (shared/usage/wire.ts column order; already checked by row-scan.ts). */
-export function rowIdentities(data: Uint8Array): RowIdentity[] {
-  const buf = Buffer.isBuffer(data) ? data : Buffer.from(data.buffer, data.byteOffset, data.byteLength);
-  const out: RowIdentity[] = [];
-  let account = '';
-  let meter = '';
-  let prevAccountEnd = -1;
-  let prevMeterEnd = -1;
-  let prevStart = -1;
-  for (let pos = 0; pos < buf.length; ) {
-    const accountEnd = buf.indexOf(TAB, pos);
-    const meterEnd = buf.indexOf(TAB, accountEnd + 1);
-    const tsEnd = buf.indexOf(TAB, meterEnd + 1);
-    const idEnd = buf.indexOf(TAB, tsEnd + 1);
-    const valueEnd = buf.indexOf(TAB, idEnd + 1);
-    const end = buf.indexOf(NL, valueEnd + 1) + 1;
-    // One string per run of rows of an account and meter (a message is mostly one of each).
-    if (
-      prevStart < 0 ||
-      accountEnd - pos !== prevAccountEnd - prevStart ||
-      meterEnd - accountEnd !== prevMeterEnd - prevAccountEnd ||
-      !sameBytes(buf, prevStart, pos, meterEnd - pos)
-    ) {
-      account = buf.toString('utf8', pos, accountEnd);
-      meter = buf.toString('utf8', accountEnd + 1, meterEnd);
-    }
-    prevStart = pos;
-    prevAccountEnd = accountEnd;
-    prevMeterEnd = meterEnd;
-    let id = buf.toString('utf8', tsEnd + 1, idEnd);
-    if (hasByte(buf, BACKSLASH, tsEnd + 1, idEnd)) id = id.replace(/\\[\\tnr]/g, (e) => UNESCAPE[e]!);
-    let ts = 0;
-    const negative = buf[meterEnd + 1] === 0x2d;
-    for (let i = negative ? meterEnd + 2 : meterEnd + 1; i < tsEnd; i++) ts = ts * 10 + (buf[i]! - 0x30);
-    let received = 0;
-    for (let i = valueEnd + 1; buf[i]! >= 0x30 && buf[i]! <= 0x39; i++) received = received * 10 + (buf[i]! - 0x30);
-    const assigned = idEnd - tsEnd - 1 === ASSIGNED_ID_LENGTH && isAssigned(buf, tsEnd + 1);
-    out.push({ account, meter, id, ts: negative ? -ts : ts, received, assigned, start: pos, end });
-    pos = end;
-  }
-  return out;
-}
 
 /** The key of an identity in the maps below. */
 export const identityKey = (account: string, meter: string, id: string) => `${account}\u0000${meter}\u0000${id}`;
@@ -103,7 +42,7 @@ export interface Claim {
 }
 
 /** The claim of a row: a TabSeparated line of CLAIM_COLUMNS, claimed at its accept time (or `at`). */
-export function claimOf(r: Omit<RowIdentity, 'assigned'>, at = r.received): string {
+export function claimOf(r: ClaimIdentity, at = r.received): string {
   return `${tsvEscape(r.account)}\t${tsvEscape(r.meter)}\t${tsvEscape(r.id)}\t${r.ts}\t${at}\n`;
 }
 
@@ -206,50 +145,69 @@ export function keepUnclaimed(
  * timestamp, id (escaped as the table reads it) and accept time in those bytes. A row whose id holds an escape is
  * written by claimOf itself (its payload's escaping is then not trusted to be claimOf's).
  */
-function claimLines(rows: BatchRows, claimedRows: readonly number[]): Buffer {
+function claimLines(rows: BatchRows, claimedRows: ArrayLike<number>, at?: number): Buffer {
   if (claimedRows.length === 0) return EMPTY;
   const { start, tsStart, idStart, idEnd, receivedStart, receivedEnd } = rows;
+  const atText = at === undefined ? undefined : Buffer.from(String(at));
   const slow = new Map<number, Buffer>();
   let bytes = 0;
-  for (const i of claimedRows) {
+  for (let k = 0; k < claimedRows.length; k++) {
+    const i = claimedRows[k]!;
     if (rows.flags[i]! & ESCAPED) {
       const c = chunkOf(rows, i);
       const run = rows.run[i]!;
       const line = Buffer.from(
-        claimOf({
-          account: rows.runAccount[run]!,
-          meter: rows.runMeter[run]!,
-          id: idOf(rows, i, c),
-          ts: rows.ts[i]!,
-          received: rows.received[i]!,
-          start: 0,
-          end: 0,
-        }),
+        claimOf(
+          {
+            account: rows.runAccount[run]!,
+            meter: rows.runMeter[run]!,
+            id: idOf(rows, i, c),
+            ts: rows.ts[i]!,
+            received: rows.received[i]!,
+          },
+          at,
+        ),
       );
       slow.set(i, line);
       bytes += line.length;
-    } else bytes += idEnd[i]! - start[i]! + (receivedEnd[i]! - receivedStart[i]!) + 2; // the row's bytes up to its id, 2 tabs, a newline (its id's tab moved)
+    } else bytes += idEnd[i]! - start[i]! + (atText?.length ?? receivedEnd[i]! - receivedStart[i]!) + 2; // the row's bytes up to its id, 2 tabs, a newline (its id's tab moved)
   }
   const out = Buffer.allocUnsafe(bytes);
-  let at = 0;
+  let pos = 0;
   let c = 0;
-  for (const i of claimedRows) {
+  for (let k = 0; k < claimedRows.length; k++) {
+    const i = claimedRows[k]!;
     while (rows.chunkFrom[c + 1]! <= i) c++; // claimedRows ascend
     const line = slow.get(i);
     if (line) {
-      at += line.copy(out, at);
+      pos += line.copy(out, pos);
       continue;
     }
     const buf = rows.bufs[c]!;
-    at = copyBytes(buf, start[i]!, tsStart[i]!, out, at); // account \t meter \t
-    at = copyBytes(buf, idStart[i]!, idEnd[i]!, out, at);
-    out[at++] = TAB;
-    at = copyBytes(buf, tsStart[i]!, idStart[i]! - 1, out, at);
-    out[at++] = TAB;
-    at = copyBytes(buf, receivedStart[i]!, receivedEnd[i]!, out, at);
-    out[at++] = NL;
+    pos = copyBytes(buf, start[i]!, tsStart[i]!, out, pos); // account \t meter \t
+    pos = copyBytes(buf, idStart[i]!, idEnd[i]!, out, pos);
+    out[pos++] = TAB;
+    pos = copyBytes(buf, tsStart[i]!, idStart[i]! - 1, out, pos);
+    out[pos++] = TAB;
+    pos = atText
+      ? copyBytes(atText, 0, atText.length, out, pos)
+      : copyBytes(buf, receivedStart[i]!, receivedEnd[i]!, out, pos);
+    out[pos++] = NL;
   }
   return out;
+}
+
+/**
+ * The claims of every row of `payload`, claimed at `at` (not at their accept times): a correction's replacement
+ * rows are claimed before they are inserted, as the consumer claims its rows (corrections-store.ts).
+ */
+export function claimsOfPayload(payload: Uint8Array, at: number): Buffer {
+  const rows = batchRows([payload]);
+  return claimLines(
+    rows,
+    Uint32Array.from({ length: rows.count }, (_, i) => i),
+    at,
+  );
 }
 
 const EMPTY = Buffer.alloc(0);

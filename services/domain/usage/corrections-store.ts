@@ -12,7 +12,7 @@ import { CANCELLATIONS_TABLE } from './cancellations-store.js';
 import { USAGE_COLUMNS, USAGE_TABLE } from '../../../shared/usage/wire.js';
 import type { UsageShard } from '../../../shared/clients/usage-shards.js';
 import { UNIQUE_METERS_TABLE, UNIQUE_ROLLUP_TABLE } from './unique-rollups-store.js';
-import { CLAIMS_TABLE, claimOf, rowIdentities } from './claims.js';
+import { CLAIMS_TABLE, claimsOfPayload } from './claims.js';
 import { claimsOfSql, insertClaims } from './claims-store.js';
 
 /** A correction as ClickHouse needs it. */
@@ -81,7 +81,7 @@ export async function applyCorrectionToUsage(
       });
       if (r.rows) {
         // Claimed first, as the consumer does (services/domain/usage/claims.ts): a later record with one of these ids is a duplicate.
-        const claims = rowIdentities(Buffer.from(r.rows)).map((x) => claimOf(x, now));
+        const claims = claimsOfPayload(Buffer.from(r.rows), now);
         await insertClaims(ch, database, claims, local);
         await ch.insert({
           table: `${database}.${USAGE_TABLE}${local}`,

@@ -14,11 +14,12 @@ const TAB = 0x09;
 const NL = 0x0a;
 const MINUS = 0x2d;
 
-const asBuffer = (data: Uint8Array) =>
+/** A payload as a Buffer (no copy). */
+export const asBuffer = (data: Uint8Array) =>
   Buffer.isBuffer(data) ? data : Buffer.from(data.buffer, data.byteOffset, data.byteLength);
 
 /** Whether buf[a, a + n) equals buf[b, b + n). */
-function sameBytes(buf: Buffer, a: number, b: number, n: number): boolean {
+export function sameBytes(buf: Buffer, a: number, b: number, n: number): boolean {
   for (let i = 0; i < n; i++) if (buf[a + i] !== buf[b + i]) return false;
   return true;
 }
