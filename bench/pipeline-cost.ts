@@ -31,6 +31,8 @@ export interface PipelineCost {
   /** Σ over PIPELINE_GROUPS of CPU seconds ÷ records, in µs. */
   us_per_record: number;
   us_per_record_by_group: Record<string, number>;
+  /** The whole machine's CPU less the load generator's over the window, per record (bench/cpu.ts machineBusySeconds). */
+  machine_us_per_record?: number;
 }
 
 const round2 = (x: number) => Math.round(x * 100) / 100;
@@ -41,6 +43,7 @@ export function pipelineCost(
   windowS: number,
   drainS: number,
   mergeS?: number,
+  machineS?: number,
 ): PipelineCost {
   const byGroup: Record<string, number> = {};
   let total = 0;
@@ -58,6 +61,7 @@ export function pipelineCost(
     cpu_s,
     us_per_record: records > 0 ? round2((total * 1e6) / records) : NaN,
     us_per_record_by_group: byGroup,
+    ...(machineS !== undefined && records > 0 ? { machine_us_per_record: round2((machineS * 1e6) / records) } : {}),
   };
 }
 

@@ -176,6 +176,7 @@ async function main(): Promise<void> {
         const r = await run(tool, spec);
         const loadS = (performance.now() - t0) / 1000;
         const cores = cpu.end();
+        const machineS = cpu.machineLessGeneratorSeconds();
         loadPids = [process.pid];
         const accepted = counted ? (await acceptedRecords(apis)) - before : undefined;
         const messages = counted ? (await storedMessages(apis)) - messagesBefore : undefined;
@@ -185,7 +186,7 @@ async function main(): Promise<void> {
         const mergeS = accepted !== undefined ? await waitForQuiet(ch) : 0;
         const cost =
           accepted !== undefined
-            ? pipelineCost(cpu.usedSeconds(), accepted, loadS + drainS + mergeS, drainS, mergeS)
+            ? pipelineCost(cpu.usedSeconds(), accepted, loadS + drainS + mergeS, drainS, mergeS, cpu.machineLessGeneratorSeconds())
             : undefined;
         const result: PhaseResult = {
           phase: name,
@@ -200,6 +201,7 @@ async function main(): Promise<void> {
           server_cpu_us_per_request: Math.round(
             ((name === 'ceiling' ? cores.ceiling! : cores.api!) * 1e6) / r.requests_per_s,
           ),
+          machine_us_per_request: Math.round((machineS * 1e7) / r.requests) / 10,
           pipeline: cost,
           ...(read ? { goal_ratio: r.requests_per_s / CONTROL_READ_GOAL } : {}),
           ...extra,
