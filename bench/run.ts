@@ -186,7 +186,14 @@ async function main(): Promise<void> {
         const mergeS = accepted !== undefined ? await waitForQuiet(ch) : 0;
         const cost =
           accepted !== undefined
-            ? pipelineCost(cpu.usedSeconds(), accepted, loadS + drainS + mergeS, drainS, mergeS, cpu.machineLessGeneratorSeconds())
+            ? pipelineCost(
+                cpu.usedSeconds(),
+                accepted,
+                loadS + drainS + mergeS,
+                drainS,
+                mergeS,
+                cpu.machineLessGeneratorSeconds(),
+              )
             : undefined;
         const result: PhaseResult = {
           phase: name,
