@@ -13,6 +13,7 @@ import { hourStates } from '../services/domain/usage/hour-marks-store.js';
 import { chString, HOUR_MS } from '../services/domain/usage/sql.js';
 import { MINUTE_SETTLE_FLOOR } from '../services/domain/usage/hour-settler.js';
 import type { ClickHouseClient } from '@clickhouse/client';
+import type { CpuMeter } from './cpu.js';
 
 /** The process groups that make up the ingest pipeline. */
 export const PIPELINE_GROUPS = ['api', 'consumer', 'nats', 'clickhouse'] as const;
@@ -37,14 +38,16 @@ export interface PipelineCost {
 
 const round2 = (x: number) => Math.round(x * 100) / 100;
 
+/** The cost of `records` from the CPU `cpu` measured since its begin() (bench/cpu.ts). */
 export function pipelineCost(
-  cpuSeconds: Record<string, number>,
+  cpu: Pick<CpuMeter, 'usedSeconds' | 'machineLessGeneratorSeconds'>,
   records: number,
   windowS: number,
   drainS: number,
   mergeS?: number,
-  machineS?: number,
 ): PipelineCost {
+  const cpuSeconds = cpu.usedSeconds();
+  const machineS = cpu.machineLessGeneratorSeconds();
   const byGroup: Record<string, number> = {};
   let total = 0;
   for (const g of PIPELINE_GROUPS) {
@@ -61,7 +64,7 @@ export function pipelineCost(
     cpu_s,
     us_per_record: records > 0 ? round2((total * 1e6) / records) : NaN,
     us_per_record_by_group: byGroup,
-    ...(machineS !== undefined && records > 0 ? { machine_us_per_record: round2((machineS * 1e6) / records) } : {}),
+    ...(records > 0 ? { machine_us_per_record: round2((machineS * 1e6) / records) } : {}),
   };
 }
 

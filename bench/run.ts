@@ -185,16 +185,7 @@ async function main(): Promise<void> {
         // …then its hours recomputed (the settler) and ClickHouse's merges done: both count as merges.
         const mergeS = accepted !== undefined ? await waitForQuiet(ch) : 0;
         const cost =
-          accepted !== undefined
-            ? pipelineCost(
-                cpu.usedSeconds(),
-                accepted,
-                loadS + drainS + mergeS,
-                drainS,
-                mergeS,
-                cpu.machineLessGeneratorSeconds(),
-              )
-            : undefined;
+          accepted !== undefined ? pipelineCost(cpu, accepted, loadS + drainS + mergeS, drainS, mergeS) : undefined;
         const result: PhaseResult = {
           phase: name,
           ...r,

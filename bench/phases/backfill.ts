@@ -232,7 +232,7 @@ async function runShape(r: IngestShapesRun, shape: IngestShape): Promise<ShapeRu
   const settledS = (performance.now() - t0) / 1000;
   const visibleS = settledS;
   const mergeS = await waitForMergesIdle(r.ch);
-  const cost = pipelineCost(r.cpu.usedSeconds(), target, visibleS + mergeS, visibleS - loadEnd, mergeS);
+  const cost = pipelineCost(r.cpu, target, visibleS + mergeS, visibleS - loadEnd, mergeS);
   r.cpu.end();
   const api = await apiVisible(r, meterId, target, t0);
   const chunk = Math.min(1_000_000, Math.floor(target / 5));

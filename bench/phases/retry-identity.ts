@@ -145,7 +145,7 @@ async function runVariant(r: RetryIdentityRun, variant: Variant, records: number
   await waitForMeterSettled(r.ch, meterId);
   const visibleS = (performance.now() - t0) / 1000;
   const mergeS = await waitForMergesIdle(r.ch);
-  const cost = pipelineCost(r.cpu.usedSeconds(), accepted, visibleS + mergeS, visibleS - loadS, mergeS);
+  const cost = pipelineCost(r.cpu, accepted, visibleS + mergeS, visibleS - loadS, mergeS);
   r.cpu.end();
   const stored = await storedOf(r.ch, meterId);
   const run: IdentityVariantRun = {
