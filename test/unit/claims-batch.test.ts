@@ -1,5 +1,5 @@
 import t from 'tap';
-import { batchRows } from '../../services/domain/usage/batch-rows.js';
+import { ASSIGNED, batchRows, rowsIfAllAssigned } from '../../services/domain/usage/batch-rows.js';
 import {
   claimOf,
   claimsOfPayload,
@@ -260,3 +260,28 @@ t.test(
     t.same(failures, []);
   },
 );
+
+t.test('a batch with no client id is known without parsing it: rowsIfAllAssigned against the plain rule', async (t) => {
+  // Mostly server-assigned ids, so whole batches of them are common, and ids that only look like one.
+  const nearly = ['use_' + 'x'.repeat(21), 'use_' + 'x'.repeat(23), 'usf_' + 'x'.repeat(22), 'use_' + 'é'.repeat(22)];
+  const rowsCase = (g: Seeded) => {
+    const c = caseOf(g);
+    for (const rows of c.chunks)
+      for (const r of rows)
+        r.id = g.bool(0.97) ? `use_${'y'.repeat(21)}${g.int(0, 9)}` : g.bool(0.5) ? g.pick(nearly) : r.id;
+    return c;
+  };
+  const outcomes = { live: 0, claiming: 0 };
+  const failures = forAll(0x4548, 400, rowsCase, (c) => {
+    const chunks = c.chunks.map((rows, n) => payload(rows, c.v1[n]!));
+    const all = c.chunks.flat();
+    const plain = all.every((r) => r.id.startsWith('use_') && Buffer.byteLength(r.id) === 26) ? all.length : undefined;
+    const parsed = batchRows(chunks);
+    const byParser = parsed.flags.every((f) => (f & ASSIGNED) !== 0) ? parsed.count : undefined;
+    const got = rowsIfAllAssigned(chunks);
+    outcomes[got === undefined ? 'claiming' : 'live']++;
+    return got === plain && got === byParser ? null : `got ${got}, plain ${plain}, parser ${byParser}`;
+  });
+  t.same(failures, []);
+  t.ok(outcomes.live > 50 && outcomes.claiming > 50, `both answers tried: ${JSON.stringify(outcomes)}`);
+});

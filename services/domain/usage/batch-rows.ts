@@ -67,6 +67,27 @@ function countRows(buf: Buffer): number {
 }
 
 /**
+ * How many rows `chunks` hold when none has a client id, else undefined. A live emitter's batch has none (every id
+ * server-assigned, nothing to claim): answered with one pass over the bytes, instead of batchRows' parse and hash
+ * of every row, which had doubled the consumer's CPU per live record.
+ */
+export function rowsIfAllAssigned(chunks: readonly Uint8Array[]): number | undefined {
+  let rows = 0;
+  for (const chunk of chunks) {
+    const buf = asBuffer(chunk);
+    // Native searches for the id's tabs and the row's end: a JS loop over every byte cost as much as batchRows.
+    for (let pos = 0; pos < buf.length; rows++) {
+      const idStart = buf.indexOf(TAB, buf.indexOf(TAB, buf.indexOf(TAB, pos) + 1) + 1) + 1;
+      const idEnd = buf.indexOf(TAB, idStart);
+      if (idEnd - idStart !== ASSIGNED_ID_LENGTH || !isAssigned(buf, idStart)) return undefined;
+      pos = buf.indexOf(NL, idEnd) + 1;
+      if (pos === 0) break;
+    }
+  }
+  return rows;
+}
+
+/**
  * The rows of `chunks` (TabSeparated rows in shared/usage/wire.ts column order, already checked by row-scan.ts).
  * `fold` narrows the hashes (tests force equal hashes of different identities with it).
  */

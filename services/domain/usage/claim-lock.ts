@@ -1,6 +1,6 @@
 import type { PgPool } from '../../../shared/clients/postgres.js';
 import type { UsageShard } from '../../../shared/clients/usage-shards.js';
-import { ASSIGNED, batchRows, claimingAccounts, idOf } from './batch-rows.js';
+import { ASSIGNED, batchRows, claimingAccounts, idOf, rowsIfAllAssigned } from './batch-rows.js';
 import { CLAIMS_TABLE, keepUnclaimed, type ClaimedBatch } from './claims.js';
 import { claimedIdentities, insertClaims } from './claims-store.js';
 import { ACCOUNT_LOCK, withAccountLocks } from './account-locks.js';
@@ -43,13 +43,14 @@ export async function claimNewRows(
   chunks: Uint8Array[],
   rule: ClaimRule = { windowMs: Number.POSITIVE_INFINITY },
 ): Promise<ClaimedBatch> {
+  // Only server-assigned ids (the usual live batch): nothing to claim, no lock, no lookup.
+  const live = rowsIfAllAssigned(chunks);
+  if (live !== undefined)
+    return { chunks, kept: live, dropped: 0, claims: Buffer.alloc(0), claimed: new Uint32Array(0) };
   const rows = batchRows(chunks);
   const accounts = claimingAccounts(rows);
   const recent = rule.recent;
   const owner = recent?.owner ?? rule.owner;
-  // Only server-assigned ids (the usual live batch): nothing to claim, no lock, no lookup.
-  if (accounts.size === 0)
-    return { chunks, kept: rows.count, dropped: 0, claims: Buffer.alloc(0), claimed: new Uint32Array(0) };
   return withAccountLocks(pg, ACCOUNT_LOCK.CLAIM, accounts, 'exclusive', async () => {
     const tracked = owner !== undefined && (recent !== undefined || shard.local !== '');
     const before = tracked
