@@ -72,7 +72,13 @@ t.test('the metered entries are those with a meter', async (t) => {
   const boolean = entry('acc_c', undefined, { type: 'boolean', meter_id: null, meter_type: null });
   const a = entry('acc_a', '1');
   const b = entry('acc_b', '2');
-  const table = [new Map([['calls', a]]), new Map([['calls', b], ['sso', boolean]])];
+  const table = [
+    new Map([['calls', a]]),
+    new Map([
+      ['calls', b],
+      ['sso', boolean],
+    ]),
+  ];
   t.same([...meteredEntries(table)], [a, b]);
 });
 
