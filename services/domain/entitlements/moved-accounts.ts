@@ -28,7 +28,10 @@ export class MovedAccounts {
     this.sub = this.nc.subscribe(this.subject, {
       callback: (err, m) => {
         if (err) {
-          this.missed = true;
+          // The subscription is gone (e.g. not permitted): full reads from now on, as without a signal.
+          if (this.confirmed)
+            this.log.warn({ err }, 'usage moved subscription failed; entitlement usage is read in full');
+          this.confirmed = false;
           return;
         }
         for (const a of parseUsageMoved(m.string())) this.accounts.add(a);
