@@ -14,6 +14,8 @@ export class MovedAccounts {
   private accounts = new Set<string>();
   private sub: Subscription | undefined;
   private confirmed = false;
+  /** The subscription ended with an error (e.g. not permitted): no signal will come. */
+  private failed = false;
   private connected = true;
   /** A signal may have been lost since the last take. */
   private missed = true;
@@ -29,9 +31,9 @@ export class MovedAccounts {
       callback: (err, m) => {
         if (err) {
           // The subscription is gone (e.g. not permitted): full reads from now on, as without a signal.
-          if (this.confirmed)
+          if (!this.failed)
             this.log.warn({ err }, 'usage moved subscription failed; entitlement usage is read in full');
-          this.confirmed = false;
+          this.failed = true;
           return;
         }
         for (const a of parseUsageMoved(m.string())) this.accounts.add(a);
@@ -50,7 +52,7 @@ export class MovedAccounts {
 
   /** Whether signals arrive now (for health and the table's choice of a full read). */
   get listening(): boolean {
-    return this.confirmed && this.connected;
+    return this.confirmed && this.connected && !this.failed;
   }
 
   /**
