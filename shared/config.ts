@@ -29,6 +29,7 @@ import { EXPORT_SPEC, type ExportConfig } from './config-exports.js';
 import { SELLER_SPEC, type SellerConfig } from './config-seller.js';
 import { SSO_SPEC, ssoCrossChecks, type SsoConfig } from './config-sso.js';
 import { PORTAL_SPEC, type PortalConfig } from './config-portal.js';
+import { ENTITLEMENTS_SPEC, type EntitlementsConfig } from './config-entitlements.js';
 import { NO_TRUSTED_PROXIES, parseTrustedProxies, type TrustedProxies } from './http/client-address.js';
 import { parseThresholdMinimums, type ThresholdMinimums } from './money/threshold-minimums.js';
 
@@ -42,7 +43,7 @@ export const API_ROUTE_SETS = ['all', 'ingress', 'control'] as const;
 export const USAGE_IDENTITIES = ['window', 'id', 'timestamp', 'id_and_timestamp'] as const;
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
-export interface Config extends PaymentConfig, ExportConfig, SellerConfig, SsoConfig, PortalConfig {
+export interface Config extends PaymentConfig, ExportConfig, SellerConfig, SsoConfig, PortalConfig, EntitlementsConfig {
   HOST: string;
   PORT: number;
   PUBLIC_BASE_URL: string;
@@ -366,6 +367,7 @@ const SPEC: { [K in keyof Config]: VarSpec<Config[K], Config> } = {
   },
   ...SELLER_SPEC,
   ...PORTAL_SPEC,
+  ...ENTITLEMENTS_SPEC,
   SMTP_URL: {
     parse: url(['smtp', 'smtps']),
     default: '',

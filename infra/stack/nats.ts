@@ -77,26 +77,35 @@ function durableAccess(stream: string, durable: string): string[] {
 
 /**
  * What each role may publish (subjects and JetStream API requests); every role receives replies on
- * `_INBOX.>` only. `admin` (migrations, operator tools, the tests' isolated worlds) may do anything.
+ * `_INBOX.>` (and the api the usage moved signal) only. `admin` (migrations, operator tools, the tests' isolated worlds) may do anything.
  */
 export function rolePermissions(names: NatsNames): Record<Exclude<Profile, 'admin' | 'migrate'>, Permissions> {
-  const role = (publish: string[]): Permissions => ({ publish: ['$JS.API.INFO', ...publish], subscribe: ['_INBOX.>'] });
+  const role = (publish: string[], subscribe: string[] = []): Permissions => ({
+    publish: ['$JS.API.INFO', ...publish],
+    subscribe: ['_INBOX.>', ...subscribe],
+  });
   return {
-    api: role([
-      names.usageSubjects,
-      `$JS.API.STREAM.INFO.${names.usageStream}`,
-      ...[
-        names.meterBucket,
-        names.customerBucket,
-        names.revocationBucket,
-        names.webhookUsageBucket,
-        names.limitsBucket,
-        names.apiProcessBucket,
-        names.rateBucket,
-        names.signInThrottleBucket,
-      ].flatMap(kvAccess),
-    ]),
+    // The "usage moved" signal: the consumer (and the api, applying a correction) sends it, every api listens.
+    api: role(
+      [
+        names.usageSubjects,
+        names.usageMovedSubject,
+        `$JS.API.STREAM.INFO.${names.usageStream}`,
+        ...[
+          names.meterBucket,
+          names.customerBucket,
+          names.revocationBucket,
+          names.webhookUsageBucket,
+          names.limitsBucket,
+          names.apiProcessBucket,
+          names.rateBucket,
+          names.signInThrottleBucket,
+        ].flatMap(kvAccess),
+      ],
+      [names.usageMovedSubject],
+    ),
     consumer: role([
+      names.usageMovedSubject,
       ...durableAccess(names.usageStream, names.usageConsumer),
       ...[names.meterBucket, names.webhookUsageBucket].flatMap(kvAccess),
     ]),

@@ -116,6 +116,13 @@ export class NatsNames {
   isAttributedUsageSubject(subject: string): boolean {
     return subject.startsWith(this.prefix('usage.customers.'));
   }
+  /**
+   * Core NATS (no stream): the accounts whose stored usage just moved, published by whoever stored it (the
+   * consumer after an insert, a correction once applied) so every api's entitlement table re-reads only those.
+   */
+  get usageMovedSubject(): string {
+    return this.prefix('signals.usage-moved');
+  }
   get revocationBucket(): string {
     return this.upper('revocations');
   }

@@ -13,6 +13,7 @@ import {
   withMeterCorrectionLock,
 } from '../../domain/corrections/store.js';
 import { applyCorrection, completePendingOfMeter } from '../../domain/corrections/apply.js';
+import type { UsageMoved } from '../../domain/usage/usage-moved.js';
 
 /**
  * POST /v1/meters/{meter_id}/usage/corrections — cancel records, or replace a range's records, of one meter.
@@ -21,7 +22,11 @@ import { applyCorrection, completePendingOfMeter } from '../../domain/correction
  * that the next correction of the meter or the module's sweep applies again (every step is idempotent). The pipeline's
  * idempotency step answers a retry carrying the same Idempotency-Key with the stored answer.
  */
-export function createCorrectionRoute(deps: ApiDeps, shards: () => UsageShards): RouteDef<CorrectionRequest> {
+export function createCorrectionRoute(
+  deps: ApiDeps,
+  shards: () => UsageShards,
+  moved?: UsageMoved,
+): RouteDef<CorrectionRequest> {
   const database = deps.config.CLICKHOUSE_DATABASE;
   return {
     method: 'POST',
@@ -38,7 +43,7 @@ export function createCorrectionRoute(deps: ApiDeps, shards: () => UsageShards):
       let cancelled: string[] | undefined;
       const applied = await withMeterCorrectionLock(deps.pg, accountId, meterId, async () => {
         // One at a time per meter, in the order recorded: an earlier one left pending (interrupted) goes first.
-        await completePendingOfMeter(deps.pg, shards(), database, accountId, meterId);
+        await completePendingOfMeter(deps.pg, shards(), database, accountId, meterId, moved);
         if (correction.kind === 'replace')
           refuseTakenIds(
             correction.ids,
@@ -57,7 +62,7 @@ export function createCorrectionRoute(deps: ApiDeps, shards: () => UsageShards):
           cancelled = correction.ids.filter((id) => counting.has(id));
         }
         const pending = await insertCorrection(deps.pg, accountId, meterId, correction, { userId, clientId });
-        return applyCorrection(deps.pg, shards(), database, pending);
+        return applyCorrection(deps.pg, shards(), database, pending, moved);
       });
       return reply.json(201, { ...toCorrection(applied), ...(cancelled ? { cancelled_records: cancelled } : {}) });
     },

@@ -4,6 +4,7 @@ import { UsageShards } from '../../../shared/clients/usage-shards.js';
 import { createCorrectionRoute } from './create.js';
 import { listCorrectionsRoute } from './list.js';
 import { completePendingCorrections } from '../../domain/corrections/apply.js';
+import { UsageMovedPublisher } from '../../domain/usage/usage-moved.js';
 
 /** A correction pending this long was interrupted (its request takes seconds): the sweep completes it. */
 export const PENDING_GRACE_MS = 60_000;
@@ -20,17 +21,18 @@ export const correctionsModule: RouteModuleFactory = (deps) => {
     return shards;
   };
   const database = deps.config.CLICKHOUSE_DATABASE;
+  const moved = new UsageMovedPublisher(deps.nats, deps.natsNames.usageMovedSubject, deps.log);
   const sweep = new PeriodicTask({
     name: 'usage corrections sweep',
     everyMs: SWEEP_EVERY_MS,
     log: deps.log,
-    run: () => completePendingCorrections(deps.pg, openShards(), database, PENDING_GRACE_MS),
+    run: () => completePendingCorrections(deps.pg, openShards(), database, PENDING_GRACE_MS, undefined, moved),
   });
   return {
     name: 'usage-corrections',
     area: 'control',
     register(server) {
-      server.route(createCorrectionRoute(deps, openShards));
+      server.route(createCorrectionRoute(deps, openShards, moved));
       server.route(listCorrectionsRoute(deps));
     },
     async start() {
@@ -39,6 +41,7 @@ export const correctionsModule: RouteModuleFactory = (deps) => {
     },
     async stop() {
       await sweep.stop();
+      moved.flush();
       await shards?.close();
       shards = undefined;
     },

@@ -1,5 +1,6 @@
 import type { RouteModuleFactory } from '../../../shared/http/route.js';
 import { EntitlementTable } from '../../domain/entitlements/table.js';
+import { MovedAccounts } from '../../domain/entitlements/moved-accounts.js';
 import { createEntitlementRoute } from './create.js';
 import { listEntitlementsRoute } from './list.js';
 import { getEntitlementRoute } from './get.js';
@@ -13,12 +14,16 @@ import { checkEntitlementRoute } from './check.js';
  * from this process's in-memory table, loaded before the api listens and refreshed in the background.
  */
 export const entitlementsModule: RouteModuleFactory = (deps) => {
-  const table = new EntitlementTable({
-    pg: deps.pg,
-    ch: deps.clickhouse,
-    database: deps.config.CLICKHOUSE_DATABASE,
-    log: deps.log,
-  });
+  const table = new EntitlementTable(
+    {
+      pg: deps.pg,
+      ch: deps.clickhouse,
+      database: deps.config.CLICKHOUSE_DATABASE,
+      log: deps.log,
+      moved: new MovedAccounts(deps.nats, deps.natsNames.usageMovedSubject, deps.log),
+    },
+    { fullRefreshMs: deps.config.ENTITLEMENT_FULL_REFRESH_SECONDS * 1000 },
+  );
   deps.metrics.gauge('meterline_entitlements_in_memory', 'Entitlements in the api’s in-memory table', () => table.size);
   return {
     name: 'entitlements',

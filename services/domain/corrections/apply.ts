@@ -8,6 +8,7 @@ import {
   withMeterCorrectionLock,
 } from './store.js';
 import type { CorrectionRow } from './types.js';
+import type { UsageMoved } from '../usage/usage-moved.js';
 
 /**
  * Steps 2 and 3 of a correction (step 1 recorded it pending): its effect in ClickHouse on the account's shard,
@@ -18,6 +19,7 @@ export async function applyCorrection(
   shards: UsageShards,
   database: string,
   row: CorrectionRow,
+  moved?: UsageMoved,
 ): Promise<CorrectionRow> {
   const replace =
     row.kind === 'replace'
@@ -35,6 +37,8 @@ export async function applyCorrection(
     cancelIds: row.cancel_ids,
     replace,
   });
+  // Readable now: in-memory readers of the account's usage (entitlement checks) re-read it.
+  moved?.moved([row.account_id]);
   return markCorrectionApplied(pg, row.id);
 }
 
@@ -48,9 +52,10 @@ export async function completePendingOfMeter(
   database: string,
   accountId: string,
   meterId: string,
+  moved?: UsageMoved,
 ): Promise<number> {
   const rows = await pendingCorrectionsOfMeter(pg, accountId, meterId);
-  for (const row of rows) await applyCorrection(pg, shards, database, row);
+  for (const row of rows) await applyCorrection(pg, shards, database, row, moved);
   return rows.length;
 }
 
@@ -64,6 +69,7 @@ export async function completePendingCorrections(
   database: string,
   graceMs: number,
   batch = 100,
+  moved?: UsageMoved,
 ): Promise<number> {
   const meters = new Map(
     (await pendingCorrections(pg, graceMs, batch)).map((r) => [`${r.account_id}:${r.meter_id}`, r] as const),
@@ -71,7 +77,7 @@ export async function completePendingCorrections(
   let applied = 0;
   for (const r of meters.values())
     applied += await withMeterCorrectionLock(pg, r.account_id, r.meter_id, () =>
-      completePendingOfMeter(pg, shards, database, r.account_id, r.meter_id),
+      completePendingOfMeter(pg, shards, database, r.account_id, r.meter_id, moved),
     );
   return applied;
 }

@@ -10,19 +10,8 @@ import { BOOLEAN_ACCESS, meteredAccess, termsOf, type Access } from './access.js
 import { entitlementPeriod } from './periods.js';
 import { entitlementTableVersion, loadEntitlements, type LoadedEntitlement } from './store.js';
 import type { GrantRow } from './types.js';
-
-/** The current period's answer of a metered entitlement, as of the last usage refresh. */
-interface MeteredState {
-  periodStartMs: number;
-  periodEndMs: number;
-  access: Access;
-}
-
-interface Entry {
-  row: LoadedEntitlement;
-  grants: GrantRow[];
-  state?: MeteredState;
-}
+import type { MovedAccounts } from './moved-accounts.js';
+import { meteredEntries, mustReadUsage, type Entry, type MeteredState } from './usage-reads.js';
 
 export interface EntitlementTableOptions {
   /** How often the table polls its version (reloading on a change) and re-reads usage: ~one ClickHouse query each. */
@@ -31,15 +20,20 @@ export interface EntitlementTableOptions {
   reloadMs?: number;
   /** A metered check answers 503 once usage could not be refreshed for this long (never a stale balance). */
   maxStalenessMs?: number;
+  /** Between full usage reads (of every metered entitlement) a pass reads only the accounts signalled as moved. */
+  fullRefreshMs?: number;
 }
 
 /**
  * Every entitlement of the deployment in memory (docs/entitlements.md): a check is a few map lookups, no
  * Postgres and no ClickHouse query. One pass every `refreshMs`: poll the Postgres version (triggers bump it in
- * the transaction of every change; reload everything when it moved), then read the current period's usage of
- * every metered entitlement with ONE ClickHouse query (accountUsage: the deduplicated usage every read of the
- * service sees) and precompute each answer. A record accepted (202) is in ClickHouse within the consumer's
- * batch wait (500 ms), so a check reflects it within about a second.
+ * the transaction of every change; reload everything when it moved), then read the current period's usage of the
+ * metered entitlements that need it with ONE ClickHouse query (accountUsage: the deduplicated usage every read of
+ * the service sees) and precompute their answers. Which need it: those of the accounts the "usage moved" signal
+ * named since the previous pass began (the consumer sends it once a batch is readable in ClickHouse) — and all of
+ * them every `fullRefreshMs`, after a reload, and whenever a signal may have been lost (./moved-accounts.ts). A
+ * record accepted (202) is in ClickHouse within the consumer's batch wait (500 ms), so a check reflects it within
+ * about a second.
  */
 export class EntitlementTable {
   private entries = new Map<string, Map<string, Entry>>();
@@ -47,14 +41,24 @@ export class EntitlementTable {
   private version: string | undefined;
   private loadedAt = 0;
   private refreshedAt = 0;
+  /** When the last full usage read began; a reload or a failed pass makes the next one full. */
+  private fullReadAt = 0;
+  private fullDue = true;
   private readonly task: PeriodicTask;
   private readonly opts: Required<EntitlementTableOptions>;
 
   constructor(
-    private readonly deps: { pg: PgPool; ch: ClickHouseClient; database: string; log: Logger },
+    private readonly deps: {
+      pg: PgPool;
+      ch: ClickHouseClient;
+      database: string;
+      log: Logger;
+      /** The "usage moved" signal; without it every pass reads every metered entitlement. */
+      moved?: MovedAccounts;
+    },
     opts: EntitlementTableOptions = {},
   ) {
-    this.opts = { refreshMs: 500, reloadMs: 60_000, maxStalenessMs: 10_000, ...opts };
+    this.opts = { refreshMs: 500, reloadMs: 60_000, maxStalenessMs: 10_000, fullRefreshMs: 10_000, ...opts };
     this.task = new PeriodicTask({
       name: 'entitlement table refresh',
       everyMs: this.opts.refreshMs,
@@ -68,11 +72,13 @@ export class EntitlementTable {
    * needs neither); until the table is loaded every check answers 503, never from an empty table.
    */
   async start(): Promise<void> {
+    this.deps.moved?.start();
     await this.task.start();
   }
 
   async stop(): Promise<void> {
     await this.task.stop();
+    this.deps.moved?.stop();
   }
 
   health(): { ok: boolean; detail?: string } {
@@ -150,38 +156,55 @@ export class EntitlementTable {
     this.accountOfName = names;
     this.version = snapshot.version;
     this.loadedAt = loadedAt;
+    this.fullDue = true; // new entries have nothing read yet, changed ones may read another meter or period
   }
 
   private async refreshUsage(): Promise<void> {
     const startedAt = Date.now();
-    const metered: { entry: Entry; now: Date }[] = [];
+    const signalled = this.deps.moved?.take();
+    const full = this.fullDue || signalled === undefined || startedAt - this.fullReadAt >= this.opts.fullRefreshMs;
+    const moved = full ? undefined : signalled;
+    const read: { entry: Entry; now: Date }[] = [];
     // Entries replaced by a reload while the query ran get their usage at the next pass.
     const targets: AccountUsageTarget[] = [];
-    for (const byFeature of this.entries.values()) {
-      for (const entry of byFeature.values()) {
-        const row = entry.row;
-        if (row.type !== 'metered' || !row.meter_type) continue;
-        const now = row.clock_time ?? new Date(startedAt);
-        const period = entitlementPeriod(row.period!, now);
-        metered.push({ entry, now });
-        targets.push({
-          accountId: row.account_id,
-          meterId: row.meter_id!,
-          type: row.meter_type as MeterType,
-          aggregation: row.aggregation!,
-          uniqueBy: row.unique_by,
-          start: period.start,
-          end: period.end,
-          dimension: row.dimension_key ? { key: row.dimension_key, value: row.dimension_value! } : null,
-        });
+    for (const entry of meteredEntries(this.entries.values())) {
+      const row = entry.row;
+      const now = row.clock_time ?? new Date(startedAt);
+      if (!mustReadUsage(entry, moved, now.getTime())) {
+        // Its usage held still, but a grant starting or ending moves its answer with time.
+        if (entry.grants.length > 0) entry.state = stateOf(row, entry.grants, entry.state!.access.usage!, startedAt);
+        continue;
       }
+      const period = entitlementPeriod(row.period!, now);
+      read.push({ entry, now });
+      targets.push({
+        accountId: row.account_id,
+        meterId: row.meter_id!,
+        type: row.meter_type as MeterType,
+        aggregation: row.aggregation!,
+        uniqueBy: row.unique_by,
+        start: period.start,
+        end: period.end,
+        dimension: row.dimension_key ? { key: row.dimension_key, value: row.dimension_value! } : null,
+      });
     }
-    const usage = await accountUsage(this.deps.ch, this.deps.database, targets);
-    metered.forEach(({ entry, now }, i) => {
+    let usage: Decimal[] = [];
+    try {
+      if (targets.length > 0) usage = await accountUsage(this.deps.ch, this.deps.database, targets);
+    } catch (err) {
+      if (signalled) this.deps.moved!.putBack(signalled);
+      throw err;
+    }
+    read.forEach(({ entry, now }, i) => {
       const t = now.getTime();
       if (!answerMoved(entry, usage[i]!, t)) return;
       entry.state = stateOf(entry.row, entry.grants, usage[i]!, t);
     });
+    if (full) {
+      this.fullDue = false;
+      this.fullReadAt = startedAt;
+    }
+    // Also when nothing moved and nothing was read: every answer is as current as the signal says.
     this.refreshedAt = startedAt;
   }
 }

@@ -12,6 +12,7 @@ import { claimNewRows, type ClaimRule } from './claim-lock.js';
 import { RecentIds } from './recent-ids.js';
 import { ACCOUNT_LOCK, settleLockName, withAccountLocks } from './account-locks.js';
 import { HourSettler } from './hour-settler.js';
+import type { UsageMoved } from './usage-moved.js';
 
 /**
  * What became of one message's rows: `inserted` (durably in ClickHouse: ack it), `retry` (ClickHouse unavailable:
@@ -34,6 +35,8 @@ export interface UsageWriterOptions {
   sweepIntervalMs: number;
   /** How often the hour settler looks for marked hours to recompute (./hour-settler.ts). */
   settleIntervalMs: number;
+  /** Told the accounts of each insert once ClickHouse holds its rows (./usage-moved.ts). */
+  moved?: UsageMoved;
 }
 
 /**
@@ -223,6 +226,7 @@ export class UsageWriter<M> {
       await shard.replicas.run((ch) => markHours(ch, config.CLICKHOUSE_DATABASE, counts, Date.now(), shard.local));
       await this.insert(shard, counted);
     });
+    this.opts.moved?.moved(counts.keys());
   }
 
   /** Into the shard's table itself (a fresh stream per replica tried): it returns once the shard holds the rows. */

@@ -21,6 +21,7 @@ import {
 import type { SecondCounts } from '../../domain/usage/hour-marks.js';
 import { readMessageRows, type MessageRows } from '../../domain/usage/message-rows.js';
 import { UsageWriter, type WriteOutcome } from '../../domain/usage/writer.js';
+import { UsageMovedPublisher } from '../../domain/usage/usage-moved.js';
 import type { Component } from '../role.js';
 
 /** Tunables of the USAGE → ClickHouse pipeline; tests shrink some of them. */
@@ -111,6 +112,8 @@ export class UsageConsumer implements Component {
   private readonly outcomes;
   private readonly lagSeconds;
   private readonly subjectPrefix: string;
+  /** Tells the api processes whose usage each insert moved (their entitlement tables re-read only those). */
+  private readonly moved: UsageMovedPublisher;
 
   constructor(
     private readonly infra: Infra,
@@ -118,10 +121,12 @@ export class UsageConsumer implements Component {
   ) {
     this.opts = { ...DEFAULT_CONSUMER_OPTIONS, ...opts };
     this.subjectPrefix = infra.natsNames.usageSubject('');
+    this.moved = new UsageMovedPublisher(infra.nats, infra.natsNames.usageMovedSubject, infra.log);
     this.writer = new UsageWriter(infra, {
       maxOpenConnections: this.opts.maxConcurrentInserts + 1,
       sweepIntervalMs: this.opts.sweepIntervalMs,
       settleIntervalMs: this.opts.settleIntervalMs,
+      moved: this.moved,
     });
     const m = infra.metrics;
     this.outcomes = m.counter(
@@ -302,6 +307,7 @@ export class UsageConsumer implements Component {
     await this.loop;
     await this.flush();
     while (this.inserts.size) await Promise.allSettled([...this.inserts]);
+    this.moved.flush();
     await this.progress?.stop();
     await this.writer.stop();
   }
