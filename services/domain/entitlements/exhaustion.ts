@@ -5,7 +5,7 @@ import type { MeterType } from '../../../shared/meters/record.js';
 import { appendEvent } from '../events/outbox-store.js';
 import { accountUsage } from '../usage/account-usage.js';
 import { meteredAccess, termsOf } from './access.js';
-import { entitlementPeriod } from './periods.js';
+import { usageTargetOf } from './usage-reads.js';
 import { loadEntitlements } from './store.js';
 import { insertExhaustion, recordedExhaustions, setExhaustionEvent } from './exhaustions-store.js';
 import type { GrantRow } from './types.js';
@@ -32,19 +32,7 @@ export async function emitExhaustions(
   const usage = await accountUsage(
     ch,
     database,
-    metered.map((e) => {
-      const period = entitlementPeriod(e.period!, nowOf(e));
-      return {
-        accountId: e.account_id,
-        meterId: e.meter_id!,
-        type: e.meter_type as MeterType,
-        aggregation: e.aggregation!,
-        uniqueBy: e.unique_by,
-        start: period.start,
-        end: period.end,
-        dimension: e.dimension_key ? { key: e.dimension_key, value: e.dimension_value! } : null,
-      };
-    }),
+    metered.map((e) => usageTargetOf(e, nowOf(e))),
   );
   const exhausted = metered
     .map((e, i) => ({ e, access: meteredAccess(termsOf(e), grantsOf.get(e.id) ?? [], usage[i]!, nowOf(e)) }))

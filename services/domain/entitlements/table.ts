@@ -11,7 +11,7 @@ import { entitlementPeriod } from './periods.js';
 import { entitlementTableVersion, loadEntitlements, type LoadedEntitlement } from './store.js';
 import type { GrantRow } from './types.js';
 import type { MovedAccounts } from './moved-accounts.js';
-import { meteredEntries, mustReadUsage, type Entry, type MeteredState } from './usage-reads.js';
+import { meteredEntries, mustReadUsage, usageTargetOf, type Entry, type MeteredState } from './usage-reads.js';
 
 export interface EntitlementTableOptions {
   /** How often the table polls its version (reloading on a change) and re-reads usage: ~one ClickHouse query each. */
@@ -175,18 +175,8 @@ export class EntitlementTable {
         if (entry.grants.length > 0) entry.state = stateOf(row, entry.grants, entry.state!.access.usage!, startedAt);
         continue;
       }
-      const period = entitlementPeriod(row.period!, now);
       read.push({ entry, now });
-      targets.push({
-        accountId: row.account_id,
-        meterId: row.meter_id!,
-        type: row.meter_type as MeterType,
-        aggregation: row.aggregation!,
-        uniqueBy: row.unique_by,
-        start: period.start,
-        end: period.end,
-        dimension: row.dimension_key ? { key: row.dimension_key, value: row.dimension_value! } : null,
-      });
+      targets.push(usageTargetOf(row, now));
     }
     let usage: Decimal[] = [];
     try {

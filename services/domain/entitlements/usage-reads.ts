@@ -1,4 +1,7 @@
+import type { MeterType } from '../../../shared/meters/record.js';
+import type { AccountUsageTarget } from '../usage/account-usage.js';
 import type { Access } from './access.js';
+import { entitlementPeriod } from './periods.js';
 import type { LoadedEntitlement } from './store.js';
 import type { GrantRow } from './types.js';
 
@@ -34,4 +37,19 @@ export function mustReadUsage(entry: Entry, moved: ReadonlySet<string> | undefin
 export function* meteredEntries(entries: Iterable<ReadonlyMap<string, Entry>>): Generator<Entry> {
   for (const byFeature of entries)
     for (const entry of byFeature.values()) if (entry.row.type === 'metered' && entry.row.meter_type) yield entry;
+}
+
+/** The usage read of a metered entitlement (one with a meter) in its period containing `now`. */
+export function usageTargetOf(row: LoadedEntitlement, now: Date): AccountUsageTarget {
+  const period = entitlementPeriod(row.period!, now);
+  return {
+    accountId: row.account_id,
+    meterId: row.meter_id!,
+    type: row.meter_type as MeterType,
+    aggregation: row.aggregation!,
+    uniqueBy: row.unique_by,
+    start: period.start,
+    end: period.end,
+    dimension: row.dimension_key ? { key: row.dimension_key, value: row.dimension_value! } : null,
+  };
 }
