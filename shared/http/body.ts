@@ -60,6 +60,8 @@ class BodyRead implements PendingBody {
   private reserved = 0;
   private size = 0;
   private done = false;
+  /** The caller's share was spent when the body arrived: the authenticate step's chargeTo answers it (503). */
+  private callerRefused: DomainError | undefined;
   private chunks: Buffer[] | null = null;
   private resolve!: (b: Buffer) => void;
   private reject!: (e: Error) => void;
@@ -82,7 +84,9 @@ class BodyRead implements PendingBody {
     if (declared !== undefined) {
       const refusal = o.budget.reserve(this.caller, declared);
       if (refusal) {
-        this.fail(overloaded(refusal));
+        const err = overloaded(refusal);
+        if (refusal === 'caller') this.callerRefused = err;
+        this.fail(err);
         return;
       }
       this.reserved = declared;
@@ -92,7 +96,12 @@ class BodyRead implements PendingBody {
   }
 
   chargeTo(caller: string): void {
-    if (caller === this.caller) return;
+    if (caller === this.caller) {
+      // Charged to this account from the start (shared/http/server.ts): its spent share is refused where a
+      // transfer to it would have been, before the role and rate checks.
+      if (this.callerRefused) throw this.callerRefused;
+      return;
+    }
     const refusal = this.done ? undefined : this.o.budget.transfer(this.caller, caller, this.reserved);
     if (refusal) {
       const err = overloaded(refusal);
