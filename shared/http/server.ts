@@ -11,7 +11,7 @@ import {
 import type { Logger } from '../logging.js';
 import type { Metrics } from '../metrics.js';
 import { MethodNotAllowedError, NotFoundError, UnsupportedMediaTypeError } from '../errors.js';
-import { RequestContext, type HttpReply, type RateLimitNote } from './context.js';
+import { RequestContext, type HttpReply } from './context.js';
 import type { TrustedProxies } from './client-address.js';
 import type { BodyKind, RouteDef } from './route.js';
 import { readBody, MAX_BODY_BYTES } from './body.js';
@@ -257,16 +257,16 @@ export class HttpServer {
 
   /** Writes the reply, or the problem response for an error (a pipeline without the problems step still answers). */
   private finish(ctx: RequestContext, pattern: string, outcome: HttpReply | Error | unknown): void {
-    let reply = isReply(outcome) ? outcome : errorReply(outcome, ctx, this.deps.log);
+    const reply = isReply(outcome) ? outcome : errorReply(outcome, ctx, this.deps.log);
+    let close = this.draining;
     const body = ctx.pendingBody;
     if (body) {
       // A request answered before its body arrived (refused by auth, a limit, its size, overload) is closed:
       // the rest of what it announced is never read, let alone buffered.
-      if (!body.complete || this.draining) reply = { ...reply, closeConnection: true };
+      if (!body.complete) close = true;
       body.settle();
-    } else if (this.draining) reply = { ...reply, closeConnection: true };
-    if (ctx.rateLimits) reply = withRateLimitFields(reply, ctx.rateLimits);
-    send(ctx, reply);
+    }
+    send(ctx, reply, close);
     this.deps.metrics.observeHttp(pattern, ctx.method, reply.status, (performance.now() - ctx.startedAt) / 1000);
   }
 
@@ -296,23 +296,6 @@ function whenAnswered(
   }
   if (isPromise(answer)) answer.then(then, then);
   else then(answer);
-}
-
-/**
- * Every response of a rate-limited request says where the caller stands (IETF RateLimit header fields), 2xx
- * and errors alike; a 429's own fields (the policy that refused) come first.
- */
-function withRateLimitFields(reply: HttpReply, notes: readonly RateLimitNote[]): HttpReply {
-  let policy = notes[0]!.policyHeader;
-  let limit = notes[0]!.limitHeader();
-  for (let i = 1; i < notes.length; i++) {
-    policy += `, ${notes[i]!.policyHeader}`;
-    limit += `, ${notes[i]!.limitHeader()}`;
-  }
-  const headers = { ...reply.headers };
-  headers['RateLimit-Policy'] = headers['RateLimit-Policy'] ? `${headers['RateLimit-Policy']}, ${policy}` : policy;
-  headers.RateLimit = headers.RateLimit ? `${headers.RateLimit}, ${limit}` : limit;
-  return { ...reply, headers };
 }
 
 function isReply(outcome: unknown): outcome is HttpReply {
