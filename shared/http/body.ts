@@ -52,7 +52,6 @@ export function readBody(res: HttpResponse, o: BodyReadOptions): PendingBody {
 }
 
 class BodyRead implements PendingBody {
-  readonly bytes: Promise<Buffer>;
   readonly startedAt = performance.now();
   received: Buffer | undefined = undefined;
   complete = false;
@@ -63,19 +62,17 @@ class BodyRead implements PendingBody {
   /** The caller's share was spent when the body arrived: the authenticate step's chargeTo answers it (503). */
   private callerRefused: DomainError | undefined;
   private chunks: Buffer[] | null = null;
-  private resolve!: (b: Buffer) => void;
-  private reject!: (e: Error) => void;
+  /** Made on first ask (`bytes`): a body read in full before the pipeline looks at it, or refused, needs none. */
+  private promise: Promise<Buffer> | undefined;
+  private failure: DomainError | undefined;
+  private resolve: ((b: Buffer) => void) | undefined;
+  private reject: ((e: Error) => void) | undefined;
 
   constructor(
     res: HttpResponse,
     private readonly o: BodyReadOptions,
   ) {
     this.caller = o.caller;
-    this.bytes = new Promise<Buffer>((resolve, reject) => {
-      this.resolve = resolve;
-      this.reject = reject;
-    });
-    this.bytes.catch(() => undefined); // the body step reports it; no unhandled rejection when auth fails first
     const declared = o.declaredLength;
     if (declared !== undefined && declared > o.limit) {
       this.fail(new PayloadTooLargeError(o.limit));
@@ -93,6 +90,16 @@ class BodyRead implements PendingBody {
     }
     o.reads.add(this);
     res.onData((chunk, isLast) => this.take(chunk, isLast));
+  }
+
+  get bytes(): Promise<Buffer> {
+    if (this.promise) return this.promise;
+    if (this.received !== undefined) return (this.promise = Promise.resolve(this.received));
+    if (this.failure) return (this.promise = Promise.reject(this.failure));
+    return (this.promise = new Promise<Buffer>((resolve, reject) => {
+      this.resolve = resolve;
+      this.reject = reject;
+    }));
   }
 
   chargeTo(caller: string): void {
@@ -137,7 +144,9 @@ class BodyRead implements PendingBody {
     if (this.done) return;
     this.done = true;
     this.o.reads.delete(this);
-    if (!this.complete) this.reject(typeof err === 'function' ? new err() : err);
+    if (this.complete) return;
+    this.failure = typeof err === 'function' ? new err() : err;
+    this.reject?.(this.failure);
   }
 
   private take(chunk: ArrayBuffer, isLast: boolean): void {
@@ -159,6 +168,6 @@ class BodyRead implements PendingBody {
     this.received = body;
     this.chunks = null;
     this.o.reads.delete(this); // arrived: no deadline any more; the bytes stay reserved until the answer
-    this.resolve(body);
+    this.resolve?.(body);
   }
 }
