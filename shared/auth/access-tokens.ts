@@ -105,19 +105,15 @@ export class JwtAuthenticator implements Authenticator {
   }
 
   authenticate(header: string | undefined): Principal | Promise<Principal> {
-    if (header && header.length > CACHE_KEY_CHARS) {
-      const key = header.slice(-CACHE_KEY_CHARS);
-      const cached = this.cache.get(key);
-      if (cached !== undefined && cached.header === header) {
-        const principal = cached.principal;
-        if (principal.expiresAt * 1000 <= this.now()) {
-          this.cache.delete(key);
-          throw new UnauthorizedError('The access token expired.', 'invalid_token');
-        }
-        if (this.revocations.isRevoked(principal.tokenId))
-          throw new UnauthorizedError('The access token was revoked.', 'invalid_token');
-        return principal;
+    const principal = this.cached(header);
+    if (principal !== undefined) {
+      if (principal.expiresAt * 1000 <= this.now()) {
+        this.cache.delete(header!.slice(-CACHE_KEY_CHARS));
+        throw new UnauthorizedError('The access token expired.', 'invalid_token');
       }
+      if (this.revocations.isRevoked(principal.tokenId))
+        throw new UnauthorizedError('The access token was revoked.', 'invalid_token');
+      return principal;
     }
     // RFC 6750 §3.1: a request without bearer credentials gets a bare challenge, no error code.
     if (!header || !/^bearer(?: |$)/i.test(header))
@@ -125,6 +121,19 @@ export class JwtAuthenticator implements Authenticator {
     const token = header.slice(7).trim();
     if (!token) throw new UnauthorizedError('The bearer token is empty.', 'invalid_request');
     return this.verify(header, token);
+  }
+
+  verifiedAccount(header: string | undefined): string | undefined {
+    const principal = this.cached(header);
+    if (principal === undefined || principal.expiresAt * 1000 <= this.now()) return undefined;
+    return this.revocations.isRevoked(principal.tokenId) ? undefined : principal.accountId;
+  }
+
+  /** The principal of exactly this header when it was verified before (expiry and revocation not checked). */
+  private cached(header: string | undefined): Principal | undefined {
+    if (!header || header.length <= CACHE_KEY_CHARS) return undefined;
+    const cached = this.cache.get(header.slice(-CACHE_KEY_CHARS));
+    return cached !== undefined && cached.header === header ? cached.principal : undefined;
   }
 
   private async verify(header: string, token: string): Promise<Principal> {

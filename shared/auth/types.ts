@@ -24,6 +24,11 @@ export interface Principal {
 /** Verifies an `Authorization` header; throws UnauthorizedError (401) when it is missing or invalid. */
 export interface Authenticator {
   authenticate(authorizationHeader: string | undefined): Principal | Promise<Principal>;
+  /**
+   * The account of a token this process verified before and that is still valid, checking nothing new (a cache
+   * look-up); undefined otherwise. Lets the server charge a body to its account from the first byte.
+   */
+  verifiedAccount?(authorizationHeader: string | undefined): string | undefined;
   /** Whether what it relies on is current (the revocation list's watch); part of /readyz. */
   health?(): { ok: boolean; detail?: string };
 }

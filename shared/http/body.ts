@@ -52,7 +52,6 @@ export function readBody(res: HttpResponse, o: BodyReadOptions): PendingBody {
 }
 
 class BodyRead implements PendingBody {
-  readonly bytes: Promise<Buffer>;
   readonly startedAt = performance.now();
   received: Buffer | undefined = undefined;
   complete = false;
@@ -60,20 +59,20 @@ class BodyRead implements PendingBody {
   private reserved = 0;
   private size = 0;
   private done = false;
+  /** The caller's share was spent when the body arrived: the authenticate step's chargeTo answers it (503). */
+  private callerRefused: DomainError | undefined;
   private chunks: Buffer[] | null = null;
-  private resolve!: (b: Buffer) => void;
-  private reject!: (e: Error) => void;
+  /** Made on first ask (`bytes`): a body read in full before the pipeline looks at it, or refused, needs none. */
+  private promise: Promise<Buffer> | undefined;
+  private failure: DomainError | undefined;
+  private resolve: ((b: Buffer) => void) | undefined;
+  private reject: ((e: Error) => void) | undefined;
 
   constructor(
     res: HttpResponse,
     private readonly o: BodyReadOptions,
   ) {
     this.caller = o.caller;
-    this.bytes = new Promise<Buffer>((resolve, reject) => {
-      this.resolve = resolve;
-      this.reject = reject;
-    });
-    this.bytes.catch(() => undefined); // the body step reports it; no unhandled rejection when auth fails first
     const declared = o.declaredLength;
     if (declared !== undefined && declared > o.limit) {
       this.fail(new PayloadTooLargeError(o.limit));
@@ -82,7 +81,9 @@ class BodyRead implements PendingBody {
     if (declared !== undefined) {
       const refusal = o.budget.reserve(this.caller, declared);
       if (refusal) {
-        this.fail(overloaded(refusal));
+        const err = overloaded(refusal);
+        if (refusal === 'caller') this.callerRefused = err;
+        this.fail(err);
         return;
       }
       this.reserved = declared;
@@ -91,8 +92,23 @@ class BodyRead implements PendingBody {
     res.onData((chunk, isLast) => this.take(chunk, isLast));
   }
 
+  get bytes(): Promise<Buffer> {
+    if (this.promise) return this.promise;
+    if (this.received !== undefined) return (this.promise = Promise.resolve(this.received));
+    if (this.failure) return (this.promise = Promise.reject(this.failure));
+    return (this.promise = new Promise<Buffer>((resolve, reject) => {
+      this.resolve = resolve;
+      this.reject = reject;
+    }));
+  }
+
   chargeTo(caller: string): void {
-    if (caller === this.caller) return;
+    if (caller === this.caller) {
+      // Charged to this account from the start (shared/http/server.ts): its spent share is refused where a
+      // transfer to it would have been, before the role and rate checks.
+      if (this.callerRefused) throw this.callerRefused;
+      return;
+    }
     const refusal = this.done ? undefined : this.o.budget.transfer(this.caller, caller, this.reserved);
     if (refusal) {
       const err = overloaded(refusal);
@@ -128,7 +144,9 @@ class BodyRead implements PendingBody {
     if (this.done) return;
     this.done = true;
     this.o.reads.delete(this);
-    if (!this.complete) this.reject(typeof err === 'function' ? new err() : err);
+    if (this.complete) return;
+    this.failure = typeof err === 'function' ? new err() : err;
+    this.reject?.(this.failure);
   }
 
   private take(chunk: ArrayBuffer, isLast: boolean): void {
@@ -150,6 +168,6 @@ class BodyRead implements PendingBody {
     this.received = body;
     this.chunks = null;
     this.o.reads.delete(this); // arrived: no deadline any more; the bytes stay reserved until the answer
-    this.resolve(body);
+    this.resolve?.(body);
   }
 }

@@ -11,11 +11,11 @@ import {
 import type { Logger } from '../logging.js';
 import type { Metrics } from '../metrics.js';
 import { MethodNotAllowedError, NotFoundError, UnsupportedMediaTypeError } from '../errors.js';
-import { RequestContext, type HttpReply, type RateLimitNote } from './context.js';
+import { RequestContext, type HttpReply } from './context.js';
 import type { TrustedProxies } from './client-address.js';
 import type { BodyKind, RouteDef } from './route.js';
 import { readBody, MAX_BODY_BYTES } from './body.js';
-import { addressCaller, BodyBudget, unverifiedCaller } from './body-budget.js';
+import { accountCaller, addressCaller, BodyBudget, unverifiedCaller } from './body-budget.js';
 import { BodyReads } from './body-reads.js';
 import { send } from './respond.js';
 import { errorReply, isPromise, runPipeline, type MatchedRoute, type RequestStep } from './pipeline.js';
@@ -40,6 +40,8 @@ export interface HttpServerDeps {
   bodyReadTimeoutMs?: number;
   /** TRUSTED_PROXIES: peers whose X-Forwarded-For names the client (RequestContext.clientAddress). */
   trustedProxies?: TrustedProxies;
+  /** The account of an Authorization header verified before (Authenticator.verifiedAccount), if any. */
+  verifiedAccount?: (authorization: string | undefined) => string | undefined;
 }
 
 const DEFAULT_MAX_BUFFERED_BODY_BYTES = 256 * 1024 * 1024;
@@ -207,20 +209,29 @@ export class HttpServer {
           );
           return;
         }
-        // Charged to the client address until the token is checked (the pipeline's authenticate step then
-        // charges the account); public routes stay charged to the address.
-        const address = ctx.clientAddress;
         ctx.pendingBody = readBody(res, {
           limit: route.maxBodyBytes ?? MAX_BODY_BYTES,
           declaredLength: length,
           budget: this.bodyBudget,
-          caller: route.auth === 'public' ? addressCaller(address) : unverifiedCaller(address),
+          caller: this.bodyCaller(ctx, route),
           reads: this.bodyReads,
         });
       }
     }
     this.inFlight++;
     whenAnswered(this.deps.pipeline, ctx, { def: route, pattern }, (outcome) => this.done(ctx, pattern, outcome));
+  }
+
+  /**
+   * Who a body is charged to from its first byte: on a public route its client address; on another, the account
+   * of a token verified before (the authenticate step would charge it within this same tick), else the client
+   * address until the token is checked (the pipeline's authenticate step then charges the account). A known
+   * token spares the request working out its address, which nothing else on the ingest path uses.
+   */
+  private bodyCaller(ctx: RequestContext, route: RouteDef): string {
+    if (route.auth === 'public') return addressCaller(ctx.clientAddress);
+    const account = this.deps.verifiedAccount?.(ctx.headers['authorization']);
+    return account !== undefined ? accountCaller(account) : unverifiedCaller(ctx.clientAddress);
   }
 
   /** A WebSocket handshake: the pipeline decides (401, 403, 429…); `reply.upgrade(data)` opens the socket. */
@@ -246,16 +257,16 @@ export class HttpServer {
 
   /** Writes the reply, or the problem response for an error (a pipeline without the problems step still answers). */
   private finish(ctx: RequestContext, pattern: string, outcome: HttpReply | Error | unknown): void {
-    let reply = isReply(outcome) ? outcome : errorReply(outcome, ctx, this.deps.log);
+    const reply = isReply(outcome) ? outcome : errorReply(outcome, ctx, this.deps.log);
+    let close = this.draining;
     const body = ctx.pendingBody;
     if (body) {
       // A request answered before its body arrived (refused by auth, a limit, its size, overload) is closed:
       // the rest of what it announced is never read, let alone buffered.
-      if (!body.complete || this.draining) reply = { ...reply, closeConnection: true };
+      if (!body.complete) close = true;
       body.settle();
-    } else if (this.draining) reply = { ...reply, closeConnection: true };
-    if (ctx.rateLimits) reply = withRateLimitFields(reply, ctx.rateLimits);
-    send(ctx, reply);
+    }
+    send(ctx, reply, close);
     this.deps.metrics.observeHttp(pattern, ctx.method, reply.status, (performance.now() - ctx.startedAt) / 1000);
   }
 
@@ -285,23 +296,6 @@ function whenAnswered(
   }
   if (isPromise(answer)) answer.then(then, then);
   else then(answer);
-}
-
-/**
- * Every response of a rate-limited request says where the caller stands (IETF RateLimit header fields), 2xx
- * and errors alike; a 429's own fields (the policy that refused) come first.
- */
-function withRateLimitFields(reply: HttpReply, notes: readonly RateLimitNote[]): HttpReply {
-  let policy = notes[0]!.policyHeader;
-  let limit = notes[0]!.limitHeader();
-  for (let i = 1; i < notes.length; i++) {
-    policy += `, ${notes[i]!.policyHeader}`;
-    limit += `, ${notes[i]!.limitHeader()}`;
-  }
-  const headers = { ...reply.headers };
-  headers['RateLimit-Policy'] = headers['RateLimit-Policy'] ? `${headers['RateLimit-Policy']}, ${policy}` : policy;
-  headers.RateLimit = headers.RateLimit ? `${headers.RateLimit}, ${limit}` : limit;
-  return { ...reply, headers };
 }
 
 function isReply(outcome: unknown): outcome is HttpReply {

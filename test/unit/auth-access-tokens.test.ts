@@ -86,6 +86,24 @@ t.test('JwtAuthenticator', async (t) => {
     t.match((await rejection(() => fresh.authenticate(`Bearer ${live.token}`))).message, /revoked/, 'uncached too');
   });
 
+  t.test('verifiedAccount: the account of a cached, still valid token; nothing verified anew', async (t) => {
+    let clock = Date.now();
+    const timed = new JwtAuthenticator(keys, ISSUER, list, 10, () => clock);
+    const token = await issueAccessToken(keys, claims, { issuer: ISSUER, ttlSeconds: 60, now: clock });
+    const header = `Bearer ${token.token}`;
+    t.equal(timed.verifiedAccount(header), undefined, 'not verified yet: unknown');
+    await timed.authenticate(header);
+    t.equal(timed.verifiedAccount(header), 'acct_1', 'verified before: its account');
+    t.equal(timed.verifiedAccount(`${header.slice(0, -1)}x`), undefined, 'another header with the same tail');
+    t.equal(timed.verifiedAccount(undefined), undefined, 'no header');
+    clock += 60_000;
+    t.equal(timed.verifiedAccount(header), undefined, 'expired');
+    const live = await issueAccessToken(keys, claims, { issuer: ISSUER, ttlSeconds: 600, now: clock });
+    await timed.authenticate(`Bearer ${live.token}`);
+    revoked.add(live.jti);
+    t.equal(timed.verifiedAccount(`Bearer ${live.token}`), undefined, 'revoked');
+  });
+
   t.test('refuses expired, tampered, foreign and malformed tokens', async (t) => {
     const expired = await issueAccessToken(keys, claims, {
       issuer: ISSUER,

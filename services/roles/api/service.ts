@@ -52,6 +52,7 @@ export class ApiService implements Service {
       maxBufferedBodyBytesPerCaller: infra.config.MAX_BUFFERED_REQUEST_BYTES_PER_CALLER,
       bodyReadTimeoutMs: infra.config.BODY_READ_TIMEOUT_SECONDS * 1000,
       trustedProxies: infra.config.TRUSTED_PROXIES,
+      verifiedAccount: authenticator.verifiedAccount?.bind(authenticator),
     });
   }
 
