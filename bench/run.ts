@@ -140,6 +140,7 @@ async function main(): Promise<void> {
         });
       return runWrk(spec); // wrk's CPU time lands in this process's cutime when it is reaped
     };
+    let probe: LagProbe | undefined; // started after the ceiling phase
     const phase = async (
       name: PhaseResult['phase'],
       url: string,
@@ -167,6 +168,7 @@ async function main(): Promise<void> {
         await sleep(500);
         const counted = name === 'single' || name === 'batched' || name === 'stream' || name === 'attributed';
         // Earlier phases' rows stored, settled and merged before the window opens (bench/pipeline-cost.ts).
+        if (counted) await probe?.pause(); // its reads are not the ingest's cost (bench/lag-probe.ts)
         if (counted) await waitForQuiet(ch);
         const before = counted ? await acceptedRecords(apis) : 0;
         const messagesBefore = counted ? await storedMessages(apis) : 0;
@@ -186,6 +188,7 @@ async function main(): Promise<void> {
         const mergeS = accepted !== undefined ? await waitForQuiet(ch) : 0;
         const cost =
           accepted !== undefined ? pipelineCost(cpu, accepted, loadS + drainS + mergeS, drainS, mergeS) : undefined;
+        probe?.resume();
         const result: PhaseResult = {
           phase: name,
           ...r,
@@ -213,7 +216,7 @@ async function main(): Promise<void> {
     };
 
     if (opts.phases.includes('ceiling')) await phase('ceiling', ceilingUrl, single, 1, auth);
-    const probe = new LagProbe(`http://127.0.0.1:${apiPort}`, world.token, world.probeMeterId);
+    probe = new LagProbe(`http://127.0.0.1:${apiPort}`, world.token, world.probeMeterId);
     probe.start();
     // Diagnostic (opt-in): the same request to a meter that doesn't exist → 404 after the token check, body
     // read and JSON parse: the shared HTTP layer's cost without validation, NATS or the 202.
