@@ -193,8 +193,22 @@ export function parseBody(): RequestStep {
         }
         return next();
       };
-      // Read in full already (the usual small body, when the pipeline starts on its last chunk): no promise.
-      return pending.received !== undefined ? parse(pending.received) : pending.bytes.then(parse);
+      // Read in full already (the pipeline started on the body's last chunk): no promise.
+      if (pending.received !== undefined) return parse(pending.received);
+      // Still arriving (the usual case: uWS hands over the body after the request's own callback): ONE promise
+      // for the rest of the request, settled straight by the handler's answer — not the body's promise, a
+      // `then` on it and the adoption of the handler's promise by that one (three promises, four hops).
+      return new Promise<HttpReply>((resolve, reject) =>
+        pending.whenRead((raw) => {
+          try {
+            const answer = parse(raw);
+            if (isPromise(answer)) answer.then(resolve, reject);
+            else resolve(answer);
+          } catch (err) {
+            reject(err);
+          }
+        }, reject),
+      );
     },
   };
 }
