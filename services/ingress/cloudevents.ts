@@ -166,8 +166,9 @@ export async function acceptCloudEvents(deps: IngressDeps, ctx: RequestContext, 
     for (const e of errors) e.field = cloudEventField(e.field);
     throw new ValidationError(errors, undefined, recordErrorCode(errors));
   }
-  return afterCustomerRate(rc, rec.account, async () => {
-    await deps.publisher.submit(usageSubjectOf(deps.names, rc), rec.row, 1);
-    return acceptedRecordReply(rec, meter.id, (body as { time: string }).time, rc.now);
-  });
+  return afterCustomerRate(rc, rec.account, () =>
+    deps.publisher.submit(usageSubjectOf(deps.names, rc), rec.row, 1, () =>
+      acceptedRecordReply(rec, meter.id, (body as { time: string }).time, rc.now),
+    ),
+  );
 }

@@ -71,9 +71,9 @@ function recordMeterUsage(
   const rec = checkRecord(body, meter, rc, errors);
   if (rec === undefined) throw new ValidationError(errors, undefined, recordErrorCode(errors));
   return afterCustomerRate(rc, rec.account, () =>
-    deps.publisher
-      .submit(usageSubjectOf(deps.names, rc), rec.row, 1)
-      .then(() => acceptedRecordReply(rec, meter.id, (body as { timestamp: string }).timestamp, rc.now)),
+    deps.publisher.submit(usageSubjectOf(deps.names, rc), rec.row, 1, () =>
+      acceptedRecordReply(rec, meter.id, (body as { timestamp: string }).timestamp, rc.now),
+    ),
   );
 }
 

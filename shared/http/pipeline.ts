@@ -39,7 +39,20 @@ export interface MatchedRoute {
 
 export interface RequestStep {
   readonly name: string;
+  /**
+   * False when the step passes every request of `route` straight on, whatever the request (ingest through the
+   * audit step): stepsFor leaves it out of that route's chain. `run` still checks for itself.
+   */
+  appliesTo?(route: MatchedRoute): boolean;
   run(ctx: RequestContext, route: MatchedRoute, next: Next): Answer;
+}
+
+/**
+ * The steps a route's requests go through: those that may act on them, in order (worked out once per route
+ * by the server; a request of the ingest hot path then skips five calls and their `next` closures).
+ */
+export function stepsFor(steps: readonly RequestStep[], route: MatchedRoute): readonly RequestStep[] {
+  return steps.filter((s) => s.appliesTo?.(route) ?? true);
 }
 
 /** Runs the steps and the handler; a throw anywhere surfaces as a throw (sync) or a rejection (async). */
@@ -90,6 +103,7 @@ export function mapErrorsToProblems(log: Logger): RequestStep {
 export function authenticate(authenticator: Authenticator): RequestStep {
   return {
     name: 'authenticate',
+    appliesTo: (route) => route.def.auth !== 'public',
     run(ctx, route, next) {
       if (route.def.auth === 'public') return next();
       const needed = route.def.auth;
@@ -149,12 +163,17 @@ export function authorizeRole(permissionOf: (route: MatchedRoute) => RoutePermis
 export function auditWrites(): RequestStep {
   return {
     name: 'audit',
+    appliesTo: (route) => !readsOrIngests(route.def.method, route.def),
     run(ctx, route, next) {
-      // Ingest routes (rated by records) write usage to NATS, never a Postgres row: the hot path pays nothing.
-      if (ctx.method === 'GET' || ctx.method === 'HEAD' || route.def.rateLimit === 'records') return next();
+      if (readsOrIngests(ctx.method, route.def)) return next();
       return withAuditActor(auditActorOf(ctx, route), next);
     },
   };
+}
+
+/** A read (GET, HEAD) or an ingest route (rated by records: usage goes to NATS, never a Postgres row). */
+function readsOrIngests(method: string, def: RouteDef): boolean {
+  return method === 'GET' || method === 'HEAD' || def.rateLimit === 'records';
 }
 
 function auditActorOf(ctx: RequestContext, route: MatchedRoute): AuditActor {
@@ -193,8 +212,22 @@ export function parseBody(): RequestStep {
         }
         return next();
       };
-      // Read in full already (the usual small body, when the pipeline starts on its last chunk): no promise.
-      return pending.received !== undefined ? parse(pending.received) : pending.bytes.then(parse);
+      // Read in full already (the pipeline started on the body's last chunk): no promise.
+      if (pending.received !== undefined) return parse(pending.received);
+      // Still arriving (the usual case: uWS hands over the body after the request's own callback): ONE promise
+      // for the rest of the request, settled straight by the handler's answer — not the body's promise, a
+      // `then` on it and the adoption of the handler's promise by that one (three promises, four hops).
+      return new Promise<HttpReply>((resolve, reject) =>
+        pending.whenRead((raw) => {
+          try {
+            const answer = parse(raw);
+            if (isPromise(answer)) answer.then(resolve, reject);
+            else resolve(answer);
+          } catch (err) {
+            reject(err);
+          }
+        }, reject),
+      );
     },
   };
 }
@@ -203,6 +236,7 @@ export function parseBody(): RequestStep {
 export function limitRequestRate(protection: AccountProtection): RequestStep {
   return {
     name: 'rate-limit',
+    appliesTo: (route) => route.def.rateLimit !== 'records',
     run(ctx, route, next) {
       if (!ctx.principal || route.def.rateLimit === 'records') return next();
       return afterRate(ctx, protection.takeRequest(ctx.principal.accountId), next);
@@ -270,6 +304,7 @@ function fieldWithNul(v: unknown, path: string): string | undefined {
 export function idempotency(guard: IdempotencyGuard): RequestStep {
   return {
     name: 'idempotency',
+    appliesTo: (route) => isIdempotentRoute(route.def),
     run(ctx, route, next) {
       return isIdempotentRoute(route.def) ? guard.run(ctx, `${route.def.method} ${route.pattern}`, next) : next();
     },
@@ -280,6 +315,7 @@ export function idempotency(guard: IdempotencyGuard): RequestStep {
 export function validateInput(): RequestStep {
   return {
     name: 'validate',
+    appliesTo: (route) => route.def.input !== undefined,
     run(ctx, route, next) {
       if (route.def.input) ctx.input = route.def.input(ctx);
       return next();
@@ -309,6 +345,7 @@ function parseRaw(raw: Buffer, type: string): unknown {
 export function clearReadCachesAfterWrites(caches: { clearAll(): void }): RequestStep {
   return {
     name: 'read-caches',
+    appliesTo: (route) => route.def.method !== 'GET' && route.def.rateLimit !== 'records',
     run(_ctx, route, next) {
       if (route.def.method === 'GET' || route.def.rateLimit === 'records') return next();
       let answer: Answer;

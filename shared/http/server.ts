@@ -18,11 +18,19 @@ import { readBody, MAX_BODY_BYTES } from './body.js';
 import { accountCaller, addressCaller, BodyBudget, unverifiedCaller } from './body-budget.js';
 import { BodyReads } from './body-reads.js';
 import { send } from './respond.js';
-import { errorReply, isPromise, runPipeline, type MatchedRoute, type RequestStep } from './pipeline.js';
+import { errorReply, isPromise, runPipeline, stepsFor, type MatchedRoute, type RequestStep } from './pipeline.js';
 
 interface PatternEntry {
   paramNames: string[];
   byMethod: Map<string, RouteDef>;
+  /** By method, made on a route's first request: what its requests share (no object per request for it). */
+  chains: Map<string, Chain>;
+}
+
+/** A matched route and the pipeline steps its requests go through (stepsFor). */
+interface Chain {
+  route: MatchedRoute;
+  steps: readonly RequestStep[];
 }
 
 export interface HttpServerDeps {
@@ -117,6 +125,7 @@ export class HttpServer {
           .filter((s) => s.startsWith(':'))
           .map((s) => s.slice(1)),
         byMethod: new Map(),
+        chains: new Map(),
       };
       this.patterns.set(def.path, entry);
       const e = entry;
@@ -188,11 +197,12 @@ export class HttpServer {
 
   private dispatch(entry: PatternEntry, pattern: string, res: HttpResponse, req: HttpRequest): void {
     const ctx = new RequestContext(res, req, entry.paramNames, this.deps.trustedProxies);
-    const route = entry.byMethod.get(ctx.method);
-    if (!route) {
+    const chain = entry.chains.get(ctx.method) ?? this.chainOf(entry, pattern, ctx.method);
+    if (!chain) {
       this.finish(ctx, pattern, new MethodNotAllowedError([...entry.byMethod.keys()]));
       return;
     }
+    const route = chain.route.def;
     const kind: BodyKind = route.body ?? (ctx.method === 'GET' || ctx.method === 'DELETE' ? 'none' : 'json');
     if (kind !== 'none') {
       const declared = ctx.headers['content-length'];
@@ -219,7 +229,16 @@ export class HttpServer {
       }
     }
     this.inFlight++;
-    whenAnswered(this.deps.pipeline, ctx, { def: route, pattern }, (outcome) => this.done(ctx, pattern, outcome));
+    whenAnswered(chain.steps, ctx, chain.route, (outcome) => this.done(ctx, pattern, outcome));
+  }
+
+  private chainOf(entry: PatternEntry, pattern: string, method: string): Chain | undefined {
+    const def = entry.byMethod.get(method);
+    if (!def) return undefined;
+    const route = { def, pattern };
+    const chain = { route, steps: stepsFor(this.deps.pipeline, route) };
+    entry.chains.set(method, chain);
+    return chain;
   }
 
   /**
