@@ -293,6 +293,8 @@ t.test(
     );
     const plan = readPlan(...range, undefined, hours);
     t.same(plan.rawRanges, [[minute(2) * 60_000, minute(2) * 60_000 + 1000]], 'only the busy second is read raw');
+    t.same(plan.rollupMinutes, [[minute(0), minute(2)]], 'the settled minutes from rollups; unmarked ones not read');
+    t.notOk(plan.rollupSeconds, 'no second rollup part: no second of the busy minute is settled');
     const rs = await ch.query({
       query: `SELECT minute, sum(records) AS n FROM ${db}.${MINUTE_ROLLUP_TABLE} FINAL WHERE meter_id = '${meterId}' GROUP BY minute ORDER BY minute`,
       format: 'JSONEachRow',
@@ -326,7 +328,7 @@ t.test(
     );
     const perSecond = readPlan(...range, undefined, await planHours(ch, db, pair, ...range));
     t.same(perSecond.rawRanges, [], 'no raw part');
-    t.same(perSecond.rollupSeconds?.[0]?.[0], minute(2) * 60, 'minute 2 from second rollups');
+    t.same(perSecond.rollupSeconds, [[minute(2) * 60, minute(2) * 60 + 1]], 'minute 2 from its settled second');
     t.same(await total(), [6, 21.5], 'exact: minute rollups and a second rollup');
     const byHour = await queryUsage(ch, db, {
       accountId: acct.accountId,

@@ -163,6 +163,39 @@ t.test('readPlan: a busy minute of a pending hour reads its settled seconds from
   );
 });
 
+t.test('readPlan: of an hour marked per second only, unmarked minutes and seconds are read from nowhere', async (t) => {
+  const hour = 13;
+  const quiet = hour * 60 + 10; // marked and settled: from minute rollups
+  const busy = hour * 60 + 59;
+  const settledSecond = busy * 60 + 3; // marked and settled: from second rollups
+  const hours = {
+    pending: new Set([hour]),
+    settled: new Set<number>(),
+    perMinute: new Map([[hour, new Map<number, PendingMinute>([[busy, new Set([busy * 60 + 58, busy * 60 + 59])]])]]),
+    marked: new Map([[hour, new Set([quiet, busy, settledSecond, busy * 60 + 58, busy * 60 + 59])]]),
+  };
+  t.same(
+    readPlan(hour * H, (hour + 1) * H, 12, hours),
+    {
+      rollupHours: [],
+      rollupMinutes: [[quiet, quiet + 1]],
+      rollupSeconds: [[settledSecond, settledSecond + 1]],
+      rawRanges: [[(busy * 60 + 58) * 1000, (hour + 1) * H]],
+    },
+    'only the marked minute and second from rollups; the busy seconds raw; the rest (no record) not read',
+  );
+  t.same(
+    readPlan(hour * H, (hour + 1) * H, 12, { ...hours, marked: new Map([[hour, new Set([busy])]]) }),
+    { rollupHours: [], rawRanges: [[(busy * 60 + 58) * 1000, (hour + 1) * H]] },
+    'a hot meter with nothing settled: its busy seconds raw and no rollup part at all',
+  );
+  t.same(
+    readPlan(hour * H, (hour + 1) * H, 12, { ...hours, marked: new Map() }).rollupSeconds,
+    [[busy * 60, busy * 60 + 58]],
+    'an hour left out of `marked` (a whole-hour or minute mark somewhere): every other second from rollups, as before',
+  );
+});
+
 t.test('statesOf: seconds gather into their minute; a minute settle covers its seconds', async (t) => {
   const hour = 500_000;
   const minute = hour * 60 + 7;
