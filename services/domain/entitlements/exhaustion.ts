@@ -1,7 +1,6 @@
 import type { ClickHouseClient } from '@clickhouse/client';
 import { withTransaction, type PgPool } from '../../../shared/clients/postgres.js';
 import { JsonDecimal } from '../../../shared/money/json.js';
-import type { MeterType } from '../../../shared/meters/record.js';
 import { appendEvent } from '../events/outbox-store.js';
 import { accountUsage } from '../usage/account-usage.js';
 import { meteredAccess, termsOf } from './access.js';

@@ -1,13 +1,11 @@
 import type { ClickHouseClient } from '@clickhouse/client';
 import type { PgPool } from '../../../shared/clients/postgres.js';
 import type { Logger } from '../../../shared/logging.js';
-import type { MeterType } from '../../../shared/meters/record.js';
 import { PeriodicTask } from '../../../shared/periodic.js';
 import { UnavailableError } from '../../../shared/errors.js';
 import { Decimal } from '../../../shared/money/decimal.js';
 import { accountUsage, type AccountUsageTarget } from '../usage/account-usage.js';
 import { BOOLEAN_ACCESS, meteredAccess, termsOf, type Access } from './access.js';
-import { entitlementPeriod } from './periods.js';
 import { entitlementTableVersion, loadEntitlements, type LoadedEntitlement } from './store.js';
 import type { GrantRow } from './types.js';
 import type { MovedAccounts } from './moved-accounts.js';
