@@ -126,7 +126,13 @@ export class JwtAuthenticator implements Authenticator {
   verifiedAccount(header: string | undefined): string | undefined {
     const principal = this.cached(header);
     if (principal === undefined || principal.expiresAt * 1000 <= this.now()) return undefined;
-    return this.revocations.isRevoked(principal.tokenId) ? undefined : principal.accountId;
+    try {
+      return this.revocations.isRevoked(principal.tokenId) ? undefined : principal.accountId;
+    } catch {
+      // Revocations cannot be confirmed (a broken watch): not vouched for now — the authenticate step answers 503.
+      // Called as a request arrives, outside the pipeline's error mapping: a throw here would end the process.
+      return undefined;
+    }
   }
 
   /** The principal of exactly this header when it was verified before (expiry and revocation not checked). */

@@ -26,7 +26,8 @@ export interface Authenticator {
   authenticate(authorizationHeader: string | undefined): Principal | Promise<Principal>;
   /**
    * The account of a token this process verified before and that is still valid, checking nothing new (a cache
-   * look-up); undefined otherwise. Lets the server charge a body to its account from the first byte.
+   * look-up); undefined otherwise, also when its revocation cannot be confirmed. Never throws: the server calls
+   * it as a request arrives, outside the pipeline. Lets the server charge a body to its account from the first byte.
    */
   verifiedAccount?(authorizationHeader: string | undefined): string | undefined;
   /** Whether what it relies on is current (the revocation list's watch); part of /readyz. */

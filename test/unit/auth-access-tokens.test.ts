@@ -102,6 +102,25 @@ t.test('JwtAuthenticator', async (t) => {
     await timed.authenticate(`Bearer ${live.token}`);
     revoked.add(live.jti);
     t.equal(timed.verifiedAccount(`Bearer ${live.token}`), undefined, 'revoked');
+    // A revocation list that cannot be confirmed throws (503 at the authenticate step); verifiedAccount, called
+    // as a request arrives, outside the pipeline's error mapping, must not.
+    let stale = false;
+    const watched = new JwtAuthenticator(
+      keys,
+      ISSUER,
+      {
+        isRevoked: (jti) => {
+          if (stale) throw new Error('Token revocations cannot be confirmed right now');
+          return revoked.has(jti);
+        },
+      },
+      10,
+      () => clock,
+    );
+    const later = await issueAccessToken(keys, claims, { issuer: ISSUER, ttlSeconds: 600, now: clock });
+    await watched.authenticate(`Bearer ${later.token}`);
+    stale = true;
+    t.equal(watched.verifiedAccount(`Bearer ${later.token}`), undefined, 'revocations unconfirmed: not vouched for');
   });
 
   t.test('refuses expired, tampered, foreign and malformed tokens', async (t) => {
