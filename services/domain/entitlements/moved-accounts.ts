@@ -50,8 +50,8 @@ export class MovedAccounts {
     void this.watch();
   }
 
-  /** Whether signals arrive now (for health and the table's choice of a full read). */
-  get listening(): boolean {
+  /** Whether signals arrive now: otherwise take() answers "unknown" and the table reads everything. */
+  private get listening(): boolean {
     return this.confirmed && this.connected && !this.failed;
   }
 
