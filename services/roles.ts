@@ -1,28 +1,30 @@
 import type { Service } from '../shared/service.js';
 import type { Infra } from '../shared/infra.js';
-import { ApiService } from './roles/api/service.js';
-import { createAuthenticator } from './roles/api/authenticator.js';
-import { createConsumerService } from './roles/consumer/service.js';
-import { UsageConsumer } from './roles/consumer/usage-consumer.js';
-import { createDispatcherService } from './roles/dispatcher/service.js';
-import { createDispatcherParts } from './roles/dispatcher/components.js';
-import { UsageEventEmitter } from './roles/consumer/usage-events.js';
-import { createBillingService } from './roles/billing/service.js';
-import { BillingScheduler } from './roles/billing/scheduler.js';
-import { EntitlementEvaluator } from './roles/billing/entitlement-evaluator.js';
-import { AlertEvaluator } from './roles/billing/alert-evaluator.js';
-import { ExportRunner } from './roles/billing/export-runner.js';
 import { registerConsumerLag } from '../shared/jetstream-lag.js';
 
 import type { Role } from './role-names.js';
 
 export { ROLES, type Role } from './role-names.js';
 
+/**
+ * Each role imports only its own code: a process loads one role's modules, not all four (the api's routes were
+ * most of every role's start-up CPU — and a restart's on a busy host).
+ */
 export async function createRole(role: Role, infra: Infra): Promise<Service> {
   switch (role) {
-    case 'api':
+    case 'api': {
+      const [{ ApiService }, { createAuthenticator }] = await Promise.all([
+        import('./roles/api/service.js'),
+        import('./roles/api/authenticator.js'),
+      ]);
       return new ApiService(infra, undefined, await createAuthenticator(infra));
+    }
     case 'consumer': {
+      const [{ createConsumerService }, { UsageConsumer }, { UsageEventEmitter }] = await Promise.all([
+        import('./roles/consumer/service.js'),
+        import('./roles/consumer/usage-consumer.js'),
+        import('./roles/consumer/usage-events.js'),
+      ]);
       registerConsumerLag(infra.metrics, infra.nats, infra.natsNames.usageStream, infra.natsNames.usageConsumer);
       const usageEvents = new UsageEventEmitter(infra);
       return createConsumerService(infra, [
@@ -30,15 +32,34 @@ export async function createRole(role: Role, infra: Infra): Promise<Service> {
         new UsageConsumer(infra, { afterInsert: usageEvents.afterInsert }),
       ]);
     }
-    case 'dispatcher':
+    case 'dispatcher': {
+      const [{ createDispatcherService }, { createDispatcherParts }] = await Promise.all([
+        import('./roles/dispatcher/service.js'),
+        import('./roles/dispatcher/components.js'),
+      ]);
       registerConsumerLag(infra.metrics, infra.nats, infra.natsNames.eventsStream, infra.natsNames.fanoutConsumer);
       return createDispatcherService(infra, createDispatcherParts(infra).components);
-    case 'billing':
+    }
+    case 'billing': {
+      const [
+        { createBillingService },
+        { BillingScheduler },
+        { EntitlementEvaluator },
+        { AlertEvaluator },
+        { ExportRunner },
+      ] = await Promise.all([
+        import('./roles/billing/service.js'),
+        import('./roles/billing/scheduler.js'),
+        import('./roles/billing/entitlement-evaluator.js'),
+        import('./roles/billing/alert-evaluator.js'),
+        import('./roles/billing/export-runner.js'),
+      ]);
       return createBillingService(infra, [
         new BillingScheduler(infra),
         new EntitlementEvaluator(infra),
         new AlertEvaluator(infra),
         new ExportRunner(infra),
       ]);
+    }
   }
 }

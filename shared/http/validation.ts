@@ -119,21 +119,48 @@ export interface Validator<T> {
   schema: object;
   /** Returns the value typed, or throws ValidationError (422) naming each failing field. */
   parse(value: unknown): T;
-  check: ValidateFunction;
+  /** The compiled schema (compiled on first use). */
+  readonly check: ValidateFunction;
 }
 
-/** Compiled once at start; request bodies: no coercion, unknown fields rejected by the schema. */
+/**
+ * Every validator made, compiled or not: `compileAllValidators` compiles the rest (a unit test does, so a schema
+ * ajv cannot compile fails there, not at a route's first request).
+ */
+const made: { compiled(): ValidateFunction }[] = [];
+
+/**
+ * A schema compiled on first use, once: a role process imports every route's schemas, and compiling them all as
+ * it starts was a third of an api's start-up CPU — seconds on a busy machine, in every restart and rolling upgrade.
+ */
+function lazyCompile(compiler: Ajv, schema: object): { compiled(): ValidateFunction } {
+  let fn: ValidateFunction | undefined;
+  const entry = { compiled: () => (fn ??= compiler.compile(schema)) };
+  made.push(entry);
+  return entry;
+}
+
+/** Compiles every validator not yet compiled; returns how many there are. */
+export function compileAllValidators(): number {
+  for (const v of made) v.compiled();
+  return made.length;
+}
+
+/** Request bodies: no coercion, unknown fields rejected by the schema. */
 export function bodyValidator<T>(schema: object): Validator<T> {
-  const check = ajv.compile(schema);
+  const lazy = lazyCompile(ajv, schema);
   return {
     schema,
-    check,
+    get check() {
+      return lazy.compiled();
+    },
     parse(value) {
       if (value === undefined)
         throw new ValidationError(
           [{ field: '', message: 'a JSON body is required' }],
           'A JSON request body is required.',
         );
+      const check = lazy.compiled();
       if (!check(value)) throw new ValidationError(toFieldErrors(check.errors));
       return value as T;
     },
@@ -157,15 +184,18 @@ function propertyTypes(schema: object): Map<string, unknown> {
  * values coerced from strings ("2" → 2), defaults applied, unknown parameters rejected.
  */
 export function queryValidator<T>(schema: object): Validator<T> & { parseQuery(q: URLSearchParams): T } {
-  const check = queryAjv.compile(schema);
+  const lazy = lazyCompile(queryAjv, schema);
   const types = propertyTypes(schema);
   const parse = (value: unknown): T => {
+    const check = lazy.compiled();
     if (!check(value)) throw new ValidationError(toFieldErrors(check.errors));
     return value as T;
   };
   return {
     schema,
-    check,
+    get check() {
+      return lazy.compiled();
+    },
     parse,
     parseQuery(q) {
       const obj: Record<string, string> = Object.create(null);

@@ -125,7 +125,8 @@ t.test('meterline up: roles, readiness, crash restart, clean SIGINT', async (t) 
   await waitUntil(
     () => stderrLines.some((l) => l.includes('"role consumer restarted"')),
     'the consumer to be restarted',
-    30_000,
+    // A new Node process starting and connecting to every server: seconds when idle, far more on a loaded CI machine.
+    120_000,
   );
   t.ok(
     stderrLines.some((l) => /role consumer exited unexpectedly/.test(l)),

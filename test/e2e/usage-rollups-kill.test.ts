@@ -79,7 +79,7 @@ t.test('rollups exact after consumer processes are killed with SIGKILL mid-strea
     async () => a.inserted > 0 && (await stored()) >= total * 0.2,
     'A inserting and 20% visible',
     90_000,
-    100,
+    250,
   );
   a.child.kill('SIGKILL');
   await a.exited;
@@ -88,7 +88,7 @@ t.test('rollups exact after consumer processes are killed with SIGKILL mid-strea
     async () => b.inserted > 0 && (await stored()) >= Math.min(total, atFirstKill + total * 0.3),
     '30% more visible through the survivor',
     90_000,
-    100,
+    250,
   );
   b.child.kill('SIGKILL');
   await b.exited;

@@ -1,13 +1,7 @@
 import { createHash } from 'node:crypto';
 import { mkdir, open, rename, rm, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
-import {
-  AbortMultipartUploadCommand,
-  CompleteMultipartUploadCommand,
-  CreateMultipartUploadCommand,
-  S3Client,
-  UploadPartCommand,
-} from '@aws-sdk/client-s3';
+import type { S3Client } from '@aws-sdk/client-s3';
 import type { ExportConfig } from '../../../shared/config-exports.js';
 import { ValidationError } from '../../../shared/errors.js';
 import type { ExportDestination } from './types.js';
@@ -25,9 +19,6 @@ export interface ObjectSink {
   /** Drops what was written; nothing becomes visible. */
   abort(): Promise<void>;
 }
-
-/** S3 wants every part but the last ≥ 5 MiB; 8 MiB parts keep at most one part in memory per export. */
-const PART_BYTES = 8 * 1024 * 1024;
 
 /** The one rule for a local destination's path: relative, inside EXPORTS_LOCAL_ROOT, no `..`, no dot-names. */
 export function localPathProblem(p: string): string | null {
@@ -67,27 +58,16 @@ export function objectKey(d: ExportDestination, name: string): string {
   return dir === '' ? name : `${dir}/${name}`;
 }
 
-export function s3Client(c: ExportConfig): S3Client {
-  return new S3Client({
-    region: c.EXPORTS_S3_REGION,
-    endpoint: c.EXPORTS_S3_ENDPOINT || undefined,
-    forcePathStyle: c.EXPORTS_S3_FORCE_PATH_STYLE,
-    credentials: { accessKeyId: c.EXPORTS_S3_ACCESS_KEY_ID, secretAccessKey: c.EXPORTS_S3_SECRET_ACCESS_KEY },
-    // Checksums only where S3 requires them: S3-compatible servers differ on the newer trailing checksums.
-    requestChecksumCalculation: 'WHEN_REQUIRED',
-    responseChecksumValidation: 'WHEN_REQUIRED',
-    maxAttempts: 3,
-  });
-}
-
 export async function openSink(
   d: ExportDestination,
   key: string,
   c: ExportConfig,
-  s3: () => S3Client,
+  s3: () => Promise<S3Client>,
   runId: string,
 ): Promise<ObjectSink> {
-  return d.type === 'local' ? localSink(path.join(c.EXPORTS_LOCAL_ROOT, key), runId) : s3Sink(s3(), d.bucket, key);
+  if (d.type === 'local') return localSink(path.join(c.EXPORTS_LOCAL_ROOT, key), runId);
+  const { s3Sink } = await import('./s3-sink.js');
+  return s3Sink(await s3(), d.bucket, key);
 }
 
 async function localSink(file: string, runId: string): Promise<ObjectSink> {
@@ -111,42 +91,6 @@ async function localSink(file: string, runId: string): Promise<ObjectSink> {
     async abort() {
       await fh.close().catch(() => undefined);
       await rm(temp, { force: true });
-    },
-  };
-}
-
-async function s3Sink(client: S3Client, bucket: string, key: string): Promise<ObjectSink> {
-  const { UploadId } = await client.send(new CreateMultipartUploadCommand({ Bucket: bucket, Key: key }));
-  const hash = createHash('sha256');
-  const parts: { ETag: string; PartNumber: number }[] = [];
-  let pending: Uint8Array[] = [];
-  let pendingBytes = 0;
-  let bytes = 0;
-  const upload = async () => {
-    const body = Buffer.concat(pending, pendingBytes);
-    pending = [];
-    pendingBytes = 0;
-    const PartNumber = parts.length + 1;
-    const r = await client.send(new UploadPartCommand({ Bucket: bucket, Key: key, UploadId, PartNumber, Body: body }));
-    parts.push({ ETag: r.ETag!, PartNumber });
-  };
-  return {
-    async write(chunk) {
-      hash.update(chunk);
-      bytes += chunk.byteLength;
-      pending.push(chunk);
-      pendingBytes += chunk.byteLength;
-      if (pendingBytes >= PART_BYTES) await upload();
-    },
-    async commit() {
-      if (pendingBytes > 0 || parts.length === 0) await upload();
-      await client.send(
-        new CompleteMultipartUploadCommand({ Bucket: bucket, Key: key, UploadId, MultipartUpload: { Parts: parts } }),
-      );
-      return { bytes, sha256: hash.digest('hex') };
-    },
-    async abort() {
-      await client.send(new AbortMultipartUploadCommand({ Bucket: bucket, Key: key, UploadId })).catch(() => undefined);
     },
   };
 }
