@@ -30,17 +30,6 @@ async function findTests(dir: string): Promise<string[]> {
  */
 const OPT_IN: Record<string, string> = { 'e2e/hosts.test.js': 'METERLINE_HOSTS_TEST' };
 
-/**
- * The order files start in, two at a time. The multi-host test (nine servers and twelve role processes, 6–15
- * minutes) starts first, beside the unit and integration tests (one process each); the other end-to-end tests
- * (each its own servers or role processes) follow. Alphabetically it started among them, and on a loaded CI machine
- * both slowed until ZooKeeper sessions expired and its rolling upgrade's backlog did not drain in time (stop 55).
- */
-function runOrder(files: string[]): string[] {
-  const rank = (f: string) => (f.endsWith('e2e/hosts.test.js') ? 0 : /\/e2e\//.test(f) ? 2 : 1);
-  return [...files].sort((x, y) => rank(x) - rank(y) || (x < y ? -1 : x > y ? 1 : 0));
-}
-
 /** One tap run over `files`, `jobs` at a time; its report teed to stdout and its failures into `digest`. */
 async function runTap(
   files: string[],
@@ -115,7 +104,7 @@ async function main(): Promise<number> {
     LIMIT_ATTRIBUTED_RECORDS_PER_SECOND: process.env.LIMIT_ATTRIBUTED_RECORDS_PER_SECOND ?? '10000000',
   };
   const digest = new FailureDigest();
-  const run = await runTap(runOrder(files), 2, env, digest);
+  const run = await runTap(files, 2, env, digest);
   const totals = run.totals ?? { pass: 0, fail: 0 };
   const code = run.code !== 0 || !run.totals ? run.code || 1 : 0;
   process.stdout.write(digest.report());
