@@ -30,6 +30,14 @@ async function findTests(dir: string): Promise<string[]> {
  */
 const OPT_IN: Record<string, string> = { 'e2e/hosts.test.js': 'METERLINE_HOSTS_TEST' };
 
+/**
+ * Run after the rest, by themselves: the multi-host test's nine servers and twelve role processes load the
+ * machine (load average about 20 on 2 cores). Beside it, tests that stop NATS or kill consumers missed their
+ * deadlines, and it missed its own: a returning NATS node not current within 180 s (a run of this stop).
+ * tap sorts the files it is given, so a separate run is the only way to keep it apart.
+ */
+const ALONE = ['e2e/hosts.test.js'];
+
 /** One tap run over `files`, `jobs` at a time; its report teed to stdout and its failures into `digest`. */
 async function runTap(
   files: string[],
@@ -58,8 +66,12 @@ async function runTap(
       digest.push(text);
       const base = /Asserts:\s+(\d+) pass\s+(\d+) fail/.exec(text);
       if (base) totals = { pass: Number(base[1]), fail: Number(base[2]) };
-      const tap = /^# \{ total: (\d+), pass: (\d+)/m.exec(text);
-      if (tap) totals = { pass: Number(tap[2]), fail: Number(tap[1]) - Number(tap[2]) };
+      const tap = /^# \{ total: (\d+), pass: (\d+)(.*)\}/m.exec(text);
+      if (tap) {
+        // Skipped and todo tests (a TAP_GREP run skips the rest) are neither passed nor failed.
+        const other = [...tap[3]!.matchAll(/(skip|todo): (\d+)/g)].reduce((n, m) => n + Number(m[2]), 0);
+        totals = { pass: Number(tap[2]), fail: Number(tap[1]) - Number(tap[2]) - other };
+      }
     });
     child.on('exit', (c, signal) => resolve(c ?? (signal ? 1 : 0)));
   });
@@ -103,10 +115,22 @@ async function main(): Promise<number> {
     LIMIT_REQUESTS_PER_SECOND: process.env.LIMIT_REQUESTS_PER_SECOND ?? '1000000',
     LIMIT_ATTRIBUTED_RECORDS_PER_SECOND: process.env.LIMIT_ATTRIBUTED_RECORDS_PER_SECOND ?? '10000000',
   };
+  // The tests that need the whole machine run after the others, one at a time.
+  const alone = files.filter((f) => ALONE.some((a) => f.endsWith(a)));
+  const together = files.filter((f) => !alone.includes(f));
   const digest = new FailureDigest();
-  const run = await runTap(files, 2, env, digest);
-  const totals = run.totals ?? { pass: 0, fail: 0 };
-  const code = run.code !== 0 || !run.totals ? run.code || 1 : 0;
+  const totals = { pass: 0, fail: 0 };
+  let code = 0;
+  for (const [batch, jobs] of [
+    [together, 2],
+    [alone, 1],
+  ] as const) {
+    if (batch.length === 0) continue;
+    const run = await runTap(batch, jobs, env, digest);
+    totals.pass += run.totals?.pass ?? 0;
+    totals.fail += run.totals?.fail ?? 0;
+    if (run.code !== 0 || !run.totals) code = run.code || 1;
+  }
   process.stdout.write(digest.report());
   process.stdout.write(`\n${totals.pass} passed, ${totals.fail} failed\n`);
   await reportLeftStreams(stack.natsUrl, log).catch((err) => log(`could not list NATS streams: ${err}`));

@@ -104,6 +104,7 @@ function serverConfig(o: ClickhouseOptions, l: Layout): string {
     <default_database>default</default_database>
     <mark_cache_size>536870912</mark_cache_size>
     <max_concurrent_queries>100</max_concurrent_queries>
+    <keep_alive_timeout>10</keep_alive_timeout>
     <timezone>UTC</timezone>
     <mlock_executable>false</mlock_executable>${o.cluster ? clusterConfig(o.cluster, o.passwords?.default) : ''}
 </yandex>

@@ -26,6 +26,10 @@ function clientFor(url: string, database: string | undefined, o: ClickhouseClien
     request_timeout: o.requestTimeoutMs ?? 30_000,
     compression: { request: false, response: false },
     max_open_connections: o.maxOpenConnections ?? 16,
+    // An idle socket is dropped after 2.5 s, below the server's keep-alive (3 s by default, 10 s on the servers we
+    // start) — also when a busy event loop runs the timer late: reusing a socket the server has just closed fails
+    // the query with "socket hang up" (seen under load in the kill tests).
+    keep_alive: { idle_socket_ttl: 2_500, eagerly_destroy_stale_sockets: true },
     ...(o.quiet ? { log: { level: ClickHouseLogLevel.OFF } } : {}),
   });
 }
