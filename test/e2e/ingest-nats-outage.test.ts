@@ -93,7 +93,9 @@ t.test('NATS stopped mid-stream', async (t) => {
   await waitUntil(
     async () => (await storedCount(infra, meter.id)) >= accepted.size,
     `${accepted.size} records stored`,
-    60_000,
+    // 20–30 s when the machine is idle. Beside the cluster or multi-host tests the consumer's return after the
+    // restart took over 60 s twice in this stop's runs: slow, not lossy — what this test checks is the records.
+    180_000,
     200,
   );
   const jsm = await jetstreamManager(infra.nats);
