@@ -58,16 +58,34 @@ export function objectKey(d: ExportDestination, name: string): string {
   return dir === '' ? name : `${dir}/${name}`;
 }
 
+/**
+ * S3 for one run of exports: the SDK (s3-sink.ts) is loaded and one client made on the run's first S3 object, not
+ * before — most deployments export to local files or not at all, and the SDK is a large part of a start-up.
+ */
+export class LazyS3 {
+  private loaded: Promise<{ client: S3Client; open: typeof import('./s3-sink.js').s3Sink }> | undefined;
+  constructor(private readonly config: ExportConfig) {}
+
+  sink(bucket: string, key: string): Promise<ObjectSink> {
+    this.loaded ??= import('./s3-sink.js').then((m) => ({ client: m.s3Client(this.config), open: m.s3Sink }));
+    return this.loaded.then(({ client, open }) => open(client, bucket, key));
+  }
+
+  async destroy(): Promise<void> {
+    const loaded = await this.loaded?.catch(() => undefined);
+    loaded?.client.destroy();
+  }
+}
+
 export async function openSink(
   d: ExportDestination,
   key: string,
   c: ExportConfig,
-  s3: () => Promise<S3Client>,
+  s3: LazyS3,
   runId: string,
 ): Promise<ObjectSink> {
   if (d.type === 'local') return localSink(path.join(c.EXPORTS_LOCAL_ROOT, key), runId);
-  const { s3Sink } = await import('./s3-sink.js');
-  return s3Sink(await s3(), d.bucket, key);
+  return s3.sink(d.bucket, key);
 }
 
 async function localSink(file: string, runId: string): Promise<ObjectSink> {

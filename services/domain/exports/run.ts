@@ -1,11 +1,10 @@
 import type { ClickHouseClient } from '@clickhouse/client';
-import type { S3Client } from '@aws-sdk/client-s3';
 import type { PgPool } from '../../../shared/clients/postgres.js';
 import { canonicalDecimal } from '../../../shared/money/decimal.js';
 import type { ExportConfig } from '../../../shared/config-exports.js';
 import { readUsagePage, type UsageKey } from '../usage/export-pages-store.js';
 import { EXPORT_COLUMNS } from './columns.js';
-import { objectKey, objectName, openSink, type ObjectSink } from './destinations.js';
+import { LazyS3, objectKey, objectName, openSink, type ObjectSink } from './destinations.js';
 import { createEncoder } from './formats.js';
 import { journalLines, type JournalDocument } from './journal.js';
 import { dueWindows, alignUp } from './schedules.js';
@@ -42,20 +41,19 @@ const DEFAULT_PAGE_ROWS = 50_000;
 /** Runs every export due now, one at a time; returns those it completed. */
 export async function runDueExports(deps: ExportDeps): Promise<ExportRow[]> {
   const done: ExportRow[] = [];
-  let s3: Promise<S3Client> | undefined;
-  const client = () => (s3 ??= import('./s3-sink.js').then((m) => m.s3Client(deps.config)));
+  const s3 = new LazyS3(deps.config);
   try {
     for (let exp = await claimDueExport(deps.pg); exp; exp = await claimDueExport(deps.pg)) {
-      const row = await runClaimed(deps, exp, client);
+      const row = await runClaimed(deps, exp, s3);
       if (row) done.push(row);
     }
   } finally {
-    if (s3) (await s3).destroy();
+    await s3.destroy();
   }
   return done;
 }
 
-async function runClaimed(deps: ExportDeps, exp: ExportRow, s3: () => Promise<S3Client>): Promise<ExportRow | null> {
+async function runClaimed(deps: ExportDeps, exp: ExportRow, s3: LazyS3): Promise<ExportRow | null> {
   const key = objectKey(exp.destination, objectName(exp.kind, exp.window_start, exp.window_end, exp.format));
   let sink: ObjectSink | undefined;
   try {
