@@ -59,6 +59,13 @@ t.test('a bad value names the variable and what is allowed', async (t) => {
   t.match(problems({ ...base, SECRET_KEY: 'abcd' }), { SECRET_KEY: /at least 32 random bytes.*got 2/ });
 });
 
+t.test('the settle interval: 1 s unless set, 100 ms to 60 s (docs/usage.md)', async (t) => {
+  t.equal(parseConfig(base).USAGE_SETTLE_INTERVAL_MS, 1_000);
+  t.equal(parseConfig({ ...base, USAGE_SETTLE_INTERVAL_MS: '250' }).USAGE_SETTLE_INTERVAL_MS, 250);
+  t.match(problems({ ...base, USAGE_SETTLE_INTERVAL_MS: '50' }), { USAGE_SETTLE_INTERVAL_MS: /from 100 to 60000/ });
+  t.match(problems({ ...base, USAGE_SETTLE_INTERVAL_MS: '1.5' }), { USAGE_SETTLE_INTERVAL_MS: /integer/ });
+});
+
 t.test('every problem is reported at once, required variables included', async (t) => {
   const p = problems({ PORT: '-1' });
   t.same(Object.keys(p).sort(), ['CLICKHOUSE_URL', 'DATABASE_URL', 'NATS_URL', 'PORT', 'SECRET_KEY']);

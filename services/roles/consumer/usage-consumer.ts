@@ -57,7 +57,8 @@ export interface UsageConsumerOptions {
   afterInsert?: (msgs: JsMsg[]) => Promise<void>;
 }
 
-export const DEFAULT_CONSUMER_OPTIONS: UsageConsumerOptions = {
+/** The options' defaults; how often hours are settled comes from USAGE_SETTLE_INTERVAL_MS (shared/config.ts). */
+export const DEFAULT_CONSUMER_OPTIONS: Omit<UsageConsumerOptions, 'settleIntervalMs'> = {
   maxRows: 50_000,
   maxBytes: 8 * 1024 * 1024,
   maxWaitMs: 500,
@@ -68,7 +69,6 @@ export const DEFAULT_CONSUMER_OPTIONS: UsageConsumerOptions = {
   backoffBaseMs: 250,
   backoffMaxMs: 10_000,
   sweepIntervalMs: 2_000,
-  settleIntervalMs: 1_000,
 };
 
 interface Batch {
@@ -119,7 +119,11 @@ export class UsageConsumer implements Component {
     private readonly infra: Infra,
     opts: Partial<UsageConsumerOptions> = {},
   ) {
-    this.opts = { ...DEFAULT_CONSUMER_OPTIONS, ...opts };
+    this.opts = {
+      ...DEFAULT_CONSUMER_OPTIONS,
+      settleIntervalMs: infra.config.USAGE_SETTLE_INTERVAL_MS,
+      ...opts,
+    };
     this.subjectPrefix = infra.natsNames.usageSubject('');
     this.moved = new UsageMovedPublisher(infra.nats, infra.natsNames.usageMovedSubject, infra.log);
     this.writer = new UsageWriter(infra, {
