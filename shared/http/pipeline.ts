@@ -16,6 +16,7 @@ import type { RouteDef } from './route.js';
 import { problemReply } from './problems.js';
 import { isIdempotentRoute, type IdempotencyGuard } from './idempotency.js';
 import { accountCaller } from './body-budget.js';
+import { WorkTurns } from './work-turns.js';
 import { roleAllows, type PermissionArea } from '../auth/roles.js';
 import { withAuditActor, type AuditActor } from '../audit/actor.js';
 
@@ -194,8 +195,11 @@ function auditActorOf(ctx: RequestContext, route: MatchedRoute): AuditActor {
   };
 }
 
-/** Waits for the body the server started reading, and parses it (JSON, or a form where the route allows). */
-export function parseBody(): RequestStep {
+/**
+ * Waits for the body the server started reading, and parses it (JSON, or a form where the route allows); the work
+ * from the body on runs in `turns` (one per process: every route of its pipeline shares them).
+ */
+export function parseBody(turns = new WorkTurns()): RequestStep {
   return {
     name: 'body',
     run(ctx, _route, next) {
@@ -217,16 +221,22 @@ export function parseBody(): RequestStep {
       // Still arriving (the usual case: uWS hands over the body after the request's own callback): ONE promise
       // for the rest of the request, settled straight by the handler's answer — not the body's promise, a
       // `then` on it and the adoption of the handler's promise by that one (three promises, four hops).
+      // The body arrives in a socket read: its work waits for a turn (work-turns.ts), so that the requests without a
+      // body read in the same pass are answered first.
       return new Promise<HttpReply>((resolve, reject) =>
-        pending.whenRead((raw) => {
-          try {
-            const answer = parse(raw);
-            if (isPromise(answer)) answer.then(resolve, reject);
-            else resolve(answer);
-          } catch (err) {
-            reject(err);
-          }
-        }, reject),
+        pending.whenRead(
+          (raw) =>
+            turns.run(() => {
+              try {
+                const answer = parse(raw);
+                if (isPromise(answer)) answer.then(resolve, reject);
+                else resolve(answer);
+              } catch (err) {
+                reject(err);
+              }
+            }),
+          reject,
+        ),
       );
     },
   };
