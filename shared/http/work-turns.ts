@@ -29,7 +29,11 @@ export class WorkTurns {
   private readonly turn = async (): Promise<void> => {
     const until = performance.now() + this.turnMs;
     while (this.next < this.queue.length) {
-      this.queue[this.next++]!();
+      try {
+        this.queue[this.next++]!();
+      } catch {
+        // A task answers its own request and must not throw; if one did, the tasks after it still run.
+      }
       // The task's own continuations (a handler's awaits) run before the clock is read: they are the turn's too.
       await null;
       if (performance.now() >= until) break;

@@ -68,6 +68,17 @@ async function tasksBeforeARead(t: Test, later: boolean): Promise<number> {
   return before;
 }
 
+t.test('a task that throws does not stop the tasks after it', async (t) => {
+  const turns = new WorkTurns(1);
+  const ran: string[] = [];
+  turns.run(() => {
+    throw new Error('a handler bug');
+  });
+  await new Promise<void>((done) => turns.run(() => (ran.push('after'), done())));
+  t.same(ran, ['after']);
+  t.equal(turns.waiting, 0);
+});
+
 t.test('a socket read waits for about one turn, not for every task queued before it', async (t) => {
   // A request without a body arrives while 40 ms of bodies wait: it is read after a turn or two.
   const before = await tasksBeforeARead(t, false);
