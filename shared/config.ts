@@ -30,20 +30,23 @@ import { SELLER_SPEC, type SellerConfig } from './config-seller.js';
 import { SSO_SPEC, ssoCrossChecks, type SsoConfig } from './config-sso.js';
 import { PORTAL_SPEC, type PortalConfig } from './config-portal.js';
 import { ENTITLEMENTS_SPEC, type EntitlementsConfig } from './config-entitlements.js';
+import { USAGE_SPEC, type UsageConfig } from './config-usage.js';
 import { NO_TRUSTED_PROXIES, parseTrustedProxies, type TrustedProxies } from './http/client-address.js';
 import { parseThresholdMinimums, type ThresholdMinimums } from './money/threshold-minimums.js';
 
 type Env = Record<string, string | undefined>;
 
 export const API_ROUTE_SETS = ['all', 'ingress', 'control'] as const;
-/**
- * docs/usage.md "Counted once": `window` (the default) and `id` claim each identity in usage_claims
- * (services/domain/usage/claims.ts); `timestamp` (also spelt `id_and_timestamp`, its former name) claims nothing.
- */
-export const USAGE_IDENTITIES = ['window', 'id', 'timestamp', 'id_and_timestamp'] as const;
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
-export interface Config extends PaymentConfig, ExportConfig, SellerConfig, SsoConfig, PortalConfig, EntitlementsConfig {
+export interface Config
+  extends PaymentConfig,
+    ExportConfig,
+    SellerConfig,
+    SsoConfig,
+    PortalConfig,
+    EntitlementsConfig,
+    UsageConfig {
   HOST: string;
   PORT: number;
   PUBLIC_BASE_URL: string;
@@ -76,12 +79,6 @@ export interface Config extends PaymentConfig, ExportConfig, SellerConfig, SsoCo
   ALERTS_MAX_PER_ACCOUNT: number;
   /** Audit events older than this many days are deleted by the api's daily purge (docs/audit.md). */
   AUDIT_RETENTION_DAYS: number;
-  /** What makes two usage records one (docs/usage.md "Counted once"): (meter, account, id) or also the timestamp. */
-  USAGE_IDENTITY: (typeof USAGE_IDENTITIES)[number];
-  /** Seconds within which a record id is one record whatever its timestamp (USAGE_IDENTITY=window). */
-  USAGE_IDENTITY_WINDOW: number;
-  /** How often each consumer settles quiet hours, minutes and seconds into the rollups (docs/usage.md). */
-  USAGE_SETTLE_INTERVAL_MS: number;
   /**
    * 32+ random bytes (hex or base64) keying what must not be stored in clear: signing keys at rest,
    * card fingerprints, CSRF tokens. `meterline up` and `npm test` create one under .data/ when unset.
@@ -218,24 +215,7 @@ const SPEC: { [K in keyof Config]: VarSpec<Config[K], Config> } = {
     default: 365,
     describe: 'days an audit event is kept; older ones are deleted by the api once an hour (docs/audit.md)',
   },
-  USAGE_IDENTITY: {
-    parse: oneOf(USAGE_IDENTITIES),
-    default: 'window',
-    describe:
-      'what makes a usage record one record (docs/usage.md "Counted once"): `window` — (meter, account, id) within `USAGE_IDENTITY_WINDOW` of the first accept, beyond it the timestamp joins; `id` — (meter, account, id) forever (every id looked up: about 3× the ClickHouse CPU); `timestamp` (or `id_and_timestamp`) — (meter, account, id, timestamp)',
-  },
-  USAGE_IDENTITY_WINDOW: {
-    parse: int(1, 35 * 86_400),
-    default: 86_400,
-    describe:
-      'seconds, measured on accept times, within which a record id sent again counts once whatever its timestamp (`USAGE_IDENTITY=window`)',
-  },
-  USAGE_SETTLE_INTERVAL_MS: {
-    parse: int(100, 60_000),
-    default: 1_000,
-    describe:
-      "how often each consumer settles quiet hours, minutes and seconds of usage into the rollups; lower leaves fewer raw rows for a hot meter's read at more ClickHouse CPU (250: p99 of the read during 100,000 records/s 245 → 173 ms, batched ingest +10 % ClickHouse CPU per record; docs/benchmarks.md)",
-  },
+  ...USAGE_SPEC,
   SECRET_KEY: {
     parse: secretKey,
     shownDefault: 'made under `.data/`',
