@@ -62,7 +62,11 @@ export function aptGet(args: string[], env: NodeJS.ProcessEnv = process.env): Pr
 }
 
 /** What can be installed from Debian: a server (ServerKind) or a tool the operator needs (haproxy, promtool). */
-export type Installable = Pick<ServerKind, 'debianPackage' | 'binaryDescription' | 'command'> & { name: string };
+export type Installable = Pick<ServerKind, 'debianPackage' | 'binaryDescription' | 'command'> & {
+  name: string;
+  /** Install without the package's recommended packages (chromium's pull in a desktop's worth). */
+  noRecommends?: boolean;
+};
 
 const SERVER_KINDS: readonly string[] = ['postgres', 'nats', 'clickhouse', 'zookeeper', 'smtp'];
 /** The server a StackError names (none for a tool). */
@@ -91,7 +95,13 @@ async function aptInstall(kind: Installable): Promise<void> {
   await aptUpdated;
   // An install queued before this one, here or in another process, may have brought it meanwhile.
   if (kind.command()) return;
-  const code = await aptGet(['install', '-y', '-q', kind.debianPackage]);
+  const code = await aptGet([
+    'install',
+    '-y',
+    '-q',
+    ...(kind.noRecommends ? ['--no-install-recommends'] : []),
+    kind.debianPackage,
+  ]);
   if (code !== 0) {
     throw new StackError(
       `apt-get install -y -q ${kind.debianPackage} failed (exit ${code}); install it manually: ${installHint(kind)}`,

@@ -5,7 +5,8 @@
  */
 import { ensureInstalled, findOnPath, type Installable } from './install.js';
 
-function tool(name: string, debianPackage: string, binary: string): Installable {
+/** A program from a Debian package, found on PATH. */
+export function tool(name: string, debianPackage: string, binary: string): Installable {
   return {
     name,
     debianPackage,
