@@ -46,12 +46,13 @@ export async function planNextAttempts(
   );
 }
 
-/** The open or uncollectible invoices, paid at `now`. */
-export async function markInvoicesPaid(client: PgClient, ids: string[], now: Date): Promise<void> {
+/** The open or uncollectible invoices (`ids[i]` paid at `paidAt[i]`). */
+export async function markInvoicesPaid(client: PgClient, ids: string[], paidAt: Date[]): Promise<void> {
   await client.query(
-    `UPDATE invoices SET status = 'paid', paid_at = $2, next_payment_attempt_at = NULL, last_payment_error = NULL
-        WHERE id = ANY($1) AND status IN ('open', 'uncollectible')`,
-    [ids, now],
+    `UPDATE invoices i SET status = 'paid', paid_at = u.at, next_payment_attempt_at = NULL, last_payment_error = NULL
+       FROM unnest($1::text[], $2::timestamptz[]) AS u(id, at)
+      WHERE i.id = u.id AND i.status IN ('open', 'uncollectible')`,
+    [ids, paidAt],
   );
 }
 
@@ -75,6 +76,8 @@ export async function scheduleAfterFailure(
 export type AttemptWithInvoice = LockedInvoice & {
   attempt: number;
   manual: boolean;
+  /** When the attempt was numbered (its billing run's time, a test clock's on a clock). */
+  made_at: Date;
   pm_id: string | null;
   pm_token: string | null;
 };
@@ -88,7 +91,7 @@ export async function attemptsWithInvoices(
   const r = await client.query<AttemptWithInvoice>(
     `SELECT i.id, i.account_id, i.amount::text AS amount, (i.amount - i.amount_credited)::text AS amount_due, i.currency, i.status,
             i.attempt_count, i.created_at, COALESCE(i.due_at, i.created_at) AS due_at, pa.attempt, pa.manual,
-            pm.id AS pm_id, pm.processor_token AS pm_token
+            pa.created_at AS made_at, pm.id AS pm_id, pm.processor_token AS pm_token
        FROM payment_attempts pa JOIN invoices i ON i.id = pa.invoice_id
        LEFT JOIN payment_methods pm ON pm.id = pa.payment_method_id
       WHERE (pa.invoice_id, pa.attempt) IN (SELECT * FROM unnest($1::text[], $2::int[]))`,

@@ -51,6 +51,18 @@ export interface Attempt {
   attempt: number;
   manual: boolean;
   pm: { id: string; processor_token: string } | null;
+  /** When it was numbered, for an outcome reported later (a webhook, reconciliation); absent: made at `now`. */
+  madeAt?: Date;
+}
+
+/**
+ * The time an attempt's outcome counts from — the invoice's paid_at, dunning's next attempt: when it is applied, but
+ * never before the attempt was made. A Stripe webhook is applied at the api's clock, which on a test clock (or a
+ * billing run given its time) can be behind the run that made the attempt: counted from that earlier time, dunning
+ * planned the retry the attempt itself was, and the run's next pass charged again at once.
+ */
+export function outcomeTime(attempt: Attempt, now: Date): Date {
+  return attempt.madeAt && attempt.madeAt > now ? attempt.madeAt : now;
 }
 
 export const keyOf = (a: { invoice: { id: string }; attempt: number }) => `${a.invoice.id}:${a.attempt}`;
@@ -103,7 +115,7 @@ export async function applyOutcomes(
     await planNextAttempts(
       client,
       action.map((c) => c.attempt.invoice.id),
-      action.map((c) => nextPaymentAttemptAt(c.attempt.invoice.due_at, now)),
+      action.map((c) => nextPaymentAttemptAt(c.attempt.invoice.due_at, outcomeTime(c.attempt, now))),
       action.map((c) => JSON.stringify(paymentError(c))),
     );
   }
@@ -111,13 +123,13 @@ export async function applyOutcomes(
     await markInvoicesPaid(
       client,
       paid.map((c) => c.attempt.invoice.id),
-      now,
+      paid.map((c) => outcomeTime(c.attempt, now)),
     );
   }
   // Automatic attempts move the schedule (or end it: uncollectible); a manual one leaves the invoice as it was.
   const scheduled = failed.filter((c) => !c.attempt.manual);
   if (scheduled.length) {
-    const next = scheduled.map((c) => nextPaymentAttemptAt(c.attempt.invoice.due_at, now));
+    const next = scheduled.map((c) => nextPaymentAttemptAt(c.attempt.invoice.due_at, outcomeTime(c.attempt, now)));
     await scheduleAfterFailure(
       client,
       scheduled.map((c) => c.attempt.invoice.id),
@@ -220,7 +232,12 @@ export async function settleAttempts(
     const row = rows.get(`${s.invoiceId}:${s.attempt}`);
     if (!row) return [];
     const pm = row.pm_id ? { id: row.pm_id, processor_token: row.pm_token! } : null;
-    return [{ attempt: { invoice: row, attempt: row.attempt, manual: row.manual, pm }, result: s.result }];
+    return [
+      {
+        attempt: { invoice: row, attempt: row.attempt, manual: row.manual, pm, madeAt: row.made_at },
+        result: s.result,
+      },
+    ];
   });
   return completeAttempts(client, charged, now, links);
 }

@@ -1,0 +1,76 @@
+import t from 'tap';
+import type Stripe from 'stripe';
+import { billingWorld } from '../fixtures/billing.js';
+import { createTestAccount } from '../fixtures/auth.js';
+import { waitUntil } from '../fixtures/env.js';
+import { callJson } from '../fixtures/matrix.js';
+import { startTestStripe } from '../fixtures/stripe.js';
+
+/**
+ * A failed attempt settled by Stripe's webhook rather than by the run that made it: the webhook is applied at the
+ * api's clock, which can be behind the run's time (`billing run --now`, a test clock). Dunning's next attempt still
+ * counts from the attempt: after the retry of day 1 fails, the next is planned after it — not on day 1 again, which
+ * the run's next pass would charge at once (a CI run saw a third attempt, and a third PaymentIntent, on day 1).
+ */
+const DUE = '2026-12-01T01:00:00Z';
+const DAY_1 = '2026-12-02T01:00:00Z';
+
+t.test('a failed attempt settled by its webhook plans dunning from the attempt', async (t) => {
+  const sim = await startTestStripe(t);
+  const w = await billingWorld(t, sim.env);
+  const pg = w.api.infra.pg;
+  const webhookUrl = `${w.api.url}/v1/processors/stripe/webhook`;
+  await sim.admin('POST', '/_sim/webhook_endpoint', { url: webhookUrl, secret: sim.webhookSecret });
+  const plan = await w.product('Team plan', 20, 'USD');
+  const run = async (now: string, logLevel = 'error') => {
+    const r = await w.run(now, { ...sim.env, LOG_LEVEL: logLevel });
+    t.equal(r.code, 0, r.stderr);
+  };
+  const attemptsOf = async (invoiceId: string) =>
+    (
+      await pg.query(
+        'SELECT attempt, status, failure_code FROM payment_attempts WHERE invoice_id = $1 ORDER BY attempt',
+        [invoiceId],
+      )
+    ).rows;
+
+  const a = await createTestAccount(w.api.infra);
+  const card = await callJson(w.api.url, a.tokens.write, 'POST', '/v1/billing/payment-methods', {
+    type: 'card',
+    payment_method: 'pm_card_chargeDeclinedInsufficientFunds',
+  });
+  t.equal(card.status, 201);
+  const sub = await w.made(a.tokens.write, 'POST', '/v1/subscriptions', { items: [{ product_id: plan }] });
+  await run(DUE);
+  const inv = (await w.made(a.tokens.read, 'GET', '/v1/billing/invoices?per_page=100')).data.find(
+    (i: any) => i.subscription_id === sub.id,
+  );
+  t.match(inv, { status: 'open', attempt_count: 1, next_payment_attempt_at: '2026-12-02T01:00:00.000Z' });
+
+  // Day 1's retry: Stripe declines it, but the run never hears the answer — only the webhook tells.
+  await sim.admin('POST', '/_sim/faults', { lose_charge_response_percent: 100 });
+  await run(DAY_1, 'fatal');
+  await sim.admin('POST', '/_sim/faults', { lose_charge_response_percent: 0 });
+  await waitUntil(
+    async () => (await attemptsOf(inv.id))[1]?.status === 'failed',
+    'attempt 2 settled as failed by the payment_failed webhook',
+  );
+  t.match(await attemptsOf(inv.id), [
+    { attempt: 1, status: 'failed', failure_code: 'insufficient_funds' },
+    { attempt: 2, status: 'failed', failure_code: 'insufficient_funds' },
+  ]);
+  const after = (await pg.query('SELECT status, next_payment_attempt_at AS next FROM invoices WHERE id = $1', [inv.id]))
+    .rows[0];
+  t.ok(
+    after.next === null ? after.status === 'uncollectible' : after.next > new Date(DAY_1),
+    `the next attempt is after day 1's (${after.next?.toISOString() ?? 'none'})`,
+  );
+
+  // Day 1 again (a second run, or the same run's next pass): nothing is charged a third time.
+  await run(DAY_1);
+  t.equal((await attemptsOf(inv.id)).length, 2, 'still two attempts');
+  const intents = (await sim.objects<Stripe.PaymentIntent>('payment_intent')).filter(
+    (p) => p.metadata.invoice_id === inv.id,
+  );
+  t.equal(intents.length, 2, 'two PaymentIntents: one per attempt');
+});
