@@ -3,6 +3,7 @@ import { billingWorld, type BillingWorld, work } from '../fixtures/billing.js';
 import { createTestAccount, type TestAccount } from '../fixtures/auth.js';
 import { waitUntil } from '../fixtures/env.js';
 import { newId } from '../../shared/ids.js';
+import { after, billingDay, dayOf, NEXT_MONTH, THIS_MONTH } from '../fixtures/calendar.js';
 
 /**
  * One invoice per subscription and period, one charge per attempt, each event once — with two billing
@@ -18,8 +19,8 @@ async function subscriptions(
 ): Promise<string[]> {
   const ids = Array.from({ length: n }, () => newId('sub'));
   await w.api.infra.pg.query(
-    `INSERT INTO subscriptions (id, account_id, status, currency, created_at) SELECT unnest($1::text[]), $2, 'active', 'USD', '2026-11-02T00:00:00Z'`,
-    [ids, account.accountId],
+    `INSERT INTO subscriptions (id, account_id, status, currency, created_at) SELECT unnest($1::text[]), $2, 'active', 'USD', $3`,
+    [ids, account.accountId, after(THIS_MONTH, 1)],
   );
   await w.api.infra.pg.query(
     `INSERT INTO subscription_items (subscription_id, position, product_id, meter_id)
@@ -29,14 +30,14 @@ async function subscriptions(
   return ids;
 }
 
-/** The invariants: every subscription exactly one November invoice, paid by exactly one charge, events once. */
+/** The invariants: every subscription exactly one invoice for this month, paid by exactly one charge, events once. */
 async function checkInvariants(t: Test, w: BillingWorld, subs: string[], label: string): Promise<void> {
   const pg = w.api.infra.pg;
   const inv = await pg.query(
     `SELECT count(*)::int AS n, count(DISTINCT subscription_id)::int AS subs, count(*) FILTER (WHERE status = 'paid')::int AS paid,
             count(*) FILTER (WHERE attempt_count = 1)::int AS one_attempt
-       FROM invoices WHERE subscription_id = ANY($1) AND period_start = '2026-11-01'`,
-    [subs],
+       FROM invoices WHERE subscription_id = ANY($1) AND period_start = $2`,
+    [subs, dayOf(THIS_MONTH)],
   );
   t.same(
     inv.rows[0],
@@ -65,10 +66,10 @@ async function checkInvariants(t: Test, w: BillingWorld, subs: string[], label: 
   const pending = await pg.query(`SELECT count(*)::int AS n FROM payment_attempts WHERE status = 'pending'`);
   t.equal(pending.rows[0].n, 0, `${label}: no attempt left pending`);
   const moved = await pg.query(
-    `SELECT count(*)::int AS n FROM subscriptions WHERE id = ANY($1) AND billing_period_start = '2026-12-01T00:00:00Z'`,
-    [subs],
+    `SELECT count(*)::int AS n FROM subscriptions WHERE id = ANY($1) AND billing_period_start = $2`,
+    [subs, NEXT_MONTH],
   );
-  t.equal(moved.rows[0].n, subs.length, `${label}: every subscription moved to December`);
+  t.equal(moved.rows[0].n, subs.length, `${label}: every subscription moved to the next month`);
 }
 
 t.test('concurrent runs and crashes', async (t) => {
@@ -82,7 +83,7 @@ t.test('concurrent runs and crashes', async (t) => {
     const meter = await w.meter(a, 'calls', 'calls', 'counter', 'sum');
     await w.usage(a, meter, [{ value: 1234, timestamp: new Date(Date.now() - 60_000).toISOString() }]);
     const subs = await subscriptions(w, a, 300, [{ product_id: plan }, { product_id: callsP, meter_id: meter }]);
-    const [one, two] = await Promise.all([w.run('2026-12-01T01:00:00Z'), w.run('2026-12-01T01:00:00Z')]);
+    const [one, two] = await Promise.all([w.run(billingDay(0)), w.run(billingDay(0))]);
     t.equal(one!.code, 0, one!.stderr);
     t.equal(two!.code, 0, two!.stderr);
     const printed = [...one!.json.invoices, ...two!.json.invoices].map((i: any) => i.subscription_id).sort();
@@ -101,7 +102,7 @@ t.test('concurrent runs and crashes', async (t) => {
     const pg = w.api.infra.pg;
     const count = async (sql: string) => Number((await pg.query(sql, [subs])).rows[0].n);
     // Killed once invoices are committed but before the run is through …
-    const first = w.spawnRun('2026-12-01T01:00:00Z');
+    const first = w.spawnRun(billingDay(0));
     await waitUntil(
       async () =>
         (await count(`SELECT count(*) AS n FROM invoices WHERE subscription_id = ANY($1)`)) > 0 ||
@@ -115,7 +116,7 @@ t.test('concurrent runs and crashes', async (t) => {
     const afterFirst = await count(`SELECT count(*) AS n FROM invoices WHERE subscription_id = ANY($1)`);
     t.ok(afterFirst > 0, `killed with ${afterFirst} of ${subs.length} invoices written`);
     // … and once payment attempts are recorded (some charged, their completion not yet written).
-    const second = w.spawnRun('2026-12-01T01:00:00Z');
+    const second = w.spawnRun(billingDay(0));
     await waitUntil(
       async () =>
         (await count(
@@ -129,10 +130,10 @@ t.test('concurrent runs and crashes', async (t) => {
     await new Promise((r) =>
       second.exitCode !== null || second.signalCode !== null ? r(null) : second.once('exit', r),
     );
-    const third = await w.run('2026-12-01T01:00:00Z');
+    const third = await w.run(billingDay(0));
     t.equal(third.code, 0, third.stderr);
     await checkInvariants(t, w, subs, 'after two kills');
-    const rerun = await w.run('2026-12-01T01:00:00Z');
+    const rerun = await w.run(billingDay(0));
     t.same(work(rerun.json), { invoices: [], payments: [] }, 'a further run finds nothing to do');
   });
 });

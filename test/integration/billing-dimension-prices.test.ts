@@ -5,6 +5,7 @@ import { callJson } from '../fixtures/matrix.js';
 import { readPdf } from '../fixtures/pdf.js';
 import { waitUntil } from '../fixtures/env.js';
 import { Decimal } from '../../shared/money/decimal.js';
+import { dayFromEnd, dayIn, monthDays } from '../fixtures/calendar.js';
 
 /**
  * Per-dimension prices (issue 46, docs/billing.md "Per-dimension prices"): one meter priced by the value of its
@@ -12,6 +13,7 @@ import { Decimal } from '../../shared/money/decimal.js';
  * line per value, a value with no price (and records without the dimension) billed on a line marked unpriced,
  * tax per line; worked to the cent over usage ingested through the real API and billed by `meterline billing
  * run`; late usage re-priced per value at that period's prices; the upcoming invoice shows the same lines.
+ * October, November and December stand for last month, this month and next (test/fixtures/calendar.ts).
  */
 const sumOfLines = (inv: { lines: { amount: number }[] }) =>
   inv.lines.reduce((s, l) => s.plus(String(l.amount)), new Decimal(0));
@@ -130,7 +132,7 @@ t.test(
       'the item shows its prices, digit for digit',
     );
     t.same((await w.made(a.tokens.read, 'GET', `/v1/subscriptions/${sub.id}`)).items, sub.items, 'and reads back');
-    await w.backdate(sub.id, '2026-10-05T00:00:00Z');
+    await w.backdate(sub.id, dayIn(-1, 5));
     const invoices = async () =>
       (await w.made(a.tokens.read, 'GET', '/v1/billing/invoices?per_page=100')).data
         .filter((i: any) => i.subscription_id === sub.id)
@@ -141,18 +143,18 @@ t.test(
           await w.made(
             a.tokens.read,
             'GET',
-            `/v1/meters/${tokens}/usage?start_date=2026-10-01&end_date=2026-10-31&window=none&group_by=model`,
+            `/v1/meters/${tokens}/usage?start_date=${monthDays(-1).first}&end_date=${monthDays(-1).last}&window=none&group_by=model`,
           )
         ).groups.map((g: any) => [g.dimensions.model ?? '', g.value]),
       );
 
     await w.usage(a, tokens, [
-      { value: 1000, timestamp: '2026-10-20T10:00:00Z', dimensions: { model: 'large', region: 'eu' } },
-      { value: 234, timestamp: '2026-10-21T10:00:00Z', dimensions: { model: 'large', region: 'us' } },
-      { value: 1500, timestamp: '2026-10-22T10:00:00Z', dimensions: { model: 'small' } },
-      { value: 250, timestamp: '2026-10-23T10:00:00Z', dimensions: { model: 'batch' } },
-      { value: 400, timestamp: '2026-10-24T10:00:00Z', dimensions: { model: 'tiny' } },
-      { value: 100, timestamp: '2026-10-25T10:00:00Z', dimensions: { region: 'eu' } },
+      { value: 1000, timestamp: dayIn(-1, 20, 10), dimensions: { model: 'large', region: 'eu' } },
+      { value: 234, timestamp: dayIn(-1, 21, 10), dimensions: { model: 'large', region: 'us' } },
+      { value: 1500, timestamp: dayIn(-1, 22, 10), dimensions: { model: 'small' } },
+      { value: 250, timestamp: dayIn(-1, 23, 10), dimensions: { model: 'batch' } },
+      { value: 400, timestamp: dayIn(-1, 24, 10), dimensions: { model: 'tiny' } },
+      { value: 100, timestamp: dayIn(-1, 25, 10), dimensions: { region: 'eu' } },
     ]);
     await waitUntil(
       async () =>
@@ -173,7 +175,7 @@ t.test(
     });
     let october: any;
     await t.test('October: one line per model at its own price, unpriced ones shown at 0, to the cent', async (t) => {
-      const run = await w.run('2026-11-01T01:00:00Z');
+      const run = await w.run(dayIn(0, 1, 1));
       t.equal(run.code, 0, run.stderr);
       [october] = await invoices();
       // large 1,234 × 0.03 = 37.02; small 1,000 × 0.002 + 500 × 0.001 = 2.50; batch ⌈250 / 100⌉ = 3 × 0.50 = 1.50;
@@ -214,7 +216,7 @@ t.test(
 
     await t.test('re-running the same close changes nothing', async (t) => {
       const before = await invoices();
-      const again = await w.run('2026-11-01T01:00:00Z');
+      const again = await w.run(dayIn(0, 1, 1));
       t.same(work(again.json), { invoices: [], payments: [] });
       t.same(await invoices(), before);
     });
@@ -224,9 +226,9 @@ t.test(
     const now = new Date(Date.now() - 60_000).toISOString();
     await w.usage(a, tokens, [{ value: 100, timestamp: now, dimensions: { model: 'large' } }]);
     await w.usage(a, tokens, [
-      { value: 600, timestamp: '2026-10-30T12:00:00Z', dimensions: { model: 'small' }, id: 'late-small' },
-      { value: 10, timestamp: '2026-10-31T12:00:00Z', dimensions: { model: 'large' }, id: 'late-large' },
-      { value: 5, timestamp: '2026-10-31T13:00:00Z', dimensions: { model: 'new' }, id: 'late-new' },
+      { value: 600, timestamp: dayFromEnd(-1, 2, 12), dimensions: { model: 'small' }, id: 'late-small' },
+      { value: 10, timestamp: dayFromEnd(-1, 1, 12), dimensions: { model: 'large' }, id: 'late-large' },
+      { value: 5, timestamp: dayFromEnd(-1, 1, 13), dimensions: { model: 'new' }, id: 'late-new' },
     ]);
     await waitUntil(
       async () =>
@@ -246,7 +248,7 @@ t.test(
       type: 'adjustment',
       product_id: tokensProduct,
       meter_id: tokens,
-      description: `Usage adjustment for 2026-10-01 to 2026-10-31 (invoice ${october.id}): Tokens — model ${model} — +${delta} tokens, now ${now.toLocaleString('en-US')} tokens${rest}; billed before ${billed}`,
+      description: `Usage adjustment for ${monthDays(-1).first} to ${monthDays(-1).last} (invoice ${october.id}): Tokens — model ${model} — +${delta} tokens, now ${now.toLocaleString('en-US')} tokens${rest}; billed before ${billed}`,
       quantity: delta,
       unit_price,
       amount,
@@ -274,13 +276,13 @@ t.test(
     });
 
     await t.test('November carries each late value once, at October’s prices', async (t) => {
-      const run = await w.run('2026-12-01T01:00:00Z');
+      const run = await w.run(dayIn(1, 1, 1));
       t.equal(run.code, 0, run.stderr);
       const [, november] = await invoices();
       t.same(november.lines, upcoming.lines, 'the lines the upcoming invoice showed');
       t.match(november, { subtotal: 13.9, tax: 0.78, amount: 14.68 });
       t.ok(sumOfLines(november).eq(String(november.amount)), 'amount = Σ lines');
-      t.same(work((await w.run('2026-12-01T01:00:00Z')).json), { invoices: [], payments: [] }, 're-run: nothing');
+      t.same(work((await w.run(dayIn(1, 1, 1))).json), { invoices: [], payments: [] }, 're-run: nothing');
     });
   },
 );
@@ -364,11 +366,11 @@ t.test('per-dimension prices with a default price: other values and records with
       },
     ],
   });
-  await w.backdate(sub.id, '2026-10-05T00:00:00Z');
+  await w.backdate(sub.id, dayIn(-1, 5));
   await w.usage(a, requests, [
-    { value: 3333, timestamp: '2026-10-20T10:00:00Z', dimensions: { region: 'eu' } },
-    { value: 1500, timestamp: '2026-10-21T10:00:00Z', dimensions: { region: 'us' } },
-    { value: 500, timestamp: '2026-10-22T10:00:00Z' },
+    { value: 3333, timestamp: dayIn(-1, 20, 10), dimensions: { region: 'eu' } },
+    { value: 1500, timestamp: dayIn(-1, 21, 10), dimensions: { region: 'us' } },
+    { value: 500, timestamp: dayIn(-1, 22, 10) },
   ]);
   await waitUntil(
     async () =>
@@ -376,12 +378,12 @@ t.test('per-dimension prices with a default price: other values and records with
         await w.made(
           a.tokens.read,
           'GET',
-          `/v1/meters/${requests}/usage?start_date=2026-10-01&end_date=2026-10-31&window=none`,
+          `/v1/meters/${requests}/usage?start_date=${monthDays(-1).first}&end_date=${monthDays(-1).last}&window=none`,
         )
       ).value === 5333,
     'October usage',
   );
-  const run = await w.run('2026-11-01T01:00:00Z');
+  const run = await w.run(dayIn(0, 1, 1));
   t.equal(run.code, 0, run.stderr);
   const october = (await w.made(a.tokens.read, 'GET', '/v1/billing/invoices?per_page=100')).data.find(
     (i: any) => i.subscription_id === sub.id,

@@ -5,12 +5,14 @@ import { callJson } from '../fixtures/matrix.js';
 import { readPdf } from '../fixtures/pdf.js';
 import { waitUntil } from '../fixtures/env.js';
 import { Decimal } from '../../shared/money/decimal.js';
+import { dayFromEnd, dayIn, monthDays } from '../fixtures/calendar.js';
 
 /**
  * Billing per group (issue 18 §2, docs/design.md §8): a subscription item with `group_by` bills one usage line
  * per group of dimension values, each priced by the product's model on its own — here graduated tiers, where
  * pricing per group and pricing the sum give different amounts — worked to the cent, over usage ingested
  * through the real API and billed by `meterline billing run`; late usage re-priced group by group, once.
+ * October, November and December stand for last month, this month and next (test/fixtures/calendar.ts).
  */
 const sumOfLines = (inv: { lines: { amount: number }[] }) =>
   inv.lines.reduce((s, l) => s.plus(String(l.amount)), new Decimal(0));
@@ -107,7 +109,7 @@ t.test('billing per group: one line per group, tiers per group, late usage per g
     'group_by is part of the item',
   );
   t.same((await w.made(a.tokens.read, 'GET', `/v1/subscriptions/${sub.id}`)).items, sub.items, 'and reads back');
-  await w.backdate(sub.id, '2026-10-05T00:00:00Z');
+  await w.backdate(sub.id, dayIn(-1, 5));
   const invoices = async () =>
     (await w.made(a.tokens.read, 'GET', '/v1/billing/invoices?per_page=100')).data
       .filter((i: any) => i.subscription_id === sub.id)
@@ -118,16 +120,16 @@ t.test('billing per group: one line per group, tiers per group, late usage per g
         await w.made(
           a.tokens.read,
           'GET',
-          `/v1/meters/${tokens}/usage?start_date=2026-10-01&end_date=2026-10-31&window=none&group_by=model`,
+          `/v1/meters/${tokens}/usage?start_date=${monthDays(-1).first}&end_date=${monthDays(-1).last}&window=none&group_by=model`,
         )
       ).groups.map((g: any) => [g.dimensions.model ?? '', g.value]),
     );
 
   await w.usage(a, tokens, [
-    { value: 800, timestamp: '2026-10-25T10:00:00Z', dimensions: { model: 'a', region: 'eu' } },
-    { value: 400, timestamp: '2026-10-26T10:00:00Z', dimensions: { model: 'a', region: 'us' } },
-    { value: 900, timestamp: '2026-10-27T10:00:00Z', dimensions: { model: 'b' } },
-    { value: 100, timestamp: '2026-10-28T10:00:00Z', dimensions: { region: 'eu' } },
+    { value: 800, timestamp: dayIn(-1, 25, 10), dimensions: { model: 'a', region: 'eu' } },
+    { value: 400, timestamp: dayIn(-1, 26, 10), dimensions: { model: 'a', region: 'us' } },
+    { value: 900, timestamp: dayIn(-1, 27, 10), dimensions: { model: 'b' } },
+    { value: 100, timestamp: dayIn(-1, 28, 10), dimensions: { region: 'eu' } },
   ]);
   await waitUntil(
     async () => JSON.stringify(await octoberByModel()) === JSON.stringify({ '': 100, a: 1200, b: 900 }),
@@ -146,7 +148,7 @@ t.test('billing per group: one line per group, tiers per group, late usage per g
   });
   let october: any;
   await t.test('October: one line per model, each through the tiers on its own, to the cent', async (t) => {
-    const run = await w.run('2026-11-01T01:00:00Z');
+    const run = await w.run(dayIn(0, 1, 1));
     t.equal(run.code, 0, run.stderr);
     [october] = await invoices();
     // Per group: (none) 100 × 0.01 = 1.00; a 1,000 × 0.01 + 200 × 0.005 = 11.00; b 900 × 0.01 = 9.00 → 21.00.
@@ -177,7 +179,7 @@ t.test('billing per group: one line per group, tiers per group, late usage per g
 
   await t.test('re-running the same close changes nothing', async (t) => {
     const before = await invoices();
-    const again = await w.run('2026-11-01T01:00:00Z');
+    const again = await w.run(dayIn(0, 1, 1));
     t.same(work(again.json), { invoices: [], payments: [] });
     t.same(await invoices(), before);
   });
@@ -190,8 +192,8 @@ t.test('billing per group: one line per group, tiers per group, late usage per g
   ]);
   // Late October usage after October was invoiced: b +200 (crosses b's tier boundary), a new model c +50.
   await w.usage(a, tokens, [
-    { value: 200, timestamp: '2026-10-30T12:00:00Z', dimensions: { model: 'b' }, id: 'late-b' },
-    { value: 50, timestamp: '2026-10-31T12:00:00Z', dimensions: { model: 'c' }, id: 'late-c' },
+    { value: 200, timestamp: dayFromEnd(-1, 2, 12), dimensions: { model: 'b' }, id: 'late-b' },
+    { value: 50, timestamp: dayFromEnd(-1, 1, 12), dimensions: { model: 'c' }, id: 'late-c' },
   ]);
   await waitUntil(
     async () => JSON.stringify(await octoberByModel()) === JSON.stringify({ '': 100, a: 1200, b: 1100, c: 50 }),
@@ -209,7 +211,7 @@ t.test('billing per group: one line per group, tiers per group, late usage per g
     type: 'adjustment',
     product_id: tokensProduct,
     meter_id: tokens,
-    description: `Usage adjustment for 2026-10-01 to 2026-10-31 (invoice ${october.id}): Tokens — model ${model} — +${delta} tokens, now ${now.toLocaleString('en-US')} tokens (graduated: ${breakdown}); billed before ${billed}`,
+    description: `Usage adjustment for ${monthDays(-1).first} to ${monthDays(-1).last} (invoice ${october.id}): Tokens — model ${model} — +${delta} tokens, now ${now.toLocaleString('en-US')} tokens (graduated: ${breakdown}); billed before ${billed}`,
     quantity: delta,
     unit_price,
     amount,
@@ -235,15 +237,15 @@ t.test('billing per group: one line per group, tiers per group, late usage per g
   });
 
   await t.test('November carries each late group once; later runs bill nothing more for October', async (t) => {
-    const run = await w.run('2026-12-01T01:00:00Z');
+    const run = await w.run(dayIn(1, 1, 1));
     t.equal(run.code, 0, run.stderr);
     const [, november] = await invoices();
     t.same(november.lines, novemberLines);
     t.equal(november.amount, 29.5, '10 + 5 + 12.5 + 1.5 + 0.5');
     t.ok(sumOfLines(november).eq(String(november.amount)), 'amount = Σ lines');
-    t.same(work((await w.run('2026-12-01T01:00:00Z')).json), { invoices: [], payments: [] }, 're-run: nothing');
+    t.same(work((await w.run(dayIn(1, 1, 1))).json), { invoices: [], payments: [] }, 're-run: nothing');
     t.equal(await w.charges(november.id), 1, 'charged once');
-    const dec = await w.run('2027-01-01T01:00:00Z');
+    const dec = await w.run(dayIn(2, 1, 1));
     t.equal(dec.code, 0, dec.stderr);
     const [, , december] = await invoices();
     t.same(

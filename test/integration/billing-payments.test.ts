@@ -2,6 +2,7 @@ import t from 'tap';
 import { billingWorld, work } from '../fixtures/billing.js';
 import { createTestAccount } from '../fixtures/auth.js';
 import { callJson } from '../fixtures/matrix.js';
+import { billingDay } from '../fixtures/calendar.js';
 
 /**
  * Payments and dunning (docs/design.md §8 Invoice, §9 events): the first attempt at creation, retries 1, 3 and 5
@@ -37,7 +38,7 @@ t.test('payments, dunning, pay and upcoming', async (t) => {
       const poor = await createTestAccount(w.api.infra);
       const failingCard = await w.card(poor, '4000000000009995');
       const sub = await w.made(poor.tokens.write, 'POST', '/v1/subscriptions', { items: [{ product_id: plan }] });
-      const created = await w.run('2026-12-01T01:00:00Z');
+      const created = await w.run(billingDay(0));
       t.equal(created.code, 0, created.stderr);
       const [inv] = await invoiceOf(poor.tokens.read, sub.id);
       t.same(created.json.payments, [
@@ -47,15 +48,15 @@ t.test('payments, dunning, pay and upcoming', async (t) => {
         status: 'open',
         amount: 20,
         attempt_count: 1,
-        created_at: '2026-12-01T01:00:00.000Z',
-        next_payment_attempt_at: '2026-12-02T01:00:00.000Z',
+        created_at: billingDay(0),
+        next_payment_attempt_at: billingDay(1),
         last_payment_error: { code: 'insufficient_funds', message: 'The card has insufficient funds.' },
         paid_at: null,
       });
       const steps: [string, number, string | null, string][] = [
-        ['2026-12-02T01:00:00Z', 2, '2026-12-04T01:00:00.000Z', 'open'],
-        ['2026-12-04T01:00:00Z', 3, '2026-12-06T01:00:00.000Z', 'open'],
-        ['2026-12-06T01:00:00Z', 4, null, 'uncollectible'],
+        [billingDay(1), 2, billingDay(3), 'open'],
+        [billingDay(3), 3, billingDay(5), 'open'],
+        [billingDay(5), 4, null, 'uncollectible'],
       ];
       for (const [now, attempt, next, status] of steps) {
         const early = await w.run(new Date(Date.parse(now) - 1000).toISOString());
@@ -69,7 +70,7 @@ t.test('payments, dunning, pay and upcoming', async (t) => {
         const cur = await w.made(poor.tokens.read, 'GET', `/v1/billing/invoices/${inv.id}`);
         t.match(cur, { status, attempt_count: attempt, next_payment_attempt_at: next });
       }
-      const after = await w.run('2026-12-07T01:00:00Z');
+      const after = await w.run(billingDay(6));
       t.same(work(after.json), { invoices: [], payments: [] }, '+6 days: nothing more is attempted');
       t.equal(await w.charges(inv.id), 4, 'four charges reached the processor, one per attempt');
 
@@ -156,13 +157,13 @@ t.test('payments, dunning, pay and upcoming', async (t) => {
       const zeroSub = await w.made(good.tokens.write, 'POST', '/v1/subscriptions', {
         items: [{ product_id: calls, meter_id: meter }],
       });
-      const r = await w.run('2026-12-01T01:00:00Z');
+      const r = await w.run(billingDay(0));
       t.equal(r.code, 0, r.stderr);
       const [paid] = await invoiceOf(good.tokens.read, goodSub.id);
       t.match(paid, {
         status: 'paid',
         attempt_count: 1,
-        paid_at: '2026-12-01T01:00:00.000Z',
+        paid_at: billingDay(0),
         next_payment_attempt_at: null,
       });
       t.equal(await w.charges(paid.id), 1);
@@ -203,7 +204,7 @@ t.test('payments, dunning, pay and upcoming', async (t) => {
         status: 'open',
         attempt_count: 1,
         last_payment_error: { code: 'no_payment_method' },
-        next_payment_attempt_at: '2026-12-02T01:00:00.000Z',
+        next_payment_attempt_at: billingDay(1),
       });
       t.equal(await w.charges(unpaid.id), 0);
       t.same((await eventsOf(unpaid.id))[1], {

@@ -5,6 +5,7 @@ import { createTestAccount } from '../fixtures/auth.js';
 import { waitUntil } from '../fixtures/env.js';
 import { callJson } from '../fixtures/matrix.js';
 import { startTestStripe } from '../fixtures/stripe.js';
+import { billingDay } from '../fixtures/calendar.js';
 
 /**
  * A failed attempt settled by Stripe's webhook rather than by the run that made it: the webhook is applied at the
@@ -12,8 +13,8 @@ import { startTestStripe } from '../fixtures/stripe.js';
  * counts from the attempt: after the retry of day 1 fails, the next is planned after it — not on day 1 again, which
  * the run's next pass would charge at once (a CI run saw a third attempt, and a third PaymentIntent, on day 1).
  */
-const DUE = '2026-12-01T01:00:00Z';
-const DAY_1 = '2026-12-02T01:00:00Z';
+const DUE = billingDay(0);
+const DAY_1 = billingDay(1);
 
 t.test('a failed attempt settled by its webhook plans dunning from the attempt', async (t) => {
   const sim = await startTestStripe(t);
@@ -45,7 +46,7 @@ t.test('a failed attempt settled by its webhook plans dunning from the attempt',
   const inv = (await w.made(a.tokens.read, 'GET', '/v1/billing/invoices?per_page=100')).data.find(
     (i: any) => i.subscription_id === sub.id,
   );
-  t.match(inv, { status: 'open', attempt_count: 1, next_payment_attempt_at: '2026-12-02T01:00:00.000Z' });
+  t.match(inv, { status: 'open', attempt_count: 1, next_payment_attempt_at: billingDay(1) });
 
   // Day 1's retry: Stripe declines it, but the run never hears the answer — only the webhook tells.
   await sim.admin('POST', '/_sim/faults', { lose_charge_response_percent: 100 });

@@ -6,6 +6,7 @@ import { waitUntil } from '../fixtures/env.js';
 import { callJson } from '../fixtures/matrix.js';
 import { startTestStripe } from '../fixtures/stripe.js';
 import { signatureHeader } from '../stripe-sim/webhooks.js';
+import { billingDay } from '../fixtures/calendar.js';
 
 /**
  * PAYMENT_PROCESSOR=stripe against the Stripe simulator (test/stripe-sim/, through the official SDK), with the real
@@ -14,7 +15,7 @@ import { signatureHeader } from '../stripe-sim/webhooks.js';
  * requires_action, or lost and reconciled with exactly one charge — signed webhooks applied once in any order,
  * refunds and disputes.
  */
-const NOW = '2026-12-01T01:00:00Z';
+const NOW = billingDay(0);
 
 t.test('billing through Stripe', async (t) => {
   const sim = await startTestStripe(t);
@@ -145,7 +146,7 @@ t.test('billing through Stripe', async (t) => {
       t.match(inv, {
         status: 'open',
         attempt_count: 1,
-        next_payment_attempt_at: '2026-12-02T01:00:00.000Z',
+        next_payment_attempt_at: billingDay(1),
         last_payment_error: { code: 'insufficient_funds', decline_code: 'insufficient_funds' },
       });
       t.equal((await intentsOf(inv.id))[0]!.status, 'requires_payment_method');
@@ -162,7 +163,7 @@ t.test('billing through Stripe', async (t) => {
       t.equal(inv.payment_attempt_status, 'failed');
 
       // Dunning's retry a day after the due date: declined again, the next one planned two days later.
-      await run('error', '2026-12-02T01:00:00Z');
+      await run('error', billingDay(1));
       t.match(await attemptsOf(inv.id), [
         { attempt: 1, status: 'failed', failure_code: 'insufficient_funds' },
         { attempt: 2, status: 'failed', failure_code: 'insufficient_funds' },
@@ -170,13 +171,13 @@ t.test('billing through Stripe', async (t) => {
       t.match(await invoiceOf(a, sub.id), {
         status: 'open',
         attempt_count: 2,
-        next_payment_attempt_at: '2026-12-04T01:00:00.000Z',
+        next_payment_attempt_at: billingDay(3),
       });
       // The customer adds a good card and makes it the default: the third attempt pays, once.
       const visa = await addCard(a, 'pm_card_visa');
       t.equal(visa.status, 201);
       await w.made(a.tokens.write, 'PATCH', `/v1/billing/payment-methods/${visa.body.id}/default`);
-      await run('error', '2026-12-04T01:00:00Z');
+      await run('error', billingDay(3));
       t.match(await invoiceOf(a, sub.id), { status: 'paid', attempt_count: 3, last_payment_error: null });
       const intents = await intentsOf(inv.id);
       t.same(

@@ -6,6 +6,7 @@ import { waitUntil } from '../fixtures/env.js';
 import { callJson } from '../fixtures/matrix.js';
 import { startTestStripe } from '../fixtures/stripe.js';
 import { signatureHeader } from '../stripe-sim/webhooks.js';
+import { billingDay } from '../fixtures/calendar.js';
 
 /**
  * Buying prepaid credit (issue 44 item 4, docs/credits.md "Prepaid credit") through the Stripe simulator, with the
@@ -13,7 +14,7 @@ import { signatureHeader } from '../stripe-sim/webhooks.js';
  * the credit is granted when the invoice is paid, exactly once — whether the charge's answer, a redelivered webhook
  * or the billing run's reconciliation says so; a declined charge grants nothing and says so.
  */
-const NOW = '2026-12-01T01:00:00Z';
+const NOW = billingDay(0);
 
 t.test('credit top-ups through Stripe', async (t) => {
   const sim = await startTestStripe(t);

@@ -3,6 +3,7 @@ import type { Page } from 'playwright-core';
 import { callJson } from '../fixtures/matrix.js';
 import { screenshot } from '../fixtures/console.js';
 import { hostedWorld, type HostedWorld } from '../fixtures/hosted.js';
+import { after, dayOf, NEXT_MONTH, THIS_MONTH } from '../fixtures/calendar.js';
 
 /**
  * The customer portal (docs/portal.md) in Chromium with the real api, the billing run and the Stripe simulator: an
@@ -42,11 +43,14 @@ t.test('the customer portal', async (t) => {
   const subA = await w.made(a.tokens.write, 'POST', '/v1/subscriptions', {
     items: [{ product_id: product }, { product_id: calls, meter_id: meterA }],
   });
+  // This month's usage (the portal charts the current period): 5 on its first day, 7.25 in two records today.
+  const today = new Date(Date.now() - 60_000);
   await w.usage(a, meterA, [
-    { value: 5, timestamp: '2026-11-03T10:00:00Z' },
-    { value: 7, timestamp: '2026-11-10T10:00:00Z' },
-    { value: 0.25, timestamp: '2026-11-10T11:00:00Z' },
+    { value: 5, timestamp: after(THIS_MONTH, 0, 0.1) },
+    { value: 7, timestamp: today.toISOString() },
+    { value: 0.25, timestamp: new Date(today.getTime() + 30_000).toISOString() },
   ]);
+  const todaysBar = `${dayOf(today)}: ${today.getUTCDate() === 1 ? '12.25' : '7.25'}`;
   const subB = await w.made(b.tokens.write, 'POST', '/v1/subscriptions', { items: [{ product_id: product }] });
   const pmB = (await w.made(b.tokens.write, 'POST', '/v1/billing/payment-methods', visa)).id;
   const invoiceB = await h.openInvoice(b);
@@ -95,8 +99,15 @@ t.test('the customer portal', async (t) => {
     const chart = page.locator(`#sub-${subA.id} figure.usage-chart`);
     t.equal(await chart.count(), 1, 'one usage chart: the metered item');
     t.equal((await chart.locator('.usage-total').textContent())?.trim(), '12.25', 'the period’s exact total');
-    t.equal(await chart.locator('svg rect').count(), 30, 'a bar a day of November');
-    t.match(await chart.locator('svg rect >> nth=9').locator('title').textContent(), /2026-11-10: 7\.25/);
+    const days = (NEXT_MONTH.getTime() - THIS_MONTH.getTime()) / 86_400_000;
+    t.equal(await chart.locator('svg rect').count(), days, 'a bar a day of the month');
+    t.match(
+      await chart
+        .locator(`svg rect >> nth=${today.getUTCDate() - 1}`)
+        .locator('title')
+        .textContent(),
+      todaysBar,
+    );
     t.equal(await page.locator('#return-link').getAttribute('href'), 'https://shop.example/account');
     t.match(res!.headers()['content-security-policy'], /form-action 'self'/);
     await screenshot(page, 'portal-overview');
