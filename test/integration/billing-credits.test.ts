@@ -5,11 +5,13 @@ import { callJson } from '../fixtures/matrix.js';
 import { Decimal } from '../../shared/money/decimal.js';
 import { billingDeps } from '../../services/workers/billing-deps.js';
 import { closeDuePeriods } from '../../services/domain/billing/close.js';
+import { dayIn, dayOf, monthStart } from '../fixtures/calendar.js';
 
 /**
  * Prepaid credits (docs/design.md §8 Credits): granted by an operator, applied at invoice creation oldest-expiring
  * first as a negative `credit` line, a fully covered invoice paid without a charge; the ledger exact and never
  * negative under concurrent billing runs.
+ * October, November, December and January stand for last month, this month and the two after (test/fixtures/calendar.ts).
  */
 t.test('prepaid credits', async (t) => {
   const w = await billingWorld(t);
@@ -18,7 +20,7 @@ t.test('prepaid credits', async (t) => {
   await w.card(a);
   const plan = await w.product('Plan', 49.99, 'USD');
   const sub = await w.made(a.tokens.write, 'POST', '/v1/subscriptions', { items: [{ product_id: plan }] });
-  await w.backdate(sub.id, '2026-10-05T00:00:00Z');
+  await w.backdate(sub.id, dayIn(-1, 5));
   const grant = (body: Record<string, unknown>) =>
     callJson(w.api.url, admin, 'POST', '/v1/billing/credits', {
       account_id: a.accountId,
@@ -32,7 +34,7 @@ t.test('prepaid credits', async (t) => {
       .sort((x: any, y: any) => x.period_start.localeCompare(y.period_start));
 
   const never = await grant({ amount: 100, description: 'Goodwill' });
-  const soon = await grant({ amount: 30, expires_at: '2027-01-01T00:00:00Z' });
+  const soon = await grant({ amount: 30, expires_at: dayIn(2, 1) });
 
   await t.test('granting: operators only, exact amounts in minor units, 422 naming the field', async (t) => {
     t.equal(never.status, 201);
@@ -45,7 +47,7 @@ t.test('prepaid credits', async (t) => {
       expires_at: null,
       description: 'Goodwill',
     });
-    t.match(soon.body, { amount: 30, expires_at: '2027-01-01T00:00:00.000Z' });
+    t.match(soon.body, { amount: 30, expires_at: dayIn(2, 1) });
     const self = await callJson(w.api.url, a.tokens.admin, 'POST', '/v1/billing/credits', {
       account_id: a.accountId,
       amount: 1000,
@@ -81,7 +83,7 @@ t.test('prepaid credits', async (t) => {
     t.match(up.lines.at(-1), {
       type: 'credit',
       amount: -49.99,
-      description: `Prepaid credit applied: 30 of ${soon.body.id} (expires 2027-01-01), 19.99 of ${never.body.id}`,
+      description: `Prepaid credit applied: 30 of ${soon.body.id} (expires ${dayOf(monthStart(2))}), 19.99 of ${never.body.id}`,
     });
     t.same(
       (await w.made(a.tokens.read, 'GET', '/v1/billing/credits')).balance,
@@ -93,7 +95,7 @@ t.test('prepaid credits', async (t) => {
   await t.test(
     'fully covered (oldest-expiring first) → paid without a charge; then partly covered → the rest charged once',
     async (t) => {
-      const oct = await w.run('2026-11-01T01:00:00Z');
+      const oct = await w.run(dayIn(0, 1, 1));
       t.equal(oct.code, 0, oct.stderr);
       const [october] = await invoicesOf();
       t.same(october.lines, [
@@ -110,7 +112,7 @@ t.test('prepaid credits', async (t) => {
           type: 'credit',
           product_id: null,
           meter_id: null,
-          description: `Prepaid credit applied: 30 of ${soon.body.id} (expires 2027-01-01), 19.99 of ${never.body.id}`,
+          description: `Prepaid credit applied: 30 of ${soon.body.id} (expires ${dayOf(monthStart(2))}), 19.99 of ${never.body.id}`,
           quantity: 1,
           unit_price: -49.99,
           amount: -49.99,
@@ -118,8 +120,8 @@ t.test('prepaid credits', async (t) => {
       ]);
       t.match(october, { amount: 0, status: 'paid', attempt_count: 0 });
       t.equal(await w.charges(october.id), 0, 'no charge');
-      await w.run('2026-12-01T01:00:00Z'); // November: 49.99 of the remaining 80.01
-      await w.run('2027-01-01T01:00:00Z'); // December: the last 30.02 of credit, 19.97 charged
+      await w.run(dayIn(1, 1, 1)); // November: 49.99 of the remaining 80.01
+      await w.run(dayIn(2, 1, 1)); // December: the last 30.02 of credit, 19.97 charged
       const [, november, december] = await invoicesOf();
       t.match(november, { amount: 0, status: 'paid' });
       t.same(
@@ -137,7 +139,7 @@ t.test('prepaid credits', async (t) => {
         list.data.map((g: any) => g.remaining),
         [0, 0],
       );
-      const again = await w.run('2027-01-01T01:00:00Z');
+      const again = await w.run(dayIn(2, 1, 1));
       t.same(work(again.json), { invoices: [], payments: [] }, 'a re-run spends nothing more');
     },
   );

@@ -3,12 +3,14 @@ import { billingWorld, work } from '../fixtures/billing.js';
 import { createTestAccount } from '../fixtures/auth.js';
 import { waitUntil } from '../fixtures/env.js';
 import { Decimal } from '../../shared/money/decimal.js';
+import { dayFromEnd, dayIn, monthDays } from '../fixtures/calendar.js';
 
 /**
  * Late usage billed automatically (docs/design.md §8 Invoice): usage that arrives for a period already invoiced is
  * re-priced at that period's rates and billed as an `adjustment` line on the next invoice — the difference
  * between the re-priced period and everything billed for it so far, so a record crossing a tier boundary is
  * priced right, and each late record is billed exactly once however many runs follow.
+ * October, November, December and January stand for last month, this month and the two after (test/fixtures/calendar.ts).
  */
 t.test('late usage: a record crossing a tier boundary is billed once, as an adjustment', async (t) => {
   const w = await billingWorld(t);
@@ -31,7 +33,7 @@ t.test('late usage: a record crossing a tier boundary is billed once, as an adju
   const sub = await w.made(a.tokens.write, 'POST', '/v1/subscriptions', {
     items: [{ product_id: plan }, { product_id: tiered, meter_id: calls }],
   });
-  await w.backdate(sub.id, '2026-10-05T00:00:00Z');
+  await w.backdate(sub.id, dayIn(-1, 5));
   const invoices = async () =>
     (await w.made(a.tokens.read, 'GET', '/v1/billing/invoices?per_page=100')).data
       .filter((i: any) => i.subscription_id === sub.id)
@@ -46,13 +48,13 @@ t.test('late usage: a record crossing a tier boundary is billed once, as an adju
           await w.made(
             a.tokens.read,
             'GET',
-            `/v1/meters/${calls}/usage?start_date=2026-10-01&end_date=2026-10-31&window=none`,
+            `/v1/meters/${calls}/usage?start_date=${monthDays(-1).first}&end_date=${monthDays(-1).last}&window=none`,
           )
         ).value === total,
       `October at ${total}`,
     );
-  await w.usage(a, calls, [{ value: 900, timestamp: '2026-10-20T00:00:00Z' }]);
-  const oct = await w.run('2026-11-01T01:00:00Z');
+  await w.usage(a, calls, [{ value: 900, timestamp: dayIn(-1, 20) }]);
+  const oct = await w.run(dayIn(0, 1, 1));
   t.equal(oct.code, 0, oct.stderr);
   const [october] = await invoices();
   t.same(
@@ -65,13 +67,13 @@ t.test('late usage: a record crossing a tier boundary is billed once, as an adju
   );
 
   // 300 more October calls arrive after October was invoiced: 100 fall in tier 1, 200 in tier 2.
-  await w.usage(a, calls, [{ value: 300, timestamp: '2026-10-30T12:00:00Z', id: 'late-oct-1' }]);
+  await w.usage(a, calls, [{ value: 300, timestamp: dayFromEnd(-1, 2, 12), id: 'late-oct-1' }]);
   await octoberShows(1200);
   const adjustment = {
     type: 'adjustment',
     product_id: tiered,
     meter_id: calls,
-    description: `Usage adjustment for 2026-10-01 to 2026-10-31 (invoice ${october.id}): API calls — +300 requests, now 1,200 requests (graduated: 1,000 × 0.01 + 200 × 0.005); billed before 9`,
+    description: `Usage adjustment for ${monthDays(-1).first} to ${monthDays(-1).last} (invoice ${october.id}): API calls — +300 requests, now 1,200 requests (graduated: 1,000 × 0.01 + 200 × 0.005); billed before 9`,
     quantity: 300,
     unit_price: 0.005,
     amount: 2, // re-priced 1,000 × 0.01 + 200 × 0.005 = 11.00, billed 9.00 (300 × 0.01 would be 3.00, 300 × 0.005 1.50)
@@ -84,7 +86,7 @@ t.test('late usage: a record crossing a tier boundary is billed once, as an adju
   });
 
   await t.test('November’s invoice carries it once; re-running the same close changes nothing', async (t) => {
-    const run = await w.run('2026-12-01T01:00:00Z');
+    const run = await w.run(dayIn(1, 1, 1));
     t.equal(run.code, 0, run.stderr);
     const [, november] = await invoices();
     t.same(november.lines, [
@@ -101,7 +103,7 @@ t.test('late usage: a record crossing a tier boundary is billed once, as an adju
       adjustment,
     ]);
     t.equal(november.amount, 12);
-    const again = await w.run('2026-12-01T01:00:00Z');
+    const again = await w.run(dayIn(1, 1, 1));
     t.same(work(again.json), { invoices: [], payments: [] });
     t.equal(await w.charges(november.id), 1, 'charged once');
   });
@@ -109,7 +111,7 @@ t.test('late usage: a record crossing a tier boundary is billed once, as an adju
   await t.test(
     'the next run bills nothing more for October, until more October usage arrives (then only that)',
     async (t) => {
-      const dec = await w.run('2027-01-01T01:00:00Z');
+      const dec = await w.run(dayIn(2, 1, 1));
       t.equal(dec.code, 0, dec.stderr);
       const [, , december] = await invoices();
       t.same(
@@ -118,10 +120,10 @@ t.test('late usage: a record crossing a tier boundary is billed once, as an adju
         'no second adjustment for the same record',
       );
       // A retry of the late record (same id) counts once; one new record of 100 is all that is left to bill.
-      await w.usage(a, calls, [{ value: 300, timestamp: '2026-10-30T12:00:00Z', id: 'late-oct-1' }], 0);
-      await w.usage(a, calls, [{ value: 100, timestamp: '2026-10-31T12:00:00Z' }]);
+      await w.usage(a, calls, [{ value: 300, timestamp: dayFromEnd(-1, 2, 12), id: 'late-oct-1' }], 0);
+      await w.usage(a, calls, [{ value: 100, timestamp: dayFromEnd(-1, 1, 12) }]);
       await octoberShows(1300);
-      const jan = await w.run('2027-02-01T01:00:00Z');
+      const jan = await w.run(dayIn(3, 1, 1));
       t.equal(jan.code, 0, jan.stderr);
       const all = await invoices();
       const january = all[3];

@@ -1,10 +1,9 @@
 import t from 'tap';
 import type Stripe from 'stripe';
-import { billingWorld } from '../fixtures/billing.js';
 import { createTestAccount } from '../fixtures/auth.js';
 import { waitUntil } from '../fixtures/env.js';
 import { callJson } from '../fixtures/matrix.js';
-import { startTestStripe } from '../fixtures/stripe.js';
+import { stripeBillingWorld } from '../fixtures/stripe.js';
 import { billingDay } from '../fixtures/calendar.js';
 
 /**
@@ -17,11 +16,8 @@ const DUE = billingDay(0);
 const DAY_1 = billingDay(1);
 
 t.test('a failed attempt settled by its webhook plans dunning from the attempt', async (t) => {
-  const sim = await startTestStripe(t);
-  const w = await billingWorld(t, sim.env);
+  const { sim, w } = await stripeBillingWorld(t);
   const pg = w.api.infra.pg;
-  const webhookUrl = `${w.api.url}/v1/processors/stripe/webhook`;
-  await sim.admin('POST', '/_sim/webhook_endpoint', { url: webhookUrl, secret: sim.webhookSecret });
   const plan = await w.product('Team plan', 20, 'USD');
   const run = async (now: string, logLevel = 'error') => {
     const r = await w.run(now, { ...sim.env, LOG_LEVEL: logLevel });

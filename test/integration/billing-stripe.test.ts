@@ -1,10 +1,9 @@
 import t from 'tap';
 import type Stripe from 'stripe';
-import { billingWorld } from '../fixtures/billing.js';
 import { createTestAccount, type TestAccount } from '../fixtures/auth.js';
 import { waitUntil } from '../fixtures/env.js';
 import { callJson } from '../fixtures/matrix.js';
-import { startTestStripe } from '../fixtures/stripe.js';
+import { stripeBillingWorld } from '../fixtures/stripe.js';
 import { signatureHeader } from '../stripe-sim/webhooks.js';
 import { billingDay } from '../fixtures/calendar.js';
 
@@ -18,11 +17,8 @@ import { billingDay } from '../fixtures/calendar.js';
 const NOW = billingDay(0);
 
 t.test('billing through Stripe', async (t) => {
-  const sim = await startTestStripe(t);
-  const w = await billingWorld(t, sim.env);
+  const { sim, w, webhookUrl } = await stripeBillingWorld(t);
   const pg = w.api.infra.pg;
-  const webhookUrl = `${w.api.url}/v1/processors/stripe/webhook`;
-  await sim.admin('POST', '/_sim/webhook_endpoint', { url: webhookUrl, secret: sim.webhookSecret });
   const plan = await w.product('Team plan', 20, 'USD');
 
   const addCard = (a: TestAccount, pm: string) =>

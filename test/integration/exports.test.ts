@@ -12,6 +12,7 @@ import { callJson } from '../fixtures/matrix.js';
 import { startTestS3 } from '../fixtures/s3.js';
 import { Decimal } from '../../shared/money/decimal.js';
 import { EXPORT_COLUMNS } from '../../services/domain/exports/columns.js';
+import { dayIn } from '../fixtures/calendar.js';
 
 /**
  * Exports (docs/exports.md) against the real api, Postgres, ClickHouse and an S3 simulator process, written by
@@ -86,16 +87,17 @@ t.test('exports', async (t) => {
   const post = (p: string, body: unknown, token = admin) => callJson(w.api.url, token, 'POST', p, body);
   const get = (p: string, token = admin) => callJson(w.api.url, token, 'GET', p);
 
-  // A customer billed for October 2026 (paid by card), refunded in part; usage records in October.
+  // A customer billed for last month (paid by card), refunded in part; usage records in last month
+  // (test/fixtures/calendar.ts: a subscription made through the api begins in the real month).
   const customer = await createTestAccount(w.api.infra, { name: 'Export, "Quoted" Co' });
   const plan = await w.product('Plan', 49.99, 'USD');
   await w.card(customer);
   const sub = await w.made(customer.tokens.write, 'POST', '/v1/subscriptions', { items: [{ product_id: plan }] });
-  await w.backdate(sub.id, '2026-10-05T00:00:00Z');
-  const run = await w.run('2026-11-01T01:00:00Z');
+  await w.backdate(sub.id, dayIn(-1, 5));
+  const run = await w.run(dayIn(0, 1, 1));
   t.equal(run.code, 0, run.stderr);
   const invoice = (await w.made(customer.tokens.read, 'GET', '/v1/billing/invoices')).data[0];
-  t.equal(invoice.status, 'paid', 'the October invoice was charged');
+  t.equal(invoice.status, 'paid', 'last month’s invoice was charged');
   const refund = await w.made(admin, 'POST', `/v1/billing/invoices/${invoice.id}/credit-notes`, {
     amount: 20,
     reason: 'Refund, partly',
@@ -104,13 +106,13 @@ t.test('exports', async (t) => {
   const records = Array.from({ length: 5 }, (_, i) => ({
     id: `r${i}`,
     value: i + 0.25,
-    timestamp: `2026-10-1${i}T12:00:00Z`,
+    timestamp: dayIn(-1, 10 + i, 12),
     ...(i === 2 ? { dimensions: { region: 'eu, west' } } : {}),
   }));
   await w.usage(customer, meter, records);
-  // Documents are timed now; the window of the document exports is the whole of this session.
-  const docWindow = { from: '2026-01-01T00:00:00Z', to: new Date(Date.now() + 3_600_000).toISOString() };
-  const usageWindow = { from: '2026-10-01T00:00:00Z', to: '2026-11-01T00:00:00Z' };
+  // Documents are timed when made (the invoice on this month's first, the credit note now): the window covers both.
+  const docWindow = { from: dayIn(-1, 1), to: new Date(Date.now() + 3_600_000).toISOString() };
+  const usageWindow = { from: dayIn(-1, 1), to: dayIn(0, 1) };
 
   const exportAndRun = async (body: Record<string, unknown>, pageRows = 2) => {
     const made = await post('/v1/exports', body);
@@ -128,7 +130,7 @@ t.test('exports', async (t) => {
     const cases: [Record<string, unknown>, string][] = [
       [{ ...base, to: docWindow.from }, 'to'],
       [{ ...base, from: 'yesterday' }, 'from'],
-      [{ ...base, to: '2028-01-01T00:00:00Z' }, 'to'],
+      [{ ...base, to: new Date(Date.now() + 400 * 86_400_000).toISOString() }, 'to'],
       [{ ...base, destination: { type: 'local', path: '../etc' } }, 'destination.path'],
       [{ ...base, destination: { type: 'local', path: '/etc' } }, 'destination.path'],
       [{ ...base, destination: { type: 's3', bucket: 'b', prefix: 'x' } }, 'destination.bucket'],
@@ -170,7 +172,7 @@ t.test('exports', async (t) => {
         const mine = rows.filter((r) => r.meter_id === meter);
         t.same(
           mine.map((r) => [r.record_id, r.value, r.timestamp, r.customer_id]),
-          records.map((r) => [r.id, String(r.value), r.timestamp.replace('Z', '.000Z'), customer.customerId]),
+          records.map((r) => [r.id, String(r.value), r.timestamp, customer.customerId]),
         );
         t.equal(mine[2]!.dimensions, JSON.stringify({ region: 'eu, west' }), 'a comma inside a field is quoted');
       }
@@ -243,7 +245,7 @@ t.test('exports', async (t) => {
     const many = Array.from({ length: 3000 }, (_, i) => ({
       id: `bulk${i}`,
       value: 1,
-      timestamp: new Date(Date.UTC(2026, 9, 20) + i * 1000).toISOString(),
+      timestamp: new Date(Date.parse(dayIn(-1, 20)) + i * 1000).toISOString(),
     }));
     for (let i = 0; i < many.length; i += 1000) await w.usage(customer, meter, many.slice(i, i + 1000));
     const body = {

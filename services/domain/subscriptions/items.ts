@@ -34,11 +34,11 @@ export async function resolveItems(
   }));
   const productIds = [...new Set(items.map((i) => i.product_id))];
   const meterIds = [...new Set(items.flatMap((i) => (i.meter_id ? [i.meter_id] : [])))];
-  const [products, knownMeters, ownMeters] = await Promise.all([
-    lockProductsForShare(client, productIds),
-    meterDimensions(client, accountId, meterIds),
-    ownMeterIds(client, accountId, meterIds),
-  ]);
+  // One after another: a transaction's client runs one query at a time anyway (pg queues the rest, and pg 9 will
+  // refuse a query sent while another runs).
+  const products = await lockProductsForShare(client, productIds);
+  const knownMeters = await meterDimensions(client, accountId, meterIds);
+  const ownMeters = await ownMeterIds(client, accountId, meterIds);
   const productById = new Map(products.map((p) => [p.id, p]));
 
   const errors: FieldError[] = [];
