@@ -57,9 +57,9 @@ export interface Attempt {
 
 /**
  * The time an attempt's outcome counts from — the invoice's paid_at, dunning's next attempt: when it is applied, but
- * never before the attempt was made. A Stripe webhook is applied at the api's clock, which on a test clock (or a
- * billing run given its time) can be behind the run that made the attempt: counted from that earlier time, dunning
- * planned the retry the attempt itself was, and the run's next pass charged again at once.
+ * never before the attempt was made. A Stripe webhook is applied at the api's clock, the real time, which can be behind
+ * the run that made the attempt (`billing run --now` ahead of it): counted from that earlier time, dunning planned the
+ * retry the attempt itself was, and the run's next pass charged again at once.
  */
 export function outcomeTime(attempt: Attempt, now: Date): Date {
   return attempt.madeAt && attempt.madeAt > now ? attempt.madeAt : now;
