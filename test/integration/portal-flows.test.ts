@@ -46,7 +46,7 @@ t.test('the customer portal', async (t) => {
   // This month's usage (the portal charts the current period): 5 on its first day, 7.25 in two records today.
   const today = new Date(Date.now() - 60_000);
   await w.usage(a, meterA, [
-    { value: 5, timestamp: after(THIS_MONTH, 0, 0.1) },
+    { value: 5, timestamp: after(THIS_MONTH, 0, 0, 6) },
     { value: 7, timestamp: today.toISOString() },
     { value: 0.25, timestamp: new Date(today.getTime() + 30_000).toISOString() },
   ]);
