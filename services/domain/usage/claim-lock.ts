@@ -42,6 +42,7 @@ export async function claimNewRows(
   database: string,
   chunks: Uint8Array[],
   rule: ClaimRule = { windowMs: Number.POSITIVE_INFINITY },
+  keys?: readonly number[],
 ): Promise<ClaimedBatch> {
   // Only server-assigned ids (the usual live batch): nothing to claim, no lock, no lookup.
   const live = rowsIfAllAssigned(chunks);
@@ -95,7 +96,7 @@ export async function claimNewRows(
         id: idOf(rows, i),
       }));
       const claimed = lookup.length ? await claimedIdentities(ch, database, identities, shard.local) : new Map();
-      const b = keepUnclaimed(rows, lookup, claimed, rule.windowMs);
+      const b = keepUnclaimed(rows, lookup, claimed, rule.windowMs, keys);
       await insertClaims(ch, database, b.claims, shard.local);
       recent?.ids.add(rows, b.claimed);
       return { batch: b, replica };

@@ -50,17 +50,17 @@ export async function claimedIdentities(
       conditions.push(claimsOfSql(e.account, e.meter, ids.slice(i, i + LOOKUP_IDS)));
   }
   for (let i = 0; i < conditions.length; i += LOOKUP_METERS) {
-    const query = `SELECT account_id AS a, meter_id AS m, record_id AS r, ts_ms AS t, claimed_ms AS c FROM ${database}.${CLAIMS_TABLE}${local} WHERE ${conditions.slice(i, i + LOOKUP_METERS).join(' OR ')}`;
+    const query = `SELECT account_id AS a, meter_id AS m, record_id AS r, ts_ms AS t, claimed_ms AS c, batch AS b FROM ${database}.${CLAIMS_TABLE}${local} WHERE ${conditions.slice(i, i + LOOKUP_METERS).join(' OR ')}`;
     const rs = await ch.query({
       query,
       format: 'JSONEachRow',
       clickhouse_settings: { max_query_size: String(Math.max(262_144, 2 * query.length)) },
     });
-    type Row = { a: string; m: string; r: string; t: string | number; c: string | number };
-    for (const { a, m, r, t, c } of await rs.json<Row>()) {
+    type Row = { a: string; m: string; r: string; t: string | number; c: string | number; b: string | number };
+    for (const { a, m, r, t, c, b } of await rs.json<Row>()) {
       const k = identityKey(a, m, r);
       if (!wanted.has(k)) continue; // another identity with the same hash
-      const claim = { ts: Number(t), claimed: Number(c) };
+      const claim = { ts: Number(t), claimed: Number(c), batch: Number(b) };
       const list = out.get(k);
       if (list) list.push(claim);
       else out.set(k, [claim]);
@@ -70,7 +70,7 @@ export async function claimedIdentities(
 }
 
 /** usage_claims' columns as written (id_hash is computed by ClickHouse). */
-const CLAIM_COLUMNS = ['account_id', 'meter_id', 'record_id', 'ts_ms', 'claimed_ms'] as const;
+const CLAIM_COLUMNS = ['account_id', 'meter_id', 'record_id', 'ts_ms', 'claimed_ms', 'batch'] as const;
 
 /** Stores claims: TabSeparated lines (claims.ts claimOf), as strings or in one buffer (the migration's column order). */
 export async function insertClaims(

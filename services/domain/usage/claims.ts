@@ -27,6 +27,8 @@ export interface ClaimIdentity {
   ts: number;
   /** When the ingress accepted it (received_ms): the window's clock. */
   received: number;
+  /** The stream sequence of the message that claimed it (0: none, e.g. a correction's row): partials.ts. */
+  batch?: number;
 }
 
 const TAB = 0x09;
@@ -39,11 +41,13 @@ export const identityKey = (account: string, meter: string, id: string) => `${ac
 export interface Claim {
   ts: number;
   claimed: number;
+  /** The message that claimed it (ClaimIdentity.batch); absent or 0: unknown. */
+  batch?: number;
 }
 
 /** The claim of a row: a TabSeparated line of CLAIM_COLUMNS, claimed at its accept time (or `at`). */
 export function claimOf(r: ClaimIdentity, at = r.received): string {
-  return `${tsvEscape(r.account)}\t${tsvEscape(r.meter)}\t${tsvEscape(r.id)}\t${r.ts}\t${at}\n`;
+  return `${tsvEscape(r.account)}\t${tsvEscape(r.meter)}\t${tsvEscape(r.id)}\t${r.ts}\t${at}\t${r.batch ?? 0}\n`;
 }
 
 /** A batch after its identities were looked up: the rows to insert, and the identities to claim first. */
@@ -56,6 +60,11 @@ export interface ClaimedBatch {
   claims: Buffer;
   /** The rows claimed: their numbers in the batch's rows (batch-rows.ts). */
   claimed: Uint32Array;
+  /**
+   * Per row: 1 when this batch stores it for the first time (claimed now, or server-assigned) — what its
+   * message's partial counts (partials.ts). Undefined: every row (no client id in the batch).
+   */
+  fresh?: Uint8Array;
 }
 
 const NO_CLAIMS: readonly Claim[] = [];
@@ -73,6 +82,7 @@ export function keepUnclaimed(
   lookedUp: ArrayLike<number>,
   claimed: ReadonlyMap<string, readonly Claim[]>,
   windowMs = Number.POSITIVE_INFINITY,
+  keys?: readonly number[],
 ): ClaimedBatch {
   const { hash, flags, ts, received } = rows;
   // Which rows may have stored claims: those sharing a hash with a row looked up.
@@ -85,10 +95,14 @@ export function keepUnclaimed(
   const firstOf = new HashIndex53(rows.count);
   const nextSame = new Int32Array(rows.count);
   const keep = new Uint8Array(rows.count);
+  const fresh = new Uint8Array(rows.count);
   const claimedRows: number[] = [];
+  let chunk = 0;
   for (let i = 0; i < rows.count; i++) {
+    while (rows.chunkFrom[chunk + 1]! <= i) chunk++;
     if (flags[i]! & ASSIGNED) {
       keep[i] = 1;
+      fresh[i] = 1;
       continue;
     }
     const h = hash[i]!;
@@ -103,9 +117,14 @@ export function keepUnclaimed(
       const run = rows.run[i]!;
       claims = claimed.get(identityKey(rows.runAccount[run]!, rows.runMeter[run]!, idOf(rows, i))) ?? NO_CLAIMS;
     }
-    if (claims.length && claims.some((c) => c.ts === ts[i])) keep[i] = 1;
-    else if (claims.length === 0 || !claims.some((c) => Math.abs(c.claimed - received[i]!) < windowMs)) {
+    if (claims.length && claims.some((c) => c.ts === ts[i])) {
       keep[i] = 1;
+      // Stored first by this very message (a redelivery): still this message's record in its partial.
+      const key = keys?.[chunk] ?? 0;
+      if (key > 0 && claims.some((c) => c.ts === ts[i] && c.batch === key)) fresh[i] = 1;
+    } else if (claims.length === 0 || !claims.some((c) => Math.abs(c.claimed - received[i]!) < windowMs)) {
+      keep[i] = 1;
+      fresh[i] = 1;
       claimedRows.push(i);
     }
   }
@@ -113,8 +132,9 @@ export function keepUnclaimed(
     chunks: [],
     kept: 0,
     dropped: 0,
-    claims: claimLines(rows, claimedRows),
+    claims: claimLines(rows, claimedRows, undefined, keys),
     claimed: Uint32Array.from(claimedRows),
+    fresh,
   };
   for (let c = 0; c < rows.bufs.length; c++) {
     const from = rows.chunkFrom[c]!;
@@ -145,14 +165,19 @@ export function keepUnclaimed(
  * timestamp, id (escaped as the table reads it) and accept time in those bytes. A row whose id holds an escape is
  * written by claimOf itself (its payload's escaping is then not trusted to be claimOf's).
  */
-function claimLines(rows: BatchRows, claimedRows: ArrayLike<number>, at?: number): Buffer {
+function claimLines(rows: BatchRows, claimedRows: ArrayLike<number>, at?: number, keys?: readonly number[]): Buffer {
   if (claimedRows.length === 0) return EMPTY;
   const { start, tsStart, idStart, idEnd, receivedStart, receivedEnd } = rows;
   const atText = at === undefined ? undefined : Buffer.from(String(at));
+  // Each chunk's message key, as the claim's last field (`\t<batch>`).
+  const batchText = rows.bufs.map((_, c) => Buffer.from(`\t${keys?.[c] ?? 0}`));
   const slow = new Map<number, Buffer>();
   let bytes = 0;
+  let chunk = 0;
   for (let k = 0; k < claimedRows.length; k++) {
     const i = claimedRows[k]!;
+    while (rows.chunkFrom[chunk + 1]! <= i) chunk++; // claimedRows ascend
+    bytes += batchText[chunk]!.length;
     if (rows.flags[i]! & ESCAPED) {
       const c = chunkOf(rows, i);
       const run = rows.run[i]!;
@@ -164,12 +189,13 @@ function claimLines(rows: BatchRows, claimedRows: ArrayLike<number>, at?: number
             id: idOf(rows, i, c),
             ts: rows.ts[i]!,
             received: rows.received[i]!,
+            batch: keys?.[c] ?? 0,
           },
           at,
         ),
       );
       slow.set(i, line);
-      bytes += line.length;
+      bytes += line.length - batchText[chunk]!.length;
     } else bytes += idEnd[i]! - start[i]! + (atText?.length ?? receivedEnd[i]! - receivedStart[i]!) + 2; // the row's bytes up to its id, 2 tabs, a newline (its id's tab moved)
   }
   const out = Buffer.allocUnsafe(bytes);
@@ -192,6 +218,7 @@ function claimLines(rows: BatchRows, claimedRows: ArrayLike<number>, at?: number
     pos = atText
       ? copyBytes(atText, 0, atText.length, out, pos)
       : copyBytes(buf, receivedStart[i]!, receivedEnd[i]!, out, pos);
+    pos = copyBytes(batchText[c]!, 0, batchText[c]!.length, out, pos);
     out[pos++] = NL;
   }
   return out;

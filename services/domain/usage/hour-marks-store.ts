@@ -45,8 +45,9 @@ export async function markHours(
   counts: SecondCounts,
   nowMs: number,
   local = '',
+  partials = false,
 ): Promise<void> {
-  await writeMarks(ch, database, marksOf(counts, nowMs), nowMs, local);
+  await writeMarks(ch, database, marksOf(counts, nowMs), nowMs, local, partials);
 }
 
 /**
@@ -71,6 +72,7 @@ async function writeMarks(
   marks: readonly Mark[],
   nowMs: number,
   local: string,
+  partials = false,
 ): Promise<void> {
   const second = Math.floor(nowMs / 1000);
   const key = (m: Mark) => `${tsvEscape(m.accountId)}\t${tsvEscape(m.meterId)}\t${m.hour}\t${m.minute}`;
@@ -84,8 +86,8 @@ async function writeMarks(
   await insertTsv(
     ch,
     `${database}.${MARKS_TABLE}${local}`,
-    ['account_id', 'meter_id', 'hour', 'minute', 'touched', 'records'],
-    marks.map((m) => `${key(m)}\t1\t${m.records}\n`),
+    ['account_id', 'meter_id', 'hour', 'minute', 'touched', 'records', 'partial'],
+    marks.map((m) => `${key(m)}\t1\t${m.records}\t${partials ? 1 : 0}\n`),
   );
 }
 
@@ -97,11 +99,11 @@ export async function hourStates(
   local = '',
 ): Promise<HourState[]> {
   const rs = await ch.query({
-    query: `SELECT account_id AS a, meter_id AS m, hour AS h, minute AS n, sum(t) AS t, sum(r) AS r, max(st) AS st, max(sr) AS sr FROM (
-        SELECT account_id, meter_id, hour, minute, touched AS t, records AS r, toUInt64(0) AS st, toUInt64(0) AS sr
+    query: `SELECT account_id AS a, meter_id AS m, hour AS h, minute AS n, sum(t) AS t, sum(r) AS r, max(st) AS st, max(sr) AS sr, sum(p) AS p FROM (
+        SELECT account_id, meter_id, hour, minute, touched AS t, records AS r, toUInt64(0) AS st, toUInt64(0) AS sr, partial AS p
         FROM ${database}.${MARKS_TABLE}${local} WHERE ${where}
         UNION ALL
-        SELECT account_id, meter_id, hour, minute, toUInt64(0), toUInt64(0), touched, records
+        SELECT account_id, meter_id, hour, minute, toUInt64(0), toUInt64(0), touched, records, toUInt64(0)
         FROM ${database}.${SETTLES_TABLE}${local} WHERE ${where}
       ) GROUP BY account_id, meter_id, hour, minute`,
     format: 'JSONEachRow',
@@ -115,8 +117,11 @@ export async function hourStates(
     r: string;
     st: string;
     sr: string;
+    p: string;
   }>();
-  return statesOf(rows.map((x) => ({ ...x, h: Number(x.h), n: Number(x.n), t: Number(x.t), st: Number(x.st) })));
+  return statesOf(
+    rows.map((x) => ({ ...x, h: Number(x.h), n: Number(x.n), t: Number(x.t), st: Number(x.st), p: Number(x.p) })),
+  );
 }
 
 /** Records that the marks counted under the exclusive locks are covered by a recompute. */

@@ -111,6 +111,8 @@ const WORK_LIST_FLOOR = 100;
 export interface SecondState {
   touched: number;
   settledTouched: number;
+  /** Of its marks, those whose insert wrote partials (./partials.ts). */
+  partial: number;
 }
 
 /**
@@ -145,6 +147,8 @@ export interface HourState {
 export const isSettled = (s: HourState) => s.touched <= s.settledTouched;
 export const isMinuteSettled = (m: MinuteState) => m.touched <= m.settledTouched;
 export const isSecondSettled = (m: SecondState) => m.touched <= m.settledTouched;
+/** Every insert that marked the second wrote its partials: a reader may take it from them (./partials.ts). */
+export const hasPartials = (m: SecondState) => m.partial >= m.touched;
 /** Whether every record of the hour is in a minute or second mark: it can be read per minute. */
 export const isMarkedPerMinute = (s: HourState) => s.wholeHourTouched === 0 && s.minutes.size > 0;
 /** Whether an unsettled minute can be read per second: every record of it is in a second mark. */
@@ -166,6 +170,8 @@ export interface StateRow {
   r: string | number;
   st: number;
   sr: string | number;
+  /** Marks whose insert wrote partials. */
+  p?: number;
 }
 
 /** The hours' states from hourStates' rows: minutes gather their seconds' marks and their own settles. */
@@ -207,7 +213,7 @@ export function statesOf(rows: readonly StateRow[]): HourState[] {
     }
     const m = minuteState(s, minuteOf);
     m.touched += x.t;
-    if (slice === 'second') m.seconds.set(x.n, { touched: x.t, settledTouched: x.st });
+    if (slice === 'second') m.seconds.set(x.n, { touched: x.t, settledTouched: x.st, partial: x.p ?? 0 });
     else {
       m.minuteMarks += x.t;
       m.settledTouched = x.st;

@@ -6,8 +6,9 @@
  * mid-hour), unswept and unsettled hours, hours with late records pending — is read raw, so a read is exact
  * whatever is pending. An hour pending but only ever marked per minute or second (the current hour of a busy
  * meter) is read from the minute rollups of its settled minutes (`usage_minutely`), of its other minutes from the
- * second rollups of their settled seconds (`usage_secondly`), and raw for the rest: under sustained ingest, the
- * last few seconds.
+ * second rollups of their settled seconds (`usage_secondly`), and the rest — under sustained ingest, the last few
+ * seconds — from the consumer's partials of them (`usage_partials`, ./partials.ts) when every insert that marked
+ * them wrote its partials, else raw.
  */
 import type { ClickHouseClient } from '@clickhouse/client';
 import {
@@ -17,6 +18,7 @@ import {
   isMinuteSettled,
   isSecondSettled,
   isSettled,
+  hasPartials,
 } from './hour-marks.js';
 import { hourStates } from './hour-marks-store.js';
 import { HOUR_MS } from './sql.js';
@@ -32,6 +34,8 @@ export interface ReadPlan {
   rollupMinutes?: [number, number][];
   /** [fromSecond, toSecond) ranges (epoch seconds) read from second rollups. */
   rollupSeconds?: [number, number][];
+  /** [fromSecond, toSecond) ranges (epoch seconds) of pending seconds read from the consumer's partials. */
+  partialSeconds?: [number, number][];
   rawRanges: [number, number][];
 }
 
@@ -54,6 +58,8 @@ export interface PlanHours {
    * something in its hour is settled (each part costs ClickHouse ~1 ms of CPU however empty).
    */
   marked?: ReadonlyMap<number, ReadonlySet<number>>;
+  /** Pending seconds (in perMinute) whose every mark, of every meter read, wrote partials. */
+  partialSeconds?: ReadonlySet<number>;
 }
 
 const NO_HOURS: PlanHours = { pending: new Set(), settled: new Set() };
@@ -72,6 +78,7 @@ export function readPlan(
   const rollupHours: [number, number][] = [];
   const rollupMinutes: [number, number][] = [];
   const rollupSeconds: [number, number][] = [];
+  const partialSeconds: [number, number][] = [];
   const rawRanges: [number, number][] = [];
   const add = (list: [number, number][], from: number, to: number) => {
     const last = list[list.length - 1];
@@ -93,8 +100,10 @@ export function readPlan(
         } else if (pending === RAW_MINUTE) add(rawRanges, m * MINUTE_MS, (m + 1) * MINUTE_MS);
         else
           for (let sec = m * 60; sec < (m + 1) * 60; sec++) {
-            if (pending.has(sec)) add(rawRanges, sec * SECOND_MS, (sec + 1) * SECOND_MS);
-            else if (holdsRecords(sec)) add(rollupSeconds, sec, sec + 1);
+            if (!pending.has(sec)) {
+              if (holdsRecords(sec)) add(rollupSeconds, sec, sec + 1);
+            } else if (hours.partialSeconds?.has(sec)) add(partialSeconds, sec, sec + 1);
+            else add(rawRanges, sec * SECOND_MS, (sec + 1) * SECOND_MS);
           }
       }
     else add(rawRanges, h * HOUR_MS, (h + 1) * HOUR_MS);
@@ -103,6 +112,7 @@ export function readPlan(
   const plan: ReadPlan = { rollupHours, rawRanges };
   if (rollupMinutes.length) plan.rollupMinutes = rollupMinutes;
   if (rollupSeconds.length) plan.rollupSeconds = rollupSeconds;
+  if (partialSeconds.length) plan.partialSeconds = partialSeconds;
   return plan;
 }
 
@@ -111,13 +121,17 @@ export function rollupRangesSql(ranges: readonly [number, number][], column = 'h
   return `(${ranges.map(([a, b]) => (b === a + 1 ? `${column} = ${a}` : `(${column} >= ${a} AND ${column} < ${b})`)).join(' OR ')})`;
 }
 
-/** The plan with its minute and second rollups read raw instead (a read that has no such part: unique counts). */
+/**
+ * The plan with its minute and second rollups and its partials read raw instead (a read that has no such part:
+ * unique counts).
+ */
 export function withoutMinutes(plan: ReadPlan): ReadPlan {
-  if (!plan.rollupMinutes?.length && !plan.rollupSeconds?.length) return plan;
+  if (!plan.rollupMinutes?.length && !plan.rollupSeconds?.length && !plan.partialSeconds?.length) return plan;
   const raw = [
     ...plan.rawRanges,
     ...(plan.rollupMinutes ?? []).map(([a, b]): [number, number] => [a * MINUTE_MS, b * MINUTE_MS]),
     ...(plan.rollupSeconds ?? []).map(([a, b]): [number, number] => [a * SECOND_MS, b * SECOND_MS]),
+    ...(plan.partialSeconds ?? []).map(([a, b]): [number, number] => [a * SECOND_MS, b * SECOND_MS]),
   ];
   raw.sort((x, y) => x[0] - y[0]);
   const rawRanges: [number, number][] = [];
@@ -127,6 +141,24 @@ export function withoutMinutes(plan: ReadPlan): ReadPlan {
     else rawRanges.push([a, b]);
   }
   return { rollupHours: plan.rollupHours, rawRanges };
+}
+
+/**
+ * The plan with its partials read raw instead (a read they can't answer: percentiles have no t-digest there, and
+ * a corrected meter's cancellations are not subtracted from them).
+ */
+export function withoutPartials(plan: ReadPlan): ReadPlan {
+  if (!plan.partialSeconds?.length) return plan;
+  const { partialSeconds, ...rest } = plan;
+  const raw = [...plan.rawRanges, ...partialSeconds.map(([a, b]): [number, number] => [a * SECOND_MS, b * SECOND_MS])];
+  raw.sort((x, y) => x[0] - y[0]);
+  const rawRanges: [number, number][] = [];
+  for (const [a, b] of raw) {
+    const last = rawRanges[rawRanges.length - 1];
+    if (last && last[1] === a) last[1] = b;
+    else rawRanges.push([a, b]);
+  }
+  return { ...rest, rawRanges };
 }
 
 /**
@@ -151,6 +183,8 @@ export async function planHours(
   const notPerMinute = new Set<number>();
   const pendingMinutes = new Map<number, Map<number, PendingMinute>>();
   const settledMinutes = new Set<number>();
+  // Seconds some meter marked without partials: read raw when pending, whichever meter is pending there.
+  const withoutPartialSeconds = new Set<number>();
   for (const s of states) {
     if (!pending.has(s.hour)) {
       settled.add(s.hour);
@@ -175,14 +209,28 @@ export async function planHours(
         continue;
       }
       const seconds = new Set(had ?? []);
-      for (const [second, sec] of m.seconds) if (!isSecondSettled(sec)) seconds.add(second);
+      for (const [second, sec] of m.seconds) {
+        if (!isSecondSettled(sec)) seconds.add(second);
+        if (!hasPartials(sec)) withoutPartialSeconds.add(second);
+      }
       minutes.set(minute, seconds);
     }
   }
   for (const h of notPerMinute) pendingMinutes.delete(h);
   for (const minutes of pendingMinutes.values())
     for (const minute of minutes.keys()) if (settledMinutes.has(minute)) minutes.set(minute, RAW_MINUTE);
-  return { pending, settled, perMinute: pendingMinutes, marked: markedPerSecond(states, pendingMinutes) };
+  const partialSeconds = new Set<number>();
+  for (const minutes of pendingMinutes.values())
+    for (const seconds of minutes.values())
+      if (seconds !== RAW_MINUTE)
+        for (const sec of seconds) if (!withoutPartialSeconds.has(sec)) partialSeconds.add(sec);
+  return {
+    pending,
+    settled,
+    perMinute: pendingMinutes,
+    marked: markedPerSecond(states, pendingMinutes),
+    partialSeconds,
+  };
 }
 
 /**

@@ -17,7 +17,8 @@ import { USAGE_TABLE } from '../../../shared/usage/wire.js';
 import { dimensionSql } from '../../../shared/usage/dimensions.js';
 import { notCancelledSql } from './cancellations-store.js';
 import { chString } from './sql.js';
-import { rollupRangesSql, withoutMinutes, type ReadPlan } from './read-plan.js';
+import { rollupRangesSql, withoutMinutes, withoutPartials, type ReadPlan } from './read-plan.js';
+import { PARTIALS_TABLE } from './partials.js';
 export { readPlan, type ReadPlan } from './read-plan.js';
 import { UNIQUE_ROLLUP_TABLE, UNIQUES_MERGE, UNIQUES_STATE } from './unique-rollups-store.js';
 
@@ -88,6 +89,8 @@ export function mergedSql(
   const gauge = type === 'gauge';
   const histogram = type === 'histogram';
   const extremes = type !== 'counter';
+  // Partials carry no t-digest, and know nothing of a correction's cancellations: such reads take those seconds raw.
+  if (histogram || !slice.neverCorrected) plan = withoutPartials(plan);
   const groups = (slice.groupBy ?? []).map((k, i) => `${groupKeySql(k)} AS g${i}`);
   const unique = slice.uniqueBy ? `${dimensionSql(slice.uniqueBy)} AS u` : undefined;
   const where = `${meters}${filterSql(slice)}`;
@@ -96,6 +99,7 @@ export function mergedSql(
     [ROLLUP_TABLE, 'hour', HOUR_MS, plan.rollupHours],
     [MINUTE_ROLLUP_TABLE, 'minute', MINUTE_MS, plan.rollupMinutes ?? []],
     [SECOND_ROLLUP_TABLE, 'second', SECOND_MS, plan.rollupSeconds ?? []],
+    [PARTIALS_TABLE, 'second', SECOND_MS, plan.partialSeconds ?? []],
   ];
   for (const [table, column, unitMs, ranges] of rollups) {
     if (!ranges.length) continue;

@@ -13,6 +13,7 @@ import type { UsageShards } from '../../../shared/clients/usage-shards.js';
 import { USAGE_TABLE } from '../../../shared/usage/wire.js';
 import { settleHours } from './hour-settler.js';
 import { PeriodicTask } from '../../../shared/periodic.js';
+import { dropOldPartials, oldestPartialDay } from './partials.js';
 
 /**
  * Rolls up each hour once it has closed (plus SWEEP_AFTER_MS): every (account, meter) the hour's inserts touched
@@ -26,6 +27,8 @@ import { PeriodicTask } from '../../../shared/periodic.js';
 export class RollupSweeper {
   private readonly task: PeriodicTask;
   private stopped = false;
+  /** The oldest partials' day kept by the last drop (./partials.ts): dropped again when it moves. */
+  private partialsKeptFrom = 0;
 
   constructor(
     private readonly pg: PgPool,
@@ -82,6 +85,11 @@ export class RollupSweeper {
       await anyNode.run((ch) => markSwept(ch, db, hour));
       swept = hour;
       if (meters) this.log.debug({ hour: new Date(hour * HOUR_MS).toISOString(), meters }, 'rollup hour swept');
+    }
+    const keepFrom = oldestPartialDay(now);
+    if (keepFrom !== this.partialsKeptFrom) {
+      for (const s of shards) await s.replicas.run((ch) => dropOldPartials(ch, db, keepFrom, s.local));
+      this.partialsKeptFrom = keepFrom;
     }
     return swept;
   }

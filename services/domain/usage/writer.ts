@@ -12,6 +12,7 @@ import { claimNewRows, type ClaimRule } from './claim-lock.js';
 import { RecentIds } from './recent-ids.js';
 import { ACCOUNT_LOCK, settleLockName, withAccountLocks } from './account-locks.js';
 import { HourSettler } from './hour-settler.js';
+import { insertPartials, openHourFirstSecond, partialLines } from './partials.js';
 import type { UsageMoved } from './usage-moved.js';
 
 /**
@@ -26,6 +27,11 @@ export interface WriteBatch<M> {
   rowsOf: MessageRows[];
   chunks: Uint8Array[];
   rows: number;
+  /**
+   * Each message's stream sequence, the same on every delivery: the key of its partials (./partials.ts). Without
+   * them no partials are written (the marks say so, and readers scan those seconds raw).
+   */
+  keys?: number[];
 }
 
 export interface UsageWriterOptions {
@@ -130,8 +136,9 @@ export class UsageWriter<M> {
       this.pieces.expect(m, pieces.length);
       for (const piece of pieces) {
         let part = parts.get(piece.shard);
-        if (!part) parts.set(piece.shard, (part = { msgs: [], rowsOf: [], chunks: [], rows: 0 }));
+        if (!part) parts.set(piece.shard, (part = { msgs: [], rowsOf: [], chunks: [], rows: 0, keys: b.keys && [] }));
         part.msgs.push(m);
+        part.keys?.push(b.keys![i]!);
         part.rowsOf.push(piece.rows);
         part.chunks.push(piece.data);
         part.rows += piece.rows.count;
@@ -150,7 +157,7 @@ export class UsageWriter<M> {
   ): Promise<void> {
     const started = performance.now();
     try {
-      await this.insertCounted(shard, b.rowsOf, b.chunks);
+      await this.insertCounted(shard, b.rowsOf, b.chunks, b.keys);
       // ── The batch is durably inserted (its hours marked, its rows stored). Work that
       // must follow a successful insert goes here, before the acks. ──
       await afterInsert?.(b.msgs);
@@ -191,7 +198,7 @@ export class UsageWriter<M> {
   ): Promise<void> {
     for (const [i, m] of b.msgs.entries()) {
       try {
-        await this.insertCounted(shard, [b.rowsOf[i]!], [b.chunks[i]!]); // the message's rows as batched
+        await this.insertCounted(shard, [b.rowsOf[i]!], [b.chunks[i]!], b.keys && [b.keys[i]!]); // the message's rows as batched
         // The message is durably inserted (as in writePart).
         await afterInsert?.([m]);
         this.rowsInserted.inc(b.rowsOf[i]!.count);
@@ -204,27 +211,41 @@ export class UsageWriter<M> {
 
   /**
    * The rows that count (claimNewRows unless USAGE_IDENTITY=timestamp), into the shard, after marking
-   * every hour they touch (./hour-marks.ts) — both holding their meters' settle locks shared, so a recompute that
-   * counts these marks waits for these rows. Readers take the marked hours raw until the settler
-   * (./hour-settler.ts) has recomputed them.
+   * every hour they touch (./hour-marks.ts), then the partials of the open hour's seconds (./partials.ts) — all
+   * holding their meters' settle locks shared, so a recompute that counts these marks waits for these rows.
+   * Readers take the marked hours raw until the settler (./hour-settler.ts) has recomputed them, the open hour's
+   * pending seconds from the partials when every insert that marked them wrote its partials.
    */
-  private async insertCounted(shard: UsageShard, rows: MessageRows[], chunks: Uint8Array[]): Promise<void> {
+  private async insertCounted(
+    shard: UsageShard,
+    rows: MessageRows[],
+    chunks: Uint8Array[],
+    keys: number[] | undefined,
+  ): Promise<void> {
     const { config, pg } = this.infra;
     const counts: SecondCounts = countsOn(this.shards!, shard, rows);
+    const nowMs = Date.now();
     let counted = chunks;
-    // With USAGE_IDENTITY=timestamp the timestamp is part of a record's identity: ReplacingMergeTree alone counts each once.
+    let partials: Buffer | undefined;
+    // With USAGE_IDENTITY=timestamp the timestamp is part of a record's identity: ReplacingMergeTree alone counts
+    // each once, and a client's retry can't be told from a new record — so no partials either.
     if (this.claimRule) {
-      const batch = await claimNewRows(pg, shard, config.CLICKHOUSE_DATABASE, chunks, this.claimRule);
+      const batch = await claimNewRows(pg, shard, config.CLICKHOUSE_DATABASE, chunks, this.claimRule, keys);
       if (batch.dropped) this.duplicates.inc(batch.dropped);
       counted = batch.chunks;
+      if (keys && counted.length)
+        partials = partialLines({ chunks, keys, fresh: batch.fresh, openFromSecond: openHourFirstSecond(nowMs) });
     }
     if (counted.length === 0) return;
     const meters: string[] = [];
     for (const [account, byMeter] of counts)
       for (const meter of byMeter.keys()) meters.push(settleLockName(account, meter));
+    const db = config.CLICKHOUSE_DATABASE;
     await withAccountLocks(pg, ACCOUNT_LOCK.SETTLE, meters, 'shared', async () => {
-      await shard.replicas.run((ch) => markHours(ch, config.CLICKHOUSE_DATABASE, counts, Date.now(), shard.local));
+      await shard.replicas.run((ch) => markHours(ch, db, counts, nowMs, shard.local, partials !== undefined));
       await this.insert(shard, counted);
+      // After the rows: a partial never counts a record ClickHouse refused (the message is then poison).
+      if (partials?.length) await shard.replicas.run((ch) => insertPartials(ch, db, partials, shard.local));
     });
     this.opts.moved?.moved(counts.keys());
   }

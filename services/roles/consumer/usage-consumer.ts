@@ -78,6 +78,8 @@ interface Batch {
   /** What the batch's rows touch, counted as they arrive (MessageRows.accounts of each is this map). */
   counts: SecondCounts;
   chunks: Uint8Array[];
+  /** Each message's stream sequence (the key of its partials: services/domain/usage/partials.ts). */
+  keys: number[];
   rows: number;
   bytes: number;
   timer: NodeJS.Timeout | undefined;
@@ -255,6 +257,7 @@ export class UsageConsumer implements Component {
     this.held.add(m);
     nb.rowsOf.push(rows);
     nb.chunks.push(data);
+    nb.keys.push(m.seq);
     nb.rows += count;
     nb.bytes += data.length;
     nb.timer ??= setTimeout(() => void this.flush(), this.opts.maxWaitMs);
@@ -325,5 +328,5 @@ export class UsageConsumer implements Component {
 }
 
 function emptyBatch(): Batch {
-  return { msgs: [], rowsOf: [], chunks: [], counts: new Map(), rows: 0, bytes: 0, timer: undefined };
+  return { msgs: [], rowsOf: [], chunks: [], keys: [], counts: new Map(), rows: 0, bytes: 0, timer: undefined };
 }
