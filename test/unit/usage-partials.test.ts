@@ -41,7 +41,7 @@ const DIMS: [string[], string[]][] = [
 const IDS = ['a', 'b', 'b\\', 'tab\there', 'z', 'é', 'use_xxxxxxxxxxxxxxxxxxxxx1', 'Z'];
 
 /** A value as decimalText writes it (shared/usage/value.ts): at most 9 decimals, no exponent, up to 1e18. */
-function valueOf(g: Seeded): string {
+function valueText(g: Seeded): string {
   const sign = g.bool(0.2) ? '-' : '';
   const v = g.pick([
     () => g.decimal(3, 9),
@@ -59,7 +59,7 @@ function rowOf(g: Seeded): Row {
     meter: g.pick(['mtr_a', 'mtr_ab']),
     ts: (OPEN_FROM + g.int(-2, 3)) * 1000 + g.int(0, 999),
     id: g.bool(0.5) ? g.pick(IDS) : `id-${g.int(0, 99)}`,
-    value: valueOf(g),
+    value: valueText(g),
     dims: g.pick(DIMS),
   };
 }
@@ -77,7 +77,7 @@ function units(text: string): bigint {
   return neg ? -u : u;
 }
 
-const unescape = (s: string) => s.replace(/\\(.)/g, (_, c: string) => ({ t: '\t', n: '\n', r: '\r' })[c] ?? c);
+const tsvUnescape = (s: string) => s.replace(/\\(.)/g, (_, c: string) => ({ t: '\t', n: '\n', r: '\r' })[c] ?? c);
 
 /** The rule, plainly: one partial per (message, account, meter, second, dimensions) of the fresh open-hour rows. */
 function reference(chunks: Row[][], fresh: boolean[], keys: number[]): Map<string, Record<string, string>> {
@@ -125,7 +125,7 @@ function parsed(out: Buffer): Map<string, Record<string, string>> {
         min: String(units(f.min!)),
         max: String(units(f.max!)),
         last_ts: f.last_ts!,
-        last_id: unescape(f.last_id!),
+        last_id: tsvUnescape(f.last_id!),
         last_value: String(units(f.last_value!)),
       });
   }
@@ -166,7 +166,7 @@ t.test('values: decimalText digits read exactly, and written back as Decimal(38,
   const failures = forAll(
     0x4551,
     2000,
-    (g) => valueOf(g),
+    (g) => valueText(g),
     (v) => {
       const u = parseUnits(Buffer.from(v), 0, v.length);
       if (u === undefined) return 'unreadable';
