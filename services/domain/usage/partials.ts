@@ -82,7 +82,11 @@ interface Group {
   min: Units;
   max: Units;
   lastTs: number;
-  lastId: Buffer;
+  /** The latest record's id: its bytes in the group's chunk, [lastIdStart, lastIdEnd). */
+  lastIdStart: number;
+  lastIdEnd: number;
+  /** The latest id holds a backslash (an escape in its TabSeparated bytes). */
+  lastIdEscaped: boolean;
   lastValue: Units;
 }
 
@@ -129,19 +133,25 @@ export function unitsText(u: Units): string {
 }
 
 /** An id's value from its TabSeparated bytes (only ids holding a backslash need it). */
-function unescapedId(id: Buffer): Buffer {
-  if (id.indexOf(BACKSLASH) < 0) return id;
+function unescapedId(buf: Buffer, from: number, to: number): Buffer {
   const map: Record<string, string> = { t: '\t', n: '\n', r: '\r', '\\': '\\' };
   return Buffer.from(
-    id.toString('latin1', 0, id.length).replace(/\\(.)/g, (_, c: string) => map[c] ?? c),
+    buf.toString('latin1', from, to).replace(/\\(.)/g, (_, c: string) => map[c] ?? c),
     'latin1',
   );
 }
 
-/** Whether (ts, id) comes after (lastTs, lastId) as argMax(…, (ts_ms, record_id)) orders them. */
-function isLater(ts: number, id: Buffer, g: Group): boolean {
-  if (ts !== g.lastTs) return ts > g.lastTs;
-  return Buffer.compare(unescapedId(id), unescapedId(g.lastId)) > 0;
+/**
+ * Whether the id buf[from, to) comes after the group's latest id, as ClickHouse compares Strings (bytes, then
+ * length): a byte loop over the TabSeparated bytes, which order as the ids do unless one holds an escape.
+ */
+function idAfter(buf: Buffer, from: number, to: number, escaped: boolean, g: Group): boolean {
+  const a = g.lastIdStart;
+  const b = g.lastIdEnd;
+  if (escaped || g.lastIdEscaped) return Buffer.compare(unescapedId(buf, from, to), unescapedId(buf, a, b)) > 0;
+  const n = Math.min(to - from, b - a);
+  for (let k = 0; k < n; k++) if (buf[from + k] !== buf[a + k]) return buf[from + k]! > buf[a + k]!;
+  return to - from > b - a;
 }
 
 function sameBytes(buf: Buffer, a: number, b: number, n: number): boolean {
@@ -149,9 +159,18 @@ function sameBytes(buf: Buffer, a: number, b: number, n: number): boolean {
   return true;
 }
 
+/** The position of the next TAB at or after `from` (a byte loop: fields are a few bytes, a native call costs more). */
+function tabFrom(buf: Buffer, from: number, end: number): number {
+  let k = from;
+  while (k < end && buf[k] !== TAB) k++;
+  return k;
+}
+
 /**
  * The partial rows of an insert as TabSeparated lines of PARTIAL_COLUMNS (empty: nothing fresh in an open hour),
  * or undefined when a row cannot be read as expected — the insert then writes no partials and its marks say so.
+ * One forward pass per row: a row repeating the previous one's account, meter and dimensions (a request's rows
+ * do) is matched by a byte comparison, and only its timestamp, id and value are read.
  */
 export function partialLines(input: PartialsInput): Buffer | undefined {
   const { chunks, keys, fresh, openFromSecond } = input;
@@ -159,50 +178,79 @@ export function partialLines(input: PartialsInput): Buffer | undefined {
   let row = 0;
   for (let c = 0; c < chunks.length; c++) {
     const buf = asBuffer(chunks[c]!);
+    const length = buf.length;
     const groups = new Map<string, Group>();
     let prev: Group | undefined;
     let prevStart = -1;
-    let prevHeadLength = 0;
+    let prevHeadLength = -1;
     let prevDimsStart = 0;
-    let prevDimsLength = 0;
-    for (let pos = 0; pos < buf.length; row++) {
-      const end = buf.indexOf(NL, pos);
-      if (end < 0) return undefined;
+    let prevDimsLength = -1;
+    /** The row `prev` was last updated by: rows between (not fresh, not open) break the run. */
+    let lastKept = -1;
+    /** The groups of the current run of rows with one account, meter and dimensions, by second. */
+    const run = new Map<number, Group>();
+    for (let pos = 0; pos < length; row++) {
       const start = pos;
-      pos = end + 1;
-      if (fresh && !fresh[row]) continue;
-      const accountEnd = buf.indexOf(TAB, start);
-      const meterEnd = buf.indexOf(TAB, accountEnd + 1);
-      const tsEnd = buf.indexOf(TAB, meterEnd + 1);
-      const idEnd = buf.indexOf(TAB, tsEnd + 1);
-      const valueEnd = buf.indexOf(TAB, idEnd + 1);
-      const receivedEnd = buf.indexOf(TAB, valueEnd + 1);
-      const keysEnd = buf.indexOf(TAB, receivedEnd + 1);
-      if (accountEnd < 0 || keysEnd < 0 || keysEnd >= end) return undefined;
+      // account \t meter: the previous row's bytes again, or searched.
+      let meterEnd: number;
+      let sameHead = false;
+      if (
+        prevHeadLength >= 0 &&
+        buf[start + prevHeadLength] === TAB &&
+        sameBytes(buf, start, prevStart, prevHeadLength)
+      ) {
+        meterEnd = start + prevHeadLength;
+        sameHead = true;
+      } else {
+        const accountEnd = tabFrom(buf, start, length);
+        meterEnd = tabFrom(buf, accountEnd + 1, length);
+      }
       let ts = 0;
-      for (let k = meterEnd + 1; k < tsEnd; k++) {
+      let k = meterEnd + 1;
+      for (; k < length && buf[k] !== TAB; k++) {
         const d = buf[k]! - 48;
         if (d < 0 || d > 9) return undefined;
         ts = ts * 10 + d;
       }
+      const idStart = k + 1;
+      let idEnd = idStart;
+      let idEscaped = false;
+      for (; idEnd < length && buf[idEnd] !== TAB; idEnd++) if (buf[idEnd] === BACKSLASH) idEscaped = true;
+      const valueEnd = tabFrom(buf, idEnd + 1, length);
+      const dimsStart = tabFrom(buf, valueEnd + 1, length) + 1; // after received_ms
+      let end: number;
+      let sameDims = false;
+      if (
+        prevDimsLength >= 0 &&
+        buf[dimsStart + prevDimsLength] === NL &&
+        sameBytes(buf, dimsStart, prevDimsStart, prevDimsLength)
+      ) {
+        end = dimsStart + prevDimsLength;
+        sameDims = true;
+      } else {
+        end = buf.indexOf(NL, dimsStart);
+        // Both dimension columns (one tab between them), else not a row of USAGE_COLUMNS.
+        if (end < 0 || tabFrom(buf, dimsStart, end) >= end) return undefined;
+      }
+      if (dimsStart > end || ts === 0) return undefined;
+      pos = end + 1;
+      const headLength = meterEnd - start;
+      const dimsLength = end - dimsStart;
+      prevStart = start;
+      prevHeadLength = headLength;
+      prevDimsStart = dimsStart;
+      prevDimsLength = dimsLength;
+      if (fresh && !fresh[row]) continue;
       const second = Math.floor(ts / 1000);
       if (second < openFromSecond) continue;
       const value = parseUnits(buf, idEnd + 1, valueEnd);
       if (value === undefined) return undefined;
-      const headLength = meterEnd - start;
-      const dimsStart = receivedEnd + 1;
-      const dimsLength = end - dimsStart;
       let g: Group | undefined;
-      if (
-        prev &&
-        prev.second === second &&
-        headLength === prevHeadLength &&
-        dimsLength === prevDimsLength &&
-        sameBytes(buf, start, prevStart, headLength) &&
-        sameBytes(buf, dimsStart, prevDimsStart, dimsLength)
-      )
-        g = prev;
-      else {
+      // The previous row's group: same second, and account, meter and dimensions matched above; or another
+      // second of the same run of account, meter and dimensions (a request's records span a few seconds).
+      if (!(sameHead && sameDims && lastKept === row - 1)) run.clear();
+      if (prev && prev.second === second && run.size) g = prev;
+      else if ((g = run.get(second)) === undefined) {
         const head = buf.toString('latin1', start, meterEnd);
         const dims = buf.toString('latin1', dimsStart, end);
         const key = `${head}\t${second}\t${dims}`;
@@ -220,16 +268,16 @@ export function partialLines(input: PartialsInput): Buffer | undefined {
               min: value,
               max: value,
               lastTs: -1,
-              lastId: Buffer.alloc(0),
+              lastIdStart: 0,
+              lastIdEnd: 0,
+              lastIdEscaped: false,
               lastValue: value,
             }),
           );
+        run.set(second, g);
       }
       prev = g;
-      prevStart = start;
-      prevHeadLength = headLength;
-      prevDimsStart = dimsStart;
-      prevDimsLength = dimsLength;
+      lastKept = row;
       g.records++;
       if (typeof value === 'number') {
         g.sum += value;
@@ -240,17 +288,18 @@ export function partialLines(input: PartialsInput): Buffer | undefined {
       } else g.sumBig += value;
       if (value < g.min) g.min = value;
       if (value > g.max) g.max = value;
-      const id = buf.subarray(tsEnd + 1, idEnd);
-      if (isLater(ts, id, g)) {
+      if (ts > g.lastTs || (ts === g.lastTs && idAfter(buf, idStart, idEnd, idEscaped, g))) {
         g.lastTs = ts;
-        g.lastId = id;
+        g.lastIdStart = idStart;
+        g.lastIdEnd = idEnd;
+        g.lastIdEscaped = idEscaped;
         g.lastValue = value;
       }
     }
     for (const g of groups.values()) {
       const [dimKeys, dimValues] = g.dims.split('\t');
       out.push(
-        `${g.head}\t${g.second}\t${dimKeys}|${dimValues}\t${keys[c]}\t${g.dims}\t${g.records}\t${unitsText(g.sumBig + BigInt(g.sum))}\t${unitsText(g.min)}\t${unitsText(g.max)}\t${g.lastTs}\t${g.lastId.toString('latin1', 0, g.lastId.length)}\t${unitsText(g.lastValue)}\n`,
+        `${g.head}\t${g.second}\t${dimKeys}|${dimValues}\t${keys[c]}\t${g.dims}\t${g.records}\t${unitsText(g.sumBig + BigInt(g.sum))}\t${unitsText(g.min)}\t${unitsText(g.max)}\t${g.lastTs}\t${buf.toString('latin1', g.lastIdStart, g.lastIdEnd)}\t${unitsText(g.lastValue)}\n`,
       );
     }
   }
