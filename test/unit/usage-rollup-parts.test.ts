@@ -1,11 +1,17 @@
 import t from 'tap';
 import { readPlan } from '../../services/domain/usage/query.js';
-import { RAW_MINUTE, withoutMinutes, type PendingMinute } from '../../services/domain/usage/read-plan.js';
+import {
+  RAW_MINUTE,
+  withoutMinutes,
+  withoutPartials,
+  type PendingMinute,
+} from '../../services/domain/usage/read-plan.js';
 import {
   isMarkedPerMinute,
   isMarkedPerSecond,
   isMinuteSettled,
   isSecondSettled,
+  hasPartials,
   isSettled,
   markOf,
   sliceOf,
@@ -194,6 +200,64 @@ t.test('readPlan: of an hour marked per second only, unmarked minutes and second
     [[busy * 60, busy * 60 + 58]],
     'an hour left out of `marked` (a whole-hour or minute mark somewhere): every other second from rollups, as before',
   );
+});
+
+t.test('readPlan: pending seconds whose every mark wrote partials are read from them, the others raw', async (t) => {
+  const hour = 13;
+  const busy = hour * 60 + 59;
+  const [s57, s58, s59] = [busy * 60 + 57, busy * 60 + 58, busy * 60 + 59];
+  const hours = {
+    pending: new Set([hour]),
+    settled: new Set<number>(),
+    perMinute: new Map([[hour, new Map<number, PendingMinute>([[busy, new Set([s57, s58, s59])]])]]),
+    marked: new Map([[hour, new Set([busy, s57, s58, s59])]]),
+    partialSeconds: new Set([s57, s59]),
+  };
+  const plan = readPlan(hour * H, (hour + 1) * H, 12, hours);
+  t.same(
+    plan,
+    {
+      rollupHours: [],
+      partialSeconds: [
+        [s57, s58],
+        [s59, s59 + 1],
+      ],
+      rawRanges: [[s58 * 1000, s59 * 1000]],
+    },
+    'seconds 57 and 59 from partials, 58 (an insert without partials marked it) raw',
+  );
+  t.same(
+    withoutPartials(plan),
+    { rollupHours: [], rawRanges: [[s57 * 1000, (hour + 1) * H]] },
+    'a read partials cannot answer (percentiles, a corrected meter): all three raw, joined',
+  );
+  t.same(withoutMinutes(plan), withoutPartials(plan), 'unique counts from distinct sets: raw too');
+});
+
+t.test('statesOf: a second has partials when every insert that marked it wrote them', async (t) => {
+  const hour = 500_000;
+  const sec = (hour * 60 + 7) * 60;
+  const row = (n: number, marks: number, partial: number) => ({
+    a: 'a',
+    m: 'm',
+    h: hour,
+    n,
+    t: marks,
+    r: marks,
+    st: 0,
+    sr: 0,
+    p: partial,
+  });
+  const [s] = statesOf([row(sec, 3, 3), row(sec + 1, 3, 2), row(sec + 2, 1, 0)]);
+  const seconds = s!.minutes.get(hour * 60 + 7)!.seconds;
+  t.ok(hasPartials(seconds.get(sec)!), 'three marks, three with partials');
+  t.notOk(
+    hasPartials(seconds.get(sec + 1)!),
+    'one insert of three without partials (an older consumer, USAGE_IDENTITY=timestamp)',
+  );
+  t.notOk(hasPartials(seconds.get(sec + 2)!), 'none');
+  const [old] = statesOf([{ ...row(sec, 2, 0), p: undefined }]);
+  t.notOk(hasPartials(old!.minutes.get(hour * 60 + 7)!.seconds.get(sec)!), 'marks read without the column: none');
 });
 
 t.test('statesOf: seconds gather into their minute; a minute settle covers its seconds', async (t) => {

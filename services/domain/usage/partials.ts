@@ -159,6 +159,11 @@ function sameBytes(buf: Buffer, a: number, b: number, n: number): boolean {
   return true;
 }
 
+/** Whether buf[at, at + n) repeats buf[prevAt, prevAt + n) and is followed by `next` (n < 0: no previous row). */
+function repeats(buf: Buffer, at: number, prevAt: number, n: number, next: number): boolean {
+  return n >= 0 && buf[at + n] === next && sameBytes(buf, at, prevAt, n);
+}
+
 /** The position of the next TAB at or after `from` (a byte loop: fields are a few bytes, a native call costs more). */
 function tabFrom(buf: Buffer, from: number, end: number): number {
   let k = from;
@@ -192,19 +197,8 @@ export function partialLines(input: PartialsInput): Buffer | undefined {
     for (let pos = 0; pos < length; row++) {
       const start = pos;
       // account \t meter: the previous row's bytes again, or searched.
-      let meterEnd: number;
-      let sameHead = false;
-      if (
-        prevHeadLength >= 0 &&
-        buf[start + prevHeadLength] === TAB &&
-        sameBytes(buf, start, prevStart, prevHeadLength)
-      ) {
-        meterEnd = start + prevHeadLength;
-        sameHead = true;
-      } else {
-        const accountEnd = tabFrom(buf, start, length);
-        meterEnd = tabFrom(buf, accountEnd + 1, length);
-      }
+      const sameHead = repeats(buf, start, prevStart, prevHeadLength, TAB);
+      const meterEnd = sameHead ? start + prevHeadLength : tabFrom(buf, tabFrom(buf, start, length) + 1, length);
       let ts = 0;
       let k = meterEnd + 1;
       for (; k < length && buf[k] !== TAB; k++) {
@@ -218,20 +212,10 @@ export function partialLines(input: PartialsInput): Buffer | undefined {
       for (; idEnd < length && buf[idEnd] !== TAB; idEnd++) if (buf[idEnd] === BACKSLASH) idEscaped = true;
       const valueEnd = tabFrom(buf, idEnd + 1, length);
       const dimsStart = tabFrom(buf, valueEnd + 1, length) + 1; // after received_ms
-      let end: number;
-      let sameDims = false;
-      if (
-        prevDimsLength >= 0 &&
-        buf[dimsStart + prevDimsLength] === NL &&
-        sameBytes(buf, dimsStart, prevDimsStart, prevDimsLength)
-      ) {
-        end = dimsStart + prevDimsLength;
-        sameDims = true;
-      } else {
-        end = buf.indexOf(NL, dimsStart);
-        // Both dimension columns (one tab between them), else not a row of USAGE_COLUMNS.
-        if (end < 0 || tabFrom(buf, dimsStart, end) >= end) return undefined;
-      }
+      const sameDims = repeats(buf, dimsStart, prevDimsStart, prevDimsLength, NL);
+      const end = sameDims ? dimsStart + prevDimsLength : buf.indexOf(NL, dimsStart);
+      // Both dimension columns (one tab between them), else not a row of USAGE_COLUMNS.
+      if (!sameDims && (end < 0 || tabFrom(buf, dimsStart, end) >= end)) return undefined;
       if (dimsStart > end || ts === 0) return undefined;
       pos = end + 1;
       const headLength = meterEnd - start;

@@ -133,14 +133,19 @@ export function withoutMinutes(plan: ReadPlan): ReadPlan {
     ...(plan.rollupSeconds ?? []).map(([a, b]): [number, number] => [a * SECOND_MS, b * SECOND_MS]),
     ...(plan.partialSeconds ?? []).map(([a, b]): [number, number] => [a * SECOND_MS, b * SECOND_MS]),
   ];
-  raw.sort((x, y) => x[0] - y[0]);
-  const rawRanges: [number, number][] = [];
-  for (const [a, b] of raw) {
-    const last = rawRanges[rawRanges.length - 1];
+  return { rollupHours: plan.rollupHours, rawRanges: joined(raw) };
+}
+
+/** Ranges sorted, and those that touch joined into one. */
+function joined(ranges: [number, number][]): [number, number][] {
+  ranges.sort((x, y) => x[0] - y[0]);
+  const out: [number, number][] = [];
+  for (const [a, b] of ranges) {
+    const last = out[out.length - 1];
     if (last && last[1] === a) last[1] = b;
-    else rawRanges.push([a, b]);
+    else out.push([a, b]);
   }
-  return { rollupHours: plan.rollupHours, rawRanges };
+  return out;
 }
 
 /**
@@ -151,14 +156,7 @@ export function withoutPartials(plan: ReadPlan): ReadPlan {
   if (!plan.partialSeconds?.length) return plan;
   const { partialSeconds, ...rest } = plan;
   const raw = [...plan.rawRanges, ...partialSeconds.map(([a, b]): [number, number] => [a * SECOND_MS, b * SECOND_MS])];
-  raw.sort((x, y) => x[0] - y[0]);
-  const rawRanges: [number, number][] = [];
-  for (const [a, b] of raw) {
-    const last = rawRanges[rawRanges.length - 1];
-    if (last && last[1] === a) last[1] = b;
-    else rawRanges.push([a, b]);
-  }
-  return { ...rest, rawRanges };
+  return { ...rest, rawRanges: joined(raw) };
 }
 
 /**
