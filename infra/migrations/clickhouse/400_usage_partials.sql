@@ -26,8 +26,9 @@ CREATE TABLE IF NOT EXISTS {database}.usage_partials (
 PARTITION BY toYYYYMMDD(toDateTime(second, 'UTC'))
 ORDER BY (account_id, meter_id, second, group_key, batch);
 
--- How many of a mark's inserts wrote partials for all the rows they store in it (summed like `touched`): a
--- pending second is read from usage_partials only when every insert that marked it did.
+-- How many of the inserts that marked a second have stored their partials of it: each adds a row of touched 0 and
+-- partial 1 once its partials are in (summed with its mark). A pending second is read from usage_partials only when
+-- every insert that marked it did; until then (an insert in flight, one whose partials failed) it is read raw.
 ALTER TABLE {database}.usage_hour_marks ADD COLUMN partial UInt64;
 
 -- Which message claimed an identity (its stream sequence; 0: none, e.g. a correction's row): a redelivered message

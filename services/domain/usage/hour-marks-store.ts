@@ -9,6 +9,7 @@ import {
   MARKS_TABLE,
   marksOf,
   SETTLES_TABLE,
+  sliceOf,
   statesOf,
   TOUCHES_TABLE,
   wholeHourMarks,
@@ -45,9 +46,31 @@ export async function markHours(
   counts: SecondCounts,
   nowMs: number,
   local = '',
-  partials = false,
 ): Promise<void> {
-  await writeMarks(ch, database, marksOf(counts, nowMs), nowMs, local, partials);
+  await writeMarks(ch, database, marksOf(counts, nowMs), nowMs, local);
+}
+
+/**
+ * Records that the insert marked by markHours(counts, nowMs) has written its partials (./partials.ts): for each of
+ * its second marks a row adding 1 to `partial` and nothing to `touched`, summed with the mark. Written after the
+ * partials, so a second counts as having partials only once they are stored: until then — an insert in flight,
+ * or one whose partials failed and waits for its redelivery — readers take the second raw.
+ */
+export async function markPartials(
+  ch: ClickHouseClient,
+  database: string,
+  counts: SecondCounts,
+  nowMs: number,
+  local = '',
+): Promise<void> {
+  await insertTsv(
+    ch,
+    `${database}.${MARKS_TABLE}${local}`,
+    ['account_id', 'meter_id', 'hour', 'minute', 'touched', 'records', 'partial'],
+    marksOf(counts, nowMs)
+      .filter((m) => sliceOf(m.hour, m.minute) === 'second')
+      .map((m) => `${tsvEscape(m.accountId)}\t${tsvEscape(m.meterId)}\t${m.hour}\t${m.minute}\t0\t0\t1\n`),
+  );
 }
 
 /**
@@ -72,7 +95,6 @@ async function writeMarks(
   marks: readonly Mark[],
   nowMs: number,
   local: string,
-  partials = false,
 ): Promise<void> {
   const second = Math.floor(nowMs / 1000);
   const key = (m: Mark) => `${tsvEscape(m.accountId)}\t${tsvEscape(m.meterId)}\t${m.hour}\t${m.minute}`;
@@ -86,8 +108,8 @@ async function writeMarks(
   await insertTsv(
     ch,
     `${database}.${MARKS_TABLE}${local}`,
-    ['account_id', 'meter_id', 'hour', 'minute', 'touched', 'records', 'partial'],
-    marks.map((m) => `${key(m)}\t1\t${m.records}\t${partials ? 1 : 0}\n`),
+    ['account_id', 'meter_id', 'hour', 'minute', 'touched', 'records'],
+    marks.map((m) => `${key(m)}\t1\t${m.records}\n`),
   );
 }
 

@@ -3,7 +3,7 @@ import type { Infra } from '../../../shared/infra.js';
 import { USAGE_COLUMNS, USAGE_TABLE } from '../../../shared/usage/wire.js';
 import { UsageShards, type UsageShard } from '../../../shared/clients/usage-shards.js';
 import type { SecondCounts } from './hour-marks.js';
-import { markHours } from './hour-marks-store.js';
+import { markHours, markPartials } from './hour-marks-store.js';
 import { isDataError, describeInsertError } from './insert-errors.js';
 import { RollupSweeper } from './rollup-sweeper.js';
 import { countsOn, PieceAcks, shardPieces, type MessageRows } from './message-rows.js';
@@ -242,10 +242,15 @@ export class UsageWriter<M> {
       for (const meter of byMeter.keys()) meters.push(settleLockName(account, meter));
     const db = config.CLICKHOUSE_DATABASE;
     await withAccountLocks(pg, ACCOUNT_LOCK.SETTLE, meters, 'shared', async () => {
-      await shard.replicas.run((ch) => markHours(ch, db, counts, nowMs, shard.local, partials !== undefined));
+      await shard.replicas.run((ch) => markHours(ch, db, counts, nowMs, shard.local));
       await this.insert(shard, counted);
-      // After the rows: a partial never counts a record ClickHouse refused (the message is then poison).
-      if (partials?.length) await shard.replicas.run((ch) => insertPartials(ch, db, partials, shard.local));
+      // After the rows: a partial never counts a record ClickHouse refused (the message is then poison). Then the
+      // marks say the partials are there — a second of this insert is read from them only from that moment.
+      if (partials)
+        await shard.replicas.run(async (ch) => {
+          if (partials.length) await insertPartials(ch, db, partials, shard.local);
+          await markPartials(ch, db, counts, nowMs, shard.local);
+        });
     });
     this.opts.moved?.moved(counts.keys());
   }
