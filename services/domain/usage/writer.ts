@@ -243,13 +243,14 @@ export class UsageWriter<M> {
     const db = config.CLICKHOUSE_DATABASE;
     await withAccountLocks(pg, ACCOUNT_LOCK.SETTLE, meters, 'shared', async () => {
       await shard.replicas.run((ch) => markHours(ch, db, counts, nowMs, shard.local));
-      // The partials beside the rows: no reader takes a second of this insert from them before the marks say they
-      // are there, written once both are stored. If the rows fail, that never comes: the seconds stay raw.
-      await Promise.all([
-        this.insert(shard, counted),
-        partials?.length && shard.replicas.run((ch) => insertPartials(ch, db, partials, shard.local)),
-      ]);
-      if (partials) await shard.replicas.run((ch) => markPartials(ch, db, counts, nowMs, shard.local));
+      await this.insert(shard, counted);
+      // After the rows: a partial never counts a record ClickHouse refused (the message is then poison). Then the
+      // marks say the partials are there — a second of this insert is read from them only from that moment.
+      if (partials)
+        await shard.replicas.run(async (ch) => {
+          if (partials.length) await insertPartials(ch, db, partials, shard.local);
+          await markPartials(ch, db, counts, nowMs, shard.local);
+        });
     });
     this.opts.moved?.moved(counts.keys());
   }
