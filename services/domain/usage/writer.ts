@@ -244,7 +244,9 @@ export class UsageWriter<M> {
     await withAccountLocks(pg, ACCOUNT_LOCK.SETTLE, meters, 'shared', async () => {
       await shard.replicas.run((ch) => markHours(ch, db, counts, nowMs, shard.local));
       await this.insert(shard, counted);
-      // After the rows: a partial never counts a record ClickHouse refused (the message is then poison). Then the
+      // After the rows, never beside them: a read plans from the marks, then reads the data a moment later, when
+      // it may find partials of an insert that marked a second since; its raw rows must be there too, or the next
+      // read (planned raw for that second) would answer less (a bench run with the two in parallel did). Then the
       // marks say the partials are there — a second of this insert is read from them only from that moment.
       if (partials)
         await shard.replicas.run(async (ch) => {
