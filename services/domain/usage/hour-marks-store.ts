@@ -69,7 +69,7 @@ export async function markPartials(
     ['account_id', 'meter_id', 'hour', 'minute', 'touched', 'records', 'partial'],
     marksOf(counts, nowMs)
       .filter((m) => sliceOf(m.hour, m.minute) === 'second')
-      .map((m) => `${tsvEscape(m.accountId)}\t${tsvEscape(m.meterId)}\t${m.hour}\t${m.minute}\t0\t0\t1\n`),
+      .map((m) => `${markKey(m)}\t0\t0\t1\n`),
   );
 }
 
@@ -89,6 +89,9 @@ export function markWholeHours(
   return writeMarks(ch, database, wholeHourMarks(accountId, meterId, hours), nowMs, local);
 }
 
+/** A mark's key columns as TabSeparated text: account_id, meter_id, hour, minute. */
+const markKey = (m: Mark) => `${tsvEscape(m.accountId)}\t${tsvEscape(m.meterId)}\t${m.hour}\t${m.minute}`;
+
 async function writeMarks(
   ch: ClickHouseClient,
   database: string,
@@ -97,19 +100,18 @@ async function writeMarks(
   local: string,
 ): Promise<void> {
   const second = Math.floor(nowMs / 1000);
-  const key = (m: Mark) => `${tsvEscape(m.accountId)}\t${tsvEscape(m.meterId)}\t${m.hour}\t${m.minute}`;
   // The work list first: a mark the settler can't find would leave its hour raw until the next touch.
   await insertTsv(
     ch,
     `${database}.${TOUCHES_TABLE}${local}`,
     ['second', 'account_id', 'meter_id', 'hour', 'minute'],
-    marks.filter((m) => m.listed).map((m) => `${second}\t${key(m)}\n`),
+    marks.filter((m) => m.listed).map((m) => `${second}\t${markKey(m)}\n`),
   );
   await insertTsv(
     ch,
     `${database}.${MARKS_TABLE}${local}`,
     ['account_id', 'meter_id', 'hour', 'minute', 'touched', 'records'],
-    marks.map((m) => `${key(m)}\t1\t${m.records}\n`),
+    marks.map((m) => `${markKey(m)}\t1\t${m.records}\n`),
   );
 }
 
