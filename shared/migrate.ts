@@ -1,5 +1,12 @@
 import pg from 'pg';
-import { jetstreamManager, DiscardPolicy, StorageType, RetentionPolicy } from '@nats-io/jetstream';
+import {
+  jetstreamManager,
+  DiscardPolicy,
+  StorageType,
+  RetentionPolicy,
+  type JetStreamManager,
+  type StreamConfig,
+} from '@nats-io/jetstream';
 import { Kvm } from '@nats-io/kv';
 import { createClickhouse } from './clients/clickhouse.js';
 import { migrateClickhouseCluster } from './migrate-cluster.js';
@@ -150,10 +157,7 @@ export async function ensureNatsTopology(
         changed.push(`${cfg.name} updated`);
       }
     } catch {
-      await jsm.streams.add(cfg).catch((err: Error) => {
-        // JetStream's own message (e.g. "insufficient storage resources available") says what to fix.
-        throw new Error(`creating NATS stream ${cfg.name}: ${err.message}`, { cause: err });
-      });
+      await addStream(jsm, cfg);
       changed.push(`${cfg.name} created`);
     }
   }
@@ -198,3 +202,26 @@ export const RATE_BUCKET_TTL_MS = 2 * 3_600_000;
 
 /** How long an api process counts as alive after its last heartbeat (it beats every third of this). */
 export const API_PROCESS_TTL_MS = 15_000;
+
+/**
+ * Creates a stream. nats-server 2.9 removes an account's stream directory when its last stream is deleted, and a
+ * stream created at that moment fails with "error creating store for stream" (its log: "could not create storage
+ * directory … no such file or directory"): seen when one deployment's streams are dropped as another's are made.
+ * Such a failure is tried again; any other is reported with JetStream's own message (e.g. "insufficient storage
+ * resources available"), which says what to fix.
+ */
+async function addStream(jsm: JetStreamManager, cfg: Partial<StreamConfig> & { name: string }): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await jsm.streams.add(cfg);
+      return;
+    } catch (err) {
+      const message = (err as Error).message;
+      if (attempt < 5 && /error creating store for stream/i.test(message)) {
+        await new Promise((r) => setTimeout(r, 50 * attempt));
+        continue;
+      }
+      throw new Error(`creating NATS stream ${cfg.name}: ${message}`, { cause: err });
+    }
+  }
+}
