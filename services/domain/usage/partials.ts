@@ -16,8 +16,6 @@
  * Costs one pass over the rows' bytes: a few native tab searches, the timestamp's and the value's digits, and a
  * byte comparison with the previous row's account, meter and dimensions (rows of one request repeat them).
  */
-import type { ClickHouseClient } from '@clickhouse/client';
-import { Readable } from 'node:stream';
 import { asBuffer } from './row-scan.js';
 import { HOUR_MS } from './sql.js';
 
@@ -293,16 +291,6 @@ export function partialLines(input: PartialsInput): Buffer | undefined {
 /** The first second an insert at `nowMs` marks per second: the open hour's (hour-marks.ts markOf). */
 export const openHourFirstSecond = (nowMs: number) => Math.floor(nowMs / HOUR_MS) * 3600;
 
-/** Stores partialLines' rows (on a cluster, into the shard's own table: `local`). */
-export async function insertPartials(ch: ClickHouseClient, database: string, lines: Buffer, local = ''): Promise<void> {
-  await ch.insert({
-    table: `${database}.${PARTIALS_TABLE}${local}`,
-    values: Readable.from([lines], { objectMode: false }),
-    format: 'TabSeparated',
-    columns: [...PARTIAL_COLUMNS],
-  });
-}
-
 /** Partials are read for the open hour only: days before yesterday (UTC) are dropped, a partition each. */
 export const PARTIAL_DAYS_KEPT = 2;
 
@@ -310,21 +298,4 @@ export const PARTIAL_DAYS_KEPT = 2;
 export function oldestPartialDay(nowMs: number): number {
   const d = new Date(nowMs - (PARTIAL_DAYS_KEPT - 1) * 86_400_000);
   return d.getUTCFullYear() * 10_000 + (d.getUTCMonth() + 1) * 100 + d.getUTCDate();
-}
-
-/** Drops the partials' days before `oldestDay` (YYYYMMDD) on one server (a replica: the drop is replicated). */
-export async function dropOldPartials(
-  ch: ClickHouseClient,
-  database: string,
-  oldestDay: number,
-  local = '',
-): Promise<number> {
-  const table = `${PARTIALS_TABLE}${local}`;
-  const rs = await ch.query({
-    query: `SELECT DISTINCT partition AS p FROM system.parts WHERE database = '${database}' AND table = '${table}' AND active`,
-    format: 'JSONEachRow',
-  });
-  const old = (await rs.json<{ p: string }>()).map((r) => Number(r.p)).filter((p) => p < oldestDay);
-  for (const p of old) await ch.command({ query: `ALTER TABLE ${database}.${table} DROP PARTITION ${p}` });
-  return old.length;
 }

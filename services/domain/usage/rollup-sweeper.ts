@@ -13,7 +13,8 @@ import type { UsageShards } from '../../../shared/clients/usage-shards.js';
 import { USAGE_TABLE } from '../../../shared/usage/wire.js';
 import { settleHours } from './hour-settler.js';
 import { PeriodicTask } from '../../../shared/periodic.js';
-import { dropOldPartials, oldestPartialDay } from './partials.js';
+import { oldestPartialDay } from './partials.js';
+import { dropOldPartials } from './partials-store.js';
 
 /**
  * Rolls up each hour once it has closed (plus SWEEP_AFTER_MS): every (account, meter) the hour's inserts touched

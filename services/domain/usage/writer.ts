@@ -12,7 +12,8 @@ import { claimNewRows, type ClaimRule } from './claim-lock.js';
 import { RecentIds } from './recent-ids.js';
 import { ACCOUNT_LOCK, settleLockName, withAccountLocks } from './account-locks.js';
 import { HourSettler } from './hour-settler.js';
-import { insertPartials, openHourFirstSecond, partialLines } from './partials.js';
+import { openHourFirstSecond, partialLines } from './partials.js';
+import { insertPartials } from './partials-store.js';
 import type { UsageMoved } from './usage-moved.js';
 
 /**
