@@ -188,10 +188,13 @@ export function batchRows(chunks: readonly Uint8Array[], fold?: (hash: number) =
 
 const UNESCAPE: Record<string, string> = { '\\\\': '\\', '\\t': '\t', '\\n': '\n', '\\r': '\r' };
 
+/** An id's text as the payload escapes it (tsvEscape), unescaped. */
+export const unescapeId = (id: string) => id.replace(/\\[\\tnr]/g, (e) => UNESCAPE[e]!);
+
 /** Row i's id, unescaped. */
 export function idOf(r: BatchRows, i: number, chunk = chunkOf(r, i)): string {
   const id = r.bufs[chunk]!.toString('utf8', r.idStart[i], r.idEnd[i]);
-  return r.flags[i]! & ESCAPED ? id.replace(/\\[\\tnr]/g, (e) => UNESCAPE[e]!) : id;
+  return r.flags[i]! & ESCAPED ? unescapeId(id) : id;
 }
 
 /** The chunk row i is in. */

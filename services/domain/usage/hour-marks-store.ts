@@ -46,12 +46,14 @@ export async function markHours(
   counts: SecondCounts,
   nowMs: number,
   local = '',
-): Promise<void> {
-  await writeMarks(ch, database, marksOf(counts, nowMs), nowMs, local);
+): Promise<Mark[]> {
+  const marks = marksOf(counts, nowMs);
+  await writeMarks(ch, database, marks, nowMs, local);
+  return marks;
 }
 
 /**
- * Records that the insert marked by markHours(counts, nowMs) has written its partials (./partials.ts): for each of
+ * Records that the insert whose `marks` markHours wrote has written its partials (./partials.ts): for each of
  * its second marks a row adding 1 to `partial` and nothing to `touched`, summed with the mark. Written after the
  * partials, so a second counts as having partials only once they are stored: until then — an insert in flight,
  * or one whose partials failed and waits for its redelivery — readers take the second raw.
@@ -59,17 +61,14 @@ export async function markHours(
 export async function markPartials(
   ch: ClickHouseClient,
   database: string,
-  counts: SecondCounts,
-  nowMs: number,
+  marks: readonly Mark[],
   local = '',
 ): Promise<void> {
   await insertTsv(
     ch,
     `${database}.${MARKS_TABLE}${local}`,
     ['account_id', 'meter_id', 'hour', 'minute', 'touched', 'records', 'partial'],
-    marksOf(counts, nowMs)
-      .filter((m) => sliceOf(m.hour, m.minute) === 'second')
-      .map((m) => `${markKey(m)}\t0\t0\t1\n`),
+    marks.filter((m) => sliceOf(m.hour, m.minute) === 'second').map((m) => `${markKey(m)}\t0\t0\t1\n`),
   );
 }
 

@@ -16,7 +16,8 @@
  * Costs one pass over the rows' bytes: a few native tab searches, the timestamp's and the value's digits, and a
  * byte comparison with the previous row's account, meter and dimensions (rows of one request repeat them).
  */
-import { asBuffer } from './row-scan.js';
+import { asBuffer, sameBytes } from './row-scan.js';
+import { unescapeId } from './batch-rows.js';
 import { HOUR_MS } from './sql.js';
 
 export const PARTIALS_TABLE = 'usage_partials';
@@ -132,11 +133,7 @@ export function unitsText(u: Units): string {
 
 /** An id's value from its TabSeparated bytes (only ids holding a backslash need it). */
 function unescapedId(buf: Buffer, from: number, to: number): Buffer {
-  const map: Record<string, string> = { t: '\t', n: '\n', r: '\r', '\\': '\\' };
-  return Buffer.from(
-    buf.toString('latin1', from, to).replace(/\\(.)/g, (_, c: string) => map[c] ?? c),
-    'latin1',
-  );
+  return Buffer.from(unescapeId(buf.toString('latin1', from, to)), 'latin1');
 }
 
 /**
@@ -150,11 +147,6 @@ function idAfter(buf: Buffer, from: number, to: number, escaped: boolean, g: Gro
   const n = Math.min(to - from, b - a);
   for (let k = 0; k < n; k++) if (buf[from + k] !== buf[a + k]) return buf[from + k]! > buf[a + k]!;
   return to - from > b - a;
-}
-
-function sameBytes(buf: Buffer, a: number, b: number, n: number): boolean {
-  for (let k = 0; k < n; k++) if (buf[a + k] !== buf[b + k]) return false;
-  return true;
 }
 
 /** Whether buf[at, at + n) repeats buf[prevAt, prevAt + n) and is followed by `next` (n < 0: no previous row). */

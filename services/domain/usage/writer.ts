@@ -243,7 +243,7 @@ export class UsageWriter<M> {
       for (const meter of byMeter.keys()) meters.push(settleLockName(account, meter));
     const db = config.CLICKHOUSE_DATABASE;
     await withAccountLocks(pg, ACCOUNT_LOCK.SETTLE, meters, 'shared', async () => {
-      await shard.replicas.run((ch) => markHours(ch, db, counts, nowMs, shard.local));
+      const marks = await shard.replicas.run((ch) => markHours(ch, db, counts, nowMs, shard.local));
       await this.insert(shard, counted);
       // After the rows, never beside them: a read plans from the marks, then reads the data a moment later, when
       // it may find partials of an insert that marked a second since; its raw rows must be there too, or the next
@@ -252,7 +252,7 @@ export class UsageWriter<M> {
       if (partials)
         await shard.replicas.run(async (ch) => {
           if (partials.length) await insertPartials(ch, db, partials, shard.local);
-          await markPartials(ch, db, counts, nowMs, shard.local);
+          await markPartials(ch, db, marks, shard.local);
         });
     });
     this.opts.moved?.moved(counts.keys());
