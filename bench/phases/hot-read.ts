@@ -21,6 +21,7 @@ import { addBenchMeter, type BenchWorld } from '../world.js';
 import { hourWithRoom, timeHotReads, type HotReads } from './hot-reads.js';
 import { HotReadChecker, type Answer } from './hot-read-check.js';
 import { readClient } from './usage-reads.js';
+import { waitForMergesIdle, waitForSettled } from '../pipeline-cost.js';
 
 const HOUR = 3_600_000;
 const READ_EVERY_MS = 50;
@@ -55,6 +56,8 @@ export interface HotReadResult {
   batch: number;
   /** The machine's load average when the phase began (2 cores: above 2 the figures are the neighbours' too). */
   loadavg_before: number[];
+  /** Seconds waited before the load for earlier phases' settles and merges to finish. */
+  quiet_wait_s: number;
   ingest: {
     sent_records: number;
     accepted_records: number;
@@ -135,10 +138,13 @@ export async function runHotReadPhase(o: {
   const body = JSON.stringify(Array.from({ length: batch }, (_, i) => ({ value: recordValue(i), timestamp: NOW })));
   const batchValue = Array.from({ length: batch }, (_, i) => recordValue(i)).reduce((a, b) => a + b, 0);
   const asRecords = (requests: number): Answer => ({ count: requests * batch, value: requests * batchValue });
+  // The earlier phases' (or runs') background work done first — their settles and merges would run during this
+  // load: the phase measures a read beside its own ingest.
+  const quietS = round((await waitForSettled(o.ch)) + (await waitForMergesIdle(o.ch)), 1);
   const progress = openLoopProgress();
   const before = loadavg().map((x) => round(x, 2));
   o.log(
-    `hot-read: ${rate} records/s for ${seconds} s in requests of ${batch} to meter ${meterId}, reading every ${READ_EVERY_MS} ms (load average ${before.join(' ')})`,
+    `hot-read: ${rate} records/s for ${seconds} s in requests of ${batch} to meter ${meterId}, reading every ${READ_EVERY_MS} ms (load average ${before.join(' ')}; ${quietS} s waited for earlier settles and merges)`,
   );
   // One warm read of each before the load: the first request's connection and the api's meter lookup.
   for (const w of ['hour', 'day'] as const) await read(w);
@@ -242,6 +248,7 @@ export async function runHotReadPhase(o: {
     seconds,
     batch,
     loadavg_before: before,
+    quiet_wait_s: quietS,
     ingest: {
       sent_records: sent.sent * batch,
       accepted_records: accepted.count,
