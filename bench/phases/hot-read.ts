@@ -21,7 +21,7 @@ import { addBenchMeter, type BenchWorld } from '../world.js';
 import { hourWithRoom, timeHotReads, type HotReads } from './hot-reads.js';
 import { HotReadChecker, type Answer } from './hot-read-check.js';
 import { readClient } from './usage-reads.js';
-import { waitForMergesIdle, waitForSettled } from '../pipeline-cost.js';
+import { waitForQuiet } from '../pipeline-cost.js';
 
 const HOUR = 3_600_000;
 const READ_EVERY_MS = 50;
@@ -140,7 +140,7 @@ export async function runHotReadPhase(o: {
   const asRecords = (requests: number): Answer => ({ count: requests * batch, value: requests * batchValue });
   // The earlier phases' (or runs') background work done first — their settles and merges would run during this
   // load: the phase measures a read beside its own ingest.
-  const quietS = round((await waitForSettled(o.ch)) + (await waitForMergesIdle(o.ch)), 1);
+  const quietS = round(await waitForQuiet(o.ch), 1);
   const progress = openLoopProgress();
   const before = loadavg().map((x) => round(x, 2));
   o.log(
