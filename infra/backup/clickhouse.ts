@@ -77,6 +77,12 @@ const MARKS = new Set(['usage_hour_marks', 'usage_hour_touches']);
 const LEFT_OUT = new Set(['usage_partials']);
 const DUMPED_AS: Record<string, Record<string, string>> = { usage_hour_marks: { partial: 'toUInt64(0)' } };
 
+/** A column as the dump selects it: itself, or what DUMPED_AS stores in its place. */
+function dumpedColumn(table: string, column: string): string {
+  const as = DUMPED_AS[table]?.[column];
+  return as ? `${as} AS ${ident(column)}` : ident(column);
+}
+
 /** Table names in the order the migration files create them (and the materialized views they create). */
 async function migrationOrder(): Promise<{ tables: string[]; views: string[] }> {
   const tables: string[] = [];
@@ -179,7 +185,7 @@ export async function dumpClickhouse(url: string, database: string, dir: string)
       const file = path.join('clickhouse', `${t.name}.native`);
       await ch.run(async (c) => {
         const r = await c.exec({
-          query: `SELECT ${columns.map((c) => (DUMPED_AS[t.name]?.[c] ? `${DUMPED_AS[t.name]![c]} AS ${ident(c)}` : ident(c))).join(', ')} FROM ${database}.${ident(t.name)} FORMAT Native`,
+          query: `SELECT ${columns.map((col) => dumpedColumn(t.name, col)).join(', ')} FROM ${database}.${ident(t.name)} FORMAT Native`,
           clickhouse_settings: READ_SETTINGS,
         });
         await pipeline(r.stream, createWriteStream(path.join(dir, file), { mode: 0o600 }));

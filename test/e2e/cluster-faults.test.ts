@@ -15,6 +15,7 @@ import {
   sendRecords,
   storedCount,
   waitForMeterEverywhere,
+  waitForShardReplicas,
 } from './cluster-helpers.js';
 import { isSettled } from '../../services/domain/usage/hour-marks.js';
 import { hourStates } from '../../services/domain/usage/hour-marks-store.js';
@@ -88,17 +89,13 @@ t.test('local cluster under node and process kills', async (t) => {
       180_000,
       250,
     );
-    // Seen on one replica; its twin fetches them asynchronously (docs/operations.md "Durability you get"), and a
-    // read may be served by either: the exact count is asserted once both hold them.
-    const shard = shardIndex(account.accountId, CLUSTER_SHAPE.clickhouseShards) + 1;
-    await waitUntil(
-      async () => {
-        const counts = await countsPerReplica(c, meterId);
-        return counts[`clickhouse-s${shard}r1`]! >= expected && counts[`clickhouse-s${shard}r2`]! >= expected;
-      },
+    // Seen on one replica: the exact count is asserted once both hold them.
+    await waitForShardReplicas(
+      c,
+      account.accountId,
+      meterId,
+      expected,
       "both replicas of the account's shard to hold the records",
-      120_000,
-      250,
     );
     const stored = await storedCount(c, meterId);
     t.same(stored.records, expected, 'counted exactly once');
@@ -294,17 +291,13 @@ t.test('local cluster under node and process kills', async (t) => {
       250,
     );
     t.equal((await storedCount(c, meterId)).records, expected, 'counted exactly once');
-    // storedCount saw the rows on one replica; a read may be served by its twin, which fetches them asynchronously
-    // (docs/operations.md "Durability you get"). Once both hold them, every read must count them all.
-    const shard = shardIndex(account.accountId, CLUSTER_SHAPE.clickhouseShards) + 1;
-    await waitUntil(
-      async () => {
-        const counts = await countsPerReplica(c, meterId);
-        return counts[`clickhouse-s${shard}r1`] === expected && counts[`clickhouse-s${shard}r2`] === expected;
-      },
+    // storedCount saw the rows on one replica. Once both hold them, every read must count them all.
+    await waitForShardReplicas(
+      c,
+      account.accountId,
+      meterId,
+      expected,
       "both replicas of the account's shard to hold the streamed records",
-      120_000,
-      250,
     );
     // The rollups and settles of the records replicate on their own, in no order between tables: a replica that
     // came back from an earlier kill may hold a settle before the rollup it vouches for and serve the older rollup

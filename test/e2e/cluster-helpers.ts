@@ -6,6 +6,8 @@ import { createClickhouse } from '../../shared/clients/clickhouse.js';
 import type { LocalCluster } from '../fixtures/cluster.js';
 import { callJson } from '../fixtures/matrix.js';
 import { waitUntil } from '../fixtures/env.js';
+import { shardIndex } from '../../shared/clickhouse-cluster.js';
+import { CLUSTER_SHAPE } from '../../infra/stack/topology.js';
 
 export interface SendReport {
   /** Records sent (each batch once, however often it was retried). */
@@ -90,6 +92,30 @@ export async function storedCount(
   });
   const [row] = await rs.json<{ n: string; ids: string; s: string }>();
   return { records: Number(row?.n ?? 0), ids: Number(row?.ids ?? 0), sum: row?.s ?? '0' };
+}
+
+/**
+ * Waits until both replicas of the account's ClickHouse shard hold `expected` of the meter's records: a write is
+ * acknowledged once one replica has it, and its twin fetches it asynchronously (docs/operations.md "Durability you
+ * get"), while a read may be served by either. Tests assert exact counts after this.
+ */
+export async function waitForShardReplicas(
+  c: LocalCluster,
+  accountId: string,
+  meterId: string,
+  expected: number,
+  what: string,
+): Promise<void> {
+  const shard = shardIndex(accountId, CLUSTER_SHAPE.clickhouseShards) + 1;
+  await waitUntil(
+    async () => {
+      const counts = await countsPerReplica(c, meterId);
+      return counts[`clickhouse-s${shard}r1`]! >= expected && counts[`clickhouse-s${shard}r2`]! >= expected;
+    },
+    what,
+    120_000,
+    250,
+  );
 }
 
 /** The deduplicated count of a meter's records on each replica's own local table. */
