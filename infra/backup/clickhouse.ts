@@ -72,10 +72,17 @@ const MARKS = new Set(['usage_hour_marks', 'usage_hour_touches']);
 /**
  * Partial sums of the open hour's seconds (services/domain/usage/partials.ts) are left out: they are written after
  * the records they sum and vouched for by marks written after them, an order no dump of one table after another can
- * keep. Every mark is dumped as without partials instead, so a restored deployment reads those seconds raw.
+ * keep. Every mark is dumped as without partials instead, and a second's mark as its minute's (in the work list
+ * too): a second whose marks lack partials may be read from the partials of inserts in flight
+ * (services/domain/usage/hour-marks.ts isReadFromPartials), a minute with marks of its own never is, so a restored
+ * deployment reads those minutes raw until they are settled.
  */
 const LEFT_OUT = new Set(['usage_partials']);
-const DUMPED_AS: Record<string, Record<string, string>> = { usage_hour_marks: { partial: 'toUInt64(0)' } };
+const SECOND_AS_MINUTE = 'toInt64(if(minute >= hour * 3600 AND minute < (hour + 1) * 3600, intDiv(minute, 60), minute))';
+const DUMPED_AS: Record<string, Record<string, string>> = {
+  usage_hour_marks: { partial: 'toUInt64(0)', minute: SECOND_AS_MINUTE },
+  usage_hour_touches: { minute: SECOND_AS_MINUTE },
+};
 
 /** A column as the dump selects it: itself, or what DUMPED_AS stores in its place. */
 function dumpedColumn(table: string, column: string): string {

@@ -242,7 +242,17 @@ t.test('a backup taken under ingest restores into an empty stack: same answers, 
     [...got.values.values()].every((v) => Number(v) === 1),
     'every value as sent',
   );
-  const liveUsage = await callJson(base, a.tokens.read, 'GET', `/v1/meters/${live}/usage?window=none`);
+  // The restored consumer's last insert counts in GET usage once its partials are stored (docs/usage.md "Partials").
+  let liveUsage = await callJson(base, a.tokens.read, 'GET', `/v1/meters/${live}/usage?window=none`);
+  await waitUntil(
+    async () => {
+      liveUsage = await callJson(base, a.tokens.read, 'GET', `/v1/meters/${live}/usage?window=none`);
+      return liveUsage.status === 200 && liveUsage.body.count >= got.values.size;
+    },
+    'the usage query to count every restored record',
+    60_000,
+    200,
+  );
   t.equal(liveUsage.body.count, got.values.size, 'the usage query counts each restored record once');
   t.equal(Number(liveUsage.body.value), got.values.size);
 

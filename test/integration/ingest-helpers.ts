@@ -143,9 +143,11 @@ export async function postJson(
 }
 
 /**
- * Distinct records of a meter as the usage read path counts them (rollups of swept hours, raw rows of the
+ * Distinct records of a meter as the usage read paths count them (rollups of swept hours, raw rows of the
  * rest; duplicates collapsed) — the records a usage query, an invoice, a test's next read will see. A late
- * record's raw row is visible a few milliseconds before its hour's recomputed rollup; this waits for both.
+ * record's raw row is visible a few milliseconds before its hour's recomputed rollup, and a live record's a few
+ * before its partials (which `GET …/usage` of a meter never corrected reads: docs/usage.md "Partials"); this
+ * waits for all of them: the lesser of the two reads.
  */
 export async function storedCount(infra: Infra, meterId: string): Promise<number> {
   const rs = await infra.clickhouse.query({
@@ -154,10 +156,12 @@ export async function storedCount(infra: Infra, meterId: string): Promise<number
   });
   const [row] = await rs.json<{ a: string; c: string }>();
   if (!row || Number(row.c) === 0) return 0;
-  const [total] = await queryUsageTotals(infra.clickhouse, infra.config.CLICKHOUSE_DATABASE, [
-    { accountId: row.a, meterId, type: 'counter', startMs: 0, endMs: Date.now() + DAY_MS },
+  const read = { accountId: row.a, meterId, type: 'counter' as const, startMs: 0, endMs: Date.now() + DAY_MS };
+  const totals = await queryUsageTotals(infra.clickhouse, infra.config.CLICKHOUSE_DATABASE, [
+    read,
+    { ...read, neverCorrected: true },
   ]);
-  return total!.count;
+  return Math.min(...totals.map((x) => x.count));
 }
 
 /** Record ids ClickHouse holds for a meter. */

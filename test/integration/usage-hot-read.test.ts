@@ -10,8 +10,8 @@ import { createMeter, iso, post, startConsumer, startUsageApi, waitForMeter } fr
 /**
  * A hot meter's current hour read while it is written (issue 45 item 2): inserts mark an open hour per second,
  * the settler recomputes a busy minute's quiet seconds into second rollups, and a read takes the last few seconds
- * from the consumer's partial sums of them (services/domain/usage/partials.ts), raw only those an insert in flight
- * has marked. Every answer during ingest lies between the previous answer (nothing once counted goes missing)
+ * from the consumer's partial sums of them (services/domain/usage/partials.ts); an insert in flight counts once its
+ * partials are stored. Every answer during ingest lies between the previous answer (nothing once counted goes missing)
  * and the distinct records sent so far (client retries of a batch, same ids and timestamps, never count twice),
  * and the final answer is exact.
  */
@@ -149,8 +149,8 @@ t.test('the current hour of a meter under ingest: every read within bounds, the 
     format: 'JSONEachRow',
   });
   t.ok(Number((await rs.json<{ n: string }>())[0]!.n) > 0, 'busy minutes were read from second rollups');
-  // Raw: only seconds an insert in flight has marked (its partials not stored yet), or late records of a closed
-  // hour when the load crossed one.
+  // Raw: only a second recomputed once and then marked by an insert in flight (a retried batch's late second), or
+  // late records of a closed hour when the load crossed one.
   t.ok(
     rawSecondsLate < (INGEST_MS / 1000) * 0.75,
     `late in the load a read took at most ${rawSecondsLate.toFixed(1)} s of the hour raw (of ${ingestedFor.toFixed(0)} s ingested)`,

@@ -2,7 +2,8 @@ import t from 'tap';
 import { isolatedConfig, testInfra, type TestLike } from '../fixtures/env.js';
 import { createTestAccount } from '../fixtures/auth.js';
 import type { Config } from '../../shared/config.js';
-import { encodeRow } from '../../shared/usage/wire.js';
+import { Readable } from 'node:stream';
+import { encodeRow, USAGE_COLUMNS, USAGE_TABLE } from '../../shared/usage/wire.js';
 import { UsageShards } from '../../shared/clients/usage-shards.js';
 import { readMessageRows } from '../../services/domain/usage/message-rows.js';
 import { UsageWriter, type WriteOutcome } from '../../services/domain/usage/writer.js';
@@ -11,6 +12,9 @@ import { HOUR_MS } from '../../services/domain/usage/rollups-store.js';
 import { planHours, readPlan, watermark } from '../../services/domain/usage/read-plan.js';
 import { queryUsageTotals } from '../../services/domain/usage/query.js';
 import { PARTIALS_TABLE } from '../../services/domain/usage/partials.js';
+import { markHours } from '../../services/domain/usage/hour-marks-store.js';
+import type { SecondCounts } from '../../services/domain/usage/hour-marks.js';
+import { settle } from '../../services/domain/usage/hour-settler.js';
 import { createMeter } from './ingest-helpers.js';
 
 /**
@@ -129,6 +133,97 @@ t.test('partials hold each stored record once, and a read with them equals the r
   t.same(await totals(true), { count: 6, sum: '20.500000001' }, 'the read from partials: each record once');
   t.same(await totals(false), await totals(true), 'equal to the read of the raw rows (a meter that may be corrected)');
 });
+
+t.test(
+  'an insert in flight counts once its partials are stored; after a recompute its second is read raw',
+  async (t) => {
+    while (HOUR_MS - (Date.now() % HOUR_MS) < 20_000) await new Promise((r) => setTimeout(r, 1000));
+    const config = await isolatedConfig(t);
+    const infra = await testInfra(t, config, 'partials-in-flight');
+    const ch = infra.clickhouse;
+    const db = config.CLICKHOUSE_DATABASE;
+    const acct = await createTestAccount(infra);
+    const meter = await createMeter(infra, acct.accountId, { type: 'counter', aggregation: 'sum' });
+    const writer = await writerOf(t, config, 'partials-in-flight-writer');
+    const shards = await UsageShards.open(config, { maxOpenConnections: 1, quiet: true });
+    t.teardown(() => shards.close());
+    const shard = shards.of(acct.accountId);
+    const now = Date.now();
+    const T1 = now - 4_000;
+    const second = Math.floor(T1 / 1000);
+    const message = (recs: [string, string][]) =>
+      Buffer.concat(recs.map(([id, v]) => encodeRow(acct.accountId, meter.id, T1, id, v, now)));
+    const write = async (key: number, recs: [string, string][]) => {
+      const data = message(recs);
+      const read = readMessageRows(acct.accountId, data, recs.length);
+      if ('poison' in read) throw new Error(read.poison);
+      await writer.write(
+        { msgs: [`m${key}`], rowsOf: [read.rows], chunks: [data], rows: recs.length, keys: [key] },
+        () => undefined,
+      );
+    };
+    // What the writer does before its partials (writer.ts insertCounted): claims, marks, rows — and then stops, as a
+    // consumer does between its rows and its partials (in flight, or killed there).
+    const upToRows = async (key: number, recs: [string, string][]) => {
+      const data = message(recs);
+      await claimNewRows(infra.pg, shard, db, [data], { windowMs: 86_400_000 }, [key]);
+      const counts: SecondCounts = new Map([[acct.accountId, new Map([[meter.id, new Map([[second, recs.length]])]])]]);
+      await markHours(ch, db, counts, Date.now());
+      await ch.insert({
+        table: USAGE_TABLE,
+        values: Readable.from([data], { objectMode: false }),
+        format: 'TabSeparated',
+        columns: [...USAGE_COLUMNS],
+      });
+    };
+    const range = { startMs: Math.floor(now / HOUR_MS) * HOUR_MS, endMs: (Math.floor(now / HOUR_MS) + 1) * HOUR_MS };
+    const planned = async () =>
+      readPlan(
+        range.startMs,
+        range.endMs,
+        await watermark(ch, db),
+        await planHours(
+          ch,
+          db,
+          `account_id = '${acct.accountId}' AND meter_id = '${meter.id}'`,
+          range.startMs,
+          range.endMs,
+        ),
+      );
+    const total = async () => {
+      const [r] = await queryUsageTotals(ch, db, [
+        { accountId: acct.accountId, meterId: meter.id, type: 'counter', ...range, neverCorrected: true },
+      ]);
+      return { count: r!.count, sum: r!.sum };
+    };
+
+    await write(301, [['a', '1']]);
+    await upToRows(302, [['b', '2']]);
+    t.same((await planned()).rawRanges, [], 'the second an insert in flight marked is read from nowhere raw');
+    t.same(await total(), { count: 1, sum: '1.000000000' }, 'its records are not counted yet: only 301’s');
+    await write(302, [['b', '2']]);
+    t.same(await total(), { count: 2, sum: '3.000000000' }, 'redelivered, its partials stored: counted, once');
+
+    // The second recomputed (as the settler does once it is quiet), then another insert stopped before its partials.
+    await settle(infra.pg, shard, db, [
+      { accountId: acct.accountId, meterId: meter.id, hours: [], minutes: [], seconds: [second] },
+    ]);
+    t.same(await total(), { count: 2, sum: '3.000000000' }, 'from the second rollup: the same');
+    await upToRows(303, [['c', '4']]);
+    t.same(
+      (await planned()).rawRanges,
+      [[second * 1000, (second + 1) * 1000]],
+      'after a recompute, a second with an insert in flight is read raw',
+    );
+    t.same(
+      await total(),
+      { count: 3, sum: '7.000000000' },
+      'so its stored rows count: no read answers less than one before',
+    );
+    await write(303, [['c', '4']]);
+    t.same(await total(), { count: 3, sum: '7.000000000' }, 'redelivered: still once');
+  },
+);
 
 t.test('without claims (USAGE_IDENTITY=timestamp) no partials are written, and the seconds are read raw', async (t) => {
   while (HOUR_MS - (Date.now() % HOUR_MS) < 20_000) await new Promise((r) => setTimeout(r, 1000));

@@ -12,6 +12,7 @@ import {
   isMinuteSettled,
   isSecondSettled,
   hasPartials,
+  isReadFromPartials,
   isSettled,
   markOf,
   sliceOf,
@@ -131,6 +132,7 @@ t.test('readPlan: a pending hour marked per minute reads its settled minutes fro
     wholeHourTouched: whole,
     settledTouched: settled,
     settledRecords: 0,
+    partialMarks: 0,
     minutes: new Map(
       minutes.map(([m, touched, settledTouched]) => [
         m,
@@ -259,6 +261,46 @@ t.test('statesOf: a second has partials when every insert that marked it wrote t
   const [old] = statesOf([{ ...row(sec, 2, 0), p: undefined }]);
   t.notOk(hasPartials(old!.minutes.get(hour * 60 + 7)!.seconds.get(sec)!), 'marks read without the column: none');
 });
+
+t.test(
+  'isReadFromPartials: an insert in flight is left out until its partials land, never after a recompute',
+  async (t) => {
+    const hour = 500_000;
+    const minute = hour * 60 + 7;
+    const sec = minute * 60;
+    const row = (n: number, marks: number, partial: number, settled = 0) => ({
+      a: 'a',
+      m: 'm',
+      h: hour,
+      n,
+      t: marks,
+      r: marks,
+      st: settled,
+      sr: settled,
+      p: partial,
+    });
+    const fromPartials = (rows: ReturnType<typeof row>[], second = sec) => {
+      const [s] = statesOf(rows);
+      const m = s!.minutes.get(Math.floor(second / 60))!;
+      return isReadFromPartials(s!, m, m.seconds.get(second)!);
+    };
+    const written = row(sec + 1, 2, 2);
+    t.ok(fromPartials([row(sec, 3, 3)]), 'every insert that marked it wrote its partials');
+    t.ok(fromPartials([row(sec, 2, 1)]), 'one insert of two in flight, nothing recomputed: from the partials stored');
+    t.ok(fromPartials([row(sec, 1, 0), written]), 'its only insert in flight, the meter’s others write partials');
+    t.notOk(fromPartials([row(sec, 3, 2, 2)]), 'the second was recomputed once: its rows raw');
+    t.notOk(
+      fromPartials([row(sec, 3, 2), written, row(minute, 0, 0, 4)]),
+      'its minute was recomputed (a minute settle): raw',
+    );
+    t.notOk(fromPartials([row(sec, 3, 2), written, row(WHOLE_HOUR, 0, 0, 1)]), 'its hour was recomputed: raw');
+    t.ok(fromPartials([row(sec, 3, 3, 2)]), 'recomputed, but every insert since wrote partials: from them');
+    t.notOk(
+      fromPartials([row(sec, 2, 0), row(sec + 1, 1, 0)]),
+      'no insert of the meter in this hour wrote partials (USAGE_IDENTITY=timestamp): raw',
+    );
+  },
+);
 
 t.test('statesOf: seconds gather into their minute; a minute settle covers its seconds', async (t) => {
   const hour = 500_000;

@@ -140,6 +140,8 @@ export interface HourState {
   wholeHourTouched: number;
   settledTouched: number;
   settledRecords: number;
+  /** Of its second marks, those whose insert wrote partials: the meter's consumers write them (./partials.ts). */
+  partialMarks: number;
   /** Epoch minute → its marks and settles (minutes with marks only). */
   minutes: Map<number, MinuteState>;
 }
@@ -147,8 +149,19 @@ export interface HourState {
 export const isSettled = (s: HourState) => s.touched <= s.settledTouched;
 export const isMinuteSettled = (m: MinuteState) => m.touched <= m.settledTouched;
 export const isSecondSettled = (m: SecondState) => m.touched <= m.settledTouched;
-/** Every insert that marked the second wrote its partials: a reader may take it from them (./partials.ts). */
+/** Every insert that marked the second wrote its partials (./partials.ts). */
 export const hasPartials = (m: SecondState) => m.partial >= m.touched;
+/**
+ * Whether a read takes a pending second from its partials rather than its raw rows: when every insert that marked
+ * it wrote them; or when the meter's inserts in this hour write partials and nothing of the second — not it, its
+ * minute, nor its hour — was ever recomputed. Then its marks without partials are inserts in flight (or one that
+ * failed before its partials and waits for its redelivery): their records count from the moment their partials
+ * are stored, as a record becomes visible a moment after it is accepted. Raw after a recompute: the recompute
+ * counted the rows of such a failed insert, and no later read may answer less than a read of it did.
+ */
+export const isReadFromPartials = (hour: HourState, minute: MinuteState, second: SecondState) =>
+  hasPartials(second) ||
+  (hour.partialMarks > 0 && second.settledTouched === 0 && minute.settledTouched === 0 && hour.settledTouched === 0);
 /** Whether every record of the hour is in a minute or second mark: it can be read per minute. */
 export const isMarkedPerMinute = (s: HourState) => s.wholeHourTouched === 0 && s.minutes.size > 0;
 /** Whether an unsettled minute can be read per second: every record of it is in a second mark. */
@@ -193,6 +206,7 @@ export function statesOf(rows: readonly StateRow[]): HourState[] {
           wholeHourTouched: 0,
           settledTouched: 0,
           settledRecords: 0,
+          partialMarks: 0,
           minutes: new Map(),
         }),
       );
@@ -213,8 +227,10 @@ export function statesOf(rows: readonly StateRow[]): HourState[] {
     }
     const m = minuteState(s, minuteOf);
     m.touched += x.t;
-    if (slice === 'second') m.seconds.set(x.n, { touched: x.t, settledTouched: x.st, partial: x.p ?? 0 });
-    else {
+    if (slice === 'second') {
+      m.seconds.set(x.n, { touched: x.t, settledTouched: x.st, partial: x.p ?? 0 });
+      s.partialMarks += x.p ?? 0;
+    } else {
       m.minuteMarks += x.t;
       m.settledTouched = x.st;
     }

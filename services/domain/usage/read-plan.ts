@@ -7,8 +7,9 @@
  * whatever is pending. An hour pending but only ever marked per minute or second (the current hour of a busy
  * meter) is read from the minute rollups of its settled minutes (`usage_minutely`), of its other minutes from the
  * second rollups of their settled seconds (`usage_secondly`), and the rest — under sustained ingest, the last few
- * seconds — from the consumer's partials of them (`usage_partials`, ./partials.ts) when every insert that marked
- * them wrote its partials, else raw.
+ * seconds — from the consumer's partials of them (`usage_partials`, ./partials.ts), else raw: when every insert
+ * that marked them wrote its partials, or when nothing of them was ever recomputed (an insert in flight then
+ * counts once its partials are stored: hour-marks.ts isReadFromPartials).
  */
 import type { ClickHouseClient } from '@clickhouse/client';
 import {
@@ -18,7 +19,7 @@ import {
   isMinuteSettled,
   isSecondSettled,
   isSettled,
-  hasPartials,
+  isReadFromPartials,
 } from './hour-marks.js';
 import { hourStates } from './hour-marks-store.js';
 import { HOUR_MS } from './sql.js';
@@ -58,7 +59,7 @@ export interface PlanHours {
    * something in its hour is settled (each part costs ClickHouse ~1 ms of CPU however empty).
    */
   marked?: ReadonlyMap<number, ReadonlySet<number>>;
-  /** Pending seconds (in perMinute) whose every mark, of every meter read, wrote partials. */
+  /** Pending seconds (in perMinute) that every meter read can answer from partials (isReadFromPartials). */
   partialSeconds?: ReadonlySet<number>;
 }
 
@@ -181,7 +182,7 @@ export async function planHours(
   const notPerMinute = new Set<number>();
   const pendingMinutes = new Map<number, Map<number, PendingMinute>>();
   const settledMinutes = new Set<number>();
-  // Seconds some meter marked without partials: read raw when pending, whichever meter is pending there.
+  // Seconds some meter can't answer from partials (isReadFromPartials): raw when pending, whichever meter is pending there.
   const withoutPartialSeconds = new Set<number>();
   for (const s of states) {
     if (!pending.has(s.hour)) {
@@ -209,7 +210,7 @@ export async function planHours(
       const seconds = new Set(had ?? []);
       for (const [second, sec] of m.seconds) {
         if (!isSecondSettled(sec)) seconds.add(second);
-        if (!hasPartials(sec)) withoutPartialSeconds.add(second);
+        if (!isReadFromPartials(s, m, sec)) withoutPartialSeconds.add(second);
       }
       minutes.set(minute, seconds);
     }
