@@ -78,7 +78,8 @@ const MARKS = new Set(['usage_hour_marks', 'usage_hour_touches']);
  * deployment reads those minutes raw until they are settled.
  */
 const LEFT_OUT = new Set(['usage_partials']);
-const SECOND_AS_MINUTE = 'toInt64(if(minute >= hour * 3600 AND minute < (hour + 1) * 3600, intDiv(minute, 60), minute))';
+const SECOND_AS_MINUTE =
+  'toInt64(if(minute >= hour * 3600 AND minute < (hour + 1) * 3600, intDiv(minute, 60), minute))';
 const DUMPED_AS: Record<string, Record<string, string>> = {
   usage_hour_marks: { partial: 'toUInt64(0)', minute: SECOND_AS_MINUTE },
   usage_hour_touches: { minute: SECOND_AS_MINUTE },
