@@ -15,6 +15,7 @@ import { usageQueryModule } from '../../services/control/usage/module.js';
 import { UsageConsumer, type UsageConsumerOptions } from '../../services/roles/consumer/usage-consumer.js';
 import { testInfra, waitUntil, type TestLike } from '../fixtures/env.js';
 import { queryUsageTotals } from '../../services/domain/usage/query.js';
+import { planHours, readPlan, watermark, type ReadPlan } from '../../services/domain/usage/read-plan.js';
 import { isReadFromRollups } from '../../services/domain/usage/hour-marks.js';
 import { hourStates } from '../../services/domain/usage/hour-marks-store.js';
 import { HOUR_MS } from '../../services/domain/usage/sql.js';
@@ -162,6 +163,23 @@ export async function storedCount(infra: Infra, meterId: string): Promise<number
     { ...read, neverCorrected: true },
   ]);
   return Math.min(...totals.map((x) => x.count));
+}
+
+/** How a usage read of one meter over [startMs, endMs) takes each part of it (services/domain/usage/read-plan.ts). */
+export async function meterReadPlan(
+  infra: Infra,
+  accountId: string,
+  meterId: string,
+  range: { startMs: number; endMs: number },
+): Promise<ReadPlan> {
+  const [ch, db] = [infra.clickhouse, infra.config.CLICKHOUSE_DATABASE];
+  const meters = `account_id = '${accountId}' AND meter_id = '${meterId}'`;
+  return readPlan(
+    range.startMs,
+    range.endMs,
+    await watermark(ch, db),
+    await planHours(ch, db, meters, range.startMs, range.endMs),
+  );
 }
 
 /** Record ids ClickHouse holds for a meter. */

@@ -2,10 +2,8 @@ import t from 'tap';
 import { isolatedConfig, waitUntil } from '../fixtures/env.js';
 import { createTestAccount } from '../fixtures/auth.js';
 import { HOUR_MS, SECOND_ROLLUP_TABLE } from '../../services/domain/usage/rollups-store.js';
-import { planHours } from '../../services/domain/usage/read-plan.js';
-import { queryUsageTotals, readPlan } from '../../services/domain/usage/query.js';
-import { watermark } from '../../services/domain/usage/read-plan.js';
-import { createMeter, iso, post, startConsumer, startUsageApi, waitForMeter } from './ingest-helpers.js';
+import { queryUsageTotals } from '../../services/domain/usage/query.js';
+import { createMeter, iso, meterReadPlan, post, startConsumer, startUsageApi, waitForMeter } from './ingest-helpers.js';
 
 /**
  * A hot meter's current hour read while it is written (issue 45 item 2): inserts mark an open hour per second,
@@ -107,18 +105,7 @@ t.test('the current hour of a meter under ingest: every read within bounds, the 
       last = got;
       // Late in the load: how much of the hour a read takes raw (the busy seconds only, not the busy minutes).
       if (Date.now() > startedAt + INGEST_MS * 0.75) {
-        const plan = readPlan(
-          range.startMs,
-          range.endMs,
-          await watermark(ch, db),
-          await planHours(
-            ch,
-            db,
-            `account_id = '${acct.accountId}' AND meter_id = '${meter.id}'`,
-            range.startMs,
-            range.endMs,
-          ),
-        );
+        const plan = await meterReadPlan(infra, acct.accountId, meter.id, range);
         const rawMs = plan.rawRanges
           .filter(([a]) => a < Date.now())
           .reduce((n, [a, b]) => n + Math.min(b, Date.now()) - a, 0);

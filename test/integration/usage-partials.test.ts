@@ -9,13 +9,12 @@ import { readMessageRows } from '../../services/domain/usage/message-rows.js';
 import { UsageWriter, type WriteOutcome } from '../../services/domain/usage/writer.js';
 import { claimNewRows } from '../../services/domain/usage/claim-lock.js';
 import { HOUR_MS } from '../../services/domain/usage/rollups-store.js';
-import { planHours, readPlan, watermark } from '../../services/domain/usage/read-plan.js';
 import { queryUsageTotals } from '../../services/domain/usage/query.js';
 import { PARTIALS_TABLE } from '../../services/domain/usage/partials.js';
 import { markHours } from '../../services/domain/usage/hour-marks-store.js';
 import type { SecondCounts } from '../../services/domain/usage/hour-marks.js';
 import { settle } from '../../services/domain/usage/hour-settler.js';
-import { createMeter } from './ingest-helpers.js';
+import { createMeter, meterReadPlan } from './ingest-helpers.js';
 
 /**
  * Partials of a hot meter's pending seconds (issue 45 item 2, services/domain/usage/partials.ts): a read takes the
@@ -36,16 +35,19 @@ async function writerOf(t: TestLike, config: Config, name: string): Promise<Usag
   return writer;
 }
 
-t.test('partials hold each stored record once, and a read with them equals the raw rows', async (t) => {
-  // Every record in one open hour, clear of its end.
+/** A fresh counter in an open hour clear of its end (every record in one hour), and a writer of its own. */
+async function openHourMeter(t: TestLike, name: string, env: Record<string, string> = {}) {
   while (HOUR_MS - (Date.now() % HOUR_MS) < 20_000) await new Promise((r) => setTimeout(r, 1000));
-  const config = await isolatedConfig(t);
-  const infra = await testInfra(t, config, 'partials-test');
-  const ch = infra.clickhouse;
-  const db = config.CLICKHOUSE_DATABASE;
+  const config = await isolatedConfig(t, env);
+  const infra = await testInfra(t, config, name);
   const acct = await createTestAccount(infra);
   const meter = await createMeter(infra, acct.accountId, { type: 'counter', aggregation: 'sum' });
-  const writer = await writerOf(t, config, 'partials-writer');
+  const writer = await writerOf(t, config, `${name}-writer`);
+  return { config, infra, ch: infra.clickhouse, db: config.CLICKHOUSE_DATABASE, acct, meter, writer };
+}
+
+t.test('partials hold each stored record once, and a read with them equals the raw rows', async (t) => {
+  const { config, infra, ch, db, acct, meter, writer } = await openHourMeter(t, 'partials-test');
   const now = Date.now();
   const T1 = now - 5_000;
   const T2 = now - 3_000;
@@ -108,13 +110,7 @@ t.test('partials hold each stored record once, and a read with them equals the r
   t.same(await bySecond('partials'), raw, 'each second’s partials hold exactly its raw rows');
 
   const range = { startMs: Math.floor(now / HOUR_MS) * HOUR_MS, endMs: (Math.floor(now / HOUR_MS) + 1) * HOUR_MS };
-  const meters = `account_id = '${acct.accountId}' AND meter_id = '${meter.id}'`;
-  const plan = readPlan(
-    range.startMs,
-    range.endMs,
-    await watermark(ch, db),
-    await planHours(ch, db, meters, range.startMs, range.endMs),
-  );
+  const plan = await meterReadPlan(infra, acct.accountId, meter.id, range);
   t.same(plan.rawRanges, [], 'the pending seconds are read from nowhere raw');
   t.same(
     plan.partialSeconds,
@@ -137,14 +133,7 @@ t.test('partials hold each stored record once, and a read with them equals the r
 t.test(
   'an insert in flight counts once its partials are stored; after a recompute its second is read raw',
   async (t) => {
-    while (HOUR_MS - (Date.now() % HOUR_MS) < 20_000) await new Promise((r) => setTimeout(r, 1000));
-    const config = await isolatedConfig(t);
-    const infra = await testInfra(t, config, 'partials-in-flight');
-    const ch = infra.clickhouse;
-    const db = config.CLICKHOUSE_DATABASE;
-    const acct = await createTestAccount(infra);
-    const meter = await createMeter(infra, acct.accountId, { type: 'counter', aggregation: 'sum' });
-    const writer = await writerOf(t, config, 'partials-in-flight-writer');
+    const { config, infra, ch, db, acct, meter, writer } = await openHourMeter(t, 'partials-in-flight');
     const shards = await UsageShards.open(config, { maxOpenConnections: 1, quiet: true });
     t.teardown(() => shards.close());
     const shard = shards.of(acct.accountId);
@@ -177,19 +166,7 @@ t.test(
       });
     };
     const range = { startMs: Math.floor(now / HOUR_MS) * HOUR_MS, endMs: (Math.floor(now / HOUR_MS) + 1) * HOUR_MS };
-    const planned = async () =>
-      readPlan(
-        range.startMs,
-        range.endMs,
-        await watermark(ch, db),
-        await planHours(
-          ch,
-          db,
-          `account_id = '${acct.accountId}' AND meter_id = '${meter.id}'`,
-          range.startMs,
-          range.endMs,
-        ),
-      );
+    const planned = () => meterReadPlan(infra, acct.accountId, meter.id, range);
     const total = async () => {
       const [r] = await queryUsageTotals(ch, db, [
         { accountId: acct.accountId, meterId: meter.id, type: 'counter', ...range, neverCorrected: true },
@@ -226,14 +203,9 @@ t.test(
 );
 
 t.test('without claims (USAGE_IDENTITY=timestamp) no partials are written, and the seconds are read raw', async (t) => {
-  while (HOUR_MS - (Date.now() % HOUR_MS) < 20_000) await new Promise((r) => setTimeout(r, 1000));
-  const config = await isolatedConfig(t, { USAGE_IDENTITY: 'timestamp' });
-  const infra = await testInfra(t, config, 'partials-timestamp');
-  const ch = infra.clickhouse;
-  const db = config.CLICKHOUSE_DATABASE;
-  const acct = await createTestAccount(infra);
-  const meter = await createMeter(infra, acct.accountId, { type: 'counter', aggregation: 'sum' });
-  const writer = await writerOf(t, config, 'partials-timestamp-writer');
+  const { infra, ch, db, acct, meter, writer } = await openHourMeter(t, 'partials-timestamp', {
+    USAGE_IDENTITY: 'timestamp',
+  });
   const now = Date.now();
   for (const key of [201, 202]) {
     // The same record in two messages (a client's retry): ReplacingMergeTree alone keeps it once.
@@ -248,12 +220,7 @@ t.test('without claims (USAGE_IDENTITY=timestamp) no partials are written, and t
   });
   t.equal(Number((await rs.json<{ n: string }>())[0]!.n), 0, 'no partials');
   const range = { startMs: Math.floor(now / HOUR_MS) * HOUR_MS, endMs: (Math.floor(now / HOUR_MS) + 1) * HOUR_MS };
-  const plan = readPlan(
-    range.startMs,
-    range.endMs,
-    await watermark(ch, db),
-    await planHours(ch, db, `meter_id = '${meter.id}'`, range.startMs, range.endMs),
-  );
+  const plan = await meterReadPlan(infra, acct.accountId, meter.id, range);
   t.equal(plan.partialSeconds, undefined, 'none planned');
   t.equal(plan.rawRanges.length, 1, 'the marked second is read raw');
   const [r] = await queryUsageTotals(ch, db, [

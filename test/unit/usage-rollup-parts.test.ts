@@ -236,20 +236,24 @@ t.test('readPlan: pending seconds whose every mark wrote partials are read from 
   t.same(withoutMinutes(plan), withoutPartials(plan), 'unique counts from distinct sets: raw too');
 });
 
+/** Of hourStates' query, in the hour ROW_HOUR: `n`'s marks, those that wrote partials, and its latest settle. */
+const ROW_HOUR = 500_000;
+const stateRow = (n: number, marks: number, { partial = 0, settled = 0 } = {}) => ({
+  a: 'a',
+  m: 'm',
+  h: ROW_HOUR,
+  n,
+  t: marks,
+  r: marks,
+  st: settled,
+  sr: settled,
+  p: partial,
+});
+
 t.test('statesOf: a second has partials when every insert that marked it wrote them', async (t) => {
-  const hour = 500_000;
+  const hour = ROW_HOUR;
   const sec = (hour * 60 + 7) * 60;
-  const row = (n: number, marks: number, partial: number) => ({
-    a: 'a',
-    m: 'm',
-    h: hour,
-    n,
-    t: marks,
-    r: marks,
-    st: 0,
-    sr: 0,
-    p: partial,
-  });
+  const row = (n: number, marks: number, partial: number) => stateRow(n, marks, { partial });
   const [s] = statesOf([row(sec, 3, 3), row(sec + 1, 3, 2), row(sec + 2, 1, 0)]);
   const seconds = s!.minutes.get(hour * 60 + 7)!.seconds;
   t.ok(hasPartials(seconds.get(sec)!), 'three marks, three with partials');
@@ -265,20 +269,9 @@ t.test('statesOf: a second has partials when every insert that marked it wrote t
 t.test(
   'isReadFromPartials: an insert in flight is left out until its partials land, never after a recompute',
   async (t) => {
-    const hour = 500_000;
-    const minute = hour * 60 + 7;
+    const minute = ROW_HOUR * 60 + 7;
     const sec = minute * 60;
-    const row = (n: number, marks: number, partial: number, settled = 0) => ({
-      a: 'a',
-      m: 'm',
-      h: hour,
-      n,
-      t: marks,
-      r: marks,
-      st: settled,
-      sr: settled,
-      p: partial,
-    });
+    const row = (n: number, marks: number, partial: number, settled = 0) => stateRow(n, marks, { partial, settled });
     const fromPartials = (rows: ReturnType<typeof row>[], second = sec) => {
       const [s] = statesOf(rows);
       const m = s!.minutes.get(Math.floor(second / 60))!;
@@ -303,19 +296,10 @@ t.test(
 );
 
 t.test('statesOf: seconds gather into their minute; a minute settle covers its seconds', async (t) => {
-  const hour = 500_000;
+  const hour = ROW_HOUR;
   const minute = hour * 60 + 7;
   const sec = minute * 60;
-  const row = (n: number, marks: number, settled: number) => ({
-    a: 'a',
-    m: 'm',
-    h: hour,
-    n,
-    t: marks,
-    r: marks,
-    st: settled,
-    sr: 0,
-  });
+  const row = (n: number, marks: number, settled: number) => stateRow(n, marks, { settled });
   const [s] = statesOf([row(sec, 3, 3), row(sec + 1, 2, 0)]);
   const m = s!.minutes.get(minute)!;
   t.equal(m.touched, 5, 'the minute counts its seconds’ marks');
