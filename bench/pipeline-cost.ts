@@ -179,9 +179,9 @@ export async function waitForSettled(ch: ClickHouseClient, timeoutMs = 120_000):
   return (Date.now() - t0) / 1000;
 }
 
-/** waitForSettled, then waitForMergesIdle (a settle's inserts make parts too): the seconds waited. */
-export async function waitForQuiet(ch: ClickHouseClient): Promise<number> {
-  return (await waitForSettled(ch)) + (await waitForMergesIdle(ch));
+/** waitForSettled (up to `settleTimeoutMs`), then waitForMergesIdle (a settle's inserts make parts too): the seconds waited. */
+export async function waitForQuiet(ch: ClickHouseClient, settleTimeoutMs?: number): Promise<number> {
+  return (await waitForSettled(ch, settleTimeoutMs)) + (await waitForMergesIdle(ch));
 }
 
 /** Waits (up to 10 minutes) until a read takes no hour of the meter raw: every mark recomputed. */
