@@ -18,7 +18,7 @@ import type { MeterUsage, UsageQuery } from '../../shared/client/index.js';
 import { arg } from '../options.js';
 import { openLoopProgress, runOpenLoop } from '../open-loop.js';
 import { addBenchMeter, type BenchWorld } from '../world.js';
-import { hourWithRoom, timeHotReads, type HotReads } from './hot-reads.js';
+import { hourHasRoom, hourWithRoom, timeHotReads, type HotReads } from './hot-reads.js';
 import { HotReadChecker, type Answer } from './hot-read-check.js';
 import { readClient } from './usage-reads.js';
 import { waitForQuiet } from '../pipeline-cost.js';
@@ -137,7 +137,7 @@ export async function runHotReadPhase(o: {
   do {
     await hourWithRoom(roomMs, o.log);
     quietS += await waitForQuiet(o.ch, QUIET_WAIT_MS);
-  } while (HOUR - (Date.now() % HOUR) <= roomMs);
+  } while (!hourHasRoom(roomMs));
   quietS = round(quietS, 1);
   const hourMs = Math.floor(Date.now() / HOUR) * HOUR;
   const today = new Date(hourMs).toISOString().slice(0, 10);

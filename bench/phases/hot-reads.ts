@@ -39,10 +39,13 @@ export async function timeHotReads(
   return { records, repeats, failed, median_ms: at(0.5), p99_ms: at(0.99), max_ms: round(times[times.length - 1]!, 1) };
 }
 
+/** Whether the current hour has more than `ms` left. */
+export const hourHasRoom = (ms: number) => HOUR - (Date.now() % HOUR) > ms;
+
 /** Waits, if the current hour ends within `ms`, until the next one has begun: the hot hour must still be open when read. */
 export async function hourWithRoom(ms: number, log: (m: string) => void): Promise<void> {
+  if (hourHasRoom(ms)) return;
   const left = HOUR - (Date.now() % HOUR);
-  if (left > ms) return;
   log(`hot-hour: the hour ends in ${Math.round(left / 1000)} s; waiting for the next one`);
   await new Promise((r) => setTimeout(r, left + 2000));
 }

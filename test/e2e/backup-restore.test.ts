@@ -8,7 +8,7 @@ import { repoPath } from '../../shared/paths.js';
 import { billingWorld, work } from '../fixtures/billing.js';
 import { createTestAccount } from '../fixtures/auth.js';
 import { freePort, roleProcessEnv, waitUntil } from '../fixtures/env.js';
-import { callJson } from '../fixtures/matrix.js';
+import { callJson, readUsageUntil } from '../fixtures/matrix.js';
 import { startRoleProcess } from '../fixtures/role-process.js';
 import { privateStack } from '../fixtures/stack.js';
 import { reapIfKilled } from '../fixtures/reaper.js';
@@ -243,15 +243,12 @@ t.test('a backup taken under ingest restores into an empty stack: same answers, 
     'every value as sent',
   );
   // The restored consumer's last insert counts in GET usage once its partials are stored (docs/usage.md "Partials").
-  let liveUsage = await callJson(base, a.tokens.read, 'GET', `/v1/meters/${live}/usage?window=none`);
-  await waitUntil(
-    async () => {
-      liveUsage = await callJson(base, a.tokens.read, 'GET', `/v1/meters/${live}/usage?window=none`);
-      return liveUsage.status === 200 && liveUsage.body.count >= got.values.size;
-    },
+  const { usage: liveUsage } = await readUsageUntil(
+    base,
+    a.tokens.read,
+    `/v1/meters/${live}/usage?window=none`,
+    got.values.size,
     'the usage query to count every restored record',
-    60_000,
-    200,
   );
   t.equal(liveUsage.body.count, got.values.size, 'the usage query counts each restored record once');
   t.equal(Number(liveUsage.body.value), got.values.size);

@@ -5,7 +5,7 @@ import { CLUSTER_SHAPE } from '../../infra/stack/topology.js';
 import { startLocalCluster } from '../fixtures/cluster.js';
 import { createTestAccount } from '../fixtures/auth.js';
 import { waitUntil } from '../fixtures/env.js';
-import { callJson, cardBody, webhookBody } from '../fixtures/matrix.js';
+import { callJson, cardBody, readUsageUntil, webhookBody } from '../fixtures/matrix.js';
 import { startReceiver } from '../fixtures/webhook-receiver.js';
 import { StreamClient } from '../fixtures/usage-stream.js';
 import {
@@ -214,15 +214,12 @@ t.test('local cluster under node and process kills', async (t) => {
     t.equal(stored.ids, expected);
     // An insert ClickHouse's death cut between its rows and its partials counts in GET usage once its redelivery
     // stores them (docs/usage.md "Partials"): within a bounded wait, then exactly.
-    let usage = await callJson(c.base, account.tokens.read, 'GET', `/v1/meters/${meterId}/usage?window=day`);
-    await waitUntil(
-      async () => {
-        usage = await callJson(c.base, account.tokens.read, 'GET', `/v1/meters/${meterId}/usage?window=day`);
-        return usage.status === 200 && usage.body.count >= expected;
-      },
+    const { usage } = await readUsageUntil(
+      c.base,
+      account.tokens.read,
+      `/v1/meters/${meterId}/usage?window=day`,
+      expected,
       'GET usage to count every record',
-      60_000,
-      250,
     );
     t.equal(usage.body.count, expected, 'GET usage shows every record');
     t.comment(
@@ -313,18 +310,13 @@ t.test('local cluster under node and process kills', async (t) => {
     // The rollups and settles of the records replicate on their own, in no order between tables: a replica that
     // came back from an earlier kill may hold a settle before the rollup it vouches for and serve the older rollup
     // for a moment (the open replica-lag item, docs/operations.md). Exact within a bounded wait, never above.
-    let usage = await callJson(c.base, account.tokens.read, 'GET', `/v1/meters/${meterId}/usage?window=day`);
-    const counts: number[] = [];
-    await waitUntil(
-      async () => {
-        usage = await callJson(c.base, account.tokens.read, 'GET', `/v1/meters/${meterId}/usage?window=day`);
-        counts.push(Number(usage.body.count));
-        return usage.status === 200 && usage.body.count === expected;
-      },
+    const { usage, counts } = await readUsageUntil(
+      c.base,
+      account.tokens.read,
+      `/v1/meters/${meterId}/usage?window=day`,
+      expected,
       'a Distributed read to count every record',
-      60_000,
-      250,
-    ).catch(() => undefined);
+    );
     t.equal(usage.status, 200);
     t.equal(usage.body.count, expected, 'GET usage (Distributed reads) shows every record');
     t.ok(
