@@ -19,6 +19,8 @@ export interface PhaseResult extends LoadResult {
   phase:
     | 'ceiling'
     | 'floor'
+    | 'publish-floor'
+    | 'publish-floor-batched'
     | 'healthz'
     | 'single'
     | 'batched'
@@ -160,9 +162,13 @@ export function goalsOf(r: BenchReport): Goal[] {
     // Issue 45, as it measures: the whole machine's CPU less the load generator's, per record, against the
     // ceiling's per request (single ≤ 3×, batched ≤ 0.3×; the pipeline's window includes its drain and merges).
     const ceilingMachine = ceiling?.machine_us_per_request;
+    // The publish floor (bench/publish-floor-server.ts) against single's limit: the least any api reaches here.
+    const floorOf = (name: PhaseResult['phase']) => r.phases.find((x) => x.tool === tool && x.phase === name);
     for (const [p, limit] of [
       [single, 3],
+      [floorOf('publish-floor'), 3],
       [batched, 0.3],
+      [floorOf('publish-floor-batched'), 0.3],
     ] as const) {
       const us = p?.pipeline?.machine_us_per_record;
       if (!ceilingMachine || us === undefined) continue;

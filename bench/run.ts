@@ -22,7 +22,7 @@
 import { spawn } from 'node:child_process';
 import { writeFile } from 'node:fs/promises';
 import { stackUp } from '../infra/stack/stack.js';
-import { REPO_ROOT } from '../shared/paths.js';
+import { REPO_ROOT, repoPath } from '../shared/paths.js';
 import { createClickhouse } from '../shared/clients/clickhouse.js';
 import { createWorld, type BenchWorld } from './world.js';
 import { BENCH_PROCESSES, acceptedRecords, launch, launchRoles, storedMessages, type Proc } from './processes.js';
@@ -101,11 +101,28 @@ async function main(): Promise<void> {
   const report: BenchReport = newReport(started, opts);
   try {
     const { ceilings, apis, consumers } = await launchRoles(world.env, ceilingPort, opts);
+    // The ingest floor (bench/publish-floor-server.ts): counted in the api group, as it does the api's part.
+    const floorPort = await freePort();
+    const floors = opts.phases.some((p) => p.startsWith('publish-floor'))
+      ? [
+          await launch(
+            'publish-floor-0',
+            [
+              ...(opts.profile ? ['--cpu-prof', `--cpu-prof-dir=${resultsDir}`] : []),
+              repoPath('dist/bench/publish-floor-server.js'),
+              String(floorPort),
+              world.accountId,
+              world.meterId,
+            ],
+            world.env,
+          ),
+        ]
+      : [];
     log(`running: ${procs.map((p) => `${p.name}(${p.child.pid})`).join(' ')}`);
     const pidsOf = (ps: Proc[]) => ps.map((p) => p.child.pid!).filter(Boolean);
     let loadPids: number[] = [process.pid];
     const cpu = new CpuMeter(() => ({
-      api: pidsOf(apis),
+      api: pidsOf([...apis, ...floors]),
       ceiling: pidsOf(ceilings),
       consumer: pidsOf(consumers),
       nats: natsPid ? [natsPid] : [],
@@ -121,6 +138,8 @@ async function main(): Promise<void> {
     const auth = { 'content-type': 'application/json', authorization: `Bearer ${world.token}` };
     const usageUrl = `http://127.0.0.1:${apiPort}/v1/meters/${world.meterId}/usage`;
     const ceilingUrl = `http://127.0.0.1:${ceilingPort}/v1/meters/${world.meterId}/usage`;
+    const floorUrl = `http://127.0.0.1:${floorPort}/v1/meters/${world.meterId}/usage`;
+    const floorHeaders = { 'content-type': 'application/json' };
     const tools: ('autocannon' | 'wrk')[] = [];
     if (opts.autocannon) tools.push('autocannon');
     if (opts.wrk && (await hasWrk())) tools.push('wrk');
@@ -150,6 +169,7 @@ async function main(): Promise<void> {
       method: 'GET' | 'POST' = 'POST',
       read?: { timeoutSeconds: number; extra?: () => Promise<Partial<PhaseResult>> },
       bodies?: string[],
+      accepters: Proc[] = apis,
     ) => {
       for (const tool of name === 'stream' ? (['ws'] as const) : tools) {
         const spec: LoadSpec = {
@@ -166,12 +186,17 @@ async function main(): Promise<void> {
         const extra = read?.extra ? await read.extra() : {};
         if (opts.warmupSeconds > 0) await run(tool, { ...spec, seconds: opts.warmupSeconds });
         await sleep(500);
-        const counted = name === 'single' || name === 'batched' || name === 'stream' || name === 'attributed';
+        const counted =
+          name === 'single' ||
+          name.startsWith('publish-floor') ||
+          name === 'batched' ||
+          name === 'stream' ||
+          name === 'attributed';
         // Earlier phases' rows stored, settled and merged before the window opens (bench/pipeline-cost.ts).
         if (counted) await probe?.pause(); // its reads are not the ingest's cost (bench/lag-probe.ts)
         if (counted) await waitForQuiet(ch);
-        const before = counted ? await acceptedRecords(apis) : 0;
-        const messagesBefore = counted ? await storedMessages(apis) : 0;
+        const before = counted ? await acceptedRecords(accepters) : 0;
+        const messagesBefore = counted ? await storedMessages(accepters) : 0;
         const rowsBefore = counted ? await storedRowCount(ch) : 0;
         cpu.begin();
         const t0 = performance.now();
@@ -180,8 +205,8 @@ async function main(): Promise<void> {
         const cores = cpu.end();
         const machineS = cpu.machineLessGeneratorSeconds();
         loadPids = [process.pid];
-        const accepted = counted ? (await acceptedRecords(apis)) - before : undefined;
-        const messages = counted ? (await storedMessages(apis)) - messagesBefore : undefined;
+        const accepted = counted ? (await acceptedRecords(accepters)) - before : undefined;
+        const messages = counted ? (await storedMessages(accepters)) - messagesBefore : undefined;
         // The pipeline's cost: CPU from the start of the load until ClickHouse holds what was accepted.
         const drainS = accepted !== undefined ? await waitForRows(ch, rowsBefore + accepted, 5 * 60_000) : 0;
         // …then its hours recomputed (the settler) and ClickHouse's merges done: both count as merges.
@@ -226,7 +251,22 @@ async function main(): Promise<void> {
     if (opts.phases.includes('healthz'))
       await phase('healthz', `http://127.0.0.1:${apiPort}/healthz`, '', 1, {}, 'GET');
     if (opts.phases.includes('single')) await phase('single', usageUrl, single, 1, auth);
+    // Diagnostic (opt-in): the same requests to the floor server — the ceiling plus the durable publish, nothing else.
+    if (opts.phases.includes('publish-floor'))
+      await phase('publish-floor', floorUrl, single, 1, floorHeaders, 'POST', undefined, undefined, floors);
     if (opts.phases.includes('batched')) await phase('batched', usageUrl, batch, opts.batch, auth);
+    if (opts.phases.includes('publish-floor-batched'))
+      await phase(
+        'publish-floor-batched',
+        floorUrl,
+        batch,
+        opts.batch,
+        floorHeaders,
+        'POST',
+        undefined,
+        undefined,
+        floors,
+      );
     // The usage WebSocket (bench/phases/stream.ts): frames of --batch records with meter_id, as POST /v1/usage takes them.
     const streamRecords = JSON.stringify(
       Array.from({ length: opts.batch }, (_, i) => ({ meter_id: world.meterId, value: (i % 10) + 1, timestamp: ts })),
@@ -251,7 +291,7 @@ async function main(): Promise<void> {
     log(`lag: ${JSON.stringify(report.lag)}`);
 
     // Every record that got a 202 must be in ClickHouse, exactly once.
-    const accepted = await acceptedRecords(apis);
+    const accepted = await acceptedRecords([...apis, ...floors]);
     const drainStart = Date.now();
     const stored = await distinctCount(ch, `account_id = '${world.accountId}'`, accepted, 15 * 60_000);
     const drainS = (Date.now() - drainStart) / 1000;
