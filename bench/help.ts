@@ -31,7 +31,8 @@ Phases (default ones first; the others opt-in):
   hot-read                a hot meter read WHILE ingested: --hot-read-rate N [100000] records/s (open loop) in
                           requests of --hot-read-batch N [1000] for --hot-read-seconds N [20], its current hour and
                           day read every 50 ms: p50/p99/max (target p99 ≤ 100 ms); a wrong answer fails the run
-  retry-identity          --identity-records N [1000000] per variant (live, fresh ids, 20 % retries)
+  retry-identity          --identity-records N [1000000] per variant (live, fresh ids, 20 % retries),
+                          --identity-rounds N [1]: the variants N times, ratios the rounds' medians
   attributed              --attributed-customers N [10000] --registry-customers N [1000000]
   entitlement-check       --entitlement-customers N [10000] --entitlement-ingest-rate R [100000] (not with attributed)
   webhooks                --dispatcher-procs N [1] --webhook-burst-events N [500] --webhook-events-per-s N [20]

@@ -17,15 +17,26 @@
  *   presorted     rows sent in the table's key order (does a sorted block make ClickHouse's sort cheaper?)
  *   mergetree     a plain MergeTree (no replacing), no view: what the dedup engine and the view cost together
  *   null          ENGINE = Null, no view: receiving and parsing the rows only, the floor of any INSERT
+ *   claims        the identity window's claims instead (usage_claims, services/domain/usage/claims-store.ts): one
+ *                 line per record as the consumer writes them (client ids, as the retry-identity phase sends)
+ *   claims-g8192  the same with ClickHouse's default index granularity instead of the table's 256
+ *   claims-hash   the same with id_hash sent in each line instead of computed by ClickHouse (MD5)
+ *   claims-null   the claims into ENGINE = Null: receiving and parsing them only
+ *   claims-min    the least an index of identities can store: (account, meter, a 64-bit hash of the id) in a
+ *                 plain MergeTree keyed by them (not exact: hashes may collide) — the floor of any stored claim
  * Rows: one account, --meters meters, one timestamp, random server-assigned ids (the bench's batched phase).
  * Every variant that stores rows checks the count read back (FINAL where it dedups: exact). Prints one JSON document.
  */
+import { createHash } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { cpuSeconds } from './cpu.js';
 import { startPrivateServers } from './private-servers.js';
 import { createClickhouse, type ClickHouseClient } from '../shared/clients/clickhouse.js';
 import { migrateClickhouse } from '../shared/migrate.js';
 import { RowWriter, USAGE_COLUMNS, USAGE_TABLE } from '../shared/usage/wire.js';
+import { CLAIMS_TABLE } from '../services/domain/usage/claims.js';
+
+const CLAIM_COLUMNS = ['account_id', 'meter_id', 'record_id', 'ts_ms', 'claimed_ms', 'batch'] as const;
 import { newUsageId } from '../shared/usage/ids.js';
 
 function arg(name: string, fallback: string): string {
@@ -56,6 +67,32 @@ function encodeBlocks(rows: number, block: number, meters: number, presorted = f
     // tsSpread: each run of 100 rows (a request) spans 100 ms of event time, as emitters' own timestamps do.
     rowsOf.forEach((r, j) => w.row(account, r.meter, tsSpread ? ts + (j % 100) : ts, r.id, r.value, ts + 5));
     blocks.push(Buffer.from(w.bytes()));
+  }
+  return blocks;
+}
+
+/**
+ * The claims of as many records (claims.ts claimOf's lines), client ids; `hash`: id_hash at the end of each line;
+ * `min`: only account, meter and id_hash.
+ */
+function encodeClaims(rows: number, block: number, meters: number, mode: 'lines' | 'hash' | 'min'): Buffer[] {
+  const account = 'acct_4f3kQ2xY8pLm0NvR7sT1uW';
+  const ts = Date.now() - 60_000;
+  const blocks: Buffer[] = [];
+  for (let i = 0; i < rows; i += block) {
+    const n = Math.min(block, rows - i);
+    let text = '';
+    for (let j = 0; j < n; j++) {
+      const meter = `mtr_${String((i + j) % meters).padStart(22, '0')}`;
+      const id = `client-${ts}-${i + j}-${newUsageId().slice(4, 14)}`;
+      const hash = () => createHash('md5').update(`${account}\0${meter}\0${id}`).digest().readBigUInt64LE(0);
+      if (mode === 'min') text += `${account}\t${meter}\t${hash()}\n`;
+      else {
+        text += `${account}\t${meter}\t${id}\t${ts}\t${ts + 5}\t${1 + Math.floor(i / 1000)}`;
+        text += mode === 'hash' ? `\t${hash()}\n` : '\n';
+      }
+    }
+    blocks.push(Buffer.from(text));
   }
   return blocks;
 }
@@ -94,12 +131,40 @@ async function runVariant(
   meters: number,
 ): Promise<Record<string, unknown>> {
   const block = variant.startsWith('block=') ? Number(variant.slice('block='.length)) : defaultBlock;
-  const blocks = encodeBlocks(rows, block, meters, variant === 'presorted', variant === 'ts-spread');
+  const claims = variant.startsWith('claims');
+  const blocks = claims
+    ? encodeClaims(rows, block, meters, variant === 'claims-min' ? 'min' : variant === 'claims-hash' ? 'hash' : 'lines')
+    : encodeBlocks(rows, block, meters, variant === 'presorted', variant === 'ts-spread');
+  const table = claims ? CLAIMS_TABLE : USAGE_TABLE;
+  const columns: [string, ...string[]] = !claims
+    ? [...USAGE_COLUMNS]
+    : variant === 'claims-min'
+      ? ['account_id', 'meter_id', 'id_hash']
+      : variant === 'claims-hash'
+        ? [...CLAIM_COLUMNS, 'id_hash']
+        : [...CLAIM_COLUMNS];
   const servers = await startPrivateServers(64 * 1024 ** 2);
   const ch = createClickhouse(servers.clickhouseUrl, DATABASE);
   try {
     await migrateClickhouse(servers.clickhouseUrl, DATABASE);
     if (variant === 'no-mv') await ch.command({ query: `DROP TABLE ${DATABASE}.usage_hours_touched_mv` });
+    if (variant === 'claims-min') {
+      await ch.command({ query: `DROP TABLE ${DATABASE}.${CLAIMS_TABLE}` });
+      await ch.command({
+        query: `CREATE TABLE ${DATABASE}.${CLAIMS_TABLE} (account_id String, meter_id String, id_hash UInt64) ENGINE = MergeTree() ORDER BY (account_id, meter_id, id_hash)`,
+      });
+    }
+    if (variant === 'claims-g8192' || variant === 'claims-null') {
+      const rs = await ch.query({ query: `SHOW CREATE TABLE ${DATABASE}.${CLAIMS_TABLE}`, format: 'TabSeparatedRaw' });
+      const ddl = (await rs.text()).trim();
+      await ch.command({ query: `DROP TABLE ${DATABASE}.${CLAIMS_TABLE}` });
+      await ch.command({
+        query:
+          variant === 'claims-null'
+            ? ddl.replace(/\) ENGINE = [\s\S]*$/, ') ENGINE = Null')
+            : ddl.replace('index_granularity = 256', 'index_granularity = 8192'),
+      });
+    }
     if (variant === 'null' || variant === 'mergetree') {
       // The floor: what receiving and parsing the rows costs (Null keeps nothing), or a MergeTree without replacing.
       const rs = await ch.query({ query: `SHOW CREATE TABLE ${DATABASE}.${USAGE_TABLE}`, format: 'TabSeparatedRaw' });
@@ -126,12 +191,7 @@ async function runVariant(
     const inserter = async () => {
       while (next < blocks.length) {
         const b = blocks[next++]!;
-        await ch.insert({
-          table: USAGE_TABLE,
-          values: Readable.from([b], { objectMode: false }),
-          format: 'TabSeparated',
-          columns: [...USAGE_COLUMNS],
-        });
+        await ch.insert({ table, values: Readable.from([b], { objectMode: false }), format: 'TabSeparated', columns });
       }
     };
     await Promise.all([inserter(), inserter()]);
@@ -142,7 +202,10 @@ async function runVariant(
     const cpu = cpuSeconds(servers.clickhousePid) - cpu0 - idleCores * wall;
     const ev1 = await events(ch);
     // The Null engine keeps nothing: there is no count to check.
-    const stored = variant === 'null' ? undefined : await storedCount(ch, variant === 'mergetree' ? '' : ' FINAL');
+    const stored =
+      variant === 'null' || variant === 'claims-null'
+        ? undefined
+        : await storedCount(ch, table, variant === 'mergetree' || variant === 'claims-min' ? '' : ' FINAL');
     return {
       variant,
       block,
@@ -161,8 +224,8 @@ async function runVariant(
   }
 }
 
-async function storedCount(ch: ClickHouseClient, final: string): Promise<number> {
-  const rs = await ch.query({ query: `SELECT count() AS c FROM ${USAGE_TABLE}${final}`, format: 'JSONEachRow' });
+async function storedCount(ch: ClickHouseClient, table: string, final: string): Promise<number> {
+  const rs = await ch.query({ query: `SELECT count() AS c FROM ${table}${final}`, format: 'JSONEachRow' });
   return Number((await rs.json<{ c: string }>())[0]!.c);
 }
 

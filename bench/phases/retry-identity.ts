@@ -25,7 +25,7 @@ import {
 import { addBenchMeter, type BenchWorld } from '../world.js';
 import { arg, opts } from '../options.js';
 
-const round = (x: number, d = 2) => Math.round(x * 10 ** d) / 10 ** d;
+const round2 = (x: number) => Math.round(x * 100) / 100;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 type Variant = 'live' | 'ids' | 'retry';
@@ -33,6 +33,8 @@ const RETRY_SHARE: Record<Variant, number> = { live: 0, ids: 0, retry: 0.2 };
 
 export interface IdentityVariantRun {
   variant: Variant;
+  /** Which round of --identity-rounds (from 1). */
+  round: number;
   records: number;
   accepted_per_s: number;
   /** Answers other than 202 (each request sent again until accepted). */
@@ -48,8 +50,10 @@ export interface RetryIdentityResult {
   records_target: number;
   identity: string;
   variants: IdentityVariantRun[];
-  /** CPU per record against `live`, same run. */
+  /** CPU per record against `live`, same run: the median of the rounds' ratios. */
   ratios: Partial<Record<'ids' | 'retry', number>>;
+  /** Each round's ratios (its variants against its own `live`). */
+  rounds: Partial<Record<'ids' | 'retry', number>>[];
 }
 
 export interface RetryIdentityRun {
@@ -119,7 +123,12 @@ async function storedOf(ch: ClickHouseClient, meterId: string): Promise<number> 
   return Number((await rs.json<{ n: string }>())[0]!.n);
 }
 
-async function runVariant(r: RetryIdentityRun, variant: Variant, records: number): Promise<IdentityVariantRun> {
+async function runVariant(
+  r: RetryIdentityRun,
+  variant: Variant,
+  records: number,
+  round: number,
+): Promise<IdentityVariantRun> {
   const batch = opts.batch;
   const retries = Math.floor(batch * RETRY_SHARE[variant]);
   const meterId = await addBenchMeter(r.world, `bench identity ${variant}`, {});
@@ -150,6 +159,7 @@ async function runVariant(r: RetryIdentityRun, variant: Variant, records: number
   const stored = await storedOf(r.ch, meterId);
   const run: IdentityVariantRun = {
     variant,
+    round,
     records: accepted,
     accepted_per_s: Math.round(accepted / loadS),
     refused: load.refused,
@@ -159,24 +169,44 @@ async function runVariant(r: RetryIdentityRun, variant: Variant, records: number
     pipeline: cost,
   };
   r.log(
-    `retry-identity ${variant}: ${accepted} records at ${run.accepted_per_s}/s, ${stored} stored of ${expected} expected (${run.exact ? 'exact' : 'MISMATCH'}); ${cost.us_per_record} µs/record ${JSON.stringify(cost.us_per_record_by_group)}`,
+    `retry-identity ${variant} (round ${round}): ${accepted} records at ${run.accepted_per_s}/s, ${stored} stored of ${expected} expected (${run.exact ? 'exact' : 'MISMATCH'}); ${cost.us_per_record} µs/record ${JSON.stringify(cost.us_per_record_by_group)}`,
   );
   return run;
 }
 
-/** bench/run.ts's entry: `--phases retry-identity`, --identity-records (1 M per variant). */
+const median = (xs: number[]) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
+};
+
+/**
+ * bench/run.ts's entry: `--phases retry-identity`, --identity-records (1 M per variant), --identity-rounds (1): the
+ * three variants once per round, every other round in reverse order, so that what drifts during a run (ClickHouse's
+ * merges, the tables' growth) falls on each variant alike; the ratios reported are the rounds' medians. One run's
+ * ratio moves by more than the target's 15 % between quiet runs (docs/benchmarks.md).
+ */
 export async function runRetryIdentityPhase(r: RetryIdentityRun): Promise<RetryIdentityResult> {
   const records = arg('identity-records', 1_000_000);
+  const rounds = Math.max(1, arg('identity-rounds', 1));
   const out: RetryIdentityResult = {
     records_target: records,
     identity: process.env.USAGE_IDENTITY ?? 'window',
     variants: [],
     ratios: {},
+    rounds: [],
   };
-  for (const v of ['live', 'ids', 'retry'] as const) out.variants.push(await runVariant(r, v, records));
-  const live = out.variants[0]!.pipeline.us_per_record;
-  for (const v of out.variants.slice(1))
-    out.ratios[v.variant as 'ids' | 'retry'] = round(v.pipeline.us_per_record / live);
+  const order: Variant[] = ['live', 'ids', 'retry'];
+  for (let round = 1; round <= rounds; round++) {
+    const runs = new Map<Variant, IdentityVariantRun>();
+    for (const v of round % 2 ? order : [...order].reverse()) runs.set(v, await runVariant(r, v, records, round));
+    for (const v of order) out.variants.push(runs.get(v)!);
+    const live = runs.get('live')!.pipeline.us_per_record;
+    out.rounds.push({
+      ids: round2(runs.get('ids')!.pipeline.us_per_record / live),
+      retry: round2(runs.get('retry')!.pipeline.us_per_record / live),
+    });
+  }
+  for (const v of ['ids', 'retry'] as const) out.ratios[v] = round2(median(out.rounds.map((x) => x[v]!)));
   return out;
 }
 
@@ -186,8 +216,8 @@ export function retryIdentityLines(x: RetryIdentityResult): string[] {
     `retries counted once (issue 45), USAGE_IDENTITY=${x.identity}, ${x.records_target.toLocaleString('en-US')} records per variant:`,
     ...x.variants.map(
       (v) =>
-        `  ${v.variant}: ${v.records.toLocaleString('en-US')} records at ${v.accepted_per_s.toLocaleString('en-US')}/s, ${v.exact ? 'exact' : `MISMATCH (${v.stored_rows} stored, ${v.expected_rows} expected)`}; ${v.pipeline.us_per_record} µs CPU/record ${JSON.stringify(v.pipeline.us_per_record_by_group)}`,
+        `  ${x.rounds.length > 1 ? `round ${v.round} ` : ''}${v.variant}: ${v.records.toLocaleString('en-US')} records at ${v.accepted_per_s.toLocaleString('en-US')}/s, ${v.exact ? 'exact' : `MISMATCH (${v.stored_rows} stored, ${v.expected_rows} expected)`}; ${v.pipeline.us_per_record} µs CPU/record ${JSON.stringify(v.pipeline.us_per_record_by_group)}`,
     ),
-    `  vs live, CPU per record: fresh ids × ${x.ratios.ids ?? '—'}, 20 % retries × ${x.ratios.retry ?? '—'} (target ≤ 1.15)`,
+    `  vs live, CPU per record${x.rounds.length > 1 ? ` (median of ${x.rounds.length} rounds: ${x.rounds.map((q) => `× ${q.ids} / × ${q.retry}`).join(', ')})` : ''}: fresh ids × ${x.ratios.ids ?? '—'}, 20 % retries × ${x.ratios.retry ?? '—'} (target ≤ 1.15)`,
   ];
 }
