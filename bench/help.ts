@@ -21,7 +21,9 @@ Phases (default ones first; the others opt-in):
   stripe-billing          --stripe-invoices N [5000] --stripe-accounts N [200]
   floor, healthz          diagnostics: a missing meter (404), GET /healthz
   publish-floor, publish-floor-batched
-                          diagnostics: single's (batched's) requests to the ceiling plus the durable publish alone
+                          diagnostics: single's (batched's) requests to the ceiling plus the durable publish alone;
+                          publish-floor-batched in a run without batched (a second 10 M-record burst in one
+                          hour settles for minutes: docs/benchmarks.md)
   control-reads           GET of a product, meter, plan, customer, an entitlement check (read caches)
   emitter                 --emitter-records N [200000] --emitter-batch N [1000] --emitter-concurrency N [4]
   group-by-reads          --group-by-records N [10000000] --group-by-values N [20]
