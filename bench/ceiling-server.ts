@@ -6,14 +6,15 @@
  *   node dist/bench/ceiling-server.js <port>     (several processes may share the port: SO_REUSEPORT)
  */
 import { App, type HttpResponse } from 'uWebSockets.js';
+import { onWholeBody } from './uws-body.js';
 
 const port = Number(process.argv[2] ?? 9300);
 
-function reply(res: HttpResponse, body: Buffer[] | null, size: number): void {
+function reply(res: HttpResponse, body: Buffer): void {
   let status = '202 Accepted';
   let out: string;
   try {
-    const parsed = JSON.parse(Buffer.concat(body ?? [], size).toString('utf8')) as unknown;
+    const parsed = JSON.parse(body.toString('utf8')) as unknown;
     out = JSON.stringify({
       accepted: Array.isArray(parsed) ? parsed.length : 1,
       received_at: new Date().toISOString(),
@@ -30,18 +31,7 @@ function reply(res: HttpResponse, body: Buffer[] | null, size: number): void {
 }
 
 App()
-  .any('/*', (res) => {
-    let aborted = false;
-    res.onAborted(() => (aborted = true));
-    let chunks: Buffer[] | null = null;
-    let size = 0;
-    res.onData((chunk, isLast) => {
-      const copy = Buffer.from(new Uint8Array(chunk)); // uWS reuses the buffer
-      (chunks ??= []).push(copy);
-      size += copy.length;
-      if (isLast && !aborted) reply(res, chunks, size);
-    });
-  })
+  .any('/*', (res) => onWholeBody(res, (body) => reply(res, body)))
   .listen('127.0.0.1', port, (socket) => {
     if (!socket) {
       process.stderr.write(`ceiling server: cannot listen on ${port}\n`);

@@ -16,6 +16,7 @@ import { newUsageId } from '../shared/usage/ids.js';
 import { decimalText } from '../shared/usage/value.js';
 import { RowWriter } from '../shared/usage/wire.js';
 import { UsagePublisher } from '../services/ingress/publisher.js';
+import { onWholeBody, type BodyState } from './uws-body.js';
 
 const [port, accountId, meterId] = [Number(process.argv[2]), process.argv[3]!, process.argv[4]!];
 const names = new NatsNames(process.env.NATS_NAMESPACE ?? '');
@@ -49,7 +50,7 @@ function rowsOf(body: RawRecord | RawRecord[], now: number): { rows: Buffer; cou
   return { rows: w.bytes(), count: records.length, id };
 }
 
-function accept(res: HttpResponse, state: { aborted: boolean }, body: Buffer): void {
+function accept(res: HttpResponse, state: BodyState, body: Buffer): void {
   let parsed: RawRecord | RawRecord[];
   try {
     parsed = JSON.parse(body.toString('utf8')) as typeof parsed;
@@ -90,18 +91,7 @@ const stop = async () => {
 process.on('SIGTERM', () => void stop());
 process.on('disconnect', () => void stop());
 App()
-  .any('/*', (res) => {
-    const state = { aborted: false };
-    res.onAborted(() => (state.aborted = true));
-    let chunks: Buffer[] | null = null;
-    let size = 0;
-    res.onData((chunk, isLast) => {
-      const copy = Buffer.from(new Uint8Array(chunk)); // uWS reuses the buffer
-      (chunks ??= []).push(copy);
-      size += copy.length;
-      if (isLast && !state.aborted) accept(res, state, Buffer.concat(chunks, size));
-    });
-  })
+  .any('/*', (res) => onWholeBody(res, (body, state) => accept(res, state, body)))
   .listen('127.0.0.1', port, (socket) => {
     if (!socket) {
       process.stderr.write(`publish floor server: cannot listen on ${port}\n`);

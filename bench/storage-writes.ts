@@ -154,29 +154,20 @@ async function runVariant(
         query: `CREATE TABLE ${DATABASE}.${CLAIMS_TABLE} (account_id String, meter_id String, id_hash UInt64) ENGINE = MergeTree() ORDER BY (account_id, meter_id, id_hash)`,
       });
     }
-    if (variant === 'claims-g8192' || variant === 'claims-null') {
-      const rs = await ch.query({ query: `SHOW CREATE TABLE ${DATABASE}.${CLAIMS_TABLE}`, format: 'TabSeparatedRaw' });
-      const ddl = (await rs.text()).trim();
-      await ch.command({ query: `DROP TABLE ${DATABASE}.${CLAIMS_TABLE}` });
-      await ch.command({
-        query:
-          variant === 'claims-null'
-            ? ddl.replace(/\) ENGINE = [\s\S]*$/, ') ENGINE = Null')
-            : ddl.replace('index_granularity = 256', 'index_granularity = 8192'),
-      });
-    }
+    if (variant === 'claims-g8192' || variant === 'claims-null')
+      await recreate(ch, CLAIMS_TABLE, (ddl) =>
+        variant === 'claims-null'
+          ? ddl.replace(/\) ENGINE = [\s\S]*$/, ') ENGINE = Null')
+          : ddl.replace('index_granularity = 256', 'index_granularity = 8192'),
+      );
     if (variant === 'null' || variant === 'mergetree') {
       // The floor: what receiving and parsing the rows costs (Null keeps nothing), or a MergeTree without replacing.
-      const rs = await ch.query({ query: `SHOW CREATE TABLE ${DATABASE}.${USAGE_TABLE}`, format: 'TabSeparatedRaw' });
-      const ddl = (await rs.text()).trim();
       await ch.command({ query: `DROP TABLE ${DATABASE}.usage_hours_touched_mv` });
-      await ch.command({ query: `DROP TABLE ${DATABASE}.${USAGE_TABLE}` });
-      await ch.command({
-        query:
-          variant === 'null'
-            ? ddl.replace(/\) ENGINE = [\s\S]*$/, ') ENGINE = Null')
-            : ddl.replace('ReplacingMergeTree()', 'MergeTree()'),
-      });
+      await recreate(ch, USAGE_TABLE, (ddl) =>
+        variant === 'null'
+          ? ddl.replace(/\) ENGINE = [\s\S]*$/, ') ENGINE = Null')
+          : ddl.replace('ReplacingMergeTree()', 'MergeTree()'),
+      );
     }
     await mergesSettled(ch);
     // The idle server's own CPU (asynchronous metrics, part cleanup), subtracted below.
@@ -222,6 +213,14 @@ async function runVariant(
     await ch.close();
     await servers.stop();
   }
+}
+
+/** Drops `table` and creates it again from its migrated DDL as `edit` changes it (another engine or setting). */
+async function recreate(ch: ClickHouseClient, table: string, edit: (ddl: string) => string): Promise<void> {
+  const rs = await ch.query({ query: `SHOW CREATE TABLE ${DATABASE}.${table}`, format: 'TabSeparatedRaw' });
+  const ddl = (await rs.text()).trim();
+  await ch.command({ query: `DROP TABLE ${DATABASE}.${table}` });
+  await ch.command({ query: edit(ddl) });
 }
 
 async function storedCount(ch: ClickHouseClient, table: string, final: string): Promise<number> {
