@@ -1,13 +1,6 @@
-import {
-  AckPolicy,
-  DeliverPolicy,
-  jetstream,
-  jetstreamManager,
-  type ConsumerConfig,
-  type ConsumerMessages,
-  type JsMsg,
-} from '@nats-io/jetstream';
+import { AckPolicy, DeliverPolicy, jetstream, type ConsumerMessages, type JsMsg } from '@nats-io/jetstream';
 import type { Infra } from '../../../shared/infra.js';
+import { ensureDurableConsumer } from '../../../shared/clients/durable-consumer.js';
 import { PeriodicTask } from '../../../shared/periodic.js';
 import {
   HDR_COUNT,
@@ -150,8 +143,7 @@ export class UsageConsumer implements Component {
   async start(): Promise<void> {
     const { nats, natsNames: names } = this.infra;
     await this.writer.open();
-    const jsm = await jetstreamManager(nats);
-    const config: Partial<ConsumerConfig> = {
+    const config = {
       durable_name: names.usageConsumer,
       ack_policy: AckPolicy.Explicit,
       deliver_policy: DeliverPolicy.All,
@@ -160,18 +152,11 @@ export class UsageConsumer implements Component {
       max_ack_pending: this.opts.maxAckPending,
       max_deliver: -1, // ClickHouse may be down for long; content problems are terminated instead
     };
-    const existing = await jsm.consumers.info(names.usageStream, names.usageConsumer).catch(() => null);
-    if (!existing) {
-      await jsm.consumers.add(names.usageStream, config);
-    } else if (
-      existing.config.ack_wait !== config.ack_wait ||
-      existing.config.max_ack_pending !== config.max_ack_pending
-    ) {
-      await jsm.consumers.update(names.usageStream, names.usageConsumer, {
-        ack_wait: config.ack_wait,
-        max_ack_pending: config.max_ack_pending,
-      });
-    }
+    await ensureDurableConsumer(nats, names.usageStream, config, (existing) =>
+      existing.config.ack_wait !== config.ack_wait || existing.config.max_ack_pending !== config.max_ack_pending
+        ? { ack_wait: config.ack_wait, max_ack_pending: config.max_ack_pending }
+        : undefined,
+    );
     const consumer = await jetstream(nats).consumers.get(names.usageStream, names.usageConsumer);
     this.messages = await consumer.consume({ max_messages: this.opts.pullMessages });
     const messages = this.messages;

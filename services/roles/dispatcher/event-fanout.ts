@@ -1,13 +1,6 @@
-import {
-  AckPolicy,
-  DeliverPolicy,
-  jetstream,
-  jetstreamManager,
-  type ConsumerConfig,
-  type ConsumerMessages,
-  type JsMsg,
-} from '@nats-io/jetstream';
+import { AckPolicy, DeliverPolicy, jetstream, type ConsumerMessages, type JsMsg } from '@nats-io/jetstream';
 import type { Infra } from '../../../shared/infra.js';
+import { ensureDurableConsumer } from '../../../shared/clients/durable-consumer.js';
 import type { Component } from '../role.js';
 import type { EventEnvelope } from '../../domain/events/outbox-store.js';
 import {
@@ -78,8 +71,7 @@ export class EventFanout implements Component {
 
   async start(): Promise<void> {
     const { nats, natsNames: names } = this.infra;
-    const jsm = await jetstreamManager(nats);
-    const config: Partial<ConsumerConfig> = {
+    const config = {
       durable_name: names.fanoutConsumer,
       ack_policy: AckPolicy.Explicit,
       deliver_policy: DeliverPolicy.All,
@@ -87,8 +79,7 @@ export class EventFanout implements Component {
       max_ack_pending: 20_000,
       max_deliver: -1,
     };
-    const existing = await jsm.consumers.info(names.eventsStream, names.fanoutConsumer).catch(() => null);
-    if (!existing) await jsm.consumers.add(names.eventsStream, config);
+    await ensureDurableConsumer(nats, names.eventsStream, config);
     const consumer = await jetstream(nats).consumers.get(names.eventsStream, names.fanoutConsumer);
     const messages = await consumer.consume({ max_messages: 1_000 });
     this.messages = messages;
