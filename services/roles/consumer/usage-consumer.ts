@@ -1,6 +1,6 @@
 import { AckPolicy, DeliverPolicy, jetstream, type ConsumerMessages, type JsMsg } from '@nats-io/jetstream';
 import type { Infra } from '../../../shared/infra.js';
-import { ensureDurableConsumer } from '../../../shared/clients/durable-consumer.js';
+import { ensureDurableConsumer, retryTransient } from '../../../shared/clients/durable-consumer.js';
 import { PeriodicTask } from '../../../shared/periodic.js';
 import {
   HDR_COUNT,
@@ -157,7 +157,7 @@ export class UsageConsumer implements Component {
         ? { ack_wait: config.ack_wait, max_ack_pending: config.max_ack_pending }
         : undefined,
     );
-    const consumer = await jetstream(nats).consumers.get(names.usageStream, names.usageConsumer);
+    const consumer = await retryTransient(() => jetstream(nats).consumers.get(names.usageStream, names.usageConsumer));
     this.messages = await consumer.consume({ max_messages: this.opts.pullMessages });
     const messages = this.messages;
     this.loop = (async () => {

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { Kvm, type KvWatchEntry } from '@nats-io/kv';
 import type { JsMsg } from '@nats-io/jetstream';
 import type { QueuedIterator } from '@nats-io/transport-node';
+import { retryTransient } from '../../../shared/clients/durable-consumer.js';
 import type { Infra } from '../../../shared/infra.js';
 import type { Component } from '../role.js';
 import { DEPLOYMENT_SUBSCRIBER, USAGE_EVENT_TYPE } from '../../domain/webhooks/usage-subscribers.js';
@@ -76,12 +77,13 @@ export class UsageEventEmitter implements Component {
   }
 
   async start(): Promise<void> {
-    const kv = await new Kvm(this.infra.nats).open(this.infra.natsNames.webhookUsageBucket);
-    const empty = (await kv.status()).values === 0;
+    // Each a JetStream API call, at a start that may find the cluster slow to answer (durable-consumer.ts).
+    const kv = await retryTransient(() => new Kvm(this.infra.nats).open(this.infra.natsNames.webhookUsageBucket));
+    const empty = (await retryTransient(() => kv.status())).values === 0;
     let markLoaded!: () => void;
     const loaded = new Promise<void>((r) => (markLoaded = r));
     if (empty) markLoaded();
-    this.watch = await kv.watch();
+    this.watch = await retryTransient(() => kv.watch());
     const watch = this.watch;
     this.loop = (async () => {
       for await (const e of watch) {

@@ -1,6 +1,6 @@
 import { AckPolicy, DeliverPolicy, jetstream, type ConsumerMessages, type JsMsg } from '@nats-io/jetstream';
 import type { Infra } from '../../../shared/infra.js';
-import { ensureDurableConsumer } from '../../../shared/clients/durable-consumer.js';
+import { ensureDurableConsumer, retryTransient } from '../../../shared/clients/durable-consumer.js';
 import type { Component } from '../role.js';
 import type { EventEnvelope } from '../../domain/events/outbox-store.js';
 import {
@@ -80,7 +80,9 @@ export class EventFanout implements Component {
       max_deliver: -1,
     };
     await ensureDurableConsumer(nats, names.eventsStream, config);
-    const consumer = await jetstream(nats).consumers.get(names.eventsStream, names.fanoutConsumer);
+    const consumer = await retryTransient(() =>
+      jetstream(nats).consumers.get(names.eventsStream, names.fanoutConsumer),
+    );
     const messages = await consumer.consume({ max_messages: 1_000 });
     this.messages = messages;
     this.loop = (async () => {
