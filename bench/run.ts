@@ -30,17 +30,13 @@ import { arg, opts } from './options.js';
 import { hasWrk, runAutocannon, runWrk, type LoadResult, type LoadSpec } from './load.js';
 import { LagProbe, type LagSummary } from './lag-probe.js';
 import { prepareUsageReads } from './phases/usage-reads.js';
-import { runWebhooksPhase } from './phases/webhooks.js';
-import { runBillingPhase } from './phases/billing-run.js';
-import { runStripeBillingPhase } from './phases/stripe-billing.js';
-import { runNoisyNeighbourPhase } from './phases/noisy-neighbour.js';
 import { runStreamLoad } from './phases/stream.js';
-import { runGroupByReadsPhase, runUniqueCountsPhase } from './phases/dimension-reads.js';
 import { runEmitterPhase } from './phases/emitter.js';
 import { runAttributedPhase } from './phases/attributed.js';
 import { runEntitlementCheckPhase } from './phases/entitlement-check.js';
 import { runIngestShapesPhases } from './phases/backfill.js';
 import { runRetryIdentityPhase } from './phases/retry-identity.js';
+import { runOwnWorldPhases } from './own-world-phases.js';
 import { runHotReadPhase } from './phases/hot-read.js';
 import { helpAsked } from './help.js';
 import { prepareControlReads } from './phases/control-reads.js';
@@ -138,9 +134,8 @@ async function main(): Promise<void> {
     const auth = { 'content-type': 'application/json', authorization: `Bearer ${world.token}` };
     const usageUrl = `http://127.0.0.1:${apiPort}/v1/meters/${world.meterId}/usage`;
     const ceilingUrl = `http://127.0.0.1:${ceilingPort}/v1/meters/${world.meterId}/usage`;
-    // The floor phases' records timed 30 s before each phase, not at the run's start like the others: later in a
-    // run those are minutes old, and a batch of 10 M records that old is settled by recomputing its whole hour —
-    // 2 minutes of ClickHouse beyond the window in one run — where the api's batched phase recomputed a minute.
+    // publish-floor's records timed 30 s before its phase, not at the run's start like single's: in single's second,
+    // settling them re-read single's rows too, which single had not paid for (docs/benchmarks.md).
     const lately = (body: string) => body.replaceAll(ts, new Date(Date.now() - 30_000).toISOString());
     const floorUrl = `http://127.0.0.1:${floorPort}/v1/meters/${world.meterId}/usage`;
     const floorHeaders = { 'content-type': 'application/json' };
@@ -393,81 +388,8 @@ async function main(): Promise<void> {
       }
     }
 
-    // Dimension reads (bench/phases/dimension-reads.ts, issue 18): opt-in, `--phases group-by-reads,unique-counts`.
-    if (opts.phases.includes('group-by-reads')) {
-      report.group_by_reads = await runGroupByReadsPhase({
-        world,
-        ch,
-        apiPort,
-        log,
-        records: arg('group-by-records', 10_000_000),
-        distinct: arg('group-by-values', 20),
-      });
-    }
-    if (opts.phases.includes('unique-counts')) {
-      report.unique_counts = await runUniqueCountsPhase({
-        world,
-        ch,
-        apiPort,
-        log,
-        records: arg('unique-records', 2_000_000),
-        users: arg('unique-users', 1_000_000),
-        repeats: arg('unique-repeats', 20),
-      });
-    }
-
-    // Webhook delivery (bench/phases/webhooks.ts): opt-in, `--phases webhooks`.
-    if (opts.phases.includes('webhooks')) {
-      report.webhooks = await runWebhooksPhase({
-        world,
-        log,
-        launch: (name, args, env) => launch(name, args, env),
-        dispatcherProcs: arg('dispatcher-procs', 1),
-        profileDir: opts.profile ? resultsDir : undefined,
-        burstEvents: arg('webhook-burst-events', 500),
-        steadyEventsPerS: arg('webhook-events-per-s', 20),
-        steadySeconds: arg('webhook-steady-seconds', 10),
-      });
-    }
-
-    // Billing (bench/phases/billing-run.ts): one run closing --billing-subscriptions periods.
-    if (opts.phases.includes('billing-run')) {
-      // The plain run; the same with every price model, minimums, prepaid credit and late usage (issue 17); mixed
-      // intervals, anchors and trials (issue 29) — each beside the others.
-      const billing = {
-        world,
-        log,
-        subscriptions: arg('billing-subscriptions', 10_000),
-        accounts: arg('billing-accounts', 1_000),
-        recordsPerMeter: arg('billing-records-per-meter', 20),
-      };
-      report.billing_run = await runBillingPhase(billing);
-      report.billing_run_mix = await runBillingPhase({ ...billing, mix: true });
-      report.billing_run_periods = await runBillingPhase({ ...billing, periods: true });
-    }
-
-    // Billing through Stripe (bench/phases/stripe-billing.ts): the simulator, the official SDK, one run.
-    if (opts.phases.includes('stripe-billing')) {
-      report.stripe_billing = await runStripeBillingPhase({
-        world,
-        log,
-        invoices: arg('stripe-invoices', 5_000),
-        accounts: arg('stripe-accounts', 200),
-      });
-    }
-
-    // One account at 10× its ingest limit next to one at a normal rate (bench/phases/noisy-neighbour.ts): opt-in.
-    if (opts.phases.includes('noisy-neighbour')) {
-      report.noisy_neighbour = await runNoisyNeighbourPhase({
-        world,
-        apiPort,
-        log,
-        seconds: arg('noisy-seconds', 10),
-        limit: arg('noisy-limit', 2000),
-        quietPerSecond: arg('quiet-per-s', 50),
-        floodGenerator: process.argv.includes('--noisy-in-process') ? 'in-process' : 'process',
-      });
-    }
+    // The phases on worlds or meters of their own (bench/own-world-phases.ts): opt-in.
+    await runOwnWorldPhases({ world, ch, apiPort, log }, report);
 
     const file = `${resultsDir}/${runId}.json`;
     await writeFile(file, JSON.stringify(report, null, 2) + '\n');
